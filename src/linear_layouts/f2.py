@@ -1,0 +1,245 @@
+"""Linear algebra over F2 on bit-vectors stored as Python ints.
+
+A vector of F2^n is an ``int`` whose bit ``i`` is coordinate ``i``. A matrix is a sequence of
+column vectors (``columns[j]`` is the image of the j-th unit vector), which is how linear layouts
+store their bases. This module knows nothing about layouts.
+
+Conventions that match Triton (``f2reduce`` in ``LinearLayout.cpp``):
+
+* A column is a *pivot* column iff it is not in the span of the columns before it. These are the
+  pivot columns of the reduced row echelon form whose pivots are the lowest column indices.
+* ``solve`` sets every free (non-pivot) variable to zero, so its answer is the unique solution
+  supported on the pivot columns; this is the "least squares, minimal norm" choice of Triton.
+
+Example:
+    >>> rank([0b011, 0b110, 0b101])
+    2
+    >>> solve([0b01, 0b10, 0b11], 0b11)   # x = e0 + e1; the free column 2 is left at zero
+    3
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+__all__ = [
+    "EliminationBasis",
+    "rref",
+    "echelon",
+    "rank",
+    "in_span",
+    "reduce",
+    "pivot_columns",
+    "solve",
+    "inverse",
+    "kernel",
+    "span_sum",
+    "intersection",
+    "complement",
+    "span_elements",
+    "is_independent",
+    "transpose",
+]
+
+
+@dataclass(frozen=True)
+class EliminationBasis:
+    """An echelon basis of span(columns[:k]) that remembers how each vector was built.
+
+    ``vectors[t]`` has a distinct highest set bit ``leads[t]``, and equals the XOR of the input
+    columns whose indices are the set bits of ``combos[t]``. ``pivots`` lists the indices of the
+    pivot columns (independent of the columns before them) in increasing order.
+    """
+
+    vectors: tuple[int, ...]
+    combos: tuple[int, ...]
+    pivots: tuple[int, ...]
+    lead_index: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
+
+    @staticmethod
+    def build(columns: Sequence[int]) -> "EliminationBasis":
+        """Eliminate ``columns`` in order: O(len(columns) * rank) XORs."""
+        by_lead: dict[int, tuple[int, int]] = {}
+        pivots: list[int] = []
+        for j, col in enumerate(columns):
+            v, combo = col, 1 << j
+            while v:
+                lead = v.bit_length() - 1
+                hit = by_lead.get(lead)
+                if hit is None:
+                    by_lead[lead] = (v, combo)
+                    pivots.append(j)
+                    break
+                v ^= hit[0]
+                combo ^= hit[1]
+        leads = sorted(by_lead)
+        return EliminationBasis(
+            tuple(by_lead[h][0] for h in leads),
+            tuple(by_lead[h][1] for h in leads),
+            tuple(pivots),
+            {h: t for t, h in enumerate(leads)},
+        )
+
+    @property
+    def rank(self) -> int:
+        return len(self.vectors)
+
+    def express(self, y: int) -> int | None:
+        """The combination (bit set over column indices) of pivot columns equal to ``y``, or None."""
+        combo = 0
+        while y:
+            t = self.lead_index.get(y.bit_length() - 1)
+            if t is None:
+                return None
+            y ^= self.vectors[t]
+            combo ^= self.combos[t]
+        return combo
+
+
+def rref(columns: Sequence[int]) -> list[int]:
+    """Reduced echelon basis of span(columns): one vector per lowest set bit, no shared pivots.
+
+    Each returned vector has a distinct lowest set bit (its pivot) that no other returned vector
+    has; the list is sorted by pivot. ``rref([0b11, 0b10]) == [0b01, 0b10]``.
+    """
+    rows: list[int] = []
+    for v in columns:
+        for r in rows:
+            if v & (r & -r):
+                v ^= r
+        if v:
+            low = v & -v
+            rows = [r ^ v if r & low else r for r in rows]
+            rows.append(v)
+    return sorted(rows, key=lambda r: r & -r)
+
+
+def echelon(columns: Iterable[int]) -> list[int]:
+    """An echelon basis of span(columns), sorted by decreasing highest set bit."""
+    basis: dict[int, int] = {}
+    for v in columns:
+        while v:
+            lead = v.bit_length() - 1
+            b = basis.get(lead)
+            if b is None:
+                basis[lead] = v
+                break
+            v ^= b
+    return [basis[h] for h in sorted(basis, reverse=True)]
+
+
+def rank(columns: Iterable[int]) -> int:
+    """dim span(columns)."""
+    return len(echelon(columns))
+
+
+def reduce(v: int, basis: Sequence[int]) -> int:
+    """Reduce ``v`` by an echelon ``basis`` (as returned by ``echelon``); 0 iff v is in the span."""
+    for b in basis:
+        if v >> (b.bit_length() - 1) & 1:
+            v ^= b
+    return v
+
+
+def in_span(v: int, columns: Iterable[int]) -> bool:
+    """Whether v is in span(columns)."""
+    return reduce(v, echelon(columns)) == 0
+
+
+def is_independent(columns: Sequence[int]) -> bool:
+    """Whether the columns are linearly independent (no zero column, no dependency)."""
+    return rank(columns) == len(columns)
+
+
+def pivot_columns(columns: Sequence[int]) -> tuple[int, ...]:
+    """Indices of the columns that are not in the span of the columns before them."""
+    return EliminationBasis.build(columns).pivots
+
+
+def solve(columns: Sequence[int], y: int) -> int | None:
+    """x with XOR_{j in x} columns[j] == y and every free variable zero, or None if y is not spanned.
+
+    The answer is the bit set of column indices; it only uses pivot columns (see module doc).
+    """
+    return EliminationBasis.build(columns).express(y)
+
+
+def inverse(columns: Sequence[int]) -> list[int] | None:
+    """Columns of M^-1 for a square invertible M given by its columns (n columns of n bits), or None."""
+    n = len(columns)
+    if any(c >> n for c in columns):
+        return None
+    elim = EliminationBasis.build(columns)
+    if elim.rank != n:
+        return None
+    return [elim.express(1 << i) for i in range(n)]  # type: ignore[misc]
+
+
+def kernel(columns: Sequence[int]) -> list[int]:
+    """A basis of {x : XOR_{j in x} columns[j] == 0}, one vector per free column, in column order."""
+    elim = EliminationBasis.build(columns)
+    pivots = set(elim.pivots)
+    out = []
+    for j, col in enumerate(columns):
+        if j not in pivots:
+            out.append((1 << j) ^ elim.express(col))  # type: ignore[operator]
+    return out
+
+
+def span_sum(a: Iterable[int], b: Iterable[int]) -> list[int]:
+    """An echelon basis of span(a) + span(b)."""
+    return echelon(list(a) + list(b))
+
+
+def intersection(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """An echelon basis of span(a) ∩ span(b) (Zassenhaus-free: via the kernel of [a | b])."""
+    a = echelon(a)
+    b = echelon(b)
+    vecs = []
+    for k in kernel(a + b):
+        x = 0
+        for j, col in enumerate(a):
+            if k >> j & 1:
+                x ^= col
+        vecs.append(x)
+    return echelon(vecs)
+
+
+def complement(subspace: Iterable[int], space: Sequence[int] | int) -> list[int]:
+    """Vectors of ``space`` that extend a basis of ``subspace`` to a basis of ``subspace + space``.
+
+    ``space`` is a list of vectors, or an int n meaning F2^n with its unit vectors. Vectors are
+    taken greedily in the given order (unit vectors from bit 0 up), so the answer is deterministic.
+    ``complement([0b01], 2) == [0b10]``.
+    """
+    basis = echelon(subspace)
+    candidates = [1 << i for i in range(space)] if isinstance(space, int) else list(space)
+    out = []
+    for v in candidates:
+        r = reduce(v, basis)
+        if r:
+            out.append(v)
+            basis = echelon(basis + [r])
+    return out
+
+
+def span_elements(columns: Sequence[int]) -> list[int]:
+    """Every element of span(columns), as XORs of subsets in binary-counting order (with repeats)."""
+    out = [0]
+    for c in columns:
+        out += [x ^ c for x in out]
+    return out
+
+
+def transpose(vectors: Sequence[int], width: int) -> list[int]:
+    """Transpose a bit matrix: ``vectors[i]`` bit j becomes ``result[j]`` bit i, for j < width."""
+    out = [0] * width
+    for i, v in enumerate(vectors):
+        while v:
+            low = v & -v
+            j = low.bit_length() - 1
+            if j < width:
+                out[j] |= 1 << i
+            v ^= low
+    return out

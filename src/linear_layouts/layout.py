@@ -1,0 +1,1203 @@
+"""LinearLayout: a linear map between labeled F2 vector spaces, with Triton's C++ semantics.
+
+A layout maps *input* dims (hardware: ``register``, ``lane``, ``warp``, ``block``; or ``offset``) to
+*output* dims (logical: ``dim0``, ``dim1``, ...). Every dim has a power-of-two size. The layout is
+given by its bases: ``bases[in_dim][i]`` is the image of the input ``in_dim = 2**i`` (all other
+inputs zero), one coordinate per out dim, and ``L(x) = XOR of the bases of the set bits of x``.
+
+Every public operation follows Triton's ``include/triton/Tools/LinearLayout.h`` bit for bit (names
+in snake_case): the same dim orders, out-dim sizes, and — where several answers exist
+(``invert_and_compose``, ``pseudoinvert``) — the same choice.
+
+Internally each basis vector is kept *flattened*: the out coordinates packed into one int with the
+first out dim in the least significant bits (Triton's flattening order). Linear algebra on those
+ints lives in :mod:`linear_layouts.f2`.
+
+Example (the paper's §4.1 example, on the 16x16 Layout A):
+    >>> A = LinearLayout({"register": [[0, 1], [1, 0]],
+    ...                   "lane": [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]],
+    ...                   "warp": [[8, 0]]}, ["dim0", "dim1"])
+    >>> A.apply({"register": 1, "lane": 9, "warp": 0})
+    {'dim0': 2, 'dim1': 3}
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from linear_layouts import f2
+from linear_layouts.errors import LayoutError
+
+__all__ = ["LinearLayout", "ColumnAction", "divide_left", "divide_right", "supremum"]
+
+BasesArg = Mapping[str, Sequence[Sequence[int]]] | Sequence[tuple[str, Sequence[Sequence[int]]]]
+OutDimsArg = Sequence[str] | Mapping[str, int] | Sequence[tuple[str, int]]
+
+
+# ----------------------------------------------------------------------------------------------
+# argument checking helpers
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _log2_exact(size: Any, what: str) -> int:
+    """log2(size) for a positive power of two, else a LayoutError naming ``what``."""
+    if not _is_int(size) or size < 1 or (int(size) & (int(size) - 1)):
+        raise LayoutError(f"{what} must be a positive power of two, got {size!r}")
+    return int(size).bit_length() - 1
+
+
+def _check_name(name: Any, what: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise LayoutError(f"{what} must be a non-empty string, got {name!r}")
+    return name
+
+
+def _pairs(arg: Any, what: str) -> list[tuple[Any, Any]]:
+    """Accept a mapping or a sequence of (key, value) pairs; keep the order."""
+    if isinstance(arg, Mapping):
+        return list(arg.items())
+    if isinstance(arg, (str, bytes)) or not isinstance(arg, Iterable):
+        raise LayoutError(f"{what} must be a mapping or a list of (name, value) pairs, got {arg!r}")
+    out = []
+    for item in arg:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise LayoutError(f"{what} must be a mapping or a list of (name, value) pairs, got item {item!r}")
+        out.append((item[0], item[1]))
+    return out
+
+
+def _unique(names: Sequence[str], what: str) -> None:
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise LayoutError(f"{what}: duplicate dim name {n!r}")
+        seen.add(n)
+
+
+def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
+    """The shortest list containing x and y as subsequences, preferring x's elements first.
+
+    This is Triton's ``supremum`` (LayoutUtils), used by ``*`` to merge dim orders:
+    ``supremum(["a", "b"], ["a", "c"]) == ["a", "b", "c"]``; ``["a", "b"]`` and ``["b", "a"]``
+    have none (LayoutError).
+    """
+    pos_x = {e: i for i, e in enumerate(x)}
+    pos_y = {e: i for i, e in enumerate(y)}
+    result: list[str] = []
+    taken: set[str] = set()
+    i = j = 0
+    inf = math.inf
+
+    def fail() -> None:
+        raise LayoutError(
+            f"dims {list(x)} and {list(y)} appear in different relative orders; "
+            "common dims must keep the same order (no supremum exists)"
+        )
+
+    while i < len(x) or j < len(y):
+        while i < len(x) and x[i] in taken:
+            i += 1
+        while j < len(y) and y[j] in taken:
+            j += 1
+        if i >= len(x) and j >= len(y):
+            break
+        if i < len(x) and j < len(y) and x[i] == y[j]:
+            if pos_y[x[i]] < j:
+                fail()
+            result.append(x[i])
+            taken.add(x[i])
+            i += 1
+            j += 1
+            continue
+        cand_x = pos_y[x[i]] if i < len(x) and x[i] in pos_y and pos_y[x[i]] >= j else inf
+        cand_y = pos_x[y[j]] if j < len(y) and y[j] in pos_x and pos_x[y[j]] >= i else inf
+        if i < len(x) and cand_x == inf:
+            if x[i] in pos_y:  # it is in y, but already passed: inconsistent order
+                fail()
+            result.append(x[i])
+            taken.add(x[i])
+            i += 1
+            continue
+        if j < len(y) and cand_y == inf:
+            if y[j] in pos_x:
+                fail()
+            result.append(y[j])
+            taken.add(y[j])
+            j += 1
+            continue
+        if cand_x <= cand_y:
+            result.append(x[i])
+            taken.add(x[i])
+            i += 1
+        else:
+            result.append(y[j])
+            taken.add(y[j])
+            j += 1
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
+# LinearLayout
+
+
+class LinearLayout:
+    """A linear map F2^(in bits) -> F2^(out bits) with labeled, power-of-two sized dims.
+
+    ``LinearLayout(bases, out_dims, *, require_surjective=True)``:
+
+    * ``bases`` maps each in-dim name (in order) to its list of basis vectors; a basis vector has
+      one int per out dim, in out-dim order. An in dim with ``k`` bases has size ``2**k``.
+    * ``out_dims`` is a list of names (sizes inferred as the next power of two above the largest
+      coordinate; the layout must then be surjective, as in Triton) or an ordered mapping (or
+      list of pairs) name -> size. With explicit sizes, ``require_surjective=False`` allows a
+      non-surjective layout.
+
+    >>> LinearLayout({"in": [[1], [2], [4]]}, ["out"]).out_dims
+    {'out': 8}
+    """
+
+    __slots__ = ("_in_names", "_in_bases", "_out_names", "_out_log2", "_rank", "_hash")
+
+    _in_names: tuple[str, ...]
+    _in_bases: tuple[tuple[int, ...], ...]
+    _out_names: tuple[str, ...]
+    _out_log2: tuple[int, ...]
+    _rank: int
+
+    # ------------------------------------------------------------------ construction
+
+    def __init__(self, bases: BasesArg, out_dims: OutDimsArg, *, require_surjective: bool = True) -> None:
+        in_pairs = _pairs(bases, "bases")
+        in_names = [_check_name(n, "in-dim name") for n, _ in in_pairs]
+        _unique(in_names, "bases")
+
+        if isinstance(out_dims, (str, bytes)) or not isinstance(out_dims, Iterable):
+            raise LayoutError(f"out_dims must be a list of names or a mapping name -> size, got {out_dims!r}")
+        if not isinstance(out_dims, Mapping):
+            out_dims = list(out_dims)
+        out_is_names = not isinstance(out_dims, Mapping) and all(isinstance(o, str) for o in out_dims)
+        if out_is_names:
+            out_names = [_check_name(n, "out-dim name") for n in out_dims]  # type: ignore[union-attr]
+            sizes: list[int | None] = [None] * len(out_names)
+        else:
+            out_pairs = _pairs(out_dims, "out_dims")
+            out_names = [_check_name(n, "out-dim name") for n, _ in out_pairs]
+            sizes = [s for _, s in out_pairs]
+        _unique(out_names, "out_dims")
+        n_out = len(out_names)
+
+        raw: list[list[tuple[int, ...]]] = []
+        for name, vecs in in_pairs:
+            if isinstance(vecs, (str, bytes)) or not isinstance(vecs, Iterable):
+                raise LayoutError(f"bases[{name!r}] must be a list of basis vectors, got {vecs!r}")
+            dim_vecs = []
+            for i, vec in enumerate(vecs):
+                if isinstance(vec, (str, bytes)) or not isinstance(vec, Iterable):
+                    raise LayoutError(f"bases[{name!r}][{i}] must be a list of {n_out} ints, got {vec!r}")
+                vec = tuple(vec)
+                if len(vec) != n_out:
+                    raise LayoutError(
+                        f"bases[{name!r}][{i}] has {len(vec)} coordinates but there are {n_out} out dims "
+                        f"{out_names}: each basis vector needs one coordinate per out dim"
+                    )
+                for k, c in enumerate(vec):
+                    if not _is_int(c) or c < 0:
+                        raise LayoutError(
+                            f"bases[{name!r}][{i}][{k}] must be a non-negative int, got {c!r}"
+                        )
+                dim_vecs.append(tuple(int(c) for c in vec))
+            raw.append(dim_vecs)
+
+        if out_is_names:
+            log2s = [0] * n_out
+            for dim_vecs in raw:
+                for vec in dim_vecs:
+                    for k, c in enumerate(vec):
+                        log2s[k] = max(log2s[k], c.bit_length())  # next power of two above c
+            require_surjective = True
+        else:
+            log2s = [_log2_exact(s, f"size of out dim {out_names[k]!r}") for k, s in enumerate(sizes)]
+            for name, dim_vecs in zip(in_names, raw):
+                for i, vec in enumerate(dim_vecs):
+                    for k, c in enumerate(vec):
+                        if c >> log2s[k]:
+                            raise LayoutError(
+                                f"bases[{name!r}][{i}][{k}] = {c} is out of range for out dim "
+                                f"{out_names[k]!r} of size {1 << log2s[k]}: coordinates must be < the size"
+                            )
+        shifts = _shifts(log2s)
+        flat = tuple(
+            tuple(_pack(vec, shifts) for vec in dim_vecs) for dim_vecs in raw
+        )
+        self._init(tuple(in_names), flat, tuple(out_names), tuple(log2s))
+        if require_surjective and not self.is_surjective():
+            raise LayoutError(
+                "layout is not surjective (some output is reached by no input) but "
+                "require_surjective=True; pass explicit out-dim sizes and require_surjective=False to allow it:"
+                + self.to_string()
+            )
+
+    def _init(self, in_names: tuple[str, ...], in_bases: tuple[tuple[int, ...], ...],
+              out_names: tuple[str, ...], out_log2: tuple[int, ...]) -> None:
+        object.__setattr__(self, "_in_names", in_names)
+        object.__setattr__(self, "_in_bases", in_bases)
+        object.__setattr__(self, "_out_names", out_names)
+        object.__setattr__(self, "_out_log2", out_log2)
+        object.__setattr__(self, "_rank", f2.rank(b for dim in in_bases for b in dim))
+        object.__setattr__(self, "_hash", None)
+
+    @classmethod
+    def _make(cls, in_names: Sequence[str], in_bases: Sequence[Sequence[int]], out_names: Sequence[str],
+              out_log2: Sequence[int]) -> "LinearLayout":
+        """Build from flattened bases without validation (internal; inputs must be well formed)."""
+        obj = object.__new__(cls)
+        obj._init(tuple(in_names), tuple(tuple(d) for d in in_bases), tuple(out_names), tuple(out_log2))
+        return obj
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("LinearLayout is immutable")
+
+    def __reduce__(self) -> tuple:
+        return (_rebuild, (self._in_names, self._in_bases, self._out_names, self._out_log2))
+
+    @staticmethod
+    def empty() -> "LinearLayout":
+        """The layout with no in dims and no out dims (the identity of ``*``)."""
+        return LinearLayout._make((), (), (), ())
+
+    @staticmethod
+    def strided_1d(size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
+        """L(x) = stride * x for x in [0, size); out size ``size * stride``. size 0 gives ``empty()``.
+
+        >>> LinearLayout.strided_1d(4, 2, "a", "b").bases
+        {'a': [[2], [4]]}
+        """
+        if size == 0:
+            return LinearLayout.empty()
+        k = _log2_exact(size, "size")
+        s = _log2_exact(stride, "stride")
+        _check_name(in_dim, "in_dim")
+        _check_name(out_dim, "out_dim")
+        return LinearLayout._make((in_dim,), ((tuple(1 << (s + i) for i in range(k))),), (out_dim,), (k + s,))
+
+    @staticmethod
+    def identity_1d(size: int, in_dim: str, out_dim: str) -> "LinearLayout":
+        """L(x) = x for x in [0, size). size 0 gives ``empty()``."""
+        return LinearLayout.strided_1d(size, 1, in_dim, out_dim)
+
+    @staticmethod
+    def zeros_1d(size: int, in_dim: str, out_dim: str, out_dim_size: int = 1) -> "LinearLayout":
+        """L(x) = 0 for x in [0, size), into an out dim of ``out_dim_size`` (default 1)."""
+        if size == 0:
+            return LinearLayout.empty()
+        k = _log2_exact(size, "size")
+        o = _log2_exact(out_dim_size, "out_dim_size")
+        _check_name(in_dim, "in_dim")
+        _check_name(out_dim, "out_dim")
+        return LinearLayout._make((in_dim,), ((0,) * k,), (out_dim,), (o,))
+
+    @staticmethod
+    def from_matrix(matrix: Any, in_dims: OutDimsArg, out_dims: OutDimsArg) -> "LinearLayout":
+        """Inverse of ``to_matrix``: rows are out bits, columns in bits (dims in order, LSB first).
+
+        ``in_dims`` / ``out_dims`` are ordered mappings (or pairs) name -> size.
+        """
+        ins = [(_check_name(n, "in-dim name"), _log2_exact(s, f"size of in dim {n!r}")) for n, s in _pairs(in_dims, "in_dims")]
+        outs = [(_check_name(n, "out-dim name"), _log2_exact(s, f"size of out dim {n!r}")) for n, s in _pairs(out_dims, "out_dims")]
+        _unique([n for n, _ in ins], "in_dims")
+        _unique([n for n, _ in outs], "out_dims")
+        try:
+            m = np.asarray(matrix)
+        except Exception as e:  # pragma: no cover - numpy raises many types
+            raise LayoutError(f"matrix must be a 2-D 0/1 array: {e}") from None
+        n_rows = sum(k for _, k in outs)
+        n_cols = sum(k for _, k in ins)
+        if m.ndim != 2 or m.shape != (n_rows, n_cols):
+            raise LayoutError(f"matrix must have shape ({n_rows}, {n_cols}) for these dims, got {m.shape}")
+        if not np.isin(m, (0, 1)).all():
+            raise LayoutError("matrix entries must be 0 or 1")
+        cols = [sum(int(m[r, c]) << r for r in range(n_rows)) for c in range(n_cols)]
+        in_bases, c = [], 0
+        for _, k in ins:
+            in_bases.append(cols[c:c + k])
+            c += k
+        return LinearLayout._make([n for n, _ in ins], in_bases, [n for n, _ in outs], [k for _, k in outs])
+
+    # ------------------------------------------------------------------ dims and bases
+
+    @property
+    def in_dims(self) -> dict[str, int]:
+        """Ordered in-dim name -> size."""
+        return {n: 1 << len(b) for n, b in zip(self._in_names, self._in_bases)}
+
+    @property
+    def out_dims(self) -> dict[str, int]:
+        """Ordered out-dim name -> size."""
+        return {n: 1 << k for n, k in zip(self._out_names, self._out_log2)}
+
+    @property
+    def in_dim_names(self) -> tuple[str, ...]:
+        return self._in_names
+
+    @property
+    def out_dim_names(self) -> tuple[str, ...]:
+        return self._out_names
+
+    @property
+    def num_in_dims(self) -> int:
+        return len(self._in_names)
+
+    @property
+    def num_out_dims(self) -> int:
+        return len(self._out_names)
+
+    def has_in_dim(self, dim: str) -> bool:
+        return dim in self._in_names
+
+    def has_out_dim(self, dim: str) -> bool:
+        return dim in self._out_names
+
+    def _in_index(self, dim: str, what: str = "in_dim") -> int:
+        try:
+            return self._in_names.index(dim)
+        except ValueError:
+            raise LayoutError(f"{what} {dim!r} is not an in dim of this layout (in dims: {list(self._in_names)})") from None
+
+    def _out_index(self, dim: str, what: str = "out_dim") -> int:
+        try:
+            return self._out_names.index(dim)
+        except ValueError:
+            raise LayoutError(f"{what} {dim!r} is not an out dim of this layout (out dims: {list(self._out_names)})") from None
+
+    def in_dim_size_log2(self, dim: str) -> int:
+        return len(self._in_bases[self._in_index(dim)])
+
+    def in_dim_size(self, dim: str) -> int:
+        return 1 << self.in_dim_size_log2(dim)
+
+    def out_dim_size_log2(self, dim: str) -> int:
+        return self._out_log2[self._out_index(dim)]
+
+    def out_dim_size(self, dim: str) -> int:
+        return 1 << self.out_dim_size_log2(dim)
+
+    @property
+    def total_in_dim_size_log2(self) -> int:
+        return sum(len(b) for b in self._in_bases)
+
+    @property
+    def total_out_dim_size_log2(self) -> int:
+        return sum(self._out_log2)
+
+    @property
+    def total_in_dim_size(self) -> int:
+        return 1 << self.total_in_dim_size_log2
+
+    @property
+    def total_out_dim_size(self) -> int:
+        return 1 << self.total_out_dim_size_log2
+
+    @property
+    def bases(self) -> dict[str, list[list[int]]]:
+        """Ordered in-dim name -> list of basis vectors (one int per out dim): the constructor's form."""
+        shifts, log2s = _shifts(self._out_log2), self._out_log2
+        return {n: [_unpack(b, shifts, log2s) for b in dim] for n, dim in zip(self._in_names, self._in_bases)}
+
+    def flat_bases(self, in_dim: str | None = None) -> tuple[int, ...]:
+        """Bases as flattened ints (first out dim least significant); all in dims if ``in_dim`` is None."""
+        if in_dim is None:
+            return tuple(b for dim in self._in_bases for b in dim)
+        return self._in_bases[self._in_index(in_dim)]
+
+    def get_basis(self, in_dim: str, pos: int, out_dim: str | None = None) -> int | tuple[int, ...]:
+        """L(in_dim = 2**pos): the whole vector, or its ``out_dim`` coordinate."""
+        dim = self._in_bases[self._in_index(in_dim)]
+        if not _is_int(pos) or not 0 <= pos < len(dim):
+            raise LayoutError(f"pos must be in [0, {len(dim)}) for in dim {in_dim!r}, got {pos!r}")
+        vec = _unpack(dim[pos], _shifts(self._out_log2), self._out_log2)
+        if out_dim is None:
+            return tuple(vec)
+        return vec[self._out_index(out_dim)]
+
+    # ------------------------------------------------------------------ predicates
+
+    def is_surjective(self) -> bool:
+        """Every output is reached: rank == total out bits."""
+        return self._rank == self.total_out_dim_size_log2
+
+    def is_injective(self) -> bool:
+        """No two inputs share an output: rank == total in bits."""
+        return self._rank == self.total_in_dim_size_log2
+
+    def is_invertible(self) -> bool:
+        """Surjective and square (total in size == total out size)."""
+        return self.is_surjective() and self.total_in_dim_size_log2 == self.total_out_dim_size_log2
+
+    @property
+    def rank(self) -> int:
+        """dim of the image."""
+        return self._rank
+
+    # ------------------------------------------------------------------ evaluation
+
+    def apply(self, ins: Mapping[str, int]) -> dict[str, int]:
+        """L(ins) as out-dim name -> coordinate. In dims missing from ``ins`` are taken as 0.
+
+        >>> LinearLayout.identity_1d(8, "i", "o").apply({"i": 5})
+        {'o': 5}
+        """
+        if not isinstance(ins, Mapping):
+            raise LayoutError(f"apply takes a mapping in-dim name -> int, got {ins!r}")
+        flat = 0
+        for name, val in ins.items():
+            d = self._in_index(name, "apply: input dim")
+            bases = self._in_bases[d]
+            if not _is_int(val) or not 0 <= val < (1 << len(bases)):
+                raise LayoutError(f"apply: value of {name!r} must be an int in [0, {1 << len(bases)}), got {val!r}")
+            val = int(val)
+            i = 0
+            while val:
+                if val & 1:
+                    flat ^= bases[i]
+                val >>= 1
+                i += 1
+        return dict(zip(self._out_names, _unpack(flat, _shifts(self._out_log2), self._out_log2)))
+
+    def apply_flat(self, x: int) -> int:
+        """The flattened output for a flattened input (in dims packed, first in dim least significant)."""
+        out = 0
+        for b in self.flat_bases():
+            if x & 1:
+                out ^= b
+            x >>= 1
+        return out
+
+    def apply_all(self) -> np.ndarray:
+        """Flattened output of every flattened input, as an int64 array of length total_in_dim_size.
+
+        Built by doubling (out[x + 2**i] = out[x] ^ basis_i), so it costs O(total_in_dim_size).
+        """
+        out = np.zeros(1, dtype=np.int64)
+        for b in self.flat_bases():
+            out = np.concatenate((out, out ^ np.int64(b)))
+        return out
+
+    def apply_array(self, ins: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """Vectorized ``apply``: NumPy integer arrays (broadcast together) in, arrays out.
+
+        >>> L = LinearLayout.identity_1d(8, "i", "o")
+        >>> L.apply_array({"i": np.arange(3)})["o"].tolist()
+        [0, 1, 2]
+        """
+        if not isinstance(ins, Mapping):
+            raise LayoutError(f"apply_array takes a mapping in-dim name -> array, got {ins!r}")
+        arrays = {}
+        for name, val in ins.items():
+            d = self._in_index(name, "apply_array: input dim")
+            a = np.asarray(val)
+            if a.dtype.kind not in "iu":
+                raise LayoutError(f"apply_array: values of {name!r} must be integers, got dtype {a.dtype}")
+            size = 1 << len(self._in_bases[d])
+            if a.size and (a.min() < 0 or a.max() >= size):
+                raise LayoutError(f"apply_array: values of {name!r} must be in [0, {size})")
+            arrays[d] = a.astype(np.int64, copy=False)
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
+        except ValueError as e:
+            raise LayoutError(f"apply_array: input arrays do not broadcast together: {e}") from None
+        flat = np.zeros(shape, dtype=np.int64)
+        for d, a in arrays.items():
+            bases = self._in_bases[d]
+            for lo in range(0, len(bases), 8):  # one table lookup per byte of input
+                chunk = bases[lo:lo + 8]
+                table = np.zeros(1, dtype=np.int64)
+                for b in chunk:
+                    table = np.concatenate((table, table ^ np.int64(b)))
+                flat = flat ^ table[(a >> lo) & (len(table) - 1)]
+        out = {}
+        for name, shift, k in zip(self._out_names, _shifts(self._out_log2), self._out_log2):
+            out[name] = (flat >> shift) & ((1 << k) - 1)
+        return out
+
+    # ------------------------------------------------------------------ algebra
+
+    def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
+        """Product (direct sum): ``self`` is the minor factor.
+
+        In dims and out dims are merged by ``supremum`` (self's order preferred). For an in dim of
+        both, self's bases come first; for an out dim of both, outer's coordinates are shifted above
+        self's and the sizes multiply.
+        ``identity_1d(4, "i", "o") * identity_1d(2, "i", "o") == identity_1d(8, "i", "o")``.
+        """
+        if not isinstance(outer, LinearLayout):
+            return NotImplemented
+        inner = self
+        in_names = supremum(inner._in_names, outer._in_names)
+        out_names = supremum(inner._out_names, outer._out_names)
+        in_log = {n: 0 for n in in_names}
+        out_log = {n: 0 for n in out_names}
+        for lay in (inner, outer):
+            for n, b in zip(lay._in_names, lay._in_bases):
+                in_log[n] += len(b)
+            for n, k in zip(lay._out_names, lay._out_log2):
+                out_log[n] += k
+        new_shifts = dict(zip(out_names, _shifts([out_log[n] for n in out_names])))
+
+        def remap(lay: LinearLayout, extra: Mapping[str, int]) -> list[int]:
+            # per flat bit of `lay`, the bit of the product it lands on
+            bit_map = []
+            for n, k in zip(lay._out_names, lay._out_log2):
+                base = new_shifts[n] + extra.get(n, 0)
+                bit_map.extend(base + t for t in range(k))
+            return bit_map
+
+        inner_map = remap(inner, {})
+        outer_map = remap(outer, {n: k for n, k in zip(inner._out_names, inner._out_log2)})
+        new_bases = []
+        for n in in_names:
+            dim_bases: list[int] = []
+            for lay, bit_map in ((inner, inner_map), (outer, outer_map)):
+                if n in lay._in_names:
+                    dim_bases.extend(_move_bits(b, bit_map) for b in lay._in_bases[lay._in_names.index(n)])
+            new_bases.append(dim_bases)
+        return LinearLayout._make(in_names, new_bases, out_names, [out_log[n] for n in out_names])
+
+    def compose(self, outer: "LinearLayout") -> "LinearLayout":
+        """outer ∘ self: apply self, then outer. Keeps self's in dims and outer's out dims.
+
+        Requires self's out dims == outer's in dims (any order), each no larger than outer's.
+        """
+        if not isinstance(outer, LinearLayout):
+            raise LayoutError(f"compose: outer must be a LinearLayout, got {type(outer).__name__}")
+        if set(self._out_names) != set(outer._in_names):
+            raise LayoutError(
+                f"compose: the out dims of self {list(self._out_names)} must equal the in dims of outer "
+                f"{list(outer._in_names)} (order may differ)"
+            )
+        col_images: list[int] = []
+        for n, k in zip(self._out_names, self._out_log2):
+            ob = outer._in_bases[outer._in_names.index(n)]
+            if k > len(ob):
+                raise LayoutError(
+                    f"compose: out dim {n!r} of self has size {1 << k} but outer's in dim {n!r} has size "
+                    f"{1 << len(ob)}; it must be at least as large"
+                )
+            col_images.extend(ob[:k])
+        new_bases = [[_map_flat(b, col_images) for b in dim] for dim in self._in_bases]
+        return LinearLayout._make(self._in_names, new_bases, outer._out_names, outer._out_log2)
+
+    def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
+        """C with outer(C(x)) == self(x) for every x: Triton's ``invertAndCompose``, same choice.
+
+        In dims that self and outer share with identical bases map as the identity (data that
+        needs no movement); the rest is Triton's least-squares solve (free variables zero).
+        Requires the same out dims (any order) with equal sizes, and outer surjective.
+        Result: self's in dims -> outer's in dims.
+        """
+        if not isinstance(outer, LinearLayout):
+            raise LayoutError(f"invert_and_compose: outer must be a LinearLayout, got {type(outer).__name__}")
+        B = self
+        if set(B._out_names) != set(outer._out_names) or len(B._out_names) != len(outer._out_names):
+            raise LayoutError(
+                f"invert_and_compose: self and outer must have the same out dims, got {list(B._out_names)} "
+                f"and {list(outer._out_names)}"
+            )
+        A = outer.transpose_outs(B._out_names)
+        for n, ka, kb in zip(B._out_names, A._out_log2, B._out_log2):
+            if ka != kb:
+                raise LayoutError(
+                    f"invert_and_compose: out dim {n!r} has size {1 << kb} in self but {1 << ka} in outer; "
+                    "sizes must be equal"
+                )
+        if not A.is_surjective():
+            raise LayoutError("invert_and_compose: outer must be surjective to be inverted" + A.to_string())
+        identity_dims = [
+            n for n, ab in zip(A._in_names, A._in_bases) if n in B._in_names and B._in_bases[B._in_names.index(n)] == ab
+        ]
+        a_rest = [n for n in A._in_names if n not in identity_dims]
+        b_rest = [n for n in B._in_names if n not in identity_dims]
+        a_red = A.sublayout(a_rest, A._out_names)
+        b_red = B.sublayout(b_rest, B._out_names)
+        a_cols = a_red.flat_bases()
+        elim = f2.EliminationBasis.build(a_cols)
+        sol = [elim.express(b) for b in b_red.flat_bases()]
+        if any(s is None for s in sol):
+            # Triton's heuristic breaks here (the reduced system has no solution); solve the full one.
+            a_rest, b_rest, identity_dims = list(A._in_names), list(B._in_names), []
+            a_red, b_red = A, B
+            elim = f2.EliminationBasis.build(a_red.flat_bases())
+            sol = [elim.express(b) for b in b_red.flat_bases()]
+        ret_bases = []
+        i = 0
+        for n in b_rest:
+            k = len(B._in_bases[B._in_names.index(n)])
+            ret_bases.append(sol[i:i + k])
+            i += k
+        ret = LinearLayout._make(b_rest, ret_bases, a_rest, [len(A._in_bases[A._in_names.index(n)]) for n in a_rest])
+        for n in identity_dims:
+            ret = ret * LinearLayout.identity_1d(1 << len(A._in_bases[A._in_names.index(n)]), n, n)
+        return ret.transpose_ins(B._in_names).transpose_outs(A._in_names)
+
+    def pseudoinvert(self) -> "LinearLayout":
+        """A right inverse P (self(P(y)) == y) of a surjective layout; invert() when invertible."""
+        if not self.is_surjective():
+            raise LayoutError("pseudoinvert: the layout must be surjective" + self.to_string())
+        identity = LinearLayout.empty()
+        for n, k in zip(self._out_names, self._out_log2):
+            identity = identity * LinearLayout.identity_1d(1 << k, n, n)
+        return identity.invert_and_compose(self)
+
+    def invert(self) -> "LinearLayout":
+        """L^-1 (out dims -> in dims) of an invertible layout."""
+        if not self.is_invertible():
+            raise LayoutError(
+                "invert: the layout must be invertible (surjective and total in size == total out size)"
+                + self.to_string()
+            )
+        return self.pseudoinvert()
+
+    # ------------------------------------------------------------------ sublayouts and quotients
+
+    def sublayout(self, in_dims: Iterable[str], out_dims: Iterable[str]) -> "LinearLayout":
+        """Keep only these in and out dims, in self's order; out sizes unchanged; not required surjective."""
+        in_set, out_set = _name_set(in_dims, "in_dims"), _name_set(out_dims, "out_dims")
+        for n in in_set:
+            self._in_index(n, "sublayout: in dim")
+        for n in out_set:
+            self._out_index(n, "sublayout: out dim")
+        shifts = _shifts(self._out_log2)
+        mask = 0
+        keep_names, keep_log2, bit_map = [], [], []
+        for n, s, k in zip(self._out_names, shifts, self._out_log2):
+            if n in out_set:
+                keep_names.append(n)
+                keep_log2.append(k)
+                mask |= ((1 << k) - 1) << s
+        new_shifts = _shifts(keep_log2)
+        pos = {n: ns for n, ns in zip(keep_names, new_shifts)}
+        for n, s, k in zip(self._out_names, shifts, self._out_log2):
+            bit_map.extend((pos[n] + t) if n in out_set else -1 for t in range(k))
+        names, bases = [], []
+        for n, dim in zip(self._in_names, self._in_bases):
+            if n in in_set:
+                names.append(n)
+                bases.append([_move_bits(b & mask, bit_map) for b in dim])
+        return LinearLayout._make(names, bases, keep_names, keep_log2)
+
+    def sublayout_is_zero(self, in_dims: Iterable[str], out_dims: Iterable[str]) -> bool:
+        """Whether every basis of ``sublayout(in_dims, out_dims)`` is zero."""
+        sub = self.sublayout(in_dims, out_dims)
+        return not any(b for dim in sub._in_bases for b in dim)
+
+    def square_sublayout_is_identity(self, dims: Iterable[str]) -> bool:
+        """Whether the sublayout dims -> dims, flattened, is the identity (True for no dims)."""
+        dims = list(dims)
+        if not dims:
+            return True
+        for d in dims:
+            if d not in self._in_names or d not in self._out_names or self.in_dim_size(d) != self.out_dim_size(d):
+                return False
+        sub = self.sublayout(dims, dims)
+        return all(b == 1 << i for i, b in enumerate(sub.flat_bases()))
+
+    def is_trivial_over(self, dims: Iterable[str]) -> bool:
+        """Whether self acts as the identity on ``dims`` and does not mix them with the other dims."""
+        dims = list(dims)
+        for d in dims:
+            if d not in self._in_names and d not in self._out_names:
+                return False
+        if not self.square_sublayout_is_identity(dims):
+            return False
+        rest_in = [n for n in self._in_names if n not in dims]
+        rest_out = [n for n in self._out_names if n not in dims]
+        return self.sublayout_is_zero(rest_in, dims) and self.sublayout_is_zero(dims, rest_out)
+
+    def quotient(self, dims: Iterable[str]) -> "LinearLayout | None":
+        """The layout on the remaining dims if self is trivial over ``dims``, else None."""
+        dims = list(dims)
+        if not self.is_trivial_over(dims):
+            return None
+        return self.sublayout([n for n in self._in_names if n not in dims], [n for n in self._out_names if n not in dims])
+
+    def divide_left(self, divisor: "LinearLayout") -> "LinearLayout | None":
+        """C with ``divisor * C == self``, or None (paper Def. 4.4). See :func:`divide_left`."""
+        return divide_left(self, divisor)
+
+    def divide_right(self, divisor: "LinearLayout") -> "LinearLayout | None":
+        """C with ``C * divisor == self``, or None. See :func:`divide_right`."""
+        return divide_right(self, divisor)
+
+    # ------------------------------------------------------------------ reshaping
+
+    def transpose_ins(self, order: Iterable[str]) -> "LinearLayout":
+        """Reorder the in dims (bases follow their dims)."""
+        order = list(order)
+        if sorted(order) != sorted(self._in_names):
+            raise LayoutError(f"transpose_ins: {order} must be a permutation of the in dims {list(self._in_names)}")
+        idx = [self._in_names.index(n) for n in order]
+        return LinearLayout._make(order, [self._in_bases[i] for i in idx], self._out_names, self._out_log2)
+
+    def transpose_outs(self, order: Iterable[str]) -> "LinearLayout":
+        """Reorder the out dims (coordinates of every basis follow)."""
+        order = list(order)
+        if sorted(order) != sorted(self._out_names):
+            raise LayoutError(f"transpose_outs: {order} must be a permutation of the out dims {list(self._out_names)}")
+        if tuple(order) == self._out_names:
+            return self
+        shifts = dict(zip(self._out_names, _shifts(self._out_log2)))
+        log2 = dict(zip(self._out_names, self._out_log2))
+        new_log2 = [log2[n] for n in order]
+        new_shifts = dict(zip(order, _shifts(new_log2)))
+        bit_map = []
+        for n in self._out_names:
+            bit_map.extend(new_shifts[n] + t for t in range(log2[n]))
+        del shifts
+        return LinearLayout._make(self._in_names, [[_move_bits(b, bit_map) for b in d] for d in self._in_bases], order, new_log2)
+
+    def reshape_ins(self, new_in_dims: OutDimsArg) -> "LinearLayout":
+        """Flatten the in dims (first is least significant), then split into ``[(name, size), ...]``."""
+        pairs = [(_check_name(n, "in-dim name"), _log2_exact(s, f"size of in dim {n!r}")) for n, s in _pairs(new_in_dims, "new_in_dims")]
+        _unique([n for n, _ in pairs], "reshape_ins")
+        if sum(k for _, k in pairs) != self.total_in_dim_size_log2:
+            raise LayoutError(
+                f"reshape_ins: total size {1 << sum(k for _, k in pairs)} of {dict(pairs)} must equal the total "
+                f"in size {self.total_in_dim_size}"
+            )
+        flat = self.flat_bases()
+        out, i = [], 0
+        for _, k in pairs:
+            out.append(flat[i:i + k])
+            i += k
+        return LinearLayout._make([n for n, _ in pairs], out, self._out_names, self._out_log2)
+
+    def reshape_outs(self, new_out_dims: OutDimsArg) -> "LinearLayout":
+        """Flatten the out dims (first is least significant), then split into ``[(name, size), ...]``."""
+        pairs = [(_check_name(n, "out-dim name"), _log2_exact(s, f"size of out dim {n!r}")) for n, s in _pairs(new_out_dims, "new_out_dims")]
+        _unique([n for n, _ in pairs], "reshape_outs")
+        if sum(k for _, k in pairs) != self.total_out_dim_size_log2:
+            raise LayoutError(
+                f"reshape_outs: total size {1 << sum(k for _, k in pairs)} of {dict(pairs)} must equal the total "
+                f"out size {self.total_out_dim_size}"
+            )
+        return LinearLayout._make(self._in_names, self._in_bases, [n for n, _ in pairs], [k for _, k in pairs])
+
+    def flatten_ins(self) -> "LinearLayout":
+        """One in dim, named like the first, of the total in size."""
+        if not self._in_names:
+            return self.reshape_ins([])
+        return self.reshape_ins([(self._in_names[0], self.total_in_dim_size)])
+
+    def flatten_outs(self) -> "LinearLayout":
+        """One out dim, named like the first, of the total out size."""
+        if not self._out_names:
+            return self.reshape_outs([])
+        return self.reshape_outs([(self._out_names[0], self.total_out_dim_size)])
+
+    def concat_ins(self, other: "LinearLayout") -> "LinearLayout":
+        """self's in dims followed by other's (disjoint), over the same out dims and sizes."""
+        if self._out_names != other._out_names or self._out_log2 != other._out_log2:
+            raise LayoutError("concat_ins: both layouts must have the same out dims and sizes, in the same order")
+        _unique(list(self._in_names) + list(other._in_names), "concat_ins: in dims")
+        return LinearLayout._make(self._in_names + other._in_names, self._in_bases + other._in_bases, self._out_names, self._out_log2)
+
+    def concat_outs(self, other: "LinearLayout") -> "LinearLayout":
+        """self's out dims followed by other's (disjoint), over the same in dims and sizes."""
+        if self._in_names != other._in_names or [len(b) for b in self._in_bases] != [len(b) for b in other._in_bases]:
+            raise LayoutError("concat_outs: both layouts must have the same in dims and sizes, in the same order")
+        _unique(list(self._out_names) + list(other._out_names), "concat_outs: out dims")
+        shift = self.total_out_dim_size_log2
+        bases = [[a | (b << shift) for a, b in zip(da, db)] for da, db in zip(self._in_bases, other._in_bases)]
+        return LinearLayout._make(self._in_names, bases, self._out_names + other._out_names, self._out_log2 + other._out_log2)
+
+    def resize_in_dim(self, dim: str, new_size: int) -> "LinearLayout":
+        """Keep the first log2(new_size) bases of ``dim``; a larger size appends zero (broadcast) bases."""
+        d = self._in_index(dim)
+        k = _log2_exact(new_size, "new_size")
+        bases = list(self._in_bases)
+        old = bases[d]
+        bases[d] = old[:k] + (0,) * max(0, k - len(old))
+        return LinearLayout._make(self._in_names, bases, self._out_names, self._out_log2)
+
+    def resize_out_dim(self, dim: str, new_size: int) -> "LinearLayout":
+        """Change the size of out dim ``dim``. Shrinking zeroes every coordinate >= new_size (as Triton)."""
+        o = self._out_index(dim)
+        k = _log2_exact(new_size, "new_size")
+        vecs = self.bases
+        for name in vecs:
+            for v in vecs[name]:
+                if v[o] >= new_size:
+                    v[o] = 0
+        sizes = dict(self.out_dims)
+        sizes[dim] = 1 << k
+        return LinearLayout(vecs, sizes, require_surjective=False)
+
+    def rename_in_dim(self, old: str, new: str) -> "LinearLayout":
+        """The same layout with in dim ``old`` called ``new``."""
+        d = self._in_index(old, "rename_in_dim: old")
+        _check_name(new, "rename_in_dim: new")
+        if new != old and new in self._in_names:
+            raise LayoutError(f"rename_in_dim: {new!r} is already an in dim")
+        names = list(self._in_names)
+        names[d] = new
+        return LinearLayout._make(names, self._in_bases, self._out_names, self._out_log2)
+
+    def rename_out_dim(self, old: str, new: str) -> "LinearLayout":
+        """The same layout with out dim ``old`` called ``new``."""
+        o = self._out_index(old, "rename_out_dim: old")
+        _check_name(new, "rename_out_dim: new")
+        if new != old and new in self._out_names:
+            raise LayoutError(f"rename_out_dim: {new!r} is already an out dim")
+        names = list(self._out_names)
+        names[o] = new
+        return LinearLayout._make(self._in_names, self._in_bases, names, self._out_log2)
+
+    def unsqueeze_in(self, dim: str) -> "LinearLayout":
+        """Remove the size-1 in dim ``dim`` (Triton's ``unsqueezeIn``: drop a trivial dimension)."""
+        d = self._in_index(dim)
+        if self._in_bases[d]:
+            raise LayoutError(f"unsqueeze_in: in dim {dim!r} has size {1 << len(self._in_bases[d])}; only size-1 dims can be removed")
+        keep = [i for i in range(len(self._in_names)) if i != d]
+        return LinearLayout._make([self._in_names[i] for i in keep], [self._in_bases[i] for i in keep], self._out_names, self._out_log2)
+
+    def unsqueeze_out(self, dim: str) -> "LinearLayout":
+        """Remove the size-1 out dim ``dim`` (Triton's ``unsqueezeOut``)."""
+        o = self._out_index(dim)
+        if self._out_log2[o]:
+            raise LayoutError(f"unsqueeze_out: out dim {dim!r} has size {1 << self._out_log2[o]}; only size-1 dims can be removed")
+        names = [n for i, n in enumerate(self._out_names) if i != o]
+        log2 = [k for i, k in enumerate(self._out_log2) if i != o]
+        return LinearLayout._make(self._in_names, self._in_bases, names, log2)
+
+    def remove_zero_bases_along_dim(self, dim: str) -> "LinearLayout":
+        """Drop the zero (broadcast) bases of in dim ``dim``."""
+        d = self._in_index(dim)
+        bases = list(self._in_bases)
+        bases[d] = tuple(b for b in bases[d] if b)
+        return LinearLayout._make(self._in_names, bases, self._out_names, self._out_log2)
+
+    # ------------------------------------------------------------------ structure
+
+    def free_variable_masks(self) -> dict[str, int]:
+        """Per in dim, the bits whose basis lies in the span of the bases before it (Triton's order)."""
+        pivots = set(f2.pivot_columns(self.flat_bases()))
+        out, c = {}, 0
+        for n, dim in zip(self._in_names, self._in_bases):
+            mask = 0
+            for i in range(len(dim)):
+                if c not in pivots:
+                    mask |= 1 << i
+                c += 1
+            out[n] = mask
+        return out
+
+    def num_consecutive_in_out(self) -> int:
+        """Largest V with L(a*V + v, ...) = L(a*V, ...) + (v, 0, ...) for v < V (first in, first out dim)."""
+        if not self._in_names or not self._out_names:
+            return 1
+        first = self._in_bases[0]
+        k0 = self._out_log2[0]
+        mask0 = (1 << k0) - 1
+        consec = 0
+        while consec < len(first) and first[consec] == (1 << consec) and consec < k0:
+            consec += 1
+        other = 0
+        for d, dim in enumerate(self._in_bases):
+            for i, b in enumerate(dim):
+                if d != 0 or i >= consec:
+                    other |= b & mask0
+        tz = (other & -other).bit_length() - 1 if other else 31
+        return 1 << min(consec, tz)
+
+    def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
+        """Same in dims, bases and out-dim names (out sizes may differ)."""
+        if self._out_names != other._out_names or self._in_names != other._in_names:
+            return False
+        return self.bases == other.bases
+
+    def to_matrix(self) -> np.ndarray:
+        """The F2 matrix (uint8): rows are out bits, columns in bits; dims in order, LSB first."""
+        cols = self.flat_bases()
+        n_rows = self.total_out_dim_size_log2
+        m = np.zeros((n_rows, len(cols)), dtype=np.uint8)
+        for c, v in enumerate(cols):
+            for r in range(n_rows):
+                m[r, c] = (v >> r) & 1
+        return m
+
+    # ------------------------------------------------------------------ equality, printing
+
+    def _key(self) -> tuple:
+        return (self._in_names, self._in_bases, self._out_names, self._out_log2)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LinearLayout):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash(self._key())
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def to_string(self) -> str:
+        """Triton's ``toString`` (starts with a newline)."""
+        outs = "[" + ", ".join(f"{n} (size {s})" for n, s in self.out_dims.items()) + "]"
+        if not self._in_names:
+            return "\n(empty layout)" if not self._out_names else f"\n(empty layout with out-dims {outs})"
+        ret = "\n"
+        for n, vecs in self.bases.items():
+            if not vecs:
+                ret += f" - {n} is a size 1 dimension\n"
+                continue
+            ret += " - " + "\n   ".join(f"{n}={1 << i} -> ({', '.join(map(str, v))})" for i, v in enumerate(vecs)) + "\n"
+        return ret + "where out dims are: " + outs
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    def __repr__(self) -> str:
+        return (
+            f"LinearLayout({self.bases!r}, {self.out_dims!r}"
+            + ("" if self.is_surjective() else ", require_surjective=False")
+            + ")"
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# division
+
+
+def divide_left(a: LinearLayout, b: LinearLayout) -> LinearLayout | None:
+    """C with ``b * C == a`` (C has a's dims), or None: a must be block-diagonal [[b, 0], [0, C]].
+
+    >>> A = LinearLayout.identity_1d(8, "i", "o")
+    >>> divide_left(A, LinearLayout.identity_1d(2, "i", "o")) == LinearLayout.identity_1d(4, "i", "o")
+    True
+    """
+    return _divide(a, b, left=True)
+
+
+def divide_right(a: LinearLayout, b: LinearLayout) -> LinearLayout | None:
+    """C with ``C * b == a`` (C has a's dims), or None."""
+    return _divide(a, b, left=False)
+
+
+def _divide(a: LinearLayout, b: LinearLayout, *, left: bool) -> LinearLayout | None:
+    if not isinstance(a, LinearLayout) or not isinstance(b, LinearLayout):
+        raise LayoutError("divide: both arguments must be LinearLayouts")
+    if any(n not in a._in_names for n in b._in_names) or any(n not in a._out_names for n in b._out_names):
+        return None
+    b_out = dict(zip(b._out_names, b._out_log2))
+    c_log2 = []
+    for n, k in zip(a._out_names, a._out_log2):
+        kb = b_out.get(n, 0)
+        if kb > k:
+            return None
+        c_log2.append(k - kb)
+    a_vecs, b_vecs = a.bases, b.bases
+    c_bases: list[list[list[int]]] = []
+    for n in a._in_names:
+        av = a_vecs[n]
+        bv = b_vecs.get(n, [])
+        kc = len(av) - len(bv)
+        if kc < 0:
+            return None
+        if left:
+            b_part, c_part = av[:len(bv)], av[len(bv):]
+            low = {o: b_out.get(o, 0) for o in a._out_names}
+        else:
+            c_part, b_part = av[:kc], av[kc:]
+            low = {o: (k - b_out.get(o, 0)) if o in b_out else 0 for o, k in zip(a._out_names, a._out_log2)}
+        # the b part must equal b (shifted above C's bits for a right division), zero elsewhere
+        for vec, bvec in zip(b_part, bv):
+            for o, x in zip(a._out_names, vec):
+                expect = bvec[b._out_names.index(o)] if o in b_out else 0
+                if not left:
+                    expect <<= low[o]
+                if x != expect:
+                    return None
+        cvecs = []
+        for vec in c_part:
+            cv = []
+            for o, x in zip(a._out_names, vec):
+                if left:
+                    if x & ((1 << low[o]) - 1):
+                        return None
+                    cv.append(x >> low[o])
+                else:
+                    kcd = c_log2[a._out_names.index(o)]
+                    if x >> kcd:
+                        return None
+                    cv.append(x)
+            cvecs.append(cv)
+        c_bases.append(cvecs)
+    c = LinearLayout(list(zip(a._in_names, c_bases)), list(zip(a._out_names, [1 << k for k in c_log2])), require_surjective=False)
+    try:
+        ok = (b * c if left else c * b) == a
+    except LayoutError:
+        ok = False
+    return c if ok else None
+
+
+# ----------------------------------------------------------------------------------------------
+# ColumnAction
+
+
+class ColumnAction:
+    """A permutation (or selection) of the bases of one in dim: new basis i = old basis action[i].
+
+    Applied to values (e.g. registers), it reorders a list of ``2**in_size_log2`` values the same way.
+    >>> ColumnAction([2, 0, 1], "register", 3).apply_values(list(range(8)))
+    [0, 4, 1, 5, 2, 6, 3, 7]
+    """
+
+    __slots__ = ("action", "in_dim", "in_size_log2")
+
+    action: tuple[int, ...]
+    in_dim: str
+    in_size_log2: int
+
+    def __init__(self, action: Sequence[int], in_dim: str, in_size_log2: int) -> None:
+        _check_name(in_dim, "in_dim")
+        if not _is_int(in_size_log2) or in_size_log2 < 0:
+            raise LayoutError(f"in_size_log2 must be a non-negative int, got {in_size_log2!r}")
+        act = tuple(action)
+        for a in act:
+            if not _is_int(a) or not 0 <= a < in_size_log2:
+                raise LayoutError(f"action entries must be basis indices in [0, {in_size_log2}), got {a!r}")
+        if len(set(act)) != len(act):
+            raise LayoutError(f"action must not repeat a basis index, got {list(act)}")
+        object.__setattr__(self, "action", tuple(int(a) for a in act))
+        object.__setattr__(self, "in_dim", in_dim)
+        object.__setattr__(self, "in_size_log2", int(in_size_log2))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("ColumnAction is immutable")
+
+    @staticmethod
+    def identity(in_dim: str, in_size_log2: int) -> "ColumnAction":
+        return ColumnAction(range(in_size_log2), in_dim, in_size_log2)
+
+    @property
+    def is_identity(self) -> bool:
+        return self.action == tuple(range(self.in_size_log2))
+
+    @property
+    def is_permutation(self) -> bool:
+        return len(self.action) == self.in_size_log2
+
+    def apply(self, layout: LinearLayout) -> LinearLayout:
+        """The layout whose bases of ``in_dim`` are ``[old[a] for a in action]``."""
+        d = layout._in_index(self.in_dim, "ColumnAction.apply: in_dim")
+        old = layout._in_bases[d]
+        if len(old) != self.in_size_log2:
+            raise LayoutError(
+                f"ColumnAction.apply: in dim {self.in_dim!r} has {len(old)} bases, the action expects {self.in_size_log2}"
+            )
+        bases = list(layout._in_bases)
+        bases[d] = tuple(old[a] for a in self.action)
+        return LinearLayout._make(layout._in_names, bases, layout._out_names, layout._out_log2)
+
+    def apply_values(self, values: Sequence[Any]) -> list[Any]:
+        """``[values[P(i)] for i in range(2**len(action))]`` with P(i) = XOR of 2**action[k] over bits k of i."""
+        if len(values) != 1 << self.in_size_log2:
+            raise LayoutError(f"ColumnAction.apply_values: expected {1 << self.in_size_log2} values, got {len(values)}")
+        idx = [0]
+        for a in self.action:
+            idx += [x | (1 << a) for x in idx]
+        return [values[i] for i in idx]
+
+    def inverse(self) -> "ColumnAction":
+        """The action undoing a permutation."""
+        if not self.is_permutation:
+            raise LayoutError("ColumnAction.inverse: only a permutation (no dropped bases) is invertible")
+        inv = [0] * self.in_size_log2
+        for i, a in enumerate(self.action):
+            inv[a] = i
+        return ColumnAction(inv, self.in_dim, self.in_size_log2)
+
+    def compose(self, then: "ColumnAction") -> "ColumnAction":
+        """The action equal to applying ``self`` and then ``then`` (Triton's ``leftCompose``)."""
+        if then.in_dim != self.in_dim or then.in_size_log2 != len(self.action):
+            raise LayoutError("ColumnAction.compose: `then` must act on the result of self (same dim, matching size)")
+        return ColumnAction([self.action[a] for a in then.action], self.in_dim, self.in_size_log2)
+
+    def _key(self) -> tuple:
+        return (self.action, self.in_dim, self.in_size_log2)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ColumnAction) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"ColumnAction({list(self.action)!r}, {self.in_dim!r}, {self.in_size_log2})"
+
+
+# ----------------------------------------------------------------------------------------------
+# bit helpers
+
+
+def _shifts(log2s: Sequence[int]) -> list[int]:
+    out, s = [], 0
+    for k in log2s:
+        out.append(s)
+        s += k
+    return out
+
+
+def _pack(vec: Sequence[int], shifts: Sequence[int]) -> int:
+    v = 0
+    for c, s in zip(vec, shifts):
+        v |= c << s
+    return v
+
+
+def _unpack(v: int, shifts: Sequence[int], log2s: Sequence[int]) -> list[int]:
+    return [(v >> s) & ((1 << k) - 1) for s, k in zip(shifts, log2s)]
+
+
+def _move_bits(v: int, bit_map: Sequence[int]) -> int:
+    """Send bit i of v to bit bit_map[i] (bit_map[i] < 0 drops it)."""
+    out = 0
+    i = 0
+    while v:
+        if v & 1 and bit_map[i] >= 0:
+            out |= 1 << bit_map[i]
+        v >>= 1
+        i += 1
+    return out
+
+
+def _map_flat(v: int, images: Sequence[int]) -> int:
+    """XOR of images[i] over the set bits i of v."""
+    out = 0
+    i = 0
+    while v:
+        if v & 1:
+            out ^= images[i]
+        v >>= 1
+        i += 1
+    return out
+
+
+def _name_set(names: Iterable[str], what: str) -> set[str]:
+    if isinstance(names, str):
+        return {names}
+    try:
+        return set(names)
+    except TypeError:
+        raise LayoutError(f"{what} must be a list of dim names, got {names!r}") from None
+
+
+def _rebuild(in_names, in_bases, out_names, out_log2) -> LinearLayout:
+    return LinearLayout._make(in_names, in_bases, out_names, out_log2)
