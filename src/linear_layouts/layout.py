@@ -595,46 +595,54 @@ class LinearLayout:
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
         """C with outer(C(x)) == self(x) for every x: Triton's ``invertAndCompose``, same choice.
 
-        In dims that self and outer share with identical bases map as the identity (data that
-        needs no movement); the rest is Triton's least-squares solve (free variables zero).
-        Requires the same out dims (any order) with equal sizes, and outer surjective.
-        Result: self's in dims -> outer's in dims.
+        When every out dim has the same size in both, in dims that self and outer share with
+        identical bases map as the identity (data that needs no movement). The rest is Triton's
+        least-squares solve: free variables (bases of outer in the span of earlier ones) are zero.
+        Requires the same out dims (any order), each at least as large in outer, and
+        image(self) inside image(outer). Result: self's in dims -> outer's in dims.
         """
         if not isinstance(outer, LinearLayout):
             raise LayoutError(f"invert_and_compose: outer must be a LinearLayout, got {type(outer).__name__}")
         B = self
-        if set(B._out_names) != set(outer._out_names) or len(B._out_names) != len(outer._out_names):
+        if sorted(B._out_names) != sorted(outer._out_names):
             raise LayoutError(
                 f"invert_and_compose: self and outer must have the same out dims, got {list(B._out_names)} "
                 f"and {list(outer._out_names)}"
             )
         A = outer.transpose_outs(B._out_names)
         for n, ka, kb in zip(B._out_names, A._out_log2, B._out_log2):
-            if ka != kb:
+            if ka < kb:
                 raise LayoutError(
-                    f"invert_and_compose: out dim {n!r} has size {1 << kb} in self but {1 << ka} in outer; "
-                    "sizes must be equal"
+                    f"invert_and_compose: out dim {n!r} has size {1 << kb} in self but only {1 << ka} in outer; "
+                    "outer's out dims must be at least as large"
                 )
-        if not A.is_surjective():
-            raise LayoutError("invert_and_compose: outer must be surjective to be inverted" + A.to_string())
-        identity_dims = [
-            n for n, ab in zip(A._in_names, A._in_bases) if n in B._in_names and B._in_bases[B._in_names.index(n)] == ab
-        ]
+        identity_dims = []
+        if A._out_log2 == B._out_log2:
+            identity_dims = [
+                n for n, ab in zip(A._in_names, A._in_bases)
+                if n in B._in_names and B._in_bases[B._in_names.index(n)] == ab
+            ]
+        # B's flattened bases re-packed with A's out sizes, so both live in the same space
+        a_shifts = _shifts(A._out_log2)
+        bit_map = [s + t for s, k in zip(a_shifts, B._out_log2) for t in range(k)]
+
+        def solve(a_dims: list[str], b_dims: list[str]) -> list[int | None]:
+            elim = f2.EliminationBasis.build([b for n in a_dims for b in A._in_bases[A._in_names.index(n)]])
+            return [elim.express(_move_bits(b, bit_map)) for n in b_dims for b in B._in_bases[B._in_names.index(n)]]
+
         a_rest = [n for n in A._in_names if n not in identity_dims]
         b_rest = [n for n in B._in_names if n not in identity_dims]
-        a_red = A.sublayout(a_rest, A._out_names)
-        b_red = B.sublayout(b_rest, B._out_names)
-        a_cols = a_red.flat_bases()
-        elim = f2.EliminationBasis.build(a_cols)
-        sol = [elim.express(b) for b in b_red.flat_bases()]
-        if any(s is None for s in sol):
-            # Triton's heuristic breaks here (the reduced system has no solution); solve the full one.
-            a_rest, b_rest, identity_dims = list(A._in_names), list(B._in_names), []
-            a_red, b_red = A, B
-            elim = f2.EliminationBasis.build(a_red.flat_bases())
-            sol = [elim.express(b) for b in b_red.flat_bases()]
-        ret_bases = []
-        i = 0
+        sol = solve(a_rest, b_rest)
+        if any(x is None for x in sol) and identity_dims:
+            # Triton's identity heuristic leaves an unsolvable system here; solve the full one instead.
+            identity_dims, a_rest, b_rest = [], list(A._in_names), list(B._in_names)
+            sol = solve(a_rest, b_rest)
+        if any(x is None for x in sol):
+            raise LayoutError(
+                "invert_and_compose: some output of self is not an output of outer (image(self) must lie "
+                "inside image(outer)):" + B.to_string() + "\nouter:" + outer.to_string()
+            )
+        ret_bases, i = [], 0
         for n in b_rest:
             k = len(B._in_bases[B._in_names.index(n)])
             ret_bases.append(sol[i:i + k])
