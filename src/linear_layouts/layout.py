@@ -24,7 +24,8 @@ Example (the paper's §4.1 example, on the 16x16 Layout A):
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,6 +53,16 @@ def _log2_exact(size: Any, what: str) -> int:
     return int(size).bit_length() - 1
 
 
+def _checked_coords(vec: Sequence[Any], what: str) -> tuple[int, ...]:
+    """The coordinates as Python ints, or a LayoutError naming the first bad one."""
+    out = []
+    for k, c in enumerate(vec):
+        if not _is_int(c) or c < 0:
+            raise LayoutError(f"{what}[{k}] must be a non-negative int, got {c!r}")
+        out.append(int(c))
+    return tuple(out)
+
+
 def _check_name(name: Any, what: str) -> str:
     if not isinstance(name, str) or not name:
         raise LayoutError(f"{what} must be a non-empty string, got {name!r}")
@@ -60,7 +71,7 @@ def _check_name(name: Any, what: str) -> str:
 
 def _pairs(arg: Any, what: str) -> list[tuple[Any, Any]]:
     """Accept a mapping or a sequence of (key, value) pairs; keep the order."""
-    if isinstance(arg, Mapping):
+    if type(arg) is dict or isinstance(arg, Mapping):
         return list(arg.items())
     if isinstance(arg, (str, bytes)) or not isinstance(arg, Iterable):
         raise LayoutError(f"{what} must be a mapping or a list of (name, value) pairs, got {arg!r}")
@@ -87,6 +98,12 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
     ``supremum(["a", "b"], ["a", "c"]) == ["a", "b", "c"]``; ``["a", "b"]`` and ``["b", "a"]``
     have none (LayoutError).
     """
+    if tuple(x) == tuple(y) or not y:
+        return list(x)
+    if not x:
+        return list(y)
+    if not set(x) & set(y):
+        return list(x) + list(y)
     pos_x = {e: i for i, e in enumerate(x)}
     pos_y = {e: i for i, e in enumerate(y)}
     result: list[str] = []
@@ -162,13 +179,14 @@ class LinearLayout:
     {'out': 8}
     """
 
-    __slots__ = ("_in_names", "_in_bases", "_out_names", "_out_log2", "_rank", "_hash")
+    __slots__ = ("_in_names", "_in_bases", "_out_names", "_out_log2", "_out_shifts", "_rank", "_hash")
 
     _in_names: tuple[str, ...]
     _in_bases: tuple[tuple[int, ...], ...]
     _out_names: tuple[str, ...]
     _out_log2: tuple[int, ...]
-    _rank: int
+    _out_shifts: tuple[int, ...]
+    _rank: int | None  # computed on first use
 
     # ------------------------------------------------------------------ construction
 
@@ -192,49 +210,57 @@ class LinearLayout:
         _unique(out_names, "out_dims")
         n_out = len(out_names)
 
-        raw: list[list[tuple[int, ...]]] = []
+        raw: list[list[Sequence[int]]] = []
         for name, vecs in in_pairs:
-            if isinstance(vecs, (str, bytes)) or not isinstance(vecs, Iterable):
+            if type(vecs) is not list and type(vecs) is not tuple and (
+                isinstance(vecs, (str, bytes)) or not isinstance(vecs, Iterable)
+            ):
                 raise LayoutError(f"bases[{name!r}] must be a list of basis vectors, got {vecs!r}")
             dim_vecs = []
             for i, vec in enumerate(vecs):
-                if isinstance(vec, (str, bytes)) or not isinstance(vec, Iterable):
-                    raise LayoutError(f"bases[{name!r}][{i}] must be a list of {n_out} ints, got {vec!r}")
-                vec = tuple(vec)
+                if type(vec) is not list and type(vec) is not tuple:
+                    if isinstance(vec, (str, bytes)) or not isinstance(vec, Iterable):
+                        raise LayoutError(f"bases[{name!r}][{i}] must be a list of {n_out} ints, got {vec!r}")
+                    vec = tuple(vec)
                 if len(vec) != n_out:
                     raise LayoutError(
                         f"bases[{name!r}][{i}] has {len(vec)} coordinates but there are {n_out} out dims "
                         f"{out_names}: each basis vector needs one coordinate per out dim"
                     )
-                for k, c in enumerate(vec):
-                    if not _is_int(c) or c < 0:
-                        raise LayoutError(
-                            f"bases[{name!r}][{i}][{k}] must be a non-negative int, got {c!r}"
-                        )
-                dim_vecs.append(tuple(int(c) for c in vec))
+                for c in vec:
+                    if type(c) is not int or c < 0:
+                        vec = _checked_coords(vec, f"bases[{name!r}][{i}]")
+                        break
+                dim_vecs.append(vec)
             raw.append(dim_vecs)
 
         if out_is_names:
-            log2s = [0] * n_out
+            ors = [0] * n_out
             for dim_vecs in raw:
                 for vec in dim_vecs:
                     for k, c in enumerate(vec):
-                        log2s[k] = max(log2s[k], c.bit_length())  # next power of two above c
+                        ors[k] |= c
+            log2s = [o.bit_length() for o in ors]  # the next power of two above the largest coordinate
             require_surjective = True
         else:
             log2s = [_log2_exact(s, f"size of out dim {out_names[k]!r}") for k, s in enumerate(sizes)]
-            for name, dim_vecs in zip(in_names, raw):
-                for i, vec in enumerate(dim_vecs):
-                    for k, c in enumerate(vec):
-                        if c >> log2s[k]:
-                            raise LayoutError(
-                                f"bases[{name!r}][{i}][{k}] = {c} is out of range for out dim "
-                                f"{out_names[k]!r} of size {1 << log2s[k]}: coordinates must be < the size"
-                            )
         shifts = _shifts(log2s)
-        flat = tuple(
-            tuple(_pack(vec, shifts) for vec in dim_vecs) for dim_vecs in raw
-        )
+        limits = [1 << k for k in log2s]
+        flat_dims = []
+        for name, dim_vecs in zip(in_names, raw):
+            flat_dim = []
+            for i, vec in enumerate(dim_vecs):
+                v = 0
+                for k, (c, sh, lim) in enumerate(zip(vec, shifts, limits)):
+                    if c >= lim:
+                        raise LayoutError(
+                            f"bases[{name!r}][{i}][{k}] = {c} is out of range for out dim "
+                            f"{out_names[k]!r} of size {lim}: coordinates must be < the size"
+                        )
+                    v |= c << sh
+                flat_dim.append(v)
+            flat_dims.append(tuple(flat_dim))
+        flat = tuple(flat_dims)
         self._init(tuple(in_names), flat, tuple(out_names), tuple(log2s))
         if require_surjective and not self.is_surjective():
             raise LayoutError(
@@ -245,12 +271,14 @@ class LinearLayout:
 
     def _init(self, in_names: tuple[str, ...], in_bases: tuple[tuple[int, ...], ...],
               out_names: tuple[str, ...], out_log2: tuple[int, ...]) -> None:
-        object.__setattr__(self, "_in_names", in_names)
-        object.__setattr__(self, "_in_bases", in_bases)
-        object.__setattr__(self, "_out_names", out_names)
-        object.__setattr__(self, "_out_log2", out_log2)
-        object.__setattr__(self, "_rank", f2.rank(b for dim in in_bases for b in dim))
-        object.__setattr__(self, "_hash", None)
+        _set = object.__setattr__
+        _set(self, "_in_names", in_names)
+        _set(self, "_in_bases", in_bases)
+        _set(self, "_out_names", out_names)
+        _set(self, "_out_log2", out_log2)
+        _set(self, "_out_shifts", tuple(_shifts(out_log2)))
+        _set(self, "_rank", None)
+        _set(self, "_hash", None)
 
     @classmethod
     def _make(cls, in_names: Sequence[str], in_bases: Sequence[Sequence[int]], out_names: Sequence[str],
@@ -429,20 +457,24 @@ class LinearLayout:
 
     def is_surjective(self) -> bool:
         """Every output is reached: rank == total out bits."""
-        return self._rank == self.total_out_dim_size_log2
+        return self.rank == sum(self._out_log2)
 
     def is_injective(self) -> bool:
         """No two inputs share an output: rank == total in bits."""
-        return self._rank == self.total_in_dim_size_log2
+        return self.rank == sum(map(len, self._in_bases))
 
     def is_invertible(self) -> bool:
         """Surjective and square (total in size == total out size)."""
-        return self.is_surjective() and self.total_in_dim_size_log2 == self.total_out_dim_size_log2
+        return self.is_surjective() and sum(map(len, self._in_bases)) == sum(self._out_log2)
 
     @property
     def rank(self) -> int:
-        """dim of the image."""
-        return self._rank
+        """dim of the image (computed once)."""
+        r = self._rank
+        if r is None:
+            r = f2.rank(b for dim in self._in_bases for b in dim)
+            object.__setattr__(self, "_rank", r)
+        return r
 
     # ------------------------------------------------------------------ evaluation
 
@@ -455,28 +487,18 @@ class LinearLayout:
         if not isinstance(ins, Mapping):
             raise LayoutError(f"apply takes a mapping in-dim name -> int, got {ins!r}")
         flat = 0
+        names = self._in_names
         for name, val in ins.items():
-            d = self._in_index(name, "apply: input dim")
+            d = names.index(name) if name in names else self._in_index(name, "apply: input dim")
             bases = self._in_bases[d]
-            if not _is_int(val) or not 0 <= val < (1 << len(bases)):
+            if type(val) is not int and not _is_int(val) or not 0 <= val < (1 << len(bases)):
                 raise LayoutError(f"apply: value of {name!r} must be an int in [0, {1 << len(bases)}), got {val!r}")
-            val = int(val)
-            i = 0
-            while val:
-                if val & 1:
-                    flat ^= bases[i]
-                val >>= 1
-                i += 1
-        return dict(zip(self._out_names, _unpack(flat, _shifts(self._out_log2), self._out_log2)))
+            flat ^= _map_flat(int(val), bases)
+        return {n: (flat >> s) & ((1 << k) - 1) for n, s, k in zip(self._out_names, self._out_shifts, self._out_log2)}
 
     def apply_flat(self, x: int) -> int:
         """The flattened output for a flattened input (in dims packed, first in dim least significant)."""
-        out = 0
-        for b in self.flat_bases():
-            if x & 1:
-                out ^= b
-            x >>= 1
-        return out
+        return _map_flat(x, self.flat_bases())
 
     def apply_all(self) -> np.ndarray:
         """Flattened output of every flattened input, as an int64 array of length total_in_dim_size.
@@ -540,33 +562,20 @@ class LinearLayout:
         inner = self
         in_names = supremum(inner._in_names, outer._in_names)
         out_names = supremum(inner._out_names, outer._out_names)
-        in_log = {n: 0 for n in in_names}
-        out_log = {n: 0 for n in out_names}
-        for lay in (inner, outer):
-            for n, b in zip(lay._in_names, lay._in_bases):
-                in_log[n] += len(b)
-            for n, k in zip(lay._out_names, lay._out_log2):
-                out_log[n] += k
-        new_shifts = dict(zip(out_names, _shifts([out_log[n] for n in out_names])))
-
-        def remap(lay: LinearLayout, extra: Mapping[str, int]) -> list[int]:
-            # per flat bit of `lay`, the bit of the product it lands on
-            bit_map = []
-            for n, k in zip(lay._out_names, lay._out_log2):
-                base = new_shifts[n] + extra.get(n, 0)
-                bit_map.extend(base + t for t in range(k))
-            return bit_map
-
-        inner_map = remap(inner, {})
-        outer_map = remap(outer, {n: k for n, k in zip(inner._out_names, inner._out_log2)})
+        inner_out = dict(zip(inner._out_names, inner._out_log2))
+        outer_out = dict(zip(outer._out_names, outer._out_log2))
+        out_log2 = [inner_out.get(n, 0) + outer_out.get(n, 0) for n in out_names]
+        new_shift = dict(zip(out_names, _shifts(out_log2)))
+        inner_segs = _segments(inner, new_shift)
+        outer_segs = _segments(outer, {n: new_shift[n] + inner_out.get(n, 0) for n in outer._out_names})
+        inner_ins = dict(zip(inner._in_names, inner._in_bases))
+        outer_ins = dict(zip(outer._in_names, outer._in_bases))
         new_bases = []
         for n in in_names:
-            dim_bases: list[int] = []
-            for lay, bit_map in ((inner, inner_map), (outer, outer_map)):
-                if n in lay._in_names:
-                    dim_bases.extend(_move_bits(b, bit_map) for b in lay._in_bases[lay._in_names.index(n)])
+            dim_bases = [_move(b, inner_segs) for b in inner_ins.get(n, ())]
+            dim_bases += [_move(b, outer_segs) for b in outer_ins.get(n, ())]
             new_bases.append(dim_bases)
-        return LinearLayout._make(in_names, new_bases, out_names, [out_log[n] for n in out_names])
+        return LinearLayout._make(in_names, new_bases, out_names, out_log2)
 
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
         """outer ∘ self: apply self, then outer. Keeps self's in dims and outer's out dims.
@@ -581,8 +590,9 @@ class LinearLayout:
                 f"{list(outer._in_names)} (order may differ)"
             )
         col_images: list[int] = []
+        outer_names = outer._in_names
         for n, k in zip(self._out_names, self._out_log2):
-            ob = outer._in_bases[outer._in_names.index(n)]
+            ob = outer._in_bases[outer_names.index(n)]
             if k > len(ob):
                 raise LayoutError(
                     f"compose: out dim {n!r} of self has size {1 << k} but outer's in dim {n!r} has size "
@@ -656,9 +666,12 @@ class LinearLayout:
         """A right inverse P (self(P(y)) == y) of a surjective layout; invert() when invertible."""
         if not self.is_surjective():
             raise LayoutError("pseudoinvert: the layout must be surjective" + self.to_string())
-        identity = LinearLayout.empty()
-        for n, k in zip(self._out_names, self._out_log2):
-            identity = identity * LinearLayout.identity_1d(1 << k, n, n)
+        identity = LinearLayout._make(
+            self._out_names,
+            [[1 << (s + i) for i in range(k)] for s, k in zip(self._out_shifts, self._out_log2)],
+            self._out_names,
+            self._out_log2,
+        )
         return identity.invert_and_compose(self)
 
     def invert(self) -> "LinearLayout":
@@ -1174,6 +1187,23 @@ def _unpack(v: int, shifts: Sequence[int], log2s: Sequence[int]) -> list[int]:
     return [(v >> s) & ((1 << k) - 1) for s, k in zip(shifts, log2s)]
 
 
+def _segments(lay: "LinearLayout", dst_shift: Mapping[str, int]) -> tuple[tuple[int, int, int], ...]:
+    """(src_shift, mask, dst_shift) per out dim of ``lay`` that has a destination in ``dst_shift``."""
+    return tuple(
+        (s, (1 << k) - 1, dst_shift[n])
+        for n, s, k in zip(lay._out_names, lay._out_shifts, lay._out_log2)
+        if k and n in dst_shift
+    )
+
+
+def _move(v: int, segments: Sequence[tuple[int, int, int]]) -> int:
+    """Re-pack a flattened vector: each out-dim field moves from its source to its destination shift."""
+    out = 0
+    for src, mask, dst in segments:
+        out |= ((v >> src) & mask) << dst
+    return out
+
+
 def _move_bits(v: int, bit_map: Sequence[int]) -> int:
     """Send bit i of v to bit bit_map[i] (bit_map[i] < 0 drops it)."""
     out = 0
@@ -1189,12 +1219,10 @@ def _move_bits(v: int, bit_map: Sequence[int]) -> int:
 def _map_flat(v: int, images: Sequence[int]) -> int:
     """XOR of images[i] over the set bits i of v."""
     out = 0
-    i = 0
     while v:
-        if v & 1:
-            out ^= images[i]
-        v >>= 1
-        i += 1
+        low = v & -v
+        out ^= images[low.bit_length() - 1]
+        v ^= low
     return out
 
 
