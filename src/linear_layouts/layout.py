@@ -626,41 +626,56 @@ class LinearLayout:
                     f"invert_and_compose: out dim {n!r} has size {1 << kb} in self but only {1 << ka} in outer; "
                     "outer's out dims must be at least as large"
                 )
-        identity_dims = []
+        a_bases = dict(zip(A._in_names, A._in_bases))
+        identity_dims: set[str] = set()
         if A._out_log2 == B._out_log2:
-            identity_dims = [
-                n for n, ab in zip(A._in_names, A._in_bases)
-                if n in B._in_names and B._in_bases[B._in_names.index(n)] == ab
-            ]
+            identity_dims = {n for n, bb in zip(B._in_names, B._in_bases) if a_bases.get(n) == bb}
         # B's flattened bases re-packed with A's out sizes, so both live in the same space
-        a_shifts = _shifts(A._out_log2)
-        bit_map = [s + t for s, k in zip(a_shifts, B._out_log2) for t in range(k)]
+        if A._out_log2 == B._out_log2:
+            b_cols = [b for dim in B._in_bases for b in dim]
+        else:
+            segs = _segments(B, dict(zip(A._out_names, A._out_shifts)))
+            b_cols = [_move(b, segs) for dim in B._in_bases for b in dim]
+        # the result's out space is A's flattened in space; a_pos[n] = first bit of in dim n there
+        a_pos, pos = {}, 0
+        for n, dim in zip(A._in_names, A._in_bases):
+            a_pos[n] = pos
+            pos += len(dim)
 
-        def solve(a_dims: list[str], b_dims: list[str]) -> list[int | None]:
-            elim = f2.EliminationBasis.build([b for n in a_dims for b in A._in_bases[A._in_names.index(n)]])
-            return [elim.express(_move_bits(b, bit_map)) for n in b_dims for b in B._in_bases[B._in_names.index(n)]]
+        def solve(identity: set[str]) -> list[int] | None:
+            cols, col_bit = [], []
+            for n, dim in zip(A._in_names, A._in_bases):
+                if n not in identity:
+                    cols.extend(dim)
+                    col_bit.extend(range(a_pos[n], a_pos[n] + len(dim)))
+            elim = f2.EliminationBasis.build(cols)
+            out, i = [], 0
+            for n, dim in zip(B._in_names, B._in_bases):
+                if n in identity:
+                    out.extend(1 << (a_pos[n] + t) for t in range(len(dim)))
+                else:
+                    for b in b_cols[i:i + len(dim)]:
+                        x = elim.express(b)
+                        if x is None:
+                            return None
+                        out.append(_move_bits(x, col_bit))
+                i += len(dim)
+            return out
 
-        a_rest = [n for n in A._in_names if n not in identity_dims]
-        b_rest = [n for n in B._in_names if n not in identity_dims]
-        sol = solve(a_rest, b_rest)
-        if any(x is None for x in sol) and identity_dims:
+        flat = solve(identity_dims)
+        if flat is None and identity_dims:
             # Triton's identity heuristic leaves an unsolvable system here; solve the full one instead.
-            identity_dims, a_rest, b_rest = [], list(A._in_names), list(B._in_names)
-            sol = solve(a_rest, b_rest)
-        if any(x is None for x in sol):
+            flat = solve(set())
+        if flat is None:
             raise LayoutError(
                 "invert_and_compose: some output of self is not an output of outer (image(self) must lie "
                 "inside image(outer)):" + B.to_string() + "\nouter:" + outer.to_string()
             )
-        ret_bases, i = [], 0
-        for n in b_rest:
-            k = len(B._in_bases[B._in_names.index(n)])
-            ret_bases.append(sol[i:i + k])
-            i += k
-        ret = LinearLayout._make(b_rest, ret_bases, a_rest, [len(A._in_bases[A._in_names.index(n)]) for n in a_rest])
-        for n in identity_dims:
-            ret = ret * LinearLayout.identity_1d(1 << len(A._in_bases[A._in_names.index(n)]), n, n)
-        return ret.transpose_ins(B._in_names).transpose_outs(A._in_names)
+        bases, i = [], 0
+        for dim in B._in_bases:
+            bases.append(flat[i:i + len(dim)])
+            i += len(dim)
+        return LinearLayout._make(B._in_names, bases, A._in_names, [len(d) for d in A._in_bases])
 
     def pseudoinvert(self) -> "LinearLayout":
         """A right inverse P (self(P(y)) == y) of a surjective layout; invert() when invertible."""
