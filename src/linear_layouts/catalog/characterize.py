@@ -1,0 +1,116 @@
+"""The paper's characterizations of Triton's layout families (§4.3).
+
+- Def. 4.10: a *distributed* layout is surjective, each column of its matrix has at most one
+  non-zero bit, and no two non-zero columns are equal (a permutation matrix with zero columns).
+- Def. 4.14: a *memory* layout is invertible and each column has one or two non-zero bits.
+- Def. 4.11: the legacy ``mma`` swizzling ``(i, j) -> ((i / per_phase mod max_phase) xor j / vec) * vec
+  xor (j mod vec)``; ``mma_swizzle_layout`` is its inverse as a ``LinearLayout`` (Prop. 4.12), whose
+  matrix is ``[[I_n, C], [0, I_m]]`` with rows ``c_i = vec * (2**i / per_phase mod max_phase) mod 2**n``.
+
+Columns are the flattened basis vectors (``LinearLayout.flat_bases()``: out dims packed, the first
+out dim in the least significant bits).
+"""
+
+from __future__ import annotations
+
+from linear_layouts.catalog.base import check_int, check_power_of_two
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import LinearLayout
+
+__all__ = [
+    "is_distributed_layout",
+    "is_memory_layout",
+    "mma_swizzle_offset",
+    "mma_swizzle_layout",
+    "mma_swizzle_rows",
+]
+
+
+def _check_layout(layout: object) -> LinearLayout:
+    if not isinstance(layout, LinearLayout):
+        raise LayoutError(f"layout must be a LinearLayout, got {type(layout).__name__}")
+    return layout
+
+
+def is_distributed_layout(layout: LinearLayout) -> bool:
+    """Def. 4.10: surjective, every column has at most one non-zero bit, non-zero columns distinct.
+
+    >>> from linear_layouts.catalog import BlockedLayout
+    >>> is_distributed_layout(BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([8, 8]))
+    True
+    """
+    layout = _check_layout(layout)
+    if not layout.is_surjective():
+        return False
+    seen: set[int] = set()
+    for column in layout.flat_bases():
+        if column == 0:
+            continue
+        if column & (column - 1) or column in seen:
+            return False
+        seen.add(column)
+    return True
+
+
+def is_memory_layout(layout: LinearLayout) -> bool:
+    """Def. 4.14: invertible, and every column has one or two non-zero bits.
+
+    >>> is_memory_layout(mma_swizzle_layout(8, 8, vec=2, per_phase=1, max_phase=4))
+    True
+    """
+    layout = _check_layout(layout)
+    if not layout.is_invertible():
+        return False
+    return all(1 <= bin(column).count("1") <= 2 for column in layout.flat_bases())
+
+
+def _check_swizzle(rows: int, cols: int, vec: int, per_phase: int, max_phase: int) -> None:
+    check_power_of_two("rows", rows)
+    check_power_of_two("cols", cols)
+    check_power_of_two("vec", vec)
+    check_power_of_two("per_phase", per_phase)
+    check_power_of_two("max_phase", max_phase)
+
+
+def mma_swizzle_offset(i: int, j: int, *, cols: int, vec: int, per_phase: int, max_phase: int) -> int:
+    """Def. 4.11: the element offset of (row ``i``, column ``j``) of a row-major tile with ``cols`` columns:
+    ``i * cols + ((((i // per_phase) % max_phase) ^ (j // vec)) * vec) % cols ^ (j % vec)``.
+
+    >>> mma_swizzle_offset(1, 0, cols=8, vec=2, per_phase=1, max_phase=4)
+    10
+    """
+    i = check_int("i", i, minimum=0)
+    j = check_int("j", j, minimum=0)
+    check_power_of_two("cols", cols)
+    check_power_of_two("vec", vec)
+    check_power_of_two("per_phase", per_phase)
+    check_power_of_two("max_phase", max_phase)
+    if j >= cols:
+        raise LayoutError(f"j must be < cols ({cols}), got {j}")
+    phase = (i // per_phase) % max_phase
+    return i * cols + ((((phase ^ (j // vec)) * vec) % cols) ^ (j % vec))
+
+
+def mma_swizzle_rows(rows: int, cols: int, *, vec: int, per_phase: int, max_phase: int) -> list[int]:
+    """Prop. 4.12's rows ``c_i = vec * ((2**i // per_phase) % max_phase) % cols`` for i < log2(rows).
+
+    >>> mma_swizzle_rows(8, 8, vec=2, per_phase=1, max_phase=4)
+    [2, 4, 0]
+    """
+    _check_swizzle(rows, cols, vec, per_phase, max_phase)
+    return [(vec * (((1 << i) // per_phase) % max_phase)) % cols for i in range(rows.bit_length() - 1)]
+
+
+def mma_swizzle_layout(rows: int, cols: int, *, vec: int, per_phase: int, max_phase: int) -> LinearLayout:
+    """The ``offset -> (dim0 = i, dim1 = j)`` layout of Def. 4.11 on a ``rows x cols`` tile (the inverse
+    of ``mma_swizzle_offset``): offset bit k < log2(cols) -> (0, 2**k); offset ``cols * 2**i`` ->
+    (2**i, c_i). It equals ``SwizzledSharedLayout(vec, per_phase, max_phase, [1, 0]).to_linear``.
+
+    >>> mma_swizzle_layout(4, 8, vec=2, per_phase=1, max_phase=4).bases["offset"]
+    [[0, 1], [0, 2], [0, 4], [1, 2], [2, 4]]
+    """
+    _check_swizzle(rows, cols, vec, per_phase, max_phase)
+    bases = [[0, 1 << k] for k in range(cols.bit_length() - 1)]
+    bases += [[1 << i, c] for i, c in enumerate(mma_swizzle_rows(rows, cols, vec=vec, per_phase=per_phase,
+                                                                   max_phase=max_phase))]
+    return LinearLayout({"offset": bases}, {"dim0": rows, "dim1": cols})

@@ -1,0 +1,88 @@
+"""Tests of catalog/tensor_memory.py: TensorMemoryLayout and TensorMemoryScalesLayout.
+
+- every ``tensor_memory`` case and the ``TensorMemory_CTASplit`` property of conversions.json;
+- differential against triton 3.9 (its result has no ``block`` in-dim: we compare ``row, col``).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from linear_layouts import LayoutError
+from linear_layouts.catalog import TensorMemoryLayout, TensorMemoryScalesLayout
+
+from . import random_layouts as R
+from .oracle import build_gluon, build_ours, cga_of_json, conversion_cases, layout_of_json, load_conversions, oracle_linear
+
+TMEM_CASES = conversion_cases("tensor_memory")
+
+
+def _of_json(params: dict) -> TensorMemoryLayout:
+    return TensorMemoryLayout((params["blockM"], params["blockN"]), params["colStride"], cga_of_json(params),
+                              params["twoCTAs"], params["fp4Padded"])
+
+
+@pytest.mark.parametrize("case", TMEM_CASES, ids=lambda c: c["name"])
+def test_triton_unittest_case(case):
+    assert _of_json(case["params"]).to_linear(case["shape"]) == layout_of_json(case["expected"])
+
+
+def test_cta_split_property():
+    data = load_conversions()
+    (prop,) = [p for p in data["properties"] if p["name"] == "TensorMemory_CTASplit"]
+    lhs = _of_json(prop["lhs"]["params"]).to_linear(prop["lhs"]["shape"])
+    inner, outer = prop["rhs_product"]
+    assert lhs == _of_json(inner["params"]).to_linear(inner["shape"]) * layout_of_json(outer)
+    assert len(TMEM_CASES) == 8
+
+
+def test_scales_tile():
+    layout = TensorMemoryScalesLayout().to_linear([128, 8])
+    assert layout.bases["row"] == [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 0], [0, 0]]
+    assert layout.bases["col"] == [[0, 1], [0, 2], [32, 0], [64, 0], [0, 4]]
+    assert layout.in_dim_names == ("row", "col", "block")
+
+
+def test_two_cta_m64_is_the_transpose_of_m128():
+    layout = TensorMemoryLayout((64, 64), 1, [[1, 0]], two_ctas=True).to_linear([128, 64])
+    assert layout.bases["row"][-1] == [0, 32]
+    assert layout.bases["block"] == [[64, 0]]
+
+
+def test_differential_against_triton():
+    pytest.importorskip("triton")
+    rng = random.Random(99)
+    for _ in range(300):
+        params, shape = R.random_tensor_memory(rng)
+        ours = build_ours(params).to_linear(shape)
+        theirs = oracle_linear(build_gluon(params), shape)
+        assert ours.sublayout(["row", "col"], ["dim0", "dim1"]) == theirs, (params, shape)
+        assert ours.out_dims == {"dim0": shape[0], "dim1": shape[1]}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: TensorMemoryLayout((32, 64), 1),
+        lambda: TensorMemoryLayout((128, 1024), 1),
+        lambda: TensorMemoryLayout((128, 48), 1),
+        lambda: TensorMemoryLayout((128, 64), 8),
+        lambda: TensorMemoryLayout((128, 64), 2, fp4_padded=True),
+        lambda: TensorMemoryLayout((128, 64), 1, two_ctas=True),
+        lambda: TensorMemoryLayout((128, 64), 1, [[0, 1]], two_ctas=True),
+        lambda: TensorMemoryLayout((64, 1), 1, [[1, 0]], two_ctas=True),
+        lambda: TensorMemoryLayout((128,), 1),
+        lambda: TensorMemoryLayout((128, 64), 1, two_ctas="yes"),
+        lambda: TensorMemoryLayout((128, 64), 1).to_linear([64, 32]),
+        lambda: TensorMemoryLayout((128, 64), 1, [[1, 0]]).to_linear([128, 64]),
+        lambda: TensorMemoryLayout((128, 64), 1).to_linear([128]),
+        lambda: TensorMemoryLayout((64, 64), 1, [[1, 0]], two_ctas=True).to_linear([128, 1]),
+        lambda: TensorMemoryScalesLayout([[3, 0]]),
+        lambda: TensorMemoryScalesLayout().to_linear([128, 8, 2]),
+    ],
+)
+def test_invalid_raise(make):
+    with pytest.raises(LayoutError):
+        make()
