@@ -1,0 +1,248 @@
+"""Shared-memory bank conflicts in closed form (paper §9.2, Lemma 9.4 and its vectorized case).
+
+A distributed layout ``L`` (register, lane, warp -> tensor) reads or writes a shared layout ``S``
+(offset -> tensor). Composing, ``S^-1 ∘ L`` sends every hardware index to an element offset. The
+bank model (HARDWARE.md, validated with ncu on H200 and H100): one instruction = one warp, one value of the
+non-vector register bits, 32 lanes, each lane moving one aligned vector of ``2**v`` elements; lanes
+are split into phases of at most 128 bytes (16-byte vectors: 4 phases of 8 lanes, 8-byte: 2 of 16,
+otherwise 1 of 32); a phase costs the largest number of *distinct* 4-byte words asked of one bank.
+
+Everything is linear, so the cost is a dimension count. Let a *unit* be what one lane touches,
+``max(vector bytes, 4)`` bytes, aligned; unit ``u`` sits in bank group ``u mod (32 / n)`` where
+``n = unit bytes / 4`` is also the number of phases. For the phase lanes ``t_0 .. t_{4-log2 n}``
+with unit images ``u_i``, every bank group of a phase receives ``2**k`` distinct units,
+
+    k = rank{u_i} - rank{u_i mod (32/n)}
+
+so ``wavefronts = n * 2**k * instructions * warps``. For vectors of at least 4 bytes, ``2**k`` is
+Lemma 9.4's ``c = |span(S_Vec ∪ S_Idx) ∩ span(L_Thr)|`` (over the phase lanes) and ``n c`` its
+vectorized case; for narrower accesses the lemma is only a lower bound, while this count stays
+exact (lanes reading one word cost nothing, lanes on two words of one bank do).
+
+Example (seed 004, 16x32 fp32, one warp, row-major shared memory ``offset = 32 m + n``; store:
+register -> row m, lane -> column n; load: lanes 0-3 -> m, lane 4 -> n0, registers -> n1..n4):
+``wavefronts(row_major, store, 32, op="store") == 16`` and ``wavefronts(row_major, load, 32) == 256``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from linear_layouts import f2
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import ColumnAction, LinearLayout, divide_left
+
+__all__ = [
+    "SharedAccess",
+    "shared_access",
+    "wavefronts",
+    "wavefronts_per_phase",
+    "access_wavefronts",
+    "bank_conflicts",
+    "check_bitwidth",
+    "check_distributed",
+    "check_shared",
+    "LANES",
+    "BANKS",
+]
+
+LANES = 32  #: lanes per warp (NVIDIA)
+BANKS = 32  #: 4-byte banks of shared memory
+PHASE_BYTES = 128  #: bytes one phase of a shared-memory instruction moves at most
+
+_DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
+
+
+def check_bitwidth(bitwidth: object, name: str = "bitwidth") -> int:
+    """The element width in bits: a power of two from 8 to 128, else LayoutError."""
+    if isinstance(bitwidth, bool) or not isinstance(bitwidth, int) or bitwidth not in (8, 16, 32, 64, 128):
+        raise LayoutError(f"{name} must be an element width in bits, one of 8, 16, 32, 64, 128; got {bitwidth!r}")
+    return bitwidth
+
+
+def check_distributed(layout: object, name: str) -> LinearLayout:
+    """A distributed LinearLayout: in dims among register, lane, warp, block; 32 lanes; one CTA."""
+    if not isinstance(layout, LinearLayout):
+        raise LayoutError(f"{name} must be a LinearLayout, got {type(layout).__name__}")
+    for d in layout.in_dim_names:
+        if d not in _DISTRIBUTED_DIMS:
+            raise LayoutError(f"{name}: in dims must be among {_DISTRIBUTED_DIMS}, got {d!r}")
+    if not layout.has_in_dim("lane") or layout.in_dim_size("lane") != LANES:
+        raise LayoutError(f"{name}: needs a 'lane' in dim of size {LANES} (one NVIDIA warp)")
+    if layout.has_in_dim("block") and layout.in_dim_size("block") != 1:
+        raise LayoutError(f"{name}: 'block' must have size 1 (analyze one CTA: take the sublayout without block)")
+    return layout
+
+
+def check_shared(layout: object, name: str, out_dims: dict[str, int]) -> LinearLayout:
+    """A shared LinearLayout over the same tensor: ``offset`` (and a size-1 ``block``) -> out_dims, invertible.
+
+    Returned with its out dims in the order of ``out_dims``.
+    """
+    if not isinstance(layout, LinearLayout):
+        raise LayoutError(f"{name} must be a LinearLayout, got {type(layout).__name__}")
+    if not layout.has_in_dim("offset"):
+        raise LayoutError(f"{name}: a shared layout needs an 'offset' in dim")
+    for d in layout.in_dim_names:
+        if d not in ("offset", "block"):
+            raise LayoutError(f"{name}: in dims must be 'offset' (and 'block'), got {d!r}")
+    if layout.has_in_dim("block") and layout.in_dim_size("block") != 1:
+        raise LayoutError(f"{name}: 'block' must have size 1 (one CTA)")
+    if sorted(layout.out_dims.items()) != sorted(out_dims.items()):
+        raise LayoutError(
+            f"{name}: out dims {layout.out_dims} must equal the distributed layout's out dims {out_dims}"
+        )
+    layout = layout.transpose_outs(list(out_dims))
+    cols = layout.flat_bases("offset")
+    if len(cols) != layout.total_out_dim_size_log2 or f2.rank(cols) != len(cols):
+        raise LayoutError(f"{name}: 'offset' must map one to one onto the tensor (an invertible shared layout)")
+    return layout
+
+
+@dataclass(frozen=True)
+class SharedAccess:
+    """One distributed layout's access to one shared layout, as element offsets (S^-1 ∘ L).
+
+    ``permutation`` keeps the non-zero register bases (broadcast registers are not re-stored) and
+    puts the ``vector_log2`` vector bases first; ``register_offsets`` are those kept bases' offsets,
+    the first ``vector_log2`` being 1, 2, 4, ... Lane and warp offsets are unpermuted (zeros kept).
+    """
+
+    bitwidth: int
+    vector_log2: int
+    permutation: ColumnAction
+    register_offsets: tuple[int, ...]
+    lane_offsets: tuple[int, ...]
+    warp_offsets: tuple[int, ...]
+
+    @property
+    def vector_elements(self) -> int:
+        """Elements each lane moves per instruction (2**v)."""
+        return 1 << self.vector_log2
+
+    @property
+    def vector_bits(self) -> int:
+        """Bits each lane moves per instruction (2**v * bitwidth): 8 .. 128."""
+        return self.vector_elements * self.bitwidth
+
+    @property
+    def unit_bytes(self) -> int:
+        """The aligned block one lane touches: max(vector bytes, 4)."""
+        return max(self.vector_bits // 8, 4)
+
+    @property
+    def phases(self) -> int:
+        """Phases per instruction: 32 lanes x unit bytes / 128 (1, 2 or 4)."""
+        return self.unit_bytes // 4
+
+    @property
+    def instructions_per_warp(self) -> int:
+        """One instruction per value of the non-vector, non-broadcast register bits."""
+        return 1 << (len(self.register_offsets) - self.vector_log2)
+
+    @property
+    def num_warps(self) -> int:
+        """Every warp issues its instructions (broadcast warps included)."""
+        return 1 << len(self.warp_offsets)
+
+    @property
+    def instructions(self) -> int:
+        """Instructions over all warps."""
+        return self.instructions_per_warp * self.num_warps
+
+
+def _offsets(elim: f2.EliminationBasis, flat: tuple[int, ...]) -> tuple[int, ...]:
+    """S^-1 of each flattened tensor vector: the element offset (S invertible, eliminated once)."""
+    return tuple(elim.express(x) for x in flat)  # type: ignore[misc]
+
+
+def shared_access(
+    shared_layout: LinearLayout,
+    distributed_layout: LinearLayout,
+    bitwidth: int,
+    *,
+    max_vector_bits: int = 128,
+) -> SharedAccess:
+    """The access of ``distributed_layout`` to ``shared_layout``: offsets and the widest vector.
+
+    The vector is the largest ``2**v`` (``2**v * bitwidth <= max_vector_bits``) for which
+    ``cvt = S^-1 ∘ L`` without its broadcast registers is, after a register permutation, divisible
+    on the left by the identity tile ``register -> offset`` of size ``2**v`` (paper §5.3, Thm 5.1).
+    """
+    bitwidth = check_bitwidth(bitwidth)
+    dist = check_distributed(distributed_layout, "distributed_layout")
+    shared = check_shared(shared_layout, "shared_layout", dist.out_dims)
+    if not isinstance(max_vector_bits, int) or max_vector_bits < bitwidth or max_vector_bits & (max_vector_bits - 1):
+        raise LayoutError(f"max_vector_bits must be a power of two >= bitwidth, got {max_vector_bits!r}")
+    cols = shared.flat_bases("offset")
+    elim = f2.EliminationBasis.build(cols)
+    regs = dist.flat_bases("register") if dist.has_in_dim("register") else ()
+    kept = [i for i, r in enumerate(regs) if r != 0]
+    reg_off = _offsets(elim, tuple(regs[i] for i in kept))
+    lane_off = _offsets(elim, dist.flat_bases("lane"))
+    warp_off = _offsets(elim, dist.flat_bases("warp")) if dist.has_in_dim("warp") else ()
+    n_off = len(cols)
+
+    def as_layout(order: list[int]) -> LinearLayout:
+        return LinearLayout(
+            {"register": [[reg_off[j]] for j in order], "lane": [[o] for o in lane_off],
+             "warp": [[o] for o in warp_off]},
+            {"offset": 1 << n_off},
+            require_surjective=False,
+        )
+
+    v = min((max_vector_bits // bitwidth).bit_length() - 1, len(kept))
+    while v > 0:
+        where = {o: j for j, o in enumerate(reg_off)}
+        vec = [where.get(1 << i) for i in range(v)]
+        if None not in vec:
+            order = vec + [j for j in range(len(kept)) if j not in vec]  # type: ignore[operator]
+            tile = LinearLayout.identity_1d(1 << v, "register", "offset")
+            if divide_left(as_layout(order), tile) is not None:
+                break
+        v -= 1
+    if v == 0:
+        order = list(range(len(kept)))
+    perm = ColumnAction([kept[j] for j in order], "register", len(regs))
+    return SharedAccess(bitwidth, v, perm, tuple(reg_off[j] for j in order), lane_off, warp_off)
+
+
+def wavefronts_per_phase(access: SharedAccess) -> int:
+    """Wavefronts one phase of one instruction takes: 2**k with k as in the module doc (Lemma 9.4)."""
+    elem_shift = (access.bitwidth // 8).bit_length() - 1
+    unit_shift = access.unit_bytes.bit_length() - 1
+    phase_lanes = LANES.bit_length() - 1 - (access.phases.bit_length() - 1)
+    units = [(o << elem_shift) >> unit_shift for o in access.lane_offsets[:phase_lanes]]
+    groups = BANKS // access.phases
+    return 1 << (f2.rank(units) - f2.rank([u & (groups - 1) for u in units]))
+
+
+def wavefronts(
+    shared_layout: LinearLayout,
+    distributed_layout: LinearLayout,
+    bitwidth: int,
+    *,
+    op: str = "load",
+) -> int:
+    """Total shared-memory wavefronts to load (or store) the whole tensor over all warps.
+
+    ``= phases * 2**k * instructions``: what ncu's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``
+    (``_st``) reports for one CTA. Loads and stores follow the same bank model.
+    """
+    if op not in ("load", "store"):
+        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+    return access_wavefronts(shared_access(shared_layout, distributed_layout, bitwidth))
+
+
+def access_wavefronts(access: SharedAccess) -> int:
+    """Total wavefronts of an access: phases * 2**k * instructions over all warps."""
+    return access.phases * wavefronts_per_phase(access) * access.instructions
+
+
+def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout, bitwidth: int) -> int:
+    """Extra wavefronts per phase: wavefronts / (instructions * phases) - 1.
+
+    This is the quantity Triton's ``bankConflictsMemDesc`` (Gluon ``get_shared_bank_conflicts``)
+    estimates; 0 means conflict-free.
+    """
+    return wavefronts_per_phase(shared_access(shared_layout, distributed_layout, bitwidth)) - 1

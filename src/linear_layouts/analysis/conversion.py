@@ -1,0 +1,280 @@
+"""Conversion planning: how to move a tensor from distributed layout ``src`` to ``dst`` (paper §5.4).
+
+``C = src^-1 ∘ dst`` (``dst.invert_and_compose(src)``, Triton's choice: free variables zero, so
+duplicated data is read from the first copy) maps each destination slot to the source slot that holds
+its element. Quotienting ``C`` by the hardware dims it leaves alone, slowest first (block, warp, lane),
+gives the cheapest mechanism, as Triton's ``minimalCvtLayout``:
+
+* no-op: ``src == dst`` (the same LinearLayout, whatever descriptors produced them);
+* register permutation: ``C`` is trivial over block, warp and lane (``register_map``);
+* warp shuffle: trivial over block and warp (§5.4 shuffles, :mod:`.shuffles`), chosen only when its
+  cost is below the shared-memory plan's; otherwise
+* shared memory: store ``src``, barrier, load ``dst`` through the optimal swizzle (§5.4, §9.2), with
+  vector widths, instruction kinds and counts, and predicted wavefronts;
+* cross-CTA: ``C`` moves data between CTAs (distributed shared memory of a cluster).
+
+Cost model (per warp, in units of one shared-memory wavefront): shuffles cost ``SHUFFLE_COST`` per
+``shfl.sync`` (packing ignored); shared memory costs its store + load wavefronts divided by the warps,
+plus ``BARRIER_COST`` for the barrier between store and load. Calibration (H100 SXM, 1980 MHz,
+CUDA 13, 2026-11-22, 64 resident warps per SM, throughput-bound loops): a dependent ``shfl.sync`` +
+add took 0.77 ns per warp per SM, a conflict-free st.shared + ld.shared pair with ``__syncwarp``
+1.28 ns (0.64 ns per wavefront), the same pair with two ``__syncthreads`` 2.2 ns at 4-8 warps per
+CTA and 3.5 ns at 1 warp per CTA: one shfl is about 1.2 wavefronts, a barrier 0.7-1.7. A
+cross-CTA conversion is planned as one shared-memory conversion over the whole cluster (the block
+bits folded into the warp bits, i.e. distributed shared memory seen as one buffer) and pays
+``CLUSTER_BARRIER_COST`` instead.
+
+>>> from linear_layouts import LinearLayout
+>>> A = LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64]]}, ["dim0"])
+>>> plan_conversion(A, A, "fp32").kind
+'no-op'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from linear_layouts.analysis import banks, simd_tiles, swizzle
+from linear_layouts.analysis.dtypes import bitwidth as _bitwidth
+from linear_layouts.analysis.shuffles import ShufflePlan, check_distributed, plan_shuffle, same_warp_data
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import LinearLayout
+
+__all__ = [
+    "NO_OP",
+    "REGISTER_PERMUTATION",
+    "WARP_SHUFFLE",
+    "SHARED_MEMORY",
+    "CROSS_CTA",
+    "SHUFFLE_COST",
+    "BARRIER_COST",
+    "CLUSTER_BARRIER_COST",
+    "SharedMemoryPlan",
+    "ConversionPlan",
+    "conversion_dims",
+    "plan_shared_memory",
+    "plan_conversion",
+]
+
+NO_OP = "no-op"
+REGISTER_PERMUTATION = "register permutation"
+WARP_SHUFFLE = "warp shuffle"
+SHARED_MEMORY = "shared memory"
+CROSS_CTA = "cross-CTA"
+
+#: Cost of one ``shfl.sync`` per warp, in wavefront units (measured, see the module doc).
+SHUFFLE_COST = 1.2
+#: Cost of the barriers around the shared-memory round trip, in wavefront units (measured, rounded up).
+BARRIER_COST = 2
+#: Cost of the cluster barrier of a cross-CTA conversion, in the same units (model).
+CLUSTER_BARRIER_COST = 8
+
+REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
+
+
+@dataclass(frozen=True)
+class SharedMemoryPlan:
+    """Store ``src`` to ``layout`` (offset -> tensor, elements), barrier, load ``dst`` from it.
+
+    ``*_vector_bits``: bits per lane per instruction; ``*_instruction``: the PTX instruction kind
+    (``st.shared.v4.b32``, ``stmatrix.x4``, ``ldmatrix.x4.trans``, ...); ``*_instructions``: how many
+    over all warps; ``*_wavefronts``: predicted total wavefronts (what ncu reports for one CTA).
+    ``*_permutation``: the register order (``ColumnAction``) the instructions consume.
+    ``swizzle``: the optimal-swizzle result (its V, I, E, F, H, C sets for display).
+    ``baselines``: name -> (store wavefronts, load wavefronts) of the legacy shared layouts.
+    """
+
+    layout: LinearLayout
+    store_vector_bits: int
+    load_vector_bits: int
+    store_instruction: str
+    load_instruction: str
+    store_instructions: int
+    load_instructions: int
+    store_wavefronts: int
+    load_wavefronts: int
+    store_permutation: Any
+    load_permutation: Any
+    swizzle: Any = field(repr=False)
+    baselines: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def wavefronts(self) -> int:
+        return self.store_wavefronts + self.load_wavefronts
+
+    @property
+    def instructions(self) -> int:
+        return self.store_instructions + self.load_instructions
+
+
+@dataclass(frozen=True)
+class ConversionPlan:
+    """A conversion ``src -> dst`` of ``bitwidth``-bit elements: its ``kind`` and what codegen needs.
+
+    * ``register_map[i]``: the source register dst register ``i`` takes (no-op, register permutation);
+    * ``shuffle``: the :class:`~.shuffles.ShufflePlan` (warp shuffle);
+    * ``shared``: the :class:`SharedMemoryPlan` (shared memory; for cross-CTA, the per-CTA estimate);
+    * ``instructions``: data-movement instructions over all warps (shfl, or st + ld);
+      ``wavefronts``: predicted shared-memory wavefronts; ``cost``: per-warp model cost (module doc).
+    * ``alternatives``: kind -> cost of the other mechanisms that were possible.
+    """
+
+    kind: str
+    src: LinearLayout
+    dst: LinearLayout
+    bitwidth: int
+    instructions: int
+    wavefronts: int
+    cost: float
+    register_map: tuple[int, ...] | None = None
+    shuffle: ShufflePlan | None = None
+    shared: SharedMemoryPlan | None = None
+    alternatives: tuple[tuple[str, float], ...] = ()
+
+
+def _num_warps(layout: LinearLayout) -> int:
+    return layout.in_dim_size(WARP) if layout.has_in_dim(WARP) else 1
+
+
+def conversion_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...]:
+    """Hardware dims the conversion must move data across: the out dims of ``src^-1 ∘ dst`` after
+    quotienting by block, warp, lane (slowest first) while it is trivial over them (Triton's
+    ``minimalCvtLayout``). ``()`` for a no-op, ``("register",)`` for a register permutation.
+
+    >>> A = LinearLayout({"register": [[1]], "lane": [[2]]}, ["dim0"])
+    >>> conversion_dims(A, LinearLayout({"register": [[2]], "lane": [[1]]}, ["dim0"]))
+    ('register', 'lane')
+    """
+    check_distributed(src, "src")
+    check_distributed(dst, "dst")
+    if src.out_dims != dst.out_dims:
+        raise LayoutError(f"src and dst must have the same out dims, got {src.out_dims} and {dst.out_dims}")
+    if src.in_dim_names != dst.in_dim_names or src.in_dims[LANE] != dst.in_dims[LANE]:
+        raise LayoutError("src and dst must have the same in dims and lane count")
+    for d in (WARP, BLOCK):
+        if src.has_in_dim(d) and src.in_dim_size(d) != dst.in_dim_size(d):
+            raise LayoutError(f"src and dst must have the same number of {d}s")
+    comp = dst.invert_and_compose(src)
+    for d in (BLOCK, WARP, LANE):
+        if not comp.has_in_dim(d):
+            continue
+        q = comp.quotient([d])
+        if q is None:
+            break
+        comp = q
+    if not comp.in_dim_names or comp.is_trivial_over(list(comp.in_dim_names)):
+        return ()
+    return tuple(comp.out_dim_names)
+
+
+def _register_map(src: LinearLayout, dst: LinearLayout) -> tuple[int, ...]:
+    comp = dst.invert_and_compose(src)
+    return tuple(comp.apply({REGISTER: i})[REGISTER] for i in range(dst.in_dim_size(REGISTER)))
+
+
+def plan_shared_memory(
+    src: LinearLayout, dst: LinearLayout, dtype: int | str, *, with_baselines: bool = True
+) -> SharedMemoryPlan:
+    """Shared-memory conversion through the optimal swizzle (§5.4, §9.2) with instruction choice (§5.3).
+
+    Uses the smem analyses: ``swizzle.optimal_swizzle`` for the layout and predicted wavefronts,
+    ``simd_tiles.conversion_instructions`` for the instructions (widest ld/st.shared or
+    ldmatrix/stmatrix, fewest instructions), and the legacy baselines for comparison. Block bits
+    (several CTAs) are folded into the warp bits: the counts are then over the whole cluster.
+    ``with_baselines=False`` skips the (simulated) legacy baselines.
+    """
+    bits = _bitwidth(dtype)
+    a, b = _fold_blocks(src), _fold_blocks(dst)
+    sw = swizzle.optimal_swizzle(a, b, bits)
+    st, ld = simd_tiles.conversion_instructions(sw.layout, a, b, bits)
+    return SharedMemoryPlan(
+        sw.layout,
+        st.bits_per_lane,
+        ld.bits_per_lane,
+        st.instruction,
+        ld.instruction,
+        st.count,
+        ld.count,
+        int(sw.store_wavefronts),
+        int(sw.load_wavefronts),
+        st.permutation,
+        ld.permutation,
+        sw,
+        _baselines(a, b, bits) if with_baselines else (),
+    )
+
+
+def _baselines(a: LinearLayout, b: LinearLayout, bits: int) -> tuple[tuple[str, int, int], ...]:
+    """(name, store wavefronts, load wavefronts) through the legacy shared layouts: plain row-major,
+    row-major padded by one access width, and (rank 2) the legacy mma swizzle Triton would pick."""
+    log2s = [a.out_dim_size_log2(d) for d in a.out_dim_names]
+    shifts = [sum(log2s[:i]) for i in range(len(log2s))]
+    row_major = [1 << (shifts[i] + j) for i in reversed(range(len(log2s))) for j in range(log2s[i])]
+    plain = swizzle.shared_layout_from_flat(row_major, a)
+    out = [("unswizzled", banks.wavefronts(plain, a, bits, op="store"), banks.wavefronts(plain, b, bits))]
+    try:  # a baseline the smem analyses cannot model for this pair is left out
+        padded = swizzle.padded_baseline(a, b, bits)
+        out.append(("padded", int(padded.store_wavefronts), int(padded.load_wavefronts)))
+    except LayoutError:
+        pass
+    if a.num_out_dims == 2:
+        try:
+            shape = list(a.out_dims.values())
+            vec, per_phase, max_phase = swizzle.legacy_swizzle_params(shape, [1, 0], bits, op_idx=0)
+            legacy = swizzle.legacy_swizzle_baseline(a, b, bits, vec=vec, per_phase=per_phase, max_phase=max_phase)
+            out.append(("legacy swizzle", int(legacy.store_wavefronts), int(legacy.load_wavefronts)))
+        except LayoutError:
+            pass
+    return tuple(out)
+
+
+def plan_conversion(
+    src: LinearLayout, dst: LinearLayout, dtype: int | str, *, with_baselines: bool = True
+) -> ConversionPlan:
+    """The cheapest way to convert a tensor from distributed ``src`` to ``dst`` (module doc).
+
+    Shared-memory analyses need 32-lane warps; for other lane counts only the register and shuffle
+    plans are available (a conversion that needs shared memory then raises ``LayoutError``).
+    """
+    bits = _bitwidth(dtype)
+    dims = conversion_dims(src, dst)
+    if src == dst or not dims:
+        return ConversionPlan(NO_OP, src, dst, bits, 0, 0, 0.0, register_map=_register_map(src, dst))
+    if dims == (REGISTER,):
+        return ConversionPlan(REGISTER_PERMUTATION, src, dst, bits, 0, 0, 0.0, register_map=_register_map(src, dst))
+    warps = _num_warps(_fold_blocks(src))
+    if BLOCK in dims:
+        cluster = plan_shared_memory(src, dst, bits, with_baselines=with_baselines)
+        cost = cluster.wavefronts / warps + CLUSTER_BARRIER_COST
+        return ConversionPlan(CROSS_CTA, src, dst, bits, cluster.instructions, cluster.wavefronts, cost, shared=cluster)
+    shuffle = plan_shuffle(src, dst, bits) if WARP not in dims and same_warp_data(src, dst) else None
+    shared: SharedMemoryPlan | None
+    try:
+        shared = plan_shared_memory(src, dst, bits, with_baselines=with_baselines)
+    except LayoutError:
+        if shuffle is None:
+            raise
+        shared = None
+    shared_cost = shared.wavefronts / warps + BARRIER_COST if shared is not None else float("inf")
+    shuffle_cost = SHUFFLE_COST * shuffle.shuffles_per_warp if shuffle is not None else float("inf")
+    if shuffle is not None and shuffle_cost < shared_cost:
+        return ConversionPlan(
+            WARP_SHUFFLE, src, dst, bits, shuffle.shuffles_per_warp * shuffle.num_warps, 0, shuffle_cost,
+            shuffle=shuffle, alternatives=((SHARED_MEMORY, shared_cost),) if shared is not None else (),
+        )
+    if shared is None:  # pragma: no cover - excluded just above
+        raise LayoutError("no shared-memory plan")
+    alternatives = ((WARP_SHUFFLE, shuffle_cost),) if shuffle is not None else ()
+    return ConversionPlan(
+        SHARED_MEMORY, src, dst, bits, shared.instructions, shared.wavefronts, shared_cost,
+        shared=shared, alternatives=alternatives,
+    )
+
+
+def _fold_blocks(layout: LinearLayout) -> LinearLayout:
+    """The cluster as one big CTA: the block bases appended to the warp bases (warp bits first)."""
+    bases = layout.bases
+    warp = bases.pop(WARP, []) + bases.pop(BLOCK, [])
+    bases[WARP] = warp
+    return LinearLayout(bases, layout.out_dims)

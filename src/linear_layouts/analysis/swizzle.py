@@ -1,0 +1,397 @@
+"""Optimal swizzling (paper §5.4, §9.2): a shared layout that vectorizes both accesses, conflict-free.
+
+Work in the flattened tensor F2^d (first out dim least significant). For the store layout A and the
+load layout B:
+
+* V = A_Reg ∩ B_Reg (register columns of both, at most 128 bits of elements): the vector, offset
+  bits 0 .. |V|-1. Below 4 bytes the rest of the word is filled with registers of one side
+  (Triton's "fill bank 0"), so that side moves whole words; K = V + fill are the in-word bits.
+* For each side X, its phase lanes X_Thr (the lanes of one phase: 32, 16 or 8 of them),
+  U_X = span(K ∪ X_Thr). I = U_A ∩ U_B; E, F extend I to U_A, U_B; G = {e_i ⊕ f_i} pairs them
+  in ascending order; C completes U_A + U_B to F2^d.
+* The segment (offset bits at 128 bytes and above, ℓ of them) is H ⊆ C ∪ G: by Lemma 9.5,
+  span(H) avoids U_A ∪ U_B, so by Lemma 9.4 neither access has a bank conflict. The bank bits are
+  the unit vectors completing K ∪ H, taken last tensor dim first (row-major).
+
+With ``extend_vectors=True`` one side's vector also grows past V with its own registers (Triton's
+extra vectorization): same wavefronts, fewer instructions.
+
+Example (seed 004: 16x32 fp32 transpose): ``optimal_swizzle(store, load, 32).layout`` maps offset
+``32*m + (n xor 2m)`` to (m, n), with 16 + 16 wavefronts (unswizzled: 16 + 256, XOR m: 16 + 32).
+
+Legacy baselines for comparison: ``padded_baseline`` (row-major, each row padded by one access
+width) and ``legacy_swizzle_baseline`` (Definition 4.11's mma swizzle with Triton's parameters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from linear_layouts import f2
+from linear_layouts.analysis.bank_simulator import simulate_wavefronts
+from linear_layouts.analysis.banks import (
+    LANES,
+    access_wavefronts,
+    check_bitwidth,
+    check_distributed,
+    shared_access,
+)
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import LinearLayout
+
+__all__ = [
+    "SwizzleResult",
+    "SharedBaseline",
+    "optimal_swizzle",
+    "lemma_9_5_bound",
+    "shared_layout_from_flat",
+    "padded_baseline",
+    "mma_swizzle_layout",
+    "legacy_swizzle_params",
+    "legacy_swizzle_baseline",
+]
+
+
+@dataclass(frozen=True)
+class SwizzleResult:
+    """The optimal shared layout and its predicted cost; the sets are flattened tensor vectors (ints).
+
+    ``vector_bits`` is the common vector of the paper (2**|V| * bitwidth); each side may move more
+    (``store_vector_bits`` / ``load_vector_bits``: the widest ld/st.shared it can use on ``layout``).
+    ``K`` are the lowest offset bits (V, then the word fill / vector extension); ``bank`` the other
+    offset bits below 128 bytes; ``H`` the segment bits above (⊆ C ∪ G when conflict-free).
+    """
+
+    layout: LinearLayout
+    bitwidth: int
+    store_wavefronts: int
+    load_wavefronts: int
+    vector_bits: int
+    store_vector_bits: int
+    load_vector_bits: int
+    V: tuple[int, ...]
+    K: tuple[int, ...]
+    I: tuple[int, ...]
+    E: tuple[int, ...]
+    F: tuple[int, ...]
+    G: tuple[int, ...]
+    C: tuple[int, ...]
+    H: tuple[int, ...]
+    bank: tuple[int, ...]
+    segment_bits: int
+    lemma_9_5_bound: int
+
+    @property
+    def total_wavefronts(self) -> int:
+        return self.store_wavefronts + self.load_wavefronts
+
+
+@dataclass(frozen=True)
+class SharedBaseline:
+    """A legacy shared layout (optionally padded) with the same cost fields as ``SwizzleResult``.
+
+    ``padding`` holds Triton ``PaddedSharedLayout`` pairs (interval, pad) in elements; padded layouts
+    are not linear, so their wavefronts come from the brute-force simulator.
+    """
+
+    name: str
+    layout: LinearLayout
+    padding: tuple[tuple[int, int], ...]
+    bitwidth: int
+    store_wavefronts: int
+    load_wavefronts: int
+    store_vector_bits: int
+    load_vector_bits: int
+    params: tuple[int, ...] = ()
+
+    @property
+    def total_wavefronts(self) -> int:
+        return self.store_wavefronts + self.load_wavefronts
+
+    @property
+    def shared_bytes(self) -> int:
+        """Bytes of shared memory the layout occupies (padding included)."""
+        n = self.layout.in_dim_size("offset")
+        extra = sum((n - 1) // interval * pad for interval, pad in self.padding)
+        return (n + extra) * self.bitwidth // 8
+
+
+def _check_pair(store_layout: object, load_layout: object, bitwidth: object) -> tuple[LinearLayout, LinearLayout, int]:
+    w = check_bitwidth(bitwidth)
+    a = check_distributed(store_layout, "store_layout")
+    b = check_distributed(load_layout, "load_layout")
+    if sorted(a.out_dims.items()) != sorted(b.out_dims.items()):
+        raise LayoutError(f"store_layout and load_layout must cover the same tensor: {a.out_dims} vs {b.out_dims}")
+    b = b.transpose_outs(list(a.out_dims))
+    for name, lay in (("store_layout", a), ("load_layout", b)):
+        if not lay.is_surjective():
+            raise LayoutError(f"{name} must be surjective (cover every tensor element)")
+    return a, b, w
+
+
+def _nonzero_unique(vectors: tuple[int, ...]) -> list[int]:
+    out: list[int] = []
+    for v in vectors:
+        if v and v not in out:
+            out.append(v)
+    return out
+
+
+def _row_major_units(out_log2: list[int]) -> list[int]:
+    """Unit vectors of the flattened tensor, last out dim first (row-major contiguity), LSB first."""
+    shifts = [sum(out_log2[:i]) for i in range(len(out_log2))]
+    return [1 << (shifts[i] + j) for i in reversed(range(len(out_log2))) for j in range(out_log2[i])]
+
+
+def shared_layout_from_flat(columns: list[int], like: LinearLayout) -> LinearLayout:
+    """The shared layout ``offset -> like's out dims`` whose offset bit i maps to flattened vector columns[i]."""
+    log2s = [s.bit_length() - 1 for s in like.out_dims.values()]
+    bases = []
+    for c in columns:
+        vec = []
+        for k in log2s:
+            vec.append(c & ((1 << k) - 1))
+            c >>= k
+        bases.append(vec)
+    dims = {"offset": bases}
+    if like.has_in_dim("block"):
+        dims["block"] = []
+    return LinearLayout(dims, like.out_dims)
+
+
+def lemma_9_5_bound(d: int, u: list[int], v: list[int]) -> int:
+    """Lemma 9.5: the largest subspace of F2^d meeting span(u) ∪ span(v) only in 0 has dim d - max(dims)."""
+    return d - max(f2.rank(u), f2.rank(v))
+
+
+def _phase_lanes(lanes: tuple[int, ...], vector_bytes: int) -> list[int]:
+    phases = max(vector_bytes, 4) // 4
+    return [x for x in lanes[: (LANES.bit_length() - 1) - (phases.bit_length() - 1)] if x]
+
+
+def _independent(basis: list[int], x: int) -> bool:
+    return x != 0 and f2.rank(basis + [x]) == len(basis) + 1
+
+
+def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool, extend: bool) -> list[tuple]:
+    """The §9.2 construction (module doc) with the word filled from one side (and, with ``extend``,
+    that side's vector widened up to 128 bits); one candidate per bank order."""
+    d = a.total_out_dim_size_log2
+    units = _row_major_units([s.bit_length() - 1 for s in a.out_dims.values()])
+    a_reg = _nonzero_unique(a.flat_bases("register") if a.has_in_dim("register") else ())
+    b_reg = _nonzero_unique(b.flat_bases("register") if b.has_in_dim("register") else ())
+    a_lane, b_lane = a.flat_bases("lane"), b.flat_bases("lane")
+    max_vec = (128 // w).bit_length() - 1
+
+    # V: registers of both, in the store's order, at most 128 bits of elements
+    V: list[int] = []
+    for r in a_reg:
+        if r in b_reg and len(V) < max_vec and _independent(V, r):
+            V.append(r)
+    # below 4 bytes, fill the word with one side's registers (the other side's lanes first, in lane
+    # order: they then share words, which is free), then with any direction; ``extend`` goes on with
+    # that side's registers up to 128 bits (fewer instructions, same wavefronts)
+    K = list(V)
+    word_bits = min((32 // w).bit_length() - 1 if w < 32 else 0, d)
+    regs, other_lanes = (a_reg, b_lane) if fill_from_store else (b_reg, a_lane)
+    own = [x for x in other_lanes if x in regs and x not in V] + [r for r in regs if r not in V and r not in other_lanes]
+    for x in [*own, *(x for x in a_lane if x in b_lane), *a_lane, *b_lane, *units]:
+        if len(K) >= word_bits:
+            break
+        if _independent(K, x):
+            K.append(x)
+    if extend and all(x in regs for x in K[len(V):]):
+        for x in own:
+            if len(K) >= min(max_vec, d):
+                break
+            if _independent(K, x):
+                K.append(x)
+
+    def vector_bits_of(side_regs: list[int]) -> int:
+        n = 0
+        while n < len(K) and n < max_vec and K[n] in side_regs:
+            n += 1
+        return n
+
+    vec_store, vec_load = vector_bits_of(a_reg), vector_bits_of(b_reg)
+    k_a, k_b = max(vec_store, word_bits), max(vec_load, word_bits)  # in-unit offset bits of each side
+    u_a = K[:k_a] + _phase_lanes(a_lane, (1 << vec_store) * w // 8)
+    u_b = K[:k_b] + _phase_lanes(b_lane, (1 << vec_load) * w // 8)
+    I = f2.intersection(u_a, u_b)
+    E = f2.complement(I, u_a[k_a:])
+    F = f2.complement(I, u_b[k_b:])
+    G = [e ^ f for e, f in zip(sorted(E), sorted(F))]
+    C = f2.complement(f2.span_sum(u_a, u_b), units)
+
+    # segment: offset bits from 128 bytes up; Lemma 9.5's C ⊕ G first (conflict-free), then, only if
+    # that is too small, the unpaired thread bits (conflicts can no longer be avoided)
+    seg_len = max(d - max((1024 // w).bit_length() - 1, len(K)), 0)
+    H: list[int] = []
+    for x in [*C, *G, *sorted(E)[len(G):], *sorted(F)[len(G):], *sorted(E), *sorted(F), *units]:
+        if len(H) >= seg_len:
+            break
+        if _independent(K + H, x):
+            H.append(x)
+
+    out = []
+    # bank bits complete K ∪ H with unit vectors, row-major first; a bank bit right after K can widen
+    # one side's vector (and its phases), so registers-last is tried too
+    for order in (units, sorted(units, key=lambda x: x in a_reg or x in b_reg)):
+        bank = f2.complement(K + H, order)
+        sets = dict(V=V, K=K, I=I, E=E, F=F, G=G, C=C, H=H, bank=bank, segment_bits=seg_len,
+                    lemma_9_5_bound=lemma_9_5_bound(d, u_a, u_b))
+        out.append((shared_layout_from_flat(K + bank + H, a), sets))
+    return out
+
+
+def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, bitwidth: int,
+                    *, extend_vectors: bool = False) -> SwizzleResult:
+    """The shared layout maximizing vectorization (|V|), then minimizing store + load wavefronts.
+
+    Both accesses are conflict-free whenever Lemma 9.5 allows it, which in the bank model is always;
+    below 4 bytes per lane, the side whose registers fill the word is the cheaper of the two choices.
+    ``extend_vectors=True`` also widens one side's vector beyond V with its own registers (preferring
+    the other side's lanes, in lane order, which also suits ldmatrix), then minimizes instructions at
+    equal wavefronts: on seed 004 it gives st.shared.v4 x4 and ldmatrix.x4 x4 for the same 16 + 16.
+    ``store_wavefronts`` / ``load_wavefronts`` are ``wavefronts`` on the result.
+    """
+    a, b, w = _check_pair(store_layout, load_layout, bitwidth)
+    if not isinstance(extend_vectors, bool):
+        raise LayoutError(f"extend_vectors must be a bool, got {extend_vectors!r}")
+    best = None
+    sides = (True, False) if w < 32 or extend_vectors else (True,)
+    for fill_from_store, extend in ((f, e) for f in sides for e in ((False, True) if extend_vectors else (False,))):
+        for layout, sets in _candidates(a, b, w, fill_from_store, extend):
+            store, load = shared_access(layout, a, w), shared_access(layout, b, w)
+            cost = (access_wavefronts(store), access_wavefronts(load))
+            vec_bits = (store.vector_bits, load.vector_bits)
+            key = (sum(cost), store.instructions + load.instructions if extend_vectors else 0, -sum(vec_bits))
+            if best is None or key < best[0]:
+                best = (key, layout, sets, cost, vec_bits)
+    _, layout, sets, cost, vec_bits = best  # type: ignore[misc]
+    return SwizzleResult(
+        layout=layout, bitwidth=w, store_wavefronts=cost[0], load_wavefronts=cost[1],
+        vector_bits=(1 << len(sets["V"])) * w, store_vector_bits=vec_bits[0], load_vector_bits=vec_bits[1],
+        V=tuple(sets["V"]), K=tuple(sets["K"]), I=tuple(sets["I"]), E=tuple(sets["E"]), F=tuple(sets["F"]),
+        G=tuple(sets["G"]), C=tuple(sets["C"]), H=tuple(sets["H"]), bank=tuple(sets["bank"]),
+        segment_bits=sets["segment_bits"], lemma_9_5_bound=sets["lemma_9_5_bound"],
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# legacy baselines
+
+
+def _fastest_dim(layout: LinearLayout) -> int:
+    """The out dim of the store's first non-zero lane basis (else register): the dim rows run along."""
+    for name in ("lane", "register"):
+        if layout.has_in_dim(name):
+            for vec in layout.bases[name]:
+                for i, x in enumerate(vec):
+                    if x:
+                        return i
+    return layout.num_out_dims - 1
+
+
+def _order_layout(like: LinearLayout, order: list[int]) -> list[int]:
+    """Flattened unit vectors, dims taken in ``order`` (order[0] fastest)."""
+    log2s = [s.bit_length() - 1 for s in like.out_dims.values()]
+    shifts = [sum(log2s[:i]) for i in range(len(log2s))]
+    return [1 << (shifts[i] + j) for i in order for j in range(log2s[i])]
+
+
+def _baseline(name: str, layout: LinearLayout, padding: tuple[tuple[int, int], ...], a: LinearLayout,
+              b: LinearLayout, w: int, params: tuple[int, ...] = ()) -> SharedBaseline:
+    return SharedBaseline(
+        name=name, layout=layout, padding=padding, bitwidth=w,
+        store_wavefronts=simulate_wavefronts(layout, a, w, op="store", padding=padding),
+        load_wavefronts=simulate_wavefronts(layout, b, w, op="load", padding=padding),
+        store_vector_bits=shared_access(layout, a, w).vector_bits,
+        load_vector_bits=shared_access(layout, b, w).vector_bits, params=params,
+    )
+
+
+def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, bitwidth: int,
+                    *, order: list[int] | None = None) -> SharedBaseline:
+    """Legacy conversion scratch: dims in ``order`` (default: the dim of the store's first lane basis,
+    then the others from the last) laid out plainly, each row (the first dim's extent) padded by one
+    access width (the wider of the two accesses' vectors on that layout, at least one element).
+
+    Seed 004 (16x32 fp32 transpose): rows of 32 padded by 1 element -> 16 + 32 wavefronts.
+    """
+    a, b, w = _check_pair(store_layout, load_layout, bitwidth)
+    rank = a.num_out_dims
+    if order is None:
+        fast = _fastest_dim(a)
+        order = [fast] + [i for i in reversed(range(rank)) if i != fast]
+    if sorted(order) != list(range(rank)):
+        raise LayoutError(f"order must be a permutation of range({rank}), got {order!r}")
+    plain = shared_layout_from_flat(_order_layout(a, list(order)), a)
+    vec = max(shared_access(plain, a, w).vector_elements, shared_access(plain, b, w).vector_elements)
+    row = max(list(a.out_dims.values())[order[0]], vec)
+    padding = ((row, vec),) if row < plain.in_dim_size("offset") else ()
+    return _baseline("padded", plain, padding, a, b, w, params=(row, vec))
+
+
+def mma_swizzle_layout(like: LinearLayout, vec: int, per_phase: int, max_phase: int,
+                       order: list[int]) -> LinearLayout:
+    """Definition 4.11 (Triton's SwizzledSharedLayout) as a LinearLayout offset -> tensor, rank 2.
+
+    Row i (dim order[1]) XORs column group j (dim order[0]) by (i / per_phase) mod max_phase:
+    offset of (i, j) = (((i / per_phase) % max_phase) ^ (j / vec)) * vec + j % vec + i * cols.
+    """
+    if like.num_out_dims != 2 or sorted(order) != [0, 1]:
+        raise LayoutError("mma_swizzle_layout: rank-2 tensors only; order must be [0, 1] or [1, 0]")
+    for name, x in (("vec", vec), ("per_phase", per_phase), ("max_phase", max_phase)):
+        if not isinstance(x, int) or x < 1 or x & (x - 1):
+            raise LayoutError(f"mma_swizzle_layout: {name} must be a power of two >= 1, got {x!r}")
+    sizes = list(like.out_dims.values())
+    cols, rows = sizes[order[0]], sizes[order[1]]
+    log2s = [s.bit_length() - 1 for s in sizes]
+    col_shift = 0 if order[0] == 0 else log2s[0]
+    row_shift = 0 if order[1] == 0 else log2s[0]
+    flat = [1 << (col_shift + j) for j in range(cols.bit_length() - 1)]
+    for i in range(rows.bit_length() - 1):
+        phase = ((1 << i) // per_phase) % max_phase
+        flat.append((1 << (row_shift + i)) | (((phase * vec) % cols) << col_shift))
+    # the map above is offset -> element; it sends column bits to themselves and row bit i to row i
+    # XOR the swizzled columns; element (i, j) then sits at the offset of Definition 4.11
+    return shared_layout_from_flat(flat, like)
+
+
+def legacy_swizzle_params(shape: list[int], order: list[int], bitwidth: int, *, op_idx: int) -> tuple[int, int, int]:
+    """(vec, per_phase, max_phase) the legacy (pre-linear-layout) Triton picked for an Ampere mma operand.
+
+    per_phase = max(128 / (shape[order[0]] * bytes), 1); mat_shape = (8, 8, 128 / bitwidth) (m, n, k);
+    operand A: vec = k if order[0] == 1 else m, stride = m if order[0] == 1 else k; operand B: vec = n
+    if order[0] == 1 else k, stride = k if order[0] == 1 else n; max_phase = stride / per_phase;
+    transposed int8 operands were not swizzled (1, 1, 1). (Current Triton's kWidth-based rule differs.)
+    >>> legacy_swizzle_params([64, 64], [1, 0], 16, op_idx=0)
+    (8, 1, 8)
+    """
+    check_bitwidth(bitwidth)
+    if len(shape) != 2 or sorted(order) != [0, 1]:
+        raise LayoutError(f"legacy_swizzle_params: shape must be rank 2 and order a permutation of [0, 1], got {shape}, {order}")
+    if op_idx not in (0, 1):
+        raise LayoutError(f"legacy_swizzle_params: op_idx must be 0 (A) or 1 (B), got {op_idx!r}")
+    per_phase = max(128 // (shape[order[0]] * bitwidth // 8), 1)
+    inner = 0 if op_idx == 0 else 1
+    if bitwidth == 8 and order[0] == inner:
+        return 1, 1, 1
+    m, n, k = 8, 8, 128 // bitwidth
+    if op_idx == 0:
+        vec, stride = (k, m) if order[0] == 1 else (m, k)
+    else:
+        vec, stride = (n, k) if order[0] == 1 else (k, n)
+    return vec, per_phase, max(stride // per_phase, 1)
+
+
+def legacy_swizzle_baseline(store_layout: LinearLayout, load_layout: LinearLayout, bitwidth: int, *,
+                            vec: int, per_phase: int, max_phase: int,
+                            order: list[int] | None = None) -> SharedBaseline:
+    """The store/load cost through Definition 4.11's swizzle with the given legacy parameters."""
+    a, b, w = _check_pair(store_layout, load_layout, bitwidth)
+    if order is None:
+        order = [1, 0]
+    layout = mma_swizzle_layout(a, vec, per_phase, max_phase, list(order))
+    return _baseline("legacy_swizzle", layout, (), a, b, w, params=(vec, per_phase, max_phase))

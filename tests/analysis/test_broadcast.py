@@ -1,0 +1,118 @@
+"""Broadcasting (§5.1): duplicated bits and the stores of a reduction, checked by brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linear_layouts import LayoutError, LinearLayout
+from linear_layouts.analysis.broadcast import (
+    broadcast_masks,
+    duplicated_bits,
+    reduced_layout,
+    reduction_stores,
+)
+from linear_layouts.analysis.warp_simulator import random_distributed_layout
+
+
+def _slots(layout: LinearLayout):
+    """Every (warp, lane, register) and the element (tuple of coordinates) it holds (block 0)."""
+    n_r, n_l = layout.in_dim_size("register"), layout.in_dim_size("lane")
+    n_w = layout.in_dim_size("warp") if layout.has_in_dim("warp") else 1
+    w, t, r = (a.ravel() for a in np.meshgrid(np.arange(n_w), np.arange(n_l), np.arange(n_r), indexing="ij"))
+    ins = {"register": r, "lane": t}
+    if layout.has_in_dim("warp"):
+        ins["warp"] = w
+    out = layout.apply_array(ins)
+    coords = list(zip(*(out[d].tolist() for d in layout.out_dim_names)))
+    return list(zip(w.tolist(), t.tolist(), r.tolist(), coords))
+
+
+def test_duplicated_bits_are_exactly_the_bits_that_change_nothing():
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        L = random_distributed_layout(rng, [int(rng.integers(1, 4)), int(rng.integers(1, 4))],
+                                      lane_bits=3, warp_bits=2, extra_register_zeros=int(rng.integers(0, 2)))
+        dup = duplicated_bits(L)
+        for d in ("register", "lane", "warp"):
+            for i in range(L.in_dim_size_log2(d)):
+                # flipping bit i of d never changes the element, iff it is duplicated (distributed layouts)
+                same = all(L.apply({d: x}) == L.apply({d: x ^ (1 << i)}) for x in range(L.in_dim_size(d)))
+                assert same == (i in dup[d]), (L, d, i)
+        assert broadcast_masks(L) == {d: sum(1 << i for i in dup[d]) for d in dup}
+
+
+def test_reduction_counts_match_brute_force():
+    """>= 500 random layouts and axes: every count equals a direct enumeration of the slots."""
+    rng = np.random.default_rng(11)
+    for _ in range(500):
+        shape = [int(rng.integers(0, 4)), int(rng.integers(0, 4))]
+        while sum(shape) < 4:
+            shape[int(rng.integers(2))] += 1
+        L = random_distributed_layout(rng, shape, lane_bits=3, warp_bits=2,
+                                      extra_register_zeros=int(rng.integers(0, 2)))
+        axis = int(rng.integers(2))
+        st = reduction_stores(L, axis)
+        keep = 1 - axis
+        slots = [(w, t, r, e[keep]) for w, t, r, e in _slots(L)]
+        # distinct values per thread and per warp after the reduction
+        per_thread = {(w, t): set() for w, t, _, _ in slots}
+        per_warp = {w: set() for w, _, _, _ in slots}
+        for w, t, r, e in slots:
+            per_thread[(w, t)].add(e)
+            per_warp[w].add(e)
+        assert st.per_thread == max(len(s) for s in per_thread.values())
+        assert st.per_warp == max(len(s) for s in per_warp.values())
+        # the slots with every duplicated bit zero store each result element exactly once
+        masks = st.reduced.free_variable_masks()
+        stored = [e for w, t, r, e in slots
+                  if not (r & masks["register"] or t & masks["lane"] or w & masks["warp"])]
+        assert len(stored) == len(set(stored)) == len({e for *_, e in slots}) == st.element_stores
+        # legacy: every accumulator (register bits not along the axis) of every lane at axis index 0, every warp
+        r_axis = sum(1 << i for i, b in enumerate(L.bases["register"]) if b[axis])
+        l_axis = sum(1 << i for i, b in enumerate(L.bases["lane"]) if b[axis])
+        legacy = sum(1 for w, t, r, e in slots if (r & r_axis) == 0 and (t & l_axis) == 0)
+        assert legacy == st.legacy_element_stores
+        assert st.stores <= st.legacy_stores and st.skipped == st.legacy_stores - st.stores
+
+
+def test_table4_like_blocked_example():
+    # 4 warps, blocked [1,4] x [4,8] x [4,1] on a [16, 16] tensor, reduced along dim1:
+    # the 8 lanes along dim1 and the register bits along dim1 collapse; warps hold distinct rows.
+    L = LinearLayout(
+        {"register": [[0, 1], [0, 2]], "lane": [[0, 4], [0, 8], [0, 0], [1, 0], [2, 0]], "warp": [[4, 0], [8, 0]]},
+        ["dim0", "dim1"],
+    )
+    st = reduction_stores(L, axis=1)
+    assert (st.per_thread, st.storing_lanes, st.storing_warps, st.warps) == (1, 4, 4, 4)
+    assert st.legacy_storing_lanes == 8  # legacy also stores from the lane bit that holds duplicated data
+    assert (st.element_stores, st.legacy_element_stores) == (16, 32)
+    assert reduced_layout(L, 1).out_dim_names == ("dim0",)
+
+
+def test_bad_axis():
+    L = LinearLayout({"register": [[1]]}, ["dim0"])
+    with pytest.raises(LayoutError, match="axis"):
+        reduction_stores(L, 1)
+    with pytest.raises(LayoutError, match="LinearLayout"):
+        broadcast_masks("blocked")
+
+
+def test_triton_free_variable_masks_json():
+    """Triton's own FreeVariableMasks unit test (LinearLayoutTest.cpp), from the JSON expectations."""
+    import json
+    from pathlib import Path
+
+    here = Path(__file__).resolve()
+    found = [p / "shared" / "triton-unittests" / "algebra.json" for p in here.parents]
+    found = [p for p in found if p.exists()]
+    if not found:
+        pytest.skip("shared/triton-unittests not found (the repo sits beside shared/)")
+    path = found[0]
+    data = json.loads(path.read_text())
+    cases = [c for c in (data["cases"] if isinstance(data, dict) else data) if c["test"] == "FreeVariableMasks"]
+    assert len(cases) == 4
+    for case in cases:
+        spec = case["args"]["layout"]
+        layout = LinearLayout(spec["bases"], spec["out_dims"], require_surjective=spec["surjective"])
+        assert broadcast_masks(layout) == dict(case["expected"]), case["name"]
