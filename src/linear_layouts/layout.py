@@ -32,7 +32,14 @@ import numpy as np
 from linear_layouts import f2
 from linear_layouts.errors import LayoutError
 
-__all__ = ["LinearLayout", "ColumnAction", "divide_left", "divide_right", "supremum"]
+__all__ = [
+    "LinearLayout",
+    "ColumnAction",
+    "divide_left",
+    "divide_right",
+    "supremum",
+    "invert_and_compose_block_local",
+]
 
 BasesArg = Mapping[str, Sequence[Sequence[int]]] | Sequence[tuple[str, Sequence[Sequence[int]]]]
 OutDimsArg = Sequence[str] | Mapping[str, int] | Sequence[tuple[str, int]]
@@ -51,6 +58,41 @@ def _log2_exact(size: Any, what: str) -> int:
     if not _is_int(size) or size < 1 or (int(size) & (int(size) - 1)):
         raise LayoutError(f"{what} must be a positive power of two, got {size!r}")
     return int(size).bit_length() - 1
+
+
+def _checked_vectors(name: str, vecs: Any, n_out: int, out_names: Sequence[str]) -> list[Sequence[int]]:
+    """The basis vectors of in dim ``name``: each a sequence of ``n_out`` non-negative Python ints."""
+    if type(vecs) is not list and type(vecs) is not tuple:
+        if isinstance(vecs, (str, bytes)) or not isinstance(vecs, Iterable):
+            raise LayoutError(f"bases[{name!r}] must be a list of basis vectors, got {vecs!r}")
+        vecs = list(vecs)
+    out = []
+    for i, vec in enumerate(vecs):
+        if type(vec) is not list and type(vec) is not tuple:
+            if isinstance(vec, (str, bytes)) or not isinstance(vec, Iterable):
+                raise LayoutError(f"bases[{name!r}][{i}] must be a list of {n_out} ints, got {vec!r}")
+            vec = tuple(vec)
+        if len(vec) != n_out:
+            raise LayoutError(
+                f"bases[{name!r}][{i}] has {len(vec)} coordinates but there are {n_out} out dims "
+                f"{list(out_names)}: each basis vector needs one coordinate per out dim"
+            )
+        for c in vec:
+            if type(c) is not int or c < 0:
+                vec = _checked_coords(vec, f"bases[{name!r}][{i}]")
+                break
+        out.append(vec)
+    return out
+
+
+def _raise_out_of_range(name: str, vecs: Sequence[Sequence[int]], out_names: Sequence[str], limits: Sequence[int]) -> None:
+    for i, vec in enumerate(vecs):
+        for k, (c, lim) in enumerate(zip(vec, limits)):
+            if c >= lim:
+                raise LayoutError(
+                    f"bases[{name!r}][{i}][{k}] = {c} is out of range for out dim "
+                    f"{out_names[k]!r} of size {lim}: coordinates must be < the size"
+                )
 
 
 def _checked_coords(vec: Sequence[Any], what: str) -> tuple[int, ...]:
@@ -98,6 +140,13 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
     ``supremum(["a", "b"], ["a", "c"]) == ["a", "b", "c"]``; ``["a", "b"]`` and ``["b", "a"]``
     have none (LayoutError).
     """
+    common_x = [e for e in x if e in set(y)]
+    common_y = [e for e in y if e in set(x)]
+    if common_x != common_y:
+        raise LayoutError(
+            f"dims {list(x)} and {list(y)} appear in different relative orders; "
+            "common dims must keep the same order (no supremum exists)"
+        )
     if tuple(x) == tuple(y) or not y:
         return list(x)
     if not x:
@@ -179,7 +228,8 @@ class LinearLayout:
     {'out': 8}
     """
 
-    __slots__ = ("_in_names", "_in_bases", "_out_names", "_out_log2", "_out_shifts", "_rank", "_hash")
+    __slots__ = ("_in_names", "_in_bases", "_out_names", "_out_log2", "_out_shifts", "_in_bits", "_out_bits",
+                 "_rank", "_hash", "_str")
 
     _in_names: tuple[str, ...]
     _in_bases: tuple[tuple[int, ...], ...]
@@ -210,30 +260,7 @@ class LinearLayout:
         _unique(out_names, "out_dims")
         n_out = len(out_names)
 
-        raw: list[list[Sequence[int]]] = []
-        for name, vecs in in_pairs:
-            if type(vecs) is not list and type(vecs) is not tuple and (
-                isinstance(vecs, (str, bytes)) or not isinstance(vecs, Iterable)
-            ):
-                raise LayoutError(f"bases[{name!r}] must be a list of basis vectors, got {vecs!r}")
-            dim_vecs = []
-            for i, vec in enumerate(vecs):
-                if type(vec) is not list and type(vec) is not tuple:
-                    if isinstance(vec, (str, bytes)) or not isinstance(vec, Iterable):
-                        raise LayoutError(f"bases[{name!r}][{i}] must be a list of {n_out} ints, got {vec!r}")
-                    vec = tuple(vec)
-                if len(vec) != n_out:
-                    raise LayoutError(
-                        f"bases[{name!r}][{i}] has {len(vec)} coordinates but there are {n_out} out dims "
-                        f"{out_names}: each basis vector needs one coordinate per out dim"
-                    )
-                for c in vec:
-                    if type(c) is not int or c < 0:
-                        vec = _checked_coords(vec, f"bases[{name!r}][{i}]")
-                        break
-                dim_vecs.append(vec)
-            raw.append(dim_vecs)
-
+        raw = [_checked_vectors(name, vecs, n_out, out_names) for name, vecs in in_pairs]
         if out_is_names:
             ors = [0] * n_out
             for dim_vecs in raw:
@@ -249,14 +276,11 @@ class LinearLayout:
         flat_dims = []
         for name, dim_vecs in zip(in_names, raw):
             flat_dim = []
-            for i, vec in enumerate(dim_vecs):
+            for vec in dim_vecs:
                 v = 0
-                for k, (c, sh, lim) in enumerate(zip(vec, shifts, limits)):
+                for c, sh, lim in zip(vec, shifts, limits):
                     if c >= lim:
-                        raise LayoutError(
-                            f"bases[{name!r}][{i}][{k}] = {c} is out of range for out dim "
-                            f"{out_names[k]!r} of size {lim}: coordinates must be < the size"
-                        )
+                        _raise_out_of_range(name, dim_vecs, out_names, limits)
                     v |= c << sh
                 flat_dim.append(v)
             flat_dims.append(tuple(flat_dim))
@@ -277,8 +301,11 @@ class LinearLayout:
         _set(self, "_out_names", out_names)
         _set(self, "_out_log2", out_log2)
         _set(self, "_out_shifts", tuple(_shifts(out_log2)))
+        _set(self, "_in_bits", sum(map(len, in_bases)))
+        _set(self, "_out_bits", sum(out_log2))
         _set(self, "_rank", None)
         _set(self, "_hash", None)
+        _set(self, "_str", None)
 
     @classmethod
     def _make(cls, in_names: Sequence[str], in_bases: Sequence[Sequence[int]], out_names: Sequence[str],
@@ -457,15 +484,17 @@ class LinearLayout:
 
     def is_surjective(self) -> bool:
         """Every output is reached: rank == total out bits."""
-        return self.rank == sum(self._out_log2)
+        r = self._rank
+        return (self.rank if r is None else r) == self._out_bits
 
     def is_injective(self) -> bool:
         """No two inputs share an output: rank == total in bits."""
-        return self.rank == sum(map(len, self._in_bases))
+        r = self._rank
+        return (self.rank if r is None else r) == self._in_bits
 
     def is_invertible(self) -> bool:
         """Surjective and square (total in size == total out size)."""
-        return self.is_surjective() and sum(map(len, self._in_bases)) == sum(self._out_log2)
+        return self._in_bits == self._out_bits and self.is_surjective()
 
     @property
     def rank(self) -> int:
@@ -498,7 +527,10 @@ class LinearLayout:
 
     def apply_flat(self, x: int) -> int:
         """The flattened output for a flattened input (in dims packed, first in dim least significant)."""
-        return _map_flat(x, self.flat_bases())
+        cols = self.flat_bases()
+        if not _is_int(x) or not 0 <= x < (1 << len(cols)):
+            raise LayoutError(f"apply_flat: x must be an int in [0, {1 << len(cols)}), got {x!r}")
+        return _map_flat(int(x), cols)
 
     def apply_all(self) -> np.ndarray:
         """Flattened output of every flattened input, as an int64 array of length total_in_dim_size.
@@ -626,10 +658,7 @@ class LinearLayout:
                     f"invert_and_compose: out dim {n!r} has size {1 << kb} in self but only {1 << ka} in outer; "
                     "outer's out dims must be at least as large"
                 )
-        a_bases = dict(zip(A._in_names, A._in_bases))
-        identity_dims: set[str] = set()
-        if A._out_log2 == B._out_log2:
-            identity_dims = {n for n, bb in zip(B._in_names, B._in_bases) if a_bases.get(n) == bb}
+        identity_dims = _identity_dims(A, B)
         # B's flattened bases re-packed with A's out sizes, so both live in the same space
         if A._out_log2 == B._out_log2:
             b_cols = [b for dim in B._in_bases for b in dim]
@@ -733,7 +762,7 @@ class LinearLayout:
 
     def square_sublayout_is_identity(self, dims: Iterable[str]) -> bool:
         """Whether the sublayout dims -> dims, flattened, is the identity (True for no dims)."""
-        dims = list(dims)
+        dims = _name_list(dims, "dims")
         if not dims:
             return True
         for d in dims:
@@ -744,7 +773,7 @@ class LinearLayout:
 
     def is_trivial_over(self, dims: Iterable[str]) -> bool:
         """Whether self acts as the identity on ``dims`` and does not mix them with the other dims."""
-        dims = list(dims)
+        dims = _name_list(dims, "dims")
         for d in dims:
             if d not in self._in_names and d not in self._out_names:
                 return False
@@ -756,7 +785,7 @@ class LinearLayout:
 
     def quotient(self, dims: Iterable[str]) -> "LinearLayout | None":
         """The layout on the remaining dims if self is trivial over ``dims``, else None."""
-        dims = list(dims)
+        dims = _name_list(dims, "dims")
         if not self.is_trivial_over(dims):
             return None
         return self.sublayout([n for n in self._in_names if n not in dims], [n for n in self._out_names if n not in dims])
@@ -773,7 +802,7 @@ class LinearLayout:
 
     def transpose_ins(self, order: Iterable[str]) -> "LinearLayout":
         """Reorder the in dims (bases follow their dims)."""
-        order = list(order)
+        order = _name_list(order, "transpose_ins: order")
         if sorted(order) != sorted(self._in_names):
             raise LayoutError(f"transpose_ins: {order} must be a permutation of the in dims {list(self._in_names)}")
         idx = [self._in_names.index(n) for n in order]
@@ -781,7 +810,7 @@ class LinearLayout:
 
     def transpose_outs(self, order: Iterable[str]) -> "LinearLayout":
         """Reorder the out dims (coordinates of every basis follow)."""
-        order = list(order)
+        order = _name_list(order, "transpose_outs: order")
         if sorted(order) != sorted(self._out_names):
             raise LayoutError(f"transpose_outs: {order} must be a permutation of the out dims {list(self._out_names)}")
         if tuple(order) == self._out_names:
@@ -958,13 +987,9 @@ class LinearLayout:
 
     def to_matrix(self) -> np.ndarray:
         """The F2 matrix (uint8): rows are out bits, columns in bits; dims in order, LSB first."""
-        cols = self.flat_bases()
-        n_rows = self.total_out_dim_size_log2
-        m = np.zeros((n_rows, len(cols)), dtype=np.uint8)
-        for c, v in enumerate(cols):
-            for r in range(n_rows):
-                m[r, c] = (v >> r) & 1
-        return m
+        cols = np.array(self.flat_bases(), dtype=object)
+        rows = np.arange(self._out_bits, dtype=object)[:, None]
+        return ((cols[None, :] >> rows) & 1).astype(np.uint8)
 
     # ------------------------------------------------------------------ equality, printing
 
@@ -972,9 +997,16 @@ class LinearLayout:
         return (self._in_names, self._in_bases, self._out_names, self._out_log2)
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         if not isinstance(other, LinearLayout):
             return NotImplemented
-        return self._key() == other._key()
+        return (
+            self._out_log2 == other._out_log2
+            and self._in_bases == other._in_bases
+            and self._in_names == other._in_names
+            and self._out_names == other._out_names
+        )
 
     def __hash__(self) -> int:
         h = self._hash
@@ -984,7 +1016,14 @@ class LinearLayout:
         return h
 
     def to_string(self) -> str:
-        """Triton's ``toString`` (starts with a newline)."""
+        """Triton's ``toString`` (starts with a newline); computed once."""
+        text = self._str
+        if text is None:
+            text = self._format()
+            object.__setattr__(self, "_str", text)
+        return text
+
+    def _format(self) -> str:
         outs = "[" + ", ".join(f"{n} (size {s})" for n, s in self.out_dims.items()) + "]"
         if not self._in_names:
             return "\n(empty layout)" if not self._out_names else f"\n(empty layout with out-dims {outs})"
@@ -1081,6 +1120,29 @@ def _divide(a: LinearLayout, b: LinearLayout, *, left: bool) -> LinearLayout | N
     except LayoutError:
         ok = False
     return c if ok else None
+
+
+def invert_and_compose_block_local(mem: LinearLayout, reg: LinearLayout) -> LinearLayout:
+    """``reg.invert_and_compose(mem)``, except that block bits on which ``mem`` is broadcast (zero
+    ``block`` bases) map block -> block as the identity, so each CTA keeps using its own copy.
+
+    This is Triton's ``invertAndComposeBlockLocal`` (LayoutUtils): the conversion from registers
+    to a shared layout that every CTA of a cluster holds in full.
+    """
+    cvt = reg.invert_and_compose(mem)
+    if not (mem.has_in_dim("block") and reg.has_in_dim("block")):
+        return cvt
+    mem_block = mem.flat_bases("block")
+    o = cvt._out_names.index("block")
+    shift = cvt._out_shifts[o]
+    d = cvt._in_names.index("block")
+    block = list(cvt._in_bases[d])
+    for i in range(min(len(block), len(mem_block))):
+        if mem_block[i] == 0:
+            block[i] |= 1 << (shift + i)
+    bases = list(cvt._in_bases)
+    bases[d] = tuple(block)
+    return LinearLayout._make(cvt._in_names, bases, cvt._out_names, cvt._out_log2)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1202,6 +1264,35 @@ def _unpack(v: int, shifts: Sequence[int], log2s: Sequence[int]) -> list[int]:
     return [(v >> s) & ((1 << k) - 1) for s, k in zip(shifts, log2s)]
 
 
+def _identity_dims(A: "LinearLayout", B: "LinearLayout") -> set[str]:
+    """In dims that ``invert_and_compose`` maps as the identity (A = outer, B = self, same out order).
+
+    Triton 3.9's rule: dim d has the same bases (coordinates; out sizes may differ) in both, and no
+    basis of another in dim, of either layout, shares a set bit with d's bases in any out coordinate.
+    """
+    a_index = {n: i for i, n in enumerate(A._in_names)}
+    a_segs = _segments(A, dict(zip(B._out_names, B._out_shifts)))  # A's flats re-packed like B's
+    out = set()
+    for d, b_dim in zip(B._in_names, B._in_bases):
+        i = a_index.get(d)
+        if i is None or len(A._in_bases[i]) != len(b_dim):
+            continue
+        a_dim = A._in_bases[i]
+        if any(_move(a, a_segs) != b for a, b in zip(a_dim, b_dim)):
+            continue
+        b_mask = a_mask = 0
+        for b in b_dim:
+            b_mask |= b
+        for a in a_dim:
+            a_mask |= a
+        if any(x & b_mask for n, dim in zip(B._in_names, B._in_bases) if n != d for x in dim):
+            continue
+        if any(x & a_mask for n, dim in zip(A._in_names, A._in_bases) if n != d for x in dim):
+            continue
+        out.add(d)
+    return out
+
+
 def _segments(lay: "LinearLayout", dst_shift: Mapping[str, int]) -> tuple[tuple[int, int, int], ...]:
     """(src_shift, mask, dst_shift) per out dim of ``lay`` that has a destination in ``dst_shift``."""
     return tuple(
@@ -1241,13 +1332,21 @@ def _map_flat(v: int, images: Sequence[int]) -> int:
     return out
 
 
-def _name_set(names: Iterable[str], what: str) -> set[str]:
+def _name_list(names: Any, what: str) -> list[str]:
+    """A list of dim names (a single name is a list of one), else LayoutError."""
     if isinstance(names, str):
-        return {names}
-    try:
-        return set(names)
-    except TypeError:
-        raise LayoutError(f"{what} must be a list of dim names, got {names!r}") from None
+        return [names]
+    if isinstance(names, (bytes, Mapping)) or not isinstance(names, Iterable):
+        raise LayoutError(f"{what} must be a list of dim names, got {names!r}")
+    out = list(names)
+    for n in out:
+        if not isinstance(n, str):
+            raise LayoutError(f"{what} must be a list of dim names, got element {n!r}")
+    return out
+
+
+def _name_set(names: Any, what: str) -> set[str]:
+    return set(_name_list(names, what))
 
 
 def _rebuild(in_names, in_bases, out_names, out_log2) -> LinearLayout:
