@@ -85,6 +85,33 @@ def _checked_vectors(name: str, vecs: Any, n_out: int, out_names: Sequence[str])
     return out
 
 
+def _packed_dim(name: str, vecs: Any, shifts: list[int], limits: list[int], out_names: Sequence[str]) -> tuple[int, ...]:
+    """Validate the basis vectors of in dim ``name`` and pack each into one int (first out dim lowest)."""
+    out = []
+    if len(limits) == 2 and (type(vecs) is list or type(vecs) is tuple):  # the common 2-D case, fast
+        l0, l1 = limits
+        s1 = shifts[1]
+        for vec in vecs:
+            if (type(vec) is list or type(vec) is tuple) and len(vec) == 2:
+                c0, c1 = vec
+                if type(c0) is int and type(c1) is int and 0 <= c0 < l0 and 0 <= c1 < l1:
+                    out.append(c0 | c1 << s1)
+                    continue
+            break  # something unusual: validate everything the slow way
+        else:
+            return tuple(out)
+    checked = _checked_vectors(name, vecs, len(limits), out_names)
+    out = []
+    for vec in checked:
+        v = 0
+        for c, sh, lim in zip(vec, shifts, limits):
+            if c >= lim:
+                _raise_out_of_range(name, checked, out_names, limits)
+            v |= c << sh
+        out.append(v)
+    return tuple(out)
+
+
 def _raise_out_of_range(name: str, vecs: Sequence[Sequence[int]], out_names: Sequence[str], limits: Sequence[int]) -> None:
     for i, vec in enumerate(vecs):
         for k, (c, lim) in enumerate(zip(vec, limits)):
@@ -106,6 +133,8 @@ def _checked_coords(vec: Sequence[Any], what: str) -> tuple[int, ...]:
 
 
 def _check_name(name: Any, what: str) -> str:
+    if type(name) is str and name:
+        return name
     if not isinstance(name, str) or not name:
         raise LayoutError(f"{what} must be a non-empty string, got {name!r}")
     return name
@@ -115,6 +144,8 @@ def _pairs(arg: Any, what: str) -> list[tuple[Any, Any]]:
     """Accept a mapping or a sequence of (key, value) pairs; keep the order."""
     if type(arg) is dict or isinstance(arg, Mapping):
         return list(arg.items())
+    if type(arg) is list and all(type(item) is tuple and len(item) == 2 for item in arg):
+        return arg
     if isinstance(arg, (str, bytes)) or not isinstance(arg, Iterable):
         raise LayoutError(f"{what} must be a mapping or a list of (name, value) pairs, got {arg!r}")
     out = []
@@ -229,7 +260,7 @@ class LinearLayout:
     """
 
     __slots__ = ("_in_names", "_in_bases", "_out_names", "_out_log2", "_out_shifts", "_in_bits", "_out_bits",
-                 "_rank", "_hash", "_str")
+                 "_rank", "_hash", "_tables")
 
     _in_names: tuple[str, ...]
     _in_bases: tuple[tuple[int, ...], ...]
@@ -260,8 +291,8 @@ class LinearLayout:
         _unique(out_names, "out_dims")
         n_out = len(out_names)
 
-        raw = [_checked_vectors(name, vecs, n_out, out_names) for name, vecs in in_pairs]
         if out_is_names:
+            raw = [_checked_vectors(name, vecs, n_out, out_names) for name, vecs in in_pairs]
             ors = [0] * n_out
             for dim_vecs in raw:
                 for vec in dim_vecs:
@@ -269,22 +300,12 @@ class LinearLayout:
                         ors[k] |= c
             log2s = [o.bit_length() for o in ors]  # the next power of two above the largest coordinate
             require_surjective = True
+            in_pairs = list(zip(in_names, raw))
         else:
             log2s = [_log2_exact(s, f"size of out dim {out_names[k]!r}") for k, s in enumerate(sizes)]
         shifts = _shifts(log2s)
         limits = [1 << k for k in log2s]
-        flat_dims = []
-        for name, dim_vecs in zip(in_names, raw):
-            flat_dim = []
-            for vec in dim_vecs:
-                v = 0
-                for c, sh, lim in zip(vec, shifts, limits):
-                    if c >= lim:
-                        _raise_out_of_range(name, dim_vecs, out_names, limits)
-                    v |= c << sh
-                flat_dim.append(v)
-            flat_dims.append(tuple(flat_dim))
-        flat = tuple(flat_dims)
+        flat = tuple(_packed_dim(name, vecs, shifts, limits, out_names) for name, vecs in in_pairs)
         self._init(tuple(in_names), flat, tuple(out_names), tuple(log2s))
         if require_surjective and not self.is_surjective():
             raise LayoutError(
@@ -305,7 +326,7 @@ class LinearLayout:
         _set(self, "_out_bits", sum(out_log2))
         _set(self, "_rank", None)
         _set(self, "_hash", None)
-        _set(self, "_str", None)
+        _set(self, "_tables", None)
 
     @classmethod
     def _make(cls, in_names: Sequence[str], in_bases: Sequence[Sequence[int]], out_names: Sequence[str],
@@ -517,13 +538,28 @@ class LinearLayout:
             raise LayoutError(f"apply takes a mapping in-dim name -> int, got {ins!r}")
         flat = 0
         names = self._in_names
+        tables = self._tables
+        if tables is None:
+            tables = self._byte_tables()
         for name, val in ins.items():
             d = names.index(name) if name in names else self._in_index(name, "apply: input dim")
-            bases = self._in_bases[d]
-            if type(val) is not int and not _is_int(val) or not 0 <= val < (1 << len(bases)):
-                raise LayoutError(f"apply: value of {name!r} must be an int in [0, {1 << len(bases)}), got {val!r}")
-            flat ^= _map_flat(int(val), bases)
+            size = 1 << len(self._in_bases[d])
+            if type(val) is not int and not _is_int(val) or not 0 <= val < size:
+                raise LayoutError(f"apply: value of {name!r} must be an int in [0, {size}), got {val!r}")
+            val = int(val)
+            for table in tables[d]:
+                flat ^= table[val & 255]
+                val >>= 8
         return {n: (flat >> s) & ((1 << k) - 1) for n, s, k in zip(self._out_names, self._out_shifts, self._out_log2)}
+
+    def _byte_tables(self) -> tuple[tuple[tuple[int, ...], ...], ...]:
+        """Per in dim, per byte of its value, the 256 XOR combinations of those 8 bases (cached)."""
+        tables = tuple(
+            tuple(tuple(f2.span_elements(dim[lo:lo + 8])) for lo in range(0, len(dim), 8))
+            for dim in self._in_bases
+        )
+        object.__setattr__(self, "_tables", tables)
+        return tables
 
     def apply_flat(self, x: int) -> int:
         """The flattened output for a flattened input (in dims packed, first in dim least significant)."""
@@ -987,9 +1023,10 @@ class LinearLayout:
 
     def to_matrix(self) -> np.ndarray:
         """The F2 matrix (uint8): rows are out bits, columns in bits; dims in order, LSB first."""
-        cols = np.array(self.flat_bases(), dtype=object)
-        rows = np.arange(self._out_bits, dtype=object)[:, None]
-        return ((cols[None, :] >> rows) & 1).astype(np.uint8)
+        dtype = np.uint64 if self._out_bits <= 64 else object
+        cols = np.array(self.flat_bases(), dtype=dtype)
+        rows = np.arange(self._out_bits, dtype=dtype)[:, None]
+        return ((cols[None, :] >> rows) & dtype(1) if dtype is np.uint64 else (cols[None, :] >> rows) & 1).astype(np.uint8)
 
     # ------------------------------------------------------------------ equality, printing
 
@@ -1016,24 +1053,26 @@ class LinearLayout:
         return h
 
     def to_string(self) -> str:
-        """Triton's ``toString`` (starts with a newline); computed once."""
-        text = self._str
-        if text is None:
-            text = self._format()
-            object.__setattr__(self, "_str", text)
-        return text
+        """Triton's ``toString`` (starts with a newline)."""
+        return self._format()
 
     def _format(self) -> str:
-        outs = "[" + ", ".join(f"{n} (size {s})" for n, s in self.out_dims.items()) + "]"
+        outs = "[" + ", ".join(f"{n} (size {1 << k})" for n, k in zip(self._out_names, self._out_log2)) + "]"
         if not self._in_names:
             return "\n(empty layout)" if not self._out_names else f"\n(empty layout with out-dims {outs})"
-        ret = "\n"
-        for n, vecs in self.bases.items():
-            if not vecs:
-                ret += f" - {n} is a size 1 dimension\n"
+        fields = [(s, (1 << k) - 1) for s, k in zip(self._out_shifts, self._out_log2)]
+        parts = ["\n"]
+        for n, dim in zip(self._in_names, self._in_bases):
+            if not dim:
+                parts.append(f" - {n} is a size 1 dimension\n")
                 continue
-            ret += " - " + "\n   ".join(f"{n}={1 << i} -> ({', '.join(map(str, v))})" for i, v in enumerate(vecs)) + "\n"
-        return ret + "where out dims are: " + outs
+            lines = [
+                f"{n}={1 << i} -> (" + ", ".join([str((b >> s) & m) for s, m in fields]) + ")"
+                for i, b in enumerate(dim)
+            ]
+            parts.append(" - " + "\n   ".join(lines) + "\n")
+        parts.append("where out dims are: " + outs)
+        return "".join(parts)
 
     def __str__(self) -> str:
         return self.to_string()

@@ -1,0 +1,647 @@
+"""The layout engine (paper §4.4): anchors, a forward pass, conversions, backward rematerialization.
+
+1. *Anchors*: pointer tensors (and so loads / stores) get coalesced blocked layouts, dots an mma
+   accumulator and dot-operand layouts; ``arange`` / ``full`` a default blocked layout.
+2. *Forward*: in program order each op's result layout follows from its operands' by the transfer
+   functions (shape ops and reductions are no-ops, Thm 9.3); an elementwise op whose operands disagree
+   takes the candidate with the cheapest total conversion cost (``cost_fn``, by default the analyses'
+   ``plan_conversion`` cost); a ``convert_layout`` is inserted for every operand whose layout is not
+   the one its op needs.
+3. *Backward*: each conversion ``x -> R`` is compared with rematerializing ``x``'s definition chain
+   in ``R`` (backward transfer through shape / elementwise ops, reloading in ``R``, recreating
+   ``arange`` / ``full`` / pointer tensors for free, or converting earlier, whichever is cheapest per
+   node), and for a stored value with re-laying the store's pointer tensor. A conversion between
+   equal LinearLayouts is a no-op and disappears, whatever descriptors produced the two layouts.
+
+The result gives every value's LinearLayout, a matching catalog descriptor where one exists
+(else a ``DistributedLinearLayout``), and each remaining conversion with its plan and cost.
+
+>>> from linear_layouts.engine.ir import Builder
+>>> b = Builder(num_warps=4)
+>>> x = b.load(b.pointer("x", [32, 32], "fp16"))
+>>> b.store(b.pointer("y", [32, 32], "fp16"), b.trans(x, [1, 0]))  # a real transpose: one conversion
+>>> [c.plan.kind for c in propagate(b.build()).conversions]
+['shared memory']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from linear_layouts.analysis.conversion import ConversionPlan, plan_conversion
+from linear_layouts.catalog import DistributedLinearLayout, SliceLayout
+from linear_layouts.engine import anchors as anchor_rules
+from linear_layouts.engine import transfer
+from linear_layouts.engine.ir import SHAPE_OPS, Op, Program, Value, element_bits
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import LinearLayout
+
+__all__ = [
+    "CONVERT_OVERHEAD", "ELEMENTWISE_COST", "Conversion", "EngineResult",
+    "plan_cost", "propagate", "naive_conversions", "check_consistent", "describe",
+]
+
+#: Fixed cost of a convert op on top of its plan (model): equal-cost choices prefer no conversion.
+CONVERT_OVERHEAD = 0.5
+#: Cost per register per thread of recomputing an elementwise op or a reduction in a clone (model).
+ELEMENTWISE_COST = 0.25
+FREE_OPS = ("pointer", "arange", "full")
+CostFn = Callable[[LinearLayout, LinearLayout, int], float]
+
+
+def plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
+    """The analyses' cost of converting ``src -> dst`` plus ``CONVERT_OVERHEAD`` (0 when equal)."""
+    if src == dst:
+        return 0.0
+    try:
+        return plan_conversion(src, dst, bits, with_baselines=False).cost + CONVERT_OVERHEAD
+    except LayoutError:
+        return 1e6
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A ``convert_layout`` left in the program: ``%value`` (in ``src``) to ``%result`` (in ``dst``)."""
+
+    value: int
+    result: int
+    src: LinearLayout
+    dst: LinearLayout
+    dtype: str
+    plan: ConversionPlan | None
+    cost: float
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    """The engine's answer: the program with its conversions, each value's layout and descriptor."""
+
+    program: Program
+    layouts: Mapping[int, LinearLayout]
+    descriptors: Mapping[int, Any]
+    conversions: tuple[Conversion, ...]
+
+    @property
+    def total_cost(self) -> float:
+        return sum(c.cost for c in self.conversions)
+
+    def to_text(self) -> str:
+        """The program with each value's layout (descriptor) and the conversions with their plans."""
+        def name(layout: LinearLayout) -> str:
+            for vid, lay in self.layouts.items():
+                if lay == layout:
+                    return _descriptor_text(self.descriptors[vid])
+            return "?"
+
+        text = self.program.to_text(self.layouts, name)
+        lines = [text, f"conversions: {len(self.conversions)}"]
+        for c in self.conversions:
+            kind = c.plan.kind if c.plan else "?"
+            lines.append(f"  %{c.value} -> %{c.result}: {kind}, cost {c.cost:.2f}")
+        return "\n".join(lines)
+
+
+def _descriptor_text(desc: Any) -> str:
+    text = repr(desc)
+    return text.replace("cga_layout=()", "").replace(", )", ")")
+
+
+# --------------------------------------------------------------------------------------------------
+# working state
+# --------------------------------------------------------------------------------------------------
+class _State:
+    def __init__(self, program: Program, cost_fn: CostFn):
+        self.program = program
+        self.ops: list[Op] = []
+        self.values: dict[int, Value] = dict(program.values)
+        self.layout: dict[int, LinearLayout] = {}
+        self.cost_fn = cost_fn
+        self.descriptors: list[Any] = []
+        self.next_id = max(self.values, default=-1) + 1
+        self.legacy = False
+
+    def new_value(self, like: int) -> int:
+        v = self.values[like]
+        vid = self.next_id
+        self.next_id += 1
+        self.values[vid] = Value(vid, v.shape, v.dtype)
+        return vid
+
+    def def_index(self, vid: int) -> int:
+        for i, op in enumerate(self.ops):
+            if vid in op.results:
+                return i
+        raise LayoutError(f"value %{vid} has no definition")
+
+    def users(self, vid: int) -> list[int]:
+        return [i for i, op in enumerate(self.ops) for o in op.operands if o == vid]
+
+    def bits(self, vid: int) -> int:
+        return element_bits(self.values[vid].dtype)
+
+    def cost(self, vid: int, target: LinearLayout) -> float:
+        return self.cost_fn(self.layout[vid], target, self.bits(vid))
+
+    def convert(self, vid: int, target: LinearLayout, at: int | None = None) -> int:
+        """Insert ``convert_layout %vid -> target`` (after the definition, or at index ``at``)."""
+        out = self.new_value(vid)
+        self.layout[out] = target
+        op = Op("convert_layout", (vid,), (out,), (("target", target),))
+        self.ops.insert(self.def_index(vid) + 1 if at is None else at, op)
+        return out
+
+    def replace_uses(self, old: int, new: int) -> None:
+        self.ops = [Op(op.kind, tuple(new if o == old else o for o in op.operands), op.results, op.attrs)
+                    for op in self.ops]
+
+    def remove_dead(self) -> None:
+        while True:
+            used = {o for op in self.ops for o in op.operands}
+            keep = [op for op in self.ops if op.kind == "store" or any(r in used for r in op.results)]
+            if len(keep) == len(self.ops):
+                return
+            self.ops = keep
+
+
+def _registers(layout: LinearLayout) -> int:
+    return layout.in_dim_size("register")
+
+
+def _shape(state: _State, vid: int) -> tuple[int, ...]:
+    return state.values[vid].shape
+
+
+# --------------------------------------------------------------------------------------------------
+# forward pass
+# --------------------------------------------------------------------------------------------------
+def _pointer_attrs(state: _State, ptr: int) -> Op:
+    op = state.ops[state.def_index(ptr)]
+    while op.kind != "pointer":  # through clones / conversions of the pointer tensor
+        op = state.ops[state.def_index(op.operands[0])]
+    return op
+
+
+def _forward(state: _State) -> None:
+    program = state.program
+    nw, tpw = program.num_warps, program.threads_per_warp
+    subst: dict[int, int] = {}
+    for op in program.ops:
+        op = Op(op.kind, tuple(subst.get(o, o) for o in op.operands), op.results, op.attrs)
+        kind, attrs = op.kind, dict(op.attrs)
+        required: dict[int, LinearLayout] = {}
+        results: list[LinearLayout] = []
+        shape = _shape(state, op.results[0]) if op.results else None
+        if kind == "pointer" and not state.legacy:
+            desc = anchor_rules.coalesced_layout(shape, attrs["strides"], attrs["element"], num_warps=nw,
+                                                 threads_per_warp=tpw)
+            state.descriptors.append(desc)
+            results = [transfer.standard_outs(desc.to_linear(shape))]
+        elif kind in ("arange", "full", "pointer"):
+            desc = anchor_rules.default_blocked_layout(shape, nw, tpw)
+            state.descriptors.append(desc)
+            results = [transfer.standard_outs(desc.to_linear(shape))]
+        elif kind in ("load", "store"):
+            ptr_layout = state.layout[op.operands[0]]
+            required = {k: ptr_layout for k in range(1, len(op.operands))}
+            results = [ptr_layout] if kind == "load" else []
+        elif kind in ("elementwise",):
+            target = _merge(state, list(op.operands))
+            required = dict.fromkeys(range(len(op.operands)), target)
+            results = [target]
+        elif kind == "cast":
+            results = [state.layout[op.operands[0]]]
+        elif kind == "dot":
+            results, required = _dot_anchor(state, op)
+        elif kind in SHAPE_OPS or kind == "reduce":
+            x = op.operands[0]
+            if kind == "join":  # both halves in one layout, merged like an elementwise op
+                target = _merge(state, list(op.operands))
+                required = {0: target, 1: target}
+                out = transfer.join_forward(target)
+            else:
+                out = transfer.forward(kind, attrs, [state.layout[x]], shape)
+            if out is None:  # split of a minor dim that is not in registers: put it there first
+                need = transfer.join_forward(transfer.expand_dims_backward(
+                    transfer.broadcast_backward(state.layout[x], _shape(state, x)[:-1] + (1,)), len(_shape(state, x)) - 1))
+                required = {0: need}
+                out = transfer.split_forward(need)
+            results = [out] * len(op.results)
+        elif kind == "gather":
+            results = [state.layout[op.operands[1]]]
+        elif kind == "convert_layout":
+            target = transfer.standard_outs(attrs["target"])
+            if "layout" in attrs and not isinstance(attrs["layout"], LinearLayout):
+                state.descriptors.append(attrs["layout"])
+            x = op.operands[0]
+            if state.layout[x] == target:  # equal layouts: a no-op, whatever the descriptors
+                subst[op.results[0]] = x
+                continue
+            op = Op(kind, op.operands, op.results, (("target", target),))
+            results = [target]
+        else:
+            raise LayoutError(f"program: unknown op kind {kind!r}")
+        operands = list(op.operands)
+        for k, target in required.items():
+            if state.layout[operands[k]] != target:
+                operands[k] = state.convert(operands[k], target, at=len(state.ops))
+        state.ops.append(Op(kind, tuple(operands), op.results, op.attrs))
+        for r, lay in zip(op.results, results):
+            state.layout[r] = lay
+            if state.legacy:  # the legacy engine: every value goes back to the default blocked layout
+                default = transfer.standard_outs(anchor_rules.default_blocked_layout(
+                    _shape(state, r), nw, tpw).to_linear(_shape(state, r)))
+                if lay != default:
+                    subst[r] = state.convert(r, default, at=len(state.ops))
+
+
+def _with(operands: tuple[int, ...], required: dict[int, LinearLayout], state: _State) -> list[int]:
+    operands = list(operands)
+    for k, target in required.items():
+        if state.layout[operands[k]] != target:
+            operands[k] = state.convert(operands[k], target, at=len(state.ops))
+    return operands
+
+
+def _is_free(state: _State, vid: int) -> bool:
+    op = state.ops[state.def_index(vid)]
+    if op.kind in FREE_OPS:
+        return True
+    if op.kind in ("elementwise", "cast", "convert_layout") or op.kind in SHAPE_OPS:
+        return all(_is_free(state, o) for o in op.operands)
+    return False
+
+
+def _from_load(state: _State, vid: int) -> bool:
+    op = state.ops[state.def_index(vid)]
+    if op.kind == "load":
+        return True
+    if op.kind in ("elementwise", "cast", "convert_layout") or op.kind in SHAPE_OPS:
+        return any(_from_load(state, o) for o in op.operands)
+    return False
+
+
+def _merge(state: _State, operands: list[int]) -> LinearLayout:
+    """The candidate layout of an elementwise op: the operand layout of least total conversion cost
+    (operands computed from constants alone are free to recreate and do not vote)."""
+    voters = [o for o in operands if not _is_free(state, o)] or operands
+    best, best_cost = None, math.inf
+    # ties go to layouts loaded from memory (Triton favours blocked layouts for loads / stores)
+    ranked = sorted(voters, key=lambda o: not _from_load(state, o))
+    for candidate in dict.fromkeys(state.layout[o] for o in ranked):
+        cost = sum(state.cost(o, candidate) for o in voters)
+        if cost < best_cost - 1e-9:
+            best, best_cost = candidate, cost
+    return best
+
+
+def _dot_anchor(state: _State, op: Op) -> tuple[list[LinearLayout], dict[int, LinearLayout]]:
+    a, b = op.operands[:2]
+    version = op.attr("mma_version")
+    shape = _shape(state, op.results[0])
+    dtype = state.values[a].dtype
+    mma = anchor_rules.mma_layout(shape, dtype, version, state.program.num_warps)
+    da = anchor_rules.dot_operand_layout(mma, 0, dtype)
+    state.descriptors += [mma, da]
+    required = {0: transfer.standard_outs(da.to_linear(_shape(state, a)))}
+    if version == 2:  # wgmma reads B from shared memory: any register layout will do
+        db = anchor_rules.dot_operand_layout(mma, 1, state.values[b].dtype)
+        state.descriptors.append(db)
+        required[1] = transfer.standard_outs(db.to_linear(_shape(state, b)))
+    result = transfer.standard_outs(mma.to_linear(shape))
+    if len(op.operands) == 3:
+        required[2] = result
+    return [result], required
+
+
+# --------------------------------------------------------------------------------------------------
+# backward rematerialization
+# --------------------------------------------------------------------------------------------------
+_INF = math.inf
+
+
+def _dag_cost(nodes: tuple) -> float:
+    """Total cost of plan nodes, each shared sub-plan counted once (its own cost is its last field)."""
+    seen, total, stack = set(), 0.0, list(nodes)
+    while stack:
+        node = stack.pop()
+        if node[:3] in seen:
+            continue
+        seen.add(node[:3])
+        total += node[-1]
+        if node[0] in ("remat", "bypass"):
+            stack.extend(node[4])
+    return total
+
+
+def _new_conversions(nodes: tuple) -> int:
+    """Conversions a plan adds, less those it makes dead (looked through at their only use)."""
+    seen, stack, removed = set(), list(nodes), 0
+    while stack:
+        node = stack.pop()
+        if node and node[:3] not in seen:
+            seen.add(node[:3])
+            if node[0] in ("remat", "bypass"):
+                stack.extend(node[4])
+            removed += node[0] == "bypass" and node[3]
+    return sum(1 for key in seen if key[0] == "convert") - removed
+
+
+def _plan(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int = 0,
+          movable: bool = True) -> tuple[float, tuple]:
+    """Cheapest way to have ``%vid`` in ``target``: reuse, convert here, or rematerialize its definition
+    (``movable``: the user is itself re-laid, so a single-use definition may change in place).
+    Nodes: ``("reuse", vid, target, 0)``, ``("convert", vid, target, cost)``,
+    ``("remat", vid, target, moved, children, own cost)``."""
+    key = (vid, target, movable)
+    if key in memo:
+        return memo[key]
+    if state.layout[vid] == target:
+        memo[key] = (0.0, ("reuse", vid, target, 0.0))
+        return memo[key]
+    for op in state.ops:  # an existing conversion of vid to target is shared
+        if op.kind == "convert_layout" and op.operands[0] == vid and state.layout[op.results[0]] == target:
+            memo[key] = (0.0, ("shared", vid, target, 0.0))
+            return memo[key]
+    direct = state.cost(vid, target)
+    best = (direct, ("convert", vid, target, direct))
+    if depth < 48:
+        remat = _remat(state, vid, target, memo, depth, movable)
+        if remat[0] < best[0] - 1e-9:
+            best = remat
+    memo[key] = best
+    return best
+
+
+def _remat(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int,
+           movable: bool = True) -> tuple[float, tuple]:
+    """Recompute ``%vid``'s defining op with its result in ``target`` (operands planned recursively)."""
+    op = state.ops[state.def_index(vid)]
+    kind, attrs = op.kind, dict(op.attrs)
+    moved = movable and len(op.results) == 1 and len(state.users(vid)) == 1
+    if kind == "convert_layout":  # look through it: it goes away when this was its only use
+        cost, child = _plan(state, op.operands[0], target, memo, depth + 1, False)
+        return cost, ("bypass", vid, target, moved, (child,), 0.0)
+    if kind in FREE_OPS:
+        return 0.0, ("remat", vid, target, moved, (), 0.0)
+    operand_targets: list[LinearLayout | None]
+    op_cost = 0.0
+    if kind in ("elementwise", "cast"):
+        operand_targets = [target] * len(op.operands)
+        op_cost = 0.0 if moved else _registers(target) * ELEMENTWISE_COST
+    elif kind in SHAPE_OPS or kind == "reduce":
+        x = op.operands[0]
+        try:
+            need = transfer.backward(kind, attrs, target, _shape(state, x))
+        except LayoutError:
+            need = None
+        if need is None:
+            return _INF, ()
+        operand_targets = [need] * len(op.operands)
+        if kind == "reduce" and not moved:
+            op_cost = _registers(need) * ELEMENTWISE_COST
+    elif kind == "load":
+        ptr = _pointer_attrs(state, op.operands[0])
+        strides, element = ptr.attr("strides"), ptr.attr("element")
+        op_cost = anchor_rules.global_cost(target, strides, element)
+        if moved:
+            op_cost -= anchor_rules.global_cost(state.layout[vid], strides, element)
+        operand_targets = [target] * len(op.operands)
+    else:  # dot, gather: anchored results
+        return _INF, ()
+    children = tuple(_plan(state, o, t, memo, depth + 1, moved)[1] for o, t in zip(op.operands, operand_targets))
+    node = ("remat", vid, target, moved, children, op_cost)
+    return _dag_cost((node,)), node
+
+
+def _apply(state: _State, node: tuple, done: dict) -> int:
+    """Carry out a plan node; returns the value id holding the tensor in the node's layout."""
+    key = node[:3]
+    if key in done:
+        return done[key]
+    if node[0] == "reuse":
+        out = node[1]
+    elif node[0] == "bypass":
+        out = _apply(state, node[4][0], done)
+    elif node[0] == "shared":  # hoist the existing conversion right after the definition, and reuse it
+        index = next(i for i, op in enumerate(state.ops) if op.kind == "convert_layout"
+                     and op.operands[0] == node[1] and state.layout[op.results[0]] == node[2])
+        conv = state.ops.pop(index)
+        state.ops.insert(state.def_index(node[1]) + 1, conv)
+        out = conv.results[0]
+    elif node[0] == "convert":
+        out = state.convert(node[1], node[2])
+    else:
+        _, vid, target, moved, children, _ = node
+        operands = tuple(_apply(state, c, done) for c in children)
+        index = state.def_index(vid)
+        op = state.ops[index]
+        attrs = op.attrs
+        if op.kind in ("arange", "full", "pointer") and not children:
+            operands = ()
+        if moved:
+            state.ops[index] = Op(op.kind, operands, op.results, attrs)
+            state.layout[vid] = target
+            out = vid
+        else:
+            results = tuple(state.new_value(r) for r in op.results)
+            for r in results:
+                state.layout[r] = target
+            state.ops.insert(index + 1, Op(op.kind, operands, results, attrs))
+            out = results[op.results.index(vid)]
+    done[key] = out
+    return out
+
+
+def _store_alternative(state: _State, conv: Op, memo: dict) -> tuple[float, list]:
+    """Re-lay the pointer (and mask) of every store of the converted value instead of converting it."""
+    x, y = conv.operands[0], conv.results[0]
+    users = [state.ops[i] for i in state.users(y)]
+    if not users or any(u.kind != "store" or u.operands[1] != y or u.operands[0] == y for u in users):
+        return _INF, []
+    src = state.layout[x]
+    total, plans = 0.0, []
+    for u in users:
+        ptr = _pointer_attrs(state, u.operands[0])
+        strides, element = ptr.attr("strides"), ptr.attr("element")
+        total += anchor_rules.global_cost(src, strides, element)
+        total -= anchor_rules.global_cost(state.layout[u.operands[0]], strides, element)
+        nodes = []
+        for k in (0, 2):
+            if k < len(u.operands):
+                nodes.append((k, _plan(state, u.operands[k], src, memo)[1]))
+        plans.append((u, nodes))
+    total += _dag_cost(tuple(n for _, ns in plans for _, n in ns))
+    return total, plans
+
+
+def _backward(state: _State, max_rounds: int = 4) -> None:
+    for _ in range(max_rounds):
+        changed = False
+        convs = [op.results[0] for op in state.ops if op.kind == "convert_layout"]
+        for y in reversed(convs):
+            index = next((i for i, op in enumerate(state.ops) if y in op.results), None)
+            if index is None:
+                continue
+            conv = state.ops[index]
+            x = conv.operands[0]
+            target = state.layout[y]
+            memo: dict = {}
+            direct = state.cost(x, target)
+            remat_cost, node = _remat(state, x, target, memo, 0)
+            store_cost, store_plans = _store_alternative(state, conv, memo)
+            if _new_conversions((node,)) > 1:  # replace one conversion by at most one
+                remat_cost = _INF
+            if _new_conversions(tuple(n for _, ns in store_plans for _, n in ns)) > 1:
+                store_cost = _INF
+            if min(remat_cost, store_cost) >= direct - 1e-9:
+                continue
+            changed = True
+            if remat_cost <= store_cost:
+                new = _apply(state, node, {})
+                state.replace_uses(y, new)
+            else:
+                done: dict = {}
+                for user, nodes in store_plans:
+                    operands = list(user.operands)
+                    for k, n in nodes:
+                        operands[k] = _apply(state, n, done)
+                    operands[1] = x
+                    i = state.ops.index(user)
+                    state.ops[i] = Op(user.kind, tuple(operands), user.results, user.attrs)
+            state.ops = [op for op in state.ops if y not in op.results]
+            state.remove_dead()
+        if not changed:
+            return
+
+
+# --------------------------------------------------------------------------------------------------
+# descriptors, checks, baseline
+# --------------------------------------------------------------------------------------------------
+def describe(layout: LinearLayout, candidates: list[Any]) -> Any:
+    """The first catalog descriptor among ``candidates`` (and their slices) equal to ``layout``,
+    else the ``DistributedLinearLayout`` with its bases."""
+    layout = transfer.standard_outs(layout)
+    shape = transfer.shape_of(layout)
+    options = list(candidates)
+    options += [SliceLayout(d, c) for c in candidates if c.rank >= 2 for d in range(c.rank)]
+    for desc in options:
+        if desc.rank != len(shape):
+            continue
+        try:
+            if transfer.standard_outs(desc.to_linear(shape)) == layout:
+                return desc
+        except LayoutError:
+            continue
+    b = layout.bases
+    return DistributedLinearLayout(b["register"], b["lane"], b["warp"], b["block"], shape)
+
+
+def check_consistent(result: EngineResult) -> list[str]:
+    """Every op's operand layouts as its rule demands (empty list: consistent). Shape ops and
+    reductions must be no-ops, elementwise ops and memory ops agree on one layout, dots get their
+    anchors, every layout is distributed (Def. 4.10), and every value is defined before its uses."""
+    from linear_layouts.catalog import is_distributed_layout
+
+    lay, errors = result.layouts, []
+    defined: set[int] = set()
+    for op in result.program.ops:
+        missing = [v for v in op.operands if v not in defined]
+        if missing:
+            errors.append(f"{op.kind}: operands {missing} used before their definition")
+        defined.update(op.results)
+        for v in op.operands + op.results:
+            if not is_distributed_layout(lay[v]):
+                errors.append(f"%{v} is not a distributed layout")
+        kind, attrs = op.kind, dict(op.attrs)
+        if kind in ("elementwise", "cast", "load", "store"):
+            ls = [lay[v] for v in op.operands + op.results]
+            if any(x != ls[0] for x in ls):
+                errors.append(f"{kind} {op.results or op.operands}: operand layouts differ")
+        elif kind in SHAPE_OPS or kind == "reduce":
+            for r in op.results:
+                if not transfer.is_no_op(kind, attrs, lay[op.operands[0]], lay[r]):
+                    errors.append(f"{kind} %{r}: not a no-op")
+            if kind == "join" and lay[op.operands[0]] != lay[op.operands[1]]:
+                errors.append(f"join %{op.results[0]}: operands differ")
+        elif kind == "gather" and lay[op.operands[1]] != lay[op.results[0]]:
+            errors.append(f"gather %{op.results[0]}: index and result differ")
+        elif kind == "convert_layout" and lay[op.operands[0]] == lay[op.results[0]]:
+            errors.append(f"convert %{op.results[0]}: a no-op left in the program")
+    return errors
+
+
+def naive_conversions(program: Program) -> int:
+    """Conversions of the legacy "blocked everywhere" baseline: every value in the default blocked
+    layout of its shape, converted back to it after every op (shape op, reduction, dot, ...) whose
+    no-op or anchored result layout differs, and to each op's required operand layouts."""
+    state = _State(program, plan_cost)
+    state.legacy = True
+    _forward(state)
+    return sum(op.kind == "convert_layout" and state.layout[op.operands[0]] != state.layout[op.results[0]]
+               for op in state.ops)
+
+
+# --------------------------------------------------------------------------------------------------
+def _run(program: Program, cost_fn: CostFn, rematerialize: bool, legacy: bool = False) -> _State:
+    state = _State(program, cost_fn)
+    state.legacy = legacy
+    _forward(state)
+    if rematerialize:
+        _backward(state)
+    for op in list(state.ops):  # equal layouts: no-op conversions disappear
+        if op.kind == "convert_layout" and state.layout[op.operands[0]] == state.layout[op.results[0]]:
+            state.replace_uses(op.results[0], op.operands[0])
+            state.ops.remove(op)
+    state.remove_dead()
+    return state
+
+
+def _score(state: _State) -> tuple[int, float]:
+    """(conversions, their total cost + the global memory ops' cost): the fewest, then the cheapest."""
+    count, cost = 0, 0.0
+    for op in state.ops:
+        if op.kind == "convert_layout":
+            count += 1
+            cost += state.cost(op.operands[0], state.layout[op.results[0]])
+        elif op.kind in ("load", "store"):
+            ptr = _pointer_attrs(state, op.operands[0])
+            cost += anchor_rules.global_cost(state.layout[op.operands[0]], ptr.attr("strides"), ptr.attr("element"))
+    return count, cost
+
+
+def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True) -> EngineResult:
+    """Assign a layout to every value of ``program`` and insert the fewest, cheapest conversions (module doc).
+
+    A second run starts from the legacy solution (every value in the default blocked layout, as
+    :func:`naive_conversions` counts) and improves it by the same backward pass; the run with the
+    fewest conversions, then the least cost (conversions plus global memory ops), wins. The backward
+    pass never adds conversions, so the engine never leaves more than the legacy baseline.
+    """
+    if not isinstance(program, Program):
+        raise LayoutError(f"program must be an engine.ir.Program, got {type(program).__name__}")
+    runs = [_run(program, cost_fn, rematerialize)]
+    if rematerialize:
+        runs.append(_run(program, cost_fn, True, legacy=True))
+    state = min(runs, key=_score)
+    live = {v for op in state.ops for v in op.operands + op.results}
+    values = {v: state.values[v] for v in sorted(live)}
+    out = Program(tuple(state.ops), values, program.num_warps, program.threads_per_warp, program.num_ctas, program.args)
+    layouts = {v: state.layout[v] for v in values}
+    cands = list(dict.fromkeys(state.descriptors))
+    descriptors = {v: describe(layouts[v], cands) for v in values}
+    conversions = []
+    for op in state.ops:
+        if op.kind == "convert_layout":
+            x, y = op.operands[0], op.results[0]
+            bits = state.bits(x)
+            try:
+                plan = plan_conversion(layouts[x], layouts[y], bits, with_baselines=False)
+            except LayoutError:
+                plan = None
+            conversions.append(Conversion(x, y, layouts[x], layouts[y], state.values[x].dtype, plan,
+                                          plan.cost if plan else _INF))
+    return EngineResult(out, layouts, descriptors, tuple(conversions))
+
