@@ -1,0 +1,37 @@
+"""Code generation: conversion plans become CUDA C++ with inline PTX (paper §5), and a CuPy runtime.
+
+Modules, one job each:
+
+- ``index``: any LinearLayout (or its inverse) as XORs of masked input bits (``emit_index``).
+- ``elements``: element types; sub-word packing into 32-bit words (``prmt``).
+- ``hardware_map``: where each register/lane/warp bit lands in global or shared memory.
+- ``global_memory``: vectorized global loads/stores.
+- ``shared``: ``st/ld.shared`` v1/v2/v4 and ``stmatrix/ldmatrix`` (``.trans``) through a shared layout.
+- ``shuffle``: warp-shuffle rounds (``shfl.sync``) of an ``analysis.shuffles.ShufflePlan``.
+- ``gather``: warp-local gather by shuffles (``analysis.gather`` plans) and the shared-memory gather.
+- ``conversion``: conversion steps (register copy, shared memory, padded baseline).
+- ``kernel``: whole kernels (tile conversion with round trips; tiled matrix transpose).
+- ``plan``: ``analysis.conversion`` plans -> steps -> kernels (``conversion_kernel``).
+- ``model``: bank model of the instructions emitted (what ncu should count).
+- ``ptx``: nvcc compilation and PTX/SASS instruction counts.
+- ``runtime``: compile/cache/launch with CuPy (lazy import), ``verify_conversion``.
+"""
+
+from linear_layouts.codegen.index import emit_index, emit_inverse_index, index_expression, inverse_index_expression
+from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel, emit_transpose_kernel
+from linear_layouts.codegen.plan import conversion_kernel, conversion_step, step_from_plan
+from linear_layouts.codegen.runtime import verify_conversion
+
+__all__ = [
+    "emit_index",
+    "emit_inverse_index",
+    "index_expression",
+    "inverse_index_expression",
+    "KernelSource",
+    "emit_conversion_kernel",
+    "emit_transpose_kernel",
+    "conversion_kernel",
+    "conversion_step",
+    "step_from_plan",
+    "verify_conversion",
+]

@@ -1,0 +1,139 @@
+"""Warp-local gather kernels (paper §5.5): ``out[y] = src[y with y[axis] = index[y]]`` by warp shuffles,
+from an ``analysis.gather.GatherPlan``; and the shared-memory gather it replaces (the baseline).
+
+Shuffles: for output register ``r`` the index value ``k`` names a source lane
+``(lane & lane_keep_mask) | bits of k`` and a register selector (``GatherPlan.source``), both XORs of
+masked bits of ``k`` (``index_expression`` style).  Round ``(r, send, select)``: every lane sends
+register ``send``, reads from its source lane, and keeps the value when its selector equals ``select``.
+
+Shared memory: store ``src`` row-major (each element once), barrier, read ``src[y with y[axis] = k]``.
+
+One CTA gathers one tile: ``src`` and ``index`` tiles of the same shape, row-major, at
+``blockIdx.x * tile`` in their arrays; ``index`` is int32.
+
+Example: ``emit_gather_kernel("g", plan)`` for a 32x64 fp32 tile with lanes along the axis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from linear_layouts.codegen.elements import check_element_bytes, element_type
+from linear_layouts.codegen.global_memory import emit_global_load, emit_global_store
+from linear_layouts.codegen.hardware_map import global_map
+from linear_layouts.codegen.index import IndexExpression, xor_terms
+from linear_layouts.codegen.index import row_major_strides
+from linear_layouts.errors import LayoutError
+
+__all__ = ["GatherKernel", "emit_gather_kernel"]
+
+
+@dataclass(frozen=True)
+class GatherKernel:
+    """CUDA C++ ``source`` of ``extern "C"`` kernel ``name(src, index, out)``; one tile per CTA."""
+
+    name: str
+    source: str
+    threads: int
+    shared_bytes: int
+    tile_elements: int
+    element_bytes: int
+    shuffles: int  # shfl.sync per thread (0 for the shared-memory gather)
+
+
+def _num(layout, dim: str) -> int:
+    return layout.in_dim_size(dim) if layout.has_in_dim(dim) else 1
+
+
+def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> GatherKernel:
+    """The gather of ``plan`` (``analysis.gather.plan_gather``) by shuffles, or through shared memory
+    (``shared_memory=True``, also the only way when the plan is not warp-local)."""
+    src, index, axis = plan.src, plan.index, plan.axis
+    w = check_element_bytes(plan.bitwidth // 8)
+    if dict(src.out_dims) != dict(index.out_dims):
+        raise LayoutError("plan: codegen gathers tiles whose src and index shapes are equal")
+    if not shared_memory and not plan.warp_local:
+        raise LayoutError("plan: not warp-local; use shared_memory=True")
+    if _num(src, "warp") != _num(index, "warp"):
+        raise LayoutError("plan: src and index need the same number of warps")
+    t = element_type(w)
+    tile = src.total_out_dim_size
+    n_src, n_idx = _num(src, "register"), _num(index, "register")
+    threads = 32 * _num(src, "warp")
+    axis_name = src.out_dim_names[axis]
+    strides = row_major_strides(src.out_dims)
+    axis_shift = strides[axis_name].bit_length() - 1
+    axis_mask = (src.out_dim_size(axis_name) - 1) << axis_shift
+    body = [
+        f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
+        f"    const {t}* __restrict__ src_all, const int* __restrict__ index_all, {t}* __restrict__ out_all) {{",
+        "  extern __shared__ __align__(16) unsigned char smem_buffer[];",
+        "  const unsigned lane = threadIdx.x & 31u;",
+        "  const unsigned warp = threadIdx.x >> 5;",
+        "  const unsigned smem = (unsigned)__cvta_generic_to_shared(smem_buffer);",
+        "  (void)smem; (void)lane; (void)warp;",
+        f"  const {t}* src = src_all + (size_t)blockIdx.x * {tile}u;",
+        f"  const int* index = index_all + (size_t)blockIdx.x * {tile}u;",
+        f"  {t}* out = out_all + (size_t)blockIdx.x * {tile}u;",
+        f"  {t} a[{n_src}];",
+        f"  int k[{n_idx}];",
+        f"  {t} b[{n_idx}];",
+    ]
+    body += ["  " + x for x in emit_global_load(global_map(src), w, "a", "src")]
+    body += ["  " + x for x in emit_global_load(global_map(index), 4, "k", "index")]
+    shuffles = 0
+    if shared_memory:
+        # store src once (row-major), then each output register reads its source element
+        from linear_layouts.codegen.conversion import row_major_shared  # noqa: PLC0415
+        from linear_layouts.codegen.hardware_map import shared_map  # noqa: PLC0415
+        from linear_layouts.codegen.shared import SharedAccess, emit_shared_store  # noqa: PLC0415
+
+        body += ["  " + x for x in emit_shared_store(shared_map(src, row_major_shared(src)), w,
+                                                      SharedAccess("vector", 1), "a", "smem")]
+        body.append("  __syncthreads();")
+        g = global_map(index)
+        body.append("  {")
+        body.append(f"    const unsigned thread_offset = {g.address(0).to_cuda()};")
+        for r in range(n_idx):
+            c = g.address(r).constant
+            y = f"(thread_offset ^ {c:#x}u)" if c else "thread_offset"
+            off = f"(({y} & {~axis_mask & 0xFFFFFFFF:#x}u) | ((unsigned)k[{r}] << {axis_shift}))"
+            op = {1: "ld.shared.u8", 2: "ld.shared.u16", 4: "ld.shared.b32", 8: "ld.shared.b64"}[w]
+            kind = {1: '"=r"', 2: '"=h"', 4: '"=r"', 8: '"=l"'}[w]
+            ctype = {1: "unsigned", 2: "unsigned short", 4: "unsigned", 8: "unsigned long long"}[w]
+            body.append(f'    {{ {ctype} v; asm volatile("{op} %0, [%1];" : {kind}(v) : "r"(smem + ({off} << {w.bit_length() - 1})) : "memory"); b[{r}] = ({t})v; }}')
+        body.append("  }")
+        shared_bytes = tile * w
+    else:
+        lane_images = [1 << lb if lb >= 0 else 0 for lb in plan.index_lane_bits]
+        select_images = [1 << rb if rb >= 0 else 0 for rb in plan.index_register_bits]
+        lane_expr = IndexExpression(0, tuple(xor_terms("kk", lane_images)))
+        select_expr = IndexExpression(0, tuple(xor_terms("kk", select_images)))
+        rounds_by_output: dict[int, list[Any]] = {}
+        for rnd in plan.rounds:
+            rounds_by_output.setdefault(rnd.output_register, []).append(rnd)
+        words = max(1, w // 4)
+        for r in range(n_idx):
+            body.append("  {")
+            body.append(f"    const unsigned kk = (unsigned)k[{r}];")
+            body.append(f"    const unsigned from = (lane & {plan.lane_keep_mask:#x}u) | {lane_expr.to_cuda()};")
+            body.append(f"    const unsigned select = {select_expr.to_cuda()};")
+            for rnd in rounds_by_output.get(r, []):
+                if w == 8:
+                    body.append(
+                        f"    {{ const unsigned lo = __shfl_sync(0xffffffffu, (unsigned)a[{rnd.send_register}], from);"
+                        f" const unsigned hi = __shfl_sync(0xffffffffu, (unsigned)(a[{rnd.send_register}] >> 32), from);"
+                        f" if (select == {rnd.select}u) b[{r}] = ((({t})hi) << 32) | lo; }}"
+                    )
+                else:
+                    body.append(
+                        f"    {{ const unsigned v = __shfl_sync(0xffffffffu, (unsigned)a[{rnd.send_register}], from);"
+                        f" if (select == {rnd.select}u) b[{r}] = ({t})v; }}"
+                    )
+                shuffles += words
+            body.append("  }")
+        shared_bytes = 0
+    body += ["  " + x for x in emit_global_store(global_map(index), w, "b", "out")]
+    body.append("}")
+    return GatherKernel(name, "\n".join(body) + "\n", threads, shared_bytes, tile, w, shuffles)

@@ -1,0 +1,352 @@
+"""Shared-memory store/load emitters: registers of a distributed layout <-> a (swizzled) shared
+layout, with ``st/ld.shared`` v1/v2/v4 or ``stmatrix/ldmatrix`` x1/x2/x4 in inline PTX.
+
+Register ``r`` of thread ``(lane, warp)`` holds the element at shared offset
+``(S^-1 o D)(r, lane, warp)`` (``hardware_map.shared_map``).  A *vector* access moves ``2**k``
+registers whose offsets are consecutive (register bits ``0..k-1`` map to offsets ``1..2**(k-1)``).
+A *matrix* access follows the paper's tile ``id_k^{Reg,Off} x id_2^{Thr,Off}`` (§5.3),
+``k = log2(4 / element_bytes)``: register bits ``0..k-1`` and lane bits 0, 1 span one 16-byte row,
+lane bits 2..4 pick the 8 rows of a matrix, the next register bits pick the matrix; thread ``t``
+gives the address of row ``t % 8`` of matrix ``t / 8``.
+
+Example: the seed transpose (16x32 fp32, one warp) with the optimal swizzle stores with 16
+``st.shared.b32`` and loads with 4 ``ldmatrix.x4`` per thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from linear_layouts.codegen.elements import check_element_bytes, element_type, pack_words, unpack_words
+from linear_layouts.codegen.hardware_map import HardwareMap
+from linear_layouts.codegen.index import IndexExpression, xor_terms
+from linear_layouts.errors import LayoutError
+
+__all__ = [
+    "SharedAccess",
+    "emit_shared_store",
+    "emit_shared_load",
+    "shared_instruction_counts",
+    "access_addresses",
+    "vector_mnemonic",
+    "matrix_mnemonic",
+]
+
+
+@dataclass(frozen=True)
+class SharedAccess:
+    """How one side of a conversion touches shared memory.
+
+    ``kind="vector"``: ``st/ld.shared`` of ``width`` elements per lane (a power of two, at most
+    16 bytes).  ``kind="matrix"``: ``stmatrix/ldmatrix`` ``.x{width}`` (width 1, 2 or 4).
+    ``register_order``: register bits in the order the access uses them (vector bits first, as a
+    plan's register permutation gives them); the rest follow in increasing order.
+    """
+
+    kind: Literal["vector", "matrix"]
+    width: int
+    register_order: tuple[int, ...] = ()
+    trans: bool = False
+
+    @property
+    def description(self) -> str:
+        """e.g. ``vector x4`` or ``matrix x4``."""
+        return f"{self.kind} x{self.width}" + (" trans" if self.trans else "")
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("vector", "matrix"):
+            raise LayoutError(f"kind: must be 'vector' or 'matrix', got {self.kind!r}")
+        if self.width < 1 or self.width & (self.width - 1):
+            raise LayoutError(f"width: must be a power of two, got {self.width}")
+        if self.kind == "matrix" and self.width > 4:
+            raise LayoutError(f"width: ldmatrix/stmatrix take x1, x2 or x4, got x{self.width}")
+        if self.trans and self.kind != "matrix":
+            raise LayoutError("trans: only ldmatrix/stmatrix have a transposing form")
+        object.__setattr__(self, "register_order", tuple(int(b) for b in self.register_order))
+
+    def apply(self, hmap: HardwareMap) -> HardwareMap:
+        """``hmap`` with its registers in this access's order."""
+        return hmap.permute_registers(self.register_order) if self.register_order else hmap
+
+
+def vector_mnemonic(store: bool, vector_bytes: int) -> str:
+    """PTX opcode of a ``vector_bytes`` shared access, e.g. ``st.shared.v4.b32`` for 16 bytes."""
+    op = "st.shared" if store else "ld.shared"
+    if vector_bytes == 1:
+        return f"{op}.u8"
+    if vector_bytes == 2:
+        return f"{op}.u16"
+    if vector_bytes == 4:
+        return f"{op}.b32"
+    if vector_bytes in (8, 16):
+        return f"{op}.v{vector_bytes // 4}.b32"
+    raise LayoutError(f"access: a shared vector must be 1 to 16 bytes, got {vector_bytes}")
+
+
+def matrix_mnemonic(store: bool, matrices: int, trans: bool = False) -> str:
+    """PTX opcode of ``stmatrix``/``ldmatrix`` of ``matrices`` 8x8 b16 matrices (``.trans``: transposed)."""
+    op = "stmatrix" if store else "ldmatrix"
+    return f"{op}.sync.aligned.m8n8.x{matrices}{'.trans' if trans else ''}.shared.b16"
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def combine(constant: int, runtime_bits: int, var: str = "thread_offset") -> str:
+    """``var ^ constant``, written ``var + constant`` when no runtime bit meets the constant (then they
+    are equal, and the compiler folds the constant into the instruction's immediate offset)."""
+    if not constant:
+        return var
+    op = "+" if not constant & runtime_bits else "^"
+    return f"({var} {op} {constant:#x}u)"
+
+
+def _byte_address(
+    constant: int, element_bytes: int, smem: str, padding: tuple[int, int] | None = None, runtime_bits: int = -1
+) -> str:
+    """Byte address of element offset ``thread_offset ^ constant`` (padded: ``o + (o / interval) * pad``)."""
+    shift = _log2(element_bytes)
+    offset = combine(constant, runtime_bits)
+    if padding:
+        interval, pad = padding
+        offset = f"({offset} + ({offset} >> {_log2(interval)}) * {pad}u)"
+    return f"{smem} + ({offset} << {shift})" if shift else f"{smem} + {offset}"
+
+
+def _with_thread_offset(addresses: list[tuple[int, IndexExpression]], lines: list[str]) -> list[str]:
+    """Wrap ``lines`` in a block defining ``thread_offset``, the lane/warp part shared by all addresses."""
+    if not addresses:
+        return lines
+    terms = addresses[0][1].terms
+    if any(expr.terms != terms for _, expr in addresses):  # pragma: no cover - by construction
+        raise LayoutError("addresses: instructions of one access differ in their lane/warp part")
+    part = IndexExpression(0, terms).to_cuda()
+    return ["{", f"  const unsigned thread_offset = {part};"] + ["  " + x for x in lines] + ["}"]
+
+
+def _predicate(hmap: HardwareMap, lanes: bool = True) -> str | None:
+    """Store predicate skipping duplicate warps (and lanes; never around .sync.aligned stmatrix)."""
+    parts = []
+    if lanes and hmap.free_lane:
+        parts.append(f"(lane & {hmap.free_lane:#x}u)")
+    if hmap.free_warp:
+        parts.append(f"(warp & {hmap.free_warp:#x}u)")
+    return None if not parts else "(" + " | ".join(parts) + ") == 0u"
+
+
+def _check_vector(hmap: HardwareMap, element_bytes: int, access: SharedAccess) -> int:
+    k = _log2(access.width)
+    if access.width * element_bytes > 16:
+        raise LayoutError(f"access: {access.width} x {element_bytes} bytes exceeds a 16-byte vector")
+    if k > len(hmap.register) or hmap.contiguous_registers() < k:
+        raise LayoutError(
+            f"access: a vector of {access.width} elements needs register bits 0..{k - 1} at "
+            f"consecutive, aligned shared offsets; the layouts give {hmap.contiguous_registers()} bits"
+        )
+    return k
+
+
+def _matrix_layout(hmap: HardwareMap, element_bytes: int, access: SharedAccess, store: bool = True) -> tuple[int, int]:
+    """Check the ldmatrix/stmatrix tile; return (k, m): element bits per word, matrix-index bits.
+
+    Plain: register bits 0..k-1 and lane bits 0, 1 span a 16-byte row, lane bits 2..4 pick rows.
+    ``.trans`` (16-bit): lane bits 2..4 walk the 8 elements of a row; register bit 0 and lane bits
+    0, 1 pick rows.  Either way the next ``m`` register bits pick the matrix."""
+    if element_bytes > 4 or (access.trans and element_bytes != 2):
+        raise LayoutError(
+            f"element_bytes: ldmatrix/stmatrix need elements of at most 4 bytes (2 for .trans), got {element_bytes}"
+        )
+    k = _log2(4 // element_bytes)
+    m = _log2(access.width)
+    row = 16 // element_bytes
+    rule = (
+        f"access: {'transposed ' if access.trans else ''}ldmatrix/stmatrix need its register and lane bits "
+        f"to span 16-byte rows and every other bit to move by whole rows"
+    )
+    if len(hmap.register) < k + m or len(hmap.lane) != 5:
+        raise LayoutError(rule + f" (x{access.width} needs {k + m} register bits)")
+    if access.trans:
+        within = hmap.lane[2:5] == (1, 2, 4)
+        others = (hmap.register[0],) + hmap.lane[0:2] + hmap.register[1:] + hmap.warp
+    else:
+        within = all(hmap.register[i] == 1 << i for i in range(k)) and hmap.lane[0:2] == (
+            4 // element_bytes, 8 // element_bytes)
+        others = hmap.register[k:] + hmap.lane[2:] + hmap.warp
+    if not within or any(image % row for image in others):
+        raise LayoutError(rule)
+    # Broadcast lanes (lane bits 2..4 of image 0) make two rows share one address; stmatrix then
+    # writes identical data there within one instruction, which is well defined.
+    return k, m
+
+
+def _matrix_address(hmap: HardwareMap, base_register: int, k: int, m: int, trans: bool = False) -> IndexExpression:
+    """Lane ``t`` gives the start of row ``t % 8`` of matrix ``t / 8``."""
+    if trans:
+        lane_images = [hmap.register[0], hmap.lane[0], hmap.lane[1]] + [hmap.register[k + i] for i in range(m)]
+    else:
+        lane_images = list(hmap.lane[2:5]) + [hmap.register[k + i] for i in range(m)]
+    constant = 0
+    for bit, image in enumerate(hmap.register):
+        if (base_register >> bit) & 1:
+            constant ^= image
+    terms = xor_terms("lane", lane_images) + xor_terms("warp", hmap.warp)
+    return IndexExpression(constant, tuple(terms))
+
+
+def _groups(hmap: HardwareMap, low_bits: int, skip: int) -> list[int]:
+    return [
+        r for r in range(0, hmap.num_registers, 1 << low_bits) if not (r & skip)
+    ]
+
+
+def access_addresses(
+    hmap: HardwareMap, element_bytes: int, access: SharedAccess, store: bool
+) -> list[tuple[int, IndexExpression]]:
+    """``(first register, element-offset expression)`` of each emitted instruction, in order.
+
+    Vector: lane ``l`` of the instruction for register ``r`` moves registers ``r .. r+width-1`` at
+    offsets ``e(l, w) .. e(l, w)+width-1``.  Matrix: lane ``t`` gives ``e(t, w)``, the start of row
+    ``t % 8`` of matrix ``t / 8``; lane ``t`` moves word ``i`` = row ``t / 4`` of matrix ``i``, column
+    word ``t % 4``, holding registers ``r + (i << k) .. + 2**k - 1``.
+    """
+    w = check_element_bytes(element_bytes)
+    hmap = access.apply(hmap)
+    skip = hmap.free_register if store else hmap.zero_register
+    if access.kind == "vector":
+        k = _check_vector(hmap, w, access)
+        return [(r, hmap.address(r)) for r in _groups(hmap, k, skip)]
+    k, m = _matrix_layout(hmap, w, access, store)
+    if store and hmap.free_register & ((1 << (k + m)) - 1):
+        raise LayoutError("access: stmatrix cannot store a layout whose matrix registers are duplicates")
+    return [(r, _matrix_address(hmap, r, k, m, access.trans)) for r in _groups(hmap, k + m, skip)]
+
+
+def emit_shared_store(
+    hmap: HardwareMap,
+    element_bytes: int,
+    access: SharedAccess,
+    regs: str = "a",
+    smem: str = "smem",
+    padding: tuple[int, int] | None = None,
+) -> list[str]:
+    """C++ lines storing register array ``regs`` to shared memory (``smem``: a 32-bit shared-window
+    byte address; ``padding=(interval, pad)``: Triton's padded layout, ``pad`` elements after every
+    ``interval``).  Each logical element is written once: free (duplicate) registers are skipped and
+    duplicate lanes/warps predicated off."""
+    w = check_element_bytes(element_bytes)
+    lines: list[str] = []
+    addresses = access_addresses(hmap, w, access, True)
+    hmap = access.apply(hmap)
+    if access.kind == "vector":
+        k = _check_vector(hmap, w, access)
+        nbytes = access.width * w
+        op = vector_mnemonic(True, nbytes)
+        for r, expr in addresses:
+            addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
+            elems = [f"{regs}[{hmap.register_index(r + j)}]" for j in range(access.width)]
+            if nbytes >= 4:
+                words = pack_words(elems, w)
+                operands = ", ".join(f"%{i + 1}" for i in range(len(words)))
+                if len(words) > 1:
+                    operands = "{" + operands + "}"
+                inputs = ", ".join(f'"r"({x})' for x in words)
+                lines.append(f'asm volatile("{op} [%0], {operands};" :: "r"({addr}), {inputs} : "memory");')
+            else:
+                value = elems[0] if len(elems) == 1 else f"(unsigned)({elems[0]}) | ((unsigned)({elems[1]}) << 8)"
+                constraint = '"h"((unsigned short)(' + value + "))" if nbytes == 2 else '"r"((unsigned)(' + value + "))"
+                lines.append(f'asm volatile("{op} [%0], %1;" :: "r"({addr}), {constraint} : "memory");')
+    else:
+        k, m = _matrix_layout(hmap, w, access)
+        op = matrix_mnemonic(True, access.width, access.trans)
+        for r, expr in addresses:
+            addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
+            words = []
+            for i in range(access.width):
+                words += pack_words([f"{regs}[{hmap.register_index(r + (i << k) + j)}]" for j in range(1 << k)], w)
+            operands = "{" + ", ".join(f"%{i + 1}" for i in range(len(words))) + "}"
+            inputs = ", ".join(f'"r"({x})' for x in words)
+            lines.append(f'asm volatile("{op} [%0], {operands};" :: "r"({addr}), {inputs} : "memory");')
+    lines = _with_thread_offset(addresses, lines)
+    predicate = _predicate(hmap, lanes=access.kind != "matrix")
+    if predicate:
+        lines = [f"if ({predicate}) {{"] + ["  " + line for line in lines] + ["}"]
+    return lines
+
+
+def emit_shared_load(
+    hmap: HardwareMap,
+    element_bytes: int,
+    access: SharedAccess,
+    regs: str = "b",
+    smem: str = "smem",
+    padding: tuple[int, int] | None = None,
+) -> list[str]:
+    """C++ lines loading register array ``regs`` from shared memory; registers whose basis vector is
+    zero (copies) are filled by register moves instead of loads."""
+    w = check_element_bytes(element_bytes)
+    t = element_type(w)
+    lines: list[str] = []
+    addresses = access_addresses(hmap, w, access, False)
+    hmap = access.apply(hmap)
+    if access.kind == "vector":
+        k = _check_vector(hmap, w, access)
+        nbytes = access.width * w
+        op = vector_mnemonic(False, nbytes)
+        for r, expr in addresses:
+            addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
+            if nbytes >= 4:
+                n = nbytes // 4
+                names = [f"w{i}" for i in range(n)]
+                operands = ", ".join(f"%{i}" for i in range(n))
+                if n > 1:
+                    operands = "{" + operands + "}"
+                outputs = ", ".join(f'"=r"({x})' for x in names)
+                body = [f"unsigned {', '.join(names)};",
+                        f'asm volatile("{op} {operands}, [%{n}];" : {outputs} : "r"({addr}) : "memory");']
+                body += [f"{regs}[{hmap.register_index(r + j)}] = {e};" for j, e in enumerate(unpack_words(names, w))]
+            else:
+                kind = '"=h"' if nbytes == 2 else '"=r"'
+                ctype = "unsigned short" if nbytes == 2 else "unsigned"
+                body = [f"{ctype} w0;", f'asm volatile("{op} %0, [%1];" : {kind}(w0) : "r"({addr}) : "memory");']
+                if access.width == 1:
+                    body.append(f"{regs}[{hmap.register_index(r)}] = ({t})w0;")
+                else:
+                    body += [f"{regs}[{hmap.register_index(r)}] = ({t})(w0 & 0xffu);",
+                             f"{regs}[{hmap.register_index(r + 1)}] = ({t})(w0 >> 8);"]
+            lines.append("{ " + " ".join(body) + " }")
+    else:
+        k, m = _matrix_layout(hmap, w, access, False)
+        op = matrix_mnemonic(False, access.width, access.trans)
+        for r, expr in addresses:
+            addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
+            n = access.width
+            names = [f"w{i}" for i in range(n)]
+            operands = "{" + ", ".join(f"%{i}" for i in range(n)) + "}"
+            outputs = ", ".join(f'"=r"({x})' for x in names)
+            body = [f"unsigned {', '.join(names)};",
+                    f'asm volatile("{op} {operands}, [%{n}];" : {outputs} : "r"({addr}) : "memory");']
+            for i in range(n):
+                for j, e in enumerate(unpack_words([names[i]], w)):
+                    body.append(f"{regs}[{hmap.register_index(r + (i << k) + j)}] = {e};")
+            lines.append("{ " + " ".join(body) + " }")
+    lines = _with_thread_offset(addresses, lines)
+    for r in range(hmap.num_registers):
+        if r & hmap.zero_register:
+            lines.append(
+                f"{regs}[{hmap.register_index(r)}] = {regs}[{hmap.register_index(r & ~hmap.zero_register)}];"
+            )
+    return lines
+
+
+def shared_instruction_counts(
+    hmap: HardwareMap, element_bytes: int, access: SharedAccess, store: bool
+) -> dict[str, int]:
+    """Static count, per thread, of the shared-memory instructions the emitters above produce:
+    ``{ptx opcode: count}``."""
+    w = check_element_bytes(element_bytes)
+    n = len(access_addresses(hmap, w, access, store))
+    if access.kind == "vector":
+        return {vector_mnemonic(store, access.width * w): n}
+    return {matrix_mnemonic(store, access.width, access.trans): n}

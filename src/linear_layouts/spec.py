@@ -1,0 +1,286 @@
+"""Layout specs as text: Gluon constructor calls and raw bases, parsed without ``eval``.
+
+Accepted forms (whitespace free):
+
+* a catalog descriptor in Gluon constructor syntax, nested as in Gluon, optional ``gl.`` / ``ttgl.`` prefix:
+  ``BlockedLayout([1,4],[4,8],[4,1],[1,0])``, ``SliceLayout(0, BlockedLayout(...))``,
+  ``NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)``,
+  ``DotOperandLayout(0, NVMMADistributedLayout([2,0],[4,1],[16,8]), 2)``;
+* Triton-style raw bases: ``DistributedLinearLayout(reg_bases=[[0,1]], lane_bases=..., warp_bases=...,
+  block_bases=[], shape=[16,32])``, ``SharedLinearLayout(offset_bases=[[0,1],...], block_bases=[])`` or this
+  package's ``LinearLayout({"register": [[0,1]], ...}, {"dim0": 16, "dim1": 32})``;
+* JSON: ``{"bases": {"register": [[0,1]], "lane": ...}, "out_dims": {"dim0": 16, "dim1": 32}}`` — ``bases``
+  and ``out_dims`` may also be ordered lists of pairs (the format of Triton's unit-test JSON), and
+  ``out_dims`` a list of names (sizes inferred).
+
+The text is read with :mod:`ast` / :mod:`json`; only literals (ints, bools, strings, None, lists, tuples,
+dicts) and calls of whitelisted names are accepted. Names come from :mod:`linear_layouts.catalog`.
+Every mistake raises :class:`LayoutError` with the column where it happened.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import LinearLayout
+
+__all__ = ["ParsedSpec", "parse_spec", "layout_from_spec", "catalog_classes", "RAW_CONSTRUCTORS"]
+
+RAW_CONSTRUCTORS = ("LinearLayout", "DistributedLinearLayout", "SharedLinearLayout")
+_PREFIXES = ("gl", "ttgl", "language", "linear_layouts", "catalog")
+
+
+@dataclass(frozen=True)
+class ParsedSpec:
+    """A parsed spec: ``value`` is a catalog descriptor (needs a shape) or a ready LinearLayout."""
+
+    text: str
+    value: Any
+
+    @property
+    def is_linear(self) -> bool:
+        """True when the spec spelled out the bases (no shape needed)."""
+        return isinstance(self.value, LinearLayout) or callable(getattr(self.value, "linear_layout", None))
+
+    def to_linear(self, shape: Sequence[int] | None = None) -> LinearLayout:
+        """The LinearLayout of this spec over ``shape`` (a descriptor needs it; raw bases must match it).
+
+        >>> parse_spec('{"bases": {"offset": [[1]]}, "out_dims": {"dim0": 2}}').to_linear().out_dims
+        {'dim0': 2}
+        """
+        if isinstance(self.value, LinearLayout):
+            if shape is not None and list(shape) != list(self.value.out_dims.values()):
+                raise LayoutError(f"shape: {list(shape)} does not match the spec's out dims "
+                                  f"{dict(self.value.out_dims)}")
+            return self.value
+        if shape is None and callable(getattr(self.value, "linear_layout", None)):
+            return self.value.linear_layout()  # descriptors that carry their own bases and shape
+        if shape is None:
+            raise LayoutError(f"shape: {type(self.value).__name__} needs a tensor shape (e.g. --shape 16,32)")
+        return _descriptor_to_linear(self.value, [int(s) for s in shape])
+
+
+def catalog_classes() -> dict[str, type]:
+    """The descriptor classes a spec may name: the public classes of :mod:`linear_layouts.catalog`.
+
+    >>> "BlockedLayout" in catalog_classes()   # doctest: +SKIP
+    True
+    """
+    try:
+        from linear_layouts import catalog
+    except ImportError:  # the catalog is optional for raw-bases specs
+        return {}
+    names = getattr(catalog, "__all__", [n for n in dir(catalog) if not n.startswith("_")])
+    found: dict[str, type] = {}
+    for name in names:
+        obj = getattr(catalog, name, None)
+        if inspect.isclass(obj) and dataclasses.is_dataclass(obj):  # descriptors are frozen dataclasses
+            found[name] = obj
+    return found
+
+
+def _descriptor_to_linear(descriptor: Any, shape: list[int]) -> LinearLayout:
+    from linear_layouts import catalog
+
+    for function_name in ("to_linear_layout", "to_linear"):
+        function = getattr(catalog, function_name, None)
+        if callable(function):
+            return function(descriptor, shape)
+    method = getattr(descriptor, "to_linear", None) or getattr(descriptor, "to_linear_layout", None)
+    if method is None:
+        raise LayoutError(f"spec: {type(descriptor).__name__} has no conversion to a LinearLayout")
+    return method(shape)
+
+
+def parse_spec(text: str) -> ParsedSpec:
+    """Parse a layout spec (see the module docstring) into a descriptor or a LinearLayout.
+
+    >>> parse_spec('LinearLayout({"register": [[1]]}, ["dim0"])').value.out_dims
+    {'dim0': 2}
+    """
+    if not isinstance(text, str):
+        raise LayoutError(f"spec: expected a string, got {type(text).__name__}")
+    stripped = text.strip()
+    if not stripped:
+        raise LayoutError("spec: empty layout spec")
+    if stripped.startswith("{"):
+        return ParsedSpec(text, _from_json(stripped))
+    try:
+        tree = ast.parse(stripped, mode="eval")
+    except SyntaxError as error:
+        column = (error.offset or 1)
+        raise LayoutError(f"spec: syntax error at column {column}: {error.msg}\n  {stripped}\n  "
+                          f"{' ' * (column - 1)}^") from None
+    return ParsedSpec(text, _Builder(stripped).build(tree.body))
+
+
+def layout_from_spec(text: str, shape: Sequence[int] | None = None) -> LinearLayout:
+    """``parse_spec(text).to_linear(shape)``.
+
+    >>> layout_from_spec('{"bases": [["offset", [[1]]]], "out_dims": [["dim0", 2]]}').bases
+    {'offset': [[1]]}
+    """
+    return parse_spec(text).to_linear(shape)
+
+
+# --- JSON -------------------------------------------------------------------------------------------------
+
+def _from_json(text: str) -> LinearLayout:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise LayoutError(f"spec: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+    if not isinstance(data, dict):
+        raise LayoutError("spec: JSON spec must be an object with 'bases' and 'out_dims'")
+    return _raw_layout(data, where="JSON")
+
+
+def _pairs(value: Any, what: str) -> list[tuple[str, Any]]:
+    """A mapping or a list of [name, value] pairs, as an ordered list of pairs."""
+    if isinstance(value, Mapping):
+        return [(str(k), v) for k, v in value.items()]
+    if isinstance(value, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2
+                                                  and isinstance(p[0], str) for p in value):
+        return [(p[0], p[1]) for p in value]
+    raise LayoutError(f"spec: '{what}' must be an object or a list of [name, value] pairs")
+
+
+def _raw_layout(data: Mapping[str, Any], where: str) -> LinearLayout:
+    unknown = set(data) - {"bases", "out_dims", "surjective", "require_surjective"}
+    if unknown:
+        raise LayoutError(f"spec: unknown {where} keys {sorted(unknown)}; expected 'bases' and 'out_dims'")
+    if "bases" not in data or "out_dims" not in data:
+        raise LayoutError(f"spec: a {where} spec needs both 'bases' and 'out_dims'")
+    bases = _pairs(data["bases"], "bases")
+    out_dims = data["out_dims"]
+    if isinstance(out_dims, (list, tuple)) and all(isinstance(n, str) for n in out_dims):
+        out = list(out_dims)
+    else:
+        out = _pairs(out_dims, "out_dims")
+    surjective = bool(data.get("require_surjective", data.get("surjective", True)))
+    return LinearLayout(bases, out, require_surjective=surjective)
+
+
+# --- Python-call syntax -----------------------------------------------------------------------------------
+
+class _Builder:
+    """Walks an expression tree, accepting literals and calls of whitelisted names only."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.classes = catalog_classes()
+
+    def fail(self, node: ast.AST, message: str) -> LayoutError:
+        column = getattr(node, "col_offset", 0) + 1
+        return LayoutError(f"spec: {message} (column {column})\n  {self.text}\n  {' ' * (column - 1)}^")
+
+    def build(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant):
+            if node.value is None or isinstance(node.value, (bool, int, str)):
+                return node.value
+            raise self.fail(node, f"only integers, booleans, strings and None are allowed, not {node.value!r}")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+                and isinstance(node.operand.value, int) and not isinstance(node.operand.value, bool):
+            return -node.operand.value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.build(e) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                raise self.fail(node, "'**' is not allowed in a spec")
+            return {self.build(k): self.build(v) for k, v in zip(node.keys, node.values)}
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            raise self.fail(node, f"bare name '{ast.unparse(node)}': a layout is written as a call, "
+                                  f"e.g. BlockedLayout([1,4],[4,8],[4,1],[1,0])")
+        raise self.fail(node, f"'{ast.unparse(node)}' is not a literal or a layout constructor")
+
+    def name_of(self, func: ast.AST) -> str:
+        if isinstance(func, ast.Name):
+            return func.id
+        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
+            prefix = ast.unparse(func.value).split(".")
+            if all(p in _PREFIXES for p in prefix):
+                return func.attr
+        raise self.fail(func, f"'{ast.unparse(func)}' is not a layout name")
+
+    def call(self, node: ast.Call) -> Any:
+        name = self.name_of(node.func)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.fail(node, "'*' and '**' arguments are not allowed in a spec")
+        args = [self.build(a) for a in node.args]
+        kwargs = {k.arg: self.build(k.value) for k in node.keywords}
+        if name in RAW_CONSTRUCTORS and name not in self.classes:
+            return self.raw(node, name, args, kwargs)
+        cls = self.classes.get(name)
+        if cls is None:
+            known = sorted(set(self.classes) | set(RAW_CONSTRUCTORS))
+            raise self.fail(node.func, f"unknown layout '{name}'; known: {', '.join(known)}")
+        try:
+            signature = inspect.signature(cls)
+            signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise self.fail(node, f"{name}{_signature_text(cls)}: {error}") from None
+        except ValueError:  # no signature available: let the constructor judge
+            pass
+        try:
+            return cls(*args, **kwargs)
+        except LayoutError as error:
+            raise self.fail(node, f"{name}: {error}") from None
+        except (TypeError, ValueError, KeyError, IndexError) as error:
+            raise self.fail(node, f"{name}: invalid arguments: {error}") from None
+
+    def raw(self, node: ast.Call, name: str, args: list[Any], kwargs: dict[str, Any]) -> LinearLayout:
+        try:
+            if name == "LinearLayout":
+                bound = inspect.signature(_linear_layout_signature).bind(*args, **kwargs)
+                return LinearLayout(bound.arguments["bases"], bound.arguments["out_dims"],
+                                    require_surjective=bound.arguments.get("require_surjective", True))
+            if name == "DistributedLinearLayout":
+                bound = inspect.signature(_distributed_signature).bind(*args, **kwargs)
+                a = bound.arguments
+                shape = a["shape"]
+                bases = [("register", a["reg_bases"]), ("lane", a["lane_bases"]), ("warp", a["warp_bases"]),
+                         ("block", a["block_bases"])]
+                return LinearLayout(bases, [(f"dim{i}", int(s)) for i, s in enumerate(shape)],
+                                    require_surjective=False)
+            bound = inspect.signature(_shared_signature).bind(*args, **kwargs)
+            a = bound.arguments
+            bases = [("offset", a["offset_bases"]), ("block", a.get("block_bases", []))]
+            return LinearLayout(bases, [f"dim{i}" for i in range(_rank_of(a["offset_bases"]))])
+        except TypeError as error:
+            raise self.fail(node, f"{name}: {error}") from None
+        except LayoutError as error:
+            raise self.fail(node, f"{name}: {error}") from None
+
+
+def _rank_of(bases: Any) -> int:
+    if not isinstance(bases, list) or not bases or not isinstance(bases[0], list):
+        raise LayoutError("offset_bases: must be a non-empty list of basis vectors")
+    return len(bases[0])
+
+
+def _signature_text(cls: type) -> str:
+    try:
+        return str(inspect.signature(cls))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def _linear_layout_signature(bases, out_dims, require_surjective=True):  # pragma: no cover - signature only
+    pass
+
+
+def _distributed_signature(reg_bases, lane_bases, warp_bases, block_bases, shape):  # pragma: no cover
+    pass
+
+
+def _shared_signature(offset_bases, block_bases=(), alignment=16):  # pragma: no cover - signature only
+    pass

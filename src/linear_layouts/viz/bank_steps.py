@@ -1,0 +1,43 @@
+"""Per-step bank usage of one access, for the bank-hit charts (seed 004's bank scope).
+
+The addresses come from :func:`linear_layouts.analysis.bank_simulator.lane_addresses` (the brute-force
+model of HARDWARE.md); this module only groups them: for each instruction and phase, how many lanes
+land on each bank and how many distinct 4-byte words each bank must serve (the phase's wavefronts
+are the largest such count).
+"""
+
+from __future__ import annotations
+
+from linear_layouts.layout import LinearLayout
+from linear_layouts.viz.model import NUM_BANKS
+from linear_layouts.viz.svg import BankStep
+
+__all__ = ["bank_steps"]
+
+
+def bank_steps(shared: LinearLayout, distributed: LinearLayout, bitwidth: int) -> list[BankStep]:
+    """One :class:`BankStep` per (warp, instruction, phase) of ``distributed`` accessing ``shared``.
+
+    The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, bitwidth)``.
+    """
+    from linear_layouts.analysis.bank_simulator import lane_addresses
+
+    addresses, vector_bytes = lane_addresses(shared, distributed, bitwidth)
+    lanes = addresses.shape[2]
+    phases = max(vector_bytes // 4, 1)
+    per_phase = lanes // phases
+    steps: list[BankStep] = []
+    for warp in range(addresses.shape[0]):
+        for instruction in range(addresses.shape[1]):
+            for phase in range(phases):
+                lanes_on = [set() for _ in range(NUM_BANKS)]
+                words_on = [set() for _ in range(NUM_BANKS)]
+                for lane in range(phase * per_phase, (phase + 1) * per_phase):
+                    start = int(addresses[warp, instruction, lane])
+                    for word in range(start // 4, (start + vector_bytes - 1) // 4 + 1):
+                        lanes_on[word % NUM_BANKS].add(lane)
+                        words_on[word % NUM_BANKS].add(word)
+                label = f"warp {warp}, instruction {instruction}" + (f", phase {phase}" if phases > 1 else "")
+                steps.append(BankStep(label, tuple(len(s) for s in lanes_on), tuple(len(s) for s in words_on),
+                                      max(len(s) for s in words_on)))
+    return steps

@@ -1,0 +1,42 @@
+"""A standalone HTML page for one layout: its SVG picture(s), Triton's text view, and its bases."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+
+from linear_layouts.layout import LinearLayout
+from linear_layouts.viz.svg import distributed_svg, matrix_svg, shared_svg
+from linear_layouts.viz.text import is_shared_layout, layout_view
+
+__all__ = ["layout_html"]
+
+_STYLE = """body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:18px;color:#1d1d1f}
+h1{font-size:20px;color:#1f3b73}h2{font-size:15px;color:#1f3b73;margin-top:22px}
+pre{background:#f6f8fc;padding:8px;font-size:11px;overflow:auto;max-height:420px}
+.figure{overflow:auto;border:1px solid #ddd;padding:4px;max-width:100%}"""
+
+
+def layout_html(layout: LinearLayout, *, title: str = "layout", element_bitwidth: int = 32) -> str:
+    """One self-contained page: picture (SVG; for shared layouts also the memory view), the F2 matrix,
+    Triton's ``get_distributed_view`` / ``get_shared_view`` text, and the bases as JSON.
+
+    >>> "<svg" in layout_html(LinearLayout({"lane": [[1]]}, ["dim0"]))
+    True
+    """
+    if is_shared_layout(layout):
+        pictures = [("tensor view, coloured by bank", shared_svg(layout, element_bitwidth, title=title)),
+                    ("memory view: 128-byte rows × banks",
+                     shared_svg(layout, element_bitwidth, view="physical", title=f"{title} (memory)"))]
+    else:
+        pictures = [("who holds each element", distributed_svg(layout, title=title))]
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
+             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>"]
+    for caption, svg in pictures:
+        parts.append(f"<h2>{escape(caption)}</h2><div class=\"figure\">{svg}</div>")
+    parts.append(f"<h2>F2 matrix</h2><div class=\"figure\">{matrix_svg(layout, title=title)}</div>")
+    parts.append(f"<h2>Triton's text view</h2><pre>{escape(layout_view(layout))}</pre>")
+    spec = json.dumps({"bases": layout.bases, "out_dims": layout.out_dims})
+    parts.append(f"<h2>Bases (paste into <code>linear-layouts show</code>)</h2><pre>{escape(spec)}</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,118 @@
+"""The worked examples the pictures, the explorer and the demo show: store/load layout pairs.
+
+The seed transpose (seeds 003 and 004): one warp moves a 16×32 fp32 tensor through shared memory.
+
+* store ``A``: thread t owns column t, register r walks the rows — element (m=r, n=t);
+* load ``B``: thread t reads (m = t mod 16, n = 2r + t // 16) — low lane bits to rows, the top lane bit
+  to the column parity, registers to column pairs;
+* shared layouts: unswizzled ``offset = 32m + n``, classic ``32m + (n ⊕ m)``, optimal ``32m + (n ⊕ 2m)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import LinearLayout
+
+__all__ = ["Scenario", "seed_transpose", "row_major_shared", "xor_swizzled_shared", "segment_bits", "toggle_swizzle"]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A conversion through shared memory: ``store`` writes, ``load`` reads, ``shared`` are candidates."""
+
+    name: str
+    store: LinearLayout
+    load: LinearLayout
+    bitwidth: int
+    shared: tuple[tuple[str, LinearLayout], ...]
+    store_name: str = "store"
+    load_name: str = "load"
+    note: str = ""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The tensor shape (the store layout's out dim sizes)."""
+        return tuple(self.store.out_dims.values())
+
+
+def row_major_shared(shape: Sequence[int]) -> LinearLayout:
+    """The unswizzled shared layout of ``shape``: offset = row-major index (last dim contiguous).
+
+    >>> row_major_shared([2, 4]).apply({"offset": 5})
+    {'dim0': 1, 'dim1': 1}
+    """
+    shape = [int(s) for s in shape]
+    if not shape or any(s <= 0 or s & (s - 1) for s in shape):
+        raise LayoutError(f"shape: every size must be a power of two, got {shape}")
+    rank = len(shape)
+    offsets = []
+    for d in reversed(range(rank)):
+        for i in range(shape[d].bit_length() - 1):
+            offsets.append([(1 << i) if k == d else 0 for k in range(rank)])
+    return LinearLayout({"offset": offsets, "block": []}, {f"dim{d}": s for d, s in enumerate(shape)})
+
+
+def xor_swizzled_shared(rows: int, columns: int, shift: int) -> LinearLayout:
+    """``offset(m, n) = columns·m + (n ⊕ (m << shift))`` for a rows × columns tensor (seeds' XOR swizzles).
+
+    >>> xor_swizzled_shared(16, 32, 1).apply({"offset": 32})
+    {'dim0': 1, 'dim1': 2}
+    """
+    n_bits, m_bits = columns.bit_length() - 1, rows.bit_length() - 1
+    offsets = [[0, 1 << i] for i in range(n_bits)]
+    for j in range(m_bits):
+        offsets.append([1 << j, ((1 << (j + shift)) if j + shift < n_bits else 0)])
+    return LinearLayout({"offset": offsets, "block": []}, {"dim0": rows, "dim1": columns})
+
+
+def seed_transpose() -> Scenario:
+    """The 16×32 fp32 one-warp transpose of seeds 003/004, with its three shared layouts.
+
+    >>> s = seed_transpose(); s.load.apply({"lane": 16, "register": 1})
+    {'dim0': 0, 'dim1': 3}
+    """
+    store = LinearLayout({"register": [[1, 0], [2, 0], [4, 0], [8, 0]],
+                          "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]], "warp": [], "block": []},
+                         {"dim0": 16, "dim1": 32})
+    load = LinearLayout({"register": [[0, 2], [0, 4], [0, 8], [0, 16]],
+                         "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]], "warp": [], "block": []},
+                        {"dim0": 16, "dim1": 32})
+    shared = (("unswizzled: 32m + n", row_major_shared([16, 32])),
+              ("XOR m: 32m + (n ⊕ m)", xor_swizzled_shared(16, 32, 0)),
+              ("XOR 2m: 32m + (n ⊕ 2m)", xor_swizzled_shared(16, 32, 1)))
+    return Scenario("seed transpose 16×32 fp32, one warp", store, load, 32, shared,
+                    "store: thread → column, register → row", "load: (m = t mod 16, n = 2r + t/16)",
+                    "Seeds 003/004: expected 16 + 256 (unswizzled), 16 + 32 (XOR m), 16 + 16 (XOR 2m) wavefronts.")
+
+
+def segment_bits(shared: LinearLayout, bitwidth: int) -> int:
+    """Number of offset bits inside one 128-byte row of the 32 banks: ``log2(1024 / bitwidth)`` (capped).
+
+    >>> segment_bits(row_major_shared([16, 32]), 32)
+    5
+    """
+    row_bits = (32 * 4 * 8 // bitwidth).bit_length() - 1
+    return min(shared.in_dim_size_log2("offset"), row_bits)
+
+
+def toggle_swizzle(base: LinearLayout, toggles: Sequence[tuple[int, int]], bitwidth: int) -> LinearLayout:
+    """The workbench's swizzle: for each toggle (j, i), XOR the image of offset bit i (a bank bit) into
+    the image of segment bit j (offset bit b + j), as in seed 003's toggle grid.
+
+    >>> s = toggle_swizzle(row_major_shared([16, 32]), [(j, j + 1) for j in range(4)], 32)
+    >>> s == xor_swizzled_shared(16, 32, 1)
+    True
+    """
+    b = segment_bits(base, bitwidth)
+    offsets = base.bases["offset"]
+    original = [list(v) for v in offsets]
+    for j, i in toggles:
+        if not (0 <= i < b) or not (0 <= b + j < len(offsets)):
+            raise LayoutError(f"toggles: ({j}, {i}) is outside {len(offsets) - b} segment bits × {b} bank bits")
+        offsets[b + j] = [x ^ y for x, y in zip(offsets[b + j], original[i])]
+    bases = base.bases
+    bases["offset"] = offsets
+    return LinearLayout(bases, base.out_dims)

@@ -1,0 +1,223 @@
+"""Text views of a layout, character for character Triton's ``getLayoutStr``.
+
+* :func:`distributed_view` — for a distributed layout ``(register, lane, warp, block) -> (dim0, ...)``:
+  the tensor printed row by row, each element as ``T{thread}:{register}`` (``|``-separated when the
+  element is broadcast to several threads), or, from the hardware point of view, each warp's
+  registers × lanes with the logical coordinate each one holds.
+* :func:`shared_view` — for a shared layout ``(offset, block) -> (dim0, ...)``: the logical
+  coordinate stored at each offset, in offset order, or ``Offset: k -> (i,j)`` lines.
+
+Both agree with Triton's ``LinearLayout.get_distributed_view`` / ``get_shared_view``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import LinearLayout
+
+DISTRIBUTED_IN_DIMS = ("register", "lane", "warp", "block")
+SHARED_IN_DIMS = ("offset", "block")
+
+__all__ = ["distributed_view", "shared_view", "layout_view", "matrix_text", "is_shared_layout", "DISTRIBUTED_IN_DIMS",
+           "SHARED_IN_DIMS"]
+
+
+def is_shared_layout(layout: LinearLayout) -> bool:
+    """True when ``layout`` maps shared-memory offsets: its in dims are ``offset`` (and ``block``).
+
+    >>> is_shared_layout(LinearLayout.identity_1d(8, "offset", "dim0"))
+    True
+    """
+    return layout.has_in_dim("offset")
+
+
+def _check_in_dims(layout: LinearLayout, allowed: Sequence[str], what: str) -> None:
+    if not isinstance(layout, LinearLayout):
+        raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
+    extra = [d for d in layout.in_dim_names if d not in allowed]
+    if extra:
+        raise LayoutError(f"layout: a {what} layout has in dims among {list(allowed)}; found {extra}")
+    if layout.num_out_dims == 0:
+        raise LayoutError("layout: needs at least one out dim to print")
+
+
+def _in_size(layout: LinearLayout, dim: str) -> int:
+    return layout.in_dim_size(dim) if layout.has_in_dim(dim) else 1
+
+
+def _pad(value: int, maximum: int) -> str:
+    """``value`` right-aligned to the width of ``maximum`` (Triton's ``paddedString``)."""
+    return str(value).rjust(len(str(maximum)))
+
+
+def _row_major_index(coords: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+    index = np.zeros_like(coords[0])
+    for c, size in zip(coords, shape):
+        index = index * size + c
+    return index
+
+
+def _tensor_text(cells: Sequence[str], shape: Sequence[int], separator: str) -> str:
+    """Nested-bracket printing of ``cells`` (row-major over ``shape``), as Triton lays it out."""
+    rank = len(shape)
+    total = len(cells)
+    out: list[str] = []
+    new_line = True
+    for i in range(total):
+        indices = np.unravel_index(i, shape)
+        opened = 0
+        for j in range(rank - 1, -1, -1):
+            if indices[j] != 0:
+                break
+            out.append("[")
+            opened += 1
+        if new_line:
+            out.append(" " * (rank - opened))
+            new_line = False
+        out.append(cells[i])
+        following = np.unravel_index(i + 1, shape) if i + 1 < total else (0,) * rank
+        for j in range(rank - 1, -1, -1):
+            if following[j] != 0:
+                break
+            out.append("]")
+        if following[-1] == 0:
+            out.append("\n")
+            new_line = True
+        else:
+            out.append(separator)
+    return "".join(out)
+
+
+def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False) -> str:
+    """Triton's ``getDistributedLayoutStr``: who holds each element, or what each thread holds.
+
+    Logical view: element e is printed as ``T{lane + warp*lanes}:{register}`` for every hardware
+    index with L(index) = e. Hardware view: per warp, one line per register, one ``(i,j)`` per lane.
+
+    >>> L = LinearLayout({"register": [[1]], "lane": [[2]], "warp": [], "block": []}, ["dim0"])
+    >>> distributed_view(L)
+    '[T0:0, T0:1, T1:0, T1:1]\\n'
+    """
+    _check_in_dims(layout, DISTRIBUTED_IN_DIMS, "distributed")
+    shape = list(layout.out_dims.values())
+    num_regs, num_lanes = _in_size(layout, "register"), _in_size(layout, "lane")
+    num_warps, num_blocks = _in_size(layout, "warp"), _in_size(layout, "block")
+    # Hardware indices in Triton's loop order: block, warp, lane, register (register fastest).
+    block, warp, lane, reg = np.meshgrid(np.arange(num_blocks), np.arange(num_warps), np.arange(num_lanes),
+                                         np.arange(num_regs), indexing="ij")
+    inputs = {"register": reg.ravel(), "lane": lane.ravel(), "warp": warp.ravel(), "block": block.ravel()}
+    inputs = {d: v for d, v in inputs.items() if layout.has_in_dim(d)}
+    outputs = layout.apply_array(inputs)
+    coords = [np.asarray(outputs[d]).ravel() for d in layout.out_dim_names]
+    block, warp, lane, reg = block.ravel(), warp.ravel(), lane.ravel(), reg.ravel()
+
+    if use_hw_point_of_view:
+        thread_text = ["(" + ",".join(_pad(int(c[k]), s) for c, s in zip(coords, shape)) + ")"
+                       for k in range(len(reg))]
+        lines: list[str] = []
+        per_warp = num_lanes * num_regs
+        for b in range(num_blocks):
+            if num_blocks > 1:
+                lines.append(f"Block{b}:\n")
+            for w in range(num_warps):
+                lines.append(f"Warp{w}:\n")
+                base = (b * num_warps + w) * per_warp
+                for r in range(num_regs):
+                    row = [thread_text[base + t * num_regs + r] for t in range(num_lanes)]
+                    lines.append(", ".join(row) + "\n")
+        return "".join(lines)
+
+    total = int(np.prod(shape))
+    cells = [""] * total
+    element = _row_major_index(coords, shape)
+    thread_max, block_width = num_warps * num_lanes, len(str(num_blocks))
+    for k in range(len(reg)):
+        b, thread, r = int(block[k]), int(lane[k] + warp[k] * num_lanes), int(reg[k])
+        text = f"B{b}:T{thread}:{r}" if num_blocks > 1 else f"T{thread}:{r}"
+        width = block_width - len(str(b)) + len(str(thread_max)) + len(str(num_regs))
+        padded = " " * (width - len(str(thread)) - len(str(r))) + text
+        e = int(element[k])
+        cells[e] = padded if not cells[e] else cells[e] + "|" + padded
+    return _tensor_text(cells, shape, ", ")
+
+
+def shared_view(layout: LinearLayout, use_hw_point_of_view: bool = False) -> str:
+    """Triton's ``getSharedLayoutStr``: the logical element stored at each shared-memory offset.
+
+    Logical view: offsets in order, shaped like the tensor, each as ``(i:j)``. Hardware view:
+    ``Offset: k -> (i,j)`` per offset, grouped by block.
+
+    >>> L = LinearLayout({"offset": [[1], [2]], "block": []}, ["dim0"])
+    >>> shared_view(L)
+    '[(0),(1),(2),(3)]\\n'
+    """
+    _check_in_dims(layout, SHARED_IN_DIMS, "shared")
+    shape = list(layout.out_dims.values())
+    total = int(np.prod(shape))
+    num_blocks = _in_size(layout, "block")
+    block_size = total // num_blocks
+    block, offset = np.meshgrid(np.arange(num_blocks), np.arange(block_size), indexing="ij")
+    inputs = {"offset": offset.ravel(), "block": block.ravel()}
+    inputs = {d: v for d, v in inputs.items() if layout.has_in_dim(d)}
+    outputs = layout.apply_array(inputs)
+    coords = [np.asarray(outputs[d]).ravel() for d in layout.out_dim_names]
+    padded = [[_pad(int(v), s) for v in c] for c, s in zip(coords, shape)]
+    count = num_blocks * block_size
+
+    if use_hw_point_of_view:
+        lines: list[str] = []
+        for b in range(num_blocks):
+            lines.append(f"Block: {b}:\n")
+            for o in range(block_size):
+                k = b * block_size + o
+                lines.append(f"Offset: {o} -> (" + ",".join(p[k] for p in padded) + ")\n")
+        return "".join(lines)
+
+    cells = ["(" + ":".join(p[k] for p in padded) + ")" for k in range(count)]
+    cells += [""] * (total - count)
+    return _tensor_text(cells, shape, ",")
+
+
+def layout_view(layout: LinearLayout, use_hw_point_of_view: bool = False) -> str:
+    """:func:`shared_view` for shared layouts (in dim ``offset``), else :func:`distributed_view`.
+
+    >>> layout_view(LinearLayout({"offset": [[1]]}, ["dim0"]))
+    '[(0),(1)]\\n'
+    """
+    if isinstance(layout, LinearLayout) and is_shared_layout(layout):
+        return shared_view(layout, use_hw_point_of_view)
+    return distributed_view(layout, use_hw_point_of_view)
+
+
+def _bit_labels(sizes: dict[str, int], short: bool) -> list[str]:
+    labels = []
+    for name, size in sizes.items():
+        prefix = {"register": "r", "lane": "t", "warp": "w", "block": "b", "offset": "o"}.get(name, name) if short \
+            else name
+        labels += [f"{prefix}{i}" for i in range(size.bit_length() - 1)]
+    return labels
+
+
+def matrix_text(layout: LinearLayout) -> str:
+    """The layout's F2 matrix with labels: one row per output bit (``dim0[0]`` first, LSB first), one
+    column per input bit (``r0 r1 .. t0 .. w0 ..``: register, lane (thread), warp, block, offset).
+
+    >>> print(matrix_text(LinearLayout({"lane": [[1], [0]]}, {"dim0": 2})))
+            t0 t1
+    dim0[0]  1  0
+    """
+    if not isinstance(layout, LinearLayout):
+        raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
+    columns = _bit_labels(layout.in_dims, short=True)
+    rows = [f"{name}[{i}]" for name, size in layout.out_dims.items() for i in range(size.bit_length() - 1)]
+    matrix = layout.to_matrix()
+    width = max([len(c) for c in columns] + [1])
+    label_width = max([len(r) for r in rows] + [4])
+    lines = [" " * (label_width + 1) + " ".join(c.rjust(width) for c in columns)]
+    for label, row in zip(rows, matrix):
+        lines.append(label.ljust(label_width + 1) + " ".join(str(int(v)).rjust(width) for v in row))
+    return "\n".join(line.rstrip() for line in lines)
