@@ -164,16 +164,18 @@ def _unique(names: Sequence[str], what: str) -> None:
         seen.add(n)
 
 
-def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
+def supremum(x: Sequence[str], y: Sequence[str], *, strict: bool = True) -> list[str]:
     """The shortest list containing x and y as subsequences, preferring x's elements first.
 
     This is Triton's ``supremum`` (LayoutUtils), used by ``*`` to merge dim orders:
     ``supremum(["a", "b"], ["a", "c"]) == ["a", "b", "c"]``; ``["a", "b"]`` and ``["b", "a"]``
-    have none (LayoutError).
+    have none (LayoutError). With ``strict=False`` (what ``*`` uses, like Triton's release build and
+    the layout constructions that rely on it) common dims in different orders are merged anyway,
+    x's order first: ``supremum(["a", "b"], ["b", "a"], strict=False) == ["a", "b"]``.
     """
     common_x = [e for e in x if e in set(y)]
     common_y = [e for e in y if e in set(x)]
-    if common_x != common_y:
+    if common_x != common_y and strict:
         raise LayoutError(
             f"dims {list(x)} and {list(y)} appear in different relative orders; "
             "common dims must keep the same order (no supremum exists)"
@@ -192,6 +194,8 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
     inf = math.inf
 
     def fail() -> None:
+        if not strict:
+            return
         raise LayoutError(
             f"dims {list(x)} and {list(y)} appear in different relative orders; "
             "common dims must keep the same order (no supremum exists)"
@@ -628,8 +632,8 @@ class LinearLayout:
         if not isinstance(outer, LinearLayout):
             return NotImplemented
         inner = self
-        in_names = supremum(inner._in_names, outer._in_names)
-        out_names = supremum(inner._out_names, outer._out_names)
+        in_names = supremum(inner._in_names, outer._in_names, strict=False)
+        out_names = supremum(inner._out_names, outer._out_names, strict=False)
         inner_out = dict(zip(inner._out_names, inner._out_log2))
         outer_out = dict(zip(outer._out_names, outer._out_log2))
         out_log2 = [inner_out.get(n, 0) + outer_out.get(n, 0) for n in out_names]

@@ -34,13 +34,10 @@ def _is_identity_on_out_dim(layout, dim: str) -> bool:
 
 
 def _supremum(x: list[str], y: list[str]) -> list[str]:
-    """Triton's ``supremum`` of two name orders, read off the in-dim order of a product."""
-    from linear_layouts import LinearLayout
+    """Triton's ``supremum`` of two name orders (strict: inconsistent orders raise)."""
+    from linear_layouts.layout import supremum
 
-    def size_one_dims(names: list[str]) -> LinearLayout:
-        return LinearLayout([(n, []) for n in names], [("o", 1)])
-
-    return list((size_one_dims(x) * size_one_dims(y)).in_dim_names)
+    return supremum(x, y)
 
 
 def _block_local():
