@@ -19,6 +19,7 @@ from linear_layouts.catalog.base import (
     check_bases,
     check_bool,
     check_cga_layout,
+    check_permutation_bases,
     check_int,
     check_int_tuple,
     check_shape,
@@ -292,26 +293,10 @@ def _check_cta_bases(reg_bases: object, warp_bases: object, rank: int) -> tuple[
     """
     reg = check_bases("reg_bases", reg_bases, rank)
     warp = check_bases("warp_bases", warp_bases, rank)
-    seen: dict[int, set[int]] = {}
-    for name, bases in (("reg_bases", reg), ("warp_bases", warp)):
-        for i, vector in enumerate(bases):
-            nonzero = [(d, x) for d, x in enumerate(vector) if x]
-            if not nonzero:
-                continue
-            if len(nonzero) > 1 or not is_power_of_two(nonzero[0][1]):
-                raise LayoutError(
-                    f"{name}[{i}] must be 0 or have a single non-zero entry, a power of two, got {list(vector)}"
-                )
-            d, x = nonzero[0]
-            if x in seen.setdefault(d, set()):
-                raise LayoutError(f"{name}[{i}] = {list(vector)} repeats a basis of reg_bases / warp_bases")
-            seen[d].add(x)
-    for d, values in seen.items():
-        if max(values) != 1 << (len(values) - 1):
-            raise LayoutError(
-                f"warp_bases / reg_bases must span their tile: along dim {d} they must be 1, 2, 4, .., "
-                f"got {sorted(values)}"
-            )
+    check_permutation_bases(
+        {"reg_bases": reg, "warp_bases": warp},
+        "together they must span their tile as a permutation matrix, as Triton's LinearEncodingAttr requires",
+    )
     return reg, warp
 
 

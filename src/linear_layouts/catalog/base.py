@@ -189,26 +189,37 @@ def check_cga_layout(name: str, cga_layout: Any, rank: int | None) -> Bases:
     ((0, 1), (0, 0))
     """
     bases = check_bases(name, cga_layout, rank)
+    check_permutation_bases({name: bases}, "the CGA bases must form a permutation matrix")
+    return bases
+
+
+def check_permutation_bases(groups: Mapping[str, Bases], rule: str) -> None:
+    """Triton's rule for broadcast-free layouts: over all ``groups`` (parameter name -> bases), the
+    non-zero vectors each have one non-zero entry, a power of two, no vector repeats, and along each
+    dim the entries are 1, 2, 4, ... (a permutation matrix once the zero vectors are dropped).
+
+    >>> check_permutation_bases({"warp_bases": [[0, 1], [1, 0]]}, "must be a permutation matrix")
+    """
     seen: dict[int, set[int]] = {}
-    for i, vector in enumerate(bases):
-        nonzero = [(d, x) for d, x in enumerate(vector) if x]
-        if not nonzero:
-            continue
-        if len(nonzero) > 1 or not is_power_of_two(nonzero[0][1]):
-            raise LayoutError(
-                f"{name}[{i}] must have a single non-zero entry, a power of two "
-                f"(the non-zero CGA bases form a permutation matrix), got {list(vector)}"
-            )
-        d, x = nonzero[0]
-        if x in seen.setdefault(d, set()):
-            raise LayoutError(f"{name}[{i}] repeats the basis {list(vector)} (the CGA bases must form a permutation matrix)")
-        seen[d].add(x)
+    for name, bases in groups.items():
+        for i, vector in enumerate(bases):
+            nonzero = [(d, x) for d, x in enumerate(vector) if x]
+            if not nonzero:
+                continue
+            if len(nonzero) > 1 or not is_power_of_two(nonzero[0][1]):
+                raise LayoutError(
+                    f"{name}[{i}] must be 0 or have a single non-zero entry, a power of two ({rule}), "
+                    f"got {list(vector)}"
+                )
+            d, x = nonzero[0]
+            if x in seen.setdefault(d, set()):
+                raise LayoutError(f"{name}[{i}] = {list(vector)} repeats a basis of {', '.join(groups)} ({rule})")
+            seen[d].add(x)
     for d, values in seen.items():
         if max(values) != 1 << (len(values) - 1):
             raise LayoutError(
-                f"{name}: the bases along dim {d} must be 1, 2, 4, ... (surjective onto the CGA tile), got {sorted(values)}"
+                f"{', '.join(groups)}: the bases along dim {d} must be 1, 2, 4, ... ({rule}), got {sorted(values)}"
             )
-    return bases
 
 
 def freeze_fields(obj: Any, **values: Any) -> None:

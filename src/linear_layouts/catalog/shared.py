@@ -129,18 +129,9 @@ def _check_swizzle_params(obj: Any) -> None:
 
 
 @dataclass(frozen=True)
-class SwizzledSharedLayout(SharedLayout):
-    """Gluon's ``SwizzledSharedLayout`` (Triton ``#ttg.swizzled_shared``).
-
-    Offset bit ``c`` of the ``order[0]`` dim maps to column ``2**c``; row ``r = 2**i`` of the
-    ``order[1]`` dim maps to ``(r, vec * ((r // per_phase) % max_phase) % num_cols)``; the other
-    dims follow ``order`` unswizzled; ``cga_layout`` spreads the tensor over CTAs (the swizzle is
-    computed on the shape per CTA). ``vec``, ``per_phase``, ``max_phase`` are positive integers
-    (powers of two in practice; Triton computes the same bases for any).
-
-    >>> SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear([4, 8]).bases["offset"]
-    [[0, 1], [0, 2], [0, 4], [1, 2], [2, 4]]
-    """
+class _PhaseSwizzledLayout(SharedLayout):
+    """The parameters shared by the swizzled and the AMD rotating layouts: XOR ``vec``-element groups
+    of a row with its phase ``(row // per_phase) % max_phase``, dims in ``order`` (minor first)."""
 
     vec: int
     per_phase: int
@@ -155,6 +146,22 @@ class SwizzledSharedLayout(SharedLayout):
     def rank(self) -> int:
         """The tensor rank, ``len(order)``."""
         return len(self.order)
+
+
+@dataclass(frozen=True)
+class SwizzledSharedLayout(_PhaseSwizzledLayout):
+    """Gluon's ``SwizzledSharedLayout`` (Triton ``#ttg.swizzled_shared``).
+
+    Offset bit ``c`` of the ``order[0]`` dim maps to column ``2**c``; row ``r = 2**i`` of the
+    ``order[1]`` dim maps to ``(r, vec * ((r // per_phase) % max_phase) % num_cols)``; the other
+    dims follow ``order`` unswizzled; ``cga_layout`` spreads the tensor over CTAs (the swizzle is
+    computed on the shape per CTA). ``vec``, ``per_phase``, ``max_phase`` are positive integers
+    (powers of two in practice; Triton computes the same bases for any).
+
+    >>> SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear([4, 8]).bases["offset"]
+    [[0, 1], [0, 2], [0, 4], [1, 2], [2, 4]]
+    """
+
 
     def to_linear(self, shape: Sequence[int]) -> LinearLayout:
         """``(offset, block) -> (dim0, ..)`` of a tensor of ``shape`` (Triton's swizzledSharedToLinearLayout)."""
@@ -176,7 +183,7 @@ class SwizzledSharedLayout(SharedLayout):
 
 
 @dataclass(frozen=True)
-class AMDRotatingSharedLayout(SharedLayout):
+class AMDRotatingSharedLayout(_PhaseSwizzledLayout):
     """Triton's ``AMDRotatingSharedEncodingAttr`` (``#ttg.amd_rotating_shared``); no Gluon class exists,
     so it takes ``SwizzledSharedLayout``'s parameters.
 
@@ -190,19 +197,6 @@ class AMDRotatingSharedLayout(SharedLayout):
     [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 2], [4, 2]]
     """
 
-    vec: int
-    per_phase: int
-    max_phase: int
-    order: tuple[int, ...]
-    cga_layout: Bases = ()
-
-    def __post_init__(self) -> None:
-        _check_swizzle_params(self)
-
-    @property
-    def rank(self) -> int:
-        """The tensor rank, ``len(order)``."""
-        return len(self.order)
 
     def to_linear(self, shape: Sequence[int]) -> LinearLayout:
         """``(offset, block) -> (dim0, ..)`` of a tensor of ``shape`` (Triton's sharedToLinearLayoutAMDRotating)."""
