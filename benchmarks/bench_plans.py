@@ -108,16 +108,84 @@ def conversion_table() -> list[str]:
         if plan.kind == cv.WARP_SHUFFLE:
             alt_s = f"chosen: {plan.shuffle.shuffles_per_warp} shfl/warp"
         elif alt is not None:
-            alt_s = f"cost {alt:g} (not cheaper)"
+            alt_s = f"cost {alt:.1f} (not cheaper)"
         else:
             alt_s = "-"
         rows.append(
-            f"| {name} | {warps} | {bits} | {plan.kind} | {plan.cost:g} | {plan.instructions} | {wf} | {instr} "
+            f"| {name} | {warps} | {bits} | {plan.kind} | {plan.cost:.1f} | {plan.instructions} | {wf} | {instr} "
             f"| {_fmt_baselines(shared)} | {alt_s} |"
         )
     rows.append("")
     rows.append("Plan kinds: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     return rows
+
+
+def _bench_pairs() -> list[tuple[dict, object]]:
+    """The conversion-config (and whole-kernel) rows of ``results/gpu_suite.json`` where both our warp
+    shuffle kernel and its forced shared-memory variant were timed, with their suite cases."""
+    import json
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from gpu_cases import named_cases, random_cases  # noqa: PLC0415
+
+    suite = Path(__file__).parent / "results" / "gpu_suite.json"
+    if not suite.exists():
+        return []
+    rows = [r for r in json.loads(suite.read_text())["bench"]
+            if r.get("kind") == "warp shuffle" and r.get("ours") and r.get("shared")]
+    names = {r["case"] for r in rows}
+    n_random = 1 + max((int(n.split("_")[1]) for n in names if n.startswith("random_")), default=-1)
+    cases = {c.name: c for c in named_cases() + random_cases(n_random)}
+    return [(r, cases[r["case"]]) for r in rows if r["case"] in cases]
+
+
+def _both_costs(src, dst, bits: int, old: bool) -> tuple[float, float]:
+    """(shuffle, shared-memory) model cost per warp of ``src -> dst``: the old shfl-only model or ours."""
+    sh = cv.plan_shuffle(src, dst, bits)
+    sm = cv.plan_shared_memory(src, dst, bits, with_baselines=False)
+    warps = src.in_dim_size("warp") if src.has_in_dim("warp") else 1
+    if old:
+        return cv.SHUFFLE_COST * sh.shuffles_per_warp, sm.wavefronts / warps + cv.BARRIER_COST
+    return cv.shuffle_cost(sh), cv.shared_memory_cost(sm, src, dst, bits, warps)
+
+
+def model_vs_measured() -> list[str]:
+    """Does the model rank (warp shuffle, shared memory) as the H100 measured? Each timed kernel runs
+    the conversion src -> dst and back, so both directions' costs are summed."""
+    pairs = _bench_pairs()
+    if not pairs:
+        return ["(no benchmarks/results/gpu_suite.json)"]
+    out = [
+        "| case | bits | warps | config | measured shuffle / shared µs | faster | old model shfl / smem | "
+        "old | new model shfl / smem | new |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    agree = {("conversion", False): [0, 0], ("conversion", True): [0, 0],
+             ("whole kernel", False): [0, 0], ("whole kernel", True): [0, 0]}
+    ties = 0
+    for r, c in pairs:
+        faster = "shuffle" if r["ours"] < r["shared"] else "shared"
+        tie = r["config"] == "whole kernel" and abs(r["ours"] / r["shared"] - 1) < 0.10
+        cells = []
+        for old in (True, False):
+            f = _both_costs(c.src, c.dst, c.bits, old)
+            b = _both_costs(c.dst, c.src, c.bits, old)
+            shfl, smem = f[0] + b[0], f[1] + b[1]
+            pick = "shuffle" if shfl < smem else "shared"
+            ok = pick == faster
+            if not tie:
+                agree[(r["config"], not old)][0] += ok
+                agree[(r["config"], not old)][1] += 1
+            cells.append(f"{shfl:.0f} / {smem:.0f} | {pick}{'' if ok else ' ✗'}")
+        ties += tie
+        out.append(f"| {r['case']} | {c.bits} | {c.warps} | {r['config']} | {r['ours']:.1f} / {r['shared']:.1f} | "
+                   f"{faster}{' (tie <10%)' if tie else ''} | {cells[0]} | {cells[1]} |")
+    out.append("")
+    for config in ("conversion", "whole kernel"):
+        o, n = agree[(config, False)], agree[(config, True)]
+        out.append(f"- {config}: old model ranks {o[0]} / {o[1]} right, new model {n[0]} / {n[1]}"
+                   + (f" ({ties} whole-kernel rows within 10% left out as ties)" if config == "whole kernel" else ""))
+    return out
 
 
 def reduction_families() -> dict[str, list]:
@@ -185,7 +253,9 @@ def main() -> None:
         "",
         f"Cost model (units of one shared-memory wavefront, calibrated on H100, see analysis/conversion.py): "
         f"shuffles cost {cv.SHUFFLE_COST} per `shfl.sync` per warp; shared memory costs "
-        f"(store + load wavefronts) / warps + {cv.BARRIER_COST} for the barriers. Baselines are shared layouts "
+        f"(store + load wavefronts) / warps + {cv.BARRIER_COST} for the barriers; every select / prmt / cvt / shr "
+        f"the emitted code needs (lane-dependent register choice, sub-word packing) costs {cv.ALU_COST} "
+        "(see results/conversion_cost_model.md). Baselines are shared layouts "
         "the legacy compiler would use: plain row-major, row-major padded by one access width, and Triton's legacy mma "
         "swizzle (vec, per_phase, max_phase); their wavefronts come from smem's analyses.",
         "",
@@ -193,6 +263,15 @@ def main() -> None:
         "",
     ]
     body = conversion_table()
+    body += [
+        "",
+        "## Model against the H100 measurements (results/gpu_suite.json)",
+        "",
+        "Every benchmarked case where both our warp-shuffle kernel and the forced shared-memory variant were "
+        "timed (µs per launch; each kernel converts src -> dst and back, so costs are summed over both "
+        "directions). Old model: shfl count only; new: emitted instructions (this file's header).",
+        "",
+    ] + model_vs_measured()
     tail = [
         "",
         "## Reductions: shared-memory store instructions (Table 4 style)",

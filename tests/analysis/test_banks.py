@@ -57,12 +57,17 @@ def test_formula_equals_simulator_on_random_pairs():
 
 
 def test_formula_equals_simulator_128_bit_elements():
-    """16-byte elements: one element per lane, 4 phases of 8 lanes."""
+    """16-byte elements: one element per lane, 4 phases of 8 lanes (2 of 16 when lane 0 or 1 is a broadcast)."""
     rng = random.Random(128)
+    seen = set()
     for _ in range(60):
         shared, dist, w = random_pair(rng, 128)
-        assert shared_access(shared, dist, w).phases == 4
+        access = shared_access(shared, dist, w)
+        paired = 0 in [x for x in dist.flat_bases("lane")[:2]]
+        assert access.paired == paired and access.phases == (2 if paired else 4)
+        seen.add(paired)
         assert wavefronts(shared, dist, w) == simulate_wavefronts(shared, dist, w)
+    assert seen == {False, True}
 
 
 def test_vector_choice_is_left_division():
@@ -136,11 +141,15 @@ def test_gpu_replay_matches_formula(tmp_path):
 
 
 def test_against_triton_random():
-    """Triton 3.9 get_shared_bank_conflicts agrees with us whenever a lane moves >= 4 bytes; below that
-    it may under-count (it ignores the sub-word offset bits, see test above) but never over-counts."""
+    """Triton 3.9 get_shared_bank_conflicts agrees with us whenever a lane moves >= 4 bytes and the
+    lanes do not pair; below 4 bytes it may under-count (it ignores the sub-word offset bits, see test
+    above) but never over-counts. Paired 8/16-byte accesses (lane 0 or 1 a broadcast): Triton keeps
+    phases of 128 bytes of lanes, the hardware merges two lanes per slot (ncu: wavefronts_vs_ncu.md),
+    so Triton's implied total, instructions x 128-byte phases x (1 + conflicts), is never below ours
+    and is above it on some cases."""
     pytest.importorskip("triton")
     rng = random.Random(7)
-    compared = disagreements = 0
+    compared = sub_word = paired_over = 0
     for _ in range(300):
         shared, dist, w = random_pair(rng)
         access = shared_access(shared, dist, w)
@@ -148,12 +157,17 @@ def test_against_triton_random():
             continue
         ours, theirs = bank_conflicts(shared, dist, w), triton_bank_conflicts(shared, dist, w)
         compared += 1
-        if access.vector_bits >= 32:
+        if access.paired:
+            implied = access.instructions * (access.unit_bytes // 4) * (1 + theirs)
+            total = wavefronts(shared, dist, w)
+            assert implied >= total, (shared, dist, w)
+            paired_over += implied > total
+        elif access.vector_bits >= 32:
             assert ours == theirs, (shared, dist, w)
         else:
             assert theirs <= ours, (shared, dist, w)
-            disagreements += ours != theirs
-    assert compared > 250 and disagreements > 0
+            sub_word += ours != theirs
+    assert compared > 250 and sub_word > 0 and paired_over > 0
 
 
 def test_triton_bank_conflict_unittest():
@@ -172,11 +186,20 @@ def test_triton_bank_conflict_unittest():
 
 
 def test_broadcast_lanes_and_warps():
-    """Lanes reading one word cost nothing; broadcast warps still issue their instructions."""
+    """Lanes reading one word cost nothing; broadcast warps still issue their instructions. All lanes on
+    one 16-byte vector pair up (lane l asks for lane l ^ 1's address): 2 phases of 16 lanes, not 4 of 8
+    (measured: random_129 of the H100 suite, 16-byte loads with lanes 0-7 / 8-15 on one address each,
+    64 wavefronts for 32 ld.shared.v4, i.e. 2 per instruction)."""
     dims = {"dim0": 32}
     shared = LinearLayout({"offset": [[1], [2], [4], [8], [16]]}, dims)
     all_same = LinearLayout({"register": [[1], [2], [4], [8], [16]], "lane": [[0]] * 5, "warp": [[0], [0]]}, dims)
-    assert wavefronts(shared, all_same, 32) == 32 * 4 == simulate_wavefronts(shared, all_same, 32)
+    assert wavefronts(shared, all_same, 32) == 32 * 2 == simulate_wavefronts(shared, all_same, 32)
+    # every lane stores (the default; pairs like the load, an assumption: see bank_simulator) vs what
+    # codegen emits: one lane of one warp stores
+    every_lane = wavefronts(shared, all_same, 32, op="store")
+    assert every_lane == 32 * 2 == simulate_wavefronts(shared, all_same, 32, op="store")
+    assert wavefronts(shared, all_same, 32, op="store", skip_duplicates=True) == 8
+    assert simulate_wavefronts(shared, all_same, 32, op="store", skip_duplicates=True) == 8
 
 
 def test_multi_warp_vectorized_fp8():

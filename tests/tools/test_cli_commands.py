@@ -105,6 +105,11 @@ def test_swizzle_seed(capsys):
 def test_convert_plan_and_kernel(capsys):
     pytest.importorskip("linear_layouts.codegen.plan")
     code, out, _ = _run(capsys, "convert", _spec(SEED.store), _spec(SEED.load), "--dtype", "fp32", "--emit", "cuda")
+    assert code == 0 and "optimal swizzle" in out and "16 wavefronts" in out and "__global__" in out
+    assert "st.shared.b32" in out and "__shfl_sync" not in out
+    code, out, _ = _run(capsys, "convert", "BlockedLayout([1,1],[4,8],[1,1],[1,0])",
+                        "BlockedLayout([1,2],[4,8],[1,1],[0,1])", "--shape", "16,16", "--dtype", "fp32",
+                        "--emit", "cuda")
     assert code == 0 and "warp shuffles" in out and "__global__" in out and "__shfl_sync" in out
     catalog = pytest.importorskip("linear_layouts.catalog")
     del catalog

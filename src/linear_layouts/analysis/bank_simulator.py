@@ -1,13 +1,26 @@
-"""Brute-force shared-memory bank simulator: every instruction, every lane, every word (HARDWARE.md).
+"""Brute-force shared-memory bank simulator: every instruction, every lane, every word.
 
-The model (HARDWARE.md: validated with ncu on H200; re-confirmed on H100 in
-benchmarks/results/bank_conflicts_vs_triton.md): an instruction is one warp, one value of the non-vector
-register bits and its 32 lanes; each lane moves the aligned block holding its vector's elements;
-lanes are cut into phases moving at most 128 bytes (16-byte vectors: 4 phases of 8 lanes, 8-byte:
-2 of 16, otherwise 1 of 32); a phase costs the largest number of distinct 4-byte words requested
-from one of the 32 banks (several lanes on one word cost nothing extra). Wavefronts = the sum over
-instructions and phases. This module checks ``banks.wavefronts`` (§9.2, Lemma 9.4); it uses no
-linear algebra: it evaluates the layouts on every index and counts.
+THE bank model of the package (``instruction_wavefronts``; ``banks`` is its closed form and
+``codegen.model`` applies it to the emitted instructions). Validated with ncu on H100 (2026-11-22):
+238 of 238 shared-memory kernels of the GPU suite and 40 of 40 replayed address tables
+(benchmarks/results/wavefronts_vs_ncu.md), and on H200 (HARDWARE.md, 60 random pairs):
+
+* an instruction is one warp, one value of the non-vector register bits and its 32 lanes; each lane
+  moves the aligned block holding its vector's elements;
+* lanes are cut into phases moving at most 128 bytes (16-byte vectors: 4 phases of 8 lanes, 8-byte:
+  2 of 16, otherwise 1 of 32); a phase costs the largest number of distinct 4-byte words its active
+  lanes request from one of the 32 banks (several lanes on one word cost nothing extra; a phase of
+  predicated-off lanes costs nothing);
+* pairing: an 8- or 16-byte access by all 32 lanes in which every lane asks for the same address as
+  lane ``l ^ 1``, or every lane as lane ``l ^ 2``, moves two lanes per slot: its phases hold twice as
+  many lanes (16-byte: 2 phases of 16, 8-byte: 1 of 32), costed the same way. Measured on loads
+  (NVIDIA describes this "uniform" pattern for LDS); lanes equal along lane bits 2..4 only do not
+  pair, and a predicated-off lane breaks the pairing (measured on stores). Stores by all 32 lanes
+  with paired addresses are assumed to pair too (the one such measurement cannot tell; the code
+  generator never emits them: it predicates duplicated lanes off).
+
+Wavefronts = the sum over instructions and phases. It uses no linear algebra: it evaluates the
+layouts on every index and counts.
 
 Padded shared layouts (Triton's ``PaddedSharedLayout``) are supported through ``padding``: pairs
 ``(interval, pad)`` in elements; element offset ``o`` is stored at ``o + sum((o // interval) * pad)``.
@@ -26,7 +39,16 @@ from linear_layouts.analysis.banks import BANKS, LANES, shared_access
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
-__all__ = ["simulate_wavefronts", "lane_addresses", "phase_costs", "padded_offsets"]
+__all__ = [
+    "simulate_wavefronts",
+    "duplicate_masks",
+    "lane_addresses",
+    "phase_costs",
+    "padded_offsets",
+    "instruction_wavefronts",
+    "matrix_instruction_wavefronts",
+    "paired_lanes",
+]
 
 
 def padded_offsets(offsets: np.ndarray, padding: tuple[tuple[int, int], ...]) -> np.ndarray:
@@ -59,6 +81,52 @@ def phase_costs(words: list[set[int]]) -> int:
     for w in set().union(*words):
         per_bank[w % BANKS] += 1
     return max(per_bank.values(), default=0)
+
+
+def paired_lanes(starts: list[int]) -> bool:
+    """Whether every lane asks for the same address as lane ``l ^ 1``, or every lane as lane ``l ^ 2``
+    (NVIDIA's "uniform" pattern: the load returns two lanes' registers in one 128-byte transfer)."""
+    return any(all(starts[lane] == starts[lane ^ m] for lane in range(LANES)) for m in (1, 2))
+
+
+def instruction_wavefronts(starts: list[int], vector_bytes: int, *, active: list[bool] | None = None) -> int:
+    """Wavefronts of one ``ld/st.shared`` of one warp: ``starts[l]`` is lane ``l``'s byte address (the
+    aligned ``vector_bytes`` block it moves); ``active[l]`` False: lane ``l`` is predicated off.
+
+    THE hardware rule (ncu, H100 and H200): lanes are cut into phases of at most 128 bytes
+    (``32 / max(vector_bytes / 4, 1)`` consecutive lanes); a phase costs the largest number of
+    distinct 4-byte words its active lanes ask of one bank. Exception, 8- and 16-byte accesses by all
+    32 lanes where every lane asks for the same address as lane ``l ^ 1`` (or every lane as lane
+    ``l ^ 2``): the phases hold twice as many lanes (16-byte: 2 of 16, 8-byte: 1 of 32). Predicated-off
+    lanes never merge phases. Loads and stores follow the same rule.
+    """
+    if len(starts) != LANES or (active is not None and len(active) != LANES):
+        raise LayoutError(f"an instruction has {LANES} lane addresses (and activity flags)")
+    if vector_bytes not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"vector_bytes must be 1, 2, 4, 8 or 16, got {vector_bytes!r}")
+    lanes_per_phase = LANES // max(vector_bytes // 4, 1)
+    if vector_bytes >= 8 and (active is None or all(active)) and paired_lanes(list(starts)):
+        lanes_per_phase *= 2
+    total = 0
+    for p in range(0, LANES, lanes_per_phase):
+        words = [
+            set(range(starts[lane] // 4, (starts[lane] + vector_bytes - 1) // 4 + 1))
+            for lane in range(p, p + lanes_per_phase)
+            if active is None or active[lane]
+        ]
+        total += phase_costs(words)
+    return total
+
+
+def matrix_instruction_wavefronts(row_starts: list[int]) -> int:
+    """Wavefronts of one ``ldmatrix``/``stmatrix`` ``.x1/.x2/.x4``: matrix ``i``'s 8 row addresses (16 bytes
+    each, given by lanes ``8i .. 8i+7``) are one phase; ``row_starts`` lists the 8 rows of each matrix."""
+    if not row_starts or len(row_starts) % 8:
+        raise LayoutError(f"row_starts: 8 row addresses per matrix, got {len(row_starts)}")
+    return sum(
+        phase_costs([set(range(b // 4, b // 4 + 4)) for b in row_starts[i:i + 8]])
+        for i in range(0, len(row_starts), 8)
+    )
 
 
 def lane_addresses(
@@ -112,6 +180,14 @@ def lane_addresses(
     return np.ascontiguousarray(lo.transpose(2, 0, 1)), vec_bytes
 
 
+def duplicate_masks(distributed_layout: LinearLayout) -> tuple[int, int, int]:
+    """(register, lane, warp) bit masks of the duplicated data: Triton's free variables, the bits whose
+    basis lies in the span of the bases before them (registers, then lanes, then warps). A store that
+    skips duplicates (the code generator's) skips these registers and predicates these lanes and warps off."""
+    masks = distributed_layout.free_variable_masks()
+    return masks.get("register", 0), masks.get("lane", 0), masks.get("warp", 0)
+
+
 def simulate_wavefronts(
     shared_layout: LinearLayout,
     distributed_layout: LinearLayout,
@@ -119,22 +195,36 @@ def simulate_wavefronts(
     *,
     op: str = "load",
     padding: tuple[tuple[int, int], ...] = (),
+    skip_duplicates: bool = False,
 ) -> int:
-    """Wavefronts to load (store) the whole tensor, counted instruction by instruction, phase by phase.
+    """Wavefronts to load (store) the whole tensor, counted instruction by instruction, phase by phase
+    (``instruction_wavefronts``: the hardware rule).
 
     The vector width and register order are the code generator's choice, taken from
-    ``banks.shared_access``; addresses and bank usage are enumerated.
+    ``banks.shared_access``; addresses and bank usage are enumerated. ``skip_duplicates`` (stores
+    only; loads ignore it, every lane needs its data): registers, lanes and warps holding duplicated
+    data (``duplicate_masks``) do not store, as the code generator emits it; default: every lane of
+    every warp stores every non-zero register.
     """
     if op not in ("load", "store"):
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+    if not isinstance(skip_duplicates, bool):
+        raise LayoutError(f"skip_duplicates must be a bool, got {skip_duplicates!r}")
     addresses, vec_bytes = lane_addresses(shared_layout, distributed_layout, bitwidth, padding=padding)
-    lanes_per_phase = LANES // max(vec_bytes // 4, 1)
+    free_reg, free_lane, free_warp = 0, 0, 0
+    first_registers: list[int] = [0] * addresses.shape[1]
+    if skip_duplicates and op == "store":
+        free_reg, free_lane, free_warp = duplicate_masks(distributed_layout)
+        access = shared_access(shared_layout, distributed_layout, bitwidth)
+        n_reg = distributed_layout.in_dim_size("register") if distributed_layout.has_in_dim("register") else 1
+        first_registers = access.permutation.apply_values(list(range(n_reg)))[::access.vector_elements]
+    active = [not lane & free_lane for lane in range(LANES)]
     total = 0
-    for per_instruction in addresses.reshape(-1, LANES).tolist():
-        for p in range(0, LANES, lanes_per_phase):
-            words = [
-                set(range(start // 4, (start + vec_bytes - 1) // 4 + 1))
-                for start in per_instruction[p:p + lanes_per_phase]
-            ]
-            total += phase_costs(words)
+    for warp, per_warp in enumerate(addresses.tolist()):
+        if warp & free_warp:
+            continue
+        for first, starts in zip(first_registers, per_warp):
+            if first & free_reg:
+                continue
+            total += instruction_wavefronts(starts, vec_bytes, active=active)
     return total

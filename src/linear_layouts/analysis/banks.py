@@ -2,10 +2,15 @@
 
 A distributed layout ``L`` (register, lane, warp -> tensor) reads or writes a shared layout ``S``
 (offset -> tensor). Composing, ``S^-1 ∘ L`` sends every hardware index to an element offset. The
-bank model (HARDWARE.md, validated with ncu on H200 and H100): one instruction = one warp, one value of the
-non-vector register bits, 32 lanes, each lane moving one aligned vector of ``2**v`` elements; lanes
-are split into phases of at most 128 bytes (16-byte vectors: 4 phases of 8 lanes, 8-byte: 2 of 16,
-otherwise 1 of 32); a phase costs the largest number of *distinct* 4-byte words asked of one bank.
+bank model is ``bank_simulator.instruction_wavefronts`` (validated with ncu on H100 and H200; see
+benchmarks/results/wavefronts_vs_ncu.md): one instruction = one warp, one value of the non-vector
+register bits, 32 lanes, each lane moving one aligned vector of ``2**v`` elements; lanes are split
+into phases of at most 128 bytes (16-byte vectors: 4 phases of 8 lanes, 8-byte: 2 of 16, otherwise
+1 of 32); a phase costs the largest number of *distinct* 4-byte words its active lanes ask of one
+bank. Pairing: an 8- or 16-byte access by all lanes where lane bit 0 or lane bit 1 moves no unit
+(every lane asks for lane ``l ^ 1``'s, or ``l ^ 2``'s, address) has phases of twice as many lanes.
+``skip_duplicates=True`` (stores): Triton's free registers are skipped and free lanes and warps
+predicated off, as the code generator emits them; a predicated-off lane keeps its phase.
 
 Everything is linear, so the cost is a dimension count. Let a *unit* be what one lane touches,
 ``max(vector bytes, 4)`` bytes, aligned; unit ``u`` sits in bank group ``u mod (32 / n)`` where
@@ -14,7 +19,9 @@ with unit images ``u_i``, every bank group of a phase receives ``2**k`` distinct
 
     k = rank{u_i} - rank{u_i mod (32/n)}
 
-so ``wavefronts = n * 2**k * instructions * warps``. For vectors of at least 4 bytes, ``2**k`` is
+so ``wavefronts = n * 2**k * instructions * warps`` (paired: one more phase lane, half the phases;
+skipping duplicates: the free lanes leave the phase lanes, phases whose high lane bits are free are
+empty, and free registers and warps issue nothing). For vectors of at least 4 bytes, ``2**k`` is
 Lemma 9.4's ``c = |span(S_Vec ∪ S_Idx) ∩ span(L_Thr)|`` (over the phase lanes) and ``n c`` its
 vectorized case; for narrower accesses the lemma is only a lower bound, while this count stays
 exact (lanes reading one word cost nothing, lanes on two words of one bank do).
@@ -114,6 +121,9 @@ class SharedAccess:
     register_offsets: tuple[int, ...]
     lane_offsets: tuple[int, ...]
     warp_offsets: tuple[int, ...]
+    free_registers: int = 0  #: kept registers (bit j: register_offsets[j]) whose data duplicates earlier ones
+    free_lanes: int = 0  #: lane bits whose data duplicates (Triton's free variables)
+    free_warps: int = 0  #: warp bits whose data duplicates
 
     @property
     def vector_elements(self) -> int:
@@ -131,9 +141,28 @@ class SharedAccess:
         return max(self.vector_bits // 8, 4)
 
     @property
+    def lane_units(self) -> tuple[int, ...]:
+        """Each lane basis's image in units (``unit_bytes`` blocks of shared memory)."""
+        elem_shift = (self.bitwidth // 8).bit_length() - 1
+        unit_shift = self.unit_bytes.bit_length() - 1
+        return tuple((o << elem_shift) >> unit_shift for o in self.lane_offsets)
+
+    @property
+    def paired(self) -> bool:
+        """An 8- or 16-byte access whose lane bit 0 or 1 moves no unit: lanes ``l`` and ``l ^ 1`` (or
+        ``l ^ 2``) ask for one address, and with all lanes active the phases hold twice as many lanes."""
+        return self.unit_bytes >= 8 and 0 in self.lane_units[:2]
+
+    @property
+    def bank_groups(self) -> int:
+        """Units one 128-byte wavefront can serve without conflict: 128 / unit bytes (8, 16 or 32)."""
+        return BANKS * 4 // self.unit_bytes
+
+    @property
     def phases(self) -> int:
-        """Phases per instruction: 32 lanes x unit bytes / 128 (1, 2 or 4)."""
-        return self.unit_bytes // 4
+        """Phases per instruction with every lane active: 32 lanes x unit bytes / 128 (1, 2 or 4),
+        halved when the lanes pair (``paired``)."""
+        return self.unit_bytes // 4 // (2 if self.paired else 1)
 
     @property
     def instructions_per_warp(self) -> int:
@@ -204,16 +233,17 @@ def shared_access(
     if v == 0:
         order = list(range(len(kept)))
     perm = ColumnAction([kept[j] for j in order], "register", len(regs))
-    return SharedAccess(bitwidth, v, perm, tuple(reg_off[j] for j in order), lane_off, warp_off)
+    free = dist.free_variable_masks()
+    free_regs = sum(1 << j for j, r in enumerate(perm.action) if free.get("register", 0) >> r & 1)
+    return SharedAccess(bitwidth, v, perm, tuple(reg_off[j] for j in order), lane_off, warp_off,
+                        free_regs, free.get("lane", 0), free.get("warp", 0))
 
 
 def wavefronts_per_phase(access: SharedAccess) -> int:
     """Wavefronts one phase of one instruction takes: 2**k with k as in the module doc (Lemma 9.4)."""
-    elem_shift = (access.bitwidth // 8).bit_length() - 1
-    unit_shift = access.unit_bytes.bit_length() - 1
     phase_lanes = LANES.bit_length() - 1 - (access.phases.bit_length() - 1)
-    units = [(o << elem_shift) >> unit_shift for o in access.lane_offsets[:phase_lanes]]
-    groups = BANKS // access.phases
+    units = list(access.lane_units[:phase_lanes])
+    groups = access.bank_groups
     return 1 << (f2.rank(units) - f2.rank([u & (groups - 1) for u in units]))
 
 
@@ -223,26 +253,65 @@ def wavefronts(
     bitwidth: int,
     *,
     op: str = "load",
+    skip_duplicates: bool = False,
 ) -> int:
-    """Total shared-memory wavefronts to load (or store) the whole tensor over all warps.
+    """Total shared-memory wavefronts to load (or store) the whole tensor over all warps: what ncu's
+    ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld`` (``_st``) reports for one CTA.
 
-    ``= phases * 2**k * instructions``: what ncu's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``
-    (``_st``) reports for one CTA. Loads and stores follow the same bank model.
+    ``= active phases * 2**k * instructions`` (module doc), with the pairing rule: an 8- or 16-byte
+    access by all lanes whose lane bit 0 or 1 moves no unit (every lane asks for lane ``l ^ 1``'s or
+    ``l ^ 2``'s address) has phases of twice as many lanes (``bank_simulator``).
+
+    ``skip_duplicates=False`` (default): every lane of every warp stores every non-zero register.
+    ``skip_duplicates=True``: registers, lanes and warps holding duplicated data (Triton's free
+    variables) do not store, as the code generator emits it (free registers skipped, free lanes and
+    warps predicated off; a predicated-off lane still occupies its phase). Loads ignore it: every lane
+    needs its data.
     """
     if op not in ("load", "store"):
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
-    return access_wavefronts(shared_access(shared_layout, distributed_layout, bitwidth))
+    if not isinstance(skip_duplicates, bool):
+        raise LayoutError(f"skip_duplicates must be a bool, got {skip_duplicates!r}")
+    access = shared_access(shared_layout, distributed_layout, bitwidth)
+    return access_wavefronts(access, skip_duplicates=skip_duplicates and op == "store")
 
 
-def access_wavefronts(access: SharedAccess) -> int:
-    """Total wavefronts of an access: phases * 2**k * instructions over all warps."""
-    return access.phases * wavefronts_per_phase(access) * access.instructions
+def _popcount(x: int) -> int:
+    return bin(x).count("1")
+
+
+def access_wavefronts(access: SharedAccess, *, skip_duplicates: bool = False) -> int:
+    """Total wavefronts of an access over all warps: active phases * 2**k * instructions.
+
+    Every lane of every warp takes part (a load, or a store from every lane) unless
+    ``skip_duplicates``: the access's free registers are skipped and its free lanes and warps
+    predicated off (the code generator's store). Pairing (lane bit 0 or 1 moving no unit, 8- or
+    16-byte vectors, all lanes active) doubles the lanes of a phase."""
+    skip = skip_duplicates
+    units_of = access.lane_units
+    free_lanes = access.free_lanes if skip else 0
+    # predicated-off lanes break the pairing: phases of 128 bytes of lanes then
+    phases = access.unit_bytes // 4 if free_lanes else access.phases
+    phase_bits = LANES.bit_length() - 1 - (phases.bit_length() - 1)
+    low = [units_of[i] for i in range(phase_bits) if not free_lanes >> i & 1]
+    groups = access.bank_groups
+    k = f2.rank(low) - f2.rank([u & (groups - 1) for u in low])
+    high = LANES.bit_length() - 1 - phase_bits - _popcount(free_lanes >> phase_bits)
+    register_bits = len(access.register_offsets) - access.vector_log2
+    warp_bits = len(access.warp_offsets)
+    if skip:
+        register_bits -= _popcount(access.free_registers >> access.vector_log2)
+        warp_bits -= _popcount(access.free_warps)
+    return 1 << (high + k + register_bits + warp_bits)
 
 
 def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout, bitwidth: int) -> int:
-    """Extra wavefronts per phase: wavefronts / (instructions * phases) - 1.
+    """Extra wavefronts per phase: wavefronts / (instructions * phases) - 1; 0 means conflict-free.
 
     This is the quantity Triton's ``bankConflictsMemDesc`` (Gluon ``get_shared_bank_conflicts``)
-    estimates; 0 means conflict-free.
+    estimates. Two departures, both confirmed with ncu (benchmarks/results/bank_conflicts_vs_triton.md,
+    wavefronts_vs_ncu.md): below 4 bytes per lane Triton ignores the sub-word offset bits, and for
+    paired 8/16-byte accesses (``SharedAccess.paired``) the phases here are the hardware's, with twice
+    as many lanes as Triton's.
     """
     return wavefronts_per_phase(shared_access(shared_layout, distributed_layout, bitwidth)) - 1

@@ -13,9 +13,12 @@ gives the cheapest mechanism, as Triton's ``minimalCvtLayout``:
   vector widths, instruction kinds and counts, and predicted wavefronts;
 * cross-CTA: ``C`` moves data between CTAs (distributed shared memory of a cluster).
 
-Cost model (per warp, in units of one shared-memory wavefront): shuffles cost ``SHUFFLE_COST`` per
-``shfl.sync`` (packing ignored); shared memory costs its store + load wavefronts divided by the warps,
-plus ``BARRIER_COST`` for the barrier between store and load. Calibration (H100 SXM, 1980 MHz,
+Cost model (per warp, in units of one shared-memory wavefront), counting what codegen emits:
+shuffles cost ``SHUFFLE_COST`` per ``shfl.sync`` plus ``ALU_COST`` per select (lane-dependent register
+choice), ``prmt`` / ``cvt`` / ``shr`` (sub-word packing) the emitted code needs
+(``shuffles.emitted_instructions``); shared memory costs its store + load wavefronts divided by the
+warps, plus ``BARRIER_COST`` for the barrier between store and load, plus ``ALU_COST`` per sub-word
+pack / unpack instruction (``shuffle_cost``, ``shared_memory_cost``). Calibration (H100 SXM, 1980 MHz,
 CUDA 13, 2026-11-22, 64 resident warps per SM, throughput-bound loops): a dependent ``shfl.sync`` +
 add took 0.77 ns per warp per SM, a conflict-free st.shared + ld.shared pair with ``__syncwarp``
 1.28 ns (0.64 ns per wavefront), the same pair with two ``__syncthreads`` 2.2 ns at 4-8 warps per
@@ -37,7 +40,13 @@ from typing import Any
 
 from linear_layouts.analysis import banks, simd_tiles, swizzle
 from linear_layouts.analysis.dtypes import bitwidth as _bitwidth
-from linear_layouts.analysis.shuffles import ShufflePlan, check_distributed, plan_shuffle, same_warp_data
+from linear_layouts.analysis.shuffles import (
+    ShufflePlan,
+    check_distributed,
+    emitted_instructions,
+    plan_shuffle,
+    same_warp_data,
+)
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -50,11 +59,14 @@ __all__ = [
     "SHUFFLE_COST",
     "BARRIER_COST",
     "CLUSTER_BARRIER_COST",
+    "ALU_COST",
     "SharedMemoryPlan",
     "ConversionPlan",
     "conversion_dims",
     "plan_shared_memory",
     "plan_conversion",
+    "shuffle_cost",
+    "shared_memory_cost",
 ]
 
 NO_OP = "no-op"
@@ -69,6 +81,11 @@ SHUFFLE_COST = 1.2
 BARRIER_COST = 2
 #: Cost of the cluster barrier of a cross-CTA conversion, in the same units (model).
 CLUSTER_BARRIER_COST = 8
+#: Cost of one non-memory instruction (select, prmt, cvt, shr) per warp, in wavefront units: fitted on
+#: the H100 conversion benchmark (16 kernel timings, 8 warps per SM): with 0.34 the model's cost equals
+#: measured time / (1.27 SM cycles per wavefront) at scale 1.00, rms error 16%; every measured
+#: shuffle / shared pair ranks right for 0.16 .. 0.41 (benchmarks/results/conversion_cost_model.md).
+ALU_COST = 0.34
 
 REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
 
@@ -196,13 +213,32 @@ def plan_shared_memory(
         ld.instruction,
         st.count,
         ld.count,
-        int(sw.store_wavefronts),
-        int(sw.load_wavefronts),
+        _emitted_wavefronts(sw.layout, a, bits, st, "store"),
+        _emitted_wavefronts(sw.layout, b, bits, ld, "load"),
         st.permutation,
         ld.permutation,
         sw,
         _baselines(a, b, bits) if with_baselines else (),
     )
+
+
+def _emitted_wavefronts(layout: LinearLayout, dist: LinearLayout, bits: int, choice: Any, op: str) -> int:
+    """Predicted wavefronts of the instructions codegen emits for one side (``choice``: a SimdChoice).
+
+    ld/st.shared: ``banks.wavefronts`` with duplicated data not stored. ldmatrix/stmatrix: the
+    choice's wavefronts per instruction times the instructions emitted; stmatrix skips duplicated
+    registers (outside its tile) and warps, never lanes (``.sync.aligned``)."""
+    if not choice.kind.endswith("matrix"):
+        return banks.wavefronts(layout, dist, bits, op=op, skip_duplicates=True)
+    per_instruction = choice.wavefronts // choice.count
+    count = choice.count
+    if op == "store":
+        free = dist.free_variable_masks()
+        k = 1 if choice.trans else (32 // bits).bit_length() - 1
+        tile = k + choice.matrices.bit_length() - 1
+        skipped = sum(1 for r in choice.permutation.action[tile:] if free.get(REGISTER, 0) >> r & 1)
+        count >>= skipped + bin(free.get(WARP, 0)).count("1")
+    return per_instruction * count
 
 
 def _baselines(a: LinearLayout, b: LinearLayout, bits: int) -> tuple[tuple[str, int, int], ...]:
@@ -227,6 +263,36 @@ def _baselines(a: LinearLayout, b: LinearLayout, bits: int) -> tuple[tuple[str, 
         except LayoutError:
             pass
     return tuple(out)
+
+
+def shuffle_cost(shuffle: ShufflePlan) -> float:
+    """Per-warp model cost of a warp-shuffle plan as codegen emits it: ``SHUFFLE_COST`` per
+    ``shfl.sync`` plus ``ALU_COST`` per select / pack / unpack instruction
+    (``shuffles.emitted_instructions``)."""
+    n = emitted_instructions(shuffle)
+    return SHUFFLE_COST * n["shfl"] + ALU_COST * (n["select"] + n["pack"] + n["unpack"])
+
+
+def _shared_alu(shared: SharedMemoryPlan, src: LinearLayout, dst: LinearLayout, bits: int) -> int:
+    """Per-thread non-memory instructions of a shared-memory conversion as codegen emits it: sub-word
+    elements packed into 32-bit words for word-wide stores (one ``prmt`` per element but the first of a
+    word) and unpacked after word-wide loads (``shr`` + ``and`` per element but the first)."""
+    if bits >= 32:
+        return 0
+    per_word = 32 // bits
+    alu = 0
+    if shared.store_vector_bits >= 32:
+        alu += (src.in_dim_size(REGISTER) * bits // 32) * (per_word - 1)
+    if shared.load_vector_bits >= 32:
+        alu += (dst.in_dim_size(REGISTER) * bits // 32) * 2 * (per_word - 1)
+    return alu
+
+
+def shared_memory_cost(shared: SharedMemoryPlan, src: LinearLayout, dst: LinearLayout, bits: int,
+                       warps: int) -> float:
+    """Per-warp model cost of a shared-memory plan: its store + load wavefronts / ``warps``, the barrier
+    (``BARRIER_COST``) and ``ALU_COST`` per sub-word pack / unpack instruction (``_shared_alu``)."""
+    return shared.wavefronts / warps + BARRIER_COST + ALU_COST * _shared_alu(shared, src, dst, bits)
 
 
 def plan_conversion(
@@ -256,16 +322,16 @@ def plan_conversion(
         if shuffle is None:
             raise
         shared = None
-    shared_cost = shared.wavefronts / warps + BARRIER_COST if shared is not None else float("inf")
-    shuffle_cost = SHUFFLE_COST * shuffle.shuffles_per_warp if shuffle is not None else float("inf")
-    if shuffle is not None and shuffle_cost < shared_cost:
+    shared_cost = shared_memory_cost(shared, src, dst, bits, warps) if shared is not None else float("inf")
+    shuffle_cost_ = shuffle_cost(shuffle) if shuffle is not None else float("inf")
+    if shuffle is not None and shuffle_cost_ < shared_cost:
         return ConversionPlan(
-            WARP_SHUFFLE, src, dst, bits, shuffle.shuffles_per_warp * shuffle.num_warps, 0, shuffle_cost,
+            WARP_SHUFFLE, src, dst, bits, shuffle.shuffles_per_warp * shuffle.num_warps, 0, shuffle_cost_,
             shuffle=shuffle, alternatives=((SHARED_MEMORY, shared_cost),) if shared is not None else (),
         )
     if shared is None:  # pragma: no cover - excluded just above
         raise LayoutError("no shared-memory plan")
-    alternatives = ((WARP_SHUFFLE, shuffle_cost),) if shuffle is not None else ()
+    alternatives = ((WARP_SHUFFLE, shuffle_cost_),) if shuffle is not None else ()
     return ConversionPlan(
         SHARED_MEMORY, src, dst, bits, shared.instructions, shared.wavefronts, shared_cost,
         shared=shared, alternatives=alternatives,

@@ -32,7 +32,10 @@ from linear_layouts.analysis.dtypes import bitwidth as _bitwidth
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
-__all__ = ["ShuffleRound", "ShufflePlan", "check_distributed", "same_warp_data", "plan_shuffle"]
+__all__ = [
+    "ShuffleRound", "ShufflePlan", "check_distributed", "same_warp_data", "plan_shuffle", "emitted_instructions",
+    "lane_translation",
+]
 
 REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
 WORD_BITS = 32
@@ -236,3 +239,114 @@ def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: int | str) -> Shuf
         src, dst, bits, tuple(V), tuple(I), tuple(E), tuple(F), tuple(G), tuple(R),
         elements, words, tuple(rounds), copies,
     )
+
+
+def lane_translation(tables: list[tuple[tuple[int, ...], ...]], n_lanes: int) -> tuple[int, ...] | None:
+    """``(f(lane bit 0), f(lane bit 1), ...)`` if every table is ``table[l] = table[0] ^ f(l)``
+    elementwise with ``f`` linear over F2 and common to all tables, else None. Codegen turns such a
+    register choice into one conditional swap per lane bit.
+
+    Example: ``lane_translation([tuple((l & 1,) for l in range(32))], 32) == (1, 0, 0, 0, 0)``."""
+    if not tables:
+        return None
+    bits = n_lanes.bit_length() - 1
+    first = tables[0]
+    images = tuple(first[1 << i][0] ^ first[0][0] for i in range(bits))
+    for table in tables:
+        for lane in range(n_lanes):
+            f = 0
+            for i in range(bits):
+                if (lane >> i) & 1:
+                    f ^= images[i]
+            if any(x != y ^ f for x, y in zip(table[lane], table[0])):
+                return None
+    return images
+
+
+def _live_selects(values: list, images: tuple[int, ...], live: set[int]) -> int:
+    """Selects a compiler keeps of codegen's conditional swaps (``regs[r] <-> regs[r ^ m]`` in lanes
+    whose bit ``i`` is set, for each image ``m``, in order): selects are hash-consed, one with equal
+    operands or an undefined (None) operand folds, and only those reachable from ``live`` count."""
+    n = len(values)
+    regs = list(values)
+    for i, m in enumerate(images):
+        if not m:
+            continue
+        new = list(regs)
+        for r in range(n):
+            q = r ^ m
+            if q < n:
+                x, y = regs[q], regs[r]  # lanes with bit i set take x
+                new[r] = y if x == y or x is None else x if y is None else ("sel", i, x, y)
+        regs = new
+    seen: set = set()
+    stack = [regs[r] for r in live if r < n]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, tuple) and v[0] == "sel" and v not in seen:
+            seen.add(v)
+            stack += [v[2], v[3]]
+    return len(seen)
+
+
+def emitted_instructions(plan: ShufflePlan) -> dict[str, int]:
+    """Per-thread instructions the emitted shuffle code (``codegen.shuffle``) issues for one
+    conversion, counted from its structure: ``shfl`` (``shfl.sync.idx.b32``), ``select`` (``selp``:
+    lane-dependent register choice), ``pack`` (sub-word elements into 32-bit payloads: ``prmt`` and
+    widening ``cvt``), ``unpack`` (``shr`` + narrowing ``cvt`` per element).
+
+    Selects: where the registers sent (received) are ``base_round ^ f(lane)`` with ``f`` linear, codegen
+    permutes them once per lane bit that moves them, two selects per register pair (``n`` per bit for
+    ``n`` registers), of which the compiler keeps those feeding a live register (sent, or kept by the
+    copies) that are not trivial (equal operands: duplicated registers; undefined ones); otherwise each round selects per extra lane group, one per payload word (send) or
+    element (receive).  Lane-only work (predicates, source-lane terms) and register copies are free:
+    hoisted or renamed by the compiler.  Checked against nvcc's PTX (benchmarks/results/
+    conversion_cost_model.md)."""
+    rounds = plan.rounds
+    out = {"shfl": plan.shuffles_per_warp, "select": 0, "pack": 0, "unpack": 0}
+    if not rounds:
+        return out
+    n_lanes = len(rounds[0].source_lane)
+    zero_src = sum(1 << i for i, b in enumerate(plan.src.flat_bases(REGISTER)) if b == 0)
+    zero_dst = sum(1 << i for i, b in enumerate(plan.dst.flat_bases(REGISTER)) if b == 0)
+    n_src, n_dst = plan.src.in_dim_size(REGISTER), plan.dst.in_dim_size(REGISTER)
+    words = plan.words_per_shuffle
+    sub_word = plan.bitwidth < WORD_BITS
+    per_word = WORD_BITS // plan.bitwidth if sub_word else 1
+    e = plan.elements_per_shuffle
+    pack_one = per_word - 1 if sub_word else 0  # prmt per payload word
+    unpack_one = e - 1 if sub_word else 0  # shr per element but the first
+    widen = e if sub_word else 0  # cvt per element where sub-word registers go through selects
+
+    send_f = lane_translation([r.send_registers for r in rounds], n_lanes)
+    recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes)
+    out["pack"] += pack_one * len(rounds)
+    out["unpack"] += unpack_one * len(rounds)
+    if send_f is not None and any(send_f):
+        # a'[r] = a[r ^ f(lane)]: duplicated registers (zero bases) are one value, and only the
+        # registers the rounds send are live
+        values = [("a", r & ~zero_src) for r in range(n_src)]
+        live = {r for rnd in rounds for r in rnd.send_registers[0]}
+        selects = _live_selects(values, send_f, live)
+        out["select"] += selects
+        out["pack"] += widen * len(rounds) if selects else 0
+    if recv_g is not None and any(recv_g):
+        # b[r ^ g(lane)] = b'[r]: registers no round writes are undefined (a select with them folds),
+        # and only the registers the copies keep (non-zero bases) are live
+        written = {r for rnd in rounds for r in rnd.receive_registers[0]}
+        values = [("b", r) if r in written else None for r in range(n_dst)]
+        live = {r for r in range(n_dst) if not r & zero_dst}
+        selects = _live_selects(values, recv_g, live)
+        out["select"] += selects
+        out["unpack"] += widen * len(rounds) if selects else 0
+    for rnd in rounds:
+        if send_f is None:
+            groups = len(set(rnd.send_registers))
+            out["pack"] += (pack_one + widen) * (groups - 1)
+            out["select"] += words * (groups - 1)
+        if recv_g is None:
+            groups = len(set(rnd.receive_registers))
+            if groups > 1:
+                out["select"] += e * groups
+                out["unpack"] += widen
+    return out

@@ -165,7 +165,11 @@ def lemma_9_5_bound(d: int, u: list[int], v: list[int]) -> int:
 
 
 def _phase_lanes(lanes: tuple[int, ...], vector_bytes: int) -> list[int]:
+    """The non-zero lanes of one phase. 8- and 16-byte accesses whose lane 0 or 1 is a broadcast
+    (zero) pair lanes (``SharedAccess.paired``): their phases hold twice as many lanes."""
     phases = max(vector_bytes, 4) // 4
+    if vector_bytes >= 8 and 0 in lanes[:2]:
+        phases //= 2
     return [x for x in lanes[: (LANES.bit_length() - 1) - (phases.bit_length() - 1)] if x]
 
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from linear_layouts.analysis.shuffles import lane_translation
 from linear_layouts.codegen.elements import element_type, pack_words, unpack_words
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.errors import LayoutError
 
-__all__ = ["ShuffleConversion", "affine_lane_expression", "lane_translation"]
+__all__ = ["ShuffleConversion", "affine_lane_expression", "lane_translation"]  # lane_translation: re-exported
 
 
 def affine_lane_expression(table: tuple[int, ...] | list[int]) -> IndexExpression:
@@ -39,25 +40,6 @@ def affine_lane_expression(table: tuple[int, ...] | list[int]) -> IndexExpressio
         if expr.evaluate({"lane": lane}) != value:
             raise LayoutError("table: the source lanes of a shuffle round are not affine in the lane bits")
     return expr
-
-
-def lane_translation(tables: list[tuple[tuple[int, ...], ...]], n_lanes: int) -> tuple[int, ...] | None:
-    """``(f(lane bit 0), f(lane bit 1), ...)`` if every table is ``table[l] = table[0] ^ f(l)``
-    elementwise with ``f`` linear over F2 and common to all tables, else None."""
-    bits = n_lanes.bit_length() - 1
-    if not tables:
-        return None
-    first = tables[0]
-    images = tuple(first[1 << i][0] ^ first[0][0] for i in range(bits))
-    for table in tables:
-        for lane in range(n_lanes):
-            f = 0
-            for i in range(bits):
-                if (lane >> i) & 1:
-                    f ^= images[i]
-            if any(x != y ^ f for x, y in zip(table[lane], table[0])):
-                return None
-    return images
 
 
 def _conditional_swaps(regs: str, count: int, images: tuple[int, ...], t: str) -> list[str]:

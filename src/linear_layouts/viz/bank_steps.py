@@ -1,9 +1,10 @@
 """Per-step bank usage of one access, for the bank-hit charts (seed 004's bank scope).
 
-The addresses come from :func:`linear_layouts.analysis.bank_simulator.lane_addresses` (the brute-force
-model of HARDWARE.md); this module only groups them: for each instruction and phase, how many lanes
-land on each bank and how many distinct 4-byte words each bank must serve (the phase's wavefronts
-are the largest such count).
+The addresses come from :func:`linear_layouts.analysis.bank_simulator.lane_addresses` and the phases
+from its hardware rule (``instruction_wavefronts``: phases of at most 128 bytes, twice as many lanes
+when 8- or 16-byte accesses pair lanes); this module only groups them: for each instruction and
+phase, how many lanes land on each bank and how many distinct 4-byte words each bank must serve (the
+phase's wavefronts are the largest such count).
 """
 
 from __future__ import annotations
@@ -20,15 +21,17 @@ def bank_steps(shared: LinearLayout, distributed: LinearLayout, bitwidth: int) -
 
     The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, bitwidth)``.
     """
-    from linear_layouts.analysis.bank_simulator import lane_addresses
+    from linear_layouts.analysis.bank_simulator import lane_addresses, paired_lanes
 
     addresses, vector_bytes = lane_addresses(shared, distributed, bitwidth)
     lanes = addresses.shape[2]
-    phases = max(vector_bytes // 4, 1)
-    per_phase = lanes // phases
     steps: list[BankStep] = []
     for warp in range(addresses.shape[0]):
         for instruction in range(addresses.shape[1]):
+            phases = max(vector_bytes // 4, 1)
+            if vector_bytes >= 8 and paired_lanes([int(a) for a in addresses[warp, instruction]]):
+                phases //= 2
+            per_phase = lanes // phases
             for phase in range(phases):
                 lanes_on = [set() for _ in range(NUM_BANKS)]
                 words_on = [set() for _ in range(NUM_BANKS)]

@@ -139,7 +139,10 @@
   /* Wavefronts of one warp-wide access of `dist` to `shared`, per HARDWARE.md's model:
    * registers that step the offset by 1, 2, 4, ... form the vector (at most 16 bytes); every other
    * register value and every warp is one instruction; lanes split into phases of at most 128 bytes;
-   * a phase costs the largest number of distinct 4-byte words asked of one bank. */
+   * a phase costs the largest number of distinct 4-byte words asked of one bank. Pairing
+   * (analysis.bank_simulator.instruction_wavefronts, measured with ncu): an 8- or 16-byte access of 32
+   * lanes where every lane asks for lane l^1's address, or every lane for lane l^2's, has phases of
+   * twice as many lanes. */
   function simulateAccess(dist, shared, bitwidth) {
     const offsetOf = offsetTable(shared);
     const regs = (dist.flat.register || []).filter((v) => v !== 0);
@@ -170,10 +173,15 @@
     const wordsPerAccess = Math.max(1, vecBytes / 4);
     const lanes = dist.size("lane");
     const phases = vecBytes >= 16 ? 4 : vecBytes >= 8 ? 2 : 1;
-    const lanesPerPhase = Math.max(1, Math.floor(lanes / phases));
     const warps = dist.size("warp");
     const laneImages = [];
     for (let t = 0; t < lanes; t++) laneImages.push(dist.applyDim("lane", t));
+    /* Offsets are linear in the lane index, so pairing is decided by the lane images alone: lane l and
+     * l^m ask for one aligned vector in every instruction iff they do in the first one. */
+    const unitOf = (e) => Math.floor((offsetOf[e] * bitwidth) / 8 / Math.max(4, vecBytes));
+    const paired = vecBytes >= 8 && lanes === 32 && [1, 2].some((m) =>
+      laneImages.every((img, t) => unitOf(img) === unitOf(laneImages[t ^ m])));
+    const lanesPerPhase = Math.max(1, Math.floor(lanes / phases)) * (paired ? 2 : 1);
     const steps = [];
     let total = 0;
     for (let w = 0; w < warps; w++) {
@@ -207,7 +215,7 @@
         steps.push({ warp: w, register: r, phases: stepPhases, wavefronts: stepCost });
       }
     }
-    return { total, steps, vecElems, vecBytes, phases, vectorBases: vec, instructionBases: rest };
+    return { total, steps, vecElems, vecBytes, phases: paired ? phases / 2 : phases, paired, vectorBases: vec, instructionBases: rest };
   }
 
   /* Lemma 9.4: c = |span(S_Vec ∪ S_Idx) ∩ span(L_Thr)|; exactly n·c wavefronts when 2^v·w ≥ 4 bytes. */
@@ -223,7 +231,7 @@
     const lanes = (dist.flat.lane || []).slice(0, Math.max(0, dist.bits("lane") - dropped)).filter((v) => v);
     const meet = F2.intersection(seg.concat(vecImages), lanes);
     const c = 1 << meet.length;
-    const n = Math.max(1, sim.vecBytes / 4);
+    const n = sim.phases;  /* phases per instruction: vecBytes / 4 (halved when lanes pair), at least 1 */
     return {
       segment: seg, thread: lanes, intersection: meet, dim: meet.length, c,
       predicted: n * c, exact: sim.vecBytes >= 4,
