@@ -332,7 +332,7 @@ def plan_report(src: LinearLayout, dst: LinearLayout, bits: int, *, force_shared
         lines.append("1. Go through shared memory, laid out by the optimal swizzle (§5.4) so both accesses avoid conflicts.")
         lines.append(f"   shared layout (offset -> tensor): {json.dumps(step.shared.bases['offset'])}")
         lines.append(f"2. store from the source layout: {step.store.description}; "
-                     f"{wavefronts(step.shared, src, bits, op='store')} wavefronts")
+                     f"{wavefronts(step.shared, src, bits, op='store', skip_duplicates=True)} wavefronts")
         lines.append("3. __syncthreads()")
         lines.append(f"4. load into the destination layout: {step.load.description}; "
                      f"{wavefronts(step.shared, dst, bits, op='load')} wavefronts")
@@ -340,6 +340,12 @@ def plan_report(src: LinearLayout, dst: LinearLayout, bits: int, *, force_shared
     counts = step.instruction_counts()
     if counts:
         lines.append("Instructions per thread: " + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items())))
+    if not force_shared:
+        from linear_layouts.analysis.conversion import plan_conversion
+
+        plan = plan_conversion(src, dst, bits)
+        others = "".join(f"; {kind}: {cost:g}" for kind, cost in plan.alternatives)
+        lines.append(f"Model cost per warp (analysis.conversion): {plan.kind}: {plan.cost:g}{others}")
     return "\n".join(lines)
 
 
@@ -411,11 +417,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(shared_view(optimal))
     print("It is 32·m + (n ⊕ 2m):", optimal == seed.shared[2][1])
     print()
-    print("The planner's choice for this pair (one warp: no shared memory needed):")
+    print("The planner's choice for this pair (one warp: warp shuffles could do it too; the cost model")
+    print("weighs them against shared memory with the optimal swizzle, and shared memory wins):")
     print(plan_report(seed.store, seed.load, 32))
-    print()
-    print("Through shared memory with the optimal swizzle, as in the seeds:")
-    print(plan_report(seed.store, seed.load, 32, force_shared=True))
     print()
     kernel = conversion_kernel(seed.store, seed.load, 32, force_shared=True)
     print(f"Generated kernel {kernel.name} ({kernel.threads} threads, {kernel.shared_bytes} bytes of shared memory):")
