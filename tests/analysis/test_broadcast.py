@@ -104,7 +104,8 @@ def test_triton_free_variable_masks_json():
     from pathlib import Path
 
     here = Path(__file__).resolve()
-    found = [p / "shared" / "triton-unittests" / "algebra.json" for p in here.parents]
+    found = [here.parents[1] / "data" / "triton-unittests" / "algebra.json"]
+    found += [p / "shared" / "triton-unittests" / "algebra.json" for p in here.parents]
     found = [p for p in found if p.exists()]
     if not found:
         pytest.skip("shared/triton-unittests not found (the repo sits beside shared/)")

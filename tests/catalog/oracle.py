@@ -25,8 +25,11 @@ from linear_layouts.catalog.base import cga_layout_from_split_params, remove_bro
 
 # ----------------------------------------------------------------------------- JSON unit tests
 def unittests_dir() -> Path | None:
-    """``<repo>/../shared/triton-unittests`` (the repo sits beside ``shared``), else searched upward."""
+    """``tests/data/triton-unittests`` (vendored), else ``<repo>/../shared/triton-unittests``, else searched upward."""
     here = Path(__file__).resolve()
+    vendored = here.parents[1] / "data" / "triton-unittests"
+    if (vendored / "conversions.json").is_file():
+        return vendored
     first = here.parents[3] / "shared" / "triton-unittests"
     if (first / "conversions.json").is_file():
         return first

@@ -22,8 +22,12 @@ OUT_POOL = ("dim0", "dim1", "dim2", "dim3", "out", "x", "block")
 
 # ----------------------------------------------------------------------------- the JSON folder
 def unittests_dir() -> Path | None:
-    """Folder ``shared/triton-unittests``: ``<repo>/../shared/triton-unittests``, else searched upward."""
+    """Folder of Triton's unit-test JSON: ``tests/data/triton-unittests`` (vendored), else
+    ``<repo>/../shared/triton-unittests``, else searched upward."""
     here = Path(__file__).resolve()
+    vendored = here.parents[1] / "data" / "triton-unittests"
+    if (vendored / "algebra.json").is_file():
+        return vendored
     first = here.parents[3] / "shared" / "triton-unittests" if len(here.parents) > 3 else None
     if first is not None and (first / "algebra.json").is_file():
         return first
