@@ -7,6 +7,8 @@
   ``SharedLinearLayout`` of that shape.
 - ``to_triton_linear_layout(ll)`` / ``from_triton_linear_layout(tll)``: our ``LinearLayout`` <-> Triton's
   C++ ``LinearLayout`` bound to Python (``triton._C.libtriton.linear_layout.LinearLayout``).
+- ``triton_bank_conflicts(shared, distributed, bitwidth)``: Triton's own bank-conflict estimate
+  (Gluon's ``get_shared_bank_conflicts``), to compare with ``analysis.banks``.
 
 Triton is imported lazily; without it every function raises ``LayoutError``.
 """
@@ -28,7 +30,10 @@ from linear_layouts.catalog.base import (
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
-__all__ = ["to_gluon", "from_gluon", "to_triton_linear_layout", "from_triton_linear_layout", "triton_version"]
+__all__ = [
+    "to_gluon", "from_gluon", "to_triton_linear_layout", "from_triton_linear_layout", "triton_version",
+    "triton_bank_conflicts",
+]
 
 _CGA_SPLIT_FIELDS = ("ctas_per_cga", "cta_split_num", "cta_order")
 
@@ -236,3 +241,58 @@ def from_triton_linear_layout(triton_layout: Any) -> LinearLayout:
             f"triton_layout must be a triton._C.libtriton.linear_layout.LinearLayout, got {type(triton_layout).__name__}"
         ) from None
     return LinearLayout(bases, out_dims, require_surjective=False)
+
+
+# --------------------------------------------------------------------------------------------------
+# Triton's bank-conflict estimate
+# --------------------------------------------------------------------------------------------------
+
+_BUILDER: list[Any] = []
+
+
+def _gluon_builder() -> Any:
+    """A Gluon op builder with an insertion block (3.9's get_shared_bank_conflicts needs one)."""
+    if not _BUILDER:
+        try:
+            from triton._C.libtriton import gluon_ir, ir
+        except ImportError as error:  # pragma: no cover - depends on the environment
+            raise LayoutError(f"triton_bank_conflicts needs triton: {error}") from None
+        ctx = ir.context()
+        ir.load_dialects(ctx)
+        b = gluon_ir.GluonOpBuilder(ctx)
+        mod = b.create_module()
+        fn = b.get_or_insert_function(mod, "bank_oracle", b.get_function_ty([], []), "public", False)
+        mod.push_back(fn)
+        b.set_insertion_point_to_start(fn.add_entry_block())
+        _BUILDER.extend([ctx, mod, b])
+    return _BUILDER[2]
+
+
+def triton_bank_conflicts(shared: LinearLayout, distributed: LinearLayout, bitwidth: int) -> int:
+    """Triton's estimate of the extra wavefronts per phase when ``distributed`` (register, lane, warp ->
+    tensor) reads or writes ``shared`` (offset -> tensor): Gluon's ``get_shared_bank_conflicts``, i.e.
+    C++ ``bankConflictsMemDesc``. Compare with ``analysis.banks.bank_conflicts``: they differ below 4
+    bytes per lane and on paired 8/16-byte accesses, where ours is the hardware's count (ncu:
+    benchmarks/results/bank_conflicts_vs_triton.md).
+
+    Triton 3.9 aborts the process when the bank row times the vector exceeds the tensor; that input
+    raises ``LayoutError`` here instead.
+    """
+    from linear_layouts.analysis.banks import check_bitwidth, shared_access
+
+    w = check_bitwidth(bitwidth)
+    access = shared_access(shared, distributed, w)
+    total = shared.in_dim_size("offset")
+    if min(1024 // (access.vector_elements * w), total) * access.vector_elements > total:
+        raise LayoutError("shared: Triton 3.9 aborts when one 128-byte bank row of vectors exceeds the tensor")
+    from triton.experimental.gluon import language as gl
+
+    b = _gluon_builder()
+    shape = list(distributed.out_dims.values())
+    bases = distributed.bases
+    reg = gl.DistributedLinearLayout(
+        reg_bases=bases.get("register", []), lane_bases=bases["lane"], warp_bases=bases.get("warp", []),
+        block_bases=[], shape=shape,
+    )
+    smem = gl.SharedLinearLayout(offset_bases=shared.transpose_outs(list(distributed.out_dims)).bases["offset"])
+    return int(b.get_shared_bank_conflicts(reg._to_ir(b), smem._to_ir(b), shape, w))

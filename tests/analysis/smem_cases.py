@@ -113,24 +113,11 @@ def random_pair(rng: random.Random, bitwidth: int | None = None):
 
 
 # ----------------------------------------------------------------------------- triton 3.9 oracle
-_BUILDER = None
-
-
 def triton_builder():
-    """A Gluon builder with an insertion block (3.9's get_shared_bank_conflicts needs one, else it segfaults)."""
-    global _BUILDER
-    if _BUILDER is None:
-        from triton._C.libtriton import gluon_ir, ir
+    """A Gluon builder with an insertion block (the one ``linear_layouts.triton`` uses)."""
+    from linear_layouts.triton import _gluon_builder
 
-        ctx = ir.context()
-        ir.load_dialects(ctx)
-        b = gluon_ir.GluonOpBuilder(ctx)
-        mod = b.create_module()
-        fn = b.get_or_insert_function(mod, "bank_oracle", b.get_function_ty([], []), "public", False)
-        mod.push_back(fn)
-        b.set_insertion_point_to_start(fn.add_entry_block())
-        _BUILDER = (ctx, mod, b)
-    return _BUILDER[2]
+    return _gluon_builder()
 
 
 def triton_crashes(shared: LinearLayout, vector_elements: int, bitwidth: int) -> bool:
@@ -142,17 +129,9 @@ def triton_crashes(shared: LinearLayout, vector_elements: int, bitwidth: int) ->
 
 def triton_bank_conflicts(shared: LinearLayout, dist: LinearLayout, bitwidth: int) -> int:
     """Triton 3.9 ``GluonOpBuilder.get_shared_bank_conflicts`` on our layouts (conflicts = wavefronts/min - 1)."""
-    from triton.experimental.gluon import language as gl
+    from linear_layouts.triton import triton_bank_conflicts as estimate
 
-    b = triton_builder()
-    shape = list(dist.out_dims.values())
-    bases = dist.bases
-    reg = gl.DistributedLinearLayout(
-        reg_bases=bases.get("register", []), lane_bases=bases["lane"], warp_bases=bases.get("warp", []),
-        block_bases=[], shape=shape,
-    )
-    smem = gl.SharedLinearLayout(offset_bases=shared.transpose_outs(list(dist.out_dims)).bases["offset"])
-    return b.get_shared_bank_conflicts(reg._to_ir(b), smem._to_ir(b), shape, bitwidth)
+    return estimate(shared, dist, bitwidth)
 
 
 # ----------------------------------------------------------------------------- Triton unit-test JSON

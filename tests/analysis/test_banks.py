@@ -235,3 +235,33 @@ def test_bad_input():
         wavefronts(shared, shared, 32)
     with pytest.raises(LayoutError, match="padding"):
         simulate_wavefronts(shared, LOAD, 32, padding=((3, 1),))
+
+
+def test_hardware_confirmed_paired_load_vs_triton():
+    """Pinned from the H100 ncu run of the GPU suite (random_150, 2026-11-22, gpu_suite.json): an mma v2
+    accumulator (fp16, 2 warps) loads from our swizzled layout with ld.shared.v4, lane 1 a broadcast, so
+    lanes l and l^2 ask for one address and each instruction takes 2 phases of 16 lanes: ncu 8
+    wavefronts. Triton 3.9 estimates 0 conflicts over 4 phases of 8 lanes: 16 (all 17 paired loads of
+    the suite: benchmarks/paired_loads_vs_triton.py)."""
+    dst = LinearLayout({"register": [[0, 1], [8, 0], [16, 0], [32, 0]],
+                        "lane": [[0, 2], [0, 0], [1, 0], [2, 0], [4, 0]], "warp": [[0, 0]]}, {"dim0": 64, "dim1": 4})
+    shared = LinearLayout({"offset": [[0, 1], [8, 0], [32, 0], [0, 2], [1, 0], [2, 0], [4, 0], [16, 0]]},
+                          {"dim0": 64, "dim1": 4})
+    access = shared_access(shared, dst, 16)
+    assert access.paired and access.vector_bits == 128 and access.instructions == 4 and access.phases == 2
+    assert wavefronts(shared, dst, 16) == simulate_wavefronts(shared, dst, 16) == 8  # = ncu
+    pytest.importorskip("triton")
+    conflicts = triton_bank_conflicts(shared, dst, 16)
+    assert conflicts == 0 and access.instructions * 4 * (1 + conflicts) == 16  # Triton's implied count
+
+
+def test_triton_estimate_refuses_what_triton_aborts_on():
+    """Triton 3.9 aborts the process when a bank row of vectors exceeds the tensor (8x8 bytes, 4-byte
+    vectors: 32 x 4 elements > 64); linear_layouts.triton raises LayoutError instead."""
+    pytest.importorskip("triton")
+    dist = LinearLayout({"register": [[0, 1], [0, 2]], "lane": [[0, 4], [1, 0], [2, 0], [4, 0], [0, 0]], "warp": []},
+                        {"dim0": 8, "dim1": 8})
+    shared = LinearLayout({"offset": [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]}, {"dim0": 8, "dim1": 8})
+    assert shared_access(shared, dist, 8).vector_elements == 4
+    with pytest.raises(LayoutError, match="aborts"):
+        triton_bank_conflicts(shared, dist, 8)
