@@ -135,7 +135,7 @@ def check_bank_cases(folder: Path) -> dict:
         padding = tuple(tuple(p) for p in c["padding"])
         sim = simulate_wavefronts(shared, dist, c["bitwidth"], op=c["op"], padding=padding)
         # the table the device replayed: every lane of every warp issues every instruction
-        replay = sum(instruction_wavefronts(starts, c["vector_bytes"])
+        replay = sum(instruction_wavefronts(starts, c["vector_bytes"], op=c["op"])
                      for warp in c["addresses"] for starts in warp)
         formula = None if padding else wavefronts(shared, dist, c["bitwidth"], op=c["op"])
         out["cases"] += 1

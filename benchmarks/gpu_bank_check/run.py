@@ -10,6 +10,11 @@ compiles them into one program, runs it once under ``ncu`` with the metrics
 ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum``, and prints, per case, the measured
 wavefronts next to our formula, our simulator and Triton 3.9's estimate. Results also go to
 ``results.json`` (in $OUT when set, else here).
+
+Environment: ``BANK_CHECK_CASES`` another case file (relative to this folder or absolute; default
+``cases.json``); ``BANK_CHECK_WORK`` the build folder (default /tmp/gpu_bank_check). Case keys
+``predicted_paired`` / ``predicted_unpaired`` (paired_cases.json), when present, are copied to the rows;
+case key ``same_data`` true: every lane of a warp stores the same values (default: values differ by lane).
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ __global__ void case_{idx}(const unsigned* __restrict__ addr, unsigned* out) {{
   __shared__ __align__(16) unsigned char smem[{smem}];
   unsigned base = (unsigned)__cvta_generic_to_shared(smem);
   unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  unsigned acc = threadIdx.x;
+  unsigned acc = {"threadIdx.x & ~31u" if case.get("same_data") else "threadIdx.x"};
   for (int i = 0; i < {n_instr}; ++i) {{
     unsigned a = base + addr[(warp * {n_instr} + i) * 32 + lane];
 {body}  }}
@@ -126,7 +131,7 @@ def parse_ncu_text(text: str) -> dict[tuple[int, str], float]:
 
 
 def main() -> int:
-    cases = json.loads((HERE / "cases.json").read_text())["cases"]
+    cases = json.loads((HERE / os.environ.get("BANK_CHECK_CASES", "cases.json")).read_text())["cases"]
     work = Path(os.environ.get("BANK_CHECK_WORK", "/tmp/gpu_bank_check"))
     work.mkdir(parents=True, exist_ok=True)
     (work / "bank_check.cu").write_text(program_source(cases))
@@ -150,8 +155,10 @@ def main() -> int:
         rows.append({"name": c["name"], "op": c["op"], "bitwidth": c["bitwidth"], "vector_bytes": c["vector_bytes"],
                      "measured": measured, "ours": c["predicted_ours"], "simulator": c["predicted_simulator"],
                      "triton": c["predicted_triton"]})
+        rows[-1].update({k: c[k] for k in ("predicted_paired", "predicted_unpaired") if k in c})
         print(f"{c['name']:28s} {c['op']:5s} {c['bitwidth']:4d} {c['vector_bytes']:4d} {measured!s:>8s} "
-              f"{c['predicted_ours']:6d} {c['predicted_simulator']:6d} {c['predicted_triton']!s:>6s}")
+              f"{c['predicted_ours']:6d} {c['predicted_simulator']:6d} {c['predicted_triton']!s:>6s}"
+              + (f" paired {c['predicted_paired']} unpaired {c['predicted_unpaired']}" if "predicted_paired" in c else ""))
     ok_ours = sum(r["measured"] == r["ours"] for r in rows)
     ok_tri = sum(r["measured"] == r["triton"] for r in rows if r["triton"] is not None)
     n_tri = sum(r["triton"] is not None for r in rows)

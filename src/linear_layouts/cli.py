@@ -219,8 +219,8 @@ def _access_summary(shared: LinearLayout, dist: LinearLayout, bits: int, op: str
     simulated = simulate_wavefronts(shared, dist, bits, op=op)
     return [
         f"{op}: {total} wavefronts "
-        f"({access.instructions} instructions × {access.phases} phase{'s' if access.phases > 1 else ''} × "
-        f"{wavefronts_per_phase(access)} per phase); brute-force simulation: {simulated}",
+        f"({access.instructions} instructions × {access.phases_of(op)} phase{'s' if access.phases_of(op) > 1 else ''} × "
+        f"{wavefronts_per_phase(access, op=op)} per phase); brute-force simulation: {simulated}",
         f"  vector: {access.vector_elements} element{'s' if access.vector_elements > 1 else ''} = "
         f"{access.vector_bits} bits per lane; bank conflicts (Triton's measure): "
         f"{bank_conflicts(shared, dist, bits)}",
@@ -235,7 +235,7 @@ def cmd_banks(args: argparse.Namespace) -> int:
     bits = _bitwidth(args.dtype, _spec_bitwidth(args.shared))
     from linear_layouts.viz.bank_steps import bank_steps
 
-    steps = bank_steps(shared, dist, bits)
+    steps = bank_steps(shared, dist, bits, op=args.op)
     if args.format == "svg":
         from linear_layouts.viz.svg import bank_hits_svg
 

@@ -2,14 +2,18 @@
 benchmarks/results/gpu_suite.json, key ncu -> rows; benchmarks/results/wavefronts_vs_ncu.md).
 
 Two findings, each case cited with its measured wavefronts:
-1. pairing: an 8- or 16-byte access by all lanes where every lane asks for lane l ^ 1's (or l ^ 2's)
-   address has phases of twice as many lanes; duplicates along lane bits 2..4 do not pair, and
-   predicated-off lanes never merge phases;
+1. pairing: an 8- or 16-byte LOAD by all lanes where every lane asks for lane l ^ 1's (or l ^ 2's)
+   address has phases of twice as many lanes; duplicates along lane bits 2..4 do not pair,
+   predicated-off lanes never merge phases, and stores never pair (hand-written tables,
+   benchmarks/gpu_bank_check/results_paired_h100.json, H100 2026-11-22);
 2. the code generator does not store duplicated registers, lanes, warps: the plan's prediction is
    ``wavefronts(..., op="store", skip_duplicates=True)``.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 
@@ -80,6 +84,55 @@ def test_matrix_phases():
         instruction_wavefronts([0] * 31, 4)
     with pytest.raises(LayoutError):
         instruction_wavefronts([0] * 32, 12)
+
+
+# benchmarks/gpu_bank_check/paired_cases.json replayed on an H100 80GB HBM3 (ncu 2025.3.1, CUDA 13.0,
+# 2026-11-22): one warp, one instruction each; the ncu wavefronts of every table as a load and as a store
+PAIRED_NCU = {  # name: (vector bytes, load, store); the two readings: paired (load) / unpaired (store)
+    "v4_l1_clean": (16, 2, 4), "v4_l1_conflict": (16, 3, 4), "v4_l2_clean": (16, 2, 4),
+    "v4_l2_conflict": (16, 3, 4), "v4_quad": (16, 2, 4), "v4_all_same": (16, 2, 4),
+    "v4_ctrl_l16": (16, 4, 4), "v4_ctrl_distinct": (16, 4, 4),
+    "v2_l1_clean": (8, 1, 2), "v2_l1_conflict": (8, 2, 3), "v2_l1_conflict_both": (8, 2, 4),
+    "v2_l2_clean": (8, 1, 2), "v2_quad": (8, 1, 2), "v2_all_same": (8, 1, 2), "v2_ctrl_l16": (8, 2, 2),
+}
+PAIRED_SAME_DATA_NCU = {"v4_l1_clean": 4, "v4_quad": 4, "v2_l1_clean": 2}  # stores, equal data in all lanes
+
+
+def test_stores_never_pair_measured():
+    """Hand-written l^1 / l^2 / quad / all-equal tables (8- and 16-byte): every load takes the paired
+    reading, every store the unpaired one (4 phases of 8 lanes, 2 of 16), whatever the data stored."""
+    folder = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_bank_check"
+    cases = json.loads((folder / "paired_cases.json").read_text())["cases"]
+    rows = {r["name"]: r for r in json.loads((folder / "results_paired_h100.json").read_text())["rows"]}
+    assert len(cases) == len(rows) == 2 * len(PAIRED_NCU) + len(PAIRED_SAME_DATA_NCU)
+    for case in cases:
+        op, same = case["op"], case.get("same_data", False)
+        base = case["name"].removesuffix("_same" if same else "").removesuffix("_" + op)
+        vb, load, store = PAIRED_NCU[base]
+        pinned = PAIRED_SAME_DATA_NCU[base] if same else (load if op == "load" else store)
+        starts = case["addresses"][0][0]
+        assert case["vector_bytes"] == vb and rows[case["name"]]["measured"] == pinned, case["name"]
+        assert instruction_wavefronts(starts, vb, op=op) == pinned, case["name"]
+        # the two readings: loads pair, stores do not
+        assert pinned == (case["predicted_paired"] if op == "load" else case["predicted_unpaired"]), case["name"]
+        if "ctrl" not in base:
+            assert paired_lanes(starts) and case["predicted_paired"] != case["predicted_unpaired"]
+
+
+def test_stores_never_pair_closed_form():
+    """A 16-byte access whose lane 0 is a broadcast (lanes l, l ^ 1 on one block): loaded in 2 phases
+    of 16 lanes, stored in 4 of 8 (closed form, simulator and the rule agree)."""
+    dims = {"dim0": 64}
+    shared = LinearLayout({"offset": [[1], [2], [4], [8], [16], [32]]}, dims)
+    dist = LinearLayout({"register": [[1], [2]], "lane": [[0], [4], [8], [16], [32]], "warp": []}, dims)
+    access = shared_access(shared, dist, 32)
+    assert access.paired and access.vector_bits == 128
+    assert wavefronts(shared, dist, 32) == simulate_wavefronts(shared, dist, 32) == 2
+    assert wavefronts(shared, dist, 32, op="store") == simulate_wavefronts(shared, dist, 32, op="store") == 4
+    starts = [16 * (lane >> 1) for lane in range(32)]
+    assert instruction_wavefronts(starts, 16) == 2 and instruction_wavefronts(starts, 16, op="store") == 4
+    with pytest.raises(LayoutError, match="op"):
+        instruction_wavefronts(starts, 16, op="st")
 
 
 # measured kernels of the suite: (src, dst, shared layout chosen by the plan, bits, ncu store + load)

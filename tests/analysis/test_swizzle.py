@@ -68,9 +68,9 @@ def test_seed_extend_vectors_matches_triton_instruction_mix():
     assert (load.instruction, load.count) == ("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 4)
 
 
-def _floor(layout: LinearLayout, dist: LinearLayout, w: int) -> int:
-    access = shared_access(layout, dist, w)
-    return access.instructions * access.phases
+def _floor(layout: LinearLayout, dist: LinearLayout, w: int, op: str = "load") -> int:
+    access = shared_access(layout, dist, w)  # stores never pair: unit_bytes / 4 phases
+    return access.instructions * access.phases_of(op)
 
 
 def _random_pair(rng: random.Random, max_bits: int = 11):
@@ -92,13 +92,13 @@ def test_random_pairs_conflict_free_and_maximal_vector():
         common = {x for x in a.flat_bases("register") if x} & {x for x in b.flat_bases("register") if x}
         assert len(r.V) == min(len(common), (128 // w).bit_length() - 1)
         assert r.layout.is_invertible()
-        assert r.store_wavefronts == _floor(r.layout, a, w) == simulate_wavefronts(r.layout, a, w, op="store")
+        assert r.store_wavefronts == _floor(r.layout, a, w, "store") == simulate_wavefronts(r.layout, a, w, op="store")
         assert r.load_wavefronts == _floor(r.layout, b, w) == simulate_wavefronts(r.layout, b, w)
         assert r.segment_bits <= r.lemma_9_5_bound
         assert min(r.store_vector_bits, r.load_vector_bits) >= r.vector_bits
         # widening one side's vector never costs wavefronts and never adds instructions
         x = optimal_swizzle(a, b, w, extend_vectors=True)
-        assert x.store_wavefronts == _floor(x.layout, a, w) and x.load_wavefronts == _floor(x.layout, b, w)
+        assert x.store_wavefronts == _floor(x.layout, a, w, "store") and x.load_wavefronts == _floor(x.layout, b, w)
         assert x.total_wavefronts <= r.total_wavefronts
         count = [shared_access(y.layout, a, w).instructions + shared_access(y.layout, b, w).instructions for y in (r, x)]
         assert count[1] <= count[0]
@@ -133,7 +133,7 @@ def test_triton_swizzle_unittest_pairs():
             continue
         assert case["expected"] == {"read_conflicts": 0, "write_conflicts": 0}
         r = optimal_swizzle(src, dst, args["bitwidth"])
-        assert r.store_wavefronts == _floor(r.layout, src, args["bitwidth"]), case["name"]
+        assert r.store_wavefronts == _floor(r.layout, src, args["bitwidth"], "store"), case["name"]
         assert r.load_wavefronts == _floor(r.layout, dst, args["bitwidth"]), case["name"]
         ran += 1
     assert ran >= 4

@@ -2,8 +2,8 @@
 
 THE bank model of the package (``instruction_wavefronts``; ``banks`` is its closed form and
 ``codegen.model`` applies it to the emitted instructions). Validated with ncu on H100 (2026-11-22):
-238 of 238 shared-memory kernels of the GPU suite and 40 of 40 replayed address tables
-(benchmarks/results/wavefronts_vs_ncu.md), and on H200 (HARDWARE.md, 60 random pairs):
+238 of 238 shared-memory kernels of the GPU suite, 40 of 40 replayed address tables and 33 of 33
+hand-written paired tables (benchmarks/results/wavefronts_vs_ncu.md), and on H200 (HARDWARE.md, 60 random pairs):
 
 * an instruction is one warp, one value of the non-vector register bits and its 32 lanes; each lane
   moves the aligned block holding its vector's elements;
@@ -11,13 +11,14 @@ THE bank model of the package (``instruction_wavefronts``; ``banks`` is its clos
   2 of 16, otherwise 1 of 32); a phase costs the largest number of distinct 4-byte words its active
   lanes request from one of the 32 banks (several lanes on one word cost nothing extra; a phase of
   predicated-off lanes costs nothing);
-* pairing: an 8- or 16-byte access by all 32 lanes in which every lane asks for the same address as
-  lane ``l ^ 1``, or every lane as lane ``l ^ 2``, moves two lanes per slot: its phases hold twice as
-  many lanes (16-byte: 2 phases of 16, 8-byte: 1 of 32), costed the same way. Measured on loads
-  (NVIDIA describes this "uniform" pattern for LDS); lanes equal along lane bits 2..4 only do not
-  pair, and a predicated-off lane breaks the pairing (measured on stores). Stores by all 32 lanes
-  with paired addresses are assumed to pair too (the one such measurement cannot tell; the code
-  generator never emits them: it predicates duplicated lanes off).
+* pairing (LOADS only): an 8- or 16-byte load by all 32 lanes in which every lane asks for the same
+  address as lane ``l ^ 1``, or every lane as lane ``l ^ 2``, moves two lanes per slot: its phases
+  hold twice as many lanes (16-byte: 2 phases of 16, 8-byte: 1 of 32), costed the same way (NVIDIA
+  describes this "uniform" pattern for LDS); lanes equal along lane bits 2..4 only do not pair.
+  Stores never pair: ncu on H100 (2026-11-22, benchmarks/gpu_bank_check/results_paired_h100.json)
+  gives every st.shared.v2/v4 by 32 lanes with l^1, l^2, quad or all-equal addresses the unpaired
+  count (4 phases of 8 lanes, 2 of 16), whether the lanes store equal data or not, while the same
+  tables loaded pair; stores with predicated-off lanes do not pair either.
 
 Wavefronts = the sum over instructions and phases. It uses no linear algebra: it evaluates the
 layouts on every index and counts.
@@ -85,27 +86,34 @@ def phase_costs(words: list[set[int]]) -> int:
 
 def paired_lanes(starts: list[int]) -> bool:
     """Whether every lane asks for the same address as lane ``l ^ 1``, or every lane as lane ``l ^ 2``
-    (NVIDIA's "uniform" pattern: the load returns two lanes' registers in one 128-byte transfer)."""
+    (NVIDIA's "uniform" pattern: the load returns two lanes' registers in one 128-byte transfer; a
+    store with such addresses does not pair)."""
     return any(all(starts[lane] == starts[lane ^ m] for lane in range(LANES)) for m in (1, 2))
 
 
-def instruction_wavefronts(starts: list[int], vector_bytes: int, *, active: list[bool] | None = None) -> int:
-    """Wavefronts of one ``ld/st.shared`` of one warp: ``starts[l]`` is lane ``l``'s byte address (the
-    aligned ``vector_bytes`` block it moves); ``active[l]`` False: lane ``l`` is predicated off.
+def instruction_wavefronts(
+    starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load"
+) -> int:
+    """Wavefronts of one ``ld.shared`` (``op="load"``) or ``st.shared`` (``op="store"``) of one warp:
+    ``starts[l]`` is lane ``l``'s byte address (the aligned ``vector_bytes`` block it moves);
+    ``active[l]`` False: lane ``l`` is predicated off.
 
     THE hardware rule (ncu, H100 and H200): lanes are cut into phases of at most 128 bytes
     (``32 / max(vector_bytes / 4, 1)`` consecutive lanes); a phase costs the largest number of
-    distinct 4-byte words its active lanes ask of one bank. Exception, 8- and 16-byte accesses by all
+    distinct 4-byte words its active lanes ask of one bank. Exception, 8- and 16-byte LOADS by all
     32 lanes where every lane asks for the same address as lane ``l ^ 1`` (or every lane as lane
-    ``l ^ 2``): the phases hold twice as many lanes (16-byte: 2 of 16, 8-byte: 1 of 32). Predicated-off
-    lanes never merge phases. Loads and stores follow the same rule.
+    ``l ^ 2``): the phases hold twice as many lanes (16-byte: 2 of 16, 8-byte: 1 of 32). Stores never
+    pair (ncu, H100: benchmarks/gpu_bank_check/results_paired_h100.json); predicated-off lanes never
+    merge phases.
     """
+    if op not in ("load", "store"):
+        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
     if len(starts) != LANES or (active is not None and len(active) != LANES):
         raise LayoutError(f"an instruction has {LANES} lane addresses (and activity flags)")
     if vector_bytes not in (1, 2, 4, 8, 16):
         raise LayoutError(f"vector_bytes must be 1, 2, 4, 8 or 16, got {vector_bytes!r}")
     lanes_per_phase = LANES // max(vector_bytes // 4, 1)
-    if vector_bytes >= 8 and (active is None or all(active)) and paired_lanes(list(starts)):
+    if op == "load" and vector_bytes >= 8 and (active is None or all(active)) and paired_lanes(list(starts)):
         lanes_per_phase *= 2
     total = 0
     for p in range(0, LANES, lanes_per_phase):
@@ -198,7 +206,7 @@ def simulate_wavefronts(
     skip_duplicates: bool = False,
 ) -> int:
     """Wavefronts to load (store) the whole tensor, counted instruction by instruction, phase by phase
-    (``instruction_wavefronts``: the hardware rule).
+    (``instruction_wavefronts``: the hardware rule; only loads pair).
 
     The vector width and register order are the code generator's choice, taken from
     ``banks.shared_access``; addresses and bank usage are enumerated. ``skip_duplicates`` (stores
@@ -226,5 +234,5 @@ def simulate_wavefronts(
         for first, starts in zip(first_registers, per_warp):
             if first & free_reg:
                 continue
-            total += instruction_wavefronts(starts, vec_bytes, active=active)
+            total += instruction_wavefronts(starts, vec_bytes, active=active, op=op)
     return total

@@ -7,8 +7,9 @@ benchmarks/results/wavefronts_vs_ncu.md): one instruction = one warp, one value 
 register bits, 32 lanes, each lane moving one aligned vector of ``2**v`` elements; lanes are split
 into phases of at most 128 bytes (16-byte vectors: 4 phases of 8 lanes, 8-byte: 2 of 16, otherwise
 1 of 32); a phase costs the largest number of *distinct* 4-byte words its active lanes ask of one
-bank. Pairing: an 8- or 16-byte access by all lanes where lane bit 0 or lane bit 1 moves no unit
-(every lane asks for lane ``l ^ 1``'s, or ``l ^ 2``'s, address) has phases of twice as many lanes.
+bank. Pairing: an 8- or 16-byte LOAD by all lanes where lane bit 0 or lane bit 1 moves no unit
+(every lane asks for lane ``l ^ 1``'s, or ``l ^ 2``'s, address) has phases of twice as many lanes;
+stores never pair (ncu, H100).
 ``skip_duplicates=True`` (stores): Triton's free registers are skipped and free lanes and warps
 predicated off, as the code generator emits them; a predicated-off lane keeps its phase.
 
@@ -19,7 +20,7 @@ with unit images ``u_i``, every bank group of a phase receives ``2**k`` distinct
 
     k = rank{u_i} - rank{u_i mod (32/n)}
 
-so ``wavefronts = n * 2**k * instructions * warps`` (paired: one more phase lane, half the phases;
+so ``wavefronts = n * 2**k * instructions * warps`` (paired loads: one more phase lane, half the phases;
 skipping duplicates: the free lanes leave the phase lanes, phases whose high lane bits are free are
 empty, and free registers and warps issue nothing). For vectors of at least 4 bytes, ``2**k`` is
 Lemma 9.4's ``c = |span(S_Vec ∪ S_Idx) ∩ span(L_Thr)|`` (over the phase lanes) and ``n c`` its
@@ -150,7 +151,8 @@ class SharedAccess:
     @property
     def paired(self) -> bool:
         """An 8- or 16-byte access whose lane bit 0 or 1 moves no unit: lanes ``l`` and ``l ^ 1`` (or
-        ``l ^ 2``) ask for one address, and with all lanes active the phases hold twice as many lanes."""
+        ``l ^ 2``) ask for one address. As a LOAD by all lanes its phases hold twice as many lanes; a
+        store does not pair (ncu, H100: ``access_wavefronts(..., op="store")``)."""
         return self.unit_bytes >= 8 and 0 in self.lane_units[:2]
 
     @property
@@ -160,9 +162,16 @@ class SharedAccess:
 
     @property
     def phases(self) -> int:
-        """Phases per instruction with every lane active: 32 lanes x unit bytes / 128 (1, 2 or 4),
-        halved when the lanes pair (``paired``)."""
+        """Phases per instruction of a LOAD by every lane: 32 lanes x unit bytes / 128 (1, 2 or 4),
+        halved when the lanes pair (``paired``). A store has ``unit_bytes // 4`` phases: stores never pair."""
         return self.unit_bytes // 4 // (2 if self.paired else 1)
+
+    def phases_of(self, op: str = "load") -> int:
+        """Phases per instruction when every lane takes part: ``phases`` for a load, ``unit_bytes // 4``
+        for a store (stores never pair)."""
+        if op not in ("load", "store"):
+            raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+        return self.phases if op == "load" else self.unit_bytes // 4
 
     @property
     def instructions_per_warp(self) -> int:
@@ -239,9 +248,11 @@ def shared_access(
                         free_regs, free.get("lane", 0), free.get("warp", 0))
 
 
-def wavefronts_per_phase(access: SharedAccess) -> int:
-    """Wavefronts one phase of one instruction takes: 2**k with k as in the module doc (Lemma 9.4)."""
-    phase_lanes = LANES.bit_length() - 1 - (access.phases.bit_length() - 1)
+def wavefronts_per_phase(access: SharedAccess, *, op: str = "load") -> int:
+    """Wavefronts one phase of one instruction takes: 2**k with k as in the module doc (Lemma 9.4);
+    ``op="store"``: the unpaired phases (stores never pair)."""
+    phases = access.phases_of(op)
+    phase_lanes = LANES.bit_length() - 1 - (phases.bit_length() - 1)
     units = list(access.lane_units[:phase_lanes])
     groups = access.bank_groups
     return 1 << (f2.rank(units) - f2.rank([u & (groups - 1) for u in units]))
@@ -259,8 +270,8 @@ def wavefronts(
     ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld`` (``_st``) reports for one CTA.
 
     ``= active phases * 2**k * instructions`` (module doc), with the pairing rule: an 8- or 16-byte
-    access by all lanes whose lane bit 0 or 1 moves no unit (every lane asks for lane ``l ^ 1``'s or
-    ``l ^ 2``'s address) has phases of twice as many lanes (``bank_simulator``).
+    load by all lanes whose lane bit 0 or 1 moves no unit (every lane asks for lane ``l ^ 1``'s or
+    ``l ^ 2``'s address) has phases of twice as many lanes (``bank_simulator``); stores never pair.
 
     ``skip_duplicates=False`` (default): every lane of every warp stores every non-zero register.
     ``skip_duplicates=True``: registers, lanes and warps holding duplicated data (Triton's free
@@ -273,25 +284,27 @@ def wavefronts(
     if not isinstance(skip_duplicates, bool):
         raise LayoutError(f"skip_duplicates must be a bool, got {skip_duplicates!r}")
     access = shared_access(shared_layout, distributed_layout, bitwidth)
-    return access_wavefronts(access, skip_duplicates=skip_duplicates and op == "store")
+    return access_wavefronts(access, op=op, skip_duplicates=skip_duplicates and op == "store")
 
 
 def _popcount(x: int) -> int:
     return bin(x).count("1")
 
 
-def access_wavefronts(access: SharedAccess, *, skip_duplicates: bool = False) -> int:
+def access_wavefronts(access: SharedAccess, *, op: str = "load", skip_duplicates: bool = False) -> int:
     """Total wavefronts of an access over all warps: active phases * 2**k * instructions.
 
     Every lane of every warp takes part (a load, or a store from every lane) unless
     ``skip_duplicates``: the access's free registers are skipped and its free lanes and warps
-    predicated off (the code generator's store). Pairing (lane bit 0 or 1 moving no unit, 8- or
-    16-byte vectors, all lanes active) doubles the lanes of a phase."""
+    predicated off (the code generator's store). Pairing (``op="load"`` only, lane bit 0 or 1 moving
+    no unit, 8- or 16-byte vectors, all lanes active) doubles the lanes of a phase; stores never pair."""
+    if op not in ("load", "store"):
+        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
     skip = skip_duplicates
     units_of = access.lane_units
     free_lanes = access.free_lanes if skip else 0
-    # predicated-off lanes break the pairing: phases of 128 bytes of lanes then
-    phases = access.unit_bytes // 4 if free_lanes else access.phases
+    # stores, and accesses with predicated-off lanes, do not pair: phases of 128 bytes of lanes then
+    phases = access.unit_bytes // 4 if free_lanes else access.phases_of(op)
     phase_bits = LANES.bit_length() - 1 - (phases.bit_length() - 1)
     low = [units_of[i] for i in range(phase_bits) if not free_lanes >> i & 1]
     groups = access.bank_groups
@@ -311,7 +324,7 @@ def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout
     This is the quantity Triton's ``bankConflictsMemDesc`` (Gluon ``get_shared_bank_conflicts``)
     estimates. Two departures, both confirmed with ncu (benchmarks/results/bank_conflicts_vs_triton.md,
     wavefronts_vs_ncu.md): below 4 bytes per lane Triton ignores the sub-word offset bits, and for
-    paired 8/16-byte accesses (``SharedAccess.paired``) the phases here are the hardware's, with twice
-    as many lanes as Triton's.
+    paired 8/16-byte accesses (``SharedAccess.paired``) the phases here are a load's, with twice
+    as many lanes as Triton's (stores do not pair: ``wavefronts_per_phase(access, op="store")``).
     """
     return wavefronts_per_phase(shared_access(shared_layout, distributed_layout, bitwidth)) - 1

@@ -151,7 +151,7 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
     assert found is not None  # shared_access chose this vector by the same division
     order, quotient = found
     out.append(SimdChoice(f"{prefix}.shared.{_VECTOR_NAMES[bits]}", f"{prefix}.shared", bits, 0, False,
-                          access.instructions, access_wavefronts(access), _permutation(access, order),
+                          access.instructions, access_wavefronts(access, op=op), _permutation(access, order),
                           vector_tile(bits, bitwidth), quotient))
 
     matrix = "ldmatrix" if op == "load" else "stmatrix"

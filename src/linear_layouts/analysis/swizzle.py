@@ -164,11 +164,11 @@ def lemma_9_5_bound(d: int, u: list[int], v: list[int]) -> int:
     return d - max(f2.rank(u), f2.rank(v))
 
 
-def _phase_lanes(lanes: tuple[int, ...], vector_bytes: int) -> list[int]:
-    """The non-zero lanes of one phase. 8- and 16-byte accesses whose lane 0 or 1 is a broadcast
-    (zero) pair lanes (``SharedAccess.paired``): their phases hold twice as many lanes."""
+def _phase_lanes(lanes: tuple[int, ...], vector_bytes: int, op: str) -> list[int]:
+    """The non-zero lanes of one phase. 8- and 16-byte loads whose lane 0 or 1 is a broadcast (zero)
+    pair lanes (``SharedAccess.paired``): their phases hold twice as many lanes; stores never pair."""
     phases = max(vector_bytes, 4) // 4
-    if vector_bytes >= 8 and 0 in lanes[:2]:
+    if op == "load" and vector_bytes >= 8 and 0 in lanes[:2]:
         phases //= 2
     return [x for x in lanes[: (LANES.bit_length() - 1) - (phases.bit_length() - 1)] if x]
 
@@ -219,8 +219,8 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
 
     vec_store, vec_load = vector_bits_of(a_reg), vector_bits_of(b_reg)
     k_a, k_b = max(vec_store, word_bits), max(vec_load, word_bits)  # in-unit offset bits of each side
-    u_a = K[:k_a] + _phase_lanes(a_lane, (1 << vec_store) * w // 8)
-    u_b = K[:k_b] + _phase_lanes(b_lane, (1 << vec_load) * w // 8)
+    u_a = K[:k_a] + _phase_lanes(a_lane, (1 << vec_store) * w // 8, "store")
+    u_b = K[:k_b] + _phase_lanes(b_lane, (1 << vec_load) * w // 8, "load")
     I = f2.intersection(u_a, u_b)
     E = f2.complement(I, u_a[k_a:])
     F = f2.complement(I, u_b[k_b:])
@@ -267,7 +267,7 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, bitwi
     for fill_from_store, extend in ((f, e) for f in sides for e in ((False, True) if extend_vectors else (False,))):
         for layout, sets in _candidates(a, b, w, fill_from_store, extend):
             store, load = shared_access(layout, a, w), shared_access(layout, b, w)
-            cost = (access_wavefronts(store), access_wavefronts(load))
+            cost = (access_wavefronts(store, op="store"), access_wavefronts(load))
             vec_bits = (store.vector_bits, load.vector_bits)
             key = (sum(cost), store.instructions + load.instructions if extend_vectors else 0, -sum(vec_bits))
             if best is None or key < best[0]:

@@ -1,8 +1,8 @@
 """Bank model of the instructions codegen emits: the addresses of every emitted shared instruction of
 every issuing warp, costed by the one hardware rule of ``analysis.bank_simulator``
 (``instruction_wavefronts`` for ld/st.shared, ``matrix_instruction_wavefronts`` for
-ldmatrix/stmatrix: one phase per 8x16-byte matrix). Lanes a store predicates off ask for nothing
-(and still occupy their phase); warps it predicates off issue nothing. ``analysis.banks.wavefronts``
+ldmatrix/stmatrix: one phase per 8x16-byte matrix; only loads pair). Lanes a store predicates off
+ask for nothing (and still occupy their phase); warps it predicates off issue nothing. ``analysis.banks.wavefronts``
 (``skip_duplicates=True`` for the store) predicts the same number from the layouts alone; the GPU
 suite compares both with ncu (benchmarks/check_wavefronts_vs_ncu.py replays that comparison).
 
@@ -41,7 +41,8 @@ def access_wavefronts(hmap: HardwareMap, element_bytes: int, access: SharedAcces
                 # lane 8i + j gives row j of matrix i; stmatrix/ldmatrix are never predicated per lane
                 total += matrix_instruction_wavefronts(starts[:8 * access.width])
             else:
-                total += instruction_wavefronts(starts, access.width * element_bytes, active=active)
+                total += instruction_wavefronts(starts, access.width * element_bytes, active=active,
+                                                op="store" if store else "load")
     return total
 
 

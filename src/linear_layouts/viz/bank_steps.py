@@ -2,7 +2,7 @@
 
 The addresses come from :func:`linear_layouts.analysis.bank_simulator.lane_addresses` and the phases
 from its hardware rule (``instruction_wavefronts``: phases of at most 128 bytes, twice as many lanes
-when 8- or 16-byte accesses pair lanes); this module only groups them: for each instruction and
+when 8- or 16-byte loads pair lanes; stores never pair); this module only groups them: for each instruction and
 phase, how many lanes land on each bank and how many distinct 4-byte words each bank must serve (the
 phase's wavefronts are the largest such count).
 """
@@ -16,11 +16,15 @@ from linear_layouts.viz.svg import BankStep
 __all__ = ["bank_steps"]
 
 
-def bank_steps(shared: LinearLayout, distributed: LinearLayout, bitwidth: int) -> list[BankStep]:
-    """One :class:`BankStep` per (warp, instruction, phase) of ``distributed`` accessing ``shared``.
+def bank_steps(shared: LinearLayout, distributed: LinearLayout, bitwidth: int, *, op: str = "load") -> list[BankStep]:
+    """One :class:`BankStep` per (warp, instruction, phase) of ``distributed`` loading (storing) ``shared``.
 
-    The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, bitwidth)``.
+    The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, bitwidth, op=op)``.
     """
+    if op not in ("load", "store"):
+        from linear_layouts.errors import LayoutError
+
+        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
     from linear_layouts.analysis.bank_simulator import lane_addresses, paired_lanes
 
     addresses, vector_bytes = lane_addresses(shared, distributed, bitwidth)
@@ -29,7 +33,7 @@ def bank_steps(shared: LinearLayout, distributed: LinearLayout, bitwidth: int) -
     for warp in range(addresses.shape[0]):
         for instruction in range(addresses.shape[1]):
             phases = max(vector_bytes // 4, 1)
-            if vector_bytes >= 8 and paired_lanes([int(a) for a in addresses[warp, instruction]]):
+            if op == "load" and vector_bytes >= 8 and paired_lanes([int(a) for a in addresses[warp, instruction]]):
                 phases //= 2
             per_phase = lanes // phases
             for phase in range(phases):

@@ -140,10 +140,10 @@
    * registers that step the offset by 1, 2, 4, ... form the vector (at most 16 bytes); every other
    * register value and every warp is one instruction; lanes split into phases of at most 128 bytes;
    * a phase costs the largest number of distinct 4-byte words asked of one bank. Pairing
-   * (analysis.bank_simulator.instruction_wavefronts, measured with ncu): an 8- or 16-byte access of 32
+   * (analysis.bank_simulator.instruction_wavefronts, measured with ncu): an 8- or 16-byte LOAD of 32
    * lanes where every lane asks for lane l^1's address, or every lane for lane l^2's, has phases of
-   * twice as many lanes. */
-  function simulateAccess(dist, shared, bitwidth) {
+   * twice as many lanes; stores (isStore) never pair. */
+  function simulateAccess(dist, shared, bitwidth, isStore = false) {
     const offsetOf = offsetTable(shared);
     const regs = (dist.flat.register || []).filter((v) => v !== 0);
     /* The widest vector 2^v (at most 128 bits) such that, after permuting registers, the first v
@@ -179,7 +179,7 @@
     /* Offsets are linear in the lane index, so pairing is decided by the lane images alone: lane l and
      * l^m ask for one aligned vector in every instruction iff they do in the first one. */
     const unitOf = (e) => Math.floor((offsetOf[e] * bitwidth) / 8 / Math.max(4, vecBytes));
-    const paired = vecBytes >= 8 && lanes === 32 && [1, 2].some((m) =>
+    const paired = !isStore && vecBytes >= 8 && lanes === 32 && [1, 2].some((m) =>
       laneImages.every((img, t) => unitOf(img) === unitOf(laneImages[t ^ m])));
     const lanesPerPhase = Math.max(1, Math.floor(lanes / phases)) * (paired ? 2 : 1);
     const steps = [];
@@ -590,7 +590,7 @@
     const sharedSpec = currentShared();
     const shared = layoutOf(sharedSpec);
     const store = layoutOf(sc.store), load = layoutOf(sc.load);
-    const simStore = simulateAccess(store, shared, sc.bitwidth);
+    const simStore = simulateAccess(store, shared, sc.bitwidth, true);
     const simLoad = simulateAccess(load, shared, sc.bitwidth);
     $("wf-store").textContent = String(simStore.total);
     $("wf-load").textContent = String(simLoad.total);
