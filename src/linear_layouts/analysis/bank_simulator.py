@@ -2,7 +2,7 @@
 
 THE bank model of the package (``instruction_wavefronts``; ``banks`` is its closed form and
 ``codegen.model`` applies it to the emitted instructions). Validated with ncu on H100 (2026-11-22):
-238 of 238 shared-memory kernels of the GPU suite, 40 of 40 replayed address tables and 33 of 33
+263 of 263 shared-memory kernels of the GPU suite, 40 of 40 replayed address tables and 33 of 33
 hand-written paired tables (benchmarks/results/wavefronts_vs_ncu.md), and on H200 (HARDWARE.md, 60 random pairs):
 
 * an instruction is one warp, one value of the non-vector register bits and its 32 lanes; each lane
