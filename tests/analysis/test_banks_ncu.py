@@ -213,7 +213,6 @@ def test_closed_form_equals_simulator_with_pairing_and_skipped_duplicates():
             for skip in (False, True):
                 got = wavefronts(shared, dist, w, op=op, skip_duplicates=skip)
                 assert got == simulate_wavefronts(shared, dist, w, op=op, skip_duplicates=skip), (shared, dist, w)
-        shift, unit = (w // 8).bit_length() - 1, access.unit_bytes.bit_length() - 1
-        paired += access.unit_bytes >= 8 and 0 in [(o << shift) >> unit for o in access.lane_offsets[:2]]
+        paired += access.paired
         skipped += bool(access.free_lanes or access.free_warps or access.free_registers)
     assert paired >= 10 and skipped >= 50

@@ -49,6 +49,7 @@ __all__ = [
     "instruction_wavefronts",
     "matrix_instruction_wavefronts",
     "paired_lanes",
+    "phase_size",
 ]
 
 
@@ -91,6 +92,26 @@ def paired_lanes(starts: list[int]) -> bool:
     return any(all(starts[lane] == starts[lane ^ m] for lane in range(LANES)) for m in (1, 2))
 
 
+def phase_size(
+    starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load"
+) -> int:
+    """Lanes per phase of one ``ld/st.shared`` of one warp (``instruction_wavefronts``' arguments):
+    ``32 / max(vector_bytes / 4, 1)`` consecutive lanes (128 bytes), twice that for an 8- or 16-byte
+    load by all 32 lanes whose addresses pair (``paired_lanes``). Stores never pair.
+
+    Example: ``phase_size([16 * (l // 2) for l in range(32)], 16) == 16`` (``op="store"``: 8)."""
+    if op not in ("load", "store"):
+        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+    if len(starts) != LANES or (active is not None and len(active) != LANES):
+        raise LayoutError(f"an instruction has {LANES} lane addresses (and activity flags)")
+    if vector_bytes not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"vector_bytes must be 1, 2, 4, 8 or 16, got {vector_bytes!r}")
+    lanes_per_phase = LANES // max(vector_bytes // 4, 1)
+    if op == "load" and vector_bytes >= 8 and (active is None or all(active)) and paired_lanes(list(starts)):
+        lanes_per_phase *= 2
+    return lanes_per_phase
+
+
 def instruction_wavefronts(
     starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load"
 ) -> int:
@@ -106,15 +127,7 @@ def instruction_wavefronts(
     pair (ncu, H100: benchmarks/gpu_bank_check/results_paired_h100.json); predicated-off lanes never
     merge phases.
     """
-    if op not in ("load", "store"):
-        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
-    if len(starts) != LANES or (active is not None and len(active) != LANES):
-        raise LayoutError(f"an instruction has {LANES} lane addresses (and activity flags)")
-    if vector_bytes not in (1, 2, 4, 8, 16):
-        raise LayoutError(f"vector_bytes must be 1, 2, 4, 8 or 16, got {vector_bytes!r}")
-    lanes_per_phase = LANES // max(vector_bytes // 4, 1)
-    if op == "load" and vector_bytes >= 8 and (active is None or all(active)) and paired_lanes(list(starts)):
-        lanes_per_phase *= 2
+    lanes_per_phase = phase_size(starts, vector_bytes, active=active, op=op)
     total = 0
     for p in range(0, LANES, lanes_per_phase):
         words = [

@@ -9,6 +9,7 @@ phase's wavefronts are the largest such count).
 
 from __future__ import annotations
 
+from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.viz.model import NUM_BANKS
 from linear_layouts.viz.svg import BankStep
@@ -22,20 +23,16 @@ def bank_steps(shared: LinearLayout, distributed: LinearLayout, bitwidth: int, *
     The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, bitwidth, op=op)``.
     """
     if op not in ("load", "store"):
-        from linear_layouts.errors import LayoutError
-
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
-    from linear_layouts.analysis.bank_simulator import lane_addresses, paired_lanes
+    from linear_layouts.analysis.bank_simulator import lane_addresses, phase_size
 
     addresses, vector_bytes = lane_addresses(shared, distributed, bitwidth)
     lanes = addresses.shape[2]
     steps: list[BankStep] = []
     for warp in range(addresses.shape[0]):
         for instruction in range(addresses.shape[1]):
-            phases = max(vector_bytes // 4, 1)
-            if op == "load" and vector_bytes >= 8 and paired_lanes([int(a) for a in addresses[warp, instruction]]):
-                phases //= 2
-            per_phase = lanes // phases
+            per_phase = phase_size([int(a) for a in addresses[warp, instruction]], vector_bytes, op=op)
+            phases = lanes // per_phase
             for phase in range(phases):
                 lanes_on = [set() for _ in range(NUM_BANKS)]
                 words_on = [set() for _ in range(NUM_BANKS)]
