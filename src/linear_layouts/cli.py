@@ -4,7 +4,9 @@ argparse (standard library) keeps the core's only dependency NumPy; each subcomm
 function taking the parsed arguments and returning an exit code. Layout arguments are specs
 (:mod:`linear_layouts.spec`): Gluon constructor calls such as ``BlockedLayout([1,4],[4,8],[4,1],[1,0])``,
 or bases as JSON; ``@FILE`` reads the spec from a file. Bad input prints ``linear-layouts: error: ...``
-and exits with status 2.
+and exits with status 2. This module only parses arguments and prints what the library returns: the
+reports live in :mod:`linear_layouts.reports`, the pictures in :mod:`linear_layouts.viz`, the
+explorer's HTTP server in :mod:`linear_layouts.viz.server`.
 
     show LAYOUT --shape 16,32 [--format text|svg|png|html|json]   who holds / where lives each element
     matrix LAYOUT [--shape ...]                                    the F2 matrix
@@ -23,62 +25,6 @@ from typing import Callable, Sequence
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
-
-# The paper's Layout A (§4.1, Fig. 1a): 16x16 tensor, 2x2 registers, 4x8 threads, 2x1 warps.
-LAYOUT_A = LinearLayout(
-    {
-        "register": [[0, 1], [1, 0]],
-        "lane": [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]],
-        "warp": [[8, 0]],
-    },
-    ["dim0", "dim1"],
-)
-
-
-def _matrix_text(layout: LinearLayout, row_labels: Sequence[str]) -> str:
-    """The F2 matrix with one labeled row per out bit and a header naming the in bits."""
-    cols = [f"{n[0]}{i}" for n, k in layout.in_dims.items() for i in range(k.bit_length() - 1)]
-    m = layout.to_matrix()
-    lines = ["      " + " ".join(f"{c:>3}" for c in cols)]
-    for label, row in zip(row_labels, m):
-        lines.append(f"{label:>5} " + " ".join(f"{int(v):>3}" for v in row))
-    return "\n".join(lines)
-
-
-def _owner_table(layout: LinearLayout) -> str:
-    """For each element (i, j) of a 2-D distributed layout: 'w.t.r' of the (first) owner."""
-    n_rows, n_cols = layout.out_dims["dim0"], layout.out_dims["dim1"]
-    owner: dict[tuple[int, int], str] = {}
-    sizes = layout.in_dims
-    for w in range(sizes.get("warp", 1)):
-        for t in range(sizes.get("lane", 1)):
-            for r in range(sizes.get("register", 1)):
-                out = layout.apply({"register": r, "lane": t, "warp": w})
-                owner.setdefault((out["dim0"], out["dim1"]), f"w{w}t{t}r{r}")
-    width = max(len(v) for v in owner.values())
-    head = "      " + " ".join(f"{j:>{width}}" for j in range(n_cols))
-    rows = [head] + [f"{i:>4}  " + " ".join(f"{owner[(i, j)]:>{width}}" for j in range(n_cols)) for i in range(n_rows)]
-    return "\n".join(rows)
-
-
-def _demo_layout_a() -> int:
-    """The paper's Layout A: its matrix, who owns each element, and the (r1, t9, w0) example."""
-    A = LAYOUT_A
-    print("Layout A of the paper (§4.1, Fig. 1a): 16x16 tensor, 2x2 registers, 4x8 threads, 2x1 warps")
-    print(A.to_string().lstrip("\n"))
-    print()
-    print("As a matrix over F2 (rows: j = dim1 bits then i = dim0 bits, least significant first;")
-    print("columns: register bits r, thread bits l, warp bit w):")
-    paper_order = A.transpose_outs(["dim1", "dim0"])
-    print(_matrix_text(paper_order, [f"j{k}" for k in range(4)] + [f"i{k}" for k in range(4)]))
-    print()
-    print("Owner of each element (warp w, thread t, register r):")
-    print(_owner_table(A))
-    print()
-    out = A.apply({"register": 1, "lane": 9, "warp": 0})
-    print(f"A(r1, t9, w0) = (i, j) = ({out['dim0']}, {out['dim1']})")
-    return 0
-
 
 # --------------------------------------------------------------------------------------------------
 # Shared helpers of the subcommands
@@ -151,13 +97,6 @@ def _write(args: argparse.Namespace, content: str | bytes) -> None:
         sys.stdout.write(content if content.endswith("\n") else content + "\n")
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
-    line = lambda cells: "  ".join(str(c).rjust(w) if i else str(c).ljust(w)  # noqa: E731
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
-
-
 # --------------------------------------------------------------------------------------------------
 # show / matrix
 
@@ -210,85 +149,23 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 # banks / swizzle
 
 
-def _access_summary(shared: LinearLayout, dist: LinearLayout, bits: int, op: str) -> list[str]:
-    from linear_layouts.analysis.bank_simulator import simulate_wavefronts
-    from linear_layouts.analysis.banks import bank_conflicts, shared_access, wavefronts, wavefronts_per_phase
-
-    access = shared_access(shared, dist, bits)
-    total = wavefronts(shared, dist, bits, op=op)
-    simulated = simulate_wavefronts(shared, dist, bits, op=op)
-    return [
-        f"{op}: {total} wavefronts "
-        f"({access.instructions} instructions × {access.phases_of(op)} phase{'s' if access.phases_of(op) > 1 else ''} × "
-        f"{wavefronts_per_phase(access, op=op)} per phase); brute-force simulation: {simulated}",
-        f"  vector: {access.vector_elements} element{'s' if access.vector_elements > 1 else ''} = "
-        f"{access.vector_bits} bits per lane; bank conflicts (Triton's measure): "
-        f"{bank_conflicts(shared, dist, bits)}",
-    ]
-
-
 def cmd_banks(args: argparse.Namespace) -> int:
     """Wavefronts of DIST storing to / loading from SHARED, with the per-step bank hits."""
     shape = _shape(args.shape)
     dist = _layout(args.dist, shape, "DIST")
     shared = _layout(args.shared, shape or list(dist.out_dims.values()), "SHARED")
     bits = _bitwidth(args.dtype, _spec_bitwidth(args.shared))
-    from linear_layouts.viz.bank_steps import bank_steps
-
-    steps = bank_steps(shared, dist, bits, op=args.op)
     if args.format == "svg":
+        from linear_layouts.viz.bank_steps import bank_steps
         from linear_layouts.viz.svg import bank_hits_svg
 
+        steps = bank_steps(shared, dist, bits, op=args.op)
         _write(args, bank_hits_svg(steps, title=f"{args.op}: bank hits per step ({bits}-bit)"))
         return 0
-    lines = _access_summary(shared, dist, bits, args.op)
-    lines.append("")
-    lines.append("per step: wavefronts, then lanes on each bank 0..31 ('.' = none, '*' = the bank serves several words)")
-    for step in steps[: args.steps]:
-        cells = "".join(". " if n == 0 else (str(n) if n < 10 else "+") + ("*" if w > 1 else " ")
-                        for n, w in zip(step.lanes_per_bank, step.words_per_bank))
-        lines.append(f"  {step.label:<28} {step.wavefronts:>3}  {cells}".rstrip())
-    if len(steps) > args.steps:
-        lines.append(f"  ... {len(steps) - args.steps} more steps (--steps N shows more)")
-    _write(args, "\n".join(lines))
+    from linear_layouts.reports import banks_report
+
+    _write(args, banks_report(shared, dist, bits, op=args.op, steps=args.steps))
     return 0
-
-
-def swizzle_report(store: LinearLayout, load: LinearLayout, bits: int) -> str:
-    """The optimal-swizzle construction and a wavefront table against the baselines (text)."""
-    import json
-
-    from linear_layouts.analysis.banks import shared_access, wavefronts
-    from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
-    from linear_layouts.viz.algorithm import steps_text
-    from linear_layouts.viz.scenarios import row_major_shared
-
-    result = optimal_swizzle(store, load, bits)
-    lines = ["Optimal swizzle (paper §5.4 / §9.2), step by step:", steps_text(result, store, load), ""]
-    rows = []
-    plain = row_major_shared(list(store.out_dims.values()))
-    candidates = [("unswizzled (row-major)", plain, None)]
-    try:
-        candidates.append(("padded (legacy)", None, padded_baseline(store, load, bits)))
-    except LayoutError:
-        pass
-    candidates.append(("optimal (this algorithm)", result.layout, None))
-    for name, layout, baseline in candidates:
-        if baseline is not None:
-            st, ld = baseline.store_wavefronts, baseline.load_wavefronts
-            sv, lv, size = baseline.store_vector_bits, baseline.load_vector_bits, baseline.shared_bytes
-        else:
-            st, ld = wavefronts(layout, store, bits, op="store"), wavefronts(layout, load, bits, op="load")
-            sv, lv = shared_access(layout, store, bits).vector_bits, shared_access(layout, load, bits).vector_bits
-            size = layout.in_dim_size("offset") * bits // 8
-        rows.append([name, str(st), str(ld), str(st + ld), str(sv), str(lv), str(size)])
-    lines.append(_table(rows, ["shared layout", "store", "load", "total", "st bits", "ld bits", "bytes"]))
-    lines.append("")
-    lines.append(f"Lemma 9.5 bound on conflict-free segment bits: {result.lemma_9_5_bound} "
-                 f"(needed: {result.segment_bits})")
-    lines.append("Optimal layout (paste into `linear-layouts show`):")
-    lines.append(json.dumps({"bases": result.layout.bases, "out_dims": result.layout.out_dims}))
-    return "\n".join(lines)
 
 
 def cmd_swizzle(args: argparse.Namespace) -> int:
@@ -296,57 +173,14 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     shape = _shape(args.shape)
     store = _layout(args.store, shape, "STORE")
     load = _layout(args.load, shape or list(store.out_dims.values()), "LOAD")
+    from linear_layouts.reports import swizzle_report
+
     _write(args, swizzle_report(store, load, _bitwidth(args.dtype)))
     return 0
 
 
 # --------------------------------------------------------------------------------------------------
 # convert
-
-
-def plan_report(src: LinearLayout, dst: LinearLayout, bits: int, *, force_shared: bool = False) -> str:
-    """The conversion plan ``src -> dst`` explained step by step (text); ``force_shared`` skips the
-    in-warp strategies (register renaming, warp shuffles)."""
-    import json
-
-    from linear_layouts.codegen.plan import conversion_step
-
-    step = conversion_step(src, dst, bits, force_shared=force_shared)
-    kind = type(step).__name__
-    lines = [f"Conversion of a {list(src.out_dims.values())} tensor of {bits}-bit elements:"]
-    if kind == "RegisterCopy":
-        lines.append("1. Every thread already holds the elements it needs: no data moves between threads.")
-        moved = [f"b[{r}] = a[{s}]" for r, s in enumerate(step.source)]
-        same = all(r == s for r, s in enumerate(step.source))
-        lines.append("2. " + ("Nothing to do (the layouts agree)." if same else
-                              "Registers are renamed: " + ", ".join(moved[:16]) + (" ..." if len(moved) > 16 else "")))
-    elif kind == "ShuffleConversion":
-        plan = step.plan
-        lines.append("1. Every warp already holds the data it needs: exchange it with warp shuffles (§5.4).")
-        lines.append(f"2. {len(plan.rounds)} round{'s' if len(plan.rounds) != 1 else ''} of shfl.sync.idx, "
-                     f"{plan.words_per_shuffle} 32-bit word(s) per shuffle.")
-        lines.append("3. Every thread keeps what it receives in its destination registers.")
-    else:
-        from linear_layouts.analysis.banks import wavefronts
-
-        lines.append("1. Go through shared memory, laid out by the optimal swizzle (§5.4) so both accesses avoid conflicts.")
-        lines.append(f"   shared layout (offset -> tensor): {json.dumps(step.shared.bases['offset'])}")
-        lines.append(f"2. store from the source layout: {step.store.description}; "
-                     f"{wavefronts(step.shared, src, bits, op='store', skip_duplicates=True)} wavefronts")
-        lines.append("3. __syncthreads()")
-        lines.append(f"4. load into the destination layout: {step.load.description}; "
-                     f"{wavefronts(step.shared, dst, bits, op='load')} wavefronts")
-        lines.append(f"   shared memory: {step.shared_bytes} bytes")
-    counts = step.instruction_counts()
-    if counts:
-        lines.append("Instructions per thread: " + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items())))
-    if not force_shared:
-        from linear_layouts.analysis.conversion import plan_conversion
-
-        plan = plan_conversion(src, dst, bits)
-        others = "".join(f"; {kind}: {cost:g}" for kind, cost in plan.alternatives)
-        lines.append(f"Model cost per warp (analysis.conversion): {plan.kind}: {plan.cost:g}{others}")
-    return "\n".join(lines)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -357,6 +191,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if dict(src.out_dims) != dict(dst.out_dims):
         raise LayoutError(f"DST: tensor {dict(dst.out_dims)} differs from SRC's {dict(src.out_dims)}")
     bits = _bitwidth(args.dtype)
+    from linear_layouts.reports import plan_report
+
     out = [plan_report(src, dst, bits)]
     if args.emit == "cuda":
         from linear_layouts.codegen.plan import conversion_kernel
@@ -385,51 +221,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Layout A of the paper, then the seed transpose end to end."""
-    _demo_layout_a()
-    print()
-    print("=" * 100)
-    from linear_layouts.analysis.banks import wavefronts
-    from linear_layouts.codegen.plan import conversion_kernel
-    from linear_layouts.viz.scenarios import seed_transpose
-    from linear_layouts.viz.text import distributed_view, shared_view
+    from linear_layouts.reports import demo_report
 
-    seed = seed_transpose()
-    print("The seed transpose (seeds 003/004): one warp moves a 16x32 fp32 tensor through shared memory.")
-    print()
-    print(f"Store layout A ({seed.store_name}): who holds each element, T<thread>:<register>")
-    print(distributed_view(seed.store))
-    print(f"Load layout B ({seed.load_name}):")
-    print(distributed_view(seed.load))
-    rows = []
-    for name, shared in seed.shared:
-        st = wavefronts(shared, seed.store, 32, op="store")
-        ld = wavefronts(shared, seed.load, 32, op="load")
-        rows.append([name, str(st), str(ld), f"{st} + {ld}"])
-    print("Three swizzles, wavefronts for the full pass (seed 004 expects 16+256, 16+32, 16+16):")
-    print(_table(rows, ["shared layout", "store", "load", "full pass"]))
-    print()
-    print(swizzle_report(seed.store, seed.load, 32))
-    print()
-    from linear_layouts.analysis.swizzle import optimal_swizzle
-
-    optimal = optimal_swizzle(seed.store, seed.load, 32).layout
-    print("The optimal layout, offset by offset (Triton's shared view: the (m:n) stored at each offset):")
-    print(shared_view(optimal))
-    print("It is 32·m + (n ⊕ 2m):", optimal == seed.shared[2][1])
-    print()
-    print("The planner's choice for this pair (one warp: warp shuffles could do it too; the cost model")
-    print("weighs them against shared memory with the optimal swizzle, and shared memory wins):")
-    print(plan_report(seed.store, seed.load, 32))
-    print()
-    kernel = conversion_kernel(seed.store, seed.load, 32, force_shared=True)
-    print(f"Generated kernel {kernel.name} ({kernel.threads} threads, {kernel.shared_bytes} bytes of shared memory):")
-    print(kernel.source)
+    print(demo_report())
     return 0
 
 
 def _explorer_page(args: argparse.Namespace) -> str:
     from linear_layouts.viz.explorer import default_catalog, default_scenarios, explorer_html
-    from linear_layouts.viz.scenarios import Scenario, row_major_shared
+    from linear_layouts.viz.scenarios import pair_scenario
 
     scenarios = default_scenarios()
     catalog = default_catalog()
@@ -442,10 +242,7 @@ def _explorer_page(args: argparse.Namespace) -> str:
         store = _layout(args.store, shape, "--store")
         load = _layout(args.load, shape or list(store.out_dims.values()), "--load")
         bits = _bitwidth(args.dtype, 32)
-        mine = Scenario(f"{args.store} -> {args.load} ({bits}-bit)", store, load, bits,
-                        (("unswizzled (row-major)", row_major_shared(list(store.out_dims.values()))),),
-                        args.store, args.load)
-        scenarios = [mine] + scenarios
+        scenarios = [pair_scenario(store, load, bits, args.store, args.load)] + scenarios
     return explorer_html(scenarios, catalog)
 
 
@@ -457,51 +254,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
             handle.write(page)
         print(f"wrote {args.output} (open it in a browser; it works offline)")
         return 0
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from linear_layouts.viz.server import explorer_server, serve_until_interrupted
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            if self.path not in ("/", "/index.html"):
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(page)))
-            self.end_headers()
-            self.wfile.write(page)
-
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            """``/api/swizzle``: the optimal swizzle of a pair the page built (see ``swizzle_api``)."""
-            import json
-
-            from linear_layouts.viz.explorer import swizzle_api
-
-            length = int(self.headers.get("Content-Length") or 0)
-            if self.path != "/api/swizzle" or not 0 < length <= 1 << 18:
-                self.send_error(404 if self.path != "/api/swizzle" else 413)
-                return
-            try:
-                answer = swizzle_api(json.loads(self.rfile.read(length)))
-            except ValueError:
-                answer = {"error": "request: not JSON"}
-            body = json.dumps(answer).encode("utf-8")
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *values: object) -> None:  # noqa: A002
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server = explorer_server(page, args.port)
     print(f"serving the explorer on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
     return 0
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
-__all__ = ["Scenario", "seed_transpose", "row_major_shared", "xor_swizzled_shared", "segment_bits", "toggle_swizzle"]
+__all__ = ["Scenario", "seed_transpose", "layout_a", "pair_scenario", "row_major_shared", "xor_swizzled_shared",
+           "segment_bits", "toggle_swizzle"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,30 @@ def seed_transpose() -> Scenario:
     return Scenario("seed transpose 16×32 fp32, one warp", store, load, 32, shared,
                     "store: thread → column, register → row", "load: (m = t mod 16, n = 2r + t/16)",
                     "Seeds 003/004: expected 16 + 256 (unswizzled), 16 + 32 (XOR m), 16 + 16 (XOR 2m) wavefronts.")
+
+
+def layout_a() -> LinearLayout:
+    """The paper's Layout A (§4.1, Fig. 1a): a 16×16 tensor, 2×2 registers, 4×8 threads, 2×1 warps.
+
+    >>> layout_a().apply({"register": 1, "lane": 9, "warp": 0})
+    {'dim0': 2, 'dim1': 3}
+    """
+    return LinearLayout({"register": [[0, 1], [1, 0]],
+                         "lane": [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]],
+                         "warp": [[8, 0]]},
+                        ["dim0", "dim1"])
+
+
+def pair_scenario(store: LinearLayout, load: LinearLayout, bitwidth: int, store_name: str = "store",
+                  load_name: str = "load") -> Scenario:
+    """A user's store/load pair as a scenario, with the unswizzled (row-major) layout as its one candidate.
+
+    >>> pair_scenario(seed_transpose().store, seed_transpose().load, 32, "A", "B").name
+    'A -> B (32-bit)'
+    """
+    return Scenario(f"{store_name} -> {load_name} ({bitwidth}-bit)", store, load, bitwidth,
+                    (("unswizzled (row-major)", row_major_shared(list(store.out_dims.values()))),),
+                    store_name, load_name)
 
 
 def segment_bits(shared: LinearLayout, bitwidth: int) -> int:

@@ -22,8 +22,8 @@ from linear_layouts.layout import LinearLayout
 DISTRIBUTED_IN_DIMS = ("register", "lane", "warp", "block")
 SHARED_IN_DIMS = ("offset", "block")
 
-__all__ = ["distributed_view", "shared_view", "layout_view", "matrix_text", "is_shared_layout", "DISTRIBUTED_IN_DIMS",
-           "SHARED_IN_DIMS"]
+__all__ = ["distributed_view", "shared_view", "layout_view", "matrix_text", "owner_table", "table_text",
+           "is_shared_layout", "DISTRIBUTED_IN_DIMS", "SHARED_IN_DIMS"]
 
 
 def is_shared_layout(layout: LinearLayout) -> bool:
@@ -202,9 +202,10 @@ def _bit_labels(sizes: dict[str, int], short: bool) -> list[str]:
     return labels
 
 
-def matrix_text(layout: LinearLayout) -> str:
+def matrix_text(layout: LinearLayout, row_labels: Sequence[str] | None = None) -> str:
     """The layout's F2 matrix with labels: one row per output bit (``dim0[0]`` first, LSB first), one
     column per input bit (``r0 r1 .. t0 .. w0 ..``: register, lane (thread), warp, block, offset).
+    ``row_labels`` renames the rows (one label per output bit, e.g. the paper's ``j0 .. i3``).
 
     >>> print(matrix_text(LinearLayout({"lane": [[1], [0]]}, {"dim0": 2})))
             t0 t1
@@ -214,6 +215,10 @@ def matrix_text(layout: LinearLayout) -> str:
         raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
     columns = _bit_labels(layout.in_dims, short=True)
     rows = [f"{name}[{i}]" for name, size in layout.out_dims.items() for i in range(size.bit_length() - 1)]
+    if row_labels is not None:
+        if len(row_labels) != len(rows):
+            raise LayoutError(f"row_labels: expected {len(rows)} labels (one per output bit), got {len(row_labels)}")
+        rows = [str(label) for label in row_labels]
     matrix = layout.to_matrix()
     width = max([len(c) for c in columns] + [1])
     label_width = max([len(r) for r in rows] + [4])
@@ -221,3 +226,47 @@ def matrix_text(layout: LinearLayout) -> str:
     for label, row in zip(rows, matrix):
         lines.append(label.ljust(label_width + 1) + " ".join(str(int(v)).rjust(width) for v in row))
     return "\n".join(line.rstrip() for line in lines)
+
+
+def owner_table(layout: LinearLayout) -> str:
+    """For each element ``(i, j)`` of a 2-D distributed layout, its first owner ``w{warp}t{lane}r{register}``
+    (warps, then lanes, then registers in increasing order), one tensor row per line.
+
+    >>> print(owner_table(LinearLayout({"register": [[0, 1]], "lane": [[1, 0]]}, {"dim0": 2, "dim1": 2})))
+               0      1
+       0  w0t0r0 w0t0r1
+       1  w0t1r0 w0t1r1
+    """
+    _check_in_dims(layout, DISTRIBUTED_IN_DIMS, "distributed")
+    if list(layout.out_dims) != ["dim0", "dim1"]:
+        raise LayoutError(f"layout: the owner table needs out dims [dim0, dim1], got {list(layout.out_dims)}")
+    n_rows, n_cols = layout.out_dims["dim0"], layout.out_dims["dim1"]
+    owner: dict[tuple[int, int], str] = {}
+    sizes = layout.in_dims
+    for w in range(sizes.get("warp", 1)):
+        for t in range(sizes.get("lane", 1)):
+            for r in range(sizes.get("register", 1)):
+                point = {"register": r, "lane": t, "warp": w}
+                out = layout.apply({d: v for d, v in point.items() if d in sizes})
+                owner.setdefault((out["dim0"], out["dim1"]), f"w{w}t{t}r{r}")
+    width = max(len(v) for v in owner.values())
+    head = "      " + " ".join(f"{j:>{width}}" for j in range(n_cols))
+    rows = [head] + [f"{i:>4}  " + " ".join(f"{owner[(i, j)]:>{width}}" for j in range(n_cols)) for i in range(n_rows)]
+    return "\n".join(rows)
+
+
+def table_text(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    """A plain-text table: the first column left-aligned, the others right-aligned, a dashed rule.
+
+    >>> print(table_text([["a", "1"], ["bb", "22"]], ["name", "n"]))
+    name   n
+    ----  --
+    a      1
+    bb    22
+    """
+    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])

@@ -1,0 +1,19 @@
+"""Readable reports: the text the ``linear-layouts`` command prints, built from the library's results.
+
+One module per report: :mod:`~linear_layouts.reports.banks` (the wavefronts of one shared-memory access,
+step by step), :mod:`~linear_layouts.reports.swizzle` (the optimal-swizzle construction against the
+baselines), :mod:`~linear_layouts.reports.conversion` (a conversion plan explained),
+:mod:`~linear_layouts.reports.demo` (the paper's Layout A and the seed transpose end to end). Every
+report is a pure function returning a string; the CLI only parses arguments and prints them.
+
+>>> from linear_layouts.reports import layout_a_report
+>>> layout_a_report().splitlines()[-1]
+'A(r1, t9, w0) = (i, j) = (2, 3)'
+"""
+
+from linear_layouts.reports.banks import banks_report
+from linear_layouts.reports.conversion import plan_report
+from linear_layouts.reports.demo import demo_report, layout_a_report
+from linear_layouts.reports.swizzle import swizzle_report
+
+__all__ = ["banks_report", "swizzle_report", "plan_report", "layout_a_report", "demo_report"]

@@ -1,0 +1,58 @@
+"""The wavefronts of one shared-memory access, told step by step (``linear-layouts banks``).
+
+The total is Lemma 9.4's closed form (:func:`linear_layouts.analysis.banks.wavefronts`), checked
+against the brute-force bank simulator; then one line per (warp, instruction, phase) with the lanes
+that land on each of the 32 banks (:func:`linear_layouts.viz.bank_steps.bank_steps`).
+"""
+
+from __future__ import annotations
+
+from linear_layouts.layout import LinearLayout
+
+__all__ = ["access_summary", "banks_report"]
+
+
+def access_summary(shared: LinearLayout, distributed: LinearLayout, bitwidth: int, op: str) -> list[str]:
+    """Two lines: the wavefronts of ``distributed`` loading (``op="load"``) or storing ``shared``, as
+    instructions × phases × wavefronts per phase, with the simulator's count; the vector width and
+    Triton's bank-conflict measure.
+
+    >>> from linear_layouts.viz.scenarios import seed_transpose
+    >>> s = seed_transpose()
+    >>> access_summary(s.shared[2][1], s.load, 32, "load")[0]
+    'load: 16 wavefronts (16 instructions × 1 phase × 1 per phase); brute-force simulation: 16'
+    """
+    from linear_layouts.analysis.bank_simulator import simulate_wavefronts
+    from linear_layouts.analysis.banks import bank_conflicts, shared_access, wavefronts, wavefronts_per_phase
+
+    access = shared_access(shared, distributed, bitwidth)
+    total = wavefronts(shared, distributed, bitwidth, op=op)
+    simulated = simulate_wavefronts(shared, distributed, bitwidth, op=op)
+    phases = access.phases_of(op)
+    return [
+        f"{op}: {total} wavefronts "
+        f"({access.instructions} instructions × {phases} phase{'s' if phases > 1 else ''} × "
+        f"{wavefronts_per_phase(access, op=op)} per phase); brute-force simulation: {simulated}",
+        f"  vector: {access.vector_elements} element{'s' if access.vector_elements > 1 else ''} = "
+        f"{access.vector_bits} bits per lane; bank conflicts (Triton's measure): "
+        f"{bank_conflicts(shared, distributed, bitwidth)}",
+    ]
+
+
+def banks_report(shared: LinearLayout, distributed: LinearLayout, bitwidth: int, *, op: str = "load",
+                 steps: int = 16) -> str:
+    """:func:`access_summary`, then the first ``steps`` steps: each step's wavefronts and, per bank
+    0..31, how many lanes hit it ('.' none, '+' ten or more, '*' the bank serves several words)."""
+    from linear_layouts.viz.bank_steps import bank_steps
+
+    all_steps = bank_steps(shared, distributed, bitwidth, op=op)
+    lines = access_summary(shared, distributed, bitwidth, op)
+    lines.append("")
+    lines.append("per step: wavefronts, then lanes on each bank 0..31 ('.' = none, '*' = the bank serves several words)")
+    for step in all_steps[:steps]:
+        cells = "".join(". " if n == 0 else (str(n) if n < 10 else "+") + ("*" if w > 1 else " ")
+                        for n, w in zip(step.lanes_per_bank, step.words_per_bank))
+        lines.append(f"  {step.label:<28} {step.wavefronts:>3}  {cells}".rstrip())
+    if len(all_steps) > steps:
+        lines.append(f"  ... {len(all_steps) - steps} more steps (--steps N shows more)")
+    return "\n".join(lines)

@@ -1,0 +1,54 @@
+"""A conversion plan explained step by step (``linear-layouts convert``)."""
+
+from __future__ import annotations
+
+import json
+
+from linear_layouts.layout import LinearLayout
+
+__all__ = ["plan_report"]
+
+
+def plan_report(src: LinearLayout, dst: LinearLayout, bitwidth: int, *, force_shared: bool = False) -> str:
+    """The conversion ``src -> dst`` of ``bitwidth``-bit elements explained: register renaming, warp
+    shuffles (rounds, words per shuffle) or shared memory (the swizzled layout, both accesses with
+    their wavefronts, the bytes), the instructions per thread, and the cost model's verdict with the
+    alternatives. ``force_shared`` skips the in-warp strategies and the cost line."""
+    from linear_layouts.codegen.plan import conversion_step
+
+    step = conversion_step(src, dst, bitwidth, force_shared=force_shared)
+    kind = type(step).__name__
+    lines = [f"Conversion of a {list(src.out_dims.values())} tensor of {bitwidth}-bit elements:"]
+    if kind == "RegisterCopy":
+        lines.append("1. Every thread already holds the elements it needs: no data moves between threads.")
+        moved = [f"b[{r}] = a[{s}]" for r, s in enumerate(step.source)]
+        same = all(r == s for r, s in enumerate(step.source))
+        lines.append("2. " + ("Nothing to do (the layouts agree)." if same else
+                              "Registers are renamed: " + ", ".join(moved[:16]) + (" ..." if len(moved) > 16 else "")))
+    elif kind == "ShuffleConversion":
+        plan = step.plan
+        lines.append("1. Every warp already holds the data it needs: exchange it with warp shuffles (§5.4).")
+        lines.append(f"2. {len(plan.rounds)} round{'s' if len(plan.rounds) != 1 else ''} of shfl.sync.idx, "
+                     f"{plan.words_per_shuffle} 32-bit word(s) per shuffle.")
+        lines.append("3. Every thread keeps what it receives in its destination registers.")
+    else:
+        from linear_layouts.analysis.banks import wavefronts
+
+        lines.append("1. Go through shared memory, laid out by the optimal swizzle (§5.4) so both accesses avoid conflicts.")
+        lines.append(f"   shared layout (offset -> tensor): {json.dumps(step.shared.bases['offset'])}")
+        lines.append(f"2. store from the source layout: {step.store.description}; "
+                     f"{wavefronts(step.shared, src, bitwidth, op='store', skip_duplicates=True)} wavefronts")
+        lines.append("3. __syncthreads()")
+        lines.append(f"4. load into the destination layout: {step.load.description}; "
+                     f"{wavefronts(step.shared, dst, bitwidth, op='load')} wavefronts")
+        lines.append(f"   shared memory: {step.shared_bytes} bytes")
+    counts = step.instruction_counts()
+    if counts:
+        lines.append("Instructions per thread: " + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items())))
+    if not force_shared:
+        from linear_layouts.analysis.conversion import plan_conversion
+
+        plan = plan_conversion(src, dst, bitwidth)
+        others = "".join(f"; {kind}: {cost:g}" for kind, cost in plan.alternatives)
+        lines.append(f"Model cost per warp (analysis.conversion): {plan.kind}: {plan.cost:g}{others}")
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""The optimal swizzle (paper §5.4 / §9.2) told step by step, against the baselines (``linear-layouts swizzle``)."""
+
+from __future__ import annotations
+
+import json
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import LinearLayout
+
+__all__ = ["swizzle_report"]
+
+
+def swizzle_report(store: LinearLayout, load: LinearLayout, bitwidth: int) -> str:
+    """The construction of :func:`~linear_layouts.analysis.swizzle.optimal_swizzle` for ``store`` then
+    ``load`` (V, I, E, F, H, C), a table of store / load wavefronts, vector widths and bytes for the
+    unswizzled, padded (legacy, when it applies) and optimal layouts, the Lemma 9.5 bound, and the
+    optimal layout as a JSON spec (the last line)."""
+    from linear_layouts.analysis.banks import shared_access, wavefronts
+    from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
+    from linear_layouts.viz.algorithm import steps_text
+    from linear_layouts.viz.scenarios import row_major_shared
+    from linear_layouts.viz.text import table_text
+
+    result = optimal_swizzle(store, load, bitwidth)
+    lines = ["Optimal swizzle (paper §5.4 / §9.2), step by step:", steps_text(result, store, load), ""]
+    rows = []
+    plain = row_major_shared(list(store.out_dims.values()))
+    candidates = [("unswizzled (row-major)", plain, None)]
+    try:
+        candidates.append(("padded (legacy)", None, padded_baseline(store, load, bitwidth)))
+    except LayoutError:
+        pass
+    candidates.append(("optimal (this algorithm)", result.layout, None))
+    for name, layout, baseline in candidates:
+        if baseline is not None:
+            st, ld = baseline.store_wavefronts, baseline.load_wavefronts
+            sv, lv, size = baseline.store_vector_bits, baseline.load_vector_bits, baseline.shared_bytes
+        else:
+            st, ld = wavefronts(layout, store, bitwidth, op="store"), wavefronts(layout, load, bitwidth, op="load")
+            sv = shared_access(layout, store, bitwidth).vector_bits
+            lv = shared_access(layout, load, bitwidth).vector_bits
+            size = layout.in_dim_size("offset") * bitwidth // 8
+        rows.append([name, str(st), str(ld), str(st + ld), str(sv), str(lv), str(size)])
+    lines.append(table_text(rows, ["shared layout", "store", "load", "total", "st bits", "ld bits", "bytes"]))
+    lines.append("")
+    lines.append(f"Lemma 9.5 bound on conflict-free segment bits: {result.lemma_9_5_bound} "
+                 f"(needed: {result.segment_bits})")
+    lines.append("Optimal layout (paste into `linear-layouts show`):")
+    lines.append(json.dumps({"bases": result.layout.bases, "out_dims": result.layout.out_dims}))
+    return "\n".join(lines)
