@@ -1,10 +1,32 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs: the package with its `test` extra (pytest, hypothesis,
-# triton 3.9 as the oracle, playwright for browser tests) and, where we are root and apt is there,
-# Debian's Chromium for the explorer-page tests. Idempotent and quiet.
+# Installs everything the test suite needs, saying what and how long each step took:
+#   1. this package, editable, with its `test` extra (pytest, hypothesis, triton==3.9.0 as the reference
+#      oracle, matplotlib for PNG pictures, playwright for the explorer-page browser tests);
+#   2. where we are root (or have sudo) and apt is there, Debian's Chromium for those browser tests
+#      (.ci/install-browser.sh; without it the browser tests skip).
+# Idempotent: a second run only checks. pip's and apt's own chatter is kept quiet; failures are not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q -e ".[test]"
+
+step() { printf 'install-test-deps: %s\n' "$*"; }
+started=$SECONDS
+
+step "pip install -e '.[test]' (linear_layouts + pytest, hypothesis, triton==3.9.0, matplotlib, playwright) ..."
+t=$SECONDS
+PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+step "  done in $((SECONDS - t)) s: $(python3 -c 'import triton, hypothesis, pytest; print(f"triton {triton.__version__}, hypothesis {hypothesis.__version__}, pytest {pytest.__version__}")')"
+
 if [ -f .ci/install-browser.sh ]; then
-  bash .ci/install-browser.sh || echo "note: Chromium could not be installed; browser tests will be skipped"
+  t=$SECONDS
+  if command -v chromium >/dev/null 2>&1; then
+    step "Chromium for the browser tests: already at $(command -v chromium)"
+  else
+    step "Chromium for the browser tests: apt-get install chromium (a minute or two) ..."
+  fi
+  if bash .ci/install-browser.sh; then
+    command -v chromium >/dev/null 2>&1 && step "  ready in $((SECONDS - t)) s: $(chromium --version 2>/dev/null | head -n 1)"
+  else
+    step "  note: Chromium could not be installed; the browser tests will be skipped"
+  fi
 fi
+step "all set in $((SECONDS - started)) s; run: python3 -m pytest"

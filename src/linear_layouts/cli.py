@@ -103,8 +103,6 @@ def _write(args: argparse.Namespace, content: str | bytes) -> None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Picture one layout: Triton's text view, SVG, PNG, HTML, or its bases as JSON."""
-    import json
-
     from linear_layouts.viz.text import is_shared_layout, layout_view
 
     layout = _layout(args.layout, _shape(args.shape))
@@ -114,7 +112,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.format == "text":
         _write(args, layout_view(layout, args.hw))
     elif args.format == "json":
-        _write(args, json.dumps({"bases": layout.bases, "out_dims": layout.out_dims}))
+        _write(args, layout.to_json())
     elif args.format == "svg":
         from linear_layouts.viz.svg import distributed_svg, shared_svg
 

@@ -23,6 +23,7 @@ Example (the paper's §4.1 example, on the 16x16 Layout A):
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -1077,6 +1078,56 @@ class LinearLayout:
             parts.append(" - " + "\n   ".join(lines) + "\n")
         parts.append("where out dims are: " + outs)
         return "".join(parts)
+
+    def to_json(self) -> str:
+        """This layout as JSON: ``{"bases": {in_dim: [basis, ...]}, "out_dims": {out_dim: size}}``, dims in
+        order, plus ``"require_surjective": false`` when some output is reached by no input. The format the
+        CLI's layout arguments and :meth:`from_json` read; ``from_json(L.to_json()) == L``.
+
+        >>> LinearLayout({"lane": [[1], [2]], "warp": [[0]]}, ["dim0"]).to_json()
+        '{"bases": {"lane": [[1], [2]], "warp": [[0]]}, "out_dims": {"dim0": 4}}'
+        """
+        data: dict[str, Any] = {"bases": self.bases, "out_dims": self.out_dims}
+        if not self.is_surjective():
+            data["require_surjective"] = False
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, data: str | Mapping[str, Any]) -> "LinearLayout":
+        """The layout a JSON text (or its decoded object) describes: :meth:`to_json`'s format, where also
+        ``bases`` / ``out_dims`` may be ordered lists of ``[name, value]`` pairs (Triton's unit-test JSON)
+        and ``out_dims`` a list of names (sizes inferred; the layout must then be surjective).
+
+        Requires: an object with keys ``bases`` and ``out_dims`` (and optionally ``require_surjective``,
+        alias ``surjective``). Raises LayoutError naming the rule otherwise.
+
+        >>> LinearLayout.from_json('{"bases": [["offset", [[1], [2]]]], "out_dims": ["dim0"]}').out_dims
+        {'dim0': 4}
+        """
+        if isinstance(data, (str, bytes, bytearray)):
+            try:
+                data = json.loads(data)
+            except json.JSONDecodeError as error:
+                raise LayoutError(f"json: invalid JSON at line {error.lineno} column {error.colno}: "
+                                  f"{error.msg}") from None
+        if not isinstance(data, Mapping):
+            raise LayoutError("json: a layout is a JSON object with 'bases' and 'out_dims', "
+                              f"got {type(data).__name__}")
+        unknown = set(data) - {"bases", "out_dims", "require_surjective", "surjective"}
+        if unknown:
+            raise LayoutError(f"json: unknown JSON keys {sorted(map(str, unknown))}; expected 'bases' and "
+                              "'out_dims' (and 'require_surjective')")
+        if "bases" not in data or "out_dims" not in data:
+            raise LayoutError("json: a layout needs both 'bases' and 'out_dims'")
+        surjective = data.get("require_surjective", data.get("surjective", True))
+        if not isinstance(surjective, bool):
+            raise LayoutError(f"json: 'require_surjective' must be true or false, got {surjective!r}")
+        bases, out_dims = data["bases"], data["out_dims"]
+        if not isinstance(bases, (Mapping, list)):
+            raise LayoutError("json: 'bases' must be an object or a list of [name, bases] pairs")
+        if not isinstance(out_dims, (Mapping, list)):
+            raise LayoutError("json: 'out_dims' must be an object, a list of [name, size] pairs or of names")
+        return cls(bases, out_dims, require_surjective=surjective)
 
     def __str__(self) -> str:
         return self.to_string()

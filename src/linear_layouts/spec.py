@@ -9,9 +9,9 @@ Accepted forms (whitespace free):
 * Triton-style raw bases: ``DistributedLinearLayout(reg_bases=[[0,1]], lane_bases=..., warp_bases=...,
   block_bases=[], shape=[16,32])``, ``SharedLinearLayout(offset_bases=[[0,1],...], block_bases=[])`` or this
   package's ``LinearLayout({"register": [[0,1]], ...}, {"dim0": 16, "dim1": 32})``;
-* JSON: ``{"bases": {"register": [[0,1]], "lane": ...}, "out_dims": {"dim0": 16, "dim1": 32}}`` — ``bases``
-  and ``out_dims`` may also be ordered lists of pairs (the format of Triton's unit-test JSON), and
-  ``out_dims`` a list of names (sizes inferred).
+* JSON: ``{"bases": {"register": [[0,1]], "lane": ...}, "out_dims": {"dim0": 16, "dim1": 32}}``, read by
+  :meth:`LinearLayout.from_json` (the format of :meth:`LinearLayout.to_json`; ``bases`` and ``out_dims`` may
+  also be ordered lists of pairs, the format of Triton's unit-test JSON, and ``out_dims`` a list of names).
 
 The text is read with :mod:`ast` / :mod:`json`; only literals (ints, bools, strings, None, lists, tuples,
 dicts) and calls of whitelisted names are accepted. Names come from :mod:`linear_layouts.catalog`.
@@ -23,8 +23,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,39 +132,11 @@ def layout_from_spec(text: str, shape: Sequence[int] | None = None) -> LinearLay
 # --- JSON -------------------------------------------------------------------------------------------------
 
 def _from_json(text: str) -> LinearLayout:
+    """:meth:`LinearLayout.from_json` (the one home of the JSON format), its errors as ``spec:`` errors."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise LayoutError(f"spec: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
-    if not isinstance(data, dict):
-        raise LayoutError("spec: JSON spec must be an object with 'bases' and 'out_dims'")
-    return _raw_layout(data, where="JSON")
-
-
-def _pairs(value: Any, what: str) -> list[tuple[str, Any]]:
-    """A mapping or a list of [name, value] pairs, as an ordered list of pairs."""
-    if isinstance(value, Mapping):
-        return [(str(k), v) for k, v in value.items()]
-    if isinstance(value, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2
-                                                  and isinstance(p[0], str) for p in value):
-        return [(p[0], p[1]) for p in value]
-    raise LayoutError(f"spec: '{what}' must be an object or a list of [name, value] pairs")
-
-
-def _raw_layout(data: Mapping[str, Any], where: str) -> LinearLayout:
-    unknown = set(data) - {"bases", "out_dims", "surjective", "require_surjective"}
-    if unknown:
-        raise LayoutError(f"spec: unknown {where} keys {sorted(unknown)}; expected 'bases' and 'out_dims'")
-    if "bases" not in data or "out_dims" not in data:
-        raise LayoutError(f"spec: a {where} spec needs both 'bases' and 'out_dims'")
-    bases = _pairs(data["bases"], "bases")
-    out_dims = data["out_dims"]
-    if isinstance(out_dims, (list, tuple)) and all(isinstance(n, str) for n in out_dims):
-        out = list(out_dims)
-    else:
-        out = _pairs(out_dims, "out_dims")
-    surjective = bool(data.get("require_surjective", data.get("surjective", True)))
-    return LinearLayout(bases, out, require_surjective=surjective)
+        return LinearLayout.from_json(text)
+    except LayoutError as error:
+        raise LayoutError(f"spec: {error}") from None
 
 
 # --- Python-call syntax -----------------------------------------------------------------------------------

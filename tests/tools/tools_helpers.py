@@ -6,21 +6,14 @@ import json
 import pathlib
 import random
 
-import pytest
-
 from linear_layouts import LinearLayout
 
-SHARED = pathlib.Path(__file__).resolve().parents[2].parent / "shared"
-if not SHARED.exists():  # CI checks the project out next to shared/
-    SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
-UNITTESTS = SHARED / "triton-unittests"
+UNITTESTS = pathlib.Path(__file__).resolve().parents[1] / "data" / "triton-unittests"  # vendored in the repo
 
 
 def load_unittests(name: str) -> dict:
-    path = UNITTESTS / name
-    if not path.exists():
-        pytest.skip(f"{path} not found")
-    return json.loads(path.read_text())
+    """One JSON file of Triton's unit-test expectations (tests/data/triton-unittests)."""
+    return json.loads((UNITTESTS / name).read_text())
 
 
 def random_distributed(rng: random.Random, max_bits: int = 7) -> LinearLayout:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
@@ -46,5 +45,5 @@ def swizzle_report(store: LinearLayout, load: LinearLayout, bitwidth: int) -> st
     lines.append(f"Lemma 9.5 bound on conflict-free segment bits: {result.lemma_9_5_bound} "
                  f"(needed: {result.segment_bits})")
     lines.append("Optimal layout (paste into `linear-layouts show`):")
-    lines.append(json.dumps({"bases": result.layout.bases, "out_dims": result.layout.out_dims}))
+    lines.append(result.layout.to_json())
     return "\n".join(lines)

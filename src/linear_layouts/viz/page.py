@@ -36,7 +36,7 @@ def layout_html(layout: LinearLayout, *, title: str = "layout", element_bitwidth
         parts.append(f"<h2>{escape(caption)}</h2><div class=\"figure\">{svg}</div>")
     parts.append(f"<h2>F2 matrix</h2><div class=\"figure\">{matrix_svg(layout, title=title)}</div>")
     parts.append(f"<h2>Triton's text view</h2><pre>{escape(layout_view(layout))}</pre>")
-    spec = json.dumps({"bases": layout.bases, "out_dims": layout.out_dims})
+    spec = layout.to_json()
     parts.append(f"<h2>Bases (paste into <code>linear-layouts show</code>)</h2><pre>{escape(spec)}</pre>")
     parts.append("</body></html>")
     return "\n".join(parts)
