@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
