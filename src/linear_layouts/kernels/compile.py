@@ -1,0 +1,89 @@
+"""Compile a kernel on the CPU with the installed Triton, stage by stage, stopping after TTGIR (no GPU,
+no assembler or linker needed): Triton's own ``compile`` pipeline (``make_backend``, ``add_stages``,
+``ASTSource.make_ir``) run for the ``ttir`` and ``ttgir`` stages only.
+
+>>> from linear_layouts.kernels import load_kernel_file  # doctest: +SKIP
+>>> compile_kernel(load_kernel_file("tests/data/triton_kernels/transpose.py"), "sm_90").ttgir  # doctest: +SKIP
+'#blocked = #ttg.blocked<...'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.spec import KernelSpec, parse_target
+
+__all__ = ["CompiledIR", "compile_kernel", "strip_paths"]
+
+
+@dataclass(frozen=True)
+class CompiledIR:
+    """The TTIR (layout-free, after Triton's TTIR passes) and TTGIR (with layouts) of one compile."""
+
+    name: str
+    target: str
+    triton_version: str
+    ttir: str
+    ttgir: str
+
+
+def strip_paths(text: str, directory: str | Path) -> str:
+    """Source locations made relative: ``loc("/abs/dir/file.py":3:4)`` -> ``loc("file.py":3:4)``."""
+    prefix = str(Path(directory).resolve()) + os.sep
+    return text.replace(prefix, "")
+
+
+def compile_kernel(spec: KernelSpec, target: str) -> CompiledIR:
+    """TTIR and TTGIR of ``spec`` for ``target`` (``sm_80``, ``sm_90``, ``gfx942``, ...), compiled on the CPU.
+
+    Raises ``LayoutError`` when Triton is missing or the kernel does not compile for the target
+    (the message carries Triton's first error line)."""
+    try:
+        import triton
+        from triton._C.libtriton import ir
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+        from triton.compiler.compiler import make_backend
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise LayoutError(f"compiling a kernel needs triton (pip install 'linear_layouts[triton]'): {error}") from None
+    gpu_target = GPUTarget(*parse_target(target))
+    signature, constexprs, attrs = spec.specialization()
+    if gpu_target.backend == "hip":
+        from triton import knobs
+
+        if knobs.amd.use_buffer_ops:  # tensors under 2 GB: the JIT's "S" specialization
+            for (i,), values in list(attrs.items()):
+                if signature[spec.params[i]].startswith("*"):
+                    attrs[(i,)] = values + [["tt.pointer_range", 32]]
+    src = ASTSource(fn=spec.kernel, signature=signature, constexprs=constexprs, attrs=attrs)
+    backend = make_backend(gpu_target)
+    options = backend.parse_options(dict(spec.options))
+    stages: dict = {}
+    backend.add_stages(stages, options, src.language)
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    metadata: dict = {}
+    texts: dict[str, str] = {}
+    try:
+        module = src.make_ir(gpu_target, options, backend.get_codegen_implementation(options),
+                             backend.get_module_map(), context)
+        for stage in ("ttir", "ttgir"):
+            module = stages[stage](module, metadata)
+            texts[stage] = str(module)
+    except Exception as error:  # Triton raises CompilationError, RuntimeError, AssertionError ...
+        raise LayoutError(f"{spec.name}: Triton {triton.__version__} cannot compile it for {target}: "
+                          f"{_last_line(str(error)) or type(error).__name__}") from None
+    directory = Path(spec.path).parent
+    return CompiledIR(spec.name, target, triton.__version__,
+                      strip_paths(texts["ttir"], directory), strip_paths(texts["ttgir"], directory))
+
+
+def _last_line(text: str) -> str:
+    """The last non-empty line of an error (Triton puts the source excerpt first, the message last)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return re.sub(r"\s+", " ", lines[-1]) if lines else ""

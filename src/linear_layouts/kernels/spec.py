@@ -1,0 +1,171 @@
+"""A kernel file: a Python module with one ``@triton.jit`` kernel and the facts needed to compile and
+launch it, as module-level names (the corpus in ``tests/data/triton_kernels/`` follows this form).
+
+=============  ===========================================================================================
+name           meaning
+=============  ===========================================================================================
+``KERNEL``     the ``@triton.jit`` function to compile
+``SIGNATURE``  Triton type of every runtime parameter: ``"*fp16"`` (pointer), ``"i32"``, ``"fp32"``, ...
+``CONSTEXPRS`` value of every ``tl.constexpr`` parameter
+``SCALARS``    value of every non-pointer runtime parameter at the kernel's realistic problem size
+``TENSORS``    per pointer parameter: its shape in elements, or ``(shape, init)`` with init ``"zeros"``
+               or ``("randint", low, high)`` (default: random normal / random bytes)
+``GRID``       the launch grid (1 to 3 ints)
+``OPTIONS``    compile options, e.g. ``{"num_warps": 8, "num_stages": 3}``
+=============  ===========================================================================================
+
+Integer scalars are specialized as Triton's JIT specializes them: a value of 1 becomes a constexpr,
+a multiple of 16 gets ``tt.divisibility = 16``; pointers are 16-byte aligned (as PyTorch allocates).
+
+>>> parse_target("sm_90")
+('cuda', 90, 32)
+>>> parse_target("gfx942")
+('hip', 'gfx942', 64)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from linear_layouts.errors import LayoutError
+
+__all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS"]
+
+#: The targets the corpus is compiled for (Ampere, Hopper, MI300).
+TARGETS = ("sm_80", "sm_90", "gfx942")
+
+_TENSOR_INITS = ("zeros", "randint")
+
+
+def parse_target(target: str) -> tuple[str, int | str, int]:
+    """``"sm_90"`` -> ``("cuda", 90, 32)``; ``"gfx942"`` -> ``("hip", "gfx942", 64)`` (the arguments of
+    Triton's ``GPUTarget``: backend, arch, threads per warp)."""
+    if not isinstance(target, str):
+        raise LayoutError(f"target must be a string like sm_90 or gfx942, got {target!r}")
+    m = re.fullmatch(r"sm_(\d{2,3})a?", target)
+    if m:
+        return ("cuda", int(m.group(1)), 32)
+    if re.fullmatch(r"gfx(9\d\d|1[012]\d\d)", target):
+        return ("hip", target, 32 if target.startswith("gfx1") else 64)
+    raise LayoutError(f"target must be sm_<cc> (e.g. sm_80, sm_90) or gfx<arch> (e.g. gfx942), got {target!r}")
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A kernel with everything needed to compile and launch it (module doc). ``kernel`` is the
+    ``triton.runtime.JITFunction``; ``params`` its parameter names in order."""
+
+    name: str
+    path: str
+    kernel: Any = field(repr=False, compare=False)
+    params: tuple[str, ...]
+    signature: Mapping[str, str]
+    constexprs: Mapping[str, Any]
+    scalars: Mapping[str, Any]
+    tensors: Mapping[str, Any]
+    grid: tuple[int, ...]
+    options: Mapping[str, Any]
+    needs_allocator: bool = False
+
+    @property
+    def num_warps(self) -> int:
+        return int(self.options.get("num_warps", 4))
+
+    def specialization(self) -> tuple[dict[str, str], dict[str, Any], dict[tuple[int, ...], list]]:
+        """(signature, constexprs, attrs) for ``triton.compiler.ASTSource`` as the JIT would build them:
+        integer scalars equal to 1 become constexprs, multiples of 16 and pointers get divisibility 16."""
+        signature: dict[str, str] = {}
+        constexprs: dict[str, Any] = dict(self.constexprs)
+        attrs: dict[tuple[int, ...], list] = {}
+        for i, p in enumerate(self.params):
+            if p in self.constexprs:
+                signature[p] = "constexpr"
+                continue
+            ty = self.signature[p]
+            if ty.startswith("*"):
+                signature[p] = ty
+                attrs[(i,)] = [["tt.divisibility", 16]]
+            elif ty.startswith(("i", "u")) and ty != "i1":
+                value = self.scalars[p]
+                if value == 1:
+                    signature[p] = "constexpr"
+                    constexprs[p] = 1
+                    continue
+                signature[p] = ty
+                if value % 16 == 0:
+                    attrs[(i,)] = [["tt.divisibility", 16]]
+            else:
+                signature[p] = ty
+        return signature, constexprs, attrs
+
+
+def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
+    sig, cx, sc, te = (getattr(module, k) for k in ("SIGNATURE", "CONSTEXPRS", "SCALARS", "TENSORS"))
+    for label, value in (("SIGNATURE", sig), ("CONSTEXPRS", cx), ("SCALARS", sc), ("TENSORS", te)):
+        if not isinstance(value, Mapping):
+            raise LayoutError(f"{name}: {label} must be a dict, got {type(value).__name__}")
+    for p in params:
+        if p in cx:
+            continue
+        if p not in sig:
+            raise LayoutError(f"{name}: parameter {p!r} is in neither SIGNATURE nor CONSTEXPRS")
+        if sig[p].startswith("*"):
+            if p not in te:
+                raise LayoutError(f"{name}: pointer parameter {p!r} needs a shape in TENSORS")
+        elif p not in sc:
+            raise LayoutError(f"{name}: scalar parameter {p!r} needs a value in SCALARS")
+    extra = [k for k in list(sig) + list(cx) if k not in params]
+    if extra:
+        raise LayoutError(f"{name}: {extra} are not parameters of the kernel {list(params)}")
+    for p, t in te.items():
+        shape, init = (t, None) if isinstance(t, list) else t
+        if not isinstance(shape, list) or not all(isinstance(s, int) and s > 0 for s in shape):
+            raise LayoutError(f"{name}: TENSORS[{p!r}] must be a shape (list of positive ints), got {t!r}")
+        if init is not None and init != "zeros" and not (isinstance(init, tuple) and init[:1] == ("randint",)):
+            raise LayoutError(f"{name}: TENSORS[{p!r}] init must be one of {_TENSOR_INITS}, got {init!r}")
+
+
+def load_kernel_file(path: str | Path) -> KernelSpec:
+    """Import a kernel file (module doc) and return its :class:`KernelSpec` (needs Triton to import it).
+
+    Raises ``LayoutError`` naming the missing or inconsistent module-level name."""
+    path = Path(path)
+    if path.suffix != ".py" or not path.is_file():
+        raise LayoutError(f"path must be an existing .py kernel file, got {str(path)!r}")
+    mod_name = f"_ll_kernel_{path.stem}_{abs(hash(str(path.resolve()))):x}"
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module  # Triton's JIT resolves the kernel's globals through its module
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as error:
+        raise LayoutError(f"{path.name}: cannot import the kernel file (is Triton installed?): {error}") from None
+    missing = [k for k in ("KERNEL", "SIGNATURE", "CONSTEXPRS", "GRID") if not hasattr(module, k)]
+    if missing:
+        raise LayoutError(f"{path.name}: a kernel file must define {missing} (linear_layouts.kernels.spec)")
+    for k in ("SCALARS", "TENSORS"):
+        if not hasattr(module, k):
+            setattr(module, k, {})
+    kernel = module.KERNEL
+    fn = getattr(kernel, "fn", None)
+    if fn is None:
+        raise LayoutError(f"{path.name}: KERNEL must be a @triton.jit function, got {type(kernel).__name__}")
+    params = tuple(inspect.signature(fn).parameters)
+    _check_spec(path.name, module, params)
+    grid = tuple(module.GRID)
+    if not 1 <= len(grid) <= 3 or not all(isinstance(g, int) and g > 0 for g in grid):
+        raise LayoutError(f"{path.name}: GRID must be 1 to 3 positive ints, got {module.GRID!r}")
+    return KernelSpec(
+        name=path.stem, path=str(path), kernel=kernel, params=params,
+        signature=dict(module.SIGNATURE), constexprs=dict(module.CONSTEXPRS), scalars=dict(module.SCALARS),
+        tensors=dict(module.TENSORS), grid=grid, options=dict(getattr(module, "OPTIONS", {})),
+        needs_allocator=bool(getattr(module, "NEEDS_ALLOCATOR", False)),
+    )

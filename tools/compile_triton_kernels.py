@@ -1,0 +1,80 @@
+"""Compile the corpus of real Triton kernels (tests/data/triton_kernels/*.py) on the CPU with the
+installed Triton (3.9) for sm_80, sm_90 and gfx942, and store each kernel's TTIR and TTGIR as test data
+under tests/data/triton_kernels/ir/<target>/<kernel>.{ttir,ttgir}, with an index (ir/index.json)
+saying which kernels compile for which target and why not where they do not.
+
+Run: ``PYTHONPATH=src python3 tools/compile_triton_kernels.py [--jobs 2] [--check]``
+(``--check``: compile again and report files that differ from the stored ones, write nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # the JIT's default; silences 3.9's warning
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "data" / "triton_kernels"
+
+
+def _compile_one(path: str) -> list[dict]:
+    sys.path.insert(0, str(ROOT / "src"))
+    from linear_layouts.errors import LayoutError
+    from linear_layouts.kernels import load_kernel_file
+    from linear_layouts.kernels.compile import compile_kernel
+    from linear_layouts.kernels.spec import TARGETS
+
+    spec = load_kernel_file(path)
+    rows = []
+    for target in TARGETS:
+        try:
+            ir = compile_kernel(spec, target)
+            rows.append({"kernel": spec.name, "target": target, "ok": True, "ttir": ir.ttir, "ttgir": ir.ttgir,
+                         "triton": ir.triton_version})
+        except LayoutError as error:
+            rows.append({"kernel": spec.name, "target": target, "ok": False, "error": str(error)})
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--check", action="store_true", help="compare with the stored files; write nothing")
+    args = parser.parse_args()
+    files = sorted(str(p) for p in CORPUS.glob("*.py"))
+    with ProcessPoolExecutor(args.jobs) as pool:
+        results = [row for rows in pool.map(_compile_one, files) for row in rows]
+    index: dict = {"triton": next((r["triton"] for r in results if r["ok"]), None), "kernels": {}}
+    differ = []
+    for r in results:
+        entry = index["kernels"].setdefault(r["kernel"], {})
+        entry[r["target"]] = "ok" if r["ok"] else r["error"]
+        if not r["ok"]:
+            continue
+        for ext in ("ttir", "ttgir"):
+            out = CORPUS / "ir" / r["target"] / f"{r['kernel']}.{ext}"
+            if args.check:
+                if not out.is_file() or out.read_text() != r[ext]:
+                    differ.append(str(out.relative_to(ROOT)))
+            else:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(r[ext])
+    if args.check:
+        print("\n".join(differ) if differ else "all stored IR files are up to date")
+        return 1 if differ else 0
+    (CORPUS / "ir" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
+    ok = sum(r["ok"] for r in results)
+    print(f"{len(files)} kernels, {ok} of {len(results)} (kernel, target) compiles stored under {CORPUS / 'ir'}")
+    for r in results:
+        if not r["ok"]:
+            print(f"  {r['kernel']} {r['target']}: {r['error']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
