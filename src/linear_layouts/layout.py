@@ -32,6 +32,8 @@ import numpy as np
 
 from linear_layouts import f2
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import MAX_DIM_LOG2, MAX_ELEMENTS, check_count, check_log2_count, check_text, excerpt
+from linear_layouts.limits import quote as _q
 
 __all__ = [
     "LinearLayout",
@@ -57,30 +59,57 @@ def _is_int(x: Any) -> bool:
 def _log2_exact(size: Any, what: str) -> int:
     """log2(size) for a positive power of two, else a LayoutError naming ``what``."""
     if not _is_int(size) or size < 1 or (int(size) & (int(size) - 1)):
-        raise LayoutError(f"{what} must be a positive power of two, got {size!r}")
-    return int(size).bit_length() - 1
+        raise LayoutError(f"{what} must be a positive power of two, got {_q(size)}")
+    return _check_dim_log2(int(size).bit_length() - 1, what)
+
+
+def _check_dim_log2(log2: int, what: str) -> int:
+    """``log2`` if a dim of ``2**log2`` fits Triton's int32 sizes (``limits.MAX_DIM_LOG2``), else LayoutError."""
+    if log2 > MAX_DIM_LOG2:
+        raise LayoutError(f"{what}: 2**{log2} is above 2**{MAX_DIM_LOG2}, the largest dim size "
+                          "(Triton stores dim sizes and coordinates as int32)")
+    return log2
+
+
+def _dump(layout: "LinearLayout", limit: int = 1200) -> str:
+    """``layout.to_string()`` for an error message, cut after ``limit`` characters."""
+    text = layout.to_string()
+    return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters)"
+
+
+def _check_layout(value: Any, what: str) -> "LinearLayout":
+    """``value`` if it is a LinearLayout, else a LayoutError naming ``what``."""
+    if not isinstance(value, LinearLayout):
+        raise LayoutError(f"{what} must be a LinearLayout, got {type(value).__name__}")
+    return value
+
+
+#: Iterables that are not an ordered list of values (a mapping would give its keys, a set no order).
+_NOT_SEQUENCES = (str, bytes, Mapping, set, frozenset)
 
 
 def _checked_vectors(name: str, vecs: Any, n_out: int, out_names: Sequence[str]) -> list[Sequence[int]]:
     """The basis vectors of in dim ``name``: each a sequence of ``n_out`` non-negative Python ints."""
     if type(vecs) is not list and type(vecs) is not tuple:
-        if isinstance(vecs, (str, bytes)) or not isinstance(vecs, Iterable):
-            raise LayoutError(f"bases[{name!r}] must be a list of basis vectors, got {vecs!r}")
+        if isinstance(vecs, _NOT_SEQUENCES) or not isinstance(vecs, Iterable):
+            raise LayoutError(f"bases[{_q(name)}] must be a list of basis vectors, got {_q(vecs)}")
         vecs = list(vecs)
+    if len(vecs) > MAX_DIM_LOG2:
+        _check_dim_log2(len(vecs), f"in dim {_q(name)} ({len(vecs)} basis vectors)")
     out = []
     for i, vec in enumerate(vecs):
         if type(vec) is not list and type(vec) is not tuple:
-            if isinstance(vec, (str, bytes)) or not isinstance(vec, Iterable):
-                raise LayoutError(f"bases[{name!r}][{i}] must be a list of {n_out} ints, got {vec!r}")
+            if isinstance(vec, _NOT_SEQUENCES) or not isinstance(vec, Iterable):
+                raise LayoutError(f"bases[{_q(name)}][{i}] must be a list of {n_out} ints, got {_q(vec)}")
             vec = tuple(vec)
         if len(vec) != n_out:
             raise LayoutError(
-                f"bases[{name!r}][{i}] has {len(vec)} coordinates but there are {n_out} out dims "
-                f"{list(out_names)}: each basis vector needs one coordinate per out dim"
+                f"bases[{_q(name)}][{i}] has {len(vec)} coordinates but there are {n_out} out dims "
+                f"{_q(list(out_names))}: each basis vector needs one coordinate per out dim"
             )
         for c in vec:
             if type(c) is not int or c < 0:
-                vec = _checked_coords(vec, f"bases[{name!r}][{i}]")
+                vec = _checked_coords(vec, f"bases[{_q(name)}][{i}]")
                 break
         out.append(vec)
     return out
@@ -88,6 +117,8 @@ def _checked_vectors(name: str, vecs: Any, n_out: int, out_names: Sequence[str])
 
 def _packed_dim(name: str, vecs: Any, shifts: list[int], limits: list[int], out_names: Sequence[str]) -> tuple[int, ...]:
     """Validate the basis vectors of in dim ``name`` and pack each into one int (first out dim lowest)."""
+    if (type(vecs) is list or type(vecs) is tuple) and len(vecs) > MAX_DIM_LOG2:
+        _check_dim_log2(len(vecs), f"in dim {_q(name)} ({len(vecs)} basis vectors)")
     out = []
     if len(limits) == 2 and (type(vecs) is list or type(vecs) is tuple):  # the common 2-D case, fast
         l0, l1 = limits
@@ -118,8 +149,8 @@ def _raise_out_of_range(name: str, vecs: Sequence[Sequence[int]], out_names: Seq
         for k, (c, lim) in enumerate(zip(vec, limits)):
             if c >= lim:
                 raise LayoutError(
-                    f"bases[{name!r}][{i}][{k}] = {c} is out of range for out dim "
-                    f"{out_names[k]!r} of size {lim}: coordinates must be < the size"
+                    f"bases[{_q(name)}][{i}][{k}] = {_q(c)} is out of range for out dim "
+                    f"{_q(out_names[k])} of size {lim}: coordinates must be < the size"
                 )
 
 
@@ -128,7 +159,7 @@ def _checked_coords(vec: Sequence[Any], what: str) -> tuple[int, ...]:
     out = []
     for k, c in enumerate(vec):
         if not _is_int(c) or c < 0:
-            raise LayoutError(f"{what}[{k}] must be a non-negative int, got {c!r}")
+            raise LayoutError(f"{what}[{k}] must be a non-negative int, got {_q(c)}")
         out.append(int(c))
     return tuple(out)
 
@@ -137,7 +168,7 @@ def _check_name(name: Any, what: str) -> str:
     if type(name) is str and name:
         return name
     if not isinstance(name, str) or not name:
-        raise LayoutError(f"{what} must be a non-empty string, got {name!r}")
+        raise LayoutError(f"{what} must be a non-empty string, got {_q(name)}")
     return name
 
 
@@ -148,11 +179,11 @@ def _pairs(arg: Any, what: str) -> list[tuple[Any, Any]]:
     if type(arg) is list and all(type(item) is tuple and len(item) == 2 for item in arg):
         return arg
     if isinstance(arg, (str, bytes)) or not isinstance(arg, Iterable):
-        raise LayoutError(f"{what} must be a mapping or a list of (name, value) pairs, got {arg!r}")
+        raise LayoutError(f"{what} must be a mapping or a list of (name, value) pairs, got {_q(arg)}")
     out = []
     for item in arg:
         if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise LayoutError(f"{what} must be a mapping or a list of (name, value) pairs, got item {item!r}")
+            raise LayoutError(f"{what} must be a mapping or a list of (name, value) pairs, got item {_q(item)}")
         out.append((item[0], item[1]))
     return out
 
@@ -161,7 +192,7 @@ def _unique(names: Sequence[str], what: str) -> None:
     seen = set()
     for n in names:
         if n in seen:
-            raise LayoutError(f"{what}: duplicate dim name {n!r}")
+            raise LayoutError(f"{what}: duplicate dim name {_q(n)}")
         seen.add(n)
 
 
@@ -178,7 +209,7 @@ def supremum(x: Sequence[str], y: Sequence[str], *, strict: bool = True) -> list
     common_y = [e for e in y if e in set(x)]
     if common_x != common_y and strict:
         raise LayoutError(
-            f"dims {list(x)} and {list(y)} appear in different relative orders; "
+            f"dims {_q(list(x))} and {_q(list(y))} appear in different relative orders; "
             "common dims must keep the same order (no supremum exists)"
         )
     if tuple(x) == tuple(y) or not y:
@@ -198,7 +229,7 @@ def supremum(x: Sequence[str], y: Sequence[str], *, strict: bool = True) -> list
         if not strict:
             return
         raise LayoutError(
-            f"dims {list(x)} and {list(y)} appear in different relative orders; "
+            f"dims {_q(list(x))} and {_q(list(y))} appear in different relative orders; "
             "common dims must keep the same order (no supremum exists)"
         )
 
@@ -277,12 +308,14 @@ class LinearLayout:
     # ------------------------------------------------------------------ construction
 
     def __init__(self, bases: BasesArg, out_dims: OutDimsArg, *, require_surjective: bool = True) -> None:
+        if not isinstance(require_surjective, (bool, np.bool_)):
+            raise LayoutError(f"require_surjective must be True or False, got {_q(require_surjective)}")
         in_pairs = _pairs(bases, "bases")
         in_names = [_check_name(n, "in-dim name") for n, _ in in_pairs]
         _unique(in_names, "bases")
 
         if isinstance(out_dims, (str, bytes)) or not isinstance(out_dims, Iterable):
-            raise LayoutError(f"out_dims must be a list of names or a mapping name -> size, got {out_dims!r}")
+            raise LayoutError(f"out_dims must be a list of names or a mapping name -> size, got {_q(out_dims)}")
         if not isinstance(out_dims, Mapping):
             out_dims = list(out_dims)
         out_is_names = not isinstance(out_dims, Mapping) and all(isinstance(o, str) for o in out_dims)
@@ -304,10 +337,12 @@ class LinearLayout:
                     for k, c in enumerate(vec):
                         ors[k] |= c
             log2s = [o.bit_length() for o in ors]  # the next power of two above the largest coordinate
+            for name, k in zip(out_names, log2s):
+                _check_dim_log2(k, f"out dim {_q(name)} (inferred from the largest coordinate)")
             require_surjective = True
             in_pairs = list(zip(in_names, raw))
         else:
-            log2s = [_log2_exact(s, f"size of out dim {out_names[k]!r}") for k, s in enumerate(sizes)]
+            log2s = [_log2_exact(s, f"size of out dim {_q(out_names[k])}") for k, s in enumerate(sizes)]
         shifts = _shifts(log2s)
         limits = [1 << k for k in log2s]
         flat = tuple(_packed_dim(name, vecs, shifts, limits, out_names) for name, vecs in in_pairs)
@@ -316,7 +351,7 @@ class LinearLayout:
             raise LayoutError(
                 "layout is not surjective (some output is reached by no input) but "
                 "require_surjective=True; pass explicit out-dim sizes and require_surjective=False to allow it:"
-                + self.to_string()
+                + _dump(self)
             )
 
     def _init(self, in_names: tuple[str, ...], in_bases: tuple[tuple[int, ...], ...],
@@ -359,12 +394,13 @@ class LinearLayout:
         >>> LinearLayout.strided_1d(4, 2, "a", "b").bases
         {'a': [[2], [4]]}
         """
-        if size == 0:
+        _check_name(in_dim, "in_dim")
+        _check_name(out_dim, "out_dim")
+        if _is_int(size) and size == 0:
             return LinearLayout.empty()
         k = _log2_exact(size, "size")
         s = _log2_exact(stride, "stride")
-        _check_name(in_dim, "in_dim")
-        _check_name(out_dim, "out_dim")
+        _check_dim_log2(k + s, f"out dim {_q(out_dim)} (size * stride)")
         return LinearLayout._make((in_dim,), ((tuple(1 << (s + i) for i in range(k))),), (out_dim,), (k + s,))
 
     @staticmethod
@@ -375,12 +411,12 @@ class LinearLayout:
     @staticmethod
     def zeros_1d(size: int, in_dim: str, out_dim: str, out_dim_size: int = 1) -> "LinearLayout":
         """L(x) = 0 for x in [0, size), into an out dim of ``out_dim_size`` (default 1)."""
-        if size == 0:
+        _check_name(in_dim, "in_dim")
+        _check_name(out_dim, "out_dim")
+        if _is_int(size) and size == 0:
             return LinearLayout.empty()
         k = _log2_exact(size, "size")
         o = _log2_exact(out_dim_size, "out_dim_size")
-        _check_name(in_dim, "in_dim")
-        _check_name(out_dim, "out_dim")
         return LinearLayout._make((in_dim,), ((0,) * k,), (out_dim,), (o,))
 
     @staticmethod
@@ -389,8 +425,8 @@ class LinearLayout:
 
         ``in_dims`` / ``out_dims`` are ordered mappings (or pairs) name -> size.
         """
-        ins = [(_check_name(n, "in-dim name"), _log2_exact(s, f"size of in dim {n!r}")) for n, s in _pairs(in_dims, "in_dims")]
-        outs = [(_check_name(n, "out-dim name"), _log2_exact(s, f"size of out dim {n!r}")) for n, s in _pairs(out_dims, "out_dims")]
+        ins = [(_check_name(n, "in-dim name"), _log2_exact(s, f"size of in dim {_q(n)}")) for n, s in _pairs(in_dims, "in_dims")]
+        outs = [(_check_name(n, "out-dim name"), _log2_exact(s, f"size of out dim {_q(n)}")) for n, s in _pairs(out_dims, "out_dims")]
         _unique([n for n, _ in ins], "in_dims")
         _unique([n for n, _ in outs], "out_dims")
         try:
@@ -448,13 +484,13 @@ class LinearLayout:
         try:
             return self._in_names.index(dim)
         except ValueError:
-            raise LayoutError(f"{what} {dim!r} is not an in dim of this layout (in dims: {list(self._in_names)})") from None
+            raise LayoutError(f"{what} {_q(dim)} is not an in dim of this layout (in dims: {_q(list(self._in_names))})") from None
 
     def _out_index(self, dim: str, what: str = "out_dim") -> int:
         try:
             return self._out_names.index(dim)
         except ValueError:
-            raise LayoutError(f"{what} {dim!r} is not an out dim of this layout (out dims: {list(self._out_names)})") from None
+            raise LayoutError(f"{what} {_q(dim)} is not an out dim of this layout (out dims: {_q(list(self._out_names))})") from None
 
     def in_dim_size_log2(self, dim: str) -> int:
         return len(self._in_bases[self._in_index(dim)])
@@ -500,7 +536,7 @@ class LinearLayout:
         """L(in_dim = 2**pos): the whole vector, or its ``out_dim`` coordinate."""
         dim = self._in_bases[self._in_index(in_dim)]
         if not _is_int(pos) or not 0 <= pos < len(dim):
-            raise LayoutError(f"pos must be in [0, {len(dim)}) for in dim {in_dim!r}, got {pos!r}")
+            raise LayoutError(f"pos must be in [0, {len(dim)}) for in dim {_q(in_dim)}, got {_q(pos)}")
         vec = _unpack(dim[pos], _shifts(self._out_log2), self._out_log2)
         if out_dim is None:
             return tuple(vec)
@@ -540,7 +576,7 @@ class LinearLayout:
         {'o': 5}
         """
         if not isinstance(ins, Mapping):
-            raise LayoutError(f"apply takes a mapping in-dim name -> int, got {ins!r}")
+            raise LayoutError(f"apply takes a mapping in-dim name -> int, got {_q(ins)}")
         flat = 0
         names = self._in_names
         tables = self._tables
@@ -550,7 +586,7 @@ class LinearLayout:
             d = names.index(name) if name in names else self._in_index(name, "apply: input dim")
             size = 1 << len(self._in_bases[d])
             if type(val) is not int and not _is_int(val) or not 0 <= val < size:
-                raise LayoutError(f"apply: value of {name!r} must be an int in [0, {size}), got {val!r}")
+                raise LayoutError(f"apply: value of {_q(name)} must be an int in [0, {size}), got {_q(val)}")
             val = int(val)
             for table in tables[d]:
                 flat ^= table[val & 255]
@@ -570,42 +606,56 @@ class LinearLayout:
         """The flattened output for a flattened input (in dims packed, first in dim least significant)."""
         cols = self.flat_bases()
         if not _is_int(x) or not 0 <= x < (1 << len(cols)):
-            raise LayoutError(f"apply_flat: x must be an int in [0, {1 << len(cols)}), got {x!r}")
+            raise LayoutError(f"apply_flat: x must be an int in [0, {1 << len(cols)}), got {_q(x)}")
         return _map_flat(int(x), cols)
 
-    def apply_all(self) -> np.ndarray:
+    def apply_all(self, *, max_elements: int = MAX_ELEMENTS) -> np.ndarray:
         """Flattened output of every flattened input, as an int64 array of length total_in_dim_size.
 
         Built by doubling (out[x + 2**i] = out[x] ^ basis_i), so it costs O(total_in_dim_size).
+        Requires: total_in_dim_size <= ``max_elements`` (``limits.MAX_ELEMENTS``), out bits <= 63.
         """
+        check_log2_count(self._in_bits, max_elements, "apply_all")
+        self._check_int64("apply_all")
         out = np.zeros(1, dtype=np.int64)
         for b in self.flat_bases():
             out = np.concatenate((out, out ^ np.int64(b)))
         return out
 
-    def apply_array(self, ins: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def _check_int64(self, what: str) -> None:
+        if self._out_bits > 63:
+            raise LayoutError(f"{what}: the {self._out_bits} out bits do not fit an int64 (at most 63)")
+
+    def apply_array(self, ins: Mapping[str, Any], *, max_elements: int = MAX_ELEMENTS) -> dict[str, np.ndarray]:
         """Vectorized ``apply``: NumPy integer arrays (broadcast together) in, arrays out.
+
+        Requires: out bits <= 63 and at most ``max_elements`` (``limits.MAX_ELEMENTS``) results.
 
         >>> L = LinearLayout.identity_1d(8, "i", "o")
         >>> L.apply_array({"i": np.arange(3)})["o"].tolist()
         [0, 1, 2]
         """
         if not isinstance(ins, Mapping):
-            raise LayoutError(f"apply_array takes a mapping in-dim name -> array, got {ins!r}")
+            raise LayoutError(f"apply_array takes a mapping in-dim name -> array, got {_q(ins)}")
+        self._check_int64("apply_array")
         arrays = {}
         for name, val in ins.items():
             d = self._in_index(name, "apply_array: input dim")
-            a = np.asarray(val)
+            try:
+                a = np.asarray(val)
+            except (TypeError, ValueError, OverflowError) as e:
+                raise LayoutError(f"apply_array: values of {_q(name)} must be an integer array: {_q(str(e))}") from None
             if a.dtype.kind not in "iu":
-                raise LayoutError(f"apply_array: values of {name!r} must be integers, got dtype {a.dtype}")
+                raise LayoutError(f"apply_array: values of {_q(name)} must be integers, got dtype {a.dtype}")
             size = 1 << len(self._in_bases[d])
             if a.size and (a.min() < 0 or a.max() >= size):
-                raise LayoutError(f"apply_array: values of {name!r} must be in [0, {size})")
+                raise LayoutError(f"apply_array: values of {_q(name)} must be in [0, {size})")
             arrays[d] = a.astype(np.int64, copy=False)
         try:
             shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
         except ValueError as e:
             raise LayoutError(f"apply_array: input arrays do not broadcast together: {e}") from None
+        check_count(math.prod(shape), max_elements, "apply_array")
         flat = np.zeros(shape, dtype=np.int64)
         for d, a in arrays.items():
             bases = self._in_bases[d]
@@ -637,7 +687,8 @@ class LinearLayout:
         out_names = supremum(inner._out_names, outer._out_names, strict=False)
         inner_out = dict(zip(inner._out_names, inner._out_log2))
         outer_out = dict(zip(outer._out_names, outer._out_log2))
-        out_log2 = [inner_out.get(n, 0) + outer_out.get(n, 0) for n in out_names]
+        out_log2 = [_check_dim_log2(inner_out.get(n, 0) + outer_out.get(n, 0), f"product: out dim {_q(n)}")
+                    for n in out_names]
         new_shift = dict(zip(out_names, _shifts(out_log2)))
         inner_segs = _segments(inner, new_shift)
         outer_segs = _segments(outer, {n: new_shift[n] + inner_out.get(n, 0) for n in outer._out_names})
@@ -647,6 +698,7 @@ class LinearLayout:
         for n in in_names:
             dim_bases = [_move(b, inner_segs) for b in inner_ins.get(n, ())]
             dim_bases += [_move(b, outer_segs) for b in outer_ins.get(n, ())]
+            _check_dim_log2(len(dim_bases), f"product: in dim {_q(n)}")
             new_bases.append(dim_bases)
         return LinearLayout._make(in_names, new_bases, out_names, out_log2)
 
@@ -659,8 +711,8 @@ class LinearLayout:
             raise LayoutError(f"compose: outer must be a LinearLayout, got {type(outer).__name__}")
         if set(self._out_names) != set(outer._in_names):
             raise LayoutError(
-                f"compose: the out dims of self {list(self._out_names)} must equal the in dims of outer "
-                f"{list(outer._in_names)} (order may differ)"
+                f"compose: the out dims of self {_q(list(self._out_names))} must equal the in dims of outer "
+                f"{_q(list(outer._in_names))} (order may differ)"
             )
         col_images: list[int] = []
         outer_names = outer._in_names
@@ -668,7 +720,7 @@ class LinearLayout:
             ob = outer._in_bases[outer_names.index(n)]
             if k > len(ob):
                 raise LayoutError(
-                    f"compose: out dim {n!r} of self has size {1 << k} but outer's in dim {n!r} has size "
+                    f"compose: out dim {_q(n)} of self has size {1 << k} but outer's in dim {_q(n)} has size "
                     f"{1 << len(ob)}; it must be at least as large"
                 )
             col_images.extend(ob[:k])
@@ -689,14 +741,14 @@ class LinearLayout:
         B = self
         if sorted(B._out_names) != sorted(outer._out_names):
             raise LayoutError(
-                f"invert_and_compose: self and outer must have the same out dims, got {list(B._out_names)} "
-                f"and {list(outer._out_names)}"
+                f"invert_and_compose: self and outer must have the same out dims, got {_q(list(B._out_names))} "
+                f"and {_q(list(outer._out_names))}"
             )
         A = outer.transpose_outs(B._out_names)
         for n, ka, kb in zip(B._out_names, A._out_log2, B._out_log2):
             if ka < kb:
                 raise LayoutError(
-                    f"invert_and_compose: out dim {n!r} has size {1 << kb} in self but only {1 << ka} in outer; "
+                    f"invert_and_compose: out dim {_q(n)} has size {1 << kb} in self but only {1 << ka} in outer; "
                     "outer's out dims must be at least as large"
                 )
         identity_dims = _identity_dims(A, B)
@@ -739,7 +791,7 @@ class LinearLayout:
         if flat is None:
             raise LayoutError(
                 "invert_and_compose: some output of self is not an output of outer (image(self) must lie "
-                "inside image(outer)):" + B.to_string() + "\nouter:" + outer.to_string()
+                "inside image(outer)):" + _dump(B) + "\nouter:" + _dump(outer)
             )
         bases, i = [], 0
         for dim in B._in_bases:
@@ -750,7 +802,7 @@ class LinearLayout:
     def pseudoinvert(self) -> "LinearLayout":
         """A right inverse P (self(P(y)) == y) of a surjective layout; invert() when invertible."""
         if not self.is_surjective():
-            raise LayoutError("pseudoinvert: the layout must be surjective" + self.to_string())
+            raise LayoutError("pseudoinvert: the layout must be surjective" + _dump(self))
         identity = LinearLayout._make(
             self._out_names,
             [[1 << (s + i) for i in range(k)] for s, k in zip(self._out_shifts, self._out_log2)],
@@ -764,7 +816,7 @@ class LinearLayout:
         if not self.is_invertible():
             raise LayoutError(
                 "invert: the layout must be invertible (surjective and total in size == total out size)"
-                + self.to_string()
+                + _dump(self)
             )
         return self.pseudoinvert()
 
@@ -845,7 +897,7 @@ class LinearLayout:
         """Reorder the in dims (bases follow their dims)."""
         order = _name_list(order, "transpose_ins: order")
         if sorted(order) != sorted(self._in_names):
-            raise LayoutError(f"transpose_ins: {order} must be a permutation of the in dims {list(self._in_names)}")
+            raise LayoutError(f"transpose_ins: {order} must be a permutation of the in dims {_q(list(self._in_names))}")
         idx = [self._in_names.index(n) for n in order]
         return LinearLayout._make(order, [self._in_bases[i] for i in idx], self._out_names, self._out_log2)
 
@@ -853,7 +905,7 @@ class LinearLayout:
         """Reorder the out dims (coordinates of every basis follow)."""
         order = _name_list(order, "transpose_outs: order")
         if sorted(order) != sorted(self._out_names):
-            raise LayoutError(f"transpose_outs: {order} must be a permutation of the out dims {list(self._out_names)}")
+            raise LayoutError(f"transpose_outs: {order} must be a permutation of the out dims {_q(list(self._out_names))}")
         if tuple(order) == self._out_names:
             return self
         shifts = dict(zip(self._out_names, _shifts(self._out_log2)))
@@ -868,7 +920,7 @@ class LinearLayout:
 
     def reshape_ins(self, new_in_dims: OutDimsArg) -> "LinearLayout":
         """Flatten the in dims (first is least significant), then split into ``[(name, size), ...]``."""
-        pairs = [(_check_name(n, "in-dim name"), _log2_exact(s, f"size of in dim {n!r}")) for n, s in _pairs(new_in_dims, "new_in_dims")]
+        pairs = [(_check_name(n, "in-dim name"), _log2_exact(s, f"size of in dim {_q(n)}")) for n, s in _pairs(new_in_dims, "new_in_dims")]
         _unique([n for n, _ in pairs], "reshape_ins")
         if sum(k for _, k in pairs) != self.total_in_dim_size_log2:
             raise LayoutError(
@@ -884,7 +936,7 @@ class LinearLayout:
 
     def reshape_outs(self, new_out_dims: OutDimsArg) -> "LinearLayout":
         """Flatten the out dims (first is least significant), then split into ``[(name, size), ...]``."""
-        pairs = [(_check_name(n, "out-dim name"), _log2_exact(s, f"size of out dim {n!r}")) for n, s in _pairs(new_out_dims, "new_out_dims")]
+        pairs = [(_check_name(n, "out-dim name"), _log2_exact(s, f"size of out dim {_q(n)}")) for n, s in _pairs(new_out_dims, "new_out_dims")]
         _unique([n for n, _ in pairs], "reshape_outs")
         if sum(k for _, k in pairs) != self.total_out_dim_size_log2:
             raise LayoutError(
@@ -907,6 +959,7 @@ class LinearLayout:
 
     def concat_ins(self, other: "LinearLayout") -> "LinearLayout":
         """self's in dims followed by other's (disjoint), over the same out dims and sizes."""
+        _check_layout(other, "concat_ins: other")
         if self._out_names != other._out_names or self._out_log2 != other._out_log2:
             raise LayoutError("concat_ins: both layouts must have the same out dims and sizes, in the same order")
         _unique(list(self._in_names) + list(other._in_names), "concat_ins: in dims")
@@ -914,6 +967,7 @@ class LinearLayout:
 
     def concat_outs(self, other: "LinearLayout") -> "LinearLayout":
         """self's out dims followed by other's (disjoint), over the same in dims and sizes."""
+        _check_layout(other, "concat_outs: other")
         if self._in_names != other._in_names or [len(b) for b in self._in_bases] != [len(b) for b in other._in_bases]:
             raise LayoutError("concat_outs: both layouts must have the same in dims and sizes, in the same order")
         _unique(list(self._out_names) + list(other._out_names), "concat_outs: out dims")
@@ -948,7 +1002,7 @@ class LinearLayout:
         d = self._in_index(old, "rename_in_dim: old")
         _check_name(new, "rename_in_dim: new")
         if new != old and new in self._in_names:
-            raise LayoutError(f"rename_in_dim: {new!r} is already an in dim")
+            raise LayoutError(f"rename_in_dim: {_q(new)} is already an in dim")
         names = list(self._in_names)
         names[d] = new
         return LinearLayout._make(names, self._in_bases, self._out_names, self._out_log2)
@@ -958,7 +1012,7 @@ class LinearLayout:
         o = self._out_index(old, "rename_out_dim: old")
         _check_name(new, "rename_out_dim: new")
         if new != old and new in self._out_names:
-            raise LayoutError(f"rename_out_dim: {new!r} is already an out dim")
+            raise LayoutError(f"rename_out_dim: {_q(new)} is already an out dim")
         names = list(self._out_names)
         names[o] = new
         return LinearLayout._make(self._in_names, self._in_bases, names, self._out_log2)
@@ -967,7 +1021,7 @@ class LinearLayout:
         """Remove the size-1 in dim ``dim`` (Triton's ``unsqueezeIn``: drop a trivial dimension)."""
         d = self._in_index(dim)
         if self._in_bases[d]:
-            raise LayoutError(f"unsqueeze_in: in dim {dim!r} has size {1 << len(self._in_bases[d])}; only size-1 dims can be removed")
+            raise LayoutError(f"unsqueeze_in: in dim {_q(dim)} has size {1 << len(self._in_bases[d])}; only size-1 dims can be removed")
         keep = [i for i in range(len(self._in_names)) if i != d]
         return LinearLayout._make([self._in_names[i] for i in keep], [self._in_bases[i] for i in keep], self._out_names, self._out_log2)
 
@@ -975,7 +1029,7 @@ class LinearLayout:
         """Remove the size-1 out dim ``dim`` (Triton's ``unsqueezeOut``)."""
         o = self._out_index(dim)
         if self._out_log2[o]:
-            raise LayoutError(f"unsqueeze_out: out dim {dim!r} has size {1 << self._out_log2[o]}; only size-1 dims can be removed")
+            raise LayoutError(f"unsqueeze_out: out dim {_q(dim)} has size {1 << self._out_log2[o]}; only size-1 dims can be removed")
         names = [n for i, n in enumerate(self._out_names) if i != o]
         log2 = [k for i, k in enumerate(self._out_log2) if i != o]
         return LinearLayout._make(self._in_names, self._in_bases, names, log2)
@@ -1022,12 +1076,17 @@ class LinearLayout:
 
     def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
         """Same in dims, bases and out-dim names (out sizes may differ)."""
+        _check_layout(other, "equal_ignoring_out_dim_sizes: other")
         if self._out_names != other._out_names or self._in_names != other._in_names:
             return False
         return self.bases == other.bases
 
-    def to_matrix(self) -> np.ndarray:
-        """The F2 matrix (uint8): rows are out bits, columns in bits; dims in order, LSB first."""
+    def to_matrix(self, *, max_elements: int = MAX_ELEMENTS) -> np.ndarray:
+        """The F2 matrix (uint8): rows are out bits, columns in bits; dims in order, LSB first.
+
+        Requires: out bits * in bits <= ``max_elements`` (``limits.MAX_ELEMENTS``).
+        """
+        check_count(self._out_bits * self._in_bits, max_elements, "to_matrix")
         dtype = np.uint64 if self._out_bits <= 64 else object
         cols = np.array(self.flat_bases(), dtype=dtype)
         rows = np.arange(self._out_bits, dtype=dtype)[:, None]
@@ -1104,24 +1163,30 @@ class LinearLayout:
         >>> LinearLayout.from_json('{"bases": [["offset", [[1], [2]]]], "out_dims": ["dim0"]}').out_dims
         {'dim0': 4}
         """
-        if isinstance(data, (str, bytes, bytearray)):
+        if isinstance(data, (bytes, bytearray)):
             try:
-                data = json.loads(data)
+                data = bytes(data).decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise LayoutError(f"json: byte {error.start + 1} is not UTF-8") from None
+        if isinstance(data, str):
+            text = check_text(data, "json")  # length, nesting depth, integer digits: json.loads stays bounded
+            try:
+                data = json.loads(text)
             except json.JSONDecodeError as error:
                 raise LayoutError(f"json: invalid JSON at line {error.lineno} column {error.colno}: "
-                                  f"{error.msg}") from None
+                                  f"{error.msg}\n{excerpt(text, error.pos)}") from None
         if not isinstance(data, Mapping):
             raise LayoutError("json: a layout is a JSON object with 'bases' and 'out_dims', "
                               f"got {type(data).__name__}")
         unknown = set(data) - {"bases", "out_dims", "require_surjective", "surjective"}
         if unknown:
-            raise LayoutError(f"json: unknown JSON keys {sorted(map(str, unknown))}; expected 'bases' and "
+            raise LayoutError(f"json: unknown JSON keys {_q(sorted(map(str, unknown)))}; expected 'bases' and "
                               "'out_dims' (and 'require_surjective')")
         if "bases" not in data or "out_dims" not in data:
             raise LayoutError("json: a layout needs both 'bases' and 'out_dims'")
         surjective = data.get("require_surjective", data.get("surjective", True))
         if not isinstance(surjective, bool):
-            raise LayoutError(f"json: 'require_surjective' must be true or false, got {surjective!r}")
+            raise LayoutError(f"json: 'require_surjective' must be true or false, got {_q(surjective)}")
         bases, out_dims = data["bases"], data["out_dims"]
         if not isinstance(bases, (Mapping, list)):
             raise LayoutError("json: 'bases' must be an object or a list of [name, bases] pairs")
@@ -1223,6 +1288,8 @@ def invert_and_compose_block_local(mem: LinearLayout, reg: LinearLayout) -> Line
     This is Triton's ``invertAndComposeBlockLocal`` (LayoutUtils): the conversion from registers
     to a shared layout that every CTA of a cluster holds in full.
     """
+    _check_layout(mem, "invert_and_compose_block_local: mem")
+    _check_layout(reg, "invert_and_compose_block_local: reg")
     cvt = reg.invert_and_compose(mem)
     if not (mem.has_in_dim("block") and reg.has_in_dim("block")):
         return cvt
@@ -1260,13 +1327,17 @@ class ColumnAction:
     def __init__(self, action: Sequence[int], in_dim: str, in_size_log2: int) -> None:
         _check_name(in_dim, "in_dim")
         if not _is_int(in_size_log2) or in_size_log2 < 0:
-            raise LayoutError(f"in_size_log2 must be a non-negative int, got {in_size_log2!r}")
+            raise LayoutError(f"in_size_log2 must be a non-negative int, got {_q(in_size_log2)}")
+        if isinstance(action, _NOT_SEQUENCES) or not isinstance(action, Iterable):
+            raise LayoutError(f"action must be a list of basis indices, got {_q(action)}")
+        if in_size_log2 > MAX_DIM_LOG2:
+            _check_dim_log2(in_size_log2, "in_size_log2")
         act = tuple(action)
         for a in act:
             if not _is_int(a) or not 0 <= a < in_size_log2:
-                raise LayoutError(f"action entries must be basis indices in [0, {in_size_log2}), got {a!r}")
+                raise LayoutError(f"action entries must be basis indices in [0, {in_size_log2}), got {_q(a)}")
         if len(set(act)) != len(act):
-            raise LayoutError(f"action must not repeat a basis index, got {list(act)}")
+            raise LayoutError(f"action must not repeat a basis index, got {_q(list(act))}")
         object.__setattr__(self, "action", tuple(int(a) for a in act))
         object.__setattr__(self, "in_dim", in_dim)
         object.__setattr__(self, "in_size_log2", int(in_size_log2))
@@ -1288,11 +1359,12 @@ class ColumnAction:
 
     def apply(self, layout: LinearLayout) -> LinearLayout:
         """The layout whose bases of ``in_dim`` are ``[old[a] for a in action]``."""
+        _check_layout(layout, "ColumnAction.apply: layout")
         d = layout._in_index(self.in_dim, "ColumnAction.apply: in_dim")
         old = layout._in_bases[d]
         if len(old) != self.in_size_log2:
             raise LayoutError(
-                f"ColumnAction.apply: in dim {self.in_dim!r} has {len(old)} bases, the action expects {self.in_size_log2}"
+                f"ColumnAction.apply: in dim {_q(self.in_dim)} has {len(old)} bases, the action expects {self.in_size_log2}"
             )
         bases = list(layout._in_bases)
         bases[d] = tuple(old[a] for a in self.action)
@@ -1300,6 +1372,8 @@ class ColumnAction:
 
     def apply_values(self, values: Sequence[Any]) -> list[Any]:
         """``[values[P(i)] for i in range(2**len(action))]`` with P(i) = XOR of 2**action[k] over bits k of i."""
+        if isinstance(values, _NOT_SEQUENCES) or not hasattr(values, "__len__") or not hasattr(values, "__getitem__"):
+            raise LayoutError(f"ColumnAction.apply_values: values must be a list, got {type(values).__name__}")
         if len(values) != 1 << self.in_size_log2:
             raise LayoutError(f"ColumnAction.apply_values: expected {1 << self.in_size_log2} values, got {len(values)}")
         idx = [0]
@@ -1318,6 +1392,8 @@ class ColumnAction:
 
     def compose(self, then: "ColumnAction") -> "ColumnAction":
         """The action equal to applying ``self`` and then ``then`` (Triton's ``leftCompose``)."""
+        if not isinstance(then, ColumnAction):
+            raise LayoutError(f"ColumnAction.compose: then must be a ColumnAction, got {type(then).__name__}")
         if then.in_dim != self.in_dim or then.in_size_log2 != len(self.action):
             raise LayoutError("ColumnAction.compose: `then` must act on the result of self (same dim, matching size)")
         return ColumnAction([self.action[a] for a in then.action], self.in_dim, self.in_size_log2)
@@ -1431,11 +1507,11 @@ def _name_list(names: Any, what: str) -> list[str]:
     if isinstance(names, str):
         return [names]
     if isinstance(names, (bytes, Mapping)) or not isinstance(names, Iterable):
-        raise LayoutError(f"{what} must be a list of dim names, got {names!r}")
+        raise LayoutError(f"{what} must be a list of dim names, got {_q(names)}")
     out = list(names)
     for n in out:
         if not isinstance(n, str):
-            raise LayoutError(f"{what} must be a list of dim names, got element {n!r}")
+            raise LayoutError(f"{what} must be a list of dim names, got element {_q(n)}")
     return out
 
 

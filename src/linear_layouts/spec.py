@@ -15,7 +15,10 @@ Accepted forms (whitespace free):
 
 The text is read with :mod:`ast` / :mod:`json`; only literals (ints, bools, strings, None, lists, tuples,
 dicts) and calls of whitelisted names are accepted. Names come from :mod:`linear_layouts.catalog`.
-Every mistake raises :class:`LayoutError` with the column where it happened.
+Every mistake raises :class:`LayoutError` with the column where it happened and at most ~80 characters
+of the text around it. Before parsing, :func:`linear_layouts.limits.check_text` bounds the text's length,
+nesting depth and integer digits (``limits.MAX_SPEC_CHARS``, ``MAX_SPEC_DEPTH``, ``MAX_INT_DIGITS``), so
+neither :mod:`ast` nor :mod:`json` can recurse or read without bound.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import check_text, excerpt, quote, shorten
 
 __all__ = ["ParsedSpec", "parse_spec", "layout_from_spec", "catalog_classes", "RAW_CONSTRUCTORS"]
 
@@ -55,7 +59,7 @@ class ParsedSpec:
         {'dim0': 2}
         """
         if isinstance(self.value, LinearLayout):
-            if shape is not None and list(shape) != list(self.value.out_dims.values()):
+            if shape is not None and list(_check_shape(shape)) != list(self.value.out_dims.values()):
                 raise LayoutError(f"shape: {list(shape)} does not match the spec's out dims "
                                   f"{dict(self.value.out_dims)}")
             return self.value
@@ -63,7 +67,14 @@ class ParsedSpec:
             return self.value.linear_layout()  # descriptors that carry their own bases and shape
         if shape is None:
             raise LayoutError(f"shape: {type(self.value).__name__} needs a tensor shape (e.g. --shape 16,32)")
-        return _descriptor_to_linear(self.value, [int(s) for s in shape])
+        return _descriptor_to_linear(self.value, list(_check_shape(shape)))
+
+
+def _check_shape(shape: Any) -> tuple[int, ...]:
+    """A tensor shape: a list of powers of two (no floats, bools or strings), else LayoutError."""
+    from linear_layouts.catalog.base import check_shape
+
+    return check_shape(shape)
 
 
 def catalog_classes() -> dict[str, type]:
@@ -104,8 +115,7 @@ def parse_spec(text: str) -> ParsedSpec:
     >>> parse_spec('LinearLayout({"register": [[1]]}, ["dim0"])').value.out_dims
     {'dim0': 2}
     """
-    if not isinstance(text, str):
-        raise LayoutError(f"spec: expected a string, got {type(text).__name__}")
+    check_text(text, "spec")
     stripped = text.strip()
     if not stripped:
         raise LayoutError("spec: empty layout spec")
@@ -114,9 +124,11 @@ def parse_spec(text: str) -> ParsedSpec:
     try:
         tree = ast.parse(stripped, mode="eval")
     except SyntaxError as error:
-        column = (error.offset or 1)
-        raise LayoutError(f"spec: syntax error at column {column}: {error.msg}\n  {stripped}\n  "
-                          f"{' ' * (column - 1)}^") from None
+        column = error.offset or 1
+        if error.lineno and error.lineno > 1:  # a column of a later line: count from the start of the text
+            column += sum(len(line) + 1 for line in stripped.split("\n")[: error.lineno - 1])
+        raise LayoutError(f"spec: syntax error at column {column}: {error.msg}\n"
+                          f"{excerpt(stripped, column - 1)}") from None
     return ParsedSpec(text, _Builder(stripped).build(tree.body))
 
 
@@ -150,13 +162,13 @@ class _Builder:
 
     def fail(self, node: ast.AST, message: str) -> LayoutError:
         column = getattr(node, "col_offset", 0) + 1
-        return LayoutError(f"spec: {message} (column {column})\n  {self.text}\n  {' ' * (column - 1)}^")
+        return LayoutError(f"spec: {message} (column {column})\n{excerpt(self.text, column - 1)}")
 
     def build(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Constant):
             if node.value is None or isinstance(node.value, (bool, int, str)):
                 return node.value
-            raise self.fail(node, f"only integers, booleans, strings and None are allowed, not {node.value!r}")
+            raise self.fail(node, f"only integers, booleans, strings and None are allowed, not {quote(node.value)}")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
                 and isinstance(node.operand.value, int) and not isinstance(node.operand.value, bool):
             return -node.operand.value
@@ -169,9 +181,9 @@ class _Builder:
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, (ast.Name, ast.Attribute)):
-            raise self.fail(node, f"bare name '{ast.unparse(node)}': a layout is written as a call, "
+            raise self.fail(node, f"bare name {quote(ast.unparse(node))}: a layout is written as a call, "
                                   f"e.g. BlockedLayout([1,4],[4,8],[4,1],[1,0])")
-        raise self.fail(node, f"'{ast.unparse(node)}' is not a literal or a layout constructor")
+        raise self.fail(node, f"{quote(ast.unparse(node))} is not a literal or a layout constructor")
 
     def name_of(self, func: ast.AST) -> str:
         if isinstance(func, ast.Name):
@@ -180,7 +192,7 @@ class _Builder:
             prefix = ast.unparse(func.value).split(".")
             if all(p in _PREFIXES for p in prefix):
                 return func.attr
-        raise self.fail(func, f"'{ast.unparse(func)}' is not a layout name")
+        raise self.fail(func, f"{quote(ast.unparse(func))} is not a layout name")
 
     def call(self, node: ast.Call) -> Any:
         name = self.name_of(node.func)
@@ -193,20 +205,20 @@ class _Builder:
         cls = self.classes.get(name)
         if cls is None:
             known = sorted(set(self.classes) | set(RAW_CONSTRUCTORS))
-            raise self.fail(node.func, f"unknown layout '{name}'; known: {', '.join(known)}")
+            raise self.fail(node.func, f"unknown layout {quote(name)}; known: {', '.join(known)}")
         try:
             signature = inspect.signature(cls)
             signature.bind(*args, **kwargs)
         except TypeError as error:
-            raise self.fail(node, f"{name}{_signature_text(cls)}: {error}") from None
+            raise self.fail(node, f"{name}{_signature_text(cls)}: {shorten(str(error), 200)}") from None
         except ValueError:  # no signature available: let the constructor judge
             pass
         try:
             return cls(*args, **kwargs)
         except LayoutError as error:
             raise self.fail(node, f"{name}: {error}") from None
-        except (TypeError, ValueError, KeyError, IndexError) as error:
-            raise self.fail(node, f"{name}: invalid arguments: {error}") from None
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as error:
+            raise self.fail(node, f"{name}: invalid arguments: {shorten(str(error), 200)}") from None
 
     def raw(self, node: ast.Call, name: str, args: list[Any], kwargs: dict[str, Any]) -> LinearLayout:
         try:
@@ -220,14 +232,14 @@ class _Builder:
                 shape = a["shape"]
                 bases = [("register", a["reg_bases"]), ("lane", a["lane_bases"]), ("warp", a["warp_bases"]),
                          ("block", a["block_bases"])]
-                return LinearLayout(bases, [(f"dim{i}", int(s)) for i, s in enumerate(shape)],
+                return LinearLayout(bases, [(f"dim{i}", s) for i, s in enumerate(_check_shape(shape))],
                                     require_surjective=False)
             bound = inspect.signature(_shared_signature).bind(*args, **kwargs)
             a = bound.arguments
             bases = [("offset", a["offset_bases"]), ("block", a.get("block_bases", []))]
             return LinearLayout(bases, [f"dim{i}" for i in range(_rank_of(a["offset_bases"]))])
         except TypeError as error:
-            raise self.fail(node, f"{name}: {error}") from None
+            raise self.fail(node, f"{name}: {shorten(str(error), 200)}") from None
         except LayoutError as error:
             raise self.fail(node, f"{name}: {error}") from None
 

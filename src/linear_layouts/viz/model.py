@@ -14,6 +14,7 @@ import numpy as np
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size, quote
 
 NUM_BANKS = 32
 BANK_BYTES = 4
@@ -73,7 +74,7 @@ class Ownership:
         return self.lane + self.warp * self.num_lanes
 
 
-def ownership(layout: LinearLayout) -> Ownership:
+def ownership(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> Ownership:
     """For every element e, the smallest (block, warp, lane, register) with L(...) = e, and the count.
 
     >>> L = LinearLayout({"register": [[1]], "lane": [[2], [0]]}, {"dim0": 4})
@@ -85,6 +86,7 @@ def ownership(layout: LinearLayout) -> Ownership:
     bad = [d for d in layout.in_dim_names if d not in ("register", "lane", "warp", "block")]
     if bad:
         raise LayoutError(f"layout: a distributed layout has in dims register, lane, warp, block; found {bad}")
+    check_layout_size(layout, max_elements, "picture of the layout")
     sizes = [_in_size(layout, d) for d in ("block", "warp", "lane", "register")]
     block, warp, lane, reg = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in sizes), indexing="ij"))
     inputs = {"register": reg, "lane": lane, "warp": warp, "block": block}
@@ -120,7 +122,7 @@ class Placement:
         return max(1, NUM_BANKS * BANK_BYTES * 8 // self.element_bitwidth)
 
 
-def placement(layout: LinearLayout, element_bitwidth: int) -> Placement:
+def placement(layout: LinearLayout, element_bitwidth: int, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> Placement:
     """For a shared layout ``(offset, block) -> dims``, where each element lives and in which bank.
 
     ``word = offset * bitwidth // 32``, ``bank = word mod 32`` (32 banks of 4 bytes).
@@ -134,7 +136,8 @@ def placement(layout: LinearLayout, element_bitwidth: int) -> Placement:
     if not layout.has_in_dim("offset") or any(d not in ("offset", "block") for d in layout.in_dim_names):
         raise LayoutError(f"layout: a shared layout has in dims offset (and block); found {list(layout.in_dim_names)}")
     if element_bitwidth not in (4, 8, 16, 32, 64, 128):
-        raise LayoutError(f"element_bitwidth: must be one of 4, 8, 16, 32, 64, 128; got {element_bitwidth}")
+        raise LayoutError(f"element_bitwidth: must be one of 4, 8, 16, 32, 64, 128; got {quote(element_bitwidth)}")
+    check_layout_size(layout, max_elements, "picture of the layout")
     sizes = [_in_size(layout, "block"), _in_size(layout, "offset")]
     block, offset = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in sizes), indexing="ij"))
     outputs = layout.apply_array({d: v for d, v in {"offset": offset, "block": block}.items() if layout.has_in_dim(d)})

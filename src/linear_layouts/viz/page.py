@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from html import escape
 
+from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_PICTURE_ELEMENTS
 from linear_layouts.viz.svg import distributed_svg, matrix_svg, shared_svg
 from linear_layouts.viz.text import is_shared_layout, layout_view
 
@@ -17,25 +18,30 @@ pre{background:#f6f8fc;padding:8px;font-size:11px;overflow:auto;max-height:420px
 .figure{overflow:auto;border:1px solid #ddd;padding:4px;max-width:100%}"""
 
 
-def layout_html(layout: LinearLayout, *, title: str = "layout", element_bitwidth: int = 32) -> str:
+def layout_html(layout: LinearLayout, *, title: str = "layout", element_bitwidth: int = 32,
+                max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """One self-contained page: picture (SVG; for shared layouts also the memory view), the F2 matrix,
-    Triton's ``get_distributed_view`` / ``get_shared_view`` text, and the bases as JSON.
+    Triton's ``get_distributed_view`` / ``get_shared_view`` text, and the bases as JSON. Layouts of
+    more than ``max_elements`` elements are refused (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> "<svg" in layout_html(LinearLayout({"lane": [[1]]}, ["dim0"]))
     True
     """
+    if not isinstance(title, str):
+        raise LayoutError(f"title: expected a string, got {type(title).__name__}")
+    n = max_elements
     if is_shared_layout(layout):
-        pictures = [("tensor view, coloured by bank", shared_svg(layout, element_bitwidth, title=title)),
+        pictures = [("tensor view, coloured by bank", shared_svg(layout, element_bitwidth, title=title, max_elements=n)),
                     ("memory view: 128-byte rows × banks",
-                     shared_svg(layout, element_bitwidth, view="physical", title=f"{title} (memory)"))]
+                     shared_svg(layout, element_bitwidth, view="physical", title=f"{title} (memory)", max_elements=n))]
     else:
-        pictures = [("who holds each element", distributed_svg(layout, title=title))]
+        pictures = [("who holds each element", distributed_svg(layout, title=title, max_elements=n))]
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
              f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>"]
     for caption, svg in pictures:
         parts.append(f"<h2>{escape(caption)}</h2><div class=\"figure\">{svg}</div>")
-    parts.append(f"<h2>F2 matrix</h2><div class=\"figure\">{matrix_svg(layout, title=title)}</div>")
-    parts.append(f"<h2>Triton's text view</h2><pre>{escape(layout_view(layout))}</pre>")
+    parts.append(f"<h2>F2 matrix</h2><div class=\"figure\">{matrix_svg(layout, title=title, max_elements=n)}</div>")
+    parts.append(f"<h2>Triton's text view</h2><pre>{escape(layout_view(layout, max_elements=n))}</pre>")
     spec = layout.to_json()
     parts.append(f"<h2>Bases (paste into <code>linear-layouts show</code>)</h2><pre>{escape(spec)}</pre>")
     parts.append("</body></html>")

@@ -15,6 +15,7 @@ import numpy as np
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_PICTURE_ELEMENTS
 from linear_layouts.viz.colors import EMPTY_COLOR, bank_color, text_color, thread_color
 from linear_layouts.viz.model import grid_shape, ownership, placement
 
@@ -110,13 +111,13 @@ def _figure(colors: list[str], labels: list[str], rows: int, columns: int, title
     return buffer.getvalue()
 
 
-def distributed_png(layout: LinearLayout, title: str | None = None) -> bytes:
+def distributed_png(layout: LinearLayout, title: str | None = None, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> bytes:
     """PNG bytes of a distributed layout: colour = lane (hue) and warp (lightness), label = register.
 
     >>> distributed_png(LinearLayout({"lane": [[1]]}, ["dim0"]))[:4] == b"\\x89PNG"   # doctest: +SKIP
     True
     """
-    own = ownership(layout)
+    own = ownership(layout, max_elements=max_elements)
     rows, columns = grid_shape(own.shape)
     colors = [thread_color(int(l), int(w), own.num_lanes) for l, w in zip(own.lane, own.warp)]
     labels = [str(int(r)) if l >= 0 else "" for r, l in zip(own.register, own.lane)]
@@ -125,9 +126,10 @@ def distributed_png(layout: LinearLayout, title: str | None = None) -> bytes:
                    "colour: lane (hue), warp (lightness) · label: register")
 
 
-def shared_png(layout: LinearLayout, element_bitwidth: int, title: str | None = None) -> bytes:
+def shared_png(layout: LinearLayout, element_bitwidth: int, title: str | None = None, *,
+               max_elements: int = MAX_PICTURE_ELEMENTS) -> bytes:
     """PNG bytes of a shared layout over the tensor: colour and label = bank of each element."""
-    place = placement(layout, element_bitwidth)
+    place = placement(layout, element_bitwidth, max_elements=max_elements)
     rows, columns = grid_shape(place.shape)
     colors = [bank_color(int(b)) if b >= 0 else EMPTY_COLOR for b in place.bank]
     labels = [str(int(b)) if b >= 0 else "" for b in place.bank]

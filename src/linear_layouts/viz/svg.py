@@ -15,6 +15,7 @@ import numpy as np
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_PICTURE_ELEMENTS, quote
 from linear_layouts.viz.colors import (CONFLICT_COLOR, EMPTY_COLOR, bank_color, text_color,
                                        thread_color)
 from linear_layouts.viz.model import NUM_BANKS, grid_shape, ownership, placement
@@ -87,16 +88,18 @@ def _boundaries(parts: list[str], group: np.ndarray, cell: int, x0: int, y0: int
         parts.append(f'<path d="{"".join(segments)}" stroke="{color}" stroke-width="{width}" fill="none"/>')
 
 
-def distributed_svg(layout: LinearLayout, *, title: str | None = None, cell: int | None = None) -> str:
+def distributed_svg(layout: LinearLayout, *, title: str | None = None, cell: int | None = None,
+                    max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """The tensor as a grid, each cell coloured by its owner's lane (hue) and warp (lightness) and
     labelled with the register that holds it; thick lines separate warps. Broadcast elements show their
-    first owner (the tooltip lists the number of copies).
+    first owner (the tooltip lists the number of copies). Larger than ``max_elements`` elements
+    (or hardware indices): LayoutError (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> svg = distributed_svg(LinearLayout({"register": [[1]], "lane": [[2]]}, ["dim0"]))
     >>> svg.count('class="cell"')
     4
     """
-    own = ownership(layout)
+    own = ownership(layout, max_elements=max_elements)
     rows, columns = grid_shape(own.shape)
     cell = cell or default_cell_size(rows, columns)
     font = cell * (0.5 if own.num_registers <= 100 else 0.42)
@@ -149,18 +152,19 @@ def _thread_legend(parts: list[str], x: int, y: int, num_lanes: int, num_warps: 
 
 
 def shared_svg(layout: LinearLayout, element_bitwidth: int, *, view: str = "logical", title: str | None = None,
-               cell: int | None = None) -> str:
+               cell: int | None = None, max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """Shared memory, coloured by bank. ``view="logical"``: the tensor grid, each element labelled with
     its bank. ``view="physical"``: rows are 128-byte segments, columns the element slots of the banks,
-    each slot labelled with the tensor column it holds (tooltip: full coordinate).
+    each slot labelled with the tensor column it holds (tooltip: full coordinate). Larger than
+    ``max_elements`` elements: LayoutError (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> L = LinearLayout({"offset": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
     >>> shared_svg(L, 32).count('class="cell"')
     4
     """
     if view not in ("logical", "physical"):
-        raise LayoutError(f"view: must be 'logical' or 'physical', got {view!r}")
-    place = placement(layout, element_bitwidth)
+        raise LayoutError(f"view: must be 'logical' or 'physical', got {quote(view)}")
+    place = placement(layout, element_bitwidth, max_elements=max_elements)
     total = len(place.offset)
     if view == "logical":
         rows, columns = grid_shape(place.shape)
@@ -263,14 +267,17 @@ def bank_hits_svg(steps: Sequence[BankStep], *, title: str = "bank hits per step
     return "\n".join(parts)
 
 
-def matrix_svg(layout: LinearLayout, *, title: str | None = None, cell: int = 18) -> str:
+def matrix_svg(layout: LinearLayout, *, title: str | None = None, cell: int = 18,
+               max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """The layout's F2 matrix: columns are input bits (grouped by in dim), rows output bits (grouped by
-    out dim), LSB first; a dark cell is a 1.
+    out dim), LSB first; a dark cell is a 1. More than ``max_elements`` cells: LayoutError.
 
     >>> matrix_svg(LinearLayout.identity_1d(4, "lane", "dim0")).count('class="one"')
     2
     """
-    matrix = layout.to_matrix()
+    if not isinstance(layout, LinearLayout):
+        raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
+    matrix = layout.to_matrix(max_elements=max_elements)
     n_rows, n_cols = matrix.shape
     x0, y0 = 90, 80
     width = max(x0 + n_cols * cell + 20, 360)

@@ -18,6 +18,7 @@ import numpy as np
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size
 
 DISTRIBUTED_IN_DIMS = ("register", "lane", "warp", "block")
 SHARED_IN_DIMS = ("offset", "block")
@@ -35,7 +36,7 @@ def is_shared_layout(layout: LinearLayout) -> bool:
     return layout.has_in_dim("offset")
 
 
-def _check_in_dims(layout: LinearLayout, allowed: Sequence[str], what: str) -> None:
+def _check_in_dims(layout: LinearLayout, allowed: Sequence[str], what: str, max_elements: int) -> None:
     if not isinstance(layout, LinearLayout):
         raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
     extra = [d for d in layout.in_dim_names if d not in allowed]
@@ -43,6 +44,7 @@ def _check_in_dims(layout: LinearLayout, allowed: Sequence[str], what: str) -> N
         raise LayoutError(f"layout: a {what} layout has in dims among {list(allowed)}; found {extra}")
     if layout.num_out_dims == 0:
         raise LayoutError("layout: needs at least one out dim to print")
+    check_layout_size(layout, max_elements, f"text view of the {what} layout")
 
 
 def _in_size(layout: LinearLayout, dim: str) -> int:
@@ -92,17 +94,19 @@ def _tensor_text(cells: Sequence[str], shape: Sequence[int], separator: str) -> 
     return "".join(out)
 
 
-def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False) -> str:
+def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
+                     max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """Triton's ``getDistributedLayoutStr``: who holds each element, or what each thread holds.
 
     Logical view: element e is printed as ``T{lane + warp*lanes}:{register}`` for every hardware
     index with L(index) = e. Hardware view: per warp, one line per register, one ``(i,j)`` per lane.
+    Layouts of more than ``max_elements`` elements or inputs are refused (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> L = LinearLayout({"register": [[1]], "lane": [[2]], "warp": [], "block": []}, ["dim0"])
     >>> distributed_view(L)
     '[T0:0, T0:1, T1:0, T1:1]\\n'
     """
-    _check_in_dims(layout, DISTRIBUTED_IN_DIMS, "distributed")
+    _check_in_dims(layout, DISTRIBUTED_IN_DIMS, "distributed", max_elements)
     shape = list(layout.out_dims.values())
     num_regs, num_lanes = _in_size(layout, "register"), _in_size(layout, "lane")
     num_warps, num_blocks = _in_size(layout, "warp"), _in_size(layout, "block")
@@ -145,17 +149,19 @@ def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False) -
     return _tensor_text(cells, shape, ", ")
 
 
-def shared_view(layout: LinearLayout, use_hw_point_of_view: bool = False) -> str:
+def shared_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
+                max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """Triton's ``getSharedLayoutStr``: the logical element stored at each shared-memory offset.
 
     Logical view: offsets in order, shaped like the tensor, each as ``(i:j)``. Hardware view:
-    ``Offset: k -> (i,j)`` per offset, grouped by block.
+    ``Offset: k -> (i,j)`` per offset, grouped by block. Layouts of more than ``max_elements``
+    elements are refused (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> L = LinearLayout({"offset": [[1], [2]], "block": []}, ["dim0"])
     >>> shared_view(L)
     '[(0),(1),(2),(3)]\\n'
     """
-    _check_in_dims(layout, SHARED_IN_DIMS, "shared")
+    _check_in_dims(layout, SHARED_IN_DIMS, "shared", max_elements)
     shape = list(layout.out_dims.values())
     total = int(np.prod(shape))
     num_blocks = _in_size(layout, "block")
@@ -182,15 +188,16 @@ def shared_view(layout: LinearLayout, use_hw_point_of_view: bool = False) -> str
     return _tensor_text(cells, shape, ",")
 
 
-def layout_view(layout: LinearLayout, use_hw_point_of_view: bool = False) -> str:
+def layout_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
+                max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """:func:`shared_view` for shared layouts (in dim ``offset``), else :func:`distributed_view`.
 
     >>> layout_view(LinearLayout({"offset": [[1]]}, ["dim0"]))
     '[(0),(1)]\\n'
     """
     if isinstance(layout, LinearLayout) and is_shared_layout(layout):
-        return shared_view(layout, use_hw_point_of_view)
-    return distributed_view(layout, use_hw_point_of_view)
+        return shared_view(layout, use_hw_point_of_view, max_elements=max_elements)
+    return distributed_view(layout, use_hw_point_of_view, max_elements=max_elements)
 
 
 def _bit_labels(sizes: dict[str, int], short: bool) -> list[str]:
@@ -202,10 +209,12 @@ def _bit_labels(sizes: dict[str, int], short: bool) -> list[str]:
     return labels
 
 
-def matrix_text(layout: LinearLayout, row_labels: Sequence[str] | None = None) -> str:
+def matrix_text(layout: LinearLayout, row_labels: Sequence[str] | None = None, *,
+                max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """The layout's F2 matrix with labels: one row per output bit (``dim0[0]`` first, LSB first), one
     column per input bit (``r0 r1 .. t0 .. w0 ..``: register, lane (thread), warp, block, offset).
     ``row_labels`` renames the rows (one label per output bit, e.g. the paper's ``j0 .. i3``).
+    More than ``max_elements`` matrix entries: LayoutError.
 
     >>> print(matrix_text(LinearLayout({"lane": [[1], [0]]}, {"dim0": 2})))
             t0 t1
@@ -219,7 +228,7 @@ def matrix_text(layout: LinearLayout, row_labels: Sequence[str] | None = None) -
         if len(row_labels) != len(rows):
             raise LayoutError(f"row_labels: expected {len(rows)} labels (one per output bit), got {len(row_labels)}")
         rows = [str(label) for label in row_labels]
-    matrix = layout.to_matrix()
+    matrix = layout.to_matrix(max_elements=max_elements)
     width = max([len(c) for c in columns] + [1])
     label_width = max([len(r) for r in rows] + [4])
     lines = [" " * (label_width + 1) + " ".join(c.rjust(width) for c in columns)]

@@ -1,0 +1,243 @@
+"""Issue 13's reproducers, one test each: every bad or huge input now gets a ``LayoutError`` that names the
+argument and the rule (or the limit and how to raise it), quotes at most ~80 characters of the input,
+and is raised before anything large is allocated.
+
+The CLI reproducers (exit 2 with one line on stderr) are in ``test_cli_reproducers.py``; the kernel
+cache in ``tests/codegen/test_kernel_cache.py``; the explorer server in ``tests/tools/test_explorer_server.py``.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+
+import numpy as np
+import pytest
+
+from linear_layouts import ColumnAction, LayoutError, LinearLayout
+from linear_layouts.layout import invert_and_compose_block_local
+from linear_layouts.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, QUOTE_CHARS
+
+L16x32 = LinearLayout.identity_1d(16, "register", "dim0") * LinearLayout.identity_1d(32, "lane", "dim1")
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def raises_quickly(call, match: str, *, seconds: float = 2.0, mb: float = 200.0) -> LayoutError:
+    """Run ``call``; it must raise LayoutError matching ``match``, within ``seconds``, without the peak
+    memory of the process growing by more than ``mb`` MB, and with a short message."""
+    before, start = _rss_mb(), time.perf_counter()
+    with pytest.raises(LayoutError, match=match) as info:
+        call()
+    assert time.perf_counter() - start < seconds
+    assert _rss_mb() - before < mb
+    assert len(str(info.value)) < 400, str(info.value)
+    return info.value
+
+
+# --- no size limits anywhere ---------------------------------------------------------------------------
+
+def test_identity_1d_of_a_huge_size_is_refused_at_once():
+    """``identity_1d(1 << 300000, ...)`` took 5.9 GB and 11.6 s."""
+    raises_quickly(lambda: LinearLayout.identity_1d(1 << 300000, "a", "b"), r"size: 2\*\*300000 is above 2\*\*31")
+
+
+def test_apply_all_at_30_bits_is_refused_before_allocating():
+    """``apply_all`` at 30 bits needed 16 GB."""
+    big = LinearLayout.identity_1d(1 << 15, "register", "dim0") * LinearLayout.identity_1d(1 << 15, "lane", "dim1")
+    error = raises_quickly(big.apply_all, r"apply_all: 1073741824 elements exceed max_elements=4194304")
+    assert "--max-elements" in str(error) and "max_elements=N" in str(error)
+
+
+def test_apply_all_limit_is_a_keyword():
+    small = LinearLayout.identity_1d(1 << 10, "register", "dim0")
+    assert small.apply_all().size == 1024
+    with pytest.raises(LayoutError, match="max_elements=512"):
+        small.apply_all(max_elements=512)
+    with pytest.raises(LayoutError, match="max_elements must be a positive int"):
+        small.apply_all(max_elements=0)
+
+
+def test_apply_array_result_size_is_limited():
+    L = LinearLayout.identity_1d(1 << 12, "register", "dim0") * LinearLayout.identity_1d(1 << 12, "lane", "dim1")
+    a = np.arange(1 << 12)
+    raises_quickly(lambda: L.apply_array({"register": a[:, None], "lane": a[None, :]}, max_elements=1 << 20),
+                   r"apply_array: 16777216 elements exceed max_elements=1048576")
+
+
+def test_show_of_22_zero_register_bases_is_refused_without_allocating():
+    """A 299-byte JSON spec (64 elements, 22 zero register bases) made ``show`` allocate 4.3 GB."""
+    from linear_layouts.spec import parse_spec
+    from linear_layouts.viz.text import layout_view
+
+    spec = ('{"bases": {"register": [' + ",".join(["[0]"] * 22) + '], "lane": [[1],[2],[4],[8],[16],[32]]}, '
+            '"out_dims": {"dim0": 64}}')
+    layout = parse_spec(spec).to_linear()
+    raises_quickly(lambda: layout_view(layout), r"text view of the distributed layout: 268435456 elements exceed "
+                                                r"max_elements=65536 \(linear_layouts.limits.MAX_PICTURE_ELEMENTS\)")
+    forty = LinearLayout({"register": [[0]] * 30, "lane": [[0]] * 9 + [[1]]}, ["dim0"])
+    raises_quickly(lambda: layout_view(forty), "1099511627776 elements exceed")
+
+
+@pytest.mark.parametrize("picture", ["distributed_svg", "distributed_png", "layout_html", "distributed_view"])
+def test_pictures_refuse_above_their_readable_size(picture):
+    """``show --shape 1024,1024 --format svg`` wrote a 370 MB file in 37 s; 65536x65536 was a MemoryError."""
+    from linear_layouts.catalog import BlockedLayout
+    from linear_layouts.viz import page, png, svg, text
+
+    function = {"distributed_svg": svg.distributed_svg, "distributed_png": png.distributed_png,
+                "layout_html": page.layout_html, "distributed_view": text.distributed_view}[picture]
+    layout = BlockedLayout([1, 4], [4, 8], [8, 1], [1, 0]).to_linear([1024, 1024])
+    raises_quickly(lambda: function(layout), "1048576 elements exceed max_elements=65536")
+    huge = BlockedLayout([1, 4], [4, 8], [8, 1], [1, 0]).to_linear([65536, 65536])
+    raises_quickly(lambda: function(huge), "4294967296 elements exceed max_elements=65536")
+
+
+def test_a_256x256_tile_is_pictured_and_the_limit_is_a_keyword():
+    from linear_layouts.catalog import BlockedLayout
+    from linear_layouts.viz.svg import distributed_svg
+    from linear_layouts.viz.text import distributed_view
+
+    tile = BlockedLayout([1, 4], [4, 8], [8, 1], [1, 0]).to_linear([256, 256])
+    assert tile.total_out_dim_size == MAX_PICTURE_ELEMENTS
+    assert distributed_view(tile).count("T") == 256 * 256
+    small = BlockedLayout([1, 4], [4, 8], [8, 1], [1, 0]).to_linear([64, 64])
+    assert distributed_svg(small, max_elements=4096).startswith("<svg")
+    with pytest.raises(LayoutError, match="max_elements=2048"):
+        distributed_svg(small, max_elements=2048)
+
+
+def test_shared_pictures_refuse_above_their_readable_size():
+    from linear_layouts.viz.svg import shared_svg
+    from linear_layouts.viz.text import shared_view
+
+    shared = LinearLayout.identity_1d(1 << 9, "offset", "dim1") * LinearLayout.identity_1d(1 << 9, "offset", "dim0")
+    raises_quickly(lambda: shared_view(shared), "262144 elements exceed max_elements=65536")
+    raises_quickly(lambda: shared_svg(shared, 16), "262144 elements exceed max_elements=65536")
+
+
+def test_matrix_views_are_bounded():
+    from linear_layouts.viz.svg import matrix_svg
+    from linear_layouts.viz.text import matrix_text
+
+    wide = LinearLayout([(f"in{i}", [[1 << b] for b in range(31)]) for i in range(100)], {"dim0": 1 << 31},
+                        require_surjective=False)
+    raises_quickly(lambda: matrix_svg(wide), "to_matrix: 96100 elements exceed max_elements=65536")
+    many = LinearLayout.empty()
+    for i in range(100):
+        many = many * LinearLayout.identity_1d(1 << 31, f"in{i}", f"d{i}")
+    raises_quickly(lambda: matrix_text(many), "to_matrix: 9610000 elements exceed max_elements=65536")
+    raises_quickly(many.to_matrix, "to_matrix: 9610000 elements exceed max_elements=4194304")
+
+
+# --- tracebacks instead of LayoutError -------------------------------------------------------------------
+
+def test_apply_all_and_apply_array_of_more_than_63_out_bits():
+    """``apply_all`` / ``apply_array`` with a 64-bit basis raised OverflowError."""
+    wide = LinearLayout({"register": [[1 << 30, 0, 0]]}, {"a": 1 << 31, "b": 1 << 31, "c": 4}, require_surjective=False)
+    with pytest.raises(LayoutError, match="apply_all: the 64 out bits do not fit an int64"):
+        wide.apply_all()
+    with pytest.raises(LayoutError, match="apply_array: the 64 out bits do not fit an int64"):
+        wide.apply_array({"register": np.arange(2)})
+    with pytest.raises(LayoutError, match=r"2\*\*64 is above 2\*\*31"):
+        LinearLayout({"register": [[1 << 63]]}, {"dim0": 1 << 64}, require_surjective=False)
+
+
+def test_a_layout_of_15000_bases_is_refused_at_construction():
+    """``str`` of a layout with 15000 bases hit Python's int -> str digit limit."""
+    raises_quickly(lambda: LinearLayout({"register": [[1 << i] for i in range(15000)]}, ["dim0"]),
+                   r"in dim 'register' \(15000 basis vectors\): 2\*\*15000 is above 2\*\*31")
+    raises_quickly(lambda: LinearLayout({"register": [[1 << 15000]]}, ["dim0"]), r"2\*\*15001 is above 2\*\*31")
+
+
+def test_products_cannot_grow_a_dim_past_32_bits():
+    half = LinearLayout.identity_1d(1 << 20, "register", "dim0")
+    with pytest.raises(LayoutError, match=r"product: out dim 'dim0': 2\*\*40 is above 2\*\*31"):
+        half * half
+    assert (half * LinearLayout.identity_1d(1 << 11, "register", "dim0")).in_dim_size("register") == 1 << 31
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: L16x32.concat_ins(None), "concat_ins: other must be a LinearLayout, got NoneType"),
+    (lambda: L16x32.concat_outs(None), "concat_outs: other must be a LinearLayout, got NoneType"),
+    (lambda: L16x32.equal_ignoring_out_dim_sizes(None), "other must be a LinearLayout, got NoneType"),
+    (lambda: ColumnAction(None, "r", 0), "action must be a list of basis indices, got None"),
+    (lambda: ColumnAction([0], "r", 1).apply(None), "ColumnAction.apply: layout must be a LinearLayout"),
+    (lambda: ColumnAction([0], "r", 1).compose(None), "ColumnAction.compose: then must be a ColumnAction"),
+    (lambda: ColumnAction([0], "r", 1).apply_values(None), "values must be a list"),
+    (lambda: invert_and_compose_block_local(None, None), "mem must be a LinearLayout, got NoneType"),
+    (lambda: invert_and_compose_block_local(L16x32, None), "reg must be a LinearLayout, got NoneType"),
+], ids=["concat_ins", "concat_outs", "equal_ignoring_out_dim_sizes", "ColumnAction", "ColumnAction.apply",
+        "ColumnAction.compose", "ColumnAction.apply_values", "block_local mem", "block_local reg"])
+def test_none_where_a_layout_is_expected(call, match):
+    """These raised AttributeError / TypeError."""
+    with pytest.raises(LayoutError, match=match):
+        call()
+
+
+# --- silently accepted junk ----------------------------------------------------------------------------
+
+def test_identity_1d_of_false_and_none_names():
+    """``identity_1d(False, None, None)`` returned the empty layout."""
+    with pytest.raises(LayoutError, match="in_dim must be a non-empty string, got None"):
+        LinearLayout.identity_1d(False, None, None)
+    with pytest.raises(LayoutError, match="size must be a positive power of two, got False"):
+        LinearLayout.identity_1d(False, "a", "b")
+    with pytest.raises(LayoutError, match="size must be a positive power of two, got 0.0"):
+        LinearLayout.zeros_1d(0.0, "a", "b")
+    assert LinearLayout.identity_1d(0, "a", "b") == LinearLayout.empty()  # Triton's rule for 0
+
+
+@pytest.mark.parametrize("vector", [{0: 1}, {1, 2}, "1"], ids=["dict", "set", "str"])
+def test_a_dict_or_set_as_a_basis_vector(vector):
+    """A dict as a basis vector was read as its keys."""
+    with pytest.raises(LayoutError, match=r"bases\['register'\]\[0\] must be a list of 1 ints"):
+        LinearLayout({"register": [vector]}, ["dim0"])
+    with pytest.raises(LayoutError, match=r"bases\['register'\]\[0\] must be a list of 2 ints"):
+        LinearLayout({"register": [vector]}, {"dim0": 4, "dim1": 4})
+
+
+def test_a_dict_as_the_list_of_basis_vectors():
+    with pytest.raises(LayoutError, match=r"bases\['register'\] must be a list of basis vectors"):
+        LinearLayout({"register": {"a": [1]}}, ["dim0"])
+
+
+@pytest.mark.parametrize("flag", ["false", 0, 1, None, [False]])
+def test_require_surjective_must_be_a_bool(flag):
+    """``require_surjective="false"`` was truthy."""
+    with pytest.raises(LayoutError, match="require_surjective must be True or False"):
+        LinearLayout({"register": [[1]]}, {"dim0": 4}, require_surjective=flag)
+    assert not LinearLayout({"register": [[1]]}, {"dim0": 4}, require_surjective=np.bool_(False)).is_surjective()
+
+
+# --- error echo ----------------------------------------------------------------------------------------
+
+def test_errors_quote_at_most_about_80_characters_of_the_input():
+    junk = "x" * 1_000_000
+    for call in (lambda: LinearLayout({junk: "y"}, ["dim0"]), lambda: LinearLayout({"a": [[1]]}, [junk, 3]),
+                 lambda: L16x32.apply({junk: 1}), lambda: LinearLayout.identity_1d(3, junk, "b"),
+                 lambda: LinearLayout.identity_1d(junk, "a", "b"), lambda: L16x32.sublayout([junk], []),
+                 lambda: LinearLayout({"a": [[1, 2, 3] * 100000]}, ["dim0"])):
+        with pytest.raises(LayoutError) as info:
+            call()
+        assert len(str(info.value)) < 200 + QUOTE_CHARS, str(info.value)[:300]
+
+
+def test_huge_ints_in_errors_are_described_not_printed():
+    with pytest.raises(LayoutError, match="got an int of 60002 bits"):
+        LinearLayout.identity_1d(3 << 60000, "a", "b")
+    with pytest.raises(LayoutError, match="must be an int in \\[0, 16\\), got an int of 60001 bits"):
+        L16x32.apply({"register": 1 << 60000})
+
+
+def test_limits_default_passes_the_largest_real_layouts():
+    """256x256 tiles, 8 warps, a CGA of 16: every operation of the library stays under the defaults."""
+    from linear_layouts.catalog import BlockedLayout
+
+    cga = BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0], cga_layout=[[0, 1], [0, 2], [1, 0], [2, 0]])
+    layout = cga.to_linear([1024, 1024])
+    assert layout.in_dims == {"register": 256, "lane": 32, "warp": 8, "block": 16}
+    assert layout.total_in_dim_size <= MAX_ELEMENTS
+    assert layout.apply_all().size == 1 << 20
