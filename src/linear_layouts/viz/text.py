@@ -237,16 +237,17 @@ def matrix_text(layout: LinearLayout, row_labels: Sequence[str] | None = None, *
     return "\n".join(line.rstrip() for line in lines)
 
 
-def owner_table(layout: LinearLayout) -> str:
+def owner_table(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """For each element ``(i, j)`` of a 2-D distributed layout, its first owner ``w{warp}t{lane}r{register}``
-    (warps, then lanes, then registers in increasing order), one tensor row per line.
+    (warps, then lanes, then registers in increasing order; ``-`` if none), one tensor row per line.
+    Layouts of more than ``max_elements`` elements or inputs are refused (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> print(owner_table(LinearLayout({"register": [[0, 1]], "lane": [[1, 0]]}, {"dim0": 2, "dim1": 2})))
                0      1
        0  w0t0r0 w0t0r1
        1  w0t1r0 w0t1r1
     """
-    _check_in_dims(layout, DISTRIBUTED_IN_DIMS, "distributed")
+    _check_in_dims(layout, DISTRIBUTED_IN_DIMS, "distributed", max_elements)
     if list(layout.out_dims) != ["dim0", "dim1"]:
         raise LayoutError(f"layout: the owner table needs out dims [dim0, dim1], got {list(layout.out_dims)}")
     n_rows, n_cols = layout.out_dims["dim0"], layout.out_dims["dim1"]
@@ -258,9 +259,10 @@ def owner_table(layout: LinearLayout) -> str:
                 point = {"register": r, "lane": t, "warp": w}
                 out = layout.apply({d: v for d, v in point.items() if d in sizes})
                 owner.setdefault((out["dim0"], out["dim1"]), f"w{w}t{t}r{r}")
-    width = max(len(v) for v in owner.values())
+    width = max([len(v) for v in owner.values()] + [1])
     head = "      " + " ".join(f"{j:>{width}}" for j in range(n_cols))
-    rows = [head] + [f"{i:>4}  " + " ".join(f"{owner[(i, j)]:>{width}}" for j in range(n_cols)) for i in range(n_rows)]
+    rows = [head] + [f"{i:>4}  " + " ".join(f"{owner.get((i, j), '-'):>{width}}" for j in range(n_cols))
+                     for i in range(n_rows)]
     return "\n".join(rows)
 
 
