@@ -40,6 +40,7 @@ __all__ = [
     "span_elements",
     "is_independent",
     "transpose",
+    "apply",
 ]
 
 
@@ -243,3 +244,18 @@ def transpose(vectors: Sequence[int], width: int) -> list[int]:
                 out[j] |= 1 << i
             v ^= low
     return out
+
+
+def apply(columns: Sequence[int], x: int) -> int:
+    """M x: the XOR of ``columns[j]`` over the set bits ``j`` of ``x`` (bits past the columns ignored).
+
+    ``apply([0b01, 0b11], 0b10) == 0b11``.
+    """
+    y = 0
+    j = 0
+    while x:
+        if x & 1 and j < len(columns):
+            y ^= columns[j]
+        x >>= 1
+        j += 1
+    return y

@@ -11,7 +11,10 @@ Accepted forms (whitespace free):
   package's ``LinearLayout({"register": [[0,1]], ...}, {"dim0": 16, "dim1": 32})``;
 * JSON: ``{"bases": {"register": [[0,1]], "lane": ...}, "out_dims": {"dim0": 16, "dim1": 32}}``, read by
   :meth:`LinearLayout.from_json` (the format of :meth:`LinearLayout.to_json`; ``bases`` and ``out_dims`` may
-  also be ordered lists of pairs, the format of Triton's unit-test JSON, and ``out_dims`` a list of names).
+  also be ordered lists of pairs, the format of Triton's unit-test JSON, and ``out_dims`` a list of names);
+* CuTe text, read by :mod:`linear_layouts.cute.parse`: ``Swizzle<3,4,3> o (8,64):(64,1)``,
+  ``composition(Swizzle<3,4,3>{}, Layout<Shape<_8,_64>, Stride<_64,_1>>{})``, CuTe DSL calls, and
+  thread-value layouts ``TV(16,8) ((4,8),(2,2)):((32,1),(16,8))`` (``linear_layouts.cute.to_linear``).
 
 The text is read with :mod:`ast` / :mod:`json`; only literals (ints, bools, strings, None, lists, tuples,
 dicts) and calls of whitelisted names are accepted. Names come from :mod:`linear_layouts.catalog`.
@@ -50,7 +53,8 @@ class ParsedSpec:
     @property
     def is_linear(self) -> bool:
         """True when the spec spelled out the bases (no shape needed)."""
-        return isinstance(self.value, LinearLayout) or callable(getattr(self.value, "linear_layout", None))
+        return (isinstance(self.value, LinearLayout) or callable(getattr(self.value, "linear_layout", None))
+                or _is_cute(self.value))
 
     def to_linear(self, shape: Sequence[int] | None = None) -> LinearLayout:
         """The LinearLayout of this spec over ``shape`` (a descriptor needs it; raw bases must match it).
@@ -58,11 +62,12 @@ class ParsedSpec:
         >>> parse_spec('{"bases": {"offset": [[1]]}, "out_dims": {"dim0": 2}}').to_linear().out_dims
         {'dim0': 2}
         """
-        if isinstance(self.value, LinearLayout):
-            if shape is not None and list(_check_shape(shape)) != list(self.value.out_dims.values()):
+        if isinstance(self.value, LinearLayout) or _is_cute(self.value):
+            value = self.value if isinstance(self.value, LinearLayout) else _cute().to_linear(self.value)
+            if shape is not None and list(_check_shape(shape)) != list(value.out_dims.values()):
                 raise LayoutError(f"shape: {list(shape)} does not match the spec's out dims "
-                                  f"{dict(self.value.out_dims)}")
-            return self.value
+                                  f"{dict(value.out_dims)}")
+            return value
         if shape is None and callable(getattr(self.value, "linear_layout", None)):
             return self.value.linear_layout()  # descriptors that carry their own bases and shape
         if shape is None:
@@ -121,6 +126,8 @@ def parse_spec(text: str) -> ParsedSpec:
         raise LayoutError("spec: empty layout spec")
     if stripped.startswith("{"):
         return ParsedSpec(text, _from_json(stripped))
+    if _cute().looks_like_cute(stripped):
+        return ParsedSpec(text, _cute().parse_cute(stripped))
     try:
         tree = ast.parse(stripped, mode="eval")
     except SyntaxError as error:
@@ -139,6 +146,19 @@ def layout_from_spec(text: str, shape: Sequence[int] | None = None) -> LinearLay
     {'offset': [[1]]}
     """
     return parse_spec(text).to_linear(shape)
+
+
+# --- CuTe ----------------------------------------------------------------------------------------------------
+
+def _cute() -> Any:
+    from linear_layouts import cute
+
+    return cute
+
+
+def _is_cute(value: Any) -> bool:
+    cute = _cute()
+    return isinstance(value, (cute.Layout, cute.Swizzle, cute.ComposedLayout, cute.TVLayout))
 
 
 # --- JSON -------------------------------------------------------------------------------------------------

@@ -1,0 +1,138 @@
+"""CuTe's integer tuples: nested tuples of ints, and the colexicographic coordinate order.
+
+An *IntTuple* is an ``int`` or a tuple of IntTuples (``(8, (2, 4))``). CuTe reads a shape's
+coordinates *colexicographically*: the first mode varies fastest, so the 1-D index of the
+coordinate ``(c0, c1)`` in the shape ``(s0, s1)`` is ``c0 + s0 * c1`` (pycute ``idx2crd`` /
+``crd2idx``, CUTLASS ``include/cute/int_tuple.hpp`` and ``layout.hpp``).
+
+>>> idx2crd(13, (4, (2, 4)))
+(1, (1, 1))
+>>> crd2idx((1, (1, 1)), (4, (2, 4)), (1, (4, 8)))
+13
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Union
+
+from linear_layouts.errors import LayoutError
+
+__all__ = [
+    "IntTuple",
+    "is_tuple",
+    "check_int_tuple",
+    "congruent",
+    "flatten",
+    "product",
+    "prefix_product",
+    "idx2crd",
+    "crd2idx",
+    "leaf_paths",
+    "format_int_tuple",
+]
+
+IntTuple = Union[int, tuple["IntTuple", ...]]
+
+MAX_DEPTH = 16  #: nesting deeper than this is refused (CuTe layouts in practice nest 2-3 levels)
+
+
+def is_tuple(x: Any) -> bool:
+    """Whether ``x`` is a (possibly nested) tuple rather than a leaf."""
+    return isinstance(x, tuple)
+
+
+def check_int_tuple(x: Any, what: str, *, minimum: int | None = None, depth: int = 0) -> IntTuple:
+    """``x`` as an IntTuple (lists become tuples), every leaf an int ``>= minimum``; else LayoutError.
+
+    >>> check_int_tuple([8, [2, 4]], "shape", minimum=1)
+    (8, (2, 4))
+    """
+    if depth > MAX_DEPTH:
+        raise LayoutError(f"{what}: nested deeper than {MAX_DEPTH} levels")
+    if isinstance(x, (list, tuple)):
+        return tuple(check_int_tuple(e, what, minimum=minimum, depth=depth + 1) for e in x)
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise LayoutError(f"{what}: leaves must be ints, got {x!r}")
+    x = int(x)
+    if minimum is not None and x < minimum:
+        raise LayoutError(f"{what}: leaves must be >= {minimum}, got {x}")
+    return x
+
+
+def congruent(a: IntTuple, b: IntTuple) -> bool:
+    """Whether ``a`` and ``b`` have the same nesting (CuTe ``congruent``): ``((2,3),4)`` vs ``((1,2),8)``."""
+    if is_tuple(a) and is_tuple(b):
+        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
+    return not is_tuple(a) and not is_tuple(b)
+
+
+def flatten(t: IntTuple) -> tuple[int, ...]:
+    """The leaves of ``t`` in order: ``flatten((8, (2, 4))) == (8, 2, 4)``."""
+    if is_tuple(t):
+        return tuple(leaf for e in t for leaf in flatten(e))
+    return (t,)
+
+
+def product(t: IntTuple) -> int:
+    """The product of the leaves (the size of a shape): ``product((8, (2, 4))) == 64``."""
+    out = 1
+    for leaf in flatten(t):
+        out *= leaf
+    return out
+
+
+def prefix_product(t: IntTuple, init: int = 1) -> IntTuple:
+    """Colexicographic (column-major) compact strides of the shape ``t``: ``((2, 3), 4) -> ((1, 2), 6)``."""
+    if is_tuple(t):
+        out = []
+        for e in t:
+            out.append(prefix_product(e, init))
+            init *= product(e)
+        return tuple(out)
+    return init
+
+
+def idx2crd(idx: int, shape: IntTuple) -> IntTuple:
+    """The coordinate of the 1-D index ``idx`` in ``shape``, colexicographic (first mode fastest).
+
+    Every mode but the last is taken modulo its size; the last takes the rest, as CuTe's ``crd2idx``
+    does with an index past the end.
+    """
+    if not is_tuple(shape):
+        return idx
+    out = []
+    for i, s in enumerate(shape):
+        n = product(s)
+        if i == len(shape) - 1:
+            out.append(idx2crd(idx, s))
+        else:
+            out.append(idx2crd(idx % n, s))
+            idx //= n
+    return tuple(out)
+
+
+def crd2idx(crd: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
+    """The offset ``sum(c_i * d_i)`` of a coordinate (CuTe ``crd2idx``). An int coordinate for a tuple
+    mode is first split colexicographically (``idx2crd``), the last mode taking the rest."""
+    if is_tuple(crd):
+        if not is_tuple(shape) or len(crd) != len(shape):
+            raise LayoutError(f"coordinate {format_int_tuple(crd)} does not match shape {format_int_tuple(shape)}")
+        return sum(crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride))
+    if is_tuple(shape):
+        return crd2idx(idx2crd(crd, shape), shape, stride)
+    return crd * stride
+
+
+def leaf_paths(t: IntTuple, prefix: tuple[int, ...] = ()) -> tuple[tuple[int, ...], ...]:
+    """The path (mode indices from the top) of every leaf, in order: ``((0,), (1, 0), (1, 1))`` for ``(8, (2, 4))``."""
+    if is_tuple(t):
+        return tuple(p for i, e in enumerate(t) for p in leaf_paths(e, prefix + (i,)))
+    return (prefix,)
+
+
+def format_int_tuple(t: IntTuple) -> str:
+    """CuTe's text for an IntTuple, without spaces: ``(8,(2,4))``; a 1-tuple prints as ``(8)``."""
+    if is_tuple(t):
+        return "(" + ",".join(format_int_tuple(e) for e in t) + ")"
+    return str(t)
