@@ -10,7 +10,8 @@ import pytest
 from linear_layouts.cute.atoms import sm80_16x8x16
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, composition
 from linear_layouts.cute.linear import to_linear
-from linear_layouts.cute.parse import MAX_CHARS, MAX_DEPTH, MAX_TERMS, looks_like_cute, parse_cute
+from linear_layouts.cute.parse import MAX_TERMS, looks_like_cute, parse_cute
+from linear_layouts.limits import MAX_INT_DIGITS, MAX_SPEC_CHARS, MAX_SPEC_DEPTH
 from linear_layouts.cute.source import cpp_int, to_cpp, to_cute_dsl, to_text
 from linear_layouts.errors import LayoutError
 from linear_layouts.spec import layout_from_spec, parse_spec
@@ -70,7 +71,7 @@ def test_parse_forms(text, expected):
     ("(8,a):(1,2)", r"expected an integer \(column 4\)"),
     ("Layout<Shape<_8>>{}", "expected ','"),
     ("$", "unexpected character"),
-    ("1234567890123:1", "longer than 12 digits"),
+    ("1" * 41 + ":1", "integer of 41 digits"),
     ("TV(16,8) Sw<1,0,1>", "must be followed by a layout"),
     ("TV(16,8) (4,2):(2,1) o 8:1", "cannot be composed"),
     ("", "empty"),
@@ -82,10 +83,14 @@ def test_parse_errors_name_the_rule_and_the_column(text, message):
 
 
 def test_parser_bounds():
-    with pytest.raises(LayoutError, match=f"nested deeper than {MAX_DEPTH}"):
-        parse_cute("(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1) + ":1")
-    with pytest.raises(LayoutError, match=f"longer than {MAX_CHARS} characters"):
-        parse_cute("(" + "1," * MAX_CHARS + "1):1")
+    with pytest.raises(LayoutError, match=f"nested deeper than {MAX_SPEC_DEPTH}"):
+        parse_cute("(" * (MAX_SPEC_DEPTH + 1) + "1" + ")" * (MAX_SPEC_DEPTH + 1) + ":1")
+    with pytest.raises(LayoutError, match=f"nested deeper than {MAX_SPEC_DEPTH}"):  # <> counts too
+        parse_cute("Layout<" + "Shape<" * MAX_SPEC_DEPTH + "_1" + ">" * MAX_SPEC_DEPTH + ",_1>{}")
+    with pytest.raises(LayoutError, match=f"exceed the limit of {MAX_SPEC_CHARS}"):
+        parse_cute("(" + "1," * MAX_SPEC_CHARS + "1):1")
+    with pytest.raises(LayoutError, match=f"longer than {MAX_INT_DIGITS} digits"):
+        parse_cute("_" + "9" * (MAX_INT_DIGITS + 1) + ":1")
     with pytest.raises(LayoutError, match=f"more than {MAX_TERMS} terms"):
         parse_cute(" o ".join(["Sw<1,0,1>"] * (MAX_TERMS + 1)) + " o 4:1")
     with pytest.raises(LayoutError, match="expected a string"):
@@ -126,6 +131,8 @@ def test_spec_dispatches_cute_text():
     assert layout_from_spec("Swizzle<3,3,3> o (8,64):(64,1)", [8, 64]) == S
     with pytest.raises(LayoutError, match="does not match"):
         layout_from_spec("(8,64):(64,1)", [64, 8])
+    with pytest.raises(LayoutError, match=r"2\*\*40 is above 2\*\*31"):
+        layout_from_spec(f"({2 ** 40}):(1)")
     spec = parse_spec("TV(16,8) ((4,8),(2,2)):((32,1),(16,8))")
     assert spec.is_linear and spec.to_linear().in_dim_names == ("register", "lane", "warp", "block")
     with pytest.raises(LayoutError, match="CuTe spec: .*column"):

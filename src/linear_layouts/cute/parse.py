@@ -12,8 +12,9 @@ Accepted (whitespace is free):
 * CuTe DSL: ``cute.make_layout((8, 64), stride=(64, 1))``, ``cute.make_swizzle(3, 4, 3)``,
   ``cute.make_composed_layout(outer, 0, inner)``.
 
-Bounded: at most ``MAX_CHARS`` characters, ``MAX_DEPTH`` nested brackets, ``MAX_DIGITS`` digits per
-integer and ``MAX_TERMS`` functions per composition; every mistake is a LayoutError with the column.
+Bounded by the package's one text policy (``limits.check_text``: length, bracket depth, integer digits),
+``limits.MAX_SPEC_DEPTH`` nested ``<>``/``()`` and ``MAX_TERMS`` functions per composition; every mistake is a
+LayoutError with the column and an excerpt of the text (``limits.excerpt``).
 
 >>> print(parse_cute("Swizzle<3,4,3> o (8,64):(64,1)"))
 Sw<3,4,3> o 0 o (8,64):(64,1)
@@ -29,12 +30,10 @@ from typing import Any
 
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, check_text, excerpt
 
-__all__ = ["parse_cute", "looks_like_cute", "MAX_CHARS", "MAX_DEPTH", "MAX_DIGITS", "MAX_TERMS"]
+__all__ = ["parse_cute", "looks_like_cute", "MAX_TERMS"]
 
-MAX_CHARS = 10_000  #: longest text accepted
-MAX_DEPTH = 32  #: deepest bracket nesting accepted
-MAX_DIGITS = 12  #: longest integer accepted (CuTe's offsets are machine words)
 MAX_TERMS = 64  #: most functions in one ``A o B o ...`` chain
 
 _TOKEN = re.compile(r"\s*(?:(?P<int>-?\d+)|(?P<name>[A-Za-z_][A-Za-z_0-9]*(?:(?:::|\.)[A-Za-z_][A-Za-z_0-9]*)*)"
@@ -74,13 +73,13 @@ def _tokens(text: str) -> list[_Token]:
         kind = m.lastgroup or "sym"
         value = m.group(kind)
         column = m.start(kind) + 1
-        if kind == "int" and len(value.lstrip("-")) > MAX_DIGITS:
-            raise _error(text, column, f"integer longer than {MAX_DIGITS} digits")
+        if kind == "int" and len(value.lstrip("-")) > MAX_INT_DIGITS:
+            raise _error(text, column, f"integer longer than {MAX_INT_DIGITS} digits")
         if kind == "name" and _STATIC.match(value.split("::")[-1]):
             kind = "int"
             sign, digits = _STATIC.match(value.split("::")[-1]).groups()  # type: ignore[union-attr]
-            if len(digits) > MAX_DIGITS:
-                raise _error(text, column, f"integer longer than {MAX_DIGITS} digits")
+            if len(digits) > MAX_INT_DIGITS:
+                raise _error(text, column, f"integer longer than {MAX_INT_DIGITS} digits")
             value = ("-" if sign else "") + digits
         out.append(_Token(kind, value, column))
         pos = m.end()
@@ -89,7 +88,7 @@ def _tokens(text: str) -> list[_Token]:
 
 
 def _error(text: str, column: int, message: str) -> LayoutError:
-    return LayoutError(f"CuTe spec: {message} (column {column})\n  {text}\n  {' ' * (column - 1)}^")
+    return LayoutError(f"CuTe spec: {message} (column {column})\n{excerpt(text, column - 1)}")
 
 
 class _Parser:
@@ -125,8 +124,8 @@ class _Parser:
 
     def enter(self) -> None:
         self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise self.fail(f"nested deeper than {MAX_DEPTH} levels")
+        if self.depth > MAX_SPEC_DEPTH:
+            raise self.fail(f"nested deeper than {MAX_SPEC_DEPTH} levels")
 
     def name(self) -> str | None:
         """The current name without a ``cute::`` / ``cute.`` prefix, or None."""
@@ -347,10 +346,7 @@ def parse_cute(text: str) -> Layout | Swizzle | ComposedLayout | TVLayout:
     >>> parse_cute("cute.make_layout((8, 64), stride=(64, 1))")
     Layout(shape=(8, 64), stride=(64, 1))
     """
-    if not isinstance(text, str):
-        raise LayoutError(f"CuTe spec: expected a string, got {type(text).__name__}")
-    if len(text) > MAX_CHARS:
-        raise LayoutError(f"CuTe spec: longer than {MAX_CHARS} characters ({len(text)})")
+    check_text(text, "CuTe spec")
     if not text.strip():
         raise LayoutError("CuTe spec: empty")
     return _Parser(text).parse()
