@@ -64,13 +64,17 @@ def _layout(text: str, shape: list[int] | None, what: str = "LAYOUT") -> LinearL
 
 
 def _bitwidth(dtype: str | None, default: int | None = None) -> int:
-    from linear_layouts.analysis.dtypes import bitwidth
+    """--dtype's width in bits (any spelling of :func:`linear_layouts.element_type.element_type`)."""
+    from linear_layouts.element_type import bitwidth
 
     if dtype is None:
         if default is None:
             raise LayoutError("--dtype: required (e.g. fp16, fp32, i8)")
         return default
-    return bitwidth(int(dtype) if dtype.isdigit() else dtype)
+    try:
+        return bitwidth(dtype)
+    except LayoutError as error:
+        raise LayoutError(f"--dtype: {error}") from None
 
 
 def _spec_bitwidth(text: str) -> int | None:
@@ -125,7 +129,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     else:
         from linear_layouts.viz.page import layout_html
 
-        _write(args, layout_html(layout, title=title, element_bitwidth=width))
+        _write(args, layout_html(layout, title=title, dtype=width))
     return 0
 
 
@@ -200,7 +204,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
                     f"memory per {kernel.tile_elements}-element tile", kernel.source]
     _write(args, "\n".join(out))
     if args.run:
-        from linear_layouts.codegen.runtime import verify_conversion
+        from linear_layouts.codegen.verify import verify_conversion
 
         try:
             result = verify_conversion(src, dst, bits, list(src.out_dims.values()))
@@ -302,7 +306,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
     p.add_argument("shared", metavar="SHARED")
     p.add_argument("dist", metavar="DIST")
     shape_and_output(p)
-    p.add_argument("--dtype", help="element type: fp8, fp16, bf16, fp32, i32, fp64, ... (or the bit width)")
+    p.add_argument("--dtype", help="element type: fp8, fp16, bf16, fp32, i32, fp64, float8_e4m3fn, ... (or the bit width)")
     p.add_argument("--op", choices=["load", "store"], default="load")
     p.add_argument("--steps", type=int, default=16, help="text: how many steps to list")
     p.add_argument("--format", choices=["text", "svg"], default="text")

@@ -27,6 +27,7 @@ from linear_layouts.catalog.base import (
     cga_layout_from_split_params,
     split_params_from_cga_layout,
 )
+from linear_layouts.element_type import element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -268,7 +269,7 @@ def _gluon_builder() -> Any:
     return _BUILDER[2]
 
 
-def triton_bank_conflicts(shared: LinearLayout, distributed: LinearLayout, bitwidth: int) -> int:
+def triton_bank_conflicts(shared: LinearLayout, distributed: LinearLayout, dtype: Any) -> int:
     """Triton's estimate of the extra wavefronts per phase when ``distributed`` (register, lane, warp ->
     tensor) reads or writes ``shared`` (offset -> tensor): Gluon's ``get_shared_bank_conflicts``, i.e.
     C++ ``bankConflictsMemDesc``. Compare with ``analysis.banks.bank_conflicts``: they differ below 4
@@ -278,9 +279,9 @@ def triton_bank_conflicts(shared: LinearLayout, distributed: LinearLayout, bitwi
     Triton 3.9 aborts the process when the bank row times the vector exceeds the tensor; that input
     raises ``LayoutError`` here instead.
     """
-    from linear_layouts.analysis.banks import check_bitwidth, shared_access
+    from linear_layouts.analysis.banks import shared_access
 
-    w = check_bitwidth(bitwidth)
+    w = element_type(dtype).bits
     access = shared_access(shared, distributed, w)
     total = shared.in_dim_size("offset")
     if min(1024 // (access.vector_elements * w), total) * access.vector_elements > total:

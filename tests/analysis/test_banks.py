@@ -216,7 +216,7 @@ def test_multi_warp_vectorized_fp8():
 
 def test_bad_input():
     shared = seed_shared(None)
-    with pytest.raises(LayoutError, match="bitwidth"):
+    with pytest.raises(LayoutError, match="dtype as a bit width must be one of"):
         wavefronts(shared, LOAD, 12)
     with pytest.raises(LayoutError, match="op"):
         wavefronts(shared, LOAD, 32, op="copy")

@@ -268,7 +268,7 @@ def test_mma_swizzle_layout_matches_triton():
 
 
 def test_bad_input():
-    with pytest.raises(LayoutError, match="bitwidth"):
+    with pytest.raises(LayoutError, match="dtype as a bit width must be one of"):
         optimal_swizzle(STORE, LOAD, 24)
     other = LinearLayout({"register": [[1], [2], [4], [8]], "lane": [[16], [32], [64], [128], [256]]}, {"dim0": 512})
     with pytest.raises(LayoutError, match="same tensor"):

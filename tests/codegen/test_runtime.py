@@ -1,4 +1,4 @@
-"""The runtime: importable without CuPy; dtype names; verify_conversion on a GPU (marked gpu)."""
+"""The runtime: importable without CuPy; verify_conversion on a GPU (marked gpu)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,9 @@ import pytest
 
 from linear_layouts import LayoutError
 from linear_layouts.codegen import runtime
-from linear_layouts.codegen.runtime import element_bytes_of, verify_conversion
+from linear_layouts.codegen.verify import verify_conversion
 
 from ._layouts import seed_transpose
-
-
-def test_element_bytes_of():
-    assert [element_bytes_of(x) for x in ("fp8", "fp16", "bf16", "fp32", 16, np.float64, "int8")] == [1, 2, 2, 4, 2, 8, 1]
-    with pytest.raises(LayoutError, match="dtype"):
-        element_bytes_of("fp4")
-    with pytest.raises(LayoutError, match="dtype"):
-        element_bytes_of(12)
 
 
 def test_runtime_imports_without_cupy():

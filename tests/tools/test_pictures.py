@@ -154,12 +154,12 @@ def test_html_page_holds_picture_text_view_and_bases():
     layout = seed_transpose().store
     page = layout_html(layout, title="store")
     assert page.count("<svg") == 2 and "T31:15" in page and '"register"' in html.unescape(page)
-    shared_page = layout_html(seed_transpose().shared[1][1], title="xor m", element_bitwidth=32)
+    shared_page = layout_html(seed_transpose().shared[1][1], title="xor m", dtype=32)
     assert shared_page.count("<svg") == 3 and "(15:31)" not in shared_page.split("<pre>")[0]
 
 
 def test_renderers_reject_bad_input():
-    with pytest.raises(LayoutError, match="bitwidth"):
+    with pytest.raises(LayoutError, match="dtype as a bit width must be one of"):
         shared_svg(seed_transpose().shared[0][1], 12)
     with pytest.raises(LayoutError, match="view"):
         shared_svg(seed_transpose().shared[0][1], 32, view="sideways")

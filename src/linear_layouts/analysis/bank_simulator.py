@@ -37,6 +37,7 @@ from collections import Counter
 import numpy as np
 
 from linear_layouts.analysis.banks import BANKS, LANES, shared_access
+from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -153,7 +154,7 @@ def matrix_instruction_wavefronts(row_starts: list[int]) -> int:
 def lane_addresses(
     shared_layout: LinearLayout,
     distributed_layout: LinearLayout,
-    bitwidth: int,
+    dtype: DTypeLike,
     *,
     padding: tuple[tuple[int, int], ...] = (),
 ) -> tuple[np.ndarray, int]:
@@ -162,7 +163,7 @@ def lane_addresses(
     Instructions of a warp are the groups of ``2**v`` consecutive registers in the code generator's
     packing order (``banks.shared_access``); the address is the lowest byte of the lane's vector.
     """
-    access = shared_access(shared_layout, distributed_layout, bitwidth)
+    access = shared_access(shared_layout, distributed_layout, dtype)
     dist = distributed_layout
     shared = shared_layout.transpose_outs(list(dist.out_dims))
     pad = _check_padding(padding, access.vector_elements)
@@ -190,7 +191,7 @@ def lane_addresses(
     flat = np.broadcast_to(flat, (n_reg, LANES, n_warp))
     # registers in packing order (broadcast registers dropped): each run of 2**v is one lane's vector
     reg_values = np.array(access.permutation.apply_values(list(range(n_reg))), dtype=np.int64)
-    byte_width = bitwidth // 8
+    byte_width = access.bitwidth // 8
     vec = access.vector_elements
     vec_bytes = vec * byte_width
     addr = padded_offsets(offset_of_elem[flat[reg_values]], pad) * byte_width  # [reg, lane, warp]
@@ -212,7 +213,7 @@ def duplicate_masks(distributed_layout: LinearLayout) -> tuple[int, int, int]:
 def simulate_wavefronts(
     shared_layout: LinearLayout,
     distributed_layout: LinearLayout,
-    bitwidth: int,
+    dtype: DTypeLike,
     *,
     op: str = "load",
     padding: tuple[tuple[int, int], ...] = (),
@@ -231,12 +232,12 @@ def simulate_wavefronts(
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
     if not isinstance(skip_duplicates, bool):
         raise LayoutError(f"skip_duplicates must be a bool, got {skip_duplicates!r}")
-    addresses, vec_bytes = lane_addresses(shared_layout, distributed_layout, bitwidth, padding=padding)
+    addresses, vec_bytes = lane_addresses(shared_layout, distributed_layout, dtype, padding=padding)
     free_reg, free_lane, free_warp = 0, 0, 0
     first_registers: list[int] = [0] * addresses.shape[1]
     if skip_duplicates and op == "store":
         free_reg, free_lane, free_warp = duplicate_masks(distributed_layout)
-        access = shared_access(shared_layout, distributed_layout, bitwidth)
+        access = shared_access(shared_layout, distributed_layout, dtype)
         n_reg = distributed_layout.in_dim_size("register") if distributed_layout.has_in_dim("register") else 1
         first_registers = access.permutation.apply_values(list(range(n_reg)))[::access.vector_elements]
     active = [not lane & free_lane for lane in range(LANES)]

@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts import f2
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import ColumnAction, LinearLayout, divide_left
 
@@ -47,7 +48,6 @@ __all__ = [
     "wavefronts_per_phase",
     "access_wavefronts",
     "bank_conflicts",
-    "check_bitwidth",
     "check_distributed",
     "check_shared",
     "LANES",
@@ -59,13 +59,6 @@ BANKS = 32  #: 4-byte banks of shared memory
 PHASE_BYTES = 128  #: bytes one phase of a shared-memory instruction moves at most
 
 _DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
-
-
-def check_bitwidth(bitwidth: object, name: str = "bitwidth") -> int:
-    """The element width in bits: a power of two from 8 to 128, else LayoutError."""
-    if isinstance(bitwidth, bool) or not isinstance(bitwidth, int) or bitwidth not in (8, 16, 32, 64, 128):
-        raise LayoutError(f"{name} must be an element width in bits, one of 8, 16, 32, 64, 128; got {bitwidth!r}")
-    return bitwidth
 
 
 def check_distributed(layout: object, name: str) -> LinearLayout:
@@ -197,17 +190,18 @@ def _offsets(elim: f2.EliminationBasis, flat: tuple[int, ...]) -> tuple[int, ...
 def shared_access(
     shared_layout: LinearLayout,
     distributed_layout: LinearLayout,
-    bitwidth: int,
+    dtype: DTypeLike,
     *,
     max_vector_bits: int = 128,
 ) -> SharedAccess:
     """The access of ``distributed_layout`` to ``shared_layout``: offsets and the widest vector.
 
-    The vector is the largest ``2**v`` (``2**v * bitwidth <= max_vector_bits``) for which
+    ``dtype``: the element type (any spelling of :func:`linear_layouts.element_type.element_type`),
+    ``bitwidth`` bits wide. The vector is the largest ``2**v`` (``2**v * bitwidth <= max_vector_bits``) for which
     ``cvt = S^-1 ∘ L`` without its broadcast registers is, after a register permutation, divisible
     on the left by the identity tile ``register -> offset`` of size ``2**v`` (paper §5.3, Thm 5.1).
     """
-    bitwidth = check_bitwidth(bitwidth)
+    bitwidth = element_type(dtype).bits
     dist = check_distributed(distributed_layout, "distributed_layout")
     shared = check_shared(shared_layout, "shared_layout", dist.out_dims)
     if not isinstance(max_vector_bits, int) or max_vector_bits < bitwidth or max_vector_bits & (max_vector_bits - 1):
@@ -261,7 +255,7 @@ def wavefronts_per_phase(access: SharedAccess, *, op: str = "load") -> int:
 def wavefronts(
     shared_layout: LinearLayout,
     distributed_layout: LinearLayout,
-    bitwidth: int,
+    dtype: DTypeLike,
     *,
     op: str = "load",
     skip_duplicates: bool = False,
@@ -283,7 +277,7 @@ def wavefronts(
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
     if not isinstance(skip_duplicates, bool):
         raise LayoutError(f"skip_duplicates must be a bool, got {skip_duplicates!r}")
-    access = shared_access(shared_layout, distributed_layout, bitwidth)
+    access = shared_access(shared_layout, distributed_layout, dtype)
     return access_wavefronts(access, op=op, skip_duplicates=skip_duplicates and op == "store")
 
 
@@ -318,7 +312,7 @@ def access_wavefronts(access: SharedAccess, *, op: str = "load", skip_duplicates
     return 1 << (high + k + register_bits + warp_bits)
 
 
-def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout, bitwidth: int) -> int:
+def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike) -> int:
     """Extra wavefronts per phase: wavefronts / (instructions * phases) - 1; 0 means conflict-free.
 
     This is the quantity Triton's ``bankConflictsMemDesc`` (Gluon ``get_shared_bank_conflicts``)
@@ -327,4 +321,4 @@ def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout
     paired 8/16-byte accesses (``SharedAccess.paired``) the phases here are a load's, with twice
     as many lanes as Triton's (stores do not pair: ``wavefronts_per_phase(access, op="store")``).
     """
-    return wavefronts_per_phase(shared_access(shared_layout, distributed_layout, bitwidth)) - 1
+    return wavefronts_per_phase(shared_access(shared_layout, distributed_layout, dtype)) - 1

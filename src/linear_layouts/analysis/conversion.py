@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linear_layouts.analysis import banks, simd_tiles, swizzle
-from linear_layouts.analysis.dtypes import bitwidth as _bitwidth
 from linear_layouts.analysis.shuffles import (
     ShufflePlan,
     check_distributed,
@@ -47,6 +46,7 @@ from linear_layouts.analysis.shuffles import (
     plan_shuffle,
     same_warp_data,
 )
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -191,7 +191,7 @@ def _register_map(src: LinearLayout, dst: LinearLayout) -> tuple[int, ...]:
 
 
 def plan_shared_memory(
-    src: LinearLayout, dst: LinearLayout, dtype: int | str, *, with_baselines: bool = True
+    src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, with_baselines: bool = True
 ) -> SharedMemoryPlan:
     """Shared-memory conversion through the optimal swizzle (§5.4, §9.2) with instruction choice (§5.3).
 
@@ -201,7 +201,7 @@ def plan_shared_memory(
     (several CTAs) are folded into the warp bits: the counts are then over the whole cluster.
     ``with_baselines=False`` skips the (simulated) legacy baselines.
     """
-    bits = _bitwidth(dtype)
+    bits = element_type(dtype).bits
     a, b = _fold_blocks(src), _fold_blocks(dst)
     sw = swizzle.optimal_swizzle(a, b, bits)
     st, ld = simd_tiles.conversion_instructions(sw.layout, a, b, bits)
@@ -296,14 +296,14 @@ def shared_memory_cost(shared: SharedMemoryPlan, src: LinearLayout, dst: LinearL
 
 
 def plan_conversion(
-    src: LinearLayout, dst: LinearLayout, dtype: int | str, *, with_baselines: bool = True
+    src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, with_baselines: bool = True
 ) -> ConversionPlan:
     """The cheapest way to convert a tensor from distributed ``src`` to ``dst`` (module doc).
 
     Shared-memory analyses need 32-lane warps; for other lane counts only the register and shuffle
     plans are available (a conversion that needs shared memory then raises ``LayoutError``).
     """
-    bits = _bitwidth(dtype)
+    bits = element_type(dtype).bits
     dims = conversion_dims(src, dst)
     if src == dst or not dims:
         return ConversionPlan(NO_OP, src, dst, bits, 0, 0, 0.0, register_map=_register_map(src, dst))

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linear_layouts.analysis.dtypes import bitwidth as _bitwidth
 from linear_layouts.analysis.shuffles import check_distributed
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -124,12 +124,12 @@ class GatherPlan:
         return src_lane, select
 
 
-def plan_gather(src: LinearLayout, index: LinearLayout, axis: int, dtype: int | str = 32) -> GatherPlan:
+def plan_gather(src: LinearLayout, index: LinearLayout, axis: int, dtype: DTypeLike = 32) -> GatherPlan:
     """Decide whether ``gather(src, index, axis)`` is warp-local and, if so, its shuffle rounds (§5.5).
 
     Rounds: ``index registers * 2**(src register bits along axis)``; see the module docstring.
     """
-    bits = _bitwidth(dtype)
+    bits = element_type(dtype).bits
     local = is_warp_local(src, index, axis)
     elements = src.total_out_dim_size
     if not local:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linear_layouts.analysis.dtypes import bitwidth as _bitwidth
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -134,13 +134,13 @@ def _index(bases: tuple[int, ...]) -> dict[int, int]:
     return {b: i for i, b in enumerate(bases) if b}
 
 
-def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: int | str) -> ShufflePlan:
+def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> ShufflePlan:
     """The warp-shuffle plan converting distributed ``src`` to ``dst`` (same warp / block bases), §5.4.
 
     Rounds: ``2**(|A_Reg ∩ B_Reg| - |V| + |E|)``; each moves one payload of ``2**|V|`` elements per lane.
     See the module docstring for the sets and an example.
     """
-    bits = _bitwidth(dtype)
+    bits = element_type(dtype).bits
     check_distributed(src, "src")
     check_distributed(dst, "dst")
     if src.out_dims != dst.out_dims:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from linear_layouts import f2
 from linear_layouts.analysis.banks import SharedAccess, access_wavefronts, shared_access
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import ColumnAction, LinearLayout, divide_left
 
@@ -67,8 +68,10 @@ class SimdChoice:
     quotient: LinearLayout
 
 
-def vector_tile(vector_bits: int, bitwidth: int) -> LinearLayout:
-    """id_n(register -> offset): a lane's ``vector_bits`` contiguous bits, ``vector_bits/bitwidth`` elements."""
+def vector_tile(vector_bits: int, dtype: DTypeLike) -> LinearLayout:
+    """id_n(register -> offset): a lane's ``vector_bits`` contiguous bits, ``vector_bits/bitwidth`` elements
+    of ``dtype`` (``bitwidth`` bits each)."""
+    bitwidth = element_type(dtype).bits
     if vector_bits % bitwidth or vector_bits not in _VECTOR_NAMES:
         raise LayoutError(f"vector_bits must be 8..128 bits and a multiple of bitwidth, got {vector_bits}, {bitwidth}")
     if bitwidth <= 64:
@@ -78,12 +81,13 @@ def vector_tile(vector_bits: int, bitwidth: int) -> LinearLayout:
     return LinearLayout.identity_1d(vector_bits // bitwidth, "register", "offset")
 
 
-def matrix_tile(bitwidth: int, *, trans: bool = False) -> LinearLayout:
+def matrix_tile(dtype: DTypeLike, *, trans: bool = False) -> LinearLayout:
     """The ldmatrix/stmatrix tile of one 8x16-byte matrix (see the module doc); ``trans`` needs 16 bits.
 
     Plain: register -> offsets 1 .. 2**(k-1), lane 0, 1 -> offsets 2**k, 2**(k+1) (k = log2(32/bitwidth)).
     Trans: ``lane_hi`` (lane bits 2..4) -> offsets 1, 2, 4.
     """
+    bitwidth = element_type(dtype).bits
     if trans:
         if bitwidth != 16:
             raise LayoutError(f"ldmatrix/stmatrix .trans moves 16-bit elements, got bitwidth {bitwidth}")
@@ -133,14 +137,15 @@ def _row_wavefronts(rows: list[int], bitwidth: int) -> int:
     return 1 << (f2.rank(units) - f2.rank([u & 7 for u in units]))
 
 
-def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, bitwidth: int,
+def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike,
                  *, op: str = "load") -> tuple[SimdChoice, ...]:
     """Every instruction that can lower this access (widest ld/st.shared, ldmatrix/stmatrix x1/x2/x4,
     plain and .trans), each with its instruction count over all warps and predicted wavefronts;
     fewest wavefronts first (shared-memory bandwidth), then fewest instructions."""
     if op not in ("load", "store"):
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
-    access = shared_access(shared_layout, distributed_layout, bitwidth)
+    access = shared_access(shared_layout, distributed_layout, dtype)
+    bitwidth = access.bitwidth
     prefix = "ld" if op == "load" else "st"
     n_reg = len(access.register_offsets)
     warps = access.num_warps
@@ -181,18 +186,18 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
     return tuple(out)
 
 
-def best_instruction(shared_layout: LinearLayout, distributed_layout: LinearLayout, bitwidth: int,
+def best_instruction(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike,
                      *, op: str = "load") -> SimdChoice:
     """The choice with the fewest wavefronts, then fewest instructions (ld/st.shared on a tie)."""
-    return simd_choices(shared_layout, distributed_layout, bitwidth, op=op)[0]
+    return simd_choices(shared_layout, distributed_layout, dtype, op=op)[0]
 
 
 def conversion_instructions(shared_layout: LinearLayout, store_layout: LinearLayout, load_layout: LinearLayout,
-                            bitwidth: int) -> tuple[SimdChoice, SimdChoice]:
+                            dtype: DTypeLike) -> tuple[SimdChoice, SimdChoice]:
     """(store, load) instructions of a conversion through ``shared_layout``: best stmatrix/st.shared
     for the store side and best ldmatrix/ld.shared for the load side."""
-    return (best_instruction(shared_layout, store_layout, bitwidth, op="store"),
-            best_instruction(shared_layout, load_layout, bitwidth, op="load"))
+    return (best_instruction(shared_layout, store_layout, dtype, op="store"),
+            best_instruction(shared_layout, load_layout, dtype, op="load"))
 
 
 

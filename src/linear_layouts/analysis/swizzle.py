@@ -32,10 +32,10 @@ from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.analysis.banks import (
     LANES,
     access_wavefronts,
-    check_bitwidth,
     check_distributed,
     shared_access,
 )
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -116,8 +116,8 @@ class SharedBaseline:
         return (n + extra) * self.bitwidth // 8
 
 
-def _check_pair(store_layout: object, load_layout: object, bitwidth: object) -> tuple[LinearLayout, LinearLayout, int]:
-    w = check_bitwidth(bitwidth)
+def _check_pair(store_layout: object, load_layout: object, dtype: DTypeLike) -> tuple[LinearLayout, LinearLayout, int]:
+    w = element_type(dtype).bits
     a = check_distributed(store_layout, "store_layout")
     b = check_distributed(load_layout, "load_layout")
     if sorted(a.out_dims.items()) != sorted(b.out_dims.items()):
@@ -248,7 +248,7 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
     return out
 
 
-def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, bitwidth: int,
+def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
                     *, extend_vectors: bool = False) -> SwizzleResult:
     """The shared layout maximizing vectorization (|V|), then minimizing store + load wavefronts.
 
@@ -259,7 +259,7 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, bitwi
     equal wavefronts: on seed 004 it gives st.shared.v4 x4 and ldmatrix.x4 x4 for the same 16 + 16.
     ``store_wavefronts`` / ``load_wavefronts`` are ``wavefronts`` on the result.
     """
-    a, b, w = _check_pair(store_layout, load_layout, bitwidth)
+    a, b, w = _check_pair(store_layout, load_layout, dtype)
     if not isinstance(extend_vectors, bool):
         raise LayoutError(f"extend_vectors must be a bool, got {extend_vectors!r}")
     best = None
@@ -315,7 +315,7 @@ def _baseline(name: str, layout: LinearLayout, padding: tuple[tuple[int, int], .
     )
 
 
-def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, bitwidth: int,
+def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
                     *, order: list[int] | None = None) -> SharedBaseline:
     """Legacy conversion scratch: dims in ``order`` (default: the dim of the store's first lane basis,
     then the others from the last) laid out plainly, each row (the first dim's extent) padded by one
@@ -323,7 +323,7 @@ def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, bitwi
 
     Seed 004 (16x32 fp32 transpose): rows of 32 padded by 1 element -> 16 + 32 wavefronts.
     """
-    a, b, w = _check_pair(store_layout, load_layout, bitwidth)
+    a, b, w = _check_pair(store_layout, load_layout, dtype)
     rank = a.num_out_dims
     if order is None:
         fast = _fastest_dim(a)
@@ -363,7 +363,7 @@ def mma_swizzle_layout(like: LinearLayout, vec: int, per_phase: int, max_phase: 
     return shared_layout_from_flat(flat, like)
 
 
-def legacy_swizzle_params(shape: list[int], order: list[int], bitwidth: int, *, op_idx: int) -> tuple[int, int, int]:
+def legacy_swizzle_params(shape: list[int], order: list[int], dtype: DTypeLike, *, op_idx: int) -> tuple[int, int, int]:
     """(vec, per_phase, max_phase) the legacy (pre-linear-layout) Triton picked for an Ampere mma operand.
 
     per_phase = max(128 / (shape[order[0]] * bytes), 1); mat_shape = (8, 8, 128 / bitwidth) (m, n, k);
@@ -373,7 +373,7 @@ def legacy_swizzle_params(shape: list[int], order: list[int], bitwidth: int, *, 
     >>> legacy_swizzle_params([64, 64], [1, 0], 16, op_idx=0)
     (8, 1, 8)
     """
-    check_bitwidth(bitwidth)
+    bitwidth = element_type(dtype).bits
     if len(shape) != 2 or sorted(order) != [0, 1]:
         raise LayoutError(f"legacy_swizzle_params: shape must be rank 2 and order a permutation of [0, 1], got {shape}, {order}")
     if op_idx not in (0, 1):
@@ -390,11 +390,11 @@ def legacy_swizzle_params(shape: list[int], order: list[int], bitwidth: int, *, 
     return vec, per_phase, max(stride // per_phase, 1)
 
 
-def legacy_swizzle_baseline(store_layout: LinearLayout, load_layout: LinearLayout, bitwidth: int, *,
+def legacy_swizzle_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike, *,
                             vec: int, per_phase: int, max_phase: int,
                             order: list[int] | None = None) -> SharedBaseline:
     """The store/load cost through Definition 4.11's swizzle with the given legacy parameters."""
-    a, b, w = _check_pair(store_layout, load_layout, bitwidth)
+    a, b, w = _check_pair(store_layout, load_layout, dtype)
     if order is None:
         order = [1, 0]
     layout = mma_swizzle_layout(a, vec, per_phase, max_phase, list(order))

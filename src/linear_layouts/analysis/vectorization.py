@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from linear_layouts.analysis.dtypes import bitwidth as _bitwidth
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import ColumnAction, LinearLayout
 
@@ -139,7 +139,7 @@ class GlobalAccess:
 
 def global_access(
     layout: LinearLayout,
-    dtype: int | str,
+    dtype: DTypeLike,
     order: Sequence[int] | None = None,
     *,
     max_bits: int = 128,
@@ -151,7 +151,7 @@ def global_access(
     >>> global_access(LinearLayout({"register": [[1], [2]]}, ["dim0"]), "fp32").instruction
     'v4.b32'
     """
-    bits = _bitwidth(dtype)
+    bits = element_type(dtype).bits
     if not isinstance(max_bits, int) or max_bits < bits or max_bits & (max_bits - 1):
         raise LayoutError(f"max_bits must be a power of two >= the element bit width {bits}, got {max_bits!r}")
     _check_register(layout)

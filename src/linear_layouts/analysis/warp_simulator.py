@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -74,12 +75,13 @@ def shfl_sync_idx(words: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
     return words[src_lane]
 
 
-def pack(values: Sequence[int], bitwidth: int) -> list[int]:
+def pack(values: Sequence[int], dtype: DTypeLike) -> list[int]:
     """Pack elements of ``bitwidth`` bits into 32-bit words, element k at bit ``k*bitwidth`` (little end).
 
     >>> pack([0x12, 0x34], 8), pack([2**40 + 7], 64)
     ([13330], [7, 256])
     """
+    bitwidth = element_type(dtype).bits
     if bitwidth > WORD_BITS:
         if bitwidth % WORD_BITS:
             raise LayoutError(f"bitwidth above 32 must be a multiple of 32, got {bitwidth}")
@@ -96,8 +98,9 @@ def pack(values: Sequence[int], bitwidth: int) -> list[int]:
     return [word]
 
 
-def unpack(words: Sequence[int], bitwidth: int, count: int) -> list[int]:
+def unpack(words: Sequence[int], dtype: DTypeLike, count: int) -> list[int]:
     """Inverse of :func:`pack`: ``count`` elements of ``bitwidth`` bits from the words."""
+    bitwidth = element_type(dtype).bits
     if bitwidth > WORD_BITS:
         per = bitwidth // WORD_BITS
         return [sum(int(words[e * per + i]) << (WORD_BITS * i) for i in range(per)) for e in range(count)]
@@ -188,8 +191,9 @@ def random_within_warp_partner(
 # executing plans
 
 
-def pack_words(values: np.ndarray, bitwidth: int) -> np.ndarray:
+def pack_words(values: np.ndarray, dtype: DTypeLike) -> np.ndarray:
     """Vectorized :func:`pack`: ``values[..., k]`` (k < elements per payload) -> ``words[..., i]`` (32-bit)."""
+    bitwidth = element_type(dtype).bits
     values = np.asarray(values, dtype=np.int64)
     if bitwidth > WORD_BITS:
         per = bitwidth // WORD_BITS
@@ -203,8 +207,9 @@ def pack_words(values: np.ndarray, bitwidth: int) -> np.ndarray:
     return np.bitwise_or.reduce(values << shifts, axis=-1)[..., None]
 
 
-def unpack_words(words: np.ndarray, bitwidth: int, count: int) -> np.ndarray:
+def unpack_words(words: np.ndarray, dtype: DTypeLike, count: int) -> np.ndarray:
     """Vectorized :func:`unpack`: ``words[..., i]`` -> ``values[..., k]`` for k < count."""
+    bitwidth = element_type(dtype).bits
     words = np.asarray(words, dtype=np.int64)
     if bitwidth > WORD_BITS:
         per = bitwidth // WORD_BITS

@@ -27,6 +27,7 @@ elements; the 8-bit ``.m16n16`` / ``.m16n8`` transposing shapes are not modelled
 from __future__ import annotations
 
 from linear_layouts.catalog.base import check_bool, check_int
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -45,10 +46,11 @@ _MATRIX_BITWIDTHS = (8, 16)
 _NUM_MATRICES = (1, 2, 4)
 
 
-def _check_element_bitwidth(element_bitwidth: int, allowed: tuple[int, ...]) -> int:
-    element_bitwidth = check_int("element_bitwidth", element_bitwidth)
+def _check_element_bitwidth(dtype: DTypeLike, allowed: tuple[int, ...]) -> int:
+    """The width of ``dtype`` in bits, if one of ``allowed``."""
+    element_bitwidth = element_type(dtype).bits
     if element_bitwidth not in allowed:
-        raise LayoutError(f"element_bitwidth must be one of {allowed}, got {element_bitwidth}")
+        raise LayoutError(f"dtype must be {allowed} bits wide here, got {dtype!r} ({element_bitwidth} bits)")
     return element_bitwidth
 
 
@@ -56,9 +58,9 @@ def _log2(value: int) -> int:
     return value.bit_length() - 1
 
 
-def vectorized_shared_tile(bits: int, element_bitwidth: int) -> LinearLayout:
+def vectorized_shared_tile(bits: int, dtype: DTypeLike) -> LinearLayout:
     """The tile of a ``bits``-bit vectorized ``ld.shared`` / ``st.shared``: ``register i -> offset i``
-    for the ``bits / element_bitwidth`` elements one thread moves (paper §5.3).
+    for the ``bits / element_bitwidth`` elements of ``dtype`` one thread moves (paper §5.3).
 
     >>> vectorized_shared_tile(128, 16).bases["register"]
     [[1], [2], [4]]
@@ -66,13 +68,13 @@ def vectorized_shared_tile(bits: int, element_bitwidth: int) -> LinearLayout:
     bits = check_int("bits", bits)
     if bits not in _VECTOR_BITS:
         raise LayoutError(f"bits must be one of {_VECTOR_BITS} (one ld/st.shared), got {bits}")
-    element_bitwidth = _check_element_bitwidth(element_bitwidth, _ELEMENT_BITWIDTHS)
+    element_bitwidth = _check_element_bitwidth(dtype, _ELEMENT_BITWIDTHS)
     if element_bitwidth > bits:
         raise LayoutError(f"element_bitwidth ({element_bitwidth}) must be at most bits ({bits})")
     return LinearLayout.identity_1d(bits // element_bitwidth, "register", "offset")
 
 
-def ldmatrix_row_tile(element_bitwidth: int) -> LinearLayout:
+def ldmatrix_row_tile(dtype: DTypeLike) -> LinearLayout:
     """The paper's ``ldmatrix``/``stmatrix`` tile ``id_k^{register,offset} x id_2^{lane,offset}``:
     register bit ``i`` -> offset ``2**i`` (``k = log2(32 / element_bitwidth)`` bits: 4 bytes per
     thread), then lane bits 0, 1 -> the next two offset bits (4 lanes cover one 16-byte row).
@@ -80,13 +82,13 @@ def ldmatrix_row_tile(element_bitwidth: int) -> LinearLayout:
     >>> ldmatrix_row_tile(16).bases
     {'register': [[1]], 'lane': [[2], [4]]}
     """
-    element_bitwidth = _check_element_bitwidth(element_bitwidth, _MATRIX_BITWIDTHS)
+    element_bitwidth = _check_element_bitwidth(dtype, _MATRIX_BITWIDTHS)
     per_register = 32 // element_bitwidth
     registers = LinearLayout.identity_1d(per_register, "register", "offset")
     return registers * LinearLayout.identity_1d(4, "lane", "offset")
 
 
-def ldmatrix_tile(num_matrices: int, element_bitwidth: int, transposed: bool = False) -> LinearLayout:
+def ldmatrix_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False) -> LinearLayout:
     """The warp fragment of ``ldmatrix.m8n8.x{num_matrices}{.trans}.b16``: ``(register, lane) -> (row,
     col)`` of the ``8 * num_matrices`` x ``16 bytes`` tile read (matrix ``j`` = rows ``8j..8j+7``).
 
@@ -100,7 +102,7 @@ def ldmatrix_tile(num_matrices: int, element_bitwidth: int, transposed: bool = F
     num_matrices = check_int("num_matrices", num_matrices)
     if num_matrices not in _NUM_MATRICES:
         raise LayoutError(f"num_matrices must be one of {_NUM_MATRICES} (.x1, .x2, .x4), got {num_matrices}")
-    element_bitwidth = _check_element_bitwidth(element_bitwidth, _MATRIX_BITWIDTHS)
+    element_bitwidth = _check_element_bitwidth(dtype, _MATRIX_BITWIDTHS)
     transposed = check_bool("transposed", transposed)
     if transposed and element_bitwidth != 16:
         raise LayoutError(
@@ -121,7 +123,7 @@ def ldmatrix_tile(num_matrices: int, element_bitwidth: int, transposed: bool = F
     )
 
 
-def ldmatrix_offset_tile(num_matrices: int, element_bitwidth: int, transposed: bool = False) -> LinearLayout:
+def ldmatrix_offset_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False) -> LinearLayout:
     """``ldmatrix_tile`` with the tile's rows stored contiguously: ``offset = row * (16 bytes) + col``.
 
     Its sub-tile on the first register bits and lane bits 0, 1 is ``ldmatrix_row_tile`` (plain) —
@@ -130,12 +132,12 @@ def ldmatrix_offset_tile(num_matrices: int, element_bitwidth: int, transposed: b
     >>> ldmatrix_offset_tile(1, 16).bases["lane"]
     [[2], [4], [8], [16], [32]]
     """
-    tile = ldmatrix_tile(num_matrices, element_bitwidth, transposed)
+    tile = ldmatrix_tile(num_matrices, dtype, transposed)
     columns = tile.out_dim_size("dim1")
     return tile.transpose_outs(["dim1", "dim0"]).reshape_outs([("offset", columns * tile.out_dim_size("dim0"))])
 
 
-def stmatrix_tile(num_matrices: int, element_bitwidth: int, transposed: bool = False) -> LinearLayout:
+def stmatrix_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False) -> LinearLayout:
     """The warp fragment of ``stmatrix.m8n8.x{num_matrices}{.trans}.b16``: the same map as
     ``ldmatrix_tile`` (lane ``i`` supplies row ``i % 8`` of matrix ``i // 8``; register ``j`` of lane ``t``
     holds 32 bits of row ``t // 4`` of matrix ``j``, or of column ``t // 4`` with ``.trans``), data
@@ -144,9 +146,9 @@ def stmatrix_tile(num_matrices: int, element_bitwidth: int, transposed: bool = F
     >>> stmatrix_tile(2, 16, transposed=True).bases["register"]
     [[1, 0], [8, 0]]
     """
-    return ldmatrix_tile(num_matrices, element_bitwidth, transposed)
+    return ldmatrix_tile(num_matrices, dtype, transposed)
 
 
-def stmatrix_offset_tile(num_matrices: int, element_bitwidth: int, transposed: bool = False) -> LinearLayout:
+def stmatrix_offset_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False) -> LinearLayout:
     """``stmatrix_tile`` with the tile's rows stored contiguously (see ``ldmatrix_offset_tile``)."""
-    return ldmatrix_offset_tile(num_matrices, element_bitwidth, transposed)
+    return ldmatrix_offset_tile(num_matrices, dtype, transposed)

@@ -35,6 +35,7 @@ from linear_layouts.catalog.base import (
     make_cga_layout,
     standard_out_dim_names,
 )
+from linear_layouts.element_type import element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -283,14 +284,13 @@ class NVMMASharedLayout(SharedLayout):
     ) -> "NVMMASharedLayout":
         """Gluon's ``get_default_for``: the widest swizzle (128, 64, 32 or 0 bytes) that divides the
         contiguous dim of the CTA's block (in bytes; fp4-padded counts padded elements), and no swizzle
-        for rank 1 or fewer than 8 outer rows. ``dtype`` is an element bitwidth or a Gluon / Triton dtype
-        (anything with ``primitive_bitwidth``).
+        for rank 1 or fewer than 8 outer rows. ``dtype``: an element type in any spelling of
+        :func:`linear_layouts.element_type.element_type` (a bit width, a name, a Gluon / Triton dtype, ...).
 
         >>> NVMMASharedLayout.get_default_for([64, 64], 16).swizzle_byte_width
         128
         """
-        bitwidth = getattr(dtype, "primitive_bitwidth", dtype)
-        bitwidth = check_int("dtype (element bitwidth)", bitwidth, minimum=1)
+        bitwidth = element_type(dtype).bits
         shape = check_shape(block_shape, name="block_shape")
         cga = check_cga_layout("cga_layout", cga_layout or (), len(shape))
         cga_tile = make_cga_layout(cga, len(shape)).out_dims.values()

@@ -14,13 +14,14 @@ Modules, one job each:
 - ``plan``: ``analysis.conversion`` plans -> steps -> kernels (``conversion_kernel``).
 - ``model``: bank model of the instructions emitted (what ncu should count).
 - ``ptx``: nvcc compilation and PTX/SASS instruction counts.
-- ``runtime``: compile/cache/launch with CuPy (lazy import), ``verify_conversion``.
+- ``runtime``: compile/cache/launch/check/time with CuPy (lazy import).
+- ``verify``: ``verify_conversion`` (plan, generate, run and check in one call).
 """
 
 from linear_layouts.codegen.index import emit_index, emit_inverse_index, index_expression, inverse_index_expression
 from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel, emit_transpose_kernel
 from linear_layouts.codegen.plan import conversion_kernel, conversion_step, step_from_plan
-from linear_layouts.codegen.runtime import verify_conversion
+from linear_layouts.codegen.verify import verify_conversion
 
 __all__ = [
     "emit_index",

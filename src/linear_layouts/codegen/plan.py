@@ -22,6 +22,7 @@ from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion, ro
 from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel
 from linear_layouts.codegen.shared import SharedAccess
 from linear_layouts.codegen.shuffle import ShuffleConversion
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -37,10 +38,8 @@ __all__ = [
 ]
 
 
-def _bits(dtype: Any) -> int:
-    from linear_layouts.codegen.runtime import element_bytes_of  # noqa: PLC0415 - avoid a cycle
-
-    return 8 * element_bytes_of(dtype)
+def _bits(dtype: DTypeLike) -> int:
+    return element_type(dtype).bits
 
 
 def _flat(layout: LinearLayout, dim: str) -> tuple[int, ...]:

@@ -9,22 +9,21 @@ code the CPU tests count instructions in); otherwise CuPy's NVRTC compiles the s
 
 Example (on a GPU)::
 
-    result = verify_conversion(src, dst, "fp16", [64, 64])
-    assert result.ok, result
+    wrong = check_kernel(conversion_kernel(src, dst, "fp16"))   # 0: every element arrived
+
+Planning, generating and checking a conversion in one call is :func:`linear_layouts.codegen.verify.verify_conversion`.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from linear_layouts.codegen.kernel import KernelSource
 from linear_layouts.codegen.ptx import compile_cubin, find_nvcc
 from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
 
 __all__ = [
     "cupy_module",
@@ -33,34 +32,9 @@ __all__ = [
     "run_kernel",
     "check_kernel",
     "time_kernel",
-    "Verification",
-    "verify_conversion",
-    "element_bytes_of",
 ]
 
-_DTYPE_BYTES = {
-    "fp8": 1, "float8": 1, "e4m3": 1, "e5m2": 1, "int8": 1, "uint8": 1, "i8": 1,
-    "fp16": 2, "float16": 2, "bf16": 2, "bfloat16": 2, "int16": 2, "i16": 2, "f16": 2,
-    "fp32": 4, "float32": 4, "int32": 4, "i32": 4, "f32": 4, "tf32": 4,
-    "fp64": 8, "float64": 8, "int64": 8, "i64": 8, "f64": 8,
-}
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def element_bytes_of(dtype: Any) -> int:
-    """Bytes per element of ``dtype``: a name (``"fp16"``, ``"float8"``, ...), a bit width
-    (8/16/32/64) or a NumPy dtype."""
-    if isinstance(dtype, str) and dtype.lower() in _DTYPE_BYTES:
-        return _DTYPE_BYTES[dtype.lower()]
-    if isinstance(dtype, int) and dtype in (8, 16, 32, 64):
-        return dtype // 8
-    try:
-        size = np.dtype(dtype).itemsize
-    except TypeError:
-        size = 0
-    if size in _UINT:
-        return size
-    raise LayoutError(f"dtype: expected fp8/fp16/fp32/fp64 (or 8/16/32/64 bits), got {dtype!r}")
 
 
 def cupy_module() -> Any:
@@ -138,39 +112,3 @@ def time_kernel(kernel: KernelSource, tiles: int, iterations: int = 0, repeats: 
         stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
     return float(np.median(times))
-
-
-@dataclass(frozen=True)
-class Verification:
-    """Outcome of ``verify_conversion``: ``wrong`` elements out of ``checked``."""
-
-    kernel: str
-    checked: int
-    wrong: int
-
-    @property
-    def ok(self) -> bool:
-        return self.wrong == 0
-
-
-def verify_conversion(
-    src: LinearLayout,
-    dst: LinearLayout,
-    dtype: Any,
-    shape: Sequence[int],
-    *,
-    tiles: int = 4,
-    iterations: int = 1,
-    seed: int = 0,
-) -> Verification:
-    """Plan ``src -> dst`` (``analysis.conversion.plan_conversion``), generate its kernel, run
-    load(src) -> convert -> store(dst) on the GPU over ``tiles`` tiles (plus ``iterations`` round trips)
-    and check every element."""
-    from linear_layouts.codegen.plan import conversion_kernel  # noqa: PLC0415 - needs the analysis
-
-    sizes = [src.out_dim_size(d) for d in src.out_dim_names]
-    if list(shape) != sizes:
-        raise LayoutError(f"shape: {list(shape)} differs from the layouts' tensor shape {sizes}")
-    kernel = conversion_kernel(src, dst, dtype)
-    checked = tiles * kernel.tile_elements
-    return Verification(kernel.name, checked, check_kernel(kernel, tiles, iterations, seed))

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from linear_layouts.analysis.dtypes import bitwidth
+from linear_layouts.element_type import DTypeLike, bitwidth
 from linear_layouts.analysis.vectorization import contiguous_elements, vector_permutation
 from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
 from linear_layouts.errors import LayoutError
@@ -69,7 +69,7 @@ def default_blocked_layout(shape: Sequence[int], num_warps: int, threads_per_war
     return blocked_layout(shape, [1] * rank, tuple(range(rank - 1, -1, -1)), num_warps, threads_per_warp)
 
 
-def coalesced_layout(shape: Sequence[int], strides: Sequence[int], dtype: str, *, num_warps: int,
+def coalesced_layout(shape: Sequence[int], strides: Sequence[int], dtype: DTypeLike, *, num_warps: int,
                      threads_per_warp: int = 32) -> BlockedLayout:
     """The Coalesce pass's layout for a global access of a ``shape`` tile with ``strides`` (module doc)."""
     if len(shape) != len(strides):
@@ -99,10 +99,11 @@ def _warps_v2(shape: Sequence[int], num_warps: int) -> list[int]:
     return warps
 
 
-def mma_layout(shape: Sequence[int], dtype: str, version: int, num_warps: int) -> NVMMADistributedLayout:
+def mma_layout(shape: Sequence[int], dtype: DTypeLike, version: int, num_warps: int) -> NVMMADistributedLayout:
     """The accumulator layout of a ``shape`` dot on ``dtype`` operands: mma.sync m16n8 (``version`` 2,
     warps as Triton's ``warpsPerTileV2``) or wgmma (3: warp groups along M first, ``warpsPerTileV3``;
     needs ``num_warps`` a multiple of 4)."""
+    bits = bitwidth(dtype)
     if version == 3:
         if num_warps % 4:
             raise LayoutError(f"num_warps must be a multiple of 4 for wgmma (mma_version 3), got {num_warps}")
@@ -113,18 +114,18 @@ def mma_layout(shape: Sequence[int], dtype: str, version: int, num_warps: int) -
             else:
                 warps[1] *= 2
         n = min(256, shape[1] // warps[1])
-        return NVMMADistributedLayout((3, 0), tuple(warps), (16, max(8, n), 256 // bitwidth(dtype)))
+        return NVMMADistributedLayout((3, 0), tuple(warps), (16, max(8, n), 256 // bits))
     if version != 2:
         raise LayoutError(f"version must be 2 or 3, got {version!r}")
     return NVMMADistributedLayout((2, 0), tuple(_warps_v2(shape, num_warps)), (16, 8))
 
 
-def dot_operand_layout(parent: NVMMADistributedLayout, operand_index: int, dtype: str) -> DotOperandLayout:
+def dot_operand_layout(parent: NVMMADistributedLayout, operand_index: int, dtype: DTypeLike) -> DotOperandLayout:
     """Operand ``operand_index`` of a dot with result ``parent`` on ``dtype`` elements: ``k_width = 32 / bitwidth``."""
     return DotOperandLayout(operand_index, parent, max(1, 32 // bitwidth(dtype)))
 
 
-def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: str) -> float:
+def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike) -> float:
     """Per-warp cost of a global load / store of a tile in ``layout`` at ``strides``: sectors touched by
     each vector instruction of warp 0 times ``GLOBAL_SECTOR_COST``, plus instructions times
     ``GLOBAL_INSTRUCTION_COST`` (vectors of the widest contiguous run after the register permutation

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from linear_layouts.analysis.dtypes import bitwidth
+from linear_layouts.element_type import bitwidth
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -35,9 +35,8 @@ SHAPE_OPS = ("trans", "reshape", "join", "split", "expand_dims", "broadcast")
 
 
 def element_bits(dtype: str) -> int:
-    """Bits a register element of ``dtype`` occupies: ``i1`` as 8, pointers as 64, others as ``bitwidth``."""
-    if dtype == "i1":
-        return 8
+    """Bits a register element of ``dtype`` occupies: pointers (``"ptr"``) as 64, others as
+    :func:`linear_layouts.element_type.bitwidth` (``i1`` is stored in 8 bits)."""
     if dtype == "ptr":
         return 64
     return bitwidth(dtype)

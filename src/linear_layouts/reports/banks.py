@@ -7,12 +7,13 @@ that land on each of the 32 banks (:func:`linear_layouts.viz.bank_steps.bank_ste
 
 from __future__ import annotations
 
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["access_summary", "banks_report"]
 
 
-def access_summary(shared: LinearLayout, distributed: LinearLayout, bitwidth: int, op: str) -> list[str]:
+def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, op: str) -> list[str]:
     """Two lines: the wavefronts of ``distributed`` loading (``op="load"``) or storing ``shared``, as
     instructions × phases × wavefronts per phase, with the simulator's count; the vector width and
     Triton's bank-conflict measure.
@@ -22,6 +23,7 @@ def access_summary(shared: LinearLayout, distributed: LinearLayout, bitwidth: in
     >>> access_summary(s.shared[2][1], s.load, 32, "load")[0]
     'load: 16 wavefronts (16 instructions × 1 phase × 1 per phase); brute-force simulation: 16'
     """
+    bitwidth = element_type(dtype).bits
     from linear_layouts.analysis.bank_simulator import simulate_wavefronts
     from linear_layouts.analysis.banks import bank_conflicts, shared_access, wavefronts, wavefronts_per_phase
 
@@ -39,10 +41,11 @@ def access_summary(shared: LinearLayout, distributed: LinearLayout, bitwidth: in
     ]
 
 
-def banks_report(shared: LinearLayout, distributed: LinearLayout, bitwidth: int, *, op: str = "load",
+def banks_report(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, *, op: str = "load",
                  steps: int = 16) -> str:
     """:func:`access_summary`, then the first ``steps`` steps: each step's wavefronts and, per bank
     0..31, how many lanes hit it ('.' none, '+' ten or more, '*' the bank serves several words)."""
+    bitwidth = element_type(dtype).bits
     from linear_layouts.viz.bank_steps import bank_steps
 
     all_steps = bank_steps(shared, distributed, bitwidth, op=op)

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["plan_report"]
 
 
-def plan_report(src: LinearLayout, dst: LinearLayout, bitwidth: int, *, force_shared: bool = False) -> str:
+def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force_shared: bool = False) -> str:
     """The conversion ``src -> dst`` of ``bitwidth``-bit elements explained: register renaming, warp
     shuffles (rounds, words per shuffle) or shared memory (the swizzled layout, both accesses with
     their wavefronts, the bytes), the instructions per thread, and the cost model's verdict with the
     alternatives. ``force_shared`` skips the in-warp strategies and the cost line."""
+    bitwidth = element_type(dtype).bits
     from linear_layouts.codegen.plan import conversion_step
 
     step = conversion_step(src, dst, bitwidth, force_shared=force_shared)

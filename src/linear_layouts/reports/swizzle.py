@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from linear_layouts.errors import LayoutError
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["swizzle_report"]
 
 
-def swizzle_report(store: LinearLayout, load: LinearLayout, bitwidth: int) -> str:
+def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike) -> str:
     """The construction of :func:`~linear_layouts.analysis.swizzle.optimal_swizzle` for ``store`` then
     ``load`` (V, I, E, F, H, C), a table of store / load wavefronts, vector widths and bytes for the
     unswizzled, padded (legacy, when it applies) and optimal layouts, the Lemma 9.5 bound, and the
     optimal layout as a JSON spec (the last line)."""
+    bitwidth = element_type(dtype).bits
     from linear_layouts.analysis.banks import shared_access, wavefronts
     from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
     from linear_layouts.viz.algorithm import steps_text

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from linear_layouts.element_type import DTypeLike
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["AlgorithmStep", "bit_names", "vector_name", "swizzle_steps", "steps_of", "steps_text"]
@@ -104,11 +105,11 @@ def steps_of(result: Any, store: LinearLayout, load: LinearLayout) -> list[Algor
     return steps
 
 
-def swizzle_steps(store: LinearLayout, load: LinearLayout, bitwidth: int) -> tuple[dict[str, Any], LinearLayout]:
+def swizzle_steps(store: LinearLayout, load: LinearLayout, dtype: DTypeLike) -> tuple[dict[str, Any], LinearLayout]:
     """``({"steps": [...]}, optimal layout)`` for the explorer page (runs ``optimal_swizzle``)."""
     from linear_layouts.analysis.swizzle import optimal_swizzle
 
-    result = optimal_swizzle(store, load, bitwidth)
+    result = optimal_swizzle(store, load, dtype)
     return {"steps": [s.as_json() for s in steps_of(result, store, load)]}, result.layout
 
 

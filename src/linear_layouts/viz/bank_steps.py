@@ -9,6 +9,7 @@ phase's wavefronts are the largest such count).
 
 from __future__ import annotations
 
+from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.viz.model import NUM_BANKS
@@ -17,16 +18,16 @@ from linear_layouts.viz.svg import BankStep
 __all__ = ["bank_steps"]
 
 
-def bank_steps(shared: LinearLayout, distributed: LinearLayout, bitwidth: int, *, op: str = "load") -> list[BankStep]:
+def bank_steps(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, *, op: str = "load") -> list[BankStep]:
     """One :class:`BankStep` per (warp, instruction, phase) of ``distributed`` loading (storing) ``shared``.
 
-    The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, bitwidth, op=op)``.
+    The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, dtype, op=op)``.
     """
     if op not in ("load", "store"):
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
     from linear_layouts.analysis.bank_simulator import lane_addresses, phase_size
 
-    addresses, vector_bytes = lane_addresses(shared, distributed, bitwidth)
+    addresses, vector_bytes = lane_addresses(shared, distributed, dtype)
     lanes = addresses.shape[2]
     steps: list[BankStep] = []
     for warp in range(addresses.shape[0]):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
+from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.viz.scenarios import Scenario, seed_transpose
@@ -30,7 +31,7 @@ def layout_json(layout: LinearLayout, name: str = "") -> dict[str, Any]:
     return {"name": name, "bases": layout.bases, "out_dims": layout.out_dims}
 
 
-def swizzle_steps_json(store: LinearLayout, load: LinearLayout, bitwidth: int) -> tuple[dict | None, LinearLayout | None]:
+def swizzle_steps_json(store: LinearLayout, load: LinearLayout, dtype: DTypeLike) -> tuple[dict | None, LinearLayout | None]:
     """The optimal-swizzle construction as page steps (V, I, E, F, H, C, result) and its layout.
 
     Returns ``(None, None)`` when :mod:`linear_layouts.analysis` has no ``optimal_swizzle`` (yet).
@@ -39,7 +40,7 @@ def swizzle_steps_json(store: LinearLayout, load: LinearLayout, bitwidth: int) -
         from linear_layouts.viz.algorithm import swizzle_steps
     except ImportError:
         return None, None
-    return swizzle_steps(store, load, bitwidth)
+    return swizzle_steps(store, load, dtype)
 
 
 def _scenario_json(scenario: Scenario) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size, quote
@@ -122,10 +123,11 @@ class Placement:
         return max(1, NUM_BANKS * BANK_BYTES * 8 // self.element_bitwidth)
 
 
-def placement(layout: LinearLayout, element_bitwidth: int, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> Placement:
+def placement(layout: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> Placement:
     """For a shared layout ``(offset, block) -> dims``, where each element lives and in which bank.
 
-    ``word = offset * bitwidth // 32``, ``bank = word mod 32`` (32 banks of 4 bytes).
+    ``word = offset * bitwidth // 32``, ``bank = word mod 32`` (32 banks of 4 bytes), for elements of
+    ``dtype`` (``bitwidth`` bits).
 
     >>> L = LinearLayout({"offset": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
     >>> placement(L, 32).bank.tolist()
@@ -135,8 +137,7 @@ def placement(layout: LinearLayout, element_bitwidth: int, *, max_elements: int 
         raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
     if not layout.has_in_dim("offset") or any(d not in ("offset", "block") for d in layout.in_dim_names):
         raise LayoutError(f"layout: a shared layout has in dims offset (and block); found {list(layout.in_dim_names)}")
-    if element_bitwidth not in (4, 8, 16, 32, 64, 128):
-        raise LayoutError(f"element_bitwidth: must be one of 4, 8, 16, 32, 64, 128; got {quote(element_bitwidth)}")
+    element_bitwidth = element_type(dtype).bits
     check_layout_size(layout, max_elements, "picture of the layout")
     sizes = [_in_size(layout, "block"), _in_size(layout, "offset")]
     block, offset = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in sizes), indexing="ij"))

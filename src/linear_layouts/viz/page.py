@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from linear_layouts.errors import LayoutError
+from linear_layouts.element_type import DTypeLike
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_PICTURE_ELEMENTS
 from linear_layouts.viz.svg import distributed_svg, matrix_svg, shared_svg
@@ -18,11 +19,12 @@ pre{background:#f6f8fc;padding:8px;font-size:11px;overflow:auto;max-height:420px
 .figure{overflow:auto;border:1px solid #ddd;padding:4px;max-width:100%}"""
 
 
-def layout_html(layout: LinearLayout, *, title: str = "layout", element_bitwidth: int = 32,
+def layout_html(layout: LinearLayout, *, title: str = "layout", dtype: DTypeLike = 32,
                 max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """One self-contained page: picture (SVG; for shared layouts also the memory view), the F2 matrix,
-    Triton's ``get_distributed_view`` / ``get_shared_view`` text, and the bases as JSON. Layouts of
-    more than ``max_elements`` elements are refused (``limits.MAX_PICTURE_ELEMENTS``).
+    Triton's ``get_distributed_view`` / ``get_shared_view`` text, and the bases as JSON. ``dtype``: the
+    element type of a shared layout (for the banks). Layouts of more than ``max_elements`` elements are
+    refused (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> "<svg" in layout_html(LinearLayout({"lane": [[1]]}, ["dim0"]))
     True
@@ -31,9 +33,9 @@ def layout_html(layout: LinearLayout, *, title: str = "layout", element_bitwidth
         raise LayoutError(f"title: expected a string, got {type(title).__name__}")
     n = max_elements
     if is_shared_layout(layout):
-        pictures = [("tensor view, coloured by bank", shared_svg(layout, element_bitwidth, title=title, max_elements=n)),
+        pictures = [("tensor view, coloured by bank", shared_svg(layout, dtype, title=title, max_elements=n)),
                     ("memory view: 128-byte rows × banks",
-                     shared_svg(layout, element_bitwidth, view="physical", title=f"{title} (memory)", max_elements=n))]
+                     shared_svg(layout, dtype, view="physical", title=f"{title} (memory)", max_elements=n))]
     else:
         pictures = [("who holds each element", distributed_svg(layout, title=title, max_elements=n))]
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_PICTURE_ELEMENTS
@@ -126,12 +127,12 @@ def distributed_png(layout: LinearLayout, title: str | None = None, *, max_eleme
                    "colour: lane (hue), warp (lightness) · label: register")
 
 
-def shared_png(layout: LinearLayout, element_bitwidth: int, title: str | None = None, *,
+def shared_png(layout: LinearLayout, dtype: DTypeLike, title: str | None = None, *,
                max_elements: int = MAX_PICTURE_ELEMENTS) -> bytes:
     """PNG bytes of a shared layout over the tensor: colour and label = bank of each element."""
-    place = placement(layout, element_bitwidth, max_elements=max_elements)
+    place = placement(layout, dtype, max_elements=max_elements)
     rows, columns = grid_shape(place.shape)
     colors = [bank_color(int(b)) if b >= 0 else EMPTY_COLOR for b in place.bank]
     labels = [str(int(b)) if b >= 0 else "" for b in place.bank]
     return _figure(colors, labels, rows, columns, title or f"shared layout {list(place.shape)}",
-                   f"{element_bitwidth}-bit elements · colour and label: bank")
+                   f"{place.element_bitwidth}-bit elements · colour and label: bank")

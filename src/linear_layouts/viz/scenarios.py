@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -101,29 +102,31 @@ def layout_a() -> LinearLayout:
                         ["dim0", "dim1"])
 
 
-def pair_scenario(store: LinearLayout, load: LinearLayout, bitwidth: int, store_name: str = "store",
+def pair_scenario(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, store_name: str = "store",
                   load_name: str = "load") -> Scenario:
-    """A user's store/load pair as a scenario, with the unswizzled (row-major) layout as its one candidate.
+    """A user's store/load pair of ``dtype`` elements as a scenario, with the unswizzled (row-major) layout
+    as its one candidate.
 
     >>> pair_scenario(seed_transpose().store, seed_transpose().load, 32, "A", "B").name
     'A -> B (32-bit)'
     """
+    bitwidth = element_type(dtype).bits
     return Scenario(f"{store_name} -> {load_name} ({bitwidth}-bit)", store, load, bitwidth,
                     (("unswizzled (row-major)", row_major_shared(list(store.out_dims.values()))),),
                     store_name, load_name)
 
 
-def segment_bits(shared: LinearLayout, bitwidth: int) -> int:
+def segment_bits(shared: LinearLayout, dtype: DTypeLike) -> int:
     """Number of offset bits inside one 128-byte row of the 32 banks: ``log2(1024 / bitwidth)`` (capped).
 
     >>> segment_bits(row_major_shared([16, 32]), 32)
     5
     """
-    row_bits = (32 * 4 * 8 // bitwidth).bit_length() - 1
+    row_bits = (32 * 4 * 8 // element_type(dtype).bits).bit_length() - 1
     return min(shared.in_dim_size_log2("offset"), row_bits)
 
 
-def toggle_swizzle(base: LinearLayout, toggles: Sequence[tuple[int, int]], bitwidth: int) -> LinearLayout:
+def toggle_swizzle(base: LinearLayout, toggles: Sequence[tuple[int, int]], dtype: DTypeLike) -> LinearLayout:
     """The workbench's swizzle: for each toggle (j, i), XOR the image of offset bit i (a bank bit) into
     the image of segment bit j (offset bit b + j), as in seed 003's toggle grid.
 
@@ -131,7 +134,7 @@ def toggle_swizzle(base: LinearLayout, toggles: Sequence[tuple[int, int]], bitwi
     >>> s == xor_swizzled_shared(16, 32, 1)
     True
     """
-    b = segment_bits(base, bitwidth)
+    b = segment_bits(base, dtype)
     offsets = base.bases["offset"]
     original = [list(v) for v in offsets]
     for j, i in toggles:

@@ -13,6 +13,7 @@ from html import escape
 
 import numpy as np
 
+from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_PICTURE_ELEMENTS, quote
@@ -151,7 +152,7 @@ def _thread_legend(parts: list[str], x: int, y: int, num_lanes: int, num_warps: 
                      f'{warp}{" (cycles)" if warp == 3 else ""}</text>')
 
 
-def shared_svg(layout: LinearLayout, element_bitwidth: int, *, view: str = "logical", title: str | None = None,
+def shared_svg(layout: LinearLayout, dtype: DTypeLike, *, view: str = "logical", title: str | None = None,
                cell: int | None = None, max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """Shared memory, coloured by bank. ``view="logical"``: the tensor grid, each element labelled with
     its bank. ``view="physical"``: rows are 128-byte segments, columns the element slots of the banks,
@@ -164,7 +165,7 @@ def shared_svg(layout: LinearLayout, element_bitwidth: int, *, view: str = "logi
     """
     if view not in ("logical", "physical"):
         raise LayoutError(f"view: must be 'logical' or 'physical', got {quote(view)}")
-    place = placement(layout, element_bitwidth, max_elements=max_elements)
+    place = placement(layout, dtype, max_elements=max_elements)
     total = len(place.offset)
     if view == "logical":
         rows, columns = grid_shape(place.shape)
@@ -176,7 +177,7 @@ def shared_svg(layout: LinearLayout, element_bitwidth: int, *, view: str = "logi
     x0, y0 = 56, 64
     width = max(x0 + columns * cell + 16, 560)
     height = y0 + rows * cell + 60
-    name = title or f"shared layout {list(place.shape)} · {element_bitwidth}-bit · {view} view"
+    name = title or f"shared layout {list(place.shape)} · {place.element_bitwidth}-bit · {view} view"
     parts = _header(width, height, name)
     subtitle = ("cells: tensor elements · colour and label: bank" if view == "logical" else
                 "rows: 128-byte segments · columns: slots across the 32 banks · label: tensor column")
