@@ -21,6 +21,7 @@ from linear_layouts.analysis import vectorization, warp_simulator
 from linear_layouts.catalog import NVMMASharedLayout, instruction_tiles
 from linear_layouts.cli import main
 from linear_layouts.codegen import plan as codegen_plan
+from linear_layouts.cute.best import best_cute_swizzle
 from linear_layouts.element_type import (
     AMBIGUOUS_NAMES,
     DTYPE_NAMES,
@@ -190,6 +191,7 @@ ENTRY_POINTS = {
     "catalog.instruction_tiles.stmatrix_tile": lambda d: instruction_tiles.stmatrix_tile(4, d),
     "catalog.instruction_tiles.stmatrix_offset_tile": lambda d: instruction_tiles.stmatrix_offset_tile(2, d),
     "catalog.shared.NVMMASharedLayout.get_default_for": lambda d: NVMMASharedLayout.get_default_for([64, 32], d),
+    "cute.best.best_cute_swizzle": lambda d: best_cute_swizzle(SEED.store, SEED.load, d),
     "codegen.plan.conversion_step": lambda d: codegen_plan.conversion_step(SEED.store, SEED.load, d),
     "codegen.plan.conversion_kernel": lambda d: codegen_plan.conversion_kernel(SEED.store, SEED.load, d).source,
     "codegen.plan.baseline_step": lambda d: codegen_plan.baseline_step(SEED.store, SEED.load, d, padded=True),

@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.analysis.banks import access_wavefronts, check_distributed, shared_access
-from linear_layouts.analysis.dtypes import bitwidth as parse_bitwidth
+from linear_layouts.element_type import DTypeLike
+from linear_layouts.element_type import bitwidth as parse_bitwidth
 from linear_layouts.analysis.swizzle import SwizzleResult, optimal_swizzle
 from linear_layouts.cute.from_linear import swizzles_on
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, column_major, composition, row_major
@@ -89,7 +90,7 @@ def cute_candidates(shape: tuple[int, ...]) -> list[tuple[str, Swizzle, Layout |
     return out
 
 
-def best_cute_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: int | str) -> CuteSwizzleChoice:
+def best_cute_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike) -> CuteSwizzleChoice:
     """The ``Swizzle<B,M,S> ∘ (row- or column-major)`` with the fewest store + load wavefronts (module doc).
 
     Requires: distributed layouts of one warp size over the same tensor ``dim0..``, every size a power
