@@ -121,11 +121,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         from linear_layouts.viz.svg import distributed_svg, shared_svg
 
         _write(args, shared_svg(layout, width, view=args.view, title=title) if shared
-               else distributed_svg(layout, title=title))
+               else distributed_svg(layout, title=title, label=args.label))
     elif args.format == "png":
         from linear_layouts.viz.png import distributed_png, shared_png
 
-        _write(args, shared_png(layout, width, title=title) if shared else distributed_png(layout, title=title))
+        _write(args, shared_png(layout, width, title=title, view=args.view) if shared
+               else distributed_png(layout, title=title, label=args.label))
     else:
         from linear_layouts.viz.page import layout_html
 
@@ -294,7 +295,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
     p.add_argument("--hw", action="store_true", help="text: the hardware point of view (per warp / per offset)")
     p.add_argument("--dtype", help="shared layouts: element type for the bank colours (default: the spec's or 32-bit)")
     p.add_argument("--view", choices=["logical", "physical"], default="logical",
-                   help="shared SVG: the tensor grid, or memory rows x banks")
+                   help="shared layouts, svg/png: the tensor grid coloured by bank (logical), or memory itself, "
+                        "one 128-byte row of the 32 banks per line (physical)")
+    p.add_argument("--label", choices=["auto", "thread", "lane", "register", "warp"], default="auto",
+                   help="distributed layouts, svg/png: what each cell says (auto: thread T over register r)")
     p.add_argument("--title", help="picture title")
 
     p = add("matrix", cmd_matrix, "the layout's matrix over F2")

@@ -56,14 +56,23 @@ def test_show_svg_png_html(capsys, tmp_path):
     root = ET.fromstring(out)
     assert code == 0 and sum(1 for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "cell") == 512
     code, out, _ = _run(capsys, "show", _spec(SEED.shared[1][1]), "--format", "svg", "--view", "physical")
-    assert code == 0 and "128-byte segments" in out
+    assert code == 0 and "one 128-byte row of the 32 banks per line" in out and "segment \\ slot" in out
     html_file = tmp_path / "l.html"
     code, _, _ = _run(capsys, "show", _spec(SEED.store), "--format", "html", "-o", str(html_file))
     assert code == 0 and "<svg" in html_file.read_text()
-    pytest.importorskip("matplotlib")
     png = tmp_path / "l.png"
     code, _, _ = _run(capsys, "show", _spec(SEED.store), "--format", "png", "-o", str(png))
     assert code == 0 and png.read_bytes()[:4] == b"\x89PNG"
+    code, _, _ = _run(capsys, "show", _spec(SEED.shared[1][1]), "--format", "png", "--view", "physical", "-o", str(png))
+    assert code == 0 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("label, first", [("auto", ["T0", "r0"]), ("thread", ["T0"]), ("lane", ["L0"]),
+                                          ("register", ["r0"]), ("warp", ["W0"])])
+def test_show_label_picks_what_the_cells_say(capsys, label, first):
+    code, out, _ = _run(capsys, "show", BLOCKED, "--shape", "32,32", "--format", "svg", "--label", label)
+    cells = [g for g in ET.fromstring(out).iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "cell"]
+    assert code == 0 and [t.text for t in cells[0].iter("{http://www.w3.org/2000/svg}text")] == first
 
 
 def test_matrix(capsys):

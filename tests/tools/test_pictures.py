@@ -15,6 +15,7 @@ from linear_layouts.viz.colors import bank_color, thread_color
 from linear_layouts.viz.model import ownership, placement
 from linear_layouts.viz.page import layout_html
 from linear_layouts.viz.scenarios import seed_transpose
+from linear_layouts.viz.png import distributed_png, shared_png
 from linear_layouts.viz.svg import bank_hits_svg, distributed_svg, matrix_svg, shared_svg
 
 from tools_helpers import random_distributed, random_shared
@@ -47,8 +48,10 @@ def test_distributed_svg_tooltips_and_labels_follow_the_layout():
             out = layout.apply({d: v for d, v in (("register", reg), ("lane", lane), ("warp", warp),
                                                      ("block", block)) if layout.has_in_dim(d)})
             assert tuple(out[d] for d in layout.out_dim_names) == coords
-            assert g.find(f"{SVG}text").text == str(reg)
-            assert g.find(f"{SVG}rect").get("fill") == thread_color(lane, warp, layout.in_dim_size("lane"))
+            thread = lane + warp * (layout.in_dim_size("lane") if layout.has_in_dim("lane") else 1)
+            assert [t.text for t in g.findall(f"{SVG}text")] == [f"T{thread}", f"r{reg}"]
+            assert g.find(f"{SVG}rect").get("fill") == thread_color(lane, warp)
+            assert (g.find(f"{SVG}path") is not None) == (ownership(layout).copies[index] > 1)   # replicated mark
 
 
 def test_ownership_picks_the_first_owner_and_counts_copies():
@@ -75,7 +78,8 @@ def test_shared_svg_banks_logical_and_physical():
         physical = _cells(shared_svg(layout, bits, view="physical"))
         for offset, g in enumerate(physical):
             coords = list(layout.apply({"offset": offset}).values())
-            assert g.find(f"{SVG}text").text == str(coords[-1])
+            lines = [str(coords[-1])] if len(coords) == 1 else [",".join(map(str, coords[:-1])), str(coords[-1])]
+            assert [t.text for t in g.findall(f"{SVG}text")] == lines
 
 
 def test_bank_hit_charts_add_up_to_the_wavefronts():
@@ -127,27 +131,100 @@ def test_128x128_tile_stays_legible():
     catalog = pytest.importorskip("linear_layouts.catalog")
     layout = catalog.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([128, 128])
     root = ET.fromstring(distributed_svg(layout))
-    width = float(root.get("width"))
-    assert width <= 2200  # fits a screen at 16 px per cell
-    texts = [t for t in root.iter(f"{SVG}text") if t.get("font-size") and t.text and t.text.isdigit()]
-    assert min(float(t.get("font-size")) for t in texts) >= 6.5
+    assert float(root.get("width")) <= 2900
+    font = float(next(g for g in root.iter(f"{SVG}g") if g.get("class") == "cells").get("font-size"))
+    cells = _cells(distributed_svg(layout))
+    size = float(cells[0].find(f"{SVG}rect").get("width"))
+    assert font >= 7
+    for g in cells[::97]:
+        texts = g.findall(f"{SVG}text")
+        assert len(texts) == 2                                          # thread over register
+        assert max(len(t.text) for t in texts) * 0.6 * font <= size - 3   # the label fits its cell
+        assert len(texts) * 1.2 * font <= size - 3
 
 
-def test_png_raster_colours_cells_by_owner():
-    pytest.importorskip("matplotlib")
-    from linear_layouts.viz.png import distributed_png, raster, shared_png
+def _text_boxes(svg: str) -> list[tuple[float, float, float, float, str]]:
+    """Boxes (x0, y0, x1, y1) of the texts outside cells and bars, from their font size (monospace: 0.6 em)."""
+    root = ET.fromstring(svg)
+    inside = {id(t) for g in root.iter(f"{SVG}g") if g.get("class") == "cell" for t in g.iter(f"{SVG}text")}
+    boxes = []
+    for t in root.iter(f"{SVG}text"):
+        if id(t) in inside or not t.text:
+            continue
+        font, x, y = float(t.get("font-size")), float(t.get("x")), float(t.get("y"))
+        width = len(t.text) * 0.6 * font
+        x0 = {"middle": x - width / 2, "end": x - width}.get(t.get("text-anchor"), x)
+        boxes.append((x0, y - 0.8 * font, x0 + width, y + 0.2 * font, t.text))
+    return boxes
 
-    layout = seed_transpose().load
-    data = distributed_png(layout)
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+
+@pytest.mark.parametrize("picture", ["distributed", "replicated", "physical", "logical", "3-d", "bank hits",
+                                     "matrix"])
+def test_no_two_labels_overlap(picture):
+    from linear_layouts.viz.bank_steps import bank_steps
+
+    seed = seed_transpose()
+    narrow = LinearLayout({"register": [[1, 0]], "lane": [[0, 1], [0, 2]], "warp": [[2, 0]]}, ["dim0", "dim1"])
+    svg = {"distributed": lambda: distributed_svg(seed.load),
+           "replicated": lambda: distributed_svg(LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [1, 0], [0, 0]],
+                                                               "warp": [[2, 0]]}, ["dim0", "dim1"])),
+           "physical": lambda: shared_svg(seed.shared[1][1], 32, view="physical"),
+           "logical": lambda: shared_svg(seed.shared[1][1], 16),
+           "3-d": lambda: distributed_svg(LinearLayout({"lane": [[0, 0, 1], [0, 1, 0], [1, 0, 0]]},
+                                                       {"dim0": 2, "dim1": 2, "dim2": 2})),
+           "bank hits": lambda: bank_hits_svg(bank_steps(seed.shared[1][1], seed.load, 32),
+                                              title="load through XOR m: the bank hits of every instruction"),
+           "matrix": lambda: matrix_svg(narrow, title="a layout with one register bit and one warp bit")}[picture]()
+    boxes = _text_boxes(svg)
+    width = float(ET.fromstring(svg).get("width"))
+    for i, a in enumerate(boxes):
+        assert a[0] >= 0 and a[2] <= width, a
+        for b in boxes[i + 1:]:
+            apart = a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+            assert apart, (a, b)
+
+
+def test_warp_boundaries_and_replicated_marks():
+    layout = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [1, 0], [0, 0]], "warp": [[2, 0], [0, 4]]},
+                          ["dim0", "dim1"])          # 4 x 8; lane bit 2 broadcasts
     own = ownership(layout)
-    colors = [thread_color(int(l), int(w), own.num_lanes) for l, w in zip(own.lane, own.warp)]
-    image = raster(colors, [str(int(r)) for r in own.register], 16, 32, 28)
-    for index in (0, 33, 511):
-        r, c = divmod(index, 32)
-        corner = image[r * 28 + 1, c * 28 + 1]
-        assert "#%02x%02x%02x" % tuple(corner) == colors[index]
+    warp = own.warp.reshape(4, 8)
+    root = ET.fromstring(distributed_svg(layout))
+    path = next(p for p in root.iter(f"{SVG}path") if p.get("class") == "boundary").get("d")
+    expected = int((warp[:, :-1] != warp[:, 1:]).sum() + (warp[:-1, :] != warp[1:, :]).sum())
+    assert path.count("M") == expected == 12
+    marks = [p for p in root.iter(f"{SVG}path") if p.get("class") == "replicated"]
+    assert len(marks) == int((own.copies > 1).sum()) == 32
+
+
+def test_png_shows_the_same_picture():
+    PIL = pytest.importorskip("PIL.Image")
+    import io
+
+    from linear_layouts.viz.grid import distributed_grid
+    from linear_layouts.viz.png import Palette, grid_image
+
+    layout = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [1, 0], [0, 0]], "warp": [[2, 0], [0, 4]]},
+                          ["dim0", "dim1"])
+    picture = distributed_grid(layout)
+    palette = Palette()
+    indices = grid_image(picture, 40, palette)
+    rgb = palette.rgb()[indices]
+    own = ownership(layout)
+    for e in range(32):
+        r, c = divmod(e, 8)
+        left = rgb[r * 40 + 20, c * 40 + 4]                       # inside the cell, clear of label and mark
+        assert "#%02x%02x%02x" % tuple(left) == thread_color(int(own.lane[e]), int(own.warp[e]))
+        corner = rgb[r * 40 + 1, c * 40 + 37]                     # the replicated mark
+        assert tuple(corner) == (0x20, 0x20, 0x20)
+    assert tuple(rgb[40, 20]) != (0x20, 0x20, 0x20)               # rows 0 and 1: the same warp
+    assert tuple(rgb[80, 20]) == (0x20, 0x20, 0x20)               # rows 1 and 2: warps 0 and 1 meet
+    data = distributed_png(layout)
+    decoded = PIL.open(io.BytesIO(data)).convert("RGB")
+    assert decoded.size[0] >= 8 * 40 and data[:8] == b"\x89PNG\r\n\x1a\n"
     assert shared_png(seed_transpose().shared[2][1], 32)[:4] == b"\x89PNG"
+    physical = PIL.open(io.BytesIO(shared_png(seed_transpose().shared[2][1], 32, view="physical")))
+    assert physical.mode == "P"                                    # indexed colour: small and fast
 
 
 def test_html_page_holds_picture_text_view_and_bases():
@@ -167,3 +244,5 @@ def test_renderers_reject_bad_input():
         distributed_svg(seed_transpose().shared[0][1])
     with pytest.raises(LayoutError, match="shared"):
         shared_svg(seed_transpose().store, 32)
+    with pytest.raises(LayoutError, match="label: must be one of auto, thread"):
+        distributed_png(seed_transpose().store, label="bank")

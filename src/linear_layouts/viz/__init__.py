@@ -1,4 +1,4 @@
-"""Pictures of layouts: Triton-style text views, SVG, PNG (matplotlib, optional), HTML, the explorer page.
+"""Pictures of layouts: Triton-style text views, SVG, PNG (NumPy and zlib only), HTML, the explorer page.
 
 >>> from linear_layouts import LinearLayout
 >>> from linear_layouts.viz import distributed_view

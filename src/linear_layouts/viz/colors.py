@@ -1,20 +1,24 @@
 """The palette shared by every renderer (SVG, PNG, HTML, the explorer page).
 
-Threads: hue by lane (a rainbow across the warp), lightness by warp (four levels, cycling), so
-neighbouring warps stay distinguishable. Banks: as in seed 004's bank scope, hue by ``bank // 2`` and
-odd banks darker.
+Threads: hue by lane, stepped by the golden angle (137.5°) so that neighbouring lanes get far-apart hues,
+and a lighter or darker shade for even and odd warps (the pictures also draw the warp boundaries and
+write the thread in each cell). Banks: as in seed 004's bank scope, hue by ``bank // 2`` and odd banks
+darker.
 """
 
 from __future__ import annotations
 
 import colorsys
 
-__all__ = ["thread_color", "bank_color", "text_color", "hsl", "EMPTY_COLOR", "CONFLICT_COLOR", "OK_COLOR"]
+__all__ = ["thread_color", "bank_color", "text_color", "hsl", "EMPTY_COLOR", "CONFLICT_COLOR", "OK_COLOR",
+           "BOUNDARY_COLOR", "GOLDEN_ANGLE"]
 
 EMPTY_COLOR = "#f2f2f2"
 CONFLICT_COLOR = "#d62728"
 OK_COLOR = "#2ca02c"
-_WARP_LIGHTNESS = (0.78, 0.62, 0.86, 0.70)
+BOUNDARY_COLOR = "#202020"
+GOLDEN_ANGLE = 137.50776405003785
+_WARP_LIGHTNESS = (0.80, 0.66)
 
 
 def hsl(hue: float, saturation: float, lightness: float) -> str:
@@ -27,16 +31,15 @@ def hsl(hue: float, saturation: float, lightness: float) -> str:
     return "#{:02x}{:02x}{:02x}".format(round(r * 255), round(g * 255), round(b * 255))
 
 
-def thread_color(lane: int, warp: int, num_lanes: int) -> str:
-    """Colour of a cell owned by ``lane`` of ``warp``: hue = 330° · lane / lanes, lightness by warp.
+def thread_color(lane: int, warp: int) -> str:
+    """Colour of a cell owned by ``lane`` of ``warp``: hue = 137.5° · lane (mod 360), lighter for even warps.
 
-    >>> thread_color(0, 0, 32)
-    '#f19d9d'
+    >>> thread_color(0, 0), thread_color(1, 0), thread_color(0, 1)
+    ('#f0a8a8', '#a8f0bd', '#e56c6c')
     """
     if lane < 0:
         return EMPTY_COLOR
-    hue = 330.0 * lane / max(1, num_lanes)
-    return hsl(hue, 0.75, _WARP_LIGHTNESS[warp % len(_WARP_LIGHTNESS)])
+    return hsl(GOLDEN_ANGLE * lane, 0.70, _WARP_LIGHTNESS[warp % 2])
 
 
 def bank_color(bank: int) -> str:

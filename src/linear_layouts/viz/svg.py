@@ -1,8 +1,10 @@
 """SVG pictures of layouts: distributed (who holds what), shared (which bank), bank hits per step, matrix.
 
-Every function returns an SVG document as a string (no dependencies). Cells carry a ``<title>`` tooltip
-with the full story (coordinates, thread, register, offset, bank); the visible label is kept short so a
-128×128 tile stays legible: the register number (distributed) or the bank (shared).
+Every function returns an SVG document as a string (no dependencies). What the distributed and shared
+pictures show is decided in :mod:`linear_layouts.viz.grid`; here it is only drawn: cells with a short
+label (thread over register, or the bank), a ``<title>`` tooltip with the full story (coordinates,
+thread, lane, warp, register, offset, bank), thick lines between warps, a corner mark on replicated
+elements, and a legend. Cells stay large enough for their labels (20 px on a 128×128 tile).
 """
 
 from __future__ import annotations
@@ -16,27 +18,49 @@ import numpy as np
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_PICTURE_ELEMENTS, quote
-from linear_layouts.viz.colors import (CONFLICT_COLOR, EMPTY_COLOR, bank_color, text_color,
-                                       thread_color)
-from linear_layouts.viz.model import NUM_BANKS, grid_shape, ownership, placement
+from linear_layouts.limits import MAX_PICTURE_ELEMENTS
+from linear_layouts.viz.colors import BOUNDARY_COLOR, CONFLICT_COLOR, EMPTY_COLOR, bank_color, text_color
+from linear_layouts.viz.grid import GridPicture, LegendEntry, distributed_grid, shared_grid
+from linear_layouts.viz.model import NUM_BANKS
 
-__all__ = ["distributed_svg", "shared_svg", "bank_hits_svg", "matrix_svg", "BankStep", "default_cell_size"]
+__all__ = ["distributed_svg", "shared_svg", "grid_svg", "bank_hits_svg", "matrix_svg", "BankStep", "cell_size"]
 
 _FONT = "font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\""
+_CHAR = 0.6          # width of a monospace character, in ems
+_LINE = 1.2          # line height, in ems
 
 
-def default_cell_size(rows: int, columns: int) -> int:
-    """Cell edge in pixels: 32 for small tiles, 16 for 128 columns (so the picture stays ≤ ~2100 px).
+def cell_size(rows: int, columns: int, longest_label: int = 4, label_lines: int = 2) -> int:
+    """Cell edge in pixels: 40 for tiles up to 64 across, down to what keeps a ``longest_label``-character,
+    ``label_lines``-line label at 7 px or more (21 px for ``T127`` over ``r15`` on a 128×128 tile).
 
-    >>> default_cell_size(16, 32), default_cell_size(128, 128)
-    (32, 16)
+    >>> cell_size(16, 32), cell_size(128, 128)
+    (40, 21)
     """
-    return int(max(12, min(32, 2048 // max(rows, columns, 1))))
+    wanted = 2560 // max(rows, columns, 1)
+    needed = int(np.ceil(max(7 * _CHAR * longest_label + 4, 7 * _LINE * label_lines + 4)))
+    return int(max(needed, min(40, wanted)))
+
+
+def _label_font(cell: int, longest: int, lines: int) -> float:
+    """The largest font (≤ 11 px) whose ``lines`` × ``longest`` characters fit inside a cell, 2 px clear."""
+    return min(11.0, (cell - 4) / (_CHAR * max(1, longest)), (cell - 4) / (_LINE * max(1, lines)))
+
+
+def _mark_size(cell: int, font: float, longest: int, lines: int) -> float:
+    """The replicated mark's side: the corner the label leaves free (glyphs start ~0.2 em below a line's
+    top), at least 3 px, at most 30% of the cell."""
+    free = max((cell - lines * _LINE * font) / 2 + 0.2 * font, (cell - longest * _CHAR * font) / 2)
+    return max(3.0, min(0.3 * cell, free))
 
 
 def _unravel(index: int, shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(index, tuple(shape)))
+
+
+def _title_width(title: str) -> int:
+    """Pixels the title (15 px bold monospace) needs, with the margins."""
+    return int(len(title) * _CHAR * 15 + 20)
 
 
 def _header(width: int, height: int, title: str) -> list[str]:
@@ -47,172 +71,166 @@ def _header(width: int, height: int, title: str) -> list[str]:
             f'<text x="8" y="20" font-size="15" font-weight="bold">{escape(title)}</text>']
 
 
-def _axes(parts: list[str], rows: int, columns: int, cell: int, x0: int, y0: int, shape: Sequence[int]) -> None:
-    """Column indices on top, row indices on the left (every k-th so the numbers never overlap)."""
-    font = max(7, min(12, cell * 0.55))
-    step_c = max(1, int(np.ceil(font * 2.2 / cell)))
-    step_r = max(1, int(np.ceil(font * 1.3 / cell)))
-    for c in range(0, columns, step_c):
-        parts.append(f'<text x="{x0 + c * cell + cell / 2:.1f}" y="{y0 - 4}" font-size="{font:.1f}" '
-                     f'text-anchor="middle" fill="#555">{c}</text>')
-    for r in range(0, rows, step_r):
-        label = r if len(shape) <= 2 else ",".join(map(str, _unravel(r, shape[:-1])))
-        parts.append(f'<text x="{x0 - 4}" y="{y0 + r * cell + cell / 2 + font / 3:.1f}" font-size="{font:.1f}" '
-                     f'text-anchor="end" fill="#555">{label}</text>')
-
-
-def _cell(parts: list[str], x: float, y: float, cell: int, fill: str, label: str, tooltip: str,
-          font: float, css_class: str = "cell", extra: str = "") -> None:
-    parts.append(f'<g class="{css_class}"{extra}><title>{escape(tooltip)}</title>'
-                 f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" stroke="#ffffff" '
-                 f'stroke-width="0.5"/>')
-    if label:
-        parts.append(f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + font * 0.36:.1f}" font-size="{font:.1f}" '
-                     f'text-anchor="middle" fill="{text_color(fill) if fill != EMPTY_COLOR else "#999"}">'
-                     f'{escape(label)}</text>')
-    parts.append("</g>")
+def _wrap(text: str, width: float, font: float) -> list[str]:
+    """``text`` broken at spaces so that no line is wider than ``width`` pixels at ``font`` px."""
+    chars = max(10, int(width / (_CHAR * font)))
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def _boundaries(parts: list[str], group: np.ndarray, cell: int, x0: int, y0: int, color: str, width: float) -> None:
     """Thick lines between neighbouring cells whose ``group`` (rows × columns) differs."""
     rows, columns = group.shape
     segments = []
-    for r in range(rows):
-        for c in range(columns):
-            if c + 1 < columns and group[r, c] != group[r, c + 1]:
-                x = x0 + (c + 1) * cell
-                segments.append(f"M{x} {y0 + r * cell}v{cell}")
-            if r + 1 < rows and group[r, c] != group[r + 1, c]:
-                y = y0 + (r + 1) * cell
-                segments.append(f"M{x0 + c * cell} {y}h{cell}")
+    right = np.argwhere(group[:, :-1] != group[:, 1:])
+    down = np.argwhere(group[:-1, :] != group[1:, :])
+    for r, c in right:
+        segments.append(f"M{x0 + (c + 1) * cell} {y0 + r * cell}v{cell}")
+    for r, c in down:
+        segments.append(f"M{x0 + c * cell} {y0 + (r + 1) * cell}h{cell}")
     if segments:
-        parts.append(f'<path d="{"".join(segments)}" stroke="{color}" stroke-width="{width}" fill="none"/>')
+        parts.append(f'<path class="boundary" d="{"".join(segments)}" stroke="{color}" stroke-width="{width}" '
+                     'fill="none" stroke-linecap="square"/>')
 
 
-def distributed_svg(layout: LinearLayout, *, title: str | None = None, cell: int | None = None,
-                    max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
-    """The tensor as a grid, each cell coloured by its owner's lane (hue) and warp (lightness) and
-    labelled with the register that holds it; thick lines separate warps. Broadcast elements show their
-    first owner (the tooltip lists the number of copies). Larger than ``max_elements`` elements
-    (or hardware indices): LayoutError (``limits.MAX_PICTURE_ELEMENTS``).
+def _mark(x: float, y: float, cell: float, m: float, css: str = "replicated") -> str:
+    """The replicated-cell mark: a dark right triangle of side ``m`` in the cell's top-right corner."""
+    return f'<path class="{css}" d="M{x + cell - m:.1f} {y:.1f}h{m:.1f}v{m:.1f}z" fill="{BOUNDARY_COLOR}"/>'
 
-    >>> svg = distributed_svg(LinearLayout({"register": [[1]], "lane": [[2]]}, ["dim0"]))
-    >>> svg.count('class="cell"')
-    4
+
+def _legend(parts: list[str], legend: Sequence[LegendEntry], x: int, y: int, width: int) -> int:
+    """Draws the legend from ``y`` down, texts wrapped to ``width``; returns the y below it."""
+    swatch = 14
+    for entry in legend:
+        if entry.kind == "swatches":
+            parts.append(f'<text x="{x}" y="{y + 10}" font-size="11">{escape(entry.text)}</text>')
+            y += 16
+            step = max(1, int(np.ceil((max(len(n) for n in entry.names) * _CHAR * 9 + 6) / swatch)))
+            for k, fill in enumerate(entry.colors):
+                parts.append(f'<rect x="{x + k * swatch}" y="{y}" width="{swatch}" height="{swatch}" fill="{fill}"/>')
+                if k % step == 0:
+                    parts.append(f'<text x="{x + k * swatch + 1}" y="{y + swatch + 10}" font-size="9">'
+                                 f'{escape(entry.names[k])}</text>')
+            y += swatch + 18
+            continue
+        if entry.kind == "boundary":
+            parts.append(f'<path d="M{x} {y + 7}h{2 * swatch}" stroke="{BOUNDARY_COLOR}" stroke-width="3"/>')
+        elif entry.kind == "mark":
+            parts.append(f'<rect x="{x}" y="{y}" width="{swatch}" height="{swatch}" fill="#dddddd"/>'
+                         + _mark(x, y, swatch, swatch / 2, css="legend-mark"))
+        else:
+            parts.append(f'<rect x="{x}" y="{y}" width="{swatch}" height="{swatch}" fill="{entry.colors[0]}" '
+                         'stroke="#bbbbbb"/>')
+        for k, line in enumerate(_wrap(entry.text, width - 2 * swatch - 8, 11)):
+            parts.append(f'<text x="{x + 2 * swatch + 8}" y="{y + 11 + 14 * k}" font-size="11">{escape(line)}</text>')
+        y += 14 * len(_wrap(entry.text, width - 2 * swatch - 8, 11)) + 8
+    return y
+
+
+def _legend_height(legend: Sequence[LegendEntry], width: int) -> int:
+    return sum(16 + 14 + 18 if e.kind == "swatches" else 14 * len(_wrap(e.text, width - 36, 11)) + 8
+               for e in legend)
+
+
+def grid_svg(picture: GridPicture, *, cell: int | None = None) -> str:
+    """An SVG document drawing ``picture``: cells with their labels and ``<title>`` tooltips (and the
+    ``data-*`` attributes of each cell), replicated marks, group boundaries, axes and the legend.
+
+    >>> from linear_layouts.viz.grid import distributed_grid
+    >>> grid_svg(distributed_grid(LinearLayout({"lane": [[1]]}, ["dim0"]))).count('class="cell"')
+    2
     """
-    own = ownership(layout, max_elements=max_elements)
-    rows, columns = grid_shape(own.shape)
-    cell = cell or default_cell_size(rows, columns)
-    font = cell * (0.5 if own.num_registers <= 100 else 0.42)
-    x0, y0 = 56, 64
-    legend_h = 70
-    width = max(x0 + columns * cell + 16, 560)
-    height = y0 + rows * cell + legend_h
-    name = title or f"distributed layout {list(own.shape)}"
-    parts = _header(width, height, name)
-    parts.append(f'<text x="8" y="38" font-size="11" fill="#444">{own.num_registers} registers × {own.num_lanes} '
-                 f'lanes × {own.num_warps} warps × {own.num_blocks} blocks · colour: lane (hue), warp (lightness) '
-                 f'· label: register</text>')
-    _axes(parts, rows, columns, cell, x0, y0, own.shape)
+    rows, columns = picture.rows, picture.columns
+    longest, lines = picture.longest_label, picture.label_lines
+    cell = cell or cell_size(rows, columns, longest, lines)
+    font = _label_font(cell, longest, lines)
+    mark = _mark_size(cell, font, longest, lines)
+    axis_font = float(max(8.0, min(12.0, cell * 0.45)))
+    corner = f"{picture.row_caption} \\ {picture.column_caption}" if picture.row_caption else ""
+    name_width = max([len(n) for n in picture.row_names] + [1]) * _CHAR * axis_font + 10
+    x0 = int(max(40, name_width, len(corner) * _CHAR * 10 + 14))
+    width = int(max(x0 + columns * cell + 16, 560, 44 + 14 * max((len(e.colors) for e in picture.legend), default=0),
+                    _title_width(picture.title)))
+    subtitle = _wrap(picture.subtitle, width - 16, 11)
+    axis_y = 38 + 14 * len(subtitle) + 6
+    y0 = int(axis_y + 6)
+    height = y0 + rows * cell + 16 + _legend_height(picture.legend, width - 16) + 8
+    parts = _header(width, height, picture.title)
+    for k, line in enumerate(subtitle):
+        parts.append(f'<text x="8" y="{38 + 14 * k}" font-size="11" fill="#444">{escape(line)}</text>')
+    if corner:
+        parts.append(f'<text class="caption" x="8" y="{axis_y}" font-size="10" fill="#555">{escape(corner)}</text>')
+    step_c = max(1, int(np.ceil((len(str(columns - 1)) * _CHAR * axis_font + 4) / cell)))
+    step_r = max(1, int(np.ceil(axis_font * 1.2 / cell)))
+    for c in range(0, columns, step_c):
+        parts.append(f'<text x="{x0 + c * cell + cell / 2:.1f}" y="{axis_y}" font-size="{axis_font:.1f}" '
+                     f'text-anchor="middle" fill="#555">{c}</text>')
+    for r in range(0, rows, step_r):
+        parts.append(f'<text x="{x0 - 4}" y="{y0 + r * cell + cell / 2 + axis_font / 3:.1f}" '
+                     f'font-size="{axis_font:.1f}" text-anchor="end" fill="#555">{escape(picture.row_names[r])}</text>')
+    # The labels' font is set once on the group of cells; each cell carries only what differs.
+    parts.append(f'<g class="cells" font-size="{font:.1f}" text-anchor="middle">')
     for e in range(rows * columns):
         r, c = divmod(e, columns)
-        lane, warp = int(own.lane[e]), int(own.warp[e])
-        coords = _unravel(e, own.shape)
-        if lane < 0:
-            _cell(parts, x0 + c * cell, y0 + r * cell, cell, EMPTY_COLOR, "", f"{coords}: not held", font)
-            continue
-        reg, block, copies = int(own.register[e]), int(own.block[e]), int(own.copies[e])
-        thread = lane + warp * own.num_lanes
-        tip = f"{coords}: T{thread}:{reg} (block {block}, warp {warp}, lane {lane}, register {reg})"
-        if copies > 1:
-            tip += f", held by {copies} (thread, register) pairs"
-        _cell(parts, x0 + c * cell, y0 + r * cell, cell, thread_color(lane, warp, own.num_lanes), str(reg), tip,
-              font, extra=f' data-lane="{lane}" data-warp="{warp}" data-register="{reg}"')
-    group = (own.warp + own.block * own.num_warps).reshape(rows, columns)
-    _boundaries(parts, group, cell, x0, y0, "#222222", max(1.5, cell / 10))
-    _thread_legend(parts, x0, y0 + rows * cell + 18, own.num_lanes, min(own.num_warps, 4))
+        x, y = x0 + c * cell, y0 + r * cell
+        fill = picture.fills[e]
+        data = "".join(f' data-{k}="{v}"' for k, v in picture.attributes[e].items())
+        parts.append(f'<g class="cell"{data}><title>{escape(picture.tooltips[e])}</title>'
+                     f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}"/>')
+        label = picture.labels[e]
+        ink = "" if text_color(fill) == "#000000" else f' fill="{text_color(fill)}"'
+        for k, line in enumerate(label):
+            baseline = y + cell / 2 + font * (_LINE * (k - (len(label) - 1) / 2) + 0.36)
+            parts.append(f'<text x="{x + cell / 2:.1f}" y="{baseline:.1f}"{ink}>{escape(line)}</text>')
+        if picture.replicated[e]:
+            parts.append(_mark(x, y, cell, mark))
+        parts.append("</g>")
+    parts.append("</g>")
+    grid = "".join(f"M{x0 + c * cell} {y0}v{rows * cell}" for c in range(1, columns))
+    grid += "".join(f"M{x0} {y0 + r * cell}h{columns * cell}" for r in range(1, rows))
+    if grid:
+        parts.append(f'<path class="grid" d="{grid}" stroke="#ffffff" stroke-width="1" fill="none"/>')
+    if picture.groups is not None:
+        _boundaries(parts, picture.groups, cell, x0, y0, BOUNDARY_COLOR, max(2.0, cell / 9))
+    _legend(parts, picture.legend, 8, y0 + rows * cell + 16, width - 16)
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def _thread_legend(parts: list[str], x: int, y: int, num_lanes: int, num_warps: int) -> None:
-    swatch = 14
-    parts.append(f'<text x="{x}" y="{y + 10}" font-size="11">lane</text>')
-    for lane in range(num_lanes):
-        fill = thread_color(lane, 0, num_lanes)
-        parts.append(f'<rect x="{x + 40 + lane * swatch}" y="{y}" width="{swatch}" height="{swatch}" fill="{fill}"/>')
-        if lane % 4 == 0:
-            parts.append(f'<text x="{x + 40 + lane * swatch + 1}" y="{y + 26}" font-size="9">{lane}</text>')
-    y += 34
-    parts.append(f'<text x="{x}" y="{y + 10}" font-size="11">warp</text>')
-    for warp in range(max(1, num_warps)):
-        fill = thread_color(0, warp, num_lanes)
-        parts.append(f'<rect x="{x + 40 + warp * 3 * swatch}" y="{y}" width="{swatch}" height="{swatch}" fill="{fill}"/>'
-                     f'<text x="{x + 40 + warp * 3 * swatch + swatch + 3}" y="{y + 11}" font-size="10">'
-                     f'{warp}{" (cycles)" if warp == 3 else ""}</text>')
+def distributed_svg(layout: LinearLayout, *, title: str | None = None, cell: int | None = None,
+                    label: str = "auto", max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
+    """Who holds each element (:func:`~linear_layouts.viz.grid.distributed_grid`) as SVG: by default each
+    cell names its thread (``T``) over its register (``r``); colour by lane and warp; thick lines between
+    warps; a corner mark on replicated elements. Larger than ``max_elements`` elements (or hardware
+    indices): LayoutError (``limits.MAX_PICTURE_ELEMENTS``).
+
+    >>> svg = distributed_svg(LinearLayout({"register": [[1]], "lane": [[2]]}, ["dim0"]))
+    >>> svg.count('class="cell"'), svg.count(">T1<")
+    (4, 2)
+    """
+    return grid_svg(distributed_grid(layout, label=label, title=title, max_elements=max_elements), cell=cell)
 
 
 def shared_svg(layout: LinearLayout, dtype: DTypeLike, *, view: str = "logical", title: str | None = None,
                cell: int | None = None, max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
-    """Shared memory, coloured by bank. ``view="logical"``: the tensor grid, each element labelled with
-    its bank. ``view="physical"``: rows are 128-byte segments, columns the element slots of the banks,
-    each slot labelled with the tensor column it holds (tooltip: full coordinate). Larger than
-    ``max_elements`` elements: LayoutError (``limits.MAX_PICTURE_ELEMENTS``).
+    """Shared memory holding elements of ``dtype``, coloured by bank (:func:`~linear_layouts.viz.grid.shared_grid`)
+    as SVG.
+    ``view="logical"``: the tensor grid, each element labelled with its bank. ``view="physical"``: rows
+    are 128-byte segments, columns the element slots of the banks, each slot labelled with the element
+    it holds (tooltip: the full coordinate). Larger than ``max_elements`` elements: LayoutError
+    (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> L = LinearLayout({"offset": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
     >>> shared_svg(L, 32).count('class="cell"')
     4
     """
-    if view not in ("logical", "physical"):
-        raise LayoutError(f"view: must be 'logical' or 'physical', got {quote(view)}")
-    place = placement(layout, dtype, max_elements=max_elements)
-    total = len(place.offset)
-    if view == "logical":
-        rows, columns = grid_shape(place.shape)
-    else:
-        columns = min(place.elements_per_row, total)
-        rows = (total + columns - 1) // columns
-    cell = cell or default_cell_size(rows, columns)
-    font = cell * 0.5
-    x0, y0 = 56, 64
-    width = max(x0 + columns * cell + 16, 560)
-    height = y0 + rows * cell + 60
-    name = title or f"shared layout {list(place.shape)} · {place.element_bitwidth}-bit · {view} view"
-    parts = _header(width, height, name)
-    subtitle = ("cells: tensor elements · colour and label: bank" if view == "logical" else
-                "rows: 128-byte segments · columns: slots across the 32 banks · label: tensor column")
-    parts.append(f'<text x="8" y="38" font-size="11" fill="#444">{subtitle}</text>')
-    if view == "logical":
-        _axes(parts, rows, columns, cell, x0, y0, place.shape)
-        for e in range(total):
-            r, c = divmod(e, columns)
-            coords = _unravel(e, place.shape)
-            bank = int(place.bank[e])
-            tip = f"{coords}: offset {int(place.offset[e])}, bank {bank}" if bank >= 0 else f"{coords}: not stored"
-            _cell(parts, x0 + c * cell, y0 + r * cell, cell, bank_color(bank), str(bank) if bank >= 0 else "", tip,
-                  font, extra=f' data-bank="{bank}"')
-    else:
-        parts.append(f'<text x="{x0 - 4}" y="{y0 - 20}" font-size="10" text-anchor="end" fill="#555">segment</text>')
-        _axes(parts, rows, columns, cell, x0, y0, (rows, columns))
-        by_offset = {int(o): e for e, o in enumerate(place.offset) if o >= 0 and place.block[e] == 0}
-        for slot in range(rows * columns):
-            r, c = divmod(slot, columns)
-            e = by_offset.get(slot)
-            if e is None:
-                _cell(parts, x0 + c * cell, y0 + r * cell, cell, EMPTY_COLOR, "", f"offset {slot}: empty", font)
-                continue
-            coords = _unravel(e, place.shape)
-            bank = int(place.bank[e])
-            _cell(parts, x0 + c * cell, y0 + r * cell, cell, bank_color(bank), str(coords[-1]),
-                  f"offset {slot}, bank {bank}: element {coords}", font, extra=f' data-bank="{bank}"')
-    legend_y = y0 + rows * cell + 18
-    parts.append(f'<text x="{x0 - 40}" y="{legend_y + 10}" font-size="11">bank</text>')
-    for bank in range(NUM_BANKS):
-        parts.append(f'<rect x="{x0 + bank * 14}" y="{legend_y}" width="14" height="14" fill="{bank_color(bank)}"/>')
-        if bank % 4 == 0:
-            parts.append(f'<text x="{x0 + bank * 14 + 1}" y="{legend_y + 26}" font-size="9">{bank}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+    return grid_svg(shared_grid(layout, dtype, view=view, title=title, max_elements=max_elements),
+                    cell=cell)
 
 
 @dataclass(frozen=True)
@@ -237,22 +255,24 @@ def bank_hits_svg(steps: Sequence[BankStep], *, title: str = "bank hits per step
     shown = steps[:max_steps]
     bar, chart_h = 6, 64
     chart_w = NUM_BANKS * bar + 30
+    captions = [f'{s.label}: {s.wavefronts} wavefront{"s" if s.wavefronts != 1 else ""}' for s in shown]
+    column_w = int(max([chart_w] + [len(c) * _CHAR * 11 for c in captions])) + 24
     per_row = max(1, min(4, len(shown)))
     rows = (len(shown) + per_row - 1) // per_row
-    width = max(per_row * (chart_w + 24) + 24, 420)
+    note = f" (first {len(shown)} of {len(steps)} shown)" if len(shown) < len(steps) else ""
+    total = sum(s.wavefronts for s in steps)
+    subtitle = (f"{len(steps)} steps · {total} wavefronts in all{note} · bar: lanes on the bank · "
+                "red: more than one word in the bank")
+    width = int(max(per_row * column_w + 24, 420, _title_width(title), len(subtitle) * _CHAR * 11 + 16))
     height = 56 + rows * (chart_h + 44) + 10
     parts = _header(width, height, title)
-    total = sum(s.wavefronts for s in steps)
-    note = f" (first {len(shown)} of {len(steps)} shown)" if len(shown) < len(steps) else ""
-    parts.append(f'<text x="8" y="38" font-size="11" fill="#444">{len(steps)} steps · {total} wavefronts in all'
-                 f'{note} · bar: lanes on the bank · red: more than one word in the bank</text>')
+    parts.append(f'<text x="8" y="38" font-size="11" fill="#444">{escape(subtitle)}</text>')
     peak = max([max(s.lanes_per_bank) for s in shown] + [1])
     for i, step in enumerate(shown):
-        gx = 24 + (i % per_row) * (chart_w + 24)
+        gx = 24 + (i % per_row) * column_w
         gy = 56 + (i // per_row) * (chart_h + 44)
         parts.append(f'<g class="step" data-wavefronts="{step.wavefronts}">')
-        parts.append(f'<text x="{gx}" y="{gy + 12}" font-size="11">{escape(step.label)}: '
-                     f'{step.wavefronts} wavefront{"s" if step.wavefronts != 1 else ""}</text>')
+        parts.append(f'<text x="{gx}" y="{gy + 12}" font-size="11">{escape(captions[i])}</text>')
         base = gy + 18 + chart_h
         for bank in range(NUM_BANKS):
             lanes, words = step.lanes_per_bank[bank], step.words_per_bank[bank]
@@ -281,9 +301,10 @@ def matrix_svg(layout: LinearLayout, *, title: str | None = None, cell: int = 18
     matrix = layout.to_matrix(max_elements=max_elements)
     n_rows, n_cols = matrix.shape
     x0, y0 = 90, 80
-    width = max(x0 + n_cols * cell + 20, 360)
+    title = title or "layout matrix over F2"
+    width = max(x0 + n_cols * cell + 20, 360, _title_width(title))
     height = y0 + n_rows * cell + 20
-    parts = _header(width, height, title or "layout matrix over F2")
+    parts = _header(width, height, title)
     col = 0
     for dim, size in layout.in_dims.items():
         bits = size.bit_length() - 1
@@ -291,7 +312,9 @@ def matrix_svg(layout: LinearLayout, *, title: str | None = None, cell: int = 18
             parts.append(f'<text x="{x0 + (col + i) * cell + cell / 2}" y="{y0 - 6}" font-size="9" '
                          f'text-anchor="middle">{i}</text>')
         if bits:
-            parts.append(f'<text x="{x0 + col * cell}" y="{y0 - 22}" font-size="11">{escape(dim)}</text>')
+            short = {"register": "r", "lane": "t", "warp": "w", "block": "b", "offset": "o"}.get(dim, dim[:1])
+            name = dim if len(dim) * _CHAR * 11 <= bits * cell - 4 else short     # the paper's letter if narrow
+            parts.append(f'<text x="{x0 + col * cell}" y="{y0 - 22}" font-size="11">{escape(name)}</text>')
             parts.append(f'<line x1="{x0 + col * cell}" y1="{y0 - 18}" x2="{x0 + col * cell}" y2="{y0 + n_rows * cell}" '
                          f'stroke="#999"/>')
         col += bits

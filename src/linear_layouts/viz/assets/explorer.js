@@ -240,10 +240,13 @@
 
   /* ----------------------------------------------------------- Colours */
   function hsl(h, s, l) { return `hsl(${h.toFixed(1)}, ${Math.round(s * 100)}%, ${Math.round(l * 100)}%)`; }
-  const WARP_LIGHTNESS = [0.78, 0.62, 0.86, 0.7];
-  function threadColor(lane, warp, lanes) {
+  /* The palette of linear_layouts.viz.colors: hue by lane stepped by the golden angle (neighbouring lanes
+   * far apart), lighter even warps, darker odd ones. */
+  const GOLDEN_ANGLE = 137.50776405003785;
+  const WARP_LIGHTNESS = [0.8, 0.66];
+  function threadColor(lane, warp) {
     if (lane < 0) return "#f2f2f2";
-    return hsl((330 * lane) / Math.max(1, lanes), 0.75, WARP_LIGHTNESS[warp % 4]);
+    return hsl((GOLDEN_ANGLE * lane) % 360, 0.7, WARP_LIGHTNESS[warp % 2]);
   }
   function bankColor(bank) {
     if (bank < 0) return "#f2f2f2";
@@ -257,14 +260,21 @@
     return [layout.numElements / cols, cols];
   }
 
+  /* A grid of cells. cellFn(r, c) -> {fill, label (lines split by "\n"), ring (outline colour),
+   * mark (replicated: a dark corner triangle), group (thick lines between cells of different groups)}. */
   function drawGrid(canvas, rows, cols, cellFn, hoverFn) {
     const margin = 28;
-    /* Wide tensors get the whole page width; cells never go below 14 px, so labels stay legible
-     * (a 128-column tile scrolls inside its panel instead of shrinking). */
+    const cells = [];
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) cells.push(cellFn(r, c));
+    const lines = Math.max(1, ...cells.map((o) => (o.label ? o.label.split("\n").length : 1)));
+    const longest = Math.max(1, ...cells.flatMap((o) => (o.label ? o.label.split("\n").map((l) => l.length) : [1])));
+    /* Wide tensors get the whole page width; cells never go below what their labels need (7 px text),
+     * so labels stay legible (a 128-column tile scrolls inside its panel instead of shrinking). */
     const section = canvas.closest("section");
     if (section) section.classList.toggle("wide", cols > 32);
     const room = canvas.parentElement ? canvas.parentElement.clientWidth - margin - 30 : 1000;
-    const cell = Math.max(14, Math.min(28, Math.floor(Math.max(room, 200) / cols)));
+    const needed = Math.ceil(Math.max(7 * 0.6 * longest, 7 * 1.2 * lines) + 4);
+    const cell = Math.max(14, needed, Math.min(40, Math.floor(Math.max(room, 200) / cols)));
     const ratio = window.devicePixelRatio || 1;
     canvas.width = (margin + cols * cell + 2) * ratio;
     canvas.height = (margin + rows * cell + 2) * ratio;
@@ -282,11 +292,13 @@
     ctx.textAlign = "right";
     for (let r = 0; r < rows; r += Math.max(1, Math.ceil(12 / cell))) ctx.fillText(String(r), margin - 3, margin + r * cell + cell * 0.7);
     ctx.textAlign = "center";
-    const font = Math.max(7, cell * 0.48);
+    const font = Math.min(11, (cell - 4) / (0.6 * longest), (cell - 4) / (1.2 * lines));
+    const markSize = Math.max(3, Math.min(0.3 * cell, Math.max((cell - lines * 1.2 * font) / 2 + 0.2 * font,
+                                                               (cell - longest * 0.6 * font) / 2)));
     ctx.font = `${font}px monospace`;
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < cols; c++) {
-        const { fill, label, ring } = cellFn(r, c);
+        const { fill, label, ring, mark } = cells[r * cols + c];
         const x = margin + c * cell;
         const y = margin + r * cell;
         ctx.fillStyle = fill;
@@ -296,12 +308,41 @@
           ctx.lineWidth = Math.max(1.5, cell / 8);
           ctx.strokeRect(x + 1, y + 1, cell - 2.5, cell - 2.5);
         }
-        if (label !== "" && cell >= 10) {
+        if (label) {
           ctx.fillStyle = isDark(fill) ? "#fff" : "#000";
-          ctx.fillText(label, x + cell / 2, y + cell / 2 + font * 0.36);
+          const parts = label.split("\n");
+          parts.forEach((line, k) => ctx.fillText(line, x + cell / 2,
+            y + cell / 2 + font * (1.2 * (k - (parts.length - 1) / 2) + 0.36)));
+        }
+        if (mark) {
+          ctx.fillStyle = "#202020";
+          ctx.beginPath();
+          ctx.moveTo(x + cell - 0.5 - markSize, y);
+          ctx.lineTo(x + cell - 0.5, y);
+          ctx.lineTo(x + cell - 0.5, y + markSize);
+          ctx.fill();
         }
       }
     }
+    /* Thick lines between neighbouring cells of different groups (warps). */
+    ctx.strokeStyle = "#202020";
+    ctx.lineWidth = Math.max(2, cell / 9);
+    ctx.beginPath();
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        const g = cells[r * cols + c].group;
+        if (g === undefined) continue;
+        if (c + 1 < cols && cells[r * cols + c + 1].group !== g) {
+          ctx.moveTo(margin + (c + 1) * cell, margin + r * cell);
+          ctx.lineTo(margin + (c + 1) * cell, margin + (r + 1) * cell);
+        }
+        if (r + 1 < rows && cells[(r + 1) * cols + c].group !== g) {
+          ctx.moveTo(margin + c * cell, margin + (r + 1) * cell);
+          ctx.lineTo(margin + (c + 1) * cell, margin + (r + 1) * cell);
+        }
+      }
+    }
+    ctx.stroke();
     canvas.onmousemove = (ev) => {
       const rect = canvas.getBoundingClientRect();
       const c = Math.floor((ev.clientX - rect.left - margin) / cell);
@@ -310,9 +351,25 @@
     };
   }
 
+  /* Black or white text, whichever reads better (linear_layouts.viz.colors.text_color's luminance rule). */
   function isDark(color) {
-    const m = /hsl\([\d.]+, \d+%, (\d+)%\)/.exec(color);
-    return m ? Number(m[1]) < 55 : false;
+    let rgb = null;
+    const m = /hsl\(([\d.]+), (\d+)%, (\d+)%\)/.exec(color);
+    if (m) {
+      const h = Number(m[1]) / 360, s = Number(m[2]) / 100, l = Number(m[3]) / 100;
+      const q = l < 0.5 ? l * (1 + s) : l + s - l * s, p = 2 * l - q;
+      const channel = (t) => {
+        t = (t + 1) % 1;
+        if (t < 1 / 6) return p + (q - p) * 6 * t;
+        if (t < 1 / 2) return q;
+        if (t < 2 / 3) return p + (q - p) * (2 / 3 - t) * 6;
+        return p;
+      };
+      rgb = [channel(h + 1 / 3), channel(h), channel(h - 1 / 3)].map((v) => Math.round(v * 255));
+    } else if (/^#[0-9a-f]{6}$/i.test(color)) {
+      rgb = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16));
+    }
+    return rgb ? 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] <= 140 : false;
   }
 
   /* --------------------------------------------------------------- State */
@@ -439,7 +496,9 @@
       const h = owner[r * cols + c];
       if (h < 0) return { fill: "#f2f2f2", label: "" };
       const o = decode(h);
-      return { fill: threadColor(o.lane, o.warp, T), label: String(o.register) };
+      const block = Math.floor(h / (R * T * W));
+      return { fill: threadColor(o.lane, o.warp), label: `T${o.lane + o.warp * T}\nr${o.register}`,
+               mark: copies[r * cols + c] > 1, group: o.warp + block * W };
     }, (r, c) => {
       const e = r * cols + c;
       const h = owner[e];
@@ -449,7 +508,8 @@
         (copies[e] > 1 ? `, ${copies[e]} copies` : "");
     });
     $("dist-caption").textContent = `${spec.name}: ${R} registers × ${T} lanes × ${W} warps` +
-      `${B > 1 ? ` × ${B} blocks` : ""} · colour: lane (hue) and warp (lightness) · label: register`;
+      `${B > 1 ? ` × ${B} blocks` : ""} · label: T = thread (lane + ${T}·warp) over r = register · colour: lane ` +
+      "(hue), odd warps darker · thick lines: warp boundaries · corner mark: replicated (held by several threads)";
   }
 
   function renderShared(shared, sim, sc) {
