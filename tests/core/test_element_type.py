@@ -36,7 +36,7 @@ from linear_layouts.errors import LayoutError
 from linear_layouts.reports import banks as banks_report
 from linear_layouts.reports import conversion as conversion_report
 from linear_layouts.reports import swizzle as swizzle_report
-from linear_layouts.viz import algorithm, bank_steps, explorer, model, page, png, scenarios, svg
+from linear_layouts.viz import algorithm, bank_steps, explorer, grid, model, page, png, scenarios, svg
 from linear_layouts.viz.scenarios import seed_transpose
 
 SEED = seed_transpose()
@@ -212,7 +212,8 @@ ENTRY_POINTS = {
     "viz.model.placement": lambda d: model.placement(SHARED, d).bank.tolist(),
     "viz.page.layout_html": lambda d: page.layout_html(SHARED, dtype=d),
     "viz.svg.shared_svg": lambda d: svg.shared_svg(SHARED, d),
-    "viz.png.shared_png": lambda d: pytest.importorskip("matplotlib") and png.shared_png(SHARED, d),
+    "viz.png.shared_png": lambda d: png.shared_png(SHARED, d),
+    "viz.grid.shared_grid": lambda d: (lambda g: (g.subtitle, g.labels, g.fills))(grid.shared_grid(SHARED, d)),
     "viz.scenarios.pair_scenario": lambda d: scenarios.pair_scenario(SEED.store, SEED.load, d),
     "viz.scenarios.segment_bits": lambda d: scenarios.segment_bits(SHARED, d),
     "viz.scenarios.toggle_swizzle": lambda d: scenarios.toggle_swizzle(SEED.shared[0][1], [(0, 0)], d),
