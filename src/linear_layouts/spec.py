@@ -9,6 +9,8 @@ Accepted forms (whitespace free):
 * Triton-style raw bases: ``DistributedLinearLayout(reg_bases=[[0,1]], lane_bases=..., warp_bases=...,
   block_bases=[], shape=[16,32])``, ``SharedLinearLayout(offset_bases=[[0,1],...], block_bases=[])`` or this
   package's ``LinearLayout({"register": [[0,1]], ...}, {"dim0": 16, "dim1": 32})``;
+* Triton's TTGIR text (:mod:`linear_layouts.ttgir`): an attribute ``#ttg.blocked<{sizePerThread = [1, 4], ...}>``
+  (needs a shape) or a type ``tensor<32x64xf16, #ttg.blocked<{...}>>`` / ``!ttg.memdesc<...>`` (carries its shape);
 * JSON: ``{"bases": {"register": [[0,1]], "lane": ...}, "out_dims": {"dim0": 16, "dim1": 32}}``, read by
   :meth:`LinearLayout.from_json` (the format of :meth:`LinearLayout.to_json`; ``bases`` and ``out_dims`` may
   also be ordered lists of pairs, the format of Triton's unit-test JSON, and ``out_dims`` a list of names);
@@ -126,6 +128,12 @@ def parse_spec(text: str) -> ParsedSpec:
         raise LayoutError("spec: empty layout spec")
     if stripped.startswith("{"):
         return ParsedSpec(text, _from_json(stripped))
+    if stripped.startswith(("#", "tensor<", "!ttg.memdesc<")):  # Triton's TTGIR text
+        from linear_layouts import ttgir
+
+        if stripped.startswith("#"):
+            return ParsedSpec(text, ttgir.parse_attribute(stripped))
+        return ParsedSpec(text, ttgir.parse_type(stripped))
     if _cute().looks_like_cute(stripped):
         return ParsedSpec(text, _cute().parse_cute(stripped))
     try:

@@ -1,6 +1,7 @@
 """Interoperability with Triton (optional extra ``linear_layouts[triton]``).
 
-- ``to_gluon(layout)`` / ``from_gluon(gluon_layout)``: our catalog objects <-> Gluon's layout objects
+- ``to_gluon(layout)`` / ``from_gluon(gluon_layout)``: our catalog objects (or any ``LinearLayout``,
+  recognized first) <-> Gluon's layout objects
   (``triton.experimental.gluon.language``, its ``amd`` and ``nvidia.blackwell`` submodules), for Triton
   3.9 (``cga_layout`` bases) and 3.6 (``ctas_per_cga`` / ``cta_split_num`` / ``cta_order``).
   ``AMDRotatingSharedLayout`` has no Gluon class: ``to_gluon(layout, shape)`` returns the equivalent
@@ -92,12 +93,18 @@ def _plain(value: Any) -> Any:
 def to_gluon(layout: Any, shape: Sequence[int] | None = None) -> Any:
     """Gluon's layout object equal to our catalog ``layout`` (same class name and parameters).
 
-    ``shape`` is needed only for ``AMDRotatingSharedLayout`` (converted to a ``SharedLinearLayout``).
+    A ``LinearLayout`` is first recognized (``catalog.recognize``): the simplest Gluon class that produces
+    it, else ``DistributedLinearLayout`` / ``SharedLinearLayout`` with its bases. ``shape`` is needed only
+    for ``AMDRotatingSharedLayout`` (converted to a ``SharedLinearLayout``).
 
     >>> from linear_layouts.catalog import BlockedLayout
     >>> to_gluon(BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]))  # doctest: +SKIP
     BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[4, 8], warps_per_cta=[4, 1], order=[1, 0], cga_layout=[])
     """
+    if isinstance(layout, LinearLayout):
+        from linear_layouts.catalog.recognize import recognize
+
+        layout = recognize(layout)
     name = type(layout).__name__
     if not dataclasses.is_dataclass(layout) or getattr(catalog, name, None) is not type(layout):
         raise LayoutError(f"layout must be a linear_layouts.catalog layout, got {name}")
@@ -182,6 +189,8 @@ def from_gluon(gluon_layout: Any) -> Any:
                 value = from_gluon(value)
             elif hasattr(value, "value") and not isinstance(value, (list, tuple, int)):
                 value = value.value  # constexpr
+            if field_name == "tiles_per_warp" and value is not None and all(t == 1 for t in value):
+                value = None  # Triton's parser fills unit tiles per instrShape entry (3), not per dim
             kwargs[field_name] = value
     if "cga_layout" in our_fields and "cga_layout" not in values and any(f in values for f in _CGA_SPLIT_FIELDS):
         rank = _rank_of_gluon(gluon_layout, values)

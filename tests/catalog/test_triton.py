@@ -138,7 +138,7 @@ def test_triton_linear_layout_round_trip():
     "call",
     [
         lambda: interop.to_gluon("BlockedLayout"),
-        lambda: interop.to_gluon(LinearLayout.identity_1d(4, "lane", "dim0")),
+        lambda: interop.to_gluon(LinearLayout({"lane": [[0, 1], [1, 1], [0, 2], [0, 4], [0, 8]]}, ["dim0", "dim1"])),
         lambda: interop.from_gluon(object()),
         lambda: interop.to_triton_linear_layout([[1]]),
         lambda: interop.from_triton_linear_layout("layout"),

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.analysis.conversion import ConversionPlan, plan_conversion
-from linear_layouts.catalog import DistributedLinearLayout, SliceLayout
+from linear_layouts.catalog import SliceLayout
+from linear_layouts.catalog.recognize import recognize
 from linear_layouts.engine import anchors as anchor_rules
 from linear_layouts.engine import transfer
 from linear_layouts.engine.ir import SHAPE_OPS, Op, Program, Value, element_bits
@@ -521,8 +522,9 @@ def _backward(state: _State, max_rounds: int = 4) -> None:
 # descriptors, checks, baseline
 # --------------------------------------------------------------------------------------------------
 def describe(layout: LinearLayout, candidates: list[Any]) -> Any:
-    """The first catalog descriptor among ``candidates`` (and their slices) equal to ``layout``,
-    else the ``DistributedLinearLayout`` with its bases."""
+    """The first catalog descriptor among ``candidates`` (and their slices) equal to ``layout``, else the
+    simplest one that produces it (``catalog.recognize``: blocked, mma, dot operand, slice, ... or the
+    ``DistributedLinearLayout`` of its bases)."""
     layout = transfer.standard_outs(layout)
     shape = transfer.shape_of(layout)
     options = list(candidates)
@@ -535,8 +537,7 @@ def describe(layout: LinearLayout, candidates: list[Any]) -> Any:
                 return desc
         except LayoutError:
             continue
-    b = layout.bases
-    return DistributedLinearLayout(b["register"], b["lane"], b["warp"], b["block"], shape)
+    return recognize(layout)
 
 
 def check_consistent(result: EngineResult) -> list[str]:
