@@ -9,6 +9,7 @@ Distributed layouts map ``register, lane, warp, block`` to ``dim0..``; shared la
 ``offset, block``; tensor-memory layouts map ``row, col, block``. ``AMDRotatingSharedLayout`` is
 Triton's ``AMDRotatingSharedEncoding`` (Gluon has no class for it). Gluon 3.9's ``to_linear_layout``
 returns blocked layouts without their zero register bases: ``remove_broadcast_registers`` does the same.
+``recognize(L)`` goes the other way: the simplest descriptor whose ``to_linear`` is ``L``.
 """
 
 from linear_layouts.catalog.amd import AMDMFMALayout, AMDWMMALayout
@@ -38,6 +39,7 @@ from linear_layouts.catalog.instruction_tiles import (
 )
 from linear_layouts.catalog.linear import DistributedLinearLayout, SharedLinearLayout
 from linear_layouts.catalog.nvmma import NVMMADistributedLayout
+from linear_layouts.catalog.recognize import recognize
 from linear_layouts.catalog.shared import (
     AMDRotatingSharedLayout,
     NVMMASharedLayout,
@@ -72,6 +74,8 @@ __all__ = [
     # tensor memory
     "TensorMemoryLayout",
     "TensorMemoryScalesLayout",
+    # recognition: the simplest descriptor of a LinearLayout
+    "recognize",
     # the paper's characterizations (§4.3)
     "is_distributed_layout",
     "is_memory_layout",
