@@ -66,6 +66,7 @@ from linear_layouts.catalog.base import (
 )
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_SPEC_DEPTH, excerpt
 
 __all__ = [
     "parse_attribute",
@@ -110,14 +111,13 @@ class _Reader:
     def __init__(self, text: str, aliases: Mapping[str, Any] | None, resolve: Any = None) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
         self.aliases = aliases or {}
         self.resolve = resolve  # a callable alias name -> value, for lazy module aliases
 
     # -- errors and lexing ------------------------------------------------------------------------
     def fail(self, message: str) -> LayoutError:
-        snippet = self.text if len(self.text) <= 120 else self.text[max(0, self.pos - 60): self.pos + 60]
-        column = self.pos + 1
-        return LayoutError(f"ttgir: {message} at column {column}: ...{snippet}...")
+        return LayoutError(f"ttgir: {message} at column {self.pos + 1}\n{excerpt(self.text, self.pos)}")
 
     def skip(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n":
@@ -169,12 +169,13 @@ class _Reader:
     # -- values -------------------------------------------------------------------------------------
     def value(self) -> Any:
         c = self.peek()
-        if c == "[":
-            return self.array()
-        if c == "{":
-            return self.dictionary()
-        if c == "#":
-            return self.attribute()
+        if c in "[{#":
+            self.depth += 1
+            if self.depth > MAX_SPEC_DEPTH:
+                raise self.fail(f"nesting deeper than {MAX_SPEC_DEPTH} levels")
+            value = self.array() if c == "[" else self.dictionary() if c == "{" else self.attribute()
+            self.depth -= 1
+            return value
         if c == "-" or c.isdigit():
             number = self.integer()
             if self.accept(":"):  # an integer's type, `8 : i32`

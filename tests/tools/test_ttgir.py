@@ -278,4 +278,5 @@ def test_corpus_ttgir(triton_ir):
                 mine = mine.sublayout(["row", "col"], list(mine.out_dim_names))
             assert remove_broadcast_registers(mine) == remove_broadcast_registers(theirs), (path.name, text)
             counts["linear layouts"] += 1
+    print(f"TTGIR corpus: {len(files)} files, {counts}")
     assert len(files) >= 20 and counts["linear layouts"] >= 20 * len(files) // 2, counts
