@@ -1,6 +1,6 @@
 """The conversion cases of the GPU suite: the named peers of HARDWARE.md plus seeded random catalog
 pairs (blocked, mma v2/v3 accumulators, mma dot operands, random linear layouts; 8/16/32-bit;
-1-8 warps), and in-warp pairs (same warp data: warp shuffles).  Deterministic for a given seed, so
+1-8 warps), in-warp pairs (same warp data: warp shuffles) and 64-bit pairs (``wide_cases``).  Deterministic for a given seed, so
 the CPU (compiling cubins, counting PTX) and the GPU machine build the very same kernels.
 """
 
@@ -18,7 +18,7 @@ from linear_layouts.catalog.blocked import BlockedLayout
 from linear_layouts.catalog.dot_operand import DotOperandLayout
 from linear_layouts.catalog.nvmma import NVMMADistributedLayout
 
-__all__ = ["Case", "named_cases", "random_cases", "in_warp_cases", "all_cases", "seed_transpose_layouts"]
+__all__ = ["Case", "named_cases", "random_cases", "in_warp_cases", "wide_cases", "all_cases", "seed_transpose_layouts"]
 
 
 @dataclass(frozen=True)
@@ -156,5 +156,33 @@ def in_warp_cases(n: int, seed: int = 7, max_registers: int = 64) -> list[Case]:
     return cases
 
 
-def all_cases(n_random: int = 200, n_in_warp: int = 24) -> list[Case]:
-    return named_cases() + random_cases(n_random) + in_warp_cases(n_in_warp)
+def wide_cases(n: int, seed: int = 64, max_registers: int = 32) -> list[Case]:
+    """``n`` pairs of 64-bit elements (every other one in-warp), seeded apart from the others so the
+    names of the 8/16/32-bit cases stay what they were."""
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    cases: list[Case] = []
+    while len(cases) < n:
+        warps_log2 = rng.randint(0, 3)
+        shape = _split(rng, rng.randint(max(8, 5 + warps_log2), 12))
+        try:
+            src, sd = _random_catalog(rng, shape, warps_log2, 64)
+            if len(cases) % 2:
+                dst, dd = random_within_warp_partner(nprng, _strip(src), broadcast=rng.random() < 0.3), "random in-warp partner"
+            else:
+                dst, dd = _random_catalog(rng, shape, warps_log2, 64)
+        except (LayoutError, ValueError, AssertionError):
+            continue
+        src, dst = _strip(src), _strip(dst)
+        if any(l.in_dim_size("register") > max_registers for l in (src, dst)) or src == dst:
+            continue
+        if src.in_dim_size("warp") != dst.in_dim_size("warp"):
+            continue
+        family = "in-warp" if same_warp_data(src, dst) else "random"
+        cases.append(Case(f"wide_{len(cases):03d}", src, dst, 64, 1 << warps_log2, family,
+                          f"{shape} 64-bit {1 << warps_log2} warps: {sd} -> {dd}"))
+    return cases
+
+
+def all_cases(n_random: int = 200, n_in_warp: int = 48, n_wide: int = 16) -> list[Case]:
+    return named_cases() + random_cases(n_random) + in_warp_cases(n_in_warp) + wide_cases(n_wide)

@@ -1,11 +1,16 @@
 """Conversion steps: registers in layout ``src`` become registers in layout ``dst``.
 
-Each step is a frozen value that emits C++ lines reading register array ``a`` (``src``) and writing
-``b`` (``dst``), and says how much shared memory it needs and which shared instructions it issues.
+Each step is a frozen value that emits C++ lines reading the packed register words ``a`` (``src``,
+in a ``packing.Packing``) and writing the words ``b`` (``dst``), and says how much shared memory it
+needs, which shared instructions it issues and which packings suit it best (``packings``).
 
-- ``RegisterCopy``: ``b[r] = a[p(r)]`` (no-op and register permutation; ``p`` from the plan).
+- ``RegisterCopy``: ``b[r] = a[p(r)]`` (no-op and register permutation; ``p`` from the plan), as
+  byte permutes of packed words.
 - ``SharedConversion``: store through a shared LinearLayout ``S: offset -> dims`` (swizzled or not,
-  optionally padded as Triton's ``PaddedSharedLayout``: the legacy baseline), barrier, load, barrier.
+  optionally padded as Triton's ``PaddedSharedLayout``: the legacy baseline), barrier, load, and a
+  barrier after the load unless the kernel says the next store goes to another buffer.  The barrier
+  is ``bar.warp.sync`` when every warp reads only what it wrote itself (``warp_local``), else
+  ``bar.sync``.
 
 Example: ``SharedConversion(src, dst, S, 4, SharedAccess("vector", 1), SharedAccess("matrix", 4))``
 is the seed transpose with st.shared.b32 stores and ldmatrix.x4 loads.
@@ -17,8 +22,10 @@ from dataclasses import dataclass
 
 from linear_layouts.codegen.elements import check_element_bytes
 from linear_layouts.codegen.hardware_map import HardwareMap, shared_map
+from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack
 from linear_layouts.codegen.shared import (
     SharedAccess,
+    access_packing,
     emit_shared_load,
     emit_shared_store,
     shared_instruction_counts,
@@ -31,7 +38,22 @@ __all__ = [
     "SharedConversion",
     "row_major_shared",
     "widest_vector",
+    "register_bits",
+    "zero_register_mask",
+    "canonical_vector_order",
 ]
+
+
+def register_bits(layout: LinearLayout) -> int:
+    """log2 of the number of registers of a distributed layout."""
+    return layout.in_dim_size_log2("register") if layout.has_in_dim("register") else 0
+
+
+def zero_register_mask(layout: LinearLayout) -> int:
+    """Register bits whose basis vector is zero (those registers copy register ``r & ~mask``)."""
+    if not layout.has_in_dim("register"):
+        return 0
+    return sum(1 << i for i, v in enumerate(layout.bases["register"]) if not any(v))
 
 
 def _merge(*counts: dict[str, int]) -> dict[str, int]:
@@ -60,9 +82,46 @@ class RegisterCopy:
             )
 
     shared_bytes = 0
+    barrier_scope = None
 
-    def emit(self, a: str = "a", b: str = "b", smem: str = "smem") -> list[str]:
-        return [f"{b}[{r}] = {a}[{s}];" for r, s in enumerate(self.source)]
+    def packings(self) -> tuple[list[Packing], list[Packing]]:
+        return [], []
+
+    def bit_permutation(self) -> tuple[int, ...] | None:
+        """``p`` with ``source[r] = sum(bit i of r << p[i])`` when the copy permutes register bits
+        (e.g. a transpose inside each thread), else None."""
+        n = len(self.source)
+        if len(set(self.source)) != n or n & (n - 1):
+            return None
+        bits = n.bit_length() - 1
+        p = tuple(self.source[1 << i].bit_length() - 1 for i in range(bits))
+        if any(self.source[1 << i] != 1 << p[i] for i in range(bits)):
+            return None
+        for r in range(n):
+            if self.source[r] != sum(1 << p[i] for i in range(bits) if r >> i & 1):
+                return None
+        return p
+
+    def emit_words(self, a: str, b: str, pin: Packing, pout: Packing, em: Emission, smem: str = "smem",
+                   trailing_barrier: bool = True) -> list[str]:
+        """``b``'s words (``pout``) from ``a``'s (``pin``): byte permutes where the packings differ
+        (a permutation of register bits goes through ``repack``'s staged byte exchanges)."""
+        mark = len(em.lines)
+        words = [f"{a}[{i}]" for i in range(pin.num_words)]
+        perm = self.bit_permutation()
+        if perm is not None and pin.register_bits == pout.register_bits:
+            q = Packing(pin.element_bytes, pin.register_bits, tuple(perm[x] for x in pout.in_word))
+            moved = repack(pin, q, words, em)
+            exprs = [moved[q.word(self.source[pout.register(w, 0)]) + (w % pout.words_per_element)]
+                     for w in range(pout.num_words)]
+            lines = em.lines[mark:]
+            del em.lines[mark:]
+            return lines + [f"{b}[{i}] = {e};" for i, e in enumerate(exprs)]
+        sources = [Source(x, pin.contents(i)) for i, x in enumerate(words)]
+        exprs = gather_words(pout, sources, em, canon=self.source.__getitem__)
+        lines = em.lines[mark:]
+        del em.lines[mark:]
+        return lines + [f"{b}[{i}] = {e};" for i, e in enumerate(exprs)]
 
     def instruction_counts(self) -> dict[str, int]:
         return {}
@@ -109,14 +168,38 @@ class SharedConversion:
             n += ((n - 1) // interval) * pad
         return n * self.element_bytes
 
-    def emit(self, a: str = "a", b: str = "b", smem: str = "smem") -> list[str]:
+    @property
+    def warp_local(self) -> bool:
+        """Every warp loads only elements it stored itself: the same warp bases on both sides and no
+        duplicated warps (whose stores are skipped).  Then ``bar.warp.sync`` orders the round trip."""
+        ws = self.src.flat_bases("warp") if self.src.has_in_dim("warp") else ()
+        wd = self.dst.flat_bases("warp") if self.dst.has_in_dim("warp") else ()
+        return tuple(ws) == tuple(wd) and all(ws)
+
+    @property
+    def barrier_scope(self) -> str:
+        """``warp`` (bar.warp.sync) or ``cta`` (bar.sync)."""
+        return "warp" if self.warp_local else "cta"
+
+    def packings(self) -> tuple[list[Packing], list[Packing]]:
+        """The packings in which the store and the load move whole register words (no permutes)."""
+        w = self.element_bytes
+        return ([access_packing(self.store.apply(self.store_map), w, register_bits(self.src))],
+                [access_packing(self.load.apply(self.load_map), w, register_bits(self.dst))])
+
+    def emit_words(self, a: str, b: str, pin: Packing, pout: Packing, em: Emission, smem: str = "smem",
+                   trailing_barrier: bool = True) -> list[str]:
+        """Store ``a`` (``pin``), barrier, load ``b`` (``pout``), and a barrier after the load unless
+        ``trailing_barrier`` is False (the kernel's next store goes to another buffer)."""
         padding = self.padding or None
-        return (
-            emit_shared_store(self.store_map, self.element_bytes, self.store, a, smem, padding)
-            + ["__syncthreads();"]
-            + emit_shared_load(self.load_map, self.element_bytes, self.load, b, smem, padding)
-            + ["__syncthreads();"]
-        )
+        bar = "ll_bar_warp();" if self.warp_local else "ll_bar_cta();"
+        lines = emit_shared_store(self.store_map, self.element_bytes, self.store, pin, a, smem, padding, em)
+        lines.append(bar)
+        lines += emit_shared_load(self.load_map, self.element_bytes, self.load, pout, b, smem, padding, em,
+                                  zero_register_mask(self.dst))
+        if trailing_barrier:
+            lines.append(bar)
+        return lines
 
     def instruction_counts(self) -> dict[str, int]:
         """Static per-thread counts ``{ptx opcode: n}`` of the shared instructions emitted."""
@@ -153,3 +236,42 @@ def widest_vector(hmap: HardwareMap, element_bytes: int) -> int:
     while v * element_bytes > 16:
         v //= 2
     return v
+
+
+def _low_register_bits(access: SharedAccess, element_bytes: int) -> int:
+    """How many of the lowest shared offset bits an access moves as register bits of one lane."""
+    if access.kind == "vector":
+        return access.width.bit_length() - 1
+    return 0 if access.trans else (4 // element_bytes).bit_length() - 1 if element_bytes < 4 else 0
+
+
+def canonical_vector_order(step: SharedConversion) -> SharedConversion:
+    """``step`` with the lowest shared offset bits that both sides move inside one lane's vector (or
+    ldmatrix word) put in increasing order of their tensor vectors.
+
+    Both sides touch the same aligned blocks of shared memory before and after (the permuted offsets
+    stay inside every vector of either side), so the wavefronts are unchanged; but two conversions
+    through the same vector set now agree on the element order, and packed registers need no byte
+    permutes between them (the backward plan's swizzle is often the forward's with its vector bits
+    reordered)."""
+    m = min(_low_register_bits(step.store, step.element_bytes), _low_register_bits(step.load, step.element_bytes))
+    if m < 2 or step.padding:
+        return step
+    bases = [list(v) for v in step.shared.bases["offset"]]
+    flat = step.shared.flat_bases("offset")
+    order = sorted(range(m), key=lambda i: flat[i])
+    if order == list(range(m)):
+        return step
+    new_bases = [bases[i] for i in order] + bases[m:]
+    shared = LinearLayout({"offset": new_bases}, dict(step.shared.out_dims))
+
+    def reorder(access: SharedAccess, layout: LinearLayout) -> SharedAccess:
+        hmap = shared_map(layout, shared)
+        by_image = {image: bit for bit, image in enumerate(hmap.register) if image}
+        front = [by_image[1 << i] for i in range(m)]
+        old = list(access.register_order) or list(range(len(hmap.register)))
+        rest = [b for b in old if b not in front]
+        return SharedAccess(access.kind, access.width, tuple(front + rest), access.trans)
+
+    return SharedConversion(step.src, step.dst, shared, step.element_bytes,
+                            reorder(step.store, step.src), reorder(step.load, step.dst))

@@ -24,6 +24,7 @@ from linear_layouts.codegen.global_memory import emit_global_load, emit_global_s
 from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.index import row_major_strides
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE
 from linear_layouts.errors import LayoutError
 
 __all__ = ["GatherKernel", "emit_gather_kernel"]
@@ -68,10 +69,9 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
     body = [
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, const int* __restrict__ index_all, {t}* __restrict__ out_all) {{",
-        "  extern __shared__ __align__(16) unsigned char smem_buffer[];",
         "  const unsigned lane = threadIdx.x & 31u;",
         "  const unsigned warp = threadIdx.x >> 5;",
-        "  const unsigned smem = (unsigned)__cvta_generic_to_shared(smem_buffer);",
+        "  const unsigned smem = ll_smem_base();",
         "  (void)smem; (void)lane; (void)warp;",
         f"  const {t}* src = src_all + (size_t)blockIdx.x * {tile}u;",
         f"  const int* index = index_all + (size_t)blockIdx.x * {tile}u;",
@@ -84,13 +84,26 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
     body += ["  " + x for x in emit_global_load(global_map(index), 4, "k", "index")]
     shuffles = 0
     if shared_memory:
-        # store src once (row-major), then each output register reads its source element
+        # store src once (row-major, each element once), then each output register reads its source
         from linear_layouts.codegen.conversion import row_major_shared  # noqa: PLC0415
         from linear_layouts.codegen.hardware_map import shared_map  # noqa: PLC0415
-        from linear_layouts.codegen.shared import SharedAccess, emit_shared_store  # noqa: PLC0415
 
-        body += ["  " + x for x in emit_shared_store(shared_map(src, row_major_shared(src)), w,
-                                                      SharedAccess("vector", 1), "a", "smem")]
+        hmap = shared_map(src, row_major_shared(src))
+        shift = w.bit_length() - 1
+        stores = []
+        for r in range(n_src):
+            if r & hmap.free_register:
+                continue
+            off = hmap.address(r).to_cuda()
+            if w == 8:
+                stores.append(f"ll_sts64(smem + ({off} << 3), (unsigned)a[{r}], (unsigned)(a[{r}] >> 32));")
+            else:
+                stores.append(f"ll_sts{8 * w}(smem + ({off} << {shift}), (unsigned)a[{r}]);")
+        parts = [f"(lane & {hmap.free_lane:#x}u)"] if hmap.free_lane else []
+        parts += [f"(warp & {hmap.free_warp:#x}u)"] if hmap.free_warp else []
+        if parts:
+            stores = [f"if (({' | '.join(parts)}) == 0u) {{"] + ["  " + x for x in stores] + ["}"]
+        body += ["  " + x for x in stores]
         body.append("  __syncthreads();")
         g = global_map(index)
         body.append("  {")
@@ -136,4 +149,4 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
         shared_bytes = 0
     body += ["  " + x for x in emit_global_store(global_map(index), w, "b", "out")]
     body.append("}")
-    return GatherKernel(name, "\n".join(body) + "\n", threads, shared_bytes, tile, w, shuffles)
+    return GatherKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, shared_bytes, tile, w, shuffles)

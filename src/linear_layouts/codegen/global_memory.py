@@ -12,9 +12,15 @@ from __future__ import annotations
 
 from linear_layouts.codegen.elements import check_element_bytes, element_type, pack_words, unpack_words
 from linear_layouts.codegen.hardware_map import HardwareMap
+from linear_layouts.codegen.packing import (
+    Emission, Packing, Source, Word, assemble, gather_words, relevant_sources, repack, source_index,
+)
 from linear_layouts.codegen.shared import combine
 
-__all__ = ["global_vector_elements", "emit_global_load", "emit_global_store", "global_instruction_count"]
+__all__ = [
+    "global_vector_elements", "emit_global_load", "emit_global_store", "global_instruction_count",
+    "emit_global_load_words", "emit_global_store_words",
+]
 
 _WORD_VECTORS = {1: "unsigned", 2: "uint2", 4: "uint4"}
 _WORD_FIELDS = ("x", "y", "z", "w")
@@ -102,3 +108,101 @@ def global_instruction_count(hmap: HardwareMap, element_bytes: int, store: bool)
     return sum(
         1 for r in range(0, hmap.num_registers, v) if not (store and r & hmap.free_register)
     )
+
+
+def _vector_bytes(hmap: HardwareMap, w: int, base: int, v: int) -> Word:
+    flat = [(base + j, i) for j in range(v) for i in range(w)]
+    return tuple(flat)
+
+
+def emit_global_load_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "a",
+                           pointer: str = "src", em: Emission | None = None) -> list[str]:
+    """C++ lines filling the packed register words ``words`` (``packing``) from the tile at ``pointer``
+    with the widest aligned vector loads; loaded words become register words by byte permutes only
+    where the packing differs from the register order of memory."""
+    w = check_element_bytes(element_bytes)
+    em = em if em is not None else Emission("g")
+    v = global_vector_elements(hmap, w)
+    nbytes = v * w
+    body: list[str] = []
+    loaded: list[Source] = []
+    for r in range(0, hmap.num_registers, v):
+        expr = hmap.address(r)
+        offset = combine(expr.constant, expr.runtime_bits)
+        flat = list(_vector_bytes(hmap, w, r, v))
+        if nbytes < 4:
+            ctype = "unsigned short" if nbytes == 2 else "unsigned char"
+            name = em.fresh("g")
+            body.append(f"const unsigned {name} = *reinterpret_cast<const {ctype}*>({pointer} + {offset});")
+            loaded.append(Source(name, tuple(flat + [None] * (4 - len(flat)))))
+            continue
+        n = nbytes // 4
+        vtype = _WORD_VECTORS[n]
+        q = em.fresh("q")
+        body.append(f"const {vtype} {q} = *reinterpret_cast<const {vtype}*>({pointer} + {offset});")
+        fields = [q] if n == 1 else [f"{q}.{_WORD_FIELDS[i]}" for i in range(n)]
+        for i, f in enumerate(fields):
+            loaded.append(Source(f, tuple(flat[4 * i:4 * i + 4])))
+    mark = len(em.lines)
+    natural = Packing.natural(w, packing.register_bits)
+    by_content = {s.contents: s.expr for s in loaded}
+    if all(natural.contents(i) in by_content for i in range(natural.num_words)):
+        exprs = repack(natural, packing, [by_content[natural.contents(i)] for i in range(natural.num_words)], em)
+    else:
+        exprs = gather_words(packing, loaded, em)
+    body += em.lines[mark:]
+    del em.lines[mark:]
+    body += [f"{words}[{i}] = {e};" for i, e in enumerate(exprs)]
+    return _thread_offset(hmap, body)
+
+
+def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "b",
+                            pointer: str = "dst", em: Emission | None = None) -> list[str]:
+    """C++ lines writing the packed register words ``words`` (``packing``) to the tile at ``pointer``,
+    each element once (duplicate registers skipped, duplicate lanes and warps predicated off)."""
+    w = check_element_bytes(element_bytes)
+    em = em if em is not None else Emission("h")
+    v = global_vector_elements(hmap, w)
+    nbytes = v * w
+    natural = Packing.natural(w, packing.register_bits)
+    index = {natural.contents(i): i for i in range(natural.num_words)}
+    bases = [r for r in range(0, hmap.num_registers, v) if not (r & hmap.free_register)]
+    targets = {}
+    for r in bases:
+        flat = list(_vector_bytes(hmap, w, r, v))
+        flat += [None] * (-len(flat) % 4)
+        targets[r] = [tuple(flat[i:i + 4]) for i in range(0, len(flat), 4)]
+    needed = {index[t] for ts in targets.values() for t in ts if t in index}
+    names = [f"{words}[{i}]" for i in range(packing.num_words)]
+    body: list[str] = []
+    mark = len(em.lines)
+    repacked = repack(packing, natural, names, em, only=needed) if needed else []
+    sources = [Source(names[i], packing.contents(i)) for i in range(packing.num_words)]
+    by_byte = source_index(sources)
+    for r in bases:
+        expr = hmap.address(r)
+        offset = combine(expr.constant, expr.runtime_bits)
+        operands = []
+        for t in targets[r]:
+            i = index.get(t)
+            if i is not None and repacked[i] is not None:
+                operands.append(repacked[i])
+            else:
+                operands.append(assemble(t, relevant_sources(sources, by_byte, t, None), em).expr)
+        body += em.lines[mark:]
+        del em.lines[mark:]
+        if nbytes < 4:
+            ctype = "unsigned short" if nbytes == 2 else "unsigned char"
+            body.append(f"*reinterpret_cast<{ctype}*>({pointer} + {offset}) = ({ctype})({operands[0]});")
+        else:
+            fn = {1: "ll_stg32", 2: "ll_stg64", 4: "ll_stg128"}[nbytes // 4]
+            body.append(f"{fn}({pointer} + {offset}, {', '.join(operands)});")
+    lines = _thread_offset(hmap, body)
+    parts = []
+    if hmap.free_lane:
+        parts.append(f"(lane & {hmap.free_lane:#x}u)")
+    if hmap.free_warp:
+        parts.append(f"(warp & {hmap.free_warp:#x}u)")
+    if parts:
+        lines = [f"if (({' | '.join(parts)}) == 0u) {{"] + ["  " + x for x in lines] + ["}"]
+    return lines

@@ -15,21 +15,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order, register_bits
 from linear_layouts.codegen.elements import check_element_bytes, element_type
-from linear_layouts.codegen.global_memory import emit_global_load, emit_global_store
+from linear_layouts.codegen.global_memory import emit_global_load_words, emit_global_store_words
 from linear_layouts.codegen.hardware_map import global_map
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE
+from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
-__all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "TransposeKernel", "emit_transpose_kernel"]
+__all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "TransposeKernel", "emit_transpose_kernel",
+           "choose_packings", "STATIC_SHARED_LIMIT", "XOR_ONE"]
 
 
 class ConversionStep(Protocol):
     """What a kernel needs from a conversion step (see ``codegen.conversion``)."""
 
     shared_bytes: int
+    barrier_scope: str | None  # None (no shared memory), "warp" or "cta"
 
-    def emit(self, a: str = "a", b: str = "b", smem: str = "smem") -> list[str]: ...
+    def packings(self) -> tuple[list[Packing], list[Packing]]: ...
+
+    def emit_words(self, a: str, b: str, pin: Packing, pout: Packing, em: Emission, smem: str = "smem",
+                   trailing_barrier: bool = True) -> list[str]: ...
 
     def instruction_counts(self) -> dict[str, int]: ...
 
@@ -51,6 +59,76 @@ def _num(layout: LinearLayout, dim: str) -> int:
     return layout.in_dim_size(dim) if layout.has_in_dim(dim) else 1
 
 
+#: Shared memory a CTA may use without opting in (cudaFuncSetAttribute): the double buffer's bound.
+STATIC_SHARED_LIMIT = 48 * 1024
+
+#: ``x ^ 1`` on every element of a packed word, by element width in bytes (first word of an 8-byte one).
+XOR_ONE = {1: 0x01010101, 2: 0x00010001, 4: 1, 8: 1}
+
+
+def _align(n: int, a: int = 16) -> int:
+    return (n + a - 1) // a * a
+
+
+def _buffers(forward: ConversionStep, backward: ConversionStep | None) -> tuple[int, int, bool, bool, int]:
+    """(forward buffer offset, backward buffer offset, forward trailing barrier, backward trailing
+    barrier, shared bytes).  Two shared steps in a loop get two buffers when they fit in
+    ``STATIC_SHARED_LIMIT``: then each step's barrier between store and load also orders the other
+    step's load before the next store to its buffer, and no barrier follows a load (the scope of the
+    barrier that does the ordering must cover the step's own)."""
+    f_bytes = forward.shared_bytes
+    if backward is None:
+        return 0, 0, False, False, f_bytes
+    b_bytes = backward.shared_bytes
+    if f_bytes and b_bytes and _align(f_bytes) + b_bytes <= STATIC_SHARED_LIMIT:
+        covers = {("warp", "warp"), ("cta", "cta"), ("warp", "cta")}  # (own scope, other's scope)
+        f_trail = (forward.barrier_scope, backward.barrier_scope) not in covers
+        b_trail = (backward.barrier_scope, forward.barrier_scope) not in covers
+        return 0, _align(f_bytes), f_trail, b_trail, _align(f_bytes) + b_bytes
+    return 0, 0, bool(f_bytes), bool(b_bytes), max(f_bytes, b_bytes)
+
+
+def choose_packings(src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
+                    backward: ConversionStep | None = None) -> tuple[Packing, Packing]:
+    """The packings of the ``src`` and ``dst`` register files with the fewest byte permutes and selects
+    for load, forward, backward (weighted as in a kernel with one round trip: forward twice), store:
+    candidates are the natural order and each step's preferred packings."""
+    w = element_bytes
+    ra, rb = register_bits(src), register_bits(dst)
+    fin, fout = forward.packings()
+    bin_, bout = backward.packings() if backward is not None else ([], [])
+    cand_a = list(dict.fromkeys([Packing.natural(w, ra)] + fin + bout))
+    cand_b = list(dict.fromkeys([Packing.natural(w, rb)] + fout + bin_))
+    if w >= 4 or (len(cand_a) == 1 and len(cand_b) == 1):
+        return cand_a[0], cand_b[0]
+    ga, gb = global_map(src), global_map(dst)
+    memo: dict = {}
+
+    def cost(step, pin, pout) -> int:
+        key = (id(step), pin, pout)
+        if key not in memo:
+            em = Emission("c")
+            step.emit_words("a", "b", pin, pout, em)
+            memo[key] = em.alu
+        return memo[key]
+
+    def edge(fn, hmap, p) -> int:
+        em = Emission("c")
+        fn(hmap, w, p, "x", "p", em)
+        return em.alu
+
+    best = None
+    for pa in cand_a:
+        la = edge(emit_global_load_words, ga, pa)
+        for pb in cand_b:
+            total = la + edge(emit_global_store_words, gb, pb) + 2 * cost(forward, pa, pb)
+            if backward is not None:
+                total += cost(backward, pb, pa)
+            if best is None or total < best[0]:
+                best = (total, pa, pb)
+    return best[1], best[2]
+
+
 def emit_conversion_kernel(
     name: str,
     src: LinearLayout,
@@ -60,7 +138,8 @@ def emit_conversion_kernel(
     backward: ConversionStep | None = None,
 ) -> KernelSource:
     """CUDA C++ of a kernel loading a tile in ``src``, converting with ``forward`` and storing in
-    ``dst``; ``backward`` (``dst -> src``) enables the ``iterations`` round trips (else it is 0)."""
+    ``dst``; ``backward`` (``dst -> src``) enables the ``iterations`` round trips (else it is 0).
+    Registers are packed words (``choose_packings``)."""
     w = check_element_bytes(element_bytes)
     if not name.isidentifier():
         raise LayoutError(f"name: {name!r} is not a C identifier")
@@ -71,34 +150,49 @@ def emit_conversion_kernel(
     t = element_type(w)
     threads = 32 * _num(src, "warp")
     tile = src.total_out_dim_size
-    n_a, n_b = _num(src, "register"), _num(dst, "register")
-    shared = max(forward.shared_bytes, backward.shared_bytes if backward else 0)
+    forward, backward = _canonical(forward), _canonical(backward)
+    pa, pb = choose_packings(src, dst, w, forward, backward)
+    f_off, b_off, f_trail, b_trail, shared = _buffers(forward, backward)
+    em = Emission("t")
     body: list[str] = [
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all, int iterations) {{",
-        "  extern __shared__ __align__(16) unsigned char smem_buffer[];",
         "  const unsigned lane = threadIdx.x & 31u;",
         "  const unsigned warp = threadIdx.x >> 5;",
-        "  const unsigned smem = (unsigned)__cvta_generic_to_shared(smem_buffer);",
+        "  const unsigned smem = ll_smem_base();",
         "  (void)smem; (void)lane; (void)warp;",
         f"  const {t}* src = src_all + (size_t)blockIdx.x * {tile}u;",
         f"  {t}* dst = dst_all + (size_t)blockIdx.x * {tile}u;",
-        f"  {t} a[{n_a}];",
-        f"  {t} b[{n_b}];",
+        f"  unsigned a[{pa.num_words}];",
+        f"  unsigned b[{pb.num_words}];",
     ]
-    indent = "  "
-    body += [indent + x for x in emit_global_load(global_map(src), w, "a", "src")]
-    body += [indent + x for x in forward.emit("a", "b", "smem")]
+
+    def smem_at(offset: int) -> str:
+        return f"(smem + {offset}u)" if offset else "smem"
+
+    body += ["  " + x for x in emit_global_load_words(global_map(src), w, pa, "a", "src", em)]
+    body += ["  " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, smem_at(f_off),
+                                                            f_trail if backward is not None else False))]
     if backward is not None:
+        mask = XOR_ONE[w]
+        step_a = 2 if w == 8 else 1
         body.append("  for (int it = 0; it < iterations; ++it) {")
-        body.append(f"    #pragma unroll\n    for (int r = 0; r < {n_b}; ++r) b[r] ^= ({t})1;")
-        body += ["    " + x for x in backward.emit("b", "a", "smem")]
-        body.append(f"    #pragma unroll\n    for (int r = 0; r < {n_a}; ++r) a[r] ^= ({t})1;")
-        body += ["    " + x for x in forward.emit("a", "b", "smem")]
+        body.append(f"    #pragma unroll\n    for (int r = 0; r < {pb.num_words}; r += {step_a}) b[r] ^= {mask:#x}u;")
+        body += ["    " + x for x in _scoped(backward.emit_words("b", "a", pb, pa, em, smem_at(b_off), b_trail))]
+        body.append(f"    #pragma unroll\n    for (int r = 0; r < {pa.num_words}; r += {step_a}) a[r] ^= {mask:#x}u;")
+        body += ["    " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, smem_at(f_off), f_trail))]
         body.append("  }")
-    body += [indent + x for x in emit_global_store(global_map(dst), w, "b", "dst")]
+    body += ["  " + x for x in emit_global_store_words(global_map(dst), w, pb, "b", "dst", em)]
     body.append("}")
-    return KernelSource(name, "\n".join(body) + "\n", threads, shared, tile, w)
+    return KernelSource(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, shared, tile, w)
+
+
+def _canonical(step):
+    return canonical_vector_order(step) if isinstance(step, SharedConversion) else step
+
+
+def _scoped(lines: list[str]) -> list[str]:
+    return ["{"] + ["  " + x for x in lines] + ["}"]
 
 
 @dataclass(frozen=True)
@@ -140,18 +234,20 @@ def emit_transpose_kernel(
     body = [
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
-        "  extern __shared__ __align__(16) unsigned char smem_buffer[];",
         "  const unsigned lane = threadIdx.x & 31u;",
         "  const unsigned warp = threadIdx.x >> 5;",
-        "  const unsigned smem = (unsigned)__cvta_generic_to_shared(smem_buffer);",
+        "  const unsigned smem = ll_smem_base();",
         "  (void)smem; (void)lane; (void)warp;",
         f"  const {t}* src = src_all + (size_t)blockIdx.y * {m * cols}u + (size_t)blockIdx.x * {n}u;",
         f"  {t}* dst = dst_all + (size_t)blockIdx.x * {n * rows}u + (size_t)blockIdx.y * {m}u;",
-        f"  {t} a[{_num(src, 'register')}];",
-        f"  {t} b[{_num(dst, 'register')}];",
     ]
-    body += ["  " + x for x in emit_global_load(global_map(src, {d0: cols, d1: 1}), w, "a", "src")]
-    body += ["  " + x for x in forward.emit("a", "b", "smem")]
-    body += ["  " + x for x in emit_global_store(global_map(dst, {d0: 1, d1: rows}), w, "b", "dst")]
+    forward = _canonical(forward)
+    pa, pb = choose_packings(src, dst, w, forward)
+    em = Emission("t")
+    body += [f"  unsigned a[{pa.num_words}];", f"  unsigned b[{pb.num_words}];"]
+    body += ["  " + x for x in emit_global_load_words(global_map(src, {d0: cols, d1: 1}), w, pa, "a", "src", em)]
+    body += ["  " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", False))]
+    body += ["  " + x for x in emit_global_store_words(global_map(dst, {d0: 1, d1: rows}), w, pb, "b", "dst", em)]
     body.append("}")
-    return TransposeKernel(name, "\n".join(body) + "\n", threads, forward.shared_bytes, rows, cols, m, n, w)
+    return TransposeKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes,
+                           rows, cols, m, n, w)

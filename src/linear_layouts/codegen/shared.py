@@ -18,15 +18,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from linear_layouts.codegen.elements import check_element_bytes, element_type, pack_words, unpack_words
+from linear_layouts.codegen.elements import check_element_bytes
 from linear_layouts.codegen.hardware_map import HardwareMap
 from linear_layouts.codegen.index import IndexExpression, xor_terms
+from linear_layouts.codegen.intrinsics import matrix_function, vector_function
+from linear_layouts.codegen.packing import (
+    Emission, Packing, Source, Word, assemble, relevant_sources, repack, source_index,
+)
 from linear_layouts.errors import LayoutError
 
 __all__ = [
     "SharedAccess",
     "emit_shared_store",
     "emit_shared_load",
+    "instruction_words",
+    "access_packing",
     "shared_instruction_counts",
     "access_addresses",
     "vector_mnemonic",
@@ -223,52 +229,93 @@ def access_addresses(
     return [(r, _matrix_address(hmap, r, k, m, access.trans)) for r in _groups(hmap, k + m, skip)]
 
 
+def instruction_words(hmap: HardwareMap, element_bytes: int, access: SharedAccess, r: int) -> list[Word]:
+    """Byte ids (array register, byte) of the 32-bit operands of the instruction whose first
+    (permuted) register is ``r``, in operand order; a 1- or 2-byte access is one partial word.
+    ``hmap`` is already in the access's register order."""
+    w = element_bytes
+    if access.kind == "vector":
+        regs = [hmap.register_index(r + j) for j in range(access.width)]
+    else:
+        k = _log2(4 // w)
+        regs = [hmap.register_index(r + (i << k) + j) for i in range(access.width) for j in range(1 << k)]
+    flat = [(reg, j) for reg in regs for j in range(w)]
+    flat += [None] * (-len(flat) % 4)
+    return [tuple(flat[i:i + 4]) for i in range(0, len(flat), 4)]
+
+
+def access_packing(hmap: HardwareMap, element_bytes: int, register_bits: int) -> Packing:
+    """The packing in which every full word an access moves is one register word: its first
+    in-word register bits (array bits) in the access's order (``hmap`` in the access's order)."""
+    lead = [hmap.register_index(1 << i).bit_length() - 1 for i in range(len(hmap.register))]
+    return Packing.leading(element_bytes, register_bits, lead)
+
+
+def _store_plan(hmap: HardwareMap, element_bytes: int, access: SharedAccess, packing: Packing, words: str,
+                em: Emission, addresses) -> dict:
+    """Operand words of every store instruction: whole words through ``repack`` from ``packing`` to
+    the access's packing (staged byte exchanges where cheaper), partial words assembled."""
+    natural = access_packing(hmap, element_bytes, packing.register_bits)
+    index = {natural.contents(i): i for i in range(natural.num_words)}
+    needed = set()
+    for r, _ in addresses:
+        for t in instruction_words(hmap, element_bytes, access, r):
+            if t in index:
+                needed.add(index[t])
+    names = [f"{words}[{i}]" for i in range(packing.num_words)]
+    repacked = repack(packing, natural, names, em, only=needed) if needed else []
+    sources = [Source(names[i], packing.contents(i)) for i in range(packing.num_words)]
+    return dict(natural=index, repacked=repacked, sources=sources, by_byte=source_index(sources))
+
+
+def _operands(targets: list[Word], em: Emission, plan: dict) -> list[str]:
+    out = []
+    for target in targets:
+        i = plan["natural"].get(target)
+        if i is not None and plan["repacked"][i] is not None:
+            out.append(plan["repacked"][i])
+        else:
+            out.append(assemble(target, relevant_sources(plan["sources"], plan["by_byte"], target, None), em).expr)
+    return out
+
+
 def emit_shared_store(
     hmap: HardwareMap,
     element_bytes: int,
     access: SharedAccess,
-    regs: str = "a",
+    packing: Packing,
+    words: str = "a",
     smem: str = "smem",
     padding: tuple[int, int] | None = None,
+    em: Emission | None = None,
 ) -> list[str]:
-    """C++ lines storing register array ``regs`` to shared memory (``smem``: a 32-bit shared-window
-    byte address; ``padding=(interval, pad)``: Triton's padded layout, ``pad`` elements after every
-    ``interval``).  Each logical element is written once: free (duplicate) registers are skipped and
-    duplicate lanes/warps predicated off."""
+    """C++ lines storing the register words ``words`` (laid out by ``packing``) to shared memory
+    (``smem``: a 32-bit shared-window byte address; ``padding=(interval, pad)``: Triton's padded
+    layout, ``pad`` elements after every ``interval``).  Each logical element is written once: free
+    (duplicate) registers are skipped and duplicate lanes/warps predicated off.  Operand words come
+    from the register words by byte permutes only where the access's register order differs from the
+    packing (``em.prmt`` counts them)."""
     w = check_element_bytes(element_bytes)
-    lines: list[str] = []
+    em = em if em is not None else Emission("s")
     addresses = access_addresses(hmap, w, access, True)
     hmap = access.apply(hmap)
+    body: list[str] = []
+    mark = len(em.lines)
+    plan = _store_plan(hmap, w, access, packing, words, em, addresses)
     if access.kind == "vector":
-        k = _check_vector(hmap, w, access)
+        _check_vector(hmap, w, access)
         nbytes = access.width * w
-        op = vector_mnemonic(True, nbytes)
-        for r, expr in addresses:
-            addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
-            elems = [f"{regs}[{hmap.register_index(r + j)}]" for j in range(access.width)]
-            if nbytes >= 4:
-                words = pack_words(elems, w)
-                operands = ", ".join(f"%{i + 1}" for i in range(len(words)))
-                if len(words) > 1:
-                    operands = "{" + operands + "}"
-                inputs = ", ".join(f'"r"({x})' for x in words)
-                lines.append(f'asm volatile("{op} [%0], {operands};" :: "r"({addr}), {inputs} : "memory");')
-            else:
-                value = elems[0] if len(elems) == 1 else f"(unsigned)({elems[0]}) | ((unsigned)({elems[1]}) << 8)"
-                constraint = '"h"((unsigned short)(' + value + "))" if nbytes == 2 else '"r"((unsigned)(' + value + "))"
-                lines.append(f'asm volatile("{op} [%0], %1;" :: "r"({addr}), {constraint} : "memory");')
+        fn = vector_function(True, nbytes)
     else:
-        k, m = _matrix_layout(hmap, w, access)
-        op = matrix_mnemonic(True, access.width, access.trans)
-        for r, expr in addresses:
-            addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
-            words = []
-            for i in range(access.width):
-                words += pack_words([f"{regs}[{hmap.register_index(r + (i << k) + j)}]" for j in range(1 << k)], w)
-            operands = "{" + ", ".join(f"%{i + 1}" for i in range(len(words))) + "}"
-            inputs = ", ".join(f'"r"({x})' for x in words)
-            lines.append(f'asm volatile("{op} [%0], {operands};" :: "r"({addr}), {inputs} : "memory");')
-    lines = _with_thread_offset(addresses, lines)
+        _matrix_layout(hmap, w, access)
+        fn = matrix_function(True, access.width, access.trans)
+    for r, expr in addresses:
+        addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
+        operands = _operands(instruction_words(hmap, w, access, r), em, plan)
+        body += em.lines[mark:]
+        del em.lines[mark:]
+        body.append(f"{fn}({addr}, {', '.join(operands)});")
+    lines = _with_thread_offset(addresses, body)
     predicate = _predicate(hmap, lanes=access.kind != "matrix")
     if predicate:
         lines = [f"if ({predicate}) {{"] + ["  " + line for line in lines] + ["}"]
@@ -279,65 +326,52 @@ def emit_shared_load(
     hmap: HardwareMap,
     element_bytes: int,
     access: SharedAccess,
-    regs: str = "b",
+    packing: Packing,
+    words: str = "b",
     smem: str = "smem",
     padding: tuple[int, int] | None = None,
+    em: Emission | None = None,
+    zero_mask: int = 0,
 ) -> list[str]:
-    """C++ lines loading register array ``regs`` from shared memory; registers whose basis vector is
-    zero (copies) are filled by register moves instead of loads."""
+    """C++ lines loading the register words ``words`` (laid out by ``packing``) from shared memory.
+    Registers whose basis vector is zero (``zero_mask``: their array bits) are copies: they take the
+    bytes of register ``r & ~zero_mask``.  Loaded words become register words by byte permutes only
+    where the access's register order differs from the packing."""
     w = check_element_bytes(element_bytes)
-    t = element_type(w)
-    lines: list[str] = []
+    em = em if em is not None else Emission("l")
     addresses = access_addresses(hmap, w, access, False)
     hmap = access.apply(hmap)
     if access.kind == "vector":
-        k = _check_vector(hmap, w, access)
-        nbytes = access.width * w
-        op = vector_mnemonic(False, nbytes)
-        for r, expr in addresses:
-            addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
-            if nbytes >= 4:
-                n = nbytes // 4
-                names = [f"w{i}" for i in range(n)]
-                operands = ", ".join(f"%{i}" for i in range(n))
-                if n > 1:
-                    operands = "{" + operands + "}"
-                outputs = ", ".join(f'"=r"({x})' for x in names)
-                body = [f"unsigned {', '.join(names)};",
-                        f'asm volatile("{op} {operands}, [%{n}];" : {outputs} : "r"({addr}) : "memory");']
-                body += [f"{regs}[{hmap.register_index(r + j)}] = {e};" for j, e in enumerate(unpack_words(names, w))]
-            else:
-                kind = '"=h"' if nbytes == 2 else '"=r"'
-                ctype = "unsigned short" if nbytes == 2 else "unsigned"
-                body = [f"{ctype} w0;", f'asm volatile("{op} %0, [%1];" : {kind}(w0) : "r"({addr}) : "memory");']
-                if access.width == 1:
-                    body.append(f"{regs}[{hmap.register_index(r)}] = ({t})w0;")
-                else:
-                    body += [f"{regs}[{hmap.register_index(r)}] = ({t})(w0 & 0xffu);",
-                             f"{regs}[{hmap.register_index(r + 1)}] = ({t})(w0 >> 8);"]
-            lines.append("{ " + " ".join(body) + " }")
+        _check_vector(hmap, w, access)
+        fn = vector_function(False, access.width * w)
     else:
-        k, m = _matrix_layout(hmap, w, access, False)
-        op = matrix_mnemonic(False, access.width, access.trans)
-        for r, expr in addresses:
-            addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
-            n = access.width
-            names = [f"w{i}" for i in range(n)]
-            operands = "{" + ", ".join(f"%{i}" for i in range(n)) + "}"
-            outputs = ", ".join(f'"=r"({x})' for x in names)
-            body = [f"unsigned {', '.join(names)};",
-                    f'asm volatile("{op} {operands}, [%{n}];" : {outputs} : "r"({addr}) : "memory");']
-            for i in range(n):
-                for j, e in enumerate(unpack_words([names[i]], w)):
-                    body.append(f"{regs}[{hmap.register_index(r + (i << k) + j)}] = {e};")
-            lines.append("{ " + " ".join(body) + " }")
-    lines = _with_thread_offset(addresses, lines)
-    for r in range(hmap.num_registers):
-        if r & hmap.zero_register:
-            lines.append(
-                f"{regs}[{hmap.register_index(r)}] = {regs}[{hmap.register_index(r & ~hmap.zero_register)}];"
-            )
-    return lines
+        _matrix_layout(hmap, w, access, False)
+        fn = matrix_function(False, access.width, access.trans)
+    body: list[str] = []
+    loaded: list[Source] = []
+    for r, expr in addresses:
+        addr = _byte_address(expr.constant, w, smem, padding, expr.runtime_bits)
+        targets = instruction_words(hmap, w, access, r)
+        names = [em.fresh("v") for _ in targets]
+        loaded += [Source(n, t) for n, t in zip(names, targets)]
+        if fn in ("ll_lds8", "ll_lds16", "ll_lds32"):
+            body.append(f"const unsigned {names[0]} = {fn}({addr});")
+        else:
+            body.append(f"unsigned {', '.join(names)}; {fn}({addr}, {', '.join(names)});")
+    canon = (lambda r: r & ~zero_mask) if zero_mask else None
+    natural = access_packing(hmap, w, packing.register_bits)
+    by_content = {s.contents: s.expr for s in loaded}
+    mark = len(em.lines)
+    if canon is None and all(natural.contents(i) in by_content for i in range(natural.num_words)):
+        exprs = repack(natural, packing, [by_content[natural.contents(i)] for i in range(natural.num_words)], em)
+    else:
+        by_byte = source_index(loaded)
+        exprs = [assemble(packing.contents(i), relevant_sources(loaded, by_byte, packing.contents(i), canon), em, canon).expr
+                 for i in range(packing.num_words)]
+    body += em.lines[mark:]
+    del em.lines[mark:]
+    body += [f"{words}[{i}] = {e};" for i, e in enumerate(exprs)]
+    return _with_thread_offset(addresses, body)
 
 
 def shared_instruction_counts(

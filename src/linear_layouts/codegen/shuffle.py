@@ -1,18 +1,25 @@
 """Warp-shuffle conversion emitter: a ``ShufflePlan`` (analysis.shuffles, paper §5.4) as
-``__shfl_sync`` rounds (PTX ``shfl.sync.idx.b32``), sub-word elements packed into 32-bit payloads with
-``__byte_perm`` (``prmt``).
+``__shfl_sync`` rounds (PTX ``shfl.sync.idx.b32``) on packed register words (``codegen.packing``).
 
-Round ``j``: lane ``l`` packs registers ``send_registers[l]`` into a payload, reads the payload of lane
-``source_lane[l]`` and unpacks it into ``receive_registers[l]``.  Register indices depend on the lane.
-In the plans of §5.4 they are ``base_j ^ f(l)`` with ``f`` linear in the lane bits and the same in
-every round; then the registers are permuted once per lane up front (``a'[r] = a[r ^ f(l)]``: one
-conditional swap of register pairs per lane bit that moves them) and every round reads fixed
-registers; the receive side likewise (``b[r ^ g(l)] = b'[r]`` at the end).  Otherwise each distinct
-choice becomes a lane-mask select.  The source lane is affine in the lane bits (checked) and is
-emitted as XORs of masked lane bits.  One ``shfl.sync`` per 32-bit word of the payload.
+Round ``j``: lane ``l`` sends the payload of registers ``send_registers[l]``, reads the payload of lane
+``source_lane[l]`` and keeps it as registers ``receive_registers[l]``.  In the plans of §5.4 the
+registers are ``base_j ^ f(l)`` (send) and ``base'_j ^ g(l)`` (receive) with ``f``, ``g`` linear in the
+lane bits.  So the emitter
+
+1. packs the source registers with the payload's register bits ``V`` first inside each word
+   (``Packing.leading``; the kernel chooses that packing, so this costs nothing in a loop);
+2. translates the source words once per lane, ``a'[r] = a[r ^ f(l)]`` (``translate_words``: a select
+   per word and lane bit that moves whole words, one ``prmt`` with a lane-computed selector for the
+   part inside the word);
+3. issues one ``shfl.sync`` per 32-bit payload word per round, all lanes sending the same word of
+   ``a'``; the source lane is an affine function of the lane (XORs of masked lane bits);
+4. assembles the received bytes into ``b'`` (``b'[r] = b[r ^ g(l)]``, fixed registers: constant
+   byte permutes only where a word is filled by several rounds) and translates back to ``b``.
+
+Registers of ``dst`` with a zero basis copy their originals in the last byte permute.
 
 Example: the paper's Fig. 4 exchange (fp32, one element per payload) is two rounds of one
-``shfl.sync.idx.b32`` each.
+``shfl.sync.idx.b32`` each and no other instruction.
 """
 
 from __future__ import annotations
@@ -21,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.analysis.shuffles import lane_translation
-from linear_layouts.codegen.elements import element_type, pack_words, unpack_words
 from linear_layouts.codegen.index import IndexExpression, xor_terms
+from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack, translate_words
 from linear_layouts.errors import LayoutError
 
 __all__ = ["ShuffleConversion", "affine_lane_expression", "lane_translation"]  # lane_translation: re-exported
@@ -42,25 +49,12 @@ def affine_lane_expression(table: tuple[int, ...] | list[int]) -> IndexExpressio
     return expr
 
 
-def _conditional_swaps(regs: str, count: int, images: tuple[int, ...], t: str) -> list[str]:
-    """``regs[r] <-> regs[r ^ m]`` in lanes whose bit ``i`` is set, for each image ``m`` (register
-    arrays stay in registers: constant indices, selects)."""
-    lines = []
-    for i, m in enumerate(images):
-        if not m:
-            continue
-        pairs = [(r, r ^ m) for r in range(count) if r < r ^ m < count]
-        body = " ".join(f"{{ const {t} x = {regs}[{p}]; {regs}[{p}] = {regs}[{q}]; {regs}[{q}] = x; }}" for p, q in pairs)
-        lines.append(f"if ((lane >> {i}) & 1u) {{ {body} }}")
-    return lines
+def _register_bits(layout) -> int:
+    return layout.in_dim_size_log2("register") if layout.has_in_dim("register") else 0
 
 
-def _lane_groups(choices: tuple[tuple[int, ...], ...]) -> list[tuple[tuple[int, ...], int]]:
-    """Distinct per-lane choices with the 32-bit mask of lanes making each, most frequent first."""
-    masks: dict[tuple[int, ...], int] = {}
-    for lane, choice in enumerate(choices):
-        masks[choice] = masks.get(choice, 0) | (1 << lane)
-    return sorted(masks.items(), key=lambda kv: -bin(kv[1]).count("1"))
+def _register_index(layout) -> dict[int, int]:
+    return {b: i for i, b in enumerate(layout.flat_bases("register")) if b}
 
 
 @dataclass(frozen=True)
@@ -70,64 +64,90 @@ class ShuffleConversion:
     plan: Any
 
     shared_bytes = 0
+    barrier_scope = None
+
+    def __post_init__(self) -> None:
+        rounds = self.plan.rounds
+        n_lanes = len(rounds[0].source_lane) if rounds else 32
+        if rounds and (lane_translation([r.send_registers for r in rounds], n_lanes) is None
+                       or lane_translation([r.receive_registers for r in rounds], n_lanes) is None):
+            raise LayoutError("plan: the registers of the rounds are not a lane translation of fixed registers")
 
     @property
     def element_bytes(self) -> int:
         return self.plan.bitwidth // 8
 
-    def _payload_words(self, elements: list[str]) -> list[str]:
-        w = self.element_bytes
-        per_word = max(1, 4 // w)
-        padded = list(elements) + ["0"] * ((-len(elements)) % per_word)
-        return pack_words(padded, w)
+    def _leads(self) -> tuple[list[int], list[int]]:
+        a_reg, b_reg = _register_index(self.plan.src), _register_index(self.plan.dst)
+        return [a_reg[v] for v in self.plan.V], [b_reg[v] for v in self.plan.V]
 
-    def emit(self, a: str = "a", b: str = "b", smem: str = "smem") -> list[str]:
+    def packings(self) -> tuple[list[Packing], list[Packing]]:
+        """Source words with the payload bits first (the payload is one word), destination likewise."""
+        lead_a, lead_b = self._leads()
         w = self.element_bytes
-        t = element_type(w)
-        words = self.plan.words_per_shuffle
-        lines: list[str] = []
-        rounds = self.plan.rounds
+        return ([Packing.leading(w, _register_bits(self.plan.src), lead_a)],
+                [Packing.leading(w, _register_bits(self.plan.dst), lead_b)])
+
+    def emit_words(self, a: str, b: str, pin: Packing, pout: Packing, em: Emission, smem: str = "smem",
+                   trailing_barrier: bool = True) -> list[str]:
+        plan = self.plan
+        w = self.element_bytes
+        mark = len(em.lines)
+        lead_a, lead_b = self._leads()
+        ps = Packing.leading(w, pin.register_bits, lead_a, rest=pin)
+        pr = Packing.leading(w, pout.register_bits, lead_b, rest=pout)
+        rounds = plan.rounds
         n_lanes = len(rounds[0].source_lane) if rounds else 32
-        n_src = self.plan.src.in_dim_size("register") if self.plan.src.has_in_dim("register") else 1
-        n_dst = self.plan.dst.in_dim_size("register") if self.plan.dst.has_in_dim("register") else 1
-        send_f = lane_translation([r.send_registers for r in rounds], n_lanes)
-        recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes)
-        if send_f is not None and any(send_f):
-            # a'[r] = a[r ^ f(l)]: swap in a copy so the source registers stay intact for later use
-            lines.append(f"{t} {a}_p[{n_src}];")
-            lines.append(f"#pragma unroll\nfor (int r = 0; r < {n_src}; ++r) {a}_p[r] = {a}[r];")
-            lines += _conditional_swaps(f"{a}_p", n_src, send_f, t)
-            rounds = [type(r)(tuple((r.send_registers[0],) * n_lanes), r.source_lane, r.receive_registers) for r in rounds]
-            a = f"{a}_p"
-        if recv_g is not None and any(recv_g):
-            rounds = [type(r)(r.send_registers, r.source_lane, tuple((r.receive_registers[0],) * n_lanes)) for r in rounds]
-        for j, rnd in enumerate(rounds):
-            names = [f"s{j}_{i}" for i in range(words)]
-            sends = _lane_groups(rnd.send_registers)
-            first = self._payload_words([f"{a}[{r}]" for r in sends[0][0]])
-            lines.append("{ " + " ".join(f"unsigned {n} = {x};" for n, x in zip(names, first)))
-            for choice, mask in sends[1:]:
-                values = self._payload_words([f"{a}[{r}]" for r in choice])
-                assigns = " ".join(f"{n} = {x};" for n, x in zip(names, values))
-                lines.append(f"  if (({mask:#x}u >> lane) & 1u) {{ {assigns} }}")
-            source = affine_lane_expression(rnd.source_lane).to_cuda()
-            lines.append(f"  const unsigned src_lane = {source};")
-            for n in names:
-                lines.append(f"  {n} = __shfl_sync(0xffffffffu, {n}, src_lane);")
-            unpacked = unpack_words(names, w)
-            receives = _lane_groups(rnd.receive_registers)
-            for index, (choice, mask) in enumerate(receives):
-                assigns = " ".join(f"{b}[{r}] = {unpacked[k]};" for k, r in enumerate(choice))
-                if len(receives) == 1:
-                    lines.append(f"  {assigns}")
+        e = plan.elements_per_shuffle
+        words_per = plan.words_per_shuffle
+        # 1. source words in the send packing
+        a_words = repack(pin, ps, [f"{a}[{i}]" for i in range(pin.num_words)], em)
+        # 2. a'[r] = a[r ^ f(lane)] for the words sent
+        send_f = lane_translation([r.send_registers for r in rounds], n_lanes) or ()
+        bases = [r.send_registers[0][0] for r in rounds]
+        sent = {ps.word(s) + h for s in bases for h in range(words_per)}
+        full = [a_words[i] if a_words[i] is not None else f"{a}[{i}]" for i in range(ps.num_words)]
+        a_prime = translate_words(ps, full, send_f, sent, em) if any(send_f) else {i: full[i] for i in sent}
+        # 3. rounds: one shfl per payload word; received bytes named in b' (fixed registers)
+        received: list[Source] = []
+        for rnd, s in zip(rounds, bases):
+            src_lane = em.define(affine_lane_expression(rnd.source_lane).to_cuda(), "src")
+            d = rnd.receive_registers[0][0]
+            dst_regs = rnd.receive_registers[0]  # lane 0: d ^ o'_k
+            for h in range(words_per):
+                name = em.fresh("r")
+                em.lines.append(f"const unsigned {name} = __shfl_sync(0xffffffffu, {a_prime[ps.word(s) + h]}, {src_lane});")
+                if w >= 4:
+                    contents = tuple((d, 4 * h + j) for j in range(4))
                 else:
-                    lines.append(f"  if (({mask:#x}u >> lane) & 1u) {{ {assigns} }}")
-            lines.append("}")
-        if recv_g is not None and any(recv_g):
-            # received into b'[r] (= b[r ^ g(l)]): undo the lane translation in place
-            lines += _conditional_swaps(b, n_dst, recv_g, t)
-        for dst, src in self.plan.copies:
-            lines.append(f"{b}[{dst}] = {b}[{src}];")
+                    slots: list = [None] * 4
+                    q = ps.position(s)
+                    for k in range(e):
+                        pos = q ^ k
+                        for j in range(w):
+                            slots[pos * w + j] = (dst_regs[k], j)
+                    contents = tuple(slots)
+                received.append(Source(name, contents))
+        # 4. b' words (packing pr), then b[r] = b'[r ^ g(lane)], then the output packing (+ copies)
+        written = {bid[0] for s in received for bid in s.contents if bid is not None}
+        needed = sorted({pr.word(r) + h for r in written for h in range(pr.words_per_element if w >= 4 else 1)})
+        b_prime = gather_words(pr, received, em, only=needed, keep=written.__contains__)
+        recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes) or ()
+        b_words = [x if x is not None else "0u" for x in b_prime]
+        if any(recv_g):
+            moved = translate_words(pr, b_words, recv_g, needed, em)
+            b_words = [moved.get(i, "0u") for i in range(pr.num_words)]
+        zero = sum(1 << i for i, v in enumerate(plan.dst.flat_bases("register")) if v == 0)
+        canon = (lambda r: r & ~zero) if zero else None
+        if canon is None:
+            final = repack(pr, pout, b_words, em)
+        else:
+            sources = [Source(b_words[i], tuple(x if x is not None and x[0] in written else None
+                                                for x in pr.contents(i))) for i in needed]
+            final = gather_words(pout, sources, em, canon=canon)
+        lines = em.lines[mark:]
+        del em.lines[mark:]
+        lines += [f"{b}[{i}] = {x};" for i, x in enumerate(final)]
         return ["{"] + ["  " + x for x in lines] + ["}"]
 
     def instruction_counts(self) -> dict[str, int]:

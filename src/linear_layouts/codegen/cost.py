@@ -1,0 +1,46 @@
+"""What a conversion step costs as codegen emits it: ``step_counts`` counts the shared-memory wavefronts,
+``shfl.sync``, byte permutes / selects and barriers of one step of one CTA in steady state (its own
+preferred packings on both sides, as ``kernel.choose_packings`` picks them in a loop), and
+``step_time_ns`` prices them with the device table of ``analysis.cost_model``.
+
+Example: ``step_time_ns(conversion_step(src, dst, 16), warps=4)``.
+"""
+
+from __future__ import annotations
+
+from linear_layouts.analysis.cost_model import OpCounts, conversion_time_ns
+from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order
+from linear_layouts.codegen.model import emitted_wavefronts
+from linear_layouts.codegen.packing import Emission, Packing
+
+__all__ = ["step_counts", "step_time_ns"]
+
+
+def _bits(layout) -> int:
+    return layout.in_dim_size_log2("register") if layout.has_in_dim("register") else 0
+
+
+def step_counts(step, trailing_barrier: bool = False) -> OpCounts:
+    """Counts of one step (``trailing_barrier``: the kernel keeps the barrier after the load, as with
+    one shared buffer; with two buffers in a loop it does not)."""
+    if isinstance(step, SharedConversion):
+        step = canonical_vector_order(step)
+    ins, outs = step.packings()
+    src, dst = (step.plan.src, step.plan.dst) if hasattr(step, "plan") else (step.src, step.dst)
+    w = step.element_bytes if hasattr(step, "element_bytes") and step.element_bytes else 4
+    pin = ins[0] if ins else Packing.natural(w, _bits(src))
+    pout = outs[0] if outs else Packing.natural(w, _bits(dst))
+    em = Emission("c")
+    step.emit_words("a", "b", pin, pout, em, "smem", trailing_barrier)
+    shfl = sum(n for k, n in step.instruction_counts().items() if k.startswith("shfl"))
+    if isinstance(step, SharedConversion):
+        st, ld = emitted_wavefronts(step)
+        barriers = 2 if trailing_barrier else 1
+        cta = barriers if step.barrier_scope == "cta" else 0
+        return OpCounts(st + ld, 0, em.alu, cta, barriers - cta)
+    return OpCounts(0, shfl, em.alu, 0, 0)
+
+
+def step_time_ns(step, warps: int, device: str | None = None, trailing_barrier: bool = False) -> float:
+    """Predicted SM-nanoseconds of one step of a CTA of ``warps`` warps on ``device``."""
+    return conversion_time_ns(step_counts(step, trailing_barrier), warps, device)

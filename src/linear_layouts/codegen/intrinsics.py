@@ -1,0 +1,183 @@
+"""The memory instructions generated kernels call, as small inline functions: one definition for the
+GPU (inline PTX) and one for the CPU emulator (``codegen.emulate``), so the very same kernel source
+runs on both.
+
+Shared memory is addressed by 32-bit shared-window byte addresses (``ll_smem_base()``).  Names:
+``ll_sts{8,16,32,64,128}`` / ``ll_lds{8,16,32,64,128}`` (``st/ld.shared`` u8, u16, b32, v2.b32,
+v4.b32; the 8/16-bit forms take and return the low bits of a 32-bit word),
+``ll_stsm_x{1,2,4}[_t]`` / ``ll_ldsm_x{1,2,4}[_t]`` (``stmatrix``/``ldmatrix`` .m8n8[.trans].b16),
+``ll_stg{32,64,128}`` (``st.global`` b32, v2, v4), ``ll_bar_cta()`` (``bar.sync 0``),
+``ll_bar_warp()`` (``bar.warp.sync``).  ``__shfl_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
+
+Example: ``DEVICE_PRELUDE + kernel_body`` is what nvcc / NVRTC compile.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DEVICE_PRELUDE", "HOST_PRELUDE", "MATRIX_FUNCTIONS", "vector_function", "matrix_function"]
+
+
+def vector_function(store: bool, nbytes: int) -> str:
+    """Name of the shared vector access helper, e.g. ``ll_sts128`` for a 16-byte store."""
+    return f"ll_{'sts' if store else 'lds'}{8 * nbytes}"
+
+
+def matrix_function(store: bool, matrices: int, trans: bool) -> str:
+    """Name of the stmatrix/ldmatrix helper, e.g. ``ll_ldsm_x4_t``."""
+    return f"ll_{'stsm' if store else 'ldsm'}_x{matrices}{'_t' if trans else ''}"
+
+
+def _matrix_defs() -> list[str]:
+    out = []
+    for store in (True, False):
+        for n in (1, 2, 4):
+            for trans in (False, True):
+                name = matrix_function(store, n, trans)
+                op = f"{'stmatrix' if store else 'ldmatrix'}.sync.aligned.m8n8.x{n}{'.trans' if trans else ''}.shared.b16"
+                regs = ", ".join(f"%{i + 1}" if store else f"%{i}" for i in range(n))
+                if store:
+                    params = ", ".join(f"unsigned x{i}" for i in range(n))
+                    ins = ", ".join(f'"r"(x{i})' for i in range(n))
+                    out.append(f'LL_DEV void {name}(unsigned a, {params}) {{ asm volatile("{op} [%0], {{{regs}}};" :: "r"(a), {ins} : "memory"); }}')
+                else:
+                    params = ", ".join(f"unsigned& x{i}" for i in range(n))
+                    outs = ", ".join(f'"=r"(x{i})' for i in range(n))
+                    out.append(f'LL_DEV void {name}(unsigned a, {params}) {{ asm volatile("{op} {{{regs}}}, [%{n}];" : {outs} : "r"(a) : "memory"); }}')
+    return out
+
+
+MATRIX_FUNCTIONS = tuple(matrix_function(s, n, t) for s in (True, False) for n in (1, 2, 4) for t in (False, True))
+
+DEVICE_PRELUDE = "\n".join([
+    "#ifndef LL_PRELUDE",
+    "#define LL_PRELUDE",
+    "#define LL_DEV static __device__ __forceinline__",
+    "LL_DEV unsigned ll_smem_base() { extern __shared__ __align__(16) unsigned char ll_smem[]; "
+    "return (unsigned)__cvta_generic_to_shared(ll_smem); }",
+    'LL_DEV void ll_sts8(unsigned a, unsigned x) { asm volatile("st.shared.u8 [%0], %1;" :: "r"(a), "r"(x) : "memory"); }',
+    'LL_DEV void ll_sts16(unsigned a, unsigned x) { asm volatile("st.shared.u16 [%0], %1;" :: "r"(a), "r"(x) : "memory"); }',
+    'LL_DEV void ll_sts32(unsigned a, unsigned x) { asm volatile("st.shared.b32 [%0], %1;" :: "r"(a), "r"(x) : "memory"); }',
+    'LL_DEV void ll_sts64(unsigned a, unsigned x, unsigned y) { asm volatile("st.shared.v2.b32 [%0], {%1, %2};" '
+    ':: "r"(a), "r"(x), "r"(y) : "memory"); }',
+    'LL_DEV void ll_sts128(unsigned a, unsigned x, unsigned y, unsigned z, unsigned w) { asm volatile('
+    '"st.shared.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(a), "r"(x), "r"(y), "r"(z), "r"(w) : "memory"); }',
+    'LL_DEV unsigned ll_lds8(unsigned a) { unsigned x; asm volatile("ld.shared.u8 %0, [%1];" : "=r"(x) : "r"(a) : "memory"); return x; }',
+    'LL_DEV unsigned ll_lds16(unsigned a) { unsigned x; asm volatile("ld.shared.u16 %0, [%1];" : "=r"(x) : "r"(a) : "memory"); return x; }',
+    'LL_DEV unsigned ll_lds32(unsigned a) { unsigned x; asm volatile("ld.shared.b32 %0, [%1];" : "=r"(x) : "r"(a) : "memory"); return x; }',
+    'LL_DEV void ll_lds64(unsigned a, unsigned& x, unsigned& y) { asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" '
+    ': "=r"(x), "=r"(y) : "r"(a) : "memory"); }',
+    'LL_DEV void ll_lds128(unsigned a, unsigned& x, unsigned& y, unsigned& z, unsigned& w) { asm volatile('
+    '"ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(a) : "memory"); }',
+    *_matrix_defs(),
+    'LL_DEV void ll_stg32(void* p, unsigned x) { asm volatile("st.global.b32 [%0], %1;" :: "l"(p), "r"(x) : "memory"); }',
+    'LL_DEV void ll_stg64(void* p, unsigned x, unsigned y) { asm volatile("st.global.v2.b32 [%0], {%1, %2};" '
+    ':: "l"(p), "r"(x), "r"(y) : "memory"); }',
+    'LL_DEV void ll_stg128(void* p, unsigned x, unsigned y, unsigned z, unsigned w) { asm volatile('
+    '"st.global.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(x), "r"(y), "r"(z), "r"(w) : "memory"); }',
+    "#define ll_bar_cta() __syncthreads()",
+    "#define ll_bar_warp() __syncwarp()",
+    "#endif",
+    "",
+])
+
+#: CUDA as C++20 threads: one std::thread per CUDA thread of a CTA, CTAs one after another; shared
+#: memory one byte array; barriers std::barrier; shuffles and ldmatrix/stmatrix exchange through
+#: per-warp slots between two warp barriers.  Semantics as in the PTX ISA (prmt: the default mode).
+HOST_PRELUDE = r"""
+#include <barrier>
+#include <cstdint>
+#include <cstring>
+#include <cstddef>
+#include <thread>
+#include <vector>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define LL_DEV static inline
+struct ll_dim3 { unsigned x = 0, y = 0, z = 0; };
+struct uint2 { unsigned x, y; };
+struct uint4 { unsigned x, y, z, w; };
+static thread_local ll_dim3 threadIdx, blockIdx;
+static unsigned char ll_shared[232448];
+static std::barrier<>* ll_cta_barrier;
+static std::barrier<>* ll_warp_barrier[32];
+static unsigned ll_slot[32][32][4];
+LL_DEV unsigned ll_smem_base() { return 0u; }
+LL_DEV void ll_warp_sync() { ll_warp_barrier[threadIdx.x >> 5]->arrive_and_wait(); }
+LL_DEV void __syncthreads() { ll_cta_barrier->arrive_and_wait(); }
+LL_DEV void __syncwarp(unsigned = 0xffffffffu) { ll_warp_sync(); }
+#define ll_bar_cta() __syncthreads()
+#define ll_bar_warp() __syncwarp()
+LL_DEV unsigned __shfl_sync(unsigned, unsigned v, unsigned src) {
+  unsigned w = threadIdx.x >> 5, l = threadIdx.x & 31u;
+  ll_slot[w][l][0] = v; ll_warp_sync();
+  unsigned r = ll_slot[w][src & 31u][0]; ll_warp_sync();
+  return r;
+}
+LL_DEV unsigned __byte_perm(unsigned a, unsigned b, unsigned s) {
+  unsigned long long x = ((unsigned long long)b << 32) | a; unsigned r = 0;
+  for (int i = 0; i < 4; ++i) {
+    unsigned n = (s >> (4 * i)) & 15u; unsigned byte = (unsigned)(x >> (8 * (n & 7u))) & 0xffu;
+    r |= byte << (8 * i);
+  }
+  return r;
+}
+template <class T> LL_DEV T ll_get(unsigned a) { T v; std::memcpy(&v, ll_shared + a, sizeof(T)); return v; }
+template <class T> LL_DEV void ll_put(unsigned a, T v) { std::memcpy(ll_shared + a, &v, sizeof(T)); }
+LL_DEV void ll_sts8(unsigned a, unsigned x) { ll_put<unsigned char>(a, (unsigned char)x); }
+LL_DEV void ll_sts16(unsigned a, unsigned x) { ll_put<unsigned short>(a, (unsigned short)x); }
+LL_DEV void ll_sts32(unsigned a, unsigned x) { ll_put<unsigned>(a, x); }
+LL_DEV void ll_sts64(unsigned a, unsigned x, unsigned y) { ll_put(a, x); ll_put(a + 4, y); }
+LL_DEV void ll_sts128(unsigned a, unsigned x, unsigned y, unsigned z, unsigned w) { ll_put(a, x); ll_put(a + 4, y); ll_put(a + 8, z); ll_put(a + 12, w); }
+LL_DEV unsigned ll_lds8(unsigned a) { return ll_get<unsigned char>(a); }
+LL_DEV unsigned ll_lds16(unsigned a) { return ll_get<unsigned short>(a); }
+LL_DEV unsigned ll_lds32(unsigned a) { return ll_get<unsigned>(a); }
+LL_DEV void ll_lds64(unsigned a, unsigned& x, unsigned& y) { x = ll_get<unsigned>(a); y = ll_get<unsigned>(a + 4); }
+LL_DEV void ll_lds128(unsigned a, unsigned& x, unsigned& y, unsigned& z, unsigned& w) { x = ll_get<unsigned>(a); y = ll_get<unsigned>(a + 4); z = ll_get<unsigned>(a + 8); w = ll_get<unsigned>(a + 12); }
+// ldmatrix: lane t gives row t % 8 of matrix t / 8; lane l receives, per matrix i, row l / 4 words l % 4
+// (.trans: the b16 elements at rows 2 (l % 4) + j, column l / 4).
+LL_DEV void ll_ldsm(int n, bool trans, unsigned a, unsigned* x) {
+  unsigned w = threadIdx.x >> 5, l = threadIdx.x & 31u;
+  ll_slot[w][l][0] = a; ll_warp_sync();
+  for (int i = 0; i < n; ++i) {
+    if (!trans) x[i] = ll_get<unsigned>(ll_slot[w][8 * i + l / 4][0] + 4 * (l % 4));
+    else {
+      unsigned lo = ll_get<unsigned short>(ll_slot[w][8 * i + 2 * (l % 4)][0] + 2 * (l / 4));
+      unsigned hi = ll_get<unsigned short>(ll_slot[w][8 * i + 2 * (l % 4) + 1][0] + 2 * (l / 4));
+      x[i] = lo | (hi << 16);
+    }
+  }
+  ll_warp_sync();
+}
+LL_DEV void ll_stsm(int n, bool trans, unsigned a, const unsigned* x) {
+  unsigned w = threadIdx.x >> 5, l = threadIdx.x & 31u;
+  static unsigned data[32][32][4];
+  ll_slot[w][l][0] = a;
+  for (int i = 0; i < n; ++i) data[w][l][i] = x[i];
+  ll_warp_sync();
+  if ((int)l < 8 * n) {  // lane l writes row l % 8 of matrix l / 8
+    int i = l / 8, row = l % 8; unsigned base = ll_slot[w][l][0];
+    for (int c = 0; c < 4; ++c) {
+      if (!trans) ll_put<unsigned>(base + 4 * c, data[w][4 * row + c][i]);
+    }
+    if (trans) {  // row `row` of the stored matrix: element c from lane 4 c + row / 2, half row % 2
+      for (int c = 0; c < 8; ++c) ll_put<unsigned short>(base + 2 * c, (unsigned short)(data[w][4 * c + row / 2][i] >> (16 * (row % 2))));
+    }
+  }
+  ll_warp_sync();
+}
+""" + "\n".join(
+    f"LL_DEV void {matrix_function(s, n, t)}(unsigned a, "
+    + ", ".join(("unsigned x" if s else "unsigned& x") + str(i) for i in range(n))
+    + ") { unsigned v[4] = {"
+    + (", ".join(f"x{i}" for i in range(n)) if s else "0")
+    + f"}}; {'ll_stsm' if s else 'll_ldsm'}({n}, {'true' if t else 'false'}, a, v); "
+    + ("" if s else " ".join(f"x{i} = v[{i}];" for i in range(n)))
+    + " }"
+    for s in (True, False) for n in (1, 2, 4) for t in (False, True)
+) + r"""
+LL_DEV void ll_stg32(void* p, unsigned x) { std::memcpy(p, &x, 4); }
+LL_DEV void ll_stg64(void* p, unsigned x, unsigned y) { unsigned v[2] = {x, y}; std::memcpy(p, v, 8); }
+LL_DEV void ll_stg128(void* p, unsigned x, unsigned y, unsigned z, unsigned w) { unsigned v[4] = {x, y, z, w}; std::memcpy(p, v, 16); }
+"""

@@ -1,0 +1,83 @@
+"""Generated kernels run on the CPU emulator (the unchanged kernel source with host definitions of the
+memory instructions, one thread per CUDA thread): every element of seeded conversions of every kind
+and element width comes back, round trips included; a kernel with one wrong byte permute is caught."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from linear_layouts import LayoutError, LinearLayout
+from linear_layouts.analysis.shuffles import plan_shuffle
+from linear_layouts.analysis.warp_simulator import random_within_warp_partner
+from linear_layouts.catalog.blocked import BlockedLayout
+from linear_layouts.codegen.conversion import SharedConversion
+from linear_layouts.codegen.emulate import emulate_check, emulate_kernel, find_cxx
+from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel
+from linear_layouts.codegen.plan import conversion_kernel, conversion_step
+from linear_layouts.codegen.shuffle import ShuffleConversion
+
+pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+
+
+def _strip(layout: LinearLayout) -> LinearLayout:
+    bases = {d: v for d, v in layout.bases.items() if d != "block"}
+    return LinearLayout(bases, dict(layout.out_dims), require_surjective=False)
+
+
+def _blocked(spt, tpw, wpc, order, shape):
+    return _strip(BlockedLayout(spt, tpw, wpc, order).to_linear(shape))
+
+
+def test_shared_memory_kernels_of_every_width():
+    """Row-major -> column-major blocked (shared memory, two warps of each) for 8/16/32/64 bits."""
+    src = _blocked([1, 4], [4, 8], [2, 1], [1, 0], [32, 32])
+    dst = _blocked([4, 1], [8, 4], [1, 2], [0, 1], [32, 32])
+    for bits in (8, 16, 32, 64):
+        kernel = conversion_kernel(src, dst, bits)
+        assert emulate_check(kernel, tiles=2, iterations=2, seed=bits) == 0, bits
+
+
+def test_shuffle_kernels_with_sub_word_payloads():
+    """In-warp pairs through warp shuffles (forced) for 8- and 16-bit elements, one and two warps."""
+    nprng = np.random.default_rng(4)
+    for bits, wpc in ((8, [1, 1]), (16, [2, 1])):
+        src = _blocked([2, 2], [8, 4], wpc, [1, 0], [16 * wpc[0], 8])
+        dst = random_within_warp_partner(nprng, src)
+        fwd, bwd = (ShuffleConversion(plan_shuffle(a, b, bits)) for a, b in ((src, dst), (dst, src)))
+        kernel = emit_conversion_kernel(f"shfl{bits}", src, dst, bits // 8, fwd, bwd)
+        assert emulate_check(kernel, tiles=2, iterations=1) == 0, bits
+
+
+def test_ldmatrix_and_stmatrix_round_trip():
+    src = LinearLayout({"register": [[0, 1], [0, 2], [0, 4], [0, 8]],
+                        "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], "warp": []}, ["dim0", "dim1"])
+    dst = LinearLayout({"register": [[0, 1], [0, 8], [8, 0], [16, 0]],
+                        "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": []}, ["dim0", "dim1"])
+    from linear_layouts.codegen.conversion import row_major_shared
+    from linear_layouts.codegen.shared import SharedAccess
+
+    shared = row_major_shared(src)
+    forward = SharedConversion(src, dst, shared, 2, SharedAccess("vector", 8), SharedAccess("matrix", 4))
+    backward = SharedConversion(dst, src, shared, 2, SharedAccess("matrix", 4), SharedAccess("vector", 8))
+    kernel = emit_conversion_kernel("mat", src, dst, 2, forward, backward)
+    assert "ll_ldsm_x4(" in kernel.source and "ll_stsm_x4(" in kernel.source
+    assert emulate_check(kernel, tiles=1, iterations=1) == 0
+
+
+def test_a_wrong_byte_permute_is_caught():
+    src = _blocked([1, 4], [4, 8], [1, 1], [1, 0], [16, 32])
+    dst = _blocked([4, 1], [8, 4], [1, 1], [0, 1], [16, 32])
+    kernel = conversion_kernel(src, dst, 8)
+    assert emulate_check(kernel, tiles=1, iterations=0) == 0
+    body = kernel.source
+    prelude_end = body.index("#endif")
+    broken = body[:prelude_end] + re.sub(r"ll_sts(\d+)\(", r"ll_sts\1(4u ^ ", body[prelude_end:], count=1)
+    assert broken != body
+    bad = KernelSource(kernel.name + "_bad", broken.replace(kernel.name, kernel.name + "_bad"), kernel.threads,
+                       kernel.shared_bytes, kernel.tile_elements, kernel.element_bytes)
+    assert emulate_check(bad, tiles=1, iterations=0) > 0
+    with pytest.raises(LayoutError, match="whole number"):
+        emulate_kernel(kernel, np.zeros(3, dtype=np.uint8))
