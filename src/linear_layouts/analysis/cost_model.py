@@ -1,15 +1,21 @@
 """Time model of a layout conversion on a named device, from measured building blocks.
 
 A conversion step of one CTA with ``W`` warps costs, in SM-nanoseconds (the time one SM is busy
-with it when many CTAs share the SM, as in a throughput-bound loop):
+with it when ``C`` CTAs share the SM, as in a throughput-bound loop), the larger of its issue time and
+its dependent latency shared by the CTAs that overlap it:
 
-    wavefronts * t_wavefront(W) + W * (shfl * t_shfl(W) + alu * t_alu(W)) + barriers * t_barrier(scope, W)
+    max(wavefronts * t_wavefront(W) + W * (shfl * t_shfl(W) + alu * t_alu(W))
+            + barriers * t_barrier(scope, W),
+        (latency_step + barriers_cta * latency_barrier) / C)
 
 ``wavefronts``: the shared-memory wavefronts of all warps (store + load, the analysis prediction);
 ``shfl``, ``alu``: per thread (``alu``: the byte permutes and selects codegen emits); ``barriers``:
 CTA barriers (``bar.sync``) or warp barriers (``bar.warp.sync``, free where the compiler proves the
 warp converged).  ``t_*`` are the building blocks measured by ``benchmarks/gpu_microbench.py``
-(8 CTAs per SM, 8 independent chains per thread), per warp count, interpolated in log2(W).
+(8 CTAs per SM, 8 independent chains per thread), per warp count, interpolated in log2(W); the
+wavefront cost and the two latencies were fitted on the H100 conversion loop (36 in-warp pairs timed
+both ways, shuffles and shared memory; 33 / 36 ranked as measured) with the other blocks fixed at
+their microbenchmark values (benchmarks/results/conversion_cost_model.md).
 
 The table is data: ``DEVICES[name]`` (``"H100"`` now).  ``codegen.cost.step_counts`` counts what
 codegen emits for a step; ``plan_conversion`` compares its alternatives with ``conversion_time_ns``.
@@ -23,7 +29,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "device_costs"]
+__all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "device_costs",
+           "shuffle_time_ns", "shared_time_ns"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,9 @@ class DeviceCosts:
     alu: dict = field(default_factory=dict)
     bar_cta: dict = field(default_factory=dict)  # per CTA barrier
     bar_warp: dict = field(default_factory=dict)  # per warp barrier of one warp
+    latency_step: float = 0.0  # ns of a step's dependent chain (store/load or shuffle round trip)
+    latency_barrier: float = 0.0  # ns a CTA barrier adds to that chain
+    concurrent_ctas: int = 8  # CTAs one SM overlaps (the conversion benchmark's 1056 CTAs on 132 SMs)
 
     def at(self, table: dict, warps: int) -> float:
         """``table`` interpolated at ``warps`` (log2 scale, clamped to the measured range)."""
@@ -61,19 +71,22 @@ class OpCounts:
     barriers_warp: int = 0
 
 
-#: Measured tables.  H100: benchmarks/gpu_microbench.py on an H100 80GB HBM3 (see benchmarks/results/
-#: microbench.json for the run); until the first run, the 2026-11-22 loop measurements of
-#: analysis.conversion's module doc (0.64 ns per wavefront, 0.77 ns per shfl, 0.22 ns per ALU op,
-#: 1.4 ns per CTA barrier).
+#: Measured tables.  H100: benchmarks/gpu_microbench.py on an NVIDIA H100 80GB HBM3 (driver 580,
+#: CUDA 13.0), 2026-11-23 18:04 UTC: shfl.sync, prmt / selp (alu) and bar.sync per warp count;
+#: bar.warp.sync compiles to nothing where the warp is converged; wavefront and latencies fitted
+#: (module doc).
 DEVICES: dict[str, DeviceCosts] = {
     "H100": DeviceCosts(
         name="H100",
-        measured="2026-11-22 loop measurements (analysis.conversion docstring)",
-        wavefront={1: 0.64, 8: 0.64},
-        shfl={1: 0.77, 8: 0.77},
-        alu={1: 0.22, 8: 0.22},
-        bar_cta={1: 2.2, 8: 1.4},
+        measured="gpu_microbench.py, H100 80GB HBM3, 2026-11-23; wavefront and latencies fitted on the conversion loop",
+        wavefront={1: 0.30, 8: 0.30},
+        shfl={1: 0.161, 2: 0.238, 4: 0.365, 8: 0.365},
+        alu={1: 0.155, 2: 0.243, 4: 0.362, 8: 0.366},
+        bar_cta={1: 0.51, 2: 0.51, 4: 0.54, 8: 1.44},
         bar_warp={1: 0.0, 8: 0.0},
+        latency_step=20.0,
+        latency_barrier=20.0,
+        concurrent_ctas=8,
     ),
 }
 DEFAULT_DEVICE = "H100"
@@ -90,7 +103,36 @@ def device_costs(device: str | None = None) -> DeviceCosts:
 def conversion_time_ns(counts: OpCounts, warps: int, device: str | None = None) -> float:
     """Predicted SM-nanoseconds of one conversion step of a CTA of ``warps`` warps (module doc)."""
     d = device_costs(device)
-    return (counts.wavefronts * d.at(d.wavefront, warps)
-            + warps * (counts.shfl * d.at(d.shfl, warps) + counts.alu * d.at(d.alu, warps))
-            + counts.barriers_cta * d.at(d.bar_cta, warps)
-            + counts.barriers_warp * warps * d.at(d.bar_warp, warps))
+    issue = (counts.wavefronts * d.at(d.wavefront, warps)
+             + warps * (counts.shfl * d.at(d.shfl, warps) + counts.alu * d.at(d.alu, warps))
+             + counts.barriers_cta * d.at(d.bar_cta, warps)
+             + counts.barriers_warp * warps * d.at(d.bar_warp, warps))
+    if not (counts.wavefronts or counts.shfl):
+        return issue  # registers only: no dependent memory or shuffle round trip
+    latency = (d.latency_step + counts.barriers_cta * d.latency_barrier) / d.concurrent_ctas
+    return max(issue, latency)
+
+
+def shuffle_time_ns(plan, device: str | None = None) -> float:
+    """Predicted SM-nanoseconds of the warp-shuffle conversion ``plan`` (a ``ShufflePlan``) of one CTA:
+    its ``shfl.sync`` and the selects / byte permutes codegen emits for it (counted by the emitter,
+    ``codegen.cost.step_counts``: the one home of what is emitted).  Infinite where codegen cannot
+    emit the plan."""
+    from linear_layouts.codegen.cost import step_counts  # noqa: PLC0415 - the emitter counts itself
+    from linear_layouts.codegen.shuffle import ShuffleConversion  # noqa: PLC0415
+    from linear_layouts.errors import LayoutError  # noqa: PLC0415
+
+    try:
+        counts = step_counts(ShuffleConversion(plan))
+    except LayoutError:
+        return float("inf")
+    warps = plan.num_warps
+    return conversion_time_ns(counts, warps, device)
+
+
+def shared_time_ns(wavefronts: int, warp_local: bool, warps: int, device: str | None = None) -> float:
+    """Predicted SM-nanoseconds of a shared-memory conversion of one CTA with ``wavefronts`` store +
+    load wavefronts and one barrier between store and load (a warp barrier when every warp reads only
+    what it stored, ``warp_local``); the packed registers need no byte permutes in steady state."""
+    counts = OpCounts(wavefronts=wavefronts, barriers_cta=0 if warp_local else 1, barriers_warp=1 if warp_local else 0)
+    return conversion_time_ns(counts, warps, device)
