@@ -3,6 +3,11 @@ installed Triton (3.9) for sm_80, sm_90 and gfx942, and store each kernel's TTIR
 under tests/data/triton_kernels/ir/<target>/<kernel>.{ttir,ttgir}, with an index (ir/index.json)
 saying which kernels compile for which target and why not where they do not.
 
+For the NVIDIA targets it also compiles on to PTX (no assembler needed) and stores the static inventory
+of the PTX's shared-memory instructions (``ir/ptx_shared.json``: per kernel and target, how many
+``ld/st.shared`` of each width, ``ldmatrix`` / ``stmatrix`` of each shape appear in the PTX), the oracle
+for the model of Triton's lowering (``linear_layouts.kernels.triton_lowering``).
+
 Run: ``PYTHONPATH=src python3 tools/compile_triton_kernels.py [--jobs 2] [--check]``
 (``--check``: compile again and report files that differ from the stored ones, write nothing).
 """
@@ -34,11 +39,45 @@ def _compile_one(path: str) -> list[dict]:
     for target in TARGETS:
         try:
             ir = compile_kernel(spec, target)
-            rows.append({"kernel": spec.name, "target": target, "ok": True, "ttir": ir.ttir, "ttgir": ir.ttgir,
-                         "triton": ir.triton_version})
+            row = {"kernel": spec.name, "target": target, "ok": True, "ttir": ir.ttir, "ttgir": ir.ttgir,
+                   "triton": ir.triton_version}
+            if target.startswith("sm_"):
+                row["ptx_shared"] = ptx_shared_inventory(_ptx(spec, target))
+            rows.append(row)
         except LayoutError as error:
             rows.append({"kernel": spec.name, "target": target, "ok": False, "error": str(error)})
     return rows
+
+
+def _ptx(spec, target: str) -> str:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from linear_layouts.kernels.spec import parse_target
+
+    signature, constexprs, attrs = spec.specialization()
+    src = ASTSource(fn=spec.kernel, signature=signature, constexprs=constexprs, attrs=attrs)
+    return triton.compile(src, target=GPUTarget(*parse_target(target)), options=dict(spec.options)).asm["ptx"]
+
+
+def ptx_shared_inventory(ptx: str) -> dict[str, int]:
+    """Static count of the PTX's shared-memory data instructions by kind: ``st.shared.16B`` (bytes per
+    lane), ``ldmatrix.x4.trans``, ... (``cp.async``, atomics and barriers are not data ld/st)."""
+    import re
+    from collections import Counter
+
+    out: Counter = Counter()
+    for name in re.findall(r"^\s*(?:@!?%p\d+ )?((?:ld|st)\.shared\S*|ldmatrix\S*|stmatrix\S*)", ptx, re.M):
+        m = re.match(r"(ld|st)\.shared(?:::cta)?\.(?:(v\d)\.)?b(\d+)", name)
+        if m:
+            op, v, b = m.groups()
+            out[f"{op}.shared.{int(b) // 8 * (int(v[1:]) if v else 1)}B"] += 1
+            continue
+        m = re.match(r"(ldmatrix|stmatrix)\.sync\.aligned\.m8n8\.(x\d)(\.trans)?", name)
+        if m:
+            out[f"{m.group(1)}.{m.group(2)}{m.group(3) or ''}"] += 1
+    return dict(sorted(out.items()))
 
 
 def main() -> int:
@@ -68,6 +107,11 @@ def main() -> int:
         print("\n".join(differ) if differ else "all stored IR files are up to date")
         return 1 if differ else 0
     (CORPUS / "ir" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
+    inventory: dict = {}
+    for r in results:
+        if r.get("ptx_shared") is not None:
+            inventory.setdefault(r["target"], {})[r["kernel"]] = r["ptx_shared"]
+    (CORPUS / "ir" / "ptx_shared.json").write_text(json.dumps(inventory, indent=1, sort_keys=True) + "\n")
     ok = sum(r["ok"] for r in results)
     print(f"{len(files)} kernels, {ok} of {len(results)} (kernel, target) compiles stored under {CORPUS / 'ir'}")
     for r in results:

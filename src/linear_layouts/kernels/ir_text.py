@@ -1,0 +1,440 @@
+"""A reader of Triton's TTIR / TTGIR text (MLIR as ``str(module)`` and ``MLIR_ENABLE_DUMP`` print it):
+the attribute aliases, the module attributes, and every function's ops with their results, operands,
+types, attributes, nested regions and source locations. It parses the text only; what an op or a
+layout means is for the modules that read the result.
+
+Grammar handled (one op a line, as Triton prints it):
+
+=========================================  ===========================================================
+form                                       example
+=========================================  ===========================================================
+pretty op                                  ``%y = ttg.convert_layout %x : tensor<..., #a> -> tensor<...>``
+multi-result op                            ``%3:2 = scf.for %i = %a to %b step %c iter_args(...) -> (...) {``
+generic op with a region                   ``%r = "tt.reduce"(%x) <{axis = 0 : i32}> ({`` ... ``}) : (..) -> f32``
+region switch                              ``} else {``, ``} do {``
+attribute alias                            ``#blocked = #ttg.blocked<{...}>``; ``#loc3 = loc("k.py":9:11)``
+=========================================  ===========================================================
+
+>>> m = parse_module('''#a = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+... module attributes {"ttg.num-warps" = 4 : i32} {
+...   tt.func public @k(%x: tensor<128xf32, #a>) {
+...     %y = math.exp %x : tensor<128xf32, #a> loc(#loc1)
+...     tt.return
+...   }
+... }''')
+>>> m.num_warps, [op.name for op in m.functions[0].walk()]
+(4, ['math.exp', 'tt.return'])
+>>> m.functions[0].body.ops[0].result_types
+('tensor<128xf32, #a>',)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from linear_layouts.errors import LayoutError
+
+__all__ = [
+    "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module",
+]
+
+_OPEN = "<({["
+_CLOSE = ">)}]"
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at ``sep`` outside brackets (``<>``, ``()``, ``{}``, ``[]``, quotes; ``->`` is no bracket).
+
+    >>> split_top("tensor<4x8xf16, #a>, i32")
+    ['tensor<4x8xf16, #a>', 'i32']
+    """
+    parts, depth, start, i, quoted = [], 0, 0, 0, False
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            quoted = not quoted
+        elif quoted:
+            pass
+        elif c == "-" and text.startswith("->", i):
+            i += 2
+            continue
+        elif c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i].strip())
+            i += len(sep)
+            start = i
+            continue
+        i += 1
+    tail = text[start:].strip()
+    if tail or parts:
+        parts.append(tail)
+    return parts
+
+
+def _find_top(text: str, needle: str, *, last: bool = False) -> int:
+    """Index of ``needle`` outside brackets and quotes (the first, or the ``last``), -1 if none."""
+    depth, i, quoted, found = 0, 0, False, -1
+    while i < len(text):
+        c = text[i]
+        if not quoted and depth == 0 and text.startswith(needle, i):
+            if not last:
+                return i
+            found = i
+        if c == '"':
+            quoted = not quoted
+        elif quoted:
+            pass
+        elif c == "-" and text.startswith("->", i):
+            i += 2
+            continue
+        elif c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        i += 1
+    return found
+
+
+@dataclass(frozen=True)
+class Location:
+    """A source location: ``file:line:col`` and, where Triton named the value, that name (``offs``)."""
+
+    file: str = ""
+    line: int = 0
+    column: int = 0
+    name: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.file else "?"
+        return f"{where} ({self.name})" if self.name else where
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: ``name`` (``ttg.convert_layout``), its ``results`` and ``operands`` (SSA names with
+    ``%``; ``%3#1`` for result 1 of ``%3``), the text of its attributes (``attrs``), operand and
+    result types as text, nested ``regions``, and its source ``loc``."""
+
+    name: str
+    results: tuple[str, ...]
+    operands: tuple[str, ...]
+    operand_types: tuple[str, ...]
+    result_types: tuple[str, ...]
+    attrs: str = ""
+    regions: tuple["Region", ...] = ()
+    loc: Location = Location()
+    text: str = field(default="", repr=False, compare=False)
+
+    def attr_int(self, key: str) -> int | None:
+        """An integer attribute ``key = N : i32`` (``None`` when absent)."""
+        m = re.search(rf"\b{re.escape(key)} = (-?\d+)", self.attrs)
+        return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class Region:
+    """A region's ops (its first block) and its block arguments as (name, type text)."""
+
+    ops: tuple[Op, ...]
+    args: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    args: tuple[tuple[str, str], ...]
+    body: Region
+
+    def walk(self) -> Iterator[Op]:
+        """Every op, nested regions included, in textual order (pre-order)."""
+        stack = [iter(self.body.ops)]
+        while stack:
+            op = next(stack[-1], None)
+            if op is None:
+                stack.pop()
+                continue
+            yield op
+            for region in reversed(op.regions):
+                stack.append(iter(region.ops))
+
+
+@dataclass(frozen=True)
+class Module:
+    """A parsed module: ``aliases`` (``#name`` -> attribute text, locations excluded), module
+    ``attributes`` (text values), ``functions`` and the location table."""
+
+    aliases: dict[str, str]
+    attributes: dict[str, str]
+    functions: tuple[Function, ...]
+
+    def _int_attr(self, key: str, default: int) -> int:
+        value = self.attributes.get(key)
+        if value is None:
+            return default
+        return int(value.split(":")[0].strip())
+
+    @property
+    def num_warps(self) -> int:
+        return self._int_attr("ttg.num-warps", 4)
+
+    @property
+    def threads_per_warp(self) -> int:
+        return self._int_attr("ttg.threads-per-warp", 32)
+
+    @property
+    def num_ctas(self) -> int:
+        return self._int_attr("ttg.num-ctas", 1)
+
+    @property
+    def target(self) -> str:
+        return self.attributes.get("ttg.target", "").strip('"')
+
+    def expand(self, text: str) -> str:
+        """``text`` with every ``#alias`` replaced by its definition, recursively."""
+        def sub(m: re.Match) -> str:
+            name = m.group(1)
+            return self.expand(self.aliases[name]) if name in self.aliases else m.group(0)
+
+        return re.sub(r"#([A-Za-z_][\w.$-]*)", sub, text)
+
+
+# --------------------------------------------------------------------------------------------------
+_LOC_TAIL = re.compile(r"\s+loc\((.*)\)\s*$")
+_RESULTS = re.compile(r"^((?:%[\w$.-]+(?::\d+)?)(?:\s*,\s*%[\w$.-]+(?::\d+)?)*)\s*=\s*(.*)$")
+
+
+def _strip_loc(line: str) -> tuple[str, str]:
+    """(the line without its trailing ``loc(...)``, the loc's inner text)."""
+    i = line.rfind(" loc(")
+    while i >= 0:
+        inner = line[i + 5:]
+        depth, j = 1, 0
+        while j < len(inner) and depth:
+            depth += {"(": 1, ")": -1}.get(inner[j], 0)
+            j += 1
+        if depth == 0 and not inner[j:].strip():
+            return line[:i].rstrip(), inner[:j - 1]
+        i = line.rfind(" loc(", 0, i)
+    return line, ""
+
+
+def _resolve_loc(inner: str, locs: dict[str, str], depth: int = 0) -> Location:
+    """A ``loc(...)`` body to a Location: ``#locN`` aliases, ``"name"(#loc)``, ``"file":l:c``,
+    ``callsite(a at b)`` (the callee's position, the caller's name)."""
+    inner = inner.strip()
+    if depth > 32:
+        return Location()
+    if inner.startswith("#"):
+        target = locs.get(inner[1:])
+        return _resolve_loc(target, locs, depth + 1) if target is not None else Location()
+    m = re.fullmatch(r'"([^"]*)":(\d+):(\d+)(?:\s+to\s+.*)?', inner)
+    if m:
+        return Location(m.group(1), int(m.group(2)), int(m.group(3)))
+    m = re.fullmatch(r'"([^"]*)"\((.*)\)', inner)
+    if m:
+        base = _resolve_loc(m.group(2), locs, depth + 1)
+        return Location(base.file, base.line, base.column, base.name or m.group(1))
+    m = re.fullmatch(r"callsite\((.*) at (.*)\)", inner)
+    if m:  # inside a library function (triton/language/...): the caller's line is the user's
+        callee = _resolve_loc(m.group(1), locs, depth + 1)
+        if "/triton/" in callee.file or not callee.file:
+            caller = _resolve_loc(m.group(2), locs, depth + 1)
+            return Location(caller.file, caller.line, caller.column, caller.name or callee.name)
+        return callee
+    if inner.startswith("fused"):
+        m = re.search(r"\[(.*)\]", inner)
+        if m:
+            return _resolve_loc(split_top(m.group(1))[0], locs, depth + 1)
+    return Location()
+
+
+def _results(names: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for part in split_top(names):
+        m = re.fullmatch(r"(%[\w$.-]+)(?::(\d+))?", part.strip())
+        if not m:
+            raise LayoutError(f"ir text: bad result list {names!r}")
+        if m.group(2):
+            out += [f"{m.group(1)}#{k}" for k in range(int(m.group(2)))]
+        else:
+            out.append(m.group(1))
+    return tuple(out)
+
+
+def _types(text: str) -> tuple[str, ...]:
+    text = text.strip()
+    if text.startswith("(") and _find_top(text[1:], ")") == len(text) - 2:
+        text = text[1:-1]
+    return tuple(t for part in split_top(text) for t in split_top(part, " * ") if t)
+
+
+def _signature(body: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Split ``operands-and-attrs : types`` into (head, operand types, result types)."""
+    colon = _find_top(body, " : ", last=True)
+    if colon < 0:
+        return body, (), ()
+    head, types = body[:colon], body[colon + 3:]
+    arrow = _find_top(types, "->")
+    if arrow >= 0:
+        return head, _types(types[:arrow]), _types(types[arrow + 2:])
+    to = _find_top(types, " to ")
+    if to >= 0:  # casts: "%y = arith.truncf %x : T1 to T2"
+        return head, _types(types[:to]), _types(types[to + 4:])
+    return head, _types(types), ()
+
+
+def _operands(head: str) -> tuple[str, ...]:
+    """SSA operand names in an op's head (attribute dictionaries and region signatures excluded)."""
+    cleaned = re.sub(r"\{[^{}]*\}", "", head)
+    return tuple(re.sub(r"#(\d+)$", r"#\1", m) for m in re.findall(r"%[\w$.-]+(?:#\d+)?", cleaned))
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.i = 0
+        self.aliases: dict[str, str] = {}
+        self.locs: dict[str, str] = {}
+        self.attributes: dict[str, str] = {}
+        self.functions: list[Function] = []
+
+    def run(self) -> Module:
+        for line in self.lines:  # aliases may come after the module (locations do)
+            m = re.match(r"^#([\w$.-]+)\s*=\s*(.*)$", line)
+            if m:
+                if m.group(2).startswith("loc("):
+                    self.locs[m.group(1)] = _strip_loc(" " + m.group(2))[1] or m.group(2)[4:-1]
+                else:
+                    self.aliases[m.group(1)] = m.group(2).strip()
+        while self.i < len(self.lines):
+            line = self.lines[self.i].strip()
+            self.i += 1
+            if line.startswith("module"):
+                m = re.search(r"attributes\s*\{(.*)\}\s*\{\s*$", line)
+                if m:
+                    for item in split_top(m.group(1)):
+                        key, _, value = item.partition("=")
+                        self.attributes[key.strip().strip('"')] = value.strip()
+            elif line.startswith("tt.func"):
+                self.functions.append(self._function(line))
+        if not self.functions:
+            raise LayoutError("ir text: no tt.func found (is this a TTIR / TTGIR module?)")
+        return Module(self.aliases, self.attributes, tuple(self.functions))
+
+    def _function(self, line: str) -> Function:
+        m = re.match(r"tt\.func\s+(?:public\s+|private\s+)?@([\w$.-]+)\((.*)\)", line)
+        if not m:
+            raise LayoutError(f"ir text: cannot read the function header {line[:80]!r}")
+        name = m.group(1)
+        header = line[m.start(2):]
+        close = _find_top("(" + header, ")")
+        args_text = header[:close - 1] if close > 0 else m.group(2)
+        args = []
+        for arg in split_top(args_text):
+            a = re.match(r"(%[\w$.-]+)\s*:\s*(.*)$", arg)
+            if a:
+                ty, _ = _strip_loc(" " + a.group(2))
+                ty = re.sub(r"\s*\{[^{}]*\}\s*$", "", ty.strip())
+                args.append((a.group(1), ty.strip()))
+        ops = self._ops_until_close()
+        return Function(name, tuple(args), Region(tuple(ops)))
+
+    def _ops_until_close(self) -> list[Op]:
+        """Ops up to the ``}`` closing the current region (that line is left in ``self.closer``)."""
+        ops: list[Op] = []
+        self.closer = ""
+        while self.i < len(self.lines):
+            raw = self.lines[self.i]
+            line = raw.strip()
+            self.i += 1
+            if not line:
+                continue
+            if line.startswith("}"):
+                self.closer = line
+                return ops
+            if line.startswith("^"):  # a block label: its arguments belong to the region
+                self.block_args = re.findall(r"(%[\w$.-]+)\s*:\s*([^,()]+?)(?:\s+loc\(|,|\)\s*:|\)$)", line)
+                continue
+            ops.append(self._op(line))
+        return ops
+
+    def _op(self, line: str) -> Op:
+        body, loc_text = _strip_loc(line)
+        loc = _resolve_loc(loc_text, self.locs) if loc_text else Location()
+        results: tuple[str, ...] = ()
+        m = _RESULTS.match(body)
+        if m:
+            results, body = _results(m.group(1)), m.group(2)
+        regions: list[Region] = []
+        if body.startswith('"'):  # generic form: "name"(operands) <{attrs}> ({ ... }) : types
+            name = body[1:body.index('"', 1)]
+            rest = body[len(name) + 2:]
+            if rest.rstrip().endswith("({"):
+                regions.append(self._region())
+                while self.closer.startswith("}, {"):
+                    regions.append(self._region())
+                tail, tail_loc = _strip_loc(self.closer)
+                if tail_loc and not loc_text:
+                    loc = _resolve_loc(tail_loc, self.locs)
+                rest = rest.rstrip()[:-2] + tail[2:] if tail.startswith("})") else rest
+            head, operand_types, result_types = _signature(rest)
+            attrs = " ".join(re.findall(r"<\{.*\}>", head))
+            return Op(name, results, _operands(head.split("<{")[0]), operand_types, result_types, attrs,
+                      tuple(regions), loc, line)
+        name = re.match(r"[\w.$-]*", body).group(0)
+        rest = " " + body[len(name):].lstrip()
+        trailer_attrs = ""
+        opens_region = rest.rstrip().endswith("{") and not rest.rstrip().endswith("<{")
+        if opens_region:
+            rest = rest.rstrip()[:-1].rstrip()
+            regions.append(self._region())
+            while self.closer.startswith("} else {") or self.closer.startswith("} do {"):
+                regions.append(self._region())
+            trailer, trailer_loc = _strip_loc(self.closer)
+            if trailer_loc and not loc_text:
+                loc = _resolve_loc(trailer_loc, self.locs)
+            trailer_attrs = trailer[1:].strip()  # e.g. "} {tt.num_stages = 2 : i32}"
+        head, operand_types, result_types = _signature(rest)
+        if results and operand_types and not result_types and _find_top(rest, "->") < 0:
+            result_types = operand_types  # "arith.addf %a, %b : T": T is the operands' and the result's type
+        if name == "scf.for" or name == "scf.if" or name == "scf.while":
+            arrow = _find_top(head, "->")
+            if arrow >= 0:  # scf result types in the head: "-> (i32, tensor<..>)"
+                result_types = _types(head[arrow + 2:].split("{")[0])
+                head = head[:arrow]
+        attrs = " ".join(re.findall(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}", head) + [trailer_attrs]).strip()
+        return Op(name, results, _operands(head), operand_types, result_types, attrs, tuple(regions), loc, line)
+
+    def _region(self) -> Region:
+        self.block_args = []
+        ops = self._ops_until_close()
+        return Region(tuple(ops), tuple((n, t.strip()) for n, t in self.block_args))
+
+
+def parse_module(text: str) -> Module:
+    """Parse the text of one TTIR / TTGIR module (see the module doc). ``LayoutError`` if it has no
+    ``tt.func``."""
+    if not isinstance(text, str):
+        raise LayoutError(f"text must be a string of TTIR / TTGIR, got {type(text).__name__}")
+    return _Parser(text).run()
+
+
+def last_module(dump: str, after: str | None = None) -> str:
+    """The last module printed in an ``MLIR_ENABLE_DUMP`` log (``// -----// IR Dump After <Pass> ...``
+    headers), or the last one after a pass whose name contains ``after``; a plain module is returned as is."""
+    if "// -----// IR Dump" not in dump:
+        return dump
+    chunks = re.split(r"^// -----// IR Dump (?:Before|After) ([^\n]*?)//----- //\s*$", dump, flags=re.M)
+    best = None
+    for k in range(1, len(chunks) - 1, 2):
+        header, body = chunks[k], chunks[k + 1]
+        if "tt.func" in body and (after is None or after in header):
+            best = body
+    if best is None:
+        raise LayoutError("dump: no module found" + (f" after a pass matching {after!r}" if after else ""))
+    return best

@@ -1,0 +1,161 @@
+"""The types and layouts of a TTGIR module: each ``tensor<..>`` / ``!ttg.memdesc<..>`` type split into
+shape, element type and encoding, and each encoding turned into a catalog descriptor and its
+LinearLayout by an *attribute resolver*: a function from attribute text (aliases expanded) to a
+descriptor with ``to_linear(shape)``. The default resolver is the project's TTGIR attribute parser
+(``linear_layouts.ttgir.parse_attribute``); any other (e.g. Triton's own parser, in tests) can be passed.
+
+>>> t = parse_type("!ttg.memdesc<3x128x64xf16, #ttg.nvmma_shared<{swizzlingByteWidth = 128}>, #ttg.shared_memory, mutable>")
+>>> t.kind, t.shape, t.element, t.bitwidth, t.encoding[:16]
+('memdesc', (3, 128, 64), 'f16', 16, '#ttg.nvmma_share')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.ir_text import Module, split_top
+from linear_layouts.layout import LinearLayout
+
+__all__ = ["TypeInfo", "parse_type", "element_bits", "Resolver", "default_resolver", "Layouts"]
+
+#: attribute text (aliases expanded) -> catalog descriptor with ``to_linear(shape)``
+Resolver = Callable[[str], Any]
+
+
+def element_bits(element: str) -> int | None:
+    """Bits of one element as Triton stores it: ``f16`` 16, ``f8E5M2`` 8, ``i1`` 8 (a byte), pointers 64;
+    ``None`` for non-number types."""
+    if element.startswith("!tt.ptr"):
+        return 64
+    if element == "i1":
+        return 8
+    m = re.fullmatch(r"(?:[iuf]|bf|tf)(\d+)(?:E\w+)?", element)
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class TypeInfo:
+    """A type as text, split: ``kind`` (tensor, memdesc, ptr, scalar, other), ``shape``, ``element``,
+    ``encoding`` (the layout attribute, aliases expanded; "" when none) and a memdesc's ``alloc_shape``."""
+
+    kind: str
+    shape: tuple[int, ...] = ()
+    element: str = ""
+    encoding: str = ""
+    alloc_shape: tuple[int, ...] = ()
+    text: str = ""
+
+    @property
+    def bitwidth(self) -> int | None:
+        return element_bits(self.element)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+
+def _shape_element(text: str) -> tuple[tuple[int, ...], str]:
+    m = re.fullmatch(r"((?:\d+x)*)(.*)", text.strip(), re.S)
+    assert m is not None
+    return tuple(int(d) for d in m.group(1).split("x") if d), m.group(2).strip()
+
+
+def parse_type(text: str, module: Module | None = None) -> TypeInfo:
+    """Split a type (module doc); aliases are expanded with ``module``'s."""
+    text = text.strip()
+    expand = module.expand if module is not None else (lambda s: s)
+    for prefix, kind in (("tensor<", "tensor"), ("!ttg.memdesc<", "memdesc"), ("<", "memdesc")):
+        if text.startswith(prefix) and text.endswith(">"):
+            parts = split_top(text[len(prefix):-1])
+            shape, element = _shape_element(parts[0])
+            encoding, alloc = "", ()
+            for part in parts[1:]:
+                if part.startswith("#") and not encoding:
+                    encoding = expand(part)
+                elif re.fullmatch(r"(\d+x)*\d+", part):
+                    alloc = tuple(int(d) for d in part.split("x"))
+            return TypeInfo(kind, shape, element, encoding, alloc, text)
+    if text.startswith("!tt.ptr"):
+        return TypeInfo("ptr", (), text, "", (), text)
+    if re.fullmatch(r"(?:[iuf]|bf|tf)\d+(?:E\w+)?|index", text):
+        return TypeInfo("scalar", (), text, "", (), text)
+    return TypeInfo("other", (), text, "", (), text)
+
+
+def default_resolver() -> Resolver:
+    """The project's TTGIR attribute parser, ``linear_layouts.ttgir.parse_attribute``."""
+    try:
+        from linear_layouts.ttgir import parse_attribute  # type: ignore[import-not-found]
+    except ImportError:
+        raise LayoutError("reading TTGIR layouts needs the TTGIR attribute parser (linear_layouts.ttgir), "
+                          "which this installation lacks; pass resolver=") from None
+    return parse_attribute
+
+
+class Layouts:
+    """Every encoding of one module resolved once: ``descriptor(encoding)`` and ``linear(type)``
+    (the type's LinearLayout on its layout shape: a memdesc's trailing dims of the layout's rank)."""
+
+    def __init__(self, module: Module, resolver: Resolver | None = None):
+        self.module = module
+        self.resolver = resolver or default_resolver()
+        self._descriptors: dict[str, Any] = {}
+        self._linear: dict[tuple[str, tuple[int, ...]], LinearLayout] = {}
+
+    def descriptor(self, encoding: str) -> Any:
+        if encoding not in self._descriptors:
+            self._descriptors[encoding] = self.resolver(encoding)
+        return self._descriptors[encoding]
+
+    def layout_shape(self, t: TypeInfo) -> tuple[int, ...]:
+        rank = getattr(self.descriptor(t.encoding), "rank", None)
+        if isinstance(rank, int) and 0 < rank <= len(t.shape):
+            return t.shape[len(t.shape) - rank:]
+        return t.shape
+
+    def linear(self, t: TypeInfo) -> LinearLayout:
+        """The LinearLayout of a tensor / memdesc type (``LayoutError`` if it has no encoding)."""
+        if not t.encoding:
+            raise LayoutError(f"type {t.text[:60]!r} has no layout encoding")
+        shape = self.layout_shape(t)
+        key = (t.encoding, shape)
+        if key not in self._linear:
+            self._linear[key] = self.descriptor(t.encoding).to_linear(list(shape))
+        return self._linear[key]
+
+    def name_of(self, encoding: str) -> str:
+        """The module's alias for an encoding (``#blocked1``), else the encoding text itself."""
+        for name, text in self.module.aliases.items():
+            if self.module.expand(text) == encoding:
+                return "#" + name
+        return encoding
+
+
+def is_shared_encoding(encoding: str) -> bool:
+    """True for shared-memory encodings (swizzled, NVMMA, padded, linear shared, AMD rotating)."""
+    return bool(re.match(r"#ttg\.(swizzled_shared|nvmma_shared|padded_shared|shared_linear|amd_rotating_shared)",
+                         encoding))
+
+
+def is_tensor_memory_encoding(encoding: str) -> bool:
+    return encoding.startswith("#ttng.tensor_memory")
+
+
+def module_types(module: Module) -> Mapping[str, TypeInfo]:
+    """Every distinct tensor / memdesc type text of the module (functions' args and ops), split."""
+    seen: dict[str, TypeInfo] = {}
+    for fn in module.functions:
+        for _, ty in fn.args:
+            seen.setdefault(ty, parse_type(ty, module))
+        for op in fn.walk():
+            for ty in op.operand_types + op.result_types:
+                if ty not in seen:
+                    seen[ty] = parse_type(ty, module)
+    return {k: v for k, v in seen.items() if v.kind in ("tensor", "memdesc") and v.encoding}

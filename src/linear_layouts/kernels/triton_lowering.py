@@ -1,0 +1,632 @@
+"""What Triton's own code generation (NVIDIA backend, Triton 3.9) does with shared memory for one TTGIR op,
+instruction by instruction, and the wavefronts it costs: a model written from Triton's lowering rules
+and checked against the PTX Triton emits (``tests/kernels``). The wavefronts come from THE bank model
+of the package (``analysis.bank_simulator``, validated with ncu) applied to every instruction's lane
+addresses.
+
+* ``convert_layout`` (Triton's ``minimalCvtLayout`` decides): no-op, register permutation, warp shuffle
+  (lanes only, at most one register/lane transposition), else shared memory through the scratch layout
+  of Triton's *generic swizzling* (``optimalSwizzling``: vector, bank, segment and reps bases; the
+  instruction pair among ``ld/st.shared.v4``, ``ldmatrix``/``stmatrix`` and their ``.trans`` forms that
+  minimizes bank conflicts), one store + barrier + load per rep.
+* ``local_load`` / ``local_store`` / ``local_alloc %x``: ``ldmatrix`` / ``stmatrix`` (plain, then
+  transposed) when the register-to-offset map allows it, else vectorized ``ld/st.shared``
+  (``lowerLdStShared``: the widest register run that is contiguous in shared memory, at most 16 bytes).
+
+Example (a 64x64 fp16 transpose, 4 warps, sm_90): st.shared.v4 then ldmatrix.x4.trans, conflict-free:
+
+>>> from linear_layouts.catalog import BlockedLayout
+>>> a = BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0]).to_linear([64, 64])
+>>> b = BlockedLayout([8, 1], [4, 8], [1, 4], [0, 1]).to_linear([64, 64])
+>>> p = convert_lowering(a, b, 16, 90)
+>>> p.kind, [(s.instruction, s.count, s.wavefronts) for s in p.stores + p.loads]
+('shared memory', [('st.shared.v4', 16, 64), ('ldmatrix.x4.trans', 16, 64)])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from linear_layouts import f2
+from linear_layouts.analysis.bank_simulator import instruction_wavefronts, matrix_instruction_wavefronts
+from linear_layouts.analysis.conversion import conversion_dims
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import ColumnAction, LinearLayout, divide_left, divide_right
+
+__all__ = [
+    "Instructions", "SharedLowering", "convert_lowering", "local_lowering", "optimal_swizzling",
+    "optimal_swizzling_ldst", "reg_perm_for_divide", "remove_broadcast", "ldst_instructions",
+    "matrix_instructions",
+]
+
+REG, LANE, WARP, BLOCK, OFFSET = "register", "lane", "warp", "block", "offset"
+NO_OP, REGISTERS, SHUFFLE, SHARED, NOT_MODELED = (
+    "no-op", "register permutation", "warp shuffle", "shared memory", "not modeled")
+
+
+@dataclass(frozen=True)
+class Instructions:
+    """One kind of shared-memory instruction an op issues: ``instruction`` (``st.shared.v4``,
+    ``ldmatrix.x4.trans``, ...), ``op`` (load / store), ``bytes`` per lane (per row for matrices),
+    ``count`` over all warps of one CTA and the ``wavefronts`` they cost."""
+
+    instruction: str
+    op: str
+    bytes: int
+    count: int
+    wavefronts: int
+
+    @property
+    def per_warp_count(self) -> int:
+        return self.count
+
+
+@dataclass(frozen=True)
+class SharedLowering:
+    """Triton's lowering of one op: ``kind``, the shared-memory ``stores`` and ``loads`` it issues per CTA
+    (one execution), the scratch ``layout`` (offset -> tensor) where Triton picks one, ``reps`` rounds."""
+
+    kind: str
+    stores: tuple[Instructions, ...] = ()
+    loads: tuple[Instructions, ...] = ()
+    layout: LinearLayout | None = field(default=None, repr=False)
+    reps: int = 1
+    note: str = ""
+
+    @property
+    def store_wavefronts(self) -> int:
+        return sum(s.wavefronts for s in self.stores)
+
+    @property
+    def load_wavefronts(self) -> int:
+        return sum(s.wavefronts for s in self.loads)
+
+    @property
+    def wavefronts(self) -> int:
+        return self.store_wavefronts + self.load_wavefronts
+
+
+# --------------------------------------------------------------------------------------------------
+# small helpers on flattened bases
+# --------------------------------------------------------------------------------------------------
+def _flat(layout: LinearLayout, dim: str) -> list[int]:
+    """``dim``'s bases as ints of the flattened out space (first out dim least significant)."""
+    return list(layout.flat_bases(dim)) if layout.has_in_dim(dim) else []
+
+
+def _unflatten(vectors: list[int]) -> list[list[int]]:
+    return [[v] for v in vectors]
+
+
+def _pivots(vectors: list[int]) -> set[int]:
+    return {(r & -r).bit_length() - 1 for r in f2.rref(vectors)}
+
+
+def nullspace_basis(vectors: list[int], dim: int) -> list[int]:
+    """Basis of {x : <x, v> = 0 for all v}, one vector per free column of the reduced row echelon
+    form of ``vectors`` (pivots: lowest bits), in column order (Triton's ``nullspaceBasis``)."""
+    rows = f2.rref(vectors)
+    pivot_of = {(r & -r).bit_length() - 1: r for r in rows}
+    out = []
+    for free in range(dim):
+        if free in pivot_of:
+            continue
+        v = 1 << free
+        for p, r in pivot_of.items():
+            if r >> free & 1:
+                v ^= 1 << p
+        out.append(v)
+    return out
+
+
+def complement_basis(basis: list[int], dim: int) -> list[int]:
+    """Unit vectors at the non-pivot columns of ``basis``'s reduced echelon form (``complementBasis``)."""
+    pivots = _pivots(basis)
+    return [1 << i for i in range(dim) if i not in pivots]
+
+
+def intersection_basis(b1: list[int], b2: list[int], dim: int) -> list[int]:
+    """span(b1) ∩ span(b2): for unit vectors, those of b1 (in b1's order) also in b2; otherwise through
+    null spaces (Triton's ``intersectionBasis``)."""
+    if all(x > 0 and x & (x - 1) == 0 for x in list(b1) + list(b2)):
+        s2 = set(b2)
+        return [b for b in b1 if b in s2]
+    return nullspace_basis(nullspace_basis(b1, dim) + nullspace_basis(b2, dim), dim)
+
+
+def reg_perm_for_divide(a: LinearLayout, b: LinearLayout, *, left: bool) -> ColumnAction | None:
+    """The register permutation of ``a`` that puts ``b``'s register bases first (``left``) or last, so
+    that ``a`` may divide by ``b`` (Triton's ``regPermForDivide``); None when a basis of ``b`` is missing."""
+    a_regs = a.bases[REG]
+    names = a.out_dim_names
+    quot = {n: a.out_dim_size_log2(n) - (b.out_dim_size_log2(n) if b.has_out_dim(n) else 0) for n in names}
+    b_regs = []
+    for vec in b.bases.get(REG, []):
+        full = [vec[b.out_dim_names.index(n)] if b.has_out_dim(n) else 0 for n in names]
+        if not left:
+            full = [x << quot[n] for x, n in zip(full, names)]
+        b_regs.append(full)
+    used = [False] * len(a_regs)
+    picked = []
+    for vec in b_regs:
+        j = next((j for j, av in enumerate(a_regs) if not used[j] and list(av) == vec), None)
+        if j is None:
+            return None
+        used[j] = True
+        picked.append(j)
+    rest = [j for j in range(len(a_regs)) if not used[j]]
+    return ColumnAction(picked + rest if left else rest + picked, REG, len(a_regs))
+
+
+def remove_broadcast(layout: LinearLayout) -> tuple[LinearLayout, ColumnAction]:
+    """``layout`` without its zero register bases, and the action that removed them
+    (Triton's ``actionRemoveBroadcastedRegs``)."""
+    regs = layout.bases[REG]
+    action = ColumnAction([i for i, v in enumerate(regs) if any(v)], REG, len(regs))
+    return action.apply(layout), action
+
+
+# --------------------------------------------------------------------------------------------------
+# generic swizzling (Triton's GenericSwizzling: optimalSwizzling / optimalSwizzlingLdSt)
+# --------------------------------------------------------------------------------------------------
+def _compute_segment(bank_src: list[int], bank_dst: list[int], dim: int, length: int) -> list[int]:
+    set_src, set_dst = set(bank_src) - {0}, set(bank_dst) - {0}
+    segment = [1 << b for b in range(dim) if (1 << b) not in set_src and (1 << b) not in set_dst]
+    if len(segment) >= length:
+        return segment[:length]
+    a = sorted(v for v in set_src if v not in set_dst)
+    b = sorted(v for v in set_dst if v not in set_src)
+    if len(a) > len(b):
+        a, b = b, a
+    conflicts = min(max(0, length - len(a) - len(segment)), len(a))
+    segment += [a[i] ^ b[i] for i in range(conflicts, len(a))]
+    segment += a[:conflicts] + b[:conflicts]
+    return segment[:length]
+
+
+def _build_reps(src: LinearLayout, dst: LinearLayout, smem: LinearLayout) -> LinearLayout:
+    src_regs, dst_regs = set(_flat(src, REG)), set(_flat(dst, REG))
+    segment, reps = [], []
+    for s in _flat(smem, "segment"):
+        (reps if s in src_regs and s in dst_regs else segment).append(s)
+    bases = {"vector": smem.bases["vector"], "bank": smem.bases["bank"],
+             "segment": _unflatten(segment), "reps": _unflatten(reps)}
+    return LinearLayout(bases, smem.out_dims)
+
+
+def _swizzle_core(src: LinearLayout, dst: LinearLayout, bits: int, vbasis: list[int], tile_src: list[int],
+                  tile_dst: list[int], out_dims: dict[str, int]) -> LinearLayout:
+    """The shared layout (vector, bank, segment, reps -> tensor) for a vector and the lanes of one
+    wavefront on each side (the core ``optimalSwizzling``); src / dst are flattened."""
+    dim = src.total_out_dim_size_log2
+    bank_src, bank_dst = list(vbasis) + list(tile_src), list(vbasis) + list(tile_dst)
+    len_bank = min((1024 // ((1 << len(vbasis)) * bits)).bit_length() - 1, dim - len(vbasis))
+    len_segment = dim - len_bank - len(vbasis)
+    sbasis = _compute_segment(bank_src, bank_dst, dim, len_segment)
+    bbasis = complement_basis(list(vbasis) + sbasis, dim)
+    one = LinearLayout({"vector": _unflatten(list(vbasis)), "bank": _unflatten(bbasis),
+                        "segment": _unflatten(sbasis)}, src.out_dims)
+    return _build_reps(src, dst, one).reshape_outs(list(out_dims.items()))
+
+
+def _log_bank_conflicts(tile_src: list[int], tile_dst: list[int], smem: LinearLayout, bits: int) -> tuple[int, int]:
+    """(read, write) log2 bank conflicts of the wavefront tiles against ``smem`` (``logBankConflicts``)."""
+    flat = smem.flatten_outs()
+    bases = [b for d in flat.in_dim_names for b in _flat(flat, d)]
+    zero = bases[:max(0, (32 // bits).bit_length() - 1)] if bits < 32 else []
+    bank_zero = zero + _flat(flat, "segment")
+    dim = smem.total_out_dim_size_log2
+    return (len(intersection_basis(bank_zero, tile_dst, dim)), len(intersection_basis(bank_zero, tile_src, dim)))
+
+
+def _swizzling_tile(a: LinearLayout, b: LinearLayout, n_reg_a: int, n_reg_b: int,
+                    lane_tile_a: tuple[int, ...], lane_tile_b: tuple[int, ...]) -> list[int] | None:
+    """The contiguous tile (register bases then lane bases) both instructions can use (``optimalSwizzlingTile``)."""
+    if n_reg_a < n_reg_b:
+        return _swizzling_tile(b, a, n_reg_b, n_reg_a, lane_tile_b, lane_tile_a)
+    dim = a.total_out_dim_size_log2
+    cvt = b.invert_and_compose(a)
+    reg_a, reg_b, lane_a, lane_b = _flat(a, REG), _flat(b, REG), _flat(a, LANE), _flat(b, LANE)
+    vbasis = intersection_basis(reg_a, reg_b, dim)
+    if len(vbasis) < n_reg_b:
+        return None
+    vbasis = vbasis[:n_reg_b]
+    tile_a = [lane_a[i] for i in lane_tile_a]
+    tile_b = [lane_b[i] for i in lane_tile_b]
+    if 0 in tile_a or 0 in tile_b:
+        return None
+    for i in range(n_reg_a - n_reg_b):
+        if cvt.get_basis(LANE, lane_tile_b[i], REG) == 0:
+            return None
+    for ia, ib in zip(lane_tile_a, lane_tile_b[len(lane_tile_b) - len(lane_tile_a):]):
+        if cvt.get_basis(LANE, ib, LANE) != (1 << ia):
+            return None
+    return vbasis + tile_b
+
+
+def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, bits: int) -> LinearLayout:
+    """Triton's ``optimalSwizzlingLdSt``: the scratch layout when both sides use ``ld/st.shared``
+    (``src`` / ``dst`` without broadcast registers)."""
+    a, b = src.flatten_outs(), dst.flatten_outs()
+    reg_a, reg_b, lane_a, lane_b = _flat(a, REG), _flat(b, REG), _flat(a, LANE), _flat(b, LANE)
+    dim = src.total_out_dim_size_log2
+    vbasis = intersection_basis(reg_a, reg_b, dim)[:(128 // bits).bit_length() - 1]
+    src_fills: bool | None = None
+    if (1 << len(vbasis)) * bits < 32:
+        per_bank = (32 // bits).bit_length() - 1
+        warp_a = [w for w in _flat(a, WARP) if w]
+        warp_b = [w for w in _flat(b, WARP) if w]
+        rest_a = [r for r in reg_a if r not in vbasis]
+        rest_b = [r for r in reg_b if r not in vbasis]
+        reg_a_warp = intersection_basis(rest_a, warp_b, dim)
+        reg_b_warp = intersection_basis(rest_b, warp_a, dim)
+        if len(reg_a_warp) == len(reg_b_warp) and reg_a_warp:
+            src_fills = min(reg_a_warp) < min(reg_b_warp)
+            largest = reg_a_warp if src_fills else reg_b_warp
+        else:
+            src_fills = len(reg_a_warp) > len(reg_b_warp)
+            largest = reg_a_warp if src_fills else reg_b_warp
+        vbasis = vbasis + largest
+        if len(vbasis) < per_bank:
+            vbasis += intersection_basis(warp_a, warp_b, dim)
+        i = 0
+        while len(vbasis) < per_bank and (i < len(warp_a) or i < len(warp_b)):
+            if i < len(warp_a) and warp_a[i] not in vbasis:
+                vbasis.append(warp_a[i])
+            if len(vbasis) < per_bank and i < len(warp_b) and warp_b[i] not in vbasis:
+                vbasis.append(warp_b[i])
+            i += 1
+        vbasis = vbasis[:per_bank]
+    log2_vec = max(1, ((1 << len(vbasis)) * bits) // 32).bit_length() - 1
+    tile_a = lane_a[:len(lane_a) - log2_vec]
+    tile_b = lane_b[:len(lane_b) - log2_vec]
+    smem = _swizzle_core(a, b, bits, vbasis, tile_a, tile_b, src.out_dims)
+    if log2_vec < 2:
+        banks = _flat(smem.flatten_outs(), "bank")
+        in_a = [i for i, r in enumerate(banks) if r in reg_a]
+        in_b = [i for i, r in enumerate(banks) if r in reg_b]
+        if src_fills is True:
+            order = in_a
+        elif src_fills is False:
+            order = in_b
+        else:
+            order = in_a if len(in_a) > len(in_b) else in_b
+        order = order + [i for i in range(len(banks)) if i not in order]
+        smem = ColumnAction(order, "bank", len(banks)).apply(smem)
+    return smem
+
+
+#: (lanes contiguous in the 16-byte unit, lanes addressing the 8 rows of a wavefront) per instruction
+#: family: ld/st.shared.v4, ldmatrix/stmatrix, ldmatrix/stmatrix.trans (Triton's ``getSrcDstTiles``)
+LDST_TILE = ((), (0, 1, 2))
+MATRIX_TILE = ((0, 1), (2, 3, 4))
+MATRIX_TRANS_TILE = ((2, 3, 4), (0, 1))
+
+
+def instruction_tiles(bits: int, cc: int) -> tuple[list[tuple], list[tuple]]:
+    """(store-side, load-side) instruction tiles Triton considers on compute capability ``cc``:
+    ld/st.shared always; ldmatrix from sm_75 and stmatrix from sm_90 for elements of at most 32 bits;
+    their ``.trans`` forms for 16-bit elements."""
+    src, dst = [LDST_TILE], [LDST_TILE]
+    ld, st = cc >= 75, cc >= 90
+    if bits <= 32:
+        if st:
+            src.append(MATRIX_TILE)
+        if ld:
+            dst.append(MATRIX_TILE)
+    if bits == 16:
+        if st:
+            src.append(MATRIX_TRANS_TILE)
+        if ld:
+            dst.append(MATRIX_TRANS_TILE)
+    return src, dst
+
+
+def optimal_swizzling(src: LinearLayout, dst: LinearLayout, bits: int, cc: int) -> tuple[LinearLayout, tuple[int, int]]:
+    """Triton's ``optimalSwizzling`` with the target's instruction tiles: (scratch layout, (store tile
+    index, load tile index)); 0 is ld/st.shared, 1 ldmatrix/stmatrix, 2 their ``.trans`` forms."""
+    a, b = src.flatten_outs(), dst.flatten_outs()
+    total = (128 // bits).bit_length() - 1
+    src_tiles, dst_tiles = instruction_tiles(bits, cc)
+    candidates = []
+    for i, ts in enumerate(src_tiles):
+        for j, td in enumerate(dst_tiles):
+            tile = _swizzling_tile(a, b, total - len(ts[0]), total - len(td[0]), ts[0], td[0])
+            if tile is not None:
+                candidates.append(((i, j), tile))
+    reg_a, reg_b, lane_a, lane_b = _flat(a, REG), _flat(b, REG), _flat(a, LANE), _flat(b, LANE)
+
+    def tile_of(instr: tuple, regs: list[int], lanes: list[int], vbasis: list[int]) -> list[int] | None:
+        need = 3 - len(instr[1])
+        tile = [r for r in regs if r not in vbasis][:need]
+        if len(tile) < need:
+            return None
+        return tile + [lanes[i] for i in instr[1]]
+
+    options = []
+    for (i, j), vbasis in candidates:
+        ts = tile_of(src_tiles[i], reg_a, lane_a, vbasis)
+        td = tile_of(dst_tiles[j], reg_b, lane_b, vbasis)
+        if ts is None or td is None:
+            continue
+        smem = _swizzle_core(a, b, bits, vbasis, ts, td, src.out_dims)
+        read, write = _log_bank_conflicts(ts, td, smem, bits)
+        options.append((read + write, -smem.in_dim_size("reps"), len(options), smem, (i, j)))
+    if not options:
+        return optimal_swizzling_ldst(src, dst, bits), (0, 0)
+    best = min(options, key=lambda o: o[:3])
+    return best[3], best[4]
+
+
+# --------------------------------------------------------------------------------------------------
+# instructions and their wavefronts
+# --------------------------------------------------------------------------------------------------
+def _vector_name(op: str, nbytes: int) -> str:
+    base = "st.shared" if op == "store" else "ld.shared"
+    return {1: f"{base}.b8", 2: f"{base}.b16", 4: f"{base}.b32", 8: f"{base}.v2", 16: f"{base}.v4"}[nbytes]
+
+
+def _offsets(cvt: LinearLayout, regs: np.ndarray, lanes: np.ndarray, warps: np.ndarray) -> np.ndarray:
+    ins = {REG: regs, LANE: lanes, WARP: warps}
+    ins = {d: v for d, v in ins.items() if cvt.has_in_dim(d)}
+    out = cvt.apply_array(ins)
+    return out[cvt.out_dim_names[0]]
+
+
+def ldst_instructions(cvt: LinearLayout, bits: int, op: str, *, max_vector_elements: int | None = None) -> Instructions:
+    """``lowerLdStShared``: ``cvt`` maps (register, lane, warp) to element offsets; the widest vector of
+    registers contiguous in offsets (at most 16 bytes), one instruction per vector per warp, every
+    lane active (stores too). Wavefronts from the bank simulator."""
+    width = max_vector_elements or max(1, 128 // bits)
+    v = width
+    while v > 1:
+        tile = LinearLayout.identity_1d(v, REG, cvt.out_dim_names[0])
+        perm = reg_perm_for_divide(cvt, tile, left=True)
+        if perm is not None and divide_left(perm.apply(cvt), tile) is not None:
+            cvt = perm.apply(cvt)
+            break
+        v //= 2
+    nbytes = max(1, v * bits // 8)
+    regs = cvt.in_dim_size(REG) if cvt.has_in_dim(REG) else 1
+    warps = cvt.in_dim_size(WARP) if cvt.has_in_dim(WARP) else 1
+    lanes = np.arange(cvt.in_dim_size(LANE))
+    count = wavefronts = 0
+    for w in range(warps):
+        for r in range(0, regs, v):
+            starts = _offsets(cvt, np.full_like(lanes, r), lanes, np.full_like(lanes, w)) * bits // 8
+            wavefronts += instruction_wavefronts([int(s) for s in starts], nbytes, op=op)
+            count += 1
+    return Instructions(_vector_name(op, nbytes), op, nbytes, count, wavefronts)
+
+
+def matrix_instructions(cvt: LinearLayout, bits: int, op: str, *, transpose: bool) -> Instructions | None:
+    """``lowerLdStMatrix``: ``ldmatrix`` / ``stmatrix`` (``.trans``) for ``cvt`` ((register, lane, warp)
+    -> element offsets), or None when the layout does not fit the instruction. Each lane of the first
+    8·x lanes gives one 16-byte row address; a matrix (8 rows) is one phase."""
+    if (not transpose and bits > 32) or (transpose and bits != 16):
+        return None
+    out = cvt.out_dim_names[0]
+    store = op == "store"
+    if not transpose:
+        tile = LinearLayout.identity_1d(32 // bits, REG, out) * LinearLayout.identity_1d(4, LANE, out)
+        full = tile * LinearLayout.identity_1d(8, LANE, "addr")
+        perm_lanes = None
+    else:
+        tile = (LinearLayout.identity_1d(8, LANE, out) * LinearLayout.identity_1d(16 // bits, REG, out)).transpose_ins([REG, LANE])
+        contig = (16 if store and bits == 8 else 32) // bits
+        full = LinearLayout.identity_1d(contig, REG, "addr") * LinearLayout.identity_1d(4, LANE, "addr") * tile
+        if cvt.in_dim_size(REG) < full.in_dim_size(REG):
+            return None
+        perm_lanes = ColumnAction([2, 3, 4, 0, 1], LANE, 5)
+        cvt = perm_lanes.apply(cvt)
+    perm = reg_perm_for_divide(cvt, tile, left=True)
+    if perm is None:
+        return None
+    cvt = perm.apply(cvt)
+    quot = divide_left(cvt, tile)
+    if quot is None:
+        return None
+    zeros = LinearLayout({d: [[0] * len(tile.out_dim_names) for _ in tile.bases[d]] for d in tile.in_dim_names},
+                         tile.out_dims, require_surjective=False)
+    reps = zeros * quot
+    if perm_lanes is not None:
+        reps = perm_lanes.inverse().apply(reps)
+    per_core = full.in_dim_size(REG)
+    vec = min(128 // bits, reps.in_dim_size(REG)) // per_core
+    if vec not in (1, 2, 4):
+        return None
+    full_vec = full * LinearLayout.identity_1d(vec, REG, "addr") * LinearLayout.identity_1d(1, WARP, "addr")
+    addr_to_offset = full_vec.invert().compose(reps)
+    addr = [b[0] for b in addr_to_offset.flatten_outs().bases["addr"]]
+    warp_bases = _flat(reps, WARP)
+    per_instr = full_vec.in_dim_size(REG)
+    regs = reps.in_dim_size(REG)
+    warps = 1 << len(warp_bases)
+    nbytes = bits // 8
+    rows = 8 * vec
+    lane_part = []
+    for lane in range(rows):
+        x = 0
+        for k, base in enumerate(addr):
+            if lane >> k & 1:
+                x ^= base
+        lane_part.append(x)
+    count = wavefronts = 0
+    for w in range(warps):
+        wx = 0
+        for k, base in enumerate(warp_bases):
+            if w >> k & 1:
+                wx ^= base
+        for r in range(0, regs, per_instr):
+            rx = reps.apply({REG: r, LANE: 0, WARP: 0})[reps.out_dim_names[0]]
+            starts = [((p ^ wx ^ rx) * nbytes) for p in lane_part]
+            wavefronts += matrix_instruction_wavefronts(starts)
+            count += 1
+    name = ("stmatrix" if store else "ldmatrix") + f".x{vec}" + (".trans" if transpose else "")
+    return Instructions(name, op, 16, count, wavefronts)
+
+
+def _dist(layout: LinearLayout) -> LinearLayout:
+    """The (register, lane, warp) sublayout (one CTA)."""
+    dims = [d for d in (REG, LANE, WARP) if layout.has_in_dim(d)]
+    return layout.sublayout(dims, layout.out_dim_names)
+
+
+def _side(cvt: LinearLayout, bits: int, op: str, index: int) -> Instructions:
+    if index == 0:
+        return ldst_instructions(cvt, bits, op)
+    result = matrix_instructions(cvt, bits, op, transpose=index == 2)
+    if result is None:  # pragma: no cover - the tile choice guarantees the fit
+        return ldst_instructions(cvt, bits, op)
+    return result
+
+
+def _merge(items: list[Instructions], reps: int) -> tuple[Instructions, ...]:
+    out: dict[str, Instructions] = {}
+    for it in items:
+        prev = out.get(it.instruction)
+        count, wf = it.count * reps, it.wavefronts * reps
+        if prev is not None:
+            count, wf = count + prev.count, wf + prev.wavefronts
+        out[it.instruction] = Instructions(it.instruction, it.op, it.bytes, count, wf)
+    return tuple(out.values())
+
+
+def _mixed_transpositions(src: LinearLayout, dst: LinearLayout) -> int:
+    """Register bits of ``dst`` that come from lane bits of ``src`` (the register/lane swaps a warp-shuffle
+    conversion needs), counted on ``src^-1 ∘ dst``."""
+    comp = dst.invert_and_compose(src)
+    return sum(1 for v in comp.bases[REG] if comp.has_out_dim(LANE) and v[comp.out_dim_names.index(LANE)])
+
+
+def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 90) -> SharedLowering:
+    """Triton's lowering of ``convert_layout`` from ``src`` to ``dst`` (``bits``-bit elements, sm_``cc``)."""
+    if bits < 8:
+        bits = 8
+    dims = conversion_dims(src, dst)
+    if not dims or src == dst:
+        return SharedLowering(NO_OP)
+    if dims == (REG,):
+        return SharedLowering(REGISTERS)
+    if BLOCK in dims:
+        return SharedLowering(NOT_MODELED, note="cross-CTA conversion (distributed shared memory)")
+    if WARP not in dims and _mixed_transpositions(src, dst) < 2:
+        return SharedLowering(SHUFFLE, note="warp shuffles (no shared memory)")
+    a, _ = remove_broadcast(_dist(src))
+    b, _ = remove_broadcast(_dist(dst))
+    smem, (i_src, i_dst) = optimal_swizzling(a, b, bits, cc)
+    n_reps = smem.in_dim_size("reps")
+    reps = LinearLayout.identity_1d(n_reps, REG, "reps")
+    sides = []
+    for layout, index, op in ((a, i_src, "store"), (b, i_dst, "load")):
+        total = layout.invert_and_compose(smem)
+        perm = reg_perm_for_divide(total, reps, left=False)
+        if perm is None:  # pragma: no cover - the reps are register bases by construction
+            raise LayoutError("convert: the reps of the scratch layout are not registers")
+        cvt = divide_right(perm.apply(total), reps)
+        if cvt is None:  # pragma: no cover
+            raise LayoutError("convert: cannot divide out the reps")
+        cvt = cvt.reshape_outs([(OFFSET, cvt.total_out_dim_size)])
+        sides.append(_side(cvt, bits, op, index))
+    scratch = smem.sublayout(["vector", "bank", "segment"], smem.out_dim_names)
+    scratch = scratch.reshape_ins([(OFFSET, scratch.total_in_dim_size)])
+    return SharedLowering(SHARED, _merge([sides[0]], n_reps), _merge([sides[1]], n_reps), scratch, n_reps)
+
+
+def local_lowering(distributed: LinearLayout, shared: LinearLayout, bits: int, op: str, cc: int = 90) -> SharedLowering:
+    """Triton's lowering of ``local_load`` (``op="load"``) or ``local_store`` / ``local_alloc %x``
+    (``"store"``) between a distributed layout and a shared layout (offset -> tensor): ``ldmatrix`` /
+    ``stmatrix`` (plain, then ``.trans``) where they fit, else vectorized ``ld/st.shared``."""
+    if bits < 8:
+        bits = 8
+    reg, _ = remove_broadcast(_dist(distributed))
+    mem = shared.sublayout([OFFSET], shared.out_dim_names) if shared.has_in_dim(BLOCK) else shared
+    cvt = reg.invert_and_compose(mem)
+    if cvt.has_out_dim(BLOCK):
+        cvt = cvt.sublayout(cvt.in_dim_names, [OFFSET])
+    supported = (cc >= 90) if op == "store" else (cc >= 75)
+    if supported:
+        for transpose in (False, True):
+            result = matrix_instructions(cvt, bits, op, transpose=transpose)
+            if result is not None:
+                side = (result,)
+                return SharedLowering(SHARED, side if op == "store" else (), side if op == "load" else (), mem)
+    result = ldst_instructions(cvt, bits, op)
+    return SharedLowering(SHARED, (result,) if op == "store" else (), (result,) if op == "load" else (), mem)
+
+
+# --------------------------------------------------------------------------------------------------
+# reductions (Triton's linear-layout reduce lowering)
+# --------------------------------------------------------------------------------------------------
+def zero_bases_along(layout: LinearLayout, axis: int, dim: str) -> LinearLayout:
+    """``dim``'s bases along ``axis`` zeroed, the remaining axis bases renumbered 1, 2, 4, .. in
+    (register, lane, warp, block) order; the axis shrinks accordingly (``zeroBasesAlongDimAndReorder``)."""
+    names = layout.out_dim_names
+    bases = layout.bases
+    if dim in bases:
+        bases[dim] = [[0 if k == axis else x for k, x in enumerate(v)] for v in bases[dim]]
+    nxt = 1
+    for d in layout.in_dim_names:
+        for v in bases[d]:
+            if v[axis]:
+                v[axis] = nxt
+                nxt *= 2
+    sizes = [layout.out_dim_size(n) if k != axis else nxt for k, n in enumerate(names)]
+    return LinearLayout({d: bases[d] for d in layout.in_dim_names}, list(zip(names, sizes)))
+
+
+def inter_warp_layout(layout: LinearLayout, axis: int) -> LinearLayout:
+    """The layout the partial results move to so a warp shuffle can finish the reduction: warp bases
+    along ``axis`` swapped into zero lane bases if enough exist, else into the first lane bases
+    (Triton's ``ReduceOpHelper::getInterLayout``)."""
+    bases = layout.bases
+    lanes, warps = bases[LANE], bases.get(WARP, [])
+    warp_axis = [i for i, v in enumerate(warps) if v[axis]]
+    zero_lanes = [i for i, v in enumerate(lanes) if not any(v)]
+    if len(zero_lanes) >= len(warp_axis):
+        for k, i in enumerate(warp_axis):
+            lanes[zero_lanes[k]], warps[i] = warps[i], lanes[zero_lanes[k]]
+    else:
+        for k, i in enumerate(warp_axis[:len(lanes)]):
+            lanes[k], warps[i] = warps[i], lanes[k]
+    return LinearLayout({d: bases[d] for d in layout.in_dim_names}, layout.out_dims)
+
+
+def _drop_axis(layout: LinearLayout, axis: int) -> LinearLayout:
+    """The layout without out dim ``axis`` (of size 1), the others renamed dim0, dim1, ..."""
+    names = [n for k, n in enumerate(layout.out_dim_names) if k != axis]
+    bases = {d: [[x for k, x in enumerate(v) if k != axis] for v in vs] for d, vs in layout.bases.items()}
+    sizes = [layout.out_dim_size(n) for n in names]
+    return LinearLayout(bases, [(f"dim{i}", s) for i, s in enumerate(sizes)], require_surjective=False)
+
+
+def reduce_lowering(src: LinearLayout, axis: int, bits: list[int], result: LinearLayout | None,
+                    cc: int = 90) -> SharedLowering:
+    """Triton's lowering of ``tt.reduce`` along ``axis`` of a tensor in ``src`` with operands of ``bits``
+    each: reduce in registers, then across lanes by shuffles; while warps still hold parts of the axis,
+    move the partials (a ``convert_layout`` per operand) into the layout where those warp bits are lane
+    bits (``inter_warp_layout``) and shuffle again; finally convert to the ``result`` layout if it
+    differs. Shared memory is used only by those conversions."""
+    reg, _ = remove_broadcast(_dist(src))
+    reg = zero_bases_along(reg, axis, REG)
+    reg, _ = remove_broadcast(reg)
+    reg = zero_bases_along(reg, axis, LANE)
+    parts: list[SharedLowering] = []
+    rounds = 0
+    while reg.out_dim_size(reg.out_dim_names[axis]) > 1 and rounds < 2:
+        tmp = inter_warp_layout(reg, axis)
+        parts += [convert_lowering(reg, tmp, b, cc) for b in bits]
+        reg = zero_bases_along(tmp, axis, LANE)
+        rounds += 1
+    if result is not None and reg.num_out_dims > 1:
+        flat = _drop_axis(reg, axis)
+        target = _dist(result)
+        if flat != target:
+            parts += [convert_lowering(flat, target, b, cc) for b in bits]
+    stores = _merge([s for p in parts for s in p.stores], 1)
+    loads = _merge([s for p in parts for s in p.loads], 1)
+    kind = SHARED if stores or loads else NO_OP
+    note = f"{rounds} inter-warp round(s)" if rounds else "warp-synchronous"
+    return SharedLowering(kind, stores, loads, None, 1, note)
