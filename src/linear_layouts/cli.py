@@ -15,6 +15,7 @@ explorer's HTTP server in :mod:`linear_layouts.viz.server`.
     convert SRC DST --dtype fp16 [--emit cuda] [--run]             the conversion plan (and kernel)
     demo                                                           the seed transpose, end to end
     explore [--port N | --output FILE]                             the explorer page on 127.0.0.1
+    report KERNEL_OR_FILE [--target sm_90] [--format text|html]    every layout and conversion of a real kernel
 """
 
 from __future__ import annotations
@@ -265,6 +266,20 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """The layouts and shared-memory traffic of a real kernel (a .py kernel file or TTGIR / dump text)."""
+    from linear_layouts.kernels.report import report_for_file
+    from linear_layouts.reports.kernel import kernel_report_html, kernel_report_text
+
+    report = report_for_file(args.kernel, target=args.target, with_triton_estimate=not args.no_triton_estimate)
+    if args.format == "html":
+        text = kernel_report_html(report, pictures=not args.no_pictures)
+    else:
+        text = kernel_report_text(report, layouts=not args.no_layouts)
+    _write(args, text)
+    return 0
+
+
 # --------------------------------------------------------------------------------------------------
 # The parser
 
@@ -340,6 +355,17 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
     p.add_argument("--load", help="... and the layout that reads it")
     p.add_argument("--shape")
     p.add_argument("--dtype")
+
+    p = add("report", cmd_report, "every layout and conversion of a real kernel, with Triton's and our "
+            "shared-memory traffic (a .py kernel file compiled on the CPU, or TTGIR / MLIR_ENABLE_DUMP text)")
+    p.add_argument("kernel", metavar="KERNEL_OR_FILE")
+    p.add_argument("--target", default="sm_90", help=".py kernels: compile for sm_80, sm_90, gfx942, ... (default sm_90)")
+    p.add_argument("--format", choices=["text", "html"], default="text")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("--no-layouts", action="store_true", help="text: leave out the list of layouts")
+    p.add_argument("--no-pictures", action="store_true", help="html: leave out the pictures")
+    p.add_argument("--no-triton-estimate", action="store_true",
+                   help="do not ask the installed Triton for its own bank-conflict estimate")
     return parser, handlers
 
 

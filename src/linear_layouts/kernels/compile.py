@@ -61,7 +61,9 @@ def compile_kernel(spec: KernelSpec, target: str) -> CompiledIR:
                     attrs[(i,)] = values + [["tt.pointer_range", 32]]
     src = ASTSource(fn=spec.kernel, signature=signature, constexprs=constexprs, attrs=attrs)
     backend = make_backend(gpu_target)
-    options = backend.parse_options(dict(spec.options))
+    opts = dict(spec.options)
+    opts.setdefault("enable_fp_fusion", True)  # the JIT's default (stated, so Triton 3.9 does not warn)
+    options = backend.parse_options(opts)
     stages: dict = {}
     backend.add_stages(stages, options, src.language)
     context = ir.context()

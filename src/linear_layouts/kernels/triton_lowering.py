@@ -66,7 +66,8 @@ class Instructions:
 @dataclass(frozen=True)
 class SharedLowering:
     """Triton's lowering of one op: ``kind``, the shared-memory ``stores`` and ``loads`` it issues per CTA
-    (one execution), the scratch ``layout`` (offset -> tensor) where Triton picks one, ``reps`` rounds."""
+    (one execution), the shared ``layout`` (offset -> tensor; for a conversion Triton's scratch layout
+    with its ``reps`` rounds as the top offset bits: one round holds ``1 / reps`` of the tensor)."""
 
     kind: str
     stores: tuple[Instructions, ...] = ()
@@ -530,8 +531,7 @@ def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 
             raise LayoutError("convert: cannot divide out the reps")
         cvt = cvt.reshape_outs([(OFFSET, cvt.total_out_dim_size)])
         sides.append(_side(cvt, bits, op, index))
-    scratch = smem.sublayout(["vector", "bank", "segment"], smem.out_dim_names)
-    scratch = scratch.reshape_ins([(OFFSET, scratch.total_in_dim_size)])
+    scratch = smem.reshape_ins([(OFFSET, smem.total_in_dim_size)])  # the reps as the top offset bits
     return SharedLowering(SHARED, _merge([sides[0]], n_reps), _merge([sides[1]], n_reps), scratch, n_reps)
 
 

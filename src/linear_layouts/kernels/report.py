@@ -1,0 +1,416 @@
+"""The layouts and shared-memory traffic of one compiled kernel (a TTGIR module), op by op.
+
+For every distinct layout: its attribute text (TTGIR name), the catalog descriptor (Gluon name) and
+its LinearLayout on each shape it is used with. For every op that moves data through shared memory
+or between threads — ``convert_layout``, ``local_alloc %x`` / ``local_store`` / ``local_load``,
+``tt.reduce`` across warps, ``async_copy_global_to_local`` (cp.async) — Triton's own lowering with
+its instructions and wavefronts (``triton_lowering``), our plan for conversions (``plan_conversion``)
+with its wavefronts and model cost, and flags: bank conflicts, a cheaper plan. Ops that touch shared
+or tensor memory outside the load/store unit, or that the model does not cover, are listed with the
+reason (TMA copies, wgmma operand reads, TMEM, scans, histograms, atomics' result broadcast,
+mbarriers). With a launch (grid and scalar arguments) every op also gets its execution count.
+
+>>> from linear_layouts.catalog import BlockedLayout
+>>> text = '''#a = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+... #b = #ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+... module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:90"} {
+...   tt.func public @k(%x: tensor<64x64xf16, #a>) {
+...     %y = ttg.convert_layout %x : tensor<64x64xf16, #a> -> tensor<64x64xf16, #b>
+...     tt.return
+...   }
+... }'''
+>>> r = analyze_ttgir(text, resolver=lambda s: BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0]) if "[1, 8]" in s
+...                   else BlockedLayout([8, 1], [4, 8], [1, 4], [0, 1]))
+>>> [(op.kind, op.triton.store_wavefronts, op.triton.load_wavefronts) for op in r.ops]
+[('convert_layout', 64, 64)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from linear_layouts.analysis.conversion import BARRIER_COST, ConversionPlan, plan_conversion
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.ir_text import Function, Location, Module, Op, parse_module
+from linear_layouts.kernels.layouts import Layouts, Resolver, TypeInfo, is_shared_encoding, parse_type
+from linear_layouts.kernels.triton_lowering import (
+    NO_OP,
+    SHARED,
+    SharedLowering,
+    convert_lowering,
+    local_lowering,
+    reduce_lowering,
+    ldst_instructions,
+)
+from linear_layouts.layout import LinearLayout
+
+__all__ = ["LayoutEntry", "SharedOp", "UnmodeledOp", "KernelReport", "analyze_ttgir", "analyze_module", "report_for_file"]
+
+#: ops that touch shared or tensor memory without going through the load/store unit's shared pipe,
+#: or that the model does not cover yet, and why
+UNMODELED = {
+    "ttng.async_tma_copy_global_to_local": "TMA copy into shared memory (async proxy, not the LSU)",
+    "ttng.async_tma_copy_local_to_global": "TMA copy out of shared memory (async proxy, not the LSU)",
+    "ttng.async_tma_gather": "TMA gather (async proxy)",
+    "ttng.async_tma_scatter": "TMA scatter (async proxy)",
+    "ttng.warp_group_dot": "wgmma reads its shared-memory operands through the async proxy (not the LSU)",
+    "ttng.tc_gen5_mma": "tcgen05.mma reads shared memory / TMEM through the async proxy",
+    "ttng.tmem_load": "tensor memory (TMEM) load: no shared-memory wavefronts",
+    "ttng.tmem_store": "tensor memory (TMEM) store: no shared-memory wavefronts",
+    "ttng.tmem_copy": "shared memory -> tensor memory copy (tcgen05.cp)",
+    "tt.scan": "scan across warps: Triton's scan lowering is not modeled yet",
+    "tt.histogram": "histogram: Triton's lowering (ballots / shared atomics) is not modeled",
+    "tt.gather": "gather: Triton's warp-local / shared-memory lowering is not modeled",
+    "ttng.init_barrier": "mbarrier initialization (shared-memory store by one thread)",
+    "ttng.barrier_expect": "mbarrier arrive.expect_tx",
+    "ttng.wait_barrier": "mbarrier wait",
+    "ttng.tensormap_create": "TMA descriptor built on the device",
+}
+
+
+@dataclass(frozen=True)
+class LayoutEntry:
+    """One distinct encoding of the module: ``name`` (``#blocked1`` or the inline text), ``attribute``
+    (TTGIR text, aliases expanded), ``descriptor`` (catalog object; its repr is the Gluon name),
+    ``shared`` (a shared-memory layout), and its LinearLayout per shape it is used with."""
+
+    name: str
+    attribute: str
+    descriptor: Any
+    shared: bool
+    linear: tuple[tuple[tuple[int, ...], LinearLayout], ...]
+
+    @property
+    def gluon(self) -> str:
+        return repr(self.descriptor)
+
+
+@dataclass(frozen=True)
+class SharedOp:
+    """One op that moves data through shared memory (or between threads): what Triton does
+    (``triton``), our plan for a conversion (``ours``), the layouts involved and the flags."""
+
+    index: int
+    op: str
+    kind: str
+    loc: Location
+    shape: tuple[int, ...]
+    element: str
+    bits: int
+    src: str
+    dst: str
+    triton: SharedLowering
+    ours: ConversionPlan | None = None
+    loop_depth: int = 0
+    count: int | None = None
+    triton_estimate: tuple[int | None, int | None] | None = None
+    flags: tuple[str, ...] = ()
+    src_layout: LinearLayout | None = field(default=None, repr=False, compare=False)
+    dst_layout: LinearLayout | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def triton_cost(self) -> float:
+        """Triton's plan in the cost model's units (wavefronts per warp + a barrier per round)."""
+        if self.triton.kind != SHARED:
+            return 0.0
+        warps = max(1, self.src_layout.in_dim_size("warp") if self.src_layout is not None
+                    and self.src_layout.has_in_dim("warp") else 1)
+        return self.triton.wavefronts / warps + BARRIER_COST * max(1, self.triton.reps)
+
+
+@dataclass(frozen=True)
+class UnmodeledOp:
+    """An op touching shared or tensor memory that the prediction leaves out, and why."""
+
+    index: int
+    op: str
+    loc: Location
+    reason: str
+    count: int | None = None
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """Everything the report shows about one TTGIR module (module doc)."""
+
+    name: str
+    target: str
+    num_warps: int
+    threads_per_warp: int
+    layouts: tuple[LayoutEntry, ...]
+    ops: tuple[SharedOp, ...]
+    unmodeled: tuple[UnmodeledOp, ...]
+    module: Module = field(repr=False, compare=False)
+    triton_version: str = ""
+    counted: bool = False
+
+    def total(self, attribute: str, *, dynamic: bool = False) -> int:
+        """Sum of ``triton.<attribute>`` (store_wavefronts, load_wavefronts, ...) over the ops, once per
+        op (static) or times each op's execution count (``dynamic``; unknown counts skipped)."""
+        out = 0
+        for op in self.ops:
+            value = getattr(op.triton, attribute)
+            if dynamic:
+                if op.count is None:
+                    continue
+                value *= op.count
+            out += value
+        return out
+
+    @property
+    def conversions(self) -> tuple[SharedOp, ...]:
+        return tuple(op for op in self.ops if op.kind == "convert_layout" and op.triton.kind != NO_OP)
+
+
+# --------------------------------------------------------------------------------------------------
+def _cc(target: str) -> int | None:
+    if target.startswith("cuda:"):
+        try:
+            return int(target.split(":")[1].rstrip("a"))
+        except ValueError:
+            return None
+    return None
+
+
+def _loop_depths(fn: Function) -> dict[int, int]:
+    depths: dict[int, int] = {}
+
+    def walk(ops: tuple[Op, ...], depth: int) -> None:
+        for op in ops:
+            depths[id(op)] = depth
+            for region in op.regions:
+                walk(region.ops, depth + (op.name in ("scf.for", "scf.while")))
+
+    walk(fn.body.ops, 0)
+    return depths
+
+
+def _triton_estimate(shared: LinearLayout, distributed: LinearLayout, bits: int) -> int | None:
+    """Triton's own bank-conflict estimate when Triton is installed (else None)."""
+    try:
+        from linear_layouts.triton import triton_bank_conflicts
+
+        return triton_bank_conflicts(shared, distributed, bits)
+    except (LayoutError, ImportError, RuntimeError, TypeError, ValueError):
+        return None
+
+
+def _conflict_flags(lowering: SharedLowering) -> list[str]:
+    flags = []
+    for ins in lowering.stores + lowering.loads:
+        if "matrix" in ins.instruction:
+            ideal = ins.count * int(ins.instruction.split(".x")[1][0])
+        else:
+            ideal = ins.count * max(1, ins.bytes * 32 // 128)
+        if ins.wavefronts > ideal:
+            flags.append(f"bank conflicts: {ins.instruction} {ins.wavefronts} wavefronts, conflict-free {ideal}")
+    return flags
+
+
+class _Analyzer:
+    def __init__(self, module: Module, layouts: Layouts, cc: int, counts: Mapping[int, int | None] | None,
+                 with_triton_estimate: bool):
+        self.module = module
+        self.layouts = layouts
+        self.cc = cc
+        self.counts = counts
+        self.estimate = with_triton_estimate
+        self.used: dict[str, dict[tuple[int, ...], LinearLayout]] = {}
+
+    def typ(self, text: str) -> TypeInfo:
+        return parse_type(text, self.module)
+
+    def linear(self, t: TypeInfo) -> LinearLayout:
+        ll = self.layouts.linear(t)
+        self.used.setdefault(t.encoding, {})[self.layouts.layout_shape(t)] = ll
+        return ll
+
+    def name(self, t: TypeInfo) -> str:
+        return self.layouts.name_of(t.encoding)
+
+    def count(self, op: Op) -> int | None:
+        return None if self.counts is None else self.counts.get(id(op))
+
+    def shared_op(self, index: int, op: Op, depth: int) -> SharedOp | UnmodeledOp | None:
+        name = op.name
+        loc, count = op.loc, self.count(op)
+        if name == "ttg.convert_layout":
+            s, d = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
+            if not s.encoding or is_shared_encoding(s.encoding) or is_shared_encoding(d.encoding):
+                return None
+            a, b = self.linear(s), self.linear(d)
+            bits = s.bitwidth or 32
+            triton = convert_lowering(a, b, bits, self.cc)
+            try:
+                ours = plan_conversion(a, b, max(bits, 8), with_baselines=False)
+            except LayoutError:
+                ours = None
+            flags = _conflict_flags(triton)
+            if ours is not None and triton.kind == SHARED:
+                if ours.kind != SHARED and ours.cost < BARRIER_COST:
+                    flags.append(f"cheaper plan: {ours.kind} instead of shared memory")
+                elif ours.wavefronts < triton.wavefronts:
+                    flags.append(f"fewer wavefronts possible: {ours.wavefronts} instead of {triton.wavefronts}")
+            estimate = None
+            if self.estimate and triton.kind == SHARED and triton.layout is not None:
+                estimate = (_triton_estimate(triton.layout, _strip(a), max(bits, 8)),
+                            _triton_estimate(triton.layout, _strip(b), max(bits, 8)))
+            return SharedOp(index, name, "convert_layout", loc, s.shape, s.element, bits, self.name(s), self.name(d),
+                            triton, ours, depth, count, estimate, tuple(flags), a, b)
+        if name in ("ttg.local_load", "ttg.local_store") or (name == "ttg.local_alloc" and op.operand_types):
+            if name == "ttg.local_load":
+                mem, reg, op_kind = self.typ(op.operand_types[0]), self.typ(op.result_types[0]), "load"
+            elif name == "ttg.local_store":
+                mem_text = op.result_types[0] if op.result_types else op.operand_types[-1]
+                reg, mem, op_kind = self.typ(op.operand_types[0]), self.typ(mem_text), "store"
+            else:
+                reg, mem, op_kind = self.typ(op.operand_types[0]), self.typ(op.result_types[0]), "store"
+            if not is_shared_encoding(mem.encoding):
+                return UnmodeledOp(index, name, loc, f"memory encoding {self.name(mem)} is not a shared layout", count)
+            shared, dist = self.linear(mem), self.linear(reg)
+            bits = reg.bitwidth or 32
+            if "padded_shared" in mem.encoding:
+                return UnmodeledOp(index, name, loc, "padded shared layout: padding is not modeled", count)
+            triton = local_lowering(dist, shared, bits, op_kind, self.cc)
+            estimate = None
+            if self.estimate:
+                value = _triton_estimate(shared, _strip(dist), max(bits, 8))
+                estimate = (value, None) if op_kind == "store" else (None, value)
+            src, dst = (self.name(reg), self.name(mem)) if op_kind == "store" else (self.name(mem), self.name(reg))
+            return SharedOp(index, name, name.split(".")[-1], loc, reg.shape, reg.element, bits, src, dst, triton,
+                            None, depth, count, estimate, tuple(_conflict_flags(triton)), dist, shared)
+        if name == "tt.reduce":
+            ins = [self.typ(t) for t in op.operand_types]
+            outs = [self.typ(t) for t in op.result_types]
+            if not ins or not ins[0].encoding:
+                return None
+            src = self.linear(ins[0])
+            result = self.linear(outs[0]) if outs and outs[0].kind == "tensor" and outs[0].encoding else None
+            axis = op.attr_int("axis") or 0
+            triton = reduce_lowering(src, axis, [t.bitwidth or 32 for t in ins], result, self.cc)
+            if triton.kind == NO_OP:
+                return None
+            return SharedOp(index, name, "reduce", loc, ins[0].shape, ins[0].element, ins[0].bitwidth or 32,
+                            self.name(ins[0]), self.name(outs[0]) if outs and outs[0].encoding else "scalar", triton,
+                            None, depth, count, None, tuple(_conflict_flags(triton)), src, result)
+        if name == "ttg.async_copy_global_to_local":
+            ptr, mem = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
+            if not is_shared_encoding(mem.encoding) or "padded_shared" in mem.encoding:
+                return UnmodeledOp(index, name, loc, "cp.async into a padded or non-shared layout", count)
+            elem = mem.element
+            bits = parse_type(f"tensor<1x{elem}>").bitwidth or 32
+            shared, dist = self.linear(mem), self.linear(ptr)
+            contiguity = op.attr_int("contiguity") or 1
+            cvt = _strip(dist).invert_and_compose(shared.sublayout(["offset"], shared.out_dim_names)
+                                                  if shared.has_in_dim("block") else shared)
+            cvt = cvt.sublayout([d for d in cvt.in_dim_names if d != "block"], ["offset"])
+            ins = ldst_instructions(cvt, bits, "store", max_vector_elements=max(1, min(contiguity, 128 // bits)))
+            ins = type(ins)(f"cp.async.{ins.bytes}B", "store", ins.bytes, ins.count, ins.wavefronts)
+            triton = SharedLowering(SHARED, (ins,), (), shared, 1, "cp.async (LDGSTS): global -> shared")
+            return SharedOp(index, name, "async_copy", loc, mem.shape, elem, bits, self.name(ptr), self.name(mem),
+                            triton, None, depth, count, None, tuple(_conflict_flags(triton)), dist, shared)
+        if name in UNMODELED:
+            return UnmodeledOp(index, name, loc, UNMODELED[name], count)
+        if name in ("tt.atomic_rmw", "tt.atomic_cas") and op.result_types and not op.result_types[0].startswith("tensor"):
+            return UnmodeledOp(index, name, loc, "scalar atomic: its result is broadcast through shared memory "
+                               "when used (not modeled)", count)
+        return None
+
+
+def _strip(layout: LinearLayout) -> LinearLayout:
+    """The (register, lane, warp) part of a distributed layout (one CTA)."""
+    dims = [d for d in ("register", "lane", "warp") if layout.has_in_dim(d)]
+    return layout.sublayout(dims, layout.out_dim_names)
+
+
+def analyze_module(module: Module, *, resolver: Resolver | None = None, name: str | None = None,
+                   counts: Mapping[int, int | None] | None = None, cc: int | None = None,
+                   with_triton_estimate: bool = True, triton_version: str = "") -> KernelReport:
+    """The report of a parsed TTGIR module (module doc). ``counts`` (``id(op) -> executions``, from
+    ``trips.grid_op_counts``) adds execution counts; ``cc`` overrides the module's target."""
+    layouts = Layouts(module, resolver)
+    fn = module.functions[0]
+    cc = cc if cc is not None else (_cc(module.target) or 90)
+    analyzer = _Analyzer(module, layouts, cc, counts, with_triton_estimate)
+    depths = _loop_depths(fn)
+    ops: list[SharedOp] = []
+    unmodeled: list[UnmodeledOp] = []
+    for index, op in enumerate(fn.walk()):
+        try:
+            item = analyzer.shared_op(index, op, depths.get(id(op), 0))
+        except LayoutError as error:
+            item = UnmodeledOp(index, op.name, op.loc, f"layout not understood: {error}", analyzer.count(op))
+        if isinstance(item, SharedOp):
+            ops.append(item)
+        elif isinstance(item, UnmodeledOp):
+            unmodeled.append(item)
+    from linear_layouts.kernels.layouts import module_types
+
+    for t in module_types(module).values():
+        try:
+            analyzer.linear(t)
+        except LayoutError:
+            pass
+    entries = []
+    for encoding in dict.fromkeys(_encodings(module)):
+        try:
+            desc = layouts.descriptor(encoding)
+        except LayoutError:
+            continue
+        shapes = analyzer.used.get(encoding, {})
+        entries.append(LayoutEntry(layouts.name_of(encoding), encoding, desc, is_shared_encoding(encoding),
+                                   tuple(shapes.items())))
+    return KernelReport(name or fn.name, module.target, module.num_warps, module.threads_per_warp, tuple(entries),
+                        tuple(ops), tuple(unmodeled), module, triton_version, counts is not None)
+
+
+def _encodings(module: Module) -> list[str]:
+    from linear_layouts.kernels.layouts import module_types
+
+    return [t.encoding for t in module_types(module).values()]
+
+
+def analyze_ttgir(text: str, **kwargs: Any) -> KernelReport:
+    """``analyze_module(parse_module(text), ...)``; an ``MLIR_ENABLE_DUMP`` log is cut to its last module."""
+    from linear_layouts.kernels.ir_text import last_module
+
+    return analyze_module(parse_module(last_module(text)), **kwargs)
+
+
+def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | None = None,
+                    with_triton_estimate: bool = True) -> KernelReport:
+    """The report of a kernel file or an IR text file:
+
+    * ``*.py``: a kernel file (``kernels.spec``), compiled on the CPU by the installed Triton for
+      ``target``; its launch (grid, scalars) gives every op its execution count over the grid;
+    * anything else: TTGIR text (``str(module)``, ``compiled.asm["ttgir"]``) or an
+      ``MLIR_ENABLE_DUMP`` log (its last TTGIR module). No Triton needed.
+    """
+    from pathlib import Path
+
+    from linear_layouts.kernels.trips import grid_op_counts
+
+    p = Path(path)
+    if not p.is_file():
+        raise LayoutError(f"KERNEL_OR_FILE: no such file {str(path)!r}")
+    if p.suffix == ".py":
+        from linear_layouts.kernels.compile import compile_kernel
+        from linear_layouts.kernels.spec import load_kernel_file, parse_target
+
+        spec = load_kernel_file(p)
+        ir = compile_kernel(spec, target)
+        module = parse_module(ir.ttgir)
+        scalars = {f"%{k}": v for k, v in spec.scalars.items() if isinstance(v, int)}
+        counts = grid_op_counts(module.functions[0], scalars, spec.grid)
+        backend, arch, _ = parse_target(target)
+        cc = arch if backend == "cuda" else None
+        return analyze_module(module, resolver=resolver, name=spec.name, counts=counts, cc=cc,
+                              with_triton_estimate=with_triton_estimate, triton_version=ir.triton_version)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise LayoutError(f"KERNEL_OR_FILE: cannot read {str(path)!r}: {error}") from None
+    return analyze_ttgir(text, resolver=resolver, name=p.stem.split(".")[0],
+                         with_triton_estimate=with_triton_estimate)

@@ -1,0 +1,199 @@
+"""The report of a real kernel (``linear-layouts report``), as text and as a self-contained HTML page
+with pictures: every layout (TTGIR name, Gluon name, bases), every op that moves data through shared
+memory with Triton's instructions and wavefronts and our plan beside them, the flags, the totals and
+what the prediction leaves out. Built from ``linear_layouts.kernels.report.KernelReport``."""
+
+from __future__ import annotations
+
+from html import escape
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.report import KernelReport, SharedOp
+from linear_layouts.kernels.triton_lowering import SHARED
+from linear_layouts.layout import LinearLayout
+from linear_layouts.viz.text import table_text
+
+__all__ = ["kernel_report_text", "kernel_report_html", "op_rows"]
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape)) if shape else "scalar"
+
+
+def _bases(layout: LinearLayout) -> str:
+    return "  ".join(f"{d}={layout.bases[d]}" for d in layout.in_dim_names if layout.bases[d])
+
+
+def _instructions(op: SharedOp) -> str:
+    t = op.triton
+    if t.kind != SHARED:
+        return t.kind + (f" ({t.note})" if t.note else "")
+    parts = [f"{i.instruction}×{i.count} ({i.wavefronts} wf)" for i in t.stores + t.loads]
+    reps = f", {t.reps} rounds" if t.reps > 1 else ""
+    return " + ".join(parts) + reps
+
+
+def _ours(op: SharedOp) -> str:
+    p = op.ours
+    if p is None:
+        return "-"
+    if p.kind == SHARED:
+        return f"shared: {p.wavefronts} wf, cost {p.cost:.1f}"
+    return f"{p.kind}: cost {p.cost:.1f}"
+
+
+def _estimate(pair: tuple | None) -> str:
+    """Triton's ``get_shared_bank_conflicts`` for the store and the load side ("-": not applicable or
+    Triton not installed)."""
+    if pair is None or pair == (None, None):
+        return "-"
+    return "/".join("-" if v is None else str(v) for v in pair)
+
+
+def _count(op) -> str:
+    return "?" if op.count is None else str(op.count)
+
+
+def op_rows(report: KernelReport) -> list[list[str]]:
+    """One row per shared-memory op: #, op, source line, shape, dtype, src -> dst, Triton's instructions
+    (wavefronts), store / load wavefronts, our plan, executions, flags."""
+    rows = []
+    for n, op in enumerate(report.ops, 1):
+        rows.append([str(n), op.kind, str(op.loc), _shape(op.shape), op.element, f"{op.src} -> {op.dst}",
+                     _instructions(op), str(op.triton.store_wavefronts), str(op.triton.load_wavefronts),
+                     _ours(op), _estimate(op.triton_estimate),
+                     _count(op) if report.counted else "", "; ".join(op.flags)])
+    return rows
+
+
+_HEADER = ["#", "op", "source", "shape", "dtype", "layouts", "Triton's lowering (instructions, wavefronts)",
+           "st wf", "ld wf", "our plan", "Triton conflicts st/ld", "runs", "flags"]
+
+#: pictures above this many elements are left out of the HTML page (a 64x64 tile draws in ~0.3 MB)
+PICTURE_ELEMENTS = 4096
+
+
+def _totals(report: KernelReport) -> list[str]:
+    st, ld = report.total("store_wavefronts"), report.total("load_wavefronts")
+    lines = [f"Per execution of each op once (one CTA): {st} store + {ld} load wavefronts."]
+    if report.counted:
+        dst = report.total("store_wavefronts", dynamic=True)
+        dld = report.total("load_wavefronts", dynamic=True)
+        unknown = sum(1 for op in report.ops if op.count is None)
+        lines.append(f"Per launch (each op times its executions over the grid): {dst} store + {dld} load wavefronts"
+                     + (f" ({unknown} ops with a data-dependent count left out)" if unknown else "") + ".")
+    conv = report.conversions
+    shared = [op for op in conv if op.triton.kind == SHARED]
+    better = [op for op in report.ops if any(f.startswith(("cheaper", "fewer")) for f in op.flags)]
+    conflicts = [op for op in report.ops if any(f.startswith("bank conflicts") for f in op.flags)]
+    lines.append(f"convert_layout: {len(conv)} that move data ({len(shared)} through shared memory); "
+                 f"{len(conflicts)} ops with bank conflicts; {len(better)} where our plan is cheaper.")
+    return lines
+
+
+def kernel_report_text(report: KernelReport, *, layouts: bool = True) -> str:
+    """The report as plain text (module doc)."""
+    head = (f"Kernel {report.name}: target {report.target or '?'}, {report.num_warps} warps x "
+            f"{report.threads_per_warp} threads" + (f", Triton {report.triton_version}" if report.triton_version else ""))
+    lines = [head, ""]
+    if layouts:
+        lines.append(f"Layouts ({len(report.layouts)})")
+        for entry in report.layouts:
+            lines.append(f"  {entry.name}{' (shared)' if entry.shared else ''}")
+            if entry.name != entry.attribute:
+                lines.append(f"    TTGIR: {entry.attribute}")
+            lines.append(f"    Gluon: {entry.gluon}")
+            for shape, ll in entry.linear:
+                lines.append(f"    {_shape(shape)}: {_bases(ll)}")
+        lines.append("")
+    lines.append(f"Shared-memory traffic and layout conversions ({len(report.ops)} ops; wavefronts per CTA per execution)")
+    if report.ops:
+        lines.append(table_text(op_rows(report), _HEADER))
+    lines.append("")
+    lines += _totals(report)
+    if report.unmodeled:
+        lines.append("")
+        lines.append("Not counted in the prediction:")
+        seen: dict[tuple[str, str], int] = {}
+        for u in report.unmodeled:
+            seen[(u.op, u.reason)] = seen.get((u.op, u.reason), 0) + 1
+        for (op, reason), n in seen.items():
+            lines.append(f"  {op} ×{n}: {reason}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+_STYLE = """body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:18px;color:#1d1d1f;max-width:1400px}
+h1{font-size:20px;color:#1f3b73}h2{font-size:16px;color:#1f3b73;margin-top:26px}h3{font-size:13px;margin:14px 0 4px}
+table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccd;padding:3px 6px;vertical-align:top}
+th{background:#eef2fa}td.num{text-align:right}.flag{color:#b3261e}code,pre{font-size:11px}
+pre{background:#f6f8fc;padding:6px;overflow:auto;max-height:260px}
+.figure{overflow:auto;border:1px solid #ddd;padding:4px;max-width:100%;max-height:520px;margin:4px 0}
+details{margin:6px 0}"""
+
+
+def _picture(layout: LinearLayout, bits: int, title: str) -> str:
+    from linear_layouts.viz.svg import distributed_svg, shared_svg
+
+    try:
+        if layout.has_in_dim("offset"):
+            return shared_svg(layout, bits, title=title)
+        return distributed_svg(layout, title=title)
+    except LayoutError as error:
+        return f"<p>(no picture: {escape(str(error))})</p>"
+
+
+def kernel_report_html(report: KernelReport, *, pictures: bool = True,
+                       max_picture_elements: int = PICTURE_ELEMENTS) -> str:
+    """The report as one self-contained HTML page: the tables of the text report, each layout's picture
+    (distributed: owners by lane and warp; shared: banks) and each conversion's scratch layout."""
+    out = ["<!doctype html><html><head><meta charset='utf-8'>",
+           f"<title>{escape(report.name)}: layouts and shared memory</title><style>{_STYLE}</style></head><body>",
+           f"<h1>{escape(report.name)}</h1>",
+           f"<p>target {escape(report.target or '?')}, {report.num_warps} warps × {report.threads_per_warp} threads"
+           + (f", Triton {escape(report.triton_version)}" if report.triton_version else "") + "</p>",
+           "<h2>Shared-memory traffic and layout conversions</h2>",
+           "<p>Wavefronts per CTA for one execution of each op, from the ncu-validated bank model applied to the "
+           "instructions Triton emits; <i>our plan</i> is the library's plan for the same conversion.</p>",
+           "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in _HEADER) + "</tr>"]
+    for row in op_rows(report):
+        cells = []
+        for k, cell in enumerate(row):
+            cls = ' class="num"' if k in (0, 7, 8, 10, 11) else (' class="flag"' if k == 12 else "")
+            cells.append(f"<td{cls}>{escape(cell)}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    out.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in _totals(report)) + "</ul>")
+    if report.unmodeled:
+        out.append("<h3>Not counted in the prediction</h3><ul>")
+        seen: dict[tuple[str, str], int] = {}
+        for u in report.unmodeled:
+            seen[(u.op, u.reason)] = seen.get((u.op, u.reason), 0) + 1
+        out += [f"<li><code>{escape(op)}</code> ×{n}: {escape(reason)}</li>" for (op, reason), n in seen.items()]
+        out.append("</ul>")
+    if pictures:
+        conv = [op for op in report.ops if op.triton.kind == SHARED and op.triton.layout is not None
+                and op.kind == "convert_layout"]
+        if conv:
+            out.append("<h2>Triton's scratch layouts for the conversions</h2>")
+        for op in conv:
+            layout = op.triton.layout
+            out.append(f"<details><summary>{escape(op.src)} → {escape(op.dst)} at {escape(str(op.loc))} "
+                       f"({escape(_instructions(op))})</summary>")
+            if layout is not None and layout.total_out_dim_size <= max_picture_elements:
+                out.append(f"<div class='figure'>{_picture(layout, op.bits, 'scratch layout (banks)')}</div>")
+            out.append(f"<pre>{escape(_bases(layout) if layout is not None else '')}</pre></details>")
+    out.append(f"<h2>Layouts ({len(report.layouts)})</h2>")
+    for entry in report.layouts:
+        out.append(f"<h3><code>{escape(entry.name)}</code>{' (shared)' if entry.shared else ''}</h3>")
+        out.append(f"<p>TTGIR: <code>{escape(entry.attribute)}</code><br>Gluon: <code>{escape(entry.gluon)}</code></p>")
+        drawn = False
+        for shape, ll in entry.linear:
+            out.append(f"<details><summary>{escape(_shape(shape))}: {escape(_bases(ll))[:160]}</summary>")
+            if pictures and not drawn and ll.total_out_dim_size <= max_picture_elements:
+                drawn = True
+                bits = 16
+                out.append(f"<div class='figure'>{_picture(ll, bits, f'{entry.name} on {_shape(shape)}')}</div>")
+            out.append(f"<pre>{escape(_bases(ll))}</pre></details>")
+    out.append("</body></html>")
+    return "\n".join(out)

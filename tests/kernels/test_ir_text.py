@@ -1,0 +1,107 @@
+"""The TTIR / TTGIR text reader on every stored IR of the corpus, and on hand-written edge cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.ir_text import last_module, parse_module, split_top
+from linear_layouts.kernels.layouts import element_bits, module_types, parse_type
+
+IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
+FILES = sorted(IR.glob("*/*.tt*ir"))
+
+
+def _op_lines(text: str) -> int:
+    """Lines of the function body that are ops (not closers, block labels or aliases)."""
+    return sum(1 for line in text.splitlines() if line.startswith("    ")
+               and not line.strip().startswith(("}", "^")))
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.name}" for p in FILES])
+def test_every_op_of_every_stored_ir_is_read_with_its_types(path):
+    text = path.read_text()
+    module = parse_module(text)
+    ops = list(module.functions[0].walk())
+    assert len(ops) == _op_lines(text)
+    assert module.num_warps in (1, 2, 4, 8, 16) and module.threads_per_warp in (32, 64)
+    for op in ops:
+        if op.name in ("ttg.convert_layout", "ttg.local_load", "ttg.local_store", "tt.reduce"):
+            assert op.operand_types and op.result_types, op.text
+        if op.name in ("ttg.convert_layout", "tt.load") and "ttgir" in path.suffix:
+            assert op.loc.file.endswith(".py") and op.loc.line > 0, op.text
+    for t in module_types(module).values():  # every tensor / memdesc type splits into shape and element
+        assert t.shape and t.bitwidth is not None, t.text
+
+
+def test_regions_results_and_locations():
+    m = parse_module('''#loc1 = loc("k.py":7:3)
+#loc2 = loc("acc"(#loc1))
+module attributes {"ttg.num-warps" = 8 : i32, ttg.target = "cuda:90"} {
+  tt.func public @k(%n: i32 {tt.divisibility = 16 : i32} loc("n"(#loc1))) {
+    %c0 = arith.constant 0 : i32
+    %r:2 = scf.for %i = %c0 to %n step %c0 iter_args(%a = %c0, %b = %c0) -> (i32, i32)  : i32 {
+      %s = "tt.reduce"(%x) <{axis = 1 : i32}> ({
+      ^bb0(%p: f32, %q: f32):
+        %t = arith.addf %p, %q : f32
+        tt.reduce.return %t : f32
+      }) : (tensor<4x8xf32, #a>) -> tensor<4xf32, #b> loc(#loc2)
+      scf.yield %a, %b : i32, i32
+    } {tt.num_stages = 3 : i32} loc(#loc1)
+    tt.return
+  }
+}''')
+    assert m.num_warps == 8 and m.target == "cuda:90"
+    fn = m.functions[0]
+    assert fn.args == (("%n", "i32"),)
+    loop = fn.body.ops[1]
+    assert loop.results == ("%r#0", "%r#1") and loop.result_types == ("i32", "i32")
+    assert loop.attr_int("tt.num_stages") == 3 and str(loop.loc) == "k.py:7"
+    red = loop.regions[0].ops[0]
+    assert red.name == "tt.reduce" and red.attr_int("axis") == 1
+    assert red.operand_types == ("tensor<4x8xf32, #a>",) and red.result_types == ("tensor<4xf32, #b>",)
+    assert red.loc.name == "acc" and red.loc.line == 7
+    assert [op.name for op in red.regions[0].ops] == ["arith.addf", "tt.reduce.return"]
+
+
+def test_casts_and_wgmma_types():
+    m = parse_module('''module {
+  tt.func @k() {
+    %y = arith.truncf %x : tensor<4xf32, #a> to tensor<4xf16, #a>
+    %d = ttng.warp_group_dot %a, %b, %c : !ttg.memdesc<64x16xf16, #s, #smem> * !ttg.memdesc<16x64xf16, #s, #smem> -> tensor<64x64xf32, #m>
+    tt.return
+  }
+}''')
+    cast, dot = m.functions[0].body.ops[:2]
+    assert cast.operand_types == ("tensor<4xf32, #a>",) and cast.result_types == ("tensor<4xf16, #a>",)
+    assert len(dot.operand_types) == 2 and dot.result_types == ("tensor<64x64xf32, #m>",)
+
+
+def test_mlir_dump_keeps_the_last_ttgir_module():
+    dump = ("// -----// IR Dump After TritonCombineOps (triton-combine) //----- //\nmodule {\n  tt.func @a() {\n"
+            "    tt.return\n  }\n}\n"
+            "// -----// IR Dump After TritonGPUCoalesce (tritongpu-coalesce) //----- //\nmodule {\n  tt.func @b() {\n"
+            "    tt.return\n  }\n}\n"
+            "// -----// IR Dump After ConvertTritonGPUToLLVM (convert-triton-gpu-to-llvm) //----- //\nmodule {\n"
+            "  llvm.func @b() {\n    llvm.return\n  }\n}\n")
+    assert parse_module(last_module(dump)).functions[0].name == "b"
+    assert parse_module(last_module(dump, after="Combine")).functions[0].name == "a"
+    with pytest.raises(LayoutError, match="no module found after a pass matching 'Nope'"):
+        last_module(dump, after="Nope")
+
+
+def test_bad_text_is_refused():
+    with pytest.raises(LayoutError, match="no tt.func found"):
+        parse_module("module {\n}\n")
+    with pytest.raises(LayoutError, match="text must be a string"):
+        parse_module(b"module")
+
+
+def test_types_and_element_widths():
+    t = parse_type("!ttg.memdesc<2x64x128xi8, #ttg.swizzled_shared<{vec = 1}>, #ttg.shared_memory, mutable, 4x64x128>")
+    assert (t.kind, t.shape, t.element, t.alloc_shape, t.bitwidth) == ("memdesc", (2, 64, 128), "i8", (4, 64, 128), 8)
+    assert parse_type("tensor<16x!tt.ptr<f16>, #blocked>").bitwidth == 64
+    assert [element_bits(e) for e in ("i1", "bf16", "f8E4M3FN", "f32", "!tt.ptr<f32>", "foo")] == [8, 16, 8, 32, 64, None]
+    assert split_top("a<b, c>, (d, e) -> f, g") == ["a<b, c>", "(d, e) -> f", "g"]

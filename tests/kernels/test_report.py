@@ -1,0 +1,141 @@
+"""The kernel report: execution counts from the TTGIR's loops, the report of every corpus kernel, its
+text and HTML, and the ``linear-layouts report`` command."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.ir_text import parse_module
+from linear_layouts.kernels.trips import grid_op_counts, op_counts
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "triton_kernels"
+IR = DATA / "ir"
+
+
+def test_counts_follow_loop_bounds_program_ids_and_conditions():
+    m = parse_module('''module {
+  tt.func public @k(%n: i32, %rows: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c64 = arith.constant 64 : i32
+    %pid = tt.get_program_id x : i32
+    %np = tt.get_num_programs x : i32
+    %k = arith.divsi %n, %c64 : i32
+    %0 = scf.for %i = %c0 to %k step %c1 iter_args(%a = %c0) -> (i32)  : i32 {
+      %1 = arith.addi %a, %i : i32
+      scf.yield %1 : i32
+    }
+    scf.for %r = %pid to %rows step %np  : i32 {
+      %2 = arith.muli %r, %r : i32
+    }
+    %c = arith.cmpi slt, %pid, %c1 : i32
+    scf.if %c {
+      %3 = arith.subi %n, %c1 : i32
+    }
+    tt.return
+  }
+}''')
+    fn = m.functions[0]
+    names = {op.results[0]: op for op in fn.walk() if op.results}
+    one = op_counts(fn, {"%n": 256, "%rows": 10}, program_id=(1, 0, 0), num_programs=(4, 1, 1))
+    assert one[id(names["%1"])] == 4  # 256 / 64 iterations
+    assert one[id(names["%2"])] == 3  # rows 1, 5, 9
+    assert one[id(names["%3"])] == 0  # pid 1 is not < 1
+    grid = grid_op_counts(fn, {"%n": 256, "%rows": 10}, (4,))
+    assert grid[id(names["%1"])] == 16 and grid[id(names["%2"])] == 10 and grid[id(names["%3"])] == 1
+
+
+def test_counts_in_a_data_dependent_loop_are_unknown():
+    text = (IR / "sm_90" / "layer_norm_bwd_dx.ttgir").read_text()
+    fn = parse_module(text).functions[0]
+    counts = grid_op_counts(fn, {"%stride": 4096, "%N": 4096}, (8,))
+    cas = [op for op in fn.walk() if op.name == "tt.atomic_cas"]
+    assert cas and all(counts[id(op)] is None for op in cas)
+    reduces = [op for op in fn.walk() if op.name == "tt.reduce"]
+    assert [counts[id(op)] for op in reduces] == [8, 8]
+
+
+def _analyze(target: str, name: str):
+    pytest.importorskip("triton")
+    from triton_standin import triton_resolver
+
+    from linear_layouts.kernels.report import analyze_ttgir
+
+    return analyze_ttgir((IR / target / f"{name}.ttgir").read_text(), resolver=triton_resolver,
+                         with_triton_estimate=False)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_every_corpus_kernel_gets_a_report(target):
+    """Every layout of every NVIDIA TTGIR resolves and every op is either predicted or listed with a reason."""
+    from linear_layouts.reports.kernel import kernel_report_text
+
+    for path in sorted((IR / target).glob("*.ttgir")):
+        report = _analyze(target, path.stem)
+        assert report.layouts, path.stem
+        assert all(entry.linear for entry in report.layouts), path.stem
+        assert not [u for u in report.unmodeled if u.reason.startswith("layout not understood")], path.stem
+        text = kernel_report_text(report)
+        assert report.name in text and "wavefronts" in text
+
+
+def test_the_transpose_report():
+    report = _analyze("sm_90", "transpose")
+    (op,) = report.ops
+    assert (op.kind, op.src, op.dst, op.loc.line) == ("convert_layout", "#blocked1", "#blocked", 12)
+    assert [i.instruction for i in op.triton.stores + op.triton.loads] == ["st.shared.v4", "ldmatrix.x4.trans"]
+    assert (op.triton.store_wavefronts, op.triton.load_wavefronts) == (64, 64)
+    assert op.ours is not None and op.ours.kind == "shared memory"
+    assert report.total("store_wavefronts") == 64 and not report.unmodeled
+
+
+def test_wgmma_and_cp_async_are_reported_for_what_they_are():
+    report = _analyze("sm_90", "matmul_fp16")
+    kinds = [op.kind for op in report.ops]
+    assert kinds.count("async_copy") == 6 and kinds.count("convert_layout") == 1
+    assert [u.op for u in report.unmodeled] == ["ttng.warp_group_dot"]
+    assert "async proxy" in report.unmodeled[0].reason
+
+
+def test_html_page_has_the_tables_and_pictures():
+    from linear_layouts.reports.kernel import kernel_report_html
+
+    page = kernel_report_html(_analyze("sm_90", "transpose"))
+    assert page.startswith("<!doctype html>") and page.count("<svg") >= 2
+    assert "ldmatrix.x4.trans" in page and "#blocked1" in page
+    assert "<svg" not in kernel_report_html(_analyze("sm_90", "transpose"), pictures=False)
+
+
+def test_report_command_on_a_kernel_file_and_a_ttgir(monkeypatch, tmp_path, capsys):
+    pytest.importorskip("triton")
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    from triton_standin import triton_resolver
+
+    import linear_layouts.kernels.layouts as layouts
+    from linear_layouts.cli import main
+
+    monkeypatch.setattr(layouts, "default_resolver", lambda: triton_resolver)
+    assert main(["report", str(DATA / "transpose.py"), "--target", "sm_90", "--no-layouts"]) == 0
+    out = capsys.readouterr().out
+    assert "Kernel transpose" in out and "Per launch" in out and "4096" in out  # 64 x 64 CTAs, one convert each
+    html = tmp_path / "r.html"
+    assert main(["report", str(IR / "sm_80" / "attention_fwd.ttgir"), "--format", "html", "-o", str(html)]) == 0
+    assert "attention_fwd" in html.read_text()
+    assert main(["report", str(tmp_path / "missing.ttgir")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_report_without_an_attribute_parser_says_what_is_missing(monkeypatch):
+    import linear_layouts.kernels.layouts as layouts
+    from linear_layouts.kernels.report import analyze_ttgir
+
+    def missing():
+        raise LayoutError("reading TTGIR layouts needs the TTGIR attribute parser (linear_layouts.ttgir)")
+
+    monkeypatch.setattr(layouts, "default_resolver", missing)
+    with pytest.raises(LayoutError, match="needs the TTGIR attribute parser"):
+        analyze_ttgir((IR / "sm_90" / "vector_add.ttgir").read_text())
