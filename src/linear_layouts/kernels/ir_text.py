@@ -424,16 +424,17 @@ def parse_module(text: str) -> Module:
     return _Parser(text).run()
 
 
-def last_module(dump: str, after: str | None = None) -> str:
+def last_module(dump: str, after: str | None = None, *, layout_free: bool = False) -> str:
     """The last module printed in an ``MLIR_ENABLE_DUMP`` log (``// -----// IR Dump After <Pass> ...``
-    headers), or the last one after a pass whose name contains ``after``; a plain module is returned as is."""
+    headers), or the last one after a pass whose name contains ``after``; ``layout_free``: the last one
+    without layouts (the TTIR before the conversion to TritonGPU). A plain module is returned as is."""
     if "// -----// IR Dump" not in dump:
         return dump
     chunks = re.split(r"^// -----// IR Dump (?:Before|After) ([^\n]*?)//----- //\s*$", dump, flags=re.M)
     best = None
     for k in range(1, len(chunks) - 1, 2):
         header, body = chunks[k], chunks[k + 1]
-        if "tt.func" in body and (after is None or after in header):
+        if "tt.func" in body and (after is None or after in header) and not (layout_free and "#ttg." in body):
             best = body
     if best is None:
         raise LayoutError("dump: no module found" + (f" after a pass matching {after!r}" if after else ""))

@@ -131,11 +131,18 @@ class Layouts:
         return self._linear[key]
 
     def name_of(self, encoding: str) -> str:
-        """The module's alias for an encoding (``#blocked1``), else the encoding text itself."""
-        for name, text in self.module.aliases.items():
-            if self.module.expand(text) == encoding:
+        """The module's alias for an encoding (``#blocked1``), else the encoding text with the aliases it
+        contains written back as names (``#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>``), as
+        Triton prints it."""
+        expanded = {name: self.module.expand(text) for name, text in self.module.aliases.items()}
+        for name, text in expanded.items():
+            if text == encoding:
                 return "#" + name
-        return encoding
+        out = encoding
+        for name, text in sorted(expanded.items(), key=lambda kv: -len(kv[1])):
+            if text.startswith("#") and len(text) > 8:
+                out = out.replace(text, "#" + name)
+        return out
 
 
 def is_shared_encoding(encoding: str) -> bool:

@@ -145,6 +145,8 @@ class KernelReport:
     module: Module = field(repr=False, compare=False)
     triton_version: str = ""
     counted: bool = False
+    #: our engine on the kernel's TTIR (``engine_compare.EngineComparison``), when the TTIR is at hand
+    engine: Any = None
 
     def total(self, attribute: str, *, dynamic: bool = False) -> int:
         """Sum of ``triton.<attribute>`` (store_wavefronts, load_wavefronts, ...) over the ops, once per
@@ -380,14 +382,21 @@ def analyze_ttgir(text: str, **kwargs: Any) -> KernelReport:
 
 
 def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | None = None,
-                    with_triton_estimate: bool = True) -> KernelReport:
+                    with_triton_estimate: bool = True, with_engine: bool = True) -> KernelReport:
     """The report of a kernel file or an IR text file:
 
     * ``*.py``: a kernel file (``kernels.spec``), compiled on the CPU by the installed Triton for
       ``target``; its launch (grid, scalars) gives every op its execution count over the grid;
     * anything else: TTGIR text (``str(module)``, ``compiled.asm["ttgir"]``) or an
       ``MLIR_ENABLE_DUMP`` log (its last TTGIR module). No Triton needed.
+
+    ``with_engine``: also run our engine on the kernel's TTIR (the .py's compile, or the dump's last TTIR
+    module) and compare (``engine_compare``).
     """
+    import dataclasses
+
+    from linear_layouts.kernels.engine_compare import compare_with_engine
+    from linear_layouts.kernels.ir_text import last_module
     from pathlib import Path
 
     from linear_layouts.kernels.trips import grid_op_counts
@@ -406,11 +415,29 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
         counts = grid_op_counts(module.functions[0], scalars, spec.grid)
         backend, arch, _ = parse_target(target)
         cc = arch if backend == "cuda" else None
-        return analyze_module(module, resolver=resolver, name=spec.name, counts=counts, cc=cc,
-                              with_triton_estimate=with_triton_estimate, triton_version=ir.triton_version)
+        report = analyze_module(module, resolver=resolver, name=spec.name, counts=counts, cc=cc,
+                                with_triton_estimate=with_triton_estimate, triton_version=ir.triton_version)
+        if with_engine:
+            engine = compare_with_engine(report, parse_module(ir.ttir), scalars=scalars, cc=cc)
+            report = dataclasses.replace(report, engine=engine)
+        return report
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise LayoutError(f"KERNEL_OR_FILE: cannot read {str(path)!r}: {error}") from None
-    return analyze_ttgir(text, resolver=resolver, name=p.stem.split(".")[0],
-                         with_triton_estimate=with_triton_estimate)
+    report = analyze_ttgir(text, resolver=resolver, name=p.stem.split(".")[0],
+                           with_triton_estimate=with_triton_estimate)
+    if with_engine:
+        ttir = None
+        if "// -----// IR Dump" in text:
+            try:
+                ttir = parse_module(last_module(text, layout_free=True))
+            except LayoutError:
+                ttir = None
+        else:
+            sibling = p.with_suffix(".ttir")
+            if sibling.is_file():
+                ttir = parse_module(sibling.read_text(encoding="utf-8"))
+        if ttir is not None:
+            report = dataclasses.replace(report, engine=compare_with_engine(report, ttir))
+    return report

@@ -111,6 +111,12 @@ def kernel_report_text(report: KernelReport, *, layouts: bool = True) -> str:
         lines.append(table_text(op_rows(report), _HEADER))
     lines.append("")
     lines += _totals(report)
+    if report.engine is not None:
+        from linear_layouts.kernels.engine_compare import comparison_lines
+
+        lines.append("")
+        lines.append("The engine's alternative")
+        lines += ["  " + line for line in comparison_lines(report.engine)]
     if report.unmodeled:
         lines.append("")
         lines.append("Not counted in the prediction:")
@@ -171,6 +177,15 @@ def kernel_report_html(report: KernelReport, *, pictures: bool = True,
             seen[(u.op, u.reason)] = seen.get((u.op, u.reason), 0) + 1
         out += [f"<li><code>{escape(op)}</code> ×{n}: {escape(reason)}</li>" for (op, reason), n in seen.items()]
         out.append("</ul>")
+    if report.engine is not None:
+        from linear_layouts.kernels.engine_compare import comparison_lines
+
+        out.append("<h2>The engine's alternative</h2><ul>")
+        out += [f"<li>{escape(line.strip())}</li>" for line in comparison_lines(report.engine)]
+        out.append("</ul>")
+        if report.engine.program_text:
+            out.append("<details><summary>the engine's program with its layouts</summary>"
+                       f"<pre>{escape(report.engine.program_text)}</pre></details>")
     if pictures:
         conv = [op for op in report.ops if op.triton.kind == SHARED and op.triton.layout is not None
                 and op.kind == "convert_layout"]

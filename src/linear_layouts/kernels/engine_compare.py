@@ -1,0 +1,109 @@
+"""Our layout engine on a real kernel, against Triton's own choice: the kernel's TTIR (from the same
+compile as its TTGIR) imported into the engine's tile IR (``ttir_import``), propagated, and compared
+with the TTGIR's conversions.
+
+Counted on each side, per CTA for one execution of every op (the engine's program has its loops
+inlined once):
+
+* Triton: ``convert_layout`` ops that move data between threads (shared memory or warp shuffles;
+  register permutations are free), and register -> shared staging of values (``local_alloc %x`` /
+  ``local_store``) with the ``local_load`` that reads them back, with their predicted wavefronts;
+* ours: the engine's ``convert_layout`` ops with their plans' wavefronts.
+
+Triton's pipelined ``cp.async`` / TMA copies move data global -> shared without registers; the engine
+has no asynchronous copy, so a dot operand it reaches from a load counts as a conversion there.
+
+>>> from linear_layouts.kernels.ir_text import parse_module
+>>> EngineComparison.__name__
+'EngineComparison'
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.ir_text import Module
+from linear_layouts.kernels.report import KernelReport
+from linear_layouts.kernels.triton_lowering import NO_OP, REGISTERS, SHARED
+from linear_layouts.kernels.ttir_import import import_ttir
+
+__all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS"]
+
+#: programs larger than this are not propagated in a report (the engine is not yet fast on them)
+MAX_ENGINE_OPS = 120
+
+
+@dataclass(frozen=True)
+class EngineComparison:
+    """Triton's conversions and shared traffic vs. our engine's on the same kernel (module doc)."""
+
+    triton_conversions: int
+    triton_stagings: int
+    triton_wavefronts: int
+    ours_conversions: int = 0
+    ours_wavefronts: int = 0
+    ours_kinds: tuple[str, ...] = ()
+    unmodeled: tuple[tuple[str, str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+    seconds: float = 0.0
+    program_text: str = field(default="", repr=False)
+    error: str = ""
+
+    @property
+    def ran(self) -> bool:
+        return not self.error
+
+
+def _triton_side(report: KernelReport) -> tuple[int, int, int]:
+    conversions = stagings = wavefronts = 0
+    for op in report.ops:
+        if op.kind == "convert_layout" and op.triton.kind not in (NO_OP, REGISTERS):
+            conversions += 1
+            wavefronts += op.triton.wavefronts
+        elif op.kind in ("local_alloc", "local_store", "local_load") and op.triton.kind == SHARED:
+            stagings += op.kind != "local_load"
+            wavefronts += op.triton.wavefronts
+    return conversions, stagings, wavefronts
+
+
+def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str, int] | None = None,
+                        cc: int | None = None, max_ops: int = MAX_ENGINE_OPS) -> EngineComparison:
+    """Import ``ttir`` (the same compile as ``report``'s TTGIR), propagate it with our engine and compare
+    (module doc). Programs above ``max_ops`` ops are imported but not propagated (``error`` says so)."""
+    from linear_layouts.engine import propagate
+
+    t_conv, t_stage, t_wave = _triton_side(report)
+    imported = import_ttir(ttir, cc=cc, scalars=scalars, num_warps=report.num_warps)
+    base = dict(triton_conversions=t_conv, triton_stagings=t_stage, triton_wavefronts=t_wave,
+                unmodeled=imported.unmodeled, notes=imported.notes)
+    n = len(imported.program.ops)
+    if n > max_ops:
+        return EngineComparison(**base, error=f"{n} ops: above the {max_ops}-op limit for a report's engine run")
+    start = time.time()
+    try:
+        result = propagate(imported.program)
+    except LayoutError as error:
+        return EngineComparison(**base, error=f"the engine could not lay out the imported program: {error}")
+    kinds = tuple(c.plan.kind if c.plan is not None else "?" for c in result.conversions)
+    wavefronts = sum(c.plan.wavefronts for c in result.conversions if c.plan is not None)
+    return EngineComparison(**base, ours_conversions=len(result.conversions), ours_wavefronts=wavefronts,
+                            ours_kinds=kinds, seconds=round(time.time() - start, 2), program_text=result.to_text())
+
+
+def comparison_lines(c: EngineComparison) -> list[str]:
+    """The comparison as report lines."""
+    lines = [f"Triton (TTGIR): {c.triton_conversions} conversions that move data, {c.triton_stagings} register -> "
+             f"shared stagings; {c.triton_wavefronts} shared wavefronts per CTA."]
+    if c.ran:
+        kinds = ", ".join(c.ours_kinds) or "-"
+        lines.append(f"Our engine (on the kernel's TTIR): {c.ours_conversions} conversions ({kinds}); "
+                     f"{c.ours_wavefronts} shared wavefronts per CTA; propagated in {c.seconds} s.")
+    else:
+        lines.append(f"Our engine: not run ({c.error}).")
+    for op, loc, reason in c.unmodeled:
+        lines.append(f"  not imported: {op} at {loc}: {reason}")
+    for note in c.notes:
+        lines.append(f"  note: {note}")
+    return lines

@@ -1,0 +1,570 @@
+"""A kernel's TTIR (layout-free, the output of Triton's TTIR passes) imported into the layout engine's
+tile IR (``engine.ir``), so our engine can choose every layout of the same kernel and be compared with
+Triton's choice.
+
+What maps to what:
+
+==================================================  ===================================================
+TTIR                                                engine op
+==================================================  ===================================================
+``tt.load`` / ``tt.store`` / tensor atomics         ``load`` / ``store`` through a ``pointer`` whose
+(``splat`` of an argument + ``addptr`` offsets)     strides are the offsets' affine coefficients
+integer index math (make_range, splat, arith on     folded into the pointers; where used as data, a
+it, masks)                                          free ``full`` (recomputable in any layout)
+``arith`` / ``math`` on data, ``select``            ``elementwise`` (same arity), casts ``cast``
+``tt.dot`` (2-D)                                    ``dot`` (wgmma on sm_90+ when M >= 64, else mma.sync)
+``tt.reduce`` (each operand)                        ``reduce`` (add / max / min by the combiner)
+``tt.trans``, ``reshape``, ``join``, ``split``,     the same shape ops
+``expand_dims``, ``broadcast``, ``tt.gather``
+``scf.for`` / ``scf.if``                            one iteration / the ``then`` branch, inlined
+==================================================  ===================================================
+
+Everything else (``tt.scan``, ``tt.histogram``, ``tt.dot_scaled``, 3-D dots, descriptor loads, ...)
+is listed in ``ImportedProgram.unmodeled``; its results enter the program as free placeholders, so
+the engine may lay them out at no cost (stated, never silent).
+
+>>> from linear_layouts.kernels.ir_text import parse_module
+>>> m = parse_module('''module {
+...   tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>) {
+...     %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+...     %p = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+...     %q = tt.addptr %p, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+...     %v = tt.load %q : tensor<64x!tt.ptr<f32>>
+...     %e = math.exp %v : tensor<64xf32>
+...     %s = tt.splat %y : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+...     %t = tt.addptr %s, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+...     tt.store %t, %e : tensor<64x!tt.ptr<f32>>
+...     tt.return
+...   }
+... }''')
+>>> imported = import_ttir(m)
+>>> [op.kind for op in imported.program.ops], imported.unmodeled
+(['pointer', 'load', 'elementwise', 'pointer', 'store'], ())
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from linear_layouts.engine.ir import Builder, Program
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.ir_text import Module, Op, Region
+from linear_layouts.kernels.layouts import TypeInfo, parse_type
+
+__all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
+
+#: stride given to a dim whose stride is a run-time value (not 1, which Triton specializes to a constant)
+UNKNOWN_STRIDE = 1 << 20
+
+_BINARY_FN = {
+    "arith.addf": "add", "arith.addi": "add", "arith.subf": "sub", "arith.subi": "sub",
+    "arith.mulf": "mul", "arith.muli": "mul", "arith.divf": "div", "arith.divsi": "div", "arith.divui": "div",
+    "arith.maxnumf": "max", "arith.maximumf": "max", "arith.maxsi": "max", "arith.maxui": "max",
+    "arith.minnumf": "min", "arith.minimumf": "min", "arith.minsi": "min", "arith.minui": "min",
+    "arith.andi": "and", "arith.shrsi": "shr", "arith.shrui": "shr",
+}
+_UNARY_FN = {"math.exp2": "exp2", "arith.negf": "neg", "math.absf": "abs", "math.absi": "abs"}
+_CASTS = ("arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui",
+          "arith.extsi", "arith.extui", "arith.trunci", "tt.bitcast", "tt.fp_to_fp", "arith.bitcast",
+          "tt.int_to_ptr", "tt.ptr_to_int")
+#: Triton ops that act element by element
+_ELEMENTWISE_TT = ("tt.mulhiui", "tt.precise_sqrt", "tt.precise_divf", "tt.clampf", "tt.extern_elementwise",
+                   "tt.elementwise_inline_asm", "tt.fp_to_fp")
+_SHAPE = ("tt.trans", "tt.reshape", "tt.join", "tt.split", "tt.expand_dims", "tt.broadcast")
+_IGNORED = ("tt.return", "scf.yield", "tt.assert", "tt.print", "gpu.barrier", "tt.reduce.return", "tt.scan.return",
+            "scf.condition")
+
+
+@dataclass(frozen=True)
+class _Affine:
+    """An integer index tensor as an affine function of the element indices: ``coeffs[d]`` is the step
+    per unit of dim ``d`` (an int, or None for a run-time value); ``data``: it depends on loaded data."""
+
+    shape: tuple[int, ...]
+    coeffs: tuple[int | None, ...]
+    data: bool = False
+
+
+@dataclass(frozen=True)
+class ImportedProgram:
+    """The engine program of a TTIR function, and what it left out: ``unmodeled`` (op, location,
+    reason) for ops replaced by free placeholders or dropped, ``notes`` for approximations."""
+
+    program: Program
+    unmodeled: tuple[tuple[str, str, str], ...]
+    notes: tuple[str, ...]
+    loops: int
+
+
+def _elem(t: TypeInfo) -> str:
+    return t.element if not t.element.startswith("!tt.ptr") else "ptr"
+
+
+class _Importer:
+    def __init__(self, module: Module, cc: int, scalars: dict[str, int], num_warps: int | None = None):
+        self.module = module
+        self.cc = cc
+        self.scalars = scalars
+        self.num_warps = num_warps or module.num_warps
+        self.b = Builder(num_warps=self.num_warps, threads_per_warp=module.threads_per_warp, num_ctas=module.num_ctas)
+        self.values: dict[str, int] = {}        # TTIR name -> engine value id
+        self.affine: dict[str, _Affine] = {}    # integer index tensors
+        self.pointers: dict[str, tuple[str, str, _Affine | None]] = {}  # ptr tensor -> (arg, element, offsets)
+        self.scalar_ptr: dict[str, tuple[str, str]] = {}  # scalar pointer -> (arg, element)
+        self.types: dict[str, TypeInfo] = {}
+        self.unmodeled: list[tuple[str, str, str]] = []
+        self.notes: set[str] = set()
+        self.loops = 0
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def typ(self, text: str) -> TypeInfo:
+        return parse_type(text, self.module)
+
+    def missing(self, op: Op, reason: str) -> None:
+        self.unmodeled.append((op.name, str(op.loc), reason))
+        for r, text in zip(op.results, op.result_types or ()):
+            t = self.typ(text)
+            if t.kind == "tensor" and t.shape and not t.element.startswith("!tt.ptr"):
+                self.values[r] = self.b.full(list(t.shape), 0, _elem(t))
+
+    def data(self, name: str, like: TypeInfo | None = None) -> int:
+        """The engine value of a TTIR tensor (index math becomes a free ``full``)."""
+        if name in self.values:
+            return self.values[name]
+        if name in self.affine:
+            a = self.affine[name]
+            t = self.types.get(name)
+            dtype = _elem(t) if t is not None else "i32"
+            vid = self.b.full(list(a.shape), 0, dtype)
+            self.values[name] = vid
+            return vid
+        if like is not None and like.kind == "tensor":
+            vid = self.b.full(list(like.shape), 0, _elem(like))
+            self.values[name] = vid
+            return vid
+        raise LayoutError(f"ttir import: no value for {name}")
+
+    def is_data(self, name: str) -> bool:
+        return name in self.values or (name in self.affine and self.affine[name].data)
+
+    def scalar(self, name: str) -> int | None:
+        return self.scalars.get(name)
+
+    # -- walking ---------------------------------------------------------------------------------
+    def region(self, region: Region, bindings: dict[str, str] | None = None) -> list[str]:
+        yielded: list[str] = []
+        for op in region.ops:
+            if op.name == "scf.yield":
+                yielded = list(op.operands)
+                continue
+            self.op(op)
+        return yielded
+
+    def op(self, op: Op) -> None:
+        name = op.name
+        for r, text in zip(op.results, op.result_types):
+            self.types[r] = self.typ(text)
+        if name in ("arith.cmpi", "arith.cmpf") and op.results:  # the printed type is the operands'
+            t = self.types[op.results[0]]
+            self.types[op.results[0]] = TypeInfo(t.kind, t.shape, "i1", t.encoding, t.alloc_shape, t.text)
+        elif name == "arith.select" and op.results and op.operand_types:
+            self.types[op.results[0]] = self.typ(op.operand_types[-1])
+        tensor_result = bool(op.results) and bool(op.result_types) and self.types[op.results[0]].kind == "tensor"
+        if name in _IGNORED:
+            return
+        if name == "scf.for":
+            self.loop(op)
+            return
+        if name == "scf.if":
+            self.branch(op)
+            return
+        if name == "scf.while":
+            self.unmodeled.append((name, str(op.loc), "scf.while: its body is not imported"))
+            return
+        if not tensor_result and name not in ("tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.load"):
+            if name == "tt.splat" or name == "tt.addptr":
+                self.scalar_pointer(op)
+            return  # scalar code: no layouts
+        handler = getattr(self, "op_" + name.replace(".", "_"), None)
+        if handler is not None:
+            handler(op)
+        elif name in _CASTS:
+            self.cast(op)
+        elif name in _SHAPE:
+            self.shape_op(op)
+        elif name in _BINARY_FN or name in _UNARY_FN or name in ("arith.cmpi", "arith.cmpf", "arith.select") \
+                or name.startswith(("math.", "arith.")) or name in _ELEMENTWISE_TT:
+            self.elementwise(op)
+        else:
+            self.missing(op, "not modeled by the engine")
+
+    def loop(self, op: Op) -> None:
+        """One iteration: iter_args bound to their initial values; the loop's results are the yields."""
+        self.loops += 1
+        head = op.text
+        m = re.search(r"iter_args\((.*?)\)\s*->", head)
+        pairs = []
+        if m:
+            for item in re.findall(r"(%[\w$.-]+)\s*=\s*(%[\w$.#-]+)", m.group(1)):
+                pairs.append(item)
+        for arg, init in pairs:
+            self.alias(arg, init)
+        yielded = self.region(op.regions[0])
+        for result, y in zip(op.results, yielded):
+            self.alias(result, y)
+
+    def branch(self, op: Op) -> None:
+        if len(op.regions) > 1 and op.results:
+            self.notes.add("scf.if with results: the then-branch is imported")
+        yielded = self.region(op.regions[0]) if op.regions else []
+        for result, y in zip(op.results, yielded):
+            self.alias(result, y)
+
+    def alias(self, new: str, old: str) -> None:
+        for table in (self.values, self.affine, self.pointers, self.scalar_ptr, self.types):
+            if old in table:
+                table[new] = table[old]  # type: ignore[index]
+
+    # -- scalar pointers ---------------------------------------------------------------------------
+    def scalar_pointer(self, op: Op) -> None:
+        if op.name == "tt.addptr" and op.operands[0] in self.scalar_ptr:
+            self.scalar_ptr[op.results[0]] = self.scalar_ptr[op.operands[0]]
+
+    def arg_pointer(self, name: str) -> tuple[str, str] | None:
+        if name in self.scalar_ptr:
+            return self.scalar_ptr[name]
+        return None
+
+    # -- index math --------------------------------------------------------------------------------
+    def op_tt_make_range(self, op: Op) -> None:
+        t = self.types[op.results[0]]
+        self.affine[op.results[0]] = _Affine(t.shape, (1,))
+
+    def op_tt_splat(self, op: Op) -> None:
+        t = self.types[op.results[0]]
+        src = op.operands[0]
+        if t.element.startswith("!tt.ptr"):
+            base = self.arg_pointer(src)
+            if base is not None:
+                self.pointers[op.results[0]] = (base[0], base[1], _Affine(t.shape, (0,) * len(t.shape)))
+            else:
+                self.pointers[op.results[0]] = ("", _elem_of_ptr(t.element), None)
+            return
+        if src in self.values and self.is_data(src):
+            self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
+            return
+        self.affine[op.results[0]] = _Affine(t.shape, (0,) * len(t.shape))
+
+    def op_arith_constant(self, op: Op) -> None:
+        t = self.types[op.results[0]]
+        if t.element.startswith(("i", "index")) and not t.element.startswith("i1"):
+            self.affine[op.results[0]] = _Affine(t.shape, (0,) * len(t.shape))
+        else:
+            self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
+
+    def op_tt_addptr(self, op: Op) -> None:
+        ptr, off = op.operands[:2]
+        base = self.pointers.get(ptr)
+        if base is None:
+            self.missing(op, "pointer tensor of unknown origin")
+            return
+        arg, element, a = base
+        b = self.affine.get(off)
+        if a is None or b is None:
+            offsets = None
+        else:
+            offsets = _combine(a, b, "add")
+        self.pointers[op.results[0]] = (arg, element, offsets)
+
+    def affine_binary(self, op: Op) -> bool:
+        """Index math on integer tensors: keep the affine form; True if handled."""
+        if len(op.operands) != 2:
+            return False
+        a, b = (self.affine.get(o) for o in op.operands)
+        if a is None or b is None:
+            return False
+        kind = {"arith.addi": "add", "arith.subi": "add", "arith.muli": "mul", "arith.remsi": "keep",
+                "arith.remui": "keep", "arith.divsi": "unknown", "arith.divui": "unknown",
+                "arith.andi": "keep", "arith.ori": "add", "arith.xori": "add", "arith.shli": "mul",
+                "arith.maxsi": "keep", "arith.minsi": "keep"}.get(op.name)
+        if kind is None:
+            return False
+        scale = None
+        if kind == "mul":  # index * scalar: the scalar is a splat (coefficients all 0)
+            const = self.constant_of(op.operands[1]) if not any(b.coeffs) else self.constant_of(op.operands[0])
+            scale = const
+            if op.name == "arith.shli" and const is not None:
+                scale = 1 << const
+        self.affine[op.results[0]] = _combine(a, b, kind, scale)
+        return True
+
+    def constant_of(self, name: str) -> int | None:
+        """The value of a splat scalar when known (constants and specialized arguments)."""
+        return self.splat_values.get(name) if hasattr(self, "splat_values") else None
+
+    def op_tt_expand_dims(self, op: Op) -> None:
+        src = op.operands[0]
+        axis = op.attr_int("axis") or 0
+        if src in self.affine and src not in self.values:
+            a = self.affine[src]
+            coeffs = list(a.coeffs)
+            coeffs.insert(axis, 0)
+            shape = list(a.shape)
+            shape.insert(axis, 1)
+            self.affine[op.results[0]] = _Affine(tuple(shape), tuple(coeffs), a.data)
+            return
+        if src in self.pointers:
+            arg, element, a = self.pointers[src]
+            if a is not None:
+                coeffs = list(a.coeffs)
+                coeffs.insert(axis, 0)
+                shape = list(a.shape)
+                shape.insert(axis, 1)
+                a = _Affine(tuple(shape), tuple(coeffs), a.data)
+            self.pointers[op.results[0]] = (arg, element, a)
+            return
+        self.values[op.results[0]] = self.b.expand_dims(self.data(src), axis)
+
+    def op_tt_broadcast(self, op: Op) -> None:
+        src = op.operands[0]
+        t = self.types[op.results[0]]
+        if src in self.affine and src not in self.values:
+            a = self.affine[src]
+            self.affine[op.results[0]] = _Affine(t.shape, a.coeffs, a.data)
+            return
+        if src in self.pointers:
+            arg, element, a = self.pointers[src]
+            self.pointers[op.results[0]] = (arg, element, _Affine(t.shape, a.coeffs, a.data) if a else None)
+            return
+        self.values[op.results[0]] = self.b.broadcast(self.data(src), list(t.shape))
+
+    # -- memory -------------------------------------------------------------------------------------
+    def pointer(self, name: str, op: Op) -> int | None:
+        base = self.pointers.get(name)
+        t = self.types.get(name) or self.typ(op.operand_types[0])
+        if base is None or not base[0]:
+            return None
+        arg, element, offsets = base
+        shape = list(t.shape)
+        if offsets is None or len(offsets.coeffs) != len(shape):
+            strides = _row_major(shape)
+            self.notes.add("pointers whose offsets are not affine (gathers) get row-major strides")
+        else:
+            strides = [UNKNOWN_STRIDE if c is None else abs(c) for c in offsets.coeffs]
+        ident = re.sub(r"\W", "_", arg.lstrip("%")) or "arg"
+        return self.b.pointer(ident, shape, element, strides)
+
+    def op_tt_load(self, op: Op) -> None:
+        t = self.types[op.results[0]] if op.results else None
+        if t is None or t.kind != "tensor":
+            return
+        ptr = self.pointer(op.operands[0], op)
+        if ptr is None:
+            self.missing(op, "load through a pointer tensor of unknown origin")
+            return
+        self.values[op.results[0]] = self.b.load(ptr)
+
+    def op_tt_store(self, op: Op) -> None:
+        t = self.typ(op.operand_types[0]) if op.operand_types else None
+        if t is None or t.kind != "tensor":
+            return
+        ptr = self.pointer(op.operands[0], op)
+        if ptr is None:
+            self.unmodeled.append((op.name, str(op.loc), "store through a pointer tensor of unknown origin"))
+            return
+        value = self.data(op.operands[1], self.typ(op.operand_types[0]))
+        vt = self.b._values[value]
+        if vt.dtype != self.b._element(ptr):
+            value = self.b.cast(value, self.b._element(ptr))
+        self.b.store(ptr, value)
+
+    def op_tt_atomic_rmw(self, op: Op) -> None:
+        t = self.types.get(op.results[0]) if op.results else None
+        if t is None or t.kind != "tensor":
+            return
+        self.notes.add("tensor atomics are imported as a store (their pointer layout) and a load")
+        ptr = self.pointer(op.operands[0], op)
+        if ptr is None:
+            self.missing(op, "atomic through a pointer tensor of unknown origin")
+            return
+        value = self.data(op.operands[1], t)
+        if self.b._values[value].dtype != self.b._element(ptr):
+            value = self.b.cast(value, self.b._element(ptr))
+        self.b.store(ptr, value)
+        self.values[op.results[0]] = self.b.load(ptr)
+
+    op_tt_atomic_cas = op_tt_atomic_rmw
+
+    # -- compute ------------------------------------------------------------------------------------
+    def elementwise(self, op: Op) -> None:
+        t = self.types[op.results[0]]
+        operands = op.operands
+        if t.element.startswith(("i", "index")) and all(o in self.affine and not self.is_data(o) for o in operands):
+            if op.name in ("arith.cmpi",):
+                self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape))
+                return
+            if self.affine_binary(op):
+                return
+            self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape))
+            return
+        if op.name in ("arith.cmpi", "arith.cmpf") or (t.element == "i1" and not any(self.is_data(o) for o in operands)):
+            if not any(self.is_data(o) for o in operands):  # masks: index math
+                self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape))
+                return
+        ins = [self.data(o, t) for o in operands]
+        fn = _BINARY_FN.get(op.name) or _UNARY_FN.get(op.name)
+        if op.name == "arith.select":
+            fn = "where"
+        if fn is None or len(ins) != {"where": 3}.get(fn, 2 if op.name in _BINARY_FN else 1):
+            fn = {1: "neg", 2: "add", 3: "where"}.get(len(ins))
+            self.notes.add("elementwise functions the engine has no name for are imported as one of its arity")
+        if fn is None:
+            self.missing(op, f"elementwise op with {len(ins)} operands")
+            return
+        shapes = {self.b._values[i].shape for i in ins}
+        if len(shapes) != 1:
+            self.missing(op, "operands of different shapes")
+            return
+        self.values[op.results[0]] = self.b.elementwise(fn, *ins, dtype=_elem(t))
+
+    def cast(self, op: Op) -> None:
+        t = self.types[op.results[0]]
+        src = op.operands[0]
+        if src in self.affine and not self.is_data(src):
+            self.affine[op.results[0]] = self.affine[src]
+            return
+        if src in self.pointers:
+            self.pointers[op.results[0]] = self.pointers[src]
+            return
+        self.values[op.results[0]] = self.b.cast(self.data(src), _elem(t))
+
+    def shape_op(self, op: Op) -> None:
+        name = op.name
+        src = op.operands[0]
+        t = self.types[op.results[0]]
+        if src in self.affine and not self.is_data(src):  # index math stays free: only its shape changes
+            self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape))
+            if name == "tt.split":
+                self.affine[op.results[1]] = _Affine(t.shape, (None,) * len(t.shape))
+            return
+        if src in self.pointers:
+            self.missing(op, "shape op on a pointer tensor")
+            return
+        x = self.data(src)
+        if name == "tt.trans":
+            m = re.search(r"order = array<i32: ([\d, ]+)>", op.text)
+            perm = [int(v) for v in m.group(1).split(",")] if m else list(reversed(range(len(t.shape))))
+            self.values[op.results[0]] = self.b.trans(x, perm)
+        elif name == "tt.reshape":
+            self.values[op.results[0]] = self.b.reshape(x, list(t.shape))
+        elif name == "tt.join":
+            self.values[op.results[0]] = self.b.join(x, self.data(op.operands[1]))
+        elif name == "tt.split":
+            lo, hi = self.b.split(x)
+            self.values[op.results[0]], self.values[op.results[1]] = lo, hi
+
+    def op_tt_dot(self, op: Op) -> None:
+        a, b, c = op.operands[:3]
+        ta = self.typ(op.operand_types[0])
+        t = self.types[op.results[0]]
+        if len(t.shape) != 2:
+            self.missing(op, f"{len(t.shape)}-D dot (the engine's dot is 2-D)")
+            return
+        version = 3 if self.cc >= 90 and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
+        acc = self.data(c, t)
+        if self.b._values[acc].dtype != _elem(t):
+            acc = self.b.cast(acc, _elem(t))
+        va, vb = self.data(a, ta), self.data(b, self.typ(op.operand_types[1]))
+        self.values[op.results[0]] = self.b.dot(va, vb, acc, out_dtype=_elem(t), mma_version=version)
+
+    def op_tt_reduce(self, op: Op) -> None:
+        axis = op.attr_int("axis") or 0
+        combine = "add"
+        body = op.regions[0].ops if op.regions else ()
+        names = [o.name for o in body]
+        if any("max" in n for n in names):
+            combine = "max"
+        elif any("min" in n for n in names):
+            combine = "min"
+        if len(op.operands) > 1:
+            self.notes.add("reductions of several operands (argmax, ...) are imported as one reduction per operand")
+        for k, src in enumerate(op.operands):
+            t = self.types[op.results[k]] if k < len(op.results) else None
+            x = self.data(src, self.typ(op.operand_types[k]))
+            if self.b._values[x].rank < 2:
+                # a full reduction of a 1-D tensor: expand to [n, 1] so the engine's reduce (rank >= 2) applies
+                x = self.b.expand_dims(x, 1)
+                out = self.b.reduce(x, 0, combine)
+            else:
+                out = self.b.reduce(x, axis, combine)
+            if t is not None and t.kind == "tensor":
+                self.values[op.results[k]] = out
+
+    def op_tt_gather(self, op: Op) -> None:
+        axis = op.attr_int("axis") or 0
+        src, idx = op.operands[:2]
+        x = self.data(src, self.typ(op.operand_types[0]))
+        i = self.data(idx, self.typ(op.operand_types[1]))
+        if self.b._values[i].dtype != "i32":
+            i = self.b.cast(i, "i32")
+        self.values[op.results[0]] = self.b.gather(x, i, axis)
+
+
+def _elem_of_ptr(element: str) -> str:
+    m = re.match(r"!tt\.ptr<(.*)>", element)
+    return m.group(1) if m else element
+
+
+def _row_major(shape: list[int]) -> list[int]:
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    return strides
+
+
+def _combine(a: _Affine, b: _Affine, kind: str, scale: int | None = None) -> _Affine:
+    shape = a.shape if len(a.shape) >= len(b.shape) else b.shape
+    ca = list(a.coeffs) + [0] * (len(shape) - len(a.coeffs))
+    cb = list(b.coeffs) + [0] * (len(shape) - len(b.coeffs))
+    if kind == "add":
+        coeffs = [None if x is None or y is None else x + y for x, y in zip(ca, cb)]
+    elif kind == "mul":
+        base = ca if any(ca) else cb
+        coeffs = [0 if x == 0 else (None if x is None or scale is None else x * scale) for x in base]
+    elif kind == "keep":
+        coeffs = [x if y == 0 else None for x, y in zip(ca, cb)]
+    else:
+        coeffs = [0 if x == 0 and y == 0 else None for x, y in zip(ca, cb)]
+    return _Affine(tuple(shape), tuple(coeffs), a.data or b.data)
+
+
+def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int] | None = None,
+                num_warps: int | None = None) -> ImportedProgram:
+    """Import the first function of a TTIR module (module doc). ``cc``: the compute capability the dots
+    target (default: the module's, else 90); ``scalars``: known integer arguments (``%n`` -> value);
+    ``num_warps``: the launch's (TTIR modules do not carry it; default the module's attribute, else 4)."""
+    target = module.target
+    if cc is None:
+        m = re.match(r"cuda:(\d+)", target or "")
+        cc = int(m.group(1)) if m else 90
+    imp = _Importer(module, cc, dict(scalars or {}), num_warps)
+    fn = module.functions[0]
+    splat_values: dict[str, int] = {}
+    for arg, ty in fn.args:
+        if ty.startswith("!tt.ptr"):
+            imp.scalar_ptr[arg] = (arg, _elem_of_ptr(ty))
+    # constants (scalars and splats of scalars) for the strides of index math
+    scalar_values: dict[str, int] = dict(scalars or {})
+    for op in fn.walk():
+        if op.name == "arith.constant" and op.results:
+            m2 = re.search(r"arith\.constant (?:dense<)?(-?\d+)>? : (?:tensor<[^>]*>|i\d+|index)", op.text)
+            if m2:
+                scalar_values[op.results[0]] = int(m2.group(1))
+                splat_values[op.results[0]] = int(m2.group(1))
+        elif op.name == "tt.splat" and op.operands and op.operands[0] in scalar_values:
+            splat_values[op.results[0]] = scalar_values[op.operands[0]]
+    imp.splat_values = splat_values  # type: ignore[attr-defined]
+    imp.region(fn.body)
+    return ImportedProgram(imp.b.build(), tuple(imp.unmodeled), tuple(sorted(imp.notes)), imp.loops)
