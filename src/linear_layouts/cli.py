@@ -21,10 +21,13 @@ explorer's HTTP server in :mod:`linear_layouts.viz.server`.
 from __future__ import annotations
 
 import argparse
+import errno
+import re
 import sys
-from typing import Callable, Sequence
+from typing import Callable, NoReturn, Sequence
 
-from linear_layouts.errors import LayoutError
+from linear_layouts import __version__
+from linear_layouts.errors import LayoutError, did_you_mean
 from linear_layouts.layout import LinearLayout
 
 # --------------------------------------------------------------------------------------------------
@@ -87,6 +90,54 @@ def _spec_bitwidth(text: str) -> int | None:
     return width if isinstance(width, int) else None
 
 
+def _warn(message: str) -> None:
+    print(f"linear-layouts: warning: {message}", file=sys.stderr)
+
+
+_KINDS = {
+    "distributed": "in dims register, lane, warp: e.g. BlockedLayout(...), NVMMADistributedLayout(...)",
+    "shared": "in dim offset: e.g. NVMMASharedLayout(...), SwizzledSharedLayout(...)",
+}
+
+
+def _kind(layout: LinearLayout) -> str:
+    return "shared" if layout.has_in_dim("offset") else "distributed"
+
+
+def _check_roles(usage: str, *roles: tuple[str, LinearLayout, str]) -> None:
+    """Each ``(name, layout, kind)``: the layout must be of that kind (``distributed`` / ``shared``).
+    Two arguments of opposite kinds given the other way round are reported as swapped."""
+    wrong = [(name, layout, kind) for name, layout, kind in roles if _kind(layout) != kind]
+    if not wrong:
+        return
+    if len(roles) == 2 == len(wrong) and roles[0][2] != roles[1][2]:
+        (a, _, ka), (b, _, kb) = roles
+        raise LayoutError(f"{a} and {b} look swapped: {a} is a {kb} layout and {b} a {ka} one; "
+                          f"the order is `{usage}`")
+    name, layout, kind = wrong[0]
+    raise LayoutError(f"{name}: expected a {kind} layout ({_KINDS[kind]}); got a {_kind(layout)} layout "
+                      f"(in dims {', '.join(layout.in_dim_names)}); usage: `{usage}`")
+
+
+def _check_lanes(layout: LinearLayout, what: str) -> None:
+    """Warns when a distributed layout's warp is not 32 lanes (NVIDIA) or 64 (AMD CDNA)."""
+    if _kind(layout) != "distributed":
+        return
+    lanes = layout.in_dim_size("lane") if layout.has_in_dim("lane") else 1
+    if lanes not in (32, 64):
+        _warn(f"{what} has {lanes} lane{'s' if lanes != 1 else ''} per warp; a warp has 32 lanes on NVIDIA GPUs "
+              "(64 on AMD CDNA): check threads_per_warp (its entries multiply to the lane count)")
+
+
+def _check_dtype(text: str, bits: int, dtype: str | None, what: str) -> None:
+    """Warns when --dtype disagrees with the element width a shared layout was built for."""
+    named = _spec_bitwidth(text)
+    if dtype is not None and named is not None and named != bits:
+        _warn(f"--dtype {dtype} is {bits}-bit, but {what} was built for {named}-bit elements (element_bitwidth="
+              f"{named}): its swizzle is laid out for {named}-bit elements, so the banks shown are those of the "
+              "layout misused with another type")
+
+
 def _write(args: argparse.Namespace, content: str | bytes) -> None:
     output = getattr(args, "output", None)
     if output:
@@ -113,6 +164,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     layout = _layout(args.layout, _shape(args.shape))
     shared = is_shared_layout(layout)
     width = _bitwidth(args.dtype, _spec_bitwidth(args.layout) or 32) if shared else 32
+    _check_lanes(layout, "LAYOUT")
+    if shared:
+        _check_dtype(args.layout, width, args.dtype, "LAYOUT")
     title = args.title or args.layout.strip()
     if args.format == "text":
         _write(args, layout_view(layout, args.hw))
@@ -158,7 +212,10 @@ def cmd_banks(args: argparse.Namespace) -> int:
     shape = _shape(args.shape)
     dist = _layout(args.dist, shape, "DIST")
     shared = _layout(args.shared, shape or list(dist.out_dims.values()), "SHARED")
+    _check_roles("banks SHARED DIST", ("SHARED", shared, "shared"), ("DIST", dist, "distributed"))
     bits = _bitwidth(args.dtype, _spec_bitwidth(args.shared))
+    _check_lanes(dist, "DIST")
+    _check_dtype(args.shared, bits, args.dtype, "SHARED")
     if args.format == "svg":
         from linear_layouts.viz.bank_steps import bank_steps
         from linear_layouts.viz.svg import bank_hits_svg
@@ -177,9 +234,13 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     shape = _shape(args.shape)
     store = _layout(args.store, shape, "STORE")
     load = _layout(args.load, shape or list(store.out_dims.values()), "LOAD")
+    _check_roles("swizzle STORE LOAD", ("STORE", store, "distributed"), ("LOAD", load, "distributed"))
+    bits = _bitwidth(args.dtype)
+    _check_lanes(store, "STORE")
+    _check_lanes(load, "LOAD")
     from linear_layouts.reports import swizzle_report
 
-    _write(args, swizzle_report(store, load, _bitwidth(args.dtype)))
+    _write(args, swizzle_report(store, load, bits))
     return 0
 
 
@@ -192,9 +253,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     shape = _shape(args.shape)
     src = _layout(args.src, shape, "SRC")
     dst = _layout(args.dst, shape or list(src.out_dims.values()), "DST")
+    _check_roles("convert SRC DST", ("SRC", src, "distributed"), ("DST", dst, "distributed"))
     if dict(src.out_dims) != dict(dst.out_dims):
         raise LayoutError(f"DST: tensor {dict(dst.out_dims)} differs from SRC's {dict(src.out_dims)}")
     bits = _bitwidth(args.dtype)
+    _check_lanes(src, "SRC")
+    _check_lanes(dst, "DST")
     from linear_layouts.reports import plan_report
 
     out = [plan_report(src, dst, bits)]
@@ -202,8 +266,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         from linear_layouts.codegen.plan import conversion_kernel
 
         kernel = conversion_kernel(src, dst, bits)
-        out += ["", f"// kernel {kernel.name}: {kernel.threads} threads, {kernel.shared_bytes} bytes of shared "
-                    f"memory per {kernel.tile_elements}-element tile", kernel.source]
+        out += ["", kernel.source]   # its opening comment explains the parameters and the launch
     _write(args, "\n".join(out))
     if args.run:
         from linear_layouts.codegen.verify import verify_conversion
@@ -260,7 +323,15 @@ def cmd_explore(args: argparse.Namespace) -> int:
         return 0
     from linear_layouts.viz.server import explorer_server, serve_until_interrupted
 
-    server = explorer_server(page, args.port)
+    try:
+        server = explorer_server(page, args.port)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise LayoutError(f"--port {args.port}: 127.0.0.1:{args.port} is already in use (another explorer?); "
+                              "choose another with --port N, or --port 0 for any free port") from None
+        raise LayoutError(f"--port {args.port}: cannot listen on 127.0.0.1:{args.port}: {error.strerror}"
+                          + ("; ports below 1024 need privileges, try --port 0" if error.errno == errno.EACCES
+                             else "")) from None
     print(f"serving the explorer on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
     serve_until_interrupted(server)
     return 0
@@ -284,19 +355,43 @@ def cmd_report(args: argparse.Namespace) -> int:
 # The parser
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argparse.Namespace], int]]]:
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """argparse, with "did you mean" for a mistyped subcommand or choice (exit status 2, one line);
+    ``subcommands`` maps each subcommand to its parser."""
+
+    subcommands: dict[str, argparse.ArgumentParser]
+
+    def error(self, message: str) -> NoReturn:
+        """One line of error (not argparse's whole usage), a pointer to ``-h``, exit status 2."""
+        match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if match:
+            message += did_you_mean(match[1], [c.strip(" '") for c in match[2].split(",")])
+        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} -h` lists the arguments)\n")
+
+
+_LAYOUT_HELP = ("a layout spec: Gluon syntax such as 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', its bases as JSON "
+                "(LinearLayout.to_json), or @FILE")
+_DTYPE_HELP = "element type: fp8, fp16, bf16, fp32, i8, i32, fp64, float8_e4m3fn, ... (or the width in bits)"
+
+
+def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], int]]]:
+    parser = _Parser(
         prog="linear-layouts",
         description="Tensor layouts as linear maps over F2: see them, cost them, convert between them.",
         epilog="LAYOUT specs: Gluon syntax, e.g. 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', or JSON bases "
                "'{\"bases\": {\"register\": [[0,1]], ...}, \"out_dims\": {\"dim0\": 16, ...}}'; @FILE reads a file.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                help="what to do; `linear-layouts COMMAND -h` explains each")
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {}
+    parser.subcommands = {}
 
     def add(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         handlers[name] = handler
+        parser.subcommands[name] = p
         return p
 
     def shape_and_output(p: argparse.ArgumentParser) -> None:
@@ -304,9 +399,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
         p.add_argument("-o", "--output", help="write to this file instead of stdout")
 
     p = add("show", cmd_show, "picture a layout: who holds each element (distributed) or where it lives (shared)")
-    p.add_argument("layout", metavar="LAYOUT")
+    p.add_argument("layout", metavar="LAYOUT", help=_LAYOUT_HELP)
     shape_and_output(p)
-    p.add_argument("--format", choices=["text", "svg", "png", "html", "json"], default="text")
+    p.add_argument("--format", choices=["text", "svg", "png", "html", "json"], default="text",
+                   help="text: Triton's view (default); svg / png / html: a picture; json: the bases")
     p.add_argument("--hw", action="store_true", help="text: the hardware point of view (per warp / per offset)")
     p.add_argument("--dtype", help="shared layouts: element type for the bank colours (default: the spec's or 32-bit)")
     p.add_argument("--view", choices=["logical", "physical"], default="logical",
@@ -314,33 +410,36 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
                         "one 128-byte row of the 32 banks per line (physical)")
     p.add_argument("--label", choices=["auto", "thread", "lane", "register", "warp"], default="auto",
                    help="distributed layouts, svg/png: what each cell says (auto: thread T over register r)")
-    p.add_argument("--title", help="picture title")
+    p.add_argument("--title", help="picture title (default: the LAYOUT spec)")
 
     p = add("matrix", cmd_matrix, "the layout's matrix over F2")
-    p.add_argument("layout", metavar="LAYOUT")
+    p.add_argument("layout", metavar="LAYOUT", help=_LAYOUT_HELP)
     shape_and_output(p)
-    p.add_argument("--format", choices=["text", "svg"], default="text")
+    p.add_argument("--format", choices=["text", "svg"], default="text",
+                   help="text (default) or an SVG picture (a dark cell is a 1)")
 
     p = add("banks", cmd_banks, "shared-memory wavefronts of one access (Lemma 9.4 and the brute-force model)")
-    p.add_argument("shared", metavar="SHARED")
-    p.add_argument("dist", metavar="DIST")
+    p.add_argument("shared", metavar="SHARED", help="the shared-memory layout (in dim offset), e.g. "
+                                                     "'NVMMASharedLayout(128, 16)'; " + _LAYOUT_HELP.split(": ", 1)[1])
+    p.add_argument("dist", metavar="DIST", help="the distributed layout that accesses it (in dims register, lane, "
+                                                 "warp), e.g. 'BlockedLayout([1,8],[4,8],[4,1],[1,0])'")
     shape_and_output(p)
-    p.add_argument("--dtype", help="element type: fp8, fp16, bf16, fp32, i32, fp64, float8_e4m3fn, ... (or the bit width)")
-    p.add_argument("--op", choices=["load", "store"], default="load")
+    p.add_argument("--dtype", help=_DTYPE_HELP + "; default: the width SHARED was built for")
+    p.add_argument("--op", choices=["load", "store"], default="load", help="DIST reads (load, default) or writes")
     p.add_argument("--steps", type=int, default=16, help="text: how many steps to list")
-    p.add_argument("--format", choices=["text", "svg"], default="text")
+    p.add_argument("--format", choices=["text", "svg"], default="text", help="text (default) or SVG bar charts")
 
     p = add("swizzle", cmd_swizzle, "the optimal swizzled shared layout for STORE then LOAD, against the baselines")
-    p.add_argument("store", metavar="STORE")
-    p.add_argument("load", metavar="LOAD")
+    p.add_argument("store", metavar="STORE", help="the distributed layout that writes shared memory; " + _LAYOUT_HELP)
+    p.add_argument("load", metavar="LOAD", help="the distributed layout that reads it back")
     shape_and_output(p)
-    p.add_argument("--dtype", required=True)
+    p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
 
     p = add("convert", cmd_convert, "plan the conversion SRC -> DST step by step (and emit / run its kernel)")
-    p.add_argument("src", metavar="SRC")
-    p.add_argument("dst", metavar="DST")
+    p.add_argument("src", metavar="SRC", help="the distributed layout the data is in; " + _LAYOUT_HELP)
+    p.add_argument("dst", metavar="DST", help="the distributed layout it should be in (same tensor shape)")
     shape_and_output(p)
-    p.add_argument("--dtype", required=True)
+    p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
     p.add_argument("--emit", choices=["cuda"], help="also print the generated CUDA kernel")
     p.add_argument("--run", action="store_true", help="compile, run and verify the kernel (needs a GPU and CuPy)")
 
@@ -353,14 +452,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
                    help="add a layout to the distributed-view picker (repeatable; shown with scenarios of its shape)")
     p.add_argument("--store", help="add a scenario: the layout that writes shared memory")
     p.add_argument("--load", help="... and the layout that reads it")
-    p.add_argument("--shape")
-    p.add_argument("--dtype")
+    p.add_argument("--shape", help="tensor shape for --layout / --store / --load given as Gluon descriptors")
+    p.add_argument("--dtype", help=_DTYPE_HELP + " of the --store/--load scenario (default: fp32)")
 
     p = add("report", cmd_report, "every layout and conversion of a real kernel, with Triton's and our "
             "shared-memory traffic (a .py kernel file compiled on the CPU, or TTGIR / MLIR_ENABLE_DUMP text)")
-    p.add_argument("kernel", metavar="KERNEL_OR_FILE")
+    p.add_argument("kernel", metavar="KERNEL_OR_FILE",
+                   help="a Triton kernel file (.py, compiled on the CPU) or a TTGIR / MLIR_ENABLE_DUMP text file")
     p.add_argument("--target", default="sm_90", help=".py kernels: compile for sm_80, sm_90, gfx942, ... (default sm_90)")
-    p.add_argument("--format", choices=["text", "html"], default="text")
+    p.add_argument("--format", choices=["text", "html"], default="text", help="text (default) or one HTML page")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--no-layouts", action="store_true", help="text: leave out the list of layouts")
     p.add_argument("--no-pictures", action="store_true", help="html: leave out the pictures")
@@ -371,7 +471,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argpars
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser, handlers = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:   # the subcommand's parser knows what it accepts: suggest the nearest option
+        command = parser.subcommands.get(args.command, parser)
+        options = [o for action in command._actions for o in action.option_strings]
+        hint = did_you_mean(extra[0].split("=")[0], options) if extra[0].startswith("-") else ""
+        command.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     if args.command is None:
         parser.print_help()
         return 2

@@ -44,7 +44,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, did_you_mean
 
 __all__ = ["ElementKind", "ElementType", "DTypeLike", "element_type", "bitwidth", "SUPPORTED_BITWIDTHS",
            "DTYPE_NAMES", "AMBIGUOUS_NAMES"]
@@ -170,7 +170,8 @@ def _from_name(text: str) -> ElementType:
         raise LayoutError(f"dtype {text!r} is ambiguous: {AMBIGUOUS_NAMES[key]}")
     if key.isdigit():
         return _from_width(int(key))
-    raise LayoutError(f"dtype {text!r} is not a known element type; known: {sorted(DTYPE_NAMES)}")
+    raise LayoutError(f"dtype {text!r} is not a known element type{did_you_mean(key, DTYPE_NAMES)}; "
+                      f"known: {sorted(DTYPE_NAMES)}")
 
 
 def _from_width(bits: int) -> ElementType:

@@ -1,7 +1,57 @@
-"""The one exception type of the package."""
+"""The one exception type of the package, and the two hints its messages share.
+
+* :func:`did_you_mean` — the closest known names to a misspelt one (``difflib``), for the messages of
+  unknown subcommands, options, layout classes, keyword arguments and element types.
+* :func:`not_a_layout` — the error for a value that should be a ``LinearLayout``; a layout descriptor
+  (``BlockedLayout``, ``NVMMASharedLayout``, ...) gets the call that turns it into one.
+"""
 
 from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["LayoutError", "did_you_mean", "not_a_layout"]
 
 
 class LayoutError(ValueError):
     """Bad input to a layout operation: the message names the argument and the rule it breaks."""
+
+
+def did_you_mean(word: str, known: Iterable[str], *, count: int = 3) -> str:
+    """`` (did you mean 'a' or 'b'?)`` with the closest of ``known`` to ``word`` (case-insensitive), or ``""``.
+
+    >>> did_you_mean("BlockdLayout", ["BlockedLayout", "SliceLayout"])
+    " (did you mean 'BlockedLayout'?)"
+    >>> did_you_mean("fp61", ["fp16", "fp32", "bf16"])
+    " (did you mean 'fp16'?)"
+    >>> did_you_mean("xyz", ["show", "banks"])
+    ''
+    """
+    by_folded = {k.lower(): k for k in dict.fromkeys(known)}
+    folded = str(word).lower()
+    scores = sorted(((difflib.SequenceMatcher(None, folded, k).ratio(), k) for k in by_folded), reverse=True)
+    if not scores or scores[0][0] < 0.6:
+        return ""
+    best = scores[0][0]
+    names = [repr(by_folded[k]) for score, k in scores[:count] if score >= best - 0.08]   # only the near-best
+    return f" (did you mean {' or '.join(names)}?)" if len(names) < 3 else \
+        f" (did you mean {', '.join(names[:-1])} or {names[-1]}?)"
+
+
+def not_a_layout(value: Any, what: str) -> LayoutError:
+    """The LayoutError for ``what`` = ``value`` not being a LinearLayout. When ``value`` is a layout
+    descriptor (it has ``to_linear``), the message says how to get its LinearLayout.
+
+    >>> from linear_layouts.catalog import BlockedLayout
+    >>> print(not_a_layout(BlockedLayout([1], [32], [4], [0]), "src"))
+    src must be a LinearLayout, got BlockedLayout: a descriptor; BlockedLayout(...).to_linear(shape) is its LinearLayout over a tensor shape, e.g. .to_linear([64])
+    """
+    message = f"{what} must be a LinearLayout, got {type(value).__name__}"
+    if callable(getattr(value, "to_linear", None)) and not isinstance(value, type):
+        rank = getattr(value, "rank", None)
+        example = [64] * rank if isinstance(rank, int) and 0 < rank <= 4 else [64, 64]
+        message += (f": a descriptor; {type(value).__name__}(...).to_linear(shape) is its LinearLayout over a tensor "
+                    f"shape, e.g. .to_linear({example})")
+    return LayoutError(message)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from linear_layouts import f2
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.limits import MAX_DIM_LOG2, MAX_ELEMENTS, check_count, check_log2_count, check_text, excerpt
 from linear_layouts.limits import quote as _q
 
@@ -80,7 +80,7 @@ def _dump(layout: "LinearLayout", limit: int = 1200) -> str:
 def _check_layout(value: Any, what: str) -> "LinearLayout":
     """``value`` if it is a LinearLayout, else a LayoutError naming ``what``."""
     if not isinstance(value, LinearLayout):
-        raise LayoutError(f"{what} must be a LinearLayout, got {type(value).__name__}")
+        raise not_a_layout(value, what)
     return value
 
 
@@ -708,7 +708,7 @@ class LinearLayout:
         Requires self's out dims == outer's in dims (any order), each no larger than outer's.
         """
         if not isinstance(outer, LinearLayout):
-            raise LayoutError(f"compose: outer must be a LinearLayout, got {type(outer).__name__}")
+            raise not_a_layout(outer, "compose: outer")
         if set(self._out_names) != set(outer._in_names):
             raise LayoutError(
                 f"compose: the out dims of self {_q(list(self._out_names))} must equal the in dims of outer "
@@ -737,7 +737,7 @@ class LinearLayout:
         image(self) inside image(outer). Result: self's in dims -> outer's in dims.
         """
         if not isinstance(outer, LinearLayout):
-            raise LayoutError(f"invert_and_compose: outer must be a LinearLayout, got {type(outer).__name__}")
+            raise not_a_layout(outer, "invert_and_compose: outer")
         B = self
         if sorted(B._out_names) != sorted(outer._out_names):
             raise LayoutError(

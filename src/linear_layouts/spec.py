@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, did_you_mean
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import check_text, excerpt, quote, shorten
 
@@ -233,12 +233,15 @@ class _Builder:
         cls = self.classes.get(name)
         if cls is None:
             known = sorted(set(self.classes) | set(RAW_CONSTRUCTORS))
-            raise self.fail(node.func, f"unknown layout {quote(name)}; known: {', '.join(known)}")
+            raise self.fail(node.func, f"unknown layout {quote(name)}{did_you_mean(name, known)}; "
+                                       f"known: {', '.join(known)}")
         try:
             signature = inspect.signature(cls)
             signature.bind(*args, **kwargs)
         except TypeError as error:
-            raise self.fail(node, f"{name}{_signature_text(cls)}: {shorten(str(error), 200)}") from None
+            unknown = [k for k in kwargs if k not in signature.parameters]
+            hint = did_you_mean(unknown[0], signature.parameters) if unknown else ""
+            raise self.fail(node, f"{name}{_signature_text(cls)}: {shorten(str(error), 200)}{hint}") from None
         except ValueError:  # no signature available: let the constructor judge
             pass
         try:

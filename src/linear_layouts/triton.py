@@ -29,7 +29,7 @@ from linear_layouts.catalog.base import (
     split_params_from_cga_layout,
 )
 from linear_layouts.element_type import element_type
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
@@ -228,7 +228,7 @@ def to_triton_linear_layout(layout: LinearLayout) -> Any:
     [('lane', [[1], [2]])]
     """
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     cls = _triton_ll_class()
     bases = [(name, [list(v) for v in vectors]) for name, vectors in layout.bases.items()]
     names = list(layout.out_dim_names)

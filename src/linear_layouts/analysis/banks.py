@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from linear_layouts import f2
 from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import ColumnAction, LinearLayout, divide_left
 
 __all__ = [
@@ -64,7 +64,7 @@ _DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
 def check_distributed(layout: object, name: str) -> LinearLayout:
     """A distributed LinearLayout: in dims among register, lane, warp, block; 32 lanes; one CTA."""
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"{name} must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, name)
     for d in layout.in_dim_names:
         if d not in _DISTRIBUTED_DIMS:
             raise LayoutError(f"{name}: in dims must be among {_DISTRIBUTED_DIMS}, got {d!r}")
@@ -81,7 +81,7 @@ def check_shared(layout: object, name: str, out_dims: dict[str, int]) -> LinearL
     Returned with its out dims in the order of ``out_dims``.
     """
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"{name} must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, name)
     if not layout.has_in_dim("offset"):
         raise LayoutError(f"{name}: a shared layout needs an 'offset' in dim")
     for d in layout.in_dim_names:

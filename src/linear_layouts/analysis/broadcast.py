@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts import f2
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["broadcast_masks", "duplicated_bits", "ReductionStores", "reduced_layout", "reduction_stores"]
@@ -29,7 +29,7 @@ HARDWARE_DIMS = ("register", "lane", "warp", "block")
 
 def _check(layout: LinearLayout) -> None:
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
 
 
 def broadcast_masks(layout: LinearLayout) -> dict[str, int]:

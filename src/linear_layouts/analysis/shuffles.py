@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
@@ -46,7 +46,7 @@ def check_distributed(layout: LinearLayout, name: str) -> None:
     block (register and lane present), every flattened basis zero or a power of two, the non-zero
     ones distinct."""
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"{name} must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, name)
     extra = [d for d in layout.in_dim_names if d not in (REGISTER, LANE, WARP, BLOCK)]
     if extra or not layout.has_in_dim(REGISTER) or not layout.has_in_dim(LANE):
         raise LayoutError(

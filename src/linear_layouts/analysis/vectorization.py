@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import ColumnAction, LinearLayout
 
 __all__ = [
@@ -48,7 +48,7 @@ def _check_order(layout: LinearLayout, order: Sequence[int] | None) -> tuple[int
 
 def _check_register(layout: LinearLayout, name: str = "layout") -> None:
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"{name} must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, name)
     if not layout.has_in_dim(REGISTER):
         raise LayoutError(f"{name} must have a 'register' in dim, has {list(layout.in_dim_names)}")
     if layout.num_out_dims == 0:

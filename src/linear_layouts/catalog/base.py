@@ -19,7 +19,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
@@ -537,7 +537,7 @@ def remove_broadcast_registers(layout: LinearLayout) -> LinearLayout:
     [[1]]
     """
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     if not layout.has_in_dim("register"):
         return layout
     bases = layout.bases

@@ -14,7 +14,7 @@ out dim in the least significant bits).
 from __future__ import annotations
 
 from linear_layouts.catalog.base import check_int, check_power_of_two
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
 
 def _check_layout(layout: object) -> LinearLayout:
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     return layout
 
 

@@ -44,7 +44,7 @@ from linear_layouts.catalog.nvmma import NVMMADistributedLayout
 from linear_layouts.catalog.shared import NVMMASharedLayout, SwizzledSharedLayout
 from linear_layouts.catalog.slice import SliceLayout
 from linear_layouts.catalog.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["recognize", "standardize"]
@@ -76,7 +76,7 @@ def standardize(layout: LinearLayout) -> LinearLayout:
     ('register', 'lane', 'warp', 'block')
     """
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     rank = layout.num_out_dims
     names = list(standard_out_dim_names(rank))
     if rank == 0 or sorted(layout.out_dim_names) != sorted(names):

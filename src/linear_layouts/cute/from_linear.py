@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from linear_layouts import f2
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, _merge_swizzles, composition
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["CuteForm", "from_linear", "swizzles_on", "permutation_layout"]
@@ -244,7 +244,7 @@ def from_linear(layout: LinearLayout) -> CuteForm:
     (2,4):(4,1)
     """
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     ins = set(layout.in_dim_names)
     if "offset" in ins:
         if ins - {"offset", "block"} or (layout.has_in_dim("block") and layout.in_dim_size("block") > 1):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
@@ -47,7 +47,7 @@ def _names(rank: int) -> list[str]:
 def standard_outs(layout: LinearLayout) -> LinearLayout:
     """``layout`` with out dims in the order ``dim0, dim1, ..`` and in dims ``register, lane, warp, block``."""
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout must be a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     names = _names(layout.num_out_dims)
     if list(layout.out_dim_names) != names:
         if sorted(layout.out_dim_names) != sorted(names):

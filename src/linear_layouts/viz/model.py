@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size, quote
 
@@ -83,7 +83,7 @@ def ownership(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS)
     ([0, 0, 1, 1], [2, 2, 2, 2])
     """
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     bad = [d for d in layout.in_dim_names if d not in ("register", "lane", "warp", "block")]
     if bad:
         raise LayoutError(f"layout: a distributed layout has in dims register, lane, warp, block; found {bad}")
@@ -134,7 +134,7 @@ def placement(layout: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX
     [0, 1, 2, 3]
     """
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     if not layout.has_in_dim("offset") or any(d not in ("offset", "block") for d in layout.in_dim_names):
         raise LayoutError(f"layout: a shared layout has in dims offset (and block); found {list(layout.in_dim_names)}")
     element_bitwidth = element_type(dtype).bits

@@ -16,7 +16,7 @@ from html import escape
 import numpy as np
 
 from linear_layouts.element_type import DTypeLike
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_PICTURE_ELEMENTS
 from linear_layouts.viz.colors import BOUNDARY_COLOR, CONFLICT_COLOR, EMPTY_COLOR, bank_color, text_color
@@ -297,7 +297,7 @@ def matrix_svg(layout: LinearLayout, *, title: str | None = None, cell: int = 18
     2
     """
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     matrix = layout.to_matrix(max_elements=max_elements)
     n_rows, n_cols = matrix.shape
     x0, y0 = 90, 80

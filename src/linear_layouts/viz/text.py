@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size
 
@@ -38,7 +38,7 @@ def is_shared_layout(layout: LinearLayout) -> bool:
 
 def _check_in_dims(layout: LinearLayout, allowed: Sequence[str], what: str, max_elements: int) -> None:
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     extra = [d for d in layout.in_dim_names if d not in allowed]
     if extra:
         raise LayoutError(f"layout: a {what} layout has in dims among {list(allowed)}; found {extra}")
@@ -221,7 +221,7 @@ def matrix_text(layout: LinearLayout, row_labels: Sequence[str] | None = None, *
     dim0[0]  1  0
     """
     if not isinstance(layout, LinearLayout):
-        raise LayoutError(f"layout: expected a LinearLayout, got {type(layout).__name__}")
+        raise not_a_layout(layout, "layout")
     columns = _bit_labels(layout.in_dims, short=True)
     rows = [f"{name}[{i}]" for name, size in layout.out_dims.items() for i in range(size.bit_length() - 1)]
     if row_labels is not None:
