@@ -9,11 +9,12 @@ limit *before* allocating and raises :class:`LayoutError` naming the limit and h
 ==============================  ==========  =================================================================
 limit                           default     bounds (and why this value)
 ==============================  ==========  =================================================================
-``MAX_ELEMENTS``                2**22       inputs or elements enumerated by evaluation, analyses, plans and
-                                            codegen. The largest real layouts (a 256x256 tile, 8 warps, a CGA
-                                            of 16: 2**20 elements) pass with 4x headroom; at the limit a
-                                            conversion plan takes ~25 s and ~300 MB, so every CLI command stays
-                                            under 1 GB. Raise it: ``max_elements=N`` / ``--max-elements N``.
+``MAX_ELEMENTS``                2**20       inputs or elements enumerated by evaluation, analyses, plans, codegen
+                                            and the engine (elements of one tile). The largest real layouts (a
+                                            256x256 tile, 8 warps, a CGA of 16: 2**20 elements, 20 in bits) pass;
+                                            at the limit the slowest operation (a conversion kernel or an engine
+                                            run) takes tens of seconds and every CLI command stays under 1 GB.
+                                            Raise it: ``max_elements=N`` / ``--max-elements N``.
 ``MAX_PICTURE_ELEMENTS``        2**16       cells of a text view or picture (a 256x256 tile: a 0.6 MB text view,
                                             a ~20 MB SVG). Larger views are refused, not written at hundreds of
                                             MB. Raise it: ``max_elements=N`` on the view / ``--max-elements N``.
@@ -32,7 +33,7 @@ and :func:`quote` so that every text input of the package is guarded the same wa
 >>> check_count(1 << 30, MAX_ELEMENTS, "apply_all")
 Traceback (most recent call last):
 ...
-linear_layouts.errors.LayoutError: apply_all: 1073741824 elements exceed max_elements=4194304 (linear_layouts.limits.MAX_ELEMENTS); pass max_elements=N (CLI: --max-elements N) to raise it
+linear_layouts.errors.LayoutError: apply_all: 1073741824 elements exceed max_elements=1048576 (linear_layouts.limits.MAX_ELEMENTS); pass max_elements=N (CLI: --max-elements N) to raise it
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ __all__ = [
     "excerpt",
 ]
 
-MAX_ELEMENTS = 1 << 22
+MAX_ELEMENTS = 1 << 20
 MAX_PICTURE_ELEMENTS = 1 << 16
 MAX_DIM_LOG2 = 31
 MAX_SPEC_CHARS = 1 << 20

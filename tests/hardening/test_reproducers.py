@@ -47,7 +47,7 @@ def test_identity_1d_of_a_huge_size_is_refused_at_once():
 def test_apply_all_at_30_bits_is_refused_before_allocating():
     """``apply_all`` at 30 bits needed 16 GB."""
     big = LinearLayout.identity_1d(1 << 15, "register", "dim0") * LinearLayout.identity_1d(1 << 15, "lane", "dim1")
-    error = raises_quickly(big.apply_all, r"apply_all: 1073741824 elements exceed max_elements=4194304")
+    error = raises_quickly(big.apply_all, r"apply_all: 1073741824 elements exceed max_elements=1048576")
     assert "--max-elements" in str(error) and "max_elements=N" in str(error)
 
 
@@ -129,7 +129,7 @@ def test_matrix_views_are_bounded():
     for i in range(100):
         many = many * LinearLayout.identity_1d(1 << 31, f"in{i}", f"d{i}")
     raises_quickly(lambda: matrix_text(many), "to_matrix: 9610000 elements exceed max_elements=65536")
-    raises_quickly(many.to_matrix, "to_matrix: 9610000 elements exceed max_elements=4194304")
+    raises_quickly(many.to_matrix, "to_matrix: 9610000 elements exceed max_elements=1048576")
 
 
 # --- tracebacks instead of LayoutError -------------------------------------------------------------------

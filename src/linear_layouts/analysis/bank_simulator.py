@@ -37,9 +37,11 @@ from collections import Counter
 import numpy as np
 
 from linear_layouts.analysis.banks import BANKS, LANES, shared_access
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = [
     "simulate_wavefronts",
@@ -151,26 +153,31 @@ def matrix_instruction_wavefronts(row_starts: list[int]) -> int:
     )
 
 
+@checked
 def lane_addresses(
     shared_layout: LinearLayout,
     distributed_layout: LinearLayout,
     dtype: DTypeLike,
     *,
     padding: tuple[tuple[int, int], ...] = (),
+    max_elements: int = MAX_ELEMENTS,
 ) -> tuple[np.ndarray, int]:
     """Byte address of every lane's vector, per instruction: (array [warp, instruction, lane], vector bytes).
 
     Instructions of a warp are the groups of ``2**v`` consecutive registers in the code generator's
     packing order (``banks.shared_access``); the address is the lowest byte of the lane's vector.
+    Requires: both layouts of at most ``max_elements`` inputs and elements (``limits.MAX_ELEMENTS``).
     """
     access = shared_access(shared_layout, distributed_layout, dtype)
+    check_layout_size(shared_layout, max_elements, "lane_addresses: shared_layout")
+    check_layout_size(distributed_layout, max_elements, "lane_addresses: distributed_layout")
     dist = distributed_layout
     shared = shared_layout.transpose_outs(list(dist.out_dims))
     pad = _check_padding(padding, access.vector_elements)
 
     # element (flattened tensor index) -> offset, by evaluating the shared layout everywhere
     n = shared.in_dim_size("offset")
-    elem_of_offset = shared.sublayout(["offset"], shared.out_dim_names).apply_all()
+    elem_of_offset = shared.sublayout(["offset"], shared.out_dim_names).apply_all(max_elements=max_elements)
     offset_of_elem = np.empty(n, dtype=np.int64)
     offset_of_elem[elem_of_offset] = np.arange(n, dtype=np.int64)
 
@@ -182,7 +189,7 @@ def lane_addresses(
         grid["register"] = np.arange(n_reg)[:, None, None]
     if dist.has_in_dim("warp"):
         grid["warp"] = np.arange(n_warp)[None, None, :]
-    coords = dist.apply_array(grid)
+    coords = dist.apply_array(grid, max_elements=max_elements)
     flat = np.zeros(np.broadcast_shapes(*(a.shape for a in coords.values())), dtype=np.int64)
     shift = 0
     for name, size in dist.out_dims.items():
@@ -210,6 +217,7 @@ def duplicate_masks(distributed_layout: LinearLayout) -> tuple[int, int, int]:
     return masks.get("register", 0), masks.get("lane", 0), masks.get("warp", 0)
 
 
+@checked
 def simulate_wavefronts(
     shared_layout: LinearLayout,
     distributed_layout: LinearLayout,
@@ -218,6 +226,7 @@ def simulate_wavefronts(
     op: str = "load",
     padding: tuple[tuple[int, int], ...] = (),
     skip_duplicates: bool = False,
+    max_elements: int = MAX_ELEMENTS,
 ) -> int:
     """Wavefronts to load (store) the whole tensor, counted instruction by instruction, phase by phase
     (``instruction_wavefronts``: the hardware rule; only loads pair).
@@ -226,13 +235,15 @@ def simulate_wavefronts(
     ``banks.shared_access``; addresses and bank usage are enumerated. ``skip_duplicates`` (stores
     only; loads ignore it, every lane needs its data): registers, lanes and warps holding duplicated
     data (``duplicate_masks``) do not store, as the code generator emits it; default: every lane of
-    every warp stores every non-zero register.
+    every warp stores every non-zero register. Layouts above ``max_elements`` (``limits.MAX_ELEMENTS``)
+    inputs or elements are refused.
     """
     if op not in ("load", "store"):
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
     if not isinstance(skip_duplicates, bool):
         raise LayoutError(f"skip_duplicates must be a bool, got {skip_duplicates!r}")
-    addresses, vec_bytes = lane_addresses(shared_layout, distributed_layout, dtype, padding=padding)
+    addresses, vec_bytes = lane_addresses(shared_layout, distributed_layout, dtype, padding=padding,
+                                          max_elements=max_elements)
     free_reg, free_lane, free_warp = 0, 0, 0
     first_registers: list[int] = [0] * addresses.shape[1]
     if skip_duplicates and op == "store":

@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts import f2
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import ColumnAction, LinearLayout, divide_left
@@ -187,6 +188,7 @@ def _offsets(elim: f2.EliminationBasis, flat: tuple[int, ...]) -> tuple[int, ...
     return tuple(elim.express(x) for x in flat)  # type: ignore[misc]
 
 
+@checked
 def shared_access(
     shared_layout: LinearLayout,
     distributed_layout: LinearLayout,
@@ -252,6 +254,7 @@ def wavefronts_per_phase(access: SharedAccess, *, op: str = "load") -> int:
     return 1 << (f2.rank(units) - f2.rank([u & (groups - 1) for u in units]))
 
 
+@checked
 def wavefronts(
     shared_layout: LinearLayout,
     distributed_layout: LinearLayout,
@@ -312,6 +315,7 @@ def access_wavefronts(access: SharedAccess, *, op: str = "load", skip_duplicates
     return 1 << (high + k + register_bits + warp_bits)
 
 
+@checked
 def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike) -> int:
     """Extra wavefronts per phase: wavefronts / (instructions * phases) - 1; 0 means conflict-free.
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts import f2
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
@@ -32,6 +33,7 @@ def _check(layout: LinearLayout) -> None:
         raise not_a_layout(layout, "layout")
 
 
+@checked
 def broadcast_masks(layout: LinearLayout) -> dict[str, int]:
     """Per in dim, the bit mask of bits that hold duplicated data (basis in the span of earlier bases).
 
@@ -42,6 +44,7 @@ def broadcast_masks(layout: LinearLayout) -> dict[str, int]:
     return layout.free_variable_masks()
 
 
+@checked
 def duplicated_bits(layout: LinearLayout) -> dict[str, tuple[int, ...]]:
     """Per in dim, the indices of the bits that hold duplicated data (see :func:`broadcast_masks`).
 
@@ -52,6 +55,7 @@ def duplicated_bits(layout: LinearLayout) -> dict[str, tuple[int, ...]]:
     return {d: tuple(i for i in range(layout.in_dim_size_log2(d)) if masks[d] >> i & 1) for d in masks}
 
 
+@checked
 def reduced_layout(layout: LinearLayout, axis: int) -> LinearLayout:
     """The layout of ``reduce(x, axis)``: ``layout`` with out dim ``axis`` dropped (Triton's slice layout).
 
@@ -98,6 +102,7 @@ class ReductionStores:
         return self.legacy_stores - self.stores
 
 
+@checked
 def reduction_stores(layout: LinearLayout, axis: int) -> ReductionStores:
     """Count the shared-memory stores of ``reduce(x, axis)`` for ``x`` in distributed ``layout`` (§5.1, Table 4).
 

@@ -46,9 +46,11 @@ from linear_layouts.analysis.shuffles import (
     plan_shuffle,
     same_warp_data,
 )
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = [
     "NO_OP",
@@ -154,6 +156,7 @@ def _num_warps(layout: LinearLayout) -> int:
     return layout.in_dim_size(WARP) if layout.has_in_dim(WARP) else 1
 
 
+@checked
 def conversion_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...]:
     """Hardware dims the conversion must move data across: the out dims of ``src^-1 ∘ dst`` after
     quotienting by block, warp, lane (slowest first) while it is trivial over them (Triton's
@@ -190,8 +193,10 @@ def _register_map(src: LinearLayout, dst: LinearLayout) -> tuple[int, ...]:
     return tuple(comp.apply({REGISTER: i})[REGISTER] for i in range(dst.in_dim_size(REGISTER)))
 
 
+@checked
 def plan_shared_memory(
-    src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, with_baselines: bool = True
+    src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, with_baselines: bool = True,
+    max_elements: int = MAX_ELEMENTS,
 ) -> SharedMemoryPlan:
     """Shared-memory conversion through the optimal swizzle (§5.4, §9.2) with instruction choice (§5.3).
 
@@ -199,9 +204,12 @@ def plan_shared_memory(
     ``simd_tiles.conversion_instructions`` for the instructions (widest ld/st.shared or
     ldmatrix/stmatrix, fewest instructions), and the legacy baselines for comparison. Block bits
     (several CTAs) are folded into the warp bits: the counts are then over the whole cluster.
-    ``with_baselines=False`` skips the (simulated) legacy baselines.
+    ``with_baselines=False`` skips the (simulated) legacy baselines. Layouts above ``max_elements``
+    inputs or elements (``limits.MAX_ELEMENTS``) are refused.
     """
     bits = element_type(dtype).bits
+    check_layout_size(src, max_elements, "plan_shared_memory: src")
+    check_layout_size(dst, max_elements, "plan_shared_memory: dst")
     a, b = _fold_blocks(src), _fold_blocks(dst)
     sw = swizzle.optimal_swizzle(a, b, bits)
     st, ld = simd_tiles.conversion_instructions(sw.layout, a, b, bits)
@@ -218,7 +226,7 @@ def plan_shared_memory(
         st.permutation,
         ld.permutation,
         sw,
-        _baselines(a, b, bits) if with_baselines else (),
+        _baselines(a, b, bits, max_elements) if with_baselines else (),
     )
 
 
@@ -241,7 +249,7 @@ def _emitted_wavefronts(layout: LinearLayout, dist: LinearLayout, bits: int, cho
     return per_instruction * count
 
 
-def _baselines(a: LinearLayout, b: LinearLayout, bits: int) -> tuple[tuple[str, int, int], ...]:
+def _baselines(a: LinearLayout, b: LinearLayout, bits: int, max_elements: int) -> tuple[tuple[str, int, int], ...]:
     """(name, store wavefronts, load wavefronts) through the legacy shared layouts: plain row-major,
     row-major padded by one access width, and (rank 2) the legacy mma swizzle Triton would pick."""
     log2s = [a.out_dim_size_log2(d) for d in a.out_dim_names]
@@ -250,7 +258,7 @@ def _baselines(a: LinearLayout, b: LinearLayout, bits: int) -> tuple[tuple[str, 
     plain = swizzle.shared_layout_from_flat(row_major, a)
     out = [("unswizzled", banks.wavefronts(plain, a, bits, op="store"), banks.wavefronts(plain, b, bits))]
     try:  # a baseline the smem analyses cannot model for this pair is left out
-        padded = swizzle.padded_baseline(a, b, bits)
+        padded = swizzle.padded_baseline(a, b, bits, max_elements=max_elements)
         out.append(("padded", int(padded.store_wavefronts), int(padded.load_wavefronts)))
     except LayoutError:
         pass
@@ -258,7 +266,8 @@ def _baselines(a: LinearLayout, b: LinearLayout, bits: int) -> tuple[tuple[str, 
         try:
             shape = list(a.out_dims.values())
             vec, per_phase, max_phase = swizzle.legacy_swizzle_params(shape, [1, 0], bits, op_idx=0)
-            legacy = swizzle.legacy_swizzle_baseline(a, b, bits, vec=vec, per_phase=per_phase, max_phase=max_phase)
+            legacy = swizzle.legacy_swizzle_baseline(a, b, bits, vec=vec, per_phase=per_phase, max_phase=max_phase,
+                                                     max_elements=max_elements)
             out.append(("legacy swizzle", int(legacy.store_wavefronts), int(legacy.load_wavefronts)))
         except LayoutError:
             pass
@@ -295,15 +304,20 @@ def shared_memory_cost(shared: SharedMemoryPlan, src: LinearLayout, dst: LinearL
     return shared.wavefronts / warps + BARRIER_COST + ALU_COST * _shared_alu(shared, src, dst, bits)
 
 
+@checked
 def plan_conversion(
-    src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, with_baselines: bool = True
+    src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, with_baselines: bool = True,
+    max_elements: int = MAX_ELEMENTS,
 ) -> ConversionPlan:
     """The cheapest way to convert a tensor from distributed ``src`` to ``dst`` (module doc).
 
     Shared-memory analyses need 32-lane warps; for other lane counts only the register and shuffle
-    plans are available (a conversion that needs shared memory then raises ``LayoutError``).
+    plans are available (a conversion that needs shared memory then raises ``LayoutError``). Layouts
+    above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
     """
     bits = element_type(dtype).bits
+    check_layout_size(src, max_elements, "plan_conversion: src")
+    check_layout_size(dst, max_elements, "plan_conversion: dst")
     dims = conversion_dims(src, dst)
     if src == dst or not dims:
         return ConversionPlan(NO_OP, src, dst, bits, 0, 0, 0.0, register_map=_register_map(src, dst))
@@ -311,13 +325,13 @@ def plan_conversion(
         return ConversionPlan(REGISTER_PERMUTATION, src, dst, bits, 0, 0, 0.0, register_map=_register_map(src, dst))
     warps = _num_warps(_fold_blocks(src))
     if BLOCK in dims:
-        cluster = plan_shared_memory(src, dst, bits, with_baselines=with_baselines)
+        cluster = plan_shared_memory(src, dst, bits, with_baselines=with_baselines, max_elements=max_elements)
         cost = cluster.wavefronts / warps + CLUSTER_BARRIER_COST
         return ConversionPlan(CROSS_CTA, src, dst, bits, cluster.instructions, cluster.wavefronts, cost, shared=cluster)
     shuffle = plan_shuffle(src, dst, bits) if WARP not in dims and same_warp_data(src, dst) else None
     shared: SharedMemoryPlan | None
     try:
-        shared = plan_shared_memory(src, dst, bits, with_baselines=with_baselines)
+        shared = plan_shared_memory(src, dst, bits, with_baselines=with_baselines, max_elements=max_elements)
     except LayoutError:
         if shuffle is None:
             raise

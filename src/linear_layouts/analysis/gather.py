@@ -20,9 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.analysis.shuffles import check_distributed
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = ["is_warp_local", "GatherRound", "GatherPlan", "plan_gather"]
 
@@ -49,6 +51,7 @@ def _sub(layout: LinearLayout, ins: list[str], outs: list[str]) -> LinearLayout:
     return layout.sublayout([d for d in ins if layout.has_in_dim(d)], outs)
 
 
+@checked
 def is_warp_local(src: LinearLayout, index: LinearLayout, axis: int) -> bool:
     """Whether ``gather(src, index, axis)`` can be done with warp shuffles only (§5.5):
     ``L_Wrp^axis = 0`` for both layouts, equal warp/block and lane maps onto the other dims.
@@ -124,13 +127,18 @@ class GatherPlan:
         return src_lane, select
 
 
-def plan_gather(src: LinearLayout, index: LinearLayout, axis: int, dtype: DTypeLike = 32) -> GatherPlan:
+@checked
+def plan_gather(src: LinearLayout, index: LinearLayout, axis: int, dtype: DTypeLike = 32, *,
+                max_elements: int = MAX_ELEMENTS) -> GatherPlan:
     """Decide whether ``gather(src, index, axis)`` is warp-local and, if so, its shuffle rounds (§5.5).
 
     Rounds: ``index registers * 2**(src register bits along axis)``; see the module docstring.
+    Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
     """
     bits = element_type(dtype).bits
     local = is_warp_local(src, index, axis)
+    check_layout_size(src, max_elements, "plan_gather: src")
+    check_layout_size(index, max_elements, "plan_gather: index")
     elements = src.total_out_dim_size
     if not local:
         return GatherPlan(src, index, axis, bits, False, (), 0, (), (), elements * max(1, bits // 8))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
@@ -69,6 +70,7 @@ def _flat(layout: LinearLayout, dim: str) -> tuple[int, ...]:
     return layout.flat_bases(dim) if layout.has_in_dim(dim) else ()
 
 
+@checked
 def same_warp_data(src: LinearLayout, dst: LinearLayout) -> bool:
     """Whether ``src`` and ``dst`` have the same warp and block bases, so every warp already holds the
     data it needs and a conversion stays inside the warp."""
@@ -134,6 +136,7 @@ def _index(bases: tuple[int, ...]) -> dict[int, int]:
     return {b: i for i, b in enumerate(bases) if b}
 
 
+@checked
 def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> ShufflePlan:
     """The warp-shuffle plan converting distributed ``src`` to ``dst`` (same warp / block bases), §5.4.
 

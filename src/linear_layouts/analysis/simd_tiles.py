@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from linear_layouts import f2
 from linear_layouts.analysis.banks import SharedAccess, access_wavefronts, shared_access
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import ColumnAction, LinearLayout, divide_left
@@ -68,6 +69,7 @@ class SimdChoice:
     quotient: LinearLayout
 
 
+@checked
 def vector_tile(vector_bits: int, dtype: DTypeLike) -> LinearLayout:
     """id_n(register -> offset): a lane's ``vector_bits`` contiguous bits, ``vector_bits/bitwidth`` elements
     of ``dtype`` (``bitwidth`` bits each)."""
@@ -81,6 +83,7 @@ def vector_tile(vector_bits: int, dtype: DTypeLike) -> LinearLayout:
     return LinearLayout.identity_1d(vector_bits // bitwidth, "register", "offset")
 
 
+@checked
 def matrix_tile(dtype: DTypeLike, *, trans: bool = False) -> LinearLayout:
     """The ldmatrix/stmatrix tile of one 8x16-byte matrix (see the module doc); ``trans`` needs 16 bits.
 
@@ -137,6 +140,7 @@ def _row_wavefronts(rows: list[int], bitwidth: int) -> int:
     return 1 << (f2.rank(units) - f2.rank([u & 7 for u in units]))
 
 
+@checked
 def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike,
                  *, op: str = "load") -> tuple[SimdChoice, ...]:
     """Every instruction that can lower this access (widest ld/st.shared, ldmatrix/stmatrix x1/x2/x4,
@@ -186,12 +190,14 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
     return tuple(out)
 
 
+@checked
 def best_instruction(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike,
                      *, op: str = "load") -> SimdChoice:
     """The choice with the fewest wavefronts, then fewest instructions (ld/st.shared on a tie)."""
     return simd_choices(shared_layout, distributed_layout, dtype, op=op)[0]
 
 
+@checked
 def conversion_instructions(shared_layout: LinearLayout, store_layout: LinearLayout, load_layout: LinearLayout,
                             dtype: DTypeLike) -> tuple[SimdChoice, SimdChoice]:
     """(store, load) instructions of a conversion through ``shared_layout``: best stmatrix/st.shared

@@ -35,9 +35,11 @@ from linear_layouts.analysis.banks import (
     check_distributed,
     shared_access,
 )
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, check_layout_size, quote
 
 __all__ = [
     "SwizzleResult",
@@ -248,6 +250,7 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
     return out
 
 
+@checked
 def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
                     *, extend_vectors: bool = False) -> SwizzleResult:
     """The shared layout maximizing vectorization (|V|), then minimizing store + load wavefronts.
@@ -305,25 +308,29 @@ def _order_layout(like: LinearLayout, order: list[int]) -> list[int]:
 
 
 def _baseline(name: str, layout: LinearLayout, padding: tuple[tuple[int, int], ...], a: LinearLayout,
-              b: LinearLayout, w: int, params: tuple[int, ...] = ()) -> SharedBaseline:
+              b: LinearLayout, w: int, params: tuple[int, ...] = (), max_elements: int = MAX_ELEMENTS) -> SharedBaseline:
     return SharedBaseline(
         name=name, layout=layout, padding=padding, bitwidth=w,
-        store_wavefronts=simulate_wavefronts(layout, a, w, op="store", padding=padding),
-        load_wavefronts=simulate_wavefronts(layout, b, w, op="load", padding=padding),
+        store_wavefronts=simulate_wavefronts(layout, a, w, op="store", padding=padding, max_elements=max_elements),
+        load_wavefronts=simulate_wavefronts(layout, b, w, op="load", padding=padding, max_elements=max_elements),
         store_vector_bits=shared_access(layout, a, w).vector_bits,
         load_vector_bits=shared_access(layout, b, w).vector_bits, params=params,
     )
 
 
+@checked
 def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
-                    *, order: list[int] | None = None) -> SharedBaseline:
+                    *, order: list[int] | None = None, max_elements: int = MAX_ELEMENTS) -> SharedBaseline:
     """Legacy conversion scratch: dims in ``order`` (default: the dim of the store's first lane basis,
     then the others from the last) laid out plainly, each row (the first dim's extent) padded by one
     access width (the wider of the two accesses' vectors on that layout, at least one element).
 
-    Seed 004 (16x32 fp32 transpose): rows of 32 padded by 1 element -> 16 + 32 wavefronts.
+    Seed 004 (16x32 fp32 transpose): rows of 32 padded by 1 element -> 16 + 32 wavefronts. The costs
+    are simulated: layouts above ``max_elements`` (``limits.MAX_ELEMENTS``) are refused.
     """
     a, b, w = _check_pair(store_layout, load_layout, dtype)
+    check_layout_size(a, max_elements, "padded_baseline: store_layout")
+    check_layout_size(b, max_elements, "padded_baseline: load_layout")
     rank = a.num_out_dims
     if order is None:
         fast = _fastest_dim(a)
@@ -334,9 +341,10 @@ def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype
     vec = max(shared_access(plain, a, w).vector_elements, shared_access(plain, b, w).vector_elements)
     row = max(list(a.out_dims.values())[order[0]], vec)
     padding = ((row, vec),) if row < plain.in_dim_size("offset") else ()
-    return _baseline("padded", plain, padding, a, b, w, params=(row, vec))
+    return _baseline("padded", plain, padding, a, b, w, params=(row, vec), max_elements=max_elements)
 
 
+@checked
 def mma_swizzle_layout(like: LinearLayout, vec: int, per_phase: int, max_phase: int,
                        order: list[int]) -> LinearLayout:
     """Definition 4.11 (Triton's SwizzledSharedLayout) as a LinearLayout offset -> tensor, rank 2.
@@ -363,6 +371,7 @@ def mma_swizzle_layout(like: LinearLayout, vec: int, per_phase: int, max_phase: 
     return shared_layout_from_flat(flat, like)
 
 
+@checked
 def legacy_swizzle_params(shape: list[int], order: list[int], dtype: DTypeLike, *, op_idx: int) -> tuple[int, int, int]:
     """(vec, per_phase, max_phase) the legacy (pre-linear-layout) Triton picked for an Ampere mma operand.
 
@@ -373,11 +382,12 @@ def legacy_swizzle_params(shape: list[int], order: list[int], dtype: DTypeLike, 
     >>> legacy_swizzle_params([64, 64], [1, 0], 16, op_idx=0)
     (8, 1, 8)
     """
+    from linear_layouts.catalog.base import check_order, check_shape  # noqa: PLC0415 - the catalog's rules
+
     bitwidth = element_type(dtype).bits
-    if len(shape) != 2 or sorted(order) != [0, 1]:
-        raise LayoutError(f"legacy_swizzle_params: shape must be rank 2 and order a permutation of [0, 1], got {shape}, {order}")
+    shape, order = list(check_shape(shape, 2)), list(check_order("order", order, 2))
     if op_idx not in (0, 1):
-        raise LayoutError(f"legacy_swizzle_params: op_idx must be 0 (A) or 1 (B), got {op_idx!r}")
+        raise LayoutError(f"legacy_swizzle_params: op_idx must be 0 (A) or 1 (B), got {quote(op_idx)}")
     per_phase = max(128 // (shape[order[0]] * bitwidth // 8), 1)
     inner = 0 if op_idx == 0 else 1
     if bitwidth == 8 and order[0] == inner:
@@ -390,12 +400,17 @@ def legacy_swizzle_params(shape: list[int], order: list[int], dtype: DTypeLike, 
     return vec, per_phase, max(stride // per_phase, 1)
 
 
+@checked
 def legacy_swizzle_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike, *,
                             vec: int, per_phase: int, max_phase: int,
-                            order: list[int] | None = None) -> SharedBaseline:
-    """The store/load cost through Definition 4.11's swizzle with the given legacy parameters."""
+                            order: list[int] | None = None, max_elements: int = MAX_ELEMENTS) -> SharedBaseline:
+    """The store/load cost through Definition 4.11's swizzle with the given legacy parameters (simulated:
+    layouts above ``max_elements`` are refused)."""
     a, b, w = _check_pair(store_layout, load_layout, dtype)
+    check_layout_size(a, max_elements, "legacy_swizzle_baseline: store_layout")
+    check_layout_size(b, max_elements, "legacy_swizzle_baseline: load_layout")
     if order is None:
         order = [1, 0]
     layout = mma_swizzle_layout(a, vec, per_phase, max_phase, list(order))
-    return _baseline("legacy_swizzle", layout, (), a, b, w, params=(vec, per_phase, max_phase))
+    return _baseline("legacy_swizzle", layout, (), a, b, w, params=(vec, per_phase, max_phase),
+                     max_elements=max_elements)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import ColumnAction, LinearLayout
@@ -55,6 +56,7 @@ def _check_register(layout: LinearLayout, name: str = "layout") -> None:
         raise LayoutError(f"{name} must have at least one out dim")
 
 
+@checked
 def memory_order_layout(layout: LinearLayout, order: Sequence[int] | None = None) -> LinearLayout:
     """The layout with ``register`` first and its out dims flattened into one ``offset`` in memory order.
 
@@ -71,6 +73,7 @@ def memory_order_layout(layout: LinearLayout, order: Sequence[int] | None = None
     return flat.rename_out_dim(flat.out_dim_names[0], "offset")
 
 
+@checked
 def contiguous_elements(layout: LinearLayout, order: Sequence[int] | None = None) -> int:
     """Largest u = 2**c with registers r..r+u-1 holding consecutive, u-aligned memory elements (§5.1).
 
@@ -81,6 +84,7 @@ def contiguous_elements(layout: LinearLayout, order: Sequence[int] | None = None
     return memory_order_layout(layout, order).num_consecutive_in_out()
 
 
+@checked
 def contiguous_elements_along(layout: LinearLayout, dim: int) -> int:
     """Legacy Triton's contiguity: consecutive registers along the single tensor dim ``dim`` only.
 
@@ -98,6 +102,7 @@ def contiguous_elements_along(layout: LinearLayout, dim: int) -> int:
     ).num_consecutive_in_out()
 
 
+@checked
 def vector_permutation(layout: LinearLayout, order: Sequence[int] | None = None) -> ColumnAction:
     """The register permutation P maximizing ``contiguous_elements(P.apply(layout))`` (§5.3).
 
@@ -137,6 +142,7 @@ class GlobalAccess:
         return f"v{self.vector}.b{self.word_bits}"
 
 
+@checked
 def global_access(
     layout: LinearLayout,
     dtype: DTypeLike,

@@ -19,8 +19,10 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import quote
 
 __all__ = [
     "DistributedLayout",
@@ -71,7 +73,7 @@ def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
     8
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise LayoutError(f"{name} must be an integer, got {value!r}")
+        raise LayoutError(f"{name} must be an integer, got {quote(value)}")
     value = int(value)
     if minimum is not None and value < minimum:
         raise LayoutError(f"{name} must be >= {minimum}, got {value}")
@@ -84,7 +86,7 @@ def check_bool(name: str, value: Any) -> bool:
         return value
     if type(value).__name__ == "bool_":  # numpy.bool_
         return bool(value)
-    raise LayoutError(f"{name} must be a bool, got {value!r}")
+    raise LayoutError(f"{name} must be a bool, got {quote(value)}")
 
 
 def check_power_of_two(name: str, value: Any, *, allow_zero: bool = False) -> int:
@@ -115,10 +117,10 @@ def check_int_tuple(
     (4, 1)
     """
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        if hasattr(value, "tolist"):  # NumPy arrays
+        if hasattr(value, "tolist"):  # NumPy arrays (a NumPy scalar gives an int: refused below)
             value = value.tolist()
-        else:
-            raise LayoutError(f"{name} must be a list of integers, got {value!r}")
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise LayoutError(f"{name} must be a list of integers, got {quote(value)}")
     items = []
     for i, item in enumerate(value):
         if power_of_two:
@@ -139,8 +141,8 @@ def check_bases(name: str, value: Any, rank: int | None = None) -> Bases:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         if hasattr(value, "tolist"):
             value = value.tolist()
-        else:
-            raise LayoutError(f"{name} must be a list of basis vectors, got {value!r}")
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise LayoutError(f"{name} must be a list of basis vectors, got {quote(value)}")
     bases = []
     for i, vector in enumerate(value):
         vector = check_int_tuple(f"{name}[{i}]", vector, minimum=0)
@@ -241,12 +243,12 @@ class DistributedLayout:
     """
 
     @property
-    def rank(self) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def rank(self) -> int:
+        raise LayoutError(f"{type(self).__name__} is a base class: use a concrete layout such as BlockedLayout")
 
-    def to_linear(self, shape: Sequence[int]) -> LinearLayout:  # pragma: no cover - overridden
+    def to_linear(self, shape: Sequence[int]) -> LinearLayout:
         """The ``LinearLayout`` (register, lane, warp, block) -> (dim0, ..) of a tensor of ``shape``."""
-        raise NotImplementedError
+        raise LayoutError(f"{type(self).__name__} is a base class: use a concrete layout such as BlockedLayout")
 
     def dot_operand_to_linear(self, operand_index: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         """The layout of operand ``operand_index`` (0 = A, 1 = B) of a dot whose result has this layout."""
@@ -256,9 +258,10 @@ class DistributedLayout:
 class SharedLayout:
     """A layout of a tensor in shared memory: ``to_linear(shape)`` maps offset, block -> dims."""
 
-    def to_linear(self, shape: Sequence[int]) -> LinearLayout:  # pragma: no cover - overridden
+    def to_linear(self, shape: Sequence[int]) -> LinearLayout:
         """The ``LinearLayout`` (offset, block) -> (dim0, ..) of a tensor of ``shape``."""
-        raise NotImplementedError
+        raise LayoutError(f"{type(self).__name__} is a base class: use a concrete layout such as "
+                          "NVMMASharedLayout")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -416,6 +419,7 @@ def make_cga_layout(cga_layout: Sequence[Sequence[int]], rank: int, *, name: str
         raise LayoutError(f"{name} must be a linearly independent set of bases spanning its tile: {error}") from None
 
 
+@checked
 def cga_layout_from_split_params(
     ctas_per_cga: Sequence[int], cta_split_num: Sequence[int], cta_order: Sequence[int]
 ) -> Bases:
@@ -446,6 +450,7 @@ def cga_layout_from_split_params(
     return tuple(bases)
 
 
+@checked
 def split_params_from_cga_layout(cga_layout: Sequence[Sequence[int]], rank: int) -> tuple[Shape, Shape, Shape]:
     """The classic ``(ctas_per_cga, cta_split_num, cta_order)`` of a ``cga_layout`` (Triton 3.6 interop).
 
@@ -492,6 +497,7 @@ def split_params_from_cga_layout(cga_layout: Sequence[Sequence[int]], rank: int)
     return result
 
 
+@checked
 def combine_cta_cga_with_shape(
     cta_layout: LinearLayout,
     cga_layout: Sequence[Sequence[int]] | LinearLayout,
@@ -527,6 +533,7 @@ def combine_cta_cga_with_shape(
     return result
 
 
+@checked
 def remove_broadcast_registers(layout: LinearLayout) -> LinearLayout:
     """Drop the zero ``register`` bases (Triton's ``actionRemoveBroadcastedRegs``); out sizes are kept.
 

@@ -13,6 +13,7 @@ out dim in the least significant bits).
 
 from __future__ import annotations
 
+from linear_layouts.arguments import checked
 from linear_layouts.catalog.base import check_int, check_power_of_two
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
@@ -32,6 +33,7 @@ def _check_layout(layout: object) -> LinearLayout:
     return layout
 
 
+@checked
 def is_distributed_layout(layout: LinearLayout) -> bool:
     """Def. 4.10: surjective, every column has at most one non-zero bit, non-zero columns distinct.
 
@@ -52,6 +54,7 @@ def is_distributed_layout(layout: LinearLayout) -> bool:
     return True
 
 
+@checked
 def is_memory_layout(layout: LinearLayout) -> bool:
     """Def. 4.14: invertible, and every column has one or two non-zero bits.
 
@@ -72,6 +75,7 @@ def _check_swizzle(rows: int, cols: int, vec: int, per_phase: int, max_phase: in
     check_power_of_two("max_phase", max_phase)
 
 
+@checked
 def mma_swizzle_offset(i: int, j: int, *, cols: int, vec: int, per_phase: int, max_phase: int) -> int:
     """Def. 4.11: the element offset of (row ``i``, column ``j``) of a row-major tile with ``cols`` columns:
     ``i * cols + ((((i // per_phase) % max_phase) ^ (j // vec)) * vec) % cols ^ (j % vec)``.
@@ -101,6 +105,7 @@ def mma_swizzle_rows(rows: int, cols: int, *, vec: int, per_phase: int, max_phas
     return [(vec * (((1 << i) // per_phase) % max_phase)) % cols for i in range(rows.bit_length() - 1)]
 
 
+@checked
 def mma_swizzle_layout(rows: int, cols: int, *, vec: int, per_phase: int, max_phase: int) -> LinearLayout:
     """The ``offset -> (dim0 = i, dim1 = j)`` layout of Def. 4.11 on a ``rows x cols`` tile (the inverse
     of ``mma_swizzle_offset``): offset bit k < log2(cols) -> (0, 2**k); offset ``cols * 2**i`` ->

@@ -26,6 +26,7 @@ elements; the 8-bit ``.m16n16`` / ``.m16n8`` transposing shapes are not modelled
 
 from __future__ import annotations
 
+from linear_layouts.arguments import checked
 from linear_layouts.catalog.base import check_bool, check_int
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
@@ -58,6 +59,7 @@ def _log2(value: int) -> int:
     return value.bit_length() - 1
 
 
+@checked
 def vectorized_shared_tile(bits: int, dtype: DTypeLike) -> LinearLayout:
     """The tile of a ``bits``-bit vectorized ``ld.shared`` / ``st.shared``: ``register i -> offset i``
     for the ``bits / element_bitwidth`` elements of ``dtype`` one thread moves (paper §5.3).
@@ -74,6 +76,7 @@ def vectorized_shared_tile(bits: int, dtype: DTypeLike) -> LinearLayout:
     return LinearLayout.identity_1d(bits // element_bitwidth, "register", "offset")
 
 
+@checked
 def ldmatrix_row_tile(dtype: DTypeLike) -> LinearLayout:
     """The paper's ``ldmatrix``/``stmatrix`` tile ``id_k^{register,offset} x id_2^{lane,offset}``:
     register bit ``i`` -> offset ``2**i`` (``k = log2(32 / element_bitwidth)`` bits: 4 bytes per
@@ -88,6 +91,7 @@ def ldmatrix_row_tile(dtype: DTypeLike) -> LinearLayout:
     return registers * LinearLayout.identity_1d(4, "lane", "offset")
 
 
+@checked
 def ldmatrix_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False) -> LinearLayout:
     """The warp fragment of ``ldmatrix.m8n8.x{num_matrices}{.trans}.b16``: ``(register, lane) -> (row,
     col)`` of the ``8 * num_matrices`` x ``16 bytes`` tile read (matrix ``j`` = rows ``8j..8j+7``).
@@ -123,6 +127,7 @@ def ldmatrix_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False)
     )
 
 
+@checked
 def ldmatrix_offset_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False) -> LinearLayout:
     """``ldmatrix_tile`` with the tile's rows stored contiguously: ``offset = row * (16 bytes) + col``.
 
@@ -137,6 +142,7 @@ def ldmatrix_offset_tile(num_matrices: int, dtype: DTypeLike, transposed: bool =
     return tile.transpose_outs(["dim1", "dim0"]).reshape_outs([("offset", columns * tile.out_dim_size("dim0"))])
 
 
+@checked
 def stmatrix_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False) -> LinearLayout:
     """The warp fragment of ``stmatrix.m8n8.x{num_matrices}{.trans}.b16``: the same map as
     ``ldmatrix_tile`` (lane ``i`` supplies row ``i % 8`` of matrix ``i // 8``; register ``j`` of lane ``t``
@@ -149,6 +155,7 @@ def stmatrix_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False)
     return ldmatrix_tile(num_matrices, dtype, transposed)
 
 
+@checked
 def stmatrix_offset_tile(num_matrices: int, dtype: DTypeLike, transposed: bool = False) -> LinearLayout:
     """``stmatrix_tile`` with the tile's rows stored contiguously (see ``ldmatrix_offset_tile``)."""
     return ldmatrix_offset_tile(num_matrices, dtype, transposed)

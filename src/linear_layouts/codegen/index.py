@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -161,6 +162,7 @@ def xor_terms(var: str, images: Sequence[int]) -> list[XorTerm]:
     return grouped + terms
 
 
+@checked
 def index_expression(
     layout: LinearLayout,
     inputs: Mapping[str, str | int],
@@ -198,6 +200,7 @@ def index_expression(
     return IndexExpression(constant, tuple(terms))
 
 
+@checked
 def inverse_index_expression(
     layout: LinearLayout,
     inputs: Mapping[str, str | int],
@@ -212,6 +215,7 @@ def inverse_index_expression(
     return index_expression(layout.invert(), inputs, strides)
 
 
+@checked
 def emit_index(
     layout: LinearLayout,
     inputs: Mapping[str, str | int],
@@ -221,6 +225,7 @@ def emit_index(
     return index_expression(layout, inputs, strides).to_cuda()
 
 
+@checked
 def emit_inverse_index(
     layout: LinearLayout,
     inputs: Mapping[str, str | int],

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order, register_bits
 from linear_layouts.codegen.elements import check_element_bytes, element_type
 from linear_layouts.codegen.global_memory import emit_global_load_words, emit_global_store_words
@@ -23,6 +24,7 @@ from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "TransposeKernel", "emit_transpose_kernel",
            "choose_packings", "STATIC_SHARED_LIMIT", "XOR_ONE"]
@@ -129,6 +131,7 @@ def choose_packings(src: LinearLayout, dst: LinearLayout, element_bytes: int, fo
     return best[1], best[2]
 
 
+@checked
 def emit_conversion_kernel(
     name: str,
     src: LinearLayout,
@@ -136,11 +139,16 @@ def emit_conversion_kernel(
     element_bytes: int,
     forward: ConversionStep,
     backward: ConversionStep | None = None,
+    *,
+    max_elements: int = MAX_ELEMENTS,
 ) -> KernelSource:
     """CUDA C++ of a kernel loading a tile in ``src``, converting with ``forward`` and storing in
     ``dst``; ``backward`` (``dst -> src``) enables the ``iterations`` round trips (else it is 0).
-    Registers are packed words (``choose_packings``)."""
+    Registers are packed words (``choose_packings``). Layouts above ``max_elements`` inputs or elements
+    (``limits.MAX_ELEMENTS``) are refused."""
     w = check_element_bytes(element_bytes)
+    check_layout_size(src, max_elements, "emit_conversion_kernel: src")
+    check_layout_size(dst, max_elements, "emit_conversion_kernel: dst")
     if not name.isidentifier():
         raise LayoutError(f"name: {name!r} is not a C identifier")
     if dict(src.out_dims) != dict(dst.out_dims):
@@ -222,14 +230,18 @@ class TransposeKernel:
     element_bytes: int
 
 
+@checked
 def emit_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
-    rows: int, cols: int,
+    rows: int, cols: int, *, max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """CUDA C++ of a tiled transpose through ``forward`` (``src -> dst`` over one ``M x N`` tile):
     element ``(m, n)`` of tile ``(i, j)`` is read at ``A[(iM + m) cols + jN + n]`` and written at
-    ``B[(jN + n) rows + iM + m]``, so ``dst`` should be contiguous along ``dim0``."""
+    ``B[(jN + n) rows + iM + m]``, so ``dst`` should be contiguous along ``dim0``. Layouts above
+    ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
     w = check_element_bytes(element_bytes)
+    check_layout_size(src, max_elements, "emit_transpose_kernel: src")
+    check_layout_size(dst, max_elements, "emit_transpose_kernel: dst")
     if src.num_out_dims != 2 or dict(src.out_dims) != dict(dst.out_dims):
         raise LayoutError("src/dst: a transpose needs two equal 2-D tile shapes")
     m, n = (src.out_dim_size(d) for d in src.out_dim_names)

@@ -18,6 +18,7 @@ from typing import Any
 
 from linear_layouts.analysis.banks import shared_access
 from linear_layouts.analysis.shuffles import plan_shuffle, same_warp_data
+from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion, row_major_shared
 from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel
 from linear_layouts.codegen.shared import SharedAccess
@@ -25,6 +26,7 @@ from linear_layouts.codegen.shuffle import ShuffleConversion
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = [
     "conversion_step",
@@ -111,10 +113,13 @@ def _plan_access(instruction: str, vector_bits: int, permutation: Any, bits: int
     return SharedAccess("vector", width, order[: width.bit_length() - 1])
 
 
+@checked
 def step_from_plan(plan: Any) -> Any:
     """The conversion step executing an ``analysis.conversion.ConversionPlan``."""
     from linear_layouts.analysis import conversion as cv  # noqa: PLC0415
 
+    if not isinstance(plan, cv.ConversionPlan):
+        raise LayoutError(f"step_from_plan: plan must be a ConversionPlan, got {type(plan).__name__}")
     src, dst, bits = plan.src, plan.dst, plan.bitwidth
     if plan.kind in (cv.NO_OP, cv.REGISTER_PERMUTATION):
         return RegisterCopy(src, dst, tuple(plan.register_map))
@@ -130,21 +135,25 @@ def step_from_plan(plan: Any) -> Any:
     raise LayoutError(f"plan: {plan.kind!r} conversions are not emitted (one CTA only)")
 
 
+@checked
 def conversion_step(src: LinearLayout, dst: LinearLayout, dtype: Any, *, force_shared: bool = False,
-                    fallback: bool = False) -> Any:
+                    fallback: bool = False, max_elements: int = MAX_ELEMENTS) -> Any:
     """The step executing ``plan_conversion(src, dst, dtype)``.  ``force_shared``: the plan's
     shared-memory alternative (``plan_shared_memory``) even where a cheaper mechanism exists.
-    ``fallback``: where the analysis raises, assemble the step from its pieces (module docstring)."""
+    ``fallback``: where the analysis raises, assemble the step from its pieces (module docstring).
+    Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
     from linear_layouts.analysis import conversion as cv  # noqa: PLC0415
 
     bits = _bits(dtype)
+    check_layout_size(src, max_elements, "conversion_step: src")
+    check_layout_size(dst, max_elements, "conversion_step: dst")
     try:
         if force_shared:
-            shared = cv.plan_shared_memory(src, dst, bits)
+            shared = cv.plan_shared_memory(src, dst, bits, max_elements=max_elements)
             plan = cv.ConversionPlan(cv.SHARED_MEMORY, src, dst, bits, shared.instructions, shared.wavefronts,
                                      0.0, shared=shared)
         else:
-            plan = cv.plan_conversion(src, dst, bits)
+            plan = cv.plan_conversion(src, dst, bits, max_elements=max_elements)
         return step_from_plan(plan)
     except LayoutError:
         if not fallback:
@@ -164,16 +173,19 @@ def kernel_name(prefix: str, *parts: Any) -> str:
     return f"{prefix}_{digest}"
 
 
+@checked
 def conversion_kernel(src: LinearLayout, dst: LinearLayout, dtype: Any, *, force_shared: bool = False,
-                      fallback: bool = False, name: str | None = None) -> KernelSource:
-    """Kernel load(src) -> plan -> store(dst), with the ``dst -> src`` plan for round trips."""
+                      fallback: bool = False, name: str | None = None, max_elements: int = MAX_ELEMENTS) -> KernelSource:
+    """Kernel load(src) -> plan -> store(dst), with the ``dst -> src`` plan for round trips. Layouts above
+    ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
     bits = _bits(dtype)
     if dict(src.out_dims) != dict(dst.out_dims):
         raise LayoutError(f"dst: out dims {dst.out_dims} differ from src's {src.out_dims}")
-    forward = conversion_step(src, dst, bits, force_shared=force_shared, fallback=fallback)
-    backward = conversion_step(dst, src, bits, force_shared=force_shared, fallback=fallback)
+    n = max_elements
+    forward = conversion_step(src, dst, bits, force_shared=force_shared, fallback=fallback, max_elements=n)
+    backward = conversion_step(dst, src, bits, force_shared=force_shared, fallback=fallback, max_elements=n)
     name = name or kernel_name("ll_convert", src, dst, bits, force_shared)
-    return emit_conversion_kernel(name, src, dst, bits // 8, forward, backward)
+    return emit_conversion_kernel(name, src, dst, bits // 8, forward, backward, max_elements=n)
 
 
 def baseline_kernel(src: LinearLayout, dst: LinearLayout, dtype: Any, *, padded: bool,

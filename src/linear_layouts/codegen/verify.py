@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from linear_layouts.arguments import checked
 from linear_layouts.codegen.plan import conversion_kernel
 from linear_layouts.codegen.runtime import check_kernel
 from linear_layouts.element_type import DTypeLike
@@ -39,6 +40,7 @@ class Verification:
         return self.wrong == 0
 
 
+@checked
 def verify_conversion(
     src: LinearLayout,
     dst: LinearLayout,

@@ -39,6 +39,7 @@ from linear_layouts.engine import transfer
 from linear_layouts.engine.ir import SHAPE_OPS, Op, Program, Value, element_bits
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, check_count
 
 __all__ = [
     "CONVERT_OVERHEAD", "ELEMENTWISE_COST", "Conversion", "EngineResult",
@@ -613,16 +614,20 @@ def _score(state: _State) -> tuple[int, float]:
     return count, cost
 
 
-def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True) -> EngineResult:
+def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True,
+              max_elements: int = MAX_ELEMENTS) -> EngineResult:
     """Assign a layout to every value of ``program`` and insert the fewest, cheapest conversions (module doc).
 
     A second run starts from the legacy solution (every value in the default blocked layout, as
     :func:`naive_conversions` counts) and improves it by the same backward pass; the run with the
     fewest conversions, then the least cost (conversions plus global memory ops), wins. The backward
     pass never adds conversions, so the engine never leaves more than the legacy baseline.
+    Requires: every value a tile of at most ``max_elements`` elements (``limits.MAX_ELEMENTS``).
     """
     if not isinstance(program, Program):
         raise LayoutError(f"program must be an engine.ir.Program, got {type(program).__name__}")
+    for vid, value in program.values.items():
+        check_count(math.prod(value.shape), max_elements, f"propagate: value %{vid} {value.type_str()}")
     runs = [_run(program, cost_fn, rematerialize)]
     if rematerialize:
         runs.append(_run(program, cost_fn, True, legacy=True))

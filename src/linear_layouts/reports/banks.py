@@ -7,13 +7,18 @@ that land on each of the 32 banks (:func:`linear_layouts.viz.bank_steps.bank_ste
 
 from __future__ import annotations
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
+from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS
 
 __all__ = ["access_summary", "banks_report"]
 
 
-def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, op: str) -> list[str]:
+@checked
+def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, op: str, *,
+                   max_elements: int = MAX_ELEMENTS) -> list[str]:
     """Two lines: the wavefronts of ``distributed`` loading (``op="load"``) or storing ``shared``, as
     instructions × phases × wavefronts per phase, with the simulator's count; the vector width and
     Triton's bank-conflict measure.
@@ -29,7 +34,7 @@ def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DType
 
     access = shared_access(shared, distributed, bitwidth)
     total = wavefronts(shared, distributed, bitwidth, op=op)
-    simulated = simulate_wavefronts(shared, distributed, bitwidth, op=op)
+    simulated = simulate_wavefronts(shared, distributed, bitwidth, op=op, max_elements=max_elements)
     phases = access.phases_of(op)
     return [
         f"{op}: {total} wavefronts "
@@ -41,15 +46,19 @@ def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DType
     ]
 
 
+@checked
 def banks_report(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, *, op: str = "load",
-                 steps: int = 16) -> str:
+                 steps: int = 16, max_elements: int = MAX_ELEMENTS) -> str:
     """:func:`access_summary`, then the first ``steps`` steps: each step's wavefronts and, per bank
-    0..31, how many lanes hit it ('.' none, '+' ten or more, '*' the bank serves several words)."""
+    0..31, how many lanes hit it ('.' none, '+' ten or more, '*' the bank serves several words).
+    ``steps`` >= 0; layouts above ``max_elements`` (``limits.MAX_ELEMENTS``) are refused."""
     bitwidth = element_type(dtype).bits
     from linear_layouts.viz.bank_steps import bank_steps
 
-    all_steps = bank_steps(shared, distributed, bitwidth, op=op)
-    lines = access_summary(shared, distributed, bitwidth, op)
+    if steps < 0:
+        raise LayoutError(f"steps: the number of steps to list must be >= 0, got {steps}")
+    all_steps = bank_steps(shared, distributed, bitwidth, op=op, max_elements=max_elements)
+    lines = access_summary(shared, distributed, bitwidth, op, max_elements=max_elements)
     lines.append("")
     lines.append("per step: wavefronts, then lanes on each bank 0..31 ('.' = none, '*' = the bank serves several words)")
     for step in all_steps[:steps]:

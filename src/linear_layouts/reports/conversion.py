@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import json
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS
 
 __all__ = ["plan_report"]
 
 
-def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force_shared: bool = False) -> str:
+@checked
+def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force_shared: bool = False,
+                max_elements: int = MAX_ELEMENTS) -> str:
     """The conversion ``src -> dst`` of ``bitwidth``-bit elements explained: register renaming, warp
     shuffles (rounds, words per shuffle) or shared memory (the swizzled layout, both accesses with
     their wavefronts, the bytes), the instructions per thread, and the cost model's verdict with the
-    alternatives. ``force_shared`` skips the in-warp strategies and the cost line."""
+    alternatives. ``force_shared`` skips the in-warp strategies and the cost line. Layouts above
+    ``max_elements`` (``limits.MAX_ELEMENTS``) are refused."""
     bitwidth = element_type(dtype).bits
     from linear_layouts.codegen.plan import conversion_step
 
-    step = conversion_step(src, dst, bitwidth, force_shared=force_shared)
+    step = conversion_step(src, dst, bitwidth, force_shared=force_shared, max_elements=max_elements)
     kind = type(step).__name__
     lines = [f"Conversion of a {list(src.out_dims.values())} tensor of {bitwidth}-bit elements:"]
     if kind == "RegisterCopy":
@@ -50,7 +55,7 @@ def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force
     if not force_shared:
         from linear_layouts.analysis.conversion import plan_conversion
 
-        plan = plan_conversion(src, dst, bitwidth)
+        plan = plan_conversion(src, dst, bitwidth, max_elements=max_elements)
         others = "".join(f"; {kind}: {cost:g}" for kind, cost in plan.alternatives)
         lines.append(f"Model cost per warp (analysis.conversion): {plan.kind}: {plan.cost:g}{others}")
     return "\n".join(lines)

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = ["swizzle_report"]
 
 
-def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike) -> str:
+@checked
+def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX_ELEMENTS) -> str:
     """The construction of :func:`~linear_layouts.analysis.swizzle.optimal_swizzle` for ``store`` then
     ``load`` (V, I, E, F, H, C), a table of store / load wavefronts, vector widths and bytes for the
     unswizzled, padded (legacy, when it applies) and optimal layouts, the Lemma 9.5 bound, and the
-    optimal layout as a JSON spec (the last line)."""
+    optimal layout as a JSON spec (the last line). Layouts above ``max_elements`` (``limits.MAX_ELEMENTS``)
+    are refused."""
     bitwidth = element_type(dtype).bits
     from linear_layouts.analysis.banks import shared_access, wavefronts
     from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
@@ -21,13 +25,15 @@ def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike) ->
     from linear_layouts.viz.scenarios import row_major_shared
     from linear_layouts.viz.text import table_text
 
+    check_layout_size(store, max_elements, "swizzle_report: store")
+    check_layout_size(load, max_elements, "swizzle_report: load")
     result = optimal_swizzle(store, load, bitwidth)
     lines = ["Optimal swizzle (paper §5.4 / §9.2), step by step:", steps_text(result, store, load), ""]
     rows = []
     plain = row_major_shared(list(store.out_dims.values()))
     candidates = [("unswizzled (row-major)", plain, None)]
     try:
-        candidates.append(("padded (legacy)", None, padded_baseline(store, load, bitwidth)))
+        candidates.append(("padded (legacy)", None, padded_baseline(store, load, bitwidth, max_elements=max_elements)))
     except LayoutError:
         pass
     candidates.append(("optimal (this algorithm)", result.layout, None))

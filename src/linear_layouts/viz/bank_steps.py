@@ -9,25 +9,30 @@ phase's wavefronts are the largest such count).
 
 from __future__ import annotations
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS
 from linear_layouts.viz.model import NUM_BANKS
 from linear_layouts.viz.svg import BankStep
 
 __all__ = ["bank_steps"]
 
 
-def bank_steps(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, *, op: str = "load") -> list[BankStep]:
+@checked
+def bank_steps(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, *, op: str = "load",
+               max_elements: int = MAX_ELEMENTS) -> list[BankStep]:
     """One :class:`BankStep` per (warp, instruction, phase) of ``distributed`` loading (storing) ``shared``.
 
     The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, dtype, op=op)``.
+    Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
     """
     if op not in ("load", "store"):
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
     from linear_layouts.analysis.bank_simulator import lane_addresses, phase_size
 
-    addresses, vector_bytes = lane_addresses(shared, distributed, dtype)
+    addresses, vector_bytes = lane_addresses(shared, distributed, dtype, max_elements=max_elements)
     lanes = addresses.shape[2]
     steps: list[BankStep] = []
     for warp in range(addresses.shape[0]):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
@@ -75,6 +76,7 @@ class Ownership:
         return self.lane + self.warp * self.num_lanes
 
 
+@checked
 def ownership(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> Ownership:
     """For every element e, the smallest (block, warp, lane, register) with L(...) = e, and the count.
 
@@ -87,6 +89,8 @@ def ownership(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS)
     bad = [d for d in layout.in_dim_names if d not in ("register", "lane", "warp", "block")]
     if bad:
         raise LayoutError(f"layout: a distributed layout has in dims register, lane, warp, block; found {bad}")
+    if layout.num_out_dims == 0:
+        raise LayoutError("layout: needs at least one out dim to draw")
     check_layout_size(layout, max_elements, "picture of the layout")
     sizes = [_in_size(layout, d) for d in ("block", "warp", "lane", "register")]
     block, warp, lane, reg = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in sizes), indexing="ij"))
@@ -123,6 +127,7 @@ class Placement:
         return max(1, NUM_BANKS * BANK_BYTES * 8 // self.element_bitwidth)
 
 
+@checked
 def placement(layout: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> Placement:
     """For a shared layout ``(offset, block) -> dims``, where each element lives and in which bank.
 
@@ -138,6 +143,8 @@ def placement(layout: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX
     if not layout.has_in_dim("offset") or any(d not in ("offset", "block") for d in layout.in_dim_names):
         raise LayoutError(f"layout: a shared layout has in dims offset (and block); found {list(layout.in_dim_names)}")
     element_bitwidth = element_type(dtype).bits
+    if layout.num_out_dims == 0:
+        raise LayoutError("layout: needs at least one out dim to draw")
     check_layout_size(layout, max_elements, "picture of the layout")
     sizes = [_in_size(layout, "block"), _in_size(layout, "offset")]
     block, offset = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in sizes), indexing="ij"))

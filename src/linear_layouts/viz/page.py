@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.layout import LinearLayout
@@ -19,6 +20,7 @@ pre{background:#f6f8fc;padding:8px;font-size:11px;overflow:auto;max-height:420px
 .figure{overflow:auto;border:1px solid #ddd;padding:4px;max-width:100%}"""
 
 
+@checked
 def layout_html(layout: LinearLayout, *, title: str = "layout", dtype: DTypeLike = 32,
                 max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """One self-contained page: picture (SVG; for shared layouts also the memory view), the F2 matrix,

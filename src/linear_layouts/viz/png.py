@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_PICTURE_ELEMENTS
@@ -271,6 +272,7 @@ def grid_png(picture: GridPicture, *, cell: int | None = None) -> bytes:
     return encode_png(canvas.image, palette.rgb())
 
 
+@checked
 def distributed_png(layout: LinearLayout, title: str | None = None, *, label: str = "auto",
                     max_elements: int = MAX_PICTURE_ELEMENTS) -> bytes:
     """PNG bytes of who holds each element (see :func:`~linear_layouts.viz.grid.distributed_grid`); larger
@@ -282,6 +284,7 @@ def distributed_png(layout: LinearLayout, title: str | None = None, *, label: st
     return grid_png(distributed_grid(layout, label=label, title=title, max_elements=max_elements))
 
 
+@checked
 def shared_png(layout: LinearLayout, dtype: DTypeLike, title: str | None = None, *,
                view: str = "logical", max_elements: int = MAX_PICTURE_ELEMENTS) -> bytes:
     """PNG bytes of where each element (of ``dtype``) of a shared layout lives (see :func:`~linear_layouts.viz.grid.shared_grid`);

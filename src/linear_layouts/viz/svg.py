@@ -15,6 +15,7 @@ from html import escape
 
 import numpy as np
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
@@ -202,6 +203,7 @@ def grid_svg(picture: GridPicture, *, cell: int | None = None) -> str:
     return "\n".join(parts)
 
 
+@checked
 def distributed_svg(layout: LinearLayout, *, title: str | None = None, cell: int | None = None,
                     label: str = "auto", max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """Who holds each element (:func:`~linear_layouts.viz.grid.distributed_grid`) as SVG: by default each
@@ -216,6 +218,7 @@ def distributed_svg(layout: LinearLayout, *, title: str | None = None, cell: int
     return grid_svg(distributed_grid(layout, label=label, title=title, max_elements=max_elements), cell=cell)
 
 
+@checked
 def shared_svg(layout: LinearLayout, dtype: DTypeLike, *, view: str = "logical", title: str | None = None,
                cell: int | None = None, max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """Shared memory holding elements of ``dtype``, coloured by bank (:func:`~linear_layouts.viz.grid.shared_grid`)
@@ -243,6 +246,7 @@ class BankStep:
     wavefronts: int
 
 
+@checked
 def bank_hits_svg(steps: Sequence[BankStep], *, title: str = "bank hits per step", max_steps: int = 64) -> str:
     """Small multiples, one bar chart per step: bar height = lanes landing on the bank, red when the bank
     serves more than one distinct word (a conflict), with the step's wavefront count.
@@ -288,6 +292,7 @@ def bank_hits_svg(steps: Sequence[BankStep], *, title: str = "bank hits per step
     return "\n".join(parts)
 
 
+@checked
 def matrix_svg(layout: LinearLayout, *, title: str | None = None, cell: int = 18,
                max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """The layout's F2 matrix: columns are input bits (grouped by in dim), rows output bits (grouped by

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size
@@ -94,6 +95,7 @@ def _tensor_text(cells: Sequence[str], shape: Sequence[int], separator: str) -> 
     return "".join(out)
 
 
+@checked
 def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
                      max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """Triton's ``getDistributedLayoutStr``: who holds each element, or what each thread holds.
@@ -149,6 +151,7 @@ def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *
     return _tensor_text(cells, shape, ", ")
 
 
+@checked
 def shared_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
                 max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """Triton's ``getSharedLayoutStr``: the logical element stored at each shared-memory offset.
@@ -188,6 +191,7 @@ def shared_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
     return _tensor_text(cells, shape, ",")
 
 
+@checked
 def layout_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
                 max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """:func:`shared_view` for shared layouts (in dim ``offset``), else :func:`distributed_view`.
@@ -209,6 +213,7 @@ def _bit_labels(sizes: dict[str, int], short: bool) -> list[str]:
     return labels
 
 
+@checked
 def matrix_text(layout: LinearLayout, row_labels: Sequence[str] | None = None, *,
                 max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """The layout's F2 matrix with labels: one row per output bit (``dim0[0]`` first, LSB first), one
@@ -237,6 +242,7 @@ def matrix_text(layout: LinearLayout, row_labels: Sequence[str] | None = None, *
     return "\n".join(line.rstrip() for line in lines)
 
 
+@checked
 def owner_table(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
     """For each element ``(i, j)`` of a 2-D distributed layout, its first owner ``w{warp}t{lane}r{register}``
     (warps, then lanes, then registers in increasing order; ``-`` if none), one tensor row per line.
