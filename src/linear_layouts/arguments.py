@@ -43,7 +43,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.limits import quote
 
 __all__ = ["checked"]
@@ -157,6 +157,8 @@ def checked(function: F) -> F:
     name = function.__qualname__
 
     def fail(parameter: str, value: Any, what: str) -> LayoutError:
+        if what == "a LinearLayout":  # a descriptor where a layout goes: say how to get its layout
+            return not_a_layout(value, f"{name}: {parameter}")
         return LayoutError(f"{name}: {parameter} must be {what}, got {_described(value)}")
 
     @functools.wraps(function)
