@@ -27,6 +27,7 @@ mbarriers). With a launch (grid and scalar arguments) every op also gets its exe
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,36 @@ class SharedOp:
     flags: tuple[str, ...] = ()
     src_layout: LinearLayout | None = field(default=None, repr=False, compare=False)
     dst_layout: LinearLayout | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def warps(self) -> int:
+        layout = self.src_layout if self.src_layout is not None and self.src_layout.has_in_dim("warp") else None
+        return layout.in_dim_size("warp") if layout is not None else 1
+
+    @property
+    def triton_time_ns(self) -> float | None:
+        """Triton's lowering in SM-nanoseconds per CTA by the calibrated cost model (``analysis.cost_model``:
+        its wavefronts and a barrier after each store and between rounds); None where no table applies."""
+        from linear_layouts.analysis.cost_model import OpCounts, conversion_time_ns
+
+        if self.triton.kind != SHARED:
+            return 0.0 if self.triton.kind in (NO_OP, "register permutation") else None
+        barriers = 2 * self.triton.reps - 1 if self.kind in ("convert_layout", "reduce") else 0
+        return conversion_time_ns(OpCounts(wavefronts=self.triton.wavefronts, barriers_cta=barriers), self.warps)
+
+    @property
+    def ours_time_ns(self) -> float | None:
+        """Our plan in SM-nanoseconds per CTA by the same cost model (None without a plan)."""
+        from linear_layouts.analysis.cost_model import shared_time_ns, shuffle_time_ns
+
+        p = self.ours
+        if p is None:
+            return None
+        if p.kind == SHARED:
+            return shared_time_ns(p.wavefronts, False, self.warps)
+        if p.shuffle is not None:
+            return shuffle_time_ns(p.shuffle)
+        return 0.0
 
     @property
     def triton_cost(self) -> float:
@@ -250,17 +281,23 @@ class _Analyzer:
             except LayoutError:
                 ours = None
             flags = _conflict_flags(triton)
-            if ours is not None and triton.kind == SHARED:
-                if ours.kind != SHARED and ours.cost < BARRIER_COST:
-                    flags.append(f"cheaper plan: {ours.kind} instead of shared memory")
-                elif ours.wavefronts < triton.wavefronts:
-                    flags.append(f"fewer wavefronts possible: {ours.wavefronts} instead of {triton.wavefronts}")
+            estimate = None
             estimate = None
             if self.estimate and triton.kind == SHARED and triton.layout is not None:
                 estimate = (_triton_estimate(triton.layout, _strip(a), max(bits, 8)),
                             _triton_estimate(triton.layout, _strip(b), max(bits, 8)))
-            return SharedOp(index, name, "convert_layout", loc, s.shape, s.element, bits, self.name(s), self.name(d),
-                            triton, ours, depth, count, estimate, tuple(flags), a, b)
+            op_ = SharedOp(index, name, "convert_layout", loc, s.shape, s.element, bits, self.name(s), self.name(d),
+                           triton, ours, depth, count, estimate, tuple(flags), a, b)
+            t_ns, o_ns = op_.triton_time_ns, op_.ours_time_ns
+            if ours is not None and triton.kind == SHARED and t_ns is not None and o_ns is not None and o_ns < 0.95 * t_ns:
+                if ours.kind != SHARED:
+                    better = f"{ours.kind} instead of shared memory"
+                elif ours.wavefronts < triton.wavefronts:
+                    better = f"{ours.wavefronts} wavefronts instead of {triton.wavefronts}"
+                else:
+                    better = f"{ours.wavefronts} wavefronts in one round instead of {triton.reps} rounds"
+                op_ = dataclasses.replace(op_, flags=op_.flags + (f"cheaper plan: {better} ({o_ns:.0f} ns vs {t_ns:.0f} ns)",))
+            return op_
         if name in ("ttg.local_load", "ttg.local_store") or (name == "ttg.local_alloc" and op.operand_types):
             if name == "ttg.local_load":
                 mem, reg, op_kind = self.typ(op.operand_types[0]), self.typ(op.result_types[0]), "load"

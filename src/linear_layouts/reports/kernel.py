@@ -38,8 +38,18 @@ def _ours(op: SharedOp) -> str:
     if p is None:
         return "-"
     if p.kind == SHARED:
-        return f"shared: {p.wavefronts} wf, cost {p.cost:.1f}"
-    return f"{p.kind}: cost {p.cost:.1f}"
+        return f"shared: {p.wavefronts} wf"
+    return p.kind
+
+
+def _ns(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _times(op: SharedOp) -> str:
+    """Predicted SM-ns per CTA (calibrated cost model): Triton's lowering / our plan."""
+    triton, ours = op.triton_time_ns, op.ours_time_ns
+    return _ns(triton) if ours is None else f"{_ns(triton)} / {_ns(ours)}"
 
 
 def _estimate(pair: tuple | None) -> str:
@@ -61,13 +71,13 @@ def op_rows(report: KernelReport) -> list[list[str]]:
     for n, op in enumerate(report.ops, 1):
         rows.append([str(n), op.kind, str(op.loc), _shape(op.shape), op.element, f"{op.src} -> {op.dst}",
                      _instructions(op), str(op.triton.store_wavefronts), str(op.triton.load_wavefronts),
-                     _ours(op), _estimate(op.triton_estimate),
+                     _ours(op), _times(op), _estimate(op.triton_estimate),
                      _count(op) if report.counted else "", "; ".join(op.flags)])
     return rows
 
 
 _HEADER = ["#", "op", "source", "shape", "dtype", "layouts", "Triton's lowering (instructions, wavefronts)",
-           "st wf", "ld wf", "our plan", "Triton conflicts st/ld", "runs", "flags"]
+           "st wf", "ld wf", "our plan", "ns Triton / ours", "Triton conflicts st/ld", "runs", "flags"]
 
 #: pictures above this many elements are left out of the HTML page (a 64x64 tile draws in ~0.3 MB)
 PICTURE_ELEMENTS = 4096
@@ -84,10 +94,13 @@ def _totals(report: KernelReport) -> list[str]:
                      + (f" ({unknown} ops with a data-dependent count left out)" if unknown else "") + ".")
     conv = report.conversions
     shared = [op for op in conv if op.triton.kind == SHARED]
-    better = [op for op in report.ops if any(f.startswith(("cheaper", "fewer")) for f in op.flags)]
+    better = [op for op in report.ops if any(f.startswith("cheaper") for f in op.flags)]
+    worse = [op for op in conv if op.ours_time_ns is not None and op.triton_time_ns is not None
+             and op.ours_time_ns > 1.05 * op.triton_time_ns]
     conflicts = [op for op in report.ops if any(f.startswith("bank conflicts") for f in op.flags)]
     lines.append(f"convert_layout: {len(conv)} that move data ({len(shared)} through shared memory); "
-                 f"{len(conflicts)} ops with bank conflicts; {len(better)} where our plan is cheaper.")
+                 f"{len(conflicts)} ops with bank conflicts; our plan is cheaper on {len(better)} and costlier on "
+                 f"{len(worse)} (calibrated cost model, H100).")
     return lines
 
 
@@ -165,7 +178,7 @@ def kernel_report_html(report: KernelReport, *, pictures: bool = True,
     for row in op_rows(report):
         cells = []
         for k, cell in enumerate(row):
-            cls = ' class="num"' if k in (0, 7, 8, 10, 11) else (' class="flag"' if k == 12 else "")
+            cls = ' class="num"' if k in (0, 7, 8, 10, 11, 12) else (' class="flag"' if k == 13 else "")
             cells.append(f"<td{cls}>{escape(cell)}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table>")
