@@ -67,7 +67,6 @@ UNMODELED = {
     "ttng.init_barrier": "mbarrier initialization (shared-memory store by one thread)",
     "ttng.barrier_expect": "mbarrier arrive.expect_tx",
     "ttng.wait_barrier": "mbarrier wait",
-    "ttng.tensormap_create": "TMA descriptor built on the device",
 }
 
 
@@ -350,6 +349,13 @@ class _Analyzer:
             triton = SharedLowering(SHARED, (ins,), (), shared, 1, "cp.async (LDGSTS): global -> shared")
             return SharedOp(index, name, "async_copy", loc, mem.shape, elem, bits, self.name(ptr), self.name(mem),
                             triton, None, depth, count, None, tuple(_conflict_flags(triton)), dist, shared)
+        if name == "ttng.tensormap_create":  # the first warp writes the 128-byte descriptor: one st.shared.b32
+            from linear_layouts.kernels.triton_lowering import Instructions
+
+            ins = Instructions("st.shared.b32", "store", 4, self.module.num_warps, 1)  # issued by all, warp 0 active
+            triton = SharedLowering(SHARED, (ins,), (), None, 1, "TMA descriptor written by warp 0, then copied out")
+            return SharedOp(index, name, "tensormap_create", loc, (128,), "i8", 8, "-", "descriptor", triton,
+                            None, depth, count)
         if name in UNMODELED:
             return UnmodeledOp(index, name, loc, UNMODELED[name], count)
         if name in ("tt.atomic_rmw", "tt.atomic_cas") and op.result_types and not op.result_types[0].startswith("tensor"):
