@@ -139,3 +139,10 @@ def test_report_without_an_attribute_parser_says_what_is_missing(monkeypatch):
     monkeypatch.setattr(layouts, "default_resolver", missing)
     with pytest.raises(LayoutError, match="needs the TTGIR attribute parser"):
         analyze_ttgir((IR / "sm_90" / "vector_add.ttgir").read_text())
+
+
+def test_amd_reports_read_the_layouts_and_list_lds_traffic_as_not_modeled():
+    report = _analyze("gfx942", "matmul_fp16")
+    assert report.threads_per_warp == 64 and not report.ops
+    assert report.unmodeled and all("AMD" in u.reason for u in report.unmodeled)
+    assert any(entry.name == "#mma" for entry in report.layouts)

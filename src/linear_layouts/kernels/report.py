@@ -268,6 +268,8 @@ class _Analyzer:
     def shared_op(self, index: int, op: Op, depth: int) -> SharedOp | UnmodeledOp | None:
         name = op.name
         loc, count = op.loc, self.count(op)
+        if self.module.threads_per_warp != 32 or self.module.target.startswith("hip"):
+            return self.amd_op(index, op)
         if name == "ttg.convert_layout":
             s, d = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
             if not s.encoding or is_shared_encoding(s.encoding) or is_shared_encoding(d.encoding):
@@ -364,6 +366,51 @@ class _Analyzer:
         return None
 
 
+    def amd_op(self, index: int, op: Op) -> UnmodeledOp | None:
+        """AMD (64-lane wavefronts, LDS): the layouts are read and conversions classified, but the LDS
+        bank model and AMD's lowering are not modeled."""
+        from linear_layouts.analysis.conversion import conversion_dims
+
+        name = op.name
+        if name == "ttg.convert_layout":
+            s, d = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
+            if not s.encoding or is_shared_encoding(s.encoding) or is_shared_encoding(d.encoding):
+                return None
+            try:
+                dims = conversion_dims(self.linear(s), self.linear(d))
+            except LayoutError as error:
+                return UnmodeledOp(index, name, op.loc, f"AMD: {error}", self.count(op))
+            if not dims or dims == ("register",):
+                return None
+            what = "warp" if "warp" in dims else "lane"
+            return UnmodeledOp(index, name, op.loc, f"AMD conversion across {what}s ({self.name(s)} -> {self.name(d)}): "
+                               "LDS lowering and banks not modeled", self.count(op))
+        if name in ("ttg.local_load", "ttg.local_store", "ttg.async_copy_global_to_local", "amdg.buffer_load_to_local",
+                    "tt.reduce") or (name == "ttg.local_alloc" and op.operand_types):
+            for t in op.operand_types + op.result_types:
+                info = self.typ(t)
+                if info.encoding:
+                    try:
+                        self.linear(info)
+                    except LayoutError:
+                        pass
+            if name == "tt.reduce":
+                return None
+            return UnmodeledOp(index, name, op.loc, "AMD LDS access: bank model not applicable (64-lane wavefronts)",
+                               self.count(op))
+        return None
+
+
+@dataclass(frozen=True)
+class _Unread:
+    """An encoding the attribute resolver could not read (its repr says why)."""
+
+    error: str
+
+    def __repr__(self) -> str:
+        return f"(not read: {self.error})"
+
+
 def _strip(layout: LinearLayout) -> LinearLayout:
     """The (register, lane, warp) part of a distributed layout (one CTA)."""
     dims = [d for d in ("register", "lane", "warp") if layout.has_in_dim(d)]
@@ -402,8 +449,8 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
     for encoding in dict.fromkeys(_encodings(module)):
         try:
             desc = layouts.descriptor(encoding)
-        except LayoutError:
-            continue
+        except LayoutError as error:
+            desc = _Unread(str(error))
         shapes = analyzer.used.get(encoding, {})
         entries.append(LayoutEntry(layouts.name_of(encoding), encoding, desc, is_shared_encoding(encoding),
                                    tuple(shapes.items())))
