@@ -80,3 +80,13 @@ def test_large_programs_are_imported_but_not_propagated():
                            with_triton_estimate=False)
     c = compare_with_engine(report, parse_module((IR / "sm_90" / "sort_rows.ttir").read_text()), max_ops=50)
     assert not c.ran and "above the 50-op limit" in c.error
+
+
+def test_strides_through_division_and_scaling():
+    """rope: ``cos_ptr + (rows // n_heads)[:, None] * (D // 2) + half[None, :]``: a run-time row stride
+    (the division) scaled by a constant stays a run-time stride, the column stride is 1; with those
+    strides the engine, like Triton, needs no conversion around the split / join."""
+    imported = _import("rope_split_join")
+    strides = [op.attr("strides") for op in imported.program.ops if op.kind == "pointer"]
+    assert strides == [(128, 1), (UNKNOWN_STRIDE, 1), (UNKNOWN_STRIDE, 1), (128, 1)]
+    assert propagate(imported.program).conversions == ()

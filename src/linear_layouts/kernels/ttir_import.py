@@ -293,7 +293,8 @@ class _Importer:
             return False
         scale = None
         if kind == "mul":  # index * scalar: the scalar is a splat (coefficients all 0)
-            const = self.constant_of(op.operands[1]) if not any(b.coeffs) else self.constant_of(op.operands[0])
+            const = (self.constant_of(op.operands[1]) if all(c == 0 for c in b.coeffs)
+                     else self.constant_of(op.operands[0]))
             scale = const
             if op.name == "arith.shli" and const is not None:
                 scale = 1 << const
@@ -531,7 +532,7 @@ def _combine(a: _Affine, b: _Affine, kind: str, scale: int | None = None) -> _Af
     if kind == "add":
         coeffs = [None if x is None or y is None else x + y for x, y in zip(ca, cb)]
     elif kind == "mul":
-        base = ca if any(ca) else cb
+        base = ca if any(x != 0 for x in ca) else cb
         coeffs = [0 if x == 0 else (None if x is None or scale is None else x * scale) for x in base]
     elif kind == "keep":
         coeffs = [x if y == 0 else None for x, y in zip(ca, cb)]
