@@ -146,3 +146,24 @@ def test_amd_reports_read_the_layouts_and_list_lds_traffic_as_not_modeled():
     assert report.threads_per_warp == 64 and not report.ops
     assert report.unmodeled and all("AMD" in u.reason for u in report.unmodeled)
     assert any(entry.name == "#mma" for entry in report.layouts)
+
+
+def test_the_report_command_covers_the_whole_corpus(monkeypatch):
+    """CI runs the report (text, with the engine's alternative from the sibling .ttir) on every sm_90
+    TTGIR of the corpus."""
+    pytest.importorskip("triton")
+    from triton_standin import triton_resolver
+
+    import linear_layouts.kernels.layouts as layouts
+    from linear_layouts.kernels.report import report_for_file
+    from linear_layouts.reports.kernel import kernel_report_text
+
+    monkeypatch.setattr(layouts, "default_resolver", lambda: triton_resolver)
+    ran = 0
+    for path in sorted((IR / "sm_90").glob("*.ttgir")):
+        report = report_for_file(str(path), with_triton_estimate=False)
+        assert report.engine is not None, path.stem
+        ran += report.engine.ran
+        text = kernel_report_text(report, layouts=False)
+        assert "The engine's alternative" in text
+    assert ran >= 29  # all but the 366-op sort (above the engine limit of a report)
