@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.spec import KernelSpec, parse_target
 
@@ -37,6 +38,7 @@ def strip_paths(text: str, directory: str | Path) -> str:
     return text.replace(prefix, "")
 
 
+@checked
 def compile_kernel(spec: KernelSpec, target: str) -> CompiledIR:
     """TTIR and TTGIR of ``spec`` for ``target`` (``sm_80``, ``sm_90``, ``gfx942``, ...), compiled on the CPU.
 

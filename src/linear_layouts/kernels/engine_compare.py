@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module
 from linear_layouts.kernels.report import KernelReport
@@ -68,6 +69,7 @@ def _triton_side(report: KernelReport) -> tuple[int, int, int]:
     return conversions, stagings, wavefronts
 
 
+@checked
 def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str, int] | None = None,
                         cc: int | None = None, max_ops: int = MAX_ENGINE_OPS) -> EngineComparison:
     """Import ``ttir`` (the same compile as ``report``'s TTGIR), propagate it with our engine and compare

@@ -34,6 +34,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 
 __all__ = [
@@ -44,6 +45,7 @@ _OPEN = "<({["
 _CLOSE = ">)}]"
 
 
+@checked
 def split_top(text: str, sep: str = ",") -> list[str]:
     """``text`` split at ``sep`` outside brackets (``<>``, ``()``, ``{}``, ``[]``, quotes; ``->`` is no bracket).
 
@@ -416,6 +418,7 @@ class _Parser:
         return Region(tuple(ops), tuple((n, t.strip()) for n, t in self.block_args))
 
 
+@checked
 def parse_module(text: str) -> Module:
     """Parse the text of one TTIR / TTGIR module (see the module doc). ``LayoutError`` if it has no
     ``tt.func``."""
@@ -424,6 +427,7 @@ def parse_module(text: str) -> Module:
     return _Parser(text).run()
 
 
+@checked
 def last_module(dump: str, after: str | None = None, *, layout_free: bool = False) -> str:
     """The last module printed in an ``MLIR_ENABLE_DUMP`` log (``// -----// IR Dump After <Pass> ...``
     headers), or the last one after a pass whose name contains ``after``; ``layout_free``: the last one

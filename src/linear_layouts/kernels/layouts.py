@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, split_top
 from linear_layouts.layout import LinearLayout
@@ -26,6 +27,7 @@ __all__ = ["TypeInfo", "parse_type", "element_bits", "Resolver", "default_resolv
 Resolver = Callable[[str], Any]
 
 
+@checked
 def element_bits(element: str) -> int | None:
     """Bits of one element as Triton stores it: ``f16`` 16, ``f8E5M2`` 8, ``i1`` 8 (a byte), pointers 64;
     ``None`` for non-number types."""
@@ -67,6 +69,7 @@ def _shape_element(text: str) -> tuple[tuple[int, ...], str]:
     return tuple(int(d) for d in m.group(1).split("x") if d), m.group(2).strip()
 
 
+@checked
 def parse_type(text: str, module: Module | None = None) -> TypeInfo:
     """Split a type (module doc); aliases are expanded with ``module``'s."""
     text = text.strip()

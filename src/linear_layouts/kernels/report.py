@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from linear_layouts.arguments import checked
 from linear_layouts.analysis.conversion import BARRIER_COST, ConversionPlan, plan_conversion
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Function, Location, Module, Op, parse_module
@@ -417,6 +418,7 @@ def _strip(layout: LinearLayout) -> LinearLayout:
     return layout.sublayout(dims, layout.out_dim_names)
 
 
+@checked
 def analyze_module(module: Module, *, resolver: Resolver | None = None, name: str | None = None,
                    counts: Mapping[int, int | None] | None = None, cc: int | None = None,
                    with_triton_estimate: bool = True, triton_version: str = "") -> KernelReport:
@@ -464,6 +466,7 @@ def _encodings(module: Module) -> list[str]:
     return [t.encoding for t in module_types(module).values()]
 
 
+@checked
 def analyze_ttgir(text: str, **kwargs: Any) -> KernelReport:
     """``analyze_module(parse_module(text), ...)``; an ``MLIR_ENABLE_DUMP`` log is cut to its last module."""
     from linear_layouts.kernels.ir_text import last_module
@@ -471,6 +474,7 @@ def analyze_ttgir(text: str, **kwargs: Any) -> KernelReport:
     return analyze_module(parse_module(last_module(text)), **kwargs)
 
 
+@checked
 def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | None = None,
                     with_triton_estimate: bool = True, with_engine: bool = True) -> KernelReport:
     """The report of a kernel file or an IR text file:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 
 __all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS"]
@@ -44,6 +45,7 @@ TARGETS = ("sm_80", "sm_90", "gfx942")
 _TENSOR_INITS = ("zeros", "randint")
 
 
+@checked
 def parse_target(target: str) -> tuple[str, int | str, int]:
     """``"sm_90"`` -> ``("cuda", 90, 32)``; ``"gfx942"`` -> ``("hip", "gfx942", 64)`` (the arguments of
     Triton's ``GPUTarget``: backend, arch, threads per warp)."""
@@ -132,6 +134,7 @@ def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
             raise LayoutError(f"{name}: TENSORS[{p!r}] init must be one of {_TENSOR_INITS}, got {init!r}")
 
 
+@checked
 def load_kernel_file(path: str | Path) -> KernelSpec:
     """Import a kernel file (module doc) and return its :class:`KernelSpec` (needs Triton to import it).
 

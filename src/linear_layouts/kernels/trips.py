@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from linear_layouts.arguments import checked
 from linear_layouts.kernels.ir_text import Function, Op, Region
 
 __all__ = ["op_counts", "grid_op_counts"]
@@ -170,6 +171,7 @@ class _Interpreter:
             self.region(body, times)
 
 
+@checked
 def op_counts(fn: Function, scalars: Mapping[str, Any], *, program_id: tuple, num_programs: tuple) -> dict[int, int | None]:
     """``id(op) -> executions`` in one CTA with ``program_id`` (x, y, z) of a grid of ``num_programs``;
     ``scalars`` maps argument names (``%n``) to values. ``None``: unknown (data-dependent)."""
@@ -179,6 +181,7 @@ def op_counts(fn: Function, scalars: Mapping[str, Any], *, program_id: tuple, nu
     return interp.counts
 
 
+@checked
 def grid_op_counts(fn: Function, scalars: Mapping[str, Any], grid: tuple[int, ...]) -> dict[int, int | None]:
     """``id(op) -> executions`` summed over every CTA of ``grid`` (unknown when any CTA's is unknown)."""
     grid = tuple(grid) + (1,) * (3 - len(grid))

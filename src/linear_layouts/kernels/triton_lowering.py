@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linear_layouts import f2
+from linear_layouts.arguments import checked
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts, matrix_instruction_wavefronts
 from linear_layouts.analysis.conversion import conversion_dims
 from linear_layouts.errors import LayoutError
@@ -247,6 +248,7 @@ def _swizzling_tile(a: LinearLayout, b: LinearLayout, n_reg_a: int, n_reg_b: int
     return vbasis + tile_b
 
 
+@checked
 def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, bits: int) -> LinearLayout:
     """Triton's ``optimalSwizzlingLdSt``: the scratch layout when both sides use ``ld/st.shared``
     (``src`` / ``dst`` without broadcast registers)."""
@@ -325,6 +327,7 @@ def instruction_tiles(bits: int, cc: int) -> tuple[list[tuple], list[tuple]]:
     return src, dst
 
 
+@checked
 def optimal_swizzling(src: LinearLayout, dst: LinearLayout, bits: int, cc: int) -> tuple[LinearLayout, tuple[int, int]]:
     """Triton's ``optimalSwizzling`` with the target's instruction tiles: (scratch layout, (store tile
     index, load tile index)); 0 is ld/st.shared, 1 ldmatrix/stmatrix, 2 their ``.trans`` forms."""
@@ -376,6 +379,7 @@ def _offsets(cvt: LinearLayout, regs: np.ndarray, lanes: np.ndarray, warps: np.n
     return out[cvt.out_dim_names[0]]
 
 
+@checked
 def ldst_instructions(cvt: LinearLayout, bits: int, op: str, *, max_vector_elements: int | None = None) -> Instructions:
     """``lowerLdStShared``: ``cvt`` maps (register, lane, warp) to element offsets; the widest vector of
     registers contiguous in offsets (at most 16 bytes), one instruction per vector per warp, every
@@ -402,6 +406,7 @@ def ldst_instructions(cvt: LinearLayout, bits: int, op: str, *, max_vector_eleme
     return Instructions(_vector_name(op, nbytes), op, nbytes, count, wavefronts)
 
 
+@checked
 def matrix_instructions(cvt: LinearLayout, bits: int, op: str, *, transpose: bool) -> Instructions | None:
     """``lowerLdStMatrix``: ``ldmatrix`` / ``stmatrix`` (``.trans``) for ``cvt`` ((register, lane, warp)
     -> element offsets), or None when the layout does not fit the instruction. Each lane of the first
@@ -502,6 +507,7 @@ def _mixed_transpositions(src: LinearLayout, dst: LinearLayout) -> int:
     return sum(1 for v in comp.bases[REG] if comp.has_out_dim(LANE) and v[comp.out_dim_names.index(LANE)])
 
 
+@checked
 def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 90) -> SharedLowering:
     """Triton's lowering of ``convert_layout`` from ``src`` to ``dst`` (``bits``-bit elements, sm_``cc``)."""
     if bits < 8:
@@ -535,6 +541,7 @@ def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 
     return SharedLowering(SHARED, _merge([sides[0]], n_reps), _merge([sides[1]], n_reps), scratch, n_reps)
 
 
+@checked
 def local_lowering(distributed: LinearLayout, shared: LinearLayout, bits: int, op: str, cc: int = 90) -> SharedLowering:
     """Triton's lowering of ``local_load`` (``op="load"``) or ``local_store`` / ``local_alloc %x``
     (``"store"``) between a distributed layout and a shared layout (offset -> tensor): ``ldmatrix`` /
@@ -602,6 +609,7 @@ def _drop_axis(layout: LinearLayout, axis: int) -> LinearLayout:
     return LinearLayout(bases, [(f"dim{i}", s) for i, s in enumerate(sizes)], require_surjective=False)
 
 
+@checked
 def reduce_lowering(src: LinearLayout, axis: int, bits: list[int], result: LinearLayout | None,
                     cc: int = 90) -> SharedLowering:
     """Triton's lowering of ``tt.reduce`` along ``axis`` of a tensor in ``src`` with operands of ``bits``

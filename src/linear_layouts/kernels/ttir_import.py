@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from linear_layouts.arguments import checked
 from linear_layouts.engine.ir import Builder, Program
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, Op, Region
@@ -541,6 +542,7 @@ def _combine(a: _Affine, b: _Affine, kind: str, scale: int | None = None) -> _Af
     return _Affine(tuple(shape), tuple(coeffs), a.data or b.data)
 
 
+@checked
 def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int] | None = None,
                 num_warps: int | None = None) -> ImportedProgram:
     """Import the first function of a TTIR module (module doc). ``cc``: the compute capability the dots

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.report import KernelReport, SharedOp
 from linear_layouts.kernels.triton_lowering import SHARED
@@ -104,6 +105,7 @@ def _totals(report: KernelReport) -> list[str]:
     return lines
 
 
+@checked
 def kernel_report_text(report: KernelReport, *, layouts: bool = True) -> str:
     """The report as plain text (module doc)."""
     head = (f"Kernel {report.name}: target {report.target or '?'}, {report.num_warps} warps x "
@@ -162,6 +164,7 @@ def _picture(layout: LinearLayout, bits: int, title: str) -> str:
         return f"<p>(no picture: {escape(str(error))})</p>"
 
 
+@checked
 def kernel_report_html(report: KernelReport, *, pictures: bool = True,
                        max_picture_elements: int = PICTURE_ELEMENTS) -> str:
     """The report as one self-contained HTML page: the tables of the text report, each layout's picture
