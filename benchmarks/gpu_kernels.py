@@ -208,18 +208,10 @@ def run_ncu(names: list[str], kernel_names: list[str], metrics: list[str], timeo
 # predictions (this library; CPU or device)
 # --------------------------------------------------------------------------------------------------
 def _resolver():
-    """The project's TTGIR attribute parser; where this checkout lacks it, Triton's own parser through
-    Gluon (the tests' stand-in), said so in the results."""
-    from linear_layouts.errors import LayoutError
+    """The project's TTGIR attribute parser (no Triton involved in reading the layouts)."""
     from linear_layouts.kernels.layouts import default_resolver
 
-    try:
-        return default_resolver(), "linear_layouts.ttgir"
-    except LayoutError:
-        sys.path.insert(0, str(ROOT / "tests" / "kernels"))
-        from triton_standin import triton_resolver
-
-        return triton_resolver, "Triton's parser (stand-in: linear_layouts.ttgir not in this checkout)"
+    return default_resolver(), "linear_layouts.ttgir"
 
 
 def predict(spec, ttgir: str, resolver, cc: int = 90) -> dict:

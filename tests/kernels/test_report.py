@@ -60,13 +60,9 @@ def test_counts_in_a_data_dependent_loop_are_unknown():
 
 
 def _analyze(target: str, name: str):
-    pytest.importorskip("triton")
-    from triton_standin import triton_resolver
-
     from linear_layouts.kernels.report import analyze_ttgir
 
-    return analyze_ttgir((IR / target / f"{name}.ttgir").read_text(), resolver=triton_resolver,
-                         with_triton_estimate=False)
+    return analyze_ttgir((IR / target / f"{name}.ttgir").read_text(), with_triton_estimate=False)
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90"])
@@ -110,15 +106,11 @@ def test_html_page_has_the_tables_and_pictures():
     assert "<svg" not in kernel_report_html(_analyze("sm_90", "transpose"), pictures=False)
 
 
-def test_report_command_on_a_kernel_file_and_a_ttgir(monkeypatch, tmp_path, capsys):
-    pytest.importorskip("triton")
+def test_report_command_on_a_kernel_file_and_a_ttgir(tmp_path, capsys):
+    pytest.importorskip("triton")  # compiling the .py needs Triton; the TTGIR needs nothing
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    from triton_standin import triton_resolver
-
-    import linear_layouts.kernels.layouts as layouts
     from linear_layouts.cli import main
 
-    monkeypatch.setattr(layouts, "default_resolver", lambda: triton_resolver)
     assert main(["report", str(DATA / "transpose.py"), "--target", "sm_90", "--no-layouts"]) == 0
     out = capsys.readouterr().out
     assert "Kernel transpose" in out and "Per launch" in out and "4096" in out  # 64 x 64 CTAs, one convert each
@@ -148,17 +140,12 @@ def test_amd_reports_read_the_layouts_and_list_lds_traffic_as_not_modeled():
     assert any(entry.name == "#mma" for entry in report.layouts)
 
 
-def test_the_report_command_covers_the_whole_corpus(monkeypatch):
+def test_the_report_command_covers_the_whole_corpus():
     """CI runs the report (text, with the engine's alternative from the sibling .ttir) on every sm_90
-    TTGIR of the corpus."""
-    pytest.importorskip("triton")
-    from triton_standin import triton_resolver
-
-    import linear_layouts.kernels.layouts as layouts
+    TTGIR of the corpus; no Triton needed (the layouts are read by linear_layouts.ttgir)."""
     from linear_layouts.kernels.report import report_for_file
     from linear_layouts.reports.kernel import kernel_report_text
 
-    monkeypatch.setattr(layouts, "default_resolver", lambda: triton_resolver)
     ran = 0
     for path in sorted((IR / "sm_90").glob("*.ttgir")):
         report = report_for_file(str(path), with_triton_estimate=False)

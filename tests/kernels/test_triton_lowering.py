@@ -34,12 +34,9 @@ NOT_MODELED = {
 
 
 def model_inventory(target: str, name: str) -> dict[str, int]:
-    from triton_standin import triton_resolver
-
     from linear_layouts.kernels.report import analyze_ttgir
 
-    report = analyze_ttgir((IR / target / f"{name}.ttgir").read_text(), resolver=triton_resolver,
-                           with_triton_estimate=False)
+    report = analyze_ttgir((IR / target / f"{name}.ttgir").read_text(), with_triton_estimate=False)
     out: dict[str, int] = {}
     for op in report.ops:
         if op.kind == "async_copy":
@@ -55,7 +52,6 @@ def test_the_model_emits_the_instructions_triton_emits(target):
     """Per kernel, the model's ld/st.shared (by bytes per lane), ldmatrix and stmatrix (by shape) equal
     the PTX's, except in the kernels whose extra shared-memory instructions come from ops the model
     leaves out (NOT_MODELED): 27 of 31 kernels on each target."""
-    pytest.importorskip("triton")
     same, different = [], []
     for name, ptx in sorted(PTX[target].items()):
         (same if model_inventory(target, name) == ptx else different).append(name)

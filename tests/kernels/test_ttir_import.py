@@ -55,14 +55,10 @@ def test_the_engine_lays_out_imported_programs_consistently():
 
 
 def test_the_transpose_needs_one_conversion_on_both_sides():
-    pytest.importorskip("triton")
-    from triton_standin import triton_resolver
-
     from linear_layouts.kernels.engine_compare import compare_with_engine
     from linear_layouts.kernels.report import analyze_ttgir
 
-    report = analyze_ttgir((IR / "sm_90" / "transpose.ttgir").read_text(), resolver=triton_resolver,
-                           with_triton_estimate=False)
+    report = analyze_ttgir((IR / "sm_90" / "transpose.ttgir").read_text(), with_triton_estimate=False)
     c = compare_with_engine(report, parse_module((IR / "sm_90" / "transpose.ttir").read_text()))
     assert (c.triton_conversions, c.ours_conversions) == (1, 1)
     assert c.triton_wavefronts == 128 and c.ours_wavefronts > 0 and c.ran
@@ -70,14 +66,10 @@ def test_the_transpose_needs_one_conversion_on_both_sides():
 
 
 def test_large_programs_are_imported_but_not_propagated():
-    pytest.importorskip("triton")
-    from triton_standin import triton_resolver
-
     from linear_layouts.kernels.engine_compare import compare_with_engine
     from linear_layouts.kernels.report import analyze_ttgir
 
-    report = analyze_ttgir((IR / "sm_90" / "sort_rows.ttgir").read_text(), resolver=triton_resolver,
-                           with_triton_estimate=False)
+    report = analyze_ttgir((IR / "sm_90" / "sort_rows.ttgir").read_text(), with_triton_estimate=False)
     c = compare_with_engine(report, parse_module((IR / "sm_90" / "sort_rows.ttir").read_text()), max_ops=50)
     assert not c.ran and "above the 50-op limit" in c.error
 

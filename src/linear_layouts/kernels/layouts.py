@@ -2,7 +2,7 @@
 shape, element type and encoding, and each encoding turned into a catalog descriptor and its
 LinearLayout by an *attribute resolver*: a function from attribute text (aliases expanded) to a
 descriptor with ``to_linear(shape)``. The default resolver is the project's TTGIR attribute parser
-(``linear_layouts.ttgir.parse_attribute``); any other (e.g. Triton's own parser, in tests) can be passed.
+(``linear_layouts.ttgir.parse_attribute``, no Triton needed); another can be passed.
 
 >>> t = parse_type("!ttg.memdesc<3x128x64xf16, #ttg.nvmma_shared<{swizzlingByteWidth = 128}>, #ttg.shared_memory, mutable>")
 >>> t.kind, t.shape, t.element, t.bitwidth, t.encoding[:16]
