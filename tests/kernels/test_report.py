@@ -154,3 +154,13 @@ def test_the_report_command_covers_the_whole_corpus():
         text = kernel_report_text(report, layouts=False)
         assert "The engine's alternative" in text
     assert ran >= 29  # all but the 366-op sort (above the engine limit of a report)
+
+
+def test_linear_layouts_are_named_by_the_simplest_gluon_class_that_produces_them():
+    from linear_layouts.catalog import DotOperandLayout, NVMMADistributedLayout
+
+    report = _analyze("sm_90", "mxfp4_matmul")
+    by_name = {entry.name: entry for entry in report.layouts}
+    assert isinstance(by_name["#linear2"].recognized, DotOperandLayout)
+    assert isinstance(by_name["#linear3"].recognized, NVMMADistributedLayout)
+    assert by_name["#mma"].recognized is None  # already a Gluon class

@@ -82,6 +82,9 @@ class LayoutEntry:
     descriptor: Any
     shared: bool
     linear: tuple[tuple[tuple[int, ...], LinearLayout], ...]
+    #: for a ``#ttg.linear`` / ``#ttg.shared_linear``: the simplest Gluon class producing the same layout
+    #: (``catalog.recognize``), when it is another class
+    recognized: Any = None
 
     @property
     def gluon(self) -> str:
@@ -421,9 +424,11 @@ def _strip(layout: LinearLayout) -> LinearLayout:
 @checked
 def analyze_module(module: Module, *, resolver: Resolver | None = None, name: str | None = None,
                    counts: Mapping[int, int | None] | None = None, cc: int | None = None,
-                   with_triton_estimate: bool = True, triton_version: str = "") -> KernelReport:
+                   with_triton_estimate: bool = True, triton_version: str = "",
+                   with_recognition: bool = True) -> KernelReport:
     """The report of a parsed TTGIR module (module doc). ``counts`` (``id(op) -> executions``, from
-    ``trips.grid_op_counts``) adds execution counts; ``cc`` overrides the module's target."""
+    ``trips.grid_op_counts``) adds execution counts; ``cc`` overrides the module's target;
+    ``with_recognition``: name each ``#ttg.linear`` layout by the simplest Gluon class that produces it."""
     layouts = Layouts(module, resolver)
     fn = module.functions[0]
     cc = cc if cc is not None else (_cc(module.target) or 90)
@@ -454,8 +459,17 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
         except LayoutError as error:
             desc = _Unread(str(error))
         shapes = analyzer.used.get(encoding, {})
+        recognized = None
+        if with_recognition and shapes and type(desc).__name__ in ("DistributedLinearLayout", "SharedLinearLayout"):
+            from linear_layouts.catalog.recognize import recognize
+
+            try:
+                found = recognize(next(iter(shapes.values())))
+                recognized = found if type(found) is not type(desc) else None
+            except LayoutError:
+                recognized = None
         entries.append(LayoutEntry(layouts.name_of(encoding), encoding, desc, is_shared_encoding(encoding),
-                                   tuple(shapes.items())))
+                                   tuple(shapes.items()), recognized))
     return KernelReport(name or fn.name, module.target, module.num_warps, module.threads_per_warp, tuple(entries),
                         tuple(ops), tuple(unmodeled), module, triton_version, counts is not None)
 

@@ -118,6 +118,8 @@ def kernel_report_text(report: KernelReport, *, layouts: bool = True) -> str:
             if entry.name != entry.attribute:
                 lines.append(f"    TTGIR: {entry.attribute}")
             lines.append(f"    Gluon: {entry.gluon}")
+            if entry.recognized is not None:
+                lines.append(f"    the same layout as: {entry.recognized!r}")
             for shape, ll in entry.linear:
                 lines.append(f"    {_shape(shape)}: {_bases(ll)}")
         lines.append("")
@@ -217,7 +219,9 @@ def kernel_report_html(report: KernelReport, *, pictures: bool = True,
     out.append(f"<h2>Layouts ({len(report.layouts)})</h2>")
     for entry in report.layouts:
         out.append(f"<h3><code>{escape(entry.name)}</code>{' (shared)' if entry.shared else ''}</h3>")
-        out.append(f"<p>TTGIR: <code>{escape(entry.attribute)}</code><br>Gluon: <code>{escape(entry.gluon)}</code></p>")
+        same = (f"<br>the same layout as: <code>{escape(repr(entry.recognized))}</code>"
+                if entry.recognized is not None else "")
+        out.append(f"<p>TTGIR: <code>{escape(entry.attribute)}</code><br>Gluon: <code>{escape(entry.gluon)}</code>{same}</p>")
         drawn = False
         for shape, ll in entry.linear:
             out.append(f"<details><summary>{escape(_shape(shape))}: {escape(_bases(ll))[:160]}</summary>")
