@@ -29,33 +29,59 @@ from typing import Callable, NoReturn, Sequence
 from linear_layouts import __version__
 from linear_layouts.errors import LayoutError, did_you_mean
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, quote
 
 # --------------------------------------------------------------------------------------------------
 # Shared helpers of the subcommands
 
 
+_SIZE = re.compile(r"\s*([0-9]{1,10})\s*")
+
+
 def _shape(text: str | None) -> list[int] | None:
-    """``"16,32"`` / ``"16x32"`` / ``"[16, 32]"`` -> ``[16, 32]``."""
+    """``"16,32"`` / ``"16x32"`` / ``"[16, 32]"`` -> ``[16, 32]``: powers of two, none empty or junk."""
     if text is None:
         return None
     cleaned = text.strip().strip("[]()").replace("x", ",").replace("×", ",")
-    try:
-        shape = [int(part) for part in cleaned.split(",") if part.strip()]
-    except ValueError:
-        raise LayoutError(f"--shape: expected sizes like 16,32, got {text!r}") from None
-    if not shape or any(s <= 0 or s & (s - 1) for s in shape):
-        raise LayoutError(f"--shape: every size must be a power of two, got {text!r}")
+    parts = cleaned.split(",")
+    sizes = [_SIZE.fullmatch(part) for part in parts]
+    if not cleaned.strip() or not all(sizes):
+        bad = next((part for part, size in zip(parts, sizes) if not size), "")
+        raise LayoutError(f"--shape: expected sizes like 16,32, got {quote(text)}"
+                          + (f" (an empty size between commas)" if not bad.strip() else f" ({quote(bad.strip())} "
+                                                                                           "is not a size)"))
+    shape = [int(size[1]) for size in sizes]
+    if any(s <= 0 or s & (s - 1) for s in shape):
+        raise LayoutError(f"--shape: every size must be a power of two, got {quote(text)}")
     return shape
 
 
 def _spec_text(text: str) -> str:
-    if text.startswith("@"):
-        try:
-            with open(text[1:], encoding="utf-8") as handle:
-                return handle.read()
-        except OSError as error:
-            raise LayoutError(f"spec file {text[1:]!r}: {error.strerror}") from None
-    return text
+    """The spec itself, or the text of the file ``@FILE`` names (UTF-8, at most ``limits.MAX_SPEC_CHARS``)."""
+    if not text.startswith("@"):
+        return text
+    path = text[1:]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            content = handle.read(MAX_SPEC_CHARS + 1)
+    except OSError as error:
+        raise LayoutError(f"spec file {quote(path)}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise LayoutError(f"spec file {quote(path)}: not UTF-8 text (byte {error.start + 1} cannot be read)") from None
+    if len(content) > MAX_SPEC_CHARS:
+        raise LayoutError(f"spec file {quote(path)}: longer than {MAX_SPEC_CHARS} characters "
+                          "(linear_layouts.limits.MAX_SPEC_CHARS): not a layout spec")
+    return content
+
+
+def _limit(args: argparse.Namespace) -> dict[str, int]:
+    """``{"max_elements": N}`` from ``--max-elements N``, or ``{}`` for the library's defaults."""
+    text = getattr(args, "max_elements", None)
+    if text is None:
+        return {}
+    if not re.fullmatch(r"\s*[0-9]{1,19}\s*", text) or int(text) < 1:
+        raise LayoutError(f"--max-elements: expected a positive number of elements, got {quote(text)}")
+    return {"max_elements": int(text)}
 
 
 def _layout(text: str, shape: list[int] | None, what: str = "LAYOUT") -> LinearLayout:
@@ -64,6 +90,9 @@ def _layout(text: str, shape: list[int] | None, what: str = "LAYOUT") -> LinearL
     try:
         return parse_spec(_spec_text(text)).to_linear(shape)
     except LayoutError as error:
+        if text.startswith("@"):  # point into the file, never print its contents
+            first = str(error).splitlines()[0] if str(error) else ""
+            raise LayoutError(f"{what}: {quote(text[1:])}: {first}") from None
         raise LayoutError(f"{what}: {error}") from None
 
 
@@ -138,12 +167,20 @@ def _check_dtype(text: str, bits: int, dtype: str | None, what: str) -> None:
               "layout misused with another type")
 
 
+def _write_file(path: str, content: str | bytes) -> None:
+    """Write ``content`` to ``path``; a path that cannot be written is a LayoutError naming ``-o``."""
+    data = content if isinstance(content, bytes) else content.encode("utf-8", "backslashreplace")
+    try:
+        with open(path, "wb") as handle:
+            handle.write(data)
+    except OSError as error:
+        raise LayoutError(f"-o {quote(path)}: cannot write there: {error.strerror or error}") from None
+
+
 def _write(args: argparse.Namespace, content: str | bytes) -> None:
     output = getattr(args, "output", None)
     if output:
-        mode = "wb" if isinstance(content, bytes) else "w"
-        with open(output, mode, **({} if isinstance(content, bytes) else {"encoding": "utf-8"})) as handle:
-            handle.write(content)
+        _write_file(output, content)
         print(f"wrote {output}", file=sys.stderr)
     elif isinstance(content, bytes):
         if sys.stdout.isatty():
@@ -168,24 +205,25 @@ def cmd_show(args: argparse.Namespace) -> int:
     if shared:
         _check_dtype(args.layout, width, args.dtype, "LAYOUT")
     title = args.title or args.layout.strip()
+    limit = _limit(args)
     if args.format == "text":
-        _write(args, layout_view(layout, args.hw))
+        _write(args, layout_view(layout, args.hw, **limit))
     elif args.format == "json":
         _write(args, layout.to_json())
     elif args.format == "svg":
         from linear_layouts.viz.svg import distributed_svg, shared_svg
 
-        _write(args, shared_svg(layout, width, view=args.view, title=title) if shared
-               else distributed_svg(layout, title=title, label=args.label))
+        _write(args, shared_svg(layout, width, view=args.view, title=title, **limit) if shared
+               else distributed_svg(layout, title=title, label=args.label, **limit))
     elif args.format == "png":
         from linear_layouts.viz.png import distributed_png, shared_png
 
-        _write(args, shared_png(layout, width, title=title, view=args.view) if shared
-               else distributed_png(layout, title=title, label=args.label))
+        _write(args, shared_png(layout, width, title=title, view=args.view, **limit) if shared
+               else distributed_png(layout, title=title, label=args.label, **limit))
     else:
         from linear_layouts.viz.page import layout_html
 
-        _write(args, layout_html(layout, title=title, dtype=width))
+        _write(args, layout_html(layout, title=title, dtype=width, **limit))
     return 0
 
 
@@ -197,9 +235,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     if args.format == "svg":
         from linear_layouts.viz.svg import matrix_svg
 
-        _write(args, matrix_svg(layout, title=args.layout.strip()))
+        _write(args, matrix_svg(layout, title=args.layout.strip(), **_limit(args)))
     else:
-        _write(args, matrix_text(layout))
+        _write(args, matrix_text(layout, **_limit(args)))
     return 0
 
 
@@ -209,6 +247,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 def cmd_banks(args: argparse.Namespace) -> int:
     """Wavefronts of DIST storing to / loading from SHARED, with the per-step bank hits."""
+    if args.steps < 0:
+        raise LayoutError(f"--steps: the number of steps to list must be 0 or more, got {args.steps}")
     shape = _shape(args.shape)
     dist = _layout(args.dist, shape, "DIST")
     shared = _layout(args.shared, shape or list(dist.out_dims.values()), "SHARED")
@@ -220,12 +260,12 @@ def cmd_banks(args: argparse.Namespace) -> int:
         from linear_layouts.viz.bank_steps import bank_steps
         from linear_layouts.viz.svg import bank_hits_svg
 
-        steps = bank_steps(shared, dist, bits, op=args.op)
+        steps = bank_steps(shared, dist, bits, op=args.op, **_limit(args))
         _write(args, bank_hits_svg(steps, title=f"{args.op}: bank hits per step ({bits}-bit)"))
         return 0
     from linear_layouts.reports import banks_report
 
-    _write(args, banks_report(shared, dist, bits, op=args.op, steps=args.steps))
+    _write(args, banks_report(shared, dist, bits, op=args.op, steps=args.steps, **_limit(args)))
     return 0
 
 
@@ -240,7 +280,7 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     _check_lanes(load, "LOAD")
     from linear_layouts.reports import swizzle_report
 
-    _write(args, swizzle_report(store, load, bits))
+    _write(args, swizzle_report(store, load, bits, **_limit(args)))
     return 0
 
 
@@ -261,11 +301,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
     _check_lanes(dst, "DST")
     from linear_layouts.reports import plan_report
 
-    out = [plan_report(src, dst, bits)]
+    out = [plan_report(src, dst, bits, **_limit(args))]
     if args.emit == "cuda":
         from linear_layouts.codegen.plan import conversion_kernel
 
-        kernel = conversion_kernel(src, dst, bits)
+        kernel = conversion_kernel(src, dst, bits, **_limit(args))
         out += ["", kernel.source]   # its opening comment explains the parameters and the launch
     _write(args, "\n".join(out))
     if args.run:
@@ -315,10 +355,11 @@ def _explorer_page(args: argparse.Namespace) -> str:
 
 def cmd_explore(args: argparse.Namespace) -> int:
     """Write the explorer page (--output) or serve it on 127.0.0.1 only."""
+    if not 0 <= args.port <= 65535:
+        raise LayoutError(f"--port: a TCP port is 0..65535 (0: any free port), got {args.port}")
     page = _explorer_page(args).encode("utf-8")
     if args.output:
-        with open(args.output, "wb") as handle:
-            handle.write(page)
+        _write_file(args.output, page)
         print(f"wrote {args.output} (open it in a browser; it works offline)")
         return 0
     from linear_layouts.viz.server import explorer_server, serve_until_interrupted
@@ -362,11 +403,11 @@ class _Parser(argparse.ArgumentParser):
     subcommands: dict[str, argparse.ArgumentParser]
 
     def error(self, message: str) -> NoReturn:
-        """One line of error (not argparse's whole usage), a pointer to ``-h``, exit status 2."""
+        """One line of error (not argparse's whole usage) with a pointer to ``-h``, exit status 2."""
         match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if match:
             message += did_you_mean(match[1], [c.strip(" '") for c in match[2].split(",")])
-        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} -h` lists the arguments)\n")
+        self.exit(2, _one_line(f"{self.prog}: error: {message} (`{self.prog} -h` lists the arguments)") + "\n")
 
 
 _LAYOUT_HELP = ("a layout spec: Gluon syntax such as 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', its bases as JSON "
@@ -397,6 +438,10 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     def shape_and_output(p: argparse.ArgumentParser) -> None:
         p.add_argument("--shape", help="tensor shape, e.g. 16,32 (needed by Gluon descriptors)")
         p.add_argument("-o", "--output", help="write to this file instead of stdout")
+        p.add_argument("--max-elements", metavar="N",
+                       help="refuse layouts with more than N inputs or elements (default: "
+                            f"{MAX_PICTURE_ELEMENTS} for pictures and views, {MAX_ELEMENTS} for analyses and "
+                            "kernels; see SECURITY.md)")
 
     p = add("show", cmd_show, "picture a layout: who holds each element (distributed) or where it lives (shared)")
     p.add_argument("layout", metavar="LAYOUT", help=_LAYOUT_HELP)
@@ -469,7 +514,34 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     return parser, handlers
 
 
+def _one_line(message: str) -> str:
+    """An error message as one line of at most ~500 characters: a parse error's caret line is dropped, the
+    other lines joined; characters the terminal cannot show (undecodable argv bytes) escaped."""
+    lines = [line.strip() for line in message.splitlines() if line.strip() and set(line.strip()) != {"^"}]
+    text = " | ".join(lines)
+    if len(text) > 500:
+        text = text[:500] + "..."
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _undecodable(argv: Sequence[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (Python keeps undecodable bytes as lone surrogates)."""
+    for position, argument in enumerate(argv, 1):
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return f"argument {position} is not UTF-8 text (character {error.start + 1}): {quote(argument)}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``). Exit status 0 on success; 2 with one line
+    ``linear-layouts: error: ...`` on stderr for any bad input; 3 when ``--run`` finds no GPU."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    problem = _undecodable(argv)
+    if problem:
+        print(_one_line(f"linear-layouts: error: {problem}"), file=sys.stderr)
+        return 2
     parser, handlers = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:   # the subcommand's parser knows what it accepts: suggest the nearest option
@@ -483,7 +555,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except LayoutError as error:
-        print(f"linear-layouts: error: {error}", file=sys.stderr)
+        print(_one_line(f"linear-layouts: error: {error}"), file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `linear-layouts demo | head`
         return 0

@@ -16,6 +16,7 @@ from typing import Any
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import quote
 from linear_layouts.viz.scenarios import Scenario, seed_transpose
 
 __all__ = ["explorer_html", "explorer_data", "layout_json", "default_scenarios", "default_catalog",
@@ -126,7 +127,8 @@ def explorer_html(scenarios: Sequence[Scenario] | None = None,
     return page
 
 
-MAX_API_TENSOR_BITS = 16
+MAX_API_TENSOR_BITS = 16  #: out bits of a layout the served API accepts (a 256x256 tile)
+MAX_API_IN_BITS = 24  #: in bits of such a layout (up to 256 copies of each element)
 
 
 def swizzle_api(payload: Any) -> dict[str, Any]:
@@ -147,10 +149,13 @@ def swizzle_api(payload: Any) -> dict[str, Any]:
             layout = LinearLayout(spec["bases"], spec["out_dims"])
             if layout.total_out_dim_size_log2 > MAX_API_TENSOR_BITS:
                 raise LayoutError(f"{role}: tensors above 2^{MAX_API_TENSOR_BITS} elements are not served")
+            if layout.total_in_dim_size_log2 > MAX_API_IN_BITS:
+                raise LayoutError(f"{role}: layouts above 2^{MAX_API_IN_BITS} hardware indices (in bits) are not "
+                                  "served")
             layouts.append(layout)
         bitwidth = payload["bitwidth"]
-        if bitwidth not in (8, 16, 32, 64):
-            raise LayoutError(f"bitwidth: must be 8, 16, 32 or 64, got {bitwidth!r}")
+        if type(bitwidth) is not int or bitwidth not in (8, 16, 32, 64):
+            raise LayoutError(f"bitwidth: must be 8, 16, 32 or 64, got {quote(bitwidth)}")
         algorithm, optimal = swizzle_steps_json(layouts[0], layouts[1], bitwidth)
         if algorithm is None or optimal is None:
             raise LayoutError("the optimal-swizzle analysis is not available")

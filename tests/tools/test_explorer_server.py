@@ -1,0 +1,232 @@
+"""The explorer server can't be abused (issue 13): a real HTTP client against a real server on loopback.
+
+The issue's findings: any ``Host`` and ``text/plain`` bodies from any ``Origin`` were accepted (a web page
+could drive the compute endpoint: CSRF; DNS rebinding could read the answers), no socket timeout (50
+stalled POSTs held open), bodies bounded but not the layouts' in bits (a 240 KB body cost 4.5 s of CPU),
+internal errors answered as "request: not JSON". Every test is bounded in connections and time.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from linear_layouts.viz import explorer, server
+from linear_layouts.viz.scenarios import seed_transpose
+
+PAGE = b"<!DOCTYPE html><title>explorer</title>"
+
+
+@contextmanager
+def running(timeout: float | None = None, monkeypatch=None):
+    """An explorer server on 127.0.0.1 (any free port), serving in a thread; closed afterwards."""
+    if timeout is not None:
+        monkeypatch.setattr(server, "TIMEOUT_SECONDS", timeout)
+    httpd = server.explorer_server(PAGE, 0)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+def request(port: int, method: str, path: str, body: bytes | None = None, headers: dict | None = None,
+            host: str | None = None) -> tuple[int, dict, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        connection.putheader("Host", host if host is not None else f"127.0.0.1:{port}")
+        for name, value in (headers or {}).items():
+            connection.putheader(name, value)
+        if body is not None and "Content-Length" not in (headers or {}):
+            connection.putheader("Content-Length", str(len(body)))
+        connection.endheaders(body)
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+def raw(port: int, data: bytes, wait: float = 5.0) -> bytes:
+    """Send raw bytes, read until the server closes (or ``wait`` seconds)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as sock:
+        sock.sendall(data)
+        chunks = []
+        try:
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        except socket.timeout:
+            pass
+        return b"".join(chunks)
+
+
+def swizzle_body(bitwidth=32) -> bytes:
+    seed = seed_transpose()
+    return json.dumps({"store": {"bases": seed.store.bases, "out_dims": seed.store.out_dims},
+                       "load": {"bases": seed.load.bases, "out_dims": seed.load.out_dims},
+                       "bitwidth": bitwidth}).encode()
+
+
+def post(port: int, body: bytes, *, content_type: str = "application/json", origin: str | None = "same", **kw):
+    headers = {"Content-Type": content_type}
+    if origin == "same":
+        origin = f"http://127.0.0.1:{port}"
+    if origin is not None:
+        headers["Origin"] = origin
+    headers.update(kw.pop("headers", {}))
+    return request(port, "POST", "/api/swizzle", body, headers, **kw)
+
+
+def test_the_page_and_the_api_are_served_to_the_page():
+    with running() as port:
+        status, headers, body = request(port, "GET", "/")
+        assert status == 200 and body == PAGE and headers["X-Content-Type-Options"] == "nosniff"
+        for host in (f"localhost:{port}", f"[::1]:{port}", f"LOCALHOST:{port}"):
+            assert request(port, "GET", "/index.html", host=host)[0] == 200
+        status, headers, body = post(port, swizzle_body())
+        assert status == 200, body
+        answer = json.loads(body)
+        assert answer["optimal"]["bases"]["offset"] and headers["Content-Type"] == "application/json"
+        assert "Access-Control-Allow-Origin" not in headers
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1", "127.0.0.1:1",
+                                  "127.0.0.1.nip.io:{port}", "", "localhost:{port}@evil"])
+def test_dns_rebinding_is_refused(host):
+    """A page whose DNS name now points at 127.0.0.1 sends its own name as Host."""
+    with running() as port:
+        host = host.format(port=port)
+        for method, body in (("GET", None), ("POST", swizzle_body())):
+            status, _, answer = request(port, method, "/" if method == "GET" else "/api/swizzle", body,
+                                        {"Content-Type": "application/json"}, host=host)
+            assert status == 421 and b"is not this server" in answer
+
+
+def test_a_request_without_host_is_refused():
+    with running() as port:
+        reply = raw(port, b"GET / HTTP/1.0\r\n\r\n")
+        assert reply.startswith(b"HTTP/1.0 421") and b"is not this server" in reply
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x", ""])
+def test_simple_cross_site_posts_are_refused(content_type):
+    """The bodies a foreign page can POST without a CORS preflight (CSRF)."""
+    with running() as port:
+        status, _, body = post(port, swizzle_body(), content_type=content_type, origin=None)
+        assert status == 415 and b"Content-Type must be application/json" in body
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://127.0.0.1:1", "https://127.0.0.1:{port}"])
+def test_a_foreign_origin_is_refused(origin):
+    with running() as port:
+        status, _, body = post(port, swizzle_body(), origin=origin.format(port=port))
+        assert status == 403 and b"is not this server's page" in body
+
+
+def test_a_cross_site_fetch_is_refused():
+    with running() as port:
+        status, _, body = post(port, swizzle_body(), origin=None, headers={"Sec-Fetch-Site": "cross-site"})
+        assert status == 403 and b"cross-site request" in body
+
+
+def test_bodies_are_bounded():
+    with running() as port:
+        status, _, body = post(port, b"{}", headers={"Content-Length": str(10**9)})
+        assert status == 413 and b"must be 1.." in body
+        reply = raw(port, f"POST /api/swizzle HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                          "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          "2\r\n{}\r\n0\r\n\r\n".encode())
+        assert b" 411 " in reply.split(b"\r\n")[0] and b"Content-Length" in reply
+        reply = raw(port, f"POST /api/swizzle HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                          "Content-Type: application/json\r\n\r\n".encode())
+        assert b" 411 " in reply.split(b"\r\n")[0]
+
+
+def test_the_layouts_in_bits_are_bounded():
+    """A 240 KB body of zero bases cost 4.5 s; now any layout above 2**24 hardware indices is refused."""
+    seed = seed_transpose()
+    store = {"bases": dict(seed.store.bases), "out_dims": seed.store.out_dims}
+    store["bases"]["register"] = store["bases"]["register"] + [[0, 0]] * 16
+    body = json.dumps({"store": store, "load": {"bases": seed.load.bases, "out_dims": seed.load.out_dims},
+                       "bitwidth": 32}).encode()
+    with running() as port:
+        start = time.perf_counter()
+        status, _, answer = post(port, body)
+        assert status == 400 and "in bits" in json.loads(answer)["error"]
+        zeros = json.dumps({"store": {"bases": {"register": [[0, 0]] * 40000}, "out_dims": {"dim0": 1, "dim1": 1}},
+                            "load": store, "bitwidth": 32}).encode()
+        status, _, answer = post(port, zeros)
+        assert status == 413  # 240 KB: above MAX_REQUEST_BYTES
+        assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize("body, status, message", [
+    (b"not json", 400, "request: not JSON"),
+    (b"\xff\xfe", 400, "request: not JSON"),
+    (b"[" * 5000 + b"]" * 5000, 400, "request: not JSON"),
+    (b'{"store": 1}', 400, "needs 'store', 'load'"),
+    (None, 400, "bitwidth: must be 8, 16, 32 or 64, got 12"),
+])
+def test_errors_say_what_was_wrong(body, status, message):
+    with running() as port:
+        got, _, answer = post(port, body if body is not None else swizzle_body(bitwidth=12))
+        assert got == status and message in json.loads(answer)["error"]
+
+
+def test_internal_errors_are_not_reported_as_bad_json(monkeypatch):
+    def broken(payload):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(explorer, "swizzle_api", broken)
+    with running() as port:
+        status, _, answer = post(port, swizzle_body())
+        assert status == 500 and "internal error (RuntimeError)" in json.loads(answer)["error"]
+
+
+def test_other_paths_and_methods():
+    with running() as port:
+        status, _, body = request(port, "GET", "/etc/passwd")
+        assert status == 404 and b"the explorer is at /" in body
+        assert post(port, swizzle_body(), headers={})[0] == 200
+        assert request(port, "PUT", "/", b"x", {"Content-Type": "application/json"})[0] == 501
+        status, _, _ = request(port, "POST", "/", b"{}", {"Content-Type": "application/json",
+                                                          "Origin": f"http://127.0.0.1:{port}"})
+        assert status == 404
+
+
+def test_stalled_connections_time_out_and_are_bounded(monkeypatch):
+    """50 stalled POSTs used to be held open for ever: now at most MAX_CONNECTIONS are held, the rest get
+    503 at once, and every stalled one is closed after TIMEOUT_SECONDS (2 s here)."""
+    with running(timeout=2.0, monkeypatch=monkeypatch) as port:
+        stalled = []
+        try:
+            for _ in range(50):
+                sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                sock.sendall(f"POST /api/swizzle HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 100\r\n"
+                             .encode())  # headers never finished
+                stalled.append(sock)
+            start = time.perf_counter()
+            replies = []
+            for sock in stalled:
+                chunks = []
+                while chunk := sock.recv(65536):
+                    chunks.append(chunk)
+                replies.append(b"".join(chunks))
+            elapsed = time.perf_counter() - start
+        finally:
+            for sock in stalled:
+                sock.close()
+        busy = sum(reply.startswith(b"HTTP/1.1 503") for reply in replies)
+        assert busy >= 50 - server.MAX_CONNECTIONS and b"too many open connections" in replies[-1]
+        assert elapsed < 8  # the held ones were closed by the 2 s timeout
+        assert request(port, "GET", "/")[0] == 200  # and the server still serves
