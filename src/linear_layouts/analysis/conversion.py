@@ -13,19 +13,17 @@ gives the cheapest mechanism, as Triton's ``minimalCvtLayout``:
   vector widths, instruction kinds and counts, and predicted wavefronts;
 * cross-CTA: ``C`` moves data between CTAs (distributed shared memory of a cluster).
 
-Cost model (per warp, in units of one shared-memory wavefront), counting what codegen emits:
-shuffles cost ``SHUFFLE_COST`` per ``shfl.sync`` plus ``ALU_COST`` per select (lane-dependent register
-choice), ``prmt`` / ``cvt`` / ``shr`` (sub-word packing) the emitted code needs
-(``shuffles.emitted_instructions``); shared memory costs its store + load wavefronts divided by the
-warps, plus ``BARRIER_COST`` for the barrier between store and load, plus ``ALU_COST`` per sub-word
-pack / unpack instruction (``shuffle_cost``, ``shared_memory_cost``). Calibration (H100 SXM, 1980 MHz,
-CUDA 13, 2026-11-22, 64 resident warps per SM, throughput-bound loops): a dependent ``shfl.sync`` +
-add took 0.77 ns per warp per SM, a conflict-free st.shared + ld.shared pair with ``__syncwarp``
-1.28 ns (0.64 ns per wavefront), the same pair with two ``__syncthreads`` 2.2 ns at 4-8 warps per
-CTA and 3.5 ns at 1 warp per CTA: one shfl is about 1.2 wavefronts, a barrier 0.7-1.7. A
-cross-CTA conversion is planned as one shared-memory conversion over the whole cluster (the block
-bits folded into the warp bits, i.e. distributed shared memory seen as one buffer) and pays
-``CLUSTER_BARRIER_COST`` instead.
+Cost model: predicted SM-nanoseconds of one conversion of a CTA on the default device
+(``analysis.cost_model``: building blocks measured by benchmarks/gpu_microbench.py, H100 now): shuffles
+cost their ``shfl.sync`` and the selects / byte permutes codegen emits for them (counted by the
+emitter); shared memory costs its store + load wavefronts and one barrier (``bar.warp.sync``, free,
+when every warp reads only what it stored; else ``bar.sync``), with a latency floor per conversion.
+``plan_conversion`` takes the cheaper and reports the other in ``alternatives``
+(``shuffle_cost``, ``shared_memory_cost``).  The 2026-11-22 constants ``SHUFFLE_COST``,
+``BARRIER_COST``, ``ALU_COST`` (wavefront units) remain for comparison.  A cross-CTA conversion is
+planned as one shared-memory conversion over the whole cluster (the block bits folded into the warp
+bits, i.e. distributed shared memory seen as one buffer) and pays ``CLUSTER_BARRIER_COST``
+wavefronts' worth instead of a CTA barrier.
 
 >>> from linear_layouts import LinearLayout
 >>> A = LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64]]}, ["dim0"])
@@ -38,11 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from linear_layouts.analysis import banks, simd_tiles, swizzle
+from linear_layouts.analysis import banks, cost_model, simd_tiles, swizzle
 from linear_layouts.analysis.shuffles import (
     ShufflePlan,
     check_distributed,
-    emitted_instructions,
     plan_shuffle,
     same_warp_data,
 )
@@ -275,33 +272,26 @@ def _baselines(a: LinearLayout, b: LinearLayout, bits: int, max_elements: int) -
 
 
 def shuffle_cost(shuffle: ShufflePlan) -> float:
-    """Per-warp model cost of a warp-shuffle plan as codegen emits it: ``SHUFFLE_COST`` per
-    ``shfl.sync`` plus ``ALU_COST`` per select / pack / unpack instruction
-    (``shuffles.emitted_instructions``)."""
-    n = emitted_instructions(shuffle)
-    return SHUFFLE_COST * n["shfl"] + ALU_COST * (n["select"] + n["pack"] + n["unpack"])
+    """Predicted SM-nanoseconds of a warp-shuffle conversion of one CTA as codegen emits it
+    (``cost_model.shuffle_time_ns``)."""
+    return cost_model.shuffle_time_ns(shuffle)
 
 
-def _shared_alu(shared: SharedMemoryPlan, src: LinearLayout, dst: LinearLayout, bits: int) -> int:
-    """Per-thread non-memory instructions of a shared-memory conversion as codegen emits it: sub-word
-    elements packed into 32-bit words for word-wide stores (one ``prmt`` per element but the first of a
-    word) and unpacked after word-wide loads (``shr`` + ``and`` per element but the first)."""
-    if bits >= 32:
-        return 0
-    per_word = 32 // bits
-    alu = 0
-    if shared.store_vector_bits >= 32:
-        alu += (src.in_dim_size(REGISTER) * bits // 32) * (per_word - 1)
-    if shared.load_vector_bits >= 32:
-        alu += (dst.in_dim_size(REGISTER) * bits // 32) * 2 * (per_word - 1)
-    return alu
+def _warp_local(src: LinearLayout, dst: LinearLayout) -> bool:
+    """Every warp reads only what it stored: the same warp bases, none of them zero (no duplicated
+    warps whose stores codegen skips)."""
+    return same_warp_data(src, dst) and all(_flat_bases(src, WARP))
+
+
+def _flat_bases(layout: LinearLayout, dim: str) -> tuple[int, ...]:
+    return layout.flat_bases(dim) if layout.has_in_dim(dim) else ()
 
 
 def shared_memory_cost(shared: SharedMemoryPlan, src: LinearLayout, dst: LinearLayout, bits: int,
                        warps: int) -> float:
-    """Per-warp model cost of a shared-memory plan: its store + load wavefronts / ``warps``, the barrier
-    (``BARRIER_COST``) and ``ALU_COST`` per sub-word pack / unpack instruction (``_shared_alu``)."""
-    return shared.wavefronts / warps + BARRIER_COST + ALU_COST * _shared_alu(shared, src, dst, bits)
+    """Predicted SM-nanoseconds of a shared-memory conversion of one CTA: its store + load wavefronts
+    and one barrier (``cost_model.shared_time_ns``; packed registers need no byte permutes)."""
+    return cost_model.shared_time_ns(shared.wavefronts, _warp_local(src, dst), warps)
 
 
 @checked
@@ -326,7 +316,7 @@ def plan_conversion(
     warps = _num_warps(_fold_blocks(src))
     if BLOCK in dims:
         cluster = plan_shared_memory(src, dst, bits, with_baselines=with_baselines, max_elements=max_elements)
-        cost = cluster.wavefronts / warps + CLUSTER_BARRIER_COST
+        cost = cost_model.shared_time_ns(cluster.wavefronts + CLUSTER_BARRIER_COST * warps, False, warps)
         return ConversionPlan(CROSS_CTA, src, dst, bits, cluster.instructions, cluster.wavefronts, cost, shared=cluster)
     shuffle = plan_shuffle(src, dst, bits) if WARP not in dims and same_warp_data(src, dst) else None
     shared: SharedMemoryPlan | None

@@ -4,18 +4,23 @@ Modules, one job each:
 
 - ``index``: any LinearLayout (or its inverse) as XORs of masked input bits (``emit_index``).
 - ``elements``: element types; sub-word packing into 32-bit words (``prmt``).
+- ``packing``: packed registers (sub-word elements in 32-bit words end to end): ``Packing``, byte
+  permutes between packings (staged exchanges), lane-dependent register translations.
+- ``intrinsics``: the memory instructions kernels call, for the GPU (inline PTX) and the CPU.
 - ``hardware_map``: where each register/lane/warp bit lands in global or shared memory.
 - ``global_memory``: vectorized global loads/stores.
 - ``shared``: ``st/ld.shared`` v1/v2/v4 and ``stmatrix/ldmatrix`` (``.trans``) through a shared layout.
 - ``shuffle``: warp-shuffle rounds (``shfl.sync``) of an ``analysis.shuffles.ShufflePlan``.
 - ``gather``: warp-local gather by shuffles (``analysis.gather`` plans) and the shared-memory gather.
 - ``conversion``: conversion steps (register copy, shared memory, padded baseline).
-- ``kernel``: whole kernels (tile conversion with round trips; tiled matrix transpose).
+- ``kernel``: whole kernels (tile conversion with round trips; tiled matrix transpose); the packings.
+- ``cost``: what a step costs as emitted (``analysis.cost_model``'s device tables).
 - ``plan``: ``analysis.conversion`` plans -> steps -> kernels (``conversion_kernel``).
 - ``model``: bank model of the instructions emitted (what ncu should count).
 - ``ptx``: nvcc compilation and PTX/SASS instruction counts.
 - ``runtime``: compile/cache/launch/check/time with CuPy (lazy import).
 - ``verify``: ``verify_conversion`` (plan, generate, run and check in one call).
+- ``emulate``: generated kernels run on the CPU (C++20 threads), every element checked.
 """
 
 from linear_layouts.codegen.index import emit_index, emit_inverse_index, index_expression, inverse_index_expression

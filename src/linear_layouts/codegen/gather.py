@@ -9,7 +9,9 @@ register ``send``, reads from its source lane, and keeps the value when its sele
 Shared memory: store ``src`` row-major (each element once), barrier, read ``src[y with y[axis] = k]``.
 
 One CTA gathers one tile: ``src`` and ``index`` tiles of the same shape, row-major, at
-``blockIdx.x * tile`` in their arrays; ``index`` is int32.
+``blockIdx.x * tile`` in their arrays; ``index`` is int32.  With ``iterations > 0`` the kernel
+gathers ``1 + iterations`` times, each time from the previous result XOR 1 (a gather loop: the
+gather's own cost, without global memory).
 
 Example: ``emit_gather_kernel("g", plan)`` for a 32x64 fp32 tile with lanes along the axis.
 """
@@ -68,7 +70,8 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
     axis_mask = (src.out_dim_size(axis_name) - 1) << axis_shift
     body = [
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
-        f"    const {t}* __restrict__ src_all, const int* __restrict__ index_all, {t}* __restrict__ out_all) {{",
+        f"    const {t}* __restrict__ src_all, const int* __restrict__ index_all, {t}* __restrict__ out_all,",
+        "    int iterations) {",
         "  const unsigned lane = threadIdx.x & 31u;",
         "  const unsigned warp = threadIdx.x >> 5;",
         "  const unsigned smem = ll_smem_base();",
@@ -82,6 +85,10 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
     ]
     body += ["  " + x for x in emit_global_load(global_map(src), w, "a", "src")]
     body += ["  " + x for x in emit_global_load(global_map(index), 4, "k", "index")]
+    if n_src != n_idx:
+        raise LayoutError("plan: codegen gathers through one layout for src and index")
+    body.append("  #pragma unroll 1\n  for (int it = 0; it <= iterations; ++it) {")
+    body.append(f"  if (it) {{\n    #pragma unroll\n    for (int r = 0; r < {n_src}; ++r) a[r] = b[r] ^ ({t})1;\n  }}")
     shuffles = 0
     if shared_memory:
         # store src once (row-major, each element once), then each output register reads its source
@@ -147,6 +154,9 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
                 shuffles += words
             body.append("  }")
         shared_bytes = 0
+    if shared_memory:
+        body.append("  __syncthreads();")  # the next iteration's stores overwrite what was read
+    body.append("  }")
     body += ["  " + x for x in emit_global_store(global_map(index), w, "b", "out")]
     body.append("}")
     return GatherKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, shared_bytes, tile, w, shuffles)

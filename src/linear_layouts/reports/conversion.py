@@ -45,7 +45,8 @@ def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force
         lines.append(f"   shared layout (offset -> tensor): {json.dumps(step.shared.bases['offset'])}")
         lines.append(f"2. store from the source layout: {step.store.description}; "
                      f"{wavefronts(step.shared, src, bitwidth, op='store', skip_duplicates=True)} wavefronts")
-        lines.append("3. __syncthreads()")
+        lines.append("3. barrier: " + ("__syncwarp() (every warp reads what it stored)" if step.warp_local
+                                         else "__syncthreads()"))
         lines.append(f"4. load into the destination layout: {step.load.description}; "
                      f"{wavefronts(step.shared, dst, bitwidth, op='load')} wavefronts")
         lines.append(f"   shared memory: {step.shared_bytes} bytes")
@@ -53,9 +54,10 @@ def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force
     if counts:
         lines.append("Instructions per thread: " + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items())))
     if not force_shared:
+        from linear_layouts.analysis import cost_model
         from linear_layouts.analysis.conversion import plan_conversion
 
         plan = plan_conversion(src, dst, bitwidth, max_elements=max_elements)
         others = "".join(f"; {kind}: {cost:g}" for kind, cost in plan.alternatives)
-        lines.append(f"Model cost per warp (analysis.conversion): {plan.kind}: {plan.cost:g}{others}")
+        lines.append(f"Predicted time, SM-ns per CTA (analysis.cost_model, {cost_model.DEFAULT_DEVICE}): {plan.kind}: {plan.cost:g}{others}")
     return "\n".join(lines)
