@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, HOST_PRELUDE
+from linear_layouts.codegen.ptx import cache_dir
 from linear_layouts.errors import LayoutError
 
 __all__ = ["find_cxx", "emulate_kernel", "emulate_check", "emulate_transpose", "EmulationError"]
@@ -85,8 +86,7 @@ def _binary(kernel, transpose: bool = False) -> Path:
             .replace("THREADS", f"{kernel.threads}u").replace("KERNEL", kernel.name).replace("ELEM", elem)
             .replace("GRID_X", f"{grid_x}u").replace("ITERATIONS", iterations))
     text = HOST_PRELUDE + "\n#include <cstdlib>\n" + body + main
-    root = Path(os.environ.get("LINEAR_LAYOUTS_CACHE", Path(tempfile.gettempdir()) / "linear_layouts_cache"))
-    root.mkdir(parents=True, exist_ok=True)
+    root = cache_dir()  # the private kernel cache (ptx.cache_dir: ours, 0700): no one else can plant a binary
     key = hashlib.sha256(text.encode()).hexdigest()[:24]
     exe = root / f"{key}.emu"
     if exe.exists():
