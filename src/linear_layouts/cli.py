@@ -8,10 +8,10 @@ and exits with status 2. This module only parses arguments and prints what the l
 reports live in :mod:`linear_layouts.reports`, the pictures in :mod:`linear_layouts.viz`, the
 explorer's HTTP server in :mod:`linear_layouts.viz.server`.
 
-    show LAYOUT --shape 16,32 [--format text|svg|png|html|json]   who holds / where lives each element
+    show LAYOUT --shape 16,32 [--format text|svg|png|html|json|cute]   who holds / where lives each element
     matrix LAYOUT [--shape ...]                                    the F2 matrix
     banks SHARED DIST --dtype fp16                                 wavefronts of one access, step by step
-    swizzle STORE LOAD --dtype fp16                                optimal swizzle vs the baselines
+    swizzle STORE LOAD --dtype fp16 [--format cute]                optimal swizzle vs the baselines (vs CuTe's)
     convert SRC DST --dtype fp16 [--emit cuda] [--run]             the conversion plan (and kernel)
     demo                                                           the seed transpose, end to end
     explore [--port N | --output FILE]                             the explorer page on 127.0.0.1
@@ -195,7 +195,7 @@ def _write(args: argparse.Namespace, content: str | bytes) -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """Picture one layout: Triton's text view, SVG, PNG, HTML, or its bases as JSON."""
+    """Picture one layout: Triton's text view, SVG, PNG, HTML, its bases as JSON, or its CuTe form."""
     from linear_layouts.viz.text import is_shared_layout, layout_view
 
     layout = _layout(args.layout, _shape(args.shape))
@@ -210,6 +210,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         _write(args, layout_view(layout, args.hw, **limit))
     elif args.format == "json":
         _write(args, layout.to_json())
+    elif args.format == "cute":
+        from linear_layouts.reports import cute_report
+
+        _write(args, cute_report(layout))
     elif args.format == "svg":
         from linear_layouts.viz.svg import distributed_svg, shared_svg
 
@@ -278,6 +282,11 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     bits = _bitwidth(args.dtype)
     _check_lanes(store, "STORE")
     _check_lanes(load, "LOAD")
+    if args.format == "cute":
+        from linear_layouts.reports import cute_swizzle_report
+
+        _write(args, cute_swizzle_report(store, load, bits))
+        return 0
     from linear_layouts.reports import swizzle_report
 
     _write(args, swizzle_report(store, load, bits, **_limit(args)))
@@ -411,7 +420,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 _LAYOUT_HELP = ("a layout spec: Gluon syntax such as 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', its bases as JSON "
-                "(LinearLayout.to_json), or @FILE")
+                "(LinearLayout.to_json), CuTe text such as 'Swizzle<3,4,3> o (8,64):(64,1)', or @FILE")
 _DTYPE_HELP = "element type: fp8, fp16, bf16, fp32, i8, i32, fp64, float8_e4m3fn, ... (or the width in bits)"
 
 
@@ -419,8 +428,9 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     parser = _Parser(
         prog="linear-layouts",
         description="Tensor layouts as linear maps over F2: see them, cost them, convert between them.",
-        epilog="LAYOUT specs: Gluon syntax, e.g. 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', or JSON bases "
-               "'{\"bases\": {\"register\": [[0,1]], ...}, \"out_dims\": {\"dim0\": 16, ...}}'; @FILE reads a file.",
+        epilog="LAYOUT specs: Gluon syntax, e.g. 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', JSON bases "
+               "'{\"bases\": {\"register\": [[0,1]], ...}, \"out_dims\": {\"dim0\": 16, ...}}', or CuTe text "
+               "'Swizzle<3,4,3> o (8,64):(64,1)'; @FILE reads a file.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
                         help="print the version and exit")
@@ -446,8 +456,9 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p = add("show", cmd_show, "picture a layout: who holds each element (distributed) or where it lives (shared)")
     p.add_argument("layout", metavar="LAYOUT", help=_LAYOUT_HELP)
     shape_and_output(p)
-    p.add_argument("--format", choices=["text", "svg", "png", "html", "json"], default="text",
-                   help="text: Triton's view (default); svg / png / html: a picture; json: the bases")
+    p.add_argument("--format", choices=["text", "svg", "png", "html", "json", "cute"], default="text",
+                   help="text: Triton's view (default); svg / png / html: a picture; json: the bases; "
+                        "cute: the simplest CuTe form (print form, C++, CuTe DSL) or why there is none")
     p.add_argument("--hw", action="store_true", help="text: the hardware point of view (per warp / per offset)")
     p.add_argument("--dtype", help="shared layouts: element type for the bank colours (default: the spec's or 32-bit)")
     p.add_argument("--view", choices=["logical", "physical"], default="logical",
@@ -479,6 +490,9 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("load", metavar="LOAD", help="the distributed layout that reads it back")
     shape_and_output(p)
     p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
+    p.add_argument("--format", choices=["text", "cute"], default="text",
+                   help="text (default): the §9.2 construction against the baselines; cute: the best CuTe "
+                        "Swizzle<B,M,S> o (row- or column-major) beside the optimum")
 
     p = add("convert", cmd_convert, "plan the conversion SRC -> DST step by step (and emit / run its kernel)")
     p.add_argument("src", metavar="SRC", help="the distributed layout the data is in; " + _LAYOUT_HELP)

@@ -59,7 +59,7 @@ def test_every_invertible_shared_layout_has_a_cute_form():
             cols = [rng.randrange(1, 1 << n) for _ in range(n)]
             if f2.rank(cols) == n:
                 break
-        shared = LinearLayout({"offset": [[c] for c in cols]}, {"dim0": 1 << n})
+        shared = LinearLayout({"offset": [[c] for c in cols], "block": []}, {"dim0": 1 << n})
         form = from_linear(shared)
         assert form.exists and to_linear(form.layout) == shared
         assert form.minimal == (len(form.swizzles) <= 3)

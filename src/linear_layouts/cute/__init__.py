@@ -32,6 +32,7 @@ from linear_layouts.cute.layout import (
     TVLayout,
     column_major,
     composition,
+    element_swizzle,
     make_layout,
     row_major,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "make_layout",
     "row_major",
     "column_major",
+    "element_swizzle",
     "to_linear",
     "coordinate_to_offset",
     "from_linear",

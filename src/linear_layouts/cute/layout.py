@@ -50,6 +50,7 @@ __all__ = [
     "make_layout",
     "row_major",
     "column_major",
+    "element_swizzle",
 ]
 
 MAX_SWIZZLE_BITS = 62  #: B + M + |S| above this is refused (offsets are machine words in CuTe)
@@ -297,6 +298,29 @@ def row_major(shape: Any) -> Layout:
 def column_major(shape: Any) -> Layout:
     """Compact column-major layout (CuTe's default, ``LayoutLeft``): the first mode fastest."""
     return Layout(shape)
+
+
+def element_swizzle(byte_swizzle: Swizzle, bitwidth: int) -> Swizzle:
+    """The swizzle of element offsets equal to ``byte_swizzle`` on byte addresses.
+
+    CuTe applies the swizzle of a ``smem_ptr_flag`` layout (the GMMA atoms ``Layout_K_SW128_Atom``...)
+    to the *byte address* (``swizzle_ptr`` in ``pointer_swizzle.hpp``); on offsets of ``2**k``-byte
+    elements the same permutation is ``Swizzle<B, M - k, S>``. Requires ``M >= k`` (the swizzle must
+    not split an element) and a bit width of 8, 16, 32, 64 or 128.
+
+    >>> print(element_swizzle(Swizzle(3, 4, 3), 16))    # the 128-byte swizzle on fp16 elements
+    Sw<3,3,3>
+    """
+    if not isinstance(byte_swizzle, Swizzle):
+        raise LayoutError(f"byte_swizzle must be a Swizzle, got {type(byte_swizzle).__name__}")
+    if isinstance(bitwidth, bool) or bitwidth not in (8, 16, 32, 64, 128):
+        raise LayoutError(f"bitwidth must be 8, 16, 32, 64 or 128, got {bitwidth!r}")
+    k = (bitwidth // 8).bit_length() - 1
+    if byte_swizzle.is_identity:
+        return Swizzle(0, 0, 0)
+    if byte_swizzle.base < k:
+        raise LayoutError(f"{byte_swizzle} moves bytes inside a {bitwidth}-bit element (M = {byte_swizzle.base} < {k})")
+    return Swizzle(byte_swizzle.bits, byte_swizzle.base - k, byte_swizzle.shift)
 
 
 def _merge_swizzles(a: Swizzle, b: Swizzle) -> Swizzle | None:

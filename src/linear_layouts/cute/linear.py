@@ -8,7 +8,7 @@ columns share a set bit. Swizzles are XORs, so ``Swizzle ∘ Layout`` stays line
 Conventions (the package's, Triton's):
 
 * **Memory layouts** (``Layout``, ``ComposedLayout``): ``to_linear`` returns the shared layout
-  ``offset -> (dim0, dim1, ...)``, the inverse of CuTe's coordinate -> offset map, as the catalog's
+  ``(offset, block) -> (dim0, dim1, ...)`` (``block`` of size 1: one CTA), the inverse of CuTe's coordinate -> offset map, as the catalog's
   shared layouts (``NVMMASharedLayout(...).to_linear(shape)``). ``dim k`` is top-level mode ``k``,
   indexed colexicographically inside the mode (``((2,4),64)`` has ``dim0`` of size 8). This needs a
   bijection onto ``[0, size)``; ``coordinate_to_offset`` gives CuTe's own direction
@@ -196,7 +196,7 @@ def to_linear(layout: Layout | Swizzle | ComposedLayout | TVLayout) -> LinearLay
         raise LayoutError(f"layout: the offsets reach {reach} but the layout has {1 << n} coordinates: not a "
                           f"bijection of [0, {1 << n}) (holes), so it is not a shared layout; "
                           f"coordinate_to_offset gives CuTe's direction")
-    return LinearLayout({"offset": [_unpack(v, sizes) for v in inverse]}, dims)
+    return LinearLayout({"offset": [_unpack(v, sizes) for v in inverse], "block": []}, dims)
 
 
 def _tv_to_linear(tv: TVLayout) -> LinearLayout:

@@ -3,7 +3,8 @@
 One module per report: :mod:`~linear_layouts.reports.banks` (the wavefronts of one shared-memory access,
 step by step), :mod:`~linear_layouts.reports.swizzle` (the optimal-swizzle construction against the
 baselines), :mod:`~linear_layouts.reports.conversion` (a conversion plan explained),
-:mod:`~linear_layouts.reports.demo` (the paper's Layout A and the seed transpose end to end). Every
+:mod:`~linear_layouts.reports.demo` (the paper's Layout A and the seed transpose end to end),
+:mod:`~linear_layouts.reports.cute` (a layout in CuTe's words; the best CuTe swizzle beside the optimum). Every
 report is a pure function returning a string; the CLI only parses arguments and prints them.
 
 >>> from linear_layouts.reports import layout_a_report
@@ -13,7 +14,9 @@ report is a pure function returning a string; the CLI only parses arguments and 
 
 from linear_layouts.reports.banks import banks_report
 from linear_layouts.reports.conversion import plan_report
+from linear_layouts.reports.cute import cute_report, cute_swizzle_report
 from linear_layouts.reports.demo import demo_report, layout_a_report
 from linear_layouts.reports.swizzle import swizzle_report
 
-__all__ = ["banks_report", "swizzle_report", "plan_report", "layout_a_report", "demo_report"]
+__all__ = ["banks_report", "swizzle_report", "plan_report", "layout_a_report", "demo_report", "cute_report",
+           "cute_swizzle_report"]

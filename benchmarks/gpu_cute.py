@@ -1,0 +1,286 @@
+"""GPU check of CuTe swizzles: our generated conversions through CuTe-swizzled shared layouts, with
+ncu's shared-memory wavefronts against the prediction.
+
+One command, one device call, bounded (about a minute on an H100 once the cubins are built):
+
+    PYTHONPATH=src python benchmarks/gpu_cute.py --mode prepare          # CPU: build + nvcc the kernels
+    PYTHONUNBUFFERED=1 PYTHONPATH=src python benchmarks/gpu_cute.py --out $OUT   # GPU
+
+Each case is a conversion ``src -> dst`` through a shared layout that is a CuTe layout
+(``linear_layouts.cute.to_linear``): CUTLASS's canonical swizzle atoms (``Sw<3,3,3> o (64,64):(64,1)``
+for fp16, ...), deliberately weaker swizzles and the plain layout (so that the counts differ), and
+``best_cute_swizzle``'s choice for the GPU suite's named pairs and some of its random catalog pairs.
+The kernels are ``codegen``'s: ``SharedConversion`` with ``banks.shared_access``'s vectors on each
+side (``codegen.plan.shared_step``). For each kernel:
+
+* correctness on the device (every element, with a round trip);
+* ncu ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{st,ld}.sum`` for one CTA and one conversion,
+  against the prediction ``analysis.banks.wavefronts(S, src, op="store", skip_duplicates=True)`` and
+  ``wavefronts(S, dst)`` (the bank model), which the CPU checks against codegen's model of its own
+  emitted instructions and the brute-force simulator (tests/cute/test_gpu_cute.py).
+
+Writes ``gpu_cute.json`` and ``gpu_cute.md`` under ``--out``. Kernels are compiled by nvcc into
+``$LINEAR_LAYOUTS_CACHE`` (default benchmarks/build/cubins); the case list is cached in
+benchmarks/build/cute_variants.json: carry benchmarks/build to skip both on the device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "cubins"))
+
+from linear_layouts import LinearLayout  # noqa: E402
+from linear_layouts.analysis.banks import wavefronts  # noqa: E402
+from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel  # noqa: E402
+from linear_layouts.codegen.model import emitted_wavefronts  # noqa: E402
+from linear_layouts.codegen.plan import kernel_name, shared_step  # noqa: E402
+from linear_layouts.codegen.ptx import compile_cubin  # noqa: E402
+
+METRIC_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+METRIC_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+CACHE = HERE / "build" / "cute_variants.json"
+PREFIX = "llcute"
+
+
+@dataclass
+class CuteKernel:
+    name: str  #: the case
+    description: str
+    cute: str  #: the CuTe layout (print form) of the shared memory
+    src: LinearLayout
+    dst: LinearLayout
+    bits: int
+    kernel: KernelSource
+    predicted: tuple[int, int]  #: banks.wavefronts (store with skip_duplicates, load)
+    modelled: tuple[int, int]  #: codegen's model of its emitted instructions
+    instructions: dict = field(default_factory=dict)
+
+
+def _pairs() -> list[tuple[str, str, LinearLayout, LinearLayout, int, list[str]]]:
+    """(name, description, src, dst, bits, CuTe layouts: text, or "best" for best_cute_swizzle)."""
+    from gpu_cases import _strip, named_cases, random_cases
+
+    from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
+
+    out = []
+    dot_a = _strip(DotOperandLayout(0, NVMMADistributedLayout([2, 0], [4, 1], [16, 8]), 2).to_linear([64, 64]))
+    rows128 = _strip(BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]).to_linear([64, 64]))
+    out.append(("atoms_fp16_rows_to_dotA", "fp16 64x64: 8 lanes x 16 bytes per 128-byte row -> mma.sync A operand "
+                "(4 warps); CUTLASS's Swizzle<3,4,3> on bytes is Sw<3,3,3> on halves", rows128, dot_a, 16,
+                ["Sw<3,3,3> o (64,64):(64,1)", "Sw<2,3,3> o (64,64):(64,1)", "Sw<1,3,3> o (64,64):(64,1)",
+                 "(64,64):(64,1)", "Sw<3,2,3> o (64,64):(64,1)", "Sw<3,4,3> o (64,64):(64,1)",
+                 "Sw<3,3,4> o (64,64):(64,1)", "best"]))
+    row16 = _strip(BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0]).to_linear([64, 64]))
+    out.append(("atoms_fp16_row_to_dotA", "fp16 64x64: 4 lanes x 16 bytes per row -> mma.sync A operand (4 warps)",
+                row16, dot_a, 16, ["Sw<3,3,3> o (64,64):(64,1)", "Sw<2,3,3> o (64,64):(64,1)",
+                                   "Sw<1,3,3> o (64,64):(64,1)", "(64,64):(64,1)", "best"]))
+    row32 = _strip(BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0]).to_linear([32, 64]))
+    col32 = _strip(BlockedLayout([4, 1], [4, 8], [1, 4], [0, 1]).to_linear([32, 64]))
+    out.append(("atoms_fp32_transpose", "fp32 32x64: 16-byte row vectors -> 16-byte column vectors (4 warps)",
+                row32, col32, 32, ["Sw<3,2,3> o (32,64):(64,1)", "(32,64):(64,1)", "best"]))
+    for case in named_cases():
+        out.append((case.name, case.description, case.src, case.dst, case.bits, ["best"]))
+    for case in random_cases(12):
+        out.append((case.name, case.description, case.src, case.dst, case.bits, ["best"]))
+    return out
+
+
+def _kernel_for(name: str, description: str, src: LinearLayout, dst: LinearLayout, bits: int,
+                cute_text: str) -> CuteKernel | None:
+    from linear_layouts.cute import best_cute_swizzle, parse_cute, to_linear
+
+    if cute_text == "best":
+        best = best_cute_swizzle(src, dst, bits)
+        layout, shared = best.layout, best.shared
+    else:
+        layout = parse_cute(cute_text)
+        shared = to_linear(layout)
+    forward = shared_step(src, dst, shared, bits)
+    backward = shared_step(dst, src, shared, bits)
+    predicted = (wavefronts(shared, src, bits, op="store", skip_duplicates=True), wavefronts(shared, dst, bits))
+    kname = kernel_name(PREFIX, name, str(layout))
+    kernel = emit_conversion_kernel(kname, src, dst, bits // 8, forward, backward)
+    return CuteKernel(name, description, str(layout), src, dst, bits, kernel, predicted,
+                      emitted_wavefronts(forward), forward.instruction_counts())
+
+
+def build(limit: int | None = None) -> list[CuteKernel]:
+    """Every kernel (the first ``limit`` pairs only, when given), shared memory through CuTe layouts."""
+    kernels, seen = [], set()
+    for name, description, src, dst, bits, layouts in _pairs()[:limit]:
+        for text in layouts:
+            k = _kernel_for(name, description, src, dst, bits, text)
+            if k is not None and (k.name, k.cute) not in seen:
+                seen.add((k.name, k.cute))
+                kernels.append(k)
+    return kernels
+
+
+def _layout_dict(layout: LinearLayout) -> dict:
+    return {"bases": layout.bases, "out_dims": dict(layout.out_dims)}
+
+
+def save(kernels: list[CuteKernel], path: Path = CACHE) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [dict(name=k.name, description=k.description, cute=k.cute, src=_layout_dict(k.src), dst=_layout_dict(k.dst),
+                 bits=k.bits, kernel=k.kernel.__dict__, predicted=k.predicted, modelled=k.modelled,
+                 instructions=k.instructions) for k in kernels]
+    path.write_text(json.dumps(rows))
+
+
+def load(path: Path = CACHE) -> list[CuteKernel]:
+    def layout(d: dict) -> LinearLayout:
+        return LinearLayout(d["bases"], d["out_dims"], require_surjective=False)
+
+    return [CuteKernel(r["name"], r["description"], r["cute"], layout(r["src"]), layout(r["dst"]), r["bits"],
+                       KernelSource(**r["kernel"]), tuple(r["predicted"]), tuple(r["modelled"]), r["instructions"])
+            for r in json.loads(path.read_text())]
+
+
+def compile_all(kernels: list[CuteKernel]) -> float:
+    start = time.time()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        list(pool.map(lambda k: compile_cubin(k.kernel.source), kernels))
+    return time.time() - start
+
+
+# ---------------------------------------------------------------------------------------------- GPU
+def launch_all(kernels: list[CuteKernel]) -> None:
+    """One CTA, one conversion per kernel (what ncu measures)."""
+    from linear_layouts.codegen.runtime import check_kernel
+
+    for k in kernels:
+        check_kernel(k.kernel, tiles=1, iterations=0)
+
+
+def verify(kernels: list[CuteKernel]) -> list[dict]:
+    from linear_layouts.codegen.runtime import check_kernel
+
+    rows = []
+    for k in kernels:
+        try:
+            wrong = check_kernel(k.kernel, tiles=3, iterations=1, seed=1) + check_kernel(k.kernel, tiles=2, seed=2)
+            rows.append(dict(case=k.name, cute=k.cute, wrong=wrong))
+        except Exception as exc:  # noqa: BLE001 - report, do not stop the batch
+            rows.append(dict(case=k.name, cute=k.cute, wrong=-1, error=repr(exc)[:300]))
+    return rows
+
+
+def parse_ncu_csv(out: str) -> dict[str, dict[str, float]]:
+    """``{kernel name: {metric: value}}`` from ``ncu --csv`` output (its other lines ignored)."""
+    measured: dict[str, dict[str, float]] = {}
+    lines = [line for line in out.splitlines() if line.startswith('"')]
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        kname = row.get("Kernel Name", "").split("(")[0]
+        try:
+            measured.setdefault(kname, {})[row.get("Metric Name", "")] = float(row.get("Metric Value", "").replace(",", ""))
+        except ValueError:
+            continue
+    return measured
+
+
+def run_ncu(kernels: list[CuteKernel], timeout: int) -> dict:
+    cmd = ["ncu", "--csv", "--metrics", f"{METRIC_LD},{METRIC_ST}", "-k", f"regex:^{PREFIX}_",
+           sys.executable, __file__, "--mode", "launch"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        rc, out = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, out = 124, str(exc)
+    except OSError as exc:
+        rc, out = 127, str(exc)
+    measured = parse_ncu_csv(out)
+    rows = []
+    for k in kernels:
+        m = measured.get(k.kernel.name, {})
+        st, ld = m.get(METRIC_ST), m.get(METRIC_LD)
+        rows.append(dict(case=k.name, cute=k.cute, bits=k.bits, measured=[st, ld], predicted=list(k.predicted),
+                         modelled=list(k.modelled), instructions=k.instructions,
+                         equal=st is not None and ld is not None and [int(st), int(ld)] == list(k.predicted)))
+    return dict(rc=rc, rows=rows, tail=out[-3000:] if rc or not measured else "")
+
+
+def report(results: dict) -> str:
+    env = results["environment"]
+    ncu_rows = results.get("ncu", {}).get("rows", [])
+    ver = results.get("verify", [])
+    equal = sum(r["equal"] for r in ncu_rows)
+    lines = ["# CuTe-swizzled shared memory on the device: ncu wavefronts against the prediction", "",
+             f"Device: {env.get('gpu')}; {env.get('date')}; CUDA {env.get('nvcc')}; ncu {env.get('ncu')}; "
+             f"CuPy {env.get('cupy')}, Python {env.get('python')}.", "",
+             "Reproduce: `PYTHONPATH=src python benchmarks/gpu_cute.py --mode prepare` (CPU), then "
+             "`PYTHONPATH=src python benchmarks/gpu_cute.py --out OUT` (GPU).", "",
+             f"* kernels: {len(results.get('kernels', []))}; correct on every element: "
+             f"**{sum(r['wrong'] == 0 for r in ver)} / {len(ver)}**",
+             f"* ncu store + load wavefronts = prediction (`analysis.banks.wavefronts`): **{equal} / {len(ncu_rows)}**",
+             f"* seconds: {results.get('seconds')}", "",
+             "| case | CuTe shared layout | bits | instructions | ncu st + ld | predicted st + ld | model st + ld |",
+             "|---|---|---|---|---|---|---|"]
+    for r in ncu_rows:
+        inst = ", ".join(f"{k} {v}" for k, v in sorted(r["instructions"].items()))
+        meas = "+".join("?" if x is None else str(int(x)) for x in r["measured"])
+        mark = "" if r["equal"] else " **≠**"
+        lines.append(f"| {r['case']} | `{r['cute']}` | {r['bits']} | {inst} | {meas}{mark} | "
+                     f"{'+'.join(map(str, r['predicted']))} | {'+'.join(map(str, r['modelled']))} |")
+    bad = [r for r in ver if r["wrong"] != 0]
+    for r in bad:
+        lines.append(f"- WRONG: {r['case']} `{r['cute']}`: {r['wrong']} {r.get('error', '')}")
+    if results.get("ncu", {}).get("tail"):
+        lines += ["", "ncu output (tail):", "", "```", results["ncu"]["tail"], "```"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="CuTe-swizzled conversions: ncu wavefronts vs prediction")
+    ap.add_argument("--mode", default="all", choices=["all", "prepare", "launch"])
+    ap.add_argument("--out", default=str(HERE / "build" / "cute_out"))
+    ap.add_argument("--no-compile", action="store_true", help="prepare: build the kernel list only")
+    ap.add_argument("--ncu-timeout", type=int, default=60)
+    args = ap.parse_args(argv)
+    start = time.time()
+    if args.mode == "prepare" or not CACHE.exists():
+        kernels = build()
+        save(kernels)
+    else:
+        kernels = load()
+    if args.mode == "launch":
+        launch_all(kernels)
+        return 0
+    print(f"{len(kernels)} kernels built in {time.time() - start:.1f} s", flush=True)
+    if args.no_compile:
+        return 0
+    print(f"compiled (or found cached) in {compile_all(kernels):.1f} s", flush=True)
+    if args.mode == "prepare":
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    from gpu_suite import environment  # the suite's device / CUDA / ncu / versions record
+
+    results: dict = dict(environment=environment(),
+                         kernels=[dict(case=k.name, cute=k.cute, kernel=k.kernel.name, predicted=k.predicted,
+                                       modelled=k.modelled, description=k.description) for k in kernels])
+    results["verify"] = verify(kernels)
+    results["ncu"] = run_ncu(kernels, args.ncu_timeout)
+    results["seconds"] = round(time.time() - start, 1)
+    (out / "gpu_cute.json").write_text(json.dumps(results, indent=1, default=str))
+    text = report(results)
+    (out / "gpu_cute.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
