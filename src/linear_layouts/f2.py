@@ -41,6 +41,7 @@ __all__ = [
     "is_independent",
     "transpose",
     "apply",
+    "row_operations_to_permutation",
 ]
 
 
@@ -259,3 +260,28 @@ def apply(columns: Sequence[int], x: int) -> int:
         x >>= 1
         j += 1
     return y
+
+
+def row_operations_to_permutation(columns: Sequence[int], n: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """Gauss-Jordan by rows: ``(ops, images)`` with ops ``(r, p)`` meaning "row r ^= row p" such that
+    applying them in order to the invertible n x n matrix ``columns`` leaves the permutation matrix
+    sending column j to bit ``images[j]``. Pivot: the highest bit of each column not used before.
+
+    Requires: ``columns`` invertible (n independent columns of n bits). Each op is its own inverse,
+    so ``columns = E(ops[0]) E(ops[1]) ... E(ops[-1]) P``.
+
+    >>> row_operations_to_permutation([0b11, 0b01], 2)   # bit 0 ^= bit 1 leaves e1, e0
+    ([(0, 1)], [1, 0])
+    """
+    cols = list(columns)
+    ops: list[tuple[int, int]] = []
+    used: set[int] = set()
+    for j in range(len(cols)):
+        col = cols[j]
+        pivot = max(i for i in range(n) if col >> i & 1 and i not in used)
+        used.add(pivot)
+        for r in range(n):
+            if r != pivot and col >> r & 1:
+                ops.append((r, pivot))
+                cols = [c ^ (1 << r) if c >> pivot & 1 else c for c in cols]
+    return ops, [c.bit_length() - 1 for c in cols]

@@ -35,6 +35,7 @@ from linear_layouts.engine import anchors, ir
 from linear_layouts.errors import LayoutError
 from linear_layouts.reports import banks as banks_report
 from linear_layouts.reports import conversion as conversion_report
+from linear_layouts.reports import cute as cute_report
 from linear_layouts.reports import swizzle as swizzle_report
 from linear_layouts.viz import algorithm, bank_steps, explorer, grid, model, page, png, scenarios, svg
 from linear_layouts.viz.scenarios import seed_transpose
@@ -205,6 +206,7 @@ ENTRY_POINTS = {
     "reports.banks.access_summary": lambda d: banks_report.access_summary(SHARED, SEED.load, d, "load"),
     "reports.banks.banks_report": lambda d: banks_report.banks_report(SHARED, SEED.load, d),
     "reports.swizzle.swizzle_report": lambda d: swizzle_report.swizzle_report(SEED.store, SEED.load, d),
+    "reports.cute.cute_swizzle_report": lambda d: cute_report.cute_swizzle_report(SEED.store, SEED.load, d),
     "reports.conversion.plan_report": lambda d: conversion_report.plan_report(SEED.store, SEED.load, d),
     "viz.algorithm.swizzle_steps": lambda d: algorithm.swizzle_steps(SEED.store, SEED.load, d),
     "viz.bank_steps.bank_steps": lambda d: bank_steps.bank_steps(SHARED, SEED.load, d),

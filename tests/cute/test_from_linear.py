@@ -104,6 +104,8 @@ def test_explanations_when_there_is_no_cute_form():
     assert "cannot XOR" in from_linear(xor).reason and not from_linear(xor).exists
     twice = LinearLayout({"register": [[1]], "lane": [[1], [2], [4], [8], [16]]}, {"dim0": 32})
     assert "same element bit" in from_linear(twice).reason
+    short = LinearLayout({"register": [[1]], "lane": [[2], [4]], "warp": [[8]]}, {"dim0": 16})
+    assert "need 32 lanes" in from_linear(short).reason
     tmem = LinearLayout({"row": [[1]], "col": [[2]]}, {"dim0": 4})
     assert "nothing for these" in from_linear(tmem).reason
     dup = LinearLayout({"offset": [[1], [1]]}, {"dim0": 2}, require_surjective=False)

@@ -128,26 +128,6 @@ def _single_swizzle(columns: list[int], n: int) -> tuple[Swizzle | None, list[in
     return None
 
 
-def _gauss_jordan(columns: list[int], n: int) -> tuple[list[Swizzle], list[int]]:
-    """Swizzle row operations ``E_1, E_2, ...`` and images with ``E_m ... E_1 F`` a permutation
-    (pivot: the highest bit left, so shifts are positive where possible)."""
-    cols = list(columns)
-    ops: list[Swizzle] = []
-    used: set[int] = set()
-    for j in range(len(cols)):
-        col = cols[j]
-        pivot = max(i for i in range(n) if col >> i & 1 and i not in used)
-        used.add(pivot)
-        group = []
-        for r in range(n):
-            if r != pivot and col >> r & 1:
-                # row r ^= row pivot: Y = {pivot}, Z = {r}
-                group.append(Swizzle(1, min(r, pivot), pivot - r))
-                cols = [c ^ (1 << r) if c >> pivot & 1 else c for c in cols]
-        ops.extend(group)
-    return ops, [_bit(c) for c in cols]
-
-
 def _merge_adjacent(swizzles: list[Swizzle]) -> list[Swizzle]:
     """Merge neighbours where CuTe's swizzle composition merges them (the same function)."""
     out: list[Swizzle] = []
@@ -191,8 +171,9 @@ def _shared_form(layout: LinearLayout) -> CuteForm:
         if rest is not None and rest[0] is not None:
             inner, images = rest
             return CuteForm(_build([outer, inner], images, sizes), (outer, inner))
-    ops, images = _gauss_jordan(forward, n)
-    ops = _merge_adjacent(ops)
+    row_ops, images = f2.row_operations_to_permutation(forward, n)
+    # row r ^= row p is the swizzle with YYY = {p}, ZZZ = {r}
+    ops = _merge_adjacent([Swizzle(1, min(r, p), p - r) for r, p in row_ops])
     return CuteForm(_build(ops, images, sizes), tuple(ops), minimal=len(ops) <= 3)
 
 
@@ -200,6 +181,10 @@ def _distributed_form(layout: LinearLayout) -> CuteForm:
     if layout.has_in_dim("block") and layout.in_dim_size("block") > 1:
         return CuteForm(None, reason="the layout spans several CTAs (block > 1): a CuTe TV layout is one CTA's")
     sizes = tuple(layout.out_dims.values())
+    lanes = layout.in_dim_size("lane") if layout.has_in_dim("lane") else 1
+    if layout.has_in_dim("warp") and layout.in_dim_size("warp") > 1 and lanes != 32:
+        return CuteForm(None, reason=f"{lanes} lanes per warp: a CuTe thread index is lane + 32 * warp, so warps "
+                                     f"need 32 lanes")
     strides: dict[str, list[int]] = {}
     seen: dict[int, str] = {}
     for dim in ("register", "lane", "warp"):
