@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     text = report(rows, meta)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cute_swizzle.md").write_text(text)
-    (args.out / "cute_swizzle.json").write_text(json.dumps({"meta": meta, "pairs": rows}, indent=1) + "\n")
+    pairs = ",\n".join(json.dumps(r) for r in rows)  # one pair per line
+    (args.out / "cute_swizzle.json").write_text(f'{{"meta": {json.dumps(meta)}, "pairs": [\n{pairs}\n]}}\n')
     print(text)
     return 0
 
