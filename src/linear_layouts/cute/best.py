@@ -27,12 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.analysis.banks import access_wavefronts, check_distributed, shared_access
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.element_type import bitwidth as parse_bitwidth
 from linear_layouts.analysis.swizzle import SwizzleResult, optimal_swizzle
+from linear_layouts.arguments import checked
 from linear_layouts.cute.from_linear import swizzles_on
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, column_major, composition, row_major
 from linear_layouts.cute.linear import to_linear
+from linear_layouts.element_type import DTypeLike
+from linear_layouts.element_type import bitwidth as parse_bitwidth
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 
@@ -90,6 +91,7 @@ def cute_candidates(shape: tuple[int, ...]) -> list[tuple[str, Swizzle, Layout |
     return out
 
 
+@checked
 def best_cute_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike) -> CuteSwizzleChoice:
     """The ``Swizzle<B,M,S> ∘ (row- or column-major)`` with the fewest store + load wavefronts (module doc).
 

@@ -3,12 +3,14 @@ store and a load beside §9.2's optimum (``swizzle --format cute``)."""
 
 from __future__ import annotations
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["cute_report", "cute_swizzle_report"]
 
 
+@checked
 def cute_report(layout: LinearLayout) -> str:
     """``layout``'s simplest CuTe form (``cute.from_linear``) as CuTe's print form, C++ and CuTe DSL,
     or the reason there is none.
@@ -33,6 +35,7 @@ def cute_report(layout: LinearLayout) -> str:
     return "\n".join(lines)
 
 
+@checked
 def cute_swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike) -> str:
     """The best ``Swizzle<B,M,S> ∘ (row- or column-major)`` for ``store`` then ``load``
     (``cute.best_cute_swizzle``) against the best plain CuTe layout and §9.2's optimum, with its C++ and
