@@ -20,11 +20,12 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
-def gpu_cute():
+def gpu_cute(tmp_path_factory):
     cache = os.environ.get("LINEAR_LAYOUTS_CACHE")
+    os.environ["LINEAR_LAYOUTS_CACHE"] = str(tmp_path_factory.mktemp("kernels"))  # not the benchmark's cubins
     sys.path.insert(0, str(BENCHMARKS))
     try:
-        yield importlib.import_module("gpu_cute")  # it sets LINEAR_LAYOUTS_CACHE for its cubins
+        yield importlib.import_module("gpu_cute")
     finally:
         sys.path.remove(str(BENCHMARKS))
         if cache is None:
