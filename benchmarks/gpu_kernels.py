@@ -12,7 +12,7 @@ the TTGIR's own loop bounds evaluated with the launch's scalars):
   cp.async (LDGSTS) writes are predicted separately (``cp.async``) and compared both ways, since the
   metric's treatment of LDGSTS is what the run establishes;
 * not counted, listed per kernel when present: TMA copies and wgmma / tcgen05 operand reads (async
-  proxy, not the LSU), tensor memory, scans, histograms, tt.gather, scalar atomics' result broadcast,
+  proxy, not the LSU), tensor memory, histograms, tt.gather, scalar atomics' result broadcast,
   mbarrier operations, and ops whose execution count depends on data (spin loops).
 
 Every kernel is compiled by the device's own Triton (its layouts may differ from 3.9's): the JIT's own

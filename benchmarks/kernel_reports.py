@@ -72,7 +72,7 @@ def main() -> int:
             "store/load, cross-warp reductions, cp.async, TMA descriptor writes); Triton's predicted store + load "
             "wavefronts per CTA (each op once) and per launch (times its executions over the grid); whether the "
             "model's shared instructions equal the PTX's (static inventory); flags (bank conflicts, cheaper plans); "
-            "ops not counted (TMA, wgmma operand reads, scans, ...); the engine's alternative: Triton's conversions "
+            "ops not counted (TMA, wgmma operand reads, histograms, ...); the engine's alternative: Triton's conversions "
             "(+ register->shared stagings) / shared wavefronts per CTA vs our engine's on the kernel's TTIR.", "",
             "| kernel | layouts | ops | wf per CTA (st + ld) | wf per launch (st + ld) | model = PTX | flags | not counted | Triton vs our engine |",
             "|---|---|---|---|---|---|---|---|---|"]
@@ -80,7 +80,7 @@ def main() -> int:
             "registers, so no conversion, and wgmma reads them from shared memory), while the engine has no "
             "asynchronous copy and counts a loaded wgmma A operand as one shared-memory conversion into its register "
             "operand layout: on the matmuls \"1 vs 2\" is that operand, not a worse epilogue. Where ops are \"not "
-            "imported\" (scans, histograms, `dot_scaled`, 3-D dots, descriptor loads) the engine lays out their "
+            "imported\" (histograms, `dot_scaled`, 3-D dots, descriptor loads) the engine lays out their "
             "results for free, so its count is a lower bound there. `sort_rows` (366 ops) is above the report's "
             "engine limit (120 ops) until the engine is faster."]
     Path(args.out).write_text("\n".join(head + rows + foot) + "\n")

@@ -16,8 +16,7 @@ IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
 TTIR = sorted((IR / "sm_90").glob("*.ttir"))
 #: what the import leaves out, per kernel (stated in ImportedProgram.unmodeled)
 LEFT_OUT = {
-    "batched_dot_3d": {"tt.dot"}, "cumsum": {"tt.scan"}, "linear_recurrence_scan": {"tt.scan"},
-    "histogram": {"tt.histogram"}, "layer_norm_bwd_dx": {"scf.while"}, "mxfp4_matmul": {"tt.dot_scaled"},
+    "batched_dot_3d": {"tt.dot"}, "histogram": {"tt.histogram"}, "layer_norm_bwd_dx": {"scf.while"}, "mxfp4_matmul": {"tt.dot_scaled"},
     "mxfp8_matmul": {"tt.dot_scaled"}, "tma_persistent_matmul": {"tt.descriptor_load", "tt.descriptor_store"},
 }
 

@@ -26,9 +26,13 @@ from linear_layouts.layout import LinearLayout
 __all__ = ["Value", "Op", "Program", "Builder", "ELEMENTWISE_FUNCTIONS", "SHAPE_OPS", "element_bits"]
 
 #: Unary / binary elementwise functions the builder knows (their NumPy meaning is in ``engine.gluon``).
+#: ``map1`` .. ``map3`` and ``scan`` stand for the functions of an imported kernel (``kernels.ttir_import``:
+#: exp, sqrt, a prefix scan along an axis, ...): they keep their operand's layout, and the engine lays
+#: them out like any elementwise op but does not evaluate or emit them.
 ELEMENTWISE_FUNCTIONS = {
     "neg": 1, "exp2": 1, "abs": 1, "fp4_to_fp": 1, "e8m0_to_fp": 1,
     "add": 2, "sub": 2, "mul": 2, "div": 2, "max": 2, "min": 2, "and": 2, "shr": 2, "where": 3,
+    "map1": 1, "map2": 2, "map3": 3, "scan": 1,
 }
 #: Ops that only rename the logical tensor: no-ops under the transfer functions (Thm 9.3).
 SHAPE_OPS = ("trans", "reshape", "join", "split", "expand_dims", "broadcast")

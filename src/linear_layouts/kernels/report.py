@@ -3,11 +3,11 @@
 For every distinct layout: its attribute text (TTGIR name), the catalog descriptor (Gluon name) and
 its LinearLayout on each shape it is used with. For every op that moves data through shared memory
 or between threads — ``convert_layout``, ``local_alloc %x`` / ``local_store`` / ``local_load``,
-``tt.reduce`` across warps, ``async_copy_global_to_local`` (cp.async) — Triton's own lowering with
+``tt.reduce`` and ``tt.scan`` across warps, ``async_copy_global_to_local`` (cp.async) — Triton's own lowering with
 its instructions and wavefronts (``triton_lowering``), our plan for conversions (``plan_conversion``)
 with its wavefronts and model cost, and flags: bank conflicts, a cheaper plan. Ops that touch shared
 or tensor memory outside the load/store unit, or that the model does not cover, are listed with the
-reason (TMA copies, wgmma operand reads, TMEM, scans, histograms, atomics' result broadcast,
+reason (TMA copies, wgmma operand reads, TMEM, histograms, atomics' result broadcast,
 mbarriers). With a launch (grid and scalar arguments) every op also gets its execution count.
 
 >>> from linear_layouts.catalog import BlockedLayout
@@ -45,6 +45,7 @@ from linear_layouts.kernels.triton_lowering import (
     local_lowering,
     reduce_lowering,
     ldst_instructions,
+    scan_lowering,
 )
 from linear_layouts.layout import LinearLayout
 
@@ -62,7 +63,6 @@ UNMODELED = {
     "ttng.tmem_load": "tensor memory (TMEM) load: no shared-memory wavefronts",
     "ttng.tmem_store": "tensor memory (TMEM) store: no shared-memory wavefronts",
     "ttng.tmem_copy": "shared memory -> tensor memory copy (tcgen05.cp)",
-    "tt.scan": "scan across warps: Triton's scan lowering is not modeled yet",
     "tt.histogram": "histogram: Triton's lowering (ballots / shared atomics) is not modeled",
     "tt.gather": "gather: Triton's warp-local / shared-memory lowering is not modeled",
     "ttng.init_barrier": "mbarrier initialization (shared-memory store by one thread)",
@@ -339,6 +339,19 @@ class _Analyzer:
             return SharedOp(index, name, "reduce", loc, ins[0].shape, ins[0].element, ins[0].bitwidth or 32,
                             self.name(ins[0]), self.name(outs[0]) if outs and outs[0].encoding else "scalar", triton,
                             None, depth, count, None, tuple(_conflict_flags(triton)), src, result)
+        if name == "tt.scan":
+            ins = [self.typ(t) for t in op.operand_types]
+            if not ins or not ins[0].encoding:
+                return None
+            src = self.linear(ins[0])
+            triton = scan_lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], self.cc)
+            if triton.kind == NO_OP:
+                return None
+            if triton.kind != SHARED:
+                return UnmodeledOp(index, name, loc, triton.note, count)
+            return SharedOp(index, name, "scan", loc, ins[0].shape, ins[0].element, ins[0].bitwidth or 32,
+                            self.name(ins[0]), self.name(ins[0]), triton, None, depth, count, None,
+                            tuple(_conflict_flags(triton)), src, src)
         if name == "ttg.async_copy_global_to_local":
             ptr, mem = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
             if not is_shared_encoding(mem.encoding) or "padded_shared" in mem.encoding:

@@ -11,7 +11,7 @@ TTIR                                                engine op
 (``splat`` of an argument + ``addptr`` offsets)     strides are the offsets' affine coefficients
 integer index math (make_range, splat, arith on     folded into the pointers; where used as data, a
 it, masks)                                          free ``full`` (recomputable in any layout)
-``arith`` / ``math`` on data, ``select``            ``elementwise`` (same arity), casts ``cast``
+``arith`` / ``math`` on data, ``select``            ``elementwise`` (add, mul, ...; others ``map1``..``map3``)
 ``tt.dot`` (2-D)                                    ``dot`` (wgmma on sm_90+ when M >= 64, else mma.sync)
 ``tt.reduce`` (each operand)                        ``reduce`` (add / max / min by the combiner)
 ``tt.trans``, ``reshape``, ``join``, ``split``,     the same shape ops
@@ -19,7 +19,8 @@ it, masks)                                          free ``full`` (recomputable 
 ``scf.for`` / ``scf.if``                            one iteration / the ``then`` branch, inlined
 ==================================================  ===================================================
 
-Everything else (``tt.scan``, ``tt.histogram``, ``tt.dot_scaled``, 3-D dots, descriptor loads, ...)
+``tt.scan`` becomes an elementwise ``scan`` (it keeps its operand's layout). Everything else
+(``tt.histogram``, ``tt.dot_scaled``, 3-D dots, descriptor loads, ...)
 is listed in ``ImportedProgram.unmodeled``; its results enter the program as free placeholders, so
 the engine may lay them out at no cost (stated, never silent).
 
@@ -420,8 +421,7 @@ class _Importer:
         if op.name == "arith.select":
             fn = "where"
         if fn is None or len(ins) != {"where": 3}.get(fn, 2 if op.name in _BINARY_FN else 1):
-            fn = {1: "neg", 2: "add", 3: "where"}.get(len(ins))
-            self.notes.add("elementwise functions the engine has no name for are imported as one of its arity")
+            fn = {1: "map1", 2: "map2", 3: "map3"}.get(len(ins))
         if fn is None:
             self.missing(op, f"elementwise op with {len(ins)} operands")
             return
@@ -503,6 +503,15 @@ class _Importer:
                 out = self.b.reduce(x, axis, combine)
             if t is not None and t.kind == "tensor":
                 self.values[op.results[k]] = out
+
+    def op_tt_scan(self, op: Op) -> None:
+        """A scan keeps its operands' layout (its data movement is internal to Triton's lowering)."""
+        for k, src in enumerate(op.operands):
+            t = self.types[op.results[k]] if k < len(op.results) else None
+            if t is None or t.kind != "tensor":
+                continue
+            self.values[op.results[k]] = self.b.elementwise("scan", self.data(src, self.typ(op.operand_types[k])),
+                                                            dtype=_elem(t))
 
     def op_tt_gather(self, op: Op) -> None:
         axis = op.attr_int("axis") or 0
