@@ -42,7 +42,9 @@ from linear_layouts.limits import check_text, excerpt, quote, shorten
 __all__ = ["ParsedSpec", "parse_spec", "layout_from_spec", "catalog_classes", "RAW_CONSTRUCTORS"]
 
 RAW_CONSTRUCTORS = ("LinearLayout", "DistributedLinearLayout", "SharedLinearLayout")
-_PREFIXES = ("gl", "ttgl", "language", "linear_layouts", "catalog")
+_PREFIXES = ("gl", "ttgl", "language", "linear_layouts", "catalog", "amd", "nvidia", "blackwell")
+#: Catalog classmethods a spec may call, as Gluon spells them: ``PaddedSharedLayout.with_identity_for(...)``.
+_CLASSMETHODS = ("with_identity_for", "get_default_for", "from_warps_per_cta")
 
 
 @dataclass(frozen=True)
@@ -220,6 +222,8 @@ class _Builder:
             prefix = ast.unparse(func.value).split(".")
             if all(p in _PREFIXES for p in prefix):
                 return func.attr
+            if func.attr in _CLASSMETHODS and prefix[-1] in self.classes and all(p in _PREFIXES for p in prefix[:-1]):
+                return f"{prefix[-1]}.{func.attr}"
         raise self.fail(func, f"{quote(ast.unparse(func))} is not a layout name")
 
     def call(self, node: ast.Call) -> Any:
@@ -230,7 +234,10 @@ class _Builder:
         kwargs = {k.arg: self.build(k.value) for k in node.keywords}
         if name in RAW_CONSTRUCTORS and name not in self.classes:
             return self.raw(node, name, args, kwargs)
-        cls = self.classes.get(name)
+        class_name, _, method = name.partition(".")
+        cls = self.classes.get(class_name)
+        if cls is not None and method:
+            cls = getattr(cls, method, None)
         if cls is None:
             known = sorted(set(self.classes) | set(RAW_CONSTRUCTORS))
             raise self.fail(node.func, f"unknown layout {quote(name)}{did_you_mean(name, known)}; "

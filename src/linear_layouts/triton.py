@@ -6,6 +6,8 @@
   3.9 (``cga_layout`` bases) and 3.6 (``ctas_per_cga`` / ``cta_split_num`` / ``cta_order``).
   ``AMDRotatingSharedLayout`` has no Gluon class: ``to_gluon(layout, shape)`` returns the equivalent
   ``SharedLinearLayout`` of that shape.
+- ``gluon_expression(layout)``: the Gluon (3.9) Python source that builds a catalog descriptor (or any
+  ``LinearLayout``, recognized first), as text; Triton is not needed.
 - ``to_triton_linear_layout(ll)`` / ``from_triton_linear_layout(tll)``: our ``LinearLayout`` <-> Triton's
   C++ ``LinearLayout`` bound to Python (``triton._C.libtriton.linear_layout.LinearLayout``).
 - ``triton_bank_conflicts(shared, distributed, bitwidth)``: Triton's own bank-conflict estimate
@@ -33,7 +35,7 @@ from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
-    "to_gluon", "from_gluon", "to_triton_linear_layout", "from_triton_linear_layout", "triton_version",
+    "to_gluon", "from_gluon", "gluon_expression", "to_triton_linear_layout", "from_triton_linear_layout", "triton_version",
     "triton_bank_conflicts",
 ]
 
@@ -152,6 +154,60 @@ def to_gluon(layout: Any, shape: Sequence[int] | None = None) -> Any:
         raise LayoutError(
             f"layout: cannot build Gluon's {name} from {kwargs} (fields it lacks: {missing}): {error}"
         ) from None
+
+
+#: Where Gluon 3.9 keeps the classes that are not in ``triton.experimental.gluon.language`` itself.
+_GLUON_SUBMODULES = {"AMDMFMALayout": "gl.amd.", "AMDWMMALayout": "gl.amd.",
+                     "TensorMemoryLayout": "gl.nvidia.blackwell.", "TensorMemoryScalesLayout": "gl.nvidia.blackwell."}
+
+
+def gluon_expression(layout: Any, shape: Sequence[int] | None = None) -> str:
+    """The Gluon (Triton 3.9) source that builds ``layout``: the class under ``gl`` (``gl.amd``,
+    ``gl.nvidia.blackwell``), required fields by keyword, optional fields only when not their default.
+    A ``LinearLayout`` is recognized first; ``AMDRotatingSharedLayout`` (no Gluon class) becomes the
+    ``SharedLinearLayout`` of ``shape``. No Triton needed.
+
+    >>> from linear_layouts.catalog import NVMMASharedLayout
+    >>> gluon_expression(NVMMASharedLayout(128, 16))
+    'gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)'
+    """
+    if isinstance(layout, LinearLayout):
+        from linear_layouts.catalog.recognize import recognize
+
+        layout = recognize(layout)
+    name = type(layout).__name__
+    if not dataclasses.is_dataclass(layout) or getattr(catalog, name, None) is not type(layout):
+        raise LayoutError(f"layout must be a linear_layouts.catalog layout or a LinearLayout, got {name}")
+    if name == "AMDRotatingSharedLayout":
+        if shape is None:
+            raise LayoutError("shape is required: Gluon has no AMDRotatingSharedLayout; it becomes a SharedLinearLayout")
+        linear = layout.to_linear(shape)
+        layout = catalog.SharedLinearLayout(linear.bases["offset"], linear.bases.get("block", []))
+        name = "SharedLinearLayout"
+
+    def text(value: Any) -> str:
+        if isinstance(value, (DistributedLayout, SharedLayout)) or dataclasses.is_dataclass(value):
+            return gluon_expression(value)
+        if isinstance(value, (tuple, list)):
+            return "[" + ", ".join(text(v) for v in value) + "]"
+        return repr(value)
+
+    if name == "PaddedSharedLayout" and layout.identity_order() is not None:
+        return (f"gl.PaddedSharedLayout.with_identity_for({text(layout.interval_padding_pairs)}, "
+                f"{text(layout.shape)}, {text(layout.identity_order())})")
+    arguments = []
+    for f in dataclasses.fields(layout):
+        value = getattr(layout, f.name)
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        if has_default and (value == default or value in (None, ()) and not default):
+            continue
+        if name == "AMDMFMALayout" and f.name in ("element_bitwidth", "tiles_per_warp") and \
+                (value == 32 or value is not None and all(t == 1 for t in value)):
+            continue  # Gluon's defaults (None) mean these values
+        arguments.append(f"{f.name}={tuple(value) if f.name == 'block' else text(value)}")
+    return f"{_GLUON_SUBMODULES.get(name, 'gl.')}{name}({', '.join(arguments)})"
 
 
 # --------------------------------------------------------------------------------------------------

@@ -59,11 +59,7 @@ from linear_layouts.catalog import (
     TensorMemoryLayout,
     TensorMemoryScalesLayout,
 )
-from linear_layouts.catalog.base import (
-    cga_layout_from_split_params,
-    identity_standard_nd,
-    standard_out_dim_names,
-)
+from linear_layouts.catalog.base import cga_layout_from_split_params, standard_out_dim_names
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_SPEC_DEPTH, excerpt
@@ -492,27 +488,6 @@ def _linear_text(pairs: Sequence[tuple[str, Sequence[Sequence[int]]]]) -> str:
     return ", ".join(f"{name} = {_bases(vectors)}" for name, vectors in pairs)
 
 
-def _is_identity_component(layout: PaddedSharedLayout) -> tuple[int, ...] | None:
-    """The order printed in a padded layout's short form (``order = .., shape = ..``), or None.
-
-    Triton prints the short form when there are no CTA bases and the offsets are
-    ``identityStandardND`` in the layout's order (dims by first appearance in the offsets, then the rest
-    from the last dim)."""
-    if layout.cga_layout:
-        return None
-    order: list[int] = []
-    for vector in layout.offset_bases:
-        for d, x in enumerate(vector):
-            if x and d not in order:
-                order.append(d)
-    order += [d for d in reversed(range(layout.rank)) if d not in order]
-    identity = identity_standard_nd("offset", layout.shape, order).transpose_outs(
-        list(standard_out_dim_names(layout.rank)))
-    if identity.bases["offset"] != [list(v) for v in layout.offset_bases]:
-        return None
-    return tuple(order)
-
-
 def format_attribute(layout: Any) -> str:
     """The TTGIR text of a catalog descriptor, exactly as Triton 3.9 prints it (parents inline).
 
@@ -572,7 +547,7 @@ def format_attribute(layout: Any) -> str:
         return f"#ttg.shared_linear<{{{_linear_text(pairs)}}}, alignment = {layout.alignment}>"
     if isinstance(layout, PaddedSharedLayout):
         pairs_text = ", ".join(f"{i}:+{p}" for i, p in layout.interval_padding_pairs)
-        order = _is_identity_component(layout)
+        order = layout.identity_order()
         if order is not None:
             body = f"order = {_ints(order)}, shape = {_ints(layout.shape)}"
         else:

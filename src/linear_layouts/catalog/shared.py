@@ -536,6 +536,25 @@ class PaddedSharedLayout(SharedLayout):
                 offset_bases.append([1 << bit if i == dim else 0 for i in range(len(shape))])
         return cls(interval_padding_pairs, offset_bases, cga, shape)
 
+    def identity_order(self) -> tuple[int, ...] | None:
+        """The ``order`` of ``with_identity_for`` that gives this layout (no CGA bases, offsets walking
+        the shape dim by dim), else None. Dims are ordered as Triton's ``getOrder`` reads them: by first
+        appearance in the offset bases, then the rest from the last dim (the form Triton prints short).
+
+        >>> PaddedSharedLayout.with_identity_for([[64, 8]], [4, 8], [0, 1]).identity_order()
+        (0, 1)
+        """
+        if self.cga_layout:
+            return None
+        order: list[int] = []
+        for vector in self.offset_bases:
+            for d, x in enumerate(vector):
+                if x and d not in order:
+                    order.append(d)
+        order += [d for d in reversed(range(self.rank)) if d not in order]
+        expected = PaddedSharedLayout.with_identity_for(self.interval_padding_pairs, self.shape, order)
+        return tuple(order) if expected.offset_bases == self.offset_bases else None
+
     def to_linear(self, shape: Sequence[int] | None = None) -> LinearLayout:
         """The linear component ``(offset, block) -> (dim0, ..)``; the padding is not part of it
         (Triton's ``paddedLinearLayout``). ``shape``, when given, must be the layout's ``shape``.

@@ -1,0 +1,369 @@
+"""Shared-layout advice for a real consumer: every shared layout a Gluon author can write, ranked.
+
+``suggest_shared_layout(store, consumer, dtype)``: a tile held in registers in the distributed layout
+``store`` is written to shared memory (``gl.allocate_shared_memory(..., value=x)`` / ``smem.store(x)``)
+and read by ``consumer``. Candidates:
+
+* ``NVMMASharedLayout`` at every swizzle width (0, 32, 64, 128 bytes), plain and transposed, where its
+  TMA box fits the tile; the row ``NVMMASharedLayout.get_default_for`` picks is marked;
+* ``SwizzledSharedLayout``: the unswizzled one and the best ``(vec, per_phase, max_phase, order)`` of a grid;
+* ``PaddedSharedLayout``: each row padded by one access width (the legacy scratch, ``padded_baseline``);
+* the optimal layout of paper §5.4 (``optimal_swizzle``), as the simplest Gluon class that produces it
+  (often a ``SharedLinearLayout``).
+
+Each is costed with the project's one bank model (``banks.wavefronts``, padded layouts by
+``bank_simulator``): store wavefronts (every lane stores its registers) plus load wavefronts of the
+consumer's access, and marked with what the consumer accepts:
+
+==================  ==========================================================================
+consumer            accepts / load cost
+==================  ==========================================================================
+``local_load(L)``   every layout; ``ld.shared`` into ``L`` (widest vector)
+``ldmatrix(L)``     layouts where ``ldmatrix`` lowers the load (16-byte rows of 8 matrices)
+``wgmma(k, L)``     ``NVMMASharedLayout`` only (K-major for 8/32-bit elements); read by the async
+                    proxy: no ``ld.shared`` wavefronts unless ``L`` (a ``local_load``) is given too
+``tma()``           ``NVMMASharedLayout`` only; the copy to global memory is no ``ld.shared``
+==================  ==========================================================================
+
+Ranking: accepted first, then fewest store + load wavefronts, then wider vectors, then the simpler
+class (NVMMA, swizzled, padded, linear), then fewer bytes. ``advice.best`` is the first row.
+
+Example (the issue's question: a 128x64 fp16 tile loaded with ``BlockedLayout([1,8],[4,8],[4,1],[1,0])``
+feeding a Hopper wgmma operand A): the best row is ``NVMMASharedLayout(128, 16)``, 128 store wavefronts,
+which is also ``get_default_for``'s choice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from linear_layouts.analysis.bank_simulator import simulate_wavefronts
+from linear_layouts.analysis.banks import check_distributed, shared_access, wavefronts
+from linear_layouts.analysis.simd_tiles import simd_choices
+from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
+from linear_layouts.catalog import (
+    NVMMASharedLayout,
+    PaddedSharedLayout,
+    SharedLinearLayout,
+    SwizzledSharedLayout,
+)
+from linear_layouts.catalog.recognize import recognize, standardize
+from linear_layouts.element_type import DTypeLike, ElementType, element_type
+from linear_layouts.errors import LayoutError
+from linear_layouts.layout import LinearLayout
+
+__all__ = ["ConsumerKind", "Consumer", "SharedCandidate", "SharedAdvice", "suggest_shared_layout"]
+
+
+class ConsumerKind(enum.Enum):
+    """How the shared tile is read."""
+
+    LOCAL_LOAD = "local_load"  #: ``smem.load(L)``: ld.shared into a distributed layout
+    LDMATRIX = "ldmatrix"  #: ``smem.load(L)`` lowered to ldmatrix (an mma operand)
+    WGMMA = "wgmma"  #: a Hopper wgmma operand read from shared memory by the async proxy
+    TMA = "tma"  #: a TMA copy shared -> global
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """What reads the shared tile: a ``kind``, the distributed ``layout`` a ``local_load`` fills (required
+    for LOCAL_LOAD and LDMATRIX, optional for WGMMA), and the wgmma ``operand_index`` (0: A [M, K], 1: B [K, N])."""
+
+    kind: ConsumerKind
+    layout: LinearLayout | None = None
+    operand_index: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, ConsumerKind):
+            raise LayoutError(f"kind must be a ConsumerKind, got {self.kind!r}")
+        if self.kind in (ConsumerKind.LOCAL_LOAD, ConsumerKind.LDMATRIX) and self.layout is None:
+            raise LayoutError(f"layout is required: a {self.kind.value} consumer loads into a distributed layout")
+        if self.layout is not None:
+            object.__setattr__(self, "layout", check_distributed(self.layout, "consumer layout"))
+        if self.kind == ConsumerKind.WGMMA and self.operand_index not in (0, 1):
+            raise LayoutError(f"operand_index must be 0 (A) or 1 (B) for a wgmma consumer, got {self.operand_index!r}")
+
+    @classmethod
+    def local_load(cls, layout: LinearLayout) -> "Consumer":
+        """``smem.load(layout)`` with ld.shared."""
+        return cls(ConsumerKind.LOCAL_LOAD, layout)
+
+    @classmethod
+    def ldmatrix(cls, layout: LinearLayout) -> "Consumer":
+        """``smem.load(layout)`` lowered to ldmatrix."""
+        return cls(ConsumerKind.LDMATRIX, layout)
+
+    @classmethod
+    def wgmma(cls, operand_index: int, layout: LinearLayout | None = None) -> "Consumer":
+        """A wgmma operand (0: A, 1: B); ``layout``: also a ``local_load`` into it (e.g. to check the tile)."""
+        return cls(ConsumerKind.WGMMA, layout, operand_index)
+
+    @classmethod
+    def tma(cls) -> "Consumer":
+        """A TMA copy of the tile to global memory."""
+        return cls(ConsumerKind.TMA)
+
+    def describe(self) -> str:
+        """One line naming the consumer."""
+        if self.kind == ConsumerKind.WGMMA:
+            return f"wgmma operand {'AB'[self.operand_index]}" + (" (+ local_load)" if self.layout is not None else "")
+        return {"local_load": "local_load (ld.shared)", "ldmatrix": "local_load (ldmatrix)",
+                "tma": "TMA copy to global"}[self.kind.value]
+
+
+@dataclass(frozen=True)
+class SharedCandidate:
+    """One shared layout and its cost for (store, consumer). ``load_wavefronts`` is None when the
+    consumer does not read with ld.shared / ldmatrix (wgmma, TMA). ``padding``: (interval, pad) pairs."""
+
+    name: str
+    descriptor: Any
+    layout: LinearLayout
+    padding: tuple[tuple[int, int], ...]
+    store_wavefronts: int
+    load_wavefronts: int | None
+    store_vector_bits: int
+    load_vector_bits: int | None
+    load_instruction: str | None
+    accepted: bool
+    reason: str
+    shared_bytes: int
+    marks: tuple[str, ...] = ()
+
+    @property
+    def total_wavefronts(self) -> int:
+        """Store plus load wavefronts (load: 0 when the consumer does not use ld.shared)."""
+        return self.store_wavefronts + (self.load_wavefronts or 0)
+
+    @property
+    def gluon(self) -> str:
+        """The Gluon (3.9) source of the descriptor."""
+        from linear_layouts.triton import gluon_expression
+
+        return gluon_expression(self.descriptor)
+
+    @property
+    def ttgir(self) -> str:
+        """The descriptor as Triton's TTGIR attribute text."""
+        from linear_layouts.ttgir import format_attribute
+
+        return format_attribute(self.descriptor)
+
+
+@dataclass(frozen=True)
+class SharedAdvice:
+    """The ranked candidates (module doc); ``best`` is the first, ``default`` the get_default_for row."""
+
+    store: LinearLayout
+    consumer: Consumer
+    dtype: ElementType
+    candidates: tuple[SharedCandidate, ...]
+
+    @property
+    def best(self) -> SharedCandidate:
+        """The cheapest candidate the consumer accepts."""
+        return self.candidates[0]
+
+    @property
+    def default(self) -> SharedCandidate | None:
+        """The row of ``NVMMASharedLayout.get_default_for`` (None when its TMA box does not fit)."""
+        return next((c for c in self.candidates if "get_default_for" in c.marks), None)
+
+    def table(self) -> str:
+        """The ranking as a text table (rank, layout, accepted, store / load wavefronts, vectors, Gluon)."""
+        rows = []
+        for i, c in enumerate(self.candidates, 1):
+            load = "-" if c.load_wavefronts is None else str(c.load_wavefronts)
+            vectors = f"{c.store_vector_bits}/{'-' if c.load_vector_bits is None else c.load_vector_bits}"
+            marks = f" [{', '.join(c.marks)}]" if c.marks else ""
+            rows.append([str(i), c.name + marks, "yes" if c.accepted else f"no: {c.reason}", str(c.store_wavefronts),
+                         load, str(c.total_wavefronts), vectors, c.load_instruction or "-", c.gluon])
+        header = ["#", "shared layout", "accepted", "store", "load", "total", "st/ld bits", "load by", "Gluon"]
+        widths = [max(len(r[k]) for r in rows + [header]) for k in range(len(header))]
+        lines = [
+            f"{'x'.join(map(str, self.store.out_dims.values()))} {self.dtype.name}, stored from the registers, "
+            f"read by {self.consumer.describe()}; wavefronts per CTA (ncu's shared st / ld counts)",
+            "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
+        ]
+        lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# candidates
+# --------------------------------------------------------------------------------------------------
+
+_FAMILY_RANK = {"NVMMASharedLayout": 0, "SwizzledSharedLayout": 1, "PaddedSharedLayout": 2, "SharedLinearLayout": 3}
+
+
+def _shape(layout: LinearLayout) -> list[int]:
+    return [layout.out_dim_size(d) for d in layout.out_dim_names]
+
+
+def _nvmma_candidates(shape: Sequence[int], bits: int) -> list[tuple[str, Any, tuple[str, ...]]]:
+    rank = len(shape)
+    found = []
+    try:
+        default = NVMMASharedLayout.get_default_for(shape, bits)
+    except LayoutError:
+        default = None
+    for swizzle in (128, 64, 32, 0):
+        for transposed in (False, True):
+            try:
+                layout = NVMMASharedLayout(swizzle, bits, rank, transposed)
+                layout.to_linear(shape)
+            except LayoutError:
+                continue
+            marks = ("get_default_for",) if layout == default else ()
+            name = f"NVMMA {swizzle}B{' transposed' if transposed else ''}"
+            found.append((name, layout, marks))
+    return found
+
+
+def _swizzled_grid(rank: int, bits: int) -> list[SwizzledSharedLayout]:
+    """Swizzled layouts of the two minor dims (either order): vec * bits <= 128, per_phase, max_phase <= 16."""
+    grid = []
+    orders = [list(reversed(range(rank)))]
+    if rank >= 2:
+        swapped = list(reversed(range(rank)))
+        swapped[0], swapped[1] = swapped[1], swapped[0]
+        orders.append(swapped)
+    vectors = [v for v in (1, 2, 4, 8, 16) if v * bits <= 128]
+    for order, vec, per_phase, max_phase in itertools.product(orders, vectors, (1, 2, 4, 8), (1, 2, 4, 8, 16)):
+        if max_phase == 1 and (vec, per_phase) != (1, 1):
+            continue  # no swizzle: one representative
+        grid.append(SwizzledSharedLayout(vec, per_phase, max_phase, order))
+    return grid
+
+
+def _accepts(consumer: Consumer, descriptor: Any, bits: int) -> tuple[bool, str]:
+    if consumer.kind in (ConsumerKind.WGMMA, ConsumerKind.TMA):
+        if not isinstance(descriptor, NVMMASharedLayout):
+            return False, f"{consumer.kind.value} reads NVMMA layouts only"
+        if consumer.kind == ConsumerKind.WGMMA and bits != 16:
+            k_major = descriptor.transposed == (consumer.operand_index == 1)
+            if not k_major:
+                return False, f"wgmma reads {bits}-bit operands K-major only"
+    return True, ""
+
+
+def _cost(layout: LinearLayout, padding: tuple[tuple[int, int], ...], store: LinearLayout, consumer: Consumer,
+          bits: int) -> tuple[int, int | None, int, int | None, str | None, bool, str]:
+    """(store wf, load wf, store bits, load bits, load instruction, load possible, reason)."""
+    if padding:
+        st = simulate_wavefronts(layout, store, bits, op="store", padding=padding)
+    else:
+        st = wavefronts(layout, store, bits, op="store")
+    st_bits = shared_access(layout, store, bits).vector_bits
+    if consumer.layout is None:
+        return st, None, st_bits, None, None, True, ""
+    load = consumer.layout
+    ld_bits = shared_access(layout, load, bits).vector_bits
+    if padding:
+        return st, simulate_wavefronts(layout, load, bits, op="load", padding=padding), st_bits, ld_bits, \
+            f"ld.shared ({ld_bits} bits)", consumer.kind != ConsumerKind.LDMATRIX, "ldmatrix needs 16-byte rows"
+    if consumer.kind == ConsumerKind.LDMATRIX:
+        matrices = [c for c in simd_choices(layout, load, bits) if c.kind == "ldmatrix"]
+        if not matrices:
+            ld = wavefronts(layout, load, bits)
+            return st, ld, st_bits, ld_bits, f"ld.shared ({ld_bits} bits)", False, \
+                "ldmatrix needs 16-byte rows of each 8x16-byte matrix"
+        best = min(matrices, key=lambda c: (c.wavefronts, c.count))
+        return st, best.wavefronts, st_bits, best.bits_per_lane, best.instruction, True, ""
+    return st, wavefronts(layout, load, bits), st_bits, ld_bits, f"ld.shared ({ld_bits} bits)", True, ""
+
+
+def _candidate(name: str, descriptor: Any, layout: LinearLayout, padding: tuple[tuple[int, int], ...],
+               marks: tuple[str, ...], store: LinearLayout, consumer: Consumer, bits: int) -> SharedCandidate:
+    st, ld, st_bits, ld_bits, instruction, possible, why = _cost(layout, padding, store, consumer, bits)
+    accepted, reason = _accepts(consumer, descriptor, bits)
+    if accepted and not possible:
+        accepted, reason = False, why
+    elements = layout.in_dim_size("offset")
+    extra = sum((elements - 1) // interval * pad for interval, pad in padding)
+    return SharedCandidate(name, descriptor, layout, padding, st, ld, st_bits, ld_bits, instruction, accepted,
+                           reason, (elements + extra) * bits // 8, marks)
+
+
+def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer, dtype: DTypeLike) -> SharedAdvice:
+    """Every shared layout a Gluon author can use for ``store`` -> shared -> ``consumer``, ranked (module doc).
+
+    ``consumer`` is a ``Consumer`` or a distributed ``LinearLayout`` (a ``local_load`` into it).
+    Requires: ``store`` (and the consumer's layout) distributed over one CTA of 32-lane warps, covering
+    the same tensor. Returns: ``SharedAdvice`` whose ``best`` the consumer accepts (``LayoutError`` if none).
+
+    >>> from linear_layouts.catalog import BlockedLayout
+    >>> store = BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]).to_linear([128, 64])
+    >>> advice = suggest_shared_layout(store, Consumer.wgmma(0), "fp16")
+    >>> advice.best.gluon, advice.best.store_wavefronts, "get_default_for" in advice.best.marks
+    ('gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)', 128, True)
+    """
+    if isinstance(consumer, LinearLayout):
+        consumer = Consumer.local_load(consumer)
+    if not isinstance(consumer, Consumer):
+        raise LayoutError(f"consumer must be a Consumer or a distributed LinearLayout, got {type(consumer).__name__}")
+    etype = element_type(dtype)
+    bits = etype.bits
+    store = standardize(check_distributed(store, "store"))
+    if consumer.layout is not None:
+        load = standardize(consumer.layout)
+        if _shape(load) != _shape(store):
+            raise LayoutError(f"consumer layout covers {_shape(load)}, the store layout {_shape(store)}: the same tile is needed")
+        consumer = Consumer(consumer.kind, load, consumer.operand_index)
+    shape = _shape(store)
+
+    rows: list[tuple[str, Any, LinearLayout, tuple[tuple[int, int], ...], tuple[str, ...]]] = []
+    for name, descriptor, marks in _nvmma_candidates(shape, bits):
+        rows.append((name, descriptor, descriptor.to_linear(shape), (), marks))
+    # swizzled: the unswizzled layout and the cheapest of the grid
+    plain = SwizzledSharedLayout(1, 1, 1, list(reversed(range(len(shape)))))
+    rows.append(("swizzled, unswizzled (row-major)", plain, plain.to_linear(shape), (), ()))
+    best_swizzled = None
+    for layout in _swizzled_grid(len(shape), bits):
+        linear = layout.to_linear(shape)
+        cost = _cost(linear, (), store, consumer, bits)
+        key = (cost[0] + (cost[1] or 0), -(cost[2] + (cost[3] or 0)))
+        if best_swizzled is None or key < best_swizzled[0]:
+            best_swizzled = (key, layout, linear)
+    if best_swizzled is not None:
+        _, layout, linear = best_swizzled
+        rows.append((f"swizzled vec={layout.vec} per_phase={layout.per_phase} max_phase={layout.max_phase} "
+                     f"order={list(layout.order)}", layout, linear, (), ("best of the swizzled grid",)))
+    if consumer.layout is not None:
+        try:
+            baseline = padded_baseline(store, consumer.layout, bits)
+        except LayoutError:
+            baseline = None
+        if baseline is not None and baseline.padding:
+            offsets = baseline.layout.bases["offset"]
+            padded = PaddedSharedLayout(baseline.padding, offsets, [], shape)
+            rows.append((f"padded rows (+{baseline.padding[0][1]} every {baseline.padding[0][0]})", padded,
+                         baseline.layout, baseline.padding, ("legacy padding",)))
+        optimal = optimal_swizzle(store, consumer.layout, bits, extend_vectors=True)
+        descriptor = recognize(optimal.layout, bitwidth=bits)
+        rows.append(("optimal linear (paper §5.4)", descriptor, standardize(optimal.layout), (), ("optimal_swizzle",)))
+
+    merged: dict[LinearLayout, SharedCandidate] = {}
+    padded_rows: list[SharedCandidate] = []
+    for name, descriptor, linear, padding, marks in rows:
+        if not padding and linear in merged:  # the same layout twice: keep the simpler class, merge marks
+            kept = merged[linear]
+            merged[linear] = dataclasses.replace(kept, marks=tuple(dict.fromkeys(kept.marks + marks)))
+            continue
+        candidate = _candidate(name, descriptor, linear, padding, marks, store, consumer, bits)
+        if padding:
+            padded_rows.append(candidate)
+        else:
+            merged[linear] = candidate
+    ranked = sorted([*merged.values(), *padded_rows], key=lambda c: (not c.accepted, c.total_wavefronts,
+                                                    -(c.store_vector_bits + (c.load_vector_bits or 0)),
+                                                    _FAMILY_RANK[type(c.descriptor).__name__], c.shared_bytes))
+    if not ranked[0].accepted:
+        raise LayoutError(f"consumer: no candidate shared layout is accepted by {consumer.describe()} "
+                          f"for a {shape} tile of {etype.name} (the NVMMA TMA box does not fit)")
+    return SharedAdvice(store, consumer, etype, tuple(ranked))
