@@ -8,10 +8,10 @@ and exits with status 2. This module only parses arguments and prints what the l
 reports live in :mod:`linear_layouts.reports`, the pictures in :mod:`linear_layouts.viz`, the
 explorer's HTTP server in :mod:`linear_layouts.viz.server`.
 
-    show LAYOUT --shape 16,32 [--format text|svg|png|html|json|cute]   who holds / where lives each element
+    show LAYOUT --shape 16,32 [--format text|svg|png|html|json|cute|gluon|ttgir]  each element's owner / its name
     matrix LAYOUT [--shape ...]                                    the F2 matrix
-    banks SHARED DIST --dtype fp16                                 wavefronts of one access, step by step
-    swizzle STORE LOAD --dtype fp16 [--format cute]                optimal swizzle vs the baselines (vs CuTe's)
+    banks SHARED DIST --dtype fp16 [--store STORE]                 wavefronts of one access, step by step
+    swizzle STORE LOAD|wgmma-a|wgmma-b|tma --dtype fp16 [--format cute|gluon|ttgir]  shared layouts ranked
     convert SRC DST --dtype fp16 [--emit cuda] [--run]             the conversion plan (and kernel)
     demo                                                           the seed transpose, end to end
     explore [--port N | --output FILE]                             the explorer page on 127.0.0.1
@@ -94,6 +94,35 @@ def _layout(text: str, shape: list[int] | None, what: str = "LAYOUT") -> LinearL
             first = str(error).splitlines()[0] if str(error) else ""
             raise LayoutError(f"{what}: {quote(text[1:])}: {first}") from None
         raise LayoutError(f"{what}: {error}") from None
+
+
+def _descriptor(text: str, shape: list[int] | None, what: str = "LAYOUT", bitwidth: int | None = None) -> object:
+    """The catalog descriptor a spec names (a TTGIR type's layout), else the simplest one that produces
+    its LinearLayout (:func:`linear_layouts.catalog.recognize`)."""
+    from linear_layouts.catalog.recognize import recognize
+    from linear_layouts.spec import parse_spec
+    from linear_layouts.ttgir import TensorType
+
+    try:
+        value = parse_spec(_spec_text(text)).value
+        if isinstance(value, TensorType):
+            value = value.layout
+        if isinstance(value, LinearLayout) or not hasattr(value, "to_linear"):
+            return recognize(_layout(text, shape, what), bitwidth=bitwidth)
+        return value
+    except LayoutError as error:
+        raise LayoutError(f"{what}: {error}") from None
+
+
+def _layout_text(descriptor: object, form: str, shape: list[int] | None = None) -> str:
+    """``descriptor`` as Gluon source (``form="gluon"``) or TTGIR attribute text (``"ttgir"``)."""
+    if form == "gluon":
+        from linear_layouts.triton import gluon_expression
+
+        return gluon_expression(descriptor, shape)
+    from linear_layouts.ttgir import format_attribute
+
+    return format_attribute(descriptor)
 
 
 def _bitwidth(dtype: str | None, default: int | None = None) -> int:
@@ -198,6 +227,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     """Picture one layout: Triton's text view, SVG, PNG, HTML, its bases as JSON, or its CuTe form."""
     from linear_layouts.viz.text import is_shared_layout, layout_view
 
+    if args.format in ("gluon", "ttgir"):
+        bits = _bitwidth(args.dtype) if args.dtype else None
+        _write(args, _layout_text(_descriptor(args.layout, _shape(args.shape), bitwidth=bits), args.format,
+                                  _shape(args.shape)))
+        return 0
     layout = _layout(args.layout, _shape(args.shape))
     shared = is_shared_layout(layout)
     width = _bitwidth(args.dtype, _spec_bitwidth(args.layout) or 32) if shared else 32
@@ -269,27 +303,66 @@ def cmd_banks(args: argparse.Namespace) -> int:
         return 0
     from linear_layouts.reports import banks_report
 
-    _write(args, banks_report(shared, dist, bits, op=args.op, steps=args.steps, **_limit(args)))
+    out = banks_report(shared, dist, bits, op=args.op, steps=args.steps, **_limit(args))
+    other = args.store if args.op == "load" else args.load
+    if other:
+        from linear_layouts.analysis.shared_advice import suggest_shared_layout
+
+        other_layout = _layout(other, shape or list(dist.out_dims.values()), "--store" if args.op == "load" else "--load")
+        store, load = (other_layout, dist) if args.op == "load" else (dist, other_layout)
+        given = _descriptor(args.shared, shape or list(dist.out_dims.values()), "SHARED", bits)
+        advice = suggest_shared_layout(store, load, args.dtype or bits, given=given)
+        out += "\n\nSHARED ('given') against every shared layout a Gluon author can use:\n" + advice.table()
+    _write(args, out)
     return 0
 
 
+#: LOAD keywords of ``swizzle`` that name a consumer without a register layout.
+_CONSUMERS = {"wgmma-a": ("wgmma", 0), "wgmma-b": ("wgmma", 1), "tma": ("tma", None)}
+
+
 def cmd_swizzle(args: argparse.Namespace) -> int:
-    """The optimal shared layout for STORE then LOAD, with its wavefronts against the baselines."""
+    """The shared layouts for STORE then LOAD (a layout, or a consumer: wgmma-a, wgmma-b, tma), ranked;
+    with a LOAD layout, after the optimal swizzle's construction and before its spec (the last line)."""
+    from linear_layouts.analysis.shared_advice import Consumer, suggest_shared_layout
+
     shape = _shape(args.shape)
     store = _layout(args.store, shape, "STORE")
-    load = _layout(args.load, shape or list(store.out_dims.values()), "LOAD")
-    _check_roles("swizzle STORE LOAD", ("STORE", store, "distributed"), ("LOAD", load, "distributed"))
     bits = _bitwidth(args.dtype)
     _check_lanes(store, "STORE")
-    _check_lanes(load, "LOAD")
+    keyword = args.load.strip().lower()
+    load = None
+    if keyword in _CONSUMERS:
+        _check_roles("swizzle STORE LOAD", ("STORE", store, "distributed"))
+        kind, operand = _CONSUMERS[keyword]
+        consumer = Consumer.wgmma(operand) if kind == "wgmma" else Consumer.tma()
+    else:
+        load = _layout(args.load, shape or list(store.out_dims.values()), "LOAD")
+        _check_roles("swizzle STORE LOAD", ("STORE", store, "distributed"), ("LOAD", load, "distributed"))
+        _check_lanes(load, "LOAD")
+        consumer = Consumer.ldmatrix(load) if args.ldmatrix else Consumer.local_load(load)
     if args.format == "cute":
+        if load is None:
+            raise LayoutError(f"--format cute: LOAD must be a register layout, not the consumer {quote(args.load)}")
         from linear_layouts.reports import cute_swizzle_report
 
         _write(args, cute_swizzle_report(store, load, bits))
         return 0
+    advice = suggest_shared_layout(store, consumer, args.dtype)
+    if args.format in ("gluon", "ttgir"):
+        _write(args, _layout_text(advice.best.descriptor, args.format, list(store.out_dims.values())))
+        return 0
+    table = ["Every shared layout a Gluon author can use, ranked (accepted first, then store + load wavefronts):",
+             advice.table(), "", f"best: {advice.best.gluon}", f"      {advice.best.ttgir}"]
+    if load is None:
+        _write(args, "\n".join(table))
+        return 0
     from linear_layouts.reports import swizzle_report
 
-    _write(args, swizzle_report(store, load, bits, **_limit(args)))
+    # the construction and its baselines first, the ranked table next, the optimal layout's spec last
+    report = swizzle_report(store, load, bits, **_limit(args)).splitlines()
+    tail = next((i for i, line in enumerate(report) if line.startswith("Optimal layout (paste")), len(report))
+    _write(args, "\n".join(report[:tail] + [""] + table + [""] + report[tail:]))
     return 0
 
 
@@ -308,6 +381,20 @@ def cmd_convert(args: argparse.Namespace) -> int:
     bits = _bitwidth(args.dtype)
     _check_lanes(src, "SRC")
     _check_lanes(dst, "DST")
+    if args.format in ("gluon", "ttgir"):
+        from linear_layouts.analysis.conversion import plan_conversion
+
+        shape_of = list(src.out_dims.values())
+        lines = [f"src = {_layout_text(_descriptor(args.src, shape, 'SRC', bits), args.format, shape_of)}",
+                 f"dst = {_layout_text(_descriptor(args.dst, shape, 'DST', bits), args.format, shape_of)}"]
+        plan = plan_conversion(src, dst, bits)
+        if plan.shared is not None:
+            from linear_layouts.catalog.recognize import recognize
+
+            scratch = recognize(plan.shared.layout, bitwidth=bits)
+            lines.append(f"shared = {_layout_text(scratch, args.format, shape_of)}  # the plan's scratch layout")
+        _write(args, "\n".join(lines))
+        return 0
     from linear_layouts.reports import plan_report
 
     out = [plan_report(src, dst, bits, **_limit(args))]
@@ -456,9 +543,11 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p = add("show", cmd_show, "picture a layout: who holds each element (distributed) or where it lives (shared)")
     p.add_argument("layout", metavar="LAYOUT", help=_LAYOUT_HELP)
     shape_and_output(p)
-    p.add_argument("--format", choices=["text", "svg", "png", "html", "json", "cute"], default="text",
+    p.add_argument("--format", choices=["text", "svg", "png", "html", "json", "cute", "gluon", "ttgir"],
+                   default="text",
                    help="text: Triton's view (default); svg / png / html: a picture; json: the bases; "
-                        "cute: the simplest CuTe form (print form, C++, CuTe DSL) or why there is none")
+                        "cute: the simplest CuTe form (print form, C++, CuTe DSL) or why there is none; "
+                        "gluon / ttgir: the simplest Gluon descriptor (Python source) / Triton's attribute text")
     p.add_argument("--hw", action="store_true", help="text: the hardware point of view (per warp / per offset)")
     p.add_argument("--dtype", help="shared layouts: element type for the bank colours (default: the spec's or 32-bit)")
     p.add_argument("--view", choices=["logical", "physical"], default="logical",
@@ -483,16 +572,23 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--dtype", help=_DTYPE_HELP + "; default: the width SHARED was built for")
     p.add_argument("--op", choices=["load", "store"], default="load", help="DIST reads (load, default) or writes")
     p.add_argument("--steps", type=int, default=16, help="text: how many steps to list")
+    p.add_argument("--store", help="--op load: the layout that stored the tile; ranks SHARED against every "
+                                   "shared layout a Gluon author can use (the swizzle command's table)")
+    p.add_argument("--load", help="--op store: the layout that will load the tile (same table)")
     p.add_argument("--format", choices=["text", "svg"], default="text", help="text (default) or SVG bar charts")
 
-    p = add("swizzle", cmd_swizzle, "the optimal swizzled shared layout for STORE then LOAD, against the baselines")
+    p = add("swizzle", cmd_swizzle, "the shared layouts for STORE then LOAD, ranked: NVMMA (every swizzle), swizzled, "
+                                    "padded, the optimal swizzle (LOAD: a layout, or wgmma-a / wgmma-b / tma)")
     p.add_argument("store", metavar="STORE", help="the distributed layout that writes shared memory; " + _LAYOUT_HELP)
-    p.add_argument("load", metavar="LOAD", help="the distributed layout that reads it back")
+    p.add_argument("load", metavar="LOAD", help="the distributed layout that reads it back, or a consumer: "
+                                               "wgmma-a, wgmma-b (a wgmma operand), tma (a TMA copy)")
     shape_and_output(p)
     p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
-    p.add_argument("--format", choices=["text", "cute"], default="text",
-                   help="text (default): the §9.2 construction against the baselines; cute: the best CuTe "
-                        "Swizzle<B,M,S> o (row- or column-major) beside the optimum")
+    p.add_argument("--ldmatrix", action="store_true", help="LOAD is read with ldmatrix (16-byte rows needed)")
+    p.add_argument("--format", choices=["text", "cute", "gluon", "ttgir"], default="text",
+                   help="text (default): the ranked shared layouts and the §9.2 construction; cute: the best CuTe "
+                        "Swizzle<B,M,S> o (row- or column-major) beside the optimum; gluon / ttgir: only the best "
+                        "layout, as Gluon source / Triton attribute text")
 
     p = add("convert", cmd_convert, "plan the conversion SRC -> DST step by step (and emit / run its kernel)")
     p.add_argument("src", metavar="SRC", help="the distributed layout the data is in; " + _LAYOUT_HELP)
@@ -500,6 +596,8 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     shape_and_output(p)
     p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
     p.add_argument("--emit", choices=["cuda"], help="also print the generated CUDA kernel")
+    p.add_argument("--format", choices=["text", "gluon", "ttgir"], default="text",
+                   help="gluon / ttgir: SRC, DST and the plan's shared layout as Gluon source / Triton attribute text")
     p.add_argument("--run", action="store_true", help="compile, run and verify the kernel (needs a GPU and CuPy)")
 
     add("demo", cmd_demo, "the paper's Layout A, then the seed transpose end to end")

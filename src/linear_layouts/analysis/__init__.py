@@ -72,3 +72,15 @@ __all__ += [
     "ConversionPlan", "SharedMemoryPlan", "conversion_dims", "plan_conversion", "plan_shared_memory",
 ]
 # --- dist end -----------------------------------------------------------------------------------
+
+# --- gluon: shared-layout advice for a real consumer (engineer "gluon") ---------------------------
+from linear_layouts.analysis.shared_advice import (  # noqa: E402
+    Consumer,
+    ConsumerKind,
+    SharedAdvice,
+    SharedCandidate,
+    suggest_shared_layout,
+)
+
+__all__ += ["Consumer", "ConsumerKind", "SharedAdvice", "SharedCandidate", "suggest_shared_layout"]
+# --- gluon end ------------------------------------------------------------------------------------

@@ -290,10 +290,13 @@ def _candidate(name: str, descriptor: Any, layout: LinearLayout, padding: tuple[
                            reason, (elements + extra) * bits // 8, marks)
 
 
-def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer, dtype: DTypeLike) -> SharedAdvice:
+def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer, dtype: DTypeLike, *,
+                          given: Any = None) -> SharedAdvice:
     """Every shared layout a Gluon author can use for ``store`` -> shared -> ``consumer``, ranked (module doc).
 
-    ``consumer`` is a ``Consumer`` or a distributed ``LinearLayout`` (a ``local_load`` into it).
+    ``consumer`` is a ``Consumer`` or a distributed ``LinearLayout`` (a ``local_load`` into it). ``given``
+    (a shared catalog descriptor or ``LinearLayout``, e.g. the one a kernel uses today) is ranked too,
+    marked "given".
     Requires: ``store`` (and the consumer's layout) distributed over one CTA of 32-lane warps, covering
     the same tensor. Returns: ``SharedAdvice`` whose ``best`` the consumer accepts (``LayoutError`` if none).
 
@@ -347,6 +350,17 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
         optimal = optimal_swizzle(store, consumer.layout, bits, extend_vectors=True)
         descriptor = recognize(optimal.layout, bitwidth=bits)
         rows.append(("optimal linear (paper §5.4)", descriptor, standardize(optimal.layout), (), ("optimal_swizzle",)))
+
+    if given is not None:
+        descriptor = given if not isinstance(given, LinearLayout) else recognize(given, bitwidth=bits)
+        try:
+            linear = standardize(descriptor.to_linear(shape))
+        except (LayoutError, AttributeError) as error:
+            raise LayoutError(f"given: must be a shared layout of the {shape} tile: {error}") from None
+        if not linear.has_in_dim("offset"):
+            raise LayoutError(f"given: must be a shared layout (offset -> tensor), got {type(descriptor).__name__}")
+        padding = tuple(descriptor.interval_padding_pairs) if isinstance(descriptor, PaddedSharedLayout) else ()
+        rows.insert(0, ("given", descriptor, linear, padding, ("given",)))
 
     merged: dict[LinearLayout, SharedCandidate] = {}
     padded_rows: list[SharedCandidate] = []
