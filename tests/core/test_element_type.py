@@ -17,7 +17,7 @@ import pytest
 
 import linear_layouts
 from linear_layouts.analysis import bank_simulator, banks, conversion, gather, shuffles, simd_tiles, swizzle
-from linear_layouts.analysis import vectorization, warp_simulator
+from linear_layouts.analysis import shared_advice, vectorization, warp_simulator
 from linear_layouts.catalog import NVMMASharedLayout, instruction_tiles
 from linear_layouts.cli import main
 from linear_layouts.codegen import plan as codegen_plan
@@ -177,6 +177,9 @@ ENTRY_POINTS = {
     "analysis.simd_tiles.conversion_instructions": lambda d: simd_tiles.conversion_instructions(
         SHARED, SEED.store, SEED.load, d),
     "analysis.conversion.plan_conversion": lambda d: conversion.plan_conversion(SEED.store, SEED.load, d),
+    "analysis.shared_advice.suggest_shared_layout": lambda d: [
+        (c.name, c.store_wavefronts, c.load_wavefronts)
+        for c in shared_advice.suggest_shared_layout(SEED.store, SEED.load, d).candidates],
     "analysis.conversion.plan_shared_memory": lambda d: conversion.plan_shared_memory(SEED.store, SEED.load, d),
     "analysis.shuffles.plan_shuffle": lambda d: shuffles.plan_shuffle(SEED.store, SEED.load, d),
     "analysis.gather.plan_gather": lambda d: gather.plan_gather(*_gather_pair(), d),
