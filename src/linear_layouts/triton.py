@@ -3,7 +3,8 @@
 - ``to_gluon(layout)`` / ``from_gluon(gluon_layout)``: our catalog objects (or any ``LinearLayout``,
   recognized first) <-> Gluon's layout objects
   (``triton.experimental.gluon.language``, its ``amd`` and ``nvidia.blackwell`` submodules), for Triton
-  3.9 (``cga_layout`` bases) and 3.6 (``ctas_per_cga`` / ``cta_split_num`` / ``cta_order``).
+  3.9 and 3.6 (``cga_layout`` bases; 3.6's ``PaddedSharedLayout`` takes absolute ``block_bases``) and older
+  Gluon (``ctas_per_cga`` / ``cta_split_num`` / ``cta_order``).
   ``AMDRotatingSharedLayout`` has no Gluon class: ``to_gluon(layout, shape)`` returns the equivalent
   ``SharedLinearLayout`` of that shape.
 - ``gluon_expression(layout)``: the Gluon (3.9) Python source that builds a catalog descriptor (or any
@@ -134,7 +135,9 @@ def to_gluon(layout: Any, shape: Sequence[int] | None = None) -> Any:
                 value = _plain(value)
             kwargs[field_name] = value
     if "cga_layout" in ours and "cga_layout" not in gluon_fields:
-        if all(f in gluon_fields for f in _CGA_SPLIT_FIELDS):  # Triton 3.6
+        if "block_bases" in gluon_fields and name == "PaddedSharedLayout":  # Triton 3.6: absolute block bases
+            kwargs["block_bases"] = layout.to_linear().bases["block"]
+        elif all(f in gluon_fields for f in _CGA_SPLIT_FIELDS):  # older Gluon: split parameters
             if ours["cga_layout"]:
                 ctas, split, order = split_params_from_cga_layout(ours["cga_layout"], layout.rank)
                 kwargs.update(ctas_per_cga=list(ctas), cta_split_num=list(split), cta_order=list(order))
@@ -254,6 +257,12 @@ def from_gluon(gluon_layout: Any) -> Any:
         ctas = values.get("ctas_per_cga") or split
         order = values.get("cta_order") or list(reversed(range(rank)))
         kwargs["cga_layout"] = cga_layout_from_split_params(ctas, split, order)
+    if name == "PaddedSharedLayout" and "block_bases" in values and "cga_layout" not in values:  # Triton 3.6
+        tile = [1] * len(values["shape"])
+        for vector in values["offset_bases"]:
+            for d, x in enumerate(vector):
+                tile[d] = max(tile[d], 2 * x)
+        kwargs["cga_layout"] = [[x // t if x else 0 for x, t in zip(v, tile)] for v in values["block_bases"]]
     if "unpacked" in values and "col_stride" in our_fields:  # older TensorMemoryLayout
         if values["unpacked"]:
             raise LayoutError("gluon_layout: an unpacked TensorMemoryLayout does not say its col_stride (32 / bitwidth)")

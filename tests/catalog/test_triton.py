@@ -90,7 +90,7 @@ def test_amd_rotating_shared_becomes_shared_linear():
 
 
 def test_triton_3_6_cga_parameters(monkeypatch):
-    """3.6's Gluon classes take ctas_per_cga / cta_split_num / cta_order instead of cga_layout."""
+    """Older Gluon classes (before 3.6) take ctas_per_cga / cta_split_num / cta_order instead of cga_layout."""
 
     @dataclasses.dataclass(frozen=True)
     class BlockedLayout:  # the 3.6 signature
@@ -116,6 +116,23 @@ def test_triton_3_6_cga_parameters(monkeypatch):
     assert plain == C.BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])
     with pytest.raises(LayoutError):  # no split-parameter form
         interop.to_gluon(C.BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0], [[0, 1], [1, 0], [0, 2]]))
+
+
+def test_triton_3_6_padded_block_bases(monkeypatch):
+    """Triton 3.6.0's PaddedSharedLayout takes absolute block_bases (read from its wheel), not cga_layout."""
+
+    @dataclasses.dataclass(frozen=True)
+    class PaddedSharedLayout:  # the 3.6.0 signature
+        interval_padding_pairs: List[List[int]]
+        offset_bases: List[List[int]]
+        block_bases: List[List[int]]
+        shape: List[int]
+
+    monkeypatch.setattr(interop, "_gluon_class", lambda name: PaddedSharedLayout)
+    ours = C.PaddedSharedLayout([[8, 8]], [[0, 1], [0, 2], [1, 0]], [[1, 0]], [4, 4])
+    old = interop.to_gluon(ours)
+    assert old.block_bases == [[2, 0]] and old.offset_bases == [[0, 1], [0, 2], [1, 0]]
+    assert interop.from_gluon(old) == ours
 
 
 def test_triton_linear_layout_round_trip():
