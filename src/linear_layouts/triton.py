@@ -93,6 +93,24 @@ def _plain(value: Any) -> Any:
 # --------------------------------------------------------------------------------------------------
 
 
+def _expressible(layout: Any, shape: Sequence[int] | None) -> Any:
+    """The catalog descriptor Gluon has a class for: a ``LinearLayout`` recognized, an
+    ``AMDRotatingSharedLayout`` (no Gluon class) as the ``SharedLinearLayout`` of ``shape``."""
+    if isinstance(layout, LinearLayout):
+        from linear_layouts.catalog.recognize import recognize
+
+        layout = recognize(layout)
+    name = type(layout).__name__
+    if not dataclasses.is_dataclass(layout) or getattr(catalog, name, None) is not type(layout):
+        raise LayoutError(f"layout must be a linear_layouts.catalog layout or a LinearLayout, got {name}")
+    if name == "AMDRotatingSharedLayout":
+        if shape is None:
+            raise LayoutError("shape is required: Gluon has no AMDRotatingSharedLayout; it becomes a SharedLinearLayout")
+        linear = layout.to_linear(shape)
+        layout = catalog.SharedLinearLayout(linear.bases["offset"], linear.bases.get("block", []))
+    return layout
+
+
 def to_gluon(layout: Any, shape: Sequence[int] | None = None) -> Any:
     """Gluon's layout object equal to our catalog ``layout`` (same class name and parameters).
 
@@ -104,20 +122,8 @@ def to_gluon(layout: Any, shape: Sequence[int] | None = None) -> Any:
     >>> to_gluon(BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]))  # doctest: +SKIP
     BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[4, 8], warps_per_cta=[4, 1], order=[1, 0], cga_layout=[])
     """
-    if isinstance(layout, LinearLayout):
-        from linear_layouts.catalog.recognize import recognize
-
-        layout = recognize(layout)
+    layout = _expressible(layout, shape)
     name = type(layout).__name__
-    if not dataclasses.is_dataclass(layout) or getattr(catalog, name, None) is not type(layout):
-        raise LayoutError(f"layout must be a linear_layouts.catalog layout, got {name}")
-    if name == "AMDRotatingSharedLayout":
-        if shape is None:
-            raise LayoutError("shape is required: Gluon has no AMDRotatingSharedLayout; it becomes a SharedLinearLayout")
-        linear = layout.to_linear(shape)
-        return _gluon_class("SharedLinearLayout")(
-            offset_bases=linear.bases["offset"], block_bases=linear.bases.get("block", [])
-        )
     cls = _gluon_class(name)
     ours = {f.name: getattr(layout, f.name) for f in dataclasses.fields(layout)}
     gluon_fields = _field_names(cls)
@@ -174,19 +180,8 @@ def gluon_expression(layout: Any, shape: Sequence[int] | None = None) -> str:
     >>> gluon_expression(NVMMASharedLayout(128, 16))
     'gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)'
     """
-    if isinstance(layout, LinearLayout):
-        from linear_layouts.catalog.recognize import recognize
-
-        layout = recognize(layout)
+    layout = _expressible(layout, shape)
     name = type(layout).__name__
-    if not dataclasses.is_dataclass(layout) or getattr(catalog, name, None) is not type(layout):
-        raise LayoutError(f"layout must be a linear_layouts.catalog layout or a LinearLayout, got {name}")
-    if name == "AMDRotatingSharedLayout":
-        if shape is None:
-            raise LayoutError("shape is required: Gluon has no AMDRotatingSharedLayout; it becomes a SharedLinearLayout")
-        linear = layout.to_linear(shape)
-        layout = catalog.SharedLinearLayout(linear.bases["offset"], linear.bases.get("block", []))
-        name = "SharedLinearLayout"
 
     def text(value: Any) -> str:
         if isinstance(value, (DistributedLayout, SharedLayout)) or dataclasses.is_dataclass(value):
