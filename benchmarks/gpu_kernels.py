@@ -12,7 +12,7 @@ the TTGIR's own loop bounds evaluated with the launch's scalars):
   cp.async (LDGSTS) writes are predicted separately (``cp.async``) and compared both ways, since the
   metric's treatment of LDGSTS is what the run establishes;
 * not counted, listed per kernel when present: TMA copies and wgmma / tcgen05 operand reads (async
-  proxy, not the LSU), tensor memory, histograms, tt.gather, scalar atomics' result broadcast,
+  proxy, not the LSU), tensor memory, histograms' atom.shared counting, tt.gather,
   mbarrier operations, and ops whose execution count depends on data (spin loops).
 
 Every kernel is compiled by the device's own Triton (its layouts may differ from 3.9's): the JIT's own
@@ -173,6 +173,7 @@ def launch_all(names: list[str]) -> None:
 
 
 def available_metrics(timeout: int) -> set[str]:
+    """Base metric names the device's ncu knows (``--query-metrics`` lists them without ``.sum``)."""
     try:
         out = subprocess.run(["ncu", "--query-metrics", "--csv"], capture_output=True, text=True, timeout=timeout).stdout
     except (OSError, subprocess.TimeoutExpired):
@@ -368,7 +369,7 @@ def main() -> int:
     meta["compile_seconds"] = round(time.time() - start, 1)
     runnable = [n for n, r in compiled.items() if r["ok"]]
     have = available_metrics(60)
-    metrics = [LD, ST] + [m for m in EXTRA if not have or m in have]
+    metrics = [LD, ST] + [m for m in EXTRA if have and m.rsplit(".", 1)[0] in have]  # query lists base names
     meta["metrics"] = metrics
     t0 = time.time()
     measured, tail = run_ncu(runnable, [compiled[n]["name"] for n in runnable], metrics, args.ncu_timeout)

@@ -7,7 +7,7 @@ or between threads — ``convert_layout``, ``local_alloc %x`` / ``local_store`` 
 its instructions and wavefronts (``triton_lowering``), our plan for conversions (``plan_conversion``)
 with its wavefronts and model cost, and flags: bank conflicts, a cheaper plan. Ops that touch shared
 or tensor memory outside the load/store unit, or that the model does not cover, are listed with the
-reason (TMA copies, wgmma operand reads, TMEM, histograms, atomics' result broadcast,
+reason (TMA copies, wgmma operand reads, TMEM, histograms' shared atomics,
 mbarriers). With a launch (grid and scalar arguments) every op also gets its execution count.
 
 >>> from linear_layouts.catalog import BlockedLayout
@@ -45,6 +45,7 @@ from linear_layouts.kernels.triton_lowering import (
     local_lowering,
     reduce_lowering,
     ldst_instructions,
+    remove_broadcast,
     scan_lowering,
 )
 from linear_layouts.layout import LinearLayout
@@ -63,7 +64,6 @@ UNMODELED = {
     "ttng.tmem_load": "tensor memory (TMEM) load: no shared-memory wavefronts",
     "ttng.tmem_store": "tensor memory (TMEM) store: no shared-memory wavefronts",
     "ttng.tmem_copy": "shared memory -> tensor memory copy (tcgen05.cp)",
-    "tt.histogram": "histogram: Triton's lowering (ballots / shared atomics) is not modeled",
     "tt.gather": "gather: Triton's warp-local / shared-memory lowering is not modeled",
     "ttng.init_barrier": "mbarrier initialization (shared-memory store by one thread)",
     "ttng.barrier_expect": "mbarrier arrive.expect_tx",
@@ -254,6 +254,7 @@ class _Analyzer:
         self.counts = counts
         self.estimate = with_triton_estimate
         self.used: dict[str, dict[tuple[int, ...], LinearLayout]] = {}
+        self.results_used = _results_used(module.functions[0])
 
     def typ(self, text: str) -> TypeInfo:
         return parse_type(text, self.module)
@@ -339,6 +340,21 @@ class _Analyzer:
             return SharedOp(index, name, "reduce", loc, ins[0].shape, ins[0].element, ins[0].bitwidth or 32,
                             self.name(ins[0]), self.name(outs[0]) if outs and outs[0].encoding else "scalar", triton,
                             None, depth, count, None, tuple(_conflict_flags(triton)), src, result)
+        if name == "tt.histogram":
+            # Triton zeroes a [bins] scratch in the result's layout, counts with shared atomics
+            # (data-dependent addresses: l1tex's atom pipe, not ld/st), then loads the bins back
+            out = self.typ(op.result_types[0])
+            if not out.encoding or len(out.shape) != 1:
+                return UnmodeledOp(index, name, loc, "histogram with an unexpected result", count)
+            res = _strip(self.linear(out))
+            cvt = res.rename_out_dim(res.out_dim_names[0], "offset")
+            bits = out.bitwidth or 32
+            store = ldst_instructions(remove_broadcast(cvt)[0], bits, "store")
+            load = ldst_instructions(remove_broadcast(cvt)[0], bits, "load")
+            triton = SharedLowering(SHARED, (store,), (load,), None, 1,
+                                    "bins zeroed and read back; the counting atomics (atom.shared) are not ld/st")
+            return SharedOp(index, name, "histogram", loc, out.shape, out.element, bits, "bins",
+                            self.name(out), triton, None, depth, count, None, tuple(_conflict_flags(triton)), res, res)
         if name == "tt.scan":
             ins = [self.typ(t) for t in op.operand_types]
             if not ins or not ins[0].encoding:
@@ -378,8 +394,20 @@ class _Analyzer:
         if name in UNMODELED:
             return UnmodeledOp(index, name, loc, UNMODELED[name], count)
         if name in ("tt.atomic_rmw", "tt.atomic_cas") and op.result_types and not op.result_types[0].startswith("tensor"):
-            return UnmodeledOp(index, name, loc, "scalar atomic: its result is broadcast through shared memory "
-                               "when used (not modeled)", count)
+            if id(op) not in self.results_used:
+                return None
+            # one thread's atomic result reaches every thread through shared memory: thread 0 stores it
+            # (every warp issues the store, one lane is active), a barrier, every thread loads it
+            from linear_layouts.kernels.triton_lowering import Instructions
+
+            bits = parse_type(op.result_types[0]).bitwidth or 32
+            nbytes = max(4, bits // 8)
+            warps = self.module.num_warps
+            triton = SharedLowering(SHARED, (Instructions(f"st.shared.b{nbytes * 8}", "store", nbytes, warps, 1),),
+                                    (Instructions(f"ld.shared.b{nbytes * 8}", "load", nbytes, warps, warps),), None, 1,
+                                    "scalar atomic's result broadcast through shared memory")
+            return SharedOp(index, name, "atomic_result", loc, (), op.result_types[0], bits, "thread 0", "all threads",
+                            triton, None, depth, count)
         return None
 
 
@@ -426,6 +454,31 @@ class _Unread:
 
     def __repr__(self) -> str:
         return f"(not read: {self.error})"
+
+
+def _results_used(fn: Function) -> set[int]:
+    """``id(op)`` of the ops whose first result is used later in its region (or in regions nested
+    there): SSA names are scoped by region in Triton's printing, so a use is looked for in scope."""
+    used: set[int] = set()
+
+    def operands(op: Op) -> set[str]:
+        out = {o.split("#")[0] for o in op.operands}
+        for region in op.regions:
+            for inner in region.ops:
+                out |= operands(inner)
+        return out
+
+    def visit(ops: tuple[Op, ...]) -> None:
+        later: set[str] = set()
+        for op in reversed(ops):
+            if op.results and op.results[0].split("#")[0] in later:
+                used.add(id(op))
+            later |= operands(op)
+            for region in op.regions:
+                visit(region.ops)
+
+    visit(fn.body.ops)
+    return used
 
 
 def _strip(layout: LinearLayout) -> LinearLayout:
