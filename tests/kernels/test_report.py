@@ -116,7 +116,7 @@ def test_report_command_on_a_kernel_file_and_a_ttgir(tmp_path, capsys):
     assert "Kernel transpose" in out and "Per launch" in out and "4096" in out  # 64 x 64 CTAs, one convert each
     html = tmp_path / "r.html"
     assert main(["report", str(IR / "sm_80" / "attention_fwd.ttgir"), "--format", "html", "-o", str(html)]) == 0
-    assert "attention_fwd" in html.read_text()
+    assert "attention_fwd_kernel" in html.read_text()
     assert main(["report", str(tmp_path / "missing.ttgir")]) == 2
     assert "no such file" in capsys.readouterr().err
 

@@ -599,8 +599,7 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise LayoutError(f"KERNEL_OR_FILE: cannot read {str(path)!r}: {error}") from None
-    report = analyze_ttgir(text, resolver=resolver, name=p.stem.split(".")[0],
-                           with_triton_estimate=with_triton_estimate)
+    report = analyze_ttgir(text, resolver=resolver, with_triton_estimate=with_triton_estimate)
     if with_engine:
         ttir = None
         if "// -----// IR Dump" in text:
