@@ -149,11 +149,11 @@ def conversion_step(src: LinearLayout, dst: LinearLayout, dtype: Any, *, force_s
     check_layout_size(dst, max_elements, "conversion_step: dst")
     try:
         if force_shared:
-            shared = cv.plan_shared_memory(src, dst, bits, max_elements=max_elements)
+            shared = cv.plan_shared_memory(src, dst, bits, with_baselines=False, max_elements=max_elements)
             plan = cv.ConversionPlan(cv.SHARED_MEMORY, src, dst, bits, shared.instructions, shared.wavefronts,
                                      0.0, shared=shared)
         else:
-            plan = cv.plan_conversion(src, dst, bits, max_elements=max_elements)
+            plan = cv.plan_conversion(src, dst, bits, with_baselines=False, max_elements=max_elements)
         return step_from_plan(plan)
     except LayoutError:
         if not fallback:

@@ -57,7 +57,7 @@ def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force
         from linear_layouts.analysis import cost_model
         from linear_layouts.analysis.conversion import plan_conversion
 
-        plan = plan_conversion(src, dst, bitwidth, max_elements=max_elements)
+        plan = plan_conversion(src, dst, bitwidth, with_baselines=False, max_elements=max_elements)
         others = "".join(f"; {kind}: {cost:g}" for kind, cost in plan.alternatives)
         lines.append(f"Predicted time, SM-ns per CTA (analysis.cost_model, {cost_model.DEFAULT_DEVICE}): {plan.kind}: {plan.cost:g}{others}")
     return "\n".join(lines)
