@@ -241,3 +241,61 @@ def test_limits_default_passes_the_largest_real_layouts():
     assert layout.in_dims == {"register": 256, "lane": 32, "warp": 8, "block": 16}
     assert layout.total_in_dim_size <= MAX_ELEMENTS
     assert layout.apply_all().size == 1 << 20
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: __import__("linear_layouts.analysis", fromlist=["x"]).plan_shared_memory(L16x32, None, 16),
+     "plan_shared_memory: dst must be a LinearLayout, got NoneType"),
+    (lambda: __import__("linear_layouts.codegen", fromlist=["x"]).conversion_kernel(L16x32, None, 16),
+     "conversion_kernel: dst must be a LinearLayout, got NoneType"),
+    (lambda: __import__("linear_layouts.viz", fromlist=["x"]).matrix_svg(None),
+     "matrix_svg: layout must be a LinearLayout, got NoneType"),
+], ids=["plan_shared_memory", "conversion_kernel", "matrix_svg"])
+def test_none_where_the_analyses_want_a_layout(call, match):
+    """These raised AttributeError."""
+    with pytest.raises(LayoutError, match=match):
+        call()
+
+
+def test_zero_sizes_no_longer_divide_by_zero():
+    """``vector_tile(128, 0)`` and ``legacy_swizzle_params([0, 0], ...)`` raised ZeroDivisionError."""
+    from linear_layouts.analysis import legacy_swizzle_params, vector_tile
+
+    with pytest.raises(LayoutError, match="0"):
+        vector_tile(128, 0)
+    with pytest.raises(LayoutError, match=r"shape\[0\] must be a power of two, got 0"):
+        legacy_swizzle_params([0, 0], [1, 0], 16, op_idx=0)
+    assert legacy_swizzle_params([64, 64], [1, 0], 16, op_idx=0) == (8, 1, 8)
+
+
+@pytest.mark.parametrize("scalar", [np.int64(4), np.float32(2.0), np.array(4)])
+def test_a_numpy_scalar_where_a_catalog_class_wants_a_list(scalar):
+    """A NumPy scalar where a catalog class wants a list raised TypeError."""
+    from linear_layouts.catalog import BlockedLayout
+
+    with pytest.raises(LayoutError, match="size_per_thread must be a list of integers"):
+        BlockedLayout(scalar, [4, 8], [4, 1], [1, 0])
+    assert BlockedLayout(np.array([1, 4]), [4, 8], [4, 1], [1, 0]).size_per_thread == (1, 4)
+
+
+def test_plan_conversion_on_24_input_bits_is_refused_at_once():
+    """``plan_conversion`` on 24 input bits took 68 s / 1.1 GB and died at 28."""
+    from linear_layouts.analysis import plan_conversion
+    from linear_layouts.catalog import BlockedLayout
+
+    a = BlockedLayout([1, 4], [4, 8], [8, 1], [1, 0]).to_linear([4096, 4096])
+    b = BlockedLayout([4, 1], [8, 4], [1, 8], [0, 1]).to_linear([4096, 4096])
+    raises_quickly(lambda: plan_conversion(a, b, "fp16"), "plan_conversion: src: 16777216 elements exceed "
+                                                           "max_elements=1048576")
+    c = BlockedLayout([1, 4], [4, 8], [8, 1], [1, 0]).to_linear([1 << 14, 1 << 14])
+    raises_quickly(lambda: plan_conversion(c, c, "fp16"), "268435456 elements exceed")
+
+
+@pytest.mark.parametrize("m", [1 << 40, 1 << 16])
+def test_the_engine_on_huge_tiles_is_refused_at_once(m):
+    """The engine on m = 2**40 did not finish."""
+    from linear_layouts.engine import propagate
+    from linear_layouts.engine.examples import dot_trans_store
+
+    raises_quickly(lambda: propagate(dot_trans_store(m=m)), r"2\*\*\d+ is above 2\*\*31|elements exceed "
+                                                            r"max_elements=1048576")
