@@ -29,7 +29,7 @@ from typing import Callable, NoReturn, Sequence
 from linear_layouts import __version__
 from linear_layouts.errors import LayoutError, did_you_mean
 from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, quote
+from linear_layouts.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, check_layout_size, quote
 
 # --------------------------------------------------------------------------------------------------
 # Shared helpers of the subcommands
@@ -436,14 +436,20 @@ def _explorer_page(args: argparse.Namespace) -> str:
 
     scenarios = default_scenarios()
     catalog = default_catalog()
+    limit = _limit(args).get("max_elements", MAX_PICTURE_ELEMENTS)  # the page draws every element
+
+    def drawable(layout: LinearLayout, what: str) -> LinearLayout:
+        check_layout_size(layout, limit, f"{what}: the explorer page")
+        return layout
+
     for spec in args.layout or []:
-        catalog.append((spec.strip(), _layout(spec, _shape(args.shape), "--layout")))
+        catalog.append((spec.strip(), drawable(_layout(spec, _shape(args.shape), "--layout"), "--layout")))
     if args.store or args.load:
         if not (args.store and args.load):
             raise LayoutError("--store and --load go together")
         shape = _shape(args.shape)
-        store = _layout(args.store, shape, "--store")
-        load = _layout(args.load, shape or list(store.out_dims.values()), "--load")
+        store = drawable(_layout(args.store, shape, "--store"), "--store")
+        load = drawable(_layout(args.load, shape or list(store.out_dims.values()), "--load"), "--load")
         bits = _bitwidth(args.dtype, 32)
         scenarios = [pair_scenario(store, load, bits, args.store, args.load)] + scenarios
     return explorer_html(scenarios, catalog)
@@ -611,6 +617,8 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--load", help="... and the layout that reads it")
     p.add_argument("--shape", help="tensor shape for --layout / --store / --load given as Gluon descriptors")
     p.add_argument("--dtype", help=_DTYPE_HELP + " of the --store/--load scenario (default: fp32)")
+    p.add_argument("--max-elements", metavar="N", help=f"refuse layouts with more than N elements (default: "
+                                                      f"{MAX_PICTURE_ELEMENTS}: the page draws every one)")
 
     p = add("report", cmd_report, "every layout and conversion of a real kernel, with Triton's and our "
             "shared-memory traffic (a .py kernel file compiled on the CPU, or TTGIR / MLIR_ENABLE_DUMP text)")

@@ -141,3 +141,12 @@ def test_non_utf8_argv_from_the_shell(tmp_path):
     assert proc.returncode == 2
     err = proc.stderr.decode("utf-8")
     assert err.count("\n") == 1 and err.startswith("linear-layouts: error: argument 2 is not UTF-8 text")
+
+
+def test_the_explorer_page_draws_at_most_the_picture_limit(capsys, tmp_path):
+    page = tmp_path / "page.html"
+    fails(capsys, ["explore", "-o", str(page), "--store", BLOCKED, "--load", "BlockedLayout([4,1],[8,4],[1,8],[0,1])",
+                   "--shape", "1024,1024"], "--store: the explorer page: 1048576 elements exceed max_elements=65536")
+    fails(capsys, ["explore", "-o", str(page), "--layout", BLOCKED, "--shape", "512,512"], "--layout: the explorer page")
+    assert not page.exists()
+    assert main(["explore", "-o", str(page), "--layout", BLOCKED, "--shape", "64,64"]) == 0 and page.stat().st_size
