@@ -9,6 +9,7 @@ Bounded for CI: a fixed number of examples per group, no shrinking-heavy strateg
 
 from __future__ import annotations
 
+import enum
 import inspect
 import io
 import re
@@ -61,8 +62,10 @@ value = st.one_of(st.sampled_from(GOOD_LAYOUTS), st.sampled_from(GOOD_VALUES), s
 
 
 def _functions(module, names) -> list:
+    """The functions and classes among ``names`` (not enums: ``Kind(junk)`` is Python's own ValueError)."""
     return [(f"{module.__name__}.{name}", getattr(module, name)) for name in names
-            if inspect.isroutine(getattr(module, name)) or inspect.isclass(getattr(module, name))]
+            if inspect.isroutine(getattr(module, name))
+            or inspect.isclass(getattr(module, name)) and not issubclass(getattr(module, name), enum.Enum)]
 
 
 METHODS = [name for name, member in inspect.getmembers(LinearLayout) if not name.startswith("_")
