@@ -388,21 +388,24 @@ def run_ncu(args, plan_path: Path, keys: list[str]) -> dict:
         out, rc = proc.stdout + proc.stderr, proc.returncode
     except (OSError, subprocess.TimeoutExpired) as error:
         return dict(rc=-1, error=repr(error), rows={})
+    rows = read_ncu_csv(out, keys)
+    return dict(rc=rc, seconds=round(time.time() - start, 1), rows=rows,
+                tail="" if len(rows) == len(keys) and rc == 0 else out[-3000:])
+
+
+def read_ncu_csv(out: str, keys: list[str]) -> dict[str, tuple]:
+    """(store, load) wavefronts per kernel from ncu's ``--csv`` output: the profiled launches in ``ID``
+    order are the kernels of ``keys`` in launch order."""
     lines = [line for line in out.splitlines() if line.startswith('"')]
     per_launch: dict[str, dict[str, float]] = {}
     for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        launch = row.get("ID", "")
         try:
             value = float(row.get("Metric Value", "nan").replace(",", ""))
         except ValueError:
             continue
-        per_launch.setdefault(launch, {})[row.get("Metric Name", "")] = value
-    ordered = [per_launch[k] for k in sorted(per_launch, key=lambda s: int(s) if s.isdigit() else 0)]
-    rows = {}
-    for key, metrics in zip(keys, ordered):
-        rows[key] = (metrics.get(METRIC_ST), metrics.get(METRIC_LD))
-    return dict(rc=rc, seconds=round(time.time() - start, 1), rows=rows,
-                tail="" if len(ordered) == len(keys) and rc == 0 else out[-3000:])
+        per_launch.setdefault(row.get("ID", ""), {})[row.get("Metric Name", "")] = value
+    ordered = [per_launch[k] for k in sorted(per_launch, key=lambda s: int(s) if s.isdigit() else -1)]
+    return {key: (metrics.get(METRIC_ST), metrics.get(METRIC_LD)) for key, metrics in zip(keys, ordered)}
 
 
 # ------------------------------------------------------------------------------------------ report

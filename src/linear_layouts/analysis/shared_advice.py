@@ -11,14 +11,15 @@ and read by ``consumer``. Candidates:
 * the optimal layout of paper §5.4 (``optimal_swizzle``), as the simplest Gluon class that produces it
   (often a ``SharedLinearLayout``).
 
-Each is costed with the project's one bank model (``banks.wavefronts``, padded layouts by
+Each is costed with the project's one bank model (``banks``, through ``simd_tiles`` for the cheapest
+lowering: the widest ld/st.shared, or ldmatrix / stmatrix where they divide; padded layouts by
 ``bank_simulator``): store wavefronts (every lane stores its registers) plus load wavefronts of the
 consumer's access, and marked with what the consumer accepts:
 
 ==================  ==========================================================================
 consumer            accepts / load cost
 ==================  ==========================================================================
-``local_load(L)``   every layout; ``ld.shared`` into ``L`` (widest vector)
+``local_load(L)``   every layout; the cheapest load into ``L`` (ld.shared or ldmatrix)
 ``ldmatrix(L)``     layouts where ``ldmatrix`` lowers the load (16-byte rows of 8 matrices)
 ``wgmma(k, L)``     ``NVMMASharedLayout`` only (K-major for 8/32-bit elements); read by the async
                     proxy: no ``ld.shared`` wavefronts unless ``L`` (a ``local_load``) is given too
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
-from linear_layouts.analysis.banks import check_distributed, shared_access, wavefronts
+from linear_layouts.analysis.banks import access_wavefronts, check_distributed, shared_access
 from linear_layouts.analysis.simd_tiles import simd_choices
 from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
 from linear_layouts.catalog import (
@@ -129,6 +130,7 @@ class SharedCandidate:
     load_wavefronts: int | None
     store_vector_bits: int
     load_vector_bits: int | None
+    store_instruction: str
     load_instruction: str | None
     accepted: bool
     reason: str
@@ -182,8 +184,10 @@ class SharedAdvice:
             vectors = f"{c.store_vector_bits}/{'-' if c.load_vector_bits is None else c.load_vector_bits}"
             marks = f" [{', '.join(c.marks)}]" if c.marks else ""
             rows.append([str(i), c.name + marks, "yes" if c.accepted else f"no: {c.reason}", str(c.store_wavefronts),
-                         load, str(c.total_wavefronts), vectors, c.load_instruction or "-", c.gluon])
-        header = ["#", "shared layout", "accepted", "store", "load", "total", "st/ld bits", "load by", "Gluon"]
+                         load, str(c.total_wavefronts), vectors, c.store_instruction, c.load_instruction or "-",
+                         c.gluon])
+        header = ["#", "shared layout", "accepted", "store", "load", "total", "st/ld bits", "store by", "load by",
+                  "Gluon"]
         widths = [max(len(r[k]) for r in rows + [header]) for k in range(len(header))]
         lines = [
             f"{'x'.join(map(str, self.store.out_dims.values()))} {self.dtype.name}, stored from the registers, "
@@ -252,42 +256,56 @@ def _accepts(consumer: Consumer, descriptor: Any, bits: int) -> tuple[bool, str]
     return True, ""
 
 
-def _cost(layout: LinearLayout, padding: tuple[tuple[int, int], ...], store: LinearLayout, consumer: Consumer,
-          bits: int) -> tuple[int, int | None, int, int | None, str | None, bool, str]:
-    """(store wf, load wf, store bits, load bits, load instruction, load possible, reason)."""
-    if padding:
-        st = simulate_wavefronts(layout, store, bits, op="store", padding=padding)
-    else:
-        st = wavefronts(layout, store, bits, op="store")
-    st_bits = shared_access(layout, store, bits).vector_bits
-    if consumer.layout is None:
-        return st, None, st_bits, None, None, True, ""
-    load = consumer.layout
-    ld_bits = shared_access(layout, load, bits).vector_bits
-    if padding:
-        return st, simulate_wavefronts(layout, load, bits, op="load", padding=padding), st_bits, ld_bits, \
-            f"ld.shared ({ld_bits} bits)", consumer.kind != ConsumerKind.LDMATRIX, "ldmatrix needs 16-byte rows"
-    if consumer.kind == ConsumerKind.LDMATRIX:
-        matrices = [c for c in simd_choices(layout, load, bits) if c.kind == "ldmatrix"]
-        if not matrices:
-            ld = wavefronts(layout, load, bits)
-            return st, ld, st_bits, ld_bits, f"ld.shared ({ld_bits} bits)", False, \
-                "ldmatrix needs 16-byte rows of each 8x16-byte matrix"
-        best = min(matrices, key=lambda c: (c.wavefronts, c.count))
-        return st, best.wavefronts, st_bits, best.bits_per_lane, best.instruction, True, ""
-    return st, wavefronts(layout, load, bits), st_bits, ld_bits, f"ld.shared ({ld_bits} bits)", True, ""
+@dataclass(frozen=True)
+class _Side:
+    """One side of the round trip: its wavefronts, bits per lane and instruction."""
+
+    wavefronts: int
+    bits: int
+    instruction: str
+
+
+def _side(layout: LinearLayout, padding: tuple[tuple[int, int], ...], dist: LinearLayout, bits: int, op: str, *,
+          matrix_only: bool = False, exact: bool = True) -> _Side | None:
+    """The cheapest lowering of ``dist`` storing to / loading from ``layout``: the widest ld/st.shared or,
+    where it divides, ldmatrix / stmatrix (``simd_tiles``); padded layouts: ld/st.shared, counted by the
+    simulator. ``matrix_only``: ldmatrix only (None if it cannot lower it); ``exact=False``: the widest
+    ld/st.shared only (fast, for searching a grid)."""
+    prefix = "ld" if op == "load" else "st"
+    if padding or not exact:
+        access = shared_access(layout, dist, bits)
+        if matrix_only:
+            return None
+        count = simulate_wavefronts(layout, dist, bits, op=op, padding=padding) if padding else \
+            access_wavefronts(access, op=op)
+        return _Side(count, access.vector_bits, f"{prefix}.shared ({access.vector_bits} bits)")
+    choices = simd_choices(layout, dist, bits, op=op)
+    if matrix_only:
+        choices = tuple(c for c in choices if c.kind.endswith("matrix"))
+        if not choices:
+            return None
+    best = choices[0]  # fewest wavefronts, then fewest instructions, ld/st.shared on a tie
+    name = best.instruction if best.kind.endswith("matrix") else f"{prefix}.shared ({best.bits_per_lane} bits)"
+    return _Side(best.wavefronts, best.bits_per_lane, name)
 
 
 def _candidate(name: str, descriptor: Any, layout: LinearLayout, padding: tuple[tuple[int, int], ...],
                marks: tuple[str, ...], store: LinearLayout, consumer: Consumer, bits: int) -> SharedCandidate:
-    st, ld, st_bits, ld_bits, instruction, possible, why = _cost(layout, padding, store, consumer, bits)
+    st = _side(layout, padding, store, bits, "store")
     accepted, reason = _accepts(consumer, descriptor, bits)
-    if accepted and not possible:
-        accepted, reason = False, why
+    ld = None
+    if consumer.layout is not None:
+        ld = _side(layout, padding, consumer.layout, bits, "load", matrix_only=consumer.kind == ConsumerKind.LDMATRIX)
+        if ld is None:
+            ld = _side(layout, padding, consumer.layout, bits, "load")
+            if accepted:
+                accepted, reason = False, "ldmatrix needs 16-byte rows of each 8x16-byte matrix"
     elements = layout.in_dim_size("offset")
     extra = sum((elements - 1) // interval * pad for interval, pad in padding)
-    return SharedCandidate(name, descriptor, layout, padding, st, ld, st_bits, ld_bits, instruction, accepted,
-                           reason, (elements + extra) * bits // 8, marks)
+    return SharedCandidate(name, descriptor, layout, padding, st.wavefronts, None if ld is None else ld.wavefronts,
+                           st.bits, None if ld is None else ld.bits, st.instruction,
+                           None if ld is None else ld.instruction, accepted, reason,
+                           (elements + extra) * bits // 8, marks)
 
 
 def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer, dtype: DTypeLike, *,
@@ -329,8 +347,9 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
     best_swizzled = None
     for layout in _swizzled_grid(len(shape), bits):
         linear = layout.to_linear(shape)
-        cost = _cost(linear, (), store, consumer, bits)
-        key = (cost[0] + (cost[1] or 0), -(cost[2] + (cost[3] or 0)))
+        st = _side(linear, (), store, bits, "store", exact=False)
+        ld = _side(linear, (), consumer.layout, bits, "load", exact=False) if consumer.layout is not None else None
+        key = (st.wavefronts + (ld.wavefronts if ld else 0), -(st.bits + (ld.bits if ld else 0)))
         if best_swizzled is None or key < best_swizzled[0]:
             best_swizzled = (key, layout, linear)
     if best_swizzled is not None:
