@@ -450,7 +450,8 @@ def report(variants: list[Variant], env: dict, dry_run: bool) -> str:
               "Triton emitted). `ours` is the best row of `suggest_shared_layout` the installed Gluon builds; "
               "`default` is `NVMMASharedLayout.get_default_for`; `triton` is `gl.convert_layout` (Triton's own "
               "scratch layout; for wgmma / TMA consumers Triton's choice is the default).", ""]
-    header = "| pair | dtype | warps | consumer | variant | shared layout | instructions | predicted st + ld | ncu st + ld | correct |"
+    header = ("| pair | dtype | warps | consumer | variant | shared layout | shared instructions in the PTX (static) | "
+              "predicted st + ld | ncu st + ld | correct |")
     lines += [header, "|---" * (header.count("|") - 1) + "|"]
     verdicts = []
     for pair_name, vs in by_pair.items():
