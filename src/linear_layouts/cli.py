@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import errno
 import re
+import shutil
 import sys
 from typing import Callable, NoReturn, Sequence
 
@@ -206,6 +207,21 @@ def _write_file(path: str, content: str | bytes) -> None:
         raise LayoutError(f"-o {quote(path)}: cannot write there: {error.strerror or error}") from None
 
 
+#: Width of text written to a file or a pipe (a terminal's own width is used when there is one).
+DEFAULT_WIDTH = 100
+
+
+def _width(args: argparse.Namespace, *, views: bool = False) -> int | None:
+    """Columns to fit text to: ``None`` (everything, whole) with --wide or -o; the terminal's width when
+    stdout is one; else :data:`DEFAULT_WIDTH` — except for Triton's views (``views``), which a file or a
+    pipe gets whole, character for character."""
+    if getattr(args, "wide", False) or getattr(args, "output", None):
+        return None
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((DEFAULT_WIDTH, 40)).columns
+    return None if views else DEFAULT_WIDTH
+
+
 def _write(args: argparse.Namespace, content: str | bytes) -> None:
     output = getattr(args, "output", None)
     if output:
@@ -241,7 +257,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     title = args.title or args.layout.strip()
     limit = _limit(args)
     if args.format == "text":
-        _write(args, layout_view(layout, args.hw, **limit))
+        _write(args, layout_view(layout, args.hw, max_width=_width(args, views=True), **limit))
     elif args.format == "json":
         _write(args, layout.to_json())
     elif args.format == "cute":
@@ -303,6 +319,7 @@ def cmd_banks(args: argparse.Namespace) -> int:
         return 0
     from linear_layouts.reports import banks_report
 
+<<<<<<< HEAD
     out = banks_report(shared, dist, bits, op=args.op, steps=args.steps, **_limit(args))
     other = args.store if args.op == "load" else args.load
     if other:
@@ -314,6 +331,9 @@ def cmd_banks(args: argparse.Namespace) -> int:
         advice = suggest_shared_layout(store, load, args.dtype or bits, given=given)
         out += "\n\nSHARED ('given') against every shared layout a Gluon author can use:\n" + advice.table()
     _write(args, out)
+=======
+    _write(args, banks_report(shared, dist, bits, op=args.op, steps=args.steps, width=_width(args), **_limit(args)))
+>>>>>>> 0a18462 (Text that fits a terminal: Triton's views and the owner table show their first columns (lanes) that fit and say what was left out; prose of the reports wraps at word boundaries (bases printed so lines break between vectors); the terminal's width when stdout is one, 100 columns for files and pipes (Triton's views go whole to them), --wide for everything; demo in six steps of one screen each (177 lines, none over 100 columns; was ~430 lines, 96 over 120); the kernel's opening comment fits 100 columns)
     return 0
 
 
@@ -359,10 +379,14 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
         return 0
     from linear_layouts.reports import swizzle_report
 
+<<<<<<< HEAD
     # the construction and its baselines first, the ranked table next, the optimal layout's spec last
     report = swizzle_report(store, load, bits, **_limit(args)).splitlines()
     tail = next((i for i, line in enumerate(report) if line.startswith("Optimal layout (paste")), len(report))
     _write(args, "\n".join(report[:tail] + [""] + table + [""] + report[tail:]))
+=======
+    _write(args, swizzle_report(store, load, bits, width=_width(args), **_limit(args)))
+>>>>>>> 0a18462 (Text that fits a terminal: Triton's views and the owner table show their first columns (lanes) that fit and say what was left out; prose of the reports wraps at word boundaries (bases printed so lines break between vectors); the terminal's width when stdout is one, 100 columns for files and pipes (Triton's views go whole to them), --wide for everything; demo in six steps of one screen each (177 lines, none over 100 columns; was ~430 lines, 96 over 120); the kernel's opening comment fits 100 columns)
     return 0
 
 
@@ -397,7 +421,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         return 0
     from linear_layouts.reports import plan_report
 
-    out = [plan_report(src, dst, bits, **_limit(args))]
+    out = [plan_report(src, dst, bits, width=_width(args), **_limit(args))]
     if args.emit == "cuda":
         from linear_layouts.codegen.plan import conversion_kernel
 
@@ -426,7 +450,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Layout A of the paper, then the seed transpose end to end."""
     from linear_layouts.reports import demo_report
 
-    print(demo_report())
+    print(demo_report(_width(args)))
     return 0
 
 
@@ -538,6 +562,11 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
         parser.subcommands[name] = p
         return p
 
+    def wide(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--wide", action="store_true",
+                       help="print every column and line whole (default: fit the terminal's width, "
+                            f"{DEFAULT_WIDTH} columns when not a terminal; Triton's views go whole to files and pipes)")
+
     def shape_and_output(p: argparse.ArgumentParser) -> None:
         p.add_argument("--shape", help="tensor shape, e.g. 16,32 (needed by Gluon descriptors)")
         p.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -555,6 +584,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                         "cute: the simplest CuTe form (print form, C++, CuTe DSL) or why there is none; "
                         "gluon / ttgir: the simplest Gluon descriptor (Python source) / Triton's attribute text")
     p.add_argument("--hw", action="store_true", help="text: the hardware point of view (per warp / per offset)")
+    wide(p)
     p.add_argument("--dtype", help="shared layouts: element type for the bank colours (default: the spec's or 32-bit)")
     p.add_argument("--view", choices=["logical", "physical"], default="logical",
                    help="shared layouts, svg/png: the tensor grid coloured by bank (logical), or memory itself, "
@@ -582,6 +612,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                                    "shared layout a Gluon author can use (the swizzle command's table)")
     p.add_argument("--load", help="--op store: the layout that will load the tile (same table)")
     p.add_argument("--format", choices=["text", "svg"], default="text", help="text (default) or SVG bar charts")
+    wide(p)
 
     p = add("swizzle", cmd_swizzle, "the shared layouts for STORE then LOAD, ranked: NVMMA (every swizzle), swizzled, "
                                     "padded, the optimal swizzle (LOAD: a layout, or wgmma-a / wgmma-b / tma)")
@@ -590,11 +621,15 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                                                "wgmma-a, wgmma-b (a wgmma operand), tma (a TMA copy)")
     shape_and_output(p)
     p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
+<<<<<<< HEAD
     p.add_argument("--ldmatrix", action="store_true", help="LOAD is read with ldmatrix (16-byte rows needed)")
     p.add_argument("--format", choices=["text", "cute", "gluon", "ttgir"], default="text",
                    help="text (default): the ranked shared layouts and the §9.2 construction; cute: the best CuTe "
                         "Swizzle<B,M,S> o (row- or column-major) beside the optimum; gluon / ttgir: only the best "
                         "layout, as Gluon source / Triton attribute text")
+=======
+    wide(p)
+>>>>>>> 0a18462 (Text that fits a terminal: Triton's views and the owner table show their first columns (lanes) that fit and say what was left out; prose of the reports wraps at word boundaries (bases printed so lines break between vectors); the terminal's width when stdout is one, 100 columns for files and pipes (Triton's views go whole to them), --wide for everything; demo in six steps of one screen each (177 lines, none over 100 columns; was ~430 lines, 96 over 120); the kernel's opening comment fits 100 columns)
 
     p = add("convert", cmd_convert, "plan the conversion SRC -> DST step by step (and emit / run its kernel)")
     p.add_argument("src", metavar="SRC", help="the distributed layout the data is in; " + _LAYOUT_HELP)
@@ -605,8 +640,9 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--format", choices=["text", "gluon", "ttgir"], default="text",
                    help="gluon / ttgir: SRC, DST and the plan's shared layout as Gluon source / Triton attribute text")
     p.add_argument("--run", action="store_true", help="compile, run and verify the kernel (needs a GPU and CuPy)")
+    wide(p)
 
-    add("demo", cmd_demo, "the paper's Layout A, then the seed transpose end to end")
+    wide(add("demo", cmd_demo, "the paper's Layout A, then the seed transpose end to end, in six steps"))
 
     p = add("explore", cmd_explore, "the interactive explorer page, served on 127.0.0.1 (or written with -o)")
     p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)")

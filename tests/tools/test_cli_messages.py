@@ -102,7 +102,7 @@ def test_emitted_kernel_explains_its_parameters(capsys):
     start = out.index("// ll_convert")
     comment = out[start:out.index('extern "C"', start)]
     assert code == 0
-    for words in ("src_all, dst_all", "blockIdx.x", "iterations: 0 does the conversion once",
+    for words in ("src_all, dst_all", "blockIdx.x", "iterations: 0 converts once",
                   "round trips dst -> src -> dst", "block = 128 threads", "dynamic shared memory = "):
         assert words in comment
 

@@ -162,16 +162,17 @@ def emit_conversion_kernel(
     pa, pb = choose_packings(src, dst, w, forward, backward)
     f_off, b_off, f_trail, b_trail, shared = _buffers(forward, backward)
     em = Emission("t")
-    rounds = ("n > 0 adds n round trips dst -> src -> dst after it, a benchmark knob:\n"
-              "//     each flips every value's low bit before each conversion and the two flips cancel, so the\n"
-              "//     output still equals the input and no compiler can fold the conversions away"
-              if backward is not None else "unused here (no backward conversion was generated); pass 0")
+    rounds = (["//   iterations: 0 converts once; n > 0 adds n round trips dst -> src -> dst (a benchmark knob:",
+               "//     each flips every value's low bit before each conversion; the flips cancel, so the",
+               "//     output still equals the input, and no compiler can fold the conversions away)."]
+              if backward is not None else
+              ["//   iterations: unused here (no backward conversion was generated); pass 0."])
     body: list[str] = [
-        f"// {name}: moves a {'x'.join(map(str, src.out_dims.values()))} tile of {8 * w}-bit elements from layout src "
-        "to layout dst (a copy: dst[i] = src[i]).",
-        "//   src_all, dst_all: arrays of whole tiles, each tile row-major; CTA blockIdx.x handles tile blockIdx.x",
-        f"//     (elements blockIdx.x * {tile} ... + {tile - 1}): loads it in src's layout, converts, stores it in dst's.",
-        f"//   iterations: 0 does the conversion once; {rounds}.",
+        f"// {name}: a {'x'.join(map(str, src.out_dims.values()))} tile of {8 * w}-bit elements, "
+        "from layout src to layout dst.",
+        "//   src_all, dst_all: whole tiles, each row-major; CTA blockIdx.x handles tile blockIdx.x, i.e.",
+        f"//     elements blockIdx.x * {tile} ... + {tile - 1}: loads them in src's layout, converts, stores in dst's.",
+        *rounds,
         f"//   launch: grid = number of tiles, block = {threads} threads, dynamic shared memory = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all, int iterations) {{",

@@ -48,12 +48,14 @@ def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DType
 
 @checked
 def banks_report(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, *, op: str = "load",
-                 steps: int = 16, max_elements: int = MAX_ELEMENTS) -> str:
+                 steps: int = 16, max_elements: int = MAX_ELEMENTS, width: int | None = 100) -> str:
     """:func:`access_summary`, then the first ``steps`` steps: each step's wavefronts and, per bank
     0..31, how many lanes hit it ('.' none, '+' ten or more, '*' the bank serves several words).
-    ``steps`` >= 0; layouts above ``max_elements`` (``limits.MAX_ELEMENTS``) are refused."""
+    ``steps`` >= 0; layouts above ``max_elements`` (``limits.MAX_ELEMENTS``) are refused. Prose lines
+    are broken at ``width`` characters (``None``: never); a step's chart stays on one line."""
     bitwidth = element_type(dtype).bits
     from linear_layouts.viz.bank_steps import bank_steps
+    from linear_layouts.viz.text import wrap_text
 
     if steps < 0:
         raise LayoutError(f"steps: the number of steps to list must be >= 0, got {steps}")
@@ -61,10 +63,12 @@ def banks_report(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLi
     lines = access_summary(shared, distributed, bitwidth, op, max_elements=max_elements)
     lines.append("")
     lines.append("per step: wavefronts, then lanes on each bank 0..31 ('.' = none, '*' = the bank serves several words)")
+    text = wrap_text("\n".join(lines), width)
+    label = max([len(s.label) for s in all_steps[:steps]] + [4])
     for step in all_steps[:steps]:
         cells = "".join(". " if n == 0 else (str(n) if n < 10 else "+") + ("*" if w > 1 else " ")
                         for n, w in zip(step.lanes_per_bank, step.words_per_bank))
-        lines.append(f"  {step.label:<28} {step.wavefronts:>3}  {cells}".rstrip())
+        text += f"\n  {step.label:<{label}} {step.wavefronts:>3}  {cells}".rstrip()
     if len(all_steps) > steps:
-        lines.append(f"  ... {len(all_steps) - steps} more steps (--steps N shows more)")
-    return "\n".join(lines)
+        text += f"\n  ... {len(all_steps) - steps} more steps (--steps N shows more)"
+    return text

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import json
-
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS
+from linear_layouts.viz.text import vectors_text, wrap_text
 
 __all__ = ["plan_report"]
 
 
 @checked
 def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force_shared: bool = False,
-                max_elements: int = MAX_ELEMENTS) -> str:
+                max_elements: int = MAX_ELEMENTS, width: int | None = 100) -> str:
     """The conversion ``src -> dst`` of ``bitwidth``-bit elements explained: register renaming, warp
     shuffles (rounds, words per shuffle) or shared memory (the swizzled layout, both accesses with
     their wavefronts, the bytes), the instructions per thread, and the cost model's verdict with the
     alternatives. ``force_shared`` skips the in-warp strategies and the cost line. Layouts above
-    ``max_elements`` (``limits.MAX_ELEMENTS``) are refused."""
+    ``max_elements`` (``limits.MAX_ELEMENTS``) are refused. Lines are broken at ``width`` characters
+    (``None``: never)."""
     bitwidth = element_type(dtype).bits
     from linear_layouts.codegen.plan import conversion_step
 
@@ -42,7 +42,7 @@ def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force
         from linear_layouts.analysis.banks import wavefronts
 
         lines.append("1. Go through shared memory, laid out by the optimal swizzle (§5.4) so both accesses avoid conflicts.")
-        lines.append(f"   shared layout (offset -> tensor): {json.dumps(step.shared.bases['offset'])}")
+        lines.append(f"   shared layout (offset -> tensor): {vectors_text(step.shared.bases['offset'])}")
         lines.append(f"2. store from the source layout: {step.store.description}; "
                      f"{wavefronts(step.shared, src, bitwidth, op='store', skip_duplicates=True)} wavefronts")
         lines.append("3. barrier: " + ("__syncwarp() (every warp reads what it stored)" if step.warp_local
@@ -59,5 +59,10 @@ def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force
 
         plan = plan_conversion(src, dst, bitwidth, with_baselines=False, max_elements=max_elements)
         others = "".join(f"; {kind}: {cost:g}" for kind, cost in plan.alternatives)
+<<<<<<< HEAD
         lines.append(f"Predicted time, SM-ns per CTA (analysis.cost_model, {cost_model.DEFAULT_DEVICE}): {plan.kind}: {plan.cost:g}{others}")
     return "\n".join(lines)
+=======
+        lines.append(f"Model cost per warp (analysis.conversion): {plan.kind}: {plan.cost:g}{others}")
+    return wrap_text("\n".join(lines), width)
+>>>>>>> 0a18462 (Text that fits a terminal: Triton's views and the owner table show their first columns (lanes) that fit and say what was left out; prose of the reports wraps at word boundaries (bases printed so lines break between vectors); the terminal's width when stdout is one, 100 columns for files and pipes (Triton's views go whole to them), --wide for everything; demo in six steps of one screen each (177 lines, none over 100 columns; was ~430 lines, 96 over 120); the kernel's opening comment fits 100 columns)

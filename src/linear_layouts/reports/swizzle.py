@@ -12,12 +12,13 @@ __all__ = ["swizzle_report"]
 
 
 @checked
-def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX_ELEMENTS) -> str:
+def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX_ELEMENTS,
+                   width: int | None = 100) -> str:
     """The construction of :func:`~linear_layouts.analysis.swizzle.optimal_swizzle` for ``store`` then
     ``load`` (V, I, E, F, H, C), a table of store / load wavefronts, vector widths and bytes for the
     unswizzled, padded (legacy, when it applies) and optimal layouts, the Lemma 9.5 bound, and the
-    optimal layout as a JSON spec (the last line). Layouts above ``max_elements`` (``limits.MAX_ELEMENTS``)
-    are refused."""
+    optimal layout as a JSON spec (the last line, whole). Layouts above ``max_elements``
+    (``limits.MAX_ELEMENTS``) are refused. Prose lines are broken at ``width`` characters (``None``: never)."""
     bitwidth = element_type(dtype).bits
     from linear_layouts.analysis.banks import shared_access, wavefronts
     from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
@@ -28,7 +29,7 @@ def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *,
     check_layout_size(store, max_elements, "swizzle_report: store")
     check_layout_size(load, max_elements, "swizzle_report: load")
     result = optimal_swizzle(store, load, bitwidth)
-    lines = ["Optimal swizzle (paper §5.4 / §9.2), step by step:", steps_text(result, store, load), ""]
+    lines = ["Optimal swizzle (paper §5.4 / §9.2), step by step:", steps_text(result, store, load, width), ""]
     rows = []
     plain = row_major_shared(list(store.out_dims.values()))
     candidates = [("unswizzled (row-major)", plain, None)]

@@ -68,6 +68,8 @@ def _names(vectors: Sequence[int], out_dims: dict[str, int]) -> str:
 
 def steps_of(result: Any, store: LinearLayout, load: LinearLayout) -> list[AlgorithmStep]:
     """The steps of an ``optimal_swizzle`` result (``SwizzleResult``) for the pair (store, load)."""
+    from linear_layouts.viz.text import vectors_text
+
     dims = store.out_dims
     d = store.total_out_dim_size_log2
     w = result.bitwidth
@@ -100,7 +102,7 @@ def steps_of(result: Any, store: LinearLayout, load: LinearLayout) -> list[Algor
                       f"M_Seg = {_names(result.H, dims)}; bank bits = {_names(result.bank, dims)}. "
                       f"Wavefronts: store {result.store_wavefronts} + load {result.load_wavefronts}; "
                       f"vectors: store {result.store_vector_bits} bits, load {result.load_vector_bits} bits. "
-                      f"Offset bases: {result.layout.bases['offset']}."),
+                      f"Offset bases: {vectors_text(result.layout.bases['offset'])}."),
     ]
     return steps
 
@@ -113,6 +115,10 @@ def swizzle_steps(store: LinearLayout, load: LinearLayout, dtype: DTypeLike) -> 
     return {"steps": [s.as_json() for s in steps_of(result, store, load)]}, result.layout
 
 
-def steps_text(result: Any, store: LinearLayout, load: LinearLayout) -> str:
-    """The steps as plain text, one paragraph each (the CLI's ``swizzle`` and ``demo`` print this)."""
-    return "\n".join(f"{s.name:>6}  {s.title}\n        {s.text}" for s in steps_of(result, store, load))
+def steps_text(result: Any, store: LinearLayout, load: LinearLayout, width: int | None = None) -> str:
+    """The steps as plain text, one paragraph each, lines broken at ``width`` characters (``None``: not
+    broken); the CLI's ``swizzle`` and ``demo`` print this."""
+    from linear_layouts.viz.text import wrap_text
+
+    return wrap_text("\n".join(f"{s.name:>6}  {s.title}\n        {s.text}" for s in steps_of(result, store, load)),
+                     width)

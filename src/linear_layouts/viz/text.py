@@ -7,11 +7,15 @@
 * :func:`shared_view` — for a shared layout ``(offset, block) -> (dim0, ...)``: the logical
   coordinate stored at each offset, in offset order, or ``Offset: k -> (i,j)`` lines.
 
-Both agree with Triton's ``LinearLayout.get_distributed_view`` / ``get_shared_view``.
+Both agree with Triton's ``LinearLayout.get_distributed_view`` / ``get_shared_view``. With
+``max_width`` they fit a terminal instead: each row shows its first columns (lanes, for the hardware
+view), ends with ``…`` when cut, and a last line says what was left out. :func:`wrap_text` does the same
+for prose (the reports), at word boundaries.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,7 +29,7 @@ DISTRIBUTED_IN_DIMS = ("register", "lane", "warp", "block")
 SHARED_IN_DIMS = ("offset", "block")
 
 __all__ = ["distributed_view", "shared_view", "layout_view", "matrix_text", "owner_table", "table_text",
-           "is_shared_layout", "DISTRIBUTED_IN_DIMS", "SHARED_IN_DIMS"]
+           "wrap_text", "vectors_text", "is_shared_layout", "DISTRIBUTED_IN_DIMS", "SHARED_IN_DIMS"]
 
 
 def is_shared_layout(layout: LinearLayout) -> bool:
@@ -95,18 +99,77 @@ def _tensor_text(cells: Sequence[str], shape: Sequence[int], separator: str) -> 
     return "".join(out)
 
 
+def _shown_columns(cell_width: int, columns: int, separator: str, margin: int, max_width: int | None) -> int:
+    """How many ``cell_width``-wide columns (joined by ``separator``, plus ``margin`` characters of
+    brackets or labels) fit ``max_width``, keeping room for a ``…`` when some are left out; at least 1."""
+    if max_width is None or margin + columns * (cell_width + len(separator)) - len(separator) <= max_width:
+        return columns
+    return max(1, (max_width - margin - 1) // (cell_width + len(separator)))
+
+
+def _cut_note(shown: int, total: int, what: str, max_width: int | None) -> str:
+    return wrap_text(f"({what} 0-{shown - 1} of {total} shown; --wide shows all)", max_width) + "\n"
+
+
+def _fit_tensor_text(cells: list[str], shape: list[int], separator: str, max_width: int | None) -> str:
+    """:func:`_tensor_text`, keeping of each row only the first columns that fit ``max_width``."""
+    columns = shape[-1]
+    shown = _shown_columns(max(map(len, cells)), columns, separator, 2 * len(shape), max_width)
+    if shown == columns:
+        return _tensor_text(cells, shape, separator)
+    rows = len(cells) // columns
+    kept = [cells[r * columns + c] + (separator + "…" if c == shown - 1 else "")
+            for r in range(rows) for c in range(shown)]
+    return _tensor_text(kept, shape[:-1] + [shown], separator) + _cut_note(shown, columns, "columns", max_width)
+
+
+def vectors_text(vectors: Sequence[Sequence[int]]) -> str:
+    """Basis vectors as JSON with no space inside a vector, so :func:`wrap_text` breaks only between them.
+
+    >>> vectors_text([[0, 1], [2, 0]])
+    '[[0,1], [2,0]]'
+    """
+    return "[" + ", ".join("[" + ",".join(str(int(c)) for c in v) + "]" for v in vectors) + "]"
+
+
+def wrap_text(text: str, width: int | None) -> str:
+    """Every line longer than ``width`` broken at spaces, continuation lines indented two more than
+    the line's own indent; ``width=None`` (or a line without spaces to break at) leaves it whole.
+
+    >>> print(wrap_text("  one two three four", 12))
+      one two
+        three
+        four
+    """
+    if width is None:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[:len(line) - len(line.lstrip())]
+        out += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=False,
+                             break_on_hyphens=False) or [line]
+    return "\n".join(out)
+
+
 @checked
 def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
-                     max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
+                     max_elements: int = MAX_PICTURE_ELEMENTS, max_width: int | None = None) -> str:
     """Triton's ``getDistributedLayoutStr``: who holds each element, or what each thread holds.
 
     Logical view: element e is printed as ``T{lane + warp*lanes}:{register}`` for every hardware
     index with L(index) = e. Hardware view: per warp, one line per register, one ``(i,j)`` per lane.
     Layouts of more than ``max_elements`` elements or inputs are refused (``limits.MAX_PICTURE_ELEMENTS``).
+    ``max_width``: fit rows to that many characters (the first columns or lanes, then ``…``).
 
     >>> L = LinearLayout({"register": [[1]], "lane": [[2]], "warp": [], "block": []}, ["dim0"])
     >>> distributed_view(L)
     '[T0:0, T0:1, T1:0, T1:1]\\n'
+    >>> print(distributed_view(L, max_width=20), end="")
+    [T0:0, T0:1, …]
+    (columns 0-1 of 4 shown; --wide shows all)
     """
     _check_in_dims(layout, DISTRIBUTED_IN_DIMS, "distributed", max_elements)
     shape = list(layout.out_dims.values())
@@ -126,6 +189,7 @@ def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *
                        for k in range(len(reg))]
         lines: list[str] = []
         per_warp = num_lanes * num_regs
+        shown = _shown_columns(max(map(len, thread_text)), num_lanes, ", ", 0, max_width)
         for b in range(num_blocks):
             if num_blocks > 1:
                 lines.append(f"Block{b}:\n")
@@ -133,8 +197,10 @@ def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *
                 lines.append(f"Warp{w}:\n")
                 base = (b * num_warps + w) * per_warp
                 for r in range(num_regs):
-                    row = [thread_text[base + t * num_regs + r] for t in range(num_lanes)]
-                    lines.append(", ".join(row) + "\n")
+                    row = [thread_text[base + t * num_regs + r] for t in range(shown)]
+                    lines.append(", ".join(row) + (", …" if shown < num_lanes else "") + "\n")
+        if shown < num_lanes:
+            lines.append(_cut_note(shown, num_lanes, "lanes", max_width))
         return "".join(lines)
 
     total = int(np.prod(shape))
@@ -148,17 +214,18 @@ def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *
         padded = " " * (width - len(str(thread)) - len(str(r))) + text
         e = int(element[k])
         cells[e] = padded if not cells[e] else cells[e] + "|" + padded
-    return _tensor_text(cells, shape, ", ")
+    return _fit_tensor_text(cells, shape, ", ", max_width)
 
 
 @checked
 def shared_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
-                max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
+                max_elements: int = MAX_PICTURE_ELEMENTS, max_width: int | None = None) -> str:
     """Triton's ``getSharedLayoutStr``: the logical element stored at each shared-memory offset.
 
     Logical view: offsets in order, shaped like the tensor, each as ``(i:j)``. Hardware view:
     ``Offset: k -> (i,j)`` per offset, grouped by block. Layouts of more than ``max_elements``
-    elements are refused (``limits.MAX_PICTURE_ELEMENTS``).
+    elements are refused (``limits.MAX_PICTURE_ELEMENTS``). ``max_width``: fit rows to that many
+    characters (the logical view's first columns, then ``…``).
 
     >>> L = LinearLayout({"offset": [[1], [2]], "block": []}, ["dim0"])
     >>> shared_view(L)
@@ -188,20 +255,20 @@ def shared_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
 
     cells = ["(" + ":".join(p[k] for p in padded) + ")" for k in range(count)]
     cells += [""] * (total - count)
-    return _tensor_text(cells, shape, ",")
+    return _fit_tensor_text(cells, shape, ",", max_width)
 
 
 @checked
 def layout_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
-                max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
+                max_elements: int = MAX_PICTURE_ELEMENTS, max_width: int | None = None) -> str:
     """:func:`shared_view` for shared layouts (in dim ``offset``), else :func:`distributed_view`.
 
     >>> layout_view(LinearLayout({"offset": [[1]]}, ["dim0"]))
     '[(0),(1)]\\n'
     """
     if isinstance(layout, LinearLayout) and is_shared_layout(layout):
-        return shared_view(layout, use_hw_point_of_view, max_elements=max_elements)
-    return distributed_view(layout, use_hw_point_of_view, max_elements=max_elements)
+        return shared_view(layout, use_hw_point_of_view, max_elements=max_elements, max_width=max_width)
+    return distributed_view(layout, use_hw_point_of_view, max_elements=max_elements, max_width=max_width)
 
 
 def _bit_labels(sizes: dict[str, int], short: bool) -> list[str]:
@@ -243,7 +310,7 @@ def matrix_text(layout: LinearLayout, row_labels: Sequence[str] | None = None, *
 
 
 @checked
-def owner_table(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
+def owner_table(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS, max_width: int | None = None) -> str:
     """For each element ``(i, j)`` of a 2-D distributed layout, its first owner ``w{warp}t{lane}r{register}``
     (warps, then lanes, then registers in increasing order; ``-`` if none), one tensor row per line.
     Layouts of more than ``max_elements`` elements or inputs are refused (``limits.MAX_PICTURE_ELEMENTS``).
@@ -266,10 +333,13 @@ def owner_table(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENT
                 out = layout.apply({d: v for d, v in point.items() if d in sizes})
                 owner.setdefault((out["dim0"], out["dim1"]), f"w{w}t{t}r{r}")
     width = max([len(v) for v in owner.values()] + [1])
-    head = "      " + " ".join(f"{j:>{width}}" for j in range(n_cols))
-    rows = [head] + [f"{i:>4}  " + " ".join(f"{owner.get((i, j), '-'):>{width}}" for j in range(n_cols))
+    shown = _shown_columns(width, n_cols, " ", 6, max_width)
+    more = " …" if shown < n_cols else ""
+    head = "      " + " ".join(f"{j:>{width}}" for j in range(shown)) + more
+    rows = [head] + [f"{i:>4}  " + " ".join(f"{owner.get((i, j), '-'):>{width}}" for j in range(shown)) + more
                      for i in range(n_rows)]
-    return "\n".join(rows)
+    note = [_cut_note(shown, n_cols, "columns", max_width).rstrip("\n")] if more else []
+    return "\n".join(rows + note)
 
 
 def table_text(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
