@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
@@ -95,6 +96,7 @@ _LABEL_KEY = {
 }
 
 
+@checked
 def distributed_grid(layout: LinearLayout, *, label: str = "auto", title: str | None = None,
                      max_elements: int = MAX_PICTURE_ELEMENTS) -> GridPicture:
     """Who holds each element of a distributed layout ``(register, lane, warp, block) -> tensor``.
@@ -150,6 +152,7 @@ def _bank_legend(element_bitwidth: int) -> LegendEntry:
                        tuple(bank_color(b) for b in range(NUM_BANKS)), tuple(str(b) for b in range(NUM_BANKS)))
 
 
+@checked
 def shared_grid(layout: LinearLayout, dtype: DTypeLike, *, view: str = "logical",
                 title: str | None = None, max_elements: int = MAX_PICTURE_ELEMENTS) -> GridPicture:
     """Where each element (of ``dtype``) of a shared layout ``(offset, block) -> tensor`` lives: its bank.

@@ -123,6 +123,7 @@ def _fit_tensor_text(cells: list[str], shape: list[int], separator: str, max_wid
     return _tensor_text(kept, shape[:-1] + [shown], separator) + _cut_note(shown, columns, "columns", max_width)
 
 
+@checked
 def vectors_text(vectors: Sequence[Sequence[int]]) -> str:
     """Basis vectors as JSON with no space inside a vector, so :func:`wrap_text` breaks only between them.
 
@@ -132,6 +133,7 @@ def vectors_text(vectors: Sequence[Sequence[int]]) -> str:
     return "[" + ", ".join("[" + ",".join(str(int(c)) for c in v) + "]" for v in vectors) + "]"
 
 
+@checked
 def wrap_text(text: str, width: int | None) -> str:
     """Every line longer than ``width`` broken at spaces, continuation lines indented two more than
     the line's own indent; ``width=None`` (or a line without spaces to break at) leaves it whole.
