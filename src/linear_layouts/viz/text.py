@@ -169,9 +169,11 @@ def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *
     >>> L = LinearLayout({"register": [[1]], "lane": [[2]], "warp": [], "block": []}, ["dim0"])
     >>> distributed_view(L)
     '[T0:0, T0:1, T1:0, T1:1]\\n'
-    >>> print(distributed_view(L, max_width=20), end="")
-    [T0:0, T0:1, …]
-    (columns 0-1 of 4 shown; --wide shows all)
+    >>> print(distributed_view(L, max_width=22), end="")
+    [T0:0, T0:1, T1:0, …]
+    (columns 0-2 of 4
+      shown; --wide shows
+      all)
     """
     _check_in_dims(layout, DISTRIBUTED_IN_DIMS, "distributed", max_elements)
     shape = list(layout.out_dims.values())
