@@ -319,8 +319,8 @@ def cmd_banks(args: argparse.Namespace) -> int:
         return 0
     from linear_layouts.reports import banks_report
 
-<<<<<<< HEAD
-    out = banks_report(shared, dist, bits, op=args.op, steps=args.steps, **_limit(args))
+    out = banks_report(shared, dist, bits, op=args.op, steps=args.steps, width=_width(args),
+                       **_limit(args))
     other = args.store if args.op == "load" else args.load
     if other:
         from linear_layouts.analysis.shared_advice import suggest_shared_layout
@@ -331,9 +331,6 @@ def cmd_banks(args: argparse.Namespace) -> int:
         advice = suggest_shared_layout(store, load, args.dtype or bits, given=given)
         out += "\n\nSHARED ('given') against every shared layout a Gluon author can use:\n" + advice.table()
     _write(args, out)
-=======
-    _write(args, banks_report(shared, dist, bits, op=args.op, steps=args.steps, width=_width(args), **_limit(args)))
->>>>>>> 0a18462 (Text that fits a terminal: Triton's views and the owner table show their first columns (lanes) that fit and say what was left out; prose of the reports wraps at word boundaries (bases printed so lines break between vectors); the terminal's width when stdout is one, 100 columns for files and pipes (Triton's views go whole to them), --wide for everything; demo in six steps of one screen each (177 lines, none over 100 columns; was ~430 lines, 96 over 120); the kernel's opening comment fits 100 columns)
     return 0
 
 
@@ -379,14 +376,10 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
         return 0
     from linear_layouts.reports import swizzle_report
 
-<<<<<<< HEAD
     # the construction and its baselines first, the ranked table next, the optimal layout's spec last
-    report = swizzle_report(store, load, bits, **_limit(args)).splitlines()
+    report = swizzle_report(store, load, bits, width=_width(args), **_limit(args)).splitlines()
     tail = next((i for i, line in enumerate(report) if line.startswith("Optimal layout (paste")), len(report))
     _write(args, "\n".join(report[:tail] + [""] + table + [""] + report[tail:]))
-=======
-    _write(args, swizzle_report(store, load, bits, width=_width(args), **_limit(args)))
->>>>>>> 0a18462 (Text that fits a terminal: Triton's views and the owner table show their first columns (lanes) that fit and say what was left out; prose of the reports wraps at word boundaries (bases printed so lines break between vectors); the terminal's width when stdout is one, 100 columns for files and pipes (Triton's views go whole to them), --wide for everything; demo in six steps of one screen each (177 lines, none over 100 columns; was ~430 lines, 96 over 120); the kernel's opening comment fits 100 columns)
     return 0
 
 
@@ -621,15 +614,12 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                                                "wgmma-a, wgmma-b (a wgmma operand), tma (a TMA copy)")
     shape_and_output(p)
     p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
-<<<<<<< HEAD
     p.add_argument("--ldmatrix", action="store_true", help="LOAD is read with ldmatrix (16-byte rows needed)")
     p.add_argument("--format", choices=["text", "cute", "gluon", "ttgir"], default="text",
                    help="text (default): the ranked shared layouts and the §9.2 construction; cute: the best CuTe "
                         "Swizzle<B,M,S> o (row- or column-major) beside the optimum; gluon / ttgir: only the best "
                         "layout, as Gluon source / Triton attribute text")
-=======
     wide(p)
->>>>>>> 0a18462 (Text that fits a terminal: Triton's views and the owner table show their first columns (lanes) that fit and say what was left out; prose of the reports wraps at word boundaries (bases printed so lines break between vectors); the terminal's width when stdout is one, 100 columns for files and pipes (Triton's views go whole to them), --wide for everything; demo in six steps of one screen each (177 lines, none over 100 columns; was ~430 lines, 96 over 120); the kernel's opening comment fits 100 columns)
 
     p = add("convert", cmd_convert, "plan the conversion SRC -> DST step by step (and emit / run its kernel)")
     p.add_argument("src", metavar="SRC", help="the distributed layout the data is in; " + _LAYOUT_HELP)

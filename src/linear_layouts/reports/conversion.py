@@ -59,10 +59,6 @@ def plan_report(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force
 
         plan = plan_conversion(src, dst, bitwidth, with_baselines=False, max_elements=max_elements)
         others = "".join(f"; {kind}: {cost:g}" for kind, cost in plan.alternatives)
-<<<<<<< HEAD
-        lines.append(f"Predicted time, SM-ns per CTA (analysis.cost_model, {cost_model.DEFAULT_DEVICE}): {plan.kind}: {plan.cost:g}{others}")
-    return "\n".join(lines)
-=======
-        lines.append(f"Model cost per warp (analysis.conversion): {plan.kind}: {plan.cost:g}{others}")
+        lines.append(f"Predicted time, SM-ns per CTA (analysis.cost_model, {cost_model.DEFAULT_DEVICE}): "
+                     f"{plan.kind}: {plan.cost:g}{others}")
     return wrap_text("\n".join(lines), width)
->>>>>>> 0a18462 (Text that fits a terminal: Triton's views and the owner table show their first columns (lanes) that fit and say what was left out; prose of the reports wraps at word boundaries (bases printed so lines break between vectors); the terminal's width when stdout is one, 100 columns for files and pipes (Triton's views go whole to them), --wide for everything; demo in six steps of one screen each (177 lines, none over 100 columns; was ~430 lines, 96 over 120); the kernel's opening comment fits 100 columns)
