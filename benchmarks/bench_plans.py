@@ -76,10 +76,10 @@ def conversion_suite() -> list[tuple[str, int, int, LinearLayout, LinearLayout]]
     return cases
 
 
-def _fmt_baselines(shared: cv.SharedMemoryPlan | None) -> str:
+def _fmt_baselines(shared: cv.ConversionPlan | None) -> str:
     if shared is None:
         return "-"
-    return ", ".join(f"{n} {s}+{l}" for n, s, l in shared.baselines)
+    return ", ".join(f"{b.name} {b.store_wavefronts}+{b.load_wavefronts}" for b in shared.baselines)
 
 
 def conversion_table() -> list[str]:
@@ -90,29 +90,28 @@ def conversion_table() -> list[str]:
     ]
     kinds: dict[str, int] = {}
     for name, warps, bits, a, b in conversion_suite():
-        plan = cv.plan_conversion(a, b, bits)
-        kinds[plan.kind] = kinds.get(plan.kind, 0) + 1
-        shared = plan.shared
+        plan = cv.plan_conversion(a, b, bits, baselines=True)
+        kinds[str(plan.kind)] = kinds.get(str(plan.kind), 0) + 1
+        shared = plan if plan.shared_layout is not None else None
         if plan.kind == cv.WARP_SHUFFLE:
-            shared = cv.plan_shared_memory(a, b, bits)
-            wf = f"(shared: {shared.store_wavefronts}+{shared.load_wavefronts})"
+            shared = cv.plan_shared_memory(a, b, bits, baselines=True)
+            wf = f"(shared: {shared.store.wavefronts}+{shared.load.wavefronts})"
         elif shared is not None:
-            wf = f"{shared.store_wavefronts}+{shared.load_wavefronts}"
+            wf = f"{shared.store.wavefronts}+{shared.load.wavefronts}"
         else:
             wf = "0"
         instr = "-" if shared is None else (
-            f"{shared.store_instruction} x{shared.store_instructions}, "
-            f"{shared.load_instruction} x{shared.load_instructions}"
+            f"{shared.store.ptx} x{shared.store.instructions}, {shared.load.ptx} x{shared.load.instructions}"
         )
         alt = dict(plan.alternatives).get(cv.WARP_SHUFFLE)
         if plan.kind == cv.WARP_SHUFFLE:
             alt_s = f"chosen: {plan.shuffle.shuffles_per_warp} shfl/warp"
         elif alt is not None:
-            alt_s = f"cost {alt:.1f} (not cheaper)"
+            alt_s = f"cost {alt.total:.1f} (not cheaper)"
         else:
             alt_s = "-"
         rows.append(
-            f"| {name} | {warps} | {bits} | {plan.kind} | {plan.cost:.1f} | {plan.instructions} | {wf} | {instr} "
+            f"| {name} | {warps} | {bits} | {plan.kind} | {plan.cost.total:.1f} | {plan.instructions} | {wf} | {instr} "
             f"| {_fmt_baselines(shared)} | {alt_s} |"
         )
     rows.append("")
@@ -142,11 +141,11 @@ def _bench_pairs() -> list[tuple[dict, object]]:
 def _both_costs(src, dst, bits: int, old: bool) -> tuple[float, float]:
     """(shuffle, shared-memory) model cost per warp of ``src -> dst``: the old shfl-only model or ours."""
     sh = cv.plan_shuffle(src, dst, bits)
-    sm = cv.plan_shared_memory(src, dst, bits, with_baselines=False)
+    sm = cv.plan_shared_memory(src, dst, bits)
     warps = src.in_dim_size("warp") if src.has_in_dim("warp") else 1
     if old:
         return cv.SHUFFLE_COST * sh.shuffles_per_warp, sm.wavefronts / warps + cv.BARRIER_COST
-    return cv.shuffle_cost(sh), cv.shared_memory_cost(sm, src, dst, bits, warps)
+    return cv.shuffle_cost(sh).total, sm.cost.total
 
 
 def model_vs_measured() -> list[str]:

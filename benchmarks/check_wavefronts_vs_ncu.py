@@ -7,7 +7,7 @@ No GPU needed. It rebuilds every kernel of the GPU suite through the suite's own
 device ran), which recomputes with the current code
 
 * the analysis prediction: ``plan_conversion``'s (or, for forced shared-memory kernels,
-  ``plan_shared_memory``'s) ``store_wavefronts`` + ``load_wavefronts``;
+  ``plan_shared_memory``'s) ``store.wavefronts`` + ``load.wavefronts``;
 * codegen's model of its emitted instructions (``codegen.model.emitted_wavefronts``);
 
 and compares both with ncu's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{st,ld}.sum`` stored
@@ -56,10 +56,7 @@ def _rebuild(case, variant: str):
     if variant in ("unswizzled", "padded"):
         step, predicted = gpu_suite.baseline_step(s, d, bits, padded=variant == "padded"), None
     else:
-        try:
-            step = gpu_suite.conversion_step(s, d, bits, force_shared=True)
-        except Exception:  # the analysis refused: the suite's fallback assembly
-            step = gpu_suite.conversion_step(s, d, bits, force_shared=True, fallback=True)
+        step = gpu_suite.conversion_step(s, d, bits, force_shared=True)
         try:
             predicted = gpu_suite._plan_prediction(s, d, bits, force_shared=True)
         except Exception:

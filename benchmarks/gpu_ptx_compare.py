@@ -52,7 +52,7 @@ def main() -> None:
     rows = []
     mismatches = []
     for case in cases:
-        step = conversion_step(case.src, case.dst, case.bits, fallback=True)
+        step = conversion_step(case.src, case.dst, case.bits)
         kernel = emit_conversion_kernel(kernel_name("ll_cmp", case.name), case.src, case.dst, case.bits // 8, step)
         ours = summarize(compile_ptx(kernel.source))
         got = count_ptx(compile_ptx(kernel.source))

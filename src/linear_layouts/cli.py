@@ -398,17 +398,17 @@ def cmd_convert(args: argparse.Namespace) -> int:
     bits = _bitwidth(args.dtype)
     _check_lanes(src, "SRC")
     _check_lanes(dst, "DST")
-    if args.format in ("gluon", "ttgir"):
-        from linear_layouts.analysis.conversion import plan_conversion
+    from linear_layouts.analysis.conversion import plan_conversion
 
+    if args.format in ("gluon", "ttgir"):
         shape_of = list(src.out_dims.values())
         lines = [f"src = {_layout_text(_descriptor(args.src, shape, 'SRC', bits), args.format, shape_of)}",
                  f"dst = {_layout_text(_descriptor(args.dst, shape, 'DST', bits), args.format, shape_of)}"]
         plan = plan_conversion(src, dst, bits)
-        if plan.shared is not None:
+        if plan.shared_layout is not None:
             from linear_layouts.catalog.recognize import recognize
 
-            scratch = recognize(plan.shared.layout, bitwidth=bits)
+            scratch = recognize(plan.shared_layout, bitwidth=bits)
             lines.append(f"shared = {_layout_text(scratch, args.format, shape_of)}  # the plan's scratch layout")
         _write(args, "\n".join(lines))
         return 0

@@ -170,8 +170,9 @@ def _from_name(text: str) -> ElementType:
         raise LayoutError(f"dtype {text!r} is ambiguous: {AMBIGUOUS_NAMES[key]}")
     if key.isdigit():
         return _from_width(int(key))
-    raise LayoutError(f"dtype {text!r} is not a known element type{did_you_mean(key, DTYPE_NAMES)}; "
-                      f"known: {sorted(DTYPE_NAMES)}")
+    raise LayoutError(f"dtype {text!r} is not a known element type{did_you_mean(key, DTYPE_NAMES)}; known: "
+                      f"{', '.join(_CANONICAL)} (and Triton's, MLIR's, NumPy's and PyTorch's names for them: "
+                      f"DTYPE_NAMES)")
 
 
 def _from_width(bits: int) -> ElementType:

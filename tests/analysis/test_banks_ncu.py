@@ -19,6 +19,7 @@ import pytest
 
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis import conversion as cv
+from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.analysis.bank_simulator import (
     instruction_wavefronts,
     matrix_instruction_wavefronts,
@@ -181,9 +182,10 @@ def test_measured_suite_kernels(name):
     assert wavefronts(shared, dst, bits, skip_duplicates=True) == load
     assert wavefronts(shared, src, bits, op="store") >= store
     # the plan predicts what codegen emits (vector instructions here)
-    plan = cv.plan_shared_memory(src, dst, bits, with_baselines=False)
-    if plan.layout == shared and "matrix" not in plan.store_instruction + plan.load_instruction:
-        assert (plan.store_wavefronts, plan.load_wavefronts) == ncu
+    plan = cv.plan_shared_memory(src, dst, bits)
+    vectors = {plan.store.instruction, plan.load.instruction} == {SharedInstruction.VECTOR}
+    if plan.shared_layout == shared and vectors:
+        assert (plan.store.wavefronts, plan.load.wavefronts) == ncu
 
 
 def test_skip_duplicates_counts():

@@ -8,6 +8,8 @@ import pytest
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis import conversion as cv
 from linear_layouts.analysis import cost_model
+from linear_layouts.analysis.steps import BarrierScope, ConversionPlan, WarpShuffle
+from linear_layouts.element_type import element_type
 from linear_layouts.analysis.shuffles import emitted_instructions
 from linear_layouts.analysis.warp_simulator import (
     distribute,
@@ -49,7 +51,7 @@ def _offsets(shared: LinearLayout, layout: LinearLayout) -> np.ndarray:
 
 def _simulate_shared(plan, tensor):
     """Store every src register at S^-1(element), then load every dst register from S^-1(element)."""
-    S = plan.shared.layout
+    S = plan.shared_layout
     assert S.is_invertible()
     mem = np.full(S.in_dim_size("offset"), -1, dtype=np.int64)
     mem[_offsets(S, plan.src)] = distribute(plan.src, tensor)
@@ -137,27 +139,30 @@ def _seed_pair():
 def test_seed_transpose_plan():
     pytest.importorskip("linear_layouts.analysis.swizzle")
     store, load = _seed_pair()
-    shared = cv.plan_shared_memory(store, load, "fp32")
-    assert (shared.store_wavefronts, shared.load_wavefronts) == (16, 16)
-    baselines = {name: (st, ld) for name, st, ld in shared.baselines}
+    shared = cv.plan_shared_memory(store, load, "fp32", baselines=True)
+    assert (shared.store.wavefronts, shared.load.wavefronts) == (16, 16)
+    baselines = {b.name: (b.store_wavefronts, b.load_wavefronts) for b in shared.baselines}
     assert baselines["unswizzled"] == (16, 256)  # the seeds' table, first row
     assert baselines["padded"] == (16, 32)
     for m in range(16):
         for n in range(32):
-            assert shared.layout.invert().apply({"dim0": m, "dim1": n})["offset"] == 32 * m + (n ^ (2 * m))
+            assert shared.shared_layout.invert().apply({"dim0": m, "dim1": n})["offset"] == 32 * m + (n ^ (2 * m))
     plan = cv.plan_conversion(store, load, "fp32")
+    assert plan.baselines == ()  # simulated only when asked for
     # within one warp the shuffle plan is 16 rounds, but codegen also permutes 16 registers per moving
     # lane bit on each side (4 + 4 bits: 128 selects); measured on H100 (2026-11-23) it ran 36.7 us
     # against 18.0 us for shared memory (16 + 16 wavefronts and a warp barrier): shared memory is chosen
     assert plan.kind == cv.SHARED_MEMORY and plan.wavefronts == 32
     h100 = cost_model.device_costs("H100")
-    assert plan.cost == pytest.approx(32 * h100.at(h100.wavefront, 1))
+    assert plan.cost.total == pytest.approx(32 * h100.at(h100.wavefront, 1))
+    assert (plan.cost.wavefronts, plan.cost.warps) == (32, 1) and plan.barrier.scope is BarrierScope.WARP
     alt = dict(plan.alternatives)[cv.WARP_SHUFFLE]
-    assert alt == pytest.approx(16 * h100.at(h100.shfl, 1) + 128 * h100.at(h100.alu, 1)) and alt > plan.cost
+    assert alt.total == pytest.approx(16 * h100.at(h100.shfl, 1) + 128 * h100.at(h100.alu, 1))
+    assert alt.total > plan.cost.total and alt.shuffles == 16
     shuffle = cv.plan_shuffle(store, load, "fp32")
     assert shuffle.num_rounds == 16
     assert emitted_instructions(shuffle) == {"shfl": 16, "select": 128, "pack": 0, "unpack": 0}
-    plan = type(plan)(cv.WARP_SHUFFLE, store, load, 32, 16, 0, alt, shuffle=shuffle)
+    plan = ConversionPlan(cv.WARP_SHUFFLE, store, load, element_type(32), (WarpShuffle(shuffle),), alt)
     rng = np.random.default_rng(0)
     tensor = rng.integers(0, 1 << 32, size=(16, 32))
     assert np.array_equal(execute_shuffle_plan(plan.shuffle, distribute(store, tensor)), distribute(load, tensor))
@@ -173,19 +178,21 @@ def test_random_conversions_are_correct_and_cheapest():
         A = random_distributed_layout(rng, [3, 4], warp_bits=2)
         B = random_within_warp_partner(rng, A) if i % 2 else random_distributed_layout(rng, [3, 4], warp_bits=2)
         bits = int(rng.choice([8, 16, 32]))
-        plan = cv.plan_conversion(A, B, bits, with_baselines=i < 20)
+        plan = cv.plan_conversion(A, B, bits, baselines=i < 20)
         seen.add(plan.kind)
-        if plan.shared is not None:
-            assert (len(plan.shared.baselines) >= 1) == (i < 20)
+        if plan.shared_layout is not None or cv.SHARED_MEMORY in dict(plan.alternatives):
+            assert (len(plan.baselines) >= 1) == (i < 20)  # simulated only when asked for
+        else:
+            assert plan.baselines == ()
         tensor = rng.integers(0, 1 << bits, size=tuple(A.out_dims.values()))
         want = distribute(B, tensor)
         if plan.kind == cv.WARP_SHUFFLE:
             got = execute_shuffle_plan(plan.shuffle, distribute(A, tensor))
-            assert all(plan.cost < c for _, c in plan.alternatives)
+            assert all(plan.cost.total < c.total for _, c in plan.alternatives)
         elif plan.kind == cv.SHARED_MEMORY:
             got = _simulate_shared(plan, tensor)
-            assert all(plan.cost <= c for _, c in plan.alternatives)
-            assert plan.wavefronts == plan.shared.store_wavefronts + plan.shared.load_wavefronts
+            assert all(plan.cost.total <= c.total for _, c in plan.alternatives)
+            assert plan.wavefronts == plan.store.wavefronts + plan.load.wavefronts
         else:
             got = _simulate_register_map(plan, tensor)
         assert np.array_equal(got, want), (A, B, plan.kind)
@@ -256,11 +263,12 @@ def test_cross_cta_plan_moves_data_between_blocks():
     plan = cv.plan_conversion(A, B, "fp32")
     assert plan.kind == cv.CROSS_CTA and "block" in cv.conversion_dims(A, B)
     assert plan.instructions > 0 and plan.wavefronts > 0
-    assert plan.cost == pytest.approx(cost_model.shared_time_ns(plan.wavefronts + 4 * cv.CLUSTER_BARRIER_COST, False, 4))
+    assert plan.cost.total == pytest.approx(cost_model.shared_time_ns(plan.wavefronts + 4 * cv.CLUSTER_BARRIER_COST, False, 4))
+    assert plan.barrier.scope is BarrierScope.CLUSTER
     # the cluster-wide buffer round trip delivers every destination element (blocks folded into warps)
     folded = cv._fold_blocks
     tensor = np.random.default_rng(3).integers(0, 1 << 30, size=(32, 32))
-    fake = cv.ConversionPlan(plan.kind, folded(A), folded(B), 32, 0, 0, 0.0, shared=plan.shared)
+    fake = ConversionPlan(plan.kind, folded(A), folded(B), plan.element, plan.steps, plan.cost)
     assert np.array_equal(_simulate_shared(fake, tensor), distribute(folded(B), tensor))
 
 
@@ -306,12 +314,10 @@ def test_measured_cases_rank_as_on_the_device(name, faster):
     case = _bench_case(name)
     shfl = smem = 0.0
     for a, b in ((case.src, case.dst), (case.dst, case.src)):
-        warps = a.in_dim_size("warp") if a.has_in_dim("warp") else 1
-        shfl += cv.shuffle_cost(cv.plan_shuffle(a, b, case.bits))
-        smem += cv.shared_memory_cost(cv.plan_shared_memory(a, b, case.bits, with_baselines=False), a, b,
-                                      case.bits, warps)
+        shfl += cv.shuffle_cost(cv.plan_shuffle(a, b, case.bits)).total
+        smem += cv.plan_shared_memory(a, b, case.bits).cost.total
     assert (cv.WARP_SHUFFLE if shfl < smem else cv.SHARED_MEMORY) == faster
-    plan = cv.plan_conversion(case.src, case.dst, case.bits, with_baselines=False)
+    plan = cv.plan_conversion(case.src, case.dst, case.bits)
     assert {plan.kind, *dict(plan.alternatives)} == {cv.WARP_SHUFFLE, cv.SHARED_MEMORY}
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.analysis.shuffles import check_distributed, plan_shuffle, same_warp_data
+from linear_layouts.analysis.shuffles import check_permutation_layout, plan_shuffle, same_warp_data
 from linear_layouts.analysis.warp_simulator import (
     distribute,
     execute_shuffle_plan,
@@ -121,6 +121,6 @@ def test_bad_input_names_the_rule():
         plan_shuffle(A, B, 32)
     swizzled = LinearLayout({"register": [[3]], "lane": [[2]], "warp": [[4]]}, ["dim0"])
     with pytest.raises(LayoutError, match="power of two"):
-        check_distributed(swizzled, "src")
+        check_permutation_layout(swizzled, "src")
     with pytest.raises(LayoutError, match="dtype"):
         plan_shuffle(A, A, "fp7")

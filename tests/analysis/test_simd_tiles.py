@@ -13,6 +13,7 @@ from smem_cases import LOAD, STORE, random_distributed, random_shape, unflatten
 from linear_layouts import ColumnAction, LayoutError, LinearLayout
 from linear_layouts.analysis import conversion_instructions, optimal_swizzle, simd_choices, simulate_wavefronts
 from linear_layouts.analysis.bank_simulator import phase_costs
+from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.analysis.simd_tiles import matrix_tile, vector_tile
 from linear_layouts.catalog.instruction_tiles import ldmatrix_tile
 
@@ -159,7 +160,7 @@ def test_choices_match_brute_force_semantics():
         n_reg = dist.in_dim_size("register")
         for c in choices:
             order = c.permutation.apply_values(list(range(n_reg)))  # register values in packing order
-            if c.kind.endswith("shared"):
+            if c.family is SharedInstruction.VECTOR:
                 elements = c.bits_per_lane // w
                 assert moves_as_vector(table, order, elements)
                 assert c.count == len(order) // elements * n_warp
@@ -172,7 +173,7 @@ def test_choices_match_brute_force_semantics():
                 assert c.wavefronts == ldmatrix_wavefronts(table, order, w, c.matrices, c.trans), c.instruction
                 found["trans" if c.trans else "matrix"] += 1
                 found["matrix_conflicts"] += c.wavefronts > c.count * c.matrices
-        if not any(c.kind.endswith("matrix") and not c.trans for c in choices):
+        if not any(c.family is SharedInstruction.MATRIX and not c.trans for c in choices):
             kept = [i for i, x in enumerate(dist.flat_bases("register")) if x]
             e_bits = (32 // w).bit_length() - 1
             if len(kept) <= 5 and len(kept) >= e_bits:

@@ -12,7 +12,6 @@ from linear_layouts import LayoutError, LinearLayout, f2
 from linear_layouts.analysis import (
     legacy_swizzle_baseline,
     legacy_swizzle_params,
-    mma_swizzle_layout,
     optimal_swizzle,
     padded_baseline,
     shared_access,
@@ -21,6 +20,7 @@ from linear_layouts.analysis import (
 )
 from linear_layouts.analysis.banks import access_wavefronts
 from linear_layouts.analysis.swizzle import lemma_9_5_bound, shared_layout_from_flat
+from linear_layouts.catalog import SwizzledSharedLayout
 
 
 def test_seed_optimal_swizzle():
@@ -38,7 +38,8 @@ def test_seed_optimal_swizzle():
     assert r.G == tuple(n_[i + 1] ^ m_[i] for i in range(4)) == r.H and r.C == ()
     assert r.bank == tuple(n_) and r.segment_bits == 4 == r.lemma_9_5_bound
     # seed 004: "this M is exactly the mma swizzle with vec=2, per_phase=1, max_phase=16"
-    assert r.layout == mma_swizzle_layout(r.layout, 2, 1, 16, [1, 0])
+    mma = SwizzledSharedLayout(2, 1, 16, [1, 0]).to_linear([16, 32])
+    assert r.layout.sublayout(["offset"], ["dim0", "dim1"]) == mma.sublayout(["offset"], ["dim0", "dim1"])
 
 
 def test_seed_table_against_baselines():
@@ -247,24 +248,6 @@ def test_legacy_swizzle_params():
     assert legacy_swizzle_params([64, 64], [0, 1], 8, op_idx=0) == (1, 1, 1)  # transposed int8: none
     with pytest.raises(LayoutError, match="op_idx"):
         legacy_swizzle_params([64, 64], [1, 0], 16, op_idx=2)
-
-
-def test_mma_swizzle_layout_matches_triton():
-    """Definition 4.11 as a LinearLayout equals Triton 3.9's SwizzledSharedLayout."""
-    pytest.importorskip("triton")
-    from smem_cases import triton_builder
-    from triton.experimental.gluon import language as gl
-
-    b = triton_builder()
-    rng = random.Random(5)
-    for _ in range(40):
-        shape = [1 << rng.randint(1, 6), 1 << rng.randint(1, 6)]
-        order = rng.choice([[1, 0], [0, 1]])
-        vec, per_phase, max_phase = (1 << rng.randint(0, 3) for _ in range(3))
-        like = LinearLayout({"offset": []}, {"dim0": shape[0], "dim1": shape[1]}, require_surjective=False)
-        ours = mma_swizzle_layout(like, vec, per_phase, max_phase, order)
-        theirs = b.to_linear_layout(gl.SwizzledSharedLayout(vec, per_phase, max_phase, order)._to_ir(b), shape)
-        assert ours.bases["offset"] == [list(x) for x in theirs.offset_bases], (shape, order, vec, per_phase, max_phase)
 
 
 def test_bad_input():

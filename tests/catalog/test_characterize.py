@@ -57,14 +57,6 @@ def test_mma_swizzle_layout_inverts_def_4_11(rows, cols, vec, per_phase, max_pha
     assert offsets == set(range(rows * cols))  # a bijection onto the tile's offsets
 
 
-def test_mma_swizzle_equals_swizzled_shared_layout():
-    shared = pytest.importorskip("linear_layouts.catalog.shared")
-    for rows, cols, vec, per_phase, max_phase in SWIZZLES:
-        ours = mma_swizzle_layout(rows, cols, vec=vec, per_phase=per_phase, max_phase=max_phase)
-        theirs = shared.SwizzledSharedLayout(vec, per_phase, max_phase, [1, 0]).to_linear([rows, cols])
-        assert theirs.sublayout(["offset"], ["dim0", "dim1"]) == ours
-
-
 def test_catalog_distributed_layouts_are_distributed():
     rng = random.Random(3)
     generators = [R.random_blocked, R.random_nvmma, R.random_dot_operand, R.random_slice, R.random_distributed_linear]

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
+from linear_layouts.analysis.steps import SharedInstruction
+from linear_layouts.catalog import row_major_shared as _row_major_shared
 from linear_layouts.codegen.conversion import (
     RegisterCopy,
     SharedConversion,
-    row_major_shared,
     widest_vector,
 )
 from linear_layouts.codegen.global_memory import global_instruction_count, global_vector_elements
@@ -19,14 +20,19 @@ from linear_layouts.codegen.hardware_map import global_map, shared_map
 from linear_layouts.codegen.kernel import emit_conversion_kernel
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc, split_ptx_entries
-from linear_layouts.codegen.shared import SharedAccess, access_addresses
+from linear_layouts.codegen.shared import EmittedAccess, access_addresses
 
 from ._layouts import random_distributed, random_shared, seed_transpose
+
+def row_major_shared(layout: LinearLayout) -> LinearLayout:
+    """The unswizzled shared layout of ``layout``'s tensor (the catalog's, last dim fastest)."""
+    return _row_major_shared(list(layout.out_dims.values()))
+
 
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
 
 
-def simulate_access(layout: LinearLayout, shared: LinearLayout, element_bytes: int, access: SharedAccess, store: bool):
+def simulate_access(layout: LinearLayout, shared: LinearLayout, element_bytes: int, access: EmittedAccess, store: bool):
     """Model of the hardware access: yields (register, lane, warp, offset) for every element each
     emitted instruction moves, with the PTX semantics of st/ld.shared vectors and st/ldmatrix."""
     base = shared_map(layout, shared)
@@ -37,9 +43,9 @@ def simulate_access(layout: LinearLayout, shared: LinearLayout, element_bytes: i
         for r, expr in access_addresses(base, element_bytes, access, store):
             rows = [expr.evaluate({"lane": t, "warp": warp}) for t in range(32)]
             for lane in range(32):
-                if store and ((lane & hmap.free_lane and access.kind == "vector") or (warp & hmap.free_warp)):
+                if store and ((lane & hmap.free_lane and access.kind is SharedInstruction.VECTOR) or (warp & hmap.free_warp)):
                     continue
-                if access.kind == "vector":
+                if access.kind is SharedInstruction.VECTOR:
                     for j in range(access.width):
                         yield reg(r + j), lane, warp, rows[lane] + j
                 elif access.trans:  # word i, half j: row 2 (lane % 4) + j of matrix i, column lane / 4
@@ -64,7 +70,7 @@ def check_side(layout, shared, element_bytes, access, store):
 
 def test_seed_transpose_addresses_and_ptx_counts():
     src, dst, shared = seed_transpose()
-    v1 = SharedAccess("vector", 1)
+    v1 = EmittedAccess("vector", 1)
     check_side(src, shared, 4, v1, True)
     check_side(dst, shared, 4, v1, False)
     step = SharedConversion(src, dst, shared, 4, v1, v1)
@@ -88,24 +94,24 @@ def _matrix_pair():
 def test_ldmatrix_stmatrix_tiles_move_the_right_elements():
     src, dst, shared = _matrix_pair()
     for width in (1, 2, 4):
-        check_side(dst, shared, 2, SharedAccess("matrix", width), False)
-        check_side(dst, shared, 2, SharedAccess("matrix", width), True)
-    check_side(src, shared, 2, SharedAccess("vector", 8), True)
+        check_side(dst, shared, 2, EmittedAccess("matrix", width), False)
+        check_side(dst, shared, 2, EmittedAccess("matrix", width), True)
+    check_side(src, shared, 2, EmittedAccess("vector", 8), True)
     # fp32 (k = 0) and fp8 (k = 2) tiles
     f32 = LinearLayout({"register": [[0, 4], [8, 0]], "lane": [[0, 1], [0, 2], [1, 0], [2, 0], [4, 0]], "warp": []},
                        ["dim0", "dim1"])
-    check_side(f32, row_major_shared(f32), 4, SharedAccess("matrix", 4), False)
+    check_side(f32, row_major_shared(f32), 4, EmittedAccess("matrix", 4), False)
     f8 = LinearLayout({"register": [[0, 1], [0, 2], [0, 16], [8, 0]],
                        "lane": [[0, 4], [0, 8], [1, 0], [2, 0], [4, 0]], "warp": []}, ["dim0", "dim1"])
-    check_side(f8, row_major_shared(f8), 1, SharedAccess("matrix", 4), True)
+    check_side(f8, row_major_shared(f8), 1, EmittedAccess("matrix", 4), True)
     # transposed fp16 tile: lanes 2..4 walk a row, register 0 and lanes 0, 1 pick rows
     tr = LinearLayout({"register": [[1, 0], [0, 8], [8, 0], [16, 0]],
                        "lane": [[2, 0], [4, 0], [0, 1], [0, 2], [0, 4]], "warp": []}, ["dim0", "dim1"])
     for width in (1, 2, 4):
         for store in (True, False):
-            check_side(tr, row_major_shared(tr), 2, SharedAccess("matrix", width, trans=True), store)
+            check_side(tr, row_major_shared(tr), 2, EmittedAccess("matrix", width, trans=True), store)
     with pytest.raises(LayoutError, match="16-byte rows"):
-        check_side(tr, row_major_shared(tr), 2, SharedAccess("matrix", 4), False)
+        check_side(tr, row_major_shared(tr), 2, EmittedAccess("matrix", 4), False)
 
 
 def test_register_order_permutes_the_vector_bits():
@@ -114,10 +120,10 @@ def test_register_order_permutes_the_vector_bits():
                         "lane": [[0, 4], [0, 8], [0, 16], [4, 0], [8, 0]], "warp": []}, ["dim0", "dim1"])
     shared = row_major_shared(src)
     with pytest.raises(LayoutError, match="consecutive"):
-        check_side(src, shared, 4, SharedAccess("vector", 4), True)
+        check_side(src, shared, 4, EmittedAccess("vector", 4), True)
     for store in (True, False):
-        check_side(src, shared, 4, SharedAccess("vector", 4, (2, 3)), store)
-    step = SharedConversion(src, src, shared, 4, SharedAccess("vector", 4, (2, 3)), SharedAccess("vector", 2, (2,)))
+        check_side(src, shared, 4, EmittedAccess("vector", 4, (2, 3)), store)
+    step = SharedConversion(src, src, shared, 4, EmittedAccess("vector", 4, (2, 3)), EmittedAccess("vector", 2, (2,)))
     assert step.instruction_counts() == {"st.shared.v4.b32": 4, "ld.shared.v2.b32": 8}
 
 
@@ -130,8 +136,8 @@ def test_random_vector_accesses_move_the_right_elements():
         w = int(rng.choice([1, 2, 4, 8]))
         hmap = shared_map(src, shared)
         v = widest_vector(hmap, w)
-        check_side(src, shared, w, SharedAccess("vector", v), True)
-        check_side(src, shared, w, SharedAccess("vector", v), False)
+        check_side(src, shared, w, EmittedAccess("vector", v), True)
+        check_side(src, shared, w, EmittedAccess("vector", v), False)
 
 
 @needs_nvcc
@@ -149,7 +155,7 @@ def test_random_kernels_compile_and_ptx_counts_match_predictions():
         shared = random_shared(rng, shape, keep_low=2) if kind == 0 else row_major_shared(src)
         vs, vd = widest_vector(shared_map(src, shared), w), widest_vector(shared_map(dst, shared), w)
         padding = (1 << shape[1], max(vs, vd)) if kind == 2 else ()
-        step = SharedConversion(src, dst, shared, w, SharedAccess("vector", vs), SharedAccess("vector", vd), padding)
+        step = SharedConversion(src, dst, shared, w, EmittedAccess("vector", vs), EmittedAccess("vector", vd), padding)
         name = f"k{case}"
         kernels.append(emit_conversion_kernel(name, src, dst, w, step))
         want = dict(step.instruction_counts())
@@ -175,8 +181,8 @@ def test_random_kernels_compile_and_ptx_counts_match_predictions():
 @needs_nvcc
 def test_matrix_kernel_ptx_counts():
     src, dst, shared = _matrix_pair()
-    forward = SharedConversion(src, dst, shared, 2, SharedAccess("vector", 8), SharedAccess("matrix", 4))
-    backward = SharedConversion(dst, src, shared, 2, SharedAccess("matrix", 4), SharedAccess("vector", 8))
+    forward = SharedConversion(src, dst, shared, 2, EmittedAccess("vector", 8), EmittedAccess("matrix", 4))
+    backward = SharedConversion(dst, src, shared, 2, EmittedAccess("matrix", 4), EmittedAccess("vector", 8))
     counts = count_ptx(compile_ptx(emit_conversion_kernel("mat", src, dst, 2, forward).source))
     assert counts["st.shared.v4.b32"] == 2 and counts["ldmatrix.sync.aligned.m8n8.x4.shared.b16"] == 2
     assert counts["ld.global.nc.v4.u32"] == 2
@@ -196,16 +202,16 @@ def test_register_copy_and_errors():
     with pytest.raises(LayoutError, match="source"):
         RegisterCopy(src, src, (0,) * 15)
     with pytest.raises(LayoutError, match="consecutive"):
-        SharedConversion(src, dst, shared, 4, SharedAccess("vector", 2), SharedAccess("vector", 1))
+        SharedConversion(src, dst, shared, 4, EmittedAccess("vector", 2), EmittedAccess("vector", 1))
     with pytest.raises(LayoutError, match="16-byte"):
-        SharedConversion(src, dst, shared, 4, SharedAccess("matrix", 4), SharedAccess("vector", 1))
+        SharedConversion(src, dst, shared, 4, EmittedAccess("matrix", 4), EmittedAccess("vector", 1))
     with pytest.raises(LayoutError, match="width"):
-        SharedAccess("vector", 3)
+        EmittedAccess("vector", 3)
     with pytest.raises(LayoutError, match="kind"):
-        SharedAccess("scalar", 1)
+        EmittedAccess("scalar", 1)
     with pytest.raises(LayoutError, match="element_bytes"):
-        SharedConversion(src, dst, shared, 3, SharedAccess("vector", 1), SharedAccess("vector", 1))
+        SharedConversion(src, dst, shared, 3, EmittedAccess("vector", 1), EmittedAccess("vector", 1))
     with pytest.raises(LayoutError, match="bijective"):
         SharedConversion(src, dst, LinearLayout({"offset": [[0, 1]] * 9}, {"dim0": 16, "dim1": 32},
                                                 require_surjective=False),
-                         4, SharedAccess("vector", 1), SharedAccess("vector", 1))
+                         4, EmittedAccess("vector", 1), EmittedAccess("vector", 1))

@@ -56,12 +56,12 @@ def test_ldmatrix_and_stmatrix_round_trip():
                         "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], "warp": []}, ["dim0", "dim1"])
     dst = LinearLayout({"register": [[0, 1], [0, 8], [8, 0], [16, 0]],
                         "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": []}, ["dim0", "dim1"])
-    from linear_layouts.codegen.conversion import row_major_shared
-    from linear_layouts.codegen.shared import SharedAccess
+    from linear_layouts.catalog import row_major_shared
+    from linear_layouts.codegen.shared import EmittedAccess
 
-    shared = row_major_shared(src)
-    forward = SharedConversion(src, dst, shared, 2, SharedAccess("vector", 8), SharedAccess("matrix", 4))
-    backward = SharedConversion(dst, src, shared, 2, SharedAccess("matrix", 4), SharedAccess("vector", 8))
+    shared = row_major_shared(list(src.out_dims.values()))
+    forward = SharedConversion(src, dst, shared, 2, EmittedAccess("vector", 8), EmittedAccess("matrix", 4))
+    backward = SharedConversion(dst, src, shared, 2, EmittedAccess("matrix", 4), EmittedAccess("vector", 8))
     kernel = emit_conversion_kernel("mat", src, dst, 2, forward, backward)
     assert "ll_ldsm_x4(" in kernel.source and "ll_stsm_x4(" in kernel.source
     assert emulate_check(kernel, tiles=1, iterations=1) == 0

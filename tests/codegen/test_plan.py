@@ -17,7 +17,7 @@ from linear_layouts.catalog.nvmma import NVMMADistributedLayout
 from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion
 from linear_layouts.codegen.kernel import emit_conversion_kernel, emit_transpose_kernel
 from linear_layouts.codegen.model import emitted_wavefronts
-from linear_layouts.codegen.plan import conversion_step, register_source, step_from_plan
+from linear_layouts.codegen.plan import conversion_kernel, conversion_step, step_from_plan
 from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc, split_ptx_entries
 from linear_layouts.codegen.shuffle import ShuffleConversion, affine_lane_expression, lane_translation
 
@@ -76,21 +76,21 @@ def test_every_plan_kind_is_emitted_as_predicted():
         warps = src.in_dim_size("warp")
         if plan.kind == cv.SHARED_MEMORY:
             assert isinstance(step, SharedConversion)
-            s = plan.shared
             want: dict[str, int] = {}
-            for op, n in ((s.store_instruction, s.store_instructions), (s.load_instruction, s.load_instructions)):
-                want[op] = want.get(op, 0) + n // warps
-            assert step.instruction_counts() == want
+            for access in (plan.store, plan.load):
+                want[access.ptx] = want.get(access.ptx, 0) + access.instructions // warps
+            assert step.instruction_counts() == want == plan.instruction_counts()
+            assert step.store.kind is plan.store.instruction and step.load.width == plan.load.width
             store, load = emitted_wavefronts(step)
-            assert load == s.load_wavefronts
+            assert load == plan.load.wavefronts
             if not (step.store_map.free_warp or step.store_map.free_lane):
-                assert store == s.store_wavefronts
+                assert store == plan.store.wavefronts
             else:  # codegen skips stores of duplicated warps (and lanes): never more than predicted
-                assert store <= s.store_wavefronts
+                assert store <= plan.store.wavefronts
         elif plan.kind == cv.WARP_SHUFFLE:
             assert isinstance(step, ShuffleConversion)
             want = {"shfl.sync.idx.b32": plan.shuffle.shuffles_per_warp}
-            assert step.instruction_counts() == want
+            assert step.instruction_counts() == want == plan.instruction_counts()
         else:
             assert isinstance(step, RegisterCopy)
             want = {}
@@ -124,8 +124,35 @@ def test_register_permutation_and_no_op():
     plan = cv.plan_conversion(_strip(src), perm, 32)
     assert plan.kind == cv.REGISTER_PERMUTATION
     step = step_from_plan(plan)
-    assert step.source == (0, 2, 1, 3) == register_source(_strip(src), perm)
+    # dst register r holds the element of src register source[r]: registers 1 and 2 swap places
+    for r, s in enumerate(step.source):
+        assert perm.apply({"register": r, "lane": 0, "warp": 0}) == _strip(src).apply({"register": s, "lane": 0,
+                                                                                      "warp": 0})
+    assert step.source == (0, 2, 1, 3) == plan.register_map
     assert step_from_plan(cv.plan_conversion(perm, perm, 16)).source == (0, 1, 2, 3)
+
+
+def test_codegen_refuses_plans_it_cannot_emit():
+    """A cross-CTA plan (cluster barrier) names its steps instead of being re-planned."""
+    A = LinearLayout({"register": [[0, 1], [0, 2], [0, 16]], "lane": [[0, 4], [0, 8], [1, 0], [2, 0], [4, 0]],
+                      "warp": [[8, 0]], "block": [[16, 0]]}, [("dim0", 32), ("dim1", 32)])
+    B = LinearLayout({"register": [[1, 0], [2, 0], [0, 8]], "lane": [[4, 0], [8, 0], [0, 1], [0, 2], [0, 4]],
+                      "warp": [[16, 0]], "block": [[0, 16]]}, [("dim0", 32), ("dim1", 32)])
+    with pytest.raises(LayoutError, match=r"does not emit a cross-CTA plan of steps \[SharedMemoryAccess, "
+                                          r"Barrier\(cluster\), SharedMemoryAccess\]"):
+        step_from_plan(cv.plan_conversion(A, B, 32))
+
+
+def test_128_bit_elements_move_as_words():
+    """A 128-bit element is planned and emitted as four 32-bit words: the plan's layouts gain a register-held
+    word dim; the kernel's tile holds four words per element and its instruction counts are the plan's."""
+    s, d, _ = seed_transpose()
+    plan = cv.plan_conversion(s, d, 128)
+    assert plan.bitwidth == 32 and dict(plan.src.out_dims) == {"dim0": 16, "dim1": 32, "dim2": 4}
+    assert plan.src == cv.as_words(s) and plan.src.bases["register"][:2] == [[0, 0, 1], [0, 0, 2]]
+    kernel = conversion_kernel(s, d, 128)
+    assert kernel.element_bytes == 4 and kernel.tile_elements == 16 * 32 * 4
+    assert step_from_plan(plan).instruction_counts() == plan.instruction_counts()
 
 
 def test_shuffle_helpers():

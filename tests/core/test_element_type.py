@@ -18,6 +18,7 @@ import pytest
 import linear_layouts
 from linear_layouts.analysis import bank_simulator, banks, conversion, gather, shuffles, simd_tiles, swizzle
 from linear_layouts.analysis import shared_advice, vectorization, warp_simulator
+from linear_layouts.analysis.steps import ConversionPlan
 from linear_layouts.catalog import NVMMASharedLayout, instruction_tiles
 from linear_layouts.cli import main
 from linear_layouts.codegen import plan as codegen_plan
@@ -180,6 +181,7 @@ ENTRY_POINTS = {
     "analysis.shared_advice.suggest_shared_layout": lambda d: [
         (c.name, c.store_wavefronts, c.load_wavefronts)
         for c in shared_advice.suggest_shared_layout(SEED.store, SEED.load, d).candidates],
+    "analysis.conversion.plan_through": lambda d: conversion.plan_through(SEED.store, SEED.load, SHARED, d),
     "analysis.conversion.plan_shared_memory": lambda d: conversion.plan_shared_memory(SEED.store, SEED.load, d),
     "analysis.shuffles.plan_shuffle": lambda d: shuffles.plan_shuffle(SEED.store, SEED.load, d),
     "analysis.gather.plan_gather": lambda d: gather.plan_gather(*_gather_pair(), d),
@@ -209,8 +211,8 @@ ENTRY_POINTS = {
     "reports.banks.access_summary": lambda d: banks_report.access_summary(SHARED, SEED.load, d, "load"),
     "reports.banks.banks_report": lambda d: banks_report.banks_report(SHARED, SEED.load, d),
     "reports.swizzle.swizzle_report": lambda d: swizzle_report.swizzle_report(SEED.store, SEED.load, d),
-    "reports.cute.cute_swizzle_report": lambda d: cute_report.cute_swizzle_report(SEED.store, SEED.load, d),
     "reports.conversion.plan_report": lambda d: conversion_report.plan_report(SEED.store, SEED.load, d),
+    "reports.cute.cute_swizzle_report": lambda d: cute_report.cute_swizzle_report(SEED.store, SEED.load, d),
     "viz.algorithm.swizzle_steps": lambda d: algorithm.swizzle_steps(SEED.store, SEED.load, d),
     "viz.bank_steps.bank_steps": lambda d: bank_steps.bank_steps(SHARED, SEED.load, d),
     "viz.explorer.swizzle_steps_json": lambda d: explorer.swizzle_steps_json(SEED.store, SEED.load, d),
@@ -261,7 +263,10 @@ def test_every_public_dtype_function_is_swept():
 
 
 def _canonical(value):
-    """Comparable form of an entry point's answer (plans and layouts compare as values already)."""
+    """Comparable form of an entry point's answer: a plan keeps the element type it was given (fp16 or
+    bf16 or b16), so plans compare by what the width decides; layouts compare as values already."""
+    if isinstance(value, ConversionPlan):
+        return value.kind, value.steps, value.cost, value.alternatives, value.bitwidth
     return value if not isinstance(value, (list, tuple)) else json.dumps(value, default=repr)
 
 

@@ -20,14 +20,13 @@ from linear_layouts.analysis.swizzle import (
     SwizzleResult,
     legacy_swizzle_baseline,
     legacy_swizzle_params,
-    mma_swizzle_layout,
     optimal_swizzle,
     padded_baseline,
 )
 
 __all__ = [
     "SharedAccess", "shared_access", "wavefronts", "bank_conflicts", "simulate_wavefronts", "lane_addresses",
-    "SwizzleResult", "SharedBaseline", "optimal_swizzle", "padded_baseline", "mma_swizzle_layout",
+    "SwizzleResult", "SharedBaseline", "optimal_swizzle", "padded_baseline",
     "legacy_swizzle_params", "legacy_swizzle_baseline",
     "SimdChoice", "simd_choices", "best_instruction", "conversion_instructions", "vector_tile", "matrix_tile",
 ]
@@ -43,12 +42,18 @@ from linear_layouts.analysis.broadcast import (
     reduced_layout,
     reduction_stores,
 )
-from linear_layouts.analysis.conversion import (
+from linear_layouts.analysis.conversion import conversion_dims, plan_conversion, plan_shared_memory, plan_through
+from linear_layouts.analysis.steps import (
+    Barrier,
+    BarrierScope,
+    ConversionKind,
     ConversionPlan,
-    SharedMemoryPlan,
-    conversion_dims,
-    plan_conversion,
-    plan_shared_memory,
+    Cost,
+    MemoryOp,
+    RegisterPermutation,
+    SharedInstruction,
+    SharedMemoryAccess,
+    WarpShuffle,
 )
 from linear_layouts.element_type import bitwidth
 from linear_layouts.analysis.gather import GatherPlan, GatherRound, is_warp_local, plan_gather
@@ -69,7 +74,9 @@ __all__ += [
     "ReductionStores", "broadcast_masks", "duplicated_bits", "reduced_layout", "reduction_stores",
     "ShufflePlan", "ShuffleRound", "plan_shuffle", "same_warp_data",
     "GatherPlan", "GatherRound", "is_warp_local", "plan_gather",
-    "ConversionPlan", "SharedMemoryPlan", "conversion_dims", "plan_conversion", "plan_shared_memory",
+    "conversion_dims", "plan_conversion", "plan_shared_memory", "plan_through",
+    "ConversionPlan", "ConversionKind", "Cost", "RegisterPermutation", "WarpShuffle", "SharedMemoryAccess", "Barrier",
+    "BarrierScope", "MemoryOp", "SharedInstruction",
 ]
 # --- dist end -----------------------------------------------------------------------------------
 

@@ -34,13 +34,14 @@ register -> row m, lane -> column n; load: lanes 0-3 -> m, lane 4 -> n0, registe
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from linear_layouts import f2
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.layout import ColumnAction, LinearLayout, divide_left
+from linear_layouts.layout import ColumnAction, LinearLayout
 
 __all__ = [
     "SharedAccess",
@@ -48,6 +49,7 @@ __all__ = [
     "wavefronts",
     "wavefronts_per_phase",
     "access_wavefronts",
+    "access_from_columns",
     "bank_conflicts",
     "check_distributed",
     "check_shared",
@@ -202,37 +204,62 @@ def shared_access(
     ``bitwidth`` bits wide. The vector is the largest ``2**v`` (``2**v * bitwidth <= max_vector_bits``) for which
     ``cvt = S^-1 ∘ L`` without its broadcast registers is, after a register permutation, divisible
     on the left by the identity tile ``register -> offset`` of size ``2**v`` (paper §5.3, Thm 5.1).
+    A pure function of immutable values: answers are cached.
     """
     bitwidth = element_type(dtype).bits
+    if isinstance(max_vector_bits, bool) or not isinstance(max_vector_bits, int) or max_vector_bits < bitwidth \
+            or max_vector_bits & (max_vector_bits - 1):
+        raise LayoutError(f"max_vector_bits must be a power of two >= bitwidth, got {max_vector_bits!r}")
+    for name, layout in (("distributed_layout", distributed_layout), ("shared_layout", shared_layout)):
+        if not isinstance(layout, LinearLayout):
+            raise LayoutError(f"{name} must be a LinearLayout, got {type(layout).__name__}")
+    return _shared_access(shared_layout, distributed_layout, bitwidth, max_vector_bits)
+
+
+@functools.lru_cache(maxsize=8192)
+def _shared_access(shared_layout: LinearLayout, distributed_layout: LinearLayout, bitwidth: int,
+                   max_vector_bits: int) -> SharedAccess:
     dist = check_distributed(distributed_layout, "distributed_layout")
     shared = check_shared(shared_layout, "shared_layout", dist.out_dims)
-    if not isinstance(max_vector_bits, int) or max_vector_bits < bitwidth or max_vector_bits & (max_vector_bits - 1):
-        raise LayoutError(f"max_vector_bits must be a power of two >= bitwidth, got {max_vector_bits!r}")
-    cols = shared.flat_bases("offset")
-    elim = f2.EliminationBasis.build(cols)
+    return _access_from_columns(tuple(shared.flat_bases("offset")), dist, bitwidth, max_vector_bits)
+
+
+@checked
+def access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayout, bitwidth: int,
+                        max_vector_bits: int = 128) -> SharedAccess:
+    """:func:`shared_access` for the shared layout whose offset bit ``i`` holds the flattened tensor vector
+    ``columns[i]`` (out dims in ``distributed_layout``'s order, the first least significant).
+
+    Requires: ``columns`` a basis of the tensor (an invertible shared layout); ``bitwidth`` in bits.
+    Callers that build shared layouts (the optimal swizzle's candidates) cost them without building them.
+    """
+    return _access_from_columns(tuple(columns), distributed_layout, bitwidth, max_vector_bits)
+
+
+@functools.lru_cache(maxsize=8192)
+def _access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayout, bitwidth: int,
+                         max_vector_bits: int) -> SharedAccess:
+    dist = check_distributed(distributed_layout, "distributed_layout")
+    elim = f2.EliminationBasis.build(list(columns))
     regs = dist.flat_bases("register") if dist.has_in_dim("register") else ()
     kept = [i for i, r in enumerate(regs) if r != 0]
     reg_off = _offsets(elim, tuple(regs[i] for i in kept))
     lane_off = _offsets(elim, dist.flat_bases("lane"))
     warp_off = _offsets(elim, dist.flat_bases("warp")) if dist.has_in_dim("warp") else ()
-    n_off = len(cols)
 
-    def as_layout(order: list[int]) -> LinearLayout:
-        return LinearLayout(
-            {"register": [[reg_off[j]] for j in order], "lane": [[o] for o in lane_off],
-             "warp": [[o] for o in warp_off]},
-            {"offset": 1 << n_off},
-            require_surjective=False,
-        )
-
+    # cvt = S^-1 ∘ L (kept registers permuted, lanes, warps -> offset) is divisible on the left by the
+    # tile id_{2**v}(register -> offset) iff registers 0..v-1 (after the permutation) have the offsets
+    # 1, 2, .., 2**(v-1) and every other basis has zero low v bits (then the quotient is the rest >> v;
+    # the same as ``divide_left``, without building the layouts)
+    where = {o: j for j, o in enumerate(reg_off)}
     v = min((max_vector_bits // bitwidth).bit_length() - 1, len(kept))
     while v > 0:
-        where = {o: j for j, o in enumerate(reg_off)}
         vec = [where.get(1 << i) for i in range(v)]
         if None not in vec:
             order = vec + [j for j in range(len(kept)) if j not in vec]  # type: ignore[operator]
-            tile = LinearLayout.identity_1d(1 << v, "register", "offset")
-            if divide_left(as_layout(order), tile) is not None:
+            low = (1 << v) - 1
+            rest = [reg_off[j] for j in order[v:]] + list(lane_off) + list(warp_off)
+            if not any(o & low for o in rest):
                 break
         v -= 1
     if v == 0:

@@ -13,6 +13,12 @@ gives the cheapest mechanism, as Triton's ``minimalCvtLayout``:
   vector widths, instruction kinds and counts, and predicted wavefronts;
 * cross-CTA: ``C`` moves data between CTAs (distributed shared memory of a cluster).
 
+The answer is a typed :class:`~.steps.ConversionPlan` (kind, steps, cost: :mod:`.steps`) that code
+generation executes as it is. A 128-bit element moves as four 32-bit words: its plan is the plan of the
+layouts widened by a register-held word dim (``dim{rank}`` of size 4, fastest in memory), which is the
+same data in the same registers and memory. The legacy baselines (plain, padded, legacy mma swizzle)
+are simulated only when asked for (``baselines=True``).
+
 Cost model: predicted SM-nanoseconds of one conversion of a CTA on the default device
 (``analysis.cost_model``: building blocks measured by benchmarks/gpu_microbench.py, H100 now): shuffles
 cost their ``shfl.sync`` and the selects / byte permutes codegen emits for them (counted by the
@@ -28,23 +34,37 @@ wavefronts' worth instead of a CTA barrier.
 >>> from linear_layouts import LinearLayout
 >>> A = LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64]]}, ["dim0"])
 >>> plan_conversion(A, A, "fp32").kind
-'no-op'
+<ConversionKind.NO_OP: 'no-op'>
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import functools
 
 from linear_layouts.analysis import banks, cost_model, simd_tiles, swizzle
 from linear_layouts.analysis.shuffles import (
     ShufflePlan,
-    check_distributed,
+    check_permutation_layout,
     plan_shuffle,
     same_warp_data,
 )
+from linear_layouts.analysis.simd_tiles import SimdChoice
+from linear_layouts.analysis.steps import (
+    Barrier,
+    BarrierScope,
+    Baseline,
+    ConversionKind,
+    ConversionPlan,
+    Cost,
+    MemoryOp,
+    RegisterPermutation,
+    SharedInstruction,
+    SharedMemoryAccess,
+    WarpShuffle,
+)
 from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike, element_type
+from linear_layouts.catalog.shared import row_major_shared
+from linear_layouts.element_type import DTypeLike, ElementType, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
@@ -59,20 +79,21 @@ __all__ = [
     "BARRIER_COST",
     "CLUSTER_BARRIER_COST",
     "ALU_COST",
-    "SharedMemoryPlan",
     "ConversionPlan",
     "conversion_dims",
     "plan_shared_memory",
+    "plan_through",
     "plan_conversion",
     "shuffle_cost",
     "shared_memory_cost",
+    "as_words",
 ]
 
-NO_OP = "no-op"
-REGISTER_PERMUTATION = "register permutation"
-WARP_SHUFFLE = "warp shuffle"
-SHARED_MEMORY = "shared memory"
-CROSS_CTA = "cross-CTA"
+NO_OP = ConversionKind.NO_OP
+REGISTER_PERMUTATION = ConversionKind.REGISTER_PERMUTATION
+WARP_SHUFFLE = ConversionKind.WARP_SHUFFLE
+SHARED_MEMORY = ConversionKind.SHARED_MEMORY
+CROSS_CTA = ConversionKind.CROSS_CTA
 
 #: Cost of one ``shfl.sync`` per warp, in wavefront units (measured, see the module doc).
 SHUFFLE_COST = 1.2
@@ -88,65 +109,8 @@ ALU_COST = 0.34
 
 REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
 
-
-@dataclass(frozen=True)
-class SharedMemoryPlan:
-    """Store ``src`` to ``layout`` (offset -> tensor, elements), barrier, load ``dst`` from it.
-
-    ``*_vector_bits``: bits per lane per instruction; ``*_instruction``: the PTX instruction kind
-    (``st.shared.v4.b32``, ``stmatrix.x4``, ``ldmatrix.x4.trans``, ...); ``*_instructions``: how many
-    over all warps; ``*_wavefronts``: predicted total wavefronts (what ncu reports for one CTA).
-    ``*_permutation``: the register order (``ColumnAction``) the instructions consume.
-    ``swizzle``: the optimal-swizzle result (its V, I, E, F, H, C sets for display).
-    ``baselines``: name -> (store wavefronts, load wavefronts) of the legacy shared layouts.
-    """
-
-    layout: LinearLayout
-    store_vector_bits: int
-    load_vector_bits: int
-    store_instruction: str
-    load_instruction: str
-    store_instructions: int
-    load_instructions: int
-    store_wavefronts: int
-    load_wavefronts: int
-    store_permutation: Any
-    load_permutation: Any
-    swizzle: Any = field(repr=False)
-    baselines: tuple[tuple[str, int, int], ...] = ()
-
-    @property
-    def wavefronts(self) -> int:
-        return self.store_wavefronts + self.load_wavefronts
-
-    @property
-    def instructions(self) -> int:
-        return self.store_instructions + self.load_instructions
-
-
-@dataclass(frozen=True)
-class ConversionPlan:
-    """A conversion ``src -> dst`` of ``bitwidth``-bit elements: its ``kind`` and what codegen needs.
-
-    * ``register_map[i]``: the source register dst register ``i`` takes (no-op, register permutation);
-    * ``shuffle``: the :class:`~.shuffles.ShufflePlan` (warp shuffle);
-    * ``shared``: the :class:`SharedMemoryPlan` (shared memory; for cross-CTA, the per-CTA estimate);
-    * ``instructions``: data-movement instructions over all warps (shfl, or st + ld);
-      ``wavefronts``: predicted shared-memory wavefronts; ``cost``: per-warp model cost (module doc).
-    * ``alternatives``: kind -> cost of the other mechanisms that were possible.
-    """
-
-    kind: str
-    src: LinearLayout
-    dst: LinearLayout
-    bitwidth: int
-    instructions: int
-    wavefronts: int
-    cost: float
-    register_map: tuple[int, ...] | None = None
-    shuffle: ShufflePlan | None = None
-    shared: SharedMemoryPlan | None = None
-    alternatives: tuple[tuple[str, float], ...] = ()
+#: Words of a 128-bit element (planned as 32-bit words, module doc).
+_WORDS = 4
 
 
 def _num_warps(layout: LinearLayout) -> int:
@@ -163,8 +127,8 @@ def conversion_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...]:
     >>> conversion_dims(A, LinearLayout({"register": [[2]], "lane": [[1]]}, ["dim0"]))
     ('register', 'lane')
     """
-    check_distributed(src, "src")
-    check_distributed(dst, "dst")
+    check_permutation_layout(src, "src")
+    check_permutation_layout(dst, "dst")
     if src.out_dims != dst.out_dims:
         raise LayoutError(f"src and dst must have the same out dims, got {src.out_dims} and {dst.out_dims}")
     if src.in_dim_names != dst.in_dim_names or src.in_dims[LANE] != dst.in_dims[LANE]:
@@ -185,59 +149,47 @@ def conversion_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...]:
     return tuple(comp.out_dim_names)
 
 
+@checked
+def as_words(layout: LinearLayout, words: int = _WORDS) -> LinearLayout:
+    """``layout`` of elements of ``words`` 32-bit words as a layout of the words: a new last out dim
+    ``dim{rank}`` of size ``words`` (the word inside the element, fastest in memory) held by the lowest
+    register bits (a distributed layout) or the lowest offset bits (a shared layout).
+
+    >>> as_words(LinearLayout({"register": [[1]], "lane": [[2]]}, ["dim0"]), 4).bases
+    {'register': [[0, 1], [0, 2], [1, 0]], 'lane': [[2, 0]]}
+    """
+    name = REGISTER if layout.has_in_dim(REGISTER) or not layout.has_in_dim("offset") else "offset"
+    word_dim = f"dim{layout.num_out_dims}"
+    widened = LinearLayout.identity_1d(words, name, word_dim) * layout
+    return widened.transpose_ins([d for d in layout.in_dim_names] + ([name] if name not in layout.in_dim_names
+                                                                        else [])).transpose_outs(
+        list(layout.out_dim_names) + [word_dim])
+
+
 def _register_map(src: LinearLayout, dst: LinearLayout) -> tuple[int, ...]:
     comp = dst.invert_and_compose(src)
     return tuple(comp.apply({REGISTER: i})[REGISTER] for i in range(dst.in_dim_size(REGISTER)))
 
 
-@checked
-def plan_shared_memory(
-    src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, with_baselines: bool = True,
-    max_elements: int = MAX_ELEMENTS,
-) -> SharedMemoryPlan:
-    """Shared-memory conversion through the optimal swizzle (§5.4, §9.2) with instruction choice (§5.3).
-
-    Uses the smem analyses: ``swizzle.optimal_swizzle`` for the layout and predicted wavefronts,
-    ``simd_tiles.conversion_instructions`` for the instructions (widest ld/st.shared or
-    ldmatrix/stmatrix, fewest instructions), and the legacy baselines for comparison. Block bits
-    (several CTAs) are folded into the warp bits: the counts are then over the whole cluster.
-    ``with_baselines=False`` skips the (simulated) legacy baselines. Layouts above ``max_elements``
-    inputs or elements (``limits.MAX_ELEMENTS``) are refused.
-    """
-    bits = element_type(dtype).bits
-    check_layout_size(src, max_elements, "plan_shared_memory: src")
-    check_layout_size(dst, max_elements, "plan_shared_memory: dst")
-    a, b = _fold_blocks(src), _fold_blocks(dst)
-    sw = swizzle.optimal_swizzle(a, b, bits)
-    st, ld = simd_tiles.conversion_instructions(sw.layout, a, b, bits)
-    return SharedMemoryPlan(
-        sw.layout,
-        st.bits_per_lane,
-        ld.bits_per_lane,
-        st.instruction,
-        ld.instruction,
-        st.count,
-        ld.count,
-        _emitted_wavefronts(sw.layout, a, bits, st, "store"),
-        _emitted_wavefronts(sw.layout, b, bits, ld, "load"),
-        st.permutation,
-        ld.permutation,
-        sw,
-        _baselines(a, b, bits, max_elements) if with_baselines else (),
-    )
+def _access(op: MemoryOp, shared: LinearLayout, dist: LinearLayout, element: ElementType,
+            choice: SimdChoice) -> SharedMemoryAccess:
+    """The access step lowering one side with ``choice`` (a ``simd_tiles.SimdChoice``)."""
+    return SharedMemoryAccess(op, shared, choice.family, choice.width, element.bits, choice.permutation,
+                              choice.count, _emitted_wavefronts(shared, dist, element.bits, choice, op),
+                              trans=choice.trans)
 
 
-def _emitted_wavefronts(layout: LinearLayout, dist: LinearLayout, bits: int, choice: Any, op: str) -> int:
-    """Predicted wavefronts of the instructions codegen emits for one side (``choice``: a SimdChoice).
+def _emitted_wavefronts(layout: LinearLayout, dist: LinearLayout, bits: int, choice: SimdChoice, op: MemoryOp) -> int:
+    """Predicted wavefronts of the instructions codegen emits for one side.
 
     ld/st.shared: ``banks.wavefronts`` with duplicated data not stored. ldmatrix/stmatrix: the
     choice's wavefronts per instruction times the instructions emitted; stmatrix skips duplicated
     registers (outside its tile) and warps, never lanes (``.sync.aligned``)."""
-    if not choice.kind.endswith("matrix"):
-        return banks.wavefronts(layout, dist, bits, op=op, skip_duplicates=True)
+    if choice.family is SharedInstruction.VECTOR:
+        return banks.wavefronts(layout, dist, bits, op=op.value, skip_duplicates=True)
     per_instruction = choice.wavefronts // choice.count
     count = choice.count
-    if op == "store":
+    if op is MemoryOp.STORE:
         free = dist.free_variable_masks()
         k = 1 if choice.trans else (32 // bits).bit_length() - 1
         tile = k + choice.matrices.bit_length() - 1
@@ -246,17 +198,14 @@ def _emitted_wavefronts(layout: LinearLayout, dist: LinearLayout, bits: int, cho
     return per_instruction * count
 
 
-def _baselines(a: LinearLayout, b: LinearLayout, bits: int, max_elements: int) -> tuple[tuple[str, int, int], ...]:
-    """(name, store wavefronts, load wavefronts) through the legacy shared layouts: plain row-major,
-    row-major padded by one access width, and (rank 2) the legacy mma swizzle Triton would pick."""
-    log2s = [a.out_dim_size_log2(d) for d in a.out_dim_names]
-    shifts = [sum(log2s[:i]) for i in range(len(log2s))]
-    row_major = [1 << (shifts[i] + j) for i in reversed(range(len(log2s))) for j in range(log2s[i])]
-    plain = swizzle.shared_layout_from_flat(row_major, a)
-    out = [("unswizzled", banks.wavefronts(plain, a, bits, op="store"), banks.wavefronts(plain, b, bits))]
+def _baselines(a: LinearLayout, b: LinearLayout, bits: int, max_elements: int) -> tuple[Baseline, ...]:
+    """The legacy shared layouts' wavefronts: plain row-major, row-major padded by one access width,
+    and (rank 2) the legacy mma swizzle Triton would pick."""
+    plain = row_major_shared(list(a.out_dims.values()))
+    out = [Baseline("unswizzled", banks.wavefronts(plain, a, bits, op="store"), banks.wavefronts(plain, b, bits))]
     try:  # a baseline the smem analyses cannot model for this pair is left out
         padded = swizzle.padded_baseline(a, b, bits, max_elements=max_elements)
-        out.append(("padded", int(padded.store_wavefronts), int(padded.load_wavefronts)))
+        out.append(Baseline("padded", int(padded.store_wavefronts), int(padded.load_wavefronts)))
     except LayoutError:
         pass
     if a.num_out_dims == 2:
@@ -265,21 +214,21 @@ def _baselines(a: LinearLayout, b: LinearLayout, bits: int, max_elements: int) -
             vec, per_phase, max_phase = swizzle.legacy_swizzle_params(shape, [1, 0], bits, op_idx=0)
             legacy = swizzle.legacy_swizzle_baseline(a, b, bits, vec=vec, per_phase=per_phase, max_phase=max_phase,
                                                      max_elements=max_elements)
-            out.append(("legacy swizzle", int(legacy.store_wavefronts), int(legacy.load_wavefronts)))
+            out.append(Baseline("legacy swizzle", int(legacy.store_wavefronts), int(legacy.load_wavefronts)))
         except LayoutError:
             pass
     return tuple(out)
 
 
-def shuffle_cost(shuffle: ShufflePlan) -> float:
+def shuffle_cost(shuffle: ShufflePlan) -> Cost:
     """Predicted SM-nanoseconds of a warp-shuffle conversion of one CTA as codegen emits it
-    (``cost_model.shuffle_time_ns``)."""
-    return cost_model.shuffle_time_ns(shuffle)
+    (``cost_model.shuffle_time_ns``), with its ``shfl.sync`` per warp."""
+    return Cost(cost_model.shuffle_time_ns(shuffle), shuffles=shuffle.shuffles_per_warp, warps=shuffle.num_warps)
 
 
 def _warp_local(src: LinearLayout, dst: LinearLayout) -> bool:
     """Every warp reads only what it stored: the same warp bases, none of them zero (no duplicated
-    warps whose stores codegen skips)."""
+    warps whose stores codegen skips). Then a warp barrier (``bar.warp.sync``) orders the round trip."""
     return same_warp_data(src, dst) and all(_flat_bases(src, WARP))
 
 
@@ -287,63 +236,147 @@ def _flat_bases(layout: LinearLayout, dim: str) -> tuple[int, ...]:
     return layout.flat_bases(dim) if layout.has_in_dim(dim) else ()
 
 
-def shared_memory_cost(shared: SharedMemoryPlan, src: LinearLayout, dst: LinearLayout, bits: int,
-                       warps: int) -> float:
+def shared_memory_cost(store: SharedMemoryAccess, load: SharedMemoryAccess, src: LinearLayout,
+                       dst: LinearLayout) -> Cost:
     """Predicted SM-nanoseconds of a shared-memory conversion of one CTA: its store + load wavefronts
-    and one barrier (``cost_model.shared_time_ns``; packed registers need no byte permutes)."""
-    return cost_model.shared_time_ns(shared.wavefronts, _warp_local(src, dst), warps)
+    and one barrier, a warp's when the conversion is warp-local (``cost_model.shared_time_ns``;
+    packed registers need no byte permutes)."""
+    warps = _num_warps(_fold_blocks(src))
+    wavefronts = store.wavefronts + load.wavefronts
+    return Cost(cost_model.shared_time_ns(wavefronts, _warp_local(src, dst), warps), wavefronts=wavefronts,
+                warps=warps)
+
+
+def _crosses_ctas(src: LinearLayout, dst: LinearLayout) -> bool:
+    return src.has_in_dim(BLOCK) and src.in_dim_size(BLOCK) > 1 and BLOCK in conversion_dims(src, dst)
+
+
+def _shared_plan(src: LinearLayout, dst: LinearLayout, element: ElementType, shared: LinearLayout,
+                 store: SimdChoice, load: SimdChoice, baselines: bool, max_elements: int) -> ConversionPlan:
+    a, b = _fold_blocks(src), _fold_blocks(dst)
+    st = _access(MemoryOp.STORE, shared, a, element, store)
+    ld = _access(MemoryOp.LOAD, shared, b, element, load)
+    found = _baselines(a, b, element.bits, max_elements) if baselines else ()
+    if _crosses_ctas(src, dst):
+        warps = _num_warps(a)
+        wavefronts = st.wavefronts + ld.wavefronts
+        cost = Cost(cost_model.shared_time_ns(wavefronts + CLUSTER_BARRIER_COST * warps, False, warps),
+                    wavefronts=wavefronts, warps=warps)
+        return ConversionPlan(CROSS_CTA, src, dst, element, (st, Barrier(BarrierScope.CLUSTER), ld), cost,
+                              baselines=found)
+    scope = BarrierScope.WARP if _warp_local(src, dst) else BarrierScope.CTA
+    return ConversionPlan(SHARED_MEMORY, src, dst, element, (st, Barrier(scope), ld),
+                          shared_memory_cost(st, ld, src, dst), baselines=found)
 
 
 @checked
-def plan_conversion(
-    src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, with_baselines: bool = True,
-    max_elements: int = MAX_ELEMENTS,
-) -> ConversionPlan:
+def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
+                       baselines: bool = False, max_elements: int = MAX_ELEMENTS) -> ConversionPlan:
+    """The conversion through shared memory, even where a cheaper mechanism exists: the optimal swizzle
+    (§5.4, §9.2) with the instruction choice of §5.3 (widest ld/st.shared or ldmatrix/stmatrix, fewest
+    wavefronts then fewest instructions, ``simd_tiles.conversion_instructions``). Block bits (several
+    CTAs) are folded into the warp bits: the counts are then over the whole cluster (a cross-CTA plan
+    when data crosses CTAs). ``baselines=True`` also simulates the legacy shared layouts. Layouts above
+    ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
+    """
+    element = _check_request(src, dst, dtype, max_elements, "plan_shared_memory")
+    if element.bits == 128:
+        return plan_shared_memory(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements)
+    return _plan_shared_memory(src, dst, element, baselines, max_elements)
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
+                        max_elements: int) -> ConversionPlan:
+    a, b = _fold_blocks(src), _fold_blocks(dst)
+    sw = swizzle.optimal_swizzle(a, b, element.bits)
+    st, ld = simd_tiles.conversion_instructions(sw.layout, a, b, element.bits)
+    return _shared_plan(src, dst, element, sw.layout, st, ld, baselines, max_elements)
+
+
+@checked
+def plan_through(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dtype: DTypeLike, *,
+                 max_elements: int = MAX_ELEMENTS) -> ConversionPlan:
+    """The conversion through the given ``shared`` layout (offset -> tensor) with the widest
+    ld/st.shared each side allows (``banks.shared_access``): the legacy baselines' mechanism, e.g.
+    through ``catalog.row_major_shared``.
+
+    >>> from linear_layouts.viz.scenarios import seed_transpose
+    >>> s = seed_transpose()
+    >>> plan_through(s.store, s.load, s.shared[0][1], "fp32").load.wavefronts
+    256
+    """
+    element = _check_request(src, dst, dtype, max_elements, "plan_through")
+    if element.bits == 128:
+        return plan_through(as_words(src), as_words(dst), as_words(shared), 32, max_elements=max_elements)
+    a, b = _fold_blocks(src), _fold_blocks(dst)
+    choices = [simd_tiles.simd_choices(shared, side, element.bits, op=op) for side, op in ((a, "store"), (b, "load"))]
+    st, ld = (next(c for c in options if c.family is SharedInstruction.VECTOR) for options in choices)
+    return _shared_plan(src, dst, element, shared, st, ld, False, max_elements)
+
+
+@checked
+def plan_conversion(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
+                    baselines: bool = False, max_elements: int = MAX_ELEMENTS) -> ConversionPlan:
     """The cheapest way to convert a tensor from distributed ``src`` to ``dst`` (module doc).
 
     Shared-memory analyses need 32-lane warps; for other lane counts only the register and shuffle
-    plans are available (a conversion that needs shared memory then raises ``LayoutError``). Layouts
-    above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
+    plans are available (a conversion that needs shared memory then raises ``LayoutError``).
+    ``baselines=True`` adds the legacy shared layouts' wavefronts (simulated; for comparison only).
+    Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused. A pure
+    function of immutable values: plans are cached.
     """
-    bits = element_type(dtype).bits
-    check_layout_size(src, max_elements, "plan_conversion: src")
-    check_layout_size(dst, max_elements, "plan_conversion: dst")
+    element = _check_request(src, dst, dtype, max_elements, "plan_conversion")
+    if element.bits == 128:
+        return plan_conversion(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements)
+    return _plan_conversion(src, dst, element, baselines, max_elements)
+
+
+def _check_request(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, max_elements: int, what: str) -> ElementType:
+    """The element type of a planning request, its layouts within ``max_elements``."""
+    check_layout_size(src, max_elements, f"{what}: src")
+    check_layout_size(dst, max_elements, f"{what}: dst")
+    return element_type(dtype)
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
+                     max_elements: int) -> ConversionPlan:
     dims = conversion_dims(src, dst)
-    if src == dst or not dims:
-        return ConversionPlan(NO_OP, src, dst, bits, 0, 0, 0.0, register_map=_register_map(src, dst))
-    if dims == (REGISTER,):
-        return ConversionPlan(REGISTER_PERMUTATION, src, dst, bits, 0, 0, 0.0, register_map=_register_map(src, dst))
-    warps = _num_warps(_fold_blocks(src))
+    if src == dst:
+        return ConversionPlan(NO_OP, src, dst, element, (), Cost(0.0))
+    if dims in ((), (REGISTER,)):
+        source = RegisterPermutation(_register_map(src, dst))
+        if source.is_identity:
+            return ConversionPlan(NO_OP, src, dst, element, (), Cost(0.0))
+        return ConversionPlan(REGISTER_PERMUTATION, src, dst, element, (source,), Cost(0.0))
     if BLOCK in dims:
-        cluster = plan_shared_memory(src, dst, bits, with_baselines=with_baselines, max_elements=max_elements)
-        cost = cost_model.shared_time_ns(cluster.wavefronts + CLUSTER_BARRIER_COST * warps, False, warps)
-        return ConversionPlan(CROSS_CTA, src, dst, bits, cluster.instructions, cluster.wavefronts, cost, shared=cluster)
-    shuffle = plan_shuffle(src, dst, bits) if WARP not in dims and same_warp_data(src, dst) else None
-    shared: SharedMemoryPlan | None
+        return _plan_shared_memory(src, dst, element, baselines, max_elements)
+    shuffle = plan_shuffle(src, dst, element.bits) if WARP not in dims and same_warp_data(src, dst) else None
+    shared: ConversionPlan | None
     try:
-        shared = plan_shared_memory(src, dst, bits, with_baselines=with_baselines, max_elements=max_elements)
+        shared = _plan_shared_memory(src, dst, element, baselines, max_elements)
     except LayoutError:
         if shuffle is None:
             raise
         shared = None
-    shared_cost = shared_memory_cost(shared, src, dst, bits, warps) if shared is not None else float("inf")
-    shuffle_cost_ = shuffle_cost(shuffle) if shuffle is not None else float("inf")
-    if shuffle is not None and shuffle_cost_ < shared_cost:
-        return ConversionPlan(
-            WARP_SHUFFLE, src, dst, bits, shuffle.shuffles_per_warp * shuffle.num_warps, 0, shuffle_cost_,
-            shuffle=shuffle, alternatives=((SHARED_MEMORY, shared_cost),) if shared is not None else (),
-        )
-    if shared is None:  # pragma: no cover - excluded just above
-        raise LayoutError("no shared-memory plan")
-    alternatives = ((WARP_SHUFFLE, shuffle_cost_),) if shuffle is not None else ()
-    return ConversionPlan(
-        SHARED_MEMORY, src, dst, bits, shared.instructions, shared.wavefronts, shared_cost,
-        shared=shared, alternatives=alternatives,
-    )
+    if shuffle is not None:
+        cost = shuffle_cost(shuffle)
+        if shared is None or cost.total < shared.cost.total:
+            alternatives = ((SHARED_MEMORY, shared.cost),) if shared is not None else ()
+            return ConversionPlan(WARP_SHUFFLE, src, dst, element, (WarpShuffle(shuffle),), cost,
+                                  alternatives=alternatives, baselines=shared.baselines if shared else ())
+        return ConversionPlan(SHARED_MEMORY, src, dst, element, shared.steps, shared.cost,
+                              alternatives=((WARP_SHUFFLE, cost),), baselines=shared.baselines)
+    assert shared is not None
+    return shared
 
 
+@functools.lru_cache(maxsize=4096)
 def _fold_blocks(layout: LinearLayout) -> LinearLayout:
     """The cluster as one big CTA: the block bases appended to the warp bases (warp bits first)."""
+    if not layout.has_in_dim(BLOCK) and layout.has_in_dim(WARP):
+        return layout
     bases = layout.bases
     warp = bases.pop(WARP, []) + bases.pop(BLOCK, [])
     bases[WARP] = warp

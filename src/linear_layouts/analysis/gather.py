@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linear_layouts.analysis.shuffles import check_distributed
+from linear_layouts.analysis.shuffles import check_permutation_layout
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
@@ -32,8 +32,8 @@ REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
 
 
 def _check(src: LinearLayout, index: LinearLayout, axis: int) -> None:
-    check_distributed(src, "src")
-    check_distributed(index, "index")
+    check_permutation_layout(src, "src")
+    check_permutation_layout(index, "index")
     if src.out_dim_names != index.out_dim_names:
         raise LayoutError(
             f"src and index must have the same out dims, got {src.out_dim_names} and {index.out_dim_names}"

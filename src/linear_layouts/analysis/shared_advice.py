@@ -46,6 +46,7 @@ from typing import Any
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.analysis.banks import access_wavefronts, check_distributed, shared_access
 from linear_layouts.analysis.simd_tiles import simd_choices
+from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
 from linear_layouts.catalog import (
     NVMMASharedLayout,
@@ -281,11 +282,11 @@ def _side(layout: LinearLayout, padding: tuple[tuple[int, int], ...], dist: Line
         return _Side(count, access.vector_bits, f"{prefix}.shared ({access.vector_bits} bits)")
     choices = simd_choices(layout, dist, bits, op=op)
     if matrix_only:
-        choices = tuple(c for c in choices if c.kind.endswith("matrix"))
+        choices = tuple(c for c in choices if c.family is SharedInstruction.MATRIX)
         if not choices:
             return None
     best = choices[0]  # fewest wavefronts, then fewest instructions, ld/st.shared on a tie
-    name = best.instruction if best.kind.endswith("matrix") else f"{prefix}.shared ({best.bits_per_lane} bits)"
+    name = best.instruction if best.family is SharedInstruction.MATRIX else f"{prefix}.shared ({best.bits_per_lane} bits)"
     return _Side(best.wavefronts, best.bits_per_lane, name)
 
 

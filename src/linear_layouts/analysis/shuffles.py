@@ -29,12 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.arguments import checked
+from linear_layouts.catalog.characterize import distributed_violation
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
-    "ShuffleRound", "ShufflePlan", "check_distributed", "same_warp_data", "plan_shuffle", "emitted_instructions",
+    "ShuffleRound", "ShufflePlan", "check_permutation_layout", "same_warp_data", "plan_shuffle", "emitted_instructions",
     "lane_translation",
 ]
 
@@ -42,10 +43,10 @@ REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
 WORD_BITS = 32
 
 
-def check_distributed(layout: LinearLayout, name: str) -> None:
-    """Raise unless ``layout`` is a distributed layout (Thm 4.10): in dims among register, lane, warp,
-    block (register and lane present), every flattened basis zero or a power of two, the non-zero
-    ones distinct."""
+def check_permutation_layout(layout: LinearLayout, name: str) -> None:
+    """Raise unless ``layout`` is distributed in the sense of Def. 4.10 without surjectivity: in dims
+    among register, lane, warp, block (register and lane present), its matrix a permutation matrix with
+    zero columns (``catalog.characterize.distributed_violation``). Any number of lanes."""
     if not isinstance(layout, LinearLayout):
         raise not_a_layout(layout, name)
     extra = [d for d in layout.in_dim_names if d not in (REGISTER, LANE, WARP, BLOCK)]
@@ -53,17 +54,10 @@ def check_distributed(layout: LinearLayout, name: str) -> None:
         raise LayoutError(
             f"{name} must be distributed: in dims register, lane(, warp, block), got {list(layout.in_dim_names)}"
         )
-    seen: set[int] = set()
-    for d in layout.in_dim_names:
-        for b in layout.flat_bases(d):
-            if b == 0:
-                continue
-            if b & (b - 1) or b in seen:
-                raise LayoutError(
-                    f"{name} must be distributed: every basis a distinct power of two or zero (Thm 4.10); "
-                    f"{d} has basis {b:#x}"
-                )
-            seen.add(b)
+    violation = distributed_violation(layout)
+    if violation is not None:
+        raise LayoutError(f"{name} must be distributed: every basis a distinct power of two or zero "
+                          f"(Def. 4.10); {violation}")
 
 
 def _flat(layout: LinearLayout, dim: str) -> tuple[int, ...]:
@@ -144,8 +138,8 @@ def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> Shuf
     See the module docstring for the sets and an example.
     """
     bits = element_type(dtype).bits
-    check_distributed(src, "src")
-    check_distributed(dst, "dst")
+    check_permutation_layout(src, "src")
+    check_permutation_layout(dst, "dst")
     if src.out_dims != dst.out_dims:
         raise LayoutError(f"src and dst must have the same out dims, got {src.out_dims} and {dst.out_dims}")
     if src.in_dim_size(LANE) != dst.in_dim_size(LANE):
@@ -255,13 +249,15 @@ def lane_translation(tables: list[tuple[tuple[int, ...], ...]], n_lanes: int) ->
     bits = n_lanes.bit_length() - 1
     first = tables[0]
     images = tuple(first[1 << i][0] ^ first[0][0] for i in range(bits))
+    f_of = [0] * n_lanes  # f(lane) = XOR of the images of its set bits, built from lane - lowest bit
+    for lane in range(1, n_lanes):
+        low = lane & -lane
+        f_of[lane] = f_of[lane ^ low] ^ images[low.bit_length() - 1]
     for table in tables:
+        base = table[0]
         for lane in range(n_lanes):
-            f = 0
-            for i in range(bits):
-                if (lane >> i) & 1:
-                    f ^= images[i]
-            if any(x != y ^ f for x, y in zip(table[lane], table[0])):
+            f = f_of[lane]
+            if any(x != y ^ f for x, y in zip(table[lane], base)):
                 return None
     return images
 

@@ -26,14 +26,16 @@ column-major tile it is the ``.trans`` variant.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from linear_layouts import f2
 from linear_layouts.analysis.banks import SharedAccess, access_wavefronts, shared_access
+from linear_layouts.analysis.steps import MemoryOp, SharedInstruction, shared_mnemonic
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
-from linear_layouts.layout import ColumnAction, LinearLayout, divide_left
+from linear_layouts.layout import ColumnAction, LinearLayout
 
 __all__ = [
     "SimdChoice",
@@ -44,23 +46,24 @@ __all__ = [
     "conversion_instructions",
 ]
 
-_VECTOR_NAMES = {8: "u8", 16: "u16", 32: "b32", 64: "v2.b32", 128: "v4.b32"}
+_VECTOR_BITS = (8, 16, 32, 64, 128)
 
 
 @dataclass(frozen=True)
 class SimdChoice:
     """One way to lower a shared-memory access: the instruction, how many, and the division found.
 
-    ``permutation`` acts on the distributed layout's registers (broadcast registers dropped) so that
-    ``cvt`` (register, lane, warp -> offset) is ``tile * quotient``; ``count`` is over all warps;
-    ``wavefronts`` is the predicted total (banks model; ldmatrix/stmatrix: one phase per 8x16-byte
-    matrix, its 8 row addresses as 16-byte units).
+    ``op``/``family``/``width``/``trans``: ``ld/st.shared`` of ``width`` elements of ``element_bits`` per
+    lane, or ``ldmatrix/stmatrix .x{width}`` (``.trans``). ``permutation`` acts on the distributed
+    layout's registers (broadcast registers dropped) so that ``cvt`` (register, lane, warp -> offset) is
+    ``tile * quotient``; ``count`` is over all warps; ``wavefronts`` is the predicted total (banks model;
+    ldmatrix/stmatrix: one phase per 8x16-byte matrix, its 8 row addresses as 16-byte units).
     """
 
-    instruction: str
-    kind: str
-    bits_per_lane: int
-    matrices: int
+    op: MemoryOp
+    family: SharedInstruction
+    width: int
+    element_bits: int
     trans: bool
     count: int
     wavefronts: int
@@ -68,13 +71,34 @@ class SimdChoice:
     tile: LinearLayout
     quotient: LinearLayout
 
+    @property
+    def instruction(self) -> str:
+        """The PTX opcode, e.g. ``ld.shared.v4.b32`` or ``stmatrix.sync.aligned.m8n8.x4.shared.b16``."""
+        return shared_mnemonic(self.op, self.family, self.width, self.element_bits, self.trans)
+
+    @property
+    def matrices(self) -> int:
+        """8x8 matrices per instruction (0 for ld/st.shared)."""
+        return self.width if self.family is SharedInstruction.MATRIX else 0
+
+    @property
+    def bits_per_lane(self) -> int:
+        """Bits each lane moves per instruction (32 per matrix for ldmatrix/stmatrix)."""
+        return 32 * self.width if self.family is SharedInstruction.MATRIX else self.width * self.element_bits
+
 
 @checked
 def vector_tile(vector_bits: int, dtype: DTypeLike) -> LinearLayout:
     """id_n(register -> offset): a lane's ``vector_bits`` contiguous bits, ``vector_bits/bitwidth`` elements
     of ``dtype`` (``bitwidth`` bits each)."""
-    bitwidth = element_type(dtype).bits
-    if vector_bits % bitwidth or vector_bits not in _VECTOR_NAMES:
+    if isinstance(vector_bits, bool) or not isinstance(vector_bits, int):
+        raise LayoutError(f"vector_bits must be an int, got {vector_bits!r}")
+    return _vector_tile(vector_bits, element_type(dtype).bits)
+
+
+@functools.lru_cache(maxsize=64)
+def _vector_tile(vector_bits: int, bitwidth: int) -> LinearLayout:
+    if vector_bits % bitwidth or vector_bits not in _VECTOR_BITS:
         raise LayoutError(f"vector_bits must be 8..128 bits and a multiple of bitwidth, got {vector_bits}, {bitwidth}")
     if bitwidth <= 64:
         from linear_layouts.catalog.instruction_tiles import vectorized_shared_tile  # the catalog owns tiles
@@ -90,7 +114,11 @@ def matrix_tile(dtype: DTypeLike, *, trans: bool = False) -> LinearLayout:
     Plain: register -> offsets 1 .. 2**(k-1), lane 0, 1 -> offsets 2**k, 2**(k+1) (k = log2(32/bitwidth)).
     Trans: ``lane_hi`` (lane bits 2..4) -> offsets 1, 2, 4.
     """
-    bitwidth = element_type(dtype).bits
+    return _matrix_tile(element_type(dtype).bits, bool(trans))
+
+
+@functools.lru_cache(maxsize=64)
+def _matrix_tile(bitwidth: int, trans: bool) -> LinearLayout:
     if trans:
         if bitwidth != 16:
             raise LayoutError(f"ldmatrix/stmatrix .trans moves 16-bit elements, got bitwidth {bitwidth}")
@@ -104,29 +132,44 @@ def matrix_tile(dtype: DTypeLike, *, trans: bool = False) -> LinearLayout:
     return LinearLayout({"register": [], "lane": [[1], [2]]}, {"offset": 4})
 
 
-def _cvt(access: SharedAccess, order: list[int], split_lanes: bool) -> LinearLayout:
-    regs = [[access.register_offsets[j]] for j in order]
-    lanes = [[o] for o in access.lane_offsets]
-    n_off = max([o.bit_length() for o in access.register_offsets + access.lane_offsets + access.warp_offsets] + [0])
-    bases: dict[str, list[list[int]]] = {"register": regs}
+def _cvt_bases(access: SharedAccess, order: list[int], split_lanes: bool) -> dict[str, list[int]]:
+    """The bases of ``cvt = S^-1 ∘ L`` (register, lane or lane_lo / lane_hi, warp -> offset), registers in
+    ``order`` (indices into ``access.register_offsets``)."""
+    lanes = list(access.lane_offsets)
+    bases = {"register": [access.register_offsets[j] for j in order]}
     if split_lanes:
         bases["lane_lo"], bases["lane_hi"] = lanes[:2], lanes[2:]
     else:
         bases["lane"] = lanes
-    bases["warp"] = [[o] for o in access.warp_offsets]
-    return LinearLayout(bases, {"offset": 1 << n_off}, require_surjective=False)
+    bases["warp"] = list(access.warp_offsets)
+    return bases
 
 
 def _divide(access: SharedAccess, tile: LinearLayout, *, split_lanes: bool) -> tuple[list[int], LinearLayout] | None:
-    """Register order (indices into access.register_offsets) and quotient with cvt = tile * quotient."""
+    """Register order (indices into access.register_offsets) and quotient with ``cvt = tile * quotient``
+    (Thm 5.1; ``divide_left(cvt, tile)``, computed on the bases: each of the tile's in dims starts cvt's
+    dim of that name, and every other basis of cvt has zero low bits, the tile's offset bits)."""
     want = [b[0] for b in tile.bases.get("register", [])]
     where = {o: j for j, o in enumerate(access.register_offsets)}
     if any(o not in where for o in want):
         return None
     front = [where[o] for o in want]
     order = front + [j for j in range(len(access.register_offsets)) if j not in front]
-    quotient = divide_left(_cvt(access, order, split_lanes), tile)
-    return None if quotient is None else (order, quotient)
+    cvt = _cvt_bases(access, order, split_lanes)
+    if any(d not in cvt for d in tile.in_dim_names):
+        return None
+    t = tile.out_dim_size_log2("offset")
+    n_off = max([o.bit_length() for o in access.register_offsets + access.lane_offsets + access.warp_offsets] + [0])
+    if n_off < t:
+        return None
+    low = (1 << t) - 1
+    rest: dict[str, list[list[int]]] = {}
+    for d, columns in cvt.items():
+        own = list(tile.flat_bases(d)) if tile.has_in_dim(d) else []
+        if columns[:len(own)] != own or any(x & low for x in columns[len(own):]):
+            return None
+        rest[d] = [[x >> t] for x in columns[len(own):]]
+    return order, LinearLayout(rest, {"offset": 1 << (n_off - t)}, require_surjective=False)
 
 
 def _permutation(access: SharedAccess, order: list[int]) -> ColumnAction:
@@ -150,7 +193,7 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
     access = shared_access(shared_layout, distributed_layout, dtype)
     bitwidth = access.bitwidth
-    prefix = "ld" if op == "load" else "st"
+    memory_op = MemoryOp(op)
     n_reg = len(access.register_offsets)
     warps = access.num_warps
     out: list[SimdChoice] = []
@@ -159,11 +202,10 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
     found = _divide(access, vector_tile(bits, bitwidth), split_lanes=False)
     assert found is not None  # shared_access chose this vector by the same division
     order, quotient = found
-    out.append(SimdChoice(f"{prefix}.shared.{_VECTOR_NAMES[bits]}", f"{prefix}.shared", bits, 0, False,
+    out.append(SimdChoice(memory_op, SharedInstruction.VECTOR, bits // bitwidth, bitwidth, False,
                           access.instructions, access_wavefronts(access, op=op), _permutation(access, order),
                           vector_tile(bits, bitwidth), quotient))
 
-    matrix = "ldmatrix" if op == "load" else "stmatrix"
     for trans in (False, True):
         if (trans and bitwidth != 16) or bitwidth not in (8, 16, 32):
             continue
@@ -183,10 +225,9 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
         for m_log2 in range(min(spare, 2) + 1):
             matrices = 1 << m_log2
             count = (1 << (spare - m_log2)) * warps
-            name = f"{matrix}.sync.aligned.m8n8.x{matrices}{'.trans' if trans else ''}.shared.b16"
-            out.append(SimdChoice(name, matrix, 32 * matrices, matrices, trans, count, count * matrices * per_matrix,
-                                  _permutation(access, order), tile, quotient))
-    out.sort(key=lambda c: (c.wavefronts, c.count, c.kind.endswith("matrix")))
+            out.append(SimdChoice(memory_op, SharedInstruction.MATRIX, matrices, bitwidth, trans, count,
+                                  count * matrices * per_matrix, _permutation(access, order), tile, quotient))
+    out.sort(key=lambda c: (c.wavefronts, c.count, c.family is SharedInstruction.MATRIX))
     return tuple(out)
 
 

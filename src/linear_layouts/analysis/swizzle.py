@@ -31,11 +31,13 @@ from linear_layouts import f2
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.analysis.banks import (
     LANES,
+    access_from_columns,
     access_wavefronts,
     check_distributed,
     shared_access,
 )
 from linear_layouts.arguments import checked
+from linear_layouts.catalog.shared import SwizzledSharedLayout, row_major_shared
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
@@ -48,7 +50,6 @@ __all__ = [
     "lemma_9_5_bound",
     "shared_layout_from_flat",
     "padded_baseline",
-    "mma_swizzle_layout",
     "legacy_swizzle_params",
     "legacy_swizzle_baseline",
 ]
@@ -246,7 +247,7 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
         bank = f2.complement(K + H, order)
         sets = dict(V=V, K=K, I=I, E=E, F=F, G=G, C=C, H=H, bank=bank, segment_bits=seg_len,
                     lemma_9_5_bound=lemma_9_5_bound(d, u_a, u_b))
-        out.append((shared_layout_from_flat(K + bank + H, a), sets))
+        out.append((tuple(K + bank + H), sets))
     return out
 
 
@@ -268,14 +269,15 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype
     best = None
     sides = (True, False) if w < 32 or extend_vectors else (True,)
     for fill_from_store, extend in ((f, e) for f in sides for e in ((False, True) if extend_vectors else (False,))):
-        for layout, sets in _candidates(a, b, w, fill_from_store, extend):
-            store, load = shared_access(layout, a, w), shared_access(layout, b, w)
+        for columns, sets in _candidates(a, b, w, fill_from_store, extend):
+            store, load = access_from_columns(columns, a, w), access_from_columns(columns, b, w)
             cost = (access_wavefronts(store, op="store"), access_wavefronts(load))
             vec_bits = (store.vector_bits, load.vector_bits)
             key = (sum(cost), store.instructions + load.instructions if extend_vectors else 0, -sum(vec_bits))
             if best is None or key < best[0]:
-                best = (key, layout, sets, cost, vec_bits)
-    _, layout, sets, cost, vec_bits = best  # type: ignore[misc]
+                best = (key, columns, sets, cost, vec_bits)
+    _, columns, sets, cost, vec_bits = best  # type: ignore[misc]
+    layout = shared_layout_from_flat(list(columns), a)
     return SwizzleResult(
         layout=layout, bitwidth=w, store_wavefronts=cost[0], load_wavefronts=cost[1],
         vector_bits=(1 << len(sets["V"])) * w, store_vector_bits=vec_bits[0], load_vector_bits=vec_bits[1],
@@ -300,11 +302,10 @@ def _fastest_dim(layout: LinearLayout) -> int:
     return layout.num_out_dims - 1
 
 
-def _order_layout(like: LinearLayout, order: list[int]) -> list[int]:
-    """Flattened unit vectors, dims taken in ``order`` (order[0] fastest)."""
-    log2s = [s.bit_length() - 1 for s in like.out_dims.values()]
-    shifts = [sum(log2s[:i]) for i in range(len(log2s))]
-    return [1 << (shifts[i] + j) for i in order for j in range(log2s[i])]
+def _shared_like(shared: LinearLayout, like: LinearLayout) -> LinearLayout:
+    """``shared`` (a catalog layout: offset, block) with a block dim only where ``like`` has one, as
+    ``shared_layout_from_flat`` builds the analysis' layouts."""
+    return shared if like.has_in_dim("block") else shared.sublayout(["offset"], list(shared.out_dim_names))
 
 
 def _baseline(name: str, layout: LinearLayout, padding: tuple[tuple[int, int], ...], a: LinearLayout,
@@ -337,38 +338,11 @@ def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype
         order = [fast] + [i for i in reversed(range(rank)) if i != fast]
     if sorted(order) != list(range(rank)):
         raise LayoutError(f"order must be a permutation of range({rank}), got {order!r}")
-    plain = shared_layout_from_flat(_order_layout(a, list(order)), a)
+    plain = _shared_like(row_major_shared(list(a.out_dims.values()), order), a)
     vec = max(shared_access(plain, a, w).vector_elements, shared_access(plain, b, w).vector_elements)
     row = max(list(a.out_dims.values())[order[0]], vec)
     padding = ((row, vec),) if row < plain.in_dim_size("offset") else ()
     return _baseline("padded", plain, padding, a, b, w, params=(row, vec), max_elements=max_elements)
-
-
-@checked
-def mma_swizzle_layout(like: LinearLayout, vec: int, per_phase: int, max_phase: int,
-                       order: list[int]) -> LinearLayout:
-    """Definition 4.11 (Triton's SwizzledSharedLayout) as a LinearLayout offset -> tensor, rank 2.
-
-    Row i (dim order[1]) XORs column group j (dim order[0]) by (i / per_phase) mod max_phase:
-    offset of (i, j) = (((i / per_phase) % max_phase) ^ (j / vec)) * vec + j % vec + i * cols.
-    """
-    if like.num_out_dims != 2 or sorted(order) != [0, 1]:
-        raise LayoutError("mma_swizzle_layout: rank-2 tensors only; order must be [0, 1] or [1, 0]")
-    for name, x in (("vec", vec), ("per_phase", per_phase), ("max_phase", max_phase)):
-        if not isinstance(x, int) or x < 1 or x & (x - 1):
-            raise LayoutError(f"mma_swizzle_layout: {name} must be a power of two >= 1, got {x!r}")
-    sizes = list(like.out_dims.values())
-    cols, rows = sizes[order[0]], sizes[order[1]]
-    log2s = [s.bit_length() - 1 for s in sizes]
-    col_shift = 0 if order[0] == 0 else log2s[0]
-    row_shift = 0 if order[1] == 0 else log2s[0]
-    flat = [1 << (col_shift + j) for j in range(cols.bit_length() - 1)]
-    for i in range(rows.bit_length() - 1):
-        phase = ((1 << i) // per_phase) % max_phase
-        flat.append((1 << (row_shift + i)) | (((phase * vec) % cols) << col_shift))
-    # the map above is offset -> element; it sends column bits to themselves and row bit i to row i
-    # XOR the swizzled columns; element (i, j) then sits at the offset of Definition 4.11
-    return shared_layout_from_flat(flat, like)
 
 
 @checked
@@ -404,13 +378,17 @@ def legacy_swizzle_params(shape: list[int], order: list[int], dtype: DTypeLike, 
 def legacy_swizzle_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike, *,
                             vec: int, per_phase: int, max_phase: int,
                             order: list[int] | None = None, max_elements: int = MAX_ELEMENTS) -> SharedBaseline:
-    """The store/load cost through Definition 4.11's swizzle with the given legacy parameters (simulated:
-    layouts above ``max_elements`` are refused)."""
+    """The store/load cost through Definition 4.11's swizzle with the given legacy parameters (the
+    catalog's ``SwizzledSharedLayout(vec, per_phase, max_phase, order)``; ``order`` default ``[1, 0]``;
+    simulated: layouts above ``max_elements`` are refused)."""
     a, b, w = _check_pair(store_layout, load_layout, dtype)
     check_layout_size(a, max_elements, "legacy_swizzle_baseline: store_layout")
     check_layout_size(b, max_elements, "legacy_swizzle_baseline: load_layout")
+    for name, x in (("vec", vec), ("per_phase", per_phase), ("max_phase", max_phase)):
+        if not isinstance(x, int) or isinstance(x, bool) or x < 1 or x & (x - 1):
+            raise LayoutError(f"legacy_swizzle_baseline: {name} must be a power of two >= 1, got {x!r}")
     if order is None:
         order = [1, 0]
-    layout = mma_swizzle_layout(a, vec, per_phase, max_phase, list(order))
+    layout = _shared_like(SwizzledSharedLayout(vec, per_phase, max_phase, list(order)).to_linear(list(a.out_dims.values())), a)
     return _baseline("legacy_swizzle", layout, (), a, b, w, params=(vec, per_phase, max_phase),
                      max_elements=max_elements)

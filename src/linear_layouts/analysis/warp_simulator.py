@@ -4,7 +4,7 @@ Registers are ``regs[warp][lane][register]`` (NumPy int64 array). ``shfl_sync_id
 is the PTX rule: every lane supplies one 32-bit word and receives the word of lane ``src_lane[lane]``.
 Elements narrower than 32 bits are packed ``32 // bitwidth`` to a word (element k in bits
 ``k*bitwidth ..``); 64-bit elements travel as two words. Also here: seeded random distributed layouts
-(paper Thm 4.10: every basis a distinct power of two or zero) for the simulators' random cases.
+(paper Def. 4.10: every basis a distinct power of two or zero) for the simulators' random cases.
 
 >>> import numpy as np
 >>> shfl_sync_idx(np.arange(4) * 10, np.array([3, 2, 1, 0])).tolist()

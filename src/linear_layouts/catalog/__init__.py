@@ -45,6 +45,7 @@ from linear_layouts.catalog.shared import (
     NVMMASharedLayout,
     PaddedSharedLayout,
     SwizzledSharedLayout,
+    row_major_shared,
 )
 from linear_layouts.catalog.slice import SliceLayout
 from linear_layouts.catalog.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
@@ -71,6 +72,7 @@ __all__ = [
     "AMDRotatingSharedLayout",
     "PaddedSharedLayout",
     "SharedLinearLayout",
+    "row_major_shared",
     # tensor memory
     "TensorMemoryLayout",
     "TensorMemoryScalesLayout",

@@ -19,6 +19,7 @@ from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
+    "distributed_violation",
     "is_distributed_layout",
     "is_memory_layout",
     "mma_swizzle_offset",
@@ -34,6 +35,28 @@ def _check_layout(layout: object) -> LinearLayout:
 
 
 @checked
+def distributed_violation(layout: LinearLayout) -> str | None:
+    """The first column breaking Def. 4.10's column rule (at most one non-zero bit, non-zero columns
+    distinct), described as ``"<in dim> basis <i> = <column>"``, or None. Surjectivity is not checked.
+
+    >>> distributed_violation(LinearLayout({"register": [[1]], "lane": [[3]]}, {"dim0": 4}))
+    'lane basis 0 = 0x3 has two non-zero bits'
+    """
+    layout = _check_layout(layout)
+    seen: set[int] = set()
+    for dim in layout.in_dim_names:
+        for i, column in enumerate(layout.flat_bases(dim)):
+            if column == 0:
+                continue
+            if column & (column - 1):
+                return f"{dim} basis {i} = {column:#x} has two non-zero bits"
+            if column in seen:
+                return f"{dim} basis {i} = {column:#x} repeats an earlier column"
+            seen.add(column)
+    return None
+
+
+@checked
 def is_distributed_layout(layout: LinearLayout) -> bool:
     """Def. 4.10: surjective, every column has at most one non-zero bit, non-zero columns distinct.
 
@@ -42,16 +65,7 @@ def is_distributed_layout(layout: LinearLayout) -> bool:
     True
     """
     layout = _check_layout(layout)
-    if not layout.is_surjective():
-        return False
-    seen: set[int] = set()
-    for column in layout.flat_bases():
-        if column == 0:
-            continue
-        if column & (column - 1) or column in seen:
-            return False
-        seen.add(column)
-    return True
+    return layout.is_surjective() and distributed_violation(layout) is None
 
 
 @checked
@@ -109,13 +123,14 @@ def mma_swizzle_rows(rows: int, cols: int, *, vec: int, per_phase: int, max_phas
 def mma_swizzle_layout(rows: int, cols: int, *, vec: int, per_phase: int, max_phase: int) -> LinearLayout:
     """The ``offset -> (dim0 = i, dim1 = j)`` layout of Def. 4.11 on a ``rows x cols`` tile (the inverse
     of ``mma_swizzle_offset``): offset bit k < log2(cols) -> (0, 2**k); offset ``cols * 2**i`` ->
-    (2**i, c_i). It equals ``SwizzledSharedLayout(vec, per_phase, max_phase, [1, 0]).to_linear``.
+    (2**i, c_i) with Prop. 4.12's rows ``c_i`` (``mma_swizzle_rows``). Built by the catalog's one
+    construction, ``SwizzledSharedLayout(vec, per_phase, max_phase, [1, 0])``, without its block dim.
 
     >>> mma_swizzle_layout(4, 8, vec=2, per_phase=1, max_phase=4).bases["offset"]
     [[0, 1], [0, 2], [0, 4], [1, 2], [2, 4]]
     """
+    from linear_layouts.catalog.shared import SwizzledSharedLayout
+
     _check_swizzle(rows, cols, vec, per_phase, max_phase)
-    bases = [[0, 1 << k] for k in range(cols.bit_length() - 1)]
-    bases += [[1 << i, c] for i, c in enumerate(mma_swizzle_rows(rows, cols, vec=vec, per_phase=per_phase,
-                                                                   max_phase=max_phase))]
-    return LinearLayout({"offset": bases}, {"dim0": rows, "dim1": cols})
+    layout = SwizzledSharedLayout(vec, per_phase, max_phase, [1, 0]).to_linear([rows, cols])
+    return layout.sublayout(["offset"], ["dim0", "dim1"])

@@ -31,6 +31,8 @@ BlockedLayout(size_per_thread=(1, 4), threads_per_warp=(4, 8), warps_per_cta=(4,
 
 from __future__ import annotations
 
+import functools
+
 import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -142,11 +144,17 @@ def recognize(layout: LinearLayout, *, bitwidth: int | None = None) -> Any:
 
 
 def _produces(candidate: Any, shape: Sequence[int], target: LinearLayout) -> bool:
+    return _linear(candidate, tuple(shape)) == target
+
+
+@functools.lru_cache(maxsize=4096)
+def _linear(candidate: Any, shape: tuple[int, ...]) -> LinearLayout | None:
+    """``candidate.to_linear(shape)`` (None where it refuses the shape): a pure function of frozen
+    descriptors, cached because recognizing several layouts of one shape tries the same candidates."""
     try:
-        produced = candidate.to_linear(list(shape))
+        return candidate.to_linear(list(shape))
     except LayoutError:
-        return False
-    return produced == target
+        return None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ __all__ = [
     "NVMMASharedLayout",
     "AMDRotatingSharedLayout",
     "PaddedSharedLayout",
+    "row_major_shared",
     "shape_per_cta",
     "reshape_layout",
     "transpose_layout",
@@ -176,6 +177,18 @@ class SwizzledSharedLayout(_PhaseSwizzledLayout):
                 self.order, per_cta, lambda row, num_cols: (vec * ((row // per_phase) % max_phase)) % num_cols
             )
         return combine_cta_cga_with_shape(cta, self.cga_layout, shape)
+
+
+def row_major_shared(shape: Sequence[int], order: Sequence[int] | None = None) -> LinearLayout:
+    """The unswizzled shared layout of a tensor of ``shape``: offsets walk the dims in ``order`` (``order[0]``
+    fastest; default: the last dim fastest, i.e. row-major), ``SwizzledSharedLayout(1, 1, 1, order)``.
+
+    >>> row_major_shared([2, 4]).apply({"offset": 5, "block": 0})
+    {'dim0': 1, 'dim1': 1}
+    """
+    shape = check_shape(shape)
+    order = list(reversed(range(len(shape)))) if order is None else list(order)
+    return SwizzledSharedLayout(1, 1, 1, order).to_linear(shape)
 
 
 # --------------------------------------------------------------------------------------------------

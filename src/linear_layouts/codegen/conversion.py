@@ -12,7 +12,7 @@ needs, which shared instructions it issues and which packings suit it best (``pa
   is ``bar.warp.sync`` when every warp reads only what it wrote itself (``warp_local``), else
   ``bar.sync``.
 
-Example: ``SharedConversion(src, dst, S, 4, SharedAccess("vector", 1), SharedAccess("matrix", 4))``
+Example: ``SharedConversion(src, dst, S, 4, EmittedAccess("vector", 1), EmittedAccess("matrix", 4))``
 is the seed transpose with st.shared.b32 stores and ldmatrix.x4 loads.
 """
 
@@ -21,10 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.codegen.elements import check_element_bytes
+from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.codegen.hardware_map import HardwareMap, shared_map
 from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack
 from linear_layouts.codegen.shared import (
-    SharedAccess,
+    EmittedAccess,
     access_packing,
     emit_shared_load,
     emit_shared_store,
@@ -36,7 +37,6 @@ from linear_layouts.layout import LinearLayout
 __all__ = [
     "RegisterCopy",
     "SharedConversion",
-    "row_major_shared",
     "widest_vector",
     "register_bits",
     "zero_register_mask",
@@ -136,8 +136,8 @@ class SharedConversion:
     dst: LinearLayout
     shared: LinearLayout
     element_bytes: int
-    store: SharedAccess
-    load: SharedAccess
+    store: EmittedAccess
+    load: EmittedAccess
     padding: tuple[int, int] = ()
 
     def __post_init__(self) -> None:
@@ -147,7 +147,7 @@ class SharedConversion:
             if interval <= 0 or interval & (interval - 1) or pad < 0:
                 raise LayoutError(f"padding: (interval, pad) needs a power-of-two interval and pad >= 0, got {self.padding}")
             for access in (self.store, self.load):
-                if access.kind == "matrix" or pad % access.width or interval % access.width:
+                if access.kind is SharedInstruction.MATRIX or pad % access.width or interval % access.width:
                     raise LayoutError(f"padding: {self.padding} breaks the alignment of a {access.description} access")
         # Validate eagerly: a bad plan fails at construction, not at emission.
         self.instruction_counts()
@@ -209,27 +209,6 @@ class SharedConversion:
         )
 
 
-def row_major_shared(layout: LinearLayout, fastest: str | None = None) -> LinearLayout:
-    """The unswizzled shared layout of ``layout``'s tensor: offsets row-major with ``fastest`` the
-    contiguous dim (default: the last dim), e.g. ``offset -> (dim0, dim1)`` with ``dim1`` fastest."""
-    dims = list(layout.out_dims.items())
-    names = [n for n, _ in dims]
-    if fastest is None:
-        fastest = names[-1]
-    if fastest not in names:
-        raise LayoutError(f"fastest: {fastest!r} is not an out dim of {names}")
-    order = [fastest] + [n for n in reversed(names) if n != fastest]
-    bases: list[list[int]] = []
-    for name in order:
-        k = names.index(name)
-        size = layout.out_dims[name]
-        for i in range(size.bit_length() - 1):
-            v = [0] * len(names)
-            v[k] = 1 << i
-            bases.append(v)
-    return LinearLayout({"offset": bases}, dict(dims))
-
-
 def widest_vector(hmap: HardwareMap, element_bytes: int) -> int:
     """Baselines only (plans give the width): the longest aligned register run, at most 16 bytes."""
     v = 1 << hmap.contiguous_registers()
@@ -238,9 +217,9 @@ def widest_vector(hmap: HardwareMap, element_bytes: int) -> int:
     return v
 
 
-def _low_register_bits(access: SharedAccess, element_bytes: int) -> int:
+def _low_register_bits(access: EmittedAccess, element_bytes: int) -> int:
     """How many of the lowest shared offset bits an access moves as register bits of one lane."""
-    if access.kind == "vector":
+    if access.kind is SharedInstruction.VECTOR:
         return access.width.bit_length() - 1
     return 0 if access.trans else (4 // element_bytes).bit_length() - 1 if element_bytes < 4 else 0
 
@@ -265,13 +244,13 @@ def canonical_vector_order(step: SharedConversion) -> SharedConversion:
     new_bases = [bases[i] for i in order] + bases[m:]
     shared = LinearLayout({"offset": new_bases}, dict(step.shared.out_dims))
 
-    def reorder(access: SharedAccess, layout: LinearLayout) -> SharedAccess:
+    def reorder(access: EmittedAccess, layout: LinearLayout) -> EmittedAccess:
         hmap = shared_map(layout, shared)
         by_image = {image: bit for bit, image in enumerate(hmap.register) if image}
         front = [by_image[1 << i] for i in range(m)]
         old = list(access.register_order) or list(range(len(hmap.register)))
         rest = [b for b in old if b not in front]
-        return SharedAccess(access.kind, access.width, tuple(front + rest), access.trans)
+        return EmittedAccess(access.kind, access.width, tuple(front + rest), access.trans)
 
     return SharedConversion(step.src, step.dst, shared, step.element_bytes,
                             reorder(step.store, step.src), reorder(step.load, step.dst))

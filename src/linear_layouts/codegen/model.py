@@ -12,13 +12,14 @@ Example: the seed transpose with the XOR-2m swizzle: ``emitted_wavefronts(step)`
 from __future__ import annotations
 
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts, matrix_instruction_wavefronts
+from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.codegen.hardware_map import HardwareMap
-from linear_layouts.codegen.shared import SharedAccess, access_addresses
+from linear_layouts.codegen.shared import EmittedAccess, access_addresses
 
-__all__ = ["access_wavefronts", "emitted_wavefronts"]
+__all__ = ["emitted_access_wavefronts", "emitted_wavefronts"]
 
 
-def access_wavefronts(hmap: HardwareMap, element_bytes: int, access: SharedAccess, store: bool,
+def emitted_access_wavefronts(hmap: HardwareMap, element_bytes: int, access: EmittedAccess, store: bool,
                       padding: tuple[int, int] | None = None) -> int:
     """Wavefronts of one side (all warps) of a shared conversion, as emitted (``padding``:
     ``(log2 interval, pad)``): the addresses of every emitted instruction, costed by the analysis
@@ -37,7 +38,7 @@ def access_wavefronts(hmap: HardwareMap, element_bytes: int, access: SharedAcces
             continue
         for _, expr in addresses:
             starts = [byte(expr.evaluate({"lane": lane, "warp": warp})) for lane in range(32)]
-            if access.kind == "matrix":
+            if access.kind is SharedInstruction.MATRIX:
                 # lane 8i + j gives row j of matrix i; stmatrix/ldmatrix are never predicated per lane
                 total += matrix_instruction_wavefronts(starts[:8 * access.width])
             else:
@@ -52,5 +53,5 @@ def emitted_wavefronts(step) -> tuple[int, int]:
     if step.padding:
         interval, pad = step.padding
         padding = (interval.bit_length() - 1, pad)
-    return (access_wavefronts(step.store_map, step.element_bytes, step.store, True, padding),
-            access_wavefronts(step.load_map, step.element_bytes, step.load, False, padding))
+    return (emitted_access_wavefronts(step.store_map, step.element_bytes, step.store, True, padding),
+            emitted_access_wavefronts(step.load_map, step.element_bytes, step.load, False, padding))

@@ -16,8 +16,8 @@ Example: the seed transpose (16x32 fp32, one warp) with the optimal swizzle stor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
+from linear_layouts.analysis.steps import MemoryOp, SharedInstruction, shared_mnemonic
 from linear_layouts.codegen.elements import check_element_bytes
 from linear_layouts.codegen.hardware_map import HardwareMap
 from linear_layouts.codegen.index import IndexExpression, xor_terms
@@ -28,7 +28,7 @@ from linear_layouts.codegen.packing import (
 from linear_layouts.errors import LayoutError
 
 __all__ = [
-    "SharedAccess",
+    "EmittedAccess",
     "emit_shared_store",
     "emit_shared_load",
     "instruction_words",
@@ -41,16 +41,18 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class SharedAccess:
-    """How one side of a conversion touches shared memory.
+class EmittedAccess:
+    """How the emitted code of one side of a conversion touches shared memory (the executed form of an
+    ``analysis.steps.SharedMemoryAccess``; baselines and tests build it directly).
 
-    ``kind="vector"``: ``st/ld.shared`` of ``width`` elements per lane (a power of two, at most
-    16 bytes).  ``kind="matrix"``: ``stmatrix/ldmatrix`` ``.x{width}`` (width 1, 2 or 4).
+    ``kind`` (an ``analysis.steps.SharedInstruction``, or its value ``"vector"`` / ``"matrix"``):
+    ``st/ld.shared`` of ``width`` elements per lane (a power of two, at most 16 bytes), or
+    ``stmatrix/ldmatrix`` ``.x{width}`` (width 1, 2 or 4).
     ``register_order``: register bits in the order the access uses them (vector bits first, as a
     plan's register permutation gives them); the rest follow in increasing order.
     """
 
-    kind: Literal["vector", "matrix"]
+    kind: SharedInstruction
     width: int
     register_order: tuple[int, ...] = ()
     trans: bool = False
@@ -58,16 +60,18 @@ class SharedAccess:
     @property
     def description(self) -> str:
         """e.g. ``vector x4`` or ``matrix x4``."""
-        return f"{self.kind} x{self.width}" + (" trans" if self.trans else "")
+        return f"{self.kind.value} x{self.width}" + (" trans" if self.trans else "")
 
     def __post_init__(self) -> None:
-        if self.kind not in ("vector", "matrix"):
-            raise LayoutError(f"kind: must be 'vector' or 'matrix', got {self.kind!r}")
+        try:
+            object.__setattr__(self, "kind", SharedInstruction(self.kind))
+        except ValueError:
+            raise LayoutError(f"kind: must be 'vector' or 'matrix', got {self.kind!r}") from None
         if self.width < 1 or self.width & (self.width - 1):
             raise LayoutError(f"width: must be a power of two, got {self.width}")
-        if self.kind == "matrix" and self.width > 4:
+        if self.kind is SharedInstruction.MATRIX and self.width > 4:
             raise LayoutError(f"width: ldmatrix/stmatrix take x1, x2 or x4, got x{self.width}")
-        if self.trans and self.kind != "matrix":
+        if self.trans and self.kind is not SharedInstruction.MATRIX:
             raise LayoutError("trans: only ldmatrix/stmatrix have a transposing form")
         object.__setattr__(self, "register_order", tuple(int(b) for b in self.register_order))
 
@@ -77,23 +81,14 @@ class SharedAccess:
 
 
 def vector_mnemonic(store: bool, vector_bytes: int) -> str:
-    """PTX opcode of a ``vector_bytes`` shared access, e.g. ``st.shared.v4.b32`` for 16 bytes."""
-    op = "st.shared" if store else "ld.shared"
-    if vector_bytes == 1:
-        return f"{op}.u8"
-    if vector_bytes == 2:
-        return f"{op}.u16"
-    if vector_bytes == 4:
-        return f"{op}.b32"
-    if vector_bytes in (8, 16):
-        return f"{op}.v{vector_bytes // 4}.b32"
-    raise LayoutError(f"access: a shared vector must be 1 to 16 bytes, got {vector_bytes}")
+    """PTX opcode of a ``vector_bytes`` shared access, e.g. ``st.shared.v4.b32`` for 16 bytes
+    (``analysis.steps.shared_mnemonic``, the one home of the names)."""
+    return shared_mnemonic(MemoryOp.STORE if store else MemoryOp.LOAD, SharedInstruction.VECTOR, vector_bytes, 8)
 
 
 def matrix_mnemonic(store: bool, matrices: int, trans: bool = False) -> str:
     """PTX opcode of ``stmatrix``/``ldmatrix`` of ``matrices`` 8x8 b16 matrices (``.trans``: transposed)."""
-    op = "stmatrix" if store else "ldmatrix"
-    return f"{op}.sync.aligned.m8n8.x{matrices}{'.trans' if trans else ''}.shared.b16"
+    return shared_mnemonic(MemoryOp.STORE if store else MemoryOp.LOAD, SharedInstruction.MATRIX, matrices, 16, trans)
 
 
 def _log2(n: int) -> int:
@@ -142,7 +137,7 @@ def _predicate(hmap: HardwareMap, lanes: bool = True) -> str | None:
     return None if not parts else "(" + " | ".join(parts) + ") == 0u"
 
 
-def _check_vector(hmap: HardwareMap, element_bytes: int, access: SharedAccess) -> int:
+def _check_vector(hmap: HardwareMap, element_bytes: int, access: EmittedAccess) -> int:
     k = _log2(access.width)
     if access.width * element_bytes > 16:
         raise LayoutError(f"access: {access.width} x {element_bytes} bytes exceeds a 16-byte vector")
@@ -154,7 +149,7 @@ def _check_vector(hmap: HardwareMap, element_bytes: int, access: SharedAccess) -
     return k
 
 
-def _matrix_layout(hmap: HardwareMap, element_bytes: int, access: SharedAccess, store: bool = True) -> tuple[int, int]:
+def _matrix_layout(hmap: HardwareMap, element_bytes: int, access: EmittedAccess, store: bool = True) -> tuple[int, int]:
     """Check the ldmatrix/stmatrix tile; return (k, m): element bits per word, matrix-index bits.
 
     Plain: register bits 0..k-1 and lane bits 0, 1 span a 16-byte row, lane bits 2..4 pick rows.
@@ -208,7 +203,7 @@ def _groups(hmap: HardwareMap, low_bits: int, skip: int) -> list[int]:
 
 
 def access_addresses(
-    hmap: HardwareMap, element_bytes: int, access: SharedAccess, store: bool
+    hmap: HardwareMap, element_bytes: int, access: EmittedAccess, store: bool
 ) -> list[tuple[int, IndexExpression]]:
     """``(first register, element-offset expression)`` of each emitted instruction, in order.
 
@@ -220,7 +215,7 @@ def access_addresses(
     w = check_element_bytes(element_bytes)
     hmap = access.apply(hmap)
     skip = hmap.free_register if store else hmap.zero_register
-    if access.kind == "vector":
+    if access.kind is SharedInstruction.VECTOR:
         k = _check_vector(hmap, w, access)
         return [(r, hmap.address(r)) for r in _groups(hmap, k, skip)]
     k, m = _matrix_layout(hmap, w, access, store)
@@ -229,12 +224,12 @@ def access_addresses(
     return [(r, _matrix_address(hmap, r, k, m, access.trans)) for r in _groups(hmap, k + m, skip)]
 
 
-def instruction_words(hmap: HardwareMap, element_bytes: int, access: SharedAccess, r: int) -> list[Word]:
+def instruction_words(hmap: HardwareMap, element_bytes: int, access: EmittedAccess, r: int) -> list[Word]:
     """Byte ids (array register, byte) of the 32-bit operands of the instruction whose first
     (permuted) register is ``r``, in operand order; a 1- or 2-byte access is one partial word.
     ``hmap`` is already in the access's register order."""
     w = element_bytes
-    if access.kind == "vector":
+    if access.kind is SharedInstruction.VECTOR:
         regs = [hmap.register_index(r + j) for j in range(access.width)]
     else:
         k = _log2(4 // w)
@@ -251,7 +246,7 @@ def access_packing(hmap: HardwareMap, element_bytes: int, register_bits: int) ->
     return Packing.leading(element_bytes, register_bits, lead)
 
 
-def _store_plan(hmap: HardwareMap, element_bytes: int, access: SharedAccess, packing: Packing, words: str,
+def _store_plan(hmap: HardwareMap, element_bytes: int, access: EmittedAccess, packing: Packing, words: str,
                 em: Emission, addresses) -> dict:
     """Operand words of every store instruction: whole words through ``repack`` from ``packing`` to
     the access's packing (staged byte exchanges where cheaper), partial words assembled."""
@@ -282,7 +277,7 @@ def _operands(targets: list[Word], em: Emission, plan: dict) -> list[str]:
 def emit_shared_store(
     hmap: HardwareMap,
     element_bytes: int,
-    access: SharedAccess,
+    access: EmittedAccess,
     packing: Packing,
     words: str = "a",
     smem: str = "smem",
@@ -302,7 +297,7 @@ def emit_shared_store(
     body: list[str] = []
     mark = len(em.lines)
     plan = _store_plan(hmap, w, access, packing, words, em, addresses)
-    if access.kind == "vector":
+    if access.kind is SharedInstruction.VECTOR:
         _check_vector(hmap, w, access)
         nbytes = access.width * w
         fn = vector_function(True, nbytes)
@@ -316,7 +311,7 @@ def emit_shared_store(
         del em.lines[mark:]
         body.append(f"{fn}({addr}, {', '.join(operands)});")
     lines = _with_thread_offset(addresses, body)
-    predicate = _predicate(hmap, lanes=access.kind != "matrix")
+    predicate = _predicate(hmap, lanes=access.kind is not SharedInstruction.MATRIX)
     if predicate:
         lines = [f"if ({predicate}) {{"] + ["  " + line for line in lines] + ["}"]
     return lines
@@ -325,7 +320,7 @@ def emit_shared_store(
 def emit_shared_load(
     hmap: HardwareMap,
     element_bytes: int,
-    access: SharedAccess,
+    access: EmittedAccess,
     packing: Packing,
     words: str = "b",
     smem: str = "smem",
@@ -341,7 +336,7 @@ def emit_shared_load(
     em = em if em is not None else Emission("l")
     addresses = access_addresses(hmap, w, access, False)
     hmap = access.apply(hmap)
-    if access.kind == "vector":
+    if access.kind is SharedInstruction.VECTOR:
         _check_vector(hmap, w, access)
         fn = vector_function(False, access.width * w)
     else:
@@ -375,12 +370,12 @@ def emit_shared_load(
 
 
 def shared_instruction_counts(
-    hmap: HardwareMap, element_bytes: int, access: SharedAccess, store: bool
+    hmap: HardwareMap, element_bytes: int, access: EmittedAccess, store: bool
 ) -> dict[str, int]:
     """Static count, per thread, of the shared-memory instructions the emitters above produce:
     ``{ptx opcode: count}``."""
     w = check_element_bytes(element_bytes)
     n = len(access_addresses(hmap, w, access, store))
-    if access.kind == "vector":
+    if access.kind is SharedInstruction.VECTOR:
         return {vector_mnemonic(store, access.width * w): n}
     return {matrix_mnemonic(store, access.width, access.trans): n}

@@ -13,6 +13,8 @@ BlockedLayout(size_per_thread=(1, 8), threads_per_warp=(4, 8), warps_per_cta=(4,
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -135,21 +137,23 @@ def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike) 
     >>> global_cost(L, [64, 1], "fp16")  # 4 v4 instructions per warp, 16 sectors each
     132.0
     """
+    return _global_cost(layout, tuple(int(s) for s in strides), bitwidth(dtype))
+
+
+@functools.lru_cache(maxsize=4096)
+def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int) -> float:
     from linear_layouts.engine.transfer import standard_outs
 
-    bits = bitwidth(dtype)
     order = memory_order(strides)
     layout = standard_outs(layout)
     layout = vector_permutation(layout, order).apply(layout)  # registers are free to reorder (§5.3)
     vec = max(1, min(contiguous_elements(layout, order), max(128 // bits, 1)))
     regs = layout.in_dim_size("register")
-    nonzero = [i for i, v in enumerate(layout.bases["register"]) if any(v)]
-    groups = sorted({r for r in range(0, regs, vec) if not any((r >> i) & 1 for i in range(regs.bit_length())
-                                                              if i not in nonzero)})
-    lanes = np.arange(layout.in_dim_size("lane"))
-    sectors = 0
-    for r in groups:
-        coords = layout.apply_array({"register": np.full_like(lanes, r), "lane": lanes})
-        addr = sum(coords[f"dim{d}"].astype(np.int64) * s for d, s in enumerate(strides)) * bits // 8
-        sectors += len(np.unique(addr // 32))
+    zero = sum(1 << i for i, v in enumerate(layout.bases["register"]) if not any(v))
+    groups = np.array([r for r in range(0, regs, vec) if not r & zero], dtype=np.int64)  # one per instruction
+    lanes = np.arange(layout.in_dim_size("lane"), dtype=np.int64)
+    coords = layout.apply_array({"register": groups[:, None], "lane": lanes[None, :]})
+    addr = sum(coords[f"dim{d}"].astype(np.int64) * s for d, s in enumerate(strides)) * bits // 8
+    sector = np.sort(np.broadcast_to(addr // 32, (len(groups), len(lanes))), axis=1)
+    sectors = int(len(groups) + np.count_nonzero(np.diff(sector, axis=1)))  # distinct sectors per instruction
     return sectors * GLOBAL_SECTOR_COST + len(groups) * GLOBAL_INSTRUCTION_COST

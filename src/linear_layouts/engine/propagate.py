@@ -59,7 +59,7 @@ def plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
     if src == dst:
         return 0.0
     try:
-        return plan_conversion(src, dst, bits, with_baselines=False).cost + CONVERT_OVERHEAD
+        return plan_conversion(src, dst, bits).cost.total + CONVERT_OVERHEAD
     except LayoutError:
         return 1e6
 
@@ -200,11 +200,11 @@ def _forward(state: _State) -> None:
             desc = anchor_rules.coalesced_layout(shape, attrs["strides"], attrs["element"], num_warps=nw,
                                                  threads_per_warp=tpw)
             state.descriptors.append(desc)
-            results = [transfer.standard_outs(desc.to_linear(shape))]
+            results = [transfer.descriptor_layout(desc, shape)]
         elif kind in ("arange", "full", "pointer"):
             desc = anchor_rules.default_blocked_layout(shape, nw, tpw)
             state.descriptors.append(desc)
-            results = [transfer.standard_outs(desc.to_linear(shape))]
+            results = [transfer.descriptor_layout(desc, shape)]
         elif kind in ("load", "store"):
             ptr_layout = state.layout[op.operands[0]]
             required = {k: ptr_layout for k in range(1, len(op.operands))}
@@ -253,8 +253,8 @@ def _forward(state: _State) -> None:
         for r, lay in zip(op.results, results):
             state.layout[r] = lay
             if state.legacy:  # the legacy engine: every value goes back to the default blocked layout
-                default = transfer.standard_outs(anchor_rules.default_blocked_layout(
-                    _shape(state, r), nw, tpw).to_linear(_shape(state, r)))
+                default = transfer.descriptor_layout(anchor_rules.default_blocked_layout(
+                    _shape(state, r), nw, tpw), _shape(state, r))
                 if lay != default:
                     subst[r] = state.convert(r, default, at=len(state.ops))
 
@@ -307,12 +307,12 @@ def _dot_anchor(state: _State, op: Op) -> tuple[list[LinearLayout], dict[int, Li
     mma = anchor_rules.mma_layout(shape, dtype, version, state.program.num_warps)
     da = anchor_rules.dot_operand_layout(mma, 0, dtype)
     state.descriptors += [mma, da]
-    required = {0: transfer.standard_outs(da.to_linear(_shape(state, a)))}
+    required = {0: transfer.descriptor_layout(da, _shape(state, a))}
     if version == 2:  # wgmma reads B from shared memory: any register layout will do
         db = anchor_rules.dot_operand_layout(mma, 1, state.values[b].dtype)
         state.descriptors.append(db)
-        required[1] = transfer.standard_outs(db.to_linear(_shape(state, b)))
-    result = transfer.standard_outs(mma.to_linear(shape))
+        required[1] = transfer.descriptor_layout(db, _shape(state, b))
+    result = transfer.descriptor_layout(mma, shape)
     if len(op.operands) == 3:
         required[2] = result
     return [result], required
@@ -534,7 +534,7 @@ def describe(layout: LinearLayout, candidates: list[Any]) -> Any:
         if desc.rank != len(shape):
             continue
         try:
-            if transfer.standard_outs(desc.to_linear(shape)) == layout:
+            if transfer.descriptor_layout(desc, shape) == layout:
                 return desc
         except LayoutError:
             continue
@@ -644,10 +644,10 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
             x, y = op.operands[0], op.results[0]
             bits = state.bits(x)
             try:
-                plan = plan_conversion(layouts[x], layouts[y], bits, with_baselines=False)
+                plan = plan_conversion(layouts[x], layouts[y], bits)
             except LayoutError:
                 plan = None
             conversions.append(Conversion(x, y, layouts[x], layouts[y], state.values[x].dtype, plan,
-                                          plan.cost if plan else _INF))
+                                          plan.cost.total if plan else _INF))
     return EngineResult(out, layouts, descriptors, tuple(conversions))
 

@@ -24,13 +24,15 @@ True
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import Any
 
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
-    "standard_outs", "shape_of", "make_layout",
+    "standard_outs", "descriptor_layout", "shape_of", "make_layout",
     "trans_forward", "trans_backward", "reshape_forward", "reshape_backward",
     "join_forward", "join_backward", "split_forward", "split_backward",
     "expand_dims_forward", "expand_dims_backward", "broadcast_forward", "broadcast_backward",
@@ -45,9 +47,33 @@ def _names(rank: int) -> list[str]:
 
 
 def standard_outs(layout: LinearLayout) -> LinearLayout:
-    """``layout`` with out dims in the order ``dim0, dim1, ..`` and in dims ``register, lane, warp, block``."""
+    """``layout`` with out dims in the order ``dim0, dim1, ..`` and in dims ``register, lane, warp, block``
+    (the layout itself when it has them already)."""
     if not isinstance(layout, LinearLayout):
         raise not_a_layout(layout, "layout")
+    if layout.in_dim_names == IN_DIMS and layout.out_dim_names == tuple(_names(layout.num_out_dims)):
+        return layout
+    return _standard_outs(layout)
+
+
+def descriptor_layout(descriptor: Any, shape: Sequence[int]) -> LinearLayout:
+    """``standard_outs(descriptor.to_linear(shape))`` for a catalog descriptor (a frozen, hashable value),
+    cached.
+
+    >>> from linear_layouts.catalog import BlockedLayout
+    >>> descriptor_layout(BlockedLayout([1], [32], [1], [0]), [32]).in_dim_names
+    ('register', 'lane', 'warp', 'block')
+    """
+    return _descriptor_layout(descriptor, tuple(int(s) for s in shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _descriptor_layout(descriptor: Any, shape: tuple[int, ...]) -> LinearLayout:
+    return standard_outs(descriptor.to_linear(list(shape)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _standard_outs(layout: LinearLayout) -> LinearLayout:
     names = _names(layout.num_out_dims)
     if list(layout.out_dim_names) != names:
         if sorted(layout.out_dim_names) != sorted(names):

@@ -283,7 +283,7 @@ class _Analyzer:
             bits = s.bitwidth or 32
             triton = convert_lowering(a, b, bits, self.cc)
             try:
-                ours = plan_conversion(a, b, max(bits, 8), with_baselines=False)
+                ours = plan_conversion(a, b, max(bits, 8))
             except LayoutError:
                 ours = None
             flags = _conflict_flags(triton)

@@ -2,7 +2,7 @@
 
 One module per report: :mod:`~linear_layouts.reports.banks` (the wavefronts of one shared-memory access,
 step by step), :mod:`~linear_layouts.reports.swizzle` (the optimal-swizzle construction against the
-baselines), :mod:`~linear_layouts.reports.conversion` (a conversion plan explained),
+baselines), :mod:`~linear_layouts.reports.conversion` (a conversion plan explained: ``str(plan)`` fitted to a width),
 :mod:`~linear_layouts.reports.demo` (the paper's Layout A and the seed transpose end to end),
 :mod:`~linear_layouts.reports.cute` (a layout in CuTe's words; the best CuTe swizzle beside the optimum). Every
 report is a pure function returning a string; the CLI only parses arguments and prints them.

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from linear_layouts.catalog.shared import row_major_shared  # noqa: F401 - part of this module's names
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
@@ -38,23 +39,6 @@ class Scenario:
     def shape(self) -> tuple[int, ...]:
         """The tensor shape (the store layout's out dim sizes)."""
         return tuple(self.store.out_dims.values())
-
-
-def row_major_shared(shape: Sequence[int]) -> LinearLayout:
-    """The unswizzled shared layout of ``shape``: offset = row-major index (last dim contiguous).
-
-    >>> row_major_shared([2, 4]).apply({"offset": 5})
-    {'dim0': 1, 'dim1': 1}
-    """
-    shape = [int(s) for s in shape]
-    if not shape or any(s <= 0 or s & (s - 1) for s in shape):
-        raise LayoutError(f"shape: every size must be a power of two, got {shape}")
-    rank = len(shape)
-    offsets = []
-    for d in reversed(range(rank)):
-        for i in range(shape[d].bit_length() - 1):
-            offsets.append([(1 << i) if k == d else 0 for k in range(rank)])
-    return LinearLayout({"offset": offsets, "block": []}, {f"dim{d}": s for d, s in enumerate(shape)})
 
 
 def xor_swizzled_shared(rows: int, columns: int, shift: int) -> LinearLayout:
