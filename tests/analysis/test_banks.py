@@ -173,7 +173,7 @@ def test_against_triton_random():
 def test_triton_bank_conflict_unittest():
     """BankConflictTest.F64MmaV2BSharedLayout (swizzle.json): 0 conflicts for a blocked and an mma-v2
     dot-operand layout over SwizzledShared(vec 4, perPhase 1, maxPhase 4), [4, 16] fp64."""
-    catalog = pytest.importorskip("linear_layouts.catalog")
+    from linear_layouts import catalog
     from linear_layouts.catalog.shared import SwizzledSharedLayout
 
     shape = [4, 16]

@@ -59,10 +59,10 @@ def _simulate_shared(plan, tensor):
 
 
 def test_no_op_from_different_descriptors():
-    blocked = pytest.importorskip("linear_layouts.catalog.blocked").BlockedLayout
+    from linear_layouts.catalog.blocked import BlockedLayout
     # dim1 has size 1: the order of the dims cannot matter, the LinearLayouts are equal
-    a = blocked([1, 1], [32, 1], [4, 1], [1, 0]).to_linear([128, 1])
-    b = blocked([1, 1], [32, 1], [4, 1], [0, 1]).to_linear([128, 1])
+    a = BlockedLayout([1, 1], [32, 1], [4, 1], [1, 0]).to_linear([128, 1])
+    b = BlockedLayout([1, 1], [32, 1], [4, 1], [0, 1]).to_linear([128, 1])
     assert a == b
     plan = cv.plan_conversion(a, b, "fp16")
     assert plan.kind == cv.NO_OP and plan.instructions == 0 and plan.wavefronts == 0
@@ -137,7 +137,6 @@ def _seed_pair():
 
 
 def test_seed_transpose_plan():
-    pytest.importorskip("linear_layouts.analysis.swizzle")
     store, load = _seed_pair()
     shared = cv.plan_shared_memory(store, load, "fp32", baselines=True)
     assert (shared.store.wavefronts, shared.load.wavefronts) == (16, 16)
@@ -171,7 +170,6 @@ def test_seed_transpose_plan():
 def test_random_conversions_are_correct_and_cheapest():
     """500 random pairs (half within-warp partners): every plan, simulated, delivers exactly the
     destination distribution, and the chosen mechanism is never costlier than an alternative."""
-    pytest.importorskip("linear_layouts.analysis.swizzle")
     rng = np.random.default_rng(4)
     seen = set()
     for i in range(500):
@@ -254,7 +252,6 @@ def test_trivial_conversions_match_triton():
 
 
 def test_cross_cta_plan_moves_data_between_blocks():
-    pytest.importorskip("linear_layouts.analysis.swizzle")
     # two CTAs: src splits dim0 across blocks, dst splits dim1 across blocks
     A = LinearLayout({"register": [[0, 1], [0, 2], [0, 16]], "lane": [[0, 4], [0, 8], [1, 0], [2, 0], [4, 0]],
                       "warp": [[8, 0]], "block": [[16, 0]]}, [("dim0", 32), ("dim1", 32)])
@@ -310,7 +307,6 @@ def _bench_case(name: str):
 def test_measured_cases_rank_as_on_the_device(name, faster):
     """The kernel times src -> dst -> src; the model's summed costs of both directions must rank warp
     shuffle and shared memory as measured."""
-    pytest.importorskip("linear_layouts.analysis.swizzle")
     case = _bench_case(name)
     shfl = smem = 0.0
     for a, b in ((case.src, case.dst), (case.dst, case.src)):

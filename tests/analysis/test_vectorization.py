@@ -99,7 +99,7 @@ def _fill(shape, size_per_thread, order, total, dims=None):
 
 
 def _table3_layouts(k: int, bits: int):
-    blocked = pytest.importorskip("linear_layouts.catalog.blocked").BlockedLayout
+    from linear_layouts.catalog.blocked import BlockedLayout
     shape = [512, k]
     p = min(128 // bits, 512 * k // 128)
     if k == 1:
@@ -111,7 +111,7 @@ def _table3_layouts(k: int, bits: int):
     for spt, order in ((legacy_spt, legacy_order), (linear_spt, linear_order)):
         tpw = _fill(shape, spt, order, 32)
         wpc = _fill(shape, spt, order, 4, dims=[spt[i] * tpw[i] // spt[i] for i in range(2)])
-        out.append((blocked(spt, tpw, wpc, order).to_linear(shape), order))
+        out.append((BlockedLayout(spt, tpw, wpc, order).to_linear(shape), order))
     return out
 
 

@@ -31,7 +31,7 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_show_text_is_triton_view(capsys):
-    catalog = pytest.importorskip("linear_layouts.catalog")
+    from linear_layouts import catalog
     layout = catalog.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([32, 64])
     code, out, _ = _run(capsys, "show", BLOCKED, "--shape", "32,64")
     assert code == 0 and out == distributed_view(layout)
@@ -85,7 +85,6 @@ def test_matrix(capsys):
 
 @pytest.mark.parametrize("index, load, per_step", [(0, 256, 16), (1, 32, 2), (2, 16, 1)])
 def test_banks_reproduces_seed_004(capsys, index, load, per_step):
-    pytest.importorskip("linear_layouts.analysis.banks")
     shared = _spec(SEED.shared[index][1])
     code, out, _ = _run(capsys, "banks", shared, _spec(SEED.load), "--dtype", "fp32")
     assert code == 0
@@ -99,7 +98,6 @@ def test_banks_reproduces_seed_004(capsys, index, load, per_step):
 
 
 def test_swizzle_seed(capsys):
-    pytest.importorskip("linear_layouts.analysis.swizzle")
     code, out, _ = _run(capsys, "swizzle", _spec(SEED.store), _spec(SEED.load), "--dtype", "fp32")
     assert code == 0
     assert "H = {e_i ⊕ f_i}" in out and "n1⊕m0, n2⊕m1, n3⊕m2, n4⊕m3" in out
@@ -112,7 +110,6 @@ def test_swizzle_seed(capsys):
 
 
 def test_convert_plan_and_kernel(capsys):
-    pytest.importorskip("linear_layouts.codegen.plan")
     code, out, _ = _run(capsys, "convert", _spec(SEED.store), _spec(SEED.load), "--dtype", "fp32", "--emit", "cuda")
     assert code == 0 and "optimal swizzle" in out and "16 wavefronts" in out and "__global__" in out
     assert "st.shared.b32" in out and "__shfl_sync" not in out
@@ -120,15 +117,12 @@ def test_convert_plan_and_kernel(capsys):
                         "BlockedLayout([1,2],[4,8],[1,1],[0,1])", "--shape", "16,16", "--dtype", "fp32",
                         "--emit", "cuda")
     assert code == 0 and "warp shuffles" in out and "__global__" in out and "__shfl_sync" in out
-    catalog = pytest.importorskip("linear_layouts.catalog")
-    del catalog
     code, out, _ = _run(capsys, "convert", "BlockedLayout([1,8],[4,8],[4,1],[1,0])",
                         "BlockedLayout([8,1],[8,4],[1,4],[0,1])", "--shape", "64,64", "--dtype", "fp16")
     assert code == 0 and "shared memory" in out and "__syncthreads()" in out
 
 
 def test_convert_run_without_gpu_says_so(capsys):
-    pytest.importorskip("linear_layouts.codegen.runtime")
     try:
         import cupy  # noqa: F401
         pytest.skip("a GPU runtime is present")
@@ -139,7 +133,6 @@ def test_convert_run_without_gpu_says_so(capsys):
 
 
 def test_demo_runs_the_seed_end_to_end(capsys):
-    pytest.importorskip("linear_layouts.analysis.swizzle")
     code, out, _ = _run(capsys, "demo")
     assert code == 0
     assert "A(r1, t9, w0) = (i, j) = (2, 3)" in out
@@ -196,7 +189,6 @@ def test_swizzle_api_validates_requests():
 
     seed = SEED
     good = {"store": json.loads(_spec(seed.store)), "load": json.loads(_spec(seed.load)), "bitwidth": 32}
-    pytest.importorskip("linear_layouts.analysis.swizzle")
     answer = swizzle_api(good)
     assert LinearLayout(answer["optimal"]["bases"], answer["optimal"]["out_dims"]) == seed.shared[2][1]
     assert [s["name"] for s in answer["algorithm"]["steps"]] == ["V", "I", "E", "F", "H", "C", "result"]
@@ -208,8 +200,6 @@ def test_swizzle_api_validates_requests():
 
 
 def test_explore_adds_scenarios_and_layouts(capsys, tmp_path):
-    pytest.importorskip("linear_layouts.catalog")
-    pytest.importorskip("linear_layouts.analysis.swizzle")
     import re
 
     page = tmp_path / "e.html"

@@ -85,8 +85,8 @@ def test_workbench_toggles_reproduce_the_xor_swizzles(page):
 def test_random_toggles_agree_with_python_bank_model_and_lemma(page):
     """For random toggle sets: page counts == analysis.banks.wavefronts == bank_simulator; the algebra
     panel's M_Seg ∩ span(Thr) dimension and 2^dim == the per-step simulated wavefronts."""
-    banks = pytest.importorskip("linear_layouts.analysis.banks")
-    simulator = pytest.importorskip("linear_layouts.analysis.bank_simulator")
+    from linear_layouts.analysis import banks
+    from linear_layouts.analysis import bank_simulator as simulator
     seed = seed_transpose()
     base = row_major_shared([16, 32])
     page.select_option("#base-select", "0")
@@ -117,8 +117,8 @@ def test_random_toggles_agree_with_python_bank_model_and_lemma(page):
 def test_js_bank_model_matches_python_on_random_layouts(page):
     """The page's simulator, called directly, against analysis.banks.wavefronts: random distributed
     layouts (broadcasts, several warps) and random / row-major shared layouts, 8..64-bit elements."""
-    banks = pytest.importorskip("linear_layouts.analysis.banks")
-    warp_simulator = pytest.importorskip("linear_layouts.analysis.warp_simulator")
+    from linear_layouts.analysis import banks
+    from linear_layouts.analysis import warp_simulator
     rng = np.random.default_rng(5)
     pyrng = random.Random(5)
     cases = []
@@ -152,7 +152,7 @@ def test_js_bank_model_matches_python_on_random_layouts(page):
 def test_lemma_panel_agrees_with_the_simulator_on_random_layouts(page):
     """Lemma 9.4 as the page computes it: exactly n·c wavefronts per step when a lane moves at least 4 bytes,
     at least c below that — on random layouts with 1- to 16-byte vectors."""
-    warp_simulator = pytest.importorskip("linear_layouts.analysis.warp_simulator")
+    from linear_layouts.analysis import warp_simulator
     rng = np.random.default_rng(11)
     pyrng = random.Random(11)
     cases = []
@@ -240,7 +240,7 @@ def test_typed_bases(page):
 
 def test_every_scenario_and_base_matches_python(page):
     """Each embedded scenario (seed + catalog conversions), each shared layout: page == analysis.banks."""
-    banks = pytest.importorskip("linear_layouts.analysis.banks")
+    from linear_layouts.analysis import banks
     from linear_layouts.viz.explorer import default_scenarios, explorer_data
 
     data = page.evaluate("window.explorer.data")
@@ -270,8 +270,8 @@ def _catalog_option(page, name: str) -> str:
 def test_catalog_layout_as_load_and_typed_shared_bases(page):
     """Offline: a catalog layout becomes the load; counts follow the Python model; the steps are marked stale.
     Typed shared bases become a base layout; bad ones are refused with a reason."""
-    banks = pytest.importorskip("linear_layouts.analysis.banks")
-    catalog = pytest.importorskip("linear_layouts.catalog")
+    from linear_layouts.analysis import banks
+    from linear_layouts import catalog
     page.goto(page.url)  # fresh state
     page.wait_for_function("document.getElementById('wf-load').textContent !== '?'")
     name = "BlockedLayout([1,1],[2,16],[1,1],[1,0])"
@@ -300,8 +300,8 @@ def test_served_explorer_recomputes_the_swizzle(page):
     import subprocess
     import sys
 
-    swizzle = pytest.importorskip("linear_layouts.analysis.swizzle")
-    catalog = pytest.importorskip("linear_layouts.catalog")
+    from linear_layouts.analysis import swizzle
+    from linear_layouts import catalog
     proc = subprocess.Popen([sys.executable, "-m", "linear_layouts.cli", "explore", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     pg = page.context.browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -83,7 +83,7 @@ def test_shared_svg_banks_logical_and_physical():
 
 
 def test_bank_hit_charts_add_up_to_the_wavefronts():
-    banks = pytest.importorskip("linear_layouts.analysis.banks")
+    from linear_layouts.analysis import banks
     from linear_layouts.viz.bank_steps import bank_steps
 
     seed = seed_transpose()
@@ -100,8 +100,8 @@ def test_bank_hit_charts_add_up_to_the_wavefronts():
 
 
 def test_bank_steps_match_the_closed_form_on_random_pairs():
-    banks = pytest.importorskip("linear_layouts.analysis.banks")
-    warp_simulator = pytest.importorskip("linear_layouts.analysis.warp_simulator")
+    from linear_layouts.analysis import banks
+    from linear_layouts.analysis import warp_simulator
     from linear_layouts.viz.bank_steps import bank_steps
     from linear_layouts.viz.scenarios import row_major_shared, toggle_swizzle
 
@@ -128,7 +128,7 @@ def test_matrix_svg_draws_the_ones():
 
 
 def test_128x128_tile_stays_legible():
-    catalog = pytest.importorskip("linear_layouts.catalog")
+    from linear_layouts import catalog
     layout = catalog.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([128, 128])
     root = ET.fromstring(distributed_svg(layout))
     assert float(root.get("width")) <= 2900
