@@ -79,11 +79,11 @@ def test_predicated_lanes_never_merge_phases():
 def test_matrix_phases():
     assert matrix_instruction_wavefronts([16 * r for r in range(16)]) == 2
     assert matrix_instruction_wavefronts([128 * r for r in range(8)]) == 8
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"row_starts: 8 row addresses per matrix"):
         matrix_instruction_wavefronts([0] * 7)
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"an instruction has 32 lane addresses \(and activity flags\)"):
         instruction_wavefronts([0] * 31, 4)
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"vector_bytes must be 1, 2, 4, 8 or 16"):
         instruction_wavefronts([0] * 32, 12)
 
 

@@ -106,9 +106,9 @@ def test_pack_and_shuffle_primitives():
     assert pack_words(vals, 16)[:, 0].tolist() == [pack([1, 2], 16)[0], pack([250, 3], 16)[0]]
     assert unpack_words(pack_words(vals, 8), 8, 2).tolist() == vals.tolist()
     assert unpack_words(pack_words(vals << 40, 64), 64, 2).tolist() == (vals << 40).tolist()
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"at most 2 elements of 16 bits fit in one 32-bit word"):
         pack([1, 2, 3], 16)  # three 16-bit elements do not fit one word
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"shfl_sync_idx: every payload must fit in 32 bits"):
         shfl_sync_idx(np.array([1 << 32]), np.array([0]))
     assert shfl_sync_idx(np.array([5, 6]), np.array([1, 1])).tolist() == [6, 6]
 

@@ -198,7 +198,7 @@ def test_vector_tiles_and_bad_input():
     assert vector_tile(128, 16).bases["register"] == [[1], [2], [4]]
     assert vector_tile(128, 128).bases["register"] == []
     assert matrix_tile(32).bases == {"register": [], "lane": [[1], [2]]}
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"vector_bits must be 8\.\.128 bits and a multiple of bitwidth"):
         vector_tile(96, 32)
     with pytest.raises(LayoutError, match="trans"):
         matrix_tile(8, trans=True)

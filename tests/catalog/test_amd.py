@@ -10,6 +10,7 @@ plus the seeds' MFMA tiles (blog 001) and a few structural properties.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -174,9 +175,9 @@ def test_classic_parameters_round_trip() -> None:
         instr = rng.choice(WMMA_INSTR_SHAPES[version])
         layout = AMDWMMALayout.from_warps_per_cta(version, rng.random() < 0.5, warps, tiles, instr)
         assert layout.classic_parameters() == (warps, tiles)
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"warp_bases / reg_bases have no warps_per_cta /"):
         AMDWMMALayout(2, False, [[1, 0], [0, 1]]).classic_parameters()  # walks dim0 first
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"warp_bases / reg_bases have no warps_per_cta /"):
         AMDWMMALayout(2, False, [[0, 0], [0, 1]]).classic_parameters()  # a broadcast warp
 
 
@@ -185,7 +186,7 @@ def test_classes_are_frozen_hashable_and_normalize_lists() -> None:
     b = AMDMFMALayout(3, (32, 32, 8), False, (2, 2), 32, (1, 1), ())
     assert a == b and hash(a) == hash(b)
     assert a.element_bitwidth == 32 and a.tiles_per_warp == (1, 1)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError, match=r"cannot assign to field 'version'"):
         a.version = 4  # type: ignore[misc]
     w = AMDWMMALayout(2, False, [[0, 1]])
     assert w.reg_bases == () and w.instr_shape == (16, 16, 16) and w.rank == 2
@@ -423,13 +424,18 @@ def _invalid_wmma_kwargs(rng: random.Random) -> dict:
     return bad
 
 
+# every message starts with the argument it is about (a different error would not)
+_NAMES_AN_ARGUMENT = (r"^(version|instr_shape|transposed|warps_per_cta|element_bitwidth|tiles_per_warp|cga_layout"
+                      r"|warp_bases|reg_bases|rank|shape|operand_index|k_width)\b")
+
+
 def test_fuzzed_invalid_parameters_raise_layout_error() -> None:
     """>= 300 seeded invalid parameter sets (classes, dot operands, shapes): each raises LayoutError."""
     rng = random.Random(7)
     seen = 0
     for i in range(300):
         choice = rng.randrange(6)
-        with pytest.raises(LayoutError):
+        with pytest.raises(LayoutError, match=_NAMES_AN_ARGUMENT):
             if choice == 0:
                 AMDMFMALayout(**_invalid_mfma_kwargs(rng))
             elif choice == 1:
@@ -482,33 +488,55 @@ def test_invalid_error_messages_name_the_parameter() -> None:
 # and signatures); ``shape`` is the tensor shape. Triton rejects each one, by a Python exception (Gluon's
 # ``verify`` asserts, ``DotOperandEncodingAttr::verify``) or by aborting in a C++ assert.
 TRITON_REJECTS = [
-    ("amd.AMDMFMALayout(0, [32, 32, 8], False, [1, 1])", [32, 32]),
-    ("amd.AMDMFMALayout(5, [32, 32, 8], False, [1, 1])", [32, 32]),
-    ("amd.AMDMFMALayout(3, [32, 16, 8], False, [1, 1])", [32, 32]),
-    ("amd.AMDMFMALayout(3, [32, 32, 8], False, [1, 1], 16)", [32, 32]),
-    ("amd.AMDMFMALayout(3, [32, 32, 8], False, [1, 1], cga_layout=[[1]])", [32, 32]),
-    ("amd.AMDMFMALayout(3, [64, 4, 4], False, [1, 1])", [64, 64]),
-    ("amd.AMDMFMALayout(3, [32, 32, 8], False, [3, 1])", [64, 64]),
-    ("amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 1], tiles_per_warp=[3, 1])", [64, 64]),
-    ("amd.AMDMFMALayout(3, [32, 32, 8], False, [2])", [64]),
-    ("amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 1, 1, 1])", [2, 2, 64, 64]),
-    ("amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 2], cga_layout=[[3, 0]])", [64, 64]),
-    ("amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 1])", [48, 64]),
-    ("amd.AMDWMMALayout(4, False, [[0, 1]])", [32, 32]),
-    ("amd.AMDWMMALayout(2, False, [[0, 1, 0]])", [32, 32]),
-    ("amd.AMDWMMALayout(1, False, [[0, 1]], [], [16, 16, 32])", [32, 32]),
-    ("amd.AMDWMMALayout(3, False, [[0, 1]], [], [16, 16, 16])", [32, 32]),
-    ("amd.AMDWMMALayout(3, False, [[0, 1]], [], [32, 16, 32])", [32, 32]),
-    ("amd.AMDWMMALayout(2, False, [[0, 2]])", [64, 64]),
-    ("amd.AMDWMMALayout(2, False, [[1, 0], [3, 0]])", [64, 64]),
-    ("amd.AMDWMMALayout(2, False, [[0, 1]], [[0, 1]])", [64, 64]),
-    ("amd.AMDWMMALayout(2, False, [[1]], rank=1)", [64]),
-    ("gl.DotOperandLayout(0, amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 2]), 0)", [64, 64]),
-    ("gl.DotOperandLayout(2, amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 2]), 4)", [64, 64]),
-    ("gl.DotOperandLayout(0, amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 2]), 3)", [64, 64]),
-    ("gl.DotOperandLayout(0, amd.AMDWMMALayout(1, False, [[0, 1]]), 4)", [64, 64]),
-    ("gl.DotOperandLayout(1, amd.AMDWMMALayout(2, False, [[0, 1]]), 2)", [64, 64]),
-    ("gl.DotOperandLayout(0, amd.AMDWMMALayout(3, False, [[0, 1]], [], [16, 16, 4]), 3)", [64, 64]),
+    (("amd.AMDMFMALayout(0, [32, 32, 8], False, [1, 1])", [32, 32]),
+     r"version must be in the \[1, 4\] range \(gfx908 \.\. gfx950\)"),
+    (("amd.AMDMFMALayout(5, [32, 32, 8], False, [1, 1])", [32, 32]),
+     r"version must be in the \[1, 4\] range \(gfx908 \.\. gfx950\)"),
+    (("amd.AMDMFMALayout(3, [32, 16, 8], False, [1, 1])", [32, 32]),
+     r"instr_shape: \(M, N\) must be one of \[\[32, 32\], \[16, 16\]"),
+    (("amd.AMDMFMALayout(3, [32, 32, 8], False, [1, 1], 16)", [32, 32]), r"element_bitwidth must be 32 or 64"),
+    (("amd.AMDMFMALayout(3, [32, 32, 8], False, [1, 1], cga_layout=[[1]])", [32, 32]),
+     r"cga_layout\[0\] must have one entry per tensor dimension \(2\)"),
+    (("amd.AMDMFMALayout(3, [64, 4, 4], False, [1, 1])", [64, 64]),
+     r"transposed must be True for a 64x4 instr_shape"),
+    (("amd.AMDMFMALayout(3, [32, 32, 8], False, [3, 1])", [64, 64]), r"warps_per_cta\[0\] must be a power of two"),
+    (("amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 1], tiles_per_warp=[3, 1])", [64, 64]),
+     r"tiles_per_warp\[0\] must be a power of two"),
+    (("amd.AMDMFMALayout(3, [32, 32, 8], False, [2])", [64]), r"warps_per_cta must have 2 or 3 entries"),
+    (("amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 1, 1, 1])", [2, 2, 64, 64]),
+     r"warps_per_cta must have 2 or 3 entries"),
+    (("amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 2], cga_layout=[[3, 0]])", [64, 64]),
+     r"cga_layout\[0\] must be 0 or have a single non-zero entry"),
+    (("amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 1])", [48, 64]), r"shape\[0\] must be a power of two"),
+    (("amd.AMDWMMALayout(4, False, [[0, 1]])", [32, 32]),
+     r"version must be in the \[1, 3\] range \(RDNA3, RDNA4, gfx1250\)"),
+    (("amd.AMDWMMALayout(2, False, [[0, 1, 0]])", [32, 32]),
+     r"warp_bases\[0\] must have one entry per tensor dimension \(2\)"),
+    (("amd.AMDWMMALayout(1, False, [[0, 1]], [], [16, 16, 32])", [32, 32]),
+     r"instr_shape must be one of \[\[16, 16, 16\]\] for WMMA version 1"),
+    (("amd.AMDWMMALayout(3, False, [[0, 1]], [], [16, 16, 16])", [32, 32]),
+     r"instr_shape must be one of \[\[16, 16, 4\], \[16, 16, 32\], \[16"),
+    (("amd.AMDWMMALayout(3, False, [[0, 1]], [], [32, 16, 32])", [32, 32]),
+     r"instr_shape must be one of \[\[16, 16, 4\], \[16, 16, 32\], \[16"),
+    (("amd.AMDWMMALayout(2, False, [[0, 2]])", [64, 64]),
+     r"reg_bases, warp_bases: the bases along dim 1 must be 1, 2"),
+    (("amd.AMDWMMALayout(2, False, [[1, 0], [3, 0]])", [64, 64]),
+     r"warp_bases\[1\] must be 0 or have a single non-zero entry"),
+    (("amd.AMDWMMALayout(2, False, [[0, 1]], [[0, 1]])", [64, 64]),
+     r"warp_bases\[0\] = \[0, 1\] repeats a basis of reg_bases"),
+    (("amd.AMDWMMALayout(2, False, [[1]], rank=1)", [64]), r"rank must have 2 or 3 entries"),
+    (("gl.DotOperandLayout(0, amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 2]), 0)", [64, 64]),
+     r"k_width is mandatory \(non-zero\) for an AMDMFMALayout parent"),
+    (("gl.DotOperandLayout(2, amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 2]), 4)", [64, 64]),
+     r"operand_index must be 0 \(A\) or 1 \(B\)"),
+    (("gl.DotOperandLayout(0, amd.AMDMFMALayout(3, [32, 32, 8], False, [2, 2]), 3)", [64, 64]),
+     r"k_width must be a power of two"),
+    (("gl.DotOperandLayout(0, amd.AMDWMMALayout(1, False, [[0, 1]]), 4)", [64, 64]),
+     r"k_width must be one of \[8, 16\] for WMMA version 1"),
+    (("gl.DotOperandLayout(1, amd.AMDWMMALayout(2, False, [[0, 1]]), 2)", [64, 64]),
+     r"k_width must be one of \[4, 8, 16\] for WMMA version 2"),
+    (("gl.DotOperandLayout(0, amd.AMDWMMALayout(3, False, [[0, 1]], [], [16, 16, 4]), 3)", [64, 64]),
+     r"k_width must be a power of two"),
 ]
 
 _TRITON_CHILD = """
@@ -559,13 +587,13 @@ def test_invalid_sets_are_rejected_by_triton_too() -> None:
 
     ours = types.SimpleNamespace(AMDMFMALayout=AMDMFMALayout, AMDWMMALayout=AMDWMMALayout,
                                  DotOperandLayout=DotOperandLayout)
-    for expr, shape in TRITON_REJECTS:
-        with pytest.raises(LayoutError):
+    for (expr, shape), rule in TRITON_REJECTS:
+        with pytest.raises(LayoutError, match=rule):
             eval(expr, {"amd": ours, "gl": ours}).to_linear(shape)
 
     control = ("gl.DotOperandLayout(1, amd.AMDWMMALayout(3, True, [[0, 1]], [], [32, 16, 64]), 8)", [64, 64])
-    verdicts = _triton_verdicts([control] + TRITON_REJECTS)
+    verdicts = _triton_verdicts([control] + [case for case, _ in TRITON_REJECTS])
     assert verdicts[0] == "ACCEPTED"  # the child itself works
-    accepted = [expr for (expr, _), verdict in zip(TRITON_REJECTS, verdicts[1:]) if verdict == "ACCEPTED"]
+    accepted = [expr for ((expr, _), _), verdict in zip(TRITON_REJECTS, verdicts[1:]) if verdict == "ACCEPTED"]
     assert not accepted, accepted
     assert verdicts.count("ABORTED") >= 10 and verdicts.count("REJECTED") >= 10

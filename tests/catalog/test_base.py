@@ -65,7 +65,7 @@ def test_remove_broadcast_registers_keeps_out_sizes():
     assert result.bases["lane"] == [[0, 0]]
     assert result.out_dims == layout.out_dims
     assert remove_broadcast_registers(result) == result
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"remove_broadcast_registers: layout must be a LinearLayout"):
         remove_broadcast_registers("not a layout")
 
 
@@ -95,7 +95,7 @@ def test_split_params_round_trip_seeded():
         assert make_cga_layout(cga_layout_from_split_params(*params), rank) == make_cga_layout(bases, rank)
         checked += 1
     assert checked == 300
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"cga_layout: the split bases of a dim must be contiguous"):
         split_params_from_cga_layout([[0, 1], [1, 0], [0, 2]], 2)  # dim 1 split is not contiguous
 
 
@@ -128,27 +128,33 @@ def test_shape_per_cta_json_cases():
 
 
 @pytest.mark.parametrize(
-    "call",
+    "call, rule",
     [
-        lambda: check_order("order", [0, 0], 2),
-        lambda: check_order("order", [0, 2], 2),
-        lambda: check_order("order", [0], 2),
-        lambda: check_shape([16, 24], 2),
-        lambda: check_shape([16], 2),
-        lambda: check_shape([0, 4]),
-        lambda: check_shape([]),
-        lambda: check_shape("16x16"),
-        lambda: check_shape([4.0, 4]),
-        lambda: check_cga_layout("cga_layout", [[3, 0]], 2),
-        lambda: check_cga_layout("cga_layout", [[1, 1]], 2),
-        lambda: check_cga_layout("cga_layout", [[1, 0], [1, 0]], 2),
-        lambda: check_cga_layout("cga_layout", [[2, 0]], 2),
-        lambda: check_cga_layout("cga_layout", [[1, 0, 0]], 2),
-        lambda: check_cga_layout("cga_layout", [[-1, 0]], 2),
-        lambda: cga_layout_from_split_params([2, 2], [4, 1], [1, 0]),
-        lambda: cga_layout_from_split_params([3, 2], [1, 1], [1, 0]),
+        (lambda: check_order("order", [0, 0], 2), r"order must be a permutation of 0\.\.1"),
+        (lambda: check_order("order", [0, 2], 2), r"order must be a permutation of 0\.\.1"),
+        (lambda: check_order("order", [0], 2), r"order must have 2 entries \(the rank\)"),
+        (lambda: check_shape([16, 24], 2), r"shape\[1\] must be a power of two"),
+        (lambda: check_shape([16], 2), r"shape must have rank 2 \(the layout's rank\)"),
+        (lambda: check_shape([0, 4]), r"shape\[0\] must be a power of two"),
+        (lambda: check_shape([]), r"shape must have at least one dimension"),
+        (lambda: check_shape("16x16"), r"shape must be a list of integers"),
+        (lambda: check_shape([4.0, 4]), r"shape\[0\] must be an integer"),
+        (lambda: check_cga_layout("cga_layout", [[3, 0]], 2),
+         r"cga_layout\[0\] must be 0 or have a single non-zero entry"),
+        (lambda: check_cga_layout("cga_layout", [[1, 1]], 2),
+         r"cga_layout\[0\] must be 0 or have a single non-zero entry"),
+        (lambda: check_cga_layout("cga_layout", [[1, 0], [1, 0]], 2),
+         r"cga_layout\[1\] = \[1, 0\] repeats a basis of cga_layout"),
+        (lambda: check_cga_layout("cga_layout", [[2, 0]], 2),
+         r"cga_layout: the bases along dim 0 must be 1, 2, 4, \.\.\."),
+        (lambda: check_cga_layout("cga_layout", [[1, 0, 0]], 2),
+         r"cga_layout\[0\] must have one entry per tensor dimension \(2\)"),
+        (lambda: check_cga_layout("cga_layout", [[-1, 0]], 2), r"cga_layout\[0\]\[0\] must be >= 0"),
+        (lambda: cga_layout_from_split_params([2, 2], [4, 1], [1, 0]),
+         r"cta_split_num\[0\] must divide ctas_per_cga\[0\]"),
+        (lambda: cga_layout_from_split_params([3, 2], [1, 1], [1, 0]), r"ctas_per_cga\[0\] must be a power of two"),
     ],
 )
-def test_invalid_helper_arguments_raise_layout_error(call):
-    with pytest.raises(LayoutError):
+def test_invalid_helper_arguments_raise_layout_error(call, rule):
+    with pytest.raises(LayoutError, match=rule):
         call()

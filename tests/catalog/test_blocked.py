@@ -111,26 +111,40 @@ def test_differential_fma_dot_operands():
 
 
 INVALID = [
-    dict(size_per_thread=[3, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0]),
-    dict(size_per_thread=[1, 1], threads_per_warp=[4, 8, 1], warps_per_cta=[1, 1], order=[1, 0]),
-    dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1], order=[1, 0]),
-    dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 1]),
-    dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[0]),
-    dict(size_per_thread=[1, 1], threads_per_warp=[4, 6], warps_per_cta=[1, 1], order=[1, 0]),
-    dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[0, 1], order=[1, 0]),
-    dict(size_per_thread=[], threads_per_warp=[], warps_per_cta=[], order=[]),
-    dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0], cga_layout=[[3, 0]]),
-    dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0], cga_layout=[[1, 0], [1, 0]]),
-    dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0], cga_layout=[[1]]),
-    dict(size_per_thread="1,1", threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0]),
-    dict(size_per_thread=[1.5, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0]),
-    dict(size_per_thread=[True, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0]),
+    (dict(size_per_thread=[3, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0]),
+     r"size_per_thread\[0\] must be a power of two"),
+    (dict(size_per_thread=[1, 1], threads_per_warp=[4, 8, 1], warps_per_cta=[1, 1], order=[1, 0]),
+     r"threads_per_warp must have 2 entries \(the rank\)"),
+    (dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1], order=[1, 0]),
+     r"warps_per_cta must have 2 entries \(the rank\)"),
+    (dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 1]),
+     r"order must be a permutation of 0\.\.1"),
+    (dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[0]),
+     r"order must have 2 entries \(the rank\)"),
+    (dict(size_per_thread=[1, 1], threads_per_warp=[4, 6], warps_per_cta=[1, 1], order=[1, 0]),
+     r"threads_per_warp\[1\] must be a power of two"),
+    (dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[0, 1], order=[1, 0]),
+     r"warps_per_cta\[0\] must be a power of two"),
+    (dict(size_per_thread=[], threads_per_warp=[], warps_per_cta=[], order=[]),
+     r"size_per_thread must have at least one entry \(the rank\)"),
+    (dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0], cga_layout=[[3, 0]]),
+     r"cga_layout\[0\] must be 0 or have a single non-zero entry"),
+    (dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0], cga_layout=[[1, 0], [1, 0]]),
+     r"cga_layout\[1\] = \[1, 0\] repeats a basis of cga_layout"),
+    (dict(size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0], cga_layout=[[1]]),
+     r"cga_layout\[0\] must have one entry per tensor dimension \(2\)"),
+    (dict(size_per_thread="1,1", threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0]),
+     r"size_per_thread must be a list of integers"),
+    (dict(size_per_thread=[1.5, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0]),
+     r"size_per_thread\[0\] must be an integer"),
+    (dict(size_per_thread=[True, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0]),
+     r"size_per_thread\[0\] must be an integer"),
 ]
 
 
-@pytest.mark.parametrize("kwargs", INVALID)
-def test_invalid_parameters_raise(kwargs):
-    with pytest.raises(LayoutError):
+@pytest.mark.parametrize("kwargs, rule", INVALID)
+def test_invalid_parameters_raise(kwargs, rule):
+    with pytest.raises(LayoutError, match=rule):
         BlockedLayout(**kwargs)
 
 
@@ -151,9 +165,9 @@ def test_fuzzed_invalid_parameters_raise_layout_error():
         else:
             kwargs[field] = list(kwargs[field])
             kwargs[field][rng.randrange(len(kwargs[field]))] = rng.choice([0, 3, 6, -2])
-        with pytest.raises(LayoutError):
+        with pytest.raises(LayoutError, match=rf"^{field}\b"):
             BlockedLayout(**kwargs).to_linear(shape)
         raised += 1
     assert raised == 60
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"k_width must be 0 for a BlockedLayout parent \(FMA dot\)"):
         DotOperandLayout(0, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]), 2).to_linear([32, 32])

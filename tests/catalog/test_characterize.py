@@ -78,13 +78,14 @@ def test_counterexamples():
     assert not is_distributed_layout(not_onto)
     three_bits = LinearLayout({"offset": [[1, 0, 0], [1, 1, 1], [0, 0, 1]]}, {"dim0": 2, "dim1": 2, "dim2": 2})
     assert three_bits.is_invertible() and not is_memory_layout(three_bits)
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"is_distributed_layout: layout must be a LinearLayout"):
         is_distributed_layout([[1, 0]])
     for bad in [dict(vec=3, per_phase=1, max_phase=4), dict(vec=2, per_phase=0, max_phase=4),
                 dict(vec=2, per_phase=1, max_phase=0)]:
-        with pytest.raises(LayoutError):
+        wrong = next(name for name, value in bad.items() if value & (value - 1) or value == 0)
+        with pytest.raises(LayoutError, match=rf"^{wrong} must be a power of two"):
             mma_swizzle_layout(8, 8, **bad)
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"j must be < cols \(8\)"):
         mma_swizzle_offset(0, 8, cols=8, vec=2, per_phase=1, max_phase=4)
 
 

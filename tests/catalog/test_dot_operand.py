@@ -26,16 +26,21 @@ def test_hashable_and_equal_from_lists_or_tuples():
 
 
 @pytest.mark.parametrize(
-    "make",
+    "make, rule",
     [
-        lambda: DotOperandLayout(0, SliceLayout(0, BlockedLayout([1, 1, 1], [4, 8, 1], [1, 1, 1], [2, 1, 0])), 0),
-        lambda: DotOperandLayout(0, None, 0),
-        lambda: DotOperandLayout(-1, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]), 0),
-        lambda: DotOperandLayout(True, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]), 0),
-        lambda: DotOperandLayout(0, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]), 1.0),
-        lambda: DotOperandLayout(0, BlockedLayout([1], [32], [1], [0]), 0).to_linear([32]),
+        (lambda: DotOperandLayout(0, SliceLayout(0, BlockedLayout([1, 1, 1], [4, 8, 1], [1, 1, 1], [2, 1, 0])), 0),
+         r"parent must be an MMA"),
+        (lambda: DotOperandLayout(0, None, 0), r"parent must be a distributed layout"),
+        (lambda: DotOperandLayout(-1, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]), 0),
+         r"operand_index must be 0 \(A\) or 1 \(B\)"),
+        (lambda: DotOperandLayout(True, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]), 0),
+         r"operand_index must be an integer"),
+        (lambda: DotOperandLayout(0, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]), 1.0),
+         r"k_width must be an integer"),
+        (lambda: DotOperandLayout(0, BlockedLayout([1], [32], [1], [0]), 0).to_linear([32]),
+         r"parent: a dot operand needs a parent of rank >= 2"),
     ],
 )
-def test_invalid_raise(make):
-    with pytest.raises(LayoutError):
+def test_invalid_raise(make, rule):
+    with pytest.raises(LayoutError, match=rule):
         make()

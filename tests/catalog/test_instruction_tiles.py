@@ -162,31 +162,32 @@ def test_vectorized_tile_and_theorem_5_1():
 
 
 _INVALID = [
-    lambda: vectorized_shared_tile(256, 16),
-    lambda: vectorized_shared_tile(24, 8),
-    lambda: vectorized_shared_tile(32, 4),
-    lambda: vectorized_shared_tile(32, 64),
-    lambda: vectorized_shared_tile(32.0, 16),
-    lambda: vectorized_shared_tile("128", 16),
-    lambda: ldmatrix_row_tile(32),
-    lambda: ldmatrix_row_tile(4),
-    lambda: ldmatrix_tile(3, 16),
-    lambda: ldmatrix_tile(8, 16),
-    lambda: ldmatrix_tile(0, 16),
-    lambda: ldmatrix_tile(True, 16),
-    lambda: ldmatrix_tile(4, 32),
-    lambda: ldmatrix_tile(4, 8, transposed=True),
-    lambda: ldmatrix_tile(4, 16, transposed=1),
-    lambda: stmatrix_tile(4, 8, transposed=True),
-    lambda: stmatrix_offset_tile(2, 64),
-    lambda: ldmatrix_offset_tile(16, 16),
+    (lambda: vectorized_shared_tile(256, 16), r"bits must be one of \(8, 16, 32, 64, 128\) \(one ld/st\.shared\)"),
+    (lambda: vectorized_shared_tile(24, 8), r"bits must be one of \(8, 16, 32, 64, 128\) \(one ld/st\.shared\)"),
+    (lambda: vectorized_shared_tile(32, 4), r"dtype as a bit width must be one of \(8, 16, 32, 64, 128\)"),
+    (lambda: vectorized_shared_tile(32, 64), r"element_bitwidth \(64\) must be at most bits \(32\)"),
+    (lambda: vectorized_shared_tile(32.0, 16), r"vectorized_shared_tile: bits must be an int"),
+    (lambda: vectorized_shared_tile("128", 16), r"vectorized_shared_tile: bits must be an int"),
+    (lambda: ldmatrix_row_tile(32), r"dtype must be \(8, 16\) bits wide here"),
+    (lambda: ldmatrix_row_tile(4), r"dtype as a bit width must be one of \(8, 16, 32, 64, 128\)"),
+    (lambda: ldmatrix_tile(3, 16), r"num_matrices must be one of \(1, 2, 4\) \(\.x1, \.x2, \.x4\)"),
+    (lambda: ldmatrix_tile(8, 16), r"num_matrices must be one of \(1, 2, 4\) \(\.x1, \.x2, \.x4\)"),
+    (lambda: ldmatrix_tile(0, 16), r"num_matrices must be one of \(1, 2, 4\) \(\.x1, \.x2, \.x4\)"),
+    (lambda: ldmatrix_tile(True, 16), r"ldmatrix_tile: num_matrices must be an int"),
+    (lambda: ldmatrix_tile(4, 32), r"dtype must be \(8, 16\) bits wide here"),
+    (lambda: ldmatrix_tile(4, 8, transposed=True), r"transposed \(\.trans\) requires element_bitwidth 16: \.m8n8"),
+    (lambda: ldmatrix_tile(4, 16, transposed=1), r"ldmatrix_tile: transposed must be True or False"),
+    (lambda: stmatrix_tile(4, 8, transposed=True), r"transposed \(\.trans\) requires element_bitwidth 16: \.m8n8"),
+    (lambda: stmatrix_offset_tile(2, 64), r"dtype must be \(8, 16\) bits wide here"),
+    (lambda: ldmatrix_offset_tile(16, 16), r"num_matrices must be one of \(1, 2, 4\) \(\.x1, \.x2, \.x4\)"),
 ]
 
 
 @pytest.mark.parametrize("index", range(len(_INVALID)))
 def test_invalid_arguments_raise_layout_error(index):
-    with pytest.raises(LayoutError):
-        _INVALID[index]()
+    make, rule = _INVALID[index]
+    with pytest.raises(LayoutError, match=rule):
+        make()
 
 
 # ------------------------------------------------------------------------------ on the hardware

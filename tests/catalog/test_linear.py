@@ -46,24 +46,33 @@ def test_differential_against_triton(kind):
 
 
 @pytest.mark.parametrize(
-    "make",
+    "make, rule",
     [
-        lambda: DistributedLinearLayout([[0, 1]], [[1, 1]], [], [], [2, 2]),  # moves two dims
-        lambda: DistributedLinearLayout([[0, 3]], [[1, 0]], [], [], [2, 4]),
-        lambda: DistributedLinearLayout([[0, 1]], [[1, 0]], [], [], [4, 2]),  # not surjective
-        lambda: DistributedLinearLayout([[0, 1]], [[1, 0]], [], [], [2, 3]),
-        lambda: DistributedLinearLayout([[0, 1, 0]], [[1, 0]], [], [], [2, 2]),
-        lambda: DistributedLinearLayout([[0, 4]], [[1, 0]], [], [], [2, 2]),  # outside the shape
-        lambda: DistributedLinearLayout([[0, 1]], [[1, 0]], [], [], [2, 2]).to_linear([2, 2, 2]),
-        lambda: SharedLinearLayout([]),
-        lambda: SharedLinearLayout([[0, 1], [1, 0]], [[1, 0]]),  # not bijective
-        lambda: SharedLinearLayout([[0, 1], [0, 1]]),
-        lambda: SharedLinearLayout([[0, 1], [0, 4]]),
-        lambda: SharedLinearLayout([[0, 1], [1, 0]], alignment=12),
-        lambda: SharedLinearLayout([[0, 1], [1, 0]]).to_linear([4, 1]),  # shape must be the tile
-        lambda: SharedLinearLayout([[0, 1], [1]]),
+        (lambda: DistributedLinearLayout([[0, 1]], [[1, 1]], [], [], [2, 2]),
+         r"lane_bases\[0\] must move at most one dimension"),  # moves two dims
+        (lambda: DistributedLinearLayout([[0, 3]], [[1, 0]], [], [], [2, 4]),
+         r"reg_bases\[0\] must have a power-of-two entry"),
+        (lambda: DistributedLinearLayout([[0, 1]], [[1, 0]], [], [], [4, 2]),
+         r"the bases must be surjective onto shape \[4, 2\]"),  # not surjective
+        (lambda: DistributedLinearLayout([[0, 1]], [[1, 0]], [], [], [2, 3]), r"shape\[1\] must be a power of two"),
+        (lambda: DistributedLinearLayout([[0, 1, 0]], [[1, 0]], [], [], [2, 2]),
+         r"reg_bases\[0\] must have one entry per tensor dimension \(2\)"),
+        (lambda: DistributedLinearLayout([[0, 4]], [[1, 0]], [], [], [2, 2]),
+         r"reg_bases\[0\] must lie inside shape \[2, 2\]"),  # outside the shape
+        (lambda: DistributedLinearLayout([[0, 1]], [[1, 0]], [], [], [2, 2]).to_linear([2, 2, 2]),
+         r"shape must have rank 2 \(the layout's rank\)"),
+        (lambda: SharedLinearLayout([]), r"offset_bases must not be empty"),
+        (lambda: SharedLinearLayout([[0, 1], [1, 0]], [[1, 0]]),
+         r"offset_bases/block_bases: after removing the zero bases"),  # not bijective
+        (lambda: SharedLinearLayout([[0, 1], [0, 1]]), r"offset_bases/block_bases: after removing the zero bases"),
+        (lambda: SharedLinearLayout([[0, 1], [0, 4]]), r"offset_bases/block_bases must be surjective onto their"),
+        (lambda: SharedLinearLayout([[0, 1], [1, 0]], alignment=12), r"alignment must be a power of two"),
+        (lambda: SharedLinearLayout([[0, 1], [1, 0]]).to_linear([4, 1]),
+         r"shape must equal the layout's tile \[2, 2\] for"),  # shape must be the tile
+        (lambda: SharedLinearLayout([[0, 1], [1]]),
+         r"offset_bases\[1\] must have one entry per tensor dimension \(2\)"),
     ],
 )
-def test_invalid_raise(make):
-    with pytest.raises(LayoutError):
+def test_invalid_raise(make, rule):
+    with pytest.raises(LayoutError, match=rule):
         make()

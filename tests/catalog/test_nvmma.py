@@ -73,25 +73,33 @@ def test_differential_against_triton(kind):
 
 
 INVALID = [
-    dict(version=[1, 0], warps_per_cta=[4, 1], instr_shape=[16, 8]),
-    dict(version=[5, 0], warps_per_cta=[4, 1], instr_shape=[16, 8]),
-    dict(version=[2], warps_per_cta=[4, 1], instr_shape=[16, 8]),
-    dict(version=[2, 0], warps_per_cta=[3, 1], instr_shape=[16, 8]),
-    dict(version=[2, 0], warps_per_cta=[4], instr_shape=[16]),
-    dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8, 8]),
-    dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 4]),
-    dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[4, 8]),
-    dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 24]),
-    dict(version=[3, 0], warps_per_cta=[4, 1, 1], instr_shape=[16, 64, 16]),
-    dict(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16]),
-    dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8], cga_layout=[[1, 1]]),
-    dict(version="2.0", warps_per_cta=[4, 1], instr_shape=[16, 8]),
+    (dict(version=[1, 0], warps_per_cta=[4, 1], instr_shape=[16, 8]),
+     r"version\[0\] must be 2 \(Ampere\) or 3 \(Hopper\); Volta"),
+    (dict(version=[5, 0], warps_per_cta=[4, 1], instr_shape=[16, 8]),
+     r"version\[0\] must be 2 \(Ampere\) or 3 \(Hopper\); Volta"),
+    (dict(version=[2], warps_per_cta=[4, 1], instr_shape=[16, 8]), r"version must have 2 entries \(the rank\)"),
+    (dict(version=[2, 0], warps_per_cta=[3, 1], instr_shape=[16, 8]), r"warps_per_cta\[0\] must be a power of two"),
+    (dict(version=[2, 0], warps_per_cta=[4], instr_shape=[16]), r"warps_per_cta must have at least 2 entries"),
+    (dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8, 8]),
+     r"instr_shape of an Ampere \(v2\) layout must have 2 entries"),
+    (dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 4]),
+     r"instr_shape: the per-warp tile \[m, n\] must be multiples of 8"),
+    (dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[4, 8]),
+     r"instr_shape: the per-warp tile \[m, n\] must be multiples of 8"),
+    (dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 24]), r"instr_shape\[1\] must be a power of two"),
+    (dict(version=[3, 0], warps_per_cta=[4, 1, 1], instr_shape=[16, 64, 16]),
+     r"warps_per_cta of a Hopper \(v3\) layout must have 2 entries"),
+    (dict(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16]),
+     r"instr_shape of a Hopper \(v3\) layout must be \[M, N, K\]"),
+    (dict(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8], cga_layout=[[1, 1]]),
+     r"cga_layout\[0\] must be 0 or have a single non-zero entry"),
+    (dict(version="2.0", warps_per_cta=[4, 1], instr_shape=[16, 8]), r"version must be a list of integers"),
 ]
 
 
-@pytest.mark.parametrize("kwargs", INVALID)
-def test_invalid_parameters_raise(kwargs):
-    with pytest.raises(LayoutError):
+@pytest.mark.parametrize("kwargs, rule", INVALID)
+def test_invalid_parameters_raise(kwargs, rule):
+    with pytest.raises(LayoutError, match=rule):
         NVMMADistributedLayout(**kwargs)
 
 
@@ -99,16 +107,18 @@ def test_invalid_dot_operands_and_shapes_raise():
     ampere = NVMMADistributedLayout([2, 0], [4, 1], [16, 8])
     hopper = NVMMADistributedLayout([3, 0], [4, 1], [16, 64, 16])
     bad = [
-        lambda: DotOperandLayout(1, hopper, 2).to_linear([64, 64]),  # Hopper B comes from shared memory
-        lambda: DotOperandLayout(0, ampere, 0).to_linear([64, 64]),  # k_width is mandatory
-        lambda: DotOperandLayout(0, ampere, 3).to_linear([64, 64]),
-        lambda: DotOperandLayout(2, ampere, 2),
-        lambda: DotOperandLayout(0, "ampere", 2),
-        lambda: DotOperandLayout(0, ampere, -1),
-        lambda: ampere.to_linear([64, 64, 2]),
-        lambda: ampere.to_linear([64, 48]),
-        lambda: ampere.to_linear([64]),
+        (lambda: DotOperandLayout(1, hopper, 2).to_linear([64, 64]),
+         r"operand_index: a Hopper \(v3\) MMA takes operand B"),  # Hopper B comes from shared memory
+        (lambda: DotOperandLayout(0, ampere, 0).to_linear([64, 64]),
+         r"k_width must be a power of two"),  # k_width is mandatory
+        (lambda: DotOperandLayout(0, ampere, 3).to_linear([64, 64]), r"k_width must be a power of two"),
+        (lambda: DotOperandLayout(2, ampere, 2), r"operand_index must be 0 \(A\) or 1 \(B\)"),
+        (lambda: DotOperandLayout(0, "ampere", 2), r"parent must be a distributed layout"),
+        (lambda: DotOperandLayout(0, ampere, -1), r"k_width must be >= 0"),
+        (lambda: ampere.to_linear([64, 64, 2]), r"shape must have rank 2 \(the layout's rank\)"),
+        (lambda: ampere.to_linear([64, 48]), r"shape\[1\] must be a power of two"),
+        (lambda: ampere.to_linear([64]), r"shape must have rank 2 \(the layout's rank\)"),
     ]
-    for call in bad:
-        with pytest.raises(LayoutError):
+    for call, rule in bad:
+        with pytest.raises(LayoutError, match=rule):
             call()

@@ -321,7 +321,8 @@ def test_nvmma_get_default_for_matches_gluon():
                 try:
                     theirs = gluon.get_default_for(shape, dtype, transposed, fp4_padded, cga)
                 except AssertionError:  # Gluon's asserts (fp4_padded without 128B swizzle, CGA split)
-                    with pytest.raises(LayoutError):
+                    rule = r"fp4_padded requires swizzle_byte_width == 128|block_shape .* divisible by the CGA tile"
+                    with pytest.raises(LayoutError, match=rule):
                         NVMMASharedLayout.get_default_for(shape, dtype, transposed, fp4_padded, cga)
                     checked += 1
                     continue
@@ -333,7 +334,7 @@ def test_nvmma_get_default_for_matches_gluon():
                 checked += 1
     assert checked > 500
     assert NVMMASharedLayout.get_default_for([64, 64], 16) == NVMMASharedLayout(128, 16)
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"block_shape \[2, 64\] must be divisible by the CGA tile \[4, 1\]"):
         NVMMASharedLayout.get_default_for([2, 64], 16, cga_layout=[[1, 0], [2, 0]])
 
 
@@ -532,7 +533,7 @@ def test_frozen_hashable_and_lists_accepted():
     a = SwizzledSharedLayout(2, 1, 4, [1, 0], [[0, 1]])
     b = SwizzledSharedLayout(2, 1, 4, (1, 0), ((0, 1),))
     assert a == b and hash(a) == hash(b) and a.order == (1, 0) and a.cga_layout == ((0, 1),)
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match=r"cannot assign to field 'vec'"):
         a.vec = 4  # type: ignore[misc]
     n = NVMMASharedLayout(128, 16, 2, False, False, [[1, 0]])
     assert n.cga_layout == ((1, 0),) and {n: 1}[NVMMASharedLayout(128, 16, cga_layout=[[1, 0]])] == 1
@@ -545,67 +546,92 @@ def test_frozen_hashable_and_lists_accepted():
 
 _INVALID = [
     # swizzled / rotating parameters
-    lambda: SwizzledSharedLayout(2, 0, 4, [1, 0]),
-    lambda: SwizzledSharedLayout(2, 1, 0, [1, 0]),
-    lambda: SwizzledSharedLayout(0, 1, 4, [1, 0]),
-    lambda: SwizzledSharedLayout(-2, 1, 4, [1, 0]),
-    lambda: SwizzledSharedLayout(2.0, 1, 4, [1, 0]),
-    lambda: SwizzledSharedLayout(True, 1, 4, [1, 0]),
-    lambda: SwizzledSharedLayout(2, 1, 4, [1, 1]),
-    lambda: SwizzledSharedLayout(2, 1, 4, [0, 2]),
-    lambda: SwizzledSharedLayout(2, 1, 4, []),
-    lambda: SwizzledSharedLayout(2, 1, 4, "10"),
-    lambda: SwizzledSharedLayout(2, 1, 4, [1, 0], [[1]]),
-    lambda: SwizzledSharedLayout(2, 1, 4, [1, 0], [[3, 0]]),
-    lambda: SwizzledSharedLayout(2, 1, 4, [1, 0], [[1, 0], [1, 0]]),
-    lambda: SwizzledSharedLayout(2, 1, 4, [1, 0], [[0, 2]]),
-    lambda: SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear([8]),
-    lambda: SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear([8, 6]),
-    lambda: SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear([8, 0]),
-    lambda: SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear("88"),
-    lambda: AMDRotatingSharedLayout(2, 1, 4, [2, 0]),
-    lambda: AMDRotatingSharedLayout(2, 0, 4, [1, 0]),
-    lambda: AMDRotatingSharedLayout(2, 1, 4, [1, 0]).to_linear([8, 8, 8]),
+    (lambda: SwizzledSharedLayout(2, 0, 4, [1, 0]), r"per_phase must be >= 1"),
+    (lambda: SwizzledSharedLayout(2, 1, 0, [1, 0]), r"max_phase must be >= 1"),
+    (lambda: SwizzledSharedLayout(0, 1, 4, [1, 0]), r"vec must be >= 1"),
+    (lambda: SwizzledSharedLayout(-2, 1, 4, [1, 0]), r"vec must be >= 1"),
+    (lambda: SwizzledSharedLayout(2.0, 1, 4, [1, 0]), r"vec must be an integer"),
+    (lambda: SwizzledSharedLayout(True, 1, 4, [1, 0]), r"vec must be an integer"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [1, 1]), r"order must be a permutation of 0\.\.1"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [0, 2]), r"order must be a permutation of 0\.\.1"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, []), r"order must have at least one entry \(the rank\)"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, "10"), r"order must be a list of integers"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [1, 0], [[1]]),
+     r"cga_layout\[0\] must have one entry per tensor dimension \(2\)"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [1, 0], [[3, 0]]),
+     r"cga_layout\[0\] must be 0 or have a single non-zero entry"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [1, 0], [[1, 0], [1, 0]]),
+     r"cga_layout\[1\] = \[1, 0\] repeats a basis of cga_layout"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [1, 0], [[0, 2]]),
+     r"cga_layout: the bases along dim 1 must be 1, 2, 4, \.\.\."),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear([8]), r"shape must have rank 2 \(the layout's rank\)"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear([8, 6]), r"shape\[1\] must be a power of two"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear([8, 0]), r"shape\[1\] must be a power of two"),
+    (lambda: SwizzledSharedLayout(2, 1, 4, [1, 0]).to_linear("88"), r"shape must be a list of integers"),
+    (lambda: AMDRotatingSharedLayout(2, 1, 4, [2, 0]), r"order must be a permutation of 0\.\.1"),
+    (lambda: AMDRotatingSharedLayout(2, 0, 4, [1, 0]), r"per_phase must be >= 1"),
+    (lambda: AMDRotatingSharedLayout(2, 1, 4, [1, 0]).to_linear([8, 8, 8]),
+     r"shape must have rank 2 \(the layout's rank\)"),
     # NVMMA parameters and shapes
-    lambda: NVMMASharedLayout(16, 16),
-    lambda: NVMMASharedLayout(256, 16),
-    lambda: NVMMASharedLayout(128, 4),
-    lambda: NVMMASharedLayout(128, 12),
-    lambda: NVMMASharedLayout(128, 16, rank=0),
-    lambda: NVMMASharedLayout(128, 16, transposed=1),
-    lambda: NVMMASharedLayout(64, 8, fp4_padded=True),
-    lambda: NVMMASharedLayout(128, 16, fp4_padded=True),
-    lambda: NVMMASharedLayout(128, 16, 2, cga_layout=[[1, 0, 0]]),
-    lambda: NVMMASharedLayout(128, 16).to_linear([8, 32]),
-    lambda: NVMMASharedLayout(128, 16).to_linear([4, 64]),
-    lambda: NVMMASharedLayout(128, 16, rank=1).to_linear([64]),
-    lambda: NVMMASharedLayout(128, 8, transposed=True).to_linear([128, 4]),
-    lambda: NVMMASharedLayout(128, 16, rank=3).to_linear([2, 2, 64]),
-    lambda: NVMMASharedLayout(32, 16).to_linear([16, 16, 16]),
-    lambda: NVMMASharedLayout(64, 16, cga_layout=[[0, 1]]).to_linear([64, 32]),
+    (lambda: NVMMASharedLayout(16, 16), r"swizzle_byte_width must be one of \(0, 32, 64, 128\)"),
+    (lambda: NVMMASharedLayout(256, 16), r"swizzle_byte_width must be one of \(0, 32, 64, 128\)"),
+    (lambda: NVMMASharedLayout(128, 4), r"element_bitwidth must be one of \(8, 16, 32, 64\)"),
+    (lambda: NVMMASharedLayout(128, 12), r"element_bitwidth must be one of \(8, 16, 32, 64\)"),
+    (lambda: NVMMASharedLayout(128, 16, rank=0), r"rank must be >= 1"),
+    (lambda: NVMMASharedLayout(128, 16, transposed=1), r"transposed must be a bool"),
+    (lambda: NVMMASharedLayout(64, 8, fp4_padded=True), r"fp4_padded requires swizzle_byte_width == 128"),
+    (lambda: NVMMASharedLayout(128, 16, fp4_padded=True),
+     r"fp4_padded requires element_bitwidth == 8 \(packed fp4 pairs\)"),
+    (lambda: NVMMASharedLayout(128, 16, 2, cga_layout=[[1, 0, 0]]),
+     r"cga_layout\[0\] must have one entry per tensor dimension \(2\)"),
+    (lambda: NVMMASharedLayout(128, 16).to_linear([8, 32]),
+     r"shape: the contiguous dim 1 holds 32 elements per CTA"),
+    (lambda: NVMMASharedLayout(128, 16).to_linear([4, 64]),
+     r"shape: the TMA box per CTA, collapsed to 2-D, is \[4, 64\]"),
+    (lambda: NVMMASharedLayout(128, 16, rank=1).to_linear([64]),
+     r"rank must be >= 2 for a swizzled NVMMASharedLayout"),
+    (lambda: NVMMASharedLayout(128, 8, transposed=True).to_linear([128, 4]),
+     r"shape: the TMA box per CTA, collapsed to 2-D, is \[4, 128\]"),
+    (lambda: NVMMASharedLayout(128, 16, rank=3).to_linear([2, 2, 64]),
+     r"shape: the TMA box per CTA, collapsed to 2-D, is \[4, 64\]"),
+    (lambda: NVMMASharedLayout(32, 16).to_linear([16, 16, 16]), r"shape must have rank 2 \(the layout's rank\)"),
+    (lambda: NVMMASharedLayout(64, 16, cga_layout=[[0, 1]]).to_linear([64, 32]),
+     r"shape: the contiguous dim 1 holds 16 elements per CTA"),
     # padded
-    lambda: PaddedSharedLayout([], [[1]], [], [2]),
-    lambda: PaddedSharedLayout([[3, 1]], [[1]], [], [2]),
-    lambda: PaddedSharedLayout([[4, 3]], [[1]], [], [2]),
-    lambda: PaddedSharedLayout([[4, 1], [4, 2]], [[1]], [], [2]),
-    lambda: PaddedSharedLayout([[4]], [[1]], [], [2]),
-    lambda: PaddedSharedLayout([[4, 1]], [[1, 1]], [], [2, 2]),
-    lambda: PaddedSharedLayout([[4, 1]], [[1, 0], [1, 0]], [], [2, 2]),
-    lambda: PaddedSharedLayout([[4, 1]], [[1, 0], [0, 3]], [], [2, 4]),
-    lambda: PaddedSharedLayout([[4, 1]], [[1, 0]], [], [2, 2]),
-    lambda: PaddedSharedLayout([[4, 1]], [[1]], [], [2, 2]),
-    lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [], [3]),
-    lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [[1]], [4]),
-    lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [], [4]).to_linear([8]),
-    lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [], [4]).padded_offset(-1),
-    lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [], [4]).padded_offset(1.5),
+    (lambda: PaddedSharedLayout([], [[1]], [], [2]), r"interval_padding_pairs must have at least one \[interval"),
+    (lambda: PaddedSharedLayout([[3, 1]], [[1]], [], [2]),
+     r"interval_padding_pairs\[0\]: interval must be a power of two"),
+    (lambda: PaddedSharedLayout([[4, 3]], [[1]], [], [2]),
+     r"interval_padding_pairs\[0\]: padding must be a power of two"),
+    (lambda: PaddedSharedLayout([[4, 1], [4, 2]], [[1]], [], [2]),
+     r"interval_padding_pairs: intervals must be distinct"),
+    (lambda: PaddedSharedLayout([[4]], [[1]], [], [2]),
+     r"interval_padding_pairs\[0\] must be an \[interval, padding\]"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1, 1]], [], [2, 2]),
+     r"offset_bases\[0\] must move along at most one dim"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1, 0], [1, 0]], [], [2, 2]),
+     r"offset_bases must be linearly independent"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1, 0], [0, 3]], [], [2, 4]),
+     r"offset_bases\[1\] must be 0 or a power of two along its dim"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1, 0]], [], [2, 2]),
+     r"offset_bases and cga_layout must span shape \[2, 2\]"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1]], [], [2, 2]),
+     r"offset_bases\[0\] must have one entry per tensor dimension \(2\)"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [], [3]), r"shape\[0\] must be a power of two"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [[1]], [4]),
+     r"offset_bases and cga_layout must span shape \[4\]"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [], [4]).to_linear([8]),
+     r"shape must be the layout's shape \[4\]"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [], [4]).padded_offset(-1), r"offset must be >= 0"),
+    (lambda: PaddedSharedLayout([[4, 1]], [[1], [2]], [], [4]).padded_offset(1.5), r"offset must be an integer"),
 ]
 
 
 @pytest.mark.parametrize("index", range(len(_INVALID)))
 def test_invalid_parameters_raise_layout_error(index):
-    with pytest.raises(LayoutError):
-        _INVALID[index]()
+    make, rule = _INVALID[index]
+    with pytest.raises(LayoutError, match=rule):
+        make()
 
 
 def test_fuzzed_invalid_parameters_raise_layout_error():
@@ -665,7 +691,8 @@ def test_fuzzed_invalid_parameters_raise_layout_error():
             else:
                 args[field] = rng.choice([[2, 8], [4, 4], [2, 3], [8], [], [2, 4, 1]])
             make = lambda: PaddedSharedLayout(**args).to_linear()  # noqa: E731
-        with pytest.raises(LayoutError):
+        # the message starts with the argument it is about (or the shape it conflicts with)
+        with pytest.raises(LayoutError, match=rf"^({'|'.join([*args, 'shape'])})\b"):
             make()
         raised += 1
     assert raised == 200

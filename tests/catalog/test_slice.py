@@ -58,17 +58,22 @@ def test_differential_against_triton():
 
 
 @pytest.mark.parametrize(
-    "make",
+    "make, rule",
     [
-        lambda: SliceLayout(2, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])),
-        lambda: SliceLayout(-1, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])),
-        lambda: SliceLayout(0, BlockedLayout([1], [32], [1], [0])),
-        lambda: SliceLayout(0, "blocked"),
-        lambda: SliceLayout("0", BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])),
-        lambda: SliceLayout(0, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])).to_linear([4, 4]),
-        lambda: SliceLayout(0, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])).to_linear([6]),
+        (lambda: SliceLayout(2, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])),
+         r"dim must be in \[0, 2\) \(the parent's rank\)"),
+        (lambda: SliceLayout(-1, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])),
+         r"dim must be in \[0, 2\) \(the parent's rank\)"),
+        (lambda: SliceLayout(0, BlockedLayout([1], [32], [1], [0])),
+         r"parent must have rank >= 2 \(a slice removes one dim\)"),
+        (lambda: SliceLayout(0, "blocked"), r"parent must be a distributed layout"),
+        (lambda: SliceLayout("0", BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])), r"dim must be an integer"),
+        (lambda: SliceLayout(0, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])).to_linear([4, 4]),
+         r"shape must have rank 1 \(the layout's rank\)"),
+        (lambda: SliceLayout(0, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])).to_linear([6]),
+         r"shape\[0\] must be a power of two"),
     ],
 )
-def test_invalid_raise(make):
-    with pytest.raises(LayoutError):
+def test_invalid_raise(make, rule):
+    with pytest.raises(LayoutError, match=rule):
         make()

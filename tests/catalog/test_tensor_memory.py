@@ -63,26 +63,31 @@ def test_differential_against_triton():
 
 
 @pytest.mark.parametrize(
-    "make",
+    "make, rule",
     [
-        lambda: TensorMemoryLayout((32, 64), 1),
-        lambda: TensorMemoryLayout((128, 1024), 1),
-        lambda: TensorMemoryLayout((128, 48), 1),
-        lambda: TensorMemoryLayout((128, 64), 8),
-        lambda: TensorMemoryLayout((128, 64), 2, fp4_padded=True),
-        lambda: TensorMemoryLayout((128, 64), 1, two_ctas=True),
-        lambda: TensorMemoryLayout((128, 64), 1, [[0, 1]], two_ctas=True),
-        lambda: TensorMemoryLayout((64, 1), 1, [[1, 0]], two_ctas=True),
-        lambda: TensorMemoryLayout((128,), 1),
-        lambda: TensorMemoryLayout((128, 64), 1, two_ctas="yes"),
-        lambda: TensorMemoryLayout((128, 64), 1).to_linear([64, 32]),
-        lambda: TensorMemoryLayout((128, 64), 1, [[1, 0]]).to_linear([128, 64]),
-        lambda: TensorMemoryLayout((128, 64), 1).to_linear([128]),
-        lambda: TensorMemoryLayout((64, 64), 1, [[1, 0]], two_ctas=True).to_linear([128, 1]),
-        lambda: TensorMemoryScalesLayout([[3, 0]]),
-        lambda: TensorMemoryScalesLayout().to_linear([128, 8, 2]),
+        (lambda: TensorMemoryLayout((32, 64), 1), r"block\[0\] \(blockM\) must be 64 or 128"),
+        (lambda: TensorMemoryLayout((128, 1024), 1), r"block\[1\] \(blockN\) must be a power of two <= 512"),
+        (lambda: TensorMemoryLayout((128, 48), 1), r"block\[1\] \(blockN\) must be a power of two <= 512"),
+        (lambda: TensorMemoryLayout((128, 64), 8), r"col_stride must be 1, 2 or 4"),
+        (lambda: TensorMemoryLayout((128, 64), 2, fp4_padded=True),
+         r"col_stride must be 1 for an fp4_padded layout"),
+        (lambda: TensorMemoryLayout((128, 64), 1, two_ctas=True),
+         r"cga_layout: a two_ctas layout requires the first CGA block"),
+        (lambda: TensorMemoryLayout((128, 64), 1, [[0, 1]], two_ctas=True),
+         r"cga_layout: a two_ctas layout requires the first CGA block"),
+        (lambda: TensorMemoryLayout((64, 1), 1, [[1, 0]], two_ctas=True),
+         r"block: a two_ctas layout with blockM = 64 needs blockN >= 2"),
+        (lambda: TensorMemoryLayout((128,), 1), r"block must have 2 entries \(the rank\)"),
+        (lambda: TensorMemoryLayout((128, 64), 1, two_ctas="yes"), r"two_ctas must be a bool"),
+        (lambda: TensorMemoryLayout((128, 64), 1).to_linear([64, 32]), r"shape: the rows per CTA"),
+        (lambda: TensorMemoryLayout((128, 64), 1, [[1, 0]]).to_linear([128, 64]), r"shape: the rows per CTA"),
+        (lambda: TensorMemoryLayout((128, 64), 1).to_linear([128]), r"shape must have rank 2 \(the layout's rank\)"),
+        (lambda: TensorMemoryLayout((64, 64), 1, [[1, 0]], two_ctas=True).to_linear([128, 1]),
+         r"shape: a two_ctas layout with blockM = 64 needs at least 2"),
+        (lambda: TensorMemoryScalesLayout([[3, 0]]), r"cga_layout\[0\] must be 0 or have a single non-zero entry"),
+        (lambda: TensorMemoryScalesLayout().to_linear([128, 8, 2]), r"shape must have rank 2 \(the layout's rank\)"),
     ],
 )
-def test_invalid_raise(make):
-    with pytest.raises(LayoutError):
+def test_invalid_raise(make, rule):
+    with pytest.raises(LayoutError, match=rule):
         make()

@@ -85,7 +85,7 @@ def test_amd_rotating_shared_becomes_shared_linear():
     gluon = interop.to_gluon(layout, [16, 16])
     assert type(gluon).__name__ == "SharedLinearLayout"
     assert oracle_linear(gluon, [16, 16]) == layout.to_linear([16, 16])
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"shape is required: Gluon has no AMDRotatingSharedLayout; it"):
         interop.to_gluon(layout)
 
 
@@ -114,7 +114,8 @@ def test_triton_3_6_cga_parameters(monkeypatch):
     monkeypatch.setattr(C, "BlockedLayout", C.BlockedLayout)
     plain = interop.from_gluon(BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]))
     assert plain == C.BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0])
-    with pytest.raises(LayoutError):  # no split-parameter form
+    # no split-parameter form
+    with pytest.raises(LayoutError, match=r"cga_layout: the split bases of a dim must be contiguous"):
         interop.to_gluon(C.BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0], [[0, 1], [1, 0], [0, 2]]))
 
 
@@ -152,17 +153,18 @@ def test_triton_linear_layout_round_trip():
 
 
 @pytest.mark.parametrize(
-    "call",
+    "call, rule",
     [
-        lambda: interop.to_gluon("BlockedLayout"),
-        lambda: interop.to_gluon(LinearLayout({"lane": [[0, 1], [1, 1], [0, 2], [0, 4], [0, 8]]}, ["dim0", "dim1"])),
-        lambda: interop.from_gluon(object()),
-        lambda: interop.to_triton_linear_layout([[1]]),
-        lambda: interop.from_triton_linear_layout("layout"),
+        (lambda: interop.to_gluon("BlockedLayout"), r"layout must be a linear_layouts\.catalog layout"),
+        (lambda: interop.to_gluon(LinearLayout({"lane": [[0, 1], [1, 1], [0, 2], [0, 4], [0, 8]]}, ["dim0", "dim1"])),
+         r"layout: no Gluon descriptor produces it"),
+        (lambda: interop.from_gluon(object()), r"gluon_layout: no catalog class for Gluon's object"),
+        (lambda: interop.to_triton_linear_layout([[1]]), r"layout must be a LinearLayout"),
+        (lambda: interop.from_triton_linear_layout("layout"), r"triton_layout must be"),
     ],
 )
-def test_invalid_raise(call):
-    with pytest.raises(LayoutError):
+def test_invalid_raise(call, rule):
+    with pytest.raises(LayoutError, match=rule):
         call()
 
 
@@ -185,7 +187,8 @@ def test_older_tensor_memory_layout_signature(monkeypatch):
     assert old == TensorMemoryLayout((128, 64), False, (1, 2))
     assert interop.from_gluon(old) == ours
     assert interop.to_gluon(C.TensorMemoryLayout((128, 64), 2)).unpacked is True
-    with pytest.raises(LayoutError):
+    with pytest.raises(LayoutError, match=r"gluon_layout: an unpacked TensorMemoryLayout does not say"):
         interop.from_gluon(TensorMemoryLayout((128, 64), True))
-    with pytest.raises(LayoutError):  # a broadcast CTA has no cta_split_num form
+    # a broadcast CTA has no cta_split_num form
+    with pytest.raises(LayoutError, match=r"cga_layout: the installed Gluon's TensorMemoryLayout cannot"):
         interop.to_gluon(C.TensorMemoryLayout((128, 64), 1, [[0, 0]]))

@@ -204,7 +204,7 @@ def _run_case(case: dict) -> None:  # noqa: C901 - one branch per JSON op, read 
                 assert (rhs * got if op == "divide_left" else got * rhs) == lhs
     elif op == "supremum":
         if case.get("expected_error"):
-            with pytest.raises(LayoutError):
+            with pytest.raises(LayoutError, match=r"dims \['a', 'b'\] and \['b', 'a'\] appear in different relative"):
                 _supremum(a["x"], a["y"])
         else:
             assert _supremum(a["x"], a["y"]) == e

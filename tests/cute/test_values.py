@@ -120,7 +120,7 @@ def _to_tensor_layouts(x):
 def test_values_are_immutable_and_checked():
     L = Layout([8, [2, 4]], [8, [1, 2]])
     assert L.shape == (8, (2, 4)) and hash(L) == hash(Layout((8, (2, 4)), (8, (1, 2))))
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match=r"cannot assign to field 'shape'"):
         L.shape = 4  # type: ignore[misc]
     with pytest.raises(LayoutError, match="not congruent"):
         Layout((8, 4), (1,))

@@ -216,11 +216,16 @@ def test_require_surjective_must_be_a_bool(flag):
 
 def test_errors_quote_at_most_about_80_characters_of_the_input():
     junk = "x" * 1_000_000
-    for call in (lambda: LinearLayout({junk: "y"}, ["dim0"]), lambda: LinearLayout({"a": [[1]]}, [junk, 3]),
-                 lambda: L16x32.apply({junk: 1}), lambda: LinearLayout.identity_1d(3, junk, "b"),
-                 lambda: LinearLayout.identity_1d(junk, "a", "b"), lambda: L16x32.sublayout([junk], []),
-                 lambda: LinearLayout({"a": [[1, 2, 3] * 100000]}, ["dim0"])):
-        with pytest.raises(LayoutError) as info:
+    quoted = r"'x{50}'\.\.\. \(1000000 characters\)"
+    for call, rule in ((lambda: LinearLayout({junk: "y"}, ["dim0"]), rf"^bases\[{quoted}\] must be a list of basis"),
+                       (lambda: LinearLayout({"a": [[1]]}, [junk, 3]), rf"^out_dims must be a mapping .* got item {quoted}$"),
+                       (lambda: L16x32.apply({junk: 1}), rf"^apply: input dim {quoted} is not an in dim"),
+                       (lambda: LinearLayout.identity_1d(3, junk, "b"), r"^size must be a positive power of two, got 3$"),
+                       (lambda: LinearLayout.identity_1d(junk, "a", "b"), rf"^size must be a positive power of two, got {quoted}$"),
+                       (lambda: L16x32.sublayout([junk], []), rf"^sublayout: in dim {quoted} is not an in dim"),
+                       (lambda: LinearLayout({"a": [[1, 2, 3] * 100000]}, ["dim0"]),
+                        r"^bases\['a'\]\[0\] has 300000 coordinates but there are 1 out dim")):
+        with pytest.raises(LayoutError, match=rule) as info:
             call()
         assert len(str(info.value)) < 200 + QUOTE_CHARS, str(info.value)[:300]
 

@@ -159,7 +159,7 @@ def test_explore_writes_and_serves_on_localhost_only(capsys, tmp_path):
             except OSError:
                 time.sleep(0.1)
         assert 'id="explorer-data"' in body
-        with pytest.raises(urllib.error.HTTPError):
+        with pytest.raises(urllib.error.HTTPError, match=r"HTTP Error 404: Not Found"):
             urllib.request.urlopen(url + "etc/passwd", timeout=5)
     finally:
         proc.terminate()

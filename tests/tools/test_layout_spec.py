@@ -136,7 +136,7 @@ def test_bad_specs_raise_layout_error(text, message):
 
 
 def test_error_names_the_column():
-    with pytest.raises(LayoutError) as info:
+    with pytest.raises(LayoutError, match=r"spec: bare name 'bar': a layout is written as a call, e\.g\.") as info:
         parse_spec("LinearLayout({'lane': [[1]]}, ['dim0'], foo=bar)")
     text = str(info.value)
     assert "column 45" in text and "bare name 'bar'" in text
