@@ -119,7 +119,7 @@ def to_gluon(layout: Any, shape: Sequence[int] | None = None) -> Any:
     for ``AMDRotatingSharedLayout`` (converted to a ``SharedLinearLayout``).
 
     >>> from linear_layouts.catalog import BlockedLayout
-    >>> to_gluon(BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]))  # doctest: +SKIP
+    >>> to_gluon(BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]))  # doctest: +REQUIRES_TRITON
     BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[4, 8], warps_per_cta=[4, 1], order=[1, 0], cga_layout=[])
     """
     layout = _expressible(layout, shape)
@@ -226,7 +226,7 @@ def _rank_of_gluon(gluon_layout: Any, values: dict[str, Any]) -> int:
 def from_gluon(gluon_layout: Any) -> Any:
     """Our catalog object equal to a Gluon layout object (Triton 3.9 or 3.6).
 
-    >>> from_gluon(to_gluon(catalog.SliceLayout(0, catalog.BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]))))  # doctest: +SKIP
+    >>> from_gluon(to_gluon(catalog.SliceLayout(0, catalog.BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]))))  # doctest: +REQUIRES_TRITON
     SliceLayout(dim=0, parent=BlockedLayout(...))
     """
     name = type(gluon_layout).__name__
@@ -284,7 +284,7 @@ def _triton_ll_class() -> Any:
 def to_triton_linear_layout(layout: LinearLayout) -> Any:
     """Triton's C++ ``LinearLayout`` with the same in dims, bases, out dims and sizes.
 
-    >>> to_triton_linear_layout(LinearLayout.identity_1d(4, "lane", "dim0")).bases  # doctest: +SKIP
+    >>> to_triton_linear_layout(LinearLayout.identity_1d(4, "lane", "dim0")).bases  # doctest: +REQUIRES_TRITON
     [('lane', [[1], [2]])]
     """
     if not isinstance(layout, LinearLayout):

@@ -156,15 +156,6 @@ def test_choose_wmma_cta_linear_layout_matches_classic_parameters() -> None:
     assert layout.warp_bases == ((0, 1), (0, 2), (2, 0)) and layout.reg_bases == ((1, 0),)
 
 
-def test_docstring_examples() -> None:
-    import doctest
-
-    from linear_layouts.catalog import amd
-
-    result = doctest.testmod(amd)
-    assert result.failed == 0 and result.attempted >= 12
-
-
 def test_classic_parameters_round_trip() -> None:
     rng = random.Random(3)
     for _ in range(100):

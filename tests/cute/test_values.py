@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import random
 
 import pytest
@@ -15,16 +13,6 @@ from linear_layouts.errors import LayoutError
 from . import random_cute as R
 
 tl = pytest.importorskip("tensor_layouts")
-
-MODULES = ["int_tuple", "layout", "linear", "from_linear", "atoms", "best", "source", "parse", "__init__"]
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name):
-    module = importlib.import_module("linear_layouts.cute" + ("" if name == "__init__" else "." + name))
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0
-
 
 def _random_any_layout(rng):
     """Shapes and strides of any size (not only powers of two), nested, any sign of stride."""

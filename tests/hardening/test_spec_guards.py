@@ -4,22 +4,16 @@ themselves (:func:`linear_layouts.limits.check_text`, ``excerpt``, ``quote``), w
 
 from __future__ import annotations
 
-import doctest
 import time
 
 import pytest
 
 from linear_layouts import LayoutError
-from linear_layouts import limits
 from linear_layouts.limits import MAX_INT_DIGITS, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_text, excerpt, quote
 from linear_layouts.spec import parse_spec
 
 BLOCKED = "BlockedLayout([1,4],[4,8],[4,1],[1,0])"
 JSON = '{"bases": {"register": [[1]]}, "out_dims": ["dim0"]}'
-
-
-def test_limits_docstring_examples():
-    assert doctest.testmod(limits, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 @pytest.mark.parametrize("text", [

@@ -10,7 +10,7 @@ The kernel computes one tile; its arguments are the program's pointer arguments 
 ``reference(program, inputs)`` is the program's meaning in NumPy, for checking the kernel on a device.
 
 >>> from linear_layouts.engine import examples, propagate
->>> src = gluon_source(propagate(examples.row_softmax()))
+>>> src = gluon_source(propagate(examples.row_softmax()))  # doctest: +REQUIRES_TRITON
 >>> "@gluon.jit" in src and "gl.convert_layout" in src
 True
 """

@@ -20,7 +20,7 @@ The result gives every value's LinearLayout, a matching catalog descriptor where
 >>> b = Builder(num_warps=4)
 >>> x = b.load(b.pointer("x", [32, 32], "fp16"))
 >>> b.store(b.pointer("y", [32, 32], "fp16"), b.trans(x, [1, 0]))  # a real transpose: one conversion
->>> [c.plan.kind for c in propagate(b.build()).conversions]
+>>> [c.plan.kind.value for c in propagate(b.build()).conversions]
 ['shared memory']
 """
 
