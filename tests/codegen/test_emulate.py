@@ -81,3 +81,27 @@ def test_a_wrong_byte_permute_is_caught():
     assert emulate_check(bad, tiles=1, iterations=0) > 0
     with pytest.raises(LayoutError, match="whole number"):
         emulate_kernel(kernel, np.zeros(3, dtype=np.uint8))
+
+
+def test_in_lane_rounds_move_registers_without_shuffles():
+    """A register bit traded with the lane bit at the same position (r0 <-> l0, plus common register
+    bits): half the rounds read the lane itself and are register moves; every element of every width
+    still comes back, and the kernel's shfl count is the plan's (rounds that cross lanes only)."""
+    from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc
+
+    src = LinearLayout({"register": [[1], [2], [8], [128], [256]], "lane": [[4], [16], [32], [64], [512]]},
+                       ["dim0"])
+    dst = LinearLayout({"register": [[1], [4], [8], [128], [256]], "lane": [[2], [16], [32], [64], [512]]},
+                       ["dim0"])
+    for bits in (8, 16, 32, 64):
+        plan = plan_shuffle(src, dst, bits)
+        assert sum(r.in_lane for r in plan.rounds) == plan.num_rounds // 2 > 0, bits
+        assert plan.shuffles_per_warp == plan.num_rounds // 2 * plan.words_per_shuffle, bits
+        fwd, bwd = (ShuffleConversion(plan_shuffle(a, b, bits)) for a, b in ((src, dst), (dst, src)))
+        kernel = emit_conversion_kernel(f"inlane{bits}", src, dst, bits // 8, fwd, None)
+        assert emulate_check(kernel, tiles=2, iterations=0, seed=bits) == 0, bits
+        kernel = emit_conversion_kernel(f"inlane_rt{bits}", src, dst, bits // 8, fwd, bwd)
+        assert emulate_check(kernel, tiles=2, iterations=1, seed=bits) == 0, bits
+        if find_nvcc() is not None:
+            got = count_ptx(compile_ptx(emit_conversion_kernel(f"inlane{bits}", src, dst, bits // 8, fwd).source))
+            assert got["shfl.sync.idx.b32"] == plan.shuffles_per_warp, bits

@@ -85,6 +85,11 @@ class ShuffleRound:
     source_lane: tuple[int, ...]
     receive_registers: tuple[tuple[int, ...], ...]
 
+    @property
+    def in_lane(self) -> bool:
+        """Every lane reads itself (``source_lane[l] == l``): the round is a register move, no ``shfl``."""
+        return all(src == lane for lane, src in enumerate(self.source_lane))
+
 
 @dataclass(frozen=True)
 class ShufflePlan:
@@ -115,8 +120,9 @@ class ShufflePlan:
 
     @property
     def shuffles_per_warp(self) -> int:
-        """``shfl.sync`` instructions each warp issues."""
-        return self.num_rounds * self.words_per_shuffle
+        """``shfl.sync`` instructions each warp issues: one per payload word of every round but the
+        in-lane ones (``ShuffleRound.in_lane``: every lane reads itself, a register move)."""
+        return sum(not r.in_lane for r in self.rounds) * self.words_per_shuffle
 
     @property
     def num_warps(self) -> int:

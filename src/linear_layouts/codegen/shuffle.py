@@ -12,7 +12,8 @@ lane bits.  So the emitter
    per word and lane bit that moves whole words, one ``prmt`` with a lane-computed selector for the
    part inside the word);
 3. issues one ``shfl.sync`` per 32-bit payload word per round, all lanes sending the same word of
-   ``a'``; the source lane is an affine function of the lane (XORs of masked lane bits);
+   ``a'``; the source lane is an affine function of the lane (XORs of masked lane bits); a round in
+   which every lane reads itself (``ShuffleRound.in_lane``) moves the word without a ``shfl``;
 4. assembles the received bytes into ``b'`` (``b'[r] = b[r ^ g(l)]``, fixed registers: constant
    byte permutes only where a word is filled by several rounds) and translates back to ``b``.
 
@@ -111,12 +112,16 @@ class ShuffleConversion:
         # 3. rounds: one shfl per payload word; received bytes named in b' (fixed registers)
         received: list[Source] = []
         for rnd, s in zip(rounds, bases):
-            src_lane = em.define(affine_lane_expression(rnd.source_lane).to_cuda(), "src")
+            src_lane = None if rnd.in_lane else em.define(affine_lane_expression(rnd.source_lane).to_cuda(), "src")
             d = rnd.receive_registers[0][0]
             dst_regs = rnd.receive_registers[0]  # lane 0: d ^ o'_k
             for h in range(words_per):
-                name = em.fresh("r")
-                em.lines.append(f"const unsigned {name} = __shfl_sync(0xffffffffu, {a_prime[ps.word(s) + h]}, {src_lane});")
+                if src_lane is None:  # every lane reads itself: the word is already here
+                    name = a_prime[ps.word(s) + h]
+                else:
+                    name = em.fresh("r")
+                    em.lines.append(f"const unsigned {name} = __shfl_sync(0xffffffffu, {a_prime[ps.word(s) + h]}, "
+                                    f"{src_lane});")
                 if w >= 4:
                     contents = tuple((d, 4 * h + j) for j in range(4))
                 else:
