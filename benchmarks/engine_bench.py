@@ -1,56 +1,139 @@
-"""Engine speed and quality on the CPU: time to propagate each example program (median of 5) and the
-conversions left vs. the legacy "blocked everywhere" baseline, plus the same over 100 random programs
-(the generator of tests/engine/random_programs.py).
+"""Engine speed and quality on the CPU: time to propagate each example program and 100 random programs
+(the generator of tests/engine/random_programs.py), and the conversions left vs. the legacy
+"blocked everywhere" baseline.
 
-Run: ``python benchmarks/engine_bench.py``.
+Timings, each the median over ``--runs`` fresh processes (wall clock ``perf_counter`` and CPU
+``process_time``; the machine is shared, so CPU time is the steadier figure):
+
+* **cold**: the first ``propagate`` of the program in a fresh process (every cache empty; the
+  package imported, including ``codegen.cost``, which the analyses import on their first shuffle
+  cost: that one-time import is timed apart, ``import``) — what a compiler pass pays per new kernel;
+* **warm**: the median of 5 further calls on the same program in that process (caches full);
+* **random cold**: for each of 100 seeded random programs, every ``functools`` cache of the package
+  cleared, then one ``propagate`` (so no program reuses another's work); the mean per program;
+* **random seq**: the 100 programs one after another in one process without clearing (caches shared
+  across different programs, as in one compiler process); the mean per program.
+
+Run: ``python benchmarks/engine_bench.py [--runs 5]``; ``--child ...`` is the per-process worker.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime
+import functools
+import gc
+import json
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engine"))
+HERE = Path(__file__).resolve()
+sys.path.insert(0, str(HERE.parents[1] / "tests" / "engine"))
 
-from linear_layouts.engine import examples, naive_conversions, propagate  # noqa: E402
+
+def clear_caches() -> int:
+    """Clear every ``functools`` cache of the loaded ``linear_layouts`` modules; the number cleared."""
+    n = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("linear_layouts") or module is None:
+            continue
+        for obj in list(vars(module).values()):
+            if isinstance(obj, functools._lru_cache_wrapper):
+                obj.cache_clear()
+                n += 1
+    return n
 
 
-def timed(fn, repeat=5):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+def _time(fn):
+    gc.collect()
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - w, time.process_time() - c, out
+
+
+def child(what: str) -> dict:
+    """One fresh process: cold then warm timings of example ``what``, or of the random set (``random``)."""
+    from linear_layouts.engine import examples, naive_conversions, propagate
+
+    if what == "import":
+        wall, cpu, _ = _time(lambda: __import__("linear_layouts.codegen.cost"))
+        return {"cold_wall": wall, "cold_cpu": cpu}
+    __import__("linear_layouts.codegen.cost")
+
+    if what != "random":
+        program = examples.EXAMPLES[what]()
+        wall, cpu, result = _time(lambda: propagate(program))
+        warm = [_time(lambda: propagate(program))[:2] for _ in range(5)]
+        return {"cold_wall": wall, "cold_cpu": cpu,
+                "warm_wall": statistics.median(w for w, _ in warm), "warm_cpu": statistics.median(c for _, c in warm),
+                "ops": len(program.ops), "conversions": len(result.conversions), "cost": result.total_cost,
+                "naive": naive_conversions(program)}
+    from random_programs import random_program
+
+    programs = [random_program(seed) for seed in range(100)]
+    cold_wall = cold_cpu = 0.0
+    convs = []
+    for program in programs:
+        clear_caches()
+        wall, cpu, result = _time(lambda: propagate(program))
+        cold_wall += wall
+        cold_cpu += cpu
+        convs.append(len(result.conversions))
+    clear_caches()
+    seq_wall = seq_cpu = 0.0
+    for program in programs:
+        wall, cpu, _ = _time(lambda: propagate(program))
+        seq_wall += wall
+        seq_cpu += cpu
+    return {"cold_wall": cold_wall / 100, "cold_cpu": cold_cpu / 100, "seq_wall": seq_wall / 100,
+            "seq_cpu": seq_cpu / 100, "conversions": sum(convs), "per_program": convs,
+            "naive": sum(naive_conversions(p) for p in programs)}
+
+
+def _run_child(what: str) -> dict:
+    out = subprocess.run([sys.executable, str(HERE), "--child", what], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    print(f"# engine_bench — {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-          f"Python {platform.python_version()}, {platform.processor() or platform.machine()}")
-    print("| program | ops | propagate (ms) | conversions | cost | blocked everywhere |")
-    print("|---|---|---|---|---|---|")
-    for name, build in examples.EXAMPLES.items():
-        program = build()
-        seconds, result = timed(lambda: propagate(program))
-        print(f"| {name} | {len(program.ops)} | {seconds * 1e3:.0f} | {len(result.conversions)} | "
-              f"{result.total_cost:.1f} | {naive_conversions(program)} |")
-    from random_programs import random_program
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes per program (median)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--only", help="comma-separated example names (and/or 'random')")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child)))
+        return
+    from linear_layouts.engine import examples
+    import numpy
 
-    ours = naive = 0
-    total = 0.0
-    for seed in range(100):
-        program = random_program(seed)
-        t0 = time.perf_counter()
-        result = propagate(program)
-        total += time.perf_counter() - t0
-        ours += len(result.conversions)
-        naive += naive_conversions(program)
-    print(f"\n100 random programs: {ours} conversions left vs {naive} blocked everywhere; "
-          f"mean propagate time {total * 10:.0f} ms")
+    names = ["import"] + list(examples.EXAMPLES) + ["random"]
+    if args.only:
+        names = [n for n in names if n in args.only.split(",")]
+    print(f"# engine_bench — {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+          f"Python {platform.python_version()}, NumPy {numpy.__version__}, {platform.machine()}, "
+          f"median of {args.runs} fresh processes (ms; wall / CPU process_time)")
+    print("| program | ops | cold wall | cold CPU | warm wall | warm CPU | conversions | cost | blocked everywhere |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        runs = [_run_child(name) for _ in range(args.runs)]
+
+        def med(key):
+            return statistics.median(r[key] for r in runs) * 1e3
+
+        r = runs[0]
+        if name == "import":
+            print(f"| (one-time import of codegen.cost) | - | {med('cold_wall'):.1f} | {med('cold_cpu'):.1f} | - | - | - | - | - |")
+        elif name == "random":
+            print(f"| 100 random (mean) | - | {med('cold_wall'):.1f} | {med('cold_cpu'):.1f} | "
+                  f"{med('seq_wall'):.1f} (seq) | {med('seq_cpu'):.1f} (seq) | {r['conversions']} | - | {r['naive']} |")
+        else:
+            print(f"| {name} | {r['ops']} | {med('cold_wall'):.1f} | {med('cold_cpu'):.1f} | {med('warm_wall'):.1f} | "
+                  f"{med('warm_cpu'):.1f} | {r['conversions']} | {r['cost']:.1f} | {r['naive']} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,10 @@ def plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
         return 1e6
 
 
+#: Plans cost at least nothing, so two different layouts cost at least the convert op's overhead.
+plan_cost.floor = CONVERT_OVERHEAD  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class Conversion:
     """A ``convert_layout`` left in the program: ``%value`` (in ``src``) to ``%result`` (in ``dst``)."""
@@ -121,6 +125,8 @@ class _State:
         self.values: dict[int, Value] = dict(program.values)
         self.layout: dict[int, LinearLayout] = {}
         self.cost_fn = cost_fn
+        #: a lower bound of ``cost_fn`` on two different layouts (``-inf`` where unknown)
+        self.cost_floor = getattr(cost_fn, "floor", -math.inf)
         self.descriptors: list[Any] = []
         self.next_id = max(self.values, default=-1) + 1
         self.legacy = False
@@ -367,12 +373,12 @@ def _plan(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int 
         if op.kind == "convert_layout" and op.operands[0] == vid and state.layout[op.results[0]] == target:
             memo[key] = (0.0, ("shared", vid, target, 0.0))
             return memo[key]
-    direct = state.cost(vid, target)
-    best = (direct, ("convert", vid, target, direct))
-    if depth < 48:
-        remat = _remat(state, vid, target, memo, depth, movable)
-        if remat[0] < best[0] - 1e-9:
-            best = remat
+    remat = _remat(state, vid, target, memo, depth, movable) if depth < 48 else (_INF, ())
+    if remat[0] < state.cost_floor - 1e-9:  # cheaper than any conversion: the direct cost is not needed
+        best = remat
+    else:
+        direct = state.cost(vid, target)
+        best = remat if remat[0] < direct - 1e-9 else (direct, ("convert", vid, target, direct))
     memo[key] = best
     return best
 

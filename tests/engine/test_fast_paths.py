@@ -1,0 +1,51 @@
+"""The engine's shortcuts change nothing: the pruned engine (plan_cost's floor) against an engine that
+asks the cost of every candidate, on every example and seeded random programs; the floor itself on
+random layout pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linear_layouts.analysis.warp_simulator import random_distributed_layout, random_within_warp_partner
+from linear_layouts.engine import examples, plan_cost, propagate
+from random_programs import random_program
+
+
+def every_cost(src, dst, bits):
+    """``plan_cost`` without its ``floor``: the engine then asks for every direct cost, as it did before."""
+    return plan_cost(src, dst, bits)
+
+
+def outcome(result):
+    """Everything the engine decides: ops (with layouts in their attributes), layouts, descriptors, conversions."""
+    ops = [(op.kind, op.operands, op.results, op.attrs) for op in result.program.ops]
+    convs = [(c.value, c.result, c.src, c.dst, c.dtype, c.plan.kind if c.plan else None, c.cost)
+             for c in result.conversions]
+    return ops, dict(result.layouts), dict(result.descriptors), convs
+
+
+PROGRAMS = [pytest.param(build, id=name) for name, build in examples.EXAMPLES.items()]
+PROGRAMS += [pytest.param(lambda seed=seed: random_program(seed), id=f"random{seed}") for seed in range(0, 120, 3)]
+
+
+@pytest.mark.parametrize("build", PROGRAMS)
+def test_pruned_engine_decides_as_the_exhaustive_one(build):
+    program = build()
+    fast, slow = propagate(program), propagate(program, cost_fn=every_cost)
+    assert not hasattr(every_cost, "floor") and plan_cost.floor > 0
+    assert outcome(fast) == outcome(slow)
+
+
+def test_plan_cost_floor_holds_on_random_pairs():
+    """Pruning skips a direct conversion when a rematerialization is cheaper than ``plan_cost.floor``:
+    every conversion between different layouts costs at least that much."""
+    rng = np.random.default_rng(11)
+    costs = []
+    for i in range(150):
+        a = random_distributed_layout(rng, [3, 3], warp_bits=2)
+        b = random_within_warp_partner(rng, a) if i % 2 else random_distributed_layout(rng, [3, 3], warp_bits=2)
+        bits = int(rng.choice([8, 16, 32, 64]))
+        if a != b:
+            costs.append(plan_cost(a, b, bits))
+    assert len(costs) > 100 and min(costs) >= plan_cost.floor
