@@ -497,15 +497,15 @@ def _backward(state: _State, max_rounds: int = 4) -> None:
             x = conv.operands[0]
             target = state.layout[y]
             memo: dict = {}
-            direct = state.cost(x, target)
             remat_cost, node = _remat(state, x, target, memo, 0)
             store_cost, store_plans = _store_alternative(state, conv, memo)
             if _new_conversions((node,)) > 1:  # replace one conversion by at most one
                 remat_cost = _INF
             if _new_conversions(tuple(n for _, ns in store_plans for _, n in ns)) > 1:
                 store_cost = _INF
-            if min(remat_cost, store_cost) >= direct - 1e-9:
-                continue
+            best = min(remat_cost, store_cost)
+            if best == _INF or (best >= state.cost_floor - 1e-9 and best >= state.cost(x, target) - 1e-9):
+                continue  # the conversion stays (its cost is asked only when an alternative might win)
             changed = True
             if remat_cost <= store_cost:
                 new = _apply(state, node, {})
@@ -545,6 +545,31 @@ def describe(layout: LinearLayout, candidates: list[Any]) -> Any:
         except LayoutError:
             continue
     return recognize(layout)
+
+
+class _Descriptors(Mapping):
+    """Value id -> :func:`describe` of its layout among ``candidates``, searched on first access, once
+    per distinct layout (recognizing a layout no candidate produces takes milliseconds; a pass that
+    needs only the layouts never pays it)."""
+
+    def __init__(self, layouts: Mapping[int, LinearLayout], candidates: tuple[Any, ...]):
+        self._layouts, self._candidates = layouts, list(candidates)
+        self._found: dict[LinearLayout, Any] = {}
+
+    def __getitem__(self, vid: int) -> Any:
+        layout = self._layouts[vid]
+        if layout not in self._found:
+            self._found[layout] = describe(layout, self._candidates)
+        return self._found[layout]
+
+    def __iter__(self):
+        return iter(self._layouts)
+
+    def __len__(self) -> int:
+        return len(self._layouts)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 def check_consistent(result: EngineResult) -> list[str]:
@@ -607,6 +632,10 @@ def _run(program: Program, cost_fn: CostFn, rematerialize: bool, legacy: bool = 
     return state
 
 
+def _count(state: _State) -> int:
+    return sum(op.kind == "convert_layout" for op in state.ops)
+
+
 def _score(state: _State) -> tuple[int, float]:
     """(conversions, their total cost + the global memory ops' cost): the fewest, then the cheapest."""
     count, cost = 0, 0.0
@@ -637,13 +666,14 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     runs = [_run(program, cost_fn, rematerialize)]
     if rematerialize:
         runs.append(_run(program, cost_fn, True, legacy=True))
-    state = min(runs, key=_score)
+    counts = [_count(run) for run in runs]  # the fewest conversions; their cost only breaks ties
+    tied = [run for run, count in zip(runs, counts) if count == min(counts)]
+    state = tied[0] if len(tied) == 1 else min(tied, key=_score)
     live = {v for op in state.ops for v in op.operands + op.results}
     values = {v: state.values[v] for v in sorted(live)}
     out = Program(tuple(state.ops), values, program.num_warps, program.threads_per_warp, program.num_ctas, program.args)
     layouts = {v: state.layout[v] for v in values}
-    cands = list(dict.fromkeys(state.descriptors))
-    descriptors = {v: describe(layouts[v], cands) for v in values}
+    descriptors = _Descriptors(layouts, tuple(dict.fromkeys(state.descriptors)))
     conversions = []
     for op in state.ops:
         if op.kind == "convert_layout":
