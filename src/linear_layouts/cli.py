@@ -13,7 +13,7 @@ explorer's HTTP server in :mod:`linear_layouts.viz.server`.
     banks SHARED DIST --dtype fp16 [--store STORE]                 wavefronts of one access, step by step
     swizzle STORE LOAD|wgmma-a|wgmma-b|tma --dtype fp16 [--format cute|gluon|ttgir]  shared layouts ranked
     convert SRC DST --dtype fp16 [--emit cuda] [--run]             the conversion plan (and kernel)
-    demo                                                           the seed transpose, end to end
+    demo                                                           Layout A and a transpose, end to end
     explore [--port N | --output FILE]                             the explorer page on 127.0.0.1
     report KERNEL_OR_FILE [--target sm_90] [--format text|html]    every layout and conversion of a real kernel
 """
@@ -440,7 +440,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Layout A of the paper, then the seed transpose end to end."""
+    """Layout A of the paper, then the tutorial's 16x32 transpose end to end."""
     from linear_layouts.reports import demo_report
 
     print(demo_report(_width(args)))
@@ -632,7 +632,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--run", action="store_true", help="compile, run and verify the kernel (needs a GPU and CuPy)")
     wide(p)
 
-    wide(add("demo", cmd_demo, "the paper's Layout A, then the seed transpose end to end, in six steps"))
+    wide(add("demo", cmd_demo, "the paper's Layout A, then a 16x32 transpose through shared memory end to end, in six steps"))
 
     p = add("explore", cmd_explore, "the interactive explorer page, served on 127.0.0.1 (or written with -o)")
     p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)")

@@ -1,126 +1,213 @@
-"""Regenerate the gallery under docs/images (run by hand: python tests/tools/make_docs_images.py).
+"""Regenerate the gallery under docs/images (run by hand from the repository root:
+``python3 tests/tools/make_docs_images.py``; ``--no-browser`` skips the screenshots).
 
-Every picture kind the library draws, made by the public renderers (the same calls the CLI makes), then
-headless Chromium (Playwright, /usr/bin/chromium) screenshots of the SVG / HTML kinds and of the
-explorer page, so what a browser shows can be looked at and compared. ``--no-browser`` skips the
-screenshots. docs/images/README.md lists the gallery with the command behind each picture.
+Every picture is made by the ``linear-layouts`` command listed beside it (run here through
+``linear_layouts.cli.main``, so the gallery is exactly what the command prints today), then headless
+Chromium (Playwright, /usr/bin/chromium) screenshots every SVG / HTML picture and the explorer page, so
+what a browser shows can be looked at. docs/images/README.md is written from the same table.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import pathlib
+import shlex
 import sys
 import time
 
-from linear_layouts.analysis.swizzle import optimal_swizzle
-from linear_layouts.catalog import BlockedLayout, NVMMADistributedLayout, NVMMASharedLayout
-from linear_layouts.viz.bank_steps import bank_steps
-from linear_layouts.viz.explorer import explorer_html
-from linear_layouts.viz.page import layout_html
-from linear_layouts.viz.png import distributed_png, shared_png
-from linear_layouts.viz.scenarios import seed_transpose
-from linear_layouts.viz.svg import bank_hits_svg, distributed_svg, matrix_svg, shared_svg
+from linear_layouts import LinearLayout
+from linear_layouts.cli import main
 
-OUT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "images"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OUT = ROOT / "docs" / "images"
 SHOTS = OUT / "screenshots"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 BLOCKED = "BlockedLayout([1,4],[4,8],[4,1],[1,0])"
+LAYOUT_A = "BlockedLayout([2,2],[4,8],[2,1],[1,0])"
+MMA = "NVMMADistributedLayout([2,0],[4,1],[16,8])"
+MMA_2x2 = "NVMMADistributedLayout([2,0],[2,2],[16,8])"
+NVMMA = "NVMMASharedLayout(128,16)"
+XOR_M = "SwizzledSharedLayout(1,1,16,[1,0])"
+XOR_2M = "SwizzledSharedLayout(2,1,16,[1,0])"
+ROW_MAJOR = "SwizzledSharedLayout(1,1,1,[1,0])"
+STORE = "@docs/images/transpose-store.json"
+LOAD = "@docs/images/transpose-load.json"
+
+# (section, file, arguments after `linear-layouts`, what it shows); -o docs/images/FILE is added.
+GALLERY: list[tuple[str, str, list[str], str]] = [
+    ("Distributed layouts: who holds each element", "blocked-16x16-layout-a.svg",
+     ["show", LAYOUT_A, "--shape", "16,16", "--format", "svg"],
+     "the paper's Layout A (tutorial §2): 2x2 registers per thread, 4x8 lanes, 2 warps; thick line between the warps"),
+    ("", "blocked-16x16-layout-a.png", ["show", LAYOUT_A, "--shape", "16,16", "--format", "png"], "the same as PNG"),
+    ("", "blocked-32x32.svg", ["show", BLOCKED, "--shape", "32,32", "--format", "svg"],
+     "a 4-warp blocked layout on 32x32: each warp owns 4 rows of 32 columns, repeated twice down the tile"),
+    ("", "blocked-32x32.png", ["show", BLOCKED, "--shape", "32,32", "--format", "png"], "the same as PNG"),
+    ("", "blocked-32x32-lane.png", ["show", BLOCKED, "--shape", "32,32", "--format", "png", "--label", "lane"],
+     "`--label lane`: only the lane id in each cell"),
+    ("", "blocked-32x32-register.png",
+     ["show", BLOCKED, "--shape", "32,32", "--format", "png", "--label", "register"],
+     "`--label register`: only the register index"),
+    ("", "blocked-32x32-thread.svg", ["show", BLOCKED, "--shape", "32,32", "--format", "svg", "--label", "thread"],
+     "`--label thread`: only the thread id (lane + 32 * warp)"),
+    ("", "blocked-128x128.png", ["show", BLOCKED, "--shape", "128,128", "--format", "png"],
+     "the same layout on 128x128 (32 repetitions of each warp's tile; under 2 s, benchmarks/results/pictures.md)"),
+    ("", "blocked-16x16-replicated.svg", ["show", BLOCKED, "--shape", "16,16", "--format", "svg"],
+     "the layout covers 16x32, the tile is 16x16: every element is held by two threads (dark corner mark; the "
+     "cell names the first owner, the tooltip all of them)"),
+    ("", "blocked-16x16-replicated.png", ["show", BLOCKED, "--shape", "16,16", "--format", "png"], "the same as PNG"),
+    ("", "mma-v2-32x32.svg", ["show", MMA_2x2, "--shape", "32,32", "--format", "svg"],
+     "the `mma.sync` accumulator, 2x2 warps of 16x8 tiles, on 32x32 (tutorial §9)"),
+    ("", "mma-v2-32x32-warp.svg", ["show", MMA, "--shape", "32,32", "--format", "svg", "--label", "warp"],
+     "`--label warp`: four warps of 16 rows each on a 32-row tile, so warps 2 and 3 repeat warps 0 and 1 "
+     "(corner marks)"),
+    ("", "mma-v2-128x128.png", ["show", MMA, "--shape", "128,128", "--format", "png"],
+     "the accumulator on a 128x128 tile: 64 registers per thread"),
+    ("", "transpose-store.svg", ["show", STORE, "--format", "svg"],
+     "the tutorial's transpose (§4), store side: lane = column, register = row"),
+    ("", "transpose-load.svg", ["show", LOAD, "--format", "svg"],
+     "... load side: lanes 0-15 walk the rows, lane 16 the column pair, registers the other columns"),
+    ("", "transpose-load.png", ["show", LOAD, "--format", "png"], "the same as PNG"),
+    ("Shared layouts: where each element lives", "transpose-shared-xor-m.svg",
+     ["show", XOR_M, "--shape", "16,32", "--dtype", "fp32", "--format", "svg"],
+     "`offset = 32 m + (n xor m)`: the tile, each element coloured and labelled by its bank"),
+    ("", "transpose-shared-xor-2m.png", ["show", XOR_2M, "--shape", "16,32", "--dtype", "fp32", "--format", "png"],
+     "`32 m + (n xor 2m)`, the optimal swizzle of the transpose (tutorial §5)"),
+    ("", "transpose-shared-xor-2m-memory.svg",
+     ["show", XOR_2M, "--shape", "16,32", "--dtype", "fp32", "--format", "svg", "--view", "physical"],
+     "`--view physical`: memory itself, one 128-byte row of the 32 banks per line, each slot labelled with the "
+     "element it holds (row over column)"),
+    ("", "transpose-shared-xor-2m-memory.png",
+     ["show", XOR_2M, "--shape", "16,32", "--dtype", "fp32", "--format", "png", "--view", "physical"],
+     "the same as PNG"),
+    ("", "nvmma-shared-128b-fp16-32x64.svg",
+     ["show", NVMMA, "--shape", "32,64", "--dtype", "fp16", "--format", "svg"],
+     "Hopper's 128-byte swizzle (CuTe's `Swizzle<3,4,3>`) on fp16: 16-byte chunks XORed with the row"),
+    ("", "nvmma-shared-128b-fp16-128x128.png",
+     ["show", NVMMA, "--shape", "128,128", "--dtype", "fp16", "--format", "png"], "the same on 128x128"),
+    ("Costs, algebra, pages", "banks-row-major-load.svg",
+     ["banks", ROW_MAJOR, LOAD, "--shape", "16,32", "--dtype", "fp32", "--format", "svg"],
+     "the transpose's load through row-major memory: lanes per bank at every step, red where a bank serves "
+     "several words (16 wavefronts per step)"),
+    ("", "banks-xor-m-load.svg", ["banks", XOR_M, LOAD, "--shape", "16,32", "--dtype", "fp32", "--format", "svg"],
+     "... through `n xor m`: 2 per step"),
+    ("", "banks-xor-2m-load.svg", ["banks", XOR_2M, LOAD, "--shape", "16,32", "--dtype", "fp32", "--format", "svg"],
+     "... through `n xor 2m`: 1 per step, conflict-free"),
+    ("", "transpose-load-matrix.svg", ["matrix", LOAD, "--format", "svg"],
+     "the load layout as its F2 matrix: a dark cell is a 1"),
+    ("", "nvmma-shared-page.html", ["show", NVMMA, "--shape", "64,64", "--dtype", "fp16", "--format", "html"],
+     "the HTML page (see its screenshot): both views, the matrix, Triton's text view and the bases"),
+]
+EXPLORER = ["explorer-unswizzled.png", "explorer-xor-m-algebra.png", "explorer-optimal-algorithm.png",
+            "explorer-blocked-to-mma.png"]
+
+
+def command(argv: list[str], name: str) -> str:
+    return "linear-layouts " + shlex.join(argv + ["-o", f"docs/images/{name}"])
+
+
+def transpose_layouts() -> None:
+    """The tutorial's §4 transpose as JSON files (the CLI reads them with @FILE)."""
+    store = LinearLayout({"register": [[1, 0], [2, 0], [4, 0], [8, 0]],
+                          "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]]}, ["dim0", "dim1"])
+    load = LinearLayout({"register": [[0, 2], [0, 4], [0, 8], [0, 16]],
+                         "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}, ["dim0", "dim1"])
+    (OUT / "transpose-store.json").write_text(store.to_json() + "\n")
+    (OUT / "transpose-load.json").write_text(load.to_json() + "\n")
 
 
 def pictures() -> dict[str, float]:
-    """Writes the pictures; returns the seconds each PNG took."""
+    """Runs every gallery command; returns the seconds each took."""
     seconds: dict[str, float] = {}
-
-    def png(name: str, make) -> None:
+    for _, name, argv, _ in GALLERY:
         start = time.perf_counter()
-        data = make()
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main(argv + ["-o", str(OUT / name)])
         seconds[name] = time.perf_counter() - start
-        (OUT / name).write_bytes(data)
-
-    blocked = BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])
-    (OUT / "blocked-32x32.svg").write_text(distributed_svg(blocked.to_linear([32, 32]), title=f"{BLOCKED} on 32×32"))
-    png("blocked-32x32.png", lambda: distributed_png(blocked.to_linear([32, 32]), title=f"{BLOCKED} on 32×32"))
-    png("blocked-128x128.png", lambda: distributed_png(blocked.to_linear([128, 128]), title=f"{BLOCKED} on 128×128"))
-    small = blocked.to_linear([16, 16])
-    (OUT / "blocked-16x16-replicated.svg").write_text(
-        distributed_svg(small, title=f"{BLOCKED} on 16×16: every element held twice"))
-    png("blocked-16x16-replicated.png", lambda: distributed_png(small, title=f"{BLOCKED} on 16×16: every element held twice"))
-    mma = NVMMADistributedLayout([2, 0], [4, 1], [16, 8])
-    png("mma-v2-64x64.png", lambda: distributed_png(mma.to_linear([64, 64]), title="NVMMADistributedLayout([2,0],[4,1],[16,8]) on 64×64"))
-    (OUT / "mma-v2-32x32-warp.svg").write_text(distributed_svg(
-        mma.to_linear([32, 32]), label="warp", title="NVMMADistributedLayout([2,0],[4,1],[16,8]) on 32×32, --label warp"))
-
-    seed = seed_transpose()
-    (OUT / "seed-store.svg").write_text(distributed_svg(seed.store, title="seed store layout A: thread → column, register → row"))
-    (OUT / "seed-load.svg").write_text(distributed_svg(seed.load, title="seed load layout B: (m = t mod 16, n = 2r + t/16)"))
-    png("seed-load.png", lambda: distributed_png(seed.load, title="seed load layout B: (m = t mod 16, n = 2r + t/16)"))
-    for (name, shared), slug in zip(seed.shared, ("unswizzled", "xor-m", "xor-2m")):
-        (OUT / f"seed-shared-{slug}.svg").write_text(shared_svg(shared, 32, title=f"seed shared layout, {name}"))
-        steps = bank_steps(shared, seed.load, 32)
-        (OUT / f"seed-bank-hits-{slug}.svg").write_text(bank_hits_svg(steps, title=f"load through {name}: bank hits per step"))
-    optimal = optimal_swizzle(seed.store, seed.load, 32).layout
-    png("seed-shared-optimal.png", lambda: shared_png(optimal, 32, title="optimal swizzle 32m + (n ⊕ 2m)"))
-    (OUT / "seed-shared-optimal-memory.svg").write_text(
-        shared_svg(optimal, 32, view="physical", title="optimal swizzle 32m + (n ⊕ 2m): memory, rows × banks"))
-    png("seed-shared-optimal-memory.png", lambda: shared_png(optimal, 32, view="physical",
-                                                              title="optimal swizzle 32m + (n ⊕ 2m): memory, rows × banks"))
-    (OUT / "seed-load-matrix.svg").write_text(matrix_svg(seed.load, title="seed load layout B as an F2 matrix"))
-    nvmma = NVMMASharedLayout(128, 16).to_linear([64, 64])
-    (OUT / "nvmma-shared-128b-fp16-64x64.svg").write_text(
-        shared_svg(nvmma, 16, title="NVMMASharedLayout(128, 16) on 64×64 fp16"))
-    (OUT / "layout-page.html").write_text(layout_html(nvmma, title="NVMMASharedLayout(128, 16) on 64×64 fp16",
-                                                      element_bitwidth=16))
+        if code != 0:
+            raise SystemExit(f"{command(argv, name)} failed with {code}")
     return seconds
 
 
 def screenshots() -> None:
-    """Chromium's rendering of every SVG / HTML kind, and the explorer page in four states."""
+    """Chromium's rendering of every SVG / HTML picture, and the explorer page in four states."""
     from playwright.sync_api import sync_playwright
 
+    from linear_layouts.viz.explorer import explorer_html
+
     SHOTS.mkdir(exist_ok=True)
-    pages = {"blocked-32x32.svg": 1500, "blocked-16x16-replicated.svg": 900, "mma-v2-32x32-warp.svg": 1500,
-             "seed-shared-xor-m.svg": 1500, "seed-shared-optimal-memory.svg": 1500, "seed-bank-hits-xor-m.svg": 1100,
-             "seed-load-matrix.svg": 700, "layout-page.html": 1400}
     page_file = OUT / "explorer.html"
     page_file.write_text(explorer_html())
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        for name, width in pages.items():
-            page = browser.new_page(viewport={"width": width, "height": 600})
-            text = (OUT / name).read_text()
+        for _, name, _, _ in GALLERY:
+            if not name.endswith((".svg", ".html")):
+                continue
+            page = browser.new_page(viewport={"width": 1400, "height": 600})
             if name.endswith(".svg"):   # an SVG inline in a page: Chromium screenshots it in full
-                text = f"<!DOCTYPE html><html><body style='margin:0'>{text}</body></html>"
-            page.set_content(text)
+                page.set_content(f"<!DOCTYPE html><html><body style='margin:0'>{(OUT / name).read_text()}</body></html>")
+            else:
+                page.goto((OUT / name).as_uri())
             page.screenshot(path=str(SHOTS / (name.rsplit(".", 1)[0] + ".png")), full_page=True)
             page.close()
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         page.goto(page_file.as_uri())
         page.wait_for_function("document.getElementById('wf-load').textContent !== '?'")
-        page.screenshot(path=str(OUT / "explorer-unswizzled.png"), full_page=True)
+        page.screenshot(path=str(OUT / EXPLORER[0]), full_page=True)
         page.evaluate("window.explorer.setToggles([[0,0],[1,1],[2,2],[3,3]])")
         page.check("#show-algebra")
         page.select_option("#access-select", "load")
-        page.screenshot(path=str(OUT / "explorer-xor-m-algebra.png"), full_page=True)
+        page.screenshot(path=str(OUT / EXPLORER[1]), full_page=True)
         page.select_option("#base-select", "2")
         for _ in range(4):
             page.click("#algo-next")
-        page.screenshot(path=str(OUT / "explorer-optimal-algorithm.png"), full_page=True)
+        page.screenshot(path=str(OUT / EXPLORER[2]), full_page=True)
         page.select_option("#scenario-select", "2")
         page.select_option("#base-select", "1")
-        page.screenshot(path=str(OUT / "explorer-blocked-to-mma.png"), full_page=True)
+        page.screenshot(path=str(OUT / EXPLORER[3]), full_page=True)
         browser.close()
     page_file.unlink()
-    (OUT / "layout-page.html").unlink()
+
+
+def readme() -> str:
+    """docs/images/README.md: every picture, what it shows, the command that made it."""
+    lines = ["# Gallery", "",
+             "Every picture below is the current output of the command beside it, run from the repository root",
+             "(`python3 tests/tools/make_docs_images.py` reruns them all, writes this page and takes the Chromium",
+             "screenshots in `screenshots/`: what a browser shows for each SVG / HTML picture).",
+             "`transpose-store.json` / `transpose-load.json` are the 16x32 transpose of `docs/tutorial.md` §4.", "",
+             "Distributed pictures: each cell names its thread `T` (lane + 32 * warp) over its register `r`",
+             "(`--label thread|lane|register|warp` keeps one); the colour is the lane (hue, neighbouring lanes far",
+             "apart; odd warps darker); thick lines separate warps; a dark corner marks a replicated element (held",
+             "by several threads). Shared pictures: the colour and label are the bank of each element (or, with",
+             "`--view physical`, memory row by row with the element each slot holds)."]
+    for section, name, argv, what in GALLERY:
+        if section:
+            lines += ["", f"## {section}", "", "| picture | what it shows | command |", "|---|---|---|"]
+        shown = f"[{name}]({name})" if not name.endswith(".html") else name
+        if name.endswith((".svg", ".html")):
+            shown += f" ([screenshot](screenshots/{name.rsplit('.', 1)[0]}.png))"
+        lines.append(f"| {shown} | {what} | `{command(argv, name)}` |")
+    lines += ["", "## The explorer", "",
+              "`linear-layouts explore` (the interactive page on http://127.0.0.1:8000/), screenshotted in four "
+              "states: the transpose unswizzled; the XOR m toggles with \"show the algebra\" on (Lemma 9.4's "
+              "intersection `m0⊕n0`); the optimal-swizzle stepper; a blocked-to-mma scenario.", ""]
+    lines += [f"[{name}]({name})" + ("  " if i < len(EXPLORER) - 1 else "") for i, name in enumerate(EXPLORER)]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
+    os.chdir(ROOT)      # the commands name docs/images/*.json relative to the repository root
     OUT.mkdir(parents=True, exist_ok=True)
+    transpose_layouts()
     timings = pictures()
     if "--no-browser" not in sys.argv:
         screenshots()
-    else:
-        (OUT / "layout-page.html").unlink()
+    for _, name, _, _ in GALLERY:
+        if name.endswith(".html"):
+            (OUT / name).unlink()
+    (OUT / "README.md").write_text(readme())
     for name, seconds in timings.items():
         print(f"{name}: {seconds:.2f} s")
-    print("\n".join(sorted(str(p.relative_to(OUT.parents[1])) for p in OUT.rglob("*") if p.is_file())))

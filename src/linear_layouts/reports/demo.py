@@ -1,4 +1,4 @@
-"""The ``linear-layouts demo`` text: the paper's Layout A, then the seed transpose end to end, in six
+"""The ``linear-layouts demo`` text: the paper's Layout A, then the 16x32 transpose of docs/tutorial.md §4 end to end, in six
 steps that each fit one screen (``width`` columns; wide views show their first columns and say so)."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _heading(number: int, width: int | None) -> str:
 
 
 def demo_report(width: int | None = 100) -> str:
-    """:func:`layout_a_report`, then the seed transpose (seeds 003/004): both layouts, the three
+    """:func:`layout_a_report`, then the 16x32 one-warp transpose (docs/tutorial.md §4-6): both layouts, the three
     swizzles' wavefronts (16 + 256, 16 + 32, 16 + 16) and the optimal layout, the optimal-swizzle
     construction against the baselines, the planner's choice and the generated CUDA kernel's head — six
     steps (:data:`DEMO_STEPS`), every line at most ``width`` characters but the kernel's code
@@ -82,7 +82,7 @@ def demo_report(width: int | None = 100) -> str:
         distributed_view(seed.load, max_width=width).rstrip("\n"),
         _heading(3, width),
         wrap_text("Through shared memory: store in A, load in B. The cost is in wavefronts (one per 128-byte "
-                  "bank access; seed 004 expects 16+256, 16+32, 16+16):", width),
+                  "bank access; docs/tutorial.md §4 derives 16+256, 16+32, 16+16):", width),
         table_text(rows, ["shared layout", "store", "load", "full pass"]),
         "",
         "The best, offset by offset (the (m:n) element each offset of shared memory holds):",

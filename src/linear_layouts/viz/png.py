@@ -77,11 +77,13 @@ def png_cell_size(rows: int, columns: int) -> int:
 
 
 def _label_font(cell: int, longest: int, lines: int) -> tuple[Font, int] | None:
-    """The largest (font, scale) whose ``lines`` label lines of ``longest`` characters fit in a cell."""
+    """The largest (font, scale) whose ``lines`` label lines of ``longest`` characters fit in a cell, with a
+    margin of a tenth of the cell (at least 2 pixels) on each side, so neighbouring labels stay apart."""
+    margin = 2 * max(2, cell // 10)
     for font, scale in ((LARGE, 2), (SMALL, 2), (LARGE, 1), (SMALL, 1)):
         width = text_width("0" * longest, font, scale)
         height = (font.height * lines + 2 * (lines - 1)) * scale
-        if width <= cell - 4 and height <= cell - 4:
+        if width <= cell - margin and height <= cell - 4:
             return font, scale
     return None
 

@@ -69,9 +69,9 @@ def seed_transpose() -> Scenario:
     shared = (("unswizzled: 32m + n", row_major_shared([16, 32])),
               ("XOR m: 32m + (n ⊕ m)", xor_swizzled_shared(16, 32, 0)),
               ("XOR 2m: 32m + (n ⊕ 2m)", xor_swizzled_shared(16, 32, 1)))
-    return Scenario("seed transpose 16×32 fp32, one warp", store, load, 32, shared,
+    return Scenario("transpose 16×32 fp32, one warp", store, load, 32, shared,
                     "store: thread → column, register → row", "load: (m = t mod 16, n = 2r + t/16)",
-                    "Seeds 003/004: expected 16 + 256 (unswizzled), 16 + 32 (XOR m), 16 + 16 (XOR 2m) wavefronts.")
+                    "docs/tutorial.md §4: 16 + 256 (unswizzled), 16 + 32 (XOR m), 16 + 16 (XOR 2m) wavefronts.")
 
 
 def layout_a() -> LinearLayout:
