@@ -15,15 +15,16 @@ budget is skipped and named):
 2. ``triton``: Triton's ``gl.convert_layout`` peers of every case compiled in parallel (one process
    per CPU core), so the benchmark never waits on a compiler;
 3. ``verify``: every kernel on the GPU, every element (3 tiles with one round trip, 2 with none);
-4. ``ncu``: shared-memory wavefront counters of every shared-memory kernel (one ncu process), against
-   the analysis prediction and codegen's model of its emitted instructions;
-5. ``memcheck``, ``racecheck``: compute-sanitizer over every kernel (one process each);
-6. ``copy``, ``transpose``: device copy bandwidth; 8192^2 transposes (8/16/32-bit);
-7. ``gather``: warp-local gather (shuffles) vs shared-memory gather vs Triton's ``tl.gather``
+4. ``bench``: the conversion loop (data in L2, 1 + 2 x iterations dependent conversions per CTA)
+   ours vs Triton for every pair, the in-warp pairs first (shuffles vs shared memory, both timed);
+   the legacy baselines for some; whole kernels (load, convert, store) for the first
+   ``--whole-cases``; it stops where the later stages' estimates (``STAGE_ESTIMATE``) begin;
+5. ``copy``, ``transpose``: device copy bandwidth; 8192^2 transposes (8/16/32-bit);
+6. ``gather``: warp-local gather (shuffles) vs shared-memory gather vs Triton's ``tl.gather``
    (the regime of the paper's Fig. 8: small per-warp gather axes);
-8. ``bench``: the conversion loop (data in L2, 1 + 2 x iterations dependent conversions per CTA)
-   ours vs Triton for every pair; shuffles vs shared memory for every in-warp pair; the legacy
-   baselines for some; whole kernels (load, convert, store) for the first ``--whole-cases``;
+7. ``ncu``: shared-memory wavefront counters of every shared-memory kernel (one ncu process), against
+   the analysis prediction and codegen's model of its emitted instructions;
+8. ``memcheck``, ``racecheck``: compute-sanitizer over every kernel (one process each);
 9. ``profile``: ``ncu --set full`` of the slowest pairs relative to Triton (ours and Triton's),
    Triton's cubins of them (``artifacts.tar.gz``).
 
@@ -492,14 +493,18 @@ def bench(args, variants: list[Variant], deadline: float, done_rows: list[dict])
         by_case.setdefault(v.case.name, {})[v.variant] = v
     done = {r["case"] for r in done_rows}
     rows = list(done_rows)
+    whole = set(list(by_case)[: args.whole_cases])
+    # in-warp pairs (both mechanisms timed: the shuffle / shared and ranking targets) first
+    order = sorted(by_case, key=lambda n: not ({"shuffle", "shared"} & set(by_case[n])))
     sink = open(Path(args.out) / "bench_rows.jsonl", "a")
-    for i, (name, vs) in enumerate(by_case.items()):
+    for i, name in enumerate(order):
+        vs = by_case[name]
         if name in done:
             continue
         if time.time() > deadline:
             print(f"  bench: out of time after {i} of {len(by_case)} cases", flush=True)
             break
-        new = _bench_case(args, name, vs, whole=i < args.whole_cases)
+        new = _bench_case(args, name, vs, whole=name in whole)
         for r in new:
             sink.write(json.dumps(r) + "\n")
         sink.flush()
@@ -1063,8 +1068,15 @@ def _bundle(out: Path) -> None:
 
 
 # Seconds each stage needs at most (H100, the full suite), to skip what no longer fits the budget.
-STAGE_ESTIMATE = dict(microbench=30, triton=90, verify=60, ncu=150, memcheck=60, racecheck=60, copy=5,
-                      transpose=15, gather=40, bench=120, profile=60)
+# Seconds each stage may take (the 2026-11-23 H100 run: microbench 0.5, triton 53, verify 2, ncu 14,
+# memcheck 2, racecheck 8, transpose 0.3, gather 44, profile 41), with headroom; the bench gets what
+# the stages after it leave.
+STAGE_ESTIMATE = dict(microbench=30, triton=90, verify=60, ncu=60, memcheck=30, racecheck=30, copy=5,
+                      transpose=15, gather=60, bench=150, profile=60)
+#: The order of the stages: what issue 12's targets need first (correctness, the conversion loop ours
+#: vs Triton and shuffles vs shared, transposes, gathers), hardware counters and sanitizers after.
+STAGE_ORDER = ("microbench", "triton", "verify", "bench", "copy", "transpose", "gather", "ncu", "memcheck",
+               "racecheck", "profile")
 
 
 def main() -> None:
@@ -1180,16 +1192,18 @@ def main() -> None:
 
         return gpu_microbench.run(out)
 
-    stages = [("microbench", run_microbench),
-              ("triton", lambda: triton_compile(args, cases)),
-              ("verify", lambda: verify(args, variants)), ("ncu", lambda: run_ncu(args, variants)),
-              ("memcheck", lambda: run_sanitizer(args, "memcheck")),
-              ("racecheck", lambda: run_sanitizer(args, "racecheck")),
-              ("copy", copy_bandwidth), ("transpose", lambda: transposes(args, results.get("copy"))),
-              ("gather", lambda: gathers(args)),
-              ("bench", lambda: bench(args, variants, deadline - STAGE_ESTIMATE["profile"], done_bench)),
-              ("profile", lambda: profile(args, variants, results.get("bench", [])))]
-    for key, fn in stages:
+    after_bench = sum(STAGE_ESTIMATE[k] for k in STAGE_ORDER[STAGE_ORDER.index("bench") + 1:] if k not in skip)
+    stage_fn = {"microbench": run_microbench,
+                "triton": lambda: triton_compile(args, cases),
+                "verify": lambda: verify(args, variants), "ncu": lambda: run_ncu(args, variants),
+                "memcheck": lambda: run_sanitizer(args, "memcheck"),
+                "racecheck": lambda: run_sanitizer(args, "racecheck"),
+                "copy": copy_bandwidth, "transpose": lambda: transposes(args, results.get("copy")),
+                "gather": lambda: gathers(args),
+                "bench": lambda: bench(args, variants, deadline - after_bench, done_bench),
+                "profile": lambda: profile(args, variants, results.get("bench", []))}
+    for key in STAGE_ORDER:
+        fn = stage_fn[key]
         if key in skip:
             continue
         left = deadline - time.time()
