@@ -174,8 +174,11 @@ def _check_roles(usage: str, *roles: tuple[str, LinearLayout, str]) -> None:
         raise LayoutError(f"{a} and {b} look swapped: {a} is a {kb} layout and {b} a {ka} one; "
                           f"the order is `{usage}`")
     name, layout, kind = wrong[0]
+    hint = ""
+    if len(wrong) == 1 and len(roles) == 2 and all(k == "distributed" for _, _, k in roles):
+        hint = " (a shared layout and the distributed layout that reads or writes it: `banks SHARED DIST`)"
     raise LayoutError(f"{name}: expected a {kind} layout ({_KINDS[kind]}); got a {_kind(layout)} layout "
-                      f"(in dims {', '.join(layout.in_dim_names)}); usage: `{usage}`")
+                      f"(in dims {', '.join(layout.in_dim_names)}); usage: `{usage}`{hint}")
 
 
 def _check_lanes(layout: LinearLayout, what: str) -> None:

@@ -64,7 +64,11 @@ def test_swapped_banks_arguments_are_named(capsys):
     code, _, err = _run(capsys, "convert", NVMMA, BLOCKED, "--shape", "64,64", "--dtype", "fp16")
     assert code == 2 and "SRC: expected a distributed layout" in err
     code, _, err = _run(capsys, "swizzle", BLOCKED, NVMMA, "--shape", "64,64", "--dtype", "fp16")
-    assert code == 2 and "LOAD: expected a distributed layout" in err
+    assert code == 2 and "LOAD: expected a distributed layout" in err and "`banks SHARED DIST`" in err
+    code, _, err = _run(capsys, "swizzle", NVMMA, BLOCKED, "--shape", "64,64", "--dtype", "fp16")
+    assert code == 2 and "STORE: expected a distributed layout" in err and "`banks SHARED DIST`" in err
+    code, _, err = _run(capsys, "convert", BLOCKED, NVMMA, "--shape", "64,64", "--dtype", "fp16")
+    assert code == 2 and "DST: expected a distributed layout" in err and "`banks SHARED DIST`" in err
 
 
 def test_busy_port_says_what_to_do(capsys):
