@@ -3,8 +3,8 @@ ncu's shared-memory wavefronts against the prediction.
 
 One command, one device call, bounded (about a minute on an H100 once the cubins are built):
 
-    PYTHONPATH=src python benchmarks/gpu_cute.py --mode prepare          # CPU: build + nvcc the kernels
-    PYTHONUNBUFFERED=1 PYTHONPATH=src python benchmarks/gpu_cute.py --out $OUT   # GPU
+    PYTHONPATH=src python3 benchmarks/gpu_cute.py --mode prepare      # CPU: build + nvcc the kernels
+    PYTHONPATH=src python3 benchmarks/gpu_cute.py --mode measure --budget 100 --out $OUT   # GPU
 
 Each case is a conversion ``src -> dst`` through a shared layout that is a CuTe layout
 (``linear_layouts.cute.to_linear``): CUTLASS's canonical swizzle atoms (``Sw<3,3,3> o (64,64):(64,1)``
@@ -19,9 +19,10 @@ side (``codegen.plan.shared_step``). For each kernel:
   ``wavefronts(S, dst)`` (the bank model), which the CPU checks against codegen's model of its own
   emitted instructions and the brute-force simulator (tests/cute/test_gpu_cute.py).
 
-Writes ``gpu_cute.json`` and ``gpu_cute.md`` under ``--out``. Kernels are compiled by nvcc into
-``$LINEAR_LAYOUTS_CACHE`` (default benchmarks/build/cubins); the case list is cached in
-benchmarks/build/cute_variants.json: carry benchmarks/build to skip both on the device.
+Writes ``gpu_cute.json`` and ``gpu_cute.md`` under ``--out``. Prepare compiles the kernels with nvcc into
+benchmarks/build/cute/cubins (the kernel cache, ``$LINEAR_LAYOUTS_CACHE``) and writes the case list to
+benchmarks/build/cute/variants.json; carried to the device, measure copies the cubins into a private
+cache folder and compiles nothing (nvcc runs there only for a kernel that is missing).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "cubins"))
+BUILD = HERE / "build" / "cute"
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(BUILD / "cubins"))
 
 from linear_layouts import LinearLayout  # noqa: E402
 from linear_layouts.analysis.banks import wavefronts  # noqa: E402
@@ -51,7 +53,7 @@ from linear_layouts.codegen.ptx import compile_cubin  # noqa: E402
 
 METRIC_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 METRIC_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
-CACHE = HERE / "build" / "cute_variants.json"
+CACHE = BUILD / "variants.json"
 PREFIX = "llcute"
 
 
@@ -158,19 +160,24 @@ def compile_all(kernels: list[CuteKernel]) -> float:
 
 
 # ---------------------------------------------------------------------------------------------- GPU
-def launch_all(kernels: list[CuteKernel]) -> None:
-    """One CTA, one conversion per kernel (what ncu measures)."""
+def launch_all(kernels: list[CuteKernel], until: float = 0.0) -> None:
+    """One CTA, one conversion per kernel (what ncu measures), until the time ``until`` (0: all)."""
     from linear_layouts.codegen.runtime import check_kernel
 
     for k in kernels:
+        if until and time.time() > until:
+            break
         check_kernel(k.kernel, tiles=1, iterations=0)
 
 
-def verify(kernels: list[CuteKernel]) -> list[dict]:
+def verify(kernels: list[CuteKernel], until: float = 0.0) -> list[dict]:
     from linear_layouts.codegen.runtime import check_kernel
 
     rows = []
     for k in kernels:
+        if until and time.time() > until:
+            rows.append(dict(case=k.name, cute=k.cute, wrong=-1, error="not run: budget"))
+            continue
         try:
             wrong = check_kernel(k.kernel, tiles=3, iterations=1, seed=1) + check_kernel(k.kernel, tiles=2, seed=2)
             rows.append(dict(case=k.name, cute=k.cute, wrong=wrong))
@@ -192,9 +199,9 @@ def parse_ncu_csv(out: str) -> dict[str, dict[str, float]]:
     return measured
 
 
-def run_ncu(kernels: list[CuteKernel], timeout: int) -> dict:
+def run_ncu(kernels: list[CuteKernel], timeout: float, until: float = 0.0) -> dict:
     cmd = ["ncu", "--csv", "--metrics", f"{METRIC_LD},{METRIC_ST}", "-k", f"regex:^{PREFIX}_",
-           sys.executable, __file__, "--mode", "launch"]
+           sys.executable, __file__, "--mode", "launch", "--until", str(until)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         rc, out = proc.returncode, proc.stdout + proc.stderr
@@ -221,8 +228,11 @@ def report(results: dict) -> str:
     lines = ["# CuTe-swizzled shared memory on the device: ncu wavefronts against the prediction", "",
              f"Device: {env.get('gpu')}; {env.get('date')}; CUDA {env.get('nvcc')}; ncu {env.get('ncu')}; "
              f"CuPy {env.get('cupy')}, Python {env.get('python')}.", "",
-             "Reproduce: `PYTHONPATH=src python benchmarks/gpu_cute.py --mode prepare` (CPU), then "
-             "`PYTHONPATH=src python benchmarks/gpu_cute.py --out OUT` (GPU).", "",
+             "Reproduce: `bash benchmarks/gpu_workflow_prepare.sh` (CPU: nvcc), then "
+             "`bash benchmarks/gpu_workflow_run.sh OUT 300` (GPU).", "",
+             f"**Summary: ncu store + load wavefronts = prediction on {equal} / {len(ncu_rows)} conversions through "
+             f"CuTe-swizzled shared layouts (target >= 10); correct on "
+             f"{sum(r['wrong'] == 0 for r in ver)} / {len(ver)}.**", "",
              f"* kernels: {len(results.get('kernels', []))}; correct on every element: "
              f"**{sum(r['wrong'] == 0 for r in ver)} / {len(ver)}**",
              f"* ncu store + load wavefronts = prediction (`analysis.banks.wavefronts`): **{equal} / {len(ncu_rows)}**",
@@ -243,42 +253,68 @@ def report(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="CuTe-swizzled conversions: ncu wavefronts vs prediction")
-    ap.add_argument("--mode", default="all", choices=["all", "prepare", "launch"])
-    ap.add_argument("--out", default=str(HERE / "build" / "cute_out"))
-    ap.add_argument("--no-compile", action="store_true", help="prepare: build the kernel list only")
-    ap.add_argument("--ncu-timeout", type=int, default=60)
-    args = ap.parse_args(argv)
-    start = time.time()
-    if args.mode == "prepare" or not CACHE.exists():
-        kernels = build()
-        save(kernels)
-    else:
-        kernels = load()
-    if args.mode == "launch":
-        launch_all(kernels)
-        return 0
-    print(f"{len(kernels)} kernels built in {time.time() - start:.1f} s", flush=True)
-    if args.no_compile:
-        return 0
-    print(f"compiled (or found cached) in {compile_all(kernels):.1f} s", flush=True)
-    if args.mode == "prepare":
-        return 0
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    from gpu_suite import environment  # the suite's device / CUDA / ncu / versions record
+def _private_cache() -> str:
+    """The prepared cubins (carried to the device) copied into a fresh 0700 folder of ours, which the
+    kernel cache accepts whoever owns the carried files (``codegen.ptx.cache_dir``); its path."""
+    import shutil
+    import tempfile
 
+    source = Path(os.environ["LINEAR_LAYOUTS_CACHE"])
+    private = tempfile.mkdtemp(prefix="llcute_cubins_")
+    if source.is_dir():
+        for path in source.iterdir():
+            if path.is_file() and not path.is_symlink():
+                shutil.copyfile(path, Path(private) / path.name)
+                os.chmod(Path(private) / path.name, 0o600)
+    os.environ["LINEAR_LAYOUTS_CACHE"] = private
+    return private
+
+
+def measure(args) -> int:
+    """Device: correctness of every kernel, then one ncu process over all of them, within ``--budget``."""
+    sys.path.insert(0, str(HERE))
+    from gpu_workflow_common import Deadline, environment, require_gpu, write_outputs
+
+    deadline = Deadline(args.budget)
+    kernels = load()
+    require_gpu()
+    _private_cache()
+    compiled = compile_all(kernels)  # cache hits when prepared (nvcc only for what is missing)
+    print(f"{len(kernels)} kernels ready in {compiled:.1f} s", flush=True)
     results: dict = dict(environment=environment(),
                          kernels=[dict(case=k.name, cute=k.cute, kernel=k.kernel.name, predicted=k.predicted,
                                        modelled=k.modelled, description=k.description) for k in kernels])
-    results["verify"] = verify(kernels)
-    results["ncu"] = run_ncu(kernels, args.ncu_timeout)
-    results["seconds"] = round(time.time() - start, 1)
-    (out / "gpu_cute.json").write_text(json.dumps(results, indent=1, default=str))
+    results["verify"] = verify(kernels, deadline.end - 30)
+    if deadline.left() > 10:
+        results["ncu"] = run_ncu(kernels, deadline.left() - 4, until=deadline.end - 8)
+    else:
+        results["ncu"] = dict(rc=None, rows=[], tail="not run: budget")
+    results["seconds"] = round(args.budget - deadline.left(), 1)
     text = report(results)
-    (out / "gpu_cute.md").write_text(text)
+    write_outputs(Path(args.out), "gpu_cute", results, text)
     print(text)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="CuTe-swizzled conversions: ncu wavefronts vs prediction")
+    ap.add_argument("--mode", required=True, choices=["prepare", "measure", "launch"])
+    ap.add_argument("--out", default=str(HERE / "build" / "cute_out"))
+    ap.add_argument("--budget", type=float, default=100.0, help="measure: seconds for everything")
+    ap.add_argument("--no-compile", action="store_true", help="prepare: build the kernel list only")
+    ap.add_argument("--until", type=float, default=0.0, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    start = time.time()
+    if args.mode == "launch":
+        launch_all(load(), args.until)
+        return 0
+    if args.mode == "measure":
+        return measure(args)
+    kernels = build()
+    save(kernels)
+    print(f"{len(kernels)} kernels built in {time.time() - start:.1f} s", flush=True)
+    if not args.no_compile:
+        print(f"compiled (or found cached) with nvcc in {compile_all(kernels):.1f} s -> {BUILD}", flush=True)
     return 0
 
 

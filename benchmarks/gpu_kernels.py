@@ -15,194 +15,179 @@ the TTGIR's own loop bounds evaluated with the launch's scalars):
   proxy, not the LSU), tensor memory, histograms' atom.shared counting, tt.gather,
   mbarrier operations, and ops whose execution count depends on data (spin loops).
 
-Every kernel is compiled by the device's own Triton (its layouts may differ from 3.9's): the JIT's own
-warm-up in parallel worker processes, then one ncu process launches each kernel once (``-k regex`` on the
-corpus kernel names, ``--launch-count`` = their number); the report is built from the TTGIR that Triton
-generated there, with this library. Writes ``DIR/gpu_kernels.json`` and ``DIR/gpu_kernels.md``.
+``--mode prepare`` (CPU): every kernel is compiled by Triton 3.6 -- the device's Triton, installed here
+under /tmp by benchmarks/gpu_workflow_prepare.sh -- for sm_90 with the JIT's specialization
+(``KernelSpec.specialization``): the cubin the device's JIT would build; the report is built from that
+compile's TTGIR with this library. ``--mode measure`` (GPU): CuPy loads the cubins and launches each kernel
+once at its realistic problem size (does it run?), then one ncu process launches them all once more (``-k
+regex`` on the corpus kernel names, ``--launch-count`` = their number), all within ``--budget`` seconds.
+Writes ``DIR/gpu_kernels.json`` and ``DIR/gpu_kernels.md``.
 
-    python benchmarks/gpu_kernels.py --out DIR            # on the device (H100): ~2-4 minutes
-    python benchmarks/gpu_kernels.py --out DIR --cpu      # here: Triton 3.9 compiles for sm_90, no run
+    PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/gpu_kernels.py --mode prepare          # CPU, ~1 min
+    PYTHONPATH=src python3 benchmarks/gpu_kernels.py --mode measure --budget 100 --out DIR     # GPU
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import datetime
-import io
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
 import time
-import traceback
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
 CORPUS = ROOT / "tests" / "data" / "triton_kernels"
-LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+BUILD = ROOT / "benchmarks" / "build" / "kernels"
+from gpu_workflow_common import (METRIC_LD as LD, METRIC_ST as ST, Deadline, TritonCubin,  # noqa: E402
+                                 environment, require_gpu, run_ncu, save_cubin, triton_compile,
+                                 triton_version_or_die)
 #: read when the device's ncu knows them (diagnostics for the kernels that differ)
-EXTRA = [
+EXTRA = [  # same unit as LD / ST (one pass); read when the device's ncu knows them
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
-    "smsp__inst_executed_op_shared_ld.sum",
-    "smsp__inst_executed_op_shared_st.sum",
-    "smsp__inst_executed_op_ldsm.sum",
-    "smsp__inst_executed_op_stsm.sum",
-    "smsp__inst_executed_op_ldgsts.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
 ]
 
-TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-                "fp8e5": "float8_e5m2", "fp8e4nv": "float8_e4m3fn", "i8": "int8", "u8": "uint8",
-                "i16": "int16", "i32": "int32", "i64": "int64", "i1": "bool"}
 
 
 # --------------------------------------------------------------------------------------------------
-# running kernels (device)
+# prepare (CPU, Triton 3.6) and running kernels (device, CuPy)
 # --------------------------------------------------------------------------------------------------
 def corpus_files() -> list[Path]:
     return sorted(CORPUS.glob("*.py"))
 
 
-def make_kwargs(spec, torch):
-    """Every parameter of ``spec``'s kernel as a keyword: tensors allocated on the GPU (random normal,
-    or as TENSORS says), scalars and constexprs as given."""
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    kwargs = {}
-    for p in spec.params:
-        if p in spec.constexprs:
-            kwargs[p] = spec.constexprs[p]
-            continue
-        ty = spec.signature[p]
-        if not ty.startswith("*"):
-            kwargs[p] = spec.scalars[p]
-            continue
-        entry = spec.tensors[p]
-        shape, init = (entry, None) if isinstance(entry, list) else entry
-        dtype = getattr(torch, TORCH_DTYPES[ty[1:]])
-        if init == "zeros":
-            t = torch.zeros(shape, dtype=dtype, device="cuda")
-        elif isinstance(init, tuple) and init[0] == "randint":
-            t = torch.randint(init[1], init[2], shape, generator=gen, device="cuda", dtype=torch.int64).to(dtype)
-        elif dtype.is_floating_point:
-            t = (torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32) * 0.5).to(dtype)
-        else:
-            t = torch.randint(0, 64, shape, generator=gen, device="cuda", dtype=torch.int64).to(dtype)
-        kwargs[p] = t
-    return kwargs
-
-
-def _allocator(torch):
-    import triton
-
-    if hasattr(triton, "set_allocator"):
-        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
-
-
-def _compiled(kernel, grid, kwargs, options):
-    """Compile through the JIT (Triton's own specialization) and return the CompiledKernel."""
-    if hasattr(kernel, "warmup"):
-        try:
-            out = kernel.warmup(grid=grid, **kwargs, **options)
-            if hasattr(out, "asm"):
-                return out
-        except TypeError:
-            pass
-    out = kernel[grid](**kwargs, **options)
-    if hasattr(out, "asm"):
-        return out
-    for cache in getattr(kernel, "device_caches", {}).values():  # the JIT's cache of compiled kernels
-        found = [k for k in cache[0].values() if hasattr(k, "asm")]
-        if found:
-            return found[-1]
-    raise RuntimeError("the JIT returned no compiled kernel to read the TTGIR from")
-
-
-def compile_worker(path: str) -> dict:
-    """Worker process: compile one kernel with the device's Triton (populating its cache) and return
-    its TTGIR, PTX and version."""
-    import torch
-    import triton
+def prepare(args) -> int:
+    """CPU: every corpus kernel compiled by Triton 3.6 (the device's) for sm_90 with the JIT's
+    specialization; its report's predictions from that TTGIR; ``BUILD/plan.json`` + cubins."""
+    from triton.compiler import ASTSource
 
     from linear_layouts.kernels.spec import load_kernel_file
 
-    t0 = time.time()
-    spec = load_kernel_file(path)
-    try:
-        _allocator(torch)
-        kwargs = make_kwargs(spec, torch)
-        compiled = _compiled(spec.kernel, spec.grid, kwargs, dict(spec.options))
-        torch.cuda.synchronize()
-        return {"kernel": spec.name, "name": spec.kernel.fn.__name__, "ok": True, "triton": triton.__version__,
-                "ttgir": compiled.asm["ttgir"], "ptx": compiled.asm.get("ptx", ""), "seconds": round(time.time() - t0, 2)}
-    except Exception as error:  # a kernel the device's Triton cannot compile or run is reported, not fatal
-        return {"kernel": spec.name, "name": spec.kernel.fn.__name__, "ok": False,
-                "error": f"{type(error).__name__}: {str(error).strip().splitlines()[-1] if str(error).strip() else ''}"[:400],
-                "traceback": traceback.format_exc()[-1500:]}
-
-
-def launch_all(names: list[str]) -> None:
-    """Child under ncu: launch each named corpus kernel once (compiled already: cache hits)."""
-    import torch
-
-    from linear_layouts.kernels.spec import load_kernel_file
-
-    _allocator(torch)
+    start = time.time()
+    version = triton_version_or_die("3.6") if not args.any_triton else __import__("triton").__version__
+    build = Path(args.build)
+    build.mkdir(parents=True, exist_ok=True)
+    for old in build.glob("*.cubin"):
+        old.unlink()
+    resolver, resolver_name = _resolver()
+    rows = []
     for path in corpus_files():
-        if path.stem not in names:
+        if args.only and path.stem not in args.only.split(","):
             continue
         spec = load_kernel_file(path)
-        kwargs = make_kwargs(spec, torch)
-        torch.cuda.synchronize()
-        spec.kernel[spec.grid](**kwargs, **dict(spec.options))
-        torch.cuda.synchronize()
-        del kwargs
-        torch.cuda.empty_cache()
+        signature, constexprs, attrs = spec.specialization()
+        row = {"kernel": spec.name, "name": spec.kernel.fn.__name__, "grid": list(spec.grid),
+               "params": [[p, signature[p]] for p in spec.params if signature[p] != "constexpr"],
+               "scalars": {p: v for p, v in spec.scalars.items()}, "tensors": {p: spec.tensors[p] for p in spec.tensors}}
+        try:
+            compiled = triton_compile(ASTSource(fn=spec.kernel, signature=signature, constexprs=constexprs,
+                                                attrs=attrs), dict(spec.options))
+        except Exception as error:  # a kernel Triton 3.6 cannot compile is reported, not fatal
+            cause = error.__cause__ or error
+            row["error"] = (f"Triton {version} cannot compile it for sm_90: {type(cause).__name__} "
+                            f"{_last_line(str(cause))}").strip()
+            rows.append(row)
+            print(f"  {spec.name}: {row['error']}", flush=True)
+            continue
+        row.update(save_cubin(build, spec.name, compiled))
+        row["ptx_inventory"] = ptx_inventory(compiled["ptx"])
+        try:
+            row["predicted"] = predict(spec, compiled["ttgir"], resolver)
+        except Exception as error:
+            row["error"] = f"report failed: {type(error).__name__}: {error}"[:400]
+        rows.append(row)
+        print(f"  {spec.name}: ld {row.get('predicted', {}).get('ld')} st {row.get('predicted', {}).get('st')} "
+              f"{row.get('error', '')}", flush=True)
+    plan = {"compiled_by": f"Triton {version}", "resolver": resolver_name, "seconds": round(time.time() - start, 1),
+            "rows": rows}
+    (build / "plan.json").write_text(json.dumps(plan, indent=1, default=list))
+    print(f"prepared {sum('cubin' in r for r in rows)} / {len(rows)} cubins in {time.time() - start:.0f} s -> {build}")
+    return 0
 
 
-def available_metrics(timeout: int) -> set[str]:
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return (lines[-1] if lines else "")[:300]
+
+
+_CUPY_DTYPES = {"fp16": "float16", "bf16": "uint16", "fp32": "float32", "fp64": "float64", "fp8e5": "uint8",
+                "fp8e4nv": "uint8", "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64",
+                "i1": "bool"}
+_SCALARS = {"i32": "int32", "i64": "int64", "u32": "uint32", "u64": "uint64", "fp32": "float32",
+            "fp64": "float64", "i1": "bool_"}
+
+
+def make_args(row: dict):
+    """Every launch argument of ``row``'s kernel (CuPy arrays on the GPU: random normal values scaled by
+    0.5, small fp8 values, zeros or integers in a range as TENSORS says; scalars as given)."""
+    import cupy
+    import numpy as np
+
+    rng = cupy.random.default_rng(0)
+    args = []
+    for name, ty in row["params"]:
+        if not ty.startswith("*"):
+            args.append(getattr(np, _SCALARS[ty])(row["scalars"][name]))
+            continue
+        entry = row["tensors"][name]
+        shape, init = (entry, None) if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list)) \
+            else entry
+        element = ty[1:]
+        dtype = getattr(cupy, _CUPY_DTYPES[element])
+        if init == "zeros":
+            t = cupy.zeros(shape, dtype=dtype)
+        elif isinstance(init, list) and init and init[0] == "randint":
+            t = rng.integers(init[1], init[2], size=shape, dtype=cupy.int64).astype(dtype)
+        elif element.startswith("fp8"):
+            t = rng.integers(0, 64, size=shape, dtype=cupy.int32).astype(cupy.uint8)  # |x| < 2: finite
+        elif element == "bf16":
+            t = ((rng.standard_normal(shape, dtype=cupy.float32) * 0.5).view(cupy.uint32) >> 16).astype(cupy.uint16)
+        elif element.startswith("fp"):
+            t = (rng.standard_normal(shape, dtype=cupy.float32) * 0.5).astype(dtype)
+        else:
+            t = rng.integers(0, 64, size=shape, dtype=cupy.int64).astype(dtype)
+        args.append(t)
+    return args
+
+
+def launch_one(build: Path, row: dict) -> None:
+    import cupy
+
+    kernel = TritonCubin(build, row)
+    args = make_args(row)
+    cupy.cuda.runtime.deviceSynchronize()
+    kernel.launch(tuple(row["grid"]), args)
+    cupy.cuda.runtime.deviceSynchronize()
+    del args
+    cupy.get_default_memory_pool().free_all_blocks()
+
+
+def launch_child(args) -> int:
+    """Child under ncu: launch each named corpus kernel once, until ``--until``."""
+    build = Path(args.build)
+    plan = {r["kernel"]: r for r in json.loads((build / "plan.json").read_text())["rows"]}
+    for name in args.launch.split(","):
+        if args.until and time.time() > args.until:
+            break
+        launch_one(build, plan[name])
+    return 0
+
+
+def available_metrics(timeout: float) -> set[str]:
     """Base metric names the device's ncu knows (``--query-metrics`` lists them without ``.sum``)."""
     try:
         out = subprocess.run(["ncu", "--query-metrics", "--csv"], capture_output=True, text=True, timeout=timeout).stdout
     except (OSError, subprocess.TimeoutExpired):
         return set()
     return {line.split(",")[0].strip('"') for line in out.splitlines()}
-
-
-def run_ncu(names: list[str], kernel_names: list[str], metrics: list[str], timeout: int) -> tuple[dict, str]:
-    regex = "regex:^(" + "|".join(re.escape(n) for n in kernel_names) + ")$"
-    log = Path("/tmp") / f"ncu_kernels_{os.getpid()}.csv"
-    cmd = ["ncu", "--csv", "--print-units", "base", "--log-file", str(log), "--metrics", ",".join(metrics),
-           "-k", regex, "--launch-count", str(len(kernel_names)), sys.executable, __file__, "--launch",
-           ",".join(names)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        tail = (proc.stdout + proc.stderr)[-3000:]
-    except subprocess.TimeoutExpired as exc:
-        tail = f"ncu timed out after {timeout} s: {exc}"
-    text = log.read_text() if log.exists() else ""
-    measured: dict[str, dict[str, float]] = {}
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        name = row.get("Kernel Name", "").split("(")[0].strip()
-        try:
-            value = float(row.get("Metric Value", "nan").replace(",", ""))
-        except ValueError:
-            continue
-        measured.setdefault(name, {})[row.get("Metric Name", "")] = value
-    return measured, tail
 
 
 # --------------------------------------------------------------------------------------------------
@@ -299,12 +284,18 @@ def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
     (out / "gpu_kernels.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     measured = [r for r in rows if r.get("measured")]
     exact = [r for r in measured if r.get("exact")]
+    prepared = [r for r in rows if "cubin" in r]
     lines = [f"# Kernel report vs ncu ({meta.get('mode')})", "",
-             f"Device: {meta.get('device')}; date {meta.get('date')}; Triton {meta.get('triton')}; "
-             f"torch {meta.get('torch')}; ncu {meta.get('ncu')}; layouts read by {meta.get('resolver')}.", ""]
-    if measured:
-        lines.append(f"**Exact (ld and st wavefronts of one launch) on {len(exact)} / {len(measured)} kernels.**")
-        lines.append("")
+             f"Device: {meta.get('device')}; date {meta.get('date')}; cubins by {meta.get('triton')}; "
+             f"CuPy {meta.get('cupy')}; ncu {meta.get('ncu')}; layouts read by {meta.get('resolver')}.", ""]
+    share = f" ({100 * len(exact) / len(measured):.0f}%; target >= 90%)" if measured else ""
+    lines.append(f"**Summary: exact (ld and st wavefronts of one launch) on {len(exact)} / {len(measured)} kernels "
+                 f"measured{share}; {len(prepared)} / {len(rows)} corpus kernels compiled by {meta.get('triton')} "
+                 f"for sm_90.**")
+    lines += ["", "Reproduce: `bash benchmarks/gpu_workflow_prepare.sh` (CPU), then "
+              "`bash benchmarks/gpu_workflow_run.sh OUT 300` (GPU).", ""]
+    if meta.get("ncu_tail"):
+        lines += ["ncu (tail):", "", "```", meta["ncu_tail"][-1500:], "```", ""]
     lines += ["| kernel | predicted ld | ncu ld | predicted st | cp.async | ncu st | verdict |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         p, m = r.get("predicted") or {}, r.get("measured") or {}
@@ -313,95 +304,76 @@ def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
     (out / "gpu_kernels.md").write_text("\n".join(lines) + "\n")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="benchmarks/results/gpu_kernels")
-    ap.add_argument("--cpu", action="store_true", help="compile with the local Triton for sm_90 and predict; no GPU")
-    ap.add_argument("--only", default="", help="comma list of corpus kernels (default: all)")
-    ap.add_argument("--jobs", type=int, default=12)
-    ap.add_argument("--ncu-timeout", type=int, default=170)
-    ap.add_argument("--launch", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.launch is not None:
-        launch_all(args.launch.split(","))
-        return 0
-    start = time.time()
-    files = [p for p in corpus_files() if not args.only or p.stem in args.only.split(",")]
-    resolver, resolver_name = _resolver()
-    from linear_layouts.kernels.spec import load_kernel_file
-
-    specs = {p.stem: load_kernel_file(p) for p in files}
-    meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "python": platform.python_version(), "mode": "cpu" if args.cpu else "device", "resolver": resolver_name}
-    rows: list[dict] = []
-    if args.cpu:
-        import triton
-
-        from linear_layouts.kernels.compile import compile_kernel
-
-        meta.update(device="none (CPU: Triton compiles for sm_90, nothing runs)", triton=triton.__version__)
-        for name, spec in specs.items():
-            row = {"kernel": name}
-            try:
-                ir = compile_kernel(spec, "sm_90")
-                row["predicted"] = predict(spec, ir.ttgir, resolver)
-            except Exception as error:
-                row["error"] = f"{type(error).__name__}: {error}"[:400]
-            rows.append(row)
-            print(json.dumps({k: v for k, v in row.items() if k != "predicted"} | {
-                "ld": row.get("predicted", {}).get("ld"), "st": row.get("predicted", {}).get("st")}), flush=True)
-        write_results(Path(args.out), meta, rows)
-        print(f"done in {time.time() - start:.0f} s")
-        return 0
-
-    import torch
-    import triton
-
-    meta.update(device=torch.cuda.get_device_name(0), triton=triton.__version__, torch=torch.__version__)
-    try:
-        meta["ncu"] = subprocess.run(["ncu", "--version"], capture_output=True, text=True, timeout=60).stdout.strip().splitlines()[-1]
-    except (OSError, subprocess.TimeoutExpired, IndexError):
-        meta["ncu"] = "not found"
-    import multiprocessing as mp
-
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=mp.get_context("spawn")) as pool:
-        compiled = {r["kernel"]: r for r in pool.map(compile_worker, [str(p) for p in files])}
-    meta["compile_seconds"] = round(time.time() - start, 1)
-    runnable = [n for n, r in compiled.items() if r["ok"]]
-    have = available_metrics(60)
-    metrics = [LD, ST] + [m for m in EXTRA if have and m.rsplit(".", 1)[0] in have]  # query lists base names
-    meta["metrics"] = metrics
-    t0 = time.time()
-    measured, tail = run_ncu(runnable, [compiled[n]["name"] for n in runnable], metrics, args.ncu_timeout)
-    meta["ncu_seconds"] = round(time.time() - t0, 1)
-    meta["ncu_tail"] = tail if len(measured) < len(runnable) else ""
-    for name, spec in specs.items():
-        c = compiled[name]
-        row = {"kernel": name}
-        if not c["ok"]:
-            row["error"] = "does not run here: " + c["error"]
-            rows.append(row)
+def measure(args) -> int:
+    """Device: run every prepared kernel once (does it launch?), then one ncu process over all of them;
+    writes ``gpu_kernels.json`` / ``.md`` to ``--out`` within ``--budget`` seconds."""
+    deadline = Deadline(args.budget)
+    build = Path(args.build)
+    plan = json.loads((build / "plan.json").read_text())
+    rows = plan["rows"]
+    require_gpu()
+    env = environment(plan.get("compiled_by"))
+    meta = {"date": env["date"], "device": env.get("gpu"), "triton": plan.get("compiled_by"), "cupy": env.get("cupy"),
+            "ncu": env.get("ncu"), "python": env.get("python"), "resolver": plan.get("resolver"), "mode": "device",
+            "environment": env}
+    runnable = []
+    for row in rows:
+        if "cubin" not in row or "predicted" not in row:
+            continue
+        if deadline.left() < 40:
+            row["error"] = "not run: budget"
             continue
         try:
-            row["predicted"] = predict(spec, c["ttgir"], resolver)
-        except Exception as error:
-            row["error"] = f"report failed: {type(error).__name__}: {error}"[:400]
-            row["traceback"] = traceback.format_exc()[-1500:]
-            rows.append(row)
+            launch_one(build, row)
+            runnable.append(row["kernel"])
+        except Exception as error:  # noqa: BLE001 - a kernel that does not launch is reported, not fatal
+            row["error"] = f"does not run here: {type(error).__name__}: {str(error)[:300]}"
+    meta["run_seconds"] = round(args.budget - deadline.left(), 1)
+    print(f"{len(runnable)} kernels run ({meta['run_seconds']} s)", flush=True)
+    have = available_metrics(min(20.0, deadline.left() / 4))
+    metrics = [LD, ST] + [m for m in EXTRA if have and m.rsplit(".", 1)[0] in have]
+    meta["metrics"] = metrics
+    by_name = {}
+    if runnable and deadline.left() > 15:
+        names = [r["name"] for r in rows if r["kernel"] in runnable]
+        regex = "regex:^(" + "|".join(re.escape(n) for n in dict.fromkeys(names)) + ")$"
+        child = [sys.executable, str(Path(__file__).resolve()), "--mode", "launch", "--build", str(build),
+                 "--launch", ",".join(runnable), "--until", str(deadline.end - 8)]
+        ncu = run_ncu(child, regex, metrics, len(runnable), deadline.left() - 4)
+        meta.update(ncu_seconds=ncu["seconds"], ncu_rc=ncu["rc"], ncu_tail=ncu["tail"])
+        for kernel, launch in zip(runnable, ncu["launches"]):
+            by_name[kernel] = launch
+    for row in rows:
+        launch = by_name.get(row["kernel"])
+        if launch is None:
+            if "predicted" in row and "error" not in row:
+                row["verdict"] = "no ncu measurement"
             continue
-        row["ptx_inventory"] = ptx_inventory(c["ptx"])
-        row["measured"] = measured.get(c["name"], {})
-        if row["measured"]:
-            row["exact"], row["verdict"] = verdict(row)
-        else:
-            row["verdict"] = "no ncu measurement"
-        rows.append(row)
-    meta["seconds"] = round(time.time() - start, 1)
+        row["measured"] = launch["metrics"]
+        if launch["kernel"] != row["name"]:
+            row["verdict"] = f"ncu's launch is {launch['kernel']}, not {row['name']}: not compared"
+            continue
+        row["exact"], row["verdict"] = verdict(row)
+    meta["seconds"] = round(args.budget - deadline.left(), 1)
     write_results(Path(args.out), meta, rows)
     measured_rows = [r for r in rows if r.get("measured")]
     print(f"exact on {sum(1 for r in measured_rows if r.get('exact'))} / {len(measured_rows)} kernels; "
           f"{meta['seconds']} s")
     return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", choices=["prepare", "measure", "launch"], required=True)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "build" / "kernels_out"))
+    ap.add_argument("--build", default=str(BUILD))
+    ap.add_argument("--budget", type=float, default=100.0, help="measure: seconds for everything")
+    ap.add_argument("--only", default="", help="prepare: comma list of corpus kernels (default: all)")
+    ap.add_argument("--any-triton", action="store_true", help="prepare with a Triton other than 3.6 (tests)")
+    ap.add_argument("--launch", help=argparse.SUPPRESS)
+    ap.add_argument("--until", type=float, default=0.0, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    return {"prepare": prepare, "measure": measure, "launch": launch_child}[args.mode](args)
 
 
 if __name__ == "__main__":

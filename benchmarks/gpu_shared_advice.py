@@ -1,9 +1,10 @@
 """The shared-layout advice on the GPU: Gluon kernels built from ``suggest_shared_layout``'s answer, against
 Gluon's default (``NVMMASharedLayout.get_default_for``) and Triton's own choice, with ncu's wavefronts.
 
-One script, one device call (well under 3 minutes on an H100)::
+Two steps (the device needs no JIT and no PyTorch: Triton 3.6, the device's, compiles on this CPU)::
 
-    PYTHONUNBUFFERED=1 PYTHONPATH=src python benchmarks/gpu_shared_advice.py --out $OUT
+    PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/gpu_shared_advice.py --mode prepare   # CPU, ~40 s
+    PYTHONPATH=src python3 benchmarks/gpu_shared_advice.py --mode measure --budget 100 --out $OUT   # GPU
 
 For each (store layout, consumer) pair of ``pairs()`` (fp8 / fp16 / fp32, 1 to 8 warps: the 128x128
 transposes of Triton issue #7815, mma v2 operand loads, mma / wgmma accumulator epilogues, wgmma operands
@@ -18,14 +19,15 @@ write it back from the consumer's layout:
   movement (for wgmma / TMA consumers Triton's own choice is the NVMMA default: a ``tl.dot`` program
   allocates exactly that, so the row is the default's).
 
-Every kernel is checked (the output tile equals the input, bit for bit); then one ncu process launches every
-kernel once and reads ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum`` / ``_ld.sum``. The prediction
-is the project's bank model for the instructions Triton emitted (read from the kernel's PTX: the
-``st.shared`` / ``ld.shared`` vector width, or ``stmatrix`` / ``ldmatrix``). Writes
-``gpu_shared_advice.json`` and ``gpu_shared_advice.md`` (commit-ready) under ``--out``.
-
-``--dry-run`` (CPU, no GPU): builds every pair's advice and compiles every Gluon kernel with the installed
-Triton for sm_90, reporting the emitted shared-memory instructions and the predictions; nothing runs.
+``--mode prepare`` (CPU) builds every pair's advice, compiles every Gluon kernel with Triton 3.6 for
+sm_90 (``triton.compile`` with the JIT's specialization: the cubin the device's JIT would build), reads the
+emitted shared-memory instructions from its PTX and predicts their wavefronts with the project's bank model
+(``st.shared`` / ``ld.shared`` vector width, or ``stmatrix`` / ``ldmatrix``); it writes
+``benchmarks/build/advice/plan.json``, the cubins and ``prepare.md`` (the predicted table).
+``--mode measure`` (GPU) loads the cubins with CuPy, checks every kernel (the output tile equals the
+input, bit for bit), then one ncu process launches every kernel once and reads
+``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum`` / ``_ld.sum``; it stops at ``--budget`` seconds
+and writes ``gpu_shared_advice.json`` and ``gpu_shared_advice.md`` under ``--out``.
 """
 
 from __future__ import annotations
@@ -34,10 +36,7 @@ import argparse
 import csv
 import io
 import json
-import os
-import platform
 import re
-import subprocess
 import sys
 import time
 import traceback
@@ -46,41 +45,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
-
-from triton.experimental import gluon  # noqa: E402
-from triton.experimental.gluon import language as gl  # noqa: E402
+sys.path.insert(0, str(HERE))
 
 import linear_layouts.catalog as C  # noqa: E402
+from gpu_workflow_common import (METRIC_LD, METRIC_ST, Deadline, TritonCubin, environment,  # noqa: E402
+                                 require_gpu, run_ncu, save_cubin, triton_compile, triton_version_or_die,
+                                 write_outputs)
 
-METRIC_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-METRIC_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
-_BARRIER = getattr(gl, "barrier", None) or getattr(gl, "thread_barrier")  # Triton 3.9 / 3.6
-
-
-# ------------------------------------------------------------------------------------------ kernels
-@gluon.jit
-def gsa_roundtrip(src, dst, M: gl.constexpr, N: gl.constexpr, STORE: gl.constexpr, LOAD: gl.constexpr,
-                  SMEM: gl.constexpr):
-    rows = gl.arange(0, M, layout=gl.SliceLayout(1, STORE))
-    cols = gl.arange(0, N, layout=gl.SliceLayout(0, STORE))
-    x = gl.load(src + rows[:, None] * N + cols[None, :])
-    smem = gl.allocate_shared_memory(x.dtype, [M, N], SMEM, value=x)
-    _BARRIER()
-    y = smem.load(LOAD)
-    rows_l = gl.arange(0, M, layout=gl.SliceLayout(1, LOAD))
-    cols_l = gl.arange(0, N, layout=gl.SliceLayout(0, LOAD))
-    gl.store(dst + rows_l[:, None] * N + cols_l[None, :], y)
-
-
-@gluon.jit
-def gsa_convert(src, dst, M: gl.constexpr, N: gl.constexpr, STORE: gl.constexpr, LOAD: gl.constexpr):
-    rows = gl.arange(0, M, layout=gl.SliceLayout(1, STORE))
-    cols = gl.arange(0, N, layout=gl.SliceLayout(0, STORE))
-    x = gl.load(src + rows[:, None] * N + cols[None, :])
-    y = gl.convert_layout(x, LOAD)
-    rows_l = gl.arange(0, M, layout=gl.SliceLayout(1, LOAD))
-    cols_l = gl.arange(0, N, layout=gl.SliceLayout(0, LOAD))
-    gl.store(dst + rows_l[:, None] * N + cols_l[None, :], y)
+BUILD = HERE / "build" / "advice"
 
 
 # ------------------------------------------------------------------------------------------ pairs
@@ -246,7 +218,7 @@ def _side_prediction(layout, padding, dist, bits: int, op: str, instructions: di
         x = max(int(k.split(".x")[1][0]) for k in matrix)
         trans = any(k.endswith(".trans") for k in matrix)
         for choice in simd_choices(layout, dist, bits, op=op):
-            if choice.kind.endswith("matrix") and choice.matrices == x and choice.trans == trans:
+            if choice.matrices == x and choice.trans == trans:
                 return choice.wavefronts
         return None
     widths = [int(k.rsplit(".", 1)[1]) for k in instructions if k.startswith(f"{prefix}.shared.")]
@@ -274,10 +246,10 @@ def predict(variant: Variant) -> tuple | None:
     return store, load
 
 
-# ------------------------------------------------------------------------------------------ building kernels
-_TORCH_DTYPES = {"fp8": "float8_e4m3fn", "fp16": "float16", "fp32": "float32"}
+# ------------------------------------------------------------------------------------------ building kernels (CPU)
 _POINTERS = {"fp8": "*fp8e4nv", "fp16": "*fp16", "fp32": "*fp32"}
 _GL_DTYPES = {"fp8": "float8e4nv", "fp16": "float16", "fp32": "float32"}
+_BYTES = {"fp8": 1, "fp16": 2, "fp32": 4}
 
 
 def _gluon(descriptor):
@@ -287,6 +259,8 @@ def _gluon(descriptor):
 
 
 def _constexprs(variant: Variant) -> dict:
+    from triton.experimental.gluon import language as gl
+
     pair = variant.pair
     values = {"M": pair.shape[0], "N": pair.shape[1], "STORE": _gluon(pair.store), "LOAD": _gluon(pair.load)}
     if variant.smem is not None:
@@ -297,100 +271,147 @@ def _constexprs(variant: Variant) -> dict:
     return values
 
 
-def compile_ptx_sm90(variant: Variant) -> str:
-    """PTX of the variant's kernel for sm_90 by the installed Triton, without a GPU."""
-    import triton
-    from triton.backends.compiler import GPUTarget
+def _source(variant: Variant):
+    """The variant's kernel as the JIT specializes it (both pointers 16-byte aligned)."""
     from triton.experimental.gluon._runtime import GluonASTSource
 
+    import gpu_shared_advice_kernels as K
+
     values = _constexprs(variant)
-    kernel = gsa_roundtrip if variant.smem is not None else gsa_convert
+    kernel = K.gsa_roundtrip if variant.smem is not None else K.gsa_convert
     signature = {"src": _POINTERS[variant.pair.dtype], "dst": _POINTERS[variant.pair.dtype]}
     signature.update(dict.fromkeys(values, "constexpr"))
-    source = GluonASTSource(kernel, signature, constexprs=values)
-    compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": variant.pair.warps})
-    return compiled.asm["ptx"]
+    attrs = {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}
+    return GluonASTSource(kernel, signature, constexprs=values, attrs=attrs)
 
 
-def _launch(variant: Variant, torch, x, y):
-    values = _constexprs(variant)
-    kernel = gsa_roundtrip if variant.smem is not None else gsa_convert
-    return kernel[(1,)](x, y, **values, num_warps=variant.pair.warps)
+def compile_ptx_sm90(variant: Variant) -> str:
+    """PTX of the variant's kernel for sm_90 by the installed Triton, without a GPU."""
+    return triton_compile(_source(variant), {"num_warps": variant.pair.warps})["ptx"]
 
 
-def _inputs(pair: Pair, torch, seed: int):
-    n = pair.shape[0] * pair.shape[1]
-    bytes_per = {"fp8": 1, "fp16": 2, "fp32": 4}[pair.dtype]
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    raw = torch.randint(0, 256, (n * bytes_per,), generator=gen, dtype=torch.uint8, device="cuda")
-    if pair.dtype == "fp32":  # keep finite values (no NaN payload games in the copy)
-        raw = raw.view(torch.int32).remainder(1 << 30).view(torch.uint8)
-    x = raw.view(getattr(torch, _TORCH_DTYPES[pair.dtype]))
-    return x, torch.empty_like(x)
-
-
-def worker(specs: list[tuple[int, str, str]], plan_path: str) -> list[dict]:
-    """Worker process: compile (JIT, Triton's cache), run and check each variant; return PTX instruction counts."""
-    import torch
-
-    plan = _load_plan(plan_path)
-    out = []
-    for index, pair_name, variant_name in specs:
-        variant = plan[(pair_name, variant_name)]
-        try:
-            x, y = _inputs(variant.pair, torch, index)
-            compiled = _launch(variant, torch, x, y)
-            torch.cuda.synchronize()
-            ok = bool(torch.equal(x.view(torch.uint8), y.view(torch.uint8)))
-            ptx = compiled.asm.get("ptx", "") if hasattr(compiled, "asm") else ""
-            out.append(dict(key=variant.key, ok=ok, instructions=shared_instructions(ptx)))
-        except Exception as error:  # one bad kernel must not stop the others
-            out.append(dict(key=variant.key, ok=False, error=f"{type(error).__name__}: {str(error)[:400]}"))
-    return out
-
-
-def launch_all(plan_path: str, keys_path: str) -> None:
-    """Child of ncu: launch every compiled variant once, in the order of ``keys_path``."""
-    import torch
-
-    plan = _load_plan(plan_path)
-    keys = json.loads(Path(keys_path).read_text())
-    for index, key in enumerate(keys):
-        pair_name, variant_name = key.split("/")
-        variant = plan[(pair_name, variant_name)]
-        x, y = _inputs(variant.pair, torch, index)
-        _launch(variant, torch, x, y)
-        torch.cuda.synchronize()
-
-
-def _save_plan(path: Path, variants: list[Variant]) -> None:
-    import pickle
-
-    path.write_bytes(pickle.dumps([(v.pair, v.name, v.smem, v.row) for v in variants]))
-
-
-def _load_plan(path: str) -> dict:
-    import pickle
-
-    return {(p.name, name): Variant(p, name, smem, row) for p, name, smem, row in pickle.loads(Path(path).read_bytes())}
-
-
-# ------------------------------------------------------------------------------------------ ncu
-def run_ncu(args, plan_path: Path, keys: list[str]) -> dict:
-    keys_path = plan_path.with_suffix(".keys.json")
-    keys_path.write_text(json.dumps(keys))
-    cmd = ["ncu", "--csv", "--metrics", f"{METRIC_LD},{METRIC_ST}", "-k", "regex:^gsa_",
-           sys.executable, str(Path(__file__).resolve()), "--mode", "launch", "--plan", str(plan_path),
-           "--keys", str(keys_path)]
+def prepare(args) -> int:
+    """CPU: the advice, every kernel compiled by Triton 3.6 (the device's) to a cubin, the predictions
+    for the instructions it emitted; ``BUILD/plan.json`` + cubins, and a CPU report."""
     start = time.time()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.ncu_timeout)
-        out, rc = proc.stdout + proc.stderr, proc.returncode
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return dict(rc=-1, error=repr(error), rows={})
-    rows = read_ncu_csv(out, keys)
-    return dict(rc=rc, seconds=round(time.time() - start, 1), rows=rows,
-                tail="" if len(rows) == len(keys) and rc == 0 else out[-3000:])
+    version = triton_version_or_die("3.6") if not args.any_triton else __import__("triton").__version__
+    build = Path(args.build)
+    build.mkdir(parents=True, exist_ok=True)
+    for old in build.glob("*.cubin"):
+        old.unlink()
+    chosen = [p for p in pairs() if not args.only or p.name in args.only.split(",")]
+    variants = [v for p in chosen for v in variants_of(p)]
+    print(f"{len(chosen)} pairs, {len(variants)} kernels ({time.time() - start:.1f} s to build the advice)", flush=True)
+    rows = []
+    for index, v in enumerate(variants):
+        record = {}
+        try:
+            compiled = triton_compile(_source(v), {"num_warps": v.pair.warps})
+            v.instructions = shared_instructions(compiled["ptx"])
+            v.predicted = predict(v)
+            record = save_cubin(build, f"k{index:03d}", compiled)
+        except Exception as error:  # one kernel that does not build is reported, not fatal
+            v.error = f"{type(error).__name__}: {str(error)[:300]}"
+            traceback.print_exc()
+        rows.append(dict(_row(v), **record))
+        print(f"  {v.key}: {v.instructions or v.error} predicted {v.predicted} (ranking {v.predicted_model})", flush=True)
+    plan = dict(compiled_by=f"Triton {version}", seconds=round(time.time() - start, 1), rows=rows)
+    (build / "plan.json").write_text(json.dumps(plan, indent=1))
+    env = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), triton=version)
+    (build / "prepare.md").write_text(report(rows, env, dry_run=True))
+    print(f"prepared {sum('cubin' in r for r in rows)} / {len(rows)} cubins in {time.time() - start:.1f} s -> {build}")
+    return 0
+
+
+def _row(v: Variant) -> dict:
+    return dict(pair=v.pair.name, shape=list(v.pair.shape), dtype=v.pair.dtype, warps=v.pair.warps,
+                consumer=v.pair.consumer, note=v.pair.note, variant=v.name, row=v.row, ok=v.ok, error=v.error,
+                instructions=v.instructions, predicted=v.predicted, predicted_model=v.predicted_model,
+                measured=v.measured)
+
+
+# ------------------------------------------------------------------------------------------ device
+def _inputs(row: dict, seed: int):
+    """A random tile (finite values) as raw bytes on the host and on the device, and an output buffer."""
+    import cupy
+    import numpy as np
+
+    n = row["shape"][0] * row["shape"][1]
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, n * _BYTES[row["dtype"]], dtype=np.uint8)
+    if row["dtype"] == "fp32":
+        raw = (raw.view(np.uint32) % (1 << 30)).view(np.uint8)
+    elif row["dtype"] == "fp8":
+        raw = raw & 0x77  # e4m3: never the NaN pattern
+    return raw, cupy.asarray(raw), cupy.zeros(raw.size, dtype=cupy.uint8)
+
+
+def _loaded(build: Path, rows: list[dict]) -> dict[str, TritonCubin]:
+    return {r["key"]: TritonCubin(build, r) for r in rows if r.get("cubin")}
+
+
+def launch_child(args) -> int:
+    """Child of ncu: launch the kernels of ``--keys`` once each, in that order, until ``--until``."""
+    import cupy
+
+    build = Path(args.build)
+    plan = {r["key"]: r for r in json.loads((build / "plan.json").read_text())["rows"] if r.get("key")}
+    keys = args.keys.split(",")
+    kernels = _loaded(build, [plan[k] for k in keys])
+    for index, key in enumerate(keys):
+        if args.until and time.time() > args.until:
+            break
+        _, x, y = _inputs(plan[key], index)
+        kernels[key].launch((1,), [x, y])
+        cupy.cuda.runtime.deviceSynchronize()
+    return 0
+
+
+def measure(args) -> int:
+    """Device: correctness of every prepared kernel, then one ncu process over all of them; writes
+    ``gpu_shared_advice.json`` / ``.md`` to ``--out`` within ``--budget`` seconds."""
+    deadline = Deadline(args.budget)
+    build = Path(args.build)
+    plan = json.loads((build / "plan.json").read_text())
+    rows = plan["rows"]
+    require_gpu()
+    import cupy
+
+    env = environment(plan.get("compiled_by"))
+    kernels = _loaded(build, rows)
+    for index, r in enumerate(rows):
+        if r.get("key") not in kernels:
+            continue
+        if deadline.left() < 15:
+            r["error"] = "not run: budget"
+            continue
+        try:
+            raw, x, y = _inputs(r, index)
+            kernels[r["key"]].launch((1,), [x, y])
+            cupy.cuda.runtime.deviceSynchronize()
+            r["ok"] = bool((cupy.asnumpy(y) == raw).all())
+        except Exception as error:  # noqa: BLE001 - one bad kernel must not stop the others
+            r["ok"], r["error"] = False, f"{type(error).__name__}: {str(error)[:300]}"
+    keys = [r["key"] for r in rows if r.get("ok")]
+    print(f"checked {len(keys)} correct / {len(kernels)} kernels ({args.budget - deadline.left():.1f} s)", flush=True)
+    ncu = dict(rc=None, launches=[], tail="no kernel to profile")
+    if keys and deadline.left() > 10:
+        child = [sys.executable, str(Path(__file__).resolve()), "--mode", "launch", "--build", str(build),
+                 "--keys", ",".join(keys), "--until", str(deadline.end - 8)]
+        ncu = run_ncu(child, "regex:^gsa_", [METRIC_LD, METRIC_ST], len(keys), deadline.left() - 4)
+    by_key = dict(zip(keys, ncu["launches"]))
+    for r in rows:
+        m = by_key.get(r.get("key"), {}).get("metrics", {})
+        if METRIC_ST in m and METRIC_LD in m:
+            r["measured"] = [m[METRIC_ST], m[METRIC_LD]]
+    print(f"ncu: {len(ncu['launches'])} / {len(keys)} kernels ({ncu.get('seconds')} s), rc {ncu.get('rc')}", flush=True)
+    seconds = round(args.budget - deadline.left(), 1)
+    text = report(rows, env, dry_run=False, ncu_tail=ncu.get("tail", ""))
+    write_outputs(Path(args.out), "gpu_shared_advice", dict(environment=env, seconds=seconds, ncu_rc=ncu.get("rc"),
+                                                            ncu_seconds=ncu.get("seconds"), rows=rows), text)
+    print(text.split("## Ours")[1] if "## Ours" in text else text)
+    print(f"total {seconds} s; wrote {args.out}/gpu_shared_advice.md and .json")
+    return 0
 
 
 def read_ncu_csv(out: str, keys: list[str]) -> dict[str, tuple]:
@@ -409,47 +430,27 @@ def read_ncu_csv(out: str, keys: list[str]) -> dict[str, tuple]:
 
 
 # ------------------------------------------------------------------------------------------ report
-def _environment() -> dict:
-    env = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), python=platform.python_version())
-    try:
-        import triton
-
-        env["triton"] = triton.__version__
-    except ImportError:
-        pass
-    try:
-        import torch
-
-        env["torch"] = torch.__version__
-        if torch.cuda.is_available():
-            env["gpu"] = torch.cuda.get_device_name(0)
-    except ImportError:
-        pass
-    for cmd, name in ((["ncu", "--version"], "ncu"),):
-        try:
-            env[name] = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[-1]
-        except (OSError, subprocess.TimeoutExpired, IndexError):
-            pass
-    return env
-
-
 def _total(pair_measure) -> float | None:
     if pair_measure is None or any(v is None for v in pair_measure):
         return None
     return pair_measure[0] + pair_measure[1]
 
 
-def report(variants: list[Variant], env: dict, dry_run: bool) -> str:
-    by_pair: dict[str, dict[str, Variant]] = {}
-    for v in variants:
-        by_pair.setdefault(v.pair.name, {})[v.name] = v
-    lines = ["# Shared-layout advice on the GPU: ours vs Gluon's default vs Triton's choice", ""]
-    lines.append(f"Device: {env.get('gpu', 'none (dry run: compiled for sm_90 on the CPU)')}; date {env['date']}; "
-                 f"Triton {env.get('triton')}; PyTorch {env.get('torch', '-')}; ncu {env.get('ncu', '-')}.")
+def report(rows: list[dict], env: dict, dry_run: bool, ncu_tail: str = "") -> str:
+    by_pair: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_pair.setdefault(r["pair"], {})[r["variant"]] = r
+    title = "Shared-layout advice on the GPU: ours vs Gluon's default vs Triton's choice"
+    lines = [f"# {title}" + (" (CPU prepare: predictions only)" if dry_run else ""), ""]
+    lines.append(f"Device: {env.get('gpu', 'none (prepare: compiled for sm_90 on the CPU)')}; date {env.get('date')}; "
+                 f"cubins by {env.get('cubins_compiled_by', 'Triton ' + str(env.get('triton')))} "
+                 f"(sm_90, the JIT's specialization); CuPy {env.get('cupy', '-')}; ncu {env.get('ncu', '-')}.")
     lines += ["", "Wavefronts of one CTA (ncu: shared st + ld; prediction: the bank model for the instructions "
               "Triton emitted). `ours` is the best row of `suggest_shared_layout` the installed Gluon builds; "
               "`default` is `NVMMASharedLayout.get_default_for`; `triton` is `gl.convert_layout` (Triton's own "
-              "scratch layout; for wgmma / TMA consumers Triton's choice is the default).", ""]
+              "scratch layout; for wgmma / TMA consumers Triton's choice is the default).",
+              "Reproduce: `bash benchmarks/gpu_workflow_prepare.sh` (CPU), then "
+              "`bash benchmarks/gpu_workflow_run.sh OUT 300` (GPU).", ""]
     header = ("| pair | dtype | warps | consumer | variant | shared layout | shared instructions in the PTX (static) | "
               "predicted st + ld | ncu st + ld | correct |")
     lines += [header, "|---" * (header.count("|") - 1) + "|"]
@@ -459,105 +460,61 @@ def report(variants: list[Variant], env: dict, dry_run: bool) -> str:
             v = vs.get(name)
             if v is None:
                 continue
-            pred = "-" if v.predicted is None else f"{v.predicted[0]} + {v.predicted[1]}"
-            meas = "-" if v.measured is None else f"{v.measured[0]:g} + {v.measured[1]:g}"
-            ins = ", ".join(f"{k} ×{n}" for k, n in sorted(v.instructions.items())) or (v.error[:80] or "-")
-            ok = "-" if v.ok is None else ("yes" if v.ok else "**NO**")
-            lines.append(f"| {pair_name} | {v.pair.dtype} | {v.pair.warps} | {v.pair.consumer} | {name} | "
-                         f"{v.row} | {ins} | {pred} | {meas} | {ok} |")
-        ours, default, triton = vs.get("ours"), vs.get("default"), vs.get("triton")
-        key = (lambda v: _total(v.measured)) if not dry_run else (lambda v: _total(v.predicted))
+            pred = "-" if not v.get("predicted") else f"{v['predicted'][0]} + {v['predicted'][1]}"
+            meas = "-" if not v.get("measured") else f"{v['measured'][0]:g} + {v['measured'][1]:g}"
+            if v.get("measured") and v.get("predicted") and list(v["predicted"]) != [int(m) for m in v["measured"]]:
+                meas += " **≠**"
+            ins = ", ".join(f"{k} ×{n}" for k, n in sorted((v.get("instructions") or {}).items())) or \
+                ((v.get("error") or "")[:80] or "-")
+            ok = "-" if v.get("ok") is None else ("yes" if v["ok"] else "**NO**")
+            lines.append(f"| {pair_name} | {v['dtype']} | {v['warps']} | {v['consumer']} | {name} | "
+                         f"{v['row']} | {ins} | {pred} | {meas} | {ok} |")
+        key = (lambda v: _total(v.get("predicted"))) if dry_run else (lambda v: _total(v.get("measured")))
+        ours = vs.get("ours")
         if ours is not None and key(ours) is not None:
-            peers = [p for p in (default, triton) if p is not None and key(p) is not None]
-            verdicts.append((pair_name, key(ours), [(p.name, key(p)) for p in peers]))
+            peers = [p for p in (vs.get("default"), vs.get("triton")) if p is not None and key(p) is not None]
+            verdicts.append((pair_name, key(ours), [(p["variant"], key(p)) for p in peers]))
     lines += ["", "## Ours against the peers (" + ("predicted" if dry_run else "measured") + " st + ld)", ""]
     not_worse = sum(all(t <= o for _, o in peers) for _, t, peers in verdicts)
-    strictly = [(n, t, peers) for n, t, peers in verdicts if any(n2 == "default" and t < o for n2, o in peers)]
-    lines.append(f"- ours ≤ every peer on **{not_worse} / {len(verdicts)}** pairs; strictly better than the "
-                 f"default on {len(strictly)} pairs (where the default conflicts).")
+    strictly = [n for n, t, peers in verdicts if any(n2 == "default" and t < o for n2, o in peers)]
+    conflicts = [n for n, t, peers in verdicts if any(n2 == "default" and o > t for n2, o in peers)]
+    exact = [r for r in rows if r.get("predicted") and r.get("measured")
+             and list(r["predicted"]) == [int(m) for m in r["measured"]]]
+    measured = [r for r in rows if r.get("predicted") and r.get("measured")]
+    summary = (f"**Summary: {len(by_pair)} pairs; ours ≤ every peer on {not_worse} / {len(verdicts)}; strictly "
+               f"better than the default on {len(strictly)} (the pairs where the default conflicts)")
+    if not dry_run:
+        correct = sum(bool(r.get("ok")) for r in rows)
+        summary += (f"; ncu = prediction (st and ld) on {len(exact)} / {len(measured)} kernels with a prediction; "
+                    f"correct {correct} / {len(rows)} kernels")
+    lines.append(summary + ".**")
+    del conflicts
     for name, total, peers in verdicts:
         if not all(total <= o for _, o in peers):
             lines.append(f"- worse on {name}: ours {total:g} vs " + ", ".join(f"{n} {o:g}" for n, o in peers))
-    if not dry_run:
-        exact = [v for v in variants if v.predicted and v.measured and v.predicted == tuple(int(m) for m in v.measured)]
-        measured = [v for v in variants if v.predicted and v.measured]
-        lines.append(f"- ncu = prediction (st and ld) on **{len(exact)} / {len(measured)}** kernels with a prediction.")
-        correct = [v for v in variants if v.ok]
-        lines.append(f"- correct (output = input, bit for bit): {len(correct)} / {len(variants)} kernels.")
+    for r in rows:
+        if r.get("measured") and r.get("predicted") and r not in exact:
+            lines.append(f"- ncu ≠ prediction: {r['pair']}/{r['variant']}: ncu {r['measured']} vs {r['predicted']}")
+        if r.get("error"):
+            lines.append(f"- {r['pair']}/{r['variant']}: {r['error'][:200]}")
+    if ncu_tail:
+        lines += ["", "ncu (tail):", "", "```", ncu_tail[-1500:], "```"]
     return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------------------------------ main
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=str(HERE / "build" / "gpu_shared_advice"))
-    ap.add_argument("--dry-run", action="store_true", help="CPU: compile every kernel for sm_90, run nothing")
-    ap.add_argument("--mode", choices=["all", "launch"], default="all", help=argparse.SUPPRESS)
-    ap.add_argument("--plan", help=argparse.SUPPRESS)
+    ap.add_argument("--mode", choices=["prepare", "measure", "launch"], required=True)
+    ap.add_argument("--out", default=str(HERE / "build" / "advice_out"))
+    ap.add_argument("--build", default=str(BUILD), help="where prepare writes the plan and cubins")
+    ap.add_argument("--budget", type=float, default=100.0, help="measure: seconds for everything")
+    ap.add_argument("--only", default="", help="prepare: comma list of pair names (default: all)")
+    ap.add_argument("--any-triton", action="store_true", help="prepare with a Triton other than 3.6 (tests)")
     ap.add_argument("--keys", help=argparse.SUPPRESS)
-    ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 2))
-    ap.add_argument("--ncu-timeout", type=int, default=120)
-    ap.add_argument("--only", default="", help="comma list of pair names (default: all)")
+    ap.add_argument("--until", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.mode == "launch":
-        launch_all(args.plan, args.keys)
-        return 0
-
-    start = time.time()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    chosen = [p for p in pairs() if not args.only or p.name in args.only.split(",")]
-    variants = [v for p in chosen for v in variants_of(p)]
-    print(f"{len(chosen)} pairs, {len(variants)} kernels ({time.time() - start:.1f} s to build the advice)", flush=True)
-    env = _environment()
-
-    if args.dry_run:
-        for v in variants:
-            try:
-                v.instructions = shared_instructions(compile_ptx_sm90(v))
-                v.predicted = predict(v)
-            except Exception as error:
-                v.error = f"{type(error).__name__}: {str(error)[:300]}"
-                traceback.print_exc()
-            print(f"  {v.key}: {v.instructions or v.error} predicted {v.predicted} (ranking: {v.predicted_model})",
-                  flush=True)
-    else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        plan_path = out / "plan.pkl"
-        _save_plan(plan_path, variants)
-        specs = [(i, v.pair.name, v.name) for i, v in enumerate(variants)]
-        jobs = max(1, min(args.jobs, len(specs)))
-        results = []
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-            for part in pool.map(worker, [specs[i::jobs] for i in range(jobs)], [str(plan_path)] * jobs):
-                results += part
-        by_key = {r["key"]: r for r in results}
-        for v in variants:
-            r = by_key.get(v.key, {})
-            v.ok, v.error, v.instructions = r.get("ok"), r.get("error", ""), r.get("instructions", {})
-            if v.ok is not None and not v.error:
-                v.predicted = predict(v)
-        print(f"compiled and checked {sum(bool(v.ok) for v in variants)} / {len(variants)} "
-              f"({time.time() - start:.1f} s)", flush=True)
-        keys = [v.key for v in variants if v.ok]
-        ncu = run_ncu(args, plan_path, keys)
-        for v in variants:
-            v.measured = ncu["rows"].get(v.key)
-        print(f"ncu: {len(ncu['rows'])} kernels ({ncu.get('seconds')} s), rc {ncu.get('rc')}", flush=True)
-        if ncu.get("tail"):
-            print(ncu["tail"][-1500:])
-    text = report(variants, env, args.dry_run)
-    data = dict(environment=env, dry_run=args.dry_run, seconds=round(time.time() - start, 1), variants=[
-        dict(pair=v.pair.name, dtype=v.pair.dtype, warps=v.pair.warps, consumer=v.pair.consumer, variant=v.name,
-             row=v.row, ok=v.ok, error=v.error, instructions=v.instructions, predicted=v.predicted,
-             predicted_model=v.predicted_model, measured=v.measured) for v in variants])
-    (out / "gpu_shared_advice.json").write_text(json.dumps(data, indent=1, default=str))
-    (out / "gpu_shared_advice.md").write_text(text)
-    print(text)
-    print(f"total {time.time() - start:.1f} s; wrote {out}/gpu_shared_advice.md and .json")
-    return 0
+    return {"prepare": prepare, "measure": measure, "launch": launch_child}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ instructions is the bank model's, and one kernel of each variant compiles for sm
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from pathlib import Path
 
@@ -71,3 +72,19 @@ def test_one_pair_compiles_and_predicts(script):
             model = shared_access(layout, dist.to_linear([64, 64]), 16).vector_bits
             if emitted and max(emitted) == model and not any(k.startswith(f"{op}matrix") for k in variant.instructions):
                 assert predicted[side] == variant.predicted_model[side], (variant.name, op)
+
+
+def test_prepare_writes_the_plan_cubins_and_predictions(script, tmp_path):
+    """The CPU prepare step (here with Triton 3.9; the real one uses the device's 3.6): every kernel of the
+    pair compiled to a cubin with its launch metadata, its emitted instructions and its prediction."""
+    assert script.main(["--mode", "prepare", "--any-triton", "--only", "transpose_64x64_fp16_1w",
+                        "--build", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "plan.json").read_text())["rows"]
+    assert [r["variant"] for r in rows] == ["ours", "default", "triton"]
+    for r in rows:
+        assert (tmp_path / r["cubin"]).read_bytes()[:4] == b"\x7fELF"
+        assert r["meta"]["params"] == 4 and r["meta"]["num_warps"] == 1  # src, dst + the two scratch pointers
+        assert r["instructions"]
+    ours, default = rows[0], rows[1]
+    assert sum(ours["predicted"]) < sum(default["predicted"])  # the default conflicts on the load
+    assert "Summary: 1 pairs; ours ≤ every peer on 1 / 1" in (tmp_path / "prepare.md").read_text()

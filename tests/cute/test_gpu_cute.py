@@ -104,7 +104,7 @@ def test_on_the_gpu_ncu_equals_the_prediction(gpu_cute, tmp_path):
         devices = 0
     if not devices:
         pytest.skip("needs an NVIDIA GPU")
-    assert gpu_cute.main(["--out", str(tmp_path)]) == 0
+    assert gpu_cute.main(["--mode", "measure", "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "gpu_cute.json").read_text())
     assert all(r["wrong"] == 0 for r in results["verify"])
     assert sum(r["equal"] for r in results["ncu"]["rows"]) >= 10
