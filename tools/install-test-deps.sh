@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs, saying what and how long each step took:
 #   1. this package, editable, with its `test` extra (pytest, hypothesis, triton==3.9.0 as the reference
-#      oracle, matplotlib for PNG pictures, playwright for the explorer-page browser tests);
+#      oracle, matplotlib for PNG pictures, playwright for the explorer-page browser tests, tensor-layouts
+#      as the CuTe oracle);
 #   2. where we are root (or have sudo) and apt is there, Debian's Chromium for those browser tests
 #      (.ci/install-browser.sh; without it the browser tests skip).
 # Idempotent: a second run only checks. pip's and apt's own chatter is kept quiet; failures are not.
@@ -11,10 +12,10 @@ cd "$(dirname "$0")/.."
 step() { printf 'install-test-deps: %s\n' "$*"; }
 started=$SECONDS
 
-step "pip install -e '.[test]' (linear_layouts + pytest, hypothesis, triton==3.9.0, matplotlib, playwright) ..."
+step "pip install -e '.[test]' (linear_layouts + pytest, hypothesis, triton==3.9.0, matplotlib, playwright, tensor-layouts) ..."
 t=$SECONDS
 PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check -e ".[test]"
-step "  done in $((SECONDS - t)) s: $(python3 -c 'import triton, hypothesis, pytest; print(f"triton {triton.__version__}, hypothesis {hypothesis.__version__}, pytest {pytest.__version__}")')"
+step "  done in $((SECONDS - t)) s: $(python3 -c 'from importlib.metadata import version as v; print(", ".join(f"{p} {v(p)}" for p in ("triton", "hypothesis", "pytest", "matplotlib", "playwright", "tensor-layouts")))')"
 
 if [ -f .ci/install-browser.sh ]; then
   t=$SECONDS

@@ -135,20 +135,12 @@ def triton_bank_conflicts(shared: LinearLayout, dist: LinearLayout, bitwidth: in
 
 
 # ----------------------------------------------------------------------------- Triton unit-test JSON
-def swizzle_json() -> dict | None:
-    """swizzle.json of Triton's unit tests (tests/data/triton-unittests, vendored; else shared/ beside
-    the repo), or None when absent."""
+def swizzle_json() -> dict:
+    """swizzle.json of Triton's unit tests (vendored in tests/data/triton-unittests)."""
     import json
     from pathlib import Path
 
-    vendored = Path(__file__).resolve().parents[1] / "data" / "triton-unittests" / "swizzle.json"
-    if vendored.is_file():
-        return json.loads(vendored.read_text())
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "triton-unittests" / "swizzle.json"
-        if candidate.is_file():
-            return json.loads(candidate.read_text())
-    return None
+    return json.loads((Path(__file__).resolve().parents[1] / "data" / "triton-unittests" / "swizzle.json").read_text())
 
 
 def layout_of_json(encoded: dict) -> LinearLayout:

@@ -103,13 +103,7 @@ def test_triton_free_variable_masks_json():
     import json
     from pathlib import Path
 
-    here = Path(__file__).resolve()
-    found = [here.parents[1] / "data" / "triton-unittests" / "algebra.json"]
-    found += [p / "shared" / "triton-unittests" / "algebra.json" for p in here.parents]
-    found = [p for p in found if p.exists()]
-    if not found:
-        pytest.skip("shared/triton-unittests not found (the repo sits beside shared/)")
-    path = found[0]
+    path = Path(__file__).resolve().parents[1] / "data" / "triton-unittests" / "algebra.json"
     data = json.loads(path.read_text())
     cases = [c for c in (data["cases"] if isinstance(data, dict) else data) if c["test"] == "FreeVariableMasks"]
     assert len(cases) == 4

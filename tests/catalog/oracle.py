@@ -1,6 +1,6 @@
 """Oracle glue for the catalog tests: Triton's unit-test JSON and triton 3.9's Gluon ``to_linear_layout``.
 
-- ``unittests_dir()`` / ``load_conversions()``: the JSON of ``shared/triton-unittests`` (skip if absent).
+- ``unittests_dir()`` / ``load_conversions()``: the JSON of Triton's unit tests, vendored in ``tests/data/triton-unittests``.
 - ``layout_of_json(expected)``: a ``LinearLayout`` from the JSON encoding.
 - ``cga_of_json(params)``: 3.9 ``cga_layout`` bases from the JSON's classic CGA parameters.
 - ``gluon_class(name)``: Gluon's class of that name (``gl``, ``gl.amd``, ``gl.nvidia.blackwell``).
@@ -24,44 +24,24 @@ from linear_layouts.catalog.base import cga_layout_from_split_params, remove_bro
 
 
 # ----------------------------------------------------------------------------- JSON unit tests
-def unittests_dir() -> Path | None:
-    """``tests/data/triton-unittests`` (vendored), else ``<repo>/../shared/triton-unittests``, else searched upward."""
-    here = Path(__file__).resolve()
-    vendored = here.parents[1] / "data" / "triton-unittests"
-    if (vendored / "conversions.json").is_file():
-        return vendored
-    first = here.parents[3] / "shared" / "triton-unittests"
-    if (first / "conversions.json").is_file():
-        return first
-    for parent in here.parents:
-        candidate = parent / "shared" / "triton-unittests"
-        if (candidate / "conversions.json").is_file():
-            return candidate
-    return None
+def unittests_dir() -> Path:
+    """``tests/data/triton-unittests``: Triton's unit-test expectations, vendored in the repository."""
+    return Path(__file__).resolve().parents[1] / "data" / "triton-unittests"
 
 
 @lru_cache(maxsize=None)
-def _load(name: str) -> dict | None:
-    folder = unittests_dir()
-    if folder is None:
-        return None
-    return json.loads((folder / name).read_text())
+def _load(name: str) -> dict:
+    return json.loads((unittests_dir() / name).read_text())
 
 
 def load_conversions() -> dict:
-    """``conversions.json`` as a dict (``cases``, ``properties``); skips the test when absent."""
-    data = _load("conversions.json")
-    if data is None:
-        pytest.skip("shared/triton-unittests/conversions.json not found")
-    return data
+    """``conversions.json`` as a dict (``cases``, ``properties``)."""
+    return _load("conversions.json")
 
 
 def conversion_cases(*kinds: str) -> list[dict]:
-    """The ``conversions.json`` cases of the given ``layout_kind``s ([] when the JSON is absent)."""
-    data = _load("conversions.json")
-    if data is None:
-        return []
-    return [case for case in data["cases"] if case["layout_kind"] in kinds]
+    """The ``conversions.json`` cases of the given ``layout_kind``s."""
+    return [case for case in _load("conversions.json")["cases"] if case["layout_kind"] in kinds]
 
 
 def layout_of_json(encoded: dict) -> LinearLayout:

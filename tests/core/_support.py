@@ -1,6 +1,6 @@
 """Shared helpers of the core tests: JSON <-> layout conversion, Triton bridge, seeded random layouts.
 
-A *spec* is the plain-data form of a layout, the same as the JSON of ``shared/triton-unittests``:
+A *spec* is the plain-data form of a layout, the same as the JSON of ``tests/data/triton-unittests``:
 ``(bases, out_dims)`` with ``bases = [(in_dim, [[coord, ...], ...]), ...]`` and
 ``out_dims = [(out_dim, size), ...]``, both ordered.  Random specs are drawn from a
 ``random.Random`` so that every differential case is reproducible from its seed.
@@ -21,26 +21,14 @@ OUT_POOL = ("dim0", "dim1", "dim2", "dim3", "out", "x", "block")
 
 
 # ----------------------------------------------------------------------------- the JSON folder
-def unittests_dir() -> Path | None:
-    """Folder of Triton's unit-test JSON: ``tests/data/triton-unittests`` (vendored), else
-    ``<repo>/../shared/triton-unittests``, else searched upward."""
-    here = Path(__file__).resolve()
-    vendored = here.parents[1] / "data" / "triton-unittests"
-    if (vendored / "algebra.json").is_file():
-        return vendored
-    first = here.parents[3] / "shared" / "triton-unittests" if len(here.parents) > 3 else None
-    if first is not None and (first / "algebra.json").is_file():
-        return first
-    for parent in here.parents:
-        for candidate in (parent / "shared" / "triton-unittests", parent / "triton-unittests"):
-            if (candidate / "algebra.json").is_file():
-                return candidate
-    return None
+def unittests_dir() -> Path:
+    """Folder of Triton's unit-test JSON, vendored in the repository: ``tests/data/triton-unittests``."""
+    return Path(__file__).resolve().parents[1] / "data" / "triton-unittests"
 
 
 # ----------------------------------------------------------------------------- conversions
 def spec_of_json(j: dict) -> Spec:
-    """The spec of a layout written in the JSON encoding of ``shared/triton-unittests``."""
+    """The spec of a layout written in the JSON encoding of ``tests/data/triton-unittests``."""
     return ([(n, [list(v) for v in b]) for n, b in j["bases"]], [(n, int(s)) for n, s in j["out_dims"]])
 
 

@@ -1,4 +1,4 @@
-"""Every case of Triton's LinearLayout unit tests (``shared/triton-unittests/algebra.json``) as a test.
+"""Every case of Triton's LinearLayout unit tests (``tests/data/triton-unittests/algebra.json``) as a test.
 
 Each JSON case is ``{name, op, args, expected, ...}``; its meaning per ``op`` is documented in the
 folder's README.md ("algebra.json ops").  The cases were taken from
@@ -15,7 +15,7 @@ import pytest
 from ._support import ours_json, spec_of_json, spec_of_ours, unittests_dir
 
 _DIR = unittests_dir()
-_CASES = json.loads((_DIR / "algebra.json").read_text())["cases"] if _DIR is not None else []
+_CASES = json.loads((_DIR / "algebra.json").read_text())["cases"]
 
 
 def _assert_layout(got, expected: dict, *, check_surjective: bool = True) -> None:
@@ -223,13 +223,11 @@ def _params():
         yield pytest.param(c, id=c["name"])
 
 
-@pytest.mark.skipif(_DIR is None, reason="shared/triton-unittests not found")
 @pytest.mark.parametrize("case", list(_params()))
 def test_algebra_case(case: dict) -> None:
     _run_case(case)
 
 
-@pytest.mark.skipif(_DIR is None, reason="shared/triton-unittests not found")
 def test_every_op_of_the_json_is_covered() -> None:
     """The README's op list: all 39 ops are present, so a renamed op cannot silently drop cases."""
     ops = {c["op"] for c in _CASES}

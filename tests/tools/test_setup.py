@@ -34,3 +34,29 @@ def test_triton_unit_test_data_is_inside_the_repository():
 
     assert UNITTESTS.is_relative_to(ROOT)
     assert {p.name for p in UNITTESTS.glob("*.json")} >= {"dump_layout.json", "algebra.json", "conversions.json"}
+
+
+def test_no_test_reads_a_path_outside_the_repository():
+    """Test files name no folder beside the checkout (the project's ``shared/``, ``/work``) and climb no higher
+    than the repository root (``Path(__file__).parents[n]`` with n past the root)."""
+    import re
+
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        root = len(path.relative_to(ROOT).parts) - 1  # Path(__file__).parents[root] is the repository root
+        climbs = [int(n) for n in re.findall(r"parents\[(\d+)\]", text)]
+        if any(n > root for n in climbs) or re.search(r"""["']shared["'] */|["']shared/|["']/work\b|["']\.\./""", text):
+            offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
+
+
+def test_install_script_names_every_test_dependency():
+    """tools/install-test-deps.sh says what it installs: every package of the ``test`` extra, in its step line."""
+    import re
+
+    extra = re.search(r"^test = \[(.*)\]$", (ROOT / "pyproject.toml").read_text(), re.MULTILINE).group(1)
+    packages = [re.split(r"[<>=\[ ]", name.strip().strip('"'))[0] for name in extra.split(",")]
+    said = next(line for line in (ROOT / "tools" / "install-test-deps.sh").read_text().splitlines()
+                if line.startswith("step \"pip install"))
+    assert len(packages) >= 6 and [p for p in packages if p not in said] == []
