@@ -580,6 +580,21 @@ def transpose_long_block_layouts(element_bytes: int, warps: int = 4):
     return src, dst
 
 
+def transpose_wide_block_layouts(element_bytes: int, warps: int = 8, rows: int = 256, cols: int = 256):
+    """4-row blocks (16-byte shared vectors on both sides, 4x4 byte transposes by prmt for 8-bit
+    elements) with ``cols * w / 16`` lanes along a row of A and ``rows * w / 16`` along a row of B
+    (at most 16 each): 256-byte segments of the rows of A and B per warp instruction on a
+    ``rows x cols`` tile (8-bit: 256 x 256, 64 KiB of shared memory)."""
+    from gpu_cases import _strip
+    from linear_layouts.catalog.blocked import BlockedLayout
+
+    c = 16 // element_bytes
+    ta, tb = min(16, cols // c), min(16, rows // c)
+    src = _strip(BlockedLayout([4, c], [32 // ta, ta], [warps, 1], [1, 0]).to_linear([rows, cols]))
+    dst = _strip(BlockedLayout([c, 4], [tb, 32 // tb], [1, warps], [0, 1]).to_linear([rows, cols]))
+    return src, dst
+
+
 def transpose_kernels(n: int):
     """(element bytes, tile layouts, step, kernel) of the 8192^2 transposes: through shared memory
     (16-byte vectors on both global sides) and within each thread (``transpose_register_layouts``)."""
@@ -592,6 +607,11 @@ def transpose_kernels(n: int):
         if w < 4:  # longer rows of B per tile: 128 bytes (8-bit) or 256 bytes (16-bit) per segment
             variants += [("shared128", lambda eb: transpose_layouts(eb, tile=128)),
                          ("blocks128", transpose_long_block_layouts)]
+        if w == 1:  # 256-byte segments of the rows of A and of B (8-bit: 128-byte rows reached 87%)
+            variants += [("blocks256", transpose_wide_block_layouts),
+                         ("blocks256x4w", lambda eb: transpose_wide_block_layouts(eb, warps=4)),
+                         ("blocks128x256", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=128)),
+                         ("shared256", lambda eb: transpose_layouts(eb, warps=8, tile=256))]
         for tag, layouts in variants:
             src, dst = layouts(w)
             step = conversion_step(src, dst, 8 * w)

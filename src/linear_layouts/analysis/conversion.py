@@ -273,7 +273,8 @@ def _shared_plan(src: LinearLayout, dst: LinearLayout, element: ElementType, sha
 def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
                        baselines: bool = False, max_elements: int = MAX_ELEMENTS) -> ConversionPlan:
     """The conversion through shared memory, even where a cheaper mechanism exists: the optimal swizzle
-    (§5.4, §9.2) with the instruction choice of §5.3 (widest ld/st.shared or ldmatrix/stmatrix, fewest
+    (§5.4, §9.2; with one side's vector widened past the common one by its own registers where that
+    costs fewer wavefronts, then fewer instructions) with the instruction choice of §5.3 (widest ld/st.shared or ldmatrix/stmatrix, fewest
     wavefronts then fewest instructions, ``simd_tiles.conversion_instructions``). Block bits (several
     CTAs) are folded into the warp bits: the counts are then over the whole cluster (a cross-CTA plan
     when data crosses CTAs). ``baselines=True`` also simulates the legacy shared layouts. Layouts above
@@ -289,9 +290,15 @@ def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *
 def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
                         max_elements: int) -> ConversionPlan:
     a, b = _fold_blocks(src), _fold_blocks(dst)
-    sw = swizzle.optimal_swizzle(a, b, element.bits)
-    st, ld = simd_tiles.conversion_instructions(sw.layout, a, b, element.bits)
-    return _shared_plan(src, dst, element, sw.layout, st, ld, baselines, max_elements)
+    best = None
+    for extend in (False, True):  # one side's vector widened past V with its own registers (swizzle doc)
+        layout = swizzle.optimal_swizzle(a, b, element.bits, extend_vectors=extend).layout
+        plan = _shared_plan(src, dst, element, layout, *simd_tiles.conversion_instructions(layout, a, b, element.bits),
+                            baselines, max_elements)
+        key = (plan.store.wavefronts + plan.load.wavefronts, plan.store.instructions + plan.load.instructions)
+        if best is None or key < best[0]:
+            best = (key, plan)
+    return best[1]
 
 
 @checked
