@@ -26,6 +26,7 @@ zero register bits of ``B`` are filled by register ``copies`` after the rounds.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from linear_layouts.arguments import checked
@@ -247,9 +248,18 @@ def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> Shuf
 def lane_translation(tables: list[tuple[tuple[int, ...], ...]], n_lanes: int) -> tuple[int, ...] | None:
     """``(f(lane bit 0), f(lane bit 1), ...)`` if every table is ``table[l] = table[0] ^ f(l)``
     elementwise with ``f`` linear over F2 and common to all tables, else None. Codegen turns such a
-    register choice into one conditional swap per lane bit.
+    register choice into one conditional swap per lane bit. A pure function: answers are cached
+    (a shuffle's cost checks, then emits, the same rounds' tables).
 
     Example: ``lane_translation([tuple((l & 1,) for l in range(32))], 32) == (1, 0, 0, 0, 0)``."""
+    key = tuple(tables)
+    try:
+        return _cached_lane_translation(key, n_lanes)
+    except TypeError:  # unhashable rows (lists): the same answer, uncached
+        return _lane_translation(key, n_lanes)
+
+
+def _lane_translation(tables: tuple, n_lanes: int) -> tuple[int, ...] | None:
     if not tables:
         return None
     bits = n_lanes.bit_length() - 1
@@ -262,10 +272,16 @@ def lane_translation(tables: list[tuple[tuple[int, ...], ...]], n_lanes: int) ->
     for table in tables:
         base = table[0]
         for lane in range(n_lanes):
-            f = f_of[lane]
-            if any(x != y ^ f for x, y in zip(table[lane], base)):
+            f, row = f_of[lane], table[lane]
+            if type(row) is tuple and len(row) == len(base):  # noqa: E721 - the common case, compared at once
+                if row != tuple([y ^ f for y in base]):
+                    return None
+            elif any(x != y ^ f for x, y in zip(row, base)):
                 return None
     return images
+
+
+_cached_lane_translation = functools.lru_cache(maxsize=64)(_lane_translation)
 
 
 def _live_selects(values: list, images: tuple[int, ...], live: set[int]) -> int:
