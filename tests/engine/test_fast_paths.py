@@ -49,3 +49,33 @@ def test_plan_cost_floor_holds_on_random_pairs():
         if a != b:
             costs.append(plan_cost(a, b, bits))
     assert len(costs) > 100 and min(costs) >= plan_cost.floor
+
+
+def random_pairs(seed, count):
+    """Random distributed layout pairs for the conversion analyses: unrelated, within-warp partners,
+    and with duplicated (zero) register bases on one side, on 2-D tensors."""
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        shape = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+        zeros = int(rng.integers(0, 2))
+        a = random_distributed_layout(rng, shape, lane_bits=5 if sum(shape) >= 5 else 3, warp_bits=2,
+                                      extra_register_zeros=zeros)
+        if i % 2:
+            b = random_within_warp_partner(rng, a, extra_register_zeros=int(rng.integers(0, 2)))
+        else:
+            b = random_distributed_layout(rng, shape, lane_bits=a.in_dim_size_log2("lane"), warp_bits=2)
+        yield a, b
+
+
+def test_conversion_dims_read_off_the_bases_equal_the_quotient():
+    """``conversion_dims`` answers permutation pairs from their bases; the quotient of ``src^-1 ∘ dst``
+    (Triton's ``minimalCvtLayout``) gives the same dims on every random pair, the identity included."""
+    from linear_layouts.analysis import conversion as cv
+
+    kinds = set()
+    for a, b in random_pairs(5, 1500):
+        for src, dst in ((a, b), (a, a), (b, b)):
+            fast = cv._same_data_dims(src, dst)
+            assert fast is not None and fast == cv._composed_dims(src, dst)
+            kinds.add(fast)
+    assert {(), ("register",), ("register", "lane"), ("register", "lane", "warp")} <= kinds

@@ -136,6 +136,12 @@ def conversion_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...]:
     for d in (WARP, BLOCK):
         if src.has_in_dim(d) and src.in_dim_size(d) != dst.in_dim_size(d):
             raise LayoutError(f"src and dst must have the same number of {d}s")
+    same = _same_data_dims(src, dst)
+    return _composed_dims(src, dst) if same is None else same
+
+
+def _composed_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...]:
+    """``conversion_dims`` by quotienting ``src^-1 ∘ dst`` (checked arguments)."""
     comp = dst.invert_and_compose(src)
     for d in (BLOCK, WARP, LANE):
         if not comp.has_in_dim(d):
@@ -147,6 +153,26 @@ def conversion_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...]:
     if not comp.in_dim_names or comp.is_trivial_over(list(comp.in_dim_names)):
         return ()
     return tuple(comp.out_dim_names)
+
+
+def _same_data_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...] | None:
+    """``conversion_dims`` read off the bases when both (checked) layouts hold the same non-zero
+    bases (each a distinct power of two): ``src^-1 ∘ dst`` then maps a hardware dim as the identity,
+    and apart from the others, exactly when its bases are equal in both, so the quotient stops at the
+    first of block, warp, lane whose bases differ. None (use the composition) for other pairs."""
+    names = src.in_dim_names
+    bases = {d: (src.flat_bases(d), dst.flat_bases(d)) for d in names}
+    if {b for a, _ in bases.values() for b in a if b} != {b for _, a in bases.values() for b in a if b}:
+        return None
+    moved = list(names)
+    for d in (BLOCK, WARP, LANE):
+        if d in bases:
+            if bases[d][0] != bases[d][1]:
+                break
+            moved.remove(d)
+    if all(bases[d][0] == bases[d][1] for d in moved):
+        return ()
+    return tuple(moved)
 
 
 @checked
