@@ -611,6 +611,7 @@ def transpose_kernels(n: int):
             variants += [("blocks256", transpose_wide_block_layouts),
                          ("blocks256x4w", lambda eb: transpose_wide_block_layouts(eb, warps=4)),
                          ("blocks128x256", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=128)),
+                         ("blocks256x128", lambda eb: transpose_wide_block_layouts(eb, warps=4, cols=128)),
                          ("shared256", lambda eb: transpose_layouts(eb, warps=8, tile=256))]
         for tag, layouts in variants:
             src, dst = layouts(w)
@@ -1006,7 +1007,11 @@ def write_report(out: Path, results: dict) -> None:
                   "`blocks`: 128x64 tiles, each thread 4 rows x 16 bytes of A and 16 bytes x 4 columns of B "
                   "(`transpose_block_layouts`): 16-byte shared vectors on both sides; "
                   "`registers`: each thread holds 4/w rows x 16/w columns, loads 16-byte vectors of A and stores "
-                  "4-byte words of B; the plan is a register permutation (byte transposes by prmt).", "",
+                  "4-byte words of B; the plan is a register permutation (byte transposes by prmt); "
+                  "8-bit only: `blocks256` (256x256 tiles, 8 warps; `x4w`: 4 warps), `blocks128x256`, `blocks256x128` "
+                  "(rows x columns of A, 4 warps): 4-row blocks with 16 lanes along the rows of A and of B "
+                  "(256-byte segments, `transpose_wide_block_layouts`), 4x4 byte transposes by prmt and 16-byte "
+                  "shared vectors on both sides; `shared256`: `shared` with 256x256 tiles and 8 warps.", "",
                   "| element | matrix | layouts | tile | plan | shared instructions / thread | µs | TB/s (read + write) | of copy bandwidth | correct |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in results["transpose"]:
