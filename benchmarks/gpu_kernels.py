@@ -79,6 +79,7 @@ def prepare(args) -> int:
         old.unlink()
     resolver, resolver_name = _resolver()
     rows = []
+    inventories: dict[str, dict] = {}
     for path in corpus_files():
         if args.only and path.stem not in args.only.split(","):
             continue
@@ -99,8 +100,15 @@ def prepare(args) -> int:
             continue
         row.update(save_cubin(build, spec.name, compiled))
         row["ptx_inventory"] = ptx_inventory(compiled["ptx"])
+        if args.store_ir:  # test data: this Triton's TTGIR and PTX inventory (tests/kernels/test_triton_lowering.py)
+            from linear_layouts.kernels.compile import strip_paths
+
+            store = Path(args.store_ir)
+            store.mkdir(parents=True, exist_ok=True)
+            (store / f"{spec.name}.ttgir").write_text(strip_paths(compiled["ttgir"], CORPUS))
+            inventories[spec.name] = row["ptx_inventory"]
         try:
-            row["predicted"] = predict(spec, compiled["ttgir"], resolver)
+            row["predicted"] = predict(spec, compiled["ttgir"], resolver, triton_version=version)
         except Exception as error:
             row["error"] = f"report failed: {type(error).__name__}: {error}"[:400]
         rows.append(row)
@@ -109,6 +117,9 @@ def prepare(args) -> int:
     plan = {"compiled_by": f"Triton {version}", "resolver": resolver_name, "seconds": round(time.time() - start, 1),
             "rows": rows}
     (build / "plan.json").write_text(json.dumps(plan, indent=1, default=list))
+    if args.store_ir:
+        (Path(args.store_ir) / "ptx_shared.json").write_text(json.dumps({"triton": version, "sm_90": inventories},
+                                                                       indent=1, sort_keys=True) + "\n")
     print(f"prepared {sum('cubin' in r for r in rows)} / {len(rows)} cubins in {time.time() - start:.0f} s -> {build}")
     return 0
 
@@ -200,7 +211,7 @@ def _resolver():
     return default_resolver(), "linear_layouts.ttgir"
 
 
-def predict(spec, ttgir: str, resolver, cc: int = 90) -> dict:
+def predict(spec, ttgir: str, resolver, cc: int = 90, triton_version: str = "") -> dict:
     """The report of a TTGIR for ``spec``'s launch, summed: predicted ld / st / cp.async wavefronts per
     launch, the static instruction inventory of the model, and what is left out."""
     from linear_layouts.kernels.ir_text import parse_module
@@ -210,7 +221,8 @@ def predict(spec, ttgir: str, resolver, cc: int = 90) -> dict:
     module = parse_module(ttgir)
     scalars = {f"%{k}": v for k, v in spec.scalars.items() if isinstance(v, int)}
     counts = grid_op_counts(module.functions[0], scalars, spec.grid)
-    report = analyze_module(module, resolver=resolver, name=spec.name, counts=counts, cc=cc, with_triton_estimate=False)
+    report = analyze_module(module, resolver=resolver, name=spec.name, counts=counts, cc=cc, with_triton_estimate=False,
+                            triton_version=triton_version)
     ld = st = cp = 0
     unknown: list[str] = []
     inventory: dict[str, int] = {}
@@ -370,6 +382,7 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=100.0, help="measure: seconds for everything")
     ap.add_argument("--only", default="", help="prepare: comma list of corpus kernels (default: all)")
     ap.add_argument("--any-triton", action="store_true", help="prepare with a Triton other than 3.6 (tests)")
+    ap.add_argument("--store-ir", default="", help="prepare: also write each TTGIR and the PTX inventory there")
     ap.add_argument("--launch", help=argparse.SUPPRESS)
     ap.add_argument("--until", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -18,7 +18,9 @@ from linear_layouts.kernels.triton_lowering import (
     inter_warp_layout,
     intersection_basis,
     nullspace_basis,
+    layout_order,
     reduce_lowering,
+    reduce_lowering_smem,
     reg_perm_for_divide,
     zero_bases_along,
 )
@@ -30,10 +32,15 @@ PTX = json.loads((IR / "ptx_shared.json").read_text())
 NOT_MODELED: dict[str, str] = {}
 
 
-def model_inventory(target: str, name: str) -> dict[str, int]:
+#: Triton 3.6's (the GPU machine's) TTGIR for sm_90 and its PTX inventory (benchmarks/gpu_kernels.py --store-ir)
+T36 = IR.parent.parent / "triton36_sm90"
+
+
+def model_inventory(target: str, name: str, *, ttgir: Path | None = None, version: str = "") -> dict[str, int]:
     from linear_layouts.kernels.report import analyze_ttgir
 
-    report = analyze_ttgir((IR / target / f"{name}.ttgir").read_text(), with_triton_estimate=False)
+    text = (ttgir or IR / target / f"{name}.ttgir").read_text()
+    report = analyze_ttgir(text, with_triton_estimate=False, triton_version=version)
     out: dict[str, int] = {}
     for op in report.ops:
         if op.kind == "async_copy":
@@ -54,6 +61,43 @@ def test_the_model_emits_the_instructions_triton_emits(target):
         (same if model_inventory(target, name) == ptx else different).append(name)
     assert sorted(different) == sorted(NOT_MODELED), different
     assert len(same) == len(PTX[target]) - len(NOT_MODELED)  # mxfp8 has no sm_80 build
+
+
+def test_the_model_of_triton_3_6_emits_the_instructions_triton_3_6_emits():
+    """Triton 3.6 (the GPU machine's) reduces across warps through shared memory without conversions
+    (partials stored, reloaded per thread, totals stored and loaded: ``reduce_lowering_smem``) and loads a
+    scan's carries with the widest vectors that fit: with ``triton_version="3.6.0"`` the model equals 3.6's
+    PTX on all 30 kernels it compiles for sm_90; the 3.9 model differs exactly on those ops' kernels."""
+    ptx = json.loads((T36 / "ptx_shared.json").read_text())
+    assert ptx["triton"] == "3.6.0" and len(ptx["sm_90"]) == 30
+    differ_39 = []
+    for name, inventory in sorted(ptx["sm_90"].items()):
+        assert model_inventory("sm_90", name, ttgir=T36 / f"{name}.ttgir", version="3.6.0") == inventory, name
+        if model_inventory("sm_90", name, ttgir=T36 / f"{name}.ttgir") != inventory:
+            differ_39.append(name)
+    assert differ_39 == ["absmax_atomic", "cross_entropy", "fused_softmax", "layer_norm_bwd_dwdb", "layer_norm_bwd_dx",
+                         "layer_norm_fwd", "linear_recurrence_scan", "rms_norm", "sort_rows"]
+
+
+def test_triton_3_6_reduction_through_shared_memory():
+    """A CTA-wide max of 1024 fp32 over 8 warps (``absmax``'s): (1) lane 0 of each warp stores its
+    partial at its warp index: 8 stores of one lane, 8 wavefronts; (2) threads 0-7 load the 8 partials
+    (one wavefront, in warp 0; the other warps' loads have no active lane) and thread 0 stores the total;
+    (3) every thread loads it (one broadcast wavefront per warp)."""
+    src = BlockedLayout([1], [32], [8], [0]).to_linear([1024])
+    p = reduce_lowering_smem(src, 0, [32], None, 90)
+    assert [(i.instruction, i.count, i.wavefronts) for i in p.stores + p.loads] == [
+        ("st.shared.b32", 16, 9), ("ld.shared.b32", 16, 9)]
+    # a row sum of a [16, 256] tile over 4 warps along the rows: 64 partials per warp, result per row
+    parent = BlockedLayout([1, 4], [2, 16], [1, 4], [1, 0])
+    rows = parent.to_linear([16, 256])
+    q = reduce_lowering_smem(rows, 1, [32], SliceLayout(1, parent).to_linear([16]), 90)
+    assert q.kind == SHARED and q.stores[0].count == 4 * 8 + 4 * 1 and q.loads[0].count == 4 * 1 + 4 * 8
+    # warp-synchronous: nothing in shared memory
+    assert reduce_lowering_smem(BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0]).to_linear([16, 256]), 1, [32],
+                                None, 90).kind == NO_OP
+    assert layout_order(rows) == [1, 0] and layout_order(BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1])
+                                                         .to_linear([64, 64])) == [0, 1]
 
 
 def test_transpose_uses_stores_of_16_bytes_and_ldmatrix_trans_conflict_free():

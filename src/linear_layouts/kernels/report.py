@@ -44,6 +44,7 @@ from linear_layouts.kernels.triton_lowering import (
     convert_lowering,
     local_lowering,
     reduce_lowering,
+    reduce_lowering_smem,
     ldst_instructions,
     remove_broadcast,
     scan_lowering,
@@ -245,10 +246,19 @@ def _conflict_flags(lowering: SharedLowering) -> list[str]:
     return flags
 
 
+def _before(version: str, limit: tuple[int, int]) -> bool:
+    """``version`` (``"3.6.0"``) is a Triton older than ``limit``; an empty or unreadable one is not."""
+    parts = version.split(".")[:2]
+    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+        return False
+    return (int(parts[0]), int(parts[1])) < limit
+
+
 class _Analyzer:
     def __init__(self, module: Module, layouts: Layouts, cc: int, counts: Mapping[int, int | None] | None,
-                 with_triton_estimate: bool):
+                 with_triton_estimate: bool, triton_version: str = ""):
         self.module = module
+        self.smem_reduce = _before(triton_version, (3, 7))  # Triton 3.6's reduce and scan lowerings
         self.layouts = layouts
         self.cc = cc
         self.counts = counts
@@ -334,7 +344,8 @@ class _Analyzer:
             src = self.linear(ins[0])
             result = self.linear(outs[0]) if outs and outs[0].kind == "tensor" and outs[0].encoding else None
             axis = op.attr_int("axis") or 0
-            triton = reduce_lowering(src, axis, [t.bitwidth or 32 for t in ins], result, self.cc)
+            lowering = reduce_lowering_smem if self.smem_reduce else reduce_lowering
+            triton = lowering(src, axis, [t.bitwidth or 32 for t in ins], result, self.cc)
             if triton.kind == NO_OP:
                 return None
             return SharedOp(index, name, "reduce", loc, ins[0].shape, ins[0].element, ins[0].bitwidth or 32,
@@ -360,7 +371,8 @@ class _Analyzer:
             if not ins or not ins[0].encoding:
                 return None
             src = self.linear(ins[0])
-            triton = scan_lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], self.cc)
+            triton = scan_lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], self.cc,
+                                   exact_tail=self.smem_reduce)
             if triton.kind == NO_OP:
                 return None
             if triton.kind != SHARED:
@@ -498,7 +510,7 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
     layouts = Layouts(module, resolver)
     fn = module.functions[0]
     cc = cc if cc is not None else (_cc(module.target) or 90)
-    analyzer = _Analyzer(module, layouts, cc, counts, with_triton_estimate)
+    analyzer = _Analyzer(module, layouts, cc, counts, with_triton_estimate, triton_version)
     depths = _loop_depths(fn)
     ops: list[SharedOp] = []
     unmodeled: list[UnmodeledOp] = []

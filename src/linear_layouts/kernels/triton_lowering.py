@@ -37,7 +37,8 @@ from linear_layouts.errors import LayoutError
 from linear_layouts.layout import ColumnAction, LinearLayout, divide_left, divide_right
 
 __all__ = [
-    "Instructions", "SharedLowering", "convert_lowering", "local_lowering", "reduce_lowering", "scan_lowering",
+    "Instructions", "SharedLowering", "convert_lowering", "local_lowering", "reduce_lowering", "reduce_lowering_smem",
+    "scan_lowering", "layout_order",
     "optimal_swizzling",
     "optimal_swizzling_ldst", "reg_perm_for_divide", "remove_broadcast", "ldst_instructions",
     "matrix_instructions",
@@ -641,10 +642,124 @@ def reduce_lowering(src: LinearLayout, axis: int, bits: list[int], result: Linea
     return SharedLowering(kind, stores, loads, None, 1, note)
 
 
+def _xor_coords(bases: list[list[int]], value: int, rank: int) -> tuple[int, ...]:
+    """Coordinates of input ``value`` of one in dim: XOR of the bases of its set bits."""
+    out = [0] * rank
+    for i, v in enumerate(bases):
+        if value >> i & 1:
+            out = [a ^ b for a, b in zip(out, v)]
+    return tuple(out)
+
+
+def layout_order(layout: LinearLayout) -> list[int]:
+    """Triton's ``getOrder`` of a distributed layout, fastest dim first: the dims in the order their bases
+    first appear in the register, lane, warp bases; the dims never seen follow, the last dim first."""
+    order: list[int] = []
+    for d in (REG, LANE, WARP, BLOCK):
+        for v in layout.bases.get(d, []):
+            for k, x in enumerate(v):
+                if x and k not in order:
+                    order.append(k)
+    return order + [k for k in reversed(range(layout.num_out_dims)) if k not in order]
+
+
+@checked
+def reduce_lowering_smem(src: LinearLayout, axis: int, bits: list[int], result: LinearLayout | None,
+                         cc: int = 90) -> SharedLowering:
+    """Triton 3.6's lowering of ``tt.reduce`` (fitted on its static PTX; 3.9 lowers through conversions,
+    ``reduce_lowering``): reduce in registers and across lanes by shuffles; when warps hold parts of the
+    axis, (1) the lanes at axis position 0 store their partial at ``[warp's axis index, rest of the
+    coordinates]`` of a scratch with the axis resized to the warps along it (axis fastest, then the
+    layout's order); (2) thread ``t`` loads scratch word ``t`` (and ``t + threads``, ...: ``elements /
+    threads`` rounds), shuffles across the warps' partials and the first lane of each group stores the
+    total back; (3) every thread loads its result elements (axis index 0). Scalar ``ld/st.shared`` of the
+    element's width, one scratch per operand; ``result`` None: a 0-d result (one broadcast load)."""
+    layout, _ = remove_broadcast(_dist(src))
+    rank = layout.num_out_dims
+    bases = layout.bases
+    warp_bases = bases.get(WARP, [])
+    axis_warps = [i for i, v in enumerate(warp_bases) if v[axis]]
+    if not axis_warps:
+        return SharedLowering(NO_OP, note="warp-synchronous")
+    lane_axis = [i for i, v in enumerate(bases[LANE]) if v[axis]]
+    size_inter = 1 << len(axis_warps)
+    shape = [layout.out_dim_size(n) for n in layout.out_dim_names]
+    smem_shape = list(shape)
+    smem_shape[axis] = size_inter
+    order = [axis] + [k for k in layout_order(layout) if k != axis]
+    strides, stride = [0] * rank, 1
+    for k in order:
+        strides[k], stride = stride, stride * smem_shape[k]
+    elems = stride
+    warps = 1 << len(warp_bases)
+    threads = warps * LANES_PER_WARP
+
+    def offset(coords) -> int:
+        return sum((c % smem_shape[k]) * strides[k] for k, c in enumerate(coords))
+
+    def warp_axis(w: int) -> int:
+        return sum(1 << j for j, i in enumerate(axis_warps) if w >> i & 1)
+
+    keys: dict[tuple[int, ...], int] = {}
+    for r in range(layout.in_dim_size(REG)):
+        coords = list(_xor_coords(bases[REG], r, rank))
+        coords[axis] = 0
+        keys.setdefault(tuple(coords), r)
+    lane_zero = [not any(lane >> i & 1 for i in lane_axis) for lane in range(LANES_PER_WARP)]
+    rounds = max(elems // threads, 1)
+    if result is not None:
+        res, _ = remove_broadcast(_dist(result))
+        res_regs = {(_xor_coords(res.bases[REG], r, res.num_out_dims)) for r in range(res.in_dim_size(REG))}
+        res_lanes, res_warps = res.bases[LANE], res.bases.get(WARP, [])
+    stores: list[Instructions] = []
+    loads: list[Instructions] = []
+    for b in bits:
+        nbytes = max(1, b // 8)
+        st = [0, 0]
+        ld = [0, 0]
+        for w in range(warps):
+            wc = _xor_coords(bases.get(WARP, []), w, rank)
+            for r in keys.values():
+                rc = _xor_coords(bases[REG], r, rank)
+                starts = []
+                for lane in range(LANES_PER_WARP):
+                    c = [a ^ x ^ y for a, x, y in zip(rc, _xor_coords(bases[LANE], lane, rank), wc)]
+                    c[axis] = warp_axis(w)
+                    starts.append(offset(c) * nbytes)
+                st[0] += 1
+                st[1] += instruction_wavefronts(starts, nbytes, active=lane_zero, op="store")
+            for k in range(rounds):
+                tids = [w * LANES_PER_WARP + lane for lane in range(LANES_PER_WARP)]
+                starts = [(t + k * threads) * nbytes for t in tids]
+                needed = [t < elems for t in tids]
+                ld[0] += 1
+                ld[1] += instruction_wavefronts(starts, nbytes, active=needed, op="load")
+                first = [n and lane % size_inter == 0 for lane, n in enumerate(needed)]
+                st[0] += 1
+                st[1] += instruction_wavefronts(starts, nbytes, active=first, op="store")
+            if result is None:
+                ld[0] += 1
+                ld[1] += instruction_wavefronts([0] * LANES_PER_WARP, nbytes, op="load")
+                continue
+            rw = _xor_coords(res_warps, w, res.num_out_dims)
+            for rc in sorted(res_regs):
+                starts = []
+                for lane in range(LANES_PER_WARP):
+                    c = [a ^ x ^ y for a, x, y in zip(rc, _xor_coords(res_lanes, lane, res.num_out_dims), rw)]
+                    starts.append(offset(c[:axis] + [0] + c[axis:]) * nbytes)
+                ld[0] += 1
+                ld[1] += instruction_wavefronts(starts, nbytes, op="load")
+        stores.append(Instructions(_vector_name("store", nbytes), "store", nbytes, st[0], st[1]))
+        loads.append(Instructions(_vector_name("load", nbytes), "load", nbytes, ld[0], ld[1]))
+    return SharedLowering(SHARED, _merge(stores, 1), _merge(loads, 1), None, 1,
+                          f"partials of {size_inter} warps through shared memory (Triton 3.6)")
+
+
 # --------------------------------------------------------------------------------------------------
 # scans (Triton's three-phase scan lowering)
 # --------------------------------------------------------------------------------------------------
-def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90) -> SharedLowering:
+def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90, *,
+                  exact_tail: bool = False) -> SharedLowering:
     """Triton's lowering of ``tt.scan`` along ``axis`` of a tensor in ``src`` with operands of ``bits``:
     prefixes within each thread's *group* (the lowest axis bits held in registers), then across the
     lanes of each *chunk* (the lane bits that follow) by shuffles; when warps hold parts of the axis,
@@ -655,7 +770,8 @@ def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90) -
     The scratch holds (lanes off the axis, warps off the axis, chunk index, registers off the axis),
     least significant first. Model fitted on the static PTX of Triton 3.9 (9 scans: 1-D and 2-D, both
     axes, 4 and 8 warps, one and two operands); layouts whose axis bases are not unit vectors of the
-    axis are left out (``NOT_MODELED``)."""
+    axis are left out (``NOT_MODELED``). ``exact_tail``: Triton 3.6's loads of the totals, the widest
+    vectors that fit the chunks still needed (7 totals: 4 + 2 + 1 elements) instead of 3.9's one width."""
     layout, _ = remove_broadcast(_dist(src))
     names = layout.out_dim_names
     axis_bits: list[tuple[int, str, int]] = []  # (axis value, in dim, index)
@@ -719,16 +835,25 @@ def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90) -
                 st_count += 1
         stores.append(Instructions(_vector_name("store", nbytes), "store", nbytes, st_count, st_wf))
         needed = n_chunks - 1
-        vec = min(max(1, 16 // nbytes), 1 << (needed - 1).bit_length()) if contiguous else 1
-        ld_count = ld_wf = 0
+        widest = max(1, 16 // nbytes) if contiguous else 1
+        if exact_tail:  # Triton 3.6: the widest vectors that fit what is left (7 -> 4 + 2 + 1)
+            pieces, first = [], 0
+            while first < needed:
+                vec = 1 << min(widest, needed - first).bit_length() - 1
+                pieces.append((first, vec))
+                first += vec
+        else:  # Triton 3.9: one width, the last vector may read past the chunks needed
+            vec = min(widest, 1 << (needed - 1).bit_length())
+            pieces = [(first, vec) for first in range(0, needed, vec)]
         rows = [r for r in reg_values if not any(r >> i & 1 for i in chunk_regs)]
-        for w in range(warps):
-            for r in rows:
-                for first in range(0, needed, vec):
+        for first, vec in pieces:
+            ld_count = ld_wf = 0
+            for w in range(warps):
+                for r in rows:
                     starts = [offset(r, lane, w, chunk=first) * nbytes for lane in range(LANES_PER_WARP)]
                     ld_wf += instruction_wavefronts(starts, vec * nbytes, op="load")
                     ld_count += 1
-        loads.append(Instructions(_vector_name("load", vec * nbytes), "load", vec * nbytes, ld_count, ld_wf))
+            loads.append(Instructions(_vector_name("load", vec * nbytes), "load", vec * nbytes, ld_count, ld_wf))
     return SharedLowering(SHARED, _merge(stores, 1), _merge(loads, 1), None, 1,
                           f"{n_chunks} chunks along the axis across warps")
 
