@@ -231,9 +231,38 @@ def _side_prediction(layout, padding, dist, bits: int, op: str, instructions: di
     return access_wavefronts(access, op=op)
 
 
+def _model_key(instruction: str, nbytes: int) -> str:
+    """The model's instruction in ``shared_instructions``' naming (``st.shared.128``, ``ldmatrix.x4.trans``)."""
+    if "matrix" in instruction:
+        op, shape = instruction.split(".")[0], re.search(r"\.(x\d)", instruction).group(1)
+        return f"{op}.{shape}" + (".trans" if ".trans" in instruction else "")
+    return f"{instruction[:2]}.shared.{nbytes * 8}"
+
+
+def predict_convert(variant: Variant) -> tuple[tuple | None, dict]:
+    """Triton's own choice (``gl.convert_layout``): the project's model of Triton's convert_layout lowering
+    (``kernels.triton_lowering``, equal to Triton 3.6's and 3.9's PTX on the corpus): (store, load)
+    wavefronts and its static instructions per warp, to set beside the PTX's."""
+    from linear_layouts.element_type import element_type
+    from linear_layouts.kernels.triton_lowering import convert_lowering
+
+    pair = variant.pair
+    shape = list(pair.shape)
+    lowering = convert_lowering(pair.store.to_linear(shape), pair.load.to_linear(shape),
+                                element_type(pair.dtype).bits, 90)
+    instructions: dict[str, int] = {}
+    for ins in lowering.stores + lowering.loads:
+        key = _model_key(ins.instruction, ins.bytes)
+        instructions[key] = instructions.get(key, 0) + ins.count // pair.warps
+    if not lowering.stores and not lowering.loads:
+        return None, instructions
+    return (lowering.store_wavefronts, lowering.load_wavefronts), instructions
+
+
 def predict(variant: Variant) -> tuple | None:
     if variant.smem is None:
-        return None
+        predicted, model = predict_convert(variant)
+        return predicted if model == variant.instructions else None
     pair = variant.pair
     shape = list(pair.shape)
     from linear_layouts.element_type import element_type
@@ -477,18 +506,18 @@ def report(rows: list[dict], env: dict, dry_run: bool, ncu_tail: str = "") -> st
     lines += ["", "## Ours against the peers (" + ("predicted" if dry_run else "measured") + " st + ld)", ""]
     not_worse = sum(all(t <= o for _, o in peers) for _, t, peers in verdicts)
     strictly = [n for n, t, peers in verdicts if any(n2 == "default" and t < o for n2, o in peers)]
-    conflicts = [n for n, t, peers in verdicts if any(n2 == "default" and o > t for n2, o in peers)]
+    with_triton = [(t, o) for n, t, peers in verdicts for n2, o in peers if n2 == "triton"]
     exact = [r for r in rows if r.get("predicted") and r.get("measured")
              and list(r["predicted"]) == [int(m) for m in r["measured"]]]
     measured = [r for r in rows if r.get("predicted") and r.get("measured")]
     summary = (f"**Summary: {len(by_pair)} pairs; ours ≤ every peer on {not_worse} / {len(verdicts)}; strictly "
-               f"better than the default on {len(strictly)} (the pairs where the default conflicts)")
+               f"better than the default on {len(strictly)} (the pairs where the default conflicts) and than "
+               f"Triton's gl.convert_layout on {sum(t < o for t, o in with_triton)} / {len(with_triton)}")
     if not dry_run:
         correct = sum(bool(r.get("ok")) for r in rows)
         summary += (f"; ncu = prediction (st and ld) on {len(exact)} / {len(measured)} kernels with a prediction; "
                     f"correct {correct} / {len(rows)} kernels")
     lines.append(summary + ".**")
-    del conflicts
     for name, total, peers in verdicts:
         if not all(total <= o for _, o in peers):
             lines.append(f"- worse on {name}: ours {total:g} vs " + ", ".join(f"{n} {o:g}" for n, o in peers))

@@ -85,6 +85,8 @@ def test_prepare_writes_the_plan_cubins_and_predictions(script, tmp_path):
         assert (tmp_path / r["cubin"]).read_bytes()[:4] == b"\x7fELF"
         assert r["meta"]["params"] == 4 and r["meta"]["num_warps"] == 1  # src, dst + the two scratch pointers
         assert r["instructions"]
-    ours, default = rows[0], rows[1]
+    ours, default, triton = rows
     assert sum(ours["predicted"]) < sum(default["predicted"])  # the default conflicts on the load
+    # Triton's own choice: the model of its convert_layout lowering emits the PTX's instructions
+    assert triton["predicted"] == [64, 64] and triton["instructions"] == {"st.shared.128": 16, "ldmatrix.x4.trans": 16}
     assert "Summary: 1 pairs; ours ≤ every peer on 1 / 1" in (tmp_path / "prepare.md").read_text()
