@@ -12,11 +12,26 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["LayoutError", "did_you_mean", "not_a_layout"]
+__all__ = ["LayoutError", "did_you_mean", "not_a_layout", "MAX_MESSAGE_CHARS"]
+
+MAX_MESSAGE_CHARS = 1000  #: a longer message is cut: messages quote ~80 characters of input (limits.quote)
 
 
 class LayoutError(ValueError):
-    """Bad input to a layout operation: the message names the argument and the rule it breaks."""
+    """Bad input to a layout operation: the message names the argument and the rule it breaks.
+
+    Messages quote at most ~80 characters of the input (``limits.quote`` / ``limits.excerpt``); as a last
+    guard, a message longer than ``MAX_MESSAGE_CHARS`` is cut, so no input is ever echoed whole.
+
+    >>> len(str(LayoutError("x" * 10**6)))
+    1000
+    """
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 1 and isinstance(args[0], str) and len(args[0]) > MAX_MESSAGE_CHARS:
+            tail = f"... (a message of {len(args[0])} characters, cut)"
+            args = (args[0][:MAX_MESSAGE_CHARS - len(tail)] + tail,)
+        super().__init__(*args)
 
 
 def did_you_mean(word: str, known: Iterable[str], *, count: int = 3) -> str:

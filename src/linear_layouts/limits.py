@@ -20,7 +20,12 @@ limit                           default     bounds (and why this value)
                                             MB. Raise it: ``max_elements=N`` on the view / ``--max-elements N``.
 ``MAX_DIM_LOG2``                31          bits of one in or out dim: Triton stores sizes and coordinates as
                                             int32. A format rule, not a resource limit: not overridable.
-``MAX_SPEC_CHARS``              2**20       characters of one layout spec (a real one is under 2 KB).
+``MAX_SPEC_CHARS``              2**16       characters of one layout spec (a real one is under 2 KB; the JSON of
+                                            a layout of 8 dims of 31 bases each is ~25 KB). At the limit the
+                                            slowest parser (CuTe text) answers in well under a second.
+``MAX_IR_BYTES``                2**24       bytes of a TTGIR / MLIR_ENABLE_DUMP file read by ``report`` (a real dump
+                                            of a large kernel is a few MB; 16 MB is read and analysed in well under
+                                            1 GB). Larger files are refused before they are read.
 ``MAX_SPEC_DEPTH``              32          nesting of brackets and calls in a spec (real ones: under 8).
 ``MAX_INT_DIGITS``              40          digits of one integer in a spec (an int32 has 10).
 ``QUOTE_CHARS``                 80          characters of an input quoted in an error message.
@@ -48,6 +53,7 @@ __all__ = [
     "MAX_PICTURE_ELEMENTS",
     "MAX_DIM_LOG2",
     "MAX_SPEC_CHARS",
+    "MAX_IR_BYTES",
     "MAX_SPEC_DEPTH",
     "MAX_INT_DIGITS",
     "QUOTE_CHARS",
@@ -64,7 +70,8 @@ __all__ = [
 MAX_ELEMENTS = 1 << 20
 MAX_PICTURE_ELEMENTS = 1 << 16
 MAX_DIM_LOG2 = 31
-MAX_SPEC_CHARS = 1 << 20
+MAX_SPEC_CHARS = 1 << 16
+MAX_IR_BYTES = 1 << 24
 MAX_SPEC_DEPTH = 32
 MAX_INT_DIGITS = 40
 QUOTE_CHARS = 80

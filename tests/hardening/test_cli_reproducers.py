@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from linear_layouts.cli import main
+from linear_layouts.limits import MAX_SPEC_CHARS
 
 BLOCKED = "BlockedLayout([1,4],[4,8],[8,1],[1,0])"
 NVMMA = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
@@ -114,7 +115,7 @@ def test_a_file_is_never_echoed(capsys, tmp_path):
     assert len(fails(capsys, ["show", f"@{junk}"], "spec")) < 300
     huge = tmp_path / "huge"
     huge.write_text("[" + "1," * 1_000_000 + "]")
-    fails(capsys, ["show", f"@{huge}"], "longer than 1048576 characters")
+    fails(capsys, ["show", f"@{huge}"], f"longer than {MAX_SPEC_CHARS} characters")
     binary = tmp_path / "binary"
     binary.write_bytes(b"\x7fELF\xff\xfe" * 100)
     fails(capsys, ["show", f"@{binary}"], "not UTF-8 text")
@@ -122,7 +123,7 @@ def test_a_file_is_never_echoed(capsys, tmp_path):
 
 
 def test_spec_errors_in_arguments_are_one_line(capsys):
-    fails(capsys, ["show", "x" * 100_000 + "("], "syntax error")
+    fails(capsys, ["show", "x" * 50_000 + "("], "syntax error")
     fails(capsys, ["show", "{" + '"a":[' * 1000 + "]" * 1000 + "}"], "nested deeper than 32 levels")
     fails(capsys, ["show", '{"bases": {"register": [[' + "1" * 5000 + ']]}, "out_dims": ["dim0"]}'], "digits")
 
@@ -150,3 +151,21 @@ def test_the_explorer_page_draws_at_most_the_picture_limit(capsys, tmp_path):
     fails(capsys, ["explore", "-o", str(page), "--layout", BLOCKED, "--shape", "512,512"], "--layout: the explorer page")
     assert not page.exists()
     assert main(["explore", "-o", str(page), "--layout", BLOCKED, "--shape", "64,64"]) == 0 and page.stat().st_size
+
+
+def test_report_reads_no_huge_or_undecodable_file(capsys, tmp_path):
+    """`report` read any file whole (memory), and a sibling .ttir that is not UTF-8 was a traceback."""
+    from linear_layouts.limits import MAX_IR_BYTES
+
+    huge = tmp_path / "huge.ttgir"
+    with huge.open("wb") as file:
+        file.truncate(MAX_IR_BYTES + 1)  # sparse: nothing is written
+    fails(capsys, ["report", str(huge)], f"above the {MAX_IR_BYTES} of an IR text", "MAX_IR_BYTES")
+    kernel = Path(__file__).resolve().parents[1] / "data/triton_kernels/ir/sm_90/absmax_atomic.ttgir"
+    (tmp_path / "k.ttgir").write_text(kernel.read_text())
+    (tmp_path / "k.ttir").write_bytes(b"\xff\xfe")
+    fails(capsys, ["report", str(tmp_path / "k.ttgir"), "--no-triton-estimate"], "cannot read", "k.ttir")
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$SECRETHASH$abcdef:19000:0:99999:7:::\n" * 10)
+    line = fails(capsys, ["report", str(secret)], "")
+    assert "SECRETHASH" not in line

@@ -230,6 +230,15 @@ def test_errors_quote_at_most_about_80_characters_of_the_input():
         assert len(str(info.value)) < 200 + QUOTE_CHARS, str(info.value)[:300]
 
 
+def test_no_message_is_ever_longer_than_the_cap():
+    """The last guard: a message built from a huge input is cut at MAX_MESSAGE_CHARS (and says so)."""
+    from linear_layouts.errors import MAX_MESSAGE_CHARS
+
+    error = LayoutError("shape " + "(8," * 100_000)
+    assert len(str(error)) == MAX_MESSAGE_CHARS and str(error).endswith("(a message of 300006 characters, cut)")
+    assert str(LayoutError("short")) == "short" and LayoutError("a", "b").args == ("a", "b")
+
+
 def test_huge_ints_in_errors_are_described_not_printed():
     with pytest.raises(LayoutError, match="got an int of 60002 bits"):
         LinearLayout.identity_1d(3 << 60000, "a", "b")

@@ -55,6 +55,22 @@ def test_lone_surrogates(text):
         parse_spec(text)
 
 
+@pytest.mark.parametrize("text, rule", [
+    ("(" + "1," * (MAX_SPEC_CHARS // 2 - 8) + "8):(1)", "CuTe spec: stride: .* is not congruent"),  # was quadratic
+    ("BlockedLayout([" + "1," * (MAX_SPEC_CHARS // 2 - 40) + "1],[4,8],[8,1],[1,0])",
+     "threads_per_warp must have 32729 entries"),
+    ('{"bases": {"register": [' + "[0]," * (MAX_SPEC_CHARS // 4 - 40) + '[0]]}, "out_dims": ["dim0"]}',
+     r"16345 basis vectors\): 2\*\*16345 is above 2\*\*31"),
+], ids=["cute", "gluon", "json"])
+def test_the_longest_spec_allowed_is_answered_quickly(text, rule):
+    """At MAX_SPEC_CHARS every parser answers in bounded time (a 600 KB CuTe text took 28 s)."""
+    assert len(text) <= MAX_SPEC_CHARS
+    start = time.perf_counter()
+    with pytest.raises(LayoutError, match=rule) as info:
+        parse_spec(text)
+    assert time.perf_counter() - start < 10 and len(str(info.value)) < 600
+
+
 def test_huge_input_is_refused_before_parsing():
     start = time.perf_counter()
     with pytest.raises(LayoutError, match=f"exceed the limit of {MAX_SPEC_CHARS}"):
@@ -68,7 +84,11 @@ def test_huge_input_is_refused_before_parsing():
     ('{"bases": ' + '"x",' * 3000 + "}", r"^spec: json: invalid JSON at line 1 column 18"),  # invalid JSON
     ("secret-line-1\n" * 3000 + "(", r"^spec: syntax error at column 15: invalid syntax"),  # a file: never printed whole
     ("NoSuchLayout(" + "1," * 3000 + "1)", r"^spec: unknown layout 'NoSuchLayout'"),
-], ids=["syntax", "bare-name", "json", "file", "unknown-layout"])
+    ("(" + "8," * 20000 + "8):(1)", r"^CuTe spec: stride: \(1\) is not congruent with shape \(8,8,.*\.\.\. \(40003 "
+                                    r"characters\)"),
+    ("Swizzle<3,4,3> o (8,8):(" + "1," * 20000 + "1)", r"^CuTe spec: stride: \(1,1,.*\.\.\. \(40003 characters\) is "
+                                                       "not congruent"),
+], ids=["syntax", "bare-name", "json", "file", "unknown-layout", "cute-shape", "cute-stride"])
 def test_errors_quote_about_80_characters(text, rule):
     """A spec syntax error echoed the whole input (``show @/etc/shadow`` printed the file)."""
     with pytest.raises(LayoutError, match=rule) as info:

@@ -230,3 +230,32 @@ def test_stalled_connections_time_out_and_are_bounded(monkeypatch):
         assert busy >= 50 - server.MAX_CONNECTIONS and b"too many open connections" in replies[-1]
         assert elapsed < 8  # the held ones were closed by the 2 s timeout
         assert request(port, "GET", "/")[0] == 200  # and the server still serves
+
+
+def test_a_trickling_client_is_cut_off_at_the_deadline(monkeypatch):
+    """One byte every 0.2 s never trips the silence timeout; the connection's deadline still ends it."""
+    monkeypatch.setattr(server, "DEADLINE_SECONDS", 1.5)
+    with running() as port:
+        start = time.perf_counter()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\n")
+            with pytest.raises(OSError, match=r"Broken pipe|Connection reset|Errno"):
+                while time.perf_counter() - start < 10:
+                    sock.sendall(b"X")
+                    time.sleep(0.2)
+        assert time.perf_counter() - start < 5
+        assert request(port, "GET", "/")[0] == 200
+
+
+@pytest.mark.parametrize("data, status, message", [
+    (b"PUT / HTTP/1.1\r\nHost: h\r\n\r\n", b"501", b"Unsupported method ('PUT')"),
+    (b"GET / HTTP/1.1\r\nX-A: " + b"a" * 70000 + b"\r\n\r\n", b"431", b"Line too long"),
+    (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", b"414", b"Request-URI Too Long"),
+    (b"GET / HTTP/1.1\r\n" + b"X-A: 1\r\n" * 150 + b"\r\n", b"431", b"Too many headers"),
+])
+def test_http_servers_own_errors_are_json_and_short(data, status, message):
+    with running() as port:
+        reply = raw(port, data)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0].split(b" ")[1] == status and b"application/json" in head
+    assert message in body and json.loads(body)["error"] and len(body) < 300

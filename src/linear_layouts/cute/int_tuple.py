@@ -17,6 +17,7 @@ import numbers
 from typing import Any, Union
 
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import shorten
 
 __all__ = [
     "IntTuple",
@@ -117,7 +118,8 @@ def crd2idx(crd: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
     mode is first split colexicographically (``idx2crd``), the last mode taking the rest."""
     if is_tuple(crd):
         if not is_tuple(shape) or len(crd) != len(shape):
-            raise LayoutError(f"coordinate {format_int_tuple(crd)} does not match shape {format_int_tuple(shape)}")
+            raise LayoutError(f"coordinate {shorten(format_int_tuple(crd))} does not match shape "
+                              f"{shorten(format_int_tuple(shape))}")
         return sum(crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride))
     if is_tuple(shape):
         return crd2idx(idx2crd(crd, shape), shape, stride)

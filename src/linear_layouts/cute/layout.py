@@ -39,6 +39,7 @@ from linear_layouts.cute.int_tuple import (
     product,
 )
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import shorten
 
 __all__ = [
     "Layout",
@@ -85,7 +86,8 @@ class Layout:
         shape = check_int_tuple(self.shape, "shape", minimum=1)
         stride = prefix_product(shape) if self.stride is None else check_int_tuple(self.stride, "stride")
         if not congruent(shape, stride):
-            raise LayoutError(f"stride: {format_int_tuple(stride)} is not congruent with shape {format_int_tuple(shape)}")
+            raise LayoutError(f"stride: {shorten(format_int_tuple(stride))} is not congruent with shape "
+                              f"{shorten(format_int_tuple(shape))}")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "stride", stride)
 
@@ -251,12 +253,12 @@ class TVLayout:
         if not isinstance(self.layout, Layout):
             raise LayoutError(f"TVLayout: layout must be a Layout, got {type(self.layout).__name__}")
         if self.layout.rank != 2:
-            raise LayoutError(f"TVLayout: layout must have rank 2 (thread, value), got {self.layout}")
+            raise LayoutError(f"TVLayout: layout must have rank 2 (thread, value), got {shorten(str(self.layout))}")
         tile = check_int_tuple(self.tile, "tile", minimum=1)
         if not is_tuple(tile):
             tile = (tile,)
         if any(is_tuple(t) for t in tile):
-            raise LayoutError(f"tile: must be a flat tuple of ints, got {format_int_tuple(tile)}")
+            raise LayoutError(f"tile: must be a flat tuple of ints, got {shorten(format_int_tuple(tile))}")
         object.__setattr__(self, "tile", tile)
 
     @property

@@ -62,10 +62,8 @@ class _Token:
 
 
 def _tokens(text: str) -> list[_Token]:
-    out, pos = [], 0
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
+    out, pos, end = [], 0, len(text.rstrip())  # linear: no slice of the rest per token
+    while pos < end:
         m = _TOKEN.match(text, pos)
         if m is None:
             column = pos + len(text[pos:]) - len(text[pos:].lstrip()) + 1

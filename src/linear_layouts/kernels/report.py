@@ -567,6 +567,20 @@ def analyze_ttgir(text: str, **kwargs: Any) -> KernelReport:
 
 
 @checked
+def _read_ir(path: "Path") -> str:
+    """The UTF-8 text of an IR file, refused (LayoutError) above ``limits.MAX_IR_BYTES`` before it is read."""
+    from linear_layouts.limits import MAX_IR_BYTES, quote
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_IR_BYTES:
+            raise LayoutError(f"KERNEL_OR_FILE: {quote(str(path))} has {size} bytes, above the {MAX_IR_BYTES} "
+                              "of an IR text or dump (linear_layouts.limits.MAX_IR_BYTES): keep the last module")
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise LayoutError(f"KERNEL_OR_FILE: cannot read {quote(str(path))}: {error}") from None
+
+
 def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | None = None,
                     with_triton_estimate: bool = True, with_engine: bool = True) -> KernelReport:
     """The report of a kernel file or an IR text file:
@@ -589,7 +603,7 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
 
     p = Path(path)
     if not p.is_file():
-        raise LayoutError(f"KERNEL_OR_FILE: no such file {str(path)!r}")
+        raise LayoutError(f"KERNEL_OR_FILE: no such file {str(path)[:200]!r}")
     if p.suffix == ".py":
         from linear_layouts.kernels.compile import compile_kernel
         from linear_layouts.kernels.spec import load_kernel_file, parse_target
@@ -607,10 +621,7 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
             engine = compare_with_engine(report, parse_module(ir.ttir), scalars=scalars, cc=cc)
             report = dataclasses.replace(report, engine=engine)
         return report
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise LayoutError(f"KERNEL_OR_FILE: cannot read {str(path)!r}: {error}") from None
+    text = _read_ir(p)
     report = analyze_ttgir(text, resolver=resolver, with_triton_estimate=with_triton_estimate)
     if with_engine:
         ttir = None
@@ -622,7 +633,7 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
         else:
             sibling = p.with_suffix(".ttir")
             if sibling.is_file():
-                ttir = parse_module(sibling.read_text(encoding="utf-8"))
+                ttir = parse_module(_read_ir(sibling))
         if ttir is not None:
             report = dataclasses.replace(report, engine=compare_with_engine(report, ttir))
     return report

@@ -11,9 +11,11 @@ served, and only to the page itself (SECURITY.md):
   415: browsers do not send JSON across origins without asking first, and we never answer that
   question) and, when the browser sends ``Origin`` / ``Sec-Fetch-Site``, our own origin (403 otherwise);
 * bodies are at most ``MAX_REQUEST_BYTES`` with a ``Content-Length`` (413 / 411), the layouts in them at
-  most ``explorer.MAX_API_TENSOR_BITS`` in and out bits; sockets time out after ``TIMEOUT_SECONDS`` and at
-  most ``MAX_CONNECTIONS`` requests are served at once (503 beyond);
-* every refusal says what was wrong, as JSON ``{"error": ...}``.
+  most ``explorer.MAX_API_TENSOR_BITS`` out and ``explorer.MAX_API_IN_BITS`` in bits; sockets time out after
+  ``TIMEOUT_SECONDS`` of silence, a connection is closed ``DEADLINE_SECONDS`` after it opened whatever it
+  sends (a client trickling a byte at a time cannot hold it), and at most ``MAX_CONNECTIONS`` requests are
+  served at once (503 beyond);
+* every refusal says what was wrong, as JSON ``{"error": ...}`` (http.server's own errors too).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["explorer_server", "serve_until_interrupted", "MAX_REQUEST_BYTES", "TIMEOUT_SECONDS", "MAX_CONNECTIONS"]
+__all__ = ["explorer_server", "serve_until_interrupted", "MAX_REQUEST_BYTES", "TIMEOUT_SECONDS", "DEADLINE_SECONDS",
+           "MAX_CONNECTIONS"]
 
 MAX_REQUEST_BYTES = 1 << 16  #: a real request (two layouts of <= 2**16 elements as JSON) is under 4 KB
 TIMEOUT_SECONDS = 10.0  #: a connection that sends nothing for this long is closed
+DEADLINE_SECONDS = 30.0  #: a connection is closed this long after it opened (the API answers in < 1 s)
 MAX_CONNECTIONS = 16  #: requests served at once; more are answered 503 and closed
 HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
@@ -56,10 +60,22 @@ class _ExplorerServer(ThreadingHTTPServer):
         super().process_request(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        deadline = threading.Timer(DEADLINE_SECONDS, _hang_up, (request,))
+        deadline.daemon = True
+        deadline.start()
         try:
             super().process_request_thread(request, client_address)
         finally:
+            deadline.cancel()
             self.slots.release()
+
+
+def _hang_up(connection: socket.socket) -> None:
+    """End a connection that outlived DEADLINE_SECONDS: its handler's next read or write fails."""
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _handler(page: bytes) -> type[BaseHTTPRequestHandler]:
@@ -82,6 +98,16 @@ def _handler(page: bytes) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             self.end_headers()
             self.wfile.write(body)
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """http.server's own refusals (a bad request line, headers too long, an unknown method) as JSON
+            like ours, quoting at most ~80 characters of what was sent."""
+            self.close_connection = True
+            text = f"{code} {self.responses.get(code, ('error',))[0]}" + (f": {message[:120]}" if message else "")
+            try:
+                self._refuse(code, text)
+            except OSError:
+                pass
 
         def _json(self, status: int, answer: dict[str, Any]) -> None:
             self._send(status, json.dumps(answer).encode("utf-8"), "application/json")
