@@ -613,6 +613,8 @@ def transpose_kernels(n: int):
                          ("blocks128x256", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=128)),
                          ("blocks256x128", lambda eb: transpose_wide_block_layouts(eb, warps=4, cols=128)),
                          ("shared256", lambda eb: transpose_layouts(eb, warps=8, tile=256))]
+        if w == 2:  # 256-byte segments on both global sides, 128 x 128 tiles (32 KiB)
+            variants += [("blocks256", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=128, cols=128))]
         for tag, layouts in variants:
             src, dst = layouts(w)
             step = conversion_step(src, dst, 8 * w)
@@ -1000,7 +1002,7 @@ def write_report(out: Path, results: dict) -> None:
         c = results["copy"]
         lines += [f"Device-to-device copy: {c['tb_per_s']:.2f} TB/s (bytes read + written, 1 GiB).", ""]
     if results.get("transpose"):
-        lines += ["### Large matrix transposes (B = A^T through the planned conversion, 4 warps)", "",
+        lines += ["### Large matrix transposes (B = A^T through the planned conversion; 4 warps unless said)", "",
                   "`shared`: 64x64 tiles, 16-byte vectors along the rows of A and of B, converted through shared memory "
                   "(`shared128`: the same with 128x128 tiles); `blocks128`: 4-row blocks with 8 lanes along the rows "
                   "of A and of B (128-byte segments on both global sides); "
@@ -1008,10 +1010,11 @@ def write_report(out: Path, results: dict) -> None:
                   "(`transpose_block_layouts`): 16-byte shared vectors on both sides; "
                   "`registers`: each thread holds 4/w rows x 16/w columns, loads 16-byte vectors of A and stores "
                   "4-byte words of B; the plan is a register permutation (byte transposes by prmt); "
-                  "8-bit only: `blocks256` (256x256 tiles, 8 warps; `x4w`: 4 warps), `blocks128x256`, `blocks256x128` "
-                  "(rows x columns of A, 4 warps): 4-row blocks with 16 lanes along the rows of A and of B "
-                  "(256-byte segments, `transpose_wide_block_layouts`), 4x4 byte transposes by prmt and 16-byte "
-                  "shared vectors on both sides; `shared256`: `shared` with 256x256 tiles and 8 warps.", "",
+                  "`blocks256` (8-bit: 256x256 tiles, 8 warps, `x4w` 4 warps; 16-bit: 128x128, 4 warps), "
+                  "`blocks128x256`, `blocks256x128` (8-bit, rows x columns of A, 4 warps): 4-row blocks with 16 lanes "
+                  "along the rows of A and of B (256-byte segments, `transpose_wide_block_layouts`), 16-byte shared "
+                  "vectors on both sides (8-bit: 4x4 byte transposes by prmt); "
+                  "`shared256`: `shared` with 256x256 tiles and 8 warps.", "",
                   "| element | matrix | layouts | tile | plan | shared instructions / thread | µs | TB/s (read + write) | of copy bandwidth | correct |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in results["transpose"]:
