@@ -37,10 +37,11 @@ DST = LinearLayout({"register": [[0, 1], [4, 0]],
                     "warp": [[8, 0], [0, 8], [0, 4]]}, [("dim0", 16), ("dim1", 64)])
 
 
-def _bank_simulator(plan, src, dst) -> tuple[int, int]:
+def _bank_simulator(plan, src, dst, bits: int = 32) -> tuple[int, int]:
+    """(store, load) wavefronts of the plan's shared layout, lane by lane (duplicates do not store)."""
     shared = plan.shared_layout
-    return (simulate_wavefronts(shared, src, 32, op="store", skip_duplicates=True),
-            simulate_wavefronts(shared, dst, 32, op="load"))
+    return (simulate_wavefronts(shared, src, bits, op="store", skip_duplicates=True),
+            simulate_wavefronts(shared, dst, bits, op="load"))
 
 
 def test_widened_vectors_cost_fewer_instructions_and_wavefronts():
@@ -98,7 +99,7 @@ def test_8bit_block_transpose_is_16_byte_vectors_on_both_sides(rows, cols, warps
     per_thread = rows * cols // (16 * 32 * warps)
     assert (plan.store.width, plan.load.width) == (16, 16)  # 16 bytes = v4.b32 on both sides
     assert plan.store.wavefronts == plan.load.wavefronts == 4 * per_thread * warps
-    assert _bank_simulator8(plan, src, dst) == (plan.store.wavefronts, plan.load.wavefronts)
+    assert _bank_simulator(plan, src, dst, 8) == (plan.store.wavefronts, plan.load.wavefronts)
     step = conversion_step(src, dst, 8)
     assert step.instruction_counts() == {"st.shared.v4.b32": per_thread, "ld.shared.v4.b32": per_thread}
     kernel = emit_transpose_kernel(f"tr8_{rows}_{cols}", src, dst, 1, step, 2 * rows, 2 * cols)
@@ -108,9 +109,3 @@ def test_8bit_block_transpose_is_16_byte_vectors_on_both_sides(rows, cols, warps
         counts = count_ptx(compile_ptx(kernel.source))
         assert counts["st.shared.v4.b32"] == counts["ld.shared.v4.b32"] == per_thread
         assert counts["prmt.b32"] == 8 * per_thread  # one 4x4 byte transpose per 16-byte vector
-
-
-def _bank_simulator8(plan, src, dst) -> tuple[int, int]:
-    shared = plan.shared_layout
-    return (simulate_wavefronts(shared, src, 8, op="store", skip_duplicates=True),
-            simulate_wavefronts(shared, dst, 8, op="load"))
