@@ -10,7 +10,9 @@ gives the cheapest mechanism, as Triton's ``minimalCvtLayout``:
 * warp shuffle: trivial over block and warp (§5.4 shuffles, :mod:`.shuffles`), chosen only when its
   cost is below the shared-memory plan's; otherwise
 * shared memory: store ``src``, barrier, load ``dst`` through the optimal swizzle (§5.4, §9.2), with
-  vector widths, instruction kinds and counts, and predicted wavefronts;
+  vector widths, instruction kinds and counts, and predicted wavefronts; where widening one side's
+  vector past the common one with its own registers (Triton's extra vectorization) costs fewer
+  wavefronts, or as many in fewer instructions, that optimal layout is taken;
 * cross-CTA: ``C`` moves data between CTAs (distributed shared memory of a cluster).
 
 The answer is a typed :class:`~.steps.ConversionPlan` (kind, steps, cost: :mod:`.steps`) that code
