@@ -6,7 +6,8 @@ other dims (Triton's ``GatherLoweringHelper::isWarpLocal``), the lane that holds
 differs from the reader only in its axis lane bits. Then, for each output register and each choice
 ``c`` of the source's axis *register* bits, one round: every lane sends the source register
 ``base(out register) ⊕ c``, every lane reads from the lane its index value names, and keeps the value
-when the index's register bits equal ``c``. ``2**|src axis register bits|`` rounds per output register.
+when the index's register bits equal ``c``. ``2**|src axis register bits|`` rounds per output register;
+sub-word elements of consecutive rounds share one ``shfl`` word (``GatherPlan.elements_per_shuffle``).
 
 >>> from linear_layouts import LinearLayout
 >>> src = LinearLayout({"register": [[1]], "lane": [[2], [4]]}, ["dim0"])   # 8 elements, 4 lanes
@@ -26,9 +27,12 @@ from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
-__all__ = ["is_warp_local", "GatherRound", "GatherPlan", "plan_gather"]
+__all__ = ["is_warp_local", "GatherRound", "GatherPlan", "plan_gather", "PACKED_REGISTER_BUDGET"]
 
 REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
+#: Registers per thread (source, index, output and packed words) up to which sub-word gathers pack
+#: their rounds; above it the tile already spills (a [512, 32] 16-bit tile on 4 warps: 384 + 64).
+PACKED_REGISTER_BUDGET = 128
 
 
 def _check(src: LinearLayout, index: LinearLayout, axis: int) -> None:
@@ -111,9 +115,22 @@ class GatherPlan:
         return max(1, self.bitwidth // 32)
 
     @property
+    def elements_per_shuffle(self) -> int:
+        """Rounds one ``shfl`` serves: sub-word elements of the ``2**s`` source registers a selector
+        chooses among (``s`` = axis register bits) travel packed, up to ``32 / bitwidth`` to a word;
+        the reader keeps its element with one byte permute."""
+        if self.bitwidth >= 32 or not self.warp_local:
+            return 1
+        per = min(32 // self.bitwidth, 1 << sum(1 for b in self.index_register_bits if b >= 0))
+        n_src, n_idx = self.src.in_dim_size(REGISTER), self.index.in_dim_size(REGISTER)
+        if n_src + 2 * n_idx + n_src // per > PACKED_REGISTER_BUDGET:
+            return 1  # the packed words would add to registers that already spill: no packing
+        return per
+
+    @property
     def num_shuffles(self) -> int:
         """``shfl.sync`` instructions per warp."""
-        return len(self.rounds) * self.words_per_shuffle
+        return len(self.rounds) // self.elements_per_shuffle * self.words_per_shuffle
 
     def source(self, lane: int, index_value: int) -> tuple[int, int]:
         """(source lane, register selector) for a reader ``lane`` holding ``index_value``."""

@@ -5,6 +5,9 @@ Shuffles: for output register ``r`` the index value ``k`` names a source lane
 ``(lane & lane_keep_mask) | bits of k`` and a register selector (``GatherPlan.source``), both XORs of
 masked bits of ``k`` (``index_expression`` style).  Round ``(r, send, select)``: every lane sends
 register ``send``, reads from its source lane, and keeps the value when its selector equals ``select``.
+Sub-word elements (``GatherPlan.elements_per_shuffle`` > 1): the registers of consecutive selectors
+travel packed in one word (``pk<base>``, packed once per gather), the reader keeps the word of its
+selector group and takes its element out with one ``prmt``: half the ``shfl`` for 16-bit elements.
 
 Shared memory: store ``src`` row-major (each element once), barrier, read ``src[y with y[axis] = k]``.
 
@@ -119,10 +122,11 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
             c = g.address(r).constant
             y = f"(thread_offset ^ {c:#x}u)" if c else "thread_offset"
             off = f"(({y} & {~axis_mask & 0xFFFFFFFF:#x}u) | ((unsigned)k[{r}] << {axis_shift}))"
-            op = {1: "ld.shared.u8", 2: "ld.shared.u16", 4: "ld.shared.b32", 8: "ld.shared.b64"}[w]
-            kind = {1: '"=r"', 2: '"=h"', 4: '"=r"', 8: '"=l"'}[w]
-            ctype = {1: "unsigned", 2: "unsigned short", 4: "unsigned", 8: "unsigned long long"}[w]
-            body.append(f'    {{ {ctype} v; asm volatile("{op} %0, [%1];" : {kind}(v) : "r"(smem + ({off} << {w.bit_length() - 1})) : "memory"); b[{r}] = ({t})v; }}')
+            addr = f"smem + ({off} << {w.bit_length() - 1})"
+            if w == 8:
+                body.append(f"    {{ unsigned lo, hi; ll_lds64({addr}, lo, hi); b[{r}] = ((({t})hi) << 32) | lo; }}")
+            else:
+                body.append(f"    b[{r}] = ({t})ll_lds{8 * w}({addr});")
         body.append("  }")
         shared_bytes = tile * w
     else:
@@ -134,12 +138,23 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
         for rnd in plan.rounds:
             rounds_by_output.setdefault(rnd.output_register, []).append(rnd)
         words = max(1, w // 4)
+        per = plan.elements_per_shuffle
+        packed = _packed_words(plan.rounds, per, w) if per > 1 else {}
         for r in range(n_idx):
+            for rnd in rounds_by_output.get(r, []):  # each packed word just before its first reader
+                if rnd.select % per == 0 and rnd.send_register in packed:
+                    body.append("  " + packed.pop(rnd.send_register))
             body.append("  {")
             body.append(f"    const unsigned kk = (unsigned)k[{r}];")
             body.append(f"    const unsigned from = (lane & {plan.lane_keep_mask:#x}u) | {lane_expr.to_cuda()};")
             body.append(f"    const unsigned select = {select_expr.to_cuda()};")
-            for rnd in rounds_by_output.get(r, []):
+            mine = rounds_by_output.get(r, [])
+            if per > 1:
+                body += ["    " + x for x in _packed_rounds(mine, per, w, t, r)]
+                shuffles += len(mine) // per
+                body.append("  }")
+                continue
+            for rnd in mine:
                 if w == 8:
                     body.append(
                         f"    {{ const unsigned lo = __shfl_sync(0xffffffffu, (unsigned)a[{rnd.send_register}], from);"
@@ -160,3 +175,34 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
     body += ["  " + x for x in emit_global_store(global_map(index), w, "b", "out")]
     body.append("}")
     return GatherKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, shared_bytes, tile, w, shuffles)
+
+
+def _packed_words(rounds, per: int, w: int) -> dict[int, str]:
+    """``pk<base>`` by ``base``: the ``per`` sub-word source registers ``base | c`` (``c`` < ``per`` in
+    the low selector bits) of a round group in one 32-bit word, element ``c`` at byte ``c * w``."""
+    by_select = {(rnd.output_register, rnd.select): rnd.send_register for rnd in rounds}
+    lines: dict[int, str] = {}
+    for rnd in rounds:
+        if rnd.select % per or rnd.send_register in lines:
+            continue
+        regs = [by_select[(rnd.output_register, rnd.select + c)] for c in range(per)]
+        parts = [f"(unsigned)a[{regs[0]}]"] + [f"((unsigned)a[{x}] << {8 * w * c})" for c, x in enumerate(regs) if c]
+        lines[regs[0]] = f"const unsigned pk{regs[0]} = {' | '.join(parts)};"
+    return lines
+
+
+def _packed_rounds(rounds, per: int, w: int, t: str, r: int) -> list[str]:
+    """One ``shfl`` per round group of output register ``r``: the reader keeps the word of its group
+    (``select / per``) and takes its element (``select % per``) out with one byte permute."""
+    groups = [rnd for rnd in rounds if rnd.select % per == 0]
+    lines = []
+    if len(groups) == 1:
+        lines.append(f"const unsigned wv = __shfl_sync(0xffffffffu, pk{groups[0].send_register}, from);")
+    else:
+        lines.append("unsigned wv = 0u;")
+        for rnd in groups:
+            lines.append(f"{{ const unsigned v = __shfl_sync(0xffffffffu, pk{rnd.send_register}, from);"
+                         f" if (select / {per}u == {rnd.select // per}u) wv = v; }}")
+    step, low = (0x22, 0x10) if w == 2 else (1, 0)  # byte selector of element e: e * step + low
+    lines.append(f"b[{r}] = ({t})__byte_perm(wv, 0u, (select % {per}u) * {step:#x}u + {low:#x}u);")
+    return lines

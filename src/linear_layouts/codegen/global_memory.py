@@ -58,12 +58,10 @@ def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, point
         words = ["x"] if n == 1 else [f"x.{_WORD_FIELDS[i]}" for i in range(n)]
         body += [f"{e} = {u};" for e, u in zip(elems, unpack_words(words, w))]
     else:
-        # inline PTX: nvcc splits a C++ store of a uint4 temporary into four 32-bit stores
+        # inline PTX (intrinsics' ll_stg*, which the CPU emulator defines too): nvcc splits a C++
+        # store of a uint4 temporary into four 32-bit stores
         words = pack_words(elems, w)
-        op = "st.global.b32" if n == 1 else f"st.global.v{n}.b32"
-        operands = "%1" if n == 1 else "{" + ", ".join(f"%{i + 1}" for i in range(n)) + "}"
-        inputs = ", ".join(f'"r"({x})' for x in words)
-        body = [f'asm volatile("{op} [%0], {operands};" :: "l"({pointer} + {offset}), {inputs} : "memory");']
+        body = [f"ll_stg{32 * n}({pointer} + {offset}, {', '.join(words)});"]
     return "{ " + " ".join(body) + " }"
 
 
