@@ -324,7 +324,13 @@ def access_wavefronts(access: SharedAccess, *, op: str = "load", skip_duplicates
     no unit, 8- or 16-byte vectors, all lanes active) doubles the lanes of a phase; stores never pair."""
     if op not in ("load", "store"):
         raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
-    skip = skip_duplicates
+    return _access_wavefronts(access, op, bool(skip_duplicates))
+
+
+@functools.lru_cache(maxsize=8192)
+def _access_wavefronts(access: SharedAccess, op: str, skip: bool) -> int:
+    """``access_wavefronts`` of a checked request, cached (the swizzle search costs each access of
+    its candidates on both sides, and the plans cost the chosen ones again)."""
     units_of = access.lane_units
     free_lanes = access.free_lanes if skip else 0
     # stores, and accesses with predicated-off lanes, do not pair: phases of 128 bytes of lanes then

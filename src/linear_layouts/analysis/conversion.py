@@ -318,9 +318,12 @@ def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *
 def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
                         max_elements: int) -> ConversionPlan:
     a, b = _fold_blocks(src), _fold_blocks(dst)
-    best = None
+    best, tried = None, None
     for extend in (False, True):  # one side's vector widened past V with its own registers (swizzle doc)
         layout = swizzle.optimal_swizzle(a, b, element.bits, extend_vectors=extend).layout
+        if layout == tried:  # the same layout plans the same
+            continue
+        tried = layout
         plan = _shared_plan(src, dst, element, layout, *simd_tiles.conversion_instructions(layout, a, b, element.bits),
                             baselines, max_elements)
         key = (plan.store.wavefronts + plan.load.wavefronts, plan.store.instructions + plan.load.instructions)

@@ -25,6 +25,7 @@ width) and ``legacy_swizzle_baseline`` (Definition 4.11's mma swizzle with Trito
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from linear_layouts import f2
@@ -180,6 +181,7 @@ def _independent(basis: list[int], x: int) -> bool:
     return x != 0 and f2.rank(basis + [x]) == len(basis) + 1
 
 
+@functools.lru_cache(maxsize=1024)  # pure; optimal_swizzle(extend_vectors=True) re-asks the plain ones (read only)
 def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool, extend: bool) -> list[tuple]:
     """The §9.2 construction (module doc) with the word filled from one side (and, with ``extend``,
     that side's vector widened up to 128 bits); one candidate per bank order."""
