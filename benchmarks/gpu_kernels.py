@@ -182,14 +182,55 @@ def launch_one(build: Path, row: dict) -> None:
 
 
 def launch_child(args) -> int:
-    """Child under ncu: launch each named corpus kernel once, until ``--until``."""
+    """Child (under ncu, or of ``check_launches``): launch each named corpus kernel once, until
+    ``--until``, printing ``LAUNCHED name`` after each (an error is printed, and ends the child)."""
     build = Path(args.build)
     plan = {r["kernel"]: r for r in json.loads((build / "plan.json").read_text())["rows"]}
     for name in args.launch.split(","):
         if args.until and time.time() > args.until:
             break
-        launch_one(build, plan[name])
+        try:
+            launch_one(build, plan[name])
+        except Exception as error:  # noqa: BLE001 - the parent records it
+            print(f"FAILED {name} {type(error).__name__}: {str(error)[:300]}", flush=True)
+            return 1
+        print(f"LAUNCHED {name}", flush=True)
     return 0
+
+
+def check_launches(build: Path, names: list[str], deadline) -> dict[str, str]:
+    """``name -> "ok"`` or why not, for each kernel launched once in a child process; a kernel that
+    fails (or kills the CUDA context) is recorded and a new child goes on after it, so one bad kernel
+    does not take the others with it."""
+    outcome: dict[str, str] = {}
+    todo = list(names)
+    while todo and deadline.left() > 40:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--mode", "launch", "--build", str(build),
+               "--launch", ",".join(todo), "--until", str(deadline.end - 40)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=max(10.0, deadline.left() - 35))
+            rc, out, err = proc.returncode, proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            rc, err = 0, "timeout"  # treated as the budget
+        failed = False
+        for line in out.splitlines():
+            if line.startswith("LAUNCHED "):
+                outcome[line.split()[1]] = "ok"
+            elif line.startswith("FAILED "):
+                outcome[line.split()[1]] = "does not run here: " + line.split(" ", 2)[2]
+                failed = True
+        rest = [n for n in todo if n not in outcome]
+        if rc == 0 or not rest:
+            todo = rest  # all launched, or the child stopped at the budget
+            break
+        if not failed:  # the child died at rest[0] without a word
+            outcome[rest[0]] = "does not run here: the process died: " + err.strip()[-300:]
+            rest = rest[1:]
+        todo = rest
+    for name in todo:
+        outcome.setdefault(name, "not run: budget")
+    return outcome
 
 
 def available_metrics(timeout: float) -> set[str]:
@@ -328,18 +369,12 @@ def measure(args) -> int:
     meta = {"date": env["date"], "device": env.get("gpu"), "triton": plan.get("compiled_by"), "cupy": env.get("cupy"),
             "ncu": env.get("ncu"), "python": env.get("python"), "resolver": plan.get("resolver"), "mode": "device",
             "environment": env}
-    runnable = []
+    candidates = [r["kernel"] for r in rows if "cubin" in r and "predicted" in r]
+    outcome = check_launches(build, candidates, deadline)
+    runnable = [name for name in candidates if outcome.get(name) == "ok"]
     for row in rows:
-        if "cubin" not in row or "predicted" not in row:
-            continue
-        if deadline.left() < 40:
-            row["error"] = "not run: budget"
-            continue
-        try:
-            launch_one(build, row)
-            runnable.append(row["kernel"])
-        except Exception as error:  # noqa: BLE001 - a kernel that does not launch is reported, not fatal
-            row["error"] = f"does not run here: {type(error).__name__}: {str(error)[:300]}"
+        if row["kernel"] in outcome and outcome[row["kernel"]] != "ok":
+            row["error"] = outcome[row["kernel"]]
     meta["run_seconds"] = round(args.budget - deadline.left(), 1)
     print(f"{len(runnable)} kernels run ({meta['run_seconds']} s)", flush=True)
     have = available_metrics(min(20.0, deadline.left() / 4))
