@@ -21,7 +21,19 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
+
+from linear_layouts import _ccore
+
+#: The compiled core, or None (pure Python): echelon, rank and solve on 64-bit words call it first; it
+#: returns NotImplemented for anything else (wider ints, other iterables) and the Python code runs.
+_C = _ccore.ext
+
+
+def _use_backend(ext: Any) -> None:
+    """Make ``ext`` (the compiled core, or None for pure Python) the backend of this module."""
+    global _C
+    _C = ext
 
 __all__ = [
     "EliminationBasis",
@@ -119,6 +131,12 @@ def rref(columns: Sequence[int]) -> list[int]:
 
 def echelon(columns: Iterable[int]) -> list[int]:
     """An echelon basis of span(columns), sorted by decreasing highest set bit."""
+    if _C is not None:
+        if type(columns) is not list and type(columns) is not tuple:
+            columns = list(columns)
+        out = _C.echelon(columns)
+        if out is not NotImplemented:
+            return out
     basis: dict[int, int] = {}
     for v in columns:
         while v:
@@ -133,6 +151,12 @@ def echelon(columns: Iterable[int]) -> list[int]:
 
 def rank(columns: Iterable[int]) -> int:
     """dim span(columns)."""
+    if _C is not None:
+        if type(columns) is not list and type(columns) is not tuple:
+            columns = list(columns)
+        r = _C.rank(columns)
+        if r is not NotImplemented:
+            return r
     return len(echelon(columns))
 
 
@@ -164,6 +188,10 @@ def solve(columns: Sequence[int], y: int) -> int | None:
 
     The answer is the bit set of column indices; it only uses pivot columns (see module doc).
     """
+    if _C is not None:
+        x = _C.solve(columns, y)
+        if x is not NotImplemented:
+            return x
     return EliminationBasis.build(columns).express(y)
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from linear_layouts import f2
+from linear_layouts import _ccore, f2
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.limits import MAX_DIM_LOG2, MAX_ELEMENTS, check_count, check_log2_count, check_text, excerpt
 from linear_layouts.limits import quote as _q
@@ -43,6 +43,11 @@ __all__ = [
     "supremum",
     "invert_and_compose_block_local",
 ]
+
+#: The compiled core (linear_layouts._ccore._ext), or None: pure Python. Each operation below that has a C
+#: version calls it first; the C function returns None when it does not handle the input (too wide for
+#: 64-bit words, an unusual form, or invalid), and the Python code that follows is then the answer.
+_C = _ccore.ext
 
 BasesArg = Mapping[str, Sequence[Sequence[int]]] | Sequence[tuple[str, Sequence[Sequence[int]]]]
 OutDimsArg = Sequence[str] | Mapping[str, int] | Sequence[tuple[str, int]]
@@ -308,6 +313,8 @@ class LinearLayout:
     # ------------------------------------------------------------------ construction
 
     def __init__(self, bases: BasesArg, out_dims: OutDimsArg, *, require_surjective: bool = True) -> None:
+        if _C is not None and _C.build_into(self, bases, out_dims, require_surjective):
+            return
         if not isinstance(require_surjective, (bool, np.bool_)):
             raise LayoutError(f"require_surjective must be True or False, got {_q(require_surjective)}")
         in_pairs = _pairs(bases, "bases")
@@ -372,6 +379,10 @@ class LinearLayout:
     def _make(cls, in_names: Sequence[str], in_bases: Sequence[Sequence[int]], out_names: Sequence[str],
               out_log2: Sequence[int]) -> "LinearLayout":
         """Build from flattened bases without validation (internal; inputs must be well formed)."""
+        if _C is not None and cls is LinearLayout:
+            made = _C.make(in_names, in_bases, out_names, out_log2)
+            if made is not None:
+                return made
         obj = object.__new__(cls)
         obj._init(tuple(in_names), tuple(tuple(d) for d in in_bases), tuple(out_names), tuple(out_log2))
         return obj
@@ -575,6 +586,10 @@ class LinearLayout:
         >>> LinearLayout.identity_1d(8, "i", "o").apply({"i": 5})
         {'o': 5}
         """
+        if _C is not None:
+            out = _C.apply(self, ins)
+            if out is not None:
+                return out
         if not isinstance(ins, Mapping):
             raise LayoutError(f"apply takes a mapping in-dim name -> int, got {_q(ins)}")
         flat = 0
@@ -617,6 +632,10 @@ class LinearLayout:
         """
         check_log2_count(self._in_bits, max_elements, "apply_all")
         self._check_int64("apply_all")
+        if _C is not None:
+            out = np.empty(1 << self._in_bits, dtype=np.int64)
+            if _C.apply_all_into(self, out):
+                return out
         out = np.zeros(1, dtype=np.int64)
         for b in self.flat_bases():
             out = np.concatenate((out, out ^ np.int64(b)))
@@ -635,6 +654,10 @@ class LinearLayout:
         >>> L.apply_array({"i": np.arange(3)})["o"].tolist()
         [0, 1, 2]
         """
+        if _C is not None:
+            out = self._apply_array_c(ins, max_elements)
+            if out is not None:
+                return out
         if not isinstance(ins, Mapping):
             raise LayoutError(f"apply_array takes a mapping in-dim name -> array, got {_q(ins)}")
         self._check_int64("apply_array")
@@ -670,6 +693,35 @@ class LinearLayout:
             out[name] = (flat >> shift) & ((1 << k) - 1)
         return out
 
+    def _apply_array_c(self, ins: Any, max_elements: int) -> dict[str, np.ndarray] | None:
+        """``apply_array`` by the compiled core, or None when anything is unusual (the Python code then runs)."""
+        if not isinstance(ins, Mapping) or self._out_bits > 63:
+            return None
+        dims, arrays = [], []
+        for name, val in ins.items():
+            if name not in self._in_names:
+                return None
+            try:
+                a = np.asarray(val)
+            except (TypeError, ValueError, OverflowError):
+                return None
+            if a.dtype.kind not in "iu":
+                return None
+            dims.append(self._in_names.index(name))
+            arrays.append(a)
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
+        except ValueError:
+            return None
+        if not isinstance(max_elements, int) or math.prod(shape) > max_elements:
+            return None
+        arrays = [a if a.shape == shape and a.dtype == np.int64 and a.flags.c_contiguous
+                  else np.ascontiguousarray(np.broadcast_to(a.astype(np.int64, copy=False), shape)) for a in arrays]
+        outs = tuple(np.empty(shape, dtype=np.int64) for _ in self._out_names)
+        if not _C.apply_arrays_into(self, tuple(dims), tuple(arrays), outs):
+            return None
+        return dict(zip(self._out_names, outs))
+
     # ------------------------------------------------------------------ algebra
 
     def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
@@ -682,6 +734,10 @@ class LinearLayout:
         """
         if not isinstance(outer, LinearLayout):
             return NotImplemented
+        if _C is not None:
+            made = _C.product(self, outer)
+            if made is not None:
+                return made
         inner = self
         in_names = supremum(inner._in_names, outer._in_names, strict=False)
         out_names = supremum(inner._out_names, outer._out_names, strict=False)
@@ -707,6 +763,10 @@ class LinearLayout:
 
         Requires self's out dims == outer's in dims (any order), each no larger than outer's.
         """
+        if _C is not None:
+            made = _C.compose(self, outer)
+            if made is not None:
+                return made
         if not isinstance(outer, LinearLayout):
             raise not_a_layout(outer, "compose: outer")
         if set(self._out_names) != set(outer._in_names):
@@ -736,6 +796,10 @@ class LinearLayout:
         Requires the same out dims (any order), each at least as large in outer, and
         image(self) inside image(outer). Result: self's in dims -> outer's in dims.
         """
+        if _C is not None:
+            made = _C.invert_and_compose(self, outer)
+            if made is not None:
+                return made
         if not isinstance(outer, LinearLayout):
             raise not_a_layout(outer, "invert_and_compose: outer")
         B = self
@@ -801,6 +865,10 @@ class LinearLayout:
 
     def pseudoinvert(self) -> "LinearLayout":
         """A right inverse P (self(P(y)) == y) of a surjective layout; invert() when invertible."""
+        if _C is not None:
+            made = _C.pseudoinvert(self)
+            if made is not None:
+                return made
         if not self.is_surjective():
             raise LayoutError("pseudoinvert: the layout must be surjective" + _dump(self))
         identity = LinearLayout._make(
@@ -813,6 +881,10 @@ class LinearLayout:
 
     def invert(self) -> "LinearLayout":
         """L^-1 (out dims -> in dims) of an invertible layout."""
+        if _C is not None:
+            made = _C.invert(self)
+            if made is not None:
+                return made
         if not self.is_invertible():
             raise LayoutError(
                 "invert: the layout must be invertible (surjective and total in size == total out size)"
@@ -845,8 +917,11 @@ class LinearLayout:
         for n, dim in zip(self._in_names, self._in_bases):
             if n in in_set:
                 names.append(n)
-                bases.append([_move_bits(b & mask, bit_map) for b in dim])
-        return LinearLayout._make(names, bases, keep_names, keep_log2)
+                bases.append(dim)
+        moved = _C.move_bits(tuple(bases), bit_map) if _C is not None else None
+        if moved is None:
+            moved = [[_move_bits(b & mask, bit_map) for b in dim] for dim in bases]
+        return LinearLayout._make(names, moved, keep_names, keep_log2)
 
     def sublayout_is_zero(self, in_dims: Iterable[str], out_dims: Iterable[str]) -> bool:
         """Whether every basis of ``sublayout(in_dims, out_dims)`` is zero."""
@@ -916,7 +991,10 @@ class LinearLayout:
         for n in self._out_names:
             bit_map.extend(new_shifts[n] + t for t in range(log2[n]))
         del shifts
-        return LinearLayout._make(self._in_names, [[_move_bits(b, bit_map) for b in d] for d in self._in_bases], order, new_log2)
+        moved = _C.move_bits(self._in_bases, bit_map) if _C is not None else None
+        if moved is None:
+            moved = [[_move_bits(b, bit_map) for b in d] for d in self._in_bases]
+        return LinearLayout._make(self._in_names, moved, order, new_log2)
 
     def reshape_ins(self, new_in_dims: OutDimsArg) -> "LinearLayout":
         """Flatten the in dims (first is least significant), then split into ``[(name, size), ...]``."""
@@ -1087,6 +1165,10 @@ class LinearLayout:
         Requires: out bits * in bits <= ``max_elements`` (``limits.MAX_ELEMENTS``).
         """
         check_count(self._out_bits * self._in_bits, max_elements, "to_matrix")
+        if _C is not None and self._out_bits and self._in_bits:
+            data = _C.to_matrix_bytes(self)
+            if data is not None:
+                return np.frombuffer(data, dtype=np.uint8).reshape(self._out_bits, self._in_bits)
         dtype = np.uint64 if self._out_bits <= 64 else object
         cols = np.array(self.flat_bases(), dtype=dtype)
         rows = np.arange(self._out_bits, dtype=dtype)[:, None]
@@ -1118,6 +1200,10 @@ class LinearLayout:
 
     def to_string(self) -> str:
         """Triton's ``toString`` (starts with a newline)."""
+        if _C is not None:
+            text = _C.to_string(self)
+            if text is not None:
+                return text
         return self._format()
 
     def _format(self) -> str:
@@ -1195,7 +1281,11 @@ class LinearLayout:
         return cls(bases, out_dims, require_surjective=surjective)
 
     def __str__(self) -> str:
-        return self.to_string()
+        if _C is not None:
+            text = _C.to_string(self)
+            if text is not None:
+                return text
+        return self._format()
 
     def __repr__(self) -> str:
         return (
@@ -1521,3 +1611,20 @@ def _name_set(names: Any, what: str) -> set[str]:
 
 def _rebuild(in_names, in_bases, out_names, out_log2) -> LinearLayout:
     return LinearLayout._make(in_names, in_bases, out_names, out_log2)
+
+
+def _use_backend(ext: Any) -> None:
+    """Make ``ext`` (the compiled core, or None for pure Python) the backend of this module.
+
+    The compiled core also takes over ``LinearLayout``'s ``==`` and ``hash`` (same results as
+    ``__eq__`` / ``__hash__`` above, which stay the reference and come back with ``ext=None``).
+    """
+    global _C
+    if _C is not None and _C is not ext:
+        _C.unregister()
+    if ext is not None:
+        ext.register(LinearLayout)
+    _C = ext
+
+
+_use_backend(_C)

@@ -1,0 +1,48 @@
+"""Build script for the optional C extension ``linear_layouts._ccore._ext`` (everything else is in pyproject.toml).
+
+``pip install .`` (and ``pip install -e .``) compile it with the system C compiler. Where there is no
+compiler, or the build fails, the package is installed without it — pure Python, same behaviour, slower —
+and one line says so. An install never fails because of the extension.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+NOTE = ("linear_layouts: the C extension was not built ({}); installing the pure-Python core "
+        "(same results, slower)")
+
+
+class OptionalBuildExt(build_ext):
+    """``build_ext`` that never fails the install: on any error it prints one line and carries on."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as error:  # no compiler, no Python headers, a compile error: all the same here
+            self._note(error)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as error:
+            self._note(error)
+
+    @staticmethod
+    def _note(error: BaseException) -> None:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        print(NOTE.format(reason[:200]), file=sys.stderr)
+
+
+setup(
+    ext_modules=[
+        Extension(
+            "linear_layouts._ccore._ext",
+            sources=["src/linear_layouts/_ccore/_ext.c"],
+        )
+    ],
+    cmdclass={"build_ext": OptionalBuildExt},
+)
