@@ -713,11 +713,12 @@ class LinearLayout:
             shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
         except ValueError:
             return None
-        if not isinstance(max_elements, int) or math.prod(shape) > max_elements:
-            return None
+        if not shape or type(max_elements) is not int or math.prod(shape) > max_elements:
+            return None  # 0-d results are NumPy scalars in the Python code; limits are checked there
         arrays = [a if a.shape == shape and a.dtype == np.int64 and a.flags.c_contiguous
                   else np.ascontiguousarray(np.broadcast_to(a.astype(np.int64, copy=False), shape)) for a in arrays]
-        outs = tuple(np.empty(shape, dtype=np.int64) for _ in self._out_names)
+        block = np.empty((len(self._out_names),) + shape, dtype=np.int64)  # one allocation for all outputs
+        outs = tuple(block)
         if not _C.apply_arrays_into(self, tuple(dims), tuple(arrays), outs):
             return None
         return dict(zip(self._out_names, outs))

@@ -33,6 +33,16 @@ static inline int hibit(uint64_t v) { return 63 - __builtin_clzll(v); }
 static inline int lobit(uint64_t v) { return __builtin_ctzll(v); }
 #endif
 
+/* results written once and not read back: non-temporal stores where the CPU has them */
+#if defined(__x86_64__) || defined(_M_X64)
+#include <emmintrin.h>
+#define STREAM_STORE(p, v) _mm_stream_si64((long long *)(p), (long long)(v))
+#define STREAM_FENCE() _mm_sfence()
+#else
+#define STREAM_STORE(p, v) (*(p) = (v))
+#define STREAM_FENCE() ((void)0)
+#endif
+
 static inline uint64_t low_mask(int k) { return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1); }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -213,6 +223,19 @@ static PyObject *int_tuple(const int *xs, int n) {
     return t;
 }
 
+/* the ints 2**0 .. 2**63, shared by every layout made here: most flattened bases are single bits, and
+   equal layouts then hold the same int objects (== compares them by identity first) */
+static PyObject *pow2[64];
+
+static PyObject *word(uint64_t v) {
+    if (v && !(v & (v - 1)) && pow2[hibit(v)]) {
+        PyObject *o = pow2[hibit(v)];
+        Py_INCREF(o);
+        return o;
+    }
+    return PyLong_FromUnsignedLongLong(v);
+}
+
 static PyObject *bases_tuple(const int *in_len, int n_in, const uint64_t *cols) {
     PyObject *t = PyTuple_New(n_in);
     if (!t) return NULL;
@@ -222,7 +245,7 @@ static PyObject *bases_tuple(const int *in_len, int n_in, const uint64_t *cols) 
         if (!dim) { Py_DECREF(t); return NULL; }
         PyTuple_SET_ITEM(t, d, dim);
         for (int i = 0; i < in_len[d]; i++) {
-            PyObject *v = PyLong_FromUnsignedLongLong(cols[c++]);
+            PyObject *v = word(cols[c++]);
             if (!v) { Py_DECREF(t); return NULL; }
             PyTuple_SET_ITEM(dim, i, v);
         }
@@ -277,6 +300,118 @@ static PyObject *make_layout(PyObject *in_names, int n_in, const int *in_len, co
 static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op);
 static Py_hash_t layout_hash(PyObject *a);
 
+static int field_eq(PyObject *a, PyObject *b, int f) {
+    PyObject *x = FIELD(a, f), *y = FIELD(b, f);
+    if (!x || !y) {
+        PyErr_SetString(PyExc_AttributeError, "LinearLayout is not initialized");
+        return -1;
+    }
+    if (x == y) return 1;
+    if (PyTuple_CheckExact(x) && PyTuple_CheckExact(y)) { /* item by item, identity first */
+        Py_ssize_t n = PyTuple_GET_SIZE(x);
+        if (PyTuple_GET_SIZE(y) != n) return 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *u = PyTuple_GET_ITEM(x, i), *v = PyTuple_GET_ITEM(y, i);
+            if (u == v) continue;
+            int r = PyObject_RichCompareBool(u, v, Py_EQ);
+            if (r != 1) return r;
+        }
+        return 1;
+    }
+    return PyObject_RichCompareBool(x, y, Py_EQ);
+}
+
+/* equal in_bases (tuples of tuples of ints): 1, 0, or -1 with an exception */
+static int bases_eq(PyObject *a, PyObject *b) {
+    if (a == b) return 1;
+    if (!a || !b || !PyTuple_CheckExact(a) || !PyTuple_CheckExact(b)) return -2;
+    Py_ssize_t n = PyTuple_GET_SIZE(a);
+    if (PyTuple_GET_SIZE(b) != n) return 0;
+    for (Py_ssize_t d = 0; d < n; d++) {
+        PyObject *x = PyTuple_GET_ITEM(a, d), *y = PyTuple_GET_ITEM(b, d);
+        if (x == y) continue;
+        if (!PyTuple_CheckExact(x) || !PyTuple_CheckExact(y)) return -2;
+        Py_ssize_t m = PyTuple_GET_SIZE(x);
+        if (PyTuple_GET_SIZE(y) != m) return 0;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            PyObject *u = PyTuple_GET_ITEM(x, i), *v = PyTuple_GET_ITEM(y, i);
+            uint64_t p, q;
+            if (u == v) continue;
+            if (get_u64(u, &p) && get_u64(v, &q)) {
+                if (p != q) return 0;
+                continue;
+            }
+            int r = PyObject_RichCompareBool(u, v, Py_EQ);
+            if (r != 1) return r;
+        }
+    }
+    return 1;
+}
+
+/* LinearLayout.__eq__: same out sizes, bases, in names, out names */
+static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op) {
+    if ((op != Py_EQ && op != Py_NE) || !is_layout(a) || !is_layout(b)) Py_RETURN_NOTIMPLEMENTED;
+    int eq = 1;
+    if (a != b) {
+        eq = field_eq(a, b, F_OUT_LOG2);
+        if (eq == 1) {
+            eq = bases_eq(FIELD(a, F_IN_BASES), FIELD(b, F_IN_BASES));
+            if (eq == -2) eq = field_eq(a, b, F_IN_BASES);
+        }
+        if (eq == 1) eq = field_eq(a, b, F_IN_NAMES);
+        if (eq == 1) eq = field_eq(a, b, F_OUT_NAMES);
+        if (eq < 0) return NULL;
+    }
+    if (op == Py_NE) eq = !eq;
+    return PyBool_FromLong(eq);
+}
+
+/* the predicates, as methods of LinearLayout (the Python ones stay the reference) */
+static long rank_field(PyObject *self) {
+    PyObject *r = FIELD(self, F_RANK);
+    if (r && PyLong_CheckExact(r)) return PyLong_AsLong(r);
+    PyObject *v = PyObject_GetAttrString(self, "rank"); /* the Python property computes and caches it */
+    if (!v) return -1;
+    long k = PyLong_AsLong(v);
+    Py_DECREF(v);
+    return k;
+}
+
+static long bits_field(PyObject *self, int f) {
+    PyObject *r = FIELD(self, f);
+    if (!r) { PyErr_SetString(PyExc_AttributeError, "LinearLayout is not initialized"); return -1; }
+    return PyLong_AsLong(r);
+}
+
+static PyObject *m_is_surjective(PyObject *self, PyObject *unused) {
+    long r = rank_field(self), o = r < 0 ? -1 : bits_field(self, F_OUT_BITS);
+    if (r < 0 || o < 0) return PyErr_Occurred() ? NULL : PyBool_FromLong(0);
+    return PyBool_FromLong(r == o);
+}
+
+static PyObject *m_is_injective(PyObject *self, PyObject *unused) {
+    long r = rank_field(self), i = r < 0 ? -1 : bits_field(self, F_IN_BITS);
+    if (r < 0 || i < 0) return PyErr_Occurred() ? NULL : PyBool_FromLong(0);
+    return PyBool_FromLong(r == i);
+}
+
+static PyObject *m_is_invertible(PyObject *self, PyObject *unused) {
+    long i = bits_field(self, F_IN_BITS), o = i < 0 ? -1 : bits_field(self, F_OUT_BITS);
+    if (i < 0 || o < 0) return PyErr_Occurred() ? NULL : PyBool_FromLong(0);
+    if (i != o) Py_RETURN_FALSE;
+    long r = rank_field(self);
+    if (r < 0) return PyErr_Occurred() ? NULL : PyBool_FromLong(0);
+    return PyBool_FromLong(r == o);
+}
+
+static PyMethodDef layout_methods[] = {
+    {"is_surjective", m_is_surjective, METH_NOARGS, "Every output is reached: rank == total out bits."},
+    {"is_injective", m_is_injective, METH_NOARGS, "No two inputs share an output: rank == total in bits."},
+    {"is_invertible", m_is_invertible, METH_NOARGS, "Surjective and square (total in size == total out size)."},
+};
+#define N_LAYOUT_METHODS 3
+static PyObject *saved_methods[N_LAYOUT_METHODS];
+
 static PyObject *ll_register(PyObject *mod, PyObject *cls) {
     if (!PyType_Check(cls)) { PyErr_SetString(PyExc_TypeError, "register: a class is required"); return NULL; }
     Py_ssize_t off[NFIELDS];
@@ -294,12 +429,29 @@ static PyObject *ll_register(PyObject *mod, PyObject *cls) {
     }
     memcpy(field_off, off, sizeof off);
     PyTypeObject *t = (PyTypeObject *)cls;
-    if (layout_type != t) {
-        Py_INCREF(t);
-        Py_XSETREF(layout_type, t);
-        saved_richcompare = t->tp_richcompare;
-        saved_hash = t->tp_hash;
+    if (layout_type == t) Py_RETURN_NONE;
+    if (layout_type) {
+        PyErr_SetString(PyExc_RuntimeError, "register: another class is registered");
+        return NULL;
     }
+    PyObject *descrs[N_LAYOUT_METHODS];
+    for (int i = 0; i < N_LAYOUT_METHODS; i++) {
+        descrs[i] = PyDescr_NewMethod(t, &layout_methods[i]);
+        saved_methods[i] = PyObject_GetAttrString(cls, layout_methods[i].ml_name);
+        if (!descrs[i] || !saved_methods[i]) {
+            for (int j = 0; j <= i; j++) { Py_XDECREF(descrs[j]); Py_CLEAR(saved_methods[j]); }
+            return NULL;
+        }
+    }
+    for (int i = 0; i < N_LAYOUT_METHODS; i++) {
+        int rc = PyObject_SetAttrString(cls, layout_methods[i].ml_name, descrs[i]);
+        Py_DECREF(descrs[i]);
+        if (rc < 0) return NULL;
+    }
+    Py_INCREF(t);
+    layout_type = t;
+    saved_richcompare = t->tp_richcompare;
+    saved_hash = t->tp_hash;
     t->tp_richcompare = layout_richcompare;
     t->tp_hash = layout_hash;
     Py_RETURN_NONE;
@@ -310,32 +462,17 @@ static PyObject *ll_unregister(PyObject *mod, PyObject *unused) {
     if (layout_type) {
         layout_type->tp_richcompare = saved_richcompare;
         layout_type->tp_hash = saved_hash;
+        for (int i = 0; i < N_LAYOUT_METHODS; i++) {
+            if (saved_methods[i] &&
+                PyObject_SetAttrString((PyObject *)layout_type, layout_methods[i].ml_name, saved_methods[i]) < 0)
+                return NULL;
+            Py_CLEAR(saved_methods[i]);
+        }
         Py_CLEAR(layout_type);
     }
     Py_RETURN_NONE;
 }
 
-static int field_eq(PyObject *a, PyObject *b, int f) {
-    PyObject *x = FIELD(a, f), *y = FIELD(b, f);
-    if (!x || !y) {
-        PyErr_SetString(PyExc_AttributeError, "LinearLayout is not initialized");
-        return -1;
-    }
-    return PyObject_RichCompareBool(x, y, Py_EQ);
-}
-
-/* LinearLayout.__eq__: same out sizes, bases, in names, out names */
-static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op) {
-    if ((op != Py_EQ && op != Py_NE) || !is_layout(a) || !is_layout(b)) Py_RETURN_NOTIMPLEMENTED;
-    int eq = 1;
-    if (a != b) {
-        static const int order[4] = {F_OUT_LOG2, F_IN_BASES, F_IN_NAMES, F_OUT_NAMES};
-        for (int i = 0; i < 4 && eq == 1; i++) eq = field_eq(a, b, order[i]);
-        if (eq < 0) return NULL;
-    }
-    if (op == Py_NE) eq = !eq;
-    return PyBool_FromLong(eq);
-}
 
 /* LinearLayout.__hash__: hash((in_names, in_bases, out_names, out_log2)), cached in _hash */
 static Py_hash_t layout_hash(PyObject *a) {
@@ -662,17 +799,64 @@ static PyObject *ll_apply_arrays_into(PyObject *mod, PyObject *const *args, Py_s
         }
         uint64_t masks[MAXD];
         int shifts[MAXD];
-        for (int o = 0; o < no; o++) { masks[o] = low_mask(L.out_k[o]); shifts[o] = L.out_s[o]; }
-        for (Py_ssize_t idx = 0; idx < n && ok; idx++) {
-            uint64_t flat = 0;
-            for (int i = 0; i < na; i++) {
-                uint64_t x = (uint64_t)((const int64_t *)views[i].buf)[idx];
-                if (x >> L.in_len[dim_of[i]]) { ok = 0; break; }
-                const uint64_t *t = tables + 256 * (size_t)first[i];
-                for (int ch = 0; ch < chunks[i]; ch++, x >>= 8) flat ^= t[256 * ch + (x & 255)];
-            }
-            for (int o = 0; o < no; o++) ((int64_t *)views[na + o].buf)[idx] = (int64_t)((flat >> shifts[o]) & masks[o]);
+        const int64_t *src[MAXD];
+        int64_t *dst[MAXD];
+        for (int o = 0; o < no; o++) {
+            masks[o] = low_mask(L.out_k[o]);
+            shifts[o] = L.out_s[o];
+            dst[o] = (int64_t *)views[na + o].buf;
         }
+        for (int i = 0; i < na; i++) src[i] = (const int64_t *)views[i].buf;
+        /* blocks of BLOCK inputs: XOR each array's table entries into flat[], then split flat[] per out dim */
+        enum { BLOCK = 512 };
+        uint64_t flat[BLOCK];
+        for (Py_ssize_t base = 0; base < n && ok; base += BLOCK) {
+            int m = n - base < BLOCK ? (int)(n - base) : BLOCK;
+            memset(flat, 0, sizeof(uint64_t) * (size_t)m);
+            for (int i = 0; i < na; i++) {
+                const int64_t *a = src[i] + base;
+                const uint64_t *t = tables + 256 * (size_t)first[i];
+                int len = L.in_len[dim_of[i]];
+                uint64_t bad = 0;
+                switch (chunks[i]) {
+                case 0:
+                    for (int q = 0; q < m; q++) bad |= (uint64_t)a[q];
+                    break;
+                case 1:
+                    for (int q = 0; q < m; q++) { uint64_t x = (uint64_t)a[q]; bad |= x >> len; flat[q] ^= t[x & 255]; }
+                    break;
+                case 2:
+                    for (int q = 0; q < m; q++) {
+                        uint64_t x = (uint64_t)a[q];
+                        bad |= x >> len;
+                        flat[q] ^= t[x & 255] ^ t[256 + ((x >> 8) & 255)];
+                    }
+                    break;
+                case 3:
+                    for (int q = 0; q < m; q++) {
+                        uint64_t x = (uint64_t)a[q];
+                        bad |= x >> len;
+                        flat[q] ^= t[x & 255] ^ t[256 + ((x >> 8) & 255)] ^ t[512 + ((x >> 16) & 255)];
+                    }
+                    break;
+                default:
+                    for (int q = 0; q < m; q++) {
+                        uint64_t x = (uint64_t)a[q];
+                        bad |= x >> len;
+                        flat[q] ^= t[x & 255] ^ t[256 + ((x >> 8) & 255)] ^ t[512 + ((x >> 16) & 255)] ^
+                                   t[768 + ((x >> 24) & 255)];
+                    }
+                }
+                if (bad) { ok = 0; break; }
+            }
+            for (int o = 0; o < no && ok; o++) {
+                int64_t *d = dst[o] + base;
+                int sh = shifts[o];
+                uint64_t mk = masks[o];
+                for (int q = 0; q < m; q++) STREAM_STORE(&d[q], (int64_t)((flat[q] >> sh) & mk));
+            }
+        }
+        STREAM_FENCE();
         PyMem_Free(tables);
     }
     for (int i = 0; i < nviews; i++) PyBuffer_Release(&views[i]);
@@ -1180,4 +1364,8 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__ext(void) {
+    for (int i = 0; i < 64; i++)
+        if (!pow2[i] && !(pow2[i] = PyLong_FromUnsignedLongLong((uint64_t)1 << i))) return NULL;
+    return PyModule_Create(&module);
+}
