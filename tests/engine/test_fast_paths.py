@@ -79,3 +79,20 @@ def test_conversion_dims_read_off_the_bases_equal_the_quotient():
             assert fast is not None and fast == cv._composed_dims(src, dst)
             kinds.add(fast)
     assert {(), ("register",), ("register", "lane"), ("register", "lane", "warp")} <= kinds
+
+
+def test_global_cost_reads_the_vector_off_one_memory_order_layout():
+    """``anchors.global_cost`` permutes and measures contiguity on one ``memory_order_layout``: the same
+    permutation and width as ``vector_permutation`` / ``contiguous_elements`` on the layout itself."""
+    from linear_layouts.analysis.vectorization import contiguous_elements, memory_order_layout, vector_permutation
+
+    widths = set()
+    for a, _ in random_pairs(8, 300):
+        for order in ([1, 0], [0, 1]):
+            in_memory = memory_order_layout(a, order)
+            fast = vector_permutation(in_memory)
+            assert fast == vector_permutation(a, order)
+            width = contiguous_elements(fast.apply(a), order)
+            assert fast.apply(in_memory).num_consecutive_in_out() == width
+            widths.add(width)
+    assert len(widths) >= 3

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from linear_layouts.element_type import DTypeLike, bitwidth
-from linear_layouts.analysis.vectorization import contiguous_elements, vector_permutation
+from linear_layouts.analysis.vectorization import memory_order_layout, vector_permutation
 from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
@@ -146,10 +146,13 @@ def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int) -> f
 
     order = memory_order(strides)
     layout = standard_outs(layout)
-    layout = vector_permutation(layout, order).apply(layout)  # registers are free to reorder (§5.3)
-    vec = max(1, min(contiguous_elements(layout, order), max(128 // bits, 1)))
+    in_memory = memory_order_layout(layout, order)  # register first, one offset dim in memory order
+    permutation = vector_permutation(in_memory)  # registers are free to reorder (§5.3)
+    layout = permutation.apply(layout)
+    contiguous = permutation.apply(in_memory).num_consecutive_in_out()  # contiguous_elements(layout, order)
+    vec = max(1, min(contiguous, max(128 // bits, 1)))
     regs = layout.in_dim_size("register")
-    zero = sum(1 << i for i, v in enumerate(layout.bases["register"]) if not any(v))
+    zero = sum(1 << i for i, v in enumerate(layout.flat_bases("register")) if not v)
     groups = np.array([r for r in range(0, regs, vec) if not r & zero], dtype=np.int64)  # one per instruction
     lanes = np.arange(layout.in_dim_size("lane"), dtype=np.int64)
     coords = layout.apply_array({"register": groups[:, None], "lane": lanes[None, :]})
