@@ -131,7 +131,7 @@ def _last_line(text: str) -> str:
 
 _CUPY_DTYPES = {"fp16": "float16", "bf16": "uint16", "fp32": "float32", "fp64": "float64", "fp8e5": "uint8",
                 "fp8e4nv": "uint8", "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64",
-                "i1": "bool"}
+                "i1": "bool_"}
 _SCALARS = {"i32": "int32", "i64": "int64", "u32": "uint32", "u64": "uint64", "fp32": "float32",
             "fp64": "float64", "i1": "bool_"}
 
@@ -151,6 +151,7 @@ def make_args(row: dict):
         entry = row["tensors"][name]
         shape, init = (entry, None) if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list)) \
             else entry
+        shape = tuple(int(n) for n in shape)
         element = ty[1:]
         dtype = getattr(cupy, _CUPY_DTYPES[element])
         if init == "zeros":
