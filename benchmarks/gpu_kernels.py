@@ -47,7 +47,7 @@ CORPUS = ROOT / "tests" / "data" / "triton_kernels"
 BUILD = ROOT / "benchmarks" / "build" / "kernels"
 from gpu_workflow_common import (METRIC_LD as LD, METRIC_ST as ST, Deadline, TritonCubin,  # noqa: E402
                                  environment, require_gpu, run_ncu, save_cubin, triton_compile,
-                                 triton_version_or_die)
+                                 prepare_build)
 #: read when the device's ncu knows them (diagnostics for the kernels that differ)
 EXTRA = [  # same unit as LD / ST (one pass); read when the device's ncu knows them
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
@@ -72,11 +72,7 @@ def prepare(args) -> int:
     from linear_layouts.kernels.spec import load_kernel_file
 
     start = time.time()
-    version = triton_version_or_die("3.6") if not args.any_triton else __import__("triton").__version__
-    build = Path(args.build)
-    build.mkdir(parents=True, exist_ok=True)
-    for old in build.glob("*.cubin"):
-        old.unlink()
+    version, build = prepare_build(args.build, args.any_triton)
     resolver, resolver_name = _resolver()
     rows = []
     inventories: dict[str, dict] = {}

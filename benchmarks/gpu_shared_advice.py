@@ -49,7 +49,7 @@ sys.path.insert(0, str(HERE))
 
 import linear_layouts.catalog as C  # noqa: E402
 from gpu_workflow_common import (METRIC_LD, METRIC_ST, Deadline, TritonCubin, environment,  # noqa: E402
-                                 require_gpu, run_ncu, save_cubin, triton_compile, triton_version_or_die,
+                                 require_gpu, run_ncu, save_cubin, triton_compile, prepare_build,
                                  write_outputs)
 
 BUILD = HERE / "build" / "advice"
@@ -323,11 +323,7 @@ def prepare(args) -> int:
     """CPU: the advice, every kernel compiled by Triton 3.6 (the device's) to a cubin, the predictions
     for the instructions it emitted; ``BUILD/plan.json`` + cubins, and a CPU report."""
     start = time.time()
-    version = triton_version_or_die("3.6") if not args.any_triton else __import__("triton").__version__
-    build = Path(args.build)
-    build.mkdir(parents=True, exist_ok=True)
-    for old in build.glob("*.cubin"):
-        old.unlink()
+    version, build = prepare_build(args.build, args.any_triton)
     chosen = [p for p in pairs() if not args.only or p.name in args.only.split(",")]
     variants = [v for p in chosen for v in variants_of(p)]
     print(f"{len(chosen)} pairs, {len(variants)} kernels ({time.time() - start:.1f} s to build the advice)", flush=True)

@@ -65,6 +65,17 @@ def triton_version_or_die(wanted: str = "3.6") -> str:
     return triton.__version__
 
 
+def prepare_build(directory: str | Path, any_triton: bool) -> tuple[str, Path]:
+    """(Triton version, build folder emptied of old cubins) for a prepare step: Triton 3.6 unless
+    ``any_triton`` (the CPU tests, with 3.9)."""
+    version = __import__("triton").__version__ if any_triton else triton_version_or_die("3.6")
+    build = Path(directory)
+    build.mkdir(parents=True, exist_ok=True)
+    for old in build.glob("*.cubin"):
+        old.unlink()
+    return version, build
+
+
 # ---------------------------------------------------------------------------------------------- device side
 class TritonCubin:
     """A Triton cubin loaded with CuPy: ``launch(grid, args)`` with the scratch pointers appended."""
