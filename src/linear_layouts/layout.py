@@ -486,10 +486,10 @@ class LinearLayout:
         return len(self._out_names)
 
     def has_in_dim(self, dim: str) -> bool:
-        return dim in self._in_names
+        return isinstance(dim, str) and dim in self._in_names
 
     def has_out_dim(self, dim: str) -> bool:
-        return dim in self._out_names
+        return isinstance(dim, str) and dim in self._out_names
 
     def _in_index(self, dim: str, what: str = "in_dim") -> int:
         try:

@@ -60,6 +60,7 @@ from linear_layouts.catalog import (
     TensorMemoryScalesLayout,
 )
 from linear_layouts.catalog.base import cga_layout_from_split_params, standard_out_dim_names
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_SPEC_DEPTH, excerpt
@@ -667,6 +668,7 @@ def _shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
     return shape, element
 
 
+@checked
 def parse_type(text: str, aliases: Mapping[str, Any] | None = None, *, _resolve: Any = None) -> TensorType:
     """A ``tensor<SHAPExELEMENT[, #encoding]>`` or ``!ttg.memdesc<SHAPExELEMENT, #encoding, #space[, mutable]
     [, ALLOC]>`` type as a ``TensorType``; the encoding may be an alias of ``aliases``.

@@ -14,6 +14,7 @@ import inspect
 import io
 import re
 import time
+from pathlib import Path
 from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
@@ -21,8 +22,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import linear_layouts
 import linear_layouts.analysis as analysis
 import linear_layouts.codegen as codegen
+import linear_layouts.cute as cute
+import linear_layouts.element_type as element_type
+import linear_layouts.engine as engine
+import linear_layouts.reports as reports
+import linear_layouts.spec as spec
+import linear_layouts.triton as triton_interop
+import linear_layouts.ttgir as ttgir
 import linear_layouts.viz as viz
 from linear_layouts import ColumnAction, LayoutError, LinearLayout, catalog, divide_left, divide_right
 from linear_layouts.catalog import BlockedLayout, NVMMASharedLayout, SwizzledSharedLayout
@@ -53,7 +62,11 @@ JUNK = [None, True, False, 0, -1, 1, 3, 16, 32, 1 << 40, 1 << 3000, 2.5, float("
         {"register": [[1]]}, (1, 2), {1, 2}, np.int64(4), np.float32(2), np.array([1, 2]), np.array([[1]]),
         object(), ColumnAction([0], "register", 1), BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])]
 GOOD_VALUES = [8, 16, 32, 64, "fp16", "fp32", "bf16", 0, 1, 2, [32, 64], [1, 0], [0, 1], "register", "lane",
-               "warp", "offset", "dim0", "dim1", ["register"], ["dim0"], {"register": 1}, {"register": np.arange(4)}]
+               "warp", "offset", "dim0", "dim1", ["register"], ["dim0"], {"register": 1}, {"register": np.arange(4)},
+               "Swizzle<3,4,3> o (8,64):(64,1)", "(8,64):(64,1)", cute.Layout((8, 64), (64, 1)), cute.Swizzle(3, 4, 3),
+               "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>",
+               "tensor<32x64xf16, #blocked>", "BlockedLayout([1,4],[4,8],[4,1],[1,0])", "sm_90",
+               __import__("linear_layouts.engine.examples", fromlist=["x"]).dot_trans_store()]
 
 value = st.one_of(st.sampled_from(GOOD_LAYOUTS), st.sampled_from(GOOD_VALUES), st.sampled_from(JUNK),
                   st.integers(-(1 << 70), 1 << 70), st.text(max_size=12),
@@ -62,10 +75,12 @@ value = st.one_of(st.sampled_from(GOOD_LAYOUTS), st.sampled_from(GOOD_VALUES), s
 
 
 def _functions(module, names) -> list:
-    """The functions and classes among ``names`` (not enums: ``Kind(junk)`` is Python's own ValueError)."""
+    """The functions and classes among ``names`` (not enums: ``Kind(junk)`` is Python's own ValueError; not
+    typing aliases such as ``DTypeLike``)."""
     return [(f"{module.__name__}.{name}", getattr(module, name)) for name in names
-            if inspect.isroutine(getattr(module, name))
-            or inspect.isclass(getattr(module, name)) and not issubclass(getattr(module, name), enum.Enum)]
+            if getattr(getattr(module, name), "__module__", "") != "typing"
+            and (inspect.isroutine(getattr(module, name))
+                 or inspect.isclass(getattr(module, name)) and not issubclass(getattr(module, name), enum.Enum))]
 
 
 METHODS = [name for name, member in inspect.getmembers(LinearLayout) if not name.startswith("_")
@@ -80,10 +95,18 @@ GROUPS = {
     "analysis": _functions(analysis, analysis.__all__),
     "codegen": [(name, f) for name, f in _functions(codegen, codegen.__all__) if not name.endswith("verify_conversion")],
     "viz": _functions(viz, viz.__all__),
+    "top": _functions(linear_layouts, [n for n in linear_layouts.__all__ if n not in catalog.__all__]),
+    "cute": _functions(cute, cute.__all__),
+    "text": _functions(ttgir, ttgir.__all__) + _functions(spec, spec.__all__)
+            + _functions(element_type, element_type.__all__),
+    "engine": _functions(engine, engine.__all__),
+    "reports": _functions(reports, reports.__all__),
+    "triton": [(n, f) for n, f in _functions(triton_interop, triton_interop.__all__) if not n.endswith("_version")],
 }
 
 
-def _call(data, name: str, function) -> None:
+def _call(data, name: str, function) -> str:
+    """Call ``function`` with drawn arguments; "returned" or "LayoutError" (anything else escapes)."""
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
@@ -97,21 +120,47 @@ def _call(data, name: str, function) -> None:
     kwargs = {p.name: data.draw(value, label=p.name) for p in parameters
               if p.kind is p.KEYWORD_ONLY and (p.default is p.empty or data.draw(st.booleans(), label="kw?"))}
     start = time.perf_counter()
+    outcome = "returned"
     try:
         result = function(*args, **kwargs)
         if name.startswith("linear_layouts.catalog.") and callable(getattr(result, "to_linear", None)):
             result.to_linear(data.draw(value, label="shape"))
-    except LayoutError:
-        pass
+    except LayoutError as error:
+        assert len(str(error)) < 1000, (name, str(error)[:300])  # messages quote ~80 characters of input
+        outcome = "LayoutError"
     assert time.perf_counter() - start < SECONDS_PER_CALL, (name, args, kwargs)
+    return outcome
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))
-@FUZZ
-@given(data=st.data())
-def test_only_layout_error_escapes(group, data):
-    name, function = data.draw(st.sampled_from(GROUPS[group]), label="function")
-    _call(data, name, function)
+def test_only_layout_error_escapes(group):
+    """Per group, a bounded fuzz; it must both refuse junk (LayoutError) and get through to real work
+    (calls that return), so a group whose every call fails at the first check, or never checks, is caught."""
+    outcomes: dict[str, set] = {"returned": set(), "LayoutError": set()}
+
+    @FUZZ
+    @given(data=st.data())
+    def fuzz(data):
+        name, function = data.draw(st.sampled_from(GROUPS[group]), label="function")
+        outcomes[_call(data, name, function)].add(name)
+
+    fuzz()
+    assert len(outcomes["LayoutError"]) >= min(3, len(GROUPS[group])), outcomes
+    assert outcomes["returned"], outcomes
+
+
+def test_the_fuzz_fails_on_any_other_exception():
+    """The harness itself: an AttributeError / TypeError escaping a public function fails the fuzz."""
+    def broken(layout):
+        return layout.bases  # AttributeError on junk
+
+    @FUZZ
+    @given(data=st.data())
+    def fuzz(data):
+        _call(data, "broken", broken)
+
+    with pytest.raises(AttributeError, match="has no attribute 'bases'"):
+        fuzz()
 
 
 # --- the spec parser ------------------------------------------------------------------------------------
@@ -135,58 +184,145 @@ spec_text = st.recursive(
 )
 
 
-@FUZZ
-@given(text=st.one_of(spec_text, st.text(max_size=60), st.sampled_from(["[" * 1000, "{" * 5000, "(" * 300]),
-                      st.binary(max_size=40).map(lambda b: b.decode("utf-8", "surrogateescape"))),
-       shape=st.one_of(st.none(), st.sampled_from(JUNK), st.lists(st.integers(-2, 1 << 33), max_size=4)))
-def test_the_spec_parser_only_raises_layout_error(text, shape):
-    try:
-        spec = parse_spec(text)
-        spec.to_linear(shape)
-    except LayoutError as error:
-        assert len(str(error)) < 2000
-        assert max(len(line) for line in str(error).splitlines() or [""]) < 1000
+VALID = {  # per parser: valid texts, which the fuzz mutates
+    "spec": ["BlockedLayout([1,4],[4,8],[4,1],[1,0])", "Swizzle<3,4,3> o (8,64):(64,1)", "(8,64):(64,1)",
+             "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)",
+             '{"bases": {"register": [[1]], "lane": [[2],[4],[8],[16],[32]]}, "out_dims": ["dim0"]}',
+             "make_layout(make_shape(8, 64), make_stride(64, 1))"],
+    "attribute": ["#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], "
+                  "order = [1, 0]}>",
+                  "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>",
+                  "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"],
+    "module": [(Path(__file__).resolve().parents[1] / "data/triton_kernels/ir/sm_90" / name).read_text()
+               for name in ("absmax_atomic.ttgir", "attention_fwd.ttgir")],
+}
+JUNK_TEXT = st.one_of(spec_text, st.text(max_size=60), st.sampled_from(["[" * 1000, "{" * 5000, "(" * 300, "<" * 300]),
+                      st.binary(max_size=40).map(lambda b: b.decode("utf-8", "surrogateescape")))
+PIECES = st.sampled_from(["", "[", "]", "<", ">", "{", "}", ",", "0", "-1", "99999999999", "#blocked", "tensor<",
+                          "x", ":", "\n", "\ud800", "(" * 40, "= [", "1, 1, 1, 1"])
+
+
+def _texts(parser: str) -> st.SearchStrategy[str]:
+    """Valid texts of ``parser``, the same with a slice replaced by a junk piece, and junk."""
+    valid = st.sampled_from(VALID[parser])
+    mutated = st.builds(lambda text, where, length, piece: text[:where % (len(text) + 1)] + piece
+                        + text[where % (len(text) + 1) + length:],
+                        valid, st.integers(0, 1 << 16), st.integers(0, 40), PIECES)
+    return st.one_of(valid, mutated, mutated, JUNK_TEXT)
+
+
+def test_the_text_parsers_only_raise_layout_error():
+    """The spec parser (Gluon calls, JSON, CuTe), TTGIR attributes and whole TTGIR modules, fed valid texts,
+    mutated ones and junk: a layout or a short LayoutError, both of which must occur for each parser."""
+    from linear_layouts import ttgir
+    from linear_layouts.kernels.ir_text import parse_module
+
+    outcomes: dict[str, set] = {"parsed": set(), "LayoutError": set()}
+
+    @FUZZ
+    @given(data=st.data(), parser=st.sampled_from(sorted(VALID)),
+           shape=st.one_of(st.none(), st.sampled_from(JUNK), st.lists(st.integers(-2, 1 << 33), max_size=4),
+                           st.sampled_from([[32, 64], [64, 64]])))
+    def fuzz(data, parser, shape):
+        text = data.draw(_texts(parser), label="text")
+        try:
+            if parser == "spec":
+                spec = parse_spec(text)
+                outcomes["parsed"].add(parser)
+                spec.to_linear(shape)
+            elif parser == "attribute":
+                ttgir.parse_attribute(text)
+            else:
+                parse_module(text)
+            outcomes["parsed"].add(parser)
+        except LayoutError as error:
+            assert len(str(error)) < 1000, str(error)[:300]
+            assert max(len(line) for line in str(error).splitlines() or [""]) < 600
+            outcomes["LayoutError"].add(parser)
+
+    fuzz()
+    assert outcomes == {"parsed": set(VALID), "LayoutError": set(VALID)}, outcomes
 
 
 # --- the command line -----------------------------------------------------------------------------------
 
+DATA = Path(__file__).resolve().parents[1] / "data"
 SPECS = ["BlockedLayout([1,4],[4,8],[4,1],[1,0])", "BlockedLayout([4,1],[8,4],[1,4],[0,1])",
          "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)",
          '{"bases": {"register": [[1]], "lane": [[2],[4],[8],[16],[32]]}, "out_dims": ["dim0"]}',
-         '{"bases": {"offset": [[1], [2]]}, "out_dims": {"dim0": 4}}', "@/nonexistent", "@/", "junk(", ""]
+         '{"bases": {"offset": [[1], [2]]}, "out_dims": {"dim0": 4}}', "Swizzle<3,4,3> o (8,64):(64,1)",
+         "(8,64):(64,1)", "wgmma-a", "tma", "@/nonexistent", "@/", "junk(", "",
+         str(DATA / "triton_kernels/ir/sm_90/absmax_atomic.ttgir"), str(DATA / "README.md")]
 OPTIONS = ["--shape", "--dtype", "--format", "--steps", "--max-elements", "--op", "--view", "--title", "--hw",
-           "--emit", "--label", "--port"]
+           "--emit", "--label", "--port", "--wide", "--layout", "--store", "--load", "--ldmatrix", "--target",
+           "--no-layouts", "--no-pictures", "--no-triton-estimate"]
 token = st.one_of(st.sampled_from(SPECS), st.sampled_from(OPTIONS),
                   st.sampled_from(["32,64", "64,64", "16,,32", "4096,4096", "fp16", "fp32", "i8", "13", "-5", "0",
-                                   "1000000000000000000000", "text", "svg", "json", "html", "cuda", "load", "store",
-                                   "\udcff", "x" * 300]),
+                                   "1000000000000000000000", "text", "svg", "png", "json", "html", "cute", "gluon",
+                                   "ttgir", "cuda", "load", "store", "sm_80", "gfx942", "\udcff", "x" * 300]),
                   st.text(max_size=10))
 
 
-@FUZZ
-@given(command=st.sampled_from(["show", "matrix", "banks", "swizzle", "convert", "nonsense"]),
-       tokens=st.lists(token, max_size=7))
-def test_the_command_line_exits_2_with_one_line(command, tokens, tmp_path_factory):
-    argv = [command] + tokens
-    if "-o" not in argv:
-        argv += ["-o", str(tmp_path_factory.getbasetemp() / "out")]
-    out, err = io.StringIO(), io.StringIO()
-    start = time.perf_counter()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            status = main(argv)
-        except SystemExit as exit_:  # argparse's own errors (unknown options, missing arguments)
-            status = exit_.code
-    assert time.perf_counter() - start < SECONDS_PER_CALL, argv
-    assert status in (0, 2), (argv, err.getvalue()[-2000:])
-    text = err.getvalue()
-    assert "Traceback" not in text, text[-3000:]
-    if status == 2:  # ours and argparse's alike: one line
-        assert re.match(r"linear-layouts( \w+)?: error: ", text) and text.count("\n") == 1, text
+KERNEL = str(DATA / "triton_kernels/ir/sm_90/absmax_atomic.ttgir")
+COMMANDS = {  # one valid command line each
+    "show": ["show", SPECS[0], "--shape", "32,64"], "matrix": ["matrix", SPECS[5], "--format", "svg"],
+    "banks": ["banks", SPECS[2], SPECS[0], "--shape", "32,64", "--dtype", "fp16"],
+    "swizzle": ["swizzle", SPECS[0], SPECS[1], "--shape", "32,64", "--dtype", "fp16"],
+    "convert": ["convert", SPECS[0], SPECS[1], "--shape", "32,64", "--dtype", "fp16"],
+    "demo": ["demo"], "explore": ["explore", "--layout", SPECS[0], "--shape", "32,64"],
+    "report": ["report", KERNEL, "--no-triton-estimate"], "nonsense": ["nonsense"],
+}
+
+
+def test_the_command_line_exits_2_with_one_line(tmp_path_factory, monkeypatch):
+    """Junk command lines of every subcommand: exit 0, or 2 with one line on stderr; never a traceback, never
+    a server (``explore`` always gets ``-o``). Both outcomes must occur: a fuzz that only ever fails at
+    argparse would prove nothing."""
+    from linear_layouts.viz import server
+
+    def no_serving(*args, **kwargs):
+        raise AssertionError("the fuzz started a server")
+
+    monkeypatch.setattr(server, "serve_until_interrupted", no_serving)
+    statuses: dict[int, set] = {0: set(), 2: set()}
+
+    @FUZZ
+    @given(command=st.sampled_from(sorted(COMMANDS)), tokens=st.lists(token, max_size=7),
+           replace=st.lists(st.tuples(st.integers(1, 12), token), max_size=2),
+           extra=st.lists(st.tuples(st.sampled_from(OPTIONS), token), max_size=2), mode=st.integers(0, 3))
+    def fuzz(command, tokens, replace, extra, mode):
+        argv = list(COMMANDS[command])  # a valid command line, then: as is, mutated, extended, or junk
+        for where, junk in replace if mode == 1 else []:
+            argv[where % len(argv)] = junk
+        argv += [t for option, value in extra for t in (option, value)] if mode == 2 else []
+        argv = [command] + tokens if mode == 3 else argv
+        if "-o" not in argv:
+            argv += ["-o", str(tmp_path_factory.getbasetemp() / "out")]
+        out, err = io.StringIO(), io.StringIO()
+        start = time.perf_counter()
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                status = main(argv)
+            except SystemExit as exit_:  # argparse's own errors (unknown options, missing arguments)
+                status = exit_.code
+        assert time.perf_counter() - start < SECONDS_PER_CALL, argv
+        assert status in (0, 2), (argv, err.getvalue()[-2000:])
+        text = err.getvalue()
+        assert "Traceback" not in text, text[-3000:]
+        if status == 2:  # ours and argparse's alike: one line
+            assert re.match(r"linear-layouts( \w+)?: error: ", text) and text.count("\n") == 1, text
+            assert len(text) < 1000, text[:300]
+        statuses[status].add(command)
+
+    fuzz()
+    assert len(statuses[2]) >= 6 and len(statuses[0]) >= 6, statuses
 
 
 def test_the_fuzzed_functions_cover_the_public_api():
-    """The groups above name every public entry point (a new one is fuzzed without editing this file)."""
-    assert sum(len(group) for group in GROUPS.values()) > 100
-    assert {"plan_conversion", "optimal_swizzle", "simulate_wavefronts"} <= {n.rsplit(".", 1)[-1] for n, _ in GROUPS["analysis"]}
-    assert {"conversion_kernel", "emit_index"} <= {n.rsplit(".", 1)[-1] for n, _ in GROUPS["codegen"]}
+    """The groups above name every public entry point of every public module (a new one is fuzzed without
+    editing this file)."""
+    names = {n.rsplit(".", 1)[-1] for group in GROUPS.values() for n, _ in group}
+    assert sum(len(group) for group in GROUPS.values()) > 200
+    assert {"plan_conversion", "optimal_swizzle", "simulate_wavefronts", "suggest_shared_layout"} <= names
+    assert {"conversion_kernel", "emit_index", "parse_cute", "parse_attribute", "parse_module", "parse_spec",
+            "propagate", "banks_report", "best_cute_swizzle", "to_gluon", "element_type", "BlockedLayout"} <= names

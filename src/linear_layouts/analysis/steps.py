@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 from dataclasses import dataclass
 from typing import Union
 
@@ -180,9 +181,9 @@ class Cost:
     alu: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.total, (int, float)) or isinstance(self.total, bool) or not math.isfinite(self.total) \
-                or self.total < 0:
-            raise LayoutError(f"total: a cost is a finite number >= 0, got {self.total!r}")
+        if not isinstance(self.total, (int, float)) or isinstance(self.total, bool) \
+                or not 0 <= self.total <= sys.float_info.max:  # not NaN, not inf, not an int beyond a float
+            raise LayoutError(f"total: a cost is a finite number >= 0, got {quote(self.total)}")
         for name in ("shuffles", "wavefronts", "alu"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

@@ -187,7 +187,8 @@ def row_major_shared(shape: Sequence[int], order: Sequence[int] | None = None) -
     {'dim0': 1, 'dim1': 1}
     """
     shape = check_shape(shape)
-    order = list(reversed(range(len(shape)))) if order is None else list(order)
+    if order is None:
+        order = list(reversed(range(len(shape))))
     return SwizzledSharedLayout(1, 1, 1, order).to_linear(shape)
 
 

@@ -189,7 +189,10 @@ def index_expression(
                 raise LayoutError(f"inputs: {value!r} for {in_dim!r} is not a C++ identifier")
             terms.extend(xor_terms(value, images[in_dim]))
         else:
-            v = int(value)
+            if not hasattr(value, "__index__") or isinstance(value, bool):
+                raise LayoutError(f"inputs: the value for {in_dim!r} must be a C++ identifier or an int, got "
+                                  f"{type(value).__name__}")
+            v = value.__index__()
             if v < 0 or v >= layout.in_dim_size(in_dim):
                 raise LayoutError(
                     f"inputs: {in_dim}={v} is outside [0, {layout.in_dim_size(in_dim)})"

@@ -36,6 +36,8 @@ def sm80_16x8x16(operand: str) -> TVLayout:
     >>> sm80_16x8x16("A").coordinate(5, 7)    # lane 5 = (quad 1, row 1): register 7 holds (m 9, k 11)
     (9, 11)
     """
+    if not isinstance(operand, str):
+        raise LayoutError(f"operand must be 'A', 'B' or 'C', got {type(operand).__name__}")
     if operand == "A":
         return TVLayout(Layout(((4, 8), (2, 2, 2)), ((32, 1), (16, 8, 128))), (16, 16))
     if operand == "B":

@@ -51,6 +51,8 @@ def looks_like_cute(text: str) -> bool:
     >>> looks_like_cute("(8,64):(64,1)"), looks_like_cute("(lambda: 1)()"), looks_like_cute("Sw<3,4,3> o 64:1")
     (True, False, True)
     """
+    if not isinstance(text, str):
+        return False
     return bool(_STARTS.match(text)) or (":" in text and bool(_SHAPE_TEXT.match(text.split(":", 1)[0])))
 
 

@@ -37,6 +37,7 @@ from linear_layouts.catalog.recognize import recognize
 from linear_layouts.engine import anchors as anchor_rules
 from linear_layouts.engine import transfer
 from linear_layouts.engine.ir import SHAPE_OPS, Op, Program, Value, element_bits
+from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_count
@@ -54,6 +55,7 @@ FREE_OPS = ("pointer", "arange", "full")
 CostFn = Callable[[LinearLayout, LinearLayout, int], float]
 
 
+@checked
 def plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
     """The analyses' cost of converting ``src -> dst`` plus ``CONVERT_OVERHEAD`` (0 when equal)."""
     if src == dst:
@@ -572,6 +574,7 @@ class _Descriptors(Mapping):
         return repr(dict(self))
 
 
+@checked
 def check_consistent(result: EngineResult) -> list[str]:
     """Every op's operand layouts as its rule demands (empty list: consistent). Shape ops and
     reductions must be no-ops, elementwise ops and memory ops agree on one layout, dots get their
@@ -606,6 +609,7 @@ def check_consistent(result: EngineResult) -> list[str]:
     return errors
 
 
+@checked
 def naive_conversions(program: Program) -> int:
     """Conversions of the legacy "blocked everywhere" baseline: every value in the default blocked
     layout of its shape, converted back to it after every op (shape op, reduction, dot, ...) whose

@@ -145,6 +145,8 @@ def wrap_text(text: str, width: int | None) -> str:
     """
     if width is None:
         return text
+    if width < 1:
+        raise LayoutError(f"width must be a positive number of columns (or None), got {width}")
     out = []
     for line in text.split("\n"):
         if len(line) <= width:
