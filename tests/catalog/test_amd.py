@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 
 import pytest
 
@@ -414,17 +415,19 @@ def _invalid_wmma_kwargs(rng: random.Random) -> dict:
 
 
 # every message starts with the argument it is about (a different error would not)
-_NAMES_AN_ARGUMENT = (r"^(version|instr_shape|transposed|warps_per_cta|element_bitwidth|tiles_per_warp|cga_layout"
-                      r"|warp_bases|reg_bases|rank|shape|operand_index|k_width)\b")
+_ARGUMENTS = ("version", "instr_shape", "transposed", "warps_per_cta", "element_bitwidth", "tiles_per_warp",
+              "cga_layout", "warp_bases", "reg_bases", "rank", "shape", "operand_index", "k_width")
+_NAMES_AN_ARGUMENT = rf"^({'|'.join(_ARGUMENTS)})\b"
 
 
 def test_fuzzed_invalid_parameters_raise_layout_error() -> None:
-    """>= 300 seeded invalid parameter sets (classes, dot operands, shapes): each raises LayoutError."""
+    """300 seeded invalid parameter sets (classes, dot operands, shapes): each raises LayoutError naming the
+    argument, and every argument's rules are met."""
     rng = random.Random(7)
-    seen = 0
+    named = set()
     for i in range(300):
         choice = rng.randrange(6)
-        with pytest.raises(LayoutError, match=_NAMES_AN_ARGUMENT):
+        with pytest.raises(LayoutError, match=_NAMES_AN_ARGUMENT) as info:
             if choice == 0:
                 AMDMFMALayout(**_invalid_mfma_kwargs(rng))
             elif choice == 1:
@@ -451,8 +454,8 @@ def test_fuzzed_invalid_parameters_raise_layout_error() -> None:
                     choose_wmma_cta_linear_layout(*args)
                 else:
                     AMDWMMALayout.from_warps_per_cta(2, False, args[1], args[2])
-        seen += 1
-    assert seen == 300
+        named.add(re.match(_NAMES_AN_ARGUMENT, str(info.value)).group(1))
+    assert named == set(_ARGUMENTS)
 
 
 def test_invalid_error_messages_name_the_parameter() -> None:

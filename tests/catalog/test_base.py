@@ -82,7 +82,7 @@ def test_blog_001_cga_example():
 
 def test_split_params_round_trip_seeded():
     rng = random.Random(7)
-    checked = 0
+    kinds = set()
     for _ in range(300):
         rank = rng.randint(1, 3)
         ctas = [2 ** rng.randint(0, 2) for _ in range(rank)]
@@ -93,8 +93,8 @@ def test_split_params_round_trip_seeded():
         params = split_params_from_cga_layout(bases, rank)
         assert cga_layout_from_split_params(*params) == bases
         assert make_cga_layout(cga_layout_from_split_params(*params), rank) == make_cga_layout(bases, rank)
-        checked += 1
-    assert checked == 300
+        kinds.add((rank, split != ctas))
+    assert kinds == {(rank, partial) for rank in (1, 2, 3) for partial in (False, True)}  # whole and partial splits
     with pytest.raises(LayoutError, match=r"cga_layout: the split bases of a dim must be contiguous"):
         split_params_from_cga_layout([[0, 1], [1, 0], [0, 2]], 2)  # dim 1 split is not contiguous
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -635,10 +636,11 @@ def test_invalid_parameters_raise_layout_error(index):
 
 
 def test_fuzzed_invalid_parameters_raise_layout_error():
-    """200 seeded random corruptions of valid parameter sets: each raises LayoutError, nothing else."""
+    """200 seeded random corruptions of valid parameter sets: each raises LayoutError naming the argument,
+    and every class meets the rule of each of its arguments."""
     rng = random.Random(31337)
     bad_values = [0, -1, -4, 3, 6, 1.5, "2", None, True, [2], 2**40 + 1]
-    raised = 0
+    named = set()
     for _ in range(200):
         kind = rng.choice(["swizzled", "rotating", "nvmma", "padded"])
         if kind in ("swizzled", "rotating"):
@@ -692,10 +694,16 @@ def test_fuzzed_invalid_parameters_raise_layout_error():
                 args[field] = rng.choice([[2, 8], [4, 4], [2, 3], [8], [], [2, 4, 1]])
             make = lambda: PaddedSharedLayout(**args).to_linear()  # noqa: E731
         # the message starts with the argument it is about (or the shape it conflicts with)
-        with pytest.raises(LayoutError, match=rf"^({'|'.join([*args, 'shape'])})\b"):
+        names = rf"^({'|'.join([*args, 'shape'])})\b"
+        with pytest.raises(LayoutError, match=names) as info:
             make()
-        raised += 1
-    assert raised == 200
+        named.add((kind, re.match(names, str(info.value)).group(1)))
+    expected = {(kind, name) for kind, names in [
+        ("swizzled", ["vec", "per_phase", "max_phase", "order", "cga_layout"]),
+        ("rotating", ["vec", "per_phase", "max_phase", "order", "cga_layout"]),
+        ("nvmma", ["swizzle_byte_width", "element_bitwidth", "rank", "transposed", "fp4_padded", "cga_layout", "shape"]),
+        ("padded", ["interval_padding_pairs", "offset_bases", "cga_layout", "shape"])] for name in names}
+    assert named == expected
 
 
 _junk = st.one_of(

@@ -59,10 +59,18 @@ def layout_a() -> LinearLayout:
     return LinearLayout(LAYOUT_A_BASES, ["dim0", "dim1"])
 
 
-def test_layout_a_shape(layout_a: LinearLayout) -> None:
-    assert layout_a.in_dims == {"register": 4, "lane": 32, "warp": 2}
-    assert layout_a.out_dims == {"dim0": 16, "dim1": 16}
-    assert layout_a.total_in_dim_size == 256 and layout_a.total_out_dim_size == 256
+def test_layout_a_is_the_blocked_definition_by_brute_force(layout_a: LinearLayout) -> None:
+    """Every (register, lane, warp) holds the element §4.1's blocked layout gives it (2x2 elements per
+    thread, 4x8 threads, 2x1 warps, dim1 fastest), computed here without the algebra; 256 distinct
+    elements of the 16x16 tile: a bijection."""
+    held = set()
+    for w in range(2):
+        for t in range(32):
+            for r in range(4):
+                i, j = (r >> 1) + 2 * (t // 8) + 8 * w, (r & 1) + 2 * (t % 8)
+                assert layout_a.apply({"register": r, "lane": t, "warp": w}) == {"dim0": i, "dim1": j}
+                held.add((i, j))
+    assert len(held) == 16 * 16 and layout_a.in_dims == {"register": 4, "lane": 32, "warp": 2}
     assert layout_a.is_invertible()
 
 
@@ -138,14 +146,15 @@ def test_blog_001_basis_example() -> None:
 def test_blog_001_inferred_sizes_8_and_4() -> None:
     bases = {"in1": [[1, 0], [5, 1], [2, 2]]}
     # The blog's comment: out1 would be 8 (next power of 2 above 5), out2 would be 4.
-    explicit = LinearLayout(bases, {"out1": 8, "out2": 4}, require_surjective=False)
-    assert explicit.out_dims == {"out1": 8, "out2": 4}
-    assert explicit.out_dim_size("out1") == 8 and explicit.out_dim_size("out2") == 4
-    # Three bases cannot cover 8 * 4 = 32 points: the names-only constructor (which requires a
-    # surjective layout, as Triton's does) must refuse it rather than return a wrong layout.
-    assert not explicit.is_surjective()
-    with pytest.raises(LayoutError, match="(?i)surjective"):
+    inferred = {d: 1 << max(v[k] for v in bases["in1"]).bit_length() for k, d in enumerate(["out1", "out2"])}
+    assert inferred == {"out1": 8, "out2": 4}
+    # Three bases reach 2^3 = 8 of the 8 * 4 = 32 points: the names-only constructor (which requires a
+    # surjective layout, as Triton's does) infers those sizes and refuses, rather than return a wrong layout.
+    with pytest.raises(LayoutError, match=r"not surjective(.|\n)*out1 \(size 8\), out2 \(size 4\)"):
         LinearLayout(bases, ["out1", "out2"])
+    explicit = LinearLayout(bases, inferred, require_surjective=False)
+    reached = {tuple(explicit.apply({"in1": x}).values()) for x in range(8)}
+    assert len(reached) == 8 and not explicit.is_surjective()
 
 
 def test_blog_001_initializer_list_example() -> None:

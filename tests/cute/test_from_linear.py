@@ -27,7 +27,7 @@ def _swizzle_count(x) -> int:
 
 def test_round_trip_of_random_swizzled_cute_layouts_uses_no_more_swizzles():
     rng = random.Random(11)
-    checked = 0
+    swizzles = set()
     for _ in range(400):
         layout = R.random_swizzled_layout(rng, 10, broadcast=False, holes=False, max_swizzles=2)
         shared = to_linear(layout)
@@ -35,8 +35,8 @@ def test_round_trip_of_random_swizzled_cute_layouts_uses_no_more_swizzles():
         assert form.exists and form.minimal
         assert to_linear(form.layout) == shared
         assert len(form.swizzles) <= _swizzle_count(layout)
-        checked += 1
-    assert checked == 400
+        swizzles.add((_swizzle_count(layout), len(form.swizzles)))
+    assert {given for given, _ in swizzles} == {0, 1, 2} and (2, 1) in swizzles  # some fold into one
 
 
 def test_one_swizzle_is_found_exactly():

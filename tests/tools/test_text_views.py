@@ -56,13 +56,10 @@ def test_dump_layout_json_all_cases():
     """Every expected string of Triton's DumpLayoutTest.cpp (7 cases)."""
     cases = load_unittests("dump_layout.json")["cases"]
     assert len(cases) == 7
-    checked = 0
     for case in cases:
         layout = _case_layout(case)
         got = layout_view(layout, case["use_hw_point_of_view"])
         assert got == case["expected"], case["name"]
-        checked += 1
-    assert checked == 7
 
 
 def test_distributed_view_matches_triton_on_random_layouts():
