@@ -14,9 +14,9 @@ CTA barriers (``bar.sync``) or warp barriers (``bar.warp.sync``, free where the 
 warp converged).  ``t_*`` are the building blocks measured by ``benchmarks/gpu_microbench.py``
 (8 CTAs per SM, 8 independent chains per thread), per warp count, interpolated in log2(W); the
 wavefront cost and the two latencies were fitted on the H100 conversion loop (105 in-warp pairs timed
-both ways, shuffles and shared memory: 97 / 105 ranked as measured, 92 / 105 in 2-fold
-cross-validation) with the other blocks fixed at their microbenchmark values
-(benchmarks/results/conversion_cost_model.md).
+both ways, shuffles and shared memory) with the other blocks fixed at their microbenchmark values;
+the wavefront cost refitted on 2026-11-26 against the emitters and plans of that day: 98 / 105 ranked
+as measured, 98 / 105 in 2-fold cross-validation (benchmarks/results/conversion_cost_model.md).
 
 The table is data: ``DEVICES[name]`` (``"H100"`` now).  ``codegen.cost.step_counts`` counts what
 codegen emits for a step; ``plan_conversion`` compares its alternatives with ``conversion_time_ns``.
@@ -76,13 +76,14 @@ class OpCounts:
 #: CUDA 13.0), 2026-11-23 19:00 UTC, after a warm-up: shfl.sync, prmt / selp (alu) and bar.sync per
 #: warp count (bar.warp.sync compiles to nothing where the warp is converged); the wavefront cost
 #: (microbenchmark: 0.34-0.49 ns) and the latencies fitted on the conversion loop of the 105 in-warp
-#: pairs of the 18:50 UTC suite run (module doc).
+#: pairs of the 18:50 UTC suite run (module doc); the wavefront cost refitted 2026-11-26 (0.60 -> 0.70)
+#: on the same pairs with that day's emitters and shared-memory plans.
 DEVICES: dict[str, DeviceCosts] = {
     "H100": DeviceCosts(
         name="H100",
         measured="gpu_microbench.py, H100 80GB HBM3, 2026-11-23 19:00 UTC; wavefront and latencies fitted "
                  "on 105 in-warp pairs (benchmarks/results/conversion_cost_model.md)",
-        wavefront={1: 0.60, 8: 0.60},
+        wavefront={1: 0.70, 8: 0.70},
         shfl={1: 0.314, 2: 0.363, 4: 0.362, 8: 0.360},
         alu={1: 0.298, 2: 0.353, 4: 0.361, 8: 0.365},
         bar_cta={1: 0.034, 2: 0.003, 4: 0.520, 8: 1.279},
