@@ -60,3 +60,22 @@ def test_install_script_names_every_test_dependency():
     said = next(line for line in (ROOT / "tools" / "install-test-deps.sh").read_text().splitlines()
                 if line.startswith("step \"pip install"))
     assert len(packages) >= 6 and [p for p in packages if p not in said] == []
+
+
+def test_every_test_imports_our_modules_plainly_and_matches_its_errors():
+    """The suite's own rules: a broken import of ``linear_layouts`` fails (no ``importorskip``) and every
+    ``pytest.raises`` names the rule it expects (``match=``), so a different error fails the test."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            if node.func.attr == "raises" and not any(k.arg == "match" for k in node.keywords):
+                found.append(f"{where} pytest.raises without match=")
+            if node.func.attr == "importorskip" and node.args and isinstance(node.args[0], ast.Constant) \
+                    and str(node.args[0].value).startswith("linear_layouts"):
+                found.append(f"{where} importorskip of our own module")
+    assert found == []
