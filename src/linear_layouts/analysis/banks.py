@@ -35,9 +35,10 @@ register -> row m, lane -> column n; load: lanes 0-3 -> m, lane 4 -> n0, registe
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from linear_layouts import f2
+from linear_layouts import _ccore, f2
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
@@ -185,9 +186,24 @@ class SharedAccess:
         return self.instructions_per_warp * self.num_warps
 
 
-def _offsets(elim: f2.EliminationBasis, flat: tuple[int, ...]) -> tuple[int, ...]:
-    """S^-1 of each flattened tensor vector: the element offset (S invertible, eliminated once)."""
-    return tuple(elim.express(x) for x in flat)  # type: ignore[misc]
+def _offsets(solve: Callable[[int], int | None], flat: tuple[int, ...]) -> tuple[int, ...]:
+    """S^-1 of each flattened tensor vector: the element offset (S invertible)."""
+    return tuple(solve(x) for x in flat)  # type: ignore[misc]
+
+
+def _solver(columns: tuple[int, ...]) -> Callable[[int], int | None]:
+    """y -> the combination of ``columns`` (a basis) equal to y: the compiled core's ``f2.solve`` when it
+    is active, else one elimination of the columns reused for every y (the same unique answer)."""
+    if _ccore.backend() == "c":
+        return functools.partial(f2.solve, columns)
+    return f2.EliminationBasis.build(list(columns)).express
+
+
+@functools.lru_cache(maxsize=1024)
+def _free_masks(layout: LinearLayout) -> dict[str, int]:
+    """``layout.free_variable_masks()``, cached: the swizzle search costs one side against many shared
+    layouts (callers read it, never change it)."""
+    return layout.free_variable_masks()
 
 
 @checked
@@ -240,12 +256,12 @@ def access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayo
 def _access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayout, bitwidth: int,
                          max_vector_bits: int) -> SharedAccess:
     dist = check_distributed(distributed_layout, "distributed_layout")
-    elim = f2.EliminationBasis.build(list(columns))
+    solve = _solver(columns)
     regs = dist.flat_bases("register") if dist.has_in_dim("register") else ()
     kept = [i for i, r in enumerate(regs) if r != 0]
-    reg_off = _offsets(elim, tuple(regs[i] for i in kept))
-    lane_off = _offsets(elim, dist.flat_bases("lane"))
-    warp_off = _offsets(elim, dist.flat_bases("warp")) if dist.has_in_dim("warp") else ()
+    reg_off = _offsets(solve, tuple(regs[i] for i in kept))
+    lane_off = _offsets(solve, dist.flat_bases("lane"))
+    warp_off = _offsets(solve, dist.flat_bases("warp")) if dist.has_in_dim("warp") else ()
 
     # cvt = S^-1 ∘ L (kept registers permuted, lanes, warps -> offset) is divisible on the left by the
     # tile id_{2**v}(register -> offset) iff registers 0..v-1 (after the permutation) have the offsets
@@ -265,7 +281,7 @@ def _access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLay
     if v == 0:
         order = list(range(len(kept)))
     perm = ColumnAction([kept[j] for j in order], "register", len(regs))
-    free = dist.free_variable_masks()
+    free = _free_masks(dist)
     free_regs = sum(1 << j for j, r in enumerate(perm.action) if free.get("register", 0) >> r & 1)
     return SharedAccess(bitwidth, v, perm, tuple(reg_off[j] for j in order), lane_off, warp_off,
                         free_regs, free.get("lane", 0), free.get("warp", 0))
