@@ -726,6 +726,19 @@ def gathers(args) -> list[dict]:
                 cp.cuda.runtime.deviceSynchronize()
                 row[variant + " correct"] = bool(np.array_equal(cp.asnumpy(d_out).reshape(want.shape), want))
                 row[variant] = _time(launch)
+            if iters:  # the same shuffle kernel with a permutation index (each lane reads a distinct lane):
+                # separates the cost of colliding source lanes (random index) from the rounds themselves
+                perm = np.broadcast_to((shape[0] - 1 - np.arange(shape[0]))[:, None], (tiles,) + tuple(shape))
+                p_idx = cp.asarray(np.ascontiguousarray(perm, dtype=np.int32).ravel())
+                k = ks["shuffles"]
+                fn = compile_kernel(k)
+                d_out = cp.zeros(tiles * tile, dtype=dt)
+                a_ = (d_src, p_idx, d_out, np.int32(iters))
+
+                def launch_perm(fn=fn, k=k, a_=a_):
+                    fn((tiles,), (k.threads,), a_, shared_mem=k.shared_bytes)
+
+                row["shuffles, permutation index"] = _time(launch_perm)
             try:
                 t_src = torch.as_tensor(src.view(sdt), device="cuda")
                 t_idx = torch.as_tensor(idx, device="cuda")
@@ -1026,16 +1039,20 @@ def write_report(out: Path, results: dict) -> None:
     if results.get("gather"):
         lines += ["### Gather along a small per-warp axis (axis 0, index tile = src tile, µs per launch)", "",
                   "`whole kernel`: load, gather, store; `loop`: 51 dependent gathers per tile (the previous result XOR 1), "
-                  "data in registers. Triton's `tl.gather` picks its own layouts (coalesced, lanes along dim 1).", "",
-                  "| shape | element | config | layout | shfl / thread | shuffles | shared memory | Triton tl.gather | shared / shuffles | Triton / shuffles | correct |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "data in registers. Triton's `tl.gather` picks its own layouts (coalesced, lanes along dim 1). "
+                  "`permutation index`: the shuffle loop with index = reversed rows (no two lanes read the same "
+                  "lane), against the random index of the other columns.", "",
+                  "| shape | element | config | layout | shfl / thread | shuffles | shuffles, permutation index | "
+                  "shared memory | Triton tl.gather | shared / shuffles | Triton / shuffles | correct |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in results["gather"]:
             sp = r["shared memory"] / r["shuffles"] if r.get("shuffles") else float("nan")
             tp = f"{r['triton'] / r['shuffles']:.2f}x" if r.get("triton") and r.get("shuffles") else "-"
             ok = r["shuffles correct"] and r["shared memory correct"] and r.get("triton correct", True)
             tri = f"{r['triton']:.1f}" if r.get("triton") else "-"
+            perm = f"{r['shuffles, permutation index']:.1f}" if r.get("shuffles, permutation index") else "-"
             lines.append(f"| {r['shape']} | {r['bits']}-bit | {r.get('config', 'whole kernel')} | {r['layout']} | {r['shfl']} | {r['shuffles']:.1f} | "
-                         f"{r['shared memory']:.1f} | {tri} | {sp:.2f}x | {tp} | {ok} |")
+                         f"{perm} | {r['shared memory']:.1f} | {tri} | {sp:.2f}x | {tp} | {ok} |")
         lines.append("")
     if results.get("microbench"):
         mb = results["microbench"]
