@@ -45,9 +45,8 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 sys.path.insert(0, str(ROOT / "benchmarks"))
 CORPUS = ROOT / "tests" / "data" / "triton_kernels"
 BUILD = ROOT / "benchmarks" / "build" / "kernels"
-from gpu_workflow_common import (METRIC_LD as LD, METRIC_ST as ST, Deadline, TritonCubin,  # noqa: E402
-                                 environment, require_gpu, run_ncu, save_cubin, triton_compile,
-                                 prepare_build)
+from gpu_workflow_common import (METRIC_LD as LD, METRIC_ST as ST, TritonCubin,  # noqa: E402
+                                 prepare_build, run_ncu, save_cubin, start_measure, triton_compile)
 #: read when the device's ncu knows them (diagnostics for the kernels that differ)
 EXTRA = [  # same unit as LD / ST (one pass); read when the device's ncu knows them
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
@@ -357,12 +356,8 @@ def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
 def measure(args) -> int:
     """Device: run every prepared kernel once (does it launch?), then one ncu process over all of them;
     writes ``gpu_kernels.json`` / ``.md`` to ``--out`` within ``--budget`` seconds."""
-    deadline = Deadline(args.budget)
-    build = Path(args.build)
-    plan = json.loads((build / "plan.json").read_text())
+    deadline, build, plan, env = start_measure(args)
     rows = plan["rows"]
-    require_gpu()
-    env = environment(plan.get("compiled_by"))
     meta = {"date": env["date"], "device": env.get("gpu"), "triton": plan.get("compiled_by"), "cupy": env.get("cupy"),
             "ncu": env.get("ncu"), "python": env.get("python"), "resolver": plan.get("resolver"), "mode": "device",
             "environment": env}

@@ -48,9 +48,8 @@ sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
 import linear_layouts.catalog as C  # noqa: E402
-from gpu_workflow_common import (METRIC_LD, METRIC_ST, Deadline, TritonCubin, environment,  # noqa: E402
-                                 require_gpu, run_ncu, save_cubin, triton_compile, prepare_build,
-                                 write_outputs)
+from gpu_workflow_common import (METRIC_LD, METRIC_ST, TritonCubin, prepare_build, run_ncu,  # noqa: E402
+                                 save_cubin, start_measure, triton_compile, write_outputs)
 
 BUILD = HERE / "build" / "advice"
 
@@ -395,14 +394,10 @@ def launch_child(args) -> int:
 def measure(args) -> int:
     """Device: correctness of every prepared kernel, then one ncu process over all of them; writes
     ``gpu_shared_advice.json`` / ``.md`` to ``--out`` within ``--budget`` seconds."""
-    deadline = Deadline(args.budget)
-    build = Path(args.build)
-    plan = json.loads((build / "plan.json").read_text())
+    deadline, build, plan, env = start_measure(args)
     rows = plan["rows"]
-    require_gpu()
     import cupy
 
-    env = environment(plan.get("compiled_by"))
     kernels = _loaded(build, rows)
     for index, r in enumerate(rows):
         if r.get("key") not in kernels:

@@ -187,6 +187,16 @@ class Deadline:
         return self.end - time.time()
 
 
+def start_measure(args) -> tuple["Deadline", Path, dict, dict]:
+    """(deadline of ``--budget``, build folder, its ``plan.json``, environment) for a measure step;
+    exits with one line where there is no GPU."""
+    deadline = Deadline(args.budget)
+    build = Path(args.build)
+    plan = json.loads((build / "plan.json").read_text())
+    require_gpu()
+    return deadline, build, plan, environment(plan.get("compiled_by"))
+
+
 def write_outputs(out: Path, stem: str, data: dict, markdown: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{stem}.json").write_text(json.dumps(data, indent=1, default=str))
