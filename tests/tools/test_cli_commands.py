@@ -100,7 +100,7 @@ def test_banks_reproduces_seed_004(capsys, index, load, per_step):
 def test_swizzle_seed(capsys):
     code, out, _ = _run(capsys, "swizzle", _spec(SEED.store), _spec(SEED.load), "--dtype", "fp32")
     assert code == 0
-    assert "H = {e_i ⊕ f_i}" in out and "n1⊕m0, n2⊕m1, n3⊕m2, n4⊕m3" in out
+    assert "G = {e_i ⊕ f_i}" in out and "n1⊕m0, n2⊕m1, n3⊕m2, n4⊕m3" in out
     table = {line.split("  ")[0].strip(): line.split()[-6:-3] for line in out.splitlines()
              if line.startswith(("unswizzled", "optimal"))}
     assert table["unswizzled (row-major)"] == ["16", "256", "272"]
@@ -191,7 +191,7 @@ def test_swizzle_api_validates_requests():
     good = {"store": json.loads(_spec(seed.store)), "load": json.loads(_spec(seed.load)), "bitwidth": 32}
     answer = swizzle_api(good)
     assert LinearLayout(answer["optimal"]["bases"], answer["optimal"]["out_dims"]) == seed.shared[2][1]
-    assert [s["name"] for s in answer["algorithm"]["steps"]] == ["V", "I", "E", "F", "H", "C", "result"]
+    assert [s["name"] for s in answer["algorithm"]["steps"]] == ["V", "I", "E", "F", "G", "C", "result"]
     assert "bitwidth" in swizzle_api({**good, "bitwidth": 12})["error"]
     assert "needs" in swizzle_api({"store": good["store"]})["error"]
     assert "bases" in swizzle_api({**good, "load": {"bases": {"lane": [[3]]}}})["error"]

@@ -15,7 +15,7 @@ __all__ = ["swizzle_report"]
 def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX_ELEMENTS,
                    width: int | None = 100) -> str:
     """The construction of :func:`~linear_layouts.analysis.swizzle.optimal_swizzle` for ``store`` then
-    ``load`` (V, I, E, F, H, C), a table of store / load wavefronts, vector widths and bytes for the
+    ``load`` (V, I, E, F, G, C), a table of store / load wavefronts, vector widths and bytes for the
     unswizzled, padded (legacy, when it applies) and optimal layouts, the Lemma 9.5 bound, and the
     optimal layout as a JSON spec (the last line, whole). Layouts above ``max_elements``
     (``limits.MAX_ELEMENTS``) are refused. Prose lines are broken at ``width`` characters (``None``: never)."""

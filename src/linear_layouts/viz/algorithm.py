@@ -1,9 +1,10 @@
-"""The optimal-swizzle construction (paper §5.4 / §9.2) told step by step: V, I, E, F, H, C, result.
+"""The optimal-swizzle construction (paper §5.4 / §9.2) told step by step: V, I, E, F, G, C, result.
 
 Reads :func:`linear_layouts.analysis.swizzle.optimal_swizzle`'s sets (flattened tensor vectors, first
-out dim least significant) and names them with the seeds' bit names (``m`` = dim0 bits, ``n`` = dim1
-bits for matrices), e.g. ``H = n1⊕m0, n2⊕m1, n3⊕m2, n4⊕m3`` for the seed transpose. Note the naming:
-the seeds' H (pairs e ⊕ f) is the analysis' ``G``; the analysis' ``H`` is the segment basis M_Seg.
+out dim least significant) and names them by bit (``m`` = dim0 bits, ``n`` = dim1 bits for matrices), e.g.
+``G = n1⊕m0, n2⊕m1, n3⊕m2, n4⊕m3`` for the 16x32 transpose of docs/tutorial.md. The names are the paper's
+(§9.2): ``G`` the pairs e ⊕ f, ``H`` the segment basis M_Seg chosen from G ∪ C (some blog posts call the
+pairs H).
 """
 
 from __future__ import annotations
@@ -90,16 +91,16 @@ def steps_of(result: Any, store: LinearLayout, load: LinearLayout) -> list[Algor
                       f"E = {_names(result.E, dims)}."),
         AlgorithmStep("F", "load-only thread directions: F = B_Thr ∖ A_Thr", tuple(result.F),
                       f"F = {_names(result.F, dims)}."),
-        AlgorithmStep("H", "pairs: H = {e_i ⊕ f_i}", tuple(result.G),
+        AlgorithmStep("G", "pairs: G = {e_i ⊕ f_i}", tuple(result.G),
                       f"Pairing E and F in ascending order: {_names(result.G, dims)}. Each changes the thread "
                       f"of both accesses at once, so its span avoids both thread spans ({paired} vectors)."),
         AlgorithmStep("C", "complement: C completes span(A_Thr) + span(B_Thr)", tuple(result.C),
                       f"C = {_names(result.C, dims)}: directions no thread of either access moves. "
-                      f"|H| + |C| = {paired + len(result.C)} for s = {s} segment bits"
+                      f"|G| + |C| = {paired + len(result.C)} for s = {s} segment bits"
                       + (" — conflict-free is achievable." if paired + len(result.C) >= s else
                          " — too few: the rest comes from the thread bits (unavoidable conflicts).")),
-        AlgorithmStep("result", "M_Seg, the bank bits, the layout", tuple(result.H),
-                      f"M_Seg = {_names(result.H, dims)}; bank bits = {_names(result.bank, dims)}. "
+        AlgorithmStep("result", "H = M_Seg (from G ∪ C), the bank bits, the layout", tuple(result.H),
+                      f"M_Seg = H = {_names(result.H, dims)}; bank bits = {_names(result.bank, dims)}. "
                       f"Wavefronts: store {result.store_wavefronts} + load {result.load_wavefronts}; "
                       f"vectors: store {result.store_vector_bits} bits, load {result.load_vector_bits} bits. "
                       f"Offset bases: {vectors_text(result.layout.bases['offset'])}."),
