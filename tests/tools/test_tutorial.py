@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import pathlib
 import re
+import shlex
 
 TUTORIAL = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tutorial.md"
 
@@ -30,3 +31,40 @@ def test_tutorial_pictures_exist():
     assert len(names) >= 5
     for name in names:
         assert (TUTORIAL.parent / "images" / name).stat().st_size > 1000, name
+
+
+def _commands(text: str) -> list[list[str]]:
+    """Every `linear-layouts ...` command of the tutorial: lines of its bash blocks and inline code spans."""
+    found = re.findall(r"^linear-layouts (.+)$", text, flags=re.M) + re.findall(r"`linear-layouts ([^`]+)`", text)
+    return [shlex.split(command) for command in dict.fromkeys(found)]
+
+
+def test_tutorial_commands_run_as_written(tmp_path, monkeypatch, capsys):
+    from linear_layouts.cli import main
+
+    commands = _commands(TUTORIAL.read_text())
+    assert len(commands) >= 8
+    monkeypatch.chdir(TUTORIAL.parents[1])                 # the tutorial's commands run from the repository root
+    for argv in commands:
+        if argv[0] == "explore" and "-o" not in argv:        # the server would run until stopped: write the page
+            argv += ["-o", "explorer.html"]
+        target = None
+        if "-o" in argv:                                     # pictures go to a scratch directory
+            target = tmp_path / argv[argv.index("-o") + 1]
+            argv[argv.index("-o") + 1] = str(target)
+        assert main(argv) == 0, argv
+        out, _ = capsys.readouterr()
+        assert target.stat().st_size > 1000 if target else out.strip(), argv
+
+
+def test_the_transpose_files_are_the_tutorials_layouts():
+    from linear_layouts import LinearLayout
+
+    store = LinearLayout({"register": [[1, 0], [2, 0], [4, 0], [8, 0]],
+                          "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]]}, ["dim0", "dim1"])
+    load = LinearLayout({"register": [[0, 2], [0, 4], [0, 8], [0, 16]],
+                         "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}, ["dim0", "dim1"])
+    images = TUTORIAL.parent / "images"
+    assert LinearLayout.from_json((images / "transpose-store.json").read_text()) == store
+    assert LinearLayout.from_json((images / "transpose-load.json").read_text()) == load
+    assert "store = LinearLayout(" in TUTORIAL.read_text() and "[[0, 2], [0, 4], [0, 8], [0, 16]]" in TUTORIAL.read_text()
