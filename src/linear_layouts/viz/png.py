@@ -129,7 +129,7 @@ def grid_image(picture: GridPicture, cell: int, palette: Palette) -> np.ndarray:
     """
     rows, columns = picture.rows, picture.columns
     fill = np.array([palette.index(f) for f in picture.fills], dtype=np.int32)
-    ink_colour = {f: palette.index(text_color(f)) for f in set(picture.fills)}
+    ink_colour = {f: palette.index(text_color(f)) for f in dict.fromkeys(picture.fills)}   # first-use order: same bytes every run
     text = np.array([ink_colour[f] for f in picture.fills], dtype=np.int32)
     chosen = _label_font(cell, picture.longest_label, picture.label_lines)
     font, scale = chosen or (SMALL, 1)
