@@ -401,19 +401,48 @@ def measure(args) -> int:
     return 0
 
 
+def rescore(args) -> int:
+    """CPU, after a device run: the run's ncu numbers against the predictions of a fresh ``--mode prepare``
+    (the same cubins: same Triton 3.6 compile, so the same kernels), for a model changed since the run;
+    rewrites ``gpu_kernels.json`` / ``.md`` into ``--out``."""
+    old = json.loads(Path(args.results).read_text())
+    plan = {r["kernel"]: r for r in json.loads((Path(args.build) / "plan.json").read_text())["rows"]}
+    rows = []
+    for before in old["rows"]:
+        row = dict(plan.get(before["kernel"], before))
+        for key in ("measured", "error"):
+            if key in before:
+                row[key] = before[key]
+        if row.get("measured") and row.get("predicted"):
+            row["exact"], row["verdict"] = verdict(row)
+        else:
+            row["verdict"] = before.get("verdict", "")
+        rows.append(row)
+    meta = dict(old["meta"], rescored=datetime_now(), mode="device, rescored on the CPU with the current model")
+    write_results(Path(args.out), meta, rows)
+    measured = [r for r in rows if r.get("measured")]
+    print(f"exact on {sum(1 for r in measured if r.get('exact'))} / {len(measured)} kernels (rescored)")
+    return 0
+
+
+def datetime_now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mode", choices=["prepare", "measure", "launch"], required=True)
+    ap.add_argument("--mode", choices=["prepare", "measure", "launch", "rescore"], required=True)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "build" / "kernels_out"))
     ap.add_argument("--build", default=str(BUILD))
     ap.add_argument("--budget", type=float, default=100.0, help="measure: seconds for everything")
     ap.add_argument("--only", default="", help="prepare: comma list of corpus kernels (default: all)")
     ap.add_argument("--any-triton", action="store_true", help="prepare with a Triton other than 3.6 (tests)")
     ap.add_argument("--store-ir", default="", help="prepare: also write each TTGIR and the PTX inventory there")
+    ap.add_argument("--results", default="", help="rescore: a device run's gpu_kernels.json")
     ap.add_argument("--launch", help=argparse.SUPPRESS)
     ap.add_argument("--until", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    return {"prepare": prepare, "measure": measure, "launch": launch_child}[args.mode](args)
+    return {"prepare": prepare, "measure": measure, "launch": launch_child, "rescore": rescore}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -79,3 +79,20 @@ def test_collect_copies_only_device_results(scripts, tmp_path):
     assert sorted(p.name for p in results.iterdir()) == ["gpu_kernels.json", "gpu_kernels.md",
                                                          "gpu_shared_advice.json", "gpu_shared_advice.md"]
     assert "no device" in lines[2] and "**Summary: advice.**" in lines[0]
+
+
+def test_rescore_applies_the_current_predictions_to_a_device_run(scripts, plan, tmp_path):
+    gpu_kernels, _ = scripts
+    build, data = plan
+    transpose = next(r for r in data["rows"] if r["kernel"] == "transpose")
+    p = transpose["predicted"]
+    run = {"meta": {"device": "NVIDIA H100", "triton": "Triton 3.6.0"},
+           "rows": [{"kernel": "transpose", "measured": {gpu_kernels.LD: float(p["ld"]), gpu_kernels.ST: float(p["st"])},
+                     "predicted": {"ld": 0, "st": 0, "cp_async": 0, "left_out": {}, "unknown_counts": [],
+                                   "model_inventory": {}}, "exact": False, "verdict": "stale"}]}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    assert gpu_kernels.main(["--mode", "rescore", "--results", str(tmp_path / "run.json"), "--build", str(build),
+                             "--out", str(tmp_path / "out")]) == 0
+    rescored = json.loads((tmp_path / "out" / "gpu_kernels.json").read_text())
+    assert rescored["rows"][0]["exact"] and rescored["rows"][0]["predicted"] == p
+    assert "rescored" in (tmp_path / "out" / "gpu_kernels.md").read_text()
