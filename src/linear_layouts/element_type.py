@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.errors import LayoutError, did_you_mean
+from linear_layouts.limits import quote
 
 __all__ = ["ElementKind", "ElementType", "DTypeLike", "element_type", "bitwidth", "SUPPORTED_BITWIDTHS",
            "DTYPE_NAMES", "AMBIGUOUS_NAMES"]
@@ -82,11 +83,11 @@ class ElementType:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise LayoutError(f"name: an element type needs a name, got {self.name!r}")
+            raise LayoutError(f"name: an element type needs a name, got {quote(self.name)}")
         if isinstance(self.bits, bool) or self.bits not in SUPPORTED_BITWIDTHS:
-            raise LayoutError(f"bits: an element is one of {SUPPORTED_BITWIDTHS} bits wide, got {self.bits!r}")
+            raise LayoutError(f"bits: an element is one of {SUPPORTED_BITWIDTHS} bits wide, got {quote(self.bits)}")
         if not isinstance(self.kind, ElementKind):
-            raise LayoutError(f"kind: expected an ElementKind, got {self.kind!r}")
+            raise LayoutError(f"kind: expected an ElementKind, got {quote(self.kind)}")
 
     @property
     def bytes(self) -> int:
@@ -167,10 +168,10 @@ def _from_name(text: str) -> ElementType:
     if key in DTYPE_NAMES:
         return _CANONICAL[DTYPE_NAMES[key]]
     if key in AMBIGUOUS_NAMES:
-        raise LayoutError(f"dtype {text!r} is ambiguous: {AMBIGUOUS_NAMES[key]}")
+        raise LayoutError(f"dtype {quote(text)} is ambiguous: {AMBIGUOUS_NAMES[key]}")
     if key.isdigit():
         return _from_width(int(key))
-    raise LayoutError(f"dtype {text!r} is not a known element type{did_you_mean(key, DTYPE_NAMES)}; known: "
+    raise LayoutError(f"dtype {quote(text)} is not a known element type{did_you_mean(key, DTYPE_NAMES)}; known: "
                       f"{', '.join(_CANONICAL)} (and Triton's, MLIR's, NumPy's and PyTorch's names for them: "
                       f"DTYPE_NAMES)")
 
@@ -193,7 +194,7 @@ def _from_object(dtype: Any) -> ElementType:
     if module.startswith("triton") and isinstance(getattr(dtype, "primitive_bitwidth", None), int):
         parsed = _from_name(str(getattr(dtype, "name", "")))
         if parsed.bits != dtype.primitive_bitwidth and parsed.kind is not ElementKind.BOOL:
-            raise LayoutError(f"dtype {dtype!r}: Triton says {dtype.primitive_bitwidth} bits, the name {parsed.bits}")
+            raise LayoutError(f"dtype {quote(dtype)}: Triton says {dtype.primitive_bitwidth} bits, the name {parsed.bits}")
         return parsed
     if module.startswith("torch"):
         return _from_name(str(dtype))
@@ -203,7 +204,7 @@ def _from_object(dtype: Any) -> ElementType:
         numpy_dtype = np.dtype(dtype)
     except (TypeError, ValueError):
         raise LayoutError(f"dtype must be an element type: a bit width, a name such as 'fp16', or a Triton, "
-                          f"PyTorch or NumPy dtype; got {type(dtype).__name__} {dtype!r}") from None
+                          f"PyTorch or NumPy dtype; got {type(dtype).__name__} {quote(dtype)}") from None
     return _from_name(numpy_dtype.name)
 
 
@@ -224,7 +225,7 @@ def element_type(dtype: Any) -> ElementType:
     if isinstance(dtype, ElementType):
         return dtype
     if isinstance(dtype, bool):
-        raise LayoutError(f"dtype must be a bit width or a type name, got {dtype!r}")
+        raise LayoutError(f"dtype must be a bit width or a type name, got {quote(dtype)}")
     if isinstance(dtype, int):
         return _from_width(dtype)
     if isinstance(dtype, str):

@@ -1438,6 +1438,8 @@ class ColumnAction:
 
     @staticmethod
     def identity(in_dim: str, in_size_log2: int) -> "ColumnAction":
+        if not isinstance(in_size_log2, int) or isinstance(in_size_log2, bool) or in_size_log2 < 0:
+            raise LayoutError(f"ColumnAction.identity: in_size_log2 must be an int >= 0, got {_q(in_size_log2)}")
         return ColumnAction(range(in_size_log2), in_dim, in_size_log2)
 
     @property

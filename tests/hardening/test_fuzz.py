@@ -38,7 +38,7 @@ from linear_layouts.catalog import BlockedLayout, NVMMASharedLayout, SwizzledSha
 from linear_layouts.cli import main
 from linear_layouts.spec import parse_spec
 
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None,
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
 SECONDS_PER_CALL = 10.0
@@ -85,6 +85,12 @@ def _functions(module, names) -> list:
 
 METHODS = [name for name, member in inspect.getmembers(LinearLayout) if not name.startswith("_")
            and inspect.isfunction(member)] + ["__mul__", "__eq__"]
+def _methods(*objects) -> list:
+    """The public methods of representative values (catalog descriptors, CuTe layouts, plans, ...)."""
+    return [(f"{type(obj).__name__}.{name}", getattr(obj, name)) for obj in objects for name in dir(obj)
+            if (not name.startswith("_") or name == "__call__") and inspect.ismethod(getattr(obj, name, None))]
+
+
 GROUPS = {
     "catalog": _functions(catalog, catalog.__all__),
     "layout": [("LinearLayout", LinearLayout), ("from_matrix", LinearLayout.from_matrix),
@@ -102,6 +108,13 @@ GROUPS = {
     "engine": _functions(engine, engine.__all__),
     "reports": _functions(reports, reports.__all__),
     "triton": [(n, f) for n, f in _functions(triton_interop, triton_interop.__all__) if not n.endswith("_version")],
+    "methods": _methods(BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]),
+                        NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2),
+                        SwizzledSharedLayout(8, 1, 8, [1, 0]), catalog.SliceLayout(0, BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])), cute.Layout((8, 64), (64, 1)), cute.Swizzle(3, 4, 3),
+                        cute.parse_cute("Swizzle<3,4,3> o (8,64):(64,1)"), cute.sm80_16x8x16("A"),
+                        ColumnAction([1, 0], "register", 2), element_type.element_type("fp16"),
+                        spec.parse_spec("BlockedLayout([1,4],[4,8],[4,1],[1,0])"),
+                        analysis.plan_conversion(GOOD_LAYOUTS[0], GOOD_LAYOUTS[1], "fp16")),
 }
 
 

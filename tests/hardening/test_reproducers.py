@@ -313,3 +313,38 @@ def test_the_engine_on_huge_tiles_is_refused_at_once(m):
 
     raises_quickly(lambda: propagate(dot_trans_store(m=m)), r"2\*\*\d+ is above 2\*\*31|elements exceed "
                                                             r"max_elements=1048576")
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: __import__("linear_layouts.cute", fromlist=["x"]).Layout((8, 64), (64, 1)).mode(None),
+     r"mode: i must be an int in \[0, 2\), got None"),
+    (lambda: __import__("linear_layouts.cute", fromlist=["x"]).Layout((8, 64), (64, 1)).mode(3), r"got 3"),
+    (lambda: __import__("linear_layouts.cute", fromlist=["x"]).Swizzle(3, 4, 3)(None), "offset must be an int"),
+    (lambda: __import__("linear_layouts.cute", fromlist=["x"]).sm80_16x8x16(np.array([1, 2])),
+     "operand must be 'A', 'B' or 'C', got ndarray"),
+    (lambda: ColumnAction.identity("register", L16x32), "in_size_log2 must be an int >= 0"),
+    (lambda: __import__("linear_layouts.catalog", fromlist=["x"]).NVMMASharedLayout(128, 16).tma_block_shape(None),
+     "cta_shape must be a list"),
+    (lambda: __import__("linear_layouts.catalog", fromlist=["x"]).row_major_shared([2, 4], L16x32),
+     "order must be a list of integers"),
+    (lambda: __import__("linear_layouts.analysis", fromlist=["x"]).Cost(1 << 2000),
+     "a cost is a finite number >= 0, got an int of 2001 bits"),
+    (lambda: __import__("linear_layouts.codegen", fromlist=["x"]).emit_index(L16x32, {"register": [[1]]}),
+     "the value for 'register' must be a C\\+\\+ identifier or an int"),
+    (lambda: __import__("linear_layouts.ttgir", fromlist=["x"]).parse_type(None), "text must be a str"),
+    (lambda: __import__("linear_layouts.engine", fromlist=["x"]).naive_conversions({}), "program must be a Program"),
+    (lambda: __import__("linear_layouts.reports", fromlist=["x"]).demo_report(0),
+     "width must be a positive number of columns"),
+], ids=["cute-mode-None", "cute-mode-3", "swizzle-None", "sm80-array", "column-identity", "tma-block-None",
+        "row-major-order", "cost-huge-int", "emit-index-list", "parse-type-None", "engine-dict", "demo-width-0"])
+def test_found_by_the_fuzz_over_the_whole_api(call, match):
+    """TypeError / IndexError / ValueError / OverflowError from deep inside before (the extended fuzz)."""
+    with pytest.raises(LayoutError, match=match):
+        call()
+
+
+def test_predicates_of_junk_are_false():
+    from linear_layouts.cute import looks_like_cute
+
+    assert not looks_like_cute(None) and not L16x32.has_in_dim(np.array([1, 2])) and not L16x32.has_out_dim(None)
+    assert L16x32.has_in_dim("register") and looks_like_cute("(8,64):(64,1)")

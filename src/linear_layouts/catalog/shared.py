@@ -352,7 +352,7 @@ class NVMMASharedLayout(SharedLayout):
         >>> NVMMASharedLayout(128, 16).tma_block_shape([512, 512])
         (256, 64)
         """
-        block = list(cta_shape)
+        block = list(check_int_tuple("cta_shape", cta_shape, length=self.rank, minimum=1))
         contig = 0 if self.transposed else len(block) - 1
         if self.fp4_padded:
             block[contig] *= 2

@@ -39,7 +39,7 @@ from linear_layouts.cute.int_tuple import (
     product,
 )
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import shorten
+from linear_layouts.limits import quote, shorten
 
 __all__ = [
     "Layout",
@@ -108,6 +108,8 @@ class Layout:
 
     def mode(self, i: int) -> "Layout":
         """The sub-layout of top-level mode ``i`` (CuTe ``layout<i>``)."""
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < self.rank:
+            raise LayoutError(f"mode: i must be an int in [0, {self.rank}), got {quote(i)}")
         if not is_tuple(self.shape):
             if i != 0:
                 raise LayoutError(f"mode: a rank-1 layout has only mode 0, got {i}")
@@ -172,6 +174,8 @@ class Swizzle:
         return self.bits == 0
 
     def __call__(self, offset: int) -> int:
+        if not isinstance(offset, int) or isinstance(offset, bool):
+            raise LayoutError(f"{self}: offset must be an int, got {quote(offset)}")
         y = offset & self.yyy_mask
         return offset ^ (y >> self.shift if self.shift >= 0 else y << -self.shift)
 
