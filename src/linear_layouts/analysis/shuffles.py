@@ -229,12 +229,17 @@ def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> Shuf
     dreg_by_lane = table([dst_register_of(x) for x in need_lane])
     dreg_by_round = table([dst_register_of(r) for r in R])
     send_by_lane, send_by_round = table(send_lane), table(send_round)
+    # per lane, the registers of round 0 (offsets folded in); round j XORs its round part into them
+    send_rows = [[send_by_lane[t] ^ o for o in src_offsets] for t in range(n_lanes)]
+    dreg_rows = [[dreg_by_lane[t] ^ o for o in dst_offsets] for t in range(n_lanes)]
+    src_lanes = src_by_lane[:n_lanes]
     rounds = []
     for j in range(1 << len(R)):
+        s, d, lane = send_by_round[j], dreg_by_round[j], src_by_round[j]
         rounds.append(ShuffleRound(
-            tuple(tuple(send_by_lane[t] ^ send_by_round[j] ^ o for o in src_offsets) for t in range(n_lanes)),
-            tuple(src_by_lane[t] ^ src_by_round[j] for t in range(n_lanes)),
-            tuple(tuple(dreg_by_lane[t] ^ dreg_by_round[j] ^ o for o in dst_offsets) for t in range(n_lanes)),
+            tuple([tuple([x ^ s for x in row]) for row in send_rows]),
+            tuple([x ^ lane for x in src_lanes]),
+            tuple([tuple([x ^ d for x in row]) for row in dreg_rows]),
         ))
 
     zero_mask = sum(1 << i for i, b in enumerate(dst.flat_bases(REGISTER)) if b == 0)
