@@ -310,6 +310,17 @@ def cases(scratch: Path) -> list[Case]:
                                         "--steps", "-5"], "must be 0 or more"),
         cli("junk", "--max-elements 0", ["show", BLOCKED, "--shape", "16,32", "--max-elements", "0"],
             "--max-elements"),
+        check("traceback", "stdout on a full disk (> /dev/full) and a closed stdout", f"""
+            import subprocess, sys
+            argv = [sys.executable, "-m", "linear_layouts.cli", "show", "{BLOCKED}", "--shape", "16,32"]
+            with open("/dev/full", "w") as full:
+                p = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True)
+            q = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: __import__("os").close(1))
+            for r in (p, q):
+                assert r.returncode == 2 and r.stderr.count("\\n") == 1 and "Traceback" not in r.stderr, r.stderr
+            print("OK exit 2:", p.stderr.strip(), "|", q.stderr.strip())
+        """),
         # -- error echo ----------------------------------------------------------------------------------
         cli("echo", "show @FILE of a shadow-like file (never printed)", ["show", f"@{shadow}"], "spec",
             forbid=("SECRETHASH", "root:")),

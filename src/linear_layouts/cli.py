@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import re
 import shutil
 import sys
@@ -220,7 +221,7 @@ def _width(args: argparse.Namespace, *, views: bool = False) -> int | None:
     pipe gets whole, character for character."""
     if getattr(args, "wide", False) or getattr(args, "output", None):
         return None
-    if sys.stdout.isatty():
+    if sys.stdout is not None and sys.stdout.isatty():
         return shutil.get_terminal_size((DEFAULT_WIDTH, 40)).columns
     return None if views else DEFAULT_WIDTH
 
@@ -230,12 +231,31 @@ def _write(args: argparse.Namespace, content: str | bytes) -> None:
     if output:
         _write_file(output, content)
         print(f"wrote {output}", file=sys.stderr)
-    elif isinstance(content, bytes):
-        if sys.stdout.isatty():
-            raise LayoutError("--format png: binary output; use -o FILE.png (or redirect stdout)")
-        sys.stdout.buffer.write(content)
+    elif sys.stdout is None:
+        raise LayoutError("stdout is closed: use -o FILE")
+    elif isinstance(content, bytes) and sys.stdout.isatty():
+        raise LayoutError("--format png: binary output; use -o FILE.png (or redirect stdout)")
     else:
-        sys.stdout.write(content if content.endswith("\n") else content + "\n")
+        try:
+            if isinstance(content, bytes):
+                sys.stdout.buffer.write(content)
+            else:
+                sys.stdout.write(content if content.endswith("\n") else content + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:  # a full disk, a device that refuses writes
+            _discard_stdout()
+            raise LayoutError(f"stdout: cannot write: {error.strerror or error}") from None
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what could not be written
+    neither fails nor prints a second error."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 # --------------------------------------------------------------------------------------------------
@@ -446,7 +466,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Layout A of the paper, then the tutorial's 16x32 transpose end to end."""
     from linear_layouts.reports import demo_report
 
-    print(demo_report(_width(args)))
+    _write(args, demo_report(_width(args)))
     return 0
 
 
@@ -707,6 +727,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_one_line(f"linear-layouts: error: {error}"), file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `linear-layouts demo | head`
+        _discard_stdout()
         return 0
 
 

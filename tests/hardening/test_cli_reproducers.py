@@ -169,3 +169,20 @@ def test_report_reads_no_huge_or_undecodable_file(capsys, tmp_path):
     secret.write_text("root:$6$SECRETHASH$abcdef:19000:0:99999:7:::\n" * 10)
     line = fails(capsys, ["report", str(secret)], "")
     assert "SECRETHASH" not in line
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["show", BLOCKED, "--shape", "16,32"], ["show", BLOCKED, "--shape", "64,64", "--format",
+                                                                         "png"], ["demo"]], ids=["text", "png", "demo"])
+def test_stdout_that_cannot_be_written(argv):
+    """A full disk behind stdout (`> /dev/full`) was an OSError traceback; a closed stdout (`>&-`) one too."""
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "linear_layouts.cli"] + argv, stdout=full, stderr=subprocess.PIPE,
+                              env=env, timeout=120, text=True)
+    assert proc.returncode == 2 and proc.stderr == "linear-layouts: error: stdout: cannot write: No space left on " \
+                                                    "device\n", proc.stderr
+    closed = subprocess.run([sys.executable, "-c", "import os, sys; os.close(1); from linear_layouts.cli import main; "
+                             f"sys.exit(main({argv!r}))"], stderr=subprocess.PIPE, env=env, timeout=120, text=True)
+    assert closed.returncode == 2 and closed.stderr.startswith("linear-layouts: error: stdout") \
+        and closed.stderr.count("\n") == 1, closed.stderr
