@@ -101,6 +101,8 @@ def cases(scratch: Path) -> list[Case]:
                      '    %b = ttg.convert_layout %a : tensor<65536x65536xf16, #blocked> -> '
                      'tensor<65536x65536xf16, #blocked1>\n    tt.return\n  }\n}\n')
     (scratch / "big17.ttgir").write_text("x" * 17_000_000)
+    (scratch / "raises.py").write_text('raise RuntimeError("boom")\n')
+    (scratch / "syntax.py").write_bytes(b"\xff\xfe def (:")
     (scratch / "k.ttgir").write_text((HERE.parent / "tests/data/triton_kernels/ir/sm_90/absmax_atomic.ttgir").read_text())
     (scratch / "k.ttir").write_bytes(b"\xff\xfe")
     (scratch / "big.ttgir").write_text(ttgir.read_text().replace("65536x65536", "4096x4096"))
@@ -321,6 +323,10 @@ def cases(scratch: Path) -> list[Case]:
                 assert r.returncode == 2 and r.stderr.count("\\n") == 1 and "Traceback" not in r.stderr, r.stderr
             print("OK exit 2:", p.stderr.strip(), "|", q.stderr.strip())
         """),
+        cli("traceback", "report of a .py kernel file that raises", ["report", str(scratch / "raises.py")],
+            "running the kernel file raised RuntimeError: boom"),
+        cli("traceback", "report of a .py kernel file that is not Python", ["report", str(scratch / "syntax.py")],
+            "not a valid Python file"),
         # -- error echo ----------------------------------------------------------------------------------
         cli("echo", "show @FILE of a shadow-like file (never printed)", ["show", f"@{shadow}"], "spec",
             forbid=("SECRETHASH", "root:")),

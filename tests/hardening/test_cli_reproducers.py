@@ -186,3 +186,15 @@ def test_stdout_that_cannot_be_written(argv):
                              f"sys.exit(main({argv!r}))"], stderr=subprocess.PIPE, env=env, timeout=120, text=True)
     assert closed.returncode == 2 and closed.stderr.startswith("linear-layouts: error: stdout") \
         and closed.stderr.count("\n") == 1, closed.stderr
+
+
+@pytest.mark.parametrize("source, needle", [
+    (b'raise RuntimeError("boom")\n', "running the kernel file raised RuntimeError: boom"),
+    (b"def (:\n", "not a valid Python file: invalid syntax (line 1)"),
+    (b"\xff\xfe junk", "not a valid Python file"),
+], ids=["raises", "syntax", "not-utf8"])
+def test_report_of_a_broken_kernel_file(capsys, tmp_path, source, needle):
+    """`report KERNEL.py` runs the file: its own exception or syntax error was a 25-line traceback."""
+    kernel = tmp_path / "kernel.py"
+    kernel.write_bytes(source)
+    fails(capsys, ["report", str(kernel)], "kernel.py: ", needle)

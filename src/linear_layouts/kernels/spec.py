@@ -36,6 +36,7 @@ from typing import Any
 
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import shorten
 
 __all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS"]
 
@@ -151,6 +152,12 @@ def load_kernel_file(path: str | Path) -> KernelSpec:
         spec.loader.exec_module(module)
     except ImportError as error:
         raise LayoutError(f"{path.name}: cannot import the kernel file (is Triton installed?): {error}") from None
+    except SyntaxError as error:  # also a file that is not UTF-8 text
+        raise LayoutError(f"{path.name}: not a valid Python file: {shorten(str(error.msg))} (line {error.lineno})") \
+            from None
+    except Exception as error:  # the file's own code failed: say what it raised, in one line
+        raise LayoutError(f"{path.name}: running the kernel file raised {type(error).__name__}: "
+                          f"{shorten(str(error))}") from None
     missing = [k for k in ("KERNEL", "SIGNATURE", "CONSTEXPRS", "GRID") if not hasattr(module, k)]
     if missing:
         raise LayoutError(f"{path.name}: a kernel file must define {missing} (linear_layouts.kernels.spec)")
