@@ -41,14 +41,13 @@ def test_seed_plan_steps_are_typed_values():
     store, barrier, load = plan.steps
     assert plan.kind is ConversionKind.SHARED_MEMORY and plan.element == FP32
     assert (store.op, load.op) == (MemoryOp.STORE, MemoryOp.LOAD) and isinstance(barrier, Barrier)
-    # the store's vector widened by its own registers (same wavefronts, fewer instructions), as Triton
-    assert (store.instruction, load.instruction) == (SharedInstruction.VECTOR, SharedInstruction.MATRIX)
-    assert (store.width, store.ptx, load.ptx) == (4, "st.shared.v4.b32", "ldmatrix.sync.aligned.m8n8.x4.shared.b16")
+    assert store.instruction is load.instruction is SharedInstruction.VECTOR
+    assert (store.width, store.ptx, load.ptx) == (1, "st.shared.b32", "ld.shared.b32")
     assert isinstance(store.register_order, ColumnAction) and store.layout == load.layout == plan.shared_layout
     assert (store.wavefronts, load.wavefronts, plan.wavefronts) == (16, 16, 32)  # seed 004: 16 + 16
     assert plan.cost == Cost(cost_model.shared_time_ns(32, True, 1), wavefronts=32, warps=1)
     assert plan.barrier.scope is BarrierScope.WARP  # one warp reads what it stored: a warp barrier
-    assert plan.instruction_counts() == {"st.shared.v4.b32": 4, "ldmatrix.sync.aligned.m8n8.x4.shared.b16": 4}
+    assert plan.instruction_counts() == {"st.shared.b32": 16, "ld.shared.b32": 16}
     assert plan.register_map is None and plan.shuffle is None
 
 
@@ -59,7 +58,7 @@ def test_str_is_what_the_cli_prints_and_repr_is_one_short_line(capsys):
     assert "3. barrier: __syncwarp() (every warp reads what it stored)" in str(plan) and "16 wavefronts" in str(plan)
     text = repr(plan)
     assert "\n" not in text and len(text) < 160
-    assert text.startswith("<ConversionPlan shared memory: [16x32] fp32, 1 warp: 4 × ldmatrix.sync.aligned.m8n8.x4.shared.b16, 4 × st.shared.v4.b32;")
+    assert text.startswith("<ConversionPlan shared memory: [16x32] fp32, 1 warp: 16 × ld.shared.b32, 16 × st.shared.b32;")
     assert all(len(repr(step)) < 160 for step in plan.steps)
 
 

@@ -1,6 +1,6 @@
 """Shared-memory plans whose one side's vector is widened past the common one by its own registers
 (``swizzle.optimal_swizzle(..., extend_vectors=True)``, taken by ``plan_shared_memory`` where it costs
-fewer wavefronts, then fewer instructions), and 8-bit transposes whose 4x4 byte blocks are transposed
+less shared-pipe time), and 8-bit transposes whose 4x4 byte blocks are transposed
 in registers by ``prmt`` so both shared accesses are 16-byte vectors: the emulated kernels move every
 element, the emitted instructions' wavefronts equal the plan's and the bank simulator's, and nvcc
 compiles exactly the planned instructions."""
@@ -44,18 +44,22 @@ def _bank_simulator(plan, src, dst, bits: int = 32) -> tuple[int, int]:
             simulate_wavefronts(shared, dst, bits, op="load"))
 
 
-def test_widened_vectors_cost_fewer_instructions_and_wavefronts():
+def test_widened_vectors_where_they_save_shared_pipe_time():
     assert swizzle.optimal_swizzle(SRC, DST, 32).vector_bits == 32  # V is empty: one element
     fwd, bwd = plan_conversion(SRC, DST, "fp32"), plan_conversion(DST, SRC, "fp32")
-    # forward: 16-byte stores by the lanes that hold distinct data (4 of 32), 4 phases each
-    assert (fwd.store.instruction, fwd.store.width, fwd.store.instructions, fwd.store.wavefronts) == (
-        SharedInstruction.VECTOR, 4, 64, 256)
-    assert (fwd.load.width, fwd.load.instructions, fwd.load.wavefronts) == (1, 32, 32)
-    # backward: 16-byte loads where every lane asks for lane l^1's address pair (2 phases of 16
-    # lanes): 128 wavefronts, against 256 through the paper's layout with 32-bit loads
-    assert (bwd.load.width, bwd.load.instructions, bwd.load.wavefronts) == (4, 64, 128)
+    # backward: 16-byte loads where every lane asks for lane l^1's address (2 phases of 16 lanes):
+    # 128 wavefronts, against 256 through the paper's layout with 32-bit loads
+    assert (bwd.load.instruction, bwd.load.width, bwd.load.instructions, bwd.load.wavefronts) == (
+        SharedInstruction.VECTOR, 4, 64, 128)
     paper = swizzle.optimal_swizzle(DST, SRC, 32)
     assert paper.load_wavefronts == 256 and paper.load_vector_bits == 32
+    # forward: widening the store (16-byte vectors by the 4 lanes of 32 that hold distinct data) keeps
+    # its 256 wavefronts in 4-wavefront instructions; one-wavefront 32-bit stores cost less (H100), so
+    # the paper's layout stays
+    widened = swizzle.optimal_swizzle(SRC, DST, 32, extend_vectors=True)
+    assert widened.store_vector_bits == 128 and widened.store_wavefronts == 256
+    assert (fwd.store.width, fwd.store.instructions, fwd.store.wavefronts) == (1, 256, 256)
+    assert (fwd.load.width, fwd.load.instructions, fwd.load.wavefronts) == (1, 32, 32)
     # the bank simulator (every lane, every word) agrees with the plans
     assert _bank_simulator(fwd, SRC, DST) == (fwd.store.wavefronts, fwd.load.wavefronts)
     assert _bank_simulator(bwd, DST, SRC) == (bwd.store.wavefronts, bwd.load.wavefronts)
@@ -75,10 +79,10 @@ def test_widened_vector_kernel_moves_every_element():
 
 @needs_nvcc
 def test_widened_vector_kernel_ptx_holds_the_planned_instructions():
-    fwd = conversion_step(SRC, DST, 32)
-    counts = count_ptx(compile_ptx(emit_conversion_kernel("widened_once", SRC, DST, 4, fwd).source))
-    assert fwd.instruction_counts() == {"st.shared.v4.b32": 8, "ld.shared.b32": 4}
-    for op, n in fwd.instruction_counts().items():
+    bwd = conversion_step(DST, SRC, 32)
+    counts = count_ptx(compile_ptx(emit_conversion_kernel("widened_once", DST, SRC, 4, bwd).source))
+    assert bwd.instruction_counts() == {"st.shared.b32": 4, "ld.shared.v4.b32": 8}
+    for op, n in bwd.instruction_counts().items():
         assert counts[op] == n, op
 
 

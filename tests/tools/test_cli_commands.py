@@ -139,7 +139,7 @@ def test_demo_runs_the_seed_end_to_end(capsys):
     for row in ("unswizzled: 32m + n        16   256   16 + 256", "XOR m: 32m + (n ⊕ m)       16    32    16 + 32",
                 "XOR 2m: 32m + (n ⊕ 2m)     16    16    16 + 16"):
         assert row in out
-    assert "It is offset = 32·m + (n ⊕ 2m): True" in out and "__global__" in out and "st.shared.v4.b32 × 4" in out
+    assert "It is offset = 32·m + (n ⊕ 2m): True" in out and "__global__" in out and "st.shared.b32 × 16" in out
 
 
 def test_explore_writes_and_serves_on_localhost_only(capsys, tmp_path):

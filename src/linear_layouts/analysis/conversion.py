@@ -11,8 +11,9 @@ gives the cheapest mechanism, as Triton's ``minimalCvtLayout``:
   cost is below the shared-memory plan's; otherwise
 * shared memory: store ``src``, barrier, load ``dst`` through the optimal swizzle (§5.4, §9.2), with
   vector widths, instruction kinds and counts, and predicted wavefronts; where widening one side's
-  vector past the common one with its own registers (Triton's extra vectorization) costs fewer
-  wavefronts, or as many in fewer instructions, that optimal layout is taken;
+  vector past the common one with its own registers (Triton's extra vectorization) costs less
+  shared-pipe time (wavefronts weighted by wavefronts per instruction: one-wavefront instructions are
+  cheaper per wavefront on H100), that optimal layout is taken;
 * cross-CTA: ``C`` moves data between CTAs (distributed shared memory of a cluster).
 
 The answer is a typed :class:`~.steps.ConversionPlan` (kind, steps, cost: :mod:`.steps`) that code
@@ -302,7 +303,7 @@ def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *
                        baselines: bool = False, max_elements: int = MAX_ELEMENTS) -> ConversionPlan:
     """The conversion through shared memory, even where a cheaper mechanism exists: the optimal swizzle
     (§5.4, §9.2; with one side's vector widened past the common one by its own registers where that
-    costs fewer wavefronts, then fewer instructions) with the instruction choice of §5.3 (widest ld/st.shared or ldmatrix/stmatrix, fewest
+    costs less shared-pipe time, ``_pipe_time``, then fewer instructions) with the instruction choice of §5.3 (widest ld/st.shared or ldmatrix/stmatrix, fewest
     wavefronts then fewest instructions, ``simd_tiles.conversion_instructions``). Block bits (several
     CTAs) are folded into the warp bits: the counts are then over the whole cluster (a cross-CTA plan
     when data crosses CTAs). ``baselines=True`` also simulates the legacy shared layouts. Layouts above
@@ -326,10 +327,27 @@ def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementTy
         tried = layout
         plan = _shared_plan(src, dst, element, layout, *simd_tiles.conversion_instructions(layout, a, b, element.bits),
                             baselines, max_elements)
-        key = (plan.store.wavefronts + plan.load.wavefronts, plan.store.instructions + plan.load.instructions)
+        key = (_pipe_time(plan.store) + _pipe_time(plan.load), plan.store.wavefronts + plan.load.wavefronts,
+               plan.store.instructions + plan.load.instructions)
         if best is None or key < best[0]:
             best = (key, plan)
     return best[1]
+
+
+#: Shared-pipe time of a wavefront by the wavefronts of its instruction (1, 2, 4 or more), relative to
+#: a wavefront of a 4-wavefront instruction (H100 microbenchmarks, benchmarks/results/gpu_suite.md,
+#: 2026-11-23, 4 warps: st.shared.b32 1wf 0.355 ns, ld.shared.b32 1wf 0.428 ns, 2wf 0.434 ns per
+#: wavefront, against 0.47 ns per wavefront of st/ld.shared.b128, b32 4-way and ldmatrix/stmatrix .x4;
+#: Triton's wide-instruction kernels for the seed transpose and lanes_cols_to_rows, with our wavefronts,
+#: ran 1.26x / 1.12x slower than our one-wavefront ones). Wider is cheaper only in issue slots.
+_WAVEFRONT_SHARE = {MemoryOp.STORE: (0.76, 0.92), MemoryOp.LOAD: (0.9, 0.92)}
+
+
+def _pipe_time(access: SharedMemoryAccess) -> float:
+    """Relative shared-pipe time of one side: its wavefronts, weighted by wavefronts per instruction."""
+    per = access.wavefronts / max(access.instructions, 1)
+    one, two = _WAVEFRONT_SHARE[access.op]
+    return access.wavefronts * (one if per <= 1 else two if per <= 2 else 1.0)
 
 
 @checked

@@ -92,8 +92,7 @@ def demo_report(width: int | None = 100) -> str:
         "\n".join(swizzle),
         _heading(5, width),
         wrap_text("The planner's choice for this pair (one warp: warp shuffles could do it too; the cost model "
-                  "weighs them against shared memory with the optimal swizzle, and shared memory wins; of the optimal "
-                  "layouts it takes one that needs fewer instructions than step 3's, with the same wavefronts):", width),
+                  "weighs them against shared memory with the optimal swizzle, and shared memory wins):", width),
         plan_report(seed.store, seed.load, 32, width=width),
         _heading(6, width),
         wrap_text(f"Kernel {kernel.name}: {kernel.threads} threads, {kernel.shared_bytes} bytes of shared memory. "
