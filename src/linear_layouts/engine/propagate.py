@@ -661,6 +661,10 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     :func:`naive_conversions` counts) and improves it by the same backward pass; the run with the
     fewest conversions, then the least cost (conversions plus global memory ops), wins. The backward
     pass never adds conversions, so the engine never leaves more than the legacy baseline.
+    A direct conversion's cost is asked only where a rematerialization is not already cheaper than
+    ``cost_fn.floor`` (a lower bound of ``cost_fn`` on different layouts; ``plan_cost``'s is
+    ``CONVERT_OVERHEAD``; without one every cost is asked): the same choices, fewer plans. The result's
+    ``descriptors`` are found on first access.
     Requires: every value a tile of at most ``max_elements`` elements (``limits.MAX_ELEMENTS``).
     """
     if not isinstance(program, Program):
