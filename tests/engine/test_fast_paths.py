@@ -96,3 +96,27 @@ def test_global_cost_reads_the_vector_off_one_memory_order_layout():
             assert fast.apply(in_memory).num_consecutive_in_out() == width
             widths.add(width)
     assert len(widths) >= 3
+
+
+def test_shared_offsets_by_the_compiled_core_equal_the_elimination():
+    """``banks`` reads a shared layout's offsets with the compiled core's ``f2.solve`` when it is active:
+    the same accesses (offsets, vector, free bits) as one Python elimination on the swizzle's layouts."""
+    from linear_layouts import _ccore
+    from linear_layouts.analysis import banks, swizzle
+
+    if not _ccore.available():
+        pytest.skip("the C extension is not built (python setup.py build_ext --inplace)")
+    compared = 0
+    for a, b in random_pairs(13, 200):
+        if a.in_dim_size("lane") != 32:
+            continue
+        columns = tuple(swizzle.optimal_swizzle(a, b, 16).layout.flat_bases("offset"))
+        answers = []
+        for backend in ("c", "python"):
+            with _ccore.using(backend):
+                banks._access_from_columns.cache_clear()
+                answers.append([banks._access_from_columns(columns, side, 16, 128) for side in (a, b)])
+        assert answers[0] == answers[1]
+        compared += 1
+    banks._access_from_columns.cache_clear()
+    assert compared > 50
