@@ -209,12 +209,15 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
             break
         if _independent(K, x):
             K.append(x)
+    plain = len(K)
     if extend and all(x in regs for x in K[len(V):]):
         for x in own:
             if len(K) >= min(max_vec, d):
                 break
             if _independent(K, x):
                 K.append(x)
+    if extend and len(K) == plain:  # nothing widened: the rest depends on K only, as the plain candidates
+        return _candidates(a, b, w, fill_from_store, False)
 
     def vector_bits_of(side_regs: list[int]) -> int:
         n = 0
