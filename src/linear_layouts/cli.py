@@ -8,7 +8,7 @@ and exits with status 2. This module only parses arguments and prints what the l
 reports live in :mod:`linear_layouts.reports`, the pictures in :mod:`linear_layouts.viz`, the
 explorer's HTTP server in :mod:`linear_layouts.viz.server`.
 
-    show LAYOUT --shape 16,32 [--format text|svg|png|html|json|cute|gluon|ttgir]  each element's owner / its name
+    show LAYOUT --shape 16,32 [--format text|grid|svg|png|html|...]  each element's owner / its name
     matrix LAYOUT [--shape ...]                                    the F2 matrix
     banks SHARED DIST --dtype fp16 [--store STORE]                 wavefronts of one access, step by step
     swizzle STORE LOAD|wgmma-a|wgmma-b|tma --dtype fp16 [--format cute|gluon|ttgir]  shared layouts ranked
@@ -281,6 +281,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     limit = _limit(args)
     if args.format == "text":
         _write(args, layout_view(layout, args.hw, max_width=_width(args, views=True), **limit))
+    elif args.format == "grid":
+        from linear_layouts.viz.grid import distributed_grid, shared_grid
+        from linear_layouts.viz.grid_text import grid_text
+
+        picture = (shared_grid(layout, width, view=args.view, title=title, **limit) if shared
+                   else distributed_grid(layout, label=args.label, title=title, **limit))
+        _write(args, grid_text(picture, max_width=_width(args)))
     elif args.format == "json":
         _write(args, layout.to_json())
     elif args.format == "cute":
@@ -594,19 +601,20 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p = add("show", cmd_show, "picture a layout: who holds each element (distributed) or where it lives (shared)")
     p.add_argument("layout", metavar="LAYOUT", help=_LAYOUT_HELP)
     shape_and_output(p)
-    p.add_argument("--format", choices=["text", "svg", "png", "html", "json", "cute", "gluon", "ttgir"],
+    p.add_argument("--format", choices=["text", "grid", "svg", "png", "html", "json", "cute", "gluon", "ttgir"],
                    default="text",
-                   help="text: Triton's view (default); svg / png / html: a picture; json: the bases; "
+                   help="text: Triton's view (default); grid: the picture as text (cells as --label says, "
+                        "| and --- between warps, * on replicated cells); svg / png / html: a picture; json: the bases; "
                         "cute: the simplest CuTe form (print form, C++, CuTe DSL) or why there is none; "
                         "gluon / ttgir: the simplest Gluon descriptor (Python source) / Triton's attribute text")
     p.add_argument("--hw", action="store_true", help="text: the hardware point of view (per warp / per offset)")
     wide(p)
     p.add_argument("--dtype", help="shared layouts: element type for the bank colours (default: the spec's or 32-bit)")
     p.add_argument("--view", choices=["logical", "physical"], default="logical",
-                   help="shared layouts, svg/png: the tensor grid coloured by bank (logical), or memory itself, "
+                   help="shared layouts, svg/png/grid: the tensor grid coloured by bank (logical), or memory itself, "
                         "one 128-byte row of the 32 banks per line (physical)")
     p.add_argument("--label", choices=["auto", "thread", "lane", "register", "warp"], default="auto",
-                   help="distributed layouts, svg/png: what each cell says (auto: thread T over register r)")
+                   help="distributed layouts, svg/png/grid: what each cell says (auto: thread T over register r)")
     p.add_argument("--title", help="picture title (default: the LAYOUT spec)")
 
     p = add("matrix", cmd_matrix, "the layout's matrix over F2")

@@ -58,11 +58,16 @@ GALLERY: list[tuple[str, str, list[str], str]] = [
      "the layout covers 16x32, the tile is 16x16: every element is held by two threads (dark corner mark; the "
      "cell names the first owner, the tooltip all of them)"),
     ("", "blocked-16x16-replicated.png", ["show", BLOCKED, "--shape", "16,16", "--format", "png"], "the same as PNG"),
+    ("", "blocked-16x16-replicated.txt", ["show", BLOCKED, "--shape", "16,16", "--format", "grid"],
+     "`--format grid`: the picture as text for a terminal (a bar and a dashed rule between warps, `*` on "
+     "replicated cells; without `-o` it is cut to the terminal's width)"),
     ("", "mma-v2-32x32.svg", ["show", MMA_2x2, "--shape", "32,32", "--format", "svg"],
      "the `mma.sync` accumulator, 2x2 warps of 16x8 tiles, on 32x32 (tutorial §9)"),
     ("", "mma-v2-32x32-warp.svg", ["show", MMA, "--shape", "32,32", "--format", "svg", "--label", "warp"],
      "`--label warp`: four warps of 16 rows each on a 32-row tile, so warps 2 and 3 repeat warps 0 and 1 "
      "(corner marks)"),
+    ("", "mma-v2-32x32-warp.txt", ["show", MMA, "--shape", "32,32", "--format", "grid", "--label", "warp"],
+     "the same as text"),
     ("", "mma-v2-128x128.png", ["show", MMA, "--shape", "128,128", "--format", "png"],
      "the accumulator on a 128x128 tile: 64 registers per thread"),
     ("", "transpose-store.svg", ["show", STORE, "--format", "svg"],
@@ -182,7 +187,8 @@ def readme() -> str:
              "(`--label thread|lane|register|warp` keeps one); the colour is the lane (hue, neighbouring lanes far",
              "apart; odd warps darker); thick lines separate warps; a dark corner marks a replicated element (held",
              "by several threads). Shared pictures: the colour and label are the bank of each element (or, with",
-             "`--view physical`, memory row by row with the element each slot holds)."]
+             "`--view physical`, memory row by row with the element each slot holds). `--format grid` prints the",
+             "same picture as text (`.txt` below): `|` and `---` between warps, `*` on replicated cells."]
     for section, name, argv, what in GALLERY:
         if section:
             lines += ["", f"## {section}", "", "| picture | what it shows | command |", "|---|---|---|"]
