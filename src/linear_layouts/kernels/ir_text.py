@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import MAX_SPEC_CHARS, MAX_SPEC_DEPTH, quote
 
 __all__ = [
     "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module",
@@ -178,7 +179,10 @@ class Module:
         value = self.attributes.get(key)
         if value is None:
             return default
-        return int(value.split(":")[0].strip())
+        try:
+            return int(value.split(":")[0].strip())
+        except ValueError:
+            raise LayoutError(f"ir text: module attribute {key} is not an int: {quote(value)}") from None
 
     @property
     def num_warps(self) -> int:
@@ -197,12 +201,28 @@ class Module:
         return self.attributes.get("ttg.target", "").strip('"')
 
     def expand(self, text: str) -> str:
-        """``text`` with every ``#alias`` replaced by its definition, recursively."""
-        def sub(m: re.Match) -> str:
-            name = m.group(1)
-            return self.expand(self.aliases[name]) if name in self.aliases else m.group(0)
+        """``text`` with every ``#alias`` replaced by its definition, recursively (at most ``MAX_SPEC_DEPTH``
+        deep and ``MAX_SPEC_CHARS`` added: a cycle or an exponential chain of aliases is a LayoutError)."""
+        budget = [MAX_SPEC_CHARS]
 
-        return re.sub(r"#([A-Za-z_][\w.$-]*)", sub, text)
+        def expand_at(text: str, depth: int) -> str:
+            if depth > MAX_SPEC_DEPTH:
+                raise LayoutError(f"ir text: aliases nested deeper than {MAX_SPEC_DEPTH} (a cycle?) in {quote(text)}")
+
+            def sub(m: re.Match) -> str:
+                name = m.group(1)
+                if name not in self.aliases:
+                    return m.group(0)
+                out = expand_at(self.aliases[name], depth + 1)
+                budget[0] -= len(out)
+                if budget[0] < 0:
+                    raise LayoutError(f"ir text: the aliases of {quote(text)} expand to more than {MAX_SPEC_CHARS} "
+                                      "characters (linear_layouts.limits.MAX_SPEC_CHARS)")
+                return out
+
+            return re.sub(r"#([A-Za-z_][\w.$-]*)", sub, text)
+
+        return expand_at(text, 0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -374,6 +394,8 @@ class _Parser:
             results, body = _results(m.group(1)), m.group(2)
         regions: list[Region] = []
         if body.startswith('"'):  # generic form: "name"(operands) <{attrs}> ({ ... }) : types
+            if body.find('"', 1) < 0:
+                raise LayoutError(f"ir text: unterminated op name in {quote(body)}")
             name = body[1:body.index('"', 1)]
             rest = body[len(name) + 2:]
             if rest.rstrip().endswith("({"):

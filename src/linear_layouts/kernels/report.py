@@ -35,6 +35,7 @@ from typing import Any
 from linear_layouts.arguments import checked
 from linear_layouts.analysis.conversion import BARRIER_COST, ConversionPlan, plan_conversion
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import shorten
 from linear_layouts.kernels.ir_text import Function, Location, Module, Op, parse_module
 from linear_layouts.kernels.layouts import Layouts, Resolver, TypeInfo, is_shared_encoding, parse_type
 from linear_layouts.kernels.triton_lowering import (
@@ -519,6 +520,9 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
             item = analyzer.shared_op(index, op, depths.get(id(op), 0))
         except LayoutError as error:
             item = UnmodeledOp(index, op.name, op.loc, f"layout not understood: {error}", analyzer.count(op))
+        except (IndexError, KeyError) as error:  # an op without its types, a layout without its dims
+            item = UnmodeledOp(index, op.name, op.loc, f"malformed op ({type(error).__name__}: {shorten(str(error))})",
+                               analyzer.count(op))
         if isinstance(item, SharedOp):
             ops.append(item)
         elif isinstance(item, UnmodeledOp):
