@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -92,8 +93,25 @@ def test_compiling_again_reproduces_the_stored_ir(name, target):
     from linear_layouts.kernels.compile import compile_kernel
 
     ir = compile_kernel(load_kernel_file(CORPUS / f"{name}.py"), target)
-    assert ir.ttir == (CORPUS / "ir" / target / f"{name}.ttir").read_text()
-    assert ir.ttgir == (CORPUS / "ir" / target / f"{name}.ttgir").read_text()
+    assert _without_install_path(ir.ttir) == _without_install_path((CORPUS / "ir" / target / f"{name}.ttir").read_text())
+    assert _without_install_path(ir.ttgir) == _without_install_path((CORPUS / "ir" / target / f"{name}.ttgir").read_text())
+
+
+def _without_install_path(ir: str) -> str:
+    """``ir`` with the folder Triton is installed in cut from its ``loc(...)`` lines (a venv, the system's
+    site-packages and a user install all hold the same ``triton/language/...`` files)."""
+    return _TRITON_LOC.sub('loc("<triton>/', ir)
+
+
+_TRITON_LOC = re.compile(r'loc\("[^"]*/(?=triton/)')
+
+
+def test_install_path_is_cut_from_locations_only():
+    a = '#loc3 = loc("/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/language/standard.py":43:13)'
+    b = '#loc3 = loc("/tmp/venv/lib/python3.11/site-packages/triton/language/standard.py":43:13)'
+    assert _without_install_path(a) == _without_install_path(b)
+    assert _without_install_path(a) != _without_install_path(b.replace(":43:13", ":44:13"))
+    assert _without_install_path('loc("matmul_fp16.py":13:1)') == 'loc("matmul_fp16.py":13:1)'
 
 
 def test_a_kernel_that_does_not_compile_for_a_target_says_why():
