@@ -681,7 +681,7 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     values = {v: state.values[v] for v in sorted(live)}
     out = Program(tuple(state.ops), values, program.num_warps, program.threads_per_warp, program.num_ctas, program.args)
     layouts = {v: state.layout[v] for v in values}
-    descriptors = _Descriptors(layouts, tuple(dict.fromkeys(state.descriptors)))
+    descriptors = _Descriptors(dict(layouts), tuple(dict.fromkeys(state.descriptors)))
     conversions = []
     for op in state.ops:
         if op.kind == "convert_layout":
