@@ -40,7 +40,7 @@ prints); ``repr(plan)`` is one short line.
 >>> plan.kind, [type(s).__name__ for s in plan.steps]
 (<ConversionKind.SHARED_MEMORY: 'shared memory'>, ['SharedMemoryAccess', 'Barrier', 'SharedMemoryAccess'])
 >>> plan.barrier.scope, plan.store.ptx, plan.store.wavefronts
-(<BarrierScope.WARP: 'warp'>, 'st.shared.v2.b32', 2)
+(<BarrierScope.WARP: 'warp'>, 'st.shared.b32', 2)
 >>> dict(plan.alternatives)[ConversionKind.WARP_SHUFFLE].shuffles
 2
 """
