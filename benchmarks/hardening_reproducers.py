@@ -101,6 +101,14 @@ def cases(scratch: Path) -> list[Case]:
                      '    %b = ttg.convert_layout %a : tensor<65536x65536xf16, #blocked> -> '
                      'tensor<65536x65536xf16, #blocked1>\n    tt.return\n  }\n}\n')
     (scratch / "big17.ttgir").write_text("x" * 17_000_000)
+    blocked = ('#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], '
+               'order = [1, 0]}>\n')
+    body = ('module attributes {"ttg.num-warps" = 4 : i32} {\n  tt.func @k(%a: tensor<32x64xf16, #A>) {\n'
+            '    %b = ttg.convert_layout %a : tensor<32x64xf16, #A> -> tensor<32x64xf16, #blocked>\n    tt.return\n'
+            '  }\n}\n')
+    (scratch / "cycle.ttgir").write_text(blocked + "#A = #B\n#B = #A\n" + body)
+    (scratch / "bomb.ttgir").write_text(blocked + "#x0 = [1, 2]\n" + "".join(
+        f"#x{i} = [#x{i - 1}, #x{i - 1}, #x{i - 1}, #x{i - 1}]\n" for i in range(1, 30)) + "#A = #x29\n" + body)
     (scratch / "raises.py").write_text('raise RuntimeError("boom")\n')
     (scratch / "syntax.py").write_bytes(b"\xff\xfe def (:")
     (scratch / "k.ttgir").write_text((HERE.parent / "tests/data/triton_kernels/ir/sm_90/absmax_atomic.ttgir").read_text())
@@ -327,6 +335,10 @@ def cases(scratch: Path) -> list[Case]:
             "running the kernel file raised RuntimeError: boom"),
         cli("traceback", "report of a .py kernel file that is not Python", ["report", str(scratch / "syntax.py")],
             "not a valid Python file"),
+        cli("traceback", "report of a TTGIR whose aliases form a cycle (was a RecursionError)",
+            ["report", str(scratch / "cycle.ttgir")], "aliases nested deeper than 32"),
+        cli("size", "report of a TTGIR whose aliases expand 4**29-fold", ["report", str(scratch / "bomb.ttgir")],
+            "expand to more than 65536 characters"),
         # -- error echo ----------------------------------------------------------------------------------
         cli("echo", "show @FILE of a shadow-like file (never printed)", ["show", f"@{shadow}"], "spec",
             forbid=("SECRETHASH", "root:")),
