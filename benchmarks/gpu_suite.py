@@ -612,9 +612,15 @@ def transpose_kernels(n: int):
                          ("blocks256x4w", lambda eb: transpose_wide_block_layouts(eb, warps=4)),
                          ("blocks128x256", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=128)),
                          ("blocks256x128", lambda eb: transpose_wide_block_layouts(eb, warps=4, cols=128)),
-                         ("shared256", lambda eb: transpose_layouts(eb, warps=8, tile=256))]
+                         ("shared256", lambda eb: transpose_layouts(eb, warps=8, tile=256)),
+                         # more warps on the same tile (84.0% at 4 warps, 89.9% at 8): 16 warps (54 registers,
+                         # 2 CTAs and 32 warps per SM) and 32 warps (32 registers: 2 CTAs, 64 warps per SM, the
+                         # most an H100 SM holds); both issue all their 16-byte loads before the shared stores
+                         ("blocks256x16w", lambda eb: transpose_wide_block_layouts(eb, warps=16)),
+                         ("blocks256x32w", lambda eb: transpose_wide_block_layouts(eb, warps=32))]
         if w == 2:  # 256-byte segments on both global sides, 128 x 128 tiles (32 KiB)
-            variants += [("blocks256", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=128, cols=128))]
+            variants += [("blocks256", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=128, cols=128)),
+                         ("blocks256x16w", lambda eb: transpose_wide_block_layouts(eb, warps=16, rows=128, cols=128))]
         for tag, layouts in variants:
             src, dst = layouts(w)
             step = conversion_step(src, dst, 8 * w)
@@ -1023,7 +1029,8 @@ def write_report(out: Path, results: dict) -> None:
                   "(`transpose_block_layouts`): 16-byte shared vectors on both sides; "
                   "`registers`: each thread holds 4/w rows x 16/w columns, loads 16-byte vectors of A and stores "
                   "4-byte words of B; the plan is a register permutation (byte transposes by prmt); "
-                  "`blocks256` (8-bit: 256x256 tiles, 8 warps, `x4w` 4 warps; 16-bit: 128x128, 4 warps), "
+                  "`blocks256` (8-bit: 256x256 tiles, 8 warps, `x4w`/`x16w`/`x32w` 4/16/32 warps; 16-bit: 128x128, "
+                  "4 warps, `x16w` 16 warps), "
                   "`blocks128x256`, `blocks256x128` (8-bit, rows x columns of A, 4 warps): 4-row blocks with 16 lanes "
                   "along the rows of A and of B (256-byte segments, `transpose_wide_block_layouts`), 16-byte shared "
                   "vectors on both sides (8-bit: 4x4 byte transposes by prmt); "

@@ -94,7 +94,7 @@ def _wide_block_layouts(rows: int, cols: int, warps: int) -> tuple[LinearLayout,
 
 
 @needs_cxx
-@pytest.mark.parametrize("rows, cols, warps", [(128, 256, 4), (256, 256, 8)])
+@pytest.mark.parametrize("rows, cols, warps", [(128, 256, 4), (256, 256, 8), (256, 256, 16), (256, 256, 32)])
 def test_8bit_block_transpose_is_16_byte_vectors_on_both_sides(rows, cols, warps):
     """Each thread holds 4 rows x 16 bytes of A: 4x4 byte blocks transposed in registers by prmt
     (8 per block), then 16-byte st.shared and ld.shared, conflict-free (4 wavefronts each)."""
