@@ -43,6 +43,10 @@ static inline int lobit(uint64_t v) { return __builtin_ctzll(v); }
 #define STREAM_FENCE() ((void)0)
 #endif
 
+/* shifts by 0..64 (a field at bit 64 is empty: shifting by the word size is undefined in C) */
+static inline uint64_t shr(uint64_t v, int s) { return s >= 64 ? 0 : v >> s; }
+static inline uint64_t shl(uint64_t v, int s) { return s >= 64 ? 0 : v << s; }
+
 static inline uint64_t low_mask(int k) { return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1); }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -619,7 +623,7 @@ static PyObject *ll_build_into(PyObject *mod, PyObject *const *args, Py_ssize_t 
     uint64_t cols[MAXB];
     for (int j = 0; j < c; j++) {
         uint64_t v = 0;
-        for (int o = 0; o < n_out; o++) v |= coords[j][o] << out_s[o];
+        for (int o = 0; o < n_out; o++) v |= shl(coords[j][o], out_s[o]);
         cols[j] = v;
     }
     if (surjective && rank_of(cols, c) != s) Py_RETURN_FALSE;
@@ -699,7 +703,7 @@ static PyObject *ll_apply(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
     PyObject *out = PyDict_New();
     if (!out) return NULL;
     for (int o = 0; o < L.n_out; o++) {
-        PyObject *c = PyLong_FromUnsignedLongLong((flat >> L.out_s[o]) & low_mask(L.out_k[o]));
+        PyObject *c = PyLong_FromUnsignedLongLong(shr(flat, L.out_s[o]) & low_mask(L.out_k[o]));
         if (!c || PyDict_SetItem(out, PyTuple_GET_ITEM(L.out_names, o), c) < 0) {
             Py_XDECREF(c);
             Py_DECREF(out);
@@ -947,7 +951,7 @@ static int format_layout(Buf *b, const Lay *L) {
             if (buf_str(b, "=") || buf_u64(b, (uint64_t)1 << i) || buf_str(b, " -> (")) return -1;
             for (int o = 0; o < L->n_out; o++) {
                 if (o && buf_str(b, ", ")) return -1;
-                if (buf_u64(b, (v >> L->out_s[o]) & low_mask(L->out_k[o]))) return -1;
+                if (buf_u64(b, shr(v, L->out_s[o]) & low_mask(L->out_k[o]))) return -1;
             }
             if (buf_str(b, ")")) return -1;
         }
@@ -1056,12 +1060,12 @@ static PyObject *ll_product(PyObject *mod, PyObject *const *args, Py_ssize_t nar
         in_len[d] = la + lb;
         for (int t = 0; t < la; t++) {
             uint64_t v = A.col[A.in_off[ia] + t], r = 0;
-            for (int o = 0; o < A.n_out; o++) r |= ((v >> A.out_s[o]) & low_mask(A.out_k[o])) << a_dst[o];
+            for (int o = 0; o < A.n_out; o++) r |= shl(shr(v, A.out_s[o]) & low_mask(A.out_k[o]), a_dst[o]);
             cols[c++] = r;
         }
         for (int t = 0; t < lb; t++) {
             uint64_t v = B.col[B.in_off[ib] + t], r = 0;
-            for (int o = 0; o < B.n_out; o++) r |= ((v >> B.out_s[o]) & low_mask(B.out_k[o])) << b_dst[o];
+            for (int o = 0; o < B.n_out; o++) r |= shl(shr(v, B.out_s[o]) & low_mask(B.out_k[o]), b_dst[o]);
             cols[c++] = r;
         }
     }
@@ -1090,7 +1094,7 @@ static PyObject *ll_compose(PyObject *mod, PyObject *const *args, Py_ssize_t nar
 
 /* field-wise re-pack: bits [src, src+k) of v go to [dst, dst+k); 0 and *lost if a bit passes bit 63 */
 static uint64_t move_field(uint64_t v, int src, int k, int dst, int *lost) {
-    uint64_t f = (v >> src) & low_mask(k);
+    uint64_t f = shr(v, src) & low_mask(k);
     if (!f) return 0;
     if (dst + hibit(f) >= 64) { *lost = 1; return 0; }
     return f << dst;
@@ -1121,7 +1125,7 @@ static int iac(const Lay *B, const Lay *O, int *res_len, uint64_t *res_cols, int
     for (int d = 0; d < O->n_in; d++) { A.in_len[d] = O->in_len[d]; A.in_off[d] = O->in_off[d]; }
     for (int j = 0; j < O->in_bits; j++) {
         uint64_t v = O->col[j], r = 0;
-        for (int o = 0; o < A.n_out; o++) r |= ((v >> O->out_s[perm[o]]) & low_mask(A.out_k[o])) << A.out_s[o];
+        for (int o = 0; o < A.n_out; o++) r |= shl(shr(v, O->out_s[perm[o]]) & low_mask(A.out_k[o]), A.out_s[o]);
         A.col[j] = r;
     }
     /* the identity dims (layout._identity_dims) */
@@ -1156,7 +1160,7 @@ static int iac(const Lay *B, const Lay *O, int *res_len, uint64_t *res_cols, int
     uint64_t b_cols[MAXB];
     for (int j = 0; j < B->in_bits; j++) {
         uint64_t v = B->col[j], r = 0;
-        for (int o = 0; o < B->n_out; o++) r |= ((v >> B->out_s[o]) & low_mask(B->out_k[o])) << A.out_s[o];
+        for (int o = 0; o < B->n_out; o++) r |= shl(shr(v, B->out_s[o]) & low_mask(B->out_k[o]), A.out_s[o]);
         b_cols[j] = r;
     }
     for (int attempt = 0; attempt < 2; attempt++) {
