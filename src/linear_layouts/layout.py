@@ -1165,11 +1165,12 @@ class LinearLayout:
 
         Requires: out bits * in bits <= ``max_elements`` (``limits.MAX_ELEMENTS``).
         """
-        check_count(self._out_bits * self._in_bits, max_elements, "to_matrix")
-        if _C is not None and self._out_bits and self._in_bits:
+        n = self._out_bits * self._in_bits
+        if _C is not None and n and type(max_elements) is int and n <= max_elements:  # within a valid limit
             data = _C.to_matrix_bytes(self)
             if data is not None:
-                return np.frombuffer(data, dtype=np.uint8).reshape(self._out_bits, self._in_bits)
+                return np.ndarray((self._out_bits, self._in_bits), np.uint8, data)
+        check_count(n, max_elements, "to_matrix")
         dtype = np.uint64 if self._out_bits <= 64 else object
         cols = np.array(self.flat_bases(), dtype=dtype)
         rows = np.arange(self._out_bits, dtype=dtype)[:, None]
