@@ -639,8 +639,14 @@ def transposes(args, copy: dict | None) -> list[dict]:
 
     rows = []
     n = args.transpose_size
+    same: dict[int, float] = {}  # µs of torch's copy of the same n x n matrix, timed like the transposes
     for w, tag, step, k in transpose_kernels(n):
         tdt = {1: torch.int8, 2: torch.int16, 4: torch.int32}[w]
+        if w not in same:
+            x = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
+            y = torch.empty_like(x)
+            same[w] = _time(lambda x=x, y=y: y.copy_(x), repeats=5, inner=5)
+            del x, y
         fn = compile_kernel(k)
         a = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
         b = torch.empty_like(a)
@@ -657,6 +663,8 @@ def transposes(args, copy: dict | None) -> list[dict]:
                    tile=[k.tile_rows, k.tile_cols], instructions=step.instruction_counts())
         if copy:
             row["fraction_of_copy"] = tbs / copy["tb_per_s"]
+        row["same_size_copy_us"] = same[w]
+        row["fraction_of_same_size_copy"] = same[w] / us
         rows.append(row)
         print("  transpose", row, flush=True)
     return rows
@@ -1034,14 +1042,18 @@ def write_report(out: Path, results: dict) -> None:
                   "`blocks128x256`, `blocks256x128` (8-bit, rows x columns of A, 4 warps): 4-row blocks with 16 lanes "
                   "along the rows of A and of B (256-byte segments, `transpose_wide_block_layouts`), 16-byte shared "
                   "vectors on both sides (8-bit: 4x4 byte transposes by prmt); "
-                  "`shared256`: `shared` with 256x256 tiles and 8 warps.", "",
-                  "| element | matrix | layouts | tile | plan | shared instructions / thread | µs | TB/s (read + write) | of copy bandwidth | correct |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "`shared256`: `shared` with 256x256 tiles and 8 warps. `of a same-size copy`: torch's copy of the "
+                  "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
+                  "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes).", "",
+                  "| element | matrix | layouts | tile | plan | shared instructions / thread | µs | TB/s (read + write) | of copy bandwidth | of a same-size copy | correct |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in results["transpose"]:
             ins = ", ".join(f"{k} x{n}" for k, n in r["instructions"].items()) or "-"
             frac = f"{100 * r['fraction_of_copy']:.1f}%" if "fraction_of_copy" in r else "-"
+            same = (f"{100 * r['fraction_of_same_size_copy']:.1f}% ({r['same_size_copy_us']:.0f} µs)"
+                    if "fraction_of_same_size_copy" in r else "-")
             lines.append(f"| {r['bits']}-bit | {r['size']}x{r['size']} | {r.get('layouts', 'shared')} | {r.get('tile', '')} | "
-                         f"{r['plan']} | {ins} | {r['us']:.0f} | {r['tb_per_s']:.2f} | {frac} | {r['correct']} |")
+                         f"{r['plan']} | {ins} | {r['us']:.0f} | {r['tb_per_s']:.2f} | {frac} | {same} | {r['correct']} |")
         lines.append("")
     if results.get("gather"):
         lines += ["### Gather along a small per-warp axis (axis 0, index tile = src tile, µs per launch)", "",
