@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Device step of the workflow GPU checks (issues 14, 15, 16), after benchmarks/gpu_workflow_prepare.sh on the CPU:
-#   bash benchmarks/gpu_workflow_run.sh OUT [TOTAL_SECONDS=300]
+#   bash benchmarks/gpu_workflow_run.sh OUT [TOTAL_SECONDS=180]
 # with benchmarks/build carried. Runs, in sequence, each measure mode under its share of TOTAL_SECONDS
-# (each stops cleanly at its budget and still writes its results):
+# (each stops cleanly at its budget and still writes its results). Every kernel is launched 3 times under ncu
+# (REPEATS=3 to change it); gpu_kernels.py also launches each corpus kernel on 1 CTA and on one wave (132 CTAs).
+# Expected: ~20 s advice, ~60 s kernels, ~10 s cute (H100, 2026-11-26 estimate from the 16:12 run x 3 repeats).
 #   OUT/advice/gpu_shared_advice.{json,md}   #14 item 4 (Gluon kernels from the advice, ncu vs prediction)
 #   OUT/kernels/gpu_kernels.{json,md}        #15 item 5 (corpus kernels, ncu vs the report's predictions)
 #   OUT/cute/gpu_cute.{json,md}              #16 item 7 (conversions through CuTe swizzles, ncu vs prediction)
@@ -11,7 +13,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: gpu_workflow_run.sh OUT [TOTAL_SECONDS]}
-TOTAL=${2:-300}
+TOTAL=${2:-180}
+REPEATS=${REPEATS:-3}
 PY=${PYTHON:-python3}
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
 mkdir -p "$OUT/advice" "$OUT/kernels" "$OUT/cute"
@@ -21,8 +24,8 @@ for d in advice kernels cute; do
 done
 start=$SECONDS
 left() { echo $(( TOTAL - (SECONDS - start) )); }
-share() {  # share NUMERATOR DENOMINATOR: that part of what is left, at most 100 s, at least 20 s
-  local s=$(( $(left) * $1 / $2 )); [ "$s" -gt 100 ] && s=100; [ "$s" -lt 20 ] && s=20; echo "$s"
+share() {  # share NUMERATOR DENOMINATOR: that part of what is left, at most 120 s, at least 20 s
+  local s=$(( $(left) * $1 / $2 )); [ "$s" -gt 120 ] && s=120; [ "$s" -lt 20 ] && s=20; echo "$s"
 }
 run() {  # run NAME BUDGET CMD...: its output's last lines only (the device tool returns a tail)
   local name=$1 budget=$2; shift 2
@@ -33,12 +36,12 @@ run() {  # run NAME BUDGET CMD...: its output's last lines only (the device tool
   tail -n 6 "/tmp/gpu_workflow_$name.log"
   echo "== $name: rc $rc in $((SECONDS - t)) s"
 }
-b=$(share 3 10)
-run advice "$b" $PY benchmarks/gpu_shared_advice.py --mode measure --budget "$b" --out "$OUT/advice"
-b=$(share 4 7)
-run kernels "$b" $PY benchmarks/gpu_kernels.py --mode measure --budget "$b" --out "$OUT/kernels"
+b=$(share 1 4)
+run advice "$b" $PY benchmarks/gpu_shared_advice.py --mode measure --budget "$b" --repeats "$REPEATS" --out "$OUT/advice"
+b=$(share 3 4)
+run kernels "$b" $PY benchmarks/gpu_kernels.py --mode measure --budget "$b" --repeats "$REPEATS" --out "$OUT/kernels"
 b=$(share 1 1)
-run cute "$b" $PY benchmarks/gpu_cute.py --mode measure --budget "$b" --out "$OUT/cute"
+run cute "$b" $PY benchmarks/gpu_cute.py --mode measure --budget "$b" --repeats "$REPEATS" --out "$OUT/cute"
 echo "== total $((SECONDS - start)) s of $TOTAL"
 for f in "$OUT"/advice/*.md "$OUT"/kernels/*.md "$OUT"/cute/*.md; do
   [ -f "$f" ] && { echo "-- $f"; grep -m1 '^\*\*Summary' "$f"; }

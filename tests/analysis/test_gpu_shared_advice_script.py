@@ -90,3 +90,24 @@ def test_prepare_writes_the_plan_cubins_and_predictions(script, tmp_path):
     # Triton's own choice: the model of its convert_layout lowering emits the PTX's instructions
     assert triton["predicted"] == [64, 64] and triton["instructions"] == {"st.shared.128": 16, "ldmatrix.x4.trans": 16}
     assert "Summary: 1 pairs; ours ≤ every peer on 1 / 1" in (tmp_path / "prepare.md").read_text()
+
+
+def test_repeated_launches_give_the_minimum_and_both_rankings(script):
+    """Three launches per kernel under ncu: ``measured`` is the per-metric minimum, every launch is kept,
+    and the report ranks ours against the peers on the predictions and on the minima (the 16:12 run's
+    transpose_128x128_fp8_4w: ours 256 + 259 once, 256 + 256 on the other launches)."""
+    rows = [dict(key=f"gsa_{n}", pair="p", shape=[128, 128], dtype="fp8", warps=4, consumer="load", variant=n,
+                 row=n, ok=True, instructions={}, predicted=[256, 256]) for n in ("ours", "default", "triton")]
+    rows[1]["predicted"] = [256, 2048]
+    counts = {"ours": [(256, 259), (256, 256), (256, 257)], "default": [(256, 2048)] * 3, "triton": [(256, 256)] * 3}
+    sequence = [r["key"] for r in rows for _ in range(3)]
+    launches = [{"metrics": {script.METRIC_ST: float(st), script.METRIC_LD: float(ld)}}
+                for r in rows for st, ld in counts[r["variant"]]]
+    script.record_repeats(rows, sequence, launches[:-1])  # the last launch of `triton` never came back
+    assert rows[0]["measured"] == [256, 256] and rows[0]["measured_all"] == [[256, 259], [256, 256], [256, 257]]
+    assert rows[2]["measured"] == [256, 256] and len(rows[2]["measured_all"]) == 2
+    text = script.report(rows, {"gpu": "NVIDIA H100"}, dry_run=False)
+    assert "ours ≤ every peer on 1 / 1 measured (min over the launches)" in text
+    assert "ours ≤ every peer predicted on 1 / 1" in text and "(spread 0 / 3)" in text
+    rows[0]["measured"] = [256, 259]  # had ncu's single launch been all there is, ours would lose to Triton
+    assert "worse on p: ours 515 vs default 2304, triton 512" in script.report(rows, {"gpu": "x"}, dry_run=False)

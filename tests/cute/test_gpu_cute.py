@@ -81,6 +81,10 @@ def test_ncu_csv_is_read(gpu_cute, kernels):
            f'"0","1","python","h","{name}(const unsigned short *, unsigned short *, int)","1","7","Command line profiler metrics","{gpu_cute.METRIC_LD}","","64"\n'
            f'"0","1","python","h","{name}(const unsigned short *, unsigned short *, int)","1","7","Command line profiler metrics","{gpu_cute.METRIC_ST}","","1,28"\n')
     assert gpu_cute.parse_ncu_csv(out) == {name: {gpu_cute.METRIC_LD: 64.0, gpu_cute.METRIC_ST: 128.0}}
+    again = "".join(line.replace('"0","1"', '"1","1"').replace('"64"', '"67"') + "\n"  # a second launch, ld +3
+                    for line in out.splitlines() if line.startswith('"0"'))
+    assert gpu_cute.parse_ncu_launches(out + again) == {name: [{gpu_cute.METRIC_LD: 64.0, gpu_cute.METRIC_ST: 128.0},
+                                                               {gpu_cute.METRIC_LD: 67.0, gpu_cute.METRIC_ST: 128.0}]}
 
 
 def test_report_and_cache_round_trip(gpu_cute, kernels, tmp_path):
