@@ -11,9 +11,12 @@ the TTGIR's own loop bounds evaluated with the launch's scalars):
 * ``st``  = ``..._op_st.sum`` against the stores of the same ops plus local_store / local_alloc %x;
   cp.async (LDGSTS) writes are predicted separately (``cp.async``) and compared both ways, since the
   metric's treatment of LDGSTS is what the run establishes;
-* not counted, listed per kernel when present: TMA copies and wgmma / tcgen05 operand reads (async
-  proxy, not the LSU), tensor memory, histograms' atom.shared counting, tt.gather,
-  mbarrier operations, and ops whose execution count depends on data (spin loops).
+* outside the two counters (``report.OUTSIDE_LSU_COUNTERS``; measured: the prediction without them is
+  what ncu counts), listed per kernel: TMA copies, wgmma / tcgen05 operand reads (async proxy), tensor
+  memory, mbarrier init / expect / wait; a TMA descriptor's fields (tensormap.replace: single-thread
+  LDS / STS in the SASS) are predicted;
+* not predicted, and a reason for a difference: histograms' atom.shared counting, tt.gather, and ops
+  whose execution count depends on data (spin loops).
 
 ``--mode prepare`` (CPU): every kernel is compiled by Triton 3.6 -- the device's Triton, installed here
 under /tmp by benchmarks/gpu_workflow_prepare.sh -- for sm_90 with the JIT's specialization
@@ -309,7 +312,7 @@ def predict(spec, ttgir: str, resolver, cc: int = 90, triton_version: str = "", 
     ld / st / cp.async wavefronts per launch, the static instruction inventory of the model, and what is
     left out."""
     from linear_layouts.kernels.ir_text import parse_module
-    from linear_layouts.kernels.report import analyze_module
+    from linear_layouts.kernels.report import OUTSIDE_LSU_COUNTERS, analyze_module
     from linear_layouts.kernels.trips import grid_op_counts
 
     module = parse_module(ttgir)
@@ -323,6 +326,8 @@ def predict(spec, ttgir: str, resolver, cc: int = 90, triton_version: str = "", 
     ops = []
     for op in report.ops:
         for ins in op.triton.stores + op.triton.loads:
+            if ins.count == 0:
+                continue  # SASS-only accesses (a TMA descriptor's tensormap.replace): no PTX instruction
             key = _inventory_key(ins.instruction, ins.bytes)
             inventory[key] = inventory.get(key, 0) + ins.count // max(1, report.num_warps)
         if op.count is None:
@@ -335,13 +340,16 @@ def predict(spec, ttgir: str, resolver, cc: int = 90, triton_version: str = "", 
         ld += op.count * op.triton.load_wavefronts
         ops.append({"op": op.kind, "loc": str(op.loc), "count": op.count, "st": op.triton.store_wavefronts,
                     "ld": op.triton.load_wavefronts, "instructions": [i.instruction for i in op.triton.stores + op.triton.loads]})
-    left_out = {}
+    left_out: dict[str, int] = {}
+    outside: dict[str, int] = {}
     for u in report.unmodeled:
         if u.count == 0:
             continue
         key = f"{u.op}: {u.reason}"
-        left_out[key] = left_out.get(key, 0) + 1
+        into = outside if u.op in OUTSIDE_LSU_COUNTERS else left_out
+        into[key] = into.get(key, 0) + 1
     return {"ld": ld, "st": st, "cp_async": cp, "unknown_counts": unknown, "left_out": left_out,
+            "outside_counters": outside,
             "model_inventory": dict(sorted(inventory.items())), "ops": ops}
 
 
@@ -384,13 +392,16 @@ def verdict(row: dict) -> tuple[bool, str]:
     p, m = row["predicted"], row["measured"]
     one = _launch(row, "cta1")
     full_ok, full_how = _match(p, m)
+    outside = ("; not in the counters (async proxy / mbarriers): "
+               + ", ".join(sorted({k.split(":")[0] for k in p.get("outside_counters") or {}}))) \
+        if p.get("outside_counters") else ""
     if one is not None:
         ok, how = _match(one["predicted"], one["min"])
-        beside = "full exact" if full_ok else f"full {_excess(p, m)}"
+        beside = "full exact" if full_ok else f"full {_excess(p, m, _ctas(_full(row.get('grid') or [1])))}"
         if ok:
-            return True, f"exact per CTA{how}; {beside}"
+            return True, f"exact per CTA{how}; {beside}{outside}"
     elif full_ok:
-        return True, "exact" + full_how
+        return True, "exact" + full_how + outside
     reasons = []
     if p["left_out"]:
         reasons.append("not modeled: " + "; ".join(p["left_out"]))
@@ -403,16 +414,24 @@ def verdict(row: dict) -> tuple[bool, str]:
     if not reasons:
         reasons.append("same instructions as the PTX; wavefronts or execution counts differ")
     if one is not None:
-        reasons.append(f"1 CTA {_excess(one['predicted'], one['min'])}; full {_excess(p, m)}")
+        reasons.append(f"1 CTA {_excess(one['predicted'], one['min'])}")
+    reasons.append(f"full {_excess(p, m, _ctas(_full(row.get('grid') or [1])))}")
     return False, "; ".join(reasons)
 
 
-def _excess(p: dict, m: dict) -> str:
-    """``ld +x% st +y%``: ncu over the prediction (st against the nearer of st and st + cp.async)."""
+def _excess(p: dict, m: dict, ctas: int = 0) -> str:
+    """``ld +x% st +y%``: ncu over the prediction (st against the nearer of st and st + cp.async); with
+    ``ctas``, also the difference per CTA (a fraction on a grid of identical CTAs is no fixed per-CTA
+    model error).
+
+    >>> _excess({"ld": 64, "st": 64, "cp_async": 0}, {LD: 72.0, ST: 64.0}, ctas=4)
+    'ld +12.5% (+2 per CTA) st +0.0%'
+    """
     def pct(got, want):
         if got is None:
             return "-"
-        return f"{got - want:+g}" if want == 0 else f"{100 * (got - want) / want:+.1f}%"
+        text = f"{got - want:+g}" if want == 0 else f"{100 * (got - want) / want:+.1f}%"
+        return text + (f" ({(got - want) / ctas:+.4g} per CTA)" if ctas > 1 and got != want else "")
     st_want = min((p["st"], p["st"] + p["cp_async"]), key=lambda w: abs((m.get(ST) or 0) - w))
     return f"ld {pct(m.get(LD), p['ld'])} st {pct(m.get(ST), st_want)}"
 
@@ -442,14 +461,18 @@ def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
                   f"one wave ({WAVE_CTAS} CTAs or the grid's x-major prefix that fits) on {wave_ok} / {len(wave)}."]
     lines += ["", "What is counted: ncu's `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum` / `_op_st.sum` "
               "(the LSU's shared-memory wavefronts) of each launch, against the report's loads / stores of "
-              "convert_layout, local_load / local_store / local_alloc and tt.reduce's inter-warp steps, times their "
-              "executions over the CTAs launched (cp.async writes predicted apart; st compared with and without them). "
-              "Not in the prediction, listed per kernel: wgmma / TMA operand traffic (async proxy), mbarriers, "
-              "atom.shared, tt.gather, data-dependent loops. "
-              f"Each grid is launched {repeats} times under ncu with fresh inputs; `min (spread)` is the smallest "
-              "count and max - min.", "",
+              "convert_layout, local_load / local_store / local_alloc, tt.reduce / tt.scan's shared steps, histogram "
+              "bins, scalar atomics' broadcast and TMA descriptors, times their executions over the CTAs launched "
+              "(cp.async writes predicted apart; st compared with and without them). Outside both counters (measured), "
+              "named in the verdict: wgmma / TMA / TMEM traffic (async proxy) and mbarriers. Not predicted, a reason "
+              "for a difference: atom.shared, tt.gather, data-dependent loops. "
+              + (f"Each grid is launched {repeats} times under ncu with fresh inputs; `min (spread)` is the smallest "
+                 "count and max - min." if repeats > 1 else "Each kernel was launched once under ncu, on its full grid."),
+              "",
               "Reproduce: `bash benchmarks/gpu_workflow_prepare.sh` (CPU), then "
               "`bash benchmarks/gpu_workflow_run.sh OUT 180` (GPU).", ""]
+    if meta.get("note"):
+        lines += [meta["note"], ""]
     if meta.get("ncu_tail"):
         lines += ["ncu (tail):", "", "```", meta["ncu_tail"][-1500:], "```", ""]
     lines += ["| kernel | grid | predicted ld / st (cp.async) | ncu ld / st | 1 CTA: predicted / ncu min (spread) | "
@@ -552,9 +575,11 @@ def rescore(args) -> int:
         if row.get("measured") and row.get("predicted"):
             row["exact"], row["verdict"] = verdict(row)
         else:
-            row["verdict"] = before.get("verdict", "")
+            row["verdict"] = before.get("verdict") or row.get("error", "")
         rows.append(row)
     meta = dict(old["meta"], rescored=datetime_now(), mode="device, rescored on the CPU with the current model")
+    if args.note:
+        meta["note"] = f"Rescored {meta['rescored']}: {args.note}"
     write_results(Path(args.out), meta, rows)
     measured = [r for r in rows if r.get("measured")]
     print(f"exact on {sum(1 for r in measured if r.get('exact'))} / {len(measured)} kernels (rescored)")
@@ -576,6 +601,7 @@ def main(argv=None) -> int:
     ap.add_argument("--any-triton", action="store_true", help="prepare with a Triton other than 3.6 (tests)")
     ap.add_argument("--store-ir", default="", help="prepare: also write each TTGIR and the PTX inventory there")
     ap.add_argument("--results", default="", help="rescore: a device run's gpu_kernels.json")
+    ap.add_argument("--note", default="", help="rescore: what changed in the model (written above the table)")
     ap.add_argument("--launch", help=argparse.SUPPRESS)
     ap.add_argument("--until", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -150,7 +150,7 @@ def test_measure_repeats_every_grid_and_judges_the_one_cta_launch(scripts, plan,
     full = next(v for v in out["transpose"]["launches"] if v["name"] == "full")
     assert len(full["counts"]) == 3 and full["spread"][gpu_kernels.LD] == 2
     assert out["transpose"]["measured"][gpu_kernels.LD] == rows["transpose"]["predicted"]["ld"] + 2693
-    assert out["transpose"]["exact"] and out["transpose"]["verdict"].startswith("exact per CTA; full ld +1.0% st +0.0%")
+    assert out["transpose"]["exact"] and out["transpose"]["verdict"].startswith("exact per CTA; full ld +1.0% (+0.6575 per CTA) st +0.0%")
     text = (tmp_path / "gpu_kernels.md").read_text()
     assert "exact per CTA (min over the repeats of a 1-CTA launch = the prediction for that CTA, ld and st) on 2 / 2" in text
     assert "the full-size launch (min of 3) is exact on 0 / 2; one wave" in text

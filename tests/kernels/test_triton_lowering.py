@@ -46,6 +46,8 @@ def model_inventory(target: str, name: str, *, ttgir: Path | None = None, versio
         if op.kind == "async_copy":
             continue  # cp.async is not an ld/st.shared in the PTX
         for ins in op.triton.stores + op.triton.loads:
+            if ins.count == 0:
+                continue  # SASS-only accesses (tensormap.replace's expansion): no instruction in the PTX
             key = ins.instruction if "matrix" in ins.instruction else f"{ins.instruction[:2]}.shared.{ins.bytes}B"
             out[key] = out.get(key, 0) + ins.count // report.num_warps
     return dict(sorted(out.items()))

@@ -72,6 +72,20 @@ UNMODELED = {
     "ttng.wait_barrier": "mbarrier wait",
 }
 
+#: ops whose shared-memory traffic ncu's LSU counters (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``
+#: / ``_op_st``) do not count: the async proxy (TMA, wgmma / tcgen05 operand reads, TMEM) and mbarriers.
+#: Measured (H100, ncu 2025.3, 2026-11-26): the prediction without them equals ncu's ld on mxfp4_matmul
+#: and int4_dequant_matmul (wgmma) and ld and st on tma_persistent_matmul (TMA, wgmma, mbarriers).
+OUTSIDE_LSU_COUNTERS = frozenset({
+    "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global", "ttng.async_tma_gather",
+    "ttng.async_tma_scatter", "ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tmem_load", "ttng.tmem_store",
+    "ttng.tmem_copy", "ttng.init_barrier", "ttng.barrier_expect", "ttng.wait_barrier"})
+
+#: ptxas's expansion of the 13 ``tensormap.replace.tile.*`` of a rank-2 TMA descriptor (Triton 3.6, sm_90):
+#: single-thread LDS / STS, one wavefront each (read from the SASS, confirmed by ncu)
+TENSORMAP_RANK2_LDS = 11
+TENSORMAP_RANK2_STS = 14
+
 
 @dataclass(frozen=True)
 class LayoutEntry:
@@ -266,6 +280,7 @@ class _Analyzer:
         self.estimate = with_triton_estimate
         self.used: dict[str, dict[tuple[int, ...], LinearLayout]] = {}
         self.results_used = _results_used(module.functions[0])
+        self.tail = _tail_conversion(module.functions[0])
 
     def typ(self, text: str) -> TypeInfo:
         return parse_type(text, self.module)
@@ -292,7 +307,7 @@ class _Analyzer:
                 return None
             a, b = self.linear(s), self.linear(d)
             bits = s.bitwidth or 32
-            triton = convert_lowering(a, b, bits, self.cc)
+            triton = convert_lowering(a, b, bits, self.cc, tail=id(op) == self.tail)
             try:
                 ours = plan_conversion(a, b, max(bits, 8))
             except LayoutError:
@@ -397,11 +412,23 @@ class _Analyzer:
             triton = SharedLowering(SHARED, (ins,), (), shared, 1, "cp.async (LDGSTS): global -> shared")
             return SharedOp(index, name, "async_copy", loc, mem.shape, elem, bits, self.name(ptr), self.name(mem),
                             triton, None, depth, count, None, tuple(_conflict_flags(triton)), dist, shared)
-        if name == "ttng.tensormap_create":  # the first warp writes the 128-byte descriptor: one st.shared.b32
+        if name == "ttng.tensormap_create":
+            # one warp zeroes the 128-byte descriptor (st.shared.b32, one active lane), then writes its fields
+            # with tensormap.replace.tile.* (13 for rank 2), which ptxas expands into read-modify-write LDS /
+            # STS of one thread, then copies it out (async proxy). SASS of Triton 3.6 sm_90, rank 2: 11 LDS +
+            # 14 STS after the zeroing, each one wavefront; ncu on tma_persistent_matmul (H100, 2026-11-26):
+            # +33 ld and +42 st per CTA over 3 descriptors. Other ranks' expansion was not read: not modeled.
             from linear_layouts.kernels.triton_lowering import Instructions
 
-            ins = Instructions("st.shared.b32", "store", 4, self.module.num_warps, 1)  # issued by all, warp 0 active
-            triton = SharedLowering(SHARED, (ins,), (), None, 1, "TMA descriptor written by warp 0, then copied out")
+            rank = (len(op.operand_types) - 1) // 4  # ptr, ptr, box[r], global_dim[r], stride[r-1], elem_stride[r]
+            if rank != 2:
+                return UnmodeledOp(index, name, loc, f"TMA descriptor of rank {rank}: ptxas's tensormap.replace "
+                                   "expansion is modeled for rank 2 only", count)
+            warps = self.module.num_warps
+            ins = (Instructions("st.shared.b32", "store", 4, warps, 1 + TENSORMAP_RANK2_STS),)  # issued by all, 1 lane
+            sass = (Instructions("ld.shared.b32", "load", 4, 0, TENSORMAP_RANK2_LDS),)  # SASS only: no PTX ld.shared
+            triton = SharedLowering(SHARED, ins, sass, None, 1,
+                                    "TMA descriptor zeroed and filled by one thread (tensormap.replace -> LDS/STS)")
             return SharedOp(index, name, "tensormap_create", loc, (128,), "i8", 8, "-", "descriptor", triton,
                             None, depth, count)
         if name in UNMODELED:
@@ -492,6 +519,37 @@ def _results_used(fn: Function) -> set[int]:
 
     visit(fn.body.ops)
     return used
+
+
+#: ops that touch no memory and hold no barrier: ptxas may move a load past them
+_PURE = ("arith.", "math.", "tt.splat", "tt.addptr", "tt.broadcast", "tt.expand_dims", "tt.make_range")
+
+
+def _tail_conversion(fn: Function) -> int | None:
+    """``id`` of the function's last ``convert_layout`` when nothing follows it at the top level but pure
+    ops and global stores (``tt.store``) of values derived from it alone, up to the return: ptxas then
+    sinks its ``ld.shared`` behind the stores' early exit (``triton_lowering.convert_lowering``'s ``tail``)."""
+    derived: set[str] = set()
+    trailing: list[Op] = []
+    for op in reversed(fn.body.ops):
+        if op.name == "ttg.convert_layout" and op.results:
+            name = op.results[0]
+            stores = [o for o in trailing if o.name == "tt.store"]
+            ok = stores and all(_derives(o.operands[1], name, trailing) for o in stores)
+            return id(op) if ok else None
+        if op.regions or not (op.name in ("tt.return", "tt.store") or op.name.startswith(_PURE)):
+            return None
+        trailing.append(op)
+    return None
+
+
+def _derives(value: str, source: str, ops: list[Op]) -> bool:
+    """``value`` is ``source`` or computed (by ``ops``) from it and from nothing else that is a tensor
+    result of ``ops``' own (constants and earlier values are fine)."""
+    if value.split("#")[0] == source:
+        return True
+    producer = next((o for o in ops if o.results and o.results[0] == value.split("#")[0]), None)
+    return producer is not None and any(_derives(v, source, ops) for v in producer.operands)
 
 
 def _strip(layout: LinearLayout) -> LinearLayout:

@@ -369,6 +369,13 @@ def optimal_swizzling(src: LinearLayout, dst: LinearLayout, bits: int, cc: int) 
 # --------------------------------------------------------------------------------------------------
 # instructions and their wavefronts
 # --------------------------------------------------------------------------------------------------
+def _free_mask(layout: LinearLayout, dim: str) -> int:
+    """The bits of ``dim`` whose basis is zero (threads differing there hold the same data)."""
+    if not layout.has_in_dim(dim):
+        return 0
+    return sum(1 << k for k, v in enumerate(layout.bases[dim]) if not any(v))
+
+
 def _vector_name(op: str, nbytes: int) -> str:
     base = "st.shared" if op == "store" else "ld.shared"
     return {1: f"{base}.b8", 2: f"{base}.b16", 4: f"{base}.b32", 8: f"{base}.v2", 16: f"{base}.v4"}[nbytes]
@@ -382,10 +389,16 @@ def _offsets(cvt: LinearLayout, regs: np.ndarray, lanes: np.ndarray, warps: np.n
 
 
 @checked
-def ldst_instructions(cvt: LinearLayout, bits: int, op: str, *, max_vector_elements: int | None = None) -> Instructions:
+def ldst_instructions(cvt: LinearLayout, bits: int, op: str, *, max_vector_elements: int | None = None,
+                      owners_only: bool = False) -> Instructions:
     """``lowerLdStShared``: ``cvt`` maps (register, lane, warp) to element offsets; the widest vector of
     registers contiguous in offsets (at most 16 bytes), one instruction per vector per warp, every
-    lane active (stores too). Wavefronts from the bank simulator."""
+    lane active (stores too). Wavefronts from the bank simulator.
+
+    ``owners_only``: the threads that hold a copy of another thread's data (a lane or warp bit whose
+    basis is zero is set) do not execute the instruction -- ptxas sank it behind the early exit of
+    those threads (``convert_lowering``'s ``tail``); ``count`` stays the static one (every warp's code
+    has it), ``wavefronts`` counts the executing lanes of the executing warps only."""
     width = max_vector_elements or max(1, 128 // bits)
     v = width
     while v > 1:
@@ -399,12 +412,17 @@ def ldst_instructions(cvt: LinearLayout, bits: int, op: str, *, max_vector_eleme
     regs = cvt.in_dim_size(REG) if cvt.has_in_dim(REG) else 1
     warps = cvt.in_dim_size(WARP) if cvt.has_in_dim(WARP) else 1
     lanes = np.arange(cvt.in_dim_size(LANE))
+    lane_free = _free_mask(cvt, LANE) if owners_only else 0
+    warp_free = _free_mask(cvt, WARP) if owners_only else 0
+    active = [not lane & lane_free for lane in range(len(lanes))] if lane_free else None
     count = wavefronts = 0
     for w in range(warps):
         for r in range(0, regs, v):
-            starts = _offsets(cvt, np.full_like(lanes, r), lanes, np.full_like(lanes, w)) * bits // 8
-            wavefronts += instruction_wavefronts([int(s) for s in starts], nbytes, op=op)
             count += 1
+            if w & warp_free:
+                continue
+            starts = _offsets(cvt, np.full_like(lanes, r), lanes, np.full_like(lanes, w)) * bits // 8
+            wavefronts += instruction_wavefronts([int(s) for s in starts], nbytes, op=op, active=active)
     return Instructions(_vector_name(op, nbytes), op, nbytes, count, wavefronts)
 
 
@@ -482,9 +500,9 @@ def _dist(layout: LinearLayout) -> LinearLayout:
     return layout.sublayout(dims, layout.out_dim_names)
 
 
-def _side(cvt: LinearLayout, bits: int, op: str, index: int) -> Instructions:
+def _side(cvt: LinearLayout, bits: int, op: str, index: int, owners_only: bool = False) -> Instructions:
     if index == 0:
-        return ldst_instructions(cvt, bits, op)
+        return ldst_instructions(cvt, bits, op, owners_only=owners_only)
     result = matrix_instructions(cvt, bits, op, transpose=index == 2)
     if result is None:  # pragma: no cover - the tile choice guarantees the fit
         return ldst_instructions(cvt, bits, op)
@@ -510,8 +528,14 @@ def _mixed_transpositions(src: LinearLayout, dst: LinearLayout) -> int:
 
 
 @checked
-def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 90) -> SharedLowering:
-    """Triton's lowering of ``convert_layout`` from ``src`` to ``dst`` (``bits``-bit elements, sm_``cc``)."""
+def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 90, *, tail: bool = False) -> SharedLowering:
+    """Triton's lowering of ``convert_layout`` from ``src`` to ``dst`` (``bits``-bit elements, sm_``cc``).
+
+    ``tail``: the conversion is the kernel's last shared-memory op and its result only feeds the global
+    stores that end the kernel. Triton predicates those stores off in the threads that hold copies
+    (zero lane / warp bases of ``dst``); ptxas turns that predicate into an early ``EXIT`` and sinks the
+    ``ld.shared`` behind it, so only the owning threads load (SASS of row_sum and moe_router, Triton 3.6,
+    sm_90: ``@!P0 EXIT; LDS; STG``; ncu 1 and 2 wavefronts per CTA where all 4 warps would give 4)."""
     if bits < 8:
         bits = 8
     dims = conversion_dims(src, dst)
@@ -538,7 +562,7 @@ def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 
         if cvt is None:  # pragma: no cover
             raise LayoutError("convert: cannot divide out the reps")
         cvt = cvt.reshape_outs([(OFFSET, cvt.total_out_dim_size)])
-        sides.append(_side(cvt, bits, op, index))
+        sides.append(_side(cvt, bits, op, index, owners_only=tail and op == "load"))
     scratch = smem.reshape_ins([(OFFSET, smem.total_in_dim_size)])  # the reps as the top offset bits
     return SharedLowering(SHARED, _merge([sides[0]], n_reps), _merge([sides[1]], n_reps), scratch, n_reps)
 
