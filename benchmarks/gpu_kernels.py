@@ -153,7 +153,8 @@ def launch_grids(grid) -> list[tuple[str, tuple[int, int, int]]]:
     z as far as they fit) and ``full`` (the kernel's realistic grid). A kernel computes its tiles from its
     program id and its scalars, so a prefix of its grid is the same work per CTA; the prediction for each
     grid counts exactly the CTAs launched (``trips.grid_op_counts``: masked tails and pid-dependent loops
-    evaluated per CTA; ``tl.num_programs`` is the reduced grid's).
+    evaluated per CTA; ``tl.num_programs`` is the reduced grid's; a lone CTA takes its spin locks at the
+    first try, its inputs being fresh with the locks zeroed: ``trips.op_counts``'s ``free_locks``).
 
     >>> launch_grids((64, 64))
     [('cta1', (1, 1, 1)), ('wave', (64, 2, 1)), ('full', (64, 64, 1))]

@@ -61,3 +61,19 @@ def test_a_rank2_tma_descriptor_costs_its_sass_accesses():
     assert {(op.triton.store_wavefronts, op.triton.load_wavefronts) for op in ops} == {(15, 11)}
     assert {tuple(i.count for i in op.triton.loads) for op in ops} == {(0,)}  # no ld.shared in the PTX
     assert 132 * 3 * 11 == 4356  # ncu's ld on tma_persistent_matmul's 132 CTAs
+
+
+def test_one_cta_takes_its_spin_lock_at_the_first_try():
+    """layer_norm_bwd_dx's ``while tl.atomic_cas(Lock, 0, 1) == 1`` (its result reaches every thread through
+    shared memory: 1 st + 1 ld per warp each try): unknown on a grid of many CTAs (they contend), one
+    try on a grid of one CTA with the locks zeroed -- the 1-CTA launch of benchmarks/gpu_kernels.py."""
+    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.kernels.trips import grid_op_counts
+
+    fn = parse_module((T36 / "layer_norm_bwd_dx.ttgir").read_text()).functions[0]
+    [cas] = [op for op in fn.walk() if op.name == "tt.atomic_cas"]
+    scalars = {"%stride": 4096, "%N": 4096}
+    assert grid_op_counts(fn, scalars, (1,))[id(cas)] == 1
+    assert grid_op_counts(fn, scalars, (2,))[id(cas)] is None
+    [spin] = [op for op in fn.walk() if op.name == "scf.while"]
+    assert grid_op_counts(fn, scalars, (1,))[id(spin.regions[1].ops[0])] == 0  # the empty body: never

@@ -60,10 +60,11 @@ _SCALAR = re.compile(r"^(?:i\d+|index)$")
 
 
 class _Interpreter:
-    def __init__(self, env: dict[str, Any], program_id: tuple, num_programs: tuple):
+    def __init__(self, env: dict[str, Any], program_id: tuple, num_programs: tuple, free_locks: bool = False):
         self.env = env
         self.pid = program_id
         self.npid = num_programs
+        self.free_locks = free_locks
         self.counts: dict[int, int | None] = {}
         self.budget = _MAX_ITERATIONS
 
@@ -102,6 +103,10 @@ class _Interpreter:
                         self.region(r, times)
                     else:
                         self.add_zero(r)
+            return
+        if name == "scf.while" and self.free_locks and len(op.regions) == 2 and _is_spin_lock(op):
+            self.region(op.regions[0], times)  # the lock is free: the first compare-and-swap takes it
+            self.add_zero(op.regions[1])
             return
         if op.regions:  # scf.while, tt.reduce / tt.scan combiners: bodies not interpreted
             if name in ("scf.while",):
@@ -154,7 +159,7 @@ class _Interpreter:
             return
         trips = max(0, -(-(ub - lb) // step)) if step > 0 else max(0, -(-(lb - ub) // -step))
         # iteration-invariant body: evaluate once with the induction variable unknown
-        probe = _Interpreter(dict(self.env), self.pid, self.npid)
+        probe = _Interpreter(dict(self.env), self.pid, self.npid, self.free_locks)
         probe.env[iv] = None
         probe.region(body, trips * times)
         if all(v is not None for v in probe.counts.values()):
@@ -171,21 +176,38 @@ class _Interpreter:
             self.region(body, times)
 
 
+def _is_spin_lock(op: Op) -> bool:
+    """A ``scf.while`` whose condition region does nothing but a ``tt.atomic_cas`` and its compare:
+    ``while atomic_cas(lock, 0, 1) == 1: pass``."""
+    before, after = op.regions
+    names = {o.name for o in before.ops}
+    return "tt.atomic_cas" in names and names <= {"tt.atomic_cas", "arith.cmpi", "arith.constant", "scf.condition"} \
+        and all(o.name == "scf.yield" for o in after.ops)
+
+
 @checked
-def op_counts(fn: Function, scalars: Mapping[str, Any], *, program_id: tuple, num_programs: tuple) -> dict[int, int | None]:
+def op_counts(fn: Function, scalars: Mapping[str, Any], *, program_id: tuple, num_programs: tuple,
+              free_locks: bool = False) -> dict[int, int | None]:
     """``id(op) -> executions`` in one CTA with ``program_id`` (x, y, z) of a grid of ``num_programs``;
-    ``scalars`` maps argument names (``%n``) to values. ``None``: unknown (data-dependent)."""
+    ``scalars`` maps argument names (``%n``) to values. ``None``: unknown (data-dependent).
+
+    ``free_locks``: a spin lock (``while tl.atomic_cas(lock, 0, 1) == 1: pass``) is taken at the first try
+    -- true for a launch of one CTA whose locks start at zero (nobody else holds them), so its loop
+    condition runs once and its empty body never."""
     env = dict(scalars)
-    interp = _Interpreter(env, tuple(program_id), tuple(num_programs))
+    interp = _Interpreter(env, tuple(program_id), tuple(num_programs), free_locks)
     interp.region(fn.body, 1)
     return interp.counts
 
 
 @checked
 def grid_op_counts(fn: Function, scalars: Mapping[str, Any], grid: tuple[int, ...]) -> dict[int, int | None]:
-    """``id(op) -> executions`` summed over every CTA of ``grid`` (unknown when any CTA's is unknown)."""
+    """``id(op) -> executions`` summed over every CTA of ``grid`` (unknown when any CTA's is unknown).
+    A grid of one CTA takes its spin locks at the first try (``op_counts``'s ``free_locks``)."""
     grid = tuple(grid) + (1,) * (3 - len(grid))
     total: dict[int, int | None] = {}
+    if grid == (1, 1, 1):
+        return op_counts(fn, scalars, program_id=(0, 0, 0), num_programs=grid, free_locks=True)
     generic = op_counts(fn, scalars, program_id=(None, None, None), num_programs=grid)
     if all(v is not None for v in generic.values()):  # no count depends on the program id
         n = grid[0] * grid[1] * grid[2]
