@@ -36,7 +36,7 @@ run() {  # run NAME BUDGET CMD...: its output's last lines only (the device tool
   tail -n 6 "/tmp/gpu_workflow_$name.log"
   echo "== $name: rc $rc in $((SECONDS - t)) s"
 }
-b=$(share 1 4)
+b=$(share 1 3)
 run advice "$b" $PY benchmarks/gpu_shared_advice.py --mode measure --budget "$b" --repeats "$REPEATS" --out "$OUT/advice"
 b=$(share 3 4)
 run kernels "$b" $PY benchmarks/gpu_kernels.py --mode measure --budget "$b" --repeats "$REPEATS" --out "$OUT/kernels"
