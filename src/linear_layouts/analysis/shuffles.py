@@ -37,7 +37,7 @@ from linear_layouts.layout import LinearLayout
 
 __all__ = [
     "ShuffleRound", "ShufflePlan", "check_permutation_layout", "same_warp_data", "plan_shuffle", "emitted_instructions",
-    "lane_translation",
+    "lane_translation", "ButterflyForm", "butterfly_form", "butterfly_leaves", "butterfly_selects", "select_tree",
 ]
 
 REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
@@ -289,6 +289,118 @@ def _lane_translation(tables: tuple, n_lanes: int) -> tuple[int, ...] | None:
 _cached_lane_translation = functools.lru_cache(maxsize=64)(_lane_translation)
 
 
+MAX_BUTTERFLY_LANE_BITS = 1  # lane bits a butterfly select tree may depend on (2**k - 1 selects per word)
+
+
+@dataclass(frozen=True)
+class ButterflyForm:
+    """A shuffle plan in butterfly form: ``lane_bits`` (the lane bits the register choice depends on),
+    per round the XOR mask of its source lane (0: in-lane round) and its base send / receive registers
+    (lane 0's), and ``f``, ``g``: the register translations of those lane bits (send, receive)."""
+
+    lane_bits: tuple[int, ...]
+    masks: tuple[int, ...]
+    send_base: tuple[int, ...]
+    recv_base: tuple[int, ...]
+    f: tuple[int, ...]
+    g: tuple[int, ...]
+
+    def classes(self) -> list[tuple[int, int, int]]:
+        """``(lane class c, f(c), g(c))`` for the ``2**len(lane_bits)`` values of the lane bits."""
+        out = []
+        for c in range(1 << len(self.lane_bits)):
+            fc = gc = 0
+            for t, bit in enumerate(self.lane_bits):
+                if c >> t & 1:
+                    fc ^= self.f[bit]
+                    gc ^= self.g[bit]
+            out.append((c, fc, gc))
+        return out
+
+
+def butterfly_form(plan: ShufflePlan) -> ButterflyForm | None:
+    """The butterfly form of ``plan`` (module doc), or None where it does not apply: sub-word payloads,
+    a source lane not ``lane ^ m``, a register choice depending on more than
+    ``MAX_BUTTERFLY_LANE_BITS`` lane bits, or a destination register no round writes.
+
+    Example: the register bit 2 <-> lane bit 1 swap of a [32, 64] fp32 tile (suite pair random_109)
+    has masks 0 and 2 (32 rounds each) and lane_bits (1,)."""
+    rounds = plan.rounds
+    if not rounds or plan.bitwidth < 32 or plan.elements_per_shuffle != 1:
+        return None
+    n_lanes = len(rounds[0].source_lane)
+    f = lane_translation([r.send_registers for r in rounds], n_lanes)
+    g = lane_translation([r.receive_registers for r in rounds], n_lanes)
+    if f is None or g is None:
+        return None
+    lane_bits = tuple(i for i in range(len(f)) if f[i] or g[i])
+    if len(lane_bits) > MAX_BUTTERFLY_LANE_BITS:
+        return None
+    masks = []
+    for rnd in rounds:
+        m = rnd.source_lane[0]
+        if any(src != lane ^ m for lane, src in enumerate(rnd.source_lane)):
+            return None
+        masks.append(m)
+    form = ButterflyForm(lane_bits, tuple(masks), tuple(r.send_registers[0][0] for r in rounds),
+                         tuple(r.receive_registers[0][0] for r in rounds), f, g)
+    written = set(form.recv_base)
+    zero = sum(1 << i for i, v in enumerate(plan.dst.flat_bases(REGISTER)) if v == 0)
+    n_dst = plan.dst.in_dim_size(REGISTER)
+    if len(written) != len(rounds) or any(r ^ gc not in written for r in range(n_dst) if not r & zero
+                                          for _, _, gc in form.classes()):
+        return None
+    return form
+
+
+def select_tree(leaves: list, select) -> object:
+    """The value a lane picks among ``leaves`` (one per lane class, class ``c``'s bit ``t`` = lane bit
+    ``lane_bits[t]``): a binary tree of ``select(t, value_if_set, value_if_clear)``, no select where both
+    sides are equal.  ``select_tree(["x", "x"], f) == "x"``."""
+    if all(x == leaves[0] for x in leaves):
+        return leaves[0]
+    half = len(leaves) // 2
+    t = half.bit_length() - 1
+    lo, hi = select_tree(leaves[:half], select), select_tree(leaves[half:], select)
+    return lo if lo == hi else select(t, hi, lo)
+
+
+def butterfly_leaves(plan: ShufflePlan, form: ButterflyForm) -> tuple[dict, dict]:
+    """What each lane class sends and keeps in butterfly form: ``{(round, word): leaves}`` for the
+    rounds that cross lanes and ``{(dst register, word): leaves}``, a leaf ``("a", src register, word)``
+    or ``("recv", round, word)``; duplicated destination registers (zero bases) read their original."""
+    classes = form.classes()
+    words = plan.words_per_shuffle
+    sends = {(j, h): tuple(("a", s ^ fc, h) for _, fc, _ in classes)
+             for j, (m, s) in enumerate(zip(form.masks, form.send_base)) if m for h in range(words)}
+    round_of = {d: j for j, d in enumerate(form.recv_base)}
+    zero = sum(1 << i for i, v in enumerate(plan.dst.flat_bases(REGISTER)) if v == 0)
+    dests = {}
+    for r in range(plan.dst.in_dim_size(REGISTER)):
+        for h in range(words):
+            leaves = []
+            for _, fc, gc in classes:
+                j = round_of[(r & ~zero) ^ gc]
+                leaves.append(("recv", j, h) if form.masks[j] else ("a", form.send_base[j] ^ fc, h))
+            dests[r, h] = tuple(leaves)
+    return sends, dests
+
+
+def butterfly_selects(plan: ShufflePlan, form: ButterflyForm) -> int:
+    """Selects the butterfly emitter issues for ``plan`` (hash-consed select trees of
+    ``butterfly_leaves``): random_109's swap, 32 sent words + 64 registers = 96."""
+    nodes: set = set()
+
+    def select(t, hi, lo):
+        nodes.add((t, hi, lo))
+        return ("sel", t, hi, lo)
+
+    sends, dests = butterfly_leaves(plan, form)
+    for leaves in list(sends.values()) + list(dests.values()):
+        select_tree(list(leaves), select)
+    return len(nodes)
+
+
 def _live_selects(values: list, images: tuple[int, ...], live: set[int]) -> int:
     """Selects a compiler keeps of codegen's conditional swaps (``regs[r] <-> regs[r ^ m]`` in lanes
     whose bit ``i`` is set, for each image ``m``, in order): selects are hash-consed, one with equal
@@ -344,6 +456,10 @@ def emitted_instructions(plan: ShufflePlan) -> dict[str, int]:
     unpack_one = e - 1 if sub_word else 0  # shr per element but the first
     widen = e if sub_word else 0  # cvt per element where sub-word registers go through selects
 
+    form = butterfly_form(plan)
+    if form is not None:  # codegen's butterfly form: select trees only, no packing (32/64-bit words)
+        out["select"] = butterfly_selects(plan, form)
+        return out
     send_f = lane_translation([r.send_registers for r in rounds], n_lanes)
     recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes)
     out["pack"] += pack_one * len(rounds)

@@ -7,7 +7,7 @@ Shared memory is addressed by 32-bit shared-window byte addresses (``ll_smem_bas
 v4.b32; the 8/16-bit forms take and return the low bits of a 32-bit word),
 ``ll_stsm_x{1,2,4}[_t]`` / ``ll_ldsm_x{1,2,4}[_t]`` (``stmatrix``/``ldmatrix`` .m8n8[.trans].b16),
 ``ll_stg{32,64,128}`` (``st.global`` b32, v2, v4), ``ll_bar_cta()`` (``bar.sync 0``),
-``ll_bar_warp()`` (``bar.warp.sync``).  ``__shfl_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
+``ll_bar_warp()`` (``bar.warp.sync``).  ``__shfl_sync``, ``__shfl_xor_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
 
 Example: ``DEVICE_PRELUDE + kernel_body`` is what nvcc / NVRTC compile.
 """
@@ -114,6 +114,9 @@ LL_DEV unsigned __shfl_sync(unsigned, unsigned v, unsigned src) {
   ll_slot[w][l][0] = v; ll_warp_sync();
   unsigned r = ll_slot[w][src & 31u][0]; ll_warp_sync();
   return r;
+}
+LL_DEV unsigned __shfl_xor_sync(unsigned m, unsigned v, unsigned mask) {
+  return __shfl_sync(m, v, (threadIdx.x & 31u) ^ mask);
 }
 LL_DEV unsigned __byte_perm(unsigned a, unsigned b, unsigned s) {
   unsigned long long x = ((unsigned long long)b << 32) | a; unsigned r = 0;

@@ -19,6 +19,13 @@ lane bits.  So the emitter
 
 Registers of ``dst`` with a zero basis copy their originals in the last byte permute.
 
+Butterfly form (``butterfly_form``; 32- and 64-bit payloads where the register choice depends on at
+most one lane bit and every round reads lane ``lane ^ m``, as in the register<->lane bit swap of §5.4):
+each round is one ``shfl.sync.bfly.b32`` per word, the word sent chosen by one select on that lane bit,
+and each destination register is one select between the register the lane already holds and the word
+received (Triton's ``transferWithinWarp``).  No translated copies of the register file: a lane keeps in
+place the half it needs, and the compiler folds a round trip's selects.
+
 Example: the paper's Fig. 4 exchange (fp32, one element per payload) is two rounds of one
 ``shfl.sync.idx.b32`` each and no other instruction.
 """
@@ -28,12 +35,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.analysis.shuffles import lane_translation
+from linear_layouts.analysis.shuffles import ButterflyForm, butterfly_form, butterfly_leaves, lane_translation, select_tree
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack, translate_words
 from linear_layouts.errors import LayoutError
 
-__all__ = ["ShuffleConversion", "affine_lane_expression", "lane_translation"]  # lane_translation: re-exported
+__all__ = ["ShuffleConversion", "affine_lane_expression", "lane_translation"]  # lane_translation: re-exported  # lane_translation: re-exported
 
 
 def affine_lane_expression(table: tuple[int, ...] | list[int]) -> IndexExpression:
@@ -91,6 +98,9 @@ class ShuffleConversion:
 
     def emit_words(self, a: str, b: str, pin: Packing, pout: Packing, em: Emission, smem: str = "smem",
                    trailing_barrier: bool = True) -> list[str]:
+        form = butterfly_form(self.plan)
+        if form is not None:
+            return self._emit_butterfly(form, a, b, pin, pout, em)
         plan = self.plan
         w = self.element_bytes
         mark = len(em.lines)
@@ -155,6 +165,43 @@ class ShuffleConversion:
         lines += [f"{b}[{i}] = {x};" for i, x in enumerate(final)]
         return ["{"] + ["  " + x for x in lines] + ["}"]
 
+    def _emit_butterfly(self, form: ButterflyForm, a: str, b: str, pin: Packing, pout: Packing,
+                        em: Emission) -> list[str]:
+        """Butterfly form (module doc; ``analysis.shuffles.butterfly_leaves`` says which word each lane
+        class sends and keeps): one ``shfl.sync.bfly`` per word of a crossing round, select trees on the
+        lane bits (``select_tree``, hash-consed) for the words sent and the destination registers."""
+        mark = len(em.lines)
+        sends, dests = butterfly_leaves(self.plan, form)
+        memo: dict = {}
+
+        def select(t: int, hi: str, lo: str) -> str:
+            if (t, hi, lo) not in memo:
+                bit = form.lane_bits[t]
+                cond = f"((lane >> {bit}) & 1u)" if bit else "(lane & 1u)"
+                em.select += 1
+                memo[t, hi, lo] = em.define(f"({cond} ? {hi} : {lo})", "x")
+            return memo[t, hi, lo]
+
+        names: dict = {}
+
+        def name(leaf: tuple) -> str:
+            return f"{a}[{pin.word(leaf[1]) + leaf[2]}]" if leaf[0] == "a" else names[leaf]
+
+        for (j, h), leaves in sends.items():
+            value = select_tree([name(x) for x in leaves], select)
+            names["recv", j, h] = em.fresh("r")
+            em.lines.append(f"const unsigned {names['recv', j, h]} = __shfl_xor_sync(0xffffffffu, {value}, "
+                            f"{form.masks[j]});")
+        final = ["0u"] * pout.num_words
+        for (r, h), leaves in dests.items():
+            final[pout.word(r) + h] = select_tree([name(x) for x in leaves], select)
+        lines = em.lines[mark:]
+        del em.lines[mark:]
+        lines += [f"{b}[{i}] = {x};" for i, x in enumerate(final)]
+        return ["{"] + ["  " + x for x in lines] + ["}"]
+
     def instruction_counts(self) -> dict[str, int]:
-        """Static per-thread count: ``shfl.sync.idx.b32`` = rounds x words per payload."""
-        return {"shfl.sync.idx.b32": self.plan.shuffles_per_warp}
+        """Static per-thread count: ``shfl.sync.idx.b32`` (``.bfly`` in butterfly form) = rounds x words
+        per payload, but in-lane rounds."""
+        key = "shfl.sync.bfly.b32" if butterfly_form(self.plan) is not None else "shfl.sync.idx.b32"
+        return {key: self.plan.shuffles_per_warp}
