@@ -193,6 +193,17 @@ def cases(scratch: Path) -> list[Case]:
                 assert found is None and "uid 65534" in reason, reason
             print("OK", re.search(r"it belongs[^;]*|\\(not root.*", first)[0], "|", re.search(r"it is writable[^;]*", second)[0])
         """),
+        check("cache", "a cache folder inside a folder others can write (they could swap it)", f"""
+            import os
+            from linear_layouts.codegen import ptx
+            shared = "{scratch}/shared_parent"
+            os.mkdir(shared); os.chmod(shared, 0o777)
+            os.environ["LINEAR_LAYOUTS_CACHE"] = shared + "/kernels"
+            try:
+                ptx.cache_dir(); raise SystemExit("accepted")
+            except ptx.CompileError as error:
+                print("OK refused:", str(error).split(": ", 2)[-1].replace("{scratch}/", "")[:110])
+        """),
         check("cache", "the old world-shared /tmp/linear_layouts_cache is never read", f"""
             import os, warnings
             os.environ["LINEAR_LAYOUTS_CACHE"] = "{scratch}/cache4"

@@ -173,3 +173,16 @@ def test_runtime_loads_only_verified_cubins(cache):
     with pytest.warns(CacheWarning):
         path = ptx.compile_cubin(SOURCE)
     assert path.read_bytes()[:4] == b"\x7fELF" and b"planted" not in path.read_bytes()
+
+
+def test_a_folder_above_the_cache_that_others_can_write_is_refused(tmp_path, monkeypatch):
+    """Whoever can write the folder above the cache can swap the cache folder for their own between our
+    check and our load: refused, unless that folder is sticky (like /tmp)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv(ptx.CACHE_ENV, str(shared / "kernels"))
+    with pytest.raises(CompileError, match=r"the folder above it \(.*shared\) is writable by other users \(mode 0777\)"):
+        cache_dir()
+    os.chmod(shared, 0o1777)
+    assert cache_dir() == shared / "kernels"

@@ -106,7 +106,7 @@ def cache_dir() -> Path:
         root.mkdir(mode=0o700, exist_ok=True)
     except OSError as error:
         raise CompileError(f"kernel cache: cannot create {root}: {error.strerror}") from None
-    problem = _unsafe(root, directory=True)
+    problem = _unsafe(root, directory=True) or _unsafe_parent(root.parent)
     if problem:
         raise CompileError(f"kernel cache: refusing {root}: {problem}; use a private folder (mkdir -m 700) "
                            f"or unset ${CACHE_ENV}")
@@ -129,6 +129,18 @@ def _unsafe(path: Path, *, directory: bool = False) -> str | None:
         return f"it belongs to uid {info.st_uid}, not to us (uid {os.geteuid()})"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"it is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
+
+
+def _unsafe_parent(parent: Path) -> str | None:
+    """Why the folder holding the cache lets someone else swap the cache folder (rename it and put their
+    own in its place), or None: it must belong to us or root, and be writable by others only if sticky
+    (as /tmp is)."""
+    info = os.stat(parent)
+    if hasattr(os, "geteuid") and info.st_uid not in (0, os.geteuid()):
+        return f"the folder above it ({parent}) belongs to uid {info.st_uid}"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX:
+        return f"the folder above it ({parent}) is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
     return None
 
 
