@@ -564,6 +564,17 @@ _LAYOUT_HELP = ("a layout spec: Gluon syntax such as 'BlockedLayout([1,4],[4,8],
 _DTYPE_HELP = "element type: fp8, fp16, bf16, fp32, i8, i32, fp64, float8_e4m3fn, ... (or the width in bits)"
 
 
+def _core_description() -> str:
+    """Which algebra core runs: the compiled one, or pure Python and why (pip hides the build's own note)."""
+    from linear_layouts import _ccore
+
+    if _ccore.backend() == "c":
+        return "compiled core"
+    if _ccore.available():
+        return "pure-Python core: LINEAR_LAYOUTS_PURE_PYTHON is set"
+    return "pure-Python core: the C extension was not built at install (pip install -v . shows why)"
+
+
 def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], int]]]:
     parser = _Parser(
         prog="linear-layouts",
@@ -572,7 +583,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                "'{\"bases\": {\"register\": [[0,1]], ...}, \"out_dims\": {\"dim0\": 16, ...}}', or CuTe text "
                "'Swizzle<3,4,3> o (8,64):(64,1)'; @FILE reads a file.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__} ({_core_description()})",
                         help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                 help="what to do; `linear-layouts COMMAND -h` explains each")

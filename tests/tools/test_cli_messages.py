@@ -25,7 +25,19 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_version(capsys):
     code, out, _ = _run(capsys, "--version")
-    assert code == 0 and out.strip() == f"linear-layouts {linear_layouts.__version__}"
+    from linear_layouts import _ccore
+
+    core = "compiled core" if _ccore.backend() == "c" else "pure-Python core: "
+    assert code == 0 and out.strip().startswith(f"linear-layouts {linear_layouts.__version__} ({core}")
+
+
+def test_version_names_the_pure_python_core_and_why(capsys):
+    from linear_layouts import _ccore
+
+    with _ccore.using("python"):
+        code, out, _ = _run(capsys, "--version")
+    reason = "LINEAR_LAYOUTS_PURE_PYTHON is set" if _ccore.available() else "the C extension was not built"
+    assert code == 0 and f"(pure-Python core: {reason}" in out
 
 
 def test_every_argument_has_help():
