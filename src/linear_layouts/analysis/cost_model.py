@@ -18,8 +18,9 @@ both ways, shuffles and shared memory) with the other blocks fixed at their micr
 the wavefront cost refitted on 2026-11-26 against the emitters and plans of that day: 98 / 105 ranked
 as measured, 98 / 105 in 2-fold cross-validation (benchmarks/results/conversion_cost_model.md).
 
-The table is data: ``DEVICES[name]`` (``"H100"`` now).  ``codegen.cost.step_counts`` counts what
-codegen emits for a step; ``plan_conversion`` compares its alternatives with ``conversion_time_ns``.
+The table is data: ``DEVICES[name]`` (``"H100"`` now).  ``OpCounts`` (``analysis.op_counts``) are the
+counts of a step, computed from its plan (``shuffle_counts``; codegen checks that it emits exactly those:
+``codegen.cost.step_counts``); ``plan_conversion`` compares its alternatives with ``conversion_time_ns``.
 
 Example: ``conversion_time_ns(OpCounts(wavefronts=256, barriers_cta=1), warps=4)`` is the predicted
 SM-time of a conversion through shared memory with 256 wavefronts.
@@ -29,6 +30,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
+from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
 
 __all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "device_costs",
            "shuffle_time_ns", "shared_time_ns"]
@@ -59,17 +62,6 @@ class DeviceCosts:
             return float(table[lo])
         t = (x - math.log2(lo)) / (math.log2(hi) - math.log2(lo))
         return float(table[lo]) * (1 - t) + float(table[hi]) * t
-
-
-@dataclass(frozen=True)
-class OpCounts:
-    """What one conversion step of one CTA executes (see the module doc)."""
-
-    wavefronts: int = 0
-    shfl: int = 0
-    alu: int = 0
-    barriers_cta: int = 0
-    barriers_warp: int = 0
 
 
 #: Measured tables.  H100: benchmarks/gpu_microbench.py on an NVIDIA H100 80GB HBM3 (driver 580,
@@ -119,19 +111,12 @@ def conversion_time_ns(counts: OpCounts, warps: int, device: str | None = None) 
 
 def shuffle_time_ns(plan, device: str | None = None) -> float:
     """Predicted SM-nanoseconds of the warp-shuffle conversion ``plan`` (a ``ShufflePlan``) of one CTA:
-    its ``shfl.sync`` and the selects / byte permutes codegen emits for it (counted by the emitter,
-    ``codegen.cost.step_counts``: the one home of what is emitted).  Infinite where codegen cannot
-    emit the plan."""
-    from linear_layouts.codegen.cost import step_counts  # noqa: PLC0415 - the emitter counts itself
-    from linear_layouts.codegen.shuffle import ShuffleConversion  # noqa: PLC0415
-    from linear_layouts.errors import LayoutError  # noqa: PLC0415
-
-    try:
-        counts = step_counts(ShuffleConversion(plan))
-    except LayoutError:
+    its ``shfl.sync`` and the selects / byte permutes codegen emits for it, counted from the plan
+    (``op_counts.shuffle_counts``).  Infinite where codegen cannot emit the plan."""
+    counts = shuffle_counts(plan)
+    if counts is None:
         return float("inf")
-    warps = plan.num_warps
-    return conversion_time_ns(counts, warps, device)
+    return conversion_time_ns(counts, plan.num_warps, device)
 
 
 def shared_time_ns(wavefronts: int, warp_local: bool, warps: int, device: str | None = None) -> float:

@@ -1,14 +1,17 @@
 """What a conversion step costs as codegen emits it: ``step_counts`` counts the shared-memory wavefronts,
 ``shfl.sync``, byte permutes / selects and barriers of one step of one CTA in steady state (its own
 preferred packings on both sides, as ``kernel.choose_packings`` picks them in a loop), and
-``step_time_ns`` prices them with the device table of ``analysis.cost_model``.
+``step_time_ns`` prices them with the device table of ``analysis.cost_model``.  For a warp-shuffle
+step the counts equal ``analysis.op_counts.shuffle_counts`` of its plan, which analysis prices without
+codegen (tests/codegen/test_op_counts.py checks the two agree field by field).
 
 Example: ``step_time_ns(conversion_step(src, dst, 16), warps=4)``.
 """
 
 from __future__ import annotations
 
-from linear_layouts.analysis.cost_model import OpCounts, conversion_time_ns
+from linear_layouts.analysis.cost_model import conversion_time_ns
+from linear_layouts.analysis.op_counts import OpCounts
 from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order
 from linear_layouts.codegen.model import emitted_wavefronts
 from linear_layouts.codegen.packing import Emission, Packing

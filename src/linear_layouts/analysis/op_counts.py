@@ -1,0 +1,220 @@
+"""What one conversion step executes, counted from its typed plan: ``OpCounts`` and ``shuffle_counts``.
+
+``shuffle_counts(plan)`` counts, per thread, what the warp-shuffle emitter (``codegen.shuffle``) issues
+for a ``ShufflePlan`` in steady state (its preferred packings on both sides: the payload's register
+bits ``V`` first inside each 32-bit word), from the plan alone.  With ``f`` / ``g`` the lane
+translations of the registers sent / received (``lane_translation``), ``w`` the element bytes:
+
+    shfl = plan.shuffles_per_warp
+    alu  = translate(source words, f, words sent) + Σ_words assemble(received payloads)
+           + translate(destination words, g, words written) + Σ_words assemble(copies of zero bases)
+
+``translate(P, f, N)``: the lane bits whose ``f`` moves whole words are conditional swaps, one select
+per word still needed at that stage (backwards from ``N``, each swap doubling the set); for sub-word
+elements the last of them folds, with any in-word part of ``f``, into one ``prmt`` per word of ``N``
+(also one per word when only in-word parts move).  ``assemble``: a destination word built from the
+``k`` words holding its elements costs ``k - 1`` prmt, or 1 when ``k = 1`` and the elements are not
+already in place, 0 when they are (64- and 32-bit elements: always 0).  ``None`` where the emitter
+cannot emit the plan (element widths other than 8/16/32/64 bits; registers not a lane translation of
+fixed registers; source lanes not affine in the lane bits).  ``tests/codegen/test_op_counts.py``
+checks equality with ``codegen.cost.step_counts`` field by field on random plans.
+
+Example: the paper's Fig. 4 exchange (fp32, one element per payload) is ``OpCounts(shfl=2, alu=4)``:
+two rounds of one shfl, and one conditional swap of two words (2 selects) on each side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from linear_layouts.analysis.shuffles import ShufflePlan, lane_translation
+
+__all__ = ["OpCounts", "shuffle_counts"]
+
+WORD_BYTES = 4
+
+
+@dataclass(frozen=True)
+class OpCounts:
+    """What one conversion step of one CTA executes: shared-memory ``wavefronts`` of all warps,
+    ``shfl`` and ``alu`` (byte permutes and selects) per thread, CTA and warp barriers."""
+
+    wavefronts: int = 0
+    shfl: int = 0
+    alu: int = 0
+    barriers_cta: int = 0
+    barriers_warp: int = 0
+
+
+@dataclass(frozen=True)
+class _Words:
+    """A thread's registers of ``w``-byte elements in 32-bit words, the ``lead`` register bits first
+    inside a word (``codegen.packing.Packing.leading``).  A slot is ``(register, half)``: ``half`` is
+    the 32-bit half of a 64-bit element (0 otherwise)."""
+
+    w: int
+    register_bits: int
+    in_word: tuple[int, ...]
+
+    @staticmethod
+    def leading(w: int, register_bits: int, lead: list[int]) -> "_Words":
+        k = min((WORD_BYTES // w).bit_length() - 1, register_bits) if w < WORD_BYTES else 0
+        bits: list[int] = []
+        for b in lead + list(range(register_bits)):
+            if len(bits) < k and b not in bits:
+                bits.append(b)
+        return _Words(w, register_bits, tuple(bits))
+
+    @property
+    def word_bits(self) -> tuple[int, ...]:
+        return tuple(b for b in range(self.register_bits) if b not in self.in_word)
+
+    @property
+    def halves(self) -> int:
+        return max(1, self.w // WORD_BYTES)
+
+    @property
+    def num_words(self) -> int:
+        return (1 << self.register_bits) * self.halves >> len(self.in_word)
+
+    @staticmethod
+    def _gather(bits: tuple[int, ...], value: int) -> int:
+        return sum(((value >> b) & 1) << i for i, b in enumerate(bits))
+
+    def word(self, register: int) -> int:
+        """(First) word of ``register``."""
+        return register * self.halves if self.w >= WORD_BYTES else self._gather(self.word_bits, register)
+
+    def position(self, register: int) -> int:
+        """Element slot of ``register`` inside its word."""
+        return self._gather(self.in_word, register)
+
+    def word_xor(self, mask: int) -> int:
+        return mask * self.halves if self.w >= WORD_BYTES else self._gather(self.word_bits, mask)
+
+    def slots(self, word: int) -> tuple:
+        """The slots of ``word``: ``WORD_BYTES // w`` entries for sub-word elements (None: unused)."""
+        if self.w >= WORD_BYTES:
+            return (divmod(word, self.halves),)
+        out: list = [None] * (WORD_BYTES // self.w)
+        for p in range(1 << len(self.in_word)):
+            r = 0
+            for i, b in enumerate(self.in_word):
+                r |= ((p >> i) & 1) << b
+            for i, b in enumerate(self.word_bits):
+                r |= ((word >> i) & 1) << b
+            out[p] = (r, 0)
+        return tuple(out)
+
+
+def _translate(words: _Words, images: tuple[int, ...], needed: set[int]) -> int:
+    """Selects and prmt of ``x'[r] = x[r ^ f(lane)]`` for the ``needed`` words (module doc)."""
+    steps = [words.word_xor(m) for m in images if words.word_xor(m)]
+    fold = steps.pop() if words.w < WORD_BYTES and steps else 0
+    need = set(needed) | {x ^ fold for x in needed} if fold else set(needed)
+    selects = 0
+    for m in reversed(steps):
+        selects += len(need)
+        need |= {x ^ m for x in need}
+    moves_in_word = any(words.position(m) for m in images) if words.w < WORD_BYTES else False
+    return selects + (len(needed) if moves_in_word or fold else 0)
+
+
+def _assemble(target: tuple, sources: list[tuple]) -> int | None:
+    """Byte permutes building a word of ``target`` slots from ``sources`` (their slots), as the
+    emitter's greedy cover does; None if a slot is in no source."""
+    need = [(i, s) for i, s in enumerate(target) if s is not None]
+    if not need:
+        return 0
+    holders: dict = {}
+    for k, src in enumerate(sources):
+        for s in src:
+            if s is not None:
+                holders.setdefault(s, []).append(k)
+    order: list[int] = []  # the sources holding a slot, in the order of the target's slots
+    for _, s in need:
+        if s not in holders:
+            return None
+        order += [k for k in holders[s] if k not in order]
+    if any(all(sources[k][i] == s for i, s in need) for k in order):
+        return 0
+    missing, chosen = {s for _, s in need}, 0
+    while missing:
+        best = max(range(len(order)), key=lambda j: (len(missing & set(sources[order[j]])), -j))
+        missing -= set(sources[order[best]])
+        chosen += 1
+    return max(1, chosen - 1)
+
+
+def _affine(table: tuple[int, ...]) -> bool:
+    images = [table[1 << i] ^ table[0] for i in range(len(table).bit_length() - 1)]
+    return all(table[lane] == table[lane & (lane - 1)] ^ images[(lane & -lane).bit_length() - 1]
+               for lane in range(1, len(table)))
+
+
+def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
+    """Per-thread ``shfl`` and ``alu`` of the emitted warp-shuffle conversion ``plan`` (module doc);
+    None where codegen cannot emit it.
+
+    >>> from linear_layouts import LinearLayout
+    >>> from linear_layouts.analysis.shuffles import plan_shuffle
+    >>> A = LinearLayout({"register": [[1]], "lane": [[2], [4]]}, ["dim0"])
+    >>> B = LinearLayout({"register": [[4]], "lane": [[1], [2]]}, ["dim0"])
+    >>> shuffle_counts(plan_shuffle(A, B, 32))
+    OpCounts(wavefronts=0, shfl=2, alu=4, barriers_cta=0, barriers_warp=0)
+    """
+    w = plan.bitwidth // 8
+    if w not in (1, 2, 4, 8) or plan.bitwidth % 8:
+        return None
+    src_index = {b: i for i, b in enumerate(plan.src.flat_bases("register")) if b}
+    dst_index = {b: i for i, b in enumerate(plan.dst.flat_bases("register")) if b}
+    ps = _Words.leading(w, plan.src.in_dim_size_log2("register"), [src_index[v] for v in plan.V])
+    pr = _Words.leading(w, plan.dst.in_dim_size_log2("register"), [dst_index[v] for v in plan.V])
+    rounds = plan.rounds
+    n_lanes = len(rounds[0].source_lane) if rounds else 32
+    send_f = lane_translation([r.send_registers for r in rounds], n_lanes)
+    recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes)
+    if rounds and (send_f is None or recv_g is None):
+        return None
+    if any(not r.in_lane and not _affine(r.source_lane) for r in rounds):
+        return None
+    alu = 0
+    halves = plan.words_per_shuffle
+    # 1. the words sent, translated by f(lane)
+    if any(send_f or ()):
+        sent = {ps.word(r.send_registers[0][0]) + h for r in rounds for h in range(halves)}
+        alu += _translate(ps, send_f, sent)
+    # 2. the received payloads (lane 0's view) assembled into destination words
+    received: list[tuple] = []
+    for rnd in rounds:
+        d, q = rnd.receive_registers[0], ps.position(rnd.send_registers[0][0])
+        for h in range(halves):
+            if w >= WORD_BYTES:
+                received.append(((d[0], h),))
+            else:
+                slots: list = [None] * (WORD_BYTES // w)
+                for k in range(plan.elements_per_shuffle):
+                    slots[q ^ k] = (d[k], 0)
+                received.append(tuple(slots))
+    written = {s[0] for src in received for s in src if s is not None}
+    needed = sorted({pr.word(r) + h for r in written for h in range(pr.halves)})
+    for word in needed:
+        target = tuple(s if s is not None and s[0] in written else None for s in pr.slots(word))
+        cost = _assemble(target, received)
+        if cost is None:
+            return None
+        alu += cost
+    # 3. translated back by g(lane)
+    if any(recv_g or ()):
+        alu += _translate(pr, recv_g, set(needed))
+    # 4. destination registers of zero bases copy their originals
+    zero = sum(1 << i for i, b in enumerate(plan.dst.flat_bases("register")) if b == 0)
+    if zero:
+        kept = [tuple(s if s is not None and s[0] in written else None for s in pr.slots(i)) for i in needed]
+        for word in range(pr.num_words):
+            target = tuple(None if s is None else (s[0] & ~zero, s[1]) for s in pr.slots(word))
+            cost = _assemble(target, kept)
+            if cost is None:
+                return None
+            alu += cost
+    return OpCounts(shfl=plan.shuffles_per_warp, alu=alu)

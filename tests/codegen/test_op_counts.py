@@ -1,0 +1,146 @@
+"""Codegen emits exactly what analysis counts: ``codegen.cost.step_counts`` of the emitted warp-shuffle
+conversion equals ``analysis.op_counts.shuffle_counts`` of its plan, field by field, on seeded random
+in-warp pairs and on the GPU suite's cases; where one cannot emit a plan, the other says so too."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from linear_layouts import LayoutError, LinearLayout
+from linear_layouts.analysis.conversion import plan_conversion
+from linear_layouts.analysis.cost_model import shuffle_time_ns
+from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
+from linear_layouts.analysis.shuffles import ShufflePlan, plan_shuffle, same_warp_data
+from linear_layouts.analysis.steps import ConversionKind
+from linear_layouts.analysis.warp_simulator import random_distributed_layout, random_within_warp_partner
+from linear_layouts.codegen.cost import step_counts
+from linear_layouts.codegen.shuffle import ShuffleConversion
+
+WIDTHS = (8, 16, 32, 64)
+
+
+def emitted(plan: ShufflePlan) -> OpCounts | None:
+    """What the emitter counts for ``plan`` (None where it refuses the plan)."""
+    try:
+        return step_counts(ShuffleConversion(plan))
+    except LayoutError:
+        return None
+
+
+def random_pairs(n: int, seed: int, lane_bits: int = 5):
+    """``n`` seeded (src, dst) in-warp pairs, 2**(i % 4) warps (1 to 8), broadcast on either side."""
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        shape = [int(x) for x in rng.integers(0, 4, size=int(rng.integers(1, 4)))]
+        while sum(shape) < 5:
+            shape[int(rng.integers(len(shape)))] += 1
+        src = random_distributed_layout(rng, shape, lane_bits=lane_bits, warp_bits=i % 4,
+                                        extra_register_zeros=int(rng.integers(0, 3)))
+        yield src, random_within_warp_partner(rng, src, extra_register_zeros=int(rng.integers(0, 3)))
+
+
+def _compare(pairs, widths=WIDTHS) -> collections.Counter:
+    seen: collections.Counter = collections.Counter()
+    for src, dst in pairs:
+        for bits in widths:
+            plan = plan_shuffle(src, dst, bits)
+            want, got = emitted(plan), shuffle_counts(plan)
+            assert got == want, (bits, src, dst, want, got)
+            seen[bits, plan.num_warps, "alu" if want.alu else "shfl only"] += 1
+    return seen
+
+
+def test_random_in_warp_pairs_count_exactly():
+    """2000 pairs x 4 widths x 1-8 warps: every field equal; the set exercises selects and byte permutes
+    at every width and warp count (and pairs whose emitted code is shuffles alone)."""
+    seen = _compare(random_pairs(2000, seed=20261126))
+    assert sum(seen.values()) == 8000
+    for bits in WIDTHS:
+        for warps in (1, 2, 4, 8):
+            assert seen[bits, warps, "alu"] >= 40 and seen[bits, warps, "shfl only"] >= 10, (bits, warps, seen)
+
+
+def test_other_lane_counts_count_exactly():
+    """Warps of 8 and 16 lanes (the plans and the emitter take any power of two)."""
+    seen = _compare(list(random_pairs(100, seed=11, lane_bits=3)) + list(random_pairs(100, seed=12, lane_bits=4)))
+    assert sum(n for (_, _, kind), n in seen.items() if kind == "alu") >= 200
+
+
+def test_gpu_suite_cases_count_exactly():
+    """Every in-warp pair of the GPU suite (benchmarks/gpu_cases.py) at its own width and at all four."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    try:
+        from gpu_cases import all_cases  # noqa: PLC0415
+    finally:
+        sys.path.pop(0)
+    cases = [c for c in all_cases() if same_warp_data(c.src, c.dst) and c.src != c.dst]
+    assert len(cases) >= 40
+    for case in cases:
+        assert shuffle_counts(plan_shuffle(case.src, case.dst, case.bits)) == emitted(
+            plan_shuffle(case.src, case.dst, case.bits)), case.name
+    seen = _compare([(c.src, c.dst) for c in cases])
+    assert seen
+
+
+def _fig4() -> tuple[LinearLayout, LinearLayout]:
+    return (LinearLayout({"register": [[1]], "lane": [[2], [4]]}, ["dim0"]),
+            LinearLayout({"register": [[4]], "lane": [[1], [2]]}, ["dim0"]))
+
+
+def test_worked_counts():
+    """Fig. 4, worked by hand.  Lane bit 1 picks the register sent (f = (0, 1)), lane bit 0 the register
+    received (g = (1, 0)).  fp32: two rounds of one shfl; each translation is one conditional swap of
+    the two words (2 selects), 4 ALU in all; fp64: twice the words, 4 shfl and 8 selects.  16- and 8-bit:
+    both registers share one word, so each translation is one prmt (an in-word move) and the two
+    received elements are merged by one more: 3 ALU."""
+    a, b = _fig4()
+    expected = {32: OpCounts(shfl=2, alu=4), 64: OpCounts(shfl=4, alu=8), 16: OpCounts(shfl=2, alu=3),
+                8: OpCounts(shfl=2, alu=3)}
+    for bits, counts in expected.items():
+        plan = plan_shuffle(a, b, bits)
+        assert shuffle_counts(plan) == counts == emitted(plan), bits
+
+
+def test_plans_the_emitter_refuses_are_not_counted():
+    """A 128-bit element (no packing of 16-byte registers) and rounds whose registers are not a lane
+    translation: both sides refuse, and the plan is priced infinite (never chosen)."""
+    a, b = _fig4()
+    wide = dataclasses.replace(plan_shuffle(a, b, 64), bitwidth=128, words_per_shuffle=4)
+    assert emitted(wide) is None and shuffle_counts(wide) is None
+    assert shuffle_time_ns(wide) == float("inf")
+    plan = plan_shuffle(a, b, 32)
+    r0 = plan.rounds[0]
+    scrambled = tuple((r[0] ^ (lane == 1),) for lane, r in enumerate(r0.send_registers))
+    broken = dataclasses.replace(plan, rounds=(dataclasses.replace(r0, send_registers=scrambled),) + plan.rounds[1:])
+    assert emitted(broken) is None and shuffle_counts(broken) is None
+    assert shuffle_time_ns(broken) == float("inf")
+
+
+def test_the_planner_prices_shuffles_by_the_count():
+    """``plan_conversion`` chooses a shuffle by the analysis count: its cost is what the count prices."""
+    rng_pairs = list(random_pairs(40, seed=3))
+    chose = 0
+    for src, dst in rng_pairs:
+        plan = plan_conversion(src, dst, 16)
+        if plan.kind is ConversionKind.WARP_SHUFFLE:
+            chose += 1
+            assert plan.cost.total == shuffle_time_ns(plan_shuffle(src, dst, 16))
+    assert chose >= 5
+
+
+@pytest.mark.parametrize("bits", WIDTHS)
+def test_count_is_independent_of_the_emitter(bits, monkeypatch):
+    """Analysis counts without codegen: with the emitter's counter broken, the count is unchanged."""
+    a, b = next(random_pairs(1, seed=bits))
+    plan = plan_shuffle(a, b, bits)
+    before = shuffle_counts(plan)
+    import linear_layouts.codegen.cost as cost  # noqa: PLC0415
+
+    monkeypatch.setattr(cost, "step_counts", lambda *_: pytest.fail("analysis called codegen"))
+    assert shuffle_counts(plan) == before and shuffle_time_ns(plan) >= 0
