@@ -24,8 +24,8 @@ are simulated only when asked for (``baselines=True``).
 
 Cost model: predicted SM-nanoseconds of one conversion of a CTA on the default device
 (``analysis.cost_model``: building blocks measured by benchmarks/gpu_microbench.py, H100 now): shuffles
-cost their ``shfl.sync`` and the selects / byte permutes codegen emits for them (counted by the
-emitter); shared memory costs its store + load wavefronts and one barrier (``bar.warp.sync``, free,
+cost their ``shfl.sync`` and the selects / byte permutes codegen emits for them (counted from the plan,
+``op_counts.shuffle_counts``; codegen's tests check it emits exactly that); shared memory costs its store + load wavefronts and one barrier (``bar.warp.sync``, free,
 when every warp reads only what it stored; else ``bar.sync``), with a latency floor per conversion.
 ``plan_conversion`` takes the cheaper and reports the other in ``alternatives``
 (``shuffle_cost``, ``shared_memory_cost``).  The 2026-11-22 constants ``SHUFFLE_COST``,
