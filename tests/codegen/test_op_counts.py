@@ -1,6 +1,6 @@
 """Codegen emits exactly what analysis counts: ``codegen.cost.step_counts`` of the emitted warp-shuffle
 conversion equals ``analysis.op_counts.shuffle_counts`` of its plan, field by field, on seeded random
-in-warp pairs and on the GPU suite's cases; where one cannot emit a plan, the other says so too."""
+in-warp pairs, register <-> lane swaps (the emitter's butterfly form) and the GPU suite's cases; where one cannot emit a plan, the other says so too."""
 
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis.conversion import plan_conversion
 from linear_layouts.analysis.cost_model import shuffle_time_ns
 from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
-from linear_layouts.analysis.shuffles import ShufflePlan, plan_shuffle, same_warp_data
+from linear_layouts.analysis.shuffles import ShufflePlan, butterfly_form, plan_shuffle, same_warp_data
 from linear_layouts.analysis.steps import ConversionKind
 from linear_layouts.analysis.warp_simulator import random_distributed_layout, random_within_warp_partner
 from linear_layouts.codegen.cost import step_counts
 from linear_layouts.codegen.shuffle import ShuffleConversion
 
 WIDTHS = (8, 16, 32, 64)
+BUTTERFLY = (0, 0, "butterfly")  # the key counting plans in butterfly form
 
 
 def emitted(plan: ShufflePlan) -> OpCounts | None:
@@ -45,6 +46,26 @@ def random_pairs(n: int, seed: int, lane_bits: int = 5):
         yield src, random_within_warp_partner(rng, src, extra_register_zeros=int(rng.integers(0, 3)))
 
 
+def swapped_pairs(n: int, seed: int):
+    """``n`` seeded pairs whose destination swaps one register basis of the source with one lane basis
+    (§5.4's register <-> lane exchange; at 32 and 64 bits often the emitter's butterfly form); sources
+without a register basis are skipped."""
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        shape = [int(x) for x in rng.integers(1, 4, size=2)]
+        while sum(shape) < 6:
+            shape[0] += 1
+        src = random_distributed_layout(rng, shape, warp_bits=i % 4, extra_register_zeros=int(rng.integers(0, 2)))
+        bases = src.bases
+        registers = [j for j, v in enumerate(bases["register"]) if any(v)]
+        if not registers:  # every tensor bit on lanes and warps: nothing to swap
+            continue
+        r = int(rng.choice(registers))
+        lane = int(rng.integers(len(bases["lane"])))
+        bases["register"][r], bases["lane"][lane] = bases["lane"][lane], bases["register"][r]
+        yield src, LinearLayout(bases, src.out_dims)
+
+
 def _compare(pairs, widths=WIDTHS) -> collections.Counter:
     seen: collections.Counter = collections.Counter()
     for src, dst in pairs:
@@ -53,6 +74,7 @@ def _compare(pairs, widths=WIDTHS) -> collections.Counter:
             want, got = emitted(plan), shuffle_counts(plan)
             assert got == want, (bits, src, dst, want, got)
             seen[bits, plan.num_warps, "alu" if want.alu else "shfl only"] += 1
+            seen[BUTTERFLY] += butterfly_form(plan) is not None
     return seen
 
 
@@ -60,10 +82,16 @@ def test_random_in_warp_pairs_count_exactly():
     """2000 pairs x 4 widths x 1-8 warps: every field equal; the set exercises selects and byte permutes
     at every width and warp count (and pairs whose emitted code is shuffles alone)."""
     seen = _compare(random_pairs(2000, seed=20261126))
-    assert sum(seen.values()) == 8000
+    assert sum(seen.values()) - seen[BUTTERFLY] == 8000
     for bits in WIDTHS:
         for warps in (1, 2, 4, 8):
             assert seen[bits, warps, "alu"] >= 40 and seen[bits, warps, "shfl only"] >= 10, (bits, warps, seen)
+
+
+def test_register_lane_swaps_count_exactly():
+    """600 register <-> lane swaps x 4 widths: the butterfly form (shfl.bfly and select trees) included."""
+    seen = _compare(swapped_pairs(600, seed=109))
+    assert seen[BUTTERFLY] >= 100, seen
 
 
 def test_other_lane_counts_count_exactly():
@@ -85,7 +113,7 @@ def test_gpu_suite_cases_count_exactly():
         assert shuffle_counts(plan_shuffle(case.src, case.dst, case.bits)) == emitted(
             plan_shuffle(case.src, case.dst, case.bits)), case.name
     seen = _compare([(c.src, c.dst) for c in cases])
-    assert seen
+    assert seen[BUTTERFLY] >= 2  # random_109 (the suite's register <-> lane swap) at 32 and 64 bits
 
 
 def _fig4() -> tuple[LinearLayout, LinearLayout]:

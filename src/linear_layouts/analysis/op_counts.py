@@ -2,8 +2,10 @@
 
 ``shuffle_counts(plan)`` counts, per thread, what the warp-shuffle emitter (``codegen.shuffle``) issues
 for a ``ShufflePlan`` in steady state (its preferred packings on both sides: the payload's register
-bits ``V`` first inside each 32-bit word), from the plan alone.  With ``f`` / ``g`` the lane
-translations of the registers sent / received (``lane_translation``), ``w`` the element bytes:
+bits ``V`` first inside each 32-bit word), from the plan alone.  A plan in butterfly form
+(``shuffles.butterfly_form``) is ``shfl`` plus its hash-consed select trees (``butterfly_selects``).
+Otherwise, with ``f`` / ``g`` the lane translations of the registers sent / received
+(``lane_translation``), ``w`` the element bytes:
 
     shfl = plan.shuffles_per_warp
     alu  = translate(source words, f, words sent) + Σ_words assemble(received payloads)
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linear_layouts.analysis.shuffles import ShufflePlan, lane_translation
+from linear_layouts.analysis.shuffles import ShufflePlan, butterfly_form, butterfly_selects, lane_translation
 
 __all__ = ["OpCounts", "shuffle_counts"]
 
@@ -171,6 +173,9 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
     ps = _Words.leading(w, plan.src.in_dim_size_log2("register"), [src_index[v] for v in plan.V])
     pr = _Words.leading(w, plan.dst.in_dim_size_log2("register"), [dst_index[v] for v in plan.V])
     rounds = plan.rounds
+    form = butterfly_form(plan)
+    if form is not None:  # one shfl.sync.bfly per word and select trees, nothing else
+        return OpCounts(shfl=plan.shuffles_per_warp, alu=butterfly_selects(plan, form))
     n_lanes = len(rounds[0].source_lane) if rounds else 32
     send_f = lane_translation([r.send_registers for r in rounds], n_lanes)
     recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes)
