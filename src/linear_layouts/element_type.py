@@ -188,7 +188,7 @@ def _from_object(dtype: Any) -> ElementType:
     if dtype is None:
         raise LayoutError("dtype must be an element type (a bit width or a name such as 'fp16'), got None")
     if isinstance(dtype, type) and dtype.__module__ == "builtins":
-        raise LayoutError(f"dtype: Python's {dtype.__name__!r} has no fixed width on the GPU (it is 64-bit in "
+        raise LayoutError(f"dtype: Python's {quote(dtype.__name__)} has no fixed width on the GPU (it is 64-bit in "
                           f"NumPy, 32-bit in C and PyTorch for float); pass a name such as 'fp32' or 'i64'")
     module = type(dtype).__module__ or ""
     if module.startswith("triton") and isinstance(getattr(dtype, "primitive_bitwidth", None), int):

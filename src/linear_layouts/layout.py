@@ -973,7 +973,7 @@ class LinearLayout:
         """Reorder the in dims (bases follow their dims)."""
         order = _name_list(order, "transpose_ins: order")
         if sorted(order) != sorted(self._in_names):
-            raise LayoutError(f"transpose_ins: {order} must be a permutation of the in dims {_q(list(self._in_names))}")
+            raise LayoutError(f"transpose_ins: {_q(order)} must be a permutation of the in dims {_q(list(self._in_names))}")
         idx = [self._in_names.index(n) for n in order]
         return LinearLayout._make(order, [self._in_bases[i] for i in idx], self._out_names, self._out_log2)
 
@@ -981,7 +981,7 @@ class LinearLayout:
         """Reorder the out dims (coordinates of every basis follow)."""
         order = _name_list(order, "transpose_outs: order")
         if sorted(order) != sorted(self._out_names):
-            raise LayoutError(f"transpose_outs: {order} must be a permutation of the out dims {_q(list(self._out_names))}")
+            raise LayoutError(f"transpose_outs: {_q(order)} must be a permutation of the out dims {_q(list(self._out_names))}")
         if tuple(order) == self._out_names:
             return self
         shifts = dict(zip(self._out_names, _shifts(self._out_log2)))
@@ -1003,7 +1003,7 @@ class LinearLayout:
         _unique([n for n, _ in pairs], "reshape_ins")
         if sum(k for _, k in pairs) != self.total_in_dim_size_log2:
             raise LayoutError(
-                f"reshape_ins: total size {1 << sum(k for _, k in pairs)} of {dict(pairs)} must equal the total "
+                f"reshape_ins: total size {1 << sum(k for _, k in pairs)} of {_q(dict(pairs))} must equal the total "
                 f"in size {self.total_in_dim_size}"
             )
         flat = self.flat_bases()
@@ -1019,7 +1019,7 @@ class LinearLayout:
         _unique([n for n, _ in pairs], "reshape_outs")
         if sum(k for _, k in pairs) != self.total_out_dim_size_log2:
             raise LayoutError(
-                f"reshape_outs: total size {1 << sum(k for _, k in pairs)} of {dict(pairs)} must equal the total "
+                f"reshape_outs: total size {1 << sum(k for _, k in pairs)} of {_q(dict(pairs))} must equal the total "
                 f"out size {self.total_out_dim_size}"
             )
         return LinearLayout._make(self._in_names, self._in_bases, [n for n, _ in pairs], [k for _, k in pairs])

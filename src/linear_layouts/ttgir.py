@@ -62,6 +62,7 @@ from linear_layouts.catalog import (
 from linear_layouts.catalog.base import cga_layout_from_split_params, standard_out_dim_names
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_SPEC_DEPTH, excerpt
 
@@ -298,7 +299,7 @@ def _cga(body: Mapping[str, Any], rank: int) -> tuple[tuple[int, ...], ...] | li
 
 def _check_layout(value: Any, key: str) -> Any:
     if isinstance(value, MemorySpace) or not hasattr(value, "to_linear"):
-        raise LayoutError(f"'{key}' must be a layout attribute, got {value!r}")
+        raise LayoutError(f"'{key}' must be a layout attribute, got {quote(value)}")
     return value
 
 
@@ -358,7 +359,7 @@ def _amd_wmma(body: Mapping[str, Any]) -> AMDWMMALayout:
                                                 b.get("tilesPerWarp"), instr, _cga(b, rank))
     cta = b["ctaLayout"]
     if not isinstance(cta, dict) or any(k not in ("register", "warp") for k in cta):
-        raise LayoutError(f"'ctaLayout' must be a dictionary of 'register' and 'warp' bases, got {cta!r}")
+        raise LayoutError(f"'ctaLayout' must be a dictionary of 'register' and 'warp' bases, got {quote(cta)}")
     vectors = [v for v in (*cta.get("register", []), *cta.get("warp", []), *b.get("CGALayout", []))]
     rank = len(vectors[0]) if vectors else 2
     return AMDWMMALayout(b["version"], b["isTranspose"], cta.get("warp", []), cta.get("register", []), instr,

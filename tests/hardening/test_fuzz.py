@@ -58,9 +58,10 @@ GOOD_LAYOUTS = [
     LinearLayout.empty(),
 ]
 JUNK = [None, True, False, 0, -1, 1, 3, 16, 32, 1 << 40, 1 << 3000, 2.5, float("nan"), float("inf"), "",
-        "fp16", "x" * 1000, "\ud800", b"bytes", [], [None], [1, 2], [[1]], [[1, 0], [0, 1]], {}, {"a": 1},
+        "fp16", "x" * 5000, "\ud800", list(range(3000)), b"bytes", [], [None], [1, 2], [[1]], [[1, 0], [0, 1]], {}, {"a": 1},
         {"register": [[1]]}, (1, 2), {1, 2}, np.int64(4), np.float32(2), np.array([1, 2]), np.array([[1]]),
         object(), ColumnAction([0], "register", 1), BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])]
+ECHOES = ("x" * 120, ", ".join(map(str, range(10, 40))))  # in a message: a junk value quoted whole
 GOOD_VALUES = [8, 16, 32, 64, "fp16", "fp32", "bf16", 0, 1, 2, [32, 64], [1, 0], [0, 1], "register", "lane",
                "warp", "offset", "dim0", "dim1", ["register"], ["dim0"], {"register": 1}, {"register": np.arange(4)},
                "Swizzle<3,4,3> o (8,64):(64,1)", "(8,64):(64,1)", cute.Layout((8, 64), (64, 1)), cute.Swizzle(3, 4, 3),
@@ -139,7 +140,8 @@ def _call(data, name: str, function) -> str:
         if name.startswith("linear_layouts.catalog.") and callable(getattr(result, "to_linear", None)):
             result.to_linear(data.draw(value, label="shape"))
     except LayoutError as error:
-        assert len(str(error)) < 1000, (name, str(error)[:300])  # messages quote ~80 characters of input
+        message = str(error)  # quotes at most ~80 characters of the input: no long run of a junk value
+        assert len(message) < 1000 and not any(echo in message for echo in ECHOES), (name, message[:300])
         outcome = "LayoutError"
     assert time.perf_counter() - start < SECONDS_PER_CALL, (name, args, kwargs)
     return outcome

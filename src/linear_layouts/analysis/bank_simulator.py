@@ -40,6 +40,7 @@ from linear_layouts.analysis.banks import BANKS, LANES, shared_access
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
@@ -68,7 +69,7 @@ def _check_padding(padding: object, vector_elements: int) -> tuple[tuple[int, in
     try:
         pairs = tuple((int(i), int(p)) for i, p in padding)  # type: ignore[union-attr]
     except (TypeError, ValueError):
-        raise LayoutError(f"padding must be a sequence of (interval, pad) pairs, got {padding!r}") from None
+        raise LayoutError(f"padding must be a sequence of (interval, pad) pairs, got {quote(padding)}") from None
     for interval, pad in pairs:
         if interval <= 0 or interval & (interval - 1) or pad < 0:
             raise LayoutError(f"padding: interval must be a power of two > 0 and pad >= 0, got {(interval, pad)}")
@@ -104,11 +105,11 @@ def phase_size(
 
     Example: ``phase_size([16 * (l // 2) for l in range(32)], 16) == 16`` (``op="store"``: 8)."""
     if op not in ("load", "store"):
-        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+        raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
     if len(starts) != LANES or (active is not None and len(active) != LANES):
         raise LayoutError(f"an instruction has {LANES} lane addresses (and activity flags)")
     if vector_bytes not in (1, 2, 4, 8, 16):
-        raise LayoutError(f"vector_bytes must be 1, 2, 4, 8 or 16, got {vector_bytes!r}")
+        raise LayoutError(f"vector_bytes must be 1, 2, 4, 8 or 16, got {quote(vector_bytes)}")
     lanes_per_phase = LANES // max(vector_bytes // 4, 1)
     if op == "load" and vector_bytes >= 8 and (active is None or all(active)) and paired_lanes(list(starts)):
         lanes_per_phase *= 2
@@ -239,9 +240,9 @@ def simulate_wavefronts(
     inputs or elements are refused.
     """
     if op not in ("load", "store"):
-        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+        raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
     if not isinstance(skip_duplicates, bool):
-        raise LayoutError(f"skip_duplicates must be a bool, got {skip_duplicates!r}")
+        raise LayoutError(f"skip_duplicates must be a bool, got {quote(skip_duplicates)}")
     addresses, vec_bytes = lane_addresses(shared_layout, distributed_layout, dtype, padding=padding,
                                           max_elements=max_elements)
     free_reg, free_lane, free_warp = 0, 0, 0

@@ -42,6 +42,7 @@ from linear_layouts import _ccore, f2
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
+from linear_layouts.limits import quote
 from linear_layouts.layout import ColumnAction, LinearLayout
 
 __all__ = [
@@ -71,7 +72,7 @@ def check_distributed(layout: object, name: str) -> LinearLayout:
         raise not_a_layout(layout, name)
     for d in layout.in_dim_names:
         if d not in _DISTRIBUTED_DIMS:
-            raise LayoutError(f"{name}: in dims must be among {_DISTRIBUTED_DIMS}, got {d!r}")
+            raise LayoutError(f"{name}: in dims must be among {_DISTRIBUTED_DIMS}, got {quote(d)}")
     if not layout.has_in_dim("lane") or layout.in_dim_size("lane") != LANES:
         raise LayoutError(f"{name}: needs a 'lane' in dim of size {LANES} (one NVIDIA warp)")
     if layout.has_in_dim("block") and layout.in_dim_size("block") != 1:
@@ -90,7 +91,7 @@ def check_shared(layout: object, name: str, out_dims: dict[str, int]) -> LinearL
         raise LayoutError(f"{name}: a shared layout needs an 'offset' in dim")
     for d in layout.in_dim_names:
         if d not in ("offset", "block"):
-            raise LayoutError(f"{name}: in dims must be 'offset' (and 'block'), got {d!r}")
+            raise LayoutError(f"{name}: in dims must be 'offset' (and 'block'), got {quote(d)}")
     if layout.has_in_dim("block") and layout.in_dim_size("block") != 1:
         raise LayoutError(f"{name}: 'block' must have size 1 (one CTA)")
     if sorted(layout.out_dims.items()) != sorted(out_dims.items()):
@@ -167,7 +168,7 @@ class SharedAccess:
         """Phases per instruction when every lane takes part: ``phases`` for a load, ``unit_bytes // 4``
         for a store (stores never pair)."""
         if op not in ("load", "store"):
-            raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+            raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
         return self.phases if op == "load" else self.unit_bytes // 4
 
     @property
@@ -225,7 +226,7 @@ def shared_access(
     bitwidth = element_type(dtype).bits
     if isinstance(max_vector_bits, bool) or not isinstance(max_vector_bits, int) or max_vector_bits < bitwidth \
             or max_vector_bits & (max_vector_bits - 1):
-        raise LayoutError(f"max_vector_bits must be a power of two >= bitwidth, got {max_vector_bits!r}")
+        raise LayoutError(f"max_vector_bits must be a power of two >= bitwidth, got {quote(max_vector_bits)}")
     for name, layout in (("distributed_layout", distributed_layout), ("shared_layout", shared_layout)):
         if not isinstance(layout, LinearLayout):
             raise LayoutError(f"{name} must be a LinearLayout, got {type(layout).__name__}")
@@ -320,9 +321,9 @@ def wavefronts(
     needs its data.
     """
     if op not in ("load", "store"):
-        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+        raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
     if not isinstance(skip_duplicates, bool):
-        raise LayoutError(f"skip_duplicates must be a bool, got {skip_duplicates!r}")
+        raise LayoutError(f"skip_duplicates must be a bool, got {quote(skip_duplicates)}")
     access = shared_access(shared_layout, distributed_layout, dtype)
     return access_wavefronts(access, op=op, skip_duplicates=skip_duplicates and op == "store")
 
@@ -339,7 +340,7 @@ def access_wavefronts(access: SharedAccess, *, op: str = "load", skip_duplicates
     predicated off (the code generator's store). Pairing (``op="load"`` only, lane bit 0 or 1 moving
     no unit, 8- or 16-byte vectors, all lanes active) doubles the lanes of a phase; stores never pair."""
     if op not in ("load", "store"):
-        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+        raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
     return _access_wavefronts(access, op, bool(skip_duplicates))
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from linear_layouts import f2
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError, not_a_layout
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["broadcast_masks", "duplicated_bits", "ReductionStores", "reduced_layout", "reduction_stores"]
@@ -64,7 +65,7 @@ def reduced_layout(layout: LinearLayout, axis: int) -> LinearLayout:
     """
     _check(layout)
     if not isinstance(axis, int) or not 0 <= axis < layout.num_out_dims:
-        raise LayoutError(f"axis must be an int in [0, {layout.num_out_dims}), got {axis!r}")
+        raise LayoutError(f"axis must be an int in [0, {layout.num_out_dims}), got {quote(axis)}")
     keep = [d for i, d in enumerate(layout.out_dim_names) if i != axis]
     return layout.sublayout(layout.in_dim_names, keep)
 

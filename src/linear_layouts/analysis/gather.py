@@ -24,6 +24,7 @@ from linear_layouts.analysis.shuffles import check_permutation_layout
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
@@ -43,7 +44,7 @@ def _check(src: LinearLayout, index: LinearLayout, axis: int) -> None:
             f"src and index must have the same out dims, got {src.out_dim_names} and {index.out_dim_names}"
         )
     if not isinstance(axis, int) or not 0 <= axis < src.num_out_dims:
-        raise LayoutError(f"axis must be an int in [0, {src.num_out_dims}), got {axis!r}")
+        raise LayoutError(f"axis must be an int in [0, {src.num_out_dims}), got {quote(axis)}")
     for i, d in enumerate(src.out_dim_names):
         if i != axis and src.out_dim_size(d) != index.out_dim_size(d):
             raise LayoutError(f"src and index must have the same size along every dim but the axis; {d} differs")

@@ -57,6 +57,7 @@ from linear_layouts.catalog import (
 from linear_layouts.catalog.recognize import recognize, standardize
 from linear_layouts.element_type import DTypeLike, ElementType, element_type
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["ConsumerKind", "Consumer", "SharedCandidate", "SharedAdvice", "suggest_shared_layout"]
@@ -82,13 +83,13 @@ class Consumer:
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, ConsumerKind):
-            raise LayoutError(f"kind must be a ConsumerKind, got {self.kind!r}")
+            raise LayoutError(f"kind must be a ConsumerKind, got {quote(self.kind)}")
         if self.kind in (ConsumerKind.LOCAL_LOAD, ConsumerKind.LDMATRIX) and self.layout is None:
             raise LayoutError(f"layout is required: a {self.kind.value} consumer loads into a distributed layout")
         if self.layout is not None:
             object.__setattr__(self, "layout", check_distributed(self.layout, "consumer layout"))
         if self.kind == ConsumerKind.WGMMA and self.operand_index not in (0, 1):
-            raise LayoutError(f"operand_index must be 0 (A) or 1 (B) for a wgmma consumer, got {self.operand_index!r}")
+            raise LayoutError(f"operand_index must be 0 (A) or 1 (B) for a wgmma consumer, got {quote(self.operand_index)}")
 
     @classmethod
     def local_load(cls, layout: LinearLayout) -> "Consumer":

@@ -35,6 +35,7 @@ from linear_layouts.analysis.steps import MemoryOp, SharedInstruction, shared_mn
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import ColumnAction, LinearLayout
 
 __all__ = [
@@ -92,7 +93,7 @@ def vector_tile(vector_bits: int, dtype: DTypeLike) -> LinearLayout:
     """id_n(register -> offset): a lane's ``vector_bits`` contiguous bits, ``vector_bits/bitwidth`` elements
     of ``dtype`` (``bitwidth`` bits each)."""
     if isinstance(vector_bits, bool) or not isinstance(vector_bits, int):
-        raise LayoutError(f"vector_bits must be an int, got {vector_bits!r}")
+        raise LayoutError(f"vector_bits must be an int, got {quote(vector_bits)}")
     return _vector_tile(vector_bits, element_type(dtype).bits)
 
 
@@ -190,7 +191,7 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
     plain and .trans), each with its instruction count over all warps and predicted wavefronts;
     fewest wavefronts first (shared-memory bandwidth), then fewest instructions."""
     if op not in ("load", "store"):
-        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+        raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
     access = shared_access(shared_layout, distributed_layout, dtype)
     bitwidth = access.bitwidth
     memory_op = MemoryOp(op)

@@ -187,9 +187,9 @@ class Cost:
         for name in ("shuffles", "wavefronts", "alu"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise LayoutError(f"{name}: a count >= 0, got {value!r}")
+                raise LayoutError(f"{name}: a count >= 0, got {quote(value)}")
         if not isinstance(self.warps, int) or self.warps < 1:
-            raise LayoutError(f"warps: at least one warp, got {self.warps!r}")
+            raise LayoutError(f"warps: at least one warp, got {quote(self.warps)}")
 
     def __str__(self) -> str:
         parts = []
@@ -214,7 +214,7 @@ class RegisterPermutation:
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", _tuple(self.source, "source"))
         if any(not isinstance(s, int) or isinstance(s, bool) or s < 0 for s in self.source):
-            raise LayoutError(f"source: register indices >= 0, got {self.source!r}")
+            raise LayoutError(f"source: register indices >= 0, got {quote(self.source)}")
 
     @property
     def is_identity(self) -> bool:
@@ -274,8 +274,8 @@ class SharedMemoryAccess:
 
     def __post_init__(self) -> None:
         if not isinstance(self.op, MemoryOp) or not isinstance(self.instruction, SharedInstruction):
-            raise LayoutError(f"op / instruction: expected MemoryOp and SharedInstruction, got {self.op!r}, "
-                              f"{self.instruction!r}")
+            raise LayoutError(f"op / instruction: expected MemoryOp and SharedInstruction, got {quote(self.op)}, "
+                              f"{quote(self.instruction)}")
         if not isinstance(self.layout, LinearLayout) or not self.layout.has_in_dim("offset"):
             raise LayoutError("layout: a shared layout (offset -> tensor)")
         if not isinstance(self.width, int) or isinstance(self.width, bool) or self.width < 1 or self.width & (self.width - 1):
@@ -331,7 +331,7 @@ class Barrier:
 
     def __post_init__(self) -> None:
         if not isinstance(self.scope, BarrierScope):
-            raise LayoutError(f"scope: expected a BarrierScope, got {self.scope!r}")
+            raise LayoutError(f"scope: expected a BarrierScope, got {quote(self.scope)}")
 
     @property
     def ptx(self) -> str:
@@ -398,15 +398,15 @@ class ConversionPlan:
         object.__setattr__(self, "alternatives", _tuple(self.alternatives, "alternatives"))
         object.__setattr__(self, "baselines", _tuple(self.baselines, "baselines"))
         if not isinstance(self.kind, ConversionKind):
-            raise LayoutError(f"kind: expected a ConversionKind, got {self.kind!r}")
+            raise LayoutError(f"kind: expected a ConversionKind, got {quote(self.kind)}")
         if not isinstance(self.src, LinearLayout) or not isinstance(self.dst, LinearLayout):
             raise LayoutError("src, dst: LinearLayouts")
         if dict(self.src.out_dims) != dict(self.dst.out_dims):
             raise LayoutError(f"dst: tensor {dict(self.dst.out_dims)} differs from src's {dict(self.src.out_dims)}")
         if not isinstance(self.element, ElementType):
-            raise LayoutError(f"element: expected an ElementType, got {self.element!r}")
+            raise LayoutError(f"element: expected an ElementType, got {quote(self.element)}")
         if not isinstance(self.cost, Cost):
-            raise LayoutError(f"cost: expected a Cost, got {self.cost!r}")
+            raise LayoutError(f"cost: expected a Cost, got {quote(self.cost)}")
         if any(not isinstance(s, _STEP_TYPES) for s in self.steps):
             raise LayoutError(f"steps: each one of {[t.__name__ for t in _STEP_TYPES]}")
         for pair in self.alternatives:

@@ -270,7 +270,7 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype
     """
     a, b, w = _check_pair(store_layout, load_layout, dtype)
     if not isinstance(extend_vectors, bool):
-        raise LayoutError(f"extend_vectors must be a bool, got {extend_vectors!r}")
+        raise LayoutError(f"extend_vectors must be a bool, got {quote(extend_vectors)}")
     best = None
     sides = (True, False) if w < 32 or extend_vectors else (True,)
     for fill_from_store, extend in ((f, e) for f in sides for e in ((False, True) if extend_vectors else (False,))):
@@ -342,7 +342,7 @@ def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype
         fast = _fastest_dim(a)
         order = [fast] + [i for i in reversed(range(rank)) if i != fast]
     if sorted(order) != list(range(rank)):
-        raise LayoutError(f"order must be a permutation of range({rank}), got {order!r}")
+        raise LayoutError(f"order must be a permutation of range({rank}), got {quote(order)}")
     plain = _shared_like(row_major_shared(list(a.out_dims.values()), order), a)
     vec = max(shared_access(plain, a, w).vector_elements, shared_access(plain, b, w).vector_elements)
     row = max(list(a.out_dims.values())[order[0]], vec)
@@ -391,7 +391,7 @@ def legacy_swizzle_baseline(store_layout: LinearLayout, load_layout: LinearLayou
     check_layout_size(b, max_elements, "legacy_swizzle_baseline: load_layout")
     for name, x in (("vec", vec), ("per_phase", per_phase), ("max_phase", max_phase)):
         if not isinstance(x, int) or isinstance(x, bool) or x < 1 or x & (x - 1):
-            raise LayoutError(f"legacy_swizzle_baseline: {name} must be a power of two >= 1, got {x!r}")
+            raise LayoutError(f"legacy_swizzle_baseline: {name} must be a power of two >= 1, got {quote(x)}")
     if order is None:
         order = [1, 0]
     layout = _shared_like(SwizzledSharedLayout(vec, per_phase, max_phase, list(order)).to_linear(list(a.out_dims.values())), a)

@@ -23,6 +23,7 @@ from typing import Sequence
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
+from linear_layouts.limits import quote
 from linear_layouts.layout import ColumnAction, LinearLayout
 
 __all__ = [
@@ -43,7 +44,7 @@ def _check_order(layout: LinearLayout, order: Sequence[int] | None) -> tuple[int
         return tuple(range(rank - 1, -1, -1))
     order = tuple(order)
     if sorted(order) != list(range(rank)) or not all(isinstance(o, int) for o in order):
-        raise LayoutError(f"order must be a permutation of range({rank}) (order[0] is fastest), got {list(order)}")
+        raise LayoutError(f"order must be a permutation of range({rank}) (order[0] is fastest), got {quote(list(order))}")
     return order
 
 
@@ -94,7 +95,7 @@ def contiguous_elements_along(layout: LinearLayout, dim: int) -> int:
     """
     _check_register(layout)
     if not isinstance(dim, int) or not 0 <= dim < layout.num_out_dims:
-        raise LayoutError(f"dim must be an int in [0, {layout.num_out_dims}), got {dim!r}")
+        raise LayoutError(f"dim must be an int in [0, {layout.num_out_dims}), got {quote(dim)}")
     name = layout.out_dim_names[dim]
     others = [d for d in layout.out_dim_names if d != name]
     return layout.transpose_outs([name] + others).transpose_ins(
@@ -159,7 +160,7 @@ def global_access(
     """
     bits = element_type(dtype).bits
     if not isinstance(max_bits, int) or max_bits < bits or max_bits & (max_bits - 1):
-        raise LayoutError(f"max_bits must be a power of two >= the element bit width {bits}, got {max_bits!r}")
+        raise LayoutError(f"max_bits must be a power of two >= the element bit width {bits}, got {quote(max_bits)}")
     _check_register(layout)
     perm = vector_permutation(layout, order) if permute else ColumnAction.identity(
         REGISTER, layout.in_dim_size_log2(REGISTER)

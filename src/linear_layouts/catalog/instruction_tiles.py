@@ -30,6 +30,7 @@ from linear_layouts.arguments import checked
 from linear_layouts.catalog.base import check_bool, check_int
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
@@ -51,7 +52,7 @@ def _check_element_bitwidth(dtype: DTypeLike, allowed: tuple[int, ...]) -> int:
     """The width of ``dtype`` in bits, if one of ``allowed``."""
     element_bitwidth = element_type(dtype).bits
     if element_bitwidth not in allowed:
-        raise LayoutError(f"dtype must be {allowed} bits wide here, got {dtype!r} ({element_bitwidth} bits)")
+        raise LayoutError(f"dtype must be {allowed} bits wide here, got {quote(dtype)} ({element_bitwidth} bits)")
     return element_bitwidth
 
 

@@ -47,6 +47,7 @@ from linear_layouts.catalog.shared import NVMMASharedLayout, SwizzledSharedLayou
 from linear_layouts.catalog.slice import SliceLayout
 from linear_layouts.catalog.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
 from linear_layouts.errors import LayoutError, not_a_layout
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["recognize", "standardize"]
@@ -113,7 +114,7 @@ def recognize(layout: LinearLayout, *, bitwidth: int | None = None) -> Any:
     target = standardize(layout)
     shape = [target.out_dim_size(d) for d in target.out_dim_names]
     if bitwidth is not None and bitwidth not in (8, 16, 32, 64):
-        raise LayoutError(f"bitwidth must be 8, 16, 32 or 64, got {bitwidth!r}")
+        raise LayoutError(f"bitwidth must be 8, 16, 32 or 64, got {quote(bitwidth)}")
     if target.has_in_dim("offset"):
         families = [_shared_candidates(target, bitwidth)]
     elif target.has_in_dim("row"):

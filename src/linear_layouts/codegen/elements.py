@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 
 __all__ = ["ELEMENT_TYPES", "element_type", "check_element_bytes", "pack_words", "unpack_words"]
 
@@ -22,7 +23,7 @@ ELEMENT_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: 
 def check_element_bytes(element_bytes: int) -> int:
     """``element_bytes`` if it is 1, 2, 4 or 8, else LayoutError."""
     if element_bytes not in ELEMENT_TYPES:
-        raise LayoutError(f"element_bytes: must be 1, 2, 4 or 8, got {element_bytes!r}")
+        raise LayoutError(f"element_bytes: must be 1, 2, 4 or 8, got {quote(element_bytes)}")
     return element_bytes
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from linear_layouts.codegen.index import IndexExpression, xor_terms, flat_images
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["HardwareMap", "global_map", "shared_map", "DISTRIBUTED_DIMS"]
@@ -113,7 +114,7 @@ class HardwareMap:
 def _check_distributed(layout: LinearLayout, argument: str) -> None:
     for name in layout.in_dim_names:
         if name not in DISTRIBUTED_DIMS:
-            raise LayoutError(f"{argument}: in dim {name!r} is not one of {DISTRIBUTED_DIMS}")
+            raise LayoutError(f"{argument}: in dim {quote(name)} is not one of {DISTRIBUTED_DIMS}")
     if layout.has_in_dim("block") and layout.in_dim_size("block") > 1:
         raise LayoutError(f"{argument}: CTA clusters (block size > 1) are not supported by codegen")
     if layout.has_in_dim("lane") and layout.in_dim_size("lane") != 32:

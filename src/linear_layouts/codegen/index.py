@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
@@ -128,13 +129,13 @@ def flat_images(layout: LinearLayout, strides: Mapping[str, int] | None = None) 
     shifts: dict[str, int] = {}
     for name, size in out_dims.items():
         if name not in strides:
-            raise LayoutError(f"strides: missing a stride for out dim {name!r}")
+            raise LayoutError(f"strides: missing a stride for out dim {quote(name)}")
         stride = int(strides[name])
         if stride <= 0 or stride & (stride - 1):
-            raise LayoutError(f"strides: stride of {name!r} must be a power of two, got {stride}")
+            raise LayoutError(f"strides: stride of {quote(name)} must be a power of two, got {stride}")
         bits = (size - 1) * stride
         if used & bits:
-            raise LayoutError(f"strides: out dim {name!r} overlaps the bits of another out dim")
+            raise LayoutError(f"strides: out dim {quote(name)} overlaps the bits of another out dim")
         used |= bits
         shifts[name] = stride.bit_length() - 1
     names = list(out_dims)
@@ -179,18 +180,18 @@ def index_expression(
     """
     for name in inputs:
         if not layout.has_in_dim(name):
-            raise LayoutError(f"inputs: {name!r} is not an in dim of the layout {layout.in_dim_names}")
+            raise LayoutError(f"inputs: {quote(name)} is not an in dim of the layout {layout.in_dim_names}")
     images = flat_images(layout, strides)
     constant = 0
     terms: list[XorTerm] = []
     for in_dim, value in inputs.items():
         if isinstance(value, str):
             if not value.isidentifier():
-                raise LayoutError(f"inputs: {value!r} for {in_dim!r} is not a C++ identifier")
+                raise LayoutError(f"inputs: {quote(value)} for {quote(in_dim)} is not a C++ identifier")
             terms.extend(xor_terms(value, images[in_dim]))
         else:
             if not hasattr(value, "__index__") or isinstance(value, bool):
-                raise LayoutError(f"inputs: the value for {in_dim!r} must be a C++ identifier or an int, got "
+                raise LayoutError(f"inputs: the value for {quote(in_dim)} must be a C++ identifier or an int, got "
                                   f"{type(value).__name__}")
             v = value.__index__()
             if v < 0 or v >= layout.in_dim_size(in_dim):

@@ -23,6 +23,7 @@ from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
@@ -150,7 +151,7 @@ def emit_conversion_kernel(
     check_layout_size(src, max_elements, "emit_conversion_kernel: src")
     check_layout_size(dst, max_elements, "emit_conversion_kernel: dst")
     if not name.isidentifier():
-        raise LayoutError(f"name: {name!r} is not a C identifier")
+        raise LayoutError(f"name: {quote(name)} is not a C identifier")
     if dict(src.out_dims) != dict(dst.out_dims):
         raise LayoutError(f"dst: out dims {dst.out_dims} differ from src's {src.out_dims}")
     if _num(src, "warp") != _num(dst, "warp"):

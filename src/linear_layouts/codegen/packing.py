@@ -28,6 +28,7 @@ from itertools import count
 from typing import Callable, Iterable, Sequence
 
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 
 __all__ = [
     "ByteId",
@@ -70,7 +71,7 @@ class Packing:
     def __post_init__(self) -> None:
         w = self.element_bytes
         if w not in (1, 2, 4, 8):
-            raise LayoutError(f"element_bytes: must be 1, 2, 4 or 8, got {w!r}")
+            raise LayoutError(f"element_bytes: must be 1, 2, 4 or 8, got {quote(w)}")
         if self.register_bits < 0:
             raise LayoutError(f"register_bits: must be >= 0, got {self.register_bits}")
         bits = tuple(int(b) for b in self.in_word)

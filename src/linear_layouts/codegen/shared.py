@@ -26,6 +26,7 @@ from linear_layouts.codegen.packing import (
     Emission, Packing, Source, Word, assemble, relevant_sources, repack, source_index,
 )
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 
 __all__ = [
     "EmittedAccess",
@@ -66,7 +67,7 @@ class EmittedAccess:
         try:
             object.__setattr__(self, "kind", SharedInstruction(self.kind))
         except ValueError:
-            raise LayoutError(f"kind: must be 'vector' or 'matrix', got {self.kind!r}") from None
+            raise LayoutError(f"kind: must be 'vector' or 'matrix', got {quote(self.kind)}") from None
         if self.width < 1 or self.width & (self.width - 1):
             raise LayoutError(f"width: must be a power of two, got {self.width}")
         if self.kind is SharedInstruction.MATRIX and self.width > 4:

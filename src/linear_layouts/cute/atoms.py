@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from linear_layouts.cute.layout import Layout, TVLayout
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 
 __all__ = ["sm80_16x8x16", "sm90_64xN_c", "SM80_16x8_ROW"]
 
@@ -44,7 +45,7 @@ def sm80_16x8x16(operand: str) -> TVLayout:
         return TVLayout(Layout(((4, 8), (2, 2)), ((16, 1), (8, 64))), (8, 16))
     if operand == "C":
         return TVLayout(SM80_16x8_ROW, (16, 8))
-    raise LayoutError(f"operand must be 'A', 'B' or 'C', got {operand!r}")
+    raise LayoutError(f"operand must be 'A', 'B' or 'C', got {quote(operand)}")
 
 
 def sm90_64xN_c(n: int) -> TVLayout:
@@ -56,5 +57,5 @@ def sm90_64xN_c(n: int) -> TVLayout:
     ((4,8,4),(2,2,2)):((128,1,16),(64,8,512))
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 8 or n % 8 or n > 256:
-        raise LayoutError(f"n must be a multiple of 8 from 8 to 256 (wgmma's N), got {n!r}")
+        raise LayoutError(f"n must be a multiple of 8 from 8 to 256 (wgmma's N), got {quote(n)}")
     return TVLayout(Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512))), (64, n))

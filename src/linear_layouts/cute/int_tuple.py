@@ -17,6 +17,7 @@ import numbers
 from typing import Any, Union
 
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.limits import shorten
 
 __all__ = [
@@ -54,7 +55,7 @@ def check_int_tuple(x: Any, what: str, *, minimum: int | None = None, depth: int
     if isinstance(x, (list, tuple)):
         return tuple(check_int_tuple(e, what, minimum=minimum, depth=depth + 1) for e in x)
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise LayoutError(f"{what}: leaves must be ints, got {x!r}")
+        raise LayoutError(f"{what}: leaves must be ints, got {quote(x)}")
     x = int(x)
     if minimum is not None and x < minimum:
         raise LayoutError(f"{what}: leaves must be >= {minimum}, got {x}")

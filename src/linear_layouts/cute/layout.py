@@ -145,7 +145,7 @@ class Swizzle:
         for name in ("bits", "base", "shift"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int):
-                raise LayoutError(f"Swizzle: {name} must be an int, got {v!r}")
+                raise LayoutError(f"Swizzle: {name} must be an int, got {quote(v)}")
         if self.bits < 0 or self.base < 0:
             raise LayoutError(f"Swizzle<{self.bits},{self.base},{self.shift}>: B and M must be >= 0")
         if abs(self.shift) < self.bits:
@@ -205,7 +205,7 @@ class ComposedLayout:
                 raise LayoutError(f"ComposedLayout: {name} must be a Layout, Swizzle or ComposedLayout, "
                                   f"got {type(getattr(self, name)).__name__}")
         if isinstance(self.offset, bool) or not isinstance(self.offset, int):
-            raise LayoutError(f"ComposedLayout: offset must be an int, got {self.offset!r}")
+            raise LayoutError(f"ComposedLayout: offset must be an int, got {quote(self.offset)}")
 
     @property
     def layout(self) -> Layout | None:
@@ -320,7 +320,7 @@ def element_swizzle(byte_swizzle: Swizzle, bitwidth: int) -> Swizzle:
     if not isinstance(byte_swizzle, Swizzle):
         raise LayoutError(f"byte_swizzle must be a Swizzle, got {type(byte_swizzle).__name__}")
     if isinstance(bitwidth, bool) or bitwidth not in (8, 16, 32, 64, 128):
-        raise LayoutError(f"bitwidth must be 8, 16, 32, 64 or 128, got {bitwidth!r}")
+        raise LayoutError(f"bitwidth must be 8, 16, 32, 64 or 128, got {quote(bitwidth)}")
     k = (bitwidth // 8).bit_length() - 1
     if byte_swizzle.is_identity:
         return Swizzle(0, 0, 0)

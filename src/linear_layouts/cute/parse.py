@@ -30,7 +30,7 @@ from typing import Any
 
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, check_text, excerpt
+from linear_layouts.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, check_text, excerpt, quote
 
 __all__ = ["parse_cute", "looks_like_cute", "MAX_TERMS"]
 
@@ -238,7 +238,7 @@ class _Parser:
             except LayoutError as error:
                 raise self.fail(str(error), token) from None
         raise self.fail(f"expected a layout shape:stride, a swizzle Sw<B,M,S> or a CuTe call, got "
-                        f"{token.text!r}" if token.kind != "end" else "expected a layout, got the end")
+                        f"{quote(token.text)}" if token.kind != "end" else "expected a layout, got the end")
 
     def int_tuple(self) -> Any:
         if self.accept("("):

@@ -23,6 +23,7 @@ from linear_layouts.element_type import DTypeLike, bitwidth
 from linear_layouts.analysis.vectorization import memory_order_layout, vector_permutation
 from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
@@ -118,7 +119,7 @@ def mma_layout(shape: Sequence[int], dtype: DTypeLike, version: int, num_warps: 
         n = min(256, shape[1] // warps[1])
         return NVMMADistributedLayout((3, 0), tuple(warps), (16, max(8, n), 256 // bits))
     if version != 2:
-        raise LayoutError(f"version must be 2 or 3, got {version!r}")
+        raise LayoutError(f"version must be 2 or 3, got {quote(version)}")
     return NVMMADistributedLayout((2, 0), tuple(_warps_v2(shape, num_warps)), (16, 8))
 
 

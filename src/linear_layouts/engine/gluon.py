@@ -26,6 +26,7 @@ import numpy as np
 from linear_layouts.engine.ir import Program
 from linear_layouts.engine.propagate import EngineResult
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 
 __all__ = ["gluon_source", "gluon_kernel", "reference", "GLUON_DTYPES", "NUMPY_DTYPES"]
 
@@ -195,7 +196,7 @@ def gluon_source(result: EngineResult, *, name: str = "kernel", check_trivial: b
             body.append(f"    v{r} = gl.convert_layout({o[0]}, {lay(r)})")
             continue
         else:
-            raise LayoutError(f"result: no Gluon emission for op kind {k!r}")
+            raise LayoutError(f"result: no Gluon emission for op kind {quote(k)}")
         pin(r, k in _TRIVIAL_PINS)
     args = ", ".join(name for name, _ in program.args)
     consts = [f"    {n}: gl.constexpr = {text}" for text, n in layouts.items()]
@@ -288,7 +289,7 @@ def reference(program: Program, inputs: Mapping[str, np.ndarray]) -> dict[str, n
             elif fn == "e8m0_to_fp":
                 res = np.exp2(o[0].astype(np.float32) - 127.0)
             else:  # pragma: no cover - the builder checks fn
-                raise LayoutError(f"program: unknown elementwise fn {fn!r}")
+                raise LayoutError(f"program: unknown elementwise fn {quote(fn)}")
             res = res.astype(NUMPY_DTYPES[program.values[op.results[0]].dtype])
         elif k == "cast":
             res = o[0].astype(NUMPY_DTYPES[program.values[op.results[0]].dtype])
@@ -316,6 +317,6 @@ def reference(program: Program, inputs: Mapping[str, np.ndarray]) -> dict[str, n
         elif k == "convert_layout":
             res = o[0]
         else:
-            raise LayoutError(f"program: unknown op kind {k!r}")
+            raise LayoutError(f"program: unknown op kind {quote(k)}")
         env[op.results[0]] = res
     return out

@@ -21,6 +21,7 @@ from typing import Any
 
 from linear_layouts.element_type import bitwidth
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = ["Value", "Op", "Program", "Builder", "ELEMENTWISE_FUNCTIONS", "SHAPE_OPS", "element_bits"]
@@ -52,7 +53,7 @@ def _is_pow2(n: int) -> bool:
 
 def _check_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
     if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence) or not shape:
-        raise LayoutError(f"{name} must be a non-empty list of powers of two, got {shape!r}")
+        raise LayoutError(f"{name} must be a non-empty list of powers of two, got {quote(shape)}")
     if not all(_is_pow2(s) for s in shape):
         raise LayoutError(f"{name} must be a list of powers of two, got {list(shape)}")
     return tuple(int(s) for s in shape)
@@ -172,7 +173,7 @@ class Builder:
     def __post_init__(self) -> None:
         for name in ("num_warps", "threads_per_warp", "num_ctas"):
             if not _is_pow2(getattr(self, name)):
-                raise LayoutError(f"{name} must be a power of two, got {getattr(self, name)!r}")
+                raise LayoutError(f"{name} must be a power of two, got {quote(getattr(self, name))}")
 
     # -- plumbing -----------------------------------------------------------------------------
     def _new(self, shape: Sequence[int], dtype: str) -> int:
@@ -182,7 +183,7 @@ class Builder:
 
     def _get(self, vid: Any, name: str) -> Value:
         if not isinstance(vid, int) or vid not in self._values:
-            raise LayoutError(f"{name} must be a value id of this program, got {vid!r}")
+            raise LayoutError(f"{name} must be a value id of this program, got {quote(vid)}")
         return self._values[vid]
 
     def _emit(self, kind: str, operands: Sequence[int], results: Sequence[int], **attrs: Any) -> None:
@@ -203,9 +204,9 @@ class Builder:
         shape = _check_shape(shape)
         element_bits(dtype)
         if not isinstance(arg, str) or not arg.isidentifier():
-            raise LayoutError(f"arg must be an identifier, got {arg!r}")
+            raise LayoutError(f"arg must be an identifier, got {quote(arg)}")
         if self._args.get(arg, dtype) != dtype:
-            raise LayoutError(f"arg {arg!r} is already a pointer to {self._args[arg]}, got {dtype}")
+            raise LayoutError(f"arg {quote(arg)} is already a pointer to {self._args[arg]}, got {dtype}")
         if strides is None:
             strides = [1] * len(shape)
             for d in range(len(shape) - 2, -1, -1):
@@ -264,7 +265,7 @@ class Builder:
     def elementwise(self, fn: str, *operands: int, dtype: str | None = None) -> int:
         """``fn`` applied element by element; all operands share one shape (broadcast first)."""
         if fn not in ELEMENTWISE_FUNCTIONS or ELEMENTWISE_FUNCTIONS[fn] != len(operands):
-            raise LayoutError(f"fn must be one of {sorted(ELEMENTWISE_FUNCTIONS)} with its arity, got {fn!r}"
+            raise LayoutError(f"fn must be one of {sorted(ELEMENTWISE_FUNCTIONS)} with its arity, got {quote(fn)}"
                               f" with {len(operands)} operands")
         vals = [self._get(o, f"operand {i}") for i, o in enumerate(operands)]
         if any(v.shape != vals[0].shape for v in vals):
@@ -281,7 +282,7 @@ class Builder:
     def compare(self, fn: str, a: int, b: int) -> int:
         """``a < b`` / ``a == b`` ...: an i1 tile (``fn`` in lt, le, eq)."""
         if fn not in ("lt", "le", "eq"):
-            raise LayoutError(f"fn must be lt, le or eq, got {fn!r}")
+            raise LayoutError(f"fn must be lt, le or eq, got {quote(fn)}")
         va, vb = self._get(a, "a"), self._get(b, "b")
         if va.shape != vb.shape:
             raise LayoutError(f"a and b must have one shape, got {list(va.shape)} and {list(vb.shape)}")
@@ -294,7 +295,7 @@ class Builder:
         if va.rank != 2 or vb.rank != 2 or va.shape[1] != vb.shape[0]:
             raise LayoutError(f"a and b must be [M, K] and [K, N], got {list(va.shape)} and {list(vb.shape)}")
         if mma_version not in (2, 3):
-            raise LayoutError(f"mma_version must be 2 or 3, got {mma_version!r}")
+            raise LayoutError(f"mma_version must be 2 or 3, got {quote(mma_version)}")
         shape = (va.shape[0], vb.shape[1])
         if shape[0] < 16 or shape[1] < 8 or va.shape[1] < 16:
             raise LayoutError(f"a, b: dot needs M >= 16, N >= 8, K >= 16, got M, N, K = {shape[0]}, {shape[1]}, {va.shape[1]}")
@@ -310,9 +311,9 @@ class Builder:
         """``tt.reduce`` along ``axis`` with ``combine`` (add, max, min)."""
         v = self._get(x, "x")
         if combine not in ("add", "max", "min"):
-            raise LayoutError(f"combine must be add, max or min, got {combine!r}")
+            raise LayoutError(f"combine must be add, max or min, got {quote(combine)}")
         if not isinstance(axis, int) or not 0 <= axis < v.rank or v.rank < 2:
-            raise LayoutError(f"axis must be in [0, {v.rank}) and the rank >= 2, got {axis!r}")
+            raise LayoutError(f"axis must be in [0, {v.rank}) and the rank >= 2, got {quote(axis)}")
         return self._one("reduce", [x], v.shape[:axis] + v.shape[axis + 1:], v.dtype, axis=axis, combine=combine)
 
     def gather(self, src: int, index: int, axis: int) -> int:
@@ -364,7 +365,7 @@ class Builder:
         """``tt.expand_dims``: insert a dim of size 1 at ``axis``."""
         v = self._get(x, "x")
         if not isinstance(axis, int) or not 0 <= axis <= v.rank:
-            raise LayoutError(f"axis must be in [0, {v.rank}], got {axis!r}")
+            raise LayoutError(f"axis must be in [0, {v.rank}], got {quote(axis)}")
         return self._one("expand_dims", [x], v.shape[:axis] + (1,) + v.shape[axis:], v.dtype, axis=axis)
 
     def broadcast(self, x: int, shape: Sequence[int]) -> int:

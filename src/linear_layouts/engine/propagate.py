@@ -39,6 +39,7 @@ from linear_layouts.engine import transfer
 from linear_layouts.engine.ir import SHAPE_OPS, Op, Program, Value, element_bits
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_count
 
@@ -252,7 +253,7 @@ def _forward(state: _State) -> None:
             op = Op(kind, op.operands, op.results, (("target", target),))
             results = [target]
         else:
-            raise LayoutError(f"program: unknown op kind {kind!r}")
+            raise LayoutError(f"program: unknown op kind {quote(kind)}")
         operands = list(op.operands)
         for k, target in required.items():
             if state.layout[operands[k]] != target:

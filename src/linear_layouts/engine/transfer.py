@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from linear_layouts.errors import LayoutError, not_a_layout
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
@@ -201,7 +202,7 @@ def expand_dims_forward(layout: LinearLayout, axis: int) -> LinearLayout:
     """A zero coordinate inserted at ``axis`` in every basis (out dim of size 1)."""
     shape = shape_of(layout)
     if not isinstance(axis, int) or not 0 <= axis <= len(shape):
-        raise LayoutError(f"axis must be in [0, {len(shape)}], got {axis!r}")
+        raise LayoutError(f"axis must be in [0, {len(shape)}], got {quote(axis)}")
     return _map(layout, shape[:axis] + (1,) + shape[axis:], lambda v: list(v[:axis]) + [0] + list(v[axis:]))
 
 
@@ -209,7 +210,7 @@ def expand_dims_backward(layout: LinearLayout, axis: int) -> LinearLayout:
     """The operand layout: coordinate ``axis`` (of size 1) removed."""
     shape = shape_of(layout)
     if not isinstance(axis, int) or not 0 <= axis < len(shape) or shape[axis] != 1:
-        raise LayoutError(f"axis must name a dim of size 1 of {list(shape)}, got {axis!r}")
+        raise LayoutError(f"axis must name a dim of size 1 of {list(shape)}, got {quote(axis)}")
     return _map(layout, shape[:axis] + shape[axis + 1:], lambda v: list(v[:axis]) + list(v[axis + 1:]))
 
 
@@ -260,7 +261,7 @@ def reduce_forward(layout: LinearLayout, axis: int) -> LinearLayout:
     layout = standard_outs(layout)
     shape = shape_of(layout)
     if not isinstance(axis, int) or not 0 <= axis < len(shape) or len(shape) < 2:
-        raise LayoutError(f"axis must be in [0, {len(shape)}) with rank >= 2, got {axis!r}")
+        raise LayoutError(f"axis must be in [0, {len(shape)}) with rank >= 2, got {quote(axis)}")
     bases = {}
     for d, vs in layout.bases.items():
         cut = [list(v[:axis]) + list(v[axis + 1:]) for v in vs]
@@ -299,7 +300,7 @@ def forward(kind: str, attrs: dict, operands: Sequence[LinearLayout], result_sha
         return reduce_forward(x, attrs["axis"])
     if kind in ("elementwise", "cast"):
         return standard_outs(x)
-    raise LayoutError(f"kind must be a shape, reduce or elementwise op, got {kind!r}")
+    raise LayoutError(f"kind must be a shape, reduce or elementwise op, got {quote(kind)}")
 
 
 def backward(kind: str, attrs: dict, result: LinearLayout, operand_shape: Sequence[int]) -> LinearLayout | None:
@@ -320,7 +321,7 @@ def backward(kind: str, attrs: dict, result: LinearLayout, operand_shape: Sequen
         return reduce_backward(result, attrs["axis"], operand_shape[attrs["axis"]])
     if kind in ("elementwise", "cast"):
         return standard_outs(result)
-    raise LayoutError(f"kind must be a shape, reduce or elementwise op, got {kind!r}")
+    raise LayoutError(f"kind must be a shape, reduce or elementwise op, got {quote(kind)}")
 
 
 def is_no_op(kind: str, attrs: dict, operand: LinearLayout, result: LinearLayout) -> bool:

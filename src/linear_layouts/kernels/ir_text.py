@@ -280,7 +280,7 @@ def _results(names: str) -> tuple[str, ...]:
     for part in split_top(names):
         m = re.fullmatch(r"(%[\w$.-]+)(?::(\d+))?", part.strip())
         if not m:
-            raise LayoutError(f"ir text: bad result list {names!r}")
+            raise LayoutError(f"ir text: bad result list {quote(names)}")
         if m.group(2):
             out += [f"{m.group(1)}#{k}" for k in range(int(m.group(2)))]
         else:
@@ -463,5 +463,5 @@ def last_module(dump: str, after: str | None = None, *, layout_free: bool = Fals
         if "tt.func" in body and (after is None or after in header) and not (layout_free and "#ttg." in body):
             best = body
     if best is None:
-        raise LayoutError("dump: no module found" + (f" after a pass matching {after!r}" if after else ""))
+        raise LayoutError("dump: no module found" + (f" after a pass matching {quote(after)}" if after else ""))
     return best

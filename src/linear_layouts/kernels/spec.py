@@ -36,6 +36,7 @@ from typing import Any
 
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.limits import shorten
 
 __all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS"]
@@ -51,13 +52,13 @@ def parse_target(target: str) -> tuple[str, int | str, int]:
     """``"sm_90"`` -> ``("cuda", 90, 32)``; ``"gfx942"`` -> ``("hip", "gfx942", 64)`` (the arguments of
     Triton's ``GPUTarget``: backend, arch, threads per warp)."""
     if not isinstance(target, str):
-        raise LayoutError(f"target must be a string like sm_90 or gfx942, got {target!r}")
+        raise LayoutError(f"target must be a string like sm_90 or gfx942, got {quote(target)}")
     m = re.fullmatch(r"sm_(\d{2,3})a?", target)
     if m:
         return ("cuda", int(m.group(1)), 32)
     if re.fullmatch(r"gfx(9\d\d|1[012]\d\d)", target):
         return ("hip", target, 32 if target.startswith("gfx1") else 64)
-    raise LayoutError(f"target must be sm_<cc> (e.g. sm_80, sm_90) or gfx<arch> (e.g. gfx942), got {target!r}")
+    raise LayoutError(f"target must be sm_<cc> (e.g. sm_80, sm_90) or gfx<arch> (e.g. gfx942), got {quote(target)}")
 
 
 @dataclass(frozen=True)
@@ -118,21 +119,21 @@ def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
         if p in cx:
             continue
         if p not in sig:
-            raise LayoutError(f"{name}: parameter {p!r} is in neither SIGNATURE nor CONSTEXPRS")
+            raise LayoutError(f"{name}: parameter {quote(p)} is in neither SIGNATURE nor CONSTEXPRS")
         if sig[p].startswith("*"):
             if p not in te:
-                raise LayoutError(f"{name}: pointer parameter {p!r} needs a shape in TENSORS")
+                raise LayoutError(f"{name}: pointer parameter {quote(p)} needs a shape in TENSORS")
         elif p not in sc:
-            raise LayoutError(f"{name}: scalar parameter {p!r} needs a value in SCALARS")
+            raise LayoutError(f"{name}: scalar parameter {quote(p)} needs a value in SCALARS")
     extra = [k for k in list(sig) + list(cx) if k not in params]
     if extra:
         raise LayoutError(f"{name}: {extra} are not parameters of the kernel {list(params)}")
     for p, t in te.items():
         shape, init = (t, None) if isinstance(t, list) else t
         if not isinstance(shape, list) or not all(isinstance(s, int) and s > 0 for s in shape):
-            raise LayoutError(f"{name}: TENSORS[{p!r}] must be a shape (list of positive ints), got {t!r}")
+            raise LayoutError(f"{name}: TENSORS[{quote(p)}] must be a shape (list of positive ints), got {quote(t)}")
         if init is not None and init != "zeros" and not (isinstance(init, tuple) and init[:1] == ("randint",)):
-            raise LayoutError(f"{name}: TENSORS[{p!r}] init must be one of {_TENSOR_INITS}, got {init!r}")
+            raise LayoutError(f"{name}: TENSORS[{quote(p)}] init must be one of {_TENSOR_INITS}, got {quote(init)}")
 
 
 @checked
@@ -142,7 +143,7 @@ def load_kernel_file(path: str | Path) -> KernelSpec:
     Raises ``LayoutError`` naming the missing or inconsistent module-level name."""
     path = Path(path)
     if path.suffix != ".py" or not path.is_file():
-        raise LayoutError(f"path must be an existing .py kernel file, got {str(path)!r}")
+        raise LayoutError(f"path must be an existing .py kernel file, got {quote(str(path))}")
     mod_name = f"_ll_kernel_{path.stem}_{abs(hash(str(path.resolve()))):x}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
     assert spec is not None and spec.loader is not None
@@ -172,7 +173,7 @@ def load_kernel_file(path: str | Path) -> KernelSpec:
     _check_spec(path.name, module, params)
     grid = tuple(module.GRID)
     if not 1 <= len(grid) <= 3 or not all(isinstance(g, int) and g > 0 for g in grid):
-        raise LayoutError(f"{path.name}: GRID must be 1 to 3 positive ints, got {module.GRID!r}")
+        raise LayoutError(f"{path.name}: GRID must be 1 to 3 positive ints, got {quote(module.GRID)}")
     return KernelSpec(
         name=path.stem, path=str(path), kernel=kernel, params=params,
         signature=dict(module.SIGNATURE), constexprs=dict(module.CONSTEXPRS), scalars=dict(module.SCALARS),

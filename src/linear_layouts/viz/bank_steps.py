@@ -12,6 +12,7 @@ from __future__ import annotations
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS
 from linear_layouts.viz.model import NUM_BANKS
@@ -29,7 +30,7 @@ def bank_steps(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike
     Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
     """
     if op not in ("load", "store"):
-        raise LayoutError(f"op must be 'load' or 'store', got {op!r}")
+        raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
     from linear_layouts.analysis.bank_simulator import lane_addresses, phase_size
 
     addresses, vector_bytes = lane_addresses(shared, distributed, dtype, max_elements=max_elements)
