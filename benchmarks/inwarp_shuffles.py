@@ -124,8 +124,11 @@ def main() -> None:
                          + " | ".join(tri) + f" | {ratio} |")
         lines += ["", "Triton 3.9 takes the shared-memory path wherever more than one register/lane bit swap is "
                   "needed (its `cvtNeedsWarpShuffle`). Where it shuffles, it issues what we issue: a `selp.b64` "
-                  "is two 32-bit selects (wide_001), and in random_109 nvcc folds the select pairs of our "
-                  "in-lane rounds (they move nothing between lanes) to Triton's 96 (SASS: 96 SEL, 32 SHFL).", ""]
+                  "is two 32-bit selects (wide_001); random_109 is emitted in butterfly form like Triton's "
+                  "transferWithinWarp (32 shfl.sync.bfly, 96 selects per conversion, = Triton's SASS before its "
+                  "loop). In the timed loop Triton's LLVM moves the benchmark's x ^ 1 through the selects and "
+                  "folds a round trip to 3 SEL + 2 LOP3 per swapped register pair; nvcc 13 does not (6 SEL + 4 "
+                  "LOP3), which is the 0.61x.", ""]
 
     ok, misses, changed = 0, [], []
     for p in pairs:
@@ -146,6 +149,8 @@ def main() -> None:
         if (kind == cv.WARP_SHUFFLE) != (p["chosen"] == "warp shuffle"):
             changed.append(f"{p['case']} -> {kind.value}")
     lines += ["## 3. The cost model's ranking on these measurements", "",
+              "Held out when the results file postdates the model's fit (DEVICES['H100'] was fitted on the "
+              "2026-11-23 run; the 2026-11-26 16:24 UTC run is a held-out check).", "",
               f"Shuffle vs shared ranked as measured on {ok} / {len(pairs)} pairs (shared / shuffle time, "
               "measured and predicted, of the misses): " + (", ".join(misses) or "none") + ".", "",
               "Pairs the planner now gives the other mechanism than in that run: " + (", ".join(changed) or "none")
