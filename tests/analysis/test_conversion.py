@@ -10,7 +10,7 @@ from linear_layouts.analysis import conversion as cv
 from linear_layouts.analysis import cost_model
 from linear_layouts.analysis.steps import BarrierScope, ConversionPlan, WarpShuffle
 from linear_layouts.element_type import element_type
-from linear_layouts.analysis.shuffles import emitted_instructions
+from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
 from linear_layouts.analysis.warp_simulator import (
     distribute,
     execute_shuffle_plan,
@@ -160,7 +160,7 @@ def test_seed_transpose_plan():
     assert alt.total > plan.cost.total and alt.shuffles == 16
     shuffle = cv.plan_shuffle(store, load, "fp32")
     assert shuffle.num_rounds == 16
-    assert emitted_instructions(shuffle) == {"shfl": 16, "select": 128, "pack": 0, "unpack": 0}
+    assert shuffle_counts(shuffle) == OpCounts(shfl=16, alu=128)
     plan = ConversionPlan(cv.WARP_SHUFFLE, store, load, element_type(32), (WarpShuffle(shuffle),), alt)
     rng = np.random.default_rng(0)
     tensor = rng.integers(0, 1 << 32, size=(16, 32))
@@ -325,5 +325,4 @@ def test_shuffle_instruction_count_matches_emitted_selects():
 
     cols = BlockedLayout([1, 1], [1, 32], [1, 1], [1, 0]).to_linear([32, 32])
     rows = BlockedLayout([1, 1], [32, 1], [1, 1], [0, 1]).to_linear([32, 32])
-    n = emitted_instructions(cv.plan_shuffle(cols, rows, 32))
-    assert n["shfl"] == 31 and n["select"] == 320 and n["pack"] == n["unpack"] == 0
+    assert shuffle_counts(cv.plan_shuffle(cols, rows, 32)) == OpCounts(shfl=31, alu=320)

@@ -130,7 +130,8 @@ def test_butterfly_counts_equal_the_emitter_and_tritons_transfer():
     """random_109's register bit 2 <-> lane bit 1 swap (fp32, [32, 64], one warp): the structural count
     in butterfly form is 32 shfl + 96 selects per conversion (Triton's SASS before its loop: SEL 96,
     SHFL.BFLY 32), what the emitter emits (codegen.cost.step_counts)."""
-    from linear_layouts.analysis.shuffles import butterfly_form, emitted_instructions
+    from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
+    from linear_layouts.analysis.shuffles import butterfly_form
     from linear_layouts.catalog.blocked import BlockedLayout
     from linear_layouts.codegen.cost import step_counts
     from linear_layouts.codegen.shuffle import ShuffleConversion
@@ -144,7 +145,7 @@ def test_butterfly_counts_equal_the_emitter_and_tritons_transfer():
     for bits, words in ((32, 1), (64, 2)):
         plan = plan_shuffle(src, dst, bits)
         assert butterfly_form(plan) is not None
-        assert emitted_instructions(plan) == {"shfl": 32 * words, "select": 96 * words, "pack": 0, "unpack": 0}
+        assert shuffle_counts(plan) == OpCounts(shfl=32 * words, alu=96 * words)
         counts = step_counts(ShuffleConversion(plan))
         assert (counts.shfl, counts.alu) == (32 * words, 96 * words)
     assert butterfly_form(plan_shuffle(src, dst, 16)) is None

@@ -36,7 +36,7 @@ from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
-    "ShuffleRound", "ShufflePlan", "check_permutation_layout", "same_warp_data", "plan_shuffle", "emitted_instructions",
+    "ShuffleRound", "ShufflePlan", "check_permutation_layout", "same_warp_data", "plan_shuffle",
     "lane_translation", "ButterflyForm", "butterfly_form", "butterfly_leaves", "butterfly_selects", "select_tree",
 ]
 
@@ -399,96 +399,3 @@ def butterfly_selects(plan: ShufflePlan, form: ButterflyForm) -> int:
     for leaves in list(sends.values()) + list(dests.values()):
         select_tree(list(leaves), select)
     return len(nodes)
-
-
-def _live_selects(values: list, images: tuple[int, ...], live: set[int]) -> int:
-    """Selects a compiler keeps of codegen's conditional swaps (``regs[r] <-> regs[r ^ m]`` in lanes
-    whose bit ``i`` is set, for each image ``m``, in order): selects are hash-consed, one with equal
-    operands or an undefined (None) operand folds, and only those reachable from ``live`` count."""
-    n = len(values)
-    regs = list(values)
-    for i, m in enumerate(images):
-        if not m:
-            continue
-        new = list(regs)
-        for r in range(n):
-            q = r ^ m
-            if q < n:
-                x, y = regs[q], regs[r]  # lanes with bit i set take x
-                new[r] = y if x == y or x is None else x if y is None else ("sel", i, x, y)
-        regs = new
-    seen: set = set()
-    stack = [regs[r] for r in live if r < n]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, tuple) and v[0] == "sel" and v not in seen:
-            seen.add(v)
-            stack += [v[2], v[3]]
-    return len(seen)
-
-
-def emitted_instructions(plan: ShufflePlan) -> dict[str, int]:
-    """Per-thread instructions the emitted shuffle code (``codegen.shuffle``) issues for one
-    conversion, counted from its structure: ``shfl`` (``shfl.sync.idx.b32``), ``select`` (``selp``:
-    lane-dependent register choice), ``pack`` (sub-word elements into 32-bit payloads: ``prmt`` and
-    widening ``cvt``), ``unpack`` (``shr`` + narrowing ``cvt`` per element).
-
-    Selects: where the registers sent (received) are ``base_round ^ f(lane)`` with ``f`` linear, codegen
-    permutes them once per lane bit that moves them, two selects per register pair (``n`` per bit for
-    ``n`` registers), of which the compiler keeps those feeding a live register (sent, or kept by the
-    copies) that are not trivial (equal operands: duplicated registers; undefined ones); otherwise each round selects per extra lane group, one per payload word (send) or
-    element (receive).  Lane-only work (predicates, source-lane terms) and register copies are free:
-    hoisted or renamed by the compiler.  Checked against nvcc's PTX (benchmarks/results/
-    conversion_cost_model.md)."""
-    rounds = plan.rounds
-    out = {"shfl": plan.shuffles_per_warp, "select": 0, "pack": 0, "unpack": 0}
-    if not rounds:
-        return out
-    n_lanes = len(rounds[0].source_lane)
-    zero_src = sum(1 << i for i, b in enumerate(plan.src.flat_bases(REGISTER)) if b == 0)
-    zero_dst = sum(1 << i for i, b in enumerate(plan.dst.flat_bases(REGISTER)) if b == 0)
-    n_src, n_dst = plan.src.in_dim_size(REGISTER), plan.dst.in_dim_size(REGISTER)
-    words = plan.words_per_shuffle
-    sub_word = plan.bitwidth < WORD_BITS
-    per_word = WORD_BITS // plan.bitwidth if sub_word else 1
-    e = plan.elements_per_shuffle
-    pack_one = per_word - 1 if sub_word else 0  # prmt per payload word
-    unpack_one = e - 1 if sub_word else 0  # shr per element but the first
-    widen = e if sub_word else 0  # cvt per element where sub-word registers go through selects
-
-    form = butterfly_form(plan)
-    if form is not None:  # codegen's butterfly form: select trees only, no packing (32/64-bit words)
-        out["select"] = butterfly_selects(plan, form)
-        return out
-    send_f = lane_translation([r.send_registers for r in rounds], n_lanes)
-    recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes)
-    out["pack"] += pack_one * len(rounds)
-    out["unpack"] += unpack_one * len(rounds)
-    if send_f is not None and any(send_f):
-        # a'[r] = a[r ^ f(lane)]: duplicated registers (zero bases) are one value, and only the
-        # registers the rounds send are live
-        values = [("a", r & ~zero_src) for r in range(n_src)]
-        live = {r for rnd in rounds for r in rnd.send_registers[0]}
-        selects = _live_selects(values, send_f, live)
-        out["select"] += selects
-        out["pack"] += widen * len(rounds) if selects else 0
-    if recv_g is not None and any(recv_g):
-        # b[r ^ g(lane)] = b'[r]: registers no round writes are undefined (a select with them folds),
-        # and only the registers the copies keep (non-zero bases) are live
-        written = {r for rnd in rounds for r in rnd.receive_registers[0]}
-        values = [("b", r) if r in written else None for r in range(n_dst)]
-        live = {r for r in range(n_dst) if not r & zero_dst}
-        selects = _live_selects(values, recv_g, live)
-        out["select"] += selects
-        out["unpack"] += widen * len(rounds) if selects else 0
-    for rnd in rounds:
-        if send_f is None:
-            groups = len(set(rnd.send_registers))
-            out["pack"] += (pack_one + widen) * (groups - 1)
-            out["select"] += words * (groups - 1)
-        if recv_g is None:
-            groups = len(set(rnd.receive_registers))
-            if groups > 1:
-                out["select"] += e * groups
-                out["unpack"] += widen
-    return out
