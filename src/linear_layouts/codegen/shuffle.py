@@ -40,7 +40,7 @@ from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack, translate_words
 from linear_layouts.errors import LayoutError
 
-__all__ = ["ShuffleConversion", "affine_lane_expression", "lane_translation"]  # lane_translation: re-exported  # lane_translation: re-exported
+__all__ = ["ShuffleConversion", "affine_lane_expression", "lane_translation"]  # lane_translation: re-exported
 
 
 def affine_lane_expression(table: tuple[int, ...] | list[int]) -> IndexExpression:
