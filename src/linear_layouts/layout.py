@@ -1283,11 +1283,7 @@ class LinearLayout:
         return cls(bases, out_dims, require_surjective=surjective)
 
     def __str__(self) -> str:
-        if _C is not None:
-            text = _C.to_string(self)
-            if text is not None:
-                return text
-        return self._format()
+        return self.to_string()
 
     def __repr__(self) -> str:
         return (
