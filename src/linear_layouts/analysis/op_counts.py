@@ -168,14 +168,14 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
     w = plan.bitwidth // 8
     if w not in (1, 2, 4, 8) or plan.bitwidth % 8:
         return None
+    form = butterfly_form(plan)
+    if form is not None:  # one shfl.sync.bfly per word and select trees, nothing else (no packing)
+        return OpCounts(shfl=plan.shuffles_per_warp, alu=butterfly_selects(plan, form))
     src_index = {b: i for i, b in enumerate(plan.src.flat_bases("register")) if b}
     dst_index = {b: i for i, b in enumerate(plan.dst.flat_bases("register")) if b}
     ps = _Words.leading(w, plan.src.in_dim_size_log2("register"), [src_index[v] for v in plan.V])
     pr = _Words.leading(w, plan.dst.in_dim_size_log2("register"), [dst_index[v] for v in plan.V])
     rounds = plan.rounds
-    form = butterfly_form(plan)
-    if form is not None:  # one shfl.sync.bfly per word and select trees, nothing else
-        return OpCounts(shfl=plan.shuffles_per_warp, alu=butterfly_selects(plan, form))
     n_lanes = len(rounds[0].source_lane) if rounds else 32
     send_f = lane_translation([r.send_registers for r in rounds], n_lanes)
     recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes)
