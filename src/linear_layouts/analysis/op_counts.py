@@ -30,10 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.analysis.shuffles import ShufflePlan, butterfly_form, butterfly_selects, lane_translation
+from linear_layouts.word_packing import WORD_BYTES, Packing
 
 __all__ = ["OpCounts", "shuffle_counts"]
-
-WORD_BYTES = 4
 
 
 @dataclass(frozen=True)
@@ -48,77 +47,26 @@ class OpCounts:
     barriers_warp: int = 0
 
 
-@dataclass(frozen=True)
-class _Words:
-    """A thread's registers of ``w``-byte elements in 32-bit words, the ``lead`` register bits first
-    inside a word (``codegen.packing.Packing.leading``).  A slot is ``(register, half)``: ``half`` is
-    the 32-bit half of a 64-bit element (0 otherwise)."""
-
-    w: int
-    register_bits: int
-    in_word: tuple[int, ...]
-
-    @staticmethod
-    def leading(w: int, register_bits: int, lead: list[int]) -> "_Words":
-        k = min((WORD_BYTES // w).bit_length() - 1, register_bits) if w < WORD_BYTES else 0
-        bits: list[int] = []
-        for b in lead + list(range(register_bits)):
-            if len(bits) < k and b not in bits:
-                bits.append(b)
-        return _Words(w, register_bits, tuple(bits))
-
-    @property
-    def word_bits(self) -> tuple[int, ...]:
-        return tuple(b for b in range(self.register_bits) if b not in self.in_word)
-
-    @property
-    def halves(self) -> int:
-        return max(1, self.w // WORD_BYTES)
-
-    @property
-    def num_words(self) -> int:
-        return (1 << self.register_bits) * self.halves >> len(self.in_word)
-
-    @staticmethod
-    def _gather(bits: tuple[int, ...], value: int) -> int:
-        return sum(((value >> b) & 1) << i for i, b in enumerate(bits))
-
-    def word(self, register: int) -> int:
-        """(First) word of ``register``."""
-        return register * self.halves if self.w >= WORD_BYTES else self._gather(self.word_bits, register)
-
-    def position(self, register: int) -> int:
-        """Element slot of ``register`` inside its word."""
-        return self._gather(self.in_word, register)
-
-    def word_xor(self, mask: int) -> int:
-        return mask * self.halves if self.w >= WORD_BYTES else self._gather(self.word_bits, mask)
-
-    def slots(self, word: int) -> tuple:
-        """The slots of ``word``: ``WORD_BYTES // w`` entries for sub-word elements (None: unused)."""
-        if self.w >= WORD_BYTES:
-            return (divmod(word, self.halves),)
-        out: list = [None] * (WORD_BYTES // self.w)
-        for p in range(1 << len(self.in_word)):
-            r = 0
-            for i, b in enumerate(self.in_word):
-                r |= ((p >> i) & 1) << b
-            for i, b in enumerate(self.word_bits):
-                r |= ((word >> i) & 1) << b
-            out[p] = (r, 0)
-        return tuple(out)
+def _slots(words: Packing, word: int) -> tuple:
+    """The element slots of ``word``: ``(register, half)`` of each element it holds (``half``: the
+    32-bit half of a 64-bit element, 0 otherwise), None where unused; ``WORD_BYTES // w`` entries for
+    sub-word elements, one for 32- and 64-bit elements."""
+    if words.element_bytes >= WORD_BYTES:
+        return (divmod(word, words.words_per_element),)
+    return tuple((words.register(word, p), 0) if p < words.elements_per_word else None
+                 for p in range(WORD_BYTES // words.element_bytes))
 
 
-def _translate(words: _Words, images: tuple[int, ...], needed: set[int]) -> int:
+def _translate(words: Packing, images: tuple[int, ...], needed: set[int]) -> int:
     """Selects and prmt of ``x'[r] = x[r ^ f(lane)]`` for the ``needed`` words (module doc)."""
     steps = [words.word_xor(m) for m in images if words.word_xor(m)]
-    fold = steps.pop() if words.w < WORD_BYTES and steps else 0
+    fold = steps.pop() if words.element_bytes < WORD_BYTES and steps else 0
     need = set(needed) | {x ^ fold for x in needed} if fold else set(needed)
     selects = 0
     for m in reversed(steps):
         selects += len(need)
         need |= {x ^ m for x in need}
-    moves_in_word = any(words.position(m) for m in images) if words.w < WORD_BYTES else False
+    moves_in_word = any(words.position(m) for m in images) if words.element_bytes < WORD_BYTES else False
     return selects + (len(needed) if moves_in_word or fold else 0)
 
 
@@ -173,8 +121,8 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
         return OpCounts(shfl=plan.shuffles_per_warp, alu=butterfly_selects(plan, form))
     src_index = {b: i for i, b in enumerate(plan.src.flat_bases("register")) if b}
     dst_index = {b: i for i, b in enumerate(plan.dst.flat_bases("register")) if b}
-    ps = _Words.leading(w, plan.src.in_dim_size_log2("register"), [src_index[v] for v in plan.V])
-    pr = _Words.leading(w, plan.dst.in_dim_size_log2("register"), [dst_index[v] for v in plan.V])
+    ps = Packing.leading(w, plan.src.in_dim_size_log2("register"), [src_index[v] for v in plan.V])
+    pr = Packing.leading(w, plan.dst.in_dim_size_log2("register"), [dst_index[v] for v in plan.V])
     rounds = plan.rounds
     n_lanes = len(rounds[0].source_lane) if rounds else 32
     send_f = lane_translation([r.send_registers for r in rounds], n_lanes)
@@ -202,9 +150,9 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
                     slots[q ^ k] = (d[k], 0)
                 received.append(tuple(slots))
     written = {s[0] for src in received for s in src if s is not None}
-    needed = sorted({pr.word(r) + h for r in written for h in range(pr.halves)})
+    needed = sorted({pr.word(r) + h for r in written for h in range(pr.words_per_element)})
     for word in needed:
-        target = tuple(s if s is not None and s[0] in written else None for s in pr.slots(word))
+        target = tuple(s if s is not None and s[0] in written else None for s in _slots(pr, word))
         cost = _assemble(target, received)
         if cost is None:
             return None
@@ -215,9 +163,9 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
     # 4. destination registers of zero bases copy their originals
     zero = sum(1 << i for i, b in enumerate(plan.dst.flat_bases("register")) if b == 0)
     if zero:
-        kept = [tuple(s if s is not None and s[0] in written else None for s in pr.slots(i)) for i in needed]
+        kept = [tuple(s if s is not None and s[0] in written else None for s in _slots(pr, i)) for i in needed]
         for word in range(pr.num_words):
-            target = tuple(None if s is None else (s[0] & ~zero, s[1]) for s in pr.slots(word))
+            target = tuple(None if s is None else (s[0] & ~zero, s[1]) for s in _slots(pr, word))
             cost = _assemble(target, kept)
             if cost is None:
                 return None

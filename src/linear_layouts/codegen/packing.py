@@ -1,11 +1,8 @@
 """Packed registers: sub-word elements live in 32-bit words end to end, moved with byte permutes.
 
-A thread's ``n = 2**R`` registers of ``w``-byte elements are held in ``unsigned`` words.  For
-``w < 4`` a word holds ``4 / w`` elements: a ``Packing`` names the register bits ``in_word`` that
-pick the element inside a word (bit ``i`` of the element position is register bit ``in_word[i]``);
-the other register bits, in increasing order, give the word index.  For ``w >= 4`` every element is
-``w / 4`` whole words (word ``r * w/4 + h``).  Any packing is a register-level layout: the element
-at position ``p`` of word ``j`` is the register ``P(p, j)``, a bijection linear over F2.
+A thread's registers of ``w``-byte elements are held in ``unsigned`` words as a ``Packing`` says
+(``linear_layouts.word_packing``, re-exported here: the in-word register bits pick the element inside
+a word, the other register bits the word).
 
 Changing the packing is a byte permutation.  ``prmt`` (``__byte_perm``) builds one word from any 4
 of the 8 bytes of two words, so a word whose bytes come from ``s`` words costs ``s - 1`` prmt (1 when
@@ -28,7 +25,7 @@ from itertools import count
 from typing import Callable, Iterable, Sequence
 
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
+from linear_layouts.word_packing import ByteId, Packing, Word
 
 __all__ = [
     "ByteId",
@@ -45,136 +42,6 @@ __all__ = [
     "gather_words",
     "translate_words",
 ]
-
-ByteId = tuple[int, int]  # (register, byte of the element)
-Word = tuple  # 4 entries: ByteId or None
-
-
-def _log2(n: int) -> int:
-    return n.bit_length() - 1
-
-
-@dataclass(frozen=True)
-class Packing:
-    """Where each register of a thread lives among its 32-bit words (module doc).
-
-    ``element_bytes``: 1, 2, 4 or 8; ``register_bits``: log2 of the number of registers;
-    ``in_word``: for 1- and 2-byte elements, the register bits that select the element inside a word
-    (``min(log2(4 / w), register_bits)`` of them; a thread with fewer elements than a word holds
-    leaves the rest of its one word unused); empty for 4- and 8-byte elements.
-    """
-
-    element_bytes: int
-    register_bits: int
-    in_word: tuple[int, ...] = ()
-
-    def __post_init__(self) -> None:
-        w = self.element_bytes
-        if w not in (1, 2, 4, 8):
-            raise LayoutError(f"element_bytes: must be 1, 2, 4 or 8, got {quote(w)}")
-        if self.register_bits < 0:
-            raise LayoutError(f"register_bits: must be >= 0, got {self.register_bits}")
-        bits = tuple(int(b) for b in self.in_word)
-        object.__setattr__(self, "in_word", bits)
-        want = min(_log2(4 // w), self.register_bits) if w < 4 else 0
-        if len(bits) != want or len(set(bits)) != len(bits) or any(not 0 <= b < self.register_bits for b in bits):
-            raise LayoutError(
-                f"in_word: needs {want} distinct register bits in [0, {self.register_bits}) for "
-                f"{w}-byte elements, got {bits}"
-            )
-
-    @staticmethod
-    def natural(element_bytes: int, register_bits: int) -> "Packing":
-        """Registers in order: register bits 0, 1, ... inside the word (what a vector load gives)."""
-        k = min(_log2(4 // element_bytes), register_bits) if element_bytes < 4 else 0
-        return Packing(element_bytes, register_bits, tuple(range(k)))
-
-    @staticmethod
-    def leading(element_bytes: int, register_bits: int, lead: Sequence[int],
-                rest: "Packing | None" = None) -> "Packing":
-        """The packing whose first in-word bits are ``lead`` (as many as fit), the others taken from
-        ``rest``'s in-word bits, then the lowest unused register bits."""
-        k = min(_log2(4 // element_bytes), register_bits) if element_bytes < 4 else 0
-        bits: list[int] = []
-        for b in list(lead) + (list(rest.in_word) if rest is not None else []) + list(range(register_bits)):
-            if len(bits) == k:
-                break
-            if b not in bits and 0 <= b < register_bits:
-                bits.append(b)
-        return Packing(element_bytes, register_bits, tuple(bits))
-
-    @property
-    def num_registers(self) -> int:
-        return 1 << self.register_bits
-
-    @property
-    def elements_per_word(self) -> int:
-        """Elements one word holds (1 for 4- and 8-byte elements)."""
-        return 1 << len(self.in_word) if self.element_bytes < 4 else 1
-
-    @property
-    def words_per_element(self) -> int:
-        return max(1, self.element_bytes // 4)
-
-    @property
-    def num_words(self) -> int:
-        if self.element_bytes >= 4:
-            return self.num_registers * self.words_per_element
-        return self.num_registers >> len(self.in_word)
-
-    @property
-    def word_bits(self) -> tuple[int, ...]:
-        """Register bits giving the word index, least significant first."""
-        return tuple(b for b in range(self.register_bits) if b not in self.in_word)
-
-    def position(self, register: int) -> int:
-        """Element position of ``register`` inside its word."""
-        return sum(((register >> b) & 1) << i for i, b in enumerate(self.in_word))
-
-    def word(self, register: int) -> int:
-        """(First) word index of ``register``."""
-        if self.element_bytes >= 4:
-            return register * self.words_per_element
-        return sum(((register >> b) & 1) << i for i, b in enumerate(self.word_bits))
-
-    def register(self, word: int, position: int) -> int:
-        """The register at element ``position`` of word ``word`` (words of 4/8-byte elements: the
-        register of that word)."""
-        if self.element_bytes >= 4:
-            return word // self.words_per_element
-        r = 0
-        for i, b in enumerate(self.in_word):
-            if (position >> i) & 1:
-                r |= 1 << b
-        for i, b in enumerate(self.word_bits):
-            if (word >> i) & 1:
-                r |= 1 << b
-        return r
-
-    def contents(self, word: int) -> Word:
-        """The 4 byte ids word ``word`` holds (None where a short register file leaves it unused)."""
-        w = self.element_bytes
-        if w >= 4:
-            r, h = divmod(word, self.words_per_element)
-            return tuple((r, 4 * h + j) for j in range(4))
-        out: list = []
-        for p in range(4 // w):
-            if p < self.elements_per_word:
-                r = self.register(word, p)
-                out += [(r, j) for j in range(w)]
-            else:
-                out += [None] * w
-        return tuple(out)
-
-    def word_xor(self, register_mask: int) -> int:
-        """Word-index XOR of XOR-ing every register with ``register_mask`` (its word bits)."""
-        if self.element_bytes >= 4:
-            return register_mask * self.words_per_element
-        return sum(((register_mask >> b) & 1) << i for i, b in enumerate(self.word_bits))
-
-    def position_xor(self, register_mask: int) -> int:
-        """Element-position XOR of XOR-ing every register with ``register_mask`` (its in-word bits)."""
-        return self.position(register_mask) if self.element_bytes < 4 else 0
 
 
 @dataclass(frozen=True)
