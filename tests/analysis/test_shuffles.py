@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.analysis.shuffles import check_permutation_layout, plan_shuffle, same_warp_data
+from linear_layouts.analysis.shuffles import (
+    butterfly_form,
+    check_permutation_layout,
+    lane_translation,
+    plan_shuffle,
+    same_warp_data,
+)
 from linear_layouts.analysis.warp_simulator import (
     distribute,
     execute_shuffle_plan,
@@ -94,7 +102,7 @@ def test_simulator_catches_a_wrong_plan():
     plan = plan_shuffle(A, B, 32)
     r0 = plan.rounds[0]
     broken = type(r0)(r0.send_registers, tuple(reversed(r0.source_lane)), r0.receive_registers)
-    bad = type(plan)(**{**plan.__dict__, "rounds": (broken,) + plan.rounds[1:]})
+    bad = dataclasses.replace(plan, rounds=(broken,) + plan.rounds[1:])
     got, want = _run(bad, A, B, np.random.default_rng(1))
     assert not np.array_equal(got, want)
 
@@ -149,3 +157,33 @@ def test_butterfly_counts_equal_the_emitter_and_tritons_transfer():
         counts = step_counts(ShuffleConversion(plan))
         assert (counts.shfl, counts.alu) == (32 * words, 96 * words)
     assert butterfly_form(plan_shuffle(src, dst, 16)) is None
+
+
+def test_derived_values_are_computed_once_and_leave_the_plan_unchanged():
+    """``send_translation``, ``receive_translation``, ``zero_register_mask`` and ``butterfly_form`` are the
+    free functions' answers, cached on the frozen plan (the same object on a second read); a plan with
+    cached values still equals, hashes and ``replace``-copies like a fresh one, and stays frozen."""
+    rng = np.random.default_rng(20261126)
+    seen_form = seen_zero = 0
+    for _ in range(60):
+        shape = [int(x) for x in rng.integers(0, 4, size=int(rng.integers(1, 4)))]
+        while sum(shape) < 6:
+            shape[int(rng.integers(len(shape)))] += 1
+        A = random_distributed_layout(rng, shape, warp_bits=int(rng.integers(0, 3)),
+                                      extra_register_zeros=int(rng.integers(0, 2)))
+        B = random_within_warp_partner(rng, A, extra_register_zeros=int(rng.integers(0, 2)))
+        plan, fresh = plan_shuffle(A, B, 32), plan_shuffle(A, B, 32)
+        n_lanes = A.in_dim_size("lane")
+        assert plan.send_translation == lane_translation([r.send_registers for r in plan.rounds], n_lanes)
+        assert plan.receive_translation == lane_translation([r.receive_registers for r in plan.rounds], n_lanes)
+        zero = sum(1 << i for i, b in enumerate(B.flat_bases("register")) if b == 0)
+        assert plan.zero_register_mask == zero
+        assert plan.butterfly_form == butterfly_form(fresh)
+        assert plan.butterfly_form is plan.butterfly_form and plan.send_translation is plan.send_translation
+        assert plan == fresh and hash(plan) == hash(fresh) and repr(plan) == repr(fresh)
+        assert dataclasses.replace(plan) == fresh
+        seen_form += plan.butterfly_form is not None
+        seen_zero += zero != 0
+    assert seen_form and seen_zero, (seen_form, seen_zero)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field"):
+        plan.bitwidth = 16  # type: ignore[misc]

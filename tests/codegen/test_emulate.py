@@ -118,12 +118,11 @@ def test_butterfly_form_of_a_register_lane_bit_swap():
     32 shfl.sync.bfly, one select per word sent and one per destination register (96 = Triton's
     transferWithinWarp); every element of both widths comes back (forward, and a round trip)."""
     from linear_layouts.codegen.cost import step_counts
-    from linear_layouts.codegen.shuffle import butterfly_form
 
     src, dst = _random_109()
     for bits in (32, 64):
         plan = plan_shuffle(src, dst, bits)
-        form = butterfly_form(plan)
+        form = plan.butterfly_form
         assert form is not None and form.lane_bits == (1,), bits
         assert sorted(set(form.masks)) == [0, 2] and form.masks.count(2) == 32, bits
         fwd, bwd = (ShuffleConversion(plan_shuffle(a, b, bits)) for a, b in ((src, dst), (dst, src)))
@@ -142,17 +141,15 @@ def test_butterfly_form_with_broadcast_and_fallbacks():
     (zero lane basis, [32, 8]), every element checked in a round trip whose other direction is the
     general emitter; sub-word payloads and source lanes that are not ``lane ^ m`` keep the general
     emitter (``butterfly_form`` is None)."""
-    from linear_layouts.codegen.shuffle import butterfly_form
-
     src, dst = _random_109()
-    assert butterfly_form(plan_shuffle(src, dst, 16)) is None  # sub-word payload
+    assert plan_shuffle(src, dst, 16).butterfly_form is None  # sub-word payload
     cases = [([1, 4], [16, 2], [1, 8], [16, 2], [16, 64], 32), ([1, 4], [16, 2], [2, 4], [8, 4], [32, 8], 32),
              ([1, 4], [16, 2], [1, 8], [16, 2], [32, 8], 64)]
     for n, (s1, t1, s2, t2, shape, bits) in enumerate(cases):
         a, b = _blocked(s1, t1, [1, 1], [1, 0], shape), _blocked(s2, t2, [1, 1], [1, 0], shape)
         fwd, bwd = (ShuffleConversion(plan_shuffle(x, y, bits)) for x, y in ((a, b), (b, a)))
-        assert butterfly_form(bwd.plan) is not None, n
+        assert bwd.plan.butterfly_form is not None, n
         if shape == [32, 8]:
-            assert 0 in a.flat_bases("lane") + b.flat_bases("lane") and butterfly_form(fwd.plan) is None, n
+            assert 0 in a.flat_bases("lane") + b.flat_bases("lane") and fwd.plan.butterfly_form is None, n
         kernel = emit_conversion_kernel(f"bfly_c{n}", a, b, bits // 8, fwd, bwd)
         assert emulate_check(kernel, tiles=2, iterations=1, seed=n) == 0, n

@@ -16,7 +16,7 @@ from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis.conversion import plan_conversion
 from linear_layouts.analysis.cost_model import shuffle_time_ns
 from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
-from linear_layouts.analysis.shuffles import ShufflePlan, butterfly_form, plan_shuffle, same_warp_data
+from linear_layouts.analysis.shuffles import ShufflePlan, plan_shuffle, same_warp_data
 from linear_layouts.analysis.steps import ConversionKind
 from linear_layouts.analysis.warp_simulator import random_distributed_layout, random_within_warp_partner
 from linear_layouts.codegen.cost import step_counts
@@ -74,7 +74,7 @@ def _compare(pairs, widths=WIDTHS) -> collections.Counter:
             want, got = emitted(plan), shuffle_counts(plan)
             assert got == want, (bits, src, dst, want, got)
             seen[bits, plan.num_warps, "alu" if want.alu else "shfl only"] += 1
-            seen[BUTTERFLY] += butterfly_form(plan) is not None
+            seen[BUTTERFLY] += plan.butterfly_form is not None
     return seen
 
 

@@ -3,9 +3,9 @@
 ``shuffle_counts(plan)`` counts, per thread, what the warp-shuffle emitter (``codegen.shuffle``) issues
 for a ``ShufflePlan`` in steady state (its preferred packings on both sides: the payload's register
 bits ``V`` first inside each 32-bit word), from the plan alone.  A plan in butterfly form
-(``shuffles.butterfly_form``) is ``shfl`` plus its hash-consed select trees (``butterfly_selects``).
+(``ShufflePlan.butterfly_form``) is ``shfl`` plus its hash-consed select trees (``butterfly_selects``).
 Otherwise, with ``f`` / ``g`` the lane translations of the registers sent / received
-(``lane_translation``), ``w`` the element bytes:
+(``ShufflePlan.send_translation`` / ``receive_translation``), ``w`` the element bytes:
 
     shfl = plan.shuffles_per_warp
     alu  = translate(source words, f, words sent) + Σ_words assemble(received payloads)
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linear_layouts.analysis.shuffles import ShufflePlan, butterfly_form, butterfly_selects, lane_translation
+from linear_layouts.analysis.shuffles import ShufflePlan, butterfly_selects
 from linear_layouts.word_packing import WORD_BYTES, Packing
 
 __all__ = ["OpCounts", "shuffle_counts"]
@@ -116,7 +116,7 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
     w = plan.bitwidth // 8
     if w not in (1, 2, 4, 8) or plan.bitwidth % 8:
         return None
-    form = butterfly_form(plan)
+    form = plan.butterfly_form
     if form is not None:  # one shfl.sync.bfly per word and select trees, nothing else (no packing)
         return OpCounts(shfl=plan.shuffles_per_warp, alu=butterfly_selects(plan, form))
     src_index = {b: i for i, b in enumerate(plan.src.flat_bases("register")) if b}
@@ -124,9 +124,7 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
     ps = Packing.leading(w, plan.src.in_dim_size_log2("register"), [src_index[v] for v in plan.V])
     pr = Packing.leading(w, plan.dst.in_dim_size_log2("register"), [dst_index[v] for v in plan.V])
     rounds = plan.rounds
-    n_lanes = len(rounds[0].source_lane) if rounds else 32
-    send_f = lane_translation([r.send_registers for r in rounds], n_lanes)
-    recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes)
+    send_f, recv_g = plan.send_translation, plan.receive_translation
     if rounds and (send_f is None or recv_g is None):
         return None
     if any(not r.in_lane and not _affine(r.source_lane) for r in rounds):
@@ -161,7 +159,7 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
     if any(recv_g or ()):
         alu += _translate(pr, recv_g, set(needed))
     # 4. destination registers of zero bases copy their originals
-    zero = sum(1 << i for i, b in enumerate(plan.dst.flat_bases("register")) if b == 0)
+    zero = plan.zero_register_mask
     if zero:
         kept = [tuple(s if s is not None and s[0] in written else None for s in _slots(pr, i)) for i in needed]
         for word in range(pr.num_words):

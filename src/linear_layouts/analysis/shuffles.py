@@ -99,6 +99,14 @@ class ShufflePlan:
     Vectors ``V, I, E, F, G, R`` are flattened tensor vectors (first out dim least significant).
     After the rounds, every lane does ``reg[dst] = reg[src]`` for ``(dst, src)`` in ``copies``
     (destination registers that duplicate data, zero register bases of ``dst``).
+
+    What ``op_counts`` and the emitter both read is derived once per plan:
+    ``send_translation`` / ``receive_translation`` (``f``, ``g``), ``zero_register_mask`` and
+    ``butterfly_form``.  They are ``functools.cached_property``: pure functions of the frozen fields,
+    stored in the instance ``__dict__`` on first use (``cached_property`` writes ``__dict__``
+    directly, so the frozen ``__setattr__`` is not involved; the class must keep its ``__dict__``,
+    i.e. no ``slots=True``).  Equality, hashing, ``repr`` and ``dataclasses.replace`` see only the
+    fields, so a cached value never changes what a plan is.
     """
 
     src: LinearLayout
@@ -130,6 +138,36 @@ class ShufflePlan:
         return (self.src.in_dim_size(WARP) if self.src.has_in_dim(WARP) else 1) * (
             self.src.in_dim_size(BLOCK) if self.src.has_in_dim(BLOCK) else 1
         )
+
+    @property
+    def _num_lanes(self) -> int:
+        return len(self.rounds[0].source_lane) if self.rounds else 32
+
+    @functools.cached_property
+    def send_translation(self) -> tuple[int, ...] | None:
+        """``f``: the rounds' send registers are ``base_j ^ f(lane)`` (``lane_translation``); None if
+        they are not (or there are no rounds)."""
+        return lane_translation([r.send_registers for r in self.rounds], self._num_lanes)
+
+    @functools.cached_property
+    def receive_translation(self) -> tuple[int, ...] | None:
+        """``g``: the rounds' receive registers are ``base'_j ^ g(lane)``; None if they are not."""
+        return lane_translation([r.receive_registers for r in self.rounds], self._num_lanes)
+
+    @functools.cached_property
+    def zero_register_mask(self) -> int:
+        """The register bits of ``dst`` whose basis is zero (register ``r`` duplicates ``r & ~mask``)."""
+        return _zero_register_mask(self.dst)
+
+    @functools.cached_property
+    def butterfly_form(self) -> "ButterflyForm | None":
+        """``butterfly_form(self)``, computed once."""
+        return butterfly_form(self)
+
+
+def _zero_register_mask(layout: LinearLayout) -> int:
+    """Register bits of ``layout`` whose basis is zero."""
+    return sum(1 << i for i, b in enumerate(layout.flat_bases(REGISTER)) if b == 0)
 
 
 def _index(bases: tuple[int, ...]) -> dict[int, int]:
@@ -242,7 +280,7 @@ def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> Shuf
             tuple([tuple([x ^ d for x in row]) for row in dreg_rows]),
         ))
 
-    zero_mask = sum(1 << i for i, b in enumerate(dst.flat_bases(REGISTER)) if b == 0)
+    zero_mask = _zero_register_mask(dst)
     copies = tuple((r, r & ~zero_mask) for r in range(dst.in_dim_size(REGISTER)) if r & zero_mask)
     return ShufflePlan(
         src, dst, bits, tuple(V), tuple(I), tuple(E), tuple(F), tuple(G), tuple(R),
@@ -321,16 +359,15 @@ class ButterflyForm:
 def butterfly_form(plan: ShufflePlan) -> ButterflyForm | None:
     """The butterfly form of ``plan`` (module doc), or None where it does not apply: sub-word payloads,
     a source lane not ``lane ^ m``, a register choice depending on more than
-    ``MAX_BUTTERFLY_LANE_BITS`` lane bits, or a destination register no round writes.
+    ``MAX_BUTTERFLY_LANE_BITS`` lane bits, or a destination register no round writes.  Callers read
+    it once per plan as ``plan.butterfly_form``.
 
     Example: the register bit 2 <-> lane bit 1 swap of a [32, 64] fp32 tile (suite pair random_109)
     has masks 0 and 2 (32 rounds each) and lane_bits (1,)."""
     rounds = plan.rounds
     if not rounds or plan.bitwidth < 32 or plan.elements_per_shuffle != 1:
         return None
-    n_lanes = len(rounds[0].source_lane)
-    f = lane_translation([r.send_registers for r in rounds], n_lanes)
-    g = lane_translation([r.receive_registers for r in rounds], n_lanes)
+    f, g = plan.send_translation, plan.receive_translation
     if f is None or g is None:
         return None
     lane_bits = tuple(i for i in range(len(f)) if f[i] or g[i])
@@ -345,7 +382,7 @@ def butterfly_form(plan: ShufflePlan) -> ButterflyForm | None:
     form = ButterflyForm(lane_bits, tuple(masks), tuple(r.send_registers[0][0] for r in rounds),
                          tuple(r.receive_registers[0][0] for r in rounds), f, g)
     written = set(form.recv_base)
-    zero = sum(1 << i for i, v in enumerate(plan.dst.flat_bases(REGISTER)) if v == 0)
+    zero = plan.zero_register_mask
     n_dst = plan.dst.in_dim_size(REGISTER)
     if len(written) != len(rounds) or any(r ^ gc not in written for r in range(n_dst) if not r & zero
                                           for _, _, gc in form.classes()):
@@ -374,7 +411,7 @@ def butterfly_leaves(plan: ShufflePlan, form: ButterflyForm) -> tuple[dict, dict
     sends = {(j, h): tuple(("a", s ^ fc, h) for _, fc, _ in classes)
              for j, (m, s) in enumerate(zip(form.masks, form.send_base)) if m for h in range(words)}
     round_of = {d: j for j, d in enumerate(form.recv_base)}
-    zero = sum(1 << i for i, v in enumerate(plan.dst.flat_bases(REGISTER)) if v == 0)
+    zero = plan.zero_register_mask
     dests = {}
     for r in range(plan.dst.in_dim_size(REGISTER)):
         for h in range(words):

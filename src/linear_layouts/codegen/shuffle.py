@@ -19,7 +19,7 @@ lane bits.  So the emitter
 
 Registers of ``dst`` with a zero basis copy their originals in the last byte permute.
 
-Butterfly form (``butterfly_form``; 32- and 64-bit payloads where the register choice depends on at
+Butterfly form (``ShufflePlan.butterfly_form``; 32- and 64-bit payloads where the register choice depends on at
 most one lane bit and every round reads lane ``lane ^ m``, as in the register<->lane bit swap of §5.4):
 each round is one ``shfl.sync.bfly.b32`` per word, the word sent chosen by one select on that lane bit,
 and each destination register is one select between the register the lane already holds and the word
@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.analysis.shuffles import ButterflyForm, butterfly_form, butterfly_leaves, lane_translation, select_tree
+from linear_layouts.analysis.shuffles import ButterflyForm, butterfly_leaves, lane_translation, select_tree
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack, translate_words
 from linear_layouts.errors import LayoutError
@@ -75,10 +75,7 @@ class ShuffleConversion:
     barrier_scope = None
 
     def __post_init__(self) -> None:
-        rounds = self.plan.rounds
-        n_lanes = len(rounds[0].source_lane) if rounds else 32
-        if rounds and (lane_translation([r.send_registers for r in rounds], n_lanes) is None
-                       or lane_translation([r.receive_registers for r in rounds], n_lanes) is None):
+        if self.plan.rounds and (self.plan.send_translation is None or self.plan.receive_translation is None):
             raise LayoutError("plan: the registers of the rounds are not a lane translation of fixed registers")
 
     @property
@@ -98,7 +95,7 @@ class ShuffleConversion:
 
     def emit_words(self, a: str, b: str, pin: Packing, pout: Packing, em: Emission, smem: str = "smem",
                    trailing_barrier: bool = True) -> list[str]:
-        form = butterfly_form(self.plan)
+        form = self.plan.butterfly_form
         if form is not None:
             return self._emit_butterfly(form, a, b, pin, pout, em)
         plan = self.plan
@@ -108,13 +105,12 @@ class ShuffleConversion:
         ps = Packing.leading(w, pin.register_bits, lead_a, rest=pin)
         pr = Packing.leading(w, pout.register_bits, lead_b, rest=pout)
         rounds = plan.rounds
-        n_lanes = len(rounds[0].source_lane) if rounds else 32
         e = plan.elements_per_shuffle
         words_per = plan.words_per_shuffle
         # 1. source words in the send packing
         a_words = repack(pin, ps, [f"{a}[{i}]" for i in range(pin.num_words)], em)
         # 2. a'[r] = a[r ^ f(lane)] for the words sent
-        send_f = lane_translation([r.send_registers for r in rounds], n_lanes) or ()
+        send_f = plan.send_translation or ()
         bases = [r.send_registers[0][0] for r in rounds]
         sent = {ps.word(s) + h for s in bases for h in range(words_per)}
         full = [a_words[i] if a_words[i] is not None else f"{a}[{i}]" for i in range(ps.num_words)]
@@ -147,12 +143,12 @@ class ShuffleConversion:
         written = {bid[0] for s in received for bid in s.contents if bid is not None}
         needed = sorted({pr.word(r) + h for r in written for h in range(pr.words_per_element if w >= 4 else 1)})
         b_prime = gather_words(pr, received, em, only=needed, keep=written.__contains__)
-        recv_g = lane_translation([r.receive_registers for r in rounds], n_lanes) or ()
+        recv_g = plan.receive_translation or ()
         b_words = [x if x is not None else "0u" for x in b_prime]
         if any(recv_g):
             moved = translate_words(pr, b_words, recv_g, needed, em)
             b_words = [moved.get(i, "0u") for i in range(pr.num_words)]
-        zero = sum(1 << i for i, v in enumerate(plan.dst.flat_bases("register")) if v == 0)
+        zero = plan.zero_register_mask
         canon = (lambda r: r & ~zero) if zero else None
         if canon is None:
             final = repack(pr, pout, b_words, em)
@@ -203,5 +199,5 @@ class ShuffleConversion:
     def instruction_counts(self) -> dict[str, int]:
         """Static per-thread count: ``shfl.sync.idx.b32`` (``.bfly`` in butterfly form) = rounds x words
         per payload, but in-lane rounds."""
-        key = "shfl.sync.bfly.b32" if butterfly_form(self.plan) is not None else "shfl.sync.idx.b32"
+        key = "shfl.sync.bfly.b32" if self.plan.butterfly_form is not None else "shfl.sync.idx.b32"
         return {key: self.plan.shuffles_per_warp}
