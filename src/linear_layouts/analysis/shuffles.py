@@ -291,18 +291,10 @@ def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> Shuf
 def lane_translation(tables: list[tuple[tuple[int, ...], ...]], n_lanes: int) -> tuple[int, ...] | None:
     """``(f(lane bit 0), f(lane bit 1), ...)`` if every table is ``table[l] = table[0] ^ f(l)``
     elementwise with ``f`` linear over F2 and common to all tables, else None. Codegen turns such a
-    register choice into one conditional swap per lane bit. A pure function: answers are cached
-    (a shuffle's cost checks, then emits, the same rounds' tables).
+    register choice into one conditional swap per lane bit.  A plan's are ``ShufflePlan.send_translation``
+    and ``receive_translation`` (computed once per plan).
 
     Example: ``lane_translation([tuple((l & 1,) for l in range(32))], 32) == (1, 0, 0, 0, 0)``."""
-    key = tuple(tables)
-    try:
-        return _cached_lane_translation(key, n_lanes)
-    except TypeError:  # unhashable rows (lists): the same answer, uncached
-        return _lane_translation(key, n_lanes)
-
-
-def _lane_translation(tables: tuple, n_lanes: int) -> tuple[int, ...] | None:
     if not tables:
         return None
     bits = n_lanes.bit_length() - 1
@@ -322,9 +314,6 @@ def _lane_translation(tables: tuple, n_lanes: int) -> tuple[int, ...] | None:
             elif any(x != y ^ f for x, y in zip(row, base)):
                 return None
     return images
-
-
-_cached_lane_translation = functools.lru_cache(maxsize=64)(_lane_translation)
 
 
 MAX_BUTTERFLY_LANE_BITS = 1  # lane bits a butterfly select tree may depend on (2**k - 1 selects per word)
