@@ -6,6 +6,8 @@ One script, one device call, bounded in time (``--budget`` seconds, default 530)
     PYTHONPATH=src python benchmarks/gpu_suite.py --mode prepare
     # device (carry benchmarks/build):
     PYTHONUNBUFFERED=1 PYTHONPATH=src python benchmarks/gpu_suite.py --out $OUT
+    # CPU, any time: the report (gpu_suite.md) again from OUT/gpu_suite.json, with today's scoring
+    PYTHONPATH=src python benchmarks/gpu_suite.py --mode report --out benchmarks/results
 
 (Without the CPU step the device builds the kernel list and compiles every cubin itself, one nvcc per
 core: about a minute more.)  Stages (each timed; a stage that would not fit in what is left of the
@@ -51,13 +53,14 @@ import tarfile
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "cubins"))
 
+import model_ranking  # noqa: E402
 from gpu_cases import Case, all_cases, in_warp_cases, named_cases, random_cases, wide_cases  # noqa: E402
 
 from linear_layouts.analysis.shuffles import plan_shuffle, same_warp_data  # noqa: E402
@@ -83,6 +86,7 @@ class Variant:
     instructions: dict = field(default_factory=dict)
     note: str = ""
     model_us: float | None = None  # cost model: predicted µs of one conversion round trip per CTA
+    steps: list | None = None  # model_ranking.StepRecord of the forward and backward step (as dicts)
 
 
 def _kind(step) -> str:
@@ -125,6 +129,8 @@ def _variant(case: Case, name: str, fwd, bwd, predicted=None, note="") -> "Varia
                 model_us=_model_us(fwd, bwd, case))
     if isinstance(fwd, SharedConversion):
         v.modelled = emitted_wavefronts(canonical_vector_order(fwd))
+    if isinstance(fwd, (SharedConversion, ShuffleConversion)) and isinstance(bwd, (SharedConversion, ShuffleConversion)):
+        v.steps = [asdict(model_ranking.step_record(x)) for x in (fwd, bwd)]
     return v
 
 
@@ -203,7 +209,7 @@ def save_variants(path: Path, variants: list[Variant]) -> None:
                                    warps=c.warps, family=c.family, description=c.description),
                          variant=v.variant, kernel=v.kernel.__dict__, step_kind=v.step_kind,
                          predicted=v.predicted, modelled=v.modelled, instructions=v.instructions, note=v.note,
-                         model_us=v.model_us))
+                         model_us=v.model_us, steps=v.steps))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows))
 
@@ -218,7 +224,7 @@ def load_variants(path: Path) -> list[Variant]:
         out.append(Variant(cases[c["name"]], r["variant"], KernelSource(**r["kernel"]), r["step_kind"],
                            tuple(r["predicted"]) if r["predicted"] else None,
                            tuple(r["modelled"]) if r["modelled"] else None, r["instructions"], r["note"],
-                           r.get("model_us")))
+                           r.get("model_us"), r.get("steps")))
     return out
 
 
@@ -889,19 +895,8 @@ def summary(results: dict) -> dict:
     iw = [r["triton"] / r["ours"] for r in in_warp if r.get("ours") and r.get("triton")]
     out["in_warp_vs_triton_min"] = min(iw) if iw else float("nan")
     out["in_warp_vs_triton_geomean"] = geomean(iw)
-    ranked = [r for r in in_warp if r.get("shared") or r.get("shuffle")]
-    agree, total, misses = 0, 0, []
-    for r in ranked:
-        alt = "shared" if r.get("shared") else "shuffle"
-        mo, ma = r.get("ours_model_us"), r.get(alt + "_model_us")
-        if mo is None or ma is None or not r.get("ours") or not r.get(alt):
-            continue
-        total += 1
-        if (mo <= ma) == (r["ours"] <= r[alt]):
-            agree += 1
-        else:
-            misses.append(r["case"])
-    out["model_ranking"] = (agree, total, misses)
+    ranking = model_ranking.score_results(results)  # the one scoring (model_ranking.py)
+    out["model_ranking"] = (ranking.agree, ranking.total, [str(m) for m in ranking.misses])
     out["transposes"] = {}
     for r in results.get("transpose", []):
         if r.get("correct") and (r.get("fraction_of_copy") or 0) > (out["transposes"].get(r["bits"]) or 0):
@@ -942,8 +937,8 @@ def write_report(out: Path, results: dict) -> None:
     lines.append(f"| in-warp pairs ({s.get('in_warp_pairs', 0)}): ours vs Triton, min (target >= 1.0x) / geomean | "
                  f"{f2(s.get('in_warp_vs_triton_min'))} / {f2(s.get('in_warp_vs_triton_geomean'))} |")
     a, t, m = s.get("model_ranking", (0, 0, []))
-    lines.append(f"| cost model ranks shuffle vs shared as measured (target >= 90%) | {a} / {t}"
-                 + (f"; misses: {', '.join(m[:10])}" if m else "") + " |")
+    lines.append(f"| cost model ranks shuffle vs shared as measured (target >= 90%; `model_ranking.py`) | {a} / {t}"
+                 + (f"; misses (ours/other time, measured/predicted): {', '.join(m)}" if m else "") + " |")
     for bits, frac in sorted(s.get("transposes", {}).items()):
         lines.append(f"| 8192^2 transpose {bits}-bit, of copy bandwidth (target >= 93%) | "
                      f"{'-' if frac is None else f'{100 * frac:.1f}%'} |")
@@ -1146,7 +1141,7 @@ STAGE_ORDER = ("microbench", "triton", "verify", "bench", "copy", "transpose", "
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", default="all",
-                    choices=["all", "prepare", "launch-shared", "launch-all", "verify-child", "profile-child"])
+                    choices=["all", "prepare", "report", "launch-shared", "launch-all", "verify-child", "profile-child"])
     ap.add_argument("--out", default=str(HERE / "build" / "out"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cases", default="", help="comma list of case names (default: the whole suite)")
@@ -1171,6 +1166,9 @@ def main() -> None:
     ap.add_argument("--triton-timeout", type=int, default=200)
     ap.add_argument("--profile-timeout", type=int, default=60)
     args = ap.parse_args()
+    if args.mode == "report":  # CPU: re-score and rewrite OUT/gpu_suite.md from OUT/gpu_suite.json
+        write_report(Path(args.out), json.loads((Path(args.out) / "gpu_suite.json").read_text()))
+        return
     t0 = time.time()
     tag = "quick" if args.quick else "full"
     if args.cases:
@@ -1238,7 +1236,8 @@ def main() -> None:
     results["variants"] = [dict(case=v.case.name, variant=v.variant, kind=v.step_kind, bits=v.case.bits,
                                 warps=v.case.warps, family=v.case.family, kernel=v.kernel.name,
                                 predicted=v.predicted, modelled=v.modelled, instructions=v.instructions,
-                                description=v.case.description, note=v.note, model_us=v.model_us) for v in variants]
+                                description=v.case.description, note=v.note, model_us=v.model_us, steps=v.steps)
+                           for v in variants]
     print(json.dumps(results["environment"]), flush=True)
     start = time.time()  # cubins not prepared on the CPU are compiled here, in parallel (nvcc per core)
     sources = all_sources()

@@ -10,8 +10,7 @@ the last GPU-suite run's per-pair times (``results/gpu_suite.json``) and static 
    wavefronts per word and no lane-dependent register choice (the address does the choosing).
 2. Representative pairs: what codegen emits per conversion (``codegen.cost.step_counts``) against
    Triton's PTX for the same pair (``gl.convert_layout``, sm_90, compiled here).
-3. The cost model's ranking of the two mechanisms on those measurements, and which pairs the
-   planner now gives the other mechanism.
+3. The cost model's ranking of the two measured kernels of every pair (``model_ranking.score``).
 """
 
 from __future__ import annotations
@@ -28,9 +27,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import model_ranking  # noqa: E402
 from gpu_cases import all_cases  # noqa: E402
 
-from linear_layouts.analysis import conversion as cv  # noqa: E402
 from linear_layouts.analysis.shuffles import plan_shuffle  # noqa: E402
 from linear_layouts.codegen.cost import step_counts  # noqa: E402
 from linear_layouts.codegen.shuffle import ShuffleConversion  # noqa: E402
@@ -43,18 +42,15 @@ def geomean(xs: list[float]) -> float:
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
-def measured_pairs(path: Path) -> list[dict]:
-    """In-warp conversion rows with both mechanisms timed: case, shuffle and shared µs, Triton µs, chosen kind."""
-    rows = json.loads(path.read_text())["bench"]
+def measured_pairs(results: dict) -> list[dict]:
+    """In-warp pairs timed both ways with both kernels pure (every step a shuffle, every step shared
+    memory; ``model_ranking.pairs``, which also has the mixed ones): case, shuffle and shared µs."""
     out = []
-    for r in rows:
-        if r["config"] != "conversion" or not r.get("in_warp"):
-            continue
-        shuffle_ours = r["ours_kind"] == "warp shuffle"
-        sh = r["ours"] if shuffle_ours else r.get("shuffle")
-        sm = r.get("shared") if shuffle_ours else r["ours"]
-        if sh and sm:
-            out.append(dict(case=r["case"], shuffle=sh, shared=sm, triton=r.get("triton"), chosen=r["ours_kind"]))
+    for p in model_ranking.pairs(results):
+        kinds = {s.kind for s in p.ours_steps}
+        if len(kinds) == 1:
+            times = {kinds.pop(): p.ours_us, p.other: p.other_us}
+            out.append(dict(case=p.case, shuffle=times["shuffle"], shared=times["shared"]))
     return out
 
 
@@ -75,8 +71,9 @@ def main() -> None:
     ap.add_argument("--no-triton", action="store_true", help="skip Triton's PTX (section 2)")
     args = ap.parse_args()
     pool = {c.name: c for c in all_cases()}
-    pairs = measured_pairs(Path(args.results))
-    env = json.loads(Path(args.results).read_text())["environment"]
+    results = json.loads(Path(args.results).read_text())
+    pairs = measured_pairs(results)
+    env = results["environment"]
 
     groups: dict[tuple[int, int], list[float]] = defaultdict(list)
     for p in pairs:
@@ -86,7 +83,8 @@ def main() -> None:
         groups[(min(p["k"], 2), c.bits)].append(p["shared"] / p["shuffle"])
     lines = ["# In-warp pairs: warp shuffles against shared memory (static analysis of the last GPU run)", "",
              f"Measurements: `{Path(args.results).name}` ({env.get('gpu', '?')}, {env.get('date', '?')}), conversion "
-             f"loop, our shuffle and our shared-memory kernel of every in-warp pair. Generated "
+             f"loop, our shuffle and our shared-memory kernel of every in-warp pair whose planned kernel is not "
+             f"mixed (one direction shuffled, the other through shared memory). Generated "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `benchmarks/inwarp_shuffles.py` (CPU).", "",
              "## 1. Shared / shuffle time by k (lane bits traded with register bits) and width", "",
              f"All {len(pairs)} pairs: geomean {geomean([p['shared'] / p['shuffle'] for p in pairs]):.2f}x "
@@ -130,31 +128,14 @@ def main() -> None:
                   "folds a round trip to 3 SEL + 2 LOP3 per swapped register pair; nvcc 13 does not (6 SEL + 4 "
                   "LOP3), which is the 0.61x.", ""]
 
-    ok, misses, changed = 0, [], []
-    for p in pairs:
-        c = pool[p["case"]]
-        t = {cv.WARP_SHUFFLE: 0.0, cv.SHARED_MEMORY: 0.0}
-        for a, b in ((c.src, c.dst), (c.dst, c.src)):
-            plan = cv.plan_conversion(a, b, c.bits)
-            alts = dict(plan.alternatives)
-            alts[plan.kind] = plan.cost
-            for kind in t:
-                t[kind] += alts[kind].total
-        good = (t[cv.WARP_SHUFFLE] < t[cv.SHARED_MEMORY]) == (p["shuffle"] < p["shared"])
-        ok += good
-        if not good:
-            misses.append(f"{p['case']} (measured {p['shared'] / p['shuffle']:.2f}x, model "
-                          f"{t[cv.SHARED_MEMORY] / t[cv.WARP_SHUFFLE]:.2f}x)")
-        kind = cv.plan_conversion(c.src, c.dst, c.bits).kind
-        if (kind == cv.WARP_SHUFFLE) != (p["chosen"] == "warp shuffle"):
-            changed.append(f"{p['case']} -> {kind.value}")
+    ranking = model_ranking.score_results(results)
     lines += ["## 3. The cost model's ranking on these measurements", "",
-              "Held out when the results file postdates the model's fit (DEVICES['H100'] was fitted on the "
-              "2026-11-23 run; the 2026-11-26 16:24 UTC run is a held-out check).", "",
-              f"Shuffle vs shared ranked as measured on {ok} / {len(pairs)} pairs (shared / shuffle time, "
-              "measured and predicted, of the misses): " + (", ".join(misses) or "none") + ".", "",
-              "Pairs the planner now gives the other mechanism than in that run: " + (", ".join(changed) or "none")
-              + ".", ""]
+              "Scored by `model_ranking.py` (the suite's report uses the same): every in-warp pair with both "
+              "kernels timed, ours (mixed where the planner mixed) against the other mechanism's, each priced "
+              "from the steps it executes, with the package's device table ("
+              f"{model_ranking.device_note()}).", "",
+              f"Ranked as measured on {ranking} pairs; misses (ours / other time, measured / predicted): "
+              + (", ".join(map(str, ranking.misses)) or "none") + ".", ""]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -1,0 +1,278 @@
+"""Issue 12 item 4's check, in one place: does the cost model rank the two measured mechanisms of every
+in-warp suite pair as the device did?  ``gpu_suite.py`` (its report), ``inwarp_shuffles.py`` and the
+calibration (``fit_cost_model.py``) all score with ``score`` here.
+
+    PYTHONPATH=src python benchmarks/model_ranking.py [--results benchmarks/results/gpu_suite.json]
+    PYTHONPATH=src python benchmarks/model_ranking.py --results benchmarks/results/kernel_steps/2026-11-23_1850.json
+    PYTHONPATH=<checkout of the run>/src python benchmarks/model_ranking.py counts --results RUN.json --out FILE
+
+Pairs: every in-warp conversion-loop row (``bench``, config ``conversion``) where our kernel (``ours``:
+each direction planned by ``plan_conversion``, so possibly one shuffle and one shared-memory step) and
+the kernel of the other mechanism (``shuffle`` or ``shared``, forced in both directions) were both timed
+and both correct.  Each kernel is predicted from the steps it executes, as emitted (``StepRecord``: the
+counts of ``codegen.cost.step_counts`` plus the layout facts the model prices): the suite's prepare
+stage stores them per variant (``variants[*].steps``); for runs made before that, a file of them made by
+``counts`` with the code the run was built from (``results/kernel_steps/<date>.json``; the file also
+holds each kernel's ``model_us`` as priced then, so the pairing can be checked against the run's, and
+the run's in-warp rows, so that it is the whole record of the run for this check).  Made so:
+``counts --commit 7460e06 --table '<95cc9d3's H100 fields>' --results <7460e06's gpu_suite.json>`` with
+7460e06's src (the 2026-11-23 18:50 run, planned with 95cc9d3's table), and ``counts --commit e9b5d69
+--results <a1d0150's gpu_suite.json>`` (the 2026-11-26 16:48 run: today's code builds its kernels).
+
+Rule: a pair agrees when the kernel predicted faster was measured faster.  A predicted tie is broken
+as ``plan_conversion`` breaks it (a shuffle is taken only when strictly cheaper): the kernel with fewer
+shuffle steps is predicted faster.  No tolerance: a measured 0.97x counts as much as a 0.5x (run to run,
+the same kernels moved by 2% (sd) between the 16:24 and 16:48 UTC runs of 2026-11-26; misses list
+the measured and predicted ratios so near-ties are visible, they are not excused).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+KINDS = ("shuffle", "shared")
+STEPS_DIR = HERE / "results" / "kernel_steps"
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One emitted conversion step of one CTA: ``kind`` (``shuffle`` / ``shared``); shared-memory
+    ``store`` / ``load`` wavefronts of all warps; ``shfl``, ``alu`` per thread; barriers; and
+    ``load_warp_copies``: log2 of how many warps load the same data (zero warp bases of the loaded
+    layout; their loads hit the same addresses)."""
+
+    kind: str
+    store: int = 0
+    load: int = 0
+    shfl: int = 0
+    alu: int = 0
+    barriers_cta: int = 0
+    barriers_warp: int = 0
+    load_warp_copies: int = 0
+
+
+@dataclass(frozen=True)
+class Pair:
+    case: str
+    bits: int
+    warps: int
+    other: str  # the forced mechanism's variant: "shuffle" or "shared"
+    ours_us: float
+    other_us: float
+    ours_steps: tuple[StepRecord, StepRecord]
+    other_steps: tuple[StepRecord, StepRecord]
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A pair ranked otherwise than measured; printed ``case measured/predicted`` (ours / other time)."""
+
+    case: str
+    measured: float  # ours / other, measured time
+    predicted: float  # ours / other, predicted time
+
+    def __str__(self) -> str:
+        return f"{self.case} {self.measured:.2f}x/{self.predicted:.2f}x"
+
+
+@dataclass(frozen=True)
+class Score:
+    agree: int
+    total: int
+    misses: tuple[Miss, ...]
+
+    def __str__(self) -> str:
+        return f"{self.agree} / {self.total}"
+
+
+def _zero_warp_bases(layout) -> int:
+    return sum(1 for b in layout.flat_bases("warp") if b == 0) if layout.has_in_dim("warp") else 0
+
+
+def step_record(step) -> StepRecord:
+    """The record of a codegen step (a ``SharedConversion`` or ``ShuffleConversion``)."""
+    from linear_layouts.codegen.conversion import SharedConversion
+    from linear_layouts.codegen.cost import step_counts
+    from linear_layouts.codegen.model import emitted_wavefronts
+
+    c = step_counts(step)
+    if isinstance(step, SharedConversion):
+        from linear_layouts.codegen.conversion import canonical_vector_order
+
+        st, ld = emitted_wavefronts(canonical_vector_order(step))
+        assert st + ld == c.wavefronts
+        return StepRecord("shared", st, ld, c.shfl, c.alu, c.barriers_cta, c.barriers_warp,
+                          _zero_warp_bases(step.dst))
+    return StepRecord("shuffle", 0, 0, c.shfl, c.alu, c.barriers_cta, c.barriers_warp)
+
+
+def kernel_ns(steps, warps: int, device: str | None = None) -> float:
+    """Predicted SM-ns of a kernel's round trip (its two steps) with the device table."""
+    from linear_layouts.analysis.cost_model import OpCounts, conversion_time_ns
+
+    return sum(conversion_time_ns(OpCounts(s.store + s.load, s.shfl, s.alu, s.barriers_cta, s.barriers_warp), warps,
+                                  device) for s in steps)
+
+
+def device_note(device: str | None = None) -> str:
+    """Where the device table came from (``DeviceCosts.measured``)."""
+    from linear_layouts.analysis.cost_model import device_costs
+
+    return device_costs(device).measured
+
+
+def _steps_from(records) -> tuple[StepRecord, StepRecord]:
+    return tuple(StepRecord(**r) for r in records)  # type: ignore[return-value]
+
+
+def steps_file(results: dict) -> Path:
+    """The steps file of a run made before the suite recorded steps (by its date)."""
+    date = str(results.get("environment", {}).get("date", "")).replace(" UTC", "").replace(":", "")
+    return STEPS_DIR / (date.replace(" ", "_") + ".json")
+
+
+def load_run(path: Path) -> dict:
+    """A run's results: a ``gpu_suite.json``, or a steps file that carries its run's in-warp rows
+    (``results``: the 2026-11-23 run, whose JSON is only in git history)."""
+    data = json.loads(Path(path).read_text())
+    return data["results"] if "kernels" in data else data
+
+
+def pairs(results: dict, steps: dict | None = None) -> list[Pair]:
+    """The scored pairs of a suite run (module doc); ``steps``: {case: {variant: {"steps": [2 records]}}}
+    for runs without ``variants[*].steps`` (default: its ``steps_file``)."""
+    recorded = {(v["case"], v["variant"]): v["steps"] for v in results.get("variants", []) if v.get("steps")}
+    if not recorded and steps is None:
+        path = steps_file(results)
+        steps = json.loads(path.read_text())["kernels"] if path.exists() else {}
+    out = []
+    for r in results.get("bench", []):
+        if r["config"] != "conversion" or not r.get("in_warp") or r.get("kind") == "registers":
+            continue
+        other = next((k for k in KINDS if r.get(k)), None)
+        if other is None or not r.get("ours") or not (r.get("ours_correct") and r.get(other + "_correct")):
+            continue
+        rec = {k: recorded.get((r["case"], k)) or (steps or {}).get(r["case"], {}).get(k, {}).get("steps")
+               for k in ("ours", other)}
+        if not all(rec.values()):
+            continue
+        out.append(Pair(r["case"], r["bits"], r["warps"], other, r["ours"], r[other], _steps_from(rec["ours"]),
+                        _steps_from(rec[other])))
+    return out
+
+
+def score(ps: list[Pair], time_ns: Callable | None = None) -> Score:
+    """Agreement of the predicted and measured ranking over ``ps`` (module doc); ``time_ns(steps,
+    warps)`` prices a kernel (default ``kernel_ns`` with the package's device table)."""
+    time_ns = time_ns or kernel_ns
+    agree, misses = 0, []
+    for p in ps:
+        po, pa = time_ns(p.ours_steps, p.warps), time_ns(p.other_steps, p.warps)
+        shuffles = [sum(s.kind == "shuffle" for s in st) for st in (p.ours_steps, p.other_steps)]
+        predicted_ours = (po, shuffles[0]) < (pa, shuffles[1])
+        if predicted_ours == (p.ours_us < p.other_us):
+            agree += 1
+        else:
+            misses.append(Miss(p.case, p.ours_us / p.other_us, po / pa if pa else math.inf))
+    return Score(agree, len(ps), tuple(misses))
+
+
+def score_results(results: dict) -> Score:
+    """``score`` of a suite run's results (``gpu_suite.json``)."""
+    return score(pairs(results))
+
+
+def kernel_steps() -> dict:
+    """{case: {variant: [forward, backward] step records}} of every in-warp suite kernel ("ours", the
+    forced "shuffle" / "shared"), built as ``gpu_suite.build_variants`` builds them, with the code
+    importable now, and each kernel's ``model_us`` as ``gpu_suite`` prices it (``codegen.cost``)."""
+    from gpu_cases import all_cases
+
+    from linear_layouts.analysis.shuffles import plan_shuffle, same_warp_data
+    from linear_layouts.codegen.conversion import RegisterCopy
+    from linear_layouts.codegen.cost import step_time_ns
+    from linear_layouts.codegen.plan import conversion_step
+    from linear_layouts.codegen.shuffle import ShuffleConversion
+
+    out = {}
+    for c in all_cases():
+        s, d, b = c.src, c.dst, c.bits
+        if not same_warp_data(s, d):
+            continue
+        fwd, bwd = conversion_step(s, d, b), conversion_step(d, s, b)
+        if isinstance(fwd, RegisterCopy):
+            continue
+        kernels = {"ours": (fwd, bwd), "shared": (conversion_step(s, d, b, force_shared=True),
+                                                   conversion_step(d, s, b, force_shared=True))}
+        try:
+            kernels["shuffle"] = (ShuffleConversion(plan_shuffle(s, d, b)), ShuffleConversion(plan_shuffle(d, s, b)))
+        except Exception:  # noqa: BLE001 - the suite skips such variants too
+            pass
+        out[c.name] = {k: dict(steps=[asdict(step_record(x)) for x in two],
+                               model_us=sum(step_time_ns(x, c.warps) for x in two) / 1e3)
+                       for k, two in kernels.items()}
+    return out
+
+
+def check_steps_file(results: dict, kernels: dict) -> list[str]:
+    """Variants of ``results`` whose recorded ``model_us`` differs from the steps file's: a steps file
+    made with other code than the run's (empty when every kernel is the run's)."""
+    bad = []
+    for v in results.get("variants", []):
+        k = kernels.get(v["case"], {}).get(v["variant"])
+        if k is not None and v.get("model_us") is not None and abs(k["model_us"] - v["model_us"]) > 1e-9:
+            bad.append(f"{v['case']}/{v['variant']}")
+    return bad
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", nargs="?", default="score", choices=["score", "counts"])
+    ap.add_argument("--results", default=str(HERE / "results" / "gpu_suite.json"))
+    ap.add_argument("--out", default="")
+    ap.add_argument("--commit", default="", help="counts: the commit the code on PYTHONPATH is (recorded)")
+    ap.add_argument("--source", default="", help="counts: where --results came from (recorded)")
+    ap.add_argument("--table", default="", help="counts: JSON of DeviceCosts fields the run was planned with")
+    args = ap.parse_args()
+    if args.what == "counts":
+        if args.table:  # the run's kernels were planned with an older table
+            import dataclasses
+
+            from linear_layouts.analysis import cost_model as cm
+
+            fields = {k: ({int(a): b for a, b in v.items()} if isinstance(v, dict) else v)
+                      for k, v in json.loads(args.table).items()}
+            cm.DEVICES[cm.DEFAULT_DEVICE] = dataclasses.replace(cm.DEVICES[cm.DEFAULT_DEVICE], **fields)
+        kernels = kernel_steps()
+        run = json.loads(Path(args.results).read_text())
+        rows = [r for r in run["bench"] if r["config"] == "conversion" and r.get("in_warp")]
+        cases = {r["case"] for r in rows}
+        variants = [{k: v[k] for k in ("case", "variant", "kind", "bits", "warps", "model_us")}
+                    for v in run["variants"] if v["case"] in cases]
+        bundled = dict(environment=run["environment"], source=args.source, bench=rows, variants=variants)
+        Path(args.out).write_text(json.dumps(dict(commit=args.commit, table=args.table, kernels=kernels,
+                                                  results=bundled), separators=(",", ":")))
+        print(f"{len(kernels)} cases -> {args.out}")
+        return
+    results = load_run(Path(args.results))
+    path = steps_file(results)
+    if path.exists():
+        bad = check_steps_file(results, json.loads(path.read_text())["kernels"])
+        print(f"steps file {path.name}: " + (f"{len(bad)} kernels differ from the run's: {bad[:8]}" if bad
+                                            else "every kernel's model_us equals the run's"))
+    s = score_results(results)
+    print(f"{results['environment'].get('date')}: ranked as measured on {s}; misses: "
+          + (", ".join(map(str, s.misses)) or "none"))
+
+
+if __name__ == "__main__":
+    main()
