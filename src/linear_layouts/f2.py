@@ -20,8 +20,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from linear_layouts import _ccore
 
@@ -44,6 +45,7 @@ __all__ = [
     "reduce",
     "pivot_columns",
     "solve",
+    "solver",
     "inverse",
     "kernel",
     "span_sum",
@@ -193,6 +195,18 @@ def solve(columns: Sequence[int], y: int) -> int | None:
         if x is not NotImplemented:
             return x
     return EliminationBasis.build(columns).express(y)
+
+
+def solver(columns: Sequence[int]) -> Callable[[int], int | None]:
+    """``y -> solve(columns, y)`` for many ``y``: the compiled core's ``solve`` per ``y`` when it is the
+    backend, else one elimination of ``columns`` reused for every ``y`` (the same unique answer).
+
+    >>> [solver([0b01, 0b10, 0b11])(y) for y in (0b01, 0b11, 0b100)]
+    [1, 3, None]
+    """
+    if _C is not None:
+        return functools.partial(solve, tuple(columns))
+    return EliminationBasis.build(list(columns)).express
 
 
 def inverse(columns: Sequence[int]) -> list[int] | None:

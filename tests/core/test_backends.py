@@ -187,6 +187,8 @@ def test_f2_words() -> None:
         same_on_both(lambda: f2.solve(cols, y))
         spanned = f2.apply(cols, rng.getrandbits(len(cols)))
         same_on_both(lambda: f2.solve(cols, spanned))
+        for target in (y, spanned):  # the reusable solver answers what solve does, on either backend
+            assert same_on_both(lambda: f2.solver(cols)(target)) == same_on_both(lambda: f2.solve(cols, target))
 
 
 def test_wide_layouts_are_answered_by_python() -> None:

@@ -38,7 +38,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from linear_layouts import _ccore, f2
+from linear_layouts import f2
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
@@ -192,14 +192,6 @@ def _offsets(solve: Callable[[int], int | None], flat: tuple[int, ...]) -> tuple
     return tuple(solve(x) for x in flat)  # type: ignore[misc]
 
 
-def _solver(columns: tuple[int, ...]) -> Callable[[int], int | None]:
-    """y -> the combination of ``columns`` (a basis) equal to y: the compiled core's ``f2.solve`` when it
-    is active, else one elimination of the columns reused for every y (the same unique answer)."""
-    if _ccore.backend() == "c":
-        return functools.partial(f2.solve, columns)
-    return f2.EliminationBasis.build(list(columns)).express
-
-
 @functools.lru_cache(maxsize=1024)
 def _free_masks(layout: LinearLayout) -> dict[str, int]:
     """``layout.free_variable_masks()``, cached: the swizzle search costs one side against many shared
@@ -257,7 +249,7 @@ def access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayo
 def _access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayout, bitwidth: int,
                          max_vector_bits: int) -> SharedAccess:
     dist = check_distributed(distributed_layout, "distributed_layout")
-    solve = _solver(columns)
+    solve = f2.solver(columns)
     regs = dist.flat_bases("register") if dist.has_in_dim("register") else ()
     kept = [i for i, r in enumerate(regs) if r != 0]
     reg_off = _offsets(solve, tuple(regs[i] for i in kept))
