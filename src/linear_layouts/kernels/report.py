@@ -47,7 +47,6 @@ from linear_layouts.kernels.triton_lowering import (
     reduce_lowering,
     reduce_lowering_smem,
     ldst_instructions,
-    remove_broadcast,
     scan_lowering,
 )
 from linear_layouts.layout import LinearLayout
@@ -376,8 +375,9 @@ class _Analyzer:
             res = _strip(self.linear(out))
             cvt = res.rename_out_dim(res.out_dim_names[0], "offset")
             bits = out.bitwidth or 32
-            store = ldst_instructions(remove_broadcast(cvt)[0], bits, "store")
-            load = ldst_instructions(remove_broadcast(cvt)[0], bits, "load")
+            cvt = cvt.remove_zero_bases_along_dim("register")
+            store = ldst_instructions(cvt, bits, "store")
+            load = ldst_instructions(cvt, bits, "load")
             triton = SharedLowering(SHARED, (store,), (load,), None, 1,
                                     "bins zeroed and read back; the counting atomics (atom.shared) are not ld/st")
             return SharedOp(index, name, "histogram", loc, out.shape, out.element, bits, "bins",

@@ -40,7 +40,7 @@ __all__ = [
     "Instructions", "SharedLowering", "convert_lowering", "local_lowering", "reduce_lowering", "reduce_lowering_smem",
     "scan_lowering", "layout_order",
     "optimal_swizzling",
-    "optimal_swizzling_ldst", "reg_perm_for_divide", "remove_broadcast", "ldst_instructions",
+    "optimal_swizzling_ldst", "reg_perm_for_divide", "ldst_instructions",
     "matrix_instructions",
 ]
 
@@ -162,14 +162,6 @@ def reg_perm_for_divide(a: LinearLayout, b: LinearLayout, *, left: bool) -> Colu
         picked.append(j)
     rest = [j for j in range(len(a_regs)) if not used[j]]
     return ColumnAction(picked + rest if left else rest + picked, REG, len(a_regs))
-
-
-def remove_broadcast(layout: LinearLayout) -> tuple[LinearLayout, ColumnAction]:
-    """``layout`` without its zero register bases, and the action that removed them
-    (Triton's ``actionRemoveBroadcastedRegs``)."""
-    regs = layout.bases[REG]
-    action = ColumnAction([i for i, v in enumerate(regs) if any(v)], REG, len(regs))
-    return action.apply(layout), action
 
 
 # --------------------------------------------------------------------------------------------------
@@ -472,19 +464,10 @@ def matrix_instructions(cvt: LinearLayout, bits: int, op: str, *, transpose: boo
     warps = 1 << len(warp_bases)
     nbytes = bits // 8
     rows = 8 * vec
-    lane_part = []
-    for lane in range(rows):
-        x = 0
-        for k, base in enumerate(addr):
-            if lane >> k & 1:
-                x ^= base
-        lane_part.append(x)
+    lane_part = [f2.apply(addr, lane) for lane in range(rows)]
     count = wavefronts = 0
     for w in range(warps):
-        wx = 0
-        for k, base in enumerate(warp_bases):
-            if w >> k & 1:
-                wx ^= base
+        wx = f2.apply(warp_bases, w)
         for r in range(0, regs, per_instr):
             rx = reps.apply({REG: r, LANE: 0, WARP: 0})[reps.out_dim_names[0]]
             starts = [((p ^ wx ^ rx) * nbytes) for p in lane_part]
@@ -547,8 +530,8 @@ def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 
         return SharedLowering(NOT_MODELED, note="cross-CTA conversion (distributed shared memory)")
     if WARP not in dims and _mixed_transpositions(src, dst) < 2:
         return SharedLowering(SHUFFLE, note="warp shuffles (no shared memory)")
-    a, _ = remove_broadcast(_dist(src))
-    b, _ = remove_broadcast(_dist(dst))
+    a = _dist(src).remove_zero_bases_along_dim(REG)
+    b = _dist(dst).remove_zero_bases_along_dim(REG)
     smem, (i_src, i_dst) = optimal_swizzling(a, b, bits, cc)
     n_reps = smem.in_dim_size("reps")
     reps = LinearLayout.identity_1d(n_reps, REG, "reps")
@@ -574,7 +557,7 @@ def local_lowering(distributed: LinearLayout, shared: LinearLayout, bits: int, o
     ``stmatrix`` (plain, then ``.trans``) where they fit, else vectorized ``ld/st.shared``."""
     if bits < 8:
         bits = 8
-    reg, _ = remove_broadcast(_dist(distributed))
+    reg = _dist(distributed).remove_zero_bases_along_dim(REG)
     mem = shared.sublayout([OFFSET], shared.out_dim_names) if shared.has_in_dim(BLOCK) else shared
     cvt = reg.invert_and_compose(mem)
     if cvt.has_out_dim(BLOCK):
@@ -643,9 +626,9 @@ def reduce_lowering(src: LinearLayout, axis: int, bits: list[int], result: Linea
     move the partials (a ``convert_layout`` per operand) into the layout where those warp bits are lane
     bits (``inter_warp_layout``) and shuffle again; finally convert to the ``result`` layout if it
     differs. Shared memory is used only by those conversions."""
-    reg, _ = remove_broadcast(_dist(src))
+    reg = _dist(src).remove_zero_bases_along_dim(REG)
     reg = zero_bases_along(reg, axis, REG)
-    reg, _ = remove_broadcast(reg)
+    reg = reg.remove_zero_bases_along_dim(REG)
     reg = zero_bases_along(reg, axis, LANE)
     parts: list[SharedLowering] = []
     rounds = 0
@@ -667,12 +650,9 @@ def reduce_lowering(src: LinearLayout, axis: int, bits: list[int], result: Linea
 
 
 def _xor_coords(bases: list[list[int]], value: int, rank: int) -> tuple[int, ...]:
-    """Coordinates of input ``value`` of one in dim: XOR of the bases of its set bits."""
-    out = [0] * rank
-    for i, v in enumerate(bases):
-        if value >> i & 1:
-            out = [a ^ b for a, b in zip(out, v)]
-    return tuple(out)
+    """Coordinates of input ``value`` of one in dim: per out dim, ``f2.apply`` of that coordinate of the
+    bases (the XOR over the set bits of ``value``)."""
+    return tuple(f2.apply([v[k] for v in bases], value) for k in range(rank))
 
 
 def layout_order(layout: LinearLayout) -> list[int]:
@@ -698,7 +678,7 @@ def reduce_lowering_smem(src: LinearLayout, axis: int, bits: list[int], result: 
     threads`` rounds), shuffles across the warps' partials and the first lane of each group stores the
     total back; (3) every thread loads its result elements (axis index 0). Scalar ``ld/st.shared`` of the
     element's width, one scratch per operand; ``result`` None: a 0-d result (one broadcast load)."""
-    layout, _ = remove_broadcast(_dist(src))
+    layout = _dist(src).remove_zero_bases_along_dim(REG)
     rank = layout.num_out_dims
     bases = layout.bases
     warp_bases = bases.get(WARP, [])
@@ -732,7 +712,7 @@ def reduce_lowering_smem(src: LinearLayout, axis: int, bits: list[int], result: 
     lane_zero = [not any(lane >> i & 1 for i in lane_axis) for lane in range(LANES_PER_WARP)]
     rounds = max(elems // threads, 1)
     if result is not None:
-        res, _ = remove_broadcast(_dist(result))
+        res = _dist(result).remove_zero_bases_along_dim(REG)
         res_regs = {(_xor_coords(res.bases[REG], r, res.num_out_dims)) for r in range(res.in_dim_size(REG))}
         res_lanes, res_warps = res.bases[LANE], res.bases.get(WARP, [])
     stores: list[Instructions] = []
@@ -796,7 +776,7 @@ def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90, *
     axes, 4 and 8 warps, one and two operands); layouts whose axis bases are not unit vectors of the
     axis are left out (``NOT_MODELED``). ``exact_tail``: Triton 3.6's loads of the totals, the widest
     vectors that fit the chunks still needed (7 totals: 4 + 2 + 1 elements) instead of 3.9's one width."""
-    layout, _ = remove_broadcast(_dist(src))
+    layout = _dist(src).remove_zero_bases_along_dim(REG)
     names = layout.out_dim_names
     axis_bits: list[tuple[int, str, int]] = []  # (axis value, in dim, index)
     other: dict[str, list[int]] = {REG: [], LANE: [], WARP: []}
