@@ -601,10 +601,23 @@ def transpose_wide_block_layouts(element_bytes: int, warps: int = 8, rows: int =
     return src, dst
 
 
+#: Persistent, software-pipelined transposes (``emit_persistent_transpose_kernel``): element bytes ->
+#: (tag, wide-block layout arguments, CTAs per SM, cache hints).  8-bit: 256x256 tiles with 16 warps
+#: (102 registers: 1 CTA per SM) or 32 warps (55 registers), 128x128 with 8 warps (4 CTAs per SM);
+#: ``h``: ld.global.nc.L1::no_allocate loads and st.global.cs stores.
+PERSISTENT_TRANSPOSES = {
+    1: (("persist256x16w", dict(warps=16), 1, False), ("persist256x16wh", dict(warps=16), 1, True),
+        ("persist256x32w", dict(warps=32), 1, False), ("persist256x32wh", dict(warps=32), 1, True),
+        ("persist128x8w", dict(warps=8, rows=128, cols=128), 4, False)),
+    2: (("persist128x16w", dict(warps=16, rows=128, cols=128), 2, False),),
+}
+
+
 def transpose_kernels(n: int):
     """(element bytes, tile layouts, step, kernel) of the 8192^2 transposes: through shared memory
-    (16-byte vectors on both global sides) and within each thread (``transpose_register_layouts``)."""
-    from linear_layouts.codegen.kernel import emit_transpose_kernel
+    (16-byte vectors on both global sides), within each thread (``transpose_register_layouts``) and
+    persistent (``PERSISTENT_TRANSPOSES``)."""
+    from linear_layouts.codegen.kernel import emit_persistent_transpose_kernel, emit_transpose_kernel
 
     out = []
     for w in (1, 2, 4):
@@ -632,6 +645,12 @@ def transpose_kernels(n: int):
             step = conversion_step(src, dst, 8 * w)
             name = kernel_name("ll_transpose", w, n, tag)
             out.append((w, tag, step, emit_transpose_kernel(name, src, dst, w, step, n, n)))
+        for tag, kw, ctas, hints in PERSISTENT_TRANSPOSES.get(w, ()):
+            src, dst = transpose_wide_block_layouts(w, **kw)
+            step = conversion_step(src, dst, 8 * w)
+            name = kernel_name("ll_transpose", w, n, tag)
+            out.append((w, tag, step, emit_persistent_transpose_kernel(name, src, dst, w, step, n, n, ctas_per_sm=ctas,
+                                                                       cache_hints=hints)))
     return out
 
 
@@ -645,8 +664,11 @@ def transposes(args, copy: dict | None) -> list[dict]:
 
     rows = []
     n = args.transpose_size
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     same: dict[int, float] = {}  # µs of torch's copy of the same n x n matrix, timed like the transposes
     for w, tag, step, k in transpose_kernels(n):
+        if args.transpose_only and tag not in args.transpose_only.split(","):
+            continue
         tdt = {1: torch.int8, 2: torch.int16, 4: torch.int32}[w]
         if w not in same:
             x = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
@@ -654,9 +676,20 @@ def transposes(args, copy: dict | None) -> list[dict]:
             same[w] = _time(lambda x=x, y=y: y.copy_(x), repeats=5, inner=5)
             del x, y
         fn = compile_kernel(k)
+        extra = {}
+        if k.persistent:  # all of an SM's shared memory for its CTAs; the grid: resident CTA slots
+            try:
+                fn.preferred_shared_memory_carveout = 100
+                extra["registers"] = fn.num_regs
+                extra["ctas_per_sm"] = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                    getattr(fn, "kernel", fn).ptr, k.threads, k.shared_bytes))
+            except Exception as exc:  # the grid stays the planned one (k.ctas_per_sm per SM)
+                extra["occupancy_error"] = repr(exc)[:200]
         a = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
         b = torch.empty_like(a)
-        grid = (n // k.tile_cols, n // k.tile_rows)
+        grid = k.grid(sms)
+        if k.persistent and extra.get("ctas_per_sm"):
+            grid = (min(k.tiles, sms * extra["ctas_per_sm"]),)
         args_ = (cp.asarray(a), cp.asarray(b))
 
         def launch(fn=fn, k=k, grid=grid, a_=args_):
@@ -666,7 +699,7 @@ def transposes(args, copy: dict | None) -> list[dict]:
         ok = bool(torch.equal(b, a.t()))
         tbs = 2 * n * n * w / (us * 1e-6) / 1e12
         row = dict(bits=8 * w, size=n, us=us, tb_per_s=tbs, correct=ok, plan=_kind(step), layouts=tag,
-                   tile=[k.tile_rows, k.tile_cols], instructions=step.instruction_counts())
+                   tile=[k.tile_rows, k.tile_cols], instructions=step.instruction_counts(), grid=list(grid), **extra)
         if copy:
             row["fraction_of_copy"] = tbs / copy["tb_per_s"]
         row["same_size_copy_us"] = same[w]
@@ -1037,7 +1070,11 @@ def write_report(out: Path, results: dict) -> None:
                   "`blocks128x256`, `blocks256x128` (8-bit, rows x columns of A, 4 warps): 4-row blocks with 16 lanes "
                   "along the rows of A and of B (256-byte segments, `transpose_wide_block_layouts`), 16-byte shared "
                   "vectors on both sides (8-bit: 4x4 byte transposes by prmt); "
-                  "`shared256`: `shared` with 256x256 tiles and 8 warps. `of a same-size copy`: torch's copy of the "
+                  "`shared256`: `shared` with 256x256 tiles and 8 warps; `persist*` (`PERSISTENT_TRANSPOSES`, "
+                  "`emit_persistent_transpose_kernel`): the wide-block layouts (tile and warps in the tag) in a "
+                  "persistent kernel, CTAs per SM x SMs of them, each looping over tiles with the next tile's global "
+                  "loads in flight during the current tile's shared round trip and stores (`h`: "
+                  "ld.global.nc.L1::no_allocate loads, st.global.cs stores). `of a same-size copy`: torch's copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
                   "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes).", "",
                   "| element | matrix | layouts | tile | plan | shared instructions / thread | µs | TB/s (read + write) | of copy bandwidth | of a same-size copy | correct |",
@@ -1156,6 +1193,7 @@ def main() -> None:
     ap.add_argument("--bench-iterations", type=int, default=50)
     ap.add_argument("--whole-tiles", type=int, default=8192)
     ap.add_argument("--transpose-size", type=int, default=8192)
+    ap.add_argument("--transpose-only", default="", help="comma-separated transpose variants (tags) to run; default all")
     ap.add_argument("--gather-tiles", type=int, default=4096)
     ap.add_argument("--profile-cases", type=int, default=3)
     ap.add_argument("--emulate", type=int, default=0, help="prepare: also run the first N kernels on the CPU emulator")

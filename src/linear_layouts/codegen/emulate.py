@@ -45,14 +45,15 @@ _MAIN = r"""
 #include <cstdio>
 #include <memory>
 int main(int argc, char** argv) {
-  if (argc != 5) return 2;
+  if (argc != 5 && argc != 6) return 2;
   const unsigned tiles = (unsigned)atoi(argv[3]);
   const int iterations = atoi(argv[4]);
   FILE* f = fopen(argv[1], "rb"); if (!f) return 3;
   std::vector<unsigned char> in(TILE_BYTES * tiles), out(TILE_BYTES * tiles, 0xab);
   if (fread(in.data(), 1, in.size(), f) != in.size()) return 4;
   fclose(f);
-  for (unsigned blk = 0; blk < tiles; ++blk) {
+  const unsigned ctas = argc == 6 ? (unsigned)atoi(argv[5]) : tiles;  // CTAs of a 1-D (persistent) grid
+  for (unsigned blk = 0; blk < ctas; ++blk) {
     const unsigned bx = blk % GRID_X, by = blk / GRID_X;
     std::barrier<> cta(THREADS);
     ll_cta_barrier = &cta;
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < THREADS; ++t)
       pool.emplace_back([&, t] { threadIdx.x = t; blockIdx.x = bx; blockIdx.y = by;
+        gridDim.x = ctas < GRID_X ? ctas : GRID_X; gridDim.y = (ctas + GRID_X - 1) / GRID_X; gridDim.z = 1;
         KERNEL((const ELEM*)in.data(), (ELEM*)out.data() ITERATIONS); });
     for (auto& th : pool) th.join();
   }
@@ -72,13 +74,15 @@ int main(int argc, char** argv) {
 """
 
 
-def _binary(kernel, transpose: bool = False) -> Path:
+def _binary(kernel, transpose: bool = False, persistent: bool = False) -> Path:
     cxx = find_cxx()
     if cxx is None:
         raise EmulationError("no C++20 compiler found (set $CXX)")
     body = kernel.source[len(DEVICE_PRELUDE):] if kernel.source.startswith(DEVICE_PRELUDE) else kernel.source
     elem = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}[kernel.element_bytes]
-    if transpose:
+    if transpose and persistent:  # a 1-D grid (its size: the run's 5th argument) looping over all tiles
+        tile_elements, grid_x, iterations = kernel.tile_rows * kernel.tile_cols, 1 << 30, ""
+    elif transpose:
         tile_elements, grid_x, iterations = kernel.tile_rows * kernel.tile_cols, kernel.cols // kernel.tile_cols, ""
     else:
         tile_elements, grid_x, iterations = kernel.tile_elements, 1 << 30, ", iterations"
@@ -131,17 +135,25 @@ def emulate_check(kernel, tiles: int = 2, iterations: int = 1, seed: int = 0) ->
     return int(np.count_nonzero(out != data))
 
 
-def emulate_transpose(kernel, seed: int = 0) -> bool:
-    """Whether transpose kernel ``kernel`` (a ``TransposeKernel``) computes ``A^T`` on random data."""
+def emulate_transpose(kernel, seed: int = 0, ctas: int = 0) -> bool:
+    """Whether transpose kernel ``kernel`` (a ``TransposeKernel``) computes ``A^T`` on random data;
+    a persistent kernel runs as a grid of ``ctas`` CTAs (0: ``kernel.grid(1)``, one SM's worth)."""
     rng = np.random.default_rng(seed)
     dtype = _UINT[kernel.element_bytes]
     a = rng.integers(0, np.iinfo(dtype).max, size=(kernel.rows, kernel.cols), dtype=dtype, endpoint=True)
-    exe = _binary(kernel, transpose=True)
+    persistent = getattr(kernel, "persistent", False)
+    grid: list[str] = []
+    if persistent:
+        ctas = ctas or kernel.grid(1)[0]
+        if not 0 < ctas <= kernel.tiles:
+            raise LayoutError(f"ctas: a persistent grid needs 1 to {kernel.tiles} CTAs, got {ctas}")
+        grid = [str(ctas)]
+    exe = _binary(kernel, transpose=True, persistent=persistent)
     tiles = (kernel.rows // kernel.tile_rows) * (kernel.cols // kernel.tile_cols)
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
         src.write_bytes(a.tobytes())
-        proc = subprocess.run([str(exe), str(src), str(dst), str(tiles), "0"], capture_output=True, text=True,
+        proc = subprocess.run([str(exe), str(src), str(dst), str(tiles), "0"] + grid, capture_output=True, text=True,
                               timeout=600)
         if proc.returncode:
             raise EmulationError(f"emulated kernel {kernel.name} exited with {proc.returncode}: {proc.stderr[-2000:]}")

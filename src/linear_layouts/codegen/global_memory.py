@@ -16,10 +16,11 @@ from linear_layouts.codegen.packing import (
     Emission, Packing, Source, Word, assemble, gather_words, relevant_sources, repack, source_index,
 )
 from linear_layouts.codegen.shared import combine
+from linear_layouts.errors import LayoutError
 
 __all__ = [
     "global_vector_elements", "emit_global_load", "emit_global_store", "global_instruction_count",
-    "emit_global_load_words", "emit_global_store_words",
+    "emit_global_load_words", "emit_global_store_words", "emit_global_load_stages", "global_load_vectors",
 ]
 
 _WORD_VECTORS = {1: "unsigned", 2: "uint2", 4: "uint4"}
@@ -113,34 +114,38 @@ def _vector_bytes(hmap: HardwareMap, w: int, base: int, v: int) -> Word:
     return tuple(flat)
 
 
-def emit_global_load_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "a",
-                           pointer: str = "src", em: Emission | None = None) -> list[str]:
-    """C++ lines filling the packed register words ``words`` (``packing``) from the tile at ``pointer``
-    with the widest aligned vector loads; loaded words become register words by byte permutes only
-    where the packing differs from the register order of memory."""
-    w = check_element_bytes(element_bytes)
-    em = em if em is not None else Emission("g")
+def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: Emission,
+                vector_names: list[str] | None, hint: str = "") -> tuple[list[str], list[str], list[str]]:
+    """(issue lines, repack lines, register word expressions) of the loads of ``hmap``'s registers:
+    vector ``i`` goes to ``vector_names[i]`` (assigned: the caller declares them; ``None``: fresh
+    ``const`` locals); ``hint``: the cache hint of ``intrinsics.ll_ldg*`` (16-byte loads only)."""
     v = global_vector_elements(hmap, w)
     nbytes = v * w
-    body: list[str] = []
+    issue: list[str] = []
     loaded: list[Source] = []
-    for r in range(0, hmap.num_registers, v):
+    for i, r in enumerate(range(0, hmap.num_registers, v)):
         expr = hmap.address(r)
         offset = combine(expr.constant, expr.runtime_bits)
         flat = list(_vector_bytes(hmap, w, r, v))
+        declare = vector_names is None
         if nbytes < 4:
             ctype = "unsigned short" if nbytes == 2 else "unsigned char"
-            name = em.fresh("g")
-            body.append(f"const unsigned {name} = *reinterpret_cast<const {ctype}*>({pointer} + {offset});")
+            name = em.fresh("g") if declare else vector_names[i]
+            lhs = f"const unsigned {name}" if declare else name
+            issue.append(f"{lhs} = *reinterpret_cast<const {ctype}*>({pointer} + {offset});")
             loaded.append(Source(name, tuple(flat + [None] * (4 - len(flat)))))
             continue
         n = nbytes // 4
         vtype = _WORD_VECTORS[n]
-        q = em.fresh("q")
-        body.append(f"const {vtype} {q} = *reinterpret_cast<const {vtype}*>({pointer} + {offset});")
+        q = em.fresh("q") if declare else vector_names[i]
+        lhs = f"const {vtype} {q}" if declare else q
+        if hint and n == 4:
+            issue.append(f"{lhs} = ll_ldg128_{hint}({pointer} + {offset});")
+        else:
+            issue.append(f"{lhs} = *reinterpret_cast<const {vtype}*>({pointer} + {offset});")
         fields = [q] if n == 1 else [f"{q}.{_WORD_FIELDS[i]}" for i in range(n)]
-        for i, f in enumerate(fields):
-            loaded.append(Source(f, tuple(flat[4 * i:4 * i + 4])))
+        for j, f in enumerate(fields):
+            loaded.append(Source(f, tuple(flat[4 * j:4 * j + 4])))
     mark = len(em.lines)
     natural = Packing.natural(w, packing.register_bits)
     by_content = {s.contents: s.expr for s in loaded}
@@ -148,17 +153,56 @@ def emit_global_load_words(hmap: HardwareMap, element_bytes: int, packing: Packi
         exprs = repack(natural, packing, [by_content[natural.contents(i)] for i in range(natural.num_words)], em)
     else:
         exprs = gather_words(packing, loaded, em)
-    body += em.lines[mark:]
+    repacked = em.lines[mark:]
     del em.lines[mark:]
-    body += [f"{words}[{i}] = {e};" for i, e in enumerate(exprs)]
-    return _thread_offset(hmap, body)
+    return issue, repacked, exprs
+
+
+def global_load_vectors(hmap: HardwareMap, element_bytes: int) -> tuple[str, int]:
+    """(C type, count) of the vectors ``emit_global_load_words`` loads, e.g. ``("uint4", 8)``."""
+    w = check_element_bytes(element_bytes)
+    v = global_vector_elements(hmap, w)
+    ctype = "unsigned" if v * w < 4 else _WORD_VECTORS[v * w // 4]
+    return ctype, hmap.num_registers // v
+
+
+def emit_global_load_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "a",
+                           pointer: str = "src", em: Emission | None = None) -> list[str]:
+    """C++ lines filling the packed register words ``words`` (``packing``) from the tile at ``pointer``
+    with the widest aligned vector loads; loaded words become register words by byte permutes only
+    where the packing differs from the register order of memory."""
+    w = check_element_bytes(element_bytes)
+    em = em if em is not None else Emission("g")
+    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, None)
+    return _thread_offset(hmap, issue + repacked + [f"{words}[{i}] = {e};" for i, e in enumerate(exprs)])
+
+
+def emit_global_load_stages(hmap: HardwareMap, element_bytes: int, packing: Packing, vectors: str,
+                            words: str = "a", pointer: str = "src", em: Emission | None = None,
+                            hint: str = "") -> tuple[list[str], list[str]]:
+    """``emit_global_load_words`` in two stages, for software pipelining: (issue, unpack), where
+    ``issue`` loads the vectors ``vectors0, vectors1, ...`` (the caller declares them:
+    ``global_load_vectors``) and ``unpack`` turns them into the register words ``words`` by byte
+    permutes; code between the two runs while the loads are in flight. ``hint="na"``: 16-byte loads
+    are ``ld.global.nc.L1::no_allocate`` (each byte is read once)."""
+    w = check_element_bytes(element_bytes)
+    if hint not in ("", "na"):
+        raise LayoutError(f"hint: must be '' or 'na', got {hint!r}")
+    em = em if em is not None else Emission("g")
+    n = global_load_vectors(hmap, w)[1]
+    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, [f"{vectors}{i}" for i in range(n)], hint)
+    return _thread_offset(hmap, issue), ["{"] + ["  " + x for x in repacked] + [
+        f"  {words}[{i}] = {e};" for i, e in enumerate(exprs)] + ["}"]
 
 
 def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "b",
-                            pointer: str = "dst", em: Emission | None = None) -> list[str]:
+                            pointer: str = "dst", em: Emission | None = None, hint: str = "") -> list[str]:
     """C++ lines writing the packed register words ``words`` (``packing``) to the tile at ``pointer``,
-    each element once (duplicate registers skipped, duplicate lanes and warps predicated off)."""
+    each element once (duplicate registers skipped, duplicate lanes and warps predicated off).
+    ``hint="cs"``: 16-byte stores are ``st.global.cs`` (streaming: evict first)."""
     w = check_element_bytes(element_bytes)
+    if hint not in ("", "cs"):
+        raise LayoutError(f"hint: must be '' or 'cs', got {hint!r}")
     em = em if em is not None else Emission("h")
     v = global_vector_elements(hmap, w)
     nbytes = v * w
@@ -193,7 +237,7 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
             ctype = "unsigned short" if nbytes == 2 else "unsigned char"
             body.append(f"*reinterpret_cast<{ctype}*>({pointer} + {offset}) = ({ctype})({operands[0]});")
         else:
-            fn = {1: "ll_stg32", 2: "ll_stg64", 4: "ll_stg128"}[nbytes // 4]
+            fn = {1: "ll_stg32", 2: "ll_stg64", 4: "ll_stg128"}[nbytes // 4] + (f"_{hint}" if hint and nbytes == 16 else "")
             body.append(f"{fn}({pointer} + {offset}, {', '.join(operands)});")
     lines = _thread_offset(hmap, body)
     parts = []

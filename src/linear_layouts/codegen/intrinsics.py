@@ -7,14 +7,18 @@ Shared memory is addressed by 32-bit shared-window byte addresses (``ll_smem_bas
 v4.b32; the 8/16-bit forms take and return the low bits of a 32-bit word),
 ``ll_stsm_x{1,2,4}[_t]`` / ``ll_ldsm_x{1,2,4}[_t]`` (``stmatrix``/``ldmatrix`` .m8n8[.trans].b16),
 ``ll_stg{32,64,128}`` (``st.global`` b32, v2, v4), ``ll_bar_cta()`` (``bar.sync 0``),
-``ll_bar_warp()`` (``bar.warp.sync``).  ``__shfl_sync``, ``__shfl_xor_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
+``ll_bar_warp()`` (``bar.warp.sync``).  ``STREAMING_FUNCTIONS`` (kernels that use them put it after the
+prelude; it defines both forms, the host one under ``LL_HOST``): ``ll_ldg128_na``
+(``ld.global.nc.L1::no_allocate.v4.b32``), ``ll_stg128_cs`` (``st.global.cs.v4.b32``: streaming,
+evict first).  ``__shfl_sync``, ``__shfl_xor_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
 
 Example: ``DEVICE_PRELUDE + kernel_body`` is what nvcc / NVRTC compile.
 """
 
 from __future__ import annotations
 
-__all__ = ["DEVICE_PRELUDE", "HOST_PRELUDE", "MATRIX_FUNCTIONS", "vector_function", "matrix_function"]
+__all__ = ["DEVICE_PRELUDE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS", "vector_function",
+           "matrix_function"]
 
 
 def vector_function(store: bool, nbytes: int) -> str:
@@ -80,6 +84,26 @@ DEVICE_PRELUDE = "\n".join([
     "",
 ])
 
+#: Global accesses with cache hints (``ll_ldg128_na``, ``ll_stg128_cs``), for the GPU and, under
+#: ``LL_HOST`` (``HOST_PRELUDE``), for the CPU emulator; not in ``DEVICE_PRELUDE`` so that the source,
+#: hence the cached cubin, of every other kernel stays as it was.
+STREAMING_FUNCTIONS = "\n".join([
+    "#ifndef LL_STREAMING",
+    "#define LL_STREAMING",
+    "#ifdef LL_HOST",
+    "LL_DEV uint4 ll_ldg128_na(const void* p) { uint4 v; std::memcpy(&v, p, 16); return v; }",
+    "LL_DEV void ll_stg128_cs(void* p, unsigned x, unsigned y, unsigned z, unsigned w) { ll_stg128(p, x, y, z, w); }",
+    "#else",
+    'LL_DEV uint4 ll_ldg128_na(const void* p) { uint4 v; asm volatile('
+    '"ld.global.nc.L1::no_allocate.v4.b32 {%0, %1, %2, %3}, [%4];" '
+    ': "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }',
+    'LL_DEV void ll_stg128_cs(void* p, unsigned x, unsigned y, unsigned z, unsigned w) { asm volatile('
+    '"st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(x), "r"(y), "r"(z), "r"(w) : "memory"); }',
+    "#endif",
+    "#endif",
+    "",
+])
+
 #: CUDA as C++20 threads: one std::thread per CUDA thread of a CTA, CTAs one after another; shared
 #: memory one byte array; barriers std::barrier; shuffles and ldmatrix/stmatrix exchange through
 #: per-warp slots between two warp barriers.  Semantics as in the PTX ISA (prmt: the default mode).
@@ -95,10 +119,11 @@ HOST_PRELUDE = r"""
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define LL_DEV static inline
+#define LL_HOST 1
 struct ll_dim3 { unsigned x = 0, y = 0, z = 0; };
 struct uint2 { unsigned x, y; };
 struct uint4 { unsigned x, y, z, w; };
-static thread_local ll_dim3 threadIdx, blockIdx;
+static thread_local ll_dim3 threadIdx, blockIdx, gridDim;
 static unsigned char ll_shared[232448];
 static std::barrier<>* ll_cta_barrier;
 static std::barrier<>* ll_warp_barrier[32];

@@ -18,9 +18,11 @@ from typing import Protocol
 from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order, register_bits
 from linear_layouts.codegen.elements import check_element_bytes, element_type
-from linear_layouts.codegen.global_memory import emit_global_load_words, emit_global_store_words
+from linear_layouts.codegen.global_memory import (
+    emit_global_load_stages, emit_global_load_words, emit_global_store_words, global_load_vectors,
+)
 from linear_layouts.codegen.hardware_map import global_map
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, STREAMING_FUNCTIONS
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import quote
@@ -28,7 +30,8 @@ from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "TransposeKernel", "emit_transpose_kernel",
-           "choose_packings", "STATIC_SHARED_LIMIT", "XOR_ONE"]
+           "emit_persistent_transpose_kernel", "transpose_tile_offsets", "choose_packings", "STATIC_SHARED_LIMIT",
+           "SM_SHARED_BYTES", "XOR_ONE"]
 
 
 class ConversionStep(Protocol):
@@ -219,7 +222,9 @@ def _scoped(lines: list[str]) -> list[str]:
 class TransposeKernel:
     """A matrix transpose ``B = A^T`` (``A``: ``rows x cols`` row-major) by tiles: CTA ``(x, y)`` loads
     tile ``(y, x)`` of ``A`` in ``src``, converts to ``dst`` and stores it at tile ``(x, y)`` of ``B``.
-    Launch a ``(cols / tile_cols, rows / tile_rows)`` grid of ``threads`` threads."""
+    Launch ``grid(sms)`` CTAs of ``threads`` threads: a ``(cols / tile_cols, rows / tile_rows)`` grid,
+    or, ``persistent``, ``ctas_per_sm`` CTAs per SM, each looping over tiles
+    (``transpose_tile_offsets``)."""
 
     name: str
     source: str
@@ -230,6 +235,20 @@ class TransposeKernel:
     tile_rows: int
     tile_cols: int
     element_bytes: int
+    persistent: bool = False
+    ctas_per_sm: int = 1
+
+    @property
+    def tiles(self) -> int:
+        """Number of tiles of ``A``."""
+        return (self.rows // self.tile_rows) * (self.cols // self.tile_cols)
+
+    def grid(self, sms: int) -> tuple[int, ...]:
+        """The launch grid on a device of ``sms`` SMs: one CTA per tile, or (persistent) one per
+        resident CTA slot, ``min(tiles, sms * ctas_per_sm)``."""
+        if self.persistent:
+            return (max(1, min(self.tiles, sms * self.ctas_per_sm)),)
+        return (self.cols // self.tile_cols, self.rows // self.tile_rows)
 
 
 @checked
@@ -275,3 +294,97 @@ def emit_transpose_kernel(
     body.append("}")
     return TransposeKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes,
                            rows, cols, m, n, w)
+
+
+#: Shared memory of one H100 SM that CTAs can use (228 KiB; each CTA also takes 1 KiB reserved).
+SM_SHARED_BYTES = 228 * 1024
+
+
+def transpose_tile_offsets(rows: int, cols: int, tile_rows: int, tile_cols: int, grid: int,
+                           block: int) -> list[tuple[int, int]]:
+    """The element offsets ``(in A, in B)`` of the tiles CTA ``block`` of a persistent transpose
+    visits, in order: tiles ``t = block, block + grid, ...`` below ``T = (rows / M)(cols / N)``, tile
+    ``t`` at tile row ``i = t / (cols / N)``, column ``j = t mod (cols / N)``: ``A`` offset
+    ``i M cols + j N``, ``B`` offset ``j N rows + i M`` (the kernel's index math, for tests).
+
+    >>> transpose_tile_offsets(4, 8, 2, 4, 3, 1)
+    [(4, 2)]
+    """
+    tx = cols // tile_cols
+    tiles = tx * (rows // tile_rows)
+    return [((t // tx) * tile_rows * cols + (t % tx) * tile_cols, (t % tx) * tile_cols * rows + (t // tx) * tile_rows)
+            for t in range(block, tiles, grid)]
+
+
+@checked
+def emit_persistent_transpose_kernel(
+    name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
+    rows: int, cols: int, *, ctas_per_sm: int = 1, cache_hints: bool = False, max_elements: int = MAX_ELEMENTS,
+) -> TransposeKernel:
+    """``emit_transpose_kernel``'s transpose as a persistent, software-pipelined kernel: CTA ``b`` of a
+    grid of ``G`` handles tiles ``b, b + G, ...`` (``transpose_tile_offsets``); the global loads of
+    its next tile are issued before the shared round trip and global stores of the current one, so
+    they are in flight meanwhile (the loaded vectors wait in registers, byte-permuted into the
+    packed words only when the next iteration stores them).  ``ctas_per_sm``: the CTAs resident
+    per SM (``__launch_bounds__``' minimum, and ``grid``'s count); ``cache_hints``: 16-byte loads
+    ``ld.global.nc.L1::no_allocate``, 16-byte stores ``st.global.cs``."""
+    w = check_element_bytes(element_bytes)
+    base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, max_elements=max_elements)
+    threads, m, n = base.threads, base.tile_rows, base.tile_cols
+    forward = _canonical(forward)
+    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * (forward.shared_bytes + 1024) > SM_SHARED_BYTES:
+        raise LayoutError(f"ctas_per_sm: {ctas_per_sm} CTAs of {threads} threads and {forward.shared_bytes} shared "
+                          f"bytes do not fit one SM (2048 threads, {SM_SHARED_BYTES} shared bytes)")
+    d0, d1 = src.out_dim_names
+    t = element_type(w)
+    tiles_x, tiles = cols // n, (rows // m) * (cols // n)
+    sx = tiles_x.bit_length() - 1
+    gsrc, gdst = global_map(src, {d0: cols, d1: 1}), global_map(dst, {d0: 1, d1: rows})
+    pa, pb = choose_packings(src, dst, w, forward)
+    em = Emission("t")
+    vtype, nvec = global_load_vectors(gsrc, w)
+    issue, unpack = emit_global_load_stages(gsrc, w, pa, "q", "a", "src", em, "na" if cache_hints else "")
+
+    def a_tile(var: str) -> str:
+        return f"src_all + (size_t)({var} >> {sx}u) * {m * cols}u + (size_t)({var} & {tiles_x - 1}u) * {n}u"
+
+    body = [
+        f"// {name}: B = A^T, A {rows}x{cols} row-major, by {m}x{n} tiles of {8 * w}-bit elements (src -> dst),",
+        f"//   persistent: CTA b of gridDim.x handles tiles b, b + gridDim.x, ... < {tiles} (tile t: row t >> {sx},",
+        f"//   column t & {tiles_x - 1}); the next tile's loads are in flight during this tile's shared round trip",
+        f"//   and stores. launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
+        f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
+        f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
+        "  const unsigned lane = threadIdx.x & 31u;",
+        "  const unsigned warp = threadIdx.x >> 5;",
+        "  const unsigned smem = ll_smem_base();",
+        "  (void)smem; (void)lane; (void)warp;",
+        f"  unsigned a[{pa.num_words}];",
+        f"  unsigned b[{pb.num_words}];",
+        f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
+        "  unsigned tile = blockIdx.x;",
+        f"  if (tile >= {tiles}u) return;",
+        "  {",
+        f"    const {t}* src = {a_tile('tile')};",
+        *["    " + x for x in issue],
+        "  }",
+        "  for (;;) {",
+        *["    " + x for x in unpack],
+        "    const unsigned next = tile + gridDim.x;",
+        f"    if (next < {tiles}u) {{",
+        f"      const {t}* src = {a_tile('next')};",
+        *["      " + x for x in issue],
+        "    }",
+        *["    " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", True))],
+        "    {",
+        f"      {t}* dst = dst_all + (size_t)(tile & {tiles_x - 1}u) * {n * rows}u + (size_t)(tile >> {sx}u) * {m}u;",
+        *["      " + x for x in emit_global_store_words(gdst, w, pb, "b", "dst", em, "cs" if cache_hints else "")],
+        "    }",
+        f"    if (next >= {tiles}u) break;",
+        "    tile = next;",
+        "  }",
+        "}",
+    ]
+    prelude = DEVICE_PRELUDE + (STREAMING_FUNCTIONS if cache_hints else "")
+    return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, forward.shared_bytes, rows, cols, m, n, w,
+                           persistent=True, ctas_per_sm=ctas_per_sm)

@@ -1,0 +1,86 @@
+"""Persistent, software-pipelined transposes (``emit_persistent_transpose_kernel``): the emulated
+kernel (its own tile loop and addressing, run on the CPU) computes ``A^T`` on every element for
+grids that leave CTAs with unequal numbers of tiles, and nvcc compiles exactly the planned
+instructions: the next tile's 16-byte global loads issued inside the loop, 16-byte shared
+accesses on both sides, one 4x4 byte transpose (8 prmt) per vector, no local memory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from linear_layouts.codegen.emulate import emulate_transpose, find_cxx
+from linear_layouts.codegen.kernel import emit_persistent_transpose_kernel
+from linear_layouts.codegen.plan import conversion_step
+from linear_layouts.codegen.ptx import compile_cubin, compile_ptx, count_ptx, count_sass, find_cuobjdump, find_nvcc
+from linear_layouts.errors import LayoutError
+
+needs_cxx = pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
+
+
+def _layouts(element_bytes: int, **kw):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from gpu_suite import transpose_wide_block_layouts  # noqa: PLC0415
+
+    return transpose_wide_block_layouts(element_bytes, **kw)
+
+
+def _kernel(element_bytes: int, matrix: tuple[int, int], warps: int, tile: tuple[int, int] = (256, 256),
+            ctas_per_sm: int = 1, cache_hints: bool = False):
+    src, dst = _layouts(element_bytes, warps=warps, rows=tile[0], cols=tile[1])
+    step = conversion_step(src, dst, 8 * element_bytes)
+    name = f"ptr{element_bytes}_{matrix[0]}_{matrix[1]}_{'h' if cache_hints else ''}{warps}"
+    return emit_persistent_transpose_kernel(name, src, dst, element_bytes, step, *matrix,
+                                            ctas_per_sm=ctas_per_sm, cache_hints=cache_hints)
+
+
+def test_grid_is_the_resident_slots_or_the_tiles():
+    k = _kernel(1, (512, 256), 8, (128, 128), ctas_per_sm=4)
+    assert (k.persistent, k.tiles, k.tile_rows, k.tile_cols) == (True, 8, 128, 128)
+    assert k.grid(1) == (4,) and k.grid(132) == (8,)
+    with pytest.raises(LayoutError, match="do not fit one SM"):
+        _kernel(1, (512, 512), 16, ctas_per_sm=4)  # 4 x 64 KiB of shared memory
+
+
+@needs_cxx
+@pytest.mark.parametrize("ctas", [1, 3, 8])
+def test_8bit_persistent_transpose_every_element(ctas):
+    """4 x 2 tiles of 128 x 128 (rows != cols): 3 CTAs take 3, 3 and 2 tiles."""
+    assert emulate_transpose(_kernel(1, (512, 256), 8, (128, 128), ctas_per_sm=4), seed=ctas, ctas=ctas)
+
+
+@needs_cxx
+def test_16bit_and_hinted_persistent_transposes_every_element():
+    assert emulate_transpose(_kernel(2, (256, 512), 16, (128, 128), ctas_per_sm=2), ctas=3)
+    hinted = _kernel(1, (512, 512), 16, cache_hints=True)
+    assert "ll_ldg128_na" in hinted.source and "ll_stg128_cs" in hinted.source
+    assert emulate_transpose(hinted, seed=1, ctas=3)
+    with pytest.raises(LayoutError, match="persistent grid needs 1 to 4 CTAs"):
+        emulate_transpose(hinted, ctas=5)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("warps, hints", [(16, False), (32, True)])
+def test_persistent_transpose_instructions(warps, hints):
+    """256 x 256 tiles of 8-bit elements: per thread ``v = 4096 / (32 warps)`` 16-byte vectors per
+    tile; the loads appear twice (before the loop and, for the next tile, inside it)."""
+    k = _kernel(1, (8192, 8192), warps, cache_hints=hints)
+    v = 4096 // (32 * warps)
+    ptx = compile_ptx(k.source)
+    counts = count_ptx(ptx)
+    assert counts["st.shared.v4.b32"] == counts["ld.shared.v4.b32"] == v
+    assert counts["prmt.b32"] == 8 * v
+    if hints:
+        assert ptx.count("ld.global.nc.L1::no_allocate.v4.b32") == 2 * v and counts["st.global.cs.v4.b32"] == v
+    else:
+        assert counts["ld.global.nc.v4.u32"] == 2 * v and counts["st.global.v4.b32"] == v
+    if find_cuobjdump() is None:
+        return
+    sass = count_sass(compile_cubin(k.source), ("LDG", "STG", "LDS", "STS", "LDL", "STL", "PRMT"))
+    ldg, stg = ("LDG.E.NA.128.CONSTANT", "STG.E.EF.128") if hints else ("LDG.E.128.CONSTANT", "STG.E.128")
+    assert sass[ldg] == 2 * v and sass[stg] == v and sass["STS.128"] == sass["LDS.128"] == v
+    assert sass["PRMT"] == 8 * v
+    assert not any(op.startswith(("LDL", "STL")) for op in sass)  # no spills to local memory
