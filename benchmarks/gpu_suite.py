@@ -640,11 +640,14 @@ def transpose_kernels(n: int):
         if w == 2:  # 256-byte segments on both global sides, 128 x 128 tiles (32 KiB)
             variants += [("blocks256", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=128, cols=128)),
                          ("blocks256x16w", lambda eb: transpose_wide_block_layouts(eb, warps=16, rows=128, cols=128))]
+        if w == 1:  # the best 8-bit variant so far with streaming cache hints (the persistent ones' `h`)
+            variants += [("blocks256x16wh", lambda eb: transpose_wide_block_layouts(eb, warps=16))]
         for tag, layouts in variants:
             src, dst = layouts(w)
             step = conversion_step(src, dst, 8 * w)
             name = kernel_name("ll_transpose", w, n, tag)
-            out.append((w, tag, step, emit_transpose_kernel(name, src, dst, w, step, n, n)))
+            out.append((w, tag, step, emit_transpose_kernel(name, src, dst, w, step, n, n,
+                                                            cache_hints=tag.endswith("wh"))))
         for tag, kw, ctas, hints in PERSISTENT_TRANSPOSES.get(w, ()):
             src, dst = transpose_wide_block_layouts(w, **kw)
             step = conversion_step(src, dst, 8 * w)
@@ -1073,7 +1076,7 @@ def write_report(out: Path, results: dict) -> None:
                   "`shared256`: `shared` with 256x256 tiles and 8 warps; `persist*` (`PERSISTENT_TRANSPOSES`, "
                   "`emit_persistent_transpose_kernel`): the wide-block layouts (tile and warps in the tag) in a "
                   "persistent kernel, CTAs per SM x SMs of them, each looping over tiles with the next tile's global "
-                  "loads in flight during the current tile's shared round trip and stores (`h`: "
+                  "loads in flight during the current tile's shared round trip and stores (`h`, and `blocks256x16wh`: "
                   "ld.global.nc.L1::no_allocate loads, st.global.cs stores). `of a same-size copy`: torch's copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
                   "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes).", "",

@@ -84,3 +84,18 @@ def test_persistent_transpose_instructions(warps, hints):
     assert sass[ldg] == 2 * v and sass[stg] == v and sass["STS.128"] == sass["LDS.128"] == v
     assert sass["PRMT"] == 8 * v
     assert not any(op.startswith(("LDL", "STL")) for op in sass)  # no spills to local memory
+
+
+@needs_nvcc
+def test_cache_hints_on_the_one_tile_transpose():
+    """``emit_transpose_kernel(cache_hints=True)``: the same kernel with hinted 16-byte accesses."""
+    from linear_layouts.codegen.kernel import emit_transpose_kernel  # noqa: PLC0415
+
+    src, dst = _layouts(1, warps=16)
+    step = conversion_step(src, dst, 8)
+    plain = emit_transpose_kernel("tr8p", src, dst, 1, step, 8192, 8192)
+    hinted = emit_transpose_kernel("tr8h", src, dst, 1, step, 8192, 8192, cache_hints=True)
+    assert "ll_ldg128_na" not in plain.source
+    ptx = compile_ptx(hinted.source)
+    assert ptx.count("ld.global.nc.L1::no_allocate.v4.b32") == 8 and count_ptx(ptx)["st.global.cs.v4.b32"] == 8
+    assert count_ptx(compile_ptx(plain.source))["st.global.v4.b32"] == 8

@@ -114,6 +114,11 @@ def _vector_bytes(hmap: HardwareMap, w: int, base: int, v: int) -> Word:
     return tuple(flat)
 
 
+def _check_hint(hint: str, allowed: tuple[str, ...]) -> None:
+    if hint not in allowed:
+        raise LayoutError(f"hint: must be one of {allowed}, got {hint!r}")
+
+
 def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: Emission,
                 vector_names: list[str] | None, hint: str = "") -> tuple[list[str], list[str], list[str]]:
     """(issue lines, repack lines, register word expressions) of the loads of ``hmap``'s registers:
@@ -167,13 +172,15 @@ def global_load_vectors(hmap: HardwareMap, element_bytes: int) -> tuple[str, int
 
 
 def emit_global_load_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "a",
-                           pointer: str = "src", em: Emission | None = None) -> list[str]:
+                           pointer: str = "src", em: Emission | None = None, hint: str = "") -> list[str]:
     """C++ lines filling the packed register words ``words`` (``packing``) from the tile at ``pointer``
     with the widest aligned vector loads; loaded words become register words by byte permutes only
-    where the packing differs from the register order of memory."""
+    where the packing differs from the register order of memory. ``hint="na"``: 16-byte loads are
+    ``ld.global.nc.L1::no_allocate`` (``intrinsics.STREAMING_FUNCTIONS``)."""
     w = check_element_bytes(element_bytes)
+    _check_hint(hint, ("", "na"))
     em = em if em is not None else Emission("g")
-    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, None)
+    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, None, hint)
     return _thread_offset(hmap, issue + repacked + [f"{words}[{i}] = {e};" for i, e in enumerate(exprs)])
 
 
@@ -183,11 +190,9 @@ def emit_global_load_stages(hmap: HardwareMap, element_bytes: int, packing: Pack
     """``emit_global_load_words`` in two stages, for software pipelining: (issue, unpack), where
     ``issue`` loads the vectors ``vectors0, vectors1, ...`` (the caller declares them:
     ``global_load_vectors``) and ``unpack`` turns them into the register words ``words`` by byte
-    permutes; code between the two runs while the loads are in flight. ``hint="na"``: 16-byte loads
-    are ``ld.global.nc.L1::no_allocate`` (each byte is read once)."""
+    permutes; code between the two runs while the loads are in flight. ``hint``: as there."""
     w = check_element_bytes(element_bytes)
-    if hint not in ("", "na"):
-        raise LayoutError(f"hint: must be '' or 'na', got {hint!r}")
+    _check_hint(hint, ("", "na"))
     em = em if em is not None else Emission("g")
     n = global_load_vectors(hmap, w)[1]
     issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, [f"{vectors}{i}" for i in range(n)], hint)
@@ -201,8 +206,7 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
     each element once (duplicate registers skipped, duplicate lanes and warps predicated off).
     ``hint="cs"``: 16-byte stores are ``st.global.cs`` (streaming: evict first)."""
     w = check_element_bytes(element_bytes)
-    if hint not in ("", "cs"):
-        raise LayoutError(f"hint: must be '' or 'cs', got {hint!r}")
+    _check_hint(hint, ("", "cs"))
     em = em if em is not None else Emission("h")
     v = global_vector_elements(hmap, w)
     nbytes = v * w

@@ -254,11 +254,12 @@ class TransposeKernel:
 @checked
 def emit_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
-    rows: int, cols: int, *, max_elements: int = MAX_ELEMENTS,
+    rows: int, cols: int, *, cache_hints: bool = False, max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """CUDA C++ of a tiled transpose through ``forward`` (``src -> dst`` over one ``M x N`` tile):
     element ``(m, n)`` of tile ``(i, j)`` is read at ``A[(iM + m) cols + jN + n]`` and written at
-    ``B[(jN + n) rows + iM + m]``, so ``dst`` should be contiguous along ``dim0``. Layouts above
+    ``B[(jN + n) rows + iM + m]``, so ``dst`` should be contiguous along ``dim0``. ``cache_hints``:
+    16-byte loads ``ld.global.nc.L1::no_allocate``, 16-byte stores ``st.global.cs``. Layouts above
     ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
     w = check_element_bytes(element_bytes)
     check_layout_size(src, max_elements, "emit_transpose_kernel: src")
@@ -288,11 +289,15 @@ def emit_transpose_kernel(
     pa, pb = choose_packings(src, dst, w, forward)
     em = Emission("t")
     body += [f"  unsigned a[{pa.num_words}];", f"  unsigned b[{pb.num_words}];"]
-    body += ["  " + x for x in emit_global_load_words(global_map(src, {d0: cols, d1: 1}), w, pa, "a", "src", em)]
+    load_hint, store_hint = ("na", "cs") if cache_hints else ("", "")
+    body += ["  " + x for x in emit_global_load_words(global_map(src, {d0: cols, d1: 1}), w, pa, "a", "src", em,
+                                                      load_hint)]
     body += ["  " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", False))]
-    body += ["  " + x for x in emit_global_store_words(global_map(dst, {d0: 1, d1: rows}), w, pb, "b", "dst", em)]
+    body += ["  " + x for x in emit_global_store_words(global_map(dst, {d0: 1, d1: rows}), w, pb, "b", "dst", em,
+                                                       store_hint)]
     body.append("}")
-    return TransposeKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes,
+    prelude = DEVICE_PRELUDE + (STREAMING_FUNCTIONS if cache_hints else "")
+    return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, forward.shared_bytes,
                            rows, cols, m, n, w)
 
 
