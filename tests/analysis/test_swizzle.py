@@ -264,3 +264,27 @@ def test_bad_input():
         optimal_swizzle(STORE, LOAD, 32, extend_vectors="yes")
     with pytest.raises(LayoutError, match="max_phase"):
         legacy_swizzle_baseline(STORE, LOAD, 32, vec=1, per_phase=1, max_phase=3)
+
+
+def test_cached_candidates_and_free_masks_cannot_be_changed_by_a_caller():
+    """The cached ``swizzle._candidates`` and ``banks._free_masks`` hand out immutable values (tuples,
+    read-only mappings): writing into them raises, and the cached answer is the one computed fresh."""
+    from linear_layouts.analysis.banks import _free_masks
+    from linear_layouts.analysis.swizzle import _candidates
+
+    before = optimal_swizzle(STORE, LOAD, 8, extend_vectors=True)
+    candidates = _candidates(STORE, LOAD, 8, True, False)
+    columns, sets = candidates[0]
+    assert isinstance(candidates, tuple) and isinstance(columns, tuple)
+    assert all(isinstance(sets[k], tuple) for k in ("V", "K", "I", "E", "F", "G", "C", "H", "bank"))
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        sets["V"] = ()  # type: ignore[index]
+    with pytest.raises(AttributeError, match="append"):
+        sets["K"].append(1)  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError, match="append"):
+        candidates.append(candidates[0])  # type: ignore[attr-defined]
+    masks = _free_masks(LOAD)
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        masks["register"] = 0b1111  # type: ignore[index]
+    assert dict(masks) == LOAD.free_variable_masks()
+    assert optimal_swizzle(STORE, LOAD, 8, extend_vectors=True) == before

@@ -35,8 +35,9 @@ register -> row m, lane -> column n; load: lanes 0-3 -> m, lane 4 -> n0, registe
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from linear_layouts import f2
 from linear_layouts.arguments import checked
@@ -193,10 +194,10 @@ def _offsets(solve: Callable[[int], int | None], flat: tuple[int, ...]) -> tuple
 
 
 @functools.lru_cache(maxsize=1024)
-def _free_masks(layout: LinearLayout) -> dict[str, int]:
+def _free_masks(layout: LinearLayout) -> Mapping[str, int]:
     """``layout.free_variable_masks()``, cached: the swizzle search costs one side against many shared
-    layouts (callers read it, never change it)."""
-    return layout.free_variable_masks()
+    layouts. A read-only view, so no caller can change the cached answer."""
+    return MappingProxyType(layout.free_variable_masks())
 
 
 @checked

@@ -26,7 +26,10 @@ width) and ``legacy_swizzle_baseline`` (Definition 4.11's mma swizzle with Trito
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 from linear_layouts import f2
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
@@ -181,10 +184,12 @@ def _independent(basis: list[int], x: int) -> bool:
     return x != 0 and f2.rank(basis + [x]) == len(basis) + 1
 
 
-@functools.lru_cache(maxsize=1024)  # pure; optimal_swizzle(extend_vectors=True) re-asks the plain ones (read only)
-def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool, extend: bool) -> list[tuple]:
+@functools.lru_cache(maxsize=1024)  # pure; optimal_swizzle(extend_vectors=True) re-asks the plain ones
+def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
+                extend: bool) -> tuple[tuple[tuple[int, ...], Mapping[str, Any]], ...]:
     """The §9.2 construction (module doc) with the word filled from one side (and, with ``extend``,
-    that side's vector widened up to 128 bits); one candidate per bank order."""
+    that side's vector widened up to 128 bits); one ``(columns, sets)`` candidate per bank order.
+    Immutable (tuples, read-only mappings of tuples and ints), so no caller can change the cached answer."""
     d = a.total_out_dim_size_log2
     units = _row_major_units([s.bit_length() - 1 for s in a.out_dims.values()])
     a_reg = _nonzero_unique(a.flat_bases("register") if a.has_in_dim("register") else ())
@@ -250,10 +255,11 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
     # one side's vector (and its phases), so registers-last is tried too
     for order in (units, sorted(units, key=lambda x: x in a_reg or x in b_reg)):
         bank = f2.complement(K + H, order)
-        sets = dict(V=V, K=K, I=I, E=E, F=F, G=G, C=C, H=H, bank=bank, segment_bits=seg_len,
-                    lemma_9_5_bound=lemma_9_5_bound(d, u_a, u_b))
+        sets = MappingProxyType(dict(
+            V=tuple(V), K=tuple(K), I=tuple(I), E=tuple(E), F=tuple(F), G=tuple(G), C=tuple(C), H=tuple(H),
+            bank=tuple(bank), segment_bits=seg_len, lemma_9_5_bound=lemma_9_5_bound(d, u_a, u_b)))
         out.append((tuple(K + bank + H), sets))
-    return out
+    return tuple(out)
 
 
 @checked
@@ -286,8 +292,8 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype
     return SwizzleResult(
         layout=layout, bitwidth=w, store_wavefronts=cost[0], load_wavefronts=cost[1],
         vector_bits=(1 << len(sets["V"])) * w, store_vector_bits=vec_bits[0], load_vector_bits=vec_bits[1],
-        V=tuple(sets["V"]), K=tuple(sets["K"]), I=tuple(sets["I"]), E=tuple(sets["E"]), F=tuple(sets["F"]),
-        G=tuple(sets["G"]), C=tuple(sets["C"]), H=tuple(sets["H"]), bank=tuple(sets["bank"]),
+        V=sets["V"], K=sets["K"], I=sets["I"], E=sets["E"], F=sets["F"],
+        G=sets["G"], C=sets["C"], H=sets["H"], bank=sets["bank"],
         segment_bits=sets["segment_bits"], lemma_9_5_bound=sets["lemma_9_5_bound"],
     )
 
