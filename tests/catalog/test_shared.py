@@ -389,8 +389,6 @@ def padded_oracle():
     and prints it in a memdesc type; its linear component is parsed back from that text.
     (``to_linear_layout`` aborts on padded layouts in 3.9, so this is the available oracle.)"""
     pytest.importorskip("triton")
-    import re
-
     from triton._C.libtriton import gluon_ir, ir
     from triton.experimental.gluon import language as gl
 

@@ -655,8 +655,6 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
     ``with_engine``: also run our engine on the kernel's TTIR (the .py's compile, or the dump's last TTIR
     module) and compare (``engine_compare``).
     """
-    import dataclasses
-
     from linear_layouts.kernels.engine_compare import compare_with_engine
     from linear_layouts.kernels.ir_text import last_module
     from pathlib import Path
