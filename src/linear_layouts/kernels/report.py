@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from linear_layouts.arguments import checked
@@ -53,9 +54,11 @@ from linear_layouts.layout import LinearLayout
 
 __all__ = ["LayoutEntry", "SharedOp", "UnmodeledOp", "KernelReport", "analyze_ttgir", "analyze_module", "report_for_file"]
 
-#: ops that touch shared or tensor memory without going through the load/store unit's shared pipe,
-#: or that the model does not cover yet, and why
-UNMODELED = {
+#: ops whose shared-memory traffic ncu's LSU counters (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``
+#: / ``_op_st``) do not count, and why: the async proxy (TMA, wgmma / tcgen05 operand reads, TMEM) and mbarriers.
+#: Measured (H100, ncu 2025.3, 2026-11-26): the prediction without them equals ncu's ld on mxfp4_matmul
+#: and int4_dequant_matmul (wgmma) and ld and st on tma_persistent_matmul (TMA, wgmma, mbarriers).
+OUTSIDE_LSU_COUNTERS = MappingProxyType({
     "ttng.async_tma_copy_global_to_local": "TMA copy into shared memory (async proxy, not the LSU)",
     "ttng.async_tma_copy_local_to_global": "TMA copy out of shared memory (async proxy, not the LSU)",
     "ttng.async_tma_gather": "TMA gather (async proxy)",
@@ -65,20 +68,17 @@ UNMODELED = {
     "ttng.tmem_load": "tensor memory (TMEM) load: no shared-memory wavefronts",
     "ttng.tmem_store": "tensor memory (TMEM) store: no shared-memory wavefronts",
     "ttng.tmem_copy": "shared memory -> tensor memory copy (tcgen05.cp)",
-    "tt.gather": "gather: Triton's warp-local / shared-memory lowering is not modeled",
     "ttng.init_barrier": "mbarrier initialization (shared-memory store by one thread)",
     "ttng.barrier_expect": "mbarrier arrive.expect_tx",
     "ttng.wait_barrier": "mbarrier wait",
-}
+})
 
-#: ops whose shared-memory traffic ncu's LSU counters (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``
-#: / ``_op_st``) do not count: the async proxy (TMA, wgmma / tcgen05 operand reads, TMEM) and mbarriers.
-#: Measured (H100, ncu 2025.3, 2026-11-26): the prediction without them equals ncu's ld on mxfp4_matmul
-#: and int4_dequant_matmul (wgmma) and ld and st on tma_persistent_matmul (TMA, wgmma, mbarriers).
-OUTSIDE_LSU_COUNTERS = frozenset({
-    "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global", "ttng.async_tma_gather",
-    "ttng.async_tma_scatter", "ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tmem_load", "ttng.tmem_store",
-    "ttng.tmem_copy", "ttng.init_barrier", "ttng.barrier_expect", "ttng.wait_barrier"})
+#: ops the report lists without a prediction, and why: those outside the LSU counters, and those whose
+#: lowering the model does not cover yet
+UNMODELED = MappingProxyType({
+    **OUTSIDE_LSU_COUNTERS,
+    "tt.gather": "gather: Triton's warp-local / shared-memory lowering is not modeled",
+})
 
 #: ptxas's expansion of the 13 ``tensormap.replace.tile.*`` of a rank-2 TMA descriptor (Triton 3.6, sm_90):
 #: single-thread LDS / STS, one wavefront each (read from the SASS, confirmed by ncu)
