@@ -1,7 +1,8 @@
 """The GPU suite's transpose stage alone (``gpu_suite.transposes``: 8192^2, 8/16/32-bit, every
 variant of ``gpu_suite.transpose_kernels``, against the 1 GiB device copy), plus compute-sanitizer
-memcheck and racecheck of every transpose kernel on a small matrix, persistent kernels on a grid
-of 3 CTAs so each loops over several tiles.  About a minute of device time.
+memcheck and racecheck of the new transpose kernels (persistent and cache-hinted; ``--sanitize-all``:
+every one) on a small matrix, persistent kernels on a grid of 3 CTAs so each loops over several
+tiles.  About a minute of device time.
 
     # CPU (compiles the cubins into benchmarks/build/cubins):
     PYTHONPATH=src python3 benchmarks/transpose_bench.py --mode prepare
@@ -37,8 +38,14 @@ def _sources(n: int) -> list[str]:
     return [k.source for *_, k in gpu_suite.transpose_kernels(n)]
 
 
-def launch_child() -> None:
-    """Every transpose kernel once on a ``SANITIZE_SIZE`` matrix, checked element by element."""
+def _new(tag: str, kernel) -> bool:
+    """The variants of issue 12's last step: persistent kernels and cache-hinted ones."""
+    return kernel.persistent or tag.endswith("wh")
+
+
+def launch_child(every: bool) -> None:
+    """The new transpose kernels (``every``: all of them) once on a ``SANITIZE_SIZE`` matrix, checked
+    element by element."""
     import cupy as cp
     import numpy as np
 
@@ -47,6 +54,8 @@ def launch_child() -> None:
     n, wrong = SANITIZE_SIZE, 0
     rng = np.random.default_rng(0)
     for w, tag, _, k in gpu_suite.transpose_kernels(n):
+        if not (every or _new(tag, k)):
+            continue
         dt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[w]
         a = cp.asarray(rng.integers(0, np.iinfo(dt).max, size=(n, n), dtype=dt, endpoint=True))
         b = cp.zeros_like(a)
@@ -59,11 +68,11 @@ def launch_child() -> None:
     print(f"TRANSPOSE SUMMARY: {wrong} wrong", flush=True)
 
 
-def sanitize(tool: str, timeout: int) -> dict:
+def sanitize(tool: str, timeout: int, every: bool) -> dict:
     cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"]
     if tool == "racecheck":
         cmd += ["--racecheck-report", "all"]
-    cmd += [sys.executable, __file__, "--mode", "launch-child"]
+    cmd += [sys.executable, __file__, "--mode", "launch-child"] + (["--sanitize-all"] if every else [])
     start = time.time()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -95,10 +104,11 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "build" / "transposes"))
     ap.add_argument("--only", default="", help="comma-separated variant tags to time (default: all)")
     ap.add_argument("--no-sanitize", action="store_true")
+    ap.add_argument("--sanitize-all", action="store_true", help="sanitize every transpose (default: the new ones)")
     ap.add_argument("--sanitizer-timeout", type=int, default=150)
     args = ap.parse_args()
     if args.mode == "launch-child":
-        launch_child()
+        launch_child(args.sanitize_all)
         return
     sources = _sources(8192) + _sources(SANITIZE_SIZE)
     print(f"compiled (or found cached) {len(sources)} cubins in {gpu_suite.compile_all(sources):.1f} s", flush=True)
@@ -112,7 +122,8 @@ def main() -> None:
     ns = argparse.Namespace(transpose_size=8192, transpose_only=args.only)
     results["transpose"] = gpu_suite.transposes(ns, results["copy"])
     if not args.no_sanitize:
-        results["sanitizers"] = [sanitize(tool, args.sanitizer_timeout) for tool in ("memcheck", "racecheck")]
+        results["sanitizers"] = [sanitize(tool, args.sanitizer_timeout, args.sanitize_all)
+                                 for tool in ("memcheck", "racecheck")]
     (out / "transposes.json").write_text(json.dumps(results, indent=1, default=str))
     text = report(results)
     (out / "transposes.md").write_text(text)

@@ -13,7 +13,8 @@ Modules, one job each:
 - ``shuffle``: warp-shuffle rounds (``shfl.sync``) of an ``analysis.shuffles.ShufflePlan``.
 - ``gather``: warp-local gather by shuffles (``analysis.gather`` plans) and the shared-memory gather.
 - ``conversion``: conversion steps (register copy, shared memory, padded baseline).
-- ``kernel``: whole kernels (tile conversion with round trips; tiled matrix transpose); the packings.
+- ``kernel``: whole kernels (tile conversion with round trips; tiled matrix transpose, one tile per CTA
+  or persistent and software-pipelined); the packings.
 - ``cost``: what a step costs as emitted (``analysis.cost_model``'s device tables).
 - ``plan``: ``analysis.conversion`` plans -> steps -> kernels (``conversion_kernel``).
 - ``model``: bank model of the instructions emitted (what ncu should count).
