@@ -657,9 +657,28 @@ def transpose_kernels(n: int):
     return out
 
 
+def _time_cold(fn, scrub, repeats: int = 5) -> float:
+    """Median µs of one launch of ``fn`` between CUDA events after reading ``scrub`` (a buffer larger
+    than L2: nothing of the previous launch stays cached, its dirty lines are written back first)."""
+    import torch
+
+    times = []
+    for _ in range(repeats):
+        scrub.sum()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e3)
+    return float(sorted(times)[len(times) // 2])
+
+
 def transposes(args, copy: dict | None) -> list[dict]:
     """Large matrix transposes (fp8/fp16/fp32) through our planned conversion, against the device's
-    copy bandwidth; checked against torch's transpose."""
+    copy bandwidth; checked against torch's transpose.  ``cold_us``: one launch after an L2 scrub
+    (``_time_cold``; ``same_size_copy_cold_us`` likewise), against the graph-timed ``us`` whose
+    back-to-back launches may find part of the previous launch's data in L2."""
     import cupy as cp
     import torch
 
@@ -668,7 +687,9 @@ def transposes(args, copy: dict | None) -> list[dict]:
     rows = []
     n = args.transpose_size
     sms = torch.cuda.get_device_properties(0).multi_processor_count
+    scrub = torch.ones(1 << 25, dtype=torch.float32, device="cuda")  # 128 MiB, > L2 (50 MiB on H100)
     same: dict[int, float] = {}  # µs of torch's copy of the same n x n matrix, timed like the transposes
+    same_cold: dict[int, float] = {}
     for w, tag, step, k in transpose_kernels(n):
         if args.transpose_only and tag not in args.transpose_only.split(","):
             continue
@@ -677,6 +698,7 @@ def transposes(args, copy: dict | None) -> list[dict]:
             x = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
             y = torch.empty_like(x)
             same[w] = _time(lambda x=x, y=y: y.copy_(x), repeats=5, inner=5)
+            same_cold[w] = _time_cold(lambda x=x, y=y: y.copy_(x), scrub)
             del x, y
         fn = compile_kernel(k)
         extra = {}
@@ -699,6 +721,9 @@ def transposes(args, copy: dict | None) -> list[dict]:
             fn(grid, (k.threads,), a_, shared_mem=k.shared_bytes)
 
         us = _time(launch, repeats=5, inner=5)
+        with torch.cuda.stream(torch.cuda.Stream()), cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            extra["cold_us"] = _time_cold(launch, scrub)
+        extra["same_size_copy_cold_us"] = same_cold[w]
         ok = bool(torch.equal(b, a.t()))
         tbs = 2 * n * n * w / (us * 1e-6) / 1e12
         row = dict(bits=8 * w, size=n, us=us, tb_per_s=tbs, correct=ok, plan=_kind(step), layouts=tag,
@@ -1079,16 +1104,19 @@ def write_report(out: Path, results: dict) -> None:
                   "loads in flight during the current tile's shared round trip and stores (`h`, and `blocks256x16wh`: "
                   "ld.global.nc.L1::no_allocate loads, st.global.cs stores). `of a same-size copy`: torch's copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
-                  "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes).", "",
-                  "| element | matrix | layouts | tile | plan | shared instructions / thread | µs | TB/s (read + write) | of copy bandwidth | of a same-size copy | correct |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes). `cold µs`: "
+                  "one launch between events after reading a 128 MiB buffer (nothing left in L2; launch overhead "
+                  "included), and the same for the same-size copy.", "",
+                  "| element | matrix | layouts | tile | plan | shared instructions / thread | µs | TB/s (read + write) | of copy bandwidth | of a same-size copy | cold µs (copy) | correct |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in results["transpose"]:
             ins = ", ".join(f"{k} x{n}" for k, n in r["instructions"].items()) or "-"
             frac = f"{100 * r['fraction_of_copy']:.1f}%" if "fraction_of_copy" in r else "-"
             same = (f"{100 * r['fraction_of_same_size_copy']:.1f}% ({r['same_size_copy_us']:.0f} µs)"
                     if "fraction_of_same_size_copy" in r else "-")
+            cold = f"{r['cold_us']:.1f} ({r['same_size_copy_cold_us']:.1f})" if "cold_us" in r else "-"
             lines.append(f"| {r['bits']}-bit | {r['size']}x{r['size']} | {r.get('layouts', 'shared')} | {r.get('tile', '')} | "
-                         f"{r['plan']} | {ins} | {r['us']:.0f} | {r['tb_per_s']:.2f} | {frac} | {same} | {r['correct']} |")
+                         f"{r['plan']} | {ins} | {r['us']:.1f} | {r['tb_per_s']:.2f} | {frac} | {same} | {cold} | {r['correct']} |")
         lines.append("")
     if results.get("gather"):
         lines += ["### Gather along a small per-warp axis (axis 0, index tile = src tile, µs per launch)", "",

@@ -87,12 +87,14 @@ def report(results: dict) -> str:
     c = results.get("copy") or {}
     lines = [f"# 8192^2 transposes ({results['environment'].get('gpu', '?')}, {results['environment']['date']})", "",
              f"Device copy (1 GiB): {c.get('tb_per_s', float('nan')):.3f} TB/s.", "",
-             "| element | layouts | tile | grid | µs | TB/s | of copy bandwidth | of a same-size copy | correct |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| element | layouts | tile | grid | µs | TB/s | of copy bandwidth | of a same-size copy | cold µs (copy) "
+             "| correct |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results.get("transpose", []):
         frac = f"{100 * r['fraction_of_copy']:.1f}%" if "fraction_of_copy" in r else "-"
         lines.append(f"| {r['bits']}-bit | {r['layouts']} | {r['tile']} | {r.get('grid')} | {r['us']:.1f} | "
-                     f"{r['tb_per_s']:.3f} | {frac} | {100 * r['fraction_of_same_size_copy']:.1f}% | {r['correct']} |")
+                     f"{r['tb_per_s']:.3f} | {frac} | {100 * r['fraction_of_same_size_copy']:.1f}% | "
+                     f"{r.get('cold_us', float('nan')):.1f} ({r.get('same_size_copy_cold_us', float('nan')):.1f}) | "
+                     f"{r['correct']} |")
     for s in results.get("sanitizers", []):
         lines += ["", f"{s['tool']}: rc {s['rc']}, {s['seconds']} s: " + " / ".join(s["summary"])]
     return "\n".join(lines) + "\n"
