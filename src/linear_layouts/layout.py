@@ -32,8 +32,9 @@ import numpy as np
 
 from linear_layouts import _ccore, f2
 from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.limits import MAX_DIM_LOG2, MAX_ELEMENTS, check_count, check_log2_count, check_text, excerpt
-from linear_layouts.limits import quote as _q
+from linear_layouts.limits import (
+    MAX_DIM_LOG2, MAX_ELEMENTS, check_count, check_log2_count, check_text, excerpt, quote as _q,
+)
 
 __all__ = [
     "LinearLayout",

@@ -62,9 +62,8 @@ from linear_layouts.catalog import (
 from linear_layouts.catalog.base import cga_layout_from_split_params, standard_out_dim_names
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_SPEC_DEPTH, excerpt
+from linear_layouts.limits import MAX_SPEC_DEPTH, excerpt, quote
 
 __all__ = [
     "parse_attribute",

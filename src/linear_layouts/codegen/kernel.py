@@ -25,9 +25,8 @@ from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, STREAMING_FUNCTIONS
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
+from linear_layouts.limits import MAX_ELEMENTS, check_layout_size, quote
 
 __all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "TransposeKernel", "emit_transpose_kernel",
            "emit_persistent_transpose_kernel", "transpose_tile_offsets", "choose_packings", "STATIC_SHARED_LIMIT",

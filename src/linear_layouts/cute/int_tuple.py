@@ -17,8 +17,7 @@ import numbers
 from typing import Any, Union
 
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
-from linear_layouts.limits import shorten
+from linear_layouts.limits import quote, shorten
 
 __all__ = [
     "IntTuple",

@@ -39,9 +39,8 @@ from linear_layouts.engine import transfer
 from linear_layouts.engine.ir import SHAPE_OPS, Op, Program, Value, element_bits
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, check_count
+from linear_layouts.limits import MAX_ELEMENTS, check_count, quote
 
 __all__ = [
     "CONVERT_OVERHEAD", "ELEMENTWISE_COST", "Conversion", "EngineResult",

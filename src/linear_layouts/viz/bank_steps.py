@@ -12,9 +12,8 @@ from __future__ import annotations
 from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS
+from linear_layouts.limits import MAX_ELEMENTS, quote
 from linear_layouts.viz.model import NUM_BANKS
 from linear_layouts.viz.svg import BankStep
 
