@@ -710,30 +710,34 @@ def transposes(args, copy: dict | None) -> list[dict]:
                     getattr(fn, "kernel", fn).ptr, k.threads, k.shared_bytes))
             except Exception as exc:  # the grid stays the planned one (k.ctas_per_sm per SM)
                 extra["occupancy_error"] = repr(exc)[:200]
-        a = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
-        b = torch.empty_like(a)
-        grid = k.grid(sms)
-        if k.persistent and extra.get("ctas_per_sm"):
-            grid = (min(k.tiles, sms * extra["ctas_per_sm"]),)
-        args_ = (cp.asarray(a), cp.asarray(b))
+        # persistent: every resident slot, and the balanced grid (each CTA the same number of tiles)
+        grids = {(tag, k.grid(sms))}
+        if k.persistent:
+            occupancy = extra.get("ctas_per_sm") or k.ctas_per_sm
+            full, balanced = k.grid(sms, False, occupancy), k.grid(sms, True, occupancy)
+            grids = {(tag, full)} | ({(tag + "/balanced", balanced)} if balanced != full else set())
+        for label, grid in sorted(grids):
+            a = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
+            b = torch.empty_like(a)
+            args_ = (cp.asarray(a), cp.asarray(b))
 
-        def launch(fn=fn, k=k, grid=grid, a_=args_):
-            fn(grid, (k.threads,), a_, shared_mem=k.shared_bytes)
+            def launch(fn=fn, k=k, grid=grid, a_=args_):
+                fn(grid, (k.threads,), a_, shared_mem=k.shared_bytes)
 
-        us = _time(launch, repeats=5, inner=5)
-        with torch.cuda.stream(torch.cuda.Stream()), cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-            extra["cold_us"] = _time_cold(launch, scrub)
-        extra["same_size_copy_cold_us"] = same_cold[w]
-        ok = bool(torch.equal(b, a.t()))
-        tbs = 2 * n * n * w / (us * 1e-6) / 1e12
-        row = dict(bits=8 * w, size=n, us=us, tb_per_s=tbs, correct=ok, plan=_kind(step), layouts=tag,
-                   tile=[k.tile_rows, k.tile_cols], instructions=step.instruction_counts(), grid=list(grid), **extra)
-        if copy:
-            row["fraction_of_copy"] = tbs / copy["tb_per_s"]
-        row["same_size_copy_us"] = same[w]
-        row["fraction_of_same_size_copy"] = same[w] / us
-        rows.append(row)
-        print("  transpose", row, flush=True)
+            us = _time(launch, repeats=5, inner=5)
+            with torch.cuda.stream(torch.cuda.Stream()), cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+                cold = _time_cold(launch, scrub)
+            ok = bool(torch.equal(b, a.t()))
+            tbs = 2 * n * n * w / (us * 1e-6) / 1e12
+            row = dict(bits=8 * w, size=n, us=us, tb_per_s=tbs, correct=ok, plan=_kind(step), layouts=label,
+                       tile=[k.tile_rows, k.tile_cols], instructions=step.instruction_counts(), grid=list(grid),
+                       cold_us=cold, same_size_copy_cold_us=same_cold[w], **extra)
+            if copy:
+                row["fraction_of_copy"] = tbs / copy["tb_per_s"]
+            row["same_size_copy_us"] = same[w]
+            row["fraction_of_same_size_copy"] = same[w] / us
+            rows.append(row)
+            print("  transpose", row, flush=True)
     return rows
 
 
@@ -1100,7 +1104,8 @@ def write_report(out: Path, results: dict) -> None:
                   "vectors on both sides (8-bit: 4x4 byte transposes by prmt); "
                   "`shared256`: `shared` with 256x256 tiles and 8 warps; `persist*` (`PERSISTENT_TRANSPOSES`, "
                   "`emit_persistent_transpose_kernel`): the wide-block layouts (tile and warps in the tag) in a "
-                  "persistent kernel, CTAs per SM x SMs of them, each looping over tiles with the next tile's global "
+                  "persistent kernel, CTAs per SM x SMs of them (`/balanced`: fewer, so that each takes the same number "
+                  "of tiles but the last), each looping over tiles with the next tile's global "
                   "loads in flight during the current tile's shared round trip and stores (`h`, and `blocks256x16wh`: "
                   "ld.global.nc.L1::no_allocate loads, st.global.cs stores). `of a same-size copy`: torch's copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "

@@ -41,6 +41,9 @@ def test_grid_is_the_resident_slots_or_the_tiles():
     k = _kernel(1, (512, 256), 8, (128, 128), ctas_per_sm=4)
     assert (k.persistent, k.tiles, k.tile_rows, k.tile_cols) == (True, 8, 128, 128)
     assert k.grid(1) == (4,) and k.grid(132) == (8,)
+    # 5 slots for 8 tiles: 3 CTAs of 2 tiles and 2 of 1, or balanced 4 CTAs of 2
+    assert k.grid(5, ctas_per_sm=1) == (5,) and k.grid(5, balanced=True, ctas_per_sm=1) == (4,)
+    assert k.grid(3, balanced=True, ctas_per_sm=1) == (3,)  # 3 + 3 + 2: no fewer CTAs do it in 3 rounds
     with pytest.raises(LayoutError, match="do not fit one SM"):
         _kernel(1, (512, 512), 16, ctas_per_sm=4)  # 4 x 64 KiB of shared memory
 

@@ -29,7 +29,7 @@ from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_layout_size, quote
 
 __all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "TransposeKernel", "emit_transpose_kernel",
-           "emit_persistent_transpose_kernel", "transpose_tile_offsets", "choose_packings", "STATIC_SHARED_LIMIT",
+           "emit_persistent_transpose_kernel", "choose_packings", "STATIC_SHARED_LIMIT",
            "SM_SHARED_BYTES", "XOR_ONE"]
 
 
@@ -222,8 +222,7 @@ class TransposeKernel:
     """A matrix transpose ``B = A^T`` (``A``: ``rows x cols`` row-major) by tiles: CTA ``(x, y)`` loads
     tile ``(y, x)`` of ``A`` in ``src``, converts to ``dst`` and stores it at tile ``(x, y)`` of ``B``.
     Launch ``grid(sms)`` CTAs of ``threads`` threads: a ``(cols / tile_cols, rows / tile_rows)`` grid,
-    or, ``persistent``, ``ctas_per_sm`` CTAs per SM, each looping over tiles
-    (``transpose_tile_offsets``)."""
+    or, ``persistent``, ``ctas_per_sm`` CTAs per SM, each looping over tiles."""
 
     name: str
     source: str
@@ -242,11 +241,17 @@ class TransposeKernel:
         """Number of tiles of ``A``."""
         return (self.rows // self.tile_rows) * (self.cols // self.tile_cols)
 
-    def grid(self, sms: int) -> tuple[int, ...]:
+    def grid(self, sms: int, balanced: bool = False, ctas_per_sm: int = 0) -> tuple[int, ...]:
         """The launch grid on a device of ``sms`` SMs: one CTA per tile, or (persistent) one per
-        resident CTA slot, ``min(tiles, sms * ctas_per_sm)``."""
+        resident CTA slot, ``S = min(tiles, sms * ctas_per_sm)`` (default: the kernel's); ``balanced``:
+        ``tiles / ceil(tiles / S)`` rounded up, so every CTA takes the same number of tiles but the
+        last (e.g. 1024 tiles, 132 slots: 128 CTAs of 8 tiles, not 100 of 8 and 32 of 7)."""
         if self.persistent:
-            return (max(1, min(self.tiles, sms * self.ctas_per_sm)),)
+            slots = max(1, min(self.tiles, sms * (ctas_per_sm or self.ctas_per_sm)))
+            if balanced:
+                rounds = -(-self.tiles // slots)
+                slots = -(-self.tiles // rounds)
+            return (slots,)
         return (self.cols // self.tile_cols, self.rows // self.tile_rows)
 
 
@@ -304,34 +309,21 @@ def emit_transpose_kernel(
 SM_SHARED_BYTES = 228 * 1024
 
 
-def transpose_tile_offsets(rows: int, cols: int, tile_rows: int, tile_cols: int, grid: int,
-                           block: int) -> list[tuple[int, int]]:
-    """The element offsets ``(in A, in B)`` of the tiles CTA ``block`` of a persistent transpose
-    visits, in order: tiles ``t = block, block + grid, ...`` below ``T = (rows / M)(cols / N)``, tile
-    ``t`` at tile row ``i = t / (cols / N)``, column ``j = t mod (cols / N)``: ``A`` offset
-    ``i M cols + j N``, ``B`` offset ``j N rows + i M`` (the kernel's index math, for tests).
-
-    >>> transpose_tile_offsets(4, 8, 2, 4, 3, 1)
-    [(4, 2)]
-    """
-    tx = cols // tile_cols
-    tiles = tx * (rows // tile_rows)
-    return [((t // tx) * tile_rows * cols + (t % tx) * tile_cols, (t % tx) * tile_cols * rows + (t // tx) * tile_rows)
-            for t in range(block, tiles, grid)]
-
-
 @checked
 def emit_persistent_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
     rows: int, cols: int, *, ctas_per_sm: int = 1, cache_hints: bool = False, max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """``emit_transpose_kernel``'s transpose as a persistent, software-pipelined kernel: CTA ``b`` of a
-    grid of ``G`` handles tiles ``b, b + G, ...`` (``transpose_tile_offsets``); the global loads of
-    its next tile are issued before the shared round trip and global stores of the current one, so
-    they are in flight meanwhile (the loaded vectors wait in registers, byte-permuted into the
-    packed words only when the next iteration stores them).  ``ctas_per_sm``: the CTAs resident
-    per SM (``__launch_bounds__``' minimum, and ``grid``'s count); ``cache_hints``: 16-byte loads
-    ``ld.global.nc.L1::no_allocate``, 16-byte stores ``st.global.cs``."""
+    grid of ``G`` handles tiles ``t = b, b + G, ...`` (tile row ``t / (cols / N)``, column
+    ``t mod (cols / N)``); the global loads of its next tile are issued before the shared round trip
+    and global stores of the current one, so they are in flight meanwhile (the loaded vectors wait
+    in registers, byte-permuted into packed words when the next iteration stores them).
+    ``ctas_per_sm``: CTAs resident per SM (``__launch_bounds__``' minimum, ``grid``'s count);
+    ``cache_hints``: 16-byte loads ``ld.global.nc.L1::no_allocate``, stores ``st.global.cs``.
+
+    Example: 8-bit 256x256 tiles of an 8192^2 matrix, 16 warps, 1 CTA per SM: ``.grid(132)`` is
+    ``(132,)`` (1024 tiles: 100 CTAs take 8, 32 take 7), ``.grid(132, balanced=True)`` ``(128,)``."""
     w = check_element_bytes(element_bytes)
     base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, max_elements=max_elements)
     threads, m, n = base.threads, base.tile_rows, base.tile_cols
