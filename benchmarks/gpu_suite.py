@@ -602,14 +602,19 @@ def transpose_wide_block_layouts(element_bytes: int, warps: int = 8, rows: int =
 
 
 #: Persistent, software-pipelined transposes (``emit_persistent_transpose_kernel``): element bytes ->
-#: (tag, wide-block layout arguments, CTAs per SM, cache hints).  8-bit: 256x256 tiles with 16 warps
-#: (102 registers: 1 CTA per SM) or 32 warps (55 registers), 128x128 with 8 warps (4 CTAs per SM);
-#: ``h``: ld.global.nc.L1::no_allocate loads and st.global.cs stores.
+#: (tag, wide-block layout arguments, CTAs per SM, cache hints, group rows).  8-bit: 256x256 tiles
+#: with 16 warps (102 registers: 1 CTA per SM) or 32 warps (55 registers), 128x128 with 8 warps (4 CTAs
+#: per SM); ``h``: ld.global.nc.L1::no_allocate loads and st.global.cs stores; ``gK``: tiles in groups
+#: of K tile rows, so the ~132 (528) tiles in flight span 4 KiB of each row of A and 2 KiB of B (g8,
+#: g16 for 128x128) or 2 and 4 KiB (g16, g32), against 8 and 1 KiB in row-major order.
+_WIDE, _SMALL = dict(warps=32), dict(warps=8, rows=128, cols=128)
 PERSISTENT_TRANSPOSES = {
-    1: (("persist256x16w", dict(warps=16), 1, False), ("persist256x16wh", dict(warps=16), 1, True),
-        ("persist256x32w", dict(warps=32), 1, False), ("persist256x32wh", dict(warps=32), 1, True),
-        ("persist128x8w", dict(warps=8, rows=128, cols=128), 4, False)),
-    2: (("persist128x16w", dict(warps=16, rows=128, cols=128), 2, False),),
+    1: (("persist256x16w", dict(warps=16), 1, False, 1), ("persist256x16wh", dict(warps=16), 1, True, 1),
+        ("persist256x32w", _WIDE, 1, False, 1), ("persist256x32wh", _WIDE, 1, True, 1),
+        ("persist256x32wg8", _WIDE, 1, False, 8), ("persist256x32wg16", _WIDE, 1, False, 16),
+        ("persist128x8w", _SMALL, 4, False, 1), ("persist128x8wh", _SMALL, 4, True, 1),
+        ("persist128x8wg16", _SMALL, 4, False, 16), ("persist128x8wg32", _SMALL, 4, False, 32)),
+    2: (("persist128x16w", dict(warps=16, rows=128, cols=128), 2, False, 1),),
 }
 
 
@@ -648,12 +653,13 @@ def transpose_kernels(n: int):
             name = kernel_name("ll_transpose", w, n, tag)
             out.append((w, tag, step, emit_transpose_kernel(name, src, dst, w, step, n, n,
                                                             cache_hints=tag.endswith("wh"))))
-        for tag, kw, ctas, hints in PERSISTENT_TRANSPOSES.get(w, ()):
+        for tag, kw, ctas, hints, group in PERSISTENT_TRANSPOSES.get(w, ()):
             src, dst = transpose_wide_block_layouts(w, **kw)
             step = conversion_step(src, dst, 8 * w)
             name = kernel_name("ll_transpose", w, n, tag)
-            out.append((w, tag, step, emit_persistent_transpose_kernel(name, src, dst, w, step, n, n, ctas_per_sm=ctas,
-                                                                       cache_hints=hints)))
+            out.append((w, tag, step, emit_persistent_transpose_kernel(
+                name, src, dst, w, step, n, n, ctas_per_sm=ctas, cache_hints=hints,
+                group_rows=min(group, n // src.out_dim_size(src.out_dim_names[0])))))
     return out
 
 
@@ -1107,7 +1113,8 @@ def write_report(out: Path, results: dict) -> None:
                   "persistent kernel, CTAs per SM x SMs of them (`/balanced`: fewer, so that each takes the same number "
                   "of tiles but the last), each looping over tiles with the next tile's global "
                   "loads in flight during the current tile's shared round trip and stores (`h`, and `blocks256x16wh`: "
-                  "ld.global.nc.L1::no_allocate loads, st.global.cs stores). `of a same-size copy`: torch's copy of the "
+                  "ld.global.nc.L1::no_allocate loads, st.global.cs stores; `gK`: tiles taken in groups of K tile rows, "
+                  "down the tile columns of a group). `of a same-size copy`: torch's copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
                   "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes). `cold µs`: "
                   "one launch between events after reading a 128 MiB buffer (nothing left in L2; launch overhead "

@@ -29,12 +29,12 @@ def _layouts(element_bytes: int, **kw):
 
 
 def _kernel(element_bytes: int, matrix: tuple[int, int], warps: int, tile: tuple[int, int] = (256, 256),
-            ctas_per_sm: int = 1, cache_hints: bool = False):
+            ctas_per_sm: int = 1, cache_hints: bool = False, group_rows: int = 1):
     src, dst = _layouts(element_bytes, warps=warps, rows=tile[0], cols=tile[1])
     step = conversion_step(src, dst, 8 * element_bytes)
-    name = f"ptr{element_bytes}_{matrix[0]}_{matrix[1]}_{'h' if cache_hints else ''}{warps}"
-    return emit_persistent_transpose_kernel(name, src, dst, element_bytes, step, *matrix,
-                                            ctas_per_sm=ctas_per_sm, cache_hints=cache_hints)
+    name = f"ptr{element_bytes}_{matrix[0]}_{matrix[1]}_{'h' if cache_hints else ''}{warps}_g{group_rows}"
+    return emit_persistent_transpose_kernel(name, src, dst, element_bytes, step, *matrix, ctas_per_sm=ctas_per_sm,
+                                            cache_hints=cache_hints, group_rows=group_rows)
 
 
 def test_grid_is_the_resident_slots_or_the_tiles():
@@ -53,6 +53,17 @@ def test_grid_is_the_resident_slots_or_the_tiles():
 def test_8bit_persistent_transpose_every_element(ctas):
     """4 x 2 tiles of 128 x 128 (rows != cols): 3 CTAs take 3, 3 and 2 tiles."""
     assert emulate_transpose(_kernel(1, (512, 256), 8, (128, 128), ctas_per_sm=4), seed=ctas, ctas=ctas)
+
+
+@needs_cxx
+@pytest.mark.parametrize("group_rows", [2, 4])
+def test_grouped_tile_order_every_element(group_rows):
+    """8 x 2 tiles of 64 x 128 in groups of 2 or 4 tile rows (down the columns of tiles in a group),
+    3 CTAs: 6, 5 and 5 tiles."""
+    k = _kernel(1, (512, 256), 4, (64, 128), ctas_per_sm=4, group_rows=group_rows)
+    assert emulate_transpose(k, seed=group_rows, ctas=3)
+    with pytest.raises(LayoutError, match="group_rows: must be a power of two dividing the 8 tile rows"):
+        _kernel(1, (512, 256), 4, (64, 128), group_rows=16)
 
 
 @needs_cxx

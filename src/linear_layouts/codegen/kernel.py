@@ -312,7 +312,8 @@ SM_SHARED_BYTES = 228 * 1024
 @checked
 def emit_persistent_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
-    rows: int, cols: int, *, ctas_per_sm: int = 1, cache_hints: bool = False, max_elements: int = MAX_ELEMENTS,
+    rows: int, cols: int, *, ctas_per_sm: int = 1, cache_hints: bool = False, group_rows: int = 1,
+    max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """``emit_transpose_kernel``'s transpose as a persistent, software-pipelined kernel: CTA ``b`` of a
     grid of ``G`` handles tiles ``t = b, b + G, ...`` (tile row ``t / (cols / N)``, column
@@ -321,6 +322,9 @@ def emit_persistent_transpose_kernel(
     in registers, byte-permuted into packed words when the next iteration stores them).
     ``ctas_per_sm``: CTAs resident per SM (``__launch_bounds__``' minimum, ``grid``'s count);
     ``cache_hints``: 16-byte loads ``ld.global.nc.L1::no_allocate``, stores ``st.global.cs``.
+    ``group_rows`` (a power of two): tiles numbered by groups of that many tile rows, down each
+    column of tiles inside a group (the tiles in flight at once then span fewer columns of ``A``
+    and more of ``B``): ``t = g (group_rows T_x) + j group_rows + i`` is tile ``(g group_rows + i, j)``.
 
     Example: 8-bit 256x256 tiles of an 8192^2 matrix, 16 warps, 1 CTA per SM: ``.grid(132)`` is
     ``(132,)`` (1024 tiles: 100 CTAs take 8, 32 take 7), ``.grid(132, balanced=True)`` ``(128,)``."""
@@ -335,6 +339,17 @@ def emit_persistent_transpose_kernel(
     t = element_type(w)
     tiles_x, tiles = cols // n, (rows // m) * (cols // n)
     sx = tiles_x.bit_length() - 1
+    if group_rows < 1 or group_rows & (group_rows - 1) or (rows // m) % group_rows:
+        raise LayoutError(f"group_rows: must be a power of two dividing the {rows // m} tile rows, got {group_rows}")
+    sg = group_rows.bit_length() - 1
+
+    def tile_row(var: str) -> str:  # (g group_rows + i) = (t >> (sg + sx)) << sg | (t & (group_rows - 1))
+        if group_rows == 1:
+            return f"({var} >> {sx}u)"
+        return f"((({var} >> {sg + sx}u) << {sg}u) | ({var} & {group_rows - 1}u))"
+
+    def tile_col(var: str) -> str:  # j = (t >> sg) mod T_x
+        return f"({var} & {tiles_x - 1}u)" if group_rows == 1 else f"(({var} >> {sg}u) & {tiles_x - 1}u)"
     gsrc, gdst = global_map(src, {d0: cols, d1: 1}), global_map(dst, {d0: 1, d1: rows})
     pa, pb = choose_packings(src, dst, w, forward)
     em = Emission("t")
@@ -342,12 +357,12 @@ def emit_persistent_transpose_kernel(
     issue, unpack = emit_global_load_stages(gsrc, w, pa, "q", "a", "src", em, "na" if cache_hints else "")
 
     def a_tile(var: str) -> str:
-        return f"src_all + (size_t)({var} >> {sx}u) * {m * cols}u + (size_t)({var} & {tiles_x - 1}u) * {n}u"
+        return f"src_all + (size_t){tile_row(var)} * {m * cols}u + (size_t){tile_col(var)} * {n}u"
 
     body = [
         f"// {name}: B = A^T, A {rows}x{cols} row-major, by {m}x{n} tiles of {8 * w}-bit elements (src -> dst),",
-        f"//   persistent: CTA b of gridDim.x handles tiles b, b + gridDim.x, ... < {tiles} (tile t: row t >> {sx},",
-        f"//   column t & {tiles_x - 1}); the next tile's loads are in flight during this tile's shared round trip",
+        f"//   persistent: CTA b of gridDim.x handles tiles t = b, b + gridDim.x, ... < {tiles} (tile t: row",
+        f"//   {tile_row('t')}, column {tile_col('t')}); the next tile's loads are in flight during this tile's shared round trip",
         f"//   and stores. launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
@@ -373,7 +388,7 @@ def emit_persistent_transpose_kernel(
         "    }",
         *["    " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", True))],
         "    {",
-        f"      {t}* dst = dst_all + (size_t)(tile & {tiles_x - 1}u) * {n * rows}u + (size_t)(tile >> {sx}u) * {m}u;",
+        f"      {t}* dst = dst_all + (size_t){tile_col('tile')} * {n * rows}u + (size_t){tile_row('tile')} * {m}u;",
         *["      " + x for x in emit_global_store_words(gdst, w, pb, "b", "dst", em, "cs" if cache_hints else "")],
         "    }",
         f"    if (next >= {tiles}u) break;",
