@@ -326,3 +326,55 @@ def test_shuffle_instruction_count_matches_emitted_selects():
     cols = BlockedLayout([1, 1], [1, 32], [1, 1], [1, 0]).to_linear([32, 32])
     rows = BlockedLayout([1, 1], [32, 1], [1, 1], [0, 1]).to_linear([32, 32])
     assert shuffle_counts(cv.plan_shuffle(cols, rows, 32)) == OpCounts(shfl=31, alu=320)
+
+
+def test_same_data_dims_fast_path_equals_the_composition_on_random_pairs():
+    """``conversion_dims``' fast path (``_same_data_dims``: both layouts hold the same non-zero bases, the
+    dims read off the bases) against the general path (``_composed_dims``: quotienting ``src^-1 ∘ dst``) on
+    600 seeded random pairs where the fast path applies: the destination moves the source's bases (zeros
+    included) among a random choice of hardware dims, with a block dim in some, so every answer occurs;
+    and pairs of unrelated layouts, where the fast path must answer the same or decline (None)."""
+    import random
+
+    from smem_cases import random_distributed, random_shape
+
+    rng = random.Random(20261126)
+    dims_sets = [("register",), ("register", "lane"), ("lane",), ("lane", "warp"), ("register", "lane", "warp"),
+                 ("warp", "block"), ("register", "lane", "warp", "block"), ()]
+    answers: dict = {}
+    fast_cases = 0
+    while fast_cases < 600:
+        warps = rng.choice([0, 1, 2, 3])
+        log2s = random_shape(rng, rng.randint(5 + warps, 10))
+        src = random_distributed(rng, log2s, warps)
+        bases = src.bases
+        nonzero_regs = [i for i, v in enumerate(bases["register"]) if any(v)]
+        if rng.random() < 0.35 and len(nonzero_regs) >= 2:  # a CTA bit (and sometimes a broadcast one)
+            bases["block"] = [bases["register"].pop(nonzero_regs[-1])] + ([[0] * len(log2s)] if rng.random() < 0.3 else [])
+            src = LinearLayout(bases, src.out_dims)
+        if rng.random() < 0.2:  # unrelated layouts: the fast path answers the same or declines
+            other = random_distributed(rng, log2s, warps)
+            dst = LinearLayout({**other.bases, **({"block": bases["block"]} if "block" in bases else {})},
+                               src.out_dims, require_surjective=False)
+            try:
+                cv.conversion_dims(src, dst)  # the fast path's precondition: both checked (Def. 4.10)
+            except LayoutError:
+                continue
+            fast = cv._same_data_dims(src, dst)
+            assert fast is None or fast == cv._composed_dims(src, dst), (src, dst)
+            continue
+        movable = [d for d in rng.choice(dims_sets) if d in bases]
+        slots = [(d, i) for d in movable for i in range(len(bases[d]))]
+        vectors = [bases[d][i] for d, i in slots]
+        rng.shuffle(vectors)
+        moved = {d: [list(v) for v in vs] for d, vs in bases.items()}
+        for (d, i), v in zip(slots, vectors):
+            moved[d][i] = v
+        dst = LinearLayout(moved, src.out_dims)
+        fast = cv._same_data_dims(src, dst)
+        assert fast is not None, (src, dst)
+        assert fast == cv._composed_dims(src, dst) == cv.conversion_dims(src, dst), (src, dst)
+        answers[fast] = answers.get(fast, 0) + 1
+        fast_cases += 1
+    assert {(), ("register",), ("register", "lane"), ("register", "lane", "warp"),
+            ("register", "lane", "warp", "block")} <= set(answers), answers
