@@ -120,3 +120,24 @@ def test_shared_offsets_by_the_compiled_core_equal_the_elimination():
         compared += 1
     banks._access_from_columns.cache_clear()
     assert compared > 50
+
+
+def test_cost_function_carries_its_floor_as_a_field():
+    """``plan_cost`` is a frozen ``CostFunction`` whose ``floor`` field is ``CONVERT_OVERHEAD``; any cost
+    wrapped with the same floor prunes alike, and a wrong cost or floor is refused."""
+    import dataclasses
+
+    from linear_layouts import LayoutError
+    from linear_layouts.engine import CostFunction
+    from linear_layouts.engine.propagate import CONVERT_OVERHEAD
+
+    assert isinstance(plan_cost, CostFunction) and plan_cost.floor == CONVERT_OVERHEAD
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field"):
+        plan_cost.floor = 0.0  # type: ignore[misc]
+    program = examples.EXAMPLES["dot_trans_store"]()
+    wrapped = CostFunction(every_cost, floor=CONVERT_OVERHEAD)
+    assert outcome(propagate(program, cost_fn=wrapped)) == outcome(propagate(program))
+    with pytest.raises(LayoutError, match="cost: must be callable"):
+        CostFunction(3.0)  # type: ignore[arg-type]
+    with pytest.raises(LayoutError, match="floor: must be a number"):
+        CostFunction(every_cost, floor="0.5")  # type: ignore[arg-type]

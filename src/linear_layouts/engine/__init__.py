@@ -9,6 +9,7 @@ Gluon emission.
 from linear_layouts.engine.ir import Builder, Op, Program, Value
 from linear_layouts.engine.propagate import (
     Conversion,
+    CostFunction,
     EngineResult,
     check_consistent,
     naive_conversions,
@@ -18,5 +19,5 @@ from linear_layouts.engine.propagate import (
 
 __all__ = [
     "Builder", "Op", "Program", "Value",
-    "Conversion", "EngineResult", "propagate", "plan_cost", "check_consistent", "naive_conversions",
+    "Conversion", "CostFunction", "EngineResult", "propagate", "plan_cost", "check_consistent", "naive_conversions",
 ]

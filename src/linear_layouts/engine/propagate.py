@@ -26,6 +26,7 @@ The result gives every value's LinearLayout, a matching catalog descriptor where
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_count, quote
 
 __all__ = [
-    "CONVERT_OVERHEAD", "ELEMENTWISE_COST", "Conversion", "EngineResult",
+    "CONVERT_OVERHEAD", "ELEMENTWISE_COST", "Conversion", "EngineResult", "CostFunction",
     "plan_cost", "propagate", "naive_conversions", "check_consistent", "describe",
 ]
 
@@ -55,19 +56,41 @@ FREE_OPS = ("pointer", "arange", "full")
 CostFn = Callable[[LinearLayout, LinearLayout, int], float]
 
 
+@dataclass(frozen=True)
+class CostFunction:
+    """A conversion cost ``cost(src, dst, bits)`` (called as the value itself) with ``floor``: a lower
+    bound of it on two different layouts (``-inf``: none known).  ``propagate`` does not ask a direct
+    conversion's cost where a rematerialization is already cheaper than ``floor`` (same choices).
+
+    >>> CostFunction(lambda src, dst, bits: 1.0, floor=0.5).floor
+    0.5
+    """
+
+    cost: CostFn
+    floor: float = -math.inf
+
+    def __post_init__(self) -> None:
+        if not callable(self.cost):
+            raise LayoutError(f"cost: must be callable (src, dst, bits) -> float, got {quote(self.cost)}")
+        if isinstance(self.floor, bool) or not isinstance(self.floor, (int, float)):
+            raise LayoutError(f"floor: must be a number, got {quote(self.floor)}")
+
+    def __call__(self, src: LinearLayout, dst: LinearLayout, bits: int) -> float:
+        return self.cost(src, dst, bits)
+
+
+#: Plans cost at least nothing, so two different layouts cost at least the convert op's overhead.
+@functools.partial(CostFunction, floor=CONVERT_OVERHEAD)
 @checked
 def plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
-    """The analyses' cost of converting ``src -> dst`` plus ``CONVERT_OVERHEAD`` (0 when equal)."""
+    """The analyses' cost of converting ``src -> dst`` plus ``CONVERT_OVERHEAD`` (0 when equal); a
+    ``CostFunction`` whose ``floor`` is ``CONVERT_OVERHEAD``."""
     if src == dst:
         return 0.0
     try:
         return plan_conversion(src, dst, bits).cost.total + CONVERT_OVERHEAD
     except LayoutError:
         return 1e6
-
-
-#: Plans cost at least nothing, so two different layouts cost at least the convert op's overhead.
-plan_cost.floor = CONVERT_OVERHEAD  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -128,7 +151,7 @@ class _State:
         self.layout: dict[int, LinearLayout] = {}
         self.cost_fn = cost_fn
         #: a lower bound of ``cost_fn`` on two different layouts (``-inf`` where unknown)
-        self.cost_floor = getattr(cost_fn, "floor", -math.inf)
+        self.cost_floor = cost_fn.floor if isinstance(cost_fn, CostFunction) else -math.inf
         self.descriptors: list[Any] = []
         self.next_id = max(self.values, default=-1) + 1
         self.legacy = False
@@ -662,8 +685,8 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     fewest conversions, then the least cost (conversions plus global memory ops), wins. The backward
     pass never adds conversions, so the engine never leaves more than the legacy baseline.
     A direct conversion's cost is asked only where a rematerialization is not already cheaper than
-    ``cost_fn.floor`` (a lower bound of ``cost_fn`` on different layouts; ``plan_cost``'s is
-    ``CONVERT_OVERHEAD``; without one every cost is asked): the same choices, fewer plans. The result's
+    ``cost_fn.floor`` (a ``CostFunction``'s lower bound on different layouts; ``plan_cost``'s is
+    ``CONVERT_OVERHEAD``; a plain callable has none: every cost is asked): the same choices, fewer plans. The result's
     ``descriptors`` are found on first access.
     Requires: every value a tile of at most ``max_elements`` elements (``limits.MAX_ELEMENTS``).
     """
