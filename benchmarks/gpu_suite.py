@@ -1008,7 +1008,8 @@ def write_report(out: Path, results: dict) -> None:
     lines.append(f"| in-warp pairs ({s.get('in_warp_pairs', 0)}): ours vs Triton, min (target >= 1.0x) / geomean | "
                  f"{f2(s.get('in_warp_vs_triton_min'))} / {f2(s.get('in_warp_vs_triton_geomean'))} |")
     a, t, m = s.get("model_ranking", (0, 0, []))
-    lines.append(f"| cost model ranks shuffle vs shared as measured (target >= 90%; `model_ranking.py`) | {a} / {t}"
+    lines.append(f"| cost model (the package's table when this report was written) ranks shuffle vs shared as measured "
+                 f"(target >= 90%; `model_ranking.py`) | {a} / {t}"
                  + (f"; misses (ours/other time, measured/predicted): {', '.join(m)}" if m else "") + " |")
     for bits, frac in sorted(s.get("transposes", {}).items()):
         lines.append(f"| 8192^2 transpose {bits}-bit, of copy bandwidth (target >= 93%) | "

@@ -30,6 +30,7 @@ sys.path.insert(0, str(HERE))
 import model_ranking  # noqa: E402
 from gpu_cases import all_cases  # noqa: E402
 
+from linear_layouts.analysis import conversion as cv  # noqa: E402
 from linear_layouts.analysis.shuffles import plan_shuffle  # noqa: E402
 from linear_layouts.codegen.cost import step_counts  # noqa: E402
 from linear_layouts.codegen.shuffle import ShuffleConversion  # noqa: E402
@@ -136,6 +137,21 @@ def main() -> None:
               f"{model_ranking.device_note()}).", "",
               f"Ranked as measured on {ranking} pairs; misses (ours / other time, measured / predicted): "
               + (", ".join(map(str, ranking.misses)) or "none") + ".", ""]
+    fit_run = HERE / "results" / "kernel_steps" / "2026-11-23_1850.json"
+    if model_ranking.steps_file(results) != fit_run:
+        lines += [f"Held out: the table's fitted constants come from the 2026-11-23 18:50 UTC run only "
+                  f"(`fit_cost_model.py`), where it ranks {model_ranking.score(model_ranking.pairs(model_ranking.load_run(fit_run)))}"
+                  " as measured.", ""]
+    changed = []
+    for p in model_ranking.pairs(results):
+        c = pool[p.case]
+        now = tuple("shuffle" if cv.plan_conversion(a, b, c.bits).kind is cv.WARP_SHUFFLE else "shared"
+                    for a, b in ((c.src, c.dst), (c.dst, c.src)))
+        then = tuple(st.kind for st in p.ours_steps)
+        if now != then:
+            changed.append(f"{p.case} ({'+'.join(then)} -> {'+'.join(now)})")
+    lines += ["Pairs the planner now plans otherwise than in this run (forward + backward step): "
+              + (", ".join(changed) or "none") + ".", ""]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -115,12 +115,13 @@ def step_record(step) -> StepRecord:
     return StepRecord("shuffle", 0, 0, c.shfl, c.alu, c.barriers_cta, c.barriers_warp)
 
 
-def kernel_ns(steps, warps: int, device: str | None = None) -> float:
-    """Predicted SM-ns of a kernel's round trip (its two steps) with the device table."""
+def kernel_ns(steps, warps: int, device=None) -> float:
+    """Predicted SM-ns of a kernel's round trip (its two steps) with the device table (a name or a
+    ``DeviceCosts``), as ``codegen.cost.step_time_ns`` prices the steps."""
     from linear_layouts.analysis.cost_model import OpCounts, conversion_time_ns
 
     return sum(conversion_time_ns(OpCounts(s.store + s.load, s.shfl, s.alu, s.barriers_cta, s.barriers_warp), warps,
-                                  device) for s in steps)
+                                  device, s.load - s.load // (1 << s.load_warp_copies)) for s in steps)
 
 
 def device_note(device: str | None = None) -> str:

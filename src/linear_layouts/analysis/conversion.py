@@ -25,8 +25,10 @@ are simulated only when asked for (``baselines=True``).
 Cost model: predicted SM-nanoseconds of one conversion of a CTA on the default device
 (``analysis.cost_model``: building blocks measured by benchmarks/gpu_microbench.py, H100 now): shuffles
 cost their ``shfl.sync`` and the selects / byte permutes codegen emits for them (counted from the plan,
-``op_counts.shuffle_counts``; codegen's tests check it emits exactly that); shared memory costs its store + load wavefronts and one barrier (``bar.warp.sync``, free,
-when every warp reads only what it stored; else ``bar.sync``), with a latency floor per conversion.
+``op_counts.shuffle_counts``; codegen's tests check it emits exactly that), with a latency floor that
+grows with the instructions a thread issues; shared memory costs its store + load wavefronts (cheaper
+where warps load the same data) and one barrier (``bar.warp.sync``, free, when every warp reads only
+what it stored; else ``bar.sync``), with a latency floor per conversion.
 ``plan_conversion`` takes the cheaper and reports the other in ``alternatives``
 (``shuffle_cost``, ``shared_memory_cost``).  The 2026-11-22 constants ``SHUFFLE_COST``,
 ``BARRIER_COST``, ``ALU_COST`` (wavefront units) remain for comparison.  A cross-CTA conversion is
@@ -268,12 +270,14 @@ def _flat_bases(layout: LinearLayout, dim: str) -> tuple[int, ...]:
 def shared_memory_cost(store: SharedMemoryAccess, load: SharedMemoryAccess, src: LinearLayout,
                        dst: LinearLayout) -> Cost:
     """Predicted SM-nanoseconds of a shared-memory conversion of one CTA: its store + load wavefronts
+    (the loads of warps that hold the same data priced as copies, ``cost_model.copied_load_wavefronts``)
     and one barrier, a warp's when the conversion is warp-local (``cost_model.shared_time_ns``;
     packed registers need no byte permutes)."""
     warps = _num_warps(_fold_blocks(src))
     wavefronts = store.wavefronts + load.wavefronts
-    return Cost(cost_model.shared_time_ns(wavefronts, _warp_local(src, dst), warps), wavefronts=wavefronts,
-                warps=warps)
+    copied = cost_model.copied_load_wavefronts(load.wavefronts, dst)
+    return Cost(cost_model.shared_time_ns(wavefronts, _warp_local(src, dst), warps, copied_wavefronts=copied),
+                wavefronts=wavefronts, warps=warps)
 
 
 def _crosses_ctas(src: LinearLayout, dst: LinearLayout) -> bool:

@@ -4,23 +4,31 @@ A conversion step of one CTA with ``W`` warps costs, in SM-nanoseconds (the time
 with it when ``C`` CTAs share the SM, as in a throughput-bound loop), the larger of its issue time and
 its dependent latency shared by the CTAs that overlap it:
 
-    max(wavefronts * t_wavefront(W) + W * (shfl * t_shfl(W) + alu * t_alu(W))
-            + barriers * t_barrier(scope, W),
-        (latency_step + barriers_cta * latency_barrier) / C)
+    issue   = (wavefronts - copied) * t_wavefront + copied * t_copied
+              + W * (shfl * t_shfl(W) + alu * t_alu(W)) + barriers * t_barrier(scope, W)
+    latency = latency_shared + barriers_cta * latency_barrier            (a shared-memory step)
+              latency_shuffle + (shfl + alu) * latency_per_instruction   (a warp-shuffle step)
+    time    = max(issue, latency / C)
 
-``wavefronts``: the shared-memory wavefronts of all warps (store + load, the analysis prediction);
+``wavefronts``: the shared-memory wavefronts of all warps (store + load, the analysis prediction, = ncu);
+``copied``: those of them that load what another warp of the CTA loads in the same step (the loaded
+layout's zero warp bases: ``2^z`` warps read the same addresses, ``copied_load_wavefronts``);
 ``shfl``, ``alu``: per thread (``alu``: the byte permutes and selects codegen emits); ``barriers``:
 CTA barriers (``bar.sync``) or warp barriers (``bar.warp.sync``, free where the compiler proves the
-warp converged).  ``t_*`` are the building blocks measured by ``benchmarks/gpu_microbench.py``
-(8 CTAs per SM, 8 independent chains per thread), per warp count, interpolated in log2(W); the
-wavefront cost and the two latencies were fitted on the H100 conversion loop (105 in-warp pairs timed
-both ways, shuffles and shared memory) with the other blocks fixed at their microbenchmark values;
-the wavefront cost refitted on 2026-11-26 against the emitters and plans of that day: 98 / 105 ranked
-as measured, 98 / 105 in 2-fold cross-validation (benchmarks/results/conversion_cost_model.md).
+warp converged).  A shuffle step's latency grows with the instructions each thread issues one after
+another (a select waits for the shuffle or select before it), which the issue sum of few warps does
+not see.  ``t_shfl``, ``t_alu``, ``t_barrier`` are the building blocks measured by
+``benchmarks/gpu_microbench.py`` (8 CTAs per SM, 8 independent chains per thread), per warp count,
+interpolated in log2(W); ``t_wavefront``, ``t_copied``, ``latency_shuffle`` and
+``latency_per_instruction`` are fitted (least squares on log time ratios,
+``benchmarks/fit_cost_model.py``) on the H100 conversion loop of the 2026-11-23 suite run (105 in-warp
+pairs, both mechanisms timed) with the others fixed; the fit is checked held out on later runs
+(``benchmarks/model_ranking.py``; benchmarks/results/conversion_cost_model.md).
 
-The table is data: ``DEVICES[name]`` (``"H100"`` now).  ``OpCounts`` (``analysis.op_counts``) are the
-counts of a step, computed from its plan (``shuffle_counts``; codegen checks that it emits exactly those:
-``codegen.cost.step_counts``); ``plan_conversion`` compares its alternatives with ``conversion_time_ns``.
+The tables are data, one JSON file per device in ``analysis/devices/`` (``DEVICES[name]``, ``"H100"``
+now).  ``OpCounts`` (``analysis.op_counts``) are the counts of a step, computed from its plan
+(``shuffle_counts``; codegen checks that it emits exactly those: ``codegen.cost.step_counts``);
+``plan_conversion`` compares its alternatives with ``conversion_time_ns``.
 
 Example: ``conversion_time_ns(OpCounts(wavefronts=256, barriers_cta=1), warps=4)`` is the predicted
 SM-time of a conversion through shared memory with 256 wavefronts.
@@ -28,29 +36,39 @@ SM-time of a conversion through shared memory with 256 wavefronts.
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
+from linear_layouts.errors import LayoutError
 
-__all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "device_costs",
-           "shuffle_time_ns", "shared_time_ns"]
+__all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "copied_load_wavefronts",
+           "device_costs", "load_device", "shuffle_time_ns", "shared_time_ns"]
+
+DEVICE_DIR = Path(__file__).resolve().parent / "devices"
 
 
 @dataclass(frozen=True)
 class DeviceCosts:
-    """SM-nanoseconds per building block, by warps per CTA (``{1: .., 2: .., 4: .., 8: ..}``)."""
+    """SM-nanoseconds per building block, by warps per CTA (``{1: .., 2: .., 4: .., 8: ..}``), and the
+    latencies (ns) of a step's dependent chain (module doc)."""
 
     name: str
     measured: str
     wavefront: dict = field(default_factory=dict)
+    copied_wavefront: dict = field(default_factory=dict)  # a load wavefront another warp also loads
     shfl: dict = field(default_factory=dict)
     alu: dict = field(default_factory=dict)
     bar_cta: dict = field(default_factory=dict)  # per CTA barrier
     bar_warp: dict = field(default_factory=dict)  # per warp barrier of one warp
-    latency_step: float = 0.0  # ns of a step's dependent chain (store/load or shuffle round trip)
-    latency_barrier: float = 0.0  # ns a CTA barrier adds to that chain
+    latency_shared: float = 0.0  # store -> barrier -> load
+    latency_barrier: float = 0.0  # what a CTA barrier adds to that chain
+    latency_shuffle: float = 0.0  # a shuffle step's chain before its instructions
+    latency_per_instruction: float = 0.0  # per shfl / select / prmt a thread of a shuffle step issues
     concurrent_ctas: int = 8  # CTAs one SM overlaps (the conversion benchmark's 1056 CTAs on 132 SMs)
+    fit: str = ""  # the data the fitted fields came from
 
     def at(self, table: dict, warps: int) -> float:
         """``table`` interpolated at ``warps`` (log2 scale, clamped to the measured range)."""
@@ -64,52 +82,63 @@ class DeviceCosts:
         return float(table[lo]) * (1 - t) + float(table[hi]) * t
 
 
-#: Measured tables.  H100: benchmarks/gpu_microbench.py on an NVIDIA H100 80GB HBM3 (driver 580,
-#: CUDA 13.0), 2026-11-23 19:00 UTC, after a warm-up: shfl.sync, prmt / selp (alu) and bar.sync per
-#: warp count (bar.warp.sync compiles to nothing where the warp is converged); the wavefront cost
-#: (microbenchmark: 0.34-0.49 ns) and the latencies fitted on the conversion loop of the 105 in-warp
-#: pairs of the 18:50 UTC suite run (module doc); the wavefront cost refitted 2026-11-26 (0.60 -> 0.70)
-#: on the same pairs with that day's emitters and shared-memory plans.
-DEVICES: dict[str, DeviceCosts] = {
-    "H100": DeviceCosts(
-        name="H100",
-        measured="gpu_microbench.py, H100 80GB HBM3, 2026-11-23 19:00 UTC; wavefront and latencies fitted "
-                 "on 105 in-warp pairs (benchmarks/results/conversion_cost_model.md)",
-        wavefront={1: 0.70, 8: 0.70},
-        shfl={1: 0.314, 2: 0.363, 4: 0.362, 8: 0.360},
-        alu={1: 0.298, 2: 0.353, 4: 0.361, 8: 0.365},
-        bar_cta={1: 0.034, 2: 0.003, 4: 0.520, 8: 1.279},
-        bar_warp={1: 0.0, 8: 0.0},
-        latency_step=40.0,
-        latency_barrier=20.0,
-        concurrent_ctas=8,
-    ),
-}
+def load_device(path: Path) -> DeviceCosts:
+    """The ``DeviceCosts`` of a device file (JSON: the fields, tables keyed by warps as strings)."""
+    raw = json.loads(Path(path).read_text())
+    known = {f.name for f in fields(DeviceCosts)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise LayoutError(f"device file {path}: unknown fields {unknown}")
+    return DeviceCosts(**{k: ({int(w): float(t) for w, t in v.items()} if isinstance(v, dict) else v)
+                          for k, v in raw.items()})
+
+
+#: Measured tables, one per file of ``analysis/devices``.  H100: see its ``measured`` and ``fit``.
+DEVICES: dict[str, DeviceCosts] = {d.name: d for d in map(load_device, sorted(DEVICE_DIR.glob("*.json")))}
 DEFAULT_DEVICE = "H100"
 
 
-def device_costs(device: str | None = None) -> DeviceCosts:
-    """The table of ``device`` (default ``DEFAULT_DEVICE``); KeyError lists the known devices."""
+def device_costs(device: str | DeviceCosts | None = None) -> DeviceCosts:
+    """The table of ``device`` (a name, default ``DEFAULT_DEVICE``, or a table itself); KeyError lists
+    the known devices."""
+    if isinstance(device, DeviceCosts):
+        return device
     name = device or DEFAULT_DEVICE
     if name not in DEVICES:
         raise KeyError(f"device: no cost table for {name!r}; known: {sorted(DEVICES)}")
     return DEVICES[name]
 
 
-def conversion_time_ns(counts: OpCounts, warps: int, device: str | None = None) -> float:
-    """Predicted SM-nanoseconds of one conversion step of a CTA of ``warps`` warps (module doc)."""
+def conversion_time_ns(counts: OpCounts, warps: int, device: str | DeviceCosts | None = None,
+                       copied_wavefronts: int = 0) -> float:
+    """Predicted SM-nanoseconds of one conversion step of a CTA of ``warps`` warps (module doc);
+    ``copied_wavefronts``: how many of ``counts.wavefronts`` load what another warp also loads."""
+    if not 0 <= copied_wavefronts <= counts.wavefronts:
+        raise LayoutError(f"copied_wavefronts: {copied_wavefronts} must lie in [0, wavefronts = {counts.wavefronts}]")
     d = device_costs(device)
-    issue = (counts.wavefronts * d.at(d.wavefront, warps)
+    issue = ((counts.wavefronts - copied_wavefronts) * d.at(d.wavefront, warps)
+             + copied_wavefronts * d.at(d.copied_wavefront, warps)
              + warps * (counts.shfl * d.at(d.shfl, warps) + counts.alu * d.at(d.alu, warps))
              + counts.barriers_cta * d.at(d.bar_cta, warps)
              + counts.barriers_warp * warps * d.at(d.bar_warp, warps))
-    if not (counts.wavefronts or counts.shfl):
+    if counts.wavefronts:
+        latency = d.latency_shared + counts.barriers_cta * d.latency_barrier
+    elif counts.shfl:
+        latency = d.latency_shuffle + (counts.shfl + counts.alu) * d.latency_per_instruction
+    else:
         return issue  # registers only: no dependent memory or shuffle round trip
-    latency = (d.latency_step + counts.barriers_cta * d.latency_barrier) / d.concurrent_ctas
-    return max(issue, latency)
+    return max(issue, latency / d.concurrent_ctas)
 
 
-def shuffle_time_ns(plan, device: str | None = None) -> float:
+def copied_load_wavefronts(load_wavefronts: int, loaded) -> int:
+    """The load wavefronts that re-read what another warp loads: with ``z`` zero warp bases in the
+    loaded layout ``loaded`` (a ``LinearLayout``), ``2^z`` warps load the same addresses, so all but
+    ``load_wavefronts / 2^z`` of them.  E.g. 64 wavefronts of 8 warps that all hold the same data: 56."""
+    zeros = sum(1 for b in loaded.flat_bases("warp") if b == 0) if loaded.has_in_dim("warp") else 0
+    return load_wavefronts - load_wavefronts // (1 << zeros)
+
+
+def shuffle_time_ns(plan, device: str | DeviceCosts | None = None) -> float:
     """Predicted SM-nanoseconds of the warp-shuffle conversion ``plan`` (a ``ShufflePlan``) of one CTA:
     its ``shfl.sync`` and the selects / byte permutes codegen emits for it, counted from the plan
     (``op_counts.shuffle_counts``).  Infinite where codegen cannot emit the plan."""
@@ -119,9 +148,11 @@ def shuffle_time_ns(plan, device: str | None = None) -> float:
     return conversion_time_ns(counts, plan.num_warps, device)
 
 
-def shared_time_ns(wavefronts: int, warp_local: bool, warps: int, device: str | None = None) -> float:
+def shared_time_ns(wavefronts: int, warp_local: bool, warps: int, device: str | DeviceCosts | None = None,
+                   copied_wavefronts: int = 0) -> float:
     """Predicted SM-nanoseconds of a shared-memory conversion of one CTA with ``wavefronts`` store +
-    load wavefronts and one barrier between store and load (a warp barrier when every warp reads only
-    what it stored, ``warp_local``); the packed registers need no byte permutes in steady state."""
+    load wavefronts (``copied_wavefronts`` of them re-reading another warp's loads) and one barrier
+    between store and load (a warp barrier when every warp reads only what it stored, ``warp_local``);
+    the packed registers need no byte permutes in steady state."""
     counts = OpCounts(wavefronts=wavefronts, barriers_cta=0 if warp_local else 1, barriers_warp=1 if warp_local else 0)
-    return conversion_time_ns(counts, warps, device)
+    return conversion_time_ns(counts, warps, device, copied_wavefronts)

@@ -10,7 +10,7 @@ Example: ``step_time_ns(conversion_step(src, dst, 16), warps=4)``.
 
 from __future__ import annotations
 
-from linear_layouts.analysis.cost_model import conversion_time_ns
+from linear_layouts.analysis.cost_model import conversion_time_ns, copied_load_wavefronts
 from linear_layouts.analysis.op_counts import OpCounts
 from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order
 from linear_layouts.codegen.model import emitted_wavefronts
@@ -45,5 +45,9 @@ def step_counts(step, trailing_barrier: bool = False) -> OpCounts:
 
 
 def step_time_ns(step, warps: int, device: str | None = None, trailing_barrier: bool = False) -> float:
-    """Predicted SM-nanoseconds of one step of a CTA of ``warps`` warps on ``device``."""
-    return conversion_time_ns(step_counts(step, trailing_barrier), warps, device)
+    """Predicted SM-nanoseconds of one step of a CTA of ``warps`` warps on ``device`` (the loads of
+    warps holding the same data priced as copies, ``cost_model.copied_load_wavefronts``)."""
+    copied = 0
+    if isinstance(step, SharedConversion):
+        copied = copied_load_wavefronts(emitted_wavefronts(canonical_vector_order(step))[1], step.dst)
+    return conversion_time_ns(step_counts(step, trailing_barrier), warps, device, copied)
