@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -74,11 +73,7 @@ def sanitize(tool: str, timeout: int, every: bool) -> dict:
         cmd += ["--racecheck-report", "all"]
     cmd += [sys.executable, __file__, "--mode", "launch-child"] + (["--sanitize-all"] if every else [])
     start = time.time()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        rc, out = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        rc, out = 124, exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+    rc, out = gpu_suite._tool(cmd, timeout)
     summary = [line for line in out.splitlines() if "SUMMARY" in line or "ERROR" in line.upper() or "WRONG" in line]
     return dict(tool=tool, rc=rc, seconds=round(time.time() - start, 1), summary=summary[-10:], tail=out[-1500:])
 
