@@ -113,3 +113,23 @@ def test_cache_hints_on_the_one_tile_transpose():
     ptx = compile_ptx(hinted.source)
     assert ptx.count("ld.global.nc.L1::no_allocate.v4.b32") == 8 and count_ptx(ptx)["st.global.cs.v4.b32"] == 8
     assert count_ptx(compile_ptx(plain.source))["st.global.v4.b32"] == 8
+
+
+@needs_nvcc
+def test_every_new_suite_transpose_compiles_to_its_plan():
+    """Each persistent or cache-hinted transpose of the GPU suite (at 512^2): nvcc's PTX has the plan's
+    shared instructions, one 16-byte global store per 16 bytes of the thread's tile, and each
+    16-byte load twice in the persistent kernels (before the loop, and the next tile's in it)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from gpu_suite import transpose_kernels  # noqa: PLC0415
+
+    new = [(w, tag, step, k) for w, tag, step, k in transpose_kernels(512) if k.persistent or tag.endswith("wh")]
+    assert len(new) == 12
+    for w, tag, step, k in new:
+        ptx = compile_ptx(k.source)
+        counts = count_ptx(ptx)
+        assert {op: counts[op] for op in step.instruction_counts()} == step.instruction_counts(), tag
+        vectors = k.tile_rows * k.tile_cols * w // (16 * k.threads)
+        stores = counts["st.global.cs.v4.b32"] + counts["st.global.v4.b32"]
+        loads = ptx.count("ld.global.nc.L1::no_allocate.v4.b32") + counts["ld.global.nc.v4.u32"]
+        assert (stores, loads) == (vectors, vectors * (2 if k.persistent else 1)), tag
