@@ -608,6 +608,11 @@ def transpose_wide_block_layouts(element_bytes: int, warps: int = 8, rows: int =
 #: of K tile rows, so the ~132 (528) tiles in flight span 4 KiB of each row of A and 2 KiB of B (g8,
 #: g16 for 128x128) or 2 and 4 KiB (g16, g32), against 8 and 1 KiB in row-major order.
 _WIDE, _SMALL = dict(warps=32), dict(warps=8, rows=128, cols=128)
+#: One-tile-per-CTA 8-bit variants of blocks256x16w: hinted, and CTA (x, y) taking tile y T_x + x in
+#: groups of 16 or 32 tile rows (the 264 resident CTAs span 4 KiB of each row of A and of B, or 2 and
+#: 8 KiB, against 8 and 2 KiB in the grid's order).
+ONE_TILE_OPTIONS = {"blocks256x16wh": dict(cache_hints=True), "blocks256x16wg16": dict(group_rows=16),
+                    "blocks256x16wg32": dict(group_rows=32)}
 PERSISTENT_TRANSPOSES = {
     1: (("persist256x16w", dict(warps=16), 1, False, 1), ("persist256x16wh", dict(warps=16), 1, True, 1),
         ("persist256x32w", _WIDE, 1, False, 1), ("persist256x32wh", _WIDE, 1, True, 1),
@@ -645,14 +650,15 @@ def transpose_kernels(n: int):
         if w == 2:  # 256-byte segments on both global sides, 128 x 128 tiles (32 KiB)
             variants += [("blocks256", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=128, cols=128)),
                          ("blocks256x16w", lambda eb: transpose_wide_block_layouts(eb, warps=16, rows=128, cols=128))]
-        if w == 1:  # the best 8-bit variant so far with streaming cache hints (the persistent ones' `h`)
-            variants += [("blocks256x16wh", lambda eb: transpose_wide_block_layouts(eb, warps=16))]
+        if w == 1:  # the best 8-bit variant so far with streaming cache hints (`h`) or grouped tile orders
+            variants += [(tag, lambda eb: transpose_wide_block_layouts(eb, warps=16)) for tag in ONE_TILE_OPTIONS]
         for tag, layouts in variants:
             src, dst = layouts(w)
             step = conversion_step(src, dst, 8 * w)
             name = kernel_name("ll_transpose", w, n, tag)
-            out.append((w, tag, step, emit_transpose_kernel(name, src, dst, w, step, n, n,
-                                                            cache_hints=tag.endswith("wh"))))
+            opts = dict(ONE_TILE_OPTIONS.get(tag, {}))
+            opts["group_rows"] = min(opts.get("group_rows", 1), n // src.out_dim_size(src.out_dim_names[0]))
+            out.append((w, tag, step, emit_transpose_kernel(name, src, dst, w, step, n, n, **opts)))
         for tag, kw, ctas, hints, group in PERSISTENT_TRANSPOSES.get(w, ()):
             src, dst = transpose_wide_block_layouts(w, **kw)
             step = conversion_step(src, dst, 8 * w)
@@ -1114,8 +1120,9 @@ def write_report(out: Path, results: dict) -> None:
                   "persistent kernel, CTAs per SM x SMs of them (`/balanced`: fewer, so that each takes the same number "
                   "of tiles but the last), each looping over tiles with the next tile's global "
                   "loads in flight during the current tile's shared round trip and stores (`h`, and `blocks256x16wh`: "
-                  "ld.global.nc.L1::no_allocate loads, st.global.cs stores; `gK`: tiles taken in groups of K tile rows, "
-                  "down the tile columns of a group). `of a same-size copy`: torch's copy of the "
+                  "ld.global.nc.L1::no_allocate loads, st.global.cs stores; `gK`, and `blocks256x16wg16`/`wg32`: tiles "
+                  "taken in groups of K tile rows, down the tile columns of a group). `of a same-size copy`: torch's "
+                  "copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
                   "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes). `cold µs`: "
                   "one launch between events after reading a 128 MiB buffer (nothing left in L2; launch overhead "

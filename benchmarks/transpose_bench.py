@@ -1,6 +1,6 @@
 """The GPU suite's transpose stage alone (``gpu_suite.transposes``: 8192^2, 8/16/32-bit, every
 variant of ``gpu_suite.transpose_kernels``, against the 1 GiB device copy), plus compute-sanitizer
-memcheck and racecheck of the new transpose kernels (persistent and cache-hinted; ``--sanitize-all``:
+memcheck and racecheck of the new transpose kernels (persistent, hinted, grouped; ``--sanitize-all``:
 every one) on a small matrix, persistent kernels on a grid of 3 CTAs so each loops over several
 tiles.  About a minute of device time.
 
@@ -38,8 +38,8 @@ def _sources(n: int) -> list[str]:
 
 
 def _new(tag: str, kernel) -> bool:
-    """The variants of issue 12's last step: persistent kernels and cache-hinted ones."""
-    return kernel.persistent or tag.endswith("wh")
+    """The variants of issue 12's last step: persistent kernels, and the hinted or grouped one-tile ones."""
+    return kernel.persistent or tag in gpu_suite.ONE_TILE_OPTIONS
 
 
 def launch_child(every: bool) -> None:

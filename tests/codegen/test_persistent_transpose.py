@@ -67,6 +67,17 @@ def test_grouped_tile_order_every_element(group_rows):
 
 
 @needs_cxx
+def test_grouped_one_tile_transpose_every_element():
+    """CTA (x, y) of the 2 x 8 grid takes tile 2y + x in groups of 4 tile rows."""
+    from linear_layouts.codegen.kernel import emit_transpose_kernel  # noqa: PLC0415
+
+    src, dst = _layouts(1, warps=4, rows=64, cols=128)
+    k = emit_transpose_kernel("tr8g4", src, dst, 1, conversion_step(src, dst, 8), 512, 256, group_rows=4)
+    assert "const unsigned tile = blockIdx.y * 2u + blockIdx.x;" in k.source
+    assert emulate_transpose(k, seed=4)
+
+
+@needs_cxx
 def test_16bit_and_hinted_persistent_transposes_every_element():
     assert emulate_transpose(_kernel(2, (256, 512), 16, (128, 128), ctas_per_sm=2), ctas=3)
     hinted = _kernel(1, (512, 512), 16, cache_hints=True)
@@ -117,14 +128,14 @@ def test_cache_hints_on_the_one_tile_transpose():
 
 @needs_nvcc
 def test_every_new_suite_transpose_compiles_to_its_plan():
-    """Each persistent or cache-hinted transpose of the GPU suite (at 512^2): nvcc's PTX has the plan's
+    """Each persistent, hinted or grouped transpose of the GPU suite (at 512^2): nvcc's PTX has the plan's
     shared instructions, one 16-byte global store per 16 bytes of the thread's tile, and each
     16-byte load twice in the persistent kernels (before the loop, and the next tile's in it)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from gpu_suite import transpose_kernels  # noqa: PLC0415
+    from gpu_suite import ONE_TILE_OPTIONS, transpose_kernels  # noqa: PLC0415
 
-    new = [(w, tag, step, k) for w, tag, step, k in transpose_kernels(512) if k.persistent or tag.endswith("wh")]
-    assert len(new) == 12
+    new = [(w, tag, step, k) for w, tag, step, k in transpose_kernels(512) if k.persistent or tag in ONE_TILE_OPTIONS]
+    assert len(new) == 14
     for w, tag, step, k in new:
         ptx = compile_ptx(k.source)
         counts = count_ptx(ptx)

@@ -13,7 +13,7 @@ defining ``extern "C" __global__ void seed(const unsigned* src, unsigned* dst, i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
 
 from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order, register_bits
@@ -255,15 +255,30 @@ class TransposeKernel:
         return (self.cols // self.tile_cols, self.rows // self.tile_rows)
 
 
+def _tile_order(group_rows: int, tile_rows: int, tiles_x: int) -> tuple[Callable[[str], str], Callable[[str], str]]:
+    """C expressions ``(row(t), col(t))`` of tile number ``t``: row-major (``group_rows`` 1), or by
+    groups of ``group_rows`` tile rows, down the tile columns of a group:
+    ``t = g group_rows T_x + j group_rows + i`` is tile ``(g group_rows + i, j)``."""
+    if group_rows < 1 or group_rows & (group_rows - 1) or tile_rows % group_rows:
+        raise LayoutError(f"group_rows: must be a power of two dividing the {tile_rows} tile rows, got {group_rows}")
+    sx, sg = tiles_x.bit_length() - 1, group_rows.bit_length() - 1
+    if group_rows == 1:
+        return (lambda v: f"({v} >> {sx}u)"), (lambda v: f"({v} & {tiles_x - 1}u)")
+    return ((lambda v: f"((({v} >> {sg + sx}u) << {sg}u) | ({v} & {group_rows - 1}u))"),
+            (lambda v: f"(({v} >> {sg}u) & {tiles_x - 1}u)"))
+
+
 @checked
 def emit_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
-    rows: int, cols: int, *, cache_hints: bool = False, max_elements: int = MAX_ELEMENTS,
+    rows: int, cols: int, *, cache_hints: bool = False, group_rows: int = 1, max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """CUDA C++ of a tiled transpose through ``forward`` (``src -> dst`` over one ``M x N`` tile):
     element ``(m, n)`` of tile ``(i, j)`` is read at ``A[(iM + m) cols + jN + n]`` and written at
     ``B[(jN + n) rows + iM + m]``, so ``dst`` should be contiguous along ``dim0``. ``cache_hints``:
-    16-byte loads ``ld.global.nc.L1::no_allocate``, 16-byte stores ``st.global.cs``. Layouts above
+    16-byte loads ``ld.global.nc.L1::no_allocate``, 16-byte stores ``st.global.cs``. ``group_rows``
+    > 1: CTA ``(x, y)`` takes tile number ``y cols / N + x`` in ``_tile_order``'s grouped order (the
+    CTAs resident at once then span fewer columns of ``A``, more of ``B``). Layouts above
     ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
     w = check_element_bytes(element_bytes)
     check_layout_size(src, max_elements, "emit_transpose_kernel: src")
@@ -286,8 +301,15 @@ def emit_transpose_kernel(
         "  const unsigned warp = threadIdx.x >> 5;",
         "  const unsigned smem = ll_smem_base();",
         "  (void)smem; (void)lane; (void)warp;",
-        f"  const {t}* src = src_all + (size_t)blockIdx.y * {m * cols}u + (size_t)blockIdx.x * {n}u;",
-        f"  {t}* dst = dst_all + (size_t)blockIdx.x * {n * rows}u + (size_t)blockIdx.y * {m}u;",
+    ]
+    row, col = ("blockIdx.y", "blockIdx.x")
+    if group_rows != 1:
+        tile_row, tile_col = _tile_order(group_rows, rows // m, cols // n)
+        body.append(f"  const unsigned tile = blockIdx.y * {cols // n}u + blockIdx.x;")
+        row, col = tile_row("tile"), tile_col("tile")
+    body += [
+        f"  const {t}* src = src_all + (size_t){row} * {m * cols}u + (size_t){col} * {n}u;",
+        f"  {t}* dst = dst_all + (size_t){col} * {n * rows}u + (size_t){row} * {m}u;",
     ]
     forward = _canonical(forward)
     pa, pb = choose_packings(src, dst, w, forward)
@@ -322,9 +344,8 @@ def emit_persistent_transpose_kernel(
     in registers, byte-permuted into packed words when the next iteration stores them).
     ``ctas_per_sm``: CTAs resident per SM (``__launch_bounds__``' minimum, ``grid``'s count);
     ``cache_hints``: 16-byte loads ``ld.global.nc.L1::no_allocate``, stores ``st.global.cs``.
-    ``group_rows`` (a power of two): tiles numbered by groups of that many tile rows, down each
-    column of tiles inside a group (the tiles in flight at once then span fewer columns of ``A``
-    and more of ``B``): ``t = g (group_rows T_x) + j group_rows + i`` is tile ``(g group_rows + i, j)``.
+    ``group_rows``: tile numbers in ``_tile_order``'s grouped order (the tiles in flight at once
+    then span fewer columns of ``A`` and more of ``B``).
 
     Example: 8-bit 256x256 tiles of an 8192^2 matrix, 16 warps, 1 CTA per SM: ``.grid(132)`` is
     ``(132,)`` (1024 tiles: 100 CTAs take 8, 32 take 7), ``.grid(132, balanced=True)`` ``(128,)``."""
@@ -338,18 +359,7 @@ def emit_persistent_transpose_kernel(
     d0, d1 = src.out_dim_names
     t = element_type(w)
     tiles_x, tiles = cols // n, (rows // m) * (cols // n)
-    sx = tiles_x.bit_length() - 1
-    if group_rows < 1 or group_rows & (group_rows - 1) or (rows // m) % group_rows:
-        raise LayoutError(f"group_rows: must be a power of two dividing the {rows // m} tile rows, got {group_rows}")
-    sg = group_rows.bit_length() - 1
-
-    def tile_row(var: str) -> str:  # (g group_rows + i) = (t >> (sg + sx)) << sg | (t & (group_rows - 1))
-        if group_rows == 1:
-            return f"({var} >> {sx}u)"
-        return f"((({var} >> {sg + sx}u) << {sg}u) | ({var} & {group_rows - 1}u))"
-
-    def tile_col(var: str) -> str:  # j = (t >> sg) mod T_x
-        return f"({var} & {tiles_x - 1}u)" if group_rows == 1 else f"(({var} >> {sg}u) & {tiles_x - 1}u)"
+    tile_row, tile_col = _tile_order(group_rows, rows // m, tiles_x)
     gsrc, gdst = global_map(src, {d0: cols, d1: 1}), global_map(dst, {d0: 1, d1: rows})
     pa, pb = choose_packings(src, dst, w, forward)
     em = Emission("t")
