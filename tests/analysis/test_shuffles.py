@@ -71,18 +71,24 @@ def test_vectorized_payload_packs_common_registers():
         assert np.array_equal(got, want)
 
 
+def _random_pair(rng):
+    """A random distributed layout of 6 to 9 tensor bits (broadcast lanes / warps, maybe a zero register)
+    and a partner keeping its data in the warp."""
+    shape = [int(x) for x in rng.integers(0, 4, size=int(rng.integers(1, 4)))]
+    while sum(shape) < 6:
+        shape[int(rng.integers(len(shape)))] += 1
+    A = random_distributed_layout(rng, shape, warp_bits=int(rng.integers(0, 3)),
+                                  extra_register_zeros=int(rng.integers(0, 2)))
+    return A, random_within_warp_partner(rng, A, extra_register_zeros=int(rng.integers(0, 2)))
+
+
 def test_random_pairs_simulate_exactly():
     """>= 500 random pairs (broadcast on either side, 8/16/32/64-bit): the simulator ends with exactly
     the destination distribution, and the round count is the lower bound 2**(|B_Reg| - |V|)."""
     rng = np.random.default_rng(20261122)
     kinds = {"src_bcast": 0, "dst_bcast": 0, "vectorized": 0}
     for _ in range(520):
-        shape = [int(x) for x in rng.integers(0, 4, size=int(rng.integers(1, 4)))]
-        while sum(shape) < 6:
-            shape[int(rng.integers(len(shape)))] += 1
-        A = random_distributed_layout(rng, shape, warp_bits=int(rng.integers(0, 3)),
-                                      extra_register_zeros=int(rng.integers(0, 2)))
-        B = random_within_warp_partner(rng, A, extra_register_zeros=int(rng.integers(0, 2)))
+        A, B = _random_pair(rng)
         bits = int(rng.choice([8, 16, 32, 64]))
         plan = plan_shuffle(A, B, bits)
         got, want = _run(plan, A, B, rng)
@@ -165,12 +171,7 @@ def test_derived_values_are_computed_once_and_leave_the_plan_unchanged():
     rng = np.random.default_rng(20261126)
     seen_form = seen_zero = 0
     for _ in range(60):
-        shape = [int(x) for x in rng.integers(0, 4, size=int(rng.integers(1, 4)))]
-        while sum(shape) < 6:
-            shape[int(rng.integers(len(shape)))] += 1
-        A = random_distributed_layout(rng, shape, warp_bits=int(rng.integers(0, 3)),
-                                      extra_register_zeros=int(rng.integers(0, 2)))
-        B = random_within_warp_partner(rng, A, extra_register_zeros=int(rng.integers(0, 2)))
+        A, B = _random_pair(rng)
         plan, fresh = plan_shuffle(A, B, 32), plan_shuffle(A, B, 32)
         n_lanes = A.in_dim_size("lane")
         assert plan.send_translation == lane_translation([r.send_registers for r in plan.rounds], n_lanes)
