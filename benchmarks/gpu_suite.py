@@ -604,7 +604,7 @@ def transpose_wide_block_layouts(element_bytes: int, warps: int = 8, rows: int =
 #: Persistent, software-pipelined transposes (``emit_persistent_transpose_kernel``): element bytes ->
 #: (tag, wide-block layout arguments, CTAs per SM, cache hints, group rows).  8-bit: 256x256 tiles
 #: with 16 warps (102 registers: 1 CTA per SM) or 32 warps (55 registers), 128x128 with 8 warps (4 CTAs
-#: per SM); ``h``: ld.global.nc.L1::no_allocate loads and st.global.cs stores; ``gK``: tiles in groups
+#: per SM), 128x256 with 16 warps (2 per SM); ``h``: ld.global.nc.L1::no_allocate loads and st.global.cs stores; ``gK``: tiles in groups
 #: of K tile rows, so the ~132 (528) tiles in flight span 4 KiB of each row of A and 2 KiB of B (g8,
 #: g16 for 128x128) or 2 and 4 KiB (g16, g32), against 8 and 1 KiB in row-major order.
 _WIDE, _SMALL = dict(warps=32), dict(warps=8, rows=128, cols=128)
@@ -618,7 +618,9 @@ PERSISTENT_TRANSPOSES = {
         ("persist256x32w", _WIDE, 1, False, 1), ("persist256x32wh", _WIDE, 1, True, 1),
         ("persist256x32wg8", _WIDE, 1, False, 8), ("persist256x32wg16", _WIDE, 1, False, 16),
         ("persist128x8w", _SMALL, 4, False, 1), ("persist128x8wh", _SMALL, 4, True, 1),
-        ("persist128x8wg16", _SMALL, 4, False, 16), ("persist128x8wg32", _SMALL, 4, False, 32)),
+        ("persist128x8wg16", _SMALL, 4, False, 16), ("persist128x8wg32", _SMALL, 4, False, 32),
+        # 128 rows x 256 columns of A, 16 warps: 56 registers, 2 CTAs (32 warps) per SM
+        ("persist128x256x16w", dict(warps=16, rows=128), 2, False, 1)),
     2: (("persist128x16w", dict(warps=16, rows=128, cols=128), 2, False, 1),),
 }
 

@@ -135,7 +135,7 @@ def test_every_new_suite_transpose_compiles_to_its_plan():
     from gpu_suite import ONE_TILE_OPTIONS, transpose_kernels  # noqa: PLC0415
 
     new = [(w, tag, step, k) for w, tag, step, k in transpose_kernels(512) if k.persistent or tag in ONE_TILE_OPTIONS]
-    assert len(new) == 14
+    assert len(new) == 15
     for w, tag, step, k in new:
         ptx = compile_ptx(k.source)
         counts = count_ptx(ptx)
