@@ -46,7 +46,8 @@ the engine may lay them out at no cost (stated, never silent).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from linear_layouts.arguments import checked
@@ -98,6 +99,10 @@ class ImportedProgram:
     unmodeled: tuple[tuple[str, str, str], ...]
     notes: tuple[str, ...]
     loops: int
+    #: TTIR SSA name -> the engine value holding it (data values; index math is folded into pointers)
+    names: Mapping[str, int] = field(default_factory=dict)
+    #: the TTIR ops behind the engine program's ``store`` ops, in the same order (atomics included)
+    stores: tuple[Op, ...] = ()
 
 
 def _elem(t: TypeInfo) -> str:
@@ -117,6 +122,7 @@ class _Importer:
         self.scalar_ptr: dict[str, tuple[str, str]] = {}  # scalar pointer -> (arg, element)
         self.types: dict[str, TypeInfo] = {}
         self.unmodeled: list[tuple[str, str, str]] = []
+        self.stores: list[Op] = []
         self.notes: set[str] = set()
         self.loops = 0
 
@@ -382,6 +388,7 @@ class _Importer:
         if vt.dtype != self.b._element(ptr):
             value = self.b.cast(value, self.b._element(ptr))
         self.b.store(ptr, value)
+        self.stores.append(op)
 
     def op_tt_atomic_rmw(self, op: Op) -> None:
         t = self.types.get(op.results[0]) if op.results else None
@@ -396,6 +403,7 @@ class _Importer:
         if self.b._values[value].dtype != self.b._element(ptr):
             value = self.b.cast(value, self.b._element(ptr))
         self.b.store(ptr, value)
+        self.stores.append(op)
         self.values[op.results[0]] = self.b.load(ptr)
 
     op_tt_atomic_cas = op_tt_atomic_rmw
@@ -579,4 +587,5 @@ def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int
             splat_values[op.results[0]] = scalar_values[op.operands[0]]
     imp.splat_values = splat_values  # type: ignore[attr-defined]
     imp.region(fn.body)
-    return ImportedProgram(imp.b.build(), tuple(imp.unmodeled), tuple(sorted(imp.notes)), imp.loops)
+    return ImportedProgram(imp.b.build(), tuple(imp.unmodeled), tuple(sorted(imp.notes)), imp.loops,
+                           dict(imp.values), tuple(imp.stores))

@@ -1,0 +1,261 @@
+"""Our engine's layouts against Triton's on the device (issue 15, item 6): for every corpus kernel
+(tests/data/triton_kernels), Triton's own TTGIR and the TTGIR with our engine's layout assignment
+(``linear_layouts.kernels.rewrite``) are both compiled by Triton 3.6 for sm_90 -- from the TTGIR files,
+so the only difference between the two cubins is the layouts -- then run on the same inputs at the
+kernel's realistic problem size: ours must produce Triton's output, and both are timed.
+
+``--mode prepare`` (CPU, Triton 3.6 -- the device's -- under /tmp/triton-3.6.0, see
+benchmarks/gpu_workflow_prepare.sh): compile each kernel (TTIR + TTGIR), rewrite the TTGIR with our
+engine's layouts, compile both TTGIRs to cubins; every kernel gets a status (rewritten and compiled, the
+same layouts as Triton's, or why not). Writes ``benchmarks/build/engine_kernels/`` (plan.json, the two
+TTGIRs and cubins per kernel).
+
+``--mode run`` (device, CuPy): for each kernel with two cubins: fresh inputs (gpu_kernels.make_args, seeded),
+one launch of Triton's and one of ours on copies of them, every tensor argument compared afterwards
+(outputs must match: exact for integers, ``rtol = atol = 1e-2`` for floats, atomics included); then each
+timed with CUDA events over ``--repeats`` launches after 3 warm-up launches, alternating Triton / ours,
+median reported. Writes ``OUT/gpu_engine_kernels.{json,md}`` with device, date and versions, within
+``--budget`` seconds.
+
+    PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/gpu_engine_kernels.py --mode prepare      # CPU, ~1 min
+    PYTHONPATH=src python3 benchmarks/gpu_engine_kernels.py --mode run --out DIR --budget 150     # GPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+from gpu_workflow_common import (Deadline, TritonCubin, environment, prepare_build,  # noqa: E402
+                                 require_gpu, save_cubin, triton_compile, write_outputs)
+
+CORPUS = ROOT / "tests" / "data" / "triton_kernels"
+BUILD = ROOT / "benchmarks" / "build" / "engine_kernels"
+RESULTS = ROOT / "benchmarks" / "results"
+#: float outputs agree when |ours - triton| <= ATOL + RTOL * |triton| (atomics may add in another order)
+RTOL = ATOL = 1e-2
+
+
+# --------------------------------------------------------------------------------------------------
+# prepare (CPU)
+# --------------------------------------------------------------------------------------------------
+def launch_row(spec) -> dict:
+    """What the device needs to launch ``spec``'s kernel (as gpu_kernels.prepare records it)."""
+    signature, _, _ = spec.specialization()
+    return {"kernel": spec.name, "name": spec.kernel.fn.__name__, "grid": list(spec.grid),
+            "params": [[p, signature[p]] for p in spec.params if signature[p] != "constexpr"],
+            "scalars": dict(spec.scalars), "tensors": {p: spec.tensors[p] for p in spec.tensors}}
+
+
+def prepare_one(spec, build: Path) -> dict:
+    """Rewrite and compile one kernel; the row says what happened."""
+    from linear_layouts.errors import LayoutError
+    from linear_layouts.kernels.compile import compile_kernel
+    from linear_layouts.kernels.rewrite import rewrite_kernel
+
+    row = launch_row(spec)
+    try:
+        ir = compile_kernel(spec, "sm_90")
+    except LayoutError as error:
+        row["status"] = f"not compiled: {error}"
+        return row
+    scalars = {f"%{k}": v for k, v in spec.scalars.items() if isinstance(v, int)}
+    try:
+        rewrite, assignment = rewrite_kernel(ir.ttir, ir.ttgir, num_warps=spec.options.get("num_warps"),
+                                             scalars=scalars)
+    except Exception as error:  # noqa: BLE001 - the reason is the row's status
+        row["status"] = f"not rewritten: {type(error).__name__}: {str(error)[:300]}"
+        return row
+    row.update(triton_conversions=rewrite.triton_conversions, ours_conversions=rewrite.conversions,
+               engine_conversions=assignment.engine_conversions, kept=list(rewrite.kept),
+               unmodeled=[list(u) for u in assignment.unmodeled], mapped=len(assignment.values))
+    (build / f"{spec.name}.triton.ttgir").write_text(ir.ttgir)
+    (build / f"{spec.name}.ours.ttgir").write_text(rewrite.text)
+    if _strip(rewrite.text) == _strip(ir.ttgir):
+        row["status"] = "same layouts as Triton's (nothing to measure)"
+        return row
+    for side in ("triton", "ours"):
+        try:
+            compiled = triton_compile(str(build / f"{spec.name}.{side}.ttgir"), dict(spec.options))
+        except Exception as error:  # noqa: BLE001 - Triton's message is the reason
+            cause = error.__cause__ or error
+            row["status"] = f"{side} TTGIR does not compile: {type(cause).__name__}: {_last_line(str(cause))}"
+            return row
+        row[side] = save_cubin(build, f"{spec.name}.{side}", compiled)
+    row["status"] = "rewritten and compiled"
+    return row
+
+
+def _strip(text: str) -> str:
+    return "\n".join(line.split(" loc(")[0].rstrip() for line in text.splitlines() if not line.startswith("#loc"))
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith(("#", "%", "}"))]
+    return (lines[-1] if lines else "")[:300]
+
+
+def prepare(args) -> int:
+    from linear_layouts.kernels.spec import load_kernel_file
+
+    start = time.time()
+    version, build = prepare_build(args.build, args.any_triton)
+    rows = []
+    for path in sorted(CORPUS.glob("*.py")):
+        if args.only and path.stem not in args.only.split(","):
+            continue
+        row = prepare_one(load_kernel_file(path), build)
+        rows.append(row)
+        print(f"  {row['kernel']}: {row['status']} (conversions: Triton {row.get('triton_conversions', '-')}, "
+              f"ours {row.get('ours_conversions', '-')})", flush=True)
+    plan = {"compiled_by": f"Triton {version}", "seconds": round(time.time() - start, 1), "rows": rows}
+    (build / "plan.json").write_text(json.dumps(plan, indent=1, default=list))
+    ready = sum("ours" in r for r in rows)
+    print(f"prepared {ready} / {len(rows)} kernel pairs in {time.time() - start:.0f} s -> {build}")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# run (device)
+# --------------------------------------------------------------------------------------------------
+def load_plan(build: Path) -> dict:
+    """``plan.json`` of a prepare step, with one clear exit where it is missing."""
+    path = Path(build) / "plan.json"
+    if not path.is_file():
+        sys.exit(f"no {path}: run --mode prepare on the CPU and carry benchmarks/build/engine_kernels")
+    return json.loads(path.read_text())
+
+
+def compare(a, b) -> tuple[bool, float]:
+    """(equal within the tolerance, max |a - b|) of two CuPy arrays of one dtype."""
+    import cupy
+
+    if a.dtype.kind in "iub":
+        diff = cupy.abs(a.astype(cupy.int64) - b.astype(cupy.int64))
+        worst = float(diff.max()) if diff.size else 0.0
+        return worst == 0.0, worst
+    x, y = a.astype(cupy.float64), b.astype(cupy.float64)
+    both_nan = cupy.isnan(x) & cupy.isnan(y)
+    diff = cupy.where(both_nan, 0.0, cupy.abs(x - y))
+    worst = float(cupy.nan_to_num(diff, nan=float("inf")).max()) if diff.size else 0.0
+    ok = bool(cupy.all(diff <= ATOL + RTOL * cupy.abs(y)))
+    return ok, worst
+
+
+def run_one(build: Path, row: dict, repeats: int) -> dict:
+    import cupy
+    from gpu_kernels import make_args
+
+    kernels = {side: TritonCubin(build, row[side]) for side in ("triton", "ours")}
+    grid = tuple(row["grid"])
+    base = make_args(row)
+    outputs = {}
+    for side, kernel in kernels.items():
+        args = [a.copy() if isinstance(a, cupy.ndarray) else a for a in base]
+        kernel.launch(grid, args)
+        cupy.cuda.runtime.deviceSynchronize()
+        outputs[side] = args
+    checks, ok = [], True
+    for (name, ty), t, o in zip(row["params"], outputs["triton"], outputs["ours"]):
+        if ty.startswith("*"):
+            same, worst = compare(o, t)
+            checks.append({"arg": name, "equal": same, "max_abs_diff": worst})
+            ok &= same
+    times = {"triton": [], "ours": []}
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    for _ in range(3):
+        for kernel in kernels.values():
+            kernel.launch(grid, outputs["triton"])
+    for _ in range(repeats):
+        for side, kernel in kernels.items():
+            start.record()
+            kernel.launch(grid, outputs["triton"])
+            stop.record()
+            stop.synchronize()
+            times[side].append(cupy.cuda.get_elapsed_time(start, stop) * 1000.0)
+    del base, outputs
+    cupy.get_default_memory_pool().free_all_blocks()
+    med = {side: statistics.median(v) for side, v in times.items()}
+    return {"correct": ok, "checks": checks, "triton_us": round(med["triton"], 2), "ours_us": round(med["ours"], 2),
+            "ratio": round(med["ours"] / med["triton"], 3) if med["triton"] > 0 else None,
+            "spread_us": {side: round(max(v) - min(v), 2) for side, v in times.items()}}
+
+
+def run(args) -> int:
+    build = Path(args.build)
+    plan = load_plan(build)
+    deadline = Deadline(args.budget)
+    require_gpu()
+    env = environment(plan.get("compiled_by"))
+    rows = plan["rows"]
+    for row in rows:
+        if "ours" not in row:
+            continue
+        if deadline.left() < 10:
+            row["result"] = {"error": "not run: budget"}
+            continue
+        try:
+            row["result"] = run_one(build, row, args.repeats)
+        except Exception as error:  # noqa: BLE001 - recorded per kernel
+            row["result"] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        print(f"  {row['kernel']}: {row['result']}", flush=True)
+    meta = {"date": env["date"], "device": env.get("gpu"), "compiled_by": plan.get("compiled_by"),
+            "cupy": env.get("cupy"), "python": env.get("python"), "repeats": args.repeats, "environment": env,
+            "seconds": round(args.budget - deadline.left(), 1)}
+    write_results(Path(args.out), meta, rows)
+    return 0
+
+
+def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
+    """``gpu_engine_kernels.json`` and ``.md`` under ``out``."""
+    measured = [r for r in rows if "triton_us" in (r.get("result") or {})]
+    correct = [r for r in measured if r["result"]["correct"]]
+    lines = ["# Our engine's layouts vs Triton's, on the device (issue 15, item 6)", "",
+             f"Date {meta.get('date')}; device {meta.get('device')}; cubins by {meta.get('compiled_by')} (sm_90, from "
+             f"the two TTGIRs); CuPy {meta.get('cupy')}; Python {meta.get('python')}. Script: "
+             "`benchmarks/gpu_engine_kernels.py`.", "",
+             f"**{len(correct)} / {len(measured)} rewritten kernels produce Triton's output; "
+             f"{sum(1 for r in measured if r['result']['ratio'] and r['result']['ratio'] < 0.98)} faster (ratio < 0.98), "
+             f"{sum(1 for r in measured if r['result']['ratio'] and r['result']['ratio'] > 1.02)} slower (> 1.02).**", "",
+             "Conversions: `convert_layout` ops between different layouts in Triton's TTGIR / in ours (the engine's own "
+             "count on the TTIR in brackets). Time: median of "
+             f"{meta.get('repeats')} launches (CUDA events), each side on the same inputs; ratio = ours / Triton.", "",
+             "| kernel | status | conversions Triton / ours (engine) | correct | Triton µs | ours µs | ratio |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        res = r.get("result") or {}
+        conv = (f"{r['triton_conversions']} / {r['ours_conversions']} ({r['engine_conversions']})"
+                if "triton_conversions" in r else "-")
+        status = res.get("error") or r.get("status", "")
+        correct_text = "-" if "correct" not in res else ("yes" if res["correct"] else
+                                                         "NO: " + ", ".join(c["arg"] for c in res["checks"] if not c["equal"]))
+        lines.append(f"| {r['kernel']} | {status[:200]} | {conv} | {correct_text} | {res.get('triton_us', '-')} | "
+                     f"{res.get('ours_us', '-')} | {res.get('ratio', '-')} |")
+    write_outputs(out, "gpu_engine_kernels", {"meta": meta, "rows": rows}, "\n".join(lines) + "\n")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", choices=["prepare", "run"], required=True)
+    ap.add_argument("--build", default=str(BUILD))
+    ap.add_argument("--out", default=str(RESULTS), help="run: where gpu_engine_kernels.{json,md} go")
+    ap.add_argument("--only", default="", help="prepare: comma list of corpus kernels (default: all)")
+    ap.add_argument("--any-triton", action="store_true", help="prepare with a Triton other than 3.6 (tests)")
+    ap.add_argument("--budget", type=float, default=150.0, help="run: seconds for everything")
+    ap.add_argument("--repeats", type=int, default=30, help="run: timed launches per kernel and side")
+    args = ap.parse_args(argv)
+    return {"prepare": prepare, "run": run}[args.mode](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,739 @@
+"""Our engine's layout assignment written back into a kernel's TTGIR, so Triton's backend compiles it
+(issue 15, item 6): ``triton.compile("k.ttgir")`` starts at the TTGIR stage, so the layouts written here
+are the ones lowered to LLVM.
+
+Inputs: Triton's TTGIR of a kernel and the TTIR of the same compile. The TTIR is imported into the
+engine's tile IR (``ttir_import``) and propagated (``engine.propagate``); each engine value is tied to
+its TTGIR ops by (op name, source location) -- the TTIR and the TTGIR come from one compile, so the
+locations agree. Then, in one pass over Triton's TTGIR:
+
+* every ``ttg.convert_layout`` is removed (its result is its operand);
+* a data op the engine laid out gets the engine's layout (loads, element-wise ops, casts); a store the
+  engine's store layout; a reduction ``slice(axis, operand)``, ``expand_dims`` / ``broadcast`` /
+  ``trans`` the layout their operand implies (Triton's verifiers demand exactly that);
+* index math (ranges, splats, constants, pointer arithmetic, masks) is recomputed in whatever layout
+  its user needs -- ``Triton does the same`` -- and costs no conversion;
+* a data value its user needs in another layout gets a ``ttg.convert_layout`` right after its
+  definition: the conversions of the result are the ones the assignment implies, counted in
+  ``Rewrite.conversions``;
+* ops the engine does not model (dots, shared-memory and asynchronous copies, histograms, ...) keep
+  Triton's layouts, and their operands are converted to them where needed (``Rewrite.kept`` says which).
+
+A loop-carried value keeps one layout across the loop: its init and its yield are put in the layout
+the engine gives the loop's result.
+
+>>> from linear_layouts.kernels.ir_text import parse_module
+>>> ttgir = '''#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+... #c = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+... module attributes {"ttg.num-warps" = 4 : i32} {
+...   tt.func public @k(%x: !tt.ptr<f32>) {
+...     %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #b>
+...     %p = tt.splat %x : !tt.ptr<f32> -> tensor<512x!tt.ptr<f32>, #b>
+...     %q = tt.addptr %p, %r : tensor<512x!tt.ptr<f32>, #b>, tensor<512xi32, #b>
+...     %v = tt.load %q : tensor<512x!tt.ptr<f32>, #b>
+...     %w = ttg.convert_layout %v : tensor<512xf32, #b> -> tensor<512xf32, #c>
+...     %e = math.exp %w : tensor<512xf32, #c>
+...     %f = ttg.convert_layout %e : tensor<512xf32, #c> -> tensor<512xf32, #b>
+...     tt.store %q, %f : tensor<512x!tt.ptr<f32>, #b>
+...     tt.return
+...   }
+... }'''
+>>> from linear_layouts.catalog import BlockedLayout
+>>> want = BlockedLayout([4], [32], [4], [0])
+>>> new = rewrite_ttgir(ttgir, {"%v": want, "%e": want}, {0: want})
+>>> new.conversions, new.triton_conversions
+(0, 2)
+>>> "ttg.convert_layout" in new.text, new.layouts["%e"] == want.to_linear([512])
+(False, True)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from linear_layouts.arguments import checked
+from linear_layouts.catalog import DotOperandLayout, SliceLayout
+from linear_layouts.catalog.recognize import recognize
+from linear_layouts.engine import transfer
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.ir_text import Module, Op, Region, parse_module
+from linear_layouts.kernels.layouts import Layouts, TypeInfo, parse_type
+from linear_layouts.layout import LinearLayout
+from linear_layouts.ttgir import format_attribute
+
+__all__ = ["Rewrite", "rewrite_ttgir", "engine_assignment", "rewrite_kernel", "EngineAssignment"]
+
+#: ops recomputed in any layout for free (no tensor operands, or only free ones)
+_SOURCES = ("arith.constant", "tt.make_range", "tt.splat", "tt.get_program_id", "tt.get_num_programs")
+#: ops whose result is laid out like their operands, element by element (and every operand alike)
+_UNIFORM_PREFIX = ("arith.", "math.")
+_UNIFORM = ("tt.addptr", "tt.load", "tt.fp_to_fp", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.mulhiui",
+            "tt.precise_sqrt", "tt.precise_divf", "tt.clampf", "tt.extern_elementwise", "tt.broadcast")
+_STORES = ("tt.store", "tt.atomic_rmw", "tt.atomic_cas")
+#: shape ops: free when their operand is (their result layout follows the operand's)
+_SHAPE = ("tt.expand_dims", "tt.broadcast")
+_TENSOR = re.compile(r"tensor<")
+_REGION_OPS = ("scf.for", "scf.if", "scf.while")
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A TTGIR with our layouts: ``text``; ``layouts``: each original TTGIR value's layout in it
+    (LinearLayout on the value's shape); ``engine``: the values the engine laid out and its layout for
+    each; ``conversions`` / ``triton_conversions``: ``convert_layout`` ops in the new text / in Triton's;
+    ``kept``: ops left in Triton's layout (not modeled by the engine), one line each."""
+
+    text: str
+    layouts: Mapping[str, LinearLayout]
+    engine: Mapping[str, LinearLayout]
+    conversions: int
+    triton_conversions: int
+    kept: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    #: data values (not index math, not expand_dims / broadcast, whose free bases Triton and the engine
+    #: spell differently) whose layout here is not the engine's
+    differs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EngineAssignment:
+    """The engine's layouts for a TTGIR: ``values`` (TTGIR value name -> descriptor), ``stores`` (the
+    index of each ``tt.store`` / atomic in walk order -> its layout), the engine's conversions and its
+    unmodeled ops."""
+
+    values: Mapping[str, Any]
+    stores: Mapping[int, Any]
+    engine_conversions: int
+    unmodeled: tuple[tuple[str, str, str], ...] = ()
+    program_text: str = field(default="", repr=False)
+
+
+#: TTGIR ops standing for a TTIR op of another name (a pipelined load: cp.async, then a local_load)
+_SAME_AS = {"ttg.local_load": "tt.load"}
+
+
+def _key(op: Op) -> tuple:
+    loc = op.loc
+    return (_SAME_AS.get(op.name, op.name), loc.file, loc.line, loc.column, loc.name)
+
+
+@checked
+def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = None,
+                      scalars: Mapping[str, int] | None = None, cc: int | None = None,
+                      max_ops: int | None = None) -> EngineAssignment:
+    """Propagate ``ttir`` with our engine and tie its layouts to ``ttgir``'s values by (op name, source
+    location); stores are tied in the same way, in order."""
+    from linear_layouts.engine import propagate
+    from linear_layouts.kernels.ttir_import import import_ttir
+
+    from linear_layouts.kernels.engine_compare import MAX_ENGINE_OPS
+
+    max_ops = MAX_ENGINE_OPS if max_ops is None else max_ops
+    imported = import_ttir(ttir, cc=cc, scalars=dict(scalars or {}), num_warps=num_warps or ttgir.num_warps)
+    n = len(imported.program.ops)
+    if n > max_ops:
+        raise LayoutError(f"ttir: {n} ops, above the {max_ops}-op limit of the engine's run here "
+                          f"(engine_compare.MAX_ENGINE_OPS = {MAX_ENGINE_OPS})")
+    result = propagate(imported.program)
+    by_key: dict[tuple, list[list[Any]]] = {}
+    for op in ttir.functions[0].walk():
+        if op.name in _REGION_OPS:  # loop results are tied through their yields (iter_args differ)
+            continue
+        descs = [result.descriptors[imported.names[r]] if imported.names.get(r) in result.layouts else None
+                 for r in op.results]
+        if any(d is not None for d in descs):
+            by_key.setdefault(_key(op), []).append(descs)
+    values: dict[str, Any] = {}
+    seen: dict[tuple, int] = {}
+    for op in ttgir.functions[0].walk():
+        options = by_key.get(_key(op))
+        if not options or not op.results or op.name in _REGION_OPS:
+            continue
+        k = seen.get(_key(op), 0)
+        seen[_key(op)] = k + 1
+        descs = options[min(k, len(options) - 1)]
+        for r, d, t in zip(op.results, descs, op.result_types):
+            shape = parse_type(t, ttgir).shape
+            if d is not None and getattr(d, "rank", None) == len(shape):
+                values[r] = d
+    engine_stores = [op for op in result.program.ops if op.kind == "store"]
+    store_keys: dict[tuple, list[Any]] = {}
+    for ttir_op, eop in zip(imported.stores, engine_stores):
+        store_keys.setdefault(_key(ttir_op), []).append(result.descriptors[eop.operands[0]])
+    stores: dict[int, Any] = {}
+    index = 0
+    seen = {}
+    for op in ttgir.functions[0].walk():
+        if op.name in _STORES:
+            options = store_keys.get(_key(op))
+            if options:
+                k = seen.get(_key(op), 0)
+                seen[_key(op)] = k + 1
+                stores[index] = options[min(k, len(options) - 1)]
+            index += 1
+    return EngineAssignment(values, stores, len(result.conversions), imported.unmodeled, result.to_text())
+
+
+# --------------------------------------------------------------------------------------------------
+class _Rewriter:
+    def __init__(self, module: Module, text: str, values: Mapping[str, Any], stores: Mapping[int, Any]):
+        self.module = module
+        self.text = text
+        self.lay = Layouts(module)
+        self.engine_values = values
+        self.engine_stores = stores
+        self.types: dict[str, TypeInfo] = {}
+        self.defs: dict[str, Op] = {}
+        self.layout: dict[str, Any] = {}       # value -> descriptor in the new program
+        self.alias: dict[str, str] = {}        # removed convert_layout result -> its operand
+        self.variants: dict[str, dict[tuple, tuple[str, Any, Any]]] = {}  # value -> (LL, text) -> (name, desc, how)
+        self.order: dict[str, list[tuple]] = {}
+        self.uses: dict[int, dict[int, str]] = {}   # id(op) -> operand position -> name to use
+        self.result_desc: dict[int, list[Any]] = {}  # id(op) -> result descriptors
+        self.operand_desc: dict[int, dict[int, Any]] = {}
+        self.block_variants: dict[int, list[str]] = {}  # id(op) -> region block args to emit variants of
+        self.kept: list[str] = []
+        self.notes: list[str] = []
+        self.names = set(re.findall(r"%[\w$.-]+", text))
+        self.counter = 0
+        self.store_index = 0
+        self.alias_names: list[tuple[str, str]] = []  # (attribute text as we print it, "#alias")
+        for alias, body in module.aliases.items():
+            if body.startswith("#ttg.") and not body.startswith(("#ttg.shared", "#ttg.swizzled", "#ttg.nvmma_sh")):
+                try:
+                    self.alias_names.append((format_attribute(self.lay.descriptor(module.expand(body))), "#" + alias))
+                except LayoutError:
+                    continue
+        self.alias_names.sort(key=lambda pair: -len(pair[0]))
+
+    def attribute(self, desc: Any) -> str:
+        """``desc`` in TTGIR syntax, the module's aliases used where they fit."""
+        text = format_attribute(desc)
+        for body, alias in self.alias_names:
+            text = text.replace(body, alias)
+        return text
+
+    # -- layouts ---------------------------------------------------------------------------------
+    def original(self, name: str) -> Any:
+        return self.lay.descriptor(self.types[name].encoding)
+
+    def ll(self, desc: Any, shape: tuple[int, ...]) -> LinearLayout:
+        return transfer.descriptor_layout(desc, shape)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.types[name].shape
+
+    def is_tensor(self, name: str) -> bool:
+        t = self.types.get(name)
+        return t is not None and t.kind == "tensor" and bool(t.encoding)
+
+    def resolve(self, name: str) -> str:
+        while name in self.alias:
+            name = self.alias[name]
+        return name
+
+    def free(self, name: str) -> bool:
+        name = self.resolve(name)
+        op = self.defs.get(name)
+        if op is None:
+            return False
+        if op.name in _SOURCES:
+            return True
+        uniform = op.name.startswith(_UNIFORM_PREFIX) or op.name in _UNIFORM or op.name in _SHAPE
+        return uniform and op.name != "tt.load" and all(self.free(o) for o in op.operands if self.is_tensor(o))
+
+    def fresh(self, name: str) -> str:
+        base = re.sub(r"\W", "_", name.lstrip("%"))
+        while True:
+            self.counter += 1
+            new = f"%ll{self.counter}_{base}"
+            if new not in self.names:
+                self.names.add(new)
+                return new
+
+    def need(self, name: str, desc: Any) -> str:
+        """The name holding ``name`` in layout ``desc`` (a recomputation of index math, else a conversion)."""
+        name = self.resolve(name)
+        shape = self.shape(name)
+        if self.attribute(self.layout[name]) == self.attribute(desc):
+            return name  # Triton's verifiers compare attributes, not the layouts they denote
+        target = (self.ll(desc, shape), self.attribute(desc))
+        known = self.variants.setdefault(name, {})
+        if target in known:
+            return known[target][0]
+        new = self.fresh(name)
+        op = self.defs.get(name)
+        if op is not None and self.free(name):
+            operands = {k: self.need(o, self.operand_layout(op, o, desc)) for k, o in enumerate(op.operands)
+                        if self.is_tensor(o)}
+            known[target] = (new, desc, ("clone", op, operands))
+        else:
+            known[target] = (new, desc, ("convert", name))
+        self.order.setdefault(name, []).append(target)
+        return new
+
+    def operand_layout(self, op: Op, operand: str, result: Any) -> Any:
+        """The layout ``operand`` must have for ``op`` to produce ``result``."""
+        if op.name == "tt.expand_dims":
+            axis = op.attr_int("axis") or 0
+            return SliceLayout(axis, result)
+        return result
+
+    def data_operands(self, op: Op) -> list[str]:
+        return [o for o in op.operands if self.is_tensor(o) and not self.free(o)]
+
+    def prefer(self, desc: Any, op: Op, shape: tuple[int, ...]) -> Any:
+        """``desc``, or the layout of a data operand of ``op`` that is the same LinearLayout (no
+        conversion between two spellings of one layout)."""
+        target = self.ll(desc, shape)
+        for o in self.data_operands(op):
+            have = self.layout[self.resolve(o)]
+            if self.shape(o) == shape and self.ll(have, shape) == target:
+                return have
+        return desc
+
+    def engine(self, name: str) -> Any | None:
+        return self.engine_values.get(name)
+
+    # -- pass 1: assign ---------------------------------------------------------------------------
+    def collect(self, region: Region) -> None:
+        for name, ty in region.args:
+            self.types[name] = parse_type(ty, self.module)
+        for op in region.ops:
+            result_types = op.result_types
+            if len(result_types) == 1 < len(op.results):  # "%a, %b = tt.split %x : T -> T'"
+                result_types = result_types * len(op.results)
+            for r, t in zip(op.results, result_types):
+                self.types[r] = parse_type(t, self.module)
+                self.defs[r] = op
+            if op.name in ("arith.cmpi", "arith.cmpf") and op.results:
+                t = self.types[op.results[0]]
+                self.types[op.results[0]] = TypeInfo(t.kind, t.shape, "i1", t.encoding, t.alloc_shape, t.text)
+            elif op.name == "tt.load" and op.results and self.types[op.results[0]].kind == "tensor":
+                t = self.types[op.results[0]]
+                element = re.sub(r"^!tt\.ptr<(.*)>$", r"\1", t.element)
+                self.types[op.results[0]] = TypeInfo(t.kind, t.shape, element, t.encoding, t.alloc_shape, t.text)
+            elif op.name == "arith.select" and op.results and op.operand_types:
+                self.types[op.results[0]] = parse_type(op.operand_types[-1], self.module)
+            for sub in op.regions:
+                self.collect(sub)
+        for op in region.ops:
+            if op.name == "scf.for":
+                self.for_args(op)
+
+    def for_args(self, op: Op) -> None:
+        pairs = re.findall(r"(%[\w$.#-]+)\s*=\s*(%[\w$.#-]+)", _iter_args(op.text))
+        for (arg, init), result in zip(pairs, op.results):
+            if result in self.types:
+                self.types[arg] = self.types[result]
+
+    def assign(self, region: Region) -> None:
+        for op in region.ops:
+            self.assign_op(op)
+
+    def set_result(self, op: Op, descs: list[Any]) -> None:
+        self.result_desc[id(op)] = descs
+        for r, d in zip(op.results, descs):
+            if d is not None:
+                self.layout[r] = d
+
+    def demand(self, op: Op, k: int, desc: Any) -> None:
+        self.uses.setdefault(id(op), {})[k] = self.need(op.operands[k], desc)
+        self.operand_desc.setdefault(id(op), {})[k] = desc
+
+    def assign_op(self, op: Op) -> None:
+        name = op.name
+        tensors = [k for k, o in enumerate(op.operands) if self.is_tensor(o)]
+        results = [r for r in op.results if self.is_tensor(r)]
+        if name == "ttg.convert_layout":
+            self.alias[op.results[0]] = op.operands[0]
+            self.layout[op.results[0]] = self.layout[self.resolve(op.operands[0])]
+            return
+        if name == "scf.for":
+            self.assign_for(op)
+            return
+        if name == "scf.if":
+            self.assign_if(op)
+            return
+        if name in ("scf.yield", "tt.reduce.return", "tt.scan.return", "tt.return"):
+            return
+        if not results and not tensors:
+            for sub in op.regions:
+                self.assign(sub)
+            return
+        if results and self.free(op.results[0]):
+            self.set_result(op, [self.original(r) for r in op.results])
+            return
+        if name == "tt.reduce":
+            data = self.data_operands(op) or [op.operands[0]]
+            src = self.layout[self.resolve(data[0])]
+            for k in tensors:
+                self.demand(op, k, src)
+            axis = op.attr_int("axis") or 0
+            self.set_result(op, [SliceLayout(axis, src) if self.is_tensor(r) else None for r in op.results])
+            return
+        if name in _STORES:
+            desc = self.engine_stores.get(self.store_index)
+            self.store_index += 1
+            value = self.resolve(op.operands[1]) if len(op.operands) > 1 else None
+            if desc is None:
+                desc = self.layout[value] if value is not None and self.is_tensor(value) else self.original(op.operands[0])
+                self.kept.append(f"{name} at {op.loc}: not imported by the engine, stored in its value's layout")
+            desc = self.prefer(desc, op, self.shape(op.operands[0]))
+            for k in tensors:
+                self.demand(op, k, desc)
+            self.set_result(op, [desc if self.is_tensor(r) else None for r in op.results])
+            return
+        if name in ("tt.expand_dims", "tt.broadcast", "tt.trans"):
+            self.assign_shape(op)
+            return
+        if name in ("tt.join", "tt.split", "tt.reshape") and self.assign_inferred(op):
+            return
+        if name.startswith(_UNIFORM_PREFIX) or name in _UNIFORM or name == "tt.scan":
+            desc = self.engine(op.results[0]) if op.results else None
+            if desc is None:
+                data = self.data_operands(op)
+                desc = self.layout[self.resolve(data[0])] if data else self.original(op.results[0])
+            desc = self.prefer(desc, op, self.shape(op.results[0]))
+            for k in tensors:
+                self.demand(op, k, desc)
+            self.set_result(op, [desc] * len(op.results))
+            for sub in op.regions:
+                self.assign(sub)
+            return
+        if name == "ttg.local_alloc" or name == "ttg.local_store":
+            return  # any register layout may be written to shared memory
+        if name == "ttg.async_copy_global_to_local":
+            ptr = self.resolve(op.operands[0])
+            for k in tensors[1:]:
+                self.demand(op, k, self.layout[ptr])
+            return
+        if name == "ttg.local_load" and results:
+            desc = self.engine(op.results[0])
+            original = self.original(op.results[0])
+            if desc is None or isinstance(original, DotOperandLayout):
+                desc = original
+            self.set_result(op, [desc])
+            return
+        # not modeled: Triton's layouts, operands converted back to them where needed
+        for k in tensors:
+            self.demand(op, k, self.original(op.operands[k]))
+        self.set_result(op, [self.original(r) if self.is_tensor(r) else None for r in op.results])
+        for sub in op.regions:
+            self.assign(sub)
+        if any(self.engine(r) is not None for r in op.results):
+            self.kept.append(f"{name} at {op.loc}: keeps Triton's layout")
+
+    def assign_shape(self, op: Op) -> None:
+        """expand_dims / broadcast / trans of data: the result layout their operand's implies, spelled as
+        Triton's verifiers want it (expand_dims: a slice operand, its parent the result)."""
+        src = self.resolve(op.operands[0])
+        desc = self.layout[src]
+        shape = self.shape(src)
+        as_triton = self.ll(desc, shape) == self.ll(self.original(src), shape)
+        if op.name == "tt.broadcast":
+            self.set_result(op, [desc])
+        elif op.name == "tt.expand_dims":
+            axis = op.attr_int("axis") or 0
+            if isinstance(desc, SliceLayout) and desc.dim == axis:
+                parent = desc.parent
+            elif as_triton:
+                parent = self.original(op.results[0])
+            else:
+                parent = recognize(transfer.expand_dims_forward(self.ll(desc, shape), axis))
+            self.demand(op, 0, SliceLayout(axis, parent))
+            self.set_result(op, [parent])
+        elif as_triton:
+            self.demand(op, 0, self.original(src))
+            self.set_result(op, [self.original(op.results[0])])
+        else:
+            m = re.search(r"order = array<i32: ([\d, ]+)>", op.text)
+            perm = [int(v) for v in m.group(1).split(",")] if m else [1, 0]
+            self.set_result(op, [recognize(transfer.trans_forward(self.ll(desc, shape), perm))])
+
+    def assign_inferred(self, op: Op) -> bool:
+        """join / split / reshape: the result layout the engine's transfer function gives (Triton checks
+        these as LinearLayouts); False where it has none (the op keeps Triton's layouts)."""
+        src = self.resolve(op.operands[0])
+        desc, shape = self.layout[src], self.shape(src)
+        if self.ll(desc, shape) == self.ll(self.original(src), shape):
+            for k, o in enumerate(op.operands):
+                self.demand(op, k, self.original(self.resolve(o)))
+            self.set_result(op, [self.original(r) for r in op.results])
+            return True
+        layout = self.ll(desc, shape)
+        if op.name == "tt.join":
+            out = transfer.join_forward(layout)
+        elif op.name == "tt.split":
+            out = transfer.split_forward(layout)
+        else:
+            out = transfer.reshape_forward(layout, self.shape(op.results[0]))
+        if out is None:
+            return False
+        for k in range(len(op.operands)):
+            self.demand(op, k, desc)
+        result = recognize(out)
+        self.set_result(op, [result] * len(op.results))
+        return True
+
+    def group_layout(self, yielded: str | None, init: str | None) -> Any:
+        desc = self.engine(self.resolve(yielded)) if yielded is not None else None
+        if desc is None and init is not None and self.is_tensor(init):
+            desc = self.layout.get(self.resolve(init))
+        return desc if desc is not None else self.original(result)
+
+    def assign_for(self, op: Op) -> None:
+        pairs = re.findall(r"(%[\w$.#-]+)\s*=\s*(%[\w$.#-]+)", _iter_args(op.text))
+        groups: list[Any] = []
+        body = op.regions[0].ops
+        yields = body[-1].operands if body and body[-1].name == "scf.yield" else ()
+        for k, ((arg, init), result) in enumerate(zip(pairs, op.results)):
+            if not self.is_tensor(result):
+                groups.append(None)
+                continue
+            desc = self.group_layout(yields[k] if k < len(yields) else None, init)
+            groups.append(desc)
+            self.layout[arg] = desc
+            k = op.operands.index(init)
+            self.demand(op, k, desc)
+        self.block_variants[id(op)] = [a for a, _ in pairs]
+        self.assign(op.regions[0])
+        self.assign_yield(op.regions[0], groups)
+        self.set_result(op, groups)
+
+    def assign_if(self, op: Op) -> None:
+        for sub in op.regions:
+            self.assign(sub)
+        groups = []
+        for k, r in enumerate(op.results):
+            if not self.is_tensor(r):
+                groups.append(None)
+                continue
+            yielded = op.regions[0].ops[-1].operands[k] if op.regions and op.regions[0].ops else None
+            groups.append(self.group_layout(yielded, None))
+        for sub in op.regions:
+            self.assign_yield(sub, groups)
+        self.set_result(op, groups)
+
+    def assign_yield(self, region: Region, groups: list[Any]) -> None:
+        if not region.ops or region.ops[-1].name != "scf.yield":
+            return
+        y = region.ops[-1]
+        for k, desc in enumerate(groups):
+            if desc is not None and k < len(y.operands):
+                self.demand(y, k, desc)
+
+    # -- pass 2: emit -----------------------------------------------------------------------------
+    def enc_text(self, desc: Any, old: TypeInfo, old_text: str) -> str:
+        if self.attribute(desc) == self.attribute(self.lay.descriptor(old.encoding)):
+            return old_text  # the same attribute: Triton's own text
+        return _tensor_text(old, self.attribute(desc))
+
+    def retype(self, line: str, slots: list[tuple[tuple, Any]]) -> str:
+        """Every ``tensor<...>`` in ``line`` re-laid: the first unused slot (type key, new descriptor)
+        of that type (shape, element, encoding), else the last one of that type used."""
+        out, i, used, last = [], 0, set(), {}
+        for m in _TENSOR.finditer(line):
+            if m.start() < i:
+                continue
+            end = _closing(line, m.end() - 1)
+            text = line[m.start():end + 1]
+            t = parse_type(text, self.module)
+            key = _type_key(t)
+            choice = next((j for j, (k, _) in enumerate(slots) if j not in used and k == key), last.get(key))
+            out.append(line[i:m.start()])
+            if choice is None or slots[choice][1] is None:
+                out.append(text)
+            else:
+                used.add(choice)
+                last[key] = choice
+                out.append(self.enc_text(slots[choice][1], t, text))
+            i = end + 1
+        out.append(line[i:])
+        return "".join(out)
+
+    def op_slots(self, op: Op, operand_descs: Mapping[int, Any], result_descs: list[Any]) -> list[tuple[str, Any]]:
+        slots = []
+        for k, o in enumerate(op.operands):
+            if self.is_tensor(o):
+                desc = operand_descs.get(k)
+                if desc is None:
+                    desc = self.layout.get(self.resolve(o))
+                slots.append((_type_key(self.types[o]), desc))
+        for r, d in zip(op.results, result_descs):
+            if self.is_tensor(r):
+                slots.append((_type_key(self.types[r]), d))
+        return slots
+
+    def rename(self, line: str, op: Op, uses: Mapping[int, str]) -> str:
+        head, sep, rest = _split_results(line, op)
+        for k, new in uses.items():
+            old = op.operands[k]
+            if new != old:
+                rest = re.sub(re.escape(old) + r"(?![\w$.#-])", new, rest)
+        for k, o in enumerate(op.operands):  # removed conversions: their operand directly
+            if k not in uses and o in self.alias:
+                rest = re.sub(re.escape(o) + r"(?![\w$.#-])", self.resolve(o), rest)
+        return head + sep + rest
+
+    def emit_variants(self, name: str, indent: str, out: list[str]) -> None:
+        for target in self.order.get(name, []):
+            new, desc, how = self.variants[name][target]
+            if how[0] == "convert":
+                t = self.types[name]
+                src = _tensor_text(t, self.attribute(self.layout[name]))
+                dst = _tensor_text(t, self.attribute(desc))
+                out.append(f"{indent}{new} = ttg.convert_layout {name} : {src} -> {dst}")
+            else:
+                op, operands = how[1], how[2]
+                line = self.rename(_line_body(op.text), op, operands)
+                line = line.replace(op.results[0], new, 1)
+                descs = {k: self.layout_of_use(operands[k]) for k in operands}
+                out.append(indent + self.retype(line, self.op_slots(op, descs, [desc])))
+            self.emit_variants(new, indent, out) if new in self.order else None
+
+    def layout_of_use(self, name: str) -> Any:
+        for value, table in self.variants.items():
+            for target, (new, desc, _) in table.items():
+                if new == name:
+                    return desc
+        return self.layout[self.resolve(name)]
+
+    def emit(self) -> str:
+        lines = self.text.splitlines()
+        ops = list(self.module.functions[0].walk())
+        cursor = 0
+        stack: list[Op] = []
+        out: list[str] = []
+        in_func = False
+        for raw in lines:
+            stripped = raw.strip()
+            indent = raw[:len(raw) - len(raw.lstrip())]
+            if not in_func:
+                out.append(raw)
+                if stripped.startswith("tt.func"):
+                    in_func = True
+                    fn = self.module.functions[0]
+                    for arg, _ in fn.args:
+                        self.emit_variants(arg, indent + "  ", out)
+                continue
+            if cursor < len(ops) and stripped == ops[cursor].text:
+                op = ops[cursor]
+                cursor += 1
+                if op.name == "ttg.convert_layout":
+                    continue
+                out.append(indent + self.op_line(op, stripped))
+                if op.regions:
+                    stack.append(op)
+                    for arg in self.block_variants.get(id(op), []):
+                        self.emit_variants(arg, indent + "  ", out)
+                else:
+                    for r in op.results:
+                        self.emit_variants(r, indent, out)
+                continue
+            if stripped.startswith("}") and stack:
+                op = stack[-1]
+                if stripped.startswith(("} else {", "} do {", "}, {")):
+                    out.append(raw)
+                    continue
+                stack.pop()
+                slots = self.op_slots(op, self.operand_desc.get(id(op), {}), self.result_desc.get(id(op), []))
+                out.append(self.retype(raw, slots))
+                for r in op.results:
+                    self.emit_variants(r, indent, out)
+                continue
+            if stripped.startswith("}") and not stack:
+                in_func = False
+            out.append(raw)
+        return "\n".join(out) + "\n"
+
+    def op_line(self, op: Op, stripped: str) -> str:
+        uses = self.uses.get(id(op), {})
+        line = self.rename(stripped, op, uses)
+        descs = dict(self.operand_desc.get(id(op), {}))
+        return self.retype(line, self.op_slots(op, descs, self.result_desc.get(id(op), [])))
+
+
+def _iter_args(text: str) -> str:
+    m = re.search(r"iter_args\((.*?)\)\s*->", text)
+    return m.group(1) if m else ""
+
+
+def _split_results(line: str, op: Op) -> tuple[str, str, str]:
+    if op.results:
+        m = re.match(r"^(\s*%[\w$.-]+(?::\d+)?(?:\s*,\s*%[\w$.-]+(?::\d+)?)*)(\s*=\s*)(.*)$", line, re.S)
+        if m:
+            return m.group(1), m.group(2), m.group(3)
+    return "", "", line
+
+
+def _line_body(text: str) -> str:
+    return text
+
+
+def _closing(text: str, start: int) -> int:
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "<":
+            depth += 1
+        elif text[i] == ">" and text[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise LayoutError(f"rewrite: unbalanced type in {text[:120]!r}")
+
+
+def _type_key(t: TypeInfo) -> tuple:
+    return (t.shape, t.element, re.sub(r"\s+", "", t.encoding))
+
+
+def _tensor_text(t: TypeInfo, encoding: str) -> str:
+    """``tensor<4x8xf32, ENCODING>`` for a tensor type ``t``."""
+    return f"tensor<{'x'.join(map(str, t.shape))}x{t.element}, {encoding}>"
+
+
+def _count_converts(module: Module) -> int:
+    """``convert_layout`` ops between different LinearLayouts (a change of spelling moves nothing)."""
+    lay = Layouts(module)
+    return sum(op.name == "ttg.convert_layout"
+               and lay.linear(parse_type(op.operand_types[0], module)) != lay.linear(parse_type(op.result_types[0], module))
+               for op in module.functions[0].walk())
+
+
+@checked
+def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, Any] | None = None) -> Rewrite:
+    """``ttgir`` with ``values`` (TTGIR value name -> catalog descriptor) and ``stores`` (index of a
+    store / atomic in walk order -> descriptor) as the layouts of those values (module doc)."""
+    module = parse_module(ttgir)
+    rw = _Rewriter(module, ttgir, values, dict(stores or {}))
+    fn = module.functions[0]
+    for arg, ty in fn.args:
+        rw.types[arg] = parse_type(ty, module)
+    rw.collect(fn.body)
+    for name, t in list(rw.types.items()):
+        if rw.is_tensor(name):
+            rw.layout.setdefault(name, rw.lay.descriptor(t.encoding))
+    rw.assign(fn.body)
+    text = rw.emit()
+    new = parse_module(text)
+    layouts: dict[str, LinearLayout] = {}
+    for name in rw.types:
+        if rw.is_tensor(name) and name not in rw.alias and name in rw.layout:
+            layouts[name] = rw.ll(rw.layout[name], rw.shape(name))
+    engine = {n: rw.ll(d, rw.shape(n)) for n, d in values.items() if n in rw.types and rw.is_tensor(n)}
+    differs = tuple(n for n in engine if n in layouts and layouts[n] != engine[n] and not rw.free(n)
+                    and rw.defs[n].name not in _SHAPE)
+    return Rewrite(text, layouts, engine, _count_converts(new), _count_converts(module), tuple(rw.kept),
+                   tuple(rw.notes), differs)
+
+
+@checked
+def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
+                   scalars: Mapping[str, int] | None = None) -> tuple[Rewrite, EngineAssignment]:
+    """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile)."""
+    ttgir_module = parse_module(ttgir)
+    assignment = engine_assignment(parse_module(ttir), ttgir_module, num_warps=num_warps, scalars=scalars)
+    return rewrite_ttgir(ttgir, assignment.values, assignment.stores), assignment
