@@ -1,0 +1,176 @@
+"""kernels.rewrite: our engine's layouts written into a kernel's TTGIR. On the corpus's Triton 3.9 IR
+(tests/data/triton_kernels/ir/sm_90, TTIR + TTGIR of one compile): the new TTGIR parses back, every value
+the engine laid out carries the engine's layout in the printed types, the conversions are the expected
+ones, and Triton 3.9 compiles it to a cubin on the CPU; with Triton 3.6 under /tmp/triton-3.6.0 (the
+device's; not in CI), benchmarks/gpu_engine_kernels.py's prepare step compiles both TTGIRs."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.ir_text import parse_module
+from linear_layouts.kernels.layouts import Layouts, parse_type
+from linear_layouts.kernels.rewrite import rewrite_kernel, rewrite_ttgir
+
+ROOT = Path(__file__).resolve().parents[2]
+IR = ROOT / "tests" / "data" / "triton_kernels" / "ir" / "sm_90"
+T36 = Path("/tmp/triton-3.6.0")
+
+#: (Triton's conversions, ours) on the Triton 3.9 TTGIR: ours never more; fewer where the engine stores
+#: a reduction or an mma accumulator in its own layout
+EXPECTED = {"row_sum": (1, 0), "layer_norm_bwd_dwdb": (2, 0), "fused_softmax": (0, 0), "matmul_fp16": (1, 0),
+            "matmul_fp8": (1, 0), "moe_router": (2, 1), "transpose": (1, 1), "nchw_to_nhwc": (1, 1),
+            "attention_fwd": (1, 1), "rms_norm": (0, 0)}
+#: values whose layout is not the engine's, and why: the engine imports argmax's index operand as a
+#: reduction of its own (``ttir_import``), Triton's verifier wants both operands in one layout
+DIFFERS = {"moe_router": ("%best#1",)}
+
+
+def _rewrite(name: str):
+    return rewrite_kernel((IR / f"{name}.ttir").read_text(), (IR / f"{name}.ttgir").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_rewritten_ttgir_carries_the_engine_layouts(name):
+    rw, assignment = _rewrite(name)
+    module = parse_module(rw.text)
+    layouts = Layouts(module)
+    printed = {}
+    for op in module.functions[0].walk():
+        types = op.result_types * len(op.results) if len(op.result_types) == 1 < len(op.results) else op.result_types
+        for r, t in zip(op.results, types):
+            info = parse_type(t, module)
+            if info.kind == "tensor" and info.encoding and op.name != "tt.load":
+                printed[r] = layouts.linear(info)
+    assert rw.engine, "the engine laid out no value of the kernel"
+    assert rw.differs == DIFFERS.get(name, ())
+    checked = 0
+    for value, engine_layout in rw.engine.items():
+        if value in rw.differs or value not in printed or value not in rw.layouts:
+            continue
+        assert printed[value] == rw.layouts[value], value  # the text says what the rewrite says
+        op = next(o for o in module.functions[0].walk() if value in o.results)
+        if op.name.startswith(("arith.", "math.")) and not op.name == "arith.constant" and value not in rw.differs:
+            checked += 1
+            assert printed[value] == engine_layout, value
+    assert checked or name in ("transpose", "nchw_to_nhwc")  # (no element-wise data op there)
+    converts = sum(op.name == "ttg.convert_layout" for op in module.functions[0].walk())
+    assert converts >= rw.conversions == EXPECTED[name][1]
+    assert rw.triton_conversions == EXPECTED[name][0]
+    assert rw.conversions <= assignment.engine_conversions + rw.triton_conversions
+
+
+def test_row_sum_stores_its_reduction_in_the_slice_layout():
+    rw, _ = _rewrite("row_sum")
+    store = next(line for line in rw.text.splitlines() if "tt.store" in line)
+    assert "#ttg.slice<{dim = 1, parent = #blocked}>" in store  # no convert_layout to #blocked1 before it
+    assert "ttg.convert_layout" not in rw.text
+
+
+def test_matmul_stores_the_accumulator_in_the_mma_layout():
+    rw, _ = _rewrite("matmul_fp16")
+    store = next(line for line in rw.text.splitlines() if "tt.store" in line)
+    assert "#mma" in store and "ttg.convert_layout" not in rw.text
+
+
+def test_a_value_the_store_needs_elsewhere_gets_one_conversion():
+    ttgir = (IR / "transpose.ttgir").read_text()
+    rw, _ = _rewrite("transpose")
+    assert rw.conversions == 1 and rw.text.count("ttg.convert_layout") == ttgir.count("ttg.convert_layout")
+
+
+def test_no_function_is_an_error():
+    with pytest.raises(LayoutError, match="no tt.func"):
+        rewrite_ttgir("module {\n}\n", {})
+
+
+@pytest.mark.parametrize("name", ["row_sum", "layer_norm_bwd_dwdb", "matmul_fp16"])
+def test_triton_39_compiles_the_rewritten_ttgir(name, tmp_path):
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+
+    rw, _ = _rewrite(name)
+    path = tmp_path / f"{name}.ttgir"
+    path.write_text(rw.text)
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    compiled = triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
+    assert compiled.asm["cubin"][:4] == b"\x7fELF"
+    assert "ttg.convert_layout" not in compiled.asm["ttgir"]  # our layouts reached the backend
+
+
+# --------------------------------------------------------------------------------------------------
+# benchmarks/gpu_engine_kernels.py on the CPU
+# --------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def script():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        yield importlib.import_module("gpu_engine_kernels")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def test_prepare_rewrites_compiles_and_says_why_not(script, tmp_path):
+    pytest.importorskip("triton")
+    assert script.main(["--mode", "prepare", "--any-triton", "--only", "row_sum,vector_add", "--build",
+                        str(tmp_path)]) == 0
+    rows = {r["kernel"]: r for r in json.loads((tmp_path / "plan.json").read_text())["rows"]}
+    assert rows["row_sum"]["status"] == "rewritten and compiled"
+    assert (rows["row_sum"]["triton_conversions"], rows["row_sum"]["ours_conversions"]) == (1, 0)
+    for side in ("triton", "ours"):
+        assert (tmp_path / rows["row_sum"][side]["cubin"]).read_bytes()[:4] == b"\x7fELF"
+    assert rows["row_sum"]["ours"]["meta"]["params"] == len(rows["row_sum"]["params"]) + 2
+    assert rows["vector_add"]["status"].startswith("same layouts as Triton's")
+    assert "ours" not in rows["vector_add"]
+
+
+def test_run_needs_a_plan_and_a_gpu(script, tmp_path):
+    with pytest.raises(SystemExit, match="run --mode prepare"):
+        script.main(["--mode", "run", "--build", str(tmp_path), "--out", str(tmp_path)])
+    (tmp_path / "plan.json").write_text(json.dumps({"rows": []}))
+    try:
+        import cupy
+
+        has_gpu = cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - no CuPy or no driver: no GPU
+        has_gpu = False
+    if has_gpu:
+        pytest.skip("a GPU is present: run mode would run")
+    with pytest.raises(SystemExit, match="needs an NVIDIA GPU"):
+        script.main(["--mode", "run", "--build", str(tmp_path), "--out", str(tmp_path)])
+
+
+def test_results_table_names_device_ratio_and_failures(script, tmp_path):
+    rows = [dict(kernel="row_sum", status="rewritten and compiled", triton_conversions=1, ours_conversions=0,
+                 engine_conversions=0, result=dict(correct=True, checks=[], triton_us=10.0, ours_us=9.0, ratio=0.9)),
+            dict(kernel="moe_router", status="rewritten and compiled", triton_conversions=2, ours_conversions=1,
+                 engine_conversions=0, result=dict(correct=False, checks=[dict(arg="gate_ptr", equal=False)],
+                                                   triton_us=5.0, ours_us=5.0, ratio=1.0)),
+            dict(kernel="sort_rows", status="not rewritten: LayoutError: 402 ops")]
+    script.write_results(tmp_path, dict(date="d", device="NVIDIA H100", compiled_by="Triton 3.6.0", repeats=30), rows)
+    md = (tmp_path / "gpu_engine_kernels.md").read_text()
+    assert "NVIDIA H100" in md and "**1 / 2 rewritten kernels produce Triton's output; 1 faster" in md
+    assert "| row_sum | rewritten and compiled | 1 / 0 (0) | yes | 10.0 | 9.0 | 0.9 |" in md
+    assert "NO: gate_ptr" in md and "not rewritten: LayoutError" in md
+    assert json.loads((tmp_path / "gpu_engine_kernels.json").read_text())["rows"][0]["kernel"] == "row_sum"
+
+
+@pytest.mark.skipif(not (T36 / "triton").is_dir(), reason="Triton 3.6 (the device's) is not under /tmp/triton-3.6.0")
+def test_triton_36_compiles_both_ttgirs(tmp_path):
+    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'src'}:{T36}")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_engine_kernels.py"), "--mode", "prepare",
+                           "--only", "row_sum,matmul_fp16,layer_norm_bwd_dwdb", "--build", str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    assert plan["compiled_by"] == "Triton 3.6.0"
+    assert {r["kernel"]: r["status"] for r in plan["rows"]} == dict.fromkeys(
+        ("layer_norm_bwd_dwdb", "matmul_fp16", "row_sum"), "rewritten and compiled")
