@@ -44,6 +44,8 @@ BUILD = ROOT / "benchmarks" / "build" / "engine_kernels"
 RESULTS = ROOT / "benchmarks" / "results"
 #: float outputs agree when |ours - triton| <= ATOL + RTOL * |triton| (atomics may add in another order)
 RTOL = ATOL = 1e-2
+#: launches per timed sample (one CUDA event pair around them)
+INNER = 5
 
 
 # --------------------------------------------------------------------------------------------------
@@ -78,7 +80,9 @@ def prepare_one(spec, build: Path) -> dict:
         return row
     row.update(triton_conversions=rewrite.triton_conversions, ours_conversions=rewrite.conversions,
                engine_conversions=assignment.engine_conversions, kept=list(rewrite.kept),
-               unmodeled=[list(u) for u in assignment.unmodeled], mapped=len(assignment.values))
+               unmodeled=[list(u) for u in assignment.unmodeled], mapped=len(assignment.values),
+               same_layouts=rewrite.same_layouts, differs=list(rewrite.differs),
+               predicted={"triton": shared_traffic(ir.ttgir), "ours": shared_traffic(rewrite.text)})
     (build / f"{spec.name}.triton.ttgir").write_text(ir.ttgir)
     (build / f"{spec.name}.ours.ttgir").write_text(rewrite.text)
     if _strip(rewrite.text) == _strip(ir.ttgir):
@@ -94,6 +98,19 @@ def prepare_one(spec, build: Path) -> dict:
         row[side] = save_cubin(build, f"{spec.name}.{side}", compiled)
     row["status"] = "rewritten and compiled"
     return row
+
+
+def shared_traffic(ttgir: str) -> dict:
+    """The report's count of a TTGIR, per CTA with each op once (``engine_compare``'s Triton side):
+    conversions that move data, register -> shared stagings, and their predicted wavefronts."""
+    from linear_layouts.kernels.engine_compare import _triton_side
+    from linear_layouts.kernels.report import analyze_ttgir
+
+    try:
+        conversions, stagings, wavefronts = _triton_side(analyze_ttgir(ttgir, with_triton_estimate=False))
+    except Exception as error:  # noqa: BLE001 - a report failure is recorded, not fatal
+        return {"error": f"{type(error).__name__}: {str(error)[:200]}"}
+    return {"conversions": conversions, "stagings": stagings, "wavefronts": wavefronts}
 
 
 def _strip(text: str) -> str:
@@ -152,6 +169,26 @@ def compare(a, b) -> tuple[bool, float]:
     return ok, worst
 
 
+def bound(kernel, grid: tuple, args: list):
+    """A launch of ``kernel`` on ``grid`` with ``args``, its scratch buffers allocated once (so a timed
+    launch is the kernel alone)."""
+    import numpy as np
+
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    ctas = grid[0] * grid[1] * grid[2]
+    scratch = [kernel._scratch("global_scratch_size", ctas), kernel._scratch("profile_scratch_size", ctas)]
+    params = tuple(args) + tuple(np.uint64(0) if isinstance(x, int) else x for x in scratch)
+    if "params" in kernel.meta and len(args) + 2 != kernel.meta["params"]:
+        raise ValueError(f"{kernel.meta['name']}: {len(args)} arguments + 2 scratch pointers, but the cubin's "
+                         f"entry takes {kernel.meta['params']} parameters")
+
+    def go() -> None:
+        kernel.function(grid, (kernel.threads, 1, 1), params, shared_mem=kernel.shared)
+
+    go.keep = scratch  # type: ignore[attr-defined]
+    return go
+
+
 def run_one(build: Path, row: dict, repeats: int) -> dict:
     import cupy
     from gpu_kernels import make_args
@@ -171,18 +208,20 @@ def run_one(build: Path, row: dict, repeats: int) -> dict:
             same, worst = compare(o, t)
             checks.append({"arg": name, "equal": same, "max_abs_diff": worst})
             ok &= same
-    times = {"triton": [], "ours": []}
+    times: dict[str, list[float]] = {"triton": [], "ours": []}
+    launch = {side: bound(kernel, grid, outputs["triton"]) for side, kernel in kernels.items()}
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
     for _ in range(3):
-        for kernel in kernels.values():
-            kernel.launch(grid, outputs["triton"])
-    for _ in range(repeats):
-        for side, kernel in kernels.items():
+        for go in launch.values():
+            go()
+    for _ in range(repeats):  # alternating sides, INNER launches per sample
+        for side, go in launch.items():
             start.record()
-            kernel.launch(grid, outputs["triton"])
+            for _ in range(INNER):
+                go()
             stop.record()
             stop.synchronize()
-            times[side].append(cupy.cuda.get_elapsed_time(start, stop) * 1000.0)
+            times[side].append(cupy.cuda.get_elapsed_time(start, stop) * 1000.0 / INNER)
     del base, outputs
     cupy.get_default_memory_pool().free_all_blocks()
     med = {side: statistics.median(v) for side, v in times.items()}
@@ -230,16 +269,25 @@ def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
              "Conversions: `convert_layout` ops between different layouts in Triton's TTGIR / in ours (the engine's own "
              "count on the TTIR in brackets). Time: median of "
              f"{meta.get('repeats')} launches (CUDA events), each side on the same inputs; ratio = ours / Triton.", "",
-             "| kernel | status | conversions Triton / ours (engine) | correct | Triton µs | ours µs | ratio |",
-             "|---|---|---|---|---|---|---|"]
+             "Predicted shared traffic: the report's conversions + stagings and their wavefronts per CTA (each op "
+             "once) of each TTGIR, Triton's -> ours. `same layouts`: every value has Triton's layout (the rewrite "
+             "only moved a conversion): its ratio shows the timing noise.", "",
+             "| kernel | status | conversions Triton / ours (engine) | predicted wavefronts per CTA Triton -> ours | "
+             "correct | Triton µs | ours µs | ratio |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         res = r.get("result") or {}
         conv = (f"{r['triton_conversions']} / {r['ours_conversions']} ({r['engine_conversions']})"
                 if "triton_conversions" in r else "-")
         status = res.get("error") or r.get("status", "")
+        if r.get("same_layouts") and "ours" in r:
+            status += " (same layouts)"
+        pred = r.get("predicted") or {}
+        wave = ("-" if not pred or "wavefronts" not in pred.get("triton", {}) or "wavefronts" not in pred.get("ours", {})
+                else f"{pred['triton']['wavefronts']} -> {pred['ours']['wavefronts']}")
         correct_text = "-" if "correct" not in res else ("yes" if res["correct"] else
                                                          "NO: " + ", ".join(c["arg"] for c in res["checks"] if not c["equal"]))
-        lines.append(f"| {r['kernel']} | {status[:200]} | {conv} | {correct_text} | {res.get('triton_us', '-')} | "
+        lines.append(f"| {r['kernel']} | {status[:200]} | {conv} | {wave} | {correct_text} | {res.get('triton_us', '-')} | "
                      f"{res.get('ours_us', '-')} | {res.get('ratio', '-')} |")
     write_outputs(out, "gpu_engine_kernels", {"meta": meta, "rows": rows}, "\n".join(lines) + "\n")
 

@@ -28,7 +28,8 @@ T36 = Path("/tmp/triton-3.6.0")
 #: a reduction or an mma accumulator in its own layout
 EXPECTED = {"row_sum": (1, 0), "layer_norm_bwd_dwdb": (2, 0), "fused_softmax": (0, 0), "matmul_fp16": (1, 0),
             "matmul_fp8": (1, 0), "moe_router": (2, 1), "transpose": (1, 1), "nchw_to_nhwc": (1, 1),
-            "attention_fwd": (1, 1), "rms_norm": (0, 0)}
+            "attention_fwd": (1, 1), "rms_norm": (0, 0), "int4_dequant_matmul": (2, 1),
+            "tf32_matmul_bias_relu": (2, 1), "mxfp4_matmul": (3, 3), "mxfp8_matmul": (3, 3)}
 #: values whose layout is not the engine's, and why: the engine imports argmax's index operand as a
 #: reduction of its own (``ttir_import``), Triton's verifier wants both operands in one layout
 DIFFERS = {"moe_router": ("%best#1",)}
@@ -61,7 +62,7 @@ def test_rewritten_ttgir_carries_the_engine_layouts(name):
         if op.name.startswith(("arith.", "math.")) and not op.name == "arith.constant" and value not in rw.differs:
             checked += 1
             assert printed[value] == engine_layout, value
-    assert checked or name in ("transpose", "nchw_to_nhwc")  # (no element-wise data op there)
+    assert checked or name in ("transpose", "nchw_to_nhwc", "mxfp8_matmul")  # (no element-wise data op there)
     converts = sum(op.name == "ttg.convert_layout" for op in module.functions[0].walk())
     assert converts >= rw.conversions == EXPECTED[name][1]
     assert rw.triton_conversions == EXPECTED[name][0]
@@ -85,6 +86,21 @@ def test_a_value_the_store_needs_elsewhere_gets_one_conversion():
     ttgir = (IR / "transpose.ttgir").read_text()
     rw, _ = _rewrite("transpose")
     assert rw.conversions == 1 and rw.text.count("ttg.convert_layout") == ttgir.count("ttg.convert_layout")
+
+
+def test_same_layouts_tells_a_moved_conversion_from_a_new_assignment():
+    assert _rewrite("transpose")[0].same_layouts  # the engine keeps Triton's layouts: only the convert moved
+    assert not _rewrite("row_sum")[0].same_layouts  # the reduction is stored in its slice layout
+
+
+def test_unmapped_ops_take_the_cheaper_of_two_rules():
+    ttir, ttgir = (IR / "mxfp8_matmul.ttir").read_text(), (IR / "mxfp8_matmul.ttgir").read_text()
+    _, assignment = rewrite_kernel(ttir, ttgir)
+    options = [rewrite_ttgir(ttgir, assignment.values, assignment.stores, unmapped=rule) for rule in ("follow", "triton")]
+    best = rewrite_ttgir(ttgir, assignment.values, assignment.stores)
+    assert best.conversions == min(o.conversions for o in options) <= best.triton_conversions
+    with pytest.raises(LayoutError, match="unmapped must be"):
+        rewrite_ttgir(ttgir, assignment.values, unmapped="mine")
 
 
 def test_no_function_is_an_error():
@@ -158,7 +174,7 @@ def test_results_table_names_device_ratio_and_failures(script, tmp_path):
     script.write_results(tmp_path, dict(date="d", device="NVIDIA H100", compiled_by="Triton 3.6.0", repeats=30), rows)
     md = (tmp_path / "gpu_engine_kernels.md").read_text()
     assert "NVIDIA H100" in md and "**1 / 2 rewritten kernels produce Triton's output; 1 faster" in md
-    assert "| row_sum | rewritten and compiled | 1 / 0 (0) | yes | 10.0 | 9.0 | 0.9 |" in md
+    assert "| row_sum | rewritten and compiled | 1 / 0 (0) | - | yes | 10.0 | 9.0 | 0.9 |" in md
     assert "NO: gate_ptr" in md and "not rewritten: LayoutError" in md
     assert json.loads((tmp_path / "gpu_engine_kernels.json").read_text())["rows"][0]["kernel"] == "row_sum"
 

@@ -96,6 +96,8 @@ class Rewrite:
     #: data values (not index math, not expand_dims / broadcast, whose free bases Triton and the engine
     #: spell differently) whose layout here is not the engine's
     differs: tuple[str, ...] = ()
+    #: every value of Triton's TTGIR has the LinearLayout it has there (conversions may have moved)
+    same_layouts: bool = False
 
 
 @dataclass(frozen=True)
@@ -179,8 +181,10 @@ def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = No
 
 # --------------------------------------------------------------------------------------------------
 class _Rewriter:
-    def __init__(self, module: Module, text: str, values: Mapping[str, Any], stores: Mapping[int, Any]):
+    def __init__(self, module: Module, text: str, values: Mapping[str, Any], stores: Mapping[int, Any],
+                 unmapped: str = "follow"):
         self.module = module
+        self.unmapped = unmapped
         self.text = text
         self.lay = Layouts(module)
         self.engine_values = values
@@ -266,7 +270,9 @@ class _Rewriter:
             return known[target][0]
         new = self.fresh(name)
         op = self.defs.get(name)
-        if op is not None and self.free(name):
+        if op is not None and (self.free(name) or (op.name in _SHAPE and len(op.results) == 1)):
+            # index math is recomputed; a broadcast / expand_dims of data too, its (smaller) operand
+            # converted instead, as the engine's backward pass does
             operands = {k: self.need(o, self.operand_layout(op, o, desc)) for k, o in enumerate(op.operands)
                         if self.is_tensor(o)}
             known[target] = (new, desc, ("clone", op, operands))
@@ -396,7 +402,8 @@ class _Rewriter:
             desc = self.engine(op.results[0]) if op.results else None
             if desc is None:
                 data = self.data_operands(op)
-                desc = self.layout[self.resolve(data[0])] if data else self.original(op.results[0])
+                follow = data and self.unmapped == "follow"
+                desc = self.layout[self.resolve(data[0])] if follow else self.original(op.results[0])
             desc = self.prefer(desc, op, self.shape(op.results[0]))
             for k in tensors:
                 self.demand(op, k, desc)
@@ -433,7 +440,8 @@ class _Rewriter:
         src = self.resolve(op.operands[0])
         desc = self.layout[src]
         shape = self.shape(src)
-        as_triton = self.ll(desc, shape) == self.ll(self.original(src), shape)
+        before = self.original(op.operands[0])  # Triton's operand (a conversion's result, maybe)
+        as_triton = self.ll(desc, shape) == self.ll(before, shape)
         if op.name == "tt.broadcast":
             self.set_result(op, [desc])
         elif op.name == "tt.expand_dims":
@@ -447,7 +455,7 @@ class _Rewriter:
             self.demand(op, 0, SliceLayout(axis, parent))
             self.set_result(op, [parent])
         elif as_triton:
-            self.demand(op, 0, self.original(src))
+            self.demand(op, 0, before)
             self.set_result(op, [self.original(op.results[0])])
         else:
             m = re.search(r"order = array<i32: ([\d, ]+)>", op.text)
@@ -459,9 +467,9 @@ class _Rewriter:
         these as LinearLayouts); False where it has none (the op keeps Triton's layouts)."""
         src = self.resolve(op.operands[0])
         desc, shape = self.layout[src], self.shape(src)
-        if self.ll(desc, shape) == self.ll(self.original(src), shape):
+        if self.ll(desc, shape) == self.ll(self.original(op.operands[0]), shape):
             for k, o in enumerate(op.operands):
-                self.demand(op, k, self.original(self.resolve(o)))
+                self.demand(op, k, self.original(o))
             self.set_result(op, [self.original(r) for r in op.results])
             return True
         layout = self.ll(desc, shape)
@@ -648,13 +656,39 @@ class _Rewriter:
             if stripped.startswith("}") and not stack:
                 in_func = False
             out.append(raw)
-        return "\n".join(out) + "\n"
+        return "\n".join(_dead_code_removed(out)) + "\n"
 
     def op_line(self, op: Op, stripped: str) -> str:
         uses = self.uses.get(id(op), {})
         line = self.rename(stripped, op, uses)
         descs = dict(self.operand_desc.get(id(op), {}))
         return self.retype(line, self.op_slots(op, descs, self.result_desc.get(id(op), [])))
+
+
+#: ops without side effects: removed when nothing uses their result (Triton's and ours alike)
+_PURE = re.compile(r"^\s*(%[\w$.-]+) = (?:arith\.|math\.|tt\.(?:splat|make_range|expand_dims|broadcast|addptr|trans|"
+                   r"reshape|join|bitcast|fp_to_fp|int_to_ptr|ptr_to_int)\b|ttg\.convert_layout\b|ttg\.local_load\b)")
+_NAME = re.compile(r"%[\w$.-]+")
+
+
+def _dead_code_removed(lines: list[str]) -> list[str]:
+    """``lines`` without the pure one-line ops whose result nothing uses (to a fixed point): the values
+    recomputed in another layout leave their originals unused, and a conversion of a dead value would
+    still cost shared memory and barriers."""
+    while True:
+        uses: dict[str, int] = {}
+        for line in lines:
+            for name in _NAME.findall(line.split(" loc(")[0]):
+                uses[name] = uses.get(name, 0) + 1
+        keep = []
+        for line in lines:
+            m = _PURE.match(line)
+            if m and uses.get(m.group(1), 0) <= 1 and not line.rstrip().endswith("{"):
+                continue
+            keep.append(line)
+        if len(keep) == len(lines):
+            return keep
+        lines = keep
 
 
 def _iter_args(text: str) -> str:
@@ -695,6 +729,18 @@ def _tensor_text(t: TypeInfo, encoding: str) -> str:
     return f"tensor<{'x'.join(map(str, t.shape))}x{t.element}, {encoding}>"
 
 
+def _cost(rewrite: Rewrite) -> tuple[int, int]:
+    """(conversions, the report's predicted shared wavefronts per CTA of conversions and stagings)."""
+    from linear_layouts.kernels.engine_compare import _triton_side
+    from linear_layouts.kernels.report import analyze_ttgir
+
+    try:
+        wavefronts = _triton_side(analyze_ttgir(rewrite.text, with_triton_estimate=False))[2]
+    except LayoutError:
+        wavefronts = 0
+    return rewrite.conversions, wavefronts
+
+
 def _count_converts(module: Module) -> int:
     """``convert_layout`` ops between different LinearLayouts (a change of spelling moves nothing)."""
     lay = Layouts(module)
@@ -704,11 +750,23 @@ def _count_converts(module: Module) -> int:
 
 
 @checked
-def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, Any] | None = None) -> Rewrite:
+def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, Any] | None = None, *,
+                  unmapped: str = "best") -> Rewrite:
     """``ttgir`` with ``values`` (TTGIR value name -> catalog descriptor) and ``stores`` (index of a
-    store / atomic in walk order -> descriptor) as the layouts of those values (module doc)."""
+    store / atomic in walk order -> descriptor) as the layouts of those values (module doc).
+
+    ``unmapped``: the layout of an element-wise data op the engine did not lay out (one Triton added, or
+    one of an op the engine does not import, such as ``tt.dot_scaled``'s upcast): ``"follow"`` its first
+    data operand's, ``"triton"`` Triton's, ``"best"`` whichever of the two needs fewer conversions
+    (``"follow"`` on a tie), then fewer predicted shared-memory wavefronts (the report's model)."""
+    if unmapped == "best":
+        first = rewrite_ttgir(ttgir, values, stores, unmapped="follow")
+        second = rewrite_ttgir(ttgir, values, stores, unmapped="triton")
+        return second if _cost(second) < _cost(first) else first
+    if unmapped not in ("follow", "triton"):
+        raise LayoutError(f"unmapped must be 'follow', 'triton' or 'best', got {unmapped!r}")
     module = parse_module(ttgir)
-    rw = _Rewriter(module, ttgir, values, dict(stores or {}))
+    rw = _Rewriter(module, ttgir, values, dict(stores or {}), unmapped)
     fn = module.functions[0]
     for arg, ty in fn.args:
         rw.types[arg] = parse_type(ty, module)
@@ -726,8 +784,12 @@ def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, An
     engine = {n: rw.ll(d, rw.shape(n)) for n, d in values.items() if n in rw.types and rw.is_tensor(n)}
     differs = tuple(n for n in engine if n in layouts and layouts[n] != engine[n] and not rw.free(n)
                     and rw.defs[n].name not in _SHAPE)
+    same = all(layouts[n] == rw.ll(rw.original(n), rw.shape(n)) for n in layouts) and all(
+        rw.ll(rw.operand_desc[id(op)][0], rw.shape(op.operands[0])) == rw.ll(rw.original(op.operands[0]),
+                                                                             rw.shape(op.operands[0]))
+        for op in fn.walk() if op.name in _STORES and 0 in rw.operand_desc.get(id(op), {}))
     return Rewrite(text, layouts, engine, _count_converts(new), _count_converts(module), tuple(rw.kept),
-                   tuple(rw.notes), differs)
+                   tuple(rw.notes), differs, same)
 
 
 @checked
