@@ -602,27 +602,31 @@ def transpose_wide_block_layouts(element_bytes: int, warps: int = 8, rows: int =
 
 
 #: Persistent, software-pipelined transposes (``emit_persistent_transpose_kernel``): element bytes ->
-#: (tag, wide-block layout arguments, CTAs per SM, cache hints, group rows).  8-bit: 256x256 tiles
-#: with 16 warps (102 registers: 1 CTA per SM) or 32 warps (55 registers), 128x128 with 8 warps (4 CTAs
-#: per SM), 128x256 with 16 warps (2 per SM); ``h``: ld.global.nc.L1::no_allocate loads and st.global.cs stores; ``gK``: tiles in groups
-#: of K tile rows, so the ~132 (528) tiles in flight span 4 KiB of each row of A and 2 KiB of B (g8,
-#: g16 for 128x128) or 2 and 4 KiB (g16, g32), against 8 and 1 KiB in row-major order.
+#: (tag, wide-block layout arguments, CTAs per SM, options).  8-bit: 256x256 tiles with 16 warps
+#: (102 registers: 1 CTA per SM) or 32 warps (55 registers), 128x128 with 8 warps (4 CTAs per SM),
+#: 128x256 with 16 warps (2 per SM); ``h``: ld.global.nc.L1::no_allocate loads and st.global.cs
+#: stores; ``gK``: tiles in groups of K tile rows, so the ~132 (528) tiles in flight span 4 KiB of each
+#: row of A and 2 KiB of B (g8, g16 for 128x128) or 2 and 4 KiB (g16, g32), against 8 and 1 KiB in
+#: row-major order; ``d``: tiles drawn from a counter after the first two (``dynamic``).
 _WIDE, _SMALL = dict(warps=32), dict(warps=8, rows=128, cols=128)
+PERSISTENT_TRANSPOSES = {
+    1: (("persist256x16w", dict(warps=16), 1, {}), ("persist256x16wh", dict(warps=16), 1, dict(cache_hints=True)),
+        ("persist256x32w", _WIDE, 1, {}), ("persist256x32wh", _WIDE, 1, dict(cache_hints=True)),
+        ("persist256x32wg8", _WIDE, 1, dict(group_rows=8)), ("persist256x32wg16", _WIDE, 1, dict(group_rows=16)),
+        ("persist256x32wd", _WIDE, 1, dict(dynamic=True)),
+        ("persist128x8w", _SMALL, 4, {}), ("persist128x8wh", _SMALL, 4, dict(cache_hints=True)),
+        ("persist128x8wg16", _SMALL, 4, dict(group_rows=16)), ("persist128x8wg32", _SMALL, 4, dict(group_rows=32)),
+        ("persist128x8wd", _SMALL, 4, dict(dynamic=True)),
+        # 128 rows x 256 columns of A, 16 warps: 56 registers, 2 CTAs (32 warps) per SM
+        ("persist128x256x16w", dict(warps=16, rows=128), 2, {})),
+    2: (("persist128x16w", dict(warps=16, rows=128, cols=128), 2, {}),),
+}
+
 #: One-tile-per-CTA 8-bit variants of blocks256x16w: hinted, and CTA (x, y) taking tile y T_x + x in
 #: groups of 16 or 32 tile rows (the 264 resident CTAs span 4 KiB of each row of A and of B, or 2 and
 #: 8 KiB, against 8 and 2 KiB in the grid's order).
 ONE_TILE_OPTIONS = {"blocks256x16wh": dict(cache_hints=True), "blocks256x16wg16": dict(group_rows=16),
                     "blocks256x16wg32": dict(group_rows=32)}
-PERSISTENT_TRANSPOSES = {
-    1: (("persist256x16w", dict(warps=16), 1, False, 1), ("persist256x16wh", dict(warps=16), 1, True, 1),
-        ("persist256x32w", _WIDE, 1, False, 1), ("persist256x32wh", _WIDE, 1, True, 1),
-        ("persist256x32wg8", _WIDE, 1, False, 8), ("persist256x32wg16", _WIDE, 1, False, 16),
-        ("persist128x8w", _SMALL, 4, False, 1), ("persist128x8wh", _SMALL, 4, True, 1),
-        ("persist128x8wg16", _SMALL, 4, False, 16), ("persist128x8wg32", _SMALL, 4, False, 32),
-        # 128 rows x 256 columns of A, 16 warps: 56 registers, 2 CTAs (32 warps) per SM
-        ("persist128x256x16w", dict(warps=16, rows=128), 2, False, 1)),
-    2: (("persist128x16w", dict(warps=16, rows=128, cols=128), 2, False, 1),),
-}
 
 
 def transpose_kernels(n: int):
@@ -661,13 +665,13 @@ def transpose_kernels(n: int):
             opts = dict(ONE_TILE_OPTIONS.get(tag, {}))
             opts["group_rows"] = min(opts.get("group_rows", 1), n // src.out_dim_size(src.out_dim_names[0]))
             out.append((w, tag, step, emit_transpose_kernel(name, src, dst, w, step, n, n, **opts)))
-        for tag, kw, ctas, hints, group in PERSISTENT_TRANSPOSES.get(w, ()):
+        for tag, kw, ctas, opts in PERSISTENT_TRANSPOSES.get(w, ()):
             src, dst = transpose_wide_block_layouts(w, **kw)
             step = conversion_step(src, dst, 8 * w)
             name = kernel_name("ll_transpose", w, n, tag)
-            out.append((w, tag, step, emit_persistent_transpose_kernel(
-                name, src, dst, w, step, n, n, ctas_per_sm=ctas, cache_hints=hints,
-                group_rows=min(group, n // src.out_dim_size(src.out_dim_names[0])))))
+            opts = dict(opts, group_rows=min(opts.get("group_rows", 1), n // src.out_dim_size(src.out_dim_names[0])))
+            out.append((w, tag, step, emit_persistent_transpose_kernel(name, src, dst, w, step, n, n,
+                                                                       ctas_per_sm=ctas, **opts)))
     return out
 
 
@@ -733,7 +737,7 @@ def transposes(args, copy: dict | None) -> list[dict]:
         for label, grid in sorted(grids):
             a = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
             b = torch.empty_like(a)
-            args_ = (cp.asarray(a), cp.asarray(b))
+            args_ = (cp.asarray(a), cp.asarray(b)) + ((cp.zeros(2, dtype=cp.uint32),) if k.dynamic else ())
 
             def launch(fn=fn, k=k, grid=grid, a_=args_):
                 fn(grid, (k.threads,), a_, shared_mem=k.shared_bytes)
@@ -1123,7 +1127,8 @@ def write_report(out: Path, results: dict) -> None:
                   "of tiles but the last), each looping over tiles with the next tile's global "
                   "loads in flight during the current tile's shared round trip and stores (`h`, and `blocks256x16wh`: "
                   "ld.global.nc.L1::no_allocate loads, st.global.cs stores; `gK`, and `blocks256x16wg16`/`wg32`: tiles "
-                  "taken in groups of K tile rows, down the tile columns of a group). `of a same-size copy`: torch's "
+                  "taken in groups of K tile rows, down the tile columns of a group; `d`: after its first two tiles each "
+                  "CTA draws the next from an atomic counter). `of a same-size copy`: torch's "
                   "copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
                   "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes). `cold µs`: "

@@ -59,7 +59,8 @@ def launch_child(every: bool) -> None:
         a = cp.asarray(rng.integers(0, np.iinfo(dt).max, size=(n, n), dtype=dt, endpoint=True))
         b = cp.zeros_like(a)
         grid = (min(SANITIZE_CTAS, k.tiles),) if k.persistent else k.grid(1)
-        compile_kernel(k)(grid, (k.threads,), (a, b), shared_mem=k.shared_bytes)
+        extra = (cp.zeros(2, dtype=cp.uint32),) if k.dynamic else ()
+        compile_kernel(k)(grid, (k.threads,), (a, b) + extra, shared_mem=k.shared_bytes)
         cp.cuda.runtime.deviceSynchronize()
         ok = bool(cp.array_equal(b, a.T))
         wrong += not ok

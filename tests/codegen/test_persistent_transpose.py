@@ -135,7 +135,7 @@ def test_every_new_suite_transpose_compiles_to_its_plan():
     from gpu_suite import ONE_TILE_OPTIONS, transpose_kernels  # noqa: PLC0415
 
     new = [(w, tag, step, k) for w, tag, step, k in transpose_kernels(512) if k.persistent or tag in ONE_TILE_OPTIONS]
-    assert len(new) == 15
+    assert len(new) == 17
     for w, tag, step, k in new:
         ptx = compile_ptx(k.source)
         counts = count_ptx(ptx)
@@ -144,3 +144,16 @@ def test_every_new_suite_transpose_compiles_to_its_plan():
         stores = counts["st.global.cs.v4.b32"] + counts["st.global.v4.b32"]
         loads = ptx.count("ld.global.nc.L1::no_allocate.v4.b32") + counts["ld.global.nc.v4.u32"]
         assert (stores, loads) == (vectors, vectors * (2 if k.persistent else 1)), tag
+
+
+@needs_cxx
+@pytest.mark.parametrize("ctas, group_rows", [(1, 1), (3, 1), (5, 2), (16, 1)])
+def test_dynamic_tile_counter_every_element(ctas, group_rows):
+    """Tiles drawn from a counter after each CTA's first three: the emulator runs CTAs one after the
+    other (the first takes every drawn tile: the most uneven schedule), launches twice on one
+    counter (the second output is checked) and fails unless the last CTA reset the counter."""
+    k = emit_persistent_transpose_kernel("ptd", *_layouts(1, warps=4, rows=64, cols=128),
+                                         1, conversion_step(*_layouts(1, warps=4, rows=64, cols=128), 8), 512, 512,
+                                         ctas_per_sm=4, group_rows=group_rows, dynamic=True)
+    assert (k.dynamic, k.tiles, k.shared_bytes) == (True, 32, 64 * 128 + 16)
+    assert emulate_transpose(k, seed=ctas, ctas=ctas)

@@ -43,6 +43,7 @@ def find_cxx() -> str | None:
 
 _MAIN = r"""
 #include <cstdio>
+#include <algorithm>
 #include <memory>
 int main(int argc, char** argv) {
   if (argc != 5 && argc != 6) return 2;
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
   if (fread(in.data(), 1, in.size(), f) != in.size()) return 4;
   fclose(f);
   const unsigned ctas = argc == 6 ? (unsigned)atoi(argv[5]) : tiles;  // CTAs of a 1-D (persistent) grid
+  static unsigned ll_sched[2] = {0u, 0u};  // a dynamic transpose's tile counter (its third argument)
+  for (int launch = 0; launch < LAUNCHES; ++launch) {  // again: the counter must be reset after a launch
+  std::fill(out.begin(), out.end(), (unsigned char)0xab);
   for (unsigned blk = 0; blk < ctas; ++blk) {
     const unsigned bx = blk % GRID_X, by = blk / GRID_X;
     std::barrier<> cta(THREADS);
@@ -67,6 +71,8 @@ int main(int argc, char** argv) {
         KERNEL((const ELEM*)in.data(), (ELEM*)out.data() ITERATIONS); });
     for (auto& th : pool) th.join();
   }
+  }
+  if (ll_sched[0] || ll_sched[1]) return 6;  // not reset by the last CTA
   f = fopen(argv[2], "wb"); if (!f) return 5;
   fwrite(out.data(), 1, out.size(), f); fclose(f);
   return 0;
@@ -74,21 +80,23 @@ int main(int argc, char** argv) {
 """
 
 
-def _binary(kernel, transpose: bool = False, persistent: bool = False) -> Path:
+def _binary(kernel, transpose: bool = False, persistent: bool = False, dynamic: bool = False) -> Path:
     cxx = find_cxx()
     if cxx is None:
         raise EmulationError("no C++20 compiler found (set $CXX)")
     body = kernel.source[len(DEVICE_PRELUDE):] if kernel.source.startswith(DEVICE_PRELUDE) else kernel.source
     elem = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}[kernel.element_bytes]
     if transpose and persistent:  # a 1-D grid (its size: the run's 5th argument) looping over all tiles
-        tile_elements, grid_x, iterations = kernel.tile_rows * kernel.tile_cols, 1 << 30, ""
+        tile_elements, grid_x = kernel.tile_rows * kernel.tile_cols, 1 << 30
+        iterations = ", ll_sched" if dynamic else ""
     elif transpose:
         tile_elements, grid_x, iterations = kernel.tile_rows * kernel.tile_cols, kernel.cols // kernel.tile_cols, ""
     else:
         tile_elements, grid_x, iterations = kernel.tile_elements, 1 << 30, ", iterations"
     main = (_MAIN.replace("TILE_BYTES", f"{tile_elements * kernel.element_bytes}u")
             .replace("THREADS", f"{kernel.threads}u").replace("KERNEL", kernel.name).replace("ELEM", elem)
-            .replace("GRID_X", f"{grid_x}u").replace("ITERATIONS", iterations))
+            .replace("GRID_X", f"{grid_x}u").replace("ITERATIONS", iterations)
+            .replace("LAUNCHES", "2" if dynamic else "1"))
     text = HOST_PRELUDE + "\n#include <cstdlib>\n" + body + main
     root = cache_dir()  # the private kernel cache (ptx.cache_dir: ours, 0700): no one else can plant a binary
     key = hashlib.sha256(text.encode()).hexdigest()[:24]
@@ -137,7 +145,8 @@ def emulate_check(kernel, tiles: int = 2, iterations: int = 1, seed: int = 0) ->
 
 def emulate_transpose(kernel, seed: int = 0, ctas: int = 0) -> bool:
     """Whether transpose kernel ``kernel`` (a ``TransposeKernel``) computes ``A^T`` on random data;
-    a persistent kernel runs as a grid of ``ctas`` CTAs (0: ``kernel.grid(1)``, one SM's worth)."""
+    a persistent kernel runs as a grid of ``ctas`` CTAs (0: ``kernel.grid(1)``, one SM's worth); a
+    dynamic one runs twice on one tile counter (the second run checked), which must end reset."""
     rng = np.random.default_rng(seed)
     dtype = _UINT[kernel.element_bytes]
     a = rng.integers(0, np.iinfo(dtype).max, size=(kernel.rows, kernel.cols), dtype=dtype, endpoint=True)
@@ -148,7 +157,7 @@ def emulate_transpose(kernel, seed: int = 0, ctas: int = 0) -> bool:
         if not 0 < ctas <= kernel.tiles:
             raise LayoutError(f"ctas: a persistent grid needs 1 to {kernel.tiles} CTAs, got {ctas}")
         grid = [str(ctas)]
-    exe = _binary(kernel, transpose=True, persistent=persistent)
+    exe = _binary(kernel, transpose=True, persistent=persistent, dynamic=getattr(kernel, "dynamic", False))
     tiles = (kernel.rows // kernel.tile_rows) * (kernel.cols // kernel.tile_cols)
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "in.bin", Path(tmp) / "out.bin"

@@ -140,6 +140,8 @@ LL_DEV unsigned __shfl_sync(unsigned, unsigned v, unsigned src) {
   unsigned r = ll_slot[w][src & 31u][0]; ll_warp_sync();
   return r;
 }
+LL_DEV unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+LL_DEV void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 LL_DEV unsigned __shfl_xor_sync(unsigned m, unsigned v, unsigned mask) {
   return __shfl_sync(m, v, (threadIdx.x & 31u) ^ mask);
 }

@@ -235,6 +235,7 @@ class TransposeKernel:
     element_bytes: int
     persistent: bool = False
     ctas_per_sm: int = 1
+    dynamic: bool = False  # persistent, tiles drawn from a counter: a third argument, 2 zeroed words
 
     @property
     def tiles(self) -> int:
@@ -335,7 +336,7 @@ SM_SHARED_BYTES = 228 * 1024
 def emit_persistent_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
     rows: int, cols: int, *, ctas_per_sm: int = 1, cache_hints: bool = False, group_rows: int = 1,
-    max_elements: int = MAX_ELEMENTS,
+    dynamic: bool = False, max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """``emit_transpose_kernel``'s transpose as a persistent, software-pipelined kernel: CTA ``b`` of a
     grid of ``G`` handles tiles ``t = b, b + G, ...`` (tile row ``t / (cols / N)``, column
@@ -345,7 +346,12 @@ def emit_persistent_transpose_kernel(
     ``ctas_per_sm``: CTAs resident per SM (``__launch_bounds__``' minimum, ``grid``'s count);
     ``cache_hints``: 16-byte loads ``ld.global.nc.L1::no_allocate``, stores ``st.global.cs``.
     ``group_rows``: tile numbers in ``_tile_order``'s grouped order (the tiles in flight at once
-    then span fewer columns of ``A`` and more of ``B``).
+    then span fewer columns of ``A`` and more of ``B``). ``dynamic``: after its first three tiles
+    (``b``, ``b + G``, ``b + 2G``) a CTA draws tile numbers from a counter, ``3G + atomicAdd(sched,
+    1)``, two iterations ahead (thread 0 publishes the previous draw in one of two shared slots, read
+    by all after the round trip's barriers), so CTAs that finish early take more tiles; a CTA's
+    tiles increase, so it stops at the first ``>= T`` losing none; the last CTA to finish resets
+    ``sched[0..1]`` (the third argument; zero it once) for the next launch.
 
     Example: 8-bit 256x256 tiles of an 8192^2 matrix, 16 warps, 1 CTA per SM: ``.grid(132)`` is
     ``(132,)`` (1024 tiles: 100 CTAs take 8, 32 take 7), ``.grid(132, balanced=True)`` ``(128,)``."""
@@ -353,8 +359,10 @@ def emit_persistent_transpose_kernel(
     base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, max_elements=max_elements)
     threads, m, n = base.threads, base.tile_rows, base.tile_cols
     forward = _canonical(forward)
-    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * (forward.shared_bytes + 1024) > SM_SHARED_BYTES:
-        raise LayoutError(f"ctas_per_sm: {ctas_per_sm} CTAs of {threads} threads and {forward.shared_bytes} shared "
+    slot = _align(forward.shared_bytes)  # dynamic: two words for the tile draws after the conversion's buffer
+    shared = slot + 16 if dynamic else forward.shared_bytes
+    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * (shared + 1024) > SM_SHARED_BYTES:
+        raise LayoutError(f"ctas_per_sm: {ctas_per_sm} CTAs of {threads} threads and {shared} shared "
                           f"bytes do not fit one SM (2048 threads, {SM_SHARED_BYTES} shared bytes)")
     d0, d1 = src.out_dim_names
     t = element_type(w)
@@ -369,6 +377,13 @@ def emit_persistent_transpose_kernel(
     def a_tile(var: str) -> str:
         return f"src_all + (size_t){tile_row(var)} * {m * cols}u + (size_t){tile_col(var)} * {n}u"
 
+    store = emit_global_store_words(gdst, w, pb, "b", "dst", em, "cs" if cache_hints else "")
+    convert = _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", True))
+    dst_tile = f"dst_all + (size_t){tile_col('tile')} * {n * rows}u + (size_t){tile_row('tile')} * {m}u"
+    if dynamic:
+        return _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, slot, tiles,
+                                  pa.num_words, pb.num_words, (vtype, nvec), issue, unpack, convert, store,
+                                  a_tile, dst_tile, cache_hints)
     body = [
         f"// {name}: B = A^T, A {rows}x{cols} row-major, by {m}x{n} tiles of {8 * w}-bit elements (src -> dst),",
         f"//   persistent: CTA b of gridDim.x handles tiles t = b, b + gridDim.x, ... < {tiles} (tile t: row",
@@ -396,10 +411,10 @@ def emit_persistent_transpose_kernel(
         f"      const {t}* src = {a_tile('next')};",
         *["      " + x for x in issue],
         "    }",
-        *["    " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", True))],
+        *["    " + x for x in convert],
         "    {",
-        f"      {t}* dst = dst_all + (size_t){tile_col('tile')} * {n * rows}u + (size_t){tile_row('tile')} * {m}u;",
-        *["      " + x for x in emit_global_store_words(gdst, w, pb, "b", "dst", em, "cs" if cache_hints else "")],
+        f"      {t}* dst = {dst_tile};",
+        *["      " + x for x in store],
         "    }",
         f"    if (next >= {tiles}u) break;",
         "    tile = next;",
@@ -409,3 +424,62 @@ def emit_persistent_transpose_kernel(
     prelude = DEVICE_PRELUDE + (STREAMING_FUNCTIONS if cache_hints else "")
     return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, forward.shared_bytes, rows, cols, m, n, w,
                            persistent=True, ctas_per_sm=ctas_per_sm)
+
+
+def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, slot, tiles, words_a, words_b,
+                       vectors, issue, unpack, convert, store, a_tile, dst_tile, cache_hints) -> TransposeKernel:
+    """The ``dynamic`` form of ``emit_persistent_transpose_kernel`` from its emitted parts."""
+    t = element_type(w)
+    vtype, nvec = vectors
+    body = [
+        f"// {name}: B = A^T, A {rows}x{cols} row-major, by {m}x{n} tiles of {8 * w}-bit elements (src -> dst),",
+        f"//   persistent, dynamic: CTA b takes tiles b, b + G, b + 2G (G = gridDim.x), then 3G + atomicAdd(sched, 1)",
+        f"//   until >= {tiles}, drawn two iterations ahead (thread 0 publishes the previous draw through a shared",
+        "//   slot, so no one waits for the atomic); the next tile's loads are in flight during this tile's shared",
+        "//   round trip and stores; the last CTA to finish resets sched[0..1] (zero them once before the first launch).",
+        f"//   launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = {shared} bytes.",
+        f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
+        f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all, unsigned* __restrict__ sched) {{",
+        "  const unsigned lane = threadIdx.x & 31u;",
+        "  const unsigned warp = threadIdx.x >> 5;",
+        "  const unsigned smem = ll_smem_base();",
+        "  (void)smem; (void)lane; (void)warp;",
+        f"  unsigned a[{words_a}];",
+        f"  unsigned b[{words_b}];",
+        f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
+        "  unsigned tile = blockIdx.x, next = tile + gridDim.x, pending = tile + 2u * gridDim.x;",
+        f"  if (tile < {tiles}u) {{",
+        "    {",
+        f"      const {t}* src = {a_tile('tile')};",
+        *["      " + x for x in issue],
+        "    }",
+        "    for (unsigned parity = 0u;; parity ^= 4u) {",
+        "      if (threadIdx.x == 0u) {  // publish the previous draw, draw again (used two iterations on)",
+        f"        ll_sts32(smem + {slot}u + parity, pending);",
+        "        pending = 3u * gridDim.x + atomicAdd(sched, 1u);",
+        "      }",
+        *["      " + x for x in unpack],
+        f"      if (next < {tiles}u) {{",
+        f"        const {t}* src = {a_tile('next')};",
+        *["        " + x for x in issue],
+        "      }",
+        *["      " + x for x in convert],
+        f"      const unsigned after = ll_lds32(smem + {slot}u + parity);  // written before both barriers",
+        "      {",
+        f"        {t}* dst = {dst_tile};",
+        *["        " + x for x in store],
+        "      }",
+        f"      if (next >= {tiles}u) break;  // a CTA's tiles increase: every later one is >= {tiles} too",
+        "      tile = next;",
+        "      next = after;",
+        "    }",
+        "  }",
+        "  if (threadIdx.x == 0u) {  // the last CTA out: every draw is done; reset for the next launch",
+        "    __threadfence();",
+        "    if (atomicAdd(sched + 1, 1u) == gridDim.x - 1u) { sched[0] = 0u; sched[1] = 0u; }",
+        "  }",
+        "}",
+    ]
+    prelude = DEVICE_PRELUDE + (STREAMING_FUNCTIONS if cache_hints else "")
+    return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, shared, rows, cols, m, n, w,
+                           persistent=True, ctas_per_sm=ctas_per_sm, dynamic=True)
