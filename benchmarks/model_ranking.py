@@ -17,7 +17,7 @@ holds each kernel's ``model_us`` as priced then, so the pairing can be checked a
 the run's in-warp rows, so that it is the whole record of the run for this check).  Made so:
 ``counts --commit 7460e06 --table '<95cc9d3's H100 fields>' --results <7460e06's gpu_suite.json>`` with
 7460e06's src (the 2026-11-23 18:50 run, planned with 95cc9d3's table), and ``counts --commit e9b5d69
---results <a1d0150's gpu_suite.json>`` (the 2026-11-26 16:48 run: today's code builds its kernels).
+--results <a1d0150's gpu_suite.json>`` with e9b5d69's src (the 2026-11-26 16:48 run).
 
 Rule: a pair agrees when the kernel predicted faster was measured faster.  A predicted tie is broken
 as ``plan_conversion`` breaks it (a shuffle is taken only when strictly cheaper): the kernel with fewer
@@ -94,7 +94,8 @@ class Score:
         return f"{self.agree} / {self.total}"
 
 
-def _zero_warp_bases(layout) -> int:
+def _warp_copies_log2(layout) -> int:
+    """``cost_model.warp_copies_log2``, restated: ``counts`` runs with the src of older commits."""
     return sum(1 for b in layout.flat_bases("warp") if b == 0) if layout.has_in_dim("warp") else 0
 
 
@@ -111,17 +112,17 @@ def step_record(step) -> StepRecord:
         st, ld = emitted_wavefronts(canonical_vector_order(step))
         assert st + ld == c.wavefronts
         return StepRecord("shared", st, ld, c.shfl, c.alu, c.barriers_cta, c.barriers_warp,
-                          _zero_warp_bases(step.dst))
+                          _warp_copies_log2(step.dst))
     return StepRecord("shuffle", 0, 0, c.shfl, c.alu, c.barriers_cta, c.barriers_warp)
 
 
 def kernel_ns(steps, warps: int, device=None) -> float:
     """Predicted SM-ns of a kernel's round trip (its two steps) with the device table (a name or a
     ``DeviceCosts``), as ``codegen.cost.step_time_ns`` prices the steps."""
-    from linear_layouts.analysis.cost_model import OpCounts, conversion_time_ns
+    from linear_layouts.analysis.cost_model import OpCounts, conversion_time_ns, copied_load_wavefronts
 
     return sum(conversion_time_ns(OpCounts(s.store + s.load, s.shfl, s.alu, s.barriers_cta, s.barriers_warp), warps,
-                                  device, s.load - s.load // (1 << s.load_warp_copies)) for s in steps)
+                                  device, copied_load_wavefronts(s.load, s.load_warp_copies)) for s in steps)
 
 
 def device_note(device: str | None = None) -> str:

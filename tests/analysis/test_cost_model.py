@@ -22,6 +22,7 @@ from linear_layouts.analysis.cost_model import (
     copied_load_wavefronts,
     device_costs,
     load_device,
+    warp_copies_log2,
     shared_time_ns,
     shuffle_time_ns,
 )
@@ -86,6 +87,7 @@ def test_copied_load_wavefronts():
     assert copied_load_wavefronts(16, half) == 8
     distinct = LinearLayout({"register": [], "lane": lanes, "warp": [[32]]}, ["dim0"])
     assert copied_load_wavefronts(16, distinct) == 0
+    assert copied_load_wavefronts(64, 3) == 56 and warp_copies_log2(half) == 1
 
 
 COUNTS = st.builds(OpCounts, st.integers(0, 512), st.integers(0, 64), st.integers(0, 256), st.integers(0, 2),

@@ -45,6 +45,7 @@ from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
 from linear_layouts.errors import LayoutError
 
 __all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "copied_load_wavefronts",
+           "warp_copies_log2",
            "device_costs", "load_device", "shuffle_time_ns", "shared_time_ns"]
 
 DEVICE_DIR = Path(__file__).resolve().parent / "devices"
@@ -130,11 +131,16 @@ def conversion_time_ns(counts: OpCounts, warps: int, device: str | DeviceCosts |
     return max(issue, latency / d.concurrent_ctas)
 
 
+def warp_copies_log2(layout) -> int:
+    """``z``: ``2^z`` warps of ``layout`` (a ``LinearLayout``) hold the same data (its zero warp bases)."""
+    return sum(1 for b in layout.flat_bases("warp") if b == 0) if layout.has_in_dim("warp") else 0
+
+
 def copied_load_wavefronts(load_wavefronts: int, loaded) -> int:
-    """The load wavefronts that re-read what another warp loads: with ``z`` zero warp bases in the
-    loaded layout ``loaded`` (a ``LinearLayout``), ``2^z`` warps load the same addresses, so all but
+    """The load wavefronts that re-read what another warp loads: ``2^z`` warps of the loaded layout
+    ``loaded`` (``z = warp_copies_log2(loaded)``, or ``z`` itself) load the same addresses, so all but
     ``load_wavefronts / 2^z`` of them.  E.g. 64 wavefronts of 8 warps that all hold the same data: 56."""
-    zeros = sum(1 for b in loaded.flat_bases("warp") if b == 0) if loaded.has_in_dim("warp") else 0
+    zeros = loaded if isinstance(loaded, int) else warp_copies_log2(loaded)
     return load_wavefronts - load_wavefronts // (1 << zeros)
 
 
