@@ -708,6 +708,7 @@ def transposes(args, copy: dict | None) -> list[dict]:
     scrub = torch.ones(1 << 25, dtype=torch.float32, device="cuda")  # 128 MiB, > L2 (50 MiB on H100)
     same: dict[int, float] = {}  # µs of torch's copy of the same n x n matrix, timed like the transposes
     same_cold: dict[int, float] = {}
+    repeats = getattr(args, "transpose_repeats", 5)  # graph replays (of 5 launches) per median
     for w, tag, step, k in transpose_kernels(n):
         if args.transpose_only and tag not in args.transpose_only.split(","):
             continue
@@ -715,7 +716,7 @@ def transposes(args, copy: dict | None) -> list[dict]:
         if w not in same:
             x = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
             y = torch.empty_like(x)
-            same[w] = _time(lambda x=x, y=y: y.copy_(x), repeats=5, inner=5)
+            same[w] = _time(lambda x=x, y=y: y.copy_(x), repeats=repeats, inner=5)
             same_cold[w] = _time_cold(lambda x=x, y=y: y.copy_(x), scrub)
             del x, y
         fn = compile_kernel(k)
@@ -742,7 +743,7 @@ def transposes(args, copy: dict | None) -> list[dict]:
             def launch(fn=fn, k=k, grid=grid, a_=args_):
                 fn(grid, (k.threads,), a_, shared_mem=k.shared_bytes)
 
-            us = _time(launch, repeats=5, inner=5)
+            us = _time(launch, repeats=repeats, inner=5)
             with torch.cuda.stream(torch.cuda.Stream()), cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
                 cold = _time_cold(launch, scrub)
             ok = bool(torch.equal(b, a.t()))

@@ -101,6 +101,7 @@ def main() -> None:
     ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "launch-child"])
     ap.add_argument("--out", default=str(HERE / "build" / "transposes"))
     ap.add_argument("--only", default="", help="comma-separated variant tags to time (default: all)")
+    ap.add_argument("--repeats", type=int, default=15, help="graph replays (of 5 launches) per median (suite: 5)")
     ap.add_argument("--no-sanitize", action="store_true")
     ap.add_argument("--sanitize-all", action="store_true", help="sanitize every transpose (default: the new ones)")
     ap.add_argument("--sanitizer-timeout", type=int, default=150)
@@ -117,7 +118,7 @@ def main() -> None:
     results: dict = dict(environment=gpu_suite.environment())
     results["copy"] = gpu_suite.copy_bandwidth()
     print("copy", results["copy"], flush=True)
-    ns = argparse.Namespace(transpose_size=8192, transpose_only=args.only)
+    ns = argparse.Namespace(transpose_size=8192, transpose_only=args.only, transpose_repeats=args.repeats)
     results["transpose"] = gpu_suite.transposes(ns, results["copy"])
     if not args.no_sanitize:
         results["sanitizers"] = [sanitize(tool, args.sanitizer_timeout, args.sanitize_all)
