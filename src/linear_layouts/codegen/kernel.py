@@ -60,6 +60,15 @@ class KernelSource:
     element_bytes: int
 
 
+#: First lines of every kernel body: lane, warp and the shared window's base address.
+_PROLOGUE = (
+    "  const unsigned lane = threadIdx.x & 31u;",
+    "  const unsigned warp = threadIdx.x >> 5;",
+    "  const unsigned smem = ll_smem_base();",
+    "  (void)smem; (void)lane; (void)warp;",
+)
+
+
 def _num(layout: LinearLayout, dim: str) -> int:
     return layout.in_dim_size(dim) if layout.has_in_dim(dim) else 1
 
@@ -179,10 +188,7 @@ def emit_conversion_kernel(
         f"//   launch: grid = number of tiles, block = {threads} threads, dynamic shared memory = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all, int iterations) {{",
-        "  const unsigned lane = threadIdx.x & 31u;",
-        "  const unsigned warp = threadIdx.x >> 5;",
-        "  const unsigned smem = ll_smem_base();",
-        "  (void)smem; (void)lane; (void)warp;",
+        *_PROLOGUE,
         f"  const {t}* src = src_all + (size_t)blockIdx.x * {tile}u;",
         f"  {t}* dst = dst_all + (size_t)blockIdx.x * {tile}u;",
         f"  unsigned a[{pa.num_words}];",
@@ -298,10 +304,7 @@ def emit_transpose_kernel(
     body = [
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
-        "  const unsigned lane = threadIdx.x & 31u;",
-        "  const unsigned warp = threadIdx.x >> 5;",
-        "  const unsigned smem = ll_smem_base();",
-        "  (void)smem; (void)lane; (void)warp;",
+        *_PROLOGUE,
     ]
     row, col = ("blockIdx.y", "blockIdx.x")
     if group_rows != 1:
@@ -391,10 +394,7 @@ def emit_persistent_transpose_kernel(
         f"//   and stores. launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
-        "  const unsigned lane = threadIdx.x & 31u;",
-        "  const unsigned warp = threadIdx.x >> 5;",
-        "  const unsigned smem = ll_smem_base();",
-        "  (void)smem; (void)lane; (void)warp;",
+        *_PROLOGUE,
         f"  unsigned a[{pa.num_words}];",
         f"  unsigned b[{pb.num_words}];",
         f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
@@ -440,10 +440,7 @@ def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, 
         f"//   launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all, unsigned* __restrict__ sched) {{",
-        "  const unsigned lane = threadIdx.x & 31u;",
-        "  const unsigned warp = threadIdx.x >> 5;",
-        "  const unsigned smem = ll_smem_base();",
-        "  (void)smem; (void)lane; (void)warp;",
+        *_PROLOGUE,
         f"  unsigned a[{words_a}];",
         f"  unsigned b[{words_b}];",
         f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
