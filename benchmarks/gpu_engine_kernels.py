@@ -14,8 +14,9 @@ TTGIRs and cubins per kernel).
 one launch of Triton's and one of ours on copies of them, every tensor argument compared afterwards
 (outputs must match: exact for integers, ``rtol = atol = 1e-2`` for floats, atomics included); then each
 timed with CUDA events over ``--repeats`` launches after 3 warm-up launches, alternating Triton / ours,
-median reported. Writes ``OUT/gpu_engine_kernels.{json,md}`` with device, date and versions, within
-``--budget`` seconds.
+median reported; then (unless ``--no-ncu``) one ncu process launches each side once more on fresh inputs
+and counts its shared-memory wavefronts. Writes ``OUT/gpu_engine_kernels.{json,md}`` with device, date
+and versions, within ``--budget`` seconds.
 
     PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/gpu_engine_kernels.py --mode prepare      # CPU, ~1 min
     PYTHONPATH=src python3 benchmarks/gpu_engine_kernels.py --mode run --out DIR --budget 150     # GPU
@@ -36,8 +37,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-from gpu_workflow_common import (Deadline, TritonCubin, environment, prepare_build,  # noqa: E402
-                                 require_gpu, save_cubin, triton_compile, write_outputs)
+from gpu_workflow_common import (METRIC_LD, METRIC_ST, Deadline, TritonCubin, environment,  # noqa: E402
+                                 prepare_build, require_gpu, run_ncu, save_cubin, triton_compile, write_outputs)
 
 CORPUS = ROOT / "tests" / "data" / "triton_kernels"
 BUILD = ROOT / "benchmarks" / "build" / "engine_kernels"
@@ -250,8 +251,51 @@ def run(args) -> int:
         print(f"  {row['kernel']}: {row['result']}", flush=True)
     meta = {"date": env["date"], "device": env.get("gpu"), "compiled_by": plan.get("compiled_by"),
             "cupy": env.get("cupy"), "python": env.get("python"), "repeats": args.repeats, "environment": env,
-            "seconds": round(args.budget - deadline.left(), 1)}
+            "ncu": env.get("ncu")}
+    if args.ncu and deadline.left() > 30:
+        meta.update(profile(build, rows, deadline))
+    meta["seconds"] = round(args.budget - deadline.left(), 1)
     write_results(Path(args.out), meta, rows)
+    return 0
+
+
+def profile(build: Path, rows: list[dict], deadline: Deadline) -> dict:
+    """One ncu process launching each measured kernel's two cubins once (fresh inputs): the shared-memory
+    wavefronts of each launch (``ld`` / ``st``, as gpu_kernels.py counts them) go into ``row["ncu"]``."""
+    items = [f"{r['kernel']}.{side}" for r in rows if (r.get("result") or {}).get("correct") is not None
+             for side in ("triton", "ours")]
+    if not items:
+        return {}
+    names = sorted({r["name"] for r in rows if "ours" in r})
+    child = [sys.executable, str(Path(__file__).resolve()), "--mode", "launch", "--build", str(build),
+             "--launch", ",".join(items)]
+    regex = "regex:^(" + "|".join(names) + ")$"
+    ncu = run_ncu(child, regex, [METRIC_LD, METRIC_ST], len(items), deadline.left() - 10)
+    by_kernel = {r["kernel"]: r for r in rows}
+    for item, launch in zip(items, ncu["launches"]):
+        kernel, side = item.rsplit(".", 1)
+        m = launch["metrics"]
+        by_kernel[kernel].setdefault("ncu", {})[side] = {"ld": m.get(METRIC_LD), "st": m.get(METRIC_ST)}
+    return {"ncu_seconds": ncu["seconds"], "ncu_rc": ncu["rc"], "ncu_launches": len(ncu["launches"]),
+            "ncu_tail": ncu["tail"][-1500:]}
+
+
+def launch_child(args) -> int:
+    """Under ncu: launch each ``KERNEL.SIDE`` of ``--launch`` once on fresh inputs, in order."""
+    import cupy
+    from gpu_kernels import make_args
+
+    build = Path(args.build)
+    plan = {r["kernel"]: r for r in load_plan(build)["rows"]}
+    for item in args.launch.split(","):
+        kernel, side = item.rsplit(".", 1)
+        row = plan[kernel]
+        launch_args = make_args(row)
+        TritonCubin(build, row[side]).launch(tuple(row["grid"]), launch_args)
+        cupy.cuda.runtime.deviceSynchronize()
+        del launch_args
+        cupy.get_default_memory_pool().free_all_blocks()
+        print(f"LAUNCHED {item}", flush=True)
     return 0
 
 
@@ -272,9 +316,12 @@ def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
              "Predicted shared traffic: the report's conversions + stagings and their wavefronts per CTA (each op "
              "once) of each TTGIR, Triton's -> ours. `same layouts`: every value has Triton's layout (the rewrite "
              "only moved a conversion): its ratio shows the timing noise.", "",
+             "ncu: `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum` + `_op_st.sum` of one full launch of each "
+             "side (fresh inputs)." + (f" ncu rc {meta.get('ncu_rc')}: {meta.get('ncu_tail', '')[-300:]}"
+                                       if meta.get("ncu_rc") not in (None, 0) else ""), "",
              "| kernel | status | conversions Triton / ours (engine) | predicted wavefronts per CTA Triton -> ours | "
-             "correct | Triton µs | ours µs | ratio |",
-             "|---|---|---|---|---|---|---|---|"]
+             "ncu shared wavefronts per launch Triton -> ours | correct | Triton µs | ours µs | ratio |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         res = r.get("result") or {}
         conv = (f"{r['triton_conversions']} / {r['ours_conversions']} ({r['engine_conversions']})"
@@ -287,22 +334,36 @@ def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
                 else f"{pred['triton']['wavefronts']} -> {pred['ours']['wavefronts']}")
         correct_text = "-" if "correct" not in res else ("yes" if res["correct"] else
                                                          "NO: " + ", ".join(c["arg"] for c in res["checks"] if not c["equal"]))
-        lines.append(f"| {r['kernel']} | {status[:200]} | {conv} | {wave} | {correct_text} | {res.get('triton_us', '-')} | "
-                     f"{res.get('ours_us', '-')} | {res.get('ratio', '-')} |")
+        lines.append(f"| {r['kernel']} | {status[:200]} | {conv} | {wave} | {_ncu_text(r.get('ncu'))} | {correct_text} | "
+                     f"{res.get('triton_us', '-')} | {res.get('ours_us', '-')} | {res.get('ratio', '-')} |")
     write_outputs(out, "gpu_engine_kernels", {"meta": meta, "rows": rows}, "\n".join(lines) + "\n")
+
+
+def _ncu_text(ncu: dict | None) -> str:
+    if not ncu or "triton" not in ncu or "ours" not in ncu:
+        return "-"
+
+    def total(side: dict) -> str:
+        if side.get("ld") is None or side.get("st") is None:
+            return "?"
+        return f"{side['ld'] + side['st']:g}"
+
+    return f"{total(ncu['triton'])} -> {total(ncu['ours'])}"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mode", choices=["prepare", "run"], required=True)
+    ap.add_argument("--mode", choices=["prepare", "run", "launch"], required=True)
     ap.add_argument("--build", default=str(BUILD))
     ap.add_argument("--out", default=str(RESULTS), help="run: where gpu_engine_kernels.{json,md} go")
     ap.add_argument("--only", default="", help="prepare: comma list of corpus kernels (default: all)")
     ap.add_argument("--any-triton", action="store_true", help="prepare with a Triton other than 3.6 (tests)")
     ap.add_argument("--budget", type=float, default=150.0, help="run: seconds for everything")
-    ap.add_argument("--repeats", type=int, default=30, help="run: timed launches per kernel and side")
+    ap.add_argument("--repeats", type=int, default=30, help="run: timed samples per kernel and side")
+    ap.add_argument("--no-ncu", dest="ncu", action="store_false", help="run: skip the ncu wavefront counts")
+    ap.add_argument("--launch", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    return {"prepare": prepare, "run": run}[args.mode](args)
+    return {"prepare": prepare, "run": run, "launch": launch_child}[args.mode](args)
 
 
 if __name__ == "__main__":

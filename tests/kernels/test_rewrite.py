@@ -166,7 +166,8 @@ def test_run_needs_a_plan_and_a_gpu(script, tmp_path):
 
 def test_results_table_names_device_ratio_and_failures(script, tmp_path):
     rows = [dict(kernel="row_sum", status="rewritten and compiled", triton_conversions=1, ours_conversions=0,
-                 engine_conversions=0, result=dict(correct=True, checks=[], triton_us=10.0, ours_us=9.0, ratio=0.9)),
+                 engine_conversions=0, result=dict(correct=True, checks=[], triton_us=10.0, ours_us=9.0, ratio=0.9),
+                 ncu=dict(triton=dict(ld=4.0, st=13.0), ours=dict(ld=0.0, st=0.0))),
             dict(kernel="moe_router", status="rewritten and compiled", triton_conversions=2, ours_conversions=1,
                  engine_conversions=0, result=dict(correct=False, checks=[dict(arg="gate_ptr", equal=False)],
                                                    triton_us=5.0, ours_us=5.0, ratio=1.0)),
@@ -174,7 +175,7 @@ def test_results_table_names_device_ratio_and_failures(script, tmp_path):
     script.write_results(tmp_path, dict(date="d", device="NVIDIA H100", compiled_by="Triton 3.6.0", repeats=30), rows)
     md = (tmp_path / "gpu_engine_kernels.md").read_text()
     assert "NVIDIA H100" in md and "**1 / 2 rewritten kernels produce Triton's output; 1 faster" in md
-    assert "| row_sum | rewritten and compiled | 1 / 0 (0) | - | yes | 10.0 | 9.0 | 0.9 |" in md
+    assert "| row_sum | rewritten and compiled | 1 / 0 (0) | - | 17 -> 0 | yes | 10.0 | 9.0 | 0.9 |" in md
     assert "NO: gate_ptr" in md and "not rewritten: LayoutError" in md
     assert json.loads((tmp_path / "gpu_engine_kernels.json").read_text())["rows"][0]["kernel"] == "row_sum"
 
@@ -190,3 +191,60 @@ def test_triton_36_compiles_both_ttgirs(tmp_path):
     assert plan["compiled_by"] == "Triton 3.6.0"
     assert {r["kernel"]: r["status"] for r in plan["rows"]} == dict.fromkeys(
         ("layer_norm_bwd_dwdb", "matmul_fp16", "row_sum"), "rewritten and compiled")
+
+
+def _fake_cupy(launches: list):
+    """A NumPy stand-in for CuPy (no GPU here): the run step's flow -- inputs, launches, comparison,
+    timing, results -- on the CPU; every launch is recorded, none computes."""
+    import types
+
+    import numpy as np
+
+    fake = types.ModuleType("cupy")
+    fake.__dict__.update({k: getattr(np, k) for k in dir(np) if not k.startswith("_")})
+    fake.random = types.SimpleNamespace(default_rng=np.random.default_rng)
+
+    class Function:
+        max_dynamic_shared_size_bytes = 0
+
+        def __init__(self, name):
+            self.name = name
+
+        def __call__(self, grid, block, params, shared_mem=0):
+            launches.append((self.name, grid, block, len(params)))
+
+    class Event:
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+    fake.RawModule = lambda path: types.SimpleNamespace(get_function=Function, path=path)
+    fake.cuda = types.SimpleNamespace(Event=Event, get_elapsed_time=lambda a, b: 2.0,
+                                      runtime=types.SimpleNamespace(getDeviceCount=lambda: 1,
+                                                                    deviceSynchronize=lambda: None))
+    fake.get_default_memory_pool = lambda: types.SimpleNamespace(free_all_blocks=lambda: None)
+    fake.__version__ = "fake"
+    return fake
+
+
+def test_run_step_flow_on_the_cpu_with_a_stand_in_for_cupy(script, tmp_path, monkeypatch):
+    pytest.importorskip("triton")
+    build, out = tmp_path / "build", tmp_path / "out"
+    assert script.main(["--mode", "prepare", "--any-triton", "--only", "row_sum", "--build", str(build)]) == 0
+    launches: list = []
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(launches))
+    monkeypatch.setenv("PATH", "/nonexistent")  # no ncu: the run says so and goes on
+    assert script.main(["--mode", "run", "--build", str(build), "--out", str(out), "--repeats", "4"]) == 0
+    data = json.loads((out / "gpu_engine_kernels.json").read_text())
+    row = data["rows"][0]
+    assert row["kernel"] == "row_sum" and row["result"]["correct"] is True
+    assert row["result"]["ratio"] == 1.0 and row["result"]["triton_us"] == 2000.0 / script.INNER
+    assert [c["arg"] for c in row["result"]["checks"]] == ["x_ptr", "out_ptr"]
+    # 1 checked launch + 3 warm-up + 4 samples x INNER per side, every one with the 5 arguments + 2 scratch
+    assert len(launches) == 2 * (1 + 3 + 4 * script.INNER)
+    assert {(grid, block, n) for _, grid, block, n in launches} == {((512, 1, 1), (128, 1, 1), 7)}
+    md = (out / "gpu_engine_kernels.md").read_text()
+    assert "| row_sum | rewritten and compiled | 1 / 0 (0) | 17 -> 0 | - | yes |" in md
+    assert data["meta"]["ncu_rc"] == 127  # ncu could not start: recorded, not fatal
