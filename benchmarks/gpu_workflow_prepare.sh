@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CPU step of the workflow GPU checks (issues 14, 15, 16): everything the device would otherwise compile.
-#   bash benchmarks/gpu_workflow_prepare.sh            # ~2 minutes on 2 cores; writes benchmarks/build/{advice,kernels,cute}
+#   bash benchmarks/gpu_workflow_prepare.sh            # ~2 minutes on 2 cores; writes benchmarks/build/{advice,kernels,engine_kernels,cute}
 # Triton 3.6.0 (the device's Triton) is installed once under /tmp/triton-3.6.0 (pip --no-deps --target, not
 # over the tests' Triton 3.9) and compiles the Gluon / Triton kernels to sm_90 cubins; nvcc builds the CuTe
 # conversion kernels. Then carry benchmarks/build to the device and run benchmarks/gpu_workflow_run.sh there.
@@ -14,5 +14,6 @@ fi
 start=$SECONDS
 PYTHONPATH=src:$T36 python3 benchmarks/gpu_shared_advice.py --mode prepare | tail -n 2
 PYTHONPATH=src:$T36 python3 benchmarks/gpu_kernels.py --mode prepare | tail -n 2
+PYTHONPATH=src:$T36 python3 benchmarks/gpu_engine_kernels.py --mode prepare | tail -n 1  # #15 item 6 (run it apart)
 PYTHONPATH=src python3 benchmarks/gpu_cute.py --mode prepare | tail -n 2
 echo "prepared in $((SECONDS - start)) s: $(du -sh benchmarks/build | cut -f1) under benchmarks/build (carry it)"

@@ -12,7 +12,7 @@ locations agree. Then, in one pass over Triton's TTGIR:
   engine's store layout; a reduction ``slice(axis, operand)``, ``expand_dims`` / ``broadcast`` /
   ``trans`` the layout their operand implies (Triton's verifiers demand exactly that);
 * index math (ranges, splats, constants, pointer arithmetic, masks) is recomputed in whatever layout
-  its user needs -- ``Triton does the same`` -- and costs no conversion;
+  its user needs, as Triton itself does, and costs no conversion;
 * a data value its user needs in another layout gets a ``ttg.convert_layout`` right after its
   definition: the conversions of the result are the ones the assignment implies, counted in
   ``Rewrite.conversions``;
@@ -83,7 +83,8 @@ _REGION_OPS = ("scf.for", "scf.if", "scf.while")
 class Rewrite:
     """A TTGIR with our layouts: ``text``; ``layouts``: each original TTGIR value's layout in it
     (LinearLayout on the value's shape); ``engine``: the values the engine laid out and its layout for
-    each; ``conversions`` / ``triton_conversions``: ``convert_layout`` ops in the new text / in Triton's;
+    each; ``conversions`` / ``triton_conversions``: ``convert_layout`` ops between different LinearLayouts
+    in the new text / in Triton's;
     ``kept``: ops left in Triton's layout (not modeled by the engine), one line each."""
 
     text: str
@@ -92,7 +93,6 @@ class Rewrite:
     conversions: int
     triton_conversions: int
     kept: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
     #: data values (not index math, not expand_dims / broadcast, whose free bases Triton and the engine
     #: spell differently) whose layout here is not the engine's
     differs: tuple[str, ...] = ()
@@ -200,7 +200,6 @@ class _Rewriter:
         self.operand_desc: dict[int, dict[int, Any]] = {}
         self.block_variants: dict[int, list[str]] = {}  # id(op) -> region block args to emit variants of
         self.kept: list[str] = []
-        self.notes: list[str] = []
         self.names = set(re.findall(r"%[\w$.-]+", text))
         self.counter = 0
         self.store_index = 0
@@ -597,11 +596,11 @@ class _Rewriter:
                 out.append(f"{indent}{new} = ttg.convert_layout {name} : {src} -> {dst}")
             else:
                 op, operands = how[1], how[2]
-                line = self.rename(_line_body(op.text), op, operands)
+                line = self.rename(op.text, op, operands)
                 line = line.replace(op.results[0], new, 1)
                 descs = {k: self.layout_of_use(operands[k]) for k in operands}
                 out.append(indent + self.retype(line, self.op_slots(op, descs, [desc])))
-            self.emit_variants(new, indent, out) if new in self.order else None
+            self.emit_variants(new, indent, out)
 
     def layout_of_use(self, name: str) -> Any:
         for value, table in self.variants.items():
@@ -704,10 +703,6 @@ def _split_results(line: str, op: Op) -> tuple[str, str, str]:
     return "", "", line
 
 
-def _line_body(text: str) -> str:
-    return text
-
-
 def _closing(text: str, start: int) -> int:
     depth = 0
     for i in range(start, len(text)):
@@ -789,7 +784,7 @@ def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, An
                                                                              rw.shape(op.operands[0]))
         for op in fn.walk() if op.name in _STORES and 0 in rw.operand_desc.get(id(op), {}))
     return Rewrite(text, layouts, engine, _count_converts(new), _count_converts(module), tuple(rw.kept),
-                   tuple(rw.notes), differs, same)
+                   differs, same)
 
 
 @checked
