@@ -154,19 +154,22 @@ def load_plan(build: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def compare(a, b) -> tuple[bool, float]:
-    """(equal within the tolerance, max |a - b|) of two CuPy arrays of one dtype."""
+def compare(a, b, element: str = "") -> tuple[bool, float]:
+    """(equal within the tolerance, max |a - b|) of two CuPy arrays of one dtype; ``element`` ``bf16``:
+    their uint16 bits are bfloat16 values (compared as floats)."""
     import cupy
 
+    if element == "bf16":
+        a, b = ((x.astype(cupy.uint32) << 16).view(cupy.float32) for x in (a, b))
     if a.dtype.kind in "iub":
         diff = cupy.abs(a.astype(cupy.int64) - b.astype(cupy.int64))
         worst = float(diff.max()) if diff.size else 0.0
         return worst == 0.0, worst
     x, y = a.astype(cupy.float64), b.astype(cupy.float64)
-    both_nan = cupy.isnan(x) & cupy.isnan(y)
+    both_nan = (cupy.isnan(x) & cupy.isnan(y)) | (x == y)  # (x == y: equal infinities too)
     diff = cupy.where(both_nan, 0.0, cupy.abs(x - y))
     worst = float(cupy.nan_to_num(diff, nan=float("inf")).max()) if diff.size else 0.0
-    ok = bool(cupy.all(diff <= ATOL + RTOL * cupy.abs(y)))
+    ok = bool(cupy.all(both_nan | (cupy.isfinite(diff) & (diff <= ATOL + RTOL * cupy.abs(y)))))
     return ok, worst
 
 
@@ -206,7 +209,7 @@ def run_one(build: Path, row: dict, repeats: int) -> dict:
     checks, ok = [], True
     for (name, ty), t, o in zip(row["params"], outputs["triton"], outputs["ours"]):
         if ty.startswith("*"):
-            same, worst = compare(o, t)
+            same, worst = compare(o, t, ty[1:])
             checks.append({"arg": name, "equal": same, "max_abs_diff": worst})
             ok &= same
     times: dict[str, list[float]] = {"triton": [], "ours": []}

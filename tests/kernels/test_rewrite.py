@@ -248,3 +248,19 @@ def test_run_step_flow_on_the_cpu_with_a_stand_in_for_cupy(script, tmp_path, mon
     md = (out / "gpu_engine_kernels.md").read_text()
     assert "| row_sum | rewritten and compiled | 1 / 0 (0) | 17 -> 0 | - | yes |" in md
     assert data["meta"]["ncu_rc"] == 127  # ncu could not start: recorded, not fatal
+
+
+def test_outputs_compare_within_tolerance_and_bfloat16_as_floats(script, monkeypatch):
+    import numpy as np
+
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy([]))
+    x = np.array([1.0, 2.0, np.nan], dtype=np.float32)
+    assert script.compare(x + 0.001, x) == (True, pytest.approx(0.001, rel=1e-3))
+    assert script.compare(x + 1.0, x)[0] is False
+    inf = np.array([np.inf, -np.inf], np.float32)
+    with np.errstate(invalid="ignore"):  # inf - inf in NumPy (CuPy does not warn)
+        assert script.compare(inf, inf) == (True, 0.0) and script.compare(inf[::-1], inf)[0] is False
+    assert script.compare(np.array([3, 4], np.int32), np.array([3, 5], np.int32)) == (False, 1.0)
+    one, next_up = np.array([0x3F80], np.uint16), np.array([0x3F81], np.uint16)  # bf16 1.0 and 1.0078125
+    assert script.compare(next_up, one, "bf16")[0] is True  # one bf16 ulp: within 1e-2
+    assert script.compare(next_up, one)[0] is False  # the same bits as integers: not equal
