@@ -10,7 +10,8 @@ engine's layouts, compile both TTGIRs to cubins; every kernel gets a status (rew
 same layouts as Triton's, or why not). Writes ``benchmarks/build/engine_kernels/`` (plan.json, the two
 TTGIRs and cubins per kernel).
 
-``--mode run`` (device, CuPy): for each kernel with two cubins: fresh inputs (gpu_kernels.make_args, seeded),
+``--mode run`` (device, CuPy; the measuring runs in a child process, restarted after a kernel that kills
+it): for each kernel with two cubins: fresh inputs (gpu_kernels.make_args, seeded),
 one launch of Triton's and one of ours on copies of them, every tensor argument compared afterwards
 (outputs must match: exact for integers, ``rtol = atol = 1e-2`` for floats, atomics included); then each
 timed with CUDA events over ``--repeats`` launches after 3 warm-up launches, alternating Triton / ours,
@@ -28,6 +29,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -241,17 +243,11 @@ def run(args) -> int:
     require_gpu()
     env = environment(plan.get("compiled_by"))
     rows = plan["rows"]
+    todo = [r["kernel"] for r in rows if "ours" in r]
+    results = measure_isolated(args, todo, deadline) if args.isolate else measure_inline(args, rows, todo, deadline)
     for row in rows:
-        if "ours" not in row:
-            continue
-        if deadline.left() < 10:
-            row["result"] = {"error": "not run: budget"}
-            continue
-        try:
-            row["result"] = run_one(build, row, args.repeats)
-        except Exception as error:  # noqa: BLE001 - recorded per kernel
-            row["result"] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
-        print(f"  {row['kernel']}: {row['result']}", flush=True)
+        if row["kernel"] in results:
+            row["result"] = results[row["kernel"]]
     meta = {"date": env["date"], "device": env.get("gpu"), "compiled_by": plan.get("compiled_by"),
             "cupy": env.get("cupy"), "python": env.get("python"), "repeats": args.repeats, "environment": env,
             "ncu": env.get("ncu")}
@@ -259,6 +255,62 @@ def run(args) -> int:
         meta.update(profile(build, rows, deadline))
     meta["seconds"] = round(args.budget - deadline.left(), 1)
     write_results(Path(args.out), meta, rows)
+    return 0
+
+
+def measure_inline(args, rows: list[dict], todo: list[str], deadline: Deadline) -> dict[str, dict]:
+    """Each kernel of ``todo`` measured in this process (``run_one``), while the budget lasts."""
+    by_kernel = {r["kernel"]: r for r in rows}
+    results: dict[str, dict] = {}
+    for name in todo:
+        if deadline.left() < 10:
+            results[name] = {"error": "not run: budget"}
+            continue
+        try:
+            results[name] = run_one(Path(args.build), by_kernel[name], args.repeats)
+        except Exception as error:  # noqa: BLE001 - recorded per kernel
+            results[name] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        print(f"RESULT {json.dumps({'kernel': name, 'result': results[name]})}", flush=True)
+    return results
+
+
+def measure_isolated(args, todo: list[str], deadline: Deadline) -> dict[str, dict]:
+    """``measure_inline`` in a child process; where a kernel kills it (a CUDA error poisons the context),
+    that kernel is recorded with the child's last words and a new child goes on after it."""
+    results: dict[str, dict] = {}
+    while todo and deadline.left() > 15:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--mode", "measure", "--build", str(args.build),
+               "--kernels", ",".join(todo), "--repeats", str(args.repeats), "--budget", str(deadline.left() - 10)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=max(10.0, deadline.left() - 5))
+            out, err = proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            err = "timeout"
+        results.update(parse_results(out))
+        todo = [name for name in todo if name not in results]
+        if todo:  # the child died (or ran out of time) at todo[0]
+            results[todo[0]] = {"error": f"the measuring process died here: {err.strip()[-300:]}"}
+            todo = todo[1:]
+    for name in todo:
+        results[name] = {"error": "not run: budget"}
+    return results
+
+
+def parse_results(out: str) -> dict[str, dict]:
+    """The ``RESULT {json}`` lines of a measuring child, by kernel."""
+    found = {}
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            item = json.loads(line[len("RESULT "):])
+            found[item["kernel"]] = item["result"]
+    return found
+
+
+def measure_child(args) -> int:
+    """Child of ``measure_isolated``: ``measure_inline`` over ``--kernels``."""
+    plan = load_plan(Path(args.build))
+    measure_inline(args, plan["rows"], args.kernels.split(","), Deadline(args.budget))
     return 0
 
 
@@ -356,7 +408,7 @@ def _ncu_text(ncu: dict | None) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mode", choices=["prepare", "run", "launch"], required=True)
+    ap.add_argument("--mode", choices=["prepare", "run", "launch", "measure"], required=True)
     ap.add_argument("--build", default=str(BUILD))
     ap.add_argument("--out", default=str(RESULTS), help="run: where gpu_engine_kernels.{json,md} go")
     ap.add_argument("--only", default="", help="prepare: comma list of corpus kernels (default: all)")
@@ -364,9 +416,12 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=150.0, help="run: seconds for everything")
     ap.add_argument("--repeats", type=int, default=30, help="run: timed samples per kernel and side")
     ap.add_argument("--no-ncu", dest="ncu", action="store_false", help="run: skip the ncu wavefront counts")
+    ap.add_argument("--no-isolate", dest="isolate", action="store_false",
+                    help="run: measure in this process (default: a child, restarted after a kernel that kills it)")
     ap.add_argument("--launch", help=argparse.SUPPRESS)
+    ap.add_argument("--kernels", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    return {"prepare": prepare, "run": run, "launch": launch_child}[args.mode](args)
+    return {"prepare": prepare, "run": run, "launch": launch_child, "measure": measure_child}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -236,7 +236,8 @@ def test_run_step_flow_on_the_cpu_with_a_stand_in_for_cupy(script, tmp_path, mon
     launches: list = []
     monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(launches))
     monkeypatch.setenv("PATH", "/nonexistent")  # no ncu: the run says so and goes on
-    assert script.main(["--mode", "run", "--build", str(build), "--out", str(out), "--repeats", "4"]) == 0
+    assert script.main(["--mode", "run", "--build", str(build), "--out", str(out), "--repeats", "4",
+                        "--no-isolate"]) == 0
     data = json.loads((out / "gpu_engine_kernels.json").read_text())
     row = data["rows"][0]
     assert row["kernel"] == "row_sum" and row["result"]["correct"] is True
@@ -264,3 +265,25 @@ def test_outputs_compare_within_tolerance_and_bfloat16_as_floats(script, monkeyp
     one, next_up = np.array([0x3F80], np.uint16), np.array([0x3F81], np.uint16)  # bf16 1.0 and 1.0078125
     assert script.compare(next_up, one, "bf16")[0] is True  # one bf16 ulp: within 1e-2
     assert script.compare(next_up, one)[0] is False  # the same bits as integers: not equal
+
+
+def test_a_kernel_that_kills_the_measuring_process_is_recorded_and_the_rest_go_on(script, monkeypatch):
+    import types
+
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        todo = cmd[cmd.index("--kernels") + 1].split(",")
+        calls.append(todo)
+        if todo[0] == "a":  # a runs, then b kills the child
+            return types.SimpleNamespace(returncode=-11, stdout='RESULT {"kernel": "a", "result": {"correct": true}}\n',
+                                         stderr="an illegal memory access was encountered")
+        return types.SimpleNamespace(returncode=0, stdout="".join(
+            f'RESULT {{"kernel": "{k}", "result": {{"correct": true}}}}\n' for k in todo), stderr="")
+
+    monkeypatch.setattr(script.subprocess, "run", fake_run)
+    args = types.SimpleNamespace(build="b", repeats=3)
+    results = script.measure_isolated(args, ["a", "b", "c"], script.Deadline(100))
+    assert calls == [["a", "b", "c"], ["c"]]
+    assert results["a"] == results["c"] == {"correct": True}
+    assert results["b"]["error"].startswith("the measuring process died here: an illegal memory access")
