@@ -129,9 +129,8 @@ def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = No
     """Propagate ``ttir`` with our engine and tie its layouts to ``ttgir``'s values by (op name, source
     location); stores are tied in the same way, in order."""
     from linear_layouts.engine import propagate
-    from linear_layouts.kernels.ttir_import import import_ttir
-
     from linear_layouts.kernels.engine_compare import MAX_ENGINE_OPS
+    from linear_layouts.kernels.ttir_import import import_ttir
 
     max_ops = MAX_ENGINE_OPS if max_ops is None else max_ops
     imported = import_ttir(ttir, cc=cc, scalars=dict(scalars or {}), num_warps=num_warps or ttgir.num_warps)
