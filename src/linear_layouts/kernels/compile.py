@@ -80,8 +80,12 @@ def compile_kernel(spec: KernelSpec, target: str) -> CompiledIR:
             module = stages[stage](module, metadata)
             texts[stage] = str(module)
     except Exception as error:  # Triton raises CompilationError, RuntimeError, AssertionError ...
+        detail = _last_line(str(error))
+        cause = error.__cause__
+        if cause is not None and detail in ("", "^"):  # only the source excerpt's caret: the cause says why
+            detail = f"{type(cause).__name__} {_last_line(str(cause))}".strip()
         raise LayoutError(f"{spec.name}: Triton {triton.__version__} cannot compile it for {target}: "
-                          f"{_last_line(str(error)) or type(error).__name__}") from None
+                          f"{detail or type(error).__name__}") from None
     directory = Path(spec.path).parent
     return CompiledIR(spec.name, target, triton.__version__,
                       strip_paths(texts["ttir"], directory), strip_paths(texts["ttgir"], directory))
