@@ -43,6 +43,7 @@ from pathlib import Path
 
 from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
 from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
 
 __all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "copied_load_wavefronts",
            "warp_copies_log2",
@@ -100,13 +101,19 @@ DEFAULT_DEVICE = "H100"
 
 
 def device_costs(device: str | DeviceCosts | None = None) -> DeviceCosts:
-    """The table of ``device`` (a name, default ``DEFAULT_DEVICE``, or a table itself); KeyError lists
-    the known devices."""
+    """The table of ``device`` (a name, default ``DEFAULT_DEVICE``, or a table itself); an unknown name
+    is a LayoutError that lists the known devices.
+
+    >>> device_costs("B200")
+    Traceback (most recent call last):
+    ...
+    linear_layouts.errors.LayoutError: device: no cost table for 'B200'; known: ['H100']
+    """
     if isinstance(device, DeviceCosts):
         return device
     name = device or DEFAULT_DEVICE
     if name not in DEVICES:
-        raise KeyError(f"device: no cost table for {name!r}; known: {sorted(DEVICES)}")
+        raise LayoutError(f"device: no cost table for {quote(name)}; known: {sorted(DEVICES)}")
     return DEVICES[name]
 
 

@@ -36,8 +36,7 @@ from typing import Any
 
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
-from linear_layouts.limits import shorten
+from linear_layouts.limits import quote, shorten
 
 __all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS"]
 
