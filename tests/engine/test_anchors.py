@@ -11,6 +11,7 @@ from linear_layouts import LayoutError
 from linear_layouts.engine.anchors import (
     coalesced_layout,
     default_blocked_layout,
+    GLOBAL_SECTOR_NS,
     global_cost,
     memory_order,
     mma_layout,
@@ -95,5 +96,38 @@ def test_global_cost_prefers_coalesced_access():
 
     good = coalesced_layout([64, 64], [64, 1], "fp16", num_warps=4).to_linear([64, 64])
     bad = trans_forward(good, [1, 0])
-    assert global_cost(good, [64, 1], "fp16") == 4 * (16 * 2.0) + 4 * 1.0
-    assert global_cost(bad, [64, 1], "fp16") > 2 * global_cost(good, [64, 1], "fp16")
+    ns = GLOBAL_SECTOR_NS
+    # 4 warps x 4 v4 instructions, each 4 lines (0.75 ns wavefronts) and 16 sectors
+    assert global_cost(good, [64, 1], "fp16") == pytest.approx(4 * 4 * (4 * 0.75 + 16 * ns))
+    assert global_cost(good, [64, 1], "fp16", store=True) == global_cost(good, [64, 1], "fp16")
+    # the transposed layout: 4x the requests; a load fetches each sector from L2 once (L1 hits), a store
+    # sends every request's sectors
+    assert global_cost(bad, [64, 1], "fp16") > 1.5 * global_cost(good, [64, 1], "fp16")
+    assert global_cost(bad, [64, 1], "fp16", store=True) > 2 * global_cost(good, [64, 1], "fp16")
+
+
+def test_global_cost_charges_half_written_sectors_above_a_conversion():
+    """The fp16 wgmma accumulator of a 128x256 tile (8 warps) stored as is: every st.global.b32 of a
+    warp covers 8 rows, 8 lines and 8 half-written sectors; coalesced 16-byte stores move the same tile
+    in 1/4 of the instructions and half the sectors. The difference exceeds twice the conversion between
+    the two (matmul_fp16's epilogue, which Triton keeps)."""
+    from linear_layouts.engine.propagate import plan_cost
+
+    mma = mma_layout([128, 256], "fp16", 3, 8).to_linear([128, 256])
+    coalesced = coalesced_layout([128, 256], [4096, 1], "fp16", num_warps=8).to_linear([128, 256])
+    direct = global_cost(mma, [4096, 1], "fp16", store=True)
+    # 8 warps x 64 instructions x (2 wavefronts + 8 sectors)
+    assert direct == pytest.approx(8 * 64 * (2 * 0.75 + 8 * GLOBAL_SECTOR_NS))
+    saved = direct - global_cost(coalesced, [4096, 1], "fp16", store=True)
+    assert saved > 2 * plan_cost(mma, coalesced, 16)
+
+
+def test_global_cost_counts_stores_of_duplicated_warps_once():
+    """Triton masks the warps that hold another warp's data in a store; a load issues in every warp (and
+    fetches each sector once)."""
+    from linear_layouts.catalog import SliceLayout
+
+    row = SliceLayout(1, default_blocked_layout([16, 256], 4)).to_linear([16])  # warps along dim 1
+    # 16 rows in registers: 4 v4 instructions of one sector each; every lane and warp holds them all
+    assert global_cost(row, [1], "fp32", store=True) == pytest.approx(4 * (0.75 + GLOBAL_SECTOR_NS))
+    assert global_cost(row, [1], "fp32") == pytest.approx(4 * 4 * 0.75 + 2 * GLOBAL_SECTOR_NS)

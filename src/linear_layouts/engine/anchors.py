@@ -2,6 +2,30 @@
 ``Coalesce`` pass does, and ``mma`` / dot-operand layouts for ``dot``; plus the global-memory cost
 model the engine uses to compare a memory op in a non-coalesced layout with a conversion.
 
+Global-memory cost (``global_cost``), in the unit of a conversion's cost (``analysis.cost_model``:
+predicted SM-nanoseconds per CTA), so the engine can weigh "store in this layout" against "convert,
+then store coalesced". What a layout changes is the work between the SM and L2; the DRAM bytes do not
+depend on it (every byte of the tile moves once either way) and are left out. A warp's global
+instruction is one L1TEX request, which touches ``lines`` distinct 128-byte lines and ``sectors``
+distinct 32-byte sectors:
+
+* L1TEX wavefronts: ``max(ceil(lines / 4), ceil(sectors / 4))`` -- the tag stage resolves 4 lines a
+  cycle, the data stage moves 128 bytes (4 sectors) a cycle (NVIDIA, Volta and later) -- at the
+  device's wavefront time (``cost_model``'s fitted ``wavefront``, 0.75 ns on H100: the same data pipe
+  as the shared-memory wavefronts of a conversion);
+* L2 transfers, ``GLOBAL_SECTOR_NS`` each (one sector's share of the L2 bandwidth of one SM): a store
+  sends every request's sectors to L2 (L1 writes through), each a whole transfer whether the lanes
+  fill it or not (16 bytes of a sector still move a sector, with a byte mask); a load fetches each
+  distinct sector of the CTA once (a sector read again, by another instruction or warp, hits L1).
+
+So a warp-wide ``st.global.b32`` over 8 rows (the wgmma accumulator of fp16 stored as is: 8 lines, 8
+half-written sectors, 256 bytes of data) costs 2 x 0.75 + 8 x 0.77 ns, a coalesced 16-byte store of
+512 bytes 4 x 0.75 + 16 x 0.77 ns: twice the cost per byte. Sanity check (not a fit): matmul_fp16's
+128x256 fp16 epilogue (8 warps) stored from the accumulator is predicted 1.96 us per CTA dearer than
+the coalesced store, 1.19 us net of the 0.77 us conversion it saves (so the engine keeps Triton's
+conversion); measured on H100 (benchmarks/results/gpu_engine_kernels.md, 2026-11-26): +18 us over 512
+CTAs on 132 SMs, about 4.6 us per CTA -- the same sign, the model 4x short of the measured loss.
+
 Coalescing: ``order`` sorts the dims by stride (the unit-stride dim first); each thread takes
 ``min(128 / bitwidth, shape[order[0]], numel / threads)`` contiguous elements (16-byte aligned
 pointers, as Triton specializes them), and lanes then warps fill the dims in ``order``
@@ -27,16 +51,26 @@ from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
-    "GLOBAL_SECTOR_COST", "GLOBAL_INSTRUCTION_COST",
+    "GLOBAL_SECTOR_NS", "L2_BANDWIDTH_GBS", "SMS",
     "memory_order", "blocked_layout", "default_blocked_layout", "coalesced_layout",
     "mma_layout", "dot_operand_layout", "global_cost",
 ]
 
-#: Cost of one 32-byte global-memory sector per warp, in shared-memory wavefront units (model:
-#: ~3 TB/s over 132 SMs is ~23 B/ns per SM, so a sector is ~1.4 ns, ~2 wavefronts of 0.64 ns).
-GLOBAL_SECTOR_COST = 2.0
-#: Cost of issuing one global load/store instruction per warp, in the same units (model).
-GLOBAL_INSTRUCTION_COST = 1.0
+#: L2 <-> SM bandwidth of the whole H100 SXM (GB/s), the figure public microbenchmarks of H100 report
+#: (about 5.5 TB/s; NVIDIA publishes none; A100's whitepaper: 5120 B/clk, 5.6 TB/s at 1.1 GHz). Model.
+L2_BANDWIDTH_GBS = 5500.0
+#: SMs of an H100 SXM sharing that bandwidth.
+SMS = 132
+#: SM-nanoseconds of one 32-byte sector moved between an SM's L1 and L2: its share of the L2 bandwidth
+#: (32 B / (5500 GB/s / 132) = 0.77 ns).
+GLOBAL_SECTOR_NS = 32.0 / (L2_BANDWIDTH_GBS / SMS)
+#: bytes of an L1 / L2 cache line
+LINE_BYTES = 128
+#: cache lines the L1TEX tag stage resolves per cycle (wavefront) of one request, and 32-byte sectors its
+#: data stage moves per cycle (128 bytes); NVIDIA on Volta and later (devtalk, "Understanding L1/TEX
+#: cache sectors/req": "the L1 tag stage can resolve 4 sets x 4 sectors per cycle").
+TAGS_PER_WAVEFRONT = 4
+SECTORS_PER_WAVEFRONT = 4
 
 
 def memory_order(strides: Sequence[int]) -> tuple[int, ...]:
@@ -128,21 +162,26 @@ def dot_operand_layout(parent: NVMMADistributedLayout, operand_index: int, dtype
     return DotOperandLayout(operand_index, parent, max(1, 32 // bitwidth(dtype)))
 
 
-def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike) -> float:
-    """Per-warp cost of a global load / store of a tile in ``layout`` at ``strides``: sectors touched by
-    each vector instruction of warp 0 times ``GLOBAL_SECTOR_COST``, plus instructions times
-    ``GLOBAL_INSTRUCTION_COST`` (vectors of the widest contiguous run after the register permutation
-    of generalized vectorization, at most 128 bits; duplicated registers are not re-accessed).
+def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike, *, store: bool = False) -> float:
+    """Predicted SM-nanoseconds per CTA of a global load (or ``store``) of a tile in ``layout`` at
+    ``strides`` (module doc): each vector instruction of warp 0 costs its L1TEX wavefronts (from its
+    distinct 128-byte lines and 32-byte sectors) at the device's wavefront time, in every warp that
+    issues it (a load: every warp; a store: the warps holding distinct data, Triton masks the others);
+    plus ``GLOBAL_SECTOR_NS`` per sector moved to or from L2 (a store: every instruction's sectors; a
+    load: the CTA's distinct sectors). Vectors: the widest contiguous run after the register permutation of generalized
+    vectorization, at most 128 bits; duplicated registers are not re-accessed, duplicated lanes share
+    their sectors.
 
     >>> L = coalesced_layout([64, 64], [64, 1], "fp16", num_warps=4).to_linear([64, 64])
-    >>> global_cost(L, [64, 1], "fp16")  # 4 v4 instructions per warp, 16 sectors each
-    132.0
+    >>> round(global_cost(L, [64, 1], "fp16"), 1)  # 4 warps x 4 v4 instructions, 4 lines, 16 sectors each
+    244.6
     """
-    return _global_cost(layout, tuple(int(s) for s in strides), bitwidth(dtype))
+    return _global_cost(layout, tuple(int(s) for s in strides), bitwidth(dtype), bool(store))
 
 
 @functools.lru_cache(maxsize=4096)
-def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int) -> float:
+def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, store: bool) -> float:
+    from linear_layouts.analysis.cost_model import device_costs
     from linear_layouts.engine.transfer import standard_outs
 
     order = memory_order(strides)
@@ -158,6 +197,28 @@ def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int) -> f
     lanes = np.arange(layout.in_dim_size("lane"), dtype=np.int64)
     coords = layout.apply_array({"register": groups[:, None], "lane": lanes[None, :]})
     addr = sum(coords[f"dim{d}"].astype(np.int64) * s for d, s in enumerate(strides)) * bits // 8
-    sector = np.sort(np.broadcast_to(addr // 32, (len(groups), len(lanes))), axis=1)
-    sectors = int(len(groups) + np.count_nonzero(np.diff(sector, axis=1)))  # distinct sectors per instruction
-    return sectors * GLOBAL_SECTOR_COST + len(groups) * GLOBAL_INSTRUCTION_COST
+    addr = np.broadcast_to(addr, (len(groups), len(lanes)))
+
+    def distinct(unit: int) -> np.ndarray:  # units each instruction touches (an aligned vector stays in one)
+        units = np.sort(addr // unit, axis=1)
+        return 1 + np.count_nonzero(np.diff(units, axis=1), axis=1)
+
+    lines, sectors = distinct(LINE_BYTES), distinct(32)
+    # L1TEX per request: the tag stage resolves 4 lines (16 sectors) a cycle, the data stage moves 4 sectors
+    wavefronts = int(np.maximum(-(-lines // TAGS_PER_WAVEFRONT), -(-sectors // SECTORS_PER_WAVEFRONT)).sum())
+    warp_bases = layout.flat_bases("warp") if layout.has_in_dim("warp") else ()
+    device = device_costs()
+    wavefront_ns = device.at(device.wavefront, 1 << len(warp_bases))
+    if store:  # L1 writes through: every request's sectors go to L2; warps of duplicated data are masked
+        warps = 1 << sum(1 for b in warp_bases if b)
+        return warps * (wavefronts * wavefront_ns + int(sectors.sum()) * GLOBAL_SECTOR_NS)
+    # a load: every warp issues its requests; a sector read again (another instruction, another warp)
+    # hits L1, so the CTA fetches each distinct sector from L2 once
+    every_warp = np.arange(1 << len(warp_bases), dtype=np.int64)
+    ins = {"register": groups[:, None, None], "lane": lanes[None, :, None]}
+    if layout.has_in_dim("warp"):
+        ins["warp"] = every_warp[None, None, :]
+    coords = layout.apply_array(ins)
+    addr = sum(coords[f"dim{d}"].astype(np.int64) * s for d, s in enumerate(strides)) * bits // 8
+    fetched = np.unique(np.asarray(addr) // 32).size
+    return len(every_warp) * wavefronts * wavefront_ns + fetched * GLOBAL_SECTOR_NS

@@ -499,8 +499,8 @@ def _store_alternative(state: _State, conv: Op, memo: dict) -> tuple[float, list
     for u in users:
         ptr = _pointer_attrs(state, u.operands[0])
         strides, element = ptr.attr("strides"), ptr.attr("element")
-        total += anchor_rules.global_cost(src, strides, element)
-        total -= anchor_rules.global_cost(state.layout[u.operands[0]], strides, element)
+        total += anchor_rules.global_cost(src, strides, element, store=True)
+        total -= anchor_rules.global_cost(state.layout[u.operands[0]], strides, element, store=True)
         nodes = []
         for k in (0, 2):
             if k < len(u.operands):
@@ -664,7 +664,7 @@ def _count(state: _State) -> int:
 
 
 def _score(state: _State) -> tuple[int, float]:
-    """(conversions, their total cost + the global memory ops' cost): the fewest, then the cheapest."""
+    """(conversions, their total cost + the global memory ops' cost), the cost in SM-ns per CTA."""
     count, cost = 0, 0.0
     for op in state.ops:
         if op.kind == "convert_layout":
@@ -672,7 +672,8 @@ def _score(state: _State) -> tuple[int, float]:
             cost += state.cost(op.operands[0], state.layout[op.results[0]])
         elif op.kind in ("load", "store"):
             ptr = _pointer_attrs(state, op.operands[0])
-            cost += anchor_rules.global_cost(state.layout[op.operands[0]], ptr.attr("strides"), ptr.attr("element"))
+            cost += anchor_rules.global_cost(state.layout[op.operands[0]], ptr.attr("strides"), ptr.attr("element"),
+                                             store=op.kind == "store")
     return count, cost
 
 
@@ -681,9 +682,10 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     """Assign a layout to every value of ``program`` and insert the fewest, cheapest conversions (module doc).
 
     A second run starts from the legacy solution (every value in the default blocked layout, as
-    :func:`naive_conversions` counts) and improves it by the same backward pass; the run with the
-    fewest conversions, then the least cost (conversions plus global memory ops), wins. The backward
-    pass never adds conversions, so the engine never leaves more than the legacy baseline.
+    :func:`naive_conversions` counts) and improves it by the same backward pass; of the runs that leave
+    no more conversions than the legacy baseline, the one of least predicted time (its conversions'
+    cost plus its global memory ops', ``anchors.global_cost``: one unit, SM-ns per CTA) wins. The
+    backward pass never adds conversions, so the engine never leaves more than the legacy baseline.
     A direct conversion's cost is asked only where a rematerialization is not already cheaper than
     ``cost_fn.floor`` (a ``CostFunction``'s lower bound on different layouts; ``plan_cost``'s is
     ``CONVERT_OVERHEAD``; a plain callable has none: every cost is asked): the same choices, fewer plans. The result's
@@ -697,9 +699,12 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     runs = [_run(program, cost_fn, rematerialize)]
     if rematerialize:
         runs.append(_run(program, cost_fn, True, legacy=True))
-    counts = [_count(run) for run in runs]  # the fewest conversions; their cost only breaks ties
-    tied = [run for run, count in zip(runs, counts) if count == min(counts)]
-    state = tied[0] if len(tied) == 1 else min(tied, key=_score)
+    if len(runs) > 1:  # the cheapest run that leaves no more conversions than the legacy baseline
+        limit = naive_conversions(program)
+        eligible = [run for run in runs if _count(run) <= limit] or [min(runs, key=_count)]
+        state = min(eligible, key=lambda run: _score(run)[1])
+    else:
+        state = runs[0]
     live = {v for op in state.ops for v in op.operands + op.results}
     values = {v: state.values[v] for v in sorted(live)}
     out = Program(tuple(state.ops), values, program.num_warps, program.threads_per_warp, program.num_ctas, program.args)

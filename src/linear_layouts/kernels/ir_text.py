@@ -152,6 +152,8 @@ class Function:
     name: str
     args: tuple[tuple[str, str], ...]
     body: Region
+    #: each argument's attribute dictionary text (``tt.divisibility = 16 : i32``; "" when none)
+    arg_attrs: tuple[tuple[str, str], ...] = ()
 
     def walk(self) -> Iterator[Op]:
         """Every op, nested regions included, in textual order (pre-order)."""
@@ -356,15 +358,17 @@ class _Parser:
         header = line[m.start(2):]
         close = _find_top("(" + header, ")")
         args_text = header[:close - 1] if close > 0 else m.group(2)
-        args = []
+        args, attrs = [], []
         for arg in split_top(args_text):
             a = re.match(r"(%[\w$.-]+)\s*:\s*(.*)$", arg)
             if a:
                 ty, _ = _strip_loc(" " + a.group(2))
+                attr = re.search(r"\{([^{}]*)\}\s*$", ty.strip())
                 ty = re.sub(r"\s*\{[^{}]*\}\s*$", "", ty.strip())
                 args.append((a.group(1), ty.strip()))
+                attrs.append((a.group(1), attr.group(1).strip() if attr else ""))
         ops = self._ops_until_close()
-        return Function(name, tuple(args), Region(tuple(ops)))
+        return Function(name, tuple(args), Region(tuple(ops)), tuple(attrs))
 
     def _ops_until_close(self) -> list[Op]:
         """Ops up to the ``}`` closing the current region (that line is left in ``self.closer``)."""
