@@ -107,15 +107,18 @@ def default_blocked_layout(shape: Sequence[int], num_warps: int, threads_per_war
 
 
 def coalesced_layout(shape: Sequence[int], strides: Sequence[int], dtype: DTypeLike, *, num_warps: int,
-                     threads_per_warp: int = 32) -> BlockedLayout:
-    """The Coalesce pass's layout for a global access of a ``shape`` tile with ``strides`` (module doc)."""
+                     threads_per_warp: int = 32, align: int = 16) -> BlockedLayout:
+    """The Coalesce pass's layout for a global access of a ``shape`` tile with ``strides`` (module doc);
+    ``align``: the bytes each contiguous run starts at a multiple of (Triton's pointer divisibility):
+    a thread takes no more contiguous elements than one aligned vector holds."""
     if len(shape) != len(strides):
         raise LayoutError(f"strides must have one entry per dim of shape {list(shape)}, got {list(strides)}")
     bits = bitwidth(dtype)
     order = memory_order(strides)
     numel = int(np.prod(shape))
     contiguous = shape[order[0]] if strides[order[0]] == 1 else 1
-    per_thread = max(1, min(max(128 // bits, 1), contiguous, max(numel // (num_warps * threads_per_warp), 1)))
+    widest = max(min(128, 8 * align) // bits, 1)
+    per_thread = max(1, min(widest, contiguous, max(numel // (num_warps * threads_per_warp), 1)))
     size_per_thread = [1] * len(shape)
     size_per_thread[order[0]] = per_thread
     return blocked_layout(shape, size_per_thread, order, num_warps, threads_per_warp)
@@ -162,25 +165,26 @@ def dot_operand_layout(parent: NVMMADistributedLayout, operand_index: int, dtype
     return DotOperandLayout(operand_index, parent, max(1, 32 // bitwidth(dtype)))
 
 
-def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike, *, store: bool = False) -> float:
+def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike, *, store: bool = False,
+                align: int = 16) -> float:
     """Predicted SM-nanoseconds per CTA of a global load (or ``store``) of a tile in ``layout`` at
     ``strides`` (module doc): each vector instruction of warp 0 costs its L1TEX wavefronts (from its
     distinct 128-byte lines and 32-byte sectors) at the device's wavefront time, in every warp that
     issues it (a load: every warp; a store: the warps holding distinct data, Triton masks the others);
     plus ``GLOBAL_SECTOR_NS`` per sector moved to or from L2 (a store: every instruction's sectors; a
     load: the CTA's distinct sectors). Vectors: the widest contiguous run after the register permutation of generalized
-    vectorization, at most 128 bits; duplicated registers are not re-accessed, duplicated lanes share
+    vectorization, at most 128 bits and ``align`` bytes; duplicated registers are not re-accessed, duplicated lanes share
     their sectors.
 
     >>> L = coalesced_layout([64, 64], [64, 1], "fp16", num_warps=4).to_linear([64, 64])
     >>> round(global_cost(L, [64, 1], "fp16"), 1)  # 4 warps x 4 v4 instructions, 4 lines, 16 sectors each
     244.6
     """
-    return _global_cost(layout, tuple(int(s) for s in strides), bitwidth(dtype), bool(store))
+    return _global_cost(layout, tuple(int(s) for s in strides), bitwidth(dtype), bool(store), int(align))
 
 
 @functools.lru_cache(maxsize=4096)
-def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, store: bool) -> float:
+def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, store: bool, align: int) -> float:
     from linear_layouts.analysis.cost_model import device_costs
     from linear_layouts.engine.transfer import standard_outs
 
@@ -190,7 +194,7 @@ def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, stor
     permutation = vector_permutation(in_memory)  # registers are free to reorder (§5.3)
     layout = permutation.apply(layout)
     contiguous = permutation.apply(in_memory).num_consecutive_in_out()  # contiguous_elements(layout, order)
-    vec = max(1, min(contiguous, max(128 // bits, 1)))
+    vec = max(1, min(contiguous, max(min(128, 8 * align) // bits, 1)))
     regs = layout.in_dim_size("register")
     zero = sum(1 << i for i, v in enumerate(layout.flat_bases("register")) if not v)
     groups = np.array([r for r in range(0, regs, vec) if not r & zero], dtype=np.int64)  # one per instruction

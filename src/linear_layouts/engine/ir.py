@@ -199,8 +199,11 @@ class Builder:
                        self.num_ctas, tuple(self._args.items()))
 
     # -- memory -------------------------------------------------------------------------------
-    def pointer(self, arg: str, shape: Sequence[int], dtype: str, strides: Sequence[int] | None = None) -> int:
-        """``arg + offsets``: a pointer tensor over a ``shape`` tile of ``dtype`` (row-major by default)."""
+    def pointer(self, arg: str, shape: Sequence[int], dtype: str, strides: Sequence[int] | None = None, *,
+                align: int | None = None) -> int:
+        """``arg + offsets``: a pointer tensor over a ``shape`` tile of ``dtype`` (row-major by default);
+        ``align``: the bytes (a power of two) every contiguous run of addresses starts at a multiple of
+        (Triton's pointer divisibility; default 16, as Triton specializes arguments)."""
         shape = _check_shape(shape)
         element_bits(dtype)
         if not isinstance(arg, str) or not arg.isidentifier():
@@ -215,7 +218,11 @@ class Builder:
         if len(strides) != len(shape) or any(s < 0 for s in strides):
             raise LayoutError(f"strides must be {len(shape)} non-negative ints, got {list(strides)}")
         self._args[arg] = dtype
-        return self._one("pointer", [], shape, "ptr", arg=arg, element=dtype, strides=strides)
+        if align is None:
+            return self._one("pointer", [], shape, "ptr", arg=arg, element=dtype, strides=strides)
+        if not _is_pow2(align):
+            raise LayoutError(f"align must be a power of two (bytes), got {quote(align)}")
+        return self._one("pointer", [], shape, "ptr", arg=arg, element=dtype, strides=strides, align=int(align))
 
     def load(self, ptr: int, mask: int | None = None) -> int:
         """``tt.load``: the tile the pointer tensor addresses (masked lanes read 0)."""

@@ -229,7 +229,7 @@ def _forward(state: _State) -> None:
         shape = _shape(state, op.results[0]) if op.results else None
         if kind == "pointer" and not state.legacy:
             desc = anchor_rules.coalesced_layout(shape, attrs["strides"], attrs["element"], num_warps=nw,
-                                                 threads_per_warp=tpw)
+                                                 threads_per_warp=tpw, align=attrs.get("align", 16))
             state.descriptors.append(desc)
             results = [transfer.descriptor_layout(desc, shape)]
         elif kind in ("arange", "full", "pointer"):
@@ -437,10 +437,10 @@ def _remat(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int
             op_cost = _registers(need) * ELEMENTWISE_COST
     elif kind == "load":
         ptr = _pointer_attrs(state, op.operands[0])
-        strides, element = ptr.attr("strides"), ptr.attr("element")
-        op_cost = anchor_rules.global_cost(target, strides, element)
+        strides, element, align = ptr.attr("strides"), ptr.attr("element"), ptr.attr("align", 16)
+        op_cost = anchor_rules.global_cost(target, strides, element, align=align)
         if moved:
-            op_cost -= anchor_rules.global_cost(state.layout[vid], strides, element)
+            op_cost -= anchor_rules.global_cost(state.layout[vid], strides, element, align=align)
         operand_targets = [target] * len(op.operands)
     else:  # dot, gather: anchored results
         return _INF, ()
@@ -498,9 +498,9 @@ def _store_alternative(state: _State, conv: Op, memo: dict) -> tuple[float, list
     total, plans = 0.0, []
     for u in users:
         ptr = _pointer_attrs(state, u.operands[0])
-        strides, element = ptr.attr("strides"), ptr.attr("element")
-        total += anchor_rules.global_cost(src, strides, element, store=True)
-        total -= anchor_rules.global_cost(state.layout[u.operands[0]], strides, element, store=True)
+        strides, element, align = ptr.attr("strides"), ptr.attr("element"), ptr.attr("align", 16)
+        total += anchor_rules.global_cost(src, strides, element, store=True, align=align)
+        total -= anchor_rules.global_cost(state.layout[u.operands[0]], strides, element, store=True, align=align)
         nodes = []
         for k in (0, 2):
             if k < len(u.operands):
@@ -673,7 +673,7 @@ def _score(state: _State) -> tuple[int, float]:
         elif op.kind in ("load", "store"):
             ptr = _pointer_attrs(state, op.operands[0])
             cost += anchor_rules.global_cost(state.layout[op.operands[0]], ptr.attr("strides"), ptr.attr("element"),
-                                             store=op.kind == "store")
+                                             store=op.kind == "store", align=ptr.attr("align", 16))
     return count, cost
 
 

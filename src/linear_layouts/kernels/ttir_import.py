@@ -60,6 +60,14 @@ __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
 
 #: stride given to a dim whose stride is a run-time value (not 1, which Triton specializes to a constant)
 UNKNOWN_STRIDE = 1 << 20
+#: divisibility of zero (divisible by any power of two)
+_BIG = 1 << 30
+
+
+def _pow2(value: int) -> int:
+    """The largest power of two dividing ``value`` (``_BIG`` for 0)."""
+    value = abs(int(value))
+    return _BIG if value == 0 else min(value & -value, _BIG)
 
 _BINARY_FN = {
     "arith.addf": "add", "arith.addi": "add", "arith.subf": "sub", "arith.subi": "sub",
@@ -83,11 +91,25 @@ _IGNORED = ("tt.return", "scf.yield", "tt.assert", "tt.print", "gpu.barrier", "t
 @dataclass(frozen=True)
 class _Affine:
     """An integer index tensor as an affine function of the element indices: ``coeffs[d]`` is the step
-    per unit of dim ``d`` (an int, or None for a run-time value); ``data``: it depends on loaded data."""
+    per unit of dim ``d`` (an int, or None for a run-time value); ``data``: it depends on loaded data;
+    ``div``: a power of two dividing its constant term, ``cdivs[d]`` one dividing ``coeffs[d]`` (known
+    where the value is not: a ``tt.divisibility = 16`` stride), as Triton's AxisInfo tracks them."""
 
     shape: tuple[int, ...]
     coeffs: tuple[int | None, ...]
     data: bool = False
+    div: int = _BIG
+    cdivs: tuple[int, ...] | None = None
+
+    def coeff_divs(self) -> tuple[int, ...]:
+        if self.cdivs is not None and len(self.cdivs) == len(self.coeffs):
+            return self.cdivs
+        return tuple(1 if c is None else _pow2(c) for c in self.coeffs)
+
+    def alignment(self) -> int:
+        """Elements every contiguous run (along the dim of coefficient 1) starts at a multiple of."""
+        divs = self.coeff_divs()
+        return min([self.div] + [d for c, d in zip(self.coeffs, divs) if c != 1])
 
 
 @dataclass(frozen=True)
@@ -120,6 +142,8 @@ class _Importer:
         self.affine: dict[str, _Affine] = {}    # integer index tensors
         self.pointers: dict[str, tuple[str, str, _Affine | None]] = {}  # ptr tensor -> (arg, element, offsets)
         self.scalar_ptr: dict[str, tuple[str, str]] = {}  # scalar pointer -> (arg, element)
+        self.sdiv: dict[str, int] = {}          # integer scalar -> a power of two dividing it
+        self.palign: dict[str, int] = {}        # pointer (scalar or tensor) -> bytes its base is aligned to
         self.types: dict[str, TypeInfo] = {}
         self.unmodeled: list[tuple[str, str, str]] = []
         self.stores: list[Op] = []
@@ -194,6 +218,7 @@ class _Importer:
         if not tensor_result and name not in ("tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.load"):
             if name == "tt.splat" or name == "tt.addptr":
                 self.scalar_pointer(op)
+            self.scalar_divisibility(op)
             return  # scalar code: no layouts
         handler = getattr(self, "op_" + name.replace(".", "_"), None)
         if handler is not None:
@@ -212,6 +237,10 @@ class _Importer:
         """One iteration: iter_args bound to their initial values; the loop's results are the yields."""
         self.loops += 1
         head = op.text
+        iv = re.match(r"scf\.for\s+(%[\w$.-]+)\s*=\s*(%[\w$.-]+)\s+to\s+%[\w$.-]+\s+step\s+(%[\w$.-]+)",
+                      head.split("=", 1)[-1].strip() if not head.lstrip().startswith("scf.for") else head.strip())
+        if iv:  # the induction variable: lb + i * step (Triton's AxisInfo: gcd of the two)
+            self.sdiv[iv.group(1)] = min(self.div_of(iv.group(2)), self.div_of(iv.group(3)))
         m = re.search(r"iter_args\((.*?)\)\s*->", head)
         pairs = []
         if m:
@@ -231,7 +260,7 @@ class _Importer:
             self.alias(result, y)
 
     def alias(self, new: str, old: str) -> None:
-        for table in (self.values, self.affine, self.pointers, self.scalar_ptr, self.types):
+        for table in (self.values, self.affine, self.pointers, self.scalar_ptr, self.types, self.sdiv, self.palign):
             if old in table:
                 table[new] = table[old]  # type: ignore[index]
 
@@ -239,6 +268,36 @@ class _Importer:
     def scalar_pointer(self, op: Op) -> None:
         if op.name == "tt.addptr" and op.operands[0] in self.scalar_ptr:
             self.scalar_ptr[op.results[0]] = self.scalar_ptr[op.operands[0]]
+            element = self.scalar_ptr[op.operands[0]][1]
+            self.palign[op.results[0]] = min(self.palign.get(op.operands[0], 1),
+                                             self.div_of(op.operands[1]) * _element_bytes(element))
+
+    def div_of(self, name: str) -> int:
+        """A power of two dividing the integer scalar ``name`` (1 when nothing is known)."""
+        if name in self.sdiv:
+            return self.sdiv[name]
+        value = self.splat_values.get(name) if hasattr(self, "splat_values") else None
+        return _pow2(value) if value is not None else 1
+
+    def scalar_divisibility(self, op: Op) -> None:
+        """Triton's AxisInfo divisibility of integer scalar results (index arithmetic on arguments)."""
+        if not op.results:
+            return
+        divs = [self.div_of(o) for o in op.operands]
+        name, out = op.name, None
+        if name == "arith.constant":
+            out = self.div_of(op.results[0])
+        elif name == "arith.muli" and len(divs) == 2:
+            out = min(divs[0] * divs[1], _BIG)
+        elif name in ("arith.addi", "arith.subi", "arith.remsi", "arith.remui") and len(divs) == 2:
+            out = min(divs)
+        elif name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast") and divs:
+            out = divs[0]
+        elif name == "arith.shli" and len(op.operands) == 2:
+            shift = self.splat_values.get(op.operands[1]) if hasattr(self, "splat_values") else None
+            out = min(divs[0] << shift, _BIG) if shift is not None and 0 <= shift < 30 else divs[0]
+        if out is not None:
+            self.sdiv[op.results[0]] = out
 
     def arg_pointer(self, name: str) -> tuple[str, str] | None:
         if name in self.scalar_ptr:
@@ -248,7 +307,7 @@ class _Importer:
     # -- index math --------------------------------------------------------------------------------
     def op_tt_make_range(self, op: Op) -> None:
         t = self.types[op.results[0]]
-        self.affine[op.results[0]] = _Affine(t.shape, (1,))
+        self.affine[op.results[0]] = _Affine(t.shape, (1,), div=_pow2(op.attr_int("start") or 0))
 
     def op_tt_splat(self, op: Op) -> None:
         t = self.types[op.results[0]]
@@ -257,18 +316,19 @@ class _Importer:
             base = self.arg_pointer(src)
             if base is not None:
                 self.pointers[op.results[0]] = (base[0], base[1], _Affine(t.shape, (0,) * len(t.shape)))
+                self.palign[op.results[0]] = self.palign.get(src, _element_bytes(base[1]))
             else:
                 self.pointers[op.results[0]] = ("", _elem_of_ptr(t.element), None)
             return
         if src in self.values and self.is_data(src):
             self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
             return
-        self.affine[op.results[0]] = _Affine(t.shape, (0,) * len(t.shape))
+        self.affine[op.results[0]] = _Affine(t.shape, (0,) * len(t.shape), div=self.div_of(src))
 
     def op_arith_constant(self, op: Op) -> None:
         t = self.types[op.results[0]]
         if t.element.startswith(("i", "index")) and not t.element.startswith("i1"):
-            self.affine[op.results[0]] = _Affine(t.shape, (0,) * len(t.shape))
+            self.affine[op.results[0]] = _Affine(t.shape, (0,) * len(t.shape), div=self.div_of(op.results[0]))
         else:
             self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
 
@@ -285,6 +345,7 @@ class _Importer:
         else:
             offsets = _combine(a, b, "add")
         self.pointers[op.results[0]] = (arg, element, offsets)
+        self.palign[op.results[0]] = self.palign.get(ptr, _element_bytes(element))
 
     def affine_binary(self, op: Op) -> bool:
         """Index math on integer tensors: keep the affine form; True if handled."""
@@ -306,6 +367,8 @@ class _Importer:
             scale = const
             if op.name == "arith.shli" and const is not None:
                 scale = 1 << const
+        if kind == "mul" and op.name == "arith.shli":
+            b = _Affine(b.shape, b.coeffs, b.data, _BIG if scale is None else _pow2(scale), b.cdivs)
         self.affine[op.results[0]] = _combine(a, b, kind, scale)
         return True
 
@@ -318,21 +381,24 @@ class _Importer:
         axis = op.attr_int("axis") or 0
         if src in self.affine and src not in self.values:
             a = self.affine[src]
-            coeffs = list(a.coeffs)
+            coeffs, cdivs = list(a.coeffs), list(a.coeff_divs())
             coeffs.insert(axis, 0)
+            cdivs.insert(axis, _BIG)
             shape = list(a.shape)
             shape.insert(axis, 1)
-            self.affine[op.results[0]] = _Affine(tuple(shape), tuple(coeffs), a.data)
+            self.affine[op.results[0]] = _Affine(tuple(shape), tuple(coeffs), a.data, a.div, tuple(cdivs))
             return
         if src in self.pointers:
             arg, element, a = self.pointers[src]
             if a is not None:
-                coeffs = list(a.coeffs)
+                coeffs, cdivs = list(a.coeffs), list(a.coeff_divs())
                 coeffs.insert(axis, 0)
+                cdivs.insert(axis, _BIG)
                 shape = list(a.shape)
                 shape.insert(axis, 1)
-                a = _Affine(tuple(shape), tuple(coeffs), a.data)
+                a = _Affine(tuple(shape), tuple(coeffs), a.data, a.div, tuple(cdivs))
             self.pointers[op.results[0]] = (arg, element, a)
+            self.palign[op.results[0]] = self.palign.get(src, _element_bytes(element))
             return
         self.values[op.results[0]] = self.b.expand_dims(self.data(src), axis)
 
@@ -341,11 +407,13 @@ class _Importer:
         t = self.types[op.results[0]]
         if src in self.affine and src not in self.values:
             a = self.affine[src]
-            self.affine[op.results[0]] = _Affine(t.shape, a.coeffs, a.data)
+            self.affine[op.results[0]] = _Affine(t.shape, a.coeffs, a.data, a.div, a.cdivs)
             return
         if src in self.pointers:
             arg, element, a = self.pointers[src]
-            self.pointers[op.results[0]] = (arg, element, _Affine(t.shape, a.coeffs, a.data) if a else None)
+            self.pointers[op.results[0]] = (arg, element, _Affine(t.shape, a.coeffs, a.data, a.div, a.cdivs)
+                                            if a else None)
+            self.palign[op.results[0]] = self.palign.get(src, _element_bytes(element))
             return
         self.values[op.results[0]] = self.b.broadcast(self.data(src), list(t.shape))
 
@@ -357,13 +425,16 @@ class _Importer:
             return None
         arg, element, offsets = base
         shape = list(t.shape)
+        size = _element_bytes(element)
         if offsets is None or len(offsets.coeffs) != len(shape):
             strides = _row_major(shape)
             self.notes.add("pointers whose offsets are not affine (gathers) get row-major strides")
+            align = min(self.palign.get(name, size), 16)  # (indices times a divisible stride: as aligned)
         else:
             strides = [UNKNOWN_STRIDE if c is None else abs(c) for c in offsets.coeffs]
+            align = min(self.palign.get(name, size), offsets.alignment() * size, 16)
         ident = re.sub(r"\W", "_", arg.lstrip("%")) or "arg"
-        return self.b.pointer(ident, shape, element, strides)
+        return self.b.pointer(ident, shape, element, strides, align=max(1, align))
 
     def op_tt_load(self, op: Op) -> None:
         t = self.types[op.results[0]] if op.results else None
@@ -414,15 +485,15 @@ class _Importer:
         operands = op.operands
         if t.element.startswith(("i", "index")) and all(o in self.affine and not self.is_data(o) for o in operands):
             if op.name in ("arith.cmpi",):
-                self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape))
+                self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape), div=1)
                 return
             if self.affine_binary(op):
                 return
-            self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape))
+            self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape), div=1)
             return
         if op.name in ("arith.cmpi", "arith.cmpf") or (t.element == "i1" and not any(self.is_data(o) for o in operands)):
             if not any(self.is_data(o) for o in operands):  # masks: index math
-                self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape))
+                self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape), div=1)
                 return
         ins = [self.data(o, t) for o in operands]
         fn = _BINARY_FN.get(op.name) or _UNARY_FN.get(op.name)
@@ -455,9 +526,9 @@ class _Importer:
         src = op.operands[0]
         t = self.types[op.results[0]]
         if src in self.affine and not self.is_data(src):  # index math stays free: only its shape changes
-            self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape))
+            self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape), div=1)
             if name == "tt.split":
-                self.affine[op.results[1]] = _Affine(t.shape, (None,) * len(t.shape))
+                self.affine[op.results[1]] = _Affine(t.shape, (None,) * len(t.shape), div=1)
             return
         if src in self.pointers:
             self.missing(op, "shape op on a pointer tensor")
@@ -547,16 +618,36 @@ def _combine(a: _Affine, b: _Affine, kind: str, scale: int | None = None) -> _Af
     shape = a.shape if len(a.shape) >= len(b.shape) else b.shape
     ca = list(a.coeffs) + [0] * (len(shape) - len(a.coeffs))
     cb = list(b.coeffs) + [0] * (len(shape) - len(b.coeffs))
+    da = list(a.coeff_divs()) + [_BIG] * (len(shape) - len(a.coeffs))
+    db = list(b.coeff_divs()) + [_BIG] * (len(shape) - len(b.coeffs))
+    div = min(a.div, b.div)
     if kind == "add":
         coeffs = [None if x is None or y is None else x + y for x, y in zip(ca, cb)]
-    elif kind == "mul":
-        base = ca if any(x != 0 for x in ca) else cb
+        cdivs = [min(x, y) for x, y in zip(da, db)]
+    elif kind == "mul":  # (affine) * (splat): divisibilities multiply
+        varying, factor = (a, b) if any(x != 0 for x in ca) else (b, a)
+        base = ca if varying is a else cb
         coeffs = [0 if x == 0 else (None if x is None or scale is None else x * scale) for x in base]
+        fdiv = _pow2(scale) if scale is not None else factor.div
+        cdivs = [min(d * fdiv, _BIG) for d in (da if varying is a else db)]
+        div = min(varying.div * fdiv, _BIG)
     elif kind == "keep":
         coeffs = [x if y == 0 else None for x, y in zip(ca, cb)]
+        cdivs = [min(x, y) for x, y in zip(da, db)]
     else:
         coeffs = [0 if x == 0 and y == 0 else None for x, y in zip(ca, cb)]
-    return _Affine(tuple(shape), tuple(coeffs), a.data or b.data)
+        cdivs = [_BIG if c == 0 else 1 for c in coeffs]
+        div = 1
+    cdivs = [1 if c is None and d == _BIG else d for c, d in zip(coeffs, cdivs)]
+    return _Affine(tuple(shape), tuple(coeffs), a.data or b.data, div, tuple(cdivs))
+
+
+def _element_bytes(element: str) -> int:
+    """Bytes of one element of a pointer's element type (1 for sub-byte and unknown types)."""
+    from linear_layouts.kernels.layouts import element_bits
+
+    bits = element_bits(element)
+    return max(1, (bits or 8) // 8)
 
 
 @checked
@@ -572,9 +663,16 @@ def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int
     imp = _Importer(module, cc, dict(scalars or {}), num_warps)
     fn = module.functions[0]
     splat_values: dict[str, int] = {}
+    attrs = dict(fn.arg_attrs)
     for arg, ty in fn.args:
+        m = re.search(r"tt\.divisibility = (\d+)", attrs.get(arg, ""))
         if ty.startswith("!tt.ptr"):
             imp.scalar_ptr[arg] = (arg, _elem_of_ptr(ty))
+            imp.palign[arg] = int(m.group(1)) if m else _element_bytes(_elem_of_ptr(ty))
+        elif arg in (scalars or {}):
+            imp.sdiv[arg] = _pow2((scalars or {})[arg])
+        elif m:
+            imp.sdiv[arg] = int(m.group(1))
     # constants (scalars and splats of scalars) for the strides of index math
     scalar_values: dict[str, int] = dict(scalars or {})
     for op in fn.walk():
