@@ -143,8 +143,8 @@ def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = No
     for op in ttir.functions[0].walk():
         if op.name in _REGION_OPS:  # loop results are tied through their yields (iter_args differ)
             continue
-        descs = [result.descriptors[imported.names[r]] if imported.names.get(r) in result.layouts else None
-                 for r in op.results]
+        descs = [result.descriptors[imported.names[r]] if imported.names.get(r) in result.layouts
+                 and r not in imported.keep else None for r in op.results]
         if any(d is not None for d in descs):
             by_key.setdefault(_key(op), []).append(descs)
     values: dict[str, Any] = {}

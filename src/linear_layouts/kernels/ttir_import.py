@@ -13,6 +13,7 @@ integer index math (make_range, splat, arith on     folded into the pointers; wh
 it, masks)                                          free ``full`` (recomputable in any layout)
 ``arith`` / ``math`` on data, ``select``            ``elementwise`` (add, mul, ...; others ``map1``..``map3``)
 ``tt.dot`` (2-D)                                    ``dot`` (wgmma on sm_90+ when M >= 64, else mma.sync)
+``tt.dot_scaled`` (2-D)                             ``dot`` of the operands cast to bf16 (scales: Triton's)
 ``tt.reduce`` (each operand)                        ``reduce`` (add / max / min by the combiner)
 ``tt.trans``, ``reshape``, ``join``, ``split``,     the same shape ops
 ``expand_dims``, ``broadcast``, ``tt.gather``
@@ -20,7 +21,7 @@ it, masks)                                          free ``full`` (recomputable 
 ==================================================  ===================================================
 
 ``tt.scan`` becomes an elementwise ``scan`` (it keeps its operand's layout). Everything else
-(``tt.histogram``, ``tt.dot_scaled``, 3-D dots, descriptor loads, ...)
+(``tt.histogram``, 3-D dots, descriptor loads, ...)
 is listed in ``ImportedProgram.unmodeled``; its results enter the program as free placeholders, so
 the engine may lay them out at no cost (stated, never silent).
 
@@ -125,6 +126,9 @@ class ImportedProgram:
     names: Mapping[str, int] = field(default_factory=dict)
     #: the TTIR ops behind the engine program's ``store`` ops, in the same order (atomics included)
     stores: tuple[Op, ...] = ()
+    #: TTIR values whose layout Triton's own lowering fixes (a ``tt.dot_scaled`` operand, which Triton
+    #: upcasts with its scales in layouts of its choice): a rewrite keeps Triton's layouts for them
+    keep: tuple[str, ...] = ()
 
 
 def _elem(t: TypeInfo) -> str:
@@ -147,6 +151,7 @@ class _Importer:
         self.types: dict[str, TypeInfo] = {}
         self.unmodeled: list[tuple[str, str, str]] = []
         self.stores: list[Op] = []
+        self.keep: set[str] = set()
         self.notes: set[str] = set()
         self.loops = 0
 
@@ -560,6 +565,54 @@ class _Importer:
         va, vb = self.data(a, ta), self.data(b, self.typ(op.operand_types[1]))
         self.values[op.results[0]] = self.b.dot(va, vb, acc, out_dtype=_elem(t), mma_version=version)
 
+    def op_tt_dot_scaled(self, op: Op) -> None:
+        """``tt.dot_scaled`` (mxfp8 / mxfp4): a ``dot`` of the operands upcast to bf16, as Triton lowers it
+        for sm_80 / sm_90 (upcast, times the broadcast scales, then mma / wgmma): the accumulator and the
+        dot-operand anchors are the engine's (with wgmma and an fp4 B, of the transposed product, as Triton
+        swaps the operands). A packed fp4 operand (two e2m1 per byte) enters as a free
+        bf16 placeholder of the unpacked shape, and the scales are not imported: the upcast Triton adds
+        and the scales keep Triton's layouts in a rewrite (the layouts Triton's upcast requires)."""
+        m = re.search(r"tt\.dot_scaled\s+(%[\w$.#-]+)(?:\s+scale\s+%[\w$.#-]+)?\s*,\s*(%[\w$.#-]+)"
+                      r"(?:\s+scale\s+%[\w$.#-]+)?\s*,\s*(%[\w$.#-]+)\s+lhs\s*=\s*(\w+)\s+rhs\s*=\s*(\w+)", op.text)
+        t = self.types[op.results[0]]
+        if m is None or len(t.shape) != 2:
+            self.missing(op, "tt.dot_scaled not read (or not 2-D)")
+            return
+        a, b, c, lhs, rhs = m.groups()
+        self.keep.update((a, b))
+        types = {name: self.typ(ty) for name, ty in zip(op.operands, op.operand_types)}
+        ta, tb = types.get(a), types.get(b)
+        if ta is None or tb is None or len(ta.shape) != 2 or len(tb.shape) != 2:
+            self.missing(op, "tt.dot_scaled operands not read")
+            return
+        k = ta.shape[1] * (2 if lhs == "e2m1" else 1)
+        n = t.shape[1]
+        operands = []
+        for name, info, fmt, shape in ((a, ta, lhs, (t.shape[0], k)), (b, tb, rhs, (k, n))):
+            if tuple(info.shape) != shape:  # packed fp4: the unpacked operand is Triton's upcast
+                operands.append(self.b.full(list(shape), 0, "bf16"))
+                self.notes.add("tt.dot_scaled: a packed fp4 operand enters as a free placeholder (its upcast "
+                               "keeps Triton's layouts)")
+                continue
+            value = self.data(name, info)
+            if self.b._values[value].dtype != "bf16":
+                value = self.b.cast(value, "bf16")
+            operands.append(value)
+        version = 3 if self.cc >= 90 and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
+        acc = self.data(c, t)
+        if self.b._values[acc].dtype != _elem(t):
+            acc = self.b.cast(acc, _elem(t))
+        if version == 3 and rhs == "e2m1" and lhs != "e2m1":
+            # wgmma takes the upcast fp4 operand as A: Triton computes (b^T @ a^T)^T, its accumulator the
+            # transposed wgmma layout
+            out = self.b.dot(self.b.trans(operands[1], [1, 0]), self.b.trans(operands[0], [1, 0]),
+                             self.b.trans(acc, [1, 0]), out_dtype=_elem(t), mma_version=3)
+            self.values[op.results[0]] = self.b.trans(out, [1, 0])
+        else:
+            self.values[op.results[0]] = self.b.dot(operands[0], operands[1], acc, out_dtype=_elem(t),
+                                                    mma_version=version)
+        self.notes.add("tt.dot_scaled: imported as a dot of bf16 operands (the scales keep Triton's layouts)")
+
     def op_tt_reduce(self, op: Op) -> None:
         axis = op.attr_int("axis") or 0
         combine = "add"
@@ -686,4 +739,4 @@ def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int
     imp.splat_values = splat_values  # type: ignore[attr-defined]
     imp.region(fn.body)
     return ImportedProgram(imp.b.build(), tuple(imp.unmodeled), tuple(sorted(imp.notes)), imp.loops,
-                           dict(imp.values), tuple(imp.stores))
+                           dict(imp.values), tuple(imp.stores), tuple(sorted(imp.keep)))
