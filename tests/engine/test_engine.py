@@ -32,7 +32,7 @@ def test_a_dot_trans_store_needs_no_conversion(version):
     assert result.layouts[dot.results[0]] == mma
     assert result.layouts[store.operands[0]] == transfer.trans_forward(mma, [1, 0])
     assert {c.result for c in result.conversions} <= set(dot.operands)
-    # (wgmma's A may be loaded straight in its dot-operand layout: each sector is fetched from L2 once)
+    # (wgmma's A may load straight in its dot-operand layout where that costs less than converting it)
     assert len(result.conversions) <= (2 if version == 2 else 1)
     # a legacy engine (blocked everywhere) converts the accumulator and the transposed result
     assert naive_conversions(dot_trans_store(mma_version=version)) > len(result.conversions)

@@ -53,18 +53,17 @@ def test_the_engine_lays_out_imported_programs_consistently():
         assert check_consistent(result) == [], name
 
 
-def test_the_transpose_loads_in_the_store_layout_where_that_costs_no_more():
-    """Triton converts the loaded tile (128 wavefronts, 145 SM-ns by the cost model); the engine loads it
-    in the transposed layout instead: 4x the load requests (+144 SM-ns of L1 wavefronts), each sector
-    still fetched from L2 once (``anchors.global_cost``)."""
+def test_the_transpose_needs_one_conversion_on_both_sides():
+    """Loading the tile in the transposed layout instead costs 4x the load requests, each warp fetching
+    the sectors the others fetch too (``anchors.global_cost``): the engine keeps the conversion."""
     from linear_layouts.kernels.engine_compare import compare_with_engine
     from linear_layouts.kernels.report import analyze_ttgir
 
     report = analyze_ttgir((IR / "sm_90" / "transpose.ttgir").read_text(), with_triton_estimate=False)
     c = compare_with_engine(report, parse_module((IR / "sm_90" / "transpose.ttir").read_text()))
-    assert (c.triton_conversions, c.ours_conversions) == (1, 0)
-    assert c.triton_wavefronts == 128 and c.ours_wavefronts == 0 and c.ran
-    assert "convert_layout" not in c.program_text
+    assert (c.triton_conversions, c.ours_conversions) == (1, 1)
+    assert c.triton_wavefronts == 128 and c.ours_wavefronts > 0 and c.ran
+    assert "convert_layout" in c.program_text
 
 
 def test_large_programs_are_imported_but_not_propagated():

@@ -16,7 +16,9 @@ distinct 32-byte sectors:
 * L2 transfers, ``GLOBAL_SECTOR_NS`` each (one sector's share of the L2 bandwidth of one SM): a store
   sends every request's sectors to L2 (L1 writes through), each a whole transfer whether the lanes
   fill it or not (16 bytes of a sector still move a sector, with a byte mask); a load fetches each
-  distinct sector of the CTA once (a sector read again, by another instruction or warp, hits L1).
+  distinct sector a warp reads once (the warp's repeats hit L1; warps holding copies of one another's
+  data share their fetches), while different warps reading one sector each fetch it (a model: they
+  run concurrently, before any fill; whether L1 merges their misses is not measured here).
 
 So a warp-wide ``st.global.b32`` over 8 rows (the wgmma accumulator of fp16 stored as is: 8 lines, 8
 half-written sectors, 256 bytes of data) costs 2 x 0.75 + 8 x 0.77 ns, a coalesced 16-byte store of
@@ -172,7 +174,7 @@ def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike, 
     distinct 128-byte lines and 32-byte sectors) at the device's wavefront time, in every warp that
     issues it (a load: every warp; a store: the warps holding distinct data, Triton masks the others);
     plus ``GLOBAL_SECTOR_NS`` per sector moved to or from L2 (a store: every instruction's sectors; a
-    load: the CTA's distinct sectors). Vectors: the widest contiguous run after the register permutation of generalized
+    load: each warp's distinct sectors, warps holding the same data once). Vectors: the widest contiguous run after the register permutation of generalized
     vectorization, at most 128 bits and ``align`` bytes; duplicated registers are not re-accessed, duplicated lanes share
     their sectors.
 
@@ -216,13 +218,9 @@ def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, stor
     if store:  # L1 writes through: every request's sectors go to L2; warps of duplicated data are masked
         warps = 1 << sum(1 for b in warp_bases if b)
         return warps * (wavefronts * wavefront_ns + int(sectors.sum()) * GLOBAL_SECTOR_NS)
-    # a load: every warp issues its requests; a sector read again (another instruction, another warp)
-    # hits L1, so the CTA fetches each distinct sector from L2 once
-    every_warp = np.arange(1 << len(warp_bases), dtype=np.int64)
-    ins = {"register": groups[:, None, None], "lane": lanes[None, :, None]}
-    if layout.has_in_dim("warp"):
-        ins["warp"] = every_warp[None, None, :]
-    coords = layout.apply_array(ins)
-    addr = sum(coords[f"dim{d}"].astype(np.int64) * s for d, s in enumerate(strides)) * bits // 8
-    fetched = np.unique(np.asarray(addr) // 32).size
-    return len(every_warp) * wavefronts * wavefront_ns + fetched * GLOBAL_SECTOR_NS
+    # a load: every warp issues its requests; a warp fetches each distinct sector it reads once (its
+    # repeats hit L1) and warps holding copies of one another's data share their fetches; other warps
+    # reading the same sector fetch it again (they run concurrently, before any fill)
+    distinct_warps = 1 << sum(1 for b in warp_bases if b)
+    per_warp = np.unique(np.asarray(addr) // 32).size
+    return (1 << len(warp_bases)) * wavefronts * wavefront_ns + distinct_warps * per_warp * GLOBAL_SECTOR_NS
