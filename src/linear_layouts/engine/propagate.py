@@ -323,8 +323,11 @@ def _merge(state: _State, operands: list[int]) -> LinearLayout:
     best, best_cost = None, math.inf
     # ties go to layouts loaded from memory (Triton favours blocked layouts for loads / stores)
     ranked = sorted(voters, key=lambda o: not _from_load(state, o))
+    memo: dict = {}
     for candidate in dict.fromkeys(state.layout[o] for o in ranked):
-        cost = sum(state.cost(o, candidate) for o in voters)
+        # an operand is converted, or recomputed in the candidate where that is cheaper (a broadcast of
+        # a small load, ...), as the backward pass would
+        cost = sum(min(state.cost(o, candidate), _plan(state, o, candidate, memo)[0]) for o in voters)
         if cost < best_cost - 1e-9:
             best, best_cost = candidate, cost
     return best
@@ -338,7 +341,11 @@ def _dot_anchor(state: _State, op: Op) -> tuple[list[LinearLayout], dict[int, Li
     mma = anchor_rules.mma_layout(shape, dtype, version, state.program.num_warps)
     da = anchor_rules.dot_operand_layout(mma, 0, dtype)
     state.descriptors += [mma, da]
-    required = {0: transfer.descriptor_layout(da, _shape(state, a))}
+    required = {}
+    # wgmma reads A from registers in its dot-operand layout, or -- a tile loaded from global memory, as
+    # Triton stages it -- from shared memory, where any register layout will do
+    if version == 2 or state.ops[state.def_index(a)].kind != "load":
+        required[0] = transfer.descriptor_layout(da, _shape(state, a))
     if version == 2:  # wgmma reads B from shared memory: any register layout will do
         db = anchor_rules.dot_operand_layout(mma, 1, state.values[b].dtype)
         state.descriptors.append(db)
@@ -678,7 +685,7 @@ def _score(state: _State) -> tuple[int, float]:
 
 
 def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True,
-              max_elements: int = MAX_ELEMENTS) -> EngineResult:
+              max_elements: int = MAX_ELEMENTS, start: str = "both") -> EngineResult:
     """Assign a layout to every value of ``program`` and insert the fewest, cheapest conversions (module doc).
 
     A second run starts from the legacy solution (every value in the default blocked layout, as
@@ -690,14 +697,18 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     ``cost_fn.floor`` (a ``CostFunction``'s lower bound on different layouts; ``plan_cost``'s is
     ``CONVERT_OVERHEAD``; a plain callable has none: every cost is asked): the same choices, fewer plans. The result's
     ``descriptors`` are found on first access.
+    ``start``: ``"anchored"`` or ``"legacy"`` keeps only that run (a caller that judges the candidates
+    with a fuller model, as ``kernels.rewrite`` does, asks for each).
     Requires: every value a tile of at most ``max_elements`` elements (``limits.MAX_ELEMENTS``).
     """
     if not isinstance(program, Program):
         raise LayoutError(f"program must be an engine.ir.Program, got {type(program).__name__}")
     for vid, value in program.values.items():
         check_count(math.prod(value.shape), max_elements, f"propagate: value %{vid} {value.type_str()}")
-    runs = [_run(program, cost_fn, rematerialize)]
-    if rematerialize:
+    if start not in ("both", "anchored", "legacy"):
+        raise LayoutError(f"start must be 'both', 'anchored' or 'legacy', got {quote(start)}")
+    runs = [] if start == "legacy" else [_run(program, cost_fn, rematerialize)]
+    if rematerialize and start != "anchored":
         runs.append(_run(program, cost_fn, True, legacy=True))
     if len(runs) > 1:  # the cheapest run that leaves no more conversions than the legacy baseline
         limit = naive_conversions(program)

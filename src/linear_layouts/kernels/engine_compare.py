@@ -30,7 +30,7 @@ from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import NO_OP, REGISTERS, SHARED
 from linear_layouts.kernels.ttir_import import import_ttir
 
-__all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS"]
+__all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS", "KernelCosts", "kernel_costs"]
 
 #: programs larger than this are not propagated in a report (the engine is not yet fast on them)
 MAX_ENGINE_OPS = 120
@@ -92,6 +92,80 @@ def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str
     wavefronts = sum(c.plan.wavefronts for c in result.conversions if c.plan is not None)
     return EngineComparison(**base, ours_conversions=len(result.conversions), ours_wavefronts=wavefronts,
                             ours_kinds=kinds, seconds=round(time.time() - start, 2), program_text=result.to_text())
+
+
+@dataclass(frozen=True)
+class KernelCosts:
+    """A TTGIR's predicted cost per CTA, each op once: ``conversions`` that move data, register -> shared
+    ``stagings``, their shared ``wavefronts`` and time (``shared_ns``, the report's ``triton_time_ns``),
+    and the global loads / stores' time (``global_ns``, ``engine.anchors.global_cost`` at the strides,
+    element type and alignment the kernel's TTIR gives each pointer): the same units as the engine's."""
+
+    conversions: int
+    stagings: int
+    wavefronts: int
+    shared_ns: float
+    global_ns: float
+
+    @property
+    def total_ns(self) -> float:
+        return self.shared_ns + self.global_ns
+
+
+#: TTGIR ops that access global memory through a pointer tensor (operand 0)
+_GLOBAL_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "ttg.async_copy_global_to_local")
+
+
+@checked
+def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None) -> KernelCosts:
+    """The predicted costs of the TTGIR text ``ttgir`` (Triton's, or a rewrite of it) whose TTIR text is
+    ``ttir`` (same compile); global accesses are tied to the TTIR's by (op, source location) as ``kernels.rewrite``
+    ties values, a pipelined ``cp.async`` standing for its load.
+
+    >>> KernelCosts(1, 0, 128, 97.0, 490.0).total_ns
+    587.0
+    """
+    from linear_layouts.engine.anchors import global_cost
+    from linear_layouts.kernels.layouts import Layouts, parse_type
+    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.kernels.rewrite import _key
+
+    from linear_layouts.kernels.ir_text import parse_module
+
+    report = analyze_ttgir(ttgir, with_triton_estimate=False)
+    ttir, ttgir = parse_module(ttir), parse_module(ttgir)
+    conversions, stagings, wavefronts = _triton_side(report)
+    shared_ns = 0.0
+    for op in report.ops:
+        counted = (op.kind == "convert_layout" and op.triton.kind not in (NO_OP, REGISTERS)) or (
+            op.kind in ("local_alloc", "local_store", "local_load") and op.triton.kind == SHARED)
+        if counted:
+            shared_ns += op.triton_time_ns or 0.0
+    imported = import_ttir(ttir, num_warps=num_warps or ttgir.num_warps)
+    defs = {r: op for op in imported.program.ops for r in op.results}
+    pointers: dict[tuple, list] = {}
+    for op in ttir.functions[0].walk():
+        if op.name == "tt.load" and op.results and op.results[0] in imported.names:
+            load = defs.get(imported.names[op.results[0]])
+            if load is not None and load.kind == "load":
+                pointers.setdefault(_key(op), []).append(defs[load.operands[0]])
+    for top, store in zip(imported.stores, [op for op in imported.program.ops if op.kind == "store"]):
+        pointers.setdefault(_key(top), []).append(defs[store.operands[0]])
+    layouts, seen, global_ns = Layouts(ttgir), {}, 0.0
+    for op in ttgir.functions[0].walk():
+        if op.name not in _GLOBAL_OPS:
+            continue
+        key = ("tt.load",) + _key(op)[1:] if op.name == "ttg.async_copy_global_to_local" else _key(op)
+        options = pointers.get(key)
+        if not options:
+            continue  # an access the TTIR import does not model (descriptor loads, ...)
+        k = seen.get(key, 0)
+        seen[key] = k + 1
+        ptr = options[min(k, len(options) - 1)]
+        layout = layouts.linear(parse_type(op.operand_types[0], ttgir))
+        global_ns += global_cost(layout, ptr.attr("strides"), ptr.attr("element"),
+                                 store=key[0] != "tt.load", align=ptr.attr("align", 16))
+    return KernelCosts(conversions, stagings, wavefronts, shared_ns, global_ns)
 
 
 def comparison_lines(c: EngineComparison) -> list[str]:

@@ -64,7 +64,7 @@ from linear_layouts.kernels.layouts import Layouts, TypeInfo, parse_type
 from linear_layouts.layout import LinearLayout
 from linear_layouts.ttgir import format_attribute
 
-__all__ = ["Rewrite", "rewrite_ttgir", "engine_assignment", "rewrite_kernel", "EngineAssignment"]
+__all__ = ["Rewrite", "rewrite_ttgir", "engine_assignment", "rewrite_kernel", "EngineAssignment", "MIN_GAIN"]
 
 #: ops recomputed in any layout for free (no tensor operands, or only free ones)
 _SOURCES = ("arith.constant", "tt.make_range", "tt.splat", "tt.get_program_id", "tt.get_num_programs")
@@ -125,9 +125,9 @@ def _key(op: Op) -> tuple:
 @checked
 def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = None,
                       scalars: Mapping[str, int] | None = None, cc: int | None = None,
-                      max_ops: int | None = None) -> EngineAssignment:
-    """Propagate ``ttir`` with our engine and tie its layouts to ``ttgir``'s values by (op name, source
-    location); stores are tied in the same way, in order."""
+                      max_ops: int | None = None, start: str = "both") -> EngineAssignment:
+    """Propagate ``ttir`` with our engine (``start``: which of its runs, ``engine.propagate``) and tie its
+    layouts to ``ttgir``'s values by (op name, source location); stores are tied in the same way, in order."""
     from linear_layouts.engine import propagate
     from linear_layouts.kernels.engine_compare import MAX_ENGINE_OPS
     from linear_layouts.kernels.ttir_import import import_ttir
@@ -138,7 +138,7 @@ def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = No
     if n > max_ops:
         raise LayoutError(f"ttir: {n} ops, above the {max_ops}-op limit of the engine's run here "
                           f"(engine_compare.MAX_ENGINE_OPS = {MAX_ENGINE_OPS})")
-    result = propagate(imported.program)
+    result = propagate(imported.program, start=start)
     by_key: dict[tuple, list[list[Any]]] = {}
     for op in ttir.functions[0].walk():
         if op.name in _REGION_OPS:  # loop results are tied through their yields (iter_args differ)
@@ -786,10 +786,42 @@ def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, An
                    differs, same)
 
 
+#: a rewrite must be predicted this much faster than Triton's TTGIR to be chosen (a smaller gain is
+#: below what the device measures reliably: Triton's layouts are kept)
+MIN_GAIN = 0.01
+
+
 @checked
 def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
-                   scalars: Mapping[str, int] | None = None) -> tuple[Rewrite, EngineAssignment]:
-    """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile)."""
-    ttgir_module = parse_module(ttgir)
-    assignment = engine_assignment(parse_module(ttir), ttgir_module, num_warps=num_warps, scalars=scalars)
-    return rewrite_ttgir(ttgir, assignment.values, assignment.stores), assignment
+                   scalars: Mapping[str, int] | None = None, choose: bool = True) -> tuple[Rewrite, EngineAssignment]:
+    """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile).
+
+    ``choose`` (default): the candidates are judged with the report's full model
+    (``engine_compare.kernel_costs``: conversions, shared-memory time including the stagings of wgmma
+    operands, which the engine does not see, and global-memory time): the engine's choice, each of its
+    two runs (``engine.propagate``'s ``start``), and Triton's own TTGIR. The winner has no more
+    conversions than Triton's, then the least predicted time; Triton's TTGIR unless a rewrite is
+    predicted at least ``MIN_GAIN`` faster. ``choose=False``: the engine's choice, as written."""
+    from linear_layouts.kernels.engine_compare import kernel_costs
+
+    ttgir_module, ttir_module = parse_module(ttgir), parse_module(ttir)
+    first = engine_assignment(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars)
+    if not choose:
+        return rewrite_ttgir(ttgir, first.values, first.stores), first
+    triton_count = _count_converts(ttgir_module)
+    best, texts = None, set()
+    for order, start in enumerate(("both", "anchored", "legacy")):
+        assignment = first if order == 0 else engine_assignment(ttir_module, ttgir_module, num_warps=num_warps,
+                                                                scalars=scalars, start=start)
+        rewrite = rewrite_ttgir(ttgir, assignment.values, assignment.stores)
+        if rewrite.text in texts or rewrite.conversions > triton_count:
+            continue
+        texts.add(rewrite.text)
+        cost = kernel_costs(ttir, rewrite.text, num_warps=num_warps).total_ns
+        if best is None or cost < best[0] - 1e-6:
+            best = (cost, rewrite, assignment)
+    own = kernel_costs(ttir, ttgir, num_warps=num_warps).total_ns
+    if best is None or best[0] > own * (1 - MIN_GAIN):
+        note = "every op: Triton's layouts (no candidate of the engine is predicted faster by MIN_GAIN)"
+        return Rewrite(ttgir, {}, {}, triton_count, triton_count, (note,), (), True), first
+    return best[1], best[2]
