@@ -86,7 +86,8 @@ def prepare_one(spec, build: Path) -> dict:
                unmodeled=[list(u) for u in assignment.unmodeled], mapped=len(assignment.values),
                same_layouts=rewrite.same_layouts, differs=list(rewrite.differs),
                predicted={"triton": shared_traffic(ir.ttgir), "ours": shared_traffic(rewrite.text)},
-               predicted_ns={"triton": predicted_ns(ir.ttir, ir.ttgir), "ours": predicted_ns(ir.ttir, rewrite.text)})
+               predicted_ns={"triton": predicted_ns(ir.ttir, ir.ttgir, scalars),
+                             "ours": predicted_ns(ir.ttir, rewrite.text, scalars)})
     (build / f"{spec.name}.triton.ttgir").write_text(ir.ttgir)
     (build / f"{spec.name}.ours.ttgir").write_text(rewrite.text)
     if _strip(rewrite.text) == _strip(ir.ttgir):
@@ -117,12 +118,12 @@ def shared_traffic(ttgir: str) -> dict:
     return {"conversions": conversions, "stagings": stagings, "wavefronts": wavefronts}
 
 
-def predicted_ns(ttir: str, ttgir: str) -> dict:
+def predicted_ns(ttir: str, ttgir: str, scalars: dict | None = None) -> dict:
     """The model's SM-ns per CTA of a TTGIR (``engine_compare.kernel_costs``): shared, global, total."""
     from linear_layouts.kernels.engine_compare import kernel_costs
 
     try:
-        c = kernel_costs(ttir, ttgir)
+        c = kernel_costs(ttir, ttgir, scalars=scalars)
     except Exception as error:  # noqa: BLE001 - a model failure is recorded, not fatal
         return {"error": f"{type(error).__name__}: {str(error)[:200]}"}
     return {"shared": round(c.shared_ns, 1), "global": round(c.global_ns, 1), "total": round(c.total_ns, 1)}

@@ -30,7 +30,8 @@ CTAs on 132 SMs, about 4.6 us per CTA -- the same sign, the model 4x short of th
 
 Coalescing: ``order`` sorts the dims by stride (the unit-stride dim first); each thread takes
 ``min(128 / bitwidth, shape[order[0]], numel / threads)`` contiguous elements (16-byte aligned
-pointers, as Triton specializes them), and lanes then warps fill the dims in ``order``
+pointers, as Triton specializes them; fewer where ``align`` says the pointer is less aligned), and
+lanes then warps fill the dims in ``order``
 (Triton's ``BlockedEncodingAttr`` builder).
 
 >>> coalesced_layout([64, 64], [64, 1], "fp16", num_warps=4)
@@ -53,7 +54,7 @@ from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
 __all__ = [
-    "GLOBAL_SECTOR_NS", "L2_BANDWIDTH_GBS", "SMS",
+    "GLOBAL_SECTOR_NS", "L2_BANDWIDTH_GBS", "SMS", "LINE_BYTES", "TAGS_PER_WAVEFRONT", "SECTORS_PER_WAVEFRONT",
     "memory_order", "blocked_layout", "default_blocked_layout", "coalesced_layout",
     "mma_layout", "dot_operand_layout", "global_cost",
 ]
@@ -174,9 +175,9 @@ def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike, 
     distinct 128-byte lines and 32-byte sectors) at the device's wavefront time, in every warp that
     issues it (a load: every warp; a store: the warps holding distinct data, Triton masks the others);
     plus ``GLOBAL_SECTOR_NS`` per sector moved to or from L2 (a store: every instruction's sectors; a
-    load: each warp's distinct sectors, warps holding the same data once). Vectors: the widest contiguous run after the register permutation of generalized
-    vectorization, at most 128 bits and ``align`` bytes; duplicated registers are not re-accessed, duplicated lanes share
-    their sectors.
+    load: each warp's distinct sectors, warps holding the same data once). Vectors: the widest
+    contiguous run after the register permutation of generalized vectorization, at most 128 bits and
+    ``align`` bytes; duplicated registers are not re-accessed, duplicated lanes share their sectors.
 
     >>> L = coalesced_layout([64, 64], [64, 1], "fp16", num_warps=4).to_linear([64, 64])
     >>> round(global_cost(L, [64, 1], "fp16"), 1)  # 4 warps x 4 v4 instructions, 4 lines, 16 sectors each

@@ -117,7 +117,8 @@ _GLOBAL_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "ttg.asy
 
 
 @checked
-def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None) -> KernelCosts:
+def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None,
+                 scalars: dict[str, int] | None = None) -> KernelCosts:
     """The predicted costs of the TTGIR text ``ttgir`` (Triton's, or a rewrite of it) whose TTIR text is
     ``ttir`` (same compile); global accesses are tied to the TTIR's by (op, source location) as ``kernels.rewrite``
     ties values, a pipelined ``cp.async`` standing for its load.
@@ -141,7 +142,7 @@ def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None) -> Kern
             op.kind in ("local_alloc", "local_store", "local_load") and op.triton.kind == SHARED)
         if counted:
             shared_ns += op.triton_time_ns or 0.0
-    imported = import_ttir(ttir, num_warps=num_warps or ttgir.num_warps)
+    imported = import_ttir(ttir, num_warps=num_warps or ttgir.num_warps, scalars=dict(scalars or {}))
     defs = {r: op for op in imported.program.ops for r in op.results}
     pointers: dict[tuple, list] = {}
     for op in ttir.functions[0].walk():

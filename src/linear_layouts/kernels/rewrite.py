@@ -22,6 +22,10 @@ locations agree. Then, in one pass over Triton's TTGIR:
 A loop-carried value keeps one layout across the loop: its init and its yield are put in the layout
 the engine gives the loop's result.
 
+``rewrite_kernel`` judges the rewrites of the engine's candidates against Triton's own TTGIR with the
+report's full model (``engine_compare.kernel_costs``) and keeps Triton's TTGIR unless one is predicted
+faster by ``MIN_GAIN``.
+
 >>> from linear_layouts.kernels.ir_text import parse_module
 >>> ttgir = '''#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 ... #c = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
@@ -793,7 +797,8 @@ MIN_GAIN = 0.01
 
 @checked
 def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
-                   scalars: Mapping[str, int] | None = None, choose: bool = True) -> tuple[Rewrite, EngineAssignment]:
+                   scalars: Mapping[str, int] | None = None,
+                   choose: bool = True) -> tuple[Rewrite, EngineAssignment]:
     """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile).
 
     ``choose`` (default): the candidates are judged with the report's full model
@@ -811,16 +816,16 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     triton_count = _count_converts(ttgir_module)
     best, texts = None, set()
     for order, start in enumerate(("both", "anchored", "legacy")):
-        assignment = first if order == 0 else engine_assignment(ttir_module, ttgir_module, num_warps=num_warps,
-                                                                scalars=scalars, start=start)
+        assignment = first if order == 0 else engine_assignment(
+            ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars, start=start)
         rewrite = rewrite_ttgir(ttgir, assignment.values, assignment.stores)
         if rewrite.text in texts or rewrite.conversions > triton_count:
             continue
         texts.add(rewrite.text)
-        cost = kernel_costs(ttir, rewrite.text, num_warps=num_warps).total_ns
+        cost = kernel_costs(ttir, rewrite.text, num_warps=num_warps, scalars=dict(scalars or {})).total_ns
         if best is None or cost < best[0] - 1e-6:
             best = (cost, rewrite, assignment)
-    own = kernel_costs(ttir, ttgir, num_warps=num_warps).total_ns
+    own = kernel_costs(ttir, ttgir, num_warps=num_warps, scalars=dict(scalars or {})).total_ns
     if best is None or best[0] > own * (1 - MIN_GAIN):
         note = "every op: Triton's layouts (no candidate of the engine is predicted faster by MIN_GAIN)"
         return Rewrite(ttgir, {}, {}, triton_count, triton_count, (note,), (), True), first
