@@ -298,9 +298,9 @@ def translate_words(packing: Packing, words: Sequence[str], images: Sequence[int
     (``descending``: decreasing, so that the inverse translation undoes them from the last): per word
     still needed one select, or, for the second word of a pair, that select XOR the pair's XOR (no
     select: swaps as XORs cancel in the compiler across a translation and its inverse, also through an
-    elementwise XOR, where nvcc does not fold selects); ``pair_xor_first`` emits the pair's XOR as a
-    line of its own before the select (the sending side: nvcc then moves a caller's XOR of both words
-    out of the select).  The in-word part and the last word bit fold into one ``prmt`` per word whose
+    elementwise XOR, where nvcc does not fold selects); ``pair_xor_first`` emits the pair's XOR of the
+    first swap as a line of its own before the select (the sending side: nvcc then moves a caller's XOR
+    of both words out of the select).  The in-word part and the last word bit fold into one ``prmt`` per word whose
     selector is computed from the lane (``xor_selector_expression``).
 
     >>> em = Emission()
@@ -328,8 +328,9 @@ def translate_words(packing: Packing, words: Sequence[str], images: Sequence[int
         need |= {w ^ m for w in need}
     stage_needs.reverse()
     current = {w: words[w] for w in need}
-    for (i, m), keep in zip(selects, stage_needs):
+    for stage, ((i, m), keep) in enumerate(zip(selects, stage_needs)):
         bit = f"(({lane} >> {i}) & 1u)" if i else f"({lane} & 1u)"
+        own_line = pair_xor_first and not stage  # the caller's words: where its XOR of both cancels
         nxt: dict[int, str] = {}
         diff: dict[int, str] = {}
         for w in sorted(keep):
@@ -339,7 +340,7 @@ def translate_words(packing: Packing, words: Sequence[str], images: Sequence[int
                 nxt[w] = em.define(f"({nxt[w ^ m]} ^ {diff[w ^ m]})", "x")
                 continue
             if w ^ m in keep and x != y:
-                diff[w] = em.define(f"({x} ^ {y})", "d") if pair_xor_first else f"{x} ^ {y}"
+                diff[w] = em.define(f"({x} ^ {y})", "d") if own_line else f"{x} ^ {y}"
             nxt[w] = em.define(f"({bit} ? {y} : {x})", "x")
         current = nxt
     has_position = any(positions)

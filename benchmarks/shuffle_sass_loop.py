@@ -1,0 +1,109 @@
+"""SASS of the GPU suite's conversion loop for every warp-shuffle kernel, on the CPU (no GPU): per loop
+iteration (one round trip dst -> src -> dst with the suite's XORs), counts of SEL, LOP3, SHFL, PRMT,
+MOV and all instructions, ours (nvcc -arch=sm_90 -cubin, cuobjdump -sass) and, for the kernels the
+suite compares with Triton ("ours" variants), Triton 3.6's Gluon ``convert_layout`` kernel for the
+same pair (``gpu_gluon_convert.convert_kernel``, compiled for sm_90 without a GPU).
+
+    PYTHONPATH=src:/path/to/triton-3.6 python benchmarks/shuffle_sass_loop.py [--no-triton] [--json OUT]
+
+cuobjdump: ``$CUOBJDUMP``, next to nvcc, on PATH, or the one in Triton's wheel.  The loop is the
+longest backward branch of the kernel; a loop nvcc unrolled holds several round trips (SHFL tells).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from gpu_suite import build_variants, suite_cases  # noqa: E402
+
+from linear_layouts.codegen.ptx import find_cuobjdump  # noqa: E402
+
+KEYS = ("SEL", "LOP3", "SHFL", "PRMT", "MOV")
+_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
+
+
+def cuobjdump() -> str:
+    tool = os.environ.get("CUOBJDUMP") or find_cuobjdump()
+    if tool:
+        return tool
+    import triton  # noqa: PLC0415
+
+    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump")
+
+
+def loop_counts(cubin: Path) -> dict[str, int]:
+    """Opcode counts (``KEYS``, ``total``) of the longest loop of ``cubin``'s SASS."""
+    out = subprocess.run([cuobjdump(), "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
+    rows = [(int(m.group(1), 16), m.group(2), m.group(3)) for m in map(_LINE.search, out.splitlines()) if m]
+    best: list = []
+    for addr, op, args in rows:
+        target = re.search(r"0x([0-9a-f]+)", args) if op.startswith("BRA") else None
+        if target and int(target.group(1), 16) <= addr:
+            body = [r for r in rows if int(target.group(1), 16) <= r[0] <= addr]
+            if len(body) > len(best):
+                best = body
+    c = Counter(op.split(".")[0] for _, op, _ in best)
+    return {**{k: c.get(k, 0) for k in KEYS}, "total": len(best)}
+
+
+def ours(source: str, work: Path, name: str) -> dict[str, int]:
+    cu, cubin = work / f"{name}.cu", work / f"{name}.cubin"
+    cu.write_text(source)
+    subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-O3", "-std=c++17", "-o", str(cubin), str(cu)],
+                   check=True, capture_output=True)
+    return loop_counts(cubin)
+
+
+def triton_counts(case, work: Path) -> dict[str, int]:
+    import triton  # noqa: PLC0415
+    from triton.backends.compiler import GPUTarget  # noqa: PLC0415
+    from triton.experimental.gluon._runtime import GluonASTSource  # noqa: PLC0415
+
+    from gpu_gluon_convert import _INT, convert_kernel, gluon_layout  # noqa: PLC0415
+
+    m, n = (case.src.out_dim_size(d) for d in case.src.out_dim_names)
+    t = _INT[case.bits // 8]
+    sig = {"src_ptr": f"*{t}", "dst_ptr": f"*{t}", "iterations": "i32", "M": "constexpr", "N": "constexpr",
+           "SRC": "constexpr", "DST": "constexpr"}
+    src = GluonASTSource(convert_kernel, sig, constexprs={"M": m, "N": n, "SRC": gluon_layout(case.src),
+                                                           "DST": gluon_layout(case.dst)})
+    compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": case.warps})
+    path = work / f"{case.name}.triton.cubin"
+    path.write_bytes(compiled.asm["cubin"])
+    return loop_counts(path)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    variants = [v for v in build_variants(suite_cases(False), 10) if v.step_kind == "warp shuffle"]
+    work = Path(tempfile.mkdtemp(prefix="shuffle_sass_"))
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        counts = list(pool.map(lambda v: ours(v.kernel.source, work, v.kernel.name), variants))
+    rows = {}
+    for v, c in zip(variants, counts):
+        row = {"variant": v.variant, "kernel": v.kernel.name, "bits": v.case.bits, "warps": v.case.warps, "ours": c}
+        if v.variant == "ours" and not args.no_triton:
+            row["triton"] = triton_counts(v.case, work)
+        rows[f"{v.case.name}/{v.variant}"] = row
+        print(v.case.name, v.variant, c, row.get("triton", ""), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
