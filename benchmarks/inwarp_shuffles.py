@@ -124,12 +124,10 @@ def main() -> None:
         lines += ["", "Triton 3.9 takes the shared-memory path wherever more than one register/lane bit swap is "
                   "needed (its `cvtNeedsWarpShuffle`). Where it shuffles, it issues what we issue: a `selp.b64` "
                   "is two 32-bit selects (wide_001); random_109 is emitted in butterfly form like Triton's "
-                  "transferWithinWarp (32 shfl.sync.bfly; Triton: 96 selects per conversion, ours 128: each "
-                  "conditional swap a select and an XOR of three, with the word kept). In the timed loop Triton's "
-                  "LLVM moves the benchmark's x ^ 1 through the selects and folds a round trip to 3 SEL + 2 LOP3 "
-                  "per swapped register pair; nvcc 13 does not fold selects there (6 SEL + 4 LOP3 with Triton's "
-                  "form, the 0.54-0.61x) but cancels the XOR form to 2 SEL + 4 LOP3 "
-                  "(results/shuffle_fold_sass.md).", ""]
+                  "transferWithinWarp (32 shfl.sync.bfly, 96 selects per conversion, = Triton's SASS before its "
+                  "loop). In the timed loop Triton's LLVM moves the benchmark's x ^ 1 through the selects and "
+                  "folds a round trip to 3 SEL + 2 LOP3 per swapped register pair; nvcc 13 does not (6 SEL + 4 "
+                  "LOP3), which is the 0.61x.", ""]
 
     ranking = model_ranking.score_results(results)
     lines += ["## 3. The cost model's ranking on these measurements", "",

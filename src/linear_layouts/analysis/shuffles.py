@@ -37,8 +37,7 @@ from linear_layouts.layout import LinearLayout
 
 __all__ = [
     "ShuffleRound", "ShufflePlan", "check_permutation_layout", "same_warp_data", "plan_shuffle",
-    "lane_translation", "ButterflyForm", "butterfly_form", "butterfly_leaves", "butterfly_nodes", "butterfly_selects", "kept_leaves",
-    "select_tree",
+    "lane_translation", "ButterflyForm", "butterfly_form", "butterfly_leaves", "butterfly_selects", "select_tree",
 ]
 
 REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
@@ -394,21 +393,12 @@ def select_tree(leaves: list, select) -> object:
 
 def butterfly_leaves(plan: ShufflePlan, form: ButterflyForm) -> tuple[dict, dict]:
     """What each lane class sends and keeps in butterfly form: ``{(round, word): leaves}`` for the
-    rounds that cross lanes and ``{(dst register, word): leaves}``, a leaf ``("a", src register, word)``,
-    ``("recv", round, word)`` or ``("kept", round, word)`` (``kept_leaves``: the word of the pair sent in
-    that round which a class keeps, where a destination register holds it in one class and the word
-    received in that round in the other, so that sent / kept and the two destination registers are each
-    a conditional swap, whose second half the emitter computes as an XOR of three); duplicated
-    destination registers (zero bases) read their original."""
+    rounds that cross lanes and ``{(dst register, word): leaves}``, a leaf ``("a", src register, word)``
+    or ``("recv", round, word)``; duplicated destination registers (zero bases) read their original."""
     classes = form.classes()
     words = plan.words_per_shuffle
     sends = {(j, h): tuple(("a", s ^ fc, h) for _, fc, _ in classes)
              for j, (m, s) in enumerate(zip(form.masks, form.send_base)) if m for h in range(words)}
-    kept = {}  # (class, leaf) -> the word that class keeps of the pair exchanged in a round
-    if len(classes) == 2:
-        for (j, h), (x0, x1) in sends.items():
-            if x0 != x1:
-                kept[0, x1] = kept[1, x0] = ("kept", j, h)
     round_of = {d: j for j, d in enumerate(form.recv_base)}
     zero = plan.zero_register_mask
     dests = {}
@@ -418,26 +408,13 @@ def butterfly_leaves(plan: ShufflePlan, form: ButterflyForm) -> tuple[dict, dict
             for _, fc, gc in classes:
                 j = round_of[(r & ~zero) ^ gc]
                 leaves.append(("recv", j, h) if form.masks[j] else ("a", form.send_base[j] ^ fc, h))
-            if len(leaves) == 2:  # (kept, received) of one round: a conditional swap with the words sent
-                for c in (0, 1):
-                    other = leaves[1 - c]
-                    if other[0] == "recv" and kept.get((c, leaves[c])) == ("kept",) + other[1:]:
-                        leaves[c] = ("kept",) + other[1:]
             dests[r, h] = tuple(leaves)
     return sends, dests
 
 
-def kept_leaves(sends: dict, leaf: tuple) -> list:
-    """The leaves (one per lane class) of a ``("kept", round, word)`` leaf of ``butterfly_leaves``: each
-    class keeps the word of the pair the other class sends."""
-    return list(reversed(sends[leaf[1], leaf[2]]))
-
-
-def butterfly_nodes(plan: ShufflePlan, form: ButterflyForm) -> set:
-    """The distinct selects of the butterfly emitter for ``plan`` (hash-consed select trees of
-    ``butterfly_leaves``), each ``(lane bit index, value if set, value if clear)`` over leaves and
-    nested ``("sel", t, hi, lo)``.  A select whose mirror ``(t, lo, hi)`` is also in the set is one half
-    of a conditional swap (the emitter issues one select and one XOR of three for the pair)."""
+def butterfly_selects(plan: ShufflePlan, form: ButterflyForm) -> int:
+    """Selects the butterfly emitter issues for ``plan`` (hash-consed select trees of
+    ``butterfly_leaves``): random_109's swap, 32 sent words + 64 registers = 96."""
     nodes: set = set()
 
     def select(t, hi, lo):
@@ -445,17 +422,6 @@ def butterfly_nodes(plan: ShufflePlan, form: ButterflyForm) -> set:
         return ("sel", t, hi, lo)
 
     sends, dests = butterfly_leaves(plan, form)
-
-    def value(leaf):
-        return select_tree(kept_leaves(sends, leaf), select) if leaf[0] == "kept" else leaf
-
     for leaves in list(sends.values()) + list(dests.values()):
-        select_tree([value(x) for x in leaves], select)
-    return nodes
-
-
-def butterfly_selects(plan: ShufflePlan, form: ButterflyForm) -> int:
-    """Selects (or, for the second half of a conditional swap, XORs of three) the butterfly emitter
-    issues for ``plan`` (``butterfly_nodes``): random_109's swap, 32 words sent and 32 kept, 64
-    registers = 128."""
-    return len(butterfly_nodes(plan, form))
+        select_tree(list(leaves), select)
+    return len(nodes)

@@ -83,8 +83,7 @@ class Emission:
 
     @property
     def alu(self) -> int:
-        """Non-memory instructions counted: byte permutes and selects (``select`` also counts the XOR
-        that is the second half of a conditional swap)."""
+        """Non-memory instructions counted: byte permutes and selects."""
         return self.prmt + self.select
 
     def fresh(self, stem: str = "") -> str:
@@ -289,26 +288,13 @@ def gather_words(target: Packing, sources: Sequence[Source], em: Emission,
 
 
 def translate_words(packing: Packing, words: Sequence[str], images: Sequence[int], needed: Iterable[int],
-                    em: Emission, lane: str = "lane", pair_xor_first: bool = False,
-                    descending: bool = False) -> dict[int, str]:
+                    em: Emission, lane: str = "lane") -> dict[int, str]:
     """Lane-dependent register translation of a packed register file: the words of ``x'`` with
     ``x'[r] = x[r ^ f(lane)]``, ``f`` linear with ``f(2**i) = images[i]``, for the ``needed`` words.
 
-    Word bits of ``f`` become conditional swaps, one per lane bit, in increasing lane-bit order
-    (``descending``: decreasing, so that the inverse translation undoes them from the last): per word
-    still needed one select, or, for the second word of a pair, that select XOR the pair's XOR (no
-    select: swaps as XORs cancel in the compiler across a translation and its inverse, also through an
-    elementwise XOR, where nvcc does not fold selects); ``pair_xor_first`` emits the pair's XOR of the
-    first swap as a line of its own before the select (the sending side: nvcc then moves a caller's XOR
-    of both words out of the select).  The in-word part and the last word bit fold into one ``prmt`` per word whose
-    selector is computed from the lane (``xor_selector_expression``).
-
-    >>> em = Emission()
-    >>> translate_words(Packing.leading(4, 1, [0]), ["a0", "a1"], [1], [0, 1], em)
-    {0: 'tx0', 1: 'tx1'}
-    >>> em.lines
-    ['const unsigned tx0 = ((lane & 1u) ? a1 : a0);', 'const unsigned tx1 = (tx0 ^ a0 ^ a1);']
-    """
+    Word bits of ``f`` become selects (one per word per lane bit, as conditional swaps); the in-word
+    part and the last word bit fold into one ``prmt`` per word whose selector is computed from the
+    lane (``xor_selector_expression``)."""
     from linear_layouts.codegen.index import xor_terms, IndexExpression  # noqa: PLC0415
 
     word_steps = [(i, packing.word_xor(m)) for i, m in enumerate(images) if packing.word_xor(m)]
@@ -316,8 +302,6 @@ def translate_words(packing: Packing, words: Sequence[str], images: Sequence[int
     sub_word = packing.element_bytes < 4
     fold = word_steps[-1] if sub_word and word_steps else None
     selects = word_steps[:-1] if fold else word_steps
-    if descending:
-        selects = selects[::-1]
     # words needed before each select stage (backwards), then emit forwards
     stage_needs = []
     need = set(needed)
@@ -328,20 +312,12 @@ def translate_words(packing: Packing, words: Sequence[str], images: Sequence[int
         need |= {w ^ m for w in need}
     stage_needs.reverse()
     current = {w: words[w] for w in need}
-    for stage, ((i, m), keep) in enumerate(zip(selects, stage_needs)):
+    for (i, m), keep in zip(selects, stage_needs):
         bit = f"(({lane} >> {i}) & 1u)" if i else f"({lane} & 1u)"
-        own_line = pair_xor_first and not stage  # the caller's words: where its XOR of both cancels
-        nxt: dict[int, str] = {}
-        diff: dict[int, str] = {}
+        nxt = {}
         for w in sorted(keep):
             em.select += 1
-            x, y = current[w], current[w ^ m]
-            if w ^ m in diff:  # the second half of a conditional swap: an XOR, no select
-                nxt[w] = em.define(f"({nxt[w ^ m]} ^ {diff[w ^ m]})", "x")
-                continue
-            if w ^ m in keep and x != y:
-                diff[w] = em.define(f"({x} ^ {y})", "d") if own_line else f"{x} ^ {y}"
-            nxt[w] = em.define(f"({bit} ? {y} : {x})", "x")
+            nxt[w] = em.define(f"({bit} ? {current[w ^ m]} : {current[w]})", "x")
         current = nxt
     has_position = any(positions)
     if not has_position and not fold:

@@ -8,31 +8,23 @@ lane bits.  So the emitter
 
 1. packs the source registers with the payload's register bits ``V`` first inside each word
    (``Packing.leading``; the kernel chooses that packing, so this costs nothing in a loop);
-2. translates the source words once per lane, ``a'[r] = a[r ^ f(l)]`` (``translate_words``: per lane
-   bit that moves whole words a conditional swap, one select and one XOR of three per pair of words,
-   in increasing lane-bit order; one ``prmt`` with a lane-computed selector for the part inside the
-   word);
+2. translates the source words once per lane, ``a'[r] = a[r ^ f(l)]`` (``translate_words``: a select
+   per word and lane bit that moves whole words, one ``prmt`` with a lane-computed selector for the
+   part inside the word);
 3. issues one ``shfl.sync`` per 32-bit payload word per round, all lanes sending the same word of
    ``a'``; the source lane is an affine function of the lane (XORs of masked lane bits); a round in
    which every lane reads itself (``ShuffleRound.in_lane``) moves the word without a ``shfl``;
 4. assembles the received bytes into ``b'`` (``b'[r] = b[r ^ g(l)]``, fixed registers: constant
-   byte permutes only where a word is filled by several rounds) and translates back to ``b`` (the
-   swaps in decreasing lane-bit order: the first swaps of the inverse conversion undo the last ones
-   here, and as XORs the compiler cancels them across a round trip even with an elementwise XOR in
-   between, where nvcc does not fold selects; GPU suite loop, SASS per round trip: random_045 259 -> 179
-   instructions, Triton 3.6 259).
+   byte permutes only where a word is filled by several rounds) and translates back to ``b``.
 
 Registers of ``dst`` with a zero basis copy their originals in the last byte permute.
 
 Butterfly form (``ShufflePlan.butterfly_form``; 32- and 64-bit payloads where the register choice depends on at
 most one lane bit and every round reads lane ``lane ^ m``, as in the register<->lane bit swap of §5.4):
-each round is one ``shfl.sync.bfly.b32`` per word; the word sent and the word kept are a conditional
-swap on that lane bit of the pair the lane holds (one select, one XOR of three), and the two destination
-registers a conditional swap of the word kept and the word received (Triton's ``transferWithinWarp``
-without the kept word: one select per word sent and per destination register).  No translated copies of
-the register file; as XORs, nvcc cancels a round trip's swaps (random_109, SASS per round trip: SEL 64 +
-LOP3 128 against SEL 192 + LOP3 128 with selects only, Triton 3.6 SEL 96 + LOP3 64) at one more
-instruction per exchanged pair in a lone conversion.
+each round is one ``shfl.sync.bfly.b32`` per word, the word sent chosen by one select on that lane bit,
+and each destination register is one select between the register the lane already holds and the word
+received (Triton's ``transferWithinWarp``).  No translated copies of the register file: a lane keeps in
+place the half it needs, and the compiler folds a round trip's selects.
 
 Example: the paper's Fig. 4 exchange (fp32, one element per payload) is two rounds of one
 ``shfl.sync.idx.b32`` each and no other instruction.
@@ -43,8 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.analysis.shuffles import (ButterflyForm, butterfly_leaves, butterfly_nodes, kept_leaves,
-                                              lane_translation, select_tree)
+from linear_layouts.analysis.shuffles import ButterflyForm, butterfly_leaves, lane_translation, select_tree
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack, translate_words
 from linear_layouts.errors import LayoutError
@@ -123,8 +114,7 @@ class ShuffleConversion:
         bases = [r.send_registers[0][0] for r in rounds]
         sent = {ps.word(s) + h for s in bases for h in range(words_per)}
         full = [a_words[i] if a_words[i] is not None else f"{a}[{i}]" for i in range(ps.num_words)]
-        a_prime = (translate_words(ps, full, send_f, sent, em, pair_xor_first=True) if any(send_f)
-                   else {i: full[i] for i in sent})
+        a_prime = translate_words(ps, full, send_f, sent, em) if any(send_f) else {i: full[i] for i in sent}
         # 3. rounds: one shfl per payload word; received bytes named in b' (fixed registers)
         received: list[Source] = []
         for rnd, s in zip(rounds, bases):
@@ -156,7 +146,7 @@ class ShuffleConversion:
         recv_g = plan.receive_translation or ()
         b_words = [x if x is not None else "0u" for x in b_prime]
         if any(recv_g):
-            moved = translate_words(pr, b_words, recv_g, needed, em, descending=True)
+            moved = translate_words(pr, b_words, recv_g, needed, em)
             b_words = [moved.get(i, "0u") for i in range(pr.num_words)]
         zero = plan.zero_register_mask
         canon = (lambda r: r & ~zero) if zero else None
@@ -175,44 +165,23 @@ class ShuffleConversion:
                         em: Emission) -> list[str]:
         """Butterfly form (module doc; ``analysis.shuffles.butterfly_leaves`` says which word each lane
         class sends and keeps): one ``shfl.sync.bfly`` per word of a crossing round, select trees on the
-        lane bits (``select_tree``, hash-consed) for the words sent and kept and the destination
-        registers.  The two halves of a conditional swap (``butterfly_nodes``: a select and its mirror)
-        are ``x = c ? hi : lo`` and ``x ^ (hi ^ lo)``; on the sending side the pair's XOR is a line of
-        its own before the select, so that nvcc cancels a caller's XOR of both words in it first and
-        then moves that XOR out of the select."""
+        lane bits (``select_tree``, hash-consed) for the words sent and the destination registers."""
         mark = len(em.lines)
         sends, dests = butterfly_leaves(self.plan, form)
-        nodes = butterfly_nodes(self.plan, form)
         memo: dict = {}
-        sym: dict = {}  # emitted name -> its value over leaves (the keys of ``nodes``)
-        diffs: dict = {}
-        sending = True  # words sent: the pair's XOR is its own line, before the select (module doc)
 
         def select(t: int, hi: str, lo: str) -> str:
             if (t, hi, lo) not in memo:
+                bit = form.lane_bits[t]
+                cond = f"((lane >> {bit}) & 1u)" if bit else "(lane & 1u)"
                 em.select += 1
-                key = (t, sym[hi], sym[lo])
-                mirror = memo.get((t, lo, hi))
-                if mirror is not None:  # a conditional swap's second half: no select
-                    name = em.define(f"({mirror} ^ {diffs[t, lo, hi]})", "x")
-                else:
-                    if (t, sym[lo], sym[hi]) in nodes:  # a swap: its second half is this XOR the pair's
-                        diffs[t, hi, lo] = em.define(f"({hi} ^ {lo})", "d") if sending else f"{hi} ^ {lo}"
-                    bit = form.lane_bits[t]
-                    cond = f"((lane >> {bit}) & 1u)" if bit else "(lane & 1u)"
-                    name = em.define(f"({cond} ? {hi} : {lo})", "x")
-                memo[t, hi, lo] = name
-                sym[name] = ("sel",) + key
+                memo[t, hi, lo] = em.define(f"({cond} ? {hi} : {lo})", "x")
             return memo[t, hi, lo]
 
         names: dict = {}
 
         def name(leaf: tuple) -> str:
-            if leaf[0] == "kept":
-                return select_tree([name(x) for x in kept_leaves(sends, leaf)], select)
-            out = f"{a}[{pin.word(leaf[1]) + leaf[2]}]" if leaf[0] == "a" else names[leaf]
-            sym[out] = leaf
-            return out
+            return f"{a}[{pin.word(leaf[1]) + leaf[2]}]" if leaf[0] == "a" else names[leaf]
 
         for (j, h), leaves in sends.items():
             value = select_tree([name(x) for x in leaves], select)
@@ -220,7 +189,6 @@ class ShuffleConversion:
             em.lines.append(f"const unsigned {names['recv', j, h]} = __shfl_xor_sync(0xffffffffu, {value}, "
                             f"{form.masks[j]});")
         final = ["0u"] * pout.num_words
-        sending = False
         for (r, h), leaves in dests.items():
             final[pout.word(r) + h] = select_tree([name(x) for x in leaves], select)
         lines = em.lines[mark:]
