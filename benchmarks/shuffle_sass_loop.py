@@ -5,6 +5,12 @@ suite compares with Triton ("ours" variants), Triton 3.6's Gluon ``convert_layou
 same pair (``gpu_gluon_convert.convert_kernel``, compiled for sm_90 without a GPU).
 
     PYTHONPATH=src:/path/to/triton-3.6 python benchmarks/shuffle_sass_loop.py [--no-triton] [--json OUT]
+    PYTHONPATH=src python benchmarks/shuffle_sass_loop.py --lone [--json OUT]
+
+``--lone``: ours only, one conversion (what a real kernel runs): the suite kernel with ``iterations``
+fixed to 0 at compile time (``lone_source``: load, one conversion, store; the loop is gone), counts of
+the whole kernel's SASS (``kernel_counts``, NOPs left out).  ``--reverse``: the suite's cases with
+source and destination swapped (the loop's other conversion, dst -> src, as a lone conversion).
 
 cuobjdump: ``$CUOBJDUMP``, next to nvcc, on PATH, or the one in Triton's wheel.  The loop is the
 longest backward branch of the kernel; a loop nvcc unrolled holds several round trips (SHFL tells).
@@ -21,6 +27,7 @@ import sys
 import tempfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -58,12 +65,40 @@ def loop_counts(cubin: Path) -> dict[str, int]:
     return {**{k: c.get(k, 0) for k in KEYS}, "total": len(best)}
 
 
-def ours(source: str, work: Path, name: str) -> dict[str, int]:
+def kernel_counts(cubin: Path) -> dict[str, int]:
+    """Opcode counts (``KEYS``, ``total``) of all of ``cubin``'s SASS but NOPs (padding)."""
+    out = subprocess.run([cuobjdump(), "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
+    ops = [m.group(2).split(".")[0] for m in map(_LINE.search, out.splitlines()) if m]
+    c = Counter(op for op in ops if op != "NOP")
+    return {**{k: c.get(k, 0) for k in KEYS}, "total": sum(c.values())}
+
+
+def lone_source(source: str) -> str:
+    r"""The suite kernel ``source`` with ``iterations`` a compile-time 0: load, one conversion, store.
+
+    >>> lone_source("void k(int iterations) {\n  f(iterations);")
+    'void k(int iterations_arg) {\n  const int iterations = 0; (void)iterations_arg;\n  f(iterations);'
+    """
+    head = "int iterations) {"
+    if source.count(head) != 1:
+        raise ValueError(f"source: expected one '{head}' (the suite kernel's signature)")
+    return source.replace(head, "int iterations_arg) {\n  const int iterations = 0; (void)iterations_arg;")
+
+
+def compile_cubin(source: str, work: Path, name: str) -> Path:
     cu, cubin = work / f"{name}.cu", work / f"{name}.cubin"
     cu.write_text(source)
     subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-O3", "-std=c++17", "-o", str(cubin), str(cu)],
                    check=True, capture_output=True)
-    return loop_counts(cubin)
+    return cubin
+
+
+def ours(source: str, work: Path, name: str) -> dict[str, int]:
+    return loop_counts(compile_cubin(source, work, name))
+
+
+def ours_lone(source: str, work: Path, name: str) -> dict[str, int]:
+    return kernel_counts(compile_cubin(lone_source(source), work, name + "_lone"))
 
 
 def triton_counts(case, work: Path) -> dict[str, int]:
@@ -89,15 +124,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--json", default="")
+    ap.add_argument("--lone", action="store_true", help="ours only, one conversion (whole kernel, iterations = 0)")
+    ap.add_argument("--reverse", action="store_true", help="cases with src and dst swapped")
     args = ap.parse_args()
-    variants = [v for v in build_variants(suite_cases(False), 10) if v.step_kind == "warp shuffle"]
+    cases = suite_cases(False)
+    if args.reverse:
+        cases = [replace(c, name=f"{c.name}_rev", src=c.dst, dst=c.src) for c in cases]
+    variants = [v for v in build_variants(cases, 10) if v.step_kind == "warp shuffle"]
     work = Path(tempfile.mkdtemp(prefix="shuffle_sass_"))
     with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        counts = list(pool.map(lambda v: ours(v.kernel.source, work, v.kernel.name), variants))
+        count = ours_lone if args.lone else ours
+        counts = list(pool.map(lambda v: count(v.kernel.source, work, v.kernel.name), variants))
     rows = {}
     for v, c in zip(variants, counts):
         row = {"variant": v.variant, "kernel": v.kernel.name, "bits": v.case.bits, "warps": v.case.warps, "ours": c}
-        if v.variant == "ours" and not args.no_triton:
+        if v.variant == "ours" and not args.no_triton and not args.lone:
             row["triton"] = triton_counts(v.case, work)
         rows[f"{v.case.name}/{v.variant}"] = row
         print(v.case.name, v.variant, c, row.get("triton", ""), flush=True)
