@@ -12,8 +12,7 @@ Otherwise, with ``f`` / ``g`` the lane translations of the registers sent / rece
            + translate(destination words, g, words written) + Σ_words assemble(copies of zero bases)
 
 ``translate(P, f, N)``: the lane bits whose ``f`` moves whole words are conditional swaps, one select
-(or, for the second word of a pair, an XOR of three) per word still needed at that stage (backwards
-from ``N``, each swap doubling the set; in increasing lane-bit order for ``f``, decreasing for ``g``); for sub-word
+per word still needed at that stage (backwards from ``N``, each swap doubling the set); for sub-word
 elements the last of them folds, with any in-word part of ``f``, into one ``prmt`` per word of ``N``
 (also one per word when only in-word parts move).  ``assemble``: a destination word built from the
 ``k`` words holding its elements costs ``k - 1`` prmt, or 1 when ``k = 1`` and the elements are not
@@ -23,7 +22,7 @@ fixed registers; source lanes not affine in the lane bits).  ``tests/codegen/tes
 checks equality with ``codegen.cost.step_counts`` field by field on random plans.
 
 Example: the paper's Fig. 4 exchange (fp32, one element per payload) is ``OpCounts(shfl=2, alu=4)``:
-two rounds of one shfl, and one conditional swap of two words (a select and an XOR) on each side.
+two rounds of one shfl, and one conditional swap of two words (2 selects) on each side.
 """
 
 from __future__ import annotations
@@ -58,13 +57,10 @@ def _slots(words: Packing, word: int) -> tuple:
                  for p in range(WORD_BYTES // words.element_bytes))
 
 
-def _translate(words: Packing, images: tuple[int, ...], needed: set[int], descending: bool = False) -> int:
-    """Selects and prmt of ``x'[r] = x[r ^ f(lane)]`` for the ``needed`` words (module doc);
-    ``descending``: the swaps in decreasing lane-bit order (the receiving side)."""
+def _translate(words: Packing, images: tuple[int, ...], needed: set[int]) -> int:
+    """Selects and prmt of ``x'[r] = x[r ^ f(lane)]`` for the ``needed`` words (module doc)."""
     steps = [words.word_xor(m) for m in images if words.word_xor(m)]
     fold = steps.pop() if words.element_bytes < WORD_BYTES and steps else 0
-    if descending:
-        steps.reverse()
     need = set(needed) | {x ^ fold for x in needed} if fold else set(needed)
     selects = 0
     for m in reversed(steps):
@@ -161,7 +157,7 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
         alu += cost
     # 3. translated back by g(lane)
     if any(recv_g or ()):
-        alu += _translate(pr, recv_g, set(needed), descending=True)
+        alu += _translate(pr, recv_g, set(needed))
     # 4. destination registers of zero bases copy their originals
     zero = plan.zero_register_mask
     if zero:

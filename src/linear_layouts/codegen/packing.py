@@ -20,7 +20,6 @@ Example: 8-bit registers 0..7 packed naturally (``in_word=(0, 1)``) and packed a
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from itertools import count
 from typing import Callable, Iterable, Sequence
@@ -289,24 +288,13 @@ def gather_words(target: Packing, sources: Sequence[Source], em: Emission,
 
 
 def translate_words(packing: Packing, words: Sequence[str], images: Sequence[int], needed: Iterable[int],
-                    em: Emission, lane: str = "lane", descending: bool = False) -> dict[int, str]:
+                    em: Emission, lane: str = "lane") -> dict[int, str]:
     """Lane-dependent register translation of a packed register file: the words of ``x'`` with
     ``x'[r] = x[r ^ f(lane)]``, ``f`` linear with ``f(2**i) = images[i]``, for the ``needed`` words.
 
-    Word bits of ``f`` become conditional swaps, one stage per lane bit, in increasing lane-bit order
-    (``descending``: decreasing, so that the inverse translation undoes them from the last).  Per word
-    still needed one instruction: a select, or, for the second word of a swapped pair, that select XOR
-    both words (an XOR of three, one LOP3, as cheap as the select; as XORs, a translation and its
-    inverse cancel in the compiler, also through an elementwise XOR, where nvcc does not fold
-    selects).  The in-word part and the last word bit fold into one ``prmt`` per word whose selector
-    is computed from the lane (``xor_selector_expression``).
-
-    >>> em = Emission()
-    >>> translate_words(Packing.leading(4, 1, [0]), ["a0", "a1"], [1], [0, 1], em)
-    {0: 'tx0', 1: 'tx1'}
-    >>> em.lines
-    ['const unsigned tx0 = ((lane & 1u) ? a1 : a0);', 'const unsigned tx1 = (tx0 ^ a0 ^ a1);']
-    """
+    Word bits of ``f`` become selects (one per word per lane bit, as conditional swaps); the in-word
+    part and the last word bit fold into one ``prmt`` per word whose selector is computed from the
+    lane (``xor_selector_expression``)."""
     from linear_layouts.codegen.index import xor_terms, IndexExpression  # noqa: PLC0415
 
     word_steps = [(i, packing.word_xor(m)) for i, m in enumerate(images) if packing.word_xor(m)]
@@ -314,8 +302,6 @@ def translate_words(packing: Packing, words: Sequence[str], images: Sequence[int
     sub_word = packing.element_bytes < 4
     fold = word_steps[-1] if sub_word and word_steps else None
     selects = word_steps[:-1] if fold else word_steps
-    if descending:
-        selects = selects[::-1]
     # words needed before each select stage (backwards), then emit forwards
     stage_needs = []
     need = set(needed)
@@ -326,22 +312,12 @@ def translate_words(packing: Packing, words: Sequence[str], images: Sequence[int
         need |= {w ^ m for w in need}
     stage_needs.reverse()
     current = {w: words[w] for w in need}
-    # swaps as XORs only where every stage keeps both words of each pair: where a stage drops one, nvcc
-    # reorders the select tree (selects of selects on two lane bits) and saves more than XORs cancel
-    as_xor = all(keep == {w ^ m for w in keep} for (_, m), keep in zip(selects, stage_needs))
     for (i, m), keep in zip(selects, stage_needs):
         bit = f"(({lane} >> {i}) & 1u)" if i else f"({lane} & 1u)"
-        nxt: dict[int, str] = {}
-        pair: dict[int, str] = {}  # first word of a swapped pair -> the XOR of both (no line of its own)
+        nxt = {}
         for w in sorted(keep):
             em.select += 1
-            x, y = current[w], current[w ^ m]
-            if w ^ m in pair:  # the second half of a conditional swap: an XOR of three, no select
-                nxt[w] = em.define(f"({nxt[w ^ m]} ^ {pair[w ^ m]})", "x")
-                continue
-            if as_xor and w ^ m in keep and x != y:
-                pair[w] = " ^ ".join(v if re.fullmatch(r"[\w\[\]]+", v) else f"({v})" for v in (x, y))
-            nxt[w] = em.define(f"({bit} ? {y} : {x})", "x")
+            nxt[w] = em.define(f"({bit} ? {current[w ^ m]} : {current[w]})", "x")
         current = nxt
     has_position = any(positions)
     if not has_position and not fold:

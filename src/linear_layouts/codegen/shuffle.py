@@ -8,17 +8,14 @@ lane bits.  So the emitter
 
 1. packs the source registers with the payload's register bits ``V`` first inside each word
    (``Packing.leading``; the kernel chooses that packing, so this costs nothing in a loop);
-2. translates the source words once per lane, ``a'[r] = a[r ^ f(l)]`` (``translate_words``: per lane
-   bit that moves whole words a conditional swap, in increasing lane-bit order, a select and an XOR of
-   three per pair of words; one ``prmt`` with a lane-computed selector for the part inside the word);
+2. translates the source words once per lane, ``a'[r] = a[r ^ f(l)]`` (``translate_words``: a select
+   per word and lane bit that moves whole words, one ``prmt`` with a lane-computed selector for the
+   part inside the word);
 3. issues one ``shfl.sync`` per 32-bit payload word per round, all lanes sending the same word of
    ``a'``; the source lane is an affine function of the lane (XORs of masked lane bits); a round in
    which every lane reads itself (``ShuffleRound.in_lane``) moves the word without a ``shfl``;
 4. assembles the received bytes into ``b'`` (``b'[r] = b[r ^ g(l)]``, fixed registers: constant
-   byte permutes only where a word is filled by several rounds) and translates back to ``b`` (the
-   swaps in decreasing lane-bit order: the first swaps of the inverse conversion undo the last ones
-   here, and as XORs nvcc cancels them across a round trip even through an elementwise XOR, where it
-   does not fold selects; a lone conversion costs the same as with selects only).
+   byte permutes only where a word is filled by several rounds) and translates back to ``b``.
 
 Registers of ``dst`` with a zero basis copy their originals in the last byte permute.
 
@@ -149,7 +146,7 @@ class ShuffleConversion:
         recv_g = plan.receive_translation or ()
         b_words = [x if x is not None else "0u" for x in b_prime]
         if any(recv_g):
-            moved = translate_words(pr, b_words, recv_g, needed, em, descending=True)
+            moved = translate_words(pr, b_words, recv_g, needed, em)
             b_words = [moved.get(i, "0u") for i in range(pr.num_words)]
         zero = plan.zero_register_mask
         canon = (lambda r: r & ~zero) if zero else None
