@@ -3,9 +3,7 @@
 The layouts come from ``linear_layouts.triton.to_gluon`` (of a catalog ``DistributedLinearLayout``
 with the layout's bases).  The kernel mirrors our
 generated kernels exactly: one tile per program, ``iterations`` round trips dst -> src -> dst with
-an XOR by 1 after every conversion, in inline PTX on both sides: opaque to the compilers, so neither
-folds a conversion into its inverse (a plain ``^ 1`` let LLVM cancel half of a shuffle round trip's
-selects, which nvcc does not do).  Works with
+an XOR by 1 after every conversion (so Triton cannot fold two conversions into one).  Works with
 Triton 3.6 (GPU machines) and 3.9 (here; ``gluon_ptx`` compiles for sm_90 without a GPU).
 """
 
@@ -13,24 +11,6 @@ from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-
-
-@gluon.jit
-def xor_one(v):
-    """``v ^ 1`` by inline PTX (opaque to LLVM, as our kernels' ``asm``: no folding through it), packed
-    into 32-bit registers for 8- and 16-bit elements."""
-    bits: gl.constexpr = v.dtype.primitive_bitwidth
-    if bits == 8:
-        out = gl.inline_asm_elementwise("xor.b32 $0, $1, 0x01010101;", "=r,r", [v], dtype=v.dtype, is_pure=True,
-                                        pack=4)
-    elif bits == 16:
-        out = gl.inline_asm_elementwise("xor.b32 $0, $1, 0x00010001;", "=r,r", [v], dtype=v.dtype, is_pure=True,
-                                        pack=2)
-    elif bits == 32:
-        out = gl.inline_asm_elementwise("xor.b32 $0, $1, 1;", "=r,r", [v], dtype=v.dtype, is_pure=True, pack=1)
-    else:
-        out = gl.inline_asm_elementwise("xor.b64 $0, $1, 1;", "=l,l", [v], dtype=v.dtype, is_pure=True, pack=1)
-    return out
 
 
 @gluon.jit
@@ -42,9 +22,9 @@ def convert_kernel(src_ptr, dst_ptr, iterations, M: gl.constexpr, N: gl.constexp
     x = gl.load(src_ptr + base + rows[:, None] * N + cols[None, :])
     y = gl.convert_layout(x, DST)
     for _ in range(iterations):
-        y = xor_one(y)
+        y = y ^ 1
         x = gl.convert_layout(y, SRC)
-        x = xor_one(x)
+        x = x ^ 1
         y = gl.convert_layout(x, DST)
     rows_d = gl.arange(0, M, layout=gl.SliceLayout(1, DST))
     cols_d = gl.arange(0, N, layout=gl.SliceLayout(0, DST))

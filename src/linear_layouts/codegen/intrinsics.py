@@ -7,8 +7,7 @@ Shared memory is addressed by 32-bit shared-window byte addresses (``ll_smem_bas
 v4.b32; the 8/16-bit forms take and return the low bits of a 32-bit word),
 ``ll_stsm_x{1,2,4}[_t]`` / ``ll_ldsm_x{1,2,4}[_t]`` (``stmatrix``/``ldmatrix`` .m8n8[.trans].b16),
 ``ll_stg{32,64,128}`` (``st.global`` b32, v2, v4), ``ll_bar_cta()`` (``bar.sync 0``),
-``ll_bar_warp()`` (``bar.warp.sync``), ``ll_xor_opaque(x, m)`` (``xor.b32`` in inline PTX: ``x ^ m`` that
-the compiler cannot fold through, for benchmark loops).  ``STREAMING_FUNCTIONS`` (kernels that use them put it after the
+``ll_bar_warp()`` (``bar.warp.sync``).  ``STREAMING_FUNCTIONS`` (kernels that use them put it after the
 prelude; it defines both forms, the host one under ``LL_HOST``): ``ll_ldg128_na``
 (``ld.global.nc.L1::no_allocate.v4.b32``), ``ll_stg128_cs`` (``st.global.cs.v4.b32``: streaming,
 evict first).  ``__shfl_sync``, ``__shfl_xor_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
@@ -81,7 +80,6 @@ DEVICE_PRELUDE = "\n".join([
     '"st.global.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(x), "r"(y), "r"(z), "r"(w) : "memory"); }',
     "#define ll_bar_cta() __syncthreads()",
     "#define ll_bar_warp() __syncwarp()",
-    'LL_DEV unsigned ll_xor_opaque(unsigned x, unsigned m) { unsigned y; asm("xor.b32 %0, %1, %2;" : "=r"(y) : "r"(x), "r"(m)); return y; }',
     "#endif",
     "",
 ])
@@ -136,7 +134,6 @@ LL_DEV void __syncthreads() { ll_cta_barrier->arrive_and_wait(); }
 LL_DEV void __syncwarp(unsigned = 0xffffffffu) { ll_warp_sync(); }
 #define ll_bar_cta() __syncthreads()
 #define ll_bar_warp() __syncwarp()
-LL_DEV unsigned ll_xor_opaque(unsigned x, unsigned m) { return x ^ m; }
 LL_DEV unsigned __shfl_sync(unsigned, unsigned v, unsigned src) {
   unsigned w = threadIdx.x >> 5, l = threadIdx.x & 31u;
   ll_slot[w][l][0] = v; ll_warp_sync();

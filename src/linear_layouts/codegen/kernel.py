@@ -76,9 +76,7 @@ def _num(layout: LinearLayout, dim: str) -> int:
 #: Shared memory a CTA may use without opting in (cudaFuncSetAttribute): the double buffer's bound.
 STATIC_SHARED_LIMIT = 48 * 1024
 
-#: ``x ^ 1`` on every element of a packed word, by element width in bytes (first word of an 8-byte one);
-#: a round trip's loop applies it with ``ll_xor_opaque`` (inline PTX), so the compiler cannot fold a
-#: conversion into its inverse (the Triton peer does the same, ``benchmarks/gpu_gluon_convert.xor_one``).
+#: ``x ^ 1`` on every element of a packed word, by element width in bytes (first word of an 8-byte one).
 XOR_ONE = {1: 0x01010101, 2: 0x00010001, 4: 1, 8: 1}
 
 
@@ -207,9 +205,9 @@ def emit_conversion_kernel(
         mask = XOR_ONE[w]
         step_a = 2 if w == 8 else 1
         body.append("  for (int it = 0; it < iterations; ++it) {")
-        body.append(f"    #pragma unroll\n    for (int r = 0; r < {pb.num_words}; r += {step_a}) b[r] = ll_xor_opaque(b[r], {mask:#x}u);")
+        body.append(f"    #pragma unroll\n    for (int r = 0; r < {pb.num_words}; r += {step_a}) b[r] ^= {mask:#x}u;")
         body += ["    " + x for x in _scoped(backward.emit_words("b", "a", pb, pa, em, smem_at(b_off), b_trail))]
-        body.append(f"    #pragma unroll\n    for (int r = 0; r < {pa.num_words}; r += {step_a}) a[r] = ll_xor_opaque(a[r], {mask:#x}u);")
+        body.append(f"    #pragma unroll\n    for (int r = 0; r < {pa.num_words}; r += {step_a}) a[r] ^= {mask:#x}u;")
         body += ["    " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, smem_at(f_off), f_trail))]
         body.append("  }")
     body += ["  " + x for x in emit_global_store_words(global_map(dst), w, pb, "b", "dst", em)]
