@@ -165,7 +165,9 @@ class ShuffleConversion:
                         em: Emission) -> list[str]:
         """Butterfly form (module doc; ``analysis.shuffles.butterfly_leaves`` says which word each lane
         class sends and keeps): one ``shfl.sync.bfly`` per word of a crossing round, select trees on the
-        lane bits (``select_tree``, hash-consed) for the words sent and the destination registers."""
+        lane bits (``select_tree``, hash-consed) for the words sent and the destination registers; each
+        destination register is merged as soon as its received words have arrived (Triton's order: an
+        exchange's send, shuffle and merges together, which ptxas schedules as a steady cadence)."""
         mark = len(em.lines)
         sends, dests = butterfly_leaves(self.plan, form)
         memo: dict = {}
@@ -183,14 +185,22 @@ class ShuffleConversion:
         def name(leaf: tuple) -> str:
             return f"{a}[{pin.word(leaf[1]) + leaf[2]}]" if leaf[0] == "a" else names[leaf]
 
-        for (j, h), leaves in sends.items():
+        final = ["0u"] * pout.num_words
+        pending = dict(dests)
+
+        def merge_ready() -> None:  # destination registers whose received words have all arrived
+            for (r, h), leaves in list(pending.items()):
+                if all(x[0] != "recv" or x in names for x in leaves):
+                    final[pout.word(r) + h] = select_tree([name(x) for x in leaves], select)
+                    del pending[r, h]
+
+        merge_ready()
+        for (j, h), leaves in sends.items():  # each exchange's send, shuffle and merges together
             value = select_tree([name(x) for x in leaves], select)
             names["recv", j, h] = em.fresh("r")
             em.lines.append(f"const unsigned {names['recv', j, h]} = __shfl_xor_sync(0xffffffffu, {value}, "
                             f"{form.masks[j]});")
-        final = ["0u"] * pout.num_words
-        for (r, h), leaves in dests.items():
-            final[pout.word(r) + h] = select_tree([name(x) for x in leaves], select)
+            merge_ready()
         lines = em.lines[mark:]
         del em.lines[mark:]
         lines += [f"{b}[{i}] = {x};" for i, x in enumerate(final)]
