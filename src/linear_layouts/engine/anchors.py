@@ -223,5 +223,6 @@ def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, stor
     # repeats hit L1) and warps holding copies of one another's data share their fetches; other warps
     # reading the same sector fetch it again (they run concurrently, before any fill)
     distinct_warps = 1 << sum(1 for b in warp_bases if b)
-    per_warp = np.unique(np.asarray(addr) // 32).size
+    fetched = np.sort((addr // 32).ravel())  # (np.unique's first call imports a module: ~16 ms cold)
+    per_warp = 1 + int(np.count_nonzero(np.diff(fetched)))
     return (1 << len(warp_bases)) * wavefronts * wavefront_ns + distinct_warps * per_warp * GLOBAL_SECTOR_NS

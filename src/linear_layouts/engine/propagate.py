@@ -325,9 +325,11 @@ def _merge(state: _State, operands: list[int]) -> LinearLayout:
     ranked = sorted(voters, key=lambda o: not _from_load(state, o))
     memo: dict = {}
     for candidate in dict.fromkeys(state.layout[o] for o in ranked):
-        # an operand is converted, or recomputed in the candidate where that is cheaper (a broadcast of
-        # a small load, ...), as the backward pass would
-        cost = sum(min(state.cost(o, candidate), _plan(state, o, candidate, memo)[0]) for o in voters)
+        # an operand is converted, or recomputed in the candidate where that needs no conversion (a
+        # broadcast of a small load, ...), as the backward pass would; conversions inside a
+        # recomputation are left to the backward pass (planning them here doubled the engine's time)
+        cost = sum(min(state.cost(o, candidate), _plan(state, o, candidate, memo, convert=False)[0])
+                   for o in voters)
         if cost < best_cost - 1e-9:
             best, best_cost = candidate, cost
     return best
@@ -390,9 +392,10 @@ def _new_conversions(nodes: tuple) -> int:
 
 
 def _plan(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int = 0,
-          movable: bool = True) -> tuple[float, tuple]:
+          movable: bool = True, convert: bool = True) -> tuple[float, tuple]:
     """Cheapest way to have ``%vid`` in ``target``: reuse, convert here, or rematerialize its definition
-    (``movable``: the user is itself re-laid, so a single-use definition may change in place).
+    (``movable``: the user is itself re-laid, so a single-use definition may change in place;
+    ``convert=False``: no conversion anywhere in the plan, infinite cost where one would be needed).
     Nodes: ``("reuse", vid, target, 0)``, ``("convert", vid, target, cost)``,
     ``("remat", vid, target, moved, children, own cost)``."""
     key = (vid, target, movable)
@@ -405,8 +408,10 @@ def _plan(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int 
         if op.kind == "convert_layout" and op.operands[0] == vid and state.layout[op.results[0]] == target:
             memo[key] = (0.0, ("shared", vid, target, 0.0))
             return memo[key]
-    remat = _remat(state, vid, target, memo, depth, movable) if depth < 48 else (_INF, ())
-    if remat[0] < state.cost_floor - 1e-9:  # cheaper than any conversion: the direct cost is not needed
+    remat = _remat(state, vid, target, memo, depth, movable, convert) if depth < 48 else (_INF, ())
+    if not convert:
+        best = remat
+    elif remat[0] < state.cost_floor - 1e-9:  # cheaper than any conversion: the direct cost is not needed
         best = remat
     else:
         direct = state.cost(vid, target)
@@ -416,14 +421,15 @@ def _plan(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int 
 
 
 def _remat(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int,
-           movable: bool = True) -> tuple[float, tuple]:
-    """Recompute ``%vid``'s defining op with its result in ``target`` (operands planned recursively)."""
+           movable: bool = True, convert: bool = True) -> tuple[float, tuple]:
+    """Recompute ``%vid``'s defining op with its result in ``target`` (operands planned recursively,
+    ``convert`` as in ``_plan``)."""
     op = state.ops[state.def_index(vid)]
     kind, attrs = op.kind, dict(op.attrs)
     moved = movable and len(op.results) == 1 and len(state.users(vid)) == 1
     if kind == "convert_layout":  # look through it: it goes away when this was its only use
-        cost, child = _plan(state, op.operands[0], target, memo, depth + 1, False)
-        return cost, ("bypass", vid, target, moved, (child,), 0.0)
+        cost, child = _plan(state, op.operands[0], target, memo, depth + 1, False, convert)
+        return (cost, ("bypass", vid, target, moved, (child,), 0.0)) if cost < _INF else (_INF, ())
     if kind in FREE_OPS:
         return 0.0, ("remat", vid, target, moved, (), 0.0)
     operand_targets: list[LinearLayout | None]
@@ -451,7 +457,10 @@ def _remat(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int
         operand_targets = [target] * len(op.operands)
     else:  # dot, gather: anchored results
         return _INF, ()
-    children = tuple(_plan(state, o, t, memo, depth + 1, moved)[1] for o, t in zip(op.operands, operand_targets))
+    plans = [_plan(state, o, t, memo, depth + 1, moved, convert) for o, t in zip(op.operands, operand_targets)]
+    if any(cost == _INF for cost, _ in plans):  # an operand that cannot be had without a conversion
+        return _INF, ()
+    children = tuple(node for _, node in plans)
     node = ("remat", vid, target, moved, children, op_cost)
     return _dag_cost((node,)), node
 

@@ -57,15 +57,19 @@ class EngineComparison:
         return not self.error
 
 
+def _counted(op) -> bool:
+    """A report op that moves data through shared memory or between threads: a ``convert_layout``
+    that is not a register permutation, or a register <-> shared staging."""
+    return (op.kind == "convert_layout" and op.triton.kind not in (NO_OP, REGISTERS)) or (
+        op.kind in ("local_alloc", "local_store", "local_load") and op.triton.kind == SHARED)
+
+
 def _triton_side(report: KernelReport) -> tuple[int, int, int]:
     conversions = stagings = wavefronts = 0
-    for op in report.ops:
-        if op.kind == "convert_layout" and op.triton.kind not in (NO_OP, REGISTERS):
-            conversions += 1
-            wavefronts += op.triton.wavefronts
-        elif op.kind in ("local_alloc", "local_store", "local_load") and op.triton.kind == SHARED:
-            stagings += op.kind != "local_load"
-            wavefronts += op.triton.wavefronts
+    for op in filter(_counted, report.ops):
+        conversions += op.kind == "convert_layout"
+        stagings += op.kind in ("local_alloc", "local_store")
+        wavefronts += op.triton.wavefronts
     return conversions, stagings, wavefronts
 
 
@@ -136,12 +140,7 @@ def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None,
     report = analyze_ttgir(ttgir, with_triton_estimate=False)
     ttir, ttgir = parse_module(ttir), parse_module(ttgir)
     conversions, stagings, wavefronts = _triton_side(report)
-    shared_ns = 0.0
-    for op in report.ops:
-        counted = (op.kind == "convert_layout" and op.triton.kind not in (NO_OP, REGISTERS)) or (
-            op.kind in ("local_alloc", "local_store", "local_load") and op.triton.kind == SHARED)
-        if counted:
-            shared_ns += op.triton_time_ns or 0.0
+    shared_ns = sum(op.triton_time_ns or 0.0 for op in filter(_counted, report.ops))
     imported = import_ttir(ttir, num_warps=num_warps or ttgir.num_warps, scalars=dict(scalars or {}))
     defs = {r: op for op in imported.program.ops for r in op.results}
     pointers: dict[tuple, list] = {}

@@ -141,6 +141,7 @@ class _Importer:
         self.cc = cc
         self.scalars = scalars
         self.num_warps = num_warps or module.num_warps
+        self.splat_values: dict[str, int] = {}  # integer constants and splats of known scalars (import_ttir)
         self.b = Builder(num_warps=self.num_warps, threads_per_warp=module.threads_per_warp, num_ctas=module.num_ctas)
         self.values: dict[str, int] = {}        # TTIR name -> engine value id
         self.affine: dict[str, _Affine] = {}    # integer index tensors
@@ -281,7 +282,7 @@ class _Importer:
         """A power of two dividing the integer scalar ``name`` (1 when nothing is known)."""
         if name in self.sdiv:
             return self.sdiv[name]
-        value = self.splat_values.get(name) if hasattr(self, "splat_values") else None
+        value = self.constant_of(name)
         return _pow2(value) if value is not None else 1
 
     def scalar_divisibility(self, op: Op) -> None:
@@ -299,7 +300,7 @@ class _Importer:
         elif name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast") and divs:
             out = divs[0]
         elif name == "arith.shli" and len(op.operands) == 2:
-            shift = self.splat_values.get(op.operands[1]) if hasattr(self, "splat_values") else None
+            shift = self.constant_of(op.operands[1])
             out = min(divs[0] << shift, _BIG) if shift is not None and 0 <= shift < 30 else divs[0]
         if out is not None:
             self.sdiv[op.results[0]] = out
@@ -379,7 +380,7 @@ class _Importer:
 
     def constant_of(self, name: str) -> int | None:
         """The value of a splat scalar when known (constants and specialized arguments)."""
-        return self.splat_values.get(name) if hasattr(self, "splat_values") else None
+        return self.splat_values.get(name)
 
     def op_tt_expand_dims(self, op: Op) -> None:
         src = op.operands[0]
@@ -715,7 +716,7 @@ def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int
         cc = int(m.group(1)) if m else 90
     imp = _Importer(module, cc, dict(scalars or {}), num_warps)
     fn = module.functions[0]
-    splat_values: dict[str, int] = {}
+    splat_values = imp.splat_values
     attrs = dict(fn.arg_attrs)
     for arg, ty in fn.args:
         m = re.search(r"tt\.divisibility = (\d+)", attrs.get(arg, ""))
@@ -736,7 +737,6 @@ def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int
                 splat_values[op.results[0]] = int(m2.group(1))
         elif op.name == "tt.splat" and op.operands and op.operands[0] in scalar_values:
             splat_values[op.results[0]] = scalar_values[op.operands[0]]
-    imp.splat_values = splat_values  # type: ignore[attr-defined]
     imp.region(fn.body)
     return ImportedProgram(imp.b.build(), tuple(imp.unmodeled), tuple(sorted(imp.notes)), imp.loops,
                            dict(imp.values), tuple(imp.stores), tuple(sorted(imp.keep)))
