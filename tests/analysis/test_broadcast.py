@@ -11,6 +11,7 @@ from linear_layouts.analysis.broadcast import (
     duplicated_bits,
     reduced_layout,
     reduction_stores,
+    zero_bases_mask,
 )
 from linear_layouts.analysis.warp_simulator import random_distributed_layout
 
@@ -40,6 +41,26 @@ def test_duplicated_bits_are_exactly_the_bits_that_change_nothing():
                 same = all(L.apply({d: x}) == L.apply({d: x ^ (1 << i)}) for x in range(L.in_dim_size(d)))
                 assert same == (i in dup[d]), (L, d, i)
         assert broadcast_masks(L) == {d: sum(1 << i for i in dup[d]) for d in dup}
+
+
+def test_zero_bases_mask_is_the_bits_whose_unit_input_maps_to_zero():
+    """Any layout (not only distributed): bit i is set iff L(in_dim = 2**i) is the zero vector; inside
+    ``broadcast_masks`` (a zero basis is in every span); 0 for an absent in dim."""
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        bases = {d: [[int(rng.integers(0, 4)) * int(rng.integers(0, 2)), int(rng.integers(0, 2))]
+                     for _ in range(int(rng.integers(0, 4)))] for d in ("register", "lane", "warp")}
+        L = LinearLayout(bases, {"dim0": 4, "dim1": 2}, require_surjective=False)
+        free = broadcast_masks(L)
+        for d in ("register", "lane", "warp"):
+            mask = zero_bases_mask(L, d)
+            assert mask == sum(1 << i for i in range(L.in_dim_size_log2(d))
+                               if all(v == 0 for v in L.apply({d: 1 << i}).values())), (L, d)
+            assert mask & ~free[d] == 0
+        assert zero_bases_mask(L, "block") == 0
+    L = LinearLayout({"register": [[0], [1]], "lane": [[1], [2]]}, ["dim0"])
+    assert zero_bases_mask(L, "register") == 1 and zero_bases_mask(L, "lane") == 0
+    assert broadcast_masks(L)["lane"] == 1  # in the span of the register basis, yet not zero
 
 
 def test_reduction_counts_match_brute_force():

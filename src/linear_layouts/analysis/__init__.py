@@ -41,6 +41,7 @@ from linear_layouts.analysis.broadcast import (
     duplicated_bits,
     reduced_layout,
     reduction_stores,
+    zero_bases_mask,
 )
 from linear_layouts.analysis.conversion import conversion_dims, plan_conversion, plan_shared_memory, plan_through
 from linear_layouts.analysis.steps import (
@@ -71,7 +72,7 @@ __all__ += [
     "bitwidth",
     "GlobalAccess", "contiguous_elements", "contiguous_elements_along", "global_access", "memory_order_layout",
     "vector_permutation",
-    "ReductionStores", "broadcast_masks", "duplicated_bits", "reduced_layout", "reduction_stores",
+    "ReductionStores", "broadcast_masks", "duplicated_bits", "reduced_layout", "reduction_stores", "zero_bases_mask",
     "ShufflePlan", "ShuffleRound", "plan_shuffle", "same_warp_data",
     "GatherPlan", "GatherRound", "is_warp_local", "plan_gather",
     "conversion_dims", "plan_conversion", "plan_shared_memory", "plan_through",

@@ -24,7 +24,7 @@ from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
-__all__ = ["broadcast_masks", "duplicated_bits", "ReductionStores", "reduced_layout", "reduction_stores"]
+__all__ = ["broadcast_masks", "duplicated_bits", "zero_bases_mask", "ReductionStores", "reduced_layout", "reduction_stores"]
 
 HARDWARE_DIMS = ("register", "lane", "warp", "block")
 
@@ -43,6 +43,21 @@ def broadcast_masks(layout: LinearLayout) -> dict[str, int]:
     """
     _check(layout)
     return layout.free_variable_masks()
+
+
+@checked
+def zero_bases_mask(layout: LinearLayout, in_dim: str) -> int:
+    """The bits of ``in_dim`` whose basis is zero (0 when ``layout`` has no ``in_dim``): inputs that
+    differ only there map to the same element. A subset of ``broadcast_masks(layout)[in_dim]``, which
+    also counts non-zero bases in the span of earlier ones.
+
+    >>> zero_bases_mask(LinearLayout({"register": [[1], [0], [2], [0]]}, ["dim0"]), "register")
+    10
+    """
+    _check(layout)
+    if not layout.has_in_dim(in_dim):
+        return 0
+    return sum(1 << i for i, b in enumerate(layout.flat_bases(in_dim)) if b == 0)
 
 
 @checked

@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.arguments import checked
 from linear_layouts.catalog.characterize import distributed_violation
 from linear_layouts.element_type import DTypeLike, element_type
@@ -157,17 +158,12 @@ class ShufflePlan:
     @functools.cached_property
     def zero_register_mask(self) -> int:
         """The register bits of ``dst`` whose basis is zero (register ``r`` duplicates ``r & ~mask``)."""
-        return _zero_register_mask(self.dst)
+        return zero_bases_mask(self.dst, REGISTER)
 
     @functools.cached_property
     def butterfly_form(self) -> "ButterflyForm | None":
         """``butterfly_form(self)``, computed once."""
         return butterfly_form(self)
-
-
-def _zero_register_mask(layout: LinearLayout) -> int:
-    """Register bits of ``layout`` whose basis is zero."""
-    return sum(1 << i for i, b in enumerate(layout.flat_bases(REGISTER)) if b == 0)
 
 
 def _index(bases: tuple[int, ...]) -> dict[int, int]:
@@ -280,7 +276,7 @@ def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> Shuf
             tuple([tuple([x ^ d for x in row]) for row in dreg_rows]),
         ))
 
-    zero_mask = _zero_register_mask(dst)
+    zero_mask = zero_bases_mask(dst, REGISTER)
     copies = tuple((r, r & ~zero_mask) for r in range(dst.in_dim_size(REGISTER)) if r & zero_mask)
     return ShufflePlan(
         src, dst, bits, tuple(V), tuple(I), tuple(E), tuple(F), tuple(G), tuple(R),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.codegen.elements import check_element_bytes
 from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.codegen.hardware_map import HardwareMap, shared_map
@@ -50,10 +51,13 @@ def register_bits(layout: LinearLayout) -> int:
 
 
 def zero_register_mask(layout: LinearLayout) -> int:
-    """Register bits whose basis vector is zero (those registers copy register ``r & ~mask``)."""
-    if not layout.has_in_dim("register"):
-        return 0
-    return sum(1 << i for i, v in enumerate(layout.bases["register"]) if not any(v))
+    """Register bits whose basis vector is zero (those registers copy register ``r & ~mask``):
+    ``analysis.broadcast.zero_bases_mask(layout, "register")``.
+
+    >>> zero_register_mask(LinearLayout({"register": [[0], [1]], "lane": [[2]]}, ["dim0"]))
+    1
+    """
+    return zero_bases_mask(layout, "register")
 
 
 def _merge(*counts: dict[str, int]) -> dict[str, int]:
