@@ -41,6 +41,7 @@ import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import quote
@@ -139,8 +140,9 @@ def conversion_time_ns(counts: OpCounts, warps: int, device: str | DeviceCosts |
 
 
 def warp_copies_log2(layout) -> int:
-    """``z``: ``2^z`` warps of ``layout`` (a ``LinearLayout``) hold the same data (its zero warp bases)."""
-    return sum(1 for b in layout.flat_bases("warp") if b == 0) if layout.has_in_dim("warp") else 0
+    """``z``: ``2^z`` warps of ``layout`` (a ``LinearLayout``) hold the same data (its zero warp bases,
+    ``broadcast.zero_bases_mask``)."""
+    return zero_bases_mask(layout, "warp").bit_count()
 
 
 def copied_load_wavefronts(load_wavefronts: int, loaded) -> int:
