@@ -607,11 +607,15 @@ def transpose_wide_block_layouts(element_bytes: int, warps: int = 8, rows: int =
 #: 128x256 with 16 warps (2 per SM); ``h``: ld.global.nc.L1::no_allocate loads and st.global.cs
 #: stores; ``gK``: tiles in groups of K tile rows, so the ~132 (528) tiles in flight span 4 KiB of each
 #: row of A and 2 KiB of B (g8, g16 for 128x128) or 2 and 4 KiB (g16, g32), against 8 and 1 KiB in
-#: row-major order; ``d``: tiles drawn from a counter after the first two (``dynamic``).
+#: row-major order; ``d``: tiles drawn from a counter after the first two (``dynamic``); ``_l2p256``:
+#: 16-byte loads ``ld.global.nc.L2::256B`` (``l2_prefetch_bytes=256``: L2 fetches the aligned 256 bytes
+#: around each load's sector, SASS ``LDG.E.LTC256B.128.CONSTANT``).
 _WIDE, _SMALL = dict(warps=32), dict(warps=8, rows=128, cols=128)
 PERSISTENT_TRANSPOSES = {
     1: (("persist256x16w", dict(warps=16), 1, {}), ("persist256x16wh", dict(warps=16), 1, dict(cache_hints=True)),
+        ("persist256x16w_l2p256", dict(warps=16), 1, dict(l2_prefetch_bytes=256)),
         ("persist256x32w", _WIDE, 1, {}), ("persist256x32wh", _WIDE, 1, dict(cache_hints=True)),
+        ("persist256x32w_l2p256", _WIDE, 1, dict(l2_prefetch_bytes=256)),
         ("persist256x32wg8", _WIDE, 1, dict(group_rows=8)), ("persist256x32wg16", _WIDE, 1, dict(group_rows=16)),
         ("persist256x32wd", _WIDE, 1, dict(dynamic=True)),
         ("persist128x8w", _SMALL, 4, {}), ("persist128x8wh", _SMALL, 4, dict(cache_hints=True)),
@@ -1129,7 +1133,8 @@ def write_report(out: Path, results: dict) -> None:
                   "loads in flight during the current tile's shared round trip and stores (`h`, and `blocks256x16wh`: "
                   "ld.global.nc.L1::no_allocate loads, st.global.cs stores; `gK`, and `blocks256x16wg16`/`wg32`: tiles "
                   "taken in groups of K tile rows, down the tile columns of a group; `d`: after its first two tiles each "
-                  "CTA draws the next from an atomic counter). `of a same-size copy`: torch's "
+                  "CTA draws the next from an atomic counter; `_l2p256`: 16-byte loads ld.global.nc.L2::256B, "
+                  "L2 prefetch size 256 bytes). `of a same-size copy`: torch's "
                   "copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
                   "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes). `cold µs`: "

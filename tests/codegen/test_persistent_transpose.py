@@ -29,12 +29,14 @@ def _layouts(element_bytes: int, **kw):
 
 
 def _kernel(element_bytes: int, matrix: tuple[int, int], warps: int, tile: tuple[int, int] = (256, 256),
-            ctas_per_sm: int = 1, cache_hints: bool = False, group_rows: int = 1):
+            ctas_per_sm: int = 1, cache_hints: bool = False, group_rows: int = 1, l2_prefetch_bytes: int = 0):
     src, dst = _layouts(element_bytes, warps=warps, rows=tile[0], cols=tile[1])
     step = conversion_step(src, dst, 8 * element_bytes)
-    name = f"ptr{element_bytes}_{matrix[0]}_{matrix[1]}_{'h' if cache_hints else ''}{warps}_g{group_rows}"
+    name = (f"ptr{element_bytes}_{matrix[0]}_{matrix[1]}_{'h' if cache_hints else ''}{warps}_g{group_rows}"
+            f"_p{l2_prefetch_bytes}")
     return emit_persistent_transpose_kernel(name, src, dst, element_bytes, step, *matrix, ctas_per_sm=ctas_per_sm,
-                                            cache_hints=cache_hints, group_rows=group_rows)
+                                            cache_hints=cache_hints, group_rows=group_rows,
+                                            l2_prefetch_bytes=l2_prefetch_bytes)
 
 
 def test_grid_is_the_resident_slots_or_the_tiles():
@@ -135,7 +137,7 @@ def test_every_new_suite_transpose_compiles_to_its_plan():
     from gpu_suite import ONE_TILE_OPTIONS, transpose_kernels  # noqa: PLC0415
 
     new = [(w, tag, step, k) for w, tag, step, k in transpose_kernels(512) if k.persistent or tag in ONE_TILE_OPTIONS]
-    assert len(new) == 17
+    assert len(new) == 19
     for w, tag, step, k in new:
         ptx = compile_ptx(k.source)
         counts = count_ptx(ptx)
@@ -143,7 +145,59 @@ def test_every_new_suite_transpose_compiles_to_its_plan():
         vectors = k.tile_rows * k.tile_cols * w // (16 * k.threads)
         stores = counts["st.global.cs.v4.b32"] + counts["st.global.v4.b32"]
         loads = ptx.count("ld.global.nc.L1::no_allocate.v4.b32") + counts["ld.global.nc.v4.u32"]
-        assert (stores, loads) == (vectors, vectors * (2 if k.persistent else 1)), tag
+        prefetching = ptx.count("ld.global.nc.L2::256B.v4.u32")
+        assert prefetching == (2 * vectors if tag.endswith("_l2p256") else 0), tag
+        assert (stores, loads + prefetching) == (vectors, vectors * (2 if k.persistent else 1)), tag
+
+
+def test_l2_prefetch_bytes_is_checked():
+    with pytest.raises(LayoutError, match=r"l2_prefetch_bytes: must be 0 \(none\) or one of \(64, 128, 256\)"):
+        _kernel(1, (512, 512), 8, (128, 128), l2_prefetch_bytes=512)
+    with pytest.raises(LayoutError, match="l2_prefetch_bytes"):
+        _kernel(1, (512, 512), 8, (128, 128), l2_prefetch_bytes=True)
+    from linear_layouts.codegen.global_memory import emit_global_load_stages  # noqa: PLC0415
+    from linear_layouts.codegen.hardware_map import global_map  # noqa: PLC0415
+    from linear_layouts.codegen.packing import Packing  # noqa: PLC0415
+
+    src, _ = _layouts(1, warps=8, rows=128, cols=128)
+    hmap = global_map(src, {"dim0": 128, "dim1": 1})
+    packing = Packing.natural(1, hmap.num_registers.bit_length() - 1)
+    issue, _ = emit_global_load_stages(hmap, 1, packing, "q", l2_prefetch_bytes=128)
+    assert any("ll_ldg128_l2p128<" in line for line in issue)
+    with pytest.raises(LayoutError, match="l2_prefetch_bytes: .* got 32"):
+        emit_global_load_stages(hmap, 1, packing, "q", l2_prefetch_bytes=32)
+
+
+@needs_cxx
+@pytest.mark.parametrize("l2_prefetch_bytes, hints", [(256, False), (64, True)])
+def test_l2_prefetch_transpose_every_element(l2_prefetch_bytes, hints):
+    """The prefetching loads (their host form, with the immediate byte offset as a template argument)
+    read the same elements: ``A^T`` on every element, 3 CTAs over 8 tiles."""
+    k = _kernel(1, (512, 256), 8, (128, 128), ctas_per_sm=4, cache_hints=hints, l2_prefetch_bytes=l2_prefetch_bytes)
+    fn = f"ll_ldg128_{'na_' if hints else ''}l2p{l2_prefetch_bytes}"
+    assert f"{fn}<0x" in k.source and "ll_ldg128_na(" not in k.source.split("__global__")[1]
+    assert emulate_transpose(k, seed=l2_prefetch_bytes, ctas=3)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("warps, l2_prefetch_bytes", [(32, 256), (16, 256), (32, 128)])
+def test_l2_prefetch_changes_only_the_loads(warps, l2_prefetch_bytes):
+    """``l2_prefetch_bytes``: every 16-byte load (twice per vector: before the loop and in it) is
+    ``ld.global.nc.L2::<N>B.v4.u32`` / SASS ``LDG.E.LTC<N>B.128.CONSTANT``, with the same immediate
+    offsets; every other instruction family keeps its count (the kernel without the hint)."""
+    v = 4096 // (32 * warps)
+    k = _kernel(1, (8192, 8192), warps, l2_prefetch_bytes=l2_prefetch_bytes)
+    ptx = compile_ptx(k.source)
+    assert ptx.count(f"ld.global.nc.L2::{l2_prefetch_bytes}B.v4.u32") == 2 * v
+    assert count_ptx(ptx)["ld.global.nc.v4.u32"] == 0
+    if find_cuobjdump() is None:
+        return
+    prefixes = ("LDG", "STG", "LDS", "STS", "LDL", "STL", "PRMT", "IADD", "LOP3", "BAR", "BRA")
+    sass = count_sass(compile_cubin(k.source), prefixes)
+    plain = count_sass(compile_cubin(_kernel(1, (8192, 8192), warps).source), prefixes)
+    assert sass.pop(f"LDG.E.LTC{l2_prefetch_bytes}B.128.CONSTANT") == plain.pop("LDG.E.128.CONSTANT") == 2 * v
+    assert {op: n for op, n in sass.items() if not op.startswith("LOP3")} == {
+        op: n for op, n in plain.items() if not op.startswith("LOP3")}
 
 
 @needs_cxx

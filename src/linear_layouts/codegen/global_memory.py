@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from linear_layouts.codegen.elements import check_element_bytes, element_type, pack_words, unpack_words
 from linear_layouts.codegen.hardware_map import HardwareMap
+from linear_layouts.codegen.intrinsics import L2_PREFETCH_BYTES, global_load_function
 from linear_layouts.codegen.packing import (
     Emission, Packing, Source, Word, assemble, gather_words, relevant_sources, repack, source_index,
 )
@@ -21,6 +22,7 @@ from linear_layouts.errors import LayoutError
 __all__ = [
     "global_vector_elements", "emit_global_load", "emit_global_store", "global_instruction_count",
     "emit_global_load_words", "emit_global_store_words", "emit_global_load_stages", "global_load_vectors",
+    "check_l2_prefetch_bytes",
 ]
 
 _WORD_VECTORS = {1: "unsigned", 2: "uint2", 4: "uint4"}
@@ -119,11 +121,23 @@ def _check_hint(hint: str, allowed: tuple[str, ...]) -> None:
         raise LayoutError(f"hint: must be one of {allowed}, got {hint!r}")
 
 
+def check_l2_prefetch_bytes(l2_prefetch_bytes: int) -> int:
+    """``l2_prefetch_bytes`` if it is 0 (no prefetch size) or one of ``intrinsics.L2_PREFETCH_BYTES``.
+
+    Example: ``check_l2_prefetch_bytes(256) == 256``; ``check_l2_prefetch_bytes(512)`` raises LayoutError."""
+    if isinstance(l2_prefetch_bytes, bool) or l2_prefetch_bytes not in (0,) + L2_PREFETCH_BYTES:
+        raise LayoutError(f"l2_prefetch_bytes: must be 0 (none) or one of {L2_PREFETCH_BYTES} (PTX .L2::<N>B), "
+                          f"got {l2_prefetch_bytes!r}")
+    return l2_prefetch_bytes
+
+
 def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: Emission,
-                vector_names: list[str] | None, hint: str = "") -> tuple[list[str], list[str], list[str]]:
+                vector_names: list[str] | None, hint: str = "", l2_prefetch_bytes: int = 0,
+                ) -> tuple[list[str], list[str], list[str]]:
     """(issue lines, repack lines, register word expressions) of the loads of ``hmap``'s registers:
     vector ``i`` goes to ``vector_names[i]`` (assigned: the caller declares them; ``None``: fresh
-    ``const`` locals); ``hint``: the cache hint of ``intrinsics.ll_ldg*`` (16-byte loads only)."""
+    ``const`` locals); ``hint``, ``l2_prefetch_bytes``: the cache hint and L2 prefetch size of
+    ``intrinsics.global_load_function`` (16-byte loads only)."""
     v = global_vector_elements(hmap, w)
     nbytes = v * w
     issue: list[str] = []
@@ -144,8 +158,14 @@ def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: E
         vtype = _WORD_VECTORS[n]
         q = em.fresh("q") if declare else vector_names[i]
         lhs = f"const {vtype} {q}" if declare else q
-        if hint and n == 4:
-            issue.append(f"{lhs} = ll_ldg128_{hint}({pointer} + {offset});")
+        if l2_prefetch_bytes and n == 4:  # the constant part as the load's immediate byte offset
+            fn = global_load_function(hint == "na", l2_prefetch_bytes)
+            if expr.constant and not expr.constant & expr.runtime_bits:
+                issue.append(f"{lhs} = {fn}<{expr.constant * w:#x}u>({pointer} + thread_offset);")
+            else:
+                issue.append(f"{lhs} = {fn}({pointer} + {offset});")
+        elif hint and n == 4:
+            issue.append(f"{lhs} = {global_load_function(True, 0)}({pointer} + {offset});")
         else:
             issue.append(f"{lhs} = *reinterpret_cast<const {vtype}*>({pointer} + {offset});")
         fields = [q] if n == 1 else [f"{q}.{_WORD_FIELDS[i]}" for i in range(n)]
@@ -172,30 +192,36 @@ def global_load_vectors(hmap: HardwareMap, element_bytes: int) -> tuple[str, int
 
 
 def emit_global_load_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "a",
-                           pointer: str = "src", em: Emission | None = None, hint: str = "") -> list[str]:
+                           pointer: str = "src", em: Emission | None = None, hint: str = "",
+                           l2_prefetch_bytes: int = 0) -> list[str]:
     """C++ lines filling the packed register words ``words`` (``packing``) from the tile at ``pointer``
     with the widest aligned vector loads; loaded words become register words by byte permutes only
     where the packing differs from the register order of memory. ``hint="na"``: 16-byte loads are
-    ``ld.global.nc.L1::no_allocate`` (``intrinsics.STREAMING_FUNCTIONS``)."""
+    ``ld.global.nc.L1::no_allocate`` (``intrinsics.STREAMING_FUNCTIONS``); ``l2_prefetch_bytes``
+    (0, 64, 128 or 256): 16-byte loads also carry ``.L2::<N>B`` (``intrinsics.prefetch_functions``)."""
     w = check_element_bytes(element_bytes)
     _check_hint(hint, ("", "na"))
+    check_l2_prefetch_bytes(l2_prefetch_bytes)
     em = em if em is not None else Emission("g")
-    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, None, hint)
+    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, None, hint, l2_prefetch_bytes)
     return _thread_offset(hmap, issue + repacked + [f"{words}[{i}] = {e};" for i, e in enumerate(exprs)])
 
 
 def emit_global_load_stages(hmap: HardwareMap, element_bytes: int, packing: Packing, vectors: str,
                             words: str = "a", pointer: str = "src", em: Emission | None = None,
-                            hint: str = "") -> tuple[list[str], list[str]]:
+                            hint: str = "", l2_prefetch_bytes: int = 0) -> tuple[list[str], list[str]]:
     """``emit_global_load_words`` in two stages, for software pipelining: (issue, unpack), where
     ``issue`` loads the vectors ``vectors0, vectors1, ...`` (the caller declares them:
     ``global_load_vectors``) and ``unpack`` turns them into the register words ``words`` by byte
-    permutes; code between the two runs while the loads are in flight. ``hint``: as there."""
+    permutes; code between the two runs while the loads are in flight. ``hint``,
+    ``l2_prefetch_bytes``: as there."""
     w = check_element_bytes(element_bytes)
     _check_hint(hint, ("", "na"))
+    check_l2_prefetch_bytes(l2_prefetch_bytes)
     em = em if em is not None else Emission("g")
     n = global_load_vectors(hmap, w)[1]
-    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, [f"{vectors}{i}" for i in range(n)], hint)
+    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, [f"{vectors}{i}" for i in range(n)], hint,
+                                         l2_prefetch_bytes)
     return _thread_offset(hmap, issue), ["{"] + ["  " + x for x in repacked] + [
         f"  {words}[{i}] = {e};" for i, e in enumerate(exprs)] + ["}"]
 

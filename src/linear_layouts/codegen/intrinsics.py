@@ -10,7 +10,10 @@ v4.b32; the 8/16-bit forms take and return the low bits of a 32-bit word),
 ``ll_bar_warp()`` (``bar.warp.sync``).  ``STREAMING_FUNCTIONS`` (kernels that use them put it after the
 prelude; it defines both forms, the host one under ``LL_HOST``): ``ll_ldg128_na``
 (``ld.global.nc.L1::no_allocate.v4.b32``), ``ll_stg128_cs`` (``st.global.cs.v4.b32``: streaming,
-evict first).  ``__shfl_sync``, ``__shfl_xor_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
+evict first).  ``prefetch_functions(N)`` (likewise after the prelude): ``ll_ldg128_l2p{N}``
+(``ld.global.nc.L2::{N}B.v4.u32``: the 16-byte load also asks L2 to fetch the aligned ``N``-byte
+block around it, N in ``L2_PREFETCH_BYTES``) and ``ll_ldg128_na_l2p{N}`` (with ``.L1::no_allocate``).
+``__shfl_sync``, ``__shfl_xor_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
 
 Example: ``DEVICE_PRELUDE + kernel_body`` is what nvcc / NVRTC compile.
 """
@@ -18,7 +21,7 @@ Example: ``DEVICE_PRELUDE + kernel_body`` is what nvcc / NVRTC compile.
 from __future__ import annotations
 
 __all__ = ["DEVICE_PRELUDE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS", "vector_function",
-           "matrix_function"]
+           "matrix_function", "L2_PREFETCH_BYTES", "global_load_function", "prefetch_functions"]
 
 
 def vector_function(store: bool, nbytes: int) -> str:
@@ -103,6 +106,39 @@ STREAMING_FUNCTIONS = "\n".join([
     "#endif",
     "",
 ])
+
+#: The L2 prefetch sizes of PTX's ``ld`` (``.L2::64B``, ``.L2::128B``, ``.L2::256B``; sm_80 and later).
+L2_PREFETCH_BYTES = (64, 128, 256)
+
+
+def global_load_function(no_allocate: bool, l2_prefetch_bytes: int) -> str:
+    """Name of the hinted 16-byte global load, e.g. ``ll_ldg128_na_l2p256`` (``no_allocate``: from
+    ``STREAMING_FUNCTIONS``; ``l2_prefetch_bytes`` > 0: from ``prefetch_functions``)."""
+    return "ll_ldg128" + ("_na" if no_allocate else "") + (f"_l2p{l2_prefetch_bytes}" if l2_prefetch_bytes else "")
+
+
+def prefetch_functions(l2_prefetch_bytes: int) -> str:
+    """Definitions of ``ll_ldg128_l2p{N}<OFFSET>(p)`` and ``ll_ldg128_na_l2p{N}<OFFSET>(p)`` (N =
+    ``l2_prefetch_bytes``, one of ``L2_PREFETCH_BYTES``): ``ld.global.nc[.L1::no_allocate].L2::{N}B.v4.u32
+    [p+OFFSET]``, the read-only load nvcc makes of a ``const __restrict__`` uint4 plus the prefetch size;
+    on the host (``LL_HOST``) memcpy.  The byte offset ``OFFSET`` (default 0) is a template argument so
+    it stays the load's immediate, as nvcc makes it of a plain load (a pointer computed outside the asm
+    costs an add and registers per load); non-volatile asm, scheduled as freely as that plain load.
+
+    Example: ``prefetch_functions(256)`` defines ``ll_ldg128_l2p256`` (SASS ``LDG.E.LTC256B.128.CONSTANT``)."""
+    n = l2_prefetch_bytes
+    out = [f"#ifndef LL_PREFETCH_{n}", f"#define LL_PREFETCH_{n}", "#ifdef LL_HOST"]
+    for na in (False, True):
+        out.append(f"template <unsigned OFFSET = 0u> LL_DEV uint4 {global_load_function(na, n)}(const void* p) "
+                   "{ uint4 v; std::memcpy(&v, static_cast<const unsigned char*>(p) + OFFSET, 16); return v; }")
+    out.append("#else")
+    for na in (False, True):
+        op = f"ld.global.nc{'.L1::no_allocate' if na else ''}.L2::{n}B.v4.u32"
+        out.append(f"template <unsigned OFFSET = 0u> LL_DEV uint4 {global_load_function(na, n)}(const void* p) "
+                   f'{{ uint4 v; asm("{op} {{%0, %1, %2, %3}}, [%4+%5];" '
+                   ': "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "n"(OFFSET)); return v; }')
+    return "\n".join(out + ["#endif", "#endif", ""])
+
 
 #: CUDA as C++20 threads: one std::thread per CUDA thread of a CTA, CTAs one after another; shared
 #: memory one byte array; barriers std::barrier; shuffles and ldmatrix/stmatrix exchange through

@@ -19,10 +19,11 @@ from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order, register_bits
 from linear_layouts.codegen.elements import check_element_bytes, element_type
 from linear_layouts.codegen.global_memory import (
-    emit_global_load_stages, emit_global_load_words, emit_global_store_words, global_load_vectors,
+    check_l2_prefetch_bytes, emit_global_load_stages, emit_global_load_words, emit_global_store_words,
+    global_load_vectors,
 )
 from linear_layouts.codegen.hardware_map import global_map
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, STREAMING_FUNCTIONS
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, STREAMING_FUNCTIONS, prefetch_functions
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
@@ -223,6 +224,13 @@ def _scoped(lines: list[str]) -> list[str]:
     return ["{"] + ["  " + x for x in lines] + ["}"]
 
 
+def _prelude(cache_hints: bool, l2_prefetch_bytes: int) -> str:
+    """``DEVICE_PRELUDE`` and the hinted accesses a transpose uses (only those: every other kernel's
+    source, hence its cached cubin, stays as it was)."""
+    return (DEVICE_PRELUDE + (STREAMING_FUNCTIONS if cache_hints else "")
+            + (prefetch_functions(l2_prefetch_bytes) if l2_prefetch_bytes else ""))
+
+
 @dataclass(frozen=True)
 class TransposeKernel:
     """A matrix transpose ``B = A^T`` (``A``: ``rows x cols`` row-major) by tiles: CTA ``(x, y)`` loads
@@ -278,16 +286,20 @@ def _tile_order(group_rows: int, tile_rows: int, tiles_x: int) -> tuple[Callable
 @checked
 def emit_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
-    rows: int, cols: int, *, cache_hints: bool = False, group_rows: int = 1, max_elements: int = MAX_ELEMENTS,
+    rows: int, cols: int, *, cache_hints: bool = False, group_rows: int = 1, l2_prefetch_bytes: int = 0,
+    max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """CUDA C++ of a tiled transpose through ``forward`` (``src -> dst`` over one ``M x N`` tile):
     element ``(m, n)`` of tile ``(i, j)`` is read at ``A[(iM + m) cols + jN + n]`` and written at
     ``B[(jN + n) rows + iM + m]``, so ``dst`` should be contiguous along ``dim0``. ``cache_hints``:
     16-byte loads ``ld.global.nc.L1::no_allocate``, 16-byte stores ``st.global.cs``. ``group_rows``
     > 1: CTA ``(x, y)`` takes tile number ``y cols / N + x`` in ``_tile_order``'s grouped order (the
-    CTAs resident at once then span fewer columns of ``A``, more of ``B``). Layouts above
-    ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
+    CTAs resident at once then span fewer columns of ``A``, more of ``B``). ``l2_prefetch_bytes``
+    (0: none, 64, 128 or 256): 16-byte loads ``ld.global.nc.L2::<N>B`` (each also has L2 fetch the
+    aligned N-byte block around it; SASS ``LDG.E.LTC<N>B``). Layouts above ``max_elements`` inputs or
+    elements (``limits.MAX_ELEMENTS``) are refused."""
     w = check_element_bytes(element_bytes)
+    check_l2_prefetch_bytes(l2_prefetch_bytes)
     check_layout_size(src, max_elements, "emit_transpose_kernel: src")
     check_layout_size(dst, max_elements, "emit_transpose_kernel: dst")
     if src.num_out_dims != 2 or dict(src.out_dims) != dict(dst.out_dims):
@@ -321,12 +333,12 @@ def emit_transpose_kernel(
     body += [f"  unsigned a[{pa.num_words}];", f"  unsigned b[{pb.num_words}];"]
     load_hint, store_hint = ("na", "cs") if cache_hints else ("", "")
     body += ["  " + x for x in emit_global_load_words(global_map(src, {d0: cols, d1: 1}), w, pa, "a", "src", em,
-                                                      load_hint)]
+                                                      load_hint, l2_prefetch_bytes)]
     body += ["  " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", False))]
     body += ["  " + x for x in emit_global_store_words(global_map(dst, {d0: 1, d1: rows}), w, pb, "b", "dst", em,
                                                        store_hint)]
     body.append("}")
-    prelude = DEVICE_PRELUDE + (STREAMING_FUNCTIONS if cache_hints else "")
+    prelude = _prelude(cache_hints, l2_prefetch_bytes)
     return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, forward.shared_bytes,
                            rows, cols, m, n, w)
 
@@ -339,7 +351,7 @@ SM_SHARED_BYTES = 228 * 1024
 def emit_persistent_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
     rows: int, cols: int, *, ctas_per_sm: int = 1, cache_hints: bool = False, group_rows: int = 1,
-    dynamic: bool = False, max_elements: int = MAX_ELEMENTS,
+    dynamic: bool = False, l2_prefetch_bytes: int = 0, max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """``emit_transpose_kernel``'s transpose as a persistent, software-pipelined kernel: CTA ``b`` of a
     grid of ``G`` handles tiles ``t = b, b + G, ...`` (tile row ``t / (cols / N)``, column
@@ -354,12 +366,15 @@ def emit_persistent_transpose_kernel(
     1)``, two iterations ahead (thread 0 publishes the previous draw in one of two shared slots, read
     by all after the round trip's barriers), so CTAs that finish early take more tiles; a CTA's
     tiles increase, so it stops at the first ``>= T`` losing none; the last CTA to finish resets
-    ``sched[0..1]`` (the third argument; zero it once) for the next launch.
+    ``sched[0..1]`` (the third argument; zero it once) for the next launch. ``l2_prefetch_bytes`` (0:
+    none, 64, 128 or 256): the 16-byte loads carry ``.L2::<N>B`` (``ld.global.nc.L2::256B.v4.u32``,
+    SASS ``LDG.E.LTC256B.128.CONSTANT``): L2 fetches the aligned N-byte block of each load's sector.
 
     Example: 8-bit 256x256 tiles of an 8192^2 matrix, 16 warps, 1 CTA per SM: ``.grid(132)`` is
     ``(132,)`` (1024 tiles: 100 CTAs take 8, 32 take 7), ``.grid(132, balanced=True)`` ``(128,)``."""
     w = check_element_bytes(element_bytes)
-    base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, max_elements=max_elements)
+    base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, l2_prefetch_bytes=l2_prefetch_bytes,
+                                 max_elements=max_elements)
     threads, m, n = base.threads, base.tile_rows, base.tile_cols
     forward = _canonical(forward)
     slot = _align(forward.shared_bytes)  # dynamic: two words for the tile draws after the conversion's buffer
@@ -375,7 +390,8 @@ def emit_persistent_transpose_kernel(
     pa, pb = choose_packings(src, dst, w, forward)
     em = Emission("t")
     vtype, nvec = global_load_vectors(gsrc, w)
-    issue, unpack = emit_global_load_stages(gsrc, w, pa, "q", "a", "src", em, "na" if cache_hints else "")
+    issue, unpack = emit_global_load_stages(gsrc, w, pa, "q", "a", "src", em, "na" if cache_hints else "",
+                                            l2_prefetch_bytes)
 
     def a_tile(var: str) -> str:
         return f"src_all + (size_t){tile_row(var)} * {m * cols}u + (size_t){tile_col(var)} * {n}u"
@@ -386,7 +402,7 @@ def emit_persistent_transpose_kernel(
     if dynamic:
         return _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, slot, tiles,
                                   pa.num_words, pb.num_words, (vtype, nvec), issue, unpack, convert, store,
-                                  a_tile, dst_tile, cache_hints)
+                                  a_tile, dst_tile, _prelude(cache_hints, l2_prefetch_bytes))
     body = [
         f"// {name}: B = A^T, A {rows}x{cols} row-major, by {m}x{n} tiles of {8 * w}-bit elements (src -> dst),",
         f"//   persistent: CTA b of gridDim.x handles tiles t = b, b + gridDim.x, ... < {tiles} (tile t: row",
@@ -421,13 +437,13 @@ def emit_persistent_transpose_kernel(
         "  }",
         "}",
     ]
-    prelude = DEVICE_PRELUDE + (STREAMING_FUNCTIONS if cache_hints else "")
+    prelude = _prelude(cache_hints, l2_prefetch_bytes)
     return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, forward.shared_bytes, rows, cols, m, n, w,
                            persistent=True, ctas_per_sm=ctas_per_sm)
 
 
 def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, slot, tiles, words_a, words_b,
-                       vectors, issue, unpack, convert, store, a_tile, dst_tile, cache_hints) -> TransposeKernel:
+                       vectors, issue, unpack, convert, store, a_tile, dst_tile, prelude) -> TransposeKernel:
     """The ``dynamic`` form of ``emit_persistent_transpose_kernel`` from its emitted parts."""
     t = element_type(w)
     vtype, nvec = vectors
@@ -477,6 +493,5 @@ def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, 
         "  }",
         "}",
     ]
-    prelude = DEVICE_PRELUDE + (STREAMING_FUNCTIONS if cache_hints else "")
     return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, shared, rows, cols, m, n, w,
                            persistent=True, ctas_per_sm=ctas_per_sm, dynamic=True)
