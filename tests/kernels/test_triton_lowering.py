@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from linear_layouts import f2
 from linear_layouts.catalog import BlockedLayout, NVMMADistributedLayout, SliceLayout
 from linear_layouts.kernels.triton_lowering import (
     NO_OP,
@@ -16,8 +17,6 @@ from linear_layouts.kernels.triton_lowering import (
     SHARED,
     convert_lowering,
     inter_warp_layout,
-    intersection_basis,
-    nullspace_basis,
     layout_order,
     reduce_lowering,
     reduce_lowering_smem,
@@ -158,9 +157,10 @@ def test_reduce_layout_steps():
 
 
 def test_f2_helpers_follow_triton():
-    assert intersection_basis([1, 2, 4], [4, 1], 3) == [1, 4]  # unit vectors: b1's order
-    assert intersection_basis([3, 4], [1, 2, 4], 3) == [3, 4] or sorted(intersection_basis([3, 4], [1, 2, 4], 3)) == [3, 4]
-    assert nullspace_basis([0b011], 2) == [0b11]
+    assert f2.intersection_by_complements([1, 2, 4], [4, 1], 3) == [1, 4]  # unit vectors: b1's order
+    assert sorted(f2.intersection_by_complements([3, 4], [1, 2, 4], 3)) == [3, 4]
+    assert f2.orthogonal_complement([0b011], 2) == [0b11]
+    assert f2.unit_complement([0b011, 0b100], 3) == [0b010]  # bit 1 is no lowest-bit pivot
     a = LinearLayout({"register": [[2], [1]]}, {"dim0": 4})
     perm = reg_perm_for_divide(a, LinearLayout.identity_1d(2, "register", "dim0"), left=True)
     assert perm is not None and perm.action == (1, 0)

@@ -31,6 +31,7 @@ import numpy as np
 
 from linear_layouts import f2
 from linear_layouts.arguments import checked
+from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts, matrix_instruction_wavefronts
 from linear_layouts.analysis.conversion import conversion_dims
 from linear_layouts.errors import LayoutError
@@ -104,42 +105,6 @@ def _unflatten(vectors: list[int]) -> list[list[int]]:
     return [[v] for v in vectors]
 
 
-def _pivots(vectors: list[int]) -> set[int]:
-    return {(r & -r).bit_length() - 1 for r in f2.rref(vectors)}
-
-
-def nullspace_basis(vectors: list[int], dim: int) -> list[int]:
-    """Basis of {x : <x, v> = 0 for all v}, one vector per free column of the reduced row echelon
-    form of ``vectors`` (pivots: lowest bits), in column order (Triton's ``nullspaceBasis``)."""
-    rows = f2.rref(vectors)
-    pivot_of = {(r & -r).bit_length() - 1: r for r in rows}
-    out = []
-    for free in range(dim):
-        if free in pivot_of:
-            continue
-        v = 1 << free
-        for p, r in pivot_of.items():
-            if r >> free & 1:
-                v ^= 1 << p
-        out.append(v)
-    return out
-
-
-def complement_basis(basis: list[int], dim: int) -> list[int]:
-    """Unit vectors at the non-pivot columns of ``basis``'s reduced echelon form (``complementBasis``)."""
-    pivots = _pivots(basis)
-    return [1 << i for i in range(dim) if i not in pivots]
-
-
-def intersection_basis(b1: list[int], b2: list[int], dim: int) -> list[int]:
-    """span(b1) ∩ span(b2): for unit vectors, those of b1 (in b1's order) also in b2; otherwise through
-    null spaces (Triton's ``intersectionBasis``)."""
-    if all(x > 0 and x & (x - 1) == 0 for x in list(b1) + list(b2)):
-        s2 = set(b2)
-        return [b for b in b1 if b in s2]
-    return nullspace_basis(nullspace_basis(b1, dim) + nullspace_basis(b2, dim), dim)
-
-
 def reg_perm_for_divide(a: LinearLayout, b: LinearLayout, *, left: bool) -> ColumnAction | None:
     """The register permutation of ``a`` that puts ``b``'s register bases first (``left``) or last, so
     that ``a`` may divide by ``b`` (Triton's ``regPermForDivide``); None when a basis of ``b`` is missing."""
@@ -201,7 +166,7 @@ def _swizzle_core(src: LinearLayout, dst: LinearLayout, bits: int, vbasis: list[
     len_bank = min((1024 // ((1 << len(vbasis)) * bits)).bit_length() - 1, dim - len(vbasis))
     len_segment = dim - len_bank - len(vbasis)
     sbasis = _compute_segment(bank_src, bank_dst, dim, len_segment)
-    bbasis = complement_basis(list(vbasis) + sbasis, dim)
+    bbasis = f2.unit_complement(list(vbasis) + sbasis, dim)
     one = LinearLayout({"vector": _unflatten(list(vbasis)), "bank": _unflatten(bbasis),
                         "segment": _unflatten(sbasis)}, src.out_dims)
     return _build_reps(src, dst, one).reshape_outs(list(out_dims.items()))
@@ -214,7 +179,8 @@ def _log_bank_conflicts(tile_src: list[int], tile_dst: list[int], smem: LinearLa
     zero = bases[:max(0, (32 // bits).bit_length() - 1)] if bits < 32 else []
     bank_zero = zero + _flat(flat, "segment")
     dim = smem.total_out_dim_size_log2
-    return (len(intersection_basis(bank_zero, tile_dst, dim)), len(intersection_basis(bank_zero, tile_src, dim)))
+    return (len(f2.intersection_by_complements(bank_zero, tile_dst, dim)),
+            len(f2.intersection_by_complements(bank_zero, tile_src, dim)))
 
 
 def _swizzling_tile(a: LinearLayout, b: LinearLayout, n_reg_a: int, n_reg_b: int,
@@ -225,7 +191,7 @@ def _swizzling_tile(a: LinearLayout, b: LinearLayout, n_reg_a: int, n_reg_b: int
     dim = a.total_out_dim_size_log2
     cvt = b.invert_and_compose(a)
     reg_a, reg_b, lane_a, lane_b = _flat(a, REG), _flat(b, REG), _flat(a, LANE), _flat(b, LANE)
-    vbasis = intersection_basis(reg_a, reg_b, dim)
+    vbasis = f2.intersection_by_complements(reg_a, reg_b, dim)
     if len(vbasis) < n_reg_b:
         return None
     vbasis = vbasis[:n_reg_b]
@@ -249,7 +215,7 @@ def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, bits: int) -> L
     a, b = src.flatten_outs(), dst.flatten_outs()
     reg_a, reg_b, lane_a, lane_b = _flat(a, REG), _flat(b, REG), _flat(a, LANE), _flat(b, LANE)
     dim = src.total_out_dim_size_log2
-    vbasis = intersection_basis(reg_a, reg_b, dim)[:(128 // bits).bit_length() - 1]
+    vbasis = f2.intersection_by_complements(reg_a, reg_b, dim)[:(128 // bits).bit_length() - 1]
     src_fills: bool | None = None
     if (1 << len(vbasis)) * bits < 32:
         per_bank = (32 // bits).bit_length() - 1
@@ -257,8 +223,8 @@ def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, bits: int) -> L
         warp_b = [w for w in _flat(b, WARP) if w]
         rest_a = [r for r in reg_a if r not in vbasis]
         rest_b = [r for r in reg_b if r not in vbasis]
-        reg_a_warp = intersection_basis(rest_a, warp_b, dim)
-        reg_b_warp = intersection_basis(rest_b, warp_a, dim)
+        reg_a_warp = f2.intersection_by_complements(rest_a, warp_b, dim)
+        reg_b_warp = f2.intersection_by_complements(rest_b, warp_a, dim)
         if len(reg_a_warp) == len(reg_b_warp) and reg_a_warp:
             src_fills = min(reg_a_warp) < min(reg_b_warp)
             largest = reg_a_warp if src_fills else reg_b_warp
@@ -267,7 +233,7 @@ def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, bits: int) -> L
             largest = reg_a_warp if src_fills else reg_b_warp
         vbasis = vbasis + largest
         if len(vbasis) < per_bank:
-            vbasis += intersection_basis(warp_a, warp_b, dim)
+            vbasis += f2.intersection_by_complements(warp_a, warp_b, dim)
         i = 0
         while len(vbasis) < per_bank and (i < len(warp_a) or i < len(warp_b)):
             if i < len(warp_a) and warp_a[i] not in vbasis:
@@ -361,13 +327,6 @@ def optimal_swizzling(src: LinearLayout, dst: LinearLayout, bits: int, cc: int) 
 # --------------------------------------------------------------------------------------------------
 # instructions and their wavefronts
 # --------------------------------------------------------------------------------------------------
-def _free_mask(layout: LinearLayout, dim: str) -> int:
-    """The bits of ``dim`` whose basis is zero (threads differing there hold the same data)."""
-    if not layout.has_in_dim(dim):
-        return 0
-    return sum(1 << k for k, v in enumerate(layout.bases[dim]) if not any(v))
-
-
 def _vector_name(op: str, nbytes: int) -> str:
     base = "st.shared" if op == "store" else "ld.shared"
     return {1: f"{base}.b8", 2: f"{base}.b16", 4: f"{base}.b32", 8: f"{base}.v2", 16: f"{base}.v4"}[nbytes]
@@ -404,8 +363,8 @@ def ldst_instructions(cvt: LinearLayout, bits: int, op: str, *, max_vector_eleme
     regs = cvt.in_dim_size(REG) if cvt.has_in_dim(REG) else 1
     warps = cvt.in_dim_size(WARP) if cvt.has_in_dim(WARP) else 1
     lanes = np.arange(cvt.in_dim_size(LANE))
-    lane_free = _free_mask(cvt, LANE) if owners_only else 0
-    warp_free = _free_mask(cvt, WARP) if owners_only else 0
+    lane_free = zero_bases_mask(cvt, LANE) if owners_only else 0
+    warp_free = zero_bases_mask(cvt, WARP) if owners_only else 0
     active = [not lane & lane_free for lane in range(len(lanes))] if lane_free else None
     count = wavefronts = 0
     for w in range(warps):
