@@ -19,6 +19,16 @@ def _vectors(rng: random.Random, n: int) -> list[int]:
     return [rng.randrange(1 << n) for _ in range(k)]
 
 
+def _cases(seed: int, count: int = 300) -> list[tuple[int, list[int], list[int]]]:
+    """``count`` seeded triples ``(n, a, b)``: a dimension 1..6 and two lists of vectors of F2^n."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        n = rng.randint(1, 6)
+        out.append((n, _vectors(rng, n), _vectors(rng, n)))
+    return out
+
+
 def _span(vectors: list[int]) -> set[int]:
     out = {0}
     for v in vectors:
@@ -31,10 +41,7 @@ def _orthogonal(x: int, v: int) -> bool:
 
 
 def test_orthogonal_complement_is_every_vector_orthogonal_to_the_inputs() -> None:
-    rng = random.Random(5)
-    for _ in range(300):
-        n = rng.randint(1, 6)
-        a = _vectors(rng, n)
+    for n, a, _ in _cases(5):
         perp = f2.orthogonal_complement(a, n)
         assert gf2_rank(perp) == len(perp)
         assert _span(perp) == {x for x in range(1 << n) if all(_orthogonal(x, v) for v in a)}, (a, n)
@@ -43,10 +50,7 @@ def test_orthogonal_complement_is_every_vector_orthogonal_to_the_inputs() -> Non
 
 
 def test_unit_complement_completes_the_subspace_with_the_non_pivot_unit_vectors() -> None:
-    rng = random.Random(6)
-    for _ in range(300):
-        n = rng.randint(1, 6)
-        a = _vectors(rng, n)
+    for n, a, _ in _cases(6):
         units = f2.unit_complement(a, n)
         assert units == sorted(units) and all(u & (u - 1) == 0 for u in units)
         assert gf2_rank(a + units) == n and len(units) == n - gf2_rank(a), (a, n)
@@ -57,10 +61,7 @@ def test_unit_complement_completes_the_subspace_with_the_non_pivot_unit_vectors(
 
 
 def test_intersection_by_complements_spans_the_intersection() -> None:
-    rng = random.Random(7)
-    for _ in range(300):
-        n = rng.randint(1, 6)
-        a, b = _vectors(rng, n), _vectors(rng, n)
+    for n, a, b in _cases(7):
         both = f2.intersection_by_complements(a, b, n)
         assert _span(both) == _span(a) & _span(b), (a, b, n)
         if all(x & (x - 1) == 0 for x in a + b) and 0 not in a + b:
