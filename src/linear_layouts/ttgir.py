@@ -64,6 +64,7 @@ from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_SPEC_DEPTH, excerpt, quote
+from linear_layouts.mlir_text import closing, split_top
 
 __all__ = [
     "parse_attribute",
@@ -627,37 +628,6 @@ def _element_bitwidth(element: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _split_top(text: str) -> list[str]:
-    """``text`` split at the commas outside ``<>``, ``[]``, ``{}`` and ``()``."""
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        if c in "<[{(":
-            depth += 1
-        elif c in ">]})":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return parts
-
-
-def _closing(text: str, start: int) -> int:
-    """Index of the ``>`` that closes the ``<`` at ``start`` (ignoring ``->`` arrows)."""
-    depth = 0
-    i = start
-    while i < len(text):
-        c = text[i]
-        if c == "<":
-            depth += 1
-        elif c == ">" and text[i - 1] != "-":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise LayoutError(f"ttgir: unbalanced '<' at offset {start}")
-
-
 _DIMS = re.compile(r"((?:\d+x)*)(.*)", re.S)
 
 
@@ -687,7 +657,7 @@ def parse_type(text: str, aliases: Mapping[str, Any] | None = None, *, _resolve:
         raise LayoutError(f"ttgir: a type must start with 'tensor<' or '!ttg.memdesc<', got {text[:30]!r}")
     if not inner.endswith(">"):
         raise LayoutError(f"ttgir: the type {text[:60]!r} must end with '>'")
-    parts = _split_top(inner[:-1])
+    parts = split_top(inner[:-1]) or [""]
     shape, element = _shape_and_element(parts[0])
     if not element:
         raise LayoutError(f"ttgir: the type {text[:60]!r} has no element type")
@@ -796,7 +766,9 @@ def parse_module(text: str) -> TTGIRModule:
     types: dict[str, TensorType] = {}
     for match in _TYPE_START.finditer(text):
         start = match.start()
-        end = _closing(text, match.end() - 1)
+        end = closing(text, match.end() - 1)
+        if end < 0:
+            raise LayoutError(f"ttgir: unbalanced '<' at offset {match.end() - 1}")
         type_text = text[start: end + 1]
         if type_text not in types:
             types[type_text] = parse_type(type_text, _resolve=resolve)

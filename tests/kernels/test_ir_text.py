@@ -9,6 +9,7 @@ import pytest
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import last_module, parse_module, split_top
 from linear_layouts.kernels.layouts import element_bits, module_types, parse_type
+from linear_layouts.mlir_text import closing, find_top
 
 IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
 FILES = sorted(IR.glob("*/*.tt*ir"))
@@ -105,3 +106,25 @@ def test_types_and_element_widths():
     assert parse_type("tensor<16x!tt.ptr<f16>, #blocked>").bitwidth == 64
     assert [element_bits(e) for e in ("i1", "bf16", "f8E4M3FN", "f32", "!tt.ptr<f32>", "foo")] == [8, 16, 8, 32, 64, None]
     assert split_top("a<b, c>, (d, e) -> f, g") == ["a<b, c>", "(d, e) -> f", "g"]
+
+
+def test_function_arguments_end_at_their_closing_parenthesis():
+    # a location after the attributes: the argument list is the header's first bracket group, not
+    # everything up to the line's last ')'
+    m = parse_module('module {\n  tt.func public @k(%x: i32 {tt.divisibility = 16 : i32} loc("a.py":1:0), '
+                     '%y: f32 loc("a.py":1:0)) attributes {noinline = false} loc(#loc) {\n'
+                     '    tt.return\n  }\n}')
+    f = m.functions[0]
+    assert f.args == (("%x", "i32"), ("%y", "f32"))
+    assert f.arg_attrs[0] == ("%x", "tt.divisibility = 16 : i32")
+
+
+def test_bracket_scan_helpers():
+    assert closing("tensor<4x!tt.ptr<f32>, #a> rest", 6) == 25
+    assert closing("(a, (b)) c", 0) == 7
+    assert closing("(a, (b c", 0) == -1
+    assert find_top('f("x : y") : t', " : ") == 10  # inside quotes does not count
+    assert find_top("(a) -> b", ">") == -1  # an arrow is no bracket
+    assert split_top("") == []
+    with pytest.raises(LayoutError, match="start"):
+        closing("abc", 1)

@@ -37,71 +37,12 @@ from dataclasses import dataclass, field
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import MAX_SPEC_CHARS, MAX_SPEC_DEPTH, quote
+from linear_layouts.mlir_text import closing, split_top
+from linear_layouts.mlir_text import find_top as _find_top
 
 __all__ = [
     "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module",
 ]
-
-_OPEN = "<({["
-_CLOSE = ">)}]"
-
-
-@checked
-def split_top(text: str, sep: str = ",") -> list[str]:
-    """``text`` split at ``sep`` outside brackets (``<>``, ``()``, ``{}``, ``[]``, quotes; ``->`` is no bracket).
-
-    >>> split_top("tensor<4x8xf16, #a>, i32")
-    ['tensor<4x8xf16, #a>', 'i32']
-    """
-    parts, depth, start, i, quoted = [], 0, 0, 0, False
-    while i < len(text):
-        c = text[i]
-        if c == '"':
-            quoted = not quoted
-        elif quoted:
-            pass
-        elif c == "-" and text.startswith("->", i):
-            i += 2
-            continue
-        elif c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i].strip())
-            i += len(sep)
-            start = i
-            continue
-        i += 1
-    tail = text[start:].strip()
-    if tail or parts:
-        parts.append(tail)
-    return parts
-
-
-def _find_top(text: str, needle: str, *, last: bool = False) -> int:
-    """Index of ``needle`` outside brackets and quotes (the first, or the ``last``), -1 if none."""
-    depth, i, quoted, found = 0, 0, False, -1
-    while i < len(text):
-        c = text[i]
-        if not quoted and depth == 0 and text.startswith(needle, i):
-            if not last:
-                return i
-            found = i
-        if c == '"':
-            quoted = not quoted
-        elif quoted:
-            pass
-        elif c == "-" and text.startswith("->", i):
-            i += 2
-            continue
-        elif c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        i += 1
-    return found
-
 
 @dataclass(frozen=True)
 class Location:
@@ -292,7 +233,7 @@ def _results(names: str) -> tuple[str, ...]:
 
 def _types(text: str) -> tuple[str, ...]:
     text = text.strip()
-    if text.startswith("(") and _find_top(text[1:], ")") == len(text) - 2:
+    if text.startswith("(") and closing(text, 0) == len(text) - 1:
         text = text[1:-1]
     return tuple(t for part in split_top(text) for t in split_top(part, " * ") if t)
 
@@ -356,7 +297,7 @@ class _Parser:
             raise LayoutError(f"ir text: cannot read the function header {line[:80]!r}")
         name = m.group(1)
         header = line[m.start(2):]
-        close = _find_top("(" + header, ")")
+        close = closing("(" + header, 0)
         args_text = header[:close - 1] if close > 0 else m.group(2)
         args, attrs = [], []
         for arg in split_top(args_text):

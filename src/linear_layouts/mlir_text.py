@@ -1,0 +1,96 @@
+"""Bracket-aware scanning of MLIR text (TTIR / TTGIR types, attributes and op lines): the positions at
+nesting depth 0, outside ``<>``, ``()``, ``{}``, ``[]`` and double quotes, where ``->`` is an arrow and
+no bracket. The one home of this scan for :mod:`linear_layouts.ttgir` and
+:mod:`linear_layouts.kernels.ir_text`.
+
+>>> split_top("tensor<4x8xf16, #a>, i32")
+['tensor<4x8xf16, #a>', 'i32']
+>>> find_top("(a, b) -> (c)", "->")
+7
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from linear_layouts.arguments import checked
+from linear_layouts.errors import LayoutError
+
+__all__ = ["split_top", "find_top", "closing"]
+
+_OPEN = "<({["
+_CLOSE = ">)}]"
+
+
+def _top_level(text: str, start: int = 0) -> Iterator[int]:
+    """The indices ``i >= start`` at which ``text[i]`` begins at depth 0 (counted from ``start``) outside
+    quotes; the ``>`` of an arrow ``->`` is skipped.
+
+    >>> list(_top_level('a<b>"c"d'))
+    [0, 1, 4, 7]
+    """
+    depth, i, quoted = 0, start, False
+    while i < len(text):
+        if depth == 0 and not quoted:
+            yield i
+        c = text[i]
+        if c == '"':
+            quoted = not quoted
+        elif quoted:
+            pass
+        elif c == "-" and text.startswith("->", i):
+            i += 2
+            continue
+        elif c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        i += 1
+
+
+@checked
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at ``sep`` at depth 0 (outside brackets and quotes), each part stripped; ``[]``
+    for blank text.
+
+    >>> split_top("a<b, c>, (d, e) -> f, g")
+    ['a<b, c>', '(d, e) -> f', 'g']
+    """
+    parts, begin = [], 0
+    for i in _top_level(text):
+        if i >= begin and text.startswith(sep, i):
+            parts.append(text[begin:i].strip())
+            begin = i + len(sep)
+    tail = text[begin:].strip()
+    if tail or parts:
+        parts.append(tail)
+    return parts
+
+
+def find_top(text: str, needle: str, *, last: bool = False, start: int = 0) -> int:
+    """Index of ``needle`` at depth 0 (outside brackets and quotes) in ``text[start:]``, counted in
+    ``text``: the first, or the ``last``; -1 if none. A closing bracket at depth 0 ends the scan's
+    first level, so ``find_top(t, ">", start=i + 1)`` is the ``>`` closing a ``<`` at ``i``.
+
+    >>> find_top("f(a, b) : x : y", " : ", last=True)
+    11
+    """
+    found = -1
+    for i in _top_level(text, start):
+        if text.startswith(needle, i):
+            if not last:
+                return i
+            found = i
+    return found
+
+
+def closing(text: str, start: int) -> int:
+    """Index of the bracket that closes the opening bracket ``text[start]``; -1 if it is not closed.
+
+    >>> closing("tensor<4x!tt.ptr<f32>, #a> rest", 6)
+    25
+    """
+    opener = text[start]
+    if opener not in _OPEN:
+        raise LayoutError(f"start: text[{start}] is {opener!r}, not an opening bracket")
+    return find_top(text, _CLOSE[_OPEN.index(opener)], start=start + 1)
