@@ -679,6 +679,57 @@ def transpose_kernels(n: int):
     return out
 
 
+#: Our own same-size copy, the transposes' ceiling at their size: a persistent grid-stride copy of
+#: 16-byte vectors (``SAME_SIZE_COPY_CTAS_PER_SM`` CTAs of ``SAME_SIZE_COPY_THREADS`` per SM), each
+#: thread loading four vectors before storing them.  Hand-written: a peer, not generated code.
+SAME_SIZE_COPY_THREADS, SAME_SIZE_COPY_CTAS_PER_SM = 512, 4
+SAME_SIZE_COPY_SOURCE = r"""
+extern "C" __global__ void __launch_bounds__(512, 4) ll_same_size_copy(
+    const uint4* __restrict__ src, uint4* __restrict__ dst, unsigned long long vectors) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + 3ull * stride < vectors; i += 4ull * stride) {
+    const uint4 x0 = src[i], x1 = src[i + stride], x2 = src[i + 2ull * stride], x3 = src[i + 3ull * stride];
+    dst[i] = x0; dst[i + stride] = x1; dst[i + 2ull * stride] = x2; dst[i + 3ull * stride] = x3;
+  }
+  for (; i < vectors; i += stride) dst[i] = src[i];
+}
+"""
+
+
+def same_size_copy_kernel():
+    """``SAME_SIZE_COPY_SOURCE`` as a ``KernelSource`` (for ``runtime.compile_kernel``)."""
+    from linear_layouts.codegen.kernel import KernelSource
+
+    return KernelSource("ll_same_size_copy", SAME_SIZE_COPY_SOURCE, SAME_SIZE_COPY_THREADS, 0, 1, 1)
+
+
+def _own_copy(n: int, tdt, sms: int, repeats: int, scrub) -> dict:
+    """Our same-size copy (``same_size_copy_kernel``) of an ``n x n`` matrix of ``tdt``, timed like the
+    transposes (``_time``, CUDA graph of 5 launches; ``_time_cold``) and checked element by element."""
+    import cupy as cp
+    import numpy as np
+    import torch
+
+    from linear_layouts.codegen.runtime import compile_kernel
+
+    k = same_size_copy_kernel()
+    fn = compile_kernel(k)
+    a = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
+    b = torch.zeros_like(a)
+    vectors = a.numel() * a.element_size() // 16
+    grid = (sms * SAME_SIZE_COPY_CTAS_PER_SM,)
+    args_ = (cp.asarray(a), cp.asarray(b), np.uint64(vectors))
+
+    def launch():
+        fn(grid, (k.threads,), args_)
+
+    us = _time(launch, repeats=repeats, inner=5)
+    with torch.cuda.stream(torch.cuda.Stream()), cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+        cold = _time_cold(launch, scrub)
+    return dict(us=us, cold_us=cold, correct=bool(torch.equal(a, b)), grid=list(grid))
+
+
 def _time_cold(fn, scrub, repeats: int = 5) -> float:
     """Median µs of one launch of ``fn`` between CUDA events after reading ``scrub`` (a buffer larger
     than L2: nothing of the previous launch stays cached, its dirty lines are written back first)."""
@@ -694,6 +745,17 @@ def _time_cold(fn, scrub, repeats: int = 5) -> float:
         stop.synchronize()
         times.append(start.elapsed_time(stop) * 1e3)
     return float(sorted(times)[len(times) // 2])
+
+
+def own_copy_cell(row: dict) -> str:
+    """The report's ``of our same-size copy`` cell of a transpose row: our copy's µs over the
+    transpose's, its µs and cold µs, e.g. ``93.2% (45.1 µs, cold 44.0)``; ``-`` for rows without
+    it, ``WRONG`` appended where the copy's output was wrong."""
+    if "fraction_of_own_copy" not in row:
+        return "-"
+    wrong = "" if row.get("own_copy_correct", True) else " WRONG"
+    return (f"{100 * row['fraction_of_own_copy']:.1f}% ({row['own_copy_us']:.1f} µs, cold "
+            f"{row['own_copy_cold_us']:.1f}){wrong}")
 
 
 def transposes(args, copy: dict | None) -> list[dict]:
@@ -712,6 +774,7 @@ def transposes(args, copy: dict | None) -> list[dict]:
     scrub = torch.ones(1 << 25, dtype=torch.float32, device="cuda")  # 128 MiB, > L2 (50 MiB on H100)
     same: dict[int, float] = {}  # µs of torch's copy of the same n x n matrix, timed like the transposes
     same_cold: dict[int, float] = {}
+    own: dict[int, dict] = {}  # our same-size copy (_own_copy), timed like the transposes
     repeats = getattr(args, "transpose_repeats", 5)  # graph replays (of 5 launches) per median
     for w, tag, step, k in transpose_kernels(n):
         if args.transpose_only and tag not in args.transpose_only.split(","):
@@ -723,6 +786,8 @@ def transposes(args, copy: dict | None) -> list[dict]:
             same[w] = _time(lambda x=x, y=y: y.copy_(x), repeats=repeats, inner=5)
             same_cold[w] = _time_cold(lambda x=x, y=y: y.copy_(x), scrub)
             del x, y
+            own[w] = _own_copy(n, tdt, sms, repeats, scrub)
+            print(f"  our same-size copy, {8 * w}-bit {n}x{n}: {own[w]}", flush=True)
         fn = compile_kernel(k)
         extra = {}
         if k.persistent:  # all of an SM's shared memory for its CTAs; the grid: resident CTA slots
@@ -759,6 +824,9 @@ def transposes(args, copy: dict | None) -> list[dict]:
                 row["fraction_of_copy"] = tbs / copy["tb_per_s"]
             row["same_size_copy_us"] = same[w]
             row["fraction_of_same_size_copy"] = same[w] / us
+            row.update(own_copy_us=own[w]["us"], fraction_of_own_copy=own[w]["us"] / us,
+                       own_copy_cold_us=own[w]["cold_us"], own_copy_correct=own[w]["correct"],
+                       own_copy_grid=own[w]["grid"])
             rows.append(row)
             print("  transpose", row, flush=True)
     return rows
@@ -1137,11 +1205,14 @@ def write_report(out: Path, results: dict) -> None:
                   "L2 prefetch size 256 bytes). `of a same-size copy`: torch's "
                   "copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
-                  "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes). `cold µs`: "
+                  "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes). "
+                  "`of our same-size copy`: our persistent 16-byte-vector copy of the same matrix "
+                  "(`SAME_SIZE_COPY_SOURCE`, 4 CTAs of 512 threads per SM, checked), timed the same way: the "
+                  "ceiling at this size (its µs and cold µs in parentheses). `cold µs`: "
                   "one launch between events after reading a 128 MiB buffer (nothing left in L2; launch overhead "
                   "included), and the same for the same-size copy.", "",
-                  "| element | matrix | layouts | tile | plan | shared instructions / thread | µs | TB/s (read + write) | of copy bandwidth | of a same-size copy | cold µs (copy) | correct |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| element | matrix | layouts | tile | plan | shared instructions / thread | µs | TB/s (read + write) | of copy bandwidth | of a same-size copy | of our same-size copy | cold µs (copy) | correct |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in results["transpose"]:
             ins = ", ".join(f"{k} x{n}" for k, n in r["instructions"].items()) or "-"
             frac = f"{100 * r['fraction_of_copy']:.1f}%" if "fraction_of_copy" in r else "-"
@@ -1149,7 +1220,8 @@ def write_report(out: Path, results: dict) -> None:
                     if "fraction_of_same_size_copy" in r else "-")
             cold = f"{r['cold_us']:.1f} ({r['same_size_copy_cold_us']:.1f})" if "cold_us" in r else "-"
             lines.append(f"| {r['bits']}-bit | {r['size']}x{r['size']} | {r.get('layouts', 'shared')} | {r.get('tile', '')} | "
-                         f"{r['plan']} | {ins} | {r['us']:.1f} | {r['tb_per_s']:.2f} | {frac} | {same} | {cold} | {r['correct']} |")
+                         f"{r['plan']} | {ins} | {r['us']:.1f} | {r['tb_per_s']:.2f} | {frac} | {same} | "
+                         f"{own_copy_cell(r)} | {cold} | {r['correct']} |")
         lines.append("")
     if results.get("gather"):
         lines += ["### Gather along a small per-warp axis (axis 0, index tile = src tile, µs per launch)", "",
@@ -1301,7 +1373,7 @@ def main() -> None:
         import gpu_microbench
 
         sources = [v.kernel.source for v in variants] + [gpu_microbench.SOURCE]
-        sources += [k.source for *_, k in transpose_kernels(args.transpose_size)]
+        sources += [k.source for *_, k in transpose_kernels(args.transpose_size)] + [SAME_SIZE_COPY_SOURCE]
         return sources + [k.source for *_, ks in gather_kernels() for k in ks.values()]
 
     if args.mode == "prepare":

@@ -10,7 +10,7 @@ tiles.  About a minute of device time.
     PYTHONUNBUFFERED=1 PYTHONPATH=src python3 benchmarks/transpose_bench.py --out $OUT
 
 Writes ``transposes.json`` (the copy, the transpose rows, the sanitizer summaries) and
-``transposes.md`` (a table: µs, TB/s, fraction of the copy bandwidth and of a same-size copy)
+``transposes.md`` (a table: µs, TB/s, fraction of the copy bandwidth, of torch's and of our same-size copy)
 under ``--out``; ``--only persist256x16w,blocks256x16w`` times the named variants only.
 """
 
@@ -34,7 +34,7 @@ SANITIZE_CTAS = 3
 
 
 def _sources(n: int) -> list[str]:
-    return [k.source for *_, k in gpu_suite.transpose_kernels(n)]
+    return [k.source for *_, k in gpu_suite.transpose_kernels(n)] + [gpu_suite.SAME_SIZE_COPY_SOURCE]
 
 
 def _new(tag: str, kernel) -> bool:
@@ -83,12 +83,13 @@ def report(results: dict) -> str:
     c = results.get("copy") or {}
     lines = [f"# 8192^2 transposes ({results['environment'].get('gpu', '?')}, {results['environment']['date']})", "",
              f"Device copy (1 GiB): {c.get('tb_per_s', float('nan')):.3f} TB/s.", "",
-             "| element | layouts | tile | grid | µs | TB/s | of copy bandwidth | of a same-size copy | cold µs (copy) "
-             "| correct |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| element | layouts | tile | grid | µs | TB/s | of copy bandwidth | of a same-size copy "
+             "| of our same-size copy | cold µs (copy) | correct |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results.get("transpose", []):
         frac = f"{100 * r['fraction_of_copy']:.1f}%" if "fraction_of_copy" in r else "-"
         lines.append(f"| {r['bits']}-bit | {r['layouts']} | {r['tile']} | {r.get('grid')} | {r['us']:.1f} | "
                      f"{r['tb_per_s']:.3f} | {frac} | {100 * r['fraction_of_same_size_copy']:.1f}% | "
+                     f"{gpu_suite.own_copy_cell(r)} | "
                      f"{r.get('cold_us', float('nan')):.1f} ({r.get('same_size_copy_cold_us', float('nan')):.1f}) | "
                      f"{r['correct']} |")
     for s in results.get("sanitizers", []):

@@ -211,3 +211,35 @@ def test_dynamic_tile_counter_every_element(ctas, group_rows):
                                          ctas_per_sm=4, group_rows=group_rows, dynamic=True)
     assert (k.dynamic, k.tiles, k.shared_bytes) == (True, 32, 64 * 128 + 16)
     assert emulate_transpose(k, seed=ctas, ctas=ctas)
+
+
+@needs_cxx
+def test_same_size_copy_peer_copies_every_vector(tmp_path):
+    """The suite's own same-size copy (``gpu_suite.SAME_SIZE_COPY_SOURCE``), run serially on the CPU
+    (no barriers: thread order is free) over 3 CTAs of 4 threads and 61 vectors (the unrolled loop
+    and the remainder loop both run): every vector copied once, nothing written past the end."""
+    import subprocess  # noqa: PLC0415
+
+    from linear_layouts.codegen.intrinsics import HOST_PRELUDE  # noqa: PLC0415
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from gpu_suite import SAME_SIZE_COPY_SOURCE  # noqa: PLC0415
+
+    main = r"""
+int main() {
+  const unsigned long long n = 61;
+  std::vector<uint4> src(n + 1), dst(n + 1, uint4{0u, 0u, 0u, 0u});
+  for (unsigned i = 0; i <= n; ++i) src[i] = uint4{i, 7u * i + 1u, ~i, 0x5a5a0000u ^ i};
+  gridDim.x = 3; blockDim.x = 4;
+  for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
+    for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) ll_same_size_copy(src.data(), dst.data(), n);
+  for (unsigned i = 0; i < n; ++i)
+    if (std::memcmp(&src[i], &dst[i], 16)) return 1;
+  return dst[n].x | dst[n].y | dst[n].z | dst[n].w ? 2 : 0;
+}
+"""
+    source = HOST_PRELUDE + "static ll_dim3 blockDim;\n" + SAME_SIZE_COPY_SOURCE + main
+    (tmp_path / "copy.cpp").write_text(source)
+    subprocess.run([find_cxx(), "-std=c++20", "-O1", "-o", str(tmp_path / "copy"), str(tmp_path / "copy.cpp")],
+                   check=True, capture_output=True)
+    assert subprocess.run([str(tmp_path / "copy")]).returncode == 0
