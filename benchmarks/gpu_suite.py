@@ -626,6 +626,29 @@ PERSISTENT_TRANSPOSES = {
     2: (("persist128x16w", dict(warps=16, rows=128, cols=128), 2, {}),),
 }
 
+def transpose_async_layouts(element_bytes: int, warps: int = 8, rows: int = 256, cols: int = 256):
+    """Tile layouts for ``emit_async_transpose_kernel`` (cp.async): ``src`` one row x 16 bytes of A per
+    vector (``cols * w / 16`` lanes, at most 16, along a row: 256-byte segments), stored to shared
+    memory as loaded; ``dst`` 16 bytes of B x 16/w columns per thread (8-bit: a 16 x 16 byte block,
+    16 shared ``ld.shared.v4`` and 16 4x4 byte transposes by prmt after the shared load), ``rows * w /
+    16`` lanes (at most 16) along a row of B."""
+    from gpu_cases import _strip
+    from linear_layouts.catalog.blocked import BlockedLayout
+
+    c = 16 // element_bytes
+    ta, tb = min(16, cols // c), min(16, rows // c)
+    src = _strip(BlockedLayout([1, c], [32 // ta, ta], [warps, 1], [1, 0]).to_linear([rows, cols]))
+    dst = _strip(BlockedLayout([c, c], [tb, 32 // tb], [1, warps], [0, 1]).to_linear([rows, cols]))
+    return src, dst
+
+
+#: cp.async transposes (``emit_async_transpose_kernel``, ``transpose_async_layouts``): element bytes ->
+#: (tag, layout arguments, CTAs per SM, stages).  8-bit 256x256 tiles, 8 warps (166 registers), 3
+#: buffers of 64 KiB (1 CTA per SM); 128x256 tiles, 4 warps, 3 buffers of 32 KiB (2 CTAs per SM).
+ASYNC_TRANSPOSES = {
+    1: (("async256x8w_s3", dict(warps=8), 1, 3), ("async128x256x4w_s3", dict(warps=4, rows=128), 2, 3)),
+}
+
 #: One-tile-per-CTA 8-bit variants of blocks256x16w: hinted, and CTA (x, y) taking tile y T_x + x in
 #: groups of 16 or 32 tile rows (the 264 resident CTAs span 4 KiB of each row of A and of B, or 2 and
 #: 8 KiB, against 8 and 2 KiB in the grid's order).
@@ -636,8 +659,10 @@ ONE_TILE_OPTIONS = {"blocks256x16wh": dict(cache_hints=True), "blocks256x16wg16"
 def transpose_kernels(n: int):
     """(element bytes, tile layouts, step, kernel) of the 8192^2 transposes: through shared memory
     (16-byte vectors on both global sides), within each thread (``transpose_register_layouts``) and
-    persistent (``PERSISTENT_TRANSPOSES``)."""
-    from linear_layouts.codegen.kernel import emit_persistent_transpose_kernel, emit_transpose_kernel
+    persistent (``PERSISTENT_TRANSPOSES``) and persistent with cp.async (``ASYNC_TRANSPOSES``)."""
+    from linear_layouts.codegen.kernel import (
+        emit_async_transpose_kernel, emit_persistent_transpose_kernel, emit_transpose_kernel,
+    )
 
     out = []
     for w in (1, 2, 4):
@@ -676,6 +701,11 @@ def transpose_kernels(n: int):
             opts = dict(opts, group_rows=min(opts.get("group_rows", 1), n // src.out_dim_size(src.out_dim_names[0])))
             out.append((w, tag, step, emit_persistent_transpose_kernel(name, src, dst, w, step, n, n,
                                                                        ctas_per_sm=ctas, **opts)))
+        for tag, kw, ctas, stages in ASYNC_TRANSPOSES.get(w, ()):
+            src, dst = transpose_async_layouts(w, **kw)
+            step = conversion_step(src, dst, 8 * w)
+            out.append((w, tag, step, emit_async_transpose_kernel(kernel_name("ll_transpose", w, n, tag), src, dst, w,
+                                                                  step, n, n, stages=stages, ctas_per_sm=ctas)))
     return out
 
 
@@ -1202,7 +1232,10 @@ def write_report(out: Path, results: dict) -> None:
                   "ld.global.nc.L1::no_allocate loads, st.global.cs stores; `gK`, and `blocks256x16wg16`/`wg32`: tiles "
                   "taken in groups of K tile rows, down the tile columns of a group; `d`: after its first two tiles each "
                   "CTA draws the next from an atomic counter; `_l2p256`: 16-byte loads ld.global.nc.L2::256B, "
-                  "L2 prefetch size 256 bytes). `of a same-size copy`: torch's "
+                  "L2 prefetch size 256 bytes); `async*_sK` (`ASYNC_TRANSPOSES`, `emit_async_transpose_kernel`): "
+                  "persistent, 16-byte cp.async global -> shared K - 1 tiles ahead into K buffers, 16x16-byte "
+                  "blocks per thread on the B side (byte transposes after the shared load; the shared "
+                  "instructions column counts the plan's, whose stores are the cp.async). `of a same-size copy`: torch's "
                   "copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
                   "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes). "

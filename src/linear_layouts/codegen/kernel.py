@@ -16,21 +16,27 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from linear_layouts.arguments import checked
-from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order, register_bits
+from linear_layouts.codegen.conversion import (
+    SharedConversion, canonical_vector_order, register_bits, zero_register_mask,
+)
 from linear_layouts.codegen.elements import check_element_bytes, element_type
 from linear_layouts.codegen.global_memory import (
     check_l2_prefetch_bytes, emit_global_load_stages, emit_global_load_words, emit_global_store_words,
-    global_load_vectors,
+    global_load_vectors, global_vector_elements,
 )
 from linear_layouts.codegen.hardware_map import global_map
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, STREAMING_FUNCTIONS, prefetch_functions
+from linear_layouts.codegen.index import IndexExpression
+from linear_layouts.codegen.intrinsics import (
+    ASYNC_COPY_FUNCTIONS, DEVICE_PRELUDE, STREAMING_FUNCTIONS, prefetch_functions,
+)
 from linear_layouts.codegen.packing import Emission, Packing
+from linear_layouts.codegen.shared import access_addresses, combine, emit_shared_load
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_layout_size, quote
 
 __all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "TransposeKernel", "emit_transpose_kernel",
-           "emit_persistent_transpose_kernel", "choose_packings", "STATIC_SHARED_LIMIT",
+           "emit_persistent_transpose_kernel", "emit_async_transpose_kernel", "choose_packings", "STATIC_SHARED_LIMIT",
            "SM_SHARED_BYTES", "XOR_ONE"]
 
 
@@ -495,3 +501,130 @@ def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, 
     ]
     return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, shared, rows, cols, m, n, w,
                            persistent=True, ctas_per_sm=ctas_per_sm, dynamic=True)
+
+
+def _async_copies(gsrc, forward: SharedConversion, w: int) -> list[tuple[IndexExpression, IndexExpression]]:
+    """``(global element offset, shared element offset)`` of each 16-byte ``cp.async`` that replaces
+    ``forward``'s shared store: every store instruction must move exactly one 16-byte global vector of
+    ``src`` (its registers in memory order, no permutes), each register once."""
+    v = 16 // w
+    store = forward.store
+    if global_vector_elements(gsrc, w) != v or store.kind.value != "vector" or store.width != v:
+        raise LayoutError(f"forward: cp.async needs 16-byte global loads and 16-byte shared stores of src "
+                          f"(got {global_vector_elements(gsrc, w) * w}-byte loads, {store.description} stores)")
+    if gsrc.free_register or gsrc.free_lane or gsrc.free_warp:
+        raise LayoutError("src: cp.async copies each element once: src must hold no duplicated elements")
+    smap = store.apply(forward.store_map)
+    copies, seen = [], set()
+    for r, sexpr in access_addresses(forward.store_map, w, store, True):
+        regs = [smap.register_index(r + j) for j in range(v)]
+        if regs[0] % v or regs != list(range(regs[0], regs[0] + v)):
+            raise LayoutError("forward: a shared store vector is not one global vector of src in memory order "
+                              "(its bytes are permuted between the load and the store): cp.async cannot replace it")
+        seen.add(regs[0])
+        copies.append((gsrc.address(regs[0]), sexpr))
+    if seen != set(range(0, gsrc.num_registers, v)):  # pragma: no cover - by construction of the step
+        raise LayoutError("forward: the shared stores do not cover every register of src")
+    return copies
+
+
+@checked
+def emit_async_transpose_kernel(
+    name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
+    rows: int, cols: int, *, stages: int = 3, ctas_per_sm: int = 1, max_elements: int = MAX_ELEMENTS,
+) -> TransposeKernel:
+    """``emit_persistent_transpose_kernel``'s transpose with ``cp.async`` and ``stages`` shared buffers:
+    the plan's global load and shared store of ``src`` become one ``cp.async.cg.shared.global`` of 16
+    bytes per vector (global -> shared, no registers), ``stages - 1`` tiles ahead; then, per tile,
+    ``cp.async.wait_group stages-2``, one ``bar.sync``, the plan's shared load of ``dst`` (with its
+    byte permutes) and the global stores.  The buffer a tile's copies fill was last read one
+    iteration earlier, before this iteration's barrier, so one barrier per tile suffices.
+
+    Requires: ``forward`` a shared-memory step whose store moves each 16-byte global vector of ``src``
+    unchanged (``src`` holds 16 consecutive bytes of a row of ``A`` per vector and the step stores them
+    as they are: byte transposes, if any, after the shared load), no padding, no duplicated elements;
+    ``stages >= 2``; ``ctas_per_sm`` CTAs of ``stages`` buffers fit one SM.
+    Returns: a persistent ``TransposeKernel`` (``shared_bytes`` = ``stages`` aligned buffers).
+
+    Example: 8-bit 256x256 tiles, 16 rows x 16 columns per thread on the dst side (8 warps), 3
+    stages: 3 x 64 KiB of shared memory, 16 cp.async, 16 ld.shared.v4 and 128 prmt per tile."""
+    w = check_element_bytes(element_bytes)
+    base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, max_elements=max_elements)
+    threads, m, n = base.threads, base.tile_rows, base.tile_cols
+    forward = _canonical(forward)
+    if not isinstance(forward, SharedConversion) or forward.padding:
+        raise LayoutError("forward: cp.async needs an unpadded shared-memory conversion step")
+    if stages < 2:
+        raise LayoutError(f"stages: cp.async pipelining needs at least 2 buffers, got {stages}")
+    buffer = _align(forward.shared_bytes)
+    shared = stages * buffer
+    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * (shared + 1024) > SM_SHARED_BYTES:
+        raise LayoutError(f"stages/ctas_per_sm: {ctas_per_sm} CTAs of {threads} threads and {stages} x {buffer} "
+                          f"shared bytes do not fit one SM (2048 threads, {SM_SHARED_BYTES} shared bytes)")
+    d0, d1 = src.out_dim_names
+    t = element_type(w)
+    shift = w.bit_length() - 1
+    tiles = (rows // m) * (cols // n)
+    tile_row, tile_col = _tile_order(1, rows // m, cols // n)
+    gsrc, gdst = global_map(src, {d0: cols, d1: 1}), global_map(dst, {d0: 1, d1: rows})
+    copies = _async_copies(gsrc, forward, w)
+    _, pb = choose_packings(src, dst, w, forward)
+    em = Emission("t")
+    goff = gsrc.address(0).to_cuda()
+    soff = IndexExpression(0, copies[0][1].terms).to_cuda()
+
+    def issue(tile: str, stage: str) -> list[str]:
+        lines = [f"const {t}* src = src_all + (size_t){tile_row(tile)} * {m * cols}u + (size_t){tile_col(tile)} * {n}u;",
+                 f"const unsigned stage_base = smem + ({stage}) * {buffer}u;"]
+        for g, sh in copies:
+            saddr = combine(sh.constant, sh.runtime_bits, "soff")
+            saddr = f"({saddr} << {shift}u)" if shift else saddr
+            lines.append(f"ll_cp_async16(stage_base + {saddr}, src + {combine(g.constant, g.runtime_bits, 'goff')});")
+        return lines
+
+    load = emit_shared_load(forward.load_map, w, forward.load, pb, "b", "stage_base", None, em, zero_register_mask(dst))
+    store = emit_global_store_words(gdst, w, pb, "b", "dst", em)
+    dst_tile = f"dst_all + (size_t){tile_col('tile')} * {n * rows}u + (size_t){tile_row('tile')} * {m}u"
+    body = [
+        f"// {name}: B = A^T, A {rows}x{cols} row-major, by {m}x{n} tiles of {8 * w}-bit elements (src -> dst),",
+        f"//   persistent, cp.async with {stages} shared buffers: tile t's 16-byte copies (global -> shared) are",
+        f"//   issued {stages - 1} tiles ahead; per tile: wait, barrier, shared loads (+ byte permutes), global stores.",
+        f"//   launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = {shared} bytes.",
+        f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
+        f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
+        *_PROLOGUE,
+        f"  const unsigned goff = {goff};  // src's lane/warp part (elements of A)",
+        f"  const unsigned soff = {soff};  // the shared store's lane/warp part (elements)",
+        f"  unsigned b[{pb.num_words}];",
+        f"  for (unsigned s = 0u; s < {stages - 1}u; ++s) {{",
+        "    const unsigned ahead = blockIdx.x + s * gridDim.x;",
+        f"    if (ahead < {tiles}u) {{",
+        *["      " + x for x in issue("ahead", "s")],
+        "    }",
+        "    ll_cp_async_commit();",
+        "  }",
+        "  unsigned stage = 0u;",
+        f"  for (unsigned tile = blockIdx.x; tile < {tiles}u; tile += gridDim.x) {{",
+        f"    ll_cp_async_wait<{stages - 2}>();  // this thread's copies of `tile` have landed",
+        "    ll_bar_cta();  // everyone's have; everyone has read the buffer the copies below refill",
+        "    {",
+        f"      const unsigned ahead = tile + {stages - 1}u * gridDim.x;",
+        f"      if (ahead < {tiles}u) {{",
+        *["        " + x for x in issue("ahead", f"stage == 0u ? {stages - 1}u : stage - 1u")],
+        "      }",
+        "      ll_cp_async_commit();",
+        "    }",
+        "    {",
+        f"      const unsigned stage_base = smem + stage * {buffer}u;",
+        *["      " + x for x in load],
+        "    }",
+        "    {",
+        f"      {t}* dst = {dst_tile};",
+        *["      " + x for x in store],
+        "    }",
+        f"    stage = stage + 1u == {stages}u ? 0u : stage + 1u;",
+        "  }",
+        "}",
+    ]
+    return TransposeKernel(name, DEVICE_PRELUDE + ASYNC_COPY_FUNCTIONS + "\n".join(body) + "\n", threads, shared,
+                           rows, cols, m, n, w, persistent=True, ctas_per_sm=ctas_per_sm)
