@@ -643,10 +643,13 @@ def transpose_async_layouts(element_bytes: int, warps: int = 8, rows: int = 256,
 
 
 #: cp.async transposes (``emit_async_transpose_kernel``, ``transpose_async_layouts``): element bytes ->
-#: (tag, layout arguments, CTAs per SM, stages).  8-bit 256x256 tiles, 8 warps (166 registers), 3
-#: buffers of 64 KiB (1 CTA per SM); 128x256 tiles, 4 warps, 3 buffers of 32 KiB (2 CTAs per SM).
+#: (tag, layout arguments, CTAs per SM, options).  8-bit 256x256 tiles, 8 warps (150 registers), 3
+#: buffers of 64 KiB (1 CTA per SM), also with ``cp.async...L2::256B`` (``_l2p256``); 128x256 tiles, 4
+#: warps, 3 buffers of 32 KiB (2 CTAs per SM).
 ASYNC_TRANSPOSES = {
-    1: (("async256x8w_s3", dict(warps=8), 1, 3), ("async128x256x4w_s3", dict(warps=4, rows=128), 2, 3)),
+    1: (("async256x8w_s3", dict(warps=8), 1, dict(stages=3)),
+        ("async256x8w_s3_l2p256", dict(warps=8), 1, dict(stages=3, l2_prefetch_bytes=256)),
+        ("async128x256x4w_s3", dict(warps=4, rows=128), 2, dict(stages=3))),
 }
 
 #: One-tile-per-CTA 8-bit variants of blocks256x16w: hinted, and CTA (x, y) taking tile y T_x + x in
@@ -701,11 +704,11 @@ def transpose_kernels(n: int):
             opts = dict(opts, group_rows=min(opts.get("group_rows", 1), n // src.out_dim_size(src.out_dim_names[0])))
             out.append((w, tag, step, emit_persistent_transpose_kernel(name, src, dst, w, step, n, n,
                                                                        ctas_per_sm=ctas, **opts)))
-        for tag, kw, ctas, stages in ASYNC_TRANSPOSES.get(w, ()):
+        for tag, kw, ctas, opts in ASYNC_TRANSPOSES.get(w, ()):
             src, dst = transpose_async_layouts(w, **kw)
             step = conversion_step(src, dst, 8 * w)
             out.append((w, tag, step, emit_async_transpose_kernel(kernel_name("ll_transpose", w, n, tag), src, dst, w,
-                                                                  step, n, n, stages=stages, ctas_per_sm=ctas)))
+                                                                  step, n, n, ctas_per_sm=ctas, **opts)))
     return out
 
 

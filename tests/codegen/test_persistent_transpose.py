@@ -246,24 +246,28 @@ int main() {
     assert subprocess.run([str(tmp_path / "copy")]).returncode == 0
 
 
-def _async_kernel(matrix: tuple[int, int], warps: int, tile: tuple[int, int], stages: int = 3, ctas_per_sm: int = 1):
+def _async_kernel(matrix: tuple[int, int], warps: int, tile: tuple[int, int], stages: int = 3, ctas_per_sm: int = 1,
+                  l2_prefetch_bytes: int = 0):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gpu_suite import transpose_async_layouts  # noqa: PLC0415
     from linear_layouts.codegen.kernel import emit_async_transpose_kernel  # noqa: PLC0415
 
     src, dst = transpose_async_layouts(1, warps=warps, rows=tile[0], cols=tile[1])
-    return emit_async_transpose_kernel(f"acp_{matrix[0]}_{matrix[1]}_{warps}_{stages}", src, dst, 1,
-                                       conversion_step(src, dst, 8), *matrix, stages=stages, ctas_per_sm=ctas_per_sm)
+    return emit_async_transpose_kernel(f"acp_{matrix[0]}_{matrix[1]}_{warps}_{stages}_{l2_prefetch_bytes}", src, dst,
+                                       1, conversion_step(src, dst, 8), *matrix, stages=stages,
+                                       ctas_per_sm=ctas_per_sm, l2_prefetch_bytes=l2_prefetch_bytes)
 
 
 @needs_cxx
-@pytest.mark.parametrize("stages, ctas", [(3, 1), (3, 3), (2, 3), (4, 8)])
-def test_async_transpose_every_element(stages, ctas):
+@pytest.mark.parametrize("stages, ctas, l2_prefetch_bytes", [(3, 1, 0), (3, 3, 0), (2, 3, 256), (4, 8, 0)])
+def test_async_transpose_every_element(stages, ctas, l2_prefetch_bytes):
     """cp.async transposes (copies done at once on the host, so this checks the addressing, the stage
     rotation and the tile loop): 4 x 2 tiles of 128 x 128, 2 warps, ``A^T`` on every element."""
-    k = _async_kernel((512, 256), 2, (128, 128), stages=stages, ctas_per_sm=1)
+    k = _async_kernel((512, 256), 2, (128, 128), stages=stages, ctas_per_sm=1, l2_prefetch_bytes=l2_prefetch_bytes)
     assert (k.persistent, k.shared_bytes, k.tiles) == (True, stages * 128 * 128, 8)
-    assert k.source.count("ll_cp_async16(stage_base") == 2 * 128 * 128 // (16 * k.threads)  # ahead of the loop, in it
+    copy = "ll_cp_async16" + (f"_l2p{l2_prefetch_bytes}" if l2_prefetch_bytes else "")
+    copies = [line for line in k.source.splitlines() if line.strip().startswith((copy + "(", copy + "<"))]
+    assert len(copies) == 2 * 128 * 128 // (16 * k.threads)  # ahead of the loop, in it
     assert emulate_transpose(k, seed=stages, ctas=ctas)
 
 
@@ -276,6 +280,8 @@ def test_async_transpose_refuses_what_cp_async_cannot_copy():
         emit_async_transpose_kernel("bad", src, dst, 1, conversion_step(src, dst, 8), 512, 512)
     with pytest.raises(LayoutError, match="stages: cp.async pipelining needs at least 2 buffers, got 1"):
         _async_kernel((512, 512), 2, (128, 128), stages=1)
+    with pytest.raises(LayoutError, match="l2_prefetch_bytes: must be 0"):
+        _async_kernel((512, 512), 2, (128, 128), l2_prefetch_bytes=100)
     with pytest.raises(LayoutError, match="stages/ctas_per_sm: 1 CTAs of 256 threads and 4 x 65536"):
         _async_kernel((512, 512), 8, (256, 256), stages=4)
 
@@ -283,20 +289,23 @@ def test_async_transpose_refuses_what_cp_async_cannot_copy():
 @needs_nvcc
 def test_async_suite_transposes_compile_to_cp_async():
     """The suite's cp.async transposes at 8192^2: 16 LDGSTS.128 per tile (issued for 2 tiles before
-    the loop, one in it: 48 in the code), no LDG and no STS; the plan's 16 ld.shared.v4, 128 PRMT
+    the loop, one in it: 48 in the code; `_l2p256`: .L2::256B, LDGSTS...LTC256B), no LDG and no STS; the plan's 16 ld.shared.v4, 128 PRMT
     (the 4x4 byte transposes, after the shared load) and 16 STG.128; no local memory."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gpu_suite import transpose_kernels  # noqa: PLC0415
 
     kernels = [(tag, step, k) for _, tag, step, k in transpose_kernels(8192) if tag.startswith("async")]
-    assert [tag for tag, *_ in kernels] == ["async256x8w_s3", "async128x256x4w_s3"]
+    assert [tag for tag, *_ in kernels] == ["async256x8w_s3", "async256x8w_s3_l2p256", "async128x256x4w_s3"]
     for tag, step, k in kernels:
         ptx = compile_ptx(k.source)
         assert count_ptx(ptx)["ld.shared.v4.b32"] == step.instruction_counts()["ld.shared.v4.b32"] == 16, tag
-        assert "cp.async.cg.shared.global" in ptx and "st.shared" not in ptx.split(".entry")[1], tag
+        assert "st.shared" not in ptx.split(".entry")[1], tag
+        op = "cp.async.cg.shared.global" + (".L2::256B" if tag.endswith("_l2p256") else "") + " "
+        assert ptx.count(op) == 48, tag  # 16 per tile: 2 tiles before the loop (unrolled), 1 in it
         if find_cuobjdump() is None:
             continue
         sass = count_sass(compile_cubin(k.source), ("LDGSTS", "LDG", "STG", "LDS", "STS", "LDL", "STL", "PRMT"))
-        assert sass["LDGSTS.E.BYPASS.128"] == 48 and sass["LDS.128"] == 16 and sass["STG.E.128"] == 16, tag
+        ldgsts = "LDGSTS.E.BYPASS" + (".LTC256B" if tag.endswith("_l2p256") else "") + ".128"
+        assert sass[ldgsts] == 48 and sass["LDS.128"] == 16 and sass["STG.E.128"] == 16, tag
         assert sass["PRMT"] == 128, tag
         assert not any(op.startswith(("LDL", "STL", "STS")) or op.startswith("LDG.") for op in sass), tag

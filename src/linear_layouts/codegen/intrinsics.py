@@ -13,8 +13,8 @@ prelude; it defines both forms, the host one under ``LL_HOST``): ``ll_ldg128_na`
 evict first).  ``prefetch_functions(N)`` (likewise after the prelude): ``ll_ldg128_l2p{N}``
 (``ld.global.nc.L2::{N}B.v4.u32``: the 16-byte load also asks L2 to fetch the aligned ``N``-byte
 block around it, N in ``L2_PREFETCH_BYTES``) and ``ll_ldg128_na_l2p{N}`` (with ``.L1::no_allocate``).
-``ASYNC_COPY_FUNCTIONS`` (likewise): ``ll_cp_async16(a, p)`` (``cp.async.cg.shared.global`` 16 bytes from
-global ``p`` to shared ``a``), ``ll_cp_async_commit()``, ``ll_cp_async_wait<N>()`` (until at most ``N``
+``ASYNC_COPY_FUNCTIONS`` (likewise): ``ll_cp_async16[_l2p{N}]<OFFSET>(a, p)`` (``cp.async.cg.shared.global``
+16 bytes from global ``p + OFFSET`` to shared ``a``), ``ll_cp_async_commit()``, ``ll_cp_async_wait<N>()`` (until at most ``N``
 of this thread's committed groups are pending).  ``__shfl_sync``, ``__shfl_xor_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
 
 Example: ``DEVICE_PRELUDE + kernel_body`` is what nvcc / NVRTC compile.
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 __all__ = ["DEVICE_PRELUDE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS", "vector_function",
            "matrix_function", "L2_PREFETCH_BYTES", "global_load_function", "prefetch_functions",
-           "ASYNC_COPY_FUNCTIONS"]
+           "ASYNC_COPY_FUNCTIONS", "async_copy_function"]
 
 
 def vector_function(store: bool, nbytes: int) -> str:
@@ -143,24 +143,30 @@ def prefetch_functions(l2_prefetch_bytes: int) -> str:
     return "\n".join(out + ["#endif", "#endif", ""])
 
 
-#: Asynchronous global -> shared copies (sm_80+) for multi-stage kernels; on the host (``LL_HOST``) the
-#: copy happens at once (a valid schedule: completion is only promised by the wait) and waits are no-ops.
-ASYNC_COPY_FUNCTIONS = "\n".join([
-    "#ifndef LL_ASYNC_COPY",
-    "#define LL_ASYNC_COPY",
-    "#ifdef LL_HOST",
-    "LL_DEV void ll_cp_async16(unsigned a, const void* p) { std::memcpy(ll_shared + a, p, 16); }",
-    "LL_DEV void ll_cp_async_commit() {}",
-    "template <int N> LL_DEV void ll_cp_async_wait() {}",
-    "#else",
-    'LL_DEV void ll_cp_async16(unsigned a, const void* p) { asm volatile('
-    '"cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(a), "l"(p) : "memory"); }',
-    'LL_DEV void ll_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }',
-    'template <int N> LL_DEV void ll_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }',
-    "#endif",
-    "#endif",
-    "",
-])
+def async_copy_function(l2_prefetch_bytes: int = 0) -> str:
+    """Name of the 16-byte cp.async helper, e.g. ``ll_cp_async16_l2p256`` (``ASYNC_COPY_FUNCTIONS``)."""
+    return "ll_cp_async16" + (f"_l2p{l2_prefetch_bytes}" if l2_prefetch_bytes else "")
+
+
+def _async_copy_defs() -> list[str]:
+    host, device = [], []
+    for n in (0,) + L2_PREFETCH_BYTES:
+        head = f"template <unsigned OFFSET = 0u> LL_DEV void {async_copy_function(n)}(unsigned a, const void* p) "
+        host.append(head + "{ std::memcpy(ll_shared + a, static_cast<const unsigned char*>(p) + OFFSET, 16); }")
+        op = "cp.async.cg.shared.global" + (f".L2::{n}B" if n else "")
+        device.append(head + f'{{ asm volatile("{op} [%0], [%1+%2], 16;" :: "r"(a), "l"(p), "n"(OFFSET) : "memory"); }}')
+    return (["#ifndef LL_ASYNC_COPY", "#define LL_ASYNC_COPY", "#ifdef LL_HOST", *host,
+             "LL_DEV void ll_cp_async_commit() {}", "template <int N> LL_DEV void ll_cp_async_wait() {}", "#else",
+             *device, 'LL_DEV void ll_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }',
+             'template <int N> LL_DEV void ll_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }',
+             "#endif", "#endif", ""])
+
+
+#: Asynchronous global -> shared copies (sm_80+) for multi-stage kernels: ``ll_cp_async16[_l2p{N}]<OFFSET>(a,
+#: p)`` copies 16 bytes from global ``p + OFFSET`` (the byte offset a template argument, so it stays the
+#: instruction's immediate) to shared ``a``, with the L2 prefetch size ``N``; on the host (``LL_HOST``)
+#: the copy happens at once (a valid schedule: completion is only promised by the wait), waits are no-ops.
+ASYNC_COPY_FUNCTIONS = "\n".join(_async_copy_defs())
 
 #: CUDA as C++20 threads: one std::thread per CUDA thread of a CTA, CTAs one after another; shared
 #: memory one byte array; barriers std::barrier; shuffles and ldmatrix/stmatrix exchange through

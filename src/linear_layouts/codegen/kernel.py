@@ -27,7 +27,7 @@ from linear_layouts.codegen.global_memory import (
 from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.index import IndexExpression
 from linear_layouts.codegen.intrinsics import (
-    ASYNC_COPY_FUNCTIONS, DEVICE_PRELUDE, STREAMING_FUNCTIONS, prefetch_functions,
+    ASYNC_COPY_FUNCTIONS, DEVICE_PRELUDE, STREAMING_FUNCTIONS, async_copy_function, prefetch_functions,
 )
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.codegen.shared import access_addresses, combine, emit_shared_load
@@ -531,7 +531,8 @@ def _async_copies(gsrc, forward: SharedConversion, w: int) -> list[tuple[IndexEx
 @checked
 def emit_async_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
-    rows: int, cols: int, *, stages: int = 3, ctas_per_sm: int = 1, max_elements: int = MAX_ELEMENTS,
+    rows: int, cols: int, *, stages: int = 3, ctas_per_sm: int = 1, l2_prefetch_bytes: int = 0,
+    max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """``emit_persistent_transpose_kernel``'s transpose with ``cp.async`` and ``stages`` shared buffers:
     the plan's global load and shared store of ``src`` become one ``cp.async.cg.shared.global`` of 16
@@ -539,6 +540,7 @@ def emit_async_transpose_kernel(
     ``cp.async.wait_group stages-2``, one ``bar.sync``, the plan's shared load of ``dst`` (with its
     byte permutes) and the global stores.  The buffer a tile's copies fill was last read one
     iteration earlier, before this iteration's barrier, so one barrier per tile suffices.
+    ``l2_prefetch_bytes`` (0: none, 64, 128 or 256): the copies carry ``.L2::<N>B``.
 
     Requires: ``forward`` a shared-memory step whose store moves each 16-byte global vector of ``src``
     unchanged (``src`` holds 16 consecutive bytes of a row of ``A`` per vector and the step stores them
@@ -551,6 +553,7 @@ def emit_async_transpose_kernel(
     w = check_element_bytes(element_bytes)
     base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, max_elements=max_elements)
     threads, m, n = base.threads, base.tile_rows, base.tile_cols
+    copy = async_copy_function(check_l2_prefetch_bytes(l2_prefetch_bytes))
     forward = _canonical(forward)
     if not isinstance(forward, SharedConversion) or forward.padding:
         raise LayoutError("forward: cp.async needs an unpadded shared-memory conversion step")
@@ -579,7 +582,10 @@ def emit_async_transpose_kernel(
         for g, sh in copies:
             saddr = combine(sh.constant, sh.runtime_bits, "soff")
             saddr = f"({saddr} << {shift}u)" if shift else saddr
-            lines.append(f"ll_cp_async16(stage_base + {saddr}, src + {combine(g.constant, g.runtime_bits, 'goff')});")
+            if g.constant and not g.constant & g.runtime_bits:  # the load's immediate byte offset
+                lines.append(f"{copy}<{g.constant * w:#x}u>(stage_base + {saddr}, src + goff);")
+            else:
+                lines.append(f"{copy}(stage_base + {saddr}, src + {combine(g.constant, g.runtime_bits, 'goff')});")
         return lines
 
     load = emit_shared_load(forward.load_map, w, forward.load, pb, "b", "stage_base", None, em, zero_register_mask(dst))
