@@ -652,6 +652,11 @@ ASYNC_TRANSPOSES = {
         ("async128x256x4w_s3", dict(warps=4, rows=128), 2, dict(stages=3))),
 }
 
+#: The control of ``ASYNC_TRANSPOSES``: their layouts through ``emit_persistent_transpose_kernel`` (16-byte
+#: loads into registers, stored to shared memory as loaded; 8-bit 256x256, 8 warps, 214 registers, no
+#: local memory), so a cp.async difference is not the layouts'.  (tag, layout arguments, CTAs per SM).
+ROW_VECTOR_TRANSPOSES = {1: (("persist256x8w_rows", dict(warps=8), 1),)}
+
 #: One-tile-per-CTA 8-bit variants of blocks256x16w: hinted, and CTA (x, y) taking tile y T_x + x in
 #: groups of 16 or 32 tile rows (the 264 resident CTAs span 4 KiB of each row of A and of B, or 2 and
 #: 8 KiB, against 8 and 2 KiB in the grid's order).
@@ -704,6 +709,11 @@ def transpose_kernels(n: int):
             opts = dict(opts, group_rows=min(opts.get("group_rows", 1), n // src.out_dim_size(src.out_dim_names[0])))
             out.append((w, tag, step, emit_persistent_transpose_kernel(name, src, dst, w, step, n, n,
                                                                        ctas_per_sm=ctas, **opts)))
+        for tag, kw, ctas in ROW_VECTOR_TRANSPOSES.get(w, ()):
+            src, dst = transpose_async_layouts(w, **kw)
+            step = conversion_step(src, dst, 8 * w)
+            out.append((w, tag, step, emit_persistent_transpose_kernel(kernel_name("ll_transpose", w, n, tag), src, dst,
+                                                                       w, step, n, n, ctas_per_sm=ctas)))
         for tag, kw, ctas, opts in ASYNC_TRANSPOSES.get(w, ()):
             src, dst = transpose_async_layouts(w, **kw)
             step = conversion_step(src, dst, 8 * w)
@@ -1238,7 +1248,8 @@ def write_report(out: Path, results: dict) -> None:
                   "L2 prefetch size 256 bytes); `async*_sK` (`ASYNC_TRANSPOSES`, `emit_async_transpose_kernel`): "
                   "persistent, 16-byte cp.async global -> shared K - 1 tiles ahead into K buffers, 16x16-byte "
                   "blocks per thread on the B side (byte transposes after the shared load; the shared "
-                  "instructions column counts the plan's, whose stores are the cp.async). `of a same-size copy`: torch's "
+                  "instructions column counts the plan's, whose stores are the cp.async); `persist256x8w_rows`: "
+                  "the async layouts through the persistent register path (the control). `of a same-size copy`: torch's "
                   "copy of the "
                   "same matrix timed like the transposes (CUDA graph of 5 launches; the copy bandwidth above is a "
                   "1 GiB copy, which pays a launch's ramp-up and tail over 16 to 4 times more bytes). "
