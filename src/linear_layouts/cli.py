@@ -186,7 +186,7 @@ def _check_lanes(layout: LinearLayout, what: str) -> None:
     """Warns when a distributed layout's warp is not 32 lanes (NVIDIA) or 64 (AMD CDNA)."""
     if _kind(layout) != "distributed":
         return
-    lanes = layout.in_dim_size("lane") if layout.has_in_dim("lane") else 1
+    lanes = layout.in_dim_size("lane", missing_ok=True)
     if lanes not in (32, 64):
         _warn(f"{what} has {lanes} lane{'s' if lanes != 1 else ''} per warp; a warp has 32 lanes on NVIDIA GPUs "
               "(64 on AMD CDNA): check threads_per_warp (its entries multiply to the lane count)")

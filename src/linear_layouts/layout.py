@@ -504,11 +504,19 @@ class LinearLayout:
         except ValueError:
             raise LayoutError(f"{what} {_q(dim)} is not an out dim of this layout (out dims: {_q(list(self._out_names))})") from None
 
-    def in_dim_size_log2(self, dim: str) -> int:
+    def in_dim_size_log2(self, dim: str, *, missing_ok: bool = False) -> int:
+        """log2 of ``dim``'s size; with ``missing_ok`` an in dim the layout lacks counts as size 1 (log2 0).
+
+        >>> LinearLayout.identity_1d(8, "register", "dim0").in_dim_size_log2("warp", missing_ok=True)
+        0
+        """
+        if missing_ok and not self.has_in_dim(dim):
+            return 0
         return len(self._in_bases[self._in_index(dim)])
 
-    def in_dim_size(self, dim: str) -> int:
-        return 1 << self.in_dim_size_log2(dim)
+    def in_dim_size(self, dim: str, *, missing_ok: bool = False) -> int:
+        """``dim``'s size; with ``missing_ok`` an in dim the layout lacks counts as size 1."""
+        return 1 << self.in_dim_size_log2(dim, missing_ok=missing_ok)
 
     def out_dim_size_log2(self, dim: str) -> int:
         return self._out_log2[self._out_index(dim)]
@@ -538,10 +546,13 @@ class LinearLayout:
         shifts, log2s = _shifts(self._out_log2), self._out_log2
         return {n: [_unpack(b, shifts, log2s) for b in dim] for n, dim in zip(self._in_names, self._in_bases)}
 
-    def flat_bases(self, in_dim: str | None = None) -> tuple[int, ...]:
-        """Bases as flattened ints (first out dim least significant); all in dims if ``in_dim`` is None."""
+    def flat_bases(self, in_dim: str | None = None, *, missing_ok: bool = False) -> tuple[int, ...]:
+        """Bases as flattened ints (first out dim least significant); all in dims if ``in_dim`` is None;
+        with ``missing_ok`` an in dim the layout lacks has none (``()``)."""
         if in_dim is None:
             return tuple(b for dim in self._in_bases for b in dim)
+        if missing_ok and not self.has_in_dim(in_dim):
+            return ()
         return self._in_bases[self._in_index(in_dim)]
 
     def get_basis(self, in_dim: str, pos: int, out_dim: str | None = None) -> int | tuple[int, ...]:

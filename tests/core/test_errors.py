@@ -131,6 +131,17 @@ def test_layout_error_is_a_value_error() -> None:
         LinearLayout.identity_1d(3, "i", "o")
 
 
+def test_missing_ok_counts_an_absent_in_dim_as_size_one() -> None:
+    layout = LinearLayout({"register": [[1], [2]], "lane": [[4]]}, ["dim0"])
+    assert (layout.in_dim_size("warp", missing_ok=True), layout.in_dim_size_log2("warp", missing_ok=True)) == (1, 0)
+    assert layout.flat_bases("warp", missing_ok=True) == ()
+    # a present dim is unchanged, and without missing_ok an absent one is still an error naming it
+    assert (layout.in_dim_size("register", missing_ok=True), layout.flat_bases("lane", missing_ok=True)) == (4, (4,))
+    for call in (layout.in_dim_size, layout.in_dim_size_log2, layout.flat_bases):
+        with pytest.raises(LayoutError, match="warp"):
+            call("warp")
+
+
 def test_immutable() -> None:
     with pytest.raises(AttributeError, match=r"LinearLayout is immutable"):
         ID8._in_names = ("x",)  # type: ignore[misc]

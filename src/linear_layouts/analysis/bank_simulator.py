@@ -182,8 +182,8 @@ def lane_addresses(
     offset_of_elem[elem_of_offset] = np.arange(n, dtype=np.int64)
 
     # every (register, lane, warp) -> flattened element (first out dim least significant)
-    n_reg = dist.in_dim_size("register") if dist.has_in_dim("register") else 1
-    n_warp = dist.in_dim_size("warp") if dist.has_in_dim("warp") else 1
+    n_reg = dist.in_dim_size("register", missing_ok=True)
+    n_warp = dist.in_dim_size("warp", missing_ok=True)
     grid = {"lane": np.arange(LANES)[None, :, None]}
     if dist.has_in_dim("register"):
         grid["register"] = np.arange(n_reg)[:, None, None]
@@ -249,7 +249,7 @@ def simulate_wavefronts(
     if skip_duplicates and op == "store":
         free_reg, free_lane, free_warp = duplicate_masks(distributed_layout)
         access = shared_access(shared_layout, distributed_layout, dtype)
-        n_reg = distributed_layout.in_dim_size("register") if distributed_layout.has_in_dim("register") else 1
+        n_reg = distributed_layout.in_dim_size("register", missing_ok=True)
         first_registers = access.permutation.apply_values(list(range(n_reg)))[::access.vector_elements]
     active = [not lane & free_lane for lane in range(LANES)]
     total = 0

@@ -251,11 +251,11 @@ def _access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLay
                          max_vector_bits: int) -> SharedAccess:
     dist = check_distributed(distributed_layout, "distributed_layout")
     solve = f2.solver(columns)
-    regs = dist.flat_bases("register") if dist.has_in_dim("register") else ()
+    regs = dist.flat_bases("register", missing_ok=True)
     kept = [i for i, r in enumerate(regs) if r != 0]
     reg_off = _offsets(solve, tuple(regs[i] for i in kept))
     lane_off = _offsets(solve, dist.flat_bases("lane"))
-    warp_off = _offsets(solve, dist.flat_bases("warp")) if dist.has_in_dim("warp") else ()
+    warp_off = _offsets(solve, dist.flat_bases("warp", missing_ok=True))
 
     # cvt = S^-1 ∘ L (kept registers permuted, lanes, warps -> offset) is divisible on the left by the
     # tile id_{2**v}(register -> offset) iff registers 0..v-1 (after the permutation) have the offsets

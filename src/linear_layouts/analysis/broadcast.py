@@ -129,7 +129,7 @@ def reduction_stores(layout: LinearLayout, axis: int) -> ReductionStores:
     masks = red.free_variable_masks()
 
     def size_log2(d: str) -> int:
-        return layout.in_dim_size_log2(d) if layout.has_in_dim(d) else 0
+        return layout.in_dim_size_log2(d, missing_ok=True)
 
     def kept(d: str) -> int:
         return size_log2(d) - bin(masks.get(d, 0)).count("1")

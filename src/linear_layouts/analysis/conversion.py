@@ -118,10 +118,6 @@ REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
 _WORDS = 4
 
 
-def _num_warps(layout: LinearLayout) -> int:
-    return layout.in_dim_size(WARP) if layout.has_in_dim(WARP) else 1
-
-
 @checked
 def conversion_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...]:
     """Hardware dims the conversion must move data across: the out dims of ``src^-1 ∘ dst`` after
@@ -260,11 +256,7 @@ def shuffle_cost(shuffle: ShufflePlan) -> Cost:
 def _warp_local(src: LinearLayout, dst: LinearLayout) -> bool:
     """Every warp reads only what it stored: the same warp bases, none of them zero (no duplicated
     warps whose stores codegen skips). Then a warp barrier (``bar.warp.sync``) orders the round trip."""
-    return same_warp_data(src, dst) and all(_flat_bases(src, WARP))
-
-
-def _flat_bases(layout: LinearLayout, dim: str) -> tuple[int, ...]:
-    return layout.flat_bases(dim) if layout.has_in_dim(dim) else ()
+    return same_warp_data(src, dst) and all(src.flat_bases(WARP, missing_ok=True))
 
 
 def shared_memory_cost(store: SharedMemoryAccess, load: SharedMemoryAccess, src: LinearLayout,
@@ -273,7 +265,7 @@ def shared_memory_cost(store: SharedMemoryAccess, load: SharedMemoryAccess, src:
     (the loads of warps that hold the same data priced as copies, ``cost_model.copied_load_wavefronts``)
     and one barrier, a warp's when the conversion is warp-local (``cost_model.shared_time_ns``;
     packed registers need no byte permutes)."""
-    warps = _num_warps(_fold_blocks(src))
+    warps = _fold_blocks(src).in_dim_size(WARP, missing_ok=True)
     wavefronts = store.wavefronts + load.wavefronts
     copied = cost_model.copied_load_wavefronts(load.wavefronts, dst)
     return Cost(cost_model.shared_time_ns(wavefronts, _warp_local(src, dst), warps, copied_wavefronts=copied),
@@ -291,7 +283,7 @@ def _shared_plan(src: LinearLayout, dst: LinearLayout, element: ElementType, sha
     ld = _access(MemoryOp.LOAD, shared, b, element, load)
     found = _baselines(a, b, element.bits, max_elements) if baselines else ()
     if _crosses_ctas(src, dst):
-        warps = _num_warps(a)
+        warps = a.in_dim_size(WARP, missing_ok=True)
         wavefronts = st.wavefronts + ld.wavefronts
         cost = Cost(cost_model.shared_time_ns(wavefronts + CLUSTER_BARRIER_COST * warps, False, warps),
                     wavefronts=wavefronts, warps=warps)

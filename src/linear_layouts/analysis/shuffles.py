@@ -62,15 +62,11 @@ def check_permutation_layout(layout: LinearLayout, name: str) -> None:
                           f"(Def. 4.10); {violation}")
 
 
-def _flat(layout: LinearLayout, dim: str) -> tuple[int, ...]:
-    return layout.flat_bases(dim) if layout.has_in_dim(dim) else ()
-
-
 @checked
 def same_warp_data(src: LinearLayout, dst: LinearLayout) -> bool:
     """Whether ``src`` and ``dst`` have the same warp and block bases, so every warp already holds the
     data it needs and a conversion stays inside the warp."""
-    return _flat(src, WARP) == _flat(dst, WARP) and _flat(src, BLOCK) == _flat(dst, BLOCK)
+    return all(src.flat_bases(d, missing_ok=True) == dst.flat_bases(d, missing_ok=True) for d in (WARP, BLOCK))
 
 
 @dataclass(frozen=True)
@@ -136,9 +132,7 @@ class ShufflePlan:
 
     @property
     def num_warps(self) -> int:
-        return (self.src.in_dim_size(WARP) if self.src.has_in_dim(WARP) else 1) * (
-            self.src.in_dim_size(BLOCK) if self.src.has_in_dim(BLOCK) else 1
-        )
+        return self.src.in_dim_size(WARP, missing_ok=True) * self.src.in_dim_size(BLOCK, missing_ok=True)
 
     @property
     def _num_lanes(self) -> int:

@@ -166,7 +166,7 @@ def _divide(access: SharedAccess, tile: LinearLayout, *, split_lanes: bool) -> t
     low = (1 << t) - 1
     rest: dict[str, list[list[int]]] = {}
     for d, columns in cvt.items():
-        own = list(tile.flat_bases(d)) if tile.has_in_dim(d) else []
+        own = list(tile.flat_bases(d, missing_ok=True))
         if columns[:len(own)] != own or any(x & low for x in columns[len(own):]):
             return None
         rest[d] = [[x >> t] for x in columns[len(own):]]
@@ -246,6 +246,5 @@ def conversion_instructions(shared_layout: LinearLayout, store_layout: LinearLay
     for the store side and best ldmatrix/ld.shared for the load side."""
     return (best_instruction(shared_layout, store_layout, dtype, op="store"),
             best_instruction(shared_layout, load_layout, dtype, op="load"))
-
 
 

@@ -48,7 +48,6 @@ prints); ``repr(plan)`` is one short line.
 from __future__ import annotations
 
 import enum
-import math
 import sys
 from dataclasses import dataclass
 from typing import Union
@@ -368,12 +367,11 @@ def _tuple(value: object, name: str) -> tuple:
 
 
 def _registers(layout: LinearLayout) -> int:
-    return layout.in_dim_size("register") if layout.has_in_dim("register") else 1
+    return layout.in_dim_size("register", missing_ok=True)
 
 
 def _warps(layout: LinearLayout) -> int:
-    return (layout.in_dim_size("warp") if layout.has_in_dim("warp") else 1) * (
-        layout.in_dim_size("block") if layout.has_in_dim("block") else 1)
+    return layout.in_dim_size("warp", missing_ok=True) * layout.in_dim_size("block", missing_ok=True)
 
 
 @dataclass(frozen=True, repr=False)

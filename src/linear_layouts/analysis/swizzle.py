@@ -192,8 +192,8 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
     Immutable (tuples, read-only mappings of tuples and ints), so no caller can change the cached answer."""
     d = a.total_out_dim_size_log2
     units = _row_major_units([s.bit_length() - 1 for s in a.out_dims.values()])
-    a_reg = _nonzero_unique(a.flat_bases("register") if a.has_in_dim("register") else ())
-    b_reg = _nonzero_unique(b.flat_bases("register") if b.has_in_dim("register") else ())
+    a_reg = _nonzero_unique(a.flat_bases("register", missing_ok=True))
+    b_reg = _nonzero_unique(b.flat_bases("register", missing_ok=True))
     a_lane, b_lane = a.flat_bases("lane"), b.flat_bases("lane")
     max_vec = (128 // w).bit_length() - 1
 

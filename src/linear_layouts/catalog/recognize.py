@@ -164,7 +164,7 @@ def _linear(candidate: Any, shape: tuple[int, ...]) -> LinearLayout | None:
 
 
 def _vectors(layout: LinearLayout, in_dim: str) -> list[Vector]:
-    return [tuple(v) for v in layout.bases.get(in_dim, [])] if layout.has_in_dim(in_dim) else []
+    return [tuple(v) for v in layout.bases.get(in_dim, [])]
 
 
 def _dim_of(vector: Vector) -> int | None:

@@ -47,7 +47,7 @@ __all__ = [
 
 def register_bits(layout: LinearLayout) -> int:
     """log2 of the number of registers of a distributed layout."""
-    return layout.in_dim_size_log2("register") if layout.has_in_dim("register") else 0
+    return layout.in_dim_size_log2("register", missing_ok=True)
 
 
 def zero_register_mask(layout: LinearLayout) -> int:
@@ -78,8 +78,8 @@ class RegisterCopy:
     source: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        n_src = self.src.in_dim_size("register") if self.src.has_in_dim("register") else 1
-        n_dst = self.dst.in_dim_size("register") if self.dst.has_in_dim("register") else 1
+        n_src = self.src.in_dim_size("register", missing_ok=True)
+        n_dst = self.dst.in_dim_size("register", missing_ok=True)
         if len(self.source) != n_dst or any(not 0 <= s < n_src for s in self.source):
             raise LayoutError(
                 f"source: needs one src register in [0, {n_src}) for each of the {n_dst} dst registers"
@@ -176,8 +176,8 @@ class SharedConversion:
     def warp_local(self) -> bool:
         """Every warp loads only elements it stored itself: the same warp bases on both sides and no
         duplicated warps (whose stores are skipped).  Then ``bar.warp.sync`` orders the round trip."""
-        ws = self.src.flat_bases("warp") if self.src.has_in_dim("warp") else ()
-        wd = self.dst.flat_bases("warp") if self.dst.has_in_dim("warp") else ()
+        ws = self.src.flat_bases("warp", missing_ok=True)
+        wd = self.dst.flat_bases("warp", missing_ok=True)
         return tuple(ws) == tuple(wd) and all(ws)
 
     @property

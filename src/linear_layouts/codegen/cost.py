@@ -19,10 +19,6 @@ from linear_layouts.codegen.packing import Emission, Packing
 __all__ = ["step_counts", "step_time_ns"]
 
 
-def _bits(layout) -> int:
-    return layout.in_dim_size_log2("register") if layout.has_in_dim("register") else 0
-
-
 def step_counts(step, trailing_barrier: bool = False) -> OpCounts:
     """Counts of one step (``trailing_barrier``: the kernel keeps the barrier after the load, as with
     one shared buffer; with two buffers in a loop it does not)."""
@@ -31,8 +27,8 @@ def step_counts(step, trailing_barrier: bool = False) -> OpCounts:
     ins, outs = step.packings()
     src, dst = (step.plan.src, step.plan.dst) if hasattr(step, "plan") else (step.src, step.dst)
     w = step.element_bytes if hasattr(step, "element_bytes") and step.element_bytes else 4
-    pin = ins[0] if ins else Packing.natural(w, _bits(src))
-    pout = outs[0] if outs else Packing.natural(w, _bits(dst))
+    pin = ins[0] if ins else Packing.natural(w, src.in_dim_size_log2("register", missing_ok=True))
+    pout = outs[0] if outs else Packing.natural(w, dst.in_dim_size_log2("register", missing_ok=True))
     em = Emission("c")
     step.emit_words("a", "b", pin, pout, em, "smem", trailing_barrier)
     shfl = sum(n for k, n in step.instruction_counts().items() if k.startswith("shfl"))

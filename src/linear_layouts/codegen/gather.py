@@ -48,10 +48,6 @@ class GatherKernel:
     shuffles: int  # shfl.sync per thread (0 for the shared-memory gather)
 
 
-def _num(layout, dim: str) -> int:
-    return layout.in_dim_size(dim) if layout.has_in_dim(dim) else 1
-
-
 def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> GatherKernel:
     """The gather of ``plan`` (``analysis.gather.plan_gather``) by shuffles, or through shared memory
     (``shared_memory=True``, also the only way when the plan is not warp-local)."""
@@ -61,12 +57,12 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
         raise LayoutError("plan: codegen gathers tiles whose src and index shapes are equal")
     if not shared_memory and not plan.warp_local:
         raise LayoutError("plan: not warp-local; use shared_memory=True")
-    if _num(src, "warp") != _num(index, "warp"):
+    if src.in_dim_size("warp", missing_ok=True) != index.in_dim_size("warp", missing_ok=True):
         raise LayoutError("plan: src and index need the same number of warps")
     t = element_type(w)
     tile = src.total_out_dim_size
-    n_src, n_idx = _num(src, "register"), _num(index, "register")
-    threads = 32 * _num(src, "warp")
+    n_src, n_idx = src.in_dim_size("register", missing_ok=True), index.in_dim_size("register", missing_ok=True)
+    threads = 32 * src.in_dim_size("warp", missing_ok=True)
     axis_name = src.out_dim_names[axis]
     strides = row_major_strides(src.out_dims)
     axis_shift = strides[axis_name].bit_length() - 1

@@ -76,10 +76,6 @@ _PROLOGUE = (
 )
 
 
-def _num(layout: LinearLayout, dim: str) -> int:
-    return layout.in_dim_size(dim) if layout.has_in_dim(dim) else 1
-
-
 #: Shared memory a CTA may use without opting in (cudaFuncSetAttribute): the double buffer's bound.
 STATIC_SHARED_LIMIT = 48 * 1024
 
@@ -172,10 +168,11 @@ def emit_conversion_kernel(
         raise LayoutError(f"name: {quote(name)} is not a C identifier")
     if dict(src.out_dims) != dict(dst.out_dims):
         raise LayoutError(f"dst: out dims {dst.out_dims} differ from src's {src.out_dims}")
-    if _num(src, "warp") != _num(dst, "warp"):
-        raise LayoutError(f"dst: {_num(dst, 'warp')} warps, src has {_num(src, 'warp')}")
+    warps = src.in_dim_size("warp", missing_ok=True)
+    if dst.in_dim_size("warp", missing_ok=True) != warps:
+        raise LayoutError(f"dst: {dst.in_dim_size('warp', missing_ok=True)} warps, src has {warps}")
     t = element_type(w)
-    threads = 32 * _num(src, "warp")
+    threads = 32 * warps
     tile = src.total_out_dim_size
     forward, backward = _canonical(forward), _canonical(backward)
     pa, pb = choose_packings(src, dst, w, forward, backward)
@@ -318,7 +315,7 @@ def emit_transpose_kernel(
         raise LayoutError(f"rows/cols: {rows}x{cols} is not a whole number of {m}x{n} tiles")
     d0, d1 = src.out_dim_names
     t = element_type(w)
-    threads = 32 * _num(src, "warp")
+    threads = 32 * src.in_dim_size("warp", missing_ok=True)
     body = [
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",

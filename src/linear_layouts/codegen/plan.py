@@ -19,7 +19,6 @@ from typing import Any
 from linear_layouts.analysis.conversion import plan_conversion, plan_shared_memory, plan_through
 from linear_layouts.analysis.steps import (
     Barrier,
-    BarrierScope,
     ConversionKind,
     ConversionPlan,
     RegisterPermutation,
@@ -66,7 +65,7 @@ def step_from_plan(plan: ConversionPlan) -> Step:
     steps = plan.steps
     types = [type(s) for s in steps]
     if not steps:
-        n = plan.dst.in_dim_size("register") if plan.dst.has_in_dim("register") else 1
+        n = plan.dst.in_dim_size("register", missing_ok=True)
         return RegisterCopy(plan.src, plan.dst, tuple(range(n)))
     if types == [RegisterPermutation]:
         return RegisterCopy(plan.src, plan.dst, steps[0].source)  # type: ignore[union-attr]

@@ -57,10 +57,6 @@ def affine_lane_expression(table: tuple[int, ...] | list[int]) -> IndexExpressio
     return expr
 
 
-def _register_bits(layout) -> int:
-    return layout.in_dim_size_log2("register") if layout.has_in_dim("register") else 0
-
-
 def _register_index(layout) -> dict[int, int]:
     return {b: i for i, b in enumerate(layout.flat_bases("register")) if b}
 
@@ -90,8 +86,8 @@ class ShuffleConversion:
         """Source words with the payload bits first (the payload is one word), destination likewise."""
         lead_a, lead_b = self._leads()
         w = self.element_bytes
-        return ([Packing.leading(w, _register_bits(self.plan.src), lead_a)],
-                [Packing.leading(w, _register_bits(self.plan.dst), lead_b)])
+        return ([Packing.leading(w, self.plan.src.in_dim_size_log2("register", missing_ok=True), lead_a)],
+                [Packing.leading(w, self.plan.dst.in_dim_size_log2("register", missing_ok=True), lead_b)])
 
     def emit_words(self, a: str, b: str, pin: Packing, pout: Packing, em: Emission, smem: str = "smem",
                    trailing_barrier: bool = True) -> list[str]:

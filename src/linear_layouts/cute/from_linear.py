@@ -181,7 +181,7 @@ def _distributed_form(layout: LinearLayout) -> CuteForm:
     if layout.has_in_dim("block") and layout.in_dim_size("block") > 1:
         return CuteForm(None, reason="the layout spans several CTAs (block > 1): a CuTe TV layout is one CTA's")
     sizes = tuple(layout.out_dims.values())
-    lanes = layout.in_dim_size("lane") if layout.has_in_dim("lane") else 1
+    lanes = layout.in_dim_size("lane", missing_ok=True)
     if layout.has_in_dim("warp") and layout.in_dim_size("warp") > 1 and lanes != 32:
         return CuteForm(None, reason=f"{lanes} lanes per warp: a CuTe thread index is lane + 32 * warp, so warps "
                                      f"need 32 lanes")

@@ -213,7 +213,7 @@ def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, stor
     lines, sectors = distinct(LINE_BYTES), distinct(32)
     # L1TEX per request: the tag stage resolves 4 lines (16 sectors) a cycle, the data stage moves 4 sectors
     wavefronts = int(np.maximum(-(-lines // TAGS_PER_WAVEFRONT), -(-sectors // SECTORS_PER_WAVEFRONT)).sum())
-    warp_bases = layout.flat_bases("warp") if layout.has_in_dim("warp") else ()
+    warp_bases = layout.flat_bases("warp", missing_ok=True)
     device = device_costs()
     wavefront_ns = device.at(device.wavefront, 1 << len(warp_bases))
     if store:  # L1 writes through: every request's sectors go to L2; warps of duplicated data are masked

@@ -96,10 +96,6 @@ class SharedLowering:
 # --------------------------------------------------------------------------------------------------
 # small helpers on flattened bases
 # --------------------------------------------------------------------------------------------------
-def _flat(layout: LinearLayout, dim: str) -> list[int]:
-    """``dim``'s bases as ints of the flattened out space (first out dim least significant)."""
-    return list(layout.flat_bases(dim)) if layout.has_in_dim(dim) else []
-
 
 def _unflatten(vectors: list[int]) -> list[list[int]]:
     return [[v] for v in vectors]
@@ -148,9 +144,9 @@ def _compute_segment(bank_src: list[int], bank_dst: list[int], dim: int, length:
 
 
 def _build_reps(src: LinearLayout, dst: LinearLayout, smem: LinearLayout) -> LinearLayout:
-    src_regs, dst_regs = set(_flat(src, REG)), set(_flat(dst, REG))
+    src_regs, dst_regs = set(src.flat_bases(REG, missing_ok=True)), set(dst.flat_bases(REG, missing_ok=True))
     segment, reps = [], []
-    for s in _flat(smem, "segment"):
+    for s in smem.flat_bases("segment", missing_ok=True):
         (reps if s in src_regs and s in dst_regs else segment).append(s)
     bases = {"vector": smem.bases["vector"], "bank": smem.bases["bank"],
              "segment": _unflatten(segment), "reps": _unflatten(reps)}
@@ -175,9 +171,9 @@ def _swizzle_core(src: LinearLayout, dst: LinearLayout, bits: int, vbasis: list[
 def _log_bank_conflicts(tile_src: list[int], tile_dst: list[int], smem: LinearLayout, bits: int) -> tuple[int, int]:
     """(read, write) log2 bank conflicts of the wavefront tiles against ``smem`` (``logBankConflicts``)."""
     flat = smem.flatten_outs()
-    bases = [b for d in flat.in_dim_names for b in _flat(flat, d)]
+    bases = list(flat.flat_bases())
     zero = bases[:max(0, (32 // bits).bit_length() - 1)] if bits < 32 else []
-    bank_zero = zero + _flat(flat, "segment")
+    bank_zero = zero + list(flat.flat_bases("segment", missing_ok=True))
     dim = smem.total_out_dim_size_log2
     return (len(f2.intersection_by_complements(bank_zero, tile_dst, dim)),
             len(f2.intersection_by_complements(bank_zero, tile_src, dim)))
@@ -190,7 +186,8 @@ def _swizzling_tile(a: LinearLayout, b: LinearLayout, n_reg_a: int, n_reg_b: int
         return _swizzling_tile(b, a, n_reg_b, n_reg_a, lane_tile_b, lane_tile_a)
     dim = a.total_out_dim_size_log2
     cvt = b.invert_and_compose(a)
-    reg_a, reg_b, lane_a, lane_b = _flat(a, REG), _flat(b, REG), _flat(a, LANE), _flat(b, LANE)
+    reg_a, reg_b, lane_a, lane_b = (list(x.flat_bases(d, missing_ok=True))
+                                    for x, d in ((a, REG), (b, REG), (a, LANE), (b, LANE)))
     vbasis = f2.intersection_by_complements(reg_a, reg_b, dim)
     if len(vbasis) < n_reg_b:
         return None
@@ -213,14 +210,15 @@ def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, bits: int) -> L
     """Triton's ``optimalSwizzlingLdSt``: the scratch layout when both sides use ``ld/st.shared``
     (``src`` / ``dst`` without broadcast registers)."""
     a, b = src.flatten_outs(), dst.flatten_outs()
-    reg_a, reg_b, lane_a, lane_b = _flat(a, REG), _flat(b, REG), _flat(a, LANE), _flat(b, LANE)
+    reg_a, reg_b, lane_a, lane_b = (list(x.flat_bases(d, missing_ok=True))
+                                    for x, d in ((a, REG), (b, REG), (a, LANE), (b, LANE)))
     dim = src.total_out_dim_size_log2
     vbasis = f2.intersection_by_complements(reg_a, reg_b, dim)[:(128 // bits).bit_length() - 1]
     src_fills: bool | None = None
     if (1 << len(vbasis)) * bits < 32:
         per_bank = (32 // bits).bit_length() - 1
-        warp_a = [w for w in _flat(a, WARP) if w]
-        warp_b = [w for w in _flat(b, WARP) if w]
+        warp_a = [w for w in list(a.flat_bases(WARP, missing_ok=True)) if w]
+        warp_b = [w for w in list(b.flat_bases(WARP, missing_ok=True)) if w]
         rest_a = [r for r in reg_a if r not in vbasis]
         rest_b = [r for r in reg_b if r not in vbasis]
         reg_a_warp = f2.intersection_by_complements(rest_a, warp_b, dim)
@@ -247,7 +245,7 @@ def optimal_swizzling_ldst(src: LinearLayout, dst: LinearLayout, bits: int) -> L
     tile_b = lane_b[:len(lane_b) - log2_vec]
     smem = _swizzle_core(a, b, bits, vbasis, tile_a, tile_b, src.out_dims)
     if log2_vec < 2:
-        banks = _flat(smem.flatten_outs(), "bank")
+        banks = list(smem.flatten_outs().flat_bases("bank", missing_ok=True))
         in_a = [i for i, r in enumerate(banks) if r in reg_a]
         in_b = [i for i, r in enumerate(banks) if r in reg_b]
         if src_fills is True:
@@ -300,7 +298,8 @@ def optimal_swizzling(src: LinearLayout, dst: LinearLayout, bits: int, cc: int) 
             tile = _swizzling_tile(a, b, total - len(ts[0]), total - len(td[0]), ts[0], td[0])
             if tile is not None:
                 candidates.append(((i, j), tile))
-    reg_a, reg_b, lane_a, lane_b = _flat(a, REG), _flat(b, REG), _flat(a, LANE), _flat(b, LANE)
+    reg_a, reg_b, lane_a, lane_b = (list(x.flat_bases(d, missing_ok=True))
+                                    for x, d in ((a, REG), (b, REG), (a, LANE), (b, LANE)))
 
     def tile_of(instr: tuple, regs: list[int], lanes: list[int], vbasis: list[int]) -> list[int] | None:
         need = 3 - len(instr[1])
@@ -360,8 +359,8 @@ def ldst_instructions(cvt: LinearLayout, bits: int, op: str, *, max_vector_eleme
             break
         v //= 2
     nbytes = max(1, v * bits // 8)
-    regs = cvt.in_dim_size(REG) if cvt.has_in_dim(REG) else 1
-    warps = cvt.in_dim_size(WARP) if cvt.has_in_dim(WARP) else 1
+    regs = cvt.in_dim_size(REG, missing_ok=True)
+    warps = cvt.in_dim_size(WARP, missing_ok=True)
     lanes = np.arange(cvt.in_dim_size(LANE))
     lane_free = zero_bases_mask(cvt, LANE) if owners_only else 0
     warp_free = zero_bases_mask(cvt, WARP) if owners_only else 0
@@ -417,7 +416,7 @@ def matrix_instructions(cvt: LinearLayout, bits: int, op: str, *, transpose: boo
     full_vec = full * LinearLayout.identity_1d(vec, REG, "addr") * LinearLayout.identity_1d(1, WARP, "addr")
     addr_to_offset = full_vec.invert().compose(reps)
     addr = [b[0] for b in addr_to_offset.flatten_outs().bases["addr"]]
-    warp_bases = _flat(reps, WARP)
+    warp_bases = list(reps.flat_bases(WARP, missing_ok=True))
     per_instr = full_vec.in_dim_size(REG)
     regs = reps.in_dim_size(REG)
     warps = 1 << len(warp_bases)
@@ -777,7 +776,7 @@ def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90, *
                     out |= 1 << position[(d, i)]
         return out
 
-    warps = layout.in_dim_size(WARP) if layout.has_in_dim(WARP) else 1
+    warps = layout.in_dim_size(WARP, missing_ok=True)
     chunk_lanes = [i for _, d, i in axis_bits[:k] if d == LANE]
     chunk_regs = [i for _, d, i in chunk_bits if d == REG]
     reg_values = [r for r in range(layout.in_dim_size(REG))

@@ -16,7 +16,7 @@ from linear_layouts.arguments import checked
 from linear_layouts.element_type import DTypeLike, element_type
 from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size, quote
+from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size
 
 NUM_BANKS = 32
 BANK_BYTES = 4
@@ -49,10 +49,6 @@ def _first_occurrence(element: np.ndarray, total: int) -> np.ndarray:
     values, index = np.unique(element, return_index=True)
     first[values] = index
     return first
-
-
-def _in_size(layout: LinearLayout, dim: str) -> int:
-    return layout.in_dim_size(dim) if layout.has_in_dim(dim) else 1
 
 
 @dataclass(frozen=True)
@@ -92,7 +88,7 @@ def ownership(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS)
     if layout.num_out_dims == 0:
         raise LayoutError("layout: needs at least one out dim to draw")
     check_layout_size(layout, max_elements, "picture of the layout")
-    sizes = [_in_size(layout, d) for d in ("block", "warp", "lane", "register")]
+    sizes = [layout.in_dim_size(d, missing_ok=True) for d in ("block", "warp", "lane", "register")]
     block, warp, lane, reg = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in sizes), indexing="ij"))
     inputs = {"register": reg, "lane": lane, "warp": warp, "block": block}
     outputs = layout.apply_array({d: v for d, v in inputs.items() if layout.has_in_dim(d)})
@@ -146,7 +142,7 @@ def placement(layout: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX
     if layout.num_out_dims == 0:
         raise LayoutError("layout: needs at least one out dim to draw")
     check_layout_size(layout, max_elements, "picture of the layout")
-    sizes = [_in_size(layout, "block"), _in_size(layout, "offset")]
+    sizes = [layout.in_dim_size("block", missing_ok=True), layout.in_dim_size("offset", missing_ok=True)]
     block, offset = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in sizes), indexing="ij"))
     outputs = layout.apply_array({d: v for d, v in {"offset": offset, "block": block}.items() if layout.has_in_dim(d)})
     element = element_index(layout, outputs)

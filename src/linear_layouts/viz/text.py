@@ -52,10 +52,6 @@ def _check_in_dims(layout: LinearLayout, allowed: Sequence[str], what: str, max_
     check_layout_size(layout, max_elements, f"text view of the {what} layout")
 
 
-def _in_size(layout: LinearLayout, dim: str) -> int:
-    return layout.in_dim_size(dim) if layout.has_in_dim(dim) else 1
-
-
 def _pad(value: int, maximum: int) -> str:
     """``value`` right-aligned to the width of ``maximum`` (Triton's ``paddedString``)."""
     return str(value).rjust(len(str(maximum)))
@@ -179,8 +175,8 @@ def distributed_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *
     """
     _check_in_dims(layout, DISTRIBUTED_IN_DIMS, "distributed", max_elements)
     shape = list(layout.out_dims.values())
-    num_regs, num_lanes = _in_size(layout, "register"), _in_size(layout, "lane")
-    num_warps, num_blocks = _in_size(layout, "warp"), _in_size(layout, "block")
+    num_regs, num_lanes = layout.in_dim_size("register", missing_ok=True), layout.in_dim_size("lane", missing_ok=True)
+    num_warps, num_blocks = layout.in_dim_size("warp", missing_ok=True), layout.in_dim_size("block", missing_ok=True)
     # Hardware indices in Triton's loop order: block, warp, lane, register (register fastest).
     block, warp, lane, reg = np.meshgrid(np.arange(num_blocks), np.arange(num_warps), np.arange(num_lanes),
                                          np.arange(num_regs), indexing="ij")
@@ -240,7 +236,7 @@ def shared_view(layout: LinearLayout, use_hw_point_of_view: bool = False, *,
     _check_in_dims(layout, SHARED_IN_DIMS, "shared", max_elements)
     shape = list(layout.out_dims.values())
     total = int(np.prod(shape))
-    num_blocks = _in_size(layout, "block")
+    num_blocks = layout.in_dim_size("block", missing_ok=True)
     block_size = total // num_blocks
     block, offset = np.meshgrid(np.arange(num_blocks), np.arange(block_size), indexing="ij")
     inputs = {"offset": offset.ravel(), "block": block.ravel()}
