@@ -2,7 +2,9 @@
 kernel (its own tile loop and addressing, run on the CPU) computes ``A^T`` on every element for
 grids that leave CTAs with unequal numbers of tiles, and nvcc compiles exactly the planned
 instructions: the next tile's 16-byte global loads issued inside the loop, 16-byte shared
-accesses on both sides, one 4x4 byte transpose (8 prmt) per vector, no local memory."""
+accesses on both sides, one 4x4 byte transpose (8 prmt) per vector, no local memory; the L2
+prefetch size changes only the loads; cp.async transposes (``emit_async_transpose_kernel``) likewise,
+and the suite's own same-size copy copies every vector."""
 
 from __future__ import annotations
 

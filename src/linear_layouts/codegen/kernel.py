@@ -6,6 +6,10 @@ array.  With ``iterations > 0`` the kernel also runs ``iterations`` round trips
 Triton's, can fold two conversions into one); the XORs cancel, so the output always equals the
 input: a conversion kernel is an identity on the array, and every element is checked.
 
+Matrix transposes ``B = A^T`` by tiles: ``emit_transpose_kernel`` (one tile per CTA),
+``emit_persistent_transpose_kernel`` (CTAs loop over tiles, the next tile's loads in flight) and
+``emit_async_transpose_kernel`` (the same with ``cp.async`` global -> shared copies into several buffers).
+
 Example: ``emit_conversion_kernel("seed", src, dst, 4, SharedConversion(...))`` gives CUDA C++
 defining ``extern "C" __global__ void seed(const unsigned* src, unsigned* dst, int iterations)``.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import (
     SharedConversion, canonical_vector_order, register_bits, zero_register_mask,
@@ -506,7 +511,7 @@ def _async_copies(gsrc, forward: SharedConversion, w: int) -> list[tuple[IndexEx
     ``src`` (its registers in memory order, no permutes), each register once."""
     v = 16 // w
     store = forward.store
-    if global_vector_elements(gsrc, w) != v or store.kind.value != "vector" or store.width != v:
+    if global_vector_elements(gsrc, w) != v or store.kind is not SharedInstruction.VECTOR or store.width != v:
         raise LayoutError(f"forward: cp.async needs 16-byte global loads and 16-byte shared stores of src "
                           f"(got {global_vector_elements(gsrc, w) * w}-byte loads, {store.description} stores)")
     if gsrc.free_register or gsrc.free_lane or gsrc.free_warp:
