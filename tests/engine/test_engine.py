@@ -187,3 +187,23 @@ def test_e_anchor_run_alone_beats_blocked_everywhere():
         n = naive_conversions(program)
         ours, naive, worse = ours + count, naive + n, worse + (count > n)
     assert worse <= 3 and ours < 0.7 * naive
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_propagate_runs_equals_propagate_of_each_start(seed):
+    """``propagate_runs`` makes each run once: the same layouts and conversions as ``propagate`` with each
+    ``start``, and its ``"both"`` is the very result of the run it chose."""
+    from linear_layouts.engine import propagate_runs
+
+    program = random_program(seed)
+    runs = propagate_runs(program)
+    for start, result in runs.items():
+        alone = propagate(program, start=start)
+        assert result.layouts == alone.layouts, start
+        assert [(c.src, c.dst) for c in result.conversions] == [(c.src, c.dst) for c in alone.conversions], start
+    assert runs["both"] is runs["anchored"] or runs["both"] is runs["legacy"]
+    assert list(propagate_runs(program, starts=("legacy",))) == ["legacy"]
+    with pytest.raises(LayoutError, match="start must be"):
+        propagate_runs(program, starts=("sideways",))
+    with pytest.raises(LayoutError, match="rematerialize"):
+        propagate_runs(program, starts=("legacy",), rematerialize=False)

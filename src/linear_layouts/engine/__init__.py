@@ -15,9 +15,10 @@ from linear_layouts.engine.propagate import (
     naive_conversions,
     plan_cost,
     propagate,
+    propagate_runs,
 )
 
 __all__ = [
     "Builder", "Op", "Program", "Value",
-    "Conversion", "CostFunction", "EngineResult", "propagate", "plan_cost", "check_consistent", "naive_conversions",
+    "Conversion", "CostFunction", "EngineResult", "propagate", "propagate_runs", "plan_cost", "check_consistent", "naive_conversions",
 ]

@@ -45,7 +45,7 @@ from linear_layouts.limits import MAX_ELEMENTS, check_count, quote
 
 __all__ = [
     "CONVERT_OVERHEAD", "ELEMENTWISE_COST", "Conversion", "EngineResult", "CostFunction",
-    "plan_cost", "propagate", "naive_conversions", "check_consistent", "describe",
+    "plan_cost", "propagate", "propagate_runs", "naive_conversions", "check_consistent", "describe",
 ]
 
 #: Fixed cost of a convert op on top of its plan (model): equal-cost choices prefer no conversion.
@@ -710,21 +710,55 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     with a fuller model, as ``kernels.rewrite`` does, asks for each).
     Requires: every value a tile of at most ``max_elements`` elements (``limits.MAX_ELEMENTS``).
     """
+    return propagate_runs(program, cost_fn=cost_fn, rematerialize=rematerialize, max_elements=max_elements,
+                          starts=(start,))[start]
+
+
+_STARTS = ("both", "anchored", "legacy")
+
+
+def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True,
+                   max_elements: int = MAX_ELEMENTS, starts: tuple[str, ...] = _STARTS) -> dict[str, EngineResult]:
+    """``{start: propagate(program, start=start)}`` for each of ``starts``, each run made once: the
+    choice of ``"both"`` is one of the ``"anchored"`` and ``"legacy"`` runs, not a third (a caller that
+    judges every candidate, as ``kernels.rewrite`` does, needs all three).
+
+    >>> from linear_layouts.engine import examples
+    >>> runs = propagate_runs(examples.row_softmax())
+    >>> sorted(runs), runs["both"].conversions
+    (['anchored', 'both', 'legacy'], ())
+    """
     if not isinstance(program, Program):
         raise LayoutError(f"program must be an engine.ir.Program, got {type(program).__name__}")
     for vid, value in program.values.items():
         check_count(math.prod(value.shape), max_elements, f"propagate: value %{vid} {value.type_str()}")
-    if start not in ("both", "anchored", "legacy"):
-        raise LayoutError(f"start must be 'both', 'anchored' or 'legacy', got {quote(start)}")
-    runs = [] if start == "legacy" else [_run(program, cost_fn, rematerialize)]
-    if rematerialize and start != "anchored":
-        runs.append(_run(program, cost_fn, True, legacy=True))
-    if len(runs) > 1:  # the cheapest run that leaves no more conversions than the legacy baseline
-        limit = naive_conversions(program)
-        eligible = [run for run in runs if _count(run) <= limit] or [min(runs, key=_count)]
-        state = min(eligible, key=lambda run: _score(run)[1])
-    else:
-        state = runs[0]
+    for start in starts:
+        if start not in _STARTS:
+            raise LayoutError(f"start must be 'both', 'anchored' or 'legacy', got {quote(start)}")
+    if "legacy" in starts and not rematerialize:
+        raise LayoutError("start: the 'legacy' run improves the legacy solution by rematerialization; "
+                          "it needs rematerialize=True")
+    anchored = _run(program, cost_fn, rematerialize) if set(starts) - {"legacy"} else None
+    legacy = _run(program, cost_fn, True, legacy=True) if rematerialize and set(starts) - {"anchored"} else None
+    states = {"anchored": anchored, "legacy": legacy}
+    if "both" in starts:
+        runs = [run for run in (anchored, legacy) if run is not None]
+        if len(runs) > 1:  # the cheapest run that leaves no more conversions than the legacy baseline
+            limit = naive_conversions(program)
+            eligible = [run for run in runs if _count(run) <= limit] or [min(runs, key=_count)]
+            states["both"] = min(eligible, key=lambda run: _score(run)[1])
+        else:
+            states["both"] = runs[0]
+    results: dict[int, EngineResult] = {}  # one result per run, the same object for "both" and its run
+    for start in starts:
+        state = states[start]
+        if id(state) not in results:
+            results[id(state)] = _result(program, state)
+    return {start: results[id(states[start])] for start in starts}
+
+
+def _result(program: Program, state: _State) -> EngineResult:
+    """The ``EngineResult`` of a finished run: its live values, their layouts, its conversions planned."""
     live = {v for op in state.ops for v in op.operands + op.results}
     values = {v: state.values[v] for v in sorted(live)}
     out = Program(tuple(state.ops), values, program.num_warps, program.threads_per_warp, program.num_ctas, program.args)

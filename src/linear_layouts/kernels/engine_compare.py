@@ -21,6 +21,7 @@ has no asynchronous copy, so a dot operand it reaches from a load counts as a co
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from linear_layouts.arguments import checked
@@ -28,9 +29,11 @@ from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module
 from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import NO_OP, REGISTERS, SHARED
-from linear_layouts.kernels.ttir_import import import_ttir
+from linear_layouts.engine import ir as tile_ir
+from linear_layouts.kernels.ttir_import import ImportedProgram, import_ttir
 
-__all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS", "KernelCosts", "kernel_costs"]
+__all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS", "KernelCosts", "kernel_costs", "global_pointers",
+           "ttgir_costs"]
 
 #: programs larger than this are not propagated in a report (the engine is not yet fast on them)
 MAX_ENGINE_OPS = 120
@@ -130,20 +133,21 @@ def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None,
     >>> KernelCosts(1, 0, 128, 97.0, 490.0).total_ns
     587.0
     """
-    from linear_layouts.engine.anchors import global_cost
-    from linear_layouts.kernels.layouts import Layouts, parse_type
-    from linear_layouts.kernels.report import analyze_ttgir
-    from linear_layouts.kernels.rewrite import _key
-
     from linear_layouts.kernels.ir_text import parse_module
 
-    report = analyze_ttgir(ttgir, with_triton_estimate=False)
-    ttir, ttgir = parse_module(ttir), parse_module(ttgir)
-    conversions, stagings, wavefronts = _triton_side(report)
-    shared_ns = sum(op.triton_time_ns or 0.0 for op in filter(_counted, report.ops))
-    imported = import_ttir(ttir, num_warps=num_warps or ttgir.num_warps, scalars=dict(scalars or {}))
+    ttir_module, ttgir_module = parse_module(ttir), parse_module(ttgir)
+    imported = import_ttir(ttir_module, num_warps=num_warps or ttgir_module.num_warps, scalars=dict(scalars or {}))
+    return ttgir_costs(global_pointers(ttir_module, imported), ttgir, ttgir_module)
+
+
+def global_pointers(ttir: Module, imported: ImportedProgram) -> dict[tuple, list[tile_ir.Op]]:
+    """The op of ``imported``'s program defining the pointer tensor (its strides, element and alignment) of
+    each global load and store of ``ttir``, by ``kernels.rewrite``'s key (op, source location), in walk order: what
+    ``ttgir_costs`` needs of the TTIR, found once for all the TTGIRs of one compile."""
+    from linear_layouts.kernels.rewrite import _key
+
     defs = {r: op for op in imported.program.ops for r in op.results}
-    pointers: dict[tuple, list] = {}
+    pointers: dict[tuple, list[tile_ir.Op]] = {}
     for op in ttir.functions[0].walk():
         if op.name == "tt.load" and op.results and op.results[0] in imported.names:
             load = defs.get(imported.names[op.results[0]])
@@ -151,8 +155,24 @@ def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None,
                 pointers.setdefault(_key(op), []).append(defs[load.operands[0]])
     for top, store in zip(imported.stores, [op for op in imported.program.ops if op.kind == "store"]):
         pointers.setdefault(_key(top), []).append(defs[store.operands[0]])
-    layouts, seen, global_ns = Layouts(ttgir), {}, 0.0
-    for op in ttgir.functions[0].walk():
+    return pointers
+
+
+def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: Module | None = None) -> KernelCosts:
+    """``kernel_costs`` of the TTGIR text ``ttgir`` (``module``: its parse, if already made) with the
+    TTIR's ``global_pointers``."""
+    from linear_layouts.engine.anchors import global_cost
+    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.kernels.layouts import Layouts, parse_type
+    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.kernels.rewrite import _key
+
+    report = analyze_ttgir(ttgir, with_triton_estimate=False)
+    module = parse_module(ttgir) if module is None else module
+    conversions, stagings, wavefronts = _triton_side(report)
+    shared_ns = sum(op.triton_time_ns or 0.0 for op in filter(_counted, report.ops))
+    layouts, seen, global_ns = Layouts(module), {}, 0.0
+    for op in module.functions[0].walk():
         if op.name not in _GLOBAL_OPS:
             continue
         key = ("tt.load",) + _key(op)[1:] if op.name == "ttg.async_copy_global_to_local" else _key(op)
@@ -162,7 +182,7 @@ def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None,
         k = seen.get(key, 0)
         seen[key] = k + 1
         ptr = options[min(k, len(options) - 1)]
-        layout = layouts.linear(parse_type(op.operand_types[0], ttgir))
+        layout = layouts.linear(parse_type(op.operand_types[0], module))
         global_ns += global_cost(layout, ptr.attr("strides"), ptr.attr("element"),
                                  store=key[0] != "tt.load", align=ptr.attr("align", 16))
     return KernelCosts(conversions, stagings, wavefronts, shared_ns, global_ns)

@@ -56,7 +56,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from linear_layouts.arguments import checked
 from linear_layouts.catalog import DotOperandLayout, SliceLayout
@@ -67,6 +67,10 @@ from linear_layouts.kernels.ir_text import Module, Op, Region, parse_module
 from linear_layouts.kernels.layouts import Layouts, TypeInfo, parse_type
 from linear_layouts.layout import LinearLayout
 from linear_layouts.ttgir import format_attribute
+
+if TYPE_CHECKING:
+    from linear_layouts.engine import EngineResult
+    from linear_layouts.kernels.ttir_import import ImportedProgram
 
 __all__ = ["Rewrite", "rewrite_ttgir", "engine_assignment", "rewrite_kernel", "EngineAssignment", "MIN_GAIN"]
 
@@ -133,6 +137,15 @@ def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = No
     """Propagate ``ttir`` with our engine (``start``: which of its runs, ``engine.propagate``) and tie its
     layouts to ``ttgir``'s values by (op name, source location); stores are tied in the same way, in order."""
     from linear_layouts.engine import propagate
+
+    imported = _imported(ttir, ttgir, num_warps=num_warps, scalars=scalars, cc=cc, max_ops=max_ops)
+    return _tied(ttir, ttgir, imported, propagate(imported.program, start=start))
+
+
+def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Mapping[str, int] | None,
+              cc: int | None = None, max_ops: int | None = None) -> ImportedProgram:
+    """``ttir`` imported into the engine's tile IR, at most ``max_ops``
+    ops (default ``engine_compare.MAX_ENGINE_OPS``), ``ttgir``'s warps unless ``num_warps`` is given."""
     from linear_layouts.kernels.engine_compare import MAX_ENGINE_OPS
     from linear_layouts.kernels.ttir_import import import_ttir
 
@@ -142,7 +155,11 @@ def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = No
     if n > max_ops:
         raise LayoutError(f"ttir: {n} ops, above the {max_ops}-op limit of the engine's run here "
                           f"(engine_compare.MAX_ENGINE_OPS = {MAX_ENGINE_OPS})")
-    result = propagate(imported.program, start=start)
+    return imported
+
+
+def _tied(ttir: Module, ttgir: Module, imported: ImportedProgram, result: EngineResult) -> EngineAssignment:
+    """The engine's ``result`` on ``imported`` (``ttir``'s import) tied to ``ttgir``'s values and stores."""
     by_key: dict[tuple, list[list[Any]]] = {}
     for op in ttir.functions[0].walk():
         if op.name in _REGION_OPS:  # loop results are tied through their yields (iter_args differ)
@@ -180,6 +197,7 @@ def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = No
                 stores[index] = options[min(k, len(options) - 1)]
             index += 1
     return EngineAssignment(values, stores, len(result.conversions), imported.unmodeled, result.to_text())
+
 
 
 # --------------------------------------------------------------------------------------------------
@@ -807,25 +825,33 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     two runs (``engine.propagate``'s ``start``), and Triton's own TTGIR. The winner has no more
     conversions than Triton's, then the least predicted time; Triton's TTGIR unless a rewrite is
     predicted at least ``MIN_GAIN`` faster. ``choose=False``: the engine's choice, as written."""
-    from linear_layouts.kernels.engine_compare import kernel_costs
+    from linear_layouts.engine import propagate, propagate_runs
+    from linear_layouts.kernels.engine_compare import global_pointers, ttgir_costs
 
     ttgir_module, ttir_module = parse_module(ttgir), parse_module(ttir)
-    first = engine_assignment(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars)
+    imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars)
     if not choose:
+        first = _tied(ttir_module, ttgir_module, imported, propagate(imported.program))
         return rewrite_ttgir(ttgir, first.values, first.stores), first
+    runs = propagate_runs(imported.program)  # each run once; "both" is one of the other two
+    assignments: dict[int, EngineAssignment] = {}
+    for run in runs.values():
+        if id(run) not in assignments:
+            assignments[id(run)] = _tied(ttir_module, ttgir_module, imported, run)
+    first = assignments[id(runs["both"])]
+    pointers = global_pointers(ttir_module, imported)  # the TTIR's global accesses, for every candidate
     triton_count = _count_converts(ttgir_module)
     best, texts = None, set()
-    for order, start in enumerate(("both", "anchored", "legacy")):
-        assignment = first if order == 0 else engine_assignment(
-            ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars, start=start)
+    for start in ("both", "anchored", "legacy"):
+        assignment = assignments[id(runs[start])]
         rewrite = rewrite_ttgir(ttgir, assignment.values, assignment.stores)
         if rewrite.text in texts or rewrite.conversions > triton_count:
             continue
         texts.add(rewrite.text)
-        cost = kernel_costs(ttir, rewrite.text, num_warps=num_warps, scalars=dict(scalars or {})).total_ns
+        cost = ttgir_costs(pointers, rewrite.text).total_ns
         if best is None or cost < best[0] - 1e-6:
             best = (cost, rewrite, assignment)
-    own = kernel_costs(ttir, ttgir, num_warps=num_warps, scalars=dict(scalars or {})).total_ns
+    own = ttgir_costs(pointers, ttgir).total_ns
     if best is None or best[0] > own * (1 - MIN_GAIN):
         note = "every op: Triton's layouts (no candidate of the engine is predicted faster by MIN_GAIN)"
         return Rewrite(ttgir, {}, {}, triton_count, triton_count, (note,), (), True), first
