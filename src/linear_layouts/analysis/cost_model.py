@@ -48,7 +48,8 @@ from linear_layouts.limits import quote
 
 __all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "copied_load_wavefronts",
            "warp_copies_log2",
-           "device_costs", "load_device", "shuffle_time_ns", "shared_time_ns"]
+           "device_costs", "load_device", "shuffle_time_ns", "shared_time_ns",
+           "SM_SHARED_BYTES", "CTA_RESERVED_SHARED_BYTES", "CTA_SHARED_BYTES"]
 
 DEVICE_DIR = Path(__file__).resolve().parent / "devices"
 
@@ -99,6 +100,14 @@ def load_device(path: Path) -> DeviceCosts:
 #: Measured tables, one per file of ``analysis/devices``.  H100: see its ``measured`` and ``fit``.
 DEVICES: dict[str, DeviceCosts] = {d.name: d for d in map(load_device, sorted(DEVICE_DIR.glob("*.json")))}
 DEFAULT_DEVICE = "H100"
+
+#: Shared memory of one H100 SM that CTAs can use (228 KiB); each resident CTA also takes
+#: ``CTA_RESERVED_SHARED_BYTES`` of it (the driver's reserved shared memory).
+SM_SHARED_BYTES = 228 * 1024
+CTA_RESERVED_SHARED_BYTES = 1024
+#: The most shared memory one CTA can allocate on an H100 (opt-in, ``cudaDevAttrMaxSharedMemoryPerBlockOptin``:
+#: 227 KiB = 232448 bytes); a kernel asking for more does not launch (Triton: ``OutOfResources``).
+CTA_SHARED_BYTES = SM_SHARED_BYTES - CTA_RESERVED_SHARED_BYTES
 
 
 def device_costs(device: str | DeviceCosts | None = None) -> DeviceCosts:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES
 from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import (
@@ -351,10 +352,6 @@ def emit_transpose_kernel(
                            rows, cols, m, n, w)
 
 
-#: Shared memory of one H100 SM that CTAs can use (228 KiB; each CTA also takes 1 KiB reserved).
-SM_SHARED_BYTES = 228 * 1024
-
-
 @checked
 def emit_persistent_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
@@ -387,7 +384,8 @@ def emit_persistent_transpose_kernel(
     forward = _canonical(forward)
     slot = _align(forward.shared_bytes)  # dynamic: two words for the tile draws after the conversion's buffer
     shared = slot + 16 if dynamic else forward.shared_bytes
-    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * (shared + 1024) > SM_SHARED_BYTES:
+    per_cta = shared + CTA_RESERVED_SHARED_BYTES
+    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * per_cta > SM_SHARED_BYTES:
         raise LayoutError(f"ctas_per_sm: {ctas_per_sm} CTAs of {threads} threads and {shared} shared "
                           f"bytes do not fit one SM (2048 threads, {SM_SHARED_BYTES} shared bytes)")
     d0, d1 = src.out_dim_names
