@@ -106,13 +106,15 @@ class KernelCosts:
     """A TTGIR's predicted cost per CTA, each op once: ``conversions`` that move data, register -> shared
     ``stagings``, their shared ``wavefronts`` and time (``shared_ns``, the report's ``triton_time_ns``),
     and the global loads / stores' time (``global_ns``, ``engine.anchors.global_cost`` at the strides,
-    element type and alignment the kernel's TTIR gives each pointer): the same units as the engine's."""
+    element type and alignment the kernel's TTIR gives each pointer): the same units as the engine's;
+    ``shared_bytes``: the most shared memory it holds at once (``shared_memory.shared_memory_need``)."""
 
     conversions: int
     stagings: int
     wavefronts: int
     shared_ns: float
     global_ns: float
+    shared_bytes: int = 0
 
     @property
     def total_ns(self) -> float:
@@ -166,6 +168,7 @@ def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: 
     from linear_layouts.kernels.layouts import Layouts, parse_type
     from linear_layouts.kernels.report import analyze_ttgir
     from linear_layouts.kernels.rewrite import _key
+    from linear_layouts.kernels.shared_memory import shared_memory_need
 
     report = analyze_ttgir(ttgir, with_triton_estimate=False)
     module = parse_module(ttgir) if module is None else module
@@ -185,7 +188,8 @@ def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: 
         layout = layouts.linear(parse_type(op.operand_types[0], module))
         global_ns += global_cost(layout, ptr.attr("strides"), ptr.attr("element"),
                                  store=key[0] != "tt.load", align=ptr.attr("align", 16))
-    return KernelCosts(conversions, stagings, wavefronts, shared_ns, global_ns)
+    need = shared_memory_need(module, report)
+    return KernelCosts(conversions, stagings, wavefronts, shared_ns, global_ns, need.bytes)
 
 
 def comparison_lines(c: EngineComparison) -> list[str]:

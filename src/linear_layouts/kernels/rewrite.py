@@ -53,11 +53,13 @@ faster by ``MIN_GAIN``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES
 from linear_layouts.arguments import checked
 from linear_layouts.catalog import DotOperandLayout, SliceLayout
 from linear_layouts.catalog.recognize import recognize
@@ -106,6 +108,9 @@ class Rewrite:
     differs: tuple[str, ...] = ()
     #: every value of Triton's TTGIR has the LinearLayout it has there (conversions may have moved)
     same_layouts: bool = False
+    #: ``rewrite_kernel``'s candidates it did not judge, one line each: the run and why (more conversions
+    #: than Triton's, or more shared memory than a CTA can have)
+    rejected: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -823,8 +828,11 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     (``engine_compare.kernel_costs``: conversions, shared-memory time including the stagings of wgmma
     operands, which the engine does not see, and global-memory time): the engine's choice, each of its
     two runs (``engine.propagate``'s ``start``), and Triton's own TTGIR. The winner has no more
-    conversions than Triton's, then the least predicted time; Triton's TTGIR unless a rewrite is
-    predicted at least ``MIN_GAIN`` faster. ``choose=False``: the engine's choice, as written."""
+    conversions than Triton's and fits a CTA's shared memory (``shared_memory.shared_memory_need`` at
+    most ``cost_model.CTA_SHARED_BYTES``), then the least predicted time; Triton's TTGIR unless a rewrite
+    is predicted at least ``MIN_GAIN`` faster. ``Rewrite.rejected`` names the candidates left out and
+    why. The TTIR is imported and each run propagated once. ``choose=False``: the engine's choice, as
+    written."""
     from linear_layouts.engine import propagate, propagate_runs
     from linear_layouts.kernels.engine_compare import global_pointers, ttgir_costs
 
@@ -841,18 +849,25 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     first = assignments[id(runs["both"])]
     pointers = global_pointers(ttir_module, imported)  # the TTIR's global accesses, for every candidate
     triton_count = _count_converts(ttgir_module)
-    best, texts = None, set()
+    best, texts, rejected = None, set(), []
     for start in ("both", "anchored", "legacy"):
         assignment = assignments[id(runs[start])]
         rewrite = rewrite_ttgir(ttgir, assignment.values, assignment.stores)
-        if rewrite.text in texts or rewrite.conversions > triton_count:
+        if rewrite.text in texts:
             continue
         texts.add(rewrite.text)
-        cost = ttgir_costs(pointers, rewrite.text).total_ns
-        if best is None or cost < best[0] - 1e-6:
-            best = (cost, rewrite, assignment)
+        if rewrite.conversions > triton_count:
+            rejected.append(f"{start}: {rewrite.conversions} conversions, more than Triton's {triton_count}")
+            continue
+        costs = ttgir_costs(pointers, rewrite.text)
+        if costs.shared_bytes > CTA_SHARED_BYTES:
+            rejected.append(f"{start}: needs {costs.shared_bytes} bytes of shared memory, more than a CTA can "
+                            f"have ({CTA_SHARED_BYTES}, cost_model.CTA_SHARED_BYTES)")
+            continue
+        if best is None or costs.total_ns < best[0] - 1e-6:
+            best = (costs.total_ns, rewrite, assignment)
     own = ttgir_costs(pointers, ttgir).total_ns
     if best is None or best[0] > own * (1 - MIN_GAIN):
         note = "every op: Triton's layouts (no candidate of the engine is predicted faster by MIN_GAIN)"
-        return Rewrite(ttgir, {}, {}, triton_count, triton_count, (note,), (), True), first
-    return best[1], best[2]
+        return Rewrite(ttgir, {}, {}, triton_count, triton_count, (note,), (), True, tuple(rejected)), first
+    return dataclasses.replace(best[1], rejected=tuple(rejected)), best[2]

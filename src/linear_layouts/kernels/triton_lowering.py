@@ -79,6 +79,9 @@ class SharedLowering:
     layout: LinearLayout | None = field(default=None, repr=False)
     reps: int = 1
     note: str = ""
+    #: bytes of the scratch buffer Triton's allocation gives the op (``Allocation.cpp``): one round of a
+    #: conversion's swizzled scratch, the largest of a reduction's rounds, a scan's chunk totals
+    scratch_bytes: int = 0
 
     @property
     def store_wavefronts(self) -> int:
@@ -505,7 +508,8 @@ def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 
         cvt = cvt.reshape_outs([(OFFSET, cvt.total_out_dim_size)])
         sides.append(_side(cvt, bits, op, index, owners_only=tail and op == "load"))
     scratch = smem.reshape_ins([(OFFSET, smem.total_in_dim_size)])  # the reps as the top offset bits
-    return SharedLowering(SHARED, _merge([sides[0]], n_reps), _merge([sides[1]], n_reps), scratch, n_reps)
+    return SharedLowering(SHARED, _merge([sides[0]], n_reps), _merge([sides[1]], n_reps), scratch, n_reps,
+                          scratch_bytes=smem.total_out_dim_size // n_reps * bits // 8)
 
 
 @checked
@@ -589,22 +593,25 @@ def reduce_lowering(src: LinearLayout, axis: int, bits: list[int], result: Linea
     reg = reg.remove_zero_bases_along_dim(REG)
     reg = zero_bases_along(reg, axis, LANE)
     parts: list[SharedLowering] = []
+    scratch = 0  # the largest step: one conversion per operand at once
     rounds = 0
     while reg.out_dim_size(reg.out_dim_names[axis]) > 1 and rounds < 2:
         tmp = inter_warp_layout(reg, axis)
-        parts += [convert_lowering(reg, tmp, b, cc) for b in bits]
+        step = [convert_lowering(reg, tmp, b, cc) for b in bits]
+        parts, scratch = parts + step, max(scratch, sum(p.scratch_bytes for p in step))
         reg = zero_bases_along(tmp, axis, LANE)
         rounds += 1
     if result is not None and reg.num_out_dims > 1:
         flat = _drop_axis(reg, axis)
         target = _dist(result)
         if flat != target:
-            parts += [convert_lowering(flat, target, b, cc) for b in bits]
+            step = [convert_lowering(flat, target, b, cc) for b in bits]
+            parts, scratch = parts + step, max(scratch, sum(p.scratch_bytes for p in step))
     stores = _merge([s for p in parts for s in p.stores], 1)
     loads = _merge([s for p in parts for s in p.loads], 1)
     kind = SHARED if stores or loads else NO_OP
     note = f"{rounds} inter-warp round(s)" if rounds else "warp-synchronous"
-    return SharedLowering(kind, stores, loads, None, 1, note)
+    return SharedLowering(kind, stores, loads, None, 1, note, scratch)
 
 
 def _xor_coords(bases: list[list[int]], value: int, rank: int) -> tuple[int, ...]:
@@ -817,7 +824,8 @@ def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90, *
                     ld_count += 1
             loads.append(Instructions(_vector_name("load", vec * nbytes), "load", vec * nbytes, ld_count, ld_wf))
     return SharedLowering(SHARED, _merge(stores, 1), _merge(loads, 1), None, 1,
-                          f"{n_chunks} chunks along the axis across warps")
+                          f"{n_chunks} chunks along the axis across warps",
+                          (1 << len(order)) * sum(max(1, b // 8) for b in bits))
 
 
 LANES_PER_WARP = 32

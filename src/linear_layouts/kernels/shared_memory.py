@@ -1,0 +1,149 @@
+"""The shared memory a TTGIR needs per CTA, as Triton's ``AllocateSharedMemory`` pass counts its buffers.
+
+Triton allocates two kinds of buffers (``Allocation.cpp``):
+
+* *explicit* ones, each ``ttg.local_alloc`` of a shared encoding: ``elements x bits / 8`` bytes, live
+  from the alloc to the last use of it or of a view of it (``memdesc_index`` / ``_subslice`` / ``_trans``
+  / ..., and ``local_dealloc``); a use inside a loop the alloc is not in keeps it live to the loop's end;
+* *scratch* ones, live during their op only: a ``convert_layout`` through shared memory, a ``tt.reduce``
+  or ``tt.scan`` across warps, what the report's lowering says (``SharedLowering.scratch_bytes``: one
+  round of a conversion's swizzled scratch, ``tensor elements / reps``); a scalar atomic whose result
+  is used one element; ``tt.histogram`` ``max(bins, 32)`` elements; ``ttng.tensormap_create`` 128 bytes.
+
+``shared_memory_need`` is the most bytes live at once, op by op in program order: a lower bound of
+what Triton allocates (its offsets may leave gaps; ``tt.gather``'s scratch is not counted).
+So a TTGIR whose need is above the device's ``cost_model.CTA_SHARED_BYTES`` cannot launch.
+
+>>> from linear_layouts.kernels.ir_text import parse_module
+>>> text = '''#s = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
+... #smem = #ttg.shared_memory
+... module attributes {"ttg.num-warps" = 4 : i32} {
+...   tt.func public @k() {
+...     %a = ttg.local_alloc : () -> !ttg.memdesc<3x128x64xf16, #s, #smem, mutable>
+...     ttg.local_dealloc %a : !ttg.memdesc<3x128x64xf16, #s, #smem, mutable>
+...     tt.return
+...   }
+... }'''
+>>> shared_memory_need(parse_module(text))
+SharedMemoryNeed(bytes=49152, at=0, op='ttg.local_alloc')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from linear_layouts.arguments import checked
+from linear_layouts.kernels.ir_text import Module, Op
+from linear_layouts.kernels.layouts import Layouts, element_bits, is_shared_encoding, parse_type
+from linear_layouts.kernels.report import KernelReport
+from linear_layouts.kernels.triton_lowering import SHARED
+
+__all__ = ["SharedMemoryNeed", "shared_memory_need", "TENSORMAP_BYTES"]
+
+#: bytes of one TMA descriptor built in shared memory (``ttng.tensormap_create``'s scratch)
+TENSORMAP_BYTES = 128
+#: ops whose result is a view of their memdesc operand (same buffer)
+_VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview", "ttg.memdesc_trans",
+          "ttg.memdesc_reshape", "ttg.memdesc_reinterpret")
+_LOOPS = ("scf.for", "scf.while")
+
+
+@dataclass(frozen=True)
+class SharedMemoryNeed:
+    """``bytes`` of shared memory live at once at the op of walk index ``at`` (named ``op``), the most
+    over the function (0 at index 0 when nothing uses shared memory)."""
+
+    bytes: int
+    at: int
+    op: str
+
+
+def _bytes(element: str, elements: int) -> int:
+    bits = element_bits(element) or 32
+    return elements * bits // 8
+
+
+def _walk(ops, depth_loops: tuple[int, ...], out: list[tuple[Op, tuple[int, ...]]]) -> None:
+    """(op, indices of the enclosing loops) in pre-order, as ``Function.walk``."""
+    for op in ops:
+        index = len(out)
+        out.append((op, depth_loops))
+        inner = depth_loops + (index,) if op.name in _LOOPS else depth_loops
+        for region in op.regions:
+            _walk(region.ops, inner, out)
+
+
+def _scratch(op: Op, module: Module, layouts: Layouts, lowered: dict[int, int], index: int,
+             used: set[str]) -> int:
+    """The scratch bytes Triton gives ``op`` (module doc), ``lowered``'s for the ops the report lowers."""
+    name = op.name
+    if name in ("ttg.convert_layout", "tt.reduce", "tt.scan"):
+        return lowered.get(index, 0)
+    if name in ("tt.atomic_rmw", "tt.atomic_cas") and op.results and op.results[0] in used:
+        result = parse_type(op.result_types[0], module)
+        if result.kind != "tensor":
+            return max(1, _bytes(result.element, 1))
+        layout = layouts.linear(result)
+        if any(not any(v) for d in layout.in_dim_names for v in layout.bases[d]):  # broadcast: a copy per CTA
+            return _bytes(result.element, result.numel)
+        return 0
+    if name == "tt.histogram":
+        out = parse_type(op.result_types[0], module)
+        return _bytes(out.element, max(out.numel, 32))
+    if name == "ttng.tensormap_create":
+        return TENSORMAP_BYTES
+    return 0
+
+
+def _lowered_scratch(report: KernelReport) -> dict[int, int]:
+    """Walk index of each conversion, reduction and scan the report lowers -> its scratch bytes
+    (``triton_lowering.SharedLowering.scratch_bytes``)."""
+    return {op.index: op.triton.scratch_bytes for op in report.ops
+            if op.kind in ("convert_layout", "reduce", "scan") and op.triton.kind == SHARED}
+
+
+@checked
+def shared_memory_need(module: Module, report: KernelReport | None = None) -> SharedMemoryNeed:
+    """The most shared memory ``module``'s first function holds at once (module doc); ``report``: its
+    ``analyze_module`` report, for the scratch of conversions, reductions and scans (without it they
+    count none)."""
+    fn = module.functions[0]
+    layouts = Layouts(module)
+    ops: list[tuple[Op, tuple[int, ...]]] = []
+    _walk(fn.body.ops, (), ops)
+    end_of: dict[int, int] = {}  # a loop's walk index -> the index of its last nested op
+    for k, (_, loops) in enumerate(ops):
+        for loop in loops:
+            end_of[loop] = k
+    used = {o for op, _ in ops for o in op.operands}
+    buffer_of: dict[str, int] = {}  # value -> walk index of the local_alloc it is (a view of)
+    live_until: dict[int, int] = {}
+    size: dict[int, int] = {}
+    for k, (op, loops) in enumerate(ops):
+        for o in op.operands:
+            if o in buffer_of:
+                alloc = buffer_of[o]
+                end = k
+                for loop in loops:  # a loop around this use but not around the alloc: live to its end
+                    if loop not in ops[alloc][1] and loop > alloc:
+                        end = max(end, end_of[loop])
+                live_until[alloc] = max(live_until[alloc], end)
+                if op.name in _VIEWS and op.results:
+                    buffer_of[op.results[0]] = alloc
+        if op.name == "ttg.local_alloc" and op.results:
+            t = parse_type(op.result_types[0], module)
+            if t.kind == "memdesc" and is_shared_encoding(t.encoding):
+                elements = 1
+                for s in t.alloc_shape or t.shape:
+                    elements *= s
+                buffer_of[op.results[0]] = k
+                live_until[k] = k
+                size[k] = _bytes(t.element, elements)
+    best = SharedMemoryNeed(0, 0, ops[0][0].name if ops else "")
+    lowered = _lowered_scratch(report) if report is not None else {}
+    for k, (op, _) in enumerate(ops):
+        live = sum(b for alloc, b in size.items() if alloc <= k <= live_until[alloc])
+        total = live + _scratch(op, module, layouts, lowered, k, used)
+        if total > best.bytes:
+            best = SharedMemoryNeed(total, k, op.name)
+    return best
