@@ -561,7 +561,8 @@ def emit_async_transpose_kernel(
         raise LayoutError(f"stages: cp.async pipelining needs at least 2 buffers, got {stages}")
     buffer = _align(forward.shared_bytes)
     shared = stages * buffer
-    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * (shared + 1024) > SM_SHARED_BYTES:
+    per_cta = shared + CTA_RESERVED_SHARED_BYTES
+    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * per_cta > SM_SHARED_BYTES:
         raise LayoutError(f"stages/ctas_per_sm: {ctas_per_sm} CTAs of {threads} threads and {stages} x {buffer} "
                           f"shared bytes do not fit one SM (2048 threads, {SM_SHARED_BYTES} shared bytes)")
     d0, d1 = src.out_dim_names
