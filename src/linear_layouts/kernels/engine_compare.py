@@ -20,6 +20,7 @@ has no asynchronous copy, so a dot operand it reaches from a load counts as a co
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from linear_layouts.engine import ir as tile_ir
 from linear_layouts.kernels.ttir_import import ImportedProgram, import_ttir
 
 __all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS", "KernelCosts", "kernel_costs", "global_pointers",
-           "ttgir_costs"]
+           "ttgir_costs", "cost_report"]
 
 #: programs larger than this are not propagated in a report (the engine is not yet fast on them)
 MAX_ENGINE_OPS = 120
@@ -160,18 +161,26 @@ def global_pointers(ttir: Module, imported: ImportedProgram) -> dict[tuple, list
     return pointers
 
 
+@functools.lru_cache(maxsize=32)
+def cost_report(ttgir: str) -> KernelReport:
+    """``analyze_ttgir(ttgir, with_triton_estimate=False)``, the report costs are read from, cached:
+    ``kernels.rewrite`` asks for a candidate's twice (to lay out the ops the engine did not, then to judge
+    it), and its runs often give the same text."""
+    from linear_layouts.kernels.report import analyze_ttgir
+
+    return analyze_ttgir(ttgir, with_triton_estimate=False)
+
+
 def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: Module | None = None) -> KernelCosts:
     """``kernel_costs`` of the TTGIR text ``ttgir`` (``module``: its parse, if already made) with the
     TTIR's ``global_pointers``."""
     from linear_layouts.engine.anchors import global_cost
-    from linear_layouts.kernels.ir_text import parse_module
     from linear_layouts.kernels.layouts import Layouts, parse_type
-    from linear_layouts.kernels.report import analyze_ttgir
     from linear_layouts.kernels.rewrite import _key
     from linear_layouts.kernels.shared_memory import shared_memory_need
 
-    report = analyze_ttgir(ttgir, with_triton_estimate=False)
-    module = parse_module(ttgir) if module is None else module
+    report = cost_report(ttgir)
+    module = report.module if module is None else module
     conversions, stagings, wavefronts = _triton_side(report)
     shared_ns = sum(op.triton_time_ns or 0.0 for op in filter(_counted, report.ops))
     layouts, seen, global_ns = Layouts(module), {}, 0.0

@@ -752,11 +752,10 @@ def _tensor_text(t: TypeInfo, encoding: str) -> str:
 
 def _cost(rewrite: Rewrite) -> tuple[int, int]:
     """(conversions, the report's predicted shared wavefronts per CTA of conversions and stagings)."""
-    from linear_layouts.kernels.engine_compare import _triton_side
-    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.kernels.engine_compare import _triton_side, cost_report
 
     try:
-        wavefronts = _triton_side(analyze_ttgir(rewrite.text, with_triton_estimate=False))[2]
+        wavefronts = _triton_side(cost_report(rewrite.text))[2]
     except LayoutError:
         wavefronts = 0
     return rewrite.conversions, wavefronts
