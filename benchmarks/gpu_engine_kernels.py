@@ -83,6 +83,7 @@ def prepare_one(spec, build: Path) -> dict:
         return row
     row.update(triton_conversions=rewrite.triton_conversions, ours_conversions=rewrite.conversions,
                engine_conversions=assignment.engine_conversions, kept=list(rewrite.kept),
+               rejected=list(rewrite.rejected),
                unmodeled=[list(u) for u in assignment.unmodeled], mapped=len(assignment.values),
                same_layouts=rewrite.same_layouts, differs=list(rewrite.differs),
                predicted={"triton": shared_traffic(ir.ttgir), "ours": shared_traffic(rewrite.text)},
