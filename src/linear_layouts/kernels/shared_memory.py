@@ -11,7 +11,8 @@ Triton allocates two kinds of buffers (``Allocation.cpp``):
   is used one element; ``tt.histogram`` ``max(bins, 32)`` elements; ``ttng.tensormap_create`` 128 bytes.
 
 ``shared_memory_need`` is the most bytes live at once, op by op in program order: a lower bound of
-what Triton allocates (its offsets may leave gaps; ``tt.gather``'s scratch is not counted).
+what Triton allocates (its offsets may leave gaps; ``tt.gather``'s scratch and memdescs carried through
+loop arguments are not counted; Triton 3.6's reductions (``reduce_lowering_smem``) count none).
 So a TTGIR whose need is above the device's ``cost_model.CTA_SHARED_BYTES`` cannot launch.
 
 >>> from linear_layouts.kernels.ir_text import parse_module
@@ -63,12 +64,13 @@ def _bytes(element: str, elements: int) -> int:
     return elements * bits // 8
 
 
-def _walk(ops, depth_loops: tuple[int, ...], out: list[tuple[Op, tuple[int, ...]]]) -> None:
-    """(op, indices of the enclosing loops) in pre-order, as ``Function.walk``."""
+def _walk(ops: tuple[Op, ...], loops: tuple[int, ...], out: list[tuple[Op, tuple[int, ...]]]) -> None:
+    """Appends (op, walk indices of the loops around it) for ``ops`` and their nested ops to ``out``, in
+    ``Function.walk``'s pre-order (so an op's position in ``out`` is its walk index)."""
     for op in ops:
         index = len(out)
-        out.append((op, depth_loops))
-        inner = depth_loops + (index,) if op.name in _LOOPS else depth_loops
+        out.append((op, loops))
+        inner = loops + (index,) if op.name in _LOOPS else loops
         for region in op.regions:
             _walk(region.ops, inner, out)
 
