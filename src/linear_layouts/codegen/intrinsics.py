@@ -22,6 +22,8 @@ Example: ``DEVICE_PRELUDE + kernel_body`` is what nvcc / NVRTC compile.
 
 from __future__ import annotations
 
+from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES
+
 __all__ = ["DEVICE_PRELUDE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS", "vector_function",
            "matrix_function", "L2_PREFETCH_BYTES", "global_load_function", "prefetch_functions",
            "ASYNC_COPY_FUNCTIONS", "async_copy_function"]
@@ -188,7 +190,7 @@ struct ll_dim3 { unsigned x = 0, y = 0, z = 0; };
 struct uint2 { unsigned x, y; };
 struct uint4 { unsigned x, y, z, w; };
 static thread_local ll_dim3 threadIdx, blockIdx, gridDim;
-static unsigned char ll_shared[232448];
+static unsigned char ll_shared[LL_CTA_SHARED_BYTES];
 static std::barrier<>* ll_cta_barrier;
 static std::barrier<>* ll_warp_barrier[32];
 static unsigned ll_slot[32][32][4];
@@ -261,7 +263,7 @@ LL_DEV void ll_stsm(int n, bool trans, unsigned a, const unsigned* x) {
   }
   ll_warp_sync();
 }
-""" + "\n".join(
+""".replace("LL_CTA_SHARED_BYTES", str(CTA_SHARED_BYTES)) + "\n".join(
     f"LL_DEV void {matrix_function(s, n, t)}(unsigned a, "
     + ", ".join(("unsigned x" if s else "unsigned& x") + str(i) for i in range(n))
     + ") { unsigned v[4] = {"

@@ -204,7 +204,6 @@ def _tied(ttir: Module, ttgir: Module, imported: ImportedProgram, result: Engine
     return EngineAssignment(values, stores, len(result.conversions), imported.unmodeled, result.to_text())
 
 
-
 # --------------------------------------------------------------------------------------------------
 class _Rewriter:
     def __init__(self, module: Module, text: str, values: Mapping[str, Any], stores: Mapping[int, Any],

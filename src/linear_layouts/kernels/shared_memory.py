@@ -31,8 +31,10 @@ SharedMemoryNeed(bytes=49152, at=0, op='ttg.local_alloc')
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.arguments import checked
 from linear_layouts.kernels.ir_text import Module, Op
 from linear_layouts.kernels.layouts import Layouts, element_bits, is_shared_encoding, parse_type
@@ -86,7 +88,7 @@ def _scratch(op: Op, module: Module, layouts: Layouts, lowered: dict[int, int], 
         if result.kind != "tensor":
             return max(1, _bytes(result.element, 1))
         layout = layouts.linear(result)
-        if any(not any(v) for d in layout.in_dim_names for v in layout.bases[d]):  # broadcast: a copy per CTA
+        if any(zero_bases_mask(layout, d) for d in layout.in_dim_names):  # broadcast: a copy per CTA
             return _bytes(result.element, result.numel)
         return 0
     if name == "tt.histogram":
@@ -135,12 +137,9 @@ def shared_memory_need(module: Module, report: KernelReport | None = None) -> Sh
         if op.name == "ttg.local_alloc" and op.results:
             t = parse_type(op.result_types[0], module)
             if t.kind == "memdesc" and is_shared_encoding(t.encoding):
-                elements = 1
-                for s in t.alloc_shape or t.shape:
-                    elements *= s
                 buffer_of[op.results[0]] = k
                 live_until[k] = k
-                size[k] = _bytes(t.element, elements)
+                size[k] = _bytes(t.element, math.prod(t.alloc_shape or t.shape))
     best = SharedMemoryNeed(0, 0, ops[0][0].name if ops else "")
     lowered = _lowered_scratch(report) if report is not None else {}
     for k, (op, _) in enumerate(ops):
