@@ -284,7 +284,7 @@ def test_async_transpose_refuses_what_cp_async_cannot_copy():
         _async_kernel((512, 512), 2, (128, 128), stages=1)
     with pytest.raises(LayoutError, match="l2_prefetch_bytes: must be 0"):
         _async_kernel((512, 512), 2, (128, 128), l2_prefetch_bytes=100)
-    with pytest.raises(LayoutError, match="stages/ctas_per_sm: 1 CTAs of 256 threads and 4 x 65536"):
+    with pytest.raises(LayoutError, match="stages/ctas_per_sm: 1 CTAs of 256 threads and 262144 shared bytes"):
         _async_kernel((512, 512), 8, (256, 256), stages=4)
 
 

@@ -49,7 +49,7 @@ from linear_layouts.limits import quote
 __all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "copied_load_wavefronts",
            "warp_copies_log2",
            "device_costs", "load_device", "shuffle_time_ns", "shared_time_ns",
-           "SM_SHARED_BYTES", "CTA_RESERVED_SHARED_BYTES", "CTA_SHARED_BYTES"]
+           "SM_SHARED_BYTES", "CTA_RESERVED_SHARED_BYTES", "CTA_SHARED_BYTES", "SM_THREADS"]
 
 DEVICE_DIR = Path(__file__).resolve().parent / "devices"
 
@@ -108,6 +108,8 @@ CTA_RESERVED_SHARED_BYTES = 1024
 #: The most shared memory one CTA can allocate on an H100 (opt-in, ``cudaDevAttrMaxSharedMemoryPerBlockOptin``:
 #: 227 KiB = 232448 bytes); a kernel asking for more does not launch (Triton: ``OutOfResources``).
 CTA_SHARED_BYTES = SM_SHARED_BYTES - CTA_RESERVED_SHARED_BYTES
+#: Threads resident on one H100 SM at most (64 warps).
+SM_THREADS = 2048
 
 
 def device_costs(device: str | DeviceCosts | None = None) -> DeviceCosts:

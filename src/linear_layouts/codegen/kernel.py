@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES
+from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES, SM_THREADS
 from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import (
@@ -352,6 +352,16 @@ def emit_transpose_kernel(
                            rows, cols, m, n, w)
 
 
+def _check_fits_sm(what: str, ctas_per_sm: int, threads: int, shared: int) -> None:
+    """LayoutError naming ``what`` unless ``ctas_per_sm`` CTAs of ``threads`` threads and ``shared`` bytes of
+    shared memory each (plus ``CTA_RESERVED_SHARED_BYTES``) are resident on one SM together."""
+    if (ctas_per_sm < 1 or ctas_per_sm * threads > SM_THREADS
+            or ctas_per_sm * (shared + CTA_RESERVED_SHARED_BYTES) > SM_SHARED_BYTES):
+        raise LayoutError(f"{what}: {ctas_per_sm} CTAs of {threads} threads and {shared} shared bytes do not fit "
+                          f"one SM ({SM_THREADS} threads, {SM_SHARED_BYTES} shared bytes, "
+                          f"{CTA_RESERVED_SHARED_BYTES} reserved per CTA)")
+
+
 @checked
 def emit_persistent_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
@@ -384,10 +394,7 @@ def emit_persistent_transpose_kernel(
     forward = _canonical(forward)
     slot = _align(forward.shared_bytes)  # dynamic: two words for the tile draws after the conversion's buffer
     shared = slot + 16 if dynamic else forward.shared_bytes
-    per_cta = shared + CTA_RESERVED_SHARED_BYTES
-    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * per_cta > SM_SHARED_BYTES:
-        raise LayoutError(f"ctas_per_sm: {ctas_per_sm} CTAs of {threads} threads and {shared} shared "
-                          f"bytes do not fit one SM (2048 threads, {SM_SHARED_BYTES} shared bytes)")
+    _check_fits_sm("ctas_per_sm", ctas_per_sm, threads, shared)
     d0, d1 = src.out_dim_names
     t = element_type(w)
     tiles_x, tiles = cols // n, (rows // m) * (cols // n)
@@ -561,10 +568,7 @@ def emit_async_transpose_kernel(
         raise LayoutError(f"stages: cp.async pipelining needs at least 2 buffers, got {stages}")
     buffer = _align(forward.shared_bytes)
     shared = stages * buffer
-    per_cta = shared + CTA_RESERVED_SHARED_BYTES
-    if ctas_per_sm < 1 or ctas_per_sm * threads > 2048 or ctas_per_sm * per_cta > SM_SHARED_BYTES:
-        raise LayoutError(f"stages/ctas_per_sm: {ctas_per_sm} CTAs of {threads} threads and {stages} x {buffer} "
-                          f"shared bytes do not fit one SM (2048 threads, {SM_SHARED_BYTES} shared bytes)")
+    _check_fits_sm("stages/ctas_per_sm", ctas_per_sm, threads, shared)
     d0, d1 = src.out_dim_names
     t = element_type(w)
     shift = w.bit_length() - 1
