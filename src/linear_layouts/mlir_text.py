@@ -67,6 +67,7 @@ def split_top(text: str, sep: str = ",") -> list[str]:
     return parts
 
 
+@checked
 def find_top(text: str, needle: str, *, last: bool = False, start: int = 0) -> int:
     """Index of ``needle`` at depth 0 (outside brackets and quotes) in ``text[start:]``, counted in
     ``text``: the first, or the ``last``; -1 if none. A closing bracket at depth 0 ends the scan's
@@ -75,6 +76,8 @@ def find_top(text: str, needle: str, *, last: bool = False, start: int = 0) -> i
     >>> find_top("f(a, b) : x : y", " : ", last=True)
     11
     """
+    if not 0 <= start <= len(text):
+        raise LayoutError(f"find_top: start must be in 0..len(text) = {len(text)}, got {start}")
     found = -1
     for i in _top_level(text, start):
         if text.startswith(needle, i):
@@ -84,12 +87,15 @@ def find_top(text: str, needle: str, *, last: bool = False, start: int = 0) -> i
     return found
 
 
+@checked
 def closing(text: str, start: int) -> int:
     """Index of the bracket that closes the opening bracket ``text[start]``; -1 if it is not closed.
 
     >>> closing("tensor<4x!tt.ptr<f32>, #a> rest", 6)
     25
     """
+    if not 0 <= start < len(text):
+        raise LayoutError(f"closing: start must index text (0 <= start < len(text) = {len(text)}), got {start}")
     opener = text[start]
     if opener not in _OPEN:
         raise LayoutError(f"start: text[{start}] is {opener!r}, not an opening bracket")

@@ -348,3 +348,21 @@ def test_predicates_of_junk_are_false():
 
     assert not looks_like_cute(None) and not L16x32.has_in_dim(np.array([1, 2])) and not L16x32.has_out_dim(None)
     assert L16x32.has_in_dim("register") and looks_like_cute("(8,64):(64,1)")
+
+
+# --- the MLIR text readers (the corpus fuzz of 2026-11-27: mutated TTIR / TTGIR texts) ------------------
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).closing("tensor<4xf16>", 20),
+     r"closing: start must index text \(0 <= start < len\(text\) = 13\), got 20"),
+    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).closing("", 0), r"len\(text\) = 0\), got 0"),
+    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).closing("<a>", -1), "got -1"),
+    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).find_top("a, b", ",", start=-9),
+     r"find_top: start must be in 0..len\(text\) = 4, got -9"),
+    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).find_top("a, b", None), "needle must be a str"),
+], ids=["closing-past-the-end", "closing-of-empty", "closing-negative", "find-top-negative", "find-top-None"])
+def test_mlir_text_scans_check_their_start(call, match):
+    """``closing`` past the end of its text (or before it) was an IndexError; ``find_top`` with a start
+    far below 0 an IndexError, a little below 0 a scan from the text's end (a silently wrong index)."""
+    with pytest.raises(LayoutError, match=match):
+        call()
