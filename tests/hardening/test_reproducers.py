@@ -366,3 +366,18 @@ def test_mlir_text_scans_check_their_start(call, match):
     far below 0 an IndexError, a little below 0 a scan from the text's end (a silently wrong index)."""
     with pytest.raises(LayoutError, match=match):
         call()
+
+
+def test_an_if_whose_results_the_engine_did_not_lay_out_keeps_triton_s_layouts():
+    """``rewrite_ttgir`` of a TTGIR with an ``scf.if`` yielding tensors, without the engine's layouts for
+    them (a TTIR of another kernel ties nothing), was a NameError (``group_layout`` read an undefined
+    ``result``)."""
+    from pathlib import Path
+
+    from linear_layouts.kernels.rewrite import rewrite_ttgir
+
+    ir = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir" / "sm_90"
+    text = (ir / "layer_norm_bwd_dx.ttgir").read_text()
+    assert "= scf.if" in text
+    rewrite = rewrite_ttgir(text, {})
+    assert rewrite.same_layouts and rewrite.conversions == rewrite.triton_conversions

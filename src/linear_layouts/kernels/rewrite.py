@@ -511,7 +511,9 @@ class _Rewriter:
         self.set_result(op, [result] * len(op.results))
         return True
 
-    def group_layout(self, yielded: str | None, init: str | None) -> Any:
+    def group_layout(self, result: str, yielded: str | None, init: str | None) -> Any:
+        """The layout of a loop's or an if's ``result``: the engine's for the value ``yielded`` into it, else
+        its ``init``'s (a loop's), else Triton's."""
         desc = self.engine(self.resolve(yielded)) if yielded is not None else None
         if desc is None and init is not None and self.is_tensor(init):
             desc = self.layout.get(self.resolve(init))
@@ -526,7 +528,7 @@ class _Rewriter:
             if not self.is_tensor(result):
                 groups.append(None)
                 continue
-            desc = self.group_layout(yields[k] if k < len(yields) else None, init)
+            desc = self.group_layout(result, yields[k] if k < len(yields) else None, init)
             groups.append(desc)
             self.layout[arg] = desc
             k = op.operands.index(init)
@@ -545,7 +547,7 @@ class _Rewriter:
                 groups.append(None)
                 continue
             yielded = op.regions[0].ops[-1].operands[k] if op.regions and op.regions[0].ops else None
-            groups.append(self.group_layout(yielded, None))
+            groups.append(self.group_layout(r, yielded, None))
         for sub in op.regions:
             self.assign_yield(sub, groups)
         self.set_result(op, groups)
