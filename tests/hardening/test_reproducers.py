@@ -381,3 +381,43 @@ def test_an_if_whose_results_the_engine_did_not_lay_out_keeps_triton_s_layouts()
     assert "= scf.if" in text
     rewrite = rewrite_ttgir(text, {})
     assert rewrite.same_layouts and rewrite.conversions == rewrite.triton_conversions
+
+
+SM90 = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir" / "sm_90"
+
+
+def _pair(kernel: str, side: str, old: str, new: str) -> tuple[str, str]:
+    """``kernel``'s (TTIR, TTGIR) with ``old`` replaced by ``new`` (once, and it must occur) on ``side``."""
+    texts = {s: (SM90 / f"{kernel}.{s}").read_text() for s in ("ttir", "ttgir")}
+    assert old in texts[side], old
+    texts[side] = texts[side].replace(old, new, 1)
+    return texts["ttir"], texts["ttgir"]
+
+
+@pytest.mark.parametrize("pair, match", [
+    (_pair("vector_add", "ttgir", "    %mask_3 = arith.cmpi slt, %offsets_2, %mask : tensor<1024xi32, #blocked> loc(#loc20)\n", ""),
+     r"ttgir: tt.load at vector_add.py:\d+ \(x\) uses '%mask_3', which is not defined before it"),
+    (_pair("vector_add", "ttir", "%mask_4 = arith.cmpi slt, %offsets_3, %mask : tensor<1024xi32>",
+           "%mask_4 = arith.cmpi slt, %offsets_3, %mask"), r"ttir: arith.cmpi at .* without a type"),
+    (_pair("vector_add", "ttgir", "%mask_3 = arith.cmpi slt, %offsets_2, %mask : tensor<1024xi32, #blocked>",
+           "%mask_3 = arith.cmpi slt, %offsets_2, %mask"), r"ttgir: arith.cmpi at .* without a type"),
+    (_pair("vector_add", "ttir", "%x_5 = tt.addptr %x, %offsets_3", "%x_5 = tt.addptr %x"),
+     r"ttir: tt.addptr at .*: 1 operands, 2 operand types \(tt.addptr has at least 2 operands and their types\)"),
+    (_pair("vector_add", "ttgir", "tt.store %1, %2, %mask_3 : tensor<1024x!tt.ptr<f32>, #blocked>",
+           "tt.store %1, %2, %mask_3"), r"ttgir: tt.store at .*: 3 operands, 0 operand types"),
+    (_pair("row_sum", "ttgir", "iter_args(%acc_17 = %cst) -> (tensor<16x256xf32, #blocked>)  : i32 {",
+           "iter_args(%acc_17 = %cst) -> (tensor<16x256xf32, #blocked>)  : i32"),
+     "ttgir: scf.for at .* has no region"),
+], ids=["ttgir-use-before-def", "ttir-untyped-result", "ttgir-untyped-result", "ttir-addptr-one-operand",
+        "ttgir-store-untyped", "ttgir-for-without-body"])
+@pytest.mark.parametrize("entry", ["rewrite_kernel", "kernel_costs"])
+def test_mutated_ttir_ttgir_pairs(pair, match, entry):
+    """The corpus fuzz of ``rewrite_kernel`` and ``kernel_costs`` over mutated pairs: a value used but not
+    defined (a deleted line) was a KeyError in ``rewrite`` or ``ttir_import``; a result without its type a
+    KeyError; ``tt.addptr`` of one operand a ValueError (unpacking); a ``tt.store`` without types an
+    IndexError in ``engine_compare``; an ``scf.for`` without its body an IndexError in ``rewrite``.
+    ``kernels.ir_text.check_well_formed`` now refuses them where the TTIR / TTGIR is read."""
+    from linear_layouts.kernels import engine_compare, rewrite
+
+    call = rewrite.rewrite_kernel if entry == "rewrite_kernel" else engine_compare.kernel_costs
+    raises_quickly(lambda: call(*pair), match, seconds=10)

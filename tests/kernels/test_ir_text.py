@@ -128,3 +128,35 @@ def test_bracket_scan_helpers():
     assert split_top("") == []
     with pytest.raises(LayoutError, match="start"):
         closing("abc", 1)
+
+
+CORPUS = sorted(IR.rglob("*.tt*ir")) + sorted((IR.parents[1] / "triton36_sm90").glob("*.ttgir"))
+
+
+def test_every_corpus_module_is_well_formed():
+    """``check_well_formed`` accepts every real TTIR / TTGIR (Triton 3.6 and 3.9; sm_80, sm_90, gfx942):
+    scf.for's induction variables and iter_args, region arguments, ``%true = arith.constant true`` and
+    ``ttg.async_*`` tokens without types."""
+    from linear_layouts.kernels.ir_text import check_well_formed
+
+    assert len(CORPUS) > 200
+    for path in CORPUS:
+        check_well_formed(parse_module(path.read_text()), path.name)
+
+
+@pytest.mark.parametrize("body, match", [
+    ("%y = math.exp %x : f32", "uses '%x', which is not defined before it"),
+    ("%y = arith.addf %a, %a : f32\n    %z = arith.addf %y : f32", "1 operands, 1 operand types"),
+    ("%y = tt.get_program_id x", "results '%y' without a type"),
+    ("%r = scf.for %i = %a to %a step %a iter_args(%s = %a) -> (i32) : i32", "scf.for at .* has no region"),
+    ("%r = scf.for %i = %a to %a step %a iter_args(%s = %a) -> (i32) : i32 {\n"
+     "      %t = arith.addi %s, %i : i32\n      scf.yield %t : i32\n    }\n    %u = arith.addi %t, %a : i32",
+     "uses '%t', which is not defined before it"),
+])
+def test_check_well_formed_rules(body, match):
+    from linear_layouts.kernels.ir_text import check_well_formed
+
+    text = f"module {{\n  tt.func @k(%a: i32) {{\n    {body}\n    tt.return\n  }}\n}}"
+    with pytest.raises(LayoutError, match="ttgir: .*" + match):
+        check_well_formed(parse_module(text), "ttgir")
+    check_well_formed(parse_module(text.replace(body, "%y = arith.addi %a, %a : i32")), "ttgir")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module
+from linear_layouts.kernels.ir_text import Module, check_well_formed
 from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import NO_OP, REGISTERS, SHARED
 from linear_layouts.engine import ir as tile_ir
@@ -181,6 +181,7 @@ def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: 
 
     report = cost_report(ttgir)
     module = report.module if module is None else module
+    check_well_formed(module, "ttgir")
     conversions, stagings, wavefronts = _triton_side(report)
     shared_ns = sum(op.triton_time_ns or 0.0 for op in filter(_counted, report.ops))
     layouts, seen, global_ns = Layouts(module), {}, 0.0

@@ -41,7 +41,7 @@ from linear_layouts.mlir_text import closing, split_top
 from linear_layouts.mlir_text import find_top as _find_top
 
 __all__ = [
-    "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module",
+    "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module", "check_well_formed",
 ]
 
 @dataclass(frozen=True)
@@ -392,6 +392,67 @@ def parse_module(text: str) -> Module:
     if not isinstance(text, str):
         raise LayoutError(f"text must be a string of TTIR / TTGIR, got {type(text).__name__}")
     return _Parser(text).run()
+
+
+#: ops with regions, which must have them (a truncated text loses a loop's body)
+_REGION_OPS = ("scf.for", "scf.if", "scf.while", "tt.reduce", "tt.scan")
+#: the fewest operands of ops read by position (an operand deleted or mangled in the text)
+_BINARY = ("addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori", "shli", "shrsi", "shrui",
+           "addf", "subf", "mulf", "divf", "maxnumf", "minnumf", "maximumf", "minimumf", "maxsi", "minsi", "maxui",
+           "minui", "cmpi", "cmpf", "ceildivsi", "floordivsi")
+_MIN_OPERANDS = {**{f"arith.{name}": 2 for name in _BINARY}, "arith.select": 3, "tt.addptr": 2, "tt.dot": 3,
+                 "tt.store": 2, "tt.gather": 2, "tt.join": 2, "tt.load": 1, "tt.splat": 1, "tt.broadcast": 1,
+                 "tt.expand_dims": 1, "tt.trans": 1, "tt.reshape": 1, "tt.split": 1, "ttg.convert_layout": 1,
+                 "ttg.local_load": 1, "ttg.async_copy_global_to_local": 2, "tt.atomic_rmw": 2, "tt.atomic_cas": 3}
+#: an op whose result type is implied (``%true = arith.constant true``; ``ttg.async_*``'s tokens)
+_UNTYPED = re.compile(r"\s*%[\w$.-]+\s*=\s*arith\.constant (?:true|false)\b")
+#: names an op's head defines for its regions (``scf.for %i = %a to ...``, ``iter_args(%acc = %init)``)
+_HEAD_DEFINED = re.compile(r"(%[\w$.-]+)\s*=\s*%")
+
+
+def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
+    """``check_well_formed`` of ``ops`` in a scope where ``defined`` are the values visible (added to as ops define)."""
+    for op in ops:
+        where = f"{argument}: {op.name} at {op.loc}"
+        head = op.text.split("{")[0]
+        if op.results:
+            head = head.split("=", 1)[-1]
+        local = set(_HEAD_DEFINED.findall(head)) if op.regions else set()
+        if op.name in _REGION_OPS and not op.regions:
+            raise LayoutError(f"{where} has no region (its body: is the text truncated?)")
+        for operand in op.operands:
+            if operand not in defined and operand not in local:
+                raise LayoutError(f"{where} uses {quote(operand)}, which is not defined before it (a value must be "
+                                  "defined before its use)")
+        untyped = _UNTYPED.match(op.text) or op.name.startswith("ttg.async_")
+        if op.results and not op.result_types and not untyped:
+            raise LayoutError(f"{where}: results {quote(', '.join(op.results))} without a type (each result "
+                              "needs its type)")
+        least = _MIN_OPERANDS.get(op.name, 0)
+        if len(op.operands) < least or least and not op.operand_types:
+            raise LayoutError(f"{where}: {len(op.operands)} operands, {len(op.operand_types)} operand types "
+                              f"({op.name} has at least {least} operands and their types)")
+        for region in op.regions:
+            _check_ops(region.ops, defined | local | {name for name, _ in region.args}, argument)
+        defined.update(op.results)
+        defined.update(r.split("#")[0] for r in op.results)
+
+
+@checked
+def check_well_formed(module: Module, argument: str = "text") -> None:
+    """``LayoutError`` naming ``argument`` unless every op of ``module``'s first function uses only values
+    defined before it (in its scope: the function's and enclosing regions' arguments, earlier ops'
+    results), gives its results a type, has the region its kind needs (``scf.for``'s body) and the
+    operands and operand types of its kind (``tt.addptr``: 2). What readers of a function's values by
+    name (``ttir_import``, ``rewrite``) require; the parser itself accepts any op line.
+
+    >>> check_well_formed(parse_module("module {\\n  tt.func @k() {\\n    %y = math.exp %x : f32\\n  }\\n}"), "ttgir")
+    Traceback (most recent call last):
+    ...
+    linear_layouts.errors.LayoutError: ttgir: math.exp at ? uses '%x', which is not defined before it (a value must be defined before its use)
+    """
+    fn = module.functions[0]
+    _check_ops(fn.body.ops, {name for name, _ in fn.args}, argument)
 
 
 @checked

@@ -54,7 +54,7 @@ from typing import Any
 from linear_layouts.arguments import checked
 from linear_layouts.engine.ir import Builder, Program
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, Op, Region
+from linear_layouts.kernels.ir_text import Module, Op, Region, check_well_formed
 from linear_layouts.kernels.layouts import TypeInfo, parse_type
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
@@ -710,6 +710,7 @@ def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int
     """Import the first function of a TTIR module (module doc). ``cc``: the compute capability the dots
     target (default: the module's, else 90); ``scalars``: known integer arguments (``%n`` -> value);
     ``num_warps``: the launch's (TTIR modules do not carry it; default the module's attribute, else 4)."""
+    check_well_formed(module, "ttir")
     target = module.target
     if cc is None:
         m = re.match(r"cuda:(\d+)", target or "")
