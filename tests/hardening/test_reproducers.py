@@ -421,3 +421,34 @@ def test_mutated_ttir_ttgir_pairs(pair, match, entry):
 
     call = rewrite.rewrite_kernel if entry == "rewrite_kernel" else engine_compare.kernel_costs
     raises_quickly(lambda: call(*pair), match, seconds=10)
+
+
+_ALLOC = ('#s = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>\n'
+          '#smem = #ttg.shared_memory\nmodule attributes {"ttg.num-warps" = 4 : i32} {\n  tt.func public @k() {\n'
+          '    %a = ttg.local_alloc : () -> !ttg.memdesc<SHAPE, #s, #smem, mutable>\n    tt.return\n  }\n}')
+
+
+@pytest.mark.parametrize("shape, match", [
+    ("128x64xfoo", r"ttg.local_alloc at \?: the element type 'foo' has no known width"),
+    ("128x64x", "the element type '' has no known width"),
+    ("0x128xf16", r"the buffer '!ttg.memdesc<0x128xf16, .*' has no static shape of sizes >= 1"),
+    ("?x128xf16", "has no static shape of sizes >= 1"),
+    ("", "has no static shape of sizes >= 1"),
+], ids=["unknown-element", "no-element", "zero-size", "dynamic-size", "no-shape"])
+def test_shared_memory_need_of_odd_buffers(shape, match):
+    """``shared_memory_need`` counted an element of unknown width as 32 bits (``128x64xfoo``: 32768 bytes),
+    and a buffer of no readable shape as one element (``?x128xf16``: 4 bytes, ``0x128xf16``: 0): silently
+    wrong answers, which ``rewrite_kernel``'s fit check trusts."""
+    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.kernels.shared_memory import shared_memory_need
+
+    assert shared_memory_need(parse_module(_ALLOC.replace("SHAPE", "3x128x64xf16"))).bytes == 49152
+    raises_quickly(lambda: shared_memory_need(parse_module(_ALLOC.replace("SHAPE", shape))), "module: .*" + match)
+
+
+def test_shared_memory_need_of_a_module_without_functions():
+    """A ``Module`` built without functions was an IndexError."""
+    from linear_layouts.kernels.ir_text import Module
+    from linear_layouts.kernels.shared_memory import shared_memory_need
+
+    raises_quickly(lambda: shared_memory_need(Module({}, {}, ())), r"module: has no function \(tt.func\)")

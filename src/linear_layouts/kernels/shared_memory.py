@@ -36,10 +36,12 @@ from dataclasses import dataclass
 
 from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.arguments import checked
+from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, Op
 from linear_layouts.kernels.layouts import Layouts, element_bits, is_shared_encoding, parse_type
 from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import SHARED
+from linear_layouts.limits import quote
 
 __all__ = ["SharedMemoryNeed", "shared_memory_need", "TENSORMAP_BYTES"]
 
@@ -61,8 +63,12 @@ class SharedMemoryNeed:
     op: str
 
 
-def _bytes(element: str, elements: int) -> int:
-    bits = element_bits(element) or 32
+def _bytes(element: str, elements: int, op: Op) -> int:
+    """Bytes of ``elements`` of ``element`` (``op``'s type, for the error: an element of no known width)."""
+    bits = element_bits(element)
+    if bits is None:
+        raise LayoutError(f"module: {op.name} at {op.loc}: the element type {quote(element)} has no known width "
+                          "(shared memory holds numbers or pointers: f16, i32, f8E4M3FN, !tt.ptr<...>)")
     return elements * bits // 8
 
 
@@ -86,14 +92,14 @@ def _scratch(op: Op, module: Module, layouts: Layouts, lowered: dict[int, int], 
     if name in ("tt.atomic_rmw", "tt.atomic_cas") and op.results and op.results[0] in used:
         result = parse_type(op.result_types[0], module)
         if result.kind != "tensor":
-            return max(1, _bytes(result.element, 1))
+            return max(1, _bytes(result.element, 1, op))
         layout = layouts.linear(result)
         if any(zero_bases_mask(layout, d) for d in layout.in_dim_names):  # broadcast: a copy per CTA
-            return _bytes(result.element, result.numel)
+            return _bytes(result.element, result.numel, op)
         return 0
     if name == "tt.histogram":
         out = parse_type(op.result_types[0], module)
-        return _bytes(out.element, max(out.numel, 32))
+        return _bytes(out.element, max(out.numel, 32), op)
     if name == "ttng.tensormap_create":
         return TENSORMAP_BYTES
     return 0
@@ -111,6 +117,8 @@ def shared_memory_need(module: Module, report: KernelReport | None = None) -> Sh
     """The most shared memory ``module``'s first function holds at once (module doc); ``report``: its
     ``analyze_module`` report, for the scratch of conversions, reductions and scans (without it they
     count none)."""
+    if not module.functions:
+        raise LayoutError("module: has no function (tt.func)")
     fn = module.functions[0]
     layouts = Layouts(module)
     ops: list[tuple[Op, tuple[int, ...]]] = []
@@ -139,7 +147,11 @@ def shared_memory_need(module: Module, report: KernelReport | None = None) -> Sh
             if t.kind == "memdesc" and is_shared_encoding(t.encoding):
                 buffer_of[op.results[0]] = k
                 live_until[k] = k
-                size[k] = _bytes(t.element, math.prod(t.alloc_shape or t.shape))
+                shape = t.alloc_shape or t.shape
+                if not shape or 0 in shape:
+                    raise LayoutError(f"module: {op.name} at {op.loc}: the buffer {quote(t.text)} has no static "
+                                      "shape of sizes >= 1 (SIZExSIZEx...xELEMENT)")
+                size[k] = _bytes(t.element, math.prod(shape), op)
     best = SharedMemoryNeed(0, 0, ops[0][0].name if ops else "")
     lowered = _lowered_scratch(report) if report is not None else {}
     for k, (op, _) in enumerate(ops):
