@@ -198,3 +198,14 @@ def test_report_of_a_broken_kernel_file(capsys, tmp_path, source, needle):
     kernel = tmp_path / "kernel.py"
     kernel.write_bytes(source)
     fails(capsys, ["report", str(kernel)], "kernel.py: ", needle)
+
+
+def test_report_of_a_ttgir_whose_last_store_lost_its_operands(capsys, tmp_path):
+    """The corpus fuzz (mutated TTGIR texts): ``tt.store %16 :`` (its value and mask deleted) after the
+    function's last conversion was an IndexError in the report's tail-conversion scan, a traceback."""
+    kernel = Path(__file__).resolve().parents[1] / "data/triton_kernels/ir/sm_90/transpose.ttgir"
+    text = kernel.read_text()
+    assert "tt.store %16, %17, %9 :" in text
+    (tmp_path / "k.ttgir").write_text(text.replace("tt.store %16, %17, %9 :", "tt.store %16 :"))
+    assert main(["report", str(tmp_path / "k.ttgir"), "--no-triton-estimate", "-o", str(tmp_path / "out")]) == 0
+    assert "Traceback" not in capsys.readouterr().err and "Kernel transpose_kernel" in (tmp_path / "out").read_text()

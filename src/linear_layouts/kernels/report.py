@@ -535,7 +535,7 @@ def _tail_conversion(fn: Function) -> int | None:
         if op.name == "ttg.convert_layout" and op.results:
             name = op.results[0]
             stores = [o for o in trailing if o.name == "tt.store"]
-            ok = stores and all(_derives(o.operands[1], name, trailing) for o in stores)
+            ok = stores and all(len(o.operands) > 1 and _derives(o.operands[1], name, trailing) for o in stores)
             return id(op) if ok else None
         if op.regions or not (op.name in ("tt.return", "tt.store") or op.name.startswith(_PURE)):
             return None
