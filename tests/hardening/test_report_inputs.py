@@ -83,3 +83,26 @@ def test_mutated_real_modules(text, edits):
     except LayoutError as error:
         assert len(str(error)) < 1000
     assert time.perf_counter() - start < 20
+
+
+def test_a_huge_scan_is_refused_not_enumerated():
+    """A mutated ``tt.scan`` signature, ``(tensor<65536x1024xf32, ...>, ...)``: the scan's lowering
+    enumerated its 2**26 elements' registers and lanes (minutes); ``Layouts.linear`` now refuses a type of
+    more than ``MAX_ELEMENTS`` elements, ``scan_lowering`` an input as large, and the op is not understood."""
+    from linear_layouts.kernels.triton_lowering import scan_lowering
+    from linear_layouts.kernels.layouts import Layouts, parse_type
+    from linear_layouts.kernels.ir_text import parse_module
+
+    text = (IR / "linear_recurrence_scan.ttgir").read_text()
+    old = "}) : (tensor<4x1024xf32, #blocked1>, tensor<4x1024xf32, #blocked1>) ->"
+    assert old in text
+    start = time.perf_counter()
+    report = analyze_ttgir(text.replace(old, old.replace("4x1024", "65536x1024", 1)), with_triton_estimate=False)
+    assert time.perf_counter() - start < 5
+    [scan] = [u.reason for u in report.unmodeled if u.op == "tt.scan"]
+    assert scan.startswith("layout not understood: type 'tensor<65536x1024xf32, #blocked1>': 67108864 elements "
+                           "exceed max_elements=1048576"), scan
+    module = parse_module(text)
+    big = Layouts(module).descriptor(parse_type("tensor<4x1024xf32, #blocked1>", module).encoding).to_linear([65536, 1024])
+    with pytest.raises(LayoutError, match="scan_lowering: src: 67108864 elements exceed max_elements=1048576"):
+        scan_lowering(big, 1, [32, 32])

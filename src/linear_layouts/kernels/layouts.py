@@ -11,6 +11,7 @@ descriptor with ``to_linear(shape)``. The default resolver is the project's TTGI
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, split_top
 from linear_layouts.layout import LinearLayout
+from linear_layouts.limits import MAX_ELEMENTS, check_count, quote
 
 __all__ = ["TypeInfo", "parse_type", "element_bits", "Resolver", "default_resolver", "Layouts"]
 
@@ -124,10 +126,12 @@ class Layouts:
         return t.shape
 
     def linear(self, t: TypeInfo) -> LinearLayout:
-        """The LinearLayout of a tensor / memdesc type (``LayoutError`` if it has no encoding)."""
+        """The LinearLayout of a tensor / memdesc type (``LayoutError`` if it has no encoding, or more than
+        ``limits.MAX_ELEMENTS`` elements: the analyses of a kernel's ops enumerate them)."""
         if not t.encoding:
             raise LayoutError(f"type {t.text[:60]!r} has no layout encoding")
         shape = self.layout_shape(t)
+        check_count(math.prod(shape), MAX_ELEMENTS, f"type {quote(t.text)}")
         key = (t.encoding, shape)
         if key not in self._linear:
             self._linear[key] = self.descriptor(t.encoding).to_linear(list(shape))

@@ -36,6 +36,7 @@ from linear_layouts.analysis.bank_simulator import instruction_wavefronts, matri
 from linear_layouts.analysis.conversion import conversion_dims
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import ColumnAction, LinearLayout, divide_left, divide_right
+from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = [
     "Instructions", "SharedLowering", "convert_lowering", "local_lowering", "reduce_lowering", "reduce_lowering_smem",
@@ -728,7 +729,7 @@ def reduce_lowering_smem(src: LinearLayout, axis: int, bits: list[int], result: 
 # scans (Triton's three-phase scan lowering)
 # --------------------------------------------------------------------------------------------------
 def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90, *,
-                  exact_tail: bool = False) -> SharedLowering:
+                  exact_tail: bool = False, max_elements: int = MAX_ELEMENTS) -> SharedLowering:
     """Triton's lowering of ``tt.scan`` along ``axis`` of a tensor in ``src`` with operands of ``bits``:
     prefixes within each thread's *group* (the lowest axis bits held in registers), then across the
     lanes of each *chunk* (the lane bits that follow) by shuffles; when warps hold parts of the axis,
@@ -740,7 +741,9 @@ def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90, *
     least significant first. Model fitted on the static PTX of Triton 3.9 (9 scans: 1-D and 2-D, both
     axes, 4 and 8 warps, one and two operands); layouts whose axis bases are not unit vectors of the
     axis are left out (``NOT_MODELED``). ``exact_tail``: Triton 3.6's loads of the totals, the widest
-    vectors that fit the chunks still needed (7 totals: 4 + 2 + 1 elements) instead of 3.9's one width."""
+    vectors that fit the chunks still needed (7 totals: 4 + 2 + 1 elements) instead of 3.9's one width.
+    Enumerates every thread's registers: ``src`` may hold at most ``max_elements`` elements."""
+    check_layout_size(src, max_elements, "scan_lowering: src")
     layout = _dist(src).remove_zero_bases_along_dim(REG)
     names = layout.out_dim_names
     axis_bits: list[tuple[int, str, int]] = []  # (axis value, in dim, index)
