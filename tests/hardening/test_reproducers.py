@@ -408,14 +408,21 @@ def _pair(kernel: str, side: str, old: str, new: str) -> tuple[str, str]:
     (_pair("row_sum", "ttgir", "iter_args(%acc_17 = %cst) -> (tensor<16x256xf32, #blocked>)  : i32 {",
            "iter_args(%acc_17 = %cst) -> (tensor<16x256xf32, #blocked>)  : i32"),
      "ttgir: scf.for at .* has no region"),
+    (_pair("linear_recurrence_scan", "ttir", "}) : (tensor<4x1024xf32>, tensor<4x1024xf32>) ->",
+           "}) : (tensor<4x1024xf32>?xsor<4x1024xf32>) ->"),
+     r"ttir: tt.scan at .*: 2 operands and 2 results, but 1 and 2 types \(tt.scan gives each its type\)"),
+    (_pair("moe_router", "ttgir", "tensor<64xi32, #ttg.slice<{dim = 1, parent = #blocked}>>) loc(#loc61)",
+           "tensor<64xi32, [, parent = #blocked}>>) loc(#loc61)"),
+     r"ttgir: tt.reduce at .*: 2 operands and 2 results, but 2 and 1 types"),
 ], ids=["ttgir-use-before-def", "ttir-untyped-result", "ttgir-untyped-result", "ttir-addptr-one-operand",
-        "ttgir-store-untyped", "ttgir-for-without-body"])
+        "ttgir-store-untyped", "ttgir-for-without-body", "ttir-scan-types-merged", "ttgir-reduce-type-broken"])
 @pytest.mark.parametrize("entry", ["rewrite_kernel", "kernel_costs"])
 def test_mutated_ttir_ttgir_pairs(pair, match, entry):
     """The corpus fuzz of ``rewrite_kernel`` and ``kernel_costs`` over mutated pairs: a value used but not
     defined (a deleted line) was a KeyError in ``rewrite`` or ``ttir_import``; a result without its type a
     KeyError; ``tt.addptr`` of one operand a ValueError (unpacking); a ``tt.store`` without types an
-    IndexError in ``engine_compare``; an ``scf.for`` without its body an IndexError in ``rewrite``.
+    IndexError in ``engine_compare``; an ``scf.for`` without its body an IndexError in ``rewrite``; a
+    ``tt.scan`` / ``tt.reduce`` whose signature lost a type an IndexError in ``ttir_import``, a KeyError in ``rewrite``.
     ``kernels.ir_text.check_well_formed`` now refuses them where the TTIR / TTGIR is read."""
     from linear_layouts.kernels import engine_compare, rewrite
 

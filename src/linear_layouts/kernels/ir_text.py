@@ -404,6 +404,8 @@ _MIN_OPERANDS = {**{f"arith.{name}": 2 for name in _BINARY}, "arith.select": 3, 
                  "tt.store": 2, "tt.gather": 2, "tt.join": 2, "tt.load": 1, "tt.splat": 1, "tt.broadcast": 1,
                  "tt.expand_dims": 1, "tt.trans": 1, "tt.reshape": 1, "tt.split": 1, "ttg.convert_layout": 1,
                  "ttg.local_load": 1, "ttg.async_copy_global_to_local": 2, "tt.atomic_rmw": 2, "tt.atomic_cas": 3}
+#: ops printed in the generic form with a type for each operand and result, read by position
+_TYPE_EACH = ("tt.reduce", "tt.scan")
 #: an op whose result type is implied (``%true = arith.constant true``; ``ttg.async_*``'s tokens)
 _UNTYPED = re.compile(r"\s*%[\w$.-]+\s*=\s*arith\.constant (?:true|false)\b")
 #: names an op's head defines for its regions (``scf.for %i = %a to ...``, ``iter_args(%acc = %init)``)
@@ -432,6 +434,10 @@ def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
         if len(op.operands) < least or least and not op.operand_types:
             raise LayoutError(f"{where}: {len(op.operands)} operands, {len(op.operand_types)} operand types "
                               f"({op.name} has at least {least} operands and their types)")
+        if op.name in _TYPE_EACH and (len(op.operand_types), len(op.result_types)) != (len(op.operands),
+                                                                                    len(op.results)):
+            raise LayoutError(f"{where}: {len(op.operands)} operands and {len(op.results)} results, but "
+                              f"{len(op.operand_types)} and {len(op.result_types)} types ({op.name} gives each its type)")
         for region in op.regions:
             _check_ops(region.ops, defined | local | {name for name, _ in region.args}, argument)
         defined.update(op.results)
