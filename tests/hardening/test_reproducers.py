@@ -459,3 +459,25 @@ def test_shared_memory_need_of_a_module_without_functions():
     from linear_layouts.kernels.shared_memory import shared_memory_need
 
     raises_quickly(lambda: shared_memory_need(Module({}, {}, ())), r"module: has no function \(tt.func\)")
+
+
+@pytest.mark.parametrize("entry", ["rewrite_kernel", "kernel_costs", "engine_assignment", "compare_with_engine"])
+def test_a_ttir_of_another_kernel(entry):
+    """A TTIR and a TTGIR of two kernels ties no op (they are tied by source location): ``kernel_costs``
+    gave the TTGIR no global-memory time at all and ``compare_with_engine`` compared two kernels, silently;
+    ``rewrite_kernel`` was a NameError (see above). The first functions' names must now agree."""
+    from linear_layouts.kernels import engine_compare, rewrite
+    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.kernels.report import analyze_ttgir
+
+    ttir, ttgir = (SM90 / "nchw_to_nhwc.ttir").read_text(), (SM90 / "layer_norm_bwd_dx.ttgir").read_text()
+    match = "ttgir: its function '@layer_norm_bwd_dx_kernel' is not the TTIR's '@nchw_to_nhwc_kernel'"
+    if entry == "compare_with_engine":
+        comparison = engine_compare.compare_with_engine(analyze_ttgir(ttgir, with_triton_estimate=False),
+                                                        parse_module(ttir))
+        assert not comparison.ran and comparison.error.startswith(match)
+    elif entry == "engine_assignment":
+        raises_quickly(lambda: rewrite.engine_assignment(parse_module(ttir), parse_module(ttgir)), match)
+    else:
+        raises_quickly(lambda: getattr(rewrite if entry == "rewrite_kernel" else engine_compare, entry)(ttir, ttgir),
+                       match)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, check_well_formed
+from linear_layouts.kernels.ir_text import Module, check_same_kernel, check_well_formed
 from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import NO_OP, REGISTERS, SHARED
 from linear_layouts.engine import ir as tile_ir
@@ -85,6 +85,10 @@ def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str
     from linear_layouts.engine import propagate
 
     t_conv, t_stage, t_wave = _triton_side(report)
+    try:
+        check_same_kernel(ttir, report.module)
+    except LayoutError as error:
+        return EngineComparison(t_conv, t_stage, t_wave, error=str(error))
     imported = import_ttir(ttir, cc=cc, scalars=scalars, num_warps=report.num_warps)
     base = dict(triton_conversions=t_conv, triton_stagings=t_stage, triton_wavefronts=t_wave,
                 unmodeled=imported.unmodeled, notes=imported.notes)
@@ -139,6 +143,7 @@ def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None,
     from linear_layouts.kernels.ir_text import parse_module
 
     ttir_module, ttgir_module = parse_module(ttir), parse_module(ttgir)
+    check_same_kernel(ttir_module, ttgir_module)
     imported = import_ttir(ttir_module, num_warps=num_warps or ttgir_module.num_warps, scalars=dict(scalars or {}))
     return ttgir_costs(global_pointers(ttir_module, imported), ttgir, ttgir_module)
 

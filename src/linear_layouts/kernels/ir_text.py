@@ -42,6 +42,7 @@ from linear_layouts.mlir_text import find_top as _find_top
 
 __all__ = [
     "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module", "check_well_formed",
+    "check_same_kernel",
 ]
 
 @dataclass(frozen=True)
@@ -459,6 +460,26 @@ def check_well_formed(module: Module, argument: str = "text") -> None:
     """
     fn = module.functions[0]
     _check_ops(fn.body.ops, {name for name, _ in fn.args}, argument)
+
+
+@checked
+def check_same_kernel(ttir: Module, ttgir: Module) -> None:
+    """``LayoutError`` unless ``ttir`` and ``ttgir`` are of one kernel: their first functions have one name
+    (Triton keeps it through every pass). Their ops are tied by source location, which a TTIR of another
+    kernel never matches: its costs and layouts would be silently nothing.
+
+    >>> k = parse_module("module {\\n  tt.func @k() {\\n    tt.return\\n  }\\n}")
+    >>> check_same_kernel(k, parse_module("module {\\n  tt.func @j() {\\n    tt.return\\n  }\\n}"))
+    Traceback (most recent call last):
+    ...
+    linear_layouts.errors.LayoutError: ttgir: its function '@j' is not the TTIR's '@k' (ttir and ttgir must be one compile's)
+    """
+    if not ttir.functions or not ttgir.functions:
+        raise LayoutError("ttir, ttgir: each needs a function (tt.func)")
+    a, b = ttir.functions[0].name, ttgir.functions[0].name
+    if a != b:
+        raise LayoutError(f"ttgir: its function {quote('@' + b)} is not the TTIR's {quote('@' + a)} (ttir and ttgir "
+                          "must be one compile's)")
 
 
 @checked

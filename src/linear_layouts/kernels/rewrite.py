@@ -65,7 +65,7 @@ from linear_layouts.catalog import DotOperandLayout, SliceLayout
 from linear_layouts.catalog.recognize import recognize
 from linear_layouts.engine import transfer
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, Op, Region, check_well_formed, parse_module
+from linear_layouts.kernels.ir_text import Module, Op, Region, check_same_kernel, check_well_formed, parse_module
 from linear_layouts.kernels.layouts import Layouts, TypeInfo, parse_type
 from linear_layouts.layout import LinearLayout
 from linear_layouts.ttgir import format_attribute
@@ -155,6 +155,7 @@ def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Ma
     from linear_layouts.kernels.ttir_import import import_ttir
 
     max_ops = MAX_ENGINE_OPS if max_ops is None else max_ops
+    check_same_kernel(ttir, ttgir)
     check_well_formed(ttgir, "ttgir")
     imported = import_ttir(ttir, cc=cc, scalars=dict(scalars or {}), num_warps=num_warps or ttgir.num_warps)
     n = len(imported.program.ops)
