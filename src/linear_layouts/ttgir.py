@@ -764,7 +764,8 @@ def parse_module(text: str) -> TTGIRModule:
             if not isinstance(layout, MemorySpace):
                 aliases.append((name, layout))
     types: dict[str, TensorType] = {}
-    for match in _TYPE_START.finditer(text):
+    match = _TYPE_START.search(text)
+    while match:  # a type's text is not searched again for types (nested ones made this quadratic)
         start = match.start()
         end = closing(text, match.end() - 1)
         if end < 0:
@@ -772,6 +773,7 @@ def parse_module(text: str) -> TTGIRModule:
         type_text = text[start: end + 1]
         if type_text not in types:
             types[type_text] = parse_type(type_text, _resolve=resolve)
+        match = _TYPE_START.search(text, end + 1)
     distinct: dict[TensorType, None] = dict.fromkeys(types.values())
     return TTGIRModule(
         tuple(aliases), tuple(distinct),

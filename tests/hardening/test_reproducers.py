@@ -481,3 +481,15 @@ def test_a_ttir_of_another_kernel(entry):
     else:
         raises_quickly(lambda: getattr(rewrite if entry == "rewrite_kernel" else engine_compare, entry)(ttir, ttgir),
                        match)
+
+
+def test_ttgir_parse_module_of_deeply_nested_types_is_linear():
+    """``ttgir.parse_module`` scanned every ``tensor<`` again inside the type it had just read: 4000 nested
+    ``tensor<`` (48 KB) took 19 s, quadratic in the depth."""
+    from linear_layouts import ttgir
+
+    start = time.perf_counter()
+    module = ttgir.parse_module("tensor<" * 20000 + "4xf16" + ">" * 20000)
+    assert time.perf_counter() - start < 2 and len(module.types) == 1
+    # a type inside another's text (a tensor descriptor's block) is still read as its own
+    assert ttgir.parse_module("!tt.tensordesc<tensor<64x64xf16>>").types[0].shape == (64, 64)
