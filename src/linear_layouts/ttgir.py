@@ -629,6 +629,8 @@ def _element_bitwidth(element: str) -> int | None:
 
 
 _DIMS = re.compile(r"((?:\d+x)*)(.*)", re.S)
+#: an element type: a name (``f16``, ``f8E4M3FN``) or a dialect type (``!tt.ptr<f32>``), never a tensor
+_ELEMENT = re.compile(r"[A-Za-z_][\w.$]*|![\w.$]+(?:<.*>)?", re.S)
 
 
 def _shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
@@ -661,6 +663,9 @@ def parse_type(text: str, aliases: Mapping[str, Any] | None = None, *, _resolve:
     shape, element = _shape_and_element(parts[0])
     if not element:
         raise LayoutError(f"ttgir: the type {text[:60]!r} has no element type")
+    if not _ELEMENT.fullmatch(element):
+        raise LayoutError(f"ttgir: the type {text[:60]!r} has the element type {element[:30]!r}: a static shape "
+                          "SIZExSIZEx... then a type name (f16, i32, !tt.ptr<f32>) is needed")
 
     def attribute(part: str) -> Any:
         reader = _Reader(part, aliases, _resolve)

@@ -8,6 +8,7 @@ cache in ``tests/codegen/test_kernel_cache.py``; the explorer server in ``tests/
 
 from __future__ import annotations
 
+import re
 import resource
 import time
 
@@ -488,8 +489,21 @@ def test_ttgir_parse_module_of_deeply_nested_types_is_linear():
     ``tensor<`` (48 KB) took 19 s, quadratic in the depth."""
     from linear_layouts import ttgir
 
+    raises_quickly(lambda: ttgir.parse_module("tensor<" * 20000 + "4xf16" + ">" * 20000),
+                   "has the element type 'tensor<tensor<")  # a tensor of tensors, refused at the outer type
     start = time.perf_counter()
-    module = ttgir.parse_module("tensor<" * 20000 + "4xf16" + ">" * 20000)
+    module = ttgir.parse_module("tensor<2x!tt.ptr<" * 20000 + "f16" + ">" * 40000)
     assert time.perf_counter() - start < 2 and len(module.types) == 1
     # a type inside another's text (a tensor descriptor's block) is still read as its own
     assert ttgir.parse_module("!tt.tensordesc<tensor<64x64xf16>>").types[0].shape == (64, 64)
+
+
+@pytest.mark.parametrize("text, element", [("tensor<?x4xf16>", "?x4xf16"), ("tensor<4x-1xf16>", "-1xf16"),
+                                           ("tensor<4x 4xf16>", "4xf16"), ("tensor<4xtensor<4xf16>>", "tensor<4xf16>")])
+def test_ttgir_parse_type_of_no_static_shape(text, element):
+    """``ttgir.parse_type`` read ``tensor<?x4xf16>`` as a rank-0 tensor of the element type ``?x4xf16``
+    (and a negative or spaced size, a tensor of tensors, alike): a silently wrong type."""
+    from linear_layouts import ttgir
+
+    raises_quickly(lambda: ttgir.parse_type(text), f"has the element type '{re.escape(element)}': a static shape")
+    assert ttgir.parse_type("tensor<4x!tt.ptr<f16>>").element_type == "!tt.ptr<f16>"
