@@ -68,6 +68,7 @@ from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, Op, Region, check_same_kernel, check_well_formed, parse_module
 from linear_layouts.kernels.layouts import Layouts, TypeInfo, parse_type
 from linear_layouts.layout import LinearLayout
+from linear_layouts.mlir_text import closing
 from linear_layouts.ttgir import format_attribute
 
 if TYPE_CHECKING:
@@ -575,7 +576,9 @@ class _Rewriter:
         for m in _TENSOR.finditer(line):
             if m.start() < i:
                 continue
-            end = _closing(line, m.end() - 1)
+            end = closing(line, m.end() - 1)
+            if end < 0:
+                raise LayoutError(f"rewrite: unbalanced type in {line[:120]!r}")
             text = line[m.start():end + 1]
             t = parse_type(text, self.module)
             key = _type_key(t)
@@ -730,18 +733,6 @@ def _split_results(line: str, op: Op) -> tuple[str, str, str]:
         if m:
             return m.group(1), m.group(2), m.group(3)
     return "", "", line
-
-
-def _closing(text: str, start: int) -> int:
-    depth = 0
-    for i in range(start, len(text)):
-        if text[i] == "<":
-            depth += 1
-        elif text[i] == ">" and text[i - 1] != "-":
-            depth -= 1
-            if depth == 0:
-                return i
-    raise LayoutError(f"rewrite: unbalanced type in {text[:120]!r}")
 
 
 def _type_key(t: TypeInfo) -> tuple:
