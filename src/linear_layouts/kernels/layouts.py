@@ -131,9 +131,9 @@ class Layouts:
         if not t.encoding:
             raise LayoutError(f"type {t.text[:60]!r} has no layout encoding")
         shape = self.layout_shape(t)
-        check_count(math.prod(shape), MAX_ELEMENTS, f"type {quote(t.text)}")
         key = (t.encoding, shape)
         if key not in self._linear:
+            check_count(math.prod(shape), MAX_ELEMENTS, f"type {quote(t.text)}")
             self._linear[key] = self.descriptor(t.encoding).to_linear(list(shape))
         return self._linear[key]
 
