@@ -31,6 +31,7 @@ __all__ = [
     "contiguous_elements",
     "contiguous_elements_along",
     "vector_permutation",
+    "unit_offset_bits",
     "GlobalAccess",
     "global_access",
 ]
@@ -113,16 +114,24 @@ def vector_permutation(layout: LinearLayout, order: Sequence[int] | None = None)
     ColumnAction([1, 0], 'register', 2)
     """
     flat = memory_order_layout(layout, order).flat_bases(REGISTER)
-    front: list[int] = []
-    step = 1
-    while True:
-        hit = next((j for j, b in enumerate(flat) if b == step and j not in front), None)
-        if hit is None:
-            break
-        front.append(hit)
-        step <<= 1
+    front = unit_offset_bits(flat)
     action = front + [j for j in range(len(flat)) if j not in front]
     return ColumnAction(action, REGISTER, len(flat))
+
+
+def unit_offset_bits(images: Sequence[int]) -> list[int]:
+    """Positions of the images 1, 2, 4, ... in that order, for as long as they go: the register bits
+    that §5.3 moves to the front (``images``: each register basis as a flat memory offset).
+
+    >>> unit_offset_bits([8, 1, 64, 2])
+    [1, 3]
+    """
+    front: list[int] = []
+    while True:
+        hit = next((j for j, b in enumerate(images) if b == 1 << len(front) and j not in front), None)
+        if hit is None:
+            return front
+        front.append(hit)
 
 
 @dataclass(frozen=True)

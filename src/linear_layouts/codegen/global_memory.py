@@ -1,15 +1,20 @@
 """Vectorized global loads and stores of a distributed layout over a row-major tile.
 
 Register ``r`` of thread ``(lane, warp)`` holds element ``(G o D)(r, lane, warp)`` of the tile, ``G``
-the row-major flattening (``hardware_map.global_map``).  Runs of ``2**k`` registers at consecutive,
-aligned offsets move as one access of up to 16 bytes (``ld.global.v4.b32`` for 16 bytes).
+the row-major flattening (``hardware_map.global_map``).  The register bits at element offsets 1, 2,
+4, ... (wherever they stand in the register index: ``vector_map``) span aligned runs that move as one
+access of up to 16 bytes (``ld.global.v4.b32`` for 16 bytes).  Stores are issued sector by sector
+(``store_order``): a warp's consecutive stores into the same 32-byte sectors reach L2 as one write
+per sector, scattered ones as one write per store (H100, ncu ``lts__t_sectors_srcunit_tex_op_write``).
 
 Example: a blocked layout with 4 fp32 registers per thread along the fastest dim loads with one
-16-byte ``ld.global.v4`` per 4 registers.
+16-byte ``ld.global.v4`` per 4 registers; with ``order=[0, 1]`` (register bit 0 along the slow dim)
+too, since register bits 1 and 2 are the fast dim's.
 """
 
 from __future__ import annotations
 
+from linear_layouts.analysis.vectorization import unit_offset_bits
 from linear_layouts.codegen.elements import check_element_bytes, element_type, pack_words, unpack_words
 from linear_layouts.codegen.hardware_map import HardwareMap
 from linear_layouts.codegen.intrinsics import L2_PREFETCH_BYTES, global_load_function
@@ -22,21 +27,51 @@ from linear_layouts.errors import LayoutError
 __all__ = [
     "global_vector_elements", "emit_global_load", "emit_global_store", "global_instruction_count",
     "emit_global_load_words", "emit_global_store_words", "emit_global_load_stages", "global_load_vectors",
-    "check_l2_prefetch_bytes",
+    "check_l2_prefetch_bytes", "vector_map", "store_order", "SECTOR_BYTES",
 ]
 
 _WORD_VECTORS = {1: "unsigned", 2: "uint2", 4: "uint4"}
 _WORD_FIELDS = ("x", "y", "z", "w")
+_SUBWORD_STORES = {1: "ll_stg8", 2: "ll_stg16"}
+
+#: Bytes of an L2 sector (the unit of ``store_order``'s grouping).
+SECTOR_BYTES = 32
+
+
+def vector_map(hmap: HardwareMap) -> HardwareMap:
+    """``hmap`` with its register bits renumbered so that bit ``i`` is the one at element offset
+    ``2**i`` for as long as the layout has such bits (the others keep their order: the paper's §5.3
+    permutation, ``analysis.vectorization.unit_offset_bits``); unchanged when they already lead.  Codegen packs register words itself, so which array bits form a vector is
+    free: ``register_index`` maps a renumbered register back to its array slot.
+
+    Example: registers at offsets ``(8, 1, 64)`` (``order=[0, 1]`` over a row-major 16x8 tile) give
+    the map with offsets ``(1, 8, 64)``, i.e. two-element vectors of array registers ``r, r | 2``."""
+    order = unit_offset_bits(hmap.register)
+    if order == list(range(len(order))):
+        return hmap
+    return hmap.permute_registers(order)
 
 
 def global_vector_elements(hmap: HardwareMap, element_bytes: int) -> int:
-    """Elements per global access: ``2**k`` for the longest aligned run of consecutive registers,
-    capped at 16 bytes."""
+    """Elements per global access: ``2**k`` for the longest aligned run of registers at consecutive
+    offsets (``vector_map``), capped at 16 bytes."""
     w = check_element_bytes(element_bytes)
-    v = 1 << hmap.contiguous_registers()
+    v = 1 << vector_map(hmap).contiguous_registers()
     while v * w > 16:
         v //= 2
     return v
+
+
+def store_order(hmap: HardwareMap, element_bytes: int, bases: list[int]) -> list[int]:
+    """``bases`` (first registers of the store vectors) ordered by the 32-byte sectors they write:
+    a store of register ``r`` writes, over the warp, the sectors ``(c(r) ^ lanes) >> s`` with ``c(r)``
+    its constant element offset and ``s = log2(SECTOR_BYTES / element_bytes)``, so stores with equal
+    ``c(r) >> s`` write the same sectors and go one after another (stable: register order within).
+
+    Example: 16-bit registers at offsets ``(64, 1)`` store in the order ``[0, 2, 1, 3]``; as
+    ``[0, 1, 2, 3]`` the L2 would get twice the sector writes."""
+    shift = max(0, (SECTOR_BYTES // element_bytes).bit_length() - 1)
+    return sorted(bases, key=lambda r: hmap.address(r).constant >> shift)
 
 
 def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, pointer: str, load: bool) -> str:
@@ -44,7 +79,7 @@ def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, point
     expr = hmap.address(base)
     offset = combine(expr.constant, expr.runtime_bits)
     nbytes = v * w
-    elems = [f"{regs}[{base + j}]" for j in range(v)]
+    elems = [f"{regs}[{hmap.register_index(base + j)}]" for j in range(v)]
     if nbytes < 4:
         ctype = "unsigned short" if nbytes == 2 else "unsigned char"
         if load:
@@ -52,7 +87,7 @@ def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, point
             body += [f"{e} = ({t})(x >> {8 * w * j});" for j, e in enumerate(elems)]
         else:
             value = " | ".join(f"((unsigned)({e}) << {8 * w * j})" for j, e in enumerate(elems))
-            body = [f"*reinterpret_cast<{ctype}*>({pointer} + {offset}) = ({ctype})({value});"]
+            body = [f"{_SUBWORD_STORES[nbytes]}({pointer} + {offset}, {value});"]
         return "{ " + " ".join(body) + " }"
     n = nbytes // 4
     vtype = _WORD_VECTORS[n]
@@ -76,6 +111,7 @@ def _thread_offset(hmap: HardwareMap, lines: list[str]) -> list[str]:
 def emit_global_load(hmap: HardwareMap, element_bytes: int, regs: str = "a", pointer: str = "src") -> list[str]:
     """C++ lines filling register array ``regs`` from the tile at ``pointer`` (element pointer)."""
     w = check_element_bytes(element_bytes)
+    hmap = vector_map(hmap)
     v = global_vector_elements(hmap, w)
     return _thread_offset(hmap, [
         _access_lines(hmap, w, r, v, regs, pointer, load=True)
@@ -84,36 +120,42 @@ def emit_global_load(hmap: HardwareMap, element_bytes: int, regs: str = "a", poi
 
 
 def emit_global_store(hmap: HardwareMap, element_bytes: int, regs: str = "b", pointer: str = "dst") -> list[str]:
-    """C++ lines writing register array ``regs`` to the tile at ``pointer``, each element once."""
+    """C++ lines writing register array ``regs`` to the tile at ``pointer``, each element once, in
+    ``store_order``."""
     w = check_element_bytes(element_bytes)
+    hmap = vector_map(hmap)
     v = global_vector_elements(hmap, w)
-    lines = [
-        _access_lines(hmap, w, r, v, regs, pointer, load=False)
-        for r in range(0, hmap.num_registers, v)
-        if not (r & hmap.free_register)
-    ]
-    lines = _thread_offset(hmap, lines)
+    lines = [_access_lines(hmap, w, r, v, regs, pointer, load=False) for r in store_order(hmap, w, _store_bases(hmap, v))]
+    return _unique_threads(hmap, _thread_offset(hmap, lines))
+
+
+def _store_bases(hmap: HardwareMap, v: int) -> list[int]:
+    """First (renumbered) registers of the ``v``-element store vectors, duplicate registers left out."""
+    return [r for r in range(0, hmap.num_registers, v) if not (r & hmap.free_register)]
+
+
+def _unique_threads(hmap: HardwareMap, lines: list[str]) -> list[str]:
+    """``lines`` run only by the threads whose duplicate lane and warp bits are 0."""
     parts = []
     if hmap.free_lane:
         parts.append(f"(lane & {hmap.free_lane:#x}u)")
     if hmap.free_warp:
         parts.append(f"(warp & {hmap.free_warp:#x}u)")
-    if parts:
-        lines = [f"if (({' | '.join(parts)}) == 0u) {{"] + ["  " + x for x in lines] + ["}"]
-    return lines
+    if not parts:
+        return lines
+    return [f"if (({' | '.join(parts)}) == 0u) {{"] + ["  " + x for x in lines] + ["}"]
 
 
 def global_instruction_count(hmap: HardwareMap, element_bytes: int, store: bool) -> int:
     """Static number of global accesses per thread the emitters above produce."""
+    hmap = vector_map(hmap)
     v = global_vector_elements(hmap, element_bytes)
-    return sum(
-        1 for r in range(0, hmap.num_registers, v) if not (store and r & hmap.free_register)
-    )
+    return len(_store_bases(hmap, v)) if store else hmap.num_registers // v
 
 
 def _vector_bytes(hmap: HardwareMap, w: int, base: int, v: int) -> Word:
-    flat = [(base + j, i) for j in range(v) for i in range(w)]
-    return tuple(flat)
+    """The (array register, byte) pairs of the vector at (renumbered) registers ``base ... base + v - 1``."""
+    return tuple((hmap.register_index(base + j), i) for j in range(v) for i in range(w))
 
 
 def _check_hint(hint: str, allowed: tuple[str, ...]) -> None:
@@ -138,6 +180,7 @@ def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: E
     vector ``i`` goes to ``vector_names[i]`` (assigned: the caller declares them; ``None``: fresh
     ``const`` locals); ``hint``, ``l2_prefetch_bytes``: the cache hint and L2 prefetch size of
     ``intrinsics.global_load_function`` (16-byte loads only)."""
+    hmap = vector_map(hmap)
     v = global_vector_elements(hmap, w)
     nbytes = v * w
     issue: list[str] = []
@@ -234,11 +277,12 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
     w = check_element_bytes(element_bytes)
     _check_hint(hint, ("", "cs"))
     em = em if em is not None else Emission("h")
+    hmap = vector_map(hmap)
     v = global_vector_elements(hmap, w)
     nbytes = v * w
     natural = Packing.natural(w, packing.register_bits)
     index = {natural.contents(i): i for i in range(natural.num_words)}
-    bases = [r for r in range(0, hmap.num_registers, v) if not (r & hmap.free_register)]
+    bases = store_order(hmap, w, _store_bases(hmap, v))
     targets = {}
     for r in bases:
         flat = list(_vector_bytes(hmap, w, r, v))
@@ -264,17 +308,8 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
         body += em.lines[mark:]
         del em.lines[mark:]
         if nbytes < 4:
-            ctype = "unsigned short" if nbytes == 2 else "unsigned char"
-            body.append(f"*reinterpret_cast<{ctype}*>({pointer} + {offset}) = ({ctype})({operands[0]});")
+            body.append(f"{_SUBWORD_STORES[nbytes]}({pointer} + {offset}, {operands[0]});")
         else:
             fn = {1: "ll_stg32", 2: "ll_stg64", 4: "ll_stg128"}[nbytes // 4] + (f"_{hint}" if hint and nbytes == 16 else "")
             body.append(f"{fn}({pointer} + {offset}, {', '.join(operands)});")
-    lines = _thread_offset(hmap, body)
-    parts = []
-    if hmap.free_lane:
-        parts.append(f"(lane & {hmap.free_lane:#x}u)")
-    if hmap.free_warp:
-        parts.append(f"(warp & {hmap.free_warp:#x}u)")
-    if parts:
-        lines = [f"if (({' | '.join(parts)}) == 0u) {{"] + ["  " + x for x in lines] + ["}"]
-    return lines
+    return _unique_threads(hmap, _thread_offset(hmap, body))

@@ -6,7 +6,8 @@ Shared memory is addressed by 32-bit shared-window byte addresses (``ll_smem_bas
 ``ll_sts{8,16,32,64,128}`` / ``ll_lds{8,16,32,64,128}`` (``st/ld.shared`` u8, u16, b32, v2.b32,
 v4.b32; the 8/16-bit forms take and return the low bits of a 32-bit word),
 ``ll_stsm_x{1,2,4}[_t]`` / ``ll_ldsm_x{1,2,4}[_t]`` (``stmatrix``/``ldmatrix`` .m8n8[.trans].b16),
-``ll_stg{32,64,128}`` (``st.global`` b32, v2, v4), ``ll_bar_cta()`` (``bar.sync 0``),
+``ll_stg{8,16,32,64,128}`` (``st.global`` u8, u16 (the low bits of a 32-bit word), b32, v2, v4; inline
+PTX keeps the stores in the emitted order: ``global_memory.store_order``), ``ll_bar_cta()`` (``bar.sync 0``),
 ``ll_bar_warp()`` (``bar.warp.sync``).  ``STREAMING_FUNCTIONS`` (kernels that use them put it after the
 prelude; it defines both forms, the host one under ``LL_HOST``): ``ll_ldg128_na``
 (``ld.global.nc.L1::no_allocate.v4.b32``), ``ll_stg128_cs`` (``st.global.cs.v4.b32``: streaming,
@@ -81,6 +82,8 @@ DEVICE_PRELUDE = "\n".join([
     'LL_DEV void ll_lds128(unsigned a, unsigned& x, unsigned& y, unsigned& z, unsigned& w) { asm volatile('
     '"ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(a) : "memory"); }',
     *_matrix_defs(),
+    'LL_DEV void ll_stg8(void* p, unsigned x) { asm volatile("st.global.u8 [%0], %1;" :: "l"(p), "r"(x) : "memory"); }',
+    'LL_DEV void ll_stg16(void* p, unsigned x) { asm volatile("st.global.u16 [%0], %1;" :: "l"(p), "r"(x) : "memory"); }',
     'LL_DEV void ll_stg32(void* p, unsigned x) { asm volatile("st.global.b32 [%0], %1;" :: "l"(p), "r"(x) : "memory"); }',
     'LL_DEV void ll_stg64(void* p, unsigned x, unsigned y) { asm volatile("st.global.v2.b32 [%0], {%1, %2};" '
     ':: "l"(p), "r"(x), "r"(y) : "memory"); }',
@@ -273,6 +276,8 @@ LL_DEV void ll_stsm(int n, bool trans, unsigned a, const unsigned* x) {
     + " }"
     for s in (True, False) for n in (1, 2, 4) for t in (False, True)
 ) + r"""
+LL_DEV void ll_stg8(void* p, unsigned x) { unsigned char v = (unsigned char)x; std::memcpy(p, &v, 1); }
+LL_DEV void ll_stg16(void* p, unsigned x) { unsigned short v = (unsigned short)x; std::memcpy(p, &v, 2); }
 LL_DEV void ll_stg32(void* p, unsigned x) { std::memcpy(p, &x, 4); }
 LL_DEV void ll_stg64(void* p, unsigned x, unsigned y) { unsigned v[2] = {x, y}; std::memcpy(p, v, 8); }
 LL_DEV void ll_stg128(void* p, unsigned x, unsigned y, unsigned z, unsigned w) { unsigned v[4] = {x, y, z, w}; std::memcpy(p, v, 16); }
