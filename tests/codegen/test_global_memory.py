@@ -18,6 +18,7 @@ from linear_layouts.codegen.global_memory import (
 from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.packing import Packing
 from linear_layouts.codegen.plan import conversion_kernel
+from linear_layouts.codegen.ptx import compile_ptx, find_nvcc
 
 from ._layouts import random_distributed
 
@@ -86,14 +87,16 @@ def test_store_order_groups_stores_by_sector():
             assert keys == sorted(keys)  # each sector's stores together, sectors in address order
 
 
-def test_sub_word_stores_are_inline_ptx_in_sector_order():
+def test_sub_word_stores_are_inline_ptx_in_sector_order_with_immediate_offsets():
     layout = LinearLayout({"register": [[1, 0], [0, 2]], "lane": [[0, 1], [0, 4], [0, 8], [0, 16], [0, 32]],
                            "warp": []}, {"dim0": 2, "dim1": 64})
     lines = emit_global_store_words(global_map(layout), 2, Packing.natural(2, 2))
-    stores = [x for x in lines if "ll_stg" in x]
-    assert len(stores) == 4 and all(x.strip().startswith("ll_stg16(") for x in stores)
-    offsets = [re.search(r"thread_offset(?: \+ (0x[0-9a-f]+)u)?", x).group(1) or "0" for x in stores]
-    assert [int(o, 16) for o in offsets] == [0, 2, 64, 66]
+    stores = [x.strip() for x in lines if "ll_stg" in x]
+    assert len(stores) == 4 and all(x.startswith("ll_stg16") for x in stores)
+    # the constant part of each address is the instruction's immediate byte offset, in sector order
+    offsets = [int(m.group(1), 16) if (m := re.match(r"ll_stg16<(0x[0-9a-f]+)u>", x)) else 0 for x in stores]
+    assert offsets == [0, 4, 128, 132]
+    assert all("(dst + thread_offset," in x for x in stores)
 
 
 def test_order_0_1_blocked_layouts_store_whole_words():
@@ -115,3 +118,16 @@ def test_permuted_vectors_move_every_element(bits):
     for src, dst in ((a, b), (b, a)):
         kernel = conversion_kernel(src, dst, bits)
         assert emulate_check(kernel, tiles=2, iterations=1, seed=bits) == 0, bits
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
+def test_stores_address_one_base_register_with_immediates():
+    """nvcc keeps one base address: each store's constant part is its PTX immediate (an address
+    computed outside the asm cost two registers per store)."""
+    src = _blocked([1, 4], [8, 4], [2, 1], [1, 0], [64, 32])
+    dst = _blocked([4, 1], [4, 8], [1, 2], [0, 1], [64, 32])
+    ptx = compile_ptx(conversion_kernel(src, dst, 32).source)
+    stores = re.findall(r"st\.global\.\S+\s+\[(%rd\d+)(\+\d+)?\]", ptx)
+    assert len(stores) >= 8
+    assert len({base for base, _ in stores}) == 1
+    assert len({imm for _, imm in stores}) == len(stores)  # every store its own immediate

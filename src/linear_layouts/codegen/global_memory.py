@@ -32,7 +32,6 @@ __all__ = [
 
 _WORD_VECTORS = {1: "unsigned", 2: "uint2", 4: "uint4"}
 _WORD_FIELDS = ("x", "y", "z", "w")
-_SUBWORD_STORES = {1: "ll_stg8", 2: "ll_stg16"}
 
 #: Bytes of an L2 sector (the unit of ``store_order``'s grouping).
 SECTOR_BYTES = 32
@@ -74,6 +73,20 @@ def store_order(hmap: HardwareMap, element_bytes: int, bases: list[int]) -> list
     return sorted(bases, key=lambda r: hmap.address(r).constant >> shift)
 
 
+def _store_function(nbytes: int, hint: str = "") -> str:
+    """The ``intrinsics`` store of ``nbytes`` bytes, e.g. ``ll_stg128_cs`` (``hint`` on 16 bytes only)."""
+    return f"ll_stg{8 * nbytes}" + (f"_{hint}" if hint and nbytes == 16 else "")
+
+
+def _immediate(pointer: str, expr, w: int) -> tuple[str, str]:
+    """(template argument, address) of an access at element offset ``expr``: the constant part as the
+    instruction's immediate byte offset (``<0x40u>``, with ``pointer + thread_offset``) where it adds
+    to the thread's part (no common bits), else ``""`` and the whole address."""
+    if expr.constant and not expr.constant & expr.runtime_bits:
+        return f"<{expr.constant * w:#x}u>", f"{pointer} + thread_offset"
+    return "", f"{pointer} + {combine(expr.constant, expr.runtime_bits)}"
+
+
 def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, pointer: str, load: bool) -> str:
     t = element_type(w)
     expr = hmap.address(base)
@@ -87,7 +100,8 @@ def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, point
             body += [f"{e} = ({t})(x >> {8 * w * j});" for j, e in enumerate(elems)]
         else:
             value = " | ".join(f"((unsigned)({e}) << {8 * w * j})" for j, e in enumerate(elems))
-            body = [f"{_SUBWORD_STORES[nbytes]}({pointer} + {offset}, {value});"]
+            template, address = _immediate(pointer, expr, w)
+            body = [f"{_store_function(nbytes)}{template}({address}, {value});"]
         return "{ " + " ".join(body) + " }"
     n = nbytes // 4
     vtype = _WORD_VECTORS[n]
@@ -99,7 +113,8 @@ def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, point
         # inline PTX (intrinsics' ll_stg*, which the CPU emulator defines too): nvcc splits a C++
         # store of a uint4 temporary into four 32-bit stores
         words = pack_words(elems, w)
-        body = [f"ll_stg{32 * n}({pointer} + {offset}, {', '.join(words)});"]
+        template, address = _immediate(pointer, expr, w)
+        body = [f"{_store_function(nbytes)}{template}({address}, {', '.join(words)});"]
     return "{ " + " ".join(body) + " }"
 
 
@@ -203,10 +218,8 @@ def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: E
         lhs = f"const {vtype} {q}" if declare else q
         if l2_prefetch_bytes and n == 4:  # the constant part as the load's immediate byte offset
             fn = global_load_function(hint == "na", l2_prefetch_bytes)
-            if expr.constant and not expr.constant & expr.runtime_bits:
-                issue.append(f"{lhs} = {fn}<{expr.constant * w:#x}u>({pointer} + thread_offset);")
-            else:
-                issue.append(f"{lhs} = {fn}({pointer} + {offset});")
+            template, address = _immediate(pointer, expr, w)
+            issue.append(f"{lhs} = {fn}{template}({address});")
         elif hint and n == 4:
             issue.append(f"{lhs} = {global_load_function(True, 0)}({pointer} + {offset});")
         else:
@@ -297,7 +310,6 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
     by_byte = source_index(sources)
     for r in bases:
         expr = hmap.address(r)
-        offset = combine(expr.constant, expr.runtime_bits)
         operands = []
         for t in targets[r]:
             i = index.get(t)
@@ -307,9 +319,6 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
                 operands.append(assemble(t, relevant_sources(sources, by_byte, t, None), em).expr)
         body += em.lines[mark:]
         del em.lines[mark:]
-        if nbytes < 4:
-            body.append(f"{_SUBWORD_STORES[nbytes]}({pointer} + {offset}, {operands[0]});")
-        else:
-            fn = {1: "ll_stg32", 2: "ll_stg64", 4: "ll_stg128"}[nbytes // 4] + (f"_{hint}" if hint and nbytes == 16 else "")
-            body.append(f"{fn}({pointer} + {offset}, {', '.join(operands)});")
+        template, address = _immediate(pointer, expr, w)
+        body.append(f"{_store_function(nbytes, hint)}{template}({address}, {', '.join(operands)});")
     return _unique_threads(hmap, _thread_offset(hmap, body))

@@ -59,6 +59,36 @@ def _matrix_defs() -> list[str]:
     return out
 
 
+#: PTX of ``ll_stg{bits}`` (the 8- and 16-bit forms store the low bits of a 32-bit register).
+_STORE_PTX = {8: "st.global{hint}.u8", 16: "st.global{hint}.u16", 32: "st.global{hint}.b32",
+              64: "st.global{hint}.v2.b32", 128: "st.global{hint}.v4.b32"}
+
+
+def _global_store(bits: int, host: bool, hint: str = "") -> str:
+    """``template <unsigned OFFSET = 0u> void ll_stg{bits}[_{hint}](void* p, unsigned x0, ...)``: store
+    the words ``x0 ...`` (the low ``bits`` of ``x0`` below 32) at byte ``p + OFFSET``.  ``OFFSET`` is
+    the instruction's immediate (an address computed outside the asm costs an add and two registers
+    per store: 102 registers instead of 64-odd for a 16-store tile); ``asm volatile`` keeps the stores
+    in the emitted order (``global_memory.store_order``).  ``host``: the emulator's memcpy.
+
+    Example: ``_global_store(32, False)`` emits ``st.global.b32 [%0+%2], %1;``."""
+    words = max(1, bits // 32)
+    name = f"ll_stg{bits}" + (f"_{hint}" if hint else "")
+    params = ", ".join(f"unsigned x{i}" for i in range(words))
+    head = f"template <unsigned OFFSET = 0u> LL_DEV void {name}(void* p, {params}) "
+    if host:
+        ctype = {8: "unsigned char", 16: "unsigned short"}.get(bits, "unsigned")
+        values = ", ".join(f"({ctype})x{i}" for i in range(words))
+        return (head + f"{{ {ctype} v[{words}] = {{{values}}}; "
+                f"std::memcpy(static_cast<unsigned char*>(p) + OFFSET, v, {bits // 8}); }}")
+    regs = ", ".join(f"%{i + 1}" for i in range(words))
+    operands = ", ".join(f'"r"(x{i})' for i in range(words))
+    data = regs if words == 1 else "{" + regs + "}"
+    ptx = _STORE_PTX[bits].format(hint=f".{hint}" if hint else "")
+    return head + (f'{{ asm volatile("{ptx} [%0+%{words + 1}], {data};" :: "l"(p), {operands}, "n"(OFFSET) '
+                   ': "memory"); }')
+
+
 MATRIX_FUNCTIONS = tuple(matrix_function(s, n, t) for s in (True, False) for n in (1, 2, 4) for t in (False, True))
 
 DEVICE_PRELUDE = "\n".join([
@@ -82,13 +112,7 @@ DEVICE_PRELUDE = "\n".join([
     'LL_DEV void ll_lds128(unsigned a, unsigned& x, unsigned& y, unsigned& z, unsigned& w) { asm volatile('
     '"ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(a) : "memory"); }',
     *_matrix_defs(),
-    'LL_DEV void ll_stg8(void* p, unsigned x) { asm volatile("st.global.u8 [%0], %1;" :: "l"(p), "r"(x) : "memory"); }',
-    'LL_DEV void ll_stg16(void* p, unsigned x) { asm volatile("st.global.u16 [%0], %1;" :: "l"(p), "r"(x) : "memory"); }',
-    'LL_DEV void ll_stg32(void* p, unsigned x) { asm volatile("st.global.b32 [%0], %1;" :: "l"(p), "r"(x) : "memory"); }',
-    'LL_DEV void ll_stg64(void* p, unsigned x, unsigned y) { asm volatile("st.global.v2.b32 [%0], {%1, %2};" '
-    ':: "l"(p), "r"(x), "r"(y) : "memory"); }',
-    'LL_DEV void ll_stg128(void* p, unsigned x, unsigned y, unsigned z, unsigned w) { asm volatile('
-    '"st.global.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(x), "r"(y), "r"(z), "r"(w) : "memory"); }',
+    *(_global_store(bits, False) for bits in _STORE_PTX),
     "#define ll_bar_cta() __syncthreads()",
     "#define ll_bar_warp() __syncwarp()",
     "#endif",
@@ -103,13 +127,12 @@ STREAMING_FUNCTIONS = "\n".join([
     "#define LL_STREAMING",
     "#ifdef LL_HOST",
     "LL_DEV uint4 ll_ldg128_na(const void* p) { uint4 v; std::memcpy(&v, p, 16); return v; }",
-    "LL_DEV void ll_stg128_cs(void* p, unsigned x, unsigned y, unsigned z, unsigned w) { ll_stg128(p, x, y, z, w); }",
+    _global_store(128, True, "cs"),
     "#else",
     'LL_DEV uint4 ll_ldg128_na(const void* p) { uint4 v; asm volatile('
     '"ld.global.nc.L1::no_allocate.v4.b32 {%0, %1, %2, %3}, [%4];" '
     ': "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }',
-    'LL_DEV void ll_stg128_cs(void* p, unsigned x, unsigned y, unsigned z, unsigned w) { asm volatile('
-    '"st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(x), "r"(y), "r"(z), "r"(w) : "memory"); }',
+    _global_store(128, False, "cs"),
     "#endif",
     "#endif",
     "",
@@ -276,9 +299,4 @@ LL_DEV void ll_stsm(int n, bool trans, unsigned a, const unsigned* x) {
     + " }"
     for s in (True, False) for n in (1, 2, 4) for t in (False, True)
 ) + r"""
-LL_DEV void ll_stg8(void* p, unsigned x) { unsigned char v = (unsigned char)x; std::memcpy(p, &v, 1); }
-LL_DEV void ll_stg16(void* p, unsigned x) { unsigned short v = (unsigned short)x; std::memcpy(p, &v, 2); }
-LL_DEV void ll_stg32(void* p, unsigned x) { std::memcpy(p, &x, 4); }
-LL_DEV void ll_stg64(void* p, unsigned x, unsigned y) { unsigned v[2] = {x, y}; std::memcpy(p, v, 8); }
-LL_DEV void ll_stg128(void* p, unsigned x, unsigned y, unsigned z, unsigned w) { unsigned v[4] = {x, y, z, w}; std::memcpy(p, v, 16); }
-"""
+""" + "\n".join(_global_store(bits, True) for bits in _STORE_PTX) + "\n"
