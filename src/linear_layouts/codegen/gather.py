@@ -26,7 +26,7 @@ from typing import Any
 
 from linear_layouts.codegen.elements import check_element_bytes, element_type
 from linear_layouts.codegen.global_memory import emit_global_load, emit_global_store
-from linear_layouts.codegen.hardware_map import global_map
+from linear_layouts.codegen.hardware_map import global_map, guard_redundant_threads
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.index import row_major_strides
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE
@@ -105,11 +105,7 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
                 stores.append(f"ll_sts64(smem + ({off} << 3), (unsigned)a[{r}], (unsigned)(a[{r}] >> 32));")
             else:
                 stores.append(f"ll_sts{8 * w}(smem + ({off} << {shift}), (unsigned)a[{r}]);")
-        parts = [f"(lane & {hmap.free_lane:#x}u)"] if hmap.free_lane else []
-        parts += [f"(warp & {hmap.free_warp:#x}u)"] if hmap.free_warp else []
-        if parts:
-            stores = [f"if (({' | '.join(parts)}) == 0u) {{"] + ["  " + x for x in stores] + ["}"]
-        body += ["  " + x for x in stores]
+        body += ["  " + x for x in guard_redundant_threads(hmap, stores)]
         body.append("  __syncthreads();")
         g = global_map(index)
         body.append("  {")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from linear_layouts.analysis.vectorization import unit_offset_bits
 from linear_layouts.codegen.elements import check_element_bytes, element_type, pack_words, unpack_words
-from linear_layouts.codegen.hardware_map import HardwareMap
+from linear_layouts.codegen.hardware_map import HardwareMap, guard_redundant_threads
 from linear_layouts.codegen.intrinsics import L2_PREFETCH_BYTES, global_load_function
 from linear_layouts.codegen.packing import (
     Emission, Packing, Source, Word, assemble, gather_words, relevant_sources, repack, source_index,
@@ -141,24 +141,12 @@ def emit_global_store(hmap: HardwareMap, element_bytes: int, regs: str = "b", po
     hmap = vector_map(hmap)
     v = global_vector_elements(hmap, w)
     lines = [_access_lines(hmap, w, r, v, regs, pointer, load=False) for r in store_order(hmap, w, _store_bases(hmap, v))]
-    return _unique_threads(hmap, _thread_offset(hmap, lines))
+    return guard_redundant_threads(hmap, _thread_offset(hmap, lines))
 
 
 def _store_bases(hmap: HardwareMap, v: int) -> list[int]:
     """First (renumbered) registers of the ``v``-element store vectors, duplicate registers left out."""
     return [r for r in range(0, hmap.num_registers, v) if not (r & hmap.free_register)]
-
-
-def _unique_threads(hmap: HardwareMap, lines: list[str]) -> list[str]:
-    """``lines`` run only by the threads whose duplicate lane and warp bits are 0."""
-    parts = []
-    if hmap.free_lane:
-        parts.append(f"(lane & {hmap.free_lane:#x}u)")
-    if hmap.free_warp:
-        parts.append(f"(warp & {hmap.free_warp:#x}u)")
-    if not parts:
-        return lines
-    return [f"if (({' | '.join(parts)}) == 0u) {{"] + ["  " + x for x in lines] + ["}"]
 
 
 def global_instruction_count(hmap: HardwareMap, element_bytes: int, store: bool) -> int:
@@ -321,4 +309,4 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
         del em.lines[mark:]
         template, address = _immediate(pointer, expr, w)
         body.append(f"{_store_function(nbytes, hint)}{template}({address}, {', '.join(operands)});")
-    return _unique_threads(hmap, _thread_offset(hmap, body))
+    return guard_redundant_threads(hmap, _thread_offset(hmap, body))

@@ -19,7 +19,7 @@ from linear_layouts.errors import LayoutError
 from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
-__all__ = ["HardwareMap", "global_map", "shared_map", "DISTRIBUTED_DIMS"]
+__all__ = ["HardwareMap", "global_map", "shared_map", "guard_redundant_threads", "DISTRIBUTED_DIMS"]
 
 DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
 
@@ -109,6 +109,27 @@ class HardwareMap:
                 break
             k -= 1
         return k
+
+
+def guard_redundant_threads(hmap: HardwareMap, lines: list[str], *, lanes: bool = True) -> list[str]:
+    """``lines`` run only by the threads that hold the first copy of their data (Triton's
+    ``emitRedundantThreadPredicate``): wrapped in ``if (((lane & free_lane) | (warp & free_warp)) == 0u)``
+    over the terms whose mask is not 0; unchanged when no lane or warp is free. ``lanes=False`` predicates
+    warps only (a warp-wide ``.sync.aligned`` instruction such as stmatrix needs every lane).
+
+    >>> hmap = HardwareMap((1,), (2, 4, 8, 16, 0), (), free_register=0, free_lane=0x10, free_warp=0,
+    ...                    zero_register=0)
+    >>> guard_redundant_threads(hmap, ["st(x);"])
+    ['if (((lane & 0x10u)) == 0u) {', '  st(x);', '}']
+    """
+    parts = []
+    if lanes and hmap.free_lane:
+        parts.append(f"(lane & {hmap.free_lane:#x}u)")
+    if hmap.free_warp:
+        parts.append(f"(warp & {hmap.free_warp:#x}u)")
+    if not parts:
+        return lines
+    return [f"if (({' | '.join(parts)}) == 0u) {{"] + ["  " + line for line in lines] + ["}"]
 
 
 def _check_distributed(layout: LinearLayout, argument: str) -> None:

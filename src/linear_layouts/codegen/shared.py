@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from linear_layouts.analysis.steps import MemoryOp, SharedInstruction, shared_mnemonic
 from linear_layouts.codegen.elements import check_element_bytes
-from linear_layouts.codegen.hardware_map import HardwareMap
+from linear_layouts.codegen.hardware_map import HardwareMap, guard_redundant_threads
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.intrinsics import matrix_function, vector_function
 from linear_layouts.codegen.packing import (
@@ -126,16 +126,6 @@ def _with_thread_offset(addresses: list[tuple[int, IndexExpression]], lines: lis
         raise LayoutError("addresses: instructions of one access differ in their lane/warp part")
     part = IndexExpression(0, terms).to_cuda()
     return ["{", f"  const unsigned thread_offset = {part};"] + ["  " + x for x in lines] + ["}"]
-
-
-def _predicate(hmap: HardwareMap, lanes: bool = True) -> str | None:
-    """Store predicate skipping duplicate warps (and lanes; never around .sync.aligned stmatrix)."""
-    parts = []
-    if lanes and hmap.free_lane:
-        parts.append(f"(lane & {hmap.free_lane:#x}u)")
-    if hmap.free_warp:
-        parts.append(f"(warp & {hmap.free_warp:#x}u)")
-    return None if not parts else "(" + " | ".join(parts) + ") == 0u"
 
 
 def _check_vector(hmap: HardwareMap, element_bytes: int, access: EmittedAccess) -> int:
@@ -311,11 +301,9 @@ def emit_shared_store(
         body += em.lines[mark:]
         del em.lines[mark:]
         body.append(f"{fn}({addr}, {', '.join(operands)});")
+    # stmatrix is .sync.aligned (every lane of the warp runs it): only duplicate warps are skipped around it
     lines = _with_thread_offset(addresses, body)
-    predicate = _predicate(hmap, lanes=access.kind is not SharedInstruction.MATRIX)
-    if predicate:
-        lines = [f"if ({predicate}) {{"] + ["  " + line for line in lines] + ["}"]
-    return lines
+    return guard_redundant_threads(hmap, lines, lanes=access.kind is not SharedInstruction.MATRIX)
 
 
 def emit_shared_load(
