@@ -29,7 +29,7 @@ from linear_layouts.codegen.global_memory import emit_global_load, emit_global_s
 from linear_layouts.codegen.hardware_map import global_map, guard_redundant_threads
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.index import row_major_strides
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.errors import LayoutError
 
 __all__ = ["GatherKernel", "emit_gather_kernel"]
@@ -71,10 +71,7 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, const int* __restrict__ index_all, {t}* __restrict__ out_all,",
         "    int iterations) {",
-        "  const unsigned lane = threadIdx.x & 31u;",
-        "  const unsigned warp = threadIdx.x >> 5;",
-        "  const unsigned smem = ll_smem_base();",
-        "  (void)smem; (void)lane; (void)warp;",
+        *KERNEL_PROLOGUE,
         f"  const {t}* src = src_all + (size_t)blockIdx.x * {tile}u;",
         f"  const int* index = index_all + (size_t)blockIdx.x * {tile}u;",
         f"  {t}* out = out_all + (size_t)blockIdx.x * {tile}u;",

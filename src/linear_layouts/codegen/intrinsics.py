@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES
 
-__all__ = ["DEVICE_PRELUDE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS", "vector_function",
-           "matrix_function", "L2_PREFETCH_BYTES", "global_load_function", "prefetch_functions",
+__all__ = ["DEVICE_PRELUDE", "KERNEL_PROLOGUE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS",
+           "vector_function", "matrix_function", "L2_PREFETCH_BYTES", "global_load_function", "prefetch_functions",
            "ASYNC_COPY_FUNCTIONS", "async_copy_function"]
 
 
@@ -90,6 +90,15 @@ def _global_store(bits: int, host: bool, hint: str = "") -> str:
 
 
 MATRIX_FUNCTIONS = tuple(matrix_function(s, n, t) for s in (True, False) for n in (1, 2, 4) for t in (False, True))
+
+#: First lines of every generated kernel body (conversion, transpose and gather kernels): the thread's
+#: ``lane`` and ``warp`` and the shared window's base address ``smem``, each marked used.
+KERNEL_PROLOGUE = (
+    "  const unsigned lane = threadIdx.x & 31u;",
+    "  const unsigned warp = threadIdx.x >> 5;",
+    "  const unsigned smem = ll_smem_base();",
+    "  (void)smem; (void)lane; (void)warp;",
+)
 
 DEVICE_PRELUDE = "\n".join([
     "#ifndef LL_PRELUDE",

@@ -33,7 +33,8 @@ from linear_layouts.codegen.global_memory import (
 from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.index import IndexExpression
 from linear_layouts.codegen.intrinsics import (
-    ASYNC_COPY_FUNCTIONS, DEVICE_PRELUDE, STREAMING_FUNCTIONS, async_copy_function, prefetch_functions,
+    ASYNC_COPY_FUNCTIONS, DEVICE_PRELUDE, KERNEL_PROLOGUE, STREAMING_FUNCTIONS, async_copy_function,
+    prefetch_functions,
 )
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.codegen.shared import access_addresses, combine, emit_shared_load
@@ -71,15 +72,6 @@ class KernelSource:
     shared_bytes: int
     tile_elements: int
     element_bytes: int
-
-
-#: First lines of every kernel body: lane, warp and the shared window's base address.
-_PROLOGUE = (
-    "  const unsigned lane = threadIdx.x & 31u;",
-    "  const unsigned warp = threadIdx.x >> 5;",
-    "  const unsigned smem = ll_smem_base();",
-    "  (void)smem; (void)lane; (void)warp;",
-)
 
 
 #: Shared memory a CTA may use without opting in (cudaFuncSetAttribute): the double buffer's bound.
@@ -198,7 +190,7 @@ def emit_conversion_kernel(
         f"//   launch: grid = number of tiles, block = {threads} threads, dynamic shared memory = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all, int iterations) {{",
-        *_PROLOGUE,
+        *KERNEL_PROLOGUE,
         f"  const {t}* src = src_all + (size_t)blockIdx.x * {tile}u;",
         f"  {t}* dst = dst_all + (size_t)blockIdx.x * {tile}u;",
         f"  unsigned a[{pa.num_words}];",
@@ -325,7 +317,7 @@ def emit_transpose_kernel(
     body = [
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
-        *_PROLOGUE,
+        *KERNEL_PROLOGUE,
     ]
     row, col = ("blockIdx.y", "blockIdx.x")
     if group_rows != 1:
@@ -423,7 +415,7 @@ def emit_persistent_transpose_kernel(
         f"//   and stores. launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
-        *_PROLOGUE,
+        *KERNEL_PROLOGUE,
         f"  unsigned a[{pa.num_words}];",
         f"  unsigned b[{pb.num_words}];",
         f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
@@ -469,7 +461,7 @@ def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, 
         f"//   launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all, unsigned* __restrict__ sched) {{",
-        *_PROLOGUE,
+        *KERNEL_PROLOGUE,
         f"  unsigned a[{words_a}];",
         f"  unsigned b[{words_b}];",
         f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
@@ -603,7 +595,7 @@ def emit_async_transpose_kernel(
         f"//   launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
-        *_PROLOGUE,
+        *KERNEL_PROLOGUE,
         f"  const unsigned goff = {goff};  // src's lane/warp part (elements of A)",
         f"  const unsigned soff = {soff};  // the shared store's lane/warp part (elements)",
         f"  unsigned b[{pb.num_words}];",
