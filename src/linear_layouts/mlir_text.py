@@ -1,6 +1,7 @@
 """Bracket-aware scanning of MLIR text (TTIR / TTGIR types, attributes and op lines): the positions at
 nesting depth 0, outside ``<>``, ``()``, ``{}``, ``[]`` and double quotes, where ``->`` is an arrow and
-no bracket. The one home of this scan for :mod:`linear_layouts.ttgir` and
+no bracket; and the split of a shaped type's body into its static shape and element type. The one home
+of this scan (and of that split) for :mod:`linear_layouts.ttgir` and
 :mod:`linear_layouts.kernels.ir_text`.
 
 >>> split_top("tensor<4x8xf16, #a>, i32")
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 
-__all__ = ["split_top", "find_top", "closing"]
+__all__ = ["split_top", "find_top", "closing", "shape_and_element"]
 
 _OPEN = "<({["
 _CLOSE = ">)}]"
@@ -100,3 +101,21 @@ def closing(text: str, start: int) -> int:
     if opener not in _OPEN:
         raise LayoutError(f"start: text[{start}] is {opener!r}, not an opening bracket")
     return find_top(text, _CLOSE[_OPEN.index(opener)], start=start + 1)
+
+
+@checked
+def shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
+    """The body of a shaped type (``SIZExSIZEx...xELEMENT``, ``text`` stripped) as (static shape, element
+    text): the longest prefix of ``<decimal digits>x`` groups is the shape, the rest (stripped) the element,
+    which may be empty or not a type name (the caller checks it).
+
+    >>> shape_and_element("128x64xf16")
+    ((128, 64), 'f16')
+    >>> shape_and_element("4x?x!tt.ptr<f32>")
+    ((4,), '?x!tt.ptr<f32>')
+    """
+    parts = text.strip().split("x")
+    k = 0
+    while k < len(parts) - 1 and parts[k].isdecimal():
+        k += 1
+    return tuple(int(d) for d in parts[:k]), "x".join(parts[k:]).strip()

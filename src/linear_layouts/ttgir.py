@@ -64,7 +64,7 @@ from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_SPEC_DEPTH, excerpt, quote
-from linear_layouts.mlir_text import closing, split_top
+from linear_layouts.mlir_text import closing, shape_and_element, split_top
 
 __all__ = [
     "parse_attribute",
@@ -628,16 +628,8 @@ def _element_bitwidth(element: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-_DIMS = re.compile(r"((?:\d+x)*)(.*)", re.S)
 #: an element type: a name (``f16``, ``f8E4M3FN``) or a dialect type (``!tt.ptr<f32>``), never a tensor
 _ELEMENT = re.compile(r"[A-Za-z_][\w.$]*|![\w.$]+(?:<.*>)?", re.S)
-
-
-def _shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
-    match = _DIMS.fullmatch(text.strip())
-    dims, element = match.group(1), match.group(2).strip()  # type: ignore[union-attr]
-    shape = tuple(int(d) for d in dims.split("x") if d)
-    return shape, element
 
 
 @checked
@@ -660,7 +652,7 @@ def parse_type(text: str, aliases: Mapping[str, Any] | None = None, *, _resolve:
     if not inner.endswith(">"):
         raise LayoutError(f"ttgir: the type {text[:60]!r} must end with '>'")
     parts = split_top(inner[:-1]) or [""]
-    shape, element = _shape_and_element(parts[0])
+    shape, element = shape_and_element(parts[0])
     if not element:
         raise LayoutError(f"ttgir: the type {text[:60]!r} has no element type")
     if not _ELEMENT.fullmatch(element):

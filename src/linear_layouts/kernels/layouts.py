@@ -22,6 +22,7 @@ from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, split_top
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_count, quote
+from linear_layouts.mlir_text import shape_and_element
 
 __all__ = ["TypeInfo", "parse_type", "element_bits", "Resolver", "default_resolver", "Layouts"]
 
@@ -65,12 +66,6 @@ class TypeInfo:
         return n
 
 
-def _shape_element(text: str) -> tuple[tuple[int, ...], str]:
-    m = re.fullmatch(r"((?:\d+x)*)(.*)", text.strip(), re.S)
-    assert m is not None
-    return tuple(int(d) for d in m.group(1).split("x") if d), m.group(2).strip()
-
-
 @checked
 def parse_type(text: str, module: Module | None = None) -> TypeInfo:
     """Split a type (module doc); aliases are expanded with ``module``'s."""
@@ -79,7 +74,7 @@ def parse_type(text: str, module: Module | None = None) -> TypeInfo:
     for prefix, kind in (("tensor<", "tensor"), ("!ttg.memdesc<", "memdesc"), ("<", "memdesc")):
         if text.startswith(prefix) and text.endswith(">"):
             parts = split_top(text[len(prefix):-1])
-            shape, element = _shape_element(parts[0])
+            shape, element = shape_and_element(parts[0])
             encoding, alloc = "", ()
             for part in parts[1:]:
                 if part.startswith("#") and not encoding:
