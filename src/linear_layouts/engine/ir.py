@@ -15,6 +15,7 @@ expand_dims, broadcast, gather, convert_layout) plus ``elementwise`` (unary, bin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,10 +74,8 @@ class Value:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        """Elements of the tile: the product of ``shape``."""
+        return math.prod(self.shape)
 
     def type_str(self) -> str:
         return f"tensor<{'x'.join(map(str, self.shape))}x{self.dtype}>"
@@ -345,10 +344,7 @@ class Builder:
         """``tt.reshape`` (row-major element order kept)."""
         v = self._get(x, "x")
         shape = _check_shape(shape)
-        n = 1
-        for s in shape:
-            n *= s
-        if n != v.numel:
+        if math.prod(shape) != v.numel:
             raise LayoutError(f"shape must have {v.numel} elements like x, got {list(shape)}")
         return self._one("reshape", [x], shape, v.dtype)
 

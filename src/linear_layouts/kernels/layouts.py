@@ -60,10 +60,8 @@ class TypeInfo:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        """Elements of the type: the product of ``shape`` (1 for a scalar)."""
+        return math.prod(self.shape)
 
 
 @checked
