@@ -16,7 +16,7 @@ building blocks (``identityStandardND``, ``ensureLayoutNotSmallerThan``, ``ensur
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from linear_layouts.arguments import checked
@@ -33,6 +33,7 @@ __all__ = [
     "identity_standard_nd",
     "get_matrix_order",
     "get_order_for_dot_operand",
+    "order_from_bases",
     "ensure_layout_not_smaller_than",
     "ensure_layout_not_larger_than",
     "make_cga_layout",
@@ -297,6 +298,22 @@ def get_order_for_dot_operand(operand_index: int, rank: int, k_contig: bool) -> 
     (0, 1)
     """
     return get_matrix_order(rank, row_major=bool(operand_index) != k_contig)
+
+
+def order_from_bases(bases: Iterable[Sequence[int]], rank: int) -> tuple[int, ...]:
+    """Triton's ``getOrder`` read off bases, fastest dim first: the dims in the order the ``bases`` (vectors
+    over ``dim0 .. dim{rank-1}``) first move them, then the dims never moved from ``rank-1`` down to 0.
+
+    >>> order_from_bases([[0, 1], [0, 2], [1, 0]], 3)
+    (1, 0, 2)
+    """
+    order: list[int] = []
+    for vector in bases:
+        for d, x in enumerate(vector):
+            if x and d not in order:
+                order.append(d)
+    order += [d for d in reversed(range(rank)) if d not in order]
+    return tuple(order)
 
 
 def identity_standard_nd(in_dim: str, shape: Sequence[int], order: Sequence[int]) -> LinearLayout:

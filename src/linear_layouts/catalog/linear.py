@@ -18,6 +18,7 @@ from linear_layouts.catalog.base import (
     ensure_layout_not_smaller_than,
     freeze_fields,
     is_power_of_two,
+    order_from_bases,
     standard_out_dim_names,
 )
 from linear_layouts.errors import LayoutError
@@ -93,13 +94,7 @@ class DistributedLinearLayout(DistributedLayout):
     def order(self) -> tuple[int, ...]:
         """Triton's ``LinearEncodingAttr::getOrder``: dims in the order the register bases first move them,
         then the rest in ``rank-1, .., 0`` order."""
-        order: list[int] = []
-        for vector in self.reg_bases:
-            for d, x in enumerate(vector):
-                if x and d not in order:
-                    order.append(d)
-        order += [d for d in reversed(range(self.rank)) if d not in order]
-        return tuple(order)
+        return order_from_bases(self.reg_bases, self.rank)
 
     def to_linear(self, shape: Sequence[int]) -> LinearLayout:
         """Triton's ``LinearEncodingAttr::toLinearLayout``: fit the bases to ``shape`` (outs in register order)."""

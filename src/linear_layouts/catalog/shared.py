@@ -33,6 +33,7 @@ from linear_layouts.catalog.base import (
     freeze_fields,
     is_power_of_two,
     make_cga_layout,
+    order_from_bases,
     standard_out_dim_names,
 )
 from linear_layouts.element_type import element_type
@@ -560,14 +561,9 @@ class PaddedSharedLayout(SharedLayout):
         """
         if self.cga_layout:
             return None
-        order: list[int] = []
-        for vector in self.offset_bases:
-            for d, x in enumerate(vector):
-                if x and d not in order:
-                    order.append(d)
-        order += [d for d in reversed(range(self.rank)) if d not in order]
+        order = order_from_bases(self.offset_bases, self.rank)
         expected = PaddedSharedLayout.with_identity_for(self.interval_padding_pairs, self.shape, order)
-        return tuple(order) if expected.offset_bases == self.offset_bases else None
+        return order if expected.offset_bases == self.offset_bases else None
 
     def to_linear(self, shape: Sequence[int] | None = None) -> LinearLayout:
         """The linear component ``(offset, block) -> (dim0, ..)``; the padding is not part of it

@@ -34,6 +34,7 @@ from linear_layouts.arguments import checked
 from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts, matrix_instruction_wavefronts
 from linear_layouts.analysis.conversion import conversion_dims
+from linear_layouts.catalog.base import order_from_bases
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import ColumnAction, LinearLayout, divide_left, divide_right
 from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
@@ -624,13 +625,8 @@ def _xor_coords(bases: list[list[int]], value: int, rank: int) -> tuple[int, ...
 def layout_order(layout: LinearLayout) -> list[int]:
     """Triton's ``getOrder`` of a distributed layout, fastest dim first: the dims in the order their bases
     first appear in the register, lane, warp bases; the dims never seen follow, the last dim first."""
-    order: list[int] = []
-    for d in (REG, LANE, WARP, BLOCK):
-        for v in layout.bases.get(d, []):
-            for k, x in enumerate(v):
-                if x and k not in order:
-                    order.append(k)
-    return order + [k for k in reversed(range(layout.num_out_dims)) if k not in order]
+    bases = [v for d in (REG, LANE, WARP, BLOCK) for v in layout.bases.get(d, [])]
+    return list(order_from_bases(bases, layout.num_out_dims))
 
 
 @checked
