@@ -12,6 +12,7 @@ from linear_layouts.analysis.broadcast import (
     reduced_layout,
     reduction_stores,
     zero_bases_mask,
+    zero_basis_indices,
 )
 from linear_layouts.analysis.warp_simulator import random_distributed_layout
 
@@ -61,6 +62,21 @@ def test_zero_bases_mask_is_the_bits_whose_unit_input_maps_to_zero():
     L = LinearLayout({"register": [[0], [1]], "lane": [[1], [2]]}, ["dim0"])
     assert zero_bases_mask(L, "register") == 1 and zero_bases_mask(L, "lane") == 0
     assert broadcast_masks(L)["lane"] == 1  # in the span of the register basis, yet not zero
+
+
+def test_zero_basis_indices_list_the_zero_bases_in_order():
+    """The indices i with L(in_dim = 2**i) == 0, increasing (what plan_shuffle pairs with dst's extra lanes
+    and inter_warp_layout swaps warps into); () for an absent in dim."""
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        bases = {d: [[int(rng.integers(0, 4)) * int(rng.integers(0, 2)), int(rng.integers(0, 2))]
+                     for _ in range(int(rng.integers(0, 6)))] for d in ("register", "lane")}
+        L = LinearLayout(bases, {"dim0": 4, "dim1": 2}, require_surjective=False)
+        for d in ("register", "lane"):
+            assert zero_basis_indices(L, d) == tuple(i for i, v in enumerate(L.bases[d]) if not any(v)), (L, d)
+        assert zero_basis_indices(L, "warp") == ()
+    L = LinearLayout({"register": [[1], [0], [2], [0]], "lane": [[0], [0], [4]]}, ["dim0"])
+    assert zero_basis_indices(L, "register") == (1, 3) and zero_basis_indices(L, "lane") == (0, 1)
 
 
 def test_reduction_counts_match_brute_force():

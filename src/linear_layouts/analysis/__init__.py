@@ -42,6 +42,7 @@ from linear_layouts.analysis.broadcast import (
     reduced_layout,
     reduction_stores,
     zero_bases_mask,
+    zero_basis_indices,
 )
 from linear_layouts.analysis.conversion import conversion_dims, plan_conversion, plan_shared_memory, plan_through
 from linear_layouts.analysis.steps import (
@@ -73,6 +74,7 @@ __all__ += [
     "GlobalAccess", "contiguous_elements", "contiguous_elements_along", "global_access", "memory_order_layout",
     "vector_permutation",
     "ReductionStores", "broadcast_masks", "duplicated_bits", "reduced_layout", "reduction_stores", "zero_bases_mask",
+    "zero_basis_indices",
     "ShufflePlan", "ShuffleRound", "plan_shuffle", "same_warp_data",
     "GatherPlan", "GatherRound", "is_warp_local", "plan_gather",
     "conversion_dims", "plan_conversion", "plan_shared_memory", "plan_through",

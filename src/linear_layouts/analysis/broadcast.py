@@ -24,7 +24,8 @@ from linear_layouts.errors import LayoutError, not_a_layout
 from linear_layouts.limits import quote
 from linear_layouts.layout import LinearLayout
 
-__all__ = ["broadcast_masks", "duplicated_bits", "zero_bases_mask", "ReductionStores", "reduced_layout", "reduction_stores"]
+__all__ = ["broadcast_masks", "duplicated_bits", "zero_bases_mask", "zero_basis_indices", "ReductionStores", "reduced_layout",
+           "reduction_stores"]
 
 HARDWARE_DIMS = ("register", "lane", "warp", "block")
 
@@ -58,6 +59,18 @@ def zero_bases_mask(layout: LinearLayout, in_dim: str) -> int:
     if not layout.has_in_dim(in_dim):
         return 0
     return sum(1 << i for i, b in enumerate(layout.flat_bases(in_dim)) if b == 0)
+
+
+@checked
+def zero_basis_indices(layout: LinearLayout, in_dim: str) -> tuple[int, ...]:
+    """The set bits of ``zero_bases_mask(layout, in_dim)`` in increasing order: the indices of ``in_dim``'s
+    zero bases (``()`` when ``layout`` has no ``in_dim``).
+
+    >>> zero_basis_indices(LinearLayout({"register": [[1], [0], [2], [0]]}, ["dim0"]), "register")
+    (1, 3)
+    """
+    mask = zero_bases_mask(layout, in_dim)
+    return tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
 
 
 @checked

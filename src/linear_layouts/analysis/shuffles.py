@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from linear_layouts.analysis.broadcast import zero_bases_mask
+from linear_layouts.analysis.broadcast import zero_bases_mask, zero_basis_indices
 from linear_layouts.arguments import checked
 from linear_layouts.catalog.characterize import distributed_violation
 from linear_layouts.element_type import DTypeLike, element_type
@@ -196,7 +196,7 @@ def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> Shuf
     n = min(len(E), len(F))
     G = [E[i] ^ F[i] for i in range(n)]
     f_extra = F[n:]
-    a_zero_lanes = [i for i, b in enumerate(src.flat_bases(LANE)) if b == 0]
+    a_zero_lanes = zero_basis_indices(src, LANE)
     if len(a_zero_lanes) < len(f_extra):  # pragma: no cover - |I|+|E|+|Z_A| = |I|+|F|+|Z_B| rules it out
         raise LayoutError("src has too few duplicated lanes to serve dst's lanes")
     f_extra_lane = {v: a_zero_lanes[i] for i, v in enumerate(f_extra)}

@@ -31,7 +31,7 @@ import numpy as np
 
 from linear_layouts import f2
 from linear_layouts.arguments import checked
-from linear_layouts.analysis.broadcast import zero_bases_mask
+from linear_layouts.analysis.broadcast import zero_bases_mask, zero_basis_indices
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts, matrix_instruction_wavefronts
 from linear_layouts.analysis.conversion import conversion_dims
 from linear_layouts.catalog.base import order_from_bases
@@ -564,7 +564,7 @@ def inter_warp_layout(layout: LinearLayout, axis: int) -> LinearLayout:
     bases = layout.bases
     lanes, warps = bases[LANE], bases.get(WARP, [])
     warp_axis = [i for i, v in enumerate(warps) if v[axis]]
-    zero_lanes = [i for i, v in enumerate(lanes) if not any(v)]
+    zero_lanes = zero_basis_indices(layout, LANE)
     if len(zero_lanes) >= len(warp_axis):
         for k, i in enumerate(warp_axis):
             lanes[zero_lanes[k]], warps[i] = warps[i], lanes[zero_lanes[k]]
