@@ -25,7 +25,10 @@ limit                           default     bounds (and why this value)
                                             slowest parser (CuTe text) answers in well under a second.
 ``MAX_IR_BYTES``                2**24       bytes of a TTGIR / MLIR_ENABLE_DUMP file read by ``report`` (a real dump
                                             of a large kernel is a few MB; 16 MB is read and analysed in well under
-                                            1 GB). Larger files are refused before they are read.
+                                            1 GB), and of the IR text given to ``ttgir.parse_module`` and
+                                            ``kernels.ir_text.parse_module``. Larger files are refused before they
+                                            are read, larger texts before they are parsed (:func:`check_ir_text`).
+                                            Raise it: ``max_bytes=N`` on the parser (the CLI has no option).
 ``MAX_SPEC_DEPTH``              32          nesting of brackets and calls in a spec (real ones: under 8).
 ``MAX_INT_DIGITS``              40          digits of one integer in a spec (an int32 has 10).
 ``QUOTE_CHARS``                 80          characters of an input quoted in an error message.
@@ -62,6 +65,8 @@ __all__ = [
     "check_log2_count",
     "check_layout_size",
     "check_text",
+    "check_ir_size",
+    "check_ir_text",
     "quote",
     "shorten",
     "excerpt",
@@ -171,6 +176,38 @@ def check_text(text: Any, what: str = "spec", *, max_chars: int = MAX_SPEC_CHARS
     if long_int:
         raise LayoutError(f"{what}: an integer of {len(long_int.group())} digits at column {long_int.start() + 1}; "
                           f"at most {MAX_INT_DIGITS} digits (linear_layouts.limits.MAX_INT_DIGITS)")
+    return text
+
+
+def check_ir_size(size: int, what: str, *, max_bytes: int = MAX_IR_BYTES, keyword: str | None = "max_bytes") -> None:
+    """Raise LayoutError when an IR text or dump of ``size`` bytes exceeds ``max_bytes``: the message names
+    ``what``, the size, the limit (and its default's name) and, with a ``keyword``, how to raise it.
+
+    >>> check_ir_size(1 << 24, "text")
+    >>> check_ir_size(100, "text", max_bytes=64)
+    Traceback (most recent call last):
+    ...
+    linear_layouts.errors.LayoutError: text has 100 bytes, above the 64 of an IR text or dump: keep the last module, or pass max_bytes=N to raise it
+    """
+    max_bytes = check_limit(max_bytes, keyword or "max_bytes")
+    if size > max_bytes:
+        default = " (linear_layouts.limits.MAX_IR_BYTES)" if max_bytes == MAX_IR_BYTES else ""
+        how = f", or pass {keyword}=N to raise it" if keyword else ""
+        raise LayoutError(f"{what} has {size} bytes, above the {max_bytes} of an IR text or dump{default}: "
+                          f"keep the last module{how}")
+
+
+def check_ir_text(text: str, what: str = "text", *, max_bytes: int = MAX_IR_BYTES) -> str:
+    """``text`` if its UTF-8 encoding has at most ``max_bytes`` bytes (:func:`check_ir_size`), counted only
+    when its length could exceed them (a character is at most 4 bytes).
+
+    >>> check_ir_text("tt.func @k() {}")
+    'tt.func @k() {}'
+    """
+    max_bytes = check_limit(max_bytes, "max_bytes")
+    if 4 * len(text) > max_bytes:
+        size = len(text) if len(text) > max_bytes else len(text.encode("utf-8", "surrogatepass"))
+        check_ir_size(size, what, max_bytes=max_bytes)
     return text
 
 

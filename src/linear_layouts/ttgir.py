@@ -63,7 +63,7 @@ from linear_layouts.catalog.base import cga_layout_from_split_params, standard_o
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_SPEC_DEPTH, excerpt, quote
+from linear_layouts.limits import MAX_IR_BYTES, MAX_SPEC_DEPTH, check_ir_text, excerpt, quote
 from linear_layouts.mlir_text import closing, shape_and_element, split_top
 
 __all__ = [
@@ -721,10 +721,11 @@ def _module_attribute(text: str, key: str, quoted: bool = True) -> Any:
     return match.group(1) if match.group(1) is not None else int(match.group(2))
 
 
-def parse_module(text: str) -> TTGIRModule:
+def parse_module(text: str, *, max_bytes: int = MAX_IR_BYTES) -> TTGIRModule:
     """Every layout alias and every tensor / memdesc type of a TTGIR module (``MLIR_ENABLE_DUMP`` text or
     ``compiled.asm["ttgir"]``). Non-layout aliases (``#loc``, ``#smem``) are skipped; an alias may refer
-    to others in any order.
+    to others in any order. A text of more than ``max_bytes`` UTF-8 bytes (``limits.MAX_IR_BYTES``) is
+    refused before it is read.
 
     >>> m = parse_module('#blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], '
     ...                  'warpsPerCTA = [4], order = [0]}>\\nmodule {\\n  %0 = tt.make_range {end = 128 : i32, '
@@ -734,6 +735,7 @@ def parse_module(text: str) -> TTGIRModule:
     """
     if not isinstance(text, str):
         raise LayoutError(f"text must be a string, got {type(text).__name__}")
+    check_ir_text(text, max_bytes=max_bytes)
     raw = {m.group(1): m.group(2) for m in _ALIAS_LINE.finditer(text)}
     resolved: dict[str, Any] = {}
     active: list[str] = []

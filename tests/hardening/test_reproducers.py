@@ -507,3 +507,30 @@ def test_ttgir_parse_type_of_no_static_shape(text, element):
 
     raises_quickly(lambda: ttgir.parse_type(text), f"has the element type '{re.escape(element)}': a static shape")
     assert ttgir.parse_type("tensor<4x!tt.ptr<f16>>").element_type == "!tt.ptr<f16>"
+
+
+_IR = ('#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>\n'
+       'module attributes {"ttg.num-warps" = 4 : i32} {\n  tt.func @k\u00e9(%a: tensor<32x64xf16, #blocked>) {\n'
+       '    tt.return\n  }\n}\n')
+
+
+@pytest.mark.parametrize("parser", ["ttgir", "ir_text"])
+def test_ir_parsers_refuse_a_text_above_max_ir_bytes(parser):
+    """Only ``report``'s file reader applied ``limits.MAX_IR_BYTES``: ``ttgir.parse_module`` and
+    ``kernels.ir_text.parse_module`` read a text of any size. Now a text of more UTF-8 bytes than ``max_bytes``
+    is refused before it is parsed, and the message says how to raise the limit."""
+    from linear_layouts import ttgir
+    from linear_layouts.kernels import ir_text
+    from linear_layouts.limits import MAX_IR_BYTES
+
+    parse = ttgir.parse_module if parser == "ttgir" else ir_text.parse_module
+    size = len(_IR.encode("utf-8"))
+    assert size == len(_IR) + 1  # one 2-byte character: bytes are counted, not characters
+    parse(_IR)
+    parse(_IR, max_bytes=size)
+    raises_quickly(lambda: parse(_IR, max_bytes=size - 1),
+                   f"^text has {size} bytes, above the {size - 1} of an IR text or dump: keep the last module, "
+                   "or pass max_bytes=N to raise it$")
+    raises_quickly(lambda: parse(_IR + " " * MAX_IR_BYTES), r"above the 16777216 of an IR text or dump "
+                   r"\(linear_layouts.limits.MAX_IR_BYTES\).*pass max_bytes=N", mb=400)
+    raises_quickly(lambda: parse(_IR, max_bytes=0), "max_bytes must be a positive int, got 0")

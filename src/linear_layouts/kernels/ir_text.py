@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import MAX_SPEC_CHARS, MAX_SPEC_DEPTH, quote
+from linear_layouts.limits import MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_ir_text, quote
 from linear_layouts.mlir_text import closing, split_top
 from linear_layouts.mlir_text import find_top as _find_top
 
@@ -387,12 +387,12 @@ class _Parser:
 
 
 @checked
-def parse_module(text: str) -> Module:
+def parse_module(text: str, *, max_bytes: int = MAX_IR_BYTES) -> Module:
     """Parse the text of one TTIR / TTGIR module (see the module doc). ``LayoutError`` if it has no
-    ``tt.func``."""
+    ``tt.func``, or if it has more than ``max_bytes`` UTF-8 bytes (``limits.MAX_IR_BYTES``)."""
     if not isinstance(text, str):
         raise LayoutError(f"text must be a string of TTIR / TTGIR, got {type(text).__name__}")
-    return _Parser(text).run()
+    return _Parser(check_ir_text(text, max_bytes=max_bytes)).run()
 
 
 #: ops with regions, which must have them (a truncated text loses a loop's body)

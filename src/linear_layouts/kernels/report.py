@@ -631,13 +631,10 @@ def analyze_ttgir(text: str, **kwargs: Any) -> KernelReport:
 @checked
 def _read_ir(path: "Path") -> str:
     """The UTF-8 text of an IR file, refused (LayoutError) above ``limits.MAX_IR_BYTES`` before it is read."""
-    from linear_layouts.limits import MAX_IR_BYTES, quote
+    from linear_layouts.limits import check_ir_size, quote
 
     try:
-        size = path.stat().st_size
-        if size > MAX_IR_BYTES:
-            raise LayoutError(f"KERNEL_OR_FILE: {quote(str(path))} has {size} bytes, above the {MAX_IR_BYTES} "
-                              "of an IR text or dump (linear_layouts.limits.MAX_IR_BYTES): keep the last module")
+        check_ir_size(path.stat().st_size, f"KERNEL_OR_FILE: {quote(str(path))}", keyword=None)
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise LayoutError(f"KERNEL_OR_FILE: cannot read {quote(str(path))}: {error}") from None
