@@ -111,6 +111,22 @@ def shared_for_tile(rng: random.Random, dist: LinearLayout, w: int, trans: bool)
     return LinearLayout({"offset": [unflatten(c, log2s) for c in cols]}, dist.out_dims)
 
 
+def test_an_access_the_vector_tile_does_not_divide_is_a_layout_error(monkeypatch):
+    """simd_choices asserted that the ld/st.shared vector shared_access chose divides the access (it does, by
+    the same division): an AssertionError, or nothing under ``python -O``. Forcing the division to fail
+    must give a LayoutError naming the arguments and the rule."""
+    from linear_layouts.analysis import simd_tiles
+
+    dims = {"dim0": 16, "dim1": 16}
+    frag = LinearLayout({"register": [[0, 1], [8, 0], [0, 8]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]}, dims)
+    row_major = LinearLayout({"offset": [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0], [4, 0], [8, 0]]}, dims)
+    assert simd_choices(row_major, frag, 16)
+    monkeypatch.setattr(simd_tiles, "_divide", lambda *args, **kwargs: None)
+    with pytest.raises(LayoutError, match=r"^shared_layout, distributed_layout: the 32-bit ld/st.shared tile .* "
+                                          r"must divide the access \(Thm 5.1\)"):
+        simd_choices(row_major, frag, 16)
+
+
 def test_dot_operand_fragment_uses_ldmatrix():
     """A 16x16 fp16 mma-operand fragment: ldmatrix.x4 from row-major, ldmatrix.x4.trans from column-major."""
     dims = {"dim0": 16, "dim1": 16}

@@ -534,3 +534,17 @@ def test_ir_parsers_refuse_a_text_above_max_ir_bytes(parser):
     raises_quickly(lambda: parse(_IR + " " * MAX_IR_BYTES), r"above the 16777216 of an IR text or dump "
                    r"\(linear_layouts.limits.MAX_IR_BYTES\).*pass max_bytes=N", mb=400)
     raises_quickly(lambda: parse(_IR, max_bytes=0), "max_bytes must be a positive int, got 0")
+
+
+def test_a_kernel_file_without_a_loader_is_a_layout_error(tmp_path, monkeypatch):
+    """``kernels.spec.load_kernel_file`` asserted that Python finds a loader for the file (it always does for
+    a ``.py`` file): an AssertionError, or an AttributeError under ``python -O``. Without one it must be a
+    LayoutError naming the argument and the rule."""
+    import importlib.util
+
+    from linear_layouts.kernels.spec import load_kernel_file
+
+    kernel = tmp_path / "k.py"
+    kernel.write_text("x = 1\n")
+    monkeypatch.setattr(importlib.util, "spec_from_file_location", lambda *args, **kwargs: None)
+    raises_quickly(lambda: load_kernel_file(kernel), r"^path: Python must have a loader for the kernel file '.*k\.py'")

@@ -405,23 +405,20 @@ def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType,
     if BLOCK in dims:
         return _plan_shared_memory(src, dst, element, baselines, max_elements)
     shuffle = plan_shuffle(src, dst, element.bits) if WARP not in dims and same_warp_data(src, dst) else None
+    if shuffle is None:
+        return _plan_shared_memory(src, dst, element, baselines, max_elements)
     shared: ConversionPlan | None
     try:
         shared = _plan_shared_memory(src, dst, element, baselines, max_elements)
     except LayoutError:
-        if shuffle is None:
-            raise
         shared = None
-    if shuffle is not None:
-        cost = shuffle_cost(shuffle)
-        if shared is None or cost.total < shared.cost.total:
-            alternatives = ((SHARED_MEMORY, shared.cost),) if shared is not None else ()
-            return ConversionPlan(WARP_SHUFFLE, src, dst, element, (WarpShuffle(shuffle),), cost,
-                                  alternatives=alternatives, baselines=shared.baselines if shared else ())
-        return ConversionPlan(SHARED_MEMORY, src, dst, element, shared.steps, shared.cost,
-                              alternatives=((WARP_SHUFFLE, cost),), baselines=shared.baselines)
-    assert shared is not None
-    return shared
+    cost = shuffle_cost(shuffle)
+    if shared is None or cost.total < shared.cost.total:
+        alternatives = ((SHARED_MEMORY, shared.cost),) if shared is not None else ()
+        return ConversionPlan(WARP_SHUFFLE, src, dst, element, (WarpShuffle(shuffle),), cost,
+                              alternatives=alternatives, baselines=shared.baselines if shared else ())
+    return ConversionPlan(SHARED_MEMORY, src, dst, element, shared.steps, shared.cost,
+                          alternatives=((WARP_SHUFFLE, cost),), baselines=shared.baselines)
 
 
 @functools.lru_cache(maxsize=4096)

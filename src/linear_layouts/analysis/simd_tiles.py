@@ -201,7 +201,9 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
 
     bits = access.vector_bits
     found = _divide(access, vector_tile(bits, bitwidth), split_lanes=False)
-    assert found is not None  # shared_access chose this vector by the same division
+    if found is None:  # never: shared_access chose this vector by the same division
+        raise LayoutError(f"shared_layout, distributed_layout: the {bits}-bit ld/st.shared tile that shared_access "
+                          "chose must divide the access (Thm 5.1), and it does not")
     order, quotient = found
     out.append(SimdChoice(memory_op, SharedInstruction.VECTOR, bits // bitwidth, bitwidth, False,
                           access.instructions, access_wavefronts(access, op=op), _permutation(access, order),

@@ -527,8 +527,9 @@ class ConversionPlan:
             lines.append("2. " + str(next(s for s in self.steps if isinstance(s, WarpShuffle))))
             lines.append("3. Every thread keeps what it receives in its destination registers.")
         else:
-            store, load, barrier = self.store, self.load, self.barrier
-            assert store is not None and load is not None and barrier is not None
+            # the canonical form (checked at construction): one store, one barrier, one load
+            store, load = (s for s in self.steps if isinstance(s, SharedMemoryAccess))
+            barrier = next(s for s in self.steps if isinstance(s, Barrier))
             lines.append("1. Go through shared memory, laid out by the optimal swizzle (§5.4) so both accesses "
                          "avoid conflicts.")
             offsets = ", ".join("[" + ",".join(str(c) for c in v) + "]" for v in store.layout.bases["offset"])

@@ -71,16 +71,24 @@ def step_from_plan(plan: ConversionPlan) -> Step:
         return RegisterCopy(plan.src, plan.dst, steps[0].source)  # type: ignore[union-attr]
     if types == [WarpShuffle]:
         return ShuffleConversion(steps[0].plan)  # type: ignore[union-attr]
-    if types == [SharedMemoryAccess, Barrier, SharedMemoryAccess] and plan.kind is ConversionKind.SHARED_MEMORY:
-        store, barrier, load = steps
-        step = SharedConversion(plan.src, plan.dst, store.layout, plan.bitwidth // 8,  # type: ignore[union-attr]
-                                _emitted(store), _emitted(load))  # type: ignore[arg-type]
-        if step.barrier_scope != barrier.scope.value:  # type: ignore[union-attr]
-            raise LayoutError(f"plan: a {barrier.scope} barrier, but the emitter orders this conversion with a "  # type: ignore[union-attr]
-                              f"{step.barrier_scope} barrier")
-        return step
-    names = ", ".join(type(s).__name__ + (f"({s.scope})" if isinstance(s, Barrier) else "") for s in steps)
-    raise LayoutError(f"plan: codegen does not emit a {plan.kind} plan of steps [{names}] (one CTA)")
+    return _shared_conversion(plan)
+
+
+def _shared_conversion(plan: ConversionPlan) -> SharedConversion:
+    """The emitter step of a one-CTA shared-memory ``plan`` (steps: store, barrier, load); LayoutError for
+    any other plan, naming its kind and steps."""
+    steps = plan.steps
+    if [type(s) for s in steps] != [SharedMemoryAccess, Barrier, SharedMemoryAccess] \
+            or plan.kind is not ConversionKind.SHARED_MEMORY:
+        names = ", ".join(type(s).__name__ + (f"({s.scope})" if isinstance(s, Barrier) else "") for s in steps)
+        raise LayoutError(f"plan: codegen does not emit a {plan.kind} plan of steps [{names}] (one CTA)")
+    store, barrier, load = steps
+    step = SharedConversion(plan.src, plan.dst, store.layout, plan.bitwidth // 8,  # type: ignore[union-attr]
+                            _emitted(store), _emitted(load))  # type: ignore[arg-type]
+    if step.barrier_scope != barrier.scope.value:  # type: ignore[union-attr]
+        raise LayoutError(f"plan: a {barrier.scope} barrier, but the emitter orders this conversion with a "  # type: ignore[union-attr]
+                          f"{step.barrier_scope} barrier")
+    return step
 
 
 @checked
@@ -96,9 +104,7 @@ def conversion_step(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, f
 def shared_step(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dtype: DTypeLike) -> SharedConversion:
     """A shared-memory step through the given ``shared`` layout with the widest ld/st.shared each side
     allows (``analysis.conversion.plan_through``)."""
-    step = step_from_plan(plan_through(src, dst, shared, dtype))
-    assert isinstance(step, SharedConversion)
-    return step
+    return _shared_conversion(plan_through(src, dst, shared, dtype))
 
 
 def baseline_step(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, padded: bool) -> SharedConversion:

@@ -145,7 +145,8 @@ def load_kernel_file(path: str | Path) -> KernelSpec:
         raise LayoutError(f"path must be an existing .py kernel file, got {quote(str(path))}")
     mod_name = f"_ll_kernel_{path.stem}_{abs(hash(str(path.resolve()))):x}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:  # never for a .py file: Python's source loader reads it
+        raise LayoutError(f"path: Python must have a loader for the kernel file {quote(str(path))}, and has none")
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module  # Triton's JIT resolves the kernel's globals through its module
     try:
