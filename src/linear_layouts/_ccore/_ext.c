@@ -77,10 +77,13 @@ static void set_field(PyObject *o, int f, PyObject *value) {
 /* ------------------------------------------------------------------------------------------------ */
 /* F2 helpers on 64-bit words */
 
-static int rank_of(const uint64_t *cols, int n) {
-    uint64_t piv[MAXB] = {0};
+/* The echelon basis of span(cols[0..n)): piv[h] is the basis vector with highest bit h, 0 where there is
+   none (piv is cleared first); returns the rank. Columns past full rank are not read (they reduce to 0).
+   Example: cols {0b11, 0b01, 0b10} -> piv[1] = 0b11, piv[0] = 0b01, rank 2. */
+static int pivots_of(const uint64_t *cols, Py_ssize_t n, uint64_t piv[MAXB]) {
+    memset(piv, 0, MAXB * sizeof piv[0]);
     int r = 0;
-    for (int i = 0; i < n; i++) {
+    for (Py_ssize_t i = 0; i < n && r < MAXB; i++) {
         uint64_t v = cols[i];
         while (v) {
             int h = hibit(v);
@@ -89,6 +92,11 @@ static int rank_of(const uint64_t *cols, int n) {
         }
     }
     return r;
+}
+
+static int rank_of(const uint64_t *cols, int n) {
+    uint64_t piv[MAXB];
+    return pivots_of(cols, n, piv);
 }
 
 /* Triton's elimination (f2.EliminationBasis): vec[h] has highest bit h and is the XOR of the columns
@@ -1287,16 +1295,8 @@ static PyObject *f2_echelon(PyObject *mod, PyObject *seq) {
     static uint64_t words[MAX_WORDS];
     Py_ssize_t n;
     if (!read_words(seq, words, MAX_WORDS, &n)) Py_RETURN_NOTIMPLEMENTED;
-    uint64_t piv[MAXB] = {0};
-    int r = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint64_t v = words[i];
-        while (v) {
-            int h = hibit(v);
-            if (!piv[h]) { piv[h] = v; r++; break; }
-            v ^= piv[h];
-        }
-    }
+    uint64_t piv[MAXB];
+    int r = pivots_of(words, n, piv);
     PyObject *out = PyList_New(r);
     if (!out) return NULL;
     for (int h = MAXB - 1, k = 0; h >= 0; h--) {
@@ -1313,17 +1313,8 @@ static PyObject *f2_rank(PyObject *mod, PyObject *seq) {
     static uint64_t words[MAX_WORDS];
     Py_ssize_t n;
     if (!read_words(seq, words, MAX_WORDS, &n)) Py_RETURN_NOTIMPLEMENTED;
-    uint64_t piv[MAXB] = {0};
-    int r = 0;
-    for (Py_ssize_t i = 0; i < n && r < MAXB; i++) {
-        uint64_t v = words[i];
-        while (v) {
-            int h = hibit(v);
-            if (!piv[h]) { piv[h] = v; r++; break; }
-            v ^= piv[h];
-        }
-    }
-    return PyLong_FromLong(r);
+    uint64_t piv[MAXB];
+    return PyLong_FromLong(pivots_of(words, n, piv));
 }
 
 /* solve(columns, y) -> f2.solve(columns, y): the pivot-column combination equal to y, or None */
