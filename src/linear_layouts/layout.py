@@ -202,6 +202,24 @@ def _unique(names: Sequence[str], what: str) -> None:
         seen.add(n)
 
 
+def _reshape_dims(new_dims: Any, side: str, total_log2: int) -> list[tuple[str, int]]:
+    """The ``new_{side}_dims`` argument of ``reshape_{side}s`` as ``[(name, log2 size)]``: valid, distinct names,
+    power-of-two sizes of product ``2**total_log2`` (the layout's total ``side`` size); else LayoutError.
+
+    >>> _reshape_dims({"a": 4, "b": 8}, "in", 5)
+    [('a', 2), ('b', 3)]
+    """
+    pairs = [(_check_name(n, f"{side}-dim name"), _log2_exact(s, f"size of {side} dim {_q(n)}"))
+             for n, s in _pairs(new_dims, f"new_{side}_dims")]
+    _unique([n for n, _ in pairs], f"reshape_{side}s")
+    if sum(k for _, k in pairs) != total_log2:
+        raise LayoutError(
+            f"reshape_{side}s: total size {1 << sum(k for _, k in pairs)} of {_q(dict(pairs))} must equal the total "
+            f"{side} size {1 << total_log2}"
+        )
+    return pairs
+
+
 def supremum(x: Sequence[str], y: Sequence[str], *, strict: bool = True) -> list[str]:
     """The shortest list containing x and y as subsequences, preferring x's elements first.
 
@@ -1011,13 +1029,7 @@ class LinearLayout:
 
     def reshape_ins(self, new_in_dims: OutDimsArg) -> "LinearLayout":
         """Flatten the in dims (first is least significant), then split into ``[(name, size), ...]``."""
-        pairs = [(_check_name(n, "in-dim name"), _log2_exact(s, f"size of in dim {_q(n)}")) for n, s in _pairs(new_in_dims, "new_in_dims")]
-        _unique([n for n, _ in pairs], "reshape_ins")
-        if sum(k for _, k in pairs) != self.total_in_dim_size_log2:
-            raise LayoutError(
-                f"reshape_ins: total size {1 << sum(k for _, k in pairs)} of {_q(dict(pairs))} must equal the total "
-                f"in size {self.total_in_dim_size}"
-            )
+        pairs = _reshape_dims(new_in_dims, "in", self.total_in_dim_size_log2)
         flat = self.flat_bases()
         out, i = [], 0
         for _, k in pairs:
@@ -1027,13 +1039,7 @@ class LinearLayout:
 
     def reshape_outs(self, new_out_dims: OutDimsArg) -> "LinearLayout":
         """Flatten the out dims (first is least significant), then split into ``[(name, size), ...]``."""
-        pairs = [(_check_name(n, "out-dim name"), _log2_exact(s, f"size of out dim {_q(n)}")) for n, s in _pairs(new_out_dims, "new_out_dims")]
-        _unique([n for n, _ in pairs], "reshape_outs")
-        if sum(k for _, k in pairs) != self.total_out_dim_size_log2:
-            raise LayoutError(
-                f"reshape_outs: total size {1 << sum(k for _, k in pairs)} of {_q(dict(pairs))} must equal the total "
-                f"out size {self.total_out_dim_size}"
-            )
+        pairs = _reshape_dims(new_out_dims, "out", self.total_out_dim_size_log2)
         return LinearLayout._make(self._in_names, self._in_bases, [n for n, _ in pairs], [k for _, k in pairs])
 
     def flatten_ins(self) -> "LinearLayout":
