@@ -1094,6 +1094,11 @@ def summary(results: dict) -> dict:
     iw = [r["triton"] / r["ours"] for r in in_warp if r.get("ours") and r.get("triton")]
     out["in_warp_vs_triton_min"] = min(iw) if iw else float("nan")
     out["in_warp_vs_triton_geomean"] = geomean(iw)
+    whole = {r["case"]: r["triton"] / r["ours"] for r in results.get("bench", [])
+             if r["config"] == "whole kernel" and r.get("ours") and r.get("triton")}
+    out["whole_kernels"] = len(whole)
+    out["whole_vs_triton_geomean"] = geomean(list(whole.values()))
+    out["whole_worst"] = min(whole.items(), key=lambda kv: kv[1]) if whole else None
     ranking = model_ranking.score_results(results)  # the one scoring (model_ranking.py)
     out["model_ranking"] = (ranking.agree, ranking.total, [str(m) for m in ranking.misses])
     out["transposes"] = {}
@@ -1144,6 +1149,9 @@ def write_report(out: Path, results: dict) -> None:
                      f"{'-' if frac is None else f'{100 * frac:.1f}%'} |")
     c = s.get("correct", (0, 0))
     lines.append(f"| kernels correct on every element | {c[0]} / {c[1]} |")
+    if s.get("whole_worst"):
+        lines.append(f"| (no target) whole kernels (load, convert, store) vs Triton, geomean over {s['whole_kernels']} "
+                     f"pairs / worst | {f2(s['whole_vs_triton_geomean'])} / {s['whole_worst'][0]} {f2(s['whole_worst'][1])} |")
     lines.append("")
     lines.append("Ratios are Triton time / our time (> 1: ours faster). Pairs whose plan is a register permutation "
                  "are left out of the Triton comparison: there both compilers fold the round trips away.")
