@@ -42,7 +42,7 @@ from linear_layouts.mlir_text import find_top as _find_top
 
 __all__ = [
     "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module", "check_well_formed",
-    "check_same_kernel",
+    "check_same_kernel", "unique_value_names", "check_types",
 ]
 
 @dataclass(frozen=True)
@@ -374,8 +374,10 @@ class _Parser:
             result_types = operand_types  # "arith.addf %a, %b : T": T is the operands' and the result's type
         if name == "scf.for" or name == "scf.if" or name == "scf.while":
             arrow = _find_top(head, "->")
-            if arrow >= 0:  # scf result types in the head: "-> (i32, tensor<..>)"
-                result_types = _types(head[arrow + 2:].split("{")[0])
+            if arrow >= 0:  # scf result types in the head: "-> (i32, tensor<..>)" (a type may hold '{')
+                tail = head[arrow + 2:]
+                brace = _find_top(tail, "{")
+                result_types = _types(tail[:brace] if brace >= 0 else tail)
                 head = head[:arrow]
         attrs = " ".join(re.findall(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}", head) + [trailer_attrs]).strip()
         return Op(name, results, _operands(head), operand_types, result_types, attrs, tuple(regions), loc, line)
@@ -386,13 +388,95 @@ class _Parser:
         return Region(tuple(ops), tuple((n, t.strip()) for n, t in self.block_args))
 
 
+#: an SSA value name, or a string literal (whose '%' are text: inline PTX's ``%tid.x``)
+_NAME_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|%[\w$.-]+')
+
+
+def _opens_region(line: str) -> bool:
+    body = _strip_loc(line)[0].rstrip()
+    return body.endswith("{") and not body.endswith("<{")
+
+
+@checked
+def unique_value_names(text: str) -> str:
+    """``text`` with one name per value in each function. MLIR's printer gives values of sibling regions
+    (two loops' bodies) the same name; a reader that keys values by name (``rewrite``, ``ttir_import``,
+    ``shared_memory``) would mix them. The first definition of a name keeps it; a later one is renamed
+    (``%x_19`` -> ``%x_19_1``, ``%12`` -> ``%v12_1``) with its uses, by MLIR's scoping (a use names the
+    definition in its region or an enclosing one). A text whose names are unique is returned as it is.
+
+    >>> text = "\\n".join(["tt.func @k(%n: i32) {", "  scf.for %i = %n to %n step %n  : i32 {",
+    ...                    "    %x = arith.addi %i, %n : i32", "  }", "  scf.for %i = %n to %n step %n  : i32 {",
+    ...                    "    %x = arith.muli %i, %n : i32", "  }", "}"])
+    >>> unique_value_names(text).splitlines()[4:6]
+    ['  scf.for %i_1 = %n to %n step %n  : i32 {', '    %x_1 = arith.muli %i_1, %n : i32']
+    """
+    lines = text.split("\n")
+    names = set(re.findall(r"%[\w$.-]+", text))
+    seen: set[str] = set()
+    scopes: list[dict[str, str]] = [{}]
+
+    def define(name: str, scope: dict[str, str]) -> str:
+        new = name
+        if name in seen:
+            base, k = (name[1:] if not name[1:2].isdigit() else "v" + name[1:]), 1
+            while f"%{base}_{k}" in names:
+                k += 1
+            new = f"%{base}_{k}"
+            names.add(new)
+        seen.add(name)
+        scope[name] = new
+        return new
+
+    def lookup(name: str) -> str:
+        return next((scope[name] for scope in reversed(scopes) if name in scope), name)
+
+    for k, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("}"):  # closes a region; "} else {", "} do {", "}, {" open the next
+            if len(scopes) > 1:
+                scopes.pop()
+            if _opens_region(stripped):
+                scopes.append({})
+            continue
+        new: dict[str, str] = {}
+        inner: dict[str, str] = {}
+        opens = _opens_region(line)
+        if stripped.startswith("tt.func"):
+            seen.clear()
+            scopes = [{}]
+            for name in re.findall(r"(%[\w$.-]+)\s*:", stripped):
+                new[name] = define(name, inner)
+        elif stripped.startswith("^"):  # a block label: its arguments are the region's
+            for name in re.findall(r"(%[\w$.-]+)\s*:", stripped):
+                new[name] = define(name, scopes[-1])
+        elif "%" in stripped:
+            m = _RESULTS.match(stripped)
+            results = re.findall(r"%[\w$.-]+", m.group(1)) if m else []
+            rest = m.group(2) if m else stripped
+            head = set(_HEAD_DEFINED.findall(rest)) if opens and not rest.startswith('"') else set()
+            for token in set(re.findall(r"%[\w$.-]+", stripped)) - set(results) - head:
+                new[token] = lookup(token)
+            for name in results:
+                new[name] = define(name, scopes[-1])
+            for name in head:  # "scf.for %i = ... iter_args(%acc = %init)": the loop body's
+                new[name] = define(name, inner)
+        if any(a != b for a, b in new.items()):
+            lines[k] = _NAME_OR_STRING.sub(lambda t: new.get(t.group(0), t.group(0)), line)
+        if opens:
+            scopes.append(inner)
+    out = "\n".join(lines)
+    return out if out != text else text
+
+
 @checked
 def parse_module(text: str, *, max_bytes: int = MAX_IR_BYTES) -> Module:
     """Parse the text of one TTIR / TTGIR module (see the module doc). ``LayoutError`` if it has no
-    ``tt.func``, or if it has more than ``max_bytes`` UTF-8 bytes (``limits.MAX_IR_BYTES``)."""
+    ``tt.func``, or if it has more than ``max_bytes`` UTF-8 bytes (``limits.MAX_IR_BYTES``). Each value has
+    one name in its function (``unique_value_names``)."""
     if not isinstance(text, str):
         raise LayoutError(f"text must be a string of TTIR / TTGIR, got {type(text).__name__}")
-    return _Parser(check_ir_text(text, max_bytes=max_bytes)).run()
+    return _Parser(unique_value_names(check_ir_text(text, max_bytes=max_bytes))).run()
 
 
 #: ops with regions, which must have them (a truncated text loses a loop's body)
@@ -450,8 +534,9 @@ def check_well_formed(module: Module, argument: str = "text") -> None:
     """``LayoutError`` naming ``argument`` unless every op of ``module``'s first function uses only values
     defined before it (in its scope: the function's and enclosing regions' arguments, earlier ops'
     results), gives its results a type, has the region its kind needs (``scf.for``'s body) and the
-    operands and operand types of its kind (``tt.addptr``: 2). What readers of a function's values by
-    name (``ttir_import``, ``rewrite``) require; the parser itself accepts any op line.
+    operands and operand types of its kind (``tt.addptr``: 2), and keeps ``check_types``' rules. What
+    readers of a function's values by name (``ttir_import``, ``rewrite``) require, and what
+    ``rewrite.rewrite_kernel`` asks of a candidate; the parser itself accepts any op line.
 
     >>> check_well_formed(parse_module("module {\\n  tt.func @k() {\\n    %y = math.exp %x : f32\\n  }\\n}"), "ttgir")
     Traceback (most recent call last):
@@ -460,6 +545,130 @@ def check_well_formed(module: Module, argument: str = "text") -> None:
     """
     fn = module.functions[0]
     _check_ops(fn.body.ops, {name for name, _ in fn.args}, argument)
+    check_types(module, argument)
+
+
+#: element-wise ops whose one spelled type is each operand's and the result's (``arith.addf %a, %b : T``)
+_ELEMENTWISE = ("arith.", "math.")
+#: ops whose one spelled type is not every operand's (``arith.select %c, %a, %b : T``: %c is i1)
+_NOT_UNIFORM = ("arith.select", "arith.constant")
+
+
+class _Types:
+    """The types ``check_types`` knows, canonical (aliases expanded, no blanks), by value name."""
+
+    def __init__(self, module: Module, argument: str):
+        self.module = module
+        self.argument = argument
+        self.of: dict[str, str] = {}
+        self.canonical: dict[str, str] = {}
+
+    def norm(self, text: str) -> str:
+        if text not in self.canonical:
+            self.canonical[text] = re.sub(r"\s+", "", self.module.expand(text))
+        return self.canonical[text]
+
+    def define(self, name: str, text: str) -> None:
+        self.of[name] = self.norm(text)
+
+    def use(self, op: Op, name: str, text: str) -> None:
+        have = self.of.get(name)
+        if have is not None and have != self.norm(text):
+            raise LayoutError(f"{self.argument}: {op.name} at {op.loc} uses {quote(name)} as {quote(text)}, but it "
+                              f"is defined as {quote(have)} (a value has one type, at its definition and every use)")
+
+
+def _encoding(canonical: str) -> str | None:
+    """The encoding of a canonical ``tensor<SHAPExELEMENT,ENCODING>`` type (None: not a tensor, or none)."""
+    if not canonical.startswith("tensor<"):
+        return None
+    parts = split_top(canonical[7:-1])
+    return parts[1] if len(parts) > 1 else None
+
+
+def _check_op_types(op: Op, types: _Types, parent: Op | None) -> None:
+    """``check_types`` of one op (its regions after it, with the op as their parent)."""
+    body = _strip_loc(op.text)[0]
+    m = _RESULTS.match(body)
+    body = m.group(2) if m else body
+    colon = _find_top(body, " : ", last=True)
+    signature = body[colon + 3:] if colon >= 0 else ""
+    # result types the text spells (``-> T``, ``to T``, a generic op's), not the parser's guess (its operands')
+    spelled = _find_top(signature, "->") >= 0 or _find_top(signature, " to ") >= 0 or body.startswith('"')
+    operands = op.operands
+    if op.regions and op.name in ("scf.for", "scf.while"):
+        pairs = re.findall(r"(%[\w$.-]+)\s*=\s*(%[\w$.-]+)", op.text.split("iter_args(")[-1]) \
+            if op.name == "scf.for" and "iter_args(" in op.text else []
+        for (arg, init), result_type in zip(pairs, op.result_types):
+            types.use(op, init, result_type)  # an init has its loop result's type
+            types.define(arg, result_type)
+    elif len(op.operand_types) == len(operands):
+        for name, text in zip(operands, op.operand_types):
+            types.use(op, name, text)
+    elif op.name.startswith(_ELEMENTWISE) and op.name not in _NOT_UNIFORM and len(op.operand_types) == 1:
+        for name in operands:
+            types.use(op, name, op.operand_types[0])
+    elif op.name == "arith.select" and len(op.operand_types) in (1, 2):
+        for name in operands[1:]:
+            types.use(op, name, op.operand_types[-1])
+    if op.name == "scf.yield" and parent is not None and parent.name in ("scf.for", "scf.if") \
+            and len(op.operand_types) == len(parent.result_types):
+        for k, (text, result) in enumerate(zip(op.operand_types, parent.result_types)):
+            if types.norm(text) != types.norm(result):
+                raise LayoutError(f"{types.argument}: scf.yield at {op.loc} yields {quote(text)} as result {k} of "
+                                  f"{parent.name} at {parent.loc}, whose type is {quote(result)} (a region yields "
+                                  "its op's result types)")
+    if op.name.startswith(_ELEMENTWISE) and op.name != "arith.constant":
+        encodings = {_encoding(types.norm(t)) for t in op.operand_types + op.result_types} - {None}
+        if len(encodings) > 1:
+            raise LayoutError(f"{types.argument}: {op.name} at {op.loc} mixes the layouts {quote(sorted(encodings))} "
+                              "(an element-wise op's operands and results have one layout)")
+    inferred = op.name.startswith(_ELEMENTWISE) and op.name not in ("arith.cmpi", "arith.cmpf", "arith.select")
+    if op.results and (spelled or inferred or op.name in ("scf.if", "scf.for")):  # scf: "-> (T0, T1)"
+        result_types = op.result_types
+        if len(result_types) == 1 < len(op.results):  # "%a, %b = tt.split %x : T -> T'"
+            result_types = result_types * len(op.results)
+        if len(result_types) == len(op.results):
+            for name, text in zip(op.results, result_types):
+                types.define(name, text)
+    for region in op.regions:
+        for name, text in region.args:
+            types.define(name, text)
+        for inner in region.ops:
+            _check_op_types(inner, types, op)
+
+
+@checked
+def check_types(module: Module, argument: str = "text") -> None:
+    """``LayoutError`` naming ``argument`` where ``module``'s first function breaks one of the rules of types
+    that MLIR's and Triton's verifiers enforce, as far as the text spells the types:
+
+    * a value is used with the type it was defined with (a function's or block's argument, an op's result,
+      a loop's ``iter_args`` with the loop's result types; aliases expanded: ``#blocked`` is its body);
+    * an ``scf.for``'s inits and the ``scf.yield`` of an ``scf.for`` / ``scf.if`` have the op's result types;
+    * an element-wise op (``arith.*``, ``math.*``) has one layout for its operands and results.
+
+    A use whose type the text does not spell (``tt.load %p, %m : T`` spells only the pointer's) is not checked.
+
+    >>> text = '''#a = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+    ... #b = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+    ... module {
+    ...   tt.func @k(%x: tensor<512xf32, #a>) {
+    ...     %y = math.exp %x : tensor<512xf32, #b>
+    ...     tt.return
+    ...   }
+    ... }'''
+    >>> check_types(parse_module(text), "ttgir")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    linear_layouts.errors.LayoutError: ttgir: math.exp at ? uses '%x' as 'tensor<512xf32, #b>', but it is defined as ...
+    """
+    fn = module.functions[0]
+    types = _Types(module, argument)
+    for name, text in fn.args:
+        types.define(name, text)
+    for op in fn.body.ops:
+        _check_op_types(op, types, None)
 
 
 @checked

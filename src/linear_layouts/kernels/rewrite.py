@@ -65,7 +65,8 @@ from linear_layouts.catalog import DotOperandLayout, SliceLayout
 from linear_layouts.catalog.recognize import recognize
 from linear_layouts.engine import transfer
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, Op, Region, check_same_kernel, check_well_formed, parse_module
+from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kernel, check_well_formed, parse_module,
+                                            unique_value_names)
 from linear_layouts.kernels.layouts import Layouts, TypeInfo, parse_type
 from linear_layouts.layout import LinearLayout
 from linear_layouts.mlir_text import closing
@@ -109,8 +110,8 @@ class Rewrite:
     differs: tuple[str, ...] = ()
     #: every value of Triton's TTGIR has the LinearLayout it has there (conversions may have moved)
     same_layouts: bool = False
-    #: ``rewrite_kernel``'s candidates it did not judge, one line each: the run and why (more conversions
-    #: than Triton's, or more shared memory than a CTA can have)
+    #: ``rewrite_kernel``'s candidates it did not judge, one line each: the run and why (not well-formed,
+    #: more conversions than Triton's, or more shared memory than a CTA can have)
     rejected: tuple[str, ...] = ()
 
 
@@ -151,13 +152,17 @@ def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = No
 def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Mapping[str, int] | None,
               cc: int | None = None, max_ops: int | None = None) -> ImportedProgram:
     """``ttir`` imported into the engine's tile IR, at most ``max_ops``
-    ops (default ``engine_compare.MAX_ENGINE_OPS``), ``ttgir``'s warps unless ``num_warps`` is given."""
+    ops (default ``engine_compare.MAX_ENGINE_OPS``), ``ttgir``'s warps unless ``num_warps`` is given,
+    ``ttgir``'s target (``ttg.target = "cuda:80"``) unless ``cc`` is given."""
     from linear_layouts.kernels.engine_compare import MAX_ENGINE_OPS
     from linear_layouts.kernels.ttir_import import import_ttir
 
     max_ops = MAX_ENGINE_OPS if max_ops is None else max_ops
     check_same_kernel(ttir, ttgir)
     check_well_formed(ttgir, "ttgir")
+    if cc is None:  # the TTGIR's target (a TTIR has none): an sm_80 kernel's dots are mma v2, not wgmma
+        m = re.fullmatch(r"cuda:(\d+)", ttgir.target)
+        cc = int(m.group(1)) if m else None
     imported = import_ttir(ttir, cc=cc, scalars=dict(scalars or {}), num_warps=num_warps or ttgir.num_warps)
     n = len(imported.program.ops)
     if n > max_ops:
@@ -595,8 +600,10 @@ class _Rewriter:
         return "".join(out)
 
     def op_slots(self, op: Op, operand_descs: Mapping[int, Any], result_descs: list[Any]) -> list[tuple[str, Any]]:
+        """(type key, new descriptor) of each tensor type ``op``'s line spells, in order: its operands', then
+        its results' (an ``scf.for`` head spells its results' only: ``-> (T0, T1)``)."""
         slots = []
-        for k, o in enumerate(op.operands):
+        for k, o in enumerate(op.operands if op.name != "scf.for" else ()):
             if self.is_tensor(o):
                 desc = operand_descs.get(k)
                 if desc is None:
@@ -767,7 +774,9 @@ def _count_converts(module: Module) -> int:
 def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, Any] | None = None, *,
                   unmapped: str = "best") -> Rewrite:
     """``ttgir`` with ``values`` (TTGIR value name -> catalog descriptor) and ``stores`` (index of a
-    store / atomic in walk order -> descriptor) as the layouts of those values (module doc).
+    store / atomic in walk order -> descriptor) as the layouts of those values (module doc). Value names
+    are ``parse_module``'s (``ir_text.unique_value_names``: a name Triton reused in a sibling region is
+    renamed there, in the result's text too).
 
     ``unmapped``: the layout of an element-wise data op the engine did not lay out (one Triton added, or
     one of an op the engine does not import, such as ``tt.dot_scaled``'s upcast): ``"follow"`` its first
@@ -780,6 +789,7 @@ def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, An
     if unmapped not in ("follow", "triton"):
         raise LayoutError(f"unmapped must be 'follow', 'triton' or 'best', got {unmapped!r}")
     module = parse_module(ttgir)
+    ttgir = unique_value_names(ttgir)  # the text of the names parse_module gives the values (``values``' keys)
     check_well_formed(module, "ttgir")
     rw = _Rewriter(module, ttgir, values, dict(stores or {}), unmapped)
     fn = module.functions[0]
@@ -821,7 +831,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     ``choose`` (default): the candidates are judged with the report's full model
     (``engine_compare.kernel_costs``: conversions, shared-memory time including the stagings of wgmma
     operands, which the engine does not see, and global-memory time): the engine's choice, each of its
-    two runs (``engine.propagate``'s ``start``), and Triton's own TTGIR. The winner has no more
+    two runs (``engine.propagate``'s ``start``), and Triton's own TTGIR. The winner is well-formed
+    (``ir_text.check_well_formed``: values defined before use, one type per value, ...), has no more
     conversions than Triton's and fits a CTA's shared memory (``shared_memory.shared_memory_need`` at
     most ``cost_model.CTA_SHARED_BYTES``), then the least predicted time; Triton's TTGIR unless a rewrite
     is predicted at least ``MIN_GAIN`` faster. ``Rewrite.rejected`` names the candidates left out and
@@ -850,6 +861,11 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
         if rewrite.text in texts:
             continue
         texts.add(rewrite.text)
+        try:  # a text Triton's parser would refuse is no candidate (ir_text.check_well_formed's rules)
+            check_well_formed(parse_module(rewrite.text), start)
+        except LayoutError as error:
+            rejected.append(f"{start}: not well-formed: {error}")
+            continue
         if rewrite.conversions > triton_count:
             rejected.append(f"{start}: {rewrite.conversions} conversions, more than Triton's {triton_count}")
             continue
