@@ -160,3 +160,99 @@ def test_check_well_formed_rules(body, match):
     with pytest.raises(LayoutError, match="ttgir: .*" + match):
         check_well_formed(parse_module(text), "ttgir")
     check_well_formed(parse_module(text.replace(body, "%y = arith.addi %a, %a : i32")), "ttgir")
+
+
+_A = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"
+_B = "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"
+_SLICE = "#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], " \
+         "warpsPerCTA = [4, 1], order = [1, 0]}>}>"
+
+
+def _typed(body: str) -> str:
+    return (f"#a = {_A}\nmodule {{\n  tt.func @k(%p: tensor<128x!tt.ptr<f32>, #a>, %n: i32) {{\n    {body}\n"
+            "    tt.return\n  }\n}")
+
+
+@pytest.mark.parametrize("body, match", [
+    # a use in another layout than the definition's (layer_norm_fwd's legacy candidate, before the fix)
+    (f"%x = tt.load %p : tensor<128x!tt.ptr<f32>, #a>\n    %y = math.exp %x : tensor<128xf32, {_B}>",
+     "uses '%x' as .*, but it is defined as .*one type"),
+    # a comparison's result is i1 in its operand's layout
+    ("%x = tt.load %p : tensor<128x!tt.ptr<f32>, #a>\n    %c = arith.cmpf olt, %x, %x : tensor<128xf32, #a>\n"
+     f"    %s = arith.select %c, %x, %x : tensor<128xi1, {_B}>, tensor<128xf32, #a>", "uses '%c'"),
+    # an iter_arg has its loop result's type (attention_fwd's legacy candidate, before the fix)
+    (f"%x = tt.load %p : tensor<128x!tt.ptr<f32>, #a>\n    %r = scf.for %i = %n to %n step %n iter_args(%m = %x) "
+     f"-> (tensor<128xf32, #a>)  : i32 {{\n      %e = math.exp %m : tensor<128xf32, {_B}>\n"
+     "      scf.yield %m : tensor<128xf32, #a>\n    }", "uses '%m'"),
+    # a yield has its op's result types
+    (f"%x = tt.load %p : tensor<128x!tt.ptr<f32>, #a>\n    %y = ttg.convert_layout %x : tensor<128xf32, #a> -> "
+     f"tensor<128xf32, {_B}>\n    %r = scf.for %i = %n to %n step %n iter_args(%m = %x) -> (tensor<128xf32, #a>)  "
+     f": i32 {{\n      scf.yield %y : tensor<128xf32, {_B}>\n    }}", "yields .* as result 0 of scf.for"),
+    # an element-wise op has one layout (sm_80's matmul_fp8 candidate with wgmma layouts, before the fix)
+    (f"%x = tt.load %p : tensor<128x!tt.ptr<f32>, #a>\n    %h = arith.truncf %x : tensor<128xf32, #a> to "
+     f"tensor<128xf16, {_B}>", "mixes the layouts"),
+])
+def test_check_types_rules(body, match):
+    """Each rule refuses its break and accepts the text with the break mended (one layout throughout)."""
+    from linear_layouts.kernels.ir_text import check_types, check_well_formed
+
+    with pytest.raises(LayoutError, match="ttgir: .*" + match):
+        check_well_formed(parse_module(_typed(body)), "ttgir")
+    check_types(parse_module(_typed(body.replace(_B, "#a"))), "ttgir")
+
+
+def test_check_types_reads_an_alias_as_its_body():
+    from linear_layouts.kernels.ir_text import check_types
+
+    body = f"%x = tt.load %p : tensor<128x!tt.ptr<f32>, #a>\n    %y = math.exp %x : tensor<128xf32, {_A}>"
+    check_types(parse_module(_typed(body)), "ttgir")
+
+
+def test_loop_result_types_may_hold_braces():
+    """An scf.for's result types are read whole when an encoding is spelled inline (``#ttg.slice<{...}>``):
+    they were cut at the first '{' (attention_fwd's loop)."""
+    text = _typed(f"%x = tt.splat %n : i32 -> tensor<128xi32, {_SLICE}>\n"
+                  f"    %r:2 = scf.for %i = %n to %n step %n iter_args(%u = %x, %v = %n) -> "
+                  f"(tensor<128xi32, {_SLICE}>, i32)  : i32 {{\n      scf.yield %u, %v : tensor<128xi32, {_SLICE}>, i32\n"
+                  "    }")
+    loop = parse_module(text).functions[0].body.ops[1]
+    assert loop.result_types == (f"tensor<128xi32, {_SLICE}>", "i32")
+
+
+def test_unique_value_names_renames_sibling_regions_only():
+    """Two loops' bodies define %x and %i (MLIR reuses names across sibling regions): the second loop's
+    are renamed with their uses; a use after both loops of a function-level %x_1 is not confused; a name
+    in a string (inline PTX) is text."""
+    from linear_layouts.kernels.ir_text import unique_value_names
+
+    text = "\n".join([
+        "tt.func @k(%n: i32) {",
+        "  scf.for %i = %n to %n step %n  : i32 {",
+        "    %x = arith.addi %i, %n : i32",
+        "  }",
+        "  %x_1 = arith.addi %n, %n : i32",
+        "  scf.for %i = %n to %n step %n  : i32 {",
+        "    %x = arith.muli %i, %x_1 : i32",
+        '    %s = tt.elementwise_inline_asm "mov.u32 $0, %x;" {pure = true} %x : i32 -> i32',
+        "    %12 = arith.addi %x, %s : i32",
+        "  }",
+        "  %12 = arith.addi %x_1, %n : i32",
+        "}",
+    ])
+    lines = unique_value_names(text).splitlines()
+    assert lines[5:9] == [
+        "  scf.for %i_1 = %n to %n step %n  : i32 {",
+        "    %x_2 = arith.muli %i_1, %x_1 : i32",
+        '    %s = tt.elementwise_inline_asm "mov.u32 $0, %x;" {pure = true} %x_2 : i32 -> i32',
+        "    %12 = arith.addi %x_2, %s : i32"]
+    assert lines[10] == "  %v12_1 = arith.addi %x_1, %n : i32"
+    assert unique_value_names(unique_value_names(text)) == unique_value_names(text)
+    module = parse_module(text)  # the parser reads the renamed text
+    assert [op.results for op in module.functions[0].body.ops if op.results][-1] == ("%v12_1",)
+
+
+def test_unique_value_names_keeps_a_text_whose_names_are_unique():
+    from linear_layouts.kernels.ir_text import unique_value_names
+
+    text = (IR / "sm_90" / "matmul_fp16.ttgir").read_text()
+    assert unique_value_names(text) is text

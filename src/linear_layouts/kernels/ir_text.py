@@ -586,6 +586,30 @@ def _encoding(canonical: str) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
+def _element_swapped(canonical: str, element: str | None) -> str | None:
+    """A canonical (tensor) type with another element type: ``element``, or (None) the pointee of its pointer
+    element (``tensor<4x!tt.ptr<f32>,#a>`` -> ``tensor<4xf32,#a>``); None where it has no such element."""
+    tensor = canonical.startswith("tensor<")
+    parts = split_top(canonical[7:-1]) if tensor else [canonical]
+    shape, _, old = parts[0].rpartition("x") if tensor and not parts[0].endswith(">") else ("", "", parts[0])
+    if tensor and parts[0].endswith(">"):  # a pointer element: "4x!tt.ptr<f32>"
+        cut = parts[0].find("x!")
+        shape, old = parts[0][:cut], parts[0][cut + 1:]
+    if element is None:
+        m = re.fullmatch(r"!tt\.ptr<(.*?)(?:,\d+)?>", old)
+        if m is None:
+            return None
+        element = m.group(1)
+    if not tensor:
+        return element
+    return "tensor<" + ",".join([f"{shape}x{element}" if shape else element] + parts[1:]) + ">"
+
+
+#: results whose type the text does not spell but implies from the operand's: a load's is the pointee
+#: (None), a comparison's is i1
+_IMPLIED_ELEMENT = {"tt.load": None, "arith.cmpi": "i1", "arith.cmpf": "i1"}
+
+
 def _check_op_types(op: Op, types: _Types, parent: Op | None) -> None:
     """``check_types`` of one op (its regions after it, with the op as their parent)."""
     body = _strip_loc(op.text)[0]
@@ -608,7 +632,9 @@ def _check_op_types(op: Op, types: _Types, parent: Op | None) -> None:
     elif op.name.startswith(_ELEMENTWISE) and op.name not in _NOT_UNIFORM and len(op.operand_types) == 1:
         for name in operands:
             types.use(op, name, op.operand_types[0])
-    elif op.name == "arith.select" and len(op.operand_types) in (1, 2):
+    elif op.name == "arith.select" and len(op.operand_types) in (1, 2) and len(operands) == 3:
+        if len(op.operand_types) == 2:  # "arith.select %c, %a, %b : C, T" (C: i1 alone, one type: T's)
+            types.use(op, operands[0], op.operand_types[0])
         for name in operands[1:]:
             types.use(op, name, op.operand_types[-1])
     if op.name == "scf.yield" and parent is not None and parent.name in ("scf.for", "scf.if") \
@@ -624,7 +650,11 @@ def _check_op_types(op: Op, types: _Types, parent: Op | None) -> None:
             raise LayoutError(f"{types.argument}: {op.name} at {op.loc} mixes the layouts {quote(sorted(encodings))} "
                               "(an element-wise op's operands and results have one layout)")
     inferred = op.name.startswith(_ELEMENTWISE) and op.name not in ("arith.cmpi", "arith.cmpf", "arith.select")
-    if op.results and (spelled or inferred or op.name in ("scf.if", "scf.for")):  # scf: "-> (T0, T1)"
+    if len(op.results) == 1 and not spelled and op.name in _IMPLIED_ELEMENT and op.operand_types:
+        implied = _element_swapped(types.norm(op.operand_types[0]), _IMPLIED_ELEMENT[op.name])
+        if implied is not None:
+            types.of[op.results[0]] = implied
+    elif op.results and (spelled or inferred or op.name in ("scf.if", "scf.for")):  # scf: "-> (T0, T1)"
         result_types = op.result_types
         if len(result_types) == 1 < len(op.results):  # "%a, %b = tt.split %x : T -> T'"
             result_types = result_types * len(op.results)
@@ -644,7 +674,8 @@ def check_types(module: Module, argument: str = "text") -> None:
     that MLIR's and Triton's verifiers enforce, as far as the text spells the types:
 
     * a value is used with the type it was defined with (a function's or block's argument, an op's result,
-      a loop's ``iter_args`` with the loop's result types; aliases expanded: ``#blocked`` is its body);
+      a loop's ``iter_args`` with the loop's result types, a load's pointee, a comparison's i1; aliases
+      expanded: ``#blocked`` is its body);
     * an ``scf.for``'s inits and the ``scf.yield`` of an ``scf.for`` / ``scf.if`` have the op's result types;
     * an element-wise op (``arith.*``, ``math.*``) has one layout for its operands and results.
 

@@ -862,7 +862,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
             continue
         texts.add(rewrite.text)
         try:  # a text Triton's parser would refuse is no candidate (ir_text.check_well_formed's rules)
-            check_well_formed(parse_module(rewrite.text), start)
+            check_well_formed(parse_module(rewrite.text), "ttgir")
         except LayoutError as error:
             rejected.append(f"{start}: not well-formed: {error}")
             continue

@@ -1,0 +1,95 @@
+"""``rewrite_kernel``'s candidates are TTGIR that Triton 3.9 accepts: every candidate of every corpus kernel
+(each run of the engine, each rule for unmapped ops) goes through Triton's parser and verifier; and the
+gate leaves out a candidate that is not well-formed (``ir_text.check_well_formed``), naming it in
+``Rewrite.rejected``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import linear_layouts.kernels.rewrite as rewrite_module
+from linear_layouts.kernels.ir_text import parse_module
+from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
+
+IR = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir"
+#: kernels whose TTIR is above the engine's op limit (engine_compare.MAX_ENGINE_OPS): no candidate
+TOO_BIG = ("sort_rows",)
+CASES = [(target, p.stem) for target in ("sm_80", "sm_90") for p in sorted((IR / target).glob("*.ttgir"))
+         if p.stem not in TOO_BIG]
+#: an element-wise op of vector_add, and a layout its operands do not have
+ADD = re.compile(r"^(\s*%\S+ = arith\.addf [^:]*: )tensor<1024xf32, .*>( loc\(.*\))$", re.M)
+OTHER = "tensor<1024xf32, #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>"
+
+
+def _texts(target: str, name: str) -> tuple[str, str]:
+    return (IR / target / f"{name}.ttir").read_text(), (IR / target / f"{name}.ttgir").read_text()
+
+
+def _candidates(target: str, name: str) -> dict[str, str]:
+    """Every text ``rewrite_kernel`` may judge: each engine run, each ``unmapped`` rule (it takes the better)."""
+    ttir, ttgir = _texts(target, name)
+    out = {}
+    for start in ("both", "anchored", "legacy"):
+        assignment = engine_assignment(parse_module(ttir), parse_module(ttgir), start=start)
+        for rule in ("follow", "triton"):
+            out.setdefault(rewrite_ttgir(ttgir, assignment.values, assignment.stores, unmapped=rule).text,
+                           f"{start}/{rule}")
+    return {label: text for text, label in out.items()}
+
+
+def _triton_error(text: str, tmp_path: Path, capfd) -> str | None:
+    """Triton 3.9's parser + verifier on ``text``: None if it accepts it, else its diagnostic."""
+    pytest.importorskip("triton")
+    from triton._C.libtriton import ir, nvidia
+
+    path = tmp_path / "candidate.ttgir"
+    path.write_text(text)
+    context = ir.context()
+    ir.load_dialects(context)
+    nvidia.load_dialects(context)
+    capfd.readouterr()
+    try:
+        ir.parse_mlir_module(str(path), context)
+    except Exception as error:  # Triton raises a bare RuntimeError; its diagnostic goes to stderr
+        return f"{error}: {capfd.readouterr().err.strip()}"
+    return None
+
+
+@pytest.mark.parametrize("target,name", CASES, ids=[f"{t}/{n}" for t, n in CASES])
+def test_triton_accepts_every_candidate(target, name, tmp_path, capfd):
+    candidates = _candidates(target, name)
+    assert candidates
+    errors = {label: _triton_error(text, tmp_path, capfd) for label, text in candidates.items()}
+    assert {label: e for label, e in errors.items() if e} == {}
+
+
+def _broken(text: str) -> str:
+    """``text`` with vector_add's ``arith.addf`` spelled in another layout than its operands'."""
+    broken, count = ADD.subn(lambda m: m.group(1) + OTHER + m.group(2), text)
+    assert count == 1, "vector_add's rewrite has one arith.addf"
+    return broken
+
+
+def test_the_broken_candidate_is_refused_by_triton_too(tmp_path, capfd):
+    text = _broken(_candidates("sm_90", "vector_add")["both/follow"])
+    assert "expects different type" in (_triton_error(text, tmp_path, capfd) or "")
+
+
+def test_the_gate_rejects_a_candidate_that_is_not_well_formed(monkeypatch):
+    """Every candidate of vector_add broken (an addf in another layout than its operands): each is rejected
+    with the rule it breaks, and Triton's TTGIR is kept."""
+    emit = rewrite_module._Rewriter.emit
+    monkeypatch.setattr(rewrite_module._Rewriter, "emit", lambda self: _broken(emit(self)))
+    ttir, ttgir = _texts("sm_90", "vector_add")
+    rewrite, _ = rewrite_kernel(ttir, ttgir)
+    reasons = [r for r in rewrite.rejected if "not well-formed" in r]
+    assert reasons and all("uses '%x" in r and "one type" in r or "one layout" in r for r in reasons), rewrite.rejected
+    assert rewrite.text == ttgir and rewrite.same_layouts
+
+
+def test_without_the_break_vector_add_has_no_rejected_candidate():
+    rewrite, _ = rewrite_kernel(*_texts("sm_90", "vector_add"))
+    assert not any("not well-formed" in r for r in rewrite.rejected)
