@@ -1,10 +1,11 @@
 """``rewrite_kernel``'s candidates are TTGIR that Triton 3.9 accepts: every candidate of every corpus kernel
-(each run of the engine, each rule for unmapped ops) goes through Triton's parser and verifier; and the
-gate leaves out a candidate that is not well-formed (``ir_text.check_well_formed``), naming it in
-``Rewrite.rejected``."""
+(each run of the engine, each rule for unmapped ops) goes through Triton's parser and verifier, and
+``shared_memory_need`` counts the shared memory Triton's allocation gives it; the gate leaves out a
+candidate that is not well-formed (``ir_text.check_well_formed``), naming it in ``Rewrite.rejected``."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -12,7 +13,9 @@ import pytest
 
 import linear_layouts.kernels.rewrite as rewrite_module
 from linear_layouts.kernels.ir_text import parse_module
+from linear_layouts.kernels.report import analyze_module
 from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
+from linear_layouts.kernels.shared_memory import shared_memory_need
 
 IR = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir"
 #: kernels whose TTIR is above the engine's op limit (engine_compare.MAX_ENGINE_OPS): no candidate
@@ -28,6 +31,7 @@ def _texts(target: str, name: str) -> tuple[str, str]:
     return (IR / target / f"{name}.ttir").read_text(), (IR / target / f"{name}.ttgir").read_text()
 
 
+@functools.lru_cache(maxsize=None)
 def _candidates(target: str, name: str) -> dict[str, str]:
     """Every text ``rewrite_kernel`` may judge: each engine run, each ``unmapped`` rule (it takes the better)."""
     ttir, ttgir = _texts(target, name)
@@ -64,6 +68,37 @@ def test_triton_accepts_every_candidate(target, name, tmp_path, capfd):
     assert candidates
     errors = {label: _triton_error(text, tmp_path, capfd) for label, text in candidates.items()}
     assert {label: e for label, e in errors.items() if e} == {}
+
+
+def _triton_shared(text: str, cc: int, tmp_path: Path) -> int:
+    """``ttg.shared``: the bytes Triton 3.9's ``AllocateSharedMemory`` pass gives the TTGIR ``text``."""
+    pytest.importorskip("triton")
+    from triton._C.libtriton import ir, nvidia, passes
+
+    path = tmp_path / "candidate.ttgir"
+    path.write_text(text)
+    context = ir.context()
+    ir.load_dialects(context)
+    nvidia.load_dialects(context)
+    module = ir.parse_mlir_module(str(path), context)
+    manager = ir.pass_manager(context)
+    passes.ttgpuir.add_combine_tensor_select_and_if(manager)
+    passes.ttgpuir.add_allocate_warp_groups(manager, False)
+    passes.convert.add_scf_to_cf(manager)
+    nvidia.passes.ttgpuir.add_allocate_shared_memory_nv(manager, cc, 88)
+    manager.run(module, "allocate")
+    return module.get_int_attr("ttg.shared")
+
+
+@pytest.mark.parametrize("target,name", CASES, ids=[f"{t}/{n}" for t, n in CASES])
+def test_we_count_the_shared_memory_triton_allocates_to_every_candidate(target, name, tmp_path):
+    """Buffers, their liveness and every op's scratch as Triton 3.9 sizes it (a conversion's scratch as
+    ``getNumScratchElemsSwizzledCvt`` sizes it, layer_norm_bwd_dx's legacy candidate on sm_90 included:
+    an ldmatrix pair keeps two reps in the segment, so Triton takes ld/st + ldmatrix with 8192 bytes)."""
+    for label, text in _candidates(target, name).items():
+        module = parse_module(text)
+        ours = shared_memory_need(module, analyze_module(module, with_triton_estimate=False)).bytes
+        assert (label, ours) == (label, _triton_shared(text, int(target[3:]), tmp_path))
 
 
 def _broken(text: str) -> str:

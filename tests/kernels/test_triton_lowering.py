@@ -115,6 +115,20 @@ def test_transpose_uses_stores_of_16_bytes_and_ldmatrix_trans_conflict_free():
     assert {i.instruction for i in p32.loads} <= {"ld.shared.v4", "ld.shared.v2", "ld.shared.b32"}
 
 
+def test_an_ldmatrix_stmatrix_pair_keeps_two_reps_in_the_segment():
+    """layer_norm_bwd_dx's legacy candidate (sm_90): 4096 x f16 from 8 to 1 element per thread. With its
+    two reps left in the segment (Triton's ``leaveReps``), stmatrix + ldmatrix.trans has no more reps than
+    st.shared + ldmatrix, which comes first: Triton 3.9's PTX (st.shared.v4.b32, ldmatrix.x4) and its
+    allocation (8192 bytes: the whole tensor in one round); without it, the model took the pair (2 reps,
+    4096 bytes)."""
+    a = BlockedLayout([8], [32], [8], [0]).to_linear([4096])
+    b = BlockedLayout([1], [32], [8], [0]).to_linear([4096])
+    p = convert_lowering(a, b, 16, 90)
+    assert (p.reps, p.scratch_bytes) == (1, 8192)
+    assert [(i.instruction, i.count, i.wavefronts) for i in p.stores + p.loads] == [
+        ("st.shared.v4", 16, 64), ("ldmatrix.x4", 16, 64)]
+
+
 def test_conversion_kinds():
     a = BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([32, 32])
     assert convert_lowering(a, a, 16).kind == NO_OP

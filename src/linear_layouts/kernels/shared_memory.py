@@ -7,7 +7,8 @@ Triton allocates two kinds of buffers (``Allocation.cpp``):
   / ..., and ``local_dealloc``); a use inside a loop the alloc is not in keeps it live to the loop's end;
 * *scratch* ones, live during their op only: a ``convert_layout`` through shared memory, a ``tt.reduce``
   or ``tt.scan`` across warps, what the report's lowering says (``SharedLowering.scratch_bytes``: one
-  round of a conversion's swizzled scratch, ``tensor elements / reps``); a scalar atomic whose result
+  round of a conversion's swizzled scratch, ``tensor elements / reps``, with the reps Triton's
+  ``optimalSwizzling`` gives, an ldmatrix / stmatrix pair keeping two of them); a scalar atomic whose result
   is used one element; ``tt.histogram`` ``max(bins, 32)`` elements; ``ttng.tensormap_create`` 128 bytes.
 
 ``shared_memory_need`` is the most bytes live at once, op by op in program order: a lower bound of

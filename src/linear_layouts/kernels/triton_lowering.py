@@ -148,20 +148,27 @@ def _compute_segment(bank_src: list[int], bank_dst: list[int], dim: int, length:
     return segment[:length]
 
 
-def _build_reps(src: LinearLayout, dst: LinearLayout, smem: LinearLayout) -> LinearLayout:
+def _build_reps(src: LinearLayout, dst: LinearLayout, smem: LinearLayout, leave_reps: int = 0) -> LinearLayout:
+    """``smem`` with the segment bases that are registers on both sides moved to a ``reps`` dim, but the
+    first ``leave_reps`` of them (``buildReps``: an ldmatrix / stmatrix pair keeps two, for its .x4)."""
     src_regs, dst_regs = set(src.flat_bases(REG, missing_ok=True)), set(dst.flat_bases(REG, missing_ok=True))
     segment, reps = [], []
     for s in smem.flat_bases("segment", missing_ok=True):
-        (reps if s in src_regs and s in dst_regs else segment).append(s)
+        if s in src_regs and s in dst_regs and leave_reps > 0:
+            leave_reps -= 1
+            segment.append(s)
+        else:
+            (reps if s in src_regs and s in dst_regs else segment).append(s)
     bases = {"vector": smem.bases["vector"], "bank": smem.bases["bank"],
              "segment": _unflatten(segment), "reps": _unflatten(reps)}
     return LinearLayout(bases, smem.out_dims)
 
 
 def _swizzle_core(src: LinearLayout, dst: LinearLayout, bits: int, vbasis: list[int], tile_src: list[int],
-                  tile_dst: list[int], out_dims: dict[str, int]) -> LinearLayout:
+                  tile_dst: list[int], out_dims: dict[str, int], leave_reps: int = 0) -> LinearLayout:
     """The shared layout (vector, bank, segment, reps -> tensor) for a vector and the lanes of one
-    wavefront on each side (the core ``optimalSwizzling``); src / dst are flattened."""
+    wavefront on each side (the core ``optimalSwizzling``); src / dst are flattened; ``leave_reps``:
+    ``_build_reps``'."""
     dim = src.total_out_dim_size_log2
     bank_src, bank_dst = list(vbasis) + list(tile_src), list(vbasis) + list(tile_dst)
     len_bank = min((1024 // ((1 << len(vbasis)) * bits)).bit_length() - 1, dim - len(vbasis))
@@ -170,7 +177,7 @@ def _swizzle_core(src: LinearLayout, dst: LinearLayout, bits: int, vbasis: list[
     bbasis = f2.unit_complement(list(vbasis) + sbasis, dim)
     one = LinearLayout({"vector": _unflatten(list(vbasis)), "bank": _unflatten(bbasis),
                         "segment": _unflatten(sbasis)}, src.out_dims)
-    return _build_reps(src, dst, one).reshape_outs(list(out_dims.items()))
+    return _build_reps(src, dst, one, leave_reps).reshape_outs(list(out_dims.items()))
 
 
 def _log_bank_conflicts(tile_src: list[int], tile_dst: list[int], smem: LinearLayout, bits: int) -> tuple[int, int]:
@@ -319,7 +326,9 @@ def optimal_swizzling(src: LinearLayout, dst: LinearLayout, bits: int, cc: int) 
         td = tile_of(dst_tiles[j], reg_b, lane_b, vbasis)
         if ts is None or td is None:
             continue
-        smem = _swizzle_core(a, b, bits, vbasis, ts, td, src.out_dims)
+        # an ldmatrix / stmatrix pair keeps two reps bases in the segment for its .x4 (Triton's leaveReps)
+        leave = min(len(src_tiles[i][0]) + len(src_tiles[i][1]), len(dst_tiles[j][0]) + len(dst_tiles[j][1])) - 3
+        smem = _swizzle_core(a, b, bits, vbasis, ts, td, src.out_dims, leave)
         read, write = _log_bank_conflicts(ts, td, smem, bits)
         options.append((read + write, -smem.in_dim_size("reps"), len(options), smem, (i, j)))
     if not options:
