@@ -4,8 +4,9 @@ Register ``r`` of thread ``(lane, warp)`` holds element ``(G o D)(r, lane, warp)
 the row-major flattening (``hardware_map.global_map``).  The register bits at element offsets 1, 2,
 4, ... (wherever they stand in the register index: ``vector_map``) span aligned runs that move as one
 access of up to 16 bytes (``ld.global.v4.b32`` for 16 bytes).  Stores are issued sector by sector
-(``store_order``): a warp's consecutive stores into the same 32-byte sectors reach L2 as one write
-per sector, scattered ones as one write per store (H100, ncu ``lts__t_sectors_srcunit_tex_op_write``).
+(``store_order``): a warp's consecutive stores into the same 32-byte sectors reach L2 merged, scattered
+ones do not (H100, ncu ``lts__t_sectors_srcunit_tex_op_write``: 2.1M L1 store sectors of a 16-bit
+whole kernel reached L2 as 1.2M writes scattered, 0.53M grouped; benchmarks/whole_kernel_profile.py).
 
 Example: a blocked layout with 4 fp32 registers per thread along the fastest dim loads with one
 16-byte ``ld.global.v4`` per 4 registers; with ``order=[0, 1]`` (register bit 0 along the slow dim)
@@ -40,8 +41,9 @@ SECTOR_BYTES = 32
 def vector_map(hmap: HardwareMap) -> HardwareMap:
     """``hmap`` with its register bits renumbered so that bit ``i`` is the one at element offset
     ``2**i`` for as long as the layout has such bits (the others keep their order: the paper's §5.3
-    permutation, ``analysis.vectorization.unit_offset_bits``); unchanged when they already lead.  Codegen packs register words itself, so which array bits form a vector is
-    free: ``register_index`` maps a renumbered register back to its array slot.
+    permutation, ``analysis.vectorization.unit_offset_bits``); unchanged when they already lead.
+    Codegen packs register words itself, so which array bits form a vector is free:
+    ``register_index`` maps a renumbered register back to its array slot.
 
     Example: registers at offsets ``(8, 1, 64)`` (``order=[0, 1]`` over a row-major 16x8 tile) give
     the map with offsets ``(1, 8, 64)``, i.e. two-element vectors of array registers ``r, r | 2``."""
@@ -67,8 +69,8 @@ def store_order(hmap: HardwareMap, element_bytes: int, bases: list[int]) -> list
     its constant element offset and ``s = log2(SECTOR_BYTES / element_bytes)``, so stores with equal
     ``c(r) >> s`` write the same sectors and go one after another (stable: register order within).
 
-    Example: 16-bit registers at offsets ``(64, 1)`` store in the order ``[0, 2, 1, 3]``; as
-    ``[0, 1, 2, 3]`` the L2 would get twice the sector writes."""
+    Example: 16-bit registers at offsets ``(64, 2)`` store in the order ``[0, 2, 1, 3]`` (registers 0
+    and 2 write sectors 0, ...; 1 and 3 those 128 bytes on)."""
     shift = max(0, (SECTOR_BYTES // element_bytes).bit_length() - 1)
     return sorted(bases, key=lambda r: hmap.address(r).constant >> shift)
 
