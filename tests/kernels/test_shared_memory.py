@@ -107,3 +107,104 @@ def test_a_rewrite_above_the_limit_is_not_chosen(monkeypatch):
     monkeypatch.setattr(rewrite_module, "CTA_SHARED_BYTES", 64 * 1024)
     rewrite, _ = rewrite_kernel(*texts)
     assert rewrite.same_layouts and any("needs 73728 bytes" in r for r in rewrite.rejected)
+
+
+_GATHER = """#a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [WARPS], order = [1, 0]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%x: !tt.ptr<f16> {tt.divisibility = 16 : i32}) attributes {noinline = false} {
+    %p = tt.splat %x : !tt.ptr<f16> -> tensor<128x128x!tt.ptr<f16>, #a>
+    %v = tt.load %p : tensor<128x128x!tt.ptr<f16>, #a>
+    %i = arith.constant dense<3> : tensor<128x128xi32, #a>
+    %g = tt.gather %v[%i] {axis = 1 : i32} : (tensor<128x128xf16, #a>, tensor<128x128xi32, #a>) -> tensor<128x128xf16, #a>
+    tt.store %p, %g : tensor<128x128x!tt.ptr<f16>, #a>
+    tt.return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("warps, expected", [("1, 4", 32768), ("4, 1", 0)])
+def test_a_gather_across_warps_holds_its_source_in_shared_memory(warps, expected, tmp_path):
+    """``tt.gather`` along an axis split over warps: Triton writes the whole source to shared memory
+    (128 x 128 x 2 bytes); with the axis inside each warp it is warp-local and needs none."""
+    text = _GATHER.replace("WARPS", warps)
+    assert _need(text) == expected == _triton_shared(text, tmp_path)
+
+
+_CARRIED = """#a = #ttg.blocked<{sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>
+#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>
+#s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 8 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%x: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %n: i32) attributes {noinline = false} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %r = tt.make_range {end = 4096 : i32, start = 0 : i32} : tensor<4096xi32, #a>
+    %p = tt.splat %x : !tt.ptr<f16> -> tensor<4096x!tt.ptr<f16>, #a>
+    %q = tt.addptr %p, %r : tensor<4096x!tt.ptr<f16>, #a>, tensor<4096xi32, #a>
+    %v = tt.load %q : tensor<4096x!tt.ptr<f16>, #a>
+    %buf = ttg.local_alloc %v : (tensor<4096xf16, #a>) -> !ttg.memdesc<4096xf16, #s, #smem>
+    %out = scf.for %i = %c0 to %n step %c1 iter_args(%m = %buf) -> (!ttg.memdesc<4096xf16, #s, #smem>)  : i32 {
+      %w = ttg.local_load %m : !ttg.memdesc<4096xf16, #s, #smem> -> tensor<4096xf16, #a>
+      %y = ttg.convert_layout %w : tensor<4096xf16, #a> -> tensor<4096xf16, #b>
+      %r2 = tt.make_range {end = 4096 : i32, start = 0 : i32} : tensor<4096xi32, #b>
+      %p2 = tt.splat %x : !tt.ptr<f16> -> tensor<4096x!tt.ptr<f16>, #b>
+      %q2 = tt.addptr %p2, %r2 : tensor<4096x!tt.ptr<f16>, #b>, tensor<4096xi32, #b>
+      tt.store %q2, %y : tensor<4096x!tt.ptr<f16>, #b>
+      scf.yield %m : !ttg.memdesc<4096xf16, #s, #smem>
+    }
+    tt.return
+  }
+}
+"""
+
+
+def test_a_buffer_carried_by_a_loop_is_live_through_it(tmp_path):
+    """A memdesc passed to a loop as an iter_arg is its init's buffer: live through the loop, so its 8192
+    bytes and the conversion's 8192 bytes of scratch are held at once."""
+    assert _need(_CARRIED) == 16384 == _triton_shared(_CARRIED, tmp_path)
+
+
+T36 = Path("/tmp/triton-3.6.0")
+IR36 = ROOT / "tests" / "data" / "triton36_sm90"
+#: ``ttg.shared`` of Triton 3.6.0's allocation (run on the CPU, 2026-11-27) of its own TTGIRs with a
+#: reduction across warps: each reduction's scratch is the source with its axis resized to the warps
+#: along it, whole bytes per operand (``ReduceOpHelper::getScratchSizeInBytes``)
+TRITON36_SHARED = {"absmax_atomic": 32, "cross_entropy": 32, "fused_softmax": 4128, "layer_norm_bwd_dwdb": 2048,
+                   "layer_norm_bwd_dx": 32, "layer_norm_fwd": 32, "rms_norm": 128, "sort_rows": 8192}
+
+
+def _need36(text: str) -> int:
+    module = parse_module(text)
+    return shared_memory_need(module, analyze_module(module, with_triton_estimate=False,
+                                                     triton_version="3.6.0")).bytes
+
+
+@pytest.mark.parametrize("name", sorted(TRITON36_SHARED))
+def test_triton_36_reductions_count_their_scratch(name):
+    assert _need36((IR36 / f"{name}.ttgir").read_text()) == TRITON36_SHARED[name]
+
+
+@pytest.mark.skipif(not (T36 / "triton").is_dir(), reason="Triton 3.6 (the device's) is not under /tmp/triton-3.6.0")
+def test_triton_36_allocates_what_we_count_on_its_own_ttgirs():
+    """Every Triton 3.6 TTGIR of the corpus, against Triton 3.6's own allocation (a separate process)."""
+    import json
+    import subprocess
+    import sys
+
+    script = ("import json, sys\nfrom triton._C.libtriton import ir, nvidia, passes\nout = {}\n"
+              "for path in sys.argv[1:]:\n"
+              "    context = ir.context(); ir.load_dialects(context); nvidia.load_dialects(context)\n"
+              "    module = ir.parse_mlir_module(path, context); manager = ir.pass_manager(context)\n"
+              "    passes.ttgpuir.add_combine_tensor_select_and_if(manager)\n"
+              "    passes.ttgpuir.add_allocate_warp_groups(manager)\n"
+              "    passes.convert.add_scf_to_cf(manager)\n"
+              "    nvidia.passes.ttgpuir.add_allocate_shared_memory_nv(manager, 90, 88)\n"
+              "    manager.run(module, 'allocate'); out[path] = module.get_int_attr('ttg.shared')\n"
+              "print(json.dumps(out))\n")
+    paths = sorted(str(p) for p in IR36.glob("*.ttgir"))
+    done = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(T36), "PATH": "/usr/bin:/bin"})
+    triton = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(triton) == len(paths) > 20
+    assert {Path(p).stem: _need36(Path(p).read_text()) for p in paths} == {Path(p).stem: v for p, v in triton.items()}

@@ -4,16 +4,21 @@ Triton allocates two kinds of buffers (``Allocation.cpp``):
 
 * *explicit* ones, each ``ttg.local_alloc`` of a shared encoding: ``elements x bits / 8`` bytes, live
   from the alloc to the last use of it or of a view of it (``memdesc_index`` / ``_subslice`` / ``_trans``
-  / ..., and ``local_dealloc``); a use inside a loop the alloc is not in keeps it live to the loop's end;
+  / ..., and ``local_dealloc``) or of an ``scf.for`` iter_arg / result it is the init of; a use inside a
+  loop the alloc is not in keeps it live to the loop's end;
 * *scratch* ones, live during their op only: a ``convert_layout`` through shared memory, a ``tt.reduce``
   or ``tt.scan`` across warps, what the report's lowering says (``SharedLowering.scratch_bytes``: one
   round of a conversion's swizzled scratch, ``tensor elements / reps``, with the reps Triton's
-  ``optimalSwizzling`` gives, an ldmatrix / stmatrix pair keeping two of them); a scalar atomic whose result
-  is used one element; ``tt.histogram`` ``max(bins, 32)`` elements; ``ttng.tensormap_create`` 128 bytes.
+  ``optimalSwizzling`` gives, an ldmatrix / stmatrix pair keeping two of them; a Triton 3.6 reduction's
+  source with its axis resized to the warps along it); a scalar atomic whose result is used one element;
+  ``tt.histogram`` ``max(bins, 32)`` elements; ``ttng.tensormap_create`` 128 bytes; a ``tt.gather`` that
+  is not warp-local its whole source.
 
-``shared_memory_need`` is the most bytes live at once, op by op in program order: a lower bound of
-what Triton allocates (its offsets may leave gaps; ``tt.gather``'s scratch and memdescs carried through
-loop arguments are not counted; Triton 3.6's reductions (``reduce_lowering_smem``) count none).
+``shared_memory_need`` is the most bytes live at once, op by op in program order: equal to Triton 3.9's
+``ttg.shared`` on every corpus TTGIR (sm_80, sm_90) and every ``rewrite_kernel`` candidate of them, and to
+Triton 3.6's on its corpus TTGIRs; in general a lower bound of what Triton allocates (its offsets may leave
+gaps; a buffer reaches a loop's iter_arg only as its init, not through a yield or an ``scf.if`` / ``scf.while``;
+``ttg.warp_specialize``'s captures are not counted).
 So a TTGIR whose need is above the device's ``cost_model.CTA_SHARED_BYTES`` cannot launch.
 
 >>> from linear_layouts.kernels.ir_text import parse_module
@@ -33,6 +38,7 @@ SharedMemoryNeed(bytes=49152, at=0, op='ttg.local_alloc')
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from linear_layouts.analysis.broadcast import zero_bases_mask
@@ -42,6 +48,7 @@ from linear_layouts.kernels.ir_text import Module, Op
 from linear_layouts.kernels.layouts import Layouts, element_bits, is_shared_encoding, parse_type
 from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import SHARED
+from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import quote
 
 __all__ = ["SharedMemoryNeed", "shared_memory_need", "TENSORMAP_BYTES"]
@@ -52,6 +59,8 @@ TENSORMAP_BYTES = 128
 _VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview", "ttg.memdesc_trans",
           "ttg.memdesc_reshape", "ttg.memdesc_reinterpret")
 _LOOPS = ("scf.for", "scf.while")
+#: ``%arg = %init`` pairs of an ``scf.for``'s ``iter_args(...)``
+_ITER_ARGS = re.compile(r"(%[\w$.-]+)\s*=\s*(%[\w$.#-]+)")
 
 
 @dataclass(frozen=True)
@@ -64,13 +73,18 @@ class SharedMemoryNeed:
     op: str
 
 
-def _bytes(element: str, elements: int, op: Op) -> int:
-    """Bytes of ``elements`` of ``element`` (``op``'s type, for the error: an element of no known width)."""
+def _bits(element: str, op: Op) -> int:
+    """Bits of one ``element`` (``op``'s type, for the error: an element of no known width)."""
     bits = element_bits(element)
     if bits is None:
         raise LayoutError(f"module: {op.name} at {op.loc}: the element type {quote(element)} has no known width "
                           "(shared memory holds numbers or pointers: f16, i32, f8E4M3FN, !tt.ptr<...>)")
-    return elements * bits // 8
+    return bits
+
+
+def _bytes(element: str, elements: int, op: Op) -> int:
+    """Bytes of ``elements`` of ``element`` (``op``'s type, for the error: an element of no known width)."""
+    return elements * _bits(element, op) // 8
 
 
 def _walk(ops: tuple[Op, ...], loops: tuple[int, ...], out: list[tuple[Op, tuple[int, ...]]]) -> None:
@@ -103,7 +117,24 @@ def _scratch(op: Op, module: Module, layouts: Layouts, lowered: dict[int, int], 
         return _bytes(out.element, max(out.numel, 32), op)
     if name == "ttng.tensormap_create":
         return TENSORMAP_BYTES
+    if name == "tt.gather" and len(op.operand_types) == 2:
+        src, index = (parse_type(t, module) for t in op.operand_types)
+        if src.kind != "tensor" or _gather_is_warp_local(layouts.linear(src), layouts.linear(index),
+                                                         op.attr_int("axis") or 0):
+            return 0
+        return src.numel * -(-_bits(src.element, op) // 8)  # the whole source, whole bytes an element
     return 0
+
+
+def _gather_is_warp_local(src: LinearLayout, index: LinearLayout, axis: int) -> bool:
+    """Triton's ``GatherLoweringHelper::isWarpLocal``: no warp (or block) basis of ``src`` or ``index``
+    moves along ``axis``, both map warps (blocks) and lanes alike onto the other dims."""
+    gather_dim = f"dim{axis}"
+    others = [d for d in src.out_dim_names if d != gather_dim]
+    warps = [d for d in ("block", "warp") if src.has_in_dim(d) and index.has_in_dim(d)]
+    if any(not layout.sublayout_is_zero(warps, [gather_dim]) for layout in (src, index)):
+        return False
+    return all(src.sublayout(dims, others) == index.sublayout(dims, others) for dims in (warps, ["lane"]))
 
 
 def _lowered_scratch(report: KernelReport) -> dict[int, int]:
@@ -143,6 +174,10 @@ def shared_memory_need(module: Module, report: KernelReport | None = None) -> Sh
                 live_until[alloc] = max(live_until[alloc], end)
                 if op.name in _VIEWS and op.results:
                     buffer_of[op.results[0]] = alloc
+        if op.name == "scf.for":  # a memdesc carried by the loop: its iter_arg and result are the init's buffer
+            for (arg, init), result in zip(_ITER_ARGS.findall(op.text.partition("iter_args(")[2]), op.results):
+                if init in buffer_of:
+                    buffer_of[arg] = buffer_of[result] = buffer_of[init]
         if op.name == "ttg.local_alloc" and op.results:
             t = parse_type(op.result_types[0], module)
             if t.kind == "memdesc" and is_shared_encoding(t.encoding):

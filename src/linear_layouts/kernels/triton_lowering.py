@@ -82,7 +82,8 @@ class SharedLowering:
     reps: int = 1
     note: str = ""
     #: bytes of the scratch buffer Triton's allocation gives the op (``Allocation.cpp``): one round of a
-    #: conversion's swizzled scratch, the largest of a reduction's rounds, a scan's chunk totals
+    #: conversion's swizzled scratch, the largest of a reduction's rounds (Triton 3.6: the source with its
+    #: axis resized to the warps along it), a scan's chunk totals
     scratch_bytes: int = 0
 
     @property
@@ -726,8 +727,10 @@ def reduce_lowering_smem(src: LinearLayout, axis: int, bits: list[int], result: 
                 ld[1] += instruction_wavefronts(starts, nbytes, op="load")
         stores.append(Instructions(_vector_name("store", nbytes), "store", nbytes, st[0], st[1]))
         loads.append(Instructions(_vector_name("load", nbytes), "load", nbytes, ld[0], ld[1]))
+    # Triton 3.6's ReduceOpHelper::getScratchSizeInBytes: the scratch of every operand, whole bytes each
     return SharedLowering(SHARED, _merge(stores, 1), _merge(loads, 1), None, 1,
-                          f"partials of {size_inter} warps through shared memory (Triton 3.6)")
+                          f"partials of {size_inter} warps through shared memory (Triton 3.6)",
+                          elems * sum(-(-b // 8) for b in bits))
 
 
 # --------------------------------------------------------------------------------------------------
