@@ -68,6 +68,35 @@ def launch_child(every: bool) -> None:
     print(f"TRANSPOSE SUMMARY: {wrong} wrong", flush=True)
 
 
+def profile_child(only: str, n: int = 8192) -> None:
+    """The ``only`` transposes once each on an ``n x n`` matrix (grid as ``gpu_suite.transposes``:
+    persistent kernels on every resident slot, balanced), for ncu; checked element by element."""
+    import cupy as cp
+    import numpy as np
+
+    from linear_layouts.codegen.runtime import compile_kernel
+
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    for w, tag, _, k in gpu_suite.transpose_kernels(n):
+        if tag not in only.split(","):
+            continue
+        dt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[w]
+        a = cp.asarray(np.random.default_rng(0).integers(0, 255, size=(n, n), dtype=np.uint8).astype(dt))
+        b = cp.zeros_like(a)
+        fn = compile_kernel(k)
+        grid = k.grid(sms)
+        if k.persistent:
+            fn.preferred_shared_memory_carveout = 100
+            slots = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                getattr(fn, "kernel", fn).ptr, k.threads, k.shared_bytes))
+            grid = k.grid(sms, True, slots)
+        extra = (cp.zeros(2, dtype=cp.uint32),) if k.dynamic else ()
+        fn(grid, (k.threads,), (a, b) + extra, shared_mem=k.shared_bytes)
+        cp.cuda.runtime.deviceSynchronize()
+        print(f"  {8 * w}-bit {tag} ({k.name}): grid {grid} {'ok' if bool(cp.array_equal(b, a.T)) else 'WRONG'}",
+              flush=True)
+
+
 def sanitize(tool: str, timeout: int, every: bool) -> dict:
     cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"]
     if tool == "racecheck":
@@ -99,7 +128,7 @@ def report(results: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "launch-child"])
+    ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "launch-child", "profile-child"])
     ap.add_argument("--out", default=str(HERE / "build" / "transposes"))
     ap.add_argument("--only", default="", help="comma-separated variant tags to time (default: all)")
     ap.add_argument("--repeats", type=int, default=15, help="graph replays (of 5 launches) per median (suite: 5)")
@@ -109,6 +138,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.mode == "launch-child":
         launch_child(args.sanitize_all)
+        return
+    if args.mode == "profile-child":  # e.g. under ncu: ncu -k regex:ll_transpose ... --mode profile-child --only X
+        profile_child(args.only)
         return
     sources = _sources(8192) + _sources(SANITIZE_SIZE)
     print(f"compiled (or found cached) {len(sources)} cubins in {gpu_suite.compile_all(sources):.1f} s", flush=True)
