@@ -1,7 +1,8 @@
 """``rewrite_kernel``'s candidates are TTGIR that Triton 3.9 accepts: every candidate of every corpus kernel
 (each run of the engine, each rule for unmapped ops) goes through Triton's parser and verifier, and
 ``shared_memory_need`` counts the shared memory Triton's allocation gives it; the gate leaves out a
-candidate that is not well-formed (``ir_text.check_well_formed``), naming it in ``Rewrite.rejected``."""
+candidate that is not well-formed (``ir_text.check_well_formed``, ``layouts.check_layouts_fit``), naming it
+in ``Rewrite.rejected``, and on gfx942 it refuses exactly the candidates Triton refuses."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from pathlib import Path
 import pytest
 
 import linear_layouts.kernels.rewrite as rewrite_module
-from linear_layouts.kernels.ir_text import parse_module
+from linear_layouts.errors import LayoutError
+from linear_layouts.kernels.ir_text import check_well_formed, parse_module
+from linear_layouts.kernels.layouts import check_layouts_fit
 from linear_layouts.kernels.report import analyze_module
 from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
 from linear_layouts.kernels.shared_memory import shared_memory_need
@@ -22,6 +25,7 @@ IR = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir"
 TOO_BIG = ("sort_rows",)
 CASES = [(target, p.stem) for target in ("sm_80", "sm_90") for p in sorted((IR / target).glob("*.ttgir"))
          if p.stem not in TOO_BIG]
+AMD = [p.stem for p in sorted((IR / "gfx942").glob("*.ttgir")) if p.stem not in TOO_BIG]
 #: an element-wise op of vector_add, and a layout its operands do not have
 ADD = re.compile(r"^(\s*%\S+ = arith\.addf [^:]*: )tensor<1024xf32, .*>( loc\(.*\))$", re.M)
 OTHER = "tensor<1024xf32, #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>"
@@ -47,13 +51,14 @@ def _candidates(target: str, name: str) -> dict[str, str]:
 def _triton_error(text: str, tmp_path: Path, capfd) -> str | None:
     """Triton 3.9's parser + verifier on ``text``: None if it accepts it, else its diagnostic."""
     pytest.importorskip("triton")
-    from triton._C.libtriton import ir, nvidia
+    from triton._C.libtriton import amd, ir, nvidia
 
     path = tmp_path / "candidate.ttgir"
     path.write_text(text)
     context = ir.context()
     ir.load_dialects(context)
     nvidia.load_dialects(context)
+    amd.load_dialects(context)
     capfd.readouterr()
     try:
         ir.parse_mlir_module(str(path), context)
@@ -68,6 +73,33 @@ def test_triton_accepts_every_candidate(target, name, tmp_path, capfd):
     assert candidates
     errors = {label: _triton_error(text, tmp_path, capfd) for label, text in candidates.items()}
     assert {label: e for label, e in errors.items() if e} == {}
+
+
+def _gate_accepts(text: str) -> bool:
+    """``rewrite_kernel``'s gate on one candidate text."""
+    try:
+        module = parse_module(text)
+        check_well_formed(module, "ttgir")
+        check_layouts_fit(module, "ttgir")
+    except LayoutError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", AMD)
+def test_on_gfx942_the_gate_accepts_what_triton_accepts(name, tmp_path, capfd):
+    """On gfx942 (64 lanes a warp) the engine's layouts have 32 lanes: Triton's verifier refuses such a
+    candidate ("Layout has 32 threads per warp, but the module specifies 64") and so does the gate; a
+    candidate Triton accepts passes it."""
+    for label, text in _candidates("gfx942", name).items():
+        assert (label, _gate_accepts(text)) == (label, _triton_error(text, tmp_path, capfd) is None)
+
+
+def test_the_gate_rejects_layouts_with_other_lanes_than_the_module():
+    ttir, ttgir = _texts("gfx942", "vector_add")
+    rewrite, _ = rewrite_kernel(ttir, ttgir)
+    assert rewrite.text == ttgir and rewrite.rejected
+    assert all("not well-formed" in r and "has 32 lanes per warp, but the module has 64" in r for r in rewrite.rejected)
 
 
 def _triton_shared(text: str, cc: int, tmp_path: Path) -> int:

@@ -24,7 +24,7 @@ from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_count, quote
 from linear_layouts.mlir_text import shape_and_element
 
-__all__ = ["TypeInfo", "parse_type", "element_bits", "Resolver", "default_resolver", "Layouts"]
+__all__ = ["TypeInfo", "parse_type", "element_bits", "Resolver", "default_resolver", "Layouts", "check_layouts_fit"]
 
 #: attribute text (aliases expanded) -> catalog descriptor with ``to_linear(shape)``
 Resolver = Callable[[str], Any]
@@ -166,3 +166,33 @@ def module_types(module: Module) -> Mapping[str, TypeInfo]:
                 if ty not in seen:
                     seen[ty] = parse_type(ty, module)
     return {k: v for k, v in seen.items() if v.kind in ("tensor", "memdesc") and v.encoding}
+
+
+@checked
+def check_layouts_fit(module: Module, argument: str = "text") -> None:
+    """``LayoutError`` naming ``argument`` unless every distributed layout of ``module``'s tensor types has
+    the module's lanes per warp (``ttg.threads-per-warp``) and warps per CTA (``ttg.num-warps``), as
+    Triton's verifier demands ("Layout has 32 threads per warp, but the module specifies 64").
+
+    >>> from linear_layouts.kernels.ir_text import parse_module
+    >>> check_layouts_fit(parse_module('''module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 64 : i32} {
+    ...   tt.func @k(%x: tensor<128xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>) {
+    ...     tt.return
+    ...   }
+    ... }'''), "ttgir")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    linear_layouts.errors.LayoutError: ttgir: the layout of 'tensor<128xf32, ... has 32 lanes per warp, but the module has 64 (ttg.threads-per-warp): ...
+    """
+    layouts = Layouts(module)
+    for text, t in module_types(module).items():
+        if t.kind != "tensor" or is_shared_encoding(t.encoding) or is_tensor_memory_encoding(t.encoding):
+            continue
+        layout = layouts.linear(t)
+        for dim, want, key in (("lane", module.threads_per_warp, "ttg.threads-per-warp"),
+                               ("warp", module.num_warps, "ttg.num-warps")):
+            have = layout.in_dim_size(dim)
+            if have != want:
+                raise LayoutError(f"{argument}: the layout of {quote(text)} has {have} {dim}s per "
+                                  f"{'warp' if dim == 'lane' else 'CTA'}, but the module has {want} ({key}): "
+                                  "every distributed layout of a module has its lanes and warps")

@@ -67,7 +67,7 @@ from linear_layouts.engine import transfer
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kernel, check_well_formed, parse_module,
                                             unique_value_names)
-from linear_layouts.kernels.layouts import Layouts, TypeInfo, parse_type
+from linear_layouts.kernels.layouts import Layouts, TypeInfo, check_layouts_fit, parse_type
 from linear_layouts.layout import LinearLayout
 from linear_layouts.mlir_text import closing
 from linear_layouts.ttgir import format_attribute
@@ -832,7 +832,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     (``engine_compare.kernel_costs``: conversions, shared-memory time including the stagings of wgmma
     operands, which the engine does not see, and global-memory time): the engine's choice, each of its
     two runs (``engine.propagate``'s ``start``), and Triton's own TTGIR. The winner is well-formed
-    (``ir_text.check_well_formed``: values defined before use, one type per value, ...), has no more
+    (``ir_text.check_well_formed``: values defined before use, one type per value, ...; its layouts have
+    the module's lanes and warps, ``layouts.check_layouts_fit``), has no more
     conversions than Triton's and fits a CTA's shared memory (``shared_memory.shared_memory_need`` at
     most ``cost_model.CTA_SHARED_BYTES``), then the least predicted time; Triton's TTGIR unless a rewrite
     is predicted at least ``MIN_GAIN`` faster. ``Rewrite.rejected`` names the candidates left out and
@@ -861,8 +862,10 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
         if rewrite.text in texts:
             continue
         texts.add(rewrite.text)
-        try:  # a text Triton's parser would refuse is no candidate (ir_text.check_well_formed's rules)
-            check_well_formed(parse_module(rewrite.text), "ttgir")
+        try:  # a text Triton's parser would refuse is no candidate (ir_text.check_well_formed's rules,
+            candidate = parse_module(rewrite.text)  # layouts.check_layouts_fit's)
+            check_well_formed(candidate, "ttgir")
+            check_layouts_fit(candidate, "ttgir")
         except LayoutError as error:
             rejected.append(f"{start}: not well-formed: {error}")
             continue
