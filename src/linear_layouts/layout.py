@@ -1549,14 +1549,16 @@ def _identity_dims(A: "LinearLayout", B: "LinearLayout") -> set[str]:
     basis of another in dim, of either layout, shares a set bit with d's bases in any out coordinate.
     """
     a_index = {n: i for i, n in enumerate(A._in_names)}
-    a_segs = _segments(A, dict(zip(B._out_names, B._out_shifts)))  # A's flats re-packed like B's
+    # B's flats re-packed like A's (every out dim of A is at least as large, so nothing overflows; the
+    # other way round a coordinate of A beyond B's size would land in B's next out dim)
+    b_segs = _segments(B, dict(zip(A._out_names, A._out_shifts)))
     out = set()
     for d, b_dim in zip(B._in_names, B._in_bases):
         i = a_index.get(d)
         if i is None or len(A._in_bases[i]) != len(b_dim):
             continue
         a_dim = A._in_bases[i]
-        if any(_move(a, a_segs) != b for a, b in zip(a_dim, b_dim)):
+        if any(a != _move(b, b_segs) for a, b in zip(a_dim, b_dim)):
             continue
         b_mask = a_mask = 0
         for b in b_dim:

@@ -34,6 +34,7 @@ from ._support import (  # noqa: E402
     IN_POOL,
     OUT_POOL,
     Spec,
+    flat_of,
     gf2_rank,
     log2,
     ours,
@@ -360,7 +361,8 @@ def _distributed(rng: random.Random, out_dims, names=("register", "lane", "warp"
 
 def _invert_and_compose_pair(rng: random.Random) -> tuple[Spec, Spec]:
     """(self, outer): outer surjective; self's out dims = outer's (any order), each no larger."""
-    kind = rng.choice(("random", "distributed", "shared_dims", "shared_dims", "smaller_outs", "non_surjective_outer"))
+    kind = rng.choice(("random", "distributed", "shared_dims", "shared_dims", "smaller_outs", "non_surjective_outer",
+                       "same_flats_smaller_outs"))
     if kind == "non_surjective_outer":
         # Triton 3.9 needs only image(self) inside image(outer): self's columns are sums of outer's.
         outer = random_spec(rng, surjective=False, max_in_bits=8, n_out=rng.randint(1, 3))
@@ -383,10 +385,23 @@ def _invert_and_compose_pair(rng: random.Random) -> tuple[Spec, Spec]:
         outer = _distributed(rng, out_dims)
         self_ = _distributed(rng, shuffled(rng, out_dims))
         return self_, outer
-    outer = random_spec(rng, surjective=True, max_in_bits=10, n_out=rng.randint(1, 3))
+    if kind == "same_flats_smaller_outs":  # distributed: one bit per basis, so dims can be identity dims
+        outer = _distributed(rng, random_out_dims(rng, rng.randint(2, 3), 4))
+    else:
+        outer = random_spec(rng, surjective=True, max_in_bits=10, n_out=rng.randint(1, 3))
     out_dims = shuffled(rng, outer[1])
-    if kind == "smaller_outs":
+    if kind in ("smaller_outs", "same_flats_smaller_outs"):
         out_dims = [(d, s >> rng.randint(0, min(2, log2(s)))) for d, s in out_dims]
+    if kind == "same_flats_smaller_outs":
+        # self's dims share outer's flattened bases read with self's smaller out sizes (in outer's out
+        # order): the same integers, other coordinates; a coordinate of outer beyond self's size must
+        # not pass for self's next out dim (the identity rule compares coordinates)
+        out_dims = [(d, dict(out_dims)[d]) for d, _ in outer[1]]
+        total = sum(log2(s) for _, s in out_dims)
+        keep = [(n, b) for n, b in outer[0] if rng.random() < 0.5] or [rng.choice(outer[0])]
+        bases = [(n, [split_flat(flat_of(v, outer[1]) & ((1 << total) - 1), out_dims) for v in b]) for n, b in keep]
+        perm = shuffled(rng, range(len(out_dims)))
+        return ([(n, [[v[p] for p in perm] for v in b]) for n, b in bases], [out_dims[p] for p in perm]), outer
     if kind == "shared_dims":
         # self shares in-dims with outer: some with identical bases (data that need not move),
         # some with permuted or fresh bases, plus maybe dims outer lacks.

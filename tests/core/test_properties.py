@@ -467,3 +467,18 @@ def test_remove_zero_bases_and_unsqueeze(rng: random.Random) -> None:
     # unsqueeze_in / unsqueeze_out remove a size-1 dim (Triton's naming)
     with_unit = layout * LinearLayout.identity_1d(1, "unit_in", "unit_out")
     assert with_unit.unsqueeze_in("unit_in").unsqueeze_out("unit_out") == layout
+
+
+def test_invert_and_compose_identity_rule_compares_coordinates() -> None:
+    """Hypothesis's counterexample: a's register basis dim3=1 and b's dim2=16 are the same integer
+    (32) once a's smaller dim2 (16) packs before dim3, but not the same coordinates: register is no
+    identity dim, and C(register=1) is b's lane 32 (Triton 3.9 gives the same)."""
+    a = LinearLayout({"lane": [[0, 0, 0, 0]], "register": [[0, 0, 0, 1]]},
+                     {"dim0": 2, "dim2": 16, "dim1": 1, "dim3": 32}, require_surjective=False)
+    b = LinearLayout({"register": [[0, 0, 16, 0]],
+                      "lane": [[0, 0, 1, 0], [0, 0, 2, 0], [0, 0, 4, 0], [0, 0, 8, 0], [1, 0, 0, 0],
+                               [0, 0, 0, 1], [0, 0, 0, 2], [0, 0, 0, 4], [0, 0, 0, 8], [0, 0, 0, 16]]},
+                     {"dim0": 2, "dim1": 1, "dim2": 32, "dim3": 32})
+    c = a.invert_and_compose(b)
+    assert c.apply({"register": 1, "lane": 0}) == {"register": 0, "lane": 32}
+    assert b.apply(c.apply({"register": 1, "lane": 0})) == {"dim0": 0, "dim1": 0, "dim2": 0, "dim3": 1}

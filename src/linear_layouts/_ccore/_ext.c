@@ -1146,13 +1146,15 @@ static int iac(const Lay *B, const Lay *O, int *res_len, uint64_t *res_cols, int
         int same = 1;
         uint64_t a_mask = 0, b_mask = 0;
         for (int t = 0; t < B->in_len[d] && same; t++) {
-            uint64_t a = A.col[A.in_off[i] + t], moved = 0;
+            /* B's basis re-packed like A's: A's out dims are at least as large, so it fits (A's re-packed
+               like B's would push a coordinate beyond B's size into B's next out dim) */
+            uint64_t a = A.col[A.in_off[i] + t], b = B->col[B->in_off[d] + t], moved = 0;
             int lost = 0;
             for (int o = 0; o < A.n_out; o++)
-                if (A.out_k[o]) moved |= move_field(a, A.out_s[o], A.out_k[o], B->out_s[o], &lost);
-            same = !lost && moved == B->col[B->in_off[d] + t];
+                if (B->out_k[o]) moved |= move_field(b, B->out_s[o], B->out_k[o], A.out_s[o], &lost);
+            same = !lost && moved == a;
             a_mask |= a;
-            b_mask |= B->col[B->in_off[d] + t];
+            b_mask |= b;
         }
         if (!same) continue;
         int clash = 0;
