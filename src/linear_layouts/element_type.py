@@ -47,8 +47,8 @@ from typing import Any
 from linear_layouts.errors import LayoutError, did_you_mean
 from linear_layouts.limits import quote
 
-__all__ = ["ElementKind", "ElementType", "DTypeLike", "element_type", "bitwidth", "SUPPORTED_BITWIDTHS",
-           "DTYPE_NAMES", "AMBIGUOUS_NAMES"]
+__all__ = ["ElementKind", "ElementType", "DTypeLike", "element_type", "bitwidth", "ir_element_bits",
+           "SUPPORTED_BITWIDTHS", "DTYPE_NAMES", "AMBIGUOUS_NAMES"]
 
 #: What a ``dtype=`` argument may be: an ElementType, a bit width, a name, or a Triton / PyTorch / NumPy dtype.
 DTypeLike = Any
@@ -240,3 +240,21 @@ def bitwidth(dtype: Any) -> int:
     (32, 8, 128)
     """
     return element_type(dtype).bits
+
+
+def ir_element_bits(element: str) -> int | None:
+    """Bits one element of a TTIR / TTGIR element type occupies as Triton stores it: :func:`bitwidth` of
+    a number type (``i1`` 8, ``f8E5M2`` 8, ``bf16`` 16), 64 for a pointer (``!tt.ptr<f32>``); None for a
+    type that is no number this package knows (``index``, ``!tt.tensordesc<...>``, ``f4E2M1FN``).
+
+    >>> ir_element_bits("i1"), ir_element_bits("f8E4M3FN"), ir_element_bits("!tt.ptr<f16>"), ir_element_bits("index")
+    (8, 8, 64, None)
+    """
+    if not isinstance(element, str):
+        raise LayoutError(f"element: must be the name of a TTIR / TTGIR element type (a str), got {quote(element)}")
+    if element.startswith("!tt.ptr"):
+        return 64
+    try:
+        return element_type(element).bits
+    except LayoutError:
+        return None

@@ -61,6 +61,7 @@ from linear_layouts.catalog import (
 )
 from linear_layouts.catalog.base import cga_layout_from_split_params, standard_out_dim_names
 from linear_layouts.arguments import checked
+from linear_layouts.element_type import ir_element_bits
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_IR_BYTES, MAX_SPEC_DEPTH, check_ir_text, excerpt, quote
@@ -614,18 +615,9 @@ class TensorType:
 
     @property
     def bitwidth(self) -> int | None:
-        """The element's bit width (pointers: 64), or None when the type name is not a number type."""
-        return _element_bitwidth(self.element_type)
-
-
-def _element_bitwidth(element: str) -> int | None:
-    if element.startswith("!tt.ptr"):
-        return 64
-    match = re.fullmatch(r"[iuf](\d+)", element) or re.fullmatch(r"(?:bf|tf)(\d+)", element)
-    if match:
-        return int(match.group(1))
-    match = re.fullmatch(r"f(\d+)E\w+", element)  # f8E4M3FN, f8E5M2, f4E2M1FN, ...
-    return int(match.group(1)) if match else None
+        """Bits one element occupies as Triton stores it (``element_type.ir_element_bits``: ``i1`` 8,
+        pointers 64), or None when the type name is not a number type."""
+        return ir_element_bits(self.element_type)
 
 
 #: an element type: a name (``f16``, ``f8E4M3FN``) or a dialect type (``!tt.ptr<f32>``), never a tensor

@@ -8,7 +8,8 @@ import pytest
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import last_module, parse_module, split_top
-from linear_layouts.kernels.layouts import element_bits, module_types, parse_type
+from linear_layouts.element_type import ir_element_bits
+from linear_layouts.kernels.layouts import module_types, parse_type
 from linear_layouts.mlir_text import closing, find_top
 
 IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
@@ -104,7 +105,7 @@ def test_types_and_element_widths():
     t = parse_type("!ttg.memdesc<2x64x128xi8, #ttg.swizzled_shared<{vec = 1}>, #ttg.shared_memory, mutable, 4x64x128>")
     assert (t.kind, t.shape, t.element, t.alloc_shape, t.bitwidth) == ("memdesc", (2, 64, 128), "i8", (4, 64, 128), 8)
     assert parse_type("tensor<16x!tt.ptr<f16>, #blocked>").bitwidth == 64
-    assert [element_bits(e) for e in ("i1", "bf16", "f8E4M3FN", "f32", "!tt.ptr<f32>", "foo")] == [8, 16, 8, 32, 64, None]
+    assert [ir_element_bits(e) for e in ("i1", "bf16", "f8E4M3FN", "f32", "!tt.ptr<f32>", "foo")] == [8, 16, 8, 32, 64, None]
     assert split_top("a<b, c>, (d, e) -> f, g") == ["a<b, c>", "(d, e) -> f", "g"]
 
 

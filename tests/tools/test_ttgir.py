@@ -114,6 +114,11 @@ def test_types_and_modules():
     ptr = parse_type(f"tensor<128x1x!tt.ptr<f16>, {BLOCKED}>")
     assert ptr.element_type == "!tt.ptr<f16>" and ptr.shape == (128, 1) and ptr.bitwidth == 64
     assert parse_type("tensor<64xf8E4M3FN>").layout is None and parse_type("tensor<64xf8E4M3FN>").bitwidth == 8
+    # one vocabulary (element_type.ir_element_bits): i1 is stored in a byte, as the kernel report counts it
+    from linear_layouts.kernels.layouts import parse_type as type_info
+    for element in ("i1", "i8", "bf16", "f16", "f8E5M2", "f32", "i64", "!tt.ptr<f32>", "index"):
+        assert parse_type(f"tensor<4x{element}>").bitwidth == type_info(f"tensor<4x{element}>").bitwidth
+    assert parse_type("tensor<64xi1>").bitwidth == 8 and parse_type("tensor<4xindex>").bitwidth is None
     text = (f"#mma = {MMA}\n#blocked1 = #ttg.blocked<{{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4],"
             f" order = [0]}}>\n#smem = #ttg.shared_memory\n#loc = loc(unknown)\n"
             f"#shared = #ttg.swizzled_shared<{{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}}>\n"

@@ -18,30 +18,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.arguments import checked
+from linear_layouts.element_type import ir_element_bits
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, split_top
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_count, quote
 from linear_layouts.mlir_text import shape_and_element
 
-__all__ = ["TypeInfo", "parse_type", "element_bits", "Resolver", "default_resolver", "Layouts", "check_layouts_fit"]
+__all__ = ["TypeInfo", "parse_type", "Resolver", "default_resolver", "Layouts", "check_layouts_fit"]
 
 #: attribute text (aliases expanded) -> catalog descriptor with ``to_linear(shape)``
 Resolver = Callable[[str], Any]
 
 
 @checked
-def element_bits(element: str) -> int | None:
-    """Bits of one element as Triton stores it: ``f16`` 16, ``f8E5M2`` 8, ``i1`` 8 (a byte), pointers 64;
-    ``None`` for non-number types."""
-    if element.startswith("!tt.ptr"):
-        return 64
-    if element == "i1":
-        return 8
-    m = re.fullmatch(r"(?:[iuf]|bf|tf)(\d+)(?:E\w+)?", element)
-    return int(m.group(1)) if m else None
-
-
 @dataclass(frozen=True)
 class TypeInfo:
     """A type as text, split: ``kind`` (tensor, memdesc, ptr, scalar, other), ``shape``, ``element``,
@@ -56,7 +46,7 @@ class TypeInfo:
 
     @property
     def bitwidth(self) -> int | None:
-        return element_bits(self.element)
+        return ir_element_bits(self.element)
 
     @property
     def numel(self) -> int:

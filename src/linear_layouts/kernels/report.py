@@ -35,6 +35,7 @@ from typing import Any
 
 from linear_layouts.arguments import checked
 from linear_layouts.analysis.conversion import BARRIER_COST, ConversionPlan, plan_conversion
+from linear_layouts.element_type import ir_element_bits
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import shorten
 from linear_layouts.kernels.ir_text import Function, Location, Module, Op, parse_module
@@ -401,7 +402,7 @@ class _Analyzer:
             if not is_shared_encoding(mem.encoding) or "padded_shared" in mem.encoding:
                 return UnmodeledOp(index, name, loc, "cp.async into a padded or non-shared layout", count)
             elem = mem.element
-            bits = parse_type(f"tensor<1x{elem}>").bitwidth or 32
+            bits = ir_element_bits(elem) or 32
             shared, dist = self.linear(mem), self.linear(ptr)
             contiguity = op.attr_int("contiguity") or 1
             cvt = _strip(dist).invert_and_compose(shared.sublayout(["offset"], shared.out_dim_names)

@@ -45,7 +45,8 @@ from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, Op
-from linear_layouts.kernels.layouts import Layouts, element_bits, is_shared_encoding, parse_type
+from linear_layouts.element_type import ir_element_bits
+from linear_layouts.kernels.layouts import Layouts, is_shared_encoding, parse_type
 from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import SHARED
 from linear_layouts.layout import LinearLayout
@@ -75,7 +76,7 @@ class SharedMemoryNeed:
 
 def _bits(element: str, op: Op) -> int:
     """Bits of one ``element`` (``op``'s type, for the error: an element of no known width)."""
-    bits = element_bits(element)
+    bits = ir_element_bits(element)
     if bits is None:
         raise LayoutError(f"module: {op.name} at {op.loc}: the element type {quote(element)} has no known width "
                           "(shared memory holds numbers or pointers: f16, i32, f8E4M3FN, !tt.ptr<...>)")

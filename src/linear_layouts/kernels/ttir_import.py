@@ -698,9 +698,9 @@ def _combine(a: _Affine, b: _Affine, kind: str, scale: int | None = None) -> _Af
 
 def _element_bytes(element: str) -> int:
     """Bytes of one element of a pointer's element type (1 for sub-byte and unknown types)."""
-    from linear_layouts.kernels.layouts import element_bits
+    from linear_layouts.element_type import ir_element_bits
 
-    bits = element_bits(element)
+    bits = ir_element_bits(element)
     return max(1, (bits or 8) // 8)
 
 
