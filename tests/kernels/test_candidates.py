@@ -20,6 +20,8 @@ from linear_layouts.kernels.report import analyze_module
 from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
 from linear_layouts.kernels.shared_memory import shared_memory_need
 
+from ._triton_oracle import triton_module, triton_shared
+
 IR = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir"
 #: kernels whose TTIR is above the engine's op limit (engine_compare.MAX_ENGINE_OPS): no candidate
 TOO_BIG = ("sort_rows",)
@@ -50,19 +52,10 @@ def _candidates(target: str, name: str) -> dict[str, str]:
 
 def _triton_error(text: str, tmp_path: Path, capfd) -> str | None:
     """Triton 3.9's parser + verifier on ``text``: None if it accepts it, else its diagnostic."""
-    pytest.importorskip("triton")
-    from triton._C.libtriton import amd, ir, nvidia
-
-    path = tmp_path / "candidate.ttgir"
-    path.write_text(text)
-    context = ir.context()
-    ir.load_dialects(context)
-    nvidia.load_dialects(context)
-    amd.load_dialects(context)
     capfd.readouterr()
     try:
-        ir.parse_mlir_module(str(path), context)
-    except Exception as error:  # Triton raises a bare RuntimeError; its diagnostic goes to stderr
+        triton_module(text, tmp_path)
+    except RuntimeError as error:  # Triton raises a bare RuntimeError; its diagnostic goes to stderr
         return f"{error}: {capfd.readouterr().err.strip()}"
     return None
 
@@ -102,26 +95,6 @@ def test_the_gate_rejects_layouts_with_other_lanes_than_the_module():
     assert all("not well-formed" in r and "has 32 lanes per warp, but the module has 64" in r for r in rewrite.rejected)
 
 
-def _triton_shared(text: str, cc: int, tmp_path: Path) -> int:
-    """``ttg.shared``: the bytes Triton 3.9's ``AllocateSharedMemory`` pass gives the TTGIR ``text``."""
-    pytest.importorskip("triton")
-    from triton._C.libtriton import ir, nvidia, passes
-
-    path = tmp_path / "candidate.ttgir"
-    path.write_text(text)
-    context = ir.context()
-    ir.load_dialects(context)
-    nvidia.load_dialects(context)
-    module = ir.parse_mlir_module(str(path), context)
-    manager = ir.pass_manager(context)
-    passes.ttgpuir.add_combine_tensor_select_and_if(manager)
-    passes.ttgpuir.add_allocate_warp_groups(manager, False)
-    passes.convert.add_scf_to_cf(manager)
-    nvidia.passes.ttgpuir.add_allocate_shared_memory_nv(manager, cc, 88)
-    manager.run(module, "allocate")
-    return module.get_int_attr("ttg.shared")
-
-
 @pytest.mark.parametrize("target,name", CASES, ids=[f"{t}/{n}" for t, n in CASES])
 def test_we_count_the_shared_memory_triton_allocates_to_every_candidate(target, name, tmp_path):
     """Buffers, their liveness and every op's scratch as Triton 3.9 sizes it (a conversion's scratch as
@@ -130,7 +103,7 @@ def test_we_count_the_shared_memory_triton_allocates_to_every_candidate(target, 
     for label, text in _candidates(target, name).items():
         module = parse_module(text)
         ours = shared_memory_need(module, analyze_module(module, with_triton_estimate=False)).bytes
-        assert (label, ours) == (label, _triton_shared(text, int(target[3:]), tmp_path))
+        assert (label, ours) == (label, triton_shared(text, tmp_path, int(target[3:])))
 
 
 def _broken(text: str) -> str:

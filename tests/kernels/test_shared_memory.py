@@ -15,6 +15,8 @@ from linear_layouts.kernels.report import analyze_module
 from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
 from linear_layouts.kernels.shared_memory import shared_memory_need
 
+from ._triton_oracle import triton_shared
+
 ROOT = Path(__file__).resolve().parents[2]
 IR = ROOT / "tests" / "data" / "triton_kernels" / "ir" / "sm_90"
 KERNELS = sorted(p.stem for p in IR.glob("*.ttgir"))
@@ -32,26 +34,6 @@ def _need(text: str) -> int:
     return shared_memory_need(module, analyze_module(module, with_triton_estimate=False)).bytes
 
 
-def _triton_shared(text: str, tmp_path: Path) -> int:
-    """``ttg.shared``: the bytes Triton 3.9's ``AllocateSharedMemory`` pass gives the TTGIR ``text``."""
-    pytest.importorskip("triton")
-    from triton._C.libtriton import ir, nvidia, passes
-
-    path = tmp_path / "k.ttgir"
-    path.write_text(text)
-    context = ir.context()
-    ir.load_dialects(context)
-    nvidia.load_dialects(context)
-    module = ir.parse_mlir_module(str(path), context)
-    manager = ir.pass_manager(context)
-    passes.ttgpuir.add_combine_tensor_select_and_if(manager)
-    passes.ttgpuir.add_allocate_warp_groups(manager, False)
-    passes.convert.add_scf_to_cf(manager)
-    nvidia.passes.ttgpuir.add_allocate_shared_memory_nv(manager, 90, 88)
-    manager.run(module, "allocate")
-    return module.get_int_attr("ttg.shared")
-
-
 def _legacy(name: str) -> str:
     ttir, ttgir = _texts(name)
     assignment = engine_assignment(parse_module(ttir), parse_module(ttgir), start="legacy")
@@ -67,14 +49,14 @@ def test_triton_allocates_what_we_count_on_its_own_ttgir(name, tmp_path):
     """Explicit buffers with their liveness, conversions', reductions', scans', atomics' and TMA
     descriptors' scratch: equal to Triton's allocation on every corpus kernel (a lower bound in general)."""
     ttgir = _texts(name)[1]
-    assert _need(ttgir) == _triton_shared(ttgir, tmp_path)
+    assert _need(ttgir) == triton_shared(ttgir, tmp_path)
 
 
 def test_the_matmul_legacy_candidate_does_not_fit_a_cta(tmp_path):
     text = _legacy("matmul_fp16")
     need = shared_memory_need(parse_module(text), analyze_module(parse_module(text), with_triton_estimate=False))
     assert (need.bytes, need.op) == (MATMUL_LEGACY_BYTES, "ttg.convert_layout")
-    assert need.bytes == _triton_shared(text, tmp_path) > CTA_SHARED_BYTES
+    assert need.bytes == triton_shared(text, tmp_path) > CTA_SHARED_BYTES
     assert _need(_texts("matmul_fp16")[1]) == 147456  # Triton's: the epilogue converts after the dealloc
 
 
@@ -128,7 +110,7 @@ def test_a_gather_across_warps_holds_its_source_in_shared_memory(warps, expected
     """``tt.gather`` along an axis split over warps: Triton writes the whole source to shared memory
     (128 x 128 x 2 bytes); with the axis inside each warp it is warp-local and needs none."""
     text = _GATHER.replace("WARPS", warps)
-    assert _need(text) == expected == _triton_shared(text, tmp_path)
+    assert _need(text) == expected == triton_shared(text, tmp_path)
 
 
 _CARRIED = """#a = #ttg.blocked<{sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>
@@ -162,7 +144,7 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 8 : i32, ttg.targ
 def test_a_buffer_carried_by_a_loop_is_live_through_it(tmp_path):
     """A memdesc passed to a loop as an iter_arg is its init's buffer: live through the loop, so its 8192
     bytes and the conversion's 8192 bytes of scratch are held at once."""
-    assert _need(_CARRIED) == 16384 == _triton_shared(_CARRIED, tmp_path)
+    assert _need(_CARRIED) == 16384 == triton_shared(_CARRIED, tmp_path)
 
 
 T36 = Path("/tmp/triton-3.6.0")
