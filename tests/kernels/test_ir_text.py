@@ -9,7 +9,7 @@ import pytest
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import last_module, parse_module, split_top
 from linear_layouts.element_type import ir_element_bits
-from linear_layouts.kernels.layouts import module_types, parse_type
+from linear_layouts.kernels.layouts import TypeInfo, module_types, parse_type
 from linear_layouts.mlir_text import closing, find_top
 
 IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
@@ -106,6 +106,7 @@ def test_types_and_element_widths():
     assert (t.kind, t.shape, t.element, t.alloc_shape, t.bitwidth) == ("memdesc", (2, 64, 128), "i8", (4, 64, 128), 8)
     assert parse_type("tensor<16x!tt.ptr<f16>, #blocked>").bitwidth == 64
     assert [ir_element_bits(e) for e in ("i1", "bf16", "f8E4M3FN", "f32", "!tt.ptr<f32>", "foo")] == [8, 16, 8, 32, 64, None]
+    assert isinstance(parse_type("tensor<4xi1>"), TypeInfo) and parse_type("tensor<4xi1>").bitwidth == 8
     assert split_top("a<b, c>, (d, e) -> f, g") == ["a<b, c>", "(d, e) -> f", "g"]
 
 

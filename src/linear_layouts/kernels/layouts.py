@@ -31,7 +31,6 @@ __all__ = ["TypeInfo", "parse_type", "Resolver", "default_resolver", "Layouts", 
 Resolver = Callable[[str], Any]
 
 
-@checked
 @dataclass(frozen=True)
 class TypeInfo:
     """A type as text, split: ``kind`` (tensor, memdesc, ptr, scalar, other), ``shape``, ``element``,
