@@ -36,8 +36,6 @@ PACKED_REGISTER_BUDGET = 128
 
 
 def _check(src: LinearLayout, index: LinearLayout, axis: int) -> None:
-    check_permutation_layout(src, "src")
-    check_permutation_layout(index, "index")
     if src.out_dim_names != index.out_dim_names:
         raise LayoutError(
             f"src and index must have the same out dims, got {src.out_dim_names} and {index.out_dim_names}"
@@ -58,7 +56,8 @@ def _sub(layout: LinearLayout, ins: list[str], outs: list[str]) -> LinearLayout:
 @checked
 def is_warp_local(src: LinearLayout, index: LinearLayout, axis: int) -> bool:
     """Whether ``gather(src, index, axis)`` can be done with warp shuffles only (§5.5):
-    ``L_Wrp^axis = 0`` for both layouts, equal warp/block and lane maps onto the other dims.
+    ``L_Wrp^axis = 0`` for both layouts, equal warp/block and lane maps onto the other dims (Triton's
+    ``GatherLoweringHelper::isWarpLocal``; layouts may broadcast: ``plan_gather`` needs permutations).
 
     >>> L = LinearLayout({"register": [[1]], "lane": [[2]], "warp": [[4]]}, ["dim0"])
     >>> is_warp_local(L, L, 0)
@@ -153,6 +152,8 @@ def plan_gather(src: LinearLayout, index: LinearLayout, axis: int, dtype: DTypeL
     Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
     """
     bits = element_type(dtype).bits
+    check_permutation_layout(src, "src")
+    check_permutation_layout(index, "index")
     local = is_warp_local(src, index, axis)
     check_layout_size(src, max_elements, "plan_gather: src")
     check_layout_size(index, max_elements, "plan_gather: index")

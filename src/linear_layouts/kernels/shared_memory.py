@@ -45,11 +45,11 @@ from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, Op
+from linear_layouts.analysis.gather import is_warp_local
 from linear_layouts.element_type import ir_element_bits
 from linear_layouts.kernels.layouts import Layouts, is_shared_encoding, parse_type
 from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import SHARED
-from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import quote
 
 __all__ = ["SharedMemoryNeed", "shared_memory_need", "TENSORMAP_BYTES"]
@@ -120,22 +120,11 @@ def _scratch(op: Op, module: Module, layouts: Layouts, lowered: dict[int, int], 
         return TENSORMAP_BYTES
     if name == "tt.gather" and len(op.operand_types) == 2:
         src, index = (parse_type(t, module) for t in op.operand_types)
-        if src.kind != "tensor" or _gather_is_warp_local(layouts.linear(src), layouts.linear(index),
+        if src.kind != "tensor" or is_warp_local(layouts.linear(src), layouts.linear(index),
                                                          op.attr_int("axis") or 0):
             return 0
         return src.numel * -(-_bits(src.element, op) // 8)  # the whole source, whole bytes an element
     return 0
-
-
-def _gather_is_warp_local(src: LinearLayout, index: LinearLayout, axis: int) -> bool:
-    """Triton's ``GatherLoweringHelper::isWarpLocal``: no warp (or block) basis of ``src`` or ``index``
-    moves along ``axis``, both map warps (blocks) and lanes alike onto the other dims."""
-    gather_dim = f"dim{axis}"
-    others = [d for d in src.out_dim_names if d != gather_dim]
-    warps = [d for d in ("block", "warp") if src.has_in_dim(d) and index.has_in_dim(d)]
-    if any(not layout.sublayout_is_zero(warps, [gather_dim]) for layout in (src, index)):
-        return False
-    return all(src.sublayout(dims, others) == index.sublayout(dims, others) for dims in (warps, ["lane"]))
 
 
 def _lowered_scratch(report: KernelReport) -> dict[int, int]:
