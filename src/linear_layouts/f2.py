@@ -260,14 +260,19 @@ def complement(subspace: Iterable[int], space: Sequence[int] | int) -> list[int]
     taken greedily in the given order (unit vectors from bit 0 up), so the answer is deterministic.
     ``complement([0b01], 2) == [0b10]``.
     """
-    basis = echelon(subspace)
+    basis = {b.bit_length() - 1: b for b in echelon(subspace)}  # leading bit -> basis vector
     candidates = [1 << i for i in range(space)] if isinstance(space, int) else list(space)
     out = []
     for v in candidates:
-        r = reduce(v, basis)
-        if r:
-            out.append(v)
-            basis = echelon(basis + [r])
+        r = v  # reduced by the vectors of distinct leading bits so far: 0 iff v is in their span
+        while r:
+            lead = r.bit_length() - 1
+            b = basis.get(lead)
+            if b is None:
+                basis[lead] = r
+                out.append(v)
+                break
+            r ^= b
     return out
 
 

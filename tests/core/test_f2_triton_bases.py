@@ -68,3 +68,18 @@ def test_intersection_by_complements_spans_the_intersection() -> None:
             assert both == [x for x in a if x in b]  # unit vectors: a's order, a's repeats
         else:
             assert gf2_rank(both) == len(both)
+
+
+def test_complement_takes_each_vector_not_in_the_span_of_the_subspace_and_those_taken_before() -> None:
+    """``complement``'s greedy rule by brute-force spans, widths past 64 bits included (the compiled
+    core's echelon declines those): the vectors chosen, in order, are exactly the ones outside the span so far."""
+    rng = random.Random(11)
+    for n, a, b in _cases(5) + [(70, [rng.getrandbits(70) for _ in range(3)],
+                                 [rng.getrandbits(70) for _ in range(6)] + [1 << 69, 1 << 69]) for _ in range(20)]:
+        expected, taken = [], list(a)
+        for v in b:
+            if gf2_rank(taken + [v]) > gf2_rank(taken):
+                expected.append(v)
+                taken.append(v)
+        assert f2.complement(a, b) == expected, (n, a, b)
+    assert f2.complement([0b011], 3) == [0b001, 0b100]

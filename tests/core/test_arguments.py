@@ -1,0 +1,38 @@
+"""``checked``'s list checks: the fast path (every element of an accepted type, no call per element)
+accepts and refuses exactly what the per-element check does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linear_layouts.arguments import checked
+from linear_layouts.errors import LayoutError
+
+
+@checked
+def _ints(xs: tuple[int, ...], ys: list[float], names: list[str]) -> int:
+    return len(xs) + len(ys) + len(names)
+
+
+@pytest.mark.parametrize("args", [
+    ((1, 2), [1.5, 2], ["a"]),
+    ((), [], []),
+    ([np.int64(3), 4], [np.float32(1.0), 2], ("a", "b")),  # NumPy scalars: the per-element check
+    (np.array([1, 2]), np.array([0.5]), ["x"]),
+])
+def test_lists_of_accepted_elements_pass(args) -> None:
+    assert _ints(*args) == sum(len(a) for a in args)
+
+
+@pytest.mark.parametrize("args, message", [
+    (((1, True), [1.0], ["a"]), "xs must be a list of ints"),  # a bool is no int, even among ints
+    (((1, 2.0), [1.0], ["a"]), "xs must be a list of ints"),
+    (((1,), [1.0, "2"], ["a"]), "ys must be a list of numbers"),
+    (((1,), [False], ["a"]), "ys must be a list of numbers"),
+    (((1,), [1.0], ["a", 1]), "names must be a list of strings"),
+    (("12", [1.0], ["a"]), "xs must be a list of ints"),
+])
+def test_lists_with_a_wrong_element_are_refused(args, message) -> None:
+    with pytest.raises(LayoutError, match=message):
+        _ints(*args)
