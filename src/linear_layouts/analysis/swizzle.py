@@ -262,6 +262,22 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1024)  # pure; optimal_swizzle(extend_vectors=True) re-asks the plain ones
+def _scored_candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool, extend: bool
+                       ) -> tuple[tuple[tuple[int, ...], Mapping[str, Any], tuple[int, int], tuple[int, int], int], ...]:
+    """Each of ``_candidates(a, b, w, fill_from_store, extend)`` as ``(columns, sets, (store, load)
+    wavefronts, (store, load) vector bits, store + load instructions)``: what ``optimal_swizzle`` weighs."""
+    found = _candidates(a, b, w, fill_from_store, extend)
+    if extend and found is _candidates(a, b, w, fill_from_store, False):  # nothing widened: the plain ones
+        return _scored_candidates(a, b, w, fill_from_store, False)
+    out = []
+    for columns, sets in found:
+        store, load = access_from_columns(columns, a, w), access_from_columns(columns, b, w)
+        out.append((columns, sets, (access_wavefronts(store, op="store"), access_wavefronts(load)),
+                    (store.vector_bits, load.vector_bits), store.instructions + load.instructions))
+    return tuple(out)
+
+
 @checked
 def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
                     *, extend_vectors: bool = False) -> SwizzleResult:
@@ -280,11 +296,8 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype
     best = None
     sides = (True, False) if w < 32 or extend_vectors else (True,)
     for fill_from_store, extend in ((f, e) for f in sides for e in ((False, True) if extend_vectors else (False,))):
-        for columns, sets in _candidates(a, b, w, fill_from_store, extend):
-            store, load = access_from_columns(columns, a, w), access_from_columns(columns, b, w)
-            cost = (access_wavefronts(store, op="store"), access_wavefronts(load))
-            vec_bits = (store.vector_bits, load.vector_bits)
-            key = (sum(cost), store.instructions + load.instructions if extend_vectors else 0, -sum(vec_bits))
+        for columns, sets, cost, vec_bits, instructions in _scored_candidates(a, b, w, fill_from_store, extend):
+            key = (sum(cost), instructions if extend_vectors else 0, -sum(vec_bits))
             if best is None or key < best[0]:
                 best = (key, columns, sets, cost, vec_bits)
     _, columns, sets, cost, vec_bits = best  # type: ignore[misc]
