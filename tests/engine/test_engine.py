@@ -189,6 +189,18 @@ def test_e_anchor_run_alone_beats_blocked_everywhere():
     assert worse <= 3 and ours < 0.7 * naive
 
 
+def test_legacy_run_counts_the_blocked_everywhere_baseline_as_naive_conversions():
+    """``propagate`` takes its limit (the legacy baseline's conversions) from the legacy run's forward pass
+    with ``plan_cost``, not from a third pass: the same count as ``naive_conversions``; other costs count anew."""
+    from linear_layouts.engine.propagate import _run
+
+    programs = [random_program(seed) for seed in range(40)] + [dot_trans_store(), row_softmax(), welford()]
+    counts = [_run(program, plan_cost, True, legacy=True).naive_conversions for program in programs]
+    assert counts == [naive_conversions(program) for program in programs] and max(counts) > 0
+    assert _run(programs[0], lambda s, d, b: 1.0, True, legacy=True).naive_conversions is None
+    assert _run(programs[0], plan_cost, True).naive_conversions is None
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_propagate_runs_equals_propagate_of_each_start(seed):
     """``propagate_runs`` makes each run once: the same layouts and conversions as ``propagate`` with each

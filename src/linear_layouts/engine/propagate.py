@@ -155,6 +155,8 @@ class _State:
         self.descriptors: list[Any] = []
         self.next_id = max(self.values, default=-1) + 1
         self.legacy = False
+        #: ``naive_conversions(program)``, counted by a legacy run with ``plan_cost`` after its forward pass
+        self.naive_conversions: int | None = None
 
     def new_value(self, like: int) -> int:
         v = self.values[like]
@@ -656,6 +658,11 @@ def naive_conversions(program: Program) -> int:
     state = _State(program, plan_cost)
     state.legacy = True
     _forward(state)
+    return _conversions_left(state)
+
+
+def _conversions_left(state: _State) -> int:
+    """The conversions of ``state`` between different layouts (a no-op conversion is none)."""
     return sum(op.kind == "convert_layout" and state.layout[op.operands[0]] != state.layout[op.results[0]]
                for op in state.ops)
 
@@ -665,6 +672,8 @@ def _run(program: Program, cost_fn: CostFn, rematerialize: bool, legacy: bool = 
     state = _State(program, cost_fn)
     state.legacy = legacy
     _forward(state)
+    if legacy and cost_fn is plan_cost:  # the forward pass naive_conversions makes: its count, without a third pass
+        state.naive_conversions = _conversions_left(state)
     if rematerialize:
         _backward(state)
     for op in list(state.ops):  # equal layouts: no-op conversions disappear
@@ -744,7 +753,7 @@ def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, remateriali
     if "both" in starts:
         runs = [run for run in (anchored, legacy) if run is not None]
         if len(runs) > 1:  # the cheapest run that leaves no more conversions than the legacy baseline
-            limit = naive_conversions(program)
+            limit = legacy.naive_conversions if legacy.naive_conversions is not None else naive_conversions(program)
             eligible = [run for run in runs if _count(run) <= limit] or [min(runs, key=_count)]
             states["both"] = min(eligible, key=lambda run: _score(run)[1])
         else:
