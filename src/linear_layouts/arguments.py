@@ -135,6 +135,17 @@ def _exact_types(hint: Any) -> frozenset[type]:
     return frozenset()
 
 
+def _passing_type(hint: Any) -> Any:
+    """A type every instance of which passes ``_check_of(hint)`` (the wrapper then skips the check's call), or
+    None.
+
+    >>> _passing_type(int), _passing_type(list[int])
+    (<class 'int'>, None)
+    """
+    exact = _exact_types(hint)
+    return hint if hint in exact else None
+
+
 def _plural(what: str) -> str:
     for article in ("an ", "a "):
         if what.startswith(article):
@@ -172,6 +183,8 @@ def checked(function: F) -> F:
     positional = [p.name for p in signature.parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     checks: dict[str, tuple[Check, str]] | None = None
+    #: (index, a type every value of which passes, check, parameter) of each checked positional parameter
+    by_position: tuple[tuple[int, Any, Check, str], ...] = ()
     name = function.__qualname__
 
     def fail(parameter: str, value: Any, what: str) -> LayoutError:
@@ -181,18 +194,23 @@ def checked(function: F) -> F:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        nonlocal checks
+        nonlocal checks, by_position
         if checks is None:
             hints = _hints(function)
-            checks = {}
+            found_checks = {}
             for parameter in signature.parameters:
                 found = _check_of(hints.get(parameter, Any))
                 if found is not None:
-                    checks[parameter] = found
-        for parameter, value in zip(positional, args):
-            check = checks.get(parameter)
-            if check is not None and not check[0](value):
-                raise fail(parameter, value, check[1])
+                    found_checks[parameter] = found
+            by_position = tuple((i, _passing_type(hints[parameter]), found_checks[parameter][0], parameter)
+                                for i, parameter in enumerate(positional) if parameter in found_checks)
+            checks = found_checks
+        n = len(args)
+        for i, passing, check, parameter in by_position:
+            if i < n:
+                value = args[i]
+                if type(value) is not passing and not check(value):
+                    raise fail(parameter, value, checks[parameter][1])
         for parameter, value in kwargs.items():
             check = checks.get(parameter)
             if check is not None and not check[0](value):
