@@ -157,6 +157,14 @@ class _State:
         self.legacy = False
         #: ``naive_conversions(program)``, counted by a legacy run with ``plan_cost`` after its forward pass
         self.naive_conversions: int | None = None
+        self._default: dict[tuple[int, ...], tuple[Any, LinearLayout]] = {}
+
+    def default_blocked(self, shape: tuple[int, ...]) -> tuple[Any, LinearLayout]:
+        """``anchors.default_blocked_layout`` of ``shape`` (this program's warps) and its layout, once per shape."""
+        if shape not in self._default:
+            desc = anchor_rules.default_blocked_layout(shape, self.program.num_warps, self.program.threads_per_warp)
+            self._default[shape] = desc, transfer.descriptor_layout(desc, shape)
+        return self._default[shape]
 
     def new_value(self, like: int) -> int:
         v = self.values[like]
@@ -235,9 +243,9 @@ def _forward(state: _State) -> None:
             state.descriptors.append(desc)
             results = [transfer.descriptor_layout(desc, shape)]
         elif kind in ("arange", "full", "pointer"):
-            desc = anchor_rules.default_blocked_layout(shape, nw, tpw)
+            desc, layout = state.default_blocked(shape)
             state.descriptors.append(desc)
-            results = [transfer.descriptor_layout(desc, shape)]
+            results = [layout]
         elif kind in ("load", "store"):
             ptr_layout = state.layout[op.operands[0]]
             required = {k: ptr_layout for k in range(1, len(op.operands))}
@@ -286,8 +294,7 @@ def _forward(state: _State) -> None:
         for r, lay in zip(op.results, results):
             state.layout[r] = lay
             if state.legacy:  # the legacy engine: every value goes back to the default blocked layout
-                default = transfer.descriptor_layout(anchor_rules.default_blocked_layout(
-                    _shape(state, r), nw, tpw), _shape(state, r))
+                default = state.default_blocked(_shape(state, r))[1]
                 if lay != default:
                     subst[r] = state.convert(r, default, at=len(state.ops))
 
