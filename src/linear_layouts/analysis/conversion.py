@@ -422,6 +422,7 @@ def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType,
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)  # pure; a plan folds each side in the swizzle search, its steps and its cost
 def _fold_blocks(layout: LinearLayout) -> LinearLayout:
     """The cluster as one big CTA: the block bases appended to the warp bases (warp bits first)."""
     if not layout.has_in_dim(BLOCK) and layout.has_in_dim(WARP):

@@ -150,7 +150,7 @@ def _divide(access: SharedAccess, tile: LinearLayout, *, split_lanes: bool) -> t
     """Register order (indices into access.register_offsets) and quotient with ``cvt = tile * quotient``
     (Thm 5.1; ``divide_left(cvt, tile)``, computed on the bases: each of the tile's in dims starts cvt's
     dim of that name, and every other basis of cvt has zero low bits, the tile's offset bits)."""
-    want = [b[0] for b in tile.bases.get("register", [])]
+    want = tile.flat_bases("register", missing_ok=True)  # the tile's one out dim is offset: flat = offset
     where = {o: j for j, o in enumerate(access.register_offsets)}
     if any(o not in where for o in want):
         return None
