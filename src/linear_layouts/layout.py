@@ -58,6 +58,9 @@ OutDimsArg = Sequence[str] | Mapping[str, int] | Sequence[tuple[str, int]]
 # argument checking helpers
 
 
+_INT_ONLY = frozenset((int,))
+
+
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
@@ -1439,12 +1442,14 @@ class ColumnAction:
         if in_size_log2 > MAX_DIM_LOG2:
             _check_dim_log2(in_size_log2, "in_size_log2")
         act = tuple(action)
-        for a in act:
-            if not _is_int(a) or not 0 <= a < in_size_log2:
-                raise LayoutError(f"action entries must be basis indices in [0, {in_size_log2}), got {_q(a)}")
+        exact = _INT_ONLY.issuperset(map(type, act))  # plain ints (the usual case): range-checked at once
+        if not exact or (act and not (0 <= min(act) and max(act) < in_size_log2)):
+            for a in act:
+                if not _is_int(a) or not 0 <= a < in_size_log2:
+                    raise LayoutError(f"action entries must be basis indices in [0, {in_size_log2}), got {_q(a)}")
         if len(set(act)) != len(act):
             raise LayoutError(f"action must not repeat a basis index, got {_q(list(act))}")
-        object.__setattr__(self, "action", tuple(int(a) for a in act))
+        object.__setattr__(self, "action", act if exact else tuple(int(a) for a in act))
         object.__setattr__(self, "in_dim", in_dim)
         object.__setattr__(self, "in_size_log2", int(in_size_log2))
 
