@@ -337,11 +337,19 @@ def _merge(state: _State, operands: list[int]) -> LinearLayout:
         # an operand is converted, or recomputed in the candidate where that needs no conversion (a
         # broadcast of a small load, ...), as the backward pass would; conversions inside a
         # recomputation are left to the backward pass (planning them here doubled the engine's time)
-        cost = sum(min(state.cost(o, candidate), _plan(state, o, candidate, memo, convert=False)[0])
-                   for o in voters)
+        cost = sum(_converted_or_recomputed(state, o, candidate, memo) for o in voters)
         if cost < best_cost - 1e-9:
             best, best_cost = candidate, cost
     return best
+
+
+def _converted_or_recomputed(state: _State, vid: int, target: LinearLayout, memo: dict) -> float:
+    """min(converting ``%vid`` to ``target``, recomputing it there without a conversion): the conversion's
+    cost is not asked where the recomputation is cheaper than any conversion (``state.cost_floor``)."""
+    recomputed = _plan(state, vid, target, memo, convert=False)[0]
+    if recomputed < state.cost_floor - 1e-9 and state.layout[vid] != target:
+        return recomputed
+    return min(state.cost(vid, target), recomputed)
 
 
 def _dot_anchor(state: _State, op: Op) -> tuple[list[LinearLayout], dict[int, LinearLayout]]:
