@@ -71,6 +71,12 @@ def check_distributed(layout: object, name: str) -> LinearLayout:
     """A distributed LinearLayout: in dims among register, lane, warp, block; 32 lanes; one CTA."""
     if not isinstance(layout, LinearLayout):
         raise not_a_layout(layout, name)
+    _check_distributed(layout, name)
+    return layout
+
+
+@functools.lru_cache(maxsize=4096)  # pure (a refusal raises, and is not cached); the swizzle search checks each side often
+def _check_distributed(layout: LinearLayout, name: str) -> None:
     for d in layout.in_dim_names:
         if d not in _DISTRIBUTED_DIMS:
             raise LayoutError(f"{name}: in dims must be among {_DISTRIBUTED_DIMS}, got {quote(d)}")
@@ -78,7 +84,6 @@ def check_distributed(layout: object, name: str) -> LinearLayout:
         raise LayoutError(f"{name}: needs a 'lane' in dim of size {LANES} (one NVIDIA warp)")
     if layout.has_in_dim("block") and layout.in_dim_size("block") != 1:
         raise LayoutError(f"{name}: 'block' must have size 1 (analyze one CTA: take the sublayout without block)")
-    return layout
 
 
 def check_shared(layout: object, name: str, out_dims: dict[str, int]) -> LinearLayout:
