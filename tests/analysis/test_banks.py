@@ -265,3 +265,21 @@ def test_triton_estimate_refuses_what_triton_aborts_on():
     assert shared_access(shared, dist, 8).vector_elements == 4
     with pytest.raises(LayoutError, match="aborts"):
         triton_bank_conflicts(shared, dist, 8)
+
+
+def test_check_distributed_refuses_each_time_and_returns_the_callers_layout():
+    """``check_distributed`` caches its checks: a refusal is raised on every call (never cached as a pass),
+    and an accepted layout comes back as the very object passed."""
+    from linear_layouts.analysis.banks import check_distributed
+
+    half_warp = LinearLayout({"register": [[1]], "lane": [[2], [4], [8], [16]]}, ["dim0"])
+    for _ in range(2):
+        with pytest.raises(LayoutError, match="needs a 'lane' in dim of size 32"):
+            check_distributed(half_warp, "src")
+    with pytest.raises(LayoutError, match="shared: in dims must be among"):
+        check_distributed(LinearLayout({"offset": [[1]], "lane": [[2], [4], [8], [16], [32]]}, ["dim0"]), "shared")
+    with pytest.raises(LayoutError, match="dst"):
+        check_distributed([[1]], "dst")
+    layout = LinearLayout({"register": [[1]], "lane": [[2], [4], [8], [16], [32]]}, ["dim0"])
+    same = LinearLayout({"register": [[1]], "lane": [[2], [4], [8], [16], [32]]}, ["dim0"])
+    assert check_distributed(layout, "a") is layout and check_distributed(same, "a") is same
