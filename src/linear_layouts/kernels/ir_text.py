@@ -42,7 +42,7 @@ from linear_layouts.mlir_text import find_top as _find_top
 
 __all__ = [
     "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module", "check_well_formed",
-    "check_same_kernel", "unique_value_names", "check_types",
+    "check_same_kernel", "unique_value_names", "check_types", "iter_args",
 ]
 
 @dataclass(frozen=True)
@@ -548,6 +548,27 @@ def check_well_formed(module: Module, argument: str = "text") -> None:
     check_types(module, argument)
 
 
+def iter_args(text: str) -> tuple[tuple[str, str], ...]:
+    """The ``(%arg, %init)`` pairs of an ``scf.for``'s ``iter_args(...)`` in the op text ``text`` (its
+    head line; ``()`` when it has none).
+
+    >>> iter_args("%3:2 = scf.for %i = %a to %b step %c iter_args(%x = %0, %y = %cst) -> (i32, f32) : i32 {")
+    (('%x', '%0'), ('%y', '%cst'))
+    """
+    start = text.find("iter_args(")
+    if start < 0:
+        return ()
+    open_at = start + len("iter_args")
+    end = closing(text, open_at)
+    inner = text[open_at + 1:end if end >= 0 else len(text)]
+    pairs = []
+    for item in split_top(inner):
+        arg, eq, init = item.partition("=")
+        if eq:
+            pairs.append((arg.strip(), init.strip()))
+    return tuple(pairs)
+
+
 #: element-wise ops whose one spelled type is each operand's and the result's (``arith.addf %a, %b : T``)
 _ELEMENTWISE = ("arith.", "math.")
 #: ops whose one spelled type is not every operand's (``arith.select %c, %a, %b : T``: %c is i1)
@@ -621,8 +642,7 @@ def _check_op_types(op: Op, types: _Types, parent: Op | None) -> None:
     spelled = _find_top(signature, "->") >= 0 or _find_top(signature, " to ") >= 0 or body.startswith('"')
     operands = op.operands
     if op.regions and op.name in ("scf.for", "scf.while"):
-        pairs = re.findall(r"(%[\w$.-]+)\s*=\s*(%[\w$.-]+)", op.text.split("iter_args(")[-1]) \
-            if op.name == "scf.for" and "iter_args(" in op.text else []
+        pairs = iter_args(op.text) if op.name == "scf.for" else ()
         for (arg, init), result_type in zip(pairs, op.result_types):
             types.use(op, init, result_type)  # an init has its loop result's type
             types.define(arg, result_type)

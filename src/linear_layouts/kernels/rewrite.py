@@ -65,8 +65,8 @@ from linear_layouts.catalog import DotOperandLayout, SliceLayout
 from linear_layouts.catalog.recognize import recognize
 from linear_layouts.engine import transfer
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kernel, check_well_formed, parse_module,
-                                            unique_value_names)
+from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kernel, check_well_formed, iter_args,
+                                            parse_module, unique_value_names)
 from linear_layouts.kernels.layouts import Layouts, TypeInfo, check_layouts_fit, parse_type
 from linear_layouts.layout import LinearLayout
 from linear_layouts.mlir_text import closing
@@ -363,8 +363,7 @@ class _Rewriter:
                 self.for_args(op)
 
     def for_args(self, op: Op) -> None:
-        pairs = re.findall(r"(%[\w$.#-]+)\s*=\s*(%[\w$.#-]+)", _iter_args(op.text))
-        for (arg, init), result in zip(pairs, op.results):
+        for (arg, init), result in zip(iter_args(op.text), op.results):
             if result in self.types:
                 self.types[arg] = self.types[result]
 
@@ -528,7 +527,7 @@ class _Rewriter:
         return desc if desc is not None else self.original(result)
 
     def assign_for(self, op: Op) -> None:
-        pairs = re.findall(r"(%[\w$.#-]+)\s*=\s*(%[\w$.#-]+)", _iter_args(op.text))
+        pairs = iter_args(op.text)
         groups: list[Any] = []
         body = op.regions[0].ops
         yields = body[-1].operands if body and body[-1].name == "scf.yield" else ()
@@ -727,11 +726,6 @@ def _dead_code_removed(lines: list[str]) -> list[str]:
         if len(keep) == len(lines):
             return keep
         lines = keep
-
-
-def _iter_args(text: str) -> str:
-    m = re.search(r"iter_args\((.*?)\)\s*->", text)
-    return m.group(1) if m else ""
 
 
 def _split_results(line: str, op: Op) -> tuple[str, str, str]:

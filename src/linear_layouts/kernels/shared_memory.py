@@ -38,13 +38,12 @@ SharedMemoryNeed(bytes=49152, at=0, op='ttg.local_alloc')
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, Op
+from linear_layouts.kernels.ir_text import Module, Op, iter_args
 from linear_layouts.analysis.gather import is_warp_local
 from linear_layouts.element_type import ir_element_bits
 from linear_layouts.kernels.layouts import Layouts, is_shared_encoding, parse_type
@@ -60,8 +59,6 @@ TENSORMAP_BYTES = 128
 _VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview", "ttg.memdesc_trans",
           "ttg.memdesc_reshape", "ttg.memdesc_reinterpret")
 _LOOPS = ("scf.for", "scf.while")
-#: ``%arg = %init`` pairs of an ``scf.for``'s ``iter_args(...)``
-_ITER_ARGS = re.compile(r"(%[\w$.-]+)\s*=\s*(%[\w$.#-]+)")
 
 
 @dataclass(frozen=True)
@@ -165,7 +162,7 @@ def shared_memory_need(module: Module, report: KernelReport | None = None) -> Sh
                 if op.name in _VIEWS and op.results:
                     buffer_of[op.results[0]] = alloc
         if op.name == "scf.for":  # a memdesc carried by the loop: its iter_arg and result are the init's buffer
-            for (arg, init), result in zip(_ITER_ARGS.findall(op.text.partition("iter_args(")[2]), op.results):
+            for (arg, init), result in zip(iter_args(op.text), op.results):
                 if init in buffer_of:
                     buffer_of[arg] = buffer_of[result] = buffer_of[init]
         if op.name == "ttg.local_alloc" and op.results:

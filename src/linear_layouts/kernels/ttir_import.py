@@ -54,7 +54,7 @@ from typing import Any
 from linear_layouts.arguments import checked
 from linear_layouts.engine.ir import Builder, Program
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, Op, Region, check_well_formed
+from linear_layouts.kernels.ir_text import Module, Op, Region, check_well_formed, iter_args
 from linear_layouts.kernels.layouts import TypeInfo, parse_type
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
@@ -247,12 +247,7 @@ class _Importer:
                       head.split("=", 1)[-1].strip() if not head.lstrip().startswith("scf.for") else head.strip())
         if iv:  # the induction variable: lb + i * step (Triton's AxisInfo: gcd of the two)
             self.sdiv[iv.group(1)] = min(self.div_of(iv.group(2)), self.div_of(iv.group(3)))
-        m = re.search(r"iter_args\((.*?)\)\s*->", head)
-        pairs = []
-        if m:
-            for item in re.findall(r"(%[\w$.-]+)\s*=\s*(%[\w$.#-]+)", m.group(1)):
-                pairs.append(item)
-        for arg, init in pairs:
+        for arg, init in iter_args(head):
             self.alias(arg, init)
         yielded = self.region(op.regions[0])
         for result, y in zip(op.results, yielded):
