@@ -145,3 +145,18 @@ def test_quote_and_excerpt_are_bounded():
     assert quote(1 << 10**5) == "an int of 100001 bits"
     line, caret = excerpt("a" * 10**6, 500_000).splitlines()
     assert len(line) < 100 and caret.index("^") == 2 + 3 + 40
+
+
+def test_new_text_and_image_helpers_refuse_wrong_types():
+    """ir_text.iter_args, vectorization.unit_offset_bits and element_type.ir_element_bits take a str, a
+    list of ints and a str: anything else is a LayoutError naming the argument."""
+    from linear_layouts.analysis.vectorization import unit_offset_bits
+    from linear_layouts.element_type import ir_element_bits
+    from linear_layouts.kernels.ir_text import iter_args
+
+    for call, name in ((lambda: iter_args(3), "text"), (lambda: unit_offset_bits(None), "images"),
+                       (lambda: unit_offset_bits("ab"), "images"), (lambda: ir_element_bits(16), "element")):
+        with pytest.raises(LayoutError, match=name):
+            call()
+    assert iter_args("scf.for %i = %a to %b step %c iter_args(%x = %0) -> (i32)") == (("%x", "%0"),)
+    assert unit_offset_bits([8, 1, 64, 2]) == [1, 3] and ir_element_bits("i1") == 8

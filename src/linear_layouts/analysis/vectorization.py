@@ -119,6 +119,7 @@ def vector_permutation(layout: LinearLayout, order: Sequence[int] | None = None)
     return ColumnAction(action, REGISTER, len(flat))
 
 
+@checked
 def unit_offset_bits(images: Sequence[int]) -> list[int]:
     """Positions of the images 1, 2, 4, ... in that order, for as long as they go: the register bits
     that §5.3 moves to the front (``images``: each register basis as a flat memory offset).

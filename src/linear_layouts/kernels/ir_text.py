@@ -548,6 +548,7 @@ def check_well_formed(module: Module, argument: str = "text") -> None:
     check_types(module, argument)
 
 
+@checked
 def iter_args(text: str) -> tuple[tuple[str, str], ...]:
     """The ``(%arg, %init)`` pairs of an ``scf.for``'s ``iter_args(...)`` in the op text ``text`` (its
     head line; ``()`` when it has none).
