@@ -421,7 +421,6 @@ def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType,
                           alternatives=((WARP_SHUFFLE, cost),), baselines=shared.baselines)
 
 
-@functools.lru_cache(maxsize=4096)
 @functools.lru_cache(maxsize=4096)  # pure; a plan folds each side in the swizzle search, its steps and its cost
 def _fold_blocks(layout: LinearLayout) -> LinearLayout:
     """The cluster as one big CTA: the block bases appended to the warp bases (warp bits first)."""
