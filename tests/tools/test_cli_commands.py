@@ -142,6 +142,18 @@ def test_demo_runs_the_seed_end_to_end(capsys):
     assert "It is offset = 32·m + (n ⊕ 2m): True" in out and "__global__" in out and "st.shared.b32 × 16" in out
 
 
+def test_python_dash_m_runs_the_command():
+    """``python -m linear_layouts`` is the ``linear-layouts`` command: the same output, exit 2 with one
+    line on bad input."""
+    run = lambda *a: subprocess.run([sys.executable, "-m", "linear_layouts", *a], capture_output=True, text=True,
+                                    timeout=120)
+    ok = run("matrix", "BlockedLayout([1,4],[4,8],[4,1],[1,0])", "--shape", "16,32")
+    assert ok.returncode == 0 and ok.stdout.count("\n") >= 9, ok.stderr
+    bad = run("show", "BlockedLayout([1,4],[4,8],[4,1],[1,0])")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert bad.stderr.startswith("linear-layouts: error: LAYOUT: shape:")
+
+
 def test_explore_writes_and_serves_on_localhost_only(capsys, tmp_path):
     page = tmp_path / "explorer.html"
     code, _, _ = _run(capsys, "explore", "-o", str(page))
