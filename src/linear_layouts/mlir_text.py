@@ -1,23 +1,51 @@
 """Bracket-aware scanning of MLIR text (TTIR / TTGIR types, attributes and op lines): the positions at
 nesting depth 0, outside ``<>``, ``()``, ``{}``, ``[]`` and double quotes, where ``->`` is an arrow and
-no bracket; and the split of a shaped type's body into its static shape and element type. The one home
-of this scan (and of that split) for :mod:`linear_layouts.ttgir` and
-:mod:`linear_layouts.kernels.ir_text`.
+no bracket; the split of a shaped type's body into its static shape and element type; and the regular
+expressions of MLIR's tokens (value names, result lists, attribute dictionaries, shapes, types) as ``re``
+source, to compose larger patterns from. The one home of this scan, of that split and of those patterns
+for :mod:`linear_layouts.ttgir`, :mod:`linear_layouts.kernels.ir_text` and the readers built on it.
 
 >>> split_top("tensor<4x8xf16, #a>, i32")
 ['tensor<4x8xf16, #a>', 'i32']
 >>> find_top("(a, b) -> (c)", "->")
 7
+>>> re.findall(VALUE_NAME, "%y = arith.addf %x_1, %arg0 : f32")
+['%y', '%x_1', '%arg0']
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 
-__all__ = ["split_top", "find_top", "closing", "shape_and_element"]
+__all__ = ["split_top", "find_top", "closing", "shape_and_element", "NAME_CHAR", "VALUE_NAME", "VALUE_USE",
+           "NAME_END", "RESULT_LIST", "ATTR_DICT", "STATIC_SHAPE", "INTEGER_TYPE", "POINTER_TYPE", "I32_ARRAY"]
+
+# -- token patterns (``re`` source, to compose: ``re.compile(rf"({VALUE_NAME})\s*:")``) ----------------
+#: one character of a name after its sigil (``%`` value, ``#`` alias, ``@`` symbol; MLIR's suffix-id):
+#: a letter, a digit or one of ``_ $ . -``, as in ``x_19``, ``blocked1``, ``matmul_kernel``
+NAME_CHAR = r"[\w$.-]"
+#: an SSA value name: ``%arg0``, ``%x_19``, ``%12``
+VALUE_NAME = rf"%{NAME_CHAR}+"
+#: a value name, or one result of a multi-result op: ``%3#1`` (``ir_text``'s name for result 1 of ``%3:2``)
+VALUE_USE = rf"{VALUE_NAME}(?:#\d+)?"
+#: a lookahead: the name before it ends here (``%3`` not followed by ``0`` as in ``%30``, nor ``#1`` as in ``%3#1``)
+NAME_END = rf"(?!{NAME_CHAR}|#)"
+#: the results an op defines, before its ``=``: ``%y``, ``%a, %b``, ``%3:2`` (a count for a multi-result op)
+RESULT_LIST = rf"{VALUE_NAME}(?::\d+)?(?:\s*,\s*{VALUE_NAME}(?::\d+)?)*"
+#: an attribute dictionary without nested braces: ``{tt.divisibility = 16 : i32}``
+ATTR_DICT = r"\{[^{}]*\}"
+#: a static shape: ``128x64``, ``16``
+STATIC_SHAPE = r"(?:\d+x)*\d+"
+#: an integer type: ``i32``, ``i1``, ``index``
+INTEGER_TYPE = r"i\d+|index"
+#: a pointer type, its pointee (with any address space) the group: ``!tt.ptr<f16>`` (``f16``)
+POINTER_TYPE = r"!tt\.ptr<(.*)>"
+#: a dense i32 array attribute, its elements the group: ``array<i32: 1, 0>`` (``1, 0``)
+I32_ARRAY = r"array<i32: ([\d, ]+)>"
 
 _OPEN = "<({["
 _CLOSE = ">)}]"

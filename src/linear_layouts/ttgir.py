@@ -65,7 +65,7 @@ from linear_layouts.element_type import ir_element_bits
 from linear_layouts.errors import LayoutError
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_IR_BYTES, MAX_SPEC_DEPTH, check_ir_text, excerpt, quote
-from linear_layouts.mlir_text import closing, shape_and_element, split_top
+from linear_layouts.mlir_text import NAME_CHAR, STATIC_SHAPE, closing, shape_and_element, split_top
 
 __all__ = [
     "parse_attribute",
@@ -104,7 +104,7 @@ class _Reader:
     """Recursive descent over MLIR attribute text: integers, booleans, ``[...]`` arrays, ``{k = v}``
     dictionaries and ``#dialect.kind<...>`` attributes (``#alias`` resolved through ``aliases``)."""
 
-    _NAME = re.compile(r"[A-Za-z_$][\w$.\-]*")
+    _NAME = re.compile(rf"[A-Za-z_$]{NAME_CHAR}*")
     _INT = re.compile(r"-?\d+")
 
     def __init__(self, text: str, aliases: Mapping[str, Any] | None, resolve: Any = None) -> None:
@@ -670,7 +670,7 @@ def parse_type(text: str, aliases: Mapping[str, Any] | None = None, *, _resolve:
                 space = getattr(value, "name", space)
         elif part == "mutable":
             mutable = True
-        elif re.fullmatch(r"(\d+x)*\d+", part):
+        elif re.fullmatch(STATIC_SHAPE, part):
             alloc = tuple(int(d) for d in part.split("x"))
         else:
             raise LayoutError(f"ttgir: unexpected '{part}' in the type {text[:60]!r}")
@@ -701,7 +701,7 @@ class TTGIRModule:
         return tuple(seen)
 
 
-_ALIAS_LINE = re.compile(r"^(#[\w$.\-]+)\s*=\s*(.+?)\s*$", re.M)
+_ALIAS_LINE = re.compile(rf"^(#{NAME_CHAR}+)\s*=\s*(.+?)\s*$", re.M)
 _TYPE_START = re.compile(r"(?<![\w.])(tensor<|!ttg\.memdesc<)")
 
 

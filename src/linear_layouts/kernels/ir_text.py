@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_ir_text, quote
-from linear_layouts.mlir_text import closing, split_top
+from linear_layouts.mlir_text import ATTR_DICT, NAME_CHAR, RESULT_LIST, VALUE_NAME, VALUE_USE, closing, split_top
 from linear_layouts.mlir_text import find_top as _find_top
 
 __all__ = [
@@ -164,14 +164,14 @@ class Module:
                                       "characters (linear_layouts.limits.MAX_SPEC_CHARS)")
                 return out
 
-            return re.sub(r"#([A-Za-z_][\w.$-]*)", sub, text)
+            return re.sub(rf"#([A-Za-z_]{NAME_CHAR}*)", sub, text)
 
         return expand_at(text, 0)
 
 
 # --------------------------------------------------------------------------------------------------
 _LOC_TAIL = re.compile(r"\s+loc\((.*)\)\s*$")
-_RESULTS = re.compile(r"^((?:%[\w$.-]+(?::\d+)?)(?:\s*,\s*%[\w$.-]+(?::\d+)?)*)\s*=\s*(.*)$")
+_RESULTS = re.compile(rf"^({RESULT_LIST})\s*=\s*(.*)$")
 
 
 def _strip_loc(line: str) -> tuple[str, str]:
@@ -222,7 +222,7 @@ def _resolve_loc(inner: str, locs: dict[str, str], depth: int = 0) -> Location:
 def _results(names: str) -> tuple[str, ...]:
     out: list[str] = []
     for part in split_top(names):
-        m = re.fullmatch(r"(%[\w$.-]+)(?::(\d+))?", part.strip())
+        m = re.fullmatch(rf"({VALUE_NAME})(?::(\d+))?", part.strip())
         if not m:
             raise LayoutError(f"ir text: bad result list {quote(names)}")
         if m.group(2):
@@ -256,8 +256,8 @@ def _signature(body: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
 
 def _operands(head: str) -> tuple[str, ...]:
     """SSA operand names in an op's head (attribute dictionaries and region signatures excluded)."""
-    cleaned = re.sub(r"\{[^{}]*\}", "", head)
-    return tuple(re.sub(r"#(\d+)$", r"#\1", m) for m in re.findall(r"%[\w$.-]+(?:#\d+)?", cleaned))
+    cleaned = re.sub(ATTR_DICT, "", head)
+    return tuple(re.sub(r"#(\d+)$", r"#\1", m) for m in re.findall(VALUE_USE, cleaned))
 
 
 class _Parser:
@@ -271,7 +271,7 @@ class _Parser:
 
     def run(self) -> Module:
         for line in self.lines:  # aliases may come after the module (locations do)
-            m = re.match(r"^#([\w$.-]+)\s*=\s*(.*)$", line)
+            m = re.match(rf"^#({NAME_CHAR}+)\s*=\s*(.*)$", line)
             if m:
                 if m.group(2).startswith("loc("):
                     self.locs[m.group(1)] = _strip_loc(" " + m.group(2))[1] or m.group(2)[4:-1]
@@ -293,7 +293,7 @@ class _Parser:
         return Module(self.aliases, self.attributes, tuple(self.functions))
 
     def _function(self, line: str) -> Function:
-        m = re.match(r"tt\.func\s+(?:public\s+|private\s+)?@([\w$.-]+)\((.*)\)", line)
+        m = re.match(rf"tt\.func\s+(?:public\s+|private\s+)?@({NAME_CHAR}+)\((.*)\)", line)
         if not m:
             raise LayoutError(f"ir text: cannot read the function header {line[:80]!r}")
         name = m.group(1)
@@ -302,13 +302,13 @@ class _Parser:
         args_text = header[:close - 1] if close > 0 else m.group(2)
         args, attrs = [], []
         for arg in split_top(args_text):
-            a = re.match(r"(%[\w$.-]+)\s*:\s*(.*)$", arg)
+            a = re.match(rf"({VALUE_NAME})\s*:\s*(.*)$", arg)
             if a:
-                ty, _ = _strip_loc(" " + a.group(2))
-                attr = re.search(r"\{([^{}]*)\}\s*$", ty.strip())
-                ty = re.sub(r"\s*\{[^{}]*\}\s*$", "", ty.strip())
+                ty = _strip_loc(" " + a.group(2))[0].strip()
+                attr = re.search(rf"\s*({ATTR_DICT})\s*$", ty)  # "!tt.ptr<f32> {tt.divisibility = 16 : i32}"
+                ty = ty[:attr.start()] if attr else ty
                 args.append((a.group(1), ty.strip()))
-                attrs.append((a.group(1), attr.group(1).strip() if attr else ""))
+                attrs.append((a.group(1), attr.group(1)[1:-1].strip() if attr else ""))
         ops = self._ops_until_close()
         return Function(name, tuple(args), Region(tuple(ops)), tuple(attrs))
 
@@ -326,7 +326,7 @@ class _Parser:
                 self.closer = line
                 return ops
             if line.startswith("^"):  # a block label: its arguments belong to the region
-                self.block_args = re.findall(r"(%[\w$.-]+)\s*:\s*([^,()]+?)(?:\s+loc\(|,|\)\s*:|\)$)", line)
+                self.block_args = re.findall(rf"({VALUE_NAME})\s*:\s*([^,()]+?)(?:\s+loc\(|,|\)\s*:|\)$)", line)
                 continue
             ops.append(self._op(line))
         return ops
@@ -356,7 +356,7 @@ class _Parser:
             attrs = " ".join(re.findall(r"<\{.*\}>", head))
             return Op(name, results, _operands(head.split("<{")[0]), operand_types, result_types, attrs,
                       tuple(regions), loc, line)
-        name = re.match(r"[\w.$-]*", body).group(0)
+        name = re.match(rf"{NAME_CHAR}*", body).group(0)
         rest = " " + body[len(name):].lstrip()
         trailer_attrs = ""
         opens_region = rest.rstrip().endswith("{") and not rest.rstrip().endswith("<{")
@@ -379,7 +379,7 @@ class _Parser:
                 brace = _find_top(tail, "{")
                 result_types = _types(tail[:brace] if brace >= 0 else tail)
                 head = head[:arrow]
-        attrs = " ".join(re.findall(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}", head) + [trailer_attrs]).strip()
+        attrs = " ".join(re.findall(r"\{[^{}]*(?:" + ATTR_DICT + r"[^{}]*)*\}", head) + [trailer_attrs]).strip()
         return Op(name, results, _operands(head), operand_types, result_types, attrs, tuple(regions), loc, line)
 
     def _region(self) -> Region:
@@ -389,7 +389,9 @@ class _Parser:
 
 
 #: an SSA value name, or a string literal (whose '%' are text: inline PTX's ``%tid.x``)
-_NAME_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|%[\w$.-]+')
+_NAME_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|' + VALUE_NAME)
+#: a name given a type, as a function's or a block's argument: ``%arg0: i32``
+_DECLARED = re.compile(rf"({VALUE_NAME})\s*:")
 
 
 def _opens_region(line: str) -> bool:
@@ -412,7 +414,7 @@ def unique_value_names(text: str) -> str:
     ['  scf.for %i_1 = %n to %n step %n  : i32 {', '    %x_1 = arith.muli %i_1, %n : i32']
     """
     lines = text.split("\n")
-    names = set(re.findall(r"%[\w$.-]+", text))
+    names = set(re.findall(VALUE_NAME, text))
     seen: set[str] = set()
     scopes: list[dict[str, str]] = [{}]
 
@@ -445,17 +447,17 @@ def unique_value_names(text: str) -> str:
         if stripped.startswith("tt.func"):
             seen.clear()
             scopes = [{}]
-            for name in re.findall(r"(%[\w$.-]+)\s*:", stripped):
+            for name in _DECLARED.findall(stripped):
                 new[name] = define(name, inner)
         elif stripped.startswith("^"):  # a block label: its arguments are the region's
-            for name in re.findall(r"(%[\w$.-]+)\s*:", stripped):
+            for name in _DECLARED.findall(stripped):
                 new[name] = define(name, scopes[-1])
         elif "%" in stripped:
             m = _RESULTS.match(stripped)
-            results = re.findall(r"%[\w$.-]+", m.group(1)) if m else []
+            results = re.findall(VALUE_NAME, m.group(1)) if m else []
             rest = m.group(2) if m else stripped
             head = set(_HEAD_DEFINED.findall(rest)) if opens and not rest.startswith('"') else set()
-            for token in set(re.findall(r"%[\w$.-]+", stripped)) - set(results) - head:
+            for token in set(re.findall(VALUE_NAME, stripped)) - set(results) - head:
                 new[token] = lookup(token)
             for name in results:
                 new[name] = define(name, scopes[-1])
@@ -492,9 +494,9 @@ _MIN_OPERANDS = {**{f"arith.{name}": 2 for name in _BINARY}, "arith.select": 3, 
 #: ops printed in the generic form with a type for each operand and result, read by position
 _TYPE_EACH = ("tt.reduce", "tt.scan")
 #: an op whose result type is implied (``%true = arith.constant true``; ``ttg.async_*``'s tokens)
-_UNTYPED = re.compile(r"\s*%[\w$.-]+\s*=\s*arith\.constant (?:true|false)\b")
+_UNTYPED = re.compile(rf"\s*{VALUE_NAME}\s*=\s*arith\.constant (?:true|false)\b")
 #: names an op's head defines for its regions (``scf.for %i = %a to ...``, ``iter_args(%acc = %init)``)
-_HEAD_DEFINED = re.compile(r"(%[\w$.-]+)\s*=\s*%")
+_HEAD_DEFINED = re.compile(rf"({VALUE_NAME})\s*=\s*%")
 
 
 def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:

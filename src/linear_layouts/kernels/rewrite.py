@@ -69,7 +69,7 @@ from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kerne
                                             parse_module, unique_value_names)
 from linear_layouts.kernels.layouts import Layouts, TypeInfo, check_layouts_fit, parse_type
 from linear_layouts.layout import LinearLayout
-from linear_layouts.mlir_text import closing
+from linear_layouts.mlir_text import I32_ARRAY, NAME_END, POINTER_TYPE, RESULT_LIST, VALUE_NAME, closing
 from linear_layouts.ttgir import format_attribute
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ class _Rewriter:
         self.operand_desc: dict[int, dict[int, Any]] = {}
         self.block_variants: dict[int, list[str]] = {}  # id(op) -> region block args to emit variants of
         self.kept: list[str] = []
-        self.names = set(re.findall(r"%[\w$.-]+", text))
+        self.names = set(_NAME.findall(text))
         self.counter = 0
         self.store_index = 0
         self.alias_names: list[tuple[str, str]] = []  # (attribute text as we print it, "#alias")
@@ -352,7 +352,7 @@ class _Rewriter:
                 self.types[op.results[0]] = TypeInfo(t.kind, t.shape, "i1", t.encoding, t.alloc_shape, t.text)
             elif op.name == "tt.load" and op.results and self.types[op.results[0]].kind == "tensor":
                 t = self.types[op.results[0]]
-                element = re.sub(r"^!tt\.ptr<(.*)>$", r"\1", t.element)
+                element = re.sub(rf"^{POINTER_TYPE}$", r"\1", t.element)
                 self.types[op.results[0]] = TypeInfo(t.kind, t.shape, element, t.encoding, t.alloc_shape, t.text)
             elif op.name == "arith.select" and op.results and op.operand_types:
                 self.types[op.results[0]] = parse_type(op.operand_types[-1], self.module)
@@ -489,7 +489,7 @@ class _Rewriter:
             self.demand(op, 0, before)
             self.set_result(op, [self.original(op.results[0])])
         else:
-            m = re.search(r"order = array<i32: ([\d, ]+)>", op.text)
+            m = re.search(rf"order = {I32_ARRAY}", op.text)
             perm = [int(v) for v in m.group(1).split(",")] if m else [1, 0]
             self.set_result(op, [recognize(transfer.trans_forward(self.ll(desc, shape), perm))])
 
@@ -618,10 +618,10 @@ class _Rewriter:
         for k, new in uses.items():
             old = op.operands[k]
             if new != old:
-                rest = re.sub(re.escape(old) + r"(?![\w$.#-])", new, rest)
+                rest = re.sub(re.escape(old) + NAME_END, new, rest)
         for k, o in enumerate(op.operands):  # removed conversions: their operand directly
             if k not in uses and o in self.alias:
-                rest = re.sub(re.escape(o) + r"(?![\w$.#-])", self.resolve(o), rest)
+                rest = re.sub(re.escape(o) + NAME_END, self.resolve(o), rest)
         return head + sep + rest
 
     def emit_variants(self, name: str, indent: str, out: list[str]) -> None:
@@ -703,9 +703,10 @@ class _Rewriter:
 
 
 #: ops without side effects: removed when nothing uses their result (Triton's and ours alike)
-_PURE = re.compile(r"^\s*(%[\w$.-]+) = (?:arith\.|math\.|tt\.(?:splat|make_range|expand_dims|broadcast|addptr|trans|"
-                   r"reshape|join|bitcast|fp_to_fp|int_to_ptr|ptr_to_int)\b|ttg\.convert_layout\b|ttg\.local_load\b)")
-_NAME = re.compile(r"%[\w$.-]+")
+_PURE = re.compile(rf"^\s*({VALUE_NAME}) = (?:arith\.|math\.|tt\.(?:splat|make_range|expand_dims|broadcast|addptr|"
+                   r"trans|reshape|join|bitcast|fp_to_fp|int_to_ptr|ptr_to_int)\b|"
+                   r"ttg\.convert_layout\b|ttg\.local_load\b)")
+_NAME = re.compile(VALUE_NAME)
 
 
 def _dead_code_removed(lines: list[str]) -> list[str]:
@@ -730,7 +731,7 @@ def _dead_code_removed(lines: list[str]) -> list[str]:
 
 def _split_results(line: str, op: Op) -> tuple[str, str, str]:
     if op.results:
-        m = re.match(r"^(\s*%[\w$.-]+(?::\d+)?(?:\s*,\s*%[\w$.-]+(?::\d+)?)*)(\s*=\s*)(.*)$", line, re.S)
+        m = re.match(rf"^(\s*{RESULT_LIST})(\s*=\s*)(.*)$", line, re.S)
         if m:
             return m.group(1), m.group(2), m.group(3)
     return "", "", line

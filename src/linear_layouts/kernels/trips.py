@@ -29,6 +29,7 @@ from typing import Any
 
 from linear_layouts.arguments import checked
 from linear_layouts.kernels.ir_text import Function, Op, Region
+from linear_layouts.mlir_text import INTEGER_TYPE
 
 __all__ = ["op_counts", "grid_op_counts"]
 
@@ -56,7 +57,7 @@ _BINARY = {
     "arith.ceildivsi": lambda a, b: -_div(-a, b), "arith.floordivsi": lambda a, b: a // b,
 }
 _UNARY = ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.index_castui")
-_SCALAR = re.compile(r"^(?:i\d+|index)$")
+_SCALAR = re.compile(rf"^(?:{INTEGER_TYPE})$")
 
 
 class _Interpreter:

@@ -56,6 +56,7 @@ from linear_layouts.engine.ir import Builder, Program
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, Op, Region, check_well_formed, iter_args
 from linear_layouts.kernels.layouts import TypeInfo, parse_type
+from linear_layouts.mlir_text import I32_ARRAY, INTEGER_TYPE, POINTER_TYPE, VALUE_NAME, VALUE_USE
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
 
@@ -243,7 +244,7 @@ class _Importer:
         """One iteration: iter_args bound to their initial values; the loop's results are the yields."""
         self.loops += 1
         head = op.text
-        iv = re.match(r"scf\.for\s+(%[\w$.-]+)\s*=\s*(%[\w$.-]+)\s+to\s+%[\w$.-]+\s+step\s+(%[\w$.-]+)",
+        iv = re.match(rf"scf\.for\s+({VALUE_NAME})\s*=\s*({VALUE_NAME})\s+to\s+{VALUE_NAME}\s+step\s+({VALUE_NAME})",
                       head.split("=", 1)[-1].strip() if not head.lstrip().startswith("scf.for") else head.strip())
         if iv:  # the induction variable: lb + i * step (Triton's AxisInfo: gcd of the two)
             self.sdiv[iv.group(1)] = min(self.div_of(iv.group(2)), self.div_of(iv.group(3)))
@@ -536,7 +537,7 @@ class _Importer:
             return
         x = self.data(src)
         if name == "tt.trans":
-            m = re.search(r"order = array<i32: ([\d, ]+)>", op.text)
+            m = re.search(rf"order = {I32_ARRAY}", op.text)
             perm = [int(v) for v in m.group(1).split(",")] if m else list(reversed(range(len(t.shape))))
             self.values[op.results[0]] = self.b.trans(x, perm)
         elif name == "tt.reshape":
@@ -568,8 +569,8 @@ class _Importer:
         swaps the operands). A packed fp4 operand (two e2m1 per byte) enters as a free
         bf16 placeholder of the unpacked shape, and the scales are not imported: the upcast Triton adds
         and the scales keep Triton's layouts in a rewrite (the layouts Triton's upcast requires)."""
-        m = re.search(r"tt\.dot_scaled\s+(%[\w$.#-]+)(?:\s+scale\s+%[\w$.#-]+)?\s*,\s*(%[\w$.#-]+)"
-                      r"(?:\s+scale\s+%[\w$.#-]+)?\s*,\s*(%[\w$.#-]+)\s+lhs\s*=\s*(\w+)\s+rhs\s*=\s*(\w+)", op.text)
+        m = re.search(rf"tt\.dot_scaled\s+({VALUE_USE})(?:\s+scale\s+{VALUE_USE})?\s*,\s*({VALUE_USE})"
+                      rf"(?:\s+scale\s+{VALUE_USE})?\s*,\s*({VALUE_USE})\s+lhs\s*=\s*(\w+)\s+rhs\s*=\s*(\w+)", op.text)
         t = self.types[op.results[0]]
         if m is None or len(t.shape) != 2:
             self.missing(op, "tt.dot_scaled not read (or not 2-D)")
@@ -652,7 +653,7 @@ class _Importer:
 
 
 def _elem_of_ptr(element: str) -> str:
-    m = re.match(r"!tt\.ptr<(.*)>", element)
+    m = re.match(POINTER_TYPE, element)
     return m.group(1) if m else element
 
 
@@ -727,7 +728,7 @@ def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int
     scalar_values: dict[str, int] = dict(scalars or {})
     for op in fn.walk():
         if op.name == "arith.constant" and op.results:
-            m2 = re.search(r"arith\.constant (?:dense<)?(-?\d+)>? : (?:tensor<[^>]*>|i\d+|index)", op.text)
+            m2 = re.search(rf"arith\.constant (?:dense<)?(-?\d+)>? : (?:tensor<[^>]*>|{INTEGER_TYPE})", op.text)
             if m2:
                 scalar_values[op.results[0]] = int(m2.group(1))
                 splat_values[op.results[0]] = int(m2.group(1))
