@@ -27,7 +27,7 @@ from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES
 
 __all__ = ["DEVICE_PRELUDE", "KERNEL_PROLOGUE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS",
            "vector_function", "matrix_function", "L2_PREFETCH_BYTES", "global_load_function", "prefetch_functions",
-           "ASYNC_COPY_FUNCTIONS", "async_copy_function"]
+           "ASYNC_COPY_FUNCTIONS", "async_copy_function", "DEPENDENT_LAUNCH_FUNCTIONS", "DEPENDENT_LAUNCH_PROLOGUE"]
 
 
 def vector_function(store: bool, nbytes: int) -> str:
@@ -146,6 +146,33 @@ STREAMING_FUNCTIONS = "\n".join([
     "#endif",
     "",
 ])
+
+#: Programmatic dependent launch (PDL, sm_90 and later): ``griddepcontrol.wait`` blocks until the
+#: grid this one depends on (the previous kernel of the stream, when launched with programmatic stream
+#: serialization: ``runtime.launch_programmatic``) has finished and its memory is visible;
+#: ``griddepcontrol.launch_dependents`` lets the next such grid be scheduled already.  Both are no-ops in a
+#: grid launched the ordinary way, before sm_90, and on the host (``LL_HOST``).
+DEPENDENT_LAUNCH_FUNCTIONS = "\n".join([
+    "#ifndef LL_DEPENDENT_LAUNCH",
+    "#define LL_DEPENDENT_LAUNCH",
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+    'LL_DEV void ll_grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }',
+    'LL_DEV void ll_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }',
+    "#else",
+    "LL_DEV void ll_grid_dependency_wait() {}",
+    "LL_DEV void ll_launch_dependents() {}",
+    "#endif",
+    "#endif",
+    "",
+])
+
+#: The kernel body's lines after ``KERNEL_PROLOGUE`` in a kernel that takes part in programmatic dependent
+#: launch: wait for the previous grid before the first global access, then let the next grid launch (its
+#: CTAs wait in turn until this grid is done, so only launch latency overlaps, never data).
+DEPENDENT_LAUNCH_PROLOGUE = (
+    "  ll_grid_dependency_wait();  // PDL: the previous grid's writes are visible (no-op otherwise)",
+    "  ll_launch_dependents();     // PDL: the next grid may be scheduled; it waits for this one to finish",
+)
 
 #: The L2 prefetch sizes of PTX's ``ld`` (``.L2::64B``, ``.L2::128B``, ``.L2::256B``; sm_80 and later).
 L2_PREFETCH_BYTES = (64, 128, 256)

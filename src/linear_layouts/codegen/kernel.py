@@ -33,7 +33,8 @@ from linear_layouts.codegen.global_memory import (
 from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.index import IndexExpression
 from linear_layouts.codegen.intrinsics import (
-    ASYNC_COPY_FUNCTIONS, DEVICE_PRELUDE, KERNEL_PROLOGUE, STREAMING_FUNCTIONS, async_copy_function,
+    ASYNC_COPY_FUNCTIONS, DEPENDENT_LAUNCH_FUNCTIONS, DEPENDENT_LAUNCH_PROLOGUE, DEVICE_PRELUDE, KERNEL_PROLOGUE,
+    STREAMING_FUNCTIONS, async_copy_function,
     prefetch_functions,
 )
 from linear_layouts.codegen.packing import Emission, Packing
@@ -225,11 +226,17 @@ def _scoped(lines: list[str]) -> list[str]:
     return ["{"] + ["  " + x for x in lines] + ["}"]
 
 
-def _prelude(cache_hints: bool, l2_prefetch_bytes: int) -> str:
-    """``DEVICE_PRELUDE`` and the hinted accesses a transpose uses (only those: every other kernel's
-    source, hence its cached cubin, stays as it was)."""
+def _prelude(cache_hints: bool, l2_prefetch_bytes: int, pdl: bool = False) -> str:
+    """``DEVICE_PRELUDE`` and the hinted accesses and grid-dependency controls a transpose uses (only
+    those: every other kernel's source, hence its cached cubin, stays as it was)."""
     return (DEVICE_PRELUDE + (STREAMING_FUNCTIONS if cache_hints else "")
-            + (prefetch_functions(l2_prefetch_bytes) if l2_prefetch_bytes else ""))
+            + (prefetch_functions(l2_prefetch_bytes) if l2_prefetch_bytes else "")
+            + (DEPENDENT_LAUNCH_FUNCTIONS if pdl else ""))
+
+
+def _pdl_lines(pdl: bool) -> tuple[str, ...]:
+    """The grid-dependency lines after ``KERNEL_PROLOGUE`` of a transpose emitted with ``pdl``."""
+    return DEPENDENT_LAUNCH_PROLOGUE if pdl else ()
 
 
 @dataclass(frozen=True)
@@ -251,6 +258,7 @@ class TransposeKernel:
     persistent: bool = False
     ctas_per_sm: int = 1
     dynamic: bool = False  # persistent, tiles drawn from a counter: a third argument, 2 zeroed words
+    pdl: bool = False  # takes part in programmatic dependent launch (``runtime.launch_programmatic``)
 
     @property
     def tiles(self) -> int:
@@ -288,7 +296,7 @@ def _tile_order(group_rows: int, tile_rows: int, tiles_x: int) -> tuple[Callable
 def emit_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
     rows: int, cols: int, *, cache_hints: bool = False, group_rows: int = 1, l2_prefetch_bytes: int = 0,
-    max_elements: int = MAX_ELEMENTS,
+    pdl: bool = False, max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """CUDA C++ of a tiled transpose through ``forward`` (``src -> dst`` over one ``M x N`` tile):
     element ``(m, n)`` of tile ``(i, j)`` is read at ``A[(iM + m) cols + jN + n]`` and written at
@@ -297,8 +305,12 @@ def emit_transpose_kernel(
     > 1: CTA ``(x, y)`` takes tile number ``y cols / N + x`` in ``_tile_order``'s grouped order (the
     CTAs resident at once then span fewer columns of ``A``, more of ``B``). ``l2_prefetch_bytes``
     (0: none, 64, 128 or 256): 16-byte loads ``ld.global.nc.L2::<N>B`` (each also has L2 fetch the
-    aligned N-byte block around it; SASS ``LDG.E.LTC<N>B``). Layouts above ``max_elements`` inputs or
-    elements (``limits.MAX_ELEMENTS``) are refused."""
+    aligned N-byte block around it; SASS ``LDG.E.LTC<N>B``). ``pdl``: the kernel takes part in programmatic
+    dependent launch (``intrinsics.DEPENDENT_LAUNCH_PROLOGUE``: it waits for the previous grid's memory
+    before its first access, then lets the next grid be scheduled; launch it with
+    ``runtime.launch_programmatic`` so that back-to-back launches overlap their launch latency; launched
+    the ordinary way it runs as without). Layouts above ``max_elements`` inputs or elements
+    (``limits.MAX_ELEMENTS``) are refused."""
     w = check_element_bytes(element_bytes)
     check_l2_prefetch_bytes(l2_prefetch_bytes)
     check_layout_size(src, max_elements, "emit_transpose_kernel: src")
@@ -318,6 +330,7 @@ def emit_transpose_kernel(
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
         *KERNEL_PROLOGUE,
+        *_pdl_lines(pdl),
     ]
     row, col = ("blockIdx.y", "blockIdx.x")
     if group_rows != 1:
@@ -339,9 +352,9 @@ def emit_transpose_kernel(
     body += ["  " + x for x in emit_global_store_words(global_map(dst, {d0: 1, d1: rows}), w, pb, "b", "dst", em,
                                                        store_hint)]
     body.append("}")
-    prelude = _prelude(cache_hints, l2_prefetch_bytes)
+    prelude = _prelude(cache_hints, l2_prefetch_bytes, pdl)
     return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, forward.shared_bytes,
-                           rows, cols, m, n, w)
+                           rows, cols, m, n, w, pdl=pdl)
 
 
 def _check_fits_sm(what: str, ctas_per_sm: int, threads: int, shared: int) -> None:
@@ -358,7 +371,7 @@ def _check_fits_sm(what: str, ctas_per_sm: int, threads: int, shared: int) -> No
 def emit_persistent_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
     rows: int, cols: int, *, ctas_per_sm: int = 1, cache_hints: bool = False, group_rows: int = 1,
-    dynamic: bool = False, l2_prefetch_bytes: int = 0, max_elements: int = MAX_ELEMENTS,
+    dynamic: bool = False, l2_prefetch_bytes: int = 0, pdl: bool = False, max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """``emit_transpose_kernel``'s transpose as a persistent, software-pipelined kernel: CTA ``b`` of a
     grid of ``G`` handles tiles ``t = b, b + G, ...`` (tile row ``t / (cols / N)``, column
@@ -376,6 +389,7 @@ def emit_persistent_transpose_kernel(
     ``sched[0..1]`` (the third argument; zero it once) for the next launch. ``l2_prefetch_bytes`` (0:
     none, 64, 128 or 256): the 16-byte loads carry ``.L2::<N>B`` (``ld.global.nc.L2::256B.v4.u32``,
     SASS ``LDG.E.LTC256B.128.CONSTANT``): L2 fetches the aligned N-byte block of each load's sector.
+    ``pdl``: programmatic dependent launch, as in ``emit_transpose_kernel``.
 
     Example: 8-bit 256x256 tiles of an 8192^2 matrix, 16 warps, 1 CTA per SM: ``.grid(132)`` is
     ``(132,)`` (1024 tiles: 100 CTAs take 8, 32 take 7), ``.grid(132, balanced=True)`` ``(128,)``."""
@@ -407,7 +421,7 @@ def emit_persistent_transpose_kernel(
     if dynamic:
         return _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, slot, tiles,
                                   pa.num_words, pb.num_words, (vtype, nvec), issue, unpack, convert, store,
-                                  a_tile, dst_tile, _prelude(cache_hints, l2_prefetch_bytes))
+                                  a_tile, dst_tile, _prelude(cache_hints, l2_prefetch_bytes, pdl), pdl)
     body = [
         f"// {name}: B = A^T, A {rows}x{cols} row-major, by {m}x{n} tiles of {8 * w}-bit elements (src -> dst),",
         f"//   persistent: CTA b of gridDim.x handles tiles t = b, b + gridDim.x, ... < {tiles} (tile t: row",
@@ -416,6 +430,7 @@ def emit_persistent_transpose_kernel(
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
         *KERNEL_PROLOGUE,
+        *_pdl_lines(pdl),
         f"  unsigned a[{pa.num_words}];",
         f"  unsigned b[{pb.num_words}];",
         f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
@@ -442,13 +457,13 @@ def emit_persistent_transpose_kernel(
         "  }",
         "}",
     ]
-    prelude = _prelude(cache_hints, l2_prefetch_bytes)
+    prelude = _prelude(cache_hints, l2_prefetch_bytes, pdl)
     return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, forward.shared_bytes, rows, cols, m, n, w,
-                           persistent=True, ctas_per_sm=ctas_per_sm)
+                           persistent=True, ctas_per_sm=ctas_per_sm, pdl=pdl)
 
 
 def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, slot, tiles, words_a, words_b,
-                       vectors, issue, unpack, convert, store, a_tile, dst_tile, prelude) -> TransposeKernel:
+                       vectors, issue, unpack, convert, store, a_tile, dst_tile, prelude, pdl) -> TransposeKernel:
     """The ``dynamic`` form of ``emit_persistent_transpose_kernel`` from its emitted parts."""
     t = element_type(w)
     vtype, nvec = vectors
@@ -462,6 +477,7 @@ def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, 
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all, unsigned* __restrict__ sched) {{",
         *KERNEL_PROLOGUE,
+        *_pdl_lines(pdl),
         f"  unsigned a[{words_a}];",
         f"  unsigned b[{words_b}];",
         f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
@@ -499,7 +515,7 @@ def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, 
         "}",
     ]
     return TransposeKernel(name, prelude + "\n".join(body) + "\n", threads, shared, rows, cols, m, n, w,
-                           persistent=True, ctas_per_sm=ctas_per_sm, dynamic=True)
+                           persistent=True, ctas_per_sm=ctas_per_sm, dynamic=True, pdl=pdl)
 
 
 def _async_copies(gsrc, forward: SharedConversion, w: int) -> list[tuple[IndexExpression, IndexExpression]]:
@@ -531,7 +547,7 @@ def _async_copies(gsrc, forward: SharedConversion, w: int) -> list[tuple[IndexEx
 def emit_async_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
     rows: int, cols: int, *, stages: int = 3, ctas_per_sm: int = 1, l2_prefetch_bytes: int = 0,
-    max_elements: int = MAX_ELEMENTS,
+    pdl: bool = False, max_elements: int = MAX_ELEMENTS,
 ) -> TransposeKernel:
     """``emit_persistent_transpose_kernel``'s transpose with ``cp.async`` and ``stages`` shared buffers:
     the plan's global load and shared store of ``src`` become one ``cp.async.cg.shared.global`` of 16
@@ -539,7 +555,8 @@ def emit_async_transpose_kernel(
     ``cp.async.wait_group stages-2``, one ``bar.sync``, the plan's shared load of ``dst`` (with its
     byte permutes) and the global stores.  The buffer a tile's copies fill was last read one
     iteration earlier, before this iteration's barrier, so one barrier per tile suffices.
-    ``l2_prefetch_bytes`` (0: none, 64, 128 or 256): the copies carry ``.L2::<N>B``.
+    ``l2_prefetch_bytes`` (0: none, 64, 128 or 256): the copies carry ``.L2::<N>B``. ``pdl``: programmatic
+    dependent launch, as in ``emit_transpose_kernel``.
 
     Requires: ``forward`` a shared-memory step whose store moves each 16-byte global vector of ``src``
     unchanged (``src`` holds 16 consecutive bytes of a row of ``A`` per vector and the step stores them
@@ -596,6 +613,7 @@ def emit_async_transpose_kernel(
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
         *KERNEL_PROLOGUE,
+        *_pdl_lines(pdl),
         f"  const unsigned goff = {goff};  // src's lane/warp part (elements of A)",
         f"  const unsigned soff = {soff};  // the shared store's lane/warp part (elements)",
         f"  unsigned b[{pb.num_words}];",
@@ -629,5 +647,6 @@ def emit_async_transpose_kernel(
         "  }",
         "}",
     ]
-    return TransposeKernel(name, DEVICE_PRELUDE + ASYNC_COPY_FUNCTIONS + "\n".join(body) + "\n", threads, shared,
-                           rows, cols, m, n, w, persistent=True, ctas_per_sm=ctas_per_sm)
+    return TransposeKernel(name, DEVICE_PRELUDE + ASYNC_COPY_FUNCTIONS + (DEPENDENT_LAUNCH_FUNCTIONS if pdl else "")
+                           + "\n".join(body) + "\n", threads, shared, rows, cols, m, n, w, persistent=True,
+                           ctas_per_sm=ctas_per_sm, pdl=pdl)

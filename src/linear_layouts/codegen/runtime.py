@@ -16,8 +16,9 @@ Planning, generating and checking a conversion in one call is :func:`linear_layo
 
 from __future__ import annotations
 
+import ctypes
 import functools
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -32,6 +33,7 @@ __all__ = [
     "run_kernel",
     "check_kernel",
     "time_kernel",
+    "launch_programmatic",
 ]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -112,3 +114,73 @@ def time_kernel(kernel: KernelSource, tiles: int, iterations: int = 0, repeats: 
         stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
     return float(np.median(times))
+
+
+# --------------------------------------------------------------------------- programmatic dependent launch
+class _LaunchAttributeValue(ctypes.Union):
+    """``CUlaunchAttributeValue`` (cuda.h): a 64-byte union, 8-byte aligned; we set only its first int."""
+
+    _fields_ = [("pad", ctypes.c_char * 64), ("flag", ctypes.c_int), ("_align", ctypes.c_void_p)]
+
+
+class _LaunchAttribute(ctypes.Structure):
+    """``CUlaunchAttribute``: ``id``, padding to 8 bytes, the value (72 bytes in all)."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", _LaunchAttributeValue)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    """``CUlaunchConfig``: grid and block sizes, dynamic shared bytes, stream, attributes (56 bytes)."""
+
+    _fields_ = [("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint), ("grid_z", ctypes.c_uint),
+                ("block_x", ctypes.c_uint), ("block_y", ctypes.c_uint), ("block_z", ctypes.c_uint),
+                ("shared_bytes", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(_LaunchAttribute)), ("num_attrs", ctypes.c_uint)]
+
+
+#: ``CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`` (cuda.h, CUDA 12+).
+_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+
+
+@functools.lru_cache(maxsize=1)
+def _driver() -> Any:
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        launch_ex = lib.cuLaunchKernelEx
+    except (OSError, AttributeError) as exc:  # pragma: no cover - depends on the machine
+        raise RuntimeError("launch_programmatic needs the CUDA driver (libcuda.so.1, CUDA 12 or later)") from exc
+    launch_ex.argtypes = [ctypes.POINTER(_LaunchConfig), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                          ctypes.c_void_p]
+    launch_ex.restype = ctypes.c_int
+    return launch_ex
+
+
+def launch_programmatic(function: Any, grid: Sequence[int], block: int, pointers: Sequence[int],
+                        shared_bytes: int = 0, stream: int = 0) -> None:
+    """Launch ``function`` (a CuPy kernel function, e.g. ``compile_kernel(k)``) on ``stream`` (a
+    ``cudaStream_t`` as an int; 0: the default stream) with programmatic stream serialization (CUDA's
+    programmatic dependent launch, sm_90 and later): the grid may be scheduled before the previous grid
+    of ``stream`` finishes, from the moment all of that grid's CTAs ran ``griddepcontrol.launch_dependents``.
+    For kernels emitted with ``pdl=True`` (``kernel.emit_transpose_kernel`` and the persistent and
+    cp.async forms), which wait (``griddepcontrol.wait``) for the previous grid's memory before their
+    first access: back-to-back launches then overlap their launch latency, never their data.
+    ``pointers``: the kernel's arguments, all device pointers (ints), in order.  Works inside CUDA graph
+    capture (the dependency becomes a programmatic edge).
+
+    Example (on a GPU): ``launch_programmatic(compile_kernel(k), k.grid(132), k.threads,
+    [a.data.ptr, b.data.ptr], k.shared_bytes)`` for a ``TransposeKernel`` ``k`` of CuPy arrays ``a``, ``b``."""
+    dims = tuple(int(g) for g in grid)
+    if not 1 <= len(dims) <= 3 or min(dims) < 1:
+        raise LayoutError(f"grid: expected 1 to 3 positive sizes, got {tuple(grid)}")
+    attribute = _LaunchAttribute(id=_PROGRAMMATIC_STREAM_SERIALIZATION)
+    attribute.value.flag = 1
+    values = [ctypes.c_void_p(int(p)) for p in pointers]
+    params = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p)
+                                                      for v in values])
+    dims += (1,) * (3 - len(dims))
+    config = _LaunchConfig(dims[0], dims[1], dims[2], int(block), 1, 1, int(shared_bytes), stream,
+                           ctypes.pointer(attribute), 1)
+    handle = getattr(function, "kernel", function).ptr
+    status = _driver()(ctypes.byref(config), handle, params, None)
+    if status:
+        raise RuntimeError(f"cuLaunchKernelEx failed with CUresult {status}")
