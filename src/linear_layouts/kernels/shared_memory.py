@@ -1,24 +1,29 @@
 """The shared memory a TTGIR needs per CTA, as Triton's ``AllocateSharedMemory`` pass counts its buffers.
 
-Triton allocates two kinds of buffers (``Allocation.cpp``):
+Triton allocates three kinds of buffers (``Allocation.cpp``):
 
 * *explicit* ones, each ``ttg.local_alloc`` of a shared encoding: ``elements x bits / 8`` bytes, live
-  from the alloc to the last use of it or of a view of it (``memdesc_index`` / ``_subslice`` / ``_trans``
-  / ..., and ``local_dealloc``) or of an ``scf.for`` iter_arg / result it is the init of; a use inside a
-  loop the alloc is not in keeps it live to the loop's end;
+  where Triton's liveness says (``liveness``: on the function after ``scf-to-cf``, over every value that
+  may be the buffer: its views, an ``arith.select`` of it, the iter_args / results of the ``scf.for`` /
+  ``scf.while`` it is yielded to or started with, the results of the ``scf.if`` that yields it);
 * *scratch* ones, live during their op only: a ``convert_layout`` through shared memory, a ``tt.reduce``
   or ``tt.scan`` across warps, what the report's lowering says (``SharedLowering.scratch_bytes``: one
   round of a conversion's swizzled scratch, ``tensor elements / reps``, with the reps Triton's
   ``optimalSwizzling`` gives, an ldmatrix / stmatrix pair keeping two of them; a Triton 3.6 reduction's
   source with its axis resized to the warps along it); a scalar atomic whose result is used one element;
   ``tt.histogram`` ``max(bins, 32)`` elements; ``ttng.tensormap_create`` 128 bytes; a ``tt.gather`` that
-  is not warp-local its whole source.
+  is not warp-local its whole source; a ``ttg.warp_specialize`` its captures (``_capture_bytes``);
+* the function's own, live throughout: a byte per warp of its partitions (the most over its
+  ``ttg.warp_specialize`` ops, padded to whole warp groups of 4, as ``allocate-warp-groups`` pads them).
 
-``shared_memory_need`` is the most bytes live at once, op by op in program order: equal to Triton 3.9's
-``ttg.shared`` on every corpus TTGIR (sm_80, sm_90) and every ``rewrite_kernel`` candidate of them, and to
-Triton 3.6's on its corpus TTGIRs; in general a lower bound of what Triton allocates (its offsets may leave
-gaps; a buffer reaches a loop's iter_arg only as its init, not through a yield or an ``scf.if`` / ``scf.while``;
-``ttg.warp_specialize``'s captures are not counted).
+The regions of a ``ttg.warp_specialize`` (default and partitions) run at once, so Triton never lets
+their buffers share bytes: at an op in one of them, each other region adds the most it holds.
+
+``shared_memory_need`` is the most bytes live at once, op by op in the lowered function's order: equal
+to Triton 3.9's ``ttg.shared`` on every corpus TTGIR (sm_80, sm_90), every ``rewrite_kernel`` candidate of
+them and the Gluon kernels of ``tests/kernels/test_shared_memory_flow.py`` (buffers through loops, ifs,
+while loops, warp specialization), and to Triton 3.6's on its corpus TTGIRs; in general a lower bound of
+what Triton allocates (its offsets may leave gaps, and align buffers).
 So a TTGIR whose need is above the device's ``cost_model.CTA_SHARED_BYTES`` cannot launch.
 
 >>> from linear_layouts.kernels.ir_text import parse_module
@@ -43,7 +48,8 @@ from dataclasses import dataclass
 from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, Op, iter_args
+from linear_layouts.kernels.ir_text import Module, Op
+from linear_layouts.kernels.liveness import LoweredOp, buffer_live_ranges, lower_function
 from linear_layouts.analysis.gather import is_warp_local
 from linear_layouts.element_type import ir_element_bits
 from linear_layouts.kernels.layouts import Layouts, is_shared_encoding, parse_type
@@ -55,10 +61,6 @@ __all__ = ["SharedMemoryNeed", "shared_memory_need", "TENSORMAP_BYTES"]
 
 #: bytes of one TMA descriptor built in shared memory (``ttng.tensormap_create``'s scratch)
 TENSORMAP_BYTES = 128
-#: ops whose result is a view of their memdesc operand (same buffer)
-_VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview", "ttg.memdesc_trans",
-          "ttg.memdesc_reshape", "ttg.memdesc_reinterpret")
-_LOOPS = ("scf.for", "scf.while")
 
 
 @dataclass(frozen=True)
@@ -83,17 +85,6 @@ def _bits(element: str, op: Op) -> int:
 def _bytes(element: str, elements: int, op: Op) -> int:
     """Bytes of ``elements`` of ``element`` (``op``'s type, for the error: an element of no known width)."""
     return elements * _bits(element, op) // 8
-
-
-def _walk(ops: tuple[Op, ...], loops: tuple[int, ...], out: list[tuple[Op, tuple[int, ...]]]) -> None:
-    """Appends (op, walk indices of the loops around it) for ``ops`` and their nested ops to ``out``, in
-    ``Function.walk``'s pre-order (so an op's position in ``out`` is its walk index)."""
-    for op in ops:
-        index = len(out)
-        out.append((op, loops))
-        inner = loops + (index,) if op.name in _LOOPS else loops
-        for region in op.regions:
-            _walk(region.ops, inner, out)
 
 
 def _scratch(op: Op, module: Module, layouts: Layouts, lowered: dict[int, int], index: int,
@@ -131,6 +122,20 @@ def _lowered_scratch(report: KernelReport) -> dict[int, int]:
             if op.kind in ("convert_layout", "reduce", "scan") and op.triton.kind == SHARED}
 
 
+def _alloc_bytes(op: Op, module: Module) -> int | None:
+    """Bytes of the buffer a ``ttg.local_alloc`` of shared memory makes (``None`` for another op)."""
+    if op.name != "ttg.local_alloc" or not op.results:
+        return None
+    t = parse_type(op.result_types[0], module)
+    if t.kind != "memdesc" or not is_shared_encoding(t.encoding):
+        return None
+    shape = t.alloc_shape or t.shape
+    if not shape or 0 in shape:
+        raise LayoutError(f"module: {op.name} at {op.loc}: the buffer {quote(t.text)} has no static "
+                          "shape of sizes >= 1 (SIZExSIZEx...xELEMENT)")
+    return _bytes(t.element, math.prod(shape), op)
+
+
 @checked
 def shared_memory_need(module: Module, report: KernelReport | None = None) -> SharedMemoryNeed:
     """The most shared memory ``module``'s first function holds at once (module doc); ``report``: its
@@ -140,46 +145,51 @@ def shared_memory_need(module: Module, report: KernelReport | None = None) -> Sh
         raise LayoutError("module: has no function (tt.func)")
     fn = module.functions[0]
     layouts = Layouts(module)
-    ops: list[tuple[Op, tuple[int, ...]]] = []
-    _walk(fn.body.ops, (), ops)
-    end_of: dict[int, int] = {}  # a loop's walk index -> the index of its last nested op
-    for k, (_, loops) in enumerate(ops):
-        for loop in loops:
-            end_of[loop] = k
-    used = {o for op, _ in ops for o in op.operands}
-    buffer_of: dict[str, int] = {}  # value -> walk index of the local_alloc it is (a view of)
-    live_until: dict[int, int] = {}
-    size: dict[int, int] = {}
-    for k, (op, loops) in enumerate(ops):
-        for o in op.operands:
-            if o in buffer_of:
-                alloc = buffer_of[o]
-                end = k
-                for loop in loops:  # a loop around this use but not around the alloc: live to its end
-                    if loop not in ops[alloc][1] and loop > alloc:
-                        end = max(end, end_of[loop])
-                live_until[alloc] = max(live_until[alloc], end)
-                if op.name in _VIEWS and op.results:
-                    buffer_of[op.results[0]] = alloc
-        if op.name == "scf.for":  # a memdesc carried by the loop: its iter_arg and result are the init's buffer
-            for (arg, init), result in zip(iter_args(op.text), op.results):
-                if init in buffer_of:
-                    buffer_of[arg] = buffer_of[result] = buffer_of[init]
-        if op.name == "ttg.local_alloc" and op.results:
-            t = parse_type(op.result_types[0], module)
-            if t.kind == "memdesc" and is_shared_encoding(t.encoding):
-                buffer_of[op.results[0]] = k
-                live_until[k] = k
-                shape = t.alloc_shape or t.shape
-                if not shape or 0 in shape:
-                    raise LayoutError(f"module: {op.name} at {op.loc}: the buffer {quote(t.text)} has no static "
-                                      "shape of sizes >= 1 (SIZExSIZEx...xELEMENT)")
-                size[k] = _bytes(t.element, math.prod(shape), op)
-    best = SharedMemoryNeed(0, 0, ops[0][0].name if ops else "")
-    lowered = _lowered_scratch(report) if report is not None else {}
-    for k, (op, _) in enumerate(ops):
-        live = sum(b for alloc, b in size.items() if alloc <= k <= live_until[alloc])
-        total = live + _scratch(op, module, layouts, lowered, k, used)
+    walk = list(fn.walk())
+    size = {k: b for k, op in enumerate(walk) if (b := _alloc_bytes(op, module)) is not None}
+    lowered = lower_function(fn, lambda op: _alloc_bytes(op, module) is not None)
+    ranges = buffer_live_ranges(lowered, size)
+    used = {o for op in walk for o in op.operands}
+    lowered_scratch = _lowered_scratch(report) if report is not None else {}
+    owner = {op.index: op.ws_region for op in lowered.ops if op.index in size}
+
+    def live(op: LoweredOp, region: tuple[int, int] | None = None) -> int:
+        """Bytes live at ``op``: buffers (only those allocated in ``region``, if given) and its scratch."""
+        held = sum(size[alloc] for alloc, (low, high) in ranges.items()
+                   if low <= op.id <= high and (region is None or owner[alloc] == region))
+        if op.index in lowered.warp_specialize:
+            return held + sum(_capture_bytes(t, module, walk[op.index])
+                              for t in lowered.warp_specialize[op.index][0])
+        return held + (_scratch(walk[op.index], module, layouts, lowered_scratch, op.index, used)
+                       if op.index >= 0 else 0)
+
+    # the regions of a ttg.warp_specialize run at once: each holds, besides what is live where it is,
+    # the most each other region holds
+    peak: dict[tuple[int, int], int] = {}
+    for op in lowered.ops:
+        if op.ws_region is not None:
+            peak[op.ws_region] = max(peak.get(op.ws_region, 0), live(op, op.ws_region))
+    warps = max((sum(w) for _, w in lowered.warp_specialize.values()), default=0)
+    every = -(-warps // 4) * 4  # a byte per partition warp, warps padded to warp groups, live throughout
+    best = SharedMemoryNeed(every, 0, walk[0].name if walk else "")
+    for op in lowered.ops:
+        total = live(op) + every
+        if op.ws_region is not None:
+            ws, k = op.ws_region
+            total += sum(b for (w, j), b in peak.items() if w == ws and j != k)
         if total > best.bytes:
-            best = SharedMemoryNeed(total, k, op.name)
+            at = op.index if op.index >= 0 else op.origin
+            best = SharedMemoryNeed(total, at, walk[at].name)
     return best
+
+
+def _capture_bytes(type_text: str, module: Module, op: Op) -> int:
+    """Bytes one ``ttg.warp_specialize`` capture of type ``type_text`` takes in shared memory (Triton's
+    ``getSharedMemorySize``): a number its bytes, a pointer or TMA descriptor 8, a shared-memory
+    descriptor 8 and 4 a dimension, another memdesc (tensor memory) 8."""
+    if type_text.startswith(("!tt.ptr", "!tt.tensordesc")):
+        return 8
+    if type_text.startswith("!ttg.memdesc"):
+        t = parse_type(type_text, module)
+        return 8 + 4 * len(t.shape) if is_shared_encoding(t.encoding) else 8
+    return -(-_bits(type_text, op) // 8)
