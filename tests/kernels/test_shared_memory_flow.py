@@ -210,8 +210,51 @@ def test_we_count_what_triton_allocates(name, compiled):
 
 
 @pytest.mark.parametrize("name, construct", [("loop_swap", "scf.for"), ("if_allocates", "scf.if"),
+                                             ("if_picks", "arith.select"),
                                              ("while_swap", "scf.while"), ("warp_specialized", "ttg.warp_specialize")])
 def test_each_kernel_has_its_construct(name, construct, compiled):
     """The TTGIR really carries a buffer through the construct (Triton did not fold it away)."""
     text = compiled[name][0]
     assert construct in text and "!ttg.memdesc" in text
+
+
+#: a while loop whose after region only forwards its arguments (MLIR lowers it as a do-while: the
+#: condition branches back to the before region), written by hand: Gluon's while loops have a body
+DO_WHILE = """#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #b>
+    %p = tt.splat %x : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, #b>
+    %q = tt.addptr %p, %r : tensor<1024x!tt.ptr<f32>, #b>, tensor<1024xi32, #b>
+    %v = tt.load %q : tensor<1024x!tt.ptr<f32>, #b>
+    %a = ttg.local_alloc %v : (tensor<1024xf32, #b>) -> !ttg.memdesc<1024xf32, #s, #smem>
+    %out:2 = scf.while (%m = %a, %i = %c0) : (!ttg.memdesc<1024xf32, #s, #smem>, i32) -> (!ttg.memdesc<1024xf32, #s, #smem>, i32) {
+      %w = ttg.local_load %m : !ttg.memdesc<1024xf32, #s, #smem> -> tensor<1024xf32, #b>
+      %fresh = ttg.local_alloc %w : (tensor<1024xf32, #b>) -> !ttg.memdesc<1024xf32, #s, #smem>
+      %j = arith.addi %i, %c1 : i32
+      %go = arith.cmpi slt, %j, %n : i32
+      scf.condition(%go) %fresh, %j : !ttg.memdesc<1024xf32, #s, #smem>, i32
+    } do {
+    ^bb0(%m2: !ttg.memdesc<1024xf32, #s, #smem>, %i2: i32):
+      scf.yield %m2, %i2 : !ttg.memdesc<1024xf32, #s, #smem>, i32
+    }
+    %c = ttg.local_alloc %v : (tensor<1024xf32, #b>) -> !ttg.memdesc<1024xf32, #s, #smem>
+    %y = ttg.local_load %out#0 : !ttg.memdesc<1024xf32, #s, #smem> -> tensor<1024xf32, #b>
+    %z = ttg.local_load %c : !ttg.memdesc<1024xf32, #s, #smem> -> tensor<1024xf32, #b>
+    %s = arith.addf %y, %z : tensor<1024xf32, #b>
+    tt.store %q, %s : tensor<1024x!tt.ptr<f32>, #b>
+    tt.return
+  }
+}
+"""
+
+
+def test_a_do_while_loop(tmp_path):
+    """The buffer allocated in the before region is the loop's result, live with ``c`` after the loop;
+    the first buffer only until its last load through the before region's argument: 8192 bytes."""
+    module = parse_module(DO_WHILE)
+    assert shared_memory_need(module).bytes == 8192 == triton_shared(DO_WHILE, tmp_path)
