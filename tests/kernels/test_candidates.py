@@ -130,6 +130,23 @@ def test_the_gate_rejects_a_candidate_that_is_not_well_formed(monkeypatch):
     assert rewrite.text == ttgir and rewrite.same_layouts
 
 
+def test_the_engines_choice_as_written_goes_through_the_same_gate(monkeypatch):
+    """``choose=False`` returns the engine's text as written, broken or not, and records what the gate
+    says of it: the broken addf's rule, in the line ``choose=True`` gives the same candidate."""
+    emit = rewrite_module._Rewriter.emit
+    monkeypatch.setattr(rewrite_module._Rewriter, "emit", lambda self: _broken(emit(self)))
+    ttir, ttgir = _texts("sm_90", "vector_add")
+    rewrite, _ = rewrite_kernel(ttir, ttgir, choose=False)
+    assert len(rewrite.rejected) == 1 and rewrite.rejected[0].startswith("both: not well-formed: ttgir: ")
+    assert rewrite.rejected[0] in rewrite_kernel(ttir, ttgir)[0].rejected
+    assert rewrite.text != ttgir and OTHER in rewrite.text  # as written: the caller is told, not given Triton's
+
+
+def test_without_the_break_the_engines_choice_passes_the_gate():
+    rewrite, _ = rewrite_kernel(*_texts("sm_90", "vector_add"), choose=False)
+    assert rewrite.rejected == ()
+
+
 def test_without_the_break_vector_add_has_no_rejected_candidate():
     rewrite, _ = rewrite_kernel(*_texts("sm_90", "vector_add"))
     assert not any("not well-formed" in r for r in rewrite.rejected)

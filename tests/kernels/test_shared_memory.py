@@ -91,6 +91,19 @@ def test_a_rewrite_above_the_limit_is_not_chosen(monkeypatch):
     assert rewrite.same_layouts and any("needs 73728 bytes" in r for r in rewrite.rejected)
 
 
+def test_the_engines_choice_above_the_limit_is_flagged(monkeypatch):
+    """``choose=False`` keeps the engine's text and says it does not fit (the same line as ``choose``)."""
+    import linear_layouts.kernels.rewrite as rewrite_module
+
+    texts = _texts("tf32_matmul_bias_relu")
+    assert rewrite_kernel(*texts, choose=False)[0].rejected == ()
+    monkeypatch.setattr(rewrite_module, "CTA_SHARED_BYTES", 64 * 1024)
+    rewrite, _ = rewrite_kernel(*texts, choose=False)
+    assert rewrite.rejected == ("both: needs 73728 bytes of shared memory, more than a CTA can have (65536, "
+                                "cost_model.CTA_SHARED_BYTES)",)
+    assert not rewrite.same_layouts  # the engine's layouts, as written
+
+
 _GATHER = """#a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [WARPS], order = [1, 0]}>
 module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
   tt.func public @k(%x: !tt.ptr<f16> {tt.divisibility = 16 : i32}) attributes {noinline = false} {

@@ -111,7 +111,8 @@ class Rewrite:
     #: every value of Triton's TTGIR has the LinearLayout it has there (conversions may have moved)
     same_layouts: bool = False
     #: ``rewrite_kernel``'s candidates it did not judge, one line each: the run and why (not well-formed,
-    #: more conversions than Triton's, or more shared memory than a CTA can have)
+    #: more conversions than Triton's, or more shared memory than a CTA can have); with ``choose=False``,
+    #: the gate's verdict on the one text returned (empty: it passed)
     rejected: tuple[str, ...] = ()
 
 
@@ -817,6 +818,28 @@ def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, An
 MIN_GAIN = 0.01
 
 
+def _not_well_formed(start: str, text: str) -> str | None:
+    """Why the candidate ``text`` of the run ``start`` is no kernel Triton would parse (``ir_text.
+    check_well_formed``'s rules, ``layouts.check_layouts_fit``'s), as a ``Rewrite.rejected`` line, or
+    ``None``: ``"both: not well-formed: ttgir: ..."``."""
+    try:
+        candidate = parse_module(text)
+        check_well_formed(candidate, "ttgir")
+        check_layouts_fit(candidate, "ttgir")
+    except LayoutError as error:
+        return f"{start}: not well-formed: {error}"
+    return None
+
+
+def _too_big(start: str, shared_bytes: int) -> str | None:
+    """Why a candidate of the run ``start`` needing ``shared_bytes`` of shared memory cannot launch (more
+    than ``cost_model.CTA_SHARED_BYTES``), as a ``Rewrite.rejected`` line, or ``None``."""
+    if shared_bytes > CTA_SHARED_BYTES:
+        return (f"{start}: needs {shared_bytes} bytes of shared memory, more than a CTA can have "
+                f"({CTA_SHARED_BYTES}, cost_model.CTA_SHARED_BYTES)")
+    return None
+
+
 @checked
 def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
                    scalars: Mapping[str, int] | None = None,
@@ -833,7 +856,9 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     most ``cost_model.CTA_SHARED_BYTES``), then the least predicted time; Triton's TTGIR unless a rewrite
     is predicted at least ``MIN_GAIN`` faster. ``Rewrite.rejected`` names the candidates left out and
     why. The TTIR is imported and each run propagated once. ``choose=False``: the engine's choice, as
-    written."""
+    written, through the same gate (``_not_well_formed``, ``_too_big``): a choice that fails it is still
+    returned, with the rule it breaks in ``Rewrite.rejected`` (as the one line ``choose`` would give it),
+    so the caller sees it is no kernel to compile."""
     from linear_layouts.engine import propagate, propagate_runs
     from linear_layouts.kernels.engine_compare import global_pointers, ttgir_costs
 
@@ -841,7 +866,12 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars)
     if not choose:
         first = _tied(ttir_module, ttgir_module, imported, propagate(imported.program))
-        return rewrite_ttgir(ttgir, first.values, first.stores), first
+        rewrite = rewrite_ttgir(ttgir, first.values, first.stores)
+        refusal = _not_well_formed("both", rewrite.text)
+        if refusal is None:
+            costs = ttgir_costs(global_pointers(ttir_module, imported), rewrite.text)
+            refusal = _too_big("both", costs.shared_bytes)
+        return dataclasses.replace(rewrite, rejected=() if refusal is None else (refusal,)), first
     runs = propagate_runs(imported.program)  # each run once; "both" is one of the other two
     assignments: dict[int, EngineAssignment] = {}
     for run in runs.values():
@@ -857,20 +887,17 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
         if rewrite.text in texts:
             continue
         texts.add(rewrite.text)
-        try:  # a text Triton's parser would refuse is no candidate (ir_text.check_well_formed's rules,
-            candidate = parse_module(rewrite.text)  # layouts.check_layouts_fit's)
-            check_well_formed(candidate, "ttgir")
-            check_layouts_fit(candidate, "ttgir")
-        except LayoutError as error:
-            rejected.append(f"{start}: not well-formed: {error}")
+        refusal = _not_well_formed(start, rewrite.text)
+        if refusal is not None:
+            rejected.append(refusal)
             continue
         if rewrite.conversions > triton_count:
             rejected.append(f"{start}: {rewrite.conversions} conversions, more than Triton's {triton_count}")
             continue
         costs = ttgir_costs(pointers, rewrite.text)
-        if costs.shared_bytes > CTA_SHARED_BYTES:
-            rejected.append(f"{start}: needs {costs.shared_bytes} bytes of shared memory, more than a CTA can "
-                            f"have ({CTA_SHARED_BYTES}, cost_model.CTA_SHARED_BYTES)")
+        refusal = _too_big(start, costs.shared_bytes)
+        if refusal is not None:
+            rejected.append(refusal)
             continue
         if best is None or costs.total_ns < best[0] - 1e-6:
             best = (costs.total_ns, rewrite, assignment)
