@@ -1,9 +1,58 @@
-"""Session hooks shared by every test folder."""
+"""Session hooks shared by every test folder, and the Hypothesis settings profiles.
+
+Hypothesis profiles, chosen by the environment variable ``HYPOTHESIS_PROFILE`` (Hypothesis's convention;
+``pytest --hypothesis-profile=NAME`` does the same):
+
+- ``ci`` (the default): derandomized, so every run of a commit draws the same examples (CI cannot pass and
+  fail on one commit; a failure reproduces); each test's own ``max_examples``; no deadline and no
+  ``too_slow`` health check (timing on a shared machine is noise); no example database.
+- ``explore``: a fresh random seed each run and ``EXPLORE_SCALE`` times each test's examples, to look for
+  failures the fixed draw misses (a failure is saved in ``.hypothesis/``, git-ignored, and replayed first
+  next time)::
+
+      HYPOTHESIS_PROFILE=explore python3 -m pytest tests/core/test_properties.py
+"""
 
 from __future__ import annotations
 
 import gc
+import os
 import sys
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # without the test extra: the test modules that need Hypothesis say so themselves
+    settings = None
+
+#: how many times its own ``max_examples`` each Hypothesis test runs under the ``explore`` profile
+EXPLORE_SCALE = 10
+
+if settings is not None:
+    settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("explore", derandomize=False, deadline=None, print_blob=True,
+                              max_examples=100 * EXPLORE_SCALE,  # where a test sets no count (Hypothesis's 100)
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ARG001 - pytest's hook signature
+    """Under ``explore``: each collected Hypothesis test runs ``EXPLORE_SCALE`` times the ``max_examples``
+    of its own ``@settings`` (which a profile cannot raise), with a random seed even where those settings
+    derandomize. Hypothesis keeps a test's settings in ``_hypothesis_internal_use_settings``; a test without
+    it (or a ``@given`` built inside a test's body) is left as it is."""
+    if settings is None or settings.default is not settings.get_profile("explore"):
+        return
+    scaled: set[int] = set()
+    for item in items:
+        test = getattr(item, "obj", None)
+        test = getattr(test, "__func__", test)  # a method: its function
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is None or id(test) in scaled:  # a test parametrized n ways is one function, scaled once
+            continue
+        scaled.add(id(test))
+        test._hypothesis_internal_use_settings = settings(own, max_examples=own.max_examples * EXPLORE_SCALE,
+                                                          derandomize=False)
 
 
 def _is_binding_instance(value: object) -> bool:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -79,3 +81,42 @@ def test_every_test_imports_our_modules_plainly_and_matches_its_errors():
                     and str(node.args[0].value).startswith("linear_layouts"):
                 found.append(f"{where} importorskip of our own module")
     assert found == []
+
+
+def _root_conftest(config: pytest.Config):
+    """tests/conftest.py as pytest loaded it (a plugin of the session)."""
+    path = str(ROOT / "tests" / "conftest.py")
+    return next(p for p in config.pluginmanager.get_plugins() if getattr(p, "__file__", None) == path)
+
+
+def test_the_default_hypothesis_profile_draws_the_same_examples_every_run(request):
+    """CI cannot pass and fail on one commit: unless HYPOTHESIS_PROFILE (or --hypothesis-profile) names
+    another, tests/conftest.py's "ci" profile derandomizes every Hypothesis test, with no deadline."""
+    settings = pytest.importorskip("hypothesis").settings
+    if os.environ.get("HYPOTHESIS_PROFILE") or request.config.getoption("hypothesis_profile", None):
+        pytest.skip("a Hypothesis profile was chosen for this run")
+    assert settings.default is settings.get_profile("ci")
+    assert settings.default.derandomize and settings.default.database is None and settings.default.deadline is None
+
+
+def test_the_explore_profile_scales_each_tests_examples_and_draws_them_at_random(request):
+    """HYPOTHESIS_PROFILE=explore: a test's own max_examples times EXPLORE_SCALE, derandomize off even where
+    the test's @settings turn it on; a test collected twice (parametrized) is scaled once."""
+    hypothesis = pytest.importorskip("hypothesis")
+    conftest = _root_conftest(request.config)
+
+    @hypothesis.settings(max_examples=3, derandomize=True)
+    @hypothesis.given(hypothesis.strategies.integers())
+    def drawn(x):
+        pass
+
+    item = types.SimpleNamespace(obj=drawn)
+    settings = hypothesis.settings
+    previous = next(name for name in ("ci", "explore", "default") if settings.get_profile(name) is settings.default)
+    settings.load_profile("explore")
+    try:
+        conftest.pytest_collection_modifyitems(request.config, [item, item])
+    finally:
+        settings.load_profile(previous)
+    own = drawn._hypothesis_internal_use_settings
+    assert own.max_examples == 3 * conftest.EXPLORE_SCALE and not own.derandomize
