@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Function, Op, iter_args
-from linear_layouts.mlir_text import closing, split_top
+from linear_layouts.mlir_text import RESULT_LIST, VALUE_NAME, closing, split_top
 
 __all__ = ["LoweredOp", "LoweredFunction", "lower_function", "buffer_live_ranges", "VIEWS"]
 
@@ -187,7 +187,7 @@ class _Lowering:
 
     def scf_for(self, op: Op, index: int, current: int, blocks: list[int], number, parent, ws) -> int:
         region = op.regions[0]
-        m = re.match(r"\s*(?:%[\w$.#:-]+\s*=\s*)?scf\.for\s+(%[\w$.-]+)\s*=", op.text)
+        m = re.match(rf"\s*(?:{RESULT_LIST}\s*=\s*)?scf\.for\s+({VALUE_NAME})\s*=", op.text)
         iv = m.group(1) if m else f"%iv{index}"
         pairs = iter_args(op.text)
         header_args = (iv,) + tuple(arg for arg, _ in pairs)
