@@ -151,3 +151,63 @@ def test_to_gluon_accepts_any_layout():
     best = optimal_swizzle(src, dst, 16)
     assert type(to_gluon(best.layout)).__name__ in ("SharedLinearLayout", "SwizzledSharedLayout", "NVMMASharedLayout")
     assert type(to_gluon(src)).__name__ == "BlockedLayout"
+
+
+def _orders_by_permutations(rank, *sequences):
+    """``recognize._orders``' rule checked on every permutation (the definition it must agree with)."""
+    import itertools
+
+    from linear_layouts.catalog.recognize import _dim_of
+
+    result = []
+    for order in itertools.permutations(reversed(range(rank))):
+        position = {d: i for i, d in enumerate(order)}
+        dims = [[_dim_of(v) for v in vectors if _dim_of(v) is not None] for vectors in sequences]
+        if all(-1 not in ds and all(position[a] <= position[b] for a, b in zip(ds, ds[1:])) for ds in dims):
+            result.append(order)
+    return result
+
+
+def test_orders_are_the_compatible_permutations_in_permutation_order():
+    from linear_layouts.catalog.recognize import _orders
+
+    rng = random.Random(7)
+    for _ in range(1500):
+        rank = rng.randint(0, 5)
+        sequences = []
+        for _ in range(rng.randint(0, 3)):
+            vectors = []
+            for _ in range(rng.randint(0, 5)):
+                v = [0] * rank
+                for d in rng.sample(range(rank), min(rank, rng.choice([0, 1, 1, 1, 2]))):
+                    v[d] = 1 << rng.randint(0, 3)
+                vectors.append(tuple(v))
+            sequences.append(vectors)
+        assert list(_orders(rank, *sequences)) == _orders_by_permutations(rank, *sequences), (rank, sequences)
+
+
+def test_a_rank_11_blocked_layout_is_recognized_without_trying_every_order():
+    """sort_rows' bitonic-sort layout (Triton's ``#blocked1``, 11 dims of 2): 11! = 39916800 orders, of which
+    the first fits; listing them all took minutes (``kernels.rewrite`` on sort_rows did not finish)."""
+    import signal
+    import time
+
+    blocked = C.BlockedLayout([1] * 9 + [2, 2], [1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1], [1, 1, 2, 2] + [1] * 7,
+                              list(reversed(range(11))))
+    layout = blocked.to_linear([2] * 11)
+
+    def too_slow(*_):
+        raise TimeoutError("recognize took more than 30 s on a rank-11 blocked layout")
+
+    previous = signal.signal(signal.SIGALRM, too_slow) if hasattr(signal, "SIGALRM") else None
+    if previous is not None:
+        signal.alarm(30)
+    try:
+        start = time.process_time()
+        found = recognize(layout)
+        assert isinstance(found, C.BlockedLayout) and found.to_linear([2] * 11) == layout
+        assert time.process_time() - start < 30
+    finally:
+        if previous is not None:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)

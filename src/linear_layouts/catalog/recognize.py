@@ -237,28 +237,55 @@ def _segmentations(vectors: Sequence[Vector], dims: Sequence[int], starts: Seque
     return results
 
 
-def _orders(rank: int, *sequences: Sequence[Vector]) -> list[tuple[int, ...]]:
+def _orders(rank: int, *sequences: Sequence[Vector]) -> Iterator[tuple[int, ...]]:
     """Permutations of ``range(rank)`` compatible with the dims the bases move along (each sequence must
-    visit dims in order), the descending order first."""
-    result = []
-    for order in itertools.permutations(reversed(range(rank))):
-        position = {d: i for i, d in enumerate(order)}
-        ok = True
-        for vectors in sequences:
-            last = -1
-            for v in vectors:
-                d = _dim_of(v)
-                if d is None:
-                    continue
-                if d == -1 or position[d] < last:
-                    ok = False
-                    break
-                last = position[d]
-            if not ok:
-                break
-        if ok:
-            result.append(order)
-    return result
+    visit dims in order: a dim it moves along after another comes later in the order), in
+    ``itertools.permutations(reversed(range(rank)))``'s order (the descending order first), lazily.
+
+    The compatible orders are the topological orders of the "comes before" relation the sequences give;
+    they are built one dim at a time, trying the dims in that same order and placing a dim only after
+    all those that must precede it, so each one costs O(rank^2) however many permutations are not
+    compatible (a rank-11 tensor has 11! = 39916800 permutations). No order when a basis moves along
+    several dims or the sequences contradict one another.
+
+    >>> list(_orders(3, [(0, 1, 0), (1, 0, 0)]))
+    [(2, 1, 0), (1, 2, 0), (1, 0, 2)]
+    """
+    before: list[set[int]] = [set() for _ in range(rank)]  # the dims that must come earlier than each
+    for vectors in sequences:
+        last = None
+        for v in vectors:
+            d = _dim_of(v)
+            if d is None:
+                continue
+            if d == -1:
+                return
+            if last is not None and last != d:
+                before[d].add(last)
+            last = d
+    placed: set[int] = set()
+    while len(placed) < rank:  # a cycle leaves no order: found here, before any search
+        ready = [d for d in range(rank) if d not in placed and before[d] <= placed]
+        if not ready:
+            return
+        placed.update(ready)
+    dims = tuple(reversed(range(rank)))
+    order: list[int] = []
+    placed.clear()
+
+    def extend() -> Iterator[tuple[int, ...]]:
+        if len(order) == rank:
+            yield tuple(order)
+            return
+        for d in dims:
+            if d not in placed and before[d] <= placed:
+                order.append(d)
+                placed.add(d)
+                yield from extend()
+                placed.remove(d)
+                order.pop()
+
+    yield from extend()
 
 
 def _counts(sizes: Sequence[int], order: Sequence[int], rank: int) -> list[int]:
