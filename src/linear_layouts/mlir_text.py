@@ -51,6 +51,33 @@ _OPEN = "<({["
 _CLOSE = ">)}]"
 
 
+#: the characters that change the depth or quoting (``->`` is an arrow, one token)
+_SPECIAL = re.compile(r'"|->|[<({\[>)}\]]')
+
+
+def _top_spans(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
+    """``_top_level``'s indices as non-empty ranges ``[a, b)``, in order: the depth and quoting change
+    only at the brackets, quotes and arrows, found with one regular-expression scan, so the text between
+    two of them is one range (the scan costs a step per bracket, not per character)."""
+    depth, quoted, pos = 0, False, start
+    for m in _SPECIAL.finditer(text, start):
+        i, token = m.start(), m.group()
+        visible = depth == 0 and not quoted
+        if visible and pos < i + 1:
+            yield pos, i + 1  # the plain characters before the token, and the token's first one
+        pos = m.end()
+        if token == '"':
+            quoted = not quoted
+        elif quoted or token == "->":
+            pass
+        elif token in _OPEN:
+            depth += 1
+        else:
+            depth -= 1
+    if depth == 0 and not quoted and pos < len(text):
+        yield pos, len(text)
+
+
 def _top_level(text: str, start: int = 0) -> Iterator[int]:
     """The indices ``i >= start`` at which ``text[i]`` begins at depth 0 (counted from ``start``) outside
     quotes; the ``>`` of an arrow ``->`` is skipped.
@@ -58,23 +85,8 @@ def _top_level(text: str, start: int = 0) -> Iterator[int]:
     >>> list(_top_level('a<b>"c"d'))
     [0, 1, 4, 7]
     """
-    depth, i, quoted = 0, start, False
-    while i < len(text):
-        if depth == 0 and not quoted:
-            yield i
-        c = text[i]
-        if c == '"':
-            quoted = not quoted
-        elif quoted:
-            pass
-        elif c == "-" and text.startswith("->", i):
-            i += 2
-            continue
-        elif c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        i += 1
+    for a, b in _top_spans(text, start):
+        yield from range(a, b)
 
 
 @checked
@@ -86,10 +98,12 @@ def split_top(text: str, sep: str = ",") -> list[str]:
     ['a<b, c>', '(d, e) -> f', 'g']
     """
     parts, begin = [], 0
-    for i in _top_level(text):
-        if i >= begin and text.startswith(sep, i):
+    for a, b in _top_spans(text):
+        i = text.find(sep, max(a, begin), b - 1 + len(sep))  # a ``sep`` beginning in [a, b)
+        while i >= 0:
             parts.append(text[begin:i].strip())
             begin = i + len(sep)
+            i = text.find(sep, max(i + 1, begin), b - 1 + len(sep))
     tail = text[begin:].strip()
     if tail or parts:
         parts.append(tail)
@@ -108,8 +122,10 @@ def find_top(text: str, needle: str, *, last: bool = False, start: int = 0) -> i
     if not 0 <= start <= len(text):
         raise LayoutError(f"find_top: start must be in 0..len(text) = {len(text)}, got {start}")
     found = -1
-    for i in _top_level(text, start):
-        if text.startswith(needle, i):
+    for a, b in _top_spans(text, start):
+        end = b - 1 + len(needle)  # a ``needle`` beginning in [a, b)
+        i = text.rfind(needle, a, end) if last else text.find(needle, a, end)
+        if i >= 0:
             if not last:
                 return i
             found = i

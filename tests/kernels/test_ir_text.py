@@ -132,6 +132,53 @@ def test_bracket_scan_helpers():
         closing("abc", 1)
 
 
+def _depth_zero_indices(text: str, start: int = 0) -> list[int]:
+    """The bracket scan's rule, one character at a time (what ``mlir_text``'s span scan must agree with):
+    an index is at the top level when no bracket or quote is open before it (counted from ``start``); the
+    ``>`` of an arrow ``->`` is no bracket and not an index of its own."""
+    out, depth, quoted, i = [], 0, False, start
+    while i < len(text):
+        if depth == 0 and not quoted:
+            out.append(i)
+        c = text[i]
+        if c == '"':
+            quoted = not quoted
+        elif not quoted and text.startswith("->", i):
+            i += 2
+            continue
+        elif not quoted and c in "<({[":
+            depth += 1
+        elif not quoted and c in ">)}]":
+            depth -= 1
+        i += 1
+    return out
+
+
+def test_bracket_scans_agree_with_the_character_rule():
+    import random
+
+    from linear_layouts.mlir_text import _top_level
+
+    rng = random.Random(5)
+    pieces = list('ab<>(){}[]"-, :x') + ["->", " : ", " to ", ", "]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))
+        start = rng.randint(0, len(text))
+        top = _depth_zero_indices(text, start)
+        assert list(_top_level(text, start)) == top, (text, start)
+        needle = rng.choice([",", " : ", "->", ">", ")", " to ", "-", '"', "x>"])
+        hits = [i for i in top if text.startswith(needle, i)]
+        assert find_top(text, needle, start=start) == (hits[0] if hits else -1), (text, needle, start)
+        assert find_top(text, needle, start=start, last=True) == (hits[-1] if hits else -1), (text, needle, start)
+        parts, begin = [], 0
+        for i in _depth_zero_indices(text):
+            if i >= begin and text.startswith(needle, i):
+                parts.append(text[begin:i].strip())
+                begin = i + len(needle)
+        tail = text[begin:].strip()
+        assert split_top(text, needle) == (parts + [tail] if tail or parts else []), (text, needle)
+
+
 CORPUS = sorted(IR.rglob("*.tt*ir")) + sorted((IR.parents[1] / "triton36_sm90").glob("*.ttgir"))
 
 
