@@ -189,33 +189,46 @@ def _strip_loc(line: str) -> tuple[str, str]:
     return line, ""
 
 
-def _resolve_loc(inner: str, locs: dict[str, str], depth: int = 0) -> Location:
+def _resolve_loc(inner: str, locs: dict[str, str], depth: int = 0,
+                 memo: dict[tuple[str, int], Location] | None = None) -> Location:
     """A ``loc(...)`` body to a Location: ``#locN`` aliases, ``"name"(#loc)``, ``"file":l:c``,
-    ``callsite(a at b)`` (the callee's position, the caller's name)."""
+    ``callsite(a at b)`` (the callee's position, the caller's name). ``memo``: the answers already
+    found with these ``locs``, by (body, depth) -- a parser's ops share their aliases' chains (Triton's
+    inlined library calls nest ``callsite``s twenty deep), so each is followed once."""
     inner = inner.strip()
+    if memo is None:
+        memo = {}
+    key = (inner, depth)
+    if key not in memo:
+        memo[key] = _resolved_loc(inner, locs, depth, memo)
+    return memo[key]
+
+
+def _resolved_loc(inner: str, locs: dict[str, str], depth: int, memo: dict[tuple[str, int], Location]) -> Location:
+    """``_resolve_loc`` of a stripped ``inner`` not in ``memo``."""
     if depth > 32:
         return Location()
     if inner.startswith("#"):
         target = locs.get(inner[1:])
-        return _resolve_loc(target, locs, depth + 1) if target is not None else Location()
+        return _resolve_loc(target, locs, depth + 1, memo) if target is not None else Location()
     m = re.fullmatch(r'"([^"]*)":(\d+):(\d+)(?:\s+to\s+.*)?', inner)
     if m:
         return Location(m.group(1), int(m.group(2)), int(m.group(3)))
     m = re.fullmatch(r'"([^"]*)"\((.*)\)', inner)
     if m:
-        base = _resolve_loc(m.group(2), locs, depth + 1)
+        base = _resolve_loc(m.group(2), locs, depth + 1, memo)
         return Location(base.file, base.line, base.column, base.name or m.group(1))
     m = re.fullmatch(r"callsite\((.*) at (.*)\)", inner)
     if m:  # inside a library function (triton/language/...): the caller's line is the user's
-        callee = _resolve_loc(m.group(1), locs, depth + 1)
+        callee = _resolve_loc(m.group(1), locs, depth + 1, memo)
         if "/triton/" in callee.file or not callee.file:
-            caller = _resolve_loc(m.group(2), locs, depth + 1)
+            caller = _resolve_loc(m.group(2), locs, depth + 1, memo)
             return Location(caller.file, caller.line, caller.column, caller.name or callee.name)
         return callee
     if inner.startswith("fused"):
         m = re.search(r"\[(.*)\]", inner)
         if m:
-            return _resolve_loc(split_top(m.group(1))[0], locs, depth + 1)
+            return _resolve_loc(split_top(m.group(1))[0], locs, depth + 1, memo)
     return Location()
 
 
@@ -266,6 +279,7 @@ class _Parser:
         self.i = 0
         self.aliases: dict[str, str] = {}
         self.locs: dict[str, str] = {}
+        self.loc_memo: dict[tuple[str, int], Location] = {}  # _resolve_loc's answers with these locs
         self.attributes: dict[str, str] = {}
         self.functions: list[Function] = []
 
@@ -333,7 +347,7 @@ class _Parser:
 
     def _op(self, line: str) -> Op:
         body, loc_text = _strip_loc(line)
-        loc = _resolve_loc(loc_text, self.locs) if loc_text else Location()
+        loc = _resolve_loc(loc_text, self.locs, memo=self.loc_memo) if loc_text else Location()
         results: tuple[str, ...] = ()
         m = _RESULTS.match(body)
         if m:
@@ -350,7 +364,7 @@ class _Parser:
                     regions.append(self._region())
                 tail, tail_loc = _strip_loc(self.closer)
                 if tail_loc and not loc_text:
-                    loc = _resolve_loc(tail_loc, self.locs)
+                    loc = _resolve_loc(tail_loc, self.locs, memo=self.loc_memo)
                 rest = rest.rstrip()[:-2] + tail[2:] if tail.startswith("})") else rest
             head, operand_types, result_types = _signature(rest)
             attrs = " ".join(re.findall(r"<\{.*\}>", head))
@@ -367,7 +381,7 @@ class _Parser:
                 regions.append(self._region())
             trailer, trailer_loc = _strip_loc(self.closer)
             if trailer_loc and not loc_text:
-                loc = _resolve_loc(trailer_loc, self.locs)
+                loc = _resolve_loc(trailer_loc, self.locs, memo=self.loc_memo)
             trailer_attrs = trailer[1:].strip()  # e.g. "} {tt.num_stages = 2 : i32}"
         head, operand_types, result_types = _signature(rest)
         if results and operand_types and not result_types and _find_top(rest, "->") < 0:
