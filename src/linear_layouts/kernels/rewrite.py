@@ -778,15 +778,22 @@ def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, An
     one of an op the engine does not import, such as ``tt.dot_scaled``'s upcast): ``"follow"`` its first
     data operand's, ``"triton"`` Triton's, ``"best"`` whichever of the two needs fewer conversions
     (``"follow"`` on a tie), then fewer predicted shared-memory wavefronts (the report's model)."""
-    if unmapped == "best":
-        first = rewrite_ttgir(ttgir, values, stores, unmapped="follow")
-        second = rewrite_ttgir(ttgir, values, stores, unmapped="triton")
-        return second if _cost(second) < _cost(first) else first
-    if unmapped not in ("follow", "triton"):
+    if unmapped not in ("follow", "triton", "best"):
         raise LayoutError(f"unmapped must be 'follow', 'triton' or 'best', got {unmapped!r}")
     module = parse_module(ttgir)
-    ttgir = unique_value_names(ttgir)  # the text of the names parse_module gives the values (``values``' keys)
     check_well_formed(module, "ttgir")
+    return _rewritten(module, unique_value_names(ttgir), values, stores, unmapped)[0]
+
+
+def _rewritten(module: Module, ttgir: str, values: Mapping[str, Any], stores: Mapping[int, Any] | None,
+               unmapped: str) -> tuple[Rewrite, Module]:
+    """``rewrite_ttgir`` of Triton's well-formed TTGIR, parsed (``module``) and with its parser's value names
+    (``ttgir``: ``unique_value_names`` of the text), and the parse of the result's text: ``rewrite_kernel``
+    parses Triton's TTGIR once for all its candidates and judges each in that parse."""
+    if unmapped == "best":
+        first = _rewritten(module, ttgir, values, stores, "follow")
+        second = _rewritten(module, ttgir, values, stores, "triton")
+        return second if _cost(second[0]) < _cost(first[0]) else first
     rw = _Rewriter(module, ttgir, values, dict(stores or {}), unmapped)
     fn = module.functions[0]
     for arg, ty in fn.args:
@@ -810,7 +817,7 @@ def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, An
                                                                              rw.shape(op.operands[0]))
         for op in fn.walk() if op.name in _STORES and 0 in rw.operand_desc.get(id(op), {}))
     return Rewrite(text, layouts, engine, _count_converts(new), _count_converts(module), tuple(rw.kept),
-                   differs, same)
+                   differs, same), new
 
 
 #: a rewrite must be predicted this much faster than Triton's TTGIR to be chosen (a smaller gain is
@@ -818,12 +825,11 @@ def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, An
 MIN_GAIN = 0.01
 
 
-def _not_well_formed(start: str, text: str) -> str | None:
-    """Why the candidate ``text`` of the run ``start`` is no kernel Triton would parse (``ir_text.
-    check_well_formed``'s rules, ``layouts.check_layouts_fit``'s), as a ``Rewrite.rejected`` line, or
-    ``None``: ``"both: not well-formed: ttgir: ..."``."""
+def _not_well_formed(start: str, candidate: Module) -> str | None:
+    """Why the candidate of the run ``start`` (the parse of its text) is no kernel Triton would parse
+    (``ir_text.check_well_formed``'s rules, ``layouts.check_layouts_fit``'s), as a ``Rewrite.rejected``
+    line, or ``None``: ``"both: not well-formed: ttgir: ..."``."""
     try:
-        candidate = parse_module(text)
         check_well_formed(candidate, "ttgir")
         check_layouts_fit(candidate, "ttgir")
     except LayoutError as error:
@@ -866,8 +872,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars)
     if not choose:
         first = _tied(ttir_module, ttgir_module, imported, propagate(imported.program))
-        rewrite = rewrite_ttgir(ttgir, first.values, first.stores)
-        refusal = _not_well_formed("both", rewrite.text)
+        rewrite, candidate = _rewritten(ttgir_module, unique_value_names(ttgir), first.values, first.stores, "best")
+        refusal = _not_well_formed("both", candidate)
         if refusal is None:
             costs = ttgir_costs(global_pointers(ttir_module, imported), rewrite.text)
             refusal = _too_big("both", costs.shared_bytes)
@@ -880,14 +886,19 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     first = assignments[id(runs["both"])]
     pointers = global_pointers(ttir_module, imported)  # the TTIR's global accesses, for every candidate
     triton_count = _count_converts(ttgir_module)
+    unique_ttgir = unique_value_names(ttgir)  # the names of ttgir_module's values (the assignments' keys)
+    rewrites: dict[int, tuple[Rewrite, Module]] = {}  # by run: "both" is one of the other two
     best, texts, rejected = None, set(), []
     for start in ("both", "anchored", "legacy"):
         assignment = assignments[id(runs[start])]
-        rewrite = rewrite_ttgir(ttgir, assignment.values, assignment.stores)
+        if id(runs[start]) not in rewrites:
+            rewrites[id(runs[start])] = _rewritten(ttgir_module, unique_ttgir, assignment.values, assignment.stores,
+                                                   "best")
+        rewrite, candidate = rewrites[id(runs[start])]
         if rewrite.text in texts:
             continue
         texts.add(rewrite.text)
-        refusal = _not_well_formed(start, rewrite.text)
+        refusal = _not_well_formed(start, candidate)
         if refusal is not None:
             rejected.append(refusal)
             continue
