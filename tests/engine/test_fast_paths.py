@@ -141,3 +141,36 @@ def test_cost_function_carries_its_floor_as_a_field():
         CostFunction(3.0)  # type: ignore[arg-type]
     with pytest.raises(LayoutError, match="floor: must be a number"):
         CostFunction(every_cost, floor="0.5")  # type: ignore[arg-type]
+
+
+def test_def_index_answers_as_a_scan_through_insertions_and_removals():
+    """``_State.def_index`` keeps its last answers (each value has one definition): an answer is checked
+    against the op still there, so one moved by an insertion or removal is found again by a scan; a
+    program defining a value twice keeps the scan's first definition."""
+    from linear_layouts import LayoutError
+    from linear_layouts.engine import ir
+    from linear_layouts.engine.propagate import _State
+
+    def scanned(state, vid):
+        return next(i for i, op in enumerate(state.ops) if vid in op.results)
+
+    program = examples.row_softmax()
+    state = _State(program, plan_cost)
+    state.ops = list(program.ops)
+    vids = [r for op in program.ops for r in op.results]
+    assert [state.def_index(v) for v in vids] == [scanned(state, v) for v in vids]
+    state.ops.insert(0, ir.Op("full", (), (10_000,), ()))  # every later op moves one place
+    assert [state.def_index(v) for v in vids] == [scanned(state, v) for v in vids]
+    state.ops.pop(3)
+    gone = [v for v in vids if not any(v in op.results for op in state.ops)]
+    assert [state.def_index(v) for v in vids if v not in gone] == [scanned(state, v) for v in vids if v not in gone]
+    with pytest.raises(LayoutError, match="no definition"):
+        state.def_index(gone[0])
+    twice = ir.Program(program.ops + program.ops[5:6], program.values, program.num_warps, program.threads_per_warp)
+    state = _State(twice, plan_cost)  # a malformed program: a value defined twice, the scan's answer kept
+    state.ops = list(twice.ops)
+    v = twice.ops[5].results[0]
+    assert state.def_index(v) == 5
+    state.ops.insert(2, twice.ops[5])  # a definition before it, and the one at 5 back at 5
+    state.ops.pop(0)
+    assert state.def_index(v) == 1 == scanned(state, v)

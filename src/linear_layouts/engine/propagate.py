@@ -158,6 +158,9 @@ class _State:
         #: ``naive_conversions(program)``, counted by a legacy run with ``plan_cost`` after its forward pass
         self.naive_conversions: int | None = None
         self._default: dict[tuple[int, ...], tuple[Any, LinearLayout]] = {}
+        results = [r for op in program.ops for r in op.results]
+        self._single_definitions = len(set(results)) == len(results)
+        self._def_at: dict[int, int] = {}  # def_index's last answers (single definitions only)
 
     def default_blocked(self, shape: tuple[int, ...]) -> tuple[Any, LinearLayout]:
         """``anchors.default_blocked_layout`` of ``shape`` (this program's warps) and its layout, once per shape."""
@@ -174,8 +177,18 @@ class _State:
         return vid
 
     def def_index(self, vid: int) -> int:
+        """The index in ``ops`` of the op defining ``vid`` (the first, should a malformed program define
+        it twice). Where each value has one definition (the program's results are distinct; the passes
+        only add fresh values), the index found last time is the answer while that op is still there:
+        the forward pass only appends, and asks for the same definitions again and again (a 900-op
+        program asked 470k times, each a scan of the ops)."""
+        i = self._def_at.get(vid)
+        if i is not None and i < len(self.ops) and vid in self.ops[i].results:
+            return i
         for i, op in enumerate(self.ops):
             if vid in op.results:
+                if self._single_definitions:
+                    self._def_at[vid] = i
                 return i
         raise LayoutError(f"value %{vid} has no definition")
 
