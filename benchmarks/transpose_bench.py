@@ -131,7 +131,7 @@ def main() -> None:
     ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "launch-child", "profile-child"])
     ap.add_argument("--out", default=str(HERE / "build" / "transposes"))
     ap.add_argument("--only", default="", help="comma-separated variant tags to time (default: all)")
-    ap.add_argument("--repeats", type=int, default=15, help="graph replays (of 5 launches) per median (suite: 5)")
+    ap.add_argument("--repeats", type=int, default=15, help="graph replays (of gpu_suite.TRANSPOSE_GRAPH_LAUNCHES launches) per median (suite: 5)")
     ap.add_argument("--no-sanitize", action="store_true")
     ap.add_argument("--sanitize-all", action="store_true", help="sanitize every transpose (default: the new ones)")
     ap.add_argument("--sanitizer-timeout", type=int, default=150)
