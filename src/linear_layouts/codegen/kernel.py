@@ -3,12 +3,15 @@
 One CTA handles one tile (the layouts' tensor) at ``blockIdx.x * tile_elements`` in a row-major
 array.  With ``iterations > 0`` the kernel also runs ``iterations`` round trips
 ``dst -> src -> dst`` (XOR-ing every register with 1 after each conversion, so no compiler, ours or
-Triton's, can fold two conversions into one); the XORs cancel, so the output always equals the
-input: a conversion kernel is an identity on the array, and every element is checked.
+Triton's, can fold two conversions into one; LLVM still moves the XOR through a butterfly exchange's
+selects and cancels the second exchange's send selects, which NVVM does not: Triton's edge on
+random_109); the XORs cancel, so the output always equals the input: a conversion kernel is an
+identity on the array, and every element is checked.
 
 Matrix transposes ``B = A^T`` by tiles: ``emit_transpose_kernel`` (one tile per CTA),
 ``emit_persistent_transpose_kernel`` (CTAs loop over tiles, the next tile's loads in flight) and
-``emit_async_transpose_kernel`` (the same with ``cp.async`` global -> shared copies into several buffers).
+``emit_async_transpose_kernel`` (the same with ``cp.async`` global -> shared copies into several buffers);
+each with ``pdl=True`` takes part in programmatic dependent launch (``runtime.launch_programmatic``).
 
 Example: ``emit_conversion_kernel("seed", src, dst, 4, SharedConversion(...))`` gives CUDA C++
 defining ``extern "C" __global__ void seed(const unsigned* src, unsigned* dst, int iterations)``.
