@@ -68,6 +68,29 @@ module attributes {"ttg.num-warps" = 8 : i32, ttg.target = "cuda:90"} {
     assert [op.name for op in red.regions[0].ops] == ["arith.addf", "tt.reduce.return"]
 
 
+def test_a_regions_block_arguments_survive_its_nested_regions():
+    """An scf.while's after region keeps its ``^bb0`` arguments when its body holds an scf.for (the
+    nested region's parse used to reset them: the region came out with none)."""
+    m = parse_module('''module {
+  tt.func public @k(%n: i32) {
+    %c0 = arith.constant 0 : i32
+    %w:2 = scf.while (%a = %c0, %b = %c0) : (i32, i32) -> (i32, i32) {
+      %go = arith.cmpi slt, %a, %n : i32
+      scf.condition(%go) %a, %b : i32, i32
+    } do {
+    ^bb0(%x: i32, %y: i32):
+      %r = scf.for %i = %c0 to %n step %n iter_args(%s = %x) -> (i32)  : i32 {
+        scf.yield %s : i32
+      }
+      scf.yield %r, %y : i32, i32
+    }
+    tt.return
+  }
+}''')
+    loop = m.functions[0].body.ops[1]
+    assert [r.args for r in loop.regions] == [(), (("%x", "i32"), ("%y", "i32"))]
+
+
 def test_casts_and_wgmma_types():
     m = parse_module('''module {
   tt.func @k() {

@@ -330,6 +330,7 @@ class _Parser:
         """Ops up to the ``}`` closing the current region (that line is left in ``self.closer``)."""
         ops: list[Op] = []
         self.closer = ""
+        args: list[tuple[str, str]] = []  # kept here: parsing a nested region resets ``self.block_args``
         while self.i < len(self.lines):
             raw = self.lines[self.i]
             line = raw.strip()
@@ -338,11 +339,13 @@ class _Parser:
                 continue
             if line.startswith("}"):
                 self.closer = line
+                self.block_args = args
                 return ops
             if line.startswith("^"):  # a block label: its arguments belong to the region
-                self.block_args = re.findall(rf"({VALUE_NAME})\s*:\s*([^,()]+?)(?:\s+loc\(|,|\)\s*:|\)$)", line)
+                args = re.findall(rf"({VALUE_NAME})\s*:\s*([^,()]+?)(?:\s+loc\(|,|\)\s*:|\)$)", line)
                 continue
             ops.append(self._op(line))
+        self.block_args = args
         return ops
 
     def _op(self, line: str) -> Op:
