@@ -79,6 +79,30 @@ def test_bad_input_raises_layout_error():
         shared_memory_need("module { }")
 
 
+_EXECUTE = """#s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+#smem = #ttg.shared_memory
+module {
+  tt.func public @k() {
+    %r = scf.execute_region -> TYPE {
+      %a = VALUE
+      scf.yield %a : TYPE
+    }
+    tt.return
+  }
+}"""
+
+
+def test_a_buffer_through_an_unmodelled_scf_op_is_refused():
+    """``scf.execute_region`` (no Triton kernel of ours makes one) is not lowered to blocks here: a buffer
+    made in it is refused by name rather than counted with a guessed liveness; without one it is counted."""
+    memdesc = "!ttg.memdesc<16xf32, #s, #smem, mutable>"
+    text = _EXECUTE.replace("TYPE", memdesc).replace("VALUE", f"ttg.local_alloc : () -> {memdesc}")
+    with pytest.raises(LayoutError, match="scf.execute_region .* not modelled"):
+        shared_memory_need(parse_module(text))
+    plain = _EXECUTE.replace("TYPE", "i32").replace("VALUE", "arith.constant 0 : i32")
+    assert shared_memory_need(parse_module(plain)).bytes == 0
+
+
 def test_a_rewrite_above_the_limit_is_not_chosen(monkeypatch):
     """tf32_matmul_bias_relu's rewrite (73728 bytes, like Triton's) is chosen; with a 64 KiB limit it does
     not fit and Triton's TTGIR is kept."""

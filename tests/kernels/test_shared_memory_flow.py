@@ -176,13 +176,34 @@ def warp_specialized_regions(x, n):
                        [4, 1, 2])
 
 
+@gluon.jit
+def _returns_a_buffer(x):
+    offs = gl.arange(0, 1024, L)
+    return gl.allocate_shared_memory(gl.float32, [1024], S, gl.load(x + offs))
+
+
+@gluon.jit
+def _idle(x):
+    pass
+
+
+@gluon.jit
+def warp_specialized_result(x, n):
+    """The default region returns its buffer: the ``ttg.warp_specialize``'s result is that buffer, live
+    with ``c`` after it (8192), and a byte per partition warp, padded: 4."""
+    offs = gl.arange(0, 1024, L)
+    d = gl.warp_specialize([(_returns_a_buffer, (x,)), (_idle, (x,))], [1])
+    c = gl.allocate_shared_memory(gl.float32, [1024], S, gl.load(x + offs))
+    gl.store(x + offs, d.load(L) + c.load(L))
+
+
 #: Triton 3.9's ``ttg.shared`` for each kernel (sm_90, 4 warps), which ``shared_memory_need`` must give
 EXPECTED = {"loop_fresh_buffer": 12288, "loop_fresh_after_conversion": 10240, "loop_swap": 12288,
             "if_allocates": 12288, "if_picks": 12288, "while_swap": 12288, "while_fresh_buffer": 12288,
-            "warp_specialized": 10244, "warp_specialized_regions": 12296}
+            "warp_specialized": 10244, "warp_specialized_regions": 12296, "warp_specialized_result": 8196}
 KERNELS = {fn.__name__: fn for fn in (loop_fresh_buffer, loop_fresh_after_conversion, loop_swap, if_allocates,
                                       if_picks, while_swap, while_fresh_buffer, warp_specialized,
-                                      warp_specialized_regions)}
+                                      warp_specialized_regions, warp_specialized_result)}
 
 
 @pytest.fixture(scope="module")

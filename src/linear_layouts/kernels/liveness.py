@@ -18,7 +18,8 @@ The rules, each Triton's:
   block, or the block's end where it is live-out; a use inside a region counts at the op holding it.
 * The buffers a memdesc value may be (the alias analysis): a ``ttg.local_alloc`` of shared memory is a
   new one; a view (``ttg.memdesc_index`` / ``_subslice`` / ``_trans`` / ...) is its operand's; an
-  ``arith.select`` either operand's; a block argument any of the values branched to it.
+  ``arith.select`` either operand's; a block argument any of the values branched to it; a
+  ``ttg.warp_specialize``'s result what its default region's ``ttg.warp_yield`` passes.
 * A buffer is live over the hull of its alloc's liveness and that of every value used or defined by an
   op that may be it (so a buffer yielded into a loop is live wherever the loop's iter_arg is).
 
@@ -61,10 +62,10 @@ _WS_REGION = re.compile(r"^(default|partition\d+)$")
 class LoweredOp:
     """One op of the function after ``scf-to-cf``: ``index``, its walk index in the TTGIR function
     (``Function.walk``'s order; -1 for a branch or compare the lowering adds, whose ``origin`` is the
-    walk index of the scf op it comes from), the values it ``uses``
-    (successor operands included), its ``results``, its successors (block number, values passed) and
-    the regions it keeps (lists of block numbers); ``region`` is the (walk index, region number) of the
-    ``ttg.warp_specialize`` region around it, if any."""
+    walk index of the scf op it comes from), the values it ``uses`` (successor operands included), its
+    ``results``, its ``successors`` (block number, values passed), the ``regions`` it keeps (lists of
+    block numbers), ``ws_region``: the (walk index, region number) of the ``ttg.warp_specialize``
+    region around it, if any; ``block``: the block holding it; ``id``: its post-order number."""
 
     index: int
     name: str
@@ -97,6 +98,8 @@ class LoweredFunction:
     allocs: dict[int, str]
     #: walk index of each ``ttg.warp_specialize`` -> its captures' types and its partitions' warps
     warp_specialize: dict[int, tuple[tuple[str, ...], tuple[int, ...]]]
+    #: (result, value): a ``ttg.warp_specialize``'s result is what its default region yields
+    joins: list[tuple[str, str]] = field(default_factory=list)
 
 
 class _Lowering:
@@ -109,6 +112,7 @@ class _Lowering:
         self.allocs: dict[int, str] = {}
         self.index = 0
         self.ws_info: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+        self.joins: list[tuple[str, str]] = []  # (a value, a value it may be): a region's yield to its op
         self.region_count = 0
 
     def name(self, value: str) -> str:
@@ -159,9 +163,10 @@ class _Lowering:
                 current = self.scf_if(op, index, current, blocks, number, parent, ws)
             elif op.name == "scf.while":
                 current = self.scf_while(op, index, current, blocks, number, parent, ws)
-            elif op.name.startswith("scf.") and op.regions:
-                raise LayoutError(f"module: {op.name} at {op.loc}: an scf op other than scf.for / scf.if / "
-                                  "scf.while (its lowering to blocks is not modelled)")
+            elif op.name.startswith("scf.") and op.regions and _makes_buffers(op):
+                raise LayoutError(f"module: {op.name} at {op.loc}: a shared-memory buffer (!ttg.memdesc) made "
+                                  "in or passed out of an scf op other than scf.for / scf.if / scf.while (its "
+                                  "lowering to blocks is not modelled)")
             else:
                 lowered = LoweredOp(index, op.name, self.names(op.operands), results=op.results)
                 if op.name == "ttg.local_alloc" and op.results and self.is_alloc(op):
@@ -261,6 +266,9 @@ class _Lowering:
         self.add(last, branch, ws)
         for result, value in zip(op.results, values):
             self.same[result] = value
+        if not do_while and len(after_args) != len(values):
+            raise LayoutError(f"module: scf.while at {op.loc}: its after region takes {len(after_args)} "
+                              f"arguments, its scf.condition passes {len(values)} (they must match)")
         if do_while:
             self.index += 1  # the after region's yield
             rest = self.new_block((), number, parent)
@@ -280,15 +288,16 @@ class _Lowering:
         if ws is not None:
             raise LayoutError(f"module: ttg.warp_specialize at {op.loc}: inside another one (Triton does not "
                               "nest them)")
-        if any(t.startswith("!ttg.memdesc") for t in op.result_types):
-            raise LayoutError(f"module: ttg.warp_specialize at {op.loc}: returns a shared-memory buffer "
-                              "(!ttg.memdesc), whose aliasing through the default region is not modelled")
         lowered = LoweredOp(index, op.name, self.names(op.operands), results=op.results)
         captures: tuple[str, ...] = ()
         warps: list[int] = []
         for k, part in enumerate(parts):
             self.index += 1  # the region's pseudo-op
             args: tuple[str, ...] = ()
+            if part.name == "default" and part.regions and part.regions[0].ops:
+                last = part.regions[0].ops[-1]  # ttg.warp_yield: the op's results are its operands
+                if last.name == "ttg.warp_yield":
+                    self.joins += list(zip(op.results, last.operands))
             if part.name != "default":
                 warps.append(int(m.group(1)) if (m := re.search(r"num_warps\((\d+)\)", part.text)) else 0)
                 args, captures = tuple(part.operands), _partition_types(part.text)
@@ -296,6 +305,12 @@ class _Lowering:
                                                (index, k)))
         self.ws_info[index] = (captures, tuple(warps))
         self.add(current, lowered, ws)
+
+
+def _makes_buffers(op: Op) -> bool:
+    """Whether ``op`` or an op in its regions has a memdesc result."""
+    return any(t.startswith("!ttg.memdesc") for t in op.result_types) or any(
+        _makes_buffers(inner) for region in op.regions for inner in region.ops)
 
 
 def _partition_types(text: str) -> tuple[str, ...]:
@@ -328,7 +343,7 @@ def lower_function(fn: Function, is_alloc=lambda op: True) -> LoweredFunction:
                 ops.append(op)
 
     post_order(body)
-    return LoweredFunction(lowering.blocks, ops, lowering.allocs, lowering.ws_info)
+    return LoweredFunction(lowering.blocks, ops, lowering.allocs, lowering.ws_info, lowering.joins)
 
 
 def _aliases(fn: LoweredFunction) -> dict[str, frozenset[int]]:
@@ -352,6 +367,8 @@ def _aliases(fn: LoweredFunction) -> dict[str, frozenset[int]]:
             for block, values in op.successors:
                 for arg, value in zip(fn.blocks[block].args, values):
                     join(arg, alias.get(value, frozenset()))
+        for result, value in fn.joins:
+            join(result, alias.get(value, frozenset()))
     return alias
 
 

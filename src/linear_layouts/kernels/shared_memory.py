@@ -19,11 +19,15 @@ Triton allocates three kinds of buffers (``Allocation.cpp``):
 The regions of a ``ttg.warp_specialize`` (default and partitions) run at once, so Triton never lets
 their buffers share bytes: at an op in one of them, each other region adds the most it holds.
 
-``shared_memory_need`` is the most bytes live at once, op by op in the lowered function's order: equal
-to Triton 3.9's ``ttg.shared`` on every corpus TTGIR (sm_80, sm_90), every ``rewrite_kernel`` candidate of
-them and the Gluon kernels of ``tests/kernels/test_shared_memory_flow.py`` (buffers through loops, ifs,
-while loops, warp specialization), and to Triton 3.6's on its corpus TTGIRs; in general a lower bound of
-what Triton allocates (its offsets may leave gaps, and align buffers).
+``shared_memory_need`` gives the bytes Triton's placement of these buffers asks for (``allocation``:
+its first fit and colouring, alignment gaps and fragmentation included), at least the most live at once,
+and the op where that most is live: equal to Triton 3.9's ``ttg.shared`` on every corpus TTGIR (sm_80,
+sm_90), every ``rewrite_kernel`` candidate of them, the Gluon kernels of
+``tests/kernels/test_shared_memory_flow.py`` (buffers through loops, ifs, while loops, warp
+specialization) and the random TTGIRs of ``tests/kernels/test_allocation.py``, and to Triton 3.6's on its
+corpus TTGIRs. Not modelled: calls (``tt.call``'s callee scratch), padded and partitioned shared
+encodings' sizes, a ``ttg.warp_specialize`` returning a buffer and scf ops other than ``scf.for`` /
+``scf.if`` / ``scf.while`` (each refused with a ``LayoutError`` where it carries a buffer).
 So a TTGIR whose need is above the device's ``cost_model.CTA_SHARED_BYTES`` cannot launch.
 
 >>> from linear_layouts.kernels.ir_text import parse_module
@@ -42,13 +46,16 @@ SharedMemoryNeed(bytes=49152, at=0, op='ttg.local_alloc')
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from dataclasses import dataclass
 
 from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, Op
+from linear_layouts.kernels.allocation import FOREVER, Buffer, allocate
 from linear_layouts.kernels.liveness import LoweredOp, buffer_live_ranges, lower_function
 from linear_layouts.analysis.gather import is_warp_local
 from linear_layouts.element_type import ir_element_bits
@@ -61,12 +68,15 @@ __all__ = ["SharedMemoryNeed", "shared_memory_need", "TENSORMAP_BYTES"]
 
 #: bytes of one TMA descriptor built in shared memory (``ttng.tensormap_create``'s scratch)
 TENSORMAP_BYTES = 128
+#: alignment of an op's scratch buffer (``getScratchValueSize``'s ``scratchAlignment``)
+SCRATCH_ALIGNMENT = 128
 
 
 @dataclass(frozen=True)
 class SharedMemoryNeed:
-    """``bytes`` of shared memory live at once at the op of walk index ``at`` (named ``op``), the most
-    over the function (0 at index 0 when nothing uses shared memory)."""
+    """``bytes`` of shared memory Triton's allocation gives the function; ``at``: the walk index of the op
+    where the most is live at once (named ``op``; 0 when nothing uses shared memory). ``bytes`` is at
+    least that most, more where Triton's placement leaves gaps."""
 
     bytes: int
     at: int
@@ -138,9 +148,9 @@ def _alloc_bytes(op: Op, module: Module) -> int | None:
 
 @checked
 def shared_memory_need(module: Module, report: KernelReport | None = None) -> SharedMemoryNeed:
-    """The most shared memory ``module``'s first function holds at once (module doc); ``report``: its
-    ``analyze_module`` report, for the scratch of conversions, reductions and scans (without it they
-    count none)."""
+    """The shared memory Triton's allocation gives ``module``'s first function, and where the most is
+    live at once (module doc); ``report``: its ``analyze_module`` report, for the scratch of conversions,
+    reductions and scans (without it they count none)."""
     if not module.functions:
         raise LayoutError("module: has no function (tt.func)")
     fn = module.functions[0]
@@ -152,16 +162,27 @@ def shared_memory_need(module: Module, report: KernelReport | None = None) -> Sh
     used = {o for op in walk for o in op.operands}
     lowered_scratch = _lowered_scratch(report) if report is not None else {}
     owner = {op.index: op.ws_region for op in lowered.ops if op.index in size}
+    scratch: dict[int, tuple[int, int]] = {}  # op id -> its scratch bytes and their alignment
+    for op in lowered.ops:
+        if op.index in lowered.warp_specialize:
+            captures = sum(_capture_bytes(t, module, walk[op.index]) for t in lowered.warp_specialize[op.index][0])
+            scratch[op.id] = (captures, 8)
+        elif op.index >= 0:
+            scratch[op.id] = (_scratch(walk[op.index], module, layouts, lowered_scratch, op.index, used),
+                              SCRATCH_ALIGNMENT)
 
     def live(op: LoweredOp, region: tuple[int, int] | None = None) -> int:
-        """Bytes live at ``op``: buffers (only those allocated in ``region``, if given) and its scratch."""
-        held = sum(size[alloc] for alloc, (low, high) in ranges.items()
-                   if low <= op.id <= high and (region is None or owner[alloc] == region))
-        if op.index in lowered.warp_specialize:
-            return held + sum(_capture_bytes(t, module, walk[op.index])
-                              for t in lowered.warp_specialize[op.index][0])
-        return held + (_scratch(walk[op.index], module, layouts, lowered_scratch, op.index, used)
-                       if op.index >= 0 else 0)
+        """Bytes live at ``op``: its scratch and the buffers live there (only those allocated in
+        ``region``, if given; else not those of another region of the ``ttg.warp_specialize`` ``op`` is
+        in, which that region's peak counts)."""
+        def counted(alloc: int) -> bool:
+            if region is not None:
+                return owner[alloc] == region
+            other = owner[alloc]
+            return not (other is not None and op.ws_region is not None and other[0] == op.ws_region[0]
+                        and other != op.ws_region)
+        return scratch.get(op.id, (0, 0))[0] + sum(
+            size[alloc] for alloc, (low, high) in ranges.items() if low <= op.id <= high and counted(alloc))
 
     # the regions of a ttg.warp_specialize run at once: each holds, besides what is live where it is,
     # the most each other region holds
@@ -171,16 +192,40 @@ def shared_memory_need(module: Module, report: KernelReport | None = None) -> Sh
             peak[op.ws_region] = max(peak.get(op.ws_region, 0), live(op, op.ws_region))
     warps = max((sum(w) for _, w in lowered.warp_specialize.values()), default=0)
     every = -(-warps // 4) * 4  # a byte per partition warp, warps padded to warp groups, live throughout
-    best = SharedMemoryNeed(every, 0, walk[0].name if walk else "")
+    most = SharedMemoryNeed(every, 0, walk[0].name if walk else "")
     for op in lowered.ops:
         total = live(op) + every
         if op.ws_region is not None:
             ws, k = op.ws_region
             total += sum(b for (w, j), b in peak.items() if w == ws and j != k)
-        if total > best.bytes:
+        if total > most.bytes:
             at = op.index if op.index >= 0 else op.origin
-            best = SharedMemoryNeed(total, at, walk[at].name)
-    return best
+            most = SharedMemoryNeed(total, at, walk[at].name)
+    # Triton's order: explicit buffers in walk order, then the function's bytes, then each op's scratch
+    buffers = [Buffer(size[alloc], _alignment(walk[alloc], module), low, high + 1, owner[alloc])
+               for alloc, (low, high) in sorted(ranges.items())]
+    if every:
+        buffers.append(Buffer(every, 4, 0, FOREVER))
+    for op in sorted(lowered.ops, key=lambda op: op.index):
+        nbytes, alignment = scratch.get(op.id, (0, 0))
+        if nbytes:
+            group = None if op.index in lowered.warp_specialize else op.ws_region
+            buffers.append(Buffer(nbytes, alignment, op.id, op.id + 1, group))
+    return dataclasses.replace(most, bytes=allocate(buffers))
+
+
+def _alignment(op: Op, module: Module) -> int:
+    """A ``ttg.local_alloc``'s alignment (``LocalAllocOp::getAlignmentOrDefault``): its ``alignment``
+    attribute, else its encoding's: an NVMMA one 128 bytes a swizzle phase (``swizzlingByteWidth / 16``
+    phases, at least 1), another 16."""
+    explicit = op.attr_int("alignment")
+    if explicit:
+        return explicit
+    encoding = parse_type(op.result_types[0], module).encoding
+    if "nvmma_shared" in encoding:
+        m = re.search(r"swizzlingByteWidth\s*=\s*(\d+)", encoding)
+        return 128 * max(1, int(m.group(1)) // 16 if m else 1)
+    return 16
 
 
 def _capture_bytes(type_text: str, module: Module, op: Op) -> int:
