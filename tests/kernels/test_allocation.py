@@ -125,27 +125,60 @@ class _Program:
         out += [f"{pad}  {jj} = arith.addi {j}, %one : i32", f"{pad}  scf.yield {value}, {jj} : {T}, i32", f"{pad}}}"]
         return f"{result}#0"
 
-    def straight(self) -> list[str]:
-        """Buffers of mixed sizes freed in random order, and conversions: no control flow."""
+    def straight(self, pad: str = "    ", warps: int = 4, pointer: str = "%x", steps: int = 12,
+                 free: bool = False) -> list[str]:
+        """Buffers of mixed sizes freed in random order, and conversions (of ``warps`` warps, stored
+        through ``pointer``): no control flow; ``free``: every buffer freed at the end."""
         rng, out, live = self.rng, [], {}
-        for _ in range(rng.randint(3, 12)):
+        one, four = (f"#ttg.blocked<{{sizePerThread = [{n}], threadsPerWarp = [32], warpsPerCTA = [{warps}], "
+                     "order = [0]}>" for n in (1, 4))
+        for _ in range(rng.randint(1 if free else 3, steps)):
             k = rng.random()
             if k < 0.45 or not live:
                 value, t = self.name("o"), self.other()
-                out.append(f"    {value} = ttg.local_alloc : () -> {t}")
+                out.append(f"{pad}{value} = ttg.local_alloc : () -> {t}")
                 live[value] = t
             elif k < 0.75:
                 value = rng.choice(list(live))
-                out.append(f"    ttg.local_dealloc {value} : {live.pop(value)}")
+                out.append(f"{pad}ttg.local_dealloc {value} : {live.pop(value)}")
             else:
-                c = self.name("c")
-                out += [f"    {c} = ttg.convert_layout %v : tensor<1024xf32, #b> -> tensor<1024xf32, #b2>",
-                        f"    tt.store %q2, {c} : tensor<1024x!tt.ptr<f32>, #b2>"]
-        self.pending += list(live.items())
+                k, c, p = self.name("k"), self.name("c"), self.name("p")
+                out += [f"{pad}{k} = arith.constant dense<1.0> : tensor<1024xf32, {one}>",
+                        f"{pad}{c} = ttg.convert_layout {k} : tensor<1024xf32, {one}> -> tensor<1024xf32, {four}>",
+                        f"{pad}{p} = tt.splat {pointer} : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, {four}>",
+                        f"{pad}tt.store {p}, {c} : tensor<1024x!tt.ptr<f32>, {four}>"]
+        if free:
+            out += [f"{pad}ttg.local_dealloc {value} : {t}" for value, t in live.items()]
+        else:
+            self.pending += list(live.items())
         return out
 
+    def warp_specialized(self) -> list[str]:
+        """Buffers before, in (default region and 1 to 3 partitions of 1, 2 or 4 warps) and after a
+        ``ttg.warp_specialize``, one of those before maybe captured."""
+        rng, out = self.rng, []
+        outer = [(self.name("g"), self.other()) for _ in range(rng.randint(0, 2))]
+        out += [f"    {value} = ttg.local_alloc : () -> {t}" for value, t in outer]
+        out += self.straight(steps=5, free=True)
+        captured = [("%x", "!tt.ptr<f32>")] + (outer[:1] if outer and rng.random() < 0.5 else [])
+        types = ", ".join(t for _, t in captured)
+        out += [f"    ttg.warp_specialize({', '.join(v for v, _ in captured)})", "    default {"]
+        out += self.straight("      ", steps=6, free=True) + ["      ttg.warp_yield", "    }"]
+        warps = [rng.choice([1, 2, 4]) for _ in range(rng.randint(1, 3))]
+        for i, n in enumerate(warps):
+            args = [self.name("arg") for _ in captured]
+            head = ", ".join(f"{a}: {t}" for a, (_, t) in zip(args, captured))
+            out.append(f"    partition{i}({head}) num_warps({n}) {{")
+            out += self.straight("      ", n, args[0], steps=6, free=True) + ["      ttg.warp_return"]
+            out.append("    }" + (f" : ({types}) -> ()" if i == len(warps) - 1 else ""))
+        out += self.straight(steps=5, free=True)
+        return out + [f"    ttg.local_dealloc {value} : {t}" for value, t in outer]
+
     def text(self) -> str:
-        body, env = self.block([], 0, "    ") if self.flow else (self.straight(), [])
+        if self.flow == "warp_specialize":
+            body, env = self.warp_specialized(), []
+        else:
+            body, env = self.block([], 0, "    ") if self.flow else (self.straight(), [])
         for value in env[-2:]:
             w = self.name("w")
             body += [f"    {w} = ttg.local_load {value} : {T} -> tensor<1024xf32, #b>",
@@ -154,8 +187,9 @@ class _Program:
         return HEAD + "\n".join(body) + "\n    tt.return\n  }\n}\n"
 
 
-def random_ttgir(seed: int, flow: bool) -> str:
-    """The seeded random TTGIR (``_Program``); ``flow``: with loops, ifs and while loops."""
+def random_ttgir(seed: int, flow: bool | str) -> str:
+    """The seeded random TTGIR (``_Program``); ``flow``: with loops, ifs and while loops, or
+    ``"warp_specialize"``: around a ``ttg.warp_specialize``."""
     return _Program(seed, flow).text()
 
 
@@ -183,6 +217,16 @@ def test_buffers_through_control_flow_as_triton_places_them(seed, tmp_path):
         pytest.skip("Triton's parser refuses this seed's text")
     module = parse_module(text)
     assert shared_memory_need(module, analyze_module(module, with_triton_estimate=False)).bytes == triton
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_warp_specialized_buffers_as_triton_places_them(seed, tmp_path):
+    """The regions' buffers never share bytes, the captures (8 bytes aligned) live at the op, a byte per
+    partition warp (warp groups of 4) live throughout."""
+    text = random_ttgir(seed, flow="warp_specialize")
+    module = parse_module(text)
+    assert shared_memory_need(module, analyze_module(module, with_triton_estimate=False)).bytes == \
+        triton_shared(text, tmp_path)
 
 
 def test_first_fit_leaves_a_gap_the_most_live_does_not_see():
