@@ -112,7 +112,7 @@ class KernelCosts:
     ``stagings``, their shared ``wavefronts`` and time (``shared_ns``, the report's ``triton_time_ns``),
     and the global loads / stores' time (``global_ns``, ``engine.anchors.global_cost`` at the strides,
     element type and alignment the kernel's TTIR gives each pointer): the same units as the engine's;
-    ``shared_bytes``: the most shared memory it holds at once (``shared_memory.shared_memory_need``)."""
+    ``shared_bytes``: the shared memory Triton's allocation gives it (``shared_memory.shared_memory_need``)."""
 
     conversions: int
     stagings: int
