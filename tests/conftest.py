@@ -19,6 +19,8 @@ import gc
 import os
 import sys
 
+import pytest
+
 try:
     from hypothesis import HealthCheck, settings
 except ImportError:  # without the test extra: the test modules that need Hypothesis say so themselves
@@ -53,6 +55,25 @@ def pytest_collection_modifyitems(config, items) -> None:  # noqa: ARG001 - pyte
         scaled.add(id(test))
         test._hypothesis_internal_use_settings = settings(own, max_examples=own.max_examples * EXPLORE_SCALE,
                                                           derandomize=False)
+
+
+def _gpu_present() -> bool:
+    """CuPy imports and sees an NVIDIA GPU (False without CuPy, a driver or a device)."""
+    try:
+        import cupy  # noqa: PLC0415 - optional: the GPU machines have it
+    except ImportError:
+        return False
+    try:
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - no driver, no device
+        return False
+
+
+@pytest.fixture(scope="session")
+def cuda_gpu() -> None:
+    """For a ``gpu``-marked test: skips it where CuPy or an NVIDIA GPU is missing."""
+    if not _gpu_present():
+        pytest.skip("needs CuPy and an NVIDIA GPU")
 
 
 def _is_binding_instance(value: object) -> bool:

@@ -8,7 +8,6 @@ ctypes structures have cuda.h's layout and it checks its grid before touching th
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -36,18 +35,19 @@ def _suite():
     return gpu_suite
 
 
-def _kernels(pdl: bool):
-    """One of each transpose form over a 512 x 256 matrix of bytes (128 x 128 tiles)."""
+def _kernels(pdl: bool, rows: int = 512, cols: int = 256):
+    """One of each transpose form over a ``rows x cols`` matrix of bytes (128 x 128 tiles)."""
     s = _suite()
     wide = s.transpose_wide_block_layouts(1, warps=4, rows=128, cols=128)
-    rows = s.transpose_async_layouts(1, warps=2, rows=128, cols=128)
+    rows_ = s.transpose_async_layouts(1, warps=2, rows=128, cols=128)
     step = conversion_step(*wide, 8)
+    tag = f"{pdl:d}_{rows}_{cols}"
     return {
-        "one tile": emit_transpose_kernel(f"t_{pdl}", *wide, 1, step, 512, 256, pdl=pdl),
-        "persistent": emit_persistent_transpose_kernel(f"p_{pdl}", *wide, 1, step, 512, 256, ctas_per_sm=2, pdl=pdl),
-        "dynamic": emit_persistent_transpose_kernel(f"d_{pdl}", *wide, 1, step, 512, 256, ctas_per_sm=2,
+        "one tile": emit_transpose_kernel(f"t_{tag}", *wide, 1, step, rows, cols, pdl=pdl),
+        "persistent": emit_persistent_transpose_kernel(f"p_{tag}", *wide, 1, step, rows, cols, ctas_per_sm=2, pdl=pdl),
+        "dynamic": emit_persistent_transpose_kernel(f"d_{tag}", *wide, 1, step, rows, cols, ctas_per_sm=2,
                                                     dynamic=True, pdl=pdl),
-        "cp.async": emit_async_transpose_kernel(f"a_{pdl}", *rows, 1, conversion_step(*rows, 8), 512, 256,
+        "cp.async": emit_async_transpose_kernel(f"a_{tag}", *rows_, 1, conversion_step(*rows_, 8), rows, cols,
                                                 stages=2, pdl=pdl),
     }
 
@@ -92,53 +92,23 @@ def test_launch_programmatic_checks_the_grid(grid):
         runtime.launch_programmatic(object(), grid, 32, [0, 0])
 
 
-def _gpu_available() -> bool:
-    if importlib.util.find_spec("cupy") is None:
-        return False
-    try:
-        import cupy  # noqa: PLC0415
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # noqa: BLE001
-        return False
-
-
 @pytest.mark.gpu
-@pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")
 @pytest.mark.parametrize("form", ["one tile", "persistent", "dynamic", "cp.async"])
-def test_back_to_back_pdl_launches_on_the_gpu(form):
+def test_back_to_back_pdl_launches_on_the_gpu(form, cuda_gpu):
     """Three launches with programmatic stream serialization on one stream, A -> B, B -> C, C -> D:
     each reads what the previous one wrote, so D = A^T^T^T = A^T on every element only if every wait
     held."""
     import cupy as cp  # noqa: PLC0415
 
-    k = _kernels(True)[form]
-    fn = runtime.compile_kernel(k)
+    kernels = {(512, 256): _kernels(True)[form], (256, 512): _kernels(True, 256, 512)[form]}
     rng = np.random.default_rng(1)
     a = cp.asarray(rng.integers(0, 255, size=(512, 256), dtype=np.uint8))
     b, c, d = cp.zeros((256, 512), np.uint8), cp.zeros((512, 256), np.uint8), cp.zeros((256, 512), np.uint8)
-    sched = [cp.zeros(2, np.uint32)] if k.dynamic else []
+    sched = [cp.zeros(2, np.uint32)] if kernels[512, 256].dynamic else []
     stream = cp.cuda.Stream(non_blocking=True)
-    for x, y, rows, cols in ((a, b, 512, 256), (b, c, 256, 512), (c, d, 512, 256)):
-        kk = k if rows == 512 else _flipped(form)
-        f = fn if kk is k else runtime.compile_kernel(kk)
-        runtime.launch_programmatic(f, kk.grid(132), kk.threads, [x.data.ptr, y.data.ptr] + [s.data.ptr for s in sched],
-                                    kk.shared_bytes, stream.ptr)
+    for x, y in ((a, b), (b, c), (c, d)):
+        k = kernels[x.shape]
+        runtime.launch_programmatic(runtime.compile_kernel(k), k.grid(132), k.threads,
+                                    [x.data.ptr, y.data.ptr] + [s.data.ptr for s in sched], k.shared_bytes, stream.ptr)
     stream.synchronize()
     assert bool((d == a.T).all())
-
-
-def _flipped(form: str):
-    """The same transpose form over the 256 x 512 matrix (the second launch reads B = A^T)."""
-    s = _suite()
-    wide = s.transpose_wide_block_layouts(1, warps=4, rows=128, cols=128)
-    rows = s.transpose_async_layouts(1, warps=2, rows=128, cols=128)
-    step = conversion_step(*wide, 8)
-    return {
-        "one tile": lambda: emit_transpose_kernel("tf", *wide, 1, step, 256, 512, pdl=True),
-        "persistent": lambda: emit_persistent_transpose_kernel("pf", *wide, 1, step, 256, 512, ctas_per_sm=2, pdl=True),
-        "dynamic": lambda: emit_persistent_transpose_kernel("df", *wide, 1, step, 256, 512, ctas_per_sm=2,
-                                                            dynamic=True, pdl=True),
-        "cp.async": lambda: emit_async_transpose_kernel("af", *rows, 1, conversion_step(*rows, 8), 256, 512,
-                                                        stages=2, pdl=True),
-    }[form]()

@@ -27,20 +27,8 @@ def test_verify_conversion_checks_the_shape():
         verify_conversion(src, dst, "fp32", [32, 16])
 
 
-def _gpu_available() -> bool:
-    if importlib.util.find_spec("cupy") is None:
-        return False
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # noqa: BLE001
-        return False
-
-
 @pytest.mark.gpu
-@pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")
-def test_verify_conversion_on_the_gpu():
+def test_verify_conversion_on_the_gpu(cuda_gpu):
     from linear_layouts.catalog.blocked import BlockedLayout
     from linear_layouts.catalog.nvmma import NVMMADistributedLayout
 

@@ -100,14 +100,7 @@ def test_report_and_cache_round_trip(gpu_cute, kernels, tmp_path):
 
 
 @pytest.mark.gpu
-def test_on_the_gpu_ncu_equals_the_prediction(gpu_cute, tmp_path):
-    cupy = pytest.importorskip("cupy")
-    try:
-        devices = cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001 - no driver, no device
-        devices = 0
-    if not devices:
-        pytest.skip("needs an NVIDIA GPU")
+def test_on_the_gpu_ncu_equals_the_prediction(gpu_cute, tmp_path, cuda_gpu):
     assert gpu_cute.main(["--mode", "measure", "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "gpu_cute.json").read_text())
     assert all(r["wrong"] == 0 for r in results["verify"])
