@@ -101,6 +101,8 @@ def test_report_and_cache_round_trip(gpu_cute, kernels, tmp_path):
 
 @pytest.mark.gpu
 def test_on_the_gpu_ncu_equals_the_prediction(gpu_cute, tmp_path, cuda_gpu):
+    if not gpu_cute.CACHE.exists():  # not prepared on the CPU and carried: prepare here (nvcc)
+        assert gpu_cute.main(["--mode", "prepare"]) == 0
     assert gpu_cute.main(["--mode", "measure", "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "gpu_cute.json").read_text())
     assert all(r["wrong"] == 0 for r in results["verify"])
