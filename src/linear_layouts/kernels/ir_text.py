@@ -273,6 +273,33 @@ def _operands(head: str) -> tuple[str, ...]:
     return tuple(re.sub(r"#(\d+)$", r"#\1", m) for m in re.findall(VALUE_USE, cleaned))
 
 
+def _declarations(text: str) -> list[tuple[str, str, str]]:
+    """(name, type, attribute dictionary's inner text or "") of each ``%name: type {attrs} loc(...)`` in the
+    inner text of a function's or a block's argument list, split at its top-level commas (a type keeps
+    the commas inside its brackets).
+
+    >>> _declarations("%a: !ttg.memdesc<4xf32, #s, #smem> loc(#loc2), %p: !tt.ptr<f32> {tt.divisibility = 16 : i32}")
+    [('%a', '!ttg.memdesc<4xf32, #s, #smem>', ''), ('%p', '!tt.ptr<f32>', 'tt.divisibility = 16 : i32')]
+    """
+    out = []
+    for arg in split_top(text):
+        a = re.match(rf"({VALUE_NAME})\s*:\s*(.*)$", arg)
+        if a:
+            ty = _strip_loc(" " + a.group(2))[0].strip()
+            attr = re.search(rf"\s*({ATTR_DICT})\s*$", ty)  # "!tt.ptr<f32> {tt.divisibility = 16 : i32}"
+            ty = ty[:attr.start()] if attr else ty
+            out.append((a.group(1), ty.strip(), attr.group(1)[1:-1].strip() if attr else ""))
+    return out
+
+
+def _label_arguments(line: str) -> str:
+    """The inner text of a block label's argument list: ``^bb0(%a: T, %b: U):`` -> ``%a: T, %b: U``
+    ("" for a label without arguments, or one whose list is not closed)."""
+    start = line.find("(")
+    end = closing(line, start) if start >= 0 else -1
+    return line[start + 1:end] if end > 0 else ""
+
+
 class _Parser:
     def __init__(self, text: str):
         self.lines = text.splitlines()
@@ -314,15 +341,9 @@ class _Parser:
         header = line[m.start(2):]
         close = closing("(" + header, 0)
         args_text = header[:close - 1] if close > 0 else m.group(2)
-        args, attrs = [], []
-        for arg in split_top(args_text):
-            a = re.match(rf"({VALUE_NAME})\s*:\s*(.*)$", arg)
-            if a:
-                ty = _strip_loc(" " + a.group(2))[0].strip()
-                attr = re.search(rf"\s*({ATTR_DICT})\s*$", ty)  # "!tt.ptr<f32> {tt.divisibility = 16 : i32}"
-                ty = ty[:attr.start()] if attr else ty
-                args.append((a.group(1), ty.strip()))
-                attrs.append((a.group(1), attr.group(1)[1:-1].strip() if attr else ""))
+        declared = _declarations(args_text)
+        args = [(name, ty) for name, ty, _ in declared]
+        attrs = [(name, attr) for name, _, attr in declared]
         ops = self._ops_until_close()
         return Function(name, tuple(args), Region(tuple(ops)), tuple(attrs))
 
@@ -342,7 +363,7 @@ class _Parser:
                 self.block_args = args
                 return ops
             if line.startswith("^"):  # a block label: its arguments belong to the region
-                args = re.findall(rf"({VALUE_NAME})\s*:\s*([^,()]+?)(?:\s+loc\(|,|\)\s*:|\)$)", line)
+                args = [(name, ty) for name, ty, _ in _declarations(_label_arguments(line))]
                 continue
             ops.append(self._op(line))
         self.block_args = args
