@@ -96,6 +96,9 @@ class Function:
     body: Region
     #: each argument's attribute dictionary text (``tt.divisibility = 16 : i32``; "" when none)
     arg_attrs: tuple[tuple[str, str], ...] = ()
+    #: (name, line, line of the earlier definition) of each name the text defines again where its earlier
+    #: definition is visible (lines of the text, from 1): MLIR refuses such a text, the parser renames it
+    redefined: tuple[tuple[str, int, int], ...] = ()
 
     def walk(self) -> Iterator[Op]:
         """Every op, nested regions included, in textual order (pre-order)."""
@@ -292,17 +295,18 @@ def _declarations(text: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _label_arguments(line: str) -> str:
-    """The inner text of a block label's argument list: ``^bb0(%a: T, %b: U):`` -> ``%a: T, %b: U``
-    ("" for a label without arguments, or one whose list is not closed)."""
+def _argument_list(line: str) -> str:
+    """The inner text of a line's first parenthesized list, as a block label's arguments: ``^bb0(%a: T,
+    %b: U):`` -> ``%a: T, %b: U`` ("" for a line without one, or one whose list is not closed)."""
     start = line.find("(")
     end = closing(line, start) if start >= 0 else -1
     return line[start + 1:end] if end > 0 else ""
 
 
 class _Parser:
-    def __init__(self, text: str):
+    def __init__(self, text: str, redefined: list[tuple[int, str, int, int]] = ()):
         self.lines = text.splitlines()
+        self.redefined = redefined  # _renamed's: (function ordinal, name, line, earlier line)
         self.i = 0
         self.aliases: dict[str, str] = {}
         self.locs: dict[str, str] = {}
@@ -344,8 +348,10 @@ class _Parser:
         declared = _declarations(args_text)
         args = [(name, ty) for name, ty, _ in declared]
         attrs = [(name, attr) for name, _, attr in declared]
+        ordinal = len(self.functions)
         ops = self._ops_until_close()
-        return Function(name, tuple(args), Region(tuple(ops)), tuple(attrs))
+        redefined = tuple(entry[1:] for entry in self.redefined if entry[0] == ordinal)
+        return Function(name, tuple(args), Region(tuple(ops)), tuple(attrs), redefined)
 
     def _ops_until_close(self) -> list[Op]:
         """Ops up to the ``}`` closing the current region (that line is left in ``self.closer``)."""
@@ -363,7 +369,7 @@ class _Parser:
                 self.block_args = args
                 return ops
             if line.startswith("^"):  # a block label: its arguments belong to the region
-                args = [(name, ty) for name, ty, _ in _declarations(_label_arguments(line))]
+                args = [(name, ty) for name, ty, _ in _declarations(_argument_list(line))]
                 continue
             ops.append(self._op(line))
         self.block_args = args
@@ -437,6 +443,96 @@ def _opens_region(line: str) -> bool:
     return body.endswith("{") and not body.endswith("<{")
 
 
+#: a ``ttg.warp_specialize`` partition's head: ``partition0(%arg5: !tt.ptr<f32>) num_warps(4) {`` (its
+#: region is isolated from above: it sees its arguments only)
+_PARTITION = re.compile(r"partition\d+")
+
+
+class _Isolated(dict):
+    """A scope of ``_renamed`` no name of an enclosing scope reaches (a ``tt.func``'s, a partition's)."""
+
+
+def _renamed(text: str) -> tuple[str, list[tuple[int, str, int, int]]]:
+    """``unique_value_names(text)``, and each definition of a name where an earlier definition of it is
+    visible (MLIR refuses it: "redefinition of SSA value"), as (function ordinal, name, its line, the
+    visible definition's line), lines counted from 1: a name is visible after its definition in its
+    region and the regions nested in it, not in sibling regions nor in isolated ones (a partition)."""
+    lines = text.split("\n")
+    names = set(re.findall(VALUE_NAME, text))
+    seen: set[str] = set()
+    scopes: list[dict[str, tuple[str, int]]] = [_Isolated()]  # name -> (its new name, its definition's line)
+    redefined: list[tuple[int, str, int, int]] = []
+    function = -1
+
+    def visible(name: str, scope: dict[str, tuple[str, int]]) -> tuple[str, int] | None:
+        for outer in [scope] + ([] if isinstance(scope, _Isolated) else scopes[::-1]):
+            if name in outer:
+                return outer[name]
+            if isinstance(outer, _Isolated):
+                return None
+        return None
+
+    def define(name: str, scope: dict[str, tuple[str, int]], line: int) -> str:
+        earlier = visible(name, scope)
+        if earlier is not None:
+            redefined.append((function, name, line, earlier[1]))
+        new = name
+        if name in seen:
+            base, k = (name[1:] if not name[1:2].isdigit() else "v" + name[1:]), 1
+            while f"%{base}_{k}" in names:
+                k += 1
+            new = f"%{base}_{k}"
+            names.add(new)
+        seen.add(name)
+        scope[name] = (new, line)
+        return new
+
+    def lookup(name: str) -> str:
+        return next((scope[name][0] for scope in reversed(scopes) if name in scope), name)
+
+    for k, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("}"):  # closes a region; "} else {", "} do {", "}, {" open the next
+            if len(scopes) > 1:
+                scopes.pop()
+            if _opens_region(stripped):
+                scopes.append({})
+            continue
+        new: dict[str, str] = {}
+        inner: dict[str, tuple[str, int]] = {}
+        opens = _opens_region(line)
+        if stripped.startswith("tt.func"):
+            seen.clear()
+            function += 1
+            scopes, inner = [_Isolated()], _Isolated()
+            for name in _DECLARED.findall(stripped):
+                new[name] = define(name, inner, k + 1)
+        elif _PARTITION.match(stripped) and opens:  # a partition's arguments: its isolated region's
+            inner = _Isolated()
+            for name in _DECLARED.findall(stripped):
+                new[name] = define(name, inner, k + 1)
+        elif stripped.startswith("^"):  # a block label: its arguments are the region's
+            for name in _DECLARED.findall(stripped):
+                new[name] = define(name, scopes[-1], k + 1)
+        elif "%" in stripped:
+            m = _RESULTS.match(stripped)
+            results = re.findall(VALUE_NAME, m.group(1)) if m else []
+            rest = m.group(2) if m else stripped
+            head = set(_HEAD_DEFINED.findall(rest)) if opens and not rest.startswith('"') else set()
+            for token in set(re.findall(VALUE_NAME, stripped)) - set(results) - head:
+                new[token] = lookup(token)
+            for name in results:
+                new[name] = define(name, scopes[-1], k + 1)
+            for name in sorted(head):  # "scf.for %i = ... iter_args(%acc = %init)": the loop body's
+                new[name] = define(name, inner, k + 1)
+        if any(a != b for a, b in new.items()):
+            lines[k] = _NAME_OR_STRING.sub(lambda t: new.get(t.group(0), t.group(0)), line)
+        if opens:
+            scopes.append(inner)
+    out = "\n".join(lines)
+    return (out if out != text else text), redefined
+
+
 @checked
 def unique_value_names(text: str) -> str:
     """``text`` with one name per value in each function. MLIR's printer gives values of sibling regions
@@ -451,62 +547,7 @@ def unique_value_names(text: str) -> str:
     >>> unique_value_names(text).splitlines()[4:6]
     ['  scf.for %i_1 = %n to %n step %n  : i32 {', '    %x_1 = arith.muli %i_1, %n : i32']
     """
-    lines = text.split("\n")
-    names = set(re.findall(VALUE_NAME, text))
-    seen: set[str] = set()
-    scopes: list[dict[str, str]] = [{}]
-
-    def define(name: str, scope: dict[str, str]) -> str:
-        new = name
-        if name in seen:
-            base, k = (name[1:] if not name[1:2].isdigit() else "v" + name[1:]), 1
-            while f"%{base}_{k}" in names:
-                k += 1
-            new = f"%{base}_{k}"
-            names.add(new)
-        seen.add(name)
-        scope[name] = new
-        return new
-
-    def lookup(name: str) -> str:
-        return next((scope[name] for scope in reversed(scopes) if name in scope), name)
-
-    for k, line in enumerate(lines):
-        stripped = line.strip()
-        if stripped.startswith("}"):  # closes a region; "} else {", "} do {", "}, {" open the next
-            if len(scopes) > 1:
-                scopes.pop()
-            if _opens_region(stripped):
-                scopes.append({})
-            continue
-        new: dict[str, str] = {}
-        inner: dict[str, str] = {}
-        opens = _opens_region(line)
-        if stripped.startswith("tt.func"):
-            seen.clear()
-            scopes = [{}]
-            for name in _DECLARED.findall(stripped):
-                new[name] = define(name, inner)
-        elif stripped.startswith("^"):  # a block label: its arguments are the region's
-            for name in _DECLARED.findall(stripped):
-                new[name] = define(name, scopes[-1])
-        elif "%" in stripped:
-            m = _RESULTS.match(stripped)
-            results = re.findall(VALUE_NAME, m.group(1)) if m else []
-            rest = m.group(2) if m else stripped
-            head = set(_HEAD_DEFINED.findall(rest)) if opens and not rest.startswith('"') else set()
-            for token in set(re.findall(VALUE_NAME, stripped)) - set(results) - head:
-                new[token] = lookup(token)
-            for name in results:
-                new[name] = define(name, scopes[-1])
-            for name in head:  # "scf.for %i = ... iter_args(%acc = %init)": the loop body's
-                new[name] = define(name, inner)
-        if any(a != b for a, b in new.items()):
-            lines[k] = _NAME_OR_STRING.sub(lambda t: new.get(t.group(0), t.group(0)), line)
-        if opens:
-            scopes.append(inner)
-    out = "\n".join(lines)
-    return out if out != text else text
+    return _renamed(text)[0]
 
 
 @checked
@@ -516,7 +557,7 @@ def parse_module(text: str, *, max_bytes: int = MAX_IR_BYTES) -> Module:
     one name in its function (``unique_value_names``)."""
     if not isinstance(text, str):
         raise LayoutError(f"text must be a string of TTIR / TTGIR, got {type(text).__name__}")
-    return _Parser(unique_value_names(check_ir_text(text, max_bytes=max_bytes))).run()
+    return _Parser(*_renamed(check_ir_text(text, max_bytes=max_bytes))).run()
 
 
 #: ops with regions, which must have them (a truncated text loses a loop's body)
@@ -547,10 +588,12 @@ def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
         local = set(_HEAD_DEFINED.findall(head)) if op.regions else set()
         if op.name in _REGION_OPS and not op.regions:
             raise LayoutError(f"{where} has no region (its body: is the text truncated?)")
-        for operand in op.operands:
+        partition = _PARTITION.fullmatch(op.name) is not None
+        for operand in () if partition else op.operands:  # a partition's "operands" are its arguments
             if operand not in defined and operand not in local:
-                raise LayoutError(f"{where} uses {quote(operand)}, which is not defined before it (a value must be "
-                                  "defined before its use)")
+                raise LayoutError(f"{where} uses {quote(operand)}, which is not defined before it or not visible "
+                                  "here (a value is visible after its definition in its block and in the regions "
+                                  "nested in that block, not outside the region that defines it)")
         untyped = _UNTYPED.match(op.text) or op.name.startswith("ttg.async_")
         if op.results and not op.result_types and not untyped:
             raise LayoutError(f"{where}: results {quote(', '.join(op.results))} without a type (each result "
@@ -563,8 +606,13 @@ def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
                                                                                     len(op.results)):
             raise LayoutError(f"{where}: {len(op.operands)} operands and {len(op.results)} results, but "
                               f"{len(op.operand_types)} and {len(op.result_types)} types ({op.name} gives each its type)")
-        for region in op.regions:
-            _check_ops(region.ops, defined | local | {name for name, _ in region.args}, argument)
+        for k, region in enumerate(op.regions):
+            args = {name for name, _ in region.args}
+            if partition:  # isolated from above: it sees its own arguments only
+                scope = args | {name for name, _, _ in _declarations(_argument_list(op.text))}
+            else:  # a while's "(%a = %init)" are its before region's arguments, not its after region's
+                scope = defined | args | (local if k == 0 or op.name != "scf.while" else set())
+            _check_ops(region.ops, scope, argument)
         defined.update(op.results)
         defined.update(r.split("#")[0] for r in op.results)
 
@@ -572,18 +620,27 @@ def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
 @checked
 def check_well_formed(module: Module, argument: str = "text") -> None:
     """``LayoutError`` naming ``argument`` unless every op of ``module``'s first function uses only values
-    defined before it (in its scope: the function's and enclosing regions' arguments, earlier ops'
-    results), gives its results a type, has the region its kind needs (``scf.for``'s body) and the
-    operands and operand types of its kind (``tt.addptr``: 2), and keeps ``check_types``' rules. What
-    readers of a function's values by name (``ttir_import``, ``rewrite``) require, and what
-    ``rewrite.rewrite_kernel`` asks of a candidate; the parser itself accepts any op line.
+    visible where it is, by MLIR's scoping and dominance in structured regions: a value is visible after its
+    definition in its block and in the regions nested in that block, never outside the region that defines
+    it; a region's block arguments in that region (an ``scf.for``'s ``%i`` and ``iter_args`` in its body, an
+    ``scf.while``'s ``(%a = %init)`` in its before region only); a ``ttg.warp_specialize`` partition sees its
+    own arguments only (isolated from above). No name is defined again where an earlier definition of it is
+    visible (sibling regions may reuse names). Each op gives its results a type, has the region its kind
+    needs (``scf.for``'s body) and the operands and operand types of its kind (``tt.addptr``: 2), and keeps
+    ``check_types``' rules. What readers of a function's values by name (``ttir_import``, ``rewrite``)
+    require, and what ``rewrite.rewrite_kernel`` asks of a candidate; the parser itself accepts any op line.
 
     >>> check_well_formed(parse_module("module {\\n  tt.func @k() {\\n    %y = math.exp %x : f32\\n  }\\n}"), "ttgir")
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    linear_layouts.errors.LayoutError: ttgir: math.exp at ? uses '%x', which is not defined before it (a value must be defined before its use)
+    linear_layouts.errors.LayoutError: ttgir: math.exp at ? uses '%x', which is not defined before it or not visible here ...
     """
     fn = module.functions[0]
+    for name, line, earlier in fn.redefined[:1]:
+        raise LayoutError(f"{argument}: line {line} defines {quote(name)} again where its definition at line "
+                          f"{earlier} is visible (a name is defined once in its region and the regions nested "
+                          "in it; sibling and isolated regions may reuse it)")
     _check_ops(fn.body.ops, {name for name, _ in fn.args}, argument)
     check_types(module, argument)
 
