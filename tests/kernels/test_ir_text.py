@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -340,6 +341,45 @@ def test_names_reused_where_mlir_allows_them_are_well_formed():
     module = parse_module(text)
     assert module.functions[0].redefined == ()
     check_well_formed(module, "ttgir")
+
+
+_WS_RESULT = """module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90"} {
+  tt.func @k(%a: i32) {
+    %0 = ttg.warp_specialize(%a)
+    default {
+      %t = arith.addi %a, %a : i32
+      ttg.warp_yield %t : i32
+    }
+    partition0(%p: i32) num_warps(4) {
+      ttg.warp_return
+    } : (i32) -> i32
+    %u = arith.addi %0, %0 : i32
+    tt.return
+  }
+}"""
+
+
+@pytest.mark.parametrize("closer, accepted", [("} : (i32) -> i32", True), ("} : (i32) -> ()", False)])
+def test_a_warp_specialize_result_is_typed_on_its_last_region(closer, accepted, tmp_path):
+    """Triton prints a ``ttg.warp_specialize``'s result types on its last partition's closing line (a
+    Gluon kernel whose default region returns a buffer was refused: "results '%0' without a type");
+    without them Triton refuses the text too ("cannot name an operation with no results")."""
+    from linear_layouts.kernels.ir_text import check_well_formed
+
+    text = _WS_RESULT.replace("} : (i32) -> i32", closer)
+    if accepted:
+        check_well_formed(parse_module(text), "ttgir")
+    else:
+        with pytest.raises(LayoutError, match="ttgir: ttg.warp_specialize at .* results '%0' without a type"):
+            check_well_formed(parse_module(text), "ttgir")
+    if importlib.util.find_spec("triton") is not None:
+        from ._triton_oracle import triton_module
+
+        if accepted:
+            triton_module(text, tmp_path)
+        else:
+            with pytest.raises(RuntimeError):
+                triton_module(text, tmp_path)
 
 
 def test_check_well_formed_agrees_with_triton(tmp_path, capfd):

@@ -578,9 +578,23 @@ _UNTYPED = re.compile(rf"\s*{VALUE_NAME}\s*=\s*arith\.constant (?:true|false)\b"
 _HEAD_DEFINED = re.compile(rf"({VALUE_NAME})\s*=\s*%")
 
 
+def _warp_specialize_types(ops: tuple[Op, ...], k: int) -> tuple[str, ...] | None:
+    """The result types of the ``ttg.warp_specialize`` ``ops[k]``, which Triton prints on its last region's
+    closing line (``} : (captures' types) -> T``), read from the ``default`` / ``partitionN`` pseudo-ops
+    the parser puts after it; None where none follows."""
+    j = k + 1
+    while j < len(ops) and (ops[j].name == "default" or _PARTITION.fullmatch(ops[j].name)):
+        j += 1
+    if j == k + 1:
+        return None
+    signature = ops[j - 1].attrs
+    arrow = _find_top(signature, "->")
+    return _types(signature[arrow + 2:]) if arrow >= 0 else ()
+
+
 def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
     """``check_well_formed`` of ``ops`` in a scope where ``defined`` are the values visible (added to as ops define)."""
-    for op in ops:
+    for index, op in enumerate(ops):
         where = f"{argument}: {op.name} at {op.loc}"
         head = op.text.split("{")[0]
         if op.results:
@@ -594,7 +608,8 @@ def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
                 raise LayoutError(f"{where} uses {quote(operand)}, which is not defined before it or not visible "
                                   "here (a value is visible after its definition in its block and in the regions "
                                   "nested in that block, not outside the region that defines it)")
-        untyped = _UNTYPED.match(op.text) or op.name.startswith("ttg.async_")
+        untyped = _UNTYPED.match(op.text) or op.name.startswith("ttg.async_") or op.name == "ttg.warp_specialize" \
+            and len(_warp_specialize_types(ops, index) or ()) == len(op.results)
         if op.results and not op.result_types and not untyped:
             raise LayoutError(f"{where}: results {quote(', '.join(op.results))} without a type (each result "
                               "needs its type)")
@@ -625,9 +640,9 @@ def check_well_formed(module: Module, argument: str = "text") -> None:
     it; a region's block arguments in that region (an ``scf.for``'s ``%i`` and ``iter_args`` in its body, an
     ``scf.while``'s ``(%a = %init)`` in its before region only); a ``ttg.warp_specialize`` partition sees its
     own arguments only (isolated from above). No name is defined again where an earlier definition of it is
-    visible (sibling regions may reuse names). Each op gives its results a type, has the region its kind
-    needs (``scf.for``'s body) and the operands and operand types of its kind (``tt.addptr``: 2), and keeps
-    ``check_types``' rules. What readers of a function's values by name (``ttir_import``, ``rewrite``)
+    visible (sibling regions may reuse names). Each op gives its results a type (a ``ttg.warp_specialize``
+    on its last region's closing line), has the region its kind needs (``scf.for``'s body) and the
+    operands and operand types of its kind (``tt.addptr``: 2), and keeps ``check_types``' rules. What readers of a function's values by name (``ttir_import``, ``rewrite``)
     require, and what ``rewrite.rewrite_kernel`` asks of a candidate; the parser itself accepts any op line.
 
     >>> check_well_formed(parse_module("module {\\n  tt.func @k() {\\n    %y = math.exp %x : f32\\n  }\\n}"), "ttgir")
