@@ -174,3 +174,20 @@ def test_def_index_answers_as_a_scan_through_insertions_and_removals():
     state.ops.insert(2, twice.ops[5])  # a definition before it, and the one at 5 back at 5
     state.ops.pop(0)
     assert state.def_index(v) == 1 == scanned(state, v)
+
+
+def test_a_chain_of_element_wise_ops_longer_than_the_recursion_limit_is_laid_out():
+    """An unrolled kernel is one dependency chain as deep as the kernel (a ``tl.static_range`` loop of
+    multiply-adds): ``_is_free`` / ``_from_load`` walk it with a stack (their recursion stopped at ~500
+    ops with a RecursionError)."""
+    import sys
+
+    from linear_layouts.engine.ir import Builder
+
+    b = Builder(num_warps=4)
+    x = b.load(b.pointer("x", [64, 64], "fp32"))
+    for _ in range(sys.getrecursionlimit()):
+        x = b.elementwise("exp2", x)
+    b.store(b.pointer("out", [64, 64], "fp32"), x)
+    result = propagate(b.build())
+    assert result.conversions == () and len(set(result.layouts.values())) == 1

@@ -320,21 +320,44 @@ def _with(operands: tuple[int, ...], required: dict[int, LinearLayout], state: _
     return operands
 
 
+#: ops whose result is computed from their operands alone: ``_is_free`` and ``_from_load`` look through them
+_THROUGH = ("elementwise", "cast", "convert_layout", *SHAPE_OPS)
+
+
 def _is_free(state: _State, vid: int) -> bool:
-    op = state.ops[state.def_index(vid)]
-    if op.kind in FREE_OPS:
-        return True
-    if op.kind in ("elementwise", "cast", "convert_layout") or op.kind in SHAPE_OPS:
-        return all(_is_free(state, o) for o in op.operands)
-    return False
+    """Whether ``%vid`` is computed from constants alone: every definition it depends on through
+    ``_THROUGH`` ops is one of ``FREE_OPS``. Each definition is visited once, in the order a recursion
+    over the operands (left first) would visit it, with a stack: a chain of element-wise ops as deep as
+    the program (a few hundred in an unrolled kernel) is no recursion, and shared operands are not
+    walked again (a recursion walks every path)."""
+    stack, seen = [vid], set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        op = state.ops[state.def_index(v)]
+        if op.kind in FREE_OPS:
+            continue
+        if op.kind not in _THROUGH:
+            return False
+        stack.extend(reversed(op.operands))
+    return True
 
 
 def _from_load(state: _State, vid: int) -> bool:
-    op = state.ops[state.def_index(vid)]
-    if op.kind == "load":
-        return True
-    if op.kind in ("elementwise", "cast", "convert_layout") or op.kind in SHAPE_OPS:
-        return any(_from_load(state, o) for o in op.operands)
+    """Whether ``%vid`` depends on a load through ``_THROUGH`` ops (visited as ``_is_free`` visits them)."""
+    stack, seen = [vid], set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        op = state.ops[state.def_index(v)]
+        if op.kind == "load":
+            return True
+        if op.kind in _THROUGH:
+            stack.extend(reversed(op.operands))
     return False
 
 
