@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from linear_layouts.catalog import BlockedLayout
 from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import parse_module
 from linear_layouts.kernels.layouts import Layouts, parse_type
@@ -109,6 +110,26 @@ def test_unmapped_ops_take_the_cheaper_of_two_rules():
 def test_no_function_is_an_error():
     with pytest.raises(LayoutError, match="no tt.func"):
         rewrite_ttgir("module {\n}\n", {})
+
+
+def test_a_chain_of_element_wise_ops_longer_than_the_recursion_limit_is_rewritten():
+    """``_Rewriter.free`` (is a value index math?) walks a data chain as long as the kernel with a stack
+    (its recursion stopped at ~1000 ops with a RecursionError)."""
+    n = sys.getrecursionlimit() + 10
+    ty, ptrs = "tensor<512xf32, #b>", "tensor<512x!tt.ptr<f32>, #b>"
+    lines = ["#b = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>",
+             '#c = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>',
+             'module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {',
+             "  tt.func public @k(%x: !tt.ptr<f32>) {",
+             "    %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #b>",
+             f"    %p = tt.splat %x : !tt.ptr<f32> -> {ptrs}",
+             f"    %q = tt.addptr %p, %r : {ptrs}, tensor<512xi32, #b>",
+             f"    %v0 = tt.load %q : {ptrs}"]
+    lines += [f"    %v{k + 1} = math.exp %v{k} : {ty}" for k in range(n)]
+    lines += [f"    tt.store %q, %v{n} : {ptrs}", "    tt.return", "  }", "}"]
+    want = BlockedLayout([1], [32], [4], [0])
+    rw = rewrite_ttgir("\n".join(lines) + "\n", {f"%v{k}": want for k in range(1, n + 1)}, {0: want})
+    assert rw.layouts[f"%v{n}"] == want.to_linear([512]) and rw.conversions == 1
 
 
 @pytest.mark.parametrize("name", ["layer_norm_bwd_dwdb"])

@@ -546,11 +546,24 @@ def _tail_conversion(fn: Function) -> int | None:
 
 def _derives(value: str, source: str, ops: list[Op]) -> bool:
     """``value`` is ``source`` or computed (by ``ops``) from it and from nothing else that is a tensor
-    result of ``ops``' own (constants and earlier values are fine)."""
-    if value.split("#")[0] == source:
-        return True
-    producer = next((o for o in ops if o.results and o.results[0] == value.split("#")[0]), None)
-    return producer is not None and any(_derives(v, source, ops) for v in producer.operands)
+    result of ``ops``' own (constants and earlier values are fine). Walked with a stack, each value once
+    (a chain of element-wise ops as long as the kernel is no recursion, and no scan of ``ops`` per step)."""
+    producers: dict[str, Op] = {}
+    for o in ops:
+        if o.results:
+            producers.setdefault(o.results[0], o)
+    stack, seen = [value], set()
+    while stack:
+        name = stack.pop().split("#")[0]
+        if name == source:
+            return True
+        if name in seen:
+            continue
+        seen.add(name)
+        producer = producers.get(name)
+        if producer is not None:
+            stack.extend(reversed(producer.operands))
+    return False
 
 
 def _strip(layout: LinearLayout) -> LinearLayout:

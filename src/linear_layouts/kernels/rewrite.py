@@ -273,14 +273,25 @@ class _Rewriter:
         return name
 
     def free(self, name: str) -> bool:
-        name = self.resolve(name)
-        op = self.defs.get(name)
-        if op is None:
-            return False
-        if op.name in _SOURCES:
-            return True
-        uniform = op.name.startswith(_UNIFORM_PREFIX) or op.name in _UNIFORM or op.name in _SHAPE
-        return uniform and op.name != "tt.load" and all(self.free(o) for o in op.operands if self.is_tensor(o))
+        """Whether ``name`` is index math: every definition its tensor operands come from, through
+        element-wise and shape ops (not loads), is a ``_SOURCES`` op. Each definition is visited once,
+        with a stack: a chain of element-wise data ops as long as the kernel is no recursion."""
+        stack, seen = [name], set()
+        while stack:
+            name = self.resolve(stack.pop())
+            if name in seen:
+                continue
+            seen.add(name)
+            op = self.defs.get(name)
+            if op is None:
+                return False
+            if op.name in _SOURCES:
+                continue
+            uniform = op.name.startswith(_UNIFORM_PREFIX) or op.name in _UNIFORM or op.name in _SHAPE
+            if not uniform or op.name == "tt.load":
+                return False
+            stack.extend(o for o in reversed(op.operands) if self.is_tensor(o))
+        return True
 
     def fresh(self, name: str) -> str:
         base = re.sub(r"\W", "_", name.lstrip("%"))
