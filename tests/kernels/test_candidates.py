@@ -23,11 +23,8 @@ from linear_layouts.kernels.shared_memory import shared_memory_need
 from ._triton_oracle import triton_module, triton_shared
 
 IR = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir"
-#: kernels whose TTIR is above the engine's op limit (engine_compare.MAX_ENGINE_OPS): no candidate
-TOO_BIG = ("sort_rows",)
-CASES = [(target, p.stem) for target in ("sm_80", "sm_90") for p in sorted((IR / target).glob("*.ttgir"))
-         if p.stem not in TOO_BIG]
-AMD = [p.stem for p in sorted((IR / "gfx942").glob("*.ttgir")) if p.stem not in TOO_BIG]
+CASES = [(target, p.stem) for target in ("sm_80", "sm_90") for p in sorted((IR / target).glob("*.ttgir"))]
+AMD = [p.stem for p in sorted((IR / "gfx942").glob("*.ttgir"))]
 #: an element-wise op of vector_add, and a layout its operands do not have
 ADD = re.compile(r"^(\s*%\S+ = arith\.addf [^:]*: )tensor<1024xf32, .*>( loc\(.*\))$", re.M)
 OTHER = "tensor<1024xf32, #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>"

@@ -26,8 +26,6 @@ from linear_layouts.kernels.ir_text import parse_module
 ROOT = Path(__file__).resolve().parents[2]
 IR = ROOT / "tests" / "data" / "triton_kernels" / "ir" / "sm_90"
 KERNELS = sorted(p.stem for p in IR.glob("*.ttir"))
-#: kernels whose TTIR is above the engine's op limit (engine_compare.MAX_ENGINE_OPS): not rewritten
-TOO_LARGE = {"sort_rows"}
 
 
 def _texts(name: str) -> tuple[str, str]:
@@ -43,16 +41,11 @@ def _chosen(name: str):
 
 
 def test_the_corpus_is_all_here():
-    assert len(KERNELS) >= 30 and TOO_LARGE <= set(KERNELS)
+    assert len(KERNELS) >= 30 and "sort_rows" in KERNELS  # the largest (366 ops), under MAX_ENGINE_OPS since 2026-11-27
 
 
 @pytest.mark.parametrize("name", KERNELS)
 def test_our_rewrite_is_never_predicted_worse_than_triton(name):
-    ttir, ttgir = _texts(name)
-    if name in TOO_LARGE:
-        with pytest.raises(Exception, match="op limit"):
-            rewrite_kernel(ttir, ttgir)
-        return
     _, triton, ours = _chosen(name)
     assert ours.conversions <= triton.conversions, (name, triton, ours)
     assert ours.wavefronts <= triton.wavefronts, (name, triton, ours)
@@ -64,7 +57,7 @@ def test_our_rewrite_is_never_predicted_worse_than_triton(name):
 def test_the_kernels_with_a_predicted_gain_are_rewritten():
     """The rewrites the engine finds worth measuring (at least ``MIN_GAIN`` faster): fewer conversions."""
     gains = {}
-    for name in sorted(set(KERNELS) - TOO_LARGE):
+    for name in KERNELS:
         rewrite = _chosen(name)[0]
         if not rewrite.same_layouts:
             gains[name] = (rewrite.triton_conversions, rewrite.conversions)

@@ -107,6 +107,21 @@ def test_unmapped_ops_take_the_cheaper_of_two_rules():
         rewrite_ttgir(ttgir, assignment.values, unmapped="mine")
 
 
+def test_the_op_limit_is_a_layout_error_naming_it_and_how_to_raise_it():
+    """sort_rows imports to 366 ops (the corpus's largest, under ``MAX_ENGINE_OPS``); a smaller ``max_ops``
+    refuses it before the engine runs, with the limit, where it is set and the argument that raises it."""
+    from linear_layouts.kernels.engine_compare import MAX_ENGINE_OPS
+
+    ttir, ttgir = (IR / "sort_rows.ttir").read_text(), (IR / "sort_rows.ttgir").read_text()
+    assert MAX_ENGINE_OPS >= 366
+    for choose in (True, False):
+        with pytest.raises(LayoutError, match=r"ttir: 366 ops, above the 365-op limit .*engine_compare\.MAX_ENGINE_OPS = "
+                                              rf"{MAX_ENGINE_OPS}.*pass max_ops=366 or more"):
+            rewrite_kernel(ttir, ttgir, choose=choose, max_ops=365)
+    with pytest.raises(LayoutError, match="max_ops must be a positive number of ops, got 0"):
+        rewrite_kernel(ttir, ttgir, max_ops=0)
+
+
 def test_no_function_is_an_error():
     with pytest.raises(LayoutError, match="no tt.func"):
         rewrite_ttgir("module {\n}\n", {})

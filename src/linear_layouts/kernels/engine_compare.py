@@ -36,8 +36,13 @@ from linear_layouts.kernels.ttir_import import ImportedProgram, import_ttir
 __all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS", "KernelCosts", "kernel_costs", "global_pointers",
            "ttgir_costs", "cost_report"]
 
-#: programs larger than this are not propagated in a report (the engine is not yet fast on them)
-MAX_ENGINE_OPS = 120
+#: the most ops of an imported TTIR the engine propagates here: a larger program is not propagated in a
+#: report (``compare_with_engine``'s ``error`` says so) and ``rewrite.rewrite_kernel`` refuses it with a
+#: LayoutError (its ``max_ops`` raises the limit for one call). Measured on a 2-core machine (CPU time of a
+#: whole ``rewrite_kernel``, benchmarks/results/engine.md 2026-11-27): the corpus's largest, sort_rows
+#: (366 ops), 3.5 s; unrolled synthetic kernels of ~2000 ops 19-39 s, the time growing about as the
+#: square of the ops.
+MAX_ENGINE_OPS = 2000
 
 
 @dataclass(frozen=True)

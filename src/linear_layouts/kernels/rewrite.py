@@ -159,6 +159,8 @@ def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Ma
     from linear_layouts.kernels.ttir_import import import_ttir
 
     max_ops = MAX_ENGINE_OPS if max_ops is None else max_ops
+    if max_ops < 1:
+        raise LayoutError(f"max_ops must be a positive number of ops, got {max_ops}")
     check_same_kernel(ttir, ttgir)
     check_well_formed(ttgir, "ttgir")
     if cc is None:  # the TTGIR's target (a TTIR has none): an sm_80 kernel's dots are mma v2, not wgmma
@@ -168,7 +170,8 @@ def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Ma
     n = len(imported.program.ops)
     if n > max_ops:
         raise LayoutError(f"ttir: {n} ops, above the {max_ops}-op limit of the engine's run here "
-                          f"(engine_compare.MAX_ENGINE_OPS = {MAX_ENGINE_OPS})")
+                          f"(engine_compare.MAX_ENGINE_OPS = {MAX_ENGINE_OPS}; the engine's time grows about as the "
+                          f"square of the ops): pass max_ops={n} or more to run it anyway")
     return imported
 
 
@@ -860,7 +863,7 @@ def _too_big(start: str, shared_bytes: int) -> str | None:
 @checked
 def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
                    scalars: Mapping[str, int] | None = None,
-                   choose: bool = True) -> tuple[Rewrite, EngineAssignment]:
+                   choose: bool = True, max_ops: int | None = None) -> tuple[Rewrite, EngineAssignment]:
     """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile).
 
     ``choose`` (default): the candidates are judged with the report's full model
@@ -875,12 +878,13 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     why. The TTIR is imported and each run propagated once. ``choose=False``: the engine's choice, as
     written, through the same gate (``_not_well_formed``, ``_too_big``): a choice that fails it is still
     returned, with the rule it breaks in ``Rewrite.rejected`` (as the one line ``choose`` would give it),
-    so the caller sees it is no kernel to compile."""
+    so the caller sees it is no kernel to compile. ``max_ops``: the largest imported TTIR propagated
+    (default ``engine_compare.MAX_ENGINE_OPS``); a larger one is a LayoutError naming the limit."""
     from linear_layouts.engine import propagate, propagate_runs
     from linear_layouts.kernels.engine_compare import global_pointers, ttgir_costs
 
     ttgir_module, ttir_module = parse_module(ttgir), parse_module(ttir)
-    imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars)
+    imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars, max_ops=max_ops)
     if not choose:
         first = _tied(ttir_module, ttgir_module, imported, propagate(imported.program))
         rewrite, candidate = _rewritten(ttgir_module, unique_value_names(ttgir), first.values, first.stores, "best")
