@@ -107,6 +107,30 @@ def test_unmapped_ops_take_the_cheaper_of_two_rules():
         rewrite_ttgir(ttgir, assignment.values, unmapped="mine")
 
 
+def test_index_math_answers_follow_the_removed_conversions():
+    """``_Rewriter.free`` keeps its answers only while the removed conversions stay the same: a conversion
+    of a range is index math once ``assign`` has removed it (its result is the range), not before."""
+    from linear_layouts.kernels.rewrite import _Rewriter
+
+    text = "\n".join([
+        "#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>",
+        "#c = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>",
+        'module attributes {"ttg.num-warps" = 4 : i32} {',
+        "  tt.func public @k(%x: !tt.ptr<f32>) {",
+        "    %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #b>",
+        "    %s = ttg.convert_layout %r : tensor<512xi32, #b> -> tensor<512xi32, #c>",
+        "    %t = arith.addi %s, %s : tensor<512xi32, #c>",
+        "    tt.return", "  }", "}"])
+    module = parse_module(text)
+    rw = _Rewriter(module, text, {}, {})
+    rw.collect(module.functions[0].body)
+    for name, t in rw.types.items():
+        rw.layout[name] = rw.lay.descriptor(t.encoding)
+    assert not rw.free("%t") and not rw.free("%s")  # a conversion is data until it is removed
+    rw.assign_op(module.functions[0].body.ops[1])  # assign removes it: %s is %r
+    assert rw.resolve("%s") == "%r" and rw.free("%s") and rw.free("%t")
+
+
 def test_the_op_limit_is_a_layout_error_naming_it_and_how_to_raise_it():
     """sort_rows imports to 366 ops (the corpus's largest, under ``MAX_ENGINE_OPS``); a smaller ``max_ops``
     refuses it before the engine runs, with the limit, where it is set and the argument that raises it."""

@@ -237,6 +237,8 @@ class _Rewriter:
         self.operand_desc: dict[int, dict[int, Any]] = {}
         self.block_variants: dict[int, list[str]] = {}  # id(op) -> region block args to emit variants of
         self.kept: list[str] = []
+        self.free_memo: dict[str, bool] = {}  # free's answers, valid for free_epoch
+        self.free_epoch: tuple[int, int, int] = (0, 0, 0)
         self.names = set(_NAME.findall(text))
         self.counter = 0
         self.store_index = 0
@@ -278,13 +280,32 @@ class _Rewriter:
     def free(self, name: str) -> bool:
         """Whether ``name`` is index math: every definition its tensor operands come from, through
         element-wise and shape ops (not loads), is a ``_SOURCES`` op. Each definition is visited once,
-        with a stack: a chain of element-wise data ops as long as the kernel is no recursion."""
+        with a stack: a chain of element-wise data ops as long as the kernel is no recursion. The
+        answers are kept while the values, their types and the removed conversions (``alias``, which
+        ``assign`` adds to) stay the same: every op asks about its operands, which in a chain of data ops
+        is a walk down the chain each time."""
+        epoch = (len(self.alias), len(self.types), len(self.defs))
+        if epoch != self.free_epoch:
+            self.free_memo.clear()
+            self.free_epoch = epoch
+        root = name
+        if root not in self.free_memo:
+            self.free_memo[root] = self._free(root)
+        return self.free_memo[root]
+
+    def _free(self, name: str) -> bool:
+        """``free`` of ``name``, walked (the answers ``free`` keeps are used on the way)."""
         stack, seen = [name], set()
         while stack:
             name = self.resolve(stack.pop())
             if name in seen:
                 continue
             seen.add(name)
+            known = self.free_memo.get(name)
+            if known is not None:
+                if known:
+                    continue
+                return False
             op = self.defs.get(name)
             if op is None:
                 return False
