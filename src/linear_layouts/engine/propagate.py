@@ -210,7 +210,11 @@ class _State:
         return out
 
     def replace_uses(self, old: int, new: int) -> None:
-        self.ops = [Op(op.kind, tuple(new if o == old else o for o in op.operands), op.results, op.attrs)
+        """Every use of ``%old`` made a use of ``%new`` (the ops that do not use it kept as they are: the
+        backward pass replaces a use per conversion it removes, and rebuilding every op made that a
+        quadratic share of a long program's time)."""
+        self.ops = [op if old not in op.operands else
+                    Op(op.kind, tuple(new if o == old else o for o in op.operands), op.results, op.attrs)
                     for op in self.ops]
 
     def remove_dead(self) -> None:
