@@ -51,6 +51,8 @@ def main() -> int:
             if op.kind == "async_copy":
                 continue
             for ins in op.triton.stores + op.triton.loads:
+                if not ins.count:  # SASS only (a tensormap's LDS from ptxas's tensormap.replace): not in the PTX
+                    continue
                 key = ins.instruction if "matrix" in ins.instruction else f"{ins.instruction[:2]}.shared.{ins.bytes}B"
                 inventory[key] = inventory.get(key, 0) + ins.count // r.num_warps
         same = "yes" if path.stem in ptx and dict(sorted(inventory.items())) == ptx[path.stem] else "no"
