@@ -378,7 +378,7 @@ def test_a_warp_specialize_result_is_typed_on_its_last_region(closer, accepted, 
         if accepted:
             triton_module(text, tmp_path)
         else:
-            with pytest.raises(RuntimeError):
+            with pytest.raises(RuntimeError, match="Parse MLIR file failed"):
                 triton_module(text, tmp_path)
 
 
