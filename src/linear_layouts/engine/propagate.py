@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -328,12 +328,11 @@ def _with(operands: tuple[int, ...], required: dict[int, LinearLayout], state: _
 _THROUGH = ("elementwise", "cast", "convert_layout", *SHAPE_OPS)
 
 
-def _is_free(state: _State, vid: int) -> bool:
-    """Whether ``%vid`` is computed from constants alone: every definition it depends on through
-    ``_THROUGH`` ops is one of ``FREE_OPS``. Each definition is visited once, in the order a recursion
-    over the operands (left first) would visit it, with a stack: a chain of element-wise ops as deep as
-    the program (a few hundred in an unrolled kernel) is no recursion, and shared operands are not
-    walked again (a recursion walks every path)."""
+def _producers(state: _State, vid: int) -> Iterator[Op]:
+    """The ops defining ``%vid`` and, through ``_THROUGH`` ops, what it depends on: each definition once,
+    in the order a recursion over the operands (left first) would visit it, with a stack: a chain of
+    element-wise ops as deep as the program (a few hundred in an unrolled kernel) is no recursion, and
+    shared operands are not walked again (a recursion walks every path)."""
     stack, seen = [vid], set()
     while stack:
         v = stack.pop()
@@ -341,28 +340,20 @@ def _is_free(state: _State, vid: int) -> bool:
             continue
         seen.add(v)
         op = state.ops[state.def_index(v)]
-        if op.kind in FREE_OPS:
-            continue
-        if op.kind not in _THROUGH:
-            return False
-        stack.extend(reversed(op.operands))
-    return True
+        yield op
+        if op.kind in _THROUGH:
+            stack.extend(reversed(op.operands))
+
+
+def _is_free(state: _State, vid: int) -> bool:
+    """Whether ``%vid`` is computed from constants alone: every definition it depends on through
+    ``_THROUGH`` ops is one of ``FREE_OPS`` (``_producers``)."""
+    return all(op.kind in FREE_OPS or op.kind in _THROUGH for op in _producers(state, vid))
 
 
 def _from_load(state: _State, vid: int) -> bool:
-    """Whether ``%vid`` depends on a load through ``_THROUGH`` ops (visited as ``_is_free`` visits them)."""
-    stack, seen = [vid], set()
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        op = state.ops[state.def_index(v)]
-        if op.kind == "load":
-            return True
-        if op.kind in _THROUGH:
-            stack.extend(reversed(op.operands))
-    return False
+    """Whether ``%vid`` depends on a load through ``_THROUGH`` ops (``_producers``)."""
+    return any(op.kind == "load" for op in _producers(state, vid))
 
 
 def _merge(state: _State, operands: list[int]) -> LinearLayout:
