@@ -363,3 +363,29 @@ def test_rewrite_scaling_times_a_kernel_in_a_fresh_process(capsys):
     assert scaling.main(["--sizes", "sort=", "chain=", "straight=20"]) == 0
     row = capsys.readouterr().out.splitlines()[-1].split(" | ")
     assert row[0] == "| straight20" and int(row[1]) > 40 and float(row[2]) >= 0 and row[4] == "0->0 |"
+
+
+def test_ops_of_one_source_line_are_tied_by_their_shapes_and_operands():
+    """tl.sort's network makes many ops of one source line (a reshape of the range per stage, each to
+    another shape), and Triton computes some twice (a range's reshape in several layouts): each TTGIR op
+    is tied to the TTIR op of its shapes and operands, not to the k-th of its line (``rewrite._ties``)."""
+    from linear_layouts.kernels.rewrite import _shapes, _ties
+
+    ttir, ttgir = parse_module((IR / "sort_rows.ttir").read_text()), parse_module((IR / "sort_rows.ttgir").read_text())
+    ties = _ties(ttir, ttgir)
+    ops = list(ttgir.functions[0].walk())
+    assert all(id(op) in ties for op in ops if op.name in ("tt.reshape", "tt.reduce", "arith.select", "tt.store"))
+    for op in ops:
+        if id(op) in ties:
+            assert _shapes(op, ttgir) == _shapes(ties[id(op)], ttir), op.text
+    tied = {op.results[0]: ties[id(op)].results[0] for op in ops if op.name == "tt.reshape"}
+    assert tied["%ar_103"] == tied["%ar_104"] == tied["%ar_105"] == tied["%ar_106"] == "%ar_97"  # one TTIR reshape
+    assert (tied["%ar_61"], tied["%ar_73"], tied["%ar_74"], tied["%ar_149"]) == ("%ar_55", "%ar_68", "%ar_68", "%ar_140")
+
+
+def test_sort_rows_rewrite_lays_out_every_value_as_the_engine_does():
+    """choose=False writes the engine's assignment: on sort_rows (tl.sort: one source line, many ops)
+    every data value the engine laid out has its layout (each op was tied to the k-th TTIR op of its line:
+    12 reshapes took another stage's layout, 48 conversions)."""
+    rw, assignment = _rewrite("sort_rows")
+    assert rw.engine and rw.differs == ()

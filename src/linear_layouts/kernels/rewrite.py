@@ -5,7 +5,7 @@ are the ones lowered to LLVM.
 Inputs: Triton's TTGIR of a kernel and the TTIR of the same compile. The TTIR is imported into the
 engine's tile IR (``ttir_import``) and propagated (``engine.propagate``); each engine value is tied to
 its TTGIR ops by (op name, source location) -- the TTIR and the TTGIR come from one compile, so the
-locations agree. Then, in one pass over Triton's TTGIR:
+locations agree -- and, where one location makes several ops, by their shapes and operands (``_ties``). Then, in one pass over Triton's TTGIR:
 
 * every ``ttg.convert_layout`` is removed (its result is its operand);
 * a data op the engine laid out gets the engine's layout (loads, element-wise ops, casts); a store the
@@ -175,43 +175,80 @@ def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Ma
     return imported
 
 
-def _tied(ttir: Module, ttgir: Module, imported: ImportedProgram, result: EngineResult) -> EngineAssignment:
-    """The engine's ``result`` on ``imported`` (``ttir``'s import) tied to ``ttgir``'s values and stores."""
-    by_key: dict[tuple, list[list[Any]]] = {}
+def _shapes(op: Op, module: Module) -> tuple[tuple[int, ...], ...]:
+    """The shapes of ``op``'s result types (``()`` for a scalar)."""
+    return tuple(parse_type(t, module).shape for t in op.result_types)
+
+
+def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
+    """``id`` of each TTGIR op -> the TTIR op it computes, for the ops that have one.
+
+    The rule: a TTGIR op is tied to a TTIR op of the same key (``_key``: op name and source location;
+    the TTIR and the TTGIR come from one compile) with the same result shapes whose operands are the
+    ties of its own operands (a ``ttg.convert_layout``'s result is its operand; an operand not tied --
+    an op Triton added, a block argument -- matches any). One source line can make many ops (``tl.sort``'s
+    network runs the same lines once per stage, on other shapes) and Triton can compute one TTIR op
+    several times (a value rematerialized in another layout), so the first fit not tied yet is taken,
+    else the first fit; with no fit, the first op of the key not tied yet, else its last (a TTGIR op
+    standing for a TTIR op of another form: a pipelined load's ``ttg.local_load``).
+    Function arguments are tied by position, as are a region op's results and block arguments where the
+    counts agree. E.g. ``tt.reshape %ar -> tensor<1x2x1xi32>`` and ``tt.reshape %ar -> tensor<2x1x1xi32>``
+    at one location are told apart by their shapes."""
+    by_key: dict[tuple, list[Op]] = {}
     for op in ttir.functions[0].walk():
-        if op.name in _REGION_OPS:  # loop results are tied through their yields (iter_args differ)
-            continue
-        descs = [result.descriptors[imported.names[r]] if imported.names.get(r) in result.layouts
-                 and r not in imported.keep else None for r in op.results]
-        if any(d is not None for d in descs):
-            by_key.setdefault(_key(op), []).append(descs)
-    values: dict[str, Any] = {}
-    seen: dict[tuple, int] = {}
+        by_key.setdefault(_key(op), []).append(op)
+    value: dict[str, str] = {g: t for (g, _), (t, _) in zip(ttgir.functions[0].args, ttir.functions[0].args)}
+    ties: dict[int, Op] = {}
+    taken: set[int] = set()
     for op in ttgir.functions[0].walk():
-        options = by_key.get(_key(op))
-        if not options or not op.results or op.name in _REGION_OPS:
+        if op.name == "ttg.convert_layout":
+            if op.operands[0] in value:
+                value[op.results[0]] = value[op.operands[0]]
             continue
-        k = seen.get(_key(op), 0)
-        seen[_key(op)] = k + 1
-        descs = options[min(k, len(options) - 1)]
-        for r, d, t in zip(op.results, descs, op.result_types):
-            shape = parse_type(t, ttgir).shape
-            if d is not None and getattr(d, "rank", None) == len(shape):
-                values[r] = d
+        options = by_key.get(_key(op))
+        if not options:
+            continue
+        shapes = _shapes(op, ttgir)
+        operands = [value.get(o) for o in op.operands]
+        fits = [t for t in options if _shapes(t, ttir) == shapes and len(t.operands) == len(operands)
+                and all(o is None or o == u for o, u in zip(operands, t.operands))]
+        pool = fits or options
+        chosen = next((t for t in pool if id(t) not in taken), pool[0] if fits else pool[-1])
+        taken.add(id(chosen))
+        ties[id(op)] = chosen
+        pairs = list(zip(op.results, chosen.results))
+        if len(op.regions) == len(chosen.regions):
+            for mine, theirs in zip(op.regions, chosen.regions):
+                if len(mine.args) == len(theirs.args):
+                    pairs += [(g, t) for (g, _), (t, _) in zip(mine.args, theirs.args)]
+        if len(op.results) == len(chosen.results):
+            value.update(pairs)
+    return ties
+
+
+def _tied(ttir: Module, ttgir: Module, imported: ImportedProgram, result: EngineResult) -> EngineAssignment:
+    """The engine's ``result`` on ``imported`` (``ttir``'s import) tied to ``ttgir``'s values and stores
+    (``_ties``)."""
+    ties = _ties(ttir, ttgir)
+    values: dict[str, Any] = {}
+    for op in ttgir.functions[0].walk():
+        ttir_op = ties.get(id(op))
+        if ttir_op is None or not op.results or op.name in _REGION_OPS:  # loop results: through their yields
+            continue
+        for r, t, ty in zip(op.results, ttir_op.results, op.result_types):
+            if imported.names.get(t) in result.layouts and t not in imported.keep:
+                d = result.descriptors[imported.names[t]]
+                if getattr(d, "rank", None) == len(parse_type(ty, ttgir).shape):
+                    values[r] = d
     engine_stores = [op for op in result.program.ops if op.kind == "store"]
-    store_keys: dict[tuple, list[Any]] = {}
-    for ttir_op, eop in zip(imported.stores, engine_stores):
-        store_keys.setdefault(_key(ttir_op), []).append(result.descriptors[eop.operands[0]])
+    store_of = {id(ttir_op): result.descriptors[eop.operands[0]] for ttir_op, eop in zip(imported.stores, engine_stores)}
     stores: dict[int, Any] = {}
     index = 0
-    seen = {}
     for op in ttgir.functions[0].walk():
         if op.name in _STORES:
-            options = store_keys.get(_key(op))
-            if options:
-                k = seen.get(_key(op), 0)
-                seen[_key(op)] = k + 1
-                stores[index] = options[min(k, len(options) - 1)]
+            ttir_op = ties.get(id(op))
+            if ttir_op is not None and id(ttir_op) in store_of:
+                stores[index] = store_of[id(ttir_op)]
             index += 1
     return EngineAssignment(values, stores, len(result.conversions), imported.unmodeled, result.to_text())
 
