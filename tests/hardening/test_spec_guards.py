@@ -148,14 +148,15 @@ def test_quote_and_excerpt_are_bounded():
 
 
 def test_new_text_and_image_helpers_refuse_wrong_types():
-    """ir_text.iter_args, vectorization.unit_offset_bits and element_type.ir_element_bits take a str, a
-    list of ints and a str: anything else is a LayoutError naming the argument."""
+    """ir_text.iter_args and block_arguments, vectorization.unit_offset_bits and element_type.ir_element_bits
+    take a str, a str, a list of ints and a str: anything else is a LayoutError naming the argument."""
     from linear_layouts.analysis.vectorization import unit_offset_bits
     from linear_layouts.element_type import ir_element_bits
-    from linear_layouts.kernels.ir_text import iter_args
+    from linear_layouts.kernels.ir_text import block_arguments, iter_args
 
     for call, name in ((lambda: iter_args(3), "text"), (lambda: unit_offset_bits(None), "images"),
-                       (lambda: unit_offset_bits("ab"), "images"), (lambda: ir_element_bits(16), "element")):
+                       (lambda: unit_offset_bits("ab"), "images"), (lambda: ir_element_bits(16), "element"),
+                       (lambda: block_arguments(None), "line")):
         with pytest.raises(LayoutError, match=name):
             call()
     assert iter_args("scf.for %i = %a to %b step %c iter_args(%x = %0) -> (i32)") == (("%x", "%0"),)

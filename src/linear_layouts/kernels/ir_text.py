@@ -42,7 +42,7 @@ from linear_layouts.mlir_text import find_top as _find_top
 
 __all__ = [
     "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module", "check_well_formed",
-    "check_same_kernel", "unique_value_names", "check_types", "iter_args",
+    "check_same_kernel", "unique_value_names", "check_types", "iter_args", "block_arguments",
 ]
 
 @dataclass(frozen=True)
@@ -303,6 +303,18 @@ def _argument_list(line: str) -> str:
     return line[start + 1:end] if end > 0 else ""
 
 
+@checked
+def block_arguments(line: str) -> list[tuple[str, str]]:
+    """``(name, type)`` of each argument in a line's first parenthesized list, as a block label's
+    (``^bb0(...)``) or a ``ttg.warp_specialize`` partition's (``partition0(...) num_warps(4) {``); types
+    whole, locations and attributes dropped.
+
+    >>> block_arguments("^bb0(%a: !ttg.memdesc<4xf32, #s, #smem> loc(#loc2), %i: i32):")
+    [('%a', '!ttg.memdesc<4xf32, #s, #smem>'), ('%i', 'i32')]
+    """
+    return [(name, ty) for name, ty, _ in _declarations(_argument_list(line))]
+
+
 class _Parser:
     def __init__(self, text: str, redefined: list[tuple[int, str, int, int]] = ()):
         self.lines = text.splitlines()
@@ -369,7 +381,7 @@ class _Parser:
                 self.block_args = args
                 return ops
             if line.startswith("^"):  # a block label: its arguments belong to the region
-                args = [(name, ty) for name, ty, _ in _declarations(_argument_list(line))]
+                args = block_arguments(line)
                 continue
             ops.append(self._op(line))
         self.block_args = args
@@ -624,7 +636,7 @@ def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
         for k, region in enumerate(op.regions):
             args = {name for name, _ in region.args}
             if partition:  # isolated from above: it sees its own arguments only
-                scope = args | {name for name, _, _ in _declarations(_argument_list(op.text))}
+                scope = args | {name for name, _ in block_arguments(op.text)}
             else:  # a while's "(%a = %init)" are its before region's arguments, not its after region's
                 scope = defined | args | (local if k == 0 or op.name != "scf.while" else set())
             _check_ops(region.ops, scope, argument)

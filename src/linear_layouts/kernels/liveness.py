@@ -46,8 +46,8 @@ import re
 from dataclasses import dataclass, field
 
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Function, Op, iter_args
-from linear_layouts.mlir_text import RESULT_LIST, VALUE_NAME, closing, split_top
+from linear_layouts.kernels.ir_text import Function, Op, block_arguments, iter_args
+from linear_layouts.mlir_text import RESULT_LIST, VALUE_NAME, split_top
 
 __all__ = ["LoweredOp", "LoweredFunction", "lower_function", "buffer_live_ranges", "VIEWS"]
 
@@ -314,17 +314,9 @@ def _makes_buffers(op: Op) -> bool:
 
 
 def _partition_types(text: str) -> tuple[str, ...]:
-    """The argument types of a ``partitionN(%a: T loc(..), ...) num_warps(N) {`` line (the captures')."""
-    start = text.find("(")
-    end = closing(text, start) if start >= 0 else -1
-    if end < 0:
-        return ()
-    types = []
-    for item in split_top(text[start + 1:end - 1] if text[end - 1] == ")" else text[start + 1:end]):
-        _, colon, ty = item.partition(":")
-        if colon:
-            types.append(re.sub(r"\s+loc\(.*$", "", ty.strip()).strip())
-    return tuple(types)
+    """The argument types of a ``partitionN(%a: T loc(..), ...) num_warps(N) {`` line (the captures'), read
+    as ``ir_text`` reads a block's arguments."""
+    return tuple(ty for _, ty in block_arguments(text))
 
 
 def lower_function(fn: Function, is_alloc=lambda op: True) -> LoweredFunction:
