@@ -4,6 +4,13 @@
 so the only difference between the two cubins is the layouts -- then run on the same inputs at the
 kernel's realistic problem size: ours must produce Triton's output, and both are timed.
 
+``--layouts-for sm_80`` takes both TTGIRs (Triton's and the engine's) for that target instead -- the
+layouts Triton and our engine pick for an A100 (``mma`` v2, ``cp.async``) -- and still compiles them
+for the device (Triton's sm_90 lowering takes the layouts as they are; the cubin of an sm_80 TTGIR is
+the same whether its ``ttg.target`` says cuda:80 or cuda:90): it measures sm_80's layout choices on
+an H100, not an A100's timing.  Its build folder and results carry the target's name
+(``engine_kernels_sm_80``, ``gpu_engine_kernels_sm_80.{json,md}``).
+
 ``--mode prepare`` (CPU, Triton 3.6 -- the device's -- under /tmp/triton-3.6.0, see
 benchmarks/gpu_workflow_prepare.sh): compile each kernel (TTIR + TTGIR), rewrite the TTGIR with our
 engine's layouts, compile both TTGIRs to cubins; every kernel gets a status (rewritten and compiled, the
@@ -62,15 +69,16 @@ def launch_row(spec) -> dict:
             "scalars": dict(spec.scalars), "tensors": {p: spec.tensors[p] for p in spec.tensors}}
 
 
-def prepare_one(spec, build: Path) -> dict:
-    """Rewrite and compile one kernel; the row says what happened."""
+def prepare_one(spec, build: Path, layouts_for: str = "sm_90") -> dict:
+    """Rewrite and compile (for sm_90) one kernel whose TTGIR is Triton's for ``layouts_for``; the row
+    says what happened."""
     from linear_layouts.errors import LayoutError
     from linear_layouts.kernels.compile import compile_kernel
     from linear_layouts.kernels.rewrite import rewrite_kernel
 
     row = launch_row(spec)
     try:
-        ir = compile_kernel(spec, "sm_90")
+        ir = compile_kernel(spec, layouts_for)
     except LayoutError as error:
         row["status"] = f"not compiled: {error}"
         return row
@@ -148,11 +156,12 @@ def prepare(args) -> int:
     for path in sorted(CORPUS.glob("*.py")):
         if args.only and path.stem not in args.only.split(","):
             continue
-        row = prepare_one(load_kernel_file(path), build)
+        row = prepare_one(load_kernel_file(path), build, args.layouts_for)
         rows.append(row)
         print(f"  {row['kernel']}: {row['status']} (conversions: Triton {row.get('triton_conversions', '-')}, "
               f"ours {row.get('ours_conversions', '-')})", flush=True)
-    plan = {"compiled_by": f"Triton {version}", "seconds": round(time.time() - start, 1), "rows": rows}
+    plan = {"compiled_by": f"Triton {version}", "layouts_for": args.layouts_for,
+            "seconds": round(time.time() - start, 1), "rows": rows}
     (build / "plan.json").write_text(json.dumps(plan, indent=1, default=list))
     ready = sum("ours" in r for r in rows)
     print(f"prepared {ready} / {len(rows)} kernel pairs in {time.time() - start:.0f} s -> {build}")
@@ -263,6 +272,7 @@ def run(args) -> int:
         if row["kernel"] in results:
             row["result"] = results[row["kernel"]]
     meta = {"date": env["date"], "device": env.get("gpu"), "compiled_by": plan.get("compiled_by"),
+            "layouts_for": plan.get("layouts_for", "sm_90"),
             "cupy": env.get("cupy"), "python": env.get("python"), "repeats": args.repeats, "environment": env,
             "ncu": env.get("ncu")}
     if args.ncu and deadline.left() > 30:
@@ -372,10 +382,14 @@ def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
     """``gpu_engine_kernels.json`` and ``.md`` under ``out``."""
     measured = [r for r in rows if "triton_us" in (r.get("result") or {})]
     correct = [r for r in measured if r["result"]["correct"]]
-    lines = ["# Our engine's layouts vs Triton's, on the device (issue 15, item 6)", "",
+    target = meta.get("layouts_for", "sm_90")
+    lines = ["# Our engine's layouts vs Triton's, on the device (issue 15, item 6)" +
+             ("" if target == "sm_90" else f": the layouts both pick for {target}"), "",
              f"Date {meta.get('date')}; device {meta.get('device')}; cubins by {meta.get('compiled_by')} (sm_90, from "
-             f"the two TTGIRs); CuPy {meta.get('cupy')}; Python {meta.get('python')}. Script: "
-             "`benchmarks/gpu_engine_kernels.py`.", "",
+             f"the two TTGIRs, each Triton's or the engine's for {target}); CuPy {meta.get('cupy')}; "
+             f"Python {meta.get('python')}. Script: `benchmarks/gpu_engine_kernels.py`"
+             + ("." if target == "sm_90" else f" `--layouts-for {target}` (layout choices for {target}, timed on "
+                                              "this device: not that GPU's timing).") , "",
              f"**{len(correct)} / {len(measured)} rewritten kernels produce Triton's output; "
              f"{sum(1 for r in measured if r['result']['ratio'] and r['result']['ratio'] < 0.98)} faster (ratio < 0.98), "
              f"{sum(1 for r in measured if r['result']['ratio'] and r['result']['ratio'] > 1.02)} slower (> 1.02).**", "",
@@ -405,7 +419,13 @@ def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
                                                          "NO: " + ", ".join(c["arg"] for c in res["checks"] if not c["equal"]))
         lines.append(f"| {r['kernel']} | {status[:200]} | {conv} | {wave} | {_ncu_text(r.get('ncu'))} | {correct_text} | "
                      f"{res.get('triton_us', '-')} | {res.get('ours_us', '-')} | {res.get('ratio', '-')} |")
-    write_outputs(out, "gpu_engine_kernels", {"meta": meta, "rows": rows}, "\n".join(lines) + "\n")
+    write_outputs(out, results_name(target), {"meta": meta, "rows": rows}, "\n".join(lines) + "\n")
+
+
+def results_name(layouts_for: str) -> str:
+    """The results' file stem for layouts picked for ``layouts_for``: ``gpu_engine_kernels`` for the
+    device's own sm_90, ``gpu_engine_kernels_sm_80`` for sm_80."""
+    return "gpu_engine_kernels" if layouts_for == "sm_90" else f"gpu_engine_kernels_{layouts_for}"
 
 
 def _ncu_text(ncu: dict | None) -> str:
@@ -423,7 +443,10 @@ def _ncu_text(ncu: dict | None) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", choices=["prepare", "run", "launch", "measure"], required=True)
-    ap.add_argument("--build", default=str(BUILD))
+    ap.add_argument("--build", default="", help=f"default: {BUILD} (sm_90), engine_kernels_<target> beside it")
+    ap.add_argument("--layouts-for", default="sm_90", choices=["sm_80", "sm_90"],
+                    help="prepare: the target whose TTGIR layouts (Triton's and the engine's) are compiled for the "
+                         "device (sm_90)")
     ap.add_argument("--out", default=str(RESULTS), help="run: where gpu_engine_kernels.{json,md} go")
     ap.add_argument("--only", default="", help="prepare: comma list of corpus kernels (default: all)")
     ap.add_argument("--any-triton", action="store_true", help="prepare with a Triton other than 3.6 (tests)")
@@ -435,6 +458,8 @@ def main(argv=None) -> int:
     ap.add_argument("--launch", help=argparse.SUPPRESS)
     ap.add_argument("--kernels", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if not args.build:
+        args.build = str(BUILD if args.layouts_for == "sm_90" else BUILD.with_name(f"engine_kernels_{args.layouts_for}"))
     return {"prepare": prepare, "run": run, "launch": launch_child, "measure": measure_child}[args.mode](args)
 
 
