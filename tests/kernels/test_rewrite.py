@@ -7,6 +7,7 @@ device's; not in CI), benchmarks/gpu_engine_kernels.py's prepare step compiles b
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -383,44 +384,61 @@ def test_ops_of_one_source_line_are_tied_by_their_shapes_and_operands():
     assert (tied["%ar_61"], tied["%ar_73"], tied["%ar_74"], tied["%ar_149"]) == ("%ar_55", "%ar_68", "%ar_68", "%ar_140")
 
 
-def test_sort_rows_rewrite_lays_out_every_data_value_as_the_engine_does():
+def test_sort_rows_rewrite_lays_out_every_value_as_the_engine_does():
     """choose=False writes the engine's assignment: on sort_rows (tl.sort: one source line, many ops)
-    every data value the engine laid out has its layout (each op was tied to the k-th TTIR op of its line:
-    12 reshapes took another stage's layout, 48 conversions). What is left, exactly:
-
-    * 5 conversions where the engine has none, each of index math through a range's ``tt.reshape``:
-      ``ttir_import`` folds it (the engine recomputes it for free), ``_Rewriter.free`` walks no reshape, so
-      the rewrite keeps Triton's layout for it (Triton made some twice, in other layouts) and converts it.
-      Branch ``rwbug-reshape`` makes it index math (0 conversions) but changes choose=True's choice on
-      sm_80 tma_persistent_matmul, so it waits for the lead;
-    * 15 ``expand_dims`` of a reduction over a size-2 axis, written in the parent of their operand's slice
-      layout (Triton's verifier demands it): one zero register basis more than the engine's (the reduced
-      dim's ``sizePerThread = 2``, now of size 1), the same registers, lanes and warps for every element;
-      and the broadcasts of the two converted values of index math (``%ret_118``, ``%ret_530``)."""
+    every value the engine laid out has its layout and the text has the engine's conversions, none (each
+    op was tied to the k-th TTIR op of its line: 12 reshapes took another stage's layout, 48
+    conversions; then a range's reshape was data, not index math: 5). The engine's layouts are Triton's.
+    The one difference is a spelling: the 15 ``expand_dims`` of a reduction over a size-2 axis are written
+    in the parent of their operand's slice layout (Triton's verifier demands it), whose LinearLayout has one
+    zero register basis more than the engine's (the reduced dim's ``sizePerThread = 2``, now of size 1):
+    the same registers, lanes and warps for every element."""
     rw, assignment = _rewrite("sort_rows")
-    assert rw.engine and rw.differs == () and not rw.rejected and assignment.engine_conversions == 0
-    module = parse_module(rw.text)
-    defs = {r: op for op in module.functions[0].walk() for r in op.results}
-
-    def sources(name):
-        seen, stack = set(), [name]
-        while stack:
-            value = stack.pop()
-            if value not in seen:
-                seen.add(value)
-                stack += defs[value].operands
-        return {defs[v].name for v in seen}
-
-    converted = {op.operands[0] for op in module.functions[0].walk() if op.name == "ttg.convert_layout"}
-    assert rw.conversions == 5 and converted == {"%ar_74", "%ar_104", "%ar_105", "%ret_117", "%ret_529"}
-    index_math = {"tt.make_range", "arith.constant", "tt.reshape", "tt.broadcast", "arith.xori", "arith.cmpi",
-                  "ttg.convert_layout"}
-    for value in converted:
-        assert "tt.reshape" in sources(value) and sources(value) <= index_math, value
-    off = [n for n, layout in rw.engine.items() if rw.layouts[n] != layout]
-    spelled = [n for n in off if n in defs and defs[n].name == "tt.expand_dims"]
-    assert len(spelled) == 15 and set(off) - set(spelled) == {"%ret_118", "%ret_530"}
+    assert rw.engine and rw.differs == () and not rw.rejected
+    spelled = [n for n, layout in rw.engine.items() if rw.layouts[n] != layout]
+    defs = {r: op for op in parse_module(rw.text).functions[0].walk() for r in op.results}
+    assert len(spelled) == 15 and {defs[n].name for n in spelled} == {"tt.expand_dims"}
     for n in spelled:
         ours, engine = rw.layouts[n], rw.engine[n]
         assert ours.remove_zero_bases_along_dim("register") == engine.remove_zero_bases_along_dim("register"), n
         assert ours.in_dim_size("register") == 2 * engine.in_dim_size("register"), n
+    assert rw.conversions == assignment.engine_conversions == 0 and "ttg.convert_layout" not in rw.text
+    assert rw.same_layouts
+
+
+@pytest.mark.parametrize("size", [[1, 2], [2, 2]])
+def test_a_reshape_of_index_math_is_recomputed_in_the_layout_its_user_needs(size, tmp_path):
+    """A range reshaped (``tt.reshape``, index math as ``ttir_import`` folds it) is recomputed where a data op
+    needs it in another layout: the range in the layout the reshape's result implies
+    (``transfer.reshape_backward``), no conversion; Triton accepts the reshape (it compares LinearLayouts,
+    a blocked one without the zero register bases of ``sizePerThread = [2, 2]`` on a size-1 dim)."""
+    ty, ptrs = "tensor<1x128xi32, #b>", "tensor<1x128x!tt.ptr<f32>, #b>"
+    text = "\n".join([
+        "#a = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>",
+        "#b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>",
+        'module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", '
+        '"ttg.threads-per-warp" = 32 : i32} {',
+        "  tt.func public @k(%x: !tt.ptr<f32>) {",
+        "    %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #a>",
+        f"    %rs = tt.reshape %r : tensor<128xi32, #a> -> {ty}",
+        f"    %p = tt.splat %x : !tt.ptr<f32> -> {ptrs}",
+        f"    %q = tt.addptr %p, %rs : {ptrs}, {ty}",
+        f"    %v = tt.load %q : {ptrs}",
+        f"    %f = arith.sitofp %rs : {ty} to tensor<1x128xf32, #b>",
+        "    %w = arith.addf %v, %f : tensor<1x128xf32, #b>",
+        f"    tt.store %q, %w : {ptrs}",
+        "    tt.return", "  }", "}"]) + "\n"
+    want = BlockedLayout(size, [1, 32], [1, 4], [1, 0])
+    rw = rewrite_ttgir(text, {"%v": want, "%w": want}, {0: want})
+    assert rw.conversions == 0 and rw.differs == () and "ttg.convert_layout" not in rw.text
+    assert rw.layouts["%w"] == want.to_linear([1, 128])
+    module = parse_module(rw.text)
+    (reshape,) = [op for op in module.functions[0].walk() if op.name == "tt.reshape"]
+    (range_,) = [op for op in module.functions[0].walk() if op.name == "tt.make_range"]
+    lay = Layouts(module)
+    assert lay.linear(parse_type(reshape.result_types[0], module)) == want.to_linear([1, 128])
+    assert lay.linear(parse_type(range_.result_types[0], module)) == BlockedLayout([2], [32], [4], [0]).to_linear([128])
+    if importlib.util.find_spec("triton") is not None:
+        from ._triton_oracle import triton_module
+
+        triton_module(rw.text, tmp_path)  # parsed and verified: a refusal is a RuntimeError

@@ -5,14 +5,15 @@ are the ones lowered to LLVM.
 Inputs: Triton's TTGIR of a kernel and the TTIR of the same compile. The TTIR is imported into the
 engine's tile IR (``ttir_import``) and propagated (``engine.propagate``); each engine value is tied to
 its TTGIR ops by (op name, source location) -- the TTIR and the TTGIR come from one compile, so the
-locations agree -- and, where one location makes several ops, by their shapes and operands (``_ties``). Then, in one pass over Triton's TTGIR:
+locations agree -- and, where one location makes several ops, by their shapes and operands (``_ties``).
+Then, in one pass over Triton's TTGIR:
 
 * every ``ttg.convert_layout`` is removed (its result is its operand);
 * a data op the engine laid out gets the engine's layout (loads, element-wise ops, casts); a store the
   engine's store layout; a reduction ``slice(axis, operand)``, ``expand_dims`` / ``broadcast`` /
   ``trans`` the layout their operand implies (Triton's verifiers demand exactly that);
-* index math (ranges, splats, constants, pointer arithmetic, masks) is recomputed in whatever layout
-  its user needs, as Triton itself does, and costs no conversion;
+* index math (ranges, splats, constants, pointer arithmetic, masks, their reshapes) is recomputed in
+  whatever layout its user needs, as Triton itself does, and costs no conversion;
 * a data value its user needs in another layout gets a ``ttg.convert_layout`` right after its
   definition: the conversions of the result are the ones the assignment implies, counted in
   ``Rewrite.conversions``;
@@ -61,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES
 from linear_layouts.arguments import checked
-from linear_layouts.catalog import DotOperandLayout, SliceLayout
+from linear_layouts.catalog import BlockedLayout, DotOperandLayout, SliceLayout, remove_broadcast_registers
 from linear_layouts.catalog.recognize import recognize
 from linear_layouts.engine import transfer
 from linear_layouts.errors import LayoutError
@@ -87,6 +88,9 @@ _UNIFORM = ("tt.addptr", "tt.load", "tt.fp_to_fp", "tt.bitcast", "tt.int_to_ptr"
 _STORES = ("tt.store", "tt.atomic_rmw", "tt.atomic_cas")
 #: shape ops: free when their operand is (their result layout follows the operand's)
 _SHAPE = ("tt.expand_dims", "tt.broadcast")
+#: shape ops that are index math when their operand is (as ``ttir_import`` folds them), recomputed in
+#: any layout: the operand's is the one the result's implies (``_Rewriter.operand_layout``)
+_INDEX_SHAPE = _SHAPE + ("tt.reshape",)
 _TENSOR = re.compile(r"tensor<")
 _REGION_OPS = ("scf.for", "scf.if", "scf.while")
 
@@ -348,7 +352,7 @@ class _Rewriter:
                 return False
             if op.name in _SOURCES:
                 continue
-            uniform = op.name.startswith(_UNIFORM_PREFIX) or op.name in _UNIFORM or op.name in _SHAPE
+            uniform = op.name.startswith(_UNIFORM_PREFIX) or op.name in _UNIFORM or op.name in _INDEX_SHAPE
             if not uniform or op.name == "tt.load":
                 return False
             stack.extend(o for o in reversed(op.operands) if self.is_tensor(o))
@@ -387,10 +391,19 @@ class _Rewriter:
         return new
 
     def operand_layout(self, op: Op, operand: str, result: Any) -> Any:
-        """The layout ``operand`` must have for ``op`` to produce ``result``."""
+        """The layout ``operand`` must have for ``op`` to produce ``result``: a reshape's is the result's
+        reshaped back (``transfer.reshape_backward``; a 2-element range under ``tensor<1x2xi32, L>``:
+        ``L`` on ``[1, 2]`` read as ``[2]``). Triton verifies a reshape by LinearLayout equality, and its
+        LinearLayout of a blocked layout has no zero register bases (``catalog``'s note on Gluon 3.9): a
+        blocked result's are dropped (a range under ``sizePerThread = [2, 1]`` on ``[1, 2]`` has none)."""
         if op.name == "tt.expand_dims":
             axis = op.attr_int("axis") or 0
             return SliceLayout(axis, result)
+        if op.name == "tt.reshape":
+            out = self.ll(result, self.shape(op.results[0]))
+            if isinstance(result, BlockedLayout):
+                out = remove_broadcast_registers(out)
+            return recognize(transfer.reshape_backward(out, self.shape(operand)))
         return result
 
     def data_operands(self, op: Op) -> list[str]:
