@@ -212,6 +212,25 @@ def test_prepare_rewrites_compiles_and_says_why_not(script, tmp_path):
     assert "ours" not in rows["vector_add"]
 
 
+def test_prepare_for_sm_80_keeps_its_layouts_and_compiles_for_the_device(script, tmp_path):
+    """--layouts-for sm_80: both TTGIRs are sm_80's (mma v2: the target attribute says cuda:80), their cubins sm_90's;
+    the plan and the results file say which target's layouts they hold."""
+    pytest.importorskip("triton")
+    assert script.main(["--mode", "prepare", "--any-triton", "--layouts-for", "sm_80", "--only", "layer_norm_bwd_dwdb",
+                        "--build", str(tmp_path)]) == 0
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    row = plan["rows"][0]
+    assert plan["layouts_for"] == "sm_80" and row["status"] == "rewritten and compiled"
+    for side in ("triton", "ours"):
+        assert 'ttg.target = "cuda:80"' in (tmp_path / f"layer_norm_bwd_dwdb.{side}.ttgir").read_text()
+        cubin = (tmp_path / row[side]["cubin"]).read_bytes()
+        assert cubin[:4] == b"\x7fELF" and b"sm_90" in cubin
+    assert script.results_name("sm_80") == "gpu_engine_kernels_sm_80" and script.results_name("sm_90") == "gpu_engine_kernels"
+    script.write_results(tmp_path, dict(date="d", device="H100", compiled_by="Triton 3.9.0", repeats=1,
+                                        layouts_for="sm_80"), plan["rows"])
+    assert "the layouts both pick for sm_80" in (tmp_path / "gpu_engine_kernels_sm_80.md").read_text()
+
+
 def test_run_needs_a_plan_and_a_gpu(script, tmp_path):
     with pytest.raises(SystemExit, match="run --mode prepare"):
         script.main(["--mode", "run", "--build", str(tmp_path), "--out", str(tmp_path)])
