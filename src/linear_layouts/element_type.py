@@ -46,6 +46,7 @@ from typing import Any
 
 from linear_layouts.errors import LayoutError, did_you_mean
 from linear_layouts.limits import quote
+from linear_layouts.mlir_text import pointee
 
 __all__ = ["ElementKind", "ElementType", "DTypeLike", "element_type", "bitwidth", "ir_element_bits",
            "SUPPORTED_BITWIDTHS", "DTYPE_NAMES", "AMBIGUOUS_NAMES"]
@@ -252,7 +253,7 @@ def ir_element_bits(element: str) -> int | None:
     """
     if not isinstance(element, str):
         raise LayoutError(f"element: must be the name of a TTIR / TTGIR element type (a str), got {quote(element)}")
-    if element.startswith("!tt.ptr"):
+    if pointee(element) is not None:
         return 64
     try:
         return element_type(element).bits

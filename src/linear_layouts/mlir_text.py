@@ -22,7 +22,8 @@ from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 
 __all__ = ["split_top", "find_top", "closing", "shape_and_element", "NAME_CHAR", "VALUE_NAME", "VALUE_USE",
-           "NAME_END", "RESULT_LIST", "ATTR_DICT", "STATIC_SHAPE", "INTEGER_TYPE", "POINTER_TYPE", "I32_ARRAY"]
+           "NAME_END", "RESULT_LIST", "ATTR_DICT", "STATIC_SHAPE", "INTEGER_TYPE", "I32_ARRAY",
+           "pointee"]
 
 # -- token patterns (``re`` source, to compose: ``re.compile(rf"({VALUE_NAME})\s*:")``) ----------------
 #: one character of a name after its sigil (``%`` value, ``#`` alias, ``@`` symbol; MLIR's suffix-id):
@@ -42,10 +43,11 @@ ATTR_DICT = r"\{[^{}]*\}"
 STATIC_SHAPE = r"(?:\d+x)*\d+"
 #: an integer type: ``i32``, ``i1``, ``index``
 INTEGER_TYPE = r"i\d+|index"
-#: a pointer type, its pointee (with any address space) the group: ``!tt.ptr<f16>`` (``f16``)
-POINTER_TYPE = r"!tt\.ptr<(.*)>"
 #: a dense i32 array attribute, its elements the group: ``array<i32: 1, 0>`` (``1, 0``)
 I32_ARRAY = r"array<i32: ([\d, ]+)>"
+
+#: the start of a pointer type ``!tt.ptr<POINTEE[, ADDRESS_SPACE]>`` (``pointee`` reads the rest)
+_POINTER = "!tt.ptr<"
 
 _OPEN = "<({["
 _CLOSE = ">)}]"
@@ -163,3 +165,45 @@ def shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
     while k < len(parts) - 1 and parts[k].isdecimal():
         k += 1
     return tuple(int(d) for d in parts[:k]), "x".join(parts[k:]).strip()
+
+
+@checked
+def pointee(text: str) -> str | None:
+    """What a pointer type points to: ``!tt.ptr<T>`` and ``!tt.ptr<T, ADDRESS_SPACE>`` -> ``T``; a tensor of
+    pointers (``tensor<SHAPEx!tt.ptr<T>, ...>``) -> the tensor of ``T`` (the type a ``tt.load`` of it
+    gives), spelled as ``text`` is; None where ``text`` (stripped) is no pointer type nor tensor of them.
+    ``LayoutError`` naming ``text`` for a pointer type that is not closed or has no pointee.
+
+    ====================================  ========================
+    ``text``                              ``pointee(text)``
+    ====================================  ========================
+    ``!tt.ptr<f16>``                      ``f16``
+    ``!tt.ptr<f32, 3>``                   ``f32``
+    ``tensor<64x!tt.ptr<f32>, #a>``       ``tensor<64xf32, #a>``
+    ``tensor<64xf32, #a>``, ``i32``       None
+    ====================================  ========================
+
+    >>> pointee("!tt.ptr<f16>"), pointee("tensor<64x!tt.ptr<f32>,#a>"), pointee("f16")
+    ('f16', 'tensor<64xf32,#a>', None)
+    """
+    text = text.strip()
+    if text.startswith("tensor<"):
+        end = closing(text, len("tensor"))
+        if end != len(text) - 1:
+            raise LayoutError(f"text: the tensor type {text[:60]!r} must end with the '>' of its 'tensor<'")
+        parts = split_top(text[len("tensor<"):end])
+        _, element = shape_and_element(parts[0] if parts else "")
+        if not element.startswith(_POINTER):
+            return None
+        at = text.index(element, len("tensor<"))  # after the shape's digits and x's
+        return text[:at] + pointee(element) + text[at + len(element):]
+    if not text.startswith(_POINTER):
+        return None
+    end = closing(text, len(_POINTER) - 1)
+    if end != len(text) - 1:
+        raise LayoutError(f"text: the pointer type {text[:60]!r} must end with the '>' of its '!tt.ptr<'")
+    parts = split_top(text[len(_POINTER):end])
+    if not parts or not parts[0] or len(parts) > 2 or len(parts) == 2 and not parts[1].isdecimal():
+        raise LayoutError(f"text: the pointer type {text[:60]!r} must be !tt.ptr<POINTEE> or "
+                          "!tt.ptr<POINTEE, ADDRESS_SPACE> (e.g. !tt.ptr<f16>, !tt.ptr<f32, 3>)")
+    return parts[0]

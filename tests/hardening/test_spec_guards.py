@@ -148,15 +148,18 @@ def test_quote_and_excerpt_are_bounded():
 
 
 def test_new_text_and_image_helpers_refuse_wrong_types():
-    """ir_text.iter_args and block_arguments, vectorization.unit_offset_bits and element_type.ir_element_bits
-    take a str, a str, a list of ints and a str: anything else is a LayoutError naming the argument."""
+    """ir_text.iter_args, block_arguments, loop_bounds and module_target, mlir_text.pointee,
+    vectorization.unit_offset_bits and element_type.ir_element_bits take a str (unit_offset_bits a list of
+    ints): anything else is a LayoutError naming the argument."""
     from linear_layouts.analysis.vectorization import unit_offset_bits
     from linear_layouts.element_type import ir_element_bits
-    from linear_layouts.kernels.ir_text import block_arguments, iter_args
+    from linear_layouts.kernels.ir_text import block_arguments, iter_args, loop_bounds, module_target
+    from linear_layouts.mlir_text import pointee
 
     for call, name in ((lambda: iter_args(3), "text"), (lambda: unit_offset_bits(None), "images"),
                        (lambda: unit_offset_bits("ab"), "images"), (lambda: ir_element_bits(16), "element"),
-                       (lambda: block_arguments(None), "line")):
+                       (lambda: block_arguments(None), "line"), (lambda: pointee(None), "text"),
+                       (lambda: loop_bounds(b"scf.for"), "text"), (lambda: module_target(90), "target")):
         with pytest.raises(LayoutError, match=name):
             call()
     assert iter_args("scf.for %i = %a to %b step %c iter_args(%x = %0) -> (i32)") == (("%x", "%0"),)

@@ -472,3 +472,55 @@ def test_unique_value_names_keeps_a_text_whose_names_are_unique():
 
     text = (IR / "sm_90" / "matmul_fp16.ttgir").read_text()
     assert unique_value_names(text) is text
+
+
+def test_pointee_is_what_a_pointer_or_a_tensor_of_pointers_points_to():
+    """mlir_text.pointee: the one reading of ``!tt.ptr<T>`` (address space dropped; a tensor of pointers
+    gives the tensor a load of it gives, spelled as it was); a bad pointer type is a LayoutError naming text."""
+    from linear_layouts.mlir_text import pointee
+
+    assert pointee("!tt.ptr<f16>") == "f16" and pointee(" !tt.ptr<f32, 3> ") == "f32"
+    assert pointee("tensor<64x32x!tt.ptr<bf16>, #blocked>") == "tensor<64x32xbf16, #blocked>"
+    assert pointee("!tt.ptr<tensor<4x8xf16, #b>>") == "tensor<4x8xf16, #b>"
+    assert [pointee(t) for t in ("f16", "tensor<4xf32, #a>", "!ttg.memdesc<4xf32, #s, #smem>")] == [None] * 3
+    for bad in ("!tt.ptr<>", "!tt.ptr<f32", "!tt.ptr<f32>x", "!tt.ptr<f32, global>", "tensor<4x!tt.ptr<f32>"):
+        with pytest.raises(LayoutError, match="^text: "):
+            pointee(bad)
+    # each reader of a pointer type agrees with it: the type checker's load, the layouts' kind, the widths
+    assert parse_type("!tt.ptr<f32, 3>").kind == "ptr" and parse_type("tensor<4x!tt.ptr<f32>>").element == "!tt.ptr<f32>"
+    assert ir_element_bits("!tt.ptr<f16>") == 64
+
+
+def test_loop_bounds_reads_an_scf_for_head_once_for_every_reader():
+    """ir_text.loop_bounds: induction variable, lower, upper, step of an scf.for head (results, unsigned,
+    iter_args and types around it); no head is a LayoutError naming text. trips and ttir_import read it."""
+    from linear_layouts.kernels.ir_text import LoopBounds, loop_bounds
+
+    head = ("    %acc_73:9 = scf.for %acc_79 = %c0_i32 to %N_CTX step %c64_i32 iter_args(%m_i = %cst) "
+            "-> (f32)  : i32 {")
+    assert loop_bounds(head) == LoopBounds("%acc_79", "%c0_i32", "%N_CTX", "%c64_i32")
+    assert loop_bounds("scf.for unsigned %i = %a to %b step %c : i32 {").induction == "%i"
+    for bad in ("scf.for %i = %a to %b {", "%x = arith.addi %a, %b : i32", "scf.for %i = %a to %b step %c#1 {"):
+        with pytest.raises(LayoutError, match="^text: .* is no scf.for head"):
+            loop_bounds(bad)
+
+
+def test_module_target_is_the_backend_and_arch_of_ttg_target():
+    """ir_text.module_target: ``cuda:CC[a]`` -> ("cuda", CC), ``hip:gfx...`` -> ("hip", arch), "" -> None;
+    other text is a LayoutError naming target. Module.compute_capability / backend read it."""
+    from linear_layouts.kernels.ir_text import module_target
+
+    assert module_target("cuda:80") == ("cuda", 80) and module_target("cuda:90a") == ("cuda", 90)
+    assert module_target("hip:gfx942") == ("hip", "gfx942") and module_target("hip:gfx90a:xnack-") == ("hip",
+                                                                                                     "gfx90a:xnack-")
+    assert module_target("") is None
+    for bad in ("cuda:", "cuda:sm_90", "sm_90", "hip:942", "cuda:90 "):
+        with pytest.raises(LayoutError, match="^target: "):
+            module_target(bad)
+    body = "  tt.func @k() {\n    tt.return\n  }\n}"
+    hip = parse_module('module attributes {ttg.target = "hip:gfx942"} {\n' + body)
+    cuda = parse_module('module attributes {ttg.target = "cuda:90a"} {\n' + body)
+    none = parse_module("module {\n" + body)
+    assert [(m.backend, m.compute_capability) for m in (hip, cuda, none)] == [("hip", None), ("cuda", 90), ("", None)]
+    with pytest.raises(LayoutError, match="^target: 'cuda:sm90'"):
+        parse_module('module attributes {ttg.target = "cuda:sm90"} {\n' + body).compute_capability

@@ -37,12 +37,14 @@ from dataclasses import dataclass, field
 from linear_layouts.arguments import checked
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_ir_text, quote
-from linear_layouts.mlir_text import ATTR_DICT, NAME_CHAR, RESULT_LIST, VALUE_NAME, VALUE_USE, closing, split_top
+from linear_layouts.mlir_text import (ATTR_DICT, NAME_CHAR, NAME_END, RESULT_LIST, VALUE_NAME, VALUE_USE, closing,
+                                      pointee, shape_and_element, split_top)
 from linear_layouts.mlir_text import find_top as _find_top
 
 __all__ = [
     "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module", "check_well_formed",
-    "check_same_kernel", "unique_value_names", "check_types", "iter_args", "block_arguments",
+    "check_same_kernel", "unique_value_names", "check_types", "iter_args", "block_arguments", "LoopBounds", "module_target",
+    "loop_bounds",
 ]
 
 @dataclass(frozen=True)
@@ -113,6 +115,30 @@ class Function:
                 stack.append(iter(region.ops))
 
 
+#: a module's ``ttg.target``: ``cuda:CC`` (``cuda:90``; ``cuda:90a``, Hopper's arch-specific features) or
+#: ``hip:ARCH`` (``hip:gfx942``, maybe with features: ``hip:gfx90a:xnack-``)
+_TARGET = re.compile(r"cuda:(\d+)[af]?|hip:(gfx\w+(?::[\w+-]+)*)")
+
+
+@checked
+def module_target(target: str) -> tuple[str, int | str] | None:
+    """A module's ``ttg.target`` as (backend, arch), the first two arguments of Triton's ``GPUTarget``:
+    ``cuda:CC`` -> ``("cuda", CC)`` (an int, the compute capability; an ``a`` suffix dropped),
+    ``hip:ARCH`` -> ``("hip", ARCH)``; None for ``""`` (a TTIR has no target). ``LayoutError`` naming
+    ``target`` for any other text.
+
+    >>> module_target("cuda:90"), module_target("cuda:90a"), module_target("hip:gfx942"), module_target("")
+    (('cuda', 90), ('cuda', 90), ('hip', 'gfx942'), None)
+    """
+    if target == "":
+        return None
+    m = _TARGET.fullmatch(target)
+    if m is None:
+        raise LayoutError(f"target: {quote(target)} is no module target (ttg.target = \"cuda:90\", \"cuda:90a\" "
+                          "or \"hip:gfx942\")")
+    return ("cuda", int(m.group(1))) if m.group(1) is not None else ("hip", m.group(2))
+
+
 @dataclass(frozen=True)
 class Module:
     """A parsed module: ``aliases`` (``#name`` -> attribute text, locations excluded), module
@@ -146,6 +172,18 @@ class Module:
     @property
     def target(self) -> str:
         return self.attributes.get("ttg.target", "").strip('"')
+
+    @property
+    def compute_capability(self) -> int | None:
+        """The compute capability of a ``cuda:CC`` target (``module_target``); None for another or none."""
+        target = module_target(self.target)
+        return target[1] if target is not None and target[0] == "cuda" else None  # type: ignore[return-value]
+
+    @property
+    def backend(self) -> str:
+        """The backend of the target (``module_target``): ``cuda``, ``hip``, or ``""`` for none."""
+        target = module_target(self.target)
+        return target[0] if target is not None else ""
 
     def expand(self, text: str) -> str:
         """``text`` with every ``#alias`` replaced by its definition, recursively (at most ``MAX_SPEC_DEPTH``
@@ -672,6 +710,38 @@ def check_well_formed(module: Module, argument: str = "text") -> None:
     check_types(module, argument)
 
 
+@dataclass(frozen=True)
+class LoopBounds:
+    """An ``scf.for``'s induction variable and the values of its bounds: it runs ``induction`` from
+    ``lower`` while below ``upper``, by ``step`` (each a value name)."""
+
+    induction: str
+    lower: str
+    upper: str
+    step: str
+
+
+#: an ``scf.for``'s head: ``[RESULTS =] scf.for [unsigned] %i = %lower to %upper step %step``
+_FOR_HEAD = re.compile(rf"\s*(?:{RESULT_LIST}\s*=\s*)?scf\.for\s+(?:unsigned\s+)?({VALUE_NAME})\s*=\s*"
+                       rf"({VALUE_NAME})\s+to\s+({VALUE_NAME})\s+step\s+({VALUE_NAME}){NAME_END}")
+
+
+@checked
+def loop_bounds(text: str) -> LoopBounds:
+    """The induction variable and bounds of the ``scf.for`` whose op text (its head line) is ``text``:
+    ``[RESULTS =] scf.for [unsigned] %i = %lower to %upper step %step ...``; ``LayoutError`` naming
+    ``text`` where it is no such head.
+
+    >>> loop_bounds("%3:2 = scf.for %i = %c0 to %n step %c4 iter_args(%x = %0, %y = %1) -> (i32, f32) : i32 {")
+    LoopBounds(induction='%i', lower='%c0', upper='%n', step='%c4')
+    """
+    m = _FOR_HEAD.match(text)
+    if m is None:
+        raise LayoutError(f"text: {quote(text[:80])} is no scf.for head ('[%r =] scf.for %i = %lower to %upper "
+                          "step %step ...')")
+    return LoopBounds(*m.groups())
+
+
 @checked
 def iter_args(text: str) -> tuple[tuple[str, str], ...]:
     """The ``(%arg, %init)`` pairs of an ``scf.for``'s ``iter_args(...)`` in the op text ``text`` (its
@@ -732,23 +802,14 @@ def _encoding(canonical: str) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
-def _element_swapped(canonical: str, element: str | None) -> str | None:
-    """A canonical (tensor) type with another element type: ``element``, or (None) the pointee of its pointer
-    element (``tensor<4x!tt.ptr<f32>,#a>`` -> ``tensor<4xf32,#a>``); None where it has no such element."""
-    tensor = canonical.startswith("tensor<")
-    parts = split_top(canonical[7:-1]) if tensor else [canonical]
-    shape, _, old = parts[0].rpartition("x") if tensor and not parts[0].endswith(">") else ("", "", parts[0])
-    if tensor and parts[0].endswith(">"):  # a pointer element: "4x!tt.ptr<f32>"
-        cut = parts[0].find("x!")
-        shape, old = parts[0][:cut], parts[0][cut + 1:]
-    if element is None:
-        m = re.fullmatch(r"!tt\.ptr<(.*?)(?:,\d+)?>", old)
-        if m is None:
-            return None
-        element = m.group(1)
-    if not tensor:
+def _element_swapped(canonical: str, element: str) -> str:
+    """A canonical type with another element type ``element``: ``tensor<4x!tt.ptr<f32>,#a>`` with ``i1`` ->
+    ``tensor<4xi1,#a>``; a type that is not a tensor -> ``element``."""
+    if not canonical.startswith("tensor<"):
         return element
-    return "tensor<" + ",".join([f"{shape}x{element}" if shape else element] + parts[1:]) + ">"
+    parts = split_top(canonical[7:-1])
+    shape, _ = shape_and_element(parts[0])
+    return "tensor<" + ",".join(["x".join([str(d) for d in shape] + [element])] + parts[1:]) + ">"
 
 
 #: results whose type the text does not spell but implies from the operand's: a load's is the pointee
@@ -796,7 +857,8 @@ def _check_op_types(op: Op, types: _Types, parent: Op | None) -> None:
                               "(an element-wise op's operands and results have one layout)")
     inferred = op.name.startswith(_ELEMENTWISE) and op.name not in ("arith.cmpi", "arith.cmpf", "arith.select")
     if len(op.results) == 1 and not spelled and op.name in _IMPLIED_ELEMENT and op.operand_types:
-        implied = _element_swapped(types.norm(op.operand_types[0]), _IMPLIED_ELEMENT[op.name])
+        operand, element = types.norm(op.operand_types[0]), _IMPLIED_ELEMENT[op.name]
+        implied = pointee(operand) if element is None else _element_swapped(operand, element)
         if implied is not None:
             types.of[op.results[0]] = implied
     elif op.results and (spelled or inferred or op.name in ("scf.if", "scf.for")):  # scf: "-> (T0, T1)"

@@ -23,7 +23,7 @@ from linear_layouts.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, split_top
 from linear_layouts.layout import LinearLayout
 from linear_layouts.limits import MAX_ELEMENTS, check_count, quote
-from linear_layouts.mlir_text import STATIC_SHAPE, shape_and_element
+from linear_layouts.mlir_text import STATIC_SHAPE, pointee, shape_and_element
 
 __all__ = ["TypeInfo", "parse_type", "Resolver", "default_resolver", "Layouts", "check_layouts_fit"]
 
@@ -69,7 +69,7 @@ def parse_type(text: str, module: Module | None = None) -> TypeInfo:
                 elif re.fullmatch(STATIC_SHAPE, part):
                     alloc = tuple(int(d) for d in part.split("x"))
             return TypeInfo(kind, shape, element, encoding, alloc, text)
-    if text.startswith("!tt.ptr"):
+    if pointee(text) is not None:
         return TypeInfo("ptr", (), text, "", (), text)
     if re.fullmatch(r"(?:[iuf]|bf|tf)\d+(?:E\w+)?|index", text):
         return TypeInfo("scalar", (), text, "", (), text)

@@ -46,8 +46,8 @@ import re
 from dataclasses import dataclass, field
 
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Function, Op, block_arguments, iter_args
-from linear_layouts.mlir_text import RESULT_LIST, VALUE_NAME, split_top
+from linear_layouts.kernels.ir_text import Function, Op, block_arguments, iter_args, loop_bounds
+from linear_layouts.mlir_text import split_top
 
 __all__ = ["LoweredOp", "LoweredFunction", "lower_function", "buffer_live_ranges", "VIEWS"]
 
@@ -192,8 +192,7 @@ class _Lowering:
 
     def scf_for(self, op: Op, index: int, current: int, blocks: list[int], number, parent, ws) -> int:
         region = op.regions[0]
-        m = re.match(rf"\s*(?:{RESULT_LIST}\s*=\s*)?scf\.for\s+({VALUE_NAME})\s*=", op.text)
-        iv = m.group(1) if m else f"%iv{index}"
+        iv = loop_bounds(op.text).induction
         pairs = iter_args(op.text)
         header_args = (iv,) + tuple(arg for arg, _ in pairs)
         inits = self.names(init for _, init in pairs)

@@ -217,15 +217,6 @@ class KernelReport:
 
 
 # --------------------------------------------------------------------------------------------------
-def _cc(target: str) -> int | None:
-    if target.startswith("cuda:"):
-        try:
-            return int(target.split(":")[1].rstrip("a"))
-        except ValueError:
-            return None
-    return None
-
-
 def _loop_depths(fn: Function) -> dict[int, int]:
     depths: dict[int, int] = {}
 
@@ -299,7 +290,7 @@ class _Analyzer:
     def shared_op(self, index: int, op: Op, depth: int) -> SharedOp | UnmodeledOp | None:
         name = op.name
         loc, count = op.loc, self.count(op)
-        if self.module.threads_per_warp != 32 or self.module.target.startswith("hip"):
+        if self.module.threads_per_warp != 32 or self.module.backend == "hip":
             return self.amd_op(index, op)
         if name == "ttg.convert_layout":
             s, d = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
@@ -582,7 +573,7 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
     ``with_recognition``: name each ``#ttg.linear`` layout by the simplest Gluon class that produces it."""
     layouts = Layouts(module, resolver)
     fn = module.functions[0]
-    cc = cc if cc is not None else (_cc(module.target) or 90)
+    cc = cc if cc is not None else (module.compute_capability or 90)
     analyzer = _Analyzer(module, layouts, cc, counts, with_triton_estimate, triton_version)
     depths = _loop_depths(fn)
     ops: list[SharedOp] = []

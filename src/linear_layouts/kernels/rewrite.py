@@ -70,7 +70,7 @@ from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kerne
                                             parse_module, unique_value_names)
 from linear_layouts.kernels.layouts import Layouts, TypeInfo, check_layouts_fit, parse_type
 from linear_layouts.layout import LinearLayout
-from linear_layouts.mlir_text import I32_ARRAY, NAME_END, POINTER_TYPE, RESULT_LIST, VALUE_NAME, closing
+from linear_layouts.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee
 from linear_layouts.ttgir import format_attribute
 
 if TYPE_CHECKING:
@@ -168,8 +168,7 @@ def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Ma
     check_same_kernel(ttir, ttgir)
     check_well_formed(ttgir, "ttgir")
     if cc is None:  # the TTGIR's target (a TTIR has none): an sm_80 kernel's dots are mma v2, not wgmma
-        m = re.fullmatch(r"cuda:(\d+)", ttgir.target)
-        cc = int(m.group(1)) if m else None
+        cc = ttgir.compute_capability
     imported = import_ttir(ttir, cc=cc, scalars=dict(scalars or {}), num_warps=num_warps or ttgir.num_warps)
     n = len(imported.program.ops)
     if n > max_ops:
@@ -438,7 +437,7 @@ class _Rewriter:
                 self.types[op.results[0]] = TypeInfo(t.kind, t.shape, "i1", t.encoding, t.alloc_shape, t.text)
             elif op.name == "tt.load" and op.results and self.types[op.results[0]].kind == "tensor":
                 t = self.types[op.results[0]]
-                element = re.sub(rf"^{POINTER_TYPE}$", r"\1", t.element)
+                element = pointee(t.element) or t.element
                 self.types[op.results[0]] = TypeInfo(t.kind, t.shape, element, t.encoding, t.alloc_shape, t.text)
             elif op.name == "arith.select" and op.results and op.operand_types:
                 self.types[op.results[0]] = parse_type(op.operand_types[-1], self.module)

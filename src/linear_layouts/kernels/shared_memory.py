@@ -232,9 +232,9 @@ def _capture_bytes(type_text: str, module: Module, op: Op) -> int:
     """Bytes one ``ttg.warp_specialize`` capture of type ``type_text`` takes in shared memory (Triton's
     ``getSharedMemorySize``): a number its bytes, a pointer or TMA descriptor 8, a shared-memory
     descriptor 8 and 4 a dimension, another memdesc (tensor memory) 8."""
-    if type_text.startswith(("!tt.ptr", "!tt.tensordesc")):
+    t = parse_type(type_text, module)
+    if t.kind == "ptr" or type_text.startswith("!tt.tensordesc"):
         return 8
     if type_text.startswith("!ttg.memdesc"):
-        t = parse_type(type_text, module)
         return 8 + 4 * len(t.shape) if is_shared_encoding(t.encoding) else 8
     return -(-_bits(type_text, op) // 8)

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from linear_layouts.arguments import checked
-from linear_layouts.kernels.ir_text import Function, Op, Region
+from linear_layouts.kernels.ir_text import Function, Op, Region, loop_bounds
 from linear_layouts.mlir_text import INTEGER_TYPE
 
 __all__ = ["op_counts", "grid_op_counts"]
@@ -153,7 +153,8 @@ class _Interpreter:
         self.env[result] = out
 
     def loop(self, op: Op, times: int | None) -> None:
-        iv, lb, ub, step = op.operands[0], *(self.value(o) for o in op.operands[1:4])
+        bounds = loop_bounds(op.text)
+        iv, lb, ub, step = bounds.induction, *(self.value(o) for o in (bounds.lower, bounds.upper, bounds.step))
         body = op.regions[0]
         if times is None or None in (lb, ub, step) or step == 0:
             self.mark_unknown(body)

@@ -54,9 +54,9 @@ from typing import Any
 from linear_layouts.arguments import checked
 from linear_layouts.engine.ir import Builder, Program
 from linear_layouts.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, Op, Region, check_well_formed, iter_args
+from linear_layouts.kernels.ir_text import Module, Op, Region, check_well_formed, iter_args, loop_bounds
 from linear_layouts.kernels.layouts import TypeInfo, parse_type
-from linear_layouts.mlir_text import I32_ARRAY, INTEGER_TYPE, POINTER_TYPE, VALUE_NAME, VALUE_USE
+from linear_layouts.mlir_text import I32_ARRAY, INTEGER_TYPE, VALUE_USE, pointee
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
 
@@ -133,7 +133,7 @@ class ImportedProgram:
 
 
 def _elem(t: TypeInfo) -> str:
-    return t.element if not t.element.startswith("!tt.ptr") else "ptr"
+    return t.element if pointee(t.element) is None else "ptr"
 
 
 class _Importer:
@@ -165,7 +165,7 @@ class _Importer:
         self.unmodeled.append((op.name, str(op.loc), reason))
         for r, text in zip(op.results, op.result_types or ()):
             t = self.typ(text)
-            if t.kind == "tensor" and t.shape and not t.element.startswith("!tt.ptr"):
+            if t.kind == "tensor" and t.shape and pointee(t.element) is None:
                 self.values[r] = self.b.full(list(t.shape), 0, _elem(t))
 
     def data(self, name: str, like: TypeInfo | None = None) -> int:
@@ -243,12 +243,9 @@ class _Importer:
     def loop(self, op: Op) -> None:
         """One iteration: iter_args bound to their initial values; the loop's results are the yields."""
         self.loops += 1
-        head = op.text
-        iv = re.match(rf"scf\.for\s+({VALUE_NAME})\s*=\s*({VALUE_NAME})\s+to\s+{VALUE_NAME}\s+step\s+({VALUE_NAME})",
-                      head.split("=", 1)[-1].strip() if not head.lstrip().startswith("scf.for") else head.strip())
-        if iv:  # the induction variable: lb + i * step (Triton's AxisInfo: gcd of the two)
-            self.sdiv[iv.group(1)] = min(self.div_of(iv.group(2)), self.div_of(iv.group(3)))
-        for arg, init in iter_args(head):
+        bounds = loop_bounds(op.text)  # the induction variable: lower + i * step (Triton's AxisInfo: gcd of the two)
+        self.sdiv[bounds.induction] = min(self.div_of(bounds.lower), self.div_of(bounds.step))
+        for arg, init in iter_args(op.text):
             self.alias(arg, init)
         yielded = self.region(op.regions[0])
         for result, y in zip(op.results, yielded):
@@ -314,13 +311,13 @@ class _Importer:
     def op_tt_splat(self, op: Op) -> None:
         t = self.types[op.results[0]]
         src = op.operands[0]
-        if t.element.startswith("!tt.ptr"):
+        if pointee(t.element) is not None:
             base = self.arg_pointer(src)
             if base is not None:
                 self.pointers[op.results[0]] = (base[0], base[1], _Affine(t.shape, (0,) * len(t.shape)))
                 self.palign[op.results[0]] = self.palign.get(src, _element_bytes(base[1]))
             else:
-                self.pointers[op.results[0]] = ("", _elem_of_ptr(t.element), None)
+                self.pointers[op.results[0]] = ("", pointee(t.element), None)
             return
         if src in self.values and self.is_data(src):
             self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
@@ -652,11 +649,6 @@ class _Importer:
         self.values[op.results[0]] = self.b.gather(x, i, axis)
 
 
-def _elem_of_ptr(element: str) -> str:
-    m = re.match(POINTER_TYPE, element)
-    return m.group(1) if m else element
-
-
 def _row_major(shape: list[int]) -> list[int]:
     strides = [1] * len(shape)
     for d in range(len(shape) - 2, -1, -1):
@@ -707,19 +699,19 @@ def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int
     target (default: the module's, else 90); ``scalars``: known integer arguments (``%n`` -> value);
     ``num_warps``: the launch's (TTIR modules do not carry it; default the module's attribute, else 4)."""
     check_well_formed(module, "ttir")
-    target = module.target
     if cc is None:
-        m = re.match(r"cuda:(\d+)", target or "")
-        cc = int(m.group(1)) if m else 90
+        cc = module.compute_capability
+        cc = 90 if cc is None else cc
     imp = _Importer(module, cc, dict(scalars or {}), num_warps)
     fn = module.functions[0]
     splat_values = imp.splat_values
     attrs = dict(fn.arg_attrs)
     for arg, ty in fn.args:
         m = re.search(r"tt\.divisibility = (\d+)", attrs.get(arg, ""))
-        if ty.startswith("!tt.ptr"):
-            imp.scalar_ptr[arg] = (arg, _elem_of_ptr(ty))
-            imp.palign[arg] = int(m.group(1)) if m else _element_bytes(_elem_of_ptr(ty))
+        element = pointee(ty) if imp.typ(ty).kind == "ptr" else None  # a scalar pointer
+        if element is not None:
+            imp.scalar_ptr[arg] = (arg, element)
+            imp.palign[arg] = int(m.group(1)) if m else _element_bytes(element)
         elif arg in (scalars or {}):
             imp.sdiv[arg] = _pow2((scalars or {})[arg])
         elif m:
