@@ -14,7 +14,9 @@ it, masks)                                          free ``full`` (recomputable 
 ``arith`` / ``math`` on data, ``select``            ``elementwise`` (add, mul, ...; others ``map1``..``map3``)
 ``tt.dot`` (2-D)                                    ``dot`` (wgmma on sm_90+ when M >= 64, else mma.sync)
 ``tt.dot_scaled`` (2-D)                             ``dot`` of the operands cast to bf16 (scales: Triton's)
-``tt.reduce`` (each operand)                        ``reduce`` (add / max / min by the combiner)
+``tt.reduce`` (each operand)                        ``reduce`` (add / max / min by the combiner); the
+                                                    operands after the first tied to its layout by an
+                                                    ``elementwise`` op (Triton's takes them in one)
 ``tt.trans``, ``reshape``, ``join``, ``split``,     the same shape ops
 ``expand_dims``, ``broadcast``, ``tt.gather``
 ``scf.for`` / ``scf.if``                            one iteration / the ``then`` branch, inlined
@@ -617,10 +619,16 @@ class _Importer:
         elif any("min" in n for n in names):
             combine = "min"
         if len(op.operands) > 1:
-            self.notes.add("reductions of several operands (argmax, ...) are imported as one reduction per operand")
+            self.notes.add("reductions of several operands (argmax, ...) are imported as one reduction per operand, "
+                           "each operand in the first one's layout")
+        first = None
         for k, src in enumerate(op.operands):
             t = self.types[op.results[k]] if k < len(op.results) else None
             x = self.data(src, self.typ(op.operand_types[k]))
+            if first is None:
+                first = x
+            else:  # Triton's tt.reduce takes its operands in one layout: an elementwise op ties them
+                x = self.b.elementwise("map2", first, x, dtype=self.b._values[x].dtype)
             if self.b._values[x].rank < 2:
                 # a full reduction of a 1-D tensor: expand to [n, 1] so the engine's reduce (rank >= 2) applies
                 x = self.b.expand_dims(x, 1)
