@@ -174,8 +174,143 @@ class _Program:
         out += self.straight(steps=5, free=True)
         return out + [f"    ttg.local_dealloc {value} : {t}" for value, t in outer]
 
+    def branches(self) -> list[str]:
+        """A function body of 2 to 6 blocks as ``scf-to-cf`` prints one (an unlabelled entry, then ``^bbN(%a:
+        T):  // preds`` blocks, each ending in ``cf.br`` / ``cf.cond_br`` / ``tt.return``), the labelled
+        ones printed in their order or shuffled. Block k > 0 is a branch target of a block before it (most
+        are reached), plus random branches (loops, joins). Its values (i32, buffers) are used in their block
+        and in the blocks entered through it, now and then in any block (one that does not dominate the
+        use, one printed after it, one no branch reaches); a branch passes now and then a value of another
+        type or another count than its target's arguments."""
+        rng, n = self.rng, self.rng.randint(2, 6)
+        args = [[]] + [[(self.name("ba"), rng.choice(("i32", T))) for _ in range(rng.randint(0, 2))]
+                       for _ in range(1, n)]
+        parent: list[int | None] = [None]
+        targets: list[list[int]] = [[] for _ in range(n)]
+        for k in range(1, n):
+            if rng.random() < 0.9:  # else only a random branch (if any) enters it
+                parent.append(rng.choice([b for b in range(k) if len(targets[b]) < 2]))
+                targets[parent[k]].append(k)
+            else:
+                parent.append(None)
+        for k in range(n):
+            while len(targets[k]) < 2 and rng.random() < 0.3:
+                targets[k].append(rng.randrange(1, n))
+        # each block's ops as (defined name, its type, kind), operands chosen once every block has its names
+        plans: list[list[tuple[str, str, str]]] = []
+        for k in range(n):
+            plan = [(self.name("bm"), T, "alloc")] if k == 0 else []  # a buffer every block can use
+            for _ in range(rng.randint(0, 4)):
+                kind = rng.choice(("add", "alloc", "load"))
+                plan.append((self.name({"add": "bx", "alloc": "bm", "load": "bw"}[kind]), "i32" if kind == "add" else
+                             T if kind == "alloc" else "", kind))
+            if len(targets[k]) == 2:
+                plan.append((self.name("bc"), "i1", "cmp"))
+            plans.append(plan)
+
+        def chain(k: int) -> list[int]:  # k and the blocks it is entered through (the spanning tree's)
+            out = [k]
+            while parent[out[-1]] is not None:
+                out.append(parent[out[-1]])
+            return out
+
+        def pick(k: int, j: int, type_: str) -> str:
+            """A value of ``type_`` for the j-th op of block k."""
+            near = [name for name, t in args[k] if t == type_] + [name for name, t, _ in plans[k][:j] if t == type_]
+            for b in chain(k)[1:]:
+                near += [name for name, t in args[b] if t == type_] + [name for name, t, _ in plans[b] if t == type_]
+            near += ["%n", "%one"] if type_ == "i32" else []
+            anywhere = [name for b in range(n) for name, t in args[b] if t == type_] + \
+                [name for b in range(n) for name, t, _ in plans[b] if t == type_]
+            return rng.choice(anywhere if anywhere and (rng.random() < 0.06 or not near) else near)
+
+        blocks = []
+        for k in range(n):
+            lines = []
+            for j, (name, _, kind) in enumerate(plans[k]):
+                if kind == "alloc":
+                    lines.append(f"{name} = ttg.local_alloc %v : (tensor<1024xf32, #b>) -> {T}")
+                elif kind == "add":
+                    lines.append(f"{name} = arith.addi {pick(k, j, 'i32')}, {pick(k, j, 'i32')} : i32")
+                elif kind == "load":
+                    lines += [f"{name} = ttg.local_load {pick(k, j, T)} : {T} -> tensor<1024xf32, #b>",
+                              f"tt.store %q, {name} : tensor<1024x!tt.ptr<f32>, #b>"]
+                else:
+                    lines.append(f"{name} = arith.cmpi slt, {pick(k, j, 'i32')}, %n : i32")
+            successors = []
+            for target in targets[k]:
+                passed = [t if rng.random() > 0.02 else ("i32" if t == T else T) for _, t in args[target]]
+                if rng.random() < 0.015:
+                    passed = passed[:-1] if passed else ["i32"]
+                values = [pick(k, len(plans[k]), t) for t in passed]
+                successors.append((target, f"({', '.join(values)} : {', '.join(passed)})" if values else ""))
+            blocks.append((lines, successors))
+        order = list(range(1, n))
+        if rng.random() < 0.5:
+            rng.shuffle(order)
+        label = {b: f"^bb{i + 1}" for i, b in enumerate(order)}
+        preds = {b: [label.get(a, "^bb0") for a in [0] + order if b in targets[a]] for b in range(1, n)}
+        out = []
+        for b in [0] + order:
+            if b:
+                head = f"({', '.join(f'{a}: {t}' for a, t in args[b])})" if args[b] else ""
+                where = (f"// pred: {preds[b][0]}" if len(preds[b]) == 1 else
+                         f"// {len(preds[b])} preds: {', '.join(preds[b])}" if preds[b] else "// no predecessors")
+                out.append(f"  {label[b]}{head}:  {where}")
+            lines, successors = blocks[b]
+            out += ["    " + line for line in lines]
+            ends = [label[t] + passed for t, passed in successors]
+            if not ends:
+                out += ["    tt.return"]
+            elif len(ends) == 1:
+                out += [f"    cf.br {ends[0]}"]
+            else:
+                out += [f"    cf.cond_br {plans[b][-1][0]}, {ends[0]}, {ends[1]}"]
+        return out
+
+    def warp_specialize_results(self) -> list[str]:
+        """A ``ttg.warp_specialize`` whose default region yields 1 or 2 values (i32, a buffer), its results
+        used after it; now and then the yield has other types or another count than the results (printed on
+        the last partition's closing line), a use takes a result as another type, or a result it lacks."""
+        rng, out = self.rng, self.straight(steps=3, free=True)
+        kinds = [rng.choice(("i32", T)) for _ in range(rng.randint(1, 2))]
+        ws = self.name("ws")
+        names = [f"{ws}#{i}" for i in range(len(kinds))] if len(kinds) > 1 else [ws]
+        out += [f"    {ws}{f':{len(kinds)}' if len(kinds) > 1 else ''} = ttg.warp_specialize(%x)", "    default {"]
+        out += self.straight("      ", steps=4, free=True)
+        yielded = [rng.choice(("i32", T)) if rng.random() < 0.1 else t for t in kinds]
+        if rng.random() < 0.08:
+            yielded = yielded[:-1] if len(yielded) > 1 else yielded * 2
+        values = []
+        for t in yielded:
+            values.append(self.name("yi" if t == "i32" else "ya"))
+            out.append(f"      {values[-1]} = arith.addi %n, %one : i32" if t == "i32" else
+                       f"      {values[-1]} = ttg.local_alloc %v : (tensor<1024xf32, #b>) -> {T}")
+        out += [f"      ttg.warp_yield {', '.join(values)} : {', '.join(yielded)}", "    }"]
+        out += ["    partition0(%arg0: !tt.ptr<f32>) num_warps(4) {"]
+        out += self.straight("      ", 4, "%arg0", steps=3, free=True) + ["      ttg.warp_return"]
+        signature = kinds + [T] if rng.random() < 0.04 else kinds
+        results = signature[0] if len(signature) == 1 else f"({', '.join(signature)})"
+        out += [f"    }} : (!tt.ptr<f32>) -> {results}"]
+        for name, t in zip(names, kinds):
+            if rng.random() < 0.08:
+                name = f"{ws}#{len(kinds)}"
+            if rng.random() < 0.1:
+                t = "i32" if t == T else T
+            if t == "i32":
+                out.append(f"    {self.name('u')} = arith.addi {name}, %one : i32")
+            else:
+                w = self.name("w")
+                out += [f"    {w} = ttg.local_load {name} : {T} -> tensor<1024xf32, #b>",
+                        f"    tt.store %q, {w} : tensor<1024x!tt.ptr<f32>, #b>"]
+        return out
+
     def text(self) -> str:
-        if self.flow == "warp_specialize":
+        if self.flow == "branches":
+            return HEAD + "\n".join(self.branches()) + "\n  }\n}\n"
+        if self.flow == "warp_specialize_results":
+            body, env = self.warp_specialize_results(), []
+        elif self.flow == "warp_specialize":
             body, env = self.warp_specialized(), []
         else:
             body, env = self.block([], 0, "    ") if self.flow else (self.straight(), [])
@@ -189,7 +324,9 @@ class _Program:
 
 def random_ttgir(seed: int, flow: bool | str) -> str:
     """The seeded random TTGIR (``_Program``); ``flow``: with loops, ifs and while loops, or
-    ``"warp_specialize"``: around a ``ttg.warp_specialize``."""
+    ``"warp_specialize"``: around a ``ttg.warp_specialize``, ``"warp_specialize_results"``: one whose results
+    are used after it, ``"branches"``: blocks and branches (``cf.br`` / ``cf.cond_br``, as ``scf-to-cf``
+    prints them)."""
     return _Program(seed, flow).text()
 
 

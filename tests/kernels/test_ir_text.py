@@ -283,6 +283,108 @@ def test_check_well_formed_rules(body, match):
     check_well_formed(parse_module(text.replace(body, "%y = arith.addi %a, %a : i32")), "ttgir")
 
 
+_BLOCKS = {  # a function of several blocks (scf-to-cf's form): the text, and the rule it breaks (None: none)
+    "a use of a block printed later that dominates it": (
+        "%c = arith.cmpi sgt, %a, %n : i32\n    cf.br ^bb2\n  ^bb1:  // pred: ^bb2\n    %u = arith.addi %x, %x : i32\n"
+        "    tt.return\n  ^bb2:  // pred: ^bb0\n    %x = arith.addi %a, %a : i32\n    cf.br ^bb1", None),
+    "a use of a block that does not dominate it": (
+        "%c = arith.cmpi sgt, %a, %n : i32\n    cf.cond_br %c, ^bb1, ^bb2\n  ^bb1:  // pred: ^bb0\n"
+        "    %x = arith.addi %a, %a : i32\n    cf.br ^bb3\n  ^bb2:  // pred: ^bb0\n    cf.br ^bb3\n"
+        "  ^bb3:  // 2 preds: ^bb1, ^bb2\n    %u = arith.addi %x, %x : i32\n    tt.return",
+        "arith.addi at .* uses '%x', which is not defined before it or not visible here"),
+    "any use in a block no branch reaches": (
+        "tt.return\n  ^bb1:  // pred: ^bb2\n    %u = arith.addi %x, %y : i32\n    %y = arith.addi %a, %a : i32\n"
+        "    tt.return\n  ^bb2:  // no predecessors\n    %x = arith.addi %a, %a : i32\n    cf.br ^bb1", None),
+    "a block's arguments in it and in the blocks it dominates": (
+        "cf.br ^bb1(%a : i32)\n  ^bb1(%y: i32):  // pred: ^bb0\n    cf.br ^bb2\n  ^bb2:  // pred: ^bb1\n"
+        "    %u = arith.addi %y, %y : i32\n    tt.return", None),
+    "a branch passing another count": (
+        "cf.br ^bb1(%a, %a : i32, i32)\n  ^bb1(%y: i32):  // pred: ^bb0\n    tt.return",
+        "cf.br at .* passes 2 operands to '\\^bb1', which has 1 arguments"),
+    "a branch passing another type": (
+        "%f = arith.constant 1.0 : f32\n    cf.br ^bb1(%f : f32)\n  ^bb1(%y: i32):  // pred: ^bb0\n    tt.return",
+        "cf.br at .* passes 'f32' to argument 0 of '\\^bb1', whose type is 'i32'"),
+    "a block argument used as another type": (
+        "cf.br ^bb1(%a : i32)\n  ^bb1(%y: i32):  // pred: ^bb0\n    %u = arith.addf %y, %y : f32\n    tt.return",
+        "arith.addf at .* uses '%y' as 'f32', but it is defined as 'i32'"),
+    "a branch to a block of no region": ("cf.br ^bb7\n  ^bb1:  // no predecessors\n    tt.return",
+                                         "cf.br at .* branches to '\\^bb7', which is no block of its region"),
+}
+
+
+@pytest.mark.parametrize("case", list(_BLOCKS))
+def test_blocks_follow_dominance(case, tmp_path):
+    """A function of several blocks (as scf-to-cf prints it): a value is visible in its block after its
+    definition and in the blocks its block dominates, whatever their text order; MLIR checks no use in a
+    block the entry does not reach; a branch passes its target's arguments, as many and of their types.
+    Triton 3.9 agrees on each (where it is installed)."""
+    from linear_layouts.kernels.ir_text import check_well_formed
+
+    body, match = _BLOCKS[case]
+    text = f"module {{\n  tt.func @k(%a: i32, %n: i32) {{\n    {body}\n  }}\n}}"
+    if match is None:
+        check_well_formed(parse_module(text), "ttgir")
+    else:
+        with pytest.raises(LayoutError, match="ttgir: " + match):
+            check_well_formed(parse_module(text), "ttgir")
+    if importlib.util.find_spec("triton") is not None:
+        from ._triton_oracle import triton_module
+
+        if match is None:
+            triton_module(text, tmp_path)
+        else:
+            with pytest.raises(RuntimeError, match="Parse MLIR file failed"):
+                triton_module(text, tmp_path)
+
+
+_WS_TWO = """module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90"} {
+  tt.func @k(%a: i32) {
+    %0:2 = ttg.warp_specialize(%a)
+    default {
+      %t = arith.addi %a, %a : i32
+      %f = arith.constant 1.0 : f32
+      YIELD
+    }
+    partition0(%p: i32) num_warps(4) {
+      ttg.warp_return
+    } : (i32) -> (i32, f32)
+    %u = arith.addi %0#0, %0#0 : i32
+    USE
+    tt.return
+  }
+}"""
+
+
+@pytest.mark.parametrize("yielded, use, match", [
+    ("ttg.warp_yield %t, %f : i32, f32", "%v = arith.addf %0#1, %0#1 : f32", None),
+    ("ttg.warp_yield %t, %f : i32, f32", "%v = arith.addi %0#1, %0#1 : i32",
+     "arith.addi at .* uses '%0#1' as 'i32', but it is defined as 'f32'"),
+    ("ttg.warp_yield %f, %f : f32, f32", "%v = arith.addf %0#1, %0#1 : f32",
+     "ttg.warp_yield at .* yields 'f32, f32', but its ttg.warp_specialize's results are 'i32, f32'"),
+    ("ttg.warp_yield %t : i32", "%v = arith.addf %0#1, %0#1 : f32",
+     "ttg.warp_yield at .* yields 'i32', but its ttg.warp_specialize's results are 'i32, f32'"),
+])
+def test_a_warp_specialize_result_is_used_as_its_type(yielded, use, match, tmp_path):
+    """A ``ttg.warp_specialize``'s results have the types on its last region's closing line: its default
+    region yields them (as many, of those types) and every use takes them as such. Triton 3.9 agrees."""
+    from linear_layouts.kernels.ir_text import check_well_formed
+
+    text = _WS_TWO.replace("YIELD", yielded).replace("USE", use)
+    if match is None:
+        check_well_formed(parse_module(text), "ttgir")
+    else:
+        with pytest.raises(LayoutError, match="ttgir: " + match):
+            check_well_formed(parse_module(text), "ttgir")
+    if importlib.util.find_spec("triton") is not None:
+        from ._triton_oracle import triton_module
+
+        if match is None:
+            triton_module(text, tmp_path)
+        else:
+            with pytest.raises(RuntimeError, match="Parse MLIR file failed"):
+                triton_module(text, tmp_path)
+
+
 _A = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"
 _B = "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"
 _SLICE = "#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], " \
@@ -383,20 +485,29 @@ def test_a_warp_specialize_result_is_typed_on_its_last_region(closer, accepted, 
 
 
 def test_check_well_formed_agrees_with_triton(tmp_path, capfd):
-    """On 600 seeded random TTGIRs (``test_allocation.random_ttgir``: 200 with buffers through scf.for /
-    scf.if / scf.while, 200 straight-line, 200 around a ttg.warp_specialize) ``check_well_formed`` accepts
-    exactly the texts Triton 3.9's parser and verifier accept. Triton refuses 24 of the control-flow ones
-    (the generator names an scf.if's result ``%r2``, which its head already defines: "redefinition of SSA
-    value"). Before the fixes ours refused 61 control-flow texts Triton accepts (block arguments' types cut
-    at their first comma), accepted 10 it refuses (no rule against a redefinition) and refused every
-    warp_specialize one (a partition's arguments taken for uses)."""
+    """On 1000 seeded random TTGIRs (``test_allocation.random_ttgir``: 200 with buffers through scf.for /
+    scf.if / scf.while, 200 straight-line, 200 around a ttg.warp_specialize, 200 whose warp_specialize
+    results are used after it, 200 of several blocks joined by cf.br / cf.cond_br as scf-to-cf prints them)
+    ``check_well_formed`` accepts exactly the texts Triton 3.9's parser and verifier accept. Triton refuses
+    24 of the control-flow ones (the generator names an scf.if's result ``%r2``, which its head already
+    defines: "redefinition of SSA value"), 66 of the warp_specialize-results ones (a result used as another
+    type or one it lacks, a yield of other types or count) and 82 of the block ones (a use its definition's
+    block does not dominate, a branch's operands of other types or count than its target's arguments).
+    Before the fixes ours refused 61 control-flow texts Triton accepts (block arguments' types cut at their
+    first comma), accepted 10 it refuses (no rule against a redefinition) and refused every
+    warp_specialize one (a partition's arguments taken for uses); then, reading blocks in text order, it
+    refused 62 block texts Triton accepts (54: a block's arguments taken for undefined, 8: a use of a value
+    of a dominating block printed after it), accepted 2 it refuses (a use of a block printed before it
+    that does not dominate it) and accepted the 34 warp_specialize-results texts Triton refuses (the
+    results' types unread)."""
     from linear_layouts.kernels.ir_text import check_well_formed
 
     from ._triton_oracle import triton_module
     from .test_allocation import random_ttgir
 
-    differ, refused = [], 0
-    for flow in (True, False, "warp_specialize"):
+    differ, refused = [], {}
+    for flow in (True, False, "warp_specialize", "warp_specialize_results", "branches"):
+        refused[flow] = 0
         for seed in range(200):
             text = random_ttgir(seed, flow)
             capfd.readouterr()
@@ -405,7 +516,7 @@ def test_check_well_formed_agrees_with_triton(tmp_path, capfd):
                 triton = None
             except RuntimeError as error:  # Triton's diagnostic goes to stderr
                 triton = f"{error} {capfd.readouterr().err.strip()}"
-                refused += 1
+                refused[flow] += 1
             try:
                 check_well_formed(parse_module(text), "ttgir")
                 ours = None
@@ -414,7 +525,7 @@ def test_check_well_formed_agrees_with_triton(tmp_path, capfd):
             if (triton is None) != (ours is None):
                 differ.append((flow, seed, triton, ours))
     assert differ == []
-    assert refused == 24
+    assert refused == {True: 24, False: 0, "warp_specialize": 0, "warp_specialize_results": 66, "branches": 82}
 
 
 def test_check_types_reads_an_alias_as_its_body():

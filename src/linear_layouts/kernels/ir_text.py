@@ -42,9 +42,9 @@ from linear_layouts.mlir_text import (ATTR_DICT, NAME_CHAR, NAME_END, RESULT_LIS
 from linear_layouts.mlir_text import find_top as _find_top
 
 __all__ = [
-    "Op", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module", "check_well_formed",
-    "check_same_kernel", "unique_value_names", "check_types", "iter_args", "block_arguments", "LoopBounds", "module_target",
-    "loop_bounds",
+    "Op", "Block", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module",
+    "check_well_formed", "check_same_kernel", "unique_value_names", "check_types", "iter_args", "block_arguments",
+    "LoopBounds", "loop_bounds", "module_target",
 ]
 
 @dataclass(frozen=True)
@@ -84,11 +84,25 @@ class Op:
 
 
 @dataclass(frozen=True)
+class Block:
+    """A labelled block of a region (``^bb1(%a: i32):``): its ``label``, the index in its region's ``ops``
+    of its first op, and its arguments as (name, type text)."""
+
+    label: str
+    start: int
+    args: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Region:
-    """A region's ops (its first block) and its block arguments as (name, type text)."""
+    """A region's ops (every block's, in text order) and its block arguments as (name, type text) (its last
+    labelled block's: a structured op's region has one block); ``blocks``: its labelled blocks in text order
+    (none for a region of one unlabelled block, as every structured op's; a function after ``scf-to-cf``
+    has an unlabelled entry block, then one labelled block each ``cf.br`` / ``cf.cond_br`` target)."""
 
     ops: tuple[Op, ...]
     args: tuple[tuple[str, str], ...] = ()
+    blocks: tuple[Block, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -401,13 +415,14 @@ class _Parser:
         ordinal = len(self.functions)
         ops = self._ops_until_close()
         redefined = tuple(entry[1:] for entry in self.redefined if entry[0] == ordinal)
-        return Function(name, tuple(args), Region(tuple(ops)), tuple(attrs), redefined)
+        return Function(name, tuple(args), Region(tuple(ops), (), tuple(self.blocks)), tuple(attrs), redefined)
 
     def _ops_until_close(self) -> list[Op]:
         """Ops up to the ``}`` closing the current region (that line is left in ``self.closer``)."""
         ops: list[Op] = []
         self.closer = ""
         args: list[tuple[str, str]] = []  # kept here: parsing a nested region resets ``self.block_args``
+        blocks: list[Block] = []  # and ``self.blocks``
         while self.i < len(self.lines):
             raw = self.lines[self.i]
             line = raw.strip()
@@ -416,13 +431,14 @@ class _Parser:
                 continue
             if line.startswith("}"):
                 self.closer = line
-                self.block_args = args
+                self.block_args, self.blocks = args, blocks
                 return ops
             if line.startswith("^"):  # a block label: its arguments belong to the region
                 args = block_arguments(line)
+                blocks.append(Block(_LABEL.match(line).group(0), len(ops), tuple((n, t.strip()) for n, t in args)))
                 continue
             ops.append(self._op(line))
-        self.block_args = args
+        self.block_args, self.blocks = args, blocks
         return ops
 
     def _op(self, line: str) -> Op:
@@ -479,9 +495,11 @@ class _Parser:
     def _region(self) -> Region:
         self.block_args = []
         ops = self._ops_until_close()
-        return Region(tuple(ops), tuple((n, t.strip()) for n, t in self.block_args))
+        return Region(tuple(ops), tuple((n, t.strip()) for n, t in self.block_args), tuple(self.blocks))
 
 
+#: a block label: ``^bb1``
+_LABEL = re.compile(rf"\^{NAME_CHAR}*")
 #: an SSA value name, or a string literal (whose '%' are text: inline PTX's ``%tid.x``)
 _NAME_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|' + VALUE_NAME)
 #: a name given a type, as a function's or a block's argument: ``%arg0: i32``
@@ -642,8 +660,125 @@ def _warp_specialize_types(ops: tuple[Op, ...], k: int) -> tuple[str, ...] | Non
     return _types(signature[arrow + 2:]) if arrow >= 0 else ()
 
 
-def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
-    """``check_well_formed`` of ``ops`` in a scope where ``defined`` are the values visible (added to as ops define)."""
+#: a string literal (an inline asm's text, whose ``^`` are no labels)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _successors(op: Op) -> list[tuple[str, list[str], list[str]]]:
+    """(label, operands, their types) of each block the terminator ``op`` branches to, in order:
+    ``cf.cond_br %c, ^bb1(%a : i32), ^bb2`` -> ``[('^bb1', ['%a'], ['i32']), ('^bb2', [], [])]``."""
+    text = _STRING.sub('""', _strip_loc(op.text)[0])
+    out = []
+    for m in _LABEL.finditer(text):
+        values: list[str] = []
+        types: list[str] = []
+        end = closing(text, m.end()) if text.startswith("(", m.end()) else -1
+        if end > 0:
+            inner = text[m.end() + 1:end]
+            colon = _find_top(inner, " : ")
+            values = split_top(inner[:colon] if colon >= 0 else inner)
+            types = split_top(inner[colon + 3:]) if colon >= 0 else []
+        out.append((m.group(0), values, types))
+    return out
+
+
+def _blocks(region: Region) -> list[tuple[str, tuple[tuple[str, str], ...], tuple[Op, ...]]]:
+    """(label, arguments, ops) of each block of ``region`` in text order, the entry first (an unlabelled
+    entry: label ``""``, the region's arguments)."""
+    if not region.blocks:
+        return [("", region.args, region.ops)]
+    starts = [b.start for b in region.blocks] + [len(region.ops)]
+    out = [("", (), region.ops[:starts[0]])] if starts[0] > 0 else []
+    return out + [(b.label, b.args, region.ops[starts[k]:starts[k + 1]]) for k, b in enumerate(region.blocks)]
+
+
+def _dominators(successors: list[list[int]]) -> list[int | None]:
+    """Per block of a region (0 the entry; ``successors[b]``: the blocks ``b`` branches to), the blocks
+    that dominate it as a bit mask (bit ``a``: every path from the entry to it passes ``a``; itself
+    included), or None where no path from the entry reaches it.
+
+    >>> _dominators([[1, 2], [3], [3], [], [3]])  # a diamond, and 4 unreachable
+    [1, 3, 5, 9, None]
+    """
+    n = len(successors)
+    preds: list[list[int]] = [[] for _ in range(n)]
+    reached, stack = {0}, [0]
+    while stack:
+        b = stack.pop()
+        for c in successors[b]:
+            preds[c].append(b)
+            if c not in reached:
+                reached.add(c)
+                stack.append(c)
+    full = (1 << n) - 1
+    dom: list[int | None] = [1 if b == 0 else full if b in reached else None for b in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for b in range(1, n):
+            if dom[b] is None:
+                continue
+            new = full
+            for p in preds[b]:
+                new &= dom[p]  # type: ignore[operator]
+            new |= 1 << b
+            if new != dom[b]:
+                dom[b], changed = new, True
+    return dom
+
+
+def _defines(args: tuple[tuple[str, str], ...], ops: tuple[Op, ...]) -> set[str]:
+    """The names a block defines: its arguments and its ops' results (``%3#1`` and ``%3``)."""
+    out = {name for name, _ in args}
+    for op in ops:
+        out.update(op.results)
+        out.update(r.split("#")[0] for r in op.results)
+    return out
+
+
+def _check_region(region: Region, outer: set[str], argument: str) -> None:
+    """``check_well_formed`` of ``region``, where ``outer`` are visible (the enclosing regions' values).
+    Its blocks follow dominance: a block sees its own arguments and the values of the blocks that dominate
+    it (in any text order); MLIR checks no use in a block the entry does not reach, which sees every value
+    of the region. Each terminator branches to blocks of its region other than the entry, with as many
+    operands as the block has arguments."""
+    blocks = _blocks(region)
+    index = {label: k for k, (label, _, _) in enumerate(blocks) if label}
+    successors: list[list[int]] = []
+    for label, _, ops in blocks:
+        targets = []
+        for target, values, _ in _successors(ops[-1]) if ops else ():
+            where = f"{argument}: {ops[-1].name} at {ops[-1].loc}"
+            if target not in index or index[target] == 0:
+                raise LayoutError(f"{where} branches to {quote(target)}, which is " + (
+                    "its region's entry block (the entry has no predecessors)" if target in index else
+                    "no block of its region (a branch targets a block of its own region)"))
+            args = blocks[index[target]][1]
+            if len(values) != len(args):
+                raise LayoutError(f"{where} passes {len(values)} operands to {quote(target)}, which has "
+                                  f"{len(args)} arguments (a branch passes one value per argument)")
+            targets.append(index[target])
+        successors.append(targets)
+    if len(blocks) == 1:
+        _check_ops(blocks[0][2], outer | _defines(blocks[0][1], ()), argument)
+        return
+    defines = [_defines(args, ops) for _, args, ops in blocks]
+    dominators = _dominators(successors)
+    for b, (_, args, ops) in enumerate(blocks):
+        mask = dominators[b]
+        own = {name for name, _ in args}
+        if mask is None:  # unreached: MLIR checks none of its uses (nested regions' against other blocks)
+            others = set().union(*(d for a, d in enumerate(defines) if a != b))
+            _check_ops(ops, outer | others | own, argument, unordered=defines[b])
+        else:
+            above = set().union(*(d for a, d in enumerate(defines) if a != b and mask >> a & 1))
+            _check_ops(ops, outer | above | own, argument)
+
+
+def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str, unordered: set[str] = frozenset()) -> None:
+    """``check_well_formed`` of the ops of one block in a scope where ``defined`` are the values visible
+    (added to as ops define); ``unordered``: names its ops may use before their definition (a block no
+    path from the entry reaches)."""
     for index, op in enumerate(ops):
         where = f"{argument}: {op.name} at {op.loc}"
         head = op.text.split("{")[0]
@@ -654,10 +789,11 @@ def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
             raise LayoutError(f"{where} has no region (its body: is the text truncated?)")
         partition = _PARTITION.fullmatch(op.name) is not None
         for operand in () if partition else op.operands:  # a partition's "operands" are its arguments
-            if operand not in defined and operand not in local:
+            if operand not in defined and operand not in local and operand not in unordered:
                 raise LayoutError(f"{where} uses {quote(operand)}, which is not defined before it or not visible "
-                                  "here (a value is visible after its definition in its block and in the regions "
-                                  "nested in that block, not outside the region that defines it)")
+                                  "here (a value is visible after its definition in its block, in the blocks "
+                                  "that block dominates and in the regions nested in them, not outside the "
+                                  "region that defines it)")
         untyped = _UNTYPED.match(op.text) or op.name.startswith("ttg.async_") or op.name == "ttg.warp_specialize" \
             and len(_warp_specialize_types(ops, index) or ()) == len(op.results)
         if op.results and not op.result_types and not untyped:
@@ -672,12 +808,11 @@ def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
             raise LayoutError(f"{where}: {len(op.operands)} operands and {len(op.results)} results, but "
                               f"{len(op.operand_types)} and {len(op.result_types)} types ({op.name} gives each its type)")
         for k, region in enumerate(op.regions):
-            args = {name for name, _ in region.args}
             if partition:  # isolated from above: it sees its own arguments only
-                scope = args | {name for name, _ in block_arguments(op.text)}
+                scope = {name for name, _ in block_arguments(op.text)}
             else:  # a while's "(%a = %init)" are its before region's arguments, not its after region's
-                scope = defined | args | (local if k == 0 or op.name != "scf.while" else set())
-            _check_ops(region.ops, scope, argument)
+                scope = defined | (local if k == 0 or op.name != "scf.while" else set())
+            _check_region(region, scope, argument)
         defined.update(op.results)
         defined.update(r.split("#")[0] for r in op.results)
 
@@ -685,15 +820,20 @@ def _check_ops(ops: tuple[Op, ...], defined: set[str], argument: str) -> None:
 @checked
 def check_well_formed(module: Module, argument: str = "text") -> None:
     """``LayoutError`` naming ``argument`` unless every op of ``module``'s first function uses only values
-    visible where it is, by MLIR's scoping and dominance in structured regions: a value is visible after its
-    definition in its block and in the regions nested in that block, never outside the region that defines
-    it; a region's block arguments in that region (an ``scf.for``'s ``%i`` and ``iter_args`` in its body, an
-    ``scf.while``'s ``(%a = %init)`` in its before region only); a ``ttg.warp_specialize`` partition sees its
-    own arguments only (isolated from above). No name is defined again where an earlier definition of it is
-    visible (sibling regions may reuse names). Each op gives its results a type (a ``ttg.warp_specialize``
-    on its last region's closing line), has the region its kind needs (``scf.for``'s body) and the
-    operands and operand types of its kind (``tt.addptr``: 2), and keeps ``check_types``' rules. What readers of a function's values by name (``ttir_import``, ``rewrite``)
-    require, and what ``rewrite.rewrite_kernel`` asks of a candidate; the parser itself accepts any op line.
+    visible where it is, by MLIR's scoping and dominance: a value is visible after its definition in its
+    block, in the blocks that block dominates (every path from the region's entry passes it; in any text
+    order: ``scf-to-cf``'s ``cf.br`` / ``cf.cond_br``) and in the regions nested in them, never outside the
+    region that defines it; MLIR checks no use in a block no path from the entry reaches. A block's
+    arguments are its values (an ``scf.for``'s ``%i`` and ``iter_args`` in its body, an ``scf.while``'s
+    ``(%a = %init)`` in its before region only); a ``ttg.warp_specialize`` partition sees its own arguments
+    only (isolated from above). A branch targets a block of its region other than the entry and passes
+    it one operand per argument. No name is defined again where an earlier definition of it is visible
+    (sibling regions may reuse names; Triton's printer never reuses an op's result name in its regions,
+    which MLIR would allow). Each op gives its results a type (a ``ttg.warp_specialize`` on its last
+    region's closing line), has the region its kind needs (``scf.for``'s body) and the operands and operand
+    types of its kind (``tt.addptr``: 2), and keeps ``check_types``' rules. What readers of a function's
+    values by name (``ttir_import``, ``rewrite``) require, and what ``rewrite.rewrite_kernel`` asks of a
+    candidate; the parser itself accepts any op line.
 
     >>> check_well_formed(parse_module("module {\\n  tt.func @k() {\\n    %y = math.exp %x : f32\\n  }\\n}"), "ttgir")
     ... # doctest: +ELLIPSIS
@@ -706,7 +846,7 @@ def check_well_formed(module: Module, argument: str = "text") -> None:
         raise LayoutError(f"{argument}: line {line} defines {quote(name)} again where its definition at line "
                           f"{earlier} is visible (a name is defined once in its region and the regions nested "
                           "in it; sibling and isolated regions may reuse it)")
-    _check_ops(fn.body.ops, {name for name, _ in fn.args}, argument)
+    _check_region(fn.body, {name for name, _ in fn.args}, argument)
     check_types(module, argument)
 
 
@@ -869,10 +1009,43 @@ def _check_op_types(op: Op, types: _Types, parent: Op | None) -> None:
             for name, text in zip(op.results, result_types):
                 types.define(name, text)
     for region in op.regions:
-        for name, text in region.args:
-            types.define(name, text)
-        for inner in region.ops:
-            _check_op_types(inner, types, op)
+        _check_region_types(region, types, op)
+
+
+def _check_region_types(region: Region, types: _Types, parent: Op | None) -> None:
+    """``check_types`` of the ops of ``region`` (``parent``'s, None for a function's body): its blocks'
+    arguments typed; a branch's operands have the types it spells, which are its target's arguments';
+    a ``cf.cond_br``'s condition is i1; a ``ttg.warp_specialize``'s results have the types on its last
+    region's closing line, which its default region yields (``ttg.warp_yield``)."""
+    for name, text in region.args + tuple(a for block in region.blocks for a in block.args):
+        types.define(name, text)
+    arguments = {block.label: block.args for block in region.blocks}
+    yields: tuple[str, ...] | None = None  # the last ttg.warp_specialize's result types
+    for k, op in enumerate(region.ops):
+        if op.name == "ttg.warp_specialize":
+            yields = _warp_specialize_types(region.ops, k)
+            if yields is not None and len(yields) == len(op.results):
+                for name, text in zip(op.results, yields):
+                    types.define(name, text)
+        elif op.name == "default" and yields is not None and op.regions and op.regions[0].ops \
+                and op.regions[0].ops[-1].name == "ttg.warp_yield":
+            last = op.regions[0].ops[-1]
+            spelled = last.operand_types if last.operands else ()
+            if len(spelled) != len(yields) or any(types.norm(a) != types.norm(b) for a, b in zip(spelled, yields)):
+                raise LayoutError(f"{types.argument}: ttg.warp_yield at {last.loc} yields {quote(', '.join(spelled))}, "
+                                  f"but its ttg.warp_specialize's results are {quote(', '.join(yields))} (the "
+                                  "default region yields the op's result types)")
+        if op.name == "cf.cond_br" and op.operands:
+            types.use(op, op.operands[0], "i1")
+        for target, values, spelled in _successors(op) if "^" in op.text else ():
+            for j, (name, text) in enumerate(zip(values, spelled)):
+                types.use(op, name, text)
+                expected = arguments.get(target, ())
+                if j < len(expected) and types.norm(text) != types.norm(expected[j][1]):
+                    raise LayoutError(f"{types.argument}: {op.name} at {op.loc} passes {quote(text)} to argument "
+                                      f"{j} of {quote(target)}, whose type is {quote(expected[j][1])} (a branch "
+                                      "passes each argument its type)")
+        _check_op_types(op, types, parent)
 
 
 @checked
@@ -884,6 +1057,10 @@ def check_types(module: Module, argument: str = "text") -> None:
       a loop's ``iter_args`` with the loop's result types, a load's pointee, a comparison's i1; aliases
       expanded: ``#blocked`` is its body);
     * an ``scf.for``'s inits and the ``scf.yield`` of an ``scf.for`` / ``scf.if`` have the op's result types;
+    * a ``ttg.warp_specialize``'s results have the types on its last region's closing line, which its
+      default region's ``ttg.warp_yield`` yields (as many);
+    * a branch's operands have the types of its target block's arguments; a ``cf.cond_br``'s condition is i1;
+      in a function of several blocks a use may come before its definition in the text;
     * an element-wise op (``arith.*``, ``math.*``) has one layout for its operands and results.
 
     A use whose type the text does not spell (``tt.load %p, %m : T`` spells only the pointer's) is not checked.
@@ -905,8 +1082,9 @@ def check_types(module: Module, argument: str = "text") -> None:
     types = _Types(module, argument)
     for name, text in fn.args:
         types.define(name, text)
-    for op in fn.body.ops:
-        _check_op_types(op, types, None)
+    _check_region_types(fn.body, types, None)
+    if len(_blocks(fn.body)) > 1 or any(len(_blocks(region)) > 1 for op in fn.walk() for region in op.regions):
+        _check_region_types(fn.body, types, None)  # blocks in any order: a use before its definition's text
 
 
 @checked
