@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from linear_layouts.analysis.conversion import ConversionPlan, plan_conversion
@@ -114,6 +114,10 @@ class EngineResult:
     layouts: Mapping[int, LinearLayout]
     descriptors: Mapping[int, Any]
     conversions: tuple[Conversion, ...]
+    #: each live value the backward pass made by recomputing an op in another layout -> the value of
+    #: ``program`` (the input's) it recomputes, through clones of clones; that value may be dead now
+    #: (``%24 = load %23`` recomputing ``%10`` for its only use: ``%10`` is gone, ``%24`` holds its data)
+    recomputes: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def total_cost(self) -> float:
@@ -161,6 +165,7 @@ class _State:
         results = [r for op in program.ops for r in op.results]
         self._single_definitions = len(set(results)) == len(results)
         self._def_at: dict[int, int] = {}  # def_index's last answers (single definitions only)
+        self.recomputes: dict[int, int] = {}  # a clone's result -> the value its op recomputes
 
     def default_blocked(self, shape: tuple[int, ...]) -> tuple[Any, LinearLayout]:
         """``anchors.default_blocked_layout`` of ``shape`` (this program's warps) and its layout, once per shape."""
@@ -544,8 +549,9 @@ def _apply(state: _State, node: tuple, done: dict) -> int:
             out = vid
         else:
             results = tuple(state.new_value(r) for r in op.results)
-            for r in results:
+            for r, original in zip(results, op.results):
                 state.layout[r] = target
+                state.recomputes[r] = original
             state.ops.insert(index + 1, Op(op.kind, operands, results, attrs))
             out = results[op.results.index(vid)]
     done[key] = out
@@ -830,5 +836,12 @@ def _result(program: Program, state: _State) -> EngineResult:
                 plan = None
             conversions.append(Conversion(x, y, layouts[x], layouts[y], state.values[x].dtype, plan,
                                           plan.cost.total if plan else _INF))
-    return EngineResult(out, layouts, descriptors, tuple(conversions))
+    recomputes = {}
+    for v in values:
+        origin = v
+        while origin in state.recomputes:
+            origin = state.recomputes[origin]
+        if origin != v:
+            recomputes[v] = origin
+    return EngineResult(out, layouts, descriptors, tuple(conversions), recomputes)
 

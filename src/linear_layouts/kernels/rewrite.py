@@ -229,6 +229,21 @@ def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
     return ties
 
 
+def _holder(vid: int | None, result: EngineResult) -> int | None:
+    """The value of ``result``'s program holding the data of the engine value ``vid`` (an imported
+    TTIR value): ``vid`` while it lives; else the backward pass's recomputation of it
+    (``EngineResult.recomputes``), the first made where there are several in one layout; ``None`` where
+    there is none, or several in different layouts (no one layout is the engine's for it). E.g.
+    int8_matmul's ``tt.load`` of ``sb_ptr``: the engine's ``%10``, dead once ``%24 = load %23``
+    reloaded it in the mma accumulator's slice for its only use."""
+    if vid is None or vid in result.layouts:
+        return vid
+    clones = [v for v, origin in result.recomputes.items() if origin == vid]
+    if not clones or len({result.layouts[v] for v in clones}) > 1:
+        return None
+    return min(clones)
+
+
 def _tied(ttir: Module, ttgir: Module, imported: ImportedProgram, result: EngineResult) -> EngineAssignment:
     """The engine's ``result`` on ``imported`` (``ttir``'s import) tied to ``ttgir``'s values and stores
     (``_ties``)."""
@@ -239,8 +254,9 @@ def _tied(ttir: Module, ttgir: Module, imported: ImportedProgram, result: Engine
         if ttir_op is None or not op.results or op.name in _REGION_OPS:  # loop results: through their yields
             continue
         for r, t, ty in zip(op.results, ttir_op.results, op.result_types):
-            if imported.names.get(t) in result.layouts and t not in imported.keep:
-                d = result.descriptors[imported.names[t]]
+            vid = _holder(imported.names.get(t), result)
+            if vid is not None and t not in imported.keep:
+                d = result.descriptors[vid]
                 if getattr(d, "rank", None) == len(parse_type(ty, ttgir).shape):
                     values[r] = d
     engine_stores = [op for op in result.program.ops if op.kind == "store"]
