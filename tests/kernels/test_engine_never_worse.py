@@ -65,6 +65,20 @@ def test_the_kernels_with_a_predicted_gain_are_rewritten():
                      "tf32_matmul_bias_relu": (2, 0)}
 
 
+def test_a_gain_below_the_device_spread_keeps_tritons_layouts():
+    """int8_matmul: the engine's rewrite (1 conversion against Triton's 3) is predicted 1.3% faster and measured
+    2.5% slower on an H100 (2026-11-27, engine.md); below ``MIN_GAIN`` (2%, the run-to-run spread of the device's
+    timings) Triton's TTGIR is kept."""
+    from linear_layouts.kernels.rewrite import MIN_GAIN
+
+    ttir, ttgir = _texts("int8_matmul")
+    written, _ = rewrite_kernel(ttir, ttgir, choose=False)
+    gain = 1 - kernel_costs(ttir, written.text).total_ns / kernel_costs(ttir, ttgir).total_ns
+    assert (written.conversions, written.triton_conversions) == (1, 3)
+    assert 0.01 < gain < MIN_GAIN
+    assert _chosen("int8_matmul")[0].same_layouts
+
+
 def test_storing_matmul_fp16_from_the_accumulator_is_predicted_worse():
     """The assignment the engine chose before its global-memory cost was per CTA (measured 1.093x slower
     on H100): the epilogue conversion removed, the wgmma accumulator stored as is. The model must rank it
