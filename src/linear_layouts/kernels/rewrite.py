@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -200,6 +200,13 @@ def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
     by_key: dict[tuple, list[Op]] = {}
     for op in ttir.functions[0].walk():
         by_key.setdefault(_key(op), []).append(op)
+    shapes_of: dict[int, tuple] = {}  # id of a TTIR op -> its result shapes, read once (a key can hold every op)
+
+    def ttir_shapes(t: Op) -> tuple:
+        if id(t) not in shapes_of:
+            shapes_of[id(t)] = _shapes(t, ttir)
+        return shapes_of[id(t)]
+
     value: dict[str, str] = {g: t for (g, _), (t, _) in zip(ttgir.functions[0].args, ttir.functions[0].args)}
     ties: dict[int, Op] = {}
     taken: set[int] = set()
@@ -213,7 +220,7 @@ def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
             continue
         shapes = _shapes(op, ttgir)
         operands = [value.get(o) for o in op.operands]
-        fits = [t for t in options if _shapes(t, ttir) == shapes and len(t.operands) == len(operands)
+        fits = [t for t in options if ttir_shapes(t) == shapes and len(t.operands) == len(operands)
                 and all(o is None or o == u for o, u in zip(operands, t.operands))]
         pool = fits or options
         chosen = next((t for t in pool if id(t) not in taken), pool[0] if fits else pool[-1])
@@ -288,6 +295,7 @@ class _Rewriter:
         self.alias: dict[str, str] = {}        # removed convert_layout result -> its operand
         self.variants: dict[str, dict[tuple, tuple[str, Any, Any]]] = {}  # value -> (LL, text) -> (name, desc, how)
         self.order: dict[str, list[tuple]] = {}
+        self.variant_desc: dict[str, Any] = {}  # a variant's name -> its layout
         self.uses: dict[int, dict[int, str]] = {}   # id(op) -> operand position -> name to use
         self.result_desc: dict[int, list[Any]] = {}  # id(op) -> result descriptors
         self.operand_desc: dict[int, dict[int, Any]] = {}
@@ -383,7 +391,29 @@ class _Rewriter:
                 return new
 
     def need(self, name: str, desc: Any) -> str:
-        """The name holding ``name`` in layout ``desc`` (a recomputation of index math, else a conversion)."""
+        """The name holding ``name`` in layout ``desc`` (a recomputation of index math, else a conversion).
+
+        A recomputation needs its operands in their layouts first, and index math can be a chain as long
+        as the kernel (an unrolled loop of ``arith`` ops on a range): each step is a generator
+        (``_need``) that yields the operands it needs, run from a stack here, not a recursion, in the
+        order a recursion would take (a name is made on the way down, a variant recorded on the way up).
+        """
+        stack = [self._need(name, desc)]
+        answer: str | None = None
+        while stack:
+            try:
+                request = stack[-1].send(answer)
+            except StopIteration as done:
+                stack.pop()
+                answer = done.value
+                continue
+            stack.append(self._need(*request))
+            answer = None
+        return answer
+
+    def _need(self, name: str, desc: Any) -> Generator[tuple[str, Any], str, str]:
+        """``need`` of ``name`` in ``desc``, one step: yields ``(operand, layout)`` for each operand a
+        recomputation needs and is sent the name holding it; returns the name holding ``name``."""
         name = self.resolve(name)
         shape = self.shape(name)
         if self.attribute(self.layout[name]) == self.attribute(desc):
@@ -397,11 +427,14 @@ class _Rewriter:
         if op is not None and (self.free(name) or (op.name in _SHAPE and len(op.results) == 1)):
             # index math is recomputed; a broadcast / expand_dims of data too, its (smaller) operand
             # converted instead, as the engine's backward pass does
-            operands = {k: self.need(o, self.operand_layout(op, o, desc)) for k, o in enumerate(op.operands)
-                        if self.is_tensor(o)}
+            operands = {}
+            for k, o in enumerate(op.operands):
+                if self.is_tensor(o):
+                    operands[k] = yield o, self.operand_layout(op, o, desc)
             known[target] = (new, desc, ("clone", op, operands))
         else:
             known[target] = (new, desc, ("convert", name))
+        self.variant_desc[new] = desc
         self.order.setdefault(name, []).append(target)
         return new
 
@@ -726,7 +759,16 @@ class _Rewriter:
         return head + sep + rest
 
     def emit_variants(self, name: str, indent: str, out: list[str]) -> None:
-        for target in self.order.get(name, []):
+        """The lines of ``name``'s variants (``need``: conversions, recomputations), each followed by its
+        own variants' (a variant's name has none as ``need`` makes them; walked with a stack all the same,
+        in the order a recursion would take)."""
+        stack = [(name, iter(self.order.get(name, ())))]
+        while stack:
+            name, targets = stack[-1]
+            target = next(targets, None)
+            if target is None:
+                stack.pop()
+                continue
             new, desc, how = self.variants[name][target]
             if how[0] == "convert":
                 t = self.types[name]
@@ -739,13 +781,12 @@ class _Rewriter:
                 line = line.replace(op.results[0], new, 1)
                 descs = {k: self.layout_of_use(operands[k]) for k in operands}
                 out.append(indent + self.retype(line, self.op_slots(op, descs, [desc])))
-            self.emit_variants(new, indent, out)
+            stack.append((new, iter(self.order.get(new, ()))))
 
     def layout_of_use(self, name: str) -> Any:
-        for value, table in self.variants.items():
-            for target, (new, desc, _) in table.items():
-                if new == name:
-                    return desc
+        """The layout of ``name`` as an operand: a variant's (``need``), else the value's."""
+        if name in self.variant_desc:
+            return self.variant_desc[name]
         return self.layout[self.resolve(name)]
 
     def emit(self) -> str:
@@ -813,21 +854,38 @@ _NAME = re.compile(VALUE_NAME)
 def _dead_code_removed(lines: list[str]) -> list[str]:
     """``lines`` without the pure one-line ops whose result nothing uses (to a fixed point): the values
     recomputed in another layout leave their originals unused, and a conversion of a dead value would
-    still cost shared memory and barriers."""
-    while True:
-        uses: dict[str, int] = {}
-        for line in lines:
-            for name in _NAME.findall(line.split(" loc(")[0]):
-                uses[name] = uses.get(name, 0) + 1
-        keep = []
-        for line in lines:
-            m = _PURE.match(line)
-            if m and uses.get(m.group(1), 0) <= 1 and not line.rstrip().endswith("{"):
-                continue
-            keep.append(line)
-        if len(keep) == len(lines):
-            return keep
-        lines = keep
+    still cost shared memory and barriers. A worklist: a removed line's names are counted down once and
+    only their definitions looked at again (a dead chain of index math as long as the kernel is one
+    pass, not one pass per link), the same lines removed as by removing the dead ones round by round.
+
+    >>> _dead_code_removed(["%a = arith.addi %x, %x", "%b = arith.muli %a, %a", "tt.store %p, %x"])
+    ['tt.store %p, %x']
+    """
+    names = [_NAME.findall(line.split(" loc(")[0]) for line in lines]
+    uses: dict[str, int] = {}
+    for found in names:
+        for name in found:
+            uses[name] = uses.get(name, 0) + 1
+    defines: dict[str, list[int]] = {}  # a pure one-line op's result -> the lines defining it
+    for i, line in enumerate(lines):
+        m = _PURE.match(line)
+        if m and not line.rstrip().endswith("{"):
+            defines.setdefault(m.group(1), []).append(i)
+    removed = [False] * len(lines)
+    work = list(reversed(range(len(lines))))
+    while work:
+        i = work.pop()
+        if removed[i]:
+            continue
+        m = _PURE.match(lines[i])
+        if not m or uses.get(m.group(1), 0) > 1 or lines[i].rstrip().endswith("{"):
+            continue
+        removed[i] = True
+        for name in names[i]:
+            uses[name] -= 1
+            if uses[name] <= 1:
+                work.extend(j for j in defines.get(name, ()) if not removed[j])
+    return [line for line, gone in zip(lines, removed) if not gone]
 
 
 def _split_results(line: str, op: Op) -> tuple[str, str, str]:
