@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,6 +166,16 @@ class _State:
         self._single_definitions = len(set(results)) == len(results)
         self._def_at: dict[int, int] = {}  # def_index's last answers (single definitions only)
         self.recomputes: dict[int, int] = {}  # a clone's result -> the value its op recomputes
+        #: ``_flags``' answers, valid in the forward pass (which only appends ops)
+        self.flags: dict[int, tuple[bool, bool]] = {}
+        # indexes of ``ops`` that do not depend on positions, kept up to date by every change of ``ops``
+        # (``add_op``, ``set_op``, ``replace_uses``, ``remove_ops``, ``remove_dead``): a question about them
+        # is no scan of the ops
+        self.use_count: dict[int, int] = {}  # value -> its uses as an operand (an op using it twice: 2)
+        self.converts: dict[int, dict[int, None]] = {}  # value -> the results of its convert_layout ops
+        self.defining: dict[int, Op] = {}  # value -> the op in ``ops`` defining it (single definitions)
+        self._unused: set[int] = set()  # values whose uses fell to 0 (or started there): remove_dead's seeds
+        self._swept = False  # remove_dead has looked at every op once
 
     def default_blocked(self, shape: tuple[int, ...]) -> tuple[Any, LinearLayout]:
         """``anchors.default_blocked_layout`` of ``shape`` (this program's warps) and its layout, once per shape."""
@@ -186,10 +196,21 @@ class _State:
         it twice). Where each value has one definition (the program's results are distinct; the passes
         only add fresh values), the index found last time is the answer while that op is still there:
         the forward pass only appends, and asks for the same definitions again and again (a 900-op
-        program asked 470k times, each a scan of the ops)."""
+        program asked 470k times, each a scan of the ops); where ops were inserted or removed since, the
+        op (``defining``) is looked for outwards from there, not from the start."""
         i = self._def_at.get(vid)
         if i is not None and i < len(self.ops) and vid in self.ops[i].results:
             return i
+        op = self.defining.get(vid) if self._single_definitions else None
+        if i is not None and op is not None:  # moved by the ops inserted or removed since: look near it
+            n = len(self.ops)
+            for d in range(1, n):
+                if i + d < n and self.ops[i + d] is op:
+                    self._def_at[vid] = i + d
+                    return i + d
+                if 0 <= i - d < n and self.ops[i - d] is op:
+                    self._def_at[vid] = i - d
+                    return i - d
         for i, op in enumerate(self.ops):
             if vid in op.results:
                 if self._single_definitions:
@@ -198,7 +219,62 @@ class _State:
         raise LayoutError(f"value %{vid} has no definition")
 
     def users(self, vid: int) -> list[int]:
+        """The index of the op of each use of ``%vid``, in order (an op using it twice: twice)."""
         return [i for i, op in enumerate(self.ops) for o in op.operands if o == vid]
+
+    def _index(self, op: Op, sign: int) -> None:
+        """``op`` counted in (``sign`` 1) or out of (-1) ``use_count`` and ``converts``."""
+        for o in op.operands:
+            count = self.use_count.get(o, 0) + sign
+            self.use_count[o] = count
+            if count == 0:
+                self._unused.add(o)
+        if op.kind == "convert_layout":
+            if sign > 0:
+                self.converts.setdefault(op.operands[0], {})[op.results[0]] = None
+            else:
+                self.converts.get(op.operands[0], {}).pop(op.results[0], None)
+        for r in op.results:
+            if sign > 0:
+                self.defining[r] = op
+                if not self.use_count.get(r):
+                    self._unused.add(r)
+            elif self.defining.get(r) is op:
+                del self.defining[r]
+
+    def add_op(self, op: Op, at: int | None = None) -> None:
+        """``op`` inserted at index ``at`` (default: appended)."""
+        at = len(self.ops) if at is None else at
+        self.ops.insert(at, op)
+        self._index(op, 1)
+        if self._single_definitions:  # where def_index looks first
+            self._def_at.update(dict.fromkeys(op.results, at))
+
+    def set_op(self, index: int, op: Op) -> None:
+        """The op at ``index`` replaced by ``op``."""
+        self._index(self.ops[index], -1)
+        self.ops[index] = op
+        self._index(op, 1)
+
+    def pop_op(self, index: int) -> Op:
+        """The op at ``index``, removed."""
+        op = self.ops.pop(index)
+        self._index(op, -1)
+        return op
+
+    def remove_ops(self, gone: Callable[[Op], bool]) -> None:
+        """The ops for which ``gone(op)`` holds removed."""
+        keep = []
+        for op in self.ops:
+            if gone(op):
+                self._index(op, -1)
+            else:
+                keep.append(op)
+        self.ops = keep
+
+    def converted(self, vid: int, target: LinearLayout) -> bool:
+        """Whether a ``convert_layout`` of ``%vid`` to ``target`` is in ``ops`` (``converts``)."""
+        return any(self.layout[r] == target for r in self.converts.get(vid, ()))
 
     def bits(self, vid: int) -> int:
         return element_bits(self.values[vid].dtype)
@@ -211,24 +287,44 @@ class _State:
         out = self.new_value(vid)
         self.layout[out] = target
         op = Op("convert_layout", (vid,), (out,), (("target", target),))
-        self.ops.insert(self.def_index(vid) + 1 if at is None else at, op)
+        self.add_op(op, self.def_index(vid) + 1 if at is None else at)
         return out
 
     def replace_uses(self, old: int, new: int) -> None:
         """Every use of ``%old`` made a use of ``%new`` (the ops that do not use it kept as they are: the
         backward pass replaces a use per conversion it removes, and rebuilding every op made that a
         quadratic share of a long program's time)."""
-        self.ops = [op if old not in op.operands else
-                    Op(op.kind, tuple(new if o == old else o for o in op.operands), op.results, op.attrs)
-                    for op in self.ops]
+        for i, op in enumerate(self.ops):
+            if old in op.operands:
+                self.set_op(i, Op(op.kind, tuple(new if o == old else o for o in op.operands), op.results, op.attrs))
 
     def remove_dead(self) -> None:
-        while True:
-            used = {o for op in self.ops for o in op.operands}
-            keep = [op for op in self.ops if op.kind == "store" or any(r in used for r in op.results)]
-            if len(keep) == len(self.ops):
-                return
-            self.ops = keep
+        """Every op but a store whose results are all unused removed, to a fixed point (a store and what it
+        uses stay). A worklist from the values whose uses fell to 0 since the last call (``_unused``; the
+        first call looks at every op): a removed conversion is no pass over the whole program per op it
+        makes dead. The same ops go as by removing the dead ones round by round (removing only lowers uses)."""
+        if not self._single_definitions:  # a value defined twice: the rule, round by round
+            while True:
+                used = {o for op in self.ops for o in op.operands}
+                before = len(self.ops)
+                self.remove_ops(lambda op: op.kind != "store" and not any(r in used for r in op.results))
+                if len(self.ops) == before:
+                    return
+        dead: set[int] = set()
+        if not self._swept:  # every op once, those without results too
+            self._swept = True
+            for op in self.ops:
+                if op.kind != "store" and not op.results:
+                    dead.add(id(op))
+                    self._index(op, -1)
+        while self._unused:
+            op = self.defining.get(self._unused.pop())
+            if op is None or op.kind == "store" or any(self.use_count.get(r) for r in op.results):
+                continue
+            dead.add(id(op))
+            self._index(op, -1)  # its operands' uses fall: their definitions may be dead now
+        if dead:
+            self.ops = [op for op in self.ops if id(op) not in dead]
 
 
 def _registers(layout: LinearLayout) -> int:
@@ -312,13 +408,14 @@ def _forward(state: _State) -> None:
         for k, target in required.items():
             if state.layout[operands[k]] != target:
                 operands[k] = state.convert(operands[k], target, at=len(state.ops))
-        state.ops.append(Op(kind, tuple(operands), op.results, op.attrs))
+        state.add_op(Op(kind, tuple(operands), op.results, op.attrs))
         for r, lay in zip(op.results, results):
             state.layout[r] = lay
             if state.legacy:  # the legacy engine: every value goes back to the default blocked layout
                 default = state.default_blocked(_shape(state, r))[1]
                 if lay != default:
                     subst[r] = state.convert(r, default, at=len(state.ops))
+    state.flags.clear()  # valid while the pass only appends ops
 
 
 def _with(operands: tuple[int, ...], required: dict[int, LinearLayout], state: _State) -> list[int]:
@@ -330,35 +427,50 @@ def _with(operands: tuple[int, ...], required: dict[int, LinearLayout], state: _
 
 
 #: ops whose result is computed from their operands alone: ``_is_free`` and ``_from_load`` look through them
+#: (``_flags``)
 _THROUGH = ("elementwise", "cast", "convert_layout", *SHAPE_OPS)
 
 
-def _producers(state: _State, vid: int) -> Iterator[Op]:
-    """The ops defining ``%vid`` and, through ``_THROUGH`` ops, what it depends on: each definition once,
-    in the order a recursion over the operands (left first) would visit it, with a stack: a chain of
-    element-wise ops as deep as the program (a few hundred in an unrolled kernel) is no recursion, and
-    shared operands are not walked again (a recursion walks every path)."""
-    stack, seen = [vid], set()
+def _flags(state: _State, vid: int) -> tuple[bool, bool]:
+    """(``_is_free``, ``_from_load``) of ``%vid``, by the rule: an op of ``FREE_OPS`` is free, a load is from a
+    load, an op of ``_THROUGH`` is free when all its operands are and from a load when one is; any other op
+    is neither. Each value is answered once per forward pass (``state.flags``: the pass only appends ops,
+    so a definition never changes there), its operands first, with a stack: a chain of element-wise ops as
+    deep as the program is no recursion, and walked once, not once per op that uses it. E.g. ``exp(load)``:
+    (False, True); ``arange + full``: (True, False)."""
+    known, expanded = state.flags, set()
+    stack = [vid]
     while stack:
-        v = stack.pop()
-        if v in seen:
+        v = stack[-1]
+        if v in known:
+            stack.pop()
             continue
-        seen.add(v)
         op = state.ops[state.def_index(v)]
-        yield op
         if op.kind in _THROUGH:
-            stack.extend(reversed(op.operands))
+            pending = [o for o in op.operands if o not in known]
+            if pending:
+                if v in expanded:  # back with an operand still open: it depends on v
+                    raise LayoutError(f"program: %{v} depends on itself through {op.kind} ops")
+                expanded.add(v)
+                stack.extend(reversed(pending))
+                continue
+            answers = [known[o] for o in op.operands]
+            known[v] = (all(free for free, _ in answers), any(load for _, load in answers))
+        else:
+            known[v] = (op.kind in FREE_OPS, op.kind == "load")
+        stack.pop()
+    return known[vid]
 
 
 def _is_free(state: _State, vid: int) -> bool:
     """Whether ``%vid`` is computed from constants alone: every definition it depends on through
-    ``_THROUGH`` ops is one of ``FREE_OPS`` (``_producers``)."""
-    return all(op.kind in FREE_OPS or op.kind in _THROUGH for op in _producers(state, vid))
+    ``_THROUGH`` ops is one of ``FREE_OPS`` (``_flags``)."""
+    return _flags(state, vid)[0]
 
 
 def _from_load(state: _State, vid: int) -> bool:
-    """Whether ``%vid`` depends on a load through ``_THROUGH`` ops (``_producers``)."""
-    return any(op.kind == "load" for op in _producers(state, vid))
+    """Whether ``%vid`` depends on a load through ``_THROUGH`` ops (``_flags``)."""
+    return _flags(state, vid)[1]
 
 
 def _merge(state: _State, operands: list[int]) -> LinearLayout:
@@ -457,10 +569,9 @@ def _plan(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int 
     if state.layout[vid] == target:
         memo[key] = (0.0, ("reuse", vid, target, 0.0))
         return memo[key]
-    for op in state.ops:  # an existing conversion of vid to target is shared
-        if op.kind == "convert_layout" and op.operands[0] == vid and state.layout[op.results[0]] == target:
-            memo[key] = (0.0, ("shared", vid, target, 0.0))
-            return memo[key]
+    if state.converted(vid, target):  # an existing conversion of vid to target is shared
+        memo[key] = (0.0, ("shared", vid, target, 0.0))
+        return memo[key]
     remat = _remat(state, vid, target, memo, depth, movable, convert) if depth < 48 else (_INF, ())
     if not convert:
         best = remat
@@ -479,7 +590,7 @@ def _remat(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int
     ``convert`` as in ``_plan``)."""
     op = state.ops[state.def_index(vid)]
     kind, attrs = op.kind, dict(op.attrs)
-    moved = movable and len(op.results) == 1 and len(state.users(vid)) == 1
+    moved = movable and len(op.results) == 1 and state.use_count.get(vid, 0) == 1
     if kind == "convert_layout":  # look through it: it goes away when this was its only use
         cost, child = _plan(state, op.operands[0], target, memo, depth + 1, False, convert)
         return (cost, ("bypass", vid, target, moved, (child,), 0.0)) if cost < _INF else (_INF, ())
@@ -544,7 +655,7 @@ def _apply(state: _State, node: tuple, done: dict) -> int:
         if op.kind in ("arange", "full", "pointer") and not children:
             operands = ()
         if moved:
-            state.ops[index] = Op(op.kind, operands, op.results, attrs)
+            state.set_op(index, Op(op.kind, operands, op.results, attrs))
             state.layout[vid] = target
             out = vid
         else:
@@ -552,7 +663,7 @@ def _apply(state: _State, node: tuple, done: dict) -> int:
             for r, original in zip(results, op.results):
                 state.layout[r] = target
                 state.recomputes[r] = original
-            state.ops.insert(index + 1, Op(op.kind, operands, results, attrs))
+            state.add_op(Op(op.kind, operands, results, attrs), index + 1)
             out = results[op.results.index(vid)]
     done[key] = out
     return out
@@ -585,10 +696,10 @@ def _backward(state: _State, max_rounds: int = 4) -> None:
         changed = False
         convs = [op.results[0] for op in state.ops if op.kind == "convert_layout"]
         for y in reversed(convs):
-            index = next((i for i, op in enumerate(state.ops) if y in op.results), None)
-            if index is None:
+            conv = state.defining.get(y) if state._single_definitions else next(
+                (op for op in state.ops if y in op.results), None)  # the conversion, if it is still there
+            if conv is None:
                 continue
-            conv = state.ops[index]
             x = conv.operands[0]
             target = state.layout[y]
             memo: dict = {}
@@ -612,9 +723,11 @@ def _backward(state: _State, max_rounds: int = 4) -> None:
                     for k, n in nodes:
                         operands[k] = _apply(state, n, done)
                     operands[1] = x
-                    i = state.ops.index(user)
-                    state.ops[i] = Op(user.kind, tuple(operands), user.results, user.attrs)
-            state.ops = [op for op in state.ops if y not in op.results]
+                    state.set_op(state.ops.index(user), Op(user.kind, tuple(operands), user.results, user.attrs))
+            if state._single_definitions:
+                state.pop_op(state.def_index(y))
+            else:
+                state.remove_ops(lambda op: y in op.results)
             state.remove_dead()
         if not changed:
             return
@@ -731,7 +844,7 @@ def _run(program: Program, cost_fn: CostFn, rematerialize: bool, legacy: bool = 
     for op in list(state.ops):  # equal layouts: no-op conversions disappear
         if op.kind == "convert_layout" and state.layout[op.operands[0]] == state.layout[op.results[0]]:
             state.replace_uses(op.results[0], op.operands[0])
-            state.ops.remove(op)
+            state.pop_op(state.ops.index(op))
     state.remove_dead()
     return state
 
