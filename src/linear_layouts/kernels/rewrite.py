@@ -200,12 +200,22 @@ def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
     by_key: dict[tuple, list[Op]] = {}
     for op in ttir.functions[0].walk():
         by_key.setdefault(_key(op), []).append(op)
-    shapes_of: dict[int, tuple] = {}  # id of a TTIR op -> its result shapes, read once (a key can hold every op)
+    # every op of an unrolled loop can share one key: the options of a key are indexed by result shapes and
+    # operand count (``same_form``), and by those and the operands (``same_operands``), in walk order, when a
+    # TTGIR op first asks for the key; the first not tied yet of a list is found from where the last search
+    # stopped (``first``: what is tied stays tied), so a kernel's ties are no scan of a key's ops per op
+    same_form: dict[tuple, list[Op]] = {}
+    same_operands: dict[tuple, list[Op]] = {}
+    indexed: set[tuple] = set()
+    cursor: dict[tuple, int] = {}
 
-    def ttir_shapes(t: Op) -> tuple:
-        if id(t) not in shapes_of:
-            shapes_of[id(t)] = _shapes(t, ttir)
-        return shapes_of[id(t)]
+    def first(name: tuple, pool: list[Op]) -> Op | None:
+        """The first op of ``pool`` (the index list ``name``) not tied yet, or ``None``."""
+        k = cursor.get(name, 0)
+        while k < len(pool) and id(pool[k]) in taken:
+            k += 1
+        cursor[name] = k
+        return pool[k] if k < len(pool) else None
 
     value: dict[str, str] = {g: t for (g, _), (t, _) in zip(ttgir.functions[0].args, ttir.functions[0].args)}
     ties: dict[int, Op] = {}
@@ -215,15 +225,31 @@ def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
             if op.operands[0] in value:
                 value[op.results[0]] = value[op.operands[0]]
             continue
-        options = by_key.get(_key(op))
+        key = _key(op)
+        options = by_key.get(key)
         if not options:
             continue
         shapes = _shapes(op, ttgir)
+        if key not in indexed:
+            indexed.add(key)
+            for t in options:
+                form = (key, _shapes(t, ttir), len(t.operands))
+                same_form.setdefault(form, []).append(t)
+                same_operands.setdefault((*form, tuple(t.operands)), []).append(t)
         operands = [value.get(o) for o in op.operands]
-        fits = [t for t in options if ttir_shapes(t) == shapes and len(t.operands) == len(operands)
-                and all(o is None or o == u for o, u in zip(operands, t.operands))]
-        pool = fits or options
-        chosen = next((t for t in pool if id(t) not in taken), pool[0] if fits else pool[-1])
+        form = (key, shapes, len(operands))
+        if None in operands:  # an operand not tied matches any
+            fits = [t for t in same_form.get(form, ()) if all(o is None or o == u for o, u in zip(operands, t.operands))]
+            chosen = next((t for t in fits if id(t) not in taken), None)
+        else:
+            name = (*form, tuple(operands))
+            fits = same_operands.get(name, [])
+            chosen = first(("operands", name), fits)
+        if fits:
+            chosen = fits[0] if chosen is None else chosen
+        else:
+            chosen = first(("key", key), options)
+            chosen = options[-1] if chosen is None else chosen
         taken.add(id(chosen))
         ties[id(op)] = chosen
         pairs = list(zip(op.results, chosen.results))
