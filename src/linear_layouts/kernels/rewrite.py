@@ -328,7 +328,9 @@ class _Rewriter:
         self.block_variants: dict[int, list[str]] = {}  # id(op) -> region block args to emit variants of
         self.kept: list[str] = []
         self.free_memo: dict[str, bool] = {}  # free's answers, valid for free_epoch
-        self.free_epoch: tuple[int, int, int] = (0, 0, 0)
+        self.free_epoch: tuple[int, int] = (0, 0)
+        self.free_aliases = 0  # len(alias) when free_provisional was last cleared
+        self.free_provisional: set[str] = set()  # free's False answers a removed conversion may turn True
         self.names = set(_NAME.findall(text))
         self.counter = 0
         self.store_index = 0
@@ -371,20 +373,32 @@ class _Rewriter:
         """Whether ``name`` is index math: every definition its tensor operands come from, through
         element-wise and shape ops (not loads), is a ``_SOURCES`` op. Each definition is visited once,
         with a stack: a chain of element-wise data ops as long as the kernel is no recursion. The
-        answers are kept while the values, their types and the removed conversions (``alias``, which
-        ``assign`` adds to) stay the same: every op asks about its operands, which in a chain of data ops
-        is a walk down the chain each time."""
-        epoch = (len(self.alias), len(self.types), len(self.defs))
+        answers are kept while the values and their types stay the same: every op asks about its
+        operands, which in a chain of data ops is a walk down the chain each time. A conversion
+        ``assign`` removes (``alias``) can change only a False that came from reaching that conversion
+        (``free_provisional``): those are asked again, the others stay (a walk that reaches no
+        conversion left in the TTGIR does not pass one that goes later)."""
+        epoch = (len(self.types), len(self.defs))
         if epoch != self.free_epoch:
             self.free_memo.clear()
+            self.free_provisional.clear()
             self.free_epoch = epoch
-        root = name
-        if root not in self.free_memo:
-            self.free_memo[root] = self._free(root)
-        return self.free_memo[root]
+        if len(self.alias) != self.free_aliases:
+            for root in self.free_provisional:
+                del self.free_memo[root]
+            self.free_provisional.clear()
+            self.free_aliases = len(self.alias)
+        if name not in self.free_memo:
+            answer, provisional = self._free(name)
+            self.free_memo[name] = answer
+            if provisional:
+                self.free_provisional.add(name)
+        return self.free_memo[name]
 
-    def _free(self, name: str) -> bool:
-        """``free`` of ``name``, walked (the answers ``free`` keeps are used on the way)."""
+    def _free(self, name: str) -> tuple[bool, bool]:
+        """``free`` of ``name``, walked (the answers ``free`` keeps are used on the way), and whether a
+        False came from a ``ttg.convert_layout`` not removed yet (the walk stops there; removed, it looks
+        through it)."""
         stack, seen = [name], set()
         while stack:
             name = self.resolve(stack.pop())
@@ -395,17 +409,17 @@ class _Rewriter:
             if known is not None:
                 if known:
                     continue
-                return False
+                return False, name in self.free_provisional
             op = self.defs.get(name)
             if op is None:
-                return False
+                return False, False
             if op.name in _SOURCES:
                 continue
             uniform = op.name.startswith(_UNIFORM_PREFIX) or op.name in _UNIFORM or op.name in _INDEX_SHAPE
             if not uniform or op.name == "tt.load":
-                return False
+                return False, op.name == "ttg.convert_layout"
             stack.extend(o for o in reversed(op.operands) if self.is_tensor(o))
-        return True
+        return True, False
 
     def fresh(self, name: str) -> str:
         base = re.sub(r"\W", "_", name.lstrip("%"))
