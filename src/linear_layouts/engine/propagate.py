@@ -174,6 +174,7 @@ class _State:
         self.use_count: dict[int, int] = {}  # value -> its uses as an operand (an op using it twice: 2)
         self.converts: dict[int, dict[int, None]] = {}  # value -> the results of its convert_layout ops
         self.defining: dict[int, Op] = {}  # value -> the op in ``ops`` defining it (single definitions)
+        self.users_of: dict[int, dict[int, Op]] = {}  # value -> the ops using it (by id), in no order
         self._unused: set[int] = set()  # values whose uses fell to 0 (or started there): remove_dead's seeds
         self._swept = False  # remove_dead has looked at every op once
 
@@ -218,17 +219,32 @@ class _State:
                 return i
         raise LayoutError(f"value %{vid} has no definition")
 
-    def users(self, vid: int) -> list[int]:
-        """The index of the op of each use of ``%vid``, in order (an op using it twice: twice)."""
-        return [i for i, op in enumerate(self.ops) for o in op.operands if o == vid]
+    def users(self, vid: int) -> list[Op]:
+        """The op of each use of ``%vid``, in program order (an op using it twice: twice); from
+        ``users_of``, the ops put in order by a scan only where there are several."""
+        ops = list(self.users_of.get(vid, {}).values())
+        if len(ops) > 1:
+            where = {id(op): i for i, op in enumerate(self.ops)}
+            ops.sort(key=lambda op: where[id(op)])
+        return [op for op in ops for o in op.operands if o == vid]
+
+    def position(self, op: Op) -> int:
+        """The index of ``op`` (this object) in ``ops``: ``def_index`` of its first result, else a scan."""
+        if op.results and self._single_definitions:
+            return self.def_index(op.results[0])
+        return next(i for i, other in enumerate(self.ops) if other is op)
 
     def _index(self, op: Op, sign: int) -> None:
-        """``op`` counted in (``sign`` 1) or out of (-1) ``use_count`` and ``converts``."""
+        """``op`` counted in (``sign`` 1) or out of (-1) ``use_count``, ``users_of``, ``converts`` and ``defining``."""
         for o in op.operands:
             count = self.use_count.get(o, 0) + sign
             self.use_count[o] = count
             if count == 0:
                 self._unused.add(o)
+            if sign > 0:
+                self.users_of.setdefault(o, {})[id(op)] = op
+            else:
+                self.users_of.get(o, {}).pop(id(op), None)
         if op.kind == "convert_layout":
             if sign > 0:
                 self.converts.setdefault(op.operands[0], {})[op.results[0]] = None
@@ -291,12 +307,12 @@ class _State:
         return out
 
     def replace_uses(self, old: int, new: int) -> None:
-        """Every use of ``%old`` made a use of ``%new`` (the ops that do not use it kept as they are: the
-        backward pass replaces a use per conversion it removes, and rebuilding every op made that a
-        quadratic share of a long program's time)."""
-        for i, op in enumerate(self.ops):
-            if old in op.operands:
-                self.set_op(i, Op(op.kind, tuple(new if o == old else o for o in op.operands), op.results, op.attrs))
+        """Every use of ``%old`` made a use of ``%new``: only its users (``users_of``) are looked at and rebuilt
+        (the backward pass replaces a use per conversion it removes; rebuilding, then scanning, every op
+        made that a quadratic share of a long program's time)."""
+        for op in list(self.users_of.get(old, {}).values()):
+            self.set_op(self.position(op), Op(op.kind, tuple(new if o == old else o for o in op.operands), op.results,
+                                              op.attrs))
 
     def remove_dead(self) -> None:
         """Every op but a store whose results are all unused removed, to a fixed point (a store and what it
@@ -672,7 +688,7 @@ def _apply(state: _State, node: tuple, done: dict) -> int:
 def _store_alternative(state: _State, conv: Op, memo: dict) -> tuple[float, list]:
     """Re-lay the pointer (and mask) of every store of the converted value instead of converting it."""
     x, y = conv.operands[0], conv.results[0]
-    users = [state.ops[i] for i in state.users(y)]
+    users = state.users(y)
     if not users or any(u.kind != "store" or u.operands[1] != y or u.operands[0] == y for u in users):
         return _INF, []
     src = state.layout[x]

@@ -239,7 +239,8 @@ def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
         operands = [value.get(o) for o in op.operands]
         form = (key, shapes, len(operands))
         if None in operands:  # an operand not tied matches any
-            fits = [t for t in same_form.get(form, ()) if all(o is None or o == u for o, u in zip(operands, t.operands))]
+            fits = [t for t in same_form.get(form, ())
+                    if all(o is None or o == u for o, u in zip(operands, t.operands))]
             chosen = next((t for t in fits if id(t) not in taken), None)
         else:
             name = (*form, tuple(operands))
