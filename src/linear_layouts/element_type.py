@@ -253,7 +253,7 @@ def ir_element_bits(element: str) -> int | None:
     """
     if not isinstance(element, str):
         raise LayoutError(f"element: must be the name of a TTIR / TTGIR element type (a str), got {quote(element)}")
-    if pointee(element) is not None:
+    if pointee(element, "element") is not None:
         return 64
     try:
         return element_type(element).bits

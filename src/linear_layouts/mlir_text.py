@@ -168,11 +168,12 @@ def shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
 
 
 @checked
-def pointee(text: str) -> str | None:
+def pointee(text: str, argument: str = "text") -> str | None:
     """What a pointer type points to: ``!tt.ptr<T>`` and ``!tt.ptr<T, ADDRESS_SPACE>`` -> ``T``; a tensor of
     pointers (``tensor<SHAPEx!tt.ptr<T>, ...>``) -> the tensor of ``T`` (the type a ``tt.load`` of it
     gives), spelled as ``text`` is; None where ``text`` (stripped) is no pointer type nor tensor of them.
-    ``LayoutError`` naming ``text`` for a pointer type that is not closed or has no pointee.
+    ``LayoutError`` naming ``argument`` (the caller's name for ``text``) for a pointer type that is not
+    closed or has no pointee.
 
     ====================================  ========================
     ``text``                              ``pointee(text)``
@@ -190,20 +191,20 @@ def pointee(text: str) -> str | None:
     if text.startswith("tensor<"):
         end = closing(text, len("tensor"))
         if end != len(text) - 1:
-            raise LayoutError(f"text: the tensor type {text[:60]!r} must end with the '>' of its 'tensor<'")
+            raise LayoutError(f"{argument}: the tensor type {text[:60]!r} must end with the '>' of its 'tensor<'")
         parts = split_top(text[len("tensor<"):end])
         _, element = shape_and_element(parts[0] if parts else "")
         if not element.startswith(_POINTER):
             return None
         at = text.index(element, len("tensor<"))  # after the shape's digits and x's
-        return text[:at] + pointee(element) + text[at + len(element):]
+        return text[:at] + pointee(element, argument) + text[at + len(element):]
     if not text.startswith(_POINTER):
         return None
     end = closing(text, len(_POINTER) - 1)
     if end != len(text) - 1:
-        raise LayoutError(f"text: the pointer type {text[:60]!r} must end with the '>' of its '!tt.ptr<'")
+        raise LayoutError(f"{argument}: the pointer type {text[:60]!r} must end with the '>' of its '!tt.ptr<'")
     parts = split_top(text[len(_POINTER):end])
     if not parts or not parts[0] or len(parts) > 2 or len(parts) == 2 and not parts[1].isdecimal():
-        raise LayoutError(f"text: the pointer type {text[:60]!r} must be !tt.ptr<POINTEE> or "
+        raise LayoutError(f"{argument}: the pointer type {text[:60]!r} must be !tt.ptr<POINTEE> or "
                           "!tt.ptr<POINTEE, ADDRESS_SPACE> (e.g. !tt.ptr<f16>, !tt.ptr<f32, 3>)")
     return parts[0]

@@ -600,6 +600,8 @@ def test_pointee_is_what_a_pointer_or_a_tensor_of_pointers_points_to():
     # each reader of a pointer type agrees with it: the type checker's load, the layouts' kind, the widths
     assert parse_type("!tt.ptr<f32, 3>").kind == "ptr" and parse_type("tensor<4x!tt.ptr<f32>>").element == "!tt.ptr<f32>"
     assert ir_element_bits("!tt.ptr<f16>") == 64
+    with pytest.raises(LayoutError, match="^element: the pointer type '!tt.ptr<f16'"):  # the caller's argument
+        ir_element_bits("!tt.ptr<f16")
 
 
 def test_loop_bounds_reads_an_scf_for_head_once_for_every_reader():
