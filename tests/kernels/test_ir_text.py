@@ -283,6 +283,26 @@ def test_check_well_formed_rules(body, match):
     check_well_formed(parse_module(text.replace(body, "%y = arith.addi %a, %a : i32")), "ttgir")
 
 
+def _well_formed_as_triton_says(text: str, match: str | None, tmp_path) -> None:
+    """``check_well_formed`` accepts ``text`` (``match`` None) or refuses it with ``match``; Triton 3.9, where
+    installed, parses and verifies it, or refuses it, alike."""
+    from linear_layouts.kernels.ir_text import check_well_formed
+
+    if match is None:
+        check_well_formed(parse_module(text), "ttgir")
+    else:
+        with pytest.raises(LayoutError, match="ttgir: " + match):
+            check_well_formed(parse_module(text), "ttgir")
+    if importlib.util.find_spec("triton") is not None:
+        from ._triton_oracle import triton_module
+
+        if match is None:
+            triton_module(text, tmp_path)
+        else:
+            with pytest.raises(RuntimeError, match="Parse MLIR file failed"):
+                triton_module(text, tmp_path)
+
+
 _BLOCKS = {  # a function of several blocks (scf-to-cf's form): the text, and the rule it breaks (None: none)
     "a use of a block printed later that dominates it": (
         "%c = arith.cmpi sgt, %a, %n : i32\n    cf.br ^bb2\n  ^bb1:  // pred: ^bb2\n    %u = arith.addi %x, %x : i32\n"
@@ -318,23 +338,9 @@ def test_blocks_follow_dominance(case, tmp_path):
     definition and in the blocks its block dominates, whatever their text order; MLIR checks no use in a
     block the entry does not reach; a branch passes its target's arguments, as many and of their types.
     Triton 3.9 agrees on each (where it is installed)."""
-    from linear_layouts.kernels.ir_text import check_well_formed
-
     body, match = _BLOCKS[case]
     text = f"module {{\n  tt.func @k(%a: i32, %n: i32) {{\n    {body}\n  }}\n}}"
-    if match is None:
-        check_well_formed(parse_module(text), "ttgir")
-    else:
-        with pytest.raises(LayoutError, match="ttgir: " + match):
-            check_well_formed(parse_module(text), "ttgir")
-    if importlib.util.find_spec("triton") is not None:
-        from ._triton_oracle import triton_module
-
-        if match is None:
-            triton_module(text, tmp_path)
-        else:
-            with pytest.raises(RuntimeError, match="Parse MLIR file failed"):
-                triton_module(text, tmp_path)
+    _well_formed_as_triton_says(text, match, tmp_path)
 
 
 _WS_TWO = """module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90"} {
@@ -367,22 +373,8 @@ _WS_TWO = """module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : 
 def test_a_warp_specialize_result_is_used_as_its_type(yielded, use, match, tmp_path):
     """A ``ttg.warp_specialize``'s results have the types on its last region's closing line: its default
     region yields them (as many, of those types) and every use takes them as such. Triton 3.9 agrees."""
-    from linear_layouts.kernels.ir_text import check_well_formed
-
     text = _WS_TWO.replace("YIELD", yielded).replace("USE", use)
-    if match is None:
-        check_well_formed(parse_module(text), "ttgir")
-    else:
-        with pytest.raises(LayoutError, match="ttgir: " + match):
-            check_well_formed(parse_module(text), "ttgir")
-    if importlib.util.find_spec("triton") is not None:
-        from ._triton_oracle import triton_module
-
-        if match is None:
-            triton_module(text, tmp_path)
-        else:
-            with pytest.raises(RuntimeError, match="Parse MLIR file failed"):
-                triton_module(text, tmp_path)
+    _well_formed_as_triton_says(text, match, tmp_path)
 
 
 _A = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"
