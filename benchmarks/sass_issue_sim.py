@@ -102,8 +102,13 @@ def main(names: list[str]) -> None:
     from gpu_suite import build_variants, suite_cases  # noqa: PLC0415
     from shuffle_sass_loop import compile_cubin, cuobjdump, triton_counts  # noqa: PLC0415
 
-    work = Path(tempfile.mkdtemp(prefix="sass_issue_sim_"))
     cases = [c for c in suite_cases(False) if c.name in names]
+    unknown = sorted(set(names) - {c.name for c in cases})
+    if not names or unknown:
+        print(f"sass_issue_sim: name suite pairs (e.g. random_168); not in the suite: {', '.join(unknown) or '(none named)'}",
+              file=sys.stderr)
+        sys.exit(2)
+    work = Path(tempfile.mkdtemp(prefix="sass_issue_sim_"))
     for v in build_variants(cases, 0):
         if v.variant != "ours" or v.step_kind != "warp shuffle":
             continue
