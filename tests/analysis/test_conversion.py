@@ -290,7 +290,6 @@ def _bench_case(name: str):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gpu_cases import named_cases, random_cases  # noqa: PLC0415
 
     return {c.name: c for c in named_cases() + random_cases(18)}[name]

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,16 +13,10 @@ pytest.importorskip("triton")
 
 from linear_layouts.analysis.banks import shared_access  # noqa: E402
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture(scope="module")
 def script():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("gpu_shared_advice")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    yield importlib.import_module("gpu_shared_advice")
 
 
 def test_pairs_cover_the_issue(script):

@@ -4,18 +4,13 @@ run measured, and its tie rule is plan_conversion's."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-_saved = list(sys.path)
-sys.path.insert(0, str(BENCH))
 import fit_cost_model as fcm  # noqa: E402
 import model_ranking as mr  # noqa: E402
-
-sys.path[:] = _saved  # the benchmark modules put their folder on the path; leave it as it was
 
 RUNS = sorted((BENCH / "results" / "kernel_steps").glob("*.json"))
 

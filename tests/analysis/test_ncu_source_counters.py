@@ -6,14 +6,12 @@ prediction, 128 + 128 wavefronts, for both kernels (their first profiled launch)
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _source_wavefronts():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from gpu_suite import source_wavefronts  # noqa: PLC0415
 
     return source_wavefronts

@@ -8,8 +8,6 @@ ctypes structures have cuda.h's layout and it checks its grid before touching th
 from __future__ import annotations
 
 import ctypes
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,7 +27,6 @@ needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not install
 
 
 def _suite():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import gpu_suite  # noqa: PLC0415
 
     return gpu_suite

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,11 +100,7 @@ def test_other_lane_counts_count_exactly():
 
 def test_gpu_suite_cases_count_exactly():
     """Every in-warp pair of the GPU suite (benchmarks/gpu_cases.py) at its own width and at all four."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    try:
-        from gpu_cases import all_cases  # noqa: PLC0415
-    finally:
-        sys.path.pop(0)
+    from gpu_cases import all_cases  # noqa: PLC0415
     cases = [c for c in all_cases() if same_warp_data(c.src, c.dst) and c.src != c.dst]
     assert len(cases) >= 40
     for case in cases:

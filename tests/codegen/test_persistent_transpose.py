@@ -8,8 +8,6 @@ and the suite's own same-size copy copies every vector."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,7 +22,6 @@ needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not install
 
 
 def _layouts(element_bytes: int, **kw):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gpu_suite import transpose_wide_block_layouts  # noqa: PLC0415
 
     return transpose_wide_block_layouts(element_bytes, **kw)
@@ -135,7 +132,6 @@ def test_every_new_suite_transpose_compiles_to_its_plan():
     """Each persistent, hinted or grouped transpose of the GPU suite (at 512^2): nvcc's PTX has the plan's
     shared instructions, one 16-byte global store per 16 bytes of the thread's tile, and each
     16-byte load twice in the persistent kernels (before the loop, and the next tile's in it)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gpu_suite import ONE_TILE_OPTIONS, transpose_kernels  # noqa: PLC0415
 
     new = [(w, tag, step, k) for w, tag, step, k in transpose_kernels(512)
@@ -225,7 +221,6 @@ def test_same_size_copy_peer_copies_every_vector(tmp_path):
 
     from linear_layouts.codegen.intrinsics import HOST_PRELUDE  # noqa: PLC0415
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gpu_suite import SAME_SIZE_COPY_SOURCE  # noqa: PLC0415
 
     main = r"""
@@ -250,7 +245,6 @@ int main() {
 
 def _async_kernel(matrix: tuple[int, int], warps: int, tile: tuple[int, int], stages: int = 3, ctas_per_sm: int = 1,
                   l2_prefetch_bytes: int = 0):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gpu_suite import transpose_async_layouts  # noqa: PLC0415
     from linear_layouts.codegen.kernel import emit_async_transpose_kernel  # noqa: PLC0415
 
@@ -293,7 +287,6 @@ def test_async_suite_transposes_compile_to_cp_async():
     """The suite's cp.async transposes at 8192^2: 16 LDGSTS.128 per tile (issued for 2 tiles before
     the loop, one in it: 48 in the code; `_l2p256`: .L2::256B, LDGSTS...LTC256B), no LDG and no STS; the plan's 16 ld.shared.v4, 128 PRMT
     (the 4x4 byte transposes, after the shared load) and 16 STG.128; no local memory."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gpu_suite import transpose_kernels  # noqa: PLC0415
 
     kernels = [(tag, step, k) for _, tag, step, k in transpose_kernels(8192) if tag.startswith("async")]

@@ -3,18 +3,10 @@ point: two orders of the same instructions cost different cycles when a select w
 
 import doctest
 import importlib
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _module():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        return importlib.import_module("sass_issue_sim")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    return importlib.import_module("sass_issue_sim")
 
 
 def test_docstring_examples():

@@ -7,8 +7,6 @@ compiles exactly the planned instructions."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -87,7 +85,6 @@ def test_widened_vector_kernel_ptx_holds_the_planned_instructions():
 
 
 def _wide_block_layouts(rows: int, cols: int, warps: int) -> tuple[LinearLayout, LinearLayout]:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gpu_suite import transpose_wide_block_layouts  # noqa: PLC0415
 
     return transpose_wide_block_layouts(1, warps=warps, rows=rows, cols=cols)

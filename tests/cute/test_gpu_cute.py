@@ -7,8 +7,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,18 +14,14 @@ from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc, split_ptx_entries
 from linear_layouts.cute import parse_cute, to_linear
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture(scope="module")
 def gpu_cute(tmp_path_factory):
     cache = os.environ.get("LINEAR_LAYOUTS_CACHE")
     os.environ["LINEAR_LAYOUTS_CACHE"] = str(tmp_path_factory.mktemp("kernels"))  # not the benchmark's cubins
-    sys.path.insert(0, str(BENCHMARKS))
     try:
         yield importlib.import_module("gpu_cute")
     finally:
-        sys.path.remove(str(BENCHMARKS))
         if cache is None:
             os.environ.pop("LINEAR_LAYOUTS_CACHE", None)
         else:

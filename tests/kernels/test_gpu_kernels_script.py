@@ -6,23 +6,15 @@ from __future__ import annotations
 
 import importlib
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("triton")
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture(scope="module")
 def scripts():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("gpu_kernels"), importlib.import_module("gpu_workflow_collect")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    yield importlib.import_module("gpu_kernels"), importlib.import_module("gpu_workflow_collect")
 
 
 @pytest.fixture(scope="module")

@@ -201,11 +201,7 @@ def test_triton_39_compiles_the_rewritten_ttgir(name, tmp_path):
 # --------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def script():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        yield importlib.import_module("gpu_engine_kernels")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    yield importlib.import_module("gpu_engine_kernels")
 
 
 def test_prepare_rewrites_compiles_and_says_why_not(script, tmp_path):
@@ -385,11 +381,7 @@ def test_a_kernel_that_kills_the_measuring_process_is_recorded_and_the_rest_go_o
 def test_rewrite_scaling_times_a_kernel_in_a_fresh_process(capsys):
     """benchmarks/rewrite_scaling.py (the measurement behind MAX_ENGINE_OPS) on its smallest kernel."""
     pytest.importorskip("triton")
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        scaling = importlib.import_module("rewrite_scaling")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    scaling = importlib.import_module("rewrite_scaling")
     assert scaling.main(["--sizes", "sort=", "chain=", "straight=20"]) == 0
     row = capsys.readouterr().out.splitlines()[-1].split(" | ")
     assert row[0] == "| straight20" and int(row[1]) > 40 and float(row[2]) >= 0 and row[4] == "0->0 |"
