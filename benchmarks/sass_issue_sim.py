@@ -38,7 +38,6 @@ ISSUE_INTERVAL = {"alu": 2, "mio": 2, "fma": 2, "uniform": 1, "branch": 1}
 #: cycles from issue until the result can be read
 LATENCY = {"SHFL": 23}
 DEFAULT_LATENCY = 4
-_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
 _REG = re.compile(r"\b(R\d+|P\d|UR\d+)\b")
 
 
@@ -52,16 +51,10 @@ def loop_program(sass: str) -> list[tuple[str, str, tuple[str, ...]]]:
     >>> loop_program(text)
     [('SEL', 'R1', ('R2', 'R3', 'P0')), ('SHFL', 'R4', ('R1', 'R0'))]
     """
-    rows = [(int(m.group(1), 16), m.group(3), m.group(4), m.group(2) or "") for m in map(_LINE.search, sass.splitlines()) if m]
-    body: list = []
-    for address, op, args, _ in rows:
-        target = re.search(r"0x([0-9a-f]+)", args) if op.startswith("BRA") else None
-        if target and int(target.group(1), 16) <= address:
-            candidate = [r for r in rows if int(target.group(1), 16) <= r[0] <= address]
-            if len(candidate) > len(body):
-                body = candidate
+    from shuffle_sass_loop import loop_rows  # noqa: PLC0415
+
     program = []
-    for _, op, args, guard in body:
+    for _, op, args, guard in loop_rows(sass):
         name, regs = op.split(".")[0], _REG.findall(args)
         if name == "BRA" or not regs:
             continue

@@ -38,7 +38,8 @@ from gpu_suite import build_variants, suite_cases  # noqa: E402
 from linear_layouts.codegen.ptx import find_cuobjdump  # noqa: E402
 
 KEYS = ("SEL", "LOP3", "SHFL", "PRMT", "MOV")
-_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
+#: a SASS line: address, guard predicate (``@!P1``, optional), opcode, operands
+_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?P<guard>@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
 
 
 def cuobjdump() -> str:
@@ -50,25 +51,33 @@ def cuobjdump() -> str:
     return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump")
 
 
-def loop_counts(cubin: Path) -> dict[str, int]:
-    """Opcode counts (``KEYS``, ``total``) of the longest loop of ``cubin``'s SASS."""
-    out = subprocess.run([cuobjdump(), "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
-    rows = [(int(m.group(1), 16), m.group(2), m.group(3)) for m in map(_LINE.search, out.splitlines()) if m]
+def loop_rows(sass: str) -> list[tuple[int, str, str, str]]:
+    """(address, opcode, operands, guard) of each instruction of the longest loop of ``cuobjdump -sass``
+    text: the body between a backward branch and its target (the branch included)."""
+    rows = [(int(m.group(1), 16), m.group(3), m.group(4), m.group("guard") or "")
+            for m in map(_LINE.search, sass.splitlines()) if m]
     best: list = []
-    for addr, op, args in rows:
+    for addr, op, args, _ in rows:
         target = re.search(r"0x([0-9a-f]+)", args) if op.startswith("BRA") else None
         if target and int(target.group(1), 16) <= addr:
             body = [r for r in rows if int(target.group(1), 16) <= r[0] <= addr]
             if len(body) > len(best):
                 best = body
-    c = Counter(op.split(".")[0] for _, op, _ in best)
+    return best
+
+
+def loop_counts(cubin: Path) -> dict[str, int]:
+    """Opcode counts (``KEYS``, ``total``) of the longest loop of ``cubin``'s SASS."""
+    out = subprocess.run([cuobjdump(), "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
+    best = loop_rows(out)
+    c = Counter(op.split(".")[0] for _, op, _, _ in best)
     return {**{k: c.get(k, 0) for k in KEYS}, "total": len(best)}
 
 
 def kernel_counts(cubin: Path) -> dict[str, int]:
     """Opcode counts (``KEYS``, ``total``) of all of ``cubin``'s SASS but NOPs (padding)."""
     out = subprocess.run([cuobjdump(), "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
-    ops = [m.group(2).split(".")[0] for m in map(_LINE.search, out.splitlines()) if m]
+    ops = [m.group(3).split(".")[0] for m in map(_LINE.search, out.splitlines()) if m]
     c = Counter(op for op in ops if op != "NOP")
     return {**{k: c.get(k, 0) for k in KEYS}, "total": sum(c.values())}
 
