@@ -36,6 +36,9 @@ def _use_backend(ext: Any) -> None:
     global _C
     _C = ext
 
+
+_ccore.on_switch(_use_backend)
+
 __all__ = [
     "EliminationBasis",
     "rref",

@@ -1652,4 +1652,4 @@ def _use_backend(ext: Any) -> None:
     _C = ext
 
 
-_use_backend(_C)
+_ccore.on_switch(_use_backend)

@@ -8,6 +8,8 @@ the Python code returns or declines (``None`` / ``NotImplemented``), and then th
 input gets the Python ``LayoutError`` with the same message whichever backend is active.
 
 The pure-Python backend runs when the extension is absent or ``LINEAR_LAYOUTS_PURE_PYTHON=1`` is set.
+The modules that call the extension register a hook (``on_switch``) that ``using`` calls with the backend
+to use: this module imports nothing from the package.
 
 >>> backend() in ("c", "python")
 True
@@ -18,10 +20,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
-__all__ = ["ext", "backend", "available", "using"]
+__all__ = ["ext", "backend", "available", "using", "on_switch"]
 
 
 def _import_ext() -> ModuleType | None:
@@ -38,6 +40,17 @@ def _pure_python_requested() -> bool:
 #: The compiled module in use at import time, or None (pure Python).
 ext: ModuleType | None = None if _pure_python_requested() else _import_ext()
 
+#: The backend in use now (``ext`` until ``using`` switches it) and the hooks told of each switch.
+_active: ModuleType | None = ext
+_hooks: list[Callable[[ModuleType | None], None]] = []
+
+
+def on_switch(hook: Callable[[ModuleType | None], None]) -> None:
+    """Register ``hook(module)``: called now with the active backend (the compiled module, or None for pure
+    Python), then on every switch. ``f2`` and ``layout`` register theirs when they are imported."""
+    _hooks.append(hook)
+    hook(_active)
+
 
 def available() -> bool:
     """Whether the C extension is built and importable (whatever backend is active)."""
@@ -46,16 +59,14 @@ def available() -> bool:
 
 def backend() -> str:
     """The active backend: ``"c"`` or ``"python"``."""
-    from linear_layouts import layout
-
-    return "python" if layout._C is None else "c"
+    return "python" if _active is None else "c"
 
 
 def _switch(module: ModuleType | None) -> None:
-    from linear_layouts import f2, layout
-
-    f2._use_backend(module)
-    layout._use_backend(module)
+    global _active
+    _active = module
+    for hook in _hooks:
+        hook(module)
 
 
 @contextlib.contextmanager
@@ -71,9 +82,7 @@ def using(name: str) -> Iterator[None]:
         module = _import_ext()
         if module is None:
             raise RuntimeError("the C extension linear_layouts._ccore._ext is not built")
-    from linear_layouts import layout
-
-    previous = layout._C
+    previous = _active
     _switch(module)
     try:
         yield
