@@ -1,4 +1,4 @@
-"""Build script for the optional C extension ``linear_layouts._ccore._ext`` (everything else is in pyproject.toml).
+"""Build script for the optional C extension ``linear_layouts.core._ccore._ext`` (everything else is in pyproject.toml).
 
 ``pip install .`` (and ``pip install -e .``) compile it with the system C compiler. Where there is no
 compiler, or the build fails, the package is installed without it — pure Python, same behaviour, slower —
@@ -40,8 +40,8 @@ class OptionalBuildExt(build_ext):
 setup(
     ext_modules=[
         Extension(
-            "linear_layouts._ccore._ext",
-            sources=["src/linear_layouts/_ccore/_ext.c"],
+            "linear_layouts.core._ccore._ext",
+            sources=["src/linear_layouts/core/_ccore/_ext.c"],
         )
     ],
     cmdclass={"build_ext": OptionalBuildExt},

@@ -6,7 +6,7 @@ Usage:  python benchmarks/bench_algebra.py [--quick] [--backend both|c|python] [
 Realistic layouts (10 to 24 in bits) are built by Triton's Gluon ``to_linear_layout`` — blocked,
 NVIDIA mma (v2), swizzled shared and NVMMA shared — and the same bases are given to both libraries.
 Each operation is timed for Triton and for each of our backends (the compiled core ``c`` and pure
-``python``, see ``linear_layouts._ccore``) back to back with ``timeit`` (best of several repeats, calls
+``python``, see ``linear_layouts.core._ccore``) back to back with ``timeit`` (best of several repeats, calls
 per repeat chosen by ``Timer.autorange``); the per-call time in microseconds and the ratio Triton time /
 our time are printed (> 1 means we are faster), with the geometric mean. The timer is this process's CPU
 time by default (``--timer cpu``: other jobs of a shared machine do not inflate it), wall time on request.
@@ -38,7 +38,7 @@ import numpy as np
 from linear_layouts import LinearLayout
 
 try:
-    from linear_layouts import _ccore
+    from linear_layouts.core import _ccore
 except ImportError:  # a checkout from before the compiled core: pure Python only
     _ccore = None
 

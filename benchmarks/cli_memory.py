@@ -57,7 +57,7 @@ finally:
 def big_ttgir(path: Path) -> Path:
     """A TTGIR module just under ``limits.MAX_IR_BYTES``: the largest real kernel's function, repeated."""
     sys.path.insert(0, str(SRC))
-    from linear_layouts.limits import MAX_IR_BYTES
+    from linear_layouts.core.limits import MAX_IR_BYTES
 
     text = (KERNELS / "ir" / "sm_90" / "attention_fwd.ttgir").read_text()
     head, body = text[:text.index("tt.func")], text[text.index("tt.func"):text.rindex("}")]
@@ -217,7 +217,7 @@ def main() -> int:
              f"{meta['date']}; {meta['processor']}, {meta['cpus']} CPUs; Python {meta['python']}, NumPy "
              f"{meta['numpy']}. Each command in a fresh process (`benchmarks/cli_memory.py`); peak RSS from "
              "`getrusage` (Linux carries the parent's peak across exec, so ~35-65 MB is the floor); the explorer "
-             "server's from `/proc/PID/status` VmHWM after the requests. Limits: `linear_layouts.limits` "
+             "server's from `/proc/PID/status` VmHWM after the requests. Limits: `linear_layouts.core.limits` "
              "(pictures 2**16 elements, everything else 2**20, specs 64 KiB, IR files 16 MiB).", "",
              "| command | exit (expected) | seconds | peak RSS (MB) | written (MB) |", "|---|---|---|---|---|"]
     for r in rows:

@@ -111,7 +111,7 @@ def _run_child(what: str, pure_python: bool) -> dict:
 
 def _backend(pure_python: bool) -> str:
     """The workers' algebra backend ("c" or "python")."""
-    code = ("try:\n    from linear_layouts import _ccore\nexcept ImportError:\n    print('python (no compiled core)')\n"
+    code = ("try:\n    from linear_layouts.core import _ccore\nexcept ImportError:\n    print('python (no compiled core)')\n"
             "else:\n    print(_ccore.backend())")
     env = dict(os.environ, LINEAR_LAYOUTS_PURE_PYTHON="1" if pure_python else "")
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,

@@ -72,7 +72,7 @@ def launch_row(spec) -> dict:
 def prepare_one(spec, build: Path, layouts_for: str = "sm_90") -> dict:
     """Rewrite and compile (for sm_90) one kernel whose TTGIR is Triton's for ``layouts_for``; the row
     says what happened."""
-    from linear_layouts.errors import LayoutError
+    from linear_layouts.core.errors import LayoutError
     from linear_layouts.kernels.compile import compile_kernel
     from linear_layouts.kernels.rewrite import rewrite_kernel
 

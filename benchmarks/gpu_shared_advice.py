@@ -244,7 +244,7 @@ def predict_convert(variant: Variant) -> tuple[tuple | None, dict]:
     """Triton's own choice (``gl.convert_layout``): the project's model of Triton's convert_layout lowering
     (``kernels.triton_lowering``, equal to Triton 3.6's and 3.9's PTX on the corpus): (store, load)
     wavefronts and its static instructions per warp, to set beside the PTX's."""
-    from linear_layouts.element_type import element_type
+    from linear_layouts.core.element_type import element_type
     from linear_layouts.kernels.triton_lowering import convert_lowering
 
     pair = variant.pair
@@ -266,7 +266,7 @@ def predict(variant: Variant) -> tuple | None:
         return predicted if model == variant.instructions else None
     pair = variant.pair
     shape = list(pair.shape)
-    from linear_layouts.element_type import element_type
+    from linear_layouts.core.element_type import element_type
 
     bits = element_type(pair.dtype).bits
     layout = variant.smem.to_linear(shape)

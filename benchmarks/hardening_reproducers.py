@@ -78,7 +78,7 @@ def check(item: str, what: str, code: str) -> Case:
 PRELUDE = """
 import numpy as np
 from linear_layouts import ColumnAction, LayoutError, LinearLayout
-from linear_layouts.layout import invert_and_compose_block_local
+from linear_layouts.core.layout import invert_and_compose_block_local
 from linear_layouts.catalog import BlockedLayout
 L = LinearLayout.identity_1d(16, "register", "dim0") * LinearLayout.identity_1d(32, "lane", "dim1")
 """

@@ -29,9 +29,9 @@ import sys
 from typing import Callable, NoReturn, Sequence
 
 from linear_layouts import __version__
-from linear_layouts.errors import LayoutError, did_you_mean
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, check_layout_size, quote
+from linear_layouts.core.errors import LayoutError, did_you_mean
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, check_layout_size, quote
 
 # --------------------------------------------------------------------------------------------------
 # Shared helpers of the subcommands
@@ -72,7 +72,7 @@ def _spec_text(text: str) -> str:
         raise LayoutError(f"spec file {quote(path)}: not UTF-8 text (byte {error.start + 1} cannot be read)") from None
     if len(content) > MAX_SPEC_CHARS:
         raise LayoutError(f"spec file {quote(path)}: longer than {MAX_SPEC_CHARS} characters "
-                          "(linear_layouts.limits.MAX_SPEC_CHARS): not a layout spec")
+                          "(linear_layouts.core.limits.MAX_SPEC_CHARS): not a layout spec")
     return content
 
 
@@ -128,8 +128,8 @@ def _layout_text(descriptor: object, form: str, shape: list[int] | None = None) 
 
 
 def _bitwidth(dtype: str | None, default: int | None = None) -> int:
-    """--dtype's width in bits (any spelling of :func:`linear_layouts.element_type.element_type`)."""
-    from linear_layouts.element_type import bitwidth
+    """--dtype's width in bits (any spelling of :func:`linear_layouts.core.element_type.element_type`)."""
+    from linear_layouts.core.element_type import bitwidth
 
     if dtype is None:
         if default is None:
@@ -566,7 +566,7 @@ _DTYPE_HELP = "element type: fp8, fp16, bf16, fp32, i8, i32, fp64, float8_e4m3fn
 
 def _core_description() -> str:
     """Which algebra core runs: the compiled one, or pure Python and why (pip hides the build's own note)."""
-    from linear_layouts import _ccore
+    from linear_layouts.core import _ccore
 
     if _ccore.backend() == "c":
         return "compiled core"

@@ -21,7 +21,7 @@ Accepted forms (whitespace free):
 The text is read with :mod:`ast` / :mod:`json`; only literals (ints, bools, strings, None, lists, tuples,
 dicts) and calls of whitelisted names are accepted. Names come from :mod:`linear_layouts.catalog`.
 Every mistake raises :class:`LayoutError` with the column where it happened and at most ~80 characters
-of the text around it. Before parsing, :func:`linear_layouts.limits.check_text` bounds the text's length,
+of the text around it. Before parsing, :func:`linear_layouts.core.limits.check_text` bounds the text's length,
 nesting depth and integer digits (``limits.MAX_SPEC_CHARS``, ``MAX_SPEC_DEPTH``, ``MAX_INT_DIGITS``), so
 neither :mod:`ast` nor :mod:`json` can recurse or read without bound.
 """
@@ -35,9 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.errors import LayoutError, did_you_mean
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import check_text, excerpt, quote, shorten
+from linear_layouts.core.errors import LayoutError, did_you_mean
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import check_text, excerpt, quote, shorten
 
 __all__ = ["ParsedSpec", "parse_spec", "layout_from_spec", "catalog_classes", "RAW_CONSTRUCTORS"]
 

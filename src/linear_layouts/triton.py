@@ -31,9 +31,9 @@ from linear_layouts.catalog.base import (
     cga_layout_from_split_params,
     split_params_from_cga_layout,
 )
-from linear_layouts.element_type import element_type
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.element_type import element_type
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = [
     "to_gluon", "from_gluon", "gluon_expression", "to_triton_linear_layout", "from_triton_linear_layout", "triton_version",

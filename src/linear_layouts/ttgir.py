@@ -60,12 +60,12 @@ from linear_layouts.catalog import (
     TensorMemoryScalesLayout,
 )
 from linear_layouts.catalog.base import cga_layout_from_split_params, standard_out_dim_names
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import ir_element_bits
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_IR_BYTES, MAX_SPEC_DEPTH, check_ir_text, excerpt, quote
-from linear_layouts.mlir_text import NAME_CHAR, STATIC_SHAPE, closing, shape_and_element, split_top
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import ir_element_bits
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_IR_BYTES, MAX_SPEC_DEPTH, check_ir_text, excerpt, quote
+from linear_layouts.core.mlir_text import NAME_CHAR, STATIC_SHAPE, closing, shape_and_element, split_top
 
 __all__ = [
     "parse_attribute",

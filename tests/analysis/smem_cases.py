@@ -95,7 +95,7 @@ def random_shared(rng: random.Random, log2s: list[int], hint: LinearLayout | Non
     else:
         while True:
             cols = [rng.getrandbits(d) for _ in range(d)]
-            from linear_layouts import f2
+            from linear_layouts.core import f2
             if f2.rank(cols) == d:
                 break
     return LinearLayout({"offset": [unflatten(c, log2s) for c in cols]}, out_dims(log2s))

@@ -9,7 +9,7 @@ from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis import conversion as cv
 from linear_layouts.analysis import cost_model
 from linear_layouts.analysis.steps import BarrierScope, ConversionPlan, WarpShuffle
-from linear_layouts.element_type import element_type
+from linear_layouts.core.element_type import element_type
 from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
 from linear_layouts.analysis.warp_simulator import (
     distribute,

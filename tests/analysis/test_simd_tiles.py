@@ -100,7 +100,7 @@ def shared_for_tile(rng: random.Random, dist: LinearLayout, w: int, trans: bool)
             cols.append(x)
     rest = [1 << i for i in range(d) if not any((1 << i) == c for c in cols)]
     rng.shuffle(rest)
-    from linear_layouts import f2
+    from linear_layouts.core import f2
 
     for x in rest:
         if f2.rank(cols + [x]) == len(cols) + 1:

@@ -25,7 +25,7 @@ from linear_layouts.analysis.steps import (
     shared_mnemonic,
 )
 from linear_layouts.cli import main
-from linear_layouts.element_type import element_type
+from linear_layouts.core.element_type import element_type
 from linear_layouts.viz.scenarios import seed_transpose
 
 SEED = seed_transpose()

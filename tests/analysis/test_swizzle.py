@@ -8,7 +8,8 @@ import random
 import pytest
 from smem_cases import DIMS, LOAD, STORE, layout_of_json, random_distributed, random_shape, seed_shared, swizzle_json
 
-from linear_layouts import LayoutError, LinearLayout, f2
+from linear_layouts import LayoutError, LinearLayout
+from linear_layouts.core import f2
 from linear_layouts.analysis import (
     legacy_swizzle_baseline,
     legacy_swizzle_params,

@@ -20,7 +20,7 @@ from linear_layouts.codegen.kernel import (
 )
 from linear_layouts.codegen.plan import conversion_step
 from linear_layouts.codegen.ptx import compile_ptx, find_nvcc
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 
 needs_cxx = pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")

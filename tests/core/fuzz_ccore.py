@@ -1,4 +1,4 @@
-"""Fuzzer of the compiled core (``linear_layouts._ccore._ext``): junk, huge bit counts, reference counts.
+"""Fuzzer of the compiled core (``linear_layouts.core._ccore._ext``): junk, huge bit counts, reference counts.
 
 Every entry point is called with random junk (wrong types, negative and huge ints, 2**64 and beyond,
 nested junk, subclasses of int/str/tuple, NumPy scalars, bytes, None), with layouts of up to 64 dims and
@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from linear_layouts import LayoutError, LinearLayout, _ccore
+from linear_layouts import LayoutError, LinearLayout
+from linear_layouts.core import _ccore
 
 
 class IntSub(int):

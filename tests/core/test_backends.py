@@ -1,6 +1,6 @@
 """The compiled core against the pure-Python core: same results, same errors, no crash on junk.
 
-Each case runs an operation under both backends (``linear_layouts._ccore.using``) and compares the
+Each case runs an operation under both backends (``linear_layouts.core._ccore.using``) and compares the
 outcomes exactly: a layout field by field (names, flattened bases, out sizes, rank), a value by value and
 type, an error by type and message. Layouts are seeded random specs (``_support.random_spec``), including
 layouts wider than the 64-bit words of the C core (it declines them and the Python code answers).
@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from linear_layouts import LayoutError, LinearLayout, _ccore, f2
+from linear_layouts import LayoutError, LinearLayout
+from linear_layouts.core import _ccore, f2
 
 from . import fuzz_ccore
 from ._support import OUT_POOL, Spec, ours, random_inputs, random_out_dims, random_spec

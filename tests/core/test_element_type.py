@@ -23,7 +23,7 @@ from linear_layouts.catalog import NVMMASharedLayout, instruction_tiles
 from linear_layouts.cli import main
 from linear_layouts.codegen import plan as codegen_plan
 from linear_layouts.cute.best import best_cute_swizzle
-from linear_layouts.element_type import (
+from linear_layouts.core.element_type import (
     AMBIGUOUS_NAMES,
     DTYPE_NAMES,
     SUPPORTED_BITWIDTHS,
@@ -33,7 +33,7 @@ from linear_layouts.element_type import (
     element_type,
 )
 from linear_layouts.engine import anchors, ir
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.reports import banks as banks_report
 from linear_layouts.reports import conversion as conversion_report
 from linear_layouts.reports import cute as cute_report
@@ -230,9 +230,9 @@ ENTRY_POINTS = {
 
 #: Public functions taking ``dtype`` that are not swept, and why.
 NOT_SWEPT = {
-    "element_type.element_type": "the parser itself (swept above)",
-    "element_type.bitwidth": "the parser itself (swept above)",
-    "element_type.ElementType.parse": "the parser itself (swept above)",
+    "core.element_type.element_type": "the parser itself (swept above)",
+    "core.element_type.bitwidth": "the parser itself (swept above)",
+    "core.element_type.ElementType.parse": "the parser itself (swept above)",
     "codegen.verify.verify_conversion": "runs on a GPU; its dtype goes to codegen.plan.conversion_kernel (swept)",
     "engine.ir.Builder.pointer": "the IR keeps its type names as text (checked by engine.ir.element_bits, swept)",
     "engine.ir.Builder.full": "the IR keeps its type names as text (checked by engine.ir.element_bits, swept)",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from linear_layouts import f2
+from linear_layouts.core import f2
 
 from ._support import gf2_rank
 

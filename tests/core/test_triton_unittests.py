@@ -35,7 +35,7 @@ def _is_identity_on_out_dim(layout, dim: str) -> bool:
 
 def _supremum(x: list[str], y: list[str]) -> list[str]:
     """Triton's ``supremum`` of two name orders (strict: inconsistent orders raise)."""
-    from linear_layouts.layout import supremum
+    from linear_layouts.core.layout import supremum
 
     return supremum(x, y)
 
@@ -44,7 +44,7 @@ def _block_local():
     """``invertAndComposeBlockLocal`` (Triton's LayoutUtils), wherever the package provides it."""
     import importlib
 
-    for module in ("linear_layouts.layout", "linear_layouts.analysis.conversion", "linear_layouts.analysis"):
+    for module in ("linear_layouts.core.layout", "linear_layouts.analysis.conversion", "linear_layouts.analysis"):
         try:
             mod = importlib.import_module(module)
         except ImportError:

@@ -7,8 +7,8 @@ import pytest
 from linear_layouts.catalog import DotOperandLayout, NVMMADistributedLayout
 from linear_layouts.cute.atoms import sm80_16x8x16, sm90_64xN_c
 from linear_layouts.cute.linear import to_linear
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 atoms_nv = pytest.importorskip("tensor_layouts.atoms_nv")
 

@@ -13,8 +13,8 @@ from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistrib
 from linear_layouts.cute.best import best_cute_swizzle, cute_candidates
 from linear_layouts.cute.layout import Swizzle
 from linear_layouts.cute.linear import to_linear
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 from linear_layouts.analysis.warp_simulator import random_distributed_layout
 

@@ -11,9 +11,9 @@ from linear_layouts.cute.atoms import sm80_16x8x16
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, composition
 from linear_layouts.cute.linear import to_linear
 from linear_layouts.cute.parse import MAX_TERMS, looks_like_cute, parse_cute
-from linear_layouts.limits import MAX_INT_DIGITS, MAX_SPEC_CHARS, MAX_SPEC_DEPTH
+from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_CHARS, MAX_SPEC_DEPTH
 from linear_layouts.cute.source import cpp_int, to_cpp, to_cute_dsl, to_text
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.spec import layout_from_spec, parse_spec
 
 from . import random_cute as R

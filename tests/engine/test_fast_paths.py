@@ -101,7 +101,7 @@ def test_global_cost_reads_the_vector_off_one_memory_order_layout():
 def test_shared_offsets_by_the_compiled_core_equal_the_elimination():
     """``banks`` reads a shared layout's offsets with the compiled core's ``f2.solve`` when it is active:
     the same accesses (offsets, vector, free bits) as one Python elimination on the swizzle's layouts."""
-    from linear_layouts import _ccore
+    from linear_layouts.core import _ccore
     from linear_layouts.analysis import banks, swizzle
 
     if not _ccore.available():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from linear_layouts.cli import main
-from linear_layouts.limits import MAX_SPEC_CHARS
+from linear_layouts.core.limits import MAX_SPEC_CHARS
 
 BLOCKED = "BlockedLayout([1,4],[4,8],[8,1],[1,0])"
 NVMMA = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
@@ -155,7 +155,7 @@ def test_the_explorer_page_draws_at_most_the_picture_limit(capsys, tmp_path):
 
 def test_report_reads_no_huge_or_undecodable_file(capsys, tmp_path):
     """`report` read any file whole (memory), and a sibling .ttir that is not UTF-8 was a traceback."""
-    from linear_layouts.limits import MAX_IR_BYTES
+    from linear_layouts.core.limits import MAX_IR_BYTES
 
     huge = tmp_path / "huge.ttgir"
     with huge.open("wb") as file:

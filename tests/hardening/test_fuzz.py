@@ -26,7 +26,7 @@ import linear_layouts
 import linear_layouts.analysis as analysis
 import linear_layouts.codegen as codegen
 import linear_layouts.cute as cute
-import linear_layouts.element_type as element_type
+import linear_layouts.core.element_type as element_type
 import linear_layouts.engine as engine
 import linear_layouts.reports as reports
 import linear_layouts.spec as spec

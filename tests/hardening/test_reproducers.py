@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from linear_layouts import ColumnAction, LayoutError, LinearLayout
-from linear_layouts.layout import invert_and_compose_block_local
-from linear_layouts.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, QUOTE_CHARS
+from linear_layouts.core.layout import invert_and_compose_block_local
+from linear_layouts.core.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, QUOTE_CHARS
 
 L16x32 = LinearLayout.identity_1d(16, "register", "dim0") * LinearLayout.identity_1d(32, "lane", "dim1")
 
@@ -77,7 +77,7 @@ def test_show_of_22_zero_register_bases_is_refused_without_allocating():
             '"out_dims": {"dim0": 64}}')
     layout = parse_spec(spec).to_linear()
     raises_quickly(lambda: layout_view(layout), r"text view of the distributed layout: 268435456 elements exceed "
-                                                r"max_elements=65536 \(linear_layouts.limits.MAX_PICTURE_ELEMENTS\)")
+                                                r"max_elements=65536 \(linear_layouts.core.limits.MAX_PICTURE_ELEMENTS\)")
     forty = LinearLayout({"register": [[0]] * 30, "lane": [[0]] * 9 + [[1]]}, ["dim0"])
     raises_quickly(lambda: layout_view(forty), "1099511627776 elements exceed")
 
@@ -233,7 +233,7 @@ def test_errors_quote_at_most_about_80_characters_of_the_input():
 
 def test_no_message_is_ever_longer_than_the_cap():
     """The last guard: a message built from a huge input is cut at MAX_MESSAGE_CHARS (and says so)."""
-    from linear_layouts.errors import MAX_MESSAGE_CHARS
+    from linear_layouts.core.errors import MAX_MESSAGE_CHARS
 
     error = LayoutError("shape " + "(8," * 100_000)
     assert len(str(error)) == MAX_MESSAGE_CHARS and str(error).endswith("(a message of 300006 characters, cut)")
@@ -354,13 +354,13 @@ def test_predicates_of_junk_are_false():
 # --- the MLIR text readers (the corpus fuzz of 2026-11-27: mutated TTIR / TTGIR texts) ------------------
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).closing("tensor<4xf16>", 20),
+    (lambda: __import__("linear_layouts.core.mlir_text", fromlist=["x"]).closing("tensor<4xf16>", 20),
      r"closing: start must index text \(0 <= start < len\(text\) = 13\), got 20"),
-    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).closing("", 0), r"len\(text\) = 0\), got 0"),
-    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).closing("<a>", -1), "got -1"),
-    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).find_top("a, b", ",", start=-9),
+    (lambda: __import__("linear_layouts.core.mlir_text", fromlist=["x"]).closing("", 0), r"len\(text\) = 0\), got 0"),
+    (lambda: __import__("linear_layouts.core.mlir_text", fromlist=["x"]).closing("<a>", -1), "got -1"),
+    (lambda: __import__("linear_layouts.core.mlir_text", fromlist=["x"]).find_top("a, b", ",", start=-9),
      r"find_top: start must be in 0..len\(text\) = 4, got -9"),
-    (lambda: __import__("linear_layouts.mlir_text", fromlist=["x"]).find_top("a, b", None), "needle must be a str"),
+    (lambda: __import__("linear_layouts.core.mlir_text", fromlist=["x"]).find_top("a, b", None), "needle must be a str"),
 ], ids=["closing-past-the-end", "closing-of-empty", "closing-negative", "find-top-negative", "find-top-None"])
 def test_mlir_text_scans_check_their_start(call, match):
     """``closing`` past the end of its text (or before it) was an IndexError; ``find_top`` with a start
@@ -521,7 +521,7 @@ def test_ir_parsers_refuse_a_text_above_max_ir_bytes(parser):
     is refused before it is parsed, and the message says how to raise the limit."""
     from linear_layouts import ttgir
     from linear_layouts.kernels import ir_text
-    from linear_layouts.limits import MAX_IR_BYTES
+    from linear_layouts.core.limits import MAX_IR_BYTES
 
     parse = ttgir.parse_module if parser == "ttgir" else ir_text.parse_module
     size = len(_IR.encode("utf-8"))
@@ -532,7 +532,7 @@ def test_ir_parsers_refuse_a_text_above_max_ir_bytes(parser):
                    f"^text has {size} bytes, above the {size - 1} of an IR text or dump: keep the last module, "
                    "or pass max_bytes=N to raise it$")
     raises_quickly(lambda: parse(_IR + " " * MAX_IR_BYTES), r"above the 16777216 of an IR text or dump "
-                   r"\(linear_layouts.limits.MAX_IR_BYTES\).*pass max_bytes=N", mb=400)
+                   r"\(linear_layouts.core.limits.MAX_IR_BYTES\).*pass max_bytes=N", mb=400)
     raises_quickly(lambda: parse(_IR, max_bytes=0), "max_bytes must be a positive int, got 0")
 
 

@@ -1,6 +1,6 @@
 """The spec parser's guards (issue 13): deep nesting, long integers, lone surrogates, huge inputs, junk
 shapes and flags all give a LayoutError that quotes at most ~80 characters of the text; and the guards
-themselves (:func:`linear_layouts.limits.check_text`, ``excerpt``, ``quote``), which other parsers reuse."""
+themselves (:func:`linear_layouts.core.limits.check_text`, ``excerpt``, ``quote``), which other parsers reuse."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 import pytest
 
 from linear_layouts import LayoutError
-from linear_layouts.limits import MAX_INT_DIGITS, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_text, excerpt, quote
+from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_text, excerpt, quote
 from linear_layouts.spec import parse_spec
 
 BLOCKED = "BlockedLayout([1,4],[4,8],[4,1],[1,0])"
@@ -152,9 +152,9 @@ def test_new_text_and_image_helpers_refuse_wrong_types():
     vectorization.unit_offset_bits and element_type.ir_element_bits take a str (unit_offset_bits a list of
     ints): anything else is a LayoutError naming the argument."""
     from linear_layouts.analysis.vectorization import unit_offset_bits
-    from linear_layouts.element_type import ir_element_bits
+    from linear_layouts.core.element_type import ir_element_bits
     from linear_layouts.kernels.ir_text import block_arguments, iter_args, loop_bounds, module_target
-    from linear_layouts.mlir_text import pointee
+    from linear_layouts.core.mlir_text import pointee
 
     for call, name in ((lambda: iter_args(3), "text"), (lambda: unit_offset_bits(None), "images"),
                        (lambda: unit_offset_bits("ab"), "images"), (lambda: ir_element_bits(16), "element"),

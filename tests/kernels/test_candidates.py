@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import linear_layouts.kernels.rewrite as rewrite_module
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import check_well_formed, parse_module
 from linear_layouts.kernels.layouts import check_layouts_fit
 from linear_layouts.kernels.report import analyze_module

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import last_module, parse_module, split_top
-from linear_layouts.element_type import ir_element_bits
+from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.kernels.layouts import TypeInfo, module_types, parse_type
-from linear_layouts.mlir_text import closing, find_top
+from linear_layouts.core.mlir_text import closing, find_top
 
 IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
 FILES = sorted(IR.glob("*/*.tt*ir"))
@@ -207,7 +207,7 @@ def _depth_zero_indices(text: str, start: int = 0) -> list[int]:
 def test_bracket_scans_agree_with_the_character_rule():
     import random
 
-    from linear_layouts.mlir_text import _top_level
+    from linear_layouts.core.mlir_text import _top_level
 
     rng = random.Random(5)
     pieces = list('ab<>(){}[]"-, :x') + ["->", " : ", " to ", ", "]
@@ -580,7 +580,7 @@ def test_unique_value_names_keeps_a_text_whose_names_are_unique():
 def test_pointee_is_what_a_pointer_or_a_tensor_of_pointers_points_to():
     """mlir_text.pointee: the one reading of ``!tt.ptr<T>`` (address space dropped; a tensor of pointers
     gives the tensor a load of it gives, spelled as it was); a bad pointer type is a LayoutError naming text."""
-    from linear_layouts.mlir_text import pointee
+    from linear_layouts.core.mlir_text import pointee
 
     assert pointee("!tt.ptr<f16>") == "f16" and pointee(" !tt.ptr<f32, 3> ") == "f32"
     assert pointee("tensor<64x32x!tt.ptr<bf16>, #blocked>") == "tensor<64x32xbf16, #blocked>"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.spec import TARGETS, parse_target
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "triton_kernels"

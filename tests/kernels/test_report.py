@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import parse_module
 from linear_layouts.kernels.trips import grid_op_counts, op_counts
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from linear_layouts import f2
+from linear_layouts.core import f2
 from linear_layouts.catalog import BlockedLayout, NVMMADistributedLayout, SliceLayout
 from linear_layouts.kernels.triton_lowering import (
     NO_OP,
@@ -23,7 +23,7 @@ from linear_layouts.kernels.triton_lowering import (
     reg_perm_for_divide,
     zero_bases_along,
 )
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.layout import LinearLayout
 
 IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
 PTX = json.loads((IR / "ptx_shared.json").read_text())

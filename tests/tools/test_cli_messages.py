@@ -25,14 +25,14 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_version(capsys):
     code, out, _ = _run(capsys, "--version")
-    from linear_layouts import _ccore
+    from linear_layouts.core import _ccore
 
     core = "compiled core" if _ccore.backend() == "c" else "pure-Python core: "
     assert code == 0 and out.strip().startswith(f"linear-layouts {linear_layouts.__version__} ({core}")
 
 
 def test_version_names_the_pure_python_core_and_why(capsys):
-    from linear_layouts import _ccore
+    from linear_layouts.core import _ccore
 
     with _ccore.using("python"):
         code, out, _ = _run(capsys, "--version")

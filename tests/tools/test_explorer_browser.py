@@ -11,7 +11,8 @@ import shutil
 import numpy as np
 import pytest
 
-from linear_layouts import LinearLayout, f2
+from linear_layouts import LinearLayout
+from linear_layouts.core import f2
 from linear_layouts.viz.explorer import explorer_html
 from linear_layouts.viz.scenarios import row_major_shared, seed_transpose, toggle_swizzle
 
@@ -105,7 +106,7 @@ def test_random_toggles_agree_with_python_bank_model_and_lemma(page):
         load = banks.wavefronts(shared, seed.load, 32, op="load")
         assert _counts(page) == (store, load), sorted(toggles)
         assert load == simulator.simulate_wavefronts(shared, seed.load, 32, op="load")
-        # Lemma 9.4 with the load's thread span, computed here with linear_layouts.f2
+        # Lemma 9.4 with the load's thread span, computed here with linear_layouts.core.f2
         seg = shared.flat_bases("offset")[5:]
         meet = f2.intersection(list(seg), [v for v in seed.load.flat_bases("lane") if v])
         assert int(page.text_content("#intersection-dim")) == len(meet)

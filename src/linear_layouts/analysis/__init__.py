@@ -34,7 +34,7 @@ __all__ = [
 
 # --- dist: vectorization, broadcast, shuffles, gather, conversion (added by engineer "dist") -----
 # vectorization (§5.1, §5.3), broadcast (§5.1), shuffles + warp_simulator (§5.4), gather (§5.5),
-# conversion (plan_conversion); ``bitwidth`` is linear_layouts.element_type's (the parser of every ``dtype``).
+# conversion (plan_conversion); ``bitwidth`` is linear_layouts.core.element_type's (the parser of every ``dtype``).
 from linear_layouts.analysis.broadcast import (
     ReductionStores,
     broadcast_masks,
@@ -57,7 +57,7 @@ from linear_layouts.analysis.steps import (
     SharedMemoryAccess,
     WarpShuffle,
 )
-from linear_layouts.element_type import bitwidth
+from linear_layouts.core.element_type import bitwidth
 from linear_layouts.analysis.gather import GatherPlan, GatherRound, is_warp_local, plan_gather
 from linear_layouts.analysis.shuffles import ShufflePlan, ShuffleRound, plan_shuffle, same_warp_data
 from linear_layouts.analysis.vectorization import (

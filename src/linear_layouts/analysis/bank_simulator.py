@@ -37,11 +37,11 @@ from collections import Counter
 import numpy as np
 
 from linear_layouts.analysis.banks import BANKS, LANES, shared_access
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, check_layout_size, quote
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 
 __all__ = [
     "simulate_wavefronts",

@@ -39,12 +39,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from linear_layouts import f2
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.limits import quote
-from linear_layouts.layout import ColumnAction, LinearLayout
+from linear_layouts.core import f2
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import ColumnAction, LinearLayout
 
 __all__ = [
     "SharedAccess",
@@ -215,7 +215,7 @@ def shared_access(
 ) -> SharedAccess:
     """The access of ``distributed_layout`` to ``shared_layout``: offsets and the widest vector.
 
-    ``dtype``: the element type (any spelling of :func:`linear_layouts.element_type.element_type`),
+    ``dtype``: the element type (any spelling of :func:`linear_layouts.core.element_type.element_type`),
     ``bitwidth`` bits wide. The vector is the largest ``2**v`` (``2**v * bitwidth <= max_vector_bits``) for which
     ``cvt = S^-1 ∘ L`` without its broadcast registers is, after a register permutation, divisible
     on the left by the identity tile ``register -> offset`` of size ``2**v`` (paper §5.3, Thm 5.1).

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linear_layouts import f2
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.limits import quote
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core import f2
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["broadcast_masks", "duplicated_bits", "zero_bases_mask", "zero_basis_indices", "ReductionStores", "reduced_layout",
            "reduction_stores"]

@@ -43,8 +43,8 @@ from pathlib import Path
 
 from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
 
 __all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "copied_load_wavefronts",
            "warp_copies_log2",
@@ -119,7 +119,7 @@ def device_costs(device: str | DeviceCosts | None = None) -> DeviceCosts:
     >>> device_costs("B200")
     Traceback (most recent call last):
     ...
-    linear_layouts.errors.LayoutError: device: no cost table for 'B200'; known: ['H100']
+    linear_layouts.core.errors.LayoutError: device: no cost table for 'B200'; known: ['H100']
     """
     if isinstance(device, DeviceCosts):
         return device

@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.analysis.shuffles import check_permutation_layout
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, check_layout_size, quote
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 
 __all__ = ["is_warp_local", "GatherRound", "GatherPlan", "plan_gather", "PACKED_REGISTER_BUDGET"]
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.analysis.shuffles import ShufflePlan, butterfly_selects
-from linear_layouts.word_packing import WORD_BYTES, Packing
+from linear_layouts.core.word_packing import WORD_BYTES, Packing
 
 __all__ = ["OpCounts", "shuffle_counts"]
 

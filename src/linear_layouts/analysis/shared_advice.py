@@ -55,10 +55,10 @@ from linear_layouts.catalog import (
     SwizzledSharedLayout,
 )
 from linear_layouts.catalog.recognize import recognize, standardize
-from linear_layouts.element_type import DTypeLike, ElementType, element_type
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.element_type import DTypeLike, ElementType, element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["ConsumerKind", "Consumer", "SharedCandidate", "SharedAdvice", "suggest_shared_layout"]
 

@@ -29,14 +29,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from linear_layouts import f2
+from linear_layouts.core import f2
 from linear_layouts.analysis.banks import SharedAccess, access_wavefronts, shared_access
 from linear_layouts.analysis.steps import MemoryOp, SharedInstruction, shared_mnemonic
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
-from linear_layouts.layout import ColumnAction, LinearLayout
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import ColumnAction, LinearLayout
 
 __all__ = [
     "SimdChoice",

@@ -53,11 +53,11 @@ from dataclasses import dataclass
 from typing import Union
 
 from linear_layouts.analysis.shuffles import ShufflePlan
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import ElementType
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import ColumnAction, LinearLayout
-from linear_layouts.limits import quote
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import ElementType
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import ColumnAction, LinearLayout
+from linear_layouts.core.limits import quote
 
 __all__ = [
     "ConversionKind",

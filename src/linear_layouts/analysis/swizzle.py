@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from linear_layouts import f2
+from linear_layouts.core import f2
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.analysis.banks import (
     LANES,
@@ -40,12 +40,12 @@ from linear_layouts.analysis.banks import (
     check_distributed,
     shared_access,
 )
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.catalog.shared import SwizzledSharedLayout, row_major_shared
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, check_layout_size, quote
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 
 __all__ = [
     "SwizzleResult",

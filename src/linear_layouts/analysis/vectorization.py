@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.limits import quote
-from linear_layouts.layout import ColumnAction, LinearLayout
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import ColumnAction, LinearLayout
 
 __all__ = [
     "memory_order_layout",

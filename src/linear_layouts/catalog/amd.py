@@ -33,8 +33,8 @@ from linear_layouts.catalog.base import (
     standard_out_dim_names,
 )
 from linear_layouts.catalog.blocked import dot_operand_cga_layout
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = [
     "AMDMFMALayout",

@@ -19,10 +19,10 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import quote
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import quote
 
 __all__ = [
     "DistributedLayout",

@@ -23,8 +23,8 @@ from linear_layouts.catalog.base import (
     identity_standard_nd,
     standard_out_dim_names,
 )
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["BlockedLayout", "broadcasted_dot_operand_layout", "dot_operand_cga_layout"]
 

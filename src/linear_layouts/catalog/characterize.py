@@ -13,10 +13,10 @@ out dim in the least significant bits).
 
 from __future__ import annotations
 
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.catalog.base import check_int, check_power_of_two
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = [
     "distributed_violation",

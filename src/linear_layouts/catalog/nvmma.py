@@ -28,8 +28,8 @@ from linear_layouts.catalog.base import (
     standard_out_dim_names,
 )
 from linear_layouts.catalog.blocked import broadcasted_dot_operand_layout, dot_operand_cga_layout
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["NVMMADistributedLayout", "nvidia_mma_tile"]
 

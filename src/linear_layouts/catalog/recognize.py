@@ -46,9 +46,9 @@ from linear_layouts.catalog.nvmma import NVMMADistributedLayout
 from linear_layouts.catalog.shared import NVMMASharedLayout, SwizzledSharedLayout
 from linear_layouts.catalog.slice import SliceLayout
 from linear_layouts.catalog.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.limits import quote
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["recognize", "standardize"]
 

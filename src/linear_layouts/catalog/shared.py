@@ -36,9 +36,9 @@ from linear_layouts.catalog.base import (
     order_from_bases,
     standard_out_dim_names,
 )
-from linear_layouts.element_type import element_type
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.element_type import element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = [
     "SwizzledSharedLayout",
@@ -300,7 +300,7 @@ class NVMMASharedLayout(SharedLayout):
         """Gluon's ``get_default_for``: the widest swizzle (128, 64, 32 or 0 bytes) that divides the
         contiguous dim of the CTA's block (in bytes; fp4-padded counts padded elements), and no swizzle
         for rank 1 or fewer than 8 outer rows. ``dtype``: an element type in any spelling of
-        :func:`linear_layouts.element_type.element_type` (a bit width, a name, a Gluon / Triton dtype, ...).
+        :func:`linear_layouts.core.element_type.element_type` (a bit width, a name, a Gluon / Triton dtype, ...).
 
         >>> NVMMASharedLayout.get_default_for([64, 64], 16).swizzle_byte_width
         128

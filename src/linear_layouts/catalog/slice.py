@@ -17,8 +17,8 @@ from linear_layouts.catalog.base import (
     freeze_fields,
     standard_out_dim_names,
 )
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["SliceLayout"]
 

@@ -24,8 +24,8 @@ from linear_layouts.catalog.base import (
     make_cga_layout,
 )
 from linear_layouts.catalog.shared import shape_per_cta
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["TensorMemoryLayout", "TensorMemoryScalesLayout"]
 

@@ -32,8 +32,8 @@ from linear_layouts.codegen.shared import (
     emit_shared_store,
     shared_instruction_counts,
 )
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = [
     "RegisterCopy",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
 
 __all__ = ["ELEMENT_TYPES", "element_type", "check_element_bytes", "pack_words", "unpack_words"]
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, HOST_PRELUDE
 from linear_layouts.codegen.ptx import cache_dir
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 
 __all__ = ["find_cxx", "emulate_kernel", "emulate_check", "emulate_transpose", "EmulationError"]
 

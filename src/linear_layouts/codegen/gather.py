@@ -30,7 +30,7 @@ from linear_layouts.codegen.hardware_map import global_map, guard_redundant_thre
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.index import row_major_strides
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 
 __all__ = ["GatherKernel", "emit_gather_kernel"]
 

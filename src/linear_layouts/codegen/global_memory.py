@@ -23,7 +23,7 @@ from linear_layouts.codegen.packing import (
     Emission, Packing, Source, Word, assemble, gather_words, relevant_sources, repack, source_index,
 )
 from linear_layouts.codegen.shared import combine
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 
 __all__ = [
     "global_vector_elements", "emit_global_load", "emit_global_store", "global_instruction_count",

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.codegen.index import IndexExpression, xor_terms, flat_images
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["HardwareMap", "global_map", "shared_map", "guard_redundant_threads", "DISTRIBUTED_DIMS"]
 

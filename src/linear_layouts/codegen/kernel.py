@@ -24,7 +24,7 @@ from typing import Callable, Protocol
 
 from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES, SM_THREADS
 from linear_layouts.analysis.steps import SharedInstruction
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import (
     SharedConversion, canonical_vector_order, register_bits, zero_register_mask,
 )
@@ -42,9 +42,9 @@ from linear_layouts.codegen.intrinsics import (
 )
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.codegen.shared import access_addresses, combine, emit_shared_load
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, check_layout_size, quote
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 
 __all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "TransposeKernel", "emit_transpose_kernel",
            "emit_persistent_transpose_kernel", "emit_async_transpose_kernel", "choose_packings", "STATIC_SHARED_LIMIT",

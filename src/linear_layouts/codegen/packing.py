@@ -1,7 +1,7 @@
 """Packed registers: sub-word elements live in 32-bit words end to end, moved with byte permutes.
 
 A thread's registers of ``w``-byte elements are held in ``unsigned`` words as a ``Packing`` says
-(``linear_layouts.word_packing``, re-exported here: the in-word register bits pick the element inside
+(``linear_layouts.core.word_packing``, re-exported here: the in-word register bits pick the element inside
 a word, the other register bits the word).
 
 Changing the packing is a byte permutation.  ``prmt`` (``__byte_perm``) builds one word from any 4
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Callable, Iterable, Sequence
 
-from linear_layouts.errors import LayoutError
-from linear_layouts.word_packing import ByteId, Packing, Word
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.word_packing import ByteId, Packing, Word
 
 __all__ = [
     "ByteId",

@@ -27,15 +27,15 @@ from linear_layouts.analysis.steps import (
     WarpShuffle,
 )
 from linear_layouts.analysis.swizzle import padded_baseline
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion
 from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel
 from linear_layouts.codegen.shared import EmittedAccess
 from linear_layouts.codegen.shuffle import ShuffleConversion
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS
 
 __all__ = [
     "conversion_step",

@@ -24,7 +24,7 @@ import numpy as np
 
 from linear_layouts.codegen.kernel import KernelSource
 from linear_layouts.codegen.ptx import compile_cubin, find_nvcc
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 
 __all__ = [
     "cupy_module",

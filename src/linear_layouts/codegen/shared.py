@@ -25,8 +25,8 @@ from linear_layouts.codegen.intrinsics import matrix_function, vector_function
 from linear_layouts.codegen.packing import (
     Emission, Packing, Source, Word, assemble, relevant_sources, repack, source_index,
 )
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
 
 __all__ = [
     "EmittedAccess",

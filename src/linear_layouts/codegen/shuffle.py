@@ -38,7 +38,7 @@ from typing import Any
 from linear_layouts.analysis.shuffles import ButterflyForm, butterfly_leaves, lane_translation, select_tree
 from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack, translate_words
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 
 __all__ = ["ShuffleConversion", "affine_lane_expression", "lane_translation"]  # lane_translation: re-exported
 

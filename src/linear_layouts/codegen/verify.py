@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.plan import conversion_kernel
 from linear_layouts.codegen.runtime import check_kernel
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["Verification", "verify_conversion"]
 

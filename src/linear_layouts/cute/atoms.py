@@ -21,8 +21,8 @@ TV(16,8) ((4,8),(2,2)):((32,1),(16,8))
 from __future__ import annotations
 
 from linear_layouts.cute.layout import Layout, TVLayout
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
 
 __all__ = ["sm80_16x8x16", "sm90_64xN_c", "SM80_16x8_ROW"]
 

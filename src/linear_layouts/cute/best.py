@@ -12,7 +12,7 @@ Example (seed 004, a 16x32 fp32 transpose; unswizzled row-major costs 16 + 256 w
 CuTe layout reaches §9.2's optimum of 16 + 16, column-major so that the store's four registers (rows)
 are one st.shared.v4:
 
->>> from linear_layouts.layout import LinearLayout
+>>> from linear_layouts.core.layout import LinearLayout
 >>> store = LinearLayout({"register": [[1, 0], [2, 0], [4, 0], [8, 0]],
 ...                       "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]], "warp": []}, ["dim0", "dim1"])
 >>> load = LinearLayout({"register": [[0, 2], [0, 4], [0, 8], [0, 16]],
@@ -28,14 +28,14 @@ from dataclasses import dataclass
 
 from linear_layouts.analysis.banks import access_wavefronts, check_distributed, shared_access
 from linear_layouts.analysis.swizzle import SwizzleResult, optimal_swizzle
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.cute.from_linear import swizzles_on
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, column_major, composition, row_major
 from linear_layouts.cute.linear import to_linear
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.element_type import bitwidth as parse_bitwidth
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.element_type import bitwidth as parse_bitwidth
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["CuteSwizzleChoice", "best_cute_swizzle", "cute_candidates"]
 

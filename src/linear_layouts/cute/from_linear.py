@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from linear_layouts import f2
+from linear_layouts.core import f2
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, _merge_swizzles, composition
-from linear_layouts.errors import not_a_layout
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import not_a_layout
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["CuteForm", "from_linear", "swizzles_on", "permutation_layout"]
 
@@ -224,7 +224,7 @@ def from_linear(layout: LinearLayout) -> CuteForm:
     """The simplest CuTe form of ``layout`` (module doc): a memory layout for a shared layout, a
     TVLayout for a distributed one; ``CuteForm.reason`` explains when there is none.
 
-    >>> from linear_layouts.layout import LinearLayout
+    >>> from linear_layouts.core.layout import LinearLayout
     >>> print(from_linear(LinearLayout({"offset": [[0, 1], [0, 2], [1, 0]]}, ["dim0", "dim1"])).layout)
     (2,4):(4,1)
     """

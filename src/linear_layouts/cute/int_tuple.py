@@ -16,8 +16,8 @@ from __future__ import annotations
 import numbers
 from typing import Any, Union
 
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote, shorten
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote, shorten
 
 __all__ = [
     "IntTuple",

@@ -38,8 +38,8 @@ from linear_layouts.cute.int_tuple import (
     prefix_product,
     product,
 )
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote, shorten
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote, shorten
 
 __all__ = [
     "Layout",

@@ -29,11 +29,11 @@ a ComposedLayout offset other than 0 (an affine shift).
 
 from __future__ import annotations
 
-from linear_layouts import f2
+from linear_layouts.core import f2
 from linear_layouts.cute.int_tuple import flatten, format_int_tuple, is_tuple, leaf_paths
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["to_linear", "coordinate_to_offset", "forward_columns", "dim_sizes", "LANES"]
 

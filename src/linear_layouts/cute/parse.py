@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, check_text, excerpt, quote
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, check_text, excerpt, quote
 
 __all__ = ["parse_cute", "looks_like_cute", "MAX_TERMS"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from linear_layouts.cute.int_tuple import IntTuple, format_int_tuple, is_tuple
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 
 __all__ = ["to_cpp", "to_cute_dsl", "to_text", "cpp_int"]
 

@@ -46,12 +46,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from linear_layouts.element_type import DTypeLike, bitwidth
+from linear_layouts.core.element_type import DTypeLike, bitwidth
 from linear_layouts.analysis.vectorization import memory_order_layout, vector_permutation
 from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = [
     "GLOBAL_SECTOR_NS", "L2_BANDWIDTH_GBS", "SMS", "LINE_BYTES", "TAGS_PER_WAVEFRONT", "SECTORS_PER_WAVEFRONT",

@@ -25,8 +25,8 @@ import numpy as np
 
 from linear_layouts.engine.ir import Program
 from linear_layouts.engine.propagate import EngineResult
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
 
 __all__ = ["gluon_source", "gluon_kernel", "reference", "GLUON_DTYPES", "NUMPY_DTYPES"]
 

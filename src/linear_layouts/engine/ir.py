@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from linear_layouts.element_type import bitwidth
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.element_type import bitwidth
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["Value", "Op", "Program", "Builder", "ELEMENTWISE_FUNCTIONS", "SHAPE_OPS", "element_bits"]
 
@@ -42,7 +42,7 @@ SHAPE_OPS = ("trans", "reshape", "join", "split", "expand_dims", "broadcast")
 
 def element_bits(dtype: str) -> int:
     """Bits a register element of ``dtype`` occupies: pointers (``"ptr"``) as 64, others as
-    :func:`linear_layouts.element_type.bitwidth` (``i1`` is stored in 8 bits)."""
+    :func:`linear_layouts.core.element_type.bitwidth` (``i1`` is stored in 8 bits)."""
     if dtype == "ptr":
         return 64
     return bitwidth(dtype)

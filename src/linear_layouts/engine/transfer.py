@@ -28,9 +28,9 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.limits import quote
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.limits import quote
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = [
     "standard_outs", "descriptor_layout", "shape_of", "make_layout",

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.spec import KernelSpec, parse_target
 
 __all__ = ["CompiledIR", "compile_kernel", "strip_paths"]

@@ -25,8 +25,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, check_same_kernel, check_well_formed
 from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import NO_OP, REGISTERS, SHARED

@@ -34,12 +34,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_ir_text, quote
-from linear_layouts.mlir_text import (ATTR_DICT, NAME_CHAR, NAME_END, RESULT_LIST, VALUE_NAME, VALUE_USE, closing,
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_ir_text, quote
+from linear_layouts.core.mlir_text import (ATTR_DICT, NAME_CHAR, NAME_END, RESULT_LIST, VALUE_NAME, VALUE_USE, closing,
                                       pointee, shape_and_element, split_top)
-from linear_layouts.mlir_text import find_top as _find_top
+from linear_layouts.core.mlir_text import find_top as _find_top
 
 __all__ = [
     "Op", "Block", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module",
@@ -216,7 +216,7 @@ class Module:
                 budget[0] -= len(out)
                 if budget[0] < 0:
                     raise LayoutError(f"ir text: the aliases of {quote(text)} expand to more than {MAX_SPEC_CHARS} "
-                                      "characters (linear_layouts.limits.MAX_SPEC_CHARS)")
+                                      "characters (linear_layouts.core.limits.MAX_SPEC_CHARS)")
                 return out
 
             return re.sub(rf"#([A-Za-z_]{NAME_CHAR}*)", sub, text)
@@ -839,7 +839,7 @@ def check_well_formed(module: Module, argument: str = "text") -> None:
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    linear_layouts.errors.LayoutError: ttgir: math.exp at ? uses '%x', which is not defined before it or not visible here ...
+    linear_layouts.core.errors.LayoutError: ttgir: math.exp at ? uses '%x', which is not defined before it or not visible here ...
     """
     fn = module.functions[0]
     for name, line, earlier in fn.redefined[:1]:
@@ -1076,7 +1076,7 @@ def check_types(module: Module, argument: str = "text") -> None:
     >>> check_types(parse_module(text), "ttgir")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    linear_layouts.errors.LayoutError: ttgir: math.exp at ? uses '%x' as 'tensor<512xf32, #b>', but it is defined as ...
+    linear_layouts.core.errors.LayoutError: ttgir: math.exp at ? uses '%x' as 'tensor<512xf32, #b>', but it is defined as ...
     """
     fn = module.functions[0]
     types = _Types(module, argument)
@@ -1097,7 +1097,7 @@ def check_same_kernel(ttir: Module, ttgir: Module) -> None:
     >>> check_same_kernel(k, parse_module("module {\\n  tt.func @j() {\\n    tt.return\\n  }\\n}"))
     Traceback (most recent call last):
     ...
-    linear_layouts.errors.LayoutError: ttgir: its function '@j' is not the TTIR's '@k' (ttir and ttgir must be one compile's)
+    linear_layouts.core.errors.LayoutError: ttgir: its function '@j' is not the TTIR's '@k' (ttir and ttgir must be one compile's)
     """
     if not ttir.functions or not ttgir.functions:
         raise LayoutError("ttir, ttgir: each needs a function (tt.func)")

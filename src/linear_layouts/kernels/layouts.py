@@ -17,13 +17,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import ir_element_bits
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import ir_element_bits
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, split_top
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, check_count, quote
-from linear_layouts.mlir_text import STATIC_SHAPE, pointee, shape_and_element
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, check_count, quote
+from linear_layouts.core.mlir_text import STATIC_SHAPE, pointee, shape_and_element
 
 __all__ = ["TypeInfo", "parse_type", "Resolver", "default_resolver", "Layouts", "check_layouts_fit"]
 
@@ -171,7 +171,7 @@ def check_layouts_fit(module: Module, argument: str = "text") -> None:
     ... }'''), "ttgir")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    linear_layouts.errors.LayoutError: ttgir: the layout of 'tensor<128xf32, ... has 32 lanes per warp, but the module has 64 (ttg.threads-per-warp): ...
+    linear_layouts.core.errors.LayoutError: ttgir: the layout of 'tensor<128xf32, ... has 32 lanes per warp, but the module has 64 (ttg.threads-per-warp): ...
     """
     layouts = Layouts(module)
     for text, t in module_types(module).items():

@@ -45,9 +45,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import Function, Op, block_arguments, iter_args, loop_bounds
-from linear_layouts.mlir_text import split_top
+from linear_layouts.core.mlir_text import split_top
 
 __all__ = ["LoweredOp", "LoweredFunction", "lower_function", "buffer_live_ranges", "VIEWS"]
 

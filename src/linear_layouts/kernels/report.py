@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.analysis.conversion import BARRIER_COST, ConversionPlan, plan_conversion
-from linear_layouts.element_type import ir_element_bits
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import shorten
+from linear_layouts.core.element_type import ir_element_bits
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import shorten
 from linear_layouts.kernels.ir_text import Function, Location, Module, Op, parse_module
 from linear_layouts.kernels.layouts import Layouts, Resolver, TypeInfo, is_shared_encoding, parse_type
 from linear_layouts.kernels.triton_lowering import (
@@ -51,7 +51,7 @@ from linear_layouts.kernels.triton_lowering import (
     ldst_instructions,
     scan_lowering,
 )
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["LayoutEntry", "SharedOp", "UnmodeledOp", "KernelReport", "analyze_ttgir", "analyze_module", "report_for_file"]
 
@@ -636,7 +636,7 @@ def analyze_ttgir(text: str, **kwargs: Any) -> KernelReport:
 @checked
 def _read_ir(path: "Path") -> str:
     """The UTF-8 text of an IR file, refused (LayoutError) above ``limits.MAX_IR_BYTES`` before it is read."""
-    from linear_layouts.limits import check_ir_size, quote
+    from linear_layouts.core.limits import check_ir_size, quote
 
     try:
         check_ir_size(path.stat().st_size, f"KERNEL_OR_FILE: {quote(str(path))}", keyword=None)

@@ -61,16 +61,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.catalog import BlockedLayout, DotOperandLayout, SliceLayout, remove_broadcast_registers
 from linear_layouts.catalog.recognize import recognize
 from linear_layouts.engine import transfer
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kernel, check_well_formed, iter_args,
                                             parse_module, unique_value_names)
 from linear_layouts.kernels.layouts import Layouts, TypeInfo, check_layouts_fit, parse_type
-from linear_layouts.layout import LinearLayout
-from linear_layouts.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee
 from linear_layouts.ttgir import format_attribute
 
 if TYPE_CHECKING:

@@ -52,17 +52,17 @@ import re
 from dataclasses import dataclass
 
 from linear_layouts.analysis.broadcast import zero_bases_mask
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, Op
 from linear_layouts.kernels.allocation import FOREVER, Buffer, allocate
 from linear_layouts.kernels.liveness import LoweredOp, buffer_live_ranges, lower_function
 from linear_layouts.analysis.gather import is_warp_local
-from linear_layouts.element_type import ir_element_bits
+from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.kernels.layouts import Layouts, is_shared_encoding, parse_type
 from linear_layouts.kernels.report import KernelReport
 from linear_layouts.kernels.triton_lowering import SHARED
-from linear_layouts.limits import quote
+from linear_layouts.core.limits import quote
 
 __all__ = ["SharedMemoryNeed", "shared_memory_need", "TENSORMAP_BYTES"]
 

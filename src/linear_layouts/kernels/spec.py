@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote, shorten
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote, shorten
 
 __all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS"]
 

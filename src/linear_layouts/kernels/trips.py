@@ -27,9 +27,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.kernels.ir_text import Function, Op, Region, loop_bounds
-from linear_layouts.mlir_text import INTEGER_TYPE
+from linear_layouts.core.mlir_text import INTEGER_TYPE
 
 __all__ = ["op_counts", "grid_op_counts"]
 

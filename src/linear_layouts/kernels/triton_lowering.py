@@ -29,15 +29,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linear_layouts import f2
-from linear_layouts.arguments import checked
+from linear_layouts.core import f2
+from linear_layouts.core.arguments import checked
 from linear_layouts.analysis.broadcast import zero_bases_mask, zero_basis_indices
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts, matrix_instruction_wavefronts
 from linear_layouts.analysis.conversion import conversion_dims
 from linear_layouts.catalog.base import order_from_bases
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import ColumnAction, LinearLayout, divide_left, divide_right
-from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import ColumnAction, LinearLayout, divide_left, divide_right
+from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = [
     "Instructions", "SharedLowering", "convert_lowering", "local_lowering", "reduce_lowering", "reduce_lowering_smem",

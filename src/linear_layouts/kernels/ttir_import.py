@@ -53,12 +53,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.engine.ir import Builder, Program
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import Module, Op, Region, check_well_formed, iter_args, loop_bounds
 from linear_layouts.kernels.layouts import TypeInfo, parse_type
-from linear_layouts.mlir_text import I32_ARRAY, INTEGER_TYPE, VALUE_USE, pointee
+from linear_layouts.core.mlir_text import I32_ARRAY, INTEGER_TYPE, VALUE_USE, pointee
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
 
@@ -694,7 +694,7 @@ def _combine(a: _Affine, b: _Affine, kind: str, scale: int | None = None) -> _Af
 
 def _element_bytes(element: str) -> int:
     """Bytes of one element of a pointer's element type (1 for sub-byte and unknown types)."""
-    from linear_layouts.element_type import ir_element_bits
+    from linear_layouts.core.element_type import ir_element_bits
 
     bits = ir_element_bits(element)
     return max(1, (bits or 8) // 8)

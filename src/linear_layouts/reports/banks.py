@@ -7,11 +7,11 @@ that land on each of the 32 banks (:func:`linear_layouts.viz.bank_steps.bank_ste
 
 from __future__ import annotations
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS
 
 __all__ = ["access_summary", "banks_report"]
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS
 from linear_layouts.viz.text import wrap_text
 
 __all__ = ["plan_report"]

@@ -3,9 +3,9 @@ store and a load beside §9.2's optimum (``swizzle --format cute``)."""
 
 from __future__ import annotations
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["cute_report", "cute_swizzle_report"]
 

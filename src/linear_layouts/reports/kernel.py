@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from html import escape
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.report import KernelReport, SharedOp
 from linear_layouts.kernels.triton_lowering import SHARED
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.layout import LinearLayout
 from linear_layouts.viz.text import table_text
 
 __all__ = ["kernel_report_text", "kernel_report_html", "op_rows"]

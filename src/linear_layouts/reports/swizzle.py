@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, check_layout_size
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = ["swizzle_report"]
 

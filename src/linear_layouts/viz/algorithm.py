@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["AlgorithmStep", "bit_names", "vector_name", "swizzle_steps", "steps_of", "steps_text"]
 

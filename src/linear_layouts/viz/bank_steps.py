@@ -9,11 +9,11 @@ phase's wavefronts are the largest such count).
 
 from __future__ import annotations
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_ELEMENTS, quote
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, quote
 from linear_layouts.viz.model import NUM_BANKS
 from linear_layouts.viz.svg import BankStep
 

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import quote
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import quote
 from linear_layouts.viz.scenarios import Scenario, seed_transpose
 
 __all__ = ["explorer_html", "explorer_data", "layout_json", "default_scenarios", "default_catalog",

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_PICTURE_ELEMENTS, quote
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, quote
 from linear_layouts.viz.colors import EMPTY_COLOR, bank_color, thread_color
 from linear_layouts.viz.model import NUM_BANKS, grid_shape, ownership, placement
 

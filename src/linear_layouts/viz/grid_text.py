@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from linear_layouts.arguments import checked
+from linear_layouts.core.arguments import checked
 from linear_layouts.viz.grid import GridPicture
 from linear_layouts.viz.text import wrap_text
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, check_layout_size
 
 NUM_BANKS = 32
 BANK_BYTES = 4

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from html import escape
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_PICTURE_ELEMENTS
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS
 from linear_layouts.viz.svg import distributed_svg, matrix_svg, shared_svg
 from linear_layouts.viz.text import is_shared_layout, layout_view
 

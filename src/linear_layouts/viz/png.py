@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_PICTURE_ELEMENTS
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS
 from linear_layouts.viz.colors import BOUNDARY_COLOR, text_color
 from linear_layouts.viz.font import LARGE, SMALL, Font, text_mask, text_width, wrap
 from linear_layouts.viz.grid import GridPicture, LegendEntry, distributed_grid, shared_grid

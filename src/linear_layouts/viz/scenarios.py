@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from linear_layouts.catalog.shared import row_major_shared  # noqa: F401 - part of this module's names
-from linear_layouts.element_type import DTypeLike, element_type
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["Scenario", "seed_transpose", "layout_a", "pair_scenario", "row_major_shared", "xor_swizzled_shared",
            "segment_bits", "toggle_swizzle"]

@@ -15,11 +15,11 @@ from html import escape
 
 import numpy as np
 
-from linear_layouts.arguments import checked
-from linear_layouts.element_type import DTypeLike
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_PICTURE_ELEMENTS
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.element_type import DTypeLike
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS
 from linear_layouts.viz.colors import BOUNDARY_COLOR, CONFLICT_COLOR, EMPTY_COLOR, bank_color, text_color
 from linear_layouts.viz.grid import GridPicture, LegendEntry, distributed_grid, shared_grid
 from linear_layouts.viz.model import NUM_BANKS

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.layout import LinearLayout
-from linear_layouts.limits import MAX_PICTURE_ELEMENTS, check_layout_size
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, check_layout_size
 
 DISTRIBUTED_IN_DIMS = ("register", "lane", "warp", "block")
 SHARED_IN_DIMS = ("offset", "block")

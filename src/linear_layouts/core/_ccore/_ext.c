@@ -1,4 +1,4 @@
-/* linear_layouts._ccore._ext: the compiled hot paths of linear_layouts.layout and linear_layouts.f2.
+/* linear_layouts.core._ccore._ext: the compiled hot paths of linear_layouts.core.layout and linear_layouts.core.f2.
  *
  * An implementation detail behind the Python LinearLayout (which stays the API, the documentation and
  * the reference): every function here computes exactly what the Python code computes, on layouts whose
@@ -1356,8 +1356,8 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "linear_layouts._ccore._ext",
-    "Compiled hot paths of linear_layouts (an implementation detail; see linear_layouts._ccore).", -1, methods,
+    PyModuleDef_HEAD_INIT, "linear_layouts.core._ccore._ext",
+    "Compiled hot paths of linear_layouts (an implementation detail; see linear_layouts.core._ccore).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

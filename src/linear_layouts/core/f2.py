@@ -24,7 +24,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from linear_layouts import _ccore
+from linear_layouts.core import _ccore
 
 #: The compiled core, or None (pure Python): echelon, rank and solve on 64-bit words call it first; it
 #: returns NotImplemented for anything else (wider ints, other iterables) and the Python code runs.

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from linear_layouts.arguments import checked
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
 
 __all__ = ["split_top", "find_top", "closing", "shape_and_element", "NAME_CHAR", "VALUE_NAME", "VALUE_USE",
            "NAME_END", "RESULT_LIST", "ATTR_DICT", "STATIC_SHAPE", "INTEGER_TYPE", "I32_ARRAY",

@@ -11,7 +11,7 @@ in snake_case): the same dim orders, out-dim sizes, and — where several answer
 
 Internally each basis vector is kept *flattened*: the out coordinates packed into one int with the
 first out dim in the least significant bits (Triton's flattening order). Linear algebra on those
-ints lives in :mod:`linear_layouts.f2`.
+ints lives in :mod:`linear_layouts.core.f2`.
 
 Example (the paper's §4.1 example, on the 16x16 Layout A):
     >>> A = LinearLayout({"register": [[0, 1], [1, 0]],
@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from linear_layouts import _ccore, f2
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.limits import (
+from linear_layouts.core import _ccore, f2
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.limits import (
     MAX_DIM_LOG2, MAX_ELEMENTS, check_count, check_log2_count, check_text, excerpt, quote as _q,
 )
 
@@ -45,7 +45,7 @@ __all__ = [
     "invert_and_compose_block_local",
 ]
 
-#: The compiled core (linear_layouts._ccore._ext), or None: pure Python. Each operation below that has a C
+#: The compiled core (linear_layouts.core._ccore._ext), or None: pure Python. Each operation below that has a C
 #: version calls it first; the C function returns None when it does not handle the input (too wide for
 #: 64-bit words, an unusual form, or invalid), and the Python code that follows is then the answer.
 _C = _ccore.ext

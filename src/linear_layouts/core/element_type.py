@@ -44,9 +44,9 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.errors import LayoutError, did_you_mean
-from linear_layouts.limits import quote
-from linear_layouts.mlir_text import pointee
+from linear_layouts.core.errors import LayoutError, did_you_mean
+from linear_layouts.core.limits import quote
+from linear_layouts.core.mlir_text import pointee
 
 __all__ = ["ElementKind", "ElementType", "DTypeLike", "element_type", "bitwidth", "ir_element_bits",
            "SUPPORTED_BITWIDTHS", "DTYPE_NAMES", "AMBIGUOUS_NAMES"]
@@ -221,7 +221,7 @@ def element_type(dtype: Any) -> ElementType:
     >>> element_type("f8")
     Traceback (most recent call last):
     ...
-    linear_layouts.errors.LayoutError: dtype 'f8' is ambiguous: NumPy reads it as float64 (NumPy's codes count bytes) while Triton, MLIR and this package count bits; write the type out (e.g. 'float64' or 'fp8')
+    linear_layouts.core.errors.LayoutError: dtype 'f8' is ambiguous: NumPy reads it as float64 (NumPy's codes count bytes) while Triton, MLIR and this package count bits; write the type out (e.g. 'float64' or 'fp8')
     """
     if isinstance(dtype, ElementType):
         return dtype

@@ -28,7 +28,7 @@ class
 >>> double(2.5)
 Traceback (most recent call last):
 ...
-linear_layouts.errors.LayoutError: double: n must be an int, got 2.5
+linear_layouts.core.errors.LayoutError: double: n must be an int, got 2.5
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from linear_layouts.errors import LayoutError, not_a_layout
-from linear_layouts.limits import quote
+from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.limits import quote
 
 __all__ = ["checked"]
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
 
 __all__ = ["WORD_BYTES", "ByteId", "Word", "Packing"]
 

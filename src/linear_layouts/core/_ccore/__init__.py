@@ -1,7 +1,7 @@
-"""The compiled core: C versions of the hot paths of :mod:`linear_layouts.layout` and :mod:`linear_layouts.f2`.
+"""The compiled core: C versions of the hot paths of :mod:`linear_layouts.core.layout` and :mod:`linear_layouts.core.f2`.
 
 An implementation detail. ``LinearLayout`` and ``f2`` stay the API, the documentation and the reference
-implementation; when the C extension ``linear_layouts._ccore._ext`` is built (``pip install .`` builds it
+implementation; when the C extension ``linear_layouts.core._ccore._ext`` is built (``pip install .`` builds it
 with the system C compiler), they call it for layouts whose flattened bases fit 64-bit words (at most 64
 in bits and 64 out bits) and run their Python code otherwise. Every C function either returns exactly what
 the Python code returns or declines (``None`` / ``NotImplemented``), and then the Python code runs: bad
@@ -28,7 +28,7 @@ __all__ = ["ext", "backend", "available", "using", "on_switch"]
 
 def _import_ext() -> ModuleType | None:
     try:
-        return importlib.import_module("linear_layouts._ccore._ext")
+        return importlib.import_module("linear_layouts.core._ccore._ext")
     except ImportError:
         return None
 
@@ -81,7 +81,7 @@ def using(name: str) -> Iterator[None]:
     if name == "c":
         module = _import_ext()
         if module is None:
-            raise RuntimeError("the C extension linear_layouts._ccore._ext is not built")
+            raise RuntimeError("the C extension linear_layouts.core._ccore._ext is not built")
     previous = _active
     _switch(module)
     try:
