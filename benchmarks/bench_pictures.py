@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import linear_layouts
-from linear_layouts.catalog import BlockedLayout, NVMMASharedLayout
+from linear_layouts.layouts import BlockedLayout, NVMMASharedLayout
 from linear_layouts.viz.png import distributed_png, shared_png
 from linear_layouts.viz.svg import distributed_svg, shared_svg
 

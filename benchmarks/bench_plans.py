@@ -26,7 +26,7 @@ from linear_layouts import LinearLayout
 from linear_layouts.analysis import conversion as cv
 from linear_layouts.analysis.broadcast import reduction_stores
 from linear_layouts.analysis.warp_simulator import random_distributed_layout
-from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, SliceLayout
+from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, SliceLayout
 
 RESULTS = Path(__file__).parent / "results" / "plans.md"
 

@@ -14,9 +14,9 @@ import numpy as np
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis.shuffles import same_warp_data
 from linear_layouts.analysis.warp_simulator import random_distributed_layout, random_within_warp_partner
-from linear_layouts.catalog.blocked import BlockedLayout
-from linear_layouts.catalog.dot_operand import DotOperandLayout
-from linear_layouts.catalog.nvmma import NVMMADistributedLayout
+from linear_layouts.layouts.blocked import BlockedLayout
+from linear_layouts.layouts.dot_operand import DotOperandLayout
+from linear_layouts.layouts.nvmma import NVMMADistributedLayout
 
 __all__ = ["Case", "named_cases", "random_cases", "in_warp_cases", "wide_cases", "all_cases", "seed_transpose_layouts"]
 

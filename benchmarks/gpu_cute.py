@@ -75,7 +75,7 @@ def _pairs() -> list[tuple[str, str, LinearLayout, LinearLayout, int, list[str]]
     """(name, description, src, dst, bits, CuTe layouts: text, or "best" for best_cute_swizzle)."""
     from gpu_cases import _strip, named_cases, random_cases
 
-    from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
+    from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
 
     out = []
     dot_a = _strip(DotOperandLayout(0, NVMMADistributedLayout([2, 0], [4, 1], [16, 8]), 2).to_linear([64, 64]))

@@ -46,7 +46,7 @@ def convert_once_kernel(src_ptr, dst_ptr, M: gl.constexpr, N: gl.constexpr, SRC:
 def gluon_layout(layout):
     """``gl.DistributedLinearLayout`` of a ``linear_layouts.LinearLayout``: our catalog's
     ``DistributedLinearLayout`` of its bases, through ``linear_layouts.triton.to_gluon``."""
-    from linear_layouts.catalog.linear import DistributedLinearLayout  # noqa: PLC0415
+    from linear_layouts.layouts.linear import DistributedLinearLayout  # noqa: PLC0415
     from linear_layouts.triton import to_gluon  # noqa: PLC0415
 
     b = layout.bases

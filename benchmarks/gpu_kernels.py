@@ -305,7 +305,7 @@ def _resolver():
     """The project's TTGIR attribute parser (no Triton involved in reading the layouts)."""
     from linear_layouts.kernels.layouts import default_resolver
 
-    return default_resolver(), "linear_layouts.ttgir"
+    return default_resolver(), "linear_layouts.layouts.ttgir"
 
 
 def predict(spec, ttgir: str, resolver, cc: int = 90, triton_version: str = "", grid=None) -> dict:

@@ -49,7 +49,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-import linear_layouts.catalog as C  # noqa: E402
+import linear_layouts.layouts as C  # noqa: E402
 from gpu_workflow_common import (METRIC_LD, METRIC_ST, TritonCubin, prepare_build, run_ncu,  # noqa: E402
                                  save_cubin, start_measure, triton_compile, write_outputs)
 

@@ -588,7 +588,7 @@ def transpose_layouts(element_bytes: int, warps: int = 4, tile: int = 64):
     """Tile layouts of the transpose benchmark: 16-byte vectors along the rows of A (src) and along
     the rows of B = A^T, i.e. the columns of the tile (dst)."""
     from gpu_cases import _strip
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
 
     v = 16 // element_bytes
     t1 = min(32, tile // v)
@@ -606,7 +606,7 @@ def transpose_register_layouts(element_bytes: int, warps: int = 4, tile: int = 6
     (a byte transpose inside each thread: ``prmt``)."""
     from gpu_cases import _strip
     from linear_layouts import LinearLayout
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
 
     r, c = max(1, 4 // element_bytes), 16 // element_bytes
     rows = max(tile, 8 * r * warps)
@@ -625,7 +625,7 @@ def transpose_block_layouts(element_bytes: int, warps: int = 4):
     columns in registers, so shared memory moves 16-byte vectors on both sides (a 4x4 byte block
     for 8-bit elements, transposed in registers by prmt)."""
     from gpu_cases import _strip
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
 
     c = 16 // element_bytes
     src = _strip(BlockedLayout([4, c], [8, 4], [warps, 1], [1, 0]).to_linear([128, 64]))
@@ -638,7 +638,7 @@ def transpose_long_block_layouts(element_bytes: int, warps: int = 4):
     lanes along a row on each global side: 128-byte segments of the rows of A and of B per warp
     instruction (tiles 128x128 for 8-bit, 64x64 for 16-bit)."""
     from gpu_cases import _strip
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
 
     c = 16 // element_bytes
     rows = cols = max(16 * warps, 8 * c)
@@ -653,7 +653,7 @@ def transpose_wide_block_layouts(element_bytes: int, warps: int = 8, rows: int =
     (at most 16 each): 256-byte segments of the rows of A and B per warp instruction on a
     ``rows x cols`` tile (8-bit: 256 x 256, 64 KiB of shared memory)."""
     from gpu_cases import _strip
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
 
     c = 16 // element_bytes
     ta, tb = min(16, cols // c), min(16, rows // c)
@@ -694,7 +694,7 @@ def transpose_async_layouts(element_bytes: int, warps: int = 8, rows: int = 256,
     16 shared ``ld.shared.v4`` and 16 4x4 byte transposes by prmt after the shared load), ``rows * w /
     16`` lanes (at most 16) along a row of B."""
     from gpu_cases import _strip
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
 
     c = 16 // element_bytes
     ta, tb = min(16, cols // c), min(16, rows // c)
@@ -978,7 +978,7 @@ GATHER_CASES = (
 def gather_kernels():
     from gpu_cases import _strip
     from linear_layouts.analysis.gather import plan_gather
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
     from linear_layouts.codegen.gather import emit_gather_kernel
 
     out = []

@@ -79,7 +79,7 @@ PRELUDE = """
 import numpy as np
 from linear_layouts import ColumnAction, LayoutError, LinearLayout
 from linear_layouts.core.layout import invert_and_compose_block_local
-from linear_layouts.catalog import BlockedLayout
+from linear_layouts.layouts import BlockedLayout
 L = LinearLayout.identity_1d(16, "register", "dim0") * LinearLayout.identity_1d(32, "lane", "dim1")
 """
 

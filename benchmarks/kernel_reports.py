@@ -5,7 +5,7 @@ model's instructions equal the PTX's — and our engine's alternative on the ker
 
     PYTHONPATH=src python3 benchmarks/kernel_reports.py [--target sm_90] [--out benchmarks/results/kernels.md]
 
-Layouts are read by the project's TTGIR parser (``linear_layouts.ttgir``); Triton only compiles.
+Layouts are read by the project's TTGIR parser (``linear_layouts.layouts.ttgir``); Triton only compiles.
 """
 
 from __future__ import annotations

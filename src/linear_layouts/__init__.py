@@ -9,8 +9,8 @@ from linear_layouts import _moved
 
 _moved.install()
 
-from linear_layouts.catalog import *  # noqa: F401,F403 - the catalog is part of the public surface
-from linear_layouts.catalog import __all__ as _catalog_all
+from linear_layouts.layouts import *  # noqa: F401,F403 - the catalog is part of the public surface
+from linear_layouts.layouts import __all__ as _catalog_all
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import ColumnAction, LinearLayout, divide_left, divide_right
 

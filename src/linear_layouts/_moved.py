@@ -33,6 +33,21 @@ MOVED: dict[str, str] = {
     "linear_layouts.mlir_text": "linear_layouts.core.mlir_text",
     "linear_layouts._ccore": "linear_layouts.core._ccore",
     "linear_layouts._ccore._ext": "linear_layouts.core._ccore._ext",
+    # layouts/
+    "linear_layouts.catalog": "linear_layouts.layouts",
+    "linear_layouts.catalog.amd": "linear_layouts.layouts.amd",
+    "linear_layouts.catalog.base": "linear_layouts.layouts.base",
+    "linear_layouts.catalog.blocked": "linear_layouts.layouts.blocked",
+    "linear_layouts.catalog.characterize": "linear_layouts.layouts.characterize",
+    "linear_layouts.catalog.dot_operand": "linear_layouts.layouts.dot_operand",
+    "linear_layouts.catalog.instruction_tiles": "linear_layouts.layouts.instruction_tiles",
+    "linear_layouts.catalog.linear": "linear_layouts.layouts.linear",
+    "linear_layouts.catalog.nvmma": "linear_layouts.layouts.nvmma",
+    "linear_layouts.catalog.recognize": "linear_layouts.layouts.recognize",
+    "linear_layouts.catalog.shared": "linear_layouts.layouts.shared",
+    "linear_layouts.catalog.slice": "linear_layouts.layouts.slice",
+    "linear_layouts.catalog.tensor_memory": "linear_layouts.layouts.tensor_memory",
+    "linear_layouts.ttgir": "linear_layouts.layouts.ttgir",
 }
 
 

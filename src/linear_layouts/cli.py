@@ -72,7 +72,7 @@ def _spec_text(text: str) -> str:
         raise LayoutError(f"spec file {quote(path)}: not UTF-8 text (byte {error.start + 1} cannot be read)") from None
     if len(content) > MAX_SPEC_CHARS:
         raise LayoutError(f"spec file {quote(path)}: longer than {MAX_SPEC_CHARS} characters "
-                          "(linear_layouts.core.limits.MAX_SPEC_CHARS): not a layout spec")
+                          "(linear_layouts.limits.MAX_SPEC_CHARS): not a layout spec")
     return content
 
 
@@ -100,10 +100,10 @@ def _layout(text: str, shape: list[int] | None, what: str = "LAYOUT") -> LinearL
 
 def _descriptor(text: str, shape: list[int] | None, what: str = "LAYOUT", bitwidth: int | None = None) -> object:
     """The catalog descriptor a spec names (a TTGIR type's layout), else the simplest one that produces
-    its LinearLayout (:func:`linear_layouts.catalog.recognize`)."""
-    from linear_layouts.catalog.recognize import recognize
+    its LinearLayout (:func:`linear_layouts.layouts.recognize`)."""
+    from linear_layouts.layouts.recognize import recognize
     from linear_layouts.spec import parse_spec
-    from linear_layouts.ttgir import TensorType
+    from linear_layouts.layouts.ttgir import TensorType
 
     try:
         value = parse_spec(_spec_text(text)).value
@@ -122,7 +122,7 @@ def _layout_text(descriptor: object, form: str, shape: list[int] | None = None) 
         from linear_layouts.triton import gluon_expression
 
         return gluon_expression(descriptor, shape)
-    from linear_layouts.ttgir import format_attribute
+    from linear_layouts.layouts.ttgir import format_attribute
 
     return format_attribute(descriptor)
 
@@ -436,7 +436,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
                  f"dst = {_layout_text(_descriptor(args.dst, shape, 'DST', bits), args.format, shape_of)}"]
         plan = plan_conversion(src, dst, bits)
         if plan.shared_layout is not None:
-            from linear_layouts.catalog.recognize import recognize
+            from linear_layouts.layouts.recognize import recognize
 
             scratch = recognize(plan.shared_layout, bitwidth=bits)
             lines.append(f"shared = {_layout_text(scratch, args.format, shape_of)}  # the plan's scratch layout")

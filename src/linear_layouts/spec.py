@@ -9,7 +9,7 @@ Accepted forms (whitespace free):
 * Triton-style raw bases: ``DistributedLinearLayout(reg_bases=[[0,1]], lane_bases=..., warp_bases=...,
   block_bases=[], shape=[16,32])``, ``SharedLinearLayout(offset_bases=[[0,1],...], block_bases=[])`` or this
   package's ``LinearLayout({"register": [[0,1]], ...}, {"dim0": 16, "dim1": 32})``;
-* Triton's TTGIR text (:mod:`linear_layouts.ttgir`): an attribute ``#ttg.blocked<{sizePerThread = [1, 4], ...}>``
+* Triton's TTGIR text (:mod:`linear_layouts.layouts.ttgir`): an attribute ``#ttg.blocked<{sizePerThread = [1, 4], ...}>``
   (needs a shape) or a type ``tensor<32x64xf16, #ttg.blocked<{...}>>`` / ``!ttg.memdesc<...>`` (carries its shape);
 * JSON: ``{"bases": {"register": [[0,1]], "lane": ...}, "out_dims": {"dim0": 16, "dim1": 32}}``, read by
   :meth:`LinearLayout.from_json` (the format of :meth:`LinearLayout.to_json`; ``bases`` and ``out_dims`` may
@@ -19,7 +19,7 @@ Accepted forms (whitespace free):
   thread-value layouts ``TV(16,8) ((4,8),(2,2)):((32,1),(16,8))`` (``linear_layouts.cute.to_linear``).
 
 The text is read with :mod:`ast` / :mod:`json`; only literals (ints, bools, strings, None, lists, tuples,
-dicts) and calls of whitelisted names are accepted. Names come from :mod:`linear_layouts.catalog`.
+dicts) and calls of whitelisted names are accepted. Names come from :mod:`linear_layouts.layouts`.
 Every mistake raises :class:`LayoutError` with the column where it happened and at most ~80 characters
 of the text around it. Before parsing, :func:`linear_layouts.core.limits.check_text` bounds the text's length,
 nesting depth and integer digits (``limits.MAX_SPEC_CHARS``, ``MAX_SPEC_DEPTH``, ``MAX_INT_DIGITS``), so
@@ -81,19 +81,19 @@ class ParsedSpec:
 
 def _check_shape(shape: Any) -> tuple[int, ...]:
     """A tensor shape: a list of powers of two (no floats, bools or strings), else LayoutError."""
-    from linear_layouts.catalog.base import check_shape
+    from linear_layouts.layouts.base import check_shape
 
     return check_shape(shape)
 
 
 def catalog_classes() -> dict[str, type]:
-    """The descriptor classes a spec may name: the public classes of :mod:`linear_layouts.catalog`.
+    """The descriptor classes a spec may name: the public classes of :mod:`linear_layouts.layouts`.
 
     >>> "BlockedLayout" in catalog_classes()
     True
     """
     try:
-        from linear_layouts import catalog
+        from linear_layouts import layouts as catalog
     except ImportError:  # the catalog is optional for raw-bases specs
         return {}
     names = getattr(catalog, "__all__", [n for n in dir(catalog) if not n.startswith("_")])
@@ -106,7 +106,7 @@ def catalog_classes() -> dict[str, type]:
 
 
 def _descriptor_to_linear(descriptor: Any, shape: list[int]) -> LinearLayout:
-    from linear_layouts import catalog
+    from linear_layouts import layouts as catalog
 
     for function_name in ("to_linear_layout", "to_linear"):
         function = getattr(catalog, function_name, None)
@@ -131,7 +131,7 @@ def parse_spec(text: str) -> ParsedSpec:
     if stripped.startswith("{"):
         return ParsedSpec(text, _from_json(stripped))
     if stripped.startswith(("#", "tensor<", "!ttg.memdesc<")):  # Triton's TTGIR text
-        from linear_layouts import ttgir
+        from linear_layouts.layouts import ttgir
 
         if stripped.startswith("#"):
             return ParsedSpec(text, ttgir.parse_attribute(stripped))

@@ -24,8 +24,8 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-import linear_layouts.catalog as catalog
-from linear_layouts.catalog.base import (
+import linear_layouts.layouts as catalog
+from linear_layouts.layouts.base import (
     DistributedLayout,
     SharedLayout,
     cga_layout_from_split_params,
@@ -97,7 +97,7 @@ def _expressible(layout: Any, shape: Sequence[int] | None) -> Any:
     """The catalog descriptor Gluon has a class for: a ``LinearLayout`` recognized, an
     ``AMDRotatingSharedLayout`` (no Gluon class) as the ``SharedLinearLayout`` of ``shape``."""
     if isinstance(layout, LinearLayout):
-        from linear_layouts.catalog.recognize import recognize
+        from linear_layouts.layouts.recognize import recognize
 
         layout = recognize(layout)
     name = type(layout).__name__
@@ -118,7 +118,7 @@ def to_gluon(layout: Any, shape: Sequence[int] | None = None) -> Any:
     it, else ``DistributedLinearLayout`` / ``SharedLinearLayout`` with its bases. ``shape`` is needed only
     for ``AMDRotatingSharedLayout`` (converted to a ``SharedLinearLayout``).
 
-    >>> from linear_layouts.catalog import BlockedLayout
+    >>> from linear_layouts.layouts import BlockedLayout
     >>> to_gluon(BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]))  # doctest: +REQUIRES_TRITON
     BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[4, 8], warps_per_cta=[4, 1], order=[1, 0], cga_layout=[])
     """
@@ -176,7 +176,7 @@ def gluon_expression(layout: Any, shape: Sequence[int] | None = None) -> str:
     A ``LinearLayout`` is recognized first; ``AMDRotatingSharedLayout`` (no Gluon class) becomes the
     ``SharedLinearLayout`` of ``shape``. No Triton needed.
 
-    >>> from linear_layouts.catalog import NVMMASharedLayout
+    >>> from linear_layouts.layouts import NVMMASharedLayout
     >>> gluon_expression(NVMMASharedLayout(128, 16))
     'gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)'
     """

@@ -173,8 +173,8 @@ def test_against_triton_random():
 def test_triton_bank_conflict_unittest():
     """BankConflictTest.F64MmaV2BSharedLayout (swizzle.json): 0 conflicts for a blocked and an mma-v2
     dot-operand layout over SwizzledShared(vec 4, perPhase 1, maxPhase 4), [4, 16] fp64."""
-    from linear_layouts import catalog
-    from linear_layouts.catalog.shared import SwizzledSharedLayout
+    from linear_layouts import layouts as catalog
+    from linear_layouts.layouts.shared import SwizzledSharedLayout
 
     shape = [4, 16]
     shared = SwizzledSharedLayout(4, 1, 4, [1, 0]).to_linear(shape)

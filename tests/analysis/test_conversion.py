@@ -59,7 +59,7 @@ def _simulate_shared(plan, tensor):
 
 
 def test_no_op_from_different_descriptors():
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
     # dim1 has size 1: the order of the dims cannot matter, the LinearLayouts are equal
     a = BlockedLayout([1, 1], [32, 1], [4, 1], [1, 0]).to_linear([128, 1])
     b = BlockedLayout([1, 1], [32, 1], [4, 1], [0, 1]).to_linear([128, 1])
@@ -323,7 +323,7 @@ def test_shuffle_instruction_count_matches_emitted_selects():
     """32x32 fp32, lanes on columns -> lanes on rows (1 warp): 32 rounds, of which the diagonal one
     reads every lane's own register (no shfl): 31 shfl; 32 registers permuted over 10 moving lane
     bits (5 per side): 320 selects, as nvcc's PTX of codegen's kernel has."""
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
 
     cols = BlockedLayout([1, 1], [1, 32], [1, 1], [1, 0]).to_linear([32, 32])
     rows = BlockedLayout([1, 1], [32, 1], [1, 1], [0, 1]).to_linear([32, 32])

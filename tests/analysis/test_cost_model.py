@@ -26,7 +26,7 @@ from linear_layouts.analysis.cost_model import (
     shared_time_ns,
     shuffle_time_ns,
 )
-from linear_layouts.catalog.blocked import BlockedLayout
+from linear_layouts.layouts.blocked import BlockedLayout
 
 
 def _strip(layout: LinearLayout) -> LinearLayout:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-import linear_layouts.catalog as C
+import linear_layouts.layouts as C
 from linear_layouts import LayoutError
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.analysis.shared_advice import Consumer, ConsumerKind, suggest_shared_layout
 from linear_layouts.analysis.swizzle import optimal_swizzle
 from linear_layouts.spec import parse_spec
-from linear_layouts.ttgir import parse_attribute
+from linear_layouts.layouts.ttgir import parse_attribute
 
 STORE = C.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
 

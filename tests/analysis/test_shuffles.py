@@ -145,7 +145,7 @@ def test_butterfly_counts_equal_the_emitter_and_tritons_transfer():
     in butterfly form is 32 shfl + 96 selects per conversion (Triton's SASS before its loop: SEL 96,
     SHFL.BFLY 32), what the emitter emits (codegen.cost.step_counts)."""
     from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
     from linear_layouts.codegen.cost import step_counts
     from linear_layouts.codegen.shuffle import ShuffleConversion
 

@@ -15,7 +15,7 @@ from linear_layouts.analysis import conversion_instructions, optimal_swizzle, si
 from linear_layouts.analysis.bank_simulator import phase_costs
 from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.analysis.simd_tiles import matrix_tile, vector_tile
-from linear_layouts.catalog.instruction_tiles import ldmatrix_tile
+from linear_layouts.layouts.instruction_tiles import ldmatrix_tile
 
 
 def offsets_table(shared: LinearLayout, dist: LinearLayout) -> np.ndarray:

@@ -10,7 +10,7 @@ import pytest
 from linear_layouts import ColumnAction, LayoutError, LinearLayout
 from linear_layouts.analysis import conversion as cv
 from linear_layouts.analysis import cost_model
-from linear_layouts.catalog import BlockedLayout
+from linear_layouts.layouts import BlockedLayout
 from linear_layouts.analysis.steps import (
     Barrier,
     BarrierScope,

@@ -21,7 +21,7 @@ from linear_layouts.analysis import (
 )
 from linear_layouts.analysis.banks import access_wavefronts
 from linear_layouts.analysis.swizzle import lemma_9_5_bound, shared_layout_from_flat
-from linear_layouts.catalog import SwizzledSharedLayout
+from linear_layouts.layouts import SwizzledSharedLayout
 
 
 def test_seed_optimal_swizzle():

@@ -99,7 +99,7 @@ def _fill(shape, size_per_thread, order, total, dims=None):
 
 
 def _table3_layouts(k: int, bits: int):
-    from linear_layouts.catalog.blocked import BlockedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
     shape = [512, k]
     p = min(128 // bits, 512 * k // 128)
     if k == 1:

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import pytest
 
 from linear_layouts import LinearLayout
-from linear_layouts.catalog.base import cga_layout_from_split_params, remove_broadcast_registers
+from linear_layouts.layouts.base import cga_layout_from_split_params, remove_broadcast_registers
 
 
 # ----------------------------------------------------------------------------- JSON unit tests
@@ -125,10 +125,10 @@ def catalog_of_json(kind: str, params: dict, builders: dict | None = None) -> An
     Handles ``blocked``, ``nvidia_mma``, ``dot_operand`` and ``slice`` (parents recursively); other kinds
     come from ``builders`` (kind -> function(params, builders) -> object), else ``NotImplementedError``.
     """
-    from linear_layouts.catalog.blocked import BlockedLayout
-    from linear_layouts.catalog.dot_operand import DotOperandLayout
-    from linear_layouts.catalog.nvmma import NVMMADistributedLayout
-    from linear_layouts.catalog.slice import SliceLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
+    from linear_layouts.layouts.dot_operand import DotOperandLayout
+    from linear_layouts.layouts.nvmma import NVMMADistributedLayout
+    from linear_layouts.layouts.slice import SliceLayout
 
     builders = builders or {}
     if kind in builders:
@@ -168,7 +168,7 @@ def _build(params: Any, lookup: Any) -> Any:
 
 def build_ours(params: tuple[str, dict]) -> Any:
     """Our catalog object for ``(class_name, kwargs)`` (kwargs may nest such pairs, e.g. ``parent``)."""
-    import linear_layouts.catalog as catalog
+    import linear_layouts.layouts as catalog
 
     return _build(params, lambda name: getattr(catalog, name))
 

@@ -17,14 +17,14 @@ import re
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.catalog.amd import (
+from linear_layouts.layouts.amd import (
     WMMA_INSTR_SHAPES,
     AMDMFMALayout,
     AMDWMMALayout,
     choose_wmma_cta_linear_layout,
 )
-from linear_layouts.catalog.dot_operand import DotOperandLayout
-from linear_layouts.catalog.slice import SliceLayout
+from linear_layouts.layouts.dot_operand import DotOperandLayout
+from linear_layouts.layouts.slice import SliceLayout
 
 from .oracle import catalog_of_json, cga_of_json, conversion_cases, gluon_class, layout_of_json, oracle_linear
 

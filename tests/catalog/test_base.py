@@ -7,8 +7,8 @@ import random
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.catalog import remove_broadcast_registers
-from linear_layouts.catalog.base import (
+from linear_layouts.layouts import remove_broadcast_registers
+from linear_layouts.layouts.base import (
     cga_layout_from_split_params,
     check_cga_layout,
     check_order,
@@ -114,7 +114,7 @@ def test_shape_per_cta_json_cases():
     folder = unittests_dir()
     import json
 
-    from linear_layouts.catalog.shared import shape_per_cta
+    from linear_layouts.layouts.shared import shape_per_cta
 
     cases = json.loads((folder / "dialect_misc.json").read_text())["shape_per_cta"]
     assert len(cases) == 3

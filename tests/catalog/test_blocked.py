@@ -14,7 +14,7 @@ import random
 import pytest
 
 from linear_layouts import LayoutError
-from linear_layouts.catalog import BlockedLayout, DotOperandLayout
+from linear_layouts.layouts import BlockedLayout, DotOperandLayout
 
 from . import random_layouts as R
 from .oracle import (

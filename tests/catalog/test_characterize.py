@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.catalog.characterize import (
+from linear_layouts.layouts.characterize import (
     is_distributed_layout,
     is_memory_layout,
     mma_swizzle_layout,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from linear_layouts import LayoutError
-from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, SliceLayout
+from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, SliceLayout
 
 
 def test_dispatches_to_parent():

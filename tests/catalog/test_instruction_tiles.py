@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.catalog.instruction_tiles import (
+from linear_layouts.layouts.instruction_tiles import (
     ldmatrix_offset_tile,
     ldmatrix_row_tile,
     ldmatrix_tile,
@@ -18,7 +18,7 @@ from linear_layouts.catalog.instruction_tiles import (
     stmatrix_tile,
     vectorized_shared_tile,
 )
-from linear_layouts.catalog.shared import SwizzledSharedLayout
+from linear_layouts.layouts.shared import SwizzledSharedLayout
 
 VALID = [
     (num, bits, trans)

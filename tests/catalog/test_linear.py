@@ -7,7 +7,7 @@ import random
 import pytest
 
 from linear_layouts import LayoutError
-from linear_layouts.catalog import BlockedLayout, DistributedLinearLayout, SharedLinearLayout
+from linear_layouts.layouts import BlockedLayout, DistributedLinearLayout, SharedLinearLayout
 
 from . import random_layouts as R
 from .oracle import build_gluon, build_ours, oracle_linear

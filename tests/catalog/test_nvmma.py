@@ -12,7 +12,7 @@ import random
 import pytest
 
 from linear_layouts import LayoutError
-from linear_layouts.catalog import DotOperandLayout, NVMMADistributedLayout
+from linear_layouts.layouts import DotOperandLayout, NVMMADistributedLayout
 
 from . import random_layouts as R
 from .oracle import (

@@ -12,9 +12,9 @@ import random
 
 import pytest
 
-import linear_layouts.catalog as C
+import linear_layouts.layouts as C
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.catalog.recognize import recognize, standardize
+from linear_layouts.layouts.recognize import recognize, standardize
 
 from . import random_layouts as R
 from .oracle import build_ours
@@ -157,7 +157,7 @@ def _orders_by_permutations(rank, *sequences):
     """``recognize._orders``' rule checked on every permutation (the definition it must agree with)."""
     import itertools
 
-    from linear_layouts.catalog.recognize import _dim_of
+    from linear_layouts.layouts.recognize import _dim_of
 
     result = []
     for order in itertools.permutations(reversed(range(rank))):
@@ -169,7 +169,7 @@ def _orders_by_permutations(rank, *sequences):
 
 
 def test_orders_are_the_compatible_permutations_in_permutation_order():
-    from linear_layouts.catalog.recognize import _orders
+    from linear_layouts.layouts.recognize import _orders
 
     rng = random.Random(7)
     for _ in range(1500):

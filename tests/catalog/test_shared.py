@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.catalog.shared import (
+from linear_layouts.layouts.shared import (
     AMDRotatingSharedLayout,
     NVMMASharedLayout,
     PaddedSharedLayout,
@@ -265,7 +265,7 @@ def test_swizzled_is_the_def_4_11_memory_layout(vec, per_phase, max_phase, rows,
     characterize.py on every element, and is a memory layout (invertible, 1-2 bits per column)."""
     import numpy as np
 
-    from linear_layouts.catalog.characterize import is_memory_layout, mma_swizzle_offset
+    from linear_layouts.layouts.characterize import is_memory_layout, mma_swizzle_offset
 
     layout = SwizzledSharedLayout(vec, per_phase, max_phase, [1, 0]).to_linear([rows, cols])
     assert is_memory_layout(layout)
@@ -286,7 +286,7 @@ def test_swizzled_is_the_def_4_11_memory_layout(vec, per_phase, max_phase, rows,
 )
 def test_nvmma_is_a_memory_layout(swizzle, bits, transposed, outer, inner_factor):
     """Every (non-fp4-padded, single-CTA) NVMMA layout that fits its core matrix is a memory layout."""
-    from linear_layouts.catalog.characterize import is_memory_layout
+    from linear_layouts.layouts.characterize import is_memory_layout
 
     inner = max(1, 8 * swizzle // bits) * inner_factor
     shape = [inner, outer] if transposed else [outer, inner]

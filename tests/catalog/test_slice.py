@@ -7,7 +7,7 @@ import random
 import pytest
 
 from linear_layouts import LayoutError
-from linear_layouts.catalog import BlockedLayout, SliceLayout
+from linear_layouts.layouts import BlockedLayout, SliceLayout
 
 from . import random_layouts as R
 from .oracle import (

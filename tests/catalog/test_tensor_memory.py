@@ -11,7 +11,7 @@ import random
 import pytest
 
 from linear_layouts import LayoutError
-from linear_layouts.catalog import TensorMemoryLayout, TensorMemoryScalesLayout
+from linear_layouts.layouts import TensorMemoryLayout, TensorMemoryScalesLayout
 
 from . import random_layouts as R
 from .oracle import build_gluon, build_ours, cga_of_json, conversion_cases, layout_of_json, load_conversions, oracle_linear

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import pytest
 
-import linear_layouts.catalog as C
+import linear_layouts.layouts as C
 from linear_layouts import LayoutError, LinearLayout
 
 from . import random_layouts as R

@@ -9,7 +9,7 @@ import pytest
 
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis.steps import SharedInstruction
-from linear_layouts.catalog import row_major_shared as _row_major_shared
+from linear_layouts.layouts import row_major_shared as _row_major_shared
 from linear_layouts.codegen.conversion import (
     RegisterCopy,
     SharedConversion,

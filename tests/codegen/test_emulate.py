@@ -12,7 +12,7 @@ import pytest
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis.shuffles import plan_shuffle
 from linear_layouts.analysis.warp_simulator import random_within_warp_partner
-from linear_layouts.catalog.blocked import BlockedLayout
+from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.conversion import SharedConversion
 from linear_layouts.codegen.emulate import emulate_check, emulate_kernel, find_cxx
 from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel
@@ -56,7 +56,7 @@ def test_ldmatrix_and_stmatrix_round_trip():
                         "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], "warp": []}, ["dim0", "dim1"])
     dst = LinearLayout({"register": [[0, 1], [0, 8], [8, 0], [16, 0]],
                         "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": []}, ["dim0", "dim1"])
-    from linear_layouts.catalog import row_major_shared
+    from linear_layouts.layouts import row_major_shared
     from linear_layouts.codegen.shared import EmittedAccess
 
     shared = row_major_shared(list(src.out_dims.values()))

@@ -10,7 +10,7 @@ import pytest
 
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis.gather import plan_gather
-from linear_layouts.catalog.blocked import BlockedLayout
+from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.emulate import emulate_kernel, find_cxx
 from linear_layouts.codegen.gather import emit_gather_kernel
 from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc, split_ptx_entries

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from linear_layouts import LinearLayout
-from linear_layouts.catalog.blocked import BlockedLayout
+from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.emulate import emulate_check, find_cxx
 from linear_layouts.codegen.global_memory import (
     SECTOR_BYTES, emit_global_store_words, global_instruction_count, global_vector_elements, store_order, vector_map,

@@ -12,8 +12,8 @@ import pytest
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis import conversion as cv
 from linear_layouts.analysis.warp_simulator import random_within_warp_partner
-from linear_layouts.catalog.blocked import BlockedLayout
-from linear_layouts.catalog.nvmma import NVMMADistributedLayout
+from linear_layouts.layouts.blocked import BlockedLayout
+from linear_layouts.layouts.nvmma import NVMMADistributedLayout
 from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion
 from linear_layouts.codegen.kernel import emit_conversion_kernel, emit_transpose_kernel
 from linear_layouts.codegen.model import emitted_wavefronts

@@ -29,8 +29,8 @@ def test_verify_conversion_checks_the_shape():
 
 @pytest.mark.gpu
 def test_verify_conversion_on_the_gpu(cuda_gpu):
-    from linear_layouts.catalog.blocked import BlockedLayout
-    from linear_layouts.catalog.nvmma import NVMMADistributedLayout
+    from linear_layouts.layouts.blocked import BlockedLayout
+    from linear_layouts.layouts.nvmma import NVMMADistributedLayout
 
     src, dst, _ = seed_transpose()
     for dtype in ("fp8", "fp16", "fp32"):

@@ -19,7 +19,7 @@ import linear_layouts
 from linear_layouts.analysis import bank_simulator, banks, conversion, gather, shuffles, simd_tiles, swizzle
 from linear_layouts.analysis import shared_advice, vectorization, warp_simulator
 from linear_layouts.analysis.steps import ConversionPlan
-from linear_layouts.catalog import NVMMASharedLayout, instruction_tiles
+from linear_layouts.layouts import NVMMASharedLayout, instruction_tiles
 from linear_layouts.cli import main
 from linear_layouts.codegen import plan as codegen_plan
 from linear_layouts.cute.best import best_cute_swizzle
@@ -190,13 +190,13 @@ ENTRY_POINTS = {
     "analysis.warp_simulator.unpack": lambda d: warp_simulator.unpack([0x20001], d, 2),
     "analysis.warp_simulator.pack_words": lambda d: warp_simulator.pack_words(np.array([[1, 2]]), d).tolist(),
     "analysis.warp_simulator.unpack_words": lambda d: warp_simulator.unpack_words(np.array([[0x20001]]), d, 2).tolist(),
-    "catalog.instruction_tiles.vectorized_shared_tile": lambda d: instruction_tiles.vectorized_shared_tile(64, d),
-    "catalog.instruction_tiles.ldmatrix_row_tile": lambda d: instruction_tiles.ldmatrix_row_tile(d),
-    "catalog.instruction_tiles.ldmatrix_tile": lambda d: instruction_tiles.ldmatrix_tile(4, d),
-    "catalog.instruction_tiles.ldmatrix_offset_tile": lambda d: instruction_tiles.ldmatrix_offset_tile(2, d),
-    "catalog.instruction_tiles.stmatrix_tile": lambda d: instruction_tiles.stmatrix_tile(4, d),
-    "catalog.instruction_tiles.stmatrix_offset_tile": lambda d: instruction_tiles.stmatrix_offset_tile(2, d),
-    "catalog.shared.NVMMASharedLayout.get_default_for": lambda d: NVMMASharedLayout.get_default_for([64, 32], d),
+    "layouts.instruction_tiles.vectorized_shared_tile": lambda d: instruction_tiles.vectorized_shared_tile(64, d),
+    "layouts.instruction_tiles.ldmatrix_row_tile": lambda d: instruction_tiles.ldmatrix_row_tile(d),
+    "layouts.instruction_tiles.ldmatrix_tile": lambda d: instruction_tiles.ldmatrix_tile(4, d),
+    "layouts.instruction_tiles.ldmatrix_offset_tile": lambda d: instruction_tiles.ldmatrix_offset_tile(2, d),
+    "layouts.instruction_tiles.stmatrix_tile": lambda d: instruction_tiles.stmatrix_tile(4, d),
+    "layouts.instruction_tiles.stmatrix_offset_tile": lambda d: instruction_tiles.stmatrix_offset_tile(2, d),
+    "layouts.shared.NVMMASharedLayout.get_default_for": lambda d: NVMMASharedLayout.get_default_for([64, 32], d),
     "cute.best.best_cute_swizzle": lambda d: best_cute_swizzle(SEED.store, SEED.load, d),
     "codegen.plan.conversion_step": lambda d: codegen_plan.conversion_step(SEED.store, SEED.load, d),
     "codegen.plan.conversion_kernel": lambda d: codegen_plan.conversion_kernel(SEED.store, SEED.load, d).source,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from linear_layouts.catalog import DotOperandLayout, NVMMADistributedLayout
+from linear_layouts.layouts import DotOperandLayout, NVMMADistributedLayout
 from linear_layouts.cute.atoms import sm80_16x8x16, sm90_64xN_c
 from linear_layouts.cute.linear import to_linear
 from linear_layouts.core.errors import LayoutError

@@ -9,7 +9,7 @@ import pytest
 
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.analysis.banks import wavefronts
-from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
+from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
 from linear_layouts.cute.best import best_cute_swizzle, cute_candidates
 from linear_layouts.cute.layout import Swizzle
 from linear_layouts.cute.linear import to_linear

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from linear_layouts.core import f2
-from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, NVMMASharedLayout, SwizzledSharedLayout
+from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, NVMMASharedLayout, SwizzledSharedLayout
 from linear_layouts.cute.from_linear import from_linear, permutation_layout, swizzles_on
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, composition
 from linear_layouts.cute.linear import to_linear

@@ -153,7 +153,7 @@ def test_linear_with_any_stride_when_columns_are_disjoint():
 
 
 def test_row_major_is_triton_row_major_and_swizzles_are_invertible():
-    from linear_layouts.catalog import row_major_shared
+    from linear_layouts.layouts import row_major_shared
 
     L = to_linear(row_major((16, 32)))
     assert L.in_dims == {"offset": 512, "block": 1}

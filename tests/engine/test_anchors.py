@@ -125,7 +125,7 @@ def test_global_cost_charges_half_written_sectors_above_a_conversion():
 def test_global_cost_counts_stores_of_duplicated_warps_once():
     """Triton masks the warps that hold another warp's data in a store; a load issues in every warp (and
     fetches each sector once)."""
-    from linear_layouts.catalog import SliceLayout
+    from linear_layouts.layouts import SliceLayout
 
     row = SliceLayout(1, default_blocked_layout([16, 256], 4)).to_linear([16])  # warps along dim 1
     # 16 rows in registers: 4 v4 instructions of one sector each; every lane and warp holds them all

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linear_layouts import LayoutError
-from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, SliceLayout
+from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, SliceLayout
 from linear_layouts.engine import Builder, check_consistent, naive_conversions, plan_cost, propagate, transfer
 from linear_layouts.engine.anchors import dot_operand_layout, mma_layout
 from linear_layouts.engine.examples import dot_trans_store, mxfp4_matmul, row_softmax, welford

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from linear_layouts import LayoutError
-from linear_layouts.catalog import BlockedLayout
+from linear_layouts.layouts import BlockedLayout
 from linear_layouts.engine import Builder, propagate
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.catalog import BlockedLayout, NVMMADistributedLayout, SliceLayout, is_distributed_layout
+from linear_layouts.layouts import BlockedLayout, NVMMADistributedLayout, SliceLayout, is_distributed_layout
 from linear_layouts.engine import transfer
 from linear_layouts.engine.transfer import make_layout, shape_of
 

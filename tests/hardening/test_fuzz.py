@@ -31,10 +31,11 @@ import linear_layouts.engine as engine
 import linear_layouts.reports as reports
 import linear_layouts.spec as spec
 import linear_layouts.triton as triton_interop
-import linear_layouts.ttgir as ttgir
+import linear_layouts.layouts.ttgir as ttgir
 import linear_layouts.viz as viz
-from linear_layouts import ColumnAction, LayoutError, LinearLayout, catalog, divide_left, divide_right
-from linear_layouts.catalog import BlockedLayout, NVMMASharedLayout, SwizzledSharedLayout
+from linear_layouts import ColumnAction, LayoutError, LinearLayout, divide_left, divide_right
+from linear_layouts import layouts as catalog
+from linear_layouts.layouts import BlockedLayout, NVMMASharedLayout, SwizzledSharedLayout
 from linear_layouts.cli import main
 from linear_layouts.spec import parse_spec
 
@@ -137,7 +138,7 @@ def _call(data, name: str, function) -> str:
     outcome = "returned"
     try:
         result = function(*args, **kwargs)
-        if name.startswith("linear_layouts.catalog.") and callable(getattr(result, "to_linear", None)):
+        if name.startswith("linear_layouts.layouts.") and callable(getattr(result, "to_linear", None)):
             result.to_linear(data.draw(value, label="shape"))
     except LayoutError as error:
         message = str(error)  # quotes at most ~80 characters of the input: no long run of a junk value
@@ -229,7 +230,7 @@ def _texts(parser: str) -> st.SearchStrategy[str]:
 def test_the_text_parsers_only_raise_layout_error():
     """The spec parser (Gluon calls, JSON, CuTe), TTGIR attributes and whole TTGIR modules, fed valid texts,
     mutated ones and junk: a layout or a short LayoutError, both of which must occur for each parser."""
-    from linear_layouts import ttgir
+    from linear_layouts.layouts import ttgir
     from linear_layouts.kernels.ir_text import parse_module
 
     outcomes: dict[str, set] = {"parsed": set(), "LayoutError": set()}

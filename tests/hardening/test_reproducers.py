@@ -77,7 +77,7 @@ def test_show_of_22_zero_register_bases_is_refused_without_allocating():
             '"out_dims": {"dim0": 64}}')
     layout = parse_spec(spec).to_linear()
     raises_quickly(lambda: layout_view(layout), r"text view of the distributed layout: 268435456 elements exceed "
-                                                r"max_elements=65536 \(linear_layouts.core.limits.MAX_PICTURE_ELEMENTS\)")
+                                                r"max_elements=65536 \(linear_layouts.limits.MAX_PICTURE_ELEMENTS\)")
     forty = LinearLayout({"register": [[0]] * 30, "lane": [[0]] * 9 + [[1]]}, ["dim0"])
     raises_quickly(lambda: layout_view(forty), "1099511627776 elements exceed")
 
@@ -85,7 +85,7 @@ def test_show_of_22_zero_register_bases_is_refused_without_allocating():
 @pytest.mark.parametrize("picture", ["distributed_svg", "distributed_png", "layout_html", "distributed_view"])
 def test_pictures_refuse_above_their_readable_size(picture):
     """``show --shape 1024,1024 --format svg`` wrote a 370 MB file in 37 s; 65536x65536 was a MemoryError."""
-    from linear_layouts.catalog import BlockedLayout
+    from linear_layouts.layouts import BlockedLayout
     from linear_layouts.viz import page, png, svg, text
 
     function = {"distributed_svg": svg.distributed_svg, "distributed_png": png.distributed_png,
@@ -97,7 +97,7 @@ def test_pictures_refuse_above_their_readable_size(picture):
 
 
 def test_a_256x256_tile_is_pictured_and_the_limit_is_a_keyword():
-    from linear_layouts.catalog import BlockedLayout
+    from linear_layouts.layouts import BlockedLayout
     from linear_layouts.viz.svg import distributed_svg
     from linear_layouts.viz.text import distributed_view
 
@@ -249,7 +249,7 @@ def test_huge_ints_in_errors_are_described_not_printed():
 
 def test_limits_default_passes_the_largest_real_layouts():
     """256x256 tiles, 8 warps, a CGA of 16: every operation of the library stays under the defaults."""
-    from linear_layouts.catalog import BlockedLayout
+    from linear_layouts.layouts import BlockedLayout
 
     cga = BlockedLayout([1, 8], [4, 8], [8, 1], [1, 0], cga_layout=[[0, 1], [0, 2], [1, 0], [2, 0]])
     layout = cga.to_linear([1024, 1024])
@@ -286,7 +286,7 @@ def test_zero_sizes_no_longer_divide_by_zero():
 @pytest.mark.parametrize("scalar", [np.int64(4), np.float32(2.0), np.array(4)])
 def test_a_numpy_scalar_where_a_catalog_class_wants_a_list(scalar):
     """A NumPy scalar where a catalog class wants a list raised TypeError."""
-    from linear_layouts.catalog import BlockedLayout
+    from linear_layouts.layouts import BlockedLayout
 
     with pytest.raises(LayoutError, match="size_per_thread must be a list of integers"):
         BlockedLayout(scalar, [4, 8], [4, 1], [1, 0])
@@ -296,7 +296,7 @@ def test_a_numpy_scalar_where_a_catalog_class_wants_a_list(scalar):
 def test_plan_conversion_on_24_input_bits_is_refused_at_once():
     """``plan_conversion`` on 24 input bits took 68 s / 1.1 GB and died at 28."""
     from linear_layouts.analysis import plan_conversion
-    from linear_layouts.catalog import BlockedLayout
+    from linear_layouts.layouts import BlockedLayout
 
     a = BlockedLayout([1, 4], [4, 8], [8, 1], [1, 0]).to_linear([4096, 4096])
     b = BlockedLayout([4, 1], [8, 4], [1, 8], [0, 1]).to_linear([4096, 4096])
@@ -324,15 +324,15 @@ def test_the_engine_on_huge_tiles_is_refused_at_once(m):
     (lambda: __import__("linear_layouts.cute", fromlist=["x"]).sm80_16x8x16(np.array([1, 2])),
      "operand must be 'A', 'B' or 'C', got ndarray"),
     (lambda: ColumnAction.identity("register", L16x32), "in_size_log2 must be an int >= 0"),
-    (lambda: __import__("linear_layouts.catalog", fromlist=["x"]).NVMMASharedLayout(128, 16).tma_block_shape(None),
+    (lambda: __import__("linear_layouts.layouts", fromlist=["x"]).NVMMASharedLayout(128, 16).tma_block_shape(None),
      "cta_shape must be a list"),
-    (lambda: __import__("linear_layouts.catalog", fromlist=["x"]).row_major_shared([2, 4], L16x32),
+    (lambda: __import__("linear_layouts.layouts", fromlist=["x"]).row_major_shared([2, 4], L16x32),
      "order must be a list of integers"),
     (lambda: __import__("linear_layouts.analysis", fromlist=["x"]).Cost(1 << 2000),
      "a cost is a finite number >= 0, got an int of 2001 bits"),
     (lambda: __import__("linear_layouts.codegen", fromlist=["x"]).emit_index(L16x32, {"register": [[1]]}),
      "the value for 'register' must be a C\\+\\+ identifier or an int"),
-    (lambda: __import__("linear_layouts.ttgir", fromlist=["x"]).parse_type(None), "text must be a str"),
+    (lambda: __import__("linear_layouts.layouts.ttgir", fromlist=["x"]).parse_type(None), "text must be a str"),
     (lambda: __import__("linear_layouts.engine", fromlist=["x"]).naive_conversions({}), "program must be a Program"),
     (lambda: __import__("linear_layouts.reports", fromlist=["x"]).demo_report(0),
      "width must be a positive number of columns"),
@@ -487,7 +487,7 @@ def test_a_ttir_of_another_kernel(entry):
 def test_ttgir_parse_module_of_deeply_nested_types_is_linear():
     """``ttgir.parse_module`` scanned every ``tensor<`` again inside the type it had just read: 4000 nested
     ``tensor<`` (48 KB) took 19 s, quadratic in the depth."""
-    from linear_layouts import ttgir
+    from linear_layouts.layouts import ttgir
 
     raises_quickly(lambda: ttgir.parse_module("tensor<" * 20000 + "4xf16" + ">" * 20000),
                    "has the element type 'tensor<tensor<")  # a tensor of tensors, refused at the outer type
@@ -503,7 +503,7 @@ def test_ttgir_parse_module_of_deeply_nested_types_is_linear():
 def test_ttgir_parse_type_of_no_static_shape(text, element):
     """``ttgir.parse_type`` read ``tensor<?x4xf16>`` as a rank-0 tensor of the element type ``?x4xf16``
     (and a negative or spaced size, a tensor of tensors, alike): a silently wrong type."""
-    from linear_layouts import ttgir
+    from linear_layouts.layouts import ttgir
 
     raises_quickly(lambda: ttgir.parse_type(text), f"has the element type '{re.escape(element)}': a static shape")
     assert ttgir.parse_type("tensor<4x!tt.ptr<f16>>").element_type == "!tt.ptr<f16>"
@@ -519,7 +519,7 @@ def test_ir_parsers_refuse_a_text_above_max_ir_bytes(parser):
     """Only ``report``'s file reader applied ``limits.MAX_IR_BYTES``: ``ttgir.parse_module`` and
     ``kernels.ir_text.parse_module`` read a text of any size. Now a text of more UTF-8 bytes than ``max_bytes``
     is refused before it is parsed, and the message says how to raise the limit."""
-    from linear_layouts import ttgir
+    from linear_layouts.layouts import ttgir
     from linear_layouts.kernels import ir_text
     from linear_layouts.core.limits import MAX_IR_BYTES
 
@@ -532,7 +532,7 @@ def test_ir_parsers_refuse_a_text_above_max_ir_bytes(parser):
                    f"^text has {size} bytes, above the {size - 1} of an IR text or dump: keep the last module, "
                    "or pass max_bytes=N to raise it$")
     raises_quickly(lambda: parse(_IR + " " * MAX_IR_BYTES), r"above the 16777216 of an IR text or dump "
-                   r"\(linear_layouts.core.limits.MAX_IR_BYTES\).*pass max_bytes=N", mb=400)
+                   r"\(linear_layouts.limits.MAX_IR_BYTES\).*pass max_bytes=N", mb=400)
     raises_quickly(lambda: parse(_IR, max_bytes=0), "max_bytes must be a positive int, got 0")
 
 

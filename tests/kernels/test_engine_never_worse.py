@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from linear_layouts.catalog import NVMMADistributedLayout
+from linear_layouts.layouts import NVMMADistributedLayout
 from linear_layouts.kernels.engine_compare import kernel_costs
 from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
 from linear_layouts.kernels.ir_text import parse_module

@@ -126,7 +126,7 @@ def test_report_without_an_attribute_parser_says_what_is_missing(monkeypatch):
     from linear_layouts.kernels.report import analyze_ttgir
 
     def missing():
-        raise LayoutError("reading TTGIR layouts needs the TTGIR attribute parser (linear_layouts.ttgir)")
+        raise LayoutError("reading TTGIR layouts needs the TTGIR attribute parser (linear_layouts.layouts.ttgir)")
 
     monkeypatch.setattr(layouts, "default_resolver", missing)
     with pytest.raises(LayoutError, match="needs the TTGIR attribute parser"):
@@ -142,7 +142,7 @@ def test_amd_reports_read_the_layouts_and_list_lds_traffic_as_not_modeled():
 
 def test_the_report_command_covers_the_whole_corpus():
     """CI runs the report (text, with the engine's alternative from the sibling .ttir) on every sm_90
-    TTGIR of the corpus; no Triton needed (the layouts are read by linear_layouts.ttgir)."""
+    TTGIR of the corpus; no Triton needed (the layouts are read by linear_layouts.layouts.ttgir)."""
     from linear_layouts.kernels.report import report_for_file
     from linear_layouts.reports.kernel import kernel_report_text
 
@@ -157,7 +157,7 @@ def test_the_report_command_covers_the_whole_corpus():
 
 
 def test_linear_layouts_are_named_by_the_simplest_gluon_class_that_produces_them():
-    from linear_layouts.catalog import DotOperandLayout, NVMMADistributedLayout
+    from linear_layouts.layouts import DotOperandLayout, NVMMADistributedLayout
 
     report = _analyze("sm_90", "mxfp4_matmul")
     by_name = {entry.name: entry for entry in report.layouts}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from linear_layouts.catalog import BlockedLayout
+from linear_layouts.layouts import BlockedLayout
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import parse_module
 from linear_layouts.kernels.layouts import Layouts, parse_type

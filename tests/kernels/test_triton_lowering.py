@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from linear_layouts.core import f2
-from linear_layouts.catalog import BlockedLayout, NVMMADistributedLayout, SliceLayout
+from linear_layouts.layouts import BlockedLayout, NVMMADistributedLayout, SliceLayout
 from linear_layouts.kernels.triton_lowering import (
     NO_OP,
     REGISTERS,

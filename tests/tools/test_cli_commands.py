@@ -31,7 +31,7 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_show_text_is_triton_view(capsys):
-    from linear_layouts import catalog
+    from linear_layouts import layouts as catalog
     layout = catalog.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([32, 64])
     code, out, _ = _run(capsys, "show", BLOCKED, "--shape", "32,64")
     assert code == 0 and out == distributed_view(layout)

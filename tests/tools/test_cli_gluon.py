@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-import linear_layouts.catalog as C
+import linear_layouts.layouts as C
 from linear_layouts.cli import main
 from linear_layouts.spec import parse_spec
-from linear_layouts.ttgir import parse_attribute
+from linear_layouts.layouts.ttgir import parse_attribute
 
 STORE = "BlockedLayout([1,8],[4,8],[4,1],[1,0])"
 TRANSPOSED = "BlockedLayout([8,1],[8,4],[1,4],[0,1])"

@@ -272,7 +272,7 @@ def test_catalog_layout_as_load_and_typed_shared_bases(page):
     """Offline: a catalog layout becomes the load; counts follow the Python model; the steps are marked stale.
     Typed shared bases become a base layout; bad ones are refused with a reason."""
     from linear_layouts.analysis import banks
-    from linear_layouts import catalog
+    from linear_layouts import layouts as catalog
     page.goto(page.url)  # fresh state
     page.wait_for_function("document.getElementById('wf-load').textContent !== '?'")
     name = "BlockedLayout([1,1],[2,16],[1,1],[1,0])"
@@ -302,7 +302,7 @@ def test_served_explorer_recomputes_the_swizzle(page):
     import sys
 
     from linear_layouts.analysis import swizzle
-    from linear_layouts import catalog
+    from linear_layouts import layouts as catalog
     proc = subprocess.Popen([sys.executable, "-m", "linear_layouts.cli", "explore", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     pg = page.context.browser.new_page(viewport={"width": 1400, "height": 1000})

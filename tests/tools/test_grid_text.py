@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from linear_layouts.catalog import BlockedLayout, NVMMADistributedLayout
+from linear_layouts.layouts import BlockedLayout, NVMMADistributedLayout
 from linear_layouts.cli import main
 from linear_layouts.viz.grid import distributed_grid
 from linear_layouts.viz.grid_text import grid_text

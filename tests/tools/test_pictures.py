@@ -128,7 +128,7 @@ def test_matrix_svg_draws_the_ones():
 
 
 def test_128x128_tile_stays_legible():
-    from linear_layouts import catalog
+    from linear_layouts import layouts as catalog
     layout = catalog.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([128, 128])
     root = ET.fromstring(distributed_svg(layout))
     assert float(root.get("width")) <= 2900

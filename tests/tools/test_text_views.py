@@ -16,8 +16,8 @@ def _case_layout(case: dict) -> LinearLayout:
     """The case's layout through our catalog (BlockedLayout / SwizzledSharedLayout), else Triton's."""
     p = case["params"]
     try:
-        from linear_layouts import catalog
-        from linear_layouts.catalog.base import cga_layout_from_split_params
+        from linear_layouts import layouts as catalog
+        from linear_layouts.layouts.base import cga_layout_from_split_params
 
         cga = cga_layout_from_split_params(p["CTAsPerCGA"], p["CTASplitNum"], p["CTAOrder"])
         if case["layout_kind"] == "blocked":

@@ -1,4 +1,4 @@
-"""Tests of src/linear_layouts/ttgir.py: TTGIR attribute text in and out, TTGIR modules.
+"""Tests of src/linear_layouts/layouts/ttgir.py: TTGIR attribute text in and out, TTGIR modules.
 
 Oracles (triton 3.9 on the CPU): Triton's own printer of the attribute built from the same parameters
 (``str`` of a tensor / memdesc type), Triton's MLIR parser (``ir.parse_mlir_module`` and Gluon's
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import linear_layouts.catalog as C
+import linear_layouts.layouts as C
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.catalog import remove_broadcast_registers
+from linear_layouts.layouts import remove_broadcast_registers
 from linear_layouts.spec import parse_spec
-from linear_layouts.ttgir import TensorType, format_attribute, parse_attribute, parse_module, parse_type
+from linear_layouts.layouts.ttgir import TensorType, format_attribute, parse_attribute, parse_module, parse_type
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))

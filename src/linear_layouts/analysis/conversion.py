@@ -68,7 +68,7 @@ from linear_layouts.analysis.steps import (
     WarpShuffle,
 )
 from linear_layouts.core.arguments import checked
-from linear_layouts.catalog.shared import row_major_shared
+from linear_layouts.layouts.shared import row_major_shared
 from linear_layouts.core.element_type import DTypeLike, ElementType, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout

@@ -48,13 +48,13 @@ from linear_layouts.analysis.banks import access_wavefronts, check_distributed, 
 from linear_layouts.analysis.simd_tiles import simd_choices
 from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
-from linear_layouts.catalog import (
+from linear_layouts.layouts import (
     NVMMASharedLayout,
     PaddedSharedLayout,
     SharedLinearLayout,
     SwizzledSharedLayout,
 )
-from linear_layouts.catalog.recognize import recognize, standardize
+from linear_layouts.layouts.recognize import recognize, standardize
 from linear_layouts.core.element_type import DTypeLike, ElementType, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
@@ -154,7 +154,7 @@ class SharedCandidate:
     @property
     def ttgir(self) -> str:
         """The descriptor as Triton's TTGIR attribute text."""
-        from linear_layouts.ttgir import format_attribute
+        from linear_layouts.layouts.ttgir import format_attribute
 
         return format_attribute(self.descriptor)
 
@@ -320,7 +320,7 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
     Requires: ``store`` (and the consumer's layout) distributed over one CTA of 32-lane warps, covering
     the same tensor. Returns: ``SharedAdvice`` whose ``best`` the consumer accepts (``LayoutError`` if none).
 
-    >>> from linear_layouts.catalog import BlockedLayout
+    >>> from linear_layouts.layouts import BlockedLayout
     >>> store = BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]).to_linear([128, 64])
     >>> advice = suggest_shared_layout(store, Consumer.wgmma(0), "fp16")
     >>> advice.best.gluon, advice.best.store_wavefronts, "get_default_for" in advice.best.marks

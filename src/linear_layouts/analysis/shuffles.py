@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from linear_layouts.analysis.broadcast import zero_bases_mask, zero_basis_indices
 from linear_layouts.core.arguments import checked
-from linear_layouts.catalog.characterize import distributed_violation
+from linear_layouts.layouts.characterize import distributed_violation
 from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.layout import LinearLayout

@@ -14,7 +14,7 @@ Tiles (offsets in elements of ``bitwidth`` bits):
 * ``ldmatrix.trans`` / ``stmatrix.trans`` (16-bit elements): lanes 2..4 walk the 8 contiguous
   elements of a row, ``id_3(lane_hi -> offset)``; register bit 0 and lanes 0, 1 pick the rows.
 
-The tiles come from ``linear_layouts.catalog.instruction_tiles`` (``vectorized_shared_tile``,
+The tiles come from ``linear_layouts.layouts.instruction_tiles`` (``vectorized_shared_tile``,
 ``ldmatrix_row_tile``) where it covers them; built here: 128-bit elements, 32-bit ``ldmatrix``
 (a b16 pair per lane, as Triton emits for fp32) and the ``.trans`` division tile.
 
@@ -102,7 +102,7 @@ def _vector_tile(vector_bits: int, bitwidth: int) -> LinearLayout:
     if vector_bits % bitwidth or vector_bits not in _VECTOR_BITS:
         raise LayoutError(f"vector_bits must be 8..128 bits and a multiple of bitwidth, got {vector_bits}, {bitwidth}")
     if bitwidth <= 64:
-        from linear_layouts.catalog.instruction_tiles import vectorized_shared_tile  # the catalog owns tiles
+        from linear_layouts.layouts.instruction_tiles import vectorized_shared_tile  # the catalog owns tiles
 
         return vectorized_shared_tile(vector_bits, bitwidth)
     return LinearLayout.identity_1d(vector_bits // bitwidth, "register", "offset")
@@ -127,7 +127,7 @@ def _matrix_tile(bitwidth: int, trans: bool) -> LinearLayout:
     if bitwidth not in (8, 16, 32):
         raise LayoutError(f"ldmatrix/stmatrix need 8-, 16- or 32-bit elements (4 bytes per lane), got {bitwidth}")
     if bitwidth != 32:
-        from linear_layouts.catalog.instruction_tiles import ldmatrix_row_tile  # the catalog owns tiles
+        from linear_layouts.layouts.instruction_tiles import ldmatrix_row_tile  # the catalog owns tiles
 
         return ldmatrix_row_tile(bitwidth)
     return LinearLayout({"register": [], "lane": [[1], [2]]}, {"offset": 4})

@@ -41,7 +41,7 @@ from linear_layouts.analysis.banks import (
     shared_access,
 )
 from linear_layouts.core.arguments import checked
-from linear_layouts.catalog.shared import SwizzledSharedLayout, row_major_shared
+from linear_layouts.layouts.shared import SwizzledSharedLayout, row_major_shared
 from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
@@ -380,7 +380,7 @@ def legacy_swizzle_params(shape: list[int], order: list[int], dtype: DTypeLike, 
     >>> legacy_swizzle_params([64, 64], [1, 0], 16, op_idx=0)
     (8, 1, 8)
     """
-    from linear_layouts.catalog.base import check_order, check_shape  # noqa: PLC0415 - the catalog's rules
+    from linear_layouts.layouts.base import check_order, check_shape  # noqa: PLC0415 - the catalog's rules
 
     bitwidth = element_type(dtype).bits
     shape, order = list(check_shape(shape, 2)), list(check_order("order", order, 2))

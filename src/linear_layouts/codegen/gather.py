@@ -88,7 +88,7 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
     shuffles = 0
     if shared_memory:
         # store src once (row-major, each element once), then each output register reads its source
-        from linear_layouts.catalog.shared import row_major_shared  # noqa: PLC0415
+        from linear_layouts.layouts.shared import row_major_shared  # noqa: PLC0415
         from linear_layouts.codegen.hardware_map import shared_map  # noqa: PLC0415
 
         hmap = shared_map(src, row_major_shared(list(src.out_dims.values())))

@@ -59,7 +59,7 @@ def not_a_layout(value: Any, what: str) -> LayoutError:
     """The LayoutError for ``what`` = ``value`` not being a LinearLayout. When ``value`` is a layout
     descriptor (it has ``to_linear``), the message says how to get its LinearLayout.
 
-    >>> from linear_layouts.catalog import BlockedLayout
+    >>> from linear_layouts.layouts import BlockedLayout
     >>> print(not_a_layout(BlockedLayout([1], [32], [4], [0]), "src"))
     src must be a LinearLayout, got BlockedLayout: a descriptor; BlockedLayout(...).to_linear(shape) is its LinearLayout over a tensor shape, e.g. .to_linear([64])
     """

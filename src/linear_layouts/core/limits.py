@@ -41,7 +41,7 @@ and :func:`quote` so that every text input of the package is guarded the same wa
 >>> check_count(1 << 30, MAX_ELEMENTS, "apply_all")
 Traceback (most recent call last):
 ...
-linear_layouts.core.errors.LayoutError: apply_all: 1073741824 elements exceed max_elements=1048576 (linear_layouts.core.limits.MAX_ELEMENTS); pass max_elements=N (CLI: --max-elements N) to raise it
+linear_layouts.core.errors.LayoutError: apply_all: 1073741824 elements exceed max_elements=1048576 (linear_layouts.limits.MAX_ELEMENTS); pass max_elements=N (CLI: --max-elements N) to raise it
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def check_count(count: int, limit: int, what: str, *, keyword: str = "max_elemen
     """
     limit = check_limit(limit, keyword)
     if count > limit:
-        default = f" (linear_layouts.core.limits.{_NAMES[limit]})" if limit in _NAMES else ""
+        default = f" (linear_layouts.limits.{_NAMES[limit]})" if limit in _NAMES else ""
         raise LayoutError(
             f"{what}: {_count_text(count)} elements exceed {keyword}={limit}{default}; "
             f"pass {keyword}=N (CLI: --max-elements N) to raise it"
@@ -150,13 +150,13 @@ def check_text(text: Any, what: str = "spec", *, max_chars: int = MAX_SPEC_CHARS
     >>> check_text("[" * 40)
     Traceback (most recent call last):
     ...
-    linear_layouts.core.errors.LayoutError: spec: brackets nested deeper than 32 levels at column 33 (linear_layouts.core.limits.MAX_SPEC_DEPTH)
+    linear_layouts.core.errors.LayoutError: spec: brackets nested deeper than 32 levels at column 33 (linear_layouts.limits.MAX_SPEC_DEPTH)
     """
     if not isinstance(text, str):
         raise LayoutError(f"{what}: expected a string, got {type(text).__name__}")
     if len(text) > max_chars:
         raise LayoutError(f"{what}: {len(text)} characters exceed the limit of {max_chars} "
-                          "(linear_layouts.core.limits.MAX_SPEC_CHARS)")
+                          "(linear_layouts.limits.MAX_SPEC_CHARS)")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -169,13 +169,13 @@ def check_text(text: Any, what: str = "spec", *, max_chars: int = MAX_SPEC_CHARS
             depth += 1
             if depth > max_depth:
                 raise LayoutError(f"{what}: brackets nested deeper than {max_depth} levels at column "
-                                  f"{match.start() + 1} (linear_layouts.core.limits.MAX_SPEC_DEPTH)")
+                                  f"{match.start() + 1} (linear_layouts.limits.MAX_SPEC_DEPTH)")
         elif token in _CLOSE:
             depth -= 1
     long_int = _LONG_INT.search(_TOKENS.sub(_blank_strings, text))
     if long_int:
         raise LayoutError(f"{what}: an integer of {len(long_int.group())} digits at column {long_int.start() + 1}; "
-                          f"at most {MAX_INT_DIGITS} digits (linear_layouts.core.limits.MAX_INT_DIGITS)")
+                          f"at most {MAX_INT_DIGITS} digits (linear_layouts.limits.MAX_INT_DIGITS)")
     return text
 
 
@@ -191,7 +191,7 @@ def check_ir_size(size: int, what: str, *, max_bytes: int = MAX_IR_BYTES, keywor
     """
     max_bytes = check_limit(max_bytes, keyword or "max_bytes")
     if size > max_bytes:
-        default = " (linear_layouts.core.limits.MAX_IR_BYTES)" if max_bytes == MAX_IR_BYTES else ""
+        default = " (linear_layouts.limits.MAX_IR_BYTES)" if max_bytes == MAX_IR_BYTES else ""
         how = f", or pass {keyword}=N to raise it" if keyword else ""
         raise LayoutError(f"{what} has {size} bytes, above the {max_bytes} of an IR text or dump{default}: "
                           f"keep the last module{how}")

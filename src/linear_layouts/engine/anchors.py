@@ -48,7 +48,7 @@ import numpy as np
 
 from linear_layouts.core.element_type import DTypeLike, bitwidth
 from linear_layouts.analysis.vectorization import memory_order_layout, vector_permutation
-from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
+from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import LinearLayout

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from linear_layouts.catalog import BlockedLayout, SliceLayout
+from linear_layouts.layouts import BlockedLayout, SliceLayout
 from linear_layouts.engine.ir import Builder, Program
 
 __all__ = ["dot_trans_store", "row_softmax", "mxfp4_matmul", "welford", "split_join", "gather_rows", "EXAMPLES"]

@@ -54,7 +54,7 @@ def _e8m0_to_fp(x):
 
 def _linear(layout: Any) -> Any:
     """The ``DistributedLinearLayout`` descriptor with ``layout``'s bases."""
-    from linear_layouts.catalog import DistributedLinearLayout
+    from linear_layouts.layouts import DistributedLinearLayout
     from linear_layouts.engine.transfer import shape_of, standard_outs
 
     b = standard_outs(layout).bases
@@ -109,7 +109,7 @@ def gluon_source(result: EngineResult, *, name: str = "kernel", check_trivial: b
         if k == "pointer":
             shape, strides = program.values[r].shape, a["strides"]
             rank = len(shape)
-            from linear_layouts.catalog import SliceLayout
+            from linear_layouts.layouts import SliceLayout
 
             terms = []
             for d in range(rank):
@@ -185,7 +185,7 @@ def gluon_source(result: EngineResult, *, name: str = "kernel", check_trivial: b
             pin(op.results[1], True)
             continue
         elif k == "expand_dims":  # Gluon infers the result from a SliceLayout operand: present it as one
-            from linear_layouts.catalog import SliceLayout
+            from linear_layouts.layouts import SliceLayout
 
             body.append(f"    v{r} = gl.expand_dims({as_layout(op.operands[0], SliceLayout(a['axis'], desc[r]))}, {a['axis']})")
         elif k == "broadcast":  # Gluon keeps the operand's layout object: present it as the result's

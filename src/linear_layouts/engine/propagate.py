@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linear_layouts.analysis.conversion import ConversionPlan, plan_conversion
-from linear_layouts.catalog import SliceLayout
-from linear_layouts.catalog.recognize import recognize
+from linear_layouts.layouts import SliceLayout
+from linear_layouts.layouts.recognize import recognize
 from linear_layouts.engine import anchors as anchor_rules
 from linear_layouts.engine import transfer
 from linear_layouts.engine.ir import SHAPE_OPS, Op, Program, Value, element_bits
@@ -801,7 +801,7 @@ def check_consistent(result: EngineResult) -> list[str]:
     """Every op's operand layouts as its rule demands (empty list: consistent). Shape ops and
     reductions must be no-ops, elementwise ops and memory ops agree on one layout, dots get their
     anchors, every layout is distributed (Def. 4.10), and every value is defined before its uses."""
-    from linear_layouts.catalog import is_distributed_layout
+    from linear_layouts.layouts import is_distributed_layout
 
     lay, errors = result.layouts, []
     defined: set[int] = set()

@@ -15,7 +15,7 @@ are unit vectors or zero, and ``T`` (a permutation / re-grouping of coordinate b
 Backward functions return an operand layout whose forward image is the given result layout, or
 ``None`` when no operand layout makes the op a no-op (``split`` of a dim that is not in registers).
 
->>> from linear_layouts.catalog import NVMMADistributedLayout
+>>> from linear_layouts.layouts import NVMMADistributedLayout
 >>> mma = NVMMADistributedLayout([2, 0], [4, 1], [16, 8]).to_linear([64, 32])
 >>> t = trans_forward(mma, (1, 0))
 >>> t.apply({"lane": 4}) == {"dim0": 0, "dim1": 1} and trans_backward(t, (1, 0)) == mma
@@ -61,7 +61,7 @@ def descriptor_layout(descriptor: Any, shape: Sequence[int]) -> LinearLayout:
     """``standard_outs(descriptor.to_linear(shape))`` for a catalog descriptor (a frozen, hashable value),
     cached.
 
-    >>> from linear_layouts.catalog import BlockedLayout
+    >>> from linear_layouts.layouts import BlockedLayout
     >>> descriptor_layout(BlockedLayout([1], [32], [1], [0]), [32]).in_dim_names
     ('register', 'lane', 'warp', 'block')
     """

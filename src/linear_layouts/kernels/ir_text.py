@@ -216,7 +216,7 @@ class Module:
                 budget[0] -= len(out)
                 if budget[0] < 0:
                     raise LayoutError(f"ir text: the aliases of {quote(text)} expand to more than {MAX_SPEC_CHARS} "
-                                      "characters (linear_layouts.core.limits.MAX_SPEC_CHARS)")
+                                      "characters (linear_layouts.limits.MAX_SPEC_CHARS)")
                 return out
 
             return re.sub(rf"#([A-Za-z_]{NAME_CHAR}*)", sub, text)

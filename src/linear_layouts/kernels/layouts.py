@@ -2,7 +2,7 @@
 shape, element type and encoding, and each encoding turned into a catalog descriptor and its
 LinearLayout by an *attribute resolver*: a function from attribute text (aliases expanded) to a
 descriptor with ``to_linear(shape)``. The default resolver is the project's TTGIR attribute parser
-(``linear_layouts.ttgir.parse_attribute``, no Triton needed); another can be passed.
+(``linear_layouts.layouts.ttgir.parse_attribute``, no Triton needed); another can be passed.
 
 >>> t = parse_type("!ttg.memdesc<3x128x64xf16, #ttg.nvmma_shared<{swizzlingByteWidth = 128}>, #ttg.shared_memory, mutable>")
 >>> t.kind, t.shape, t.element, t.bitwidth, t.encoding[:16]
@@ -77,11 +77,11 @@ def parse_type(text: str, module: Module | None = None) -> TypeInfo:
 
 
 def default_resolver() -> Resolver:
-    """The project's TTGIR attribute parser, ``linear_layouts.ttgir.parse_attribute``."""
+    """The project's TTGIR attribute parser, ``linear_layouts.layouts.ttgir.parse_attribute``."""
     try:
-        from linear_layouts.ttgir import parse_attribute  # type: ignore[import-not-found]
+        from linear_layouts.layouts.ttgir import parse_attribute  # type: ignore[import-not-found]
     except ImportError:
-        raise LayoutError("reading TTGIR layouts needs the TTGIR attribute parser (linear_layouts.ttgir), "
+        raise LayoutError("reading TTGIR layouts needs the TTGIR attribute parser (linear_layouts.layouts.ttgir), "
                           "which this installation lacks; pass resolver=") from None
     return parse_attribute
 

@@ -10,7 +10,7 @@ or tensor memory outside the load/store unit, or that the model does not cover, 
 reason (TMA copies, wgmma operand reads, TMEM, histograms' shared atomics,
 mbarriers). With a launch (grid and scalar arguments) every op also gets its execution count.
 
->>> from linear_layouts.catalog import BlockedLayout
+>>> from linear_layouts.layouts import BlockedLayout
 >>> text = '''#a = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 ... #b = #ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
 ... module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:90"} {
@@ -606,7 +606,7 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
         shapes = analyzer.used.get(encoding, {})
         recognized = None
         if with_recognition and shapes and type(desc).__name__ in ("DistributedLinearLayout", "SharedLinearLayout"):
-            from linear_layouts.catalog.recognize import recognize
+            from linear_layouts.layouts.recognize import recognize
 
             try:
                 found = recognize(next(iter(shapes.values())))

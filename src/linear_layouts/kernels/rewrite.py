@@ -43,7 +43,7 @@ faster by ``MIN_GAIN``.
 ...     tt.return
 ...   }
 ... }'''
->>> from linear_layouts.catalog import BlockedLayout
+>>> from linear_layouts.layouts import BlockedLayout
 >>> want = BlockedLayout([4], [32], [4], [0])
 >>> new = rewrite_ttgir(ttgir, {"%v": want, "%e": want}, {0: want})
 >>> new.conversions, new.triton_conversions
@@ -62,8 +62,8 @@ from typing import TYPE_CHECKING, Any
 
 from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES
 from linear_layouts.core.arguments import checked
-from linear_layouts.catalog import BlockedLayout, DotOperandLayout, SliceLayout, remove_broadcast_registers
-from linear_layouts.catalog.recognize import recognize
+from linear_layouts.layouts import BlockedLayout, DotOperandLayout, SliceLayout, remove_broadcast_registers
+from linear_layouts.layouts.recognize import recognize
 from linear_layouts.engine import transfer
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kernel, check_well_formed, iter_args,
@@ -71,7 +71,7 @@ from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kerne
 from linear_layouts.kernels.layouts import Layouts, TypeInfo, check_layouts_fit, parse_type
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee
-from linear_layouts.ttgir import format_attribute
+from linear_layouts.layouts.ttgir import format_attribute
 
 if TYPE_CHECKING:
     from linear_layouts.engine import EngineResult

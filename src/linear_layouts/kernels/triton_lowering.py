@@ -15,7 +15,7 @@ addresses.
 
 Example (a 64x64 fp16 transpose, 4 warps, sm_90): st.shared.v4 then ldmatrix.x4.trans, conflict-free:
 
->>> from linear_layouts.catalog import BlockedLayout
+>>> from linear_layouts.layouts import BlockedLayout
 >>> a = BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0]).to_linear([64, 64])
 >>> b = BlockedLayout([8, 1], [4, 8], [1, 4], [0, 1]).to_linear([64, 64])
 >>> p = convert_lowering(a, b, 16, 90)
@@ -34,7 +34,7 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.analysis.broadcast import zero_bases_mask, zero_basis_indices
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts, matrix_instruction_wavefronts
 from linear_layouts.analysis.conversion import conversion_dims
-from linear_layouts.catalog.base import order_from_bases
+from linear_layouts.layouts.base import order_from_bases
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import ColumnAction, LinearLayout, divide_left, divide_right
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size

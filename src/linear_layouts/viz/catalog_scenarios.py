@@ -3,7 +3,7 @@ catalog layouts per tensor shape for the distributed view's picker."""
 
 from __future__ import annotations
 
-from linear_layouts.catalog import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
+from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.viz.scenarios import Scenario, row_major_shared
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from linear_layouts.catalog.shared import row_major_shared  # noqa: F401 - part of this module's names
+from linear_layouts.layouts.shared import row_major_shared  # noqa: F401 - part of this module's names
 from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout

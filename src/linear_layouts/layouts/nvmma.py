@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from linear_layouts.catalog.base import (
+from linear_layouts.layouts.base import (
     Bases,
     DistributedLayout,
     check_cga_layout,
@@ -27,7 +27,7 @@ from linear_layouts.catalog.base import (
     identity_standard_nd,
     standard_out_dim_names,
 )
-from linear_layouts.catalog.blocked import broadcasted_dot_operand_layout, dot_operand_cga_layout
+from linear_layouts.layouts.blocked import broadcasted_dot_operand_layout, dot_operand_cga_layout
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from linear_layouts.catalog.base import (
+from linear_layouts.layouts.base import (
     Bases,
     DistributedLayout,
     check_bases,
@@ -32,7 +32,7 @@ from linear_layouts.catalog.base import (
     remove_broadcast_registers,
     standard_out_dim_names,
 )
-from linear_layouts.catalog.blocked import dot_operand_cga_layout
+from linear_layouts.layouts.blocked import dot_operand_cga_layout
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from linear_layouts.catalog.base import (
+from linear_layouts.layouts.base import (
     Bases,
     check_bool,
     check_cga_layout,
@@ -23,7 +23,7 @@ from linear_layouts.catalog.base import (
     is_power_of_two,
     make_cga_layout,
 )
-from linear_layouts.catalog.shared import shape_per_cta
+from linear_layouts.layouts.shared import shape_per_cta
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 

@@ -14,7 +14,7 @@ out dim in the least significant bits).
 from __future__ import annotations
 
 from linear_layouts.core.arguments import checked
-from linear_layouts.catalog.base import check_int, check_power_of_two
+from linear_layouts.layouts.base import check_int, check_power_of_two
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.layout import LinearLayout
 
@@ -60,7 +60,7 @@ def distributed_violation(layout: LinearLayout) -> str | None:
 def is_distributed_layout(layout: LinearLayout) -> bool:
     """Def. 4.10: surjective, every column has at most one non-zero bit, non-zero columns distinct.
 
-    >>> from linear_layouts.catalog import BlockedLayout
+    >>> from linear_layouts.layouts import BlockedLayout
     >>> is_distributed_layout(BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([8, 8]))
     True
     """
@@ -129,7 +129,7 @@ def mma_swizzle_layout(rows: int, cols: int, *, vec: int, per_phase: int, max_ph
     >>> mma_swizzle_layout(4, 8, vec=2, per_phase=1, max_phase=4).bases["offset"]
     [[0, 1], [0, 2], [0, 4], [1, 2], [2, 4]]
     """
-    from linear_layouts.catalog.shared import SwizzledSharedLayout
+    from linear_layouts.layouts.shared import SwizzledSharedLayout
 
     _check_swizzle(rows, cols, vec, per_phase, max_phase)
     layout = SwizzledSharedLayout(vec, per_phase, max_phase, [1, 0]).to_linear([rows, cols])

@@ -2,7 +2,7 @@
 
 Classes are named and parameterized as Gluon's (triton 3.9), so switching is a change of import::
 
-    from linear_layouts.catalog import BlockedLayout
+    from linear_layouts.layouts import BlockedLayout
     BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([32, 64])   # a LinearLayout
 
 Distributed layouts map ``register, lane, warp, block`` to ``dim0..``; shared layouts map
@@ -12,8 +12,8 @@ returns blocked layouts without their zero register bases: ``remove_broadcast_re
 ``recognize(L)`` goes the other way: the simplest descriptor whose ``to_linear`` is ``L``.
 """
 
-from linear_layouts.catalog.amd import AMDMFMALayout, AMDWMMALayout
-from linear_layouts.catalog.base import (
+from linear_layouts.layouts.amd import AMDMFMALayout, AMDWMMALayout
+from linear_layouts.layouts.base import (
     DistributedLayout,
     SharedLayout,
     cga_layout_from_split_params,
@@ -21,15 +21,15 @@ from linear_layouts.catalog.base import (
     remove_broadcast_registers,
     split_params_from_cga_layout,
 )
-from linear_layouts.catalog.blocked import BlockedLayout
-from linear_layouts.catalog.characterize import (
+from linear_layouts.layouts.blocked import BlockedLayout
+from linear_layouts.layouts.characterize import (
     is_distributed_layout,
     is_memory_layout,
     mma_swizzle_layout,
     mma_swizzle_offset,
 )
-from linear_layouts.catalog.dot_operand import DotOperandLayout
-from linear_layouts.catalog.instruction_tiles import (
+from linear_layouts.layouts.dot_operand import DotOperandLayout
+from linear_layouts.layouts.instruction_tiles import (
     ldmatrix_offset_tile,
     ldmatrix_row_tile,
     ldmatrix_tile,
@@ -37,18 +37,18 @@ from linear_layouts.catalog.instruction_tiles import (
     stmatrix_tile,
     vectorized_shared_tile,
 )
-from linear_layouts.catalog.linear import DistributedLinearLayout, SharedLinearLayout
-from linear_layouts.catalog.nvmma import NVMMADistributedLayout
-from linear_layouts.catalog.recognize import recognize
-from linear_layouts.catalog.shared import (
+from linear_layouts.layouts.linear import DistributedLinearLayout, SharedLinearLayout
+from linear_layouts.layouts.nvmma import NVMMADistributedLayout
+from linear_layouts.layouts.recognize import recognize
+from linear_layouts.layouts.shared import (
     AMDRotatingSharedLayout,
     NVMMASharedLayout,
     PaddedSharedLayout,
     SwizzledSharedLayout,
     row_major_shared,
 )
-from linear_layouts.catalog.slice import SliceLayout
-from linear_layouts.catalog.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
+from linear_layouts.layouts.slice import SliceLayout
+from linear_layouts.layouts.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
 
 __all__ = [
     # base classes and helpers

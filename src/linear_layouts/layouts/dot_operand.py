@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from linear_layouts.catalog.base import Bases, DistributedLayout, check_int, check_shape, freeze_fields
+from linear_layouts.layouts.base import Bases, DistributedLayout, check_int, check_shape, freeze_fields
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 
@@ -20,7 +20,7 @@ class DotOperandLayout(DistributedLayout):
     """Operand ``operand_index`` (0: A of shape [.., M, K]; 1: B of shape [.., K, N]) of a dot with
     result layout ``parent``; ``k_width`` consecutive K elements per thread (0 for a blocked parent).
 
-    >>> from linear_layouts.catalog.nvmma import NVMMADistributedLayout
+    >>> from linear_layouts.layouts.nvmma import NVMMADistributedLayout
     >>> A = DotOperandLayout(0, NVMMADistributedLayout([2, 0], [1, 1], [16, 8]), 2)
     >>> A.to_linear([16, 16]).bases["register"]
     [[0, 1], [8, 0], [0, 8]]

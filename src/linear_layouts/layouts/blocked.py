@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from linear_layouts.catalog.base import (
+from linear_layouts.layouts.base import (
     Bases,
     DistributedLayout,
     check_cga_layout,

@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.catalog import (
+from linear_layouts.layouts import (
     AMDMFMALayout,
     AMDRotatingSharedLayout,
     AMDWMMALayout,
@@ -59,7 +59,7 @@ from linear_layouts.catalog import (
     TensorMemoryLayout,
     TensorMemoryScalesLayout,
 )
-from linear_layouts.catalog.base import cga_layout_from_split_params, standard_out_dim_names
+from linear_layouts.layouts.base import cga_layout_from_split_params, standard_out_dim_names
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.core.errors import LayoutError

@@ -23,7 +23,7 @@ descriptor produces as well.
 
 Example: the blocked layout of a 32x64 tile is recovered from its bases.
 
->>> from linear_layouts.catalog import BlockedLayout
+>>> from linear_layouts.layouts import BlockedLayout
 >>> L = BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([32, 64])
 >>> recognize(L)
 BlockedLayout(size_per_thread=(1, 4), threads_per_warp=(4, 8), warps_per_cta=(4, 1), order=(1, 0), cga_layout=())
@@ -37,15 +37,15 @@ import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from linear_layouts.catalog.amd import AMDMFMALayout
-from linear_layouts.catalog.base import standard_out_dim_names
-from linear_layouts.catalog.blocked import BlockedLayout
-from linear_layouts.catalog.dot_operand import DotOperandLayout
-from linear_layouts.catalog.linear import DistributedLinearLayout, SharedLinearLayout
-from linear_layouts.catalog.nvmma import NVMMADistributedLayout
-from linear_layouts.catalog.shared import NVMMASharedLayout, SwizzledSharedLayout
-from linear_layouts.catalog.slice import SliceLayout
-from linear_layouts.catalog.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
+from linear_layouts.layouts.amd import AMDMFMALayout
+from linear_layouts.layouts.base import standard_out_dim_names
+from linear_layouts.layouts.blocked import BlockedLayout
+from linear_layouts.layouts.dot_operand import DotOperandLayout
+from linear_layouts.layouts.linear import DistributedLinearLayout, SharedLinearLayout
+from linear_layouts.layouts.nvmma import NVMMADistributedLayout
+from linear_layouts.layouts.shared import NVMMASharedLayout, SwizzledSharedLayout
+from linear_layouts.layouts.slice import SliceLayout
+from linear_layouts.layouts.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import LinearLayout
@@ -107,7 +107,7 @@ def recognize(layout: LinearLayout, *, bitwidth: int | None = None) -> Any:
     of one family. Returns: a catalog descriptor ``D`` with ``standardize(D.to_linear(shape)) ==
     standardize(layout)``; ``LayoutError`` when no Gluon class produces a tensor-memory layout.
 
-    >>> from linear_layouts.catalog import NVMMASharedLayout
+    >>> from linear_layouts.layouts import NVMMASharedLayout
     >>> recognize(NVMMASharedLayout(64, 16).to_linear([64, 32]))
     NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=16, rank=2, transposed=False, fp4_padded=False, cga_layout=())
     """

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from linear_layouts.catalog.base import (
+from linear_layouts.layouts.base import (
     Bases,
     DistributedLayout,
     check_int,
@@ -28,7 +28,7 @@ class SliceLayout(DistributedLayout):
     """``parent.to_linear(shape with 1 inserted at dim)`` with coordinate ``dim`` removed and the
     zero register bases dropped (Triton's ``SliceEncodingAttr::toLinearLayout``).
 
-    >>> from linear_layouts.catalog.blocked import BlockedLayout
+    >>> from linear_layouts.layouts.blocked import BlockedLayout
     >>> S = SliceLayout(1, BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]))
     >>> S.to_linear([4]).bases["lane"]
     [[0], [0], [0], [1], [2]]

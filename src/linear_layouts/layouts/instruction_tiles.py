@@ -27,7 +27,7 @@ elements; the 8-bit ``.m16n16`` / ``.m16n8`` transposing shapes are not modelled
 from __future__ import annotations
 
 from linear_layouts.core.arguments import checked
-from linear_layouts.catalog.base import check_bool, check_int
+from linear_layouts.layouts.base import check_bool, check_int
 from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.catalog.base import (
+from linear_layouts.layouts.base import (
     Bases,
     SharedLayout,
     Shape,
