@@ -73,7 +73,7 @@ def prepare_one(spec, build: Path, layouts_for: str = "sm_90") -> dict:
     """Rewrite and compile (for sm_90) one kernel whose TTGIR is Triton's for ``layouts_for``; the row
     says what happened."""
     from linear_layouts.core.errors import LayoutError
-    from linear_layouts.kernels.compile import compile_kernel
+    from linear_layouts.triton_model.compile import compile_kernel
     from linear_layouts.kernels.rewrite import rewrite_kernel
 
     row = launch_row(spec)
@@ -148,7 +148,7 @@ def _last_line(text: str) -> str:
 
 
 def prepare(args) -> int:
-    from linear_layouts.kernels.spec import load_kernel_file
+    from linear_layouts.triton_model.kernel_file import load_kernel_file
 
     start = time.time()
     version, build = prepare_build(args.build, args.any_triton)

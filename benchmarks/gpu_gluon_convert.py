@@ -1,6 +1,6 @@
 """Triton's own layout conversion as the peer: a Gluon kernel load(src) -> gl.convert_layout -> store(dst).
 
-The layouts come from ``linear_layouts.triton.to_gluon`` (of a catalog ``DistributedLinearLayout``
+The layouts come from ``linear_layouts.triton_model.interop.to_gluon`` (of a catalog ``DistributedLinearLayout``
 with the layout's bases).  The kernel mirrors our
 generated kernels exactly: one tile per program, ``iterations`` round trips dst -> src -> dst with
 an XOR by 1 after every conversion (so Triton cannot fold two conversions into one).  Works with
@@ -45,9 +45,9 @@ def convert_once_kernel(src_ptr, dst_ptr, M: gl.constexpr, N: gl.constexpr, SRC:
 
 def gluon_layout(layout):
     """``gl.DistributedLinearLayout`` of a ``linear_layouts.LinearLayout``: our catalog's
-    ``DistributedLinearLayout`` of its bases, through ``linear_layouts.triton.to_gluon``."""
+    ``DistributedLinearLayout`` of its bases, through ``linear_layouts.triton_model.interop.to_gluon``."""
     from linear_layouts.layouts.linear import DistributedLinearLayout  # noqa: PLC0415
-    from linear_layouts.triton import to_gluon  # noqa: PLC0415
+    from linear_layouts.triton_model.interop import to_gluon  # noqa: PLC0415
 
     b = layout.bases
     shape = [layout.out_dim_size(d) for d in layout.out_dim_names]

@@ -77,7 +77,7 @@ def prepare(args) -> int:
     specialization; its report's predictions from that TTGIR; ``BUILD/plan.json`` + cubins."""
     from triton.compiler import ASTSource
 
-    from linear_layouts.kernels.spec import load_kernel_file
+    from linear_layouts.triton_model.kernel_file import load_kernel_file
 
     start = time.time()
     version, build = prepare_build(args.build, args.any_triton)
@@ -105,7 +105,7 @@ def prepare(args) -> int:
         row.update(save_cubin(build, spec.name, compiled))
         row["ptx_inventory"] = ptx_inventory(compiled["ptx"])
         if args.store_ir:  # test data: this Triton's TTGIR and PTX inventory (tests/kernels/test_triton_lowering.py)
-            from linear_layouts.kernels.compile import strip_paths
+            from linear_layouts.triton_model.compile import strip_paths
 
             store = Path(args.store_ir)
             store.mkdir(parents=True, exist_ok=True)
@@ -303,7 +303,7 @@ def available_metrics(timeout: float) -> set[str]:
 # --------------------------------------------------------------------------------------------------
 def _resolver():
     """The project's TTGIR attribute parser (no Triton involved in reading the layouts)."""
-    from linear_layouts.kernels.layouts import default_resolver
+    from linear_layouts.triton_model.encodings import default_resolver
 
     return default_resolver(), "linear_layouts.layouts.ttgir"
 
@@ -312,9 +312,9 @@ def predict(spec, ttgir: str, resolver, cc: int = 90, triton_version: str = "", 
     """The report of a TTGIR for ``spec``'s launch (on ``grid``, default the spec's), summed: predicted
     ld / st / cp.async wavefronts per launch, the static instruction inventory of the model, and what is
     left out."""
-    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.triton_model.ir_text import parse_module
     from linear_layouts.kernels.report import OUTSIDE_LSU_COUNTERS, analyze_module
-    from linear_layouts.kernels.trips import grid_op_counts
+    from linear_layouts.triton_model.trips import grid_op_counts
 
     module = parse_module(ttgir)
     scalars = {f"%{k}": v for k, v in spec.scalars.items() if isinstance(v, int)}

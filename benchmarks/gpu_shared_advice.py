@@ -163,7 +163,7 @@ class Variant:
 
 
 def _gluon_has(name: str) -> bool:
-    from linear_layouts.triton import _gluon_class
+    from linear_layouts.triton_model.interop import _gluon_class
 
     try:
         _gluon_class(name)
@@ -245,7 +245,7 @@ def predict_convert(variant: Variant) -> tuple[tuple | None, dict]:
     (``kernels.triton_lowering``, equal to Triton 3.6's and 3.9's PTX on the corpus): (store, load)
     wavefronts and its static instructions per warp, to set beside the PTX's."""
     from linear_layouts.core.element_type import element_type
-    from linear_layouts.kernels.triton_lowering import convert_lowering
+    from linear_layouts.triton_model.lowering import convert_lowering
 
     pair = variant.pair
     shape = list(pair.shape)
@@ -283,7 +283,7 @@ _BYTES = {"fp8": 1, "fp16": 2, "fp32": 4}
 
 
 def _gluon(descriptor):
-    from linear_layouts.triton import to_gluon
+    from linear_layouts.triton_model.interop import to_gluon
 
     return to_gluon(descriptor)
 

@@ -23,7 +23,7 @@ from gpu_cases import all_cases  # noqa: E402
 from linear_layouts import LayoutError  # noqa: E402
 from linear_layouts.analysis.banks import shared_access  # noqa: E402
 from linear_layouts.analysis.conversion import SHARED_MEMORY, plan_conversion  # noqa: E402
-from linear_layouts.triton import triton_bank_conflicts  # noqa: E402
+from linear_layouts.triton_model.interop import triton_bank_conflicts  # noqa: E402
 
 
 def main() -> int:

@@ -91,8 +91,8 @@ DEFAULT_SIZES = {"sort": [256, 2048, 8192], "chain": [32, 64, 128], "straight": 
 
 def compile_sizes(family: str, sizes: list[int], target: str, out: Path) -> list[Path]:
     """TTIR / TTGIR of ``family`` at each size, written to ``out`` (``{family}{size}.ttir`` / ``.ttgir``)."""
-    from linear_layouts.kernels.compile import compile_kernel
-    from linear_layouts.kernels.spec import load_kernel_file
+    from linear_layouts.triton_model.compile import compile_kernel
+    from linear_layouts.triton_model.kernel_file import load_kernel_file
 
     source, key, others = FAMILIES[family]
     path = source if isinstance(source, Path) else out / f"{family}_kernel.py"
@@ -111,7 +111,7 @@ def compile_sizes(family: str, sizes: list[int], target: str, out: Path) -> list
 
 def child(stem: str) -> None:
     """One ``rewrite_kernel`` of ``stem``.ttir / .ttgir, the limit raised to its size: prints ops, CPU s, wall s."""
-    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.triton_model.ir_text import parse_module
     from linear_layouts.kernels.rewrite import rewrite_kernel
     from linear_layouts.kernels.ttir_import import import_ttir
 

@@ -106,13 +106,13 @@ def drop_triton_binding_defaults() -> list[str]:
 def release_session_references() -> None:
     """Let go of what keeps Triton's bound objects alive past the session, so they are freed before nanobind's
     leak check runs at exit: the last failure's traceback (``sys.last_*``, kept by pytest for post-mortem
-    debugging) and ``linear_layouts.triton``'s cached bank-conflict builder (context, module, builder;
+    debugging) and ``linear_layouts.triton_model.interop``'s cached bank-conflict builder (context, module, builder;
     released builder first). Without this a run stopped by ``-x`` on a failing doctest ended with
     ``nanobind: leaked 3 instances`` (that builder's three objects), 9 types and 348 functions."""
     for name in ("last_type", "last_value", "last_traceback", "last_exc"):
         if hasattr(sys, name):
             setattr(sys, name, None)
-    cached = getattr(sys.modules.get("linear_layouts.triton"), "_BUILDER", None)
+    cached = getattr(sys.modules.get("linear_layouts.triton_model.interop"), "_BUILDER", None)
     while cached:
         cached.pop()
     gc.collect()

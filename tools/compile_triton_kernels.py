@@ -6,7 +6,7 @@ saying which kernels compile for which target and why not where they do not.
 For the NVIDIA targets it also compiles on to PTX (no assembler needed) and stores the static inventory
 of the PTX's shared-memory instructions (``ir/ptx_shared.json``: per kernel and target, how many
 ``ld/st.shared`` of each width, ``ldmatrix`` / ``stmatrix`` of each shape appear in the PTX), the oracle
-for the model of Triton's lowering (``linear_layouts.kernels.triton_lowering``).
+for the model of Triton's lowering (``linear_layouts.triton_model.lowering``).
 
 Run: ``PYTHONPATH=src python3 tools/compile_triton_kernels.py [--jobs 2] [--check]``
 (``--check``: compile again and report files that differ from the stored ones, write nothing).
@@ -31,8 +31,8 @@ def _compile_one(path: str) -> list[dict]:
     sys.path.insert(0, str(ROOT / "src"))
     from linear_layouts.core.errors import LayoutError
     from linear_layouts.kernels import load_kernel_file
-    from linear_layouts.kernels.compile import compile_kernel
-    from linear_layouts.kernels.spec import TARGETS
+    from linear_layouts.triton_model.compile import compile_kernel
+    from linear_layouts.triton_model.kernel_file import TARGETS
 
     spec = load_kernel_file(path)
     rows = []
@@ -54,7 +54,7 @@ def _ptx(spec, target: str) -> str:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from linear_layouts.kernels.spec import parse_target
+    from linear_layouts.triton_model.kernel_file import parse_target
 
     signature, constexprs, attrs = spec.specialization()
     src = ASTSource(fn=spec.kernel, signature=signature, constexprs=constexprs, attrs=attrs)

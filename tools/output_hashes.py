@@ -179,7 +179,7 @@ def group_rewrite() -> Iterator[tuple[str, str]]:
 def group_engine() -> Iterator[tuple[str, str]]:
     from linear_layouts.engine import propagate
     from linear_layouts.engine.examples import EXAMPLES
-    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.triton_model.ir_text import parse_module
     from linear_layouts.kernels.ttir_import import import_ttir
 
     for name, build in EXAMPLES.items():

@@ -48,6 +48,16 @@ MOVED: dict[str, str] = {
     "linear_layouts.catalog.slice": "linear_layouts.layouts.slice",
     "linear_layouts.catalog.tensor_memory": "linear_layouts.layouts.tensor_memory",
     "linear_layouts.ttgir": "linear_layouts.layouts.ttgir",
+    # triton_model/
+    "linear_layouts.triton": "linear_layouts.triton_model.interop",
+    "linear_layouts.kernels.ir_text": "linear_layouts.triton_model.ir_text",
+    "linear_layouts.kernels.layouts": "linear_layouts.triton_model.encodings",
+    "linear_layouts.kernels.triton_lowering": "linear_layouts.triton_model.lowering",
+    "linear_layouts.kernels.allocation": "linear_layouts.triton_model.allocation",
+    "linear_layouts.kernels.liveness": "linear_layouts.triton_model.liveness",
+    "linear_layouts.kernels.trips": "linear_layouts.triton_model.trips",
+    "linear_layouts.kernels.compile": "linear_layouts.triton_model.compile",
+    "linear_layouts.kernels.spec": "linear_layouts.triton_model.kernel_file",
 }
 
 

@@ -119,7 +119,7 @@ def _descriptor(text: str, shape: list[int] | None, what: str = "LAYOUT", bitwid
 def _layout_text(descriptor: object, form: str, shape: list[int] | None = None) -> str:
     """``descriptor`` as Gluon source (``form="gluon"``) or TTGIR attribute text (``"ttgir"``)."""
     if form == "gluon":
-        from linear_layouts.triton import gluon_expression
+        from linear_layouts.layouts.gluon_text import gluon_expression
 
         return gluon_expression(descriptor, shape)
     from linear_layouts.layouts.ttgir import format_attribute

@@ -114,8 +114,8 @@ def random_pair(rng: random.Random, bitwidth: int | None = None):
 
 # ----------------------------------------------------------------------------- triton 3.9 oracle
 def triton_builder():
-    """A Gluon builder with an insertion block (the one ``linear_layouts.triton`` uses)."""
-    from linear_layouts.triton import _gluon_builder
+    """A Gluon builder with an insertion block (the one ``linear_layouts.triton_model.interop`` uses)."""
+    from linear_layouts.triton_model.interop import _gluon_builder
 
     return _gluon_builder()
 
@@ -129,7 +129,7 @@ def triton_crashes(shared: LinearLayout, vector_elements: int, bitwidth: int) ->
 
 def triton_bank_conflicts(shared: LinearLayout, dist: LinearLayout, bitwidth: int) -> int:
     """Triton 3.9 ``GluonOpBuilder.get_shared_bank_conflicts`` on our layouts (conflicts = wavefronts/min - 1)."""
-    from linear_layouts.triton import triton_bank_conflicts as estimate
+    from linear_layouts.triton_model.interop import triton_bank_conflicts as estimate
 
     return estimate(shared, dist, bitwidth)
 

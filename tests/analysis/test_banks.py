@@ -257,7 +257,7 @@ def test_hardware_confirmed_paired_load_vs_triton():
 
 def test_triton_estimate_refuses_what_triton_aborts_on():
     """Triton 3.9 aborts the process when a bank row of vectors exceeds the tensor (8x8 bytes, 4-byte
-    vectors: 32 x 4 elements > 64); linear_layouts.triton raises LayoutError instead."""
+    vectors: 32 x 4 elements > 64); linear_layouts.triton_model.interop raises LayoutError instead."""
     pytest.importorskip("triton")
     dist = LinearLayout({"register": [[0, 1], [0, 2]], "lane": [[0, 4], [1, 0], [2, 0], [4, 0], [0, 0]], "warp": []},
                         {"dim0": 8, "dim1": 8})

@@ -144,7 +144,7 @@ def test_fallbacks_and_errors():
 def test_to_gluon_accepts_any_layout():
     pytest.importorskip("triton")
     from linear_layouts.analysis import optimal_swizzle
-    from linear_layouts.triton import to_gluon
+    from linear_layouts.triton_model.interop import to_gluon
 
     src = C.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]).to_linear([64, 64])
     dst = C.NVMMADistributedLayout([2, 0], [4, 1], [16, 8]).to_linear([64, 64])

@@ -17,7 +17,7 @@ from .oracle import build_ours, oracle_linear, same_modulo_broadcast_registers
 
 pytest.importorskip("triton")
 
-from linear_layouts import triton as interop  # noqa: E402
+from linear_layouts.triton_model import interop  # noqa: E402
 
 
 def _examples() -> list:

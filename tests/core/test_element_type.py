@@ -62,7 +62,7 @@ FakeTorchDtype.__module__ = "torch"
 
 
 def _triton_dtypes() -> list:
-    language = pytest.importorskip("triton.language")
+    language = pytest.importorskip("triton_model.interop.language")
     return [getattr(language, n) for n in ("int1", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
                                            "uint64", "float8e4b15", "float8e4nv", "float8e4b8", "float8e5",
                                            "float8e5b16", "float16", "bfloat16", "float32", "float64")]
@@ -106,7 +106,7 @@ def test_triton_language_dtypes_match_primitive_bitwidth():
         assert parsed.name == DTYPE_NAMES[dtype.name]
         assert parsed.bits == (8 if dtype.name == "int1" else dtype.primitive_bitwidth), dtype
         assert element_type(f"tl.{dtype.name}") == parsed
-    language = pytest.importorskip("triton.language")
+    language = pytest.importorskip("triton_model.interop.language")
     with pytest.raises(LayoutError, match="must be an element type.*pointer<fp16>"):
         element_type(language.pointer_type(language.float16))
 
@@ -224,8 +224,8 @@ ENTRY_POINTS = {
     "viz.scenarios.pair_scenario": lambda d: scenarios.pair_scenario(SEED.store, SEED.load, d),
     "viz.scenarios.segment_bits": lambda d: scenarios.segment_bits(SHARED, d),
     "viz.scenarios.toggle_swizzle": lambda d: scenarios.toggle_swizzle(SEED.shared[0][1], [(0, 0)], d),
-    "triton.triton_bank_conflicts": lambda d: pytest.importorskip("triton") and __import__(
-        "linear_layouts.triton", fromlist=["x"]).triton_bank_conflicts(SEED.shared[0][1], SEED.load, d),
+    "triton_model.interop.triton_bank_conflicts": lambda d: pytest.importorskip("triton") and __import__(
+        "linear_layouts.triton_model.interop", fromlist=["x"]).triton_bank_conflicts(SEED.shared[0][1], SEED.load, d),
 }
 
 #: Public functions taking ``dtype`` that are not swept, and why.

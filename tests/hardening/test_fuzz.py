@@ -30,7 +30,7 @@ import linear_layouts.core.element_type as element_type
 import linear_layouts.engine as engine
 import linear_layouts.reports as reports
 import linear_layouts.spec as spec
-import linear_layouts.triton as triton_interop
+import linear_layouts.triton_model.interop as triton_interop
 import linear_layouts.layouts.ttgir as ttgir
 import linear_layouts.viz as viz
 from linear_layouts import ColumnAction, LayoutError, LinearLayout, divide_left, divide_right
@@ -231,7 +231,7 @@ def test_the_text_parsers_only_raise_layout_error():
     """The spec parser (Gluon calls, JSON, CuTe), TTGIR attributes and whole TTGIR modules, fed valid texts,
     mutated ones and junk: a layout or a short LayoutError, both of which must occur for each parser."""
     from linear_layouts.layouts import ttgir
-    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.triton_model.ir_text import parse_module
 
     outcomes: dict[str, set] = {"parsed": set(), "LayoutError": set()}
 

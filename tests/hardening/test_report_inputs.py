@@ -89,9 +89,9 @@ def test_a_huge_scan_is_refused_not_enumerated():
     """A mutated ``tt.scan`` signature, ``(tensor<65536x1024xf32, ...>, ...)``: the scan's lowering
     enumerated its 2**26 elements' registers and lanes (minutes); ``Layouts.linear`` now refuses a type of
     more than ``MAX_ELEMENTS`` elements, ``scan_lowering`` an input as large, and the op is not understood."""
-    from linear_layouts.kernels.triton_lowering import scan_lowering
-    from linear_layouts.kernels.layouts import Layouts, parse_type
-    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.triton_model.lowering import scan_lowering
+    from linear_layouts.triton_model.encodings import Layouts, parse_type
+    from linear_layouts.triton_model.ir_text import parse_module
 
     text = (IR / "linear_recurrence_scan.ttgir").read_text()
     old = "}) : (tensor<4x1024xf32, #blocked1>, tensor<4x1024xf32, #blocked1>) ->"

@@ -447,7 +447,7 @@ def test_shared_memory_need_of_odd_buffers(shape, match):
     """``shared_memory_need`` counted an element of unknown width as 32 bits (``128x64xfoo``: 32768 bytes),
     and a buffer of no readable shape as one element (``?x128xf16``: 4 bytes, ``0x128xf16``: 0): silently
     wrong answers, which ``rewrite_kernel``'s fit check trusts."""
-    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.triton_model.ir_text import parse_module
     from linear_layouts.kernels.shared_memory import shared_memory_need
 
     assert shared_memory_need(parse_module(_ALLOC.replace("SHAPE", "3x128x64xf16"))).bytes == 49152
@@ -456,7 +456,7 @@ def test_shared_memory_need_of_odd_buffers(shape, match):
 
 def test_shared_memory_need_of_a_module_without_functions():
     """A ``Module`` built without functions was an IndexError."""
-    from linear_layouts.kernels.ir_text import Module
+    from linear_layouts.triton_model.ir_text import Module
     from linear_layouts.kernels.shared_memory import shared_memory_need
 
     raises_quickly(lambda: shared_memory_need(Module({}, {}, ())), r"module: has no function \(tt.func\)")
@@ -468,7 +468,7 @@ def test_a_ttir_of_another_kernel(entry):
     gave the TTGIR no global-memory time at all and ``compare_with_engine`` compared two kernels, silently;
     ``rewrite_kernel`` was a NameError (see above). The first functions' names must now agree."""
     from linear_layouts.kernels import engine_compare, rewrite
-    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.triton_model.ir_text import parse_module
     from linear_layouts.kernels.report import analyze_ttgir
 
     ttir, ttgir = (SM90 / "nchw_to_nhwc.ttir").read_text(), (SM90 / "layer_norm_bwd_dx.ttgir").read_text()
@@ -520,7 +520,7 @@ def test_ir_parsers_refuse_a_text_above_max_ir_bytes(parser):
     ``kernels.ir_text.parse_module`` read a text of any size. Now a text of more UTF-8 bytes than ``max_bytes``
     is refused before it is parsed, and the message says how to raise the limit."""
     from linear_layouts.layouts import ttgir
-    from linear_layouts.kernels import ir_text
+    from linear_layouts.triton_model import ir_text
     from linear_layouts.core.limits import MAX_IR_BYTES
 
     parse = ttgir.parse_module if parser == "ttgir" else ir_text.parse_module
@@ -542,7 +542,7 @@ def test_a_kernel_file_without_a_loader_is_a_layout_error(tmp_path, monkeypatch)
     LayoutError naming the argument and the rule."""
     import importlib.util
 
-    from linear_layouts.kernels.spec import load_kernel_file
+    from linear_layouts.triton_model.kernel_file import load_kernel_file
 
     kernel = tmp_path / "k.py"
     kernel.write_text("x = 1\n")

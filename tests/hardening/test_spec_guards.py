@@ -153,7 +153,7 @@ def test_new_text_and_image_helpers_refuse_wrong_types():
     ints): anything else is a LayoutError naming the argument."""
     from linear_layouts.analysis.vectorization import unit_offset_bits
     from linear_layouts.core.element_type import ir_element_bits
-    from linear_layouts.kernels.ir_text import block_arguments, iter_args, loop_bounds, module_target
+    from linear_layouts.triton_model.ir_text import block_arguments, iter_args, loop_bounds, module_target
     from linear_layouts.core.mlir_text import pointee
 
     for call, name in ((lambda: iter_args(3), "text"), (lambda: unit_offset_bits(None), "images"),

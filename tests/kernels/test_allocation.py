@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from linear_layouts.kernels.allocation import Buffer, allocate
-from linear_layouts.kernels.ir_text import parse_module
+from linear_layouts.triton_model.allocation import Buffer, allocate
+from linear_layouts.triton_model.ir_text import parse_module
 from linear_layouts.kernels.report import analyze_module
 from linear_layouts.kernels.shared_memory import shared_memory_need
 

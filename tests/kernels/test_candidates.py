@@ -14,8 +14,8 @@ import pytest
 
 import linear_layouts.kernels.rewrite as rewrite_module
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import check_well_formed, parse_module
-from linear_layouts.kernels.layouts import check_layouts_fit
+from linear_layouts.triton_model.ir_text import check_well_formed, parse_module
+from linear_layouts.triton_model.encodings import check_layouts_fit
 from linear_layouts.kernels.report import analyze_module
 from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
 from linear_layouts.kernels.shared_memory import shared_memory_need

@@ -21,7 +21,7 @@ import pytest
 from linear_layouts.layouts import NVMMADistributedLayout
 from linear_layouts.kernels.engine_compare import kernel_costs
 from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
-from linear_layouts.kernels.ir_text import parse_module
+from linear_layouts.triton_model.ir_text import parse_module
 
 ROOT = Path(__file__).resolve().parents[2]
 IR = ROOT / "tests" / "data" / "triton_kernels" / "ir" / "sm_90"

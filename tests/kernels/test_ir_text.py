@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import last_module, parse_module, split_top
+from linear_layouts.triton_model.ir_text import last_module, parse_module, split_top
 from linear_layouts.core.element_type import ir_element_bits
-from linear_layouts.kernels.layouts import TypeInfo, module_types, parse_type
+from linear_layouts.triton_model.encodings import TypeInfo, module_types, parse_type
 from linear_layouts.core.mlir_text import closing, find_top
 
 IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
@@ -113,7 +113,7 @@ def test_block_argument_types_keep_their_commas():
 }}''')
     loop = m.functions[0].body.ops[1]
     assert loop.regions[1].args == (("%b", memdesc), ("%j", "i32"))
-    from linear_layouts.kernels.ir_text import check_well_formed
+    from linear_layouts.triton_model.ir_text import check_well_formed
 
     check_well_formed(m, "ttgir")
 
@@ -236,7 +236,7 @@ def test_every_corpus_module_is_well_formed():
     """``check_well_formed`` accepts every real TTIR / TTGIR (Triton 3.6 and 3.9; sm_80, sm_90, gfx942):
     scf.for's induction variables and iter_args, region arguments, ``%true = arith.constant true`` and
     ``ttg.async_*`` tokens without types."""
-    from linear_layouts.kernels.ir_text import check_well_formed
+    from linear_layouts.triton_model.ir_text import check_well_formed
 
     assert len(CORPUS) > 200
     for path in CORPUS:
@@ -275,7 +275,7 @@ def test_every_corpus_module_is_well_formed():
      "arith.addi at .* uses '%a', which is not defined before it or not visible"),
 ])
 def test_check_well_formed_rules(body, match):
-    from linear_layouts.kernels.ir_text import check_well_formed
+    from linear_layouts.triton_model.ir_text import check_well_formed
 
     text = f"module {{\n  tt.func @k(%a: i32) {{\n    {body}\n    tt.return\n  }}\n}}"
     with pytest.raises(LayoutError, match="ttgir: .*" + match):
@@ -286,7 +286,7 @@ def test_check_well_formed_rules(body, match):
 def _well_formed_as_triton_says(text: str, match: str | None, tmp_path) -> None:
     """``check_well_formed`` accepts ``text`` (``match`` None) or refuses it with ``match``; Triton 3.9, where
     installed, parses and verifies it, or refuses it, alike."""
-    from linear_layouts.kernels.ir_text import check_well_formed
+    from linear_layouts.triton_model.ir_text import check_well_formed
 
     if match is None:
         check_well_formed(parse_module(text), "ttgir")
@@ -409,7 +409,7 @@ def _typed(body: str) -> str:
 ])
 def test_check_types_rules(body, match):
     """Each rule refuses its break and accepts the text with the break mended (one layout throughout)."""
-    from linear_layouts.kernels.ir_text import check_types, check_well_formed
+    from linear_layouts.triton_model.ir_text import check_types, check_well_formed
 
     with pytest.raises(LayoutError, match="ttgir: .*" + match):
         check_well_formed(parse_module(_typed(body)), "ttgir")
@@ -419,7 +419,7 @@ def test_check_types_rules(body, match):
 def test_names_reused_where_mlir_allows_them_are_well_formed():
     """Sibling regions may reuse a name (an scf.if's branches, two loops), and so may an isolated region (a
     warp_specialize partition reusing the function's ``%a``); a partition sees its own arguments."""
-    from linear_layouts.kernels.ir_text import check_well_formed
+    from linear_layouts.triton_model.ir_text import check_well_formed
 
     body = "\n".join([
         "%c = arith.cmpi sgt, %a, %a : i32",
@@ -458,7 +458,7 @@ def test_a_warp_specialize_result_is_typed_on_its_last_region(closer, accepted, 
     """Triton prints a ``ttg.warp_specialize``'s result types on its last partition's closing line (a
     Gluon kernel whose default region returns a buffer was refused: "results '%0' without a type");
     without them Triton refuses the text too ("cannot name an operation with no results")."""
-    from linear_layouts.kernels.ir_text import check_well_formed
+    from linear_layouts.triton_model.ir_text import check_well_formed
 
     text = _WS_RESULT.replace("} : (i32) -> i32", closer)
     if accepted:
@@ -492,7 +492,7 @@ def test_check_well_formed_agrees_with_triton(tmp_path, capfd):
     of a dominating block printed after it), accepted 2 it refuses (a use of a block printed before it
     that does not dominate it) and accepted the 34 warp_specialize-results texts Triton refuses (the
     results' types unread)."""
-    from linear_layouts.kernels.ir_text import check_well_formed
+    from linear_layouts.triton_model.ir_text import check_well_formed
 
     from ._triton_oracle import triton_module
     from .test_allocation import random_ttgir
@@ -521,7 +521,7 @@ def test_check_well_formed_agrees_with_triton(tmp_path, capfd):
 
 
 def test_check_types_reads_an_alias_as_its_body():
-    from linear_layouts.kernels.ir_text import check_types
+    from linear_layouts.triton_model.ir_text import check_types
 
     body = f"%x = tt.load %p : tensor<128x!tt.ptr<f32>, #a>\n    %y = math.exp %x : tensor<128xf32, {_A}>"
     check_types(parse_module(_typed(body)), "ttgir")
@@ -542,7 +542,7 @@ def test_unique_value_names_renames_sibling_regions_only():
     """Two loops' bodies define %x and %i (MLIR reuses names across sibling regions): the second loop's
     are renamed with their uses; a use after both loops of a function-level %x_1 is not confused; a name
     in a string (inline PTX) is text."""
-    from linear_layouts.kernels.ir_text import unique_value_names
+    from linear_layouts.triton_model.ir_text import unique_value_names
 
     text = "\n".join([
         "tt.func @k(%n: i32) {",
@@ -571,7 +571,7 @@ def test_unique_value_names_renames_sibling_regions_only():
 
 
 def test_unique_value_names_keeps_a_text_whose_names_are_unique():
-    from linear_layouts.kernels.ir_text import unique_value_names
+    from linear_layouts.triton_model.ir_text import unique_value_names
 
     text = (IR / "sm_90" / "matmul_fp16.ttgir").read_text()
     assert unique_value_names(text) is text
@@ -599,7 +599,7 @@ def test_pointee_is_what_a_pointer_or_a_tensor_of_pointers_points_to():
 def test_loop_bounds_reads_an_scf_for_head_once_for_every_reader():
     """ir_text.loop_bounds: induction variable, lower, upper, step of an scf.for head (results, unsigned,
     iter_args and types around it); no head is a LayoutError naming text. trips and ttir_import read it."""
-    from linear_layouts.kernels.ir_text import LoopBounds, loop_bounds
+    from linear_layouts.triton_model.ir_text import LoopBounds, loop_bounds
 
     head = ("    %acc_73:9 = scf.for %acc_79 = %c0_i32 to %N_CTX step %c64_i32 iter_args(%m_i = %cst) "
             "-> (f32)  : i32 {")
@@ -613,7 +613,7 @@ def test_loop_bounds_reads_an_scf_for_head_once_for_every_reader():
 def test_module_target_is_the_backend_and_arch_of_ttg_target():
     """ir_text.module_target: ``cuda:CC[a]`` -> ("cuda", CC), ``hip:gfx...`` -> ("hip", arch), "" -> None;
     other text is a LayoutError naming target. Module.compute_capability / backend read it."""
-    from linear_layouts.kernels.ir_text import module_target
+    from linear_layouts.triton_model.ir_text import module_target
 
     assert module_target("cuda:80") == ("cuda", 80) and module_target("cuda:90a") == ("cuda", 90)
     assert module_target("hip:gfx942") == ("hip", "gfx942") and module_target("hip:gfx90a:xnack-") == ("hip",

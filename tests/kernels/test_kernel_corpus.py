@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.spec import TARGETS, parse_target
+from linear_layouts.triton_model.kernel_file import TARGETS, parse_target
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "triton_kernels"
 FILES = sorted(CORPUS.glob("*.py"))
@@ -90,7 +90,7 @@ def test_compiling_again_reproduces_the_stored_ir(name, target):
     pytest.importorskip("triton")
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     from linear_layouts.kernels import load_kernel_file
-    from linear_layouts.kernels.compile import compile_kernel
+    from linear_layouts.triton_model.compile import compile_kernel
 
     ir = compile_kernel(load_kernel_file(CORPUS / f"{name}.py"), target)
     assert _without_install_path(ir.ttir) == _without_install_path((CORPUS / "ir" / target / f"{name}.ttir").read_text())
@@ -117,7 +117,7 @@ def test_install_path_is_cut_from_locations_only():
 def test_a_kernel_that_does_not_compile_for_a_target_says_why():
     pytest.importorskip("triton")
     from linear_layouts.kernels import load_kernel_file
-    from linear_layouts.kernels.compile import compile_kernel
+    from linear_layouts.triton_model.compile import compile_kernel
 
     with pytest.raises(LayoutError, match="cannot compile it for sm_80: .*fp8e4nv not supported"):
         compile_kernel(load_kernel_file(CORPUS / "mxfp8_matmul.py"), "sm_80")

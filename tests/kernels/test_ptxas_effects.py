@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from linear_layouts.kernels.report import analyze_ttgir
-from linear_layouts.kernels.triton_lowering import convert_lowering
+from linear_layouts.triton_model.lowering import convert_lowering
 
 T36 = Path(__file__).resolve().parents[1] / "data" / "triton36_sm90"
 
@@ -67,8 +67,8 @@ def test_one_cta_takes_its_spin_lock_at_the_first_try():
     """layer_norm_bwd_dx's ``while tl.atomic_cas(Lock, 0, 1) == 1`` (its result reaches every thread through
     shared memory: 1 st + 1 ld per warp each try): unknown on a grid of many CTAs (they contend), one
     try on a grid of one CTA with the locks zeroed -- the 1-CTA launch of benchmarks/gpu_kernels.py."""
-    from linear_layouts.kernels.ir_text import parse_module
-    from linear_layouts.kernels.trips import grid_op_counts
+    from linear_layouts.triton_model.ir_text import parse_module
+    from linear_layouts.triton_model.trips import grid_op_counts
 
     fn = parse_module((T36 / "layer_norm_bwd_dx.ttgir").read_text()).functions[0]
     [cas] = [op for op in fn.walk() if op.name == "tt.atomic_cas"]

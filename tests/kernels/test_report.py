@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import parse_module
-from linear_layouts.kernels.trips import grid_op_counts, op_counts
+from linear_layouts.triton_model.ir_text import parse_module
+from linear_layouts.triton_model.trips import grid_op_counts, op_counts
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "triton_kernels"
 IR = DATA / "ir"
@@ -122,7 +122,7 @@ def test_report_command_on_a_kernel_file_and_a_ttgir(tmp_path, capsys):
 
 
 def test_report_without_an_attribute_parser_says_what_is_missing(monkeypatch):
-    import linear_layouts.kernels.layouts as layouts
+    import linear_layouts.triton_model.encodings as layouts
     from linear_layouts.kernels.report import analyze_ttgir
 
     def missing():

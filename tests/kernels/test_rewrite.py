@@ -18,8 +18,8 @@ import pytest
 
 from linear_layouts.layouts import BlockedLayout
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import parse_module
-from linear_layouts.kernels.layouts import Layouts, parse_type
+from linear_layouts.triton_model.ir_text import parse_module
+from linear_layouts.triton_model.encodings import Layouts, parse_type
 from linear_layouts.kernels.rewrite import rewrite_kernel, rewrite_ttgir
 
 ROOT = Path(__file__).resolve().parents[2]

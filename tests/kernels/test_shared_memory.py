@@ -10,7 +10,7 @@ import pytest
 
 from linear_layouts import LayoutError
 from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES, SM_SHARED_BYTES
-from linear_layouts.kernels.ir_text import parse_module
+from linear_layouts.triton_model.ir_text import parse_module
 from linear_layouts.kernels.report import analyze_module
 from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
 from linear_layouts.kernels.shared_memory import shared_memory_need

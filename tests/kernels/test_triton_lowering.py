@@ -11,7 +11,7 @@ import pytest
 
 from linear_layouts.core import f2
 from linear_layouts.layouts import BlockedLayout, NVMMADistributedLayout, SliceLayout
-from linear_layouts.kernels.triton_lowering import (
+from linear_layouts.triton_model.lowering import (
     NO_OP,
     REGISTERS,
     SHARED,
@@ -192,7 +192,7 @@ def test_f2_helpers_follow_triton():
     ([8, 1024], 1, [1, 4], [1, 32], [1, 8], [1, 0], {"st.shared.4B": 8, "ld.shared.16B": 16}),
 ])
 def test_scan_instructions_match_triton(shape, axis, spt, tpw, wpc, order, ptx):
-    from linear_layouts.kernels.triton_lowering import scan_lowering
+    from linear_layouts.triton_model.lowering import scan_lowering
 
     layout = BlockedLayout(spt, tpw, wpc, order).to_linear(shape)
     warps = 1

@@ -9,7 +9,7 @@ import pytest
 
 from linear_layouts.engine import propagate
 from linear_layouts.engine.propagate import check_consistent
-from linear_layouts.kernels.ir_text import parse_module
+from linear_layouts.triton_model.ir_text import parse_module
 from linear_layouts.kernels.ttir_import import UNKNOWN_STRIDE, import_ttir
 
 IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"

@@ -115,7 +115,7 @@ def test_types_and_modules():
     assert ptr.element_type == "!tt.ptr<f16>" and ptr.shape == (128, 1) and ptr.bitwidth == 64
     assert parse_type("tensor<64xf8E4M3FN>").layout is None and parse_type("tensor<64xf8E4M3FN>").bitwidth == 8
     # one vocabulary (element_type.ir_element_bits): i1 is stored in a byte, as the kernel report counts it
-    from linear_layouts.kernels.layouts import parse_type as type_info
+    from linear_layouts.triton_model.encodings import parse_type as type_info
     for element in ("i1", "i8", "bf16", "f16", "f8E5M2", "f32", "i64", "!tt.ptr<f32>", "index"):
         assert parse_type(f"tensor<4x{element}>").bitwidth == type_info(f"tensor<4x{element}>").bitwidth
     assert parse_type("tensor<64xi1>").bitwidth == 8 and parse_type("tensor<4xindex>").bitwidth is None
@@ -185,7 +185,7 @@ def _random_layouts(seed: int) -> list[tuple[object, list[int]]]:
 
 
 def _triton_type_text(builder, layout, shape) -> str:
-    from linear_layouts.triton import to_gluon
+    from linear_layouts.triton_model.interop import to_gluon
 
     attribute = to_gluon(layout)._to_ir(builder)
     name = type(layout).__name__
@@ -246,7 +246,7 @@ def _triton_linear(result, shape) -> LinearLayout:
 def test_corpus_ttgir(triton_ir):
     """Every layout of every TTGIR of the real-kernel corpus (sm_80, sm_90, gfx942): our module scan finds
     it, prints it as Triton does, parses it as Triton's parser does, and its LinearLayout is Triton's."""
-    from linear_layouts.triton import from_gluon, to_gluon
+    from linear_layouts.triton_model.interop import from_gluon, to_gluon
 
     files = _corpus_files()
     if not files:

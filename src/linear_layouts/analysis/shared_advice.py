@@ -147,7 +147,7 @@ class SharedCandidate:
     @property
     def gluon(self) -> str:
         """The Gluon (3.9) source of the descriptor."""
-        from linear_layouts.triton import gluon_expression
+        from linear_layouts.layouts.gluon_text import gluon_expression
 
         return gluon_expression(self.descriptor)
 

@@ -1,4 +1,4 @@
-"""Emit an engine result as a Gluon kernel (source text), each layout through ``linear_layouts.triton.to_gluon``.
+"""Emit an engine result as a Gluon kernel (source text), each layout through ``linear_layouts.triton_model.interop.to_gluon``.
 
 Every value is pinned to the engine's layout: after each op the emitted code converts the result to
 our layout, so Triton runs exactly the engine's choices. Where Triton infers the result layout itself
@@ -63,7 +63,7 @@ def _linear(layout: Any) -> Any:
 
 def _layout_source(desc: Any) -> str:
     """Python source of the Gluon layout object equal to our catalog ``desc``."""
-    from linear_layouts.triton import to_gluon
+    from linear_layouts.triton_model.interop import to_gluon
 
     def src(obj: Any) -> str:
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

@@ -5,6 +5,6 @@ read every layout and conversion out of the result.
 Only :mod:`.compile` and :func:`.spec.load_kernel_file` need Triton; they import it lazily.
 """
 
-from linear_layouts.kernels.spec import KernelSpec, load_kernel_file, parse_target
+from linear_layouts.triton_model.kernel_file import KernelSpec, load_kernel_file, parse_target
 
 __all__ = ["KernelSpec", "load_kernel_file", "parse_target"]

@@ -13,7 +13,7 @@ inlined once):
 Triton's pipelined ``cp.async`` / TMA copies move data global -> shared without registers; the engine
 has no asynchronous copy, so a dot operand it reaches from a load counts as a conversion there.
 
->>> from linear_layouts.kernels.ir_text import parse_module
+>>> from linear_layouts.triton_model.ir_text import parse_module
 >>> EngineComparison.__name__
 'EngineComparison'
 """
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, check_same_kernel, check_well_formed
+from linear_layouts.triton_model.ir_text import Module, check_same_kernel, check_well_formed
 from linear_layouts.kernels.report import KernelReport
-from linear_layouts.kernels.triton_lowering import NO_OP, REGISTERS, SHARED
+from linear_layouts.triton_model.lowering import NO_OP, REGISTERS, SHARED
 from linear_layouts.engine import ir as tile_ir
 from linear_layouts.kernels.ttir_import import ImportedProgram, import_ttir
 
@@ -145,7 +145,7 @@ def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None,
     >>> KernelCosts(1, 0, 128, 97.0, 490.0).total_ns
     587.0
     """
-    from linear_layouts.kernels.ir_text import parse_module
+    from linear_layouts.triton_model.ir_text import parse_module
 
     ttir_module, ttgir_module = parse_module(ttir), parse_module(ttgir)
     check_same_kernel(ttir_module, ttgir_module)
@@ -185,7 +185,7 @@ def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: 
     """``kernel_costs`` of the TTGIR text ``ttgir`` (``module``: its parse, if already made) with the
     TTIR's ``global_pointers``."""
     from linear_layouts.engine.anchors import global_cost
-    from linear_layouts.kernels.layouts import Layouts, parse_type
+    from linear_layouts.triton_model.encodings import Layouts, parse_type
     from linear_layouts.kernels.rewrite import _key
     from linear_layouts.kernels.shared_memory import shared_memory_need
 

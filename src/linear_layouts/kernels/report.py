@@ -38,9 +38,9 @@ from linear_layouts.analysis.conversion import BARRIER_COST, ConversionPlan, pla
 from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import shorten
-from linear_layouts.kernels.ir_text import Function, Location, Module, Op, parse_module
-from linear_layouts.kernels.layouts import Layouts, Resolver, TypeInfo, is_shared_encoding, parse_type
-from linear_layouts.kernels.triton_lowering import (
+from linear_layouts.triton_model.ir_text import Function, Location, Module, Op, parse_module
+from linear_layouts.triton_model.encodings import Layouts, Resolver, TypeInfo, is_shared_encoding, parse_type
+from linear_layouts.triton_model.lowering import (
     NO_OP,
     SHARED,
     SharedLowering,
@@ -233,7 +233,7 @@ def _loop_depths(fn: Function) -> dict[int, int]:
 def _triton_estimate(shared: LinearLayout, distributed: LinearLayout, bits: int) -> int | None:
     """Triton's own bank-conflict estimate when Triton is installed (else None)."""
     try:
-        from linear_layouts.triton import triton_bank_conflicts
+        from linear_layouts.triton_model.interop import triton_bank_conflicts
 
         return triton_bank_conflicts(shared, distributed, bits)
     except (LayoutError, ImportError, RuntimeError, TypeError, ValueError):
@@ -410,7 +410,7 @@ class _Analyzer:
             # STS of one thread, then copies it out (async proxy). SASS of Triton 3.6 sm_90, rank 2: 11 LDS +
             # 14 STS after the zeroing, each one wavefront; ncu on tma_persistent_matmul (H100, 2026-11-26):
             # +33 ld and +42 st per CTA over 3 descriptors. Other ranks' expansion was not read: not modeled.
-            from linear_layouts.kernels.triton_lowering import Instructions
+            from linear_layouts.triton_model.lowering import Instructions
 
             rank = (len(op.operand_types) - 1) // 4  # ptr, ptr, box[r], global_dim[r], stride[r-1], elem_stride[r]
             if rank != 2:
@@ -430,7 +430,7 @@ class _Analyzer:
                 return None
             # one thread's atomic result reaches every thread through shared memory: thread 0 stores it
             # (every warp issues the store, one lane is active), a barrier, every thread loads it
-            from linear_layouts.kernels.triton_lowering import Instructions
+            from linear_layouts.triton_model.lowering import Instructions
 
             bits = parse_type(op.result_types[0]).bitwidth or 32
             nbytes = max(4, bits // 8)
@@ -590,7 +590,7 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
             ops.append(item)
         elif isinstance(item, UnmodeledOp):
             unmodeled.append(item)
-    from linear_layouts.kernels.layouts import module_types
+    from linear_layouts.triton_model.encodings import module_types
 
     for t in module_types(module).values():
         try:
@@ -620,7 +620,7 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
 
 
 def _encodings(module: Module) -> list[str]:
-    from linear_layouts.kernels.layouts import module_types
+    from linear_layouts.triton_model.encodings import module_types
 
     return [t.encoding for t in module_types(module).values()]
 
@@ -628,7 +628,7 @@ def _encodings(module: Module) -> list[str]:
 @checked
 def analyze_ttgir(text: str, **kwargs: Any) -> KernelReport:
     """``analyze_module(parse_module(text), ...)``; an ``MLIR_ENABLE_DUMP`` log is cut to its last module."""
-    from linear_layouts.kernels.ir_text import last_module
+    from linear_layouts.triton_model.ir_text import last_module
 
     return analyze_module(parse_module(last_module(text)), **kwargs)
 
@@ -658,17 +658,17 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
     module) and compare (``engine_compare``).
     """
     from linear_layouts.kernels.engine_compare import compare_with_engine
-    from linear_layouts.kernels.ir_text import last_module
+    from linear_layouts.triton_model.ir_text import last_module
     from pathlib import Path
 
-    from linear_layouts.kernels.trips import grid_op_counts
+    from linear_layouts.triton_model.trips import grid_op_counts
 
     p = Path(path)
     if not p.is_file():
         raise LayoutError(f"KERNEL_OR_FILE: no such file {str(path)[:200]!r}")
     if p.suffix == ".py":
-        from linear_layouts.kernels.compile import compile_kernel
-        from linear_layouts.kernels.spec import load_kernel_file, parse_target
+        from linear_layouts.triton_model.compile import compile_kernel
+        from linear_layouts.triton_model.kernel_file import load_kernel_file, parse_target
 
         spec = load_kernel_file(p)
         ir = compile_kernel(spec, target)

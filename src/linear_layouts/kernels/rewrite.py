@@ -27,7 +27,7 @@ the engine gives the loop's result.
 report's full model (``engine_compare.kernel_costs``) and keeps Triton's TTGIR unless one is predicted
 faster by ``MIN_GAIN``.
 
->>> from linear_layouts.kernels.ir_text import parse_module
+>>> from linear_layouts.triton_model.ir_text import parse_module
 >>> ttgir = '''#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 ... #c = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 ... module attributes {"ttg.num-warps" = 4 : i32} {
@@ -66,9 +66,9 @@ from linear_layouts.layouts import BlockedLayout, DotOperandLayout, SliceLayout,
 from linear_layouts.layouts.recognize import recognize
 from linear_layouts.engine import transfer
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import (Module, Op, Region, check_same_kernel, check_well_formed, iter_args,
+from linear_layouts.triton_model.ir_text import (Module, Op, Region, check_same_kernel, check_well_formed, iter_args,
                                             parse_module, unique_value_names)
-from linear_layouts.kernels.layouts import Layouts, TypeInfo, check_layouts_fit, parse_type
+from linear_layouts.triton_model.encodings import Layouts, TypeInfo, check_layouts_fit, parse_type
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee
 from linear_layouts.layouts.ttgir import format_attribute

@@ -30,7 +30,7 @@ encodings' sizes, a ``ttg.warp_specialize`` returning a buffer and scf ops other
 ``scf.if`` / ``scf.while`` (each refused with a ``LayoutError`` where it carries a buffer).
 So a TTGIR whose need is above the device's ``cost_model.CTA_SHARED_BYTES`` cannot launch.
 
->>> from linear_layouts.kernels.ir_text import parse_module
+>>> from linear_layouts.triton_model.ir_text import parse_module
 >>> text = '''#s = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
 ... #smem = #ttg.shared_memory
 ... module attributes {"ttg.num-warps" = 4 : i32} {
@@ -54,14 +54,14 @@ from dataclasses import dataclass
 from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, Op
-from linear_layouts.kernels.allocation import FOREVER, Buffer, allocate
-from linear_layouts.kernels.liveness import LoweredOp, buffer_live_ranges, lower_function
+from linear_layouts.triton_model.ir_text import Module, Op
+from linear_layouts.triton_model.allocation import FOREVER, Buffer, allocate
+from linear_layouts.triton_model.liveness import LoweredOp, buffer_live_ranges, lower_function
 from linear_layouts.analysis.gather import is_warp_local
 from linear_layouts.core.element_type import ir_element_bits
-from linear_layouts.kernels.layouts import Layouts, is_shared_encoding, parse_type
+from linear_layouts.triton_model.encodings import Layouts, is_shared_encoding, parse_type
 from linear_layouts.kernels.report import KernelReport
-from linear_layouts.kernels.triton_lowering import SHARED
+from linear_layouts.triton_model.lowering import SHARED
 from linear_layouts.core.limits import quote
 
 __all__ = ["SharedMemoryNeed", "shared_memory_need", "TENSORMAP_BYTES"]

@@ -27,7 +27,7 @@ it, masks)                                          free ``full`` (recomputable 
 is listed in ``ImportedProgram.unmodeled``; its results enter the program as free placeholders, so
 the engine may lay them out at no cost (stated, never silent).
 
->>> from linear_layouts.kernels.ir_text import parse_module
+>>> from linear_layouts.triton_model.ir_text import parse_module
 >>> m = parse_module('''module {
 ...   tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>) {
 ...     %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
@@ -56,8 +56,8 @@ from typing import Any
 from linear_layouts.core.arguments import checked
 from linear_layouts.engine.ir import Builder, Program
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, Op, Region, check_well_formed, iter_args, loop_bounds
-from linear_layouts.kernels.layouts import TypeInfo, parse_type
+from linear_layouts.triton_model.ir_text import Module, Op, Region, check_well_formed, iter_args, loop_bounds
+from linear_layouts.triton_model.encodings import TypeInfo, parse_type
 from linear_layouts.core.mlir_text import I32_ARRAY, INTEGER_TYPE, VALUE_USE, pointee
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]

@@ -10,7 +10,7 @@ from html import escape
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.kernels.report import KernelReport, SharedOp
-from linear_layouts.kernels.triton_lowering import SHARED
+from linear_layouts.triton_model.lowering import SHARED
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.viz.text import table_text
 

@@ -20,7 +20,7 @@ from typing import Any
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import Module, split_top
+from linear_layouts.triton_model.ir_text import Module, split_top
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_count, quote
 from linear_layouts.core.mlir_text import STATIC_SHAPE, pointee, shape_and_element
@@ -163,7 +163,7 @@ def check_layouts_fit(module: Module, argument: str = "text") -> None:
     the module's lanes per warp (``ttg.threads-per-warp``) and warps per CTA (``ttg.num-warps``), as
     Triton's verifier demands ("Layout has 32 threads per warp, but the module specifies 64").
 
-    >>> from linear_layouts.kernels.ir_text import parse_module
+    >>> from linear_layouts.triton_model.ir_text import parse_module
     >>> check_layouts_fit(parse_module('''module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 64 : i32} {
     ...   tt.func @k(%x: tensor<128xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>) {
     ...     tt.return

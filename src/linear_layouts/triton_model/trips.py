@@ -4,7 +4,7 @@ constants and the kernel's integer arguments) that evaluates ``scf.for`` bounds 
 conditions. Tensor values and loads are unknown; an op under a condition or a ``scf.while`` that
 depends on them has an unknown count (``None``).
 
->>> from linear_layouts.kernels.ir_text import parse_module
+>>> from linear_layouts.triton_model.ir_text import parse_module
 >>> m = parse_module('''module {
 ...   tt.func public @k(%n: i32) {
 ...     %c0 = arith.constant 0 : i32
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from linear_layouts.core.arguments import checked
-from linear_layouts.kernels.ir_text import Function, Op, Region, loop_bounds
+from linear_layouts.triton_model.ir_text import Function, Op, Region, loop_bounds
 from linear_layouts.core.mlir_text import INTEGER_TYPE
 
 __all__ = ["op_counts", "grid_op_counts"]

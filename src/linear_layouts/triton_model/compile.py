@@ -16,7 +16,7 @@ from pathlib import Path
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.spec import KernelSpec, parse_target
+from linear_layouts.triton_model.kernel_file import KernelSpec, parse_target
 
 __all__ = ["CompiledIR", "compile_kernel", "strip_paths"]
 

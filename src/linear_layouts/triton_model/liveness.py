@@ -23,7 +23,7 @@ The rules, each Triton's:
 * A buffer is live over the hull of its alloc's liveness and that of every value used or defined by an
   op that may be it (so a buffer yielded into a loop is live wherever the loop's iter_arg is).
 
->>> from linear_layouts.kernels.ir_text import parse_module
+>>> from linear_layouts.triton_model.ir_text import parse_module
 >>> text = '''#s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
 ... #smem = #ttg.shared_memory
 ... module {
@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass, field
 
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.ir_text import Function, Op, block_arguments, iter_args, loop_bounds
+from linear_layouts.triton_model.ir_text import Function, Op, block_arguments, iter_args, loop_bounds
 from linear_layouts.core.mlir_text import split_top
 
 __all__ = ["LoweredOp", "LoweredFunction", "lower_function", "buffer_live_ranges", "VIEWS"]
