@@ -1,6 +1,6 @@
 """Our engine's layouts against Triton's on the device (issue 15, item 6): for every corpus kernel
 (tests/data/triton_kernels), Triton's own TTGIR and the TTGIR with our engine's layout assignment
-(``linear_layouts.kernels.rewrite``) are both compiled by Triton 3.6 for sm_90 -- from the TTGIR files,
+(``linear_layouts.pipeline.rewrite``) are both compiled by Triton 3.6 for sm_90 -- from the TTGIR files,
 so the only difference between the two cubins is the layouts -- then run on the same inputs at the
 kernel's realistic problem size: ours must produce Triton's output, and both are timed.
 
@@ -74,7 +74,7 @@ def prepare_one(spec, build: Path, layouts_for: str = "sm_90") -> dict:
     says what happened."""
     from linear_layouts.core.errors import LayoutError
     from linear_layouts.triton_model.compile import compile_kernel
-    from linear_layouts.kernels.rewrite import rewrite_kernel
+    from linear_layouts.pipeline.rewrite import rewrite_kernel
 
     row = launch_row(spec)
     try:
@@ -117,11 +117,11 @@ def prepare_one(spec, build: Path, layouts_for: str = "sm_90") -> dict:
 def shared_traffic(ttgir: str) -> dict:
     """The report's count of a TTGIR, per CTA with each op once (``engine_compare``'s Triton side):
     conversions that move data, register -> shared stagings, and their predicted wavefronts."""
-    from linear_layouts.kernels.engine_compare import _triton_side
-    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.pipeline.engine_compare import triton_side
+    from linear_layouts.pipeline.report import analyze_ttgir
 
     try:
-        conversions, stagings, wavefronts = _triton_side(analyze_ttgir(ttgir, with_triton_estimate=False))
+        conversions, stagings, wavefronts = triton_side(analyze_ttgir(ttgir, with_triton_estimate=False))
     except Exception as error:  # noqa: BLE001 - a report failure is recorded, not fatal
         return {"error": f"{type(error).__name__}: {str(error)[:200]}"}
     return {"conversions": conversions, "stagings": stagings, "wavefronts": wavefronts}
@@ -129,7 +129,7 @@ def shared_traffic(ttgir: str) -> dict:
 
 def predicted_ns(ttir: str, ttgir: str, scalars: dict | None = None) -> dict:
     """The model's SM-ns per CTA of a TTGIR (``engine_compare.kernel_costs``): shared, global, total."""
-    from linear_layouts.kernels.engine_compare import kernel_costs
+    from linear_layouts.pipeline.engine_compare import kernel_costs
 
     try:
         c = kernel_costs(ttir, ttgir, scalars=scalars)

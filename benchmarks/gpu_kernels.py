@@ -313,7 +313,7 @@ def predict(spec, ttgir: str, resolver, cc: int = 90, triton_version: str = "", 
     ld / st / cp.async wavefronts per launch, the static instruction inventory of the model, and what is
     left out."""
     from linear_layouts.triton_model.ir_text import parse_module
-    from linear_layouts.kernels.report import OUTSIDE_LSU_COUNTERS, analyze_module
+    from linear_layouts.pipeline.report import OUTSIDE_LSU_COUNTERS, analyze_module
     from linear_layouts.triton_model.trips import grid_op_counts
 
     module = parse_module(ttgir)

@@ -34,7 +34,7 @@ def main() -> int:
     args = ap.parse_args()
     import triton
 
-    from linear_layouts.kernels.report import report_for_file
+    from linear_layouts.pipeline.from_file import report_for_file
 
     resolver, resolver_name = _resolver()
     ptx = json.loads((ROOT / "tests/data/triton_kernels/ir/ptx_shared.json").read_text()).get(args.target, {})

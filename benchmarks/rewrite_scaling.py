@@ -112,8 +112,8 @@ def compile_sizes(family: str, sizes: list[int], target: str, out: Path) -> list
 def child(stem: str) -> None:
     """One ``rewrite_kernel`` of ``stem``.ttir / .ttgir, the limit raised to its size: prints ops, CPU s, wall s."""
     from linear_layouts.triton_model.ir_text import parse_module
-    from linear_layouts.kernels.rewrite import rewrite_kernel
-    from linear_layouts.kernels.ttir_import import import_ttir
+    from linear_layouts.pipeline.rewrite import rewrite_kernel
+    from linear_layouts.pipeline.ttir_import import import_ttir
 
     ttir, ttgir = Path(stem + ".ttir").read_text(), Path(stem + ".ttgir").read_text()
     ops = len(import_ttir(parse_module(ttir), num_warps=parse_module(ttgir).num_warps).program.ops)

@@ -30,7 +30,7 @@ CORPUS = ROOT / "tests" / "data" / "triton_kernels"
 def _compile_one(path: str) -> list[dict]:
     sys.path.insert(0, str(ROOT / "src"))
     from linear_layouts.core.errors import LayoutError
-    from linear_layouts.kernels import load_kernel_file
+    from linear_layouts.pipeline import load_kernel_file
     from linear_layouts.triton_model.compile import compile_kernel
     from linear_layouts.triton_model.kernel_file import TARGETS
 

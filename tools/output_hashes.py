@@ -148,7 +148,7 @@ _PICTURED = {"sm_90/matmul_fp16", "sm_80/transpose", "gfx942/fused_softmax", "sm
 
 def group_report() -> Iterator[tuple[str, str | bytes]]:
     from linear_layouts.cli import main  # noqa: F401  (the CLI's imports first, as a user's run has them)
-    from linear_layouts.kernels.report import report_for_file
+    from linear_layouts.pipeline.from_file import report_for_file
 
     for key, path in _corpus(".ttgir"):
         yield f"{key}/text", _CLOCK.sub("propagated in ? s", _cli(["report", str(path)]))
@@ -162,7 +162,7 @@ def group_report() -> Iterator[tuple[str, str | bytes]]:
 
 
 def group_rewrite() -> Iterator[tuple[str, str]]:
-    from linear_layouts.kernels.rewrite import rewrite_kernel
+    from linear_layouts.pipeline.rewrite import rewrite_kernel
 
     for key, path in _corpus(".ttgir"):
         ttir = path.with_suffix(".ttir")
@@ -180,7 +180,7 @@ def group_engine() -> Iterator[tuple[str, str]]:
     from linear_layouts.engine import propagate
     from linear_layouts.engine.examples import EXAMPLES
     from linear_layouts.triton_model.ir_text import parse_module
-    from linear_layouts.kernels.ttir_import import import_ttir
+    from linear_layouts.pipeline.ttir_import import import_ttir
 
     for name, build in EXAMPLES.items():
         result = propagate(build())

@@ -48,6 +48,13 @@ MOVED: dict[str, str] = {
     "linear_layouts.catalog.slice": "linear_layouts.layouts.slice",
     "linear_layouts.catalog.tensor_memory": "linear_layouts.layouts.tensor_memory",
     "linear_layouts.ttgir": "linear_layouts.layouts.ttgir",
+    # pipeline/
+    "linear_layouts.kernels": "linear_layouts.pipeline",
+    "linear_layouts.kernels.ttir_import": "linear_layouts.pipeline.ttir_import",
+    "linear_layouts.kernels.report": "linear_layouts.pipeline.report",
+    "linear_layouts.kernels.engine_compare": "linear_layouts.pipeline.engine_compare",
+    "linear_layouts.kernels.rewrite": "linear_layouts.pipeline.rewrite",
+    "linear_layouts.kernels.shared_memory": "linear_layouts.pipeline.shared_memory",
     # triton_model/
     "linear_layouts.triton": "linear_layouts.triton_model.interop",
     "linear_layouts.kernels.ir_text": "linear_layouts.triton_model.ir_text",

@@ -529,7 +529,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The layouts and shared-memory traffic of a real kernel (a .py kernel file or TTGIR / dump text)."""
-    from linear_layouts.kernels.report import report_for_file
+    from linear_layouts.pipeline.from_file import report_for_file
     from linear_layouts.reports.kernel import kernel_report_html, kernel_report_text
 
     report = report_for_file(args.kernel, target=args.target, with_triton_estimate=not args.no_triton_estimate)

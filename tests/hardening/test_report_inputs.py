@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linear_layouts import LayoutError
-from linear_layouts.kernels.report import analyze_ttgir
+from linear_layouts.pipeline.report import analyze_ttgir
 
 IR = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir" / "sm_90"
 BLOCKED = "#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>\n"

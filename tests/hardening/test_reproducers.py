@@ -375,7 +375,7 @@ def test_an_if_whose_results_the_engine_did_not_lay_out_keeps_triton_s_layouts()
     ``result``)."""
     from pathlib import Path
 
-    from linear_layouts.kernels.rewrite import rewrite_ttgir
+    from linear_layouts.pipeline.rewrite import rewrite_ttgir
 
     ir = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir" / "sm_90"
     text = (ir / "layer_norm_bwd_dx.ttgir").read_text()
@@ -425,7 +425,7 @@ def test_mutated_ttir_ttgir_pairs(pair, match, entry):
     IndexError in ``engine_compare``; an ``scf.for`` without its body an IndexError in ``rewrite``; a
     ``tt.scan`` / ``tt.reduce`` whose signature lost a type an IndexError in ``ttir_import``, a KeyError in ``rewrite``.
     ``kernels.ir_text.check_well_formed`` now refuses them where the TTIR / TTGIR is read."""
-    from linear_layouts.kernels import engine_compare, rewrite
+    from linear_layouts.pipeline import engine_compare, rewrite
 
     call = rewrite.rewrite_kernel if entry == "rewrite_kernel" else engine_compare.kernel_costs
     raises_quickly(lambda: call(*pair), match, seconds=10)
@@ -448,7 +448,7 @@ def test_shared_memory_need_of_odd_buffers(shape, match):
     and a buffer of no readable shape as one element (``?x128xf16``: 4 bytes, ``0x128xf16``: 0): silently
     wrong answers, which ``rewrite_kernel``'s fit check trusts."""
     from linear_layouts.triton_model.ir_text import parse_module
-    from linear_layouts.kernels.shared_memory import shared_memory_need
+    from linear_layouts.pipeline.shared_memory import shared_memory_need
 
     assert shared_memory_need(parse_module(_ALLOC.replace("SHAPE", "3x128x64xf16"))).bytes == 49152
     raises_quickly(lambda: shared_memory_need(parse_module(_ALLOC.replace("SHAPE", shape))), "module: .*" + match)
@@ -457,7 +457,7 @@ def test_shared_memory_need_of_odd_buffers(shape, match):
 def test_shared_memory_need_of_a_module_without_functions():
     """A ``Module`` built without functions was an IndexError."""
     from linear_layouts.triton_model.ir_text import Module
-    from linear_layouts.kernels.shared_memory import shared_memory_need
+    from linear_layouts.pipeline.shared_memory import shared_memory_need
 
     raises_quickly(lambda: shared_memory_need(Module({}, {}, ())), r"module: has no function \(tt.func\)")
 
@@ -467,9 +467,9 @@ def test_a_ttir_of_another_kernel(entry):
     """A TTIR and a TTGIR of two kernels ties no op (they are tied by source location): ``kernel_costs``
     gave the TTGIR no global-memory time at all and ``compare_with_engine`` compared two kernels, silently;
     ``rewrite_kernel`` was a NameError (see above). The first functions' names must now agree."""
-    from linear_layouts.kernels import engine_compare, rewrite
+    from linear_layouts.pipeline import engine_compare, rewrite
     from linear_layouts.triton_model.ir_text import parse_module
-    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.pipeline.report import analyze_ttgir
 
     ttir, ttgir = (SM90 / "nchw_to_nhwc.ttir").read_text(), (SM90 / "layer_norm_bwd_dx.ttgir").read_text()
     match = "ttgir: its function '@layer_norm_bwd_dx_kernel' is not the TTIR's '@nchw_to_nhwc_kernel'"

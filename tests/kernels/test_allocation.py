@@ -11,8 +11,8 @@ import pytest
 
 from linear_layouts.triton_model.allocation import Buffer, allocate
 from linear_layouts.triton_model.ir_text import parse_module
-from linear_layouts.kernels.report import analyze_module
-from linear_layouts.kernels.shared_memory import shared_memory_need
+from linear_layouts.pipeline.report import analyze_module
+from linear_layouts.pipeline.shared_memory import shared_memory_need
 
 from ._triton_oracle import triton_shared
 

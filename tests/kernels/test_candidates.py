@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-import linear_layouts.kernels.rewrite as rewrite_module
+import linear_layouts.pipeline.rewrite as rewrite_module
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import check_well_formed, parse_module
 from linear_layouts.triton_model.encodings import check_layouts_fit
-from linear_layouts.kernels.report import analyze_module
-from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
-from linear_layouts.kernels.shared_memory import shared_memory_need
+from linear_layouts.pipeline.report import analyze_module
+from linear_layouts.pipeline.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
+from linear_layouts.pipeline.shared_memory import shared_memory_need
 
 from ._triton_oracle import triton_module, triton_shared
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from linear_layouts.layouts import NVMMADistributedLayout
-from linear_layouts.kernels.engine_compare import kernel_costs
-from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
+from linear_layouts.pipeline.engine_compare import kernel_costs
+from linear_layouts.pipeline.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
 from linear_layouts.triton_model.ir_text import parse_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def test_a_gain_below_the_device_spread_keeps_tritons_layouts():
     """int8_matmul: the engine's rewrite (1 conversion against Triton's 3) is predicted 1.3% faster and measured
     2.5% slower on an H100 (2026-11-27, engine.md); below ``MIN_GAIN`` (2%, the run-to-run spread of the device's
     timings) Triton's TTGIR is kept."""
-    from linear_layouts.kernels.rewrite import MIN_GAIN
+    from linear_layouts.pipeline.rewrite import MIN_GAIN
 
     ttir, ttgir = _texts("int8_matmul")
     written, _ = rewrite_kernel(ttir, ttgir, choose=False)

@@ -49,7 +49,7 @@ def test_parse_target():
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_every_kernel_file_loads_with_a_consistent_spec(path):
     pytest.importorskip("triton")
-    from linear_layouts.kernels import load_kernel_file
+    from linear_layouts.pipeline import load_kernel_file
 
     spec = load_kernel_file(path)
     assert spec.name == path.stem and spec.kernel.fn.__name__.endswith("_kernel")
@@ -66,7 +66,7 @@ def test_every_kernel_file_loads_with_a_consistent_spec(path):
 def test_kernel_names_are_unique():
     """ncu filters kernels by name on the device: no two corpus kernels may share one."""
     pytest.importorskip("triton")
-    from linear_layouts.kernels import load_kernel_file
+    from linear_layouts.pipeline import load_kernel_file
 
     names = [load_kernel_file(p).kernel.fn.__name__ for p in FILES]
     assert len(set(names)) == len(names)
@@ -74,7 +74,7 @@ def test_kernel_names_are_unique():
 
 def test_a_kernel_file_missing_its_spec_is_refused(tmp_path):
     pytest.importorskip("triton")
-    from linear_layouts.kernels import load_kernel_file
+    from linear_layouts.pipeline import load_kernel_file
 
     bad = tmp_path / "bad.py"
     bad.write_text("import triton\n@triton.jit\ndef k(x):\n    pass\nKERNEL = k\nSIGNATURE = {}\nCONSTEXPRS = {}\nGRID = (1,)\n")
@@ -89,7 +89,7 @@ def test_a_kernel_file_missing_its_spec_is_refused(tmp_path):
 def test_compiling_again_reproduces_the_stored_ir(name, target):
     pytest.importorskip("triton")
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    from linear_layouts.kernels import load_kernel_file
+    from linear_layouts.pipeline import load_kernel_file
     from linear_layouts.triton_model.compile import compile_kernel
 
     ir = compile_kernel(load_kernel_file(CORPUS / f"{name}.py"), target)
@@ -116,7 +116,7 @@ def test_install_path_is_cut_from_locations_only():
 
 def test_a_kernel_that_does_not_compile_for_a_target_says_why():
     pytest.importorskip("triton")
-    from linear_layouts.kernels import load_kernel_file
+    from linear_layouts.pipeline import load_kernel_file
     from linear_layouts.triton_model.compile import compile_kernel
 
     with pytest.raises(LayoutError, match="cannot compile it for sm_80: .*fp8e4nv not supported"):

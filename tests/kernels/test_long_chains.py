@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 from linear_layouts.layouts import BlockedLayout
-from linear_layouts.kernels.rewrite import rewrite_kernel, rewrite_ttgir
+from linear_layouts.pipeline.rewrite import rewrite_kernel, rewrite_ttgir
 
 NARROW = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"
 WIDE = BlockedLayout([4], [32], [4], [0])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linear_layouts.kernels.report import analyze_ttgir
+from linear_layouts.pipeline.report import analyze_ttgir
 from linear_layouts.triton_model.lowering import convert_lowering
 
 T36 = Path(__file__).resolve().parents[1] / "data" / "triton36_sm90"
@@ -42,7 +42,7 @@ def test_the_rule_moves_exactly_the_conversions_that_ncu_saw_moved(monkeypatch):
     """Over the corpus, the tail rule changes the load wavefronts of row_sum and moe_router only (their
     tail conversions go to layouts with copies in other warps); the kernels with a tail conversion that
     ncu measured exact without it (matmul_fp16 / fp8, layer_norm_bwd_dwdb) keep their prediction."""
-    import linear_layouts.kernels.report as report
+    import linear_layouts.pipeline.report as report
 
     def loads(name: str) -> list[int]:
         return [op.triton.load_wavefronts for op in _report(name).ops if op.kind == "convert_layout"]

@@ -60,7 +60,7 @@ def test_counts_in_a_data_dependent_loop_are_unknown():
 
 
 def _analyze(target: str, name: str):
-    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.pipeline.report import analyze_ttgir
 
     return analyze_ttgir((IR / target / f"{name}.ttgir").read_text(), with_triton_estimate=False)
 
@@ -123,7 +123,7 @@ def test_report_command_on_a_kernel_file_and_a_ttgir(tmp_path, capsys):
 
 def test_report_without_an_attribute_parser_says_what_is_missing(monkeypatch):
     import linear_layouts.triton_model.encodings as layouts
-    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.pipeline.report import analyze_ttgir
 
     def missing():
         raise LayoutError("reading TTGIR layouts needs the TTGIR attribute parser (linear_layouts.layouts.ttgir)")
@@ -143,7 +143,7 @@ def test_amd_reports_read_the_layouts_and_list_lds_traffic_as_not_modeled():
 def test_the_report_command_covers_the_whole_corpus():
     """CI runs the report (text, with the engine's alternative from the sibling .ttir) on every sm_90
     TTGIR of the corpus; no Triton needed (the layouts are read by linear_layouts.layouts.ttgir)."""
-    from linear_layouts.kernels.report import report_for_file
+    from linear_layouts.pipeline.from_file import report_for_file
     from linear_layouts.reports.kernel import kernel_report_text
 
     ran = 0

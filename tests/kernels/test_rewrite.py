@@ -20,7 +20,7 @@ from linear_layouts.layouts import BlockedLayout
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import parse_module
 from linear_layouts.triton_model.encodings import Layouts, parse_type
-from linear_layouts.kernels.rewrite import rewrite_kernel, rewrite_ttgir
+from linear_layouts.pipeline.rewrite import rewrite_kernel, rewrite_ttgir
 
 ROOT = Path(__file__).resolve().parents[2]
 IR = ROOT / "tests" / "data" / "triton_kernels" / "ir" / "sm_90"
@@ -121,7 +121,7 @@ def test_unmapped_ops_take_the_cheaper_of_two_rules():
 def test_index_math_answers_follow_the_removed_conversions():
     """``_Rewriter.free`` keeps its answers only while the removed conversions stay the same: a conversion
     of a range is index math once ``assign`` has removed it (its result is the range), not before."""
-    from linear_layouts.kernels.rewrite import _Rewriter
+    from linear_layouts.pipeline.rewrite import _Rewriter
 
     text = "\n".join([
         "#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>",
@@ -145,7 +145,7 @@ def test_index_math_answers_follow_the_removed_conversions():
 def test_the_op_limit_is_a_layout_error_naming_it_and_how_to_raise_it():
     """sort_rows imports to 366 ops (the corpus's largest, under ``MAX_ENGINE_OPS``); a smaller ``max_ops``
     refuses it before the engine runs, with the limit, where it is set and the argument that raises it."""
-    from linear_layouts.kernels.engine_compare import MAX_ENGINE_OPS
+    from linear_layouts.pipeline.engine_compare import MAX_ENGINE_OPS
 
     ttir, ttgir = (IR / "sort_rows.ttir").read_text(), (IR / "sort_rows.ttgir").read_text()
     assert MAX_ENGINE_OPS >= 366
@@ -391,7 +391,7 @@ def test_ops_of_one_source_line_are_tied_by_their_shapes_and_operands():
     """tl.sort's network makes many ops of one source line (a reshape of the range per stage, each to
     another shape), and Triton computes some twice (a range's reshape in several layouts): each TTGIR op
     is tied to the TTIR op of its shapes and operands, not to the k-th of its line (``rewrite._ties``)."""
-    from linear_layouts.kernels.rewrite import _shapes, _ties
+    from linear_layouts.pipeline.rewrite import _shapes, _ties
 
     ttir, ttgir = parse_module((IR / "sort_rows.ttir").read_text()), parse_module((IR / "sort_rows.ttgir").read_text())
     ties = _ties(ttir, ttgir)
@@ -482,7 +482,7 @@ def _converted(text: str) -> set[str]:
 def _engine_run(name: str):
     """(the imported TTIR, the engine's result) of the kernel ``name``, as ``rewrite_kernel`` runs it."""
     from linear_layouts.engine import propagate
-    from linear_layouts.kernels.rewrite import _imported
+    from linear_layouts.pipeline.rewrite import _imported
 
     ttir, ttgir = parse_module((IR / f"{name}.ttir").read_text()), parse_module((IR / f"{name}.ttgir").read_text())
     imported = _imported(ttir, ttgir, num_warps=None, scalars=None)

@@ -11,9 +11,9 @@ import pytest
 from linear_layouts import LayoutError
 from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES, SM_SHARED_BYTES
 from linear_layouts.triton_model.ir_text import parse_module
-from linear_layouts.kernels.report import analyze_module
-from linear_layouts.kernels.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
-from linear_layouts.kernels.shared_memory import shared_memory_need
+from linear_layouts.pipeline.report import analyze_module
+from linear_layouts.pipeline.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
+from linear_layouts.pipeline.shared_memory import shared_memory_need
 
 from ._triton_oracle import triton_shared
 
@@ -106,7 +106,7 @@ def test_a_buffer_through_an_unmodelled_scf_op_is_refused():
 def test_a_rewrite_above_the_limit_is_not_chosen(monkeypatch):
     """tf32_matmul_bias_relu's rewrite (73728 bytes, like Triton's) is chosen; with a 64 KiB limit it does
     not fit and Triton's TTGIR is kept."""
-    import linear_layouts.kernels.rewrite as rewrite_module
+    import linear_layouts.pipeline.rewrite as rewrite_module
 
     texts = _texts("tf32_matmul_bias_relu")
     assert not rewrite_kernel(*texts)[0].same_layouts
@@ -117,7 +117,7 @@ def test_a_rewrite_above_the_limit_is_not_chosen(monkeypatch):
 
 def test_the_engines_choice_above_the_limit_is_flagged(monkeypatch):
     """``choose=False`` keeps the engine's text and says it does not fit (the same line as ``choose``)."""
-    import linear_layouts.kernels.rewrite as rewrite_module
+    import linear_layouts.pipeline.rewrite as rewrite_module
 
     texts = _texts("tf32_matmul_bias_relu")
     assert rewrite_kernel(*texts, choose=False)[0].rejected == ()

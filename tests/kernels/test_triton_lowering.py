@@ -36,7 +36,7 @@ T36 = IR.parent.parent / "triton36_sm90"
 
 
 def model_inventory(target: str, name: str, *, ttgir: Path | None = None, version: str = "") -> dict[str, int]:
-    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.pipeline.report import analyze_ttgir
 
     text = (ttgir or IR / target / f"{name}.ttgir").read_text()
     report = analyze_ttgir(text, with_triton_estimate=False, triton_version=version)

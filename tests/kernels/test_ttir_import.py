@@ -10,7 +10,7 @@ import pytest
 from linear_layouts.engine import propagate
 from linear_layouts.engine.propagate import check_consistent
 from linear_layouts.triton_model.ir_text import parse_module
-from linear_layouts.kernels.ttir_import import UNKNOWN_STRIDE, import_ttir
+from linear_layouts.pipeline.ttir_import import UNKNOWN_STRIDE, import_ttir
 
 IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
 TTIR = sorted((IR / "sm_90").glob("*.ttir"))
@@ -56,8 +56,8 @@ def test_the_engine_lays_out_imported_programs_consistently():
 def test_the_transpose_needs_one_conversion_on_both_sides():
     """Loading the tile in the transposed layout instead costs 4x the load requests, each warp fetching
     the sectors the others fetch too (``anchors.global_cost``): the engine keeps the conversion."""
-    from linear_layouts.kernels.engine_compare import compare_with_engine
-    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.pipeline.engine_compare import compare_with_engine
+    from linear_layouts.pipeline.report import analyze_ttgir
 
     report = analyze_ttgir((IR / "sm_90" / "transpose.ttgir").read_text(), with_triton_estimate=False)
     c = compare_with_engine(report, parse_module((IR / "sm_90" / "transpose.ttir").read_text()))
@@ -67,8 +67,8 @@ def test_the_transpose_needs_one_conversion_on_both_sides():
 
 
 def test_large_programs_are_imported_but_not_propagated():
-    from linear_layouts.kernels.engine_compare import compare_with_engine
-    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.pipeline.engine_compare import compare_with_engine
+    from linear_layouts.pipeline.report import analyze_ttgir
 
     report = analyze_ttgir((IR / "sm_90" / "sort_rows.ttgir").read_text(), with_triton_estimate=False)
     c = compare_with_engine(report, parse_module((IR / "sm_90" / "sort_rows.ttir").read_text()), max_ops=50)

@@ -1,7 +1,7 @@
 """The report of a real kernel (``linear-layouts report``), as text and as a self-contained HTML page
 with pictures: every layout (TTGIR name, Gluon name, bases), every op that moves data through shared
 memory with Triton's instructions and wavefronts and our plan beside them, the flags, the totals and
-what the prediction leaves out. Built from ``linear_layouts.kernels.report.KernelReport``."""
+what the prediction leaves out. Built from ``linear_layouts.pipeline.report.KernelReport``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from html import escape
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.kernels.report import KernelReport, SharedOp
+from linear_layouts.pipeline.report import KernelReport, SharedOp
 from linear_layouts.triton_model.lowering import SHARED
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.viz.text import table_text
@@ -129,7 +129,7 @@ def kernel_report_text(report: KernelReport, *, layouts: bool = True) -> str:
     lines.append("")
     lines += _totals(report)
     if report.engine is not None:
-        from linear_layouts.kernels.engine_compare import comparison_lines
+        from linear_layouts.pipeline.engine_compare import comparison_lines
 
         lines.append("")
         lines.append("The engine's alternative")
@@ -196,7 +196,7 @@ def kernel_report_html(report: KernelReport, *, pictures: bool = True,
         out += [f"<li><code>{escape(op)}</code> ×{n}: {escape(reason)}</li>" for (op, reason), n in seen.items()]
         out.append("</ul>")
     if report.engine is not None:
-        from linear_layouts.kernels.engine_compare import comparison_lines
+        from linear_layouts.pipeline.engine_compare import comparison_lines
 
         out.append("<h2>The engine's alternative</h2><ul>")
         out += [f"<li>{escape(line.strip())}</li>" for line in comparison_lines(report.engine)]

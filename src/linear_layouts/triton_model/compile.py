@@ -2,7 +2,7 @@
 no assembler or linker needed): Triton's own ``compile`` pipeline (``make_backend``, ``add_stages``,
 ``ASTSource.make_ir``) run for the ``ttir`` and ``ttgir`` stages only.
 
->>> from linear_layouts.kernels import load_kernel_file  # doctest: +REQUIRES_TRITON
+>>> from linear_layouts.pipeline import load_kernel_file  # doctest: +REQUIRES_TRITON
 >>> compile_kernel(load_kernel_file("tests/data/triton_kernels/transpose.py"), "sm_90").ttgir  # doctest: +REQUIRES_TRITON
 '#blocked = #ttg.blocked<...'
 """

@@ -44,7 +44,7 @@ from linear_layouts.core.mlir_text import find_top as _find_top
 __all__ = [
     "Op", "Block", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module",
     "check_well_formed", "check_same_kernel", "unique_value_names", "check_types", "iter_args", "block_arguments",
-    "LoopBounds", "loop_bounds", "module_target",
+    "LoopBounds", "loop_bounds", "module_target", "op_key", "SAME_AS",
 ]
 
 @dataclass(frozen=True)
@@ -1105,6 +1105,17 @@ def check_same_kernel(ttir: Module, ttgir: Module) -> None:
     if a != b:
         raise LayoutError(f"ttgir: its function {quote('@' + b)} is not the TTIR's {quote('@' + a)} (ttir and ttgir "
                           "must be one compile's)")
+
+
+#: TTGIR ops standing for a TTIR op of another name (a pipelined load: cp.async, then a local_load)
+SAME_AS = {"ttg.local_load": "tt.load"}
+
+
+def op_key(op: Op) -> tuple:
+    """An op's identity across the TTIR and the TTGIR of one compile: its name (``SAME_AS`` for a TTGIR
+    op standing for a TTIR op of another name) and its source location."""
+    loc = op.loc
+    return (SAME_AS.get(op.name, op.name), loc.file, loc.line, loc.column, loc.name)
 
 
 @checked

@@ -67,7 +67,7 @@ from linear_layouts.layouts.recognize import recognize
 from linear_layouts.engine import transfer
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import (Module, Op, Region, check_same_kernel, check_well_formed, iter_args,
-                                            parse_module, unique_value_names)
+                                            op_key, parse_module, unique_value_names)
 from linear_layouts.triton_model.encodings import Layouts, TypeInfo, check_layouts_fit, parse_type
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee
@@ -75,7 +75,7 @@ from linear_layouts.layouts.ttgir import format_attribute
 
 if TYPE_CHECKING:
     from linear_layouts.engine import EngineResult
-    from linear_layouts.kernels.ttir_import import ImportedProgram
+    from linear_layouts.pipeline.ttir_import import ImportedProgram
 
 __all__ = ["Rewrite", "rewrite_ttgir", "engine_assignment", "rewrite_kernel", "EngineAssignment", "MIN_GAIN"]
 
@@ -133,15 +133,6 @@ class EngineAssignment:
     program_text: str = field(default="", repr=False)
 
 
-#: TTGIR ops standing for a TTIR op of another name (a pipelined load: cp.async, then a local_load)
-_SAME_AS = {"ttg.local_load": "tt.load"}
-
-
-def _key(op: Op) -> tuple:
-    loc = op.loc
-    return (_SAME_AS.get(op.name, op.name), loc.file, loc.line, loc.column, loc.name)
-
-
 @checked
 def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = None,
                       scalars: Mapping[str, int] | None = None, cc: int | None = None,
@@ -159,8 +150,8 @@ def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Ma
     """``ttir`` imported into the engine's tile IR, at most ``max_ops``
     ops (default ``engine_compare.MAX_ENGINE_OPS``), ``ttgir``'s warps unless ``num_warps`` is given,
     ``ttgir``'s target (``ttg.target = "cuda:80"``) unless ``cc`` is given."""
-    from linear_layouts.kernels.engine_compare import MAX_ENGINE_OPS
-    from linear_layouts.kernels.ttir_import import import_ttir
+    from linear_layouts.pipeline.engine_compare import MAX_ENGINE_OPS
+    from linear_layouts.pipeline.ttir_import import import_ttir
 
     max_ops = MAX_ENGINE_OPS if max_ops is None else max_ops
     if max_ops < 1:
@@ -186,8 +177,8 @@ def _shapes(op: Op, module: Module) -> tuple[tuple[int, ...], ...]:
 def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
     """``id`` of each TTGIR op -> the TTIR op it computes, for the ops that have one.
 
-    The rule: a TTGIR op is tied to a TTIR op of the same key (``_key``: op name and source location;
-    the TTIR and the TTGIR come from one compile) with the same result shapes whose operands are the
+    The rule: a TTGIR op is tied to a TTIR op of the same key (``ir_text.op_key``: op name and source
+    location; the TTIR and the TTGIR come from one compile) with the same result shapes whose operands are the
     ties of its own operands (a ``ttg.convert_layout``'s result is its operand; an operand not tied --
     an op Triton added, a block argument -- matches any). One source line can make many ops (``tl.sort``'s
     network runs the same lines once per stage, on other shapes) and Triton can compute one TTIR op
@@ -199,7 +190,7 @@ def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
     at one location are told apart by their shapes."""
     by_key: dict[tuple, list[Op]] = {}
     for op in ttir.functions[0].walk():
-        by_key.setdefault(_key(op), []).append(op)
+        by_key.setdefault(op_key(op), []).append(op)
     # every op of an unrolled loop can share one key: the options of a key are indexed by result shapes and
     # operand count (``same_form``), and by those and the operands (``same_operands``), in walk order, when a
     # TTGIR op first asks for the key; the first not tied yet of a list is found from where the last search
@@ -225,7 +216,7 @@ def _ties(ttir: Module, ttgir: Module) -> dict[int, Op]:
             if op.operands[0] in value:
                 value[op.results[0]] = value[op.operands[0]]
             continue
-        key = _key(op)
+        key = op_key(op)
         options = by_key.get(key)
         if not options:
             continue
@@ -948,10 +939,10 @@ def _tensor_text(t: TypeInfo, encoding: str) -> str:
 
 def _cost(rewrite: Rewrite) -> tuple[int, int]:
     """(conversions, the report's predicted shared wavefronts per CTA of conversions and stagings)."""
-    from linear_layouts.kernels.engine_compare import _triton_side, cost_report
+    from linear_layouts.pipeline.engine_compare import cost_report, triton_side
 
     try:
-        wavefronts = _triton_side(cost_report(rewrite.text))[2]
+        wavefronts = triton_side(cost_report(rewrite.text))[2]
     except LayoutError:
         wavefronts = 0
     return rewrite.conversions, wavefronts
@@ -1068,7 +1059,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     so the caller sees it is no kernel to compile. ``max_ops``: the largest imported TTIR propagated
     (default ``engine_compare.MAX_ENGINE_OPS``); a larger one is a LayoutError naming the limit."""
     from linear_layouts.engine import propagate, propagate_runs
-    from linear_layouts.kernels.engine_compare import global_pointers, ttgir_costs
+    from linear_layouts.pipeline.engine_compare import global_pointers, ttgir_costs
 
     ttgir_module, ttir_module = parse_module(ttgir), parse_module(ttir)
     imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars, max_ops=max_ops)

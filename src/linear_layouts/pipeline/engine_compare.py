@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.triton_model.ir_text import Module, check_same_kernel, check_well_formed
-from linear_layouts.kernels.report import KernelReport
+from linear_layouts.triton_model.ir_text import Module, check_same_kernel, check_well_formed, op_key
+from linear_layouts.pipeline.report import KernelReport
 from linear_layouts.triton_model.lowering import NO_OP, REGISTERS, SHARED
 from linear_layouts.engine import ir as tile_ir
-from linear_layouts.kernels.ttir_import import ImportedProgram, import_ttir
+from linear_layouts.pipeline.ttir_import import ImportedProgram, import_ttir
 
 __all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS", "KernelCosts", "kernel_costs", "global_pointers",
            "ttgir_costs", "cost_report"]
@@ -73,7 +73,8 @@ def _counted(op) -> bool:
         op.kind in ("local_alloc", "local_store", "local_load") and op.triton.kind == SHARED)
 
 
-def _triton_side(report: KernelReport) -> tuple[int, int, int]:
+def triton_side(report: KernelReport) -> tuple[int, int, int]:
+    """Triton's (conversions, stagings, shared wavefronts per CTA) in ``report``: its ops that move data."""
     conversions = stagings = wavefronts = 0
     for op in filter(_counted, report.ops):
         conversions += op.kind == "convert_layout"
@@ -89,7 +90,7 @@ def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str
     (module doc). Programs above ``max_ops`` ops are imported but not propagated (``error`` says so)."""
     from linear_layouts.engine import propagate
 
-    t_conv, t_stage, t_wave = _triton_side(report)
+    t_conv, t_stage, t_wave = triton_side(report)
     try:
         check_same_kernel(ttir, report.module)
     except LayoutError as error:
@@ -157,7 +158,6 @@ def global_pointers(ttir: Module, imported: ImportedProgram) -> dict[tuple, list
     """The op of ``imported``'s program defining the pointer tensor (its strides, element and alignment) of
     each global load and store of ``ttir``, by ``kernels.rewrite``'s key (op, source location), in walk order: what
     ``ttgir_costs`` needs of the TTIR, found once for all the TTGIRs of one compile."""
-    from linear_layouts.kernels.rewrite import _key
 
     defs = {r: op for op in imported.program.ops for r in op.results}
     pointers: dict[tuple, list[tile_ir.Op]] = {}
@@ -165,9 +165,9 @@ def global_pointers(ttir: Module, imported: ImportedProgram) -> dict[tuple, list
         if op.name == "tt.load" and op.results and op.results[0] in imported.names:
             load = defs.get(imported.names[op.results[0]])
             if load is not None and load.kind == "load":
-                pointers.setdefault(_key(op), []).append(defs[load.operands[0]])
+                pointers.setdefault(op_key(op), []).append(defs[load.operands[0]])
     for top, store in zip(imported.stores, [op for op in imported.program.ops if op.kind == "store"]):
-        pointers.setdefault(_key(top), []).append(defs[store.operands[0]])
+        pointers.setdefault(op_key(top), []).append(defs[store.operands[0]])
     return pointers
 
 
@@ -176,7 +176,7 @@ def cost_report(ttgir: str) -> KernelReport:
     """``analyze_ttgir(ttgir, with_triton_estimate=False)``, the report costs are read from, cached:
     ``kernels.rewrite`` asks for a candidate's twice (to lay out the ops the engine did not, then to judge
     it), and its runs often give the same text."""
-    from linear_layouts.kernels.report import analyze_ttgir
+    from linear_layouts.pipeline.report import analyze_ttgir
 
     return analyze_ttgir(ttgir, with_triton_estimate=False)
 
@@ -186,19 +186,18 @@ def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: 
     TTIR's ``global_pointers``."""
     from linear_layouts.engine.anchors import global_cost
     from linear_layouts.triton_model.encodings import Layouts, parse_type
-    from linear_layouts.kernels.rewrite import _key
-    from linear_layouts.kernels.shared_memory import shared_memory_need
+    from linear_layouts.pipeline.shared_memory import shared_memory_need
 
     report = cost_report(ttgir)
     module = report.module if module is None else module
     check_well_formed(module, "ttgir")
-    conversions, stagings, wavefronts = _triton_side(report)
+    conversions, stagings, wavefronts = triton_side(report)
     shared_ns = sum(op.triton_time_ns or 0.0 for op in filter(_counted, report.ops))
     layouts, seen, global_ns = Layouts(module), {}, 0.0
     for op in module.functions[0].walk():
         if op.name not in _GLOBAL_OPS:
             continue
-        key = ("tt.load",) + _key(op)[1:] if op.name == "ttg.async_copy_global_to_local" else _key(op)
+        key = ("tt.load",) + op_key(op)[1:] if op.name == "ttg.async_copy_global_to_local" else op_key(op)
         options = pointers.get(key)
         if not options:
             continue  # an access the TTIR import does not model (descriptor loads, ...)

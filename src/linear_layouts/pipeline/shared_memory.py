@@ -60,7 +60,7 @@ from linear_layouts.triton_model.liveness import LoweredOp, buffer_live_ranges, 
 from linear_layouts.analysis.gather import is_warp_local
 from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.triton_model.encodings import Layouts, is_shared_encoding, parse_type
-from linear_layouts.kernels.report import KernelReport
+from linear_layouts.pipeline.report import KernelReport
 from linear_layouts.triton_model.lowering import SHARED
 from linear_layouts.core.limits import quote
 

@@ -1,0 +1,80 @@
+"""The pipeline on a file: ``report_for_file`` reads a kernel file (compiled on the CPU) or an IR text
+file, analyzes its TTGIR (``report``) and compares our engine on its TTIR (``engine_compare``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from linear_layouts.core.arguments import checked
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.pipeline.engine_compare import compare_with_engine
+from linear_layouts.pipeline.report import KernelReport, analyze_module, analyze_ttgir
+from linear_layouts.triton_model.encodings import Resolver
+from linear_layouts.triton_model.ir_text import last_module, parse_module
+from linear_layouts.triton_model.trips import grid_op_counts
+
+__all__ = ["report_for_file", "read_ir"]
+
+
+@checked
+def read_ir(path: "Path") -> str:
+    """The UTF-8 text of an IR file, refused (LayoutError) above ``limits.MAX_IR_BYTES`` before it is read."""
+    from linear_layouts.core.limits import check_ir_size, quote
+
+    try:
+        check_ir_size(path.stat().st_size, f"KERNEL_OR_FILE: {quote(str(path))}", keyword=None)
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise LayoutError(f"KERNEL_OR_FILE: cannot read {quote(str(path))}: {error}") from None
+
+
+def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | None = None,
+                    with_triton_estimate: bool = True, with_engine: bool = True) -> KernelReport:
+    """The report of a kernel file or an IR text file:
+
+    * ``*.py``: a kernel file (``kernels.spec``), compiled on the CPU by the installed Triton for
+      ``target``; its launch (grid, scalars) gives every op its execution count over the grid;
+    * anything else: TTGIR text (``str(module)``, ``compiled.asm["ttgir"]``) or an
+      ``MLIR_ENABLE_DUMP`` log (its last TTGIR module). No Triton needed.
+
+    ``with_engine``: also run our engine on the kernel's TTIR (the .py's compile, or the dump's last TTIR
+    module) and compare (``engine_compare``).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise LayoutError(f"KERNEL_OR_FILE: no such file {str(path)[:200]!r}")
+    if p.suffix == ".py":
+        from linear_layouts.triton_model.compile import compile_kernel
+        from linear_layouts.triton_model.kernel_file import load_kernel_file, parse_target
+
+        spec = load_kernel_file(p)
+        ir = compile_kernel(spec, target)
+        module = parse_module(ir.ttgir)
+        scalars = {f"%{k}": v for k, v in spec.scalars.items() if isinstance(v, int)}
+        counts = grid_op_counts(module.functions[0], scalars, spec.grid)
+        backend, arch, _ = parse_target(target)
+        cc = arch if backend == "cuda" else None
+        report = analyze_module(module, resolver=resolver, name=spec.name, counts=counts, cc=cc,
+                                with_triton_estimate=with_triton_estimate, triton_version=ir.triton_version)
+        if with_engine:
+            engine = compare_with_engine(report, parse_module(ir.ttir), scalars=scalars, cc=cc)
+            report = dataclasses.replace(report, engine=engine)
+        return report
+    text = read_ir(p)
+    report = analyze_ttgir(text, resolver=resolver, with_triton_estimate=with_triton_estimate)
+    if with_engine:
+        ttir = None
+        if "// -----// IR Dump" in text:
+            try:
+                ttir = parse_module(last_module(text, layout_free=True))
+            except LayoutError:
+                ttir = None
+        else:
+            sibling = p.with_suffix(".ttir")
+            if sibling.is_file():
+                ttir = parse_module(read_ir(sibling))
+        if ttir is not None:
+            report = dataclasses.replace(report, engine=compare_with_engine(report, ttir))
+    return report
