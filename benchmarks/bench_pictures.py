@@ -25,8 +25,8 @@ import numpy as np
 
 import linear_layouts
 from linear_layouts.layouts import BlockedLayout, NVMMASharedLayout
-from linear_layouts.viz.png import distributed_png, shared_png
-from linear_layouts.viz.svg import distributed_svg, shared_svg
+from linear_layouts.present.viz.png import distributed_png, shared_png
+from linear_layouts.present.viz.svg import distributed_svg, shared_svg
 
 
 def _best(call, repeat: int) -> tuple[float, object]:

@@ -305,7 +305,7 @@ def cases(scratch: Path) -> list[Case]:
             "plan_shared_memory(L, None, 16)", "dst must be a LinearLayout"),
         api("traceback", "conversion_kernel(L, None, 16)", "from linear_layouts.codegen import conversion_kernel\n"
             "conversion_kernel(L, None, 16)", "dst must be a LinearLayout"),
-        api("traceback", "matrix_svg(None)", "from linear_layouts.viz import matrix_svg\nmatrix_svg(None)",
+        api("traceback", "matrix_svg(None)", "from linear_layouts.present.viz import matrix_svg\nmatrix_svg(None)",
             "layout must be a LinearLayout"),
         api("traceback", "vector_tile(128, 0)", "from linear_layouts.analysis import vector_tile\nvector_tile(128, 0)",
             "dtype"),

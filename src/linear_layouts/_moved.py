@@ -65,6 +65,32 @@ MOVED: dict[str, str] = {
     "linear_layouts.kernels.trips": "linear_layouts.triton_model.trips",
     "linear_layouts.kernels.compile": "linear_layouts.triton_model.compile",
     "linear_layouts.kernels.spec": "linear_layouts.triton_model.kernel_file",
+    # present/
+    "linear_layouts.viz": "linear_layouts.present.viz",
+    "linear_layouts.viz.algorithm": "linear_layouts.present.viz.algorithm",
+    "linear_layouts.viz.bank_steps": "linear_layouts.present.viz.bank_steps",
+    "linear_layouts.viz.catalog_scenarios": "linear_layouts.present.viz.catalog_scenarios",
+    "linear_layouts.viz.colors": "linear_layouts.present.viz.colors",
+    "linear_layouts.viz.explorer": "linear_layouts.present.viz.explorer",
+    "linear_layouts.viz.font": "linear_layouts.present.viz.font",
+    "linear_layouts.viz.grid": "linear_layouts.present.viz.grid",
+    "linear_layouts.viz.grid_text": "linear_layouts.present.viz.grid_text",
+    "linear_layouts.viz.model": "linear_layouts.present.viz.model",
+    "linear_layouts.viz.page": "linear_layouts.present.viz.page",
+    "linear_layouts.viz.png": "linear_layouts.present.viz.png",
+    "linear_layouts.viz.scenarios": "linear_layouts.present.viz.scenarios",
+    "linear_layouts.viz.server": "linear_layouts.present.viz.server",
+    "linear_layouts.viz.svg": "linear_layouts.present.viz.svg",
+    "linear_layouts.viz.text": "linear_layouts.present.viz.text",
+    "linear_layouts.reports": "linear_layouts.present.reports",
+    "linear_layouts.reports.banks": "linear_layouts.present.reports.banks",
+    "linear_layouts.reports.conversion": "linear_layouts.present.reports.conversion",
+    "linear_layouts.reports.cute": "linear_layouts.present.reports.cute",
+    "linear_layouts.reports.demo": "linear_layouts.present.reports.demo",
+    "linear_layouts.reports.kernel": "linear_layouts.present.reports.kernel",
+    "linear_layouts.reports.swizzle": "linear_layouts.present.reports.swizzle",
+    # removed: the element-type shim (its names are in core.element_type)
+    "linear_layouts.analysis.dtypes": "linear_layouts.core.element_type",
 }
 
 

@@ -5,8 +5,8 @@ function taking the parsed arguments and returning an exit code. Layout argument
 (:mod:`linear_layouts.spec`): Gluon constructor calls such as ``BlockedLayout([1,4],[4,8],[4,1],[1,0])``,
 or bases as JSON; ``@FILE`` reads the spec from a file. Bad input prints ``linear-layouts: error: ...``
 and exits with status 2. This module only parses arguments and prints what the library returns: the
-reports live in :mod:`linear_layouts.reports`, the pictures in :mod:`linear_layouts.viz`, the
-explorer's HTTP server in :mod:`linear_layouts.viz.server`.
+reports live in :mod:`linear_layouts.present.reports`, the pictures in :mod:`linear_layouts.present.viz`, the
+explorer's HTTP server in :mod:`linear_layouts.present.viz.server`.
 
     show LAYOUT --shape 16,32 [--format text|grid|svg|png|html|...]  each element's owner / its name
     matrix LAYOUT [--shape ...]                                    the F2 matrix
@@ -264,7 +264,7 @@ def _discard_stdout() -> None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Picture one layout: Triton's text view, SVG, PNG, HTML, its bases as JSON, or its CuTe form."""
-    from linear_layouts.viz.text import is_shared_layout, layout_view
+    from linear_layouts.present.viz.text import is_shared_layout, layout_view
 
     if args.format in ("gluon", "ttgir"):
         bits = _bitwidth(args.dtype) if args.dtype else None
@@ -282,8 +282,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.format == "text":
         _write(args, layout_view(layout, args.hw, max_width=_width(args, views=True), **limit))
     elif args.format == "grid":
-        from linear_layouts.viz.grid import distributed_grid, shared_grid
-        from linear_layouts.viz.grid_text import grid_text
+        from linear_layouts.present.viz.grid import distributed_grid, shared_grid
+        from linear_layouts.present.viz.grid_text import grid_text
 
         picture = (shared_grid(layout, width, view=args.view, title=title, **limit) if shared
                    else distributed_grid(layout, label=args.label, title=title, **limit))
@@ -291,21 +291,21 @@ def cmd_show(args: argparse.Namespace) -> int:
     elif args.format == "json":
         _write(args, layout.to_json())
     elif args.format == "cute":
-        from linear_layouts.reports import cute_report
+        from linear_layouts.present.reports import cute_report
 
         _write(args, cute_report(layout))
     elif args.format == "svg":
-        from linear_layouts.viz.svg import distributed_svg, shared_svg
+        from linear_layouts.present.viz.svg import distributed_svg, shared_svg
 
         _write(args, shared_svg(layout, width, view=args.view, title=title, **limit) if shared
                else distributed_svg(layout, title=title, label=args.label, **limit))
     elif args.format == "png":
-        from linear_layouts.viz.png import distributed_png, shared_png
+        from linear_layouts.present.viz.png import distributed_png, shared_png
 
         _write(args, shared_png(layout, width, title=title, view=args.view, **limit) if shared
                else distributed_png(layout, title=title, label=args.label, **limit))
     else:
-        from linear_layouts.viz.page import layout_html
+        from linear_layouts.present.viz.page import layout_html
 
         _write(args, layout_html(layout, title=title, dtype=width, **limit))
     return 0
@@ -313,11 +313,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     """The layout's F2 matrix (rows: output bits, columns: input bits, least significant first)."""
-    from linear_layouts.viz.text import matrix_text
+    from linear_layouts.present.viz.text import matrix_text
 
     layout = _layout(args.layout, _shape(args.shape))
     if args.format == "svg":
-        from linear_layouts.viz.svg import matrix_svg
+        from linear_layouts.present.viz.svg import matrix_svg
 
         _write(args, matrix_svg(layout, title=args.layout.strip(), **_limit(args)))
     else:
@@ -341,13 +341,13 @@ def cmd_banks(args: argparse.Namespace) -> int:
     _check_lanes(dist, "DIST")
     _check_dtype(args.shared, bits, args.dtype, "SHARED")
     if args.format == "svg":
-        from linear_layouts.viz.bank_steps import bank_steps
-        from linear_layouts.viz.svg import bank_hits_svg
+        from linear_layouts.present.viz.bank_steps import bank_steps
+        from linear_layouts.present.viz.svg import bank_hits_svg
 
         steps = bank_steps(shared, dist, bits, op=args.op, **_limit(args))
         _write(args, bank_hits_svg(steps, title=f"{args.op}: bank hits per step ({bits}-bit)"))
         return 0
-    from linear_layouts.reports import banks_report
+    from linear_layouts.present.reports import banks_report
 
     out = banks_report(shared, dist, bits, op=args.op, steps=args.steps, width=_width(args),
                        **_limit(args))
@@ -391,7 +391,7 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     if args.format == "cute":
         if load is None:
             raise LayoutError(f"--format cute: LOAD must be a register layout, not the consumer {quote(args.load)}")
-        from linear_layouts.reports import cute_swizzle_report
+        from linear_layouts.present.reports import cute_swizzle_report
 
         _write(args, cute_swizzle_report(store, load, bits))
         return 0
@@ -404,7 +404,7 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     if load is None:
         _write(args, "\n".join(table))
         return 0
-    from linear_layouts.reports import swizzle_report
+    from linear_layouts.present.reports import swizzle_report
 
     # the construction and its baselines first, the ranked table next, the optimal layout's spec last
     report = swizzle_report(store, load, bits, width=_width(args), **_limit(args)).splitlines()
@@ -442,7 +442,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
             lines.append(f"shared = {_layout_text(scratch, args.format, shape_of)}  # the plan's scratch layout")
         _write(args, "\n".join(lines))
         return 0
-    from linear_layouts.reports import plan_report
+    from linear_layouts.present.reports import plan_report
 
     out = [plan_report(src, dst, bits, width=_width(args), **_limit(args))]
     if args.emit == "cuda":
@@ -471,15 +471,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Layout A of the paper, then the tutorial's 16x32 transpose end to end."""
-    from linear_layouts.reports import demo_report
+    from linear_layouts.present.reports import demo_report
 
     _write(args, demo_report(_width(args)))
     return 0
 
 
 def _explorer_page(args: argparse.Namespace) -> str:
-    from linear_layouts.viz.explorer import default_catalog, default_scenarios, explorer_html
-    from linear_layouts.viz.scenarios import pair_scenario
+    from linear_layouts.present.viz.explorer import default_catalog, default_scenarios, explorer_html
+    from linear_layouts.present.viz.scenarios import pair_scenario
 
     scenarios = default_scenarios()
     catalog = default_catalog()
@@ -511,7 +511,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         _write_file(args.output, page)
         print(f"wrote {args.output} (open it in a browser; it works offline)")
         return 0
-    from linear_layouts.viz.server import explorer_server, serve_until_interrupted
+    from linear_layouts.present.viz.server import explorer_server, serve_until_interrupted
 
     try:
         server = explorer_server(page, args.port)
@@ -530,7 +530,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """The layouts and shared-memory traffic of a real kernel (a .py kernel file or TTGIR / dump text)."""
     from linear_layouts.pipeline.from_file import report_for_file
-    from linear_layouts.reports.kernel import kernel_report_html, kernel_report_text
+    from linear_layouts.present.reports.kernel import kernel_report_html, kernel_report_text
 
     report = report_for_file(args.kernel, target=args.target, with_triton_estimate=not args.no_triton_estimate)
     if args.format == "html":

@@ -26,7 +26,7 @@ from linear_layouts.analysis.steps import (
 )
 from linear_layouts.cli import main
 from linear_layouts.core.element_type import element_type
-from linear_layouts.viz.scenarios import seed_transpose
+from linear_layouts.present.viz.scenarios import seed_transpose
 
 SEED = seed_transpose()
 FP32 = element_type("fp32")

@@ -34,12 +34,12 @@ from linear_layouts.core.element_type import (
 )
 from linear_layouts.engine import anchors, ir
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.reports import banks as banks_report
-from linear_layouts.reports import conversion as conversion_report
-from linear_layouts.reports import cute as cute_report
-from linear_layouts.reports import swizzle as swizzle_report
-from linear_layouts.viz import algorithm, bank_steps, explorer, grid, model, page, png, scenarios, svg
-from linear_layouts.viz.scenarios import seed_transpose
+from linear_layouts.present.reports import banks as banks_report
+from linear_layouts.present.reports import conversion as conversion_report
+from linear_layouts.present.reports import cute as cute_report
+from linear_layouts.present.reports import swizzle as swizzle_report
+from linear_layouts.present.viz import algorithm, bank_steps, explorer, grid, model, page, png, scenarios, svg
+from linear_layouts.present.viz.scenarios import seed_transpose
 
 SEED = seed_transpose()
 SHARED = SEED.shared[2][1]
@@ -208,22 +208,22 @@ ENTRY_POINTS = {
     "engine.anchors.mma_layout": lambda d: anchors.mma_layout([64, 64], d, 2, 4),
     "engine.anchors.dot_operand_layout": lambda d: anchors.dot_operand_layout(anchors.mma_layout([64, 64], "fp16", 2, 4), 0, d),
     "engine.anchors.global_cost": lambda d: anchors.global_cost(SEED.load, [32, 1], d),
-    "reports.banks.access_summary": lambda d: banks_report.access_summary(SHARED, SEED.load, d, "load"),
-    "reports.banks.banks_report": lambda d: banks_report.banks_report(SHARED, SEED.load, d),
-    "reports.swizzle.swizzle_report": lambda d: swizzle_report.swizzle_report(SEED.store, SEED.load, d),
-    "reports.conversion.plan_report": lambda d: conversion_report.plan_report(SEED.store, SEED.load, d),
-    "reports.cute.cute_swizzle_report": lambda d: cute_report.cute_swizzle_report(SEED.store, SEED.load, d),
-    "viz.algorithm.swizzle_steps": lambda d: algorithm.swizzle_steps(SEED.store, SEED.load, d),
-    "viz.bank_steps.bank_steps": lambda d: bank_steps.bank_steps(SHARED, SEED.load, d),
-    "viz.explorer.swizzle_steps_json": lambda d: explorer.swizzle_steps_json(SEED.store, SEED.load, d),
-    "viz.model.placement": lambda d: model.placement(SHARED, d).bank.tolist(),
-    "viz.page.layout_html": lambda d: page.layout_html(SHARED, dtype=d),
-    "viz.svg.shared_svg": lambda d: svg.shared_svg(SHARED, d),
-    "viz.png.shared_png": lambda d: png.shared_png(SHARED, d),
-    "viz.grid.shared_grid": lambda d: (lambda g: (g.subtitle, g.labels, g.fills))(grid.shared_grid(SHARED, d)),
-    "viz.scenarios.pair_scenario": lambda d: scenarios.pair_scenario(SEED.store, SEED.load, d),
-    "viz.scenarios.segment_bits": lambda d: scenarios.segment_bits(SHARED, d),
-    "viz.scenarios.toggle_swizzle": lambda d: scenarios.toggle_swizzle(SEED.shared[0][1], [(0, 0)], d),
+    "present.reports.banks.access_summary": lambda d: banks_report.access_summary(SHARED, SEED.load, d, "load"),
+    "present.reports.banks.banks_report": lambda d: banks_report.banks_report(SHARED, SEED.load, d),
+    "present.reports.swizzle.swizzle_report": lambda d: swizzle_report.swizzle_report(SEED.store, SEED.load, d),
+    "present.reports.conversion.plan_report": lambda d: conversion_report.plan_report(SEED.store, SEED.load, d),
+    "present.reports.cute.cute_swizzle_report": lambda d: cute_report.cute_swizzle_report(SEED.store, SEED.load, d),
+    "present.viz.algorithm.swizzle_steps": lambda d: algorithm.swizzle_steps(SEED.store, SEED.load, d),
+    "present.viz.bank_steps.bank_steps": lambda d: bank_steps.bank_steps(SHARED, SEED.load, d),
+    "present.viz.explorer.swizzle_steps_json": lambda d: explorer.swizzle_steps_json(SEED.store, SEED.load, d),
+    "present.viz.model.placement": lambda d: model.placement(SHARED, d).bank.tolist(),
+    "present.viz.page.layout_html": lambda d: page.layout_html(SHARED, dtype=d),
+    "present.viz.svg.shared_svg": lambda d: svg.shared_svg(SHARED, d),
+    "present.viz.png.shared_png": lambda d: png.shared_png(SHARED, d),
+    "present.viz.grid.shared_grid": lambda d: (lambda g: (g.subtitle, g.labels, g.fills))(grid.shared_grid(SHARED, d)),
+    "present.viz.scenarios.pair_scenario": lambda d: scenarios.pair_scenario(SEED.store, SEED.load, d),
+    "present.viz.scenarios.segment_bits": lambda d: scenarios.segment_bits(SHARED, d),
+    "present.viz.scenarios.toggle_swizzle": lambda d: scenarios.toggle_swizzle(SEED.shared[0][1], [(0, 0)], d),
     "triton_model.interop.triton_bank_conflicts": lambda d: pytest.importorskip("triton") and __import__(
         "linear_layouts.triton_model.interop", fromlist=["x"]).triton_bank_conflicts(SEED.shared[0][1], SEED.load, d),
 }

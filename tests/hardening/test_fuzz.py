@@ -28,11 +28,11 @@ import linear_layouts.codegen as codegen
 import linear_layouts.cute as cute
 import linear_layouts.core.element_type as element_type
 import linear_layouts.engine as engine
-import linear_layouts.reports as reports
+import linear_layouts.present.reports as reports
 import linear_layouts.spec as spec
 import linear_layouts.triton_model.interop as triton_interop
 import linear_layouts.layouts.ttgir as ttgir
-import linear_layouts.viz as viz
+import linear_layouts.present.viz as viz
 from linear_layouts import ColumnAction, LayoutError, LinearLayout, divide_left, divide_right
 from linear_layouts import layouts as catalog
 from linear_layouts.layouts import BlockedLayout, NVMMASharedLayout, SwizzledSharedLayout
@@ -294,7 +294,7 @@ def test_the_command_line_exits_2_with_one_line(tmp_path_factory, monkeypatch):
     """Junk command lines of every subcommand: exit 0, or 2 with one line on stderr; never a traceback, never
     a server (``explore`` always gets ``-o``). Both outcomes must occur: a fuzz that only ever fails at
     argparse would prove nothing."""
-    from linear_layouts.viz import server
+    from linear_layouts.present.viz import server
 
     def no_serving(*args, **kwargs):
         raise AssertionError("the fuzz started a server")

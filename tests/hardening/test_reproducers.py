@@ -71,7 +71,7 @@ def test_apply_array_result_size_is_limited():
 def test_show_of_22_zero_register_bases_is_refused_without_allocating():
     """A 299-byte JSON spec (64 elements, 22 zero register bases) made ``show`` allocate 4.3 GB."""
     from linear_layouts.spec import parse_spec
-    from linear_layouts.viz.text import layout_view
+    from linear_layouts.present.viz.text import layout_view
 
     spec = ('{"bases": {"register": [' + ",".join(["[0]"] * 22) + '], "lane": [[1],[2],[4],[8],[16],[32]]}, '
             '"out_dims": {"dim0": 64}}')
@@ -86,7 +86,7 @@ def test_show_of_22_zero_register_bases_is_refused_without_allocating():
 def test_pictures_refuse_above_their_readable_size(picture):
     """``show --shape 1024,1024 --format svg`` wrote a 370 MB file in 37 s; 65536x65536 was a MemoryError."""
     from linear_layouts.layouts import BlockedLayout
-    from linear_layouts.viz import page, png, svg, text
+    from linear_layouts.present.viz import page, png, svg, text
 
     function = {"distributed_svg": svg.distributed_svg, "distributed_png": png.distributed_png,
                 "layout_html": page.layout_html, "distributed_view": text.distributed_view}[picture]
@@ -98,8 +98,8 @@ def test_pictures_refuse_above_their_readable_size(picture):
 
 def test_a_256x256_tile_is_pictured_and_the_limit_is_a_keyword():
     from linear_layouts.layouts import BlockedLayout
-    from linear_layouts.viz.svg import distributed_svg
-    from linear_layouts.viz.text import distributed_view
+    from linear_layouts.present.viz.svg import distributed_svg
+    from linear_layouts.present.viz.text import distributed_view
 
     tile = BlockedLayout([1, 4], [4, 8], [8, 1], [1, 0]).to_linear([256, 256])
     assert tile.total_out_dim_size == MAX_PICTURE_ELEMENTS
@@ -111,8 +111,8 @@ def test_a_256x256_tile_is_pictured_and_the_limit_is_a_keyword():
 
 
 def test_shared_pictures_refuse_above_their_readable_size():
-    from linear_layouts.viz.svg import shared_svg
-    from linear_layouts.viz.text import shared_view
+    from linear_layouts.present.viz.svg import shared_svg
+    from linear_layouts.present.viz.text import shared_view
 
     shared = LinearLayout.identity_1d(1 << 9, "offset", "dim1") * LinearLayout.identity_1d(1 << 9, "offset", "dim0")
     raises_quickly(lambda: shared_view(shared), "262144 elements exceed max_elements=65536")
@@ -120,8 +120,8 @@ def test_shared_pictures_refuse_above_their_readable_size():
 
 
 def test_matrix_views_are_bounded():
-    from linear_layouts.viz.svg import matrix_svg
-    from linear_layouts.viz.text import matrix_text
+    from linear_layouts.present.viz.svg import matrix_svg
+    from linear_layouts.present.viz.text import matrix_text
 
     wide = LinearLayout([(f"in{i}", [[1 << b] for b in range(31)]) for i in range(100)], {"dim0": 1 << 31},
                         require_surjective=False)
@@ -263,7 +263,7 @@ def test_limits_default_passes_the_largest_real_layouts():
      "plan_shared_memory: dst must be a LinearLayout, got NoneType"),
     (lambda: __import__("linear_layouts.codegen", fromlist=["x"]).conversion_kernel(L16x32, None, 16),
      "conversion_kernel: dst must be a LinearLayout, got NoneType"),
-    (lambda: __import__("linear_layouts.viz", fromlist=["x"]).matrix_svg(None),
+    (lambda: __import__("linear_layouts.present.viz", fromlist=["x"]).matrix_svg(None),
      "matrix_svg: layout must be a LinearLayout, got NoneType"),
 ], ids=["plan_shared_memory", "conversion_kernel", "matrix_svg"])
 def test_none_where_the_analyses_want_a_layout(call, match):
@@ -334,7 +334,7 @@ def test_the_engine_on_huge_tiles_is_refused_at_once(m):
      "the value for 'register' must be a C\\+\\+ identifier or an int"),
     (lambda: __import__("linear_layouts.layouts.ttgir", fromlist=["x"]).parse_type(None), "text must be a str"),
     (lambda: __import__("linear_layouts.engine", fromlist=["x"]).naive_conversions({}), "program must be a Program"),
-    (lambda: __import__("linear_layouts.reports", fromlist=["x"]).demo_report(0),
+    (lambda: __import__("linear_layouts.present.reports", fromlist=["x"]).demo_report(0),
      "width must be a positive number of columns"),
 ], ids=["cute-mode-None", "cute-mode-3", "swizzle-None", "sm80-array", "column-identity", "tma-block-None",
         "row-major-order", "cost-huge-int", "emit-index-list", "parse-type-None", "engine-dict", "demo-width-0"])

@@ -68,7 +68,7 @@ def _analyze(target: str, name: str):
 @pytest.mark.parametrize("target", ["sm_80", "sm_90"])
 def test_every_corpus_kernel_gets_a_report(target):
     """Every layout of every NVIDIA TTGIR resolves and every op is either predicted or listed with a reason."""
-    from linear_layouts.reports.kernel import kernel_report_text
+    from linear_layouts.present.reports.kernel import kernel_report_text
 
     for path in sorted((IR / target).glob("*.ttgir")):
         report = _analyze(target, path.stem)
@@ -98,7 +98,7 @@ def test_wgmma_and_cp_async_are_reported_for_what_they_are():
 
 
 def test_html_page_has_the_tables_and_pictures():
-    from linear_layouts.reports.kernel import kernel_report_html
+    from linear_layouts.present.reports.kernel import kernel_report_html
 
     page = kernel_report_html(_analyze("sm_90", "transpose"))
     assert page.startswith("<!doctype html>") and page.count("<svg") >= 2
@@ -144,7 +144,7 @@ def test_the_report_command_covers_the_whole_corpus():
     """CI runs the report (text, with the engine's alternative from the sibling .ttir) on every sm_90
     TTGIR of the corpus; no Triton needed (the layouts are read by linear_layouts.layouts.ttgir)."""
     from linear_layouts.pipeline.from_file import report_for_file
-    from linear_layouts.reports.kernel import kernel_report_text
+    from linear_layouts.present.reports.kernel import kernel_report_text
 
     ran = 0
     for path in sorted((IR / "sm_90").glob("*.ttgir")):

@@ -140,7 +140,7 @@ def screenshots() -> None:
     """Chromium's rendering of every SVG / HTML picture, and the explorer page in four states."""
     from playwright.sync_api import sync_playwright
 
-    from linear_layouts.viz.explorer import explorer_html
+    from linear_layouts.present.viz.explorer import explorer_html
 
     SHOTS.mkdir(exist_ok=True)
     page_file = OUT / "explorer.html"

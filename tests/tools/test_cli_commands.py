@@ -13,8 +13,8 @@ import pytest
 
 from linear_layouts import LinearLayout
 from linear_layouts.cli import main
-from linear_layouts.viz.scenarios import seed_transpose
-from linear_layouts.viz.text import distributed_view, matrix_text, shared_view
+from linear_layouts.present.viz.scenarios import seed_transpose
+from linear_layouts.present.viz.text import distributed_view, matrix_text, shared_view
 
 SEED = seed_transpose()
 BLOCKED = "BlockedLayout([1,4],[4,8],[4,1],[1,0])"
@@ -197,7 +197,7 @@ def test_errors_are_clear(capsys, argv, message):
 
 
 def test_swizzle_api_validates_requests():
-    from linear_layouts.viz.explorer import swizzle_api
+    from linear_layouts.present.viz.explorer import swizzle_api
 
     seed = SEED
     good = {"store": json.loads(_spec(seed.store)), "load": json.loads(_spec(seed.load)), "bitwidth": 32}

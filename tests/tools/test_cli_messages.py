@@ -126,7 +126,7 @@ def test_emitted_kernel_explains_its_parameters(capsys):
 def test_a_descriptor_where_a_layout_is_expected_says_to_linear():
     from linear_layouts.analysis import plan_conversion, wavefronts
     from linear_layouts.layouts import BlockedLayout
-    from linear_layouts.viz.svg import distributed_svg
+    from linear_layouts.present.viz.svg import distributed_svg
 
     blocked = BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])
     linear = blocked.to_linear([64, 64])

@@ -13,8 +13,8 @@ import pytest
 
 from linear_layouts import LinearLayout
 from linear_layouts.core import f2
-from linear_layouts.viz.explorer import explorer_html
-from linear_layouts.viz.scenarios import row_major_shared, seed_transpose, toggle_swizzle
+from linear_layouts.present.viz.explorer import explorer_html
+from linear_layouts.present.viz.scenarios import row_major_shared, seed_transpose, toggle_swizzle
 
 CHROMIUM = os.environ.get("LINEAR_LAYOUTS_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -242,7 +242,7 @@ def test_typed_bases(page):
 def test_every_scenario_and_base_matches_python(page):
     """Each embedded scenario (seed + catalog conversions), each shared layout: page == analysis.banks."""
     from linear_layouts.analysis import banks
-    from linear_layouts.viz.explorer import default_scenarios, explorer_data
+    from linear_layouts.present.viz.explorer import default_scenarios, explorer_data
 
     data = page.evaluate("window.explorer.data")
     assert len(data["scenarios"]) == len(default_scenarios())

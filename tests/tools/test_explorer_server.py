@@ -17,8 +17,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from linear_layouts.viz import explorer, server
-from linear_layouts.viz.scenarios import seed_transpose
+from linear_layouts.present.viz import explorer, server
+from linear_layouts.present.viz.scenarios import seed_transpose
 
 PAGE = b"<!DOCTYPE html><title>explorer</title>"
 

@@ -8,8 +8,8 @@ import pytest
 
 from linear_layouts.layouts import BlockedLayout, NVMMADistributedLayout
 from linear_layouts.cli import main
-from linear_layouts.viz.grid import distributed_grid
-from linear_layouts.viz.grid_text import grid_text
+from linear_layouts.present.viz.grid import distributed_grid
+from linear_layouts.present.viz.grid_text import grid_text
 
 LAYOUTS = [
     (BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]), [32, 32]),

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.viz.colors import bank_color, thread_color
-from linear_layouts.viz.model import ownership, placement
-from linear_layouts.viz.page import layout_html
-from linear_layouts.viz.scenarios import seed_transpose
-from linear_layouts.viz.png import distributed_png, shared_png
-from linear_layouts.viz.svg import bank_hits_svg, distributed_svg, matrix_svg, shared_svg
+from linear_layouts.present.viz.colors import bank_color, thread_color
+from linear_layouts.present.viz.model import ownership, placement
+from linear_layouts.present.viz.page import layout_html
+from linear_layouts.present.viz.scenarios import seed_transpose
+from linear_layouts.present.viz.png import distributed_png, shared_png
+from linear_layouts.present.viz.svg import bank_hits_svg, distributed_svg, matrix_svg, shared_svg
 
 from tools_helpers import random_distributed, random_shared
 
@@ -84,7 +84,7 @@ def test_shared_svg_banks_logical_and_physical():
 
 def test_bank_hit_charts_add_up_to_the_wavefronts():
     from linear_layouts.analysis import banks
-    from linear_layouts.viz.bank_steps import bank_steps
+    from linear_layouts.present.viz.bank_steps import bank_steps
 
     seed = seed_transpose()
     for (name, shared), expected in zip(seed.shared, (256, 32, 16)):
@@ -102,8 +102,8 @@ def test_bank_hit_charts_add_up_to_the_wavefronts():
 def test_bank_steps_match_the_closed_form_on_random_pairs():
     from linear_layouts.analysis import banks
     from linear_layouts.analysis import warp_simulator
-    from linear_layouts.viz.bank_steps import bank_steps
-    from linear_layouts.viz.scenarios import row_major_shared, toggle_swizzle
+    from linear_layouts.present.viz.bank_steps import bank_steps
+    from linear_layouts.present.viz.scenarios import row_major_shared, toggle_swizzle
 
     rng = np.random.default_rng(3)
     pyrng = random.Random(3)
@@ -161,7 +161,7 @@ def _text_boxes(svg: str) -> list[tuple[float, float, float, float, str]]:
 @pytest.mark.parametrize("picture", ["distributed", "replicated", "physical", "logical", "3-d", "bank hits",
                                      "matrix"])
 def test_no_two_labels_overlap(picture):
-    from linear_layouts.viz.bank_steps import bank_steps
+    from linear_layouts.present.viz.bank_steps import bank_steps
 
     seed = seed_transpose()
     narrow = LinearLayout({"register": [[1, 0]], "lane": [[0, 1], [0, 2]], "warp": [[2, 0]]}, ["dim0", "dim1"])
@@ -201,8 +201,8 @@ def test_png_shows_the_same_picture():
     PIL = pytest.importorskip("PIL.Image")
     import io
 
-    from linear_layouts.viz.grid import distributed_grid
-    from linear_layouts.viz.png import Palette, grid_image
+    from linear_layouts.present.viz.grid import distributed_grid
+    from linear_layouts.present.viz.png import Palette, grid_image
 
     layout = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [1, 0], [0, 0]], "warp": [[2, 0], [0, 4]]},
                           ["dim0", "dim1"])

@@ -13,10 +13,10 @@ from linear_layouts.analysis.banks import wavefronts
 from linear_layouts.analysis.swizzle import optimal_swizzle
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.reports import banks_report, demo_report, layout_a_report, plan_report, swizzle_report
-from linear_layouts.viz.scenarios import layout_a, pair_scenario, seed_transpose
-from linear_layouts.viz.server import explorer_server
-from linear_layouts.viz.text import matrix_text, owner_table, table_text
+from linear_layouts.present.reports import banks_report, demo_report, layout_a_report, plan_report, swizzle_report
+from linear_layouts.present.viz.scenarios import layout_a, pair_scenario, seed_transpose
+from linear_layouts.present.viz.server import explorer_server
+from linear_layouts.present.viz.text import matrix_text, owner_table, table_text
 
 SEED = seed_transpose()
 

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from linear_layouts.cli import main
-from linear_layouts.reports import DEMO_STEPS, demo_report
-from linear_layouts.viz.scenarios import seed_transpose
-from linear_layouts.viz.text import distributed_view, owner_table, shared_view, wrap_text
+from linear_layouts.present.reports import DEMO_STEPS, demo_report
+from linear_layouts.present.viz.scenarios import seed_transpose
+from linear_layouts.present.viz.text import distributed_view, owner_table, shared_view, wrap_text
 
 BLOCKED = "BlockedLayout([1,4],[4,8],[4,1],[1,0])"
 SEED = seed_transpose()

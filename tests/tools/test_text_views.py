@@ -7,7 +7,7 @@ import random
 import pytest
 
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.viz.text import distributed_view, layout_view, shared_view
+from linear_layouts.present.viz.text import distributed_view, layout_view, shared_view
 
 from tools_helpers import load_unittests, random_distributed, random_shared, triton_layout
 

@@ -353,7 +353,7 @@ def plan_through(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dty
     ld/st.shared each side allows (``banks.shared_access``): the legacy baselines' mechanism, e.g.
     through ``catalog.row_major_shared``.
 
-    >>> from linear_layouts.viz.scenarios import seed_transpose
+    >>> from linear_layouts.present.viz.scenarios import seed_transpose
     >>> s = seed_transpose()
     >>> plan_through(s.store, s.load, s.shared[0][1], "fp32").load.wavefronts
     256

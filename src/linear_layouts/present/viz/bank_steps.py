@@ -14,8 +14,8 @@ from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, quote
-from linear_layouts.viz.model import NUM_BANKS
-from linear_layouts.viz.svg import BankStep
+from linear_layouts.present.viz.model import NUM_BANKS
+from linear_layouts.present.viz.svg import BankStep
 
 __all__ = ["bank_steps"]
 

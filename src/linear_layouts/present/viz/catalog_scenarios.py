@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.viz.scenarios import Scenario, row_major_shared
+from linear_layouts.present.viz.scenarios import Scenario, row_major_shared
 
 __all__ = ["catalog_scenarios", "catalog_layouts"]
 

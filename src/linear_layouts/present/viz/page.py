@@ -9,8 +9,8 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS
-from linear_layouts.viz.svg import distributed_svg, matrix_svg, shared_svg
-from linear_layouts.viz.text import is_shared_layout, layout_view
+from linear_layouts.present.viz.svg import distributed_svg, matrix_svg, shared_svg
+from linear_layouts.present.viz.text import is_shared_layout, layout_view
 
 __all__ = ["layout_html"]
 

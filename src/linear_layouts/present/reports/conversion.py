@@ -6,7 +6,7 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS
-from linear_layouts.viz.text import wrap_text
+from linear_layouts.present.viz.text import wrap_text
 
 __all__ = ["plan_report"]
 

@@ -1,7 +1,7 @@
 """The explorer page served over HTTP on 127.0.0.1 (``linear-layouts explore``).
 
 ``GET /`` (or ``/index.html``) returns the page; ``POST /api/swizzle`` answers
-:func:`linear_layouts.viz.explorer.swizzle_api` for a store/load pair the page built. Nothing else is
+:func:`linear_layouts.present.viz.explorer.swizzle_api` for a store/load pair the page built. Nothing else is
 served, and only to the page itself (SECURITY.md):
 
 * the socket listens on 127.0.0.1 only;
@@ -172,7 +172,7 @@ def _handler(page: bytes) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             """``/api/swizzle``: the optimal swizzle of a pair the page built (see ``swizzle_api``)."""
-            from linear_layouts.viz.explorer import swizzle_api
+            from linear_layouts.present.viz.explorer import swizzle_api
 
             if not self._our_host() or not self._same_origin():
                 return

@@ -44,7 +44,7 @@ def cute_swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLik
     from linear_layouts.cute import best_cute_swizzle, from_linear, to_cpp, to_cute_dsl
     from linear_layouts.cute.best import cute_candidates
     from linear_layouts.cute.linear import to_linear
-    from linear_layouts.viz.text import table_text
+    from linear_layouts.present.viz.text import table_text
 
     bits = element_type(dtype).bits
     best = best_cute_swizzle(store, load, bits)

@@ -1,9 +1,9 @@
 """PNG pictures of layouts, drawn with NumPy and written with :mod:`zlib` (no other dependency).
 
-The same pictures as the SVG renderer (:mod:`linear_layouts.viz.grid` decides what they show): cells
+The same pictures as the SVG renderer (:mod:`linear_layouts.present.viz.grid` decides what they show): cells
 with their labels (thread over register, or the bank), thick lines between warps, a corner mark on
 replicated elements, axes, a title, a subtitle and a legend. Text uses the bitmap fonts of
-:mod:`linear_layouts.viz.font`. Every step works on whole arrays, so a 128×128 tile (2.6k × 2.8k
+:mod:`linear_layouts.present.viz.font`. Every step works on whole arrays, so a 128×128 tile (2.6k × 2.8k
 pixels) takes a fraction of a second.
 """
 
@@ -19,9 +19,9 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS
-from linear_layouts.viz.colors import BOUNDARY_COLOR, text_color
-from linear_layouts.viz.font import LARGE, SMALL, Font, text_mask, text_width, wrap
-from linear_layouts.viz.grid import GridPicture, LegendEntry, distributed_grid, shared_grid
+from linear_layouts.present.viz.colors import BOUNDARY_COLOR, text_color
+from linear_layouts.present.viz.font import LARGE, SMALL, Font, text_mask, text_width, wrap
+from linear_layouts.present.viz.grid import GridPicture, LegendEntry, distributed_grid, shared_grid
 
 __all__ = ["distributed_png", "shared_png", "grid_png", "grid_image", "encode_png", "png_cell_size", "Palette"]
 
@@ -123,7 +123,7 @@ def grid_image(picture: GridPicture, cell: int, palette: Palette) -> np.ndarray:
     """The cells of ``picture`` as colour indices into ``palette`` (rows·cell × columns·cell): fills, a
     1-pixel white grid, labels in black or white (whichever reads better), replicated marks, boundaries.
 
-    >>> from linear_layouts.viz.grid import distributed_grid
+    >>> from linear_layouts.present.viz.grid import distributed_grid
     >>> grid_image(distributed_grid(LinearLayout({"lane": [[1]]}, ["dim0"])), 20, Palette()).shape
     (20, 40)
     """
@@ -230,7 +230,7 @@ def _draw_legend(canvas: _Canvas, legend: Sequence[LegendEntry], x: int, y: int,
 def grid_png(picture: GridPicture, *, cell: int | None = None) -> bytes:
     """PNG bytes of ``picture``: :func:`grid_image` with a title, a wrapped subtitle, axes and the legend.
 
-    >>> from linear_layouts.viz.grid import distributed_grid
+    >>> from linear_layouts.present.viz.grid import distributed_grid
     >>> grid_png(distributed_grid(LinearLayout({"lane": [[1]]}, ["dim0"])))[:4]
     b'\\x89PNG'
     """
@@ -277,7 +277,7 @@ def grid_png(picture: GridPicture, *, cell: int | None = None) -> bytes:
 @checked
 def distributed_png(layout: LinearLayout, title: str | None = None, *, label: str = "auto",
                     max_elements: int = MAX_PICTURE_ELEMENTS) -> bytes:
-    """PNG bytes of who holds each element (see :func:`~linear_layouts.viz.grid.distributed_grid`); larger
+    """PNG bytes of who holds each element (see :func:`~linear_layouts.present.viz.grid.distributed_grid`); larger
     than ``max_elements`` elements: LayoutError (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> distributed_png(LinearLayout({"lane": [[1]]}, ["dim0"]))[:4]
@@ -289,7 +289,7 @@ def distributed_png(layout: LinearLayout, title: str | None = None, *, label: st
 @checked
 def shared_png(layout: LinearLayout, dtype: DTypeLike, title: str | None = None, *,
                view: str = "logical", max_elements: int = MAX_PICTURE_ELEMENTS) -> bytes:
-    """PNG bytes of where each element (of ``dtype``) of a shared layout lives (see :func:`~linear_layouts.viz.grid.shared_grid`);
+    """PNG bytes of where each element (of ``dtype``) of a shared layout lives (see :func:`~linear_layouts.present.viz.grid.shared_grid`);
     larger than ``max_elements`` elements: LayoutError (``limits.MAX_PICTURE_ELEMENTS``).
 
     >>> shared_png(LinearLayout({"offset": [[1]]}, ["dim0"]), 32)[:4]

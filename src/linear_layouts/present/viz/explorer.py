@@ -17,7 +17,7 @@ from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import quote
-from linear_layouts.viz.scenarios import Scenario, seed_transpose
+from linear_layouts.present.viz.scenarios import Scenario, seed_transpose
 
 __all__ = ["explorer_html", "explorer_data", "layout_json", "default_scenarios", "default_catalog",
            "swizzle_steps_json", "swizzle_api"]
@@ -38,7 +38,7 @@ def swizzle_steps_json(store: LinearLayout, load: LinearLayout, dtype: DTypeLike
     Returns ``(None, None)`` when :mod:`linear_layouts.analysis` has no ``optimal_swizzle`` (yet).
     """
     try:
-        from linear_layouts.viz.algorithm import swizzle_steps
+        from linear_layouts.present.viz.algorithm import swizzle_steps
     except ImportError:
         return None, None
     return swizzle_steps(store, load, dtype)
@@ -72,7 +72,7 @@ def default_scenarios() -> list[Scenario]:
     """The seed transpose, plus catalog conversions when the catalog is available."""
     scenarios = [seed_transpose()]
     try:
-        from linear_layouts.viz.catalog_scenarios import catalog_scenarios
+        from linear_layouts.present.viz.catalog_scenarios import catalog_scenarios
     except ImportError:
         return scenarios
     return scenarios + catalog_scenarios()
@@ -81,7 +81,7 @@ def default_scenarios() -> list[Scenario]:
 def default_catalog() -> list[tuple[str, LinearLayout]]:
     """Catalog layouts for the distributed-view picker (empty without the catalog)."""
     try:
-        from linear_layouts.viz.catalog_scenarios import catalog_layouts
+        from linear_layouts.present.viz.catalog_scenarios import catalog_layouts
     except ImportError:
         return []
     return catalog_layouts()
@@ -106,7 +106,7 @@ def explorer_data(scenarios: Sequence[Scenario] | None = None,
 
 
 def _asset(name: str) -> str:
-    return resources.files("linear_layouts.viz").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("linear_layouts.present.viz").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def explorer_html(scenarios: Sequence[Scenario] | None = None,

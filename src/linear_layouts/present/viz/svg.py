@@ -1,7 +1,7 @@
 """SVG pictures of layouts: distributed (who holds what), shared (which bank), bank hits per step, matrix.
 
 Every function returns an SVG document as a string (no dependencies). What the distributed and shared
-pictures show is decided in :mod:`linear_layouts.viz.grid`; here it is only drawn: cells with a short
+pictures show is decided in :mod:`linear_layouts.present.viz.grid`; here it is only drawn: cells with a short
 label (thread over register, or the bank), a ``<title>`` tooltip with the full story (coordinates,
 thread, lane, warp, register, offset, bank), thick lines between warps, a corner mark on replicated
 elements, and a legend. Cells stay large enough for their labels (20 px on a 128×128 tile).
@@ -20,9 +20,9 @@ from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS
-from linear_layouts.viz.colors import BOUNDARY_COLOR, CONFLICT_COLOR, EMPTY_COLOR, bank_color, text_color
-from linear_layouts.viz.grid import GridPicture, LegendEntry, distributed_grid, shared_grid
-from linear_layouts.viz.model import NUM_BANKS
+from linear_layouts.present.viz.colors import BOUNDARY_COLOR, CONFLICT_COLOR, EMPTY_COLOR, bank_color, text_color
+from linear_layouts.present.viz.grid import GridPicture, LegendEntry, distributed_grid, shared_grid
+from linear_layouts.present.viz.model import NUM_BANKS
 
 __all__ = ["distributed_svg", "shared_svg", "grid_svg", "bank_hits_svg", "matrix_svg", "BankStep", "cell_size"]
 
@@ -142,7 +142,7 @@ def grid_svg(picture: GridPicture, *, cell: int | None = None) -> str:
     """An SVG document drawing ``picture``: cells with their labels and ``<title>`` tooltips (and the
     ``data-*`` attributes of each cell), replicated marks, group boundaries, axes and the legend.
 
-    >>> from linear_layouts.viz.grid import distributed_grid
+    >>> from linear_layouts.present.viz.grid import distributed_grid
     >>> grid_svg(distributed_grid(LinearLayout({"lane": [[1]]}, ["dim0"]))).count('class="cell"')
     2
     """
@@ -206,7 +206,7 @@ def grid_svg(picture: GridPicture, *, cell: int | None = None) -> str:
 @checked
 def distributed_svg(layout: LinearLayout, *, title: str | None = None, cell: int | None = None,
                     label: str = "auto", max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
-    """Who holds each element (:func:`~linear_layouts.viz.grid.distributed_grid`) as SVG: by default each
+    """Who holds each element (:func:`~linear_layouts.present.viz.grid.distributed_grid`) as SVG: by default each
     cell names its thread (``T``) over its register (``r``); colour by lane and warp; thick lines between
     warps; a corner mark on replicated elements. Larger than ``max_elements`` elements (or hardware
     indices): LayoutError (``limits.MAX_PICTURE_ELEMENTS``).
@@ -221,7 +221,7 @@ def distributed_svg(layout: LinearLayout, *, title: str | None = None, cell: int
 @checked
 def shared_svg(layout: LinearLayout, dtype: DTypeLike, *, view: str = "logical", title: str | None = None,
                cell: int | None = None, max_elements: int = MAX_PICTURE_ELEMENTS) -> str:
-    """Shared memory holding elements of ``dtype``, coloured by bank (:func:`~linear_layouts.viz.grid.shared_grid`)
+    """Shared memory holding elements of ``dtype``, coloured by bank (:func:`~linear_layouts.present.viz.grid.shared_grid`)
     as SVG.
     ``view="logical"``: the tensor grid, each element labelled with its bank. ``view="physical"``: rows
     are 128-byte segments, columns the element slots of the banks, each slot labelled with the element

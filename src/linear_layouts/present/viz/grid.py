@@ -4,7 +4,7 @@ A :class:`GridPicture` is the tensor (or shared memory) as rows × columns of ce
 colour, its label (one or two short lines), its tooltip, whether it is *replicated* (held by several
 (thread, register) pairs: broadcast data), and a group number — the renderers draw a thick line wherever
 two neighbouring cells belong to different groups (warps). A title, a subtitle, the axis names and a
-legend complete it. :mod:`linear_layouts.viz.svg` and :mod:`linear_layouts.viz.png` only draw it.
+legend complete it. :mod:`linear_layouts.present.viz.svg` and :mod:`linear_layouts.present.viz.png` only draw it.
 
 * :func:`distributed_grid` — who holds each element; ``label`` picks what the cells say:
   ``"auto"`` (``T`` thread over ``r`` register), ``"thread"``, ``"lane"``, ``"register"`` or ``"warp"``.
@@ -24,8 +24,8 @@ from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, quote
-from linear_layouts.viz.colors import EMPTY_COLOR, bank_color, thread_color
-from linear_layouts.viz.model import NUM_BANKS, grid_shape, ownership, placement
+from linear_layouts.present.viz.colors import EMPTY_COLOR, bank_color, thread_color
+from linear_layouts.present.viz.model import NUM_BANKS, grid_shape, ownership, placement
 
 __all__ = ["GridPicture", "LegendEntry", "distributed_grid", "shared_grid", "LABELS", "VIEWS"]
 

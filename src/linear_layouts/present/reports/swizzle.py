@@ -22,9 +22,9 @@ def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *,
     bitwidth = element_type(dtype).bits
     from linear_layouts.analysis.banks import shared_access, wavefronts
     from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
-    from linear_layouts.viz.algorithm import steps_text
-    from linear_layouts.viz.scenarios import row_major_shared
-    from linear_layouts.viz.text import table_text
+    from linear_layouts.present.viz.algorithm import steps_text
+    from linear_layouts.present.viz.scenarios import row_major_shared
+    from linear_layouts.present.viz.text import table_text
 
     check_layout_size(store, max_elements, "swizzle_report: store")
     check_layout_size(load, max_elements, "swizzle_report: load")

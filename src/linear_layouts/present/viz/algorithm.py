@@ -69,7 +69,7 @@ def _names(vectors: Sequence[int], out_dims: dict[str, int]) -> str:
 
 def steps_of(result: Any, store: LinearLayout, load: LinearLayout) -> list[AlgorithmStep]:
     """The steps of an ``optimal_swizzle`` result (``SwizzleResult``) for the pair (store, load)."""
-    from linear_layouts.viz.text import vectors_text
+    from linear_layouts.present.viz.text import vectors_text
 
     dims = store.out_dims
     d = store.total_out_dim_size_log2
@@ -119,7 +119,7 @@ def swizzle_steps(store: LinearLayout, load: LinearLayout, dtype: DTypeLike) -> 
 def steps_text(result: Any, store: LinearLayout, load: LinearLayout, width: int | None = None) -> str:
     """The steps as plain text, one paragraph each, lines broken at ``width`` characters (``None``: not
     broken); the CLI's ``swizzle`` and ``demo`` print this."""
-    from linear_layouts.viz.text import wrap_text
+    from linear_layouts.present.viz.text import wrap_text
 
     return wrap_text("\n".join(f"{s.name:>6}  {s.title}\n        {s.text}" for s in steps_of(result, store, load)),
                      width)

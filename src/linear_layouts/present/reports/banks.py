@@ -2,7 +2,7 @@
 
 The total is Lemma 9.4's closed form (:func:`linear_layouts.analysis.banks.wavefronts`), checked
 against the brute-force bank simulator; then one line per (warp, instruction, phase) with the lanes
-that land on each of the 32 banks (:func:`linear_layouts.viz.bank_steps.bank_steps`).
+that land on each of the 32 banks (:func:`linear_layouts.present.viz.bank_steps.bank_steps`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DType
     instructions × phases × wavefronts per phase, with the simulator's count; the vector width and
     Triton's bank-conflict measure.
 
-    >>> from linear_layouts.viz.scenarios import seed_transpose
+    >>> from linear_layouts.present.viz.scenarios import seed_transpose
     >>> s = seed_transpose()
     >>> access_summary(s.shared[2][1], s.load, 32, "load")[0]
     'load: 16 wavefronts (16 instructions × 1 phase × 1 per phase); brute-force simulation: 16'
@@ -54,8 +54,8 @@ def banks_report(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLi
     ``steps`` >= 0; layouts above ``max_elements`` (``limits.MAX_ELEMENTS``) are refused. Prose lines
     are broken at ``width`` characters (``None``: never); a step's chart stays on one line."""
     bitwidth = element_type(dtype).bits
-    from linear_layouts.viz.bank_steps import bank_steps
-    from linear_layouts.viz.text import wrap_text
+    from linear_layouts.present.viz.bank_steps import bank_steps
+    from linear_layouts.present.viz.text import wrap_text
 
     if steps < 0:
         raise LayoutError(f"steps: the number of steps to list must be >= 0, got {steps}")

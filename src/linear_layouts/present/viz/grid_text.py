@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from linear_layouts.core.arguments import checked
-from linear_layouts.viz.grid import GridPicture
-from linear_layouts.viz.text import wrap_text
+from linear_layouts.present.viz.grid import GridPicture
+from linear_layouts.present.viz.text import wrap_text
 
 __all__ = ["grid_text"]
 
@@ -23,7 +23,7 @@ def grid_text(picture: GridPicture, *, max_width: int | None = None) -> str:
     """The picture as text, its first columns that fit ``max_width`` characters (``None``: all of them).
 
     >>> from linear_layouts import LinearLayout
-    >>> from linear_layouts.viz.grid import distributed_grid
+    >>> from linear_layouts.present.viz.grid import distributed_grid
     >>> L = LinearLayout({"lane": [[0, 1]], "warp": [[1, 0]], "register": [[0, 0]]}, ["dim0", "dim1"])
     >>> print(grid_text(distributed_grid(L, label="thread")), end="")
     label: T = thread (lane + 2·warp)

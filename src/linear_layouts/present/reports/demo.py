@@ -17,8 +17,8 @@ def layout_a_report(width: int | None = None) -> str:
     """The paper's Layout A (§4.1, Fig. 1a): its bases, its F2 matrix in the paper's row order
     (``j`` = dim1 bits, then ``i`` = dim0 bits), the owner of every element (first columns only
     when ``width`` is too narrow for all 16), and ``A(r1, t9, w0)``."""
-    from linear_layouts.viz.scenarios import layout_a
-    from linear_layouts.viz.text import matrix_text, owner_table
+    from linear_layouts.present.viz.scenarios import layout_a
+    from linear_layouts.present.viz.text import matrix_text, owner_table
 
     a = layout_a()
     paper_order = a.transpose_outs(["dim1", "dim0"])
@@ -52,10 +52,10 @@ def demo_report(width: int | None = 100) -> str:
     from linear_layouts.analysis.banks import wavefronts
     from linear_layouts.analysis.swizzle import optimal_swizzle
     from linear_layouts.codegen.plan import conversion_kernel
-    from linear_layouts.reports.conversion import plan_report
-    from linear_layouts.reports.swizzle import swizzle_report
-    from linear_layouts.viz.scenarios import seed_transpose
-    from linear_layouts.viz.text import distributed_view, shared_view, table_text, wrap_text
+    from linear_layouts.present.reports.conversion import plan_report
+    from linear_layouts.present.reports.swizzle import swizzle_report
+    from linear_layouts.present.viz.scenarios import seed_transpose
+    from linear_layouts.present.viz.text import distributed_view, shared_view, table_text, wrap_text
 
     seed = seed_transpose()
     rows = []

@@ -12,7 +12,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.pipeline.report import KernelReport, SharedOp
 from linear_layouts.triton_model.lowering import SHARED
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.viz.text import table_text
+from linear_layouts.present.viz.text import table_text
 
 __all__ = ["kernel_report_text", "kernel_report_html", "op_rows"]
 
@@ -156,7 +156,7 @@ details{margin:6px 0}"""
 
 
 def _picture(layout: LinearLayout, bits: int, title: str) -> str:
-    from linear_layouts.viz.svg import distributed_svg, shared_svg
+    from linear_layouts.present.viz.svg import distributed_svg, shared_svg
 
     try:
         if layout.has_in_dim("offset"):
