@@ -119,6 +119,9 @@ GROUPS = {
                         analysis.plan_conversion(GOOD_LAYOUTS[0], GOOD_LAYOUTS[1], "fp16")),
 }
 
+#: the catalog's descriptors, whose results are also asked for their LinearLayout on a drawn shape
+CATALOG_NAMES = {name for name, _ in GROUPS["catalog"]}
+
 
 def _call(data, name: str, function) -> str:
     """Call ``function`` with drawn arguments; "returned" or "LayoutError" (anything else escapes)."""
@@ -138,7 +141,7 @@ def _call(data, name: str, function) -> str:
     outcome = "returned"
     try:
         result = function(*args, **kwargs)
-        if name.startswith("linear_layouts.layouts.") and callable(getattr(result, "to_linear", None)):
+        if name in CATALOG_NAMES and callable(getattr(result, "to_linear", None)):
             result.to_linear(data.draw(value, label="shape"))
     except LayoutError as error:
         message = str(error)  # quotes at most ~80 characters of the input: no long run of a junk value
