@@ -253,7 +253,7 @@ def engine_raising(*args, **kwargs):
 def test_a_failure_falls_back_with_one_warning(monkeypatch, failure):
     import linear_layouts.kernels.rewrite as rewrite_module
 
-    plain = compile_file("int4_dequant_matmul")
+    plain = compile_file("vector_add")
     if failure == "exception":
         monkeypatch.setattr(rewrite_module, "rewrite_kernel", engine_raising)
     elif failure == "refusal":
@@ -262,24 +262,23 @@ def test_a_failure_falls_back_with_one_warning(monkeypatch, failure):
         monkeypatch.setattr(engine_compare, "MAX_ENGINE_OPS", 3)  # the engine refuses a kernel of more ops
     elif failure == "timeout":
         monkeypatch.setenv(hook_settings.TIMEOUT_ENV, "0.001")
-    else:  # a TTGIR whose layouts do not fit the module: Triton's verifier says no
-        chosen, _ = rewrite_kernel(plain.asm["ttir"], plain.asm["ttgir"])
-        wrong = chosen.text.replace("warpsPerCTA = [4, 1]", "warpsPerCTA = [8, 1]")
-        assert wrong != chosen.text
+    else:  # a TTGIR whose layout does not fit the module's warps: Triton's verifier says no
+        wrong = plain.asm["ttgir"].replace("warpsPerCTA = [4]", "warpsPerCTA = [8]")
+        assert wrong != plain.asm["ttgir"]
         monkeypatch.setattr(stage, "engine_ttgir", lambda *args, **kwargs: stage.Outcome(wrong, "ours"))
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         lt.enable("model")
-        ours = compile_file("int4_dequant_matmul")
+        ours = compile_file("vector_add")
         monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
-        compile_file("int4_dequant_matmul")  # the same kernel again: no second warning
+        compile_file("vector_add")  # the same kernel again: no second warning
     assert ours.asm["ttgir"] == plain.asm["ttgir"] and ours.asm["cubin"] == plain.asm["cubin"]
     record_ = ours.metadata.linear_layouts
     assert record_["failed"] and not record_["rewritten"]
     expected = {"exception": "engine exploded", "refusal": "-op limit", "timeout": "took more than",
                 "parser": "Triton rejects our TTGIR"}[failure]
     messages = hook_warnings(record)
-    assert len(messages) == 1 and expected in messages[0] and "w4a16_matmul_kernel" in messages[0]
+    assert len(messages) == 1 and expected in messages[0] and f": {plain.name}: " in messages[0]
 
 
 def test_a_later_stage_failing_on_ours_lowers_tritons_instead(monkeypatch):
@@ -469,3 +468,149 @@ def test_measured_launch_keeps_outputs_and_stores_its_decision():
             assert torch.allclose(a.double(), b.double(), rtol=1e-2, atol=1e-2)
     decision = lt.decision(kernel)
     assert decision is not None and decision.choice in ("ours", "triton")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the measured choice's launch path, with a fake kernel and fake device (no GPU)
+# --------------------------------------------------------------------------------------------------------------
+class FakeSource:
+    constants = {(2,): 64}
+
+    class fn:  # noqa: N801 - stands for the JITFunction
+        arg_names = ["x_ptr", "n", "BLOCK"]
+
+    def hash(self):
+        return "source-hash"
+
+
+class FakeKernel:
+    """What the JIT returns: a launcher in ``_run``, its function handle and metadata, the asm."""
+
+    def __init__(self, label, launches):
+        from collections import namedtuple
+
+        self.label, self.launches = label, launches
+        self.src, self.hash, self.name = FakeSource(), f"{label}-compile-hash", "fake_kernel"
+        self.asm = {"ttir": "ttir text", "ttgir": f"{label} ttgir"}
+        self.metadata = namedtuple("Metadata", "target")(("cuda", 90, 32))
+        self.module = self.function = self._run = None
+        self.packed_metadata = f"{label}-packed"
+
+    def _init_handles(self):
+        if self.module is None:
+            self.module, self.function = f"{self.label}-module", f"{self.label}-function"
+            self._run = self.launch
+
+    @property
+    def run(self):
+        self._init_handles()
+        return self._run
+
+    def launch(self, gx, gy, gz, stream, function, packed, launch_metadata, enter, exit_hook, *args):
+        self.launches.append((self.label, function, packed, args))
+
+
+@pytest.fixture
+def fake_device(monkeypatch):
+    """The engine, our variant's compile and the device faked: ``state`` says what they answer."""
+    state = {"outcome": stage.Outcome("our ttgir", "ours", 0.2), "differs": "", "times": ([10.0] * 12, [8.0] * 12),
+             "tensors": ["tensor"], "capturing": False, "compiled": []}
+    launches: list = []
+    state["launches"] = launches
+    monkeypatch.setattr(measure, "_device_name", lambda: "Fake GPU")
+    monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kw: (state.setdefault("scalars", kw["scalars"]),
+                                                                           state["outcome"])[1])
+
+    def compile_variant(kernel, ttgir, ttgir_from, options, settings_in_force):
+        state["compiled"].append((ttgir, ttgir_from))
+        return FakeKernel("ours", launches)
+
+    monkeypatch.setattr(measure, "compile_variant", compile_variant)
+
+    class Tensor:
+        def clone(self):
+            return self
+
+        def copy_(self, other):
+            state.setdefault("restored", 0)
+            state["restored"] += 1
+
+    def tensors(args):
+        if state["tensors"] is None:
+            raise measure._NotMeasurable("an argument of type Thing cannot be saved and restored")
+        return [Tensor() for _ in state["tensors"]]
+
+    monkeypatch.setattr(measure, "_tensors", tensors)
+    monkeypatch.setattr(measure, "_capturing", lambda: state["capturing"])
+
+    def outputs_differ(tensors_, saved, run_triton, run_ours):
+        run_triton(), run_ours()
+        return state["differs"]
+
+    monkeypatch.setattr(measure, "_outputs_differ", outputs_differ)
+    monkeypatch.setattr(measure, "_time_pairs", lambda run_triton, run_ours: state["times"])
+    return state
+
+
+def armed(state):
+    kernel = FakeKernel("triton", state["launches"])
+    measure.arm(kernel, {"num_warps": 4}, Settings(Mode.MEASURED))
+    return kernel
+
+
+def first_launch(kernel):
+    kernel.run(4, 1, 1, "stream", kernel.function, kernel.packed_metadata, None, None, None, "x", 4096, 64)
+
+
+def test_measured_first_launch_keeps_a_faster_variant_and_stores_it(fake_device):
+    kernel = armed(fake_device)
+    assert isinstance(kernel._run, measure._FirstLaunch)
+    first_launch(kernel)
+    labels = [launch[0] for launch in fake_device["launches"]]
+    assert labels == ["triton", "ours", "ours"]  # the output check, then the call itself with the winner
+    assert fake_device["launches"][-1][1:3] == ("ours-function", "ours-packed")
+    assert fake_device["scalars"] == {"%n": 4096} and fake_device["restored"] == 1
+    decision = lt.decision(kernel)
+    assert decision.choice == "ours" and decision.triton_us == 10.0 and decision.ours_us == 8.0
+    assert decision.ttgir == "our ttgir" and decision.ttgir_from == stage.text_digest("triton ttgir")
+    first_launch(kernel)  # later launches: straight to ours
+    assert [launch[0] for launch in fake_device["launches"]][-1] == "ours" and len(fake_device["launches"]) == 4
+    # a later process: the stored decision, our variant compiled from it, no measurement
+    fake_device["compiled"].clear()
+    again = armed(fake_device)
+    assert not isinstance(again._run, measure._FirstLaunch) and lt.decision(again) == decision
+    assert fake_device["compiled"] == [("our ttgir", stage.text_digest("triton ttgir"))]
+    assert again.function == "ours-function" and again.module == "triton-module"
+
+
+@pytest.mark.parametrize("case", ["slower", "model_declines", "outputs_differ", "not_measurable"])
+def test_measured_first_launch_keeps_tritons_otherwise(fake_device, case):
+    stored = case != "not_measurable"
+    if case == "slower":
+        fake_device["times"] = ([10.0] * 12, [10.5] * 12)
+    elif case == "model_declines":
+        fake_device["outcome"] = stage.Outcome(None, "the model keeps Triton's layouts")
+    elif case == "outputs_differ":
+        fake_device["differs"] = "tensor argument 0: largest difference 3"
+    else:
+        fake_device["tensors"] = None
+    kernel = armed(fake_device)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        first_launch(kernel)
+    assert fake_device["launches"][-1][:3] == ("triton", "triton-function", "triton-packed")
+    assert kernel._run == kernel.launch and lt.decision(kernel).choice == "triton"
+    assert len(hook_warnings(record)) == (case == "outputs_differ")
+    ident = decisions.identity(kernel, "Fake GPU")
+    assert (decisions.load(ident) is not None) == stored
+
+
+def test_no_measurement_inside_graph_capture(fake_device):
+    kernel = armed(fake_device)
+    fake_device["capturing"] = True
+    first_launch(kernel)
+    assert [launch[0] for launch in fake_device["launches"]] == ["triton"]
+    assert isinstance(kernel._run, measure._FirstLaunch)  # still armed: the next launch outside capture measures
+    fake_device["capturing"] = False
+    first_launch(kernel)
+    assert lt.decision(kernel).choice == "ours"

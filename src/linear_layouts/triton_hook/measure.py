@@ -81,12 +81,12 @@ def choose(triton_us: Sequence[float], ours_us: Sequence[float],
     t1, tm, _ = _quartiles(triton_us)
     _, om, o3 = _quartiles(ours_us)
     gain = 1 - om / tm if tm > 0 else 0.0
+    times = f"measured: ours {om:.2f} us vs Triton's {tm:.2f} us per launch"
     if gain < min_gain:
-        return "triton", f"measured: ours {om:.2f} us vs Triton's {tm:.2f} us per launch (gain {gain:+.1%} < {min_gain:.0%})"
+        return "triton", f"{times} (gain {gain:+.1%} < {min_gain:.0%})"
     if o3 >= t1:
-        return "triton", (f"measured: ours {om:.2f} us vs Triton's {tm:.2f} us per launch, within the spread "
-                          f"(ours' third quartile {o3:.2f} >= Triton's first {t1:.2f})")
-    return "ours", f"measured: ours {om:.2f} us vs Triton's {tm:.2f} us per launch (gain {gain:+.1%}, beyond the spread)"
+        return "triton", f"{times}, within the spread (ours' third quartile {o3:.2f} >= Triton's first {t1:.2f})"
+    return "ours", f"{times} (gain {gain:+.1%}, beyond the spread)"
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -182,7 +182,8 @@ class _FirstLaunch:
     """The launcher of an armed kernel: measures at the first launch outside graph capture (module doc)."""
 
     def __init__(self, kernel: Any, triton_run: Any, ident: dict[str, str], options: Any, settings: Settings):
-        self.kernel, self.triton_run, self.ident, self.options, self.settings = kernel, triton_run, ident, options, settings
+        self.kernel, self.triton_run, self.ident = kernel, triton_run, ident
+        self.options, self.settings = options, settings
         self.lock = threading.Lock()
 
     def __call__(self, gx: int, gy: int, gz: int, stream: Any, function: Any, packed_metadata: Any,
@@ -221,7 +222,8 @@ class _FirstLaunch:
         digest = text_digest(ttgir)
         ours = compile_variant(kernel, outcome.ttgir, digest, self.options, settings)
         if ours is None:
-            return self.kept(Decision("triton", "our TTGIR does not compile", predicted_gain=outcome.predicted_gain)), None
+            refused = Decision("triton", "our TTGIR does not compile", predicted_gain=outcome.predicted_gain)
+            return self.kept(refused), None
         try:
             tensors = _tensors(args)
         except _NotMeasurable as why:
@@ -239,10 +241,11 @@ class _FirstLaunch:
             for tensor, copy in zip(tensors, saved):
                 tensor.copy_(copy)
         choice, reason = choose(triton_us, ours_us)
-        decision = Decision(choice, reason, round(statistics.median(triton_us), 3), round(statistics.median(ours_us), 3),
-                            len(triton_us), outcome.predicted_gain, outcome.ttgir if choice == "ours" else "",
-                            digest if choice == "ours" else "")
-        return self.kept(decision), ours if choice == "ours" else None
+        won = choice == "ours"
+        decision = Decision(choice, reason, round(statistics.median(triton_us), 3),
+                            round(statistics.median(ours_us), 3), len(triton_us), outcome.predicted_gain,
+                            outcome.ttgir if won else "", digest if won else "")
+        return self.kept(decision), ours if won else None
 
     def kept(self, decision: Decision) -> Decision:
         """``decision``, stored on disk."""
@@ -294,7 +297,7 @@ def _outputs_differ(tensors: list[Any], saved: list[Any], run_triton: Callable[[
 
     run_triton()
     torch.cuda.synchronize()
-    written = [i for i, (t, s) in enumerate(zip(tensors, saved)) if not torch.equal(t, s)]
+    written = [i for i, (t, s) in enumerate(zip(tensors, saved)) if not _same_bits(t, s)]
     expected = {i: tensors[i].clone() for i in written}
     for tensor, copy in zip(tensors, saved):
         tensor.copy_(copy)
@@ -308,9 +311,20 @@ def _outputs_differ(tensors: list[Any], saved: list[Any], run_triton: Callable[[
             if not bool(same.all()):
                 worst = float(torch.where(same, 0.0, (a - b).abs().nan_to_num(math.inf)).max())
                 return f"tensor argument {i}: largest difference {worst:.3g}"
-        elif not torch.equal(tensor, reference):
+        elif not _same_bits(tensor, reference):
             return f"tensor argument {i}: not equal"
     return ""
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """The two tensors hold the same bits (compared as integers of their width: fp8 has no ``==`` on the GPU)."""
+    import torch
+
+    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    width = a.element_size()
+    if width in ints:
+        return bool(torch.equal(a.view(ints[width]), b.view(ints[width])))
+    return bool(torch.equal(a, b))
 
 
 def _time_pairs(run_triton: Callable[[], None], run_ours: Callable[[], None]) -> tuple[list[float], list[float]]:

@@ -225,7 +225,8 @@ class _Compile:
             except Exception as error:  # noqa: BLE001 - lower Triton's TTGIR instead
                 self.ours = False
                 record = dict(metadata.get(METADATA_KEY, {}))
-                reason = f"Triton's {stage} stage fails on our TTGIR: {type(error).__name__}: {shorten(str(error), 200)}"
+                reason = (f"Triton's {stage} stage fails on our TTGIR: {type(error).__name__}: "
+                          f"{shorten(str(error), 200)}")
                 record.update(rewritten=False, reason=reason, failed=True)
                 metadata[METADATA_KEY] = record
                 warn_once(_kernel_name(str(self.triton_module)), reason)
