@@ -63,6 +63,12 @@ def corpus(only: str = "") -> list[Path]:
     return [p for p in sorted(CORPUS.glob("*.py")) if not names or p.stem in names]
 
 
+def launch_kwargs(spec) -> dict:
+    """The keyword arguments of the kernel file's launch: its constexprs and options (one dict: a kernel
+    may take an option, such as ``num_stages``, as a constexpr parameter too)."""
+    return {**spec.constexprs, **spec.options}
+
+
 def launch_scalars(spec) -> dict[str, int]:
     """The integer arguments the JIT does not make constexprs (a value of 1 it does), by TTIR name: what
     the measured choice gives our engine at the first launch."""
@@ -78,12 +84,43 @@ def _worker_env(triton_cache: str, ours_cache: str) -> None:
     os.environ["LINEAR_LAYOUTS_CACHE"] = ours_cache
 
 
+class _StandIn:
+    """A tensor argument for Triton's binder: a 16-byte aligned pointer (as PyTorch's allocations are) of a dtype."""
+
+    def __init__(self, pointer: int, dtype: str) -> None:
+        self.pointer, self.dtype = pointer, f"torch.{dtype}"
+
+    def data_ptr(self) -> int:
+        return self.pointer
+
+
+def jit_source(spec, backend):
+    """(ASTSource, options) exactly as Triton's JIT builds them for the kernel file's launch: its own binder
+    and ``_pack_args`` on the file's scalars and stand-ins for the tensors (the same specialization, hence
+    the same cache key, as the device's first call)."""
+    from triton import knobs
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import create_function_from_signature
+
+    jit = spec.kernel
+    binder = create_function_from_signature(jit.signature, jit.params, backend)
+    args = [_StandIn((i + 1) << 20, _TORCH_DTYPES[spec.signature[p][1:]]) if spec.signature[p].startswith("*")
+            else spec.scalars[p] for i, p in enumerate(spec.params) if p not in spec.constexprs]
+    kwargs = launch_kwargs(spec)
+    kwargs["debug"] = jit.debug or knobs.runtime.debug  # what JITFunction.run adds
+    kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
+    if hasattr(knobs.compilation, "fpsan_homomorphic_casts"):
+        kwargs["fpsan_homomorphic_casts"] = knobs.compilation.fpsan_homomorphic_casts
+    bound, specialization, options = binder(*args, **kwargs)
+    options, signature, constexprs, attrs = jit._pack_args(backend, kwargs, bound, specialization, options)
+    return ASTSource(jit, signature, constexprs, attrs), options
+
+
 def warm_one(path: str, arch: int) -> dict:
     """Compile one kernel file for ``sm_<arch>`` as the JIT will: Triton's, model mode's, and the measured
     choice's variant (where our engine rewrites it for the file's scalars). Seconds of each step."""
     import triton
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
     from triton.compiler.compiler import make_backend
 
     import linear_layouts.triton as lt
@@ -94,16 +131,15 @@ def warm_one(path: str, arch: int) -> dict:
 
     spec = load_kernel_file(path)
     row: dict = {"kernel": spec.name}
-    signature, constexprs, attrs = spec.specialization()
     target = GPUTarget("cuda", arch, 32)
     try:
         start = time.time()
-        source = ASTSource(fn=spec.kernel, signature=signature, constexprs=constexprs, attrs=attrs)
-        plain = triton.compile(source, target=target, options=dict(spec.options))
+        source, options = jit_source(spec, make_backend(target))
+        plain = triton.compile(source, target=target, options=options.__dict__)
         row["triton_s"] = round(time.time() - start, 2)
         start = time.time()
         with lt.enabled("model"):
-            model = triton.compile(source, target=target, options=dict(spec.options))
+            model = triton.compile(source, target=target, options=options.__dict__)
         row["model_s"] = round(time.time() - start, 2)
         row["model"] = getattr(model.metadata, "linear_layouts", None)
         start = time.time()
@@ -114,7 +150,6 @@ def warm_one(path: str, arch: int) -> dict:
         row["measured_candidate"] = outcome.ttgir is not None
         if outcome.ttgir is not None:
             start = time.time()
-            options = make_backend(target).parse_options(dict(spec.options))
             with lt.enabled("measured"):
                 ours = compile_variant(plain, outcome.ttgir, text_digest(plain.asm["ttgir"]), options, settings)
             row["variant_s"] = round(time.time() - start, 2)
@@ -321,10 +356,10 @@ def run_kernel(path: Path, repeats: int) -> dict:
         start = time.time()
         if mode is None:
             lt.disable()
-            kernels[variant] = spec.kernel[spec.grid](*args[variant], **spec.constexprs, **spec.options)
+            kernels[variant] = spec.kernel[spec.grid](*args[variant], **launch_kwargs(spec))
         else:
             with lt.enabled(mode):
-                kernels[variant] = spec.kernel[spec.grid](*args[variant], **spec.constexprs, **spec.options)
+                kernels[variant] = spec.kernel[spec.grid](*args[variant], **launch_kwargs(spec))
         torch.cuda.synchronize()
         first_call[variant] = round(time.time() - start, 3)
     row: dict = {"kernel": spec.name, "first_call_s": first_call}
@@ -367,7 +402,7 @@ def check_autotune() -> dict:
     tuned = triton.autotune(configs=configs, key=[], restore_value=[
         p for p in spec.params if spec.signature.get(p, "").startswith("*")])(spec.kernel)
     reference = torch_args(plain)
-    plain.kernel[plain.grid](*reference, **plain.constexprs, **plain.options)
+    plain.kernel[plain.grid](*reference, **launch_kwargs(plain))
     args = torch_args(spec)
     start = time.time()
     with lt.enabled("measured"):

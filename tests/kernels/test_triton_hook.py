@@ -435,39 +435,21 @@ def test_measured_launch_keeps_outputs_and_stores_its_decision():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs PyTorch with a CUDA GPU")
+    import gpu_triton_hook as bench
+
     spec = load_kernel_file(CORPUS / "int4_dequant_matmul.py")
-    signature, _, _ = spec.specialization()
-
-    def arguments():
-        generator = torch.Generator(device="cuda").manual_seed(0)
-        args = []
-        for name in spec.params:
-            if name in spec.constexprs:
-                continue
-            if signature[name].startswith("*"):
-                entry = spec.tensors[name]
-                shape = entry if isinstance(entry, list) else entry[0]
-                dtype = {"fp16": torch.float16, "fp32": torch.float32, "i8": torch.int8, "i32": torch.int32,
-                         "u8": torch.uint8}[signature[name][1:]]
-                values = torch.randn(shape, device="cuda", generator=generator) * 0.5
-                args.append(values.to(dtype) if dtype.is_floating_point else (values * 16).to(dtype))
-            else:
-                args.append(spec.scalars[name])
-        return args
-
-    def launch(args):
-        return spec.kernel[spec.grid](*args, **spec.constexprs, **spec.options)
-
-    plain_args, measured_args = arguments(), arguments()
-    launch(plain_args)
+    plain_args, measured_args = bench.torch_args(spec), bench.torch_args(spec)
+    spec.kernel[spec.grid](*plain_args, **bench.launch_kwargs(spec))
     with lt.enabled("measured"):
-        kernel = launch(measured_args)
+        kernel = spec.kernel[spec.grid](*measured_args, **bench.launch_kwargs(spec))
     torch.cuda.synchronize()
     for a, b in zip(plain_args, measured_args):
         if torch.is_tensor(a):
-            assert torch.allclose(a.double(), b.double(), rtol=1e-2, atol=1e-2)
+            assert bench.compare(b, a)[0]
     decision = lt.decision(kernel)
-    assert decision is not None and decision.choice in ("ours", "triton")
+    assert decision is not None and decision.choice in ("ours", "triton") and decision.reason
+    ident = decisions.identity(kernel, torch.cuda.get_device_name())
+    assert decisions.load(ident) == decision
 
 
 # --------------------------------------------------------------------------------------------------------------
