@@ -450,7 +450,7 @@ def check_inductor() -> dict:
     hook.add_stages, stage.engine_ttgir = counting_stages, counting_engine
     start = time.time()
     try:
-        with lt.enabled("model"):
+        with lt.enabled("model", timeout_s=10):
             out = torch.compile(f)(x, w)
         torch.cuda.synchronize()
     finally:
@@ -607,7 +607,22 @@ def markdown(meta: dict, rows: list[dict], checks: dict, stats: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def require_torch_gpu() -> None:
+    """Exit with one clear line where PyTorch or a CUDA device is missing (a CPU dry run stops here)."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return
+        reason = "no CUDA device"
+    except ImportError as error:
+        reason = f"PyTorch is missing ({error})"
+    sys.exit(f"run mode launches kernels through Triton's JIT and needs PyTorch with a CUDA GPU: {reason} "
+             f"(--mode warm runs on the CPU)")
+
+
 def run(args) -> int:
+    require_torch_gpu()
     deadline = Deadline(args.budget)
     paths = corpus(args.only)
     scratch = Path(tempfile.mkdtemp(prefix="gpu_triton_hook_"))

@@ -137,7 +137,8 @@ def compile_variant(kernel: Any, ttgir: str, ttgir_from: str, options: Any, sett
         with overridden(given):
             ours = triton.compile(kernel.src, target=kernel.metadata.target, options=dict(opts))
     except Exception as error:  # noqa: BLE001 - Triton's variant stays
-        warn_once(str(kernel.name), f"compiling our variant failed: {type(error).__name__}: {shorten(str(error), 200)}")
+        warn_once(str(kernel.name), f"compiling our variant failed: {type(error).__name__}: "
+                                    f"{shorten(str(error), 200)}")
         return None
     record = getattr(ours.metadata, METADATA_KEY, None)
     return ours if isinstance(record, dict) and record.get("rewritten") else None
