@@ -1,0 +1,686 @@
+"""``linear_layouts.triton.enable()`` on the device (issue 34, items 1-2): every corpus kernel
+(tests/data/triton_kernels) launched as a plain ``@triton.jit`` function through Triton's JIT -- without
+the hook, with ``enable("model")`` and with ``enable("measured")`` -- on the same seeded inputs at its
+realistic size (the kernel file's TENSORS / SCALARS / GRID). Per kernel: the outputs of both hooked runs
+against Triton's (every tensor argument: integers exactly, floats within ``RTOL`` / ``ATOL``), each variant's
+decision (rewritten or not, the model's predicted gain, the measured choice's medians and reason), the time
+of each variant's first call, and the time per launch of the three variants: a CUDA graph of ``inner``
+launches per sample (``inner`` makes a sample about ``SAMPLE_US``), the three replayed in rotating order
+``--repeats`` times, median per launch. Then ours / Triton per kernel and the geomean of Triton / ours over
+the kernels whose binary differs. Two integration checks follow while the budget lasts: a corpus kernel
+under ``triton.autotune`` in measured mode (outputs, decisions per config), and a ``torch.compile``d function
+in model mode (Inductor in this process: our stage must see its Triton kernels; outputs against eager).
+
+Compiles: Triton compiles on the device cost seconds per kernel and variant, so ``run`` first warms Triton's
+cache in parallel worker processes (``warm``: Triton's compile, the model mode's, and the measured choice's
+variant for the kernel file's scalars -- what the JIT will ask for; no GPU needed), then launches. A cache
+carried from elsewhere (``--triton-cache``) is used as it is; what the JIT still compiles shows in the
+first-call times. The measured choices are made in the run itself (the decision cache starts empty).
+
+    PYTHONPATH=src python3 benchmarks/gpu_triton_hook.py --out DIR                 # device, ~3 minutes
+    PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/gpu_triton_hook.py --mode warm --jobs 2   # CPU dry run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+from gpu_workflow_common import Deadline, environment, write_outputs  # noqa: E402
+
+CORPUS = ROOT / "tests" / "data" / "triton_kernels"
+BUILD = ROOT / "benchmarks" / "build" / "triton_hook"
+RESULTS = ROOT / "benchmarks" / "results"
+#: float outputs agree when |hooked - Triton's| <= ATOL + RTOL * |Triton's| (atomics may add in another order)
+RTOL = ATOL = 1e-2
+#: launches per graph sample: enough for a sample to last about this long (microseconds)
+SAMPLE_US = 200.0
+MAX_INNER = 200
+VARIANTS = ("triton", "model", "measured")
+
+_TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+                 "fp8e5": "float8_e5m2", "fp8e4nv": "float8_e4m3fn", "i8": "int8", "u8": "uint8", "i16": "int16",
+                 "i32": "int32", "i64": "int64", "i1": "bool"}
+
+
+def corpus(only: str = "") -> list[Path]:
+    names = set(filter(None, only.split(",")))
+    return [p for p in sorted(CORPUS.glob("*.py")) if not names or p.stem in names]
+
+
+def launch_kwargs(spec) -> dict:
+    """The keyword arguments of the kernel file's launch: its constexprs and options (one dict: a kernel
+    may take an option, such as ``num_stages``, as a constexpr parameter too)."""
+    return {**spec.constexprs, **spec.options}
+
+
+def launch_scalars(spec) -> dict[str, int]:
+    """The integer arguments the JIT does not make constexprs (a value of 1 it does), by TTIR name: what
+    the measured choice gives our engine at the first launch."""
+    return {f"%{name}": value for name, value in spec.scalars.items()
+            if isinstance(value, int) and not isinstance(value, bool) and value != 1}
+
+
+# --------------------------------------------------------------------------------------------------
+# warm: Triton's cache filled in parallel (no GPU)
+# --------------------------------------------------------------------------------------------------
+def _worker_env(triton_cache: str, ours_cache: str) -> None:
+    os.environ["TRITON_CACHE_DIR"] = triton_cache
+    os.environ["LINEAR_LAYOUTS_CACHE"] = ours_cache
+
+
+class _StandIn:
+    """A tensor argument for Triton's binder: a 16-byte aligned pointer (as PyTorch's allocations are) of a dtype."""
+
+    def __init__(self, pointer: int, dtype: str) -> None:
+        self.pointer, self.dtype = pointer, f"torch.{dtype}"
+
+    def data_ptr(self) -> int:
+        return self.pointer
+
+
+def jit_source(spec, backend):
+    """(ASTSource, options) exactly as Triton's JIT builds them for the kernel file's launch: its own binder
+    and ``_pack_args`` on the file's scalars and stand-ins for the tensors (the same specialization, hence
+    the same cache key, as the device's first call)."""
+    from triton import knobs
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import create_function_from_signature
+
+    jit = spec.kernel
+    binder = create_function_from_signature(jit.signature, jit.params, backend)
+    args = [_StandIn((i + 1) << 20, _TORCH_DTYPES[spec.signature[p][1:]]) if spec.signature[p].startswith("*")
+            else spec.scalars[p] for i, p in enumerate(spec.params) if p not in spec.constexprs]
+    kwargs = launch_kwargs(spec)
+    kwargs["debug"] = jit.debug or knobs.runtime.debug  # what JITFunction.run adds
+    kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
+    if hasattr(knobs.compilation, "fpsan_homomorphic_casts"):
+        kwargs["fpsan_homomorphic_casts"] = knobs.compilation.fpsan_homomorphic_casts
+    bound, specialization, options = binder(*args, **kwargs)
+    options, signature, constexprs, attrs = jit._pack_args(backend, kwargs, bound, specialization, options)
+    return ASTSource(jit, signature, constexprs, attrs), options
+
+
+def warm_one(path: str, arch: int) -> dict:
+    """Compile one kernel file for ``sm_<arch>`` as the JIT will: Triton's, model mode's, and the measured
+    choice's variant (where our engine rewrites it for the file's scalars). Seconds of each step."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+
+    import linear_layouts.triton as lt
+    from linear_layouts.kernels.spec import load_kernel_file
+    from linear_layouts.triton_hook.measure import compile_variant
+    from linear_layouts.triton_hook.settings import settings_for
+    from linear_layouts.triton_hook.stage import engine_ttgir, text_digest
+
+    spec = load_kernel_file(path)
+    row: dict = {"kernel": spec.name}
+    target = GPUTarget("cuda", arch, 32)
+    try:
+        start = time.time()
+        source, options = jit_source(spec, make_backend(target))
+        plain = triton.compile(source, target=target, options=options.__dict__)
+        row["triton_s"] = round(time.time() - start, 2)
+        start = time.time()
+        with lt.enabled("model"):
+            model = triton.compile(source, target=target, options=options.__dict__)
+        row["model_s"] = round(time.time() - start, 2)
+        row["model"] = getattr(model.metadata, "linear_layouts", None)
+        start = time.time()
+        settings = settings_for("measured")
+        outcome = engine_ttgir(plain.asm["ttir"], plain.asm["ttgir"], timeout_s=settings.timeout_s,
+                               scalars=launch_scalars(spec))
+        row["engine_s"] = round(time.time() - start, 2)
+        row["measured_candidate"] = outcome.ttgir is not None
+        if outcome.ttgir is not None:
+            start = time.time()
+            with lt.enabled("measured"):
+                ours = compile_variant(plain, outcome.ttgir, text_digest(plain.asm["ttgir"]), options, settings)
+            row["variant_s"] = round(time.time() - start, 2)
+            row["variant_compiled"] = ours is not None
+    except Exception as error:  # noqa: BLE001 - recorded: the JIT will meet the same error on the device
+        row["error"] = why(error)
+    return row
+
+
+def why(error: BaseException) -> str:
+    """One line for an exception: its last line, or its cause's where the last line is a source caret."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = lines[-1] if lines else ""
+    if text in ("", "^") and error.__cause__ is not None:
+        return why(error.__cause__)
+    return f"{type(error).__name__}: {text[:300]}"
+
+
+def warm(paths: list[Path], arch: int, jobs: int, triton_cache: Path, ours_cache: Path, deadline: Deadline) -> dict:
+    """``warm_one`` for each kernel in ``jobs`` processes (spawned: no CUDA context in them)."""
+    import multiprocessing
+
+    start = time.time()
+    rows = {}
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_env,
+                               initargs=(str(triton_cache), str(ours_cache)))
+    futures = {pool.submit(warm_one, str(p), arch): p.stem for p in paths}
+    try:
+        for future in as_completed(futures, timeout=max(10.0, deadline.left() - 90)):
+            try:
+                row = future.result()
+            except Exception as error:  # noqa: BLE001 - a dead worker is recorded
+                row = {"kernel": futures[future], "error": f"worker: {why(error)}"}
+            rows[row["kernel"]] = row
+            print(f"  warm {row['kernel']}: {row.get('error') or {k: v for k, v in row.items() if k.endswith('_s')}}",
+                  flush=True)
+    except TimeoutError:  # what is left compiles in the JIT
+        for future, name in futures.items():
+            rows.setdefault(name, {"kernel": name, "error": "warm-up not finished within the budget"})
+    pool.shutdown(wait=False, cancel_futures=True)
+    return {"seconds": round(time.time() - start, 1), "jobs": jobs, "rows": rows}
+
+
+# --------------------------------------------------------------------------------------------------
+# device: one kernel, three variants
+# --------------------------------------------------------------------------------------------------
+def torch_args(spec, seed: int = 0) -> list:
+    """The kernel's runtime arguments in order (constexprs left out) as PyTorch values on the GPU: tensors as
+    TENSORS says (zeros, integers in a range, else random normal x 0.5, small fp8 bit patterns, integers
+    in [0, 64)), scalars as SCALARS says."""
+    import torch
+
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    args = []
+    for name in spec.params:
+        if name in spec.constexprs:
+            continue
+        kind = spec.signature[name]
+        if not kind.startswith("*"):
+            args.append(spec.scalars[name])
+            continue
+        entry = spec.tensors[name]
+        shape, init = (entry, None) if not (isinstance(entry, (list, tuple)) and len(entry) == 2
+                                            and isinstance(entry[0], list)) else entry
+        shape = tuple(int(n) for n in shape)
+        element = kind[1:]
+        dtype = getattr(torch, _TORCH_DTYPES[element])
+        if init == "zeros":
+            tensor = torch.zeros(shape, dtype=dtype, device="cuda")
+        elif isinstance(init, (list, tuple)) and init and init[0] == "randint":
+            tensor = torch.randint(int(init[1]), int(init[2]), shape, generator=generator, device="cuda").to(dtype)
+        elif element.startswith("fp8"):
+            tensor = torch.randint(0, 64, shape, generator=generator, device="cuda", dtype=torch.uint8).view(dtype)
+        elif element in ("fp16", "bf16", "fp32", "fp64"):
+            tensor = (torch.randn(shape, generator=generator, device="cuda") * 0.5).to(dtype)
+        elif element == "i1":
+            tensor = torch.randint(0, 2, shape, generator=generator, device="cuda").bool()
+        else:
+            tensor = torch.randint(0, 64, shape, generator=generator, device="cuda").to(dtype)
+        args.append(tensor)
+    return args
+
+
+def full_args(spec, args: list) -> list:
+    """Every parameter's value in order (constexprs included), as a compiled kernel's launcher takes them."""
+    runtime = iter(args)
+    return [spec.constexprs[p] if p in spec.constexprs else next(runtime) for p in spec.params]
+
+
+def compare(a, b) -> tuple[bool, float]:
+    """(equal within the tolerance, largest difference) of two tensors of one dtype."""
+    import torch
+
+    if not (a.dtype.is_floating_point or a.dtype in (torch.float8_e5m2, torch.float8_e4m3fn)):
+        diff = (a.long() - b.long()).abs() if a.dtype != torch.bool else (a != b).long()
+        worst = float(diff.max()) if diff.numel() else 0.0
+        return worst == 0.0, worst
+    x, y = a.double(), b.double()
+    same = (x == y) | (x.isnan() & y.isnan())
+    diff = torch.where(same, torch.zeros_like(x), (x - y).abs())
+    worst = float(diff.nan_to_num(math.inf).max()) if diff.numel() else 0.0
+    ok = bool((same | (diff <= ATOL + RTOL * y.abs())).all())
+    return ok, worst
+
+
+def _graph(launch, inner: int):
+    """A CUDA graph of ``inner`` launches (warmed on a side stream first, as PyTorch's docs do)."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        launch()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(inner):
+            launch()
+    return graph
+
+
+def time_variants(launches: dict, repeats: int) -> dict:
+    """Per-launch medians (microseconds) of each variant: graphs of ``inner`` launches (else plain launches
+    between events), replayed in rotating order ``repeats`` times."""
+    import torch
+
+    first = next(iter(launches.values()))
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    first()
+    start.record()
+    for _ in range(3):
+        first()
+    stop.record()
+    stop.synchronize()
+    estimate = max(start.elapsed_time(stop) * 1e3 / 3, 0.5)
+    inner = max(1, min(MAX_INNER, math.ceil(SAMPLE_US / estimate)))
+    try:
+        runners = {name: _graph(go, inner).replay for name, go in launches.items()}
+        how = "graph"
+    except Exception as error:  # noqa: BLE001 - some launches cannot be captured: time them directly
+        torch.cuda.synchronize()
+        how = f"events ({type(error).__name__} in graph capture)"
+
+        def direct(go):
+            def run():
+                for _ in range(inner):
+                    go()
+            return run
+
+        runners = {name: direct(go) for name, go in launches.items()}
+    names = list(runners)
+    for run in runners.values():
+        run()
+    events = []
+    for r in range(repeats):
+        for k in range(len(names)):
+            name = names[(r + k) % len(names)]
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            runners[name]()
+            end.record()
+            events.append((name, begin, end))
+    torch.cuda.synchronize()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for name, begin, end in events:
+        samples[name].append(begin.elapsed_time(end) * 1e3 / inner)
+    return {"inner": inner, "timing": how, "samples": repeats,
+            "us": {name: round(statistics.median(v), 3) for name, v in samples.items()},
+            "iqr_us": {name: round(_iqr(v), 3) for name, v in samples.items()}}
+
+
+def _iqr(values: list[float]) -> float:
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q3 - q1
+
+
+def _decision(kernel) -> dict | None:
+    import linear_layouts.triton as lt
+
+    found = lt.decision(kernel)
+    if found is None:
+        return None
+    return {"choice": found.choice, "reason": found.reason, "predicted_gain": found.predicted_gain,
+            "triton_us": found.triton_us, "ours_us": found.ours_us, "measured_gain": found.measured_gain}
+
+
+def run_kernel(path: Path, repeats: int) -> dict:
+    """The three variants of one corpus kernel (module doc)."""
+    import torch
+    import triton
+
+    import linear_layouts.triton as lt
+    from linear_layouts.kernels.spec import load_kernel_file
+
+    spec = load_kernel_file(path)
+    if spec.needs_allocator:
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    modes = {"triton": None, "model": "model", "measured": "measured"}
+    args, kernels, first_call = {}, {}, {}
+    for variant, mode in modes.items():
+        args[variant] = torch_args(spec)
+        torch.cuda.synchronize()
+        start = time.time()
+        if mode is None:
+            lt.disable()
+            kernels[variant] = spec.kernel[spec.grid](*args[variant], **launch_kwargs(spec))
+        else:
+            with lt.enabled(mode):
+                kernels[variant] = spec.kernel[spec.grid](*args[variant], **launch_kwargs(spec))
+        torch.cuda.synchronize()
+        first_call[variant] = round(time.time() - start, 3)
+    row: dict = {"kernel": spec.name, "first_call_s": first_call}
+    for variant in ("model", "measured"):
+        checks = []
+        for name, theirs, ours in zip([p for p in spec.params if p not in spec.constexprs], args["triton"],
+                                      args[variant]):
+            if torch.is_tensor(theirs):
+                same, worst = compare(ours, theirs)
+                if not same:
+                    checks.append(f"{name} (max |diff| {worst:.3g})")
+        row[variant] = {"correct": not checks, "wrong": checks, "decision": _decision(kernels[variant]),
+                        "binary_differs": kernels[variant].asm["cubin"] != kernels["triton"].asm["cubin"]}
+    launches = {variant: (lambda k=kernels[variant], a=full_args(spec, args[variant]): k[spec.grid](*a))
+                for variant in VARIANTS}
+    row["time"] = time_variants(launches, repeats)
+    us = row["time"]["us"]
+    for variant in ("model", "measured"):
+        row[variant]["ratio"] = round(us[variant] / us["triton"], 4) if us["triton"] > 0 else None
+    del args, kernels, launches
+    torch.cuda.empty_cache()
+    return row
+
+
+# --------------------------------------------------------------------------------------------------
+# device: integration checks
+# --------------------------------------------------------------------------------------------------
+def check_autotune() -> dict:
+    """int4_dequant_matmul under ``triton.autotune`` (two configs) in measured mode: its output against a plain
+    launch, and each config's decision."""
+    import torch
+    import triton
+
+    import linear_layouts.triton as lt
+    from linear_layouts.kernels.spec import load_kernel_file
+
+    spec = load_kernel_file(CORPUS / "int4_dequant_matmul.py")
+    plain = load_kernel_file(CORPUS / "int4_dequant_matmul.py")
+    configs = [triton.Config({}, num_warps=spec.num_warps, num_stages=s) for s in (2, 3)]
+    tuned = triton.autotune(configs=configs, key=[], restore_value=[
+        p for p in spec.params if spec.signature.get(p, "").startswith("*")])(spec.kernel)
+    reference = torch_args(plain)
+    plain.kernel[plain.grid](*reference, **launch_kwargs(plain))
+    args = torch_args(spec)
+    start = time.time()
+    with lt.enabled("measured"):
+        tuned[spec.grid](*args, **spec.constexprs)
+    torch.cuda.synchronize()
+    wrong = [name for name, a, b in zip([p for p in spec.params if p not in spec.constexprs], args, reference)
+             if torch.is_tensor(a) and not compare(a, b)[0]]
+    found = {}
+    for key, kernel in tuned.fn.device_caches[torch.cuda.current_device()][0].items():
+        decision = _decision(kernel)
+        if decision is not None:
+            found[f"config {len(found)}"] = decision
+    return {"seconds": round(time.time() - start, 1), "correct": not wrong, "wrong": wrong,
+            "best_config": str(tuned.best_config), "decisions": found}
+
+
+def check_inductor() -> dict:
+    """A ``torch.compile``d function in model mode, Inductor compiling in this process: how many Triton
+    compiles our stage saw (and rewrote), and the output against eager."""
+    import torch
+    import torch._inductor.config as inductor_config
+
+    import linear_layouts.triton as lt
+    from linear_layouts.triton_hook import hook, stage
+
+    inductor_config.compile_threads = 1
+    inductor_config.fx_graph_cache = False
+    seen = {"stages": 0, "rewritten": 0}
+    add_stages, engine = hook.add_stages, stage.engine_ttgir
+
+    def counting_stages(*args, **kwargs):
+        seen["stages"] += 1
+        return add_stages(*args, **kwargs)
+
+    def counting_engine(*args, **kwargs):
+        outcome = engine(*args, **kwargs)
+        seen["rewritten"] += outcome.ttgir is not None
+        return outcome
+
+    def f(x, w):
+        return (torch.softmax(x @ w, dim=-1).t().contiguous() * 2 + x.t()).sum(dim=0)
+
+    x = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
+    w = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
+    hook.add_stages, stage.engine_ttgir = counting_stages, counting_engine
+    start = time.time()
+    try:
+        with lt.enabled("model", timeout_s=10):
+            out = torch.compile(f)(x, w)
+        torch.cuda.synchronize()
+    finally:
+        hook.add_stages, stage.engine_ttgir = add_stages, engine
+    same, worst = compare(out.float(), f(x, w).float())
+    return {"seconds": round(time.time() - start, 1), "triton_compiles_seen": seen["stages"],
+            "rewritten": seen["rewritten"], "correct": same, "max_abs_diff": worst}
+
+
+# --------------------------------------------------------------------------------------------------
+# device: the measuring child, restarted after a kernel that kills it
+# --------------------------------------------------------------------------------------------------
+def child(args) -> int:
+    deadline = Deadline(args.budget)
+    for name in args.kernels.split(","):
+        if not name:
+            continue
+        if deadline.left() < 8:
+            print(f"RESULT {json.dumps({'kernel': name, 'error': 'not run: budget'})}", flush=True)
+            continue
+        try:
+            row = run_kernel(CORPUS / f"{name}.py", args.repeats)
+        except Exception as error:  # noqa: BLE001 - recorded per kernel
+            row = {"kernel": name, "error": why(error)}
+        print(f"RESULT {json.dumps(row)}", flush=True)
+    for check, function in (("autotune", check_autotune), ("inductor", check_inductor)):
+        if check not in args.checks.split(","):
+            continue
+        if deadline.left() < (20 if check == "autotune" else 45):
+            print(f"CHECK {json.dumps({'check': check, 'error': 'not run: budget'})}", flush=True)
+            continue
+        try:
+            found = function()
+        except Exception as error:  # noqa: BLE001 - recorded
+            found = {"error": why(error)}
+        print(f"CHECK {json.dumps({'check': check, **found})}", flush=True)
+    return 0
+
+
+def measure(args, names: list[str], deadline: Deadline, env: dict) -> tuple[dict, dict]:
+    """Children over ``names`` until all ran or the budget is spent; a kernel that kills a child is
+    recorded with the child's last words and the next child goes on after it."""
+    rows: dict[str, dict] = {}
+    checks: dict[str, dict] = {}
+    todo, pending_checks = list(names), args.checks
+    while (todo or pending_checks) and deadline.left() > 10:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--mode", "child", "--kernels", ",".join(todo),
+               "--repeats", str(args.repeats), "--budget", str(deadline.left() - 8), "--checks", pending_checks]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=max(10.0, deadline.left() - 3))
+            out, err = proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            err = "timeout"
+        for line in out.splitlines():
+            if line.startswith("RESULT "):
+                row = json.loads(line[len("RESULT "):])
+                rows[row["kernel"]] = row
+            elif line.startswith("CHECK "):
+                found = json.loads(line[len("CHECK "):])
+                checks[found.pop("check")] = found
+        todo = [n for n in todo if n not in rows]
+        if todo:
+            rows[todo[0]] = {"kernel": todo[0], "error": f"the measuring process died here: {err.strip()[-300:]}"}
+            todo = todo[1:]
+            pending_checks = ",".join(c for c in args.checks.split(",") if c and c not in checks)
+        else:
+            missing = [c for c in args.checks.split(",") if c and c not in checks]
+            if missing:
+                checks.update({c: {"error": f"the process died in this check: {err.strip()[-300:]}"} for c in missing})
+            pending_checks = ""
+    for name in todo:
+        rows[name] = {"kernel": name, "error": "not run: budget"}
+    return rows, checks
+
+
+# --------------------------------------------------------------------------------------------------
+# results
+# --------------------------------------------------------------------------------------------------
+def geomean(values: list[float]) -> float | None:
+    return round(math.exp(sum(math.log(v) for v in values) / len(values)), 4) if values else None
+
+
+def summary(rows: list[dict]) -> dict:
+    measured = [r for r in rows if "time" in r]
+    out: dict = {"kernels": len(rows), "timed": len(measured)}
+    for variant in ("model", "measured"):
+        timed = [r for r in measured if r[variant].get("ratio")]
+        differs = [r for r in timed if r[variant]["binary_differs"]]
+        out[variant] = {
+            "correct": sum(r[variant]["correct"] for r in measured),
+            "rewritten": len(differs),
+            "max_ratio": max((r[variant]["ratio"] for r in timed), default=None),
+            "at_most_1.01": sum(r[variant]["ratio"] <= 1.01 for r in timed),
+            "slower_than_1.02": [r["kernel"] for r in timed if r[variant]["ratio"] > 1.02],
+            "geomean_triton_over_ours_where_differs": geomean([1 / r[variant]["ratio"] for r in differs]),
+            "geomean_triton_over_ours_all": geomean([1 / r[variant]["ratio"] for r in timed]),
+        }
+    rewrites = [r for r in measured
+                if r["model"]["binary_differs"] and (r["model"]["decision"] or {}).get("predicted_gain")]
+    out["model"]["sign_right"] = f"{sum(r['model']['ratio'] < 1 for r in rewrites)} / {len(rewrites)}"
+    return out
+
+
+def markdown(meta: dict, rows: list[dict], checks: dict, stats: dict) -> str:
+    env = meta["environment"]
+    lines = ["# `linear_layouts.triton.enable()` on the device: corpus kernels through Triton's JIT (issue 34)", "",
+             f"Date {env.get('date')}; device {env.get('gpu')}; Triton {env.get('triton')}; "
+             f"PyTorch {env.get('torch')}; Python {env.get('python')}; linear_layouts {meta.get('package_key')}. "
+             f"Script: "
+             f"`benchmarks/gpu_triton_hook.py` ({meta.get('seconds')} s; warm-up compiles "
+             f"{meta.get('warm', {}).get('seconds', '-')} s in {meta.get('warm', {}).get('jobs', '-')} processes).", "",
+             "Each kernel is launched as a plain `@triton.jit` function: Triton alone, under `enabled(\"model\")` and "
+             "under `enabled(\"measured\")` (fresh, equal inputs each). Time per launch: median over "
+             f"{meta.get('repeats')} samples, each a CUDA graph of `inner` launches, the three variants in rotating "
+             "order; ratio = hooked / Triton (1.0 where the hook kept Triton's binary: the noise). `first call`: "
+             "seconds of each variant's first JIT call (compile or cache hit, the engine, the measurement).", "",
+             f"**Measured mode: {stats['measured']['correct']} / {stats['timed']} kernels give Triton's outputs; "
+             f"{stats['measured']['at_most_1.01']} / {stats['timed']} at ratio <= 1.01 (max "
+             f"{stats['measured']['max_ratio']}); ours kept on {stats['measured']['rewritten']}, geomean Triton / ours "
+             f"there {stats['measured']['geomean_triton_over_ours_where_differs']}. Model mode: "
+             f"{stats['model']['correct']} / {stats['timed']} correct; rewrote {stats['model']['rewritten']}, slower "
+             f"than 1.02 on {stats['model']['slower_than_1.02'] or 'none'}; sign right "
+             f"{stats['model']['sign_right']}; geomean Triton / ours where rewritten "
+             f"{stats['model']['geomean_triton_over_ours_where_differs']}.**", "",
+             "| kernel | Triton µs | model: ours? (predicted gain) | model ratio | measured: choice (reason) | "
+             "measured ratio | correct model / measured | first call s T / M / Ms | inner |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "time" not in r:
+            lines.append(f"| {r['kernel']} | {r.get('error', '-')[:160]} | | | | | | | |")
+            continue
+        model, measured = r["model"], r["measured"]
+        md, ms = model["decision"] or {}, measured["decision"] or {}
+        gain = md.get("predicted_gain")
+        model_text = ("ours" if model["binary_differs"] else "Triton's") + \
+            (f" ({gain:+.1%})" if gain is not None else "")
+        reason = (ms.get("reason") or "-").replace("|", "/")[:110]
+        measured_text = f"{'ours' if measured['binary_differs'] else ms.get('choice', 'Triton') } ({reason})"
+        correct = f"{'yes' if model['correct'] else 'NO ' + ', '.join(model['wrong'])} / " \
+                  f"{'yes' if measured['correct'] else 'NO ' + ', '.join(measured['wrong'])}"
+        fc = r["first_call_s"]
+        lines.append(f"| {r['kernel']} | {r['time']['us']['triton']} | {model_text} | {model['ratio']} | "
+                     f"{measured_text} | {measured['ratio']} | {correct} | {fc['triton']} / {fc['model']} / "
+                     f"{fc['measured']} | {r['time']['inner']} |")
+    lines += ["", "## Integration checks", ""]
+    for name, found in checks.items():
+        lines.append(f"- **{name}**: " + ", ".join(f"{k} = {v}" for k, v in found.items()))
+    warm_rows = meta.get("warm", {}).get("rows", {})
+    failed = {k: v["error"] for k, v in warm_rows.items() if "error" in v}
+    if failed:
+        lines += ["", "Warm-up compile errors (the JIT meets them too): " +
+                  "; ".join(f"{k}: {v[:160]}" for k, v in failed.items())]
+    return "\n".join(lines) + "\n"
+
+
+def require_torch_gpu() -> None:
+    """Exit with one clear line where PyTorch or a CUDA device is missing (a CPU dry run stops here)."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return
+        reason = "no CUDA device"
+    except ImportError as error:
+        reason = f"PyTorch is missing ({error})"
+    sys.exit(f"run mode launches kernels through Triton's JIT and needs PyTorch with a CUDA GPU: {reason} "
+             f"(--mode warm runs on the CPU)")
+
+
+def run(args) -> int:
+    require_torch_gpu()
+    deadline = Deadline(args.budget)
+    paths = corpus(args.only)
+    scratch = Path(tempfile.mkdtemp(prefix="gpu_triton_hook_"))
+    triton_cache = Path(args.triton_cache) if args.triton_cache else scratch / "triton"
+    ours_cache = scratch / "linear_layouts"  # empty: every measured choice is made in this run
+    ours_cache.mkdir(mode=0o700)
+    env = dict(os.environ, TRITON_CACHE_DIR=str(triton_cache), LINEAR_LAYOUTS_CACHE=str(ours_cache))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH", "")]))
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    arch = 10 * major + minor
+    warmed = {}
+    if args.jobs > 0:
+        warmed = warm(paths, arch, args.jobs, triton_cache, ours_cache, deadline)
+    rows, checks = measure(args, [p.stem for p in paths], deadline, env)
+    from linear_layouts.triton_hook.settings import package_key
+
+    meta = {"environment": environment(), "repeats": args.repeats, "package_key": package_key(), "arch": arch,
+            "warm": warmed, "seconds": round(args.budget - deadline.left(), 1)}
+    ordered = [rows[p.stem] for p in paths]
+    stats = summary(ordered)
+    data = {"meta": meta, "summary": stats, "rows": ordered, "checks": checks}
+    write_outputs(Path(args.out), "gpu_triton_hook", data, markdown(meta, ordered, checks, stats))
+    print(json.dumps(stats, indent=1))
+    shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+def warm_only(args) -> int:
+    """CPU: the warm step alone, into ``--triton-cache`` (default: BUILD/triton_cache)."""
+    triton_cache = Path(args.triton_cache or BUILD / "triton_cache")
+    ours_cache = Path(tempfile.mkdtemp(prefix="gpu_triton_hook_ours_"))
+    found = warm(corpus(args.only), args.arch, args.jobs, triton_cache, ours_cache, Deadline(args.budget))
+    print(json.dumps({"seconds": found["seconds"], "errors": {k: v["error"] for k, v in found["rows"].items()
+                                                              if "error" in v}}, indent=1))
+    shutil.rmtree(ours_cache, ignore_errors=True)
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", choices=["run", "warm", "child"], default="run")
+    ap.add_argument("--out", default=str(RESULTS), help="run: where gpu_triton_hook.{json,md} go")
+    ap.add_argument("--only", default="", help="comma list of corpus kernels (default: all)")
+    ap.add_argument("--budget", type=float, default=220.0, help="seconds for everything")
+    ap.add_argument("--repeats", type=int, default=100, help="timed samples per kernel and variant")
+    ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1),
+                    help="warm-up compile processes (0: none, the JIT compiles)")
+    ap.add_argument("--triton-cache", default="", help="Triton's cache folder (default: a fresh one)")
+    ap.add_argument("--arch", type=int, default=90, help="warm mode: the compute capability compiled for")
+    ap.add_argument("--checks", default="autotune,inductor", help="integration checks after the kernels")
+    ap.add_argument("--kernels", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.repeats < 1:
+        ap.error("--repeats must be at least 1")
+    return {"run": run, "warm": warm_only, "child": child}[args.mode](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

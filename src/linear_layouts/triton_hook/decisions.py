@@ -1,0 +1,162 @@
+"""The measured choices, kept on disk: one file per specialization of a kernel on a device, in the package's
+private kernel cache (``codegen.ptx.cache_dir``: ``$LINEAR_LAYOUTS_CACHE``, else
+``~/.cache/linear_layouts/kernels``; made 0700, refused when it is a link, not ours or writable by others).
+
+A decision's identity (``identity``) is everything that can change it: the kernel's name and Triton's hash of
+its source, specialization and constexprs (``ASTSource.hash``), Triton's hash of the whole compile (its
+version and sources, the options, the target, ptxas), the device's name, Triton's version and this package's
+``package_key``. The file ``triton-choice-<first 24 hex digits of the identity's SHA-256>.json`` holds the
+identity's full hash, the decision (``Decision``) and the SHA-256 of the decision's canonical JSON; it is used
+only when the file is ours, regular and private, and both hashes and every field check. Anything else (a
+file planted by someone else, an edited decision, a truncated file, a collision of the short name) is refused
+with a ``CacheWarning`` and the choice is measured afresh.
+
+>>> Decision("ours", "measured", triton_us=10.0, ours_us=8.0).measured_gain
+0.2
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import warnings
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote
+
+__all__ = ["Decision", "identity", "load", "store", "decision_path", "CHOICES"]
+
+#: what a decision keeps: our TTGIR or Triton's
+CHOICES = ("ours", "triton")
+_PREFIX = "triton-choice-"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The choice for one specialization: ``choice`` (``"ours"`` / ``"triton"``), ``reason`` (one line),
+    the medians per launch in microseconds and the samples each (where measured), the model's predicted
+    gain, and -- for ``"ours"`` -- our TTGIR and the SHA-256 of Triton's TTGIR it rewrites, from which the
+    chosen variant is compiled again in a later process."""
+
+    choice: str
+    reason: str
+    triton_us: float | None = None
+    ours_us: float | None = None
+    samples: int = 0
+    predicted_gain: float | None = None
+    ttgir: str = ""
+    ttgir_from: str = ""
+
+    def __post_init__(self) -> None:
+        if self.choice not in CHOICES:
+            raise LayoutError(f"choice must be one of {list(CHOICES)}, got {quote(self.choice)}")
+        if not isinstance(self.reason, str) or not isinstance(self.ttgir, str) or not isinstance(self.ttgir_from, str):
+            raise LayoutError("reason, ttgir and ttgir_from must be strings")
+        for name in ("triton_us", "ours_us", "predicted_gain"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not math.isfinite(value)):
+                raise LayoutError(f"{name} must be a finite number or None, got {quote(value)}")
+        if isinstance(self.samples, bool) or not isinstance(self.samples, int) or self.samples < 0:
+            raise LayoutError(f"samples must be a non-negative int, got {quote(self.samples)}")
+
+    @property
+    def measured_gain(self) -> float | None:
+        """1 - ours / Triton's median time per launch, where both were measured."""
+        if self.triton_us and self.ours_us is not None:
+            return round(1 - self.ours_us / self.triton_us, 4)
+        return None
+
+
+def identity(kernel: Any, device: str) -> dict[str, str]:
+    """The identity of the decision for the compiled kernel ``kernel`` (Triton's variant: a
+    ``CompiledKernel`` of an ``ASTSource``) on the device named ``device`` (module doc)."""
+    import triton
+
+    from linear_layouts.triton_hook.settings import package_key
+
+    return {"kernel": str(kernel.name), "source": str(kernel.src.hash()), "compile": str(kernel.hash),
+            "target": str(tuple(kernel.metadata.target)), "device": str(device), "triton": triton.__version__,
+            "linear_layouts": package_key()}
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def decision_path(ident: dict[str, str], root: Path | None = None) -> Path:
+    """The file of the decision of ``ident`` in ``root`` (default: the kernel cache folder)."""
+    from linear_layouts.codegen.ptx import cache_dir
+
+    return (root or cache_dir()) / f"{_PREFIX}{_digest(ident)[:24]}.json"
+
+
+def load(ident: dict[str, str], root: Path | None = None) -> Decision | None:
+    """The stored decision of ``ident``, or ``None`` where there is none or the entry is refused (with a
+    ``CacheWarning`` naming the file and why) or the cache folder cannot be used."""
+    from linear_layouts.codegen.ptx import CacheWarning, CompileError, _unsafe
+
+    try:
+        path = decision_path(ident, root)
+    except CompileError as error:
+        warnings.warn(f"decision cache: {error}", CacheWarning, stacklevel=2)
+        return None
+    if not os.path.lexists(path):
+        return None
+    problem = _unsafe(path)
+    if problem is None:
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            problem = f"unreadable ({type(error).__name__})"
+        else:
+            problem, decision = _checked(entry, ident)
+            if problem is None:
+                return decision
+    warnings.warn(f"decision cache: refused {path}: {problem}; measuring afresh", CacheWarning, stacklevel=2)
+    return None
+
+
+def _checked(entry: Any, ident: dict[str, str]) -> tuple[str | None, Decision | None]:
+    """(why ``entry`` may not be used, None) or (None, its decision)."""
+    if not isinstance(entry, dict) or set(entry) != {"key", "identity", "decision", "decision_sha256"}:
+        return "not a decision entry", None
+    if entry["key"] != _digest(ident) or entry["identity"] != ident:
+        return "the entry is for another kernel, device or version (identity mismatch)", None
+    record = entry["decision"]
+    if not isinstance(record, dict) or set(record) != {f.name for f in fields(Decision)}:
+        return "the decision's fields are not Decision's", None
+    if entry["decision_sha256"] != _digest(record):
+        return "the decision does not match the hash recorded with it", None
+    try:
+        decision = Decision(**record)
+    except (LayoutError, TypeError) as error:
+        return f"an invalid decision: {error}", None
+    if decision.choice == "ours" and not (decision.ttgir and decision.ttgir_from):
+        return "a choice of our TTGIR without the TTGIR (ttgir) and the digest of Triton's (ttgir_from)", None
+    return None, decision
+
+
+def store(ident: dict[str, str], decision: Decision, root: Path | None = None) -> Path | None:
+    """Write ``decision`` for ``ident`` (atomically, 0600); a foreign entry in its place is removed first.
+    Returns the file, or ``None`` (with a ``CacheWarning``) where the cache folder cannot be used."""
+    from linear_layouts.codegen.ptx import CacheWarning, CompileError, _unsafe, _write_private
+
+    try:
+        path = decision_path(ident, root)
+        if os.path.lexists(path) and _unsafe(path):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        record = asdict(decision)
+        entry = {"key": _digest(ident), "identity": ident, "decision": record, "decision_sha256": _digest(record)}
+        _write_private(path, json.dumps(entry, indent=1, sort_keys=True).encode("utf-8"))
+    except (CompileError, OSError) as error:
+        warnings.warn(f"decision cache: cannot store a decision: {error}", CacheWarning, stacklevel=2)
+        return None
+    return path

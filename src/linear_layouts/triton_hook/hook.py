@@ -1,0 +1,279 @@
+"""Installing the hook into Triton: ``enable`` / ``disable`` / ``enabled`` for every ``@triton.jit`` compile of
+the process, ``optimize`` for one kernel.
+
+What is installed (``_install``), the same on Triton 3.6 and 3.9:
+
+* ``triton.knobs.runtime.add_stages_inspection_hook`` = a ``_StagesHook`` chained to the hook found there
+  (a user's own): called with no arguments it returns (key, hash) -- ``Settings.cache_key`` /
+  ``Settings.jit_hash`` of the settings in force, followed by the previous hook's --, which Triton appends
+  to its on-disk cache key and to the JIT's in-memory key; called as ``hook(backend, stages, options,
+  language, capability)`` by the backend's ``add_stages`` it puts our stage in (``stage.add_stages``), then
+  calls the previous hook.
+* Where Triton's ``compile`` does not append the hook's key to its cache key (3.6), its module's
+  ``get_cache_key`` is wrapped to append it; where the JIT's ``run`` does not append the hook's hash to its
+  key (3.6), the JIT module's ``compute_cache_key`` is wrapped to append it, as 3.9 does itself: a kernel
+  compiled with the hook never shares a cache entry with one compiled without.
+* ``JITFunction._do_compile`` is wrapped to ``measure.arm`` the kernel it returns where the mode in force is
+  ``measured`` (not for Gluon kernels).
+
+``disable`` puts back the previous hook and the wrapped functions (each only where it is still ours).
+Install and removal hold a lock; the settings of a compile are read on the thread that runs it (the process's,
+or an ``optimize``-d kernel's for the duration of its call: ``settings.overridden``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from linear_layouts.errors import LayoutError
+from linear_layouts.limits import quote, shorten
+from linear_layouts.triton_hook.settings import (Mode, Settings, current, overridden, set_global, settings_for)
+from linear_layouts.triton_hook.stage import add_stages, warn_once
+
+__all__ = ["enable", "disable", "enabled", "optimize", "mode", "installed"]
+
+_lock = threading.RLock()
+
+
+class _StagesHook:
+    """Triton's ``add_stages_inspection_hook``: ours, then ``previous`` (module doc)."""
+
+    def __init__(self, previous: Callable | None) -> None:
+        self.previous = previous
+
+    def __call__(self, *args: Any) -> Any:
+        settings = current()
+        if not args:
+            key, digest = settings.cache_key, settings.jit_hash
+            if self.previous is not None:
+                their_key, their_hash = self.previous()
+                key, digest = key + their_key, f"{digest}+{their_hash}"
+            return key, digest
+        backend, stages, options, language = args[:4]
+        try:
+            add_stages(backend, stages, options, language, settings)
+        except Exception as error:  # noqa: BLE001 - never break a compile
+            warn_once("compile", f"installing our stage failed: {type(error).__name__}: {shorten(str(error), 200)}")
+        if self.previous is not None:
+            return self.previous(*args)
+        return None
+
+
+_hook: _StagesHook | None = None
+_replaced: list[tuple[Any, str, Any, Any]] = []  # (owner, name, Triton's, ours)
+
+
+def installed() -> bool:
+    """Our hook is Triton's ``add_stages_inspection_hook`` now."""
+    from triton import knobs
+
+    return _hook is not None and knobs.runtime.add_stages_inspection_hook is _hook
+
+
+def _install() -> None:
+    global _hook
+    from triton import knobs
+
+    with _lock:
+        present = knobs.runtime.add_stages_inspection_hook
+        if _hook is not None and present is _hook:
+            return
+        hook = present if isinstance(present, _StagesHook) else _StagesHook(present)
+        knobs.runtime.add_stages_inspection_hook = hook
+        _hook = hook
+        _wrap_triton()
+
+
+def _uninstall() -> None:
+    global _hook
+    from triton import knobs
+
+    with _lock:
+        if _hook is None:
+            return
+        if knobs.runtime.add_stages_inspection_hook is _hook:
+            knobs.runtime.add_stages_inspection_hook = _hook.previous
+        while _replaced:
+            owner, name, theirs, ours = _replaced.pop()
+            if getattr(owner, name, None) is ours:
+                setattr(owner, name, theirs)
+        _hook = None
+
+
+def _mentions_hook(function: Callable) -> bool:
+    try:
+        return "add_stages_inspection_hook" in inspect.getsource(function)
+    except (OSError, TypeError):  # no source: assume the older Triton
+        return False
+
+
+def _replace(owner: Any, name: str, ours: Any) -> None:
+    _replaced.append((owner, name, getattr(owner, name), ours))
+    setattr(owner, name, ours)
+
+
+def _hook_found() -> tuple[str, str] | None:
+    from triton import knobs
+
+    hook = knobs.runtime.add_stages_inspection_hook
+    return None if hook is None else hook()
+
+
+def _wrap_triton() -> None:
+    """The wrapped functions of the module doc (once per install)."""
+    if _replaced:
+        return
+    import triton.compiler.compiler as compiler_module
+    import triton.runtime.jit as jit_module
+
+    if not _mentions_hook(compiler_module.compile):
+        get_cache_key = compiler_module.get_cache_key
+
+        def cache_key_with_hook(*args: Any, **kwargs: Any) -> str:
+            found = _hook_found()
+            key = get_cache_key(*args, **kwargs)
+            return key if found is None else key + found[0]
+
+        _replace(compiler_module, "get_cache_key", cache_key_with_hook)
+    if not _mentions_hook(jit_module.JITFunction.run):
+        compute_cache_key = jit_module.compute_cache_key
+
+        def jit_key_with_hook(kernel_key_cache: Any, specialization: Any, options: Any) -> Any:
+            found = _hook_found()
+            if found is not None:
+                specialization = [*specialization, f'("custom_pipeline", {found[1]})']
+            return compute_cache_key(kernel_key_cache, specialization, options)
+
+        _replace(jit_module, "compute_cache_key", jit_key_with_hook)
+    do_compile = jit_module.JITFunction._do_compile
+    signature = inspect.signature(do_compile)
+
+    def do_compile_then_arm(self: Any, *args: Any, **kwargs: Any) -> Any:
+        kernel = do_compile(self, *args, **kwargs)
+        settings = current()
+        if settings.mode is Mode.MEASURED and settings.ttgir is None and kernel is not None \
+                and not getattr(self, "is_gluon", lambda: False)():
+            from linear_layouts.triton_hook.measure import arm
+
+            try:
+                arm(kernel, signature.bind(self, *args, **kwargs).arguments.get("options"), settings)
+            except Exception as error:  # noqa: BLE001 - Triton's kernel is returned as it is
+                warn_once(str(getattr(kernel, "name", "kernel")),
+                          f"preparing the measured choice failed: {type(error).__name__}: {shorten(str(error), 200)}")
+        return kernel
+
+    _replace(jit_module.JITFunction, "_do_compile", do_compile_then_arm)
+
+
+def _require_triton() -> None:
+    try:
+        import triton  # noqa: F401
+        from triton import knobs
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise LayoutError(f"the Triton hook needs triton >= 3.6 (pip install 'linear_layouts[triton]'): {error}") \
+            from None
+    if not hasattr(knobs.runtime, "add_stages_inspection_hook"):
+        raise LayoutError(f"the Triton hook needs triton >= 3.6 (add_stages_inspection_hook); "
+                          f"this is Triton {triton.__version__}")
+
+
+def enable(mode: Mode | str | None = None, *, timeout_s: float | None = None) -> Mode:
+    """Our layouts for every ``@triton.jit`` compile of the process from now on, in ``mode`` (``"measured"``,
+    ``"model"`` or ``"off"``; default ``$LINEAR_LAYOUTS_TRITON``, else ``"measured"``); ``timeout_s``: our
+    engine's time allowed per compile. ``"off"`` is ``disable()``. Returns the mode in force.
+
+    Example: ``linear_layouts.triton.enable()`` before the first launch of a kernel."""
+    settings = settings_for(mode, timeout_s)
+    if settings.mode is Mode.OFF:
+        disable()
+        return Mode.OFF
+    _require_triton()
+    with _lock:
+        set_global(settings)
+        _install()
+    return settings.mode
+
+
+def disable() -> None:
+    """Triton's own compiles from now on: the previous ``add_stages_inspection_hook`` is back (a kernel
+    already compiled keeps its binary)."""
+    with _lock:
+        set_global(Settings(Mode.OFF))
+        try:
+            _uninstall()
+        except ImportError:  # pragma: no cover - never installed without Triton
+            pass
+
+
+def mode() -> Mode:
+    """The process's mode now."""
+    from linear_layouts.triton_hook.settings import _process_settings
+
+    return _process_settings.mode
+
+
+@contextlib.contextmanager
+def enabled(mode: Mode | str | None = None, *, timeout_s: float | None = None) -> Iterator[Mode]:
+    """``enable(mode)`` for the block, then the process's previous settings (``disable()`` where it had none)."""
+    with _lock:
+        from linear_layouts.triton_hook import settings as settings_module
+
+        before = settings_module._process_settings
+    resolved = enable(mode, timeout_s=timeout_s)
+    try:
+        yield resolved
+    finally:
+        with _lock:
+            if before.mode is Mode.OFF:
+                disable()
+            else:
+                set_global(before)
+                _install()
+
+
+def _jit_function(kernel: Any) -> Any:
+    """The ``JITFunction`` under ``kernel`` (itself, or what ``triton.autotune`` / ``triton.heuristics`` wrap)."""
+    from triton.runtime.jit import JITFunction
+
+    found = kernel
+    while not isinstance(found, JITFunction) and hasattr(found, "fn"):
+        found = found.fn
+    if not isinstance(found, JITFunction):
+        raise LayoutError(f"kernel must be a @triton.jit function (or triton.autotune / triton.heuristics of one), "
+                          f"got {quote(kernel)}")
+    return found
+
+
+def optimize(kernel: Any = None, *, mode: Mode | str | None = None, timeout_s: float | None = None) -> Any:
+    """Decorator: our layouts for this kernel's compiles only, in ``mode`` (as ``enable``'s, read when
+    decorating; ``"off"`` keeps a kernel Triton's while the process is enabled). Returns the kernel
+    itself: its ``JITFunction``'s ``run`` is wrapped to put the settings in force for each call.
+
+    Example::
+
+        @linear_layouts.triton.optimize            # or @optimize(mode="model")
+        @triton.jit
+        def kernel(x_ptr, ...): ...
+    """
+    settings = settings_for(mode, timeout_s)
+
+    def apply(target: Any) -> Any:
+        _require_triton()
+        jit = _jit_function(target)
+        run = getattr(jit, "_linear_layouts_run", None) or jit.run
+
+        def run_with_settings(*args: Any, **kwargs: Any) -> Any:
+            if settings.mode is not Mode.OFF and not installed():
+                _install()
+            with overridden(settings):
+                return run(*args, **kwargs)
+
+        jit._linear_layouts_run = run
+        jit.run = run_with_settings
+        return target
+
+    return apply if kernel is None else apply(kernel)

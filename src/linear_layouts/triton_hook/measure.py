@@ -1,0 +1,359 @@
+"""The measured choice: the first launch of each specialization of a ``@triton.jit`` kernel times Triton's
+variant and ours on the call's own arguments, and the kernel keeps ours only if it wins beyond the spread.
+
+How the launch path gets both variants. The JIT compiles a specialization once (``JITFunction._do_compile``)
+and launches the ``CompiledKernel`` it returns through the kernel's ``run`` (its launcher, held in
+``_run``), with ``function`` and ``packed_metadata`` read from the same object -- in Triton 3.6 and 3.9
+alike. In ``measured`` mode that compile is Triton's own (``Settings.cache_key`` is empty), and ``arm``, run
+right after it, gives the kernel a first launcher of ours (``_FirstLaunch``); the JIT's cache, its keys,
+``triton.autotune``'s benchmarking and every later launch are Triton's. At the first launch:
+
+1. our engine runs on the compile's TTIR and TTGIR (``kernel.asm``, kept in Triton's cache) with the call's
+   integer arguments; where the model keeps Triton's layouts the choice is Triton's;
+2. our variant is compiled by ``triton.compile`` of the same ``ASTSource`` with the same options, the
+   engine's TTGIR given to our stage (``Settings.ttgir``): the same launcher, Triton's cache for it;
+3. the call's tensors are cloned (as ``triton.autotune``'s ``restore_value`` does), each variant is launched
+   once from that state and the tensors either wrote are compared (integers exactly, floats within
+   ``RTOL`` / ``ATOL``): a difference keeps Triton's, with a warning;
+4. the two are timed in ``pairs`` of samples, alternating which goes first, each sample ``inner`` launches
+   between two CUDA events (``inner`` makes a sample last about ``SAMPLE_US``; the pairs fit ``BUDGET_S``);
+5. the tensors are restored, the choice made (``choose``), kept on disk (``decisions``), and the call
+   launched once with the winner: what the caller gets is one launch's effect, as without us.
+
+From then on the kernel object launches the winner's binary with the winner's metadata (``become``: its
+launcher, function handle and metadata; Triton's object keeps its own module). A later process finds the
+decision on disk and compiles ours directly (no measurement). No measurement is made inside CUDA graph
+capture (the launch goes to Triton's variant, and the first launch outside capture measures), nor for a
+call whose pointer arguments are not PyTorch tensors or tensor descriptors (not restorable): Triton's is
+launched and the choice recorded as not measured.
+
+The rule (``choose``): ours iff its median time per launch is at least ``MIN_MEASURED_GAIN`` below Triton's
+and the two interquartile ranges do not overlap (ours' third quartile below Triton's first) -- a win beyond
+the measured spread. Anything less keeps Triton's.
+
+>>> choose([10.0, 10.1, 10.2, 10.1], [9.0, 9.1, 9.0, 9.2])[0]
+'ours'
+>>> choose([10.0, 10.4, 9.6, 10.2], [9.8, 10.3, 9.5, 9.7])[0]
+'triton'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from linear_layouts.limits import shorten
+from linear_layouts.triton_hook import decisions
+from linear_layouts.triton_hook.decisions import Decision
+from linear_layouts.triton_hook.settings import Mode, Settings, overridden
+from linear_layouts.triton_hook.stage import METADATA_KEY, engine_ttgir, text_digest, warn_once
+
+__all__ = ["choose", "arm", "compile_variant", "decision_of", "MIN_MEASURED_GAIN", "SAMPLE_US", "BUDGET_S",
+           "RTOL", "ATOL"]
+
+#: ours must be at least this much faster (median per launch) to be kept
+MIN_MEASURED_GAIN = 0.01
+#: launches per sample: enough to make one sample last about this long (microseconds), at most MAX_INNER
+SAMPLE_US = 100.0
+MAX_INNER = 100
+#: time spent on the timed pairs of one specialization (seconds), within MIN_PAIRS..MAX_PAIRS pairs
+BUDGET_S = 0.2
+MIN_PAIRS = 10
+MAX_PAIRS = 100
+#: float outputs agree when |ours - Triton's| <= ATOL + RTOL * |Triton's| (atomics may add in another order)
+RTOL = ATOL = 1e-2
+
+
+def _quartiles(values: Sequence[float]) -> tuple[float, float, float]:
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, median, q3
+
+
+def choose(triton_us: Sequence[float], ours_us: Sequence[float],
+           min_gain: float = MIN_MEASURED_GAIN) -> tuple[str, str]:
+    """(``"ours"`` or ``"triton"``, why) from per-launch times of the two variants (module doc's rule)."""
+    if len(triton_us) < 2 or len(ours_us) < 2:
+        return "triton", "too few samples to compare"
+    t1, tm, _ = _quartiles(triton_us)
+    _, om, o3 = _quartiles(ours_us)
+    gain = 1 - om / tm if tm > 0 else 0.0
+    times = f"measured: ours {om:.2f} us vs Triton's {tm:.2f} us per launch"
+    if gain < min_gain:
+        return "triton", f"{times} (gain {gain:+.1%} < {min_gain:.0%})"
+    if o3 >= t1:
+        return "triton", f"{times}, within the spread (ours' third quartile {o3:.2f} >= Triton's first {t1:.2f})"
+    return "ours", f"{times} (gain {gain:+.1%}, beyond the spread)"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the kernel object
+# ------------------------------------------------------------------------------------------------------------
+_SWAPPED = ("_run", "function", "packed_metadata", "metadata", "asm", "kernel", "n_regs", "n_spills",
+            "n_max_threads")
+
+
+def decision_of(kernel: Any) -> Decision | None:
+    """The choice made for a compiled kernel: the measured one (``measured`` mode), else the one its
+    compile's metadata records (``model`` mode), else ``None`` (not compiled with the hook)."""
+    found = getattr(kernel, "_linear_layouts", None)
+    if found is not None:
+        return found
+    record = getattr(getattr(kernel, "metadata", None), METADATA_KEY, None)
+    if not isinstance(record, dict):
+        return None
+    return Decision("ours" if record.get("rewritten") else "triton", str(record.get("reason", "")),
+                    predicted_gain=record.get("predicted_gain"))
+
+
+def become(kernel: Any, winner: Any | None, decision: Decision, triton_run: Any | None = None) -> None:
+    """``kernel`` launches ``winner``'s binary from now on (``None``: its own, ``triton_run``), and records
+    ``decision``. Both are loaded first (a later ``_init_handles`` must find nothing left to do)."""
+    kernel._init_handles()
+    if winner is None:
+        if triton_run is not None:
+            kernel._run = triton_run
+    else:
+        winner._init_handles()
+        kernel._linear_layouts_variant = winner  # keeps its module loaded as long as the kernel lives
+        for name in _SWAPPED:
+            if hasattr(winner, name):
+                setattr(kernel, name, getattr(winner, name))
+    kernel._linear_layouts = decision
+
+
+def compile_variant(kernel: Any, ttgir: str, ttgir_from: str, options: Any, settings: Settings) -> Any | None:
+    """Our variant of ``kernel`` (a ``CompiledKernel`` of an ``ASTSource``): ``triton.compile`` of its source
+    with ``options`` (the JIT's) and ``ttgir`` given to our stage, or ``None`` where that compile did not
+    take it (our stage warned why) or failed (warned here)."""
+    import triton
+
+    given = dataclasses.replace(settings, mode=Mode.MEASURED, ttgir=ttgir, ttgir_from=ttgir_from)
+    opts = options.__dict__ if hasattr(options, "__dict__") else dict(options)
+    try:
+        with overridden(given):
+            ours = triton.compile(kernel.src, target=kernel.metadata.target, options=dict(opts))
+    except Exception as error:  # noqa: BLE001 - Triton's variant stays
+        warn_once(str(kernel.name), f"compiling our variant failed: {type(error).__name__}: "
+                                    f"{shorten(str(error), 200)}")
+        return None
+    record = getattr(ours.metadata, METADATA_KEY, None)
+    return ours if isinstance(record, dict) and record.get("rewritten") else None
+
+
+def _device_name() -> str:
+    from triton.runtime import driver
+
+    interface = driver.active.get_device_interface()
+    return str(interface.get_device_name(interface.current_device()))
+
+
+def arm(kernel: Any, options: Any, settings: Settings) -> None:
+    """After the JIT compiled ``kernel`` (Triton's variant) with ``options`` in ``measured`` mode: the stored
+    decision where there is one (ours compiled and swapped in), else a first launch that measures."""
+    if getattr(kernel, "_linear_layouts", None) is not None or not hasattr(getattr(kernel, "src", None), "fn"):
+        return
+    if not hasattr(kernel, "_init_handles") or options is None:
+        return
+    ident = decisions.identity(kernel, _device_name())
+    stored = decisions.load(ident)
+    if stored is not None:
+        ours = compile_variant(kernel, stored.ttgir, stored.ttgir_from, options, settings) \
+            if stored.choice == "ours" else None
+        if stored.choice == "ours" and ours is None:
+            stored = dataclasses.replace(stored, choice="triton", reason="our stored choice no longer compiles",
+                                         ttgir="", ttgir_from="")
+        become(kernel, ours, stored)
+        return
+    try:
+        kernel._init_handles()
+    except Exception:  # noqa: BLE001 - Triton raises it again at the launch, as without us
+        return
+    kernel._run = _FirstLaunch(kernel, kernel._run, ident, options, settings)
+
+
+class _NotMeasurable(Exception):
+    """The call's arguments cannot be saved and restored."""
+
+
+class _FirstLaunch:
+    """The launcher of an armed kernel: measures at the first launch outside graph capture (module doc)."""
+
+    def __init__(self, kernel: Any, triton_run: Any, ident: dict[str, str], options: Any, settings: Settings):
+        self.kernel, self.triton_run, self.ident = kernel, triton_run, ident
+        self.options, self.settings = options, settings
+        self.lock = threading.Lock()
+
+    def __call__(self, gx: int, gy: int, gz: int, stream: Any, function: Any, packed_metadata: Any,
+                 launch_metadata: Any, enter_hook: Any, exit_hook: Any, *args: Any) -> Any:
+        kernel = self.kernel
+        if _capturing():
+            return self.triton_run(gx, gy, gz, stream, kernel.function, kernel.packed_metadata, launch_metadata,
+                                   enter_hook, exit_hook, *args)
+        with self.lock:
+            if kernel._run is self:
+                def launcher(k: Any, run: Any) -> Callable[[], None]:
+                    return lambda: run(gx, gy, gz, stream, k.function, k.packed_metadata, None, None, None, *args)
+
+                try:
+                    decision, winner = self.decide(args, launcher)
+                except Exception as error:  # noqa: BLE001 - Triton's variant is launched
+                    warn_once(str(kernel.name), f"measuring failed: {type(error).__name__}: {shorten(str(error), 200)}")
+                    decision, winner = Decision("triton", f"measuring failed: {type(error).__name__}"), None
+                become(kernel, winner, decision, self.triton_run)
+        return kernel._run(gx, gy, gz, stream, kernel.function, kernel.packed_metadata, launch_metadata,
+                           enter_hook, exit_hook, *args)
+
+    def decide(self, args: tuple, launcher: Callable[[Any, Any], Callable[[], None]]) -> tuple[Decision, Any]:
+        """(the decision, our variant where it wins) for a call with ``args`` (module doc, steps 1-5)."""
+        kernel, settings = self.kernel, self.settings
+        ttir, ttgir = kernel.asm.get("ttir"), kernel.asm.get("ttgir")
+        if not ttir or not ttgir:
+            return Decision("triton", "not measured: Triton's cache keeps no TTIR / TTGIR of the kernel"), None
+        outcome = engine_ttgir(ttir, ttgir, timeout_s=settings.timeout_s, max_ops=settings.max_ops,
+                               scalars=_scalars(kernel, args))
+        if outcome.failed:
+            warn_once(str(kernel.name), outcome.reason)
+            return Decision("triton", outcome.reason), None
+        if outcome.ttgir is None:
+            return self.kept(Decision("triton", outcome.reason)), None
+        digest = text_digest(ttgir)
+        ours = compile_variant(kernel, outcome.ttgir, digest, self.options, settings)
+        if ours is None:
+            refused = Decision("triton", "our TTGIR does not compile", predicted_gain=outcome.predicted_gain)
+            return self.kept(refused), None
+        try:
+            tensors = _tensors(args)
+        except _NotMeasurable as why:
+            return Decision("triton", f"not measured: {why}", predicted_gain=outcome.predicted_gain), None
+        run_triton, run_ours = launcher(kernel, self.triton_run), launcher(ours, ours.run)
+        saved = [t.clone() for t in tensors]
+        try:
+            differs = _outputs_differ(tensors, saved, run_triton, run_ours)
+            if differs:
+                warn_once(str(kernel.name), f"our variant's outputs differ from Triton's ({differs})")
+                return self.kept(Decision("triton", f"our outputs differ from Triton's: {differs}",
+                                          predicted_gain=outcome.predicted_gain)), None
+            triton_us, ours_us = _time_pairs(run_triton, run_ours)
+        finally:
+            for tensor, copy in zip(tensors, saved):
+                tensor.copy_(copy)
+        choice, reason = choose(triton_us, ours_us)
+        won = choice == "ours"
+        decision = Decision(choice, reason, round(statistics.median(triton_us), 3),
+                            round(statistics.median(ours_us), 3), len(triton_us), outcome.predicted_gain,
+                            outcome.ttgir if won else "", digest if won else "")
+        return self.kept(decision), ours if won else None
+
+    def kept(self, decision: Decision) -> Decision:
+        """``decision``, stored on disk."""
+        decisions.store(self.ident, decision)
+        return decision
+
+
+def _capturing() -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - Triton's NVIDIA launches need PyTorch
+        return False
+    return bool(torch.cuda.is_current_stream_capturing())
+
+
+def _scalars(kernel: Any, args: tuple) -> dict[str, int]:
+    """The call's integer arguments that are not constexprs, by TTIR name (``{"%n_elements": 4096}``)."""
+    names = getattr(kernel.src.fn, "arg_names", ())
+    constants = getattr(kernel.src, "constants", {})
+    return {f"%{name}": int(value) for i, (name, value) in enumerate(zip(names, args))
+            if isinstance(value, int) and not isinstance(value, bool) and (i,) not in constants}
+
+
+def _tensors(args: tuple) -> list[Any]:
+    """The tensors a launch with ``args`` may write: PyTorch tensors and the bases of tensor descriptors;
+    ``_NotMeasurable`` for any other pointer argument."""
+    import torch
+
+    found = []
+    for value in args:
+        if torch.is_tensor(value):
+            found.append(value)
+        elif torch.is_tensor(getattr(value, "base", None)):
+            found.append(value.base)
+        elif hasattr(value, "data_ptr"):
+            raise _NotMeasurable(f"an argument of type {type(value).__name__} cannot be saved and restored")
+    free, _ = torch.cuda.mem_get_info()
+    need = 2 * sum(t.numel() * t.element_size() for t in found)
+    if need > free // 2:
+        raise _NotMeasurable(f"saving the arguments needs {need} bytes, more than half the free device memory")
+    return found
+
+
+def _outputs_differ(tensors: list[Any], saved: list[Any], run_triton: Callable[[], None],
+                    run_ours: Callable[[], None]) -> str:
+    """Each variant launched once from the state ``saved``: the first tensor they leave differently (its
+    position and the largest difference), or ``""``."""
+    import torch
+
+    run_triton()
+    torch.cuda.synchronize()
+    written = [i for i, (t, s) in enumerate(zip(tensors, saved)) if not _same_bits(t, s)]
+    expected = {i: tensors[i].clone() for i in written}
+    for tensor, copy in zip(tensors, saved):
+        tensor.copy_(copy)
+    run_ours()
+    torch.cuda.synchronize()
+    for i, tensor in enumerate(tensors):
+        reference = expected.get(i, saved[i])
+        if tensor.dtype.is_floating_point:
+            a, b = tensor.double(), reference.double()
+            same = (a == b) | (a.isnan() & b.isnan()) | ((a - b).abs() <= ATOL + RTOL * b.abs())
+            if not bool(same.all()):
+                worst = float(torch.where(same, 0.0, (a - b).abs().nan_to_num(math.inf)).max())
+                return f"tensor argument {i}: largest difference {worst:.3g}"
+        elif not _same_bits(tensor, reference):
+            return f"tensor argument {i}: not equal"
+    return ""
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """The two tensors hold the same bits (compared as integers of their width: fp8 has no ``==`` on the GPU)."""
+    import torch
+
+    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    width = a.element_size()
+    if width in ints:
+        return bool(torch.equal(a.view(ints[width]), b.view(ints[width])))
+    return bool(torch.equal(a, b))
+
+
+def _time_pairs(run_triton: Callable[[], None], run_ours: Callable[[], None]) -> tuple[list[float], list[float]]:
+    """Per-launch times (microseconds) of the two variants, in alternating pairs of samples (module doc)."""
+    import torch
+
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(3):
+        run_triton()
+    stop.record()
+    stop.synchronize()
+    estimate_us = max(start.elapsed_time(stop) * 1e3 / 3, 1e-3)
+    inner = max(1, min(MAX_INNER, math.ceil(SAMPLE_US / estimate_us)))
+    pairs = max(MIN_PAIRS, min(MAX_PAIRS, int(BUDGET_S * 1e6 / (2 * inner * estimate_us))))
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(2 * pairs)]
+    sides: list[int] = []
+    for p in range(pairs):
+        for side in ((0, 1) if p % 2 == 0 else (1, 0)):
+            begin, end = events[len(sides)]
+            run = run_triton if side == 0 else run_ours
+            begin.record()
+            for _ in range(inner):
+                run()
+            end.record()
+            sides.append(side)
+    torch.cuda.synchronize()
+    times: tuple[list[float], list[float]] = ([], [])
+    for side, (begin, end) in zip(sides, events):
+        times[side].append(begin.elapsed_time(end) * 1e3 / inner)
+    return times

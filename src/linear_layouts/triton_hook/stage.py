@@ -1,0 +1,265 @@
+"""Our TTGIR stage in Triton's pipeline: after Triton's ``make_ttgir``, the TTGIR of the compile is rewritten
+with our engine's layouts where the model chooses them (``kernels.rewrite.rewrite_kernel``) and re-parsed by
+Triton's own parser, in the compile's MLIR context, as the module the later stages lower.
+
+``add_stages(backend, stages, options, language, settings)`` edits the stage dictionary Triton's backend
+built (``add_stages_inspection_hook``'s call), for a Triton kernel on an NVIDIA target whose settings
+rewrite (``Settings.rewrites``); a Gluon kernel (layouts chosen by hand), another backend or ``off`` keep
+every stage as it is:
+
+============  =================================================================================================
+``ttir``      Triton's, and the TTIR's text kept for the engine (``make_ttgir`` changes the module in place)
+``ttgir``     Triton's, then ``engine_ttgir`` on the two texts (or the given TTGIR, checked to rewrite this
+              compile's), ``parse_ttgir`` of the result; Triton's module where the model keeps it
+later stages  Triton's; where one fails on our module, Triton's TTGIR is lowered again through them instead
+============  =================================================================================================
+
+Whatever fails on our path -- an exception of the engine, its refusal (``LayoutError``: a kernel too large,
+a form it does not import), ``timeout_s`` exceeded, a text Triton's parser or verifier rejects, a later
+stage failing on it -- the compile goes on with Triton's TTGIR and one ``TritonHookWarning`` is issued per
+kernel name (``warn_once``): enabling the hook never breaks a compile. The compile's metadata records what
+happened under ``"linear_layouts"`` (``record``), so ``kernel.metadata.linear_layouts`` says it, also for a
+kernel read back from Triton's cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from linear_layouts.limits import shorten
+from linear_layouts.triton_hook.settings import Settings
+
+__all__ = ["TritonHookWarning", "Outcome", "engine_ttgir", "parse_ttgir", "add_stages", "warn_once", "text_digest",
+           "METADATA_KEY"]
+
+#: the key of our record in a compile's metadata (``kernel.metadata.linear_layouts``)
+METADATA_KEY = "linear_layouts"
+
+T = TypeVar("T")
+
+
+class TritonHookWarning(UserWarning):
+    """Our path failed for a kernel and Triton's own TTGIR was kept (at most one per kernel name)."""
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def warn_once(kernel: str, message: str) -> None:
+    """``TritonHookWarning`` ``"<kernel>: <message>; Triton's TTGIR is kept"``, the first time only for ``kernel``."""
+    with _warned_lock:
+        if kernel in _warned:
+            return
+        _warned.add(kernel)
+    warnings.warn(f"linear_layouts: {kernel}: {message}; Triton's TTGIR is kept", TritonHookWarning, stacklevel=2)
+
+
+def text_digest(text: str) -> str:
+    """SHA-256 (hex) of a text: how a given TTGIR names the TTGIR it rewrites."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What our engine made of one compile: ``ttgir`` (ours) or ``None`` (Triton's is kept); ``reason``
+    (one line); ``predicted_gain`` = 1 - ours / Triton's predicted time; ``failed``: an error, a refusal
+    or a timeout (warned about), not the model keeping Triton's layouts."""
+
+    ttgir: str | None
+    reason: str
+    predicted_gain: float | None = None
+    failed: bool = False
+
+    def record(self, settings: Settings) -> dict[str, Any]:
+        """The JSON-able record kept in the compile's metadata."""
+        fields = asdict(self)
+        fields.pop("ttgir")
+        return {"mode": "given" if settings.ttgir is not None else settings.mode.value,
+                "rewritten": self.ttgir is not None, **fields}
+
+
+def _with_timeout(work: Callable[[], T], seconds: float) -> T:
+    """``work()`` in a daemon thread; ``TimeoutError`` when it has not returned after ``seconds`` (it then
+    finishes unobserved: Python cannot stop a thread)."""
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["value"] = work()
+        except BaseException as error:  # noqa: BLE001 - handed to the caller
+            result["error"] = error
+
+    thread = threading.Thread(target=run, name="linear_layouts-engine", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(f"our engine took more than {seconds:g} s ($LINEAR_LAYOUTS_TRITON_TIMEOUT)")
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None = None,
+                 scalars: Mapping[str, int] | None = None) -> Outcome:
+    """Our TTGIR for the compile of ``ttir`` / ``ttgir`` where ``rewrite_kernel`` chooses one (its model
+    predicts it faster by ``MIN_GAIN``), with its predicted gain; Triton's (``ttgir=None``) otherwise.
+    ``scalars``: the launch's integer arguments by TTIR name (``{"%n": 4096}``), where known."""
+    from linear_layouts.kernels.engine_compare import kernel_costs
+    from linear_layouts.kernels.rewrite import rewrite_kernel
+
+    def work() -> Outcome:
+        rewrite, _ = rewrite_kernel(ttir, ttgir, scalars=scalars, max_ops=max_ops)
+        if rewrite.text == ttgir:
+            return Outcome(None, "the model keeps Triton's layouts (no rewrite predicted faster by MIN_GAIN)")
+        theirs = kernel_costs(ttir, ttgir, scalars=dict(scalars or {})).total_ns
+        ours = kernel_costs(ttir, rewrite.text, scalars=dict(scalars or {})).total_ns
+        gain = round(1 - ours / theirs, 4) if theirs > 0 else None
+        return Outcome(rewrite.text, "the model predicts our layouts faster", gain)
+
+    try:
+        return _with_timeout(work, timeout_s)
+    except Exception as error:  # noqa: BLE001 - any failure keeps Triton's TTGIR
+        return Outcome(None, f"our engine failed: {type(error).__name__}: {shorten(str(error), 200)}", failed=True)
+
+
+def parse_ttgir(text: str, context: Any) -> Any:
+    """``text`` parsed (and verified) by Triton's MLIR parser into a module of ``context`` (the compile's:
+    ``module.context``), as Triton's own ``compiler.parse`` does for a ``.ttgir`` file. The file parsed is
+    ``triton-ttgir-<digest>.ttgir`` in the private kernel cache (``codegen.ptx.cache_dir``): the ops our
+    rewrite adds carry no location of their own, so their location is that file's line, the same in every
+    compile of the text."""
+    from triton._C.libtriton import ir
+
+    with _ttgir_file(text) as path:
+        module = ir.parse_mlir_module(str(path), context)
+    module.context = context
+    if hasattr(module, "verify") and not module.verify():
+        raise RuntimeError("Triton's verifier rejects the TTGIR")
+    return module
+
+
+@contextlib.contextmanager
+def _ttgir_file(text: str) -> Iterator[Path]:
+    """A file holding ``text``: the kernel cache's ``triton-ttgir-<digest>.ttgir`` (written where missing,
+    foreign or different), else a temporary file."""
+    from linear_layouts.codegen.ptx import CompileError, _unsafe, _write_private, cache_dir
+
+    data = text.encode()
+    try:
+        path = cache_dir() / f"triton-ttgir-{text_digest(text)[:24]}.ttgir"
+        if not os.path.lexists(path) or _unsafe(path) or path.read_bytes() != data:
+            if os.path.lexists(path):
+                path.unlink()
+            _write_private(path, data)
+    except (CompileError, OSError):
+        handle, name = tempfile.mkstemp(prefix="linear_layouts_", suffix=".ttgir")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
+            yield Path(name)
+        finally:
+            os.unlink(name)
+        return
+    yield path
+
+
+class _Compile:
+    """One compile's state: the TTIR text, Triton's TTGIR module (kept for the fallback), whether the
+    module in flight is ours."""
+
+    def __init__(self, settings: Settings, stages: dict[str, Callable]) -> None:
+        self.settings = settings
+        self.ttir = ""
+        self.triton_module: Any = None
+        self.ours = False
+        names = list(stages)
+        self.later = names[names.index("ttgir") + 1:]
+        self.originals = {name: stages[name] for name in names}
+
+    def ttir_stage(self, src: Any, metadata: dict) -> Any:
+        module = self.originals["ttir"](src, metadata)
+        self.ttir = str(module)
+        return module
+
+    def ttgir_stage(self, src: Any, metadata: dict) -> Any:
+        module = self.originals["ttgir"](src, metadata)
+        ttgir = str(module)
+        name = _kernel_name(ttgir)
+        settings = self.settings
+        if settings.ttgir is not None:
+            outcome = Outcome(settings.ttgir, "the measured choice's variant") if \
+                text_digest(ttgir) == settings.ttgir_from else \
+                Outcome(None, "the given TTGIR rewrites another compile's TTGIR", failed=True)
+        else:
+            outcome = engine_ttgir(self.ttir, ttgir, timeout_s=settings.timeout_s, max_ops=settings.max_ops)
+        if outcome.ttgir is not None:
+            try:
+                ours = parse_ttgir(outcome.ttgir, module.context)
+            except Exception as error:  # noqa: BLE001 - Triton's parser or verifier said no
+                outcome = Outcome(None, f"Triton rejects our TTGIR: {type(error).__name__}: "
+                                        f"{shorten(str(error), 200)}", outcome.predicted_gain, failed=True)
+            else:
+                self.triton_module, self.ours = module, True
+                module = ours
+        if outcome.failed:
+            warn_once(name, outcome.reason)
+        metadata[METADATA_KEY] = outcome.record(settings)
+        return module
+
+    def later_stage(self, stage: str) -> Callable[[Any, dict], Any]:
+        def run(src: Any, metadata: dict) -> Any:
+            if not self.ours:
+                return self.originals[stage](src, metadata)
+            try:
+                return self.originals[stage](src, metadata)
+            except Exception as error:  # noqa: BLE001 - lower Triton's TTGIR instead
+                self.ours = False
+                record = dict(metadata.get(METADATA_KEY, {}))
+                reason = (f"Triton's {stage} stage fails on our TTGIR: {type(error).__name__}: "
+                          f"{shorten(str(error), 200)}")
+                record.update(rewritten=False, reason=reason, failed=True)
+                metadata[METADATA_KEY] = record
+                warn_once(_kernel_name(str(self.triton_module)), reason)
+                module = self.triton_module
+                for name in self.later[:self.later.index(stage) + 1]:
+                    module = self.originals[name](module, metadata)
+                return module
+        return run
+
+
+def _kernel_name(ir_text: str) -> str:
+    """The name of the public ``tt.func`` of a module's text (``"kernel"`` where none is found)."""
+    start = ir_text.find("tt.func public @")
+    if start < 0:
+        return "kernel"
+    start += len("tt.func public @")
+    end = start
+    while end < len(ir_text) and (ir_text[end].isalnum() or ir_text[end] in "_$."):
+        end += 1
+    return ir_text[start:end] or "kernel"
+
+
+def add_stages(backend: Any, stages: dict[str, Callable], options: Any, language: Any,  # noqa: ARG001
+               settings: Settings) -> None:
+    """Put our TTGIR stage into the ``stages`` Triton's ``backend`` built (module doc), in place."""
+    from triton.backends.compiler import Language
+
+    if not settings.rewrites or language != Language.TRITON or "ttir" not in stages or "ttgir" not in stages:
+        return
+    if getattr(getattr(backend, "target", None), "backend", None) != "cuda":
+        return
+    compile_state = _Compile(settings, stages)
+    stages["ttir"] = compile_state.ttir_stage
+    stages["ttgir"] = compile_state.ttgir_stage
+    for name in compile_state.later:
+        stages[name] = compile_state.later_stage(name)
