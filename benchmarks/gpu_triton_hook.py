@@ -125,9 +125,9 @@ def warm_one(path: str, arch: int) -> dict:
 
     import linear_layouts.triton as lt
     from linear_layouts.kernels.spec import load_kernel_file
-    from linear_layouts.triton_hook.measure import compile_variant
-    from linear_layouts.triton_hook.settings import settings_for
-    from linear_layouts.triton_hook.stage import engine_ttgir, text_digest
+    from linear_layouts.pipeline.triton_hook.measure import compile_variant
+    from linear_layouts.pipeline.triton_hook.settings import settings_for
+    from linear_layouts.pipeline.triton_hook.stage import engine_ttgir, text_digest
 
     spec = load_kernel_file(path)
     row: dict = {"kernel": spec.name}
@@ -426,7 +426,7 @@ def check_inductor() -> dict:
     import torch._inductor.config as inductor_config
 
     import linear_layouts.triton as lt
-    from linear_layouts.triton_hook import hook, stage
+    from linear_layouts.pipeline.triton_hook import hook, stage
 
     inductor_config.compile_threads = 1
     inductor_config.fx_graph_cache = False
@@ -639,7 +639,7 @@ def run(args) -> int:
     if args.jobs > 0:
         warmed = warm(paths, arch, args.jobs, triton_cache, ours_cache, deadline)
     rows, checks = measure(args, [p.stem for p in paths], deadline, env)
-    from linear_layouts.triton_hook.settings import package_key
+    from linear_layouts.pipeline.triton_hook.settings import package_key
 
     meta = {"environment": environment(), "repeats": args.repeats, "package_key": package_key(), "arch": arch,
             "warm": warmed, "seconds": round(args.budget - deadline.left(), 1)}

@@ -56,7 +56,6 @@ MOVED: dict[str, str] = {
     "linear_layouts.kernels.rewrite": "linear_layouts.pipeline.rewrite",
     "linear_layouts.kernels.shared_memory": "linear_layouts.pipeline.shared_memory",
     # triton_model/
-    "linear_layouts.triton": "linear_layouts.triton_model.interop",
     "linear_layouts.kernels.ir_text": "linear_layouts.triton_model.ir_text",
     "linear_layouts.kernels.layouts": "linear_layouts.triton_model.encodings",
     "linear_layouts.kernels.triton_lowering": "linear_layouts.triton_model.lowering",

@@ -24,8 +24,8 @@ import linear_layouts.triton as lt  # noqa: E402
 from linear_layouts.errors import LayoutError  # noqa: E402
 from linear_layouts.kernels.rewrite import rewrite_kernel  # noqa: E402
 from linear_layouts.kernels.spec import load_kernel_file  # noqa: E402
-from linear_layouts.triton_hook import decisions, hook, measure, settings as hook_settings, stage  # noqa: E402
-from linear_layouts.triton_hook.settings import Mode, Settings  # noqa: E402
+from linear_layouts.pipeline.triton_hook import decisions, hook, measure, settings as hook_settings, stage  # noqa: E402
+from linear_layouts.pipeline.triton_hook.settings import Mode, Settings  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "triton_kernels"
 TARGET = GPUTarget("cuda", 90, 32)

@@ -306,12 +306,3 @@ def triton_bank_conflicts(shared: LinearLayout, distributed: LinearLayout, dtype
     )
     smem = gl.SharedLinearLayout(offset_bases=shared.transpose_outs(list(distributed.out_dims)).bases["offset"])
     return int(b.get_shared_bank_conflicts(reg._to_ir(b), smem._to_ir(b), shape, w))
-
-
-# Our engine's layouts inside the user's own kernels (issue 34): ``linear_layouts.triton.enable()`` etc.,
-# from ``linear_layouts.triton_hook`` (which imports Triton only when used).
-from linear_layouts.triton_hook import (Decision, Mode, TritonHookWarning, decision, disable, enable,  # noqa: E402
-                                        enabled, installed, mode, optimize)
-
-__all__ += ["enable", "disable", "enabled", "optimize", "mode", "installed", "decision", "Decision", "Mode",
-            "TritonHookWarning"]

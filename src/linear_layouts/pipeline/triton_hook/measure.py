@@ -47,10 +47,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from linear_layouts.limits import shorten
-from linear_layouts.triton_hook import decisions
-from linear_layouts.triton_hook.decisions import Decision
-from linear_layouts.triton_hook.settings import Mode, Settings, overridden
-from linear_layouts.triton_hook.stage import METADATA_KEY, engine_ttgir, text_digest, warn_once
+from linear_layouts.pipeline.triton_hook import decisions
+from linear_layouts.pipeline.triton_hook.decisions import Decision
+from linear_layouts.pipeline.triton_hook.settings import Mode, Settings, overridden
+from linear_layouts.pipeline.triton_hook.stage import METADATA_KEY, engine_ttgir, text_digest, warn_once
 
 __all__ = ["choose", "arm", "compile_variant", "decision_of", "MIN_MEASURED_GAIN", "SAMPLE_US", "BUDGET_S",
            "RTOL", "ATOL"]

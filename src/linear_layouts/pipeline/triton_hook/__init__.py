@@ -9,7 +9,7 @@
 
 Through Triton's ``knobs.runtime.add_stages_inspection_hook`` (``hook``): after Triton's ``make_ttgir``, our
 stage (``stage``) rewrites the TTGIR with the engine's layouts where the whole-kernel model predicts a gain of
-``kernels.rewrite.MIN_GAIN`` and Triton's parser takes it back; in ``measured`` mode (the default) the first
+``pipeline.rewrite.MIN_GAIN`` and Triton's parser takes it back; in ``measured`` mode (the default) the first
 launch of each specialization times both variants on its own arguments and keeps ours only if it wins beyond
 the spread (``measure``), the choice kept on disk (``decisions``). Modes and the cache key: ``settings``.
 
@@ -21,11 +21,11 @@ launches its kernels itself, so ``measured`` mode gives them Triton's TTGIR. Glu
 Whatever fails on our path keeps Triton's TTGIR with one ``TritonHookWarning`` per kernel.
 """
 
-from linear_layouts.triton_hook.decisions import Decision
-from linear_layouts.triton_hook.hook import disable, enable, enabled, installed, mode, optimize
-from linear_layouts.triton_hook.measure import decision_of as decision
-from linear_layouts.triton_hook.settings import MODE_ENV, Mode
-from linear_layouts.triton_hook.stage import TritonHookWarning
+from linear_layouts.pipeline.triton_hook.decisions import Decision
+from linear_layouts.pipeline.triton_hook.hook import disable, enable, enabled, installed, mode, optimize
+from linear_layouts.pipeline.triton_hook.measure import decision_of as decision
+from linear_layouts.pipeline.triton_hook.settings import MODE_ENV, Mode
+from linear_layouts.pipeline.triton_hook.stage import TritonHookWarning
 
 __all__ = ["enable", "disable", "enabled", "optimize", "mode", "installed", "decision", "Decision", "Mode",
            "TritonHookWarning", "MODE_ENV"]

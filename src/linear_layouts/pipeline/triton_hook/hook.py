@@ -31,8 +31,8 @@ from typing import Any
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import quote, shorten
-from linear_layouts.triton_hook.settings import (Mode, Settings, current, overridden, set_global, settings_for)
-from linear_layouts.triton_hook.stage import add_stages, warn_once
+from linear_layouts.pipeline.triton_hook.settings import (Mode, Settings, current, overridden, set_global, settings_for)
+from linear_layouts.pipeline.triton_hook.stage import add_stages, warn_once
 
 __all__ = ["enable", "disable", "enabled", "optimize", "mode", "installed"]
 
@@ -157,7 +157,7 @@ def _wrap_triton() -> None:
         settings = current()
         if settings.mode is Mode.MEASURED and settings.ttgir is None and kernel is not None \
                 and not getattr(self, "is_gluon", lambda: False)():
-            from linear_layouts.triton_hook.measure import arm
+            from linear_layouts.pipeline.triton_hook.measure import arm
 
             try:
                 arm(kernel, signature.bind(self, *args, **kwargs).arguments.get("options"), settings)
@@ -211,7 +211,7 @@ def disable() -> None:
 
 def mode() -> Mode:
     """The process's mode now."""
-    from linear_layouts.triton_hook.settings import _process_settings
+    from linear_layouts.pipeline.triton_hook.settings import _process_settings
 
     return _process_settings.mode
 
@@ -220,7 +220,7 @@ def mode() -> Mode:
 def enabled(mode: Mode | str | None = None, *, timeout_s: float | None = None) -> Iterator[Mode]:
     """``enable(mode)`` for the block, then the process's previous settings (``disable()`` where it had none)."""
     with _lock:
-        from linear_layouts.triton_hook import settings as settings_module
+        from linear_layouts.pipeline.triton_hook import settings as settings_module
 
         before = settings_module._process_settings
     resolved = enable(mode, timeout_s=timeout_s)

@@ -6,7 +6,7 @@ variable ``LINEAR_LAYOUTS_TRITON`` (``measured`` when unset):
 =============  ==============================================================================================
 ``off``        Triton's own compile, untouched.
 ``model``      every compile takes our engine's TTGIR where the whole-kernel model predicts it faster by
-               ``kernels.rewrite.MIN_GAIN``, Triton's otherwise (``stage``).
+               ``pipeline.rewrite.MIN_GAIN``, Triton's otherwise (``stage``).
 ``measured``   a JIT launch compiles Triton's TTGIR; the first launch of each specialization also compiles
                ours where the model predicts a gain, times both on the call's arguments and keeps ours only
                if it wins beyond the measured spread (``measure``); the decision is kept on disk
@@ -133,8 +133,8 @@ class Settings:
         """The hook's part of Triton's cache key (module doc): empty where the compile is Triton's own."""
         if not self.rewrites:
             return ""
-        from linear_layouts.kernels.engine_compare import MAX_ENGINE_OPS
-        from linear_layouts.kernels.rewrite import MIN_GAIN
+        from linear_layouts.pipeline.engine_compare import MAX_ENGINE_OPS
+        from linear_layouts.pipeline.rewrite import MIN_GAIN
 
         limits = f"max_ops={self.max_ops or MAX_ENGINE_OPS}-min_gain={MIN_GAIN}-timeout={self.timeout_s:g}"
         if self.ttgir is not None:

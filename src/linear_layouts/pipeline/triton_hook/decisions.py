@@ -79,7 +79,7 @@ def identity(kernel: Any, device: str) -> dict[str, str]:
     ``CompiledKernel`` of an ``ASTSource``) on the device named ``device`` (module doc)."""
     import triton
 
-    from linear_layouts.triton_hook.settings import package_key
+    from linear_layouts.pipeline.triton_hook.settings import package_key
 
     return {"kernel": str(kernel.name), "source": str(kernel.src.hash()), "compile": str(kernel.hash),
             "target": str(tuple(kernel.metadata.target)), "device": str(device), "triton": triton.__version__,

@@ -1,5 +1,5 @@
 """Our TTGIR stage in Triton's pipeline: after Triton's ``make_ttgir``, the TTGIR of the compile is rewritten
-with our engine's layouts where the model chooses them (``kernels.rewrite.rewrite_kernel``) and re-parsed by
+with our engine's layouts where the model chooses them (``pipeline.rewrite.rewrite_kernel``) and re-parsed by
 Triton's own parser, in the compile's MLIR context, as the module the later stages lower.
 
 ``add_stages(backend, stages, options, language, settings)`` edits the stage dictionary Triton's backend
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from linear_layouts.limits import shorten
-from linear_layouts.triton_hook.settings import Settings
+from linear_layouts.pipeline.triton_hook.settings import Settings
 
 __all__ = ["TritonHookWarning", "Outcome", "engine_ttgir", "parse_ttgir", "add_stages", "warn_once", "text_digest",
            "METADATA_KEY"]
@@ -114,8 +114,8 @@ def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None
     """Our TTGIR for the compile of ``ttir`` / ``ttgir`` where ``rewrite_kernel`` chooses one (its model
     predicts it faster by ``MIN_GAIN``), with its predicted gain; Triton's (``ttgir=None``) otherwise.
     ``scalars``: the launch's integer arguments by TTIR name (``{"%n": 4096}``), where known."""
-    from linear_layouts.kernels.engine_compare import kernel_costs
-    from linear_layouts.kernels.rewrite import rewrite_kernel
+    from linear_layouts.pipeline.engine_compare import kernel_costs
+    from linear_layouts.pipeline.rewrite import rewrite_kernel
 
     def work() -> Outcome:
         rewrite, _ = rewrite_kernel(ttir, ttgir, scalars=scalars, max_ops=max_ops)
