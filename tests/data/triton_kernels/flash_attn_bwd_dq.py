@@ -49,14 +49,15 @@ def flash_attn_bwd_dq_kernel(Q, K, V, DO, DQ, LSE, Delta, sm_scale,
 
 
 BATCH, HEADS, SEQ, DIM = 4, 16, 4096, 64
+SHAPE = [BATCH, HEADS, SEQ, DIM]
 KERNEL = flash_attn_bwd_dq_kernel
 SIGNATURE = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "DO": "*fp16", "DQ": "*fp16", "LSE": "*fp32",
              "Delta": "*fp32", "sm_scale": "fp32", "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32",
              "stride_d": "i32", "H": "i32", "N_CTX": "i32"}
 CONSTEXPRS = {"HEAD_DIM": DIM, "BLOCK_M": 128, "BLOCK_N": 32}
-SCALARS = {"sm_scale": 0.125, "stride_z": HEADS * SEQ * DIM, "stride_h": SEQ * DIM, "stride_tok": DIM, "stride_d": 1,
-           "H": HEADS, "N_CTX": SEQ}
-TENSORS = {"Q": [BATCH, HEADS, SEQ, DIM], "K": [BATCH, HEADS, SEQ, DIM], "V": [BATCH, HEADS, SEQ, DIM], "DO": [BATCH, HEADS, SEQ, DIM],
-           "DQ": [BATCH, HEADS, SEQ, DIM], "LSE": [BATCH * HEADS, SEQ], "Delta": [BATCH * HEADS, SEQ]}
+SCALARS = {"sm_scale": 0.125, "stride_z": HEADS * SEQ * DIM, "stride_h": SEQ * DIM, "stride_tok": DIM,
+           "stride_d": 1, "H": HEADS, "N_CTX": SEQ}
+TENSORS = {"Q": SHAPE, "K": SHAPE, "V": SHAPE, "DO": SHAPE, "DQ": SHAPE,
+           "LSE": [BATCH * HEADS, SEQ], "Delta": [BATCH * HEADS, SEQ]}
 GRID = (SEQ // 128, BATCH * HEADS)
 OPTIONS = {"num_warps": 4, "num_stages": 5}
