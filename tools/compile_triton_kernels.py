@@ -8,8 +8,10 @@ of the PTX's shared-memory instructions (``ir/ptx_shared.json``: per kernel and 
 ``ld/st.shared`` of each width, ``ldmatrix`` / ``stmatrix`` of each shape appear in the PTX), the oracle
 for the model of Triton's lowering (``linear_layouts.triton_model.lowering``).
 
-Run: ``PYTHONPATH=src python3 tools/compile_triton_kernels.py [--jobs 2] [--check]``
-(``--check``: compile again and report files that differ from the stored ones, write nothing).
+Run: ``PYTHONPATH=src python3 tools/compile_triton_kernels.py [--jobs 2] [--check] [--only a,b]``
+(``--check``: compile again and report files that differ from the stored ones, write nothing;
+``--only``: those kernels alone, their rows of ``index.json`` and ``ptx_shared.json`` replaced and every
+other kernel's rows and files left as they are).
 """
 
 from __future__ import annotations
@@ -63,13 +65,14 @@ def _ptx(spec, target: str) -> str:
 
 def ptx_shared_inventory(ptx: str) -> dict[str, int]:
     """Static count of the PTX's shared-memory data instructions by kind: ``st.shared.16B`` (bytes per
-    lane), ``ldmatrix.x4.trans``, ... (``cp.async``, atomics and barriers are not data ld/st)."""
+    lane, whatever the type suffix: ``.b32``, and ``.s32`` where LLVM folds a sign extension into the load),
+    ``ldmatrix.x4.trans``, ... (``cp.async``, atomics and barriers are not data ld/st)."""
     import re
     from collections import Counter
 
     out: Counter = Counter()
     for name in re.findall(r"^\s*(?:@!?%p\d+ )?((?:ld|st)\.shared\S*|ldmatrix\S*|stmatrix\S*)", ptx, re.M):
-        m = re.match(r"(ld|st)\.shared(?:::cta)?\.(?:(v\d)\.)?b(\d+)", name)
+        m = re.match(r"(ld|st)\.shared(?:::cta)?\.(?:(v\d)\.)?[bsuf](\d+)", name)  # ld.shared.s32: an extending load
         if m:
             op, v, b = m.groups()
             out[f"{op}.shared.{int(b) // 8 * (int(v[1:]) if v else 1)}B"] += 1
@@ -80,15 +83,33 @@ def ptx_shared_inventory(ptx: str) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def _stored(name: str) -> dict:
+    """The stored ``ir/<name>`` (JSON), or {} where there is none."""
+    path = CORPUS / "ir" / name
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--check", action="store_true", help="compare with the stored files; write nothing")
+    parser.add_argument("--only", default="", help="comma list of corpus kernels (default: all); the stored "
+                                                   "rows of the others are kept")
     args = parser.parse_args()
     files = sorted(str(p) for p in CORPUS.glob("*.py"))
+    only = [name for name in args.only.split(",") if name]
+    if only:
+        missing = sorted(set(only) - {Path(f).stem for f in files})
+        if missing:
+            parser.error(f"--only: no kernel file {', '.join(missing)} in {CORPUS}")
+        files = [f for f in files if Path(f).stem in only]
     with ProcessPoolExecutor(args.jobs) as pool:
         results = [row for rows in pool.map(_compile_one, files) for row in rows]
     index: dict = {"triton": next((r["triton"] for r in results if r["ok"]), None), "kernels": {}}
+    inventory: dict = {}
+    if only:  # the other kernels' rows as stored
+        index["kernels"] = {k: v for k, v in _stored("index.json").get("kernels", {}).items() if k not in only}
+        inventory = {t: {k: v for k, v in rows.items() if k not in only} for t, rows in _stored("ptx_shared.json").items()}
     differ = []
     for r in results:
         entry = index["kernels"].setdefault(r["kernel"], {})
@@ -107,7 +128,6 @@ def main() -> int:
         print("\n".join(differ) if differ else "all stored IR files are up to date")
         return 1 if differ else 0
     (CORPUS / "ir" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
-    inventory: dict = {}
     for r in results:
         if r.get("ptx_shared") is not None:
             inventory.setdefault(r["target"], {})[r["kernel"]] = r["ptx_shared"]

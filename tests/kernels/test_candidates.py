@@ -147,3 +147,26 @@ def test_without_the_break_the_engines_choice_passes_the_gate():
 def test_without_the_break_vector_add_has_no_rejected_candidate():
     rewrite, _ = rewrite_kernel(*_texts("sm_90", "vector_add"))
     assert not any("not well-formed" in r for r in rewrite.rejected)
+
+
+def test_every_candidate_scans_in_a_blocked_layout():
+    """Triton lowers ``tt.scan`` only over a ``#ttg.blocked`` operand (``ScanLoweringHelper::isSupported``;
+    another layout fails in ConvertTritonGPUToLLVM and gets no scratch from the allocation): the rewrite
+    keeps Triton's blocked layout for a scan where the engine's is a linear one (moe_topk_bucket's
+    cumulative sum down the experts' one-hot tile was)."""
+    from linear_layouts.catalog import BlockedLayout
+    from linear_layouts.kernels.layouts import Layouts, parse_type
+
+    scans = set()
+    for target, name in CASES:
+        if '"tt.scan"' not in _texts(target, name)[1]:
+            continue
+        for label, text in _candidates(target, name).items():
+            module = parse_module(text)
+            layouts = Layouts(module)
+            for op in module.functions[0].walk():
+                if op.name == "tt.scan":
+                    scans.add(name)
+                    encoding = parse_type(op.operand_types[0], module).encoding
+                    assert isinstance(layouts.descriptor(encoding), BlockedLayout), (target, name, label)
+    assert {"cumsum", "linear_recurrence_scan", "moe_topk_bucket"} <= scans

@@ -62,7 +62,8 @@ def test_the_kernels_with_a_predicted_gain_are_rewritten():
         if not rewrite.same_layouts:
             gains[name] = (rewrite.triton_conversions, rewrite.conversions)
     assert gains == {"int4_dequant_matmul": (2, 1), "layer_norm_bwd_dwdb": (2, 0),
-                     "tf32_matmul_bias_relu": (2, 0)}
+                     "tf32_matmul_bias_relu": (2, 0), "batch_norm_stats": (2, 0), "linear_weight_grad": (1, 0),
+                     "matmul_splitk_atomic": (1, 0), "rope_interleaved": (0, 0), "w8a8_matmul": (4, 2)}
 
 
 def test_a_gain_below_the_device_spread_keeps_tritons_layouts():

@@ -131,6 +131,22 @@ def test_casts_and_wgmma_types():
     assert len(dot.operand_types) == 2 and dot.result_types == ("tensor<64x64xf32, #m>",)
 
 
+def test_unsplat_gives_its_operands_element():
+    """``tt.unsplat`` prints its operand's type only: the result is the element (Triton 3.9 pipelines a
+    scalar load in a loop through shared memory as ``tensor<1xi32>`` and unsplats it: paged_decode_attention)."""
+    m = parse_module('''module {
+  tt.func @k() {
+    %s = tt.unsplat %t : tensor<1xi32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>
+    %w = arith.extsi %s : i32 to i64
+    tt.return
+  }
+}''')
+    unsplat = m.functions[0].body.ops[0]
+    assert unsplat.operand_types == ("tensor<1xi32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], "
+                                     "warpsPerCTA = [4], order = [0]}>>",)
+    assert unsplat.result_types == ("i32",) and parse_type("i32", m).kind != "tensor"
+
+
 def test_mlir_dump_keeps_the_last_ttgir_module():
     dump = ("// -----// IR Dump After TritonCombineOps (triton-combine) //----- //\nmodule {\n  tt.func @a() {\n"
             "    tt.return\n  }\n}\n"

@@ -602,6 +602,8 @@ class _Rewriter:
                 follow = data and self.unmapped == "follow"
                 desc = self.layout[self.resolve(data[0])] if follow else self.original(op.results[0])
             desc = self.prefer(desc, op, self.shape(op.results[0]))
+            if name == "tt.scan" and not isinstance(desc, BlockedLayout):
+                desc = self.original(op.results[0])  # Triton lowers a scan of a blocked layout only
             for k in tensors:
                 self.demand(op, k, desc)
             self.set_result(op, [desc] * len(op.results))

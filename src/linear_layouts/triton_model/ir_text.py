@@ -307,6 +307,15 @@ def _types(text: str) -> tuple[str, ...]:
     return tuple(t for part in split_top(text) for t in split_top(part, " * ") if t)
 
 
+def _tensor_element(text: str) -> str:
+    """The element type of a ranked tensor type: ``tensor<1xi32, #blocked>`` -> ``i32``; any other type as is."""
+    text = text.strip()
+    if not text.startswith("tensor<") or not text.endswith(">"):
+        return text
+    parts = split_top(text[len("tensor<"):-1])
+    return shape_and_element(parts[0] if parts else "")[1] or text
+
+
 def _signature(body: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """Split ``operands-and-attrs : types`` into (head, operand types, result types)."""
     colon = _find_top(body, " : ", last=True)
@@ -482,6 +491,8 @@ class _Parser:
         head, operand_types, result_types = _signature(rest)
         if results and operand_types and not result_types and _find_top(rest, "->") < 0:
             result_types = operand_types  # "arith.addf %a, %b : T": T is the operands' and the result's type
+            if name == "tt.unsplat":  # "%s = tt.unsplat %t : tensor<1xT, #l>": T is the operand's element
+                result_types = (_tensor_element(operand_types[0]),)
         if name == "scf.for" or name == "scf.if" or name == "scf.while":
             arrow = _find_top(head, "->")
             if arrow >= 0:  # scf result types in the head: "-> (i32, tensor<..>)" (a type may hold '{')
