@@ -69,7 +69,7 @@ def launch_row(spec) -> dict:
             "scalars": dict(spec.scalars), "tensors": {p: spec.tensors[p] for p in spec.tensors}}
 
 
-def prepare_one(spec, build: Path, layouts_for: str = "sm_90") -> dict:
+def prepare_one(spec, build: Path, layouts_for: str = "sm_90", choose: bool = True) -> dict:
     """Rewrite and compile (for sm_90) one kernel whose TTGIR is Triton's for ``layouts_for``; the row
     says what happened."""
     from linear_layouts.core.errors import LayoutError
@@ -85,7 +85,7 @@ def prepare_one(spec, build: Path, layouts_for: str = "sm_90") -> dict:
     scalars = {f"%{k}": v for k, v in spec.scalars.items() if isinstance(v, int)}
     try:
         rewrite, assignment = rewrite_kernel(ir.ttir, ir.ttgir, num_warps=spec.options.get("num_warps"),
-                                             scalars=scalars)
+                                             scalars=scalars, choose=choose)
     except Exception as error:  # noqa: BLE001 - the reason is the row's status
         row["status"] = f"not rewritten: {type(error).__name__}: {str(error)[:300]}"
         return row
@@ -156,11 +156,11 @@ def prepare(args) -> int:
     for path in sorted(CORPUS.glob("*.py")):
         if args.only and path.stem not in args.only.split(","):
             continue
-        row = prepare_one(load_kernel_file(path), build, args.layouts_for)
+        row = prepare_one(load_kernel_file(path), build, args.layouts_for, choose=not args.every_candidate)
         rows.append(row)
         print(f"  {row['kernel']}: {row['status']} (conversions: Triton {row.get('triton_conversions', '-')}, "
               f"ours {row.get('ours_conversions', '-')})", flush=True)
-    plan = {"compiled_by": f"Triton {version}", "layouts_for": args.layouts_for,
+    plan = {"compiled_by": f"Triton {version}", "layouts_for": args.layouts_for, "choose": not args.every_candidate,
             "seconds": round(time.time() - start, 1), "rows": rows}
     (build / "plan.json").write_text(json.dumps(plan, indent=1, default=list))
     ready = sum("ours" in r for r in rows)
@@ -448,6 +448,9 @@ def main(argv=None) -> int:
                     help="prepare: the target whose TTGIR layouts (Triton's and the engine's) are compiled for the "
                          "device (sm_90)")
     ap.add_argument("--out", default=str(RESULTS), help="run: where gpu_engine_kernels.{json,md} go")
+    ap.add_argument("--every-candidate", action="store_true",
+                    help="prepare: the engine's own rewrite of every kernel (rewrite_kernel choose=False), not only "
+                         "the ones the model chooses: predicted against measured for every rewrite")
     ap.add_argument("--only", default="", help="prepare: comma list of corpus kernels (default: all)")
     ap.add_argument("--any-triton", action="store_true", help="prepare with a Triton other than 3.6 (tests)")
     ap.add_argument("--budget", type=float, default=150.0, help="run: seconds for everything")
