@@ -730,7 +730,7 @@ def transpose_kernels(n: int):
     (16-byte vectors on both global sides), within each thread (``transpose_register_layouts``) and
     persistent (``PERSISTENT_TRANSPOSES``) and persistent with cp.async (``ASYNC_TRANSPOSES``); every one
     emitted with ``pdl=True`` (launched plainly it runs as without; ``transposes`` times both launches)."""
-    from linear_layouts.codegen.kernel import (
+    from linear_layouts.codegen.transpose import (
         emit_async_transpose_kernel, emit_persistent_transpose_kernel, emit_transpose_kernel,
     )
 
