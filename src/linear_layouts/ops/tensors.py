@@ -16,11 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from linear_layouts.element_type import ElementType, element_type
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import quote
 
 __all__ = ["Tensor", "describe", "empty", "stream", "is_contiguous", "same_memory", "framework_dtype"]
+
+#: DLPack device types of CUDA memory (``kDLCUDA``, ``kDLCUDAManaged``).
+_DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 2, 13
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,14 @@ def describe(x: Any, argument: str) -> Tensor:
         itemsize = x.itemsize
         return Tensor("cupy", x, tuple(x.shape), tuple(s // itemsize for s in x.strides), itemsize,
                       _element_type(x.dtype), x.device.id, x.data.ptr)
+    if not hasattr(x, "__cuda_array_interface__") and hasattr(x, "__dlpack_device__"):
+        try:
+            kind = int(x.__dlpack_device__()[0])
+        except Exception:  # noqa: BLE001 - a broken protocol: let CuPy say
+            kind = _DLPACK_CUDA
+        if kind not in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
+            raise LayoutError(f"{argument}: a {type(x).__name__} in host memory (DLPack device type {kind}); the "
+                              "ops run on CUDA tensors")
     if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
         try:
             import cupy  # noqa: PLC0415 - optional
@@ -109,9 +122,7 @@ def framework_dtype(like: Tensor, name: str) -> Any:
         import torch  # noqa: PLC0415 - the tensor came from it
 
         return {"fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2, "fp32": torch.float32}[name]
-    import cupy  # noqa: PLC0415
-
-    return {"fp8e4nv": cupy.uint8, "fp8e5": cupy.uint8, "fp32": cupy.float32}[name]
+    return {"fp8e4nv": np.uint8, "fp8e5": np.uint8, "fp32": np.float32}[name]  # CuPy's dtypes are NumPy's
 
 
 def empty(like: Tensor, shape: tuple[int, ...], dtype: Any = None) -> Any:
