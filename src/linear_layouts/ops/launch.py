@@ -67,17 +67,17 @@ def _stream(pointer: int, device: int) -> Any:
     return cp.cuda.ExternalStream(pointer, device)
 
 
-def _arguments(params: Sequence[tuple[str, str]], values: Sequence[Any]) -> tuple:
-    """``values`` typed as the kernel's ``params``: pointers as 64-bit addresses (ints), scalars by C type."""
+@functools.lru_cache(maxsize=None)
+def _converters(params: tuple[tuple[str, str], ...]) -> tuple[Any, ...]:
+    """One NumPy scalar type per parameter: pointers as 64-bit addresses, scalars by C type."""
+    return tuple(np.uint64 if "*" in ctype else _SCALARS[ctype] for ctype, _ in params)
+
+
+def _arguments(params: tuple[tuple[str, str], ...], values: Sequence[Any]) -> tuple:
+    """``values`` typed as the kernel's ``params`` (a None pointer is the null pointer)."""
     if len(values) != len(params):
         raise LayoutError(f"values: the kernel takes {len(params)} arguments, got {len(values)}")
-    out = []
-    for (ctype, name), value in zip(params, values):
-        if "*" in ctype:
-            out.append(np.uint64(0 if value is None else int(value)))
-        else:
-            out.append(_SCALARS[ctype](value))
-    return tuple(out)
+    return tuple(convert(0 if value is None else value) for convert, value in zip(_converters(params), values))
 
 
 def launch(kernel: PermuteKernel, device: int, stream: int, ctas: int, values: Sequence[Any]) -> None:

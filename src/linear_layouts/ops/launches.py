@@ -80,11 +80,21 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
     its output at ``dst`` (module doc). Batch dims beyond ``MAX_BATCH_DIMS`` take one launch per index of
     the outer ones. Requires: ``dims`` a permutation of ``range(len(shape))``."""
-    problem = _plan(tuple(shape), tuple(dims), itemsize, pointer_alignment(src, dst))
-    if problem.kind is PermuteKind.EMPTY:
-        return []
-    if problem.kind is PermuteKind.COPY:
-        return [Copy(dst, src, math.prod(shape) * itemsize)]
+    kernel, ctas, tail, offsets, nbytes = _permute_template(tuple(shape), tuple(dims), itemsize, src % 16, dst % 16,
+                                                            sms)
+    if kernel is None:
+        return [Copy(dst, src, nbytes)] if nbytes else []
+    return [Launch(kernel, ctas, (src + s, dst + d) + tail) for s, d in offsets]
+
+
+@functools.lru_cache(maxsize=4096)
+def _permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, sms: int):
+    """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
+    bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo 16 (all the plan depends on); no
+    kernel for a copy or an empty tensor."""
+    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
+    if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):
+        return None, 0, (), (), math.prod(shape) * itemsize
     if problem.rows > _MAX_EXTENT or problem.cols > _MAX_EXTENT:
         raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
     config = tile_for(problem, src, dst, sms)
@@ -99,12 +109,9 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     tail: list[int] = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
     for size, src_stride, dst_stride in inner:
         tail += [size, src_stride, dst_stride]
-    out = []
-    for index in itertools.product(*(range(size) for size, _, _ in outer)):
-        s = src + w * sum(i * b[1] for i, b in zip(index, outer))
-        d = dst + w * sum(i * b[2] for i, b in zip(index, outer))
-        out.append(Launch(kernel, ctas, tuple([s, d] + tail)))
-    return out
+    offsets = tuple((w * sum(i * b[1] for i, b in zip(index, outer)), w * sum(i * b[2] for i, b in zip(index, outer)))
+                    for index in itertools.product(*(range(size) for size, _, _ in outer)))
+    return kernel, ctas, tuple(tail), offsets, math.prod(shape) * itemsize
 
 
 def cast_vectors(m: int, n: int, input_bytes: int, x: int, out: int, out_t: int) -> tuple[int, int]:
