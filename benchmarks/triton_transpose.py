@@ -8,6 +8,7 @@ waits on Triton's compiler.
 through shared memory) and stores it at tile ``(j, i)`` of ``Y`` (``N x M`` each).
 
     PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/triton_transpose.py   # CPU: compiles TILES for the suite
+    PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/triton_transpose.py --mode inspect   # CPU: static table
 """
 
 from __future__ import annotations
@@ -130,6 +131,86 @@ class TritonTransposes:
         return out
 
 
+def _resources(cubin: Path) -> tuple[int, int]:
+    """(registers per thread, spilled bytes) of a cubin's one kernel (``cuobjdump -res-usage``)."""
+    import re
+    import subprocess
+
+    from linear_layouts.codegen.ptx import find_cuobjdump
+
+    text = subprocess.run([find_cuobjdump(), "-res-usage", str(cubin)], capture_output=True, text=True).stdout
+    registers = re.search(r"REG:(\d+)", text)
+    stack = re.search(r"STACK:(\d+)", text)
+    return (int(registers.group(1)) if registers else -1), (int(stack.group(1)) if stack else -1)
+
+
+def inspect(out: Path, n: int = 8192) -> str:
+    """CPU, static: each Triton tile (Triton 3.6, sm_90) beside the suite's kernels of the same width: layouts'
+    global and shared instructions per thread (PTX), shared bytes per CTA, registers, spills, and the CTAs an
+    SM holds by those; written to ``out/transpose_tiles_cpu.md``."""
+    import re
+    from collections import Counter
+
+    from triton.compiler import ASTSource
+
+    import gpu_suite
+    from gpu_workflow_common import triton_compile
+    from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES, SM_THREADS
+    from linear_layouts.codegen.ptx import compile_cubin, compile_ptx
+
+    op = re.compile(r"^\s*(?:@%p\d+\s+)?((?:ld|st)\.(?:global|shared)[\w.:]*)", re.M)
+
+    def resident(threads: int, shared: int, registers: int) -> int:
+        by_regs = 65536 // max(1, registers * threads) if registers > 0 else 99
+        return min(SM_THREADS // threads, SM_SHARED_BYTES // (shared + CTA_RESERVED_SHARED_BYTES), by_regs, 32)
+
+    lines = [f"# {n}^2 transposes, statically: Triton `tl.trans` tiles and our suite's kernels (sm_90, on the CPU)", "",
+             f"Triton {triton.__version__} (`triton_transpose.transpose_kernel`, the JIT's specialization) and nvcc; "
+             "per thread: the PTX memory instructions (static counts; ours: one loop body for persistent kernels, "
+             "whose next tile's loads add one more load per vector). CTAs per SM: by threads, shared memory "
+             "(+1 KiB reserved) and registers (65536 per SM).", "",
+             "| width | kernel | tile | warps | shared bytes | registers | spill bytes | CTAs/SM | PTX memory instructions |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in (1, 2, 4):
+            for tile in tiles_for(w):
+                sig = {"X": POINTER[w], "Y": POINTER[w], "M": "i32", "N": "i32", "BM": "constexpr", "BN": "constexpr"}
+                attrs = {(i,): [["tt.divisibility", 16]] for i in range(4)}
+                c = triton_compile(ASTSource(fn=transpose_kernel, signature=sig, constexprs={"BM": tile[0], "BN": tile[1]},
+                                             attrs=attrs), {"num_warps": tile[2]})
+                path = Path(tmp) / f"t{w}_{tile[0]}_{tile[1]}_{tile[2]}.cubin"
+                path.write_bytes(c["cubin"])
+                regs, spill = _resources(path)
+                counts = Counter(op.findall(c["ptx"]))
+                shared = c["meta"]["shared"]
+                lines.append(f"| {8 * w}-bit | Triton | {tile[0]}x{tile[1]} | {tile[2]} | {shared} | {regs} | {spill} | "
+                             f"{resident(32 * tile[2], shared, regs)} | "
+                             f"{', '.join(f'{k} x{v}' for k, v in sorted(counts.items()))} |")
+            for width, tag, _, k in gpu_suite.transpose_kernels(n):
+                if width != w:
+                    continue
+                regs, spill = _resources(compile_cubin(k.source))
+                counts = Counter(op.findall(compile_ptx(k.source)))
+                lines.append(f"| {8 * w}-bit | ours {tag} | {k.tile_rows}x{k.tile_cols} | {k.threads // 32} | "
+                             f"{k.shared_bytes} | {regs} | {spill} | {resident(k.threads, k.shared_bytes, regs)} | "
+                             f"{', '.join(f'{a} x{b}' for a, b in sorted(counts.items()))} |")
+    text = "\n".join(lines) + "\n"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "transpose_tiles_cpu.md").write_text(text)
+    return text
+
+
 if __name__ == "__main__":
+    import argparse
+
     sys.path.insert(0, str(HERE))
-    prepare({(w, True, True) for w in (1, 2, 4)})
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", default="prepare", choices=["prepare", "inspect"])
+    ap.add_argument("--out", default=str(HERE / "results"))
+    args = ap.parse_args()
+    if args.mode == "inspect":
+        print(inspect(Path(args.out)))
+    else:
+        prepare({(w, True, True) for w in (1, 2, 4)})

@@ -98,8 +98,8 @@ def transpose(x: Any, out: Any = None) -> Any:
 def _fp8(dtype: Any) -> str:
     try:
         name = element_type(dtype).name
-    except LayoutError:
-        name = ""
+    except LayoutError as error:
+        raise LayoutError(f"dtype: {error}") from None
     if name not in _FP8:
         raise LayoutError(f"dtype: must be an fp8 type, float8_e4m3fn or float8_e5m2 (e4m3 / e5m2), got "
                           f"{quote(dtype)}")

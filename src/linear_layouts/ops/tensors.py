@@ -125,16 +125,18 @@ def framework_dtype(like: Tensor, name: str) -> Any:
     return {"fp8e4nv": np.uint8, "fp8e5": np.uint8, "fp32": np.float32}[name]  # CuPy's dtypes are NumPy's
 
 
-def empty(like: Tensor, shape: tuple[int, ...], dtype: Any = None) -> Any:
-    """A new contiguous tensor of ``like``'s framework and device: ``shape``, ``dtype`` (default ``like``'s)."""
+def empty(like: Tensor, shape: tuple[int, ...], native_dtype: Any = None) -> Any:
+    """A new contiguous tensor of ``like``'s framework and device: ``shape``, the framework's ``native_dtype``
+    (default ``like``'s)."""
+    dtype = like.value.dtype if native_dtype is None else native_dtype
     if like.framework == "torch":
         import torch  # noqa: PLC0415
 
-        return torch.empty(shape, dtype=like.value.dtype if dtype is None else dtype, device=like.value.device)
+        return torch.empty(shape, dtype=dtype, device=like.value.device)
     import cupy  # noqa: PLC0415
 
     with cupy.cuda.Device(like.device):
-        return cupy.empty(shape, dtype=like.value.dtype if dtype is None else dtype)
+        return cupy.empty(shape, dtype=dtype)
 
 
 def stream(t: Tensor) -> int:
