@@ -158,7 +158,7 @@ def inspect(out: Path, n: int = 8192) -> str:
     from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES, SM_THREADS
     from linear_layouts.codegen.ptx import compile_cubin, compile_ptx
 
-    op = re.compile(r"^\s*(?:@%p\d+\s+)?((?:ld|st)\.(?:global|shared)[\w.:]*)", re.M)
+    op = re.compile(r"^\s*(?:@%p\d+\s+)?((?:ld|st)\.(?:global|shared)[\w.:]*|(?:ld|st)matrix[\w.:]*)", re.M)
 
     def resident(threads: int, shared: int, registers: int) -> int:
         by_regs = 65536 // max(1, registers * threads) if registers > 0 else 99
