@@ -143,6 +143,30 @@ class Compiled:
         return compiled, "static" if static else "dynamic"
 
 
+def _one_tile(x, out, shape, dims, expected) -> dict:
+    """Where ours is a persistent kernel: the same tiles one per CTA (``ops_cases.one_tile_alternative``),
+    checked and timed, so the choice is seen against its alternative."""
+    import torch
+
+    from linear_layouts.ops import launch
+    from linear_layouts.ops.launches import Launch, permute_launches
+
+    launches = permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(), out.data_ptr(),
+                                launch.multiprocessors(x.device.index or 0))
+    others = [ops_cases.one_tile_alternative(item) if isinstance(item, Launch) else None for item in launches]
+    if not others or any(o is None for o in others):
+        return {}
+
+    def run():
+        stream = torch.cuda.current_stream().cuda_stream
+        for o in others:
+            launch.launch(o.kernel, x.device.index or 0, stream, o.ctas, o.values)
+
+    out.zero_()
+    run()
+    return dict(persistent_ctas=launches[0].ctas, one_tile_correct=_same(out, expected), one_tile_us=_time(run))
+
+
 def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -> dict:
     import torch
 
@@ -163,6 +187,7 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -
     ours()
     row["correct"] = _same(out, expected)
     row["ours_us"] = _time(ours)
+    row.update(_one_tile(x, out, shape, dims, expected))
     row["eager_us"] = _time(lambda: x.permute(dims).contiguous())
     flat = x.reshape(-1)
     copy = torch.empty_like(flat)
@@ -383,6 +408,9 @@ def report(results: dict) -> str:
                         else r.get("compile_error", r.get("compile_mode", "-"))[:40])
         triton = f"{r['triton_us']:.1f} ({r['triton_tile']})" if r.get("triton_us") else "-"
         host = f"{r['ours_host_us']:.1f} / {r['eager_host_us']:.1f}" if r.get("ours_host_us") else "-"
+        if r.get("one_tile_us"):  # ours is persistent: the one-tile alternative's µs beside it
+            plan += f"; persistent, {r['persistent_ctas']} CTAs (one tile per CTA: {r['one_tile_us']:.1f} µs" + \
+                ("" if r.get("one_tile_correct") else " WRONG") + ")"
         lines.append(f"| {r['kind']} | {r['shape']} | {r['dims']} | {r['dtype']} | {plan} | {r['ours_us']:.1f} | "
                      f"{r['ours_tb_per_s']:.2f} | {r['ours_of_copy']:.1%} | {r['ours_of_same_size_copy']:.1%} | "
                      f"{r['eager_us']:.1f} | {r['vs_eager']:.2f}x | {compile_cell} | {_f(r.get('vs_compile'), '{:.2f}x')} | "

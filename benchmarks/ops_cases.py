@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
-           "sweep_cases", "kernel_sources", "precompile", "SMS", "ITEMSIZE"]
+           "sweep_cases", "kernel_sources", "precompile", "one_tile_alternative", "SMS", "ITEMSIZE"]
 
 #: SMs of the device the cubins are prepared for (H100 / H200): the tile choice depends on it.
 SMS = 132
@@ -78,6 +78,23 @@ _BASE = 1 << 40  # a fresh tensor's address: 512-byte aligned
 _OTHER = 2 << 40
 
 
+def one_tile_alternative(launch):
+    """For a launch of a persistent kernel: the same tiles launched one per CTA (the next tile of
+    ``ops.kernels.transpose_tiles``, same shape, 16 warps), to time against it; else None."""
+    from linear_layouts.ops.kernels import permute_kernel, transpose_tiles
+    from linear_layouts.ops.launches import Launch
+
+    kernel = launch.kernel
+    if not kernel.ctas_per_sm:
+        return None
+    tiles = transpose_tiles(kernel.element_bytes, kernel.src_vector, kernel.dst_vector)
+    alternative = next(c for c in tiles if not c.ctas_per_sm and (c.rows, c.cols) == (kernel.tile_rows, kernel.tile_cols))
+    count = launch.values[4] * launch.values[5]  # tiles_n * tiles_m, times the batch sizes
+    for size in launch.values[8::3]:
+        count *= size
+    return Launch(permute_kernel(alternative, kernel.batch_dims), count, launch.values)
+
+
 def kernel_sources(sms: int = SMS) -> list[str]:
     """The source of every kernel the GPU tests and the sweep launch (fresh, aligned tensors)."""
     from linear_layouts.ops.launches import Launch, cast_launches, permute_launches
@@ -88,6 +105,9 @@ def kernel_sources(sms: int = SMS) -> list[str]:
         for item in launches:
             if isinstance(item, Launch):
                 sources[item.kernel.source] = None
+                other = one_tile_alternative(item)
+                if other is not None:
+                    sources[other.kernel.source] = None
 
     for shape, dims in GPU_PERMUTES:
         for dtype in GPU_DTYPES:

@@ -58,12 +58,24 @@ def test_permute_every_element(shape, dims, dtype, src_offset, dst_offset):
 
 
 def test_large_tiles_masked_at_the_edges():
-    """The fast 8-bit tile (256 x 256, 16 warps, 4x4 byte blocks) on a 272 x 288 matrix: one SM's worth of
-    tiles is too few for a smaller tile to be picked; 3 of its 4 tiles are cut."""
+    """The fast 8-bit tile (256 x 256, 4x4 byte blocks) on a 272 x 288 matrix, 3 of its 4 tiles cut: with one SM
+    the persistent kernel (32 warps) loops over all 4 tiles in one CTA; with 2 SMs, too few tiles per SM to
+    pipeline, the one-tile kernel (16 warps) takes a CTA per tile."""
     a = _random((272, 288), np.uint8)
     (launch,) = permute_launches(a.shape, (1, 0), 1, SRC, DST, 1)
-    assert (launch.kernel.tile_rows, launch.kernel.tile_cols, launch.kernel.threads, launch.ctas) == (256, 256, 512, 4)
+    assert (launch.kernel.tile_rows, launch.kernel.threads, launch.kernel.ctas_per_sm, launch.ctas) == (256, 1024, 1, 1)
     assert _same(emulated_permute(a, (1, 0), sms=1), a.T)
+    (launch,) = permute_launches(a.shape, (1, 0), 1, SRC, DST, 2)
+    assert (launch.kernel.tile_rows, launch.kernel.threads, launch.kernel.ctas_per_sm, launch.ctas) == (256, 512, 0, 4)
+
+
+def test_persistent_batched_every_element():
+    """The persistent kernel over 2 x 2 batches of 272 x 288 (16 tiles, masked at two edges) on 3 CTAs:
+    6, 5 and 5 tiles each, each CTA's next tile in another batch than its current one."""
+    a = _random((2, 2, 272, 288), np.uint8)
+    (launch,) = permute_launches(a.shape, (1, 0, 3, 2), 1, SRC, DST, 3)
+    assert (launch.kernel.ctas_per_sm, launch.kernel.batch_dims, launch.ctas) == (1, 2, 3)
+    assert _same(emulated_permute(a, (1, 0, 3, 2), sms=3), np.transpose(a, (1, 0, 3, 2)))
 
 
 @settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])

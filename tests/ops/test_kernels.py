@@ -61,7 +61,9 @@ def test_fast_transposes_move_16_byte_vectors_through_shared_memory(element_byte
 
 def test_tile_choice_keeps_every_sm_busy():
     fast = transpose_tiles(1, 16, 16)
-    assert choose_tile(fast, 8192, 8192, 1, 132).rows == 256     # 1024 tiles of 256 x 256
+    assert choose_tile(fast, 8192, 8192, 1, 132) == fast[0]     # 1024 tiles of 256 x 256: persistent
+    assert choose_tile(fast, 4096, 11008, 1, 132) == fast[0]    # 688 tiles, 5.2 per SM
+    assert choose_tile(fast, 4096, 8192, 1, 132) == fast[1]     # 512 tiles, 3.9 per SM: one tile per CTA
     assert choose_tile(fast, 4096, 4096, 1, 132).rows == 128     # 256 large tiles < 264: 1024 of 128 x 128
     assert choose_tile(fast, 2048, 2048, 1, 132).rows == 64      # 256 of 128 x 128 < 264: the smallest
     assert choose_tile(fast, 512, 512, 128, 132).rows == 256     # a batch of 128: 512 large tiles
@@ -91,11 +93,13 @@ def test_fast_kernels_compile_to_16_byte_accesses(element_bytes):
     kernel = permute_kernel(transpose_tiles(element_bytes, 16 // element_bytes, 16 // element_bytes)[0], 1)
     ptx = count_ptx(compile_ptx(kernel.source))
     vectors = kernel.tile_rows * kernel.tile_cols * element_bytes // 16 // kernel.threads  # per thread per side
-    assert ptx["ld.global.nc.v4.u32"] == ptx["st.global.v4.b32"] == 2 * vectors  # both branches
+    loads = 4 if kernel.ctas_per_sm else 2  # both branches; persistent: the first tile's and the next's
+    assert (kernel.ctas_per_sm > 0) == (element_bytes == 1)
+    assert ptx["ld.global.nc.v4.u32"] == loads * vectors and ptx["st.global.v4.b32"] == 2 * vectors
     if find_cuobjdump() is not None:
         sass = count_sass(compile_cubin(kernel.source), ("LDG", "STG", "LDL", "STL"))
         assert not any(op.startswith(("LDL", "STL")) for op in sass)  # no spills to local memory
-        assert sass["LDG.E.128.CONSTANT"] == sass["STG.E.128"] == 2 * vectors
+        assert sass["LDG.E.128.CONSTANT"] == loads * vectors and sass["STG.E.128"] == 2 * vectors
 
 
 @needs_nvcc

@@ -30,13 +30,15 @@ ldb, unsigned size0, unsigned long long src_stride0, unsigned long long dst_stri
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import register_bits
 from linear_layouts.codegen.elements import check_element_bytes, element_type
 from linear_layouts.codegen.global_memory import (
-    Pitch, emit_global_load_words, emit_global_store_words, global_vector_elements,
+    Pitch, emit_global_load_stages, emit_global_load_words, emit_global_store_words, global_load_vectors,
+    global_vector_elements,
 )
 from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
@@ -80,15 +82,26 @@ class PermuteKernel:
     transposed: bool
     batch_dims: int
     params: tuple[tuple[str, str], ...]
+    ctas_per_sm: int = 0  # persistent: at most this many CTAs per SM loop over the tiles (0: one tile per CTA)
 
     def tile_counts(self, rows: int, cols: int) -> tuple[int, int]:
         """``(T_m, T_n)``: tiles along the rows and the columns of an ``rows x cols`` matrix."""
         return -(-rows // self.tile_rows), -(-cols // self.tile_cols)
 
     def tiles(self, rows: int, cols: int, batch: int = 1) -> int:
-        """CTAs of the grid: ``T_m T_n batch``."""
+        """Tiles of the problem: ``T_m T_n batch`` (the CTAs of a one-tile-per-CTA kernel)."""
         tm, tn = self.tile_counts(rows, cols)
         return tm * tn * batch
+
+    def ctas(self, tiles: int, sms: int) -> int:
+        """The grid for ``tiles`` tiles on ``sms`` SMs: one CTA per tile, or (persistent) the fewest CTAs, at
+        most ``ctas_per_sm`` per SM, that take the tiles in as few rounds (each CTA the same number but the
+        last: 1024 tiles on 132 slots are 128 CTAs of 8)."""
+        if not self.ctas_per_sm:
+            return tiles
+        slots = max(1, min(tiles, sms * self.ctas_per_sm))
+        rounds = -(-tiles // slots)
+        return -(-tiles // rounds)
 
 
 def _tile_shape(src: LinearLayout, dst: LinearLayout) -> tuple[int, int]:
@@ -101,9 +114,10 @@ def _log2(n: int) -> int:
     return n.bit_length() - 1
 
 
-def _tile_lines(m: int, n: int, batch_dims: int) -> list[str]:
-    """The CTA's tile coordinates ``row0``, ``col0`` and batch offsets ``src_base``, ``dst_base`` (elements)."""
-    lines = ["  unsigned t = blockIdx.x;",
+def _tile_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x") -> list[str]:
+    """The tile ``tile``'s coordinates ``row0``, ``col0``, its valid part ``rows_left`` x ``cols_left``
+    (``full``: all of it) and batch offsets ``src_base``, ``dst_base`` (elements)."""
+    lines = [f"  unsigned t = {tile};",
              "  const unsigned tile_col = t % tiles_n;",
              "  t /= tiles_n;"]
     if batch_dims:
@@ -121,6 +135,21 @@ def _tile_lines(m: int, n: int, batch_dims: int) -> list[str]:
               "  const unsigned rows_left = rows - row0, cols_left = cols - col0;",
               f"  const bool full = rows_left >= {m}u && cols_left >= {n}u;"]
     return lines
+
+
+def _locate(m: int, n: int, batch_dims: int, tile: str, prefix: str, transposed: bool) -> list[str]:
+    """A block setting ``{prefix}src``, ``{prefix}dst``, ``{prefix}rows_left``, ``{prefix}cols_left`` and
+    ``{prefix}full`` (declared by the caller) for tile ``tile`` (``_tile_lines``, its names prefixed ``l_``)."""
+    names = ("tile_col", "tile_row", "src_base", "dst_base", "row0", "col0", "rows_left", "cols_left", "full")
+    pattern = re.compile(r"\b(" + "|".join(names) + r"|t)\b")
+    inner = [pattern.sub(lambda x: "l_" + x.group(1), line) if not line.lstrip().startswith("unsigned t =")
+             else line.replace("unsigned t =", "unsigned l_t =") for line in _tile_lines(m, n, batch_dims, tile)]
+    dst_tile = "(size_t)l_col0 * ldb + l_row0" if transposed else "(size_t)l_row0 * ldb + l_col0"
+    return ["  {"] + ["  " + x for x in inner] + [
+        f"    {prefix}src = src_all + l_src_base + (size_t)l_row0 * lda + l_col0;",
+        f"    {prefix}dst = dst_all + l_dst_base + {dst_tile};",
+        f"    {prefix}rows_left = l_rows_left; {prefix}cols_left = l_cols_left; {prefix}full = l_full;",
+        "  }"]
 
 
 def _branches(full: list[str], masked: list[str]) -> list[str]:
@@ -145,11 +174,14 @@ def _signature(name: str, threads: int, params: list[tuple[str, str]]) -> list[s
 @checked
 def emit_tiled_permute_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep, *,
-    transposed: bool = True, batch_dims: int = 0, max_elements: int = MAX_ELEMENTS,
+    transposed: bool = True, batch_dims: int = 0, ctas_per_sm: int = 0, max_elements: int = MAX_ELEMENTS,
 ) -> PermuteKernel:
     """CUDA C++ of the module doc's tiled kernel: each CTA loads its tile of ``A`` in ``src`` (16-byte or
     narrower vectors along the rows of ``A``), converts it with ``forward`` to ``dst`` and stores it in
     ``B`` (``transposed``: ``dst`` should then run along the tile's columns, the rows of ``B``).
+    ``ctas_per_sm > 0``: persistent and software-pipelined (as ``transpose.emit_persistent_transpose_kernel``):
+    a grid of at most ``ctas_per_sm`` CTAs per SM, CTA ``b`` taking tiles ``b, b + G, ...`` of the 1-D
+    order, the next tile's loads in flight during this tile's conversion and stores.
     Requires: ``src``, ``dst`` over one ``M x N`` tile (powers of two); ``0 <= batch_dims <=
     MAX_BATCH_DIMS``; layouts within ``max_elements``.
 
@@ -175,6 +207,9 @@ def emit_tiled_permute_kernel(
     load_pitch = Pitch(_log2(n), "lda")
     store_pitch = Pitch(_log2(m), "ldb") if transposed else Pitch(_log2(n), "ldb")
     store_bounds = ("cols_left", "rows_left") if transposed else ("rows_left", "cols_left")
+    if ctas_per_sm:
+        return _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, (m, n), (gsrc, gdst),
+                           (pa, pb), (src_vector, dst_vector), store_bounds, em)
     params = [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
               ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
               ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
@@ -203,6 +238,74 @@ def emit_tiled_permute_kernel(
     body.append("}")
     return PermuteKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
                          src_vector, dst_vector, transposed, batch_dims, tuple(params))
+
+
+def _tiled_params(t: str, batch_dims: int) -> list[tuple[str, str]]:
+    return [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
+            ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
+            ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
+
+
+def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile, maps, packings, vectors,
+                store_bounds, em) -> PermuteKernel:
+    """The persistent form of ``emit_tiled_permute_kernel`` (its doc) from the parts it planned."""
+    m, n = tile
+    gsrc, gdst = maps
+    pa, pb = packings
+    t = element_type(w)
+    threads = 32 * src.in_dim_size("warp", missing_ok=True)
+    vtype, nvec = global_load_vectors(gsrc, w)
+    params = _tiled_params(t, batch_dims)
+    total = " * ".join(["tiles_n", "tiles_m"] + [f"size{k}" for k in range(batch_dims)])
+
+    def issue(prefix: str) -> list[str]:
+        full, _ = emit_global_load_stages(gsrc, w, pa, "q", "a", f"{prefix}src", em, pitch=Pitch(_log2(n), "lda"))
+        masked, _ = emit_global_load_stages(gsrc, w, pa, "q", "a", f"{prefix}src", em, pitch=Pitch(
+            _log2(n), "lda", (f"{prefix}rows_left", f"{prefix}cols_left")))
+        return [f"if ({prefix}full) {{"] + ["  " + x for x in full] + ["} else {"] + ["  " + x for x in masked] + ["}"]
+
+    _, unpack = emit_global_load_stages(gsrc, w, pa, "q", "a", "src", em, pitch=Pitch(_log2(n), "lda"))
+    store_pitch = Pitch(_log2(m) if transposed else _log2(n), "ldb")
+    stores = _branches(emit_global_store_words(gdst, w, pb, "b", "dst", em, pitch=store_pitch),
+                       emit_global_store_words(gdst, w, pb, "b", "dst", em,
+                                               pitch=Pitch(store_pitch.column_bits, "ldb", store_bounds)))
+    convert = _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", True))
+    kind = "B = A^T per tile" if transposed else "rows of A copied to rows of B"
+    body = [
+        f"// {name}: {kind}, {m}x{n} tiles of {8 * w}-bit elements (src -> dst), {batch_dims} batch dims; persistent:",
+        "//   CTA b of G takes tiles b, b + G, ... of tiles_n * tiles_m * (batch sizes), the next tile's loads in flight",
+        "//   during this tile's conversion and stores. A: rows x cols at row stride lda; B at row stride ldb; edge",
+        f"//   tiles masked. launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = "
+        f"{forward.shared_bytes} bytes.",
+        f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
+        f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
+        *KERNEL_PROLOGUE,
+        f"  const unsigned total = {total};",
+        "  unsigned tile = blockIdx.x;",
+        "  if (tile >= total) return;",
+        f"  unsigned a[{pa.num_words}];",
+        f"  unsigned b[{pb.num_words}];",
+        f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
+        f"  const {t}* src; {t}* dst; unsigned rows_left, cols_left; bool full;",
+        f"  const {t}* n_src; {t}* n_dst; unsigned n_rows_left, n_cols_left; bool n_full;",
+        *_locate(m, n, batch_dims, "tile", "", transposed),
+        *["  " + x for x in issue("")],
+        "  for (;;) {",
+        *["    " + x for x in unpack],
+        "    const unsigned next = tile + gridDim.x;",
+        "    if (next < total) {",
+        *["    " + x for x in _locate(m, n, batch_dims, "next", "n_", transposed)],
+        *["      " + x for x in issue("n_")],
+        "    }",
+        *["    " + x for x in convert],
+        *["  " + x for x in stores],
+        "    if (next >= total) break;",
+        "    tile = next; src = n_src; dst = n_dst; rows_left = n_rows_left; cols_left = n_cols_left; full = n_full;",
+        "  }",
+        "}",
+    ]
+    return PermuteKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
+                         vectors[0], vectors[1], transposed, batch_dims, tuple(params), ctas_per_sm)
 
 
 #: Device (and, under ``LL_HOST``, emulator) functions of the cast-transpose: fp16 -> fp32, two fp32 ->

@@ -6,16 +6,17 @@ blocks, so 8-bit data moves through shared memory in 16-byte vectors on both sid
 blocked layouts (``tile_layouts``); ``analysis.conversion.plan_conversion`` plans the conversion between
 them (shared memory with the optimal swizzle; an empty plan where ``src == dst``) and
 ``codegen.permute`` emits the kernel. ``transpose_tiles`` lists the tiles of a transpose, largest first;
-``choose_tile`` takes the first that gives every SM at least ``CTAS_PER_SM`` tiles.
+``choose_tile`` takes the first that gives every SM at least ``CTAS_PER_SM`` tiles (a persistent tile:
+``PERSISTENT_TILES_PER_SM``).
 
-========  ======================  ======  =====  =============================
+========  ======================  ======  =====  ===============================================
 element   fast tile (16-byte)     warps   block  also
-========  ======================  ======  =====  =============================
-8-bit     256 x 256               16      4      128 x 128 (4 warps), 64 x 64
+========  ======================  ======  =====  ===============================================
+8-bit     256 x 256, persistent   32      4      256 x 256 (16 warps), 128 x 128 (4 warps), 64 x 64
 16-bit    128 x 128               16      4      64 x 64 (4 warps)
 32-bit    64 x 64                 4       1      32 x 32 (4 warps)
 64-bit    64 x 64                 4       1      32 x 32 (4 warps)
-========  ======================  ======  =====  =============================
+========  ======================  ======  =====  ===============================================
 
 Narrower vectors (a row length or a pointer that 16 bytes do not divide) take 64 x 64 tiles of 4 warps.
 """
@@ -33,17 +34,20 @@ from linear_layouts.layout import LinearLayout
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES
 
 __all__ = ["TileConfig", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
-           "permute_kernel", "cast_kernel", "CTAS_PER_SM"]
+           "permute_kernel", "cast_kernel", "CTAS_PER_SM", "PERSISTENT_TILES_PER_SM"]
 
 #: Tiles per SM below which ``choose_tile`` takes a smaller tile (more CTAs in flight).
 CTAS_PER_SM = 2
+#: Tiles per SM below which ``choose_tile`` passes over a persistent tile (too few tiles to pipeline).
+PERSISTENT_TILES_PER_SM = 4
 
 
 @dataclass(frozen=True)
 class TileConfig:
     """One tile (module doc): ``element_bytes`` of the moved elements (the cast-transpose: of its fp8
     output, with ``input_format`` its input's), ``src_vector`` / ``dst_vector`` elements per access along a
-    row of ``A`` / of ``B``, ``transposed`` as in ``codegen.permute``."""
+    row of ``A`` / of ``B``, ``transposed`` as in ``codegen.permute``; ``ctas_per_sm > 0``: persistent (at
+    most that many CTAs per SM, each looping over tiles with the next tile's loads in flight)."""
 
     element_bytes: int
     rows: int
@@ -53,6 +57,7 @@ class TileConfig:
     dst_vector: int
     block: int = 1
     transposed: bool = True
+    ctas_per_sm: int = 0
 
     def __post_init__(self) -> None:
         for label in ("rows", "cols", "warps", "src_vector", "dst_vector", "block"):
@@ -110,11 +115,11 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int) -> lis
     w, v = element_bytes, MAX_VECTOR_BYTES // element_bytes
     if src_vector != v or dst_vector != v:
         return [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
-    fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 64, 4, 1)],
-            2: [(128, 128, 16, 4), (64, 64, 4, 1)],
-            4: [(64, 64, 4, 1), (32, 32, 4, 1)],
-            8: [(64, 64, 4, 1), (32, 32, 4, 1)]}[w]
-    return [TileConfig(w, m, n, warps, v, v, block) for m, n, warps, block in fast]
+    fast = {1: [(256, 256, 32, 4, 1), (256, 256, 16, 4, 0), (128, 128, 4, 4, 0), (64, 64, 4, 1, 0)],
+            2: [(128, 128, 16, 4, 0), (64, 64, 4, 1, 0)],
+            4: [(64, 64, 4, 1, 0), (32, 32, 4, 1, 0)],
+            8: [(64, 64, 4, 1, 0), (32, 32, 4, 1, 0)]}[w]
+    return [TileConfig(w, m, n, warps, v, v, block, ctas_per_sm=ctas) for m, n, warps, block, ctas in fast]
 
 
 def rows_tile(element_bytes: int, vector: int, cols: int) -> TileConfig:
@@ -135,9 +140,10 @@ def cast_tiles(src_vector: int, dst_vector: int) -> list[TileConfig]:
 
 
 def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, sms: int) -> TileConfig:
-    """The first of ``candidates`` with at least ``CTAS_PER_SM`` tiles per SM, else the last (smallest)."""
+    """The first of ``candidates`` with at least ``CTAS_PER_SM`` tiles per SM (``PERSISTENT_TILES_PER_SM`` for a
+    persistent one), else the last (smallest)."""
     for config in candidates:
-        if config.tiles(rows, cols) * batch >= CTAS_PER_SM * sms:
+        if config.tiles(rows, cols) * batch >= (PERSISTENT_TILES_PER_SM if config.ctas_per_sm else CTAS_PER_SM) * sms:
             return config
     return candidates[-1]
 
@@ -150,7 +156,7 @@ def permute_kernel(config: TileConfig, batch_dims: int) -> PermuteKernel:
     step = conversion_step(src, dst, 8 * config.element_bytes)
     name = kernel_name("ll_permute", config, batch_dims)
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
-                                     batch_dims=batch_dims)
+                                     batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm)
 
 
 @functools.lru_cache(maxsize=None)

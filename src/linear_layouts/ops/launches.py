@@ -102,9 +102,10 @@ def _permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: i
     outer, inner = problem.batch[:split], problem.batch[split:]
     kernel = permute_kernel(config, len(inner))
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
-    ctas = tm * tn * math.prod(size for size, _, _ in inner)
-    if ctas > _MAX_CTAS:
-        raise LayoutError(f"x: {ctas} tiles exceed the {_MAX_CTAS} CTAs of one launch")
+    tiles = tm * tn * math.prod(size for size, _, _ in inner)
+    if tiles > _MAX_CTAS:
+        raise LayoutError(f"x: {tiles} tiles exceed the {_MAX_CTAS} CTAs of one launch")
+    ctas = kernel.ctas(tiles, sms)
     w = problem.element_bytes
     tail: list[int] = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
     for size, src_stride, dst_stride in inner:
