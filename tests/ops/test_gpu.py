@@ -59,6 +59,7 @@ def test_out_stream_and_views(cuda_gpu):
     x = _random((300, 200), "float16")
     out = torch.empty(200, 300, dtype=torch.float16, device="cuda")
     side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())  # x and out were written on the default stream
     with torch.cuda.stream(side):
         y = ops.transpose(x, out=out)
     side.synchronize()
