@@ -78,7 +78,7 @@ def test_persistent_batched_every_element():
     assert _same(emulated_permute(a, (1, 0, 3, 2), sms=3), np.transpose(a, (1, 0, 3, 2)))
 
 
-@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from([1, 2, 3, 5, 8, 13]), min_size=2, max_size=4).flatmap(
     lambda shape: st.tuples(st.just(tuple(shape)), st.permutations(range(len(shape))),
                             st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64]))))

@@ -41,7 +41,7 @@ def _apply(problem, a: np.ndarray, out_size: int) -> np.ndarray:
     return out
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(permutations())
 def test_reduced_permutation_moves_every_element_as_numpy(case):
     shape, dims = case
@@ -55,7 +55,7 @@ def test_reduced_permutation_moves_every_element_as_numpy(case):
     assert np.array_equal(got, np.transpose(a, dims).reshape(-1))
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(permutations(), st.sampled_from([1, 2, 4, 8]))
 def test_tiled_problem_is_the_permutation(case, element_bytes):
     shape, dims = case
