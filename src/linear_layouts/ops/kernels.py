@@ -80,12 +80,9 @@ def _lanes(extent: int, vector: int, cap: int) -> int:
     return max(1, min(cap, extent // vector))
 
 
-def _strip(layout: LinearLayout) -> LinearLayout:
-    """``layout`` without its size-1 ``block`` dim (codegen runs one CTA)."""
-    if layout.has_in_dim("block") and layout.in_dim_size("block") == 1:
-        bases = {d: v for d, v in layout.bases.items() if d != "block"}
-        return LinearLayout(bases, dict(layout.out_dims), require_surjective=False)
-    return layout
+def _one_cta(layout: LinearLayout) -> LinearLayout:
+    """The (register, lane, warp) part of a distributed layout: codegen runs one CTA."""
+    return layout.sublayout([d for d in ("register", "lane", "warp") if layout.has_in_dim(d)], layout.out_dim_names)
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,13 +98,13 @@ def tile_layouts(config: TileConfig) -> tuple[LinearLayout, LinearLayout]:
     if c.block * (32 // ta) * c.warps > c.rows or c.src_vector * ta > c.cols:
         raise LayoutError(f"config: {c} covers more than its tile on the src side")
     if not c.transposed:
-        layout = _strip(src.to_linear([c.rows, c.cols]))
+        layout = _one_cta(src.to_linear([c.rows, c.cols]))
         return layout, layout
     tb = _lanes(c.rows, c.dst_vector, cap)
     dst = BlockedLayout([c.dst_vector, c.block], [tb, 32 // tb], [1, c.warps], [0, 1])
     if c.dst_vector * tb > c.rows or c.block * (32 // tb) * c.warps > c.cols:
         raise LayoutError(f"config: {c} covers more than its tile on the dst side")
-    return _strip(src.to_linear([c.rows, c.cols])), _strip(dst.to_linear([c.rows, c.cols]))
+    return _one_cta(src.to_linear([c.rows, c.cols])), _one_cta(dst.to_linear([c.rows, c.cols]))
 
 
 def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int) -> list[TileConfig]:
