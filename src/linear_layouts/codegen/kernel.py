@@ -18,12 +18,12 @@ defining ``extern "C" __global__ void seed(const unsigned* src, unsigned* dst, i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 from linear_layouts.analysis.cost_model import SM_SHARED_BYTES
 from linear_layouts.arguments import checked
 from linear_layouts.codegen.conversion import (
-    SharedConversion, canonical_vector_order, register_bits, zero_register_mask,
+    SharedConversion, canonical_vector_order, register_bits,
 )
 from linear_layouts.codegen.elements import check_element_bytes, element_type
 from linear_layouts.codegen.global_memory import emit_global_load_words, emit_global_store_words
