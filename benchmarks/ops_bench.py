@@ -3,8 +3,8 @@
 For every case of ``ops_cases.SWEEP`` (the paper's Figure 2 fp8 transposes, 7B/70B weight matrices, attention
 head transposes, NCHW <-> NHWC of ResNet-50 activations, small launch-bound shapes; fp8, bf16, fp16, fp32,
 fp64) and ``ops_cases.CASTS`` (fp8 cast-transposes): ours, PyTorch eager ``x.permute(dims).contiguous()``,
-``torch.compile`` of the same (Inductor's Triton kernel; statically shaped for cases of 16 MiB and more, one
-dynamic compile per class below), a Triton ``tl.trans`` kernel at its best of ``triton_transpose.TILES``
+``torch.compile`` of the same (Inductor's Triton kernel; ``dynamic=True``, one compile per class, rank,
+permutation and dtype, so the compiles fit the run), a Triton ``tl.trans`` kernel at its best of ``triton_transpose.TILES``
 (cubins compiled on the CPU, for the cases that reduce to a batched transpose) and a same-size copy, each
 timed as the median of CUDA graphs of ``LAUNCHES`` launches (GPU time), each output checked bit for bit
 against PyTorch's (the cast against ``(scale x).clamp(-max, max).to(float8)``); for small cases also the
@@ -123,24 +123,22 @@ def _host_us(fn) -> float:
 
 
 class Compiled:
-    """``torch.compile`` of a function per case (static shapes) or per class (``dynamic=True``), within a
-    budget of compile seconds."""
+    """``torch.compile(fn, dynamic=True)``, one per key (class, rank, permutation, dtype), within a budget of
+    compile seconds (a key first met after it is spent is not compiled)."""
 
     def __init__(self, budget: float):
         self.budget, self.spent = budget, 0.0
-        self.dynamic: dict = {}
+        self.functions: dict = {}
 
-    def get(self, key, fn, static: bool):
+    def get(self, key, fn):
         import torch
 
-        if not static and key in self.dynamic:
-            return self.dynamic[key], "dynamic"
+        if key in self.functions:
+            return self.functions[key], "dynamic"
         if self.spent > self.budget:
             return None, "skipped: compile budget spent"
-        compiled = torch.compile(fn, dynamic=not static)
-        if not static:
-            self.dynamic[key] = compiled
-        return compiled, "static" if static else "dynamic"
+        self.functions[key] = torch.compile(fn, dynamic=True)
+        return self.functions[key], "dynamic"
 
 
 def _one_tile(x, out, shape, dims, expected) -> dict:
@@ -192,8 +190,7 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -
     flat = x.reshape(-1)
     copy = torch.empty_like(flat)
     row["same_size_copy_us"] = _time(lambda: copy.copy_(flat))
-    fn, mode = compiled.get((kind, len(shape), tuple(dims), dtype), lambda t: t.permute(dims).contiguous(),
-                            row["large"])
+    fn, mode = compiled.get((kind, len(shape), tuple(dims), dtype), lambda t: t.permute(dims).contiguous())
     row["compile_mode"] = mode
     if fn is not None:
         start = time.time()
@@ -240,30 +237,30 @@ def bench_cast(shape, dtype: str, fp8: str, compiled: Compiled) -> dict:
     ct = torch.empty(n, m, dtype=f8, device="cuda")
     amax = torch.zeros(1, device="cuda")
 
-    def reference(t):
+    def reference(t, s):  # everything else it reads is fixed by the compile key (dtype, fp8)
         a = t.abs().max().float()
-        q = (t.float() * scale).clamp(-top, top).to(f8)
-        return q, q.reshape(-1, n).t().contiguous(), a
+        q = (t.float() * s).clamp(-top, top).to(f8)
+        return q, q.reshape(-1, t.shape[-1]).t().contiguous(), a
 
     def ours():
         ops.cast_transpose(x, f8, scale, out=c, out_t=ct, amax=amax)
 
     ours()
-    q, qt, a = reference(x)
+    q, qt, a = reference(x, scale)
     nbytes = x.numel() * (x.element_size() + 2)
     row = dict(shape=list(shape), dtype=dtype, fp8=fp8, bytes_moved=nbytes, large=nbytes >= LARGE_BYTES,
                correct=_same(c, q) and _same(ct, qt) and float(amax[0]) == float(a))
     row["ours_us"] = _time(ours)
-    row["eager_us"] = _time(lambda: reference(x))
-    fn, mode = compiled.get(("cast", tuple(shape), dtype, fp8), reference, True)
+    row["eager_us"] = _time(lambda: reference(x, scale))
+    fn, mode = compiled.get(("cast", len(shape), dtype, fp8), reference)
     row["compile_mode"] = mode
     if fn is not None:
         start = time.time()
         try:
-            got = fn(x)
+            got = fn(x, scale)
             compiled.spent += time.time() - start
             row["compile_correct"] = _same(got[0], q) and _same(got[1], qt)
-            row["compile_us"] = _time(lambda: fn(x))
+            row["compile_us"] = _time(lambda: fn(x, scale))
         except Exception as error:  # noqa: BLE001
             compiled.spent += time.time() - start
             row["compile_error"] = f"{type(error).__name__}: {str(error)[:200]}"
@@ -430,6 +427,25 @@ def report(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def sweep(cases, results: dict, triton, compiled: Compiled, deadline: float) -> None:
+    """``bench_case`` of each case into ``results["permute"]`` (a row saying why where a case was skipped or
+    failed)."""
+    for kind, shape, dims, dtype in cases:
+        if time.time() > deadline:
+            results["permute"].append(dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype,
+                                           error="skipped: out of time"))
+            continue
+        try:
+            row = bench_case(kind, shape, dims, dtype, triton, compiled)
+        except Exception as error:  # noqa: BLE001 - one case's failure is a row, not the end of the run
+            row = dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype, correct=False,
+                       error=f"{type(error).__name__}: {str(error)[:300]}")
+        results["permute"].append(row)
+        print(f"  {kind} {shape} {dtype}: ours {row.get('ours_us', 0):.1f} eager {row.get('eager_us', 0):.1f} "
+              f"compile {row.get('compile_us') or 0:.1f} triton {row.get('triton_us') or 0:.1f} "
+              f"correct {row.get('correct')}", flush=True)
+
+
 def measure(args) -> None:
     import gpu_suite
 
@@ -451,22 +467,12 @@ def measure(args) -> None:
         print(f"Triton peer unavailable: {error}", flush=True)
         triton = None
     compiled = Compiled(args.compile_budget)
+    # the small cases and the casts first (quick), then the large classes until the budget is spent
+    order = sorted(ops_cases.SWEEP, key=lambda case: case[0] != "small")
+    small = [case for case in order if case[0] == "small"]
     start = time.time()
-    for kind, shape, dims, dtype in ops_cases.SWEEP:
-        if time.time() > deadline:
-            results["permute"].append(dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype,
-                                           error="skipped: out of time"))
-            continue
-        try:
-            row = bench_case(kind, shape, dims, dtype, triton, compiled)
-        except Exception as error:  # noqa: BLE001 - one case's failure is a row, not the end of the run
-            row = dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype, correct=False,
-                       error=f"{type(error).__name__}: {str(error)[:300]}")
-        results["permute"].append(row)
-        print(f"  {kind} {shape} {dtype}: ours {row.get('ours_us', 0):.1f} eager {row.get('eager_us', 0):.1f} "
-              f"compile {row.get('compile_us') or 0:.1f} triton {row.get('triton_us') or 0:.1f} "
-              f"correct {row.get('correct')}", flush=True)
-    stages["permute"] = round(time.time() - start, 1)
+    sweep(small, results, triton, compiled, deadline)
+    stages["small"] = round(time.time() - start, 1)
     start = time.time()
     for shape, dtype, fp8 in ops_cases.CASTS:
         if time.time() > deadline:
@@ -481,6 +487,9 @@ def measure(args) -> None:
         print(f"  cast {shape} {dtype}->{fp8}: ours {row.get('ours_us', 0):.1f} eager {row.get('eager_us', 0):.1f} "
               f"compile {row.get('compile_us') or 0:.1f} correct {row.get('correct')}", flush=True)
     stages["cast"] = round(time.time() - start, 1)
+    start = time.time()
+    sweep(order[len(small):], results, triton, compiled, deadline)
+    stages["permute"] = round(time.time() - start, 1)
     stages["torch.compile compiling"] = round(compiled.spent, 1)
     results["stage_seconds"] = stages
     results["summary"] = summary(results)

@@ -29,7 +29,7 @@ ONLY=$ONLY,blocks256,shared128,persist128x16w,persist64x4w_shared,shared,blocks6
 ONLY=$ONLY,persist64x8w,persist64x8w_shared
 timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/ops/test_gpu.py > "$OUT/ops_gpu_tests.txt" 2>&1
 echo "gpu tests: rc $? in $((SECONDS - start)) s: $(tail -n 1 "$OUT/ops_gpu_tests.txt")"
-timeout 200 python3 benchmarks/ops_bench.py --out "$OUT" --budget 120 --compile-budget 45 > "$OUT/ops_bench.log" 2>&1
+timeout 200 python3 benchmarks/ops_bench.py --out "$OUT" --budget 130 --compile-budget 60 > "$OUT/ops_bench.log" 2>&1
 echo "ops_bench: rc $? at $((SECONDS - start)) s"; sed -n '/## Targets/,/## First call/p' "$OUT/ops_bench.md"
 timeout 150 python3 benchmarks/transpose_bench.py --out "$OUT" --only "$ONLY" > "$OUT/transposes.log" 2>&1
 echo "transposes: rc $? at $((SECONDS - start)) s"; sed -n '3,12p' "$OUT/transposes.md"
