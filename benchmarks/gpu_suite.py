@@ -685,6 +685,17 @@ PERSISTENT_TRANSPOSES = {
         # 128 rows x 256 columns of A, 16 warps: 56 registers, 2 CTAs (32 warps) per SM
         ("persist128x256x16w", dict(warps=16, rows=128), 2, {})),
     2: (("persist128x16w", dict(warps=16, rows=128, cols=128), 2, {}),),
+    # 64 x 64 tiles of 4-row blocks, 8 warps (16-byte shared accesses both ways), 4 CTAs per SM: no local memory
+    4: (("persist64x8w", dict(warps=8, rows=64, cols=64), 4, {}),),
+}
+
+#: Persistent transposes through ``transpose_layouts`` (the layouts Triton's ``tl.trans`` picks itself at 64 x 64
+#: for 32-bit elements: 16-byte global vectors both ways, 4-byte shared accesses), so that every CTA takes the
+#: same number of tiles and the next tile's loads are in flight (no last partial wave of one-tile CTAs):
+#: element bytes -> (tag, ``transpose_layouts`` arguments, CTAs per SM: the most that keep every register).
+PERSISTENT_SHARED_TRANSPOSES = {
+    2: (("persist64x4w_shared", dict(warps=4), 6),),
+    4: (("persist64x4w_shared", dict(warps=4), 6), ("persist64x8w_shared", dict(warps=8), 4)),
 }
 
 def transpose_async_layouts(element_bytes: int, warps: int = 8, rows: int = 256, cols: int = 256):
@@ -730,7 +741,7 @@ def transpose_kernels(n: int):
     (16-byte vectors on both global sides), within each thread (``transpose_register_layouts``) and
     persistent (``PERSISTENT_TRANSPOSES``) and persistent with cp.async (``ASYNC_TRANSPOSES``); every one
     emitted with ``pdl=True`` (launched plainly it runs as without; ``transposes`` times both launches)."""
-    from linear_layouts.codegen.kernel import (
+    from linear_layouts.codegen.transpose import (
         emit_async_transpose_kernel, emit_persistent_transpose_kernel, emit_transpose_kernel,
     )
 
@@ -757,6 +768,10 @@ def transpose_kernels(n: int):
                          ("blocks256x16w", lambda eb: transpose_wide_block_layouts(eb, warps=16, rows=128, cols=128))]
         if w == 1:  # the best 8-bit variant so far with streaming cache hints (`h`) or grouped tile orders
             variants += [(tag, lambda eb: transpose_wide_block_layouts(eb, warps=16)) for tag in ONE_TILE_OPTIONS]
+        if w == 4:  # 4-row blocks (16-byte shared accesses) at 64 x 64 / 4 warps and 128 x 128 / 16 warps; 8 warps
+            variants += [("blocks64x4w", lambda eb: transpose_wide_block_layouts(eb, warps=4, rows=64, cols=64)),
+                         ("blocks128x16w", lambda eb: transpose_wide_block_layouts(eb, warps=16, rows=128, cols=128)),
+                         ("shared64x8w", lambda eb: transpose_layouts(eb, warps=8))]
         for tag, layouts in variants:
             src, dst = layouts(w)
             step = conversion_step(src, dst, 8 * w)
@@ -771,6 +786,11 @@ def transpose_kernels(n: int):
             opts = dict(opts, group_rows=min(opts.get("group_rows", 1), n // src.out_dim_size(src.out_dim_names[0])))
             out.append((w, tag, step, emit_persistent_transpose_kernel(name, src, dst, w, step, n, n,
                                                                        ctas_per_sm=ctas, pdl=True, **opts)))
+        for tag, kw, ctas in PERSISTENT_SHARED_TRANSPOSES.get(w, ()):
+            src, dst = transpose_layouts(w, **kw)
+            step = conversion_step(src, dst, 8 * w)
+            out.append((w, tag, step, emit_persistent_transpose_kernel(kernel_name("ll_transpose", w, n, tag), src, dst,
+                                                                       w, step, n, n, ctas_per_sm=ctas, pdl=True)))
         for tag, kw, ctas in ROW_VECTOR_TRANSPOSES.get(w, ()):
             src, dst = transpose_async_layouts(w, **kw)
             step = conversion_step(src, dst, 8 * w)

@@ -1,17 +1,20 @@
 """The GPU suite's transpose stage alone (``gpu_suite.transposes``: 8192^2, 8/16/32-bit, every
-variant of ``gpu_suite.transpose_kernels``, against the 1 GiB device copy), plus compute-sanitizer
-memcheck and racecheck of the new transpose kernels (persistent, hinted, grouped; ``--sanitize-all``:
-every one) on a small matrix, persistent kernels on a grid of 3 CTAs so each loops over several
-tiles.  About a minute of device time.
+variant of ``gpu_suite.transpose_kernels``, against the 1 GiB device copy), its peers timed in the same
+run the same way (CUDA graphs of ``gpu_suite.TRANSPOSE_GRAPH_LAUNCHES`` launches): Triton's ``tl.trans`` at
+each of its tiles (``triton_transpose.py``, cubins compiled ahead by Triton 3.6) and PyTorch's
+``x.t().contiguous()``, plus compute-sanitizer memcheck and racecheck of the new transpose kernels
+(persistent, hinted, grouped; ``--sanitize-all``: every one) on a small matrix, persistent kernels on a
+grid of 3 CTAs so each loops over several tiles.  About a minute of device time.
 
-    # CPU (compiles the cubins into benchmarks/build/cubins):
-    PYTHONPATH=src python3 benchmarks/transpose_bench.py --mode prepare
+    # CPU (compiles our cubins into benchmarks/build/cubins, Triton's into benchmarks/build/triton_transpose):
+    PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/transpose_bench.py --mode prepare
     # device (carry benchmarks/build):
     PYTHONUNBUFFERED=1 PYTHONPATH=src python3 benchmarks/transpose_bench.py --out $OUT
 
-Writes ``transposes.json`` (the copy, the transpose rows, the sanitizer summaries) and
-``transposes.md`` (a table: µs, TB/s, fraction of the copy bandwidth, of torch's and of our same-size copy)
-under ``--out``; ``--only persist256x16w,blocks256x16w`` times the named variants only.
+Writes ``transposes.json`` (the copy, the transpose rows, the peers, the sanitizer summaries) and
+``transposes.md`` (per width: our best kernel against Triton's best tile and PyTorch; then every kernel:
+µs, TB/s, fraction of the copy bandwidth, of torch's and of our same-size copy) under ``--out``;
+``--only persist256x16w,blocks256x16w`` times the named variants only.
 """
 
 from __future__ import annotations
@@ -108,15 +111,99 @@ def sanitize(tool: str, timeout: int, every: bool) -> dict:
     return dict(tool=tool, rc=rc, seconds=round(time.time() - start, 1), summary=summary[-10:], tail=out[-1500:])
 
 
+def peers(n: int, repeats: int) -> list[dict]:
+    """Per width (8/16/32-bit): Triton's ``tl.trans`` kernel at each precompiled tile and PyTorch's
+    ``x.t().contiguous()`` on an ``n x n`` matrix, timed like our transposes, each checked against torch."""
+    import torch
+
+    from triton_transpose import TritonTransposes
+
+    triton = TritonTransposes()
+    rows = []
+    for w in (1, 2, 4):
+        tdt = {1: torch.int8, 2: torch.int16, 4: torch.int32}[w]
+        a = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
+        b = torch.empty_like(a)
+        expected = a.t().contiguous()
+        tiles = {}
+        for tile, launch in triton.launchers(w, n, n).items():
+            b.zero_()
+            us = gpu_suite._time(lambda launch=launch: launch(a.data_ptr(), b.data_ptr()), repeats=repeats,
+                                 inner=gpu_suite.TRANSPOSE_GRAPH_LAUNCHES)
+            tiles[tile] = dict(us=us, tb_per_s=2 * n * n * w / (us * 1e-6) / 1e12, correct=bool(torch.equal(b, expected)))
+            print(f"  triton {8 * w}-bit {tile}: {tiles[tile]}", flush=True)
+        torch_us = gpu_suite._time(lambda: a.t().contiguous(), repeats=repeats, inner=gpu_suite.TRANSPOSE_GRAPH_LAUNCHES)
+        good = {t: v for t, v in tiles.items() if v["correct"]}
+        best = min(good, key=lambda t: good[t]["us"]) if good else None
+        rows.append(dict(bits=8 * w, size=n, triton_tiles=tiles, triton_best_tile=best,
+                         triton_us=good[best]["us"] if best else None, torch_us=torch_us,
+                         torch_tb_per_s=2 * n * n * w / (torch_us * 1e-6) / 1e12))
+        del a, b, expected
+    return rows
+
+
+def comparison(results: dict) -> list[dict]:
+    """Per width: our best correct kernel (plain launches, and with programmatic dependent launch) against
+    Triton's best tile and PyTorch, and the fraction of the 1 GiB copy bandwidth."""
+    copy = (results.get("copy") or {}).get("tb_per_s")
+    out = []
+    for peer in results.get("peers", []):
+        ours = [r for r in results.get("transpose", []) if r["bits"] == peer["bits"] and r.get("correct")]
+        if not ours:
+            continue
+        best = min(ours, key=lambda r: r["us"])
+        pdl = [r for r in ours if r.get("correct_pdl") and r.get("us_pdl")]
+        best_pdl = min(pdl, key=lambda r: r["us_pdl"]) if pdl else None
+        row = dict(bits=peer["bits"], ours=best["layouts"], ours_us=best["us"], ours_tb_per_s=best["tb_per_s"],
+                   triton_tile=peer["triton_best_tile"], triton_us=peer["triton_us"], torch_us=peer["torch_us"])
+        if copy:
+            row["ours_of_copy"] = best["tb_per_s"] / copy
+        if peer["triton_us"]:
+            row["ours_vs_triton"] = peer["triton_us"] / best["us"]
+            row["triton_of_copy"] = (2 * peer["size"] ** 2 * peer["bits"] / 8 / (peer["triton_us"] * 1e-6) / 1e12 / copy
+                                     if copy else None)
+        row["ours_vs_torch"] = peer["torch_us"] / best["us"]
+        if best_pdl:
+            row.update(ours_pdl=best_pdl["layouts"], ours_pdl_us=best_pdl["us_pdl"],
+                       ours_pdl_vs_triton=peer["triton_us"] / best_pdl["us_pdl"] if peer["triton_us"] else None,
+                       ours_pdl_of_copy=best_pdl.get("fraction_of_copy_pdl"))
+        out.append(row)
+    return out
+
+
+def _cell(value, fmt: str = "{:.3f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
 def report(results: dict) -> str:
     c = results.get("copy") or {}
     lines = [f"# 8192^2 transposes ({results['environment'].get('gpu', '?')}, {results['environment']['date']})", "",
-             f"Device copy (1 GiB): {c.get('tb_per_s', float('nan')):.3f} TB/s.", "",
-             "| element | layouts | tile | grid | µs | TB/s | of copy bandwidth | of a same-size copy "
-             "| of our same-size copy | cold µs (copy) | correct |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"Device copy (1 GiB): {c.get('tb_per_s', float('nan')):.3f} TB/s.", ""]
+    if results.get("comparison"):
+        lines += ["Our best kernel per width against its peers, timed in this run the same way (CUDA graphs of "
+                  f"{gpu_suite.TRANSPOSE_GRAPH_LAUNCHES} launches): Triton `tl.trans` at its best of "
+                  "`triton_transpose.TILES`, PyTorch `x.t().contiguous()`. Targets: >= 1.03x Triton, >= 93% of the "
+                  "copy bandwidth.", "",
+                  "| width | ours (plain launches) | µs | of copy | Triton best tile | µs | of copy | ours / Triton "
+                  "| PyTorch µs | ours / PyTorch | ours with PDL | µs | of copy | / Triton |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in results["comparison"]:
+            lines.append(f"| {r['bits']}-bit | {r['ours']} | {r['ours_us']:.1f} | {_cell(r.get('ours_of_copy'), '{:.1%}')} "
+                         f"| {r['triton_tile']} | {_cell(r['triton_us'], '{:.1f}')} | {_cell(r.get('triton_of_copy'), '{:.1%}')} "
+                         f"| {_cell(r.get('ours_vs_triton'), '{:.3f}x')} | {r['torch_us']:.1f} | {r['ours_vs_torch']:.2f}x "
+                         f"| {r.get('ours_pdl', '-')} | {_cell(r.get('ours_pdl_us'), '{:.1f}')} "
+                         f"| {_cell(r.get('ours_pdl_of_copy'), '{:.1%}')} | {_cell(r.get('ours_pdl_vs_triton'), '{:.3f}x')} |")
+        lines += ["", "Triton's tiles (µs; `BMxBN/warps`):", ""]
+        for p in results.get("peers", []):
+            cells = ", ".join(f"{t} {v['us']:.1f}{'' if v['correct'] else ' WRONG'}" for t, v in p["triton_tiles"].items())
+            lines.append(f"- {p['bits']}-bit: {cells}")
+        lines.append("")
+    lines += ["| element | layouts | tile | grid | µs | µs PDL | TB/s | of copy bandwidth | of a same-size copy "
+              "| of our same-size copy | cold µs (copy) | correct |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results.get("transpose", []):
         frac = f"{100 * r['fraction_of_copy']:.1f}%" if "fraction_of_copy" in r else "-"
         lines.append(f"| {r['bits']}-bit | {r['layouts']} | {r['tile']} | {r.get('grid')} | {r['us']:.1f} | "
+                     f"{_cell(r.get('us_pdl'), '{:.1f}')} | "
                      f"{r['tb_per_s']:.3f} | {frac} | {100 * r['fraction_of_same_size_copy']:.1f}% | "
                      f"{gpu_suite.own_copy_cell(r)} | "
                      f"{r.get('cold_us', float('nan')):.1f} ({r.get('same_size_copy_cold_us', float('nan')):.1f}) | "
@@ -133,6 +220,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated variant tags to time (default: all)")
     ap.add_argument("--repeats", type=int, default=15, help="graph replays (of gpu_suite.TRANSPOSE_GRAPH_LAUNCHES launches) per median (suite: 5)")
     ap.add_argument("--no-sanitize", action="store_true")
+    ap.add_argument("--no-peers", action="store_true", help="leave out Triton's tl.trans tiles and PyTorch")
     ap.add_argument("--sanitize-all", action="store_true", help="sanitize every transpose (default: the new ones)")
     ap.add_argument("--sanitizer-timeout", type=int, default=150)
     args = ap.parse_args()
@@ -145,6 +233,10 @@ def main() -> None:
     sources = _sources(8192) + _sources(SANITIZE_SIZE)
     print(f"compiled (or found cached) {len(sources)} cubins in {gpu_suite.compile_all(sources):.1f} s", flush=True)
     if args.mode == "prepare":
+        if not args.no_peers:
+            import triton_transpose  # noqa: PLC0415 - needs Triton 3.6 (the device's) on the path
+
+            triton_transpose.prepare({(w, True, True) for w in (1, 2, 4)})
         return
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -153,6 +245,9 @@ def main() -> None:
     print("copy", results["copy"], flush=True)
     ns = argparse.Namespace(transpose_size=8192, transpose_only=args.only, transpose_repeats=args.repeats)
     results["transpose"] = gpu_suite.transposes(ns, results["copy"])
+    if not args.no_peers:
+        results["peers"] = peers(8192, args.repeats)
+        results["comparison"] = comparison(results)
     if not args.no_sanitize:
         results["sanitizers"] = [sanitize(tool, args.sanitizer_timeout, args.sanitize_all)
                                  for tool in ("memcheck", "racecheck")]

@@ -15,7 +15,7 @@ import pytest
 from linear_layouts.codegen import runtime
 from linear_layouts.codegen.emulate import emulate_transpose, find_cxx
 from linear_layouts.codegen.intrinsics import DEPENDENT_LAUNCH_PROLOGUE, KERNEL_PROLOGUE
-from linear_layouts.codegen.kernel import (
+from linear_layouts.codegen.transpose import (
     emit_async_transpose_kernel, emit_persistent_transpose_kernel, emit_transpose_kernel,
 )
 from linear_layouts.codegen.plan import conversion_step

@@ -15,7 +15,8 @@ from linear_layouts.analysis.warp_simulator import random_within_warp_partner
 from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.layouts.nvmma import NVMMADistributedLayout
 from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion
-from linear_layouts.codegen.kernel import emit_conversion_kernel, emit_transpose_kernel
+from linear_layouts.codegen.kernel import emit_conversion_kernel
+from linear_layouts.codegen.transpose import emit_transpose_kernel
 from linear_layouts.codegen.model import emitted_wavefronts
 from linear_layouts.codegen.plan import conversion_kernel, conversion_step, step_from_plan
 from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc, split_ptx_entries

@@ -17,7 +17,8 @@ from linear_layouts.analysis.conversion import plan_conversion
 from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.codegen.conversion import SharedConversion
 from linear_layouts.codegen.emulate import emulate_check, emulate_transpose, find_cxx
-from linear_layouts.codegen.kernel import emit_conversion_kernel, emit_transpose_kernel
+from linear_layouts.codegen.kernel import emit_conversion_kernel
+from linear_layouts.codegen.transpose import emit_transpose_kernel
 from linear_layouts.codegen.model import emitted_wavefronts
 from linear_layouts.codegen.plan import conversion_step
 from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc

@@ -13,8 +13,11 @@ Modules, one job each:
 - ``shuffle``: warp-shuffle rounds (``shfl.sync``) of an ``analysis.shuffles.ShufflePlan``.
 - ``gather``: warp-local gather by shuffles (``analysis.gather`` plans) and the shared-memory gather.
 - ``conversion``: conversion steps (register copy, shared memory, padded baseline).
-- ``kernel``: whole kernels (tile conversion with round trips; tiled matrix transpose, one tile per CTA
-  or persistent and software-pipelined); the packings.
+- ``kernel``: whole conversion kernels (a tile converted, with round trips); the packings.
+- ``transpose``: tiled matrix transposes of power-of-two matrices (one tile per CTA, persistent and
+  software-pipelined, cp.async).
+- ``permute``: transposes, permutations and fp8 cast-transposes of tensors of any shape (masked edge
+  tiles, batches, runtime strides): the kernels of ``linear_layouts.ops``.
 - ``cost``: what a step costs as emitted (``analysis.cost_model``'s device tables).
 - ``plan``: ``analysis.conversion`` plans -> steps -> kernels (``conversion_kernel``).
 - ``model``: bank model of the instructions emitted (what ncu should count).
@@ -25,7 +28,8 @@ Modules, one job each:
 """
 
 from linear_layouts.codegen.index import emit_index, emit_inverse_index, index_expression, inverse_index_expression
-from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel, emit_transpose_kernel
+from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel
+from linear_layouts.codegen.transpose import emit_transpose_kernel
 from linear_layouts.codegen.plan import conversion_kernel, conversion_step, step_from_plan
 from linear_layouts.codegen.verify import verify_conversion
 

@@ -4,7 +4,8 @@ ldmatrix/stmatrix exchanges between the lanes of a warp), so CI checks every ele
 kernels without a GPU.
 
 ``emulate_kernel(kernel, data, iterations)`` returns the output array; ``emulate_check`` counts the
-elements a conversion kernel (an identity on its array) gets wrong on random data.
+elements a conversion kernel (an identity on its array) gets wrong on random data; ``emulate_launch``
+runs a kernel of any signature (a ``permute.PermuteKernel``: pointers and scalars) on a 1-D grid.
 
 Example: ``emulate_check(conversion_kernel(src, dst, "fp16"))`` is 0 for a correct kernel.
 """
@@ -24,7 +25,7 @@ from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, HOST_PRELUDE
 from linear_layouts.codegen.ptx import cache_dir
 from linear_layouts.core.errors import LayoutError
 
-__all__ = ["find_cxx", "emulate_kernel", "emulate_check", "emulate_transpose", "EmulationError"]
+__all__ = ["find_cxx", "emulate_kernel", "emulate_check", "emulate_transpose", "emulate_launch", "EmulationError"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -81,9 +82,6 @@ int main(int argc, char** argv) {
 
 
 def _binary(kernel, transpose: bool = False, persistent: bool = False, dynamic: bool = False) -> Path:
-    cxx = find_cxx()
-    if cxx is None:
-        raise EmulationError("no C++20 compiler found (set $CXX)")
     body = kernel.source[len(DEVICE_PRELUDE):] if kernel.source.startswith(DEVICE_PRELUDE) else kernel.source
     elem = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}[kernel.element_bytes]
     if transpose and persistent:  # a 1-D grid (its size: the run's 5th argument) looping over all tiles
@@ -97,7 +95,14 @@ def _binary(kernel, transpose: bool = False, persistent: bool = False, dynamic: 
             .replace("THREADS", f"{kernel.threads}u").replace("KERNEL", kernel.name).replace("ELEM", elem)
             .replace("GRID_X", f"{grid_x}u").replace("ITERATIONS", iterations)
             .replace("LAUNCHES", "2" if dynamic else "1"))
-    text = HOST_PRELUDE + "\n#include <cstdlib>\n" + body + main
+    return _executable(HOST_PRELUDE + "\n#include <cstdlib>\n" + body + main)
+
+
+def _executable(text: str) -> Path:
+    """The host program ``text`` compiled (C++20, threads), cached in the private kernel cache by hash."""
+    cxx = find_cxx()
+    if cxx is None:
+        raise EmulationError("no C++20 compiler found (set $CXX)")
     root = cache_dir()  # the private kernel cache (ptx.cache_dir: ours, 0700): no one else can plant a binary
     key = hashlib.sha256(text.encode()).hexdigest()[:24]
     exe = root / f"{key}.emu"
@@ -168,3 +173,92 @@ def emulate_transpose(kernel, seed: int = 0, ctas: int = 0) -> bool:
             raise EmulationError(f"emulated kernel {kernel.name} exited with {proc.returncode}: {proc.stderr[-2000:]}")
         b = np.frombuffer(dst.read_bytes(), dtype=dtype).reshape(kernel.cols, kernel.rows)
     return bool(np.array_equal(b, a.T))
+
+
+_LAUNCH_MAIN = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+int main(int argc, char** argv) {
+  if (argc != 2 + PARAMS) return 2;
+  const unsigned ctas = (unsigned)strtoul(argv[1], nullptr, 10);
+  std::vector<std::vector<unsigned char>> buffers(PARAMS);
+  std::vector<unsigned long long> offsets(PARAMS, 0ull);
+  for (int i = 0; i < PARAMS; ++i) {
+    if (argv[2 + i][0] != '@') continue;  // a pointer: @OFFSET@file (read, then written back), or a scalar
+    offsets[i] = strtoull(argv[2 + i] + 1, nullptr, 10);
+    FILE* f = fopen(strchr(argv[2 + i] + 1, '@') + 1, "rb"); if (!f) return 3;
+    fseek(f, 0, SEEK_END); long n = ftell(f); fseek(f, 0, SEEK_SET);
+    buffers[i].resize((size_t)n + 1);
+    if (n && fread(buffers[i].data(), 1, (size_t)n, f) != (size_t)n) return 4;
+    fclose(f);
+  }
+  for (unsigned blk = 0; blk < ctas; ++blk) {
+    std::barrier<> cta(THREADS);
+    ll_cta_barrier = &cta;
+    std::vector<std::unique_ptr<std::barrier<>>> warps;
+    for (unsigned w = 0; w < THREADS / 32; ++w) { warps.emplace_back(new std::barrier<>(32)); ll_warp_barrier[w] = warps.back().get(); }
+    std::memset(ll_shared, 0xcd, sizeof ll_shared);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < THREADS; ++t)
+      pool.emplace_back([&, t] { threadIdx.x = t; blockIdx.x = blk; blockIdx.y = 0; gridDim.x = ctas; gridDim.y = 1; gridDim.z = 1;
+        KERNEL(ARGUMENTS); });
+    for (auto& th : pool) th.join();
+  }
+  for (int i = 0; i < PARAMS; ++i) {
+    if (argv[2 + i][0] != '@') continue;
+    FILE* f = fopen(strchr(argv[2 + i] + 1, '@') + 1, "wb"); if (!f) return 5;
+    fwrite(buffers[i].data(), 1, buffers[i].size() - 1, f); fclose(f);
+  }
+  return 0;
+}
+"""
+
+
+def _argument(i: int, ctype: str) -> str:
+    """C++ of parameter ``i`` (of C type ``ctype``) read from the harness's buffers or ``argv``."""
+    base = ctype.replace("__restrict__", "").strip()
+    if "*" in base:
+        return f"(buffers[{i}].empty() ? ({base})nullptr : ({base})(buffers[{i}].data() + offsets[{i}]))"
+    if base in ("float", "double"):
+        return f"({base})strtod(argv[{2 + i}], nullptr)"
+    return f"({base})strtoull(argv[{2 + i}], nullptr, 10)"
+
+
+def emulate_launch(kernel, ctas: int, arguments: list) -> list:
+    """Run ``kernel`` (a ``permute.PermuteKernel``) on the CPU as a 1-D grid of ``ctas`` CTAs with
+    ``arguments``, one per ``kernel.params``: a NumPy array for a pointer (its bytes are the memory; it
+    is returned as the kernel left it), or ``(array, byte offset)`` for a pointer into it, ``None`` for a
+    null pointer, an int or float for a scalar.
+    Returns the arguments with every array replaced by its contents after the run."""
+    if kernel.threads > 1024 or kernel.threads % 32:
+        raise LayoutError(f"kernel: {kernel.threads} threads is not a whole number of warps up to 1024")
+    if len(arguments) != len(kernel.params):
+        raise LayoutError(f"arguments: the kernel takes {len(kernel.params)}, got {len(arguments)}")
+    body = kernel.source[len(DEVICE_PRELUDE):] if kernel.source.startswith(DEVICE_PRELUDE) else kernel.source
+    call = ", ".join(_argument(i, ctype) for i, (ctype, _) in enumerate(kernel.params))
+    main = (_LAUNCH_MAIN.replace("PARAMS", str(len(kernel.params))).replace("THREADS", f"{kernel.threads}u")
+            .replace("KERNEL", kernel.name).replace("ARGUMENTS", call))
+    exe = _executable(HOST_PRELUDE + body + main)
+    with tempfile.TemporaryDirectory() as tmp:
+        argv, files = [str(exe), str(int(ctas))], {}
+        for i, value in enumerate(arguments):
+            array, offset = value if isinstance(value, tuple) else (value, 0)
+            if isinstance(array, np.ndarray):
+                path = Path(tmp) / f"a{i}.bin"
+                path.write_bytes(np.ascontiguousarray(array).tobytes())
+                files[i] = path
+                argv.append(f"@{int(offset)}@{path}")
+            elif value is None:
+                argv.append("0")
+            else:
+                argv.append(repr(float(value)) if isinstance(value, float) else str(int(value)))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        if proc.returncode:
+            raise EmulationError(f"emulated kernel {kernel.name} exited with {proc.returncode}: {proc.stderr[-2000:]}")
+        out = []
+        for i, value in enumerate(arguments):
+            array = value[0] if isinstance(value, tuple) else value
+            out.append(np.frombuffer(files[i].read_bytes(), dtype=array.dtype).reshape(array.shape).copy()
+                       if i in files else value)
+        return out

@@ -8,12 +8,17 @@ access of up to 16 bytes (``ld.global.v4.b32`` for 16 bytes).  Stores are issued
 ones do not (H100, ncu ``lts__t_sectors_srcunit_tex_op_write``: 2.1M L1 store sectors of a 16-bit
 whole kernel reached L2 as 1.2M writes scattered, 0.53M grouped; benchmarks/whole_kernel_profile.py).
 
+A ``Pitch`` places the tile inside a larger matrix whose row stride is known only at run time (and,
+with ``bounds``, predicates each access on the tile's valid part: the edge tiles of any shape).
+
 Example: a blocked layout with 4 fp32 registers per thread along the fastest dim loads with one
 16-byte ``ld.global.v4`` per 4 registers; with ``order=[0, 1]`` (register bit 0 along the slow dim)
 too, since register bits 1 and 2 are the fast dim's.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 from linear_layouts.analysis.vectorization import unit_offset_bits
 from linear_layouts.codegen.elements import check_element_bytes, element_type, pack_words, unpack_words
@@ -28,7 +33,7 @@ from linear_layouts.core.errors import LayoutError
 __all__ = [
     "global_vector_elements", "emit_global_load", "emit_global_store", "global_instruction_count",
     "emit_global_load_words", "emit_global_store_words", "emit_global_load_stages", "global_load_vectors",
-    "check_l2_prefetch_bytes", "vector_map", "store_order", "SECTOR_BYTES",
+    "check_l2_prefetch_bytes", "vector_map", "store_order", "SECTOR_BYTES", "Pitch",
 ]
 
 _WORD_VECTORS = {1: "unsigned", 2: "uint2", 4: "uint4"}
@@ -36,6 +41,64 @@ _WORD_FIELDS = ("x", "y", "z", "w")
 
 #: Bytes of an L2 sector (the unit of ``store_order``'s grouping).
 SECTOR_BYTES = 32
+
+
+@dataclass(frozen=True)
+class Pitch:
+    """Rows of a tile at a runtime row stride: a map's element offset ``o`` in the compact row-major tile
+    ``2**column_bits`` elements wide is row ``o >> column_bits``, column ``o & (2**column_bits - 1)``,
+    and lives at element ``row * pitch + column`` from the tile's pointer (``pitch``: a C expression of
+    an integer type).  ``bounds``: C expressions ``(rows, columns)`` of the tile's valid part, or None
+    (all valid); with them every access is predicated on its first element (a load that is off reads
+    zeros, a store that is off writes nothing), so the caller keeps ``columns`` a multiple of the
+    vector (a vector lies in one row: it is then valid whole or not at all).
+
+    Example: ``Pitch(6, "lda")``: offset ``0xc5`` is row 3, column 5, at ``3 * lda + 5``; the address of a
+    vector ``0xc5`` from the thread's own (rows and columns of disjoint bits: ``^`` is ``+``) is
+    ``ptr_thread + 0x3ull * lda + 0x5u``, with ``ptr_thread = ptr + (size_t)thread_row * lda + thread_col``."""
+
+    column_bits: int
+    pitch: str
+    bounds: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.column_bits < 32:
+            raise LayoutError(f"column_bits: must be in [0, 32), got {self.column_bits}")
+
+    def split(self, hmap: HardwareMap) -> tuple[HardwareMap, HardwareMap]:
+        """``(rows, columns)``: ``hmap`` with every image cut into its row and its column part."""
+        mask = (1 << self.column_bits) - 1
+
+        def part(f) -> HardwareMap:
+            return replace(hmap, register=tuple(map(f, hmap.register)), lane=tuple(map(f, hmap.lane)),
+                           warp=tuple(map(f, hmap.warp)))
+
+        return part(lambda x: x >> self.column_bits), part(lambda x: x & mask)
+
+    def thread_lines(self, hmap: HardwareMap, pointer: str) -> list[str]:
+        """Declarations of ``thread_row`` and ``thread_col`` (the lane/warp part of every access) and
+        of ``{pointer}_thread``, the address of the thread's own element."""
+        rows, cols = self.split(hmap)
+        return [f"const unsigned thread_row = {rows.address(0).to_cuda()};",
+                f"const unsigned thread_col = {cols.address(0).to_cuda()};",
+                f"auto* const {pointer}_thread = {pointer} + (size_t)thread_row * {self.pitch} + thread_col;"]
+
+    def access(self, hmap: HardwareMap, register: int, pointer: str) -> tuple[str, str | None]:
+        """``(address, guard)`` of the access whose first element is ``register``'s: the pointer
+        expression, and the C condition of its validity (None without ``bounds``)."""
+        rows, cols = self.split(hmap)
+        row, col = rows.address(register), cols.address(register)
+        r = combine(row.constant, row.runtime_bits, "thread_row")
+        c = combine(col.constant, col.runtime_bits, "thread_col")
+        guard = None if self.bounds is None else f"{r} < {self.bounds[0]} && {c} < {self.bounds[1]}"
+        if (row.constant & row.runtime_bits) or (col.constant & col.runtime_bits):
+            return f"{pointer} + (size_t){r} * {self.pitch} + {c}", guard
+        address = f"{pointer}_thread"
+        if row.constant:
+            address += f" + {row.constant:#x}ull * {self.pitch}"
+        if col.constant:
+            address += f" + {col.constant:#x}u"
+        return address, guard
 
 
 def vector_map(hmap: HardwareMap) -> HardwareMap:
@@ -120,7 +183,9 @@ def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, point
     return "{ " + " ".join(body) + " }"
 
 
-def _thread_offset(hmap: HardwareMap, lines: list[str]) -> list[str]:
+def _thread_offset(hmap: HardwareMap, lines: list[str], pitch: Pitch | None = None, pointer: str = "") -> list[str]:
+    if pitch is not None:
+        return ["{"] + ["  " + x for x in pitch.thread_lines(hmap, pointer) + lines] + ["}"]
     part = hmap.address(0).to_cuda()
     return ["{", f"  const unsigned thread_offset = {part};"] + ["  " + x for x in lines] + ["}"]
 
@@ -180,11 +245,14 @@ def check_l2_prefetch_bytes(l2_prefetch_bytes: int) -> int:
 
 def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: Emission,
                 vector_names: list[str] | None, hint: str = "", l2_prefetch_bytes: int = 0,
-                ) -> tuple[list[str], list[str], list[str]]:
+                pitch: Pitch | None = None) -> tuple[list[str], list[str], list[str]]:
     """(issue lines, repack lines, register word expressions) of the loads of ``hmap``'s registers:
     vector ``i`` goes to ``vector_names[i]`` (assigned: the caller declares them; ``None``: fresh
     ``const`` locals); ``hint``, ``l2_prefetch_bytes``: the cache hint and L2 prefetch size of
-    ``intrinsics.global_load_function`` (16-byte loads only)."""
+    ``intrinsics.global_load_function`` (16-byte loads only); ``pitch``: addresses (and predicates)
+    of a ``Pitch`` (plain loads only)."""
+    if pitch is not None and (hint or l2_prefetch_bytes):
+        raise LayoutError("pitch: pitched loads take no cache hint or L2 prefetch size")
     hmap = vector_map(hmap)
     v = global_vector_elements(hmap, w)
     nbytes = v * w
@@ -195,11 +263,12 @@ def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: E
         offset = combine(expr.constant, expr.runtime_bits)
         flat = list(_vector_bytes(hmap, w, r, v))
         declare = vector_names is None
+        address, guard = pitch.access(hmap, r, pointer) if pitch is not None else (f"{pointer} + {offset}", None)
         if nbytes < 4:
             ctype = "unsigned short" if nbytes == 2 else "unsigned char"
             name = em.fresh("g") if declare else vector_names[i]
             lhs = f"const unsigned {name}" if declare else name
-            issue.append(f"{lhs} = *reinterpret_cast<const {ctype}*>({pointer} + {offset});")
+            issue.append(f"{lhs} = {_guarded(f'*reinterpret_cast<const {ctype}*>({address})', guard, 'unsigned')};")
             loaded.append(Source(name, tuple(flat + [None] * (4 - len(flat)))))
             continue
         n = nbytes // 4
@@ -213,7 +282,7 @@ def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: E
         elif hint and n == 4:
             issue.append(f"{lhs} = {global_load_function(True, 0)}({pointer} + {offset});")
         else:
-            issue.append(f"{lhs} = *reinterpret_cast<const {vtype}*>({pointer} + {offset});")
+            issue.append(f"{lhs} = {_guarded(f'*reinterpret_cast<const {vtype}*>({address})', guard, vtype)};")
         fields = [q] if n == 1 else [f"{q}.{_WORD_FIELDS[i]}" for i in range(n)]
         for j, f in enumerate(fields):
             loaded.append(Source(f, tuple(flat[4 * j:4 * j + 4])))
@@ -229,6 +298,11 @@ def _load_words(hmap: HardwareMap, w: int, packing: Packing, pointer: str, em: E
     return issue, repacked, exprs
 
 
+def _guarded(load: str, guard: str | None, ctype: str) -> str:
+    """``load``, or ``guard ? load : zero`` (the load is then predicated off)."""
+    return load if guard is None else f"({guard}) ? {load} : {ctype}{{}}"
+
+
 def global_load_vectors(hmap: HardwareMap, element_bytes: int) -> tuple[str, int]:
     """(C type, count) of the vectors ``emit_global_load_words`` loads, e.g. ``("uint4", 8)``."""
     w = check_element_bytes(element_bytes)
@@ -239,44 +313,49 @@ def global_load_vectors(hmap: HardwareMap, element_bytes: int) -> tuple[str, int
 
 def emit_global_load_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "a",
                            pointer: str = "src", em: Emission | None = None, hint: str = "",
-                           l2_prefetch_bytes: int = 0) -> list[str]:
+                           l2_prefetch_bytes: int = 0, pitch: Pitch | None = None) -> list[str]:
     """C++ lines filling the packed register words ``words`` (``packing``) from the tile at ``pointer``
     with the widest aligned vector loads; loaded words become register words by byte permutes only
     where the packing differs from the register order of memory. ``hint="na"``: 16-byte loads are
     ``ld.global.nc.L1::no_allocate`` (``intrinsics.STREAMING_FUNCTIONS``); ``l2_prefetch_bytes``
-    (0, 64, 128 or 256): 16-byte loads also carry ``.L2::<N>B`` (``intrinsics.prefetch_functions``)."""
+    (0, 64, 128 or 256): 16-byte loads also carry ``.L2::<N>B`` (``intrinsics.prefetch_functions``).
+    ``pitch``: the tile lies in a matrix of a runtime row stride, its loads maybe predicated (``Pitch``)."""
     w = check_element_bytes(element_bytes)
     _check_hint(hint, ("", "na"))
     check_l2_prefetch_bytes(l2_prefetch_bytes)
     em = em if em is not None else Emission("g")
-    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, None, hint, l2_prefetch_bytes)
-    return _thread_offset(hmap, issue + repacked + [f"{words}[{i}] = {e};" for i, e in enumerate(exprs)])
+    issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, None, hint, l2_prefetch_bytes, pitch)
+    return _thread_offset(hmap, issue + repacked + [f"{words}[{i}] = {e};" for i, e in enumerate(exprs)], pitch,
+                          pointer)
 
 
 def emit_global_load_stages(hmap: HardwareMap, element_bytes: int, packing: Packing, vectors: str,
                             words: str = "a", pointer: str = "src", em: Emission | None = None,
-                            hint: str = "", l2_prefetch_bytes: int = 0) -> tuple[list[str], list[str]]:
+                            hint: str = "", l2_prefetch_bytes: int = 0,
+                            pitch: Pitch | None = None) -> tuple[list[str], list[str]]:
     """``emit_global_load_words`` in two stages, for software pipelining: (issue, unpack), where
     ``issue`` loads the vectors ``vectors0, vectors1, ...`` (the caller declares them:
     ``global_load_vectors``) and ``unpack`` turns them into the register words ``words`` by byte
     permutes; code between the two runs while the loads are in flight. ``hint``,
-    ``l2_prefetch_bytes``: as there."""
+    ``l2_prefetch_bytes``, ``pitch``: as there."""
     w = check_element_bytes(element_bytes)
     _check_hint(hint, ("", "na"))
     check_l2_prefetch_bytes(l2_prefetch_bytes)
     em = em if em is not None else Emission("g")
     n = global_load_vectors(hmap, w)[1]
     issue, repacked, exprs = _load_words(hmap, w, packing, pointer, em, [f"{vectors}{i}" for i in range(n)], hint,
-                                         l2_prefetch_bytes)
-    return _thread_offset(hmap, issue), ["{"] + ["  " + x for x in repacked] + [
+                                         l2_prefetch_bytes, pitch)
+    return _thread_offset(hmap, issue, pitch, pointer), ["{"] + ["  " + x for x in repacked] + [
         f"  {words}[{i}] = {e};" for i, e in enumerate(exprs)] + ["}"]
 
 
 def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "b",
-                            pointer: str = "dst", em: Emission | None = None, hint: str = "") -> list[str]:
+                            pointer: str = "dst", em: Emission | None = None, hint: str = "",
+                            pitch: Pitch | None = None) -> list[str]:
     """C++ lines writing the packed register words ``words`` (``packing``) to the tile at ``pointer``,
     each element once (duplicate registers skipped, duplicate lanes and warps predicated off).
-    ``hint="cs"``: 16-byte stores are ``st.global.cs`` (streaming: evict first)."""
+    ``hint="cs"``: 16-byte stores are ``st.global.cs`` (streaming: evict first). ``pitch``: the tile
+    lies in a matrix of a runtime row stride, its stores maybe predicated (``Pitch``)."""
     w = check_element_bytes(element_bytes)
     _check_hint(hint, ("", "cs"))
     em = em if em is not None else Emission("h")
@@ -309,6 +388,11 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
                 operands.append(assemble(t, relevant_sources(sources, by_byte, t, None), em).expr)
         body += em.lines[mark:]
         del em.lines[mark:]
-        template, address = _immediate(pointer, expr, w)
-        body.append(f"{_store_function(nbytes, hint)}{template}({address}, {', '.join(operands)});")
-    return guard_redundant_threads(hmap, _thread_offset(hmap, body))
+        if pitch is None:
+            template, address = _immediate(pointer, expr, w)
+            body.append(f"{_store_function(nbytes, hint)}{template}({address}, {', '.join(operands)});")
+            continue
+        address, guard = pitch.access(hmap, r, pointer)
+        store = f"{_store_function(nbytes, hint)}({address}, {', '.join(operands)});"
+        body.append(store if guard is None else f"if ({guard}) {store}")
+    return guard_redundant_threads(hmap, _thread_offset(hmap, body, pitch, pointer))

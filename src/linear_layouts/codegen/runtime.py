@@ -161,7 +161,7 @@ def launch_programmatic(function: Any, grid: Sequence[int], block: int, pointers
     ``cudaStream_t`` as an int; 0: the default stream) with programmatic stream serialization (CUDA's
     programmatic dependent launch, sm_90 and later): the grid may be scheduled before the previous grid
     of ``stream`` finishes, from the moment all of that grid's CTAs ran ``griddepcontrol.launch_dependents``.
-    For kernels emitted with ``pdl=True`` (``kernel.emit_transpose_kernel`` and the persistent and
+    For kernels emitted with ``pdl=True`` (``transpose.emit_transpose_kernel`` and the persistent and
     cp.async forms), which wait (``griddepcontrol.wait``) for the previous grid's memory before their
     first access: back-to-back launches then overlap their launch latency, never their data.
     ``pointers``: the kernel's arguments, all device pointers (ints), in order.  Works inside CUDA graph

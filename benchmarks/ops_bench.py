@@ -1,0 +1,520 @@
+"""The layout ops (``linear_layouts.ops``) on the device against their peers, one run, side by side.
+
+For every case of ``ops_cases.SWEEP`` (the paper's Figure 2 fp8 transposes, 7B/70B weight matrices, attention
+head transposes, NCHW <-> NHWC of ResNet-50 activations, small launch-bound shapes; fp8, bf16, fp16, fp32,
+fp64) and ``ops_cases.CASTS`` (fp8 cast-transposes): ours, PyTorch eager ``x.permute(dims).contiguous()``,
+``torch.compile`` of the same (Inductor's Triton kernel; ``dynamic=True``, one compile per class, rank,
+permutation and dtype, so the compiles fit the run), a Triton ``tl.trans`` kernel at its best of ``triton_transpose.TILES``
+(cubins compiled on the CPU, for the cases that reduce to a batched transpose) and a same-size copy, each
+timed as the median of CUDA graphs of ``LAUNCHES`` launches (GPU time), each output checked bit for bit
+against PyTorch's (the cast against ``(scale x).clamp(-max, max).to(float8)``); for small cases also the
+host time of a call. Plus the device's copy bandwidth (1 GiB) and the first call's compile time (a fresh
+process with an empty kernel cache, then one with the cubin on disk).
+
+    # CPU: our cubins into benchmarks/build/cubins, Triton's into benchmarks/build/triton_transpose (~3 min):
+    PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/ops_bench.py --mode prepare
+    # device (carry benchmarks/build):
+    PYTHONUNBUFFERED=1 PYTHONPATH=src python3 benchmarks/ops_bench.py --out $OUT
+
+Writes ``ops_bench.json`` and ``ops_bench.md`` under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "cubins"))
+
+import ops_cases  # noqa: E402
+
+#: Launches per CUDA graph (as the suite's transposes: a replay's own start is paid once per graph).
+LAUNCHES = 20
+#: Graph replays per median.
+REPEATS = 5
+#: Bytes from which a case is "large" (the issue's bandwidth targets).
+LARGE_BYTES = 16 << 20
+#: Calls timed on the host for a small case.
+HOST_CALLS = 200
+_FP8_MAX = {"float8_e4m3fn": 448.0, "float8_e5m2": 57344.0}
+
+
+# ---------------------------------------------------------------------------------------------- CPU
+def _triton_needs() -> set[tuple[int, bool, bool]]:
+    """``(element bytes, M % 16 == 0, N % 16 == 0)`` of every sweep case that is a batched transpose."""
+    needs = set()
+    for _, shape, dims, dtype in ops_cases.SWEEP:
+        problem = _problem(shape, dims, dtype)
+        if _triton_batch(problem) is not None:
+            needs.add((problem.element_bytes, problem.rows % 16 == 0, problem.cols % 16 == 0))
+    return needs
+
+
+def prepare() -> None:
+    kernels, seconds = ops_cases.precompile()
+    print(f"ours: {kernels} kernels compiled (or found) in {seconds:.0f} s", flush=True)
+    import triton_transpose  # noqa: PLC0415 - needs Triton 3.6 (the device's) on the path
+
+    triton_transpose.prepare(_triton_needs())
+
+
+# ---------------------------------------------------------------------------------------------- device
+def _problem(shape, dims, dtype):
+    from linear_layouts.ops.plan import plan_permutation
+
+    return plan_permutation(tuple(shape), tuple(dims), ops_cases.ITEMSIZE[dtype])
+
+
+def _triton_batch(problem) -> int | None:
+    """The batch of ``problem`` when it is a plain batched transpose (what the Triton kernel takes), else None."""
+    from linear_layouts.ops.plan import PermuteKind
+
+    if problem.kind is not PermuteKind.TRANSPOSE or problem.element_bytes not in (1, 2, 4, 8):
+        return None
+    if problem.lda != problem.cols or problem.ldb != problem.rows:
+        return None
+    size = problem.rows * problem.cols
+    if len(problem.batch) > 1 or any(b[1] != size or b[2] != size for b in problem.batch):
+        return None
+    return problem.batch[0][0] if problem.batch else 1
+
+
+def _random(shape, dtype_name: str):
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+    size = torch.empty((), dtype=dtype).element_size()
+    return torch.randint(0, 256, tuple(shape) + (size,), dtype=torch.uint8, device="cuda").view(dtype).reshape(shape)
+
+
+def _same(a, b) -> bool:
+    import torch
+
+    return a.shape == b.shape and a.dtype == b.dtype and (
+        not a.numel() or bool(torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))))
+
+
+def _time(fn) -> float:
+    import gpu_suite
+
+    return gpu_suite._time(fn, repeats=REPEATS, inner=LAUNCHES)
+
+
+def _host_us(fn) -> float:
+    """µs per call on the host: ``HOST_CALLS`` calls, then a synchronization."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(HOST_CALLS):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / HOST_CALLS * 1e6
+
+
+class Compiled:
+    """``torch.compile(fn, dynamic=True)``, one per key (class, rank, permutation, dtype), within a budget of
+    compile seconds (a key first met after it is spent is not compiled)."""
+
+    def __init__(self, budget: float):
+        self.budget, self.spent = budget, 0.0
+        self.functions: dict = {}
+
+    def get(self, key, fn):
+        import torch
+
+        if key in self.functions:
+            return self.functions[key], "dynamic"
+        if self.spent > self.budget:
+            return None, "skipped: compile budget spent"
+        self.functions[key] = torch.compile(fn, dynamic=True)
+        return self.functions[key], "dynamic"
+
+
+def _one_tile(x, out, shape, dims, expected) -> dict:
+    """Where ours is a persistent kernel: the same tiles one per CTA (``ops_cases.one_tile_alternative``),
+    checked and timed, so the choice is seen against its alternative."""
+    import torch
+
+    from linear_layouts.ops import launch
+    from linear_layouts.ops.launches import Launch, permute_launches
+
+    launches = permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(), out.data_ptr(),
+                                launch.multiprocessors(x.device.index or 0))
+    others = [ops_cases.one_tile_alternative(item) if isinstance(item, Launch) else None for item in launches]
+    if not others or any(o is None for o in others):
+        return {}
+
+    def run():
+        stream = torch.cuda.current_stream().cuda_stream
+        for o in others:
+            launch.launch(o.kernel, x.device.index or 0, stream, o.ctas, o.values)
+
+    out.zero_()
+    run()
+    return dict(persistent_ctas=launches[0].ctas, one_tile_correct=_same(out, expected), one_tile_us=_time(run))
+
+
+def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -> dict:
+    import torch
+
+    from linear_layouts import ops
+
+    x = _random(shape, dtype)
+    expected = x.permute(dims).contiguous()
+    out = torch.empty_like(expected)
+    nbytes = x.numel() * x.element_size()
+    row = dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype, bytes=nbytes, large=nbytes >= LARGE_BYTES)
+    problem = _problem(shape, dims, dtype)
+    row["plan"] = dict(kind=problem.kind.value, element_bytes=problem.element_bytes, rows=problem.rows,
+                       cols=problem.cols, batch=[b[0] for b in problem.batch])
+
+    def ours():
+        ops.permute(x, dims, out=out)
+
+    ours()
+    row["correct"] = _same(out, expected)
+    row["ours_us"] = _time(ours)
+    row.update(_one_tile(x, out, shape, dims, expected))
+    row["eager_us"] = _time(lambda: x.permute(dims).contiguous())
+    flat = x.reshape(-1)
+    copy = torch.empty_like(flat)
+    row["same_size_copy_us"] = _time(lambda: copy.copy_(flat))
+    fn, mode = compiled.get((kind, len(shape), tuple(dims), dtype), lambda t: t.permute(dims).contiguous())
+    row["compile_mode"] = mode
+    if fn is not None:
+        start = time.time()
+        try:
+            got = fn(x)
+            compiled.spent += time.time() - start
+            row["compile_s"] = round(time.time() - start, 1)
+            row["compile_correct"] = _same(got, expected)
+            row["compile_us"] = _time(lambda: fn(x))
+        except Exception as error:  # noqa: BLE001 - reported, the sweep goes on
+            compiled.spent += time.time() - start
+            row["compile_error"] = f"{type(error).__name__}: {str(error)[:200]}"
+    batch = _triton_batch(problem)
+    if triton is not None and batch is not None:
+        tiles = {}
+        for tile, launch in triton.launchers(problem.element_bytes, problem.rows, problem.cols).items():
+            out.zero_()
+            launch(x.data_ptr(), out.data_ptr(), batch)
+            ok = _same(out, expected)
+            tiles[tile] = dict(us=_time(lambda launch=launch: launch(x.data_ptr(), out.data_ptr(), batch)),
+                               correct=ok)
+        good = {t: v for t, v in tiles.items() if v["correct"]}
+        if good:
+            best = min(good, key=lambda t: good[t]["us"])
+            row.update(triton_us=good[best]["us"], triton_tile=best)
+        row["triton_tiles"] = tiles
+    if not row["large"]:
+        row["ours_host_us"] = _host_us(ours)
+        row["eager_host_us"] = _host_us(lambda: x.permute(dims).contiguous())
+    return row
+
+
+def bench_cast(shape, dtype: str, fp8: str, compiled: Compiled) -> dict:
+    import torch
+
+    from linear_layouts import ops
+
+    x = (torch.randn(shape, device="cuda") * 100).to(getattr(torch, dtype))
+    f8, top = getattr(torch, fp8), _FP8_MAX[fp8]
+    scale = torch.tensor([top / 200.0], device="cuda")
+    n = shape[-1]
+    m = x.numel() // n
+    c = torch.empty(shape, dtype=f8, device="cuda")
+    ct = torch.empty(n, m, dtype=f8, device="cuda")
+    amax = torch.zeros(1, device="cuda")
+
+    def reference(t, s):  # everything else it reads is fixed by the compile key (dtype, fp8)
+        a = t.abs().max().float()
+        q = (t.float() * s).clamp(-top, top).to(f8)
+        return q, q.reshape(-1, t.shape[-1]).t().contiguous(), a
+
+    def ours():
+        ops.cast_transpose(x, f8, scale, out=c, out_t=ct, amax=amax)
+
+    ours()
+    q, qt, a = reference(x, scale)
+    nbytes = x.numel() * (x.element_size() + 2)
+    row = dict(shape=list(shape), dtype=dtype, fp8=fp8, bytes_moved=nbytes, large=nbytes >= LARGE_BYTES,
+               correct=_same(c, q) and _same(ct, qt) and float(amax[0]) == float(a))
+    row["ours_us"] = _time(ours)
+    row["eager_us"] = _time(lambda: reference(x, scale))
+    fn, mode = compiled.get(("cast", len(shape), dtype, fp8), reference)
+    row["compile_mode"] = mode
+    if fn is not None:
+        start = time.time()
+        try:
+            got = fn(x, scale)
+            compiled.spent += time.time() - start
+            row["compile_correct"] = _same(got[0], q) and _same(got[1], qt)
+            row["compile_us"] = _time(lambda: fn(x, scale))
+        except Exception as error:  # noqa: BLE001
+            compiled.spent += time.time() - start
+            row["compile_error"] = f"{type(error).__name__}: {str(error)[:200]}"
+    flat = x.view(torch.uint8).reshape(-1)[: nbytes // 2]
+    copy = torch.empty_like(flat)
+    row["same_bytes_copy_us"] = _time(lambda: copy.copy_(flat))  # reads and writes nbytes in all
+    return row
+
+
+_FIRST_CALL = r"""
+import json, time, torch
+from linear_layouts import ops
+from linear_layouts.ops import launch
+x = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+torch.cuda.synchronize()
+out = {}
+for label, call in (("transpose bf16 4096x4096", lambda: ops.transpose(x)),
+                    ("cast_transpose bf16 -> e4m3 4096x4096", lambda: ops.cast_transpose(x, torch.float8_e4m3fn, 1.0))):
+    for attempt in ("first call", "second call"):
+        start = time.perf_counter(); call(); torch.cuda.synchronize()
+        out[f"{label}, {attempt}"] = round(time.perf_counter() - start, 4)
+out["compile_log"] = launch.compile_log
+print("FIRST_CALL " + json.dumps(out))
+"""
+
+
+def first_call() -> dict:
+    """Seconds of the first and second call in a fresh process: with an empty kernel cache (planning,
+    emission, nvcc, module load), then again with the cubins on disk."""
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="ll_first_call_") as cache:
+        os.chmod(cache, 0o700)
+        for label in ("empty kernel cache", "cubins on disk"):
+            env = dict(os.environ, LINEAR_LAYOUTS_CACHE=str(Path(cache) / "kernels"))
+            proc = subprocess.run([sys.executable, "-c", _FIRST_CALL], capture_output=True, text=True, env=env,
+                                  timeout=300)
+            line = [x for x in proc.stdout.splitlines() if x.startswith("FIRST_CALL ")]
+            results[label] = json.loads(line[0][11:]) if line else dict(error=(proc.stdout + proc.stderr)[-800:])
+    return results
+
+
+def _geomean(values) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def summary(results: dict) -> dict:
+    """The issue's targets from the rows."""
+    copy = results["copy"]["tb_per_s"]
+    rows = [r for r in results["permute"] if "ours_us" in r]
+    s: dict = dict(cases=len(rows), correct=sum(r["correct"] for r in rows),
+                   compile_correct=sum(r.get("compile_correct", True) for r in rows))
+    for r in rows:
+        r["ours_tb_per_s"] = 2 * r["bytes"] / (r["ours_us"] * 1e-6) / 1e12
+        r["ours_of_copy"] = r["ours_tb_per_s"] / copy
+        r["ours_of_same_size_copy"] = r["same_size_copy_us"] / r["ours_us"]
+        r["vs_eager"] = r["eager_us"] / r["ours_us"]
+        if r.get("compile_us"):
+            r["vs_compile"] = r["compile_us"] / r["ours_us"]
+        if r.get("triton_us"):
+            r["vs_triton"] = r["triton_us"] / r["ours_us"]
+    large = [r for r in rows if r["large"]]
+    s["large"] = len(large)
+    s["large_min_of_copy"] = min((r["ours_of_copy"] for r in large), default=None)
+    s["large_below_90"] = [f"{r['kind']} {r['shape']} {r['dtype']}: {r['ours_of_copy']:.1%}" for r in large
+                           if r["ours_of_copy"] < 0.90]
+    two_d = [r for r in large if len(r["shape"]) == 2]
+    s["large_2d_min_vs_eager"] = min((r["vs_eager"] for r in two_d), default=None)
+    classes: dict = {}
+    for r in large:
+        c = classes.setdefault(r["kind"], dict(vs_compile=[], vs_triton=[], of_copy=[]))
+        c["of_copy"].append(r["ours_of_copy"])
+        if "vs_compile" in r and r.get("compile_correct"):
+            c["vs_compile"].append(r["vs_compile"])
+        if "vs_triton" in r:
+            c["vs_triton"].append(r["vs_triton"])
+    s["classes"] = {k: dict(cases=len(v["of_copy"]), geomean_vs_compile=_geomean(v["vs_compile"]),
+                            min_vs_compile=min(v["vs_compile"], default=None),
+                            geomean_vs_triton=_geomean(v["vs_triton"]), min_vs_triton=min(v["vs_triton"], default=None),
+                            min_of_copy=min(v["of_copy"])) for k, v in classes.items()}
+    small = [r for r in rows if not r["large"]]
+    s["small_gpu_slower_than_eager"] = [f"{r['kind']} {r['shape']} {r['dtype']}: {r['vs_eager']:.2f}x" for r in small
+                                        if r["vs_eager"] < 1.0]
+    s["small_host_slower_than_eager"] = [f"{r['kind']} {r['shape']} {r['dtype']}: {r['ours_host_us']:.1f} vs "
+                                         f"{r['eager_host_us']:.1f} µs" for r in small
+                                         if r.get("ours_host_us") and r["ours_host_us"] > r["eager_host_us"]]
+    casts = [r for r in results.get("cast", []) if "ours_us" in r]
+    for r in casts:
+        r["ours_tb_per_s"] = r["bytes_moved"] / (r["ours_us"] * 1e-6) / 1e12
+        r["ours_of_copy"] = r["ours_tb_per_s"] / copy
+        r["ours_of_same_bytes_copy"] = r["same_bytes_copy_us"] / r["ours_us"]
+        r["vs_eager"] = r["eager_us"] / r["ours_us"]
+        if r.get("compile_us"):
+            r["vs_compile"] = r["compile_us"] / r["ours_us"]
+    s["cast_correct"] = f"{sum(r['correct'] for r in casts)}/{len(casts)}"
+    s["cast_large_min_of_copy"] = min((r["ours_of_copy"] for r in casts if r["large"]), default=None)
+    return s
+
+
+def _f(value, fmt: str = "{:.2f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def report(results: dict) -> str:
+    env, s, copy = results["environment"], results["summary"], results["copy"]
+    lines = [f"# Layout ops vs PyTorch, torch.compile and Triton ({env.get('gpu', '?')}, {env['date']})", "",
+             f"torch {env.get('torch')}, Triton {env.get('triton')}, CuPy {env.get('cupy')}, {env.get('nvcc')}. "
+             f"Copy bandwidth (1 GiB): {copy['tb_per_s']:.3f} TB/s. GPU times: median of {REPEATS} replays of a CUDA "
+             f"graph of {LAUNCHES} launches. Stage times (s): {results.get('stage_seconds')}.", "",
+             "## Targets", "",
+             f"- correct: {s['correct']}/{s['cases']} permutations bit for bit (torch.compile: {s['compile_correct']}), "
+             f"casts {s['cast_correct']}",
+             f"- large cases (>= 16 MiB, {s['large']}): lowest fraction of the copy bandwidth "
+             f"{_f(s['large_min_of_copy'], '{:.1%}')} (target >= 90%); below 90%: {s['large_below_90'] or 'none'}",
+             f"- large 2-D transposes: lowest ours / PyTorch eager {_f(s['large_2d_min_vs_eager'])}x (target >= 3x)",
+             f"- small cases slower than eager on the GPU: {s['small_gpu_slower_than_eager'] or 'none'}; on the host: "
+             f"{s['small_host_slower_than_eager'] or 'none'}",
+             f"- cast-transpose, large: lowest fraction of the copy bandwidth of its bytes (read once, two writes) "
+             f"{_f(s['cast_large_min_of_copy'], '{:.1%}')} (target >= 85%)", "",
+             "| class (large cases) | cases | ours / torch.compile geomean (min) | ours / Triton best tile geomean (min) "
+             "| lowest of copy |", "|---|---|---|---|---|"]
+    for k, c in s["classes"].items():
+        lines.append(f"| {k} | {c['cases']} | {_f(c['geomean_vs_compile'])} ({_f(c['min_vs_compile'])}) | "
+                     f"{_f(c['geomean_vs_triton'])} ({_f(c['min_vs_triton'])}) | {c['min_of_copy']:.1%} |")
+    fc = results.get("first_call", {})
+    lines += ["", "## First call (fresh process)", ""]
+    for label, value in fc.items():
+        shown = {k: v for k, v in value.items() if k != "compile_log"} if isinstance(value, dict) else value
+        lines.append(f"- {label}: {shown}")
+    lines += ["", "## Permutations", "",
+              "| class | shape | dims | dtype | plan | µs ours | TB/s | of copy | of same-size copy | eager µs | ours / eager "
+              "| compile µs | ours / compile | Triton best µs (tile) | ours / Triton | host µs ours / eager | correct |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results["permute"]:
+        if "ours_us" not in r:
+            lines.append(f"| {r['kind']} | {r['shape']} | {r['dims']} | {r['dtype']} | - | {r.get('error', 'skipped')} |")
+            continue
+        p = r["plan"]
+        plan = f"{p['kind']} {p['rows']}x{p['cols']}" + (f" x{p['batch']}" if p["batch"] else "") + \
+            (f" ({8 * p['element_bytes']}-bit)" if p["element_bytes"] != ops_cases.ITEMSIZE[r["dtype"]] else "")
+        compile_cell = (f"{r['compile_us']:.1f} ({r['compile_mode']})" if r.get("compile_us")
+                        else r.get("compile_error", r.get("compile_mode", "-"))[:40])
+        triton = f"{r['triton_us']:.1f} ({r['triton_tile']})" if r.get("triton_us") else "-"
+        host = f"{r['ours_host_us']:.1f} / {r['eager_host_us']:.1f}" if r.get("ours_host_us") else "-"
+        if r.get("one_tile_us"):  # ours is persistent: the one-tile alternative's µs beside it
+            plan += f"; persistent, {r['persistent_ctas']} CTAs (one tile per CTA: {r['one_tile_us']:.1f} µs" + \
+                ("" if r.get("one_tile_correct") else " WRONG") + ")"
+        lines.append(f"| {r['kind']} | {r['shape']} | {r['dims']} | {r['dtype']} | {plan} | {r['ours_us']:.1f} | "
+                     f"{r['ours_tb_per_s']:.2f} | {r['ours_of_copy']:.1%} | {r['ours_of_same_size_copy']:.1%} | "
+                     f"{r['eager_us']:.1f} | {r['vs_eager']:.2f}x | {compile_cell} | {_f(r.get('vs_compile'), '{:.2f}x')} | "
+                     f"{triton} | {_f(r.get('vs_triton'), '{:.2f}x')} | {host} | "
+                     f"{r['correct']}{'' if r.get('compile_correct', True) else ' (compile WRONG)'} |")
+    lines += ["", "## fp8 cast-transpose (amax, cast, transposed cast)", "",
+              "| shape | input | fp8 | µs ours | TB/s (bytes moved) | of copy | of same-bytes copy | eager µs | ours / eager "
+              "| compile µs | ours / compile | correct |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results.get("cast", []):
+        if "ours_us" not in r:
+            lines.append(f"| {r['shape']} | {r['dtype']} | {r['fp8']} | {r.get('error', 'skipped')} |")
+            continue
+        lines.append(f"| {r['shape']} | {r['dtype']} | {r['fp8']} | {r['ours_us']:.1f} | {r['ours_tb_per_s']:.2f} | "
+                     f"{r['ours_of_copy']:.1%} | {r['ours_of_same_bytes_copy']:.1%} | {r['eager_us']:.1f} | "
+                     f"{r['vs_eager']:.2f}x | {_f(r.get('compile_us'), '{:.1f}')} | {_f(r.get('vs_compile'), '{:.2f}x')} | "
+                     f"{r['correct']} |")
+    return "\n".join(lines) + "\n"
+
+
+def sweep(cases, results: dict, triton, compiled: Compiled, deadline: float) -> None:
+    """``bench_case`` of each case into ``results["permute"]`` (a row saying why where a case was skipped or
+    failed)."""
+    for kind, shape, dims, dtype in cases:
+        if time.time() > deadline:
+            results["permute"].append(dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype,
+                                           error="skipped: out of time"))
+            continue
+        try:
+            row = bench_case(kind, shape, dims, dtype, triton, compiled)
+        except Exception as error:  # noqa: BLE001 - one case's failure is a row, not the end of the run
+            row = dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype, correct=False,
+                       error=f"{type(error).__name__}: {str(error)[:300]}")
+        results["permute"].append(row)
+        print(f"  {kind} {shape} {dtype}: ours {row.get('ours_us', 0):.1f} eager {row.get('eager_us', 0):.1f} "
+              f"compile {row.get('compile_us') or 0:.1f} triton {row.get('triton_us') or 0:.1f} "
+              f"correct {row.get('correct')}", flush=True)
+
+
+def measure(args) -> None:
+    import gpu_suite
+
+    deadline = time.time() + args.budget
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stages: dict = {}
+    results: dict = dict(environment=gpu_suite.environment(), permute=[], cast=[])
+    start = time.time()
+    results["copy"] = gpu_suite.copy_bandwidth()
+    results["first_call"] = first_call()
+    stages["copy + first call"] = round(time.time() - start, 1)
+    print("copy", results["copy"], "first call", results["first_call"], flush=True)
+    try:
+        from triton_transpose import TritonTransposes
+
+        triton = TritonTransposes()
+    except Exception as error:  # noqa: BLE001 - no Triton peer: said in every row
+        print(f"Triton peer unavailable: {error}", flush=True)
+        triton = None
+    compiled = Compiled(args.compile_budget)
+    # the small cases and the casts first (quick), then the large classes until the budget is spent
+    order = sorted(ops_cases.SWEEP, key=lambda case: case[0] != "small")
+    small = [case for case in order if case[0] == "small"]
+    start = time.time()
+    sweep(small, results, triton, compiled, deadline)
+    stages["small"] = round(time.time() - start, 1)
+    start = time.time()
+    for shape, dtype, fp8 in ops_cases.CASTS:
+        if time.time() > deadline:
+            results["cast"].append(dict(shape=list(shape), dtype=dtype, fp8=fp8, error="skipped: out of time"))
+            continue
+        try:
+            row = bench_cast(shape, dtype, fp8, compiled)
+        except Exception as error:  # noqa: BLE001
+            row = dict(shape=list(shape), dtype=dtype, fp8=fp8, correct=False,
+                       error=f"{type(error).__name__}: {str(error)[:300]}")
+        results["cast"].append(row)
+        print(f"  cast {shape} {dtype}->{fp8}: ours {row.get('ours_us', 0):.1f} eager {row.get('eager_us', 0):.1f} "
+              f"compile {row.get('compile_us') or 0:.1f} correct {row.get('correct')}", flush=True)
+    stages["cast"] = round(time.time() - start, 1)
+    start = time.time()
+    sweep(order[len(small):], results, triton, compiled, deadline)
+    stages["permute"] = round(time.time() - start, 1)
+    stages["torch.compile compiling"] = round(compiled.spent, 1)
+    results["stage_seconds"] = stages
+    results["summary"] = summary(results)
+    (out / "ops_bench.json").write_text(json.dumps(results, indent=1, default=str))
+    text = report(results)
+    (out / "ops_bench.md").write_text(text)
+    print(text, flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "report"])
+    ap.add_argument("--out", default=str(HERE / "build" / "ops_bench"))
+    ap.add_argument("--budget", type=float, default=150.0, help="seconds for the sweep (cases beyond are skipped)")
+    ap.add_argument("--compile-budget", type=float, default=60.0, help="seconds of torch.compile compiling")
+    args = ap.parse_args()
+    if args.mode == "prepare":
+        prepare()
+    elif args.mode == "report":  # the Markdown again from OUT/ops_bench.json
+        results = json.loads((Path(args.out) / "ops_bench.json").read_text())
+        results["summary"] = summary(results)
+        (Path(args.out) / "ops_bench.md").write_text(report(results))
+    else:
+        measure(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""The cases of ``linear_layouts.ops`` on the device: the GPU tests' (``tests/ops/test_gpu.py``) and the sweep's
+(``ops_bench.py``), and every kernel they launch, so that the CPU compiles them all ahead of time
+(``precompile``; the device then finds the cubins in the carried kernel cache).
+
+Sweep shapes: the paper's Figure 2 (fp8 transposes of ``M x N``), weight matrices of 7B- and 70B-class models
+(``4096 x 11008``, ``8192 x 28672``, ...), attention's ``[B, S, H, D] <-> [B, H, S, D]``, NCHW <-> NHWC of
+ResNet-50 activations, small launch-bound shapes, and the fp8 cast-transpose of weights and activations.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
+           "sweep_cases", "kernel_sources", "precompile", "one_tile_alternative", "SMS", "ITEMSIZE"]
+
+#: SMs of the device the cubins are prepared for (H100 / H200): the tile choice depends on it.
+SMS = 132
+
+#: Bytes per element of the dtypes used here (PyTorch names).
+ITEMSIZE = {"float8_e4m3fn": 1, "uint8": 1, "int8": 1, "bool": 1, "bfloat16": 2, "float16": 2, "float32": 4,
+            "int64": 8, "float64": 8, "complex128": 16}
+
+# --------------------------------------------------------------------------------------------- GPU tests
+GPU_DTYPES = ("float8_e4m3fn", "uint8", "bfloat16", "float16", "float32", "int64", "complex128", "bool")
+GPU_PERMUTES = (
+    ((37, 50), (1, 0)), ((131, 67), (1, 0)), ((1, 1), (1, 0)), ((3, 5), (1, 0)), ((1, 300), (1, 0)),
+    ((0, 7), (1, 0)), ((513, 1023), (1, 0)), ((4096, 1024), (1, 0)), ((3, 257, 129), (0, 2, 1)),
+    ((2, 77, 12, 64), (0, 2, 1, 3)), ((2, 77, 12, 3), (0, 2, 1, 3)), ((2, 77, 12, 2), (0, 2, 1, 3)),
+    ((4, 64, 14, 14), (0, 2, 3, 1)), ((4, 14, 14, 64), (0, 3, 1, 2)), ((2, 3, 2, 3, 2, 3, 4), (6, 5, 4, 3, 2, 1, 0)),
+    ((5, 1, 7, 1, 3), (2, 4, 0, 1, 3)), ((6, 8, 10), (0, 1, 2)), ((6, 8, 10), (2, 0, 1)),
+)
+GPU_TRANSPOSES = (((8192, 8192), ("uint8", "bfloat16", "float32")), ((4096, 11008), ("uint8", "bfloat16", "float32", "float64")),
+                  ((3, 1000, 999), ("uint8", "bfloat16", "float32", "float64")),
+                  ((2, 7), ("uint8", "bfloat16", "float32", "float64")), ((128, 128), ("uint8", "bfloat16", "float32", "float64")))
+GPU_CASTS = ((8192, 8192), (4096, 11008), (130, 272), (45, 77), (4, 33, 64), (1, 16), (7,), (256, 512), (30, 7))
+#: Launches at other addresses than a fresh tensor's: (shape, dims, itemsize, source offset, destination offset).
+GPU_SPECIAL = (((300, 200), (1, 0), 2, 0, 0), ((300, 200), (1, 0), 2, 2, 0), ((300, 200), (1, 0), 2, 0, 120000),
+               ((5, 6, 7), (2, 0, 1), 4, 0, 0), ((5, 6, 7), (0, 2, 1), 4, 0, 0))
+
+# --------------------------------------------------------------------------------------------- the sweep
+_FIG2 = (512, 1024, 2048, 4096, 8192)
+_WEIGHTS = ((4096, 4096), (4096, 11008), (11008, 4096), (8192, 8192), (8192, 28672), (28672, 8192), (8192, 1024))
+_ATTENTION = ((8, 2048, 32, 128), (4, 4096, 64, 128), (8, 2048, 8, 128), (16, 1024, 16, 64))
+_RESNET = ((32, 64, 112, 112), (32, 256, 56, 56), (32, 512, 28, 28), (32, 1024, 14, 14), (32, 2048, 7, 7))
+_SMALL = (("small", (64, 64), (1, 0), "float32"), ("small", (256, 512), (1, 0), "bfloat16"),
+          ("small", (2, 4, 16, 8), (0, 2, 1, 3), "float16"), ("small", (1, 64, 7, 7), (0, 2, 3, 1), "float16"),
+          ("small", (8, 96, 97), (0, 2, 1), "float32"))
+
+
+def sweep_cases() -> list[tuple[str, tuple[int, ...], tuple[int, ...], str]]:
+    """``(class, shape, dims, dtype)`` of the permutation sweep, the largest classes first."""
+    cases = [("fig2 fp8", (m, n), (1, 0), "float8_e4m3fn") for m in _FIG2 for n in _FIG2]
+    cases += [("weights", shape, (1, 0), dtype) for shape in _WEIGHTS for dtype in ("float8_e4m3fn", "bfloat16")]
+    cases += [("weights", shape, (1, 0), "float32") for shape in _WEIGHTS[:4]]
+    cases += [("weights", (4096, 4096), (1, 0), "float64")]
+    cases += [("attention BSHD->BHSD", shape, (0, 2, 1, 3), dtype) for shape in _ATTENTION
+              for dtype in ("bfloat16", "float8_e4m3fn")]
+    cases += [("attention BHSD->BSHD", shape, (0, 2, 1, 3), "bfloat16") for shape in _ATTENTION[:2]]
+    cases += [("attention BSHD->BHSD", _ATTENTION[0], (0, 2, 1, 3), "float32")]
+    cases += [("NCHW->NHWC", shape, (0, 2, 3, 1), dtype) for shape in _RESNET for dtype in ("float16", "float32")]
+    cases += [("NHWC->NCHW", (b, h, w, c), (0, 3, 1, 2), "float16") for b, c, h, w in _RESNET]
+    cases += list(_SMALL)
+    return cases
+
+
+SWEEP = tuple(sweep_cases())
+#: fp8 cast-transposes: (shape, input dtype, fp8 dtype).
+CASTS = tuple([((4096, 4096), "bfloat16", "float8_e4m3fn"), ((4096, 11008), "bfloat16", "float8_e4m3fn"),
+               ((8192, 8192), "bfloat16", "float8_e4m3fn"), ((8192, 28672), "bfloat16", "float8_e4m3fn"),
+               ((16384, 4096), "bfloat16", "float8_e4m3fn"), ((16384, 8192), "bfloat16", "float8_e5m2"),
+               ((8192, 8192), "float16", "float8_e5m2"), ((8192, 8192), "float32", "float8_e4m3fn"),
+               ((4096, 11008), "float32", "float8_e4m3fn"), ((4095, 11007), "bfloat16", "float8_e4m3fn"),
+               ((256, 512), "bfloat16", "float8_e4m3fn")])
+
+# --------------------------------------------------------------------------------------------- kernels
+_BASE = 1 << 40  # a fresh tensor's address: 512-byte aligned
+_OTHER = 2 << 40
+
+
+def one_tile_alternative(launch):
+    """For a launch of a persistent kernel: the same tiles launched one per CTA (the next tile of
+    ``ops.kernels.transpose_tiles``, same shape, 16 warps), to time against it; else None."""
+    from linear_layouts.ops.kernels import permute_kernel, transpose_tiles
+    from linear_layouts.ops.launches import Launch
+
+    kernel = launch.kernel
+    if not kernel.ctas_per_sm:
+        return None
+    tiles = transpose_tiles(kernel.element_bytes, kernel.src_vector, kernel.dst_vector)
+    alternative = next(c for c in tiles if not c.ctas_per_sm and (c.rows, c.cols) == (kernel.tile_rows, kernel.tile_cols))
+    count = launch.values[4] * launch.values[5]  # tiles_n * tiles_m, times the batch sizes
+    for size in launch.values[8::3]:
+        count *= size
+    return Launch(permute_kernel(alternative, kernel.batch_dims), count, launch.values)
+
+
+def kernel_sources(sms: int = SMS) -> list[str]:
+    """The source of every kernel the GPU tests and the sweep launch (fresh, aligned tensors)."""
+    from linear_layouts.ops.launches import Launch, cast_launches, permute_launches
+
+    sources: dict[str, None] = {}
+
+    def add(launches):
+        for item in launches:
+            if isinstance(item, Launch):
+                sources[item.kernel.source] = None
+                other = one_tile_alternative(item)
+                if other is not None:
+                    sources[other.kernel.source] = None
+
+    for shape, dims in GPU_PERMUTES:
+        for dtype in GPU_DTYPES:
+            add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, sms))
+    for shape, dtypes in GPU_TRANSPOSES:
+        dims = tuple(range(len(shape) - 2)) + (len(shape) - 1, len(shape) - 2)
+        for dtype in dtypes:
+            add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, sms))
+    for shape, dims, itemsize, so, do in GPU_SPECIAL:
+        add(permute_launches(shape, dims, itemsize, _BASE + so, _OTHER + do, sms))
+    for _, shape, dims, dtype in SWEEP:
+        add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, sms))
+    casts = [(shape, dtype) for shape in GPU_CASTS for dtype in ("bfloat16", "float16", "float32")]
+    casts += [(shape, dtype) for shape, dtype, _ in CASTS] + [((5, 6, 7), "float32")]
+    for shape, dtype in casts:
+        n = shape[-1]
+        m = 1
+        for size in shape[:-1]:
+            m *= size
+        fmt = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}[dtype]
+        for fp8 in ("e4m3", "e5m2"):
+            add(cast_launches(fmt, fp8, m, n, _BASE, _OTHER, 3 << 40, None, 1.0, 4 << 40, sms))
+    return list(sources)
+
+
+def precompile(arch: str = "sm_90", workers: int = 0) -> tuple[int, float]:
+    """Compile every ``kernel_sources()`` cubin into the kernel cache (nvcc, one per worker); returns
+    ``(kernels, seconds)``."""
+    import time
+
+    from linear_layouts.codegen.ptx import compile_cubin
+
+    start = time.time()
+    sources = kernel_sources()
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 2) as pool:
+        list(pool.map(lambda s: compile_cubin(s, arch), sources))
+    return len(sources), time.time() - start

@@ -1,0 +1,472 @@
+"""Kernels of tensors of any shape: tiled permutations and the fp8 cast-transpose (``linear_layouts.ops``).
+
+A tile is a planned conversion ``src -> dst`` over an ``M x N`` tile (powers of two), as in
+``codegen.transpose``, but the matrix is given at run time: ``rows x cols`` elements of ``A`` at row stride
+``lda``, written to ``B`` at row stride ``ldb``, and ``batch_dims`` more dims, each with its size and its
+element strides in ``A`` and in ``B``. CTA ``t`` of a 1-D grid takes tile column ``t mod T_n``, tile row
+``(t / T_n) mod T_m`` and batch index ``t / (T_n T_m)`` (batch dims innermost first). Edge tiles are
+masked: a tile with fewer than ``M`` rows or ``N`` columns left predicates each global access on its
+first element (``global_memory.Pitch``), so the caller keeps ``cols`` a multiple of ``src_vector`` and,
+for a transpose, ``rows`` a multiple of ``dst_vector`` (a vector is then valid whole or not at all).
+
+=====================  ==================================  ==================================
+form                   element ``(m, n)`` of tile ``(i, j)``  written to
+=====================  ==================================  ==================================
+``transposed=True``    ``A[(iM + m) lda + jN + n]``         ``B[(jN + n) ldb + iM + m]``
+``transposed=False``   ``A[(iM + m) lda + jN + n]``         ``B[(iM + m) ldb + jN + n]``
+=====================  ==================================  ==================================
+
+(plus the batch offsets). ``transposed=False`` moves rows that stay contiguous (a permutation that keeps
+the last dim) with ``src == dst`` and an empty plan. ``emit_cast_transpose_kernel`` reads a bf16 / fp16
+/ fp32 matrix, writes ``fp8(scale * x)`` (round to nearest even, saturated to the largest finite fp8) in
+its own layout and transposed, and the largest ``|x|`` into ``amax`` (an atomic max), as fp8 training
+recipes (Transformer Engine's ``cast_transpose``) do.
+
+Example: ``emit_tiled_permute_kernel("p", src, dst, 2, conversion_step(src, dst, 16), batch_dims=1)``
+defines ``extern "C" __global__ void p(const unsigned short* src_all, unsigned short* dst_all, unsigned
+rows, unsigned cols, unsigned tiles_n, unsigned tiles_m, unsigned long long lda, unsigned long long
+ldb, unsigned size0, unsigned long long src_stride0, unsigned long long dst_stride0)``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from linear_layouts.core.arguments import checked
+from linear_layouts.codegen.conversion import register_bits
+from linear_layouts.codegen.elements import check_element_bytes, element_type
+from linear_layouts.codegen.global_memory import (
+    Pitch, emit_global_load_stages, emit_global_load_words, emit_global_store_words, global_load_vectors,
+    global_vector_elements,
+)
+from linear_layouts.codegen.hardware_map import global_map
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.kernel import ConversionStep, _align, _canonical, _scoped, choose_packings
+from linear_layouts.codegen.packing import Emission, Packing
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
+
+__all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "emit_cast_transpose_kernel", "MAX_BATCH_DIMS",
+           "CAST_INPUTS", "FP8_FORMATS", "FP8_MAX", "CAST_FUNCTIONS"]
+
+#: Batch dims a tiled kernel takes (more: the caller launches once per index of the outer ones).
+MAX_BATCH_DIMS = 4
+
+#: Input element types of the cast-transpose: name -> bytes.
+CAST_INPUTS = {"bf16": 2, "fp16": 2, "fp32": 4}
+
+#: fp8 formats of the cast-transpose (PTX ``cvt`` names), and their largest finite values.
+FP8_FORMATS = ("e4m3", "e5m2")
+FP8_MAX = {"e4m3": 448.0, "e5m2": 57344.0}
+
+
+@dataclass(frozen=True)
+class PermuteKernel:
+    """A generated kernel of the module doc: CUDA C++ ``source`` defining ``extern "C"`` function
+    ``name`` with ``params`` (``(C type, name)`` in order), launched as a 1-D grid of ``tiles(...)``
+    CTAs of ``threads`` threads with ``shared_bytes`` dynamic shared memory. ``src_vector`` /
+    ``dst_vector``: elements per global access along a row of ``A`` / of ``B`` (the caller's sizes
+    and pointers must allow them)."""
+
+    name: str
+    source: str
+    threads: int
+    shared_bytes: int
+    element_bytes: int
+    tile_rows: int
+    tile_cols: int
+    src_vector: int
+    dst_vector: int
+    transposed: bool
+    batch_dims: int
+    params: tuple[tuple[str, str], ...]
+    ctas_per_sm: int = 0  # persistent: at most this many CTAs per SM loop over the tiles (0: one tile per CTA)
+
+    def tile_counts(self, rows: int, cols: int) -> tuple[int, int]:
+        """``(T_m, T_n)``: tiles along the rows and the columns of an ``rows x cols`` matrix."""
+        return -(-rows // self.tile_rows), -(-cols // self.tile_cols)
+
+    def tiles(self, rows: int, cols: int, batch: int = 1) -> int:
+        """Tiles of the problem: ``T_m T_n batch`` (the CTAs of a one-tile-per-CTA kernel)."""
+        tm, tn = self.tile_counts(rows, cols)
+        return tm * tn * batch
+
+    def ctas(self, tiles: int, sms: int) -> int:
+        """The grid for ``tiles`` tiles on ``sms`` SMs: one CTA per tile, or (persistent) the fewest CTAs, at
+        most ``ctas_per_sm`` per SM, that take the tiles in as few rounds (each CTA the same number but the
+        last: 1024 tiles on 132 slots are 128 CTAs of 8)."""
+        if not self.ctas_per_sm:
+            return tiles
+        slots = max(1, min(tiles, sms * self.ctas_per_sm))
+        rounds = -(-tiles // slots)
+        return -(-tiles // rounds)
+
+
+def _tile_shape(src: LinearLayout, dst: LinearLayout) -> tuple[int, int]:
+    if src.num_out_dims != 2 or dict(src.out_dims) != dict(dst.out_dims):
+        raise LayoutError("src/dst: a tiled kernel needs two layouts over the same 2-D tile")
+    return src.out_dim_size(src.out_dim_names[0]), src.out_dim_size(src.out_dim_names[1])
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def _tile_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x") -> list[str]:
+    """The tile ``tile``'s coordinates ``row0``, ``col0``, its valid part ``rows_left`` x ``cols_left``
+    (``full``: all of it) and batch offsets ``src_base``, ``dst_base`` (elements)."""
+    lines = [f"  unsigned t = {tile};",
+             "  const unsigned tile_col = t % tiles_n;",
+             "  t /= tiles_n;"]
+    if batch_dims:
+        lines += ["  const unsigned tile_row = t % tiles_m;", "  t /= tiles_m;"]
+    else:
+        lines.append("  const unsigned tile_row = t;")
+    lines += ["  unsigned long long src_base = 0ull, dst_base = 0ull;"]
+    for k in reversed(range(batch_dims)):  # the last batch dim is the innermost: it varies fastest
+        index = "t" if k == 0 else f"(t % size{k})"
+        lines.append(f"  src_base += (unsigned long long){index} * src_stride{k};")
+        lines.append(f"  dst_base += (unsigned long long){index} * dst_stride{k};")
+        if k:
+            lines.append(f"  t /= size{k};")
+    lines += [f"  const unsigned row0 = tile_row * {m}u, col0 = tile_col * {n}u;",
+              "  const unsigned rows_left = rows - row0, cols_left = cols - col0;",
+              f"  const bool full = rows_left >= {m}u && cols_left >= {n}u;"]
+    return lines
+
+
+def _locate(m: int, n: int, batch_dims: int, tile: str, prefix: str, transposed: bool) -> list[str]:
+    """A block setting ``{prefix}src``, ``{prefix}dst``, ``{prefix}rows_left``, ``{prefix}cols_left`` and
+    ``{prefix}full`` (declared by the caller) for tile ``tile`` (``_tile_lines``, its names prefixed ``l_``)."""
+    names = ("tile_col", "tile_row", "src_base", "dst_base", "row0", "col0", "rows_left", "cols_left", "full")
+    pattern = re.compile(r"\b(" + "|".join(names) + r"|t)\b")
+    inner = [pattern.sub(lambda x: "l_" + x.group(1), line) if not line.lstrip().startswith("unsigned t =")
+             else line.replace("unsigned t =", "unsigned l_t =") for line in _tile_lines(m, n, batch_dims, tile)]
+    dst_tile = "(size_t)l_col0 * ldb + l_row0" if transposed else "(size_t)l_row0 * ldb + l_col0"
+    return ["  {"] + ["  " + x for x in inner] + [
+        f"    {prefix}src = src_all + l_src_base + (size_t)l_row0 * lda + l_col0;",
+        f"    {prefix}dst = dst_all + l_dst_base + {dst_tile};",
+        f"    {prefix}rows_left = l_rows_left; {prefix}cols_left = l_cols_left; {prefix}full = l_full;",
+        "  }"]
+
+
+def _branches(full: list[str], masked: list[str]) -> list[str]:
+    """``if (full) { full } else { masked }`` (indented for a kernel body)."""
+    return (["  if (full) {"] + ["    " + x for x in full] + ["  } else {"] + ["    " + x for x in masked]
+            + ["  }"])
+
+
+def _batch_params(batch_dims: int) -> list[tuple[str, str]]:
+    out = []
+    for k in range(batch_dims):
+        out += [("unsigned", f"size{k}"), ("unsigned long long", f"src_stride{k}"),
+                ("unsigned long long", f"dst_stride{k}")]
+    return out
+
+
+def _signature(name: str, threads: int, params: list[tuple[str, str]]) -> list[str]:
+    args = ", ".join(f"{t} {p}" for t, p in params)
+    return [f'extern "C" __global__ void __launch_bounds__({threads}) {name}(', f"    {args}) {{"]
+
+
+@checked
+def emit_tiled_permute_kernel(
+    name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep, *,
+    transposed: bool = True, batch_dims: int = 0, ctas_per_sm: int = 0, max_elements: int = MAX_ELEMENTS,
+) -> PermuteKernel:
+    """CUDA C++ of the module doc's tiled kernel: each CTA loads its tile of ``A`` in ``src`` (16-byte or
+    narrower vectors along the rows of ``A``), converts it with ``forward`` to ``dst`` and stores it in
+    ``B`` (``transposed``: ``dst`` should then run along the tile's columns, the rows of ``B``).
+    ``ctas_per_sm > 0``: persistent and software-pipelined (as ``transpose.emit_persistent_transpose_kernel``):
+    a grid of at most ``ctas_per_sm`` CTAs per SM, CTA ``b`` taking tiles ``b, b + G, ...`` of the 1-D
+    order, the next tile's loads in flight during this tile's conversion and stores.
+    Requires: ``src``, ``dst`` over one ``M x N`` tile (powers of two); ``0 <= batch_dims <=
+    MAX_BATCH_DIMS``; layouts within ``max_elements``.
+
+    Example: 16-bit 128x128 tiles of a ``4096 x 11008`` matrix: ``32 x 86`` CTAs, the last tile column
+    (``11008 = 85 x 128 + 128``: none) unmasked; of ``4095 x 11000``, the last tile row and column masked."""
+    w = check_element_bytes(element_bytes)
+    check_layout_size(src, max_elements, "emit_tiled_permute_kernel: src")
+    check_layout_size(dst, max_elements, "emit_tiled_permute_kernel: dst")
+    if not name.isidentifier():
+        raise LayoutError(f"name: {quote(name)} is not a C identifier")
+    if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_BATCH_DIMS:
+        raise LayoutError(f"batch_dims: must be an int in [0, {MAX_BATCH_DIMS}], got {quote(batch_dims)}")
+    m, n = _tile_shape(src, dst)
+    d0, d1 = src.out_dim_names
+    t = element_type(w)
+    threads = 32 * src.in_dim_size("warp", missing_ok=True)
+    forward = _canonical(forward)
+    gsrc = global_map(src, {d0: n, d1: 1})
+    gdst = global_map(dst, {d0: 1, d1: m} if transposed else {d0: n, d1: 1})
+    src_vector, dst_vector = global_vector_elements(gsrc, w), global_vector_elements(gdst, w)
+    pa, pb = choose_packings(src, dst, w, forward)
+    em = Emission("t")
+    load_pitch = Pitch(_log2(n), "lda")
+    store_pitch = Pitch(_log2(m), "ldb") if transposed else Pitch(_log2(n), "ldb")
+    store_bounds = ("cols_left", "rows_left") if transposed else ("rows_left", "cols_left")
+    if ctas_per_sm:
+        return _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, (m, n), (gsrc, gdst),
+                           (pa, pb), (src_vector, dst_vector), store_bounds, em)
+    params = [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
+              ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
+              ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
+    dst_tile = "(size_t)col0 * ldb + row0" if transposed else "(size_t)row0 * ldb + col0"
+    kind = "B = A^T per tile" if transposed else "rows of A copied to rows of B"
+    body = [
+        f"// {name}: {kind}, {m}x{n} tiles of {8 * w}-bit elements (src -> dst), {batch_dims} batch dims;",
+        "//   A: rows x cols at row stride lda; B at row stride ldb; edge tiles masked. launch: a 1-D grid of",
+        f"//   tiles_n * tiles_m * (batch sizes) CTAs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
+        *_signature(name, threads, params),
+        *KERNEL_PROLOGUE,
+        *_tile_lines(m, n, batch_dims),
+        f"  const {t}* src = src_all + src_base + (size_t)row0 * lda + col0;",
+        f"  {t}* dst = dst_all + dst_base + {dst_tile};",
+        f"  unsigned a[{pa.num_words}];",
+        f"  unsigned b[{pb.num_words}];",
+    ]
+    body += _branches(
+        emit_global_load_words(gsrc, w, pa, "a", "src", em, pitch=load_pitch),
+        emit_global_load_words(gsrc, w, pa, "a", "src", em, pitch=Pitch(_log2(n), "lda", ("rows_left", "cols_left"))))
+    body += ["  " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", False))]
+    body += _branches(
+        emit_global_store_words(gdst, w, pb, "b", "dst", em, pitch=store_pitch),
+        emit_global_store_words(gdst, w, pb, "b", "dst", em,
+                                pitch=Pitch(store_pitch.column_bits, "ldb", store_bounds)))
+    body.append("}")
+    return PermuteKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
+                         src_vector, dst_vector, transposed, batch_dims, tuple(params))
+
+
+def _tiled_params(t: str, batch_dims: int) -> list[tuple[str, str]]:
+    return [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
+            ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
+            ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
+
+
+def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile, maps, packings, vectors,
+                store_bounds, em) -> PermuteKernel:
+    """The persistent form of ``emit_tiled_permute_kernel`` (its doc) from the parts it planned."""
+    m, n = tile
+    gsrc, gdst = maps
+    pa, pb = packings
+    t = element_type(w)
+    threads = 32 * src.in_dim_size("warp", missing_ok=True)
+    vtype, nvec = global_load_vectors(gsrc, w)
+    params = _tiled_params(t, batch_dims)
+    total = " * ".join(["tiles_n", "tiles_m"] + [f"size{k}" for k in range(batch_dims)])
+
+    def issue(prefix: str) -> list[str]:
+        full, _ = emit_global_load_stages(gsrc, w, pa, "q", "a", f"{prefix}src", em, pitch=Pitch(_log2(n), "lda"))
+        masked, _ = emit_global_load_stages(gsrc, w, pa, "q", "a", f"{prefix}src", em, pitch=Pitch(
+            _log2(n), "lda", (f"{prefix}rows_left", f"{prefix}cols_left")))
+        return [f"if ({prefix}full) {{"] + ["  " + x for x in full] + ["} else {"] + ["  " + x for x in masked] + ["}"]
+
+    _, unpack = emit_global_load_stages(gsrc, w, pa, "q", "a", "src", em, pitch=Pitch(_log2(n), "lda"))
+    store_pitch = Pitch(_log2(m) if transposed else _log2(n), "ldb")
+    stores = _branches(emit_global_store_words(gdst, w, pb, "b", "dst", em, pitch=store_pitch),
+                       emit_global_store_words(gdst, w, pb, "b", "dst", em,
+                                               pitch=Pitch(store_pitch.column_bits, "ldb", store_bounds)))
+    convert = _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", True))
+    kind = "B = A^T per tile" if transposed else "rows of A copied to rows of B"
+    body = [
+        f"// {name}: {kind}, {m}x{n} tiles of {8 * w}-bit elements (src -> dst), {batch_dims} batch dims; persistent:",
+        "//   CTA b of G takes tiles b, b + G, ... of tiles_n * tiles_m * (batch sizes), the next tile's loads in flight",
+        "//   during this tile's conversion and stores. A: rows x cols at row stride lda; B at row stride ldb; edge",
+        f"//   tiles masked. launch: grid <= {ctas_per_sm} x SMs, block = {threads}, dynamic shared = "
+        f"{forward.shared_bytes} bytes.",
+        f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
+        f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
+        *KERNEL_PROLOGUE,
+        f"  const unsigned total = {total};",
+        "  unsigned tile = blockIdx.x;",
+        "  if (tile >= total) return;",
+        f"  unsigned a[{pa.num_words}];",
+        f"  unsigned b[{pb.num_words}];",
+        f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
+        f"  const {t}* src; {t}* dst; unsigned rows_left, cols_left; bool full;",
+        f"  const {t}* n_src; {t}* n_dst; unsigned n_rows_left, n_cols_left; bool n_full;",
+        *_locate(m, n, batch_dims, "tile", "", transposed),
+        *["  " + x for x in issue("")],
+        "  for (;;) {",
+        *["    " + x for x in unpack],
+        "    const unsigned next = tile + gridDim.x;",
+        "    if (next < total) {",
+        *["    " + x for x in _locate(m, n, batch_dims, "next", "n_", transposed)],
+        *["      " + x for x in issue("n_")],
+        "    }",
+        *["    " + x for x in convert],
+        *["  " + x for x in stores],
+        "    if (next >= total) break;",
+        "    tile = next; src = n_src; dst = n_dst; rows_left = n_rows_left; cols_left = n_cols_left; full = n_full;",
+        "  }",
+        "}",
+    ]
+    return PermuteKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
+                         vectors[0], vectors[1], transposed, batch_dims, tuple(params), ctas_per_sm)
+
+
+#: Device (and, under ``LL_HOST``, emulator) functions of the cast-transpose: fp16 -> fp32, two fp32 ->
+#: two fp8 in one 16-bit word (``lo`` in the low byte; PTX ``cvt.rn.satfinite``: round to nearest even,
+#: saturated to the largest finite value, NaN stays NaN), and an atomic max of a non-negative float.
+CAST_FUNCTIONS = r"""
+#ifndef LL_CAST
+#define LL_CAST
+#ifdef LL_HOST
+#include <cmath>
+LL_DEV float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+LL_DEV int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
+LL_DEV unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+LL_DEV float ll_f16_to_f32(unsigned h) {
+  const unsigned s = (h >> 15) & 1u, e = (h >> 10) & 31u, m = h & 1023u;
+  float v = e == 0u ? std::ldexp((float)m, -24) : e == 31u ? (m ? NAN : INFINITY) : std::ldexp((float)(m | 1024u), (int)e - 25);
+  return s ? -v : v;
+}
+LL_DEV unsigned ll_fp8_host(float f, int mbits, int bias, float maxf, unsigned nan) {
+  const unsigned sign = std::signbit(f) ? 0x80u : 0u;
+  float a = std::fabs(f);
+  if (a != a) return nan;
+  const int emin = 1 - bias;
+  int e; std::frexp(a, &e); e -= 1;  // a = 1.x * 2^e
+  if (e < emin) e = emin;
+  float q = std::ldexp(1.0f, e - mbits);
+  float r = std::nearbyint(a / q) * q;  // round to nearest even (the default rounding mode)
+  if (r > maxf) r = maxf;
+  if (r == 0.0f) return sign;
+  std::frexp(r, &e); e -= 1;
+  if (e < emin) return sign | (unsigned)(r / std::ldexp(1.0f, emin - mbits));
+  return sign | ((unsigned)(e + bias) << mbits) | ((unsigned)(r / std::ldexp(1.0f, e - mbits)) - (1u << mbits));
+}
+LL_DEV unsigned ll_cvt_e4m3x2(float lo, float hi) { return ll_fp8_host(lo, 3, 7, 448.0f, 0x7fu) | (ll_fp8_host(hi, 3, 7, 448.0f, 0x7fu) << 8); }
+LL_DEV unsigned ll_cvt_e5m2x2(float lo, float hi) { return ll_fp8_host(lo, 2, 15, 57344.0f, 0x7fu) | (ll_fp8_host(hi, 2, 15, 57344.0f, 0x7fu) << 8); }
+LL_DEV void ll_atomic_max_amax(float* p, float v) { int* q = reinterpret_cast<int*>(p); int x = __float_as_int(v), old = __atomic_load_n(q, __ATOMIC_SEQ_CST); while (old < x && !__atomic_compare_exchange_n(q, &old, x, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {} }
+#else
+LL_DEV float ll_f16_to_f32(unsigned h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h)); return f; }
+LL_DEV unsigned ll_cvt_e4m3x2(float lo, float hi) { unsigned short s; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(s) : "f"(lo), "f"(hi)); return s; }
+LL_DEV unsigned ll_cvt_e5m2x2(float lo, float hi) { unsigned short s; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(s) : "f"(lo), "f"(hi)); return s; }
+LL_DEV void ll_atomic_max_amax(float* p, float v) { atomicMax(reinterpret_cast<int*>(p), __float_as_int(v)); }
+#endif
+#endif
+"""
+
+
+def _to_float(fmt: str, expr: str) -> str:
+    """C expression of the fp32 value of the input element in the low bits of ``expr``."""
+    if fmt == "bf16":
+        return f"__uint_as_float(({expr}) << 16)"
+    if fmt == "fp16":
+        return f"ll_f16_to_f32(({expr}) & 0xffffu)"
+    return f"__uint_as_float({expr})"
+
+
+def _cast_lines(fmt: str, fp8: str, pin: Packing, pout: Packing, x: str, a: str) -> list[str]:
+    """Lines converting the input words ``x`` (``pin``) to fp8 words ``a`` (``pout``, 8-bit elements) and
+    folding ``|x|`` into ``amax``: ``fp8(scale * x)``, two elements per ``cvt``."""
+    wi = pin.element_bytes
+    lines = []
+    for r in range(pin.num_registers):
+        word, pos = pin.word(r), pin.position(r)
+        raw = f"{x}[{word}]" if wi == 4 or pos == 0 else f"({x}[{word}] >> 16)"
+        lines.append(f"const float f{r} = {_to_float(fmt, raw)};")
+    lines += [f"amax = fmaxf(amax, fabsf(f{r}));" for r in range(pin.num_registers)]
+    cvt = f"ll_cvt_{fp8}x2"
+    for k in range(pout.num_words):
+        regs = [pout.register(k, p) for p in range(pout.elements_per_word)]
+        regs += [None] * (4 - len(regs))
+        halves = []
+        for lo, hi in ((regs[0], regs[1]), (regs[2], regs[3])):
+            if lo is None:
+                halves.append("0u")
+                continue
+            halves.append(f"{cvt}(f{lo} * scale, {'0.0f' if hi is None else f'f{hi} * scale'})")
+        lines.append(f"{a}[{k}] = {halves[0]} | ({halves[1]} << 16);" if halves[1] != "0u"
+                     else f"{a}[{k}] = {halves[0]};")
+    return lines
+
+
+@checked
+def emit_cast_transpose_kernel(
+    name: str, src: LinearLayout, dst: LinearLayout, input_format: str, fp8: str, forward: ConversionStep, *,
+    max_elements: int = MAX_ELEMENTS,
+) -> PermuteKernel:
+    """CUDA C++ of the fused cast-transpose of a ``rows x cols`` row-major matrix ``X`` of ``input_format``
+    (``CAST_INPUTS``): ``C = fp8(scale X)`` (``rows x cols``), ``T = C^T`` (``cols x rows``) and
+    ``amax = max(amax, max |X|)`` (of the input, before scaling; NaN ignored), with ``fp8`` one of
+    ``FP8_FORMATS``; ``scale`` is read from ``scale_ptr`` when it is not null, else ``scale_value``.
+    Each CTA loads its tile in ``src``, converts in registers, stores ``C`` from ``src`` (its vectors are
+    the loads' elements: 8 bytes of fp8 per 16-byte bf16 load), converts the fp8 tile with ``forward``
+    (an 8-bit step ``src -> dst``) and stores ``T`` from ``dst``; one atomic max per CTA. Edge tiles are
+    masked as in ``emit_tiled_permute_kernel``.
+
+    Example: bf16 128x128 tiles, 16 elements per thread along a row of ``X`` (two 16-byte loads, one
+    16-byte store of ``C``) and 16 along a row of ``T`` (one 16-byte store)."""
+    if input_format not in CAST_INPUTS:
+        raise LayoutError(f"input_format: must be one of {tuple(CAST_INPUTS)}, got {quote(input_format)}")
+    if fp8 not in FP8_FORMATS:
+        raise LayoutError(f"fp8: must be one of {FP8_FORMATS}, got {quote(fp8)}")
+    check_layout_size(src, max_elements, "emit_cast_transpose_kernel: src")
+    check_layout_size(dst, max_elements, "emit_cast_transpose_kernel: dst")
+    if not name.isidentifier():
+        raise LayoutError(f"name: {quote(name)} is not a C identifier")
+    wi = CAST_INPUTS[input_format]
+    m, n = _tile_shape(src, dst)
+    d0, d1 = src.out_dim_names
+    ti = element_type(wi)
+    warps = src.in_dim_size("warp", missing_ok=True)
+    threads = 32 * warps
+    forward = _canonical(forward)
+    gsrc = global_map(src, {d0: n, d1: 1})
+    gdst = global_map(dst, {d0: 1, d1: m})
+    pa, pb = choose_packings(src, dst, 1, forward)
+    px = Packing.natural(wi, register_bits(src))
+    em = Emission("t")
+    slot = _align(forward.shared_bytes)  # one float per warp for the CTA's amax after the conversion's buffer
+    shared = slot + 4 * warps
+    src_vector = max(global_vector_elements(gsrc, wi), global_vector_elements(gsrc, 1))
+    params = [(f"const {ti}* __restrict__", "src_all"), ("unsigned char* __restrict__", "cast_all"),
+              ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
+              ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
+              ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m")]
+    a_bounds, t_bounds = ("rows_left", "cols_left"), ("cols_left", "rows_left")
+    body = [
+        f"// {name}: C = fp8 {fp8}(scale X), T = C^T, amax = max(amax, max |X|); X rows x cols {input_format},",
+        f"//   row-major, by {m}x{n} tiles (edge tiles masked). launch: a 1-D grid of tiles_n * tiles_m CTAs,",
+        f"//   block = {threads}, dynamic shared = {shared} bytes.",
+        *_signature(name, threads, params),
+        *KERNEL_PROLOGUE,
+        *_tile_lines(m, n, 0),
+        "  const float scale = scale_ptr != nullptr ? *scale_ptr : scale_value;",
+        f"  const {ti}* src = src_all + (size_t)row0 * cols + col0;",
+        "  unsigned char* cast = cast_all + (size_t)row0 * cols + col0;",
+        "  unsigned char* trans = trans_all + (size_t)col0 * rows + row0;",
+        f"  unsigned x[{px.num_words}];",
+        f"  unsigned a[{pa.num_words}];",
+        f"  unsigned b[{pb.num_words}];",
+        "  float amax = 0.0f;",
+    ]
+    body += _branches(emit_global_load_words(gsrc, wi, px, "x", "src", em, pitch=Pitch(_log2(n), "cols")),
+                      emit_global_load_words(gsrc, wi, px, "x", "src", em, pitch=Pitch(_log2(n), "cols", a_bounds)))
+    body += ["  " + x for x in _scoped(_cast_lines(input_format, fp8, px, pa, "x", "a"))]
+    body += _branches(emit_global_store_words(gsrc, 1, pa, "a", "cast", em, pitch=Pitch(_log2(n), "cols")),
+                      emit_global_store_words(gsrc, 1, pa, "a", "cast", em, pitch=Pitch(_log2(n), "cols", a_bounds)))
+    body += ["  " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", False))]
+    body += _branches(emit_global_store_words(gdst, 1, pb, "b", "trans", em, pitch=Pitch(_log2(m), "rows")),
+                      emit_global_store_words(gdst, 1, pb, "b", "trans", em, pitch=Pitch(_log2(m), "rows", t_bounds)))
+    body += [
+        "  // the CTA's amax: a warp maximum, one slot per warp, one atomic (amax >= 0: its bits order as ints)",
+        "  #pragma unroll",
+        "  for (unsigned s = 16u; s; s >>= 1) amax = fmaxf(amax, __uint_as_float(__shfl_xor_sync(0xffffffffu, "
+        "__float_as_uint(amax), s)));",
+        f"  if (lane == 0u) ll_sts32(smem + {slot}u + 4u * warp, __float_as_uint(amax));",
+        "  ll_bar_cta();",
+        "  if (threadIdx.x == 0u) {",
+        f"    for (unsigned k = 1u; k < {warps}u; ++k) amax = fmaxf(amax, __uint_as_float(ll_lds32(smem + {slot}u + 4u * k)));",
+        "    if (amax_ptr != nullptr) ll_atomic_max_amax(amax_ptr, amax);",
+        "  }",
+        "}",
+    ]
+    source = DEVICE_PRELUDE + CAST_FUNCTIONS + "\n".join(body) + "\n"
+    return PermuteKernel(name, source, threads, shared, wi, m, n, src_vector, global_vector_elements(gdst, 1), True,
+                         0, tuple(params))

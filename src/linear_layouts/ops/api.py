@@ -1,0 +1,194 @@
+"""``transpose``, ``permute`` and ``cast_transpose``: layout ops on PyTorch / CuPy tensors (module doc of
+``linear_layouts.ops``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from linear_layouts.core.element_type import element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+from linear_layouts.ops import launch as _launch
+from linear_layouts.ops.launches import Copy, cast_launches, permute_launches
+from linear_layouts.ops.plan import normalize_dims
+from linear_layouts.ops.tensors import (
+    Tensor, describe, empty, framework_dtype, is_contiguous, same_memory, stream,
+)
+
+__all__ = ["transpose", "permute", "cast_transpose"]
+
+#: Element sizes the kernels move (16-byte elements move as two 8-byte halves).
+_ITEMSIZES = (1, 2, 4, 8, 16)
+
+#: fp8 formats of ``cast_transpose``: element type name -> PTX format.
+_FP8 = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
+
+#: Input types of ``cast_transpose``: element type name -> ``codegen.permute.CAST_INPUTS`` name.
+_CAST_INPUTS = {"bf16": "bf16", "fp16": "fp16", "fp32": "fp32"}
+
+
+def _input(x: Any, argument: str = "x") -> Tensor:
+    t = describe(x, argument)
+    if not is_contiguous(t):
+        raise LayoutError(f"{argument}: must be contiguous (row-major, dense), got strides {t.strides} for shape "
+                          f"{t.shape}; call .contiguous() first")
+    if t.itemsize not in _ITEMSIZES:
+        raise LayoutError(f"{argument}: elements of {t.itemsize} bytes are not supported (1, 2, 4, 8 or 16)")
+    return t
+
+
+def _output(x: Tensor, out: Any, shape: tuple[int, ...], argument: str, dtype: Any = None,
+            dtype_name: str = "") -> Tensor:
+    """``out`` checked against the expected ``shape``, dtype (``x``'s, or ``dtype`` named ``dtype_name``),
+    framework and device; a new tensor when ``out`` is None."""
+    if out is None:
+        return describe(empty(x, shape, dtype), argument)
+    o = describe(out, argument)
+    if o.framework != x.framework:
+        raise LayoutError(f"{argument}: a {o.framework} tensor, but x is a {x.framework} tensor")
+    if o.device != x.device:
+        raise LayoutError(f"{argument}: on device {o.device}, but x is on device {x.device}")
+    if o.shape != shape:
+        raise LayoutError(f"{argument}: shape {o.shape}, expected {shape}")
+    want = x.value.dtype if dtype is None else dtype
+    if o.value.dtype != want:
+        raise LayoutError(f"{argument}: dtype {o.value.dtype}, expected {dtype_name or want}")
+    if not is_contiguous(o):
+        raise LayoutError(f"{argument}: must be contiguous, got strides {o.strides} for shape {o.shape}")
+    if same_memory(o, x):
+        raise LayoutError(f"{argument}: overlaps the memory of x (the ops do not work in place)")
+    return o
+
+
+def permute(x: Any, dims, out: Any = None) -> Any:
+    """``x.permute(dims)``, materialized: a new contiguous tensor (or ``out``) with ``out[i_{dims[0]}, ...,
+    i_{dims[r-1]}] = x[i_0, ..., i_{r-1}]``, in ``x``'s framework, on its device and current stream.
+
+    ``x``: a contiguous CUDA tensor (PyTorch, CuPy, DLPack) of any shape and rank and of 1-, 2-, 4-, 8- or
+    16-byte elements; ``dims``: a permutation of its dims (negative dims count from the end); ``out``:
+    a contiguous tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``.
+    The permutation is reduced first (``ops.plan``): size-1 dims dropped, dims that stay adjacent merged;
+    what is left is a copy, a move of whole rows, or a batched transpose of tiles (masked at the edges).
+
+    Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``."""
+    t = _input(x)
+    dims = normalize_dims(dims, len(t.shape))
+    shape = tuple(t.shape[d] for d in dims)
+    o = _output(t, out, shape, "out")
+    _permute(t, o, dims)
+    return o.value
+
+
+def transpose(x: Any, out: Any = None) -> Any:
+    """The last two dims of ``x`` swapped, materialized (``x.transpose(-2, -1).contiguous()``), batched over
+    the others; ``x`` and ``out`` as in ``permute``.
+
+    Example: ``transpose(w)`` of a ``4096 x 11008`` bf16 weight is its ``11008 x 4096`` transpose."""
+    t = _input(x)
+    r = len(t.shape)
+    if r < 2:
+        raise LayoutError(f"x: transpose swaps the last two dims; x has {r}")
+    dims = tuple(range(r - 2)) + (r - 1, r - 2)
+    o = _output(t, out, tuple(t.shape[d] for d in dims), "out")
+    _permute(t, o, dims)
+    return o.value
+
+
+def _fp8(dtype: Any) -> str:
+    try:
+        name = element_type(dtype).name
+    except LayoutError as error:
+        raise LayoutError(f"dtype: {error}") from None
+    if name not in _FP8:
+        raise LayoutError(f"dtype: must be an fp8 type, float8_e4m3fn or float8_e5m2 (e4m3 / e5m2), got "
+                          f"{quote(dtype)}")
+    return name
+
+
+def _scale(x: Tensor, scale: Any) -> tuple[int | None, float]:
+    """``(scale pointer or None, scale value)``: a Python number, or a one-element fp32 tensor of ``x``'s device."""
+    if isinstance(scale, bool) or scale is None:
+        raise LayoutError(f"scale: must be a number or a one-element float32 tensor, got {quote(scale)}")
+    if isinstance(scale, (int, float)) or type(scale).__module__ == "numpy":
+        try:
+            return None, float(scale)
+        except (TypeError, ValueError):
+            raise LayoutError(f"scale: must be a number or a one-element float32 tensor, got {quote(scale)}") from None
+    s = describe(scale, "scale")
+    if s.numel != 1 or s.dtype is None or s.dtype.name != "fp32":
+        raise LayoutError(f"scale: a tensor scale must hold one float32, got shape {s.shape} of "
+                          f"{s.dtype or s.value.dtype}")
+    if s.framework != x.framework or s.device != x.device:
+        raise LayoutError(f"scale: must be a {x.framework} tensor on x's device {x.device}")
+    return s.pointer, 0.0
+
+
+def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any = None,
+                   amax: Any = None) -> tuple[Any, Any, Any]:
+    """fp8 cast and cast-transpose in one pass, as fp8 training recipes (Transformer Engine's
+    ``cast_transpose``) do: with ``X`` the ``M x N`` matrix of ``x`` (``N`` its last dim, ``M`` the product
+    of the others), returns ``(out, out_t, amax)``:
+
+    - ``out = fp8(scale * x)`` (``x``'s shape): round to nearest even, saturated to the largest finite value
+      of ``dtype`` (448 for e4m3, 57344 for e5m2; infinities too); NaN stays NaN (its sign dropped);
+    - ``out_t = out``'s ``N x M`` transpose;
+    - ``amax = max(amax, max |x|)``: the largest magnitude of the input *before* scaling (NaN ignored),
+      max-accumulated into ``amax`` (a one-element float32 tensor; a new zero one when None).
+
+    ``x``: contiguous bf16, fp16 or fp32 CUDA tensor of rank >= 1; ``dtype``: ``float8_e4m3fn`` or
+    ``float8_e5m2`` (or ``"e4m3"`` / ``"e5m2"``); ``scale``: a number or a one-element float32 tensor on
+    ``x``'s device (read on the device: no synchronization). PyTorch outputs have the float8 dtype; CuPy,
+    which has none, gets uint8 arrays of the fp8 bits.
+
+    Example: ``c, ct, amax = cast_transpose(w, torch.float8_e4m3fn, 448 / w.abs().max())``."""
+    t = _input(x)
+    if t.dtype is None or t.dtype.name not in _CAST_INPUTS:
+        raise LayoutError(f"x: cast_transpose reads bf16, fp16 or fp32, got {t.value.dtype}")
+    if not t.shape:
+        raise LayoutError("x: cast_transpose needs at least one dim (a 0-d tensor has no last dim)")
+    fp8 = _fp8(dtype)
+    scale_pointer, scale_value = _scale(t, scale)
+    n = t.shape[-1]
+    m = t.numel // n if n else math.prod(t.shape[:-1])
+    fp8_dtype = framework_dtype(t, fp8)
+    o = _output(t, out, t.shape, "out", fp8_dtype, str(dtype))
+    ot = _output(t, out_t, (n, m), "out_t", fp8_dtype, str(dtype))
+    if same_memory(o, ot):
+        raise LayoutError("out_t: overlaps the memory of out")
+    if amax is None:
+        amax_value = empty(t, (1,), framework_dtype(t, "fp32"))
+        a = describe(amax_value, "amax")
+        zero = True
+    else:
+        a = describe(amax, "amax")
+        if a.numel != 1 or a.dtype is None or a.dtype.name != "fp32":
+            raise LayoutError(f"amax: must be a one-element float32 tensor, got shape {a.shape} of {a.value.dtype}")
+        if a.framework != t.framework or a.device != t.device:
+            raise LayoutError(f"amax: must be a {t.framework} tensor on x's device {t.device}")
+        zero = False
+    if zero:
+        a.value.fill_(0) if a.framework == "torch" else a.value.fill(0)
+    if m and n:
+        sms = _launch.multiprocessors(t.device)
+        _run(t, cast_launches(_CAST_INPUTS[t.dtype.name], _FP8[fp8], m, n, t.pointer, o.pointer, ot.pointer,
+                              scale_pointer, scale_value, a.pointer, sms))
+    return o.value, ot.value, a.value
+
+
+def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
+    _run(x, permute_launches(x.shape, dims, x.itemsize, x.pointer, out.pointer, _launch.multiprocessors(x.device)))
+
+
+def _run(x: Tensor, launches) -> None:
+    """The ``launches`` on ``x``'s device and current stream, in order."""
+    if not launches:
+        return
+    s = stream(x)
+    for item in launches:
+        if isinstance(item, Copy):
+            _launch.copy_bytes(x.device, s, item.dst, item.src, item.nbytes)
+        else:
+            _launch.launch(item.kernel, x.device, s, item.ctas, item.values)
+
+

@@ -1,0 +1,143 @@
+"""What an op launches, as values: from shapes, element sizes and addresses to kernels, grids and arguments.
+
+Pure (no device): ``permute_launches`` plans ``x.permute(dims)`` (``ops.plan``), picks the vectors the row
+lengths and the addresses allow and the tile (``ops.kernels``), and returns the ``Launch`` list (or one
+``Copy``; nothing for an empty tensor); ``cast_launches`` does the same for the cast-transpose. The ops run
+these on the device; the CPU tests run the very same launches through the emulator.
+
+Example: ``permute_launches((4096, 11008), (1, 0), 2, a, b, 132)`` is one ``Launch`` of the 16-bit
+128x128 kernel on ``32 x 86`` CTAs with arguments ``(a, b, 4096, 11008, 86, 32, 11008, 4096)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops.kernels import (
+    TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, rows_tile, transpose_tiles,
+)
+from linear_layouts.ops.plan import PermuteKind, TiledProblem, plan_permutation, vector_elements
+
+__all__ = ["Launch", "Copy", "permute_launches", "cast_launches", "tile_for", "pointer_alignment"]
+
+#: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
+_MAX_EXTENT = 2**32 - 1
+#: CTAs of a 1-D grid.
+_MAX_CTAS = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Launch:
+    """``kernel`` on a 1-D grid of ``ctas`` CTAs with ``values`` (one per ``kernel.params``; pointers as ints)."""
+
+    kernel: PermuteKernel
+    ctas: int
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Copy:
+    """``nbytes`` from address ``src`` to ``dst``."""
+
+    dst: int
+    src: int
+    nbytes: int
+
+
+def pointer_alignment(*pointers: int) -> int:
+    """The largest power of two, at most 8, dividing every pointer: ``pointer_alignment(0x100, 0x104) == 4``."""
+    a = 8
+    while a > 1 and any(p % a for p in pointers):
+        a //= 2
+    return a
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, alignment: int) -> TiledProblem:
+    if itemsize == 16:  # a 16-byte element moves as a pair of 8-byte halves: one more dim that stays last
+        shape, dims, itemsize = shape + (2,), dims + (len(shape),), 8
+    return plan_permutation(shape, dims, itemsize, alignment)
+
+
+def tile_for(problem: TiledProblem, src: int, dst: int, sms: int) -> TileConfig:
+    """The tile of ``problem`` with these addresses on a device of ``sms`` SMs: the widest vectors the row
+    lengths and the addresses allow (``plan.vector_elements``), then ``kernels.choose_tile``."""
+    w = problem.element_bytes
+    if problem.kind is PermuteKind.ROWS:
+        return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
+    vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
+    return choose_tile(transpose_tiles(w, vin, vout), problem.rows, problem.cols, problem.batch_count, sms)
+
+
+def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
+                     sms: int) -> list[Launch | Copy]:
+    """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
+    its output at ``dst`` (module doc). Batch dims beyond ``MAX_BATCH_DIMS`` take one launch per index of
+    the outer ones. Requires: ``dims`` a permutation of ``range(len(shape))``."""
+    kernel, ctas, tail, offsets, nbytes = _permute_template(tuple(shape), tuple(dims), itemsize, src % 16, dst % 16,
+                                                            sms)
+    if kernel is None:
+        return [Copy(dst, src, nbytes)] if nbytes else []
+    return [Launch(kernel, ctas, (src + s, dst + d) + tail) for s, d in offsets]
+
+
+@functools.lru_cache(maxsize=4096)
+def _permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, sms: int):
+    """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
+    bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo 16 (all the plan depends on); no
+    kernel for a copy or an empty tensor."""
+    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
+    if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):
+        return None, 0, (), (), math.prod(shape) * itemsize
+    if problem.rows > _MAX_EXTENT or problem.cols > _MAX_EXTENT:
+        raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
+    config = tile_for(problem, src, dst, sms)
+    split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
+    outer, inner = problem.batch[:split], problem.batch[split:]
+    kernel = permute_kernel(config, len(inner))
+    tm, tn = kernel.tile_counts(problem.rows, problem.cols)
+    tiles = tm * tn * math.prod(size for size, _, _ in inner)
+    if tiles > _MAX_CTAS:
+        raise LayoutError(f"x: {tiles} tiles exceed the {_MAX_CTAS} CTAs of one launch")
+    ctas = kernel.ctas(tiles, sms)
+    w = problem.element_bytes
+    tail: list[int] = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
+    for size, src_stride, dst_stride in inner:
+        tail += [size, src_stride, dst_stride]
+    offsets = tuple((w * sum(i * b[1] for i, b in zip(index, outer)), w * sum(i * b[2] for i, b in zip(index, outer)))
+                    for index in itertools.product(*(range(size) for size, _, _ in outer)))
+    return kernel, ctas, tuple(tail), offsets, math.prod(shape) * itemsize
+
+
+def cast_vectors(m: int, n: int, input_bytes: int, x: int, out: int, out_t: int) -> tuple[int, int]:
+    """``(src_vector, dst_vector)`` of a cast-transpose: fp8 elements per access along a row of ``out``
+    (whose input elements are loaded in 16-byte or narrower pieces) and of ``out_t``."""
+    vin = 16
+    while vin > 1 and (n % vin or out % vin or x % min(16, vin * input_bytes)):
+        vin //= 2
+    return vin, vector_elements(1, m, out_t)
+
+
+def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int, out_t: int, scale: int | None,
+                  scale_value: float, amax: int, sms: int) -> list[Launch]:
+    """What ``cast_transpose`` launches for an ``m x n`` matrix (``input_format``: ``bf16``, ``fp16`` or
+    ``fp32``) at ``x`` into ``out`` / ``out_t``, with the scale at address ``scale`` (None: ``scale_value``)
+    and the amax at ``amax``."""
+    if not (m and n):
+        return []
+    if m > _MAX_EXTENT or n > _MAX_EXTENT:
+        raise LayoutError(f"x: a {m} x {n} matrix exceeds 2**32 - 1 rows or columns")
+    input_bytes = 4 if input_format == "fp32" else 2
+    vin, vout = cast_vectors(m, n, input_bytes, x, out, out_t)
+    config = choose_tile(cast_tiles(vin, vout), m, n, 1, sms)
+    kernel = cast_kernel(config, input_format, fp8)
+    tm, tn = kernel.tile_counts(m, n)
+    if tm * tn > _MAX_CTAS:
+        raise LayoutError(f"x: {tm * tn} tiles exceed the {_MAX_CTAS} CTAs of one launch")
+    return [Launch(kernel, tm * tn, (x, out, out_t, scale, scale_value, amax, m, n, tn, tm))]

@@ -1,0 +1,190 @@
+"""Planning a permutation of a contiguous tensor: reduce it, classify it, place it on tiles.
+
+``out = x.permute(dims)`` of a row-major tensor of ``shape`` moves input element ``(i_0, ..., i_{r-1})`` to
+output position ``(i_{dims[0]}, ..., i_{dims[r-1]})``. ``reduce_permutation`` drops size-1 dims and merges
+input dims ``d, d + 1`` that stay adjacent in the output (they move as one dim of ``shape[d] shape[d+1]``),
+so every permutation becomes its smallest equivalent; then ``plan_permutation`` classifies it:
+
+- ``COPY``: the identity (every input order is the output's);
+- ``ROWS``: the last input dim stays last: rows of ``D`` contiguous elements move whole (``transposed=False``
+  tiles over (the output's second-last dim, ``D``)), or, when ``D`` elements make one 2-, 4- or 8-byte
+  word, a permutation of those words (``element_bytes * D``);
+- ``TRANSPOSE``: the last input dim moves: tiles over (the input dim that becomes the output's last, the
+  input's last), ``B = A^T`` per tile; every other dim is a batch dim.
+
+================================  =======================  ==============================
+``shape``, ``dims``               reduced                  class
+================================  =======================  ==============================
+``(8, 1, 4, 6)``, ``(1, 0, 2, 3)``  ``(192,)``, ``(0,)``       COPY
+``(2, 5, 3, 64)``, ``(0, 2, 1, 3)`` ``(2, 5, 3, 64)``, same   ROWS (rows of 64)
+``(2, 5, 3, 7)``, ``(0, 3, 1, 2)``  ``(2, 15, 7)``, ``(0, 2, 1)`` TRANSPOSE (15 x 7, batch 2)
+================================  =======================  ==============================
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+
+__all__ = ["PermuteKind", "ReducedPermutation", "TiledProblem", "reduce_permutation", "normalize_dims",
+           "plan_permutation", "row_major_strides", "vector_elements", "MAX_VECTOR_BYTES"]
+
+#: The widest global access: 16 bytes.
+MAX_VECTOR_BYTES = 16
+
+
+class PermuteKind(enum.Enum):
+    """What a reduced permutation needs (module doc)."""
+
+    EMPTY = "empty"
+    COPY = "copy"
+    ROWS = "rows"
+    TRANSPOSE = "transpose"
+
+
+@dataclass(frozen=True)
+class ReducedPermutation:
+    """``out = x.permute(dims)`` of a row-major ``shape`` with no size-1 dims and no two input dims ``d, d+1``
+    adjacent in the output (``dims[k + 1] == dims[k] + 1`` never holds)."""
+
+    shape: tuple[int, ...]
+    dims: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Element strides of a row-major (contiguous) tensor: ``(12, 4, 1)`` for ``(2, 3, 4)``."""
+    out, stride = [], 1
+    for size in reversed(shape):
+        out.append(stride)
+        stride *= size
+    return tuple(reversed(out))
+
+
+def normalize_dims(dims, rank: int, argument: str = "dims") -> tuple[int, ...]:
+    """``dims`` as a permutation of ``range(rank)`` (negative dims count from the end, as in PyTorch);
+    LayoutError naming ``argument`` unless it is one."""
+    try:
+        values = tuple(dims)
+    except TypeError:
+        raise LayoutError(f"{argument}: must be a sequence of ints (a permutation of the {rank} dims), got "
+                          f"{quote(dims)}") from None
+    out = []
+    for d in values:
+        if isinstance(d, bool) or not hasattr(d, "__index__"):
+            raise LayoutError(f"{argument}: must hold ints, got {quote(d)} in {quote(values)}")
+        d = d.__index__()
+        if not -rank <= d < rank:
+            raise LayoutError(f"{argument}: dim {d} is out of range for a tensor of {rank} dims")
+        out.append(d % rank if rank else d)
+    if len(out) != rank or sorted(out) != list(range(rank)):
+        raise LayoutError(f"{argument}: {quote(values)} is not a permutation of the {rank} dims (each of "
+                          f"0 .. {rank - 1} once)")
+    return tuple(out)
+
+
+def reduce_permutation(shape: tuple[int, ...], dims: tuple[int, ...]) -> ReducedPermutation:
+    """The smallest permutation equivalent to ``x.permute(dims)`` of a row-major ``shape`` (module doc):
+    size-1 dims dropped, runs of consecutive input dims that stay consecutive in the output merged.
+
+    Requires: ``dims`` a permutation of ``range(len(shape))``; no size 0.
+
+    >>> reduce_permutation((2, 3, 4, 5), (0, 2, 3, 1))
+    ReducedPermutation(shape=(2, 3, 20), dims=(0, 2, 1))
+    """
+    keep = [d for d in range(len(shape)) if shape[d] != 1]
+    rank_of = {d: i for i, d in enumerate(keep)}
+    order = [rank_of[d] for d in dims if d in rank_of]  # output order of the kept input dims
+    sizes = [shape[d] for d in keep]
+    runs: list[list[int]] = []  # maximal runs of the output order with consecutive input dims
+    for d in order:
+        if runs and runs[-1][-1] + 1 == d:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    by_input = sorted(runs, key=lambda run: run[0])
+    new_index = {run[0]: i for i, run in enumerate(by_input)}
+    merged = tuple(math.prod(sizes[d] for d in run) for run in by_input)
+    return ReducedPermutation(merged, tuple(new_index[run[0]] for run in runs))
+
+
+@dataclass(frozen=True)
+class TiledProblem:
+    """A reduced permutation placed on tiles: ``rows x cols`` matrices ``A`` (row stride ``lda``) mapped
+    to ``B`` (row stride ``ldb``; ``transposed``: ``B = A^T``), one per index of the ``batch`` dims, each
+    ``(size, src_stride, dst_stride)`` in elements, in output order (the last varies fastest);
+    ``element_bytes``: of the moved elements (a word of ``D`` elements for a ``ROWS`` permutation of short
+    rows)."""
+
+    kind: PermuteKind
+    element_bytes: int
+    rows: int
+    cols: int
+    lda: int
+    ldb: int
+    transposed: bool
+    batch: tuple[tuple[int, int, int], ...]
+
+    @property
+    def batch_count(self) -> int:
+        return math.prod(size for size, _, _ in self.batch)
+
+
+def plan_permutation(shape: tuple[int, ...], dims: tuple[int, ...], element_bytes: int,
+                     max_word_bytes: int = 8) -> TiledProblem:
+    """``x.permute(dims)`` of a contiguous ``shape`` of ``element_bytes``-byte elements as a ``TiledProblem``
+    (``EMPTY`` / ``COPY`` problems carry ``rows = numel``, nothing else). A ``ROWS`` permutation whose rows
+    are one 2-, 4- or 8-byte word (at most ``max_word_bytes``: the alignment both tensors allow) is
+    planned again as a permutation of those words.
+
+    >>> p = plan_permutation((4, 128, 16, 64), (0, 2, 1, 3), 2)
+    >>> p.kind.value, p.rows, p.cols, p.lda, p.ldb, p.batch
+    ('rows', 128, 64, 1024, 64, ((4, 131072, 131072), (16, 64, 8192)))
+    """
+    numel = math.prod(shape)
+    if numel == 0:
+        return TiledProblem(PermuteKind.EMPTY, element_bytes, 0, 0, 0, 0, False, ())
+    reduced = reduce_permutation(shape, dims)
+    r, size, order = reduced.rank, reduced.shape, reduced.dims
+    if order == tuple(range(r)):
+        return TiledProblem(PermuteKind.COPY, element_bytes, numel, 1, 1, 1, False, ())
+    src_strides = row_major_strides(size)
+    out_shape = tuple(size[d] for d in order)
+    out_strides = row_major_strides(out_shape)
+    position = {d: k for k, d in enumerate(order)}
+    last = r - 1
+    if order[-1] == last:  # the rows of the last dim stay whole
+        word = size[last] * element_bytes
+        if word in (2, 4, 8) and element_bytes < word <= max_word_bytes:
+            return plan_permutation(size[:-1], order[:-1], word, max_word_bytes)
+        tile_row_dim = order[-2]
+        rows, cols = size[tile_row_dim], size[last]
+        lda, ldb = src_strides[tile_row_dim], out_strides[r - 2]
+        kind, transposed, tiled = PermuteKind.ROWS, False, {tile_row_dim, last}
+    else:
+        tile_row_dim = order[-1]
+        rows, cols = size[tile_row_dim], size[last]
+        lda, ldb = src_strides[tile_row_dim], out_strides[position[last]]
+        kind, transposed, tiled = PermuteKind.TRANSPOSE, True, {tile_row_dim, last}
+    batch = tuple((size[d], src_strides[d], out_strides[position[d]]) for d in order if d not in tiled)
+    return TiledProblem(kind, element_bytes, rows, cols, lda, ldb, transposed, batch)
+
+
+def vector_elements(element_bytes: int, extent: int, *pointers: int) -> int:
+    """The widest power-of-two count of elements (at most ``MAX_VECTOR_BYTES``) that divides ``extent`` and
+    whose bytes every address in ``pointers`` is aligned to.
+
+    >>> vector_elements(2, 11008, 0x7f0000000000), vector_elements(1, 1001, 0), vector_elements(4, 12, 0x104)
+    (8, 1, 1)
+    """
+    v = MAX_VECTOR_BYTES // element_bytes
+    while v > 1 and (extent % v or any(p % (v * element_bytes) for p in pointers)):
+        v //= 2
+    return max(v, 1)

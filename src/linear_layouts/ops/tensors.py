@@ -1,0 +1,151 @@
+"""The tensors ``linear_layouts.ops`` accepts: PyTorch tensors, CuPy arrays, and any other CUDA array (through
+DLPack or ``__cuda_array_interface__``, read as a CuPy array). Neither framework is imported here until a
+tensor of it arrives.
+
+A ``Tensor`` is what the ops need of one: its framework, shape, element strides, element size, dtype (an
+``ElementType`` where the package knows it), device and data pointer; ``empty`` makes an output of the same
+framework on the same device; ``stream`` is the framework's current CUDA stream there (kernels run on it,
+so they order with the caller's other work).
+
+Example: ``describe(torch.zeros(4, 8, device="cuda"), "x")`` is a ``Tensor`` with ``shape == (4, 8)``,
+``strides == (8, 1)``, ``itemsize == 4`` and ``dtype.name == "fp32"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from linear_layouts.core.element_type import ElementType, element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+
+__all__ = ["Tensor", "describe", "empty", "stream", "is_contiguous", "same_memory", "framework_dtype"]
+
+#: DLPack device types of CUDA memory (``kDLCUDA``, ``kDLCUDAManaged``).
+_DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 2, 13
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One argument tensor, described (module doc). ``dtype`` is None for a type the package does not name
+    (e.g. complex): the layout ops move such elements by their size."""
+
+    framework: str  # "torch" or "cupy"
+    value: Any
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    itemsize: int
+    dtype: ElementType | None
+    device: int
+    pointer: int
+
+    @property
+    def numel(self) -> int:
+        out = 1
+        for size in self.shape:
+            out *= size
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.itemsize
+
+
+def _element_type(dtype: Any) -> ElementType | None:
+    try:
+        return element_type(dtype)
+    except LayoutError:
+        return None
+
+
+def describe(x: Any, argument: str) -> Tensor:
+    """``x`` as a ``Tensor``; LayoutError naming ``argument`` for anything else (a NumPy array, a CPU tensor,
+    a Python list)."""
+    module = type(x).__module__ or ""
+    if module.startswith("torch"):
+        if not getattr(x, "is_cuda", False):
+            raise LayoutError(f"{argument}: a PyTorch tensor on {quote(str(getattr(x, 'device', '?')))}; the ops run "
+                              "on CUDA tensors (move it with .cuda())")
+        return Tensor("torch", x, tuple(x.shape), tuple(x.stride()), x.element_size(), _element_type(x.dtype),
+                      x.device.index if x.device.index is not None else 0, x.data_ptr())
+    if module.startswith("cupy"):
+        itemsize = x.itemsize
+        return Tensor("cupy", x, tuple(x.shape), tuple(s // itemsize for s in x.strides), itemsize,
+                      _element_type(x.dtype), x.device.id, x.data.ptr)
+    if not hasattr(x, "__cuda_array_interface__") and hasattr(x, "__dlpack_device__"):
+        try:
+            kind = int(x.__dlpack_device__()[0])
+        except Exception:  # noqa: BLE001 - a broken protocol: let CuPy say
+            kind = _DLPACK_CUDA
+        if kind not in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
+            raise LayoutError(f"{argument}: a {type(x).__name__} in host memory (DLPack device type {kind}); the "
+                              "ops run on CUDA tensors")
+    if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
+        try:
+            import cupy  # noqa: PLC0415 - optional
+        except ImportError:
+            raise LayoutError(f"{argument}: a {type(x).__name__} is read through CuPy, which is not installed "
+                              "(pip install cupy-cuda13x), or pass a PyTorch tensor") from None
+        try:
+            array = cupy.asarray(x) if hasattr(x, "__cuda_array_interface__") else cupy.from_dlpack(x)
+        except Exception as error:  # noqa: BLE001 - a host array, a foreign device: say so
+            raise LayoutError(f"{argument}: {type(x).__name__} is not a CUDA array CuPy can read ({error})"[:300]) from None
+        return describe(array, argument)
+    raise LayoutError(f"{argument}: expected a CUDA tensor (PyTorch, CuPy, or a DLPack / __cuda_array_interface__ "
+                      f"array), got {type(x).__name__}")
+
+
+def is_contiguous(t: Tensor) -> bool:
+    """Row-major and dense (size-1 dims may have any stride)."""
+    expected = 1
+    for size, stride in zip(reversed(t.shape), reversed(t.strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def same_memory(a: Tensor, b: Tensor) -> bool:
+    """Whether the bytes of ``a`` and ``b`` overlap (on one device)."""
+    if a.device != b.device or not a.nbytes or not b.nbytes:
+        return False
+    return a.pointer < b.pointer + b.nbytes and b.pointer < a.pointer + a.nbytes
+
+
+def framework_dtype(like: Tensor, name: str) -> Any:
+    """The framework's dtype for ``name``: ``"fp8e4nv"`` / ``"fp8e5"`` (PyTorch's float8 types; CuPy has
+    none, so uint8 holding the bits) or ``"fp32"``."""
+    if like.framework == "torch":
+        import torch  # noqa: PLC0415 - the tensor came from it
+
+        return {"fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2, "fp32": torch.float32}[name]
+    return {"fp8e4nv": np.uint8, "fp8e5": np.uint8, "fp32": np.float32}[name]  # CuPy's dtypes are NumPy's
+
+
+def empty(like: Tensor, shape: tuple[int, ...], native_dtype: Any = None) -> Any:
+    """A new contiguous tensor of ``like``'s framework and device: ``shape``, the framework's ``native_dtype``
+    (default ``like``'s)."""
+    dtype = like.value.dtype if native_dtype is None else native_dtype
+    if like.framework == "torch":
+        import torch  # noqa: PLC0415
+
+        return torch.empty(shape, dtype=dtype, device=like.value.device)
+    import cupy  # noqa: PLC0415
+
+    with cupy.cuda.Device(like.device):
+        return cupy.empty(shape, dtype=dtype)
+
+
+def stream(t: Tensor) -> int:
+    """The framework's current CUDA stream on ``t``'s device (a ``cudaStream_t`` as an int)."""
+    if t.framework == "torch":
+        import torch  # noqa: PLC0415
+
+        return int(torch.cuda.current_stream(t.value.device).cuda_stream)
+    import cupy  # noqa: PLC0415
+
+    with cupy.cuda.Device(t.device):
+        return int(cupy.cuda.get_current_stream().ptr)

@@ -1,0 +1,135 @@
+"""The ops' kernels, as launched (``ops.launches``: the tile, the vectors, the grid and the arguments the
+ops would pass), run on the CPU by the emulator (``codegen.emulate.emulate_launch``) and compared with
+NumPy element for element: odd and prime sizes (masked edge tiles), size-1 and empty dims, batches, row
+moves, misaligned buffers (narrower vectors), 16-byte elements, permutations of more batch dims than one
+launch takes; and the fp8 cast-transpose against ml_dtypes' fp8 (round to nearest even) after saturation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from linear_layouts.codegen.emulate import find_cxx
+from linear_layouts.ops.launches import Copy, Launch, permute_launches
+
+from ._emulated import DST, SRC, emulated_cast_transpose, emulated_permute
+
+pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+
+_RNG = np.random.default_rng(7)
+
+
+def _random(shape, dtype) -> np.ndarray:
+    """Random bits of ``dtype`` (floats may hold NaNs: compare with ``_same``)."""
+    dtype = np.dtype(dtype)
+    return _RNG.integers(0, 256, size=tuple(shape) + (dtype.itemsize,), dtype=np.uint8).view(dtype)[..., 0]
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit for bit."""
+    return a.shape == b.shape and np.array_equal(np.ascontiguousarray(a).view(np.uint8),
+                                                 np.ascontiguousarray(b).view(np.uint8))
+
+
+@pytest.mark.parametrize("shape, dims, dtype, src_offset, dst_offset", [
+    ((37, 50), (1, 0), np.uint16, 0, 0),                  # odd sizes: masked edge tiles on both sides
+    ((131, 67), (1, 0), np.uint8, 0, 0),                   # primes: 1-byte vectors
+    ((3, 5), (1, 0), np.float32, 0, 0),                    # tiny: one masked tile
+    ((272, 80), (1, 0), np.uint8, 0, 0),                   # 16-byte vectors, partial last tile row
+    ((3, 33, 65), (0, 2, 1), np.uint64, 0, 0),             # batched, 64-bit
+    ((2, 5, 3, 8), (0, 2, 1, 3), np.uint16, 0, 0),         # [B, S, H, D] -> [B, H, S, D]: rows of 16 bytes
+    ((2, 5, 3, 2), (0, 2, 1, 3), np.uint16, 0, 0),         # D = 2: 4-byte words transposed
+    ((2, 5, 3, 3), (0, 2, 1, 3), np.float32, 0, 0),        # rows of 12 bytes
+    ((2, 16, 7, 7), (0, 2, 3, 1), np.float16, 0, 0),       # NCHW -> NHWC
+    ((2, 7, 7, 16), (0, 3, 1, 2), np.float16, 0, 0),       # NHWC -> NCHW
+    ((5, 3), (1, 0), np.complex128, 0, 0),                 # 16-byte elements: pairs of 8-byte halves
+    ((2, 3, 2, 3, 2, 3, 4), (6, 5, 4, 3, 2, 1, 0), np.uint8, 0, 0),  # 5 batch dims: 2 launches
+    ((40, 24), (1, 0), np.uint16, 2, 0),                   # a misaligned source: 2-byte accesses there
+    ((40, 24), (1, 0), np.uint16, 0, 6),                   # a misaligned destination
+    ((1, 7, 1), (2, 1, 0), np.uint32, 0, 0),               # size-1 dims only moved: a copy
+    ((0, 5), (1, 0), np.uint8, 0, 0),                      # empty
+])
+def test_permute_every_element(shape, dims, dtype, src_offset, dst_offset):
+    a = _random(shape, dtype)
+    got = emulated_permute(a, dims, src_offset, dst_offset)
+    assert _same(got, np.transpose(a, dims))
+
+
+def test_large_tiles_masked_at_the_edges():
+    """The fast 8-bit tile (256 x 256, 4x4 byte blocks) on a 272 x 288 matrix, 3 of its 4 tiles cut: with one SM
+    the persistent kernel (32 warps) loops over all 4 tiles in one CTA; with 2 SMs, too few tiles per SM to
+    pipeline, the one-tile kernel (16 warps) takes a CTA per tile."""
+    a = _random((272, 288), np.uint8)
+    (launch,) = permute_launches(a.shape, (1, 0), 1, SRC, DST, 1)
+    assert (launch.kernel.tile_rows, launch.kernel.threads, launch.kernel.ctas_per_sm, launch.ctas) == (256, 1024, 1, 1)
+    assert _same(emulated_permute(a, (1, 0), sms=1), a.T)
+    (launch,) = permute_launches(a.shape, (1, 0), 1, SRC, DST, 2)
+    assert (launch.kernel.tile_rows, launch.kernel.threads, launch.kernel.ctas_per_sm, launch.ctas) == (256, 512, 0, 4)
+
+
+def test_persistent_batched_every_element():
+    """The persistent kernel over 2 x 2 batches of 272 x 288 (16 tiles, masked at two edges) on 3 CTAs:
+    6, 5 and 5 tiles each, each CTA's next tile in another batch than its current one."""
+    a = _random((2, 2, 272, 288), np.uint8)
+    (launch,) = permute_launches(a.shape, (1, 0, 3, 2), 1, SRC, DST, 3)
+    assert (launch.kernel.ctas_per_sm, launch.kernel.batch_dims, launch.ctas) == (1, 2, 3)
+    assert _same(emulated_permute(a, (1, 0, 3, 2), sms=3), np.transpose(a, (1, 0, 3, 2)))
+
+
+@settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from([1, 2, 3, 5, 8, 13]), min_size=2, max_size=4).flatmap(
+    lambda shape: st.tuples(st.just(tuple(shape)), st.permutations(range(len(shape))),
+                            st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64]))))
+def test_random_permutations_every_element(case):
+    shape, dims, dtype = case
+    a = _random(shape, dtype)
+    assert _same(emulated_permute(a, tuple(dims)), np.transpose(a, dims))
+
+
+def test_launch_plans():
+    """The worked example of ``ops.launches``; a copy; nothing for an empty tensor."""
+    (launch,) = permute_launches((4096, 11008), (1, 0), 2, SRC, DST, 132)
+    assert isinstance(launch, Launch) and launch.ctas == 32 * 86
+    assert launch.values == (SRC, DST, 4096, 11008, 86, 32, 11008, 4096)
+    assert (launch.kernel.tile_rows, launch.kernel.src_vector, launch.kernel.dst_vector) == (128, 8, 8)
+    assert permute_launches((4, 1, 5), (1, 0, 2), 4, SRC, DST, 132) == [Copy(DST, SRC, 80)]
+    assert permute_launches((4, 0, 5), (2, 1, 0), 4, SRC, DST, 132) == []
+
+
+ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes gives the reference fp8 rounding")
+
+#: Values that find the rounding's edges: ties, fp8 subnormals, the largest finite values, beyond them,
+#: infinities, signed zeros.
+_EDGES = np.array([0.0, -0.0, 1.0, 1.0625, 1.1875, 1.125, -1.1875, 0.001953125, 0.0029296875, 0.013671875,
+                   448.0, 464.0, 480.0, 1e6, -1e6, 57344.0, 61440.0, 1e-9, 3.0e-5, -240.0,
+                   0.5, 300.0, 2.0 ** -10, 2.0 ** -17, 15.0, 15.5, 0.11, -0.11], np.float32)
+
+
+def _reference(values: np.ndarray, fp8: str, scale: float) -> np.ndarray:
+    f8, top = (ml_dtypes.float8_e4m3fn, 448.0) if fp8 == "e4m3" else (ml_dtypes.float8_e5m2, 57344.0)
+    return np.clip(values.astype(np.float32) * np.float32(scale), -top, top).astype(f8).view(np.uint8)
+
+
+@pytest.mark.parametrize("input_format, fp8, shape, scale, offsets, infinite", [
+    ("bf16", "e4m3", (130, 272), 0.37, (0, 0, 0), False),    # 16-byte fp8 accesses, partial tiles
+    ("fp16", "e5m2", (45, 77), 1.0, (0, 0, 0), True),         # 1-byte accesses; infinite inputs
+    ("fp32", "e4m3", (200, 96), 2.5, (0, 0, 0), False),
+    ("bf16", "e5m2", (256, 256), 0.001, (0, 0, 0), False),   # whole 128 x 128 tiles
+    ("fp16", "e4m3", (64, 48), 1.0, (2, 8, 4), False),        # misaligned buffers: narrower accesses
+    ("fp32", "e5m2", (1, 30), 1.0, (0, 0, 0), True),          # one row
+])
+def test_cast_transpose_every_element(input_format, fp8, shape, scale, offsets, infinite):
+    values = (_RNG.standard_normal(shape) * 300).astype(np.float32)
+    flat = values.reshape(-1)
+    edges = np.concatenate([[np.inf, -np.inf], _EDGES]) if infinite else _EDGES
+    flat[:len(edges)] = edges[:flat.size]
+    with np.errstate(over="ignore"):  # 1e6 is infinite in fp16 (amax is then infinite too)
+        x = values.astype({"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}[input_format])
+    raw = x.view(np.uint32 if input_format == "fp32" else np.uint16)
+    out, out_t, amax = emulated_cast_transpose(raw, input_format, fp8, scale, 3.0, offsets)
+    expected = _reference(x, fp8, scale)
+    assert np.array_equal(out, expected)
+    assert np.array_equal(out_t, expected.T)
+    assert amax == max(3.0, float(np.abs(x.astype(np.float32)).max()))  # of the input, before scaling

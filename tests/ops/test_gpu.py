@@ -1,0 +1,130 @@
+"""``linear_layouts.ops`` on the device against PyTorch's own results, bit for bit: transposes and permutations
+of every element size over odd, prime, tiny, empty, batched and model shapes; ``out=``; CuPy arrays; a side
+stream; the fp8 cast-transpose against ``(scale x).clamp(-max, max).to(float8)`` and ``x.abs().max()``.
+Skipped without PyTorch, CuPy and an NVIDIA GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+import ops_cases
+from linear_layouts import ops
+from linear_layouts.core.errors import LayoutError
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kernels(cuda_gpu):
+    """Every kernel of these tests compiled up front, one nvcc per core (found in the kernel cache when the
+    CPU prepared them: ``benchmarks/ops_bench.py --mode prepare``)."""
+    from linear_layouts.codegen.ptx import find_nvcc
+    from linear_layouts.ops.launch import device_arch, multiprocessors
+
+    if find_nvcc() is not None and multiprocessors(0) == ops_cases.SMS:
+        ops_cases.precompile(device_arch(0))
+
+
+def _random(shape, dtype_name: str):
+    dtype = getattr(torch, dtype_name)
+    bits = torch.randint(0, 256, tuple(shape) + (torch.empty((), dtype=dtype).element_size(),), dtype=torch.uint8,
+                         device="cuda")
+    return bits.view(dtype).reshape(shape) if shape else bits.view(dtype).reshape(())
+
+
+def _same(a, b) -> bool:
+    """Bit for bit (floats may hold NaNs)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))) if a.numel() else True
+
+
+@pytest.mark.parametrize("dtype", ops_cases.GPU_DTYPES)
+@pytest.mark.parametrize("shape, dims", ops_cases.GPU_PERMUTES, ids=str)
+def test_permute_matches_torch(cuda_gpu, shape, dims, dtype):
+    x = _random(shape, dtype)
+    assert _same(ops.permute(x, dims), x.permute(dims).contiguous())
+
+
+@pytest.mark.parametrize("shape, dtype", [(shape, dtype) for shape, dtypes in ops_cases.GPU_TRANSPOSES
+                                          for dtype in dtypes], ids=str)
+def test_transpose_matches_torch(cuda_gpu, shape, dtype):
+    x = _random(shape, dtype)
+    assert _same(ops.transpose(x), x.transpose(-2, -1).contiguous())
+
+
+def test_out_stream_and_views(cuda_gpu):
+    x = _random((300, 200), "float16")
+    out = torch.empty(200, 300, dtype=torch.float16, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())  # x and out were written on the default stream
+    with torch.cuda.stream(side):
+        y = ops.transpose(x, out=out)
+    side.synchronize()
+    assert y is out and _same(out, x.t().contiguous())
+    view = torch.zeros(2, 200, 300, dtype=torch.float16, device="cuda")
+    ops.transpose(x, out=view[1])  # a contiguous view at an offset
+    assert _same(view[1], x.t().contiguous()) and not view[0].any()
+    misaligned = torch.empty(1 + 300 * 200, dtype=torch.float16, device="cuda")[1:].view(300, 200)
+    misaligned.copy_(x)
+    assert _same(ops.transpose(misaligned), x.t().contiguous())  # 2-byte accesses on the source side
+    with pytest.raises(LayoutError, match="x: must be contiguous"):
+        ops.transpose(x.t())
+    with pytest.raises(LayoutError, match="out: shape"):
+        ops.transpose(x, out=torch.empty_like(x))
+
+
+def test_cupy_arrays(cuda_gpu):
+    cupy = pytest.importorskip("cupy")
+    x = cupy.arange(5 * 6 * 7, dtype=cupy.float32).reshape(5, 6, 7)
+    assert bool((ops.permute(x, (2, 0, 1)) == x.transpose(2, 0, 1)).all())
+    assert type(ops.transpose(x)).__module__.startswith("cupy")
+    c, ct, amax = ops.cast_transpose(x, "e4m3", 0.5)
+    assert c.dtype == cupy.uint8 and ct.shape == (7, 30) and float(amax[0]) == 209.0
+    assert bool((ct == c.reshape(30, 7).T).all())
+
+
+_FP8 = {"e4m3": (torch.float8_e4m3fn, 448.0), "e5m2": (torch.float8_e5m2, 57344.0)}
+
+
+def _reference(x, fp8: str, scale: float):
+    dtype, top = _FP8[fp8]
+    return (x.float() * scale).clamp(-top, top).to(dtype)
+
+
+@pytest.mark.parametrize("fp8", ["e4m3", "e5m2"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("shape", ops_cases.GPU_CASTS, ids=str)
+def test_cast_transpose_matches_torch(cuda_gpu, shape, dtype, fp8):
+    x = (torch.randn(shape, device="cuda") * 300).to(getattr(torch, dtype))
+    flat = x.view(-1)
+    edges = torch.tensor([0.0, -0.0, 1.0625, 1.1875, 448.0, 464.0, 1e4, -1e4, 0.0029296875, 3e-5, 61440.0, 1e-9],
+                         device="cuda").to(x.dtype)
+    flat[:min(flat.numel(), edges.numel())] = edges[:flat.numel()]
+    scale = 0.37
+    c, ct, amax = ops.cast_transpose(x, _FP8[fp8][0], scale)
+    expected = _reference(x, fp8, scale)
+    assert c.dtype == _FP8[fp8][0] and _same(c, expected)
+    n = shape[-1]
+    assert _same(ct, expected.reshape(-1, n).t().contiguous())
+    assert amax.dtype == torch.float32 and float(amax[0]) == float(x.float().abs().max())
+
+
+def test_cast_transpose_tensor_scale_and_amax_accumulates(cuda_gpu):
+    x = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
+    scale = torch.tensor([2.0], device="cuda")
+    amax = torch.tensor([1e6], device="cuda")
+    out = torch.empty(256, 512, dtype=torch.float8_e4m3fn, device="cuda")
+    out_t = torch.empty(512, 256, dtype=torch.float8_e4m3fn, device="cuda")
+    c, ct, a = ops.cast_transpose(x, torch.float8_e4m3fn, scale, out=out, out_t=out_t, amax=amax)
+    assert c is out and ct is out_t and a is amax
+    assert float(amax[0]) == 1e6  # max(1e6, max |x|)
+    assert _same(out, _reference(x, "e4m3", 2.0))
+    amax.zero_()
+    ops.cast_transpose(x, torch.float8_e4m3fn, scale, out=out, out_t=out_t, amax=amax)
+    assert float(amax[0]) == float(x.float().abs().max())
+    empty = torch.empty(0, 16, device="cuda", dtype=torch.float16)
+    c, ct, a = ops.cast_transpose(empty, torch.float8_e5m2, 1.0)
+    assert c.shape == (0, 16) and ct.shape == (16, 0) and float(a[0]) == 0.0

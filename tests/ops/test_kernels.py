@@ -1,0 +1,114 @@
+"""The ops' tiles and kernels without a GPU: every tile's layouts hold each element of the tile once with
+the vectors configured; our planner moves the transposes through shared memory in 16-byte vectors on both
+sides where the tile allows it and leaves row moves with an empty plan; the emitted source predicates
+exactly the accesses of the masked branch; nvcc compiles the fast kernels to 16-byte global accesses in
+both branches without local memory, and the cast-transpose to ``cvt.rn.satfinite`` pairs and one atomic."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion
+from linear_layouts.codegen.plan import conversion_step
+from linear_layouts.codegen.ptx import compile_cubin, compile_ptx, count_ptx, count_sass, find_cuobjdump, find_nvcc
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops.kernels import (
+    TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, rows_tile, tile_layouts, transpose_tiles,
+)
+
+needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
+
+_CONFIGS = ([c for w in (1, 2, 4, 8) for c in transpose_tiles(w, 16 // w, 16 // w)]
+            + [transpose_tiles(w, 1, 1)[0] for w in (1, 2, 4, 8)] + [transpose_tiles(1, 16, 4)[0]]
+            + [rows_tile(w, v, cols) for w, v, cols in ((2, 8, 128), (4, 4, 100), (4, 1, 3), (1, 16, 4096))]
+            + cast_tiles(16, 16) + cast_tiles(8, 2))
+
+
+@pytest.mark.parametrize("config", _CONFIGS, ids=str)
+def test_tile_layouts_hold_each_element_once(config):
+    src, dst = tile_layouts(config)
+    for layout in (src, dst):
+        assert layout.is_injective() and layout.is_surjective()  # no duplicated element, none missing
+        assert dict(layout.out_dims) == {"dim0": config.rows, "dim1": config.cols}
+        assert layout.in_dim_size("warp") == config.warps
+    if not config.transposed:
+        assert src == dst
+    kernel = (cast_kernel(config, "bf16", "e4m3") if config in cast_tiles(16, 16) + cast_tiles(8, 2)
+              else permute_kernel(config, 0))
+    assert (kernel.src_vector, kernel.dst_vector) == (config.src_vector, config.dst_vector)
+
+
+def test_bad_tiles():
+    with pytest.raises(LayoutError, match="rows: must be a power of two"):
+        TileConfig(1, 96, 64, 4, 16, 16)
+    with pytest.raises(LayoutError, match="covers more than its tile"):
+        tile_layouts(TileConfig(1, 16, 16, 16, 16, 16, 4))
+
+
+@pytest.mark.parametrize("element_bytes", [1, 2, 4, 8])
+def test_fast_transposes_move_16_byte_vectors_through_shared_memory(element_bytes):
+    config = transpose_tiles(element_bytes, 16 // element_bytes, 16 // element_bytes)[0]
+    src, dst = tile_layouts(config)
+    step = conversion_step(src, dst, 8 * element_bytes)
+    assert isinstance(step, SharedConversion)
+    counts = step.instruction_counts()
+    assert set(counts) == {"st.shared.v4.b32", "ld.shared.v4.b32"} if element_bytes < 4 else set(counts)
+    rows = rows_tile(element_bytes, 16 // element_bytes, 4096 // element_bytes)
+    assert isinstance(conversion_step(*tile_layouts(rows), 8 * element_bytes), RegisterCopy)
+
+
+def test_tile_choice_keeps_every_sm_busy():
+    fast = transpose_tiles(1, 16, 16)
+    assert choose_tile(fast, 8192, 8192, 1, 132) == fast[0]     # 1024 tiles of 256 x 256: persistent
+    assert choose_tile(fast, 4096, 11008, 1, 132) == fast[0]    # 688 tiles, 5.2 per SM
+    assert choose_tile(fast, 4096, 8192, 1, 132) == fast[1]     # 512 tiles, 3.9 per SM: one tile per CTA
+    assert choose_tile(fast, 4096, 4096, 1, 132).rows == 128     # 256 large tiles < 264: 1024 of 128 x 128
+    assert choose_tile(fast, 2048, 2048, 1, 132).rows == 64      # 256 of 128 x 128 < 264: the smallest
+    assert choose_tile(fast, 512, 512, 128, 132).rows == 256     # a batch of 128: 512 large tiles
+
+
+def test_masked_branch_predicates_every_access():
+    """The full branch's loads and stores are plain; the masked branch's are the same accesses, each behind
+    the bounds of the tile's valid part."""
+    kernel = permute_kernel(transpose_tiles(2, 8, 8)[0], 1)
+    body = kernel.source[kernel.source.index('extern "C"'):]
+    vectors = 128 * 128 * 2 // 16 // kernel.threads  # 16-byte accesses per thread and side: 4
+    load = r"\*reinterpret_cast<const uint4\*>\(src_thread[^;]*;"
+    guard = r"\(?thread_row[^&?]*< (rows|cols)_left && \(?thread_col[^?)]*< (cols|rows)_left"
+    loads = re.findall(r"= (\(" + guard + r"\) \? )?" + load, body)
+    assert len(loads) == 2 * vectors and sum(bool(x[0]) for x in loads) == vectors  # half of them guarded
+    stores = re.findall(r"(if \(" + guard + r"\) )?ll_stg128\(dst_thread", body)
+    assert len(stores) == 2 * vectors and sum(bool(x[0]) for x in stores) == vectors
+    masked = body[body.index("} else {"):]
+    assert "(thread_row + 0x" in masked and "< rows_left" in masked and "< cols_left" in masked
+    assert [p for _, p in kernel.params] == ["src_all", "dst_all", "rows", "cols", "tiles_n", "tiles_m", "lda", "ldb",
+                                             "size0", "src_stride0", "dst_stride0"]
+
+
+@needs_nvcc
+@pytest.mark.parametrize("element_bytes", [1, 2, 4])
+def test_fast_kernels_compile_to_16_byte_accesses(element_bytes):
+    kernel = permute_kernel(transpose_tiles(element_bytes, 16 // element_bytes, 16 // element_bytes)[0], 1)
+    ptx = count_ptx(compile_ptx(kernel.source))
+    vectors = kernel.tile_rows * kernel.tile_cols * element_bytes // 16 // kernel.threads  # per thread per side
+    loads = 4 if kernel.ctas_per_sm else 2  # both branches; persistent: the first tile's and the next's
+    assert (kernel.ctas_per_sm > 0) == (element_bytes == 1)
+    assert ptx["ld.global.nc.v4.u32"] == loads * vectors and ptx["st.global.v4.b32"] == 2 * vectors
+    if find_cuobjdump() is not None:
+        sass = count_sass(compile_cubin(kernel.source), ("LDG", "STG", "LDL", "STL"))
+        assert not any(op.startswith(("LDL", "STL")) for op in sass)  # no spills to local memory
+        assert sass["LDG.E.128.CONSTANT"] == loads * vectors and sass["STG.E.128"] == 2 * vectors
+
+
+@needs_nvcc
+@pytest.mark.parametrize("fp8", ["e4m3", "e5m2"])
+def test_cast_kernel_converts_pairs_and_reduces_once(fp8):
+    kernel = cast_kernel(cast_tiles(16, 16)[0], "bf16", fp8)
+    ptx = compile_ptx(kernel.source)
+    per_thread = kernel.tile_rows * kernel.tile_cols // kernel.threads
+    assert len(re.findall(rf"cvt\.rn\.satfinite\.{fp8}x2\.f32", ptx)) == per_thread // 2
+    assert len(re.findall(r"atom\.global\.max\.s32", ptx)) == 1
+    counts = count_ptx(ptx)
+    assert counts["st.global.v4.b32"] == 2 * (per_thread // 16) * 2  # out and out_t, both branches
