@@ -373,7 +373,8 @@ def run_kernel(path: Path, repeats: int) -> dict:
                     checks.append(f"{name} (max |diff| {worst:.3g})")
         row[variant] = {"correct": not checks, "wrong": checks, "decision": _decision(kernels[variant]),
                         "binary_differs": kernels[variant].asm["cubin"] != kernels["triton"].asm["cubin"]}
-    launches = {variant: (lambda k=kernels[variant], a=full_args(spec, args[variant]): k[spec.grid](*a))
+    grid = tuple(spec.grid) + (1,) * (3 - len(spec.grid))  # a CompiledKernel's launcher reads grid[0..2]
+    launches = {variant: (lambda k=kernels[variant], a=full_args(spec, args[variant]): k[grid](*a))
                 for variant in VARIANTS}
     row["time"] = time_variants(launches, repeats)
     us = row["time"]["us"]
