@@ -44,6 +44,6 @@ def test_one_command_prints_the_ranked_table_and_the_gluon_code():
     with contextlib.redirect_stdout(out):
         assert main(argv[1:]) in (0, None)
     text = out.getvalue()
-    assert re.search(r"^1\s+NVMMA 128B \[get_default_for\]\s+yes\s+128\b", text, re.M), text
-    assert "best: gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)" in text
+    assert re.search(r"^1\s+NVMMA 128B \[get_default_for\]\s+128\s+-\s+128\s.*yes", text, re.M), text
+    assert "Recommended (row 1): gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)" in text
     assert "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>" in text
