@@ -544,8 +544,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _explorer_page(args: argparse.Namespace) -> str:
-    from linear_layouts.present.viz.explorer import default_catalog, default_scenarios, explorer_html
-    from linear_layouts.present.viz.scenarios import pair_scenario
+    """The page: each --layout (a distributed one) as its own scenario, the first of them selected; the
+    --store/--load pair next; then the default scenarios. A --layout that cannot be shown is a warning."""
+    from linear_layouts.present.viz.explorer import default_catalog, default_scenarios, explorer_data, explorer_html
+    from linear_layouts.present.viz.scenarios import layout_scenario, pair_scenario
 
     scenarios = default_scenarios()
     catalog = default_catalog()
@@ -555,8 +557,21 @@ def _explorer_page(args: argparse.Namespace) -> str:
         check_layout_size(layout, limit, f"{what}: the explorer page")
         return layout
 
+    own = []
     for spec in args.layout or []:
-        catalog.append((spec.strip(), drawable(_layout(spec, _shape(args.shape), "--layout"), "--layout")))
+        layout = drawable(_layout(spec, _shape(args.shape), "--layout"), "--layout")
+        if _kind(layout) != "distributed":
+            _warn(f"--layout {quote(spec.strip())}: a shared layout; the explorer shows distributed layouts there "
+                  "(type its bases under 'Type shared bases' to use it as a scenario's shared layout)")
+            continue
+        catalog.append((spec.strip(), layout))
+        scenario = layout_scenario(layout, _bitwidth(args.dtype, 32), spec.strip())
+        try:
+            explorer_data([scenario], [])    # what the page needs of it: one CTA, 32-lane warps, ...
+        except LayoutError as error:
+            _warn(f"--layout {quote(spec.strip())}: not shown as a scenario: {error}")
+            continue
+        own.append(scenario)
     if args.store or args.load:
         if not (args.store and args.load):
             raise LayoutError("--store and --load go together")
@@ -565,7 +580,7 @@ def _explorer_page(args: argparse.Namespace) -> str:
         load = drawable(_layout(args.load, shape or list(store.out_dims.values()), "--load"), "--load")
         bits = _bitwidth(args.dtype, 32)
         scenarios = [pair_scenario(store, load, bits, args.store, args.load)] + scenarios
-    return explorer_html(scenarios, catalog)
+    return explorer_html(own + scenarios, catalog)
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
@@ -747,11 +762,12 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)")
     p.add_argument("-o", "--output", help="write the page to this file instead of serving it")
     p.add_argument("--layout", action="append", metavar="LAYOUT",
-                   help="add a layout to the distributed-view picker (repeatable; shown with scenarios of its shape)")
+                   help="show a distributed layout: a scenario of its own (the first selected) and an entry of the "
+                        "layout picker for scenarios of its shape (repeatable)")
     p.add_argument("--store", help="add a scenario: the layout that writes shared memory")
     p.add_argument("--load", help="... and the layout that reads it")
     p.add_argument("--shape", help="tensor shape for --layout / --store / --load given as Gluon descriptors")
-    p.add_argument("--dtype", help=_DTYPE_HELP + " of the --store/--load scenario (default: fp32)")
+    p.add_argument("--dtype", help=_DTYPE_HELP + " of the --layout and --store/--load scenarios (default: fp32)")
     p.add_argument("--max-elements", metavar="N", help=f"refuse layouts with more than N elements (default: "
                                                       f"{MAX_PICTURE_ELEMENTS}: the page draws every one)")
 
@@ -771,13 +787,10 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
 
 
 def _one_line(message: str) -> str:
-    """An error message as one line of at most ~500 characters: a parse error's caret line is dropped, the
-    other lines joined; characters the terminal cannot show (undecodable argv bytes) escaped."""
-    lines = [line.strip() for line in message.splitlines() if line.strip() and set(line.strip()) != {"^"}]
-    text = " | ".join(lines)
-    if len(text) > 500:
-        text = text[:500] + "..."
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """An error message as one line (``errors.one_line``)."""
+    from linear_layouts.core.errors import one_line
+
+    return one_line(message)
 
 
 def _undecodable(argv: Sequence[str]) -> str | None:
