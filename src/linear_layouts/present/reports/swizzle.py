@@ -94,14 +94,16 @@ def advice_report(advice: SharedAdvice, *, width: int | None = 100) -> str:
     header, rows = [header[k] for k in order], [[row[k] for k in order] for row in rows]
     best = advice.best
     loads = "" if best.load_vector_bits is None else f", {best.load_vector_bits}-bit loads"
+    cost = (f"{best.store_wavefronts} store wavefronts" if best.load_wavefronts is None else
+            f"{best.store_wavefronts} + {best.load_wavefronts} wavefronts")
     lines = [wrap_text(f"Every shared layout a Gluon author can use, ranked by one rule: {RULE}. "
                        f"{advice.caption()}:", width),
              table_text(rows, header, max_width=width, align="left"),
              "",
              wrap_code(f"Recommended (row 1): {best.gluon}", width, "python"),
              wrap_code(f"  TTGIR: {best.ttgir}", width, "text"),
-             wrap_text(f"  {best.store_wavefronts} + {best.load_wavefronts or 0} wavefronts, "
-                       f"{best.store_vector_bits}-bit stores{loads}; its bases, for `linear-layouts show`:", width),
+             wrap_text(f"  {cost}, {best.store_vector_bits}-bit stores{loads}; its bases, for `linear-layouts show`:",
+                       width),
              wrap_code(best.layout.to_json(), width, "text")]
     fix = advice.register_fix
     if fix is not None:
