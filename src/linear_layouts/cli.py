@@ -72,7 +72,7 @@ def _spec_text(text: str) -> str:
         raise LayoutError(f"spec file {quote(path)}: not UTF-8 text (byte {error.start + 1} cannot be read)") from None
     if len(content) > MAX_SPEC_CHARS:
         raise LayoutError(f"spec file {quote(path)}: longer than {MAX_SPEC_CHARS} characters "
-                          "(linear_layouts.limits.MAX_SPEC_CHARS): not a layout spec")
+                          "(linear_layouts.core.limits.MAX_SPEC_CHARS): not a layout spec")
     return content
 
 
@@ -114,6 +114,53 @@ def _descriptor(text: str, shape: list[int] | None, what: str = "LAYOUT", bitwid
         return value
     except LayoutError as error:
         raise LayoutError(f"{what}: {error}") from None
+
+
+def _cute_source(text: str) -> object | None:
+    """The CuTe value a spec is written as (``Swizzle<3,4,3> o (8,64):(64,1)``), else None."""
+    from linear_layouts.spec import parse_spec
+
+    value = parse_spec(_spec_text(text)).value
+    return value if type(value).__module__.startswith("linear_layouts.cute") else None
+
+
+def _shared_text(args: argparse.Namespace, bits: int | None) -> tuple[str, list[str]]:
+    """``show --format gluon|ttgir``: the descriptor's text, and notes. With ``--dtype``, a shared layout
+    is given as a class of that element width: when none is the layout as written, a CuTe swizzle read on
+    byte addresses (CuTe's ``smem_ptr_flag`` atoms) may be one, else the exact ``SharedLinearLayout``."""
+    from linear_layouts.layouts import NVMMASharedLayout
+
+    from linear_layouts.spec import parse_spec
+
+    shape = _shape(args.shape)
+    descriptor = _descriptor(args.layout, shape, bitwidth=bits)
+    width = getattr(descriptor, "element_bitwidth", None)
+    named = parse_spec(_spec_text(args.layout)).value == descriptor   # the user named this class
+    if bits is None or named or not isinstance(descriptor, NVMMASharedLayout) or width == bits:
+        return _layout_text(descriptor, args.format, shape), []
+    from linear_layouts.layouts import SharedLinearLayout
+    from linear_layouts.layouts.recognize import recognize
+
+    layout = _layout(args.layout, shape)
+    exact = SharedLinearLayout(layout.bases["offset"], layout.bases.get("block", []))
+    unmatched = (f"no {bits}-bit NVMMASharedLayout is this layout as written (on element offsets it is "
+                 f"{_layout_text(descriptor, args.format)}, for {width}-bit elements)")
+    source = _cute_source(args.layout)
+    outer = getattr(source, "outer", None)
+    if outer is not None:
+        from linear_layouts.cute import ComposedLayout, element_swizzle, to_linear
+
+        try:
+            swizzle = element_swizzle(outer, bits)
+            byte_read = recognize(to_linear(ComposedLayout(swizzle, source.offset, source.inner)), bitwidth=bits)
+        except LayoutError:
+            byte_read = None
+        if getattr(byte_read, "element_bitwidth", None) == bits:
+            return _layout_text(byte_read, args.format, shape), [
+                f"{outer} read on byte addresses, as CuTe's smem_ptr_flag atoms apply it: {swizzle} on {bits}-bit "
+                "element offsets (docs/cute.md §2)",
+                f"{unmatched}: {_layout_text(exact, args.format, shape)}"]
+    return _layout_text(exact, args.format, shape), [unmatched]
 
 
 def _layout_text(descriptor: object, form: str, shape: list[int] | None = None) -> str:
@@ -217,8 +264,8 @@ DEFAULT_WIDTH = 100
 
 def _width(args: argparse.Namespace, *, views: bool = False) -> int | None:
     """Columns to fit text to: ``None`` (everything, whole) with --wide or -o; the terminal's width when
-    stdout is one; else :data:`DEFAULT_WIDTH` — except for Triton's views (``views``), which a file or a
-    pipe gets whole, character for character."""
+    stdout is one; else :data:`DEFAULT_WIDTH` — except for Triton's views and grids (``views``), which a
+    file or a pipe gets whole, character for character."""
     if getattr(args, "wide", False) or getattr(args, "output", None):
         return None
     if sys.stdout is not None and sys.stdout.isatty():
@@ -267,9 +314,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     from linear_layouts.present.viz.text import is_shared_layout, layout_view
 
     if args.format in ("gluon", "ttgir"):
+        from linear_layouts.present.viz.text import wrap_code
+
         bits = _bitwidth(args.dtype) if args.dtype else None
-        _write(args, _layout_text(_descriptor(args.layout, _shape(args.shape), bitwidth=bits), args.format,
-                                  _shape(args.shape)))
+        text, notes = _shared_text(args, bits)
+        language, marker = ("python", "#") if args.format == "gluon" else ("c", "//")
+        _write(args, "\n".join([wrap_code(text, _width(args), "python" if args.format == "gluon" else "text")]
+                               + [wrap_code(f"{marker} {note}", _width(args), language) for note in notes]))
         return 0
     layout = _layout(args.layout, _shape(args.shape))
     shared = is_shared_layout(layout)
@@ -287,13 +338,15 @@ def cmd_show(args: argparse.Namespace) -> int:
 
         picture = (shared_grid(layout, width, view=args.view, title=title, **limit) if shared
                    else distributed_grid(layout, label=args.label, title=title, **limit))
-        _write(args, grid_text(picture, max_width=_width(args)))
+        _write(args, grid_text(picture, max_width=_width(args, views=True)))
     elif args.format == "json":
-        _write(args, layout.to_json())
+        from linear_layouts.present.viz.text import wrap_code
+
+        _write(args, wrap_code(layout.to_json(), _width(args), "text"))
     elif args.format == "cute":
         from linear_layouts.present.reports import cute_report
 
-        _write(args, cute_report(layout))
+        _write(args, cute_report(layout, source=_cute_source(args.layout), width=_width(args)))
     elif args.format == "svg":
         from linear_layouts.present.viz.svg import distributed_svg, shared_svg
 
@@ -359,7 +412,9 @@ def cmd_banks(args: argparse.Namespace) -> int:
         store, load = (other_layout, dist) if args.op == "load" else (dist, other_layout)
         given = _descriptor(args.shared, shape or list(dist.out_dims.values()), "SHARED", bits)
         advice = suggest_shared_layout(store, load, args.dtype or bits, given=given)
-        out += "\n\nSHARED ('given') against every shared layout a Gluon author can use:\n" + advice.table()
+        from linear_layouts.present.reports import advice_report
+
+        out += "\n\nSHARED is the 'given' row:\n" + advice_report(advice, width=_width(args))
     _write(args, out)
     return 0
 
@@ -369,8 +424,9 @@ _CONSUMERS = {"wgmma-a": ("wgmma", 0), "wgmma-b": ("wgmma", 1), "tma": ("tma", N
 
 
 def cmd_swizzle(args: argparse.Namespace) -> int:
-    """The shared layouts for STORE then LOAD (a layout, or a consumer: wgmma-a, wgmma-b, tma), ranked;
-    with a LOAD layout, after the optimal swizzle's construction and before its spec (the last line)."""
+    """The shared layouts for STORE then LOAD (a layout, or a consumer: wgmma-a, wgmma-b, tma), ranked,
+    and the one recommended (``reports.swizzle.RULE``); with a LOAD layout, after the optimal swizzle's
+    construction."""
     from linear_layouts.analysis.shared_advice import Consumer, suggest_shared_layout
 
     shape = _shape(args.shape)
@@ -388,28 +444,34 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
         _check_roles("swizzle STORE LOAD", ("STORE", store, "distributed"), ("LOAD", load, "distributed"))
         _check_lanes(load, "LOAD")
         consumer = Consumer.ldmatrix(load) if args.ldmatrix else Consumer.local_load(load)
-    if args.format == "cute":
-        if load is None:
-            raise LayoutError(f"--format cute: LOAD must be a register layout, not the consumer {quote(args.load)}")
+    width = _width(args)
+    if args.format == "cute" and load is not None:
         from linear_layouts.present.reports import cute_swizzle_report
 
-        _write(args, cute_swizzle_report(store, load, bits))
+        _write(args, cute_swizzle_report(store, load, bits, width=width))
         return 0
     advice = suggest_shared_layout(store, consumer, args.dtype)
     if args.format in ("gluon", "ttgir"):
-        _write(args, _layout_text(advice.best.descriptor, args.format, list(store.out_dims.values())))
+        from linear_layouts.present.viz.text import wrap_code
+
+        _write(args, wrap_code(_layout_text(advice.best.descriptor, args.format, list(store.out_dims.values())),
+                               width, "python" if args.format == "gluon" else "text"))
         return 0
-    table = ["Every shared layout a Gluon author can use, ranked (accepted first, then store + load wavefronts):",
-             advice.table(), "", f"best: {advice.best.gluon}", f"      {advice.best.ttgir}"]
+    from linear_layouts.present.reports import advice_report
+
+    if args.format == "cute":  # a consumer: the recommended NVMMA layout in CuTe's words
+        from linear_layouts.present.reports import cute_advice_report
+
+        _write(args, cute_advice_report(advice, width=width))
+        return 0
     if load is None:
-        _write(args, "\n".join(table))
+        _write(args, advice_report(advice, width=width))
         return 0
     from linear_layouts.present.reports import swizzle_report
 
-    # the construction and its baselines first, the ranked table next, the optimal layout's spec last
-    report = swizzle_report(store, load, bits, width=_width(args), **_limit(args)).splitlines()
-    tail = next((i for i, line in enumerate(report) if line.startswith("Optimal layout (paste")), len(report))
-    _write(args, "\n".join(report[:tail] + [""] + table + [""] + report[tail:]))
+    # the construction and its baselines first, then every Gluon layout ranked and the one recommended
+    _write(args, swizzle_report(store, load, bits, width=width, **_limit(args)) + "\n\n" +
+           advice_report(advice, width=width))
     return 0
 
 
@@ -440,7 +502,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
             scratch = recognize(plan.shared_layout, bitwidth=bits)
             lines.append(f"shared = {_layout_text(scratch, args.format, shape_of)}  # the plan's scratch layout")
-        _write(args, "\n".join(lines))
+        from linear_layouts.present.viz.text import wrap_code
+
+        _write(args, wrap_code("\n".join(lines), _width(args), "python" if args.format == "gluon" else "text"))
         return 0
     from linear_layouts.present.reports import plan_report
 
@@ -448,8 +512,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if args.emit == "cuda":
         from linear_layouts.codegen.plan import conversion_kernel
 
+        from linear_layouts.present.viz.text import wrap_code
+
         kernel = conversion_kernel(src, dst, bits, **_limit(args))
-        out += ["", kernel.source]   # its opening comment explains the parameters and the launch
+        out += ["", wrap_code(kernel.source, _width(args), "c")]   # its opening comment explains the launch
     _write(args, "\n".join(out))
     if args.run:
         from linear_layouts.codegen.verify import verify_conversion
@@ -478,8 +544,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _explorer_page(args: argparse.Namespace) -> str:
-    from linear_layouts.present.viz.explorer import default_catalog, default_scenarios, explorer_html
-    from linear_layouts.present.viz.scenarios import pair_scenario
+    """The page: each --layout (a distributed one) as its own scenario, the first of them selected; the
+    --store/--load pair next; then the default scenarios. A --layout that cannot be shown is a warning."""
+    from linear_layouts.present.viz.explorer import default_catalog, default_scenarios, explorer_data, explorer_html
+    from linear_layouts.present.viz.scenarios import layout_scenario, pair_scenario
 
     scenarios = default_scenarios()
     catalog = default_catalog()
@@ -489,8 +557,21 @@ def _explorer_page(args: argparse.Namespace) -> str:
         check_layout_size(layout, limit, f"{what}: the explorer page")
         return layout
 
+    own = []
     for spec in args.layout or []:
-        catalog.append((spec.strip(), drawable(_layout(spec, _shape(args.shape), "--layout"), "--layout")))
+        layout = drawable(_layout(spec, _shape(args.shape), "--layout"), "--layout")
+        if _kind(layout) != "distributed":
+            _warn(f"--layout {quote(spec.strip())}: a shared layout; the explorer shows distributed layouts there "
+                  "(type its bases under 'Type shared bases' to use it as a scenario's shared layout)")
+            continue
+        catalog.append((spec.strip(), layout))
+        scenario = layout_scenario(layout, _bitwidth(args.dtype, 32), spec.strip())
+        try:
+            explorer_data([scenario], [])    # what the page needs of it: one CTA, 32-lane warps, ...
+        except LayoutError as error:
+            _warn(f"--layout {quote(spec.strip())}: not shown as a scenario: {error}")
+            continue
+        own.append(scenario)
     if args.store or args.load:
         if not (args.store and args.load):
             raise LayoutError("--store and --load go together")
@@ -499,7 +580,7 @@ def _explorer_page(args: argparse.Namespace) -> str:
         load = drawable(_layout(args.load, shape or list(store.out_dims.values()), "--load"), "--load")
         bits = _bitwidth(args.dtype, 32)
         scenarios = [pair_scenario(store, load, bits, args.store, args.load)] + scenarios
-    return explorer_html(scenarios, catalog)
+    return explorer_html(own + scenarios, catalog)
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
@@ -536,7 +617,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.format == "html":
         text = kernel_report_html(report, pictures=not args.no_pictures)
     else:
-        text = kernel_report_text(report, layouts=not args.no_layouts)
+        text = kernel_report_text(report, layouts=not args.no_layouts, width=_width(args))
     _write(args, text)
     return 0
 
@@ -599,7 +680,8 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     def wide(p: argparse.ArgumentParser) -> None:
         p.add_argument("--wide", action="store_true",
                        help="print every column and line whole (default: fit the terminal's width, "
-                            f"{DEFAULT_WIDTH} columns when not a terminal; Triton's views go whole to files and pipes)")
+                            f"{DEFAULT_WIDTH} columns when not a terminal; Triton's views and --format grid go whole to files and "
+                            "pipes)")
 
     def shape_and_output(p: argparse.ArgumentParser) -> None:
         p.add_argument("--shape", help="tensor shape, e.g. 16,32 (needed by Gluon descriptors)")
@@ -680,11 +762,12 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)")
     p.add_argument("-o", "--output", help="write the page to this file instead of serving it")
     p.add_argument("--layout", action="append", metavar="LAYOUT",
-                   help="add a layout to the distributed-view picker (repeatable; shown with scenarios of its shape)")
+                   help="show a distributed layout: a scenario of its own (the first selected) and an entry of the "
+                        "layout picker for scenarios of its shape (repeatable)")
     p.add_argument("--store", help="add a scenario: the layout that writes shared memory")
     p.add_argument("--load", help="... and the layout that reads it")
     p.add_argument("--shape", help="tensor shape for --layout / --store / --load given as Gluon descriptors")
-    p.add_argument("--dtype", help=_DTYPE_HELP + " of the --store/--load scenario (default: fp32)")
+    p.add_argument("--dtype", help=_DTYPE_HELP + " of the --layout and --store/--load scenarios (default: fp32)")
     p.add_argument("--max-elements", metavar="N", help=f"refuse layouts with more than N elements (default: "
                                                       f"{MAX_PICTURE_ELEMENTS}: the page draws every one)")
 
@@ -699,17 +782,15 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--no-pictures", action="store_true", help="html: leave out the pictures")
     p.add_argument("--no-triton-estimate", action="store_true",
                    help="do not ask the installed Triton for its own bank-conflict estimate")
+    wide(p)
     return parser, handlers
 
 
 def _one_line(message: str) -> str:
-    """An error message as one line of at most ~500 characters: a parse error's caret line is dropped, the
-    other lines joined; characters the terminal cannot show (undecodable argv bytes) escaped."""
-    lines = [line.strip() for line in message.splitlines() if line.strip() and set(line.strip()) != {"^"}]
-    text = " | ".join(lines)
-    if len(text) > 500:
-        text = text[:500] + "..."
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """An error message as one line (``errors.one_line``)."""
+    from linear_layouts.core.errors import one_line
+
+    return one_line(message)
 
 
 def _undecodable(argv: Sequence[str]) -> str | None:

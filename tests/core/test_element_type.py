@@ -222,6 +222,7 @@ ENTRY_POINTS = {
     "present.viz.png.shared_png": lambda d: png.shared_png(SHARED, d),
     "present.viz.grid.shared_grid": lambda d: (lambda g: (g.subtitle, g.labels, g.fills))(grid.shared_grid(SHARED, d)),
     "present.viz.scenarios.pair_scenario": lambda d: scenarios.pair_scenario(SEED.store, SEED.load, d),
+    "present.viz.scenarios.layout_scenario": lambda d: scenarios.layout_scenario(SEED.load, d, "B"),
     "present.viz.scenarios.segment_bits": lambda d: scenarios.segment_bits(SHARED, d),
     "present.viz.scenarios.toggle_swizzle": lambda d: scenarios.toggle_swizzle(SEED.shared[0][1], [(0, 0)], d),
     "triton_model.interop.triton_bank_conflicts": lambda d: pytest.importorskip("triton") and __import__(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from linear_layouts.cli import main
-from linear_layouts.cute import Layout, Swizzle, composition, to_linear
+from linear_layouts.cute import Layout, Swizzle, composition, parse_cute, to_linear
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -51,9 +53,9 @@ def test_swizzle_format_cute(capsys):
                        "--dtype", "fp16", "--format", "cute")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("Best CuTe swizzle of ") and "16-bit elements" in lines[0]
-    assert any("(best CuTe swizzle)" in line for line in lines)
-    assert any(line.startswith("§9.2 optimum") for line in lines)
+    assert lines[0].startswith("CuTe layouts for this store and load (16-bit elements")
+    assert any("(one swizzle)" in line for line in lines) and any("§9.2 construction" in line for line in lines)
+    assert sum(line.startswith("Recommended") for line in lines) == 1
     assert any(line.startswith("C++:  composition(Swizzle<") for line in lines)
 
 
@@ -69,3 +71,33 @@ def test_cute_layout_agrees_with_its_json(capsys):
     code, out, _ = run(capsys, "show", "Sw<2,3,3> o (16,32):(32,1)", "--format", "json")
     assert code == 0
     assert json.loads(out)["bases"]["offset"] == to_linear(composition(Swizzle(2, 3, 3), Layout((16, 32), (32, 1)))).bases["offset"]
+
+
+def test_a_reduced_swizzle_is_said_and_why(capsys):
+    code, out, _ = run(capsys, "show", "Swizzle<3,4,3> o (8,64):(64,1)", "--format", "cute")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "CuTe: Sw<2,4,3> o 0 o (8,64):(64,1)"
+    note = " ".join(l.strip() for l in lines if l.startswith(("note:", "  ")))
+    assert note.startswith("note: Swizzle<3,4,3> acts as Sw<2,4,3> on these 512 elements: its source bit 9 "
+                           "(offset 512) lies outside them")
+    # the two really are the same map, and a swizzle that fits is printed as written, without a note
+    assert to_linear(parse_cute("Swizzle<3,4,3> o (8,64):(64,1)")) == to_linear(parse_cute("Sw<2,4,3> o (8,64):(64,1)"))
+    code, out, _ = run(capsys, "show", "Swizzle<3,4,3> o (8,128):(128,1)", "--format", "cute")
+    assert code == 0 and "note:" not in out and out.startswith("CuTe: Sw<3,4,3> o 0 o (8,128):(128,1)")
+
+
+@pytest.mark.parametrize("dtype, bits", [("fp16", 16), ("fp32", 32), ("fp8", 8)])
+def test_gluon_text_for_a_cute_swizzle_has_the_element_width_asked_for(capsys, dtype, bits):
+    from linear_layouts.layouts import NVMMASharedLayout
+    from linear_layouts.spec import parse_spec
+
+    row = 1024 // bits   # a 128-byte row of elements
+    code, out, _ = run(capsys, "show", f"Swizzle<3,4,3> o (8,{row}):({row},1)", "--format", "gluon", "--dtype", dtype)
+    assert code == 0
+    first = out.split("\n#")[0]
+    descriptor = parse_spec(first).value
+    # CuTe's 128-byte GMMA atom (Swizzle<3,4,3> on byte addresses) is Triton's 128-byte NVMMA of that width
+    assert descriptor == NVMMASharedLayout(128, bits)
+    code, out, _ = run(capsys, "show", "Swizzle<3,4,3> o (8,64):(64,1)", "--format", "gluon", "--dtype", "fp16")
+    assert code == 0 and parse_spec(out.split("\n#")[0]).value == NVMMASharedLayout(128, 16)
+    assert "element_bitwidth=8" not in out.split("\n#")[0] and "byte addresses" in out

@@ -10,6 +10,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from linear_layouts.cli import main
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -44,6 +46,25 @@ def test_one_command_prints_the_ranked_table_and_the_gluon_code():
     with contextlib.redirect_stdout(out):
         assert main(argv[1:]) in (0, None)
     text = out.getvalue()
-    assert re.search(r"^1\s+NVMMA 128B \[get_default_for\]\s+yes\s+128\b", text, re.M), text
-    assert "best: gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)" in text
+    assert re.search(r"^1\s+NVMMA 128B \[get_default_for\]\s+128\s+-\s+128\s.*yes", text, re.M), text
+    assert "Recommended (row 1): gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)" in text
     assert "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>" in text
+
+
+def test_every_readme_command_runs_as_written(tmp_path, monkeypatch, capsys):
+    """Each `linear-layouts ...` line of the README's shell blocks, from the repository root (explore writes
+    its page instead of serving; report needs Triton)."""
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.S)
+    commands = [line.split("  #")[0].split(" && ")[-1] for block in blocks for line in block.splitlines()
+                if "linear-layouts " in line and not line.lstrip().startswith("#")]
+    assert len(commands) >= 11
+    monkeypatch.chdir(README.parent)
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[0] == "linear-layouts", command
+        if argv[1] == "report":
+            pytest.importorskip("triton")
+        if argv[1] == "explore":
+            argv += ["-o", str(tmp_path / "explorer.html")]
+        assert main(argv[1:]) == 0, command
+        assert capsys.readouterr().out.strip(), command

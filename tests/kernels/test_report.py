@@ -3,6 +3,7 @@ text and HTML, and the ``linear-layouts report`` command."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -164,3 +165,60 @@ def test_linear_layouts_are_named_by_the_simplest_gluon_class_that_produces_them
     assert isinstance(by_name["#linear2"].recognized, DotOperandLayout)
     assert isinstance(by_name["#linear3"].recognized, NVMMADistributedLayout)
     assert by_name["#mma"].recognized is None  # already a Gluon class
+
+
+def test_pipelined_copies_share_one_row_with_their_runs_summed():
+    from linear_layouts.present.reports.kernel import op_rows
+
+    report = _analyze("sm_90", "matmul_fp16")
+    rows = op_rows(report)
+    assert [r[1] for r in rows] == ["async_copy ×3", "async_copy ×3", "convert_layout"]
+    assert [r[0] for r in rows] == ["1", "2", "7"]     # each row keeps the number of its first op
+    counted = dataclasses.replace(report, counted=True, ops=tuple(
+        dataclasses.replace(op, count=c) for op, c in zip(report.ops, (512, 512, 512, 512, 32768, 32768, 512))))
+    assert [r[12] for r in op_rows(counted)] == ["33792", "33792", "512"]
+    unknown = dataclasses.replace(counted, ops=(dataclasses.replace(counted.ops[0], count=None),) + counted.ops[1:])
+    assert op_rows(unknown)[0][12] == "?"
+
+
+def test_the_report_names_the_edit_for_an_operand_stored_the_wrong_way_round():
+    """int8 B [K, N] loaded N-contiguous and stored for wgmma, which reads 8-bit operands K-major only."""
+    from linear_layouts.analysis.shared_advice import Consumer, suggest_shared_layout
+    from linear_layouts.layouts import BlockedLayout
+    from linear_layouts.pipeline.advice import suggest_edits
+    from linear_layouts.present.reports.kernel import kernel_report_text
+
+    report = _analyze("sm_90", "int8_matmul")
+    (edit,) = [e for e in suggest_edits(report) if e.subject.startswith("local_alloc")]
+    op = report.ops[edit.row - 1]
+    assert (op.kind, op.src, op.triton.store_wavefronts) == ("local_alloc", "#blocked1", 2048)
+    assert "gl.BlockedLayout(size_per_thread=[16, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 4], order=[0, 1])" \
+        in edit.change and "wgmma operand B" in edit.subject
+    k_major = BlockedLayout([16, 1], [4, 8], [1, 4], [0, 1]).to_linear([64, 128])
+    assert edit.after_wavefronts == suggest_shared_layout(k_major, Consumer.wgmma(1), "i8").best.store_wavefronts == 64
+    assert edit.before_ns == op.triton_time_ns and edit.after_ns < edit.before_ns / 10
+    text = " ".join(kernel_report_text(report).split())
+    assert "What to change" in text and "2048 -> 64 wavefronts" in text
+
+
+def test_a_convert_layout_our_plan_does_cheaper_gets_its_gluon_shared_layout():
+    from linear_layouts.pipeline.advice import suggest_edits
+    from linear_layouts.spec import parse_spec
+
+    report = _analyze("sm_90", "row_sum")
+    (edit,) = suggest_edits(report)
+    op = report.ops[edit.row - 1]
+    assert edit.after_wavefronts == op.ours.wavefronts < edit.before_wavefronts == op.triton.wavefronts
+    layout = edit.change.split("laid out as ")[1].split(": in Gluon")[0]
+    assert parse_spec(layout).value.to_linear([16]).bases["offset"] == op.ours.shared_layout.bases["offset"]
+
+
+def test_the_engines_alternative_is_shown_only_when_predicted_faster():
+    from linear_layouts.pipeline.engine_compare import EngineComparison, comparison_lines
+
+    slower = EngineComparison(1, 0, 128, ours_conversions=2, ours_wavefronts=162, triton_ns=100.0, ours_ns=130.0)
+    (line,) = comparison_lines(slower, 0.02)
+    assert line.startswith("Triton's choice is already the best we know") and "162" in line and "128" in line
+    faster = EngineComparison(3, 1, 2704, ours_conversions=1, ours_wavefronts=512, triton_ns=2033.0, ours_ns=385.0)
+    assert faster.faster(0.02) and any(l.startswith("Our engine") for l in comparison_lines(faster, 0.02))
+    assert not EngineComparison(1, 0, 128, ours_wavefronts=128, triton_ns=100.0, ours_ns=99.0).faster(0.02)

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from linear_layouts import LinearLayout
+from linear_layouts.analysis.banks import wavefronts
 from linear_layouts.cli import main
 from linear_layouts.present.viz.scenarios import seed_transpose
 from linear_layouts.present.viz.text import distributed_view, matrix_text, shared_view
@@ -102,11 +103,14 @@ def test_swizzle_seed(capsys):
     assert code == 0
     assert "G = {e_i ⊕ f_i}" in out and "n1⊕m0, n2⊕m1, n3⊕m2, n4⊕m3" in out
     table = {line.split("  ")[0].strip(): line.split()[-6:-3] for line in out.splitlines()
-             if line.startswith(("unswizzled", "optimal"))}
+             if line.startswith(("unswizzled", "§5.4"))}
     assert table["unswizzled (row-major)"] == ["16", "256", "272"]
-    assert table["optimal (this algorithm)"] == ["16", "16", "32"]
-    optimal = json.loads(out.strip().splitlines()[-1])
-    assert LinearLayout(optimal["bases"], optimal["out_dims"]) == SEED.shared[2][1]
+    assert table["§5.4 construction"] == ["16", "16", "32"]
+    assert "offset bases: [[0,1], [0,2], [0,4], [0,8], [0,16], [1,2], [2,4], [4,8], [8,16]]" in " ".join(out.split()).lower()
+    # one recommended answer, its bases last (whole JSON, lines broken between its tokens)
+    recommended = json.loads(out.split("for `linear-layouts show`:")[1])
+    best = LinearLayout(recommended["bases"], recommended["out_dims"])
+    assert wavefronts(best, SEED.store, 32, op="store") + wavefronts(best, SEED.load, 32) == 32
 
 
 def test_convert_plan_and_kernel(capsys):

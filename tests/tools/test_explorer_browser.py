@@ -323,3 +323,77 @@ def test_served_explorer_recomputes_the_swizzle(page):
         pg.close()
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_layout_given_on_the_command_line_is_shown_selected(page, tmp_path, capsys):
+    """`explore --layout X --shape 32,64`: X gets a scenario of its own, selected, and the view draws it."""
+    from linear_layouts.cli import main
+
+    spec = "BlockedLayout([1,4],[4,8],[4,1],[1,0])"
+    path = tmp_path / "explorer.html"
+    assert main(["explore", "--layout", spec, "--shape", "32,64", "-o", str(path)]) == 0
+    assert capsys.readouterr().err == ""
+    pg = page.context.browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        pg.goto(path.as_uri())
+        pg.wait_for_function("document.getElementById('wf-load').textContent !== '?'")
+        selected = pg.eval_on_selector("#scenario-select", "s => s.options[s.selectedIndex].text")
+        assert selected.startswith(spec)
+        assert pg.text_content("#dist-caption").startswith(f"{spec}: 16 registers × 32 lanes × 4 warps")
+        shown = pg.evaluate("window.explorer.data.scenarios[0].store")
+        from linear_layouts.layouts import BlockedLayout
+
+        assert LinearLayout(shown["bases"], shown["out_dims"]) == BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([32, 64])
+    finally:
+        pg.close()
+    # one that cannot be shown is said so, and the page still opens
+    assert main(["explore", "--layout", "NVMMASharedLayout(128,16)", "--shape", "32,64", "-o", str(path)]) == 0
+    assert "warning: --layout 'NVMMASharedLayout(128,16)': a shared layout" in capsys.readouterr().err
+
+
+def test_served_page_reads_typed_gluon_text_with_the_clis_parser(page, capsys):
+    """Served: Gluon (and TTGIR, CuTe) text in 'Type bases' is read by the server's parser; an error is the
+    command line's own one-line message."""
+    import subprocess
+    import sys
+
+    from linear_layouts.layouts import BlockedLayout
+    from linear_layouts.cli import main
+
+    proc = subprocess.Popen([sys.executable, "-m", "linear_layouts.cli", "explore", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    pg = page.context.browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        url = proc.stdout.readline().split()[4]
+        pg.goto(url)
+        pg.wait_for_function("document.getElementById('wf-load').textContent !== '?'")
+        pg.click("details summary")
+        pg.fill("#custom-bases", "BlockedLayout([1,4],[4,8],[1,1],[1,0])")   # the seed's 16x32 scenario
+        pg.click("#apply-custom")
+        pg.wait_for_function("document.getElementById('dist-caption').textContent.startsWith('BlockedLayout(')")
+        assert pg.text_content("#custom-error") == ""
+        assert "16 registers × 32 lanes × 1 warps" in pg.text_content("#dist-caption")
+        shown = pg.evaluate("window.explorer.state.custom")
+        assert LinearLayout(shown["bases"], shown["out_dims"]) == BlockedLayout([1, 4], [4, 8], [1, 1], [1, 0]).to_linear([16, 32])
+        pg.fill("#custom-bases", "#ttg.blocked<{sizePerThread = [2, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], "
+                                 "order = [0, 1]}>")
+        pg.click("#apply-custom")
+        pg.wait_for_function("document.getElementById('dist-caption').textContent.startsWith('#ttg.blocked')")
+        bad = "BlockedLayout([1,4],[4,8])"
+        pg.fill("#custom-bases", bad)
+        pg.click("#apply-custom")
+        pg.wait_for_function("document.getElementById('custom-error').textContent !== ''")
+        assert main(["show", bad, "--shape", "16,32"]) == 2
+        cli = capsys.readouterr().err.strip()
+        assert cli == "linear-layouts: error: " + pg.text_content("#custom-error")
+        pg.click("text=Type shared bases")
+        pg.fill("#custom-shared", "SwizzledSharedLayout(2,1,16,[1,0])")                 # XOR 2m
+        pg.click("#apply-shared")
+        pg.wait_for_function("document.getElementById('base-select').options.length === 4")
+        assert pg.text_content("#shared-error") == "" and _counts(pg) == (16, 16)
+        assert pg.evaluate("window.explorer.data.scenarios[0].shared.length") == 4
+    finally:
+        pg.close()
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert page.errors == []

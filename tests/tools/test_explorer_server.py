@@ -259,3 +259,32 @@ def test_http_servers_own_errors_are_json_and_short(data, status, message):
     head, _, body = reply.partition(b"\r\n\r\n")
     assert head.split(b"\r\n")[0].split(b" ")[1] == status and b"application/json" in head
     assert message in body and json.loads(body)["error"] and len(body) < 300
+
+
+def test_typed_layout_text_is_parsed_as_the_command_line_parses_it(capsys):
+    from linear_layouts import LinearLayout
+    from linear_layouts.layouts import BlockedLayout
+    from linear_layouts.cli import main
+
+    def parse(port, payload, **kw):
+        headers = {"Content-Type": "application/json", "Origin": kw.pop("origin", f"http://127.0.0.1:{port}")}
+        status, _, body = request(port, "POST", "/api/parse", json.dumps(payload).encode(), headers, **kw)
+        return status, json.loads(body)
+
+    with running() as port:
+        status, answer = parse(port, {"text": "BlockedLayout([1,4],[4,8],[4,1],[1,0])", "shape": [32, 64]})
+        assert status == 200
+        assert LinearLayout(answer["bases"], answer["out_dims"]) == \
+            BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]).to_linear([32, 64])
+        status, answer = parse(port, {"text": "Sw<3,3,3> o (8,64):(64,1)", "shape": [16, 32]})  # its own shape
+        assert status == 200 and answer["out_dims"] == {"dim0": 8, "dim1": 64}
+        status, answer = parse(port, {"text": "BlockedLayout([1,4],[4,8])", "shape": [32, 64]})
+        assert status == 400
+        assert main(["show", "BlockedLayout([1,4],[4,8])", "--shape", "32,64"]) == 2
+        assert capsys.readouterr().err.strip() == "linear-layouts: error: " + answer["error"]
+        assert parse(port, {"text": "x" * 5000, "shape": None})[1]["error"].startswith("text: 5000 characters")
+        assert "powers of two" in parse(port, {"text": "BlockedLayout([1],[32],[1],[0])", "shape": [3]})[1]["error"]
+        status, answer = parse(port, {"text": "BlockedLayout([1,1],[1,32],[1,1],[1,0])", "shape": [256, 512]})
+        assert status == 400 and "not served" in answer["error"]
+        assert parse(port, {"text": "BlockedLayout([1,4],[4,8],[4,1],[1,0])"}, origin="http://evil.example")[0] == 403
+        assert parse(port, {"text": "x"}, host="evil.example")[0] == 421

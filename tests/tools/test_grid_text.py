@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 
 import pytest
 
@@ -46,17 +47,30 @@ def test_boundaries_and_marks_are_where_the_warps_change(descriptor, shape):
         expected_bars = sum(warp[i, j] != warp[i, j + 1] for j in range(columns - 1))
         assert cells.count("|") == expected_bars, (i, line)
         assert cells.count("*") == sum(len(owners[i, j]) > 1 for j in range(columns))
-        assert [f"W{warp[i, j]}" for j in range(columns)] == cells.replace("|", " ").replace("*", "").split()
+        shown = cells.replace("|", " ").replace("*", "").split()
+        assert [f"W{warp[i, j]}" for j in range(columns)] == [cell.split("/")[0] for cell in shown]
+        # a replicated cell lists every owner's warp, each once, in Triton's order
+        assert [list(dict.fromkeys(f"W{w}" for w in owners[i, j])) for j in range(columns)] == \
+            [cell.split("/") for cell in shown]
     expected_rules = sum(any(warp[i, j] != warp[i + 1, j] for j in range(columns)) for i in range(rows - 1))
     assert len(rule_after) == expected_rules
 
 
-def test_cli_grid_format_fits_and_says_what_the_marks_mean(capsys):
-    assert main(["show", "BlockedLayout([1,4],[4,8],[2,1],[1,0])", "--shape", "16,16", "--format", "grid"]) == 0
+def test_cli_grid_format_fits_a_terminal_and_says_what_the_marks_mean(capsys, monkeypatch, tmp_path):
+    grid = ["show", "BlockedLayout([1,4],[4,8],[2,1],[1,0])", "--shape", "16,16", "--format", "grid"]
+    assert main(grid) == 0     # a pipe or a file gets the whole grid, as it gets Triton's view
+    whole = capsys.readouterr().out
+    assert "columns 0-" not in whole and whole.splitlines()[1].split()[-1] == "15"
+    assert main(grid + ["-o", str(tmp_path / "grid.txt")]) == 0
+    assert (tmp_path / "grid.txt").read_text() == whole
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(grid) == 0
     out = capsys.readouterr().out
     assert out.startswith("label: T = thread (lane + 32·warp) over r = register\n")
-    assert max(map(len, out.splitlines())) <= 100 and "(columns 0-10 of 16 shown; --wide shows all)" in out
-    assert "|, ---: boundary between warps; *: replicated" in out and "T32:r0*" in out
+    assert max(map(len, out.splitlines())) <= 100 and "(columns 0-" in out and "--wide shows all)" in out
+    assert "|, ---: boundary between warps; *: replicated" in out and "T0:r0/T4:r0*" in out
+    monkeypatch.undo()
     assert main(["show", "SwizzledSharedLayout(1,1,8,[1,0])", "--shape", "8,8", "--format", "grid", "--wide"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "the tensor; label: the bank of each element"

@@ -62,7 +62,7 @@ def test_demo_is_six_steps_of_one_screen_each():
     assert len(starts) == len(DEMO_STEPS) == 6
     sizes = [b - a for a, b in zip(starts, starts[1:] + [len(lines)])]
     assert max(sizes) <= 50, sizes
-    assert len(lines) <= 200
+    assert len(lines) <= 210
     for needle in ("A(r1, t9, w0) = (i, j) = (2, 3)", "16 + 256", "16 + 16", "32·m + (n ⊕ 2m): True",
                    "Lemma 9.5", "shared memory: 2048 bytes", "iterations: 0 converts once"):
         assert needle in demo
@@ -79,6 +79,6 @@ def test_show_fits_a_terminal_and_wide_or_a_pipe_gets_tritons_view(capsys, monke
 
 def test_demo_in_a_terminal_fits_it(capsys, monkeypatch):
     out = _run(capsys, monkeypatch, "demo", columns=90)
-    assert max(len(line) for line in out.splitlines() if not line.startswith(("//", "extern", "    const"))) <= 90
+    assert max(len(line) for line in out.splitlines()) <= 90     # the kernel's code too
     wide = _run(capsys, monkeypatch, "demo", "--wide", columns=90)
     assert max(map(len, wide.splitlines())) > 200       # Triton's whole 32-column views

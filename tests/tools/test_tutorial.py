@@ -68,3 +68,33 @@ def test_the_transpose_files_are_the_tutorials_layouts():
     assert LinearLayout.from_json((images / "transpose-store.json").read_text()) == store
     assert LinearLayout.from_json((images / "transpose-load.json").read_text()) == load
     assert "store = LinearLayout(" in TUTORIAL.read_text() and "[[0, 2], [0, 4], [0, 8], [0, 16]]" in TUTORIAL.read_text()
+
+
+
+#: every "section N" of the tutorial: the words just before it, and a word of the heading of the section meant
+_REFERENCES = {
+    "draws it,": "Pictures",
+    "is that family (": "CuTe",
+    "`32 m + (n ⊕ m)` of": "shared layout",
+    "accumulator layout of": "distributed layout",
+    "the optimal swizzle of": "optimal swizzle",
+    "the transpose of": "Bank conflicts",
+    "`NVMMASharedLayout` of": "shared layout",
+    "Read as": "Bank conflicts",
+    "For the store of": "optimal swizzle",
+    "with the optimum of": "optimal swizzle",
+    "-o banks.svg` (": "Bank conflicts",
+    "`linear-layouts demo`:": "distributed layout",
+}
+
+
+def test_tutorial_section_references_point_at_the_right_section():
+    text = TUTORIAL.read_text()
+    titles = dict(re.findall(r"^## (\d+)\. (.+)$", text, flags=re.M))
+    flat = " ".join(text.split())
+    found = [(flat[:m.start()].rstrip(), m[1]) for m in re.finditer(r"sections? (\d+)", flat)]
+    assert len(found) == len(_REFERENCES)
+    for before, number in found:
+        key = next((k for k in _REFERENCES if before.endswith(k)), None)
+        assert key is not None, f"a new reference to section {number} ({before[-40:]!r}): add it to _REFERENCES"
+        assert _REFERENCES[key].lower() in titles[number].lower(), (before[-40:], number, titles[number])

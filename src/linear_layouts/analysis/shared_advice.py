@@ -8,8 +8,8 @@ and read by ``consumer``. Candidates:
   TMA box fits the tile; the row ``NVMMASharedLayout.get_default_for`` picks is marked;
 * ``SwizzledSharedLayout``: the unswizzled one and the best ``(vec, per_phase, max_phase, order)`` of a grid;
 * ``PaddedSharedLayout``: each row padded by one access width (the legacy scratch, ``padded_baseline``);
-* the optimal layout of paper §5.4 (``optimal_swizzle``), as the simplest Gluon class that produces it
-  (often a ``SharedLinearLayout``).
+* the layout of paper §5.4's construction (``optimal_swizzle(extend_vectors=True)``), as the simplest
+  Gluon class that produces it (often a ``SharedLinearLayout``).
 
 Each is costed with the project's one bank model (``banks``, through ``simd_tiles`` for the cheapest
 lowering: the widest ld/st.shared, or ldmatrix / stmatrix where they divide; padded layouts by
@@ -26,8 +26,14 @@ consumer            accepts / load cost
 ``tma()``           ``NVMMASharedLayout`` only; the copy to global memory is no ``ld.shared``
 ==================  ==========================================================================
 
-Ranking: accepted first, then fewest store + load wavefronts, then wider vectors, then the simpler
-class (NVMMA, swizzled, padded, linear), then fewer bytes. ``advice.best`` is the first row.
+Ranking, one rule (:func:`preference`): accepted first, then fewest store + load wavefronts, then wider
+vectors (store + load bits), then the simpler class (NVMMA, swizzled, padded, linear), then fewer bytes.
+``advice.best`` is the first row: the one recommended answer.
+
+A wgmma operand of 8- or 32-bit elements is read K-major only; when the registers hold the tile the
+other way round, every accepted layout is stored one element at a time. ``advice.register_fix`` then
+names the K-major ``BlockedLayout`` to store from instead (load the tile that way, or ``convert_layout``
+to it first) with both costs, when either beats ``best``.
 
 Example (the issue's question: a 128x64 fp16 tile loaded with ``BlockedLayout([1,8],[4,8],[4,1],[1,0])``
 feeding a Hopper wgmma operand A): the best row is ``NVMMASharedLayout(128, 16)``, 128 store wavefronts,
@@ -49,6 +55,7 @@ from linear_layouts.analysis.simd_tiles import simd_choices
 from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
 from linear_layouts.layouts import (
+    BlockedLayout,
     NVMMASharedLayout,
     PaddedSharedLayout,
     SharedLinearLayout,
@@ -60,7 +67,8 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import LinearLayout
 
-__all__ = ["ConsumerKind", "Consumer", "SharedCandidate", "SharedAdvice", "suggest_shared_layout"]
+__all__ = ["ConsumerKind", "Consumer", "SharedCandidate", "SharedAdvice", "RegisterFix", "suggest_shared_layout",
+           "preference", "k_major_store_layout"]
 
 
 class ConsumerKind(enum.Enum):
@@ -160,13 +168,45 @@ class SharedCandidate:
 
 
 @dataclass(frozen=True)
+class RegisterFix:
+    """A K-major register layout to store a wgmma operand from (module doc): its ``descriptor`` (a
+    ``BlockedLayout``) and ``layout``, the best shared layout for it (``shared``), and the conversion
+    from the original store layout (``conversion_kind``, ``conversion_wavefronts``: ``plan_conversion``'s)."""
+
+    descriptor: Any
+    layout: LinearLayout
+    shared: SharedCandidate
+    conversion_kind: str
+    conversion_wavefronts: int
+
+    @property
+    def gluon(self) -> str:
+        """The Gluon source of the register layout."""
+        from linear_layouts.layouts.gluon_text import gluon_expression
+
+        return gluon_expression(self.descriptor)
+
+    @property
+    def loaded_total(self) -> int:
+        """Store + load wavefronts when the tile is loaded in ``layout`` to begin with."""
+        return self.shared.total_wavefronts
+
+    @property
+    def converted_total(self) -> int:
+        """The same after a ``convert_layout`` from the original store layout (its wavefronts added)."""
+        return self.conversion_wavefronts + self.shared.total_wavefronts
+
+
+@dataclass(frozen=True)
 class SharedAdvice:
-    """The ranked candidates (module doc); ``best`` is the first, ``default`` the get_default_for row."""
+    """The ranked candidates (module doc); ``best`` is the first, ``default`` the get_default_for row;
+    ``register_fix``: a K-major register layout that beats ``best`` (wgmma operands of 8/32-bit elements)."""
 
     store: LinearLayout
     consumer: Consumer
     dtype: ElementType
     candidates: tuple[SharedCandidate, ...]
+    register_fix: RegisterFix | None = None
 
     @property
     def best(self) -> SharedCandidate:
@@ -178,8 +218,8 @@ class SharedAdvice:
         """The row of ``NVMMASharedLayout.get_default_for`` (None when its TMA box does not fit)."""
         return next((c for c in self.candidates if "get_default_for" in c.marks), None)
 
-    def table(self) -> str:
-        """The ranking as a text table (rank, layout, accepted, store / load wavefronts, vectors, Gluon)."""
+    def table_rows(self) -> tuple[list[str], list[list[str]]]:
+        """The ranking's header and rows (rank, layout, accepted, store / load wavefronts, vectors, Gluon)."""
         rows = []
         for i, c in enumerate(self.candidates, 1):
             load = "-" if c.load_wavefronts is None else str(c.load_wavefronts)
@@ -190,12 +230,18 @@ class SharedAdvice:
                          c.gluon])
         header = ["#", "shared layout", "accepted", "store", "load", "total", "st/ld bits", "store by", "load by",
                   "Gluon"]
+        return header, rows
+
+    def caption(self) -> str:
+        """What the ranking is of: the tile, its element type, the consumer."""
+        return (f"{'x'.join(map(str, self.store.out_dims.values()))} {self.dtype.name}, stored from the registers, "
+                f"read by {self.consumer.describe()}; wavefronts per CTA (ncu's shared st / ld counts)")
+
+    def table(self) -> str:
+        """The ranking as a text table (rank, layout, accepted, store / load wavefronts, vectors, Gluon)."""
+        header, rows = self.table_rows()
         widths = [max(len(r[k]) for r in rows + [header]) for k in range(len(header))]
-        lines = [
-            f"{'x'.join(map(str, self.store.out_dims.values()))} {self.dtype.name}, stored from the registers, "
-            f"read by {self.consumer.describe()}; wavefronts per CTA (ncu's shared st / ld counts)",
-            "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
-        ]
+        lines = [self.caption(), "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
         lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
         return "\n".join(lines)
 
@@ -205,6 +251,21 @@ class SharedAdvice:
 # --------------------------------------------------------------------------------------------------
 
 _FAMILY_RANK = {"NVMMASharedLayout": 0, "SwizzledSharedLayout": 1, "PaddedSharedLayout": 2, "SharedLinearLayout": 3}
+
+
+def preference(total_wavefronts: int, vector_bits: int, simplicity: int, shared_bytes: int = 0) -> tuple[int, ...]:
+    """The one rule that recommends a shared layout among several, as a sort key (smallest first): fewest
+    store + load wavefronts, then the widest vectors (store + load bits per lane), then the simplest
+    layout (``simplicity``: a class rank, or a CuTe layout's number of swizzles), then fewest bytes.
+
+    >>> sorted([preference(64, 64, 0), preference(64, 160, 3), preference(32, 64, 3)])[0]
+    (32, -64, 3, 0)
+    """
+    return (total_wavefronts, -vector_bits, simplicity, shared_bytes)
+
+
+#: the row of the cheapest ``SwizzledSharedLayout`` of the grid (its parameters are in the Gluon column)
+_GRID_NAME = "swizzled, cheapest of the grid"
 
 
 def _shape(layout: LinearLayout) -> list[int]:
@@ -310,6 +371,53 @@ def _candidate(name: str, descriptor: Any, layout: LinearLayout, padding: tuple[
                            (elements + extra) * bits // 8, marks)
 
 
+def k_major_store_layout(shape: Sequence[int], operand_index: int, bits: int, num_warps: int) -> BlockedLayout:
+    """The ``BlockedLayout`` that holds a wgmma operand tile K-major: each thread ``128 / bits`` elements
+    (one 16-byte vector) consecutive along K (dim 1 of A ``[M, K]``, dim 0 of B ``[K, N]``), the lanes
+    along K as far as it goes, then along the other dim, the warps along the other dim.
+
+    >>> k_major_store_layout([64, 128], 1, 8, 4)
+    BlockedLayout(size_per_thread=(16, 1), threads_per_warp=(4, 8), warps_per_cta=(1, 4), order=(0, 1), cga_layout=())
+    """
+    if len(shape) != 2 or operand_index not in (0, 1):
+        raise LayoutError(f"shape: a wgmma operand is a 2-D tile [M, K] or [K, N], got {list(shape)}")
+    k_dim = 1 - operand_index
+    k, other = shape[k_dim], shape[1 - k_dim]
+    vector = max(1, min(128 // bits, k))
+    lanes_k = max(1, min(32, k // vector))
+    lanes_other = 32 // lanes_k
+    warps_other = max(1, min(num_warps, other // lanes_other))
+    warps_k = num_warps // warps_other
+
+    def pair(along_k: int, along_other: int) -> list[int]:
+        return [along_other, along_k] if k_dim == 1 else [along_k, along_other]
+
+    return BlockedLayout(pair(vector, 1), pair(lanes_k, lanes_other), pair(warps_k, warps_other), [k_dim, 1 - k_dim])
+
+
+def _register_fix(store: LinearLayout, consumer: Consumer, etype: ElementType,
+                  best: SharedCandidate) -> RegisterFix | None:
+    """``RegisterFix`` for a wgmma operand of 8/32-bit elements when the K-major register layout beats
+    ``best`` (module doc); None otherwise."""
+    from linear_layouts.analysis.conversion import plan_conversion
+
+    shape = _shape(store)
+    if consumer.kind != ConsumerKind.WGMMA or etype.bits == 16 or len(shape) != 2 or not store.has_in_dim("warp"):
+        return None
+    try:
+        descriptor = k_major_store_layout(shape, consumer.operand_index, etype.bits, store.in_dim_size("warp"))
+        layout = standardize(descriptor.to_linear(shape))
+    except LayoutError:
+        return None
+    if layout == store:
+        return None
+    fixed = suggest_shared_layout(layout, Consumer.wgmma(consumer.operand_index), etype).best
+    if fixed.total_wavefronts >= best.total_wavefronts:
+        return None
+    plan = plan_conversion(store, layout, etype)
+    return RegisterFix(descriptor, layout, fixed, plan.kind, plan.wavefronts)
+
+
 def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer, dtype: DTypeLike, *,
                           given: Any = None) -> SharedAdvice:
     """Every shared layout a Gluon author can use for ``store`` -> shared -> ``consumer``, ranked (module doc).
@@ -356,8 +464,7 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
             best_swizzled = (key, layout, linear)
     if best_swizzled is not None:
         _, layout, linear = best_swizzled
-        rows.append((f"swizzled vec={layout.vec} per_phase={layout.per_phase} max_phase={layout.max_phase} "
-                     f"order={list(layout.order)}", layout, linear, (), ("best of the swizzled grid",)))
+        rows.append((_GRID_NAME, layout, linear, (), ()))
     if consumer.layout is not None:
         try:
             baseline = padded_baseline(store, consumer.layout, bits)
@@ -370,7 +477,7 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
                          baseline.layout, baseline.padding, ("legacy padding",)))
         optimal = optimal_swizzle(store, consumer.layout, bits, extend_vectors=True)
         descriptor = recognize(optimal.layout, bitwidth=bits)
-        rows.append(("optimal linear (paper §5.4)", descriptor, standardize(optimal.layout), (), ("optimal_swizzle",)))
+        rows.append(("§5.4 construction, vectors widened", descriptor, standardize(optimal.layout), (), ()))
 
     if given is not None:
         descriptor = given if not isinstance(given, LinearLayout) else recognize(given, bitwidth=bits)
@@ -388,6 +495,7 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
     for name, descriptor, linear, padding, marks in rows:
         if not padding and linear in merged:  # the same layout twice: keep the simpler class, merge marks
             kept = merged[linear]
+            marks += ("swizzled grid's cheapest",) if name == _GRID_NAME else ()
             merged[linear] = dataclasses.replace(kept, marks=tuple(dict.fromkeys(kept.marks + marks)))
             continue
         candidate = _candidate(name, descriptor, linear, padding, marks, store, consumer, bits)
@@ -395,10 +503,10 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
             padded_rows.append(candidate)
         else:
             merged[linear] = candidate
-    ranked = sorted([*merged.values(), *padded_rows], key=lambda c: (not c.accepted, c.total_wavefronts,
-                                                    -(c.store_vector_bits + (c.load_vector_bits or 0)),
-                                                    _FAMILY_RANK[type(c.descriptor).__name__], c.shared_bytes))
+    ranked = sorted([*merged.values(), *padded_rows], key=lambda c: (not c.accepted, *preference(
+        c.total_wavefronts, c.store_vector_bits + (c.load_vector_bits or 0), _FAMILY_RANK[type(c.descriptor).__name__],
+        c.shared_bytes)))
     if not ranked[0].accepted:
         raise LayoutError(f"consumer: no candidate shared layout is accepted by {consumer.describe()} "
                           f"for a {shape} tile of {etype.name} (the NVMMA TMA box does not fit)")
-    return SharedAdvice(store, consumer, etype, tuple(ranked))
+    return SharedAdvice(store, consumer, etype, tuple(ranked), _register_fix(store, consumer, etype, ranked[0]))

@@ -4,6 +4,7 @@
   unknown subcommands, options, layout classes, keyword arguments and element types.
 * :func:`not_a_layout` — the error for a value that should be a ``LinearLayout``; a layout descriptor
   (``BlockedLayout``, ``NVMMASharedLayout``, ...) gets the call that turns it into one.
+* :func:`one_line` — a message as the one line the command line prints (the explorer shows the same).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["LayoutError", "did_you_mean", "not_a_layout", "MAX_MESSAGE_CHARS"]
+__all__ = ["LayoutError", "did_you_mean", "not_a_layout", "one_line", "MAX_MESSAGE_CHARS"]
 
 MAX_MESSAGE_CHARS = 1000  #: a longer message is cut: messages quote ~80 characters of input (limits.quote)
 
@@ -70,3 +71,17 @@ def not_a_layout(value: Any, what: str) -> LayoutError:
         message += (f": a descriptor; {type(value).__name__}(...).to_linear(shape) is its LinearLayout over a tensor "
                     f"shape, e.g. .to_linear({example})")
     return LayoutError(message)
+
+
+def one_line(message: str) -> str:
+    """A message as one line of at most ~500 characters: a parse error's caret line is dropped, the
+    other lines joined with `` | ``; characters a terminal cannot show (undecodable bytes) escaped.
+
+    >>> one_line("LAYOUT: bad\\n  Blocked(\\n         ^")
+    'LAYOUT: bad | Blocked('
+    """
+    lines = [line.strip() for line in message.splitlines() if line.strip() and set(line.strip()) != {"^"}]
+    text = " | ".join(lines)
+    if len(text) > 500:
+        text = text[:500] + "..."
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -60,10 +60,19 @@ class EngineComparison:
     seconds: float = 0.0
     program_text: str = field(default="", repr=False)
     error: str = ""
+    #: predicted SM-ns per CTA of the conversions and stagings counted on each side (``analysis.cost_model``)
+    triton_ns: float | None = None
+    ours_ns: float | None = None
 
     @property
     def ran(self) -> bool:
         return not self.error
+
+    def faster(self, min_gain: float) -> bool:
+        """The engine's layouts are predicted faster than Triton's by more than ``min_gain`` (a fraction:
+        the report passes ``rewrite.MIN_GAIN``, the gain a rewrite needs)."""
+        return (self.ran and self.triton_ns is not None and self.ours_ns is not None
+                and self.ours_ns < (1 - min_gain) * self.triton_ns)
 
 
 def _counted(op) -> bool:
@@ -81,6 +90,17 @@ def triton_side(report: KernelReport) -> tuple[int, int, int]:
         stagings += op.kind in ("local_alloc", "local_store")
         wavefronts += op.triton.wavefronts
     return conversions, stagings, wavefronts
+
+
+def plan_time_ns(plan, warps: int) -> float:
+    """A ``ConversionPlan`` in SM-ns per CTA, as the report prices our plans (``SharedOp.ours_time_ns``)."""
+    from linear_layouts.analysis.cost_model import shared_time_ns, shuffle_time_ns
+
+    if plan.kind == SHARED:
+        return shared_time_ns(plan.wavefronts, False, warps)
+    if plan.shuffle is not None:
+        return shuffle_time_ns(plan.shuffle)
+    return 0.0
 
 
 @checked
@@ -108,8 +128,13 @@ def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str
         return EngineComparison(**base, error=f"the engine could not lay out the imported program: {error}")
     kinds = tuple(c.plan.kind if c.plan is not None else "?" for c in result.conversions)
     wavefronts = sum(c.plan.wavefronts for c in result.conversions if c.plan is not None)
+    seconds = round(time.time() - start, 2)
+    triton_ns = sum(op.triton_time_ns or 0.0 for op in filter(_counted, report.ops))
+    ours_ns = None if any(c.plan is None for c in result.conversions) else \
+        sum(plan_time_ns(c.plan, report.num_warps) for c in result.conversions)
     return EngineComparison(**base, ours_conversions=len(result.conversions), ours_wavefronts=wavefronts,
-                            ours_kinds=kinds, seconds=round(time.time() - start, 2), program_text=result.to_text())
+                            ours_kinds=kinds, seconds=seconds, program_text=result.to_text(),
+                            triton_ns=triton_ns, ours_ns=ours_ns)
 
 
 @dataclass(frozen=True)
@@ -211,14 +236,24 @@ def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: 
     return KernelCosts(conversions, stagings, wavefronts, shared_ns, global_ns, need.bytes)
 
 
-def comparison_lines(c: EngineComparison) -> list[str]:
-    """The comparison as report lines."""
+def comparison_lines(c: EngineComparison, min_gain: float) -> list[str]:
+    """The comparison as report lines: both sides when the engine's layouts are predicted faster by
+    ``min_gain`` (``c.faster``), else one line saying Triton's choice is already the best we know (and why)."""
+    if c.ran and not c.faster(min_gain):
+        times = (f"{c.ours_ns:.0f} ns against Triton's {c.triton_ns:.0f} ns per CTA" if c.ours_ns is not None
+                 and c.triton_ns is not None else "no cheaper")
+        return [f"Triton's choice is already the best we know: our engine's layouts give {c.ours_conversions} "
+                f"conversions, {c.ours_wavefronts} shared wavefronts against Triton's {c.triton_wavefronts} "
+                f"({times})."]
     lines = [f"Triton (TTGIR): {c.triton_conversions} conversions that move data, {c.triton_stagings} register -> "
-             f"shared stagings; {c.triton_wavefronts} shared wavefronts per CTA."]
+             f"shared stagings; {c.triton_wavefronts} shared wavefronts per CTA"
+             + (f", {c.triton_ns:.0f} ns." if c.triton_ns is not None else ".")]
     if c.ran:
         kinds = ", ".join(c.ours_kinds) or "-"
+        cost = f", {c.ours_ns:.0f} ns" if c.ours_ns is not None else ""
         lines.append(f"Our engine (on the kernel's TTIR): {c.ours_conversions} conversions ({kinds}); "
-                     f"{c.ours_wavefronts} shared wavefronts per CTA; propagated in {c.seconds} s.")
+                     f"{c.ours_wavefronts} shared wavefronts per CTA{cost}, predicted faster; propagated in "
+                     f"{c.seconds} s.")
     else:
         lines.append(f"Our engine: not run ({c.error}).")
     for op, loc, reason in c.unmodeled:

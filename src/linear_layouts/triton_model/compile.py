@@ -16,7 +16,7 @@ from pathlib import Path
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.triton_model.kernel_file import KernelSpec, parse_target
+from linear_layouts.triton_model.kernel_file import TRITON_NEEDED, KernelSpec, parse_target, triton_needed
 
 __all__ = ["CompiledIR", "compile_kernel", "strip_paths"]
 
@@ -51,7 +51,10 @@ def compile_kernel(spec: KernelSpec, target: str) -> CompiledIR:
         from triton.compiler import ASTSource
         from triton.compiler.compiler import make_backend
     except ImportError as error:  # pragma: no cover - depends on the environment
-        raise LayoutError(f"compiling a kernel needs triton (pip install 'linear_layouts[triton]'): {error}") from None
+        raise LayoutError(triton_needed(str(error))) from None
+    found = tuple(int(p) for p in re.findall(r"\d+", triton.__version__)[:2])
+    if found < TRITON_NEEDED:
+        raise LayoutError(triton_needed(f"found Triton {triton.__version__}"))
     gpu_target = GPUTarget(*parse_target(target))
     signature, constexprs, attrs = spec.specialization()
     if gpu_target.backend == "hip":

@@ -1,5 +1,6 @@
 """A kernel file: a Python module with one ``@triton.jit`` kernel and the facts needed to compile and
-launch it, as module-level names (the corpus in ``tests/data/triton_kernels/`` follows this form).
+launch it, as module-level names (the corpus in ``tests/data/triton_kernels/`` follows this form; the
+user's guide is docs/kernel-files.md). Reading one needs Triton >= 3.6 (:data:`TRITON_NEEDED`).
 
 =============  ===========================================================================================
 name           meaning
@@ -38,10 +39,27 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote, shorten
 
-__all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS"]
+__all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS", "TRITON_NEEDED", "TRITON_INSTALL",
+           "FORMAT_DOC"]
 
 #: The targets the corpus is compiled for (Ampere, Hopper, MI300).
 TARGETS = ("sm_80", "sm_90", "gfx942")
+
+#: The oldest Triton that compiles kernel files (the ``triton`` extra of pyproject.toml), and how to get it.
+TRITON_NEEDED = (3, 6)
+TRITON_INSTALL = "pip install 'linear_layouts[triton]'"
+#: Where the kernel-file format is documented.
+FORMAT_DOC = "docs/kernel-files.md"
+
+#: What each required name of a kernel file holds (the error for a missing one says it).
+_REQUIRED = {"KERNEL": "the @triton.jit function", "SIGNATURE": "the Triton type of each runtime parameter",
+             "CONSTEXPRS": "the value of each tl.constexpr parameter", "GRID": "the launch grid"}
+
+
+def triton_needed(reason: str) -> str:
+    """The message for a missing or too old Triton: the version needed and how to install it."""
+    return (f"reading a kernel file needs Triton >= {'.'.join(map(str, TRITON_NEEDED))} ({TRITON_INSTALL}); "
+            f"{reason}")
 
 _TENSOR_INITS = ("zeros", "randint")
 
@@ -152,16 +170,26 @@ def load_kernel_file(path: str | Path) -> KernelSpec:
     try:
         spec.loader.exec_module(module)
     except ImportError as error:
-        raise LayoutError(f"{path.name}: cannot import the kernel file (is Triton installed?): {error}") from None
+        missing = getattr(error, "name", "") or ""
+        if missing.split(".")[0] == "triton":
+            raise LayoutError(f"{path.name}: {triton_needed(str(error))}") from None
+        raise LayoutError(f"{path.name}: cannot import the kernel file: {error}") from None
     except SyntaxError as error:  # also a file that is not UTF-8 text
         raise LayoutError(f"{path.name}: not a valid Python file: {shorten(str(error.msg))} (line {error.lineno})") \
             from None
     except Exception as error:  # the file's own code failed: say what it raised, in one line
         raise LayoutError(f"{path.name}: running the kernel file raised {type(error).__name__}: "
                           f"{shorten(str(error))}") from None
-    missing = [k for k in ("KERNEL", "SIGNATURE", "CONSTEXPRS", "GRID") if not hasattr(module, k)]
+    missing = [f"{k} ({what})" for k, what in _REQUIRED.items() if not hasattr(module, k)]
+    signature, constexprs = getattr(module, "SIGNATURE", None), getattr(module, "CONSTEXPRS", {})
+    if isinstance(signature, Mapping) and isinstance(constexprs, Mapping):
+        for name, kind, holds in (("SCALARS", False, "values of"), ("TENSORS", True, "shapes of")):
+            needed = [p for p, t in signature.items()
+                      if p not in constexprs and isinstance(t, str) and t.startswith("*") == kind]
+            if needed and not hasattr(module, name):
+                missing.append(f"{name} ({holds} {', '.join(needed)})")
     if missing:
-        raise LayoutError(f"{path.name}: a kernel file must define {missing} (linear_layouts.kernels.spec)")
+        raise LayoutError(f"{path.name}: a kernel file must define {' and '.join(missing)}; the format: {FORMAT_DOC}")
     for k in ("SCALARS", "TENSORS"):
         if not hasattr(module, k):
             setattr(module, k, {})

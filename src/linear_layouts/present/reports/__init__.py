@@ -14,9 +14,10 @@ report is a pure function returning a string; the CLI only parses arguments and 
 
 from linear_layouts.present.reports.banks import banks_report
 from linear_layouts.present.reports.conversion import plan_report
-from linear_layouts.present.reports.cute import cute_report, cute_swizzle_report
+from linear_layouts.present.reports.cute import cute_advice_report, cute_report, cute_swizzle_report
 from linear_layouts.present.reports.demo import DEMO_STEPS, demo_report, layout_a_report
-from linear_layouts.present.reports.swizzle import swizzle_report
+from linear_layouts.present.reports.swizzle import advice_report, swizzle_report
 
-__all__ = ["banks_report", "swizzle_report", "plan_report", "layout_a_report", "demo_report", "DEMO_STEPS",
-           "cute_report", "cute_swizzle_report"]
+__all__ = ["banks_report", "swizzle_report", "advice_report", "plan_report",
+           "layout_a_report", "demo_report", "DEMO_STEPS",
+           "cute_report", "cute_swizzle_report", "cute_advice_report"]

@@ -52,7 +52,8 @@ def banks_report(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLi
     """:func:`access_summary`, then the first ``steps`` steps: each step's wavefronts and, per bank
     0..31, how many lanes hit it ('.' none, '+' ten or more, '*' the bank serves several words).
     ``steps`` >= 0; layouts above ``max_elements`` (``limits.MAX_ELEMENTS``) are refused. Prose lines
-    are broken at ``width`` characters (``None``: never); a step's chart stays on one line."""
+    are broken at ``width`` characters (``None``: never); a step's chart stays on one line, its label
+    shortened (``w0 i3 p1``) where the whole one would not fit."""
     bitwidth = element_type(dtype).bits
     from linear_layouts.present.viz.bank_steps import bank_steps
     from linear_layouts.present.viz.text import wrap_text
@@ -62,13 +63,20 @@ def banks_report(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLi
     all_steps = bank_steps(shared, distributed, bitwidth, op=op, max_elements=max_elements)
     lines = access_summary(shared, distributed, bitwidth, op, max_elements=max_elements)
     lines.append("")
-    lines.append("per step: wavefronts, then lanes on each bank 0..31 ('.' = none, '*' = the bank serves several words)")
+    labels = [s.label for s in all_steps[:steps]]
+    label = max([len(s) for s in labels] + [4])
+    short = width is not None and 2 + label + 6 + 2 * 32 > width   # "w0 i3 p1" for "warp 0, instruction 3, phase 1"
+    if short:
+        labels = [s.replace("warp ", "w").replace("instruction ", "i").replace("phase ", "p").replace(",", "")
+                  for s in labels]
+        label = max([len(s) for s in labels] + [4])
+    lines.append("per step" + (" (w warp, i instruction, p phase)" if short else "") + ": wavefronts, then lanes on "
+                 "each bank 0..31 ('.' = none, '*' = the bank serves several words)")
     text = wrap_text("\n".join(lines), width)
-    label = max([len(s.label) for s in all_steps[:steps]] + [4])
-    for step in all_steps[:steps]:
+    for name, step in zip(labels, all_steps[:steps]):
         cells = "".join(". " if n == 0 else (str(n) if n < 10 else "+") + ("*" if w > 1 else " ")
                         for n, w in zip(step.lanes_per_bank, step.words_per_bank))
-        text += f"\n  {step.label:<{label}} {step.wavefronts:>3}  {cells}".rstrip()
+        text += f"\n  {name:<{label}} {step.wavefronts:>3}  {cells}".rstrip()
     if len(all_steps) > steps:
         text += f"\n  ... {len(all_steps) - steps} more steps (--steps N shows more)"
     return text

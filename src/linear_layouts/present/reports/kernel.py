@@ -12,9 +12,9 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.pipeline.report import KernelReport, SharedOp
 from linear_layouts.triton_model.lowering import SHARED
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.present.viz.text import table_text
+from linear_layouts.present.viz.text import table_text, wrap_text
 
-__all__ = ["kernel_report_text", "kernel_report_html", "op_rows"]
+__all__ = ["kernel_report_text", "kernel_report_html", "op_rows", "edit_lines"]
 
 
 def _shape(shape: tuple[int, ...]) -> str:
@@ -67,13 +67,27 @@ def _count(op) -> str:
 
 def op_rows(report: KernelReport) -> list[list[str]]:
     """One row per shared-memory op: #, op, source line, shape, dtype, src -> dst, Triton's instructions
-    (wavefronts), store / load wavefronts, our plan, executions, flags."""
-    rows = []
+    (wavefronts), store / load wavefronts, our plan, executions, flags. Ops that differ only in their
+    executions (a pipelined ``cp.async`` issued in the prologue and in the loop) share one row: ``op ×n``,
+    their runs summed."""
+    rows: list[list[str]] = []
+    merged: dict[tuple[str, ...], tuple[int, int | None]] = {}   # the row's columns -> (its index, runs)
     for n, op in enumerate(report.ops, 1):
-        rows.append([str(n), op.kind, str(op.loc), _shape(op.shape), op.element, f"{op.src} -> {op.dst}",
-                     _instructions(op), str(op.triton.store_wavefronts), str(op.triton.load_wavefronts),
-                     _ours(op), _times(op), _estimate(op.triton_estimate),
-                     _count(op) if report.counted else "", "; ".join(op.flags)])
+        row = [str(n), op.kind, str(op.loc), _shape(op.shape), op.element, f"{op.src} -> {op.dst}",
+               _instructions(op), str(op.triton.store_wavefronts), str(op.triton.load_wavefronts),
+               _ours(op), _times(op), _estimate(op.triton_estimate), "", "; ".join(op.flags)]
+        key = tuple(row[1:])
+        if key in merged:
+            index, runs = merged[key]
+            merged[key] = (index, None if runs is None or op.count is None else runs + op.count)
+            copies = rows[index][1].split(" ×")
+            rows[index][1] = f"{op.kind} ×{int(copies[1]) + 1 if len(copies) > 1 else 2}"
+            continue
+        merged[key] = (len(rows), op.count)
+        rows.append(row)
+    if report.counted:
+        for index, runs in merged.values():
+            rows[index][12] = "?" if runs is None else str(runs)
     return rows
 
 
@@ -105,9 +119,43 @@ def _totals(report: KernelReport) -> list[str]:
     return lines
 
 
+def _bases_lines(shape: tuple[int, ...], layout: LinearLayout, width: int | None) -> list[str]:
+    """``    128x64: register=[...]  lane=[...]``, or, where that is wider than ``width``, the shape alone
+    and each in dim's bases on its own line (wrapped)."""
+    whole = f"    {_shape(shape)}: {_bases(layout)}"
+    if width is None or len(whole) <= width:
+        return [whole]
+    return [f"    {_shape(shape)}:"] + [wrap_text(f"      {d}={layout.bases[d]}", width)
+                                       for d in layout.in_dim_names if layout.bases[d]]
+
+
+def edit_lines(report: KernelReport) -> list[str]:
+    """``kernels.advice.suggest_edits`` as report lines: per flagged op, what it is, the edit in source
+    terms, and its predicted wavefronts and time before -> after (per launch too, with execution counts)."""
+    from linear_layouts.pipeline.advice import suggest_edits
+
+    lines = []
+    for edit in suggest_edits(report):
+        lines.append(f"#{edit.row} {edit.subject}.")
+        if edit.after_wavefronts is None:
+            lines.append(f"   {edit.change} ({edit.before_wavefronts} wavefronts).")
+            continue
+        saving = ""
+        if edit.saving_ns is not None:
+            saving = f", {_ns(edit.before_ns)} -> {_ns(edit.after_ns)} ns"
+            if edit.runs:
+                saving += f", {edit.saving_ns * edit.runs / 1000:.0f} SM-µs saved per launch ({edit.runs} runs)"
+        lines.append(f"   Change: {edit.change}: {edit.before_wavefronts} -> {edit.after_wavefronts} wavefronts"
+                     f"{saving}.")
+        if edit.also:
+            lines.append(f"   Or {edit.also}.")
+    return lines
+
+
 @checked
-def kernel_report_text(report: KernelReport, *, layouts: bool = True) -> str:
-    """The report as plain text (module doc)."""
+def kernel_report_text(report: KernelReport, *, layouts: bool = True, width: int | None = None) -> str:
+    """The report as plain text (module doc), every line at most ``width`` characters (``None``: whole
+    lines; a wider op table keeps its first columns and puts the others under each row)."""
     head = (f"Kernel {report.name}: target {report.target or '?'}, {report.num_warps} warps x "
             f"{report.threads_per_warp} threads" + (f", Triton {report.triton_version}" if report.triton_version else ""))
     lines = [head, ""]
@@ -121,19 +169,24 @@ def kernel_report_text(report: KernelReport, *, layouts: bool = True) -> str:
             if entry.recognized is not None:
                 lines.append(f"    the same layout as: {entry.recognized!r}")
             for shape, ll in entry.linear:
-                lines.append(f"    {_shape(shape)}: {_bases(ll)}")
+                lines += _bases_lines(shape, ll, width)
         lines.append("")
     lines.append(f"Shared-memory traffic and layout conversions ({len(report.ops)} ops; wavefronts per CTA per execution)")
     if report.ops:
-        lines.append(table_text(op_rows(report), _HEADER))
+        lines.append(table_text(op_rows(report), _HEADER, max_width=width))
     lines.append("")
     lines += _totals(report)
+    changes = edit_lines(report)
+    if changes:
+        lines += ["", "What to change (each flagged op; predicted SM-ns per CTA, calibrated cost model, H100)"]
+        lines += ["  " + line for line in changes]
     if report.engine is not None:
         from linear_layouts.pipeline.engine_compare import comparison_lines
+        from linear_layouts.pipeline.rewrite import MIN_GAIN
 
         lines.append("")
         lines.append("The engine's alternative")
-        lines += ["  " + line for line in comparison_lines(report.engine)]
+        lines += ["  " + line for line in comparison_lines(report.engine, MIN_GAIN)]
     if report.unmodeled:
         lines.append("")
         lines.append("Not counted in the prediction:")
@@ -142,7 +195,7 @@ def kernel_report_text(report: KernelReport, *, layouts: bool = True) -> str:
             seen[(u.op, u.reason)] = seen.get((u.op, u.reason), 0) + 1
         for (op, reason), n in seen.items():
             lines.append(f"  {op} ×{n}: {reason}")
-    return "\n".join(lines)
+    return wrap_text("\n".join(lines), width)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -188,6 +241,9 @@ def kernel_report_html(report: KernelReport, *, pictures: bool = True,
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table>")
     out.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in _totals(report)) + "</ul>")
+    changes = edit_lines(report)
+    if changes:
+        out.append("<h2>What to change</h2><pre>" + escape("\n".join(changes)) + "</pre>")
     if report.unmodeled:
         out.append("<h3>Not counted in the prediction</h3><ul>")
         seen: dict[tuple[str, str], int] = {}
@@ -197,9 +253,10 @@ def kernel_report_html(report: KernelReport, *, pictures: bool = True,
         out.append("</ul>")
     if report.engine is not None:
         from linear_layouts.pipeline.engine_compare import comparison_lines
+        from linear_layouts.pipeline.rewrite import MIN_GAIN
 
         out.append("<h2>The engine's alternative</h2><ul>")
-        out += [f"<li>{escape(line.strip())}</li>" for line in comparison_lines(report.engine)]
+        out += [f"<li>{escape(line.strip())}</li>" for line in comparison_lines(report.engine, MIN_GAIN)]
         out.append("</ul>")
         if report.engine.program_text:
             out.append("<details><summary>the engine's program with its layouts</summary>"

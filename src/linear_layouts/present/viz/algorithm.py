@@ -79,28 +79,36 @@ def steps_of(result: Any, store: LinearLayout, load: LinearLayout) -> list[Algor
     fill = [x for x in result.K if x not in result.V]
     s = result.segment_bits
     paired = len(result.G)
+    rows = min(in_128, d)
+    shared = _names(result.I, dims)
     steps = [
-        AlgorithmStep("V", "vectorization: V = A_Reg ∩ B_Reg", tuple(result.V),
-                      f"Registers of both layouts: {_names(result.V, dims)}; v = {v}, so each access moves "
-                      f"{(1 << v) * w} bits." + (f" The 4-byte word is filled with {_names(fill, dims)}."
-                                                  if fill else "")),
-        AlgorithmStep("I", "shared thread directions: I = A_Thr ∩ B_Thr", tuple(result.I),
-                      f"Bank bits b = {min(in_128, d)} (one 128-byte row), segment bits s = {s} of d = {d}. "
-                      f"I = {_names(result.I, dims)}: a thread direction of both accesses; it is set aside."),
-        AlgorithmStep("E", "store-only thread directions: E = A_Thr ∖ B_Thr", tuple(result.E),
+        AlgorithmStep("V", "vectorization: what both layouts keep in one thread (V = A_Reg ∩ B_Reg)", tuple(result.V),
+                      f"A vector moves along tensor directions that stay in one thread's registers in the store "
+                      f"layout A and in the load layout B alike: {_names(result.V, dims)}; v = {v}, so each "
+                      f"access moves {(1 << v) * w} bits." + (f" The 4-byte word is filled with {_names(fill, dims)}."
+                                                               if fill else "")),
+        AlgorithmStep("I", "the lane directions both share (I = A_Thr ∩ B_Thr)", tuple(result.I),
+                      f"Shared memory holds the 2^{d} elements (d = {d} tensor bits); one 128-byte row of the 32 "
+                      f"banks holds 2^{rows} of them: b = {rows} bank bits, and the other s = {s} 'segment bits' pick "
+                      "the row. An access is conflict-free when no two lanes of a warp hit one bank in different "
+                      "rows: no lane direction may change only segment bits. "
+                      + (f"I = {shared}: it moves the lane in both layouts, so it can only be a bank bit; it is set "
+                         "aside." if result.I else "I = ∅: no direction moves the lane in both layouts.")),
+        AlgorithmStep("E", "lane directions of the store only (E = A_Thr ∖ B_Thr)", tuple(result.E),
                       f"E = {_names(result.E, dims)}."),
-        AlgorithmStep("F", "load-only thread directions: F = B_Thr ∖ A_Thr", tuple(result.F),
+        AlgorithmStep("F", "lane directions of the load only (F = B_Thr ∖ A_Thr)", tuple(result.F),
                       f"F = {_names(result.F, dims)}."),
         AlgorithmStep("G", "pairs: G = {e_i ⊕ f_i}", tuple(result.G),
-                      f"Pairing E and F in ascending order: {_names(result.G, dims)}. Each changes the thread "
-                      f"of both accesses at once, so its span avoids both thread spans ({paired} vectors)."),
-        AlgorithmStep("C", "complement: C completes span(A_Thr) + span(B_Thr)", tuple(result.C),
-                      f"C = {_names(result.C, dims)}: directions no thread of either access moves. "
-                      f"|G| + |C| = {paired + len(result.C)} for s = {s} segment bits"
+                      f"Pairing E and F in ascending order: {_names(result.G, dims)}. A pair moves the lane of "
+                      "both accesses at once (through e for the store, f for the load), so it is no lane "
+                      f"direction of either and can be a segment bit ({paired} vectors)."),
+        AlgorithmStep("C", "directions no lane moves (C completes span(A_Thr) + span(B_Thr))", tuple(result.C),
+                      f"C = {_names(result.C, dims)}: they too can be segment bits. "
+                      f"|G| + |C| = {paired + len(result.C)} candidates for s = {s} segment bits"
                       + (" — conflict-free is achievable." if paired + len(result.C) >= s else
-                         " — too few: the rest comes from the thread bits (unavoidable conflicts).")),
-        AlgorithmStep("result", "H = M_Seg (from G ∪ C), the bank bits, the layout", tuple(result.H),
-                      f"M_Seg = H = {_names(result.H, dims)}; bank bits = {_names(result.bank, dims)}. "
+                         " — too few: the rest comes from the lane directions (unavoidable conflicts).")),
+        AlgorithmStep("result", "the segment bits H (M_Seg, from G ∪ C), the bank bits, the layout", tuple(result.H),
+                      f"Segment bits H = {_names(result.H, dims)}; bank bits = {_names(result.bank, dims)}. "
                       f"Wavefronts: store {result.store_wavefronts} + load {result.load_wavefronts}; "
                       f"vectors: store {result.store_vector_bits} bits, load {result.load_vector_bits} bits. "
                       f"Offset bases: {vectors_text(result.layout.bases['offset'])}."),

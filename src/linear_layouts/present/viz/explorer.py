@@ -20,7 +20,7 @@ from linear_layouts.core.limits import quote
 from linear_layouts.present.viz.scenarios import Scenario, seed_transpose
 
 __all__ = ["explorer_html", "explorer_data", "layout_json", "default_scenarios", "default_catalog",
-           "swizzle_steps_json", "swizzle_api"]
+           "swizzle_steps_json", "swizzle_api", "parse_api", "MAX_SPEC_TEXT"]
 
 
 def layout_json(layout: LinearLayout, name: str = "") -> dict[str, Any]:
@@ -162,3 +162,43 @@ def swizzle_api(payload: Any) -> dict[str, Any]:
         return {"algorithm": algorithm, "optimal": layout_json(optimal, "optimal")}
     except (LayoutError, TypeError, KeyError) as error:
         return {"error": str(error)}
+
+
+MAX_SPEC_TEXT = 4000  #: characters of layout text the served API parses (a long JSON spec is under 2 KB)
+
+
+def parse_api(payload: Any) -> dict[str, Any]:
+    """The served explorer's ``POST /api/parse``: ``{"text": a layout spec, "shape": [sizes] or null}`` ->
+    ``{"name", "bases", "out_dims"}`` (``shape`` is that of a Gluon / TTGIR descriptor; bases and CuTe
+    text carry their own): the text read by the parser the command line uses
+    (:func:`linear_layouts.spec.parse_spec`: Gluon, TTGIR, CuTe or JSON, no eval), or ``{"error": the
+    command line's one-line message}``.
+
+    >>> parse_api({"text": "BlockedLayout([1,4],[4,8],[4,1],[1,0])", "shape": [16, 32]})["out_dims"]
+    {'dim0': 16, 'dim1': 32}
+    >>> "missing a required argument: 'warps_per_cta'" in parse_api({"text": "BlockedLayout([1,4],[4,8])"})["error"]
+    True
+    """
+    from linear_layouts.core.errors import one_line
+    from linear_layouts.spec import parse_spec
+
+    try:
+        if not isinstance(payload, dict) or not isinstance(payload.get("text"), str):
+            raise LayoutError("request: needs 'text' (a layout spec) and 'shape' (a list of sizes, or null)")
+        text, shape = payload["text"], payload.get("shape")
+        if len(text) > MAX_SPEC_TEXT:
+            raise LayoutError(f"text: {len(text)} characters, more than the {MAX_SPEC_TEXT} a layout spec needs")
+        if shape is not None and (not isinstance(shape, list) or not shape or len(shape) > 8 or not all(
+                type(s) is int and 0 < s <= 1 << MAX_API_TENSOR_BITS and not s & (s - 1) for s in shape)):
+            raise LayoutError(f"shape: a list of powers of two up to 2^{MAX_API_TENSOR_BITS}, got {quote(shape)}")
+        try:
+            parsed = parse_spec(text)
+            layout = parsed.to_linear(None if parsed.is_linear else shape)   # the shape is for descriptors
+        except LayoutError as error:
+            return {"error": one_line(f"LAYOUT: {error}")}
+        if layout.total_out_dim_size_log2 > MAX_API_TENSOR_BITS or layout.total_in_dim_size_log2 > MAX_API_IN_BITS:
+            raise LayoutError(f"LAYOUT: tensors above 2^{MAX_API_TENSOR_BITS} elements or 2^{MAX_API_IN_BITS} "
+                              "hardware indices are not served")
+        return layout_json(layout, " ".join(text.split())[:120])
+    except LayoutError as error:
+        return {"error": one_line(str(error))}

@@ -26,6 +26,7 @@ from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, quote
 from linear_layouts.present.viz.colors import EMPTY_COLOR, bank_color, thread_color
 from linear_layouts.present.viz.model import NUM_BANKS, grid_shape, ownership, placement
+from linear_layouts.present.viz.model import owners as owners_of
 
 __all__ = ["GridPicture", "LegendEntry", "distributed_grid", "shared_grid", "LABELS", "VIEWS"]
 
@@ -62,6 +63,9 @@ class GridPicture:
     replicated: np.ndarray
     groups: np.ndarray | None
     legend: tuple[LegendEntry, ...]
+    #: per cell of a replicated element: every owner in the label's words (``T0:r0``, ``T32:r0``), Triton's
+    #: order, each once; () for the other cells (and for shared grids)
+    owners: tuple[tuple[str, ...], ...] = ()
 
     @property
     def longest_label(self) -> int:
@@ -87,6 +91,21 @@ def _cell_label(label: str, thread: int, lane: int, warp: int, register: int) ->
             "warp": (f"W{warp}",)}[label]
 
 
+def _owner_words(label: str, held: tuple[tuple[int, int, int, int], ...], lanes: int) -> tuple[str, ...]:
+    """Every owner ``(block, warp, lane, register)`` of a cell in the label's words, each once, in order."""
+    words = (":".join(_cell_label(label, lane + warp * lanes, lane, warp, reg)) for _, warp, lane, reg in held)
+    return tuple(dict.fromkeys(words))
+
+
+def abbreviate_owners(words: tuple[str, ...], most: int) -> tuple[str, ...]:
+    """At most ``most`` owners: the first ``most - 1`` and ``+k`` for the ``k`` others (all when they fit).
+
+    >>> abbreviate_owners(("T0:r0", "T4:r0", "T8:r0"), 2)
+    ('T0:r0', '+2')
+    """
+    return words if len(words) <= most else words[:most - 1] + (f"+{len(words) - most + 1}",)
+
+
 _LABEL_KEY = {
     "auto": "label: T = thread (lane + {lanes}·warp) over r = register",
     "thread": "label: T = thread (lane + {lanes}·warp)",
@@ -101,12 +120,13 @@ def distributed_grid(layout: LinearLayout, *, label: str = "auto", title: str | 
                      max_elements: int = MAX_PICTURE_ELEMENTS) -> GridPicture:
     """Who holds each element of a distributed layout ``(register, lane, warp, block) -> tensor``.
 
-    Each cell shows its first owner in Triton's order (smallest block, warp, lane, register), coloured by
-    lane (hue) and warp (shade); replicated cells are marked; thick lines separate warps (and blocks).
+    Each cell shows its owner (smallest block, warp, lane, register), coloured by lane (hue) and warp
+    (shade); a replicated cell is marked and names its owners in Triton's order, one a line (the first
+    and ``+k`` beyond two; ``owners`` has them all); thick lines separate warps (and blocks).
 
     >>> L = LinearLayout({"register": [[1]], "lane": [[2], [0]]}, {"dim0": 4})
     >>> g = distributed_grid(L); g.labels[:2], g.replicated.tolist()
-    ((('T0', 'r0'), ('T0', 'r1')), [True, True, True, True])
+    ((('T0:r0', 'T2:r0'), ('T0:r1', 'T2:r1')), [True, True, True, True])
     """
     if label not in LABELS:
         raise LayoutError(f"label: must be one of {', '.join(LABELS)}; got {quote(label)}")
@@ -119,16 +139,22 @@ def distributed_grid(layout: LinearLayout, *, label: str = "auto", title: str | 
     fills = tuple(colour_of[(lane, warp % 2)] if lane >= 0 else EMPTY_COLOR for lane, warp, *_ in owners)
     labels = tuple(_cell_label(label, thread, lane, warp, reg) if lane >= 0 else ()
                    for lane, warp, thread, reg, _, _ in owners)
+    replicated = own.copies > 1
+    every: tuple[tuple[str, ...], ...] = ()
+    held = owners_of(layout, max_elements=max_elements) if replicated.any() else ()
+    if held:  # a replicated cell names every owner (two lines: the first and +k beyond two)
+        every = tuple(_owner_words(label, h, own.num_lanes) if len(h) > 1 else () for h in held)
+        labels = tuple(abbreviate_owners(words, 2) if len(words) > 1 else lines for words, lines in zip(every, labels))
     tips = tuple(f"{c}: T{thread}:{reg} (block {block}, warp {warp}, lane {lane}, register {reg})"
-                 + (f", replicated: held by {copies} (thread, register) pairs" if copies > 1 else "")
+                 + (f", replicated: held by {copies} (thread, register) pairs: "
+                    + "|".join(f"T{l + w * own.num_lanes}:{r}" for _, w, l, r in held[e]) if copies > 1 else "")
                  if lane >= 0 else f"{c}: held by no thread"
-                 for c, (lane, warp, thread, reg, block, copies) in zip(coords, owners))
+                 for e, (c, (lane, warp, thread, reg, block, copies)) in enumerate(zip(coords, owners)))
     attributes = tuple({"lane": lane, "warp": warp, "register": reg, "thread": thread} if lane >= 0 else {}
                        for lane, warp, thread, reg, _, _ in owners)
     blocks = f" × {own.num_blocks} blocks" if own.num_blocks > 1 else ""
     subtitle = (f"{own.num_registers} registers × {own.num_lanes} lanes × {own.num_warps} warps{blocks} · "
                 + _LABEL_KEY[label].format(lanes=own.num_lanes))
-    replicated = own.copies > 1
     lanes_shown = min(own.num_lanes, 64)
     legend = [LegendEntry("swatches", "colour: lane (hue); odd warps darker",
                           tuple(thread_color(t, 0) for t in range(lanes_shown)),
@@ -138,13 +164,13 @@ def distributed_grid(layout: LinearLayout, *, label: str = "auto", title: str | 
     if replicated.any():
         most = int(own.copies.max())
         legend.append(LegendEntry("mark", f"corner mark: replicated (broadcast) element, held by up to {most} "
-                                          "(thread, register) pairs; the cell names the first"))
+                                          "(thread, register) pairs; the cell names them (+k: k more)"))
     if (own.copies == 0).any():
         legend.append(LegendEntry("empty", "grey: held by no thread", (EMPTY_COLOR,)))
     return GridPicture(title or f"distributed layout {list(own.shape)}", subtitle, rows, columns,
                        _row_names(rows, own.shape), "", "", fills, labels, tips, attributes, replicated,
                        (own.warp + own.block * own.num_warps).reshape(rows, columns),
-                       tuple(legend))
+                       tuple(legend), every)
 
 
 def _bank_legend(element_bitwidth: int) -> LegendEntry:

@@ -2,8 +2,8 @@
 labels, warp boundaries and replicated marks, for a terminal.
 
 Each cell prints its label lines joined by ``:`` (``T5:r1``; ``--label`` picks them as for the pictures),
-a ``*`` after a replicated cell (held by several (thread, register) pairs), ``-`` for a cell nobody
-holds. A warp boundary is a ``|`` between two cells of different warps and a line of ``-`` under the
+a replicated cell every owner joined by ``/`` and a ``*`` (``T0:r0/T64:r0*``, as Triton's text prints
+``T0:0|T64:0``; beyond two, the first and ``+k`` when all would not fit the width), ``-`` for a cell nobody holds. A warp boundary is a ``|`` between two cells of different warps and a line of ``-`` under the
 cells whose lower neighbour is in another warp (``+`` where boundaries cross).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from linear_layouts.core.arguments import checked
-from linear_layouts.present.viz.grid import GridPicture
+from linear_layouts.present.viz.grid import GridPicture, abbreviate_owners
 from linear_layouts.present.viz.text import wrap_text
 
 __all__ = ["grid_text"]
@@ -32,13 +32,24 @@ def grid_text(picture: GridPicture, *, max_width: int | None = None) -> str:
          -------
       1  T2* T3*
     <BLANKLINE>
-    |, ---: boundary between warps; *: replicated (held by several (thread, register) pairs)
+    |, ---: boundary between warps; *: replicated, held by every owner listed (a/b)
     """
-    cells = [":".join(lines) + ("*" if rep else "") if lines else "-"
-             for lines, rep in zip(picture.labels, picture.replicated.tolist())]
-    width = max(max(map(len, cells)), len(str(picture.columns - 1)))
+    every = picture.owners or ((),) * len(picture.labels)
+
+    def texts(most: int | None) -> list[str]:
+        return [("/".join(abbreviate_owners(words, most) if most else words) if words else ":".join(lines))
+                + ("*" if rep else "") if lines else "-"
+                for lines, words, rep in zip(picture.labels, every, picture.replicated.tolist())]
+
     names = max(map(len, picture.row_names)) + 2
     margin = names + 2
+    cells = texts(None)
+    width = max(max(map(len, cells)), len(str(picture.columns - 1)))
+    abbreviated = max_width is not None and margin + picture.columns * (width + 1) - 1 > max_width and \
+        any(len(words) > 2 for words in every)
+    if abbreviated:  # all owners do not fit: the first and +k
+        cells = texts(2)
+        width = max(max(map(len, cells)), len(str(picture.columns - 1)))
     shown = picture.columns
     if max_width is not None:
         shown = max(1, min(shown, (max_width - margin + 1) // (width + 1)))
@@ -69,7 +80,8 @@ def grid_text(picture: GridPicture, *, max_width: int | None = None) -> str:
     if picture.groups is not None and len(np.unique(picture.groups)) > 1:
         keys.append("|, ---: boundary between warps")
     if picture.replicated.any():
-        keys.append("*: replicated (held by several (thread, register) pairs)")
+        keys.append("*: replicated, held by every owner listed (a/b" + (", +k: k more; --wide lists all)"
+                    if abbreviated else ")"))
     if keys:
         notes.append("; ".join(keys))
     return "\n".join(lines) + "\n" + "".join("\n" + wrap_text(n, max_width) for n in notes) + ("\n" if notes else "")

@@ -1,7 +1,8 @@
 """What the pictures show, computed once: who owns each element, where each element is stored.
 
 * :func:`ownership` — for a distributed layout, per tensor element (row-major): the first hardware index
-  (block, warp, lane, register) that holds it (Triton's enumeration order) and how many hold it.
+  (block, warp, lane, register) that holds it (Triton's enumeration order) and how many hold it;
+  :func:`owners` lists every one.
 * :func:`placement` — for a shared layout, per tensor element: its offset, 32-bit word and bank.
 * :func:`grid_shape` — how an N-d tensor is folded into rows × columns for a 2-D picture.
 """
@@ -21,7 +22,7 @@ from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, check_layout_size
 NUM_BANKS = 32
 BANK_BYTES = 4
 
-__all__ = ["Ownership", "Placement", "ownership", "placement", "grid_shape", "element_index", "NUM_BANKS",
+__all__ = ["Ownership", "Placement", "ownership", "owners", "placement", "grid_shape", "element_index", "NUM_BANKS",
            "BANK_BYTES"]
 
 
@@ -72,6 +73,33 @@ class Ownership:
         return self.lane + self.warp * self.num_lanes
 
 
+def _every_input(layout: LinearLayout) -> tuple[list[int], tuple[np.ndarray, ...], np.ndarray]:
+    """The in-dim sizes (block, warp, lane, register), every input in Triton's order (block slowest,
+    register fastest) and the row-major element each maps to."""
+    sizes = [layout.in_dim_size(d, missing_ok=True) for d in ("block", "warp", "lane", "register")]
+    block, warp, lane, reg = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in sizes), indexing="ij"))
+    inputs = {"register": reg, "lane": lane, "warp": warp, "block": block}
+    outputs = layout.apply_array({d: v for d, v in inputs.items() if layout.has_in_dim(d)})
+    return sizes, (block, warp, lane, reg), element_index(layout, outputs)
+
+
+@checked
+def owners(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> tuple[tuple[tuple[int, int, int, int], ...], ...]:
+    """For every element e (row-major): every ``(block, warp, lane, register)`` with L(...) = e, in Triton's
+    order (the first is :func:`ownership`'s); what Triton's text view prints as ``T0:0|T4:0``.
+
+    >>> owners(LinearLayout({"register": [[1]], "lane": [[2], [0]]}, {"dim0": 4}))[0]
+    ((0, 0, 0, 0), (0, 0, 2, 0))
+    """
+    ownership(layout, max_elements=max_elements)  # the same checks
+    _, (block, warp, lane, reg), element = _every_input(layout)
+    total = int(np.prod(list(layout.out_dims.values())))
+    order = np.argsort(element, kind="stable")
+    bounds = np.searchsorted(element[order], np.arange(total + 1))
+    rows = np.stack([block, warp, lane, reg], axis=1)[order].tolist()
+    return tuple(tuple(map(tuple, rows[bounds[e]:bounds[e + 1]])) for e in range(total))
+
+
 @checked
 def ownership(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> Ownership:
     """For every element e, the smallest (block, warp, lane, register) with L(...) = e, and the count.
@@ -88,11 +116,7 @@ def ownership(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENTS)
     if layout.num_out_dims == 0:
         raise LayoutError("layout: needs at least one out dim to draw")
     check_layout_size(layout, max_elements, "picture of the layout")
-    sizes = [layout.in_dim_size(d, missing_ok=True) for d in ("block", "warp", "lane", "register")]
-    block, warp, lane, reg = (a.ravel() for a in np.meshgrid(*(np.arange(s) for s in sizes), indexing="ij"))
-    inputs = {"register": reg, "lane": lane, "warp": warp, "block": block}
-    outputs = layout.apply_array({d: v for d, v in inputs.items() if layout.has_in_dim(d)})
-    element = element_index(layout, outputs)
+    sizes, (block, warp, lane, reg), element = _every_input(layout)
     total = int(np.prod(list(layout.out_dims.values())))
     first = _first_occurrence(element, total)
     copies = np.bincount(element, minlength=total)

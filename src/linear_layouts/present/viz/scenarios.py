@@ -18,8 +18,8 @@ from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 
-__all__ = ["Scenario", "seed_transpose", "layout_a", "pair_scenario", "row_major_shared", "xor_swizzled_shared",
-           "segment_bits", "toggle_swizzle"]
+__all__ = ["Scenario", "seed_transpose", "layout_a", "pair_scenario", "layout_scenario", "row_major_shared",
+           "xor_swizzled_shared", "segment_bits", "toggle_swizzle"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,20 @@ def pair_scenario(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, sto
     return Scenario(f"{store_name} -> {load_name} ({bitwidth}-bit)", store, load, bitwidth,
                     (("unswizzled (row-major)", row_major_shared(list(store.out_dims.values()))),),
                     store_name, load_name)
+
+
+def layout_scenario(layout: LinearLayout, dtype: DTypeLike, name: str) -> Scenario:
+    """One distributed layout as a scenario (``explore --layout``): the tile stored in it and loaded back in
+    it, through shared memory, with the unswizzled (row-major) layout as its one candidate.
+
+    >>> layout_scenario(seed_transpose().load, 32, "B").name
+    'B: stored and loaded back (32-bit)'
+    """
+    bitwidth = element_type(dtype).bits
+    return Scenario(f"{name}: stored and loaded back ({bitwidth}-bit)", layout, layout, bitwidth,
+                    (("unswizzled (row-major)", row_major_shared(list(layout.out_dims.values()))),), name, name,
+                    "Your --layout: the distributed view shows it; the shared view, its round trip through shared "
+                    "memory (pick a catalog layout and 'load' to pair it with another).")
 
 
 def segment_bits(shared: LinearLayout, dtype: DTypeLike) -> int:

@@ -1,8 +1,9 @@
 """The explorer page served over HTTP on 127.0.0.1 (``linear-layouts explore``).
 
 ``GET /`` (or ``/index.html``) returns the page; ``POST /api/swizzle`` answers
-:func:`linear_layouts.present.viz.explorer.swizzle_api` for a store/load pair the page built. Nothing else is
-served, and only to the page itself (SECURITY.md):
+:func:`linear_layouts.present.viz.explorer.swizzle_api` for a store/load pair the page built, ``POST /api/parse``
+:func:`linear_layouts.present.viz.explorer.parse_api` for layout text typed into the page (Gluon, TTGIR, CuTe or
+JSON, read as the command line reads it). Nothing else is served, and only to the page itself (SECURITY.md):
 
 * the socket listens on 127.0.0.1 only;
 * every request must name us in ``Host`` (``127.0.0.1``, ``localhost`` or ``[::1]`` with our port), so a
@@ -171,13 +172,16 @@ def _handler(page: bytes) -> type[BaseHTTPRequestHandler]:
             self._send(200, page, "text/html; charset=utf-8")
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            """``/api/swizzle``: the optimal swizzle of a pair the page built (see ``swizzle_api``)."""
-            from linear_layouts.present.viz.explorer import swizzle_api
+            """``/api/swizzle``: the optimal swizzle of a pair the page built (see ``swizzle_api``);
+            ``/api/parse``: layout text typed into the page (see ``parse_api``)."""
+            from linear_layouts.present.viz.explorer import parse_api, swizzle_api
 
             if not self._our_host() or not self._same_origin():
                 return
-            if self.path != "/api/swizzle":
-                self._refuse(404, f"no such API {self.path[:80]!r}: the explorer answers POST /api/swizzle")
+            api = {"/api/swizzle": swizzle_api, "/api/parse": parse_api}.get(self.path)
+            if api is None:
+                self._refuse(404, f"no such API {self.path[:80]!r}: the explorer answers POST /api/swizzle and "
+                                  "/api/parse")
                 return
             body = self._body()
             if body is None:
@@ -191,7 +195,7 @@ def _handler(page: bytes) -> type[BaseHTTPRequestHandler]:
                 self._refuse(400, f"request: not JSON: {str(error)[:120]}")
                 return
             try:
-                answer = swizzle_api(payload)
+                answer = api(payload)
             except Exception as error:  # noqa: BLE001 - a bug must not look like bad input
                 self._refuse(500, f"internal error ({type(error).__name__}); please report it")
                 return

@@ -23,7 +23,7 @@ import numpy as np
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, check_layout_size
+from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, check_layout_size, quote
 
 DISTRIBUTED_IN_DIMS = ("register", "lane", "warp", "block")
 SHARED_IN_DIMS = ("offset", "block")
@@ -151,6 +151,86 @@ def wrap_text(text: str, width: int | None) -> str:
         indent = line[:len(line) - len(line.lstrip())]
         out += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=False,
                              break_on_hyphens=False) or [line]
+    return "\n".join(out)
+
+
+#: code languages :func:`wrap_code` knows: their line-comment marker and whether a line may break outside
+#: brackets (C++ and JSON / MLIR ignore newlines between tokens; Python only inside brackets)
+_CODE = {"c": ("//", True), "python": ("#", False), "text": ("", True), "shell": ("#", True)}
+
+
+def _code_breaks(line: str, language: str) -> tuple[list[tuple[int, int]], int]:
+    """The positions of ``line``'s spaces where a newline keeps the code's meaning (outside string
+    literals, inside brackets for Python), each with its bracket depth, and where its trailing comment
+    starts (``len(line)`` if none)."""
+    marker, anywhere = _CODE[language]
+    breaks, depth, quote_char, k = [], 0, "", 0
+    while k < len(line):
+        ch = line[k]
+        if quote_char:
+            if ch == "\\":
+                k += 1
+            elif ch == quote_char:
+                quote_char = ""
+        elif ch in "\"'" and not (language == "c" and ch == "'" and k and line[k - 1].isalnum()):
+            quote_char = ch
+        elif marker and line.startswith(marker, k):
+            return breaks, k
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == " " and (anywhere or depth > 0) and line[:k].strip():
+            breaks.append((k, depth))
+        k += 1
+    return breaks, len(line)
+
+
+def wrap_code(text: str, width: int | None, language: str = "c") -> str:
+    """Every line of code longer than ``width`` broken where a newline keeps its meaning: at a space
+    outside string literals (``language="python"``: inside brackets only), the least nested one in the
+    line's second half, continuation lines indented four more (``language="shell"``: the broken line ends
+    in ``\\``); a trailing ``//`` (``#``) comment continues on comment lines. Preprocessor lines and lines
+    with no such space stay whole; ``width=None`` changes nothing.
+
+    >>> print(wrap_code('f(x, "a, b", y);  // one two', 12))
+    f(x, "a, b",
+        y);
+    // one two
+    >>> print(wrap_code("L = Blocked([1, 4], [4, 8])", 20, "python"))
+    L = Blocked([1, 4],
+        [4, 8])
+    """
+    if width is None:
+        return text
+    if width < 1:
+        raise LayoutError(f"width must be a positive number of columns (or None), got {width}")
+    if language not in _CODE:
+        raise LayoutError(f"language: one of {', '.join(_CODE)}, got {quote(language)}")
+    marker = _CODE[language][0]
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width or (language == "c" and line.lstrip().startswith("#")):
+            out.append(line)
+            continue
+        indent = line[:len(line) - len(line.lstrip())]
+        breaks, comment = _code_breaks(line, language)
+        code, note = line[:comment].rstrip(), line[comment:]
+        if code.strip():
+            start, prefix = 0, ""
+            room = width - (2 if language == "shell" else 0)   # a shell line ends in " \\"
+            while len(prefix) + len(code) - start > width:
+                fits = [(b, d) for b, d in breaks if start < b < len(code) and len(prefix) + b - start <= room]
+                late = [(d, -b) for b, d in fits if len(prefix) + b - start > room // 2]  # the shallowest late one
+                cut = -min(late)[1] if late else fits[-1][0] if fits else next(
+                    (b for b, _ in breaks if start < b < len(code)), None)
+                if cut is None:
+                    break
+                out.append(prefix + code[start:cut] + (" \\" if language == "shell" else ""))
+                start, prefix = cut + 1, indent + "    "
+            out.append(prefix + code[start:])
+        if note:  # a comment continues on comment lines (after the code it ended)
+            out.append(wrap_text(indent + note, width).replace("\n" + indent + "  ", "\n" + indent + marker + " "))
     return "\n".join(out)
 
 
@@ -344,18 +424,41 @@ def owner_table(layout: LinearLayout, *, max_elements: int = MAX_PICTURE_ELEMENT
     return "\n".join(rows + note)
 
 
-def table_text(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
-    """A plain-text table: the first column left-aligned, the others right-aligned, a dashed rule.
+def table_text(rows: Sequence[Sequence[str]], header: Sequence[str], *, max_width: int | None = None,
+               align: str = "right") -> str:
+    """A plain-text table: the first column left-aligned, the others right-aligned (``align="left"``: all
+    left-aligned), a dashed rule. Wider than ``max_width``: the leading columns that fit stay a table, and
+    each row's other columns follow it on indented lines, ``header: value``, wrapped at ``max_width``
+    (empty cells left out).
 
     >>> print(table_text([["a", "1"], ["bb", "22"]], ["name", "n"]))
     name   n
     ----  --
     a      1
     bb    22
+    >>> print(table_text([["a", "1", "a longer note"]], ["name", "n", "note"], max_width=17))
+    name  n
+    ----  -
+    a     1
+        note: a
+          longer note
     """
+    if align not in ("right", "left"):
+        raise LayoutError(f"align: 'right' or 'left', got {quote(align)}")
     widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
+    kept = len(widths)
+    if max_width is not None:
+        while kept > 1 and sum(widths[:kept]) + 2 * (kept - 1) > max_width:
+            kept -= 1
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(str(c).rjust(w) if i and align == "right" else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells[:kept], widths))).rstrip()
 
-    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+    out = [line(header), line(["-" * w for w in widths])]
+    for row in rows:
+        out.append(line(row))
+        rest = "  ".join(f"{h}: {c}" for h, c in zip(header[kept:], row[kept:]) if str(c).strip())
+        if rest:
+            out.append(wrap_text("    " + rest, max_width))
+    return "\n".join(out)

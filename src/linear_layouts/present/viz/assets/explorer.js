@@ -689,23 +689,41 @@
     $("use-as-store").addEventListener("click", () => useAs("store"));
     $("use-as-load").addEventListener("click", () => useAs("load"));
     $("apply-shared").addEventListener("click", useShared);
-    $("apply-custom").addEventListener("click", () => {
+    $("apply-custom").addEventListener("click", async () => {
       const error = $("custom-error");
       try {
-        const { bases, out_dims: outDims, layout } = parseSpec($("custom-bases").value);
+        const { name, bases, out_dims: outDims, layout } = await parseSpec($("custom-bases").value, scenario().shape);
         if (!layout.flat.lane && !layout.flat.register) throw new Error("a distributed layout needs register or lane bases");
-        state.custom = { name: "typed bases", bases, out_dims: outDims };
+        state.custom = { name: name || "typed bases", bases, out_dims: outDims };
         error.textContent = "";
         render();
       } catch (e) {
-        error.textContent = `Not a layout: ${e.message}`;
+        error.textContent = e.served ? e.message : `Not a layout: ${e.message}`;
       }
     });
     setScenario(0);
   }
 
-  function parseSpec(text) {
-    const parsed = JSON.parse(text);
+  /* A layout typed into the page. Served by `linear-layouts explore`, the server reads it with the command
+     line's parser (Gluon, TTGIR, CuTe or JSON; `shape` is the scenario's, for descriptors) and an error is
+     the command line's one-line message (`e.served`); offline, only JSON bases are read, here. */
+  async function parseSpec(text, shape) {
+    if (location.protocol.startsWith("http")) {
+      const reply = await fetch("/api/parse", {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ text, shape }),
+      });
+      const answer = await reply.json();
+      if (answer.error) throw Object.assign(new Error(answer.error), { served: true });
+      return { name: answer.name, bases: answer.bases, out_dims: answer.out_dims,
+               layout: new Layout(answer.bases, answer.out_dims) };
+    }
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw new Error(`${e.message} (offline, the page reads JSON bases only: serve it with \`linear-layouts explore\` ` +
+                      "to type Gluon, TTGIR or CuTe text)");
+    }
     if (!parsed.bases || !parsed.out_dims) throw new Error("need \"bases\" and \"out_dims\"");
     const bases = Array.isArray(parsed.bases) ? Object.fromEntries(parsed.bases) : parsed.bases;
     const outDims = Array.isArray(parsed.out_dims) ? Object.fromEntries(parsed.out_dims) : parsed.out_dims;
@@ -765,11 +783,11 @@
     recompute(sc);
   }
 
-  function useShared() {
+  async function useShared() {
     const sc = scenario();
     const error = $("shared-error");
     try {
-      const { bases, out_dims, layout } = parseSpec($("custom-shared").value);
+      const { bases, out_dims, layout } = await parseSpec($("custom-shared").value, sc.shape);
       if (!layout.flat.offset || layout.inNames.some((d) => d !== "offset" && d !== "block" ) || (layout.flat.block || []).length)
         throw new Error("a shared layout has \"offset\" bases (one CTA)");
       if (!sameShape(layout, sc)) throw new Error(`its tensor ${JSON.stringify(layout.outSizes)} is not the scenario's ${JSON.stringify(sc.shape)}`);
@@ -780,7 +798,7 @@
       error.textContent = "";
       render();
     } catch (e) {
-      error.textContent = `Not a shared layout: ${e.message}`;
+      error.textContent = e.served ? e.message : `Not a shared layout: ${e.message}`;
     }
   }
 
