@@ -3,7 +3,10 @@
 #   1. this package, editable, with its `test` extra (pytest, hypothesis, triton==3.9.0 as the reference
 #      oracle, matplotlib for PNG pictures, playwright for the explorer-page browser tests, tensor-layouts
 #      as the CuTe oracle);
-#   2. where we are root (or have sudo) and apt is there, Debian's Chromium for those browser tests
+#   2. NVIDIA's pycute (CuTe's reference layout algebra, pure Python) from the nvidia-cutlass wheel, with
+#      --no-deps: the wheel's dependencies (cuda-python, scipy, networkx, ...) serve its kernel generator,
+#      not pycute, and would add ~280 MB; without it the CuTe differential tests skip;
+#   3. where we are root (or have sudo) and apt is there, Debian's Chromium for those browser tests
 #      (.ci/install-browser.sh; without it the browser tests skip).
 # Idempotent: a second run only checks. pip's and apt's own chatter is kept quiet; failures are not.
 set -euo pipefail
@@ -16,6 +19,11 @@ step "pip install -e '.[test]' (linear_layouts + pytest, hypothesis, triton==3.9
 t=$SECONDS
 PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 step "  done in $((SECONDS - t)) s: $(python3 -c 'from importlib.metadata import version as v; print(", ".join(f"{p} {v(p)}" for p in ("triton", "hypothesis", "pytest", "matplotlib", "playwright", "tensor-layouts")))')"
+
+t=$SECONDS
+step "pip install --no-deps nvidia-cutlass==4.2.0.0 (pycute, the CuTe reference) ..."
+PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check --no-deps nvidia-cutlass==4.2.0.0
+step "  done in $((SECONDS - t)) s: $(python3 -c 'import pycute, os; print("pycute at", os.path.dirname(pycute.__file__))')"
 
 if [ -f .ci/install-browser.sh ]; then
   t=$SECONDS

@@ -63,3 +63,61 @@ def random_swizzled_layout(rng: random.Random, max_bits: int = 10, *, within: bo
     for _ in range(rng.randint(min_swizzles, max_swizzles)):
         result = ComposedLayout(random_swizzle(rng, nbits, within=within), 0, result)
     return result
+
+
+SMALL_SIZES = (1, 2, 3, 4, 5, 6, 8, 12, 16)
+
+
+def random_int_layout(rng: random.Random, *, max_size: int = 4096, pow2: bool = False,
+                      negative: bool = False) -> Layout:
+    """A CuTe layout of any integers, as CuTe's algebra meets them: 1-3 top-level modes, nested up to two
+    levels, sizes from ``SMALL_SIZES`` (powers of two with ``pow2``) with the total size at most
+    ``max_size``; strides compact in a random order (35%), compact with gaps and stride-0 modes (25%),
+    or arbitrary (40%); with ``negative``, 30% of the layouts get one negative stride."""
+    sizes = (1, 2, 4, 8, 16) if pow2 else SMALL_SIZES
+    budget = [max_size]
+
+    def leaf() -> int:
+        s = rng.choice([x for x in sizes if x <= budget[0]] or [1])
+        budget[0] //= s
+        return s
+
+    def shape(depth: int):
+        if depth < 2 and rng.random() < 0.35:
+            return tuple(shape(depth + 1) for _ in range(rng.randint(1, 3)))
+        return leaf()
+
+    top = shape(0)
+    leaves = list(_flatten(top))
+    kind = rng.random()
+    order = list(range(len(leaves)))
+    rng.shuffle(order)
+    strides = [0] * len(leaves)
+    if kind < 0.6:
+        current = 1
+        for i in order:
+            if kind >= 0.35 and rng.random() < 0.15:
+                continue  # a stride-0 (broadcast) mode
+            if kind >= 0.35:
+                current *= rng.choice([1, 1, 2] if pow2 else [1, 1, 2, 3])  # a gap
+            strides[i] = current
+            current *= leaves[i]
+    else:
+        strides = [rng.choice([0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32]) for _ in leaves]
+    if negative and rng.random() < 0.3:
+        i = rng.randrange(len(strides))
+        strides[i] = -strides[i]
+    it = iter(strides)
+
+    def like(t):
+        return tuple(like(e) for e in t) if isinstance(t, tuple) else next(it)
+
+    return Layout(top, like(top))
+
+
+def _flatten(t):
+    if isinstance(t, tuple):
+        for e in t:
+            yield from _flatten(e)
+    else:
+        yield t

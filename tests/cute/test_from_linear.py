@@ -9,7 +9,8 @@ import pytest
 from linear_layouts.core import f2
 from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, NVMMASharedLayout, SwizzledSharedLayout
 from linear_layouts.cute.from_linear import from_linear, permutation_layout, swizzles_on
-from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, composition
+from linear_layouts.cute.algebra import composition
+from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout
 from linear_layouts.cute.linear import to_linear
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from linear_layouts.core import f2
-from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, composition, row_major
+from linear_layouts.cute.algebra import composition
+from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, row_major
 from linear_layouts.cute.linear import coordinate_to_offset, forward_columns, to_linear
 from linear_layouts.core.errors import LayoutError
 

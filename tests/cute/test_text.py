@@ -8,7 +8,8 @@ import string
 import pytest
 
 from linear_layouts.cute.atoms import sm80_16x8x16
-from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, composition
+from linear_layouts.cute.algebra import composition
+from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle
 from linear_layouts.cute.linear import to_linear
 from linear_layouts.cute.parse import MAX_TERMS, looks_like_cute, parse_cute
 from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_CHARS, MAX_SPEC_DEPTH

@@ -7,7 +7,8 @@ import random
 import pytest
 
 from linear_layouts.cute import int_tuple
-from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, column_major, composition, row_major
+from linear_layouts.cute.algebra import composition
+from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, column_major, row_major
 from linear_layouts.core.errors import LayoutError
 
 from . import random_cute as R

@@ -4,8 +4,9 @@
 module                        job
 ============================  ==========================================================================
 ``int_tuple``                 nested integer tuples, colexicographic coordinates (CuTe ``int_tuple.hpp``)
-``layout``                    the values: ``Layout``, ``Swizzle``, ``ComposedLayout``, ``TVLayout``,
-                              ``composition``
+``layout``                    the values: ``Layout``, ``Swizzle``, ``ComposedLayout``, ``TVLayout``
+``algebra``                   CuTe's layout algebra: ``composition``, ``complement``, the divides and
+                              products, ``coalesce``, inverses, slicing, ``upcast`` / ``downcast``
 ``linear``                    ``to_linear`` (CuTe -> LinearLayout), ``coordinate_to_offset``
 ``from_linear``               ``from_linear`` (LinearLayout -> the simplest CuTe form, or why none)
 ``atoms``                     CuTe's MMA atoms (SM80 m16n8k16 A/B/C, SM90 wgmma accumulators)
@@ -22,6 +23,35 @@ module                        job
 Sw<3,3,3> o 0 o (8,64):(64,1)
 """
 
+from linear_layouts.cute.algebra import (
+    blocked_product,
+    coalesce,
+    complement,
+    composition,
+    cosize,
+    downcast,
+    filter,
+    flat_divide,
+    flat_product,
+    left_inverse,
+    logical_divide,
+    logical_product,
+    make_layout,
+    make_ordered_layout,
+    max_common_layout,
+    max_common_vector,
+    raked_product,
+    recast_layout,
+    right_inverse,
+    slice,
+    slice_and_offset,
+    tile_to_shape,
+    tiled_divide,
+    tiled_product,
+    upcast,
+    zipped_divide,
+    zipped_product,
+)
 from linear_layouts.cute.atoms import sm80_16x8x16, sm90_64xN_c
 from linear_layouts.cute.best import CuteSwizzleChoice, best_cute_swizzle
 from linear_layouts.cute.from_linear import CuteForm, from_linear
@@ -31,9 +61,7 @@ from linear_layouts.cute.layout import (
     Swizzle,
     TVLayout,
     column_major,
-    composition,
     element_swizzle,
-    make_layout,
     row_major,
 )
 from linear_layouts.cute.linear import coordinate_to_offset, to_linear
@@ -45,11 +73,36 @@ __all__ = [
     "Swizzle",
     "ComposedLayout",
     "TVLayout",
-    "composition",
-    "make_layout",
     "row_major",
     "column_major",
     "element_swizzle",
+    "make_layout",
+    "make_ordered_layout",
+    "cosize",
+    "coalesce",
+    "filter",
+    "composition",
+    "complement",
+    "right_inverse",
+    "left_inverse",
+    "logical_divide",
+    "zipped_divide",
+    "tiled_divide",
+    "flat_divide",
+    "logical_product",
+    "zipped_product",
+    "tiled_product",
+    "flat_product",
+    "blocked_product",
+    "raked_product",
+    "tile_to_shape",
+    "slice",
+    "slice_and_offset",
+    "upcast",
+    "downcast",
+    "recast_layout",
+    "max_common_vector",
+    "max_common_layout",
     "to_linear",
     "coordinate_to_offset",
     "from_linear",

@@ -30,7 +30,8 @@ from linear_layouts.analysis.banks import access_wavefronts, check_distributed, 
 from linear_layouts.analysis.swizzle import SwizzleResult, optimal_swizzle
 from linear_layouts.core.arguments import checked
 from linear_layouts.cute.from_linear import swizzles_on
-from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, column_major, composition, row_major
+from linear_layouts.cute.algebra import composition
+from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, column_major, row_major
 from linear_layouts.cute.linear import to_linear
 from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.element_type import bitwidth as parse_bitwidth

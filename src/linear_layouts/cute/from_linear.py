@@ -12,7 +12,8 @@
   is zero or one bit of the tile's colexicographic index, no two the same (CuTe adds strides; it
   cannot XOR).
 
->>> from linear_layouts.cute.layout import Layout, Swizzle, composition
+>>> from linear_layouts.cute.layout import Layout, Swizzle
+>>> from linear_layouts.cute.algebra import composition
 >>> from linear_layouts.cute.linear import to_linear
 >>> print(from_linear(to_linear(composition(Swizzle(3, 3, 3), Layout((8, 64), (64, 1))))).layout)
 Sw<3,3,3> o 0 o (8,64):(64,1)
@@ -23,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.core import f2
-from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, _merge_swizzles, composition
+from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout, _merge_swizzles
 from linear_layouts.core.errors import not_a_layout
 from linear_layouts.core.layout import LinearLayout
 

@@ -27,9 +27,14 @@ __all__ = [
     "flatten",
     "product",
     "prefix_product",
+    "product_each",
+    "compact_col_major",
+    "compact_row_major",
     "idx2crd",
     "crd2idx",
     "leaf_paths",
+    "has_none",
+    "slice_modes",
     "format_int_tuple",
 ]
 
@@ -94,6 +99,42 @@ def prefix_product(t: IntTuple, init: int = 1) -> IntTuple:
     return init
 
 
+def product_each(t: IntTuple) -> IntTuple:
+    """The size of each top-level mode (CuTe ``product_each``): ``((2, 3), 4) -> (6, 4)``; an int stays."""
+    return tuple(product(e) for e in t) if is_tuple(t) else t
+
+
+def compact_col_major(shape: IntTuple, current: int = 1) -> IntTuple:
+    """CuTe's compact column-major strides (``compact_major<LayoutLeft>``): the first mode fastest, and
+    stride 0 for a mode of size 1 (CuTe gives static ``_1`` modes stride ``_0``).
+
+    >>> compact_col_major((2, (1, 3), 4))
+    (1, (0, 2), 6)
+    """
+    if is_tuple(shape):
+        out = []
+        for e in shape:
+            out.append(compact_col_major(e, current))
+            current *= product(e)
+        return tuple(out)
+    return 0 if shape == 1 else current
+
+
+def compact_row_major(shape: IntTuple, current: int = 1) -> IntTuple:
+    """CuTe's compact row-major strides (``compact_major<LayoutRight>``): the last mode fastest.
+
+    >>> compact_row_major((2, 3, 4))
+    (12, 4, 1)
+    """
+    if is_tuple(shape):
+        out = []
+        for e in reversed(shape):
+            out.append(compact_row_major(e, current))
+            current *= product(e)
+        return tuple(reversed(out))
+    return 0 if shape == 1 else current
+
+
 def idx2crd(idx: int, shape: IntTuple) -> IntTuple:
     """The coordinate of the 1-D index ``idx`` in ``shape``, colexicographic (first mode fastest).
 
@@ -131,6 +172,34 @@ def leaf_paths(t: IntTuple, prefix: tuple[int, ...] = ()) -> tuple[tuple[int, ..
     if is_tuple(t):
         return tuple(p for i, e in enumerate(t) for p in leaf_paths(e, prefix + (i,)))
     return (prefix,)
+
+
+def has_none(crd: Any) -> bool:
+    """Whether a coordinate holds ``None`` (CuTe's ``_``, as pycute and the CuTe DSL write it) anywhere."""
+    if isinstance(crd, (tuple, list)):
+        return any(has_none(c) for c in crd)
+    return crd is None
+
+
+def slice_modes(crd: Any, t: IntTuple) -> IntTuple:
+    """The parts of ``t`` paired with ``None`` in ``crd`` (CuTe ``slice``): a tuple coordinate keeps, in
+    order and flattened one level per nesting, the modes at its ``None`` leaves; ``None`` itself keeps ``t``.
+
+    >>> slice_modes((None, 2), (4, 8)), slice_modes((None, (None, 0)), ((2, 3), (4, 5))), slice_modes(None, 8)
+    ((4,), ((2, 3), 4), 8)
+    """
+    if crd is None:
+        return t
+    return _lift_slice(crd, t) if isinstance(crd, (tuple, list)) else ()
+
+
+def _lift_slice(crd: Any, t: IntTuple) -> tuple:
+    if isinstance(crd, (tuple, list)):
+        if not is_tuple(t) or len(crd) != len(t):
+            raise LayoutError(f"slice: coordinate {shorten(str(crd))} does not match the modes of "
+                              f"{shorten(format_int_tuple(t))}")
+        return tuple(x for c, e in zip(crd, t) for x in _lift_slice(c, e))
+    return (t,) if crd is None else ()
 
 
 def format_int_tuple(t: IntTuple) -> str:

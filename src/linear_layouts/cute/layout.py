@@ -7,8 +7,7 @@
   ``M + max(S, 0)`` (``S < 0`` shifts left): the ``B`` bits at ``M + max(0, -S)`` (ZZZ) are XORed
   with the ``B`` bits at ``M + max(S, 0)`` (YYY). CUTLASS ``include/cute/swizzle.hpp``.
 * ``ComposedLayout(outer, offset, inner)`` is the function ``x -> outer(offset + inner(x))``
-  (CuTe prints ``Sw<3,4,3> o 0 o (8,64):(64,1)``); ``composition(a, b)`` builds ``a ∘ b``, merging two
-  swizzles of one shift as CuTe does, nesting to any depth otherwise.
+  (CuTe prints ``Sw<3,4,3> o 0 o (8,64):(64,1)``); ``algebra.composition`` builds one from two functions.
 * ``TVLayout(layout, tile)``: a thread-value layout, ``(thread, value) -> index`` of an element of the
   tile ``tile`` (colexicographic: ``m + M * n`` for a tile ``(M, N)``), as CuTe's MMA and copy atoms.
 
@@ -16,10 +15,12 @@
 >>> L(2, 3), L(8 * 3 + 2)
 (131, 131)
 >>> Sw = Swizzle(3, 4, 3)
->>> Sw(131), composition(Sw, L)(2, 3)
+>>> Sw(131), ComposedLayout(Sw, 0, L)(2, 3)
 (147, 147)
->>> print(composition(Sw, L))
+>>> print(ComposedLayout(Sw, 0, L))
 Sw<3,4,3> o 0 o (8,64):(64,1)
+>>> print(L(None, 3))            # CuTe's L(_, 3): column 3
+(8):(64)
 """
 
 from __future__ import annotations
@@ -30,13 +31,16 @@ from typing import Any, Union
 from linear_layouts.cute.int_tuple import (
     IntTuple,
     check_int_tuple,
+    compact_col_major,
+    compact_row_major,
     congruent,
     crd2idx,
     flatten,
     format_int_tuple,
+    has_none,
     is_tuple,
-    prefix_product,
     product,
+    slice_modes,
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote, shorten
@@ -47,8 +51,7 @@ __all__ = [
     "ComposedLayout",
     "TVLayout",
     "CuteLayout",
-    "composition",
-    "make_layout",
+    "CuteFunction",
     "row_major",
     "column_major",
     "element_swizzle",
@@ -57,23 +60,14 @@ __all__ = [
 MAX_SWIZZLE_BITS = 62  #: B + M + |S| above this is refused (offsets are machine words in CuTe)
 
 
-def _suffix_product(shape: IntTuple, init: int = 1) -> IntTuple:
-    """Compact row-major strides (CuTe ``LayoutRight``): the last mode fastest."""
-    if is_tuple(shape):
-        out = []
-        for e in reversed(shape):
-            out.append(_suffix_product(e, init))
-            init *= product(e)
-        return tuple(reversed(out))
-    return init
-
-
 @dataclass(frozen=True)
 class Layout:
     """CuTe's ``Layout<Shape, Stride>``: coordinate -> ``sum(c_i * d_i)``, shapes and strides congruent.
 
     Requires: leaves of ``shape`` >= 1, strides ints (any sign, as CuTe allows; ``to_linear`` needs them
-    non-negative). ``Layout((4, 8))`` has CuTe's default compact column-major strides ``(1, 4)``.
+    non-negative). ``Layout((4, 8))`` has CuTe's default compact column-major strides ``(1, 4)`` (a mode
+    of size 1 gets stride 0, as CuTe's ``make_layout`` gives a static ``_1``). A coordinate with ``None``
+    (CuTe's ``_``) slices: ``L(None, 2)`` is the layout of column 2 (``slice``; the offset is dropped).
 
     >>> Layout((4, 8)).stride, Layout((4, 8))(1, 2), Layout((4, 8))(9)
     ((1, 4), 9, 9)
@@ -84,7 +78,7 @@ class Layout:
 
     def __post_init__(self) -> None:
         shape = check_int_tuple(self.shape, "shape", minimum=1)
-        stride = prefix_product(shape) if self.stride is None else check_int_tuple(self.stride, "stride")
+        stride = compact_col_major(shape) if self.stride is None else check_int_tuple(self.stride, "stride")
         if not congruent(shape, stride):
             raise LayoutError(f"stride: {shorten(format_int_tuple(stride))} is not congruent with shape "
                               f"{shorten(format_int_tuple(shape))}")
@@ -116,9 +110,12 @@ class Layout:
             return self
         return Layout(self.shape[i], self.stride[i])  # type: ignore[index]
 
-    def __call__(self, *coord: Any) -> int:
-        """The offset of a coordinate: ``L(i)`` (a 1-D index), ``L(i, j)`` or ``L((i, (j, k)))``."""
+    def __call__(self, *coord: Any) -> Any:
+        """The offset of a coordinate: ``L(i)`` (a 1-D index), ``L(i, j)`` or ``L((i, (j, k)))``; with
+        ``None`` in it, the sub-layout it slices out (CuTe ``L(_, j)``)."""
         crd = coord[0] if len(coord) == 1 else tuple(coord)
+        if has_none(crd):
+            return Layout(slice_modes(crd, self.shape), slice_modes(crd, self.stride))
         crd = check_int_tuple(crd, "coordinate")
         return crd2idx(crd, self.shape, self.stride)  # type: ignore[arg-type]
 
@@ -286,11 +283,6 @@ class TVLayout:
         return f"TV{format_int_tuple(self.tile)} {self.layout}"
 
 
-def make_layout(shape: Any, stride: Any = None) -> Layout:
-    """``Layout(shape, stride)`` (CuTe ``make_layout``); the default stride is column-major."""
-    return Layout(shape, stride)
-
-
 def row_major(shape: Any) -> Layout:
     """Compact row-major layout (CuTe ``make_layout(shape, LayoutRight{})``): the last mode fastest.
 
@@ -298,7 +290,7 @@ def row_major(shape: Any) -> Layout:
     (8,64):(64,1)
     """
     shape = check_int_tuple(shape, "shape", minimum=1)
-    return Layout(shape, _suffix_product(shape))
+    return Layout(shape, compact_row_major(shape))
 
 
 def column_major(shape: Any) -> Layout:
@@ -357,30 +349,3 @@ def _merge_swizzles(a: Swizzle, b: Swizzle) -> Swizzle | None:
     if any(merged(1 << i) != a(b(1 << i)) for i in range(span)):
         return None
     return merged
-
-
-def composition(a: CuteFunction, b: CuteFunction) -> CuteFunction:
-    """``a ∘ b``: the function ``x -> a(b(x))``.
-
-    Two swizzles of one shift merge into one as in CuTe (``Sw<1,0,2> ∘ Sw<1,1,2> == Sw<2,0,2>``); a
-    swizzle on top of a ComposedLayout whose outer swizzle it merges with replaces it; anything else
-    nests (``ComposedLayout(a, 0, b)``), to any depth. CuTe simplifies ``Layout ∘ Layout`` into one
-    Layout; here it stays composed (the same function).
-
-    >>> print(composition(Swizzle(1, 0, 2), Swizzle(1, 1, 2)))
-    Sw<2,0,2>
-    """
-    for name, x in (("a", a), ("b", b)):
-        if not isinstance(x, (Layout, Swizzle, ComposedLayout)):
-            raise LayoutError(f"composition: {name} must be a Layout, Swizzle or ComposedLayout, got {type(x).__name__}")
-    if isinstance(a, Swizzle) and isinstance(b, Swizzle):
-        merged = _merge_swizzles(a, b)
-        if merged is not None:
-            return merged
-    if isinstance(a, Swizzle) and isinstance(b, ComposedLayout) and b.offset == 0 and isinstance(b.outer, Swizzle):
-        merged = _merge_swizzles(a, b.outer)
-        if merged is not None:
-            return b.inner if merged.is_identity else ComposedLayout(merged, 0, b.inner)
-    if isinstance(a, Swizzle) and a.is_identity:
-        return b
-    return ComposedLayout(a, 0, b)

@@ -21,7 +21,8 @@ Refused with a LayoutError naming the first leaf mode that breaks linearity: a s
 power of two, a negative stride, a mode whose columns share bits with earlier ones (offsets carry),
 a ComposedLayout offset other than 0 (an affine shift).
 
->>> from linear_layouts.cute.layout import Layout, Swizzle, composition
+>>> from linear_layouts.cute.layout import Layout, Swizzle
+>>> from linear_layouts.cute.algebra import composition
 >>> S = to_linear(composition(Swizzle(1, 0, 1), Layout((2, 2), (2, 1))))
 >>> S.bases["offset"]     # offset 1 -> (0, 1); offset 2 -> (1, 1): row 1 starts at its column 1
 [[0, 1], [1, 1]]

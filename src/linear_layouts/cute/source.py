@@ -1,6 +1,7 @@
 """CuTe source text for CuTe values: C++ (``cute::``), CuTe DSL Python, and CuTe's print form.
 
->>> from linear_layouts.cute.layout import Layout, Swizzle, composition
+>>> from linear_layouts.cute.layout import Layout, Swizzle
+>>> from linear_layouts.cute.algebra import composition
 >>> L = composition(Swizzle(3, 4, 3), Layout((8, 64), (64, 1)))
 >>> print(to_cpp(L))
 composition(Swizzle<3,4,3>{}, Layout<Shape<_8,_64>, Stride<_64,_1>>{})

@@ -1,0 +1,908 @@
+"""CuTe's layout algebra on ``shape:stride`` layouts of any integers (CUTLASS ``include/cute/layout.hpp``,
+``layout_composed.hpp``, ``swizzle_layout.hpp``; NVIDIA's Python reference ``pycute/layout.py``).
+
+Every integer is *static*, as CuTe's ``_N``: a mode of size 1 is dropped where CuTe drops ``_1``, and
+where CuTe's C++ stops with a ``static_assert`` (a shape that does not divide, a layout whose modes
+overlap) this module raises a LayoutError naming CuTe's rule -- it never computes another function.
+
+=====================================  ===========================================================
+operation                              CuTe's definition (one line)
+=====================================  ===========================================================
+``make_layout(L0, L1, ...)``           concatenation: ``(L0, L1, ...)``, each argument one mode
+``coalesce(L[, profile])``             the same function of the 1-D index with the fewest modes
+``filter(L[, profile])``               ``coalesce`` after dropping the stride-0 modes
+``composition(A, B)``                  ``R(c) = A(B(c))`` on B's coordinates, one Layout where CuTe
+                                       makes one; a tuple B (a *tiler*) composes mode by mode
+``complement(A, M)``                   the ordered layout of the offsets below ``M`` that A misses
+``logical_divide(A, B)``               ``A ∘ (B, complement(B, size A))``: (tile, rest)
+``zipped/tiled/flat_divide``           the same modes, regrouped: ``((T..),(R..))``, ``((T..),R..)``...
+``logical_product(A, B)``              ``(A, complement(A, size A * cosize B) ∘ B)``
+``zipped/tiled/flat_product``          the same modes, regrouped
+``blocked_product / raked_product``    the product with like modes of A and B zipped together
+``tile_to_shape(A, shape[, order])``   ``A`` repeated (``blocked_product``) to fill ``shape``
+``right_inverse / left_inverse``       ``A(R(i)) == i`` on R's domain / ``L(A(i)) == i`` on A's
+``slice_and_offset(crd, A)``           ``A(None, j)`` (CuTe ``A(_, j)``): the sub-layout and its offset
+``upcast / downcast / recast_layout``  the layout in units of ``n`` elements / of ``1/n`` of one
+``max_common_vector / _layout``        how many leading elements two layouts place identically
+``cosize(A)``                          ``max offset + 1``; of a ComposedLayout, its inner layout's
+=====================================  ===========================================================
+
+>>> A = Layout((6, 2), (8, 2))
+>>> print(composition(A, Layout((4, 3), (3, 1))))         # CuTe's layout-algebra doc, composition
+((2,2),3):((24,2),8)
+>>> print(complement(Layout((2, 2), (1, 6)), 24))
+(3,2):(2,12)
+>>> print(logical_divide(Layout((4, 2, 3), (2, 1, 8)), Layout(4, 2)))
+((2,2),(2,3)):((4,1),(2,8))
+>>> print(right_inverse(Layout((4, 8), (8, 1))))
+(8,4):(4,1)
+"""
+
+from __future__ import annotations
+
+import numbers
+from fractions import Fraction
+from typing import Any, Callable, Union
+
+from linear_layouts.cute.int_tuple import (
+    IntTuple,
+    check_int_tuple,
+    compact_col_major,
+    crd2idx,
+    flatten,
+    format_int_tuple,
+    has_none,
+    is_tuple,
+    product,
+    product_each,
+    slice_modes,
+)
+from linear_layouts.cute.layout import ComposedLayout, CuteFunction, Layout, Swizzle, _merge_swizzles
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote, shorten
+
+__all__ = [
+    "Tiler",
+    "make_layout",
+    "cosize",
+    "coalesce",
+    "filter",
+    "composition",
+    "complement",
+    "right_inverse",
+    "left_inverse",
+    "logical_divide",
+    "zipped_divide",
+    "tiled_divide",
+    "flat_divide",
+    "logical_product",
+    "zipped_product",
+    "tiled_product",
+    "flat_product",
+    "blocked_product",
+    "raked_product",
+    "tile_to_shape",
+    "make_ordered_layout",
+    "slice",
+    "slice_and_offset",
+    "upcast",
+    "downcast",
+    "recast_layout",
+    "max_common_vector",
+    "max_common_layout",
+]
+
+#: What CuTe composes and divides by: a Layout, an int ``n`` (the layout ``n:1``), None (CuTe's ``_``: this
+#: mode unchanged), or a tuple of these, one per mode (a tuple of ints is a Shape: stride-1 tiles).
+Tiler = Union[Layout, int, None, tuple]
+
+
+# -- small helpers -------------------------------------------------------------------------------------
+
+
+def _check_layout(x: Any, what: str) -> Layout:
+    if not isinstance(x, Layout):
+        raise LayoutError(f"{what} must be a CuTe Layout, got {type(x).__name__}")
+    return x
+
+
+def _check_positive(n: Any, what: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise LayoutError(f"{what} must be an int >= 1, got {quote(n)}")
+    return int(n)
+
+
+def _check_tiler(t: Any, what: str, depth: int = 0) -> Tiler:
+    if t is None or isinstance(t, Layout):
+        return t
+    if isinstance(t, (tuple, list)):
+        if depth > 16:
+            raise LayoutError(f"{what}: nested deeper than 16 levels")
+        return tuple(_check_tiler(e, what, depth + 1) for e in t)
+    return _check_positive(t, what)
+
+
+def _flat(layout: Layout) -> tuple[list[int], list[int]]:
+    return list(flatten(layout.shape)), list(flatten(layout.stride))  # type: ignore[arg-type]
+
+
+def _layout(shapes: list[int], strides: list[int]) -> Layout:
+    """A flat layout from its modes; one mode is an int layout, as CuTe unwraps it."""
+    if len(shapes) == 1:
+        return Layout(shapes[0], strides[0])
+    return Layout(tuple(shapes), tuple(strides))
+
+
+def _modes(layout: Layout) -> list[Layout]:
+    """The top-level modes (CuTe ``layout<i>``); an int layout is its own only mode."""
+    return [layout.mode(i) for i in range(layout.rank)]
+
+
+def _sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+def _shape_div(a: int, b: int, rule: str) -> int:
+    """CuTe's static ``shape_div``: ``a / b`` rounded away from zero (``1`` when ``|b| > |a|``).
+
+    Requires ``a % b == 0`` or ``b % a == 0`` (``"Static shape_div failure"``); ``rule`` names the
+    condition in the error."""
+    if a % b and b % a:
+        raise LayoutError(f"{rule}: neither of {a} and {b} divides the other (CuTe's \"Static shape_div failure\")")
+    q = abs(a) // abs(b) * _sign(a) * _sign(b)
+    return q if q else _sign(a) * _sign(b)
+
+
+def _bw_coalesce(shapes: list[int], strides: list[int], last_shape: int, last_stride: int) -> Layout:
+    """CuTe's ``detail::bw_coalesce``: walk the modes back to front onto ``last_shape:last_stride``,
+    dropping size-1 modes, merging ``s:d`` into the front mode when ``s * d`` is its stride."""
+    out_s, out_d = [last_shape], [last_stride]
+    for s, d in zip(reversed(shapes), reversed(strides)):
+        if s == 1:
+            continue
+        if len(out_s) == 1 and out_s[0] == 1:
+            out_s[0], out_d[0] = s, d
+        elif s * d == out_d[0]:
+            out_s[0], out_d[0] = s * out_s[0], d
+        else:
+            out_s.insert(0, s)
+            out_d.insert(0, d)
+    if len(out_s) == 1 and out_s[0] == 1:
+        return Layout(1, 0)
+    return _layout(out_s, out_d)
+
+
+def _by_mode(layout: Layout, profile: tuple, f: Callable[[Layout, Any], Layout], what: str) -> Layout:
+    """CuTe's ``transform_layout(layout, profile, f)``: ``f`` on the first ``len(profile)`` modes, the
+    other modes kept."""
+    modes = _modes(layout)
+    if len(profile) > len(modes):
+        raise LayoutError(f"{what}: {len(profile)} modes in the tiler/profile but the layout {shorten(str(layout))} "
+                          f"has rank {len(modes)}")
+    return make_layout(*(f(m, p) for m, p in zip(modes, profile)), *modes[len(profile):])
+
+
+def _map_leaves(layout: Layout, f: Callable[[int, int], tuple[int, int]]) -> Layout:
+    """``f(s, d) -> (s', d')`` on every leaf mode, keeping the nesting (CuTe ``transform_layout`` on leaves)."""
+    def walk(s: IntTuple, d: IntTuple) -> tuple[IntTuple, IntTuple]:
+        if is_tuple(s):
+            pairs = [walk(x, y) for x, y in zip(s, d)]  # type: ignore[arg-type]
+            return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+        return f(s, d)  # type: ignore[arg-type]
+    return Layout(*walk(layout.shape, layout.stride))
+
+
+def _pad(layout: Layout, rank: int) -> Layout:
+    """CuTe ``append<R>(layout)``: extra ``1:0`` modes up to ``rank`` (unchanged at that rank already)."""
+    if layout.rank == rank:
+        return layout
+    return make_layout(*_modes(layout), *([Layout(1, 0)] * (rank - layout.rank)))
+
+
+def _zip(a: Layout, b: Layout) -> Layout:
+    """CuTe ``zip(a, b)``: ``((a0, b0), (a1, b1), ...)``; two rank-1 int layouts give ``((a, b))``."""
+    if not is_tuple(a.shape):
+        return Layout(((a.shape, b.shape),), ((a.stride, b.stride),))
+    if not is_tuple(b.shape) or len(b.shape) != len(a.shape):
+        raise LayoutError(f"zip: {shorten(str(a))} and {shorten(str(b))} have different modes (CuTe's zip: "
+                          f"\"Mismatched Ranks\")")
+    return Layout(tuple(zip(a.shape, b.shape)), tuple(zip(a.stride, b.stride)))  # type: ignore[arg-type]
+
+
+def _zip2_by(t: IntTuple, guide: Any, what: str) -> IntTuple:
+    """CuTe ``zip2_by``: the rank-2 modes at the guide's leaves, their firsts gathered into mode 0 and
+    their seconds (then the unguided modes) into mode 1: ``((A,a),(B,b),c) -> ((A,B),(a,b,c))``."""
+    if isinstance(guide, tuple):
+        if not is_tuple(t) or len(t) < len(guide):
+            raise LayoutError(f"{what}: the result {shorten(format_int_tuple(t))} has fewer modes than the tiler")
+        split = [_zip2_by(t[i], guide[i], what) for i in range(len(guide))]  # type: ignore[index]
+        return tuple(s[0] for s in split), tuple(s[1] for s in split) + tuple(t[len(guide):])  # type: ignore
+    if not is_tuple(t) or len(t) != 2:
+        raise LayoutError(f"{what}: a tiler mode of None keeps its layout mode {shorten(format_int_tuple(t))} whole; "
+                          f"CuTe's zip2_by needs a (tile, rest) pair there (\"Mismatched ranks\")")
+    return t
+
+
+def _unzip(divided: Layout, tiler: Tiler, what: str) -> Layout:
+    """CuTe ``tile_unzip``: the layout regrouped by ``_zip2_by`` on shapes and strides alike."""
+    return Layout(_zip2_by(divided.shape, tiler, what), _zip2_by(divided.stride, tiler, what))
+
+
+def _unpack(layout: Layout) -> list[Layout]:
+    """The modes that CuTe's ``layout(_, repeat<R>(_))`` spreads out: a rank-1 mode stays whole."""
+    return _modes(layout) if layout.rank > 1 else [layout]
+
+
+def _on_inner(x: ComposedLayout, f: Callable[[Any], Any]) -> ComposedLayout:
+    """CuTe applies the layout operations of a ComposedLayout to its inner layout (its domain)."""
+    return ComposedLayout(x.outer, x.offset, f(x.inner))
+
+
+# -- construction and simplification -------------------------------------------------------------------
+
+
+def make_layout(*args: Any, stride: Any = None) -> Layout:
+    """CuTe ``make_layout``: of Layouts, their concatenation ``(L0, L1, ...)`` (each one mode, also a
+    single one); else ``make_layout(shape[, stride])``, compact column-major by default.
+
+    >>> print(make_layout(Layout(4, 1), Layout((2, 3), (4, 8))))
+    (4,(2,3)):(1,(4,8))
+    >>> print(make_layout((4, (1, 8))))
+    (4,(1,8)):(1,(0,4))
+    """
+    if args and all(isinstance(a, Layout) for a in args) and stride is None:
+        return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))  # type: ignore[arg-type]
+    if len(args) == 2 and stride is None and not isinstance(args[1], Layout):
+        args, stride = args[:1], args[1]
+    if len(args) != 1 or isinstance(args[0], (Layout, Swizzle, ComposedLayout)):
+        raise LayoutError("make_layout takes Layouts (concatenated) or a shape and an optional stride, got "
+                          f"{', '.join(type(a).__name__ for a in args) or 'nothing'}")
+    return Layout(args[0], stride)
+
+
+def cosize(x: Layout | ComposedLayout | Swizzle) -> int:
+    """CuTe ``cosize``: ``layout(size - 1) + 1`` with the strides' absolute values, i.e.
+    ``1 + sum((s - 1) * |d|)``; of a ComposedLayout the cosize of its inner layout (as CuTe's
+    ``layout_composed.hpp``: the outer function is assumed to keep offsets below it); of a Swizzle its size.
+
+    >>> cosize(Layout((4, 8), (8, 1))), cosize(composition(Swizzle(3, 3, 3), Layout((8, 64), (64, 1))))
+    (32, 512)
+    """
+    if isinstance(x, Layout):
+        return x.cosize
+    if isinstance(x, ComposedLayout):
+        return cosize(x.inner)
+    if isinstance(x, Swizzle):
+        return x.size
+    raise LayoutError(f"cosize: expected a Layout, ComposedLayout or Swizzle, got {type(x).__name__}")
+
+
+def coalesce(layout: Layout | ComposedLayout, profile: Any = None) -> Any:
+    """The same function of the 1-D index with the fewest modes (CuTe ``coalesce``): flattened, size-1
+    modes dropped, ``s0:d0, s1:s0*d0`` merged into ``s0*s1:d0``. With a tuple ``profile`` (CuTe's
+    by-mode coalesce), each of the first ``len(profile)`` modes is coalesced on its own (recursively
+    for a nested profile) and the rest kept.
+
+    >>> L = Layout((2, (1, 6)), (1, (6, 2)))
+    >>> str(coalesce(L)), str(coalesce(L, (1, 1)))
+    ('12:1', '(2,6):(1,2)')
+    """
+    if isinstance(layout, ComposedLayout):
+        return _on_inner(layout, lambda inner: coalesce(inner, profile))
+    layout = _check_layout(layout, "coalesce: layout")
+    if isinstance(profile, (tuple, list)):
+        return _by_mode(layout, tuple(profile), coalesce, "coalesce")
+    shapes, strides = _flat(layout)
+    return _bw_coalesce(shapes[:-1], strides[:-1], shapes[-1], strides[-1])
+
+
+def filter(layout: Layout | ComposedLayout, profile: Any = None) -> Any:  # noqa: A001 - CuTe's name
+    """``coalesce`` after replacing every stride-0 mode by size 1 (CuTe ``filter``): the layout of the
+    distinct offsets; ``1:0`` when none is left. A tuple ``profile`` filters mode by mode.
+
+    >>> print(filter(Layout((4, 2, 8), (1, 0, 4))))
+    32:1
+    """
+    if isinstance(layout, ComposedLayout):
+        return _on_inner(layout, lambda inner: filter(inner, profile))
+    layout = _check_layout(layout, "filter: layout")
+    if isinstance(profile, (tuple, list)):
+        return _by_mode(layout, tuple(profile), filter, "filter")
+    shapes, strides = _flat(layout)
+    shapes = [1 if d == 0 else s for s, d in zip(shapes, strides)]
+    return coalesce(_layout(shapes, strides))
+
+
+# -- composition ---------------------------------------------------------------------------------------
+
+
+def _coalesce_x(layout: Layout) -> tuple[list[int], list[int]]:
+    """CuTe's ``detail::coalesce_x``: ``coalesce`` that also keeps the function past the domain's end
+    (a trailing size-1 mode keeps its stride), as flat lists of shapes and strides."""
+    shapes, strides = _flat(layout)
+    seed = 2 if shapes[-1] == 1 else shapes[-1]
+    flat = _bw_coalesce(shapes[:-1], strides[:-1], seed, strides[-1])
+    return _flat(flat)
+
+
+def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: str) -> Layout:
+    """CuTe's ``composition_impl`` of a flat, coalesced A with one integral mode ``s:d`` of B: divide
+    ``d`` out of A's shape from the left (stride divisibility), then keep the first ``s`` elements
+    (shape divisibility); A's last mode extends without bound."""
+    if d == 0:
+        return Layout(s, 0)
+    if len(shapes) == 1:
+        return Layout(s, d * strides[0])
+    if d < 0:
+        raise LayoutError(f"{what}: B's mode {s}:{d} has a negative stride; CuTe divides A's shape by B's strides, "
+                          f"which needs them positive (A of one mode excepted)")
+    rule = f"{what}: stride divisibility condition of A's shape {format_int_tuple(tuple(shapes))} and B's stride {d}"
+    shapes1, rest_stride = [], d
+    for si in shapes[:-1]:
+        shapes1.append(_shape_div(si, rest_stride, rule))
+        rest_stride = _shape_div(rest_stride, si, rule)
+    strides1 = [di * (si // s1) for di, si, s1 in zip(strides, shapes, shapes1)]
+    rule = f"{what}: shape divisibility condition of A's shape {format_int_tuple(tuple(shapes))} and B's mode {s}:{d}"
+    shapes2, rest = [], s
+    for s1 in shapes1:
+        shapes2.append(1 if s1 == 1 or rest == 1 else min(s1, rest))
+        rest = _shape_div(rest, s1, rule)
+    return _bw_coalesce(shapes2, strides1, rest, rest_stride * strides[-1])
+
+
+def _compose_layouts(a: Layout, b: Layout) -> Layout:
+    """``a ∘ b`` for two Layouts: B's modes distribute (the result has B's profile), each composed with
+    A flattened and coalesced."""
+    shapes, strides = _coalesce_x(a)
+    what = f"composition({shorten(str(a))}, {shorten(str(b))})"
+
+    def walk(s: IntTuple, d: IntTuple) -> Layout:
+        if is_tuple(s):
+            return make_layout(*(walk(x, y) for x, y in zip(s, d)))  # type: ignore[arg-type]
+        return _compose_mode(shapes, strides, s, d, what)  # type: ignore[arg-type]
+
+    return walk(b.shape, b.stride)
+
+
+def composition(a: CuteFunction, b: Any) -> Any:
+    """``a ∘ b``: the function ``c -> a(b(c))`` on ``b``'s coordinates (CuTe ``composition``).
+
+    * Layout ∘ Layout is one Layout compatible with ``b`` (CuTe's own result, simplified as CuTe
+      simplifies it); past ``a``'s size its last mode extends, as in CuTe. Requires CuTe's stride and
+      shape divisibility conditions (else LayoutError naming the one that fails);
+    * ``b`` a tiler (a tuple, one entry per mode; an int ``n`` is ``n:1``; None keeps the mode): mode
+      ``i`` of ``a`` composed with entry ``i``; modes of ``a`` past the tiler are dropped, as in CuTe;
+    * ComposedLayout ∘ tiler composes its inner layout; Swizzle ∘ Layout is ``Sw o 0 o L``; two swizzles
+      of one shift merge into one (``Sw<1,0,2> ∘ Sw<1,1,2> == Sw<2,0,2>``); anything else nests.
+
+    >>> print(composition(Layout(20, 2), Layout((5, 4), (4, 1))))
+    (5,4):(8,2)
+    >>> print(composition(Layout((12, (4, 8)), (59, (13, 1))), (3, 8)))
+    (3,(4,2)):(59,(13,1))
+    """
+    for name, x in (("a", a),):
+        if not isinstance(x, (Layout, Swizzle, ComposedLayout)):
+            raise LayoutError(f"composition: {name} must be a Layout, Swizzle or ComposedLayout, got {type(x).__name__}")
+    if b is None:
+        return a
+    if isinstance(b, (Swizzle, ComposedLayout)):
+        return _compose_functions(a, b)
+    b = _check_tiler(b, "composition: b")
+    if isinstance(a, ComposedLayout):
+        return _on_inner(a, lambda inner: composition(inner, b))
+    if isinstance(a, Swizzle):
+        if not isinstance(b, Layout):
+            raise LayoutError(f"composition: a Swizzle composes with a Layout, not with the tiler {quote(b)}")
+        return b if a.is_identity else ComposedLayout(a, 0, b)
+    if isinstance(b, tuple):
+        modes = _modes(a)
+        if len(b) > len(modes):
+            raise LayoutError(f"composition: the tiler has {len(b)} modes but {shorten(str(a))} has rank {len(modes)}")
+        return make_layout(*(composition(m, t) for m, t in zip(modes, b)))
+    if isinstance(b, int):
+        shapes, strides = _coalesce_x(a)
+        return _compose_mode(shapes, strides, b, 1, f"composition({shorten(str(a))}, {b})")
+    return _compose_layouts(a, b)
+
+
+def _compose_functions(a: CuteFunction, b: Swizzle | ComposedLayout) -> CuteFunction:
+    """``a ∘ b`` with ``b`` a Swizzle or a ComposedLayout: swizzles of one shift merge, else nest."""
+    if isinstance(a, Swizzle) and isinstance(b, Swizzle):
+        merged = _merge_swizzles(a, b)
+        if merged is not None:
+            return merged
+    if isinstance(a, Swizzle) and isinstance(b, ComposedLayout) and b.offset == 0 and isinstance(b.outer, Swizzle):
+        merged = _merge_swizzles(a, b.outer)
+        if merged is not None:
+            return b.inner if merged.is_identity else ComposedLayout(merged, 0, b.inner)
+    if isinstance(a, Swizzle) and a.is_identity:
+        return b
+    return ComposedLayout(a, 0, b)
+
+
+# -- complement and inverses ---------------------------------------------------------------------------
+
+
+def complement(layout: Layout | ComposedLayout, cotarget: Any = None) -> Layout:
+    """The layout of the offsets in ``[0, cotarget)`` that ``layout`` misses, ordered (CuTe
+    ``complement``): strides positive and increasing, codomain disjoint from ``layout``'s, so that
+    ``(layout, complement)`` covers ``cotarget`` offsets. ``cotarget`` an int or a shape (its size);
+    by default ``cosize(filter(layout))``. Of a ComposedLayout, its inner layout's complement (CuTe).
+
+    Requires non-negative strides, and the modes (sorted by stride) not to overlap: each stride at
+    least the previous mode's ``size * stride`` (CuTe's "Non-injective Layout detected in complement").
+
+    >>> str(complement(Layout(4, 2), 24)), str(complement(Layout((4, 6), (1, 4)), 24))
+    ('(2,3):(1,8)', '1:0')
+    """
+    if isinstance(layout, ComposedLayout):
+        inner = layout.layout
+        if inner is None:
+            raise LayoutError("complement: a composition of swizzles has no layout")
+        return complement(inner, cosize(layout) if cotarget is None else cotarget)
+    layout = _check_layout(layout, "complement: layout")
+    kept = filter(layout)
+    shapes, strides = _flat(kept)
+    if cotarget is None:
+        target = kept.cosize
+    else:
+        target = product(check_int_tuple(cotarget, "complement: cotarget", minimum=1))
+    if any(d < 0 for d in strides):
+        raise LayoutError(f"complement: {shorten(str(layout))} has a negative stride; CuTe's complement orders "
+                          f"the modes by stride and needs them non-negative")
+    if strides == [0]:
+        return Layout(target)
+    rule = (f"complement: the modes of {shorten(str(layout))} overlap (sorted by stride, a stride is below the "
+            f"previous mode's size * stride): CuTe's \"Non-injective Layout detected in complement\"")
+    result_shape: list[int] = []
+    result_stride = [1]
+    modes = list(zip(shapes, strides))
+    while modes:
+        j = min(range(len(modes)), key=lambda k: modes[k][1])  # the first of the smallest strides
+        s, d = modes.pop(j)
+        if d // result_stride[-1] == 0:
+            raise LayoutError(rule)
+        result_shape.append(d // result_stride[-1])
+        result_stride.append(d * s)
+    result_shape.append(-(-target // result_stride[-1]))
+    return coalesce(Layout(tuple(result_shape), tuple(result_stride)))
+
+
+def right_inverse(layout: Layout | int | None) -> Layout | None:
+    """A layout ``R`` with ``layout(R(i)) == i`` for every ``i < size(R)``, as large as CuTe finds it
+    (CuTe ``right_inverse``): from the coalesced layout, follow the strides ``1, s*d, ...``; ``1:0`` when
+    no mode has stride 1. A negative stride is refused unless the coalesced layout has one mode
+    (``8:-1`` is its own right inverse), as CuTe's signed answer breaks the postcondition otherwise.
+
+    >>> str(right_inverse(Layout((2, 4), (4, 1)))), str(right_inverse(Layout((2, 4), (0, 1))))
+    ('(4,2):(2,1)', '4:2')
+    """
+    if layout is None:
+        return None
+    if isinstance(layout, numbers.Integral) and not isinstance(layout, bool):
+        return Layout(int(layout))
+    flat = coalesce(_check_layout(layout, "right_inverse: layout"))
+    shapes, strides = _flat(flat)
+    if len(shapes) > 1 and any(d < 0 for d in strides):
+        raise LayoutError(f"right_inverse: {shorten(str(layout))} has a negative stride among several modes; CuTe's "
+                          f"answer then needs negative coordinates, which a layout's 1-D index does not have, so "
+                          f"layout(R(i)) == i fails (only a one-mode layout may have a negative stride)")
+    rstride = compact_col_major(tuple(shapes))
+    order, nxt = [], 1
+    while True:
+        found = next((i for i, d in enumerate(strides) if abs(d) == nxt), None)
+        if found is None:
+            break
+        order.append(found)
+        if shapes[found] * nxt == nxt:
+            break
+        nxt *= shapes[found]
+    if not order:
+        return Layout(1, 0)
+    return _layout([shapes[i] for i in order], [_sign(strides[i]) * rstride[i] for i in order])  # type: ignore[index]
+
+
+def left_inverse(layout: Layout | int | None) -> Layout | None:
+    """A layout ``L`` with ``L(layout(i)) == i`` for every ``i < size(layout)`` (CuTe ``left_inverse``:
+    ``right_inverse(make_layout(layout, complement(layout)))``). Requires ``layout`` injective (CuTe's
+    precondition, checked here: no stride-0 mode, and no overlapping modes, as ``complement`` checks) and
+    its modes, sorted by stride, to tile the offsets (each stride a multiple of the previous mode's
+    ``size * stride``): where they do not, CuTe's answer inverts only a prefix, and this refuses.
+
+    >>> L = Layout((4, 2), (2, 1))
+    >>> str(left_inverse(L)), [left_inverse(L)(L(i)) for i in range(8)]
+    ('(2,4):(4,1)', [0, 1, 2, 3, 4, 5, 6, 7])
+    """
+    if layout is None:
+        return None
+    if isinstance(layout, numbers.Integral) and not isinstance(layout, bool):
+        return Layout(int(layout))
+    layout = _check_layout(layout, "left_inverse: layout")
+    for s, d in zip(*_flat(layout)):
+        if d == 0 and s > 1:
+            raise LayoutError(f"left_inverse: {shorten(str(layout))} is not injective (its mode {s}:0 sends {s} "
+                              f"coordinates to one offset); CuTe's left_inverse requires an injective layout")
+    inverse = right_inverse(make_layout(layout, complement(layout)))
+    if inverse.size < layout.cosize:
+        raise LayoutError(f"left_inverse: CuTe's construction inverts the offsets below {inverse.size} only, but "
+                          f"{shorten(str(layout))} reaches {layout.cosize - 1}: sorted by stride, a stride is not a "
+                          f"multiple of the previous mode's size * stride, so the complement leaves a hole")
+    return inverse
+
+
+# -- divides -------------------------------------------------------------------------------------------
+
+
+def logical_divide(layout: Layout | ComposedLayout, tiler: Any) -> Any:
+    """``layout ∘ (tiler, complement(tiler, size(layout)))`` (CuTe ``logical_divide``): mode 0 the tile
+    (the elements ``tiler`` selects), mode 1 the tiles. A tuple tiler divides mode by mode and keeps the
+    modes past it; an int ``n`` is the tile ``n:1``; None keeps the mode.
+
+    >>> print(logical_divide(Layout((9, (4, 8)), (59, (13, 1))), (Layout(3, 3), Layout((2, 4), (1, 8)))))
+    ((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))
+    """
+    if isinstance(layout, ComposedLayout):
+        return _on_inner(layout, lambda inner: logical_divide(inner, tiler))
+    layout = _check_layout(layout, "logical_divide: layout")
+    tiler = _check_tiler(tiler, "logical_divide: tiler")
+    if tiler is None:
+        return layout
+    if isinstance(tiler, tuple):
+        return _by_mode(layout, tiler, logical_divide, "logical_divide")
+    if isinstance(tiler, int):
+        tiler = Layout(tiler)
+    return composition(layout, make_layout(tiler, complement(tiler, layout.size)))
+
+
+def zipped_divide(layout: Layout | ComposedLayout, tiler: Any) -> Any:
+    """``logical_divide`` with the tiles of every mode gathered into mode 0 and the rests (then the
+    undivided modes) into mode 1 (CuTe ``zipped_divide``): ``((TileM,TileN),(RestM,RestN,L,...))``;
+    ``zd(0, k)`` is the offset of tile ``k``.
+
+    >>> print(zipped_divide(Layout((9, (4, 8)), (59, (13, 1))), (Layout(3, 3), Layout((2, 4), (1, 8)))))
+    ((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))
+    """
+    if isinstance(layout, ComposedLayout):
+        return _on_inner(layout, lambda inner: zipped_divide(inner, tiler))
+    tiler = _check_tiler(tiler, "zipped_divide: tiler")
+    return _unzip(logical_divide(layout, tiler), tiler, "zipped_divide")
+
+
+def tiled_divide(layout: Layout | ComposedLayout, tiler: Any) -> Any:
+    """``zipped_divide`` with mode 1 spread out (CuTe ``tiled_divide``): ``((TileM,TileN),RestM,RestN,L,...)``.
+
+    >>> print(tiled_divide(Layout((8, 8)), (4, 2)))
+    ((4,2),2,4):((1,8),4,16)
+    """
+    if isinstance(layout, ComposedLayout):
+        return _on_inner(layout, lambda inner: tiled_divide(inner, tiler))
+    zd = zipped_divide(layout, tiler)
+    return make_layout(zd.mode(0), *_unpack(zd.mode(1)))
+
+
+def flat_divide(layout: Layout | ComposedLayout, tiler: Any) -> Any:
+    """``zipped_divide`` with both modes spread out (CuTe ``flat_divide``): ``(TileM,TileN,RestM,RestN,L,...)``.
+
+    >>> print(flat_divide(Layout((8, 8)), (4, 2)))
+    (4,2,2,4):(1,8,4,16)
+    """
+    if isinstance(layout, ComposedLayout):
+        return _on_inner(layout, lambda inner: flat_divide(inner, tiler))
+    zd = zipped_divide(layout, tiler)
+    return make_layout(*_unpack(zd.mode(0)), *_unpack(zd.mode(1)))
+
+
+# -- products ------------------------------------------------------------------------------------------
+
+
+def logical_product(block: Layout | ComposedLayout, tiler: Any) -> Any:
+    """``(block, complement(block, size(block) * cosize(tiler)) ∘ tiler)`` (CuTe ``logical_product``):
+    mode 0 the block, mode 1 the layout of its copies, one per element of ``tiler``. A tuple tiler
+    multiplies mode by mode; an int ``n`` is ``n:1``; None keeps the mode.
+
+    >>> print(logical_product(Layout((2, 2), (4, 1)), Layout(6, 1)))
+    ((2,2),(2,3)):((4,1),(2,8))
+    """
+    if isinstance(block, ComposedLayout):
+        return _on_inner(block, lambda inner: logical_product(inner, tiler))
+    block = _check_layout(block, "logical_product: block")
+    tiler = _check_tiler(tiler, "logical_product: tiler")
+    if tiler is None:
+        return block
+    if isinstance(tiler, tuple):
+        return _by_mode(block, tiler, logical_product, "logical_product")
+    if isinstance(tiler, int):
+        tiler = Layout(tiler)
+    return make_layout(block, composition(complement(block, block.size * tiler.cosize), tiler))
+
+
+def zipped_product(block: Layout | ComposedLayout, tiler: Any) -> Any:
+    """``logical_product`` regrouped as ``zipped_divide`` regroups (CuTe ``zipped_product``):
+    ``((M,N),(TileM,TileN,L,...))``."""
+    if isinstance(block, ComposedLayout):
+        return _on_inner(block, lambda inner: zipped_product(inner, tiler))
+    tiler = _check_tiler(tiler, "zipped_product: tiler")
+    return _unzip(logical_product(block, tiler), tiler, "zipped_product")
+
+
+def tiled_product(block: Layout | ComposedLayout, tiler: Any) -> Any:
+    """``zipped_product`` with mode 1 spread out (CuTe ``tiled_product``): ``((M,N),TileM,TileN,L,...)``.
+
+    >>> print(tiled_product(Layout((2, 2), (1, 2)), (3, 4)))
+    ((2,2),3,(2,2)):((1,2),2,(1,4))
+    """
+    if isinstance(block, ComposedLayout):
+        return _on_inner(block, lambda inner: tiled_product(inner, tiler))
+    zp = zipped_product(block, tiler)
+    return make_layout(zp.mode(0), *_unpack(zp.mode(1)))
+
+
+def flat_product(block: Layout | ComposedLayout, tiler: Any) -> Any:
+    """``zipped_product`` with both modes spread out (CuTe ``flat_product``): ``(M,N,TileM,TileN,L,...)``."""
+    if isinstance(block, ComposedLayout):
+        return _on_inner(block, lambda inner: flat_product(inner, tiler))
+    zp = zipped_product(block, tiler)
+    return make_layout(*_unpack(zp.mode(0)), *_unpack(zp.mode(1)))
+
+
+def _rank_sensitive_product(block: Any, tiler: Any, what: str, raked: bool) -> Any:
+    if isinstance(block, ComposedLayout):
+        return _on_inner(block, lambda inner: _rank_sensitive_product(inner, tiler, what, raked))
+    block = _check_layout(block, f"{what}: block")
+    tiler = _check_layout(tiler, f"{what}: tiler")
+    rank = max(block.rank, tiler.rank)
+    result = logical_product(_pad(block, rank), _pad(tiler, rank))
+    first, second = result.mode(0), result.mode(1)
+    zipped = _zip(second, first) if raked else _zip(first, second)
+    return coalesce(zipped, (1,) * rank)
+
+
+def blocked_product(block: Layout | ComposedLayout, tiler: Layout) -> Any:
+    """``block`` repeated as ``tiler`` lays out its copies, like modes together: mode ``i`` of the result
+    is (mode ``i`` of the block, mode ``i`` of the tiler), each coalesced (CuTe ``blocked_product``);
+    rank ``max(rank block, rank tiler)``.
+
+    >>> print(blocked_product(Layout((2, 5), (5, 1)), Layout((3, 4), (1, 3))))   # 2x5 row-major blocks, 3x4 of them
+    (6,(5,4)):(5,(1,30))
+    """
+    return _rank_sensitive_product(block, tiler, "blocked_product", raked=False)
+
+
+def raked_product(block: Layout | ComposedLayout, tiler: Layout) -> Any:
+    """``blocked_product`` with the tiler's mode first in each pair: the copies interleave, element by
+    element (a cyclic distribution; CuTe ``raked_product``).
+
+    >>> print(raked_product(Layout((2, 5), (5, 1)), Layout((3, 4), (1, 3))))
+    ((3,2),(4,5)):((10,5),(30,1))
+    """
+    return _rank_sensitive_product(block, tiler, "raked_product", raked=True)
+
+
+def make_ordered_layout(shape: Any, order: Any = None) -> Layout:
+    """The compact layout of ``shape`` whose modes are laid out in increasing ``order`` (CuTe
+    ``make_ordered_layout``; ties share a stride, as in CuTe): mode ``i``'s stride is the product of the
+    sizes of the modes of smaller order. No order: column-major.
+
+    >>> print(make_ordered_layout((2, 2, 2, 2), (0, 2, 3, 1)))
+    (2,2,2,2):(1,4,8,2)
+    """
+    shape = check_int_tuple(shape, "make_ordered_layout: shape", minimum=1)
+    if order is None:
+        return Layout(shape)
+    order = check_int_tuple(order, "make_ordered_layout: order")
+
+    def like(s: IntTuple, o: IntTuple) -> IntTuple:
+        if is_tuple(o):
+            if not is_tuple(s) or len(s) != len(o):  # type: ignore[arg-type]
+                raise LayoutError(f"make_ordered_layout: order {format_int_tuple(order)} does not match the modes "
+                                  f"of shape {format_int_tuple(shape)}")
+            return tuple(like(x, y) for x, y in zip(s, o))  # type: ignore[arg-type]
+        return product(s)
+
+    ref_shape, ref_order = flatten(like(shape, order)), flatten(order)
+
+    def strides(s: IntTuple, o: IntTuple) -> IntTuple:
+        if is_tuple(o):
+            return tuple(strides(x, y) for x, y in zip(s, o))  # type: ignore[arg-type]
+        init = product(tuple(r for r, k in zip(ref_shape, ref_order) if k < o))
+        return compact_col_major(s, init)
+
+    return Layout(shape, strides(shape, order))
+
+
+def tile_to_shape(block: Layout | ComposedLayout, trg_shape: Any, ord_shape: Any = None) -> Any:
+    """``block`` repeated to fill ``trg_shape`` (CuTe ``tile_to_shape``): ``blocked_product`` of the block
+    with the ordered layout of ``trg_shape / block shape`` (column-major, or in ``ord_shape`` order),
+    coalesced mode by mode. Requires rank(block) <= rank(trg_shape) and every block mode to divide the
+    target's ("tile_to_shape: block shape does not divide the target shape").
+
+    >>> print(tile_to_shape(Layout((8, 8), (8, 1)), (32, 16)))
+    (32,(8,2)):(8,(1,256))
+    """
+    if isinstance(block, ComposedLayout):
+        return _on_inner(block, lambda inner: tile_to_shape(inner, trg_shape, ord_shape))
+    block = _check_layout(block, "tile_to_shape: block")
+    trg_shape = check_int_tuple(trg_shape, "tile_to_shape: trg_shape", minimum=1)
+    rank = len(trg_shape) if is_tuple(trg_shape) else 1  # type: ignore[arg-type]
+    if block.rank > rank:
+        raise LayoutError(f"tile_to_shape: the block {shorten(str(block))} has rank {block.rank} > rank {rank} of "
+                          f"the target shape {format_int_tuple(trg_shape)}")
+    padded = _pad(block, rank)
+    target = product_each(trg_shape)
+    block_shape = tuple(m.size for m in _modes(padded)) if is_tuple(target) else padded.size
+    pairs = list(zip(block_shape, target)) if is_tuple(target) else [(block_shape, target)]  # type: ignore[arg-type]
+    if any(t % b for b, t in pairs):  # type: ignore[operator]
+        raise LayoutError(f"tile_to_shape: block shape {format_int_tuple(block_shape)} does not divide the target "
+                          f"shape {format_int_tuple(target)}")
+    product_shape = tuple(t // b for b, t in pairs) if is_tuple(target) else target // block_shape  # type: ignore
+    return coalesce(blocked_product(padded, make_ordered_layout(product_shape, ord_shape)), product_shape)
+
+
+# -- slicing -------------------------------------------------------------------------------------------
+
+
+def slice_and_offset(crd: Any, layout: Layout | ComposedLayout) -> tuple[Any, int]:
+    """``(layout(crd) with None kept, offset of crd with None as 0)`` (CuTe ``slice_and_offset``; None
+    is CuTe's ``_``): the sub-layout over the ``None`` modes and where it starts. Of a ComposedLayout,
+    the offset moves into it (CuTe), and the returned offset is 0.
+
+    >>> L = Layout((4, 8), (8, 1))
+    >>> sub, offset = slice_and_offset((2, None), L)
+    >>> str(sub), offset
+    ('(8):(1)', 16)
+    """
+    if isinstance(layout, ComposedLayout):
+        sub, offset = slice_and_offset(crd, layout.inner)
+        return ComposedLayout(layout.outer, layout.offset + offset, sub), 0
+    layout = _check_layout(layout, "slice_and_offset: layout")
+
+    def zero(c: Any) -> Any:
+        return tuple(zero(e) for e in c) if isinstance(c, (tuple, list)) else (0 if c is None else c)
+
+    sub = Layout(slice_modes(crd, layout.shape), slice_modes(crd, layout.stride)) if has_none(crd) else Layout(1, 0)
+    return sub, crd2idx(check_int_tuple(zero(crd), "coordinate"), layout.shape, layout.stride)  # type: ignore[arg-type]
+
+
+def slice(crd: Any, layout: Layout | ComposedLayout) -> Any:  # noqa: A001 - CuTe's name
+    """The sub-layout ``layout(crd)`` over the modes where ``crd`` is None (CuTe ``slice``, ``L(_, j)``).
+
+    >>> print(slice((None, 3), Layout((4, 8), (8, 1))))
+    (4):(8)
+    """
+    return slice_and_offset(crd, layout)[0]
+
+
+# -- changing the element size -------------------------------------------------------------------------
+
+
+def _log2(n: int, what: str) -> int:
+    if n & (n - 1):
+        raise LayoutError(f"{what}: n must be a power of two for a swizzle, got {n}")
+    return n.bit_length() - 1
+
+
+def upcast(x: Layout | Swizzle | ComposedLayout, n: int) -> Any:
+    """The layout in units of ``n`` elements (CuTe ``upcast<N>``): a stride-``d`` mode keeps
+    ``s / (n / |d|)`` of its elements and its stride becomes ``d / n`` (rounded away from zero); stride 0
+    stays. A swizzle on element offsets moves to offsets of ``n`` elements (``M - log2 n``); a
+    ComposedLayout upcasts both (offset 0). Requires CuTe's divisibility of every ``n`` and stride.
+
+    >>> str(upcast(Layout((4, 8), (8, 1)), 2)), str(upcast(Swizzle(3, 4, 3), 8))
+    ('(4,4):(4,1)', 'Sw<3,1,3>')
+    """
+    n = _check_positive(n, "upcast: n")
+    if isinstance(x, Swizzle):
+        m = x.base - _log2(n, "upcast")
+        return Swizzle(x.bits, m, x.shift) if m >= 0 else Swizzle(max(x.bits + m, 0), 0, x.shift)
+    if isinstance(x, ComposedLayout):
+        if x.offset != 0:
+            raise LayoutError(f"upcast: a ComposedLayout with offset {x.offset}; only offset 0 is supported")
+        return ComposedLayout(upcast(x.outer, n), 0, upcast(x.inner, n))
+    layout = _check_layout(x, "upcast: layout")
+    rule = f"upcast({shorten(str(layout))}, {n})"
+
+    def leaf(s: int, d: int) -> tuple[int, int]:
+        if d == 0:
+            return s, 0
+        return _shape_div(s, _shape_div(n, abs(d), rule), rule), _shape_div(d, n, rule)
+
+    return _map_leaves(layout, leaf)
+
+
+def downcast(x: Layout | Swizzle | ComposedLayout, n: int) -> Any:
+    """The layout in units of ``1/n`` element (CuTe ``downcast<N>``): a stride-``±1`` mode holds ``n``
+    times the elements, every other stride is ``n`` times larger. Requires a stride-1 mode (CuTe:
+    "Downcast requires adjacent elements"). A swizzle moves to ``M + log2 n``.
+
+    >>> str(downcast(Layout((4, 4), (4, 1)), 2)), str(downcast(Swizzle(3, 3, 3), 2))
+    ('(4,8):(8,1)', 'Sw<3,4,3>')
+    """
+    n = _check_positive(n, "downcast: n")
+    if isinstance(x, Swizzle):
+        return Swizzle(x.bits, x.base + _log2(n, "downcast"), x.shift)
+    if isinstance(x, ComposedLayout):
+        if x.offset != 0:
+            raise LayoutError(f"downcast: a ComposedLayout with offset {x.offset}; only offset 0 is supported")
+        return ComposedLayout(downcast(x.outer, n), 0, downcast(x.inner, n))
+    layout = _check_layout(x, "downcast: layout")
+    if 1 not in flatten(layout.stride):  # type: ignore[arg-type]
+        raise LayoutError(f"downcast: {shorten(str(layout))} has no stride-1 mode (CuTe: \"Downcast requires "
+                          f"adjacent elements\")")
+    return _map_leaves(layout, lambda s, d: (s * n, d) if d in (1, -1) else (s, d * n))
+
+
+def recast_layout(x: Layout | Swizzle | ComposedLayout, old_type: Any, new_type: Any) -> Any:
+    """The layout of the same memory read as ``new_type`` elements instead of ``old_type`` (CuTe
+    ``recast_layout<Old, New>``): ``upcast`` by ``new / old`` bits, or ``downcast`` by ``old / new``.
+    Types are anything ``element_type`` reads (``"fp16"``, ``32``, an ElementType).
+
+    >>> print(recast_layout(Layout((8, 64), (64, 1)), "fp16", "fp32"))
+    (8,32):(32,1)
+    """
+    from linear_layouts.core.element_type import element_type
+
+    ratio = Fraction(element_type(new_type).bits, element_type(old_type).bits)
+    if ratio == 1:
+        return x
+    if ratio.numerator == 1:
+        return downcast(x, ratio.denominator)
+    if ratio.denominator == 1:
+        return upcast(x, ratio.numerator)
+    raise LayoutError(f"recast_layout: {ratio.numerator}/{ratio.denominator} of an element: CuTe's \"Recast not "
+                      f"supported\" (one size must divide the other)")
+
+
+# -- common vectors ------------------------------------------------------------------------------------
+
+
+def _swizzle_base(x: Any) -> int | None:
+    """``M`` of a ComposedLayout's outer swizzle, None for a Layout."""
+    if isinstance(x, ComposedLayout) and isinstance(x.outer, Swizzle) and isinstance(x.inner, Layout):
+        return x.outer.base
+    if isinstance(x, Layout):
+        return None
+    raise LayoutError(f"expected a Layout or a Swizzle o Layout, got {shorten(str(x))}")
+
+
+def max_common_layout(a: Layout | ComposedLayout, b: Layout | ComposedLayout) -> Layout:
+    """The layout ``R`` of the most contiguous elements that ``a`` and ``b`` both place at offsets
+    ``0, 1, ...``: ``a(R(i)) == b(R(i)) == i`` (CuTe ``max_common_layout``: ``right_inverse(b)``
+    truncated to the stride-1 run of ``coalesce(a ∘ right_inverse(b))``); ``1:0`` when there is none.
+    A swizzled side (``Sw<B,M,S> o L``) caps it at ``2**M`` elements, as CuTe does.
+
+    >>> print(max_common_layout(Layout((4, 8), (8, 1)), Layout((4, 8), (8, 1))))
+    (8,4):(4,1)
+    """
+    ma, mb = _swizzle_base(a), _swizzle_base(b)
+    if mb is not None and ma is None:
+        return max_common_layout(b, a)
+    if ma is not None:
+        common = max_common_layout(a.inner, b if mb is None else b.inner)  # type: ignore[union-attr]
+        return composition(common, 1 << ma) if (1 << ma) < common.size else common
+    inv_b = right_inverse(b)
+    common = coalesce(composition(a, inv_b))
+    if common.mode(0).stride == 1:
+        return composition(inv_b, common.mode(0))
+    return Layout(1, 0)
+
+
+def max_common_vector(a: Layout | ComposedLayout, b: Layout | ComposedLayout) -> int:
+    """How many leading elements ``a`` and ``b`` both place at offsets ``0, 1, ...`` (CuTe
+    ``max_common_vector``: the size of the stride-1 first mode of ``coalesce(a ∘ right_inverse(b))``,
+    else 1): the widest vector that copies between them. A swizzle ``Sw<B,M,S>`` caps it at ``2**M``
+    unless both sides carry the same one.
+
+    >>> max_common_vector(Layout((8, 64), (64, 1)), Layout((8, 64), (1, 8))), max_common_vector(Layout(16, 1), Layout((4, 4), (1, 4)))
+    (1, 16)
+    """
+    ma, mb = _swizzle_base(a), _swizzle_base(b)
+    if ma is not None or mb is not None:
+        inner_a = a.inner if ma is not None else a  # type: ignore[union-attr]
+        inner_b = b.inner if mb is not None else b  # type: ignore[union-attr]
+        vec = max_common_vector(inner_a, inner_b)
+        if ma is not None and mb is not None and a.outer == b.outer:  # type: ignore[union-attr]
+            return vec
+        return min([vec] + [1 << m for m in (ma, mb) if m is not None])
+    common = coalesce(composition(a, right_inverse(b)))
+    first = common.mode(0)
+    return first.shape if first.stride == 1 else 1  # type: ignore[return-value]
