@@ -11,7 +11,7 @@ module                        job
 ``from_linear``               ``from_linear`` (LinearLayout -> the simplest CuTe form, or why none)
 ``atoms``                     CuTe's MMA atoms (SM80 m16n8k16 A/B/C, SM90 wgmma accumulators)
 ``best``                      ``best_cute_swizzle``: the best single CuTe swizzle for a store and a load
-``source``                    C++ / CuTe DSL / print-form text
+``source``                    C++ / CuTe DSL / print-form (C++ and pycute) text
 ``parse``                     reading that text back (the spec parser dispatches CuTe text here)
 ============================  ==========================================================================
 
@@ -66,7 +66,7 @@ from linear_layouts.cute.layout import (
 )
 from linear_layouts.cute.linear import coordinate_to_offset, to_linear
 from linear_layouts.cute.parse import looks_like_cute, parse_cute
-from linear_layouts.cute.source import to_cpp, to_cute_dsl, to_text
+from linear_layouts.cute.source import to_cpp, to_cute_dsl, to_pycute, to_text
 
 __all__ = [
     "Layout",
@@ -114,6 +114,7 @@ __all__ = [
     "to_cpp",
     "to_cute_dsl",
     "to_text",
+    "to_pycute",
     "parse_cute",
     "looks_like_cute",
 ]

@@ -51,7 +51,6 @@ from linear_layouts.cute.int_tuple import (
     crd2idx,
     flatten,
     format_int_tuple,
-    has_none,
     is_tuple,
     product,
     product_each,
@@ -140,17 +139,6 @@ def _modes(layout: Layout) -> list[Layout]:
 
 def _sign(x: int) -> int:
     return (x > 0) - (x < 0)
-
-
-def _shape_div(a: int, b: int, rule: str) -> int:
-    """CuTe's static ``shape_div``: ``a / b`` rounded away from zero (``1`` when ``|b| > |a|``).
-
-    Requires ``a % b == 0`` or ``b % a == 0`` (``"Static shape_div failure"``); ``rule`` names the
-    condition in the error."""
-    if a % b and b % a:
-        raise LayoutError(f"{rule}: neither of {a} and {b} divides the other (CuTe's \"Static shape_div failure\")")
-    q = abs(a) // abs(b) * _sign(a) * _sign(b)
-    return q if q else _sign(a) * _sign(b)
 
 
 def _bw_coalesce(shapes: list[int], strides: list[int], last_shape: int, last_stride: int) -> Layout:
@@ -326,28 +314,47 @@ def _coalesce_x(layout: Layout) -> tuple[list[int], list[int]]:
 
 
 def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: str) -> Layout:
-    """CuTe's ``composition_impl`` of a flat, coalesced A with one integral mode ``s:d`` of B: divide
-    ``d`` out of A's shape from the left (stride divisibility), then keep the first ``s`` elements
-    (shape divisibility); A's last mode extends without bound."""
+    """CuTe's ``composition_impl`` of a flat, coalesced A with one integral mode ``s:d`` of B: walk A's
+    modes but the last, dividing the stride ``d`` out of each (stride divisibility: ``d % shape == 0`` or
+    ``d < shape``) and keeping as many of its elements as B still needs (shape divisibility: what B
+    needs is a multiple of what the mode gives); the rest goes to A's last mode, which extends.
+
+    Stricter than CuTe in one case, where CuTe's answer is not ``A∘B``: a stride below a mode's size
+    that does not divide it, while B needs more of the mode's elements than the stride reaches."""
     if d == 0:
         return Layout(s, 0)
     if len(shapes) == 1:
         return Layout(s, d * strides[0])
     if d < 0:
-        raise LayoutError(f"{what}: B's mode {s}:{d} has a negative stride; CuTe divides A's shape by B's strides, "
-                          f"which needs them positive (A of one mode excepted)")
-    rule = f"{what}: stride divisibility condition of A's shape {format_int_tuple(tuple(shapes))} and B's stride {d}"
-    shapes1, rest_stride = [], d
-    for si in shapes[:-1]:
-        shapes1.append(_shape_div(si, rest_stride, rule))
-        rest_stride = _shape_div(rest_stride, si, rule)
-    strides1 = [di * (si // s1) for di, si, s1 in zip(strides, shapes, shapes1)]
-    rule = f"{what}: shape divisibility condition of A's shape {format_int_tuple(tuple(shapes))} and B's mode {s}:{d}"
-    shapes2, rest = [], s
-    for s1 in shapes1:
-        shapes2.append(1 if s1 == 1 or rest == 1 else min(s1, rest))
-        rest = _shape_div(rest, s1, rule)
-    return _bw_coalesce(shapes2, strides1, rest, rest_stride * strides[-1])
+        raise LayoutError(f"{what}: B's mode {s}:{d} has a negative stride: it would read A below offset 0, where A "
+                          f"of several modes is no layout (only a one-mode A takes a negative stride)")
+    result_shape, result_stride, rest_shape, rest_stride = [], [], s, d
+    for curr_shape, curr_stride in zip(shapes[:-1], strides[:-1]):
+        if not (rest_stride % curr_shape == 0 or rest_stride < curr_shape):
+            raise LayoutError(f"{what}: CuTe's \"Stride Divisibility Condition\": the stride {rest_stride} left of B's "
+                              f"mode {s}:{d} is neither a multiple of A's mode size {curr_shape} nor below it")
+        next_shape = -(-curr_shape // rest_stride)
+        next_stride = -(-rest_stride // curr_shape)
+        if curr_shape % rest_stride and rest_shape > next_shape and next_shape != 1:
+            raise LayoutError(f"{what}: the stride {rest_stride} left of B's mode {s}:{d} does not divide A's mode size "
+                              f"{curr_shape}, and B needs {rest_shape} elements from it, more than its {next_shape}: "
+                              f"they would cross into A's next mode out of step. CuTe's C++ lets this through its "
+                              f"weak \"Stride Divisibility Condition\" and returns another function; refused here")
+        if next_shape != 1 and rest_shape != 1:
+            new_shape = min(next_shape, rest_shape)
+            if rest_shape % new_shape:
+                raise LayoutError(f"{what}: CuTe's \"Shape Divisibility Condition\": B's mode {s}:{d} still needs "
+                                  f"{rest_shape} elements, not a multiple of the {new_shape} that A's mode "
+                                  f"{curr_shape}:{curr_stride} gives")
+            result_shape.append(new_shape)
+            result_stride.append(rest_stride * curr_stride)
+            rest_shape //= new_shape
+        rest_stride = next_stride
+    if not result_shape:
+        return Layout(rest_shape, rest_stride * strides[-1])
+    if rest_shape == 1:
+        return _layout(result_shape, result_stride)
+    return Layout(tuple(result_shape + [rest_shape]), tuple(result_stride + [rest_stride * strides[-1]]))
 
 
 def _compose_layouts(a: Layout, b: Layout) -> Layout:
@@ -369,7 +376,9 @@ def composition(a: CuteFunction, b: Any) -> Any:
 
     * Layout ∘ Layout is one Layout compatible with ``b`` (CuTe's own result, simplified as CuTe
       simplifies it); past ``a``'s size its last mode extends, as in CuTe. Requires CuTe's stride and
-      shape divisibility conditions (else LayoutError naming the one that fails);
+      shape divisibility conditions (else LayoutError naming the one that fails). ``b``'s modes
+      distribute, ``(a∘b0, a∘b1, ...)``, as in CuTe: that is ``a∘b`` where ``a`` adds their offsets
+      without carrying, in particular for an injective ``b``;
     * ``b`` a tiler (a tuple, one entry per mode; an int ``n`` is ``n:1``; None keeps the mode): mode
       ``i`` of ``a`` composed with entry ``i``; modes of ``a`` past the tiler are dropped, as in CuTe;
     * ComposedLayout ∘ tiler composes its inner layout; Swizzle ∘ Layout is ``Sw o 0 o L``; two swizzles
@@ -425,8 +434,8 @@ def _compose_functions(a: CuteFunction, b: Swizzle | ComposedLayout) -> CuteFunc
 
 def complement(layout: Layout | ComposedLayout, cotarget: Any = None) -> Layout:
     """The layout of the offsets in ``[0, cotarget)`` that ``layout`` misses, ordered (CuTe
-    ``complement``): strides positive and increasing, codomain disjoint from ``layout``'s, so that
-    ``(layout, complement)`` covers ``cotarget`` offsets. ``cotarget`` an int or a shape (its size);
+    ``complement``): strides positive and increasing, codomain disjoint from ``layout``'s, repeating it
+    up to ``cotarget``. ``cotarget`` an int, or a shape divided mode by mode as CuTe's ``ceil_div`` does;
     by default ``cosize(filter(layout))``. Of a ComposedLayout, its inner layout's complement (CuTe).
 
     Requires non-negative strides, and the modes (sorted by stride) not to overlap: each stride at
@@ -443,15 +452,12 @@ def complement(layout: Layout | ComposedLayout, cotarget: Any = None) -> Layout:
     layout = _check_layout(layout, "complement: layout")
     kept = filter(layout)
     shapes, strides = _flat(kept)
-    if cotarget is None:
-        target = kept.cosize
-    else:
-        target = product(check_int_tuple(cotarget, "complement: cotarget", minimum=1))
+    target = kept.cosize if cotarget is None else check_int_tuple(cotarget, "complement: cotarget", minimum=1)
     if any(d < 0 for d in strides):
         raise LayoutError(f"complement: {shorten(str(layout))} has a negative stride; CuTe's complement orders "
                           f"the modes by stride and needs them non-negative")
     if strides == [0]:
-        return Layout(target)
+        return Layout(product(target))
     rule = (f"complement: the modes of {shorten(str(layout))} overlap (sorted by stride, a stride is below the "
             f"previous mode's size * stride): CuTe's \"Non-injective Layout detected in complement\"")
     result_shape: list[int] = []
@@ -464,15 +470,27 @@ def complement(layout: Layout | ComposedLayout, cotarget: Any = None) -> Layout:
             raise LayoutError(rule)
         result_shape.append(d // result_stride[-1])
         result_stride.append(d * s)
-    result_shape.append(-(-target // result_stride[-1]))
+    result_shape.append(product(_ceil_div(target, result_stride[-1])))
     return coalesce(Layout(tuple(result_shape), tuple(result_stride)))
 
 
+def _ceil_div(a: IntTuple, b: int) -> IntTuple:
+    """CuTe's ``ceil_div`` of a shape by an int: mode by mode from the left, ``ceil(a_i / rest)`` with
+    ``rest = ceil(rest / a_i)`` carried on (``(3, 8) / 2 -> (2, 8)``)."""
+    if not is_tuple(a):
+        return -(-a // b)  # type: ignore[operator]
+    out = []
+    for e in a:  # type: ignore[union-attr]
+        out.append(_ceil_div(e, b))
+        b = -(-b // product(e))
+    return tuple(out)
+
+
 def right_inverse(layout: Layout | int | None) -> Layout | None:
-    """A layout ``R`` with ``layout(R(i)) == i`` for every ``i < size(R)``, as large as CuTe finds it
-    (CuTe ``right_inverse``): from the coalesced layout, follow the strides ``1, s*d, ...``; ``1:0`` when
-    no mode has stride 1. A negative stride is refused unless the coalesced layout has one mode
-    (``8:-1`` is its own right inverse), as CuTe's signed answer breaks the postcondition otherwise.
+    """A layout ``R`` with ``layout(R(i)) == i`` for every ``i < size(R)`` (CuTe ``right_inverse``): the
+    modes of the coalesced layout sorted by stride, each kept whose stride is the running product
+    ``1, s0*d0, ...`` (others -- stride 0, negative, or past a gap -- skipped), with the strides of the
+    coordinates they came from; ``1:0`` when no mode has stride 1.
 
     >>> str(right_inverse(Layout((2, 4), (4, 1)))), str(right_inverse(Layout((2, 4), (0, 1))))
     ('(4,2):(2,1)', '4:2')
@@ -481,33 +499,24 @@ def right_inverse(layout: Layout | int | None) -> Layout | None:
         return None
     if isinstance(layout, numbers.Integral) and not isinstance(layout, bool):
         return Layout(int(layout))
-    flat = coalesce(_check_layout(layout, "right_inverse: layout"))
-    shapes, strides = _flat(flat)
-    if len(shapes) > 1 and any(d < 0 for d in strides):
-        raise LayoutError(f"right_inverse: {shorten(str(layout))} has a negative stride among several modes; CuTe's "
-                          f"answer then needs negative coordinates, which a layout's 1-D index does not have, so "
-                          f"layout(R(i)) == i fails (only a one-mode layout may have a negative stride)")
-    rstride = compact_col_major(tuple(shapes))
-    order, nxt = [], 1
-    while True:
-        found = next((i for i, d in enumerate(strides) if abs(d) == nxt), None)
-        if found is None:
-            break
-        order.append(found)
-        if shapes[found] * nxt == nxt:
-            break
-        nxt *= shapes[found]
-    if not order:
-        return Layout(1, 0)
-    return _layout([shapes[i] for i in order], [_sign(strides[i]) * rstride[i] for i in order])  # type: ignore[index]
+    shapes, strides = _flat(coalesce(_check_layout(layout, "right_inverse: layout")))
+    prefix = [product(tuple(shapes[:i])) for i in range(len(shapes))]
+    result_shape, result_stride, current = [1], [0], 1
+    for i in sorted(range(len(strides)), key=lambda k: strides[k]):
+        if strides[i] == current:
+            result_shape.append(shapes[i])
+            result_stride.append(prefix[i])
+            current = shapes[i] * strides[i]
+    return coalesce(Layout(tuple(result_shape), tuple(result_stride)))
 
 
 def left_inverse(layout: Layout | int | None) -> Layout | None:
-    """A layout ``L`` with ``L(layout(i)) == i`` for every ``i < size(layout)`` (CuTe ``left_inverse``:
-    ``right_inverse(make_layout(layout, complement(layout)))``). Requires ``layout`` injective (CuTe's
-    precondition, checked here: no stride-0 mode, and no overlapping modes, as ``complement`` checks) and
-    its modes, sorted by stride, to tile the offsets (each stride a multiple of the previous mode's
-    ``size * stride``): where they do not, CuTe's answer inverts only a prefix, and this refuses.
+    """A layout ``L`` with ``layout(L(layout(i))) == layout(i)``: ``L(layout(i)) == i`` when ``layout`` is
+    injective (CuTe's ``left_inverse``, the quasi-inverse): the coalesced modes sorted by stride, the
+    offsets between strides ``d_k`` and ``d_k+1`` read as mode ``k``'s coordinate. Requires each sorted
+    non-zero stride to be a multiple of the one before (CuTe's "Left inverse divisibility condition"),
+    no negative stride, and -- stricter than CuTe, whose answer then inverts nothing -- no overlapping
+    modes (each sorted stride at least the previous mode's ``size * stride``).
 
     >>> L = Layout((4, 2), (2, 1))
     >>> str(left_inverse(L)), [left_inverse(L)(L(i)) for i in range(8)]
@@ -518,23 +527,37 @@ def left_inverse(layout: Layout | int | None) -> Layout | None:
     if isinstance(layout, numbers.Integral) and not isinstance(layout, bool):
         return Layout(int(layout))
     layout = _check_layout(layout, "left_inverse: layout")
-    for s, d in zip(*_flat(layout)):
-        if d == 0 and s > 1:
-            raise LayoutError(f"left_inverse: {shorten(str(layout))} is not injective (its mode {s}:0 sends {s} "
-                              f"coordinates to one offset); CuTe's left_inverse requires an injective layout")
-    inverse = right_inverse(make_layout(layout, complement(layout)))
-    if inverse.size < layout.cosize:
-        raise LayoutError(f"left_inverse: CuTe's construction inverts the offsets below {inverse.size} only, but "
-                          f"{shorten(str(layout))} reaches {layout.cosize - 1}: sorted by stride, a stride is not a "
-                          f"multiple of the previous mode's size * stride, so the complement leaves a hole")
-    return inverse
+    shapes, strides = _flat(coalesce(layout))
+    if any(d < 0 for d in strides):
+        raise LayoutError(f"left_inverse: {shorten(str(layout))} has a negative stride; CuTe's left_inverse sorts "
+                          f"the strides and divides them, which needs them non-negative")
+    prefix = [product(tuple(shapes[:i])) for i in range(len(shapes))]
+    order = sorted(range(len(strides)), key=lambda k: strides[k])
+    result_shape: list[int] = []
+    result_stride = [0]
+    reach = 1
+    for i in order:
+        if strides[i] == 0:
+            continue
+        if strides[i] < reach:
+            raise LayoutError(f"left_inverse: the modes of {shorten(str(layout))} overlap (sorted by stride, the stride "
+                              f"{strides[i]} is below {reach}, the previous mode's size * stride), so offsets do not "
+                              f"tell coordinates apart; CuTe's C++ returns a layout that does not invert it, refused here")
+        reach = shapes[i] * strides[i]
+        below = product(tuple(result_shape))
+        if strides[i] % below:
+            raise LayoutError(f"left_inverse: CuTe's \"Left inverse divisibility condition\": the stride {strides[i]} "
+                              f"of {shorten(str(layout))} is not a multiple of {below}, the offsets below it")
+        result_shape.append(strides[i] // below)
+        result_stride.append(prefix[i])
+    return coalesce(Layout(tuple(result_shape + [shapes[order[-1]]]), tuple(result_stride)))
 
 
 # -- divides -------------------------------------------------------------------------------------------
 
 
 def logical_divide(layout: Layout | ComposedLayout, tiler: Any) -> Any:
-    """``layout ∘ (tiler, complement(tiler, size(layout)))`` (CuTe ``logical_divide``): mode 0 the tile
+    """``layout ∘ (tiler, complement(tiler, shape(coalesce(layout))))`` (CuTe ``logical_divide``): mode 0 the tile
     (the elements ``tiler`` selects), mode 1 the tiles. A tuple tiler divides mode by mode and keeps the
     modes past it; an int ``n`` is the tile ``n:1``; None keeps the mode.
 
@@ -551,7 +574,7 @@ def logical_divide(layout: Layout | ComposedLayout, tiler: Any) -> Any:
         return _by_mode(layout, tiler, logical_divide, "logical_divide")
     if isinstance(tiler, int):
         tiler = Layout(tiler)
-    return composition(layout, make_layout(tiler, complement(tiler, layout.size)))
+    return composition(layout, make_layout(tiler, complement(tiler, coalesce(layout).shape)))
 
 
 def zipped_divide(layout: Layout | ComposedLayout, tiler: Any) -> Any:
@@ -653,17 +676,16 @@ def _rank_sensitive_product(block: Any, tiler: Any, what: str, raked: bool) -> A
     rank = max(block.rank, tiler.rank)
     result = logical_product(_pad(block, rank), _pad(tiler, rank))
     first, second = result.mode(0), result.mode(1)
-    zipped = _zip(second, first) if raked else _zip(first, second)
-    return coalesce(zipped, (1,) * rank)
+    return _zip(second, first) if raked else _zip(first, second)
 
 
 def blocked_product(block: Layout | ComposedLayout, tiler: Layout) -> Any:
     """``block`` repeated as ``tiler`` lays out its copies, like modes together: mode ``i`` of the result
-    is (mode ``i`` of the block, mode ``i`` of the tiler), each coalesced (CuTe ``blocked_product``);
-    rank ``max(rank block, rank tiler)``.
+    is (mode ``i`` of the block, mode ``i`` of the tiler) (CuTe ``blocked_product``: ``zip`` of
+    ``logical_product``'s two modes, both padded to rank ``max(rank block, rank tiler)``).
 
     >>> print(blocked_product(Layout((2, 5), (5, 1)), Layout((3, 4), (1, 3))))   # 2x5 row-major blocks, 3x4 of them
-    (6,(5,4)):(5,(1,30))
+    ((2,3),(5,4)):((5,10),(1,30))
     """
     return _rank_sensitive_product(block, tiler, "blocked_product", raked=False)
 
@@ -712,12 +734,12 @@ def make_ordered_layout(shape: Any, order: Any = None) -> Layout:
 
 def tile_to_shape(block: Layout | ComposedLayout, trg_shape: Any, ord_shape: Any = None) -> Any:
     """``block`` repeated to fill ``trg_shape`` (CuTe ``tile_to_shape``): ``blocked_product`` of the block
-    with the ordered layout of ``trg_shape / block shape`` (column-major, or in ``ord_shape`` order),
-    coalesced mode by mode. Requires rank(block) <= rank(trg_shape) and every block mode to divide the
-    target's ("tile_to_shape: block shape does not divide the target shape").
+    with the ordered layout of ``trg_shape / block shape`` (column-major, or in ``ord_shape`` order).
+    Requires rank(block) <= rank(trg_shape) and every block mode to divide the target's
+    ("tile_to_shape: block shape does not divide the target shape").
 
     >>> print(tile_to_shape(Layout((8, 8), (8, 1)), (32, 16)))
-    (32,(8,2)):(8,(1,256))
+    ((8,4),(8,2)):((8,64),(1,256))
     """
     if isinstance(block, ComposedLayout):
         return _on_inner(block, lambda inner: tile_to_shape(inner, trg_shape, ord_shape))
@@ -735,7 +757,7 @@ def tile_to_shape(block: Layout | ComposedLayout, trg_shape: Any, ord_shape: Any
         raise LayoutError(f"tile_to_shape: block shape {format_int_tuple(block_shape)} does not divide the target "
                           f"shape {format_int_tuple(target)}")
     product_shape = tuple(t // b for b, t in pairs) if is_tuple(target) else target // block_shape  # type: ignore
-    return coalesce(blocked_product(padded, make_ordered_layout(product_shape, ord_shape)), product_shape)
+    return blocked_product(padded, make_ordered_layout(product_shape, ord_shape))
 
 
 # -- slicing -------------------------------------------------------------------------------------------
@@ -743,8 +765,8 @@ def tile_to_shape(block: Layout | ComposedLayout, trg_shape: Any, ord_shape: Any
 
 def slice_and_offset(crd: Any, layout: Layout | ComposedLayout) -> tuple[Any, int]:
     """``(layout(crd) with None kept, offset of crd with None as 0)`` (CuTe ``slice_and_offset``; None
-    is CuTe's ``_``): the sub-layout over the ``None`` modes and where it starts. Of a ComposedLayout,
-    the offset moves into it (CuTe), and the returned offset is 0.
+    is CuTe's ``_``): the sub-layout over the ``None`` modes (``():()`` when there is none) and where it
+    starts. Of a ComposedLayout, the offset moves into it (CuTe), and the returned offset is 0.
 
     >>> L = Layout((4, 8), (8, 1))
     >>> sub, offset = slice_and_offset((2, None), L)
@@ -759,7 +781,7 @@ def slice_and_offset(crd: Any, layout: Layout | ComposedLayout) -> tuple[Any, in
     def zero(c: Any) -> Any:
         return tuple(zero(e) for e in c) if isinstance(c, (tuple, list)) else (0 if c is None else c)
 
-    sub = Layout(slice_modes(crd, layout.shape), slice_modes(crd, layout.stride)) if has_none(crd) else Layout(1, 0)
+    sub = Layout(slice_modes(crd, layout.shape), slice_modes(crd, layout.stride))
     return sub, crd2idx(check_int_tuple(zero(crd), "coordinate"), layout.shape, layout.stride)  # type: ignore[arg-type]
 
 
@@ -783,9 +805,10 @@ def _log2(n: int, what: str) -> int:
 
 def upcast(x: Layout | Swizzle | ComposedLayout, n: int) -> Any:
     """The layout in units of ``n`` elements (CuTe ``upcast<N>``): a stride-``d`` mode keeps
-    ``s / (n / |d|)`` of its elements and its stride becomes ``d / n`` (rounded away from zero); stride 0
+    ``ceil(s / ceil(n / |d|))`` of its elements and its stride becomes ``±ceil(|d| / n)``; stride 0
     stays. A swizzle on element offsets moves to offsets of ``n`` elements (``M - log2 n``); a
-    ComposedLayout upcasts both (offset 0). Requires CuTe's divisibility of every ``n`` and stride.
+    ComposedLayout upcasts both (offset 0). Requires every stride and ``n`` to divide one another
+    (CuTe's "Divisibility condition").
 
     >>> str(upcast(Layout((4, 8), (8, 1)), 2)), str(upcast(Swizzle(3, 4, 3), 8))
     ('(4,4):(4,1)', 'Sw<3,1,3>')
@@ -804,7 +827,10 @@ def upcast(x: Layout | Swizzle | ComposedLayout, n: int) -> Any:
     def leaf(s: int, d: int) -> tuple[int, int]:
         if d == 0:
             return s, 0
-        return _shape_div(s, _shape_div(n, abs(d), rule), rule), _shape_div(d, n, rule)
+        if d % n and n % d:
+            raise LayoutError(f"{rule}: CuTe's \"Divisibility condition\": neither of the stride {d} and {n} "
+                              f"divides the other")
+        return -(-s // -(-n // abs(d))), _sign(d) * -(-abs(d) // n)
 
     return _map_leaves(layout, leaf)
 

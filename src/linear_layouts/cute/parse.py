@@ -2,13 +2,16 @@
 
 Accepted (whitespace is free):
 
-* print form: ``(8,64):(64,1)``, ``64:1``, ``((4,8),(2,2)):((32,1),(16,8))``, static ints as ``_64``;
-  swizzles ``Sw<3,4,3>`` / ``Swizzle<3,4,3>`` (``{}`` allowed); compositions with ``o`` (or ``∘``) and
-  an optional offset: ``Sw<3,4,3> o 0 o (8,64):(64,1)``, ``Swizzle<3,4,3> o (8,64):(64,1)``; a
-  thread-value layout ``TV(16,8) ((4,8),(2,2)):((32,1),(16,8))``;
+* print form, as CuTe's C++ ``print`` / ``operator<<`` writes it: ``(8,64):(64,1)``, ``64:1``,
+  ``((4,8),(2,2)):((32,1),(16,8))``, static ints as ``_64`` and ``_-1`` (``Int<-1>`` prints ``_-1``);
+  swizzles ``Sw<3,4,3>`` / ``Sw<1,0,-1>`` (also ``Swizzle<3,4,3>``, ``{}`` allowed); compositions with ``o``
+  (or ``∘``) and an optional offset: ``Sw<3,4,3> o _0 o (_8,_64):(_64,_1)``,
+  ``Swizzle<3,4,3> o (8,64):(64,1)``; a thread-value layout ``TV(16,8) ((4,8),(2,2)):((32,1),(16,8))``;
+* pycute's ``str``: ``(8, 64):(64, 1)``, ``(8,):(1,)``, ``SW_3_4_3``, ``SW_1_0_-1 o 0 o (2, 8):(1, 2)``;
 * C++: ``composition(Swizzle<3,4,3>{}, Layout<Shape<_8,_64>, Stride<_64,_1>>{})``,
   ``make_composed_layout(a, _0{}, b)``, ``make_layout(make_shape(8,64), make_stride(64,1))``,
-  ``Int<N>`` / ``C<N>`` / ``_N`` / ``_mN``, an optional ``cute::`` prefix;
+  ``Int<N>`` / ``C<N>`` / ``_N``, CuTe's negative aliases ``_m1`` .. ``_m10``, ``_m12``, ``_m16``, ``_m24``,
+  ``_m32`` (``using _m1 = Int<-1>``: source only, CuTe never prints them), an optional ``cute::`` prefix;
 * CuTe DSL: ``cute.make_layout((8, 64), stride=(64, 1))``, ``cute.make_swizzle(3, 4, 3)``,
   ``cute.make_composed_layout(outer, 0, inner)``.
 
@@ -36,9 +39,11 @@ __all__ = ["parse_cute", "looks_like_cute", "MAX_TERMS"]
 
 MAX_TERMS = 64  #: most functions in one ``A o B o ...`` chain
 
-_TOKEN = re.compile(r"\s*(?:(?P<int>-?\d+)|(?P<name>[A-Za-z_][A-Za-z_0-9]*(?:(?:::|\.)[A-Za-z_][A-Za-z_0-9]*)*)"
+_TOKEN = re.compile(r"\s*(?:(?P<int>-?\d+)|(?P<static>_-\d+)|(?P<name>[A-Za-z_][A-Za-z_0-9]*(?:(?:::|\.)[A-Za-z_][A-Za-z_0-9]*)*)"
                     r"|(?P<sym>[<>(){},:=∘]))")
 _STATIC = re.compile(r"^_(m?)(\d+)$")
+#: CuTe's ``using _mN = Int<-N>`` aliases (``integral_constant.hpp``); any other ``_mN`` is no CuTe name.
+NEGATIVE_ALIASES = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 24, 32})
 _STARTS = re.compile(r"^\s*(?:cute(?:::|\.)\s*)?(?:Sw<|Swizzle\s*<|SW_|TV\s*\(|composition\s*\(|make_composed_layout\s*\(|"
                      r"make_layout\s*\(|Layout\s*<|make_swizzle\s*\()")
 _SHAPE_TEXT = re.compile(r"^[\s()\d,_\-]*\d[\s()\d,_\-]*$")
@@ -73,6 +78,8 @@ def _tokens(text: str) -> list[_Token]:
         kind = m.lastgroup or "sym"
         value = m.group(kind)
         column = m.start(kind) + 1
+        if kind == "static":  # CuTe prints Int<-1> as _-1
+            kind, value = "int", value[1:]
         if kind == "int" and len(value.lstrip("-")) > MAX_INT_DIGITS:
             raise _error(text, column, f"integer longer than {MAX_INT_DIGITS} digits")
         if kind == "name" and _STATIC.match(value.split("::")[-1]):
@@ -80,6 +87,9 @@ def _tokens(text: str) -> list[_Token]:
             sign, digits = _STATIC.match(value.split("::")[-1]).groups()  # type: ignore[union-attr]
             if len(digits) > MAX_INT_DIGITS:
                 raise _error(text, column, f"integer longer than {MAX_INT_DIGITS} digits")
+            if sign and int(digits) not in NEGATIVE_ALIASES:
+                raise _error(text, column, f"_m{digits} is no CuTe name (CuTe defines _m1.._m10, _m12, _m16, _m24, "
+                                           f"_m32); write Int<-{digits}> or, as CuTe prints it, _-{digits}")
             value = ("-" if sign else "") + digits
         out.append(_Token(kind, value, column))
         pos = m.end()
@@ -194,13 +204,8 @@ class _Parser:
         try:
             if name in ("Sw", "Swizzle"):
                 return self.swizzle()
-            if name is not None and name.startswith("SW_"):  # pycute's str: SW_3_4_3
-                self.i += 1
-                parts = name[3:].split("_")
-                if len(parts) != 3 or not all(p.lstrip("m").isdigit() for p in parts):
-                    raise self.fail("expected SW_B_M_S", token)
-                b, m, s = (-int(p[1:]) if p.startswith("m") else int(p) for p in parts)
-                return Swizzle(b, m, s)
+            if name is not None and name.startswith("SW_"):  # pycute's str: SW_3_4_3, SW_1_0_-1
+                return self.pycute_swizzle(token, name)
             if name == "TV":
                 self.i += 1
                 tile = self.int_tuple()
@@ -239,6 +244,19 @@ class _Parser:
                 raise self.fail(str(error), token) from None
         raise self.fail(f"expected a layout shape:stride, a swizzle Sw<B,M,S> or a CuTe call, got "
                         f"{quote(token.text)}" if token.kind != "end" else "expected a layout, got the end")
+
+    def pycute_swizzle(self, token: _Token, name: str) -> Swizzle:
+        """pycute's ``f"SW_{bits}_{base}_{shift}"``: a negative shift is a separate ``-S`` token right after
+        ``SW_B_M_``."""
+        self.i += 1
+        parts = name[3:].split("_")
+        if len(parts) == 3 and parts[2] == "" and self.peek.kind == "int" and self.peek.text.startswith("-") \
+                and self.peek.column == token.column + len(token.text):
+            parts[2] = self.take(kind="int").text
+        if len(parts) != 3 or not all(p.lstrip("-").isdigit() and not p[1:].startswith("-") for p in parts) \
+                or parts[0].startswith("-") or parts[1].startswith("-"):
+            raise self.fail("expected SW_B_M_S as pycute prints a swizzle (a negative shift: SW_1_0_-1)", token)
+        return Swizzle(*(int(p) for p in parts))
 
     def int_tuple(self) -> Any:
         if self.accept("("):
