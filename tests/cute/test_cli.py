@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -101,3 +102,20 @@ def test_gluon_text_for_a_cute_swizzle_has_the_element_width_asked_for(capsys, d
     code, out, _ = run(capsys, "show", "Swizzle<3,4,3> o (8,64):(64,1)", "--format", "gluon", "--dtype", "fp16")
     assert code == 0 and parse_spec(out.split("\n#")[0]).value == NVMMASharedLayout(128, 16)
     assert "element_bitwidth=8" not in out.split("\n#")[0] and "byte addresses" in out
+
+
+def test_show_reads_what_cute_prints_and_answers_in_forms_that_read_back(capsys):
+    """The C++ print form (static ints, ``_-1``), pycute's ``str`` (``SW_1_0_-1``): ``show --format cute``
+    reads each, and every CuTe text it answers parses back to the same linear layout."""
+    from linear_layouts.cute import parse_cute
+
+    for text in ["SW_1_0_-1 o 0 o (2, 8):(1, 2)", "Sw<1,0,-1> o _0 o (_2,_8):(_1,_2)",
+                 "Sw<3,4,3> o _0 o (_8,_128):(_128,_1)", "SW_2_3_3 o 0 o (16, 32):(32, 1)", "((2, 4), 8):((32, 1), 4)"]:
+        code, out, err = run(capsys, "show", text, "--format", "cute")
+        assert code == 0, err
+        want = to_linear(parse_cute(text))
+        joined = re.sub(r"\n\s+", " ", out)  # a wrapped line continues, indented
+        answers = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in joined.splitlines() if ":" in line}
+        assert set(answers) >= {"CuTe", "C++", "DSL", "pycute"}
+        for key in ("CuTe", "C++", "DSL", "pycute"):
+            assert to_linear(parse_cute(answers[key])) == want, (text, key, answers[key])

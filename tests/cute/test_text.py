@@ -13,7 +13,7 @@ from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle
 from linear_layouts.cute.linear import to_linear
 from linear_layouts.cute.parse import MAX_TERMS, looks_like_cute, parse_cute
 from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_CHARS, MAX_SPEC_DEPTH
-from linear_layouts.cute.source import cpp_int, to_cpp, to_cute_dsl, to_text
+from linear_layouts.cute.source import cpp_int, to_cpp, to_cute_dsl, to_pycute, to_text
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.spec import layout_from_spec, parse_spec
 
@@ -138,3 +138,46 @@ def test_spec_dispatches_cute_text():
     assert spec.is_linear and spec.to_linear().in_dim_names == ("register", "lane", "warp", "block")
     with pytest.raises(LayoutError, match="CuTe spec: .*column"):
         parse_spec("(8,64):(64,1) o")
+
+
+def test_what_cute_prints_reads_back():
+    """CuTe's C++ prints ``Int<-1>`` as ``_-1`` and ``Swizzle<1,0,-1>`` as ``Sw<1,0,-1>``; pycute prints
+    ``SW_1_0_-1`` and Python tuples. Each reads back; CuTe's source aliases ``_m1`` too, never ``SW_..._m1``."""
+    assert parse_cute("SW_1_0_-1 o 0 o (2, 8):(1, 2)") == ComposedLayout(Swizzle(1, 0, -1), 0, Layout((2, 8), (1, 2)))
+    assert parse_cute("Sw<1,0,-1> o _0 o (_2,_8):(_1,_2)") == parse_cute("SW_1_0_-1 o 0 o (2, 8):(1, 2)")
+    assert parse_cute("(_4,_8):(_-1,_4)") == Layout((4, 8), (-1, 4)) == parse_cute("Layout<Shape<_4,_8>,Stride<_m1,_4>>{}")
+    assert parse_cute("(8,):(1,)") == Layout((8,), (1,)) and parse_cute("((2, 2), 3):((24, 2), 8)").shape == ((2, 2), 3)
+    with pytest.raises(LayoutError, match=r"expected SW_B_M_S as pycute prints a swizzle \(a negative shift: SW_1_0_-1\)"):
+        parse_cute("SW_1_0_m1 o 0 o (2, 8):(1, 2)")
+    with pytest.raises(LayoutError, match="_m11 is no CuTe name"):
+        parse_cute("Layout<Shape<_4>,Stride<_m11>>{}")
+    with pytest.raises(LayoutError, match="expected SW_B_M_S"):
+        parse_cute("SW_1_0_ -1 o 8:1")
+
+
+def test_every_printed_form_round_trips():
+    rng = random.Random(32)
+    values = [R.random_swizzled_layout(rng, 10, within=False) for _ in range(200)]
+    values += [R.random_int_layout(rng, negative=True) for _ in range(200)]
+    for x in values:
+        assert parse_cute(to_text(x)) == x
+        assert parse_cute(to_text(x, static=True)) == x
+        assert parse_cute(to_pycute(x)) == x
+
+
+def test_pycute_prints_what_we_read():
+    """NVIDIA's pycute's own ``str`` of the same values."""
+    P = pytest.importorskip("pycute")
+
+    def theirs(x):
+        if isinstance(x, Layout):
+            return P.Layout(x.shape, x.stride)
+        if isinstance(x, Swizzle):
+            return P.Swizzle(x.bits, x.base, x.shift)
+        return P.ComposedLayout(theirs(x.outer), x.offset, theirs(x.inner))
+
+    rng = random.Random(33)
+    for _ in range(300):
+        x = R.random_swizzled_layout(rng, 10, within=False) if rng.random() < 0.5 else R.random_int_layout(rng, negative=True)
+        assert str(theirs(x)) == to_pycute(x)
+        assert parse_cute(str(theirs(x))) == x

@@ -64,7 +64,7 @@ def cute_report(layout: LinearLayout, *, source: Any = None, width: int | None =
     >>> print(cute_report(to_linear(composition(Swizzle(3, 3, 3), Layout((8, 64), (64, 1))))).splitlines()[0])
     CuTe: Sw<3,3,3> o 0 o (8,64):(64,1)
     """
-    from linear_layouts.cute import TVLayout, from_linear, to_cpp, to_cute_dsl
+    from linear_layouts.cute import TVLayout, from_linear, to_cpp, to_cute_dsl, to_pycute
     from linear_layouts.present.viz.text import wrap_code, wrap_text
 
     form = from_linear(layout)
@@ -83,6 +83,8 @@ def cute_report(layout: LinearLayout, *, source: Any = None, width: int | None =
         lines.append(f"swizzles: {count} ({proof}); offsets are element offsets")
     lines += [wrap_code(f"C++:  {to_cpp(form.layout)}", width, "c"),
               wrap_code(f"DSL:  {to_cute_dsl(form.layout)}", width, "python")]
+    if not isinstance(form.layout, TVLayout):
+        lines.append(wrap_code(f"pycute: {to_pycute(form.layout)}", width, "python"))
     return "\n".join(lines)
 
 
