@@ -1,31 +1,28 @@
-"""CuTe's layout algebra against NVIDIA's reference implementation: pycute, as the ``nvidia-cutlass`` wheel
-ships it (``pip install --no-deps nvidia-cutlass``; tools/install-test-deps.sh installs it). Every test skips
-without it.
+"""CuTe's layout algebra against NVIDIA's Python reference implementation: pycute, as the ``nvidia-cutlass``
+wheel ships it (``pip install --no-deps nvidia-cutlass``; tools/install-test-deps.sh installs it). Every test
+skips without it. (``test_algebra_cpp.py`` checks against CuTe's C++ itself, whose 4.2 semantics the module
+follows; pycute lags it in places, and the outcomes below name where.)
 
-``CASES`` seeded cases per operation. Each case ends in one outcome, and every outcome that is not plain
-agreement is a documented difference between pycute and CuTe's C++, which ``linear_layouts.cute.algebra``
-follows (every integer static), checked here case by case:
+``CASES`` seeded cases per operation; each ends in one outcome, and our result always meets the operation's
+postcondition where one is checked:
 
-* ``equal``: the same layout, shape and stride;
-* ``equal but size-1 strides``: CuTe writes ``_1:_0`` where pycute keeps a stride on a size-1 mode;
-* ``both refuse``: pycute's assertion fails and ours raises a LayoutError;
-* ``C++ static_assert, pycute wrong``: CuTe's C++ does not compile it (a divisibility or overlap rule),
-  and what pycute returns breaks the operation's own postcondition (a size-0 mode, a wrong size, values);
-* ``C++ static_assert, pycute right``: the same refusal where pycute's answer holds (CuTe's static rule
-  is stricter than needed there);
-* ``pycute wrong past A's size``: composition whose B reaches past A's size: CuTe extends A's last mode
-  (``coalesce_x``), pycute's ``coalesce`` first drops a trailing size-1 mode's stride;
-* ``pycute smaller inverse``: pycute's ``right_inverse`` stops at a negative or zero stride, CuTe's
-  continues (absolute strides); both are right inverses;
-* ``C++ drops modes past the tiler``: composition by a tuple shorter than A's rank, which CuTe's C++
-  drops ("Drop any modes of lhs that aren't hit by rhs") and pycute keeps.
+* ``equal``: the same layout, shape and stride; ``equal but size-1 strides``: CuTe writes ``_1:_0`` where
+  pycute keeps a stride on a size-1 mode; ``same function per mode``: every top-level mode the same
+  function of its index, in another form (pycute unwraps a rank-1 mode CuTe keeps as a 1-tuple, ...);
+* ``both refuse``; ``CuTe's C++ refuses, pycute computes``: our LayoutError quotes CuTe's static_assert;
+  ``refused where CuTe's C++ returns another function``: our two deliberate refusals (algebra module doc);
+  ``pycute refuses, CuTe's C++ computes``: CuTe 4.2's weaker divisibility conditions;
+* ``pycute's answer breaks the postcondition``: mostly a B reaching past A's size, where CuTe's
+  ``coalesce_x`` extends A's last mode with its stride and pycute's ``coalesce`` drops a size-1 one;
+* named differences: ``CuTe drops the modes past the tiler`` (composition by a short tuple), ``pycute's is
+  smaller`` (its right_inverse stops at a stride-0 or negative mode), ``another left inverse`` (CuTe 4.2's
+  quasi-inverse against pycute's ``right_inverse((L, complement(L)))``), ``pycute divides for an int tiler``
+  (its logical_product calls logical_divide), ``the same tile, the rest within shape(coalesce(A))``.
 
-Operations pycute lacks (``flat_divide``, ``flat_product``, ``blocked_product``, ``raked_product``,
-``tile_to_shape``, ``max_common_vector``, ``max_common_layout``) are checked against CuTe's C++ definition
-written with pycute's own operations, ``upcast`` / ``downcast`` / ``recast_layout`` against tensor-layouts
-(an independent Python CuTe), and all of them against their postconditions.
-
-``python3 tests/cute/test_algebra_reference.py`` prints the table of outcomes per operation.
+Operations pycute lacks are checked against CuTe's C++ definition written with pycute's operations
+(``flat_*``, ``blocked_product``, ``raked_product``, ``tile_to_shape``, ``max_common_vector``), tensor-layouts
+(``upcast``, ``downcast``) and their postconditions. ``python3 tests/cute/test_algebra_reference.py`` prints
+the table of outcomes.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
-"""CuTe's layout algebra on ``shape:stride`` layouts of any integers (CUTLASS ``include/cute/layout.hpp``,
-``layout_composed.hpp``, ``swizzle_layout.hpp``; NVIDIA's Python reference ``pycute/layout.py``).
+"""CuTe's layout algebra on ``shape:stride`` layouts of any integers, with CuTe's names and CuTe's results:
+the semantics of CUTLASS 4.2's C++ (``include/cute/layout.hpp``, ``layout_composed.hpp``,
+``swizzle_layout.hpp``), which NVIDIA's Python ``pycute`` follows in most places.
 
 Every integer is *static*, as CuTe's ``_N``: a mode of size 1 is dropped where CuTe drops ``_1``, and
-where CuTe's C++ stops with a ``static_assert`` (a shape that does not divide, a layout whose modes
-overlap) this module raises a LayoutError naming CuTe's rule -- it never computes another function.
+where CuTe's C++ stops with a ``static_assert`` (a divisibility condition, overlapping modes) this module
+raises a LayoutError quoting CuTe's rule. Twice it is stricter than CuTe, where CuTe 4.2 returns a layout
+that is not the operation's function: a composition through a stride below a mode's size that does not
+divide it, and the left inverse of overlapping modes.
 
 =====================================  ===========================================================
 operation                              CuTe's definition (one line)
@@ -14,7 +17,7 @@ operation                              CuTe's definition (one line)
 ``composition(A, B)``                  ``R(c) = A(B(c))`` on B's coordinates, one Layout where CuTe
                                        makes one; a tuple B (a *tiler*) composes mode by mode
 ``complement(A, M)``                   the ordered layout of the offsets below ``M`` that A misses
-``logical_divide(A, B)``               ``A ∘ (B, complement(B, size A))``: (tile, rest)
+``logical_divide(A, B)``               ``A ∘ (B, complement(B, shape A))``: (tile, rest)
 ``zipped/tiled/flat_divide``           the same modes, regrouped: ``((T..),(R..))``, ``((T..),R..)``...
 ``logical_product(A, B)``              ``(A, complement(A, size A * cosize B) ∘ B)``
 ``zipped/tiled/flat_product``          the same modes, regrouped
