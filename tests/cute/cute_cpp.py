@@ -57,9 +57,10 @@ def program(expressions: list[str]) -> str:
     return f"{HEADER}int main() {{\n{body}\n  return 0;\n}}\n"
 
 
-def compile_and_run(expressions: list[str], includes: list[str], jobs: int = 2) -> list[str]:
-    """CuTe's printed result of every expression (split over ``jobs`` programs compiled side by side)."""
-    chunks = [expressions[i::jobs] for i in range(jobs)]
+def compile_and_run(expressions: list[str], includes: list[str], jobs: int = 2, per_program: int = 64) -> list[str]:
+    """CuTe's printed result of every expression: programs of ``per_program`` expressions each (a
+    translation unit of many layout types compiles slowly), ``jobs`` of them compiled side by side."""
+    chunks = [expressions[i:i + per_program] for i in range(0, len(expressions), per_program)]
     with tempfile.TemporaryDirectory() as tmp:
         def build(k: int) -> list[str]:
             src, exe = pathlib.Path(tmp, f"p{k}.cpp"), pathlib.Path(tmp, f"p{k}")
@@ -71,11 +72,7 @@ def compile_and_run(expressions: list[str], includes: list[str], jobs: int = 2) 
             out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout
             return [line.split("|", 1)[1] for line in out.splitlines()]
         with ThreadPoolExecutor(jobs) as pool:
-            parts = list(pool.map(build, range(jobs)))
-    out = [""] * len(expressions)
-    for k, part in enumerate(parts):
-        out[k::jobs] = part
-    return out
+            return [line for part in pool.map(build, range(len(chunks))) for line in part]
 
 
 def refused(expressions: list[str], includes: list[str]) -> tuple[list[bool], str]:
