@@ -16,7 +16,7 @@ import pytest
 
 from linear_layouts.cute.layout import Layout
 from linear_layouts.cute.parse import parse_cute
-from linear_layouts.errors import LayoutError
+from linear_layouts.core.errors import LayoutError
 
 try:
     from . import cute_cpp as C

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from linear_layouts import f2
+from linear_layouts.core import f2
 from linear_layouts.cute import algebra as A
 from linear_layouts.cute.layout import Layout
 from linear_layouts.cute.linear import coordinate_to_offset, forward_columns, to_linear
