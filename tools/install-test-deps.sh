@@ -3,9 +3,10 @@
 #   1. this package, editable, with its `test` extra (pytest, hypothesis, triton==3.9.0 as the reference
 #      oracle, matplotlib for PNG pictures, playwright for the explorer-page browser tests, tensor-layouts
 #      as the CuTe oracle);
-#   2. NVIDIA's pycute (CuTe's reference layout algebra, pure Python) from the nvidia-cutlass wheel, with
-#      --no-deps: the wheel's dependencies (cuda-python, scipy, networkx, ...) serve its kernel generator,
-#      not pycute, and would add ~280 MB; without it the CuTe differential tests skip;
+#   2. the nvidia-cutlass wheel with --no-deps, for NVIDIA's pycute (CuTe's reference layout algebra, pure
+#      Python) and CuTe's C++ headers (compiled by g++ on the CPU as a second oracle): the wheel's
+#      dependencies (cuda-python, scipy, networkx, ...) serve its kernel generator and would add ~280 MB;
+#      without it the CuTe differential tests skip;
 #   3. where we are root (or have sudo) and apt is there, Debian's Chromium for those browser tests
 #      (.ci/install-browser.sh; without it the browser tests skip).
 # Idempotent: a second run only checks. pip's and apt's own chatter is kept quiet; failures are not.
