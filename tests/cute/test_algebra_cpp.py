@@ -30,18 +30,18 @@ pytestmark = pytest.mark.skipif(INCLUDES is None, reason="needs CuTe's headers (
 PER_OPERATION = 3
 
 
-def collect(per_operation: int) -> tuple[list[tuple[str, object, str]], Counter]:
+def collect(per_operation: int) -> tuple[list[tuple[str, object, str]], list[tuple[str, str, str]]]:
     """``(operation, our result, C++ expression)`` for ``per_operation`` cases we compute, per operation;
-    and how many drawn cases we refused."""
-    cases, refused = [], Counter()
+    and ``(operation, our message, C++ expression)`` for the drawn cases we refused."""
+    cases, refused = [], []
     for name, make in C.OPERATIONS.items():
         rng, kept = random.Random(f"cute-cpp-{name}"), 0
         while kept < per_operation:
             ours, expression = make(rng)
             try:
                 value = ours()
-            except LayoutError:
-                refused[name] += 1
+            except LayoutError as error:
+                refused.append((name, str(error), expression))
                 continue
             cases.append((name, value, expression))
             kept += 1
@@ -121,7 +121,15 @@ if __name__ == "__main__":
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     if INCLUDES is None:
         sys.exit("needs CuTe's headers, g++ and the CUDA toolkit's headers")
-    cases, refused = collect(count)
+    cases, refusals = collect(count)
     agree = compare(count)
+    verdicts: list[bool] = []
+    for i in range(0, len(refusals), 64):  # CuTe's C++ on every case we refused, 64 to a compile
+        verdicts += C.refused([e for _, _, e in refusals[i:i + 64]], INCLUDES)[0]
+    both, ours_only = Counter(), Counter()
+    for (name, message, _), cpp_refuses in zip(refusals, verdicts):
+        (both if cpp_refuses else ours_only)[name] += 1
+        assert cpp_refuses or "refused here" in message, (name, message)
     for name in C.OPERATIONS:
-        print(f"{name:22} {agree[name]:5} agree with CuTe's C++ ({refused[name]} drawn cases refused)")
+        print(f"{name:22} {agree[name]:5} agree with CuTe's C++; refused {both[name] + ours_only[name]:4}: CuTe's C++ "
+              f"too {both[name]}, only here {ours_only[name]}")
