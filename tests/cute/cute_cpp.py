@@ -77,7 +77,8 @@ def compile_and_run(expressions: list[str], includes: list[str], jobs: int = 2, 
 
 def refused(expressions: list[str], includes: list[str]) -> tuple[list[bool], str]:
     """For each expression, whether CuTe's C++ refuses it (a compile error traced to its line: g++ reports
-    every failing static_assert of one file), and all the compiler's messages."""
+    every failing static_assert of one file), and all the compiler's messages. An instantiation that fails
+    is reported once per file: give expressions that instantiate different templates (else ``refused_each``)."""
     lines = [f"void case{k}() {{\n  print({e});\n}}" for k, e in enumerate(expressions)]
     with tempfile.TemporaryDirectory() as tmp:
         src = pathlib.Path(tmp, "refused.cpp")
@@ -86,6 +87,23 @@ def refused(expressions: list[str], includes: list[str]) -> tuple[list[bool], st
                               capture_output=True, text=True, timeout=300)
     first = HEADER.count("\n") + 2  # the line of case 0's print
     return [f"refused.cpp:{first + 3 * k}:" in done.stderr for k in range(len(expressions))], done.stderr
+
+
+def refused_each(expressions: list[str], includes: list[str], jobs: int = 2) -> list[bool]:
+    """Whether CuTe's C++ refuses each expression, each in a file of its own (CuTe's headers precompiled)."""
+    flags = ["g++", "-std=c++17", "-w", *[f"-I{d}" for d in includes]]
+    with tempfile.TemporaryDirectory() as tmp:
+        header = pathlib.Path(tmp, "cute_all.hpp")
+        header.write_text(HEADER.replace("using namespace cute;\n", ""))
+        subprocess.run([*flags, "-x", "c++-header", str(header), "-o", f"{header}.gch"], check=True, timeout=600)
+
+        def one(k: int) -> bool:
+            src = pathlib.Path(tmp, f"r{k}.cpp")
+            src.write_text(f'#include "cute_all.hpp"\nusing namespace cute;\nint main() {{ print({expressions[k]}); }}\n')
+            return subprocess.run([*flags, "-fsyntax-only", str(src)], capture_output=True, timeout=300).returncode != 0
+
+        with ThreadPoolExecutor(jobs) as pool:
+            return list(pool.map(one, range(len(expressions))))
 
 
 # -- C++ text of the arguments -------------------------------------------------------------------------

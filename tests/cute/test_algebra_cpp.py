@@ -118,16 +118,16 @@ def test_where_cute_returns_another_function_we_refuse():
 
 
 if __name__ == "__main__":
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    count = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 100
     if INCLUDES is None:
         sys.exit("needs CuTe's headers, g++ and the CUDA toolkit's headers")
     cases, refusals = collect(count)
-    agree = compare(count)
-    verdicts: list[bool] = []
-    for i in range(0, len(refusals), 64):  # CuTe's C++ on every case we refused, 64 to a compile
-        verdicts += C.refused([e for _, _, e in refusals[i:i + 64]], INCLUDES)[0]
+    agree = compare(count) if "--refusals-only" not in sys.argv else Counter()
+    unique = list(dict.fromkeys(e for _, _, e in refusals))
+    verdict = dict(zip(unique, C.refused_each(unique, INCLUDES)))  # CuTe's C++ on every case we refused
     both, ours_only = Counter(), Counter()
-    for (name, message, _), cpp_refuses in zip(refusals, verdicts):
+    for name, message, expression in refusals:
+        cpp_refuses = verdict[expression]
         (both if cpp_refuses else ours_only)[name] += 1
         assert cpp_refuses or "refused here" in message, (name, message)
     for name in C.OPERATIONS:
