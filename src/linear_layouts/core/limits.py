@@ -49,7 +49,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.errors import QUOTE_CHARS, LayoutError
 
 __all__ = [
     "MAX_ELEMENTS",
@@ -79,7 +79,6 @@ MAX_SPEC_CHARS = 1 << 16
 MAX_IR_BYTES = 1 << 24
 MAX_SPEC_DEPTH = 32
 MAX_INT_DIGITS = 40
-QUOTE_CHARS = 80
 
 _NAMES = {MAX_ELEMENTS: "MAX_ELEMENTS", MAX_PICTURE_ELEMENTS: "MAX_PICTURE_ELEMENTS"}
 
