@@ -71,8 +71,13 @@ class TupleSub(tuple):
     pass
 
 
+#: Names planted among the junk (dim names of junk and valid layouts): no message of the core may carry one.
+SECRETS = ("ghp_SECRETtokenAAAABBBBCCCCDDDDEEEE1234", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJTRUNSRVQifQ.SECRETsig",
+           "SECRET_dim_name_0123456789")
+
+
 def junk_scalar(rng: random.Random) -> Any:
-    return rng.choice([
+    return rng.choice([*SECRETS, StrSub(SECRETS[2]),
         None, True, False, 0, 1, -1, 2, 3, 31, 32, 63, 64, 65, 1 << 31, (1 << 31) - 1, 1 << 62, 1 << 63, (1 << 64) - 1,
         1 << 64, 1 << 200, -(1 << 70), 2.0, float("nan"), "a", "", "dim0", "register", StrSub("dim0"), b"x",
         IntSub(4), np.int64(4), np.uint64(1 << 63), np.bool_(True), object(), [], (), {}, [1], (1,), [[1]], {"a": 1},
@@ -92,7 +97,7 @@ def junk(rng: random.Random, depth: int = 0) -> Any:
         return tuple(items)
     if r < 0.8:
         return TupleSub(items)
-    keys = [rng.choice(["register", "lane", "dim0", "dim1", "", StrSub("lane"), 3, None]) for _ in items]
+    keys = [rng.choice(["register", "lane", "dim0", "dim1", "", StrSub("lane"), 3, None, *SECRETS]) for _ in items]
     return dict(zip(keys, items))
 
 
@@ -114,7 +119,7 @@ def random_layout(rng: random.Random, wide: bool = False) -> LinearLayout:
                 vec.append((flat >> sh) & (s - 1))
                 sh += b
             vecs.append(vec)
-        bases.append((f"i{d}", vecs))
+        bases.append((rng.choice([f"i{d}", f"i{d}", f"{SECRETS[2]}{d}"]), vecs))
     return LinearLayout(bases, out_dims, require_surjective=False)
 
 
@@ -172,6 +177,7 @@ def run(iterations: int, seed: int = 0, check_refcounts: bool = True) -> dict[st
                 try:
                     result = getattr(ext, name)(*args)
                 except TypeError as error:
+                    assert not any(secret in str(error) for secret in SECRETS), "a planted name reached a message"
                     raise AssertionError(f"{name}{args!r:.300} raised {error!r}") from None
                 if result is None or result is False or result is NotImplemented:
                     stats["declined"] += 1
