@@ -628,8 +628,8 @@ def check_cta_threads(module: Module) -> None:
     report simulates, warp by warp) is at most ``limits.MAX_ELEMENTS`` (a GPU runs at most 1024 per CTA).
 
     >>> from linear_layouts.triton_model.ir_text import parse_module
-    >>> check_cta_threads(parse_module('module attributes {"ttg.num-warps" = 65536 : i32} {\n'
-    ...                                'tt.func @k() {\n tt.return\n }\n}'))
+    >>> check_cta_threads(parse_module('module attributes {"ttg.num-warps" = 65536 : i32} {\\n'
+    ...                                'tt.func @k() {\\n tt.return\\n }\\n}'))
     Traceback (most recent call last):
     ...
     linear_layouts.core.errors.LayoutError: ttgir: ttg.num-warps = 65536 x ttg.threads-per-warp = 32 x ttg.num-ctas = 1 is 2097152 threads, above the 1048576 the report simulates (linear_layouts.limits.MAX_ELEMENTS; a GPU runs at most 1024 threads per CTA)
