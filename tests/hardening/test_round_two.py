@@ -312,7 +312,7 @@ def test_messages_quote_at_most_about_80_characters():
     assert "9" * 81 not in line and len(line) < 300
     line = refused(["show", "--format", "x" * 1204, BLOCKED])
     assert "x" * 81 not in line
-    with pytest.raises(LayoutError) as info:
+    with pytest.raises(LayoutError, match=r"not F2-linear") as info:
         parse_spec("(" + "2," * 3000 + "2):(" + "1," * 3000 + "1)").to_linear()
     assert "2,2," * 41 not in str(info.value) and len(str(info.value)) < 400
 
