@@ -200,6 +200,31 @@ def _unsafe_folder(info: os.stat_result, path: Path, *, cache: bool) -> str | No
     return None
 
 
+def _unsafe(path: Path) -> str | None:
+    """Why the cache file ``path`` may not be trusted (a link, not a regular file, not ours, writable by
+    others), or None; for the other users of the cache folder (the Triton hook's entries)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return "it does not exist"
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    return _unsafe_file(info)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to the file ``path`` of the cache folder atomically (0600, through the folder's
+    descriptor, every folder above it checked: ``_open_cache``); CompileError or OSError when it cannot."""
+    folder = _open_cache(Path(path).parent)
+    try:
+        if not _write_entry(folder, Path(path).name, data):
+            raise OSError(errno.EEXIST, f"{path}: cannot be replaced")
+    finally:
+        os.close(folder)
+
+
 def _unsafe_file(info: os.stat_result) -> str | None:
     """Why a cache entry (``info``: its fstat) may not be trusted (not ours, writable by others), or None."""
     if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
@@ -287,7 +312,7 @@ def cached_artifact(root: Path, source: str, arch: str, kind: str) -> tuple[Path
         os.close(folder)
 
 
-def _write_private(folder: int, name: str, data: bytes) -> bool:
+def _write_entry(folder: int, name: str, data: bytes) -> bool:
     """Write ``data`` to the entry ``name`` of the cache folder (descriptor ``folder``) atomically, through a
     0600 temporary file created there; False (nothing written) when the entry cannot be replaced."""
     temporary = f".{name}.{os.getpid()}.{secrets.token_hex(4)}"
@@ -344,8 +369,8 @@ def _compile(source: str, arch: str, kind: str) -> tuple[Path, bytes]:
                     _clear(folder, entry)
             manifest = {"source_sha256": key, "arch": arch, "kind": kind, "artifact_sha256": _sha256(data),
                         "nvcc": os.path.basename(nvcc)}
-            stored = _write_private(folder, name, data) and \
-                _write_private(folder, f"{name}.json", json.dumps(manifest).encode("utf-8"))
+            stored = _write_entry(folder, name, data) and \
+                _write_entry(folder, f"{name}.json", json.dumps(manifest).encode("utf-8"))
             if stored:
                 return root / name, data
             if refused is None:
@@ -353,7 +378,7 @@ def _compile(source: str, arch: str, kind: str) -> tuple[Path, bytes]:
                               CacheWarning, stacklevel=3)
             # a private copy under a fresh name, for the callers that need a path (cuobjdump)
             spare = f".{name}.{secrets.token_hex(8)}"
-            if not _write_private(folder, spare, data):
+            if not _write_entry(folder, spare, data):
                 raise CompileError(f"kernel cache: cannot write to {root}")
             return root / spare, data
     finally:
