@@ -21,17 +21,18 @@ explorer's HTTP server in :mod:`linear_layouts.present.viz.server`.
 from __future__ import annotations
 
 import argparse
+import contextvars
 import errno
 import os
 import re
 import shutil
 import sys
-from typing import Callable, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence, TypeVar
 
 from linear_layouts import __version__
-from linear_layouts.core.errors import LayoutError, did_you_mean
+from linear_layouts.core.errors import QUOTE_CHARS, LayoutError, cut_long_runs, did_you_mean
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.core.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, check_layout_size, quote
+from linear_layouts.core.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, check_layout_size, quote, shorten
 
 # --------------------------------------------------------------------------------------------------
 # Shared helpers of the subcommands
@@ -58,22 +59,77 @@ def _shape(text: str | None) -> list[int] | None:
     return shape
 
 
+#: The texts of the ``@FILE`` arguments read during one command (``main`` sets it), by argument: each file is
+#: read once, and every message the command prints is checked against these texts (``core.files.redact``).
+_FILE_TEXTS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("file_texts", default=None)
+
+_T = TypeVar("_T")
+
+
+class _FileSpecError(LayoutError):
+    """An error in the spec of an ``@FILE`` argument, reported by position only (it quotes nothing of the file)."""
+
+
 def _spec_text(text: str) -> str:
-    """The spec itself, or the text of the file ``@FILE`` names (UTF-8, at most ``limits.MAX_SPEC_CHARS``)."""
+    """The spec itself, or the text of the file ``@FILE`` names (UTF-8, at most ``limits.MAX_SPEC_CHARS``),
+    read once per command through :func:`linear_layouts.core.files.read_text` (a regular file only, opened without
+    blocking, its size checked before it is read)."""
     if not text.startswith("@"):
         return text
-    path = text[1:]
-    try:
-        with open(path, encoding="utf-8") as handle:
-            content = handle.read(MAX_SPEC_CHARS + 1)
-    except OSError as error:
-        raise LayoutError(f"spec file {quote(path)}: {error.strerror or error}") from None
-    except UnicodeDecodeError as error:
-        raise LayoutError(f"spec file {quote(path)}: not UTF-8 text (byte {error.start + 1} cannot be read)") from None
+    texts = _FILE_TEXTS.get()
+    if texts is not None and text in texts:
+        return texts[text]
+    from linear_layouts.core.files import read_text
+
+    content = read_text(text[1:], "spec file", max_bytes=4 * MAX_SPEC_CHARS,  # UTF-8: at most 4 bytes a character
+                        limit=f"a spec has at most {MAX_SPEC_CHARS} characters: linear_layouts.limits.MAX_SPEC_CHARS")
     if len(content) > MAX_SPEC_CHARS:
-        raise LayoutError(f"spec file {quote(path)}: longer than {MAX_SPEC_CHARS} characters "
+        raise LayoutError(f"spec file {quote(text[1:])}: longer than {MAX_SPEC_CHARS} characters "
                           "(linear_layouts.core.limits.MAX_SPEC_CHARS): not a layout spec")
+    if texts is not None:
+        texts[text] = content
     return content
+
+
+def _from_spec(text: str, what: str, read: Callable[[str], _T]) -> _T:
+    """``read(spec text)`` for the argument ``text``: the one path every spec argument takes. An inline spec's
+    error is ``what: message``; an ``@FILE``'s is told by position and length only (:func:`_file_error`)."""
+    source = _spec_text(text)
+    try:
+        return read(source)
+    except _FileSpecError:
+        raise
+    except LayoutError as error:
+        if text.startswith("@"):
+            raise _file_error(what, text[1:], source, str(error)) from None
+        raise LayoutError(f"{what}: {error}") from None
+
+
+_POSITIONS = (re.compile(r"\bline (\d+),? column (\d+)"), re.compile(r"\bcolumn (\d+)"),
+              re.compile(r"\bcharacter (\d+)"))
+
+
+def _file_error(what: str, path: str, source: str, message: str) -> _FileSpecError:
+    """The error of a spec read from ``path``: where it is (line and column, from ``message``) and how long
+    the file is; ``message`` itself only when it quotes nothing of the file (``files.quotes_file``)."""
+    from linear_layouts.core.files import quotes_file
+
+    where = ""
+    for pattern in _POSITIONS:
+        found = pattern.search(message)
+        if found and len(found.groups()) == 2:
+            where = f"line {found[1]}, column {found[2]}"
+        elif found:  # a column or character of the stripped text: count from the file's start
+            index = len(source) - len(source.lstrip()) + int(found[1]) - 1
+            line = source.count("\n", 0, index) + 1
+            where = f"line {line}, column {index - (source.rfind(chr(10), 0, index) + 1) + 1}"
+        if found:
+            break
+    first = message.splitlines()[0] if message else ""
+    rule = "" if ("'" in first or '"' in first or quotes_file(first, [source])) else f": {first}"
+    return _FileSpecError(f"{what}: {quote(path)}: not a valid layout spec{rule} ({'at ' + where + ' of ' if where else ''}"
+                          f"{len(source)} characters; a file's text is never quoted: pass the spec itself instead of "
+                          "@FILE to see the whole message)")
 
 
 def _limit(args: argparse.Namespace) -> dict[str, int]:
@@ -89,13 +145,7 @@ def _limit(args: argparse.Namespace) -> dict[str, int]:
 def _layout(text: str, shape: list[int] | None, what: str = "LAYOUT") -> LinearLayout:
     from linear_layouts.spec import parse_spec
 
-    try:
-        return parse_spec(_spec_text(text)).to_linear(shape)
-    except LayoutError as error:
-        if text.startswith("@"):  # point into the file, never print its contents
-            first = str(error).splitlines()[0] if str(error) else ""
-            raise LayoutError(f"{what}: {quote(text[1:])}: {first}") from None
-        raise LayoutError(f"{what}: {error}") from None
+    return _from_spec(text, what, lambda source: parse_spec(source).to_linear(shape))
 
 
 def _descriptor(text: str, shape: list[int] | None, what: str = "LAYOUT", bitwidth: int | None = None) -> object:
@@ -105,15 +155,15 @@ def _descriptor(text: str, shape: list[int] | None, what: str = "LAYOUT", bitwid
     from linear_layouts.spec import parse_spec
     from linear_layouts.layouts.ttgir import TensorType
 
-    try:
-        value = parse_spec(_spec_text(text)).value
+    def read(source: str) -> object:
+        value = parse_spec(source).value
         if isinstance(value, TensorType):
             value = value.layout
         if isinstance(value, LinearLayout) or not hasattr(value, "to_linear"):
-            return recognize(_layout(text, shape, what), bitwidth=bitwidth)
+            return recognize(parse_spec(source).to_linear(shape), bitwidth=bitwidth)
         return value
-    except LayoutError as error:
-        raise LayoutError(f"{what}: {error}") from None
+
+    return _from_spec(text, what, read)
 
 
 def _cute_source(text: str) -> object | None:
@@ -188,17 +238,28 @@ def _bitwidth(dtype: str | None, default: int | None = None) -> int:
         raise LayoutError(f"--dtype: {error}") from None
 
 
-def _spec_bitwidth(text: str) -> int | None:
+def _spec_bitwidth(text: str, what: str = "LAYOUT") -> int | None:
     """The element width a shared spec names itself (``NVMMASharedLayout(element_bitwidth=16)``)."""
     from linear_layouts.spec import parse_spec
 
-    value = parse_spec(_spec_text(text)).value
+    value = _from_spec(text, what, lambda source: parse_spec(source).value)
     width = getattr(value, "element_bitwidth", None)
     return width if isinstance(width, int) else None
 
 
 def _warn(message: str) -> None:
-    print(f"linear-layouts: warning: {message}", file=sys.stderr)
+    print(_one_line(f"linear-layouts: warning: {_unquoted(message)}"), file=sys.stderr)
+
+
+def _unquoted(message: str) -> str:
+    """``message`` with every word of an ``@FILE`` read by this command withheld (``core.files.redact``): the last
+    guard of what a file may print, for messages raised after its spec was read (the layout's dim names)."""
+    texts = _FILE_TEXTS.get()
+    if not texts:
+        return message
+    from linear_layouts.core.files import redact
+
+    return redact(message, texts.values())
 
 
 _KINDS = {
@@ -385,7 +446,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 def cmd_banks(args: argparse.Namespace) -> int:
     """Wavefronts of DIST storing to / loading from SHARED, with the per-step bank hits."""
     if args.steps < 0:
-        raise LayoutError(f"--steps: the number of steps to list must be 0 or more, got {args.steps}")
+        raise LayoutError(f"--steps: the number of steps to list must be 0 or more, got {quote(args.steps)}")
     shape = _shape(args.shape)
     dist = _layout(args.dist, shape, "DIST")
     shared = _layout(args.shared, shape or list(dist.out_dims.values()), "SHARED")
@@ -586,7 +647,7 @@ def _explorer_page(args: argparse.Namespace) -> str:
 def cmd_explore(args: argparse.Namespace) -> int:
     """Write the explorer page (--output) or serve it on 127.0.0.1 only."""
     if not 0 <= args.port <= 65535:
-        raise LayoutError(f"--port: a TCP port is 0..65535 (0: any free port), got {args.port}")
+        raise LayoutError(f"--port: a TCP port is 0..65535 (0: any free port), got {quote(args.port)}")
     page = _explorer_page(args).encode("utf-8")
     if args.output:
         _write_file(args.output, page)
@@ -637,6 +698,8 @@ class _Parser(argparse.ArgumentParser):
         match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if match:
             message += did_you_mean(match[1], [c.strip(" '") for c in match[2].split(",")])
+        # argparse quotes the argument whole ('invalid int value: ...'): at most ~80 characters of it
+        message = cut_long_runs(re.sub(r"'([^']{%d,})'" % (QUOTE_CHARS + 1), lambda m: quote(m[1]), message))
         self.exit(2, _one_line(f"{self.prog}: error: {message} (`{self.prog} -h` lists the arguments)") + "\n")
 
 
@@ -772,9 +835,13 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                                                       f"{MAX_PICTURE_ELEMENTS}: the page draws every one)")
 
     p = add("report", cmd_report, "every layout and conversion of a real kernel, with Triton's and our "
-            "shared-memory traffic (a .py kernel file compiled on the CPU, or TTGIR / MLIR_ENABLE_DUMP text)")
+            "shared-memory traffic (a .py kernel file, which is EXECUTED: imported as Python, then compiled on the "
+            "CPU; or TTGIR / MLIR_ENABLE_DUMP text, which is only read)")
     p.add_argument("kernel", metavar="KERNEL_OR_FILE",
-                   help="a Triton kernel file (.py, compiled on the CPU) or a TTGIR / MLIR_ENABLE_DUMP text file")
+                   help="a Triton kernel file (.py: it is executed -- imported as Python, as `python KERNEL.py` "
+                        "would run it -- to compile its kernel on the CPU; only this file, only because you name "
+                        "it: pass only files you would run yourself) or a TTGIR / MLIR_ENABLE_DUMP text file "
+                        "(read, never run)")
     p.add_argument("--target", default="sm_90", help=".py kernels: compile for sm_80, sm_90, gfx942, ... (default sm_90)")
     p.add_argument("--format", choices=["text", "html"], default="text", help="text (default) or one HTML page")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -817,18 +884,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = parser.subcommands.get(args.command, parser)
         options = [o for action in command._actions for o in action.option_strings]
         hint = did_you_mean(extra[0].split("=")[0], options) if extra[0].startswith("-") else ""
-        command.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+        command.error(f"unrecognized arguments: {shorten(' '.join(extra))}{hint}")
     if args.command is None:
         parser.print_help()
         return 2
+    texts = _FILE_TEXTS.set({})
     try:
         return handlers[args.command](args)
     except LayoutError as error:
-        print(_one_line(f"linear-layouts: error: {error}"), file=sys.stderr)
+        message = str(error) if isinstance(error, _FileSpecError) else _unquoted(str(error))
+        print(_one_line(f"linear-layouts: error: {message}"), file=sys.stderr)
+        return 2
+    except MemoryError:  # a limit raised past what this machine holds (--max-elements)
+        print("linear-layouts: error: out of memory: the layout needs more memory than this machine has; lower "
+              "--max-elements (the defaults keep every command under 1 GB)", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `linear-layouts demo | head`
         _discard_stdout()
         return 0
+    finally:
+        _FILE_TEXTS.reset(texts)
 
 
 if __name__ == "__main__":  # pragma: no cover

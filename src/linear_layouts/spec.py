@@ -22,8 +22,10 @@ The text is read with :mod:`ast` / :mod:`json`; only literals (ints, bools, stri
 dicts) and calls of whitelisted names are accepted. Names come from :mod:`linear_layouts.layouts`.
 Every mistake raises :class:`LayoutError` with the column where it happened and at most ~80 characters
 of the text around it. Before parsing, :func:`linear_layouts.core.limits.check_text` bounds the text's length,
-nesting depth and integer digits (``limits.MAX_SPEC_CHARS``, ``MAX_SPEC_DEPTH``, ``MAX_INT_DIGITS``), so
-neither :mod:`ast` nor :mod:`json` can recurse or read without bound.
+nesting depth and integer digits (``limits.MAX_SPEC_CHARS``, ``MAX_SPEC_DEPTH``, ``MAX_INT_DIGITS``), and an
+operator (``+``, ``~``, ``*``, ``--``, ...: nothing a spec uses) is refused at its column, so neither :mod:`ast`
+nor :mod:`json` can recurse or read without bound; what :mod:`ast` still nests without brackets (``a.a.a``,
+``f()()``) is measured by an iterative walk before the tree is read (at most ``MAX_AST_DEPTH`` levels).
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.core.errors import LayoutError, did_you_mean
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.core.limits import check_text, excerpt, quote, shorten
+from linear_layouts.core.limits import MAX_SPEC_DEPTH, check_text, excerpt, quote, shorten
 
 __all__ = ["ParsedSpec", "parse_spec", "layout_from_spec", "catalog_classes", "RAW_CONSTRUCTORS"]
 
@@ -45,6 +49,10 @@ RAW_CONSTRUCTORS = ("LinearLayout", "DistributedLinearLayout", "SharedLinearLayo
 _PREFIXES = ("gl", "ttgl", "language", "linear_layouts", "catalog", "amd", "nvidia", "blackwell")
 #: Catalog classmethods a spec may call, as Gluon spells them: ``PaddedSharedLayout.with_identity_for(...)``.
 _CLASSMETHODS = ("with_identity_for", "get_default_for", "from_warps_per_cta")
+#: Levels of the expression tree of a spec (a bracket is two or three: a call, its list, a keyword).
+MAX_AST_DEPTH = 4 * MAX_SPEC_DEPTH
+#: Outside strings, a character no spec has (an operator), or a minus sign after another one.
+_NOT_A_SPEC = re.compile(r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|#.*)|([^\w\s.,:=()\[\]{}'"-]|-\s*-)""")
 
 
 @dataclass(frozen=True)
@@ -138,15 +146,41 @@ def parse_spec(text: str) -> ParsedSpec:
         return ParsedSpec(text, ttgir.parse_type(stripped))
     if _cute().looks_like_cute(stripped):
         return ParsedSpec(text, _cute().parse_cute(stripped))
+    return ParsedSpec(text, _Builder(stripped).build(_expression(stripped).body))
+
+
+def _expression(text: str) -> ast.Expression:
+    """``ast.parse(text, mode="eval")`` for a spec's Python-call form, bounded: operators refused before
+    parsing, the parser's own depth errors and warnings turned into LayoutError / silence, the tree's
+    depth measured (iteratively) before anything walks it recursively."""
+    for found in _NOT_A_SPEC.finditer(text):
+        if found.group(1):
+            column = found.start(1) + 1
+            raise LayoutError(f"spec: {quote(''.join(found.group(1).split()))} "
+                              f"at column {column} is not a literal or a layout constructor (a spec has no "
+                              f"operators)\n{excerpt(text, column - 1)}")
     try:
-        tree = ast.parse(stripped, mode="eval")
+        with warnings.catch_warnings():  # "invalid decimal literal" for 1for: the error says it better
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, mode="eval")
     except SyntaxError as error:
         column = error.offset or 1
         if error.lineno and error.lineno > 1:  # a column of a later line: count from the start of the text
-            column += sum(len(line) + 1 for line in stripped.split("\n")[: error.lineno - 1])
+            column += sum(len(line) + 1 for line in text.split("\n")[: error.lineno - 1])
         raise LayoutError(f"spec: syntax error at column {column}: {error.msg}\n"
-                          f"{excerpt(stripped, column - 1)}") from None
-    return ParsedSpec(text, _Builder(stripped).build(tree.body))
+                          f"{excerpt(text, column - 1)}") from None
+    except (RecursionError, MemoryError):  # Python's parser refuses to nest deeper (no brackets needed)
+        raise LayoutError(f"spec: nested deeper than Python's parser reads (at most {MAX_AST_DEPTH} levels: "
+                          "spec.MAX_AST_DEPTH)") from None
+    stack = [(tree.body, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_AST_DEPTH:
+            column = getattr(node, "col_offset", 0) + 1
+            raise LayoutError(f"spec: nested deeper than {MAX_AST_DEPTH} levels at column {column} "
+                              f"(linear_layouts.spec.MAX_AST_DEPTH)\n{excerpt(text, column - 1)}")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return tree
 
 
 def layout_from_spec(text: str, shape: Sequence[int] | None = None) -> LinearLayout:
@@ -194,6 +228,10 @@ class _Builder:
         column = getattr(node, "col_offset", 0) + 1
         return LayoutError(f"spec: {message} (column {column})\n{excerpt(self.text, column - 1)}")
 
+    def source(self, node: ast.AST) -> str:
+        """The text of ``node``, quoted (at most ~80 characters; read from the text, not unparsed)."""
+        return quote(ast.get_source_segment(self.text, node) or type(node).__name__)
+
     def build(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Constant):
             if node.value is None or isinstance(node.value, (bool, int, str)):
@@ -211,20 +249,20 @@ class _Builder:
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, (ast.Name, ast.Attribute)):
-            raise self.fail(node, f"bare name {quote(ast.unparse(node))}: a layout is written as a call, "
+            raise self.fail(node, f"bare name {self.source(node)}: a layout is written as a call, "
                                   f"e.g. BlockedLayout([1,4],[4,8],[4,1],[1,0])")
-        raise self.fail(node, f"{quote(ast.unparse(node))} is not a literal or a layout constructor")
+        raise self.fail(node, f"{self.source(node)} is not a literal or a layout constructor")
 
     def name_of(self, func: ast.AST) -> str:
         if isinstance(func, ast.Name):
             return func.id
-        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
-            prefix = ast.unparse(func.value).split(".")
+        prefix = _dotted(func.value) if isinstance(func, ast.Attribute) else None
+        if prefix is not None:
             if all(p in _PREFIXES for p in prefix):
                 return func.attr
             if func.attr in _CLASSMETHODS and prefix[-1] in self.classes and all(p in _PREFIXES for p in prefix[:-1]):
                 return f"{prefix[-1]}.{func.attr}"
-        raise self.fail(func, f"{quote(ast.unparse(func))} is not a layout name")
+        raise self.fail(func, f"{self.source(func)} is not a layout name")
 
     def call(self, node: ast.Call) -> Any:
         name = self.name_of(node.func)
@@ -280,6 +318,18 @@ class _Builder:
             raise self.fail(node, f"{name}: {shorten(str(error), 200)}") from None
         except LayoutError as error:
             raise self.fail(node, f"{name}: {error}") from None
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    """``["gl", "BlockedLayout"]`` for ``gl.BlockedLayout`` (names and attributes only), else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return parts[::-1]
 
 
 def _rank_of(bases: Any) -> int:

@@ -108,18 +108,18 @@ def test_a_file_is_never_echoed(capsys, tmp_path):
     """`show @/etc/shadow` as root printed the file; a 1 MB junk file wrote 1 MB to stderr."""
     secret = tmp_path / "shadow"
     secret.write_text("root:$6$SECRETHASH$abcdef:19000:0:99999:7:::\n" * 10)
-    line = fails(capsys, ["show", f"@{secret}"], "spec: syntax error")
+    line = fails(capsys, ["show", f"@{secret}"], "not a valid layout spec (at line 1, column 6 of 450 characters")
     assert "SECRETHASH" not in line and "root:" not in line
     junk = tmp_path / "junk"
     junk.write_text("x" * 1_000_000 + "(")
     assert len(fails(capsys, ["show", f"@{junk}"], "spec")) < 300
     huge = tmp_path / "huge"
     huge.write_text("[" + "1," * 1_000_000 + "]")
-    fails(capsys, ["show", f"@{huge}"], f"longer than {MAX_SPEC_CHARS} characters")
+    fails(capsys, ["show", f"@{huge}"], f"a spec has at most {MAX_SPEC_CHARS} characters")
     binary = tmp_path / "binary"
     binary.write_bytes(b"\x7fELF\xff\xfe" * 100)
     fails(capsys, ["show", f"@{binary}"], "not UTF-8 text")
-    fails(capsys, ["show", f"@{tmp_path}"], "Is a directory")
+    fails(capsys, ["show", f"@{tmp_path}"], "a folder, not a regular file")
 
 
 def test_spec_errors_in_arguments_are_one_line(capsys):

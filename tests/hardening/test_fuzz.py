@@ -345,3 +345,87 @@ def test_the_fuzzed_functions_cover_the_public_api():
     assert {"plan_conversion", "optimal_swizzle", "simulate_wavefronts", "suggest_shared_layout"} <= names
     assert {"conversion_kernel", "emit_index", "parse_cute", "parse_attribute", "parse_module", "parse_spec",
             "propagate", "banks_report", "best_cute_swizzle", "to_gluon", "element_type", "BlockedLayout"} <= names
+
+
+# --- planted secrets: what an @FILE may print (issue 33) ------------------------------------------------------
+
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+SECRET_KINDS = {  # a token of each kind a file may hold, made of hypothesis-drawn characters
+    "github": lambda r: "ghp_" + r(36),
+    "jwt": lambda r: "eyJhbGciOiJIUzI1NiJ9." + "eyJ" + r(24) + "." + r(20),
+    "name": lambda r: "SECRET_" + r(16),
+    "aws": lambda r: "AKIA" + r(16).upper(),
+    "hash": lambda r: "$6$" + r(8) + "$" + r(30),
+}
+#: @FILE contents with the secret S planted where a name, a key, a value, a line or a comment goes; the
+#: templates marked valid are layouts whose dim name S is (a shown layout prints its own dim names)
+SECRET_FILES = [
+    ("{S}", False), ("{S}\n{S}\n{S}\n", False), ("{S}(1, 2)", False), ("{S}.BlockedLayout([1],[32],[4],[0])", False),
+    ("BlockedLayout([1,4],[4,8],[4,1],[1,0], {S})", False), ("BlockedLayout([1,4],[4,8],[4,1],[1,0], cta_order='{S}')", False),
+    ("BlockedLayout({S}=[1,4])", False), ("BlockedLayout([1,4],[4,8],[4,1],[1,0]) + {S}", False),
+    ('{{"bases": {{"register": [[1]]}}, "out_dims": {{"dim0": 2}}, "{S}": 1}}', False),
+    ('{{"bases": {{"{S}": [[1]]}}, "out_dims": {{"dim0": 3}}}}', False),
+    ('{{"bases": {{"register": [["{S}"]]}}, "out_dims": ["dim0"]}}', False),
+    ('{{"bases": {{"register": [[1]]}}, "out_dims": {{"{S}": 2}}}}', True),
+    ('{{"bases": {{"register": [[1]], "lane": [[2], [4], [8], [16], [32]]}}, "out_dims": ["{S}"]}}', True),
+    ('{{"bases": {{"offset": [[1], [2]], "{S}": [[4]]}}, "out_dims": ["dim0"]}}', True),
+    ("LinearLayout({{'{S}': [[1]]}}, ['dim0'], require_surjective='{S}')", False),
+    ("#ttg.blocked<{{sizePerThread = [1], {S} = [1]}}>", False),
+    ("tensor<32x64x{S}, #ttg.blocked<{{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], "
+     "order = [1, 0]}}>>", False),
+    ("(8,{S}):(64,1)", False), ("Swizzle<3,4,3> o {S}", False), ("root:{S}:19000:0:99999:7:::\n", False),
+    ("# {S}\nBlockedLayout([1,4],[4,8],[4,1],[1,0])", False), ("'{S}'", False), ("[{S}, 1]", False),
+]
+SECRET_COMMANDS = [
+    ["show", "@F", "--shape", "32,64", "--format", "text"], ["show", "@F", "--shape", "32,64", "--format", "json"],
+    ["show", "@F", "--shape", "32,64", "--format", "gluon"], ["show", "@F", "--shape", "32,64", "--format", "ttgir"],
+    ["show", "@F", "--shape", "32,64", "--format", "svg"], ["show", "@F", "--shape", "32,64", "--format", "html"],
+    ["show", "@F", "--shape", "32,64", "--format", "cute"], ["show", "@F", "--format", "grid"], ["matrix", "@F"],
+    ["banks", "@F", SPECS[0], "--shape", "32,64", "--dtype", "fp16"],
+    ["banks", SPECS[2], "@F", "--shape", "32,64", "--dtype", "fp16"],
+    ["swizzle", "@F", SPECS[1], "--shape", "32,64", "--dtype", "fp16"],
+    ["swizzle", SPECS[0], "@F", "--shape", "32,64", "--dtype", "fp16", "--format", "gluon"],
+    ["convert", "@F", SPECS[1], "--shape", "32,64", "--dtype", "fp16", "--format", "ttgir"],
+    ["convert", SPECS[0], "@F", "--shape", "32,64", "--dtype", "fp16"],
+    ["convert", "@F", "@F", "--dtype", "fp16"], ["explore", "--layout", "@F", "--shape", "32,64"],
+]
+
+
+def test_planted_secrets_never_leave_an_at_file(tmp_path_factory, monkeypatch):
+    """Secrets (tokens, JWT-like strings, SECRET... names, password hashes) planted in @FILE contents, every
+    command and format that reads a spec: a refusal prints no secret, nor a piece of one (80 characters of
+    a quoted name would carry its start); a success prints one only as the dim name of the layout the file
+    spells out. Both outcomes must occur."""
+    from linear_layouts.viz import server
+
+    monkeypatch.setattr(server, "serve_until_interrupted", lambda *a, **k: pytest.fail("the fuzz started a server"))
+    folder = tmp_path_factory.mktemp("secrets")
+    statuses: dict[int, int] = {0: 0, 2: 0}
+
+    @settings(FUZZ, max_examples=150)
+    @given(kind=st.sampled_from(sorted(SECRET_KINDS)), chars=st.text(_ALNUM, min_size=64, max_size=64),
+           template=st.sampled_from(SECRET_FILES), command=st.sampled_from(SECRET_COMMANDS))
+    def fuzz(kind, chars, template, command):
+        stream = iter(chars * 4)
+        secret = SECRET_KINDS[kind](lambda n: "".join(next(stream) for _ in range(n)))
+        text, valid = template
+        path = folder / "spec.txt"
+        path.write_text(text.format(S=secret))
+        argv = [f"@{path}" if a == "@F" else a for a in command] + ["-o", str(folder / "out")]
+        (folder / "out").unlink(missing_ok=True)
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                status = main(argv)
+            except SystemExit as exit_:
+                status = exit_.code
+        written = (folder / "out").read_text("utf-8", "replace") if (folder / "out").exists() else ""
+        pieces = [secret] + [p for p in re.split(r"[.$]", secret) if len(p) >= 8] + [secret[:12]]
+        assert status in (0, 2), (argv, err.getvalue()[-500:])
+        assert not any(p in err.getvalue() for p in pieces), (kind, text, command, err.getvalue())
+        if status == 2 or not valid:
+            assert not any(p in out.getvalue() + written for p in pieces), (kind, text, command, status)
+        statuses[status] += 1
+
+    fuzz()
+    assert statuses[0] >= 5 and statuses[2] >= 50, statuses

@@ -13,10 +13,12 @@ Example: ``count_ptx(compile_ptx(kernel.source))["st.shared.b32"]`` is 16 for th
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import stat
 import subprocess
@@ -30,6 +32,7 @@ __all__ = [
     "find_cuobjdump",
     "compile_ptx",
     "compile_cubin",
+    "compile_cubin_bytes",
     "count_ptx",
     "count_sass",
     "CompileError",
@@ -37,6 +40,9 @@ __all__ = [
     "split_ptx_entries",
     "CACHE_ENV",
     "CacheWarning",
+    "MAX_ARTIFACT_BYTES",
+    "SYSTEM_FOLDERS",
+    "SHARED_FOLDERS",
     "cache_dir",
     "cache_key",
     "cached_artifact",
@@ -75,13 +81,30 @@ def find_cuobjdump() -> str | None:
 # Compiled kernels are cached per user, in a private folder: ``$LINEAR_LAYOUTS_CACHE`` when set (the GPU suite
 # points it at benchmarks/build/cubins to carry precompiled cubins to the GPU machine), else
 # ``$XDG_CACHE_HOME/linear_layouts/kernels`` (``~/.cache/linear_layouts/kernels`` by default). The folder is made
-# with mode 0700 and must be ours and writable by nobody else. Each entry is the compiled file plus a manifest
-# recording the SHA-256 of the exact (arch, kind, source) it was compiled from and the SHA-256 of the compiled
-# file; an entry is used only when both hashes match and both files are ours, regular and private. Anything
-# else (a file planted by someone else, a truncated or swapped file, a hash collision of the short file name)
-# is refused with a warning and compiled afresh.
+# with mode 0700 and must be ours and writable by nobody else; so must every folder above it, up to ``/``
+# (ours or root's, writable by others only if sticky, as /tmp): nobody else can rename a folder on the way and
+# put their own in its place. The folder is opened once, by walking down from ``/`` one component at a time
+# without following links, and every entry is opened and written through that descriptor. Each entry is the
+# compiled file plus a manifest recording the SHA-256 of the exact (arch, kind, source) it was compiled from
+# and the SHA-256 of the compiled file; an entry is used only when both files are ours, regular and private,
+# within their size limits, and both hashes match the bytes read from those descriptors -- and those bytes
+# are what is returned (the runtime loads them from memory, never the path again). Anything else (a file
+# planted by someone else, a truncated or swapped file, a folder or a link in its place, a manifest too
+# large or nested too deep, a hash collision of the short file name) is refused with one warning and compiled
+# afresh; an entry that cannot be replaced is left alone and the fresh compile is used without caching it.
 
 CACHE_ENV = "LINEAR_LAYOUTS_CACHE"
+MAX_ARTIFACT_BYTES = 1 << 26  #: a cached cubin or PTX file larger than this is refused unread (real ones: < 1 MB)
+MAX_MANIFEST_BYTES = 1 << 12  #: a manifest is ~250 bytes of flat JSON
+#: Folders that are never a cache, whoever asks (root included): the system's own, and everything inside them.
+SYSTEM_FOLDERS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
+                  "/sys", "/usr")
+#: Folders that hold others and are never a cache themselves (a folder inside them may be one).
+SHARED_FOLDERS = ("/", "/home", "/media", "/mnt", "/opt", "/root", "/srv", "/tmp", "/var", "/var/tmp", "/var/cache")
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
 class CacheWarning(UserWarning):
@@ -92,8 +115,18 @@ def cache_dir() -> Path:
     """The kernel cache folder (created 0700): ``$LINEAR_LAYOUTS_CACHE``, else
     ``$XDG_CACHE_HOME/linear_layouts/kernels`` (``~/.cache/...`` when ``XDG_CACHE_HOME`` is unset or relative).
 
-    Raises CompileError if the folder is a symbolic link, not ours, or writable by group or others.
+    Raises CompileError if the folder is a symbolic link, not ours, or writable by group or others, if a folder
+    above it is neither ours nor root's or is writable by others without being sticky, or if it is a system
+    folder (``/``, ``/tmp``, ``/home``, ...: ``SHARED_FOLDERS``; ``/etc``, ``/usr``, ... or inside one:
+    ``SYSTEM_FOLDERS``).
     """
+    root = _cache_root()
+    os.close(_open_cache(root))
+    return root
+
+
+def _cache_root() -> Path:
+    """The configured cache folder, created (0700) unless it is a system folder; CompileError otherwise."""
     override = os.environ.get(CACHE_ENV)
     if override:
         root = Path(override).expanduser()
@@ -101,46 +134,103 @@ def cache_dir() -> Path:
         xdg = os.environ.get("XDG_CACHE_HOME", "")
         base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
         root = base / "linear_layouts" / "kernels"
+    root = Path(os.path.abspath(root))
+    real = Path(os.path.realpath(root.parent)) / root.name
+    for where in (root, real):
+        if any(where == Path(f) or Path(f) in where.parents for f in SYSTEM_FOLDERS) or \
+                any(where == Path(f) for f in SHARED_FOLDERS):
+            raise CompileError(f"kernel cache: refusing {root}: a system folder (/, /etc, /usr, /tmp, ...: "
+                               f"ptx.SYSTEM_FOLDERS, ptx.SHARED_FOLDERS) is never a cache; set ${CACHE_ENV} to a "
+                               "private folder")
     try:
         root.parent.mkdir(parents=True, exist_ok=True)
         root.mkdir(mode=0o700, exist_ok=True)
     except OSError as error:
         raise CompileError(f"kernel cache: cannot create {root}: {error.strerror}") from None
-    problem = _unsafe(root, directory=True) or _unsafe_parent(root.parent)
-    if problem:
-        raise CompileError(f"kernel cache: refusing {root}: {problem}; use a private folder (mkdir -m 700) "
-                           f"or unset ${CACHE_ENV}")
     return root
 
 
-def _unsafe(path: Path, *, directory: bool = False) -> str | None:
-    """Why ``path`` may not be trusted (a link, not ours, writable by others, wrong type), or None."""
+def _open_cache(root: Path) -> int:
+    """A descriptor of the cache folder ``root``, reached from ``/`` one component at a time without following
+    a link (the folders above ``root`` may be links: they are resolved first), each folder checked on its
+    descriptor (``_unsafe_folder``). CompileError naming the first folder refused."""
+    real = Path(os.path.realpath(root.parent)) / root.name
+    fd = os.open("/", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    try:
+        here = Path("/")
+        for name in real.parts[1:]:
+            problem = _unsafe_folder(os.fstat(fd), here, cache=False)
+            if problem:
+                raise CompileError(f"kernel cache: refusing {root}: {problem}; use a private folder (mkdir -m 700) "
+                                   f"or unset ${CACHE_ENV}")
+            try:
+                child = os.open(name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=fd)
+            except OSError as error:
+                why = ("it is a symbolic link" if os.path.islink(here / name) else
+                       f"it cannot be opened as a folder ({error.strerror})")
+                raise CompileError(f"kernel cache: refusing {root}: {here / name}: {why}") from None
+            os.close(fd)
+            fd, here = child, here / name
+        problem = _unsafe_folder(os.fstat(fd), here, cache=True)
+        if problem:
+            raise CompileError(f"kernel cache: refusing {root}: {problem}; use a private folder (mkdir -m 700) "
+                               f"or unset ${CACHE_ENV}")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _unsafe_folder(info: os.stat_result, path: Path, *, cache: bool) -> str | None:
+    """Why the folder ``path`` (``info``: its fstat) may not hold the cache (``cache``: it is the cache
+    folder: ours, writable by nobody else) or lie above it (ours or root's, writable by others only if
+    sticky), or None."""
+    me = os.geteuid() if hasattr(os, "geteuid") else None
+    writable = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if cache:
+        if me is not None and info.st_uid != me:
+            return f"it belongs to uid {info.st_uid}, not to us (uid {me})"
+        if writable:
+            return f"it is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
+        return None
+    if me is not None and info.st_uid not in (0, me):
+        return f"the folder above it ({path}) belongs to uid {info.st_uid}"
+    if writable and not info.st_mode & stat.S_ISVTX:
+        return f"the folder above it ({path}) is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
+
+
+def _unsafe(path: Path) -> str | None:
+    """Why the cache file ``path`` may not be trusted (a link, not a regular file, not ours, writable by
+    others), or None; for the other users of the cache folder (the Triton hook's entries)."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         return "it does not exist"
     if stat.S_ISLNK(info.st_mode):
         return "it is a symbolic link"
-    if directory and not stat.S_ISDIR(info.st_mode):
-        return "it is not a folder"
-    if not directory and not stat.S_ISREG(info.st_mode):
+    if not stat.S_ISREG(info.st_mode):
         return "it is not a regular file"
+    return _unsafe_file(info)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to the file ``path`` of the cache folder atomically (0600, through the folder's
+    descriptor, every folder above it checked: ``_open_cache``); CompileError or OSError when it cannot."""
+    folder = _open_cache(Path(path).parent)
+    try:
+        if not _write_entry(folder, Path(path).name, data):
+            raise OSError(errno.EEXIST, f"{path}: cannot be replaced")
+    finally:
+        os.close(folder)
+
+
+def _unsafe_file(info: os.stat_result) -> str | None:
+    """Why a cache entry (``info``: its fstat) may not be trusted (not ours, writable by others), or None."""
     if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
         return f"it belongs to uid {info.st_uid}, not to us (uid {os.geteuid()})"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"it is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
-    return None
-
-
-def _unsafe_parent(parent: Path) -> str | None:
-    """Why the folder holding the cache lets someone else swap the cache folder (rename it and put their
-    own in its place), or None: it must belong to us or root, and be writable by others only if sticky
-    (as /tmp is)."""
-    info = os.stat(parent)
-    if hasattr(os, "geteuid") and info.st_uid not in (0, os.geteuid()):
-        return f"the folder above it ({parent}) belongs to uid {info.st_uid}"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX:
-        return f"the folder above it ({parent}) is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
     return None
 
 
@@ -153,82 +243,165 @@ def cache_key(source: str, arch: str, kind: str) -> str:
     return _sha256(f"{arch}\0{kind}\0{source}".encode())
 
 
+def _read_entry(folder: int, name: str, max_bytes: int) -> tuple[bytes | None, str | None]:
+    """``(bytes, None)`` of the entry file ``name`` of the cache folder (descriptor ``folder``): opened once,
+    not through a link, checked on that descriptor (regular, ours, private, at most ``max_bytes``) and read
+    from it; ``(None, None)`` when it does not exist; ``(None, reason)`` when it must not be used."""
+    try:
+        fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_NONBLOCK", 0), dir_fd=folder)
+    except FileNotFoundError:
+        return None, None
+    except OSError as error:
+        is_link = error.errno == errno.ELOOP or stat.S_ISLNK(os.lstat(name, dir_fd=folder).st_mode)
+        return None, f"{name}: {'it is a symbolic link' if is_link else error.strerror}"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, f"{name}: it is not a regular file"
+        problem = _unsafe_file(info)
+        if problem:
+            return None, f"{name}: {problem}"
+        if info.st_size > max_bytes:
+            return None, f"{name}: {info.st_size} bytes, above the {max_bytes} of a cache entry (not read)"
+        data = os.read(fd, max_bytes + 1)
+        chunks = [data]
+        while data and sum(map(len, chunks)) <= max_bytes:
+            data = os.read(fd, max_bytes + 1 - sum(map(len, chunks)))
+            chunks.append(data)
+        data = b"".join(chunks)
+        if len(data) > max_bytes:
+            return None, f"{name}: it grew above {max_bytes} bytes while it was read"
+        return data, None
+    except OSError as error:
+        return None, f"{name}: unreadable ({error.strerror})"
+    finally:
+        os.close(fd)
+
+
+def _verified(folder: int, key: str, kind: str) -> tuple[bytes | None, str | None]:
+    """The verified bytes of the cache entry of ``key`` (see ``cached_artifact``), read through ``folder``."""
+    name = f"{key[:24]}.{kind}"
+    data, refused = _read_entry(folder, name, MAX_ARTIFACT_BYTES)
+    text, refused_manifest = _read_entry(folder, f"{name}.json", MAX_MANIFEST_BYTES)
+    if data is None and text is None and refused is None and refused_manifest is None:
+        return None, None
+    if refused or refused_manifest:
+        return None, refused or refused_manifest
+    if data is None or text is None:
+        return None, f"{name if data is None else name + '.json'}: it does not exist"
+    try:
+        record = json.loads(text.decode("utf-8"))
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None, f"{name}.json: unreadable ({type(error).__name__})"
+    if not isinstance(record, dict) or record.get("source_sha256") != key:
+        return None, f"{name}.json: compiled from another source (hash mismatch)"
+    if record.get("artifact_sha256") != _sha256(data):
+        return None, f"{name}: its contents do not match the hash recorded when it was compiled"
+    return data, None
+
+
 def cached_artifact(root: Path, source: str, arch: str, kind: str) -> tuple[Path | None, str | None]:
     """``(path, None)`` of the verified cache entry of ``source``; ``(None, None)`` when there is none;
     ``(None, reason)`` when there is one that must not be used (the reason says why)."""
-    key = cache_key(source, arch, kind)
-    out, manifest = root / f"{key[:24]}.{kind}", root / f"{key[:24]}.{kind}.json"
-    if not os.path.lexists(out) and not os.path.lexists(manifest):
-        return None, None
-    for path in (out, manifest):
-        problem = _unsafe(path)
-        if problem:
-            return None, f"{path.name}: {problem}"
+    folder = _open_cache(Path(root))
     try:
-        record = json.loads(manifest.read_text(encoding="utf-8"))
-        data = out.read_bytes()
-    except (OSError, ValueError) as error:
-        return None, f"{manifest.name}: unreadable ({error})"
-    if not isinstance(record, dict) or record.get("source_sha256") != key:
-        return None, f"{manifest.name}: compiled from another source (hash mismatch)"
-    if record.get("artifact_sha256") != _sha256(data):
-        return None, f"{out.name}: its contents do not match the hash recorded when it was compiled"
-    return out, None
+        key = cache_key(source, arch, kind)
+        data, reason = _verified(folder, key, kind)
+        return (Path(root) / f"{key[:24]}.{kind}" if data is not None else None), reason
+    finally:
+        os.close(folder)
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, through a 0600 temporary file in the same folder."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+def _write_entry(folder: int, name: str, data: bytes) -> bool:
+    """Write ``data`` to the entry ``name`` of the cache folder (descriptor ``folder``) atomically, through a
+    0600 temporary file created there; False (nothing written) when the entry cannot be replaced."""
+    temporary = f".{name}.{os.getpid()}.{secrets.token_hex(4)}"
     try:
-        with os.fdopen(handle, "wb") as file:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=folder)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as file:
             file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        return True
+    except OSError:
         with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+            os.unlink(temporary, dir_fd=folder)
+        return False
 
 
-def _compile(source: str, arch: str, kind: str) -> Path:
-    root = cache_dir()
-    found, refused = cached_artifact(root, source, arch, kind)
-    if found is not None:
-        return found
-    if refused:
-        warnings.warn(f"kernel cache: refused {root / refused}; compiling afresh", CacheWarning, stacklevel=3)
-    nvcc = find_nvcc()
-    if nvcc is None:
-        raise CompileError("nvcc not found (set $NVCC or put nvcc on PATH)")
-    key = cache_key(source, arch, kind)
-    with tempfile.TemporaryDirectory(prefix="linear_layouts_nvcc_") as work:
-        src, tmp = Path(work) / f"{key[:24]}.cu", Path(work) / f"{key[:24]}.{kind}"
-        src.write_text(source)
-        cmd = [nvcc, f"-arch={arch}", f"-{kind}", "-O3", "-std=c++17", "-o", str(tmp), str(src)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode:
-            raise CompileError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
-        data = tmp.read_bytes()
-    out = root / f"{key[:24]}.{kind}"
-    for path in (out, root / f"{out.name}.json"):  # a foreign entry (e.g. a link) is removed, not written through
-        if os.path.lexists(path) and _unsafe(path):
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-    _write_private(out, data)
-    manifest = {"source_sha256": key, "arch": arch, "kind": kind, "artifact_sha256": _sha256(data),
-                "nvcc": os.path.basename(nvcc)}
-    _write_private(root / f"{out.name}.json", json.dumps(manifest).encode("utf-8"))
-    return out
+def _clear(folder: int, name: str) -> None:
+    """Remove a refused entry ``name`` (a file, a link, an empty folder): never written through."""
+    with contextlib.suppress(OSError):
+        info = os.lstat(name, dir_fd=folder)
+        if stat.S_ISDIR(info.st_mode):
+            os.rmdir(name, dir_fd=folder)
+        else:
+            os.unlink(name, dir_fd=folder)
+
+
+def _compile(source: str, arch: str, kind: str) -> tuple[Path, bytes]:
+    """The path and the verified bytes of the compiled ``source``: from the cache, or compiled now and stored."""
+    root = _cache_root()
+    folder = _open_cache(root)
+    try:
+        key = cache_key(source, arch, kind)
+        name = f"{key[:24]}.{kind}"
+        found, refused = _verified(folder, key, kind)
+        if found is not None:
+            return root / name, found
+        if refused:
+            warnings.warn(f"kernel cache: refused {root / refused}; compiling afresh", CacheWarning, stacklevel=3)
+        nvcc = find_nvcc()
+        if nvcc is None:
+            raise CompileError("nvcc not found (set $NVCC or put nvcc on PATH)")
+        with tempfile.TemporaryDirectory(prefix="linear_layouts_nvcc_") as work:
+            src, tmp = Path(work) / f"{key[:24]}.cu", Path(work) / name
+            src.write_text(source)
+            cmd = [nvcc, f"-arch={arch}", f"-{kind}", "-O3", "-std=c++17", "-o", str(tmp), str(src)]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode:
+                raise CompileError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
+            data = tmp.read_bytes()
+            for entry in (name, f"{name}.json"):  # a refused entry is removed, never written through
+                if refused:
+                    _clear(folder, entry)
+            manifest = {"source_sha256": key, "arch": arch, "kind": kind, "artifact_sha256": _sha256(data),
+                        "nvcc": os.path.basename(nvcc)}
+            stored = _write_entry(folder, name, data) and \
+                _write_entry(folder, f"{name}.json", json.dumps(manifest).encode("utf-8"))
+            if stored:
+                return root / name, data
+            if refused is None:
+                warnings.warn(f"kernel cache: cannot store {root / name}; using the fresh compile uncached",
+                              CacheWarning, stacklevel=3)
+            # a private copy under a fresh name, for the callers that need a path (cuobjdump)
+            spare = f".{name}.{secrets.token_hex(8)}"
+            if not _write_entry(folder, spare, data):
+                raise CompileError(f"kernel cache: cannot write to {root}")
+            return root / spare, data
+    finally:
+        os.close(folder)
 
 
 def compile_ptx(source: str, arch: str = "sm_90") -> str:
     """PTX text of ``source`` (cached in the private kernel cache, verified by hash: see ``cache_dir``)."""
-    return _compile(source, arch, "ptx").read_text()
+    return _compile(source, arch, "ptx")[1].decode("utf-8", "replace")
 
 
 def compile_cubin(source: str, arch: str = "sm_90") -> Path:
     """Path of the cubin of ``source`` in the private kernel cache (see ``cache_dir``); an existing entry is
-    returned only after its manifest's source hash and file hash are checked."""
-    return _compile(source, arch, "cubin")
+    returned only after its manifest's source hash and file hash are checked. For reading it with tools
+    (``cuobjdump``); to load a kernel, use :func:`compile_cubin_bytes` (the verified bytes themselves)."""
+    return _compile(source, arch, "cubin")[0]
+
+
+def compile_cubin_bytes(source: str, arch: str = "sm_90") -> bytes:
+    """The cubin of ``source``: the bytes verified against their manifest, read once from the descriptor of
+    the cache entry (or just compiled); what the runtime loads, so no file swapped after the check is ever
+    loaded."""
+    return _compile(source, arch, "cubin")[1]
 
 
 _PTX_LINE = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.]*)")

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from linear_layouts.codegen.kernel import KernelSource
-from linear_layouts.codegen.ptx import compile_cubin, find_nvcc
+from linear_layouts.codegen.ptx import compile_cubin_bytes, find_nvcc
 from linear_layouts.core.errors import LayoutError
 
 __all__ = [
@@ -50,9 +50,12 @@ def cupy_module() -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _function(source: str, name: str, shared_bytes: int) -> Any:
+    """The CuPy function ``name`` of ``source``: with nvcc, from the cubin's verified bytes (loaded from memory,
+    ``cuModuleLoadData``: the file is never opened again after its hash was checked); else through NVRTC."""
     cp = cupy_module()
     if find_nvcc() is not None:
-        module = cp.RawModule(path=str(compile_cubin(source)))
+        module = cp.cuda.function.Module()
+        module.load(compile_cubin_bytes(source))
     else:
         module = cp.RawModule(code=source, options=("-std=c++17", "-arch=sm_90"))
     function = module.get_function(name)

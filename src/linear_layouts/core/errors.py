@@ -10,28 +10,51 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["LayoutError", "did_you_mean", "not_a_layout", "one_line", "MAX_MESSAGE_CHARS"]
+__all__ = ["LayoutError", "did_you_mean", "not_a_layout", "one_line", "MAX_MESSAGE_CHARS", "QUOTE_CHARS",
+           "cut_long_runs"]
 
 MAX_MESSAGE_CHARS = 1000  #: a longer message is cut: messages quote ~80 characters of input (limits.quote)
+QUOTE_CHARS = 80  #: characters of an input quoted in an error message (``limits.quote``, ``limits.excerpt``)
+_LONG_RUN = re.compile(r"\S{%d,}" % (QUOTE_CHARS + 40))
+
+
+def cut_long_runs(text: str) -> str:
+    """``text`` with every run of more than ``QUOTE_CHARS + 40`` non-space characters (a number, a shape, a
+    name echoed whole) cut to its first ``QUOTE_CHARS`` characters and its length.
+
+    >>> cut_long_runs("got " + "9" * 1204 + " digits")
+    'got 99999999999999999999999999999999999999999999999999999999999999999999999999999999... (1204 characters) digits'
+    """
+    return _LONG_RUN.sub(lambda m: f"{m.group()[:QUOTE_CHARS]}... ({len(m.group())} characters)", text)
 
 
 class LayoutError(ValueError):
     """Bad input to a layout operation: the message names the argument and the rule it breaks.
 
-    Messages quote at most ~80 characters of the input (``limits.quote`` / ``limits.excerpt``); as a last
-    guard, a message longer than ``MAX_MESSAGE_CHARS`` is cut, so no input is ever echoed whole.
+    Messages quote at most ~80 characters of the input (``limits.quote`` / ``limits.excerpt``); as last
+    guards, a run of more than 120 characters without a space is cut to 80 (:func:`cut_long_runs`: a huge
+    number or shape formatted whole), and a message longer than ``MAX_MESSAGE_CHARS`` is cut, so no input is
+    ever echoed whole.
 
-    >>> len(str(LayoutError("x" * 10**6)))
+    >>> len(str(LayoutError("x " * 10**6)))
     1000
+    >>> len(str(LayoutError("shape " + "2," * 3000)))
+    107
     """
 
     def __init__(self, *args: object) -> None:
-        if len(args) == 1 and isinstance(args[0], str) and len(args[0]) > MAX_MESSAGE_CHARS:
-            tail = f"... (a message of {len(args[0])} characters, cut)"
-            args = (args[0][:MAX_MESSAGE_CHARS - len(tail)] + tail,)
+        if len(args) == 1 and isinstance(args[0], str):
+            text = args[0]
+            if len(text) > QUOTE_CHARS + 40:
+                text = cut_long_runs(text)
+            if len(text) > MAX_MESSAGE_CHARS:
+                tail = f"... (a message of {len(text)} characters, cut)"
+                text = text[:MAX_MESSAGE_CHARS - len(tail)] + tail
+            args = (text,)
         super().__init__(*args)
 
 

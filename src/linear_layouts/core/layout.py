@@ -174,19 +174,36 @@ def _checked_coords(vec: Sequence[Any], what: str) -> tuple[int, ...]:
 
 
 def _check_name(name: Any, what: str) -> str:
-    if type(name) is str and name:
+    """``name`` as a dim name: a non-empty plain ``str`` of valid Unicode, else LayoutError.
+
+    A ``str`` subclass is copied to a plain ``str`` (its value), so comparing and hashing dim names never
+    runs user code (the compiled core compares names while it holds the layout's fields).
+
+    >>> type(_check_name(type("Sub", (str,), {})("lane"), "in-dim name")) is str
+    True
+    """
+    if type(name) is str and name and name.isascii():
         return name
     if not isinstance(name, str) or not name:
         raise LayoutError(f"{what} must be a non-empty string, got {_q(name)}")
+    name = str.__str__(name)  # a plain copy of a subclass's value (str(name) would call its __str__)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise LayoutError(f"{what} must be valid Unicode text, got {_q(name)} (a lone surrogate at character "
+                          f"{error.start + 1})") from None
     return name
 
 
 def _pairs(arg: Any, what: str) -> list[tuple[Any, Any]]:
-    """Accept a mapping or a sequence of (key, value) pairs; keep the order."""
+    """Accept a mapping or a sequence of (key, value) pairs; keep the order (a set has none: refused)."""
     if type(arg) is dict or isinstance(arg, Mapping):
         return list(arg.items())
     if type(arg) is list and all(type(item) is tuple and len(item) == 2 for item in arg):
         return arg
+    if isinstance(arg, (set, frozenset)):
+        raise LayoutError(f"{what} must be ordered (a mapping or a list of (name, value) pairs), got a "
+                          f"{type(arg).__name__}, whose order changes from run to run")
     if isinstance(arg, (str, bytes)) or not isinstance(arg, Iterable):
         raise LayoutError(f"{what} must be a mapping or a list of (name, value) pairs, got {_q(arg)}")
     out = []
@@ -337,6 +354,8 @@ class LinearLayout:
     def __init__(self, bases: BasesArg, out_dims: OutDimsArg, *, require_surjective: bool = True) -> None:
         if _C is not None and _C.build_into(self, bases, out_dims, require_surjective):
             return
+        if _constructed(self):
+            raise AttributeError("LinearLayout is immutable: __init__ cannot run again on a constructed layout")
         if not isinstance(require_surjective, (bool, np.bool_)):
             raise LayoutError(f"require_surjective must be True or False, got {_q(require_surjective)}")
         in_pairs = _pairs(bases, "bases")
@@ -345,6 +364,9 @@ class LinearLayout:
 
         if isinstance(out_dims, (str, bytes)) or not isinstance(out_dims, Iterable):
             raise LayoutError(f"out_dims must be a list of names or a mapping name -> size, got {_q(out_dims)}")
+        if isinstance(out_dims, (set, frozenset)):
+            raise LayoutError(f"out_dims must be ordered (a list of names or a mapping name -> size), got a "
+                              f"{type(out_dims).__name__}, whose order changes from run to run")
         if not isinstance(out_dims, Mapping):
             out_dims = list(out_dims)
         out_is_names = not isinstance(out_dims, Mapping) and all(isinstance(o, str) for o in out_dims)
@@ -393,9 +415,9 @@ class LinearLayout:
         _set(self, "_out_shifts", tuple(_shifts(out_log2)))
         _set(self, "_in_bits", sum(map(len, in_bases)))
         _set(self, "_out_bits", sum(out_log2))
-        _set(self, "_rank", None)
-        _set(self, "_hash", None)
-        _set(self, "_tables", None)
+        _SET_RANK(self, None)
+        _SET_HASH(self, None)
+        _SET_TABLES(self, None)
 
     @classmethod
     def _make(cls, in_names: Sequence[str], in_bases: Sequence[Sequence[int]], out_names: Sequence[str],
@@ -415,6 +437,12 @@ class LinearLayout:
     def __reduce__(self) -> tuple:
         return (_rebuild, (self._in_names, self._in_bases, self._out_names, self._out_log2))
 
+    def __copy__(self) -> "LinearLayout":
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict) -> "LinearLayout":
+        return self
+
     @staticmethod
     def empty() -> "LinearLayout":
         """The layout with no in dims and no out dims (the identity of ``*``)."""
@@ -427,8 +455,8 @@ class LinearLayout:
         >>> LinearLayout.strided_1d(4, 2, "a", "b").bases
         {'a': [[2], [4]]}
         """
-        _check_name(in_dim, "in_dim")
-        _check_name(out_dim, "out_dim")
+        in_dim = _check_name(in_dim, "in_dim")
+        out_dim = _check_name(out_dim, "out_dim")
         if _is_int(size) and size == 0:
             return LinearLayout.empty()
         k = _log2_exact(size, "size")
@@ -444,8 +472,8 @@ class LinearLayout:
     @staticmethod
     def zeros_1d(size: int, in_dim: str, out_dim: str, out_dim_size: int = 1) -> "LinearLayout":
         """L(x) = 0 for x in [0, size), into an out dim of ``out_dim_size`` (default 1)."""
-        _check_name(in_dim, "in_dim")
-        _check_name(out_dim, "out_dim")
+        in_dim = _check_name(in_dim, "in_dim")
+        out_dim = _check_name(out_dim, "out_dim")
         if _is_int(size) and size == 0:
             return LinearLayout.empty()
         k = _log2_exact(size, "size")
@@ -608,7 +636,7 @@ class LinearLayout:
         r = self._rank
         if r is None:
             r = f2.rank(b for dim in self._in_bases for b in dim)
-            object.__setattr__(self, "_rank", r)
+            _SET_RANK(self, r)
         return r
 
     # ------------------------------------------------------------------ evaluation
@@ -647,7 +675,7 @@ class LinearLayout:
             tuple(tuple(f2.span_elements(dim[lo:lo + 8])) for lo in range(0, len(dim), 8))
             for dim in self._in_bases
         )
-        object.__setattr__(self, "_tables", tables)
+        _SET_TABLES(self, tables)
         return tables
 
     def apply_flat(self, x: int) -> int:
@@ -1004,19 +1032,21 @@ class LinearLayout:
 
     def transpose_ins(self, order: Iterable[str]) -> "LinearLayout":
         """Reorder the in dims (bases follow their dims)."""
-        order = _name_list(order, "transpose_ins: order")
+        order = _name_list(order, "transpose_ins: order", ordered=True)
         if sorted(order) != sorted(self._in_names):
             raise LayoutError(f"transpose_ins: {_q(order)} must be a permutation of the in dims {_q(list(self._in_names))}")
         idx = [self._in_names.index(n) for n in order]
-        return LinearLayout._make(order, [self._in_bases[i] for i in idx], self._out_names, self._out_log2)
+        return LinearLayout._make([self._in_names[i] for i in idx], [self._in_bases[i] for i in idx],
+                                  self._out_names, self._out_log2)
 
     def transpose_outs(self, order: Iterable[str]) -> "LinearLayout":
         """Reorder the out dims (coordinates of every basis follow)."""
-        order = _name_list(order, "transpose_outs: order")
+        order = _name_list(order, "transpose_outs: order", ordered=True)
         if sorted(order) != sorted(self._out_names):
             raise LayoutError(f"transpose_outs: {_q(order)} must be a permutation of the out dims {_q(list(self._out_names))}")
         if tuple(order) == self._out_names:
             return self
+        order = [self._out_names[self._out_names.index(n)] for n in order]  # the layout's own name objects
         shifts = dict(zip(self._out_names, _shifts(self._out_log2)))
         log2 = dict(zip(self._out_names, self._out_log2))
         new_log2 = [log2[n] for n in order]
@@ -1100,7 +1130,7 @@ class LinearLayout:
     def rename_in_dim(self, old: str, new: str) -> "LinearLayout":
         """The same layout with in dim ``old`` called ``new``."""
         d = self._in_index(old, "rename_in_dim: old")
-        _check_name(new, "rename_in_dim: new")
+        new = _check_name(new, "rename_in_dim: new")
         if new != old and new in self._in_names:
             raise LayoutError(f"rename_in_dim: {_q(new)} is already an in dim")
         names = list(self._in_names)
@@ -1110,7 +1140,7 @@ class LinearLayout:
     def rename_out_dim(self, old: str, new: str) -> "LinearLayout":
         """The same layout with out dim ``old`` called ``new``."""
         o = self._out_index(old, "rename_out_dim: old")
-        _check_name(new, "rename_out_dim: new")
+        new = _check_name(new, "rename_out_dim: new")
         if new != old and new in self._out_names:
             raise LayoutError(f"rename_out_dim: {_q(new)} is already an out dim")
         names = list(self._out_names)
@@ -1216,9 +1246,9 @@ class LinearLayout:
 
     def __hash__(self) -> int:
         h = self._hash
-        if h is None:
+        if type(h) is not int or h == -1 or h.bit_length() > 63:  # not computed yet (None), or not a hash
             h = hash(self._key())
-            object.__setattr__(self, "_hash", h)
+            _SET_HASH(self, h)
         return h
 
     def to_string(self) -> str:
@@ -1434,7 +1464,7 @@ class ColumnAction:
     in_size_log2: int
 
     def __init__(self, action: Sequence[int], in_dim: str, in_size_log2: int) -> None:
-        _check_name(in_dim, "in_dim")
+        in_dim = _check_name(in_dim, "in_dim")
         if not _is_int(in_size_log2) or in_size_log2 < 0:
             raise LayoutError(f"in_size_log2 must be a non-negative int, got {_q(in_size_log2)}")
         if isinstance(action, _NOT_SEQUENCES) or not isinstance(action, Iterable):
@@ -1617,16 +1647,21 @@ def _map_flat(v: int, images: Sequence[int]) -> int:
     return out
 
 
-def _name_list(names: Any, what: str) -> list[str]:
-    """A list of dim names (a single name is a list of one), else LayoutError."""
+def _name_list(names: Any, what: str, *, ordered: bool = False) -> list[str]:
+    """A list of dim names as plain ``str`` (a single name is a list of one), else LayoutError; ``ordered``:
+    a set is refused (its order changes from run to run)."""
     if isinstance(names, str):
-        return [names]
+        return [str.__str__(names)]
     if isinstance(names, (bytes, Mapping)) or not isinstance(names, Iterable):
         raise LayoutError(f"{what} must be a list of dim names, got {_q(names)}")
+    if ordered and isinstance(names, (set, frozenset)):
+        raise LayoutError(f"{what} must be ordered (a list of dim names), got a {type(names).__name__}")
     out = list(names)
-    for n in out:
-        if not isinstance(n, str):
-            raise LayoutError(f"{what} must be a list of dim names, got element {_q(n)}")
+    for i, n in enumerate(out):
+        if type(n) is not str:
+            if not isinstance(n, str):
+                raise LayoutError(f"{what} must be a list of dim names, got element {_q(n)}")
+            out[i] = str.__str__(n)
     return out
 
 
@@ -1634,8 +1669,61 @@ def _name_set(names: Any, what: str) -> set[str]:
     return set(_name_list(names, what))
 
 
-def _rebuild(in_names, in_bases, out_names, out_log2) -> LinearLayout:
+def _rebuild(in_names: Any, in_bases: Any, out_names: Any, out_log2: Any) -> LinearLayout:
+    """Unpickling: the layout of these flattened fields, validated as the constructor validates (a pickle is
+    input like any other: names, sizes, basis ranges), else LayoutError.
+
+    >>> import pickle
+    >>> L = LinearLayout.identity_1d(8, "i", "o")
+    >>> pickle.loads(pickle.dumps(L)) == L
+    True
+    """
+    fields = (in_names, in_bases, out_names, out_log2)
+    if not all(type(f) is tuple for f in fields) or len(in_names) != len(in_bases) or len(out_names) != len(out_log2):
+        raise LayoutError("unpickling a LinearLayout: expected four tuples (in names, flattened bases, out names, "
+                          "out sizes log2) of matching lengths")
+    in_names = tuple(_check_name(n, "in-dim name") for n in in_names)
+    out_names = tuple(_check_name(n, "out-dim name") for n in out_names)
+    _unique(in_names, "in dims")
+    _unique(out_names, "out dims")
+    for name, k in zip(out_names, out_log2):
+        if type(k) is not int or k < 0:
+            raise LayoutError(f"unpickling a LinearLayout: size of out dim {_q(name)} must be a log2 (an int >= 0), "
+                              f"got {_q(k)}")
+        _check_dim_log2(k, f"out dim {_q(name)}")
+    limit = 1 << sum(out_log2)
+    for name, dim in zip(in_names, in_bases):
+        if type(dim) is not tuple or len(dim) > MAX_DIM_LOG2:
+            _check_dim_log2(len(dim) if type(dim) is tuple else MAX_DIM_LOG2 + 1, f"in dim {_q(name)}")
+        for b in dim:
+            if type(b) is not int or not 0 <= b < limit:
+                raise LayoutError(f"unpickling a LinearLayout: a basis of in dim {_q(name)} is {_q(b)}, not an int "
+                                  f"in [0, 2**{sum(out_log2)})")
     return LinearLayout._make(in_names, in_bases, out_names, out_log2)
+
+
+def _constructed(layout: LinearLayout) -> bool:
+    """Whether ``layout``'s fields are set (its ``__init__`` ran)."""
+    try:
+        layout._in_names  # noqa: B018 - a slot never set raises AttributeError
+    except AttributeError:
+        return False
+    return True
+
+
+def _read_only_caches(cls: type) -> dict[str, Any]:
+    """Make the slots ``cls`` fills after construction (the caches of rank, hash and byte tables) read-only
+    properties, so no ``object.__setattr__`` outside this module can write them; returns every slot's member
+    descriptor by name (the only way left to write them, and what the compiled core reads its offsets from)."""
+    members = {name: cls.__dict__[name] for name in cls.__slots__}
+    for name in ("_rank", "_hash", "_tables"):
+        setattr(cls, name, property(members[name].__get__, doc=f"(cache, read-only) {name[1:]}"))
+    return members
+
+
+#: LinearLayout's slots by name (member descriptors); the caches below are written through these only.
+_SLOTS = _read_only_caches(LinearLayout)
+_SET_RANK, _SET_HASH, _SET_TABLES = (_SLOTS[n].__set__ for n in ("_rank", "_hash", "_tables"))
 
 
 def _use_backend(ext: Any) -> None:
@@ -1648,7 +1736,7 @@ def _use_backend(ext: Any) -> None:
     if _C is not None and _C is not ext:
         _C.unregister()
     if ext is not None:
-        ext.register(LinearLayout)
+        ext.register(LinearLayout, _SLOTS)
     _C = ext
 
 

@@ -29,9 +29,11 @@ limit                           default     bounds (and why this value)
                                             ``kernels.ir_text.parse_module``. Larger files are refused before they
                                             are read, larger texts before they are parsed (:func:`check_ir_text`).
                                             Raise it: ``max_bytes=N`` on the parser (the CLI has no option).
-``MAX_SPEC_DEPTH``              32          nesting of brackets and calls in a spec (real ones: under 8).
+``MAX_SPEC_DEPTH``              32          nesting of brackets and calls in a spec (real ones: under 8), and of
+                                            regions in an IR text (``scf.for`` in ``scf.for``: real ones under 8).
 ``MAX_INT_DIGITS``              40          digits of one integer in a spec (an int32 has 10).
-``QUOTE_CHARS``                 80          characters of an input quoted in an error message.
+``QUOTE_CHARS``                 80          characters of an input quoted in an error message (defined in
+                                            :mod:`linear_layouts.errors`, whose ``LayoutError`` enforces it).
 ==============================  ==========  =================================================================
 
 Parsers of other syntaxes (TTGIR, CuTe) reuse :func:`check_text` (length, nesting depth, integer digits)
@@ -49,7 +51,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.errors import QUOTE_CHARS, LayoutError
 
 __all__ = [
     "MAX_ELEMENTS",
@@ -79,7 +81,6 @@ MAX_SPEC_CHARS = 1 << 16
 MAX_IR_BYTES = 1 << 24
 MAX_SPEC_DEPTH = 32
 MAX_INT_DIGITS = 40
-QUOTE_CHARS = 80
 
 _NAMES = {MAX_ELEMENTS: "MAX_ELEMENTS", MAX_PICTURE_ELEMENTS: "MAX_PICTURE_ELEMENTS"}
 

@@ -602,9 +602,16 @@ class TensorType:
         return self.shape[len(self.shape) - rank:] if 0 < rank <= len(self.shape) else self.shape
 
     def linear_layout(self) -> LinearLayout:
-        """``layout.to_linear(layout_shape)``: the type's LinearLayout."""
+        """``layout.to_linear(layout_shape)``: the type's LinearLayout. A ``tensor``'s layout has the tensor's
+        rank (a memdesc may lead with buffer dims the layout does not cover), as Triton's verifier demands."""
         if self.layout is None:
             raise LayoutError(f"{self.kind}<{'x'.join(map(str, self.shape))}x{self.element_type}> has no layout")
+        rank = getattr(self.layout, "rank", None)
+        if isinstance(rank, int) and (rank != len(self.shape) if self.kind == "tensor" else rank > len(self.shape)):
+            raise LayoutError(f"ttgir: the {self.kind} type has rank {len(self.shape)} "
+                              f"({'x'.join(map(str, self.shape))}) but its layout {type(self.layout).__name__} has "
+                              f"rank {rank}: a {'tensor' if self.kind == 'tensor' else 'memdesc'}'s layout must have "
+                              f"{'its' if self.kind == 'tensor' else 'at most its'} rank")
         return self.layout.to_linear(list(self.layout_shape))
 
     def to_linear(self, shape: Sequence[int] | None = None) -> LinearLayout:

@@ -20,14 +20,21 @@ __all__ = ["report_for_file", "read_ir"]
 
 @checked
 def read_ir(path: "Path") -> str:
-    """The UTF-8 text of an IR file, refused (LayoutError) above ``limits.MAX_IR_BYTES`` before it is read."""
-    from linear_layouts.core.limits import check_ir_size, quote
+    """The UTF-8 text of an IR file, refused (LayoutError) above ``limits.MAX_IR_BYTES`` before it is read;
+    read through :func:`linear_layouts.core.files.read_bytes` (one non-blocking open, a regular file only)."""
+    from linear_layouts.core.files import read_bytes
+    from linear_layouts.core.limits import MAX_IR_BYTES, check_ir_size, quote
 
     try:
         check_ir_size(path.stat().st_size, f"KERNEL_OR_FILE: {quote(str(path))}", keyword=None)
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise LayoutError(f"KERNEL_OR_FILE: cannot read {quote(str(path))}: {error}") from None
+    except OSError as error:
+        raise LayoutError(f"KERNEL_OR_FILE: cannot read {quote(str(path))}: {error.strerror or error}") from None
+    data = read_bytes(path, "KERNEL_OR_FILE", max_bytes=MAX_IR_BYTES)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise LayoutError(f"KERNEL_OR_FILE: cannot read {quote(str(path))}: not UTF-8 text (byte {error.start + 1} "
+                          "cannot be read)") from None
 
 
 def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | None = None,
@@ -43,8 +50,9 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
     module) and compare (``engine_compare``).
     """
     p = Path(path)
-    if not p.is_file():
-        raise LayoutError(f"KERNEL_OR_FILE: no such file {str(path)[:200]!r}")
+    if not p.is_file():  # stat only: a FIFO or a device is never opened
+        what = "not a regular file (a folder, FIFO or device)" if p.exists() else "no such file"
+        raise LayoutError(f"KERNEL_OR_FILE: {what} {str(path)[:200]!r}")
     if p.suffix == ".py":
         from linear_layouts.triton_model.compile import compile_kernel
         from linear_layouts.triton_model.kernel_file import load_kernel_file, parse_target

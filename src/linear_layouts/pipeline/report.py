@@ -37,7 +37,7 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.analysis.conversion import BARRIER_COST, ConversionPlan, plan_conversion
 from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import shorten
+from linear_layouts.core.limits import MAX_ELEMENTS, shorten
 from linear_layouts.triton_model.ir_text import Function, Location, Module, Op, parse_module
 from linear_layouts.triton_model.encodings import Layouts, Resolver, TypeInfo, is_shared_encoding, parse_type
 from linear_layouts.triton_model.lowering import (
@@ -570,7 +570,11 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
                    with_recognition: bool = True) -> KernelReport:
     """The report of a parsed TTGIR module (module doc). ``counts`` (``id(op) -> executions``, from
     ``trips.grid_op_counts``) adds execution counts; ``cc`` overrides the module's target;
-    ``with_recognition``: name each ``#ttg.linear`` layout by the simplest Gluon class that produces it."""
+    ``with_recognition``: name each ``#ttg.linear`` layout by the simplest Gluon class that produces it.
+
+    Requires: the module's CTAs (``ttg.num-warps`` x ``ttg.threads-per-warp`` x ``ttg.num-ctas`` threads) at
+    most ``limits.MAX_ELEMENTS`` threads, each count a power of two: the analysis simulates every warp."""
+    check_cta_threads(module)
     layouts = Layouts(module, resolver)
     fn = module.functions[0]
     cc = cc if cc is not None else (module.compute_capability or 90)
@@ -617,6 +621,29 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
                                    tuple(shapes.items()), recognized))
     return KernelReport(name or fn.name, module.target, module.num_warps, module.threads_per_warp, tuple(entries),
                         tuple(ops), tuple(unmodeled), module, triton_version, counts is not None)
+
+
+def check_cta_threads(module: Module) -> None:
+    """LayoutError unless ``module``'s warps, lanes and CTAs are powers of two whose product (the threads the
+    report simulates, warp by warp) is at most ``limits.MAX_ELEMENTS`` (a GPU runs at most 1024 per CTA).
+
+    >>> from linear_layouts.triton_model.ir_text import parse_module
+    >>> check_cta_threads(parse_module('module attributes {"ttg.num-warps" = 65536 : i32} {\\n'
+    ...                                'tt.func @k() {\\n tt.return\\n }\\n}'))
+    Traceback (most recent call last):
+    ...
+    linear_layouts.core.errors.LayoutError: ttgir: ttg.num-warps = 65536 x ttg.threads-per-warp = 32 x ttg.num-ctas = 1 is 2097152 threads, above the 1048576 the report simulates (linear_layouts.limits.MAX_ELEMENTS; a GPU runs at most 1024 threads per CTA)
+    """
+    counts = (("ttg.num-warps", module.num_warps), ("ttg.threads-per-warp", module.threads_per_warp),
+              ("ttg.num-ctas", module.num_ctas))
+    for key, value in counts:
+        if value < 1 or value & (value - 1):
+            raise LayoutError(f"ttgir: module attribute {key} = {value} must be a power of two (1, 2, 4, ...)")
+    threads = counts[0][1] * counts[1][1] * counts[2][1]
+    if threads > MAX_ELEMENTS:
+        raise LayoutError(f"ttgir: {' x '.join(f'{k} = {v}' for k, v in counts)} is {threads} threads, above the "
+                          f"{MAX_ELEMENTS} the report simulates (linear_layouts.limits.MAX_ELEMENTS; a GPU runs at "
+                          "most 1024 threads per CTA)")
 
 
 def _encodings(module: Module) -> list[str]:

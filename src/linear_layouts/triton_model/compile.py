@@ -64,19 +64,19 @@ def compile_kernel(spec: KernelSpec, target: str) -> CompiledIR:
             for (i,), values in list(attrs.items()):
                 if signature[spec.params[i]].startswith("*"):
                     attrs[(i,)] = values + [["tt.pointer_range", 32]]
-    src = ASTSource(fn=spec.kernel, signature=signature, constexprs=constexprs, attrs=attrs)
-    backend = make_backend(gpu_target)
-    opts = dict(spec.options)
-    opts.setdefault("enable_fp_fusion", True)  # the JIT's default (stated, so Triton 3.9 does not warn)
-    options = backend.parse_options(opts)
-    stages: dict = {}
-    backend.add_stages(stages, options, src.language)
-    context = ir.context()
-    ir.load_dialects(context)
-    backend.load_dialects(context)
     metadata: dict = {}
     texts: dict[str, str] = {}
-    try:
+    try:  # Triton checks the options (num_warps=3 is its AssertionError) and the kernel: all one error here
+        src = ASTSource(fn=spec.kernel, signature=signature, constexprs=constexprs, attrs=attrs)
+        backend = make_backend(gpu_target)
+        opts = dict(spec.options)
+        opts.setdefault("enable_fp_fusion", True)  # the JIT's default (stated, so Triton 3.9 does not warn)
+        options = backend.parse_options(opts)
+        stages: dict = {}
+        backend.add_stages(stages, options, src.language)
+        context = ir.context()
+        ir.load_dialects(context)
+        backend.load_dialects(context)
         module = src.make_ir(gpu_target, options, backend.get_codegen_implementation(options),
                              backend.get_module_map(), context)
         for stage in ("ttir", "ttgir"):

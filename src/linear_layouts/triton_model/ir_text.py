@@ -386,6 +386,7 @@ class _Parser:
         self.loc_memo: dict[tuple[str, int], Location] = {}  # _resolve_loc's answers with these locs
         self.attributes: dict[str, str] = {}
         self.functions: list[Function] = []
+        self.depth = 0  # regions open around the current line (at most MAX_SPEC_DEPTH)
 
     def run(self) -> Module:
         for line in self.lines:  # aliases may come after the module (locations do)
@@ -504,8 +505,13 @@ class _Parser:
         return Op(name, results, _operands(head), operand_types, result_types, attrs, tuple(regions), loc, line)
 
     def _region(self) -> Region:
+        if self.depth >= MAX_SPEC_DEPTH:  # every reader of the module walks regions recursively
+            raise LayoutError(f"ir text: regions nested deeper than {MAX_SPEC_DEPTH} levels at line {self.i} "
+                              "(linear_layouts.limits.MAX_SPEC_DEPTH)")
+        self.depth += 1
         self.block_args = []
         ops = self._ops_until_close()
+        self.depth -= 1
         return Region(tuple(ops), tuple((n, t.strip()) for n, t in self.block_args), tuple(self.blocks))
 
 

@@ -2,6 +2,11 @@
 launch it, as module-level names (the corpus in ``tests/data/triton_kernels/`` follows this form; the
 user's guide is docs/kernel-files.md). Reading one needs Triton >= 3.6 (:data:`TRITON_NEEDED`).
 
+:func:`load_kernel_file` **executes** the file: it is imported as Python (as ``python KERNEL.py`` would run
+it, with its own imports and top-level code), only when the caller names it (``linear-layouts report
+KERNEL.py``); then the names below are checked, and any mistake in them is a ``LayoutError`` naming the
+name and the rule.
+
 =============  ===========================================================================================
 name           meaning
 =============  ===========================================================================================
@@ -11,8 +16,9 @@ name           meaning
 ``SCALARS``    value of every non-pointer runtime parameter at the kernel's realistic problem size
 ``TENSORS``    per pointer parameter: its shape in elements, or ``(shape, init)`` with init ``"zeros"``
                or ``("randint", low, high)`` (default: random normal / random bytes)
-``GRID``       the launch grid (1 to 3 ints)
-``OPTIONS``    compile options, e.g. ``{"num_warps": 8, "num_stages": 3}``
+``GRID``       the launch grid (1 to 3 positive ints, a list or a tuple; or one int)
+``OPTIONS``    compile options, e.g. ``{"num_warps": 8, "num_stages": 3}`` (``num_warps``: a power of two,
+               at most ``MAX_NUM_WARPS``)
 =============  ===========================================================================================
 
 Integer scalars are specialized as Triton's JIT specializes them: a value of 1 becomes a constexpr,
@@ -62,6 +68,8 @@ def triton_needed(reason: str) -> str:
             f"{reason}")
 
 _TENSOR_INITS = ("zeros", "randint")
+#: Warps of a CTA: a GPU runs at most 1024 threads per CTA (32 warps of 32 lanes).
+MAX_NUM_WARPS = 32
 
 
 @checked
@@ -129,9 +137,23 @@ class KernelSpec:
 
 def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
     sig, cx, sc, te = (getattr(module, k) for k in ("SIGNATURE", "CONSTEXPRS", "SCALARS", "TENSORS"))
-    for label, value in (("SIGNATURE", sig), ("CONSTEXPRS", cx), ("SCALARS", sc), ("TENSORS", te)):
-        if not isinstance(value, Mapping):
+    options = getattr(module, "OPTIONS", {})
+    for label, value in (("SIGNATURE", sig), ("CONSTEXPRS", cx), ("SCALARS", sc), ("TENSORS", te),
+                         ("OPTIONS", options)):
+        if type(value) is not dict:
             raise LayoutError(f"{name}: {label} must be a dict, got {type(value).__name__}")
+    for p, ty in sig.items():
+        if not isinstance(ty, str) or not ty:
+            raise LayoutError(f"{name}: SIGNATURE[{quote(p)}] must be a Triton type such as \"*fp16\" or \"i32\", "
+                              f"got {quote(ty)}")
+    for p, value in sc.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise LayoutError(f"{name}: SCALARS[{quote(p)}] must be a number, got {quote(value)}")
+    warps = options.get("num_warps", 4)
+    if isinstance(warps, bool) or not isinstance(warps, int) or not 1 <= warps <= MAX_NUM_WARPS \
+            or warps & (warps - 1):
+        raise LayoutError(f"{name}: OPTIONS['num_warps'] must be a power of two from 1 to {MAX_NUM_WARPS} (a CTA "
+                          f"runs at most 1024 threads), got {quote(warps)}")
     for p in params:
         if p in cx:
             continue
@@ -146,8 +168,15 @@ def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
     if extra:
         raise LayoutError(f"{name}: {extra} are not parameters of the kernel {list(params)}")
     for p, t in te.items():
-        shape, init = (t, None) if isinstance(t, list) else t
-        if not isinstance(shape, list) or not all(isinstance(s, int) and s > 0 for s in shape):
+        if isinstance(t, list):
+            shape, init = t, None
+        elif isinstance(t, tuple) and len(t) == 2:
+            shape, init = t
+        else:
+            raise LayoutError(f"{name}: TENSORS[{quote(p)}] must be a shape (list of positive ints) or a pair "
+                              f"(shape, init), got {quote(t)}")
+        if not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0
+                                                  for s in shape):
             raise LayoutError(f"{name}: TENSORS[{quote(p)}] must be a shape (list of positive ints), got {quote(t)}")
         if init is not None and init != "zeros" and not (isinstance(init, tuple) and init[:1] == ("randint",)):
             raise LayoutError(f"{name}: TENSORS[{quote(p)}] init must be one of {_TENSOR_INITS}, got {quote(init)}")
@@ -155,7 +184,8 @@ def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
 
 @checked
 def load_kernel_file(path: str | Path) -> KernelSpec:
-    """Import a kernel file (module doc) and return its :class:`KernelSpec` (needs Triton to import it).
+    """Import (execute) a kernel file (module doc) and return its :class:`KernelSpec` (needs Triton to import
+    it). Only call it on a file you would run yourself.
 
     Raises ``LayoutError`` naming the missing or inconsistent module-level name."""
     path = Path(path)
@@ -197,11 +227,20 @@ def load_kernel_file(path: str | Path) -> KernelSpec:
     fn = getattr(kernel, "fn", None)
     if fn is None:
         raise LayoutError(f"{path.name}: KERNEL must be a @triton.jit function, got {type(kernel).__name__}")
-    params = tuple(inspect.signature(fn).parameters)
+    try:
+        params = tuple(inspect.signature(fn).parameters) if inspect.isfunction(fn) else None
+    except (TypeError, ValueError):
+        params = None
+    if params is None:
+        raise LayoutError(f"{path.name}: KERNEL must be a @triton.jit function (its .fn a Python function), got "
+                          f"KERNEL.fn = {quote(fn)}")
     _check_spec(path.name, module, params)
-    grid = tuple(module.GRID)
-    if not 1 <= len(grid) <= 3 or not all(isinstance(g, int) and g > 0 for g in grid):
-        raise LayoutError(f"{path.name}: GRID must be 1 to 3 positive ints, got {quote(module.GRID)}")
+    grid = module.GRID  # a list, a tuple or an int: never iterated blindly (an endless iterator)
+    grid = (grid,) if isinstance(grid, int) and not isinstance(grid, bool) else grid
+    if not isinstance(grid, (list, tuple)) or not 1 <= len(grid) <= 3 \
+            or not all(isinstance(g, int) and not isinstance(g, bool) and g > 0 for g in grid):
+        raise LayoutError(f"{path.name}: GRID must be 1 to 3 positive ints (a tuple or a list), got {quote(module.GRID)}")
+    grid = tuple(grid)
     return KernelSpec(
         name=path.stem, path=str(path), kernel=kernel, params=params,
         signature=dict(module.SIGNATURE), constexprs=dict(module.CONSTEXPRS), scalars=dict(module.SCALARS),

@@ -364,6 +364,7 @@ def ldst_instructions(cvt: LinearLayout, bits: int, op: str, *, max_vector_eleme
     basis is zero is set) do not execute the instruction -- ptxas sank it behind the early exit of
     those threads (``convert_lowering``'s ``tail``); ``count`` stays the static one (every warp's code
     has it), ``wavefronts`` counts the executing lanes of the executing warps only."""
+    check_layout_size(cvt, MAX_ELEMENTS, "ldst_instructions: cvt")  # one instruction simulated per warp and vector
     width = max_vector_elements or max(1, 128 // bits)
     v = width
     while v > 1:
@@ -398,6 +399,7 @@ def matrix_instructions(cvt: LinearLayout, bits: int, op: str, *, transpose: boo
     8·x lanes gives one 16-byte row address; a matrix (8 rows) is one phase."""
     if (not transpose and bits > 32) or (transpose and bits != 16):
         return None
+    check_layout_size(cvt, MAX_ELEMENTS, "matrix_instructions: cvt")  # one instruction simulated per warp and tile
     out = cvt.out_dim_names[0]
     store = op == "store"
     if not transpose:
@@ -650,6 +652,7 @@ def reduce_lowering_smem(src: LinearLayout, axis: int, bits: list[int], result: 
     threads`` rounds), shuffles across the warps' partials and the first lane of each group stores the
     total back; (3) every thread loads its result elements (axis index 0). Scalar ``ld/st.shared`` of the
     element's width, one scratch per operand; ``result`` None: a 0-d result (one broadcast load)."""
+    check_layout_size(src, MAX_ELEMENTS, "reduce_lowering_smem: src")  # loops over every warp's registers
     layout = _dist(src).remove_zero_bases_along_dim(REG)
     rank = layout.num_out_dims
     bases = layout.bases

@@ -26,11 +26,17 @@ from types import ModuleType
 __all__ = ["ext", "backend", "available", "using", "on_switch"]
 
 
+#: The interface version of the C source this package expects; a build of another version (a stale
+#: extension left from an older checkout) is ignored, and the pure-Python core runs until it is rebuilt.
+ABI_VERSION = 2
+
+
 def _import_ext() -> ModuleType | None:
     try:
-        return importlib.import_module("linear_layouts.core._ccore._ext")
+        module = importlib.import_module("linear_layouts.core._ccore._ext")
     except ImportError:
         return None
+    return module if getattr(module, "ABI_VERSION", None) == ABI_VERSION else None
 
 
 def _pure_python_requested() -> bool:

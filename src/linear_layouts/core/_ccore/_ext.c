@@ -13,12 +13,21 @@
  * Layout objects are read and written through their __slots__ (offsets taken from the member descriptors
  * of the class registered with register()), so a LinearLayout made here is field for field what the
  * Python constructor makes.
+ *
+ * Re-entrancy: a call into Python (a comparison or hash of an object that is not an exact str or int, a
+ * buffer export) may run arbitrary code. Around every such call this file holds strong references to the
+ * tuples it reads, so nothing it reads can be freed meanwhile; a layout's fields are written only while it
+ * is being made (build_into refuses an initialized layout: layouts are immutable once constructed).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+
+/* the interface layout.py expects (register's arguments, the declining contract): layout.py ignores a
+   build of another version (a stale .so) and runs pure Python */
+#define ABI_VERSION 2
 
 #define MAXB 64 /* bits of a flattened vector, and columns of an elimination */
 #define MAXD 64 /* in dims or out dims of a layout */
@@ -312,6 +321,8 @@ static PyObject *make_layout(PyObject *in_names, int n_in, const int *in_len, co
 static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op);
 static Py_hash_t layout_hash(PyObject *a);
 
+/* equal field f of a and b: 1, 0, or -1 with an exception. x and y are held (strong references) while
+   their items are compared: an item's __eq__ may run any code, which must not free what is being read */
 static int field_eq(PyObject *a, PyObject *b, int f) {
     PyObject *x = FIELD(a, f), *y = FIELD(b, f);
     if (!x || !y) {
@@ -319,24 +330,27 @@ static int field_eq(PyObject *a, PyObject *b, int f) {
         return -1;
     }
     if (x == y) return 1;
+    Py_INCREF(x);
+    Py_INCREF(y);
+    int r = 1;
     if (PyTuple_CheckExact(x) && PyTuple_CheckExact(y)) { /* item by item, identity first */
         Py_ssize_t n = PyTuple_GET_SIZE(x);
-        if (PyTuple_GET_SIZE(y) != n) return 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyTuple_GET_SIZE(y) != n) r = 0;
+        for (Py_ssize_t i = 0; r == 1 && i < n; i++) {
             PyObject *u = PyTuple_GET_ITEM(x, i), *v = PyTuple_GET_ITEM(y, i);
-            if (u == v) continue;
-            int r = PyObject_RichCompareBool(u, v, Py_EQ);
-            if (r != 1) return r;
+            if (u != v) r = PyObject_RichCompareBool(u, v, Py_EQ);
         }
-        return 1;
+    } else {
+        r = PyObject_RichCompareBool(x, y, Py_EQ);
     }
-    return PyObject_RichCompareBool(x, y, Py_EQ);
+    Py_DECREF(x);
+    Py_DECREF(y);
+    return r;
 }
 
-/* equal in_bases (tuples of tuples of ints): 1, 0, or -1 with an exception */
-static int bases_eq(PyObject *a, PyObject *b) {
-    if (a == b) return 1;
-    if (!a || !b || !PyTuple_CheckExact(a) || !PyTuple_CheckExact(b)) return -2;
+/* equal in_bases (tuples of tuples of ints): 1, 0, -1 with an exception, or -2 (not tuples: compare
+   generically). a and b are held while their items are compared (see field_eq) */
+static int bases_eq_held(PyObject *a, PyObject *b) {
     Py_ssize_t n = PyTuple_GET_SIZE(a);
     if (PyTuple_GET_SIZE(b) != n) return 0;
     for (Py_ssize_t d = 0; d < n; d++) {
@@ -358,6 +372,17 @@ static int bases_eq(PyObject *a, PyObject *b) {
         }
     }
     return 1;
+}
+
+static int bases_eq(PyObject *a, PyObject *b) {
+    if (a == b) return 1;
+    if (!a || !b || !PyTuple_CheckExact(a) || !PyTuple_CheckExact(b)) return -2;
+    Py_INCREF(a);
+    Py_INCREF(b);
+    int r = bases_eq_held(a, b);
+    Py_DECREF(a);
+    Py_DECREF(b);
+    return r;
 }
 
 /* LinearLayout.__eq__: same out sizes, bases, in names, out names */
@@ -424,16 +449,19 @@ static PyMethodDef layout_methods[] = {
 #define N_LAYOUT_METHODS 3
 static PyObject *saved_methods[N_LAYOUT_METHODS];
 
-static PyObject *ll_register(PyObject *mod, PyObject *cls) {
+/* register(cls, members): members maps each slot name to cls's member descriptor (layout.py keeps them:
+   the class shows its caches as read-only properties) */
+static PyObject *ll_register(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "register takes 2 arguments"); return NULL; }
+    PyObject *cls = args[0], *members = args[1];
     if (!PyType_Check(cls)) { PyErr_SetString(PyExc_TypeError, "register: a class is required"); return NULL; }
+    if (!PyDict_Check(members)) { PyErr_SetString(PyExc_TypeError, "register: a dict of slots is required"); return NULL; }
     Py_ssize_t off[NFIELDS];
     for (int f = 0; f < NFIELDS; f++) {
-        PyObject *d = PyObject_GetAttrString(cls, field_names[f]);
-        if (!d) return NULL;
-        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+        PyObject *d = PyDict_GetItemString(members, field_names[f]); /* borrowed; no Python code runs below */
+        int ok = d && Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyDescrObject *)d)->d_type == (PyTypeObject *)cls &&
                  ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
         if (ok) off[f] = ((PyMemberDescrObject *)d)->d_member->offset;
-        Py_DECREF(d);
         if (!ok) {
             PyErr_Format(PyExc_TypeError, "register: %s is not a slot", field_names[f]);
             return NULL;
@@ -486,10 +514,15 @@ static PyObject *ll_unregister(PyObject *mod, PyObject *unused) {
 }
 
 
-/* LinearLayout.__hash__: hash((in_names, in_bases, out_names, out_log2)), cached in _hash */
+/* LinearLayout.__hash__: hash((in_names, in_bases, out_names, out_log2)), cached in _hash (a cached value
+   that is not a valid hash is recomputed) */
 static Py_hash_t layout_hash(PyObject *a) {
     PyObject *h = FIELD(a, F_HASH);
-    if (h && PyLong_CheckExact(h)) return PyLong_AsSsize_t(h);
+    if (h && PyLong_CheckExact(h)) {
+        Py_hash_t v = PyLong_AsSsize_t(h);
+        if (v != -1 && v != PY_SSIZE_T_MIN) return v;
+        PyErr_Clear();
+    }
     PyObject *key = PyTuple_Pack(4, FIELD(a, F_IN_NAMES) ? FIELD(a, F_IN_NAMES) : Py_None,
                                  FIELD(a, F_IN_BASES) ? FIELD(a, F_IN_BASES) : Py_None,
                                  FIELD(a, F_OUT_NAMES) ? FIELD(a, F_OUT_NAMES) : Py_None,
@@ -519,7 +552,13 @@ static int find_in_tuple(PyObject *tup, PyObject *name) {
     return find_name(&PyTuple_GET_ITEM(tup, 0), (int)PyTuple_GET_SIZE(tup), name);
 }
 
-static int nonempty_str(PyObject *o) { return PyUnicode_CheckExact(o) && PyUnicode_GET_LENGTH(o) > 0; }
+/* a dim name the Python constructor keeps as is: a non-empty exact str of valid Unicode (no lone surrogate) */
+static int nonempty_str(PyObject *o) {
+    if (!PyUnicode_CheckExact(o) || PyUnicode_GET_LENGTH(o) == 0) return 0;
+    if (PyUnicode_IS_ASCII(o)) return 1;
+    if (PyUnicode_AsUTF8AndSize(o, NULL) == NULL) { PyErr_Clear(); return 0; }
+    return 1;
+}
 
 static int unique_names(PyObject *const *names, int n) {
     for (int i = 0; i < n; i++)
@@ -566,6 +605,7 @@ static PyObject *ll_build_into(PyObject *mod, PyObject *const *args, Py_ssize_t 
     if (nargs != 4) { PyErr_SetString(PyExc_TypeError, "build_into takes 4 arguments"); return NULL; }
     PyObject *self = args[0], *bases = args[1], *out_dims = args[2], *req = args[3];
     if (!is_layout(self) || (req != Py_True && req != Py_False)) Py_RETURN_FALSE;
+    if (FIELD(self, F_IN_NAMES) != NULL) Py_RETURN_FALSE; /* constructed already: Python refuses re-running __init__ */
     int surjective = req == Py_True;
     PyObject *onames[MAXD], *osizes[MAXD], *inames[MAXD], *ivecs[MAXD];
     int n_out = 0, n_in = 0, names_mode;
@@ -851,12 +891,20 @@ static PyObject *ll_apply_arrays_into(PyObject *mod, PyObject *const *args, Py_s
                         flat[q] ^= t[x & 255] ^ t[256 + ((x >> 8) & 255)] ^ t[512 + ((x >> 16) & 255)];
                     }
                     break;
-                default:
+                case 4:
                     for (int q = 0; q < m; q++) {
                         uint64_t x = (uint64_t)a[q];
                         bad |= x >> len;
                         flat[q] ^= t[x & 255] ^ t[256 + ((x >> 8) & 255)] ^ t[512 + ((x >> 16) & 255)] ^
                                    t[768 + ((x >> 24) & 255)];
+                    }
+                    break;
+                default: /* wider than 32 bits (a dim made without the constructor's checks): every byte */
+                    for (int q = 0; q < m; q++) {
+                        uint64_t x = (uint64_t)a[q], acc = 0;
+                        bad |= shr(x, len);
+                        for (int ch = 0; ch < chunks[i]; ch++) acc ^= t[256 * ch + ((x >> (8 * ch)) & 255)];
+                        flat[q] ^= acc;
                     }
                 }
                 if (bad) { ok = 0; break; }
@@ -1334,7 +1382,7 @@ static PyObject *f2_solve(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
 /* ------------------------------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
-    {"register", (PyCFunction)ll_register, METH_O, "register(cls): use cls (LinearLayout) and its slots; == and hash in C."},
+    {"register", (PyCFunction)(void (*)(void))ll_register, METH_FASTCALL, "register(cls, members): use cls (LinearLayout) and its slots (members: name -> member descriptor); == and hash in C."},
     {"unregister", (PyCFunction)ll_unregister, METH_NOARGS, "unregister(): give LinearLayout its Python == and hash back."},
     {"build_into", (PyCFunction)(void (*)(void))ll_build_into, METH_FASTCALL, "build_into(self, bases, out_dims, require_surjective) -> bool"},
     {"make", (PyCFunction)(void (*)(void))ll_make, METH_FASTCALL, "make(in_names, in_bases, out_names, out_log2) -> LinearLayout | None"},
@@ -1364,5 +1412,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__ext(void) {
     for (int i = 0; i < 64; i++)
         if (!pow2[i] && !(pow2[i] = PyLong_FromUnsignedLongLong((uint64_t)1 << i))) return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "ABI_VERSION", ABI_VERSION) < 0) { Py_DECREF(m); return NULL; }
+    return m;
 }

@@ -16,13 +16,19 @@ JSON, read as the command line reads it). Nothing else is served, and only to th
   ``TIMEOUT_SECONDS`` of silence, a connection is closed ``DEADLINE_SECONDS`` after it opened whatever it
   sends (a client trickling a byte at a time cannot hold it), and at most ``MAX_CONNECTIONS`` requests are
   served at once (503 beyond);
-* every refusal says what was wrong, as JSON ``{"error": ...}`` (http.server's own errors too).
+* every refusal says what was wrong, as JSON ``{"error": ...}`` behind a full status line (http.server's own
+  errors too, also for a request line without a version or with a bad one, which http.server would answer
+  as HTTP/0.9: a bare body);
+* a client that hangs up (or is hung up on at the deadline) ends its connection quietly: the server prints
+  no traceback, only one line for an error of its own.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import socket
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -59,6 +65,15 @@ class _ExplorerServer(ThreadingHTTPServer):
             self.shutdown_request(request)
             return
         super().process_request(request, client_address)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A handler's exception: a connection the client or the deadline ended (a broken pipe, a reset)
+        is not an error; anything else is one line on stderr, never a traceback."""
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):  # BrokenPipeError, ConnectionResetError, a timeout: the socket is gone
+            return
+        print(f"linear-layouts explore: internal error ({type(error).__name__}) answering a request; please "
+              "report it", file=sys.stderr)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         deadline = threading.Timer(DEADLINE_SECONDS, _hang_up, (request,))
@@ -102,13 +117,26 @@ def _handler(page: bytes) -> type[BaseHTTPRequestHandler]:
 
         def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
             """http.server's own refusals (a bad request line, headers too long, an unknown method) as JSON
-            like ours, quoting at most ~80 characters of what was sent."""
+            like ours, quoting at most ~80 characters of what was sent, behind a status line even when the
+            request line named no version or a bad one."""
             self.close_connection = True
+            if self.request_version == "HTTP/0.9":  # http.server would send the body alone
+                self.request_version = "HTTP/1.0"
             text = f"{code} {self.responses.get(code, ('error',))[0]}" + (f": {message[:120]}" if message else "")
             try:
                 self._refuse(code, text)
             except OSError:
                 pass
+
+        def parse_request(self) -> bool:
+            """http.server's parsing, except that a request line without a version (HTTP/0.9) is refused (505)
+            rather than answered without a status line."""
+            if not super().parse_request():
+                return False
+            if self.request_version == "HTTP/0.9":
+                self.send_error(505, "HTTP/0.9 is not served: send HTTP/1.0 or HTTP/1.1")
+                return False
+            return True
 
         def _json(self, status: int, answer: dict[str, Any]) -> None:
             self._send(status, json.dumps(answer).encode("utf-8"), "application/json")
@@ -149,8 +177,8 @@ def _handler(page: bytes) -> type[BaseHTTPRequestHandler]:
                 self._refuse(411, "chunked bodies are not accepted: send Content-Length")
                 return None
             length_text = self.headers.get("Content-Length")
-            if length_text is None or not length_text.strip().isdigit():
-                self._refuse(411, "a body needs a Content-Length (a number of bytes)")
+            if length_text is None or not re.fullmatch(r"[0-9]{1,12}", length_text.strip()):  # ASCII digits only
+                self._refuse(411, "a body needs a Content-Length (a number of bytes, in ASCII digits)")
                 return None
             length = int(length_text)
             if not 0 < length <= MAX_REQUEST_BYTES:
