@@ -90,7 +90,9 @@ def test_a_folder_a_huge_file_or_a_nested_manifest_is_refused_not_read(cache):
     assert time.perf_counter() - start < 1
     (cache / out).write_bytes(b"k")
     (cache / record).write_text("[" * 2000 + "]" * 2000)  # 4000 bytes: nested deeper than json recurses
-    assert cached_artifact(cache, SOURCE, "sm_90", "ptx") == (None, f"{record}: unreadable (RecursionError)")
+    # Python 3.11's json recurses past its limit here; 3.12's parses the nesting: refused either way
+    assert cached_artifact(cache, SOURCE, "sm_90", "ptx") in (
+        (None, f"{record}: unreadable (RecursionError)"), (None, f"{record}: not a manifest (a JSON object expected)"))
     (cache / record).write_text("[" * 5000)
     assert "5000 bytes, above the 4096 of a cache entry" in cached_artifact(cache, SOURCE, "sm_90", "ptx")[1]
 

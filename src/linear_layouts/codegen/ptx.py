@@ -293,7 +293,9 @@ def _verified(folder: int, key: str, kind: str) -> tuple[bytes | None, str | Non
         record = json.loads(text.decode("utf-8"))
     except (ValueError, RecursionError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None, f"{name}.json: unreadable ({type(error).__name__})"
-    if not isinstance(record, dict) or record.get("source_sha256") != key:
+    if not isinstance(record, dict):
+        return None, f"{name}.json: not a manifest (a JSON object expected)"
+    if record.get("source_sha256") != key:
         return None, f"{name}.json: compiled from another source (hash mismatch)"
     if record.get("artifact_sha256") != _sha256(data):
         return None, f"{name}: its contents do not match the hash recorded when it was compiled"
