@@ -28,17 +28,27 @@ def _kernels(cuda_gpu):
 
 
 def _random(shape, dtype_name: str):
+    """Random bits of ``dtype_name``; a bool is 0 or 1 (PyTorch's own copies rewrite other bytes as 1: the ops
+    move bytes as they are, ``test_bool_bytes_move_as_they_are``)."""
     dtype = getattr(torch, dtype_name)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, tuple(shape), dtype=torch.uint8, device="cuda").view(torch.bool)
     bits = torch.randint(0, 256, tuple(shape) + (torch.empty((), dtype=dtype).element_size(),), dtype=torch.uint8,
                          device="cuda")
-    return bits.view(dtype).reshape(shape) if shape else bits.view(dtype).reshape(())
+    return bits.view(dtype).reshape(shape)
+
+
+def _bytes(t):
+    """The bytes of ``t`` in its logical row-major order (a contiguous tensor may carry any stride on a size-1
+    dim, which ``view(torch.uint8)`` refuses: ``reshape(-1)`` first gives stride 1)."""
+    return t.contiguous().reshape(-1).view(torch.uint8)
 
 
 def _same(a, b) -> bool:
     """Bit for bit (floats may hold NaNs)."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    return bool(torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))) if a.numel() else True
+    return bool(torch.equal(_bytes(a), _bytes(b))) if a.numel() else True
 
 
 @pytest.mark.parametrize("dtype", ops_cases.GPU_DTYPES)
@@ -53,6 +63,21 @@ def test_permute_matches_torch(cuda_gpu, shape, dims, dtype):
 def test_transpose_matches_torch(cuda_gpu, shape, dtype):
     x = _random(shape, dtype)
     assert _same(ops.transpose(x), x.transpose(-2, -1).contiguous())
+
+
+def test_bool_bytes_move_as_they_are(cuda_gpu):
+    """A permutation moves bits: bool bytes other than 0 / 1 arrive unchanged (where PyTorch's copy writes 1)."""
+    bits = torch.tensor([[0, 1, 2], [255, 7, 0]], dtype=torch.uint8, device="cuda")
+    assert torch.equal(ops.transpose(bits.view(torch.bool)).view(torch.uint8), bits.t().contiguous())
+
+
+def test_size_one_dims_of_any_stride(cuda_gpu):
+    """``x.permute(dims).contiguous()`` of a (1, 300) matrix keeps a stride of 300 on its size-1 dim: ours is
+    the same values, contiguous, and takes such a tensor as input too."""
+    x = _random((1, 300), "bfloat16")
+    expected = x.permute(1, 0).contiguous()
+    assert expected.stride() == (1, 300) and _same(ops.permute(x, (1, 0)), expected)
+    assert _same(ops.permute(expected, (1, 0)), x)
 
 
 def test_out_stream_and_views(cuda_gpu):
