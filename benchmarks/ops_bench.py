@@ -89,18 +89,22 @@ def _triton_batch(problem) -> int | None:
 
 
 def _random(shape, dtype_name: str):
+    """Random bits of ``dtype_name`` (a bool: 0 or 1, the only bytes PyTorch's copies keep as they are)."""
     import torch
 
     dtype = getattr(torch, dtype_name)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, tuple(shape), dtype=torch.uint8, device="cuda").view(torch.bool)
     size = torch.empty((), dtype=dtype).element_size()
     return torch.randint(0, 256, tuple(shape) + (size,), dtype=torch.uint8, device="cuda").view(dtype).reshape(shape)
 
 
 def _same(a, b) -> bool:
+    """Bit for bit (a contiguous tensor may carry any stride on a size-1 dim: ``reshape(-1)`` gives stride 1)."""
     import torch
 
-    return a.shape == b.shape and a.dtype == b.dtype and (
-        not a.numel() or bool(torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))))
+    return a.shape == b.shape and a.dtype == b.dtype and (not a.numel() or bool(torch.equal(
+        a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))))
 
 
 def _time(fn) -> float:

@@ -9,6 +9,7 @@ from typing import Any
 from linear_layouts.core.element_type import element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
+from linear_layouts.ops import dispatch as _dispatch
 from linear_layouts.ops import launch as _launch
 from linear_layouts.ops.launches import Copy, cast_launches, permute_launches
 from linear_layouts.ops.plan import normalize_dims
@@ -72,6 +73,10 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     what is left is a copy, a move of whole rows, or a batched transpose of tiles (masked at the edges).
 
     Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``."""
+    if type(x).__module__ == "torch":
+        y = _dispatch.torch_permute(x, dims, out)
+        if y is not None:
+            return y
     t = _input(x)
     dims = normalize_dims(dims, len(t.shape))
     shape = tuple(t.shape[d] for d in dims)
@@ -85,6 +90,10 @@ def transpose(x: Any, out: Any = None) -> Any:
     the others; ``x`` and ``out`` as in ``permute``.
 
     Example: ``transpose(w)`` of a ``4096 x 11008`` bf16 weight is its ``11008 x 4096`` transpose."""
+    if type(x).__module__ == "torch":
+        y = _dispatch.torch_permute(x, None, out)
+        if y is not None:
+            return y
     t = _input(x)
     r = len(t.shape)
     if r < 2:

@@ -24,7 +24,7 @@ from linear_layouts.ops.kernels import (
 )
 from linear_layouts.ops.plan import PermuteKind, TiledProblem, plan_permutation, vector_elements
 
-__all__ = ["Launch", "Copy", "permute_launches", "cast_launches", "tile_for", "pointer_alignment"]
+__all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -80,15 +80,15 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
     its output at ``dst`` (module doc). Batch dims beyond ``MAX_BATCH_DIMS`` take one launch per index of
     the outer ones. Requires: ``dims`` a permutation of ``range(len(shape))``."""
-    kernel, ctas, tail, offsets, nbytes = _permute_template(tuple(shape), tuple(dims), itemsize, src % 16, dst % 16,
-                                                            sms)
+    kernel, ctas, tail, offsets, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % 16, dst % 16,
+                                                           sms)
     if kernel is None:
         return [Copy(dst, src, nbytes)] if nbytes else []
     return [Launch(kernel, ctas, (src + s, dst + d) + tail) for s, d in offsets]
 
 
 @functools.lru_cache(maxsize=4096)
-def _permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, sms: int):
+def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, sms: int):
     """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
     bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo 16 (all the plan depends on); no
     kernel for a copy or an empty tensor."""

@@ -13,6 +13,7 @@ Example: ``describe(torch.zeros(4, 8, device="cuda"), "x")`` is a ``Tensor`` wit
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from linear_layouts.core.element_type import ElementType, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["Tensor", "describe", "empty", "stream", "is_contiguous", "same_memory", "framework_dtype"]
+__all__ = ["Tensor", "describe", "empty", "stream", "torch_stream", "is_contiguous", "same_memory", "framework_dtype"]
 
 #: DLPack device types of CUDA memory (``kDLCUDA``, ``kDLCUDAManaged``).
 _DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 2, 13
@@ -139,12 +140,24 @@ def empty(like: Tensor, shape: tuple[int, ...], native_dtype: Any = None) -> Any
         return cupy.empty(shape, dtype=dtype)
 
 
+@functools.lru_cache(maxsize=1)
+def _torch_stream_accessor() -> Any:
+    import torch  # noqa: PLC0415 - a tensor of it came
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw if raw is not None else (lambda index: torch.cuda.current_stream(index).cuda_stream)
+
+
+def torch_stream(device: int) -> int:
+    """PyTorch's current CUDA stream on ``device`` (a ``cudaStream_t`` as an int), through its C++ accessor
+    where PyTorch has it."""
+    return _torch_stream_accessor()(device)
+
+
 def stream(t: Tensor) -> int:
     """The framework's current CUDA stream on ``t``'s device (a ``cudaStream_t`` as an int)."""
     if t.framework == "torch":
-        import torch  # noqa: PLC0415
-
-        return int(torch.cuda.current_stream(t.value.device).cuda_stream)
+        return torch_stream(t.device)
     import cupy  # noqa: PLC0415
 
     with cupy.cuda.Device(t.device):

@@ -1,0 +1,104 @@
+"""The fast path of ``permute`` and ``transpose`` for PyTorch tensors: one plan per call signature, kept.
+
+A call's signature is ``(shape, dtype, dims, device, source address mod 16)``; its ``CallPlan`` (built once,
+kept in an LRU of ``PLANS`` entries) holds the output's shape and the prepared launches (``ops.driver``:
+function, grid, block, shared memory and argument packing fixed) with their arguments after the two
+pointers. A call then reads the input's pointer, allocates the output (or checks ``out=``), reads the
+current stream and launches through the driver: no re-planning, no framework round trips. Whatever the
+fast path does not take (another framework, a non-contiguous or misaligned tensor, an ``out=`` that is not
+exactly right) goes to the general path of ``ops.api``, which takes or refuses it with the reason.
+
+Example (on a GPU): the second ``permute(x, (0, 2, 1, 3))`` of a ``[8, 2048, 8, 128]`` bf16 tensor finds its
+plan (one launch of a row-move kernel) and launches it.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from linear_layouts.ops import launch as _launch
+from linear_layouts.ops import tensors as _tensors
+from linear_layouts.ops.driver import PreparedLaunch, driver
+from linear_layouts.ops.launches import permute_template
+from linear_layouts.ops.plan import normalize_dims
+
+__all__ = ["CallPlan", "call_plan", "torch_permute", "PLANS"]
+
+#: Call signatures whose plans are kept (least recently used dropped first).
+PLANS = 4096
+#: Element sizes the fast path takes (16-byte elements: the general path).
+_ITEMSIZES = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True, eq=False)
+class CallPlan:
+    """What a call of one signature launches: ``launches`` (each a ``PreparedLaunch``, its arguments after
+    the two pointers, and the byte offsets added to them), or a copy of ``copy_bytes`` (a reduced
+    permutation that is the identity); ``nbytes`` of the input."""
+
+    out_shape: tuple[int, ...]
+    nbytes: int
+    launches: tuple[tuple[PreparedLaunch, tuple[int, ...], int, int], ...]
+    copy_bytes: int
+
+
+@functools.lru_cache(maxsize=PLANS)
+def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, src_alignment: int) -> CallPlan:
+    """The ``CallPlan`` of ``permute`` for a contiguous ``shape`` of ``itemsize``-byte elements at an address
+    ``src_alignment`` mod 16 on ``device``, the output at an address 0 mod 16 (LayoutError for bad ``dims``)."""
+    dims = normalize_dims(dims, len(shape))
+    kernel, ctas, tail, offsets, nbytes = permute_template(shape, dims, itemsize, src_alignment, 0,
+                                                           _launch.multiprocessors(device))
+    out_shape = tuple(shape[d] for d in dims)
+    if kernel is None:
+        return CallPlan(out_shape, nbytes, (), nbytes)
+    prepared = _launch.prepare(kernel, device, ctas)
+    return CallPlan(out_shape, nbytes, tuple((prepared, tail, s, d) for s, d in offsets), 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _transpose_dims(rank: int) -> tuple[int, ...]:
+    return tuple(range(rank - 2)) + (rank - 1, rank - 2)
+
+
+def torch_permute(x: Any, dims: Any, out: Any) -> Any:
+    """``ops.permute(x, dims, out)`` of a PyTorch tensor by its call plan, or None where the fast path does not
+    take the call (``dims`` None: ``transpose``)."""
+    if not x.is_cuda or not x.is_contiguous():
+        return None
+    if dims is None:
+        rank = x.dim()
+        if rank < 2:
+            return None
+        dims = _transpose_dims(rank)
+    elif type(dims) is not tuple:
+        try:
+            dims = tuple(dims)
+        except TypeError:
+            return None
+    itemsize = x.element_size()
+    if itemsize not in _ITEMSIZES:
+        return None
+    src = x.data_ptr()
+    device = x.get_device()
+    try:
+        plan = call_plan(tuple(x.shape), itemsize, dims, device, src & 15)
+    except TypeError:  # unhashable dims: the general path says what is wrong
+        return None
+    if out is None:
+        out = x.new_empty(plan.out_shape)
+    elif not (type(out) is type(x) and out.dtype == x.dtype and out.get_device() == device
+              and tuple(out.shape) == plan.out_shape and out.is_contiguous()):
+        return None
+    dst = out.data_ptr()
+    if dst & 15 or (plan.nbytes and src < dst + plan.nbytes and dst < src + plan.nbytes):
+        return None
+    stream = _tensors.torch_stream(device)
+    for prepared, tail, s, d in plan.launches:
+        prepared.run(stream, (src + s, dst + d) + tail)
+    if plan.copy_bytes:
+        cuda = driver()
+        cuda.in_context(_launch.device_context(device), lambda: cuda.copy(dst, src, plan.copy_bytes, stream))
+    return out

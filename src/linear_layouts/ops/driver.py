@@ -1,0 +1,164 @@
+"""The CUDA driver calls that launch the kernels of ``linear_layouts.ops``, through ``ctypes`` (standard library):
+``cuLaunchKernel`` with the arguments packed in one buffer, ``cuMemcpyDtoDAsync``, and the current context.
+
+A launch packs the kernel's arguments at their C offsets (``ArgumentPacking``: each at its natural
+alignment, as the driver's ``CU_LAUNCH_PARAM_BUFFER_POINTER`` expects), so one ``struct.pack_into`` and one
+foreign call make it. The kernel's context (the primary context of its device, recorded when its module
+was loaded) is made current around the launch when the calling thread has another one.
+
+Example: ``ArgumentPacking.of((("const unsigned char*", "src"), ("unsigned", "rows")))`` packs ``(a, 5)`` as
+``<Q I`` plus 4 bytes of padding: 16 bytes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import struct
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from linear_layouts.core.errors import LayoutError
+
+__all__ = ["ArgumentPacking", "Driver", "driver", "PreparedLaunch"]
+
+#: struct codes of the kernels' parameter types (pointers are 64-bit addresses).
+_CODES = {"unsigned": "I", "int": "i", "float": "f", "unsigned long long": "Q"}
+#: ``CU_LAUNCH_PARAM_BUFFER_POINTER``, ``CU_LAUNCH_PARAM_BUFFER_SIZE``, ``CU_LAUNCH_PARAM_END`` (cuda.h).
+_BUFFER_POINTER, _BUFFER_SIZE, _END = 1, 2, 0
+
+
+@dataclass(frozen=True)
+class ArgumentPacking:
+    """The byte layout of a kernel's parameters: ``format`` (``struct``, little-endian, explicit padding) and
+    ``size`` bytes (a multiple of 8); ``pack_into(buffer, 0, *values)`` writes them."""
+
+    format: str
+    size: int
+    pack_into: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pack_into", struct.Struct(self.format).pack_into)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def of(params: tuple[tuple[str, str], ...]) -> "ArgumentPacking":
+        """The packing of ``params`` (``(C type, name)`` pairs): each at the next multiple of its size."""
+        codes, offset = ["<"], 0
+        for ctype, name in params:
+            code = "Q" if "*" in ctype else _CODES.get(ctype)
+            if code is None:
+                raise LayoutError(f"params: {name} has C type {ctype!r}; the ops pack pointers, unsigned, int, "
+                                  "float and unsigned long long")
+            size = struct.calcsize("<" + code)
+            pad = -offset % size
+            codes.append("x" * pad + code)
+            offset += pad + size
+        pad = -offset % 8
+        return ArgumentPacking("".join(codes) + "x" * pad, offset + pad)
+
+
+def _error(lib: Any, status: int) -> str:
+    name = ctypes.c_char_p()
+    if lib.cuGetErrorName(status, ctypes.byref(name)) == 0 and name.value:
+        return name.value.decode()
+    return f"CUresult {status}"
+
+
+class Driver:
+    """``libcuda.so.1``'s launch, copy and context calls (one per process: ``driver()``)."""
+
+    def __init__(self, lib: Any):
+        self.lib = lib
+        lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+        lib.cuLaunchKernel.restype = ctypes.c_int
+        lib.cuMemcpyDtoDAsync_v2.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p]
+        lib.cuMemcpyDtoDAsync_v2.restype = ctypes.c_int
+        for name in ("cuCtxGetCurrent", "cuCtxPopCurrent_v2"):
+            getattr(lib, name).argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+            getattr(lib, name).restype = ctypes.c_int
+        lib.cuCtxPushCurrent_v2.argtypes = [ctypes.c_void_p]
+        lib.cuCtxPushCurrent_v2.restype = ctypes.c_int
+        self._launch = lib.cuLaunchKernel
+        self._current = lib.cuCtxGetCurrent
+        self._holder = ctypes.c_void_p()
+        self._holder_ref = ctypes.byref(self._holder)
+
+    def current_context(self) -> int:
+        """The calling thread's current CUDA context (0 for none)."""
+        self._check(self._current(self._holder_ref), "cuCtxGetCurrent")
+        return self._holder.value or 0
+
+    def _check(self, status: int, what: str) -> None:
+        if status:
+            raise RuntimeError(f"{what} failed: {_error(self.lib, status)}")
+
+    def launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, extra: Any) -> None:
+        """``cuLaunchKernel`` of ``function`` on a 1-D grid with the packed arguments ``extra``."""
+        self._check(self._launch(function, ctas, 1, 1, threads, 1, 1, shared_bytes, stream, None, extra),
+                    "cuLaunchKernel")
+
+    def copy(self, dst: int, src: int, nbytes: int, stream: int) -> None:
+        """``nbytes`` from device address ``src`` to ``dst`` on ``stream``."""
+        self._check(self.lib.cuMemcpyDtoDAsync_v2(dst, src, nbytes, stream), "cuMemcpyDtoDAsync")
+
+    def in_context(self, context: int, call) -> None:
+        """``call()`` with ``context`` current on this thread (pushed and popped when another one is)."""
+        if not context or self.current_context() == context:
+            call()
+            return
+        self._check(self.lib.cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")
+        try:
+            call()
+        finally:
+            popped = ctypes.c_void_p()
+            self._check(self.lib.cuCtxPopCurrent_v2(ctypes.byref(popped)), "cuCtxPopCurrent")
+
+
+@functools.lru_cache(maxsize=1)
+def driver() -> Driver:
+    """The process's ``Driver`` (RuntimeError without the CUDA driver)."""
+    try:
+        return Driver(ctypes.CDLL("libcuda.so.1"))
+    except (OSError, AttributeError) as error:  # pragma: no cover - depends on the machine
+        raise RuntimeError("the layout ops launch through the CUDA driver (libcuda.so.1), which is missing") from error
+
+
+#: Packing buffers are filled and launched under one lock (the driver copies the arguments during the call).
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedLaunch:
+    """One kernel launch with everything but its arguments' values fixed: the loaded ``function`` (a
+    ``CUfunction``) and its ``context``, a 1-D grid of ``ctas`` CTAs of ``threads`` threads, ``shared_bytes``
+    of dynamic shared memory, and the packing of its arguments. ``run(stream, values)`` launches it."""
+
+    function: int
+    context: int
+    ctas: int
+    threads: int
+    shared_bytes: int
+    packing: ArgumentPacking
+    _buffer: Any = field(init=False, repr=False)
+    _extra: Any = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        buffer = ctypes.create_string_buffer(max(8, self.packing.size))
+        size = ctypes.c_size_t(self.packing.size)
+        extra = (ctypes.c_void_p * 5)(_BUFFER_POINTER, ctypes.addressof(buffer), _BUFFER_SIZE,
+                                      ctypes.addressof(size), _END)
+        object.__setattr__(self, "_buffer", (buffer, size))
+        object.__setattr__(self, "_extra", extra)
+
+    def run(self, stream: int, values: Sequence[Any], cuda: Driver | None = None) -> None:
+        """Launch on ``stream`` with ``values`` (one per parameter; pointers as ints, 0 for null)."""
+        d = cuda or driver()
+        with _LOCK:
+            self.packing.pack_into(self._buffer[0], 0, *values)
+            if self.context and d.current_context() != self.context:
+                d.in_context(self.context, lambda: d.launch(self.function, self.ctas, self.threads, self.shared_bytes,
+                                                            stream, self._extra))
+            else:
+                d.launch(self.function, self.ctas, self.threads, self.shared_bytes, stream, self._extra)

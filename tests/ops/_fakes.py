@@ -1,0 +1,144 @@
+"""Stand-ins for what the ops' fast path touches, so that it runs without a GPU: a PyTorch-like tensor
+(``FakeTorchTensor``: its type's module is ``torch``), a ``libcuda`` whose calls are recorded (``FakeCuda``),
+and ``install`` to put them in place of the device (the loaded kernel, the SM count, the stream)."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+
+import numpy as np
+
+from linear_layouts.ops import dispatch, driver, launch, tensors
+from linear_layouts.ops.driver import Driver, PreparedLaunch
+
+__all__ = ["FakeTorchTensor", "FakeCuda", "install"]
+
+
+class _DType:
+    def __init__(self, name: str, itemsize: int):
+        self.name, self.itemsize = name, itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+_DTYPES = {size: _DType(f"fake{8 * size}", size) for size in (1, 2, 4, 8, 16)}
+
+
+class _Device:
+    def __init__(self, index: int):
+        self.index, self.type = index, "cuda"
+
+
+class FakeTorchTensor:
+    """A contiguous CUDA tensor as the ops read one: shape, dtype, device, address (made up, 512-byte aligned
+    from ``new_empty``)."""
+
+    next_address = 1 << 40
+
+    def __init__(self, shape, itemsize: int = 2, pointer: int | None = None, device: int = 0, strides=None):
+        self.shape = tuple(shape)
+        self.dtype = _DTYPES[itemsize]
+        self._itemsize = itemsize
+        self._device = device
+        if pointer is None:
+            pointer = FakeTorchTensor.next_address
+            FakeTorchTensor.next_address += (int(np.prod(self.shape)) * itemsize + 1023) // 512 * 512
+        self._pointer = pointer
+        if strides is None:
+            strides, stride = [], 1
+            for size in reversed(self.shape):
+                strides.append(stride)
+                stride *= size
+            strides = tuple(reversed(strides))
+        self._strides = tuple(strides)
+        self.is_cuda = True
+        self.device = _Device(device)
+        expected, self._contiguous = 1, True
+        for size, stride in zip(reversed(self.shape), reversed(self._strides)):
+            if size != 1 and stride != expected:
+                self._contiguous = False
+            expected *= size
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def element_size(self) -> int:
+        return self._itemsize
+
+    def data_ptr(self) -> int:
+        return self._pointer
+
+    def get_device(self) -> int:
+        return self._device
+
+    def stride(self) -> tuple[int, ...]:
+        return self._strides
+
+    def is_contiguous(self) -> bool:
+        return self._contiguous
+
+    def new_empty(self, shape) -> "FakeTorchTensor":
+        return FakeTorchTensor(shape, self._itemsize, device=self._device)
+
+
+FakeTorchTensor.__module__ = "torch"  # the ops tell frameworks apart by the module of the type
+
+
+class _Call:
+    def __init__(self, fn):
+        self.fn, self.argtypes, self.restype = fn, None, None
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+
+class FakeCuda:
+    """``libcuda``'s calls of ``ops.driver``: launches (with their arguments unpacked) and copies recorded, a
+    context stack whose top is the current context."""
+
+    def __init__(self, current: int = 7):
+        self.launches: list[tuple] = []
+        self.copies: list[tuple] = []
+        self.contexts = [current]
+        self.cuLaunchKernel = _Call(self._launch)
+        self.cuMemcpyDtoDAsync_v2 = _Call(lambda dst, src, n, stream: self.copies.append((dst, src, n, stream)) or 0)
+        self.cuCtxGetCurrent = _Call(self._get)
+        self.cuCtxPushCurrent_v2 = _Call(lambda context: self.contexts.append(context) or 0)
+        self.cuCtxPopCurrent_v2 = _Call(lambda pointer: self.contexts.pop() and 0)
+        self.cuGetErrorName = _Call(lambda status, pointer: 1)
+
+    def _get(self, pointer) -> int:
+        pointer._obj.value = self.contexts[-1]
+        return 0
+
+    def _launch(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
+        address, size = extra[1], ctypes.c_size_t.from_address(extra[3]).value
+        self.launches.append(dict(function=function, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared,
+                                  stream=stream, context=self.contexts[-1], arguments=ctypes.string_at(address, size)))
+        return 0
+
+    @staticmethod
+    def unpack(launch: dict, packing) -> tuple:
+        return struct.unpack(packing.format, launch["arguments"])
+
+
+def install(monkeypatch, cuda: FakeCuda, sms: int = 132, context: int = 7, stream: int = 0x5000) -> dict:
+    """Route the ops' device calls to ``cuda``; returns ``{id(function): kernel}`` of the kernels prepared."""
+    fake = Driver(cuda)
+    loaded: dict[int, object] = {}
+
+    def prepare(kernel, device, ctas):
+        loaded[id(kernel)] = kernel
+        return PreparedLaunch(id(kernel), context, ctas, kernel.threads, kernel.shared_bytes,
+                              driver.ArgumentPacking.of(kernel.params))
+
+    monkeypatch.setattr(driver, "driver", lambda: fake)
+    monkeypatch.setattr(dispatch, "driver", lambda: fake)
+    monkeypatch.setattr(launch, "prepare", prepare)
+    monkeypatch.setattr(launch, "multiprocessors", lambda device: sms)
+    monkeypatch.setattr(launch, "device_context", lambda device: context)
+    monkeypatch.setattr(tensors, "torch_stream", lambda device: stream)
+    dispatch.call_plan.cache_clear()
+    return loaded

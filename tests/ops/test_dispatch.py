@@ -1,0 +1,103 @@
+"""The fast path of the ops without a GPU (``tests/ops/_fakes.py``: a PyTorch-like tensor, a recording
+``libcuda``): it launches exactly what the general planner plans, packed at the kernel's C offsets, plans once
+per call signature, makes the kernel's context current when another one is, and hands every call it does not
+take to the general path, which refuses bad ones with the reason."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from linear_layouts import ops
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops import dispatch, launch
+from linear_layouts.ops.driver import ArgumentPacking
+from linear_layouts.ops.launches import Copy, Launch, permute_launches
+
+from ._fakes import FakeCuda, FakeTorchTensor, install
+
+
+def test_argument_packing_follows_c_offsets():
+    params = (("const unsigned short* __restrict__", "src"), ("unsigned", "rows"), ("unsigned long long", "lda"),
+              ("float", "scale"), ("unsigned", "n"))
+    packing = ArgumentPacking.of(params)
+    assert packing.format == "<QIxxxxQfI" and packing.size == 32  # lda at offset 16, scale at 24, n at 28
+    assert struct.calcsize(packing.format) == packing.size
+    with pytest.raises(LayoutError, match="params: v has C type 'double'"):
+        ArgumentPacking.of((("double", "v"),))
+
+
+@pytest.mark.parametrize("shape, dims, itemsize", [
+    ((4096, 11008), (1, 0), 2), ((8, 2048, 8, 128), (0, 2, 1, 3), 2), ((32, 64, 56, 56), (0, 2, 3, 1), 4),
+    ((37, 50), (1, 0), 1), ((2, 3, 2, 3, 2, 3, 4), (6, 5, 4, 3, 2, 1, 0), 1), ((5, 7), (1, 0), 8),
+])
+def test_fast_path_launches_what_the_planner_plans(monkeypatch, shape, dims, itemsize):
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    x = FakeTorchTensor(shape, itemsize)
+    y = ops.permute(x, dims)
+    assert y.shape == tuple(shape[d] for d in dims) and y.data_ptr() % 16 == 0
+    expected = [item for item in permute_launches(shape, dims, itemsize, x.data_ptr(), y.data_ptr(), 132)
+                if isinstance(item, Launch)]
+    assert len(cuda.launches) == len(expected) > 0
+    for got, want in zip(cuda.launches, expected):
+        kernel = loaded[got["function"]]
+        assert kernel is want.kernel and got["grid"] == (want.ctas, 1, 1) and got["block"] == (kernel.threads, 1, 1)
+        assert got["shared"] == kernel.shared_bytes and got["stream"] == 0x5000
+        assert FakeCuda.unpack(got, ArgumentPacking.of(kernel.params)) == want.values
+
+
+def test_one_plan_per_call_signature(monkeypatch):
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    x = FakeTorchTensor((300, 200), 2)
+    out = FakeTorchTensor((200, 300), 2)
+    for _ in range(3):
+        assert ops.transpose(x, out=out) is out
+    ops.permute(FakeTorchTensor((300, 200), 2), [1, 0])  # same signature: a list of dims, another tensor
+    info = dispatch.call_plan.cache_info()
+    assert (info.misses, info.hits, len(cuda.launches)) == (1, 3, 4)
+    ops.permute(FakeTorchTensor((300, 200), 2, pointer=(1 << 41) + 2), (1, 0))  # misaligned: another plan
+    assert dispatch.call_plan.cache_info().misses == 2
+
+
+def test_copies_and_empty_tensors(monkeypatch):
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    x = FakeTorchTensor((8, 1, 4, 6), 4)
+    y = ops.permute(x, (1, 0, 2, 3))
+    assert permute_launches(x.shape, (1, 0, 2, 3), 4, x.data_ptr(), y.data_ptr(), 132) == [
+        Copy(y.data_ptr(), x.data_ptr(), 768)]
+    assert cuda.copies == [(y.data_ptr(), x.data_ptr(), 768, 0x5000)] and not cuda.launches
+    assert ops.transpose(FakeTorchTensor((0, 5), 2)).shape == (5, 0) and len(cuda.copies) == 1
+
+
+def test_the_kernels_context_is_made_current(monkeypatch):
+    cuda = FakeCuda(current=99)  # the thread has another device's context
+    install(monkeypatch, cuda, context=7)
+    ops.transpose(FakeTorchTensor((64, 64), 4))
+    assert [c["context"] for c in cuda.launches] == [7] and cuda.contexts == [99]
+
+
+def test_calls_it_does_not_take_go_to_the_general_path(monkeypatch):
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    x = FakeTorchTensor((4, 6), 4)
+    with pytest.raises(LayoutError, match="x: must be contiguous"):
+        ops.permute(FakeTorchTensor((4, 6), 4, strides=(1, 4)), (1, 0))
+    with pytest.raises(LayoutError, match="dims: .* is not a permutation"):
+        ops.permute(x, (0, 0))
+    with pytest.raises(LayoutError, match="dims: must be a sequence"):
+        ops.permute(x, 3)
+    with pytest.raises(LayoutError, match=r"out: shape \(4, 6\), expected \(6, 4\)"):
+        ops.permute(x, (1, 0), out=FakeTorchTensor((4, 6), 4))
+    with pytest.raises(LayoutError, match="out: overlaps the memory of x"):
+        ops.permute(x, (1, 0), out=FakeTorchTensor((6, 4), 4, pointer=x.data_ptr()))
+    with pytest.raises(LayoutError, match="x: transpose swaps the last two dims; x has 1"):
+        ops.transpose(FakeTorchTensor((5,), 4))
+    assert not cuda.launches
+    plans = dispatch.call_plan.cache_info().currsize
+    ops.permute(FakeTorchTensor((3, 5), 16), (1, 0), out=FakeTorchTensor((5, 3), 16))  # 16-byte elements
+    assert len(cuda.launches) == 1 and dispatch.call_plan.cache_info().currsize == plans  # by the general path
+    assert launch.multiprocessors(0) == 132
