@@ -43,17 +43,19 @@ def _run(launches, buffers: dict[int, np.ndarray]) -> None:
                 buffers[base][:] = value
 
 
-def emulated_permute(a: np.ndarray, dims, src_offset: int = 0, dst_offset: int = 0, sms: int = SMS) -> np.ndarray:
-    """``np.transpose(a, dims)`` as ``ops.permute`` computes it, emulated; the buffers start ``src_offset`` /
-    ``dst_offset`` bytes past aligned addresses."""
+def emulated_permute(a: np.ndarray, dims, src_offset: int = 0, dst_offset: int = 0, sms: int = SMS,
+                     tile=None) -> np.ndarray:
+    """``np.transpose(a, dims)`` as ``ops.permute`` computes it (or with ``tile``), emulated; the buffers start
+    ``src_offset`` / ``dst_offset`` bytes past aligned addresses."""
     a = np.ascontiguousarray(a)
     out_shape = tuple(a.shape[d] for d in dims)
-    launches = permute_launches(a.shape, tuple(dims), a.itemsize, SRC + src_offset, DST + dst_offset, sms)
+    launches = permute_launches(a.shape, tuple(dims), a.itemsize, SRC + src_offset, DST + dst_offset, sms, tile)
     src = np.zeros(src_offset + a.nbytes, np.uint8)
     src[src_offset:] = a.view(np.uint8).reshape(-1)
     dst = np.full(dst_offset + a.nbytes, UNWRITTEN, np.uint8)
     buffers = {SRC: src, DST: dst}
     _run(launches, buffers)
+    assert (buffers[DST][:dst_offset] == UNWRITTEN).all()  # nothing written before the output
     return buffers[DST][dst_offset:].view(a.dtype).reshape(out_shape)
 
 
@@ -71,5 +73,6 @@ def emulated_cast_transpose(raw: np.ndarray, input_format: str, fp8: str, scale:
     buffers = {SRC: x, DST: out, AUX: out_t, 4 << 40: am}
     launches = cast_launches(input_format, fp8, m, n, SRC + xo, DST + oo, AUX + to, None, scale, 4 << 40, sms)
     _run(launches, buffers)
+    assert (buffers[DST][:oo] == UNWRITTEN).all() and (buffers[AUX][:to] == UNWRITTEN).all()  # nothing before
     return (buffers[DST][oo:].reshape(m, n), buffers[AUX][to:].reshape(n, m),
             float(buffers[4 << 40].view(np.float32)[0]))

@@ -11,6 +11,7 @@ import numpy as np
 
 from linear_layouts.ops import dispatch, driver, launch, tensors
 from linear_layouts.ops.driver import Driver, PreparedLaunch
+from linear_layouts.ops.kernels import GridShape
 
 __all__ = ["FakeTorchTensor", "FakeCuda", "install"]
 
@@ -138,6 +139,7 @@ def install(monkeypatch, cuda: FakeCuda, sms: int = 132, context: int = 7, strea
     monkeypatch.setattr(dispatch, "driver", lambda: fake)
     monkeypatch.setattr(launch, "prepare", prepare)
     monkeypatch.setattr(launch, "multiprocessors", lambda device: sms)
+    monkeypatch.setattr(launch, "grid_shape", lambda device: GridShape(sms))
     monkeypatch.setattr(launch, "device_context", lambda device: context)
     monkeypatch.setattr(tensors, "torch_stream", lambda device: stream)
     dispatch.call_plan.cache_clear()

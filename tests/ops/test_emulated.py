@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linear_layouts.codegen.emulate import find_cxx
+from linear_layouts.ops.kernels import TileConfig, transpose_tiles
 from linear_layouts.ops.launches import Copy, Launch, permute_launches
 
 from ._emulated import DST, SRC, emulated_cast_transpose, emulated_permute
@@ -58,24 +59,37 @@ def test_permute_every_element(shape, dims, dtype, src_offset, dst_offset):
 
 
 def test_large_tiles_masked_at_the_edges():
-    """The fast 8-bit tile (256 x 256, 4x4 byte blocks) on a 272 x 288 matrix, 3 of its 4 tiles cut: with one SM
-    the persistent kernel (32 warps) loops over all 4 tiles in one CTA; with 2 SMs, too few tiles per SM to
-    pipeline, the one-tile kernel (16 warps) takes a CTA per tile."""
+    """The large 8-bit tile (256 x 256, 4x4 byte blocks) on a 272 x 288 matrix, 3 of its 4 tiles cut: one tile per
+    CTA; and its persistent form (32 warps) on one SM, one CTA looping over all 4 tiles."""
     a = _random((272, 288), np.uint8)
-    (launch,) = permute_launches(a.shape, (1, 0), 1, SRC, DST, 1)
-    assert (launch.kernel.tile_rows, launch.kernel.threads, launch.kernel.ctas_per_sm, launch.ctas) == (256, 1024, 1, 1)
-    assert _same(emulated_permute(a, (1, 0), sms=1), a.T)
-    (launch,) = permute_launches(a.shape, (1, 0), 1, SRC, DST, 2)
+    large = transpose_tiles(1, 16, 16)[0]
+    (launch,) = permute_launches(a.shape, (1, 0), 1, SRC, DST, 132, tile=large)
     assert (launch.kernel.tile_rows, launch.kernel.threads, launch.kernel.ctas_per_sm, launch.ctas) == (256, 512, 0, 4)
+    assert _same(emulated_permute(a, (1, 0), tile=large), a.T)
+    persistent = TileConfig(1, 256, 256, 32, 16, 16, 4, ctas_per_sm=1)
+    (launch,) = permute_launches(a.shape, (1, 0), 1, SRC, DST, 1, tile=persistent)
+    assert (launch.kernel.tile_rows, launch.kernel.threads, launch.kernel.ctas_per_sm, launch.ctas) == (256, 1024, 1, 1)
+    assert _same(emulated_permute(a, (1, 0), sms=1, tile=persistent), a.T)
 
 
 def test_persistent_batched_every_element():
     """The persistent kernel over 2 x 2 batches of 272 x 288 (16 tiles, masked at two edges) on 3 CTAs:
     6, 5 and 5 tiles each, each CTA's next tile in another batch than its current one."""
     a = _random((2, 2, 272, 288), np.uint8)
-    (launch,) = permute_launches(a.shape, (1, 0, 3, 2), 1, SRC, DST, 3)
+    persistent = TileConfig(1, 256, 256, 32, 16, 16, 4, ctas_per_sm=1)
+    (launch,) = permute_launches(a.shape, (1, 0, 3, 2), 1, SRC, DST, 3, tile=persistent)
     assert (launch.kernel.ctas_per_sm, launch.kernel.batch_dims, launch.ctas) == (1, 2, 3)
-    assert _same(emulated_permute(a, (1, 0, 3, 2), sms=3), np.transpose(a, (1, 0, 3, 2)))
+    assert _same(emulated_permute(a, (1, 0, 3, 2), sms=3, tile=persistent), np.transpose(a, (1, 0, 3, 2)))
+
+
+@pytest.mark.parametrize("element_bytes", [1, 2, 4, 8])
+def test_every_tile_of_the_lists_every_element(element_bytes):
+    """Each tile ``choose_tile`` may pick, on a matrix that cuts its edge tiles (rows and columns 16 bytes past
+    a multiple of 256 bytes), batched."""
+    side = 256 // element_bytes + 16 // element_bytes
+    a = _random((2, side, side + 16 // element_bytes), np.dtype(f"u{element_bytes}"))
+    for tile in transpose_tiles(element_bytes, 16 // element_bytes, 16 // element_bytes):
+        assert _same(emulated_permute(a, (0, 2, 1), tile=tile), np.transpose(a, (0, 2, 1))), tile
 
 
 @settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
@@ -119,8 +133,12 @@ def _reference(values: np.ndarray, fp8: str, scale: float) -> np.ndarray:
     ("bf16", "e5m2", (256, 256), 0.001, (0, 0, 0), False),   # whole 128 x 128 tiles
     ("fp16", "e4m3", (64, 48), 1.0, (2, 8, 4), False),        # misaligned buffers: narrower accesses
     ("fp32", "e5m2", (1, 30), 1.0, (0, 0, 0), True),          # one row
+    ("bf16", "e4m3", (131, 259), 0.37, (2, 3, 5), False),     # realigned: 2 x 3 tiles, every base misaligned
+    ("fp32", "e4m3", (133, 70), 1.0, (4, 1, 7), False),       # realigned fp32: 128 x 64 tiles, 2 x 2
+    ("fp16", "e5m2", (256, 100), 0.5, (0, 0, 0), False),      # aligned bases, rows of 100: realigned
 ])
 def test_cast_transpose_every_element(input_format, fp8, shape, scale, offsets, infinite):
+    """(Aligned 16-byte tiles where every row and base allows them, else the realigned kernel.)"""
     values = (_RNG.standard_normal(shape) * 300).astype(np.float32)
     flat = values.reshape(-1)
     edges = np.concatenate([[np.inf, -np.inf], _EDGES]) if infinite else _EDGES

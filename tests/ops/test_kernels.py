@@ -15,7 +15,8 @@ from linear_layouts.codegen.plan import conversion_step
 from linear_layouts.codegen.ptx import compile_cubin, compile_ptx, count_ptx, count_sass, find_cuobjdump, find_nvcc
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, rows_tile, tile_layouts, transpose_tiles,
+    GridShape, TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, resident_ctas, rows_tile, tile_layouts,
+    transpose_tiles,
 )
 
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
@@ -59,14 +60,21 @@ def test_fast_transposes_move_16_byte_vectors_through_shared_memory(element_byte
     assert isinstance(conversion_step(*tile_layouts(rows), 8 * element_bytes), RegisterCopy)
 
 
-def test_tile_choice_keeps_every_sm_busy():
-    fast = transpose_tiles(1, 16, 16)
-    assert choose_tile(fast, 8192, 8192, 1, 132) == fast[0]     # 1024 tiles of 256 x 256: persistent
-    assert choose_tile(fast, 4096, 11008, 1, 132) == fast[0]    # 688 tiles, 5.2 per SM
-    assert choose_tile(fast, 4096, 8192, 1, 132) == fast[1]     # 512 tiles, 3.9 per SM: one tile per CTA
-    assert choose_tile(fast, 4096, 4096, 1, 132).rows == 128     # 256 large tiles < 264: 1024 of 128 x 128
-    assert choose_tile(fast, 2048, 2048, 1, 132).rows == 64      # 256 of 128 x 128 < 264: the smallest
-    assert choose_tile(fast, 512, 512, 128, 132).rows == 256     # a batch of 128: 512 large tiles
+def test_tile_choice_rules():
+    """The module doc's rules on an H100 / H200 (132 SMs, 50 MiB of L2), on shapes of the ops' sweep."""
+    h200 = GridShape(132)
+    fp8, bf16, fp32 = transpose_tiles(1, 16, 16), transpose_tiles(2, 8, 8), transpose_tiles(4, 4, 4)
+    assert [resident_ctas(c) for c in fp8] == [3, 13, 16, 16] and [resident_ctas(c) for c in bf16] == [4, 16]
+    assert choose_tile(fp8, 8192, 28672, 1, h200) == fp8[0]      # 3584 tiles of 256 x 256: 9 waves of 396
+    assert choose_tile(fp8, 8192, 8192, 1, h200) == fp8[2]       # 2.6 waves from DRAM: 64 x 128, 2112 slots
+    assert choose_tile(fp8, 4096, 4096, 1, h200) == fp8[1]       # 32 MiB in L2: 128 x 128, 1024 tiles
+    assert choose_tile(fp8, 1024, 1024, 1, h200) == fp8[3]       # in L2, fewer than 264 tiles of 8 KiB: 4 KiB
+    assert choose_tile(bf16, 8192, 8192, 1, h200) == bf16[0]     # 4096 tiles, 7.8 waves of 528
+    assert choose_tile(bf16, 8192, 1024, 1, h200) == bf16[1]     # in L2: tiles of at most 16 KiB
+    assert choose_tile(bf16, 64, 12544, 32, h200) == bf16[1]     # 128 rows on 64: half the tile empty
+    assert choose_tile(fp32, 4096, 4096, 1, h200) == fp32[0]     # 32 x 32 (4 KiB) is too small a grain
+    assert choose_tile(fp32, 64, 64, 1, h200) == fp32[1]         # one 64 x 64 tile: four of 32 x 32
+    assert choose_tile(bf16, 8192, 8192, 1, GridShape(16)) == bf16[0]  # fewer SMs, more waves
 
 
 def test_masked_branch_predicates_every_access():
@@ -93,8 +101,7 @@ def test_fast_kernels_compile_to_16_byte_accesses(element_bytes):
     kernel = permute_kernel(transpose_tiles(element_bytes, 16 // element_bytes, 16 // element_bytes)[0], 1)
     ptx = count_ptx(compile_ptx(kernel.source))
     vectors = kernel.tile_rows * kernel.tile_cols * element_bytes // 16 // kernel.threads  # per thread per side
-    loads = 4 if kernel.ctas_per_sm else 2  # both branches; persistent: the first tile's and the next's
-    assert (kernel.ctas_per_sm > 0) == (element_bytes == 1)
+    loads = 2  # both branches
     assert ptx["ld.global.nc.v4.u32"] == loads * vectors and ptx["st.global.v4.b32"] == 2 * vectors
     if find_cuobjdump() is not None:
         sass = count_sass(compile_cubin(kernel.source), ("LDG", "STG", "LDL", "STL"))
@@ -112,3 +119,26 @@ def test_cast_kernel_converts_pairs_and_reduces_once(fp8):
     assert len(re.findall(r"atom\.global\.max\.s32", ptx)) == 1
     counts = count_ptx(ptx)
     assert counts["st.global.v4.b32"] == 2 * (per_thread // 16) * 2  # out and out_t, both branches
+
+
+def test_unaligned_casts_take_the_realigned_kernel():
+    """Rows of 11007 elements (every row of X, C and T at its own byte offset): 128 x 128 tiles moved as 16-byte
+    chunks; aligned rows keep the planned tiles."""
+    from linear_layouts.ops.launches import cast_launches
+
+    (launch,) = cast_launches("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
+    assert launch.kernel.name.startswith("ll_cast_transpose_realigned") and launch.ctas == 32 * 86
+    assert launch.values[6:] == (4095, 11007, 86, 32)
+    (launch,) = cast_launches("bf16", "e4m3", 4096, 11008, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
+    assert not launch.kernel.name.startswith("ll_cast_transpose_realigned")
+
+
+@needs_nvcc
+@pytest.mark.parametrize("input_format", ["bf16", "fp32"])
+def test_realigned_kernel_moves_16_byte_chunks(input_format):
+    from linear_layouts.ops.kernels import realigned_cast_kernel
+
+    ptx = count_ptx(compile_ptx(realigned_cast_kernel(input_format, "e4m3").source))
+    assert ptx["ld.global.v4.u32"] == 9 and ptx["st.global.v4.b32"] == 2  # X's chunks; C's and T's whole chunks
+    assert ptx["st.global.u8"] == 32  # the ends of the segments, byte by byte (two loops unrolled 16 times)
+    assert not any(op.startswith(("ld.local", "st.local")) for op in ptx)  # the loaded chunks stay in registers

@@ -179,14 +179,13 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
     if zero:
         a.value.fill_(0) if a.framework == "torch" else a.value.fill(0)
     if m and n:
-        sms = _launch.multiprocessors(t.device)
         _run(t, cast_launches(_CAST_INPUTS[t.dtype.name], _FP8[fp8], m, n, t.pointer, o.pointer, ot.pointer,
-                              scale_pointer, scale_value, a.pointer, sms))
+                              scale_pointer, scale_value, a.pointer, _launch.grid_shape(t.device)))
     return o.value, ot.value, a.value
 
 
 def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
-    _run(x, permute_launches(x.shape, dims, x.itemsize, x.pointer, out.pointer, _launch.multiprocessors(x.device)))
+    _run(x, permute_launches(x.shape, dims, x.itemsize, x.pointer, out.pointer, _launch.grid_shape(x.device)))
 
 
 def _run(x: Tensor, launches) -> None:

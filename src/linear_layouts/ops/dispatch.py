@@ -50,7 +50,7 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
     ``src_alignment`` mod 16 on ``device``, the output at an address 0 mod 16 (LayoutError for bad ``dims``)."""
     dims = normalize_dims(dims, len(shape))
     kernel, ctas, tail, offsets, nbytes = permute_template(shape, dims, itemsize, src_alignment, 0,
-                                                           _launch.multiprocessors(device))
+                                                           _launch.grid_shape(device))
     out_shape = tuple(shape[d] for d in dims)
     if kernel is None:
         return CallPlan(out_shape, nbytes, (), nbytes)

@@ -5,20 +5,32 @@ access on each side and ``block`` (rows per thread of ``A``, columns per thread 
 blocks, so 8-bit data moves through shared memory in 16-byte vectors on both sides). Its two layouts are
 blocked layouts (``tile_layouts``); ``analysis.conversion.plan_conversion`` plans the conversion between
 them (shared memory with the optimal swizzle; an empty plan where ``src == dst``) and
-``codegen.permute`` emits the kernel. ``transpose_tiles`` lists the tiles of a transpose, largest first;
-``choose_tile`` takes the first that gives every SM at least ``CTAS_PER_SM`` tiles (a persistent tile:
-``PERSISTENT_TILES_PER_SM``).
+``codegen.permute`` emits the kernel. ``transpose_tiles`` lists the tiles of a transpose, largest first,
+and ``choose_tile`` picks one for a problem on a device (``GridShape``: SMs and L2 bytes):
 
-========  ======================  ======  =====  ===============================================
-element   fast tile (16-byte)     warps   block  also
-========  ======================  ======  =====  ===============================================
-8-bit     256 x 256, persistent   32      4      256 x 256 (16 warps), 128 x 128 (4 warps), 64 x 64
-16-bit    128 x 128               16      4      64 x 64 (4 warps)
-32-bit    64 x 64                 4       1      32 x 32 (4 warps)
-64-bit    64 x 64                 4       1      32 x 32 (4 warps)
-========  ======================  ======  =====  ===============================================
+1. tiles of which an edge tile would leave more than ``1 - MIN_TILE_USE`` of the matrix's tiled area empty
+   are passed over (a 128-row tile on 64 rows idles half its threads);
+2. the largest tile when the grid holds ``MANY_WAVES`` or more waves of it (``slots``: SMs times the CTAs an
+   SM holds by threads and shared memory): its last, partial wave is then a small part of the run;
+3. else, when the input and output fit in L2 together (launched back to back, the data stays there), the
+   largest tile of at most ``L2_TILE_BYTES`` with ``CTAS_PER_SM`` tiles per SM or more (a short chain of
+   load, barrier and store per CTA);
+4. else (a few waves from DRAM) the tile of at least ``MIN_TILE_BYTES`` with the most slots, the larger of
+   equals: the finest grain that still moves enough bytes per barrier.
 
-Narrower vectors (a row length or a pointer that 16 bytes do not divide) take 64 x 64 tiles of 4 warps.
+========  =================================================================  =========================
+element   tiles (16-byte vectors; rows x cols / warps, block)                shared memory (the tile)
+========  =================================================================  =========================
+8-bit     256x256/16 (4), 128x128/4 (4), 64x128/4 (4), 64x64/4 (1)           64, 16, 8, 4 KiB
+16-bit    128x128/16 (4), 64x64/4 (4)                                        32, 8 KiB
+32-bit    64x64/4 (1), 32x32/4 (1)                                           16, 4 KiB
+64-bit    32x32/4 (2)                                                        8 KiB
+========  =================================================================  =========================
+
+E.g. 8-bit ``8192 x 28672`` (3584 tiles of 256 x 256, 9 waves of 396 slots): the 256 x 256 tile;
+``8192 x 8192`` (2.6 waves of it, 128 MiB > L2): 64 x 128 (2112 slots); ``4096 x 4096`` (32 MiB in L2):
+128 x 128 (1024 tiles). Narrower vectors (a row length or a pointer that 16 bytes do not divide) take
+64 x 64 tiles of 4 warps. The persistent form (``ctas_per_sm``) is emitted on request; no list holds it.
 """
 
 from __future__ import annotations
@@ -26,20 +38,41 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES, SM_THREADS
 from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_kernel, emit_tiled_permute_kernel
 from linear_layouts.codegen.plan import conversion_step, kernel_name
+from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES
 
-__all__ = ["TileConfig", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
-           "permute_kernel", "cast_kernel", "CTAS_PER_SM", "PERSISTENT_TILES_PER_SM"]
+__all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
+           "resident_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES",
+           "MIN_TILE_BYTES", "H100_L2_BYTES"]
 
-#: Tiles per SM below which ``choose_tile`` takes a smaller tile (more CTAs in flight).
+#: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
 CTAS_PER_SM = 2
-#: Tiles per SM below which ``choose_tile`` passes over a persistent tile (too few tiles to pipeline).
-PERSISTENT_TILES_PER_SM = 4
+#: Waves of the largest tile from which ``choose_tile`` takes it (rule 2).
+MANY_WAVES = 4
+#: The least fraction of a tile's area an edge may leave holding elements (``choose_tile``, rule 1).
+MIN_TILE_USE = 0.75
+#: The largest tile of an L2-resident problem (``choose_tile``, rule 3).
+L2_TILE_BYTES = 16 * 1024
+#: The smallest tile of a problem from DRAM with few waves (``choose_tile``, rule 4).
+MIN_TILE_BYTES = 8 * 1024
+#: L2 bytes of the H100 and H200 (50 MiB).
+H100_L2_BYTES = 50 * 2**20
+#: CTAs an SM holds at most (sm_90).
+_SM_CTAS = 32
+
+
+@dataclass(frozen=True)
+class GridShape:
+    """What the tile choice reads of a device: its SMs and its L2 bytes (an H100 / H200: 132, 50 MiB)."""
+
+    multiprocessors: int
+    l2_bytes: int = H100_L2_BYTES
 
 
 @dataclass(frozen=True)
@@ -70,6 +103,10 @@ class TileConfig:
     @property
     def threads(self) -> int:
         return 32 * self.warps
+
+    @property
+    def tile_bytes(self) -> int:
+        return self.rows * self.cols * self.element_bytes
 
     def tiles(self, rows: int, cols: int) -> int:
         """Tiles of one ``rows x cols`` matrix."""
@@ -112,11 +149,11 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int) -> lis
     w, v = element_bytes, MAX_VECTOR_BYTES // element_bytes
     if src_vector != v or dst_vector != v:
         return [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
-    fast = {1: [(256, 256, 32, 4, 1), (256, 256, 16, 4, 0), (128, 128, 4, 4, 0), (64, 64, 4, 1, 0)],
-            2: [(128, 128, 16, 4, 0), (64, 64, 4, 1, 0)],
-            4: [(64, 64, 4, 1, 0), (32, 32, 4, 1, 0)],
-            8: [(64, 64, 4, 1, 0), (32, 32, 4, 1, 0)]}[w]
-    return [TileConfig(w, m, n, warps, v, v, block, ctas_per_sm=ctas) for m, n, warps, block, ctas in fast]
+    fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 1)],
+            2: [(128, 128, 16, 4), (64, 64, 4, 4)],
+            4: [(64, 64, 4, 1), (32, 32, 4, 1)],
+            8: [(32, 32, 4, 2)]}[w]
+    return [TileConfig(w, m, n, warps, v, v, block) for m, n, warps, block in fast]
 
 
 def rows_tile(element_bytes: int, vector: int, cols: int) -> TileConfig:
@@ -132,17 +169,39 @@ def cast_tiles(src_vector: int, dst_vector: int) -> list[TileConfig]:
     """The tiles of the cast-transpose (8-bit configs: the fp8 tile), largest first: 16 elements per
     thread along a row of ``X`` and of ``T`` (16-byte fp8 stores on both sides), else narrower."""
     if src_vector == 16 and dst_vector == 16:
-        return [TileConfig(1, 128, 128, 8, 16, 16, 4), TileConfig(1, 64, 64, 2, 16, 16, 4)]
+        return [TileConfig(1, 128, 128, 8, 16, 16, 4), TileConfig(1, 64, 128, 4, 16, 16, 4)]
     return [TileConfig(1, 64, 64, 4, src_vector, dst_vector)]
 
 
-def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, sms: int) -> TileConfig:
-    """The first of ``candidates`` with at least ``CTAS_PER_SM`` tiles per SM (``PERSISTENT_TILES_PER_SM`` for a
-    persistent one), else the last (smallest)."""
-    for config in candidates:
-        if config.tiles(rows, cols) * batch >= (PERSISTENT_TILES_PER_SM if config.ctas_per_sm else CTAS_PER_SM) * sms:
-            return config
-    return candidates[-1]
+def resident_ctas(config: TileConfig) -> int:
+    """CTAs of ``config`` an SM holds by threads and shared memory (the conversion's buffer holds the tile;
+    each CTA also takes ``CTA_RESERVED_SHARED_BYTES``): 3 for 8-bit 256 x 256 tiles of 16 warps."""
+    shared = config.tile_bytes if config.transposed else 0
+    return max(1, min(SM_THREADS // config.threads, SM_SHARED_BYTES // (shared + CTA_RESERVED_SHARED_BYTES), _SM_CTAS))
+
+
+def _use(config: TileConfig, rows: int, cols: int) -> float:
+    """The fraction of the tiled area ``T_m M x T_n N`` that holds elements of a ``rows x cols`` matrix."""
+    return rows * cols / (config.tiles(rows, cols) * config.rows * config.cols)
+
+
+def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, device: GridShape,
+                element_traffic: int = 0) -> TileConfig:
+    """The tile of ``candidates`` (largest first) for ``batch`` matrices of ``rows x cols`` on ``device``, by the
+    module doc's rules; ``element_traffic``: bytes read and written per element (default: the element read
+    and written once)."""
+    usable = [c for c in candidates if _use(c, rows, cols) >= MIN_TILE_USE]
+    if not usable:
+        return max(reversed(candidates), key=lambda c: _use(c, rows, cols))
+    first = usable[0]
+    if first.tiles(rows, cols) * batch >= MANY_WAVES * device.multiprocessors * resident_ctas(first):
+        return first
+    if rows * cols * batch * (element_traffic or 2 * first.element_bytes) <= device.l2_bytes:
+        small = [c for c in usable if c.tile_bytes <= L2_TILE_BYTES] or usable[-1:]
+        return next((c for c in small if c.tiles(rows, cols) * batch >= CTAS_PER_SM * device.multiprocessors),
+                    small[-1])
+    grains = [c for c in usable if c.tile_bytes >= MIN_TILE_BYTES] or usable[:1]
+    return max(grains, key=resident_ctas)
 
 
 @functools.lru_cache(maxsize=None)
@@ -163,3 +222,16 @@ def cast_kernel(config: TileConfig, input_format: str, fp8: str) -> PermuteKerne
     step = conversion_step(src, dst, 8)
     name = kernel_name("ll_cast_transpose", config, input_format, fp8)
     return emit_cast_transpose_kernel(name, src, dst, input_format, fp8, step)
+
+
+#: Tiles of the realigned cast-transpose (``codegen.realign``) by input bytes: rows, columns, warps.
+_REALIGNED_TILES = {2: (128, 128, 8), 4: (128, 64, 8)}
+
+
+@functools.lru_cache(maxsize=None)
+def realigned_cast_kernel(input_format: str, fp8: str) -> PermuteKernel:
+    """The cast-transpose of rows that 16 bytes do not align (``codegen.realign``): 128 x 128 tiles of 8 warps
+    (fp32: 128 x 64)."""
+    rows, cols, warps = _REALIGNED_TILES[4 if input_format == "fp32" else 2]
+    name = kernel_name("ll_cast_transpose_realigned", input_format, fp8, rows, cols, warps)
+    return emit_realigned_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)

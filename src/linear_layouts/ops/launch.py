@@ -21,8 +21,10 @@ from linear_layouts.codegen.ptx import compile_cubin, find_nvcc
 from linear_layouts.codegen.runtime import cupy_module
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
+from linear_layouts.ops.kernels import GridShape
 
-__all__ = ["launch", "prepare", "device_arch", "multiprocessors", "copy_bytes", "compile_log", "device_context"]
+__all__ = ["launch", "prepare", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
+           "device_context"]
 
 #: ``(kernel name, architecture, seconds)`` of every compile (or cache load) in this process, in order.
 compile_log: list[tuple[str, str, float]] = []
@@ -40,6 +42,13 @@ def multiprocessors(device: int) -> int:
     """Streaming multiprocessors of CUDA device ``device``."""
     cp = cupy_module()
     return int(cp.cuda.Device(device).attributes["MultiProcessorCount"])
+
+
+@functools.lru_cache(maxsize=None)
+def grid_shape(device: int) -> GridShape:
+    """What the tile choice reads of CUDA device ``device``: its SMs and L2 bytes."""
+    cp = cupy_module()
+    return GridShape(multiprocessors(device), int(cp.cuda.Device(device).attributes["L2CacheSize"]))
 
 
 @functools.lru_cache(maxsize=None)

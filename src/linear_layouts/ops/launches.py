@@ -20,7 +20,8 @@ from typing import Any
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, rows_tile, transpose_tiles,
+    GridShape, TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, realigned_cast_kernel, rows_tile,
+    transpose_tiles,
 )
 from linear_layouts.ops.plan import PermuteKind, TiledProblem, plan_permutation, vector_elements
 
@@ -65,30 +66,35 @@ def _plan(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, alignmen
     return plan_permutation(shape, dims, itemsize, alignment)
 
 
-def tile_for(problem: TiledProblem, src: int, dst: int, sms: int) -> TileConfig:
-    """The tile of ``problem`` with these addresses on a device of ``sms`` SMs: the widest vectors the row
-    lengths and the addresses allow (``plan.vector_elements``), then ``kernels.choose_tile``."""
+def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> TileConfig:
+    """The tile of ``problem`` with these addresses on ``device``: the widest vectors the row lengths and the
+    addresses allow (``plan.vector_elements``), then ``kernels.choose_tile``."""
     w = problem.element_bytes
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
     vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
-    return choose_tile(transpose_tiles(w, vin, vout), problem.rows, problem.cols, problem.batch_count, sms)
+    return choose_tile(transpose_tiles(w, vin, vout), problem.rows, problem.cols, problem.batch_count, device)
 
 
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
-                     sms: int) -> list[Launch | Copy]:
+                     device: GridShape | int, tile: TileConfig | None = None) -> list[Launch | Copy]:
     """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
-    its output at ``dst`` (module doc). Batch dims beyond ``MAX_BATCH_DIMS`` take one launch per index of
-    the outer ones. Requires: ``dims`` a permutation of ``range(len(shape))``."""
+    its output at ``dst``, on ``device`` (a ``GridShape``, or its SMs with an H100's L2) (module doc); ``tile``:
+    this tile instead of ``tile_for``'s (its element size and vectors must fit the problem). Batch dims
+    beyond ``MAX_BATCH_DIMS`` take one launch per index of the outer ones. Requires: ``dims`` a permutation
+    of ``range(len(shape))``."""
+    if isinstance(device, int):
+        device = GridShape(device)
     kernel, ctas, tail, offsets, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % 16, dst % 16,
-                                                           sms)
+                                                           device, tile)
     if kernel is None:
         return [Copy(dst, src, nbytes)] if nbytes else []
     return [Launch(kernel, ctas, (src + s, dst + d) + tail) for s, d in offsets]
 
 
 @functools.lru_cache(maxsize=4096)
-def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, sms: int):
+def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
+                     device: GridShape, tile: TileConfig | None = None):
     """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
     bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo 16 (all the plan depends on); no
     kernel for a copy or an empty tensor."""
@@ -97,7 +103,12 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
         return None, 0, (), (), math.prod(shape) * itemsize
     if problem.rows > _MAX_EXTENT or problem.cols > _MAX_EXTENT:
         raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
-    config = tile_for(problem, src, dst, sms)
+    config = tile_for(problem, src, dst, device) if tile is None else tile
+    if (config.element_bytes, config.transposed) != (problem.element_bytes, problem.transposed) or (
+            problem.cols % config.src_vector or (problem.rows if problem.transposed else problem.cols) % config.dst_vector
+            or src % (config.src_vector * config.element_bytes) or dst % (config.dst_vector * config.element_bytes)):
+        raise LayoutError(f"tile: {config} does not fit a {problem.kind.value} of {problem.rows} x {problem.cols} "
+                          f"{8 * problem.element_bytes}-bit elements at these addresses")
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     outer, inner = problem.batch[:split], problem.batch[split:]
     kernel = permute_kernel(config, len(inner))
@@ -105,7 +116,7 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     tiles = tm * tn * math.prod(size for size, _, _ in inner)
     if tiles > _MAX_CTAS:
         raise LayoutError(f"x: {tiles} tiles exceed the {_MAX_CTAS} CTAs of one launch")
-    ctas = kernel.ctas(tiles, sms)
+    ctas = kernel.ctas(tiles, device.multiprocessors)
     w = problem.element_bytes
     tail: list[int] = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
     for size, src_stride, dst_stride in inner:
@@ -125,18 +136,22 @@ def cast_vectors(m: int, n: int, input_bytes: int, x: int, out: int, out_t: int)
 
 
 def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int, out_t: int, scale: int | None,
-                  scale_value: float, amax: int, sms: int) -> list[Launch]:
+                  scale_value: float, amax: int, device: GridShape | int) -> list[Launch]:
     """What ``cast_transpose`` launches for an ``m x n`` matrix (``input_format``: ``bf16``, ``fp16`` or
     ``fp32``) at ``x`` into ``out`` / ``out_t``, with the scale at address ``scale`` (None: ``scale_value``)
-    and the amax at ``amax``."""
+    and the amax at ``amax``, on ``device`` (a ``GridShape``, or its SMs)."""
     if not (m and n):
         return []
     if m > _MAX_EXTENT or n > _MAX_EXTENT:
         raise LayoutError(f"x: a {m} x {n} matrix exceeds 2**32 - 1 rows or columns")
     input_bytes = 4 if input_format == "fp32" else 2
     vin, vout = cast_vectors(m, n, input_bytes, x, out, out_t)
-    config = choose_tile(cast_tiles(vin, vout), m, n, 1, sms)
-    kernel = cast_kernel(config, input_format, fp8)
+    if isinstance(device, int):
+        device = GridShape(device)
+    if (vin, vout) == (16, 16):
+        kernel = cast_kernel(choose_tile(cast_tiles(vin, vout), m, n, 1, device, input_bytes + 2), input_format, fp8)
+    else:  # rows at any byte offset: moved as the aligned 16-byte chunks that cover them
+        kernel = realigned_cast_kernel(input_format, fp8)
     tm, tn = kernel.tile_counts(m, n)
     if tm * tn > _MAX_CTAS:
         raise LayoutError(f"x: {tm * tn} tiles exceed the {_MAX_CTAS} CTAs of one launch")
