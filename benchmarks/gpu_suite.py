@@ -736,6 +736,20 @@ ONE_TILE_OPTIONS = {"blocks256x16wh": dict(cache_hints=True), "blocks256x16wg16"
                     "blocks256x16wg32": dict(group_rows=32)}
 
 
+#: One-tile-per-CTA transposes at the tile shapes that won Triton's tile sweep on the H200 (8-bit 64x128 / 4 warps
+#: and 128x128 / 8 warps, 16-bit 128x128 / 8 warps and 64x64 / 4 warps), with 4-row blocks (16-byte shared
+#: accesses where Triton's are byte-wide), and the best 32-bit kernel (``shared64x8w``) with streaming cache hints
+#: or tiles in groups of 8 tile rows: element bytes -> (tag, wide-block layout arguments, or None for
+#: ``transpose_layouts(w, warps=8)``, options).
+PEER_TILE_TRANSPOSES = {
+    1: (("blocks64x128x4w", dict(warps=4, rows=64, cols=128), {}),
+        ("blocks128x8w", dict(warps=8, rows=128, cols=128), {})),
+    2: (("blocks128x8w", dict(warps=8, rows=128, cols=128), {}),
+        ("blocks64x4w", dict(warps=4, rows=64, cols=64), {})),
+    4: (("shared64x8wh", None, dict(cache_hints=True)), ("shared64x8wg8", None, dict(group_rows=8))),
+}
+
+
 def transpose_kernels(n: int):
     """(element bytes, tile layouts, step, kernel) of the 8192^2 transposes: through shared memory
     (16-byte vectors on both global sides), within each thread (``transpose_register_layouts``) and
@@ -779,6 +793,12 @@ def transpose_kernels(n: int):
             opts = dict(ONE_TILE_OPTIONS.get(tag, {}))
             opts["group_rows"] = min(opts.get("group_rows", 1), n // src.out_dim_size(src.out_dim_names[0]))
             out.append((w, tag, step, emit_transpose_kernel(name, src, dst, w, step, n, n, pdl=True, **opts)))
+        for tag, kw, opts in PEER_TILE_TRANSPOSES.get(w, ()):
+            src, dst = transpose_wide_block_layouts(w, **kw) if kw else transpose_layouts(w, warps=8)
+            step = conversion_step(src, dst, 8 * w)
+            opts = dict(opts, group_rows=min(opts.get("group_rows", 1), n // src.out_dim_size(src.out_dim_names[0])))
+            out.append((w, tag, step, emit_transpose_kernel(kernel_name("ll_transpose", w, n, tag), src, dst, w, step,
+                                                            n, n, pdl=True, **opts)))
         for tag, kw, ctas, opts in PERSISTENT_TRANSPOSES.get(w, ()):
             src, dst = transpose_wide_block_layouts(w, **kw)
             step = conversion_step(src, dst, 8 * w)

@@ -41,8 +41,10 @@ def _sources(n: int) -> list[str]:
 
 
 def _new(tag: str, kernel) -> bool:
-    """The variants of issue 12's last step: persistent kernels, and the hinted or grouped one-tile ones."""
-    return kernel.persistent or tag in gpu_suite.ONE_TILE_OPTIONS
+    """The variants of issue 12's last step (persistent kernels, the hinted or grouped one-tile ones) and of
+    issue 29 (``gpu_suite.PEER_TILE_TRANSPOSES``)."""
+    peer_tiles = {t for variants in gpu_suite.PEER_TILE_TRANSPOSES.values() for t, *_ in variants}
+    return kernel.persistent or tag in gpu_suite.ONE_TILE_OPTIONS or tag in peer_tiles
 
 
 def launch_child(every: bool) -> None:

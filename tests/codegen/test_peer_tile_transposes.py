@@ -1,0 +1,45 @@
+"""The GPU suite's transposes at the tile shapes of Triton's best tiles (``gpu_suite.PEER_TILE_TRANSPOSES``):
+each, emitted for a 256 x 256 matrix, computes ``A^T`` on every element (emulated on the CPU), and nvcc compiles
+exactly its plan: the planned shared instructions and one 16-byte global load and store per 16 bytes of the
+thread's tile (streaming hints where asked)."""
+
+from __future__ import annotations
+
+import pytest
+
+from linear_layouts.codegen.emulate import emulate_transpose, find_cxx
+from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc
+
+
+def _peer_tile_kernels(n: int):
+    from gpu_suite import PEER_TILE_TRANSPOSES, transpose_kernels  # noqa: PLC0415
+
+    tags = {(w, tag) for w, variants in PEER_TILE_TRANSPOSES.items() for tag, *_ in variants}
+    return [(w, tag, step, k) for w, tag, step, k in transpose_kernels(n) if (w, tag) in tags]
+
+
+def test_one_kernel_per_peer_tile():
+    kernels = _peer_tile_kernels(256)
+    assert sorted((w, k.tile_rows, k.tile_cols, k.threads // 32) for w, _, _, k in kernels) == [
+        (1, 64, 128, 4), (1, 128, 128, 8), (2, 64, 64, 4), (2, 128, 128, 8), (4, 64, 64, 8), (4, 64, 64, 8)]
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("index", range(6))
+def test_peer_tile_transpose_every_element(index):
+    w, tag, _, kernel = _peer_tile_kernels(256)[index]
+    assert emulate_transpose(kernel, seed=index), (w, tag)
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("index", range(6))
+def test_peer_tile_transpose_compiles_to_its_plan(index):
+    w, tag, step, kernel = _peer_tile_kernels(256)[index]
+    ptx = compile_ptx(kernel.source)
+    counts = count_ptx(ptx)
+    assert {op: counts[op] for op in step.instruction_counts()} == step.instruction_counts(), tag
+    vectors = kernel.tile_rows * kernel.tile_cols * w // (16 * kernel.threads)
+    hinted = tag.endswith("h")
+    loads = ptx.count("ld.global.nc.L1::no_allocate.v4.b32") if hinted else counts["ld.global.nc.v4.u32"]
+    stores = counts["st.global.cs.v4.b32" if hinted else "st.global.v4.b32"]
+    assert (loads, stores) == (vectors, vectors), tag
