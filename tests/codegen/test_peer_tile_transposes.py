@@ -1,5 +1,5 @@
 """The GPU suite's transposes at the tile shapes of Triton's best tiles (``gpu_suite.PEER_TILE_TRANSPOSES``):
-each, emitted for a 256 x 256 matrix, computes ``A^T`` on every element (emulated on the CPU), and nvcc compiles
+each new layout, emitted for a 256 x 256 matrix, computes ``A^T`` on every element (emulated on the CPU), and nvcc compiles
 exactly its plan: the planned shared instructions and one 16-byte global load and store per 16 bytes of the
 thread's tile (streaming hints where asked)."""
 
@@ -25,10 +25,12 @@ def test_one_kernel_per_peer_tile():
 
 
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(4))
 def test_peer_tile_transpose_every_element(index):
+    """The four new tile layouts (the 32-bit ones are ``shared64x8w``'s, with hints or a grouped order: their
+    own tests are in ``test_persistent_transpose.py``)."""
     w, tag, _, kernel = _peer_tile_kernels(256)[index]
-    assert emulate_transpose(kernel, seed=index), (w, tag)
+    assert w < 4 and emulate_transpose(kernel, seed=index), (w, tag)
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
