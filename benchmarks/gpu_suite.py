@@ -722,6 +722,11 @@ ASYNC_TRANSPOSES = {
     1: (("async256x8w_s3", dict(warps=8), 1, dict(stages=3)),
         ("async256x8w_s3_l2p256", dict(warps=8), 1, dict(stages=3, l2_prefetch_bytes=256)),
         ("async128x256x4w_s3", dict(warps=4, rows=128), 2, dict(stages=3))),
+    # the 8-bit winner's pipeline on the wider elements (issue 29): 16-bit 128x128 tiles of 8 warps, 3 buffers of
+    # 32 KiB (2 CTAs per SM); 32-bit 64x64 of 8 warps, 3 of 16 KiB (4 per SM); 8x8 / 4x4 element blocks on the
+    # dst side
+    2: (("async128x8w_s3", dict(warps=8, rows=128, cols=128), 2, dict(stages=3)),),
+    4: (("async64x8w_s3", dict(warps=8, rows=64, cols=64), 4, dict(stages=3)),),
 }
 
 #: The control of ``ASYNC_TRANSPOSES``: their layouts through ``emit_persistent_transpose_kernel`` (16-byte

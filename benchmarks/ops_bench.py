@@ -42,7 +42,7 @@ LAUNCHES = 20
 #: Graph replays per median.
 REPEATS = 5
 #: Bytes from which a case is "large" (the issue's bandwidth targets).
-LARGE_BYTES = 16 << 20
+LARGE_BYTES = ops_cases.LARGE_BYTES
 #: Calls timed on the host for a small case.
 HOST_CALLS = 200
 _FP8_MAX = {"float8_e4m3fn": 448.0, "float8_e5m2": 57344.0}
@@ -145,28 +145,45 @@ class Compiled:
         return self.functions[key], "dynamic"
 
 
-def _one_tile(x, out, shape, dims, expected) -> dict:
-    """Where ours is a persistent kernel: the same tiles one per CTA (``ops_cases.one_tile_alternative``),
-    checked and timed, so the choice is seen against its alternative."""
+def _tiles(x, out, shape, dims, expected) -> dict:
+    """For a large batched transpose: ours at each tile of its list (``ops_cases.tile_alternatives``), checked
+    and timed like the planner's choice, so that the choice is seen against the alternatives."""
     import torch
 
     from linear_layouts.ops import launch
+    from linear_layouts.ops.launches import Launch
+
+    device = x.device.index or 0
+    shape_of = launch.grid_shape(device)
+    alternatives = ops_cases.tile_alternatives(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(),
+                                               out.data_ptr(), shape_of.multiprocessors, shape_of.l2_bytes)
+    tiles = {}
+    for label, launches in alternatives.items():
+        def run(launches=launches):
+            stream = torch.cuda.current_stream().cuda_stream
+            for item in launches:
+                if isinstance(item, Launch):
+                    launch.launch(item.kernel, device, stream, item.ctas, item.values)
+
+        out.zero_()
+        run()
+        tiles[label] = dict(us=_time(run), correct=_same(out, expected))
+    if not tiles:
+        return {}
+    good = {t: v for t, v in tiles.items() if v["correct"]}
+    best = min(good, key=lambda t: good[t]["us"]) if good else None
+    return dict(ours_tiles=tiles, ours_best_tile=best, ours_best_tile_us=good[best]["us"] if best else None)
+
+
+def _chosen_tile(shape, dims, x) -> str:
+    """The planner's tile of this case (``rows x cols / warps``), or the kernel's kind."""
+    from linear_layouts.ops import launch
     from linear_layouts.ops.launches import Launch, permute_launches
 
-    launches = permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(), out.data_ptr(),
-                                launch.multiprocessors(x.device.index or 0))
-    others = [ops_cases.one_tile_alternative(item) if isinstance(item, Launch) else None for item in launches]
-    if not others or any(o is None for o in others):
-        return {}
-
-    def run():
-        stream = torch.cuda.current_stream().cuda_stream
-        for o in others:
-            launch.launch(o.kernel, x.device.index or 0, stream, o.ctas, o.values)
-
-    out.zero_()
-    run()
-    return dict(persistent_ctas=launches[0].ctas, one_tile_correct=_same(out, expected), one_tile_us=_time(run))
+    launches = permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(), x.data_ptr() + (1 << 30),
+                                launch.grid_shape(x.device.index or 0))
+    kernels = [item.kernel for item in launches if isinstance(item, Launch)]
+    return f"{kernels[0].tile_rows}x{kernels[0].tile_cols}/{kernels[0].threads // 32}w" if kernels else "copy"
 
 
 def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -> dict:
@@ -189,7 +206,8 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -
     ours()
     row["correct"] = _same(out, expected)
     row["ours_us"] = _time(ours)
-    row.update(_one_tile(x, out, shape, dims, expected))
+    row.update(_tiles(x, out, shape, dims, expected))
+    row["tile"] = _chosen_tile(shape, dims, x)
     row["eager_us"] = _time(lambda: x.permute(dims).contiguous())
     flat = x.reshape(-1)
     copy = torch.empty_like(flat)
@@ -329,10 +347,21 @@ def summary(results: dict) -> dict:
     large = [r for r in rows if r["large"]]
     s["large"] = len(large)
     s["large_min_of_copy"] = min((r["ours_of_copy"] for r in large), default=None)
-    s["large_below_90"] = [f"{r['kind']} {r['shape']} {r['dtype']}: {r['ours_of_copy']:.1%}" for r in large
-                           if r["ours_of_copy"] < 0.90]
+    s["large_below_90"] = [f"{r['kind']} {r['shape']} {r['dtype']}: {r['ours_of_copy']:.1%} (of a same-size copy "
+                           f"{r['ours_of_same_size_copy']:.1%})" for r in large if r["ours_of_copy"] < 0.90]
     two_d = [r for r in large if len(r["shape"]) == 2]
     s["large_2d_min_vs_eager"] = min((r["vs_eager"] for r in two_d), default=None)
+    # the most a transpose at the copy bandwidth could gain over eager: eager's time over the copy's for its bytes
+    s["large_2d_below_3x_eager"] = [f"{r['shape']} {r['dtype']}: {r['vs_eager']:.2f}x (at 100% of copy: "
+                                    f"{r['eager_us'] * 1e-6 * copy * 1e12 / (2 * r['bytes']):.2f}x)"
+                                    for r in two_d if r["vs_eager"] < 3.0]
+    tiled = [r for r in large if r.get("ours_best_tile_us")]
+    s["planner_vs_our_best_tile"] = dict(
+        cases=len(tiled), geomean=_geomean([r["ours_best_tile_us"] / r["ours_us"] for r in tiled]),
+        missed=[f"{r['kind']} {r['shape']} {r['dtype']}: {r['tile']} {r['ours_us']:.1f} µs, {r['ours_best_tile']} "
+                f"{r['ours_best_tile_us']:.1f} µs" for r in tiled if r["ours_best_tile_us"] < 0.97 * r["ours_us"]],
+        wrong=[f"{r['kind']} {r['shape']} {r['dtype']}: {t}" for r in tiled for t, v in r["ours_tiles"].items()
+               if not v["correct"]])
     classes: dict = {}
     for r in large:
         c = classes.setdefault(r["kind"], dict(vs_compile=[], vs_triton=[], of_copy=[]))
@@ -379,7 +408,13 @@ def report(results: dict) -> str:
              f"casts {s['cast_correct']}",
              f"- large cases (>= 16 MiB, {s['large']}): lowest fraction of the copy bandwidth "
              f"{_f(s['large_min_of_copy'], '{:.1%}')} (target >= 90%); below 90%: {s['large_below_90'] or 'none'}",
-             f"- large 2-D transposes: lowest ours / PyTorch eager {_f(s['large_2d_min_vs_eager'])}x (target >= 3x)",
+             f"- large 2-D transposes: lowest ours / PyTorch eager {_f(s['large_2d_min_vs_eager'])}x (target >= 3x); "
+             f"below 3x: {s.get('large_2d_below_3x_eager') or 'none'}",
+             f"- the planner's tile against our best tile of its list (large batched transposes, "
+             f"{s.get('planner_vs_our_best_tile', {}).get('cases')}): geomean of best / planner "
+             f"{_f(s.get('planner_vs_our_best_tile', {}).get('geomean'), '{:.3f}')}; more than 3% slower than the best: "
+             f"{s.get('planner_vs_our_best_tile', {}).get('missed') or 'none'}; wrong: "
+             f"{s.get('planner_vs_our_best_tile', {}).get('wrong') or 'none'}",
              f"- small cases slower than eager on the GPU: {s['small_gpu_slower_than_eager'] or 'none'}; on the host: "
              f"{s['small_host_slower_than_eager'] or 'none'}",
              f"- cast-transpose, large: lowest fraction of the copy bandwidth of its bytes (read once, two writes) "
@@ -409,9 +444,12 @@ def report(results: dict) -> str:
                         else r.get("compile_error", r.get("compile_mode", "-"))[:40])
         triton = f"{r['triton_us']:.1f} ({r['triton_tile']})" if r.get("triton_us") else "-"
         host = f"{r['ours_host_us']:.1f} / {r['eager_host_us']:.1f}" if r.get("ours_host_us") else "-"
-        if r.get("one_tile_us"):  # ours is persistent: the one-tile alternative's µs beside it
-            plan += f"; persistent, {r['persistent_ctas']} CTAs (one tile per CTA: {r['one_tile_us']:.1f} µs" + \
-                ("" if r.get("one_tile_correct") else " WRONG") + ")"
+        plan += f", {r['tile']}" if r.get("tile") else ""
+        if r.get("ours_tiles"):  # the other tiles of its list: our best, where the planner's is not it
+            wrong = [t for t, v in r["ours_tiles"].items() if not v["correct"]]
+            if r.get("ours_best_tile") and r["ours_best_tile"] != r.get("tile"):
+                plan += f" (our best: {r['ours_best_tile']} {r['ours_best_tile_us']:.1f} µs)"
+            plan += f" WRONG at {wrong}" if wrong else ""
         lines.append(f"| {r['kind']} | {r['shape']} | {r['dims']} | {r['dtype']} | {plan} | {r['ours_us']:.1f} | "
                      f"{r['ours_tb_per_s']:.2f} | {r['ours_of_copy']:.1%} | {r['ours_of_same_size_copy']:.1%} | "
                      f"{r['eager_us']:.1f} | {r['vs_eager']:.2f}x | {compile_cell} | {_f(r.get('vs_compile'), '{:.2f}x')} | "

@@ -13,10 +13,13 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
-           "sweep_cases", "kernel_sources", "precompile", "one_tile_alternative", "SMS", "ITEMSIZE"]
+           "sweep_cases", "kernel_sources", "precompile", "tile_alternatives", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
-#: SMs of the device the cubins are prepared for (H100 / H200): the tile choice depends on it.
+#: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
 SMS = 132
+L2_BYTES = 60 * 2**20  # the H200 (an H100: 50 MiB)
+#: Bytes from which a sweep case is "large" (the issue's bandwidth targets).
+LARGE_BYTES = 16 << 20
 
 #: Bytes per element of the dtypes used here (PyTorch names).
 ITEMSIZE = {"float8_e4m3fn": 1, "uint8": 1, "int8": 1, "bool": 1, "bfloat16": 2, "float16": 2, "float32": 4,
@@ -79,26 +82,38 @@ _BASE = 1 << 40  # a fresh tensor's address: 512-byte aligned
 _OTHER = 2 << 40
 
 
-def one_tile_alternative(launch):
-    """For a launch of a persistent kernel: the same tiles launched one per CTA (the next tile of
-    ``ops.kernels.transpose_tiles``, same shape, 16 warps), to time against it; else None."""
-    from linear_layouts.ops.kernels import permute_kernel, transpose_tiles
-    from linear_layouts.ops.launches import Launch
+def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int = SMS, l2_bytes: int = L2_BYTES):
+    """``{label: launches}``: a large batched transpose of 16-byte vectors at each tile of its list
+    (``ops.kernels.transpose_tiles``), to time the planner's choice against the others; {} for other cases."""
+    from linear_layouts.ops.kernels import GridShape, transpose_tiles
+    from linear_layouts.ops.launches import _plan, pointer_alignment, permute_launches
+    from linear_layouts.ops.plan import PermuteKind
 
-    kernel = launch.kernel
-    if not kernel.ctas_per_sm:
-        return None
-    tiles = transpose_tiles(kernel.element_bytes, kernel.src_vector, kernel.dst_vector)
-    alternative = next(c for c in tiles if not c.ctas_per_sm and (c.rows, c.cols) == (kernel.tile_rows, kernel.tile_cols))
-    count = launch.values[4] * launch.values[5]  # tiles_n * tiles_m, times the batch sizes
-    for size in launch.values[8::3]:
-        count *= size
-    return Launch(permute_kernel(alternative, kernel.batch_dims), count, launch.values)
+    problem = _plan(tuple(shape), tuple(dims), itemsize, pointer_alignment(src, dst))
+    nbytes = itemsize
+    for size in shape:
+        nbytes *= size
+    if problem.kind is not PermuteKind.TRANSPOSE or nbytes < LARGE_BYTES:
+        return {}
+    w = problem.element_bytes
+    device = GridShape(sms, l2_bytes)
+    out = {}
+    for tile in transpose_tiles(w, 16 // w, 16 // w):
+        try:
+            out[f"{tile.rows}x{tile.cols}/{tile.warps}w"] = permute_launches(shape, dims, itemsize, src, dst, device,
+                                                                              tile)
+        except Exception:  # noqa: BLE001 - a tile the problem's vectors do not allow: left out
+            continue
+    return out
 
 
 def kernel_sources(sms: int = SMS) -> list[str]:
-    """The source of every kernel the GPU tests and the sweep launch (fresh, aligned tensors)."""
+    """The source of every kernel the GPU tests and the sweep launch (fresh, aligned tensors), the sweep's
+    tile alternatives and the sanitizer run's (``ops_sanitize.py``)."""
+    from linear_layouts.ops.kernels import GridShape
     from linear_layouts.ops.launches import Launch, cast_launches, permute_launches
+
+    device = GridShape(sms, L2_BYTES)
 
     sources: dict[str, None] = {}
 
@@ -106,21 +121,20 @@ def kernel_sources(sms: int = SMS) -> list[str]:
         for item in launches:
             if isinstance(item, Launch):
                 sources[item.kernel.source] = None
-                other = one_tile_alternative(item)
-                if other is not None:
-                    sources[other.kernel.source] = None
 
     for shape, dims in GPU_PERMUTES:
         for dtype in GPU_DTYPES:
-            add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, sms))
+            add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, device))
     for shape, dtypes in GPU_TRANSPOSES:
         dims = tuple(range(len(shape) - 2)) + (len(shape) - 1, len(shape) - 2)
         for dtype in dtypes:
-            add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, sms))
+            add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, device))
     for shape, dims, itemsize, so, do in GPU_SPECIAL:
-        add(permute_launches(shape, dims, itemsize, _BASE + so, _OTHER + do, sms))
+        add(permute_launches(shape, dims, itemsize, _BASE + so, _OTHER + do, device))
     for _, shape, dims, dtype in SWEEP:
-        add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, sms))
+        add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, device))
+        for launches in tile_alternatives(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, sms).values():
+            add(launches)
     casts = [(shape, dtype) for shape in GPU_CASTS for dtype in ("bfloat16", "float16", "float32")]
     casts += [(shape, dtype) for shape, dtype, _ in CASTS] + [((5, 6, 7), "float32")]
     for shape, dtype in casts:
@@ -130,7 +144,11 @@ def kernel_sources(sms: int = SMS) -> list[str]:
             m *= size
         fmt = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}[dtype]
         for fp8 in ("e4m3", "e5m2"):
-            add(cast_launches(fmt, fp8, m, n, _BASE, _OTHER, 3 << 40, None, 1.0, 4 << 40, sms))
+            add(cast_launches(fmt, fp8, m, n, _BASE, _OTHER, 3 << 40, None, 1.0, 4 << 40, device))
+    import ops_sanitize  # noqa: PLC0415 - a sibling script
+
+    for case in ops_sanitize.cases(sms, L2_BYTES):
+        add(case["launches"])
     return list(sources)
 
 

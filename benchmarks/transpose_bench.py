@@ -36,8 +36,11 @@ SANITIZE_SIZE = 512
 SANITIZE_CTAS = 3
 
 
-def _sources(n: int) -> list[str]:
-    return [k.source for *_, k in gpu_suite.transpose_kernels(n)] + [gpu_suite.SAME_SIZE_COPY_SOURCE]
+def _sources(n: int, only: str = "", new: bool = False) -> list[str]:
+    """The cubins a run needs at ``n``: the ``only`` variants (all when empty), or ``new``: those sanitized."""
+    tags = set(only.split(",")) if only else None
+    return [k.source for _, tag, _, k in gpu_suite.transpose_kernels(n)
+            if (not new or _new(tag, k)) and (new or tags is None or tag in tags)] + [gpu_suite.SAME_SIZE_COPY_SOURCE]
 
 
 def _new(tag: str, kernel) -> bool:
@@ -232,7 +235,7 @@ def main() -> None:
     if args.mode == "profile-child":  # e.g. under ncu: ncu -k regex:ll_transpose ... --mode profile-child --only X
         profile_child(args.only)
         return
-    sources = _sources(8192) + _sources(SANITIZE_SIZE)
+    sources = _sources(8192, args.only) + _sources(SANITIZE_SIZE, new=not args.sanitize_all)
     print(f"compiled (or found cached) {len(sources)} cubins in {gpu_suite.compile_all(sources):.1f} s", flush=True)
     if args.mode == "prepare":
         if not args.no_peers:

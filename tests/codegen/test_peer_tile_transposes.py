@@ -1,7 +1,8 @@
 """The GPU suite's transposes at the tile shapes of Triton's best tiles (``gpu_suite.PEER_TILE_TRANSPOSES``):
-each new layout, emitted for a 256 x 256 matrix, computes ``A^T`` on every element (emulated on the CPU), and nvcc compiles
-exactly its plan: the planned shared instructions and one 16-byte global load and store per 16 bytes of the
-thread's tile (streaming hints where asked)."""
+each new layout, emitted for a 256 x 256 matrix, computes ``A^T`` on every element (emulated on the CPU), and
+nvcc compiles exactly its plan: the planned shared instructions and one 16-byte global load and store per 16
+bytes of the thread's tile (streaming hints where asked). And the cp.async pipeline on 16- and 32-bit elements
+(``gpu_suite.ASYNC_TRANSPOSES``): every element on a grid of 3 CTAs, each looping over several tiles."""
 
 from __future__ import annotations
 
@@ -45,3 +46,29 @@ def test_peer_tile_transpose_compiles_to_its_plan(index):
     loads = ptx.count("ld.global.nc.L1::no_allocate.v4.b32") if hinted else counts["ld.global.nc.v4.u32"]
     stores = counts["st.global.cs.v4.b32" if hinted else "st.global.v4.b32"]
     assert (loads, stores) == (vectors, vectors), tag
+
+
+def _async_wide(n: int):
+    from gpu_suite import transpose_kernels  # noqa: PLC0415
+
+    return [(w, tag, step, k) for w, tag, step, k in transpose_kernels(n) if tag.startswith("async") and w > 1]
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("index", range(2))
+def test_async_wide_transpose_every_element(index):
+    w, tag, _, kernel = _async_wide(512)[index]
+    assert kernel.persistent and kernel.tiles > 3 and emulate_transpose(kernel, seed=index, ctas=3), (w, tag)
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
+def test_async_wide_transposes_copy_with_cp_async():
+    """16 bytes per cp.async, 16 per thread and tile (2 tiles ahead of the loop, 1 in it); no shared stores."""
+    kernels = _async_wide(8192)
+    assert [(w, tag) for w, tag, *_ in kernels] == [(2, "async128x8w_s3"), (4, "async64x8w_s3")]
+    for w, tag, step, k in kernels:
+        ptx = compile_ptx(k.source)
+        per_tile = k.tile_rows * k.tile_cols * w // (16 * k.threads)
+        assert ptx.count("cp.async.cg.shared.global ") == 3 * per_tile, tag
+        assert "st.shared" not in ptx.split(".entry")[1], tag
+        assert count_ptx(ptx)["ld.shared.v4.b32"] == step.instruction_counts()["ld.shared.v4.b32"], tag

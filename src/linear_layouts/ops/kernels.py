@@ -158,10 +158,11 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int) -> lis
 
 def rows_tile(element_bytes: int, vector: int, cols: int) -> TileConfig:
     """The tile of a ``ROWS`` permutation with rows of ``cols`` elements: up to 256 bytes of a row (all of it
-    when shorter), rows enough for 8 accesses per thread of 4 warps."""
+    when shorter), rows enough for 4 accesses per thread of 4 warps (8 KiB of 16-byte vectors, as a copy's
+    CTA: many of them, so that the last wave is short)."""
     n = max(vector, min(1 << max(0, (cols - 1).bit_length()), 256 // element_bytes))
     warps = 4
-    m = max((32 // _lanes(n, vector, 32)) * warps, 1024 * vector // n)
+    m = max((32 // _lanes(n, vector, 32)) * warps, 512 * vector // n)
     return TileConfig(element_bytes, m, n, warps, vector, vector, 1, transposed=False)
 
 

@@ -1,0 +1,160 @@
+"""compute-sanitizer (memcheck, racecheck) over the layout ops' kernels on small, odd and misaligned cases: every
+tile of the transposes' lists on a batch of matrices that cut their edge tiles, a row move, a misaligned
+permutation, and the realigned fp8 cast-transpose (rows at any byte offset; both ends of ``X`` inside a
+16-byte chunk) on each input type. The child launches each case through ``ops.launch`` on CuPy buffers whose
+bases sit at the cases' byte offsets (so a read or write one byte outside a tensor is outside its buffer)
+and checks it against NumPy (the casts: ``T`` against ``C``'s transpose, the amax exactly).
+
+    PYTHONPATH=src python3 benchmarks/ops_sanitize.py --out DIR   # device: writes ops_sanitize.json
+
+``cases()`` lists the launches (the CPU compiles their cubins ahead: ``ops_cases.kernel_sources``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+#: Transposes: (shape, dims, element bytes, source offset, destination offset); each tile of the list is run.
+TILED = (((2, 272, 288), (0, 2, 1), 1), ((2, 136, 144), (0, 2, 1), 2), ((2, 68, 72), (0, 2, 1), 4),
+         ((2, 34, 36), (0, 2, 1), 8))
+#: Other permutations with the planner's own tile: (shape, dims, element bytes, source offset, destination offset).
+OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2, 2, 0), ((37, 50), (1, 0), 1, 0, 3),
+          ((131, 67), (1, 0), 4, 0, 0))
+#: Realigned cast-transposes: (rows, cols, input format, fp8, byte offsets of X, C and T).
+CASTS = ((131, 259, "bf16", "e4m3", (2, 3, 5)), (133, 70, "fp32", "e5m2", (4, 1, 7)),
+         (257, 300, "fp16", "e4m3", (0, 0, 0)), (1, 30, "bf16", "e5m2", (6, 0, 9)))
+_BASE = 1 << 40
+
+
+def cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
+    """Each case: its kind, sizes, offsets and the launches planned for made-up aligned bases plus the offsets."""
+    from linear_layouts.ops.kernels import GridShape, transpose_tiles
+    from linear_layouts.ops.launches import cast_launches, permute_launches
+
+    device = GridShape(sms, l2_bytes)
+    out = []
+    for shape, dims, w in TILED:
+        for tile in transpose_tiles(w, 16 // w, 16 // w):
+            out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile=str(tile),
+                            launches=permute_launches(shape, dims, w, _BASE, 2 * _BASE, device, tile)))
+    for shape, dims, w, so, do in OTHERS:
+        out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do),
+                        launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, device)))
+    for m, n, fmt, fp8, (xo, co, to) in CASTS:
+        out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8=fp8, offsets=(xo, co, to),
+                        launches=cast_launches(fmt, fp8, m, n, _BASE + xo, 2 * _BASE + co, 3 * _BASE + to, None, 0.5,
+                                               4 * _BASE, device)))
+    return out
+
+
+def child() -> None:
+    """Run every case (under the sanitizer: the parent's command), checked; prints one line per case."""
+    import cupy as cp
+    import numpy as np
+
+    from linear_layouts.ops import launch as ops_launch
+    from linear_layouts.ops.launches import Launch
+
+    cp.cuda.set_allocator(None)  # one cudaMalloc per buffer: memcheck bounds each access by its own buffer
+    rng = np.random.default_rng(0)
+    stream = cp.cuda.get_current_stream().ptr
+    sms = ops_launch.multiprocessors(0)
+    wrong = 0
+    for case in cases(sms, ops_launch.grid_shape(0).l2_bytes):
+        if case["kind"] == "permute":
+            w, shape = case["w"], case["shape"]
+            so, do = case["offsets"]
+            dtype = np.dtype(f"u{w}")
+            a = rng.integers(0, np.iinfo(dtype).max, size=shape, dtype=dtype, endpoint=True)
+            nbytes = a.nbytes
+            src = cp.zeros(so + nbytes, cp.uint8)  # the tensor ends where its buffer ends
+            dst = cp.zeros(do + nbytes, cp.uint8)
+            src[so:] = cp.asarray(a.view(np.uint8).reshape(-1))
+            remap = {_BASE: src.data.ptr, 2 * _BASE: dst.data.ptr}
+            for item in case["launches"]:
+                values = list(item.values) if isinstance(item, Launch) else []
+                for i, v in enumerate(values[:2]):
+                    base = _BASE if i == 0 else 2 * _BASE
+                    values[i] = remap[base] + (v - base)
+                if isinstance(item, Launch):
+                    ops_launch.launch(item.kernel, 0, stream, item.ctas, values)
+                else:
+                    ops_launch.copy_bytes(0, stream, remap[2 * _BASE] + (item.dst - 2 * _BASE),
+                                          remap[_BASE] + (item.src - _BASE), item.nbytes)
+            got = cp.asnumpy(dst[do:]).view(dtype).reshape(tuple(shape[d] for d in case["dims"]))
+            ok = bool(np.array_equal(got, np.transpose(a, case["dims"])))
+        else:
+            m, n = case["shape"]
+            xo, co, to = case["offsets"]
+            wi = 4 if case["fmt"] == "fp32" else 2
+            values = (rng.standard_normal((m, n)) * 100).astype(np.float32)
+            raw = (values.view(np.uint32) if wi == 4 else (values.view(np.uint32) >> 16).astype(np.uint16)
+                   if case["fmt"] == "bf16" else values.astype(np.float16).view(np.uint16))
+            x = cp.zeros(xo + raw.nbytes, cp.uint8)
+            x[xo:] = cp.asarray(raw.view(np.uint8).reshape(-1))
+            c = cp.zeros(co + m * n, cp.uint8)
+            t = cp.zeros(to + m * n, cp.uint8)
+            amax = cp.zeros(1, cp.float32)
+            (item,) = case["launches"]
+            values_ = list(item.values)
+            values_[0], values_[1], values_[2], values_[5] = (x.data.ptr + xo, c.data.ptr + co, t.data.ptr + to,
+                                                              amax.data.ptr)
+            ops_launch.launch(item.kernel, 0, stream, item.ctas, values_)
+            cc = cp.asnumpy(c[co:]).reshape(m, n)
+            tt = cp.asnumpy(t[to:]).reshape(n, m)
+            if wi == 4:
+                ref = np.abs(raw.view(np.float32)).max()
+            elif case["fmt"] == "bf16":
+                ref = np.abs((raw.astype(np.uint32) << 16).view(np.float32)).max()
+            else:
+                ref = np.abs(raw.view(np.float16).astype(np.float32)).max()
+            ok = bool(np.array_equal(tt, cc.T)) and float(amax[0]) == float(ref)
+        cp.cuda.runtime.deviceSynchronize()
+        wrong += not ok
+        print(f"  {case['kind']} {case['shape']} {case.get('tile', '')} {case['offsets']}: {'ok' if ok else 'WRONG'}",
+              flush=True)
+    print(f"OPS SANITIZE SUMMARY: {wrong} wrong of {len(cases(sms))}", flush=True)
+
+
+def sanitize(tool: str, timeout: int) -> dict:
+    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"]
+    if tool == "racecheck":
+        cmd += ["--racecheck-report", "all"]
+    cmd += [sys.executable, __file__, "--mode", "child"]
+    start = time.time()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        rc, out = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as error:
+        rc, out = -1, f"timeout after {timeout} s: {(error.stdout or b'')[-1500:]!r}"
+    summary = [line for line in out.splitlines() if "SUMMARY" in line or "WRONG" in line]
+    return dict(tool=tool, rc=rc, seconds=round(time.time() - start, 1), summary=summary[-10:], tail=out[-1500:])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", default="sanitize", choices=["sanitize", "child"])
+    ap.add_argument("--out", default=str(HERE / "build" / "ops_sanitize"))
+    ap.add_argument("--timeout", type=int, default=120)
+    args = ap.parse_args()
+    if args.mode == "child":
+        child()
+        return
+    results = [sanitize(tool, args.timeout) for tool in ("memcheck", "racecheck")]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ops_sanitize.json").write_text(json.dumps(results, indent=1))
+    for r in results:
+        print(f"{r['tool']}: rc {r['rc']}, {r['seconds']} s: " + " / ".join(r["summary"]), flush=True)
+
+
+if __name__ == "__main__":
+    main()
