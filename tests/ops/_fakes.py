@@ -115,14 +115,20 @@ class FakeCuda:
         return 0
 
     def _launch(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
-        address, size = extra[1], ctypes.c_size_t.from_address(extra[3]).value
+        """Records the launch with the bytes from the first argument's address to 8 past the last's (each
+        argument is read at its own address: ``unpack``)."""
+        addresses = list(params)
         self.launches.append(dict(function=function, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared,
-                                  stream=stream, context=self.contexts[-1], arguments=ctypes.string_at(address, size)))
+                                  stream=stream, context=self.contexts[-1], extra=extra, addresses=addresses,
+                                  arguments=ctypes.string_at(addresses[0], addresses[-1] - addresses[0] + 8)))
         return 0
 
     @staticmethod
     def unpack(launch: dict, packing) -> tuple:
-        return struct.unpack(packing.format, launch["arguments"])
+        """The arguments as the kernel reads them: each at its address in ``params``."""
+        first = launch["addresses"][0]
+        assert [a - first for a in launch["addresses"]] == list(packing.offsets) and launch["extra"] is None
+        return struct.unpack_from(packing.format, launch["arguments"])
 
 
 def install(monkeypatch, cuda: FakeCuda, sms: int = 132, context: int = 7, stream: int = 0x5000) -> dict:

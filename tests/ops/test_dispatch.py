@@ -22,7 +22,7 @@ def test_argument_packing_follows_c_offsets():
     params = (("const unsigned short* __restrict__", "src"), ("unsigned", "rows"), ("unsigned long long", "lda"),
               ("float", "scale"), ("unsigned", "n"))
     packing = ArgumentPacking.of(params)
-    assert packing.format == "<QIxxxxQfI" and packing.size == 32  # lda at offset 16, scale at 24, n at 28
+    assert packing.format == "<QIxxxxQfI" and packing.size == 32 and packing.offsets == (0, 8, 16, 24, 28)
     assert struct.calcsize(packing.format) == packing.size
     with pytest.raises(LayoutError, match="params: v has C type 'double'"):
         ArgumentPacking.of((("double", "v"),))

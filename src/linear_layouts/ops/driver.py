@@ -1,13 +1,14 @@
 """The CUDA driver calls that launch the kernels of ``linear_layouts.ops``, through ``ctypes`` (standard library):
-``cuLaunchKernel`` with the arguments packed in one buffer, ``cuMemcpyDtoDAsync``, and the current context.
+``cuLaunchKernel``, ``cuMemcpyDtoDAsync``, and the current context.
 
-A launch packs the kernel's arguments at their C offsets (``ArgumentPacking``: each at its natural
-alignment, as the driver's ``CU_LAUNCH_PARAM_BUFFER_POINTER`` expects), so one ``struct.pack_into`` and one
-foreign call make it. The kernel's context (the primary context of its device, recorded when its module
-was loaded) is made current around the launch when the calling thread has another one.
+A launch packs the kernel's arguments into one buffer, each at its natural alignment (``ArgumentPacking``),
+and passes the driver the address of each (``kernelParams``, an array built once per prepared launch), so
+one ``struct.pack_into`` and one foreign call make it. The kernel's context (the primary context of its
+device, recorded when its module was loaded) is made current around the launch when the calling thread has
+another one.
 
-Example: ``ArgumentPacking.of((("const unsigned char*", "src"), ("unsigned", "rows")))`` packs ``(a, 5)`` as
-``<Q I`` plus 4 bytes of padding: 16 bytes.
+Example: ``ArgumentPacking.of((("const unsigned char*", "src"), ("unsigned", "rows"), ("float", "s")))``
+packs ``(a, 5, 0.5)`` as ``<QIf`` at offsets 0, 8, 12: 16 bytes.
 """
 
 from __future__ import annotations
@@ -25,17 +26,16 @@ __all__ = ["ArgumentPacking", "Driver", "driver", "PreparedLaunch"]
 
 #: struct codes of the kernels' parameter types (pointers are 64-bit addresses).
 _CODES = {"unsigned": "I", "int": "i", "float": "f", "unsigned long long": "Q"}
-#: ``CU_LAUNCH_PARAM_BUFFER_POINTER``, ``CU_LAUNCH_PARAM_BUFFER_SIZE``, ``CU_LAUNCH_PARAM_END`` (cuda.h).
-_BUFFER_POINTER, _BUFFER_SIZE, _END = 1, 2, 0
 
 
 @dataclass(frozen=True)
 class ArgumentPacking:
-    """The byte layout of a kernel's parameters: ``format`` (``struct``, little-endian, explicit padding) and
-    ``size`` bytes (a multiple of 8); ``pack_into(buffer, 0, *values)`` writes them."""
+    """The byte layout of a kernel's parameters: ``format`` (``struct``, little-endian, explicit padding),
+    ``size`` bytes and each parameter's byte ``offsets``; ``pack_into(buffer, 0, *values)`` writes them."""
 
     format: str
     size: int
+    offsets: tuple[int, ...]
     pack_into: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -45,7 +45,7 @@ class ArgumentPacking:
     @functools.lru_cache(maxsize=None)
     def of(params: tuple[tuple[str, str], ...]) -> "ArgumentPacking":
         """The packing of ``params`` (``(C type, name)`` pairs): each at the next multiple of its size."""
-        codes, offset = ["<"], 0
+        codes, offsets, offset = ["<"], [], 0
         for ctype, name in params:
             code = "Q" if "*" in ctype else _CODES.get(ctype)
             if code is None:
@@ -54,9 +54,9 @@ class ArgumentPacking:
             size = struct.calcsize("<" + code)
             pad = -offset % size
             codes.append("x" * pad + code)
+            offsets.append(offset + pad)
             offset += pad + size
-        pad = -offset % 8
-        return ArgumentPacking("".join(codes) + "x" * pad, offset + pad)
+        return ArgumentPacking("".join(codes), offset, tuple(offsets))
 
 
 def _error(lib: Any, status: int) -> str:
@@ -94,9 +94,9 @@ class Driver:
         if status:
             raise RuntimeError(f"{what} failed: {_error(self.lib, status)}")
 
-    def launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, extra: Any) -> None:
-        """``cuLaunchKernel`` of ``function`` on a 1-D grid with the packed arguments ``extra``."""
-        self._check(self._launch(function, ctas, 1, 1, threads, 1, 1, shared_bytes, stream, None, extra),
+    def launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, params: Any) -> None:
+        """``cuLaunchKernel`` of ``function`` on a 1-D grid with ``params`` (the address of each argument)."""
+        self._check(self._launch(function, ctas, 1, 1, threads, 1, 1, shared_bytes, stream, params, None),
                     "cuLaunchKernel")
 
     def copy(self, dst: int, src: int, nbytes: int, stream: int) -> None:
@@ -142,23 +142,22 @@ class PreparedLaunch:
     shared_bytes: int
     packing: ArgumentPacking
     _buffer: Any = field(init=False, repr=False)
-    _extra: Any = field(init=False, repr=False)
+    _params: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        buffer = ctypes.create_string_buffer(max(8, self.packing.size))
-        size = ctypes.c_size_t(self.packing.size)
-        extra = (ctypes.c_void_p * 5)(_BUFFER_POINTER, ctypes.addressof(buffer), _BUFFER_SIZE,
-                                      ctypes.addressof(size), _END)
-        object.__setattr__(self, "_buffer", (buffer, size))
-        object.__setattr__(self, "_extra", extra)
+        buffer = ctypes.create_string_buffer(self.packing.size + 8)  # 8 spare bytes: any 8-byte read stays inside
+        base = ctypes.addressof(buffer)
+        params = (ctypes.c_void_p * max(1, len(self.packing.offsets)))(*(base + o for o in self.packing.offsets))
+        object.__setattr__(self, "_buffer", buffer)
+        object.__setattr__(self, "_params", params)
 
     def run(self, stream: int, values: Sequence[Any], cuda: Driver | None = None) -> None:
         """Launch on ``stream`` with ``values`` (one per parameter; pointers as ints, 0 for null)."""
         d = cuda or driver()
         with _LOCK:
-            self.packing.pack_into(self._buffer[0], 0, *values)
+            self.packing.pack_into(self._buffer, 0, *values)
             if self.context and d.current_context() != self.context:
                 d.in_context(self.context, lambda: d.launch(self.function, self.ctas, self.threads, self.shared_bytes,
-                                                            stream, self._extra))
+                                                            stream, self._params))
             else:
-                d.launch(self.function, self.ctas, self.threads, self.shared_bytes, stream, self._extra)
+                d.launch(self.function, self.ctas, self.threads, self.shared_bytes, stream, self._params)
