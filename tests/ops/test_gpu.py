@@ -153,3 +153,16 @@ def test_cast_transpose_tensor_scale_and_amax_accumulates(cuda_gpu):
     empty = torch.empty(0, 16, device="cuda", dtype=torch.float16)
     c, ct, a = ops.cast_transpose(empty, torch.float8_e5m2, 1.0)
     assert c.shape == (0, 16) and ct.shape == (16, 0) and float(a[0]) == 0.0
+
+
+def test_cast_transpose_of_misaligned_tensors(cuda_gpu):
+    """Every base one element off 16 bytes and rows of 259 (the realigned kernel): the cast and its transpose
+    equal PyTorch's, in place in larger buffers whose other bytes stay as they were."""
+    x = (torch.randn(1 + 131 * 259, device="cuda") * 300).to(torch.bfloat16)[1:].view(131, 259)
+    out = torch.zeros(3 + 131 * 259, dtype=torch.uint8, device="cuda")
+    out_t = torch.zeros(5 + 131 * 259, dtype=torch.uint8, device="cuda")
+    c, ct = out[3:].view(torch.float8_e4m3fn).view(131, 259), out_t[5:].view(torch.float8_e4m3fn).view(259, 131)
+    _, _, amax = ops.cast_transpose(x, torch.float8_e4m3fn, 0.37, out=c, out_t=ct)
+    expected = _reference(x, "e4m3", 0.37)
+    assert _same(c, expected) and _same(ct, expected.t().contiguous())
+    assert not out[:3].any() and not out_t[:5].any() and float(amax[0]) == float(x.float().abs().max())
