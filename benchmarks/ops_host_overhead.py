@@ -70,6 +70,15 @@ def measure(calls: int, repeats: int = 5) -> list[dict]:
 
     cuda = FakeCuda()
     install(_Patch, cuda)
+    outputs: dict = {}
+    # the output's allocation is PyTorch's own cost (torch.empty), not ours: a stand-in kept per shape
+    def new_empty(self, shape):
+        key = (tuple(shape), self._itemsize)
+        if key not in outputs:
+            outputs[key] = FakeTorchTensor(shape, self._itemsize)
+        return outputs[key]
+
+    _Patch.setattr(FakeTorchTensor, "new_empty", new_empty)
     launches = {}
     for label, shape, dims, itemsize, with_out in CASES:  # each case's launches, recorded once
         x = FakeTorchTensor(shape, itemsize)
@@ -103,12 +112,17 @@ def main() -> None:
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     rows = measure(args.calls)
+    import os
+
     env = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-               python=platform.python_version(), machine=platform.processor() or platform.machine())
+               python=platform.python_version(), machine=platform.processor() or platform.machine(),
+               cpus=os.cpu_count(), load_average=[round(x, 1) for x in os.getloadavg()])
     lines = [f"# Host µs per call of the ops, device mocked (CPU, Python {env['python']}, {env['date']})", "",
-             "Our dispatch alone (PyTorch-like stand-in tensors, the driver's calls return at once): the median "
-             f"of 5 runs of {args.calls} calls. PyTorch's own calls on the device add the output's allocation and "
-             "the stream; `ops_bench.py` measures the whole call there.", "",
+             "Our dispatch alone (PyTorch-like stand-in tensors, the driver's functions a C function that returns "
+             f"0): the median of 5 runs of {args.calls} calls, on {env['cpus']} CPUs at load average "
+             f"{env['load_average']}. Not counted: PyTorch's own calls (the output's allocation, the tensor's "
+             "accessors) and the driver's work in cuLaunchKernel; `ops_bench.py` measures the whole call on the "
+             "device against eager's.", "",
              "| case | µs per call | launches per call |", "|---|---|---|"]
     lines += [f"| {r['case']} | {r['us_per_call']:.2f} | {r['launches_per_call']} |" for r in rows]
     text = "\n".join(lines) + "\n"
