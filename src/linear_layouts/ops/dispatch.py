@@ -1,6 +1,6 @@
 """The fast path of ``permute`` and ``transpose`` for PyTorch tensors: one plan per call signature, kept.
 
-A call's signature is ``(shape, dtype, dims, device, source address mod 16)``; its ``CallPlan`` (built once,
+A call's signature is ``(shape, element size, dims, device, source address mod 16)``; its ``CallPlan`` (built once,
 kept in an LRU of ``PLANS`` entries) holds the output's shape and the prepared launches (``ops.driver``:
 function, grid, block, shared memory and argument packing fixed) with their arguments after the two
 pointers. A call then reads the input's pointer, allocates the output (or checks ``out=``), reads the
