@@ -101,3 +101,28 @@ def test_calls_it_does_not_take_go_to_the_general_path(monkeypatch):
     ops.permute(FakeTorchTensor((3, 5), 16), (1, 0), out=FakeTorchTensor((5, 3), 16))  # 16-byte elements
     assert len(cuda.launches) == 1 and dispatch.call_plan.cache_info().currsize == plans  # by the general path
     assert launch.multiprocessors(0) == 132
+
+
+def test_threads_launch_their_own_arguments(monkeypatch):
+    """Four threads calling one plan at once: each launch carries its own call's pointers (the packed buffer is
+    shared by the plan, filled and launched under the driver's lock)."""
+    import threading
+
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    pairs = [(FakeTorchTensor((300, 200), 2), FakeTorchTensor((200, 300), 2)) for _ in range(4)]
+    ops.transpose(*pairs[0][:1])  # the plan, built once
+
+    def work(x, out):
+        for _ in range(50):
+            ops.transpose(x, out=out)
+
+    threads = [threading.Thread(target=work, args=pair) for pair in pairs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    kernel_params = permute_launches((300, 200), (1, 0), 2, 0, 0, 132)[0].kernel.params
+    seen = [FakeCuda.unpack(launch, ArgumentPacking.of(kernel_params))[:2] for launch in cuda.launches[1:]]
+    assert sorted(set(seen)) == sorted((x.data_ptr(), out.data_ptr()) for x, out in pairs)
+    assert all(seen.count(pair) == 50 for pair in set(seen))

@@ -84,11 +84,14 @@ class Driver:
         self._current = lib.cuCtxGetCurrent
         self._holder = ctypes.c_void_p()
         self._holder_ref = ctypes.byref(self._holder)
+        #: Held while the context holder or a prepared launch's argument buffer is in use (re-entrant).
+        self.lock = threading.RLock()
 
     def current_context(self) -> int:
         """The calling thread's current CUDA context (0 for none)."""
-        self._check(self._current(self._holder_ref), "cuCtxGetCurrent")
-        return self._holder.value or 0
+        with self.lock:
+            self._check(self._current(self._holder_ref), "cuCtxGetCurrent")
+            return self._holder.value or 0
 
     def _check(self, status: int, what: str) -> None:
         if status:
@@ -125,10 +128,6 @@ def driver() -> Driver:
         raise RuntimeError("the layout ops launch through the CUDA driver (libcuda.so.1), which is missing") from error
 
 
-#: Packing buffers are filled and launched under one lock (the driver copies the arguments during the call).
-_LOCK = threading.Lock()
-
-
 @dataclass(frozen=True, eq=False)
 class PreparedLaunch:
     """One kernel launch with everything but its arguments' values fixed: the loaded ``function`` (a
@@ -154,7 +153,7 @@ class PreparedLaunch:
     def run(self, stream: int, values: Sequence[Any], cuda: Driver | None = None) -> None:
         """Launch on ``stream`` with ``values`` (one per parameter; pointers as ints, 0 for null)."""
         d = cuda or driver()
-        with _LOCK:
+        with d.lock:  # the buffer is read by the driver during the call, not after
             self.packing.pack_into(self._buffer, 0, *values)
             if self.context and d.current_context() != self.context:
                 d.in_context(self.context, lambda: d.launch(self.function, self.ctas, self.threads, self.shared_bytes,
