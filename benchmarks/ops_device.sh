@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device run for the layout ops (issue 30) and the transposes against Triton's best tile (issue 29, item 3),
 # about 4 minutes on an H200. Prepare on the CPU first (compiles every cubin: ours with nvcc, Triton's with
-# Triton 3.6), then carry benchmarks/build/cubins and benchmarks/build/triton_transpose:
+# Triton 3.6), then carry benchmarks/build/ops_cubins (its own kernel cache) and benchmarks/build/triton_transpose:
 #   bash benchmarks/ops_device.sh prepare        # CPU, ~5 min on 2 cores (less when the cubins are cached)
 #   bash benchmarks/ops_device.sh "$OUT"          # device: writes into $OUT
 #     ops_gpu_tests.txt    the GPU tests of linear_layouts.ops (tests/ops/test_gpu.py) against PyTorch
@@ -13,7 +13,7 @@
 #     device.log           the logs of the sweep and the transposes
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONPATH=src PYTHONUNBUFFERED=1 LINEAR_LAYOUTS_CACHE="$PWD/benchmarks/build/cubins"
+export PYTHONPATH=src PYTHONUNBUFFERED=1 LINEAR_LAYOUTS_CACHE="$PWD/benchmarks/build/ops_cubins"
 # the suite's transposes timed: the best earlier kernel of each width and the new ones (PEER_TILE_TRANSPOSES)
 ONLY=async256x8w_s3,shared256,blocks256x16w,blocks64x128x4w,blocks128x8w,shared128,blocks64x4w,shared64x8w
 ONLY=$ONLY,blocks128x16w,shared64x8wh,shared64x8wg8,async128x8w_s3,async64x8w_s3
@@ -24,7 +24,7 @@ if [ "${1:-}" = prepare ]; then
   fi
   PYTHONPATH=src:$T36 python3 benchmarks/ops_bench.py --mode prepare | tail -n 2
   PYTHONPATH=src:$T36 python3 benchmarks/transpose_bench.py --mode prepare --only "$ONLY" | tail -n 2
-  du -sh benchmarks/build/cubins benchmarks/build/triton_transpose
+  du -sh benchmarks/build/ops_cubins benchmarks/build/triton_transpose
   exit 0
 fi
 OUT=${1:?usage: ops_device.sh OUT | prepare}
