@@ -130,6 +130,8 @@ def _cli(argv: list[str], output: str | None = None) -> str:
             status = main(argv)
         except SystemExit as exit_:
             status = exit_.code
+        except Exception as error:  # an outcome too (a crash): the same one before and after
+            status = f"raised {type(error).__name__}: {error}"
     text = f"{out.getvalue()}\nstderr: {err.getvalue()}\nexit {status}"
     return text.replace(output, "OUTPUT") if output else text
 
@@ -139,7 +141,8 @@ def _cli_file(argv: list[str], suffix: str) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "out" + suffix)
         text = _cli([*argv, "-o", path], path)
-        return text.encode() + pathlib.Path(path).read_bytes()
+        written = pathlib.Path(path)
+        return text.encode() + (written.read_bytes() if written.is_file() else b"")
 
 
 #: the kernels whose HTML report is hashed with its pictures too (a sample: pictures are slow)
@@ -155,7 +158,11 @@ def group_report() -> Iterator[tuple[str, str | bytes]]:
         yield f"{key}/html", _CLOCK.sub("propagated in ? s",
                                         _cli_file(["report", str(path), "--format", "html", "--no-pictures"],
                                                   ".html").decode())
-        yield f"{key}/json", canonical_json(report_for_file(str(path)))
+        try:
+            report = canonical_json(report_for_file(str(path)))
+        except Exception as error:  # an outcome too
+            report = f"{type(error).__name__}: {error}"
+        yield f"{key}/json", report
         if key in _PICTURED:
             yield f"{key}/html-pictures", _CLOCK.sub("propagated in ? s", _cli_file(
                 ["report", str(path), "--format", "html"], ".html").decode())
