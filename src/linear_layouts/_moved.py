@@ -47,7 +47,8 @@ MOVED: dict[str, str] = {
     "linear_layouts.catalog.shared": "linear_layouts.layouts.shared",
     "linear_layouts.catalog.slice": "linear_layouts.layouts.slice",
     "linear_layouts.catalog.tensor_memory": "linear_layouts.layouts.tensor_memory",
-    "linear_layouts.ttgir": "linear_layouts.layouts.ttgir",
+    "linear_layouts.ttgir": "linear_layouts.triton_model.ttgir",
+    "linear_layouts.layouts.ttgir": "linear_layouts.triton_model.ttgir",
     # pipeline/
     "linear_layouts.kernels": "linear_layouts.pipeline",
     "linear_layouts.kernels.ttir_import": "linear_layouts.pipeline.ttir_import",

@@ -153,7 +153,7 @@ def _descriptor(text: str, shape: list[int] | None, what: str = "LAYOUT", bitwid
     its LinearLayout (:func:`linear_layouts.layouts.recognize`)."""
     from linear_layouts.layouts.recognize import recognize
     from linear_layouts.spec import parse_spec
-    from linear_layouts.layouts.ttgir import TensorType
+    from linear_layouts.triton_model.ir_types import TensorType
 
     def read(source: str) -> object:
         value = parse_spec(source).value
@@ -219,7 +219,7 @@ def _layout_text(descriptor: object, form: str, shape: list[int] | None = None) 
         from linear_layouts.layouts.gluon_text import gluon_expression
 
         return gluon_expression(descriptor, shape)
-    from linear_layouts.layouts.ttgir import format_attribute
+    from linear_layouts.layouts.ttgir_text import format_attribute
 
     return format_attribute(descriptor)
 

@@ -9,8 +9,9 @@ Accepted forms (whitespace free):
 * Triton-style raw bases: ``DistributedLinearLayout(reg_bases=[[0,1]], lane_bases=..., warp_bases=...,
   block_bases=[], shape=[16,32])``, ``SharedLinearLayout(offset_bases=[[0,1],...], block_bases=[])`` or this
   package's ``LinearLayout({"register": [[0,1]], ...}, {"dim0": 16, "dim1": 32})``;
-* Triton's TTGIR text (:mod:`linear_layouts.layouts.ttgir`): an attribute ``#ttg.blocked<{sizePerThread = [1, 4], ...}>``
-  (needs a shape) or a type ``tensor<32x64xf16, #ttg.blocked<{...}>>`` / ``!ttg.memdesc<...>`` (carries its shape);
+* Triton's TTGIR text: an attribute ``#ttg.blocked<{sizePerThread = [1, 4], ...}>`` (needs a shape;
+  :mod:`linear_layouts.layouts.ttgir_text`) or a type ``tensor<32x64xf16, #ttg.blocked<{...}>>`` /
+  ``!ttg.memdesc<...>`` (carries its shape; :func:`linear_layouts.triton_model.ir_types.parse_tensor_type`);
 * JSON: ``{"bases": {"register": [[0,1]], "lane": ...}, "out_dims": {"dim0": 16, "dim1": 32}}``, read by
   :meth:`LinearLayout.from_json` (the format of :meth:`LinearLayout.to_json`; ``bases`` and ``out_dims`` may
   also be ordered lists of pairs, the format of Triton's unit-test JSON, and ``out_dims`` a list of names);
@@ -139,11 +140,13 @@ def parse_spec(text: str) -> ParsedSpec:
     if stripped.startswith("{"):
         return ParsedSpec(text, _from_json(stripped))
     if stripped.startswith(("#", "tensor<", "!ttg.memdesc<")):  # Triton's TTGIR text
-        from linear_layouts.layouts import ttgir
-
         if stripped.startswith("#"):
-            return ParsedSpec(text, ttgir.parse_attribute(stripped))
-        return ParsedSpec(text, ttgir.parse_type(stripped))
+            from linear_layouts.layouts.ttgir_text import parse_attribute
+
+            return ParsedSpec(text, parse_attribute(stripped))
+        from linear_layouts.triton_model.ir_types import parse_tensor_type
+
+        return ParsedSpec(text, parse_tensor_type(stripped))
     if _cute().looks_like_cute(stripped):
         return ParsedSpec(text, _cute().parse_cute(stripped))
     return ParsedSpec(text, _Builder(stripped).build(_expression(stripped).body))

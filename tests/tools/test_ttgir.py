@@ -1,4 +1,5 @@
-"""Tests of src/linear_layouts/layouts/ttgir.py: TTGIR attribute text in and out, TTGIR modules.
+"""Tests of TTGIR text: attributes in and out (src/linear_layouts/layouts/ttgir_text.py, each kind's parse and
+print in its descriptor module), types (triton_model/ir_types.py) and whole modules (triton_model/ir_text.py).
 
 Oracles (triton 3.9 on the CPU): Triton's own printer of the attribute built from the same parameters
 (``str`` of a tensor / memdesc type), Triton's MLIR parser (``ir.parse_mlir_module`` and Gluon's
@@ -18,7 +19,10 @@ import linear_layouts.layouts as C
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.layouts import remove_broadcast_registers
 from linear_layouts.spec import parse_spec
-from linear_layouts.layouts.ttgir import TensorType, format_attribute, parse_attribute, parse_module, parse_type
+from linear_layouts.layouts.ttgir_text import format_attribute, parse_attribute
+from linear_layouts.triton_model.ir_text import parse_module
+from linear_layouts.triton_model.ir_types import TensorType
+from linear_layouts.triton_model.ir_types import parse_tensor_type as parse_type
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
@@ -123,19 +127,25 @@ def test_types_and_modules():
             f" order = [0]}}>\n#smem = #ttg.shared_memory\n#loc = loc(unknown)\n"
             f"#shared = #ttg.swizzled_shared<{{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}}>\n"
             'module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", '
-            '"ttg.threads-per-warp" = 32 : i32} {\n'
-            "  %0 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #ttg.slice<{dim = 0, "
-            "parent = #mma}>>\n  %1 = arith.addi %0, %0 : tensor<128xi32, #ttg.slice<{dim = 0, parent = #mma}>>\n"
-            "  %2 = ttg.local_alloc : () -> !ttg.memdesc<128xi32, #shared, #smem, mutable>\n}\n")
+            '"ttg.threads-per-warp" = 32 : i32} {\n  tt.func @k() {\n'
+            "    %0 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #ttg.slice<{dim = 0, "
+            "parent = #mma}>>\n    %1 = arith.addi %0, %0 : tensor<128xi32, #ttg.slice<{dim = 0, parent = #mma}>>\n"
+            "    %2 = ttg.local_alloc : () -> !ttg.memdesc<128xi32, #shared, #smem, mutable>\n    tt.return\n  }\n}\n")
     module = parse_module(text)
-    assert [name for name, _ in module.aliases] == ["#mma", "#blocked1", "#shared"]
-    assert len(module.types) == 2 and module.types[0].layout == C.SliceLayout(0, dict(module.aliases)["#mma"])
+    assert [name for name, _ in module.layout_aliases] == ["#mma", "#blocked1", "#shared"]
+    assert len(module.types) == 2 and module.types[0].layout == C.SliceLayout(0, dict(module.layout_aliases)["#mma"])
+    assert module.types[1].memory_space == "ttg.shared_memory" and module.types[1].mutable
     assert (module.num_warps, module.threads_per_warp, module.num_ctas, module.target) == (4, 32, 1, "cuda:90")
     assert len(module.layouts) == 4
-    with pytest.raises(LayoutError, match="refers to itself"):
-        parse_module("#a = #ttg.slice<{dim = 0, parent = #a}>\n")
+    looped = parse_module("#a = #ttg.slice<{dim = 0, parent = #a}>\nmodule {\n  tt.func @k() {\n    tt.return\n  }\n}")
+    with pytest.raises(LayoutError, match="a cycle"):
+        looped.layout_aliases  # noqa: B018
     with pytest.raises(LayoutError, match="must start with"):
         parse_type("vector<4xf32>")
+    # the documented old names answer with the one reader
+    from linear_layouts.ttgir import TTGIRModule, parse_module as old_parse_module, parse_type as old_parse_type
+
+    assert old_parse_module is parse_module and TTGIRModule is type(module) and old_parse_type is parse_type
 
 
 def test_spec_dispatch():

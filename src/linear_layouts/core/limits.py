@@ -25,8 +25,8 @@ limit                           default     bounds (and why this value)
                                             slowest parser (CuTe text) answers in well under a second.
 ``MAX_IR_BYTES``                2**24       bytes of a TTGIR / MLIR_ENABLE_DUMP file read by ``report`` (a real dump
                                             of a large kernel is a few MB; 16 MB is read and analysed in well under
-                                            1 GB), and of the IR text given to ``ttgir.parse_module`` and
-                                            ``kernels.ir_text.parse_module``. Larger files are refused before they
+                                            1 GB), and of the IR text given to
+                                            ``triton_model.ir_text.parse_module``. Larger files are refused before they
                                             are read, larger texts before they are parsed (:func:`check_ir_text`).
                                             Raise it: ``max_bytes=N`` on the parser (the CLI has no option).
 ``MAX_SPEC_DEPTH``              32          nesting of brackets and calls in a spec (real ones: under 8), and of

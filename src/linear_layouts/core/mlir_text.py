@@ -3,7 +3,7 @@ nesting depth 0, outside ``<>``, ``()``, ``{}``, ``[]`` and double quotes, where
 no bracket; the split of a shaped type's body into its static shape and element type; and the regular
 expressions of MLIR's tokens (value names, result lists, attribute dictionaries, shapes, types) as ``re``
 source, to compose larger patterns from. The one home of this scan, of that split and of those patterns
-for :mod:`linear_layouts.layouts.ttgir`, :mod:`linear_layouts.triton_model.ir_text` and the readers built on it.
+for :mod:`linear_layouts.layouts.ttgir_text`, :mod:`linear_layouts.triton_model.ir_text` and the readers built on it.
 
 >>> split_top("tensor<4x8xf16, #a>, i32")
 ['tensor<4x8xf16, #a>', 'i32']

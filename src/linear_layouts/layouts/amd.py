@@ -35,6 +35,9 @@ from linear_layouts.layouts.base import (
 from linear_layouts.layouts.blocked import dot_operand_cga_layout
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import quote
+from linear_layouts.layouts.ttgir_text import CGA_KEYS, cga_bases, cga_text, fields, flag, ints, linear_text
+from linear_layouts.layouts.registry import LayoutKind, Space, register
 
 __all__ = [
     "AMDMFMALayout",
@@ -514,3 +517,74 @@ class AMDWMMALayout(DistributedLayout):
         layout = (tile * cta).transpose_outs([names[d] for d in order])
         return combine_cta_cga_with_shape(layout, dot_operand_cga_layout(self.cga_layout, operand_index, rank), shape)
 
+
+# --------------------------------------------------------------------------------------------------
+# their kinds: #ttg.amd_mfma, gl.amd.AMDMFMALayout; #ttg.amd_wmma, gl.amd.AMDWMMALayout
+# --------------------------------------------------------------------------------------------------
+
+
+#: The default WMMA instruction shape (Triton prints ``instrShape`` only when it differs).
+_WMMA_DEFAULT_INSTR = (16, 16, 16)
+
+
+def _parse_mfma(body: dict) -> AMDMFMALayout:
+    b = fields(body, "amd_mfma layout", ("version", "warpsPerCTA", "instrShape", "isTransposed"),
+               ("tilesPerWarp", "elementBitWidth", *CGA_KEYS))
+    return AMDMFMALayout(b["version"], b["instrShape"], b["isTransposed"], b["warpsPerCTA"],
+                         b.get("elementBitWidth", 32), b.get("tilesPerWarp"), cga_bases(b, len(b["warpsPerCTA"])))
+
+
+def _format_mfma(layout: AMDMFMALayout) -> str:
+    text = (f"#ttg.amd_mfma<{{version = {layout.version}, warpsPerCTA = {ints(layout.warps_per_cta)}, "
+            f"instrShape = {ints(layout.instr_shape)}, isTransposed = {flag(layout.transposed)}"
+            f"{cga_text(layout.cga_layout)}")
+    if any(t != 1 for t in layout.tiles_per_warp):
+        text += f", tilesPerWarp = {ints(layout.tiles_per_warp)}"
+    if layout.element_bitwidth != 32:
+        text += f", elementBitWidth = {layout.element_bitwidth}"
+    return text + "}>"
+
+
+def _mfma_gluon_implied(name: str, value: object) -> bool:
+    """Gluon's defaults (None) of ``element_bitwidth`` and ``tiles_per_warp`` mean 32 and all ones."""
+    if name == "element_bitwidth":
+        return value == 32
+    return name == "tiles_per_warp" and value is not None and all(t == 1 for t in value)  # type: ignore[attr-defined]
+
+
+def _parse_wmma(body: dict) -> AMDWMMALayout:
+    b = fields(body, "amd_wmma layout", ("version", "isTranspose"),
+               ("ctaLayout", "warpsPerCTA", "tilesPerWarp", "instrShape", *CGA_KEYS))
+    instr = b.get("instrShape", list(_WMMA_DEFAULT_INSTR))
+    if "ctaLayout" not in b:  # the classic parameters of older dumps
+        if "warpsPerCTA" not in b:
+            raise LayoutError("missing key 'ctaLayout' (or the classic 'warpsPerCTA')")
+        rank = len(b["warpsPerCTA"])
+        return AMDWMMALayout.from_warps_per_cta(b["version"], b["isTranspose"], b["warpsPerCTA"],
+                                                b.get("tilesPerWarp"), instr, cga_bases(b, rank))
+    cta = b["ctaLayout"]
+    if not isinstance(cta, dict) or any(k not in ("register", "warp") for k in cta):
+        raise LayoutError(f"'ctaLayout' must be a dictionary of 'register' and 'warp' bases, got {quote(cta)}")
+    vectors = [v for v in (*cta.get("register", []), *cta.get("warp", []), *b.get("CGALayout", []))]
+    rank = len(vectors[0]) if vectors else 2
+    return AMDWMMALayout(b["version"], b["isTranspose"], cta.get("warp", []), cta.get("register", []), instr,
+                         cga_bases(b, rank), rank)
+
+
+def _format_wmma(layout: AMDWMMALayout) -> str:
+    cta = []
+    if layout.reg_bases:
+        cta.append(("register", layout.reg_bases))
+    if layout.warp_bases:
+        cta.append(("warp", layout.warp_bases))
+    text = (f"#ttg.amd_wmma<{{version = {layout.version}, isTranspose = {flag(layout.transposed)}, "
+            f"ctaLayout = {{{linear_text(cta)}}}{cga_text(layout.cga_layout)}")
+    if tuple(layout.instr_shape) != _WMMA_DEFAULT_INSTR:
+        text += f", instrShape = {ints(layout.instr_shape)}"
+    return text + "}>"
+
+
+register(LayoutKind(AMDMFMALayout, Space.DISTRIBUTED, "ttg.amd_mfma", _parse_mfma, _format_mfma, gluon_module="gl.amd",
+                    gluon_implied=_mfma_gluon_implied, rank=2))
+register(LayoutKind(AMDWMMALayout, Space.DISTRIBUTED, "ttg.amd_wmma", _parse_wmma, _format_wmma, gluon_module="gl.amd",
+                    rank=5))

@@ -25,6 +25,8 @@ from linear_layouts.layouts.base import (
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.layouts.ttgir_text import CGA_KEYS, cga_bases, cga_text, fields, ints
+from linear_layouts.layouts.registry import LayoutKind, Space, register
 
 __all__ = ["BlockedLayout", "broadcasted_dot_operand_layout", "dot_operand_cga_layout"]
 
@@ -139,3 +141,23 @@ def dot_operand_cga_layout(cga_layout: Bases, operand_index: int, rank: int) -> 
     """
     k_dim = rank - 1 if operand_index == 0 else rank - 2
     return tuple(tuple(0 if d == k_dim else x for d, x in enumerate(v)) for v in cga_layout)
+
+
+# --------------------------------------------------------------------------------------------------
+# its kind: #ttg.blocked, gl.BlockedLayout
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_ttgir(body: dict) -> BlockedLayout:
+    b = fields(body, "blocked layout", ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"), CGA_KEYS)
+    return BlockedLayout(b["sizePerThread"], b["threadsPerWarp"], b["warpsPerCTA"], b["order"],
+                         cga_bases(b, len(b["order"])))
+
+
+def _format_ttgir(layout: BlockedLayout) -> str:
+    return (f"#ttg.blocked<{{sizePerThread = {ints(layout.size_per_thread)}, threadsPerWarp = "
+            f"{ints(layout.threads_per_warp)}, warpsPerCTA = {ints(layout.warps_per_cta)}, order = "
+            f"{ints(layout.order)}{cga_text(layout.cga_layout)}}}>")
+
+
+register(LayoutKind(BlockedLayout, Space.DISTRIBUTED, "ttg.blocked", _parse_ttgir, _format_ttgir, rank=0))

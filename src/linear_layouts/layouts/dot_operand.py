@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from linear_layouts.layouts.base import Bases, DistributedLayout, check_int, check_shape, freeze_fields
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.layouts.ttgir_text import fields, format_attribute, layout_value
+from linear_layouts.layouts.registry import LayoutKind, Space, register
 
 __all__ = ["DotOperandLayout"]
 
@@ -59,3 +61,21 @@ class DotOperandLayout(DistributedLayout):
         """``parent.dot_operand_to_linear(operand_index, k_width, shape)``."""
         shape = check_shape(shape, self.rank)
         return self.parent.dot_operand_to_linear(self.operand_index, self.k_width, shape)
+
+
+# --------------------------------------------------------------------------------------------------
+# its kind: #ttg.dot_op, gl.DotOperandLayout
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_ttgir(body: dict) -> DotOperandLayout:
+    b = fields(body, "dot_op layout", ("opIdx", "parent"), ("kWidth",))
+    return DotOperandLayout(b["opIdx"], layout_value(b["parent"], "parent"), b.get("kWidth", 0))
+
+
+def _format_ttgir(layout: DotOperandLayout) -> str:
+    k_width = f", kWidth = {layout.k_width}" if layout.k_width else ""
+    return f"#ttg.dot_op<{{opIdx = {layout.operand_index}, parent = {format_attribute(layout.parent)}{k_width}}}>"
+
+
+register(LayoutKind(DotOperandLayout, Space.DISTRIBUTED, "ttg.dot_op", _parse_ttgir, _format_ttgir, rank=3))

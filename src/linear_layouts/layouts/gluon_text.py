@@ -2,7 +2,8 @@
 
 ``expressible`` gives the descriptor Gluon has a class for (a ``LinearLayout`` recognized first, an
 ``AMDRotatingSharedLayout`` as the ``SharedLinearLayout`` of its shape); ``triton_model.interop.to_gluon``
-builds Gluon's object from the same descriptor.
+builds Gluon's object from the same descriptor. Where Gluon keeps each class, and the few fields it writes
+differently, are the kind's (``registry.LayoutKind``).
 """
 
 from __future__ import annotations
@@ -11,40 +12,34 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-import linear_layouts.layouts as catalog
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.layouts.base import DistributedLayout, SharedLayout
+from linear_layouts.layouts.registry import Descriptor, kind_of
 
 __all__ = ["gluon_expression", "expressible"]
 
 
-def expressible(layout: Any, shape: Sequence[int] | None) -> Any:
-    """The catalog descriptor Gluon has a class for: a ``LinearLayout`` recognized, an
-    ``AMDRotatingSharedLayout`` (no Gluon class) as the ``SharedLinearLayout`` of ``shape``."""
+def expressible(layout: Descriptor | LinearLayout, shape: Sequence[int] | None) -> Descriptor:
+    """The catalog descriptor Gluon has a class for: a ``LinearLayout`` recognized, a kind without a Gluon
+    class (``AMDRotatingSharedLayout``) as what its kind writes instead (the ``SharedLinearLayout`` of
+    ``shape``)."""
     if isinstance(layout, LinearLayout):
         from linear_layouts.layouts.recognize import recognize
 
         layout = recognize(layout)
-    name = type(layout).__name__
-    if not dataclasses.is_dataclass(layout) or getattr(catalog, name, None) is not type(layout):
-        raise LayoutError(f"layout must be a linear_layouts.catalog layout or a LinearLayout, got {name}")
-    if name == "AMDRotatingSharedLayout":
-        if shape is None:
-            raise LayoutError("shape is required: Gluon has no AMDRotatingSharedLayout; it becomes a SharedLinearLayout")
-        linear = layout.to_linear(shape)
-        layout = catalog.SharedLinearLayout(linear.bases["offset"], linear.bases.get("block", []))
+    kind = kind_of(layout)
+    if kind is None or isinstance(layout, type) or not dataclasses.is_dataclass(layout):
+        raise LayoutError(f"layout must be a linear_layouts.catalog layout or a LinearLayout, got {type(layout).__name__}")
+    if kind.gluon_module is None and kind.gluon_substitute is not None:
+        layout = kind.gluon_substitute(layout, shape)
     return layout
 
 
-#: Where Gluon 3.9 keeps the classes that are not in ``triton.experimental.gluon.language`` itself.
-_GLUON_SUBMODULES = {"AMDMFMALayout": "gl.amd.", "AMDWMMALayout": "gl.amd.",
-                     "TensorMemoryLayout": "gl.nvidia.blackwell.", "TensorMemoryScalesLayout": "gl.nvidia.blackwell."}
-
-
-def gluon_expression(layout: Any, shape: Sequence[int] | None = None) -> str:
-    """The Gluon (Triton 3.9) source that builds ``layout``: the class under ``gl`` (``gl.amd``,
-    ``gl.nvidia.blackwell``), required fields by keyword, optional fields only when not their default.
+def gluon_expression(layout: Descriptor | LinearLayout, shape: Sequence[int] | None = None) -> str:
+    """The Gluon (Triton 3.9) source that builds ``layout``: the class under its kind's module (``gl``,
+    ``gl.amd``, ``gl.nvidia.blackwell``), required fields by keyword, optional fields only when not their
+    default (nor a value the kind says Gluon's default means), or the kind's classmethod where it has one.
     A ``LinearLayout`` is recognized first; ``AMDRotatingSharedLayout`` (no Gluon class) becomes the
     ``SharedLinearLayout`` of ``shape``. No Triton needed.
 
@@ -53,7 +48,9 @@ def gluon_expression(layout: Any, shape: Sequence[int] | None = None) -> str:
     'gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)'
     """
     layout = expressible(layout, shape)
-    name = type(layout).__name__
+    kind = kind_of(layout)
+    if kind is None or kind.gluon_module is None:
+        raise LayoutError(f"layout: Gluon has no class for {type(layout).__name__}")
 
     def text(value: Any) -> str:
         if isinstance(value, (DistributedLayout, SharedLayout)) or dataclasses.is_dataclass(value):
@@ -62,9 +59,11 @@ def gluon_expression(layout: Any, shape: Sequence[int] | None = None) -> str:
             return "[" + ", ".join(text(v) for v in value) + "]"
         return repr(value)
 
-    if name == "PaddedSharedLayout" and layout.identity_order() is not None:
-        return (f"gl.PaddedSharedLayout.with_identity_for({text(layout.interval_padding_pairs)}, "
-                f"{text(layout.shape)}, {text(layout.identity_order())})")
+    callee = f"{kind.gluon_module}.{kind.name}"
+    factory = kind.gluon_factory(layout) if kind.gluon_factory is not None else None
+    if factory is not None:
+        method, values = factory
+        return f"{callee}.{method}({', '.join(text(v) for v in values)})"
     arguments = []
     for f in dataclasses.fields(layout):
         value = getattr(layout, f.name)
@@ -73,8 +72,7 @@ def gluon_expression(layout: Any, shape: Sequence[int] | None = None) -> str:
             f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
         if has_default and (value == default or value in (None, ()) and not default):
             continue
-        if name == "AMDMFMALayout" and f.name in ("element_bitwidth", "tiles_per_warp") and \
-                (value == 32 or value is not None and all(t == 1 for t in value)):
-            continue  # Gluon's defaults (None) mean these values
+        if kind.gluon_implied is not None and kind.gluon_implied(f.name, value):
+            continue
         arguments.append(f"{f.name}={tuple(value) if f.name == 'block' else text(value)}")
-    return f"{_GLUON_SUBMODULES.get(name, 'gl.')}{name}({', '.join(arguments)})"
+    return f"{callee}({', '.join(arguments)})"

@@ -23,6 +23,8 @@ from linear_layouts.layouts.base import (
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.layouts.ttgir_text import AttributeReader, bases_shape, fields, linear_text
+from linear_layouts.layouts.registry import LayoutKind, Space, register
 
 __all__ = ["DistributedLinearLayout", "SharedLinearLayout"]
 
@@ -165,3 +167,49 @@ class SharedLinearLayout(SharedLayout):
         if shape != tile:
             raise LayoutError(f"shape must equal the layout's tile {list(tile)} for a SharedLinearLayout, got {list(shape)}")
         return layout
+
+
+# --------------------------------------------------------------------------------------------------
+# their kinds: #ttg.linear, gl.DistributedLinearLayout; #ttg.shared_linear, gl.SharedLinearLayout
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_distributed(body: dict) -> DistributedLinearLayout:
+    b = fields(body, "linear layout", ("register", "lane", "warp", "block"), ())
+    return DistributedLinearLayout(b["register"], b["lane"], b["warp"], b["block"], bases_shape(b))
+
+
+def _format_distributed(layout: DistributedLinearLayout) -> str:
+    return "#ttg.linear<{" + linear_text([("register", layout.reg_bases), ("lane", layout.lane_bases),
+                                          ("warp", layout.warp_bases), ("block", layout.block_bases)]) + "}>"
+
+
+def _read_shared_body(reader: AttributeReader) -> tuple[dict, int | None]:
+    """``{offset = [..], block = [..]}, alignment = N``."""
+    bases = reader.dictionary()
+    alignment = None
+    if reader.accept(","):
+        if reader.name() != "alignment":
+            raise reader.fail("expected 'alignment' after the shared_linear bases")
+        reader.expect("=")
+        alignment = reader.integer()
+    return bases, alignment
+
+
+def _parse_shared(body: tuple[dict, int | None]) -> SharedLinearLayout:
+    bases, alignment = body
+    b = fields(bases, "shared_linear layout", ("offset",), ("block",))
+    if alignment is None:
+        raise LayoutError("missing ', alignment = N' after the bases")
+    return SharedLinearLayout(b["offset"], b.get("block", []), alignment)
+
+
+def _format_shared(layout: SharedLinearLayout) -> str:
+    pairs = [("offset", layout.offset_bases)] + ([("block", layout.block_bases)] if layout.block_bases else [])
+    return f"#ttg.shared_linear<{{{linear_text(pairs)}}}, alignment = {layout.alignment}>"
+
+
+register(LayoutKind(DistributedLinearLayout, Space.DISTRIBUTED, "ttg.linear", _parse_distributed, _format_distributed,
+                    rank=6, general=True))
+register(LayoutKind(SharedLinearLayout, Space.SHARED, "ttg.shared_linear", _parse_shared, _format_shared,
+                    read_body=_read_shared_body, rank=3, general=True))

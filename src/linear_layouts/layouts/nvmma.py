@@ -30,6 +30,8 @@ from linear_layouts.layouts.base import (
 from linear_layouts.layouts.blocked import broadcasted_dot_operand_layout, dot_operand_cga_layout
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.layouts.ttgir_text import CGA_KEYS, cga_bases, cga_text, fields, ints
+from linear_layouts.layouts.registry import LayoutKind, Space, register
 
 __all__ = ["NVMMADistributedLayout", "nvidia_mma_tile"]
 
@@ -170,3 +172,23 @@ class NVMMADistributedLayout(DistributedLayout):
         warps = broadcasted_dot_operand_layout(self.warps_per_cta, warp_order, k_dim, "warp")
         cta = cta * warps.transpose_outs(list(cta.out_dim_names))
         return combine_cta_cga_with_shape(cta, dot_operand_cga_layout(self.cga_layout, operand_index, rank), shape)
+
+
+# --------------------------------------------------------------------------------------------------
+# its kind: #ttg.nvidia_mma, gl.NVMMADistributedLayout
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_ttgir(body: dict) -> NVMMADistributedLayout:
+    b = fields(body, "nvidia_mma layout", ("versionMajor", "warpsPerCTA", "instrShape"), ("versionMinor", *CGA_KEYS))
+    return NVMMADistributedLayout([b["versionMajor"], b.get("versionMinor", 0)], b["warpsPerCTA"], b["instrShape"],
+                                  cga_bases(b, len(b["warpsPerCTA"])))
+
+
+def _format_ttgir(layout: NVMMADistributedLayout) -> str:
+    return (f"#ttg.nvidia_mma<{{versionMajor = {layout.version[0]}, versionMinor = {layout.version[1]}, "
+            f"warpsPerCTA = {ints(layout.warps_per_cta)}{cga_text(layout.cga_layout)}, "
+            f"instrShape = {ints(layout.instr_shape)}}}>")
+
+
+register(LayoutKind(NVMMADistributedLayout, Space.DISTRIBUTED, "ttg.nvidia_mma", _parse_ttgir, _format_ttgir, rank=1))

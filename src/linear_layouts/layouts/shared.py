@@ -39,6 +39,10 @@ from linear_layouts.layouts.base import (
 from linear_layouts.core.element_type import element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.layouts.ttgir_text import (CGA_KEYS, AttributeReader, bases_shape, cga_bases, cga_text, fields,
+                                              flag, ints, linear_text)
+from linear_layouts.layouts.linear import SharedLinearLayout
+from linear_layouts.layouts.registry import LayoutKind, Space, register
 
 __all__ = [
     "SwizzledSharedLayout",
@@ -606,3 +610,109 @@ class PaddedSharedLayout(SharedLayout):
             if unpadded % interval == 0:
                 padding_size -= padding
         return unpadded + padding_size
+
+
+# --------------------------------------------------------------------------------------------------
+# their kinds: #ttg.swizzled_shared, #ttg.amd_rotating_shared (no Gluon class), #ttg.nvmma_shared,
+# #ttg.padded_shared
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_swizzled(cls: type) -> Callable[[dict], Any]:
+    def parse(body: dict) -> Any:
+        b = fields(body, "swizzled shared layout", ("vec", "perPhase", "maxPhase", "order"), CGA_KEYS)
+        return cls(b["vec"], b["perPhase"], b["maxPhase"], b["order"], cga_bases(b, len(b["order"])))
+
+    return parse
+
+
+def _format_swizzled(name: str) -> Callable[[Any], str]:
+    def format_ttgir(layout: Any) -> str:
+        return (f"#ttg.{name}<{{vec = {layout.vec}, perPhase = {layout.per_phase}, maxPhase = {layout.max_phase}, "
+                f"order = {ints(layout.order)}{cga_text(layout.cga_layout)}}}>")
+
+    return format_ttgir
+
+
+def _rotating_in_gluon(layout: AMDRotatingSharedLayout, shape: Sequence[int] | None) -> Any:
+    """Gluon has no ``AMDRotatingSharedLayout``: the ``SharedLinearLayout`` of ``shape`` is written instead."""
+    if shape is None:
+        raise LayoutError("shape is required: Gluon has no AMDRotatingSharedLayout; it becomes a SharedLinearLayout")
+    linear = layout.to_linear(shape)
+    return SharedLinearLayout(linear.bases["offset"], linear.bases.get("block", []))
+
+
+def _parse_nvmma(body: dict) -> NVMMASharedLayout:
+    b = fields(body, "nvmma_shared layout", ("swizzlingByteWidth", "elementBitWidth"),
+               ("transposed", "fp4Padded", "rank", *CGA_KEYS))
+    cga = b.get("CGALayout", [])
+    rank = len(cga[0]) if cga else b.get("rank", 2)
+    if cga and "rank" in b and b["rank"] != rank:
+        raise LayoutError(f"'rank' = {b['rank']} disagrees with the CGALayout's rank {rank}")
+    return NVMMASharedLayout(b["swizzlingByteWidth"], b["elementBitWidth"], rank, b.get("transposed", False),
+                             b.get("fp4Padded", False), cga_bases(b, rank))
+
+
+def _format_nvmma(layout: NVMMASharedLayout) -> str:
+    text = (f"#ttg.nvmma_shared<{{swizzlingByteWidth = {layout.swizzle_byte_width}, transposed = "
+            f"{flag(layout.transposed)}, elementBitWidth = {layout.element_bitwidth}")
+    if layout.fp4_padded:
+        text += ", fp4Padded = true"
+    if not layout.cga_layout and layout.rank != 2:
+        text += f", rank = {layout.rank}"
+    return text + cga_text(layout.cga_layout) + "}>"
+
+
+def _read_padded_body(reader: AttributeReader) -> tuple[tuple[tuple[int, int], ...], dict]:
+    """``[interval:+padding, ...] {order = .., shape = ..}`` (or ``{offset = .., block = ..}``)."""
+    reader.expect("[")
+    pairs = []
+    while True:
+        interval = reader.integer()
+        reader.expect(":")
+        reader.expect("+")
+        pairs.append((interval, reader.integer()))
+        if reader.accept("]"):
+            break
+        reader.expect(",")
+    return tuple(pairs), reader.dictionary()
+
+
+def _parse_padded(body: tuple[tuple[tuple[int, int], ...], dict]) -> PaddedSharedLayout:
+    pairs, layout = body
+    if "order" in layout or "shape" in layout:
+        b = fields(layout, "padded_shared layout", ("order", "shape"), ())
+        return PaddedSharedLayout.with_identity_for(pairs, b["shape"], b["order"])
+    b = fields(layout, "padded_shared layout", ("offset",), ("block",))
+    offset, block = b["offset"], b.get("block", [])
+    shape = bases_shape({"offset": offset, "block": block})
+    tile = bases_shape({"offset": offset}) if offset else [1] * len(shape)
+    cga = [[x // t if x else 0 for x, t in zip(v, tile)] for v in block]
+    return PaddedSharedLayout(pairs, offset, cga, shape)
+
+
+def _format_padded(layout: PaddedSharedLayout) -> str:
+    pairs_text = ", ".join(f"{i}:+{p}" for i, p in layout.interval_padding_pairs)
+    order = layout.identity_order()
+    if order is not None:
+        body = f"order = {ints(order)}, shape = {ints(layout.shape)}"
+    else:
+        component = layout.to_linear()
+        body = linear_text([("offset", component.bases["offset"]), ("block", component.bases["block"])])
+    return f"#ttg.padded_shared<[{pairs_text}] {{{body}}}>"
+
+
+def _padded_gluon_factory(layout: PaddedSharedLayout) -> tuple[str, tuple[Any, ...]] | None:
+    """Gluon's ``with_identity_for(pairs, shape, order)`` when the layout is one."""
+    order = layout.identity_order()
+    return None if order is None else ("with_identity_for", (layout.interval_padding_pairs, layout.shape, order))
+
+
+register(LayoutKind(NVMMASharedLayout, Space.SHARED, "ttg.nvmma_shared", _parse_nvmma, _format_nvmma, rank=0))
+register(LayoutKind(SwizzledSharedLayout, Space.SHARED, "ttg.swizzled_shared", _parse_swizzled(SwizzledSharedLayout),
+                    _format_swizzled("swizzled_shared"), rank=1))
+register(LayoutKind(PaddedSharedLayout, Space.SHARED, "ttg.padded_shared", _parse_padded, _format_padded,
+                    read_body=_read_padded_body, gluon_factory=_padded_gluon_factory, rank=2))
+register(LayoutKind(AMDRotatingSharedLayout, Space.SHARED, "ttg.amd_rotating_shared",
+                    _parse_swizzled(AMDRotatingSharedLayout), _format_swizzled("amd_rotating_shared"),
+                    gluon_module=None, gluon_substitute=_rotating_in_gluon, rank=4))

@@ -19,6 +19,8 @@ from linear_layouts.layouts.base import (
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.layouts.ttgir_text import fields, format_attribute, layout_value
+from linear_layouts.layouts.registry import LayoutKind, Space, register
 
 __all__ = ["SliceLayout"]
 
@@ -70,3 +72,20 @@ class SliceLayout(DistributedLayout):
                 sliced = [v for v in sliced if any(v)]
             bases[in_dim] = sliced
         return LinearLayout(bases, list(standard_out_dim_names(self.rank)))
+
+
+# --------------------------------------------------------------------------------------------------
+# its kind: #ttg.slice, gl.SliceLayout
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_ttgir(body: dict) -> SliceLayout:
+    b = fields(body, "slice layout", ("dim", "parent"), ())
+    return SliceLayout(b["dim"], layout_value(b["parent"], "parent"))
+
+
+def _format_ttgir(layout: SliceLayout) -> str:
+    return f"#ttg.slice<{{dim = {layout.dim}, parent = {format_attribute(layout.parent)}}}>"
+
+
+register(LayoutKind(SliceLayout, Space.DISTRIBUTED, "ttg.slice", _parse_ttgir, _format_ttgir, rank=4))

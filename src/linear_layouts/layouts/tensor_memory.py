@@ -26,6 +26,8 @@ from linear_layouts.layouts.base import (
 from linear_layouts.layouts.shared import shape_per_cta
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.layouts.ttgir_text import CGA_KEYS, bare_entries, bases_text, cga_bases, cga_text, fields
+from linear_layouts.layouts.registry import LayoutKind, Space, register
 
 __all__ = ["TensorMemoryLayout", "TensorMemoryScalesLayout"]
 
@@ -152,3 +154,47 @@ class TensorMemoryScalesLayout:
         tile = tile * LinearLayout.identity_1d(1, "block", "dim0")
         tile = ensure_layout_not_larger_than(tile, dict(zip(_DIMS, per_cta)))
         return tile * make_cga_layout(self.cga_layout, 2)
+
+
+# --------------------------------------------------------------------------------------------------
+# their kinds: #ttng.tensor_memory_encoding, #ttng.tensor_memory_scales_encoding (gl.nvidia.blackwell)
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_tensor_memory(body: dict) -> TensorMemoryLayout:
+    b = fields(body, "tensor_memory_encoding", ("blockM", "blockN"),
+               ("colStride", "unpacked", "twoCTAs", "fp4Padded", *CGA_KEYS))
+    if "colStride" in b:
+        col_stride = b["colStride"]
+    elif b.get("unpacked", False):
+        raise LayoutError("'unpacked = true' (older Triton) does not say the column stride (32 / bitwidth)")
+    else:
+        col_stride = 1
+    return TensorMemoryLayout((b["blockM"], b["blockN"]), col_stride, cga_bases(b, 2), b.get("twoCTAs", False),
+                              b.get("fp4Padded", False))
+
+
+def _format_tensor_memory(layout: TensorMemoryLayout) -> str:
+    text = (f"#ttng.tensor_memory_encoding<blockM = {layout.block[0]}, blockN = {layout.block[1]}, "
+            f"colStride = {layout.col_stride}{cga_text(layout.cga_layout)}")
+    if layout.two_ctas:
+        text += ", twoCTAs = true"
+    if layout.fp4_padded:
+        text += ", fp4Padded = true"
+    return text + ">"
+
+
+def _parse_scales(body: dict) -> TensorMemoryScalesLayout:
+    b = fields(body, "tensor_memory_scales_encoding", (), CGA_KEYS)
+    return TensorMemoryScalesLayout(cga_bases(b, 2))
+
+
+def _format_scales(layout: TensorMemoryScalesLayout) -> str:
+    cga = f"CGALayout = {bases_text(layout.cga_layout)}" if layout.cga_layout else ""
+    return f"#ttng.tensor_memory_scales_encoding<{cga}>"
+
+
+register(LayoutKind(TensorMemoryLayout, Space.TENSOR_MEMORY, "ttng.tensor_memory_encoding", _parse_tensor_memory,
+                    _format_tensor_memory, read_body=bare_entries, gluon_module="gl.nvidia.blackwell", rank=1))
+register(LayoutKind(TensorMemoryScalesLayout, Space.TENSOR_MEMORY, "ttng.tensor_memory_scales_encoding", _parse_scales,
+                    _format_scales, read_body=bare_entries, gluon_module="gl.nvidia.blackwell", rank=0))

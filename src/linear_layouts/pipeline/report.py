@@ -39,7 +39,8 @@ from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import MAX_ELEMENTS, shorten
 from linear_layouts.triton_model.ir_text import Function, Location, Module, Op, parse_module
-from linear_layouts.triton_model.encodings import Layouts, Resolver, TypeInfo, is_shared_encoding, parse_type
+from linear_layouts.triton_model.encodings import Layouts, Resolver, is_shared_encoding
+from linear_layouts.triton_model.ir_types import TensorType, parse_type
 from linear_layouts.triton_model.lowering import (
     NO_OP,
     SHARED,
@@ -273,15 +274,15 @@ class _Analyzer:
         self.results_used = _results_used(module.functions[0])
         self.tail = _tail_conversion(module.functions[0])
 
-    def typ(self, text: str) -> TypeInfo:
+    def typ(self, text: str) -> TensorType:
         return parse_type(text, self.module)
 
-    def linear(self, t: TypeInfo) -> LinearLayout:
+    def linear(self, t: TensorType) -> LinearLayout:
         ll = self.layouts.linear(t)
         self.used.setdefault(t.encoding, {})[self.layouts.layout_shape(t)] = ll
         return ll
 
-    def name(self, t: TypeInfo) -> str:
+    def name(self, t: TensorType) -> str:
         return self.layouts.name_of(t.encoding)
 
     def count(self, op: Op) -> int | None:
@@ -309,7 +310,7 @@ class _Analyzer:
             if self.estimate and triton.kind == SHARED and triton.layout is not None:
                 estimate = (_triton_estimate(triton.layout, _strip(a), max(bits, 8)),
                             _triton_estimate(triton.layout, _strip(b), max(bits, 8)))
-            op_ = SharedOp(index, name, "convert_layout", loc, s.shape, s.element, bits, self.name(s), self.name(d),
+            op_ = SharedOp(index, name, "convert_layout", loc, s.shape, s.element_type, bits, self.name(s), self.name(d),
                            triton, ours, depth, count, estimate, tuple(flags), a, b)
             t_ns, o_ns = op_.triton_time_ns, op_.ours_time_ns
             if ours is not None and triton.kind == SHARED and t_ns is not None and o_ns is not None and o_ns < 0.95 * t_ns:
@@ -341,7 +342,7 @@ class _Analyzer:
                 value = _triton_estimate(shared, _strip(dist), max(bits, 8))
                 estimate = (value, None) if op_kind == "store" else (None, value)
             src, dst = (self.name(reg), self.name(mem)) if op_kind == "store" else (self.name(mem), self.name(reg))
-            return SharedOp(index, name, name.split(".")[-1], loc, reg.shape, reg.element, bits, src, dst, triton,
+            return SharedOp(index, name, name.split(".")[-1], loc, reg.shape, reg.element_type, bits, src, dst, triton,
                             None, depth, count, estimate, tuple(_conflict_flags(triton)), dist, shared)
         if name == "tt.reduce":
             ins = [self.typ(t) for t in op.operand_types]
@@ -355,7 +356,7 @@ class _Analyzer:
             triton = lowering(src, axis, [t.bitwidth or 32 for t in ins], result, self.cc)
             if triton.kind == NO_OP:
                 return None
-            return SharedOp(index, name, "reduce", loc, ins[0].shape, ins[0].element, ins[0].bitwidth or 32,
+            return SharedOp(index, name, "reduce", loc, ins[0].shape, ins[0].element_type, ins[0].bitwidth or 32,
                             self.name(ins[0]), self.name(outs[0]) if outs and outs[0].encoding else "scalar", triton,
                             None, depth, count, None, tuple(_conflict_flags(triton)), src, result)
         if name == "tt.histogram":
@@ -372,7 +373,7 @@ class _Analyzer:
             load = ldst_instructions(cvt, bits, "load")
             triton = SharedLowering(SHARED, (store,), (load,), None, 1,
                                     "bins zeroed and read back; the counting atomics (atom.shared) are not ld/st")
-            return SharedOp(index, name, "histogram", loc, out.shape, out.element, bits, "bins",
+            return SharedOp(index, name, "histogram", loc, out.shape, out.element_type, bits, "bins",
                             self.name(out), triton, None, depth, count, None, tuple(_conflict_flags(triton)), res, res)
         if name == "tt.scan":
             ins = [self.typ(t) for t in op.operand_types]
@@ -385,14 +386,14 @@ class _Analyzer:
                 return None
             if triton.kind != SHARED:
                 return UnmodeledOp(index, name, loc, triton.note, count)
-            return SharedOp(index, name, "scan", loc, ins[0].shape, ins[0].element, ins[0].bitwidth or 32,
+            return SharedOp(index, name, "scan", loc, ins[0].shape, ins[0].element_type, ins[0].bitwidth or 32,
                             self.name(ins[0]), self.name(ins[0]), triton, None, depth, count, None,
                             tuple(_conflict_flags(triton)), src, src)
         if name == "ttg.async_copy_global_to_local":
             ptr, mem = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
             if not is_shared_encoding(mem.encoding) or "padded_shared" in mem.encoding:
                 return UnmodeledOp(index, name, loc, "cp.async into a padded or non-shared layout", count)
-            elem = mem.element
+            elem = mem.element_type
             bits = ir_element_bits(elem) or 32
             shared, dist = self.linear(mem), self.linear(ptr)
             contiguity = op.attr_int("contiguity") or 1

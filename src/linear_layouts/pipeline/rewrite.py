@@ -71,7 +71,7 @@ from linear_layouts.triton_model.ir_text import (Module, Op, Region, check_same_
 from linear_layouts.triton_model.encodings import Layouts, TypeInfo, check_layouts_fit, parse_type
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee
-from linear_layouts.layouts.ttgir import format_attribute
+from linear_layouts.layouts.ttgir_text import format_attribute
 
 if TYPE_CHECKING:
     from linear_layouts.engine import EngineResult

@@ -106,14 +106,14 @@ def _scratch(op: Op, module: Module, layouts: Layouts, lowered: dict[int, int], 
     if name in ("tt.atomic_rmw", "tt.atomic_cas") and op.results and op.results[0] in used:
         result = parse_type(op.result_types[0], module)
         if result.kind != "tensor":
-            return max(1, _bytes(result.element, 1, op))
+            return max(1, _bytes(result.element_type, 1, op))
         layout = layouts.linear(result)
         if any(zero_bases_mask(layout, d) for d in layout.in_dim_names):  # broadcast: a copy per CTA
-            return _bytes(result.element, result.numel, op)
+            return _bytes(result.element_type, result.numel, op)
         return 0
     if name == "tt.histogram":
         out = parse_type(op.result_types[0], module)
-        return _bytes(out.element, max(out.numel, 32), op)
+        return _bytes(out.element_type, max(out.numel, 32), op)
     if name == "ttng.tensormap_create":
         return TENSORMAP_BYTES
     if name == "tt.gather" and len(op.operand_types) == 2:
@@ -121,7 +121,7 @@ def _scratch(op: Op, module: Module, layouts: Layouts, lowered: dict[int, int], 
         if src.kind != "tensor" or is_warp_local(layouts.linear(src), layouts.linear(index),
                                                          op.attr_int("axis") or 0):
             return 0
-        return src.numel * -(-_bits(src.element, op) // 8)  # the whole source, whole bytes an element
+        return src.numel * -(-_bits(src.element_type, op) // 8)  # the whole source, whole bytes an element
     return 0
 
 
@@ -143,7 +143,7 @@ def _alloc_bytes(op: Op, module: Module) -> int | None:
     if not shape or 0 in shape:
         raise LayoutError(f"module: {op.name} at {op.loc}: the buffer {quote(t.text)} has no static "
                           "shape of sizes >= 1 (SIZExSIZEx...xELEMENT)")
-    return _bytes(t.element, math.prod(shape), op)
+    return _bytes(t.element_type, math.prod(shape), op)
 
 
 @checked

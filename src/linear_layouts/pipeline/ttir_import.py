@@ -48,6 +48,7 @@ the engine may lay them out at no cost (stated, never silent).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -57,7 +58,7 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.engine.ir import Builder, Program
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import Module, Op, Region, check_well_formed, iter_args, loop_bounds
-from linear_layouts.triton_model.encodings import TypeInfo, parse_type
+from linear_layouts.triton_model.ir_types import TensorType, parse_type
 from linear_layouts.core.mlir_text import I32_ARRAY, INTEGER_TYPE, VALUE_USE, pointee
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
@@ -134,8 +135,8 @@ class ImportedProgram:
     keep: tuple[str, ...] = ()
 
 
-def _elem(t: TypeInfo) -> str:
-    return t.element if pointee(t.element) is None else "ptr"
+def _elem(t: TensorType) -> str:
+    return t.element_type if pointee(t.element_type) is None else "ptr"
 
 
 class _Importer:
@@ -152,7 +153,7 @@ class _Importer:
         self.scalar_ptr: dict[str, tuple[str, str]] = {}  # scalar pointer -> (arg, element)
         self.sdiv: dict[str, int] = {}          # integer scalar -> a power of two dividing it
         self.palign: dict[str, int] = {}        # pointer (scalar or tensor) -> bytes its base is aligned to
-        self.types: dict[str, TypeInfo] = {}
+        self.types: dict[str, TensorType] = {}
         self.unmodeled: list[tuple[str, str, str]] = []
         self.stores: list[Op] = []
         self.keep: set[str] = set()
@@ -160,17 +161,17 @@ class _Importer:
         self.loops = 0
 
     # -- helpers ---------------------------------------------------------------------------------
-    def typ(self, text: str) -> TypeInfo:
+    def typ(self, text: str) -> TensorType:
         return parse_type(text, self.module)
 
     def missing(self, op: Op, reason: str) -> None:
         self.unmodeled.append((op.name, str(op.loc), reason))
         for r, text in zip(op.results, op.result_types or ()):
             t = self.typ(text)
-            if t.kind == "tensor" and t.shape and pointee(t.element) is None:
+            if t.kind == "tensor" and t.shape and pointee(t.element_type) is None:
                 self.values[r] = self.b.full(list(t.shape), 0, _elem(t))
 
-    def data(self, name: str, like: TypeInfo | None = None) -> int:
+    def data(self, name: str, like: TensorType | None = None) -> int:
         """The engine value of a TTIR tensor (index math becomes a free ``full``)."""
         if name in self.values:
             return self.values[name]
@@ -209,7 +210,7 @@ class _Importer:
             self.types[r] = self.typ(text)
         if name in ("arith.cmpi", "arith.cmpf") and op.results:  # the printed type is the operands'
             t = self.types[op.results[0]]
-            self.types[op.results[0]] = TypeInfo(t.kind, t.shape, "i1", t.encoding, t.alloc_shape, t.text)
+            self.types[op.results[0]] = dataclasses.replace(t, element_type="i1")
         elif name == "arith.select" and op.results and op.operand_types:
             self.types[op.results[0]] = self.typ(op.operand_types[-1])
         tensor_result = bool(op.results) and bool(op.result_types) and self.types[op.results[0]].kind == "tensor"
@@ -313,13 +314,13 @@ class _Importer:
     def op_tt_splat(self, op: Op) -> None:
         t = self.types[op.results[0]]
         src = op.operands[0]
-        if pointee(t.element) is not None:
+        if pointee(t.element_type) is not None:
             base = self.arg_pointer(src)
             if base is not None:
                 self.pointers[op.results[0]] = (base[0], base[1], _Affine(t.shape, (0,) * len(t.shape)))
                 self.palign[op.results[0]] = self.palign.get(src, _element_bytes(base[1]))
             else:
-                self.pointers[op.results[0]] = ("", pointee(t.element), None)
+                self.pointers[op.results[0]] = ("", pointee(t.element_type), None)
             return
         if src in self.values and self.is_data(src):
             self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
@@ -328,7 +329,7 @@ class _Importer:
 
     def op_arith_constant(self, op: Op) -> None:
         t = self.types[op.results[0]]
-        if t.element.startswith(("i", "index")) and not t.element.startswith("i1"):
+        if t.element_type.startswith(("i", "index")) and not t.element_type.startswith("i1"):
             self.affine[op.results[0]] = _Affine(t.shape, (0,) * len(t.shape), div=self.div_of(op.results[0]))
         else:
             self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
@@ -484,7 +485,7 @@ class _Importer:
     def elementwise(self, op: Op) -> None:
         t = self.types[op.results[0]]
         operands = op.operands
-        if t.element.startswith(("i", "index")) and all(o in self.affine and not self.is_data(o) for o in operands):
+        if t.element_type.startswith(("i", "index")) and all(o in self.affine and not self.is_data(o) for o in operands):
             if op.name in ("arith.cmpi",):
                 self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape), div=1)
                 return
@@ -492,7 +493,7 @@ class _Importer:
                 return
             self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape), div=1)
             return
-        if op.name in ("arith.cmpi", "arith.cmpf") or (t.element == "i1" and not any(self.is_data(o) for o in operands)):
+        if op.name in ("arith.cmpi", "arith.cmpf") or (t.element_type == "i1" and not any(self.is_data(o) for o in operands)):
             if not any(self.is_data(o) for o in operands):  # masks: index math
                 self.affine[op.results[0]] = _Affine(t.shape, (None,) * len(t.shape), div=1)
                 return

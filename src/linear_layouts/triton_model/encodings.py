@@ -1,88 +1,40 @@
-"""The types and layouts of a TTGIR module: each ``tensor<..>`` / ``!ttg.memdesc<..>`` type split into
-shape, element type and encoding, and each encoding turned into a catalog descriptor and its
-LinearLayout by an *attribute resolver*: a function from attribute text (aliases expanded) to a
-descriptor with ``to_linear(shape)``. The default resolver is the project's TTGIR attribute parser
-(``linear_layouts.layouts.ttgir.parse_attribute``, no Triton needed); another can be passed.
+"""The layouts of a TTGIR module: each encoding of its types (``ir_types.TensorType``, read by
+``ir_text``) turned into a catalog descriptor and its LinearLayout by an *attribute resolver*: a function
+from attribute text (aliases expanded) to a descriptor with ``to_linear(shape)``. The default resolver is
+the project's TTGIR attribute parser (``linear_layouts.layouts.ttgir_text.parse_attribute``, no Triton
+needed); another can be passed. Which encodings are shared or tensor memory is each kind's
+(``layouts.registry``).
 
 >>> t = parse_type("!ttg.memdesc<3x128x64xf16, #ttg.nvmma_shared<{swizzlingByteWidth = 128}>, #ttg.shared_memory, mutable>")
->>> t.kind, t.shape, t.element, t.bitwidth, t.encoding[:16]
-('memdesc', (3, 128, 64), 'f16', 16, '#ttg.nvmma_share')
+>>> t.kind, t.shape, t.element_type, t.bitwidth, t.encoding[:16], is_shared_encoding(t.encoding)
+('memdesc', (3, 128, 64), 'f16', 16, '#ttg.nvmma_share', True)
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from linear_layouts.core.arguments import checked
-from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.triton_model.ir_text import Module, split_top
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_count, quote
-from linear_layouts.core.mlir_text import STATIC_SHAPE, pointee, shape_and_element
+from linear_layouts.layouts.registry import Descriptor, Space, kinds
+from linear_layouts.layouts.ttgir_text import parse_attribute
+from linear_layouts.triton_model.ir_text import Module
+from linear_layouts.triton_model.ir_types import TensorType, TypeInfo, parse_type
 
-__all__ = ["TypeInfo", "parse_type", "Resolver", "default_resolver", "Layouts", "check_layouts_fit"]
+__all__ = ["TensorType", "TypeInfo", "parse_type", "Resolver", "default_resolver", "Layouts", "check_layouts_fit",
+           "is_shared_encoding", "is_tensor_memory_encoding", "module_types"]
 
 #: attribute text (aliases expanded) -> catalog descriptor with ``to_linear(shape)``
-Resolver = Callable[[str], Any]
-
-
-@dataclass(frozen=True)
-class TypeInfo:
-    """A type as text, split: ``kind`` (tensor, memdesc, ptr, scalar, other), ``shape``, ``element``,
-    ``encoding`` (the layout attribute, aliases expanded; "" when none) and a memdesc's ``alloc_shape``."""
-
-    kind: str
-    shape: tuple[int, ...] = ()
-    element: str = ""
-    encoding: str = ""
-    alloc_shape: tuple[int, ...] = ()
-    text: str = ""
-
-    @property
-    def bitwidth(self) -> int | None:
-        return ir_element_bits(self.element)
-
-    @property
-    def numel(self) -> int:
-        """Elements of the type: the product of ``shape`` (1 for a scalar)."""
-        return math.prod(self.shape)
-
-
-@checked
-def parse_type(text: str, module: Module | None = None) -> TypeInfo:
-    """Split a type (module doc); aliases are expanded with ``module``'s."""
-    text = text.strip()
-    expand = module.expand if module is not None else (lambda s: s)
-    for prefix, kind in (("tensor<", "tensor"), ("!ttg.memdesc<", "memdesc"), ("<", "memdesc")):
-        if text.startswith(prefix) and text.endswith(">"):
-            parts = split_top(text[len(prefix):-1])
-            shape, element = shape_and_element(parts[0])
-            encoding, alloc = "", ()
-            for part in parts[1:]:
-                if part.startswith("#") and not encoding:
-                    encoding = expand(part)
-                elif re.fullmatch(STATIC_SHAPE, part):
-                    alloc = tuple(int(d) for d in part.split("x"))
-            return TypeInfo(kind, shape, element, encoding, alloc, text)
-    if pointee(text) is not None:
-        return TypeInfo("ptr", (), text, "", (), text)
-    if re.fullmatch(r"(?:[iuf]|bf|tf)\d+(?:E\w+)?|index", text):
-        return TypeInfo("scalar", (), text, "", (), text)
-    return TypeInfo("other", (), text, "", (), text)
+Resolver = Callable[[str], Descriptor]
 
 
 def default_resolver() -> Resolver:
-    """The project's TTGIR attribute parser, ``linear_layouts.layouts.ttgir.parse_attribute``."""
-    try:
-        from linear_layouts.layouts.ttgir import parse_attribute  # type: ignore[import-not-found]
-    except ImportError:
-        raise LayoutError("reading TTGIR layouts needs the TTGIR attribute parser (linear_layouts.layouts.ttgir), "
-                          "which this installation lacks; pass resolver=") from None
+    """The project's TTGIR attribute parser, ``linear_layouts.layouts.ttgir_text.parse_attribute``."""
     return parse_attribute
 
 
@@ -93,21 +45,21 @@ class Layouts:
     def __init__(self, module: Module, resolver: Resolver | None = None):
         self.module = module
         self.resolver = resolver or default_resolver()
-        self._descriptors: dict[str, Any] = {}
+        self._descriptors: dict[str, Descriptor] = {}
         self._linear: dict[tuple[str, tuple[int, ...]], LinearLayout] = {}
 
-    def descriptor(self, encoding: str) -> Any:
+    def descriptor(self, encoding: str) -> Descriptor:
         if encoding not in self._descriptors:
             self._descriptors[encoding] = self.resolver(encoding)
         return self._descriptors[encoding]
 
-    def layout_shape(self, t: TypeInfo) -> tuple[int, ...]:
+    def layout_shape(self, t: TensorType) -> tuple[int, ...]:
         rank = getattr(self.descriptor(t.encoding), "rank", None)
         if isinstance(rank, int) and 0 < rank <= len(t.shape):
             return t.shape[len(t.shape) - rank:]
         return t.shape
 
-    def linear(self, t: TypeInfo) -> LinearLayout:
+    def linear(self, t: TensorType) -> LinearLayout:
         """The LinearLayout of a tensor / memdesc type (``LayoutError`` if it has no encoding, or more than
         ``limits.MAX_ELEMENTS`` elements: the analyses of a kernel's ops enumerate them)."""
         if not t.encoding:
@@ -134,27 +86,30 @@ class Layouts:
         return out
 
 
+@functools.lru_cache(maxsize=16)
+def _prefix_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """``#`` then one of ``names`` (longest first), at the start of an encoding."""
+    ordered = sorted(names, key=lambda n: (-len(n), n))
+    return re.compile("#(?:" + "|".join(re.escape(n) for n in ordered) + ")" if names else r"(?!)")
+
+
+def _kind_prefix(space: Space) -> re.Pattern[str]:
+    return _prefix_pattern(tuple(k.ttgir_name for k in kinds(space)))
+
+
 def is_shared_encoding(encoding: str) -> bool:
-    """True for shared-memory encodings (swizzled, NVMMA, padded, linear shared, AMD rotating)."""
-    return bool(re.match(r"#ttg\.(swizzled_shared|nvmma_shared|padded_shared|shared_linear|amd_rotating_shared)",
-                         encoding))
+    """True for the encodings of shared-memory kinds (swizzled, NVMMA, padded, linear shared, AMD rotating)."""
+    return bool(_kind_prefix(Space.SHARED).match(encoding))
 
 
 def is_tensor_memory_encoding(encoding: str) -> bool:
-    return encoding.startswith("#ttng.tensor_memory")
+    """True for the encodings of tensor-memory kinds (``#ttng.tensor_memory_encoding``, its scales)."""
+    return bool(_kind_prefix(Space.TENSOR_MEMORY).match(encoding))
 
 
-def module_types(module: Module) -> Mapping[str, TypeInfo]:
-    """Every distinct tensor / memdesc type text of the module (functions' args and ops), split."""
-    seen: dict[str, TypeInfo] = {}
-    for fn in module.functions:
-        for _, ty in fn.args:
-            seen.setdefault(ty, parse_type(ty, module))
-        for op in fn.walk():
-            for ty in op.operand_types + op.result_types:
-                if ty not in seen:
-                    seen[ty] = parse_type(ty, module)
-    return {k: v for k, v in seen.items() if v.kind in ("tensor", "memdesc") and v.encoding}
+def module_types(module: Module) -> Mapping[str, TensorType]:
+    """Every distinct tensor / memdesc type text of the module with a layout encoding (``Module.types``)."""
+    return {t.text: t for t in module.types if t.encoding}
 
 
 @checked

@@ -30,6 +30,7 @@ attribute alias                            ``#blocked = #ttg.blocked<{...}>``; `
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,6 +41,9 @@ from linear_layouts.core.limits import MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DE
 from linear_layouts.core.mlir_text import (ATTR_DICT, NAME_CHAR, NAME_END, RESULT_LIST, VALUE_NAME, VALUE_USE, closing,
                                       pointee, shape_and_element, split_top)
 from linear_layouts.core.mlir_text import find_top as _find_top
+from linear_layouts.layouts.registry import Descriptor
+from linear_layouts.layouts.ttgir_text import MemorySpace, parse_attribute
+from linear_layouts.triton_model.ir_types import TensorType, parse_type
 
 __all__ = [
     "Op", "Block", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module",
@@ -155,8 +159,9 @@ def module_target(target: str) -> tuple[str, int | str] | None:
 
 @dataclass(frozen=True)
 class Module:
-    """A parsed module: ``aliases`` (``#name`` -> attribute text, locations excluded), module
-    ``attributes`` (text values), ``functions`` and the location table."""
+    """A parsed module: ``aliases`` (``name`` -> attribute text, locations excluded), module
+    ``attributes`` (text values), ``functions`` and the location table; read from them on first use, its
+    ``types`` (``ir_types.TensorType``), ``layout_aliases`` and ``layouts`` (catalog descriptors)."""
 
     aliases: dict[str, str]
     attributes: dict[str, str]
@@ -198,6 +203,42 @@ class Module:
         """The backend of the target (``module_target``): ``cuda``, ``hip``, or ``""`` for none."""
         target = module_target(self.target)
         return target[0] if target is not None else ""
+
+    @functools.cached_property
+    def types(self) -> tuple[TensorType, ...]:
+        """Every distinct ``tensor`` / ``memdesc`` type of the module (``ir_types.TensorType``, aliases
+        expanded), in order of first appearance: each function's arguments, then its ops' operand and
+        result types (nested regions included)."""
+        seen: dict[str, TensorType] = {}
+        for fn in self.functions:
+            texts = [ty for _, ty in fn.args]
+            for op in fn.walk():
+                texts += op.operand_types + op.result_types
+            for ty in texts:
+                if ty not in seen:
+                    seen[ty] = parse_type(ty, self)
+        return tuple(t for t in seen.values() if t.kind in ("tensor", "memdesc"))
+
+    @functools.cached_property
+    def layout_aliases(self) -> tuple[tuple[str, Descriptor], ...]:
+        """The module's layout aliases as (``#name``, catalog descriptor), in order (``#loc`` and memory
+        spaces such as ``#smem`` left out); ``LayoutError`` for one that does not read."""
+        found = []
+        for name, text in self.aliases.items():
+            if text.startswith(("#ttg.", "#ttng.")):
+                value = parse_attribute(self.expand(text)) if "<" in text else MemorySpace(text[1:])
+                if not isinstance(value, MemorySpace):
+                    found.append(("#" + name, value))
+        return tuple(found)
+
+    @property
+    def layouts(self) -> tuple[Descriptor, ...]:
+        """Every distinct layout descriptor of the module (aliases and inline encodings), in order."""
+        seen: dict[Descriptor, None] = dict.fromkeys(layout for _, layout in self.layout_aliases)
+        for t in self.types:
+            if t.layout is not None:
+                seen.setdefault(t.layout, None)
+        return tuple(seen)
 
     def expand(self, text: str) -> str:
         """``text`` with every ``#alias`` replaced by its definition, recursively (at most ``MAX_SPEC_DEPTH``
