@@ -15,7 +15,9 @@ offset, block               ``NVMMASharedLayout`` (every swizzle width, transpos
 row, col, block             ``TensorMemoryLayout``, ``TensorMemoryScalesLayout``
 ==========================  ==========================================================================
 
-Each family proposes parameters read off the bases (a candidate per ambiguity: which dim a broadcast
+The families are the registered kinds of the layout's space (``registry.kinds``), simplest (lowest
+``rank``) first: the catalog's own searches are below, and a kind registered with ``candidates`` brings
+its own. Each family proposes parameters read off the bases (a candidate per ambiguity: which dim a broadcast
 (zero) lane belongs to, how many registers are the per-thread tile and how many are repeats) and a
 candidate is accepted only if its ``to_linear`` equals ``L`` bit for bit, so the answer is always exact.
 A padded layout is never the answer: its ``LinearLayout`` is its linear component, which an unpadded
@@ -43,6 +45,7 @@ from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.layouts.dot_operand import DotOperandLayout
 from linear_layouts.layouts.linear import DistributedLinearLayout, SharedLinearLayout
 from linear_layouts.layouts.nvmma import NVMMADistributedLayout
+from linear_layouts.layouts.registry import Space, kinds
 from linear_layouts.layouts.shared import NVMMASharedLayout, SwizzledSharedLayout
 from linear_layouts.layouts.slice import SliceLayout
 from linear_layouts.layouts.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
@@ -115,12 +118,9 @@ def recognize(layout: LinearLayout, *, bitwidth: int | None = None) -> Any:
     shape = [target.out_dim_size(d) for d in target.out_dim_names]
     if bitwidth is not None and bitwidth not in (8, 16, 32, 64):
         raise LayoutError(f"bitwidth must be 8, 16, 32 or 64, got {quote(bitwidth)}")
-    if target.has_in_dim("offset"):
-        families = [_shared_candidates(target, bitwidth)]
-    elif target.has_in_dim("row"):
-        families = [_tensor_memory_candidates(target)]
-    else:
-        families = _distributed_families(target, 0, bitwidth)
+    space = Space.SHARED if target.has_in_dim("offset") else \
+        Space.TENSOR_MEMORY if target.has_in_dim("row") else Space.DISTRIBUTED
+    families = _families(target, space, 0, bitwidth)
     seen: set[Any] = set()
     for family in families:
         tried = 0
@@ -300,27 +300,57 @@ def _counts(sizes: Sequence[int], order: Sequence[int], rank: int) -> list[int]:
 # --------------------------------------------------------------------------------------------------
 
 
-def _distributed_families(target: LinearLayout, depth: int, bitwidth: int | None) -> list[Iterator[Any]]:
-    """Candidate generators, one per family, simplest family first."""
+def _families(target: LinearLayout, space: Space, depth: int, bitwidth: int | None) -> list[Iterator[Any]]:
+    """Candidate generators, one per registered kind of ``space`` with a search, simplest first."""
+    families = []
+    for kind in kinds(space):
+        search = kind.candidates or _SEARCHES.get(kind.descriptor)
+        if search is not None:
+            families.append(iter(search(target, bitwidth, depth)))
+    return families
+
+
+def _cga_of(target: LinearLayout) -> tuple[Vector, ...] | None:
     split = _cga_split(target)
-    lanes = len(_vectors(target, "lane"))
-    families: list[Iterator[Any]] = []
-    if split is not None:
-        cga, _ = split
-        families += [_blocked_candidates(target, cga), _nvmma_candidates(target, cga, bitwidth),
-                     _mfma_candidates(target, cga), _dot_operand_candidates(target, cga, lanes, bitwidth)]
+    return None if split is None else split[0]
+
+
+def _blocked_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[BlockedLayout]:
+    cga = _cga_of(target)
+    if cga is not None:
+        yield from _blocked_candidates(target, cga)
+
+
+def _nvmma_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[Any]:
+    cga = _cga_of(target)
+    if cga is not None:
+        yield from _nvmma_candidates(target, cga, bitwidth)
+
+
+def _mfma_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[AMDMFMALayout]:
+    cga = _cga_of(target)
+    if cga is not None:
+        yield from _mfma_candidates(target, cga)
+
+
+def _dot_operand_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[DotOperandLayout]:
+    cga = _cga_of(target)
+    if cga is not None:
+        yield from _dot_operand_candidates(target, cga, len(_vectors(target, "lane")), bitwidth)
+
+
+def _slice_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[SliceLayout]:
     # a slice's parent has its lanes / warps along the sliced dim broadcast (zero bases here); without
     # any, the parent is this layout with a size-1 dim, never simpler than the layout itself
     broadcast = any(not any(v) for v in _vectors(target, "lane") + _vectors(target, "warp"))
     if depth < _MAX_SLICE_DEPTH and broadcast:
-        families.append(_slice_candidates(target, depth, bitwidth))
-    return families
+        yield from _slice_candidates(target, depth, bitwidth)
 
 
 def _slice_candidates(target: LinearLayout, depth: int, bitwidth: int | None) -> Iterator[SliceLayout]:
     for dim in range(target.num_out_dims + 1):
         lifted = _lift(target, dim)
-        for family in _distributed_families(lifted, depth + 1, bitwidth):
+        for family in _families(lifted, Space.DISTRIBUTED, depth + 1, bitwidth):
             for parent in itertools.islice(family, _MAX_PARENTS):
                 yield SliceLayout(dim, parent)
 
@@ -522,11 +552,10 @@ def _dot_operand_candidates(target: LinearLayout, cga: tuple[Vector, ...], lanes
 # --------------------------------------------------------------------------------------------------
 
 
-def _shared_candidates(target: LinearLayout, bitwidth: int | None) -> Iterator[Any]:
-    split = _cga_split(target)
-    if split is None:
+def _nvmma_shared_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[NVMMASharedLayout]:
+    cga = _cga_of(target)
+    if cga is None:
         return
-    cga, _ = split
     rank = target.num_out_dims
     widths = [bitwidth] if bitwidth else []
     widths += [w for w in (16, 8, 32, 64) if w not in widths]
@@ -536,7 +565,12 @@ def _shared_candidates(target: LinearLayout, bitwidth: int | None) -> Iterator[A
                 yield from _try(NVMMASharedLayout, swizzle, width, rank, transposed, False, cga)
                 if width == 8 and swizzle == 128:
                     yield from _try(NVMMASharedLayout, swizzle, width, rank, transposed, True, cga)
-    yield from _swizzled_candidates(target, cga)
+
+
+def _swizzled_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[SwizzledSharedLayout]:
+    cga = _cga_of(target)
+    if cga is not None:
+        yield from _swizzled_candidates(target, cga)
 
 
 def _swizzled_candidates(target: LinearLayout, cga: tuple[Vector, ...]) -> Iterator[SwizzledSharedLayout]:
@@ -562,12 +596,16 @@ def _swizzled_candidates(target: LinearLayout, cga: tuple[Vector, ...]) -> Itera
     yield from _try(SwizzledSharedLayout, 1, 1, 1, order, cga)
 
 
-def _tensor_memory_candidates(target: LinearLayout) -> Iterator[Any]:
-    split = _cga_split(target)
-    if split is None:
+def _scales_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[TensorMemoryScalesLayout]:
+    cga = _cga_of(target)
+    if cga is not None:
+        yield from _try(TensorMemoryScalesLayout, cga)
+
+
+def _tensor_memory_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[TensorMemoryLayout]:
+    cga = _cga_of(target)
+    if cga is None:
         return
-    cga, _ = split
-    yield from _try(TensorMemoryScalesLayout, cga)
     columns = target.out_dim_size("dim1")
     for block_m in (128, 64):
         for block_n in (1 << i for i in range(10)):
@@ -577,3 +615,17 @@ def _tensor_memory_candidates(target: LinearLayout) -> Iterator[Any]:
                 for two_ctas in (False, True):
                     yield from _try(TensorMemoryLayout, (block_m, block_n), col_stride, cga, two_ctas, False)
             yield from _try(TensorMemoryLayout, (block_m, block_n), 1, cga, False, True)
+
+
+#: the searches of the catalog's own kinds (``registry.LayoutKind.candidates`` gives a new kind's)
+_SEARCHES = {
+    BlockedLayout: _blocked_search,
+    NVMMADistributedLayout: _nvmma_search,
+    AMDMFMALayout: _mfma_search,
+    DotOperandLayout: _dot_operand_search,
+    SliceLayout: _slice_search,
+    NVMMASharedLayout: _nvmma_shared_search,
+    SwizzledSharedLayout: _swizzled_search,
+    TensorMemoryScalesLayout: _scales_search,
+    TensorMemoryLayout: _tensor_memory_search,
+}

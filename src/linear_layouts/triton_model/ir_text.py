@@ -41,7 +41,7 @@ from linear_layouts.core.limits import MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DE
 from linear_layouts.core.mlir_text import (ATTR_DICT, NAME_CHAR, NAME_END, RESULT_LIST, VALUE_NAME, VALUE_USE, closing,
                                       pointee, shape_and_element, split_top)
 from linear_layouts.core.mlir_text import find_top as _find_top
-from linear_layouts.layouts.registry import Descriptor
+from linear_layouts.layouts.registry import Descriptor, kinds
 from linear_layouts.layouts.ttgir_text import MemorySpace, parse_attribute
 from linear_layouts.triton_model.ir_types import TensorType, parse_type
 
@@ -221,11 +221,13 @@ class Module:
 
     @functools.cached_property
     def layout_aliases(self) -> tuple[tuple[str, Descriptor], ...]:
-        """The module's layout aliases as (``#name``, catalog descriptor), in order (``#loc`` and memory
-        spaces such as ``#smem`` left out); ``LayoutError`` for one that does not read."""
+        """The module's layout aliases as (``#name``, catalog descriptor), in order: those of the dialects
+        of the registered kinds (``#ttg.``, ``#ttng.``), memory spaces such as ``#smem`` left out;
+        ``LayoutError`` for one that does not read."""
+        dialects = tuple(dict.fromkeys("#" + kind.ttgir_name.split(".")[0] + "." for kind in kinds()))
         found = []
         for name, text in self.aliases.items():
-            if text.startswith(("#ttg.", "#ttng.")):
+            if text.startswith(dialects):
                 value = parse_attribute(self.expand(text)) if "<" in text else MemorySpace(text[1:])
                 if not isinstance(value, MemorySpace):
                     found.append(("#" + name, value))
