@@ -8,7 +8,10 @@ its instructions and wavefronts (``triton_lowering``), our plan for conversions 
 with its wavefronts and model cost, and flags: bank conflicts, a cheaper plan. Ops that touch shared
 or tensor memory outside the load/store unit, or that the model does not cover, are listed with the
 reason (TMA copies, wgmma operand reads, TMEM, histograms' shared atomics,
-mbarriers). With a launch (grid and scalar arguments) every op also gets its execution count.
+mbarriers). With a launch (grid and scalar arguments) every op also gets its execution count. Each op kind
+has one handler (``_HANDLERS``: convert_layout, local_alloc / local_store / local_load, reduce, histogram,
+scan, async_copy, tensormap_create, scalar atomics, the unmodeled); Triton's side of each is
+``triton_model.lowering``'s.
 
 >>> from linear_layouts.layouts import BlockedLayout
 >>> text = '''#a = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
@@ -28,7 +31,7 @@ mbarriers). With a launch (grid and scalar arguments) every op also gets its exe
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -41,25 +44,31 @@ from linear_layouts.core.limits import MAX_ELEMENTS, shorten
 from linear_layouts.triton_model.ir_text import Function, Location, Module, Op, parse_module
 from linear_layouts.triton_model.encodings import Layouts, Resolver, is_shared_encoding
 from linear_layouts.triton_model.ir_types import TensorType, parse_type
-from linear_layouts.triton_model.lowering import (
+from linear_layouts.triton_model.lowering import (  # noqa: F401  (TENSORMAP_RANK2_*: their old home)
     NO_OP,
     SHARED,
+    TENSORMAP_RANK2_LDS,
+    TENSORMAP_RANK2_STS,
     SharedLowering,
+    async_copy_lowering,
+    atomic_result_lowering,
     convert_lowering,
+    histogram_lowering,
     local_lowering,
     reduce_lowering,
     reduce_lowering_smem,
-    ldst_instructions,
     scan_lowering,
+    tensormap_create_lowering,
 )
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.layouts import PaddedSharedLayout
+from linear_layouts.layouts.registry import Descriptor, kind_of
 
 __all__ = ["LayoutEntry", "SharedOp", "UnmodeledOp", "KernelReport", "analyze_ttgir", "analyze_module"]
 
 #: ops whose shared-memory traffic ncu's LSU counters (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``
-#: / ``_op_st``) do not count, and why: the async proxy (TMA, wgmma / tcgen05 operand reads, TMEM) and mbarriers.
-#: Measured (H100, ncu 2025.3, 2026-11-26): the prediction without them equals ncu's ld on mxfp4_matmul
-#: and int4_dequant_matmul (wgmma) and ld and st on tma_persistent_matmul (TMA, wgmma, mbarriers).
+#: / ``_op_st``) do not count, and why: the async proxy (TMA, wgmma / tcgen05 operand reads, TMEM) and mbarriers
+#: (measured: benchmarks/results/gpu_kernels.md).
 OUTSIDE_LSU_COUNTERS = MappingProxyType({
     "ttng.async_tma_copy_global_to_local": "TMA copy into shared memory (async proxy, not the LSU)",
     "ttng.async_tma_copy_local_to_global": "TMA copy out of shared memory (async proxy, not the LSU)",
@@ -82,11 +91,6 @@ UNMODELED = MappingProxyType({
     "tt.gather": "gather: Triton's warp-local / shared-memory lowering is not modeled",
 })
 
-#: ptxas's expansion of the 13 ``tensormap.replace.tile.*`` of a rank-2 TMA descriptor (Triton 3.6, sm_90):
-#: single-thread LDS / STS, one wavefront each (read from the SASS, confirmed by ncu)
-TENSORMAP_RANK2_LDS = 11
-TENSORMAP_RANK2_STS = 14
-
 
 @dataclass(frozen=True)
 class LayoutEntry:
@@ -96,12 +100,12 @@ class LayoutEntry:
 
     name: str
     attribute: str
-    descriptor: Any
+    descriptor: Descriptor | _Unread
     shared: bool
     linear: tuple[tuple[tuple[int, ...], LinearLayout], ...]
-    #: for a ``#ttg.linear`` / ``#ttg.shared_linear``: the simplest Gluon class producing the same layout
-    #: (``catalog.recognize``), when it is another class
-    recognized: Any = None
+    #: for a layout given by its bases (a general kind: ``#ttg.linear`` / ``#ttg.shared_linear``): the
+    #: simplest Gluon class producing the same layout (``catalog.recognize``), when it is another class
+    recognized: Descriptor | None = None
 
     @property
     def gluon(self) -> str:
@@ -253,6 +257,22 @@ def _conflict_flags(lowering: SharedLowering) -> list[str]:
     return flags
 
 
+def _cheaper_flag(op: SharedOp) -> str | None:
+    """"cheaper plan: ..." when our plan of a conversion Triton lowers through shared memory costs under 95%
+    of Triton's by the cost model (None otherwise)."""
+    ours, triton = op.ours, op.triton
+    t_ns, o_ns = op.triton_time_ns, op.ours_time_ns
+    if ours is None or triton.kind != SHARED or t_ns is None or o_ns is None or o_ns >= 0.95 * t_ns:
+        return None
+    if ours.kind != SHARED:
+        better = f"{ours.kind} instead of shared memory"
+    elif ours.wavefronts < triton.wavefronts:
+        better = f"{ours.wavefronts} wavefronts instead of {triton.wavefronts}"
+    else:
+        better = f"{ours.wavefronts} wavefronts in one round instead of {triton.reps} rounds"
+    return f"cheaper plan: {better} ({o_ns:.0f} ns vs {t_ns:.0f} ns)"
+
+
 def _before(version: str, limit: tuple[int, int]) -> bool:
     """``version`` (``"3.6.0"``) is a Triton older than ``limit``; an empty or unreadable one is not."""
     parts = version.split(".")[:2]
@@ -262,6 +282,9 @@ def _before(version: str, limit: tuple[int, int]) -> bool:
 
 
 class _Analyzer:
+    """What every op's handler reads: the module, its layouts (each LinearLayout computed once and noted
+    as used), the compute capability, the execution counts and the choices of the run."""
+
     def __init__(self, module: Module, layouts: Layouts, cc: int, counts: Mapping[int, int | None] | None,
                  with_triton_estimate: bool, triton_version: str = ""):
         self.module = module
@@ -289,194 +312,241 @@ class _Analyzer:
         return None if self.counts is None else self.counts.get(id(op))
 
     def shared_op(self, index: int, op: Op, depth: int) -> SharedOp | UnmodeledOp | None:
-        name = op.name
-        loc, count = op.loc, self.count(op)
-        if self.module.threads_per_warp != 32 or self.module.backend == "hip":
-            return self.amd_op(index, op)
-        if name == "ttg.convert_layout":
-            s, d = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
-            if not s.encoding or is_shared_encoding(s.encoding) or is_shared_encoding(d.encoding):
-                return None
-            a, b = self.linear(s), self.linear(d)
-            bits = s.bitwidth or 32
-            triton = convert_lowering(a, b, bits, self.cc, tail=id(op) == self.tail)
+        """The op's entry by its handler (``_HANDLERS``; AMD's, ``_AMD_HANDLERS``, on a 64-lane or HIP
+        module), or None for an op that moves no data through shared memory."""
+        amd = self.module.threads_per_warp != 32 or self.module.backend == "hip"
+        handler = (_AMD_HANDLERS if amd else _HANDLERS).get(op.name)
+        return handler(self, _Site(index, op, depth, self.count(op))) if handler is not None else None
+
+    def padded(self, t: TensorType) -> bool:
+        """The type's layout inserts padding (``PaddedSharedLayout``), which the bank model leaves out."""
+        return isinstance(self.layouts.descriptor(t.encoding), PaddedSharedLayout)
+
+
+@dataclass(frozen=True)
+class _Site:
+    """Where a handler's op is: its ``index`` in the function's walk, the ``op``, its loop ``depth`` and
+    execution ``count``."""
+
+    index: int
+    op: Op
+    depth: int
+    count: int | None
+
+    def unmodeled(self, reason: str) -> UnmodeledOp:
+        return UnmodeledOp(self.index, self.op.name, self.op.loc, reason, self.count)
+
+
+# --------------------------------------------------------------------------------------------------
+# one handler per op kind: Triton's lowering (triton_model.lowering), our plan, the flags
+# --------------------------------------------------------------------------------------------------
+
+
+def _convert_layout(a: _Analyzer, at: _Site) -> SharedOp | None:
+    """``ttg.convert_layout`` between distributed layouts: Triton's lowering and our plan, flagged when ours
+    is cheaper by the cost model."""
+    op = at.op
+    s, d = a.typ(op.operand_types[0]), a.typ(op.result_types[0])
+    if not s.encoding or is_shared_encoding(s.encoding) or is_shared_encoding(d.encoding):
+        return None
+    src, dst = a.linear(s), a.linear(d)
+    bits = s.bitwidth or 32
+    triton = convert_lowering(src, dst, bits, a.cc, tail=id(op) == a.tail)
+    try:
+        ours = plan_conversion(src, dst, max(bits, 8))
+    except LayoutError:
+        ours = None
+    estimate = None
+    if a.estimate and triton.kind == SHARED and triton.layout is not None:
+        estimate = (_triton_estimate(triton.layout, _strip(src), max(bits, 8)),
+                    _triton_estimate(triton.layout, _strip(dst), max(bits, 8)))
+    entry = SharedOp(at.index, op.name, "convert_layout", op.loc, s.shape, s.element_type, bits, a.name(s), a.name(d),
+                     triton, ours, at.depth, at.count, estimate, tuple(_conflict_flags(triton)), src, dst)
+    cheaper = _cheaper_flag(entry)
+    return entry if cheaper is None else dataclasses.replace(entry, flags=entry.flags + (cheaper,))
+
+
+def _local_access(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp | None:
+    """``ttg.local_load``, ``ttg.local_store`` and ``ttg.local_alloc %x``: registers <-> a shared layout."""
+    op, name = at.op, at.op.name
+    if name == "ttg.local_load":
+        mem, reg, direction = a.typ(op.operand_types[0]), a.typ(op.result_types[0]), "load"
+    elif name == "ttg.local_store":
+        mem_text = op.result_types[0] if op.result_types else op.operand_types[-1]
+        reg, mem, direction = a.typ(op.operand_types[0]), a.typ(mem_text), "store"
+    elif op.operand_types:
+        reg, mem, direction = a.typ(op.operand_types[0]), a.typ(op.result_types[0]), "store"
+    else:
+        return None  # an allocation without a value: no traffic
+    if not is_shared_encoding(mem.encoding):
+        return at.unmodeled(f"memory encoding {a.name(mem)} is not a shared layout")
+    shared, dist = a.linear(mem), a.linear(reg)
+    bits = reg.bitwidth or 32
+    if a.padded(mem):
+        return at.unmodeled("padded shared layout: padding is not modeled")
+    triton = local_lowering(dist, shared, bits, direction, a.cc)
+    estimate = None
+    if a.estimate:
+        value = _triton_estimate(shared, _strip(dist), max(bits, 8))
+        estimate = (value, None) if direction == "store" else (None, value)
+    src, dst = (a.name(reg), a.name(mem)) if direction == "store" else (a.name(mem), a.name(reg))
+    return SharedOp(at.index, name, name.split(".")[-1], op.loc, reg.shape, reg.element_type, bits, src, dst, triton,
+                    None, at.depth, at.count, estimate, tuple(_conflict_flags(triton)), dist, shared)
+
+
+def _reduce(a: _Analyzer, at: _Site) -> SharedOp | None:
+    """``tt.reduce`` across lanes or warps (Triton 3.6's lowering before 3.7)."""
+    op = at.op
+    ins = [a.typ(t) for t in op.operand_types]
+    outs = [a.typ(t) for t in op.result_types]
+    if not ins or not ins[0].encoding:
+        return None
+    src = a.linear(ins[0])
+    result = a.linear(outs[0]) if outs and outs[0].kind == "tensor" and outs[0].encoding else None
+    lowering = reduce_lowering_smem if a.smem_reduce else reduce_lowering
+    triton = lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], result, a.cc)
+    if triton.kind == NO_OP:
+        return None
+    return SharedOp(at.index, op.name, "reduce", op.loc, ins[0].shape, ins[0].element_type, ins[0].bitwidth or 32,
+                    a.name(ins[0]), a.name(outs[0]) if outs and outs[0].encoding else "scalar", triton,
+                    None, at.depth, at.count, None, tuple(_conflict_flags(triton)), src, result)
+
+
+def _histogram(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp:
+    """``tt.histogram``: its bins zeroed and read back through shared memory."""
+    op = at.op
+    out = a.typ(op.result_types[0])
+    if not out.encoding or len(out.shape) != 1:
+        return at.unmodeled("histogram with an unexpected result")
+    bins = _strip(a.linear(out))
+    bits = out.bitwidth or 32
+    triton = histogram_lowering(bins, bits)
+    return SharedOp(at.index, op.name, "histogram", op.loc, out.shape, out.element_type, bits, "bins", a.name(out),
+                    triton, None, at.depth, at.count, None, tuple(_conflict_flags(triton)), bins, bins)
+
+
+def _scan(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp | None:
+    """``tt.scan`` across warps."""
+    op = at.op
+    ins = [a.typ(t) for t in op.operand_types]
+    if not ins or not ins[0].encoding:
+        return None
+    src = a.linear(ins[0])
+    triton = scan_lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], a.cc,
+                           exact_tail=a.smem_reduce)
+    if triton.kind == NO_OP:
+        return None
+    if triton.kind != SHARED:
+        return at.unmodeled(triton.note)
+    return SharedOp(at.index, op.name, "scan", op.loc, ins[0].shape, ins[0].element_type, ins[0].bitwidth or 32,
+                    a.name(ins[0]), a.name(ins[0]), triton, None, at.depth, at.count, None,
+                    tuple(_conflict_flags(triton)), src, src)
+
+
+def _async_copy(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp:
+    """``ttg.async_copy_global_to_local`` (cp.async) into a shared layout."""
+    op = at.op
+    ptr, mem = a.typ(op.operand_types[0]), a.typ(op.result_types[0])
+    if not is_shared_encoding(mem.encoding) or a.padded(mem):
+        return at.unmodeled("cp.async into a padded or non-shared layout")
+    bits = ir_element_bits(mem.element_type) or 32
+    shared, dist = a.linear(mem), a.linear(ptr)
+    triton = async_copy_lowering(dist, shared, bits, op.attr_int("contiguity") or 1)
+    return SharedOp(at.index, op.name, "async_copy", op.loc, mem.shape, mem.element_type, bits, a.name(ptr),
+                    a.name(mem), triton, None, at.depth, at.count, None, tuple(_conflict_flags(triton)), dist, shared)
+
+
+def _tensormap_create(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp:
+    """``ttng.tensormap_create``: the TMA descriptor written through shared memory by one thread."""
+    op = at.op
+    rank = (len(op.operand_types) - 1) // 4  # ptr, ptr, box[r], global_dim[r], stride[r-1], elem_stride[r]
+    triton = tensormap_create_lowering(rank, a.module.num_warps)
+    if triton.kind != SHARED:
+        return at.unmodeled(triton.note)
+    return SharedOp(at.index, op.name, "tensormap_create", op.loc, (128,), "i8", 8, "-", "descriptor", triton,
+                    None, at.depth, at.count)
+
+
+def _atomic_result(a: _Analyzer, at: _Site) -> SharedOp | None:
+    """A scalar ``tt.atomic_rmw`` / ``tt.atomic_cas`` whose result is used later: broadcast through shared memory."""
+    op = at.op
+    if not op.result_types or op.result_types[0].startswith("tensor") or id(op) not in a.results_used:
+        return None
+    bits = parse_type(op.result_types[0]).bitwidth or 32
+    triton = atomic_result_lowering(bits, a.module.num_warps)
+    return SharedOp(at.index, op.name, "atomic_result", op.loc, (), op.result_types[0], bits, "thread 0", "all threads",
+                    triton, None, at.depth, at.count)
+
+
+def _unmodeled(a: _Analyzer, at: _Site) -> UnmodeledOp:
+    """An op outside the prediction (``UNMODELED``), and why."""
+    return at.unmodeled(UNMODELED[at.op.name])
+
+
+#: op name -> its handler: the op's ``SharedOp`` (what Triton does, our plan, the flags), an ``UnmodeledOp``
+#: (why it is left out), or None (no shared-memory traffic)
+_HANDLERS: Mapping[str, Callable[[_Analyzer, _Site], SharedOp | UnmodeledOp | None]] = MappingProxyType({
+    "ttg.convert_layout": _convert_layout,
+    "ttg.local_load": _local_access,
+    "ttg.local_store": _local_access,
+    "ttg.local_alloc": _local_access,
+    "tt.reduce": _reduce,
+    "tt.histogram": _histogram,
+    "tt.scan": _scan,
+    "ttg.async_copy_global_to_local": _async_copy,
+    "ttng.tensormap_create": _tensormap_create,
+    "tt.atomic_rmw": _atomic_result,
+    "tt.atomic_cas": _atomic_result,
+    **dict.fromkeys(UNMODELED, _unmodeled),
+})
+
+
+# --------------------------------------------------------------------------------------------------
+# AMD (64-lane wavefronts, LDS): the layouts are read and conversions classified, but the LDS bank
+# model and AMD's lowering are not modeled
+# --------------------------------------------------------------------------------------------------
+
+
+def _amd_convert_layout(a: _Analyzer, at: _Site) -> UnmodeledOp | None:
+    """A conversion across lanes or warps, listed as not modeled."""
+    from linear_layouts.analysis.conversion import conversion_dims
+
+    op = at.op
+    s, d = a.typ(op.operand_types[0]), a.typ(op.result_types[0])
+    if not s.encoding or is_shared_encoding(s.encoding) or is_shared_encoding(d.encoding):
+        return None
+    try:
+        dims = conversion_dims(a.linear(s), a.linear(d))
+    except LayoutError as error:
+        return at.unmodeled(f"AMD: {error}")
+    if not dims or dims == ("register",):
+        return None
+    what = "warp" if "warp" in dims else "lane"
+    return at.unmodeled(f"AMD conversion across {what}s ({a.name(s)} -> {a.name(d)}): LDS lowering and banks not modeled")
+
+
+def _amd_lds_access(a: _Analyzer, at: _Site) -> UnmodeledOp | None:
+    """An LDS access (its layouts read), listed as not modeled; a reduction only has its layouts read."""
+    op = at.op
+    if op.name == "ttg.local_alloc" and not op.operand_types:
+        return None
+    for t in op.operand_types + op.result_types:
+        info = a.typ(t)
+        if info.encoding:
             try:
-                ours = plan_conversion(a, b, max(bits, 8))
+                a.linear(info)
             except LayoutError:
-                ours = None
-            flags = _conflict_flags(triton)
-            estimate = None
-            estimate = None
-            if self.estimate and triton.kind == SHARED and triton.layout is not None:
-                estimate = (_triton_estimate(triton.layout, _strip(a), max(bits, 8)),
-                            _triton_estimate(triton.layout, _strip(b), max(bits, 8)))
-            op_ = SharedOp(index, name, "convert_layout", loc, s.shape, s.element_type, bits, self.name(s), self.name(d),
-                           triton, ours, depth, count, estimate, tuple(flags), a, b)
-            t_ns, o_ns = op_.triton_time_ns, op_.ours_time_ns
-            if ours is not None and triton.kind == SHARED and t_ns is not None and o_ns is not None and o_ns < 0.95 * t_ns:
-                if ours.kind != SHARED:
-                    better = f"{ours.kind} instead of shared memory"
-                elif ours.wavefronts < triton.wavefronts:
-                    better = f"{ours.wavefronts} wavefronts instead of {triton.wavefronts}"
-                else:
-                    better = f"{ours.wavefronts} wavefronts in one round instead of {triton.reps} rounds"
-                op_ = dataclasses.replace(op_, flags=op_.flags + (f"cheaper plan: {better} ({o_ns:.0f} ns vs {t_ns:.0f} ns)",))
-            return op_
-        if name in ("ttg.local_load", "ttg.local_store") or (name == "ttg.local_alloc" and op.operand_types):
-            if name == "ttg.local_load":
-                mem, reg, op_kind = self.typ(op.operand_types[0]), self.typ(op.result_types[0]), "load"
-            elif name == "ttg.local_store":
-                mem_text = op.result_types[0] if op.result_types else op.operand_types[-1]
-                reg, mem, op_kind = self.typ(op.operand_types[0]), self.typ(mem_text), "store"
-            else:
-                reg, mem, op_kind = self.typ(op.operand_types[0]), self.typ(op.result_types[0]), "store"
-            if not is_shared_encoding(mem.encoding):
-                return UnmodeledOp(index, name, loc, f"memory encoding {self.name(mem)} is not a shared layout", count)
-            shared, dist = self.linear(mem), self.linear(reg)
-            bits = reg.bitwidth or 32
-            if "padded_shared" in mem.encoding:
-                return UnmodeledOp(index, name, loc, "padded shared layout: padding is not modeled", count)
-            triton = local_lowering(dist, shared, bits, op_kind, self.cc)
-            estimate = None
-            if self.estimate:
-                value = _triton_estimate(shared, _strip(dist), max(bits, 8))
-                estimate = (value, None) if op_kind == "store" else (None, value)
-            src, dst = (self.name(reg), self.name(mem)) if op_kind == "store" else (self.name(mem), self.name(reg))
-            return SharedOp(index, name, name.split(".")[-1], loc, reg.shape, reg.element_type, bits, src, dst, triton,
-                            None, depth, count, estimate, tuple(_conflict_flags(triton)), dist, shared)
-        if name == "tt.reduce":
-            ins = [self.typ(t) for t in op.operand_types]
-            outs = [self.typ(t) for t in op.result_types]
-            if not ins or not ins[0].encoding:
-                return None
-            src = self.linear(ins[0])
-            result = self.linear(outs[0]) if outs and outs[0].kind == "tensor" and outs[0].encoding else None
-            axis = op.attr_int("axis") or 0
-            lowering = reduce_lowering_smem if self.smem_reduce else reduce_lowering
-            triton = lowering(src, axis, [t.bitwidth or 32 for t in ins], result, self.cc)
-            if triton.kind == NO_OP:
-                return None
-            return SharedOp(index, name, "reduce", loc, ins[0].shape, ins[0].element_type, ins[0].bitwidth or 32,
-                            self.name(ins[0]), self.name(outs[0]) if outs and outs[0].encoding else "scalar", triton,
-                            None, depth, count, None, tuple(_conflict_flags(triton)), src, result)
-        if name == "tt.histogram":
-            # Triton zeroes a [bins] scratch in the result's layout, counts with shared atomics
-            # (data-dependent addresses: l1tex's atom pipe, not ld/st), then loads the bins back
-            out = self.typ(op.result_types[0])
-            if not out.encoding or len(out.shape) != 1:
-                return UnmodeledOp(index, name, loc, "histogram with an unexpected result", count)
-            res = _strip(self.linear(out))
-            cvt = res.rename_out_dim(res.out_dim_names[0], "offset")
-            bits = out.bitwidth or 32
-            cvt = cvt.remove_zero_bases_along_dim("register")
-            store = ldst_instructions(cvt, bits, "store")
-            load = ldst_instructions(cvt, bits, "load")
-            triton = SharedLowering(SHARED, (store,), (load,), None, 1,
-                                    "bins zeroed and read back; the counting atomics (atom.shared) are not ld/st")
-            return SharedOp(index, name, "histogram", loc, out.shape, out.element_type, bits, "bins",
-                            self.name(out), triton, None, depth, count, None, tuple(_conflict_flags(triton)), res, res)
-        if name == "tt.scan":
-            ins = [self.typ(t) for t in op.operand_types]
-            if not ins or not ins[0].encoding:
-                return None
-            src = self.linear(ins[0])
-            triton = scan_lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], self.cc,
-                                   exact_tail=self.smem_reduce)
-            if triton.kind == NO_OP:
-                return None
-            if triton.kind != SHARED:
-                return UnmodeledOp(index, name, loc, triton.note, count)
-            return SharedOp(index, name, "scan", loc, ins[0].shape, ins[0].element_type, ins[0].bitwidth or 32,
-                            self.name(ins[0]), self.name(ins[0]), triton, None, depth, count, None,
-                            tuple(_conflict_flags(triton)), src, src)
-        if name == "ttg.async_copy_global_to_local":
-            ptr, mem = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
-            if not is_shared_encoding(mem.encoding) or "padded_shared" in mem.encoding:
-                return UnmodeledOp(index, name, loc, "cp.async into a padded or non-shared layout", count)
-            elem = mem.element_type
-            bits = ir_element_bits(elem) or 32
-            shared, dist = self.linear(mem), self.linear(ptr)
-            contiguity = op.attr_int("contiguity") or 1
-            cvt = _strip(dist).invert_and_compose(shared.sublayout(["offset"], shared.out_dim_names)
-                                                  if shared.has_in_dim("block") else shared)
-            cvt = cvt.sublayout([d for d in cvt.in_dim_names if d != "block"], ["offset"])
-            ins = ldst_instructions(cvt, bits, "store", max_vector_elements=max(1, min(contiguity, 128 // bits)))
-            ins = type(ins)(f"cp.async.{ins.bytes}B", "store", ins.bytes, ins.count, ins.wavefronts)
-            triton = SharedLowering(SHARED, (ins,), (), shared, 1, "cp.async (LDGSTS): global -> shared")
-            return SharedOp(index, name, "async_copy", loc, mem.shape, elem, bits, self.name(ptr), self.name(mem),
-                            triton, None, depth, count, None, tuple(_conflict_flags(triton)), dist, shared)
-        if name == "ttng.tensormap_create":
-            # one warp zeroes the 128-byte descriptor (st.shared.b32, one active lane), then writes its fields
-            # with tensormap.replace.tile.* (13 for rank 2), which ptxas expands into read-modify-write LDS /
-            # STS of one thread, then copies it out (async proxy). SASS of Triton 3.6 sm_90, rank 2: 11 LDS +
-            # 14 STS after the zeroing, each one wavefront; ncu on tma_persistent_matmul (H100, 2026-11-26):
-            # +33 ld and +42 st per CTA over 3 descriptors. Other ranks' expansion was not read: not modeled.
-            from linear_layouts.triton_model.lowering import Instructions
-
-            rank = (len(op.operand_types) - 1) // 4  # ptr, ptr, box[r], global_dim[r], stride[r-1], elem_stride[r]
-            if rank != 2:
-                return UnmodeledOp(index, name, loc, f"TMA descriptor of rank {rank}: ptxas's tensormap.replace "
-                                   "expansion is modeled for rank 2 only", count)
-            warps = self.module.num_warps
-            ins = (Instructions("st.shared.b32", "store", 4, warps, 1 + TENSORMAP_RANK2_STS),)  # issued by all, 1 lane
-            sass = (Instructions("ld.shared.b32", "load", 4, 0, TENSORMAP_RANK2_LDS),)  # SASS only: no PTX ld.shared
-            triton = SharedLowering(SHARED, ins, sass, None, 1,
-                                    "TMA descriptor zeroed and filled by one thread (tensormap.replace -> LDS/STS)")
-            return SharedOp(index, name, "tensormap_create", loc, (128,), "i8", 8, "-", "descriptor", triton,
-                            None, depth, count)
-        if name in UNMODELED:
-            return UnmodeledOp(index, name, loc, UNMODELED[name], count)
-        if name in ("tt.atomic_rmw", "tt.atomic_cas") and op.result_types and not op.result_types[0].startswith("tensor"):
-            if id(op) not in self.results_used:
-                return None
-            # one thread's atomic result reaches every thread through shared memory: thread 0 stores it
-            # (every warp issues the store, one lane is active), a barrier, every thread loads it
-            from linear_layouts.triton_model.lowering import Instructions
-
-            bits = parse_type(op.result_types[0]).bitwidth or 32
-            nbytes = max(4, bits // 8)
-            warps = self.module.num_warps
-            triton = SharedLowering(SHARED, (Instructions(f"st.shared.b{nbytes * 8}", "store", nbytes, warps, 1),),
-                                    (Instructions(f"ld.shared.b{nbytes * 8}", "load", nbytes, warps, warps),), None, 1,
-                                    "scalar atomic's result broadcast through shared memory")
-            return SharedOp(index, name, "atomic_result", loc, (), op.result_types[0], bits, "thread 0", "all threads",
-                            triton, None, depth, count)
+                pass
+    if op.name == "tt.reduce":
         return None
+    return at.unmodeled("AMD LDS access: bank model not applicable (64-lane wavefronts)")
 
 
-    def amd_op(self, index: int, op: Op) -> UnmodeledOp | None:
-        """AMD (64-lane wavefronts, LDS): the layouts are read and conversions classified, but the LDS
-        bank model and AMD's lowering are not modeled."""
-        from linear_layouts.analysis.conversion import conversion_dims
-
-        name = op.name
-        if name == "ttg.convert_layout":
-            s, d = self.typ(op.operand_types[0]), self.typ(op.result_types[0])
-            if not s.encoding or is_shared_encoding(s.encoding) or is_shared_encoding(d.encoding):
-                return None
-            try:
-                dims = conversion_dims(self.linear(s), self.linear(d))
-            except LayoutError as error:
-                return UnmodeledOp(index, name, op.loc, f"AMD: {error}", self.count(op))
-            if not dims or dims == ("register",):
-                return None
-            what = "warp" if "warp" in dims else "lane"
-            return UnmodeledOp(index, name, op.loc, f"AMD conversion across {what}s ({self.name(s)} -> {self.name(d)}): "
-                               "LDS lowering and banks not modeled", self.count(op))
-        if name in ("ttg.local_load", "ttg.local_store", "ttg.async_copy_global_to_local", "amdg.buffer_load_to_local",
-                    "tt.reduce") or (name == "ttg.local_alloc" and op.operand_types):
-            for t in op.operand_types + op.result_types:
-                info = self.typ(t)
-                if info.encoding:
-                    try:
-                        self.linear(info)
-                    except LayoutError:
-                        pass
-            if name == "tt.reduce":
-                return None
-            return UnmodeledOp(index, name, op.loc, "AMD LDS access: bank model not applicable (64-lane wavefronts)",
-                               self.count(op))
-        return None
+_AMD_HANDLERS: Mapping[str, Callable[[_Analyzer, _Site], SharedOp | UnmodeledOp | None]] = MappingProxyType({
+    "ttg.convert_layout": _amd_convert_layout,
+    **dict.fromkeys(("ttg.local_load", "ttg.local_store", "ttg.local_alloc", "ttg.async_copy_global_to_local",
+                     "amdg.buffer_load_to_local", "tt.reduce"), _amd_lds_access),
+})
 
 
 @dataclass(frozen=True)
@@ -610,7 +680,8 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
             desc = _Unread(str(error))
         shapes = analyzer.used.get(encoding, {})
         recognized = None
-        if with_recognition and shapes and type(desc).__name__ in ("DistributedLinearLayout", "SharedLinearLayout"):
+        kind = kind_of(desc)
+        if with_recognition and shapes and kind is not None and kind.general:
             from linear_layouts.layouts.recognize import recognize
 
             try:

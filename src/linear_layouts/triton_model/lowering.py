@@ -44,7 +44,8 @@ __all__ = [
     "scan_lowering", "layout_order",
     "optimal_swizzling",
     "optimal_swizzling_ldst", "reg_perm_for_divide", "ldst_instructions",
-    "matrix_instructions",
+    "matrix_instructions", "histogram_lowering", "async_copy_lowering", "tensormap_create_lowering",
+    "atomic_result_lowering", "TENSORMAP_RANK2_LDS", "TENSORMAP_RANK2_STS",
 ]
 
 REG, LANE, WARP, BLOCK, OFFSET = "register", "lane", "warp", "block", "offset"
@@ -843,3 +844,65 @@ def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90, *
 
 
 LANES_PER_WARP = 32
+
+
+# --------------------------------------------------------------------------------------------------
+# the other ops Triton lowers through shared memory
+# --------------------------------------------------------------------------------------------------
+
+#: ptxas's expansion of the 13 ``tensormap.replace.tile.*`` of a rank-2 TMA descriptor (Triton 3.6, sm_90):
+#: single-thread LDS / STS, one wavefront each (read from the SASS, confirmed by ncu)
+TENSORMAP_RANK2_LDS = 11
+TENSORMAP_RANK2_STS = 14
+
+
+@checked
+def histogram_lowering(result: LinearLayout, bits: int) -> SharedLowering:
+    """``tt.histogram``: Triton zeroes a [bins] scratch in the layout of the result (``result``: register,
+    lane, warp -> bins, one CTA), counts with shared atomics (data-dependent addresses: the atom pipe, no
+    ld/st), then loads the bins back: one store and one load of ``result`` as shared offsets."""
+    cvt = result.rename_out_dim(result.out_dim_names[0], "offset")
+    cvt = cvt.remove_zero_bases_along_dim("register")
+    store = ldst_instructions(cvt, bits, "store")
+    load = ldst_instructions(cvt, bits, "load")
+    return SharedLowering(SHARED, (store,), (load,), None, 1,
+                          "bins zeroed and read back; the counting atomics (atom.shared) are not ld/st")
+
+
+@checked
+def async_copy_lowering(pointers: LinearLayout, shared: LinearLayout, bits: int, contiguity: int) -> SharedLowering:
+    """``ttg.async_copy_global_to_local`` (cp.async, LDGSTS): every thread copies the elements its
+    ``pointers`` (register, lane, warp -> tensor) name into ``shared`` (offset -> tensor), in vectors of at
+    most ``contiguity`` elements and 16 bytes, counted as shared stores of ``cp.async.{bytes}B``."""
+    cvt = _dist(pointers).invert_and_compose(shared.sublayout([OFFSET], shared.out_dim_names)
+                                             if shared.has_in_dim(BLOCK) else shared)
+    cvt = cvt.sublayout([d for d in cvt.in_dim_names if d != BLOCK], [OFFSET])
+    ins = ldst_instructions(cvt, bits, "store", max_vector_elements=max(1, min(contiguity, 128 // bits)))
+    ins = Instructions(f"cp.async.{ins.bytes}B", "store", ins.bytes, ins.count, ins.wavefronts)
+    return SharedLowering(SHARED, (ins,), (), shared, 1, "cp.async (LDGSTS): global -> shared")
+
+
+@checked
+def tensormap_create_lowering(rank: int, num_warps: int) -> SharedLowering:
+    """``ttng.tensormap_create``: one warp zeroes the 128-byte descriptor (``st.shared.b32``, issued by every
+    warp with one lane active), fills its fields with ``tensormap.replace.tile.*`` (13 for rank 2), which
+    ptxas expands into one thread's read-modify-write LDS / STS (``TENSORMAP_RANK2_*``; the loads are in the
+    SASS only), then copies it out through the async proxy. Other ranks: not modeled."""
+    if rank != 2:
+        return SharedLowering(NOT_MODELED, note=f"TMA descriptor of rank {rank}: ptxas's tensormap.replace "
+                                                "expansion is modeled for rank 2 only")
+    stores = (Instructions("st.shared.b32", "store", 4, num_warps, 1 + TENSORMAP_RANK2_STS),)
+    loads = (Instructions("ld.shared.b32", "load", 4, 0, TENSORMAP_RANK2_LDS),)
+    return SharedLowering(SHARED, stores, loads, None, 1,
+                          "TMA descriptor zeroed and filled by one thread (tensormap.replace -> LDS/STS)")
+
+
+@checked
+def atomic_result_lowering(bits: int, num_warps: int) -> SharedLowering:
+    """A scalar ``tt.atomic_rmw`` / ``tt.atomic_cas`` whose result is used: one thread's result reaches every
+    thread through shared memory (thread 0 stores it, every warp issuing the store with one lane active;
+    a barrier; every thread loads it)."""
+    nbytes = max(4, bits // 8)
+    return SharedLowering(SHARED, (Instructions(f"st.shared.b{nbytes * 8}", "store", nbytes, num_warps, 1),),
+                          (Instructions(f"ld.shared.b{nbytes * 8}", "load", nbytes, num_warps, num_warps),), None, 1,
+                          "scalar atomic's result broadcast through shared memory")
