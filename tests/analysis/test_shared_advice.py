@@ -15,7 +15,8 @@ from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.analysis.shared_advice import Consumer, ConsumerKind, suggest_shared_layout
 from linear_layouts.analysis.swizzle import optimal_swizzle
 from linear_layouts.spec import parse_spec
-from linear_layouts.layouts.ttgir import parse_attribute
+from linear_layouts.layouts.ttgir_text import parse_attribute
+from linear_layouts.present.reports import advice_report
 
 STORE = C.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
 
@@ -29,7 +30,8 @@ def test_issue_question_wgmma_operand():
     assert advice.default is best and "get_default_for" in best.marks
     assert best.gluon == "gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)"
     assert all(isinstance(c.descriptor, C.NVMMASharedLayout) for c in advice.candidates)  # the rest has no TMA box / is not NVMMA
-    assert "get_default_for" in advice.table() and "wgmma operand A" in advice.table()
+    text = advice_report(advice, width=None)  # the table and its caption are present's (analysis has no text)
+    assert "NVMMA 128B [get_default_for]" in text and "read by wgmma operand A" in text
 
 
 @pytest.mark.parametrize("dtype", ["fp8", "fp16", "fp32"])

@@ -47,7 +47,6 @@ import enum
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.analysis.banks import access_wavefronts, check_distributed, shared_access
@@ -58,10 +57,12 @@ from linear_layouts.layouts import (
     BlockedLayout,
     NVMMASharedLayout,
     PaddedSharedLayout,
-    SharedLinearLayout,
     SwizzledSharedLayout,
 )
+from linear_layouts.layouts.gluon_text import gluon_expression
 from linear_layouts.layouts.recognize import recognize, standardize
+from linear_layouts.layouts.registry import Descriptor, kind_of
+from linear_layouts.layouts.ttgir_text import format_attribute
 from linear_layouts.core.element_type import DTypeLike, ElementType, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
@@ -133,7 +134,7 @@ class SharedCandidate:
     consumer does not read with ld.shared / ldmatrix (wgmma, TMA). ``padding``: (interval, pad) pairs."""
 
     name: str
-    descriptor: Any
+    descriptor: Descriptor
     layout: LinearLayout
     padding: tuple[tuple[int, int], ...]
     store_wavefronts: int
@@ -154,16 +155,12 @@ class SharedCandidate:
 
     @property
     def gluon(self) -> str:
-        """The Gluon (3.9) source of the descriptor."""
-        from linear_layouts.layouts.gluon_text import gluon_expression
-
+        """The Gluon (3.9) source of the descriptor (its kind's, ``layouts.gluon_text``)."""
         return gluon_expression(self.descriptor)
 
     @property
     def ttgir(self) -> str:
-        """The descriptor as Triton's TTGIR attribute text."""
-        from linear_layouts.layouts.ttgir import format_attribute
-
+        """The descriptor as Triton's TTGIR attribute text (its kind's, ``layouts.ttgir_text``)."""
         return format_attribute(self.descriptor)
 
 
@@ -173,7 +170,7 @@ class RegisterFix:
     ``BlockedLayout``) and ``layout``, the best shared layout for it (``shared``), and the conversion
     from the original store layout (``conversion_kind``, ``conversion_wavefronts``: ``plan_conversion``'s)."""
 
-    descriptor: Any
+    descriptor: BlockedLayout
     layout: LinearLayout
     shared: SharedCandidate
     conversion_kind: str
@@ -181,9 +178,7 @@ class RegisterFix:
 
     @property
     def gluon(self) -> str:
-        """The Gluon source of the register layout."""
-        from linear_layouts.layouts.gluon_text import gluon_expression
-
+        """The Gluon source of the register layout (its kind's, ``layouts.gluon_text``)."""
         return gluon_expression(self.descriptor)
 
     @property
@@ -218,40 +213,10 @@ class SharedAdvice:
         """The row of ``NVMMASharedLayout.get_default_for`` (None when its TMA box does not fit)."""
         return next((c for c in self.candidates if "get_default_for" in c.marks), None)
 
-    def table_rows(self) -> tuple[list[str], list[list[str]]]:
-        """The ranking's header and rows (rank, layout, accepted, store / load wavefronts, vectors, Gluon)."""
-        rows = []
-        for i, c in enumerate(self.candidates, 1):
-            load = "-" if c.load_wavefronts is None else str(c.load_wavefronts)
-            vectors = f"{c.store_vector_bits}/{'-' if c.load_vector_bits is None else c.load_vector_bits}"
-            marks = f" [{', '.join(c.marks)}]" if c.marks else ""
-            rows.append([str(i), c.name + marks, "yes" if c.accepted else f"no: {c.reason}", str(c.store_wavefronts),
-                         load, str(c.total_wavefronts), vectors, c.store_instruction, c.load_instruction or "-",
-                         c.gluon])
-        header = ["#", "shared layout", "accepted", "store", "load", "total", "st/ld bits", "store by", "load by",
-                  "Gluon"]
-        return header, rows
-
-    def caption(self) -> str:
-        """What the ranking is of: the tile, its element type, the consumer."""
-        return (f"{'x'.join(map(str, self.store.out_dims.values()))} {self.dtype.name}, stored from the registers, "
-                f"read by {self.consumer.describe()}; wavefronts per CTA (ncu's shared st / ld counts)")
-
-    def table(self) -> str:
-        """The ranking as a text table (rank, layout, accepted, store / load wavefronts, vectors, Gluon)."""
-        header, rows = self.table_rows()
-        widths = [max(len(r[k]) for r in rows + [header]) for k in range(len(header))]
-        lines = [self.caption(), "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
-        lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-        return "\n".join(lines)
-
 
 # --------------------------------------------------------------------------------------------------
 # candidates
 # --------------------------------------------------------------------------------------------------
-
-_FAMILY_RANK = {"NVMMASharedLayout": 0, "SwizzledSharedLayout": 1, "PaddedSharedLayout": 2, "SharedLinearLayout": 3}
-
 
 def preference(total_wavefronts: int, vector_bits: int, simplicity: int, shared_bytes: int = 0) -> tuple[int, ...]:
     """The one rule that recommends a shared layout among several, as a sort key (smallest first): fewest
@@ -268,11 +233,19 @@ def preference(total_wavefronts: int, vector_bits: int, simplicity: int, shared_
 _GRID_NAME = "swizzled, cheapest of the grid"
 
 
+def _simplicity(descriptor: Descriptor) -> int:
+    """The class's rank among the shared kinds (``registry.LayoutKind.rank``: NVMMA, swizzled, padded, linear)."""
+    kind = kind_of(descriptor)
+    if kind is None:
+        raise LayoutError(f"descriptor: {type(descriptor).__name__} is no registered layout kind")
+    return kind.rank
+
+
 def _shape(layout: LinearLayout) -> list[int]:
     return [layout.out_dim_size(d) for d in layout.out_dim_names]
 
 
-def _nvmma_candidates(shape: Sequence[int], bits: int) -> list[tuple[str, Any, tuple[str, ...]]]:
+def _nvmma_candidates(shape: Sequence[int], bits: int) -> list[tuple[str, NVMMASharedLayout, tuple[str, ...]]]:
     rank = len(shape)
     found = []
     try:
@@ -308,7 +281,7 @@ def _swizzled_grid(rank: int, bits: int) -> list[SwizzledSharedLayout]:
     return grid
 
 
-def _accepts(consumer: Consumer, descriptor: Any, bits: int) -> tuple[bool, str]:
+def _accepts(consumer: Consumer, descriptor: Descriptor, bits: int) -> tuple[bool, str]:
     if consumer.kind in (ConsumerKind.WGMMA, ConsumerKind.TMA):
         if not isinstance(descriptor, NVMMASharedLayout):
             return False, f"{consumer.kind.value} reads NVMMA layouts only"
@@ -352,7 +325,7 @@ def _side(layout: LinearLayout, padding: tuple[tuple[int, int], ...], dist: Line
     return _Side(best.wavefronts, best.bits_per_lane, name)
 
 
-def _candidate(name: str, descriptor: Any, layout: LinearLayout, padding: tuple[tuple[int, int], ...],
+def _candidate(name: str, descriptor: Descriptor, layout: LinearLayout, padding: tuple[tuple[int, int], ...],
                marks: tuple[str, ...], store: LinearLayout, consumer: Consumer, bits: int) -> SharedCandidate:
     st = _side(layout, padding, store, bits, "store")
     accepted, reason = _accepts(consumer, descriptor, bits)
@@ -419,7 +392,7 @@ def _register_fix(store: LinearLayout, consumer: Consumer, etype: ElementType,
 
 
 def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer, dtype: DTypeLike, *,
-                          given: Any = None) -> SharedAdvice:
+                          given: Descriptor | LinearLayout | None = None) -> SharedAdvice:
     """Every shared layout a Gluon author can use for ``store`` -> shared -> ``consumer``, ranked (module doc).
 
     ``consumer`` is a ``Consumer`` or a distributed ``LinearLayout`` (a ``local_load`` into it). ``given``
@@ -448,7 +421,7 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
         consumer = Consumer(consumer.kind, load, consumer.operand_index)
     shape = _shape(store)
 
-    rows: list[tuple[str, Any, LinearLayout, tuple[tuple[int, int], ...], tuple[str, ...]]] = []
+    rows: list[tuple[str, Descriptor, LinearLayout, tuple[tuple[int, int], ...], tuple[str, ...]]] = []
     for name, descriptor, marks in _nvmma_candidates(shape, bits):
         rows.append((name, descriptor, descriptor.to_linear(shape), (), marks))
     # swizzled: the unswizzled layout and the cheapest of the grid
@@ -504,7 +477,7 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
         else:
             merged[linear] = candidate
     ranked = sorted([*merged.values(), *padded_rows], key=lambda c: (not c.accepted, *preference(
-        c.total_wavefronts, c.store_vector_bits + (c.load_vector_bits or 0), _FAMILY_RANK[type(c.descriptor).__name__],
+        c.total_wavefronts, c.store_vector_bits + (c.load_vector_bits or 0), _simplicity(c.descriptor),
         c.shared_bytes)))
     if not ranked[0].accepted:
         raise LayoutError(f"consumer: no candidate shared layout is accepted by {consumer.describe()} "

@@ -156,19 +156,20 @@ def cute_advice_report(advice: SharedAdvice, *, width: int | None = None) -> str
     if not isinstance(advice, SharedAdvice):
         raise LayoutError(f"cute_advice_report: advice must be a SharedAdvice (suggest_shared_layout's), "
                           f"got {type(advice).__name__}")
+    from linear_layouts.layouts.gluon_text import gluon_expression
     from linear_layouts.present.reports.swizzle import RULE
     from linear_layouts.present.viz.text import wrap_text
 
     best = advice.best
     lines = [wrap_text(f"Recommended for {advice.consumer.describe()} ({advice.dtype.name}; ranked by one rule: "
-                       f"{RULE}): {best.gluon}, {best.store_wavefronts} store wavefronts "
+                       f"{RULE}): {gluon_expression(best.descriptor)}, {best.store_wavefronts} store wavefronts "
                        f"({best.store_vector_bits}-bit stores). In CuTe's words:", width),
              cute_report(best.layout, width=width)]
     fix = advice.register_fix
     if fix is not None:
         same = fix.shared.layout == best.layout
         lines += ["", wrap_text(
-            f"Better: store from {fix.gluon} (K-major registers): {fix.loaded_total} wavefronts when the tile is "
+            f"Better: store from {gluon_expression(fix.descriptor)} (K-major registers): {fix.loaded_total} wavefronts when the tile is "
             f"loaded that way, {fix.converted_total} with a convert_layout to it first; "
             + ("into the same shared layout." if same else "its shared layout in CuTe's words:"), width)]
         lines += [] if same else [cute_report(fix.shared.layout, width=width)]

@@ -14,7 +14,7 @@ from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
 if TYPE_CHECKING:
     from linear_layouts.analysis.shared_advice import SharedAdvice
 
-__all__ = ["swizzle_report", "advice_report", "RULE"]
+__all__ = ["swizzle_report", "advice_report", "advice_rows", "advice_caption", "RULE"]
 
 #: the one rule that picks the recommended shared layout (``analysis.shared_advice.preference``), in words
 RULE = ("accepted by the consumer first, then the fewest store + load wavefronts, then the widest vectors, then the "
@@ -77,6 +77,29 @@ def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *,
     return "\n".join(lines)
 
 
+def advice_rows(advice: SharedAdvice) -> tuple[list[str], list[list[str]]]:
+    """The ranking's header and rows: rank, layout (and its marks), accepted, store / load / total
+    wavefronts, vector bits, the instructions, the Gluon source."""
+    from linear_layouts.layouts.gluon_text import gluon_expression
+
+    rows = []
+    for i, c in enumerate(advice.candidates, 1):
+        load = "-" if c.load_wavefronts is None else str(c.load_wavefronts)
+        vectors = f"{c.store_vector_bits}/{'-' if c.load_vector_bits is None else c.load_vector_bits}"
+        marks = f" [{', '.join(c.marks)}]" if c.marks else ""
+        rows.append([str(i), c.name + marks, "yes" if c.accepted else f"no: {c.reason}", str(c.store_wavefronts),
+                     load, str(c.total_wavefronts), vectors, c.store_instruction, c.load_instruction or "-",
+                     gluon_expression(c.descriptor)])
+    header = ["#", "shared layout", "accepted", "store", "load", "total", "st/ld bits", "store by", "load by", "Gluon"]
+    return header, rows
+
+
+def advice_caption(advice: SharedAdvice) -> str:
+    """What the ranking is of: the tile, its element type, the consumer."""
+    return (f"{'x'.join(map(str, advice.store.out_dims.values()))} {advice.dtype.name}, stored from the registers, "
+            f"read by {advice.consumer.describe()}; wavefronts per CTA (ncu's shared st / ld counts)")
+
+
 @checked
 def advice_report(advice: SharedAdvice, *, width: int | None = 100) -> str:
     """``analysis.shared_advice.SharedAdvice`` as text: the ranked table (fitted to ``width``), then the
@@ -87,9 +110,11 @@ def advice_report(advice: SharedAdvice, *, width: int | None = 100) -> str:
     if not isinstance(advice, SharedAdvice):
         raise LayoutError(f"advice_report: advice must be a SharedAdvice (suggest_shared_layout's), "
                           f"got {type(advice).__name__}")
+    from linear_layouts.layouts.gluon_text import gluon_expression
+    from linear_layouts.layouts.ttgir_text import format_attribute
     from linear_layouts.present.viz.text import table_text, wrap_code, wrap_text
 
-    header, rows = advice.table_rows()
+    header, rows = advice_rows(advice)
     order = [0, 1, 3, 4, 5, 6, 2, 7, 8, 9]   # the numbers first, where a narrow table keeps them on the row
     header, rows = [header[k] for k in order], [[row[k] for k in order] for row in rows]
     best = advice.best
@@ -97,11 +122,11 @@ def advice_report(advice: SharedAdvice, *, width: int | None = 100) -> str:
     cost = (f"{best.store_wavefronts} store wavefronts" if best.load_wavefronts is None else
             f"{best.store_wavefronts} + {best.load_wavefronts} wavefronts")
     lines = [wrap_text(f"Every shared layout a Gluon author can use, ranked by one rule: {RULE}. "
-                       f"{advice.caption()}:", width),
+                       f"{advice_caption(advice)}:", width),
              table_text(rows, header, max_width=width, align="left"),
              "",
-             wrap_code(f"Recommended (row 1): {best.gluon}", width, "python"),
-             wrap_code(f"  TTGIR: {best.ttgir}", width, "text"),
+             wrap_code(f"Recommended (row 1): {gluon_expression(best.descriptor)}", width, "python"),
+             wrap_code(f"  TTGIR: {format_attribute(best.descriptor)}", width, "text"),
              wrap_text(f"  {cost}, {best.store_vector_bits}-bit stores{loads}; its bases, for `linear-layouts show`:",
                        width),
              wrap_code(best.layout.to_json(), width, "text")]
@@ -111,7 +136,7 @@ def advice_report(advice: SharedAdvice, *, width: int | None = 100) -> str:
             f"Better: change the register layout. {advice.consumer.describe()} reads {advice.dtype.bits}-bit "
             f"elements K-major only, and these registers hold the tile the other way, so the store above moves "
             f"{best.store_vector_bits} bits a lane ({best.total_wavefronts} wavefronts). Stored from "
-            f"{fix.gluon}, it takes {fix.shared.gluon}: {fix.loaded_total} wavefronts when the tile is loaded in "
+            f"{gluon_expression(fix.descriptor)}, it takes {gluon_expression(fix.shared.descriptor)}: {fix.loaded_total} wavefronts when the tile is loaded in "
             f"that layout, {fix.converted_total} with a convert_layout to it first ({fix.conversion_kind}: "
             f"{fix.conversion_wavefronts}).", width)]
     return "\n".join(lines)
