@@ -45,7 +45,7 @@ from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.layouts.dot_operand import DotOperandLayout
 from linear_layouts.layouts.linear import DistributedLinearLayout, SharedLinearLayout
 from linear_layouts.layouts.nvmma import NVMMADistributedLayout
-from linear_layouts.layouts.registry import Space, kinds
+from linear_layouts.layouts.registry import Descriptor, Space, kinds
 from linear_layouts.layouts.shared import NVMMASharedLayout, SwizzledSharedLayout
 from linear_layouts.layouts.slice import SliceLayout
 from linear_layouts.layouts.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
@@ -102,7 +102,7 @@ def standardize(layout: LinearLayout) -> LinearLayout:
     return result.transpose_outs(names) if result.out_dim_names != tuple(names) else result
 
 
-def recognize(layout: LinearLayout, *, bitwidth: int | None = None) -> Any:
+def recognize(layout: LinearLayout, *, bitwidth: int | None = None) -> Descriptor:
     """The simplest catalog descriptor whose ``to_linear(shape)`` is ``layout`` (module doc).
 
     ``bitwidth`` (element bits) is tried first for ``NVMMASharedLayout`` and sets the K of a wgmma
@@ -144,12 +144,12 @@ def recognize(layout: LinearLayout, *, bitwidth: int | None = None) -> Any:
         raise LayoutError(f"layout: no Gluon descriptor produces it (Triton's #ttg.linear requires {error})") from None
 
 
-def _produces(candidate: Any, shape: Sequence[int], target: LinearLayout) -> bool:
+def _produces(candidate: Descriptor, shape: Sequence[int], target: LinearLayout) -> bool:
     return _linear(candidate, tuple(shape)) == target
 
 
 @functools.lru_cache(maxsize=4096)
-def _linear(candidate: Any, shape: tuple[int, ...]) -> LinearLayout | None:
+def _linear(candidate: Descriptor, shape: tuple[int, ...]) -> LinearLayout | None:
     """``candidate.to_linear(shape)`` (None where it refuses the shape): a pure function of frozen
     descriptors, cached because recognizing several layouts of one shape tries the same candidates."""
     try:
@@ -300,7 +300,7 @@ def _counts(sizes: Sequence[int], order: Sequence[int], rank: int) -> list[int]:
 # --------------------------------------------------------------------------------------------------
 
 
-def _families(target: LinearLayout, space: Space, depth: int, bitwidth: int | None) -> list[Iterator[Any]]:
+def _families(target: LinearLayout, space: Space, depth: int, bitwidth: int | None) -> list[Iterator[Descriptor]]:
     """Candidate generators, one per registered kind of ``space`` with a search, simplest first."""
     families = []
     for kind in kinds(space):
@@ -321,7 +321,7 @@ def _blocked_search(target: LinearLayout, bitwidth: int | None, depth: int) -> I
         yield from _blocked_candidates(target, cga)
 
 
-def _nvmma_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[Any]:
+def _nvmma_search(target: LinearLayout, bitwidth: int | None, depth: int) -> Iterator[NVMMADistributedLayout]:
     cga = _cga_of(target)
     if cga is not None:
         yield from _nvmma_candidates(target, cga, bitwidth)
@@ -400,7 +400,7 @@ def _blocked_candidates(target: LinearLayout, cga: tuple[Vector, ...]) -> Iterat
             continue
 
 
-def _try(cls: type, *args: Any) -> Iterator[Any]:
+def _try(cls: type, *args: Any) -> Iterator[Descriptor]:
     """``cls(*args)`` as a one-element iterator (empty when the parameters are invalid)."""
     try:
         yield cls(*args)
@@ -467,7 +467,7 @@ def _mma_tile_guess(target: LinearLayout) -> tuple[int, int]:
     return m, n
 
 
-def _nvmma_candidates(target: LinearLayout, cga: tuple[Vector, ...], bitwidth: int | None) -> Iterator[Any]:
+def _nvmma_candidates(target: LinearLayout, cga: tuple[Vector, ...], bitwidth: int | None) -> Iterator[NVMMADistributedLayout]:
     regs = _vectors(target, "register")
     rank = target.num_out_dims
     if not _nvmma_lanes_fit(target, None) or (regs and _dim_of(regs[0]) not in (None, rank - 1)):
