@@ -255,6 +255,21 @@ def test_hardware_confirmed_paired_load_vs_triton():
     assert conflicts == 0 and access.instructions * 4 * (1 + conflicts) == 16  # Triton's implied count
 
 
+def test_triton_estimate_of_one_element_is_refused():
+    """A one-element shared layout (a scalar staged through shared memory, as the corpus's paged decode
+    attention does) has no offset basis: Gluon's SharedLinearLayout asserted, and ``report`` printed a
+    traceback; now it is a LayoutError, which the report's estimate reads as "no estimate"."""
+    pytest.importorskip("triton")
+    dist = LinearLayout({"register": [], "lane": [[0]] * 5, "warp": [[0]] * 2}, {"dim0": 1})
+    shared = LinearLayout({"offset": []}, {"dim0": 1})
+    with pytest.raises(LayoutError, match="one-element layout has no offset basis"):
+        triton_bank_conflicts(shared, dist, 32)
+    from linear_layouts.pipeline.report import analyze_ttgir
+
+    ir = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir" / "sm_90" / "paged_decode_attention.ttgir"
+    assert analyze_ttgir(ir.read_text()).ops
+
+
 def test_triton_estimate_refuses_what_triton_aborts_on():
     """Triton 3.9 aborts the process when a bank row of vectors exceeds the tensor (8x8 bytes, 4-byte
     vectors: 32 x 4 elements > 64); linear_layouts.triton_model.interop raises LayoutError instead."""

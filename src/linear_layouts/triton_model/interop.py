@@ -285,14 +285,17 @@ def triton_bank_conflicts(shared: LinearLayout, distributed: LinearLayout, dtype
     bytes per lane and on paired 8/16-byte accesses, where ours is the hardware's count (ncu:
     benchmarks/results/bank_conflicts_vs_triton.md).
 
-    Triton 3.9 aborts the process when the bank row times the vector exceeds the tensor; that input
-    raises ``LayoutError`` here instead.
+    Triton 3.9 aborts the process when the bank row times the vector exceeds the tensor, and Gluon's
+    ``SharedLinearLayout`` asserts it has an offset basis (a one-element tensor has none); those inputs
+    raise ``LayoutError`` here instead.
     """
     from linear_layouts.analysis.banks import shared_access
 
     w = element_type(dtype).bits
     access = shared_access(shared, distributed, w)
     total = shared.in_dim_size("offset")
+    if total == 1:
+        raise LayoutError("shared: a one-element layout has no offset basis, which Gluon's SharedLinearLayout needs")
     if min(1024 // (access.vector_elements * w), total) * access.vector_elements > total:
         raise LayoutError("shared: Triton 3.9 aborts when one 128-byte bank row of vectors exceeds the tensor")
     from triton.experimental.gluon import language as gl
