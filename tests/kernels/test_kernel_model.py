@@ -1,0 +1,127 @@
+"""The whole-kernel model (``pipeline.kernel_model``), its table of global instruction costs
+(``analysis.global_costs``, here a hand-made table of the measured one's shape) and the gates that refuse a
+rewrite narrowing global accesses: the model's (``rewrite._model_refusal``) and the compiled artifact's
+(``pipeline.artifact_check``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from linear_layouts.analysis.global_costs import GlobalCostTable, load_global_table, table_op
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.pipeline.engine_compare import global_pointers
+from linear_layouts.pipeline.kernel_model import KernelTime, kernel_time, narrowed_accesses, predicted_gain
+from linear_layouts.pipeline.rewrite import _model_refusal
+from linear_layouts.pipeline.ttir_import import import_ttir
+from linear_layouts.triton_model.global_access import global_inventory
+from linear_layouts.triton_model.ir_text import parse_module
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+IR = DATA / "triton_kernels" / "ir" / "sm_90"
+TABLE = load_global_table(DATA / "global_costs" / "small.json")
+
+
+def _vector_add() -> tuple[str, str, dict]:
+    """vector_add's TTGIR (two v4 loads and a v4 store per 1024 elements), the same with 2 floats per
+    thread and repetition (v2: twice the instructions, the same data, no conversion), and the pointers."""
+    ttgir = (IR / "vector_add.ttgir").read_text()
+    assert "sizePerThread = [4]" in ttgir
+    narrow = ttgir.replace("sizePerThread = [4]", "sizePerThread = [2]")
+    ttir = parse_module((IR / "vector_add.ttir").read_text())
+    pointers = global_pointers(ttir, import_ttir(ttir, num_warps=parse_module(ttgir).num_warps))
+    return ttgir, narrow, pointers
+
+
+def test_the_inventory_of_the_narrowed_rewrite():
+    ttgir, narrow, _ = _vector_add()
+    assert global_inventory(parse_module(ttgir)) == {"ld.global.16B": 4, "st.global.16B": 2}
+    assert global_inventory(parse_module(narrow)) == {"ld.global.8B": 8, "st.global.8B": 4}
+
+
+def test_without_a_table_the_model_refuses_narrower_accesses():
+    """The legacy sector model sees the same sectors either way; the gate says why it will not choose it."""
+    ttgir, narrow, pointers = _vector_add()
+    own, costs = kernel_time(ttgir, pointers, table=None), kernel_time(narrow, pointers, table=None)
+    assert narrowed_accesses(own, costs) == ["ld.global.16B x2 -> ld.global.8B x4", "ld.global.16B x2 -> ld.global.8B x4",
+                                             "st.global.16B x2 -> st.global.8B x4"]
+    refusal = _model_refusal("both", own, costs)
+    assert refusal.startswith("both: narrower global accesses") and "no measured table" in refusal
+    assert _model_refusal("both", costs, own) is None  # wider is fine
+
+
+def test_with_a_table_the_model_prices_the_instructions():
+    """At the table's costs, a warp's two v2 stores (2 x 4.8 ns) cost more than one v4 store (8.0 ns) of the
+    same 512 bytes: the narrowed rewrite is predicted slower, the widened one faster."""
+    ttgir, narrow, pointers = _vector_add()
+    own, costs = kernel_time(ttgir, pointers, table=TABLE), kernel_time(narrow, pointers, table=TABLE)
+    stores = [g for g in own.global_ops if g.key.startswith("st")]
+    assert [(g.key, g.per_thread, g.warps, g.sectors) for g in stores] == [("st.global.16B", 2, 4, 16.0)]
+    assert stores[0].ns == pytest.approx(2 * 4 * 8.0)
+    assert own.global_ns == pytest.approx(4 * 2 * (2 * 8.5 + 8.0))
+    assert costs.global_ns == pytest.approx(4 * 4 * (2 * 4.5 + 4.8))
+    assert predicted_gain(own, costs) == pytest.approx(1 - 220.8 / 200.0)
+    assert predicted_gain(costs, own) > 0
+    assert own.table == "small-test-table" and _model_refusal("both", own, costs) is None  # priced, not refused
+
+
+def test_time_per_cta_overlaps_ctas():
+    """One CTA per SM: its shared and global phases add up; two or more: the busier resource."""
+    assert KernelTime(100.0, 300.0, concurrent=1).cta_ns == 400.0
+    assert KernelTime(100.0, 300.0, concurrent=2).cta_ns == 300.0
+    assert KernelTime(250.0, 300.0, concurrent=2).cta_ns == 300.0
+
+
+def test_an_unknown_trip_count_takes_the_less_favourable_scenario():
+    """The rewrite saves 100 ns outside a loop of unknown trip count and costs 1 ns per iteration inside it:
+    once through the loop it gains 99/1000, but the loop may dominate: predicted -10%."""
+    triton = KernelTime(0.0, 1000.0, 0.0, 10.0, unknown_trips=True, concurrent=8)
+    ours = KernelTime(0.0, 901.0, 0.0, 11.0, unknown_trips=True, concurrent=8)
+    assert predicted_gain(triton, ours) == pytest.approx(-0.1)
+    known = KernelTime(0.0, 1000.0, 0.0, 10.0, concurrent=8), KernelTime(0.0, 901.0, 0.0, 11.0, concurrent=8)
+    assert predicted_gain(*known) == pytest.approx(0.099)
+
+
+def test_trip_counts_come_from_the_scalar_arguments():
+    """layer_norm_bwd_dwdb loops over the rows of its block: with ``M`` known each load in the loop counts
+    ``M / (BLOCK_M * grid)`` times, not once."""
+    ttir = parse_module((IR / "layer_norm_bwd_dwdb.ttir").read_text())
+    ttgir = (IR / "layer_norm_bwd_dwdb.ttgir").read_text()
+    pointers = global_pointers(ttir, import_ttir(ttir, num_warps=parse_module(ttgir).num_warps))
+    once = kernel_time(ttgir, pointers, table=None)
+    known = kernel_time(ttgir, pointers, table=None, scalars={"%M": 4096, "%N": 8192})
+    assert once.unknown_trips and not known.unknown_trips
+    assert known.global_ns > 10 * once.global_ns
+
+
+def test_the_table_interpolates_between_measured_patterns():
+    assert TABLE.instruction_ns("st", "b", 4, sectors=4) == 2.6
+    assert TABLE.instruction_ns("st", "b", 4, sectors=6) == pytest.approx(3.4)  # between dense/32 and dense/4
+    assert TABLE.instruction_ns("st", "b", 4, sectors=64) == 10.5  # beyond the last: the last
+    assert TABLE.instruction_ns("ld", "b", 8, sectors=8, footprint="l2") == 1.6
+    with pytest.raises(LayoutError, match="no measured cell"):
+        TABLE.instruction_ns("st", "b", 2, sectors=2)
+    with pytest.raises(LayoutError, match="sectors_per_request"):
+        GlobalCostTable.from_json({"ns": {}})
+    assert [table_op(k, s) for k, s in (("cp.async", ""), ("atom", "acq_rel"), ("atom", "relaxed"), ("red", "relaxed"),
+                                        ("atom", "release"))] == \
+        ["ld", "atom.acq_rel", "atom.relaxed", "red.relaxed", "atom.acq_rel"]
+
+
+def test_the_compiled_check_refuses_narrower_accesses_and_passes_its_own():
+    """Compiled on the CPU, the v2 rewrite has twice Triton's global instructions for the same bytes: refused
+    where no table priced it; refused too where its compiled instructions are not the ones predicted."""
+    pytest.importorskip("triton")
+    from linear_layouts.pipeline.artifact_check import check_compiled
+
+    ttgir, narrow, _ = _vector_add()
+    check = check_compiled(ttgir, narrow, predicted=global_inventory(parse_module(narrow)), priced_widths=False)
+    assert check.ours.inventory == {"ld.global.8B": 8, "st.global.8B": 4}
+    assert check.refusal.startswith("narrower global ld instructions than Triton's (4 -> 8")
+    priced = check_compiled(ttgir, narrow, predicted=global_inventory(parse_module(narrow)), priced_widths=True)
+    assert priced.refusal is None
+    wrong = check_compiled(ttgir, narrow, predicted={"st.global.16B": 2})
+    assert "not the" in wrong.refusal
+    same = check_compiled(ttgir, ttgir, subprocess=True)
+    assert same.refusal is None and same.triton.registers == same.ours.registers > 0
