@@ -215,6 +215,9 @@ def markdown(doc: dict) -> str:
              "global instruction costs from the device's microbenchmark table where there is one "
              "(`analysis/devices/global/`), else the sector model of `engine/anchors.global_cost`.", ""]
     pred = doc.get("predictions")
+    if pred is None:
+        lines += ["No device results in this run: predicted against measured gains need a `--choose all` build and its "
+                  "`gpu_engine_kernels.py --mode run` results (module doc).", ""]
     if pred:
         lines += [f"Device results: {doc.get('results')} ({doc.get('device')}); build {doc.get('build')}.", "",
                   "Kernels split by a fixed hash of their name (`half`); nothing is fitted on either half "

@@ -125,3 +125,36 @@ def test_the_compiled_check_refuses_narrower_accesses_and_passes_its_own():
     assert "not the" in wrong.refusal
     same = check_compiled(ttgir, ttgir, subprocess=True)
     assert same.refusal is None and same.triton.registers == same.ours.registers > 0
+
+
+def test_rewrite_kernel_verifies_the_compiled_choice(monkeypatch):
+    """The model made to prefer tf32_matmul_bias_relu's rewrite and its narrowing let through: compiled on
+    the CPU, the rewrite stores the accumulator in 8-byte vectors where Triton's stores 16, no table priced
+    that, and Triton's TTGIR is kept with the reason."""
+    pytest.importorskip("triton")
+    import linear_layouts.pipeline.kernel_model as kernel_model
+    import linear_layouts.pipeline.rewrite as rewrite_module
+
+    monkeypatch.setattr(kernel_model, "predicted_gain", lambda triton, ours: 0.5)
+    monkeypatch.setattr(rewrite_module, "_model_refusal", lambda start, own, costs: None)
+    monkeypatch.setattr(kernel_model, "global_table", lambda device=None: None)
+    ttir, ttgir = (IR / "tf32_matmul_bias_relu.ttir").read_text(), (IR / "tf32_matmul_bias_relu.ttgir").read_text()
+    assert rewrite_module.rewrite_kernel(ttir, ttgir)[0].text != ttgir
+    kept, _ = rewrite_module.rewrite_kernel(ttir, ttgir, verify="process")
+    assert kept.text == ttgir and kept.gain == 0.0
+    assert any(r.startswith("compiled check: narrower global st instructions than Triton's (16 -> 32")
+               for r in kept.rejected), kept.rejected
+    with pytest.raises(LayoutError, match="verify must be"):
+        rewrite_module.rewrite_kernel(ttir, ttgir, verify="yes")
+
+
+def test_a_form_the_table_lacks_is_priced_by_the_sector_model():
+    """A table with only 16-byte stores and loads: the v2 rewrite's 8-byte accesses fall back to
+    ``global_cost`` (as with no table at all), op by op; nothing raises."""
+    ttgir, narrow, pointers = _vector_add()
+    only16 = GlobalCostTable.from_json({"name": "only16", "sectors_per_request": {"16": {"dense/32": 16}},
+                                        "ns": {"full": {"dram": {"ld": {"b": {"16": {"dense/32": 8.5}}},
+                                                                 "st": {"b": {"16": {"dense/32": 8.0}}}}}}})
+    assert kernel_time(narrow, pointers, table=only16).global_ns == pytest.approx(
+        kernel_time(narrow, pointers, table=None).global_ns)
+    assert kernel_time(ttgir, pointers, table=only16).global_ns == pytest.approx(4 * 2 * (2 * 8.5 + 8.0))

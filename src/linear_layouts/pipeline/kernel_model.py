@@ -12,7 +12,8 @@ Per CTA, in SM-nanoseconds (the time one SM is busy with it):
   at the measured cost of its op, element, bytes per lane and the sectors its lanes touch
   (``analysis.global_costs``: the device's microbenchmark table), times its executions. Without a table
   for the device, ``engine.anchors.global_cost`` (L1 wavefronts and L2 sectors; it does not see
-  instruction counts) prices each op instead, and the gate refuses narrower accesses it cannot price; a
+  instruction counts) prices each op instead (and any op whose form the table lacks), and the gate refuses
+  narrower accesses it cannot price; a
   TMA copy costs its tile's bytes as coalesced 16-byte requests;
 * the executions: ``trips.op_counts`` for the first CTA with the kernel's integer arguments, where
   known; a loop whose trip count is not known runs once in ``cta_ns`` and "long" (its body dominates
@@ -175,6 +176,12 @@ def _global_op_time(access: GlobalAccess, pointer, table: GlobalCostTable | None
         sectors, distinct = _request_sectors(access.layout, strides, access.bits, access.vec)
         warps = distinct if access.is_store else 1 << len(access.layout.flat_bases("warp", missing_ok=True))
     mean = float(sum(sectors)) / max(1, len(sectors))
+    op = table_op(instruction.kind, access.semantics)
+    element = "b" if op in ("ld", "st") else (instruction.element if instruction.element in ("f32", "f16", "bf16")
+                                              else "f32")
+    nbytes = instruction.vector_bytes
+    if table is not None and not table.has(op, element, nbytes):
+        table = None  # nothing measured for this form: the sector model prices this op
     if table is None:
         if access.layout is None:
             ns = 0.0
@@ -183,13 +190,6 @@ def _global_op_time(access: GlobalAccess, pointer, table: GlobalCostTable | None
                              store=access.is_store, align=pointer.attr("align", 16))
         return GlobalOpTime(access.index, instruction.key, access.per_thread, warps, mean, executions, ns,
                             instruction.vector_bytes, op_key(access.op))
-    op = table_op(instruction.kind, access.semantics)
-    element = "b" if op in ("ld", "st") else (instruction.element if instruction.element in ("f32", "f16", "bf16")
-                                              else "f32")
-    nbytes = instruction.vector_bytes
-    if not table.has(op, element, nbytes):
-        raise LayoutError(f"global cost table {table.name}: nothing measured for {instruction.key} "
-                          f"({op} {element} {nbytes} bytes)")
     per_request = [table.instruction_ns(op, element, nbytes, sectors=float(s)) for s in sectors]
     per_warp = sum(per_request) * access.per_thread / max(1, len(per_request))
     copies = 0

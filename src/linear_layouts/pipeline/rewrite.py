@@ -1065,7 +1065,7 @@ def _model_refusal(start: str, own, costs) -> str | None:
 @checked
 def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
                    scalars: Mapping[str, int] | None = None,
-                   choose: bool = True, max_ops: int | None = None, verify: bool = False,
+                   choose: bool = True, max_ops: int | None = None, verify: str = "off",
                    grid: tuple[int, ...] | None = None) -> tuple[Rewrite, EngineAssignment]:
     """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile).
 
@@ -1080,10 +1080,11 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     conversions than Triton's, fits a CTA's shared memory (``shared_memory.shared_memory_need`` at
     most ``cost_model.CTA_SHARED_BYTES``) and passes the model's gate (``_model_refusal``: no narrower global
     accesses it cannot price, no spills it predicts); the one of the largest ``kernel_model.predicted_gain``
-    is chosen if that is at least ``MIN_GAIN``, else Triton's TTGIR. ``verify``: the chosen candidate and
-    Triton's TTGIR are compiled on the CPU first (``artifact_check.check_compiled``, about a second each)
-    and Triton's is kept where the compiled candidate is not what the model priced, or spills or drops
-    occupancy. ``Rewrite.rejected`` names the candidates left out and why; ``Rewrite.gain`` is the
+    is chosen if that is at least ``MIN_GAIN``, else Triton's TTGIR. ``verify`` (``"process"``: in this
+    process; ``"child"``: in a child Python, for a caller inside a Triton compile; ``"off"``): the chosen
+    candidate and Triton's TTGIR are compiled on the CPU first (``artifact_check.check_compiled``, about a
+    second each) and Triton's is kept where the compiled candidate is not what the model priced, or spills
+    or drops occupancy. ``Rewrite.rejected`` names the candidates left out and why; ``Rewrite.gain`` is the
     predicted gain. The TTIR is imported and each run propagated once. ``choose=False``: the engine's
     choice, as written, through the same launch gate (``_not_well_formed``, ``_too_big``): a choice that
     fails it is still returned, with the rule it breaks in ``Rewrite.rejected`` (as the one line
@@ -1094,6 +1095,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     from linear_layouts.pipeline.engine_compare import global_pointers, ttgir_costs
     from linear_layouts.pipeline.kernel_model import kernel_time, predicted_gain
 
+    if verify not in ("off", "process", "child"):
+        raise LayoutError(f"verify must be 'off', 'process' or 'child', got {verify!r}")
     ttgir_module, ttir_module = parse_module(ttgir), parse_module(ttir)
     imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars, max_ops=max_ops)
     if not choose:
@@ -1141,8 +1144,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
         gain = predicted_gain(own, costs)
         if best is None or gain > best[0] + 1e-9:
             best = (gain, rewrite, assignment)
-    if best is not None and best[0] >= MIN_GAIN and verify:
-        refusal = _compiled_refusal(ttgir, best[1].text, priced_widths=bool(own.table))
+    if best is not None and best[0] >= MIN_GAIN and verify != "off":
+        refusal = _compiled_refusal(ttgir, best[1].text, priced_widths=bool(own.table), child=verify == "child")
         if refusal is not None:
             rejected.append(refusal)
             best = None
@@ -1153,7 +1156,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     return dataclasses.replace(best[1], rejected=tuple(rejected), gain=best[0]), best[2]
 
 
-def _compiled_refusal(ttgir: str, candidate: str, *, priced_widths: bool) -> str | None:
+def _compiled_refusal(ttgir: str, candidate: str, *, priced_widths: bool, child: bool = False) -> str | None:
     """``artifact_check.check_compiled``'s verdict on the chosen candidate as a ``Rewrite.rejected`` line
     (``None``: it passes); a compile that fails refuses it too."""
     from linear_layouts.pipeline.artifact_check import check_compiled
@@ -1161,7 +1164,7 @@ def _compiled_refusal(ttgir: str, candidate: str, *, priced_widths: bool) -> str
 
     try:
         check = check_compiled(ttgir, candidate, predicted=global_inventory(parse_module(candidate)),
-                               priced_widths=priced_widths)
+                               priced_widths=priced_widths, subprocess=child)
     except LayoutError as error:
         return f"compiled check: {error}"
     return None if check.refusal is None else f"compiled check: {check.refusal}"
