@@ -1,7 +1,7 @@
 """Does the whole-kernel model (``linear_layouts.pipeline.kernel_model``) hold on kernels it has not seen?
 Predicted gain against measured gain for every rewrite of the engine, the honest way.
 
-Inputs: a build folder of ``benchmarks/gpu_engine_kernels.py --mode prepare --choose all`` (every engine
+Inputs: a build folder of ``benchmarks/gpu_engine_kernels.py --mode prepare --every-candidate`` (every engine
 rewrite as written, whether the model would choose it or not: ``<kernel>.ttir``, ``.triton.ttgir``,
 ``.ours.ttgir`` and ``plan.json``) and the results of its ``--mode run`` on the device
 (``gpu_engine_kernels.json``: Triton's and our time per kernel, median of alternating launches).
@@ -100,11 +100,12 @@ def predictions(build: Path, results: dict) -> list[dict]:
                                                      scalars=scalars))
         t = kernel_time(triton_text, pointers, scalars=scalars, grid=tuple(row["grid"]))
         o = kernel_time(ours_text, pointers, scalars=scalars, grid=tuple(row["grid"]))
-        choice = row.get("model_choice") or {}
+        choice = model_choice(ttir_path.read_text(), triton_text, ours_text, scalars)
         out = {"kernel": name, "half": half(name), "predicted": round(predicted_gain(t, o), 4),
                "measured": round(1 - res["ours_us"] / res["triton_us"], 4), "triton_us": res["triton_us"],
-               "ours_us": res["ours_us"], "table": t.table, "chosen": bool(choice.get("chooses_this")),
-               "model_rejected": choice.get("rejected", []), "narrowed": narrowed_accesses(t, o),
+               "ours_us": res["ours_us"], "table": t.table, "chosen": choice["chooses_this"],
+               "chooses_another": choice["chooses_another"], "model_gain": choice["gain"],
+               "model_rejected": choice["rejected"], "narrowed": narrowed_accesses(t, o),
                "shared_ns": [round(t.shared_ns, 1), round(o.shared_ns, 1)],
                "global_ns": [round(t.global_ns, 1), round(o.global_ns, 1)],
                "concurrent": [t.concurrent, o.concurrent], "registers": [t.registers, o.registers]}
@@ -114,6 +115,17 @@ def predictions(build: Path, results: dict) -> list[dict]:
                 out[f"inventory_{side}_matches"] = global_inventory(parse_module(text)) == compiled
         rows.append(out)
     return rows
+
+
+def model_choice(ttir: str, triton: str, ours: str, scalars: dict) -> dict:
+    """What model-only mode runs for this kernel: ``rewrite_kernel``'s choice (with the launch's scalars, no
+    grid: what the hook knows when Triton compiles) -- this measured rewrite, Triton's own, or another
+    candidate of the engine (not measured)."""
+    from linear_layouts.pipeline.rewrite import rewrite_kernel
+
+    chosen, _ = rewrite_kernel(ttir, triton, scalars=scalars)
+    return {"chooses_this": chosen.text == ours, "chooses_another": chosen.text not in (ours, triton),
+            "gain": chosen.gain, "rejected": list(chosen.rejected)}
 
 
 def summary(rows: list[dict], min_gain: float) -> dict:
@@ -135,6 +147,7 @@ def summary(rows: list[dict], min_gain: float) -> dict:
             "overstated_2x": [r["kernel"] for r in acted if r["predicted"] > MAX_OVERSTATEMENT * r["measured"]],
             "chosen": len(chosen),
             "chosen_slower_than_2pct": [r["kernel"] for r in chosen if r["measured"] < -MAX_SLOWDOWN],
+            "chooses_another": [r["kernel"] for r in group if r.get("chooses_another")],
         }
     return out
 
@@ -216,7 +229,7 @@ def markdown(doc: dict) -> str:
              "(`analysis/devices/global/`), else the sector model of `engine/anchors.global_cost`.", ""]
     pred = doc.get("predictions")
     if pred is None:
-        lines += ["No device results in this run: predicted against measured gains need a `--choose all` build and its "
+        lines += ["No device results in this run: predicted against measured gains need an `--every-candidate` build and its "
                   "`gpu_engine_kernels.py --mode run` results (module doc).", ""]
     if pred:
         lines += [f"Device results: {doc.get('results')} ({doc.get('device')}); build {doc.get('build')}.", "",
@@ -232,11 +245,15 @@ def markdown(doc: dict) -> str:
             lines.append(f"| {name} | {s['rewrites']} | {100 * s['sign_right']:.0f}% | {s['max_error_points']} | "
                          f"{100 * s['within_5_points']:.0f}% | {', '.join(s['overstated_2x']) or 'none'} | "
                          f"{s['chosen']} | {', '.join(s['chosen_slower_than_2pct']) or 'none'} |")
-        lines += ["", "| kernel | half | predicted | measured | Triton µs | ours µs | chosen | narrowed global accesses | "
+        lines += ["", "Predicted: with the launch's scalars and grid. Chosen: what model-only mode runs (`rewrite_kernel` with "
+                  "the scalars, no grid, as the hook knows them): this rewrite, Triton's TTGIR (no), or another candidate "
+                  "of the engine (not measured).", "",
+                  "| kernel | half | predicted | measured | Triton µs | ours µs | chosen | narrowed global accesses | "
                   "C Triton/ours | registers (est.) |", "|---|---|---|---|---|---|---|---|---|---|"]
         for r in sorted(pred, key=lambda r: (r["half"], r["kernel"])):
+            chosen = "yes" if r["chosen"] else ("another candidate" if r.get("chooses_another") else "no")
             lines.append(f"| {r['kernel']} | {r['half']} | {100 * r['predicted']:+.1f}% | {100 * r['measured']:+.1f}% | "
-                         f"{r['triton_us']} | {r['ours_us']} | {'yes' if r['chosen'] else 'no'} | "
+                         f"{r['triton_us']} | {r['ours_us']} | {chosen} | "
                          f"{'; '.join(r['narrowed']) or '-'} | {r['concurrent'][0]}/{r['concurrent'][1]} | "
                          f"{r['registers'][0]}/{r['registers'][1]} |")
     facts = doc.get("compile")
@@ -271,7 +288,7 @@ def markdown(doc: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", help="a gpu_engine_kernels.py --choose all build folder")
+    ap.add_argument("--build", help="a gpu_engine_kernels.py --every-candidate build folder")
     ap.add_argument("--results", help="its gpu_engine_kernels.json from the device")
     ap.add_argument("--compile", action="store_true", help="add the CPU compile facts (Triton 3.9)")
     ap.add_argument("--jobs", type=int, default=2)

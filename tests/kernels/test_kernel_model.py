@@ -21,6 +21,7 @@ from linear_layouts.triton_model.ir_text import parse_module
 DATA = Path(__file__).resolve().parent.parent / "data"
 IR = DATA / "triton_kernels" / "ir" / "sm_90"
 TABLE = load_global_table(DATA / "global_costs" / "small.json")
+TABLE_JSON = __import__("json").loads((DATA / "global_costs" / "small.json").read_text())
 
 
 def _vector_add() -> tuple[str, str, dict]:
@@ -66,11 +67,44 @@ def test_with_a_table_the_model_prices_the_instructions():
     assert own.table == "small-test-table" and _model_refusal("both", own, costs) is None  # priced, not refused
 
 
-def test_time_per_cta_overlaps_ctas():
-    """One CTA per SM: its shared and global phases add up; two or more: the busier resource."""
-    assert KernelTime(100.0, 300.0, concurrent=1).cta_ns == 400.0
-    assert KernelTime(100.0, 300.0, concurrent=2).cta_ns == 300.0
-    assert KernelTime(250.0, 300.0, concurrent=2).cta_ns == 300.0
+def test_time_per_cta_adds_shared_and_global_time():
+    assert KernelTime(100.0, 300.0, concurrent=1).cta_ns == KernelTime(100.0, 300.0, concurrent=4).cta_ns == 400.0
+
+
+def _atomic_add(sem: str) -> tuple[str, dict]:
+    """vector_add with its store made ``tl.atomic_add(out + offsets, x + y, mask, sem=sem)``: TTGIR, pointers."""
+    import re
+
+    ttgir, ttir = (IR / "vector_add.ttgir").read_text(), (IR / "vector_add.ttir").read_text()
+
+    def swap(text: str, encoding: str) -> str:
+        m = re.search(r"tt\.store (%\w+), (%\w+), (%\w+) : tensor<1024x!tt\.ptr<f32>(.*?)>", text)
+        assert m, "vector_add's store"
+        t = f"tensor<1024x{{}}{encoding}>"
+        atomic = (f"%atom = tt.atomic_rmw fadd, {sem}, gpu, {m.group(1)}, {m.group(2)}, {m.group(3)} : "
+                  f"({t.format('!tt.ptr<f32>')}, {t.format('f32')}, {t.format('i1')}) -> {t.format('f32')}")
+        return text[:m.start()] + atomic + text[m.end():]
+
+    ttgir, ttir = swap(ttgir, ", #blocked"), swap(ttir, "")
+    module = parse_module(ttir)
+    return ttgir, global_pointers(module, import_ttir(module, num_warps=parse_module(ttgir).num_warps))
+
+
+def test_a_fenced_atomic_waits_for_the_one_before():
+    """vector_add's store made an ``atom.add.f32`` ordered acq_rel: each of a thread's atomics waits for the
+    one before (the table's one-warp latency, shared by the CTAs an SM overlaps); relaxed, only the
+    throughput counts."""
+    dram = {**TABLE_JSON["ns"]["full"]["dram"], "red.relaxed": {"f32": {"16": {"dense/32": 20.0}}}}
+    table = GlobalCostTable.from_json({**TABLE_JSON, "ns": {"full": {**TABLE_JSON["ns"]["full"], "dram": dram},
+                                                            "small": {"l2": {"atom.acq_rel": {"f32": {"16": {
+                                                                "dense/32": 500.0}}}}}}})
+    fenced = kernel_time(*_atomic_add("acq_rel"), table=table, grid=(1,))
+    relaxed = kernel_time(*_atomic_add("relaxed"), table=table, grid=(1,))
+    [a] = [g for g in fenced.global_ops if g.key.startswith("atom")]
+    [r] = [g for g in relaxed.global_ops if g.key.startswith("red")]  # its result unused: a red
+    assert (a.key, r.key, fenced.concurrent) == ("atom.global.add.f32.16B", "red.global.add.f32.16B", 1)
+    assert a.ns == pytest.approx(2 * 500.0) and r.ns == pytest.approx(4 * 2 * 20.0)
+    assert 4 * 2 * 21.0 < a.ns  # the throughput alone: less than the chain
 
 
 def test_an_unknown_trip_count_takes_the_less_favourable_scenario():
@@ -96,12 +130,14 @@ def test_trip_counts_come_from_the_scalar_arguments():
 
 
 def test_the_table_interpolates_between_measured_patterns():
-    assert TABLE.instruction_ns("st", "b", 4, sectors=4) == 2.6
-    assert TABLE.instruction_ns("st", "b", 4, sectors=6) == pytest.approx(3.4)  # between dense/32 and dense/4
-    assert TABLE.instruction_ns("st", "b", 4, sectors=64) == 10.5  # beyond the last: the last
-    assert TABLE.instruction_ns("ld", "b", 8, sectors=8, footprint="l2") == 1.6
+    """Keyed by lanes per contiguous run, linear in its log2: runs of 8 lie a third of the way from dense/4 to
+    dense/32 (log2 3 between 2 and 5)."""
+    assert TABLE.instruction_ns("st", "b", 4, lanes_per_segment=32) == 2.6
+    assert TABLE.instruction_ns("st", "b", 4, lanes_per_segment=8) == pytest.approx(4.2 + (2.6 - 4.2) / 3)
+    assert TABLE.instruction_ns("st", "b", 4, lanes_per_segment=0.5) == 10.5  # beyond the last: the last
+    assert TABLE.instruction_ns("ld", "b", 8, lanes_per_segment=32, footprint="l2") == 1.6
     with pytest.raises(LayoutError, match="no measured cell"):
-        TABLE.instruction_ns("st", "b", 2, sectors=2)
+        TABLE.instruction_ns("st", "b", 2, lanes_per_segment=32)
     with pytest.raises(LayoutError, match="sectors_per_request"):
         GlobalCostTable.from_json({"ns": {}})
     assert [table_op(k, s) for k, s in (("cp.async", ""), ("atom", "acq_rel"), ("atom", "relaxed"), ("red", "relaxed"),

@@ -12,15 +12,16 @@ chip streams such instructions, 8 CTAs of 256 threads per SM) for each
   request (``sectors_per_request[bytes][pattern]``);
 * ``footprint``: ``dram`` (1 GiB streamed), ``l2`` (4 MiB, L2-resident), ``contended`` (atomics into 4 KiB).
 
-``GlobalCostTable.instruction_ns`` finds an instruction's cost from its op, element, bytes and the
-sectors one warp-request touches: between the two measured patterns of the same kind with the nearest
-sector counts, linearly in sectors (a request touching 6 sectors at 4 bytes per lane lies between
-``dense/8``'s 4 and ``dense/4``'s 8); outside the measured range, the nearest. A file is data only:
+``GlobalCostTable.instruction_ns`` finds an instruction's cost from its op, element, bytes and how its
+lanes fall into contiguous runs (the pattern's ``g``): the measured pattern, else linearly in log2(g)
+between the two nearest measured (a request of runs of 8 lanes lies halfway between ``dense/32`` and
+``dense/2``); outside the measured range, the nearest. The runs matter, not the sectors alone: 16-byte
+lanes in runs of 32 or of 2 touch 16 sectors either way, in 4 lines or in 16. A file is data only:
 nothing here is a default; a device without a file has no table (``global_table`` returns None).
 
->>> t = GlobalCostTable.from_json({"name": "T", "sectors_per_request": {"4": {"dense/32": 4, "dense/8": 4, "dense/4": 8}},
-...     "ns": {"full": {"dram": {"st": {"b": {"4": {"dense/32": 2.0, "dense/4": 6.0}}}}}}})
->>> t.instruction_ns("st", "b", 4, sectors=6)
+>>> t = GlobalCostTable.from_json({"name": "T", "sectors_per_request": {"4": {"dense/32": 4, "dense/2": 16}},
+...     "ns": {"full": {"dram": {"st": {"b": {"4": {"dense/32": 2.0, "dense/2": 6.0}}}}}}})
+>>> t.instruction_ns("st", "b", 4, lanes_per_segment=8)
 4.0
 """
 
@@ -68,33 +69,41 @@ class GlobalCostTable:
                 .get(str(nbytes)) or {})
 
     @checked
-    def instruction_ns(self, op: str, element: str, nbytes: int, *, sectors: float, dense: bool = True,
+    def instruction_ns(self, op: str, element: str, nbytes: int, *, lanes_per_segment: float, dense: bool = True,
                        footprint: str = "dram", size: str = "full") -> float:
-        """SM-ns of one warp-instruction ``op`` of ``nbytes`` per lane touching ``sectors`` 32-byte sectors
-        (module doc). ``LayoutError`` where the table has no cell for (op, element, bytes, footprint)."""
+        """SM-ns of one warp-instruction ``op`` of ``nbytes`` per lane whose lanes fall in contiguous runs of
+        ``lanes_per_segment`` (32: fully coalesced; 1: every lane its own run) (module doc): the measured
+        pattern of that many lanes, else linear in log2(lanes) between the two nearest measured of the same
+        kind (``dense`` or sparse; the other kind where none is), the nearest outside their range.
+        ``LayoutError`` where the table has no cell for (op, element, bytes, footprint)."""
+        import math
+
         cells = self._cells(op, element, nbytes, footprint, size)
-        kind = "dense/" if dense else "sparse/"
-        counts = self.sectors.get(str(nbytes)) or {}
-        points = sorted({(float(counts[key]), float(value)) for key, value in cells.items()
-                         if key.startswith(kind) and key in counts})
-        if not points and cells:  # no pattern of this kind measured: the other kind's
-            points = sorted({(float(counts[key]), float(value)) for key, value in cells.items() if key in counts})
+        points = self._points(cells, "dense/" if dense else "sparse/") or self._points(cells, "")
         if not points:
             raise LayoutError(f"global cost table {self.name}: no measured cell for {quote(op)} {quote(element)} "
                               f"{nbytes} bytes per lane ({footprint}, {size})")
-        merged: dict[float, list[float]] = {}
-        for s, v in points:
-            merged.setdefault(s, []).append(v)
-        xs = sorted(merged)
-        ys = [sum(merged[x]) / len(merged[x]) for x in xs]
-        if sectors <= xs[0]:
-            return ys[0]
-        if sectors >= xs[-1]:
-            return ys[-1]
-        for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
-            if x0 <= sectors <= x1:
-                return y0 + (y1 - y0) * (sectors - x0) / (x1 - x0)
-        return ys[-1]  # pragma: no cover - the range checks above cover every sectors value
+        x = math.log2(max(1.0, min(32.0, float(lanes_per_segment))))
+        xs = sorted(points)
+        if x <= xs[0]:
+            return points[xs[0]]
+        if x >= xs[-1]:
+            return points[xs[-1]]
+        for x0, x1 in zip(xs, xs[1:]):
+            if x0 <= x <= x1:
+                return points[x0] + (points[x1] - points[x0]) * (x - x0) / (x1 - x0)
+        return points[xs[-1]]  # pragma: no cover - the range checks above cover every x
+
+    @staticmethod
+    def _points(cells: dict, kind: str) -> dict[float, float]:
+        """log2(lanes per segment) -> ns of the patterns of ``cells`` of ``kind`` (``dense/``, ``sparse/``, any)."""
+        import math
+
+        out: dict[float, list[float]] = {}
+        for key, value in cells.items():
+            if key.startswith(kind) and "/" in key:
+                out.setdefault(math.log2(int(key.split("/")[1])), []).append(float(value))
+        return {x: sum(v) / len(v) for x, v in out.items()}
 
 
 def table_op(kind: str, semantics: str) -> str:

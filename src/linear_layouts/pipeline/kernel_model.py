@@ -1,7 +1,8 @@
 """A whole-kernel time model of a TTGIR, for judging a rewrite of it against Triton's own: what the
 layouts change -- the conversions and stagings through shared memory, the global loads, stores and
 atomics as Triton lowers them (their vector widths, ``triton_model.global_access``), the registers kept
-live and the occupancy they allow -- each op weighted by how often it runs.
+live and the occupancy they allow -- each op weighted by how often it runs. What the layouts do not change
+(the dots, the element-wise math) is left out: it adds to both sides alike.
 
 Per CTA, in SM-nanoseconds (the time one SM is busy with it):
 
@@ -9,28 +10,30 @@ Per CTA, in SM-nanoseconds (the time one SM is busy with it):
   (``engine_compare``'s Triton side, ``SharedOp.triton_time_ns``), times its executions;
 * ``global_ns``: each global instruction of each warp that issues it (a load: every warp, a copy's warp
   again at the L2 footprint; a store or atomic: the warps holding distinct data, Triton masks the others),
-  at the measured cost of its op, element, bytes per lane and the sectors its lanes touch
+  at the measured cost of its op, element, bytes per lane and how its lanes fall into contiguous runs
   (``analysis.global_costs``: the device's microbenchmark table), times its executions. Without a table
   for the device, ``engine.anchors.global_cost`` (L1 wavefronts and L2 sectors; it does not see
   instruction counts) prices each op instead (and any op whose form the table lacks), and the gate refuses
-  narrower accesses it cannot price; a
-  TMA copy costs its tile's bytes as coalesced 16-byte requests;
+  narrower accesses it cannot price; a TMA copy costs its tile's bytes as coalesced 16-byte requests;
 * the executions: ``trips.op_counts`` for the first CTA with the kernel's integer arguments, where
   known; a loop whose trip count is not known runs once in ``cta_ns`` and "long" (its body dominates
   everything outside it) in ``cta_ns_long``.
 
-Time per CTA on an SM that overlaps ``C`` CTAs (``concurrent``: the occupancy, no more than the CTAs per
-SM the grid gives, where the grid is known): the phases of one CTA follow one another, those of different
-CTAs overlap, so the SM is busy ``max(shared, global, (shared + global) / C)`` -- the sum for one CTA per
-SM, the larger resource for two or more. ``occupancy`` comes from the register estimate
-(``triton_model.registers``), the threads and the shared memory (``shared_memory.shared_memory_need``).
+Time per CTA: ``shared + global``. A conversion's barriers stall the warps that would keep global
+requests in flight, so the two do not hide each other. An atomic ordered ``acq_rel`` (or ``acquire`` /
+``release``) carries a fence: each thread waits for it before its next one, so its op costs at least
+``per thread x`` the table's latency of one (``small``: one warp per SM) divided by the CTAs an SM
+overlaps (``concurrent``: the occupancy, no more than the CTAs per SM the grid gives, where the grid is
+known). ``occupancy`` comes from the register estimate (``triton_model.registers``), the threads and the
+shared memory (``shared_memory.shared_memory_need``).
 
 ``predicted_gain(triton, ours)``: ``1 - ours / triton`` of those times (the smaller of the two where a
 trip count is unknown).
 
 >>> from linear_layouts.pipeline.kernel_model import KernelTime
->>> KernelTime(shared_ns=100.0, global_ns=300.0, concurrent=1).cta_ns, KernelTime(shared_ns=100.0, global_ns=300.0, concurrent=4).cta_ns
-(400.0, 300.0)
+>>> triton, ours = KernelTime(shared_ns=100.0, global_ns=300.0), KernelTime(shared_ns=0.0, global_ns=310.0)
+>>> triton.cta_ns, round(predicted_gain(triton, ours), 3)
+(400.0, 0.225)
 """
 
 from __future__ import annotations
@@ -91,19 +94,15 @@ class KernelTime:
     global_ops: tuple[GlobalOpTime, ...] = field(default=(), repr=False)
     table: str = ""
 
-    @staticmethod
-    def _overlap(shared: float, global_: float, concurrent: int) -> float:
-        return max(shared, global_, (shared + global_) / max(1, concurrent))
-
     @property
     def cta_ns(self) -> float:
         """SM-ns per CTA, loops of unknown trip count run once."""
-        return self._overlap(self.shared_ns, self.global_ns, self.concurrent)
+        return self.shared_ns + self.global_ns
 
     @property
     def cta_ns_long(self) -> float:
         """SM-ns per CTA (in units of ``LONG_LOOP``) when loops of unknown trip count dominate."""
-        return self._overlap(self.shared_ns_long, self.global_ns_long, self.concurrent)
+        return self.shared_ns_long + self.global_ns_long
 
     @property
     def spills(self) -> bool:
@@ -144,9 +143,10 @@ def _weight(count: int | None, long: bool) -> float:
     return float(count)
 
 
-def _request_sectors(layout: LinearLayout, strides: tuple[int, ...], bits: int, vec: int) -> tuple[list[int], int]:
-    """Per instruction of warp 0 (registers ``i*vec ..`` of the distinct registers, Triton's order), the
-    distinct 32-byte sectors its lanes touch at element ``strides``; and the warps with distinct data."""
+def _requests(layout: LinearLayout, strides: tuple[int, ...], bits: int, vec: int) -> tuple[list[tuple[int, float]], int]:
+    """Per instruction of warp 0 (registers ``i*vec ..`` of the distinct registers, Triton's order): the
+    distinct 32-byte sectors its lanes touch at element ``strides`` and its lanes per contiguous run (the
+    distinct lane addresses over the runs of consecutive vectors); and the warps with distinct data."""
     from linear_layouts.engine.transfer import standard_outs
 
     layout = standard_outs(layout).remove_zero_bases_along_dim("register")
@@ -156,26 +156,35 @@ def _request_sectors(layout: LinearLayout, strides: tuple[int, ...], bits: int, 
     coords = layout.apply_array({"register": starts[:, None], "lane": lanes[None, :]})
     addr = sum(coords[f"dim{d}"].astype(np.int64) * s for d, s in enumerate(strides)) * bits // 8
     addr = np.broadcast_to(addr, (len(starts), len(lanes)))
-    units = np.sort(addr // 32, axis=1)
-    sectors = (1 + np.count_nonzero(np.diff(units, axis=1), axis=1)).tolist()
+    width = max(1, vec * bits // 8)
+    out = []
+    for row in addr:
+        distinct = np.unique(row)
+        runs = 1 + int(np.count_nonzero(np.diff(distinct) != width))
+        sectors = len(np.unique(distinct // 32))
+        out.append((sectors, len(distinct) / runs))
     warps = 1 << sum(1 for b in layout.flat_bases("warp", missing_ok=True) if b)
-    return sectors, warps
+    return out, warps
+
+
+#: atomics that carry a fence (``MEMBAR`` before the next memory access of the thread)
+_FENCED = ("acq_rel", "acquire", "release")
 
 
 def _global_op_time(access: GlobalAccess, pointer, table: GlobalCostTable | None, num_warps: int,
-                    executions: int | None) -> GlobalOpTime:
+                    executions: int | None, concurrent: int = 1) -> GlobalOpTime:
     """One global op's SM-ns per execution (module doc)."""
     from linear_layouts.engine.anchors import global_cost
 
     instruction = access.instruction
     if access.layout is None:  # a scalar pointer: one thread's instruction per CTA (stores, atomics), or every warp's
-        sectors, distinct = [1], 1
+        requests, distinct = [(1, 1.0)], 1
         warps = 1 if access.is_store else num_warps
     else:
         strides = tuple(int(s) for s in pointer.attr("strides"))
-        sectors, distinct = _request_sectors(access.layout, strides, access.bits, access.vec)
+        requests, distinct = _requests(access.layout, strides, access.bits, access.vec)
         warps = distinct if access.is_store else 1 << len(access.layout.flat_bases("warp", missing_ok=True))
-    mean = float(sum(sectors)) / max(1, len(sectors))
+    mean = float(sum(s for s, _ in requests)) / max(1, len(requests))
     op = table_op(instruction.kind, access.semantics)
     element = "b" if op in ("ld", "st") else (instruction.element if instruction.element in ("f32", "f16", "bf16")
                                               else "f32")
@@ -190,16 +199,21 @@ def _global_op_time(access: GlobalAccess, pointer, table: GlobalCostTable | None
                              store=access.is_store, align=pointer.attr("align", 16))
         return GlobalOpTime(access.index, instruction.key, access.per_thread, warps, mean, executions, ns,
                             instruction.vector_bytes, op_key(access.op))
-    per_request = [table.instruction_ns(op, element, nbytes, sectors=float(s)) for s in sectors]
+    per_request = [table.instruction_ns(op, element, nbytes, lanes_per_segment=g) for _, g in requests]
     per_warp = sum(per_request) * access.per_thread / max(1, len(per_request))
     copies = 0
     if not access.is_store and access.layout is not None:  # warps loading another warp's data: L2 hits
         copies = warps - distinct
         warps = distinct
     ns = per_warp * warps
+    if instruction.kind == "atom" and access.semantics in _FENCED and \
+            table.has("atom.acq_rel", element, nbytes, footprint="l2", size="small"):
+        latency = table.instruction_ns("atom.acq_rel", element, nbytes, lanes_per_segment=32, footprint="l2",
+                                       size="small")
+        ns = max(ns, access.per_thread * latency / max(1, concurrent))  # one fence after another
     if copies:
-        l2 = [table.instruction_ns(op, element, nbytes, sectors=float(s), footprint="l2")
-              if table.has(op, element, nbytes, footprint="l2") else v for s, v in zip(sectors, per_request)]
+        l2 = [table.instruction_ns(op, element, nbytes, lanes_per_segment=g, footprint="l2")
+              if table.has(op, element, nbytes, footprint="l2") else v for (_, g), v in zip(requests, per_request)]
         ns += sum(l2) * access.per_thread / max(1, len(l2)) * copies
     return GlobalOpTime(access.index, instruction.key, access.per_thread, warps + copies, mean, executions, ns,
                         instruction.vector_bytes, op_key(access.op))
@@ -231,7 +245,7 @@ def _tma_ns(op, table: GlobalCostTable | None) -> float:
         return requests * 16 * GLOBAL_SECTOR_NS
     if not table.has(kind, "b", 16):
         return 0.0
-    return requests * table.instruction_ns(kind, "b", 16, sectors=16)
+    return requests * table.instruction_ns(kind, "b", 16, lanes_per_segment=32)
 
 
 def _tied_pointers(module: Module, accesses: tuple[GlobalAccess, ...], pointers: Mapping[tuple, list]) -> dict[int, object]:
@@ -279,6 +293,14 @@ def kernel_time(ttgir: str, pointers: Mapping[tuple, list], *, scalars: Mapping[
         ns = op.triton_time_ns or 0.0
         shared[0] += ns * _weight(count, False)
         shared[1] += ns * _weight(count, True) / LONG_LOOP
+    registers = register_estimate(module).per_thread
+    need = shared_memory_need(module, report).bytes
+    threads = module.num_warps * module.threads_per_warp
+    resident = occupancy(registers=min(registers, MAX_REGISTERS), threads=threads, shared_bytes=need)
+    concurrent = resident
+    if grid:
+        ctas = math.prod(grid)
+        concurrent = max(1, min(resident, -(-ctas // SMS)))
     accesses = global_accesses(module)
     tied = _tied_pointers(module, accesses, pointers)
     times = []
@@ -289,7 +311,7 @@ def kernel_time(ttgir: str, pointers: Mapping[tuple, list], *, scalars: Mapping[
             continue  # an access the TTIR import does not model (descriptor loads, ...): the same in both
         count = executions[access.index] if access.index < len(executions) else None
         unknown |= count is None
-        t = _global_op_time(access, pointer, table, module.num_warps, count)
+        t = _global_op_time(access, pointer, table, module.num_warps, count, concurrent)
         times.append(t)
         global_[0] += t.ns * _weight(count, False)
         global_[1] += t.ns * _weight(count, True) / LONG_LOOP
@@ -300,14 +322,6 @@ def kernel_time(ttgir: str, pointers: Mapping[tuple, list], *, scalars: Mapping[
             unknown |= count is None
             global_[0] += ns * _weight(count, False)
             global_[1] += ns * _weight(count, True) / LONG_LOOP
-    registers = register_estimate(module).per_thread
-    need = shared_memory_need(module, report).bytes
-    threads = module.num_warps * module.threads_per_warp
-    resident = occupancy(registers=min(registers, MAX_REGISTERS), threads=threads, shared_bytes=need)
-    concurrent = resident
-    if grid:
-        ctas = math.prod(grid)
-        concurrent = max(1, min(resident, -(-ctas // SMS)))
     return KernelTime(shared[0], global_[0], shared[1], global_[1], registers, resident, concurrent, need, unknown,
                       tuple(times), table.name if table is not None else "")
 
