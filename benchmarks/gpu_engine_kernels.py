@@ -71,7 +71,9 @@ def launch_row(spec) -> dict:
 
 def prepare_one(spec, build: Path, layouts_for: str = "sm_90", choose: bool = True) -> dict:
     """Rewrite and compile (for sm_90) one kernel whose TTGIR is Triton's for ``layouts_for``; the row
-    says what happened."""
+    says what happened. ``choose``: the rewrite ``rewrite_kernel`` chooses (Triton's where the model keeps
+    it); else the engine's rewrite as written (``choose=False``), to measure what the model refuses too
+    (``benchmarks/model_validation.py``), with the model's own choice recorded beside it."""
     from linear_layouts.core.errors import LayoutError
     from linear_layouts.triton_model.compile import compile_kernel
     from linear_layouts.pipeline.rewrite import rewrite_kernel
@@ -89,6 +91,17 @@ def prepare_one(spec, build: Path, layouts_for: str = "sm_90", choose: bool = Tr
     except Exception as error:  # noqa: BLE001 - the reason is the row's status
         row["status"] = f"not rewritten: {type(error).__name__}: {str(error)[:300]}"
         return row
+    if not choose and rewrite.rejected:
+        row["status"] = f"the engine's rewrite cannot launch: {rewrite.rejected[0][:300]}"
+        return row
+    if not choose:  # what model-only mode would run: the model's own choice among the candidates
+        try:
+            chosen, _ = rewrite_kernel(ir.ttir, ir.ttgir, num_warps=spec.options.get("num_warps"), scalars=scalars)
+            row["model_choice"] = {"chooses_this": chosen.text == rewrite.text, "chooses_another":
+                                   chosen.text not in (rewrite.text, ir.ttgir), "gain": chosen.gain,
+                                   "rejected": list(chosen.rejected), "kept": list(chosen.kept)[:1]}
+        except Exception as error:  # noqa: BLE001 - recorded
+            row["model_choice"] = {"error": f"{type(error).__name__}: {str(error)[:200]}"}
     row.update(triton_conversions=rewrite.triton_conversions, ours_conversions=rewrite.conversions,
                engine_conversions=assignment.engine_conversions, kept=list(rewrite.kept),
                rejected=list(rewrite.rejected),
@@ -97,6 +110,8 @@ def prepare_one(spec, build: Path, layouts_for: str = "sm_90", choose: bool = Tr
                predicted={"triton": shared_traffic(ir.ttgir), "ours": shared_traffic(rewrite.text)},
                predicted_ns={"triton": predicted_ns(ir.ttir, ir.ttgir, scalars),
                              "ours": predicted_ns(ir.ttir, rewrite.text, scalars)})
+    row["predicted_gain"] = model_gain(ir.ttir, ir.ttgir, rewrite.text, scalars, tuple(spec.grid))
+    (build / f"{spec.name}.ttir").write_text(ir.ttir)
     (build / f"{spec.name}.triton.ttgir").write_text(ir.ttgir)
     (build / f"{spec.name}.ours.ttgir").write_text(rewrite.text)
     if _strip(rewrite.text) == _strip(ir.ttgir):
@@ -109,9 +124,36 @@ def prepare_one(spec, build: Path, layouts_for: str = "sm_90", choose: bool = Tr
             cause = error.__cause__ or error
             row["status"] = f"{side} TTGIR does not compile: {type(cause).__name__}: {_last_line(str(cause))}"
             return row
-        row[side] = save_cubin(build, f"{spec.name}.{side}", compiled)
+        row[side] = save_cubin(build, f"{spec.name}.{side}", compiled, ptx_global=ptx_global(compiled["ptx"]))
     row["status"] = "rewritten and compiled"
     return row
+
+
+def ptx_global(ptx: str) -> dict:
+    """The static global-memory instructions of a PTX (``global_access.ptx_global_inventory``)."""
+    from linear_layouts.triton_model.global_access import ptx_global_inventory
+
+    return ptx_global_inventory(ptx)
+
+
+def model_gain(ttir: str, triton: str, ours: str, scalars: dict, grid: tuple) -> dict:
+    """The whole-kernel model's predicted gain of ``ours`` over ``triton`` (``kernel_model``), with the
+    launch's scalars and grid; the table that priced the global accesses (``""``: none measured)."""
+    from linear_layouts.pipeline.engine_compare import global_pointers
+    from linear_layouts.pipeline.kernel_model import kernel_time, predicted_gain
+    from linear_layouts.pipeline.ttir_import import import_ttir
+    from linear_layouts.triton_model.ir_text import parse_module
+
+    try:
+        module = parse_module(ttir)
+        pointers = global_pointers(module, import_ttir(module, num_warps=parse_module(triton).num_warps,
+                                                       scalars=scalars))
+        t = kernel_time(triton, pointers, scalars=scalars, grid=grid)
+        o = kernel_time(ours, pointers, scalars=scalars, grid=grid)
+    except Exception as error:  # noqa: BLE001 - a model failure is recorded, not fatal
+        return {"error": f"{type(error).__name__}: {str(error)[:200]}"}
+    return {"gain": round(predicted_gain(t, o), 4), "table": t.table, "triton_ns": round(t.cta_ns, 1),
+            "ours_ns": round(o.cta_ns, 1)}
 
 
 def shared_traffic(ttgir: str) -> dict:

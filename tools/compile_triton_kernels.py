@@ -3,10 +3,13 @@ installed Triton (3.9) for sm_80, sm_90 and gfx942, and store each kernel's TTIR
 under tests/data/triton_kernels/ir/<target>/<kernel>.{ttir,ttgir}, with an index (ir/index.json)
 saying which kernels compile for which target and why not where they do not.
 
-For the NVIDIA targets it also compiles on to PTX (no assembler needed) and stores the static inventory
-of the PTX's shared-memory instructions (``ir/ptx_shared.json``: per kernel and target, how many
-``ld/st.shared`` of each width, ``ldmatrix`` / ``stmatrix`` of each shape appear in the PTX), the oracle
-for the model of Triton's lowering (``linear_layouts.triton_model.lowering``).
+For the NVIDIA targets it also compiles on to PTX and a cubin (Triton's bundled ptxas) and stores the
+static inventory of the PTX's shared-memory instructions (``ir/ptx_shared.json``: per kernel and target,
+how many ``ld/st.shared`` of each width, ``ldmatrix`` / ``stmatrix`` of each shape appear in the PTX), the
+oracle for the model of Triton's lowering (``linear_layouts.triton_model.lowering``); the same for its
+global-memory instructions (``ir/ptx_global.json``: ``ld/st.global``, atomics and ``cp.async`` by bytes
+per lane, ``triton_model.global_access``); and what ptxas gave each kernel (``ir/ptxas_registers.json``:
+registers per thread and stack bytes, from ``cuobjdump --dump-resource-usage``).
 
 Run: ``PYTHONPATH=src python3 tools/compile_triton_kernels.py [--jobs 2] [--check] [--only a,b]``
 (``--check``: compile again and report files that differ from the stored ones, write nothing;
@@ -44,14 +47,18 @@ def _compile_one(path: str) -> list[dict]:
             row = {"kernel": spec.name, "target": target, "ok": True, "ttir": ir.ttir, "ttgir": ir.ttgir,
                    "triton": ir.triton_version}
             if target.startswith("sm_"):
-                row["ptx_shared"] = ptx_shared_inventory(_ptx(spec, target))
+                compiled = _compiled(spec, target)
+                row["ptx_shared"] = ptx_shared_inventory(compiled["ptx"])
+                row["ptx_global"] = ptx_global_inventory(compiled["ptx"])
+                row["ptxas"] = cubin_resources(compiled["cubin"])
             rows.append(row)
         except LayoutError as error:
             rows.append({"kernel": spec.name, "target": target, "ok": False, "error": str(error)})
     return rows
 
 
-def _ptx(spec, target: str) -> str:
+def _compiled(spec, target: str) -> dict:
+    """The PTX and cubin Triton compiles ``spec`` to for ``target``."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -60,7 +67,22 @@ def _ptx(spec, target: str) -> str:
 
     signature, constexprs, attrs = spec.specialization()
     src = ASTSource(fn=spec.kernel, signature=signature, constexprs=constexprs, attrs=attrs)
-    return triton.compile(src, target=GPUTarget(*parse_target(target)), options=dict(spec.options)).asm["ptx"]
+    asm = triton.compile(src, target=GPUTarget(*parse_target(target)), options=dict(spec.options)).asm
+    return {"ptx": asm["ptx"], "cubin": asm["cubin"]}
+
+
+def ptx_global_inventory(ptx: str) -> dict[str, int]:
+    """``triton_model.global_access.ptx_global_inventory``: global ld / st / atomics / cp.async by bytes."""
+    from linear_layouts.triton_model.global_access import ptx_global_inventory as inventory
+
+    return inventory(ptx)
+
+
+def cubin_resources(cubin: bytes) -> dict[str, int]:
+    """``triton_model.compile.cubin_resources``: registers per thread and stack bytes of the cubin's kernel."""
+    from linear_layouts.triton_model.compile import cubin_resources as resources
+
+    return resources(cubin)
 
 
 def ptx_shared_inventory(ptx: str) -> dict[str, int]:
@@ -132,6 +154,14 @@ def main() -> int:
         if r.get("ptx_shared") is not None:
             inventory.setdefault(r["target"], {})[r["kernel"]] = r["ptx_shared"]
     (CORPUS / "ir" / "ptx_shared.json").write_text(json.dumps(inventory, indent=1, sort_keys=True) + "\n")
+    for key, name in (("ptx_global", "ptx_global.json"), ("ptxas", "ptxas_registers.json")):
+        table: dict = {}
+        if only:  # the other kernels' rows as stored
+            table = {t: {k: v for k, v in rows.items() if k not in only} for t, rows in _stored(name).items()}
+        for r in results:
+            if r.get(key) is not None:
+                table.setdefault(r["target"], {})[r["kernel"]] = r[key]
+        (CORPUS / "ir" / name).write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     ok = sum(r["ok"] for r in results)
     print(f"{len(files)} kernels, {ok} of {len(results)} (kernel, target) compiles stored under {CORPUS / 'ir'}")
     for r in results:

@@ -55,15 +55,20 @@ def test_our_rewrite_is_never_predicted_worse_than_triton(name):
 
 
 def test_the_kernels_with_a_predicted_gain_are_rewritten():
-    """The rewrites the engine finds worth measuring (at least ``MIN_GAIN`` faster): fewer conversions."""
+    """The rewrites the whole-kernel model finds worth measuring (at least ``MIN_GAIN`` faster) with the
+    H200's measured table of global instruction costs and no launch scalars (loop trip counts unknown: the
+    less favourable of a loop run once and a loop that dominates): int4_dequant_matmul's (one conversion
+    of its K loop gone). The ones once chosen with the conversions counted once and global accesses priced
+    as free are kept: tf32_matmul_bias_relu's narrower accumulator stores cost what its conversion saved."""
     gains = {}
     for name in KERNELS:
         rewrite = _chosen(name)[0]
         if not rewrite.same_layouts:
             gains[name] = (rewrite.triton_conversions, rewrite.conversions)
-    assert gains == {"int4_dequant_matmul": (2, 1), "layer_norm_bwd_dwdb": (2, 0),
-                     "tf32_matmul_bias_relu": (2, 0), "batch_norm_stats": (2, 0), "linear_weight_grad": (1, 0),
-                     "matmul_splitk_atomic": (1, 0), "rope_interleaved": (0, 0), "w8a8_matmul": (4, 2)}
+        assert rewrite.gain is not None and (rewrite.same_layouts or rewrite.gain >= 0.02)
+    assert gains == {"int4_dequant_matmul": (2, 1)}
+    kept = _chosen("tf32_matmul_bias_relu")[0]
+    assert kept.same_layouts and "the best is predicted" in kept.kept[0]
 
 
 def test_a_gain_below_the_device_spread_keeps_tritons_layouts():

@@ -47,6 +47,10 @@ def test_launch_arguments_of_a_kernel_file():
 
 
 def test_warm_compiles_the_three_variants(tmp_path, monkeypatch):
+    """With the model made to prefer int4_dequant_matmul's rewrite (the warm step is under test)."""
+    import linear_layouts.pipeline.kernel_model as kernel_model
+
+    monkeypatch.setattr(kernel_model, "predicted_gain", lambda triton, ours: 0.5)
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", str(tmp_path / "ours"))
     found = bench.warm_one(str(Path(bench.CORPUS) / "int4_dequant_matmul.py"), 90)

@@ -206,8 +206,8 @@ def script():
 
 def test_prepare_rewrites_compiles_and_says_why_not(script, tmp_path):
     pytest.importorskip("triton")
-    assert script.main(["--mode", "prepare", "--any-triton", "--only", "layer_norm_bwd_dwdb,vector_add", "--build",
-                        str(tmp_path)]) == 0
+    assert script.main(["--mode", "prepare", "--any-triton", "--every-candidate", "--only", "layer_norm_bwd_dwdb,vector_add",
+                        "--build", str(tmp_path)]) == 0
     rows = {r["kernel"]: r for r in json.loads((tmp_path / "plan.json").read_text())["rows"]}
     assert rows["layer_norm_bwd_dwdb"]["status"] == "rewritten and compiled"
     assert (rows["layer_norm_bwd_dwdb"]["triton_conversions"], rows["layer_norm_bwd_dwdb"]["ours_conversions"]) == (2, 0)
@@ -222,8 +222,8 @@ def test_prepare_for_sm_80_keeps_its_layouts_and_compiles_for_the_device(script,
     """--layouts-for sm_80: both TTGIRs are sm_80's (mma v2: the target attribute says cuda:80), their cubins sm_90's;
     the plan and the results file say which target's layouts they hold."""
     pytest.importorskip("triton")
-    assert script.main(["--mode", "prepare", "--any-triton", "--layouts-for", "sm_80", "--only", "layer_norm_bwd_dwdb",
-                        "--build", str(tmp_path)]) == 0
+    assert script.main(["--mode", "prepare", "--any-triton", "--every-candidate", "--layouts-for", "sm_80", "--only",
+                        "layer_norm_bwd_dwdb", "--build", str(tmp_path)]) == 0
     plan = json.loads((tmp_path / "plan.json").read_text())
     row = plan["rows"][0]
     assert plan["layouts_for"] == "sm_80" and row["status"] == "rewritten and compiled"
@@ -273,7 +273,8 @@ def test_results_table_names_device_ratio_and_failures(script, tmp_path):
 def test_triton_36_compiles_both_ttgirs(tmp_path):
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'src'}:{T36}")
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_engine_kernels.py"), "--mode", "prepare",
-                           "--only", "int4_dequant_matmul,tf32_matmul_bias_relu,layer_norm_bwd_dwdb", "--build", str(tmp_path)],
+                           "--every-candidate", "--only", "int4_dequant_matmul,tf32_matmul_bias_relu,layer_norm_bwd_dwdb",
+                           "--build", str(tmp_path)],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     plan = json.loads((tmp_path / "plan.json").read_text())
@@ -321,7 +322,8 @@ def _fake_cupy(launches: list):
 def test_run_step_flow_on_the_cpu_with_a_stand_in_for_cupy(script, tmp_path, monkeypatch):
     pytest.importorskip("triton")
     build, out = tmp_path / "build", tmp_path / "out"
-    assert script.main(["--mode", "prepare", "--any-triton", "--only", "layer_norm_bwd_dwdb", "--build", str(build)]) == 0
+    assert script.main(["--mode", "prepare", "--any-triton", "--every-candidate", "--only", "layer_norm_bwd_dwdb", "--build",
+                        str(build)]) == 0
     launches: list = []
     monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(launches))
     monkeypatch.setenv("PATH", "/nonexistent")  # no ncu: the run says so and goes on

@@ -104,10 +104,13 @@ def test_a_buffer_through_an_unmodelled_scf_op_is_refused():
 
 
 def test_a_rewrite_above_the_limit_is_not_chosen(monkeypatch):
-    """tf32_matmul_bias_relu's rewrite (73728 bytes, like Triton's) is chosen; with a 64 KiB limit it does
-    not fit and Triton's TTGIR is kept."""
+    """tf32_matmul_bias_relu's rewrite (73728 bytes, like Triton's), with the model made to prefer it (the
+    launch gate comes first), is chosen; with a 64 KiB limit it does not fit and Triton's TTGIR is kept."""
+    import linear_layouts.pipeline.kernel_model as kernel_model
     import linear_layouts.pipeline.rewrite as rewrite_module
 
+    monkeypatch.setattr(kernel_model, "predicted_gain", lambda triton, ours: 0.5)
+    monkeypatch.setattr(rewrite_module, "_model_refusal", lambda start, own, costs: None)
     texts = _texts("tf32_matmul_bias_relu")
     assert not rewrite_kernel(*texts)[0].same_layouts
     monkeypatch.setattr(rewrite_module, "CTA_SHARED_BYTES", 64 * 1024)

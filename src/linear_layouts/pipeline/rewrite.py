@@ -24,7 +24,7 @@ A loop-carried value keeps one layout across the loop: its init and its yield ar
 the engine gives the loop's result.
 
 ``rewrite_kernel`` judges the rewrites of the engine's candidates against Triton's own TTGIR with the
-report's full model (``engine_compare.kernel_costs``) and keeps Triton's TTGIR unless one is predicted
+whole-kernel model (``kernel_model.kernel_time``) and keeps Triton's TTGIR unless one is predicted
 faster by ``MIN_GAIN``.
 
 >>> from linear_layouts.triton_model.ir_text import parse_module
@@ -118,6 +118,9 @@ class Rewrite:
     #: more conversions than Triton's, or more shared memory than a CTA can have); with ``choose=False``,
     #: the gate's verdict on the one text returned (empty: it passed)
     rejected: tuple[str, ...] = ()
+    #: ``choose``: the predicted gain of the text returned over Triton's (``kernel_model.predicted_gain``;
+    #: 0.0 for Triton's own); ``None`` where nothing was judged (``choose=False``)
+    gain: float | None = None
 
 
 @dataclass(frozen=True)
@@ -1040,29 +1043,60 @@ def _too_big(start: str, shared_bytes: int) -> str | None:
     return None
 
 
+def _model_refusal(start: str, own, costs) -> str | None:
+    """Why the whole-kernel model refuses a candidate of the run ``start`` (``kernel_model.KernelTime`` of
+    Triton's TTGIR ``own`` and of the candidate ``costs``), as a ``Rewrite.rejected`` line, or ``None``:
+    it makes global accesses narrower and no measured table (``analysis/devices/global``) priced that, or
+    it is estimated to keep more registers live than ptxas may give a thread, and more than Triton's by an
+    allocation unit (``registers.REGISTER_UNIT``; the estimate is no finer)."""
+    from linear_layouts.pipeline.kernel_model import narrowed_accesses
+    from linear_layouts.triton_model.registers import REGISTER_UNIT
+
+    narrowed = narrowed_accesses(own, costs)
+    if narrowed and not costs.table:
+        return (f"{start}: narrower global accesses ({'; '.join(narrowed)}) and no measured table of global "
+                "instruction costs (analysis/devices/global) to price them")
+    if costs.spills and costs.registers > own.registers + REGISTER_UNIT:
+        return (f"{start}: an estimated {costs.registers} registers live per thread (Triton's: {own.registers}), "
+                "above the 255 ptxas may give: it would spill")
+    return None
+
+
 @checked
 def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
                    scalars: Mapping[str, int] | None = None,
-                   choose: bool = True, max_ops: int | None = None) -> tuple[Rewrite, EngineAssignment]:
+                   choose: bool = True, max_ops: int | None = None, verify: str = "off",
+                   grid: tuple[int, ...] | None = None) -> tuple[Rewrite, EngineAssignment]:
     """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile).
 
-    ``choose`` (default): the candidates are judged with the report's full model
-    (``engine_compare.kernel_costs``: conversions, shared-memory time including the stagings of wgmma
-    operands, which the engine does not see, and global-memory time): the engine's choice, each of its
-    two runs (``engine.propagate``'s ``start``), and Triton's own TTGIR. The winner is well-formed
+    ``choose`` (default): the candidates -- the engine's choice and each of its two runs
+    (``engine.propagate``'s ``start``) -- are judged against Triton's own TTGIR with the whole-kernel model
+    (``kernel_model.kernel_time``: conversions and stagings through shared memory, including those of wgmma
+    operands, which the engine does not see; global loads, stores and atomics as Triton lowers them, priced
+    by the device's measured table where there is one; registers and occupancy; each op times its
+    executions, from ``scalars`` and ``grid`` where given). A candidate is well-formed
     (``ir_text.check_well_formed``: values defined before use, one type per value, ...; its layouts have
     the module's lanes and warps, ``layouts.check_layouts_fit``), has no more
-    conversions than Triton's and fits a CTA's shared memory (``shared_memory.shared_memory_need`` at
-    most ``cost_model.CTA_SHARED_BYTES``), then the least predicted time; Triton's TTGIR unless a rewrite
-    is predicted at least ``MIN_GAIN`` faster. ``Rewrite.rejected`` names the candidates left out and
-    why. The TTIR is imported and each run propagated once. ``choose=False``: the engine's choice, as
-    written, through the same gate (``_not_well_formed``, ``_too_big``): a choice that fails it is still
-    returned, with the rule it breaks in ``Rewrite.rejected`` (as the one line ``choose`` would give it),
-    so the caller sees it is no kernel to compile. ``max_ops``: the largest imported TTIR propagated
-    (default ``engine_compare.MAX_ENGINE_OPS``); a larger one is a LayoutError naming the limit."""
+    conversions than Triton's, fits a CTA's shared memory (``shared_memory.shared_memory_need`` at
+    most ``cost_model.CTA_SHARED_BYTES``) and passes the model's gate (``_model_refusal``: no narrower global
+    accesses it cannot price, no spills it predicts); the one of the largest ``kernel_model.predicted_gain``
+    is chosen if that is at least ``MIN_GAIN``, else Triton's TTGIR. ``verify`` (``"process"``: in this
+    process; ``"child"``: in a child Python, for a caller inside a Triton compile; ``"off"``): the chosen
+    candidate and Triton's TTGIR are compiled on the CPU first (``artifact_check.check_compiled``, about a
+    second each) and Triton's is kept where the compiled candidate is not what the model priced, or spills
+    or drops occupancy. ``Rewrite.rejected`` names the candidates left out and why; ``Rewrite.gain`` is the
+    predicted gain. The TTIR is imported and each run propagated once. ``choose=False``: the engine's
+    choice, as written, through the same launch gate (``_not_well_formed``, ``_too_big``): a choice that
+    fails it is still returned, with the rule it breaks in ``Rewrite.rejected`` (as the one line
+    ``choose`` would give it), so the caller sees it is no kernel to compile. ``max_ops``: the largest
+    imported TTIR propagated (default ``engine_compare.MAX_ENGINE_OPS``); a larger one is a LayoutError
+    naming the limit."""
     from linear_layouts.engine import propagate, propagate_runs
     from linear_layouts.pipeline.engine_compare import global_pointers, ttgir_costs
+    from linear_layouts.pipeline.kernel_model import kernel_time, predicted_gain
 
+    if verify not in ("off", "process", "child"):
+        raise LayoutError(f"verify must be 'off', 'process' or 'child', got {verify!r}")
     ttgir_module, ttir_module = parse_module(ttgir), parse_module(ttir)
     imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars, max_ops=max_ops)
     if not choose:
@@ -1083,6 +1117,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     triton_count = _count_converts(ttgir_module)
     unique_ttgir = unique_value_names(ttgir)  # the names of ttgir_module's values (the assignments' keys)
     rewrites: dict[int, tuple[Rewrite, Module]] = {}  # by run: "both" is one of the other two
+    model = dict(scalars=scalars, grid=grid)
+    own = kernel_time(ttgir, pointers, **model)
     best, texts, rejected = None, set(), []
     for start in ("both", "anchored", "legacy"):
         assignment = assignments[id(runs[start])]
@@ -1100,15 +1136,35 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
         if rewrite.conversions > triton_count:
             rejected.append(f"{start}: {rewrite.conversions} conversions, more than Triton's {triton_count}")
             continue
-        costs = ttgir_costs(pointers, rewrite.text)
-        refusal = _too_big(start, costs.shared_bytes)
+        costs = kernel_time(rewrite.text, pointers, **model)
+        refusal = _too_big(start, costs.shared_bytes) or _model_refusal(start, own, costs)
         if refusal is not None:
             rejected.append(refusal)
             continue
-        if best is None or costs.total_ns < best[0] - 1e-6:
-            best = (costs.total_ns, rewrite, assignment)
-    own = ttgir_costs(pointers, ttgir).total_ns
-    if best is None or best[0] > own * (1 - MIN_GAIN):
-        note = "every op: Triton's layouts (no candidate of the engine is predicted faster by MIN_GAIN)"
-        return Rewrite(ttgir, {}, {}, triton_count, triton_count, (note,), (), True, tuple(rejected)), first
-    return dataclasses.replace(best[1], rejected=tuple(rejected)), best[2]
+        gain = predicted_gain(own, costs)
+        if best is None or gain > best[0] + 1e-9:
+            best = (gain, rewrite, assignment)
+    if best is not None and best[0] >= MIN_GAIN and verify != "off":
+        refusal = _compiled_refusal(ttgir, best[1].text, priced_widths=bool(own.table), child=verify == "child")
+        if refusal is not None:
+            rejected.append(refusal)
+            best = None
+    if best is None or best[0] < MIN_GAIN:
+        found = "" if best is None else f"; the best is predicted {100 * best[0]:.1f}% faster"
+        note = f"every op: Triton's layouts (no candidate of the engine is predicted faster by MIN_GAIN{found})"
+        return Rewrite(ttgir, {}, {}, triton_count, triton_count, (note,), (), True, tuple(rejected), 0.0), first
+    return dataclasses.replace(best[1], rejected=tuple(rejected), gain=best[0]), best[2]
+
+
+def _compiled_refusal(ttgir: str, candidate: str, *, priced_widths: bool, child: bool = False) -> str | None:
+    """``artifact_check.check_compiled``'s verdict on the chosen candidate as a ``Rewrite.rejected`` line
+    (``None``: it passes); a compile that fails refuses it too."""
+    from linear_layouts.pipeline.artifact_check import check_compiled
+    from linear_layouts.triton_model.global_access import global_inventory
+
+    try:
+        check = check_compiled(ttgir, candidate, predicted=global_inventory(parse_module(candidate)),
+                               priced_widths=priced_widths, subprocess=child)
+    except LayoutError as error:
+        return f"compiled check: {error}"
+    return None if check.refusal is None else f"compiled check: {check.refusal}"

@@ -18,7 +18,7 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.kernel_file import TRITON_NEEDED, KernelSpec, parse_target, triton_needed
 
-__all__ = ["CompiledIR", "compile_kernel", "strip_paths"]
+__all__ = ["CompiledIR", "compile_kernel", "strip_paths", "CompiledTTGIR", "compile_ttgir", "cubin_resources"]
 
 
 @dataclass(frozen=True)
@@ -98,3 +98,79 @@ def _last_line(text: str) -> str:
     """The last non-empty line of an error (Triton puts the source excerpt first, the message last)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return re.sub(r"\s+", " ", lines[-1]) if lines else ""
+
+
+@dataclass(frozen=True)
+class CompiledTTGIR:
+    """What Triton's backend makes of a TTGIR on the CPU: its PTX, its cubin (Triton's bundled ptxas), and
+    ptxas's ``registers`` per thread and ``stack`` bytes per thread (spilled registers live there)."""
+
+    ptx: str
+    cubin: bytes
+    registers: int
+    stack: int
+
+
+@checked
+def compile_ttgir(ttgir: str, cc: int | None = None, options: dict | None = None) -> CompiledTTGIR:
+    """``ttgir`` (TTGIR text) compiled by the installed Triton for ``cuda:cc`` (default: the module's
+    ``ttg.target``) to PTX and a cubin, on the CPU, with Triton's compile ``options`` (default: the JIT's
+    floating-point fusion; warps and CTAs come from the module). Raises ``LayoutError`` when Triton is
+    missing or refuses the text (its last error line)."""
+    import tempfile
+
+    try:
+        import triton
+        from triton.backends.compiler import GPUTarget
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise LayoutError(f"compiling a TTGIR needs triton: {error}") from None
+    if cc is None:
+        m = re.search(r'ttg\.target = "cuda:(\d+)', ttgir)
+        cc = int(m.group(1)) if m else 90
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "kernel.ttgir"
+        path.write_text(ttgir)
+        try:
+            asm = triton.compile(str(path), target=GPUTarget("cuda", int(cc), 32),
+                                 options={"enable_fp_fusion": True, **dict(options or {})}).asm
+        except Exception as error:  # Triton raises RuntimeError, CompilationError, ...
+            raise LayoutError(f"ttgir: Triton {triton.__version__} cannot compile it for sm_{cc}: "
+                              f"{_last_line(str(error)) or type(error).__name__}") from None
+    resources = cubin_resources(asm["cubin"])
+    return CompiledTTGIR(asm["ptx"], asm["cubin"], resources["registers"], resources["stack"])
+
+
+@checked
+def cubin_resources(cubin: bytes) -> dict[str, int]:
+    """``{"registers": .., "stack": ..}`` of the (first) kernel of ``cubin``: registers per thread and stack
+    bytes per thread as ptxas allocated them (``cuobjdump --dump-resource-usage``; Triton's bundled
+    cuobjdump, else the CUDA toolkit's). ``LayoutError`` where no cuobjdump is found."""
+    import subprocess
+    import tempfile
+
+    tool = _cuobjdump()
+    if tool is None:
+        raise LayoutError("cubin: no cuobjdump found (Triton's bundled one or the CUDA toolkit's) to read its registers")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        out = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True,
+                             timeout=60).stdout
+    m = re.search(r"REG:(\d+) STACK:(\d+)", out)
+    if m is None:
+        raise LayoutError(f"cubin: cuobjdump printed no resource usage ({out.strip()[:120]!r})")
+    return {"registers": int(m.group(1)), "stack": int(m.group(2))}
+
+
+def _cuobjdump() -> str | None:
+    try:
+        import triton
+
+        bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+        if bundled.is_file():
+            return str(bundled)
+    except ImportError:  # pragma: no cover - depends on the environment
+        pass
+    from linear_layouts.codegen.ptx import find_cuobjdump
+
+    return find_cuobjdump()

@@ -49,7 +49,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import Function, Op, block_arguments, iter_args, loop_bounds
 from linear_layouts.core.mlir_text import split_top
 
-__all__ = ["LoweredOp", "LoweredFunction", "lower_function", "buffer_live_ranges", "VIEWS"]
+__all__ = ["LoweredOp", "LoweredFunction", "lower_function", "buffer_live_ranges", "value_live_ranges", "VIEWS"]
 
 #: ops whose result is a view of their memdesc operand (Triton's ``MemDescViewTrait``: the same buffer)
 VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview", "ttg.memdesc_trans",
@@ -434,61 +434,76 @@ def _liveness(fn: LoweredFunction, tracked: set[str]):
     return live_in, live_out, def_block, user_blocks, region_ancestor
 
 
+def _hull(fn: LoweredFunction, value: str, liveness) -> tuple[int, int] | None:
+    """The first and last op ``id`` where ``value`` is live (``liveness``: ``_liveness``'s result)."""
+    live_in, live_out, def_block, user_blocks, _ = liveness
+    blocks = fn.blocks
+
+    def uses_in(op: LoweredOp) -> bool:
+        if value in op.uses:
+            return True
+        return any(uses_in(inner) for region in op.regions for b in region for inner in blocks[b].ops)
+
+    todo = [def_block[value]] if value in def_block else []
+    todo += sorted(user_blocks[value] - set(todo))
+    seen = set(todo)
+    low, high = None, None
+    while todo:
+        b = todo.pop()
+        ops = blocks[b].ops
+        if not ops:
+            continue
+        if value in live_in[b] or value in blocks[b].args:
+            start = 0
+        else:
+            start = next((k for k, op in enumerate(ops) if value in op.results), 0)
+        if value in live_out[b]:
+            end = len(ops) - 1
+        else:
+            end = start
+            for k in range(start, len(ops)):
+                if uses_in(ops[k]):
+                    end = k
+        first = min(op.id for op in ops[start:end + 1])
+        last = max(op.id for op in ops[start:end + 1])
+        low = first if low is None else min(low, first)
+        high = last if high is None else max(high, last)
+        for op in ops:
+            for succ, _ in op.successors:
+                if value in live_in[succ] and succ not in seen:
+                    seen.add(succ)
+                    todo.append(succ)
+    return None if low is None else (low, high)
+
+
+def value_live_ranges(fn: LoweredFunction, values: set[str]) -> dict[str, tuple[int, int]]:
+    """Each of ``values`` -> the first and last op ``id`` (post-order) where it is live, by MLIR's liveness
+    on the function after ``scf-to-cf`` (module doc); a value never live is left out."""
+    liveness = _liveness(fn, set(values))
+    ranges = {}
+    for value in sorted(values):
+        r = _hull(fn, value, liveness)
+        if r is not None:
+            ranges[value] = r
+    return ranges
+
+
 def buffer_live_ranges(fn: LoweredFunction, sizes: dict[int, int]) -> dict[int, tuple[int, int]]:
     """Each alloc of ``sizes`` (walk index) -> the first and last op ``id`` where its buffer is live
     (module doc)."""
     alias = _aliases(fn)
     tracked = {v for v, allocs in alias.items() if allocs & sizes.keys()}
-    live_in, live_out, def_block, user_blocks, region_ancestor = _liveness(fn, tracked)
-    blocks = fn.blocks
-
-    def uses_in(op: LoweredOp, value: str) -> bool:
-        if value in op.uses:
-            return True
-        return any(uses_in(inner, value) for region in op.regions for b in region for inner in blocks[b].ops)
-
-    def hull(value: str) -> tuple[int, int] | None:
-        todo = [def_block[value]] if value in def_block else []
-        todo += sorted(user_blocks[value] - set(todo))
-        seen = set(todo)
-        low, high = None, None
-        while todo:
-            b = todo.pop()
-            ops = blocks[b].ops
-            if not ops:
-                continue
-            if value in live_in[b] or value in blocks[b].args:
-                start = 0
-            else:
-                start = next((k for k, op in enumerate(ops) if value in op.results), 0)
-            if value in live_out[b]:
-                end = len(ops) - 1
-            else:
-                end = start
-                for k in range(start, len(ops)):
-                    if uses_in(ops[k], value):
-                        end = k
-            first = min(op.id for op in ops[start:end + 1])
-            last = max(op.id for op in ops[start:end + 1])
-            low = first if low is None else min(low, first)
-            high = last if high is None else max(high, last)
-            for op in ops:
-                for succ, _ in op.successors:
-                    if value in live_in[succ] and succ not in seen:
-                        seen.add(succ)
-                        todo.append(succ)
-        return None if low is None else (low, high)
-
+    liveness = _liveness(fn, tracked)
     # the values an op uses or defines (block arguments count only as operands)
     mentioned = {v for op in fn.ops for v in op.uses + op.results}
     ranges: dict[int, tuple[int, int]] = {}
     for index, value in fn.allocs.items():
         if index in sizes:
-            r = hull(value)
+            r = _hull(fn, value, liveness)
             if r is not None:
                 ranges[index] = r
     for value in sorted(tracked & mentioned):
-        r = hull(value)
+        r = _hull(fn, value, liveness)
         if r is None:
             continue
         for index in alias[value] & sizes.keys():

@@ -114,16 +114,13 @@ def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None
     """Our TTGIR for the compile of ``ttir`` / ``ttgir`` where ``rewrite_kernel`` chooses one (its model
     predicts it faster by ``MIN_GAIN``), with its predicted gain; Triton's (``ttgir=None``) otherwise.
     ``scalars``: the launch's integer arguments by TTIR name (``{"%n": 4096}``), where known."""
-    from linear_layouts.pipeline.engine_compare import kernel_costs
     from linear_layouts.pipeline.rewrite import rewrite_kernel
 
     def work() -> Outcome:
         rewrite, _ = rewrite_kernel(ttir, ttgir, scalars=scalars, max_ops=max_ops)
         if rewrite.text == ttgir:
             return Outcome(None, "the model keeps Triton's layouts (no rewrite predicted faster by MIN_GAIN)")
-        theirs = kernel_costs(ttir, ttgir, scalars=dict(scalars or {})).total_ns
-        ours = kernel_costs(ttir, rewrite.text, scalars=dict(scalars or {})).total_ns
-        gain = round(1 - ours / theirs, 4) if theirs > 0 else None
+        gain = round(rewrite.gain, 4) if rewrite.gain is not None else None
         return Outcome(rewrite.text, "the model predicts our layouts faster", gain)
 
     try:
