@@ -63,7 +63,9 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "cubins"))
 
 import model_ranking  # noqa: E402
-from gpu_cases import Case, all_cases, in_warp_cases, named_cases, random_cases, wide_cases  # noqa: E402
+from gpu_cases import (  # noqa: E402
+    Case, all_cases, in_warp_cases, named_cases, random_cases, register_cases, wide_cases,
+)
 
 from linear_layouts.analysis.shuffles import plan_shuffle, same_warp_data  # noqa: E402
 from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion, canonical_vector_order  # noqa: E402
@@ -185,7 +187,7 @@ def suite_cases(quick: bool, names: str = "") -> list[Case]:
     cases = (named_cases()[:4] + random_cases(6) + in_warp_cases(3) + wide_cases(2)) if quick else all_cases()
     if names:
         wanted = set(names.split(","))
-        pool = {c.name: c for c in all_cases()}
+        pool = {c.name: c for c in all_cases() + register_cases()}
         cases = [pool[n] for n in names.split(",") if n in pool]
         missing = wanted - set(pool)
         if missing:
@@ -1559,7 +1561,8 @@ def main() -> None:
                     choices=["all", "prepare", "report", "launch-shared", "launch-all", "verify-child", "profile-child"])
     ap.add_argument("--out", default=str(HERE / "build" / "out"))
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--cases", default="", help="comma list of case names (default: the whole suite)")
+    ap.add_argument("--cases", default="",
+                    help="comma list of case names (default: the whole suite; also gpu_cases.register_cases' regperm_*)")
     ap.add_argument("--variants", default="", help="the prepared kernel list (default build/variants_<tag>.json)")
     ap.add_argument("--skip", default="", help="comma list of stages to skip")
     ap.add_argument("--resume", default="", help="folder of an earlier run: take its finished stages and cases")

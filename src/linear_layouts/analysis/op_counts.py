@@ -23,9 +23,10 @@ checks equality with ``codegen.cost.step_counts`` field by field on random plans
 
 ``register_permutation_counts(source, bits, src_register_bits, renamed_words)`` counts what the
 register-copy emitter issues for the register permutation ``b[r] = a[source[r]]`` (a
-:class:`~.steps.RegisterPermutation`), the source held in its natural packing: renamed words
-(``renamed_words``) cost nothing (``word_packing.renamed``: None where no packing renames); byte
-permutes build each natural destination word from the source's words, by the greedy cover above
+:class:`~.steps.RegisterPermutation`): renamed words (``renamed_words``) cost nothing, the source
+packed as ``word_packing.renaming_packing`` says (None where no packing renames); byte permutes, the
+source packed naturally, build each natural destination word from the source's words, by the greedy
+cover above
 (``source[r]`` in place of ``r``), or, for a permutation of register bits, by the cheaper of that and
 the staged bit exchanges (``word_packing.exchange_stages``: one prmt per word per stage).
 
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 
 from linear_layouts.analysis.shuffles import ShufflePlan, butterfly_selects
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.word_packing import WORD_BYTES, Packing, bit_permutation, exchange_stages, renamed
+from linear_layouts.core.word_packing import WORD_BYTES, Packing, bit_permutation, exchange_stages, renaming_packing
 
 __all__ = ["OpCounts", "shuffle_counts", "register_permutation_counts"]
 
@@ -203,9 +204,8 @@ def _repack(src: Packing, dst: Packing) -> int:
 def register_permutation_counts(source: tuple[int, ...], bits: int, src_register_bits: int,
                                 renamed_words: bool = False) -> OpCounts | None:
     """Per-thread ``alu`` of the register permutation ``b[r] = a[source[r]]`` of ``bits``-bit elements from
-    ``2**src_register_bits`` registers, emitted as renamed words (``renamed_words``) or byte permutes,
-    the source in its natural packing (module doc); None where it cannot be emitted so (renamed words
-    with no renaming packing).
+    ``2**src_register_bits`` registers, emitted as renamed words (``renamed_words``) or byte permutes
+    (module doc); None where it cannot be emitted so (renamed words with no renaming packing).
 
     >>> swap = (0, 1, 4, 5, 2, 3, 6, 7)  # 8 registers, register bits 1 and 2 trade places
     >>> register_permutation_counts(swap, 8, 3).alu, register_permutation_counts(swap, 8, 3, renamed_words=True).alu
@@ -217,9 +217,9 @@ def register_permutation_counts(source: tuple[int, ...], bits: int, src_register
         raise LayoutError(f"register_permutation_counts: a power of two of sources below 2**{src_register_bits}, "
                           f"8/16/32/64-bit elements, got {bits} bits, {n} sources {source[:8]}")
     w = bits // 8
-    pa = Packing.natural(w, src_register_bits)
     if renamed_words:
-        return OpCounts() if renamed(pa, source) is not None else None
+        return OpCounts() if renaming_packing(w, src_register_bits, source) is not None else None
+    pa = Packing.natural(w, src_register_bits)
     if w >= WORD_BYTES:
         return OpCounts()
     dst_bits = n.bit_length() - 1

@@ -123,9 +123,11 @@ class RegisterEmission(str, enum.Enum, metaclass=_Checked):
     ``BYTE_PERMUTES``: both register files in the packings around the step (the natural ones alone),
     the destination's words built from the source's by ``prmt``. ``RENAMED_WORDS``: the destination's
     words are the source's, renamed (``word_packing.renamed``: its packing is the source's under the
-    permutation), so the step is word moves the compiler renames away, as Triton's LLVM values are; the
-    byte permutes, if its readers need another packing, are theirs. 32- and 64-bit elements are one
-    element a word or more: their permutations are word moves either way (``BYTE_PERMUTES``)."""
+    permutation; the source natural, or with duplicated registers out of its words,
+    ``word_packing.renaming_packing``), so the step is word moves the compiler renames away, as
+    Triton's LLVM values are; the byte permutes, if the words' writers or readers need other
+    packings, are theirs. 32- and 64-bit elements are one element a word or more: their permutations
+    are word moves either way (``BYTE_PERMUTES``)."""
 
     BYTE_PERMUTES = "byte permutes"
     RENAMED_WORDS = "renamed words"
@@ -546,8 +548,7 @@ class ConversionPlan:
             source = self.register_map or ()
             lines.append("2. " + str(RegisterPermutation(source)))
             if self.kind is K.REGISTER_PERMUTATION and self.steps[0].emission is RegisterEmission.RENAMED_WORDS:
-                lines.append("   The destination's 32-bit words are the source's, renamed: no instruction here "
-                             "(any byte permutes are left to where the words are read).")
+                lines.append("   Packed 32-bit words: the destination's words are the source's, renamed (no instruction).")
         elif self.kind is K.WARP_SHUFFLE:
             lines.append("1. Every warp already holds the data it needs: exchange it with warp shuffles (§5.4).")
             lines.append("2. " + str(next(s for s in self.steps if isinstance(s, WarpShuffle))))

@@ -26,7 +26,7 @@ from linear_layouts.codegen.elements import check_element_bytes
 from linear_layouts.analysis.steps import RegisterEmission, SharedInstruction
 from linear_layouts.codegen.hardware_map import HardwareMap, shared_map
 from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack
-from linear_layouts.core.word_packing import bit_permutation, renamed
+from linear_layouts.core.word_packing import bit_permutation, renamed, renaming_packing
 from linear_layouts.codegen.shared import (
     EmittedAccess,
     access_packing,
@@ -97,15 +97,15 @@ class RegisterCopy:
         if self.element_bytes:
             check_element_bytes(self.element_bytes)
         if self.emission is RegisterEmission.RENAMED_WORDS and (
-                not self.element_bytes or self.dst_packing(self._natural_src()) is None):
-            raise LayoutError("emission: renamed words need the element size and a permutation that renames "
-                              "the words of the naturally packed source (word_packing.renamed)")
+                not self.element_bytes or self._renaming_src() is None):
+            raise LayoutError("emission: renamed words need the element size and a packing of src whose words "
+                              "the permutation renames (word_packing.renaming_packing)")
 
     shared_bytes = 0
     barrier_scope = None
 
-    def _natural_src(self) -> Packing:
-        return Packing.natural(self.element_bytes, register_bits(self.src))
+    def _renaming_src(self) -> Packing | None:
+        return renaming_packing(self.element_bytes, register_bits(self.src), self.source)
 
     def dst_packing(self, pin: Packing) -> Packing | None:
         """The packing ``b`` must take when ``a`` is packed as ``pin``: ``a``'s renamed (renamed words),
@@ -120,10 +120,11 @@ class RegisterCopy:
         return self.emission is RegisterEmission.BYTE_PERMUTES or pout == self.dst_packing(pin)
 
     def packings(self) -> tuple[list[Packing], list[Packing]]:
-        """No preference (byte permutes); the naturally packed source and its renaming (renamed words)."""
+        """No preference (byte permutes); the source packed as ``word_packing.renaming_packing`` says and its
+        renaming (renamed words)."""
         if self.emission is RegisterEmission.BYTE_PERMUTES:
             return [], []
-        pin = self._natural_src()
+        pin = self._renaming_src()
         return [pin], [self.dst_packing(pin)]  # type: ignore[list-item]
 
     def bit_permutation(self) -> tuple[int, ...] | None:

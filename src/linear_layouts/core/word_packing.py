@@ -25,7 +25,7 @@ from typing import Sequence
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["WORD_BYTES", "ByteId", "Word", "Packing", "bit_permutation", "exchange_stages", "renamed"]
+__all__ = ["WORD_BYTES", "ByteId", "Word", "Packing", "bit_permutation", "exchange_stages", "renamed", "renaming_packing"]
 
 WORD_BYTES = 4  # a register word: 32 bits
 
@@ -233,3 +233,24 @@ def renamed(packing: Packing, source: Sequence[int]) -> Packing | None:
         if any(source[out.register(u, p)] != packing.register(v, p) for p in range(out.elements_per_word)):
             return None
     return out
+
+
+def renaming_packing(element_bytes: int, register_bits: int, source: Sequence[int]) -> Packing | None:
+    """The packing of ``a`` (``2**register_bits`` registers) under which ``b[r] = a[source[r]]`` is renamed
+    words (``renamed``): the natural one where it renames, else the one whose in-word bits are the lowest
+    register bits ``source`` reads (bits of duplicated registers, which no destination register reads
+    alone, stay out of the words); None where neither renames.
+
+    >>> renaming_packing(1, 3, (0, 1, 4, 5, 2, 3, 6, 7)).in_word  # the natural packing renames
+    (0, 1)
+    >>> renaming_packing(1, 3, (0, 2, 4, 6)).in_word  # register bit 0 of a holds duplicates
+    (1, 2)
+    """
+    natural = Packing.natural(element_bytes, register_bits)
+    if renamed(natural, source) is not None:
+        return natural
+    read = 0
+    for s in source:
+        read |= s
+    other = Packing.leading(element_bytes, register_bits, [b for b in range(register_bits) if read >> b & 1])
+    return other if other != natural and renamed(other, source) is not None else None
