@@ -581,7 +581,8 @@ def bench(args, variants: list[Variant], deadline: float, done_rows: list[dict])
     rows = list(done_rows)
     # whole kernels: the first --whole-cases cases and every register permutation (a lone conversion there
     # is the kernel's global load and store around word moves or byte permutes)
-    whole = set(list(by_case)[: args.whole_cases]) | {n for n, vs in by_case.items() if vs["ours"].step_kind == "registers"}
+    whole = set(list(by_case)[: args.whole_cases])
+    whole |= {n for n, vs in by_case.items() if vs["ours"].step_kind == "registers"}
     # in-warp pairs (both mechanisms timed: the shuffle / shared and ranking targets) first
     order = sorted(by_case, key=lambda n: not ({"shuffle", "shared"} & set(by_case[n])))
     sink = open(Path(args.out) / "bench_rows.jsonl", "a")

@@ -548,7 +548,8 @@ class ConversionPlan:
             source = self.register_map or ()
             lines.append("2. " + str(RegisterPermutation(source)))
             if self.kind is K.REGISTER_PERMUTATION and self.steps[0].emission is RegisterEmission.RENAMED_WORDS:
-                lines.append("   Packed 32-bit words: the destination's words are the source's, renamed (no instruction).")
+                lines.append("   Packed 32-bit words: the destination's words are the source's, renamed "
+                             "(no instruction).")
         elif self.kind is K.WARP_SHUFFLE:
             lines.append("1. Every warp already holds the data it needs: exchange it with warp shuffles (§5.4).")
             lines.append("2. " + str(next(s for s in self.steps if isinstance(s, WarpShuffle))))

@@ -2,10 +2,11 @@
 
 ``step_from_plan(plan)`` turns an ``analysis.steps.ConversionPlan`` into the emitter step that runs its
 ``steps``: a ``RegisterPermutation`` (or a no-op) becomes ``RegisterCopy`` (with its emission), a
-``WarpShuffle`` a ``ShuffleConversion``, a store / barrier / load through a shared layout a ``SharedConversion`` with the
-accesses' instruction kinds, widths, ``.trans`` and register orders. Nothing is re-planned here and
-nothing is parsed: ``conversion_step`` asks ``plan_conversion`` once (``plan_shared_memory`` with
-``force_shared``), and a plan the emitters cannot run raises ``LayoutError`` naming the step.
+``WarpShuffle`` a ``ShuffleConversion``, a store / barrier / load through a shared layout a
+``SharedConversion`` with the accesses' instruction kinds, widths, ``.trans`` and register orders.
+Nothing is re-planned here and nothing is parsed: ``conversion_step`` asks ``plan_conversion`` once
+(``plan_shared_memory`` with ``force_shared``), and a plan the emitters cannot run raises
+``LayoutError`` naming the step.
 
 Example: ``conversion_kernel(src, dst, "fp16")`` is a ``KernelSource`` whose forward step is the plan
 of ``src -> dst`` and whose round trip is the plan of ``dst -> src``.

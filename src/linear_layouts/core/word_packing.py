@@ -25,7 +25,8 @@ from typing import Sequence
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["WORD_BYTES", "ByteId", "Word", "Packing", "bit_permutation", "exchange_stages", "renamed", "renaming_packing"]
+__all__ = ["WORD_BYTES", "ByteId", "Word", "Packing", "bit_permutation", "exchange_stages", "renamed",
+           "renaming_packing"]
 
 WORD_BYTES = 4  # a register word: 32 bits
 
