@@ -1,6 +1,7 @@
 """The conversion cases of the GPU suite: the named peers of HARDWARE.md plus seeded random catalog
 pairs (blocked, mma v2/v3 accumulators, mma dot operands, random linear layouts; 8/16/32-bit;
-1-8 warps), in-warp pairs (same warp data: warp shuffles) and 64-bit pairs (``wide_cases``).  Deterministic for a given seed, so
+1-8 warps), in-warp pairs (same warp data: warp shuffles) and 64-bit pairs (``wide_cases``); register
+permutations by name only (``register_cases``).  Deterministic for a given seed, so
 the CPU (compiling cubins, counting PTX) and the GPU machine build the very same kernels.
 """
 
@@ -18,7 +19,8 @@ from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.layouts.dot_operand import DotOperandLayout
 from linear_layouts.layouts.nvmma import NVMMADistributedLayout
 
-__all__ = ["Case", "named_cases", "random_cases", "in_warp_cases", "wide_cases", "all_cases", "seed_transpose_layouts"]
+__all__ = ["Case", "named_cases", "random_cases", "in_warp_cases", "wide_cases", "register_cases", "all_cases",
+           "seed_transpose_layouts"]
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,45 @@ def wide_cases(n: int, seed: int = 64, max_registers: int = 32) -> list[Case]:
         family = "in-warp" if same_warp_data(src, dst) else "random"
         cases.append(Case(f"wide_{len(cases):03d}", src, dst, 64, 1 << warps_log2, family,
                           f"{shape} 64-bit {1 << warps_log2} warps: {sd} -> {dd}"))
+    return cases
+
+
+def register_cases(n: int = 12, seed: int = 29, max_registers: int = 64) -> list[Case]:
+    """``n`` register permutations of 8- and 16-bit elements: a catalog source and the same layout with its
+    register bases in another order (every third with a zero register basis added, or one of the
+    source's dropped: duplicated registers on one side). Not in ``all_cases``: the suite takes them by
+    name (``--cases regperm_000,...``)."""
+    rng = random.Random(seed)
+    cases: list[Case] = []
+    while len(cases) < n:
+        warps_log2 = rng.randint(0, 2)
+        bits = (8, 16)[len(cases) % 2]
+        shape = _split(rng, rng.randint(max(8, 5 + warps_log2), 11))
+        try:
+            src, sd = _random_catalog(rng, shape, warps_log2, bits)
+        except (LayoutError, ValueError, AssertionError):
+            continue
+        src = _strip(src)
+        bases = src.bases
+        regs = bases["register"]
+        order = list(range(len(regs)))
+        rng.shuffle(order)
+        regs = [regs[i] for i in order]
+        note = "registers reordered"
+        if len(cases) % 3 == 2:
+            zeros = [i for i, v in enumerate(regs) if not any(v)]
+            if zeros:
+                del regs[zeros[0]]
+                note += ", a zero basis dropped"
+            else:
+                regs.insert(rng.randint(0, len(regs)), [0] * len(shape))
+                note += ", a zero basis added"
+        bases["register"] = regs
+        dst = LinearLayout(bases, src.out_dims)
+        if src == dst or src.in_dim_size("register") > max_registers or dst.in_dim_size("register") > max_registers:
+            continue
+        cases.append(Case(f"regperm_{len(cases):03d}", src, dst, bits, 1 << warps_log2, "registers",
+                          f"{shape} {bits}-bit {1 << warps_log2} warps: {sd}, {note}"))
     return cases
 
 

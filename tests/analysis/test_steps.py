@@ -18,6 +18,7 @@ from linear_layouts.analysis.steps import (
     ConversionPlan,
     Cost,
     MemoryOp,
+    RegisterEmission,
     RegisterPermutation,
     SharedInstruction,
     SharedMemoryAccess,
@@ -115,7 +116,10 @@ def test_each_kind_has_its_steps():
     register = LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64]]}, ["dim0"])
     swapped = LinearLayout({"register": [[2], [1]], "lane": [[4], [8], [16], [32], [64]]}, ["dim0"])
     plan = cv.plan_conversion(register, swapped, "i8")
-    assert plan.kind is ConversionKind.REGISTER_PERMUTATION and plan.steps == (RegisterPermutation((0, 2, 1, 3)),)
+    # four i8 in one word, two of them trading places: the destination's word is the source's, renamed
+    renamed = RegisterPermutation((0, 2, 1, 3), RegisterEmission.RENAMED_WORDS)
+    assert plan.kind is ConversionKind.REGISTER_PERMUTATION and plan.steps == (renamed,)
+    assert cv.plan_conversion(register, swapped, "fp32").steps == (RegisterPermutation((0, 2, 1, 3)),)
     assert "Registers are renamed: b[0] = a[0], b[1] = a[2], b[2] = a[1], b[3] = a[3]" in str(plan)
     assert cv.plan_conversion(register, register, 8).steps == ()
     # 16x16 fp32, one warp: the calibrated model prefers 8 shuffles to the shared-memory round trip

@@ -52,6 +52,7 @@ from linear_layouts.analysis.steps import (
     ConversionPlan,
     Cost,
     MemoryOp,
+    RegisterEmission,
     RegisterPermutation,
     SharedInstruction,
     SharedMemoryAccess,
@@ -78,7 +79,8 @@ __all__ += [
     "ShufflePlan", "ShuffleRound", "plan_shuffle", "same_warp_data",
     "GatherPlan", "GatherRound", "is_warp_local", "plan_gather",
     "conversion_dims", "plan_conversion", "plan_shared_memory", "plan_through",
-    "ConversionPlan", "ConversionKind", "Cost", "RegisterPermutation", "WarpShuffle", "SharedMemoryAccess", "Barrier",
+    "ConversionPlan", "ConversionKind", "Cost", "RegisterEmission", "RegisterPermutation", "WarpShuffle",
+    "SharedMemoryAccess", "Barrier",
     "BarrierScope", "MemoryOp", "SharedInstruction",
 ]
 # --- dist end -----------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ its element. Quotienting ``C`` by the hardware dims it leaves alone, slowest fir
 gives the cheapest mechanism, as Triton's ``minimalCvtLayout``:
 
 * no-op: ``src == dst`` (the same LinearLayout, whatever descriptors produced them);
-* register permutation: ``C`` is trivial over block, warp and lane (``register_map``);
+* register permutation: ``C`` is trivial over block, warp and lane (``register_map``), emitted as
+  renamed words where byte permutes would cost any and a packing renames (``register_emission``);
 * warp shuffle: trivial over block and warp (§5.4 shuffles, :mod:`.shuffles`), chosen only when its
   cost is below the shared-memory plan's; otherwise
 * shared memory: store ``src``, barrier, load ``dst`` through the optimal swizzle (§5.4, §9.2), with
@@ -46,7 +47,7 @@ from __future__ import annotations
 
 import functools
 
-from linear_layouts.analysis import banks, cost_model, simd_tiles, swizzle
+from linear_layouts.analysis import banks, cost_model, op_counts, simd_tiles, swizzle
 from linear_layouts.analysis.shuffles import (
     ShufflePlan,
     check_permutation_layout,
@@ -62,6 +63,7 @@ from linear_layouts.analysis.steps import (
     ConversionPlan,
     Cost,
     MemoryOp,
+    RegisterEmission,
     RegisterPermutation,
     SharedInstruction,
     SharedMemoryAccess,
@@ -92,6 +94,7 @@ __all__ = [
     "shuffle_cost",
     "shared_memory_cost",
     "as_words",
+    "register_emission",
 ]
 
 NO_OP = ConversionKind.NO_OP
@@ -196,6 +199,24 @@ def as_words(layout: LinearLayout, words: int = _WORDS) -> LinearLayout:
 def _register_map(src: LinearLayout, dst: LinearLayout) -> tuple[int, ...]:
     comp = dst.invert_and_compose(src)
     return tuple(comp.apply({REGISTER: i})[REGISTER] for i in range(dst.in_dim_size(REGISTER)))
+
+
+def register_emission(permutation: RegisterPermutation, bits: int, src_register_bits: int) -> RegisterEmission:
+    """The cheaper emission of a register permutation of ``bits``-bit elements by the byte permutes and
+    selects each issues (``op_counts.register_permutation_counts``): renamed words (none) where a
+    packing renames the source's words and byte permutes would cost any; else byte permutes (ties
+    too: then both emit the same words).
+
+    >>> register_emission(RegisterPermutation((0, 1, 4, 5, 2, 3, 6, 7)), 8, 3)
+    <RegisterEmission.RENAMED_WORDS: 'renamed words'>
+    >>> register_emission(RegisterPermutation((0, 1, 4, 5, 2, 3, 6, 7)), 32, 3)
+    <RegisterEmission.BYTE_PERMUTES: 'byte permutes'>
+    """
+    renamed, permuted = (op_counts.register_permutation_counts(permutation.source, bits, src_register_bits, words)
+                         for words in (True, False))
+    if renamed is not None and permuted is not None and renamed.alu < permuted.alu:
+        return RegisterEmission.RENAMED_WORDS
+    return RegisterEmission.BYTE_PERMUTES
 
 
 def _access(op: MemoryOp, shared: LinearLayout, dist: LinearLayout, element: ElementType,
@@ -401,6 +422,8 @@ def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType,
         source = RegisterPermutation(_register_map(src, dst))
         if source.is_identity:
             return ConversionPlan(NO_OP, src, dst, element, (), Cost(0.0))
+        source = RegisterPermutation(source.source, register_emission(source, element.bits,
+                                                                      src.in_dim_size_log2(REGISTER, missing_ok=True)))
         return ConversionPlan(REGISTER_PERMUTATION, src, dst, element, (source,), Cost(0.0))
     if BLOCK in dims:
         return _plan_shared_memory(src, dst, element, baselines, max_elements)

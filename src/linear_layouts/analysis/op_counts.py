@@ -21,6 +21,15 @@ cannot emit the plan (element widths other than 8/16/32/64 bits; registers not a
 fixed registers; source lanes not affine in the lane bits).  ``tests/codegen/test_op_counts.py``
 checks equality with ``codegen.cost.step_counts`` field by field on random plans.
 
+``register_permutation_counts(source, bits, src_register_bits, renamed_words)`` counts what the
+register-copy emitter issues for the register permutation ``b[r] = a[source[r]]`` (a
+:class:`~.steps.RegisterPermutation`): renamed words (``renamed_words``) cost nothing, the source
+packed as ``word_packing.renaming_packing`` says (None where no packing renames); byte permutes, the
+source packed naturally, build each natural destination word from the source's words, by the greedy
+cover above
+(``source[r]`` in place of ``r``), or, for a permutation of register bits, by the cheaper of that and
+the staged bit exchanges (``word_packing.exchange_stages``: one prmt per word per stage).
+
 Example: the paper's Fig. 4 exchange (fp32, one element per payload) is ``OpCounts(shfl=2, alu=4)``:
 two rounds of one shfl, and one conditional swap of two words (2 selects) on each side.
 """
@@ -30,9 +39,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.analysis.shuffles import ShufflePlan, butterfly_selects
-from linear_layouts.core.word_packing import WORD_BYTES, Packing
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.word_packing import WORD_BYTES, Packing, bit_permutation, exchange_stages, renaming_packing
 
-__all__ = ["OpCounts", "shuffle_counts"]
+__all__ = ["OpCounts", "shuffle_counts", "register_permutation_counts"]
 
 
 @dataclass(frozen=True)
@@ -169,3 +179,57 @@ def shuffle_counts(plan: ShufflePlan) -> OpCounts | None:
                 return None
             alu += cost
     return OpCounts(shfl=plan.shuffles_per_warp, alu=alu)
+
+
+def _repack(src: Packing, dst: Packing) -> int:
+    """Byte permutes turning words packed as ``src`` into words packed as ``dst`` (same registers), as
+    ``codegen.packing.repack`` emits them: direct assembly, or the staged exchanges where there are two
+    or more stages and their one prmt per word per stage is fewer."""
+    if src == dst:
+        return 0
+    sources = [_slots(src, i) for i in range(src.num_words)]
+    targets = [_slots(dst, i) for i in range(dst.num_words)]
+    direct = sum(_assemble(t, sources) or 0 for t in targets)
+    stages = exchange_stages(src, dst)
+    if len(stages) >= 2 and len(stages) * dst.num_words < direct:
+        total, current = 0, sources
+        for packing in stages:
+            words = [_slots(packing, i) for i in range(packing.num_words)]
+            total += sum(_assemble(t, current) or 0 for t in words)
+            current = words
+        return total
+    return direct
+
+
+def register_permutation_counts(source: tuple[int, ...], bits: int, src_register_bits: int,
+                                renamed_words: bool = False) -> OpCounts | None:
+    """Per-thread ``alu`` of the register permutation ``b[r] = a[source[r]]`` of ``bits``-bit elements from
+    ``2**src_register_bits`` registers, emitted as renamed words (``renamed_words``) or byte permutes
+    (module doc); None where it cannot be emitted so (renamed words with no renaming packing).
+
+    >>> swap = (0, 1, 4, 5, 2, 3, 6, 7)  # 8 registers, register bits 1 and 2 trade places
+    >>> register_permutation_counts(swap, 8, 3).alu, register_permutation_counts(swap, 8, 3, renamed_words=True).alu
+    (2, 0)
+    """
+    source = tuple(source)
+    n = len(source)
+    if bits not in (8, 16, 32, 64) or n < 1 or n & (n - 1) or any(not 0 <= s < 1 << src_register_bits for s in source):
+        raise LayoutError(f"register_permutation_counts: a power of two of sources below 2**{src_register_bits}, "
+                          f"8/16/32/64-bit elements, got {bits} bits, {n} sources {source[:8]}")
+    w = bits // 8
+    if renamed_words:
+        return OpCounts() if renaming_packing(w, src_register_bits, source) is not None else None
+    pa = Packing.natural(w, src_register_bits)
+    if w >= WORD_BYTES:
+        return OpCounts()
+    dst_bits = n.bit_length() - 1
+    pb = Packing.natural(w, dst_bits)
+    p = bit_permutation(source)
+    if p is not None and src_register_bits == dst_bits:
+        return OpCounts(alu=_repack(pa, Packing(w, dst_bits, tuple(p[x] for x in pb.in_word))))
+    sources = [_slots(pa, i) for i in range(pa.num_words)]
+    alu = 0
+    for word in range(pb.num_words):
+        target = tuple(None if s is None else (source[s[0]], s[1]) for s in _slots(pb, word))
+        alu += _assemble(target, sources) or 0
+    return OpCounts(alu=alu)

@@ -4,7 +4,8 @@ and code generation executes as it is.
 A :class:`ConversionPlan` moves a tensor held in registers in distributed layout ``src`` to registers in
 layout ``dst``. Its ``steps`` run in order; each is a frozen value:
 
-* :class:`RegisterPermutation` — ``b[r] = a[source[r]]`` in every thread (nothing moves between threads);
+* :class:`RegisterPermutation` — ``b[r] = a[source[r]]`` in every thread (nothing moves between threads),
+  emitted as its :class:`RegisterEmission` says (byte permutes of packed words, or the words renamed);
 * :class:`WarpShuffle` — the rounds of ``shfl.sync.idx`` of an :class:`~.shuffles.ShufflePlan` (§5.4);
 * :class:`SharedMemoryAccess` — every warp stores (``op=STORE``) its registers to, or loads them from,
   shared memory laid out by ``layout`` (``offset -> tensor``), with one instruction kind
@@ -62,6 +63,7 @@ from linear_layouts.core.limits import quote
 __all__ = [
     "ConversionKind",
     "MemoryOp",
+    "RegisterEmission",
     "SharedInstruction",
     "BarrierScope",
     "Cost",
@@ -110,6 +112,25 @@ class MemoryOp(enum.Enum, metaclass=_Checked):
 
     STORE = "store"
     LOAD = "load"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class RegisterEmission(str, enum.Enum, metaclass=_Checked):
+    """How a register permutation of 8- or 16-bit elements (several to a 32-bit word) is emitted.
+
+    ``BYTE_PERMUTES``: both register files in the packings around the step (the natural ones alone),
+    the destination's words built from the source's by ``prmt``. ``RENAMED_WORDS``: the destination's
+    words are the source's, renamed (``word_packing.renamed``: its packing is the source's under the
+    permutation; the source natural, or with duplicated registers out of its words,
+    ``word_packing.renaming_packing``), so the step is word moves the compiler renames away, as
+    Triton's LLVM values are; the byte permutes, if the words' writers or readers need other
+    packings, are theirs. 32- and 64-bit elements are one element a word or more: their permutations
+    are word moves either way (``BYTE_PERMUTES``)."""
+
+    BYTE_PERMUTES = "byte permutes"
+    RENAMED_WORDS = "renamed words"
 
     def __str__(self) -> str:
         return self.value
@@ -206,14 +227,18 @@ class Cost:
 
 @dataclass(frozen=True)
 class RegisterPermutation:
-    """``b[r] = a[source[r]]`` in every thread: destination register ``r`` takes source register ``source[r]``."""
+    """``b[r] = a[source[r]]`` in every thread: destination register ``r`` takes source register
+    ``source[r]``, emitted as ``emission`` says (:class:`RegisterEmission`)."""
 
     source: tuple[int, ...]
+    emission: RegisterEmission = RegisterEmission.BYTE_PERMUTES
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", _tuple(self.source, "source"))
         if any(not isinstance(s, int) or isinstance(s, bool) or s < 0 for s in self.source):
             raise LayoutError(f"source: register indices >= 0, got {quote(self.source)}")
+        if not isinstance(self.emission, RegisterEmission):
+            raise LayoutError(f"emission: expected a RegisterEmission, got {quote(self.emission)}")
 
     @property
     def is_identity(self) -> bool:
@@ -522,6 +547,9 @@ class ConversionPlan:
             lines.append("1. Every thread already holds the elements it needs: no data moves between threads.")
             source = self.register_map or ()
             lines.append("2. " + str(RegisterPermutation(source)))
+            if self.kind is K.REGISTER_PERMUTATION and self.steps[0].emission is RegisterEmission.RENAMED_WORDS:
+                lines.append("   Packed 32-bit words: the destination's words are the source's, renamed "
+                             "(no instruction).")
         elif self.kind is K.WARP_SHUFFLE:
             lines.append("1. Every warp already holds the data it needs: exchange it with warp shuffles (§5.4).")
             lines.append("2. " + str(next(s for s in self.steps if isinstance(s, WarpShuffle))))

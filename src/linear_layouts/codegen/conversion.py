@@ -5,7 +5,8 @@ in a ``packing.Packing``) and writing the words ``b`` (``dst``), and says how mu
 needs, which shared instructions it issues and which packings suit it best (``packings``).
 
 - ``RegisterCopy``: ``b[r] = a[p(r)]`` (no-op and register permutation; ``p`` from the plan), as
-  byte permutes of packed words.
+  byte permutes of packed words, or, where the plan says renamed words, as word moves between a
+  packing and its renaming (``dst_packing``).
 - ``SharedConversion``: store through a shared LinearLayout ``S: offset -> dims`` (swizzled or not,
   optionally padded as Triton's ``PaddedSharedLayout``: the legacy baseline), barrier, load, and a
   barrier after the load unless the kernel says the next store goes to another buffer.  The barrier
@@ -22,9 +23,10 @@ from dataclasses import dataclass
 
 from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.codegen.elements import check_element_bytes
-from linear_layouts.analysis.steps import SharedInstruction
+from linear_layouts.analysis.steps import RegisterEmission, SharedInstruction
 from linear_layouts.codegen.hardware_map import HardwareMap, shared_map
 from linear_layouts.codegen.packing import Emission, Packing, Source, gather_words, repack
+from linear_layouts.core.word_packing import bit_permutation, renamed, renaming_packing
 from linear_layouts.codegen.shared import (
     EmittedAccess,
     access_packing,
@@ -71,11 +73,17 @@ def _merge(*counts: dict[str, int]) -> dict[str, int]:
 @dataclass(frozen=True)
 class RegisterCopy:
     """``b[r] = a[source[r]]`` for every register ``r`` of ``dst``: a no-op or a register
-    permutation (the plan gives ``source``)."""
+    permutation (the plan gives ``source`` and the ``emission``, ``analysis.steps.RegisterEmission``)
+    of ``element_bytes``-byte elements (0: not given; byte permutes only).
+
+    ``BYTE_PERMUTES``: ``b``'s words in any packing, built from ``a``'s by byte permutes;
+    ``RENAMED_WORDS``: ``b`` is packed as ``a`` renamed (``dst_packing``), so its words are ``a``'s."""
 
     src: LinearLayout
     dst: LinearLayout
     source: tuple[int, ...]
+    emission: RegisterEmission = RegisterEmission.BYTE_PERMUTES
+    element_bytes: int = 0
 
     def __post_init__(self) -> None:
         n_src = self.src.in_dim_size("register", missing_ok=True)
@@ -84,32 +92,54 @@ class RegisterCopy:
             raise LayoutError(
                 f"source: needs one src register in [0, {n_src}) for each of the {n_dst} dst registers"
             )
+        if not isinstance(self.emission, RegisterEmission):
+            raise LayoutError(f"emission: expected a RegisterEmission, got {self.emission!r}")
+        if self.element_bytes:
+            check_element_bytes(self.element_bytes)
+        if self.emission is RegisterEmission.RENAMED_WORDS and (
+                not self.element_bytes or self._renaming_src() is None):
+            raise LayoutError("emission: renamed words need the element size and a packing of src whose words "
+                              "the permutation renames (word_packing.renaming_packing)")
 
     shared_bytes = 0
     barrier_scope = None
 
+    def _renaming_src(self) -> Packing | None:
+        return renaming_packing(self.element_bytes, register_bits(self.src), self.source)
+
+    def dst_packing(self, pin: Packing) -> Packing | None:
+        """The packing ``b`` must take when ``a`` is packed as ``pin``: ``a``'s renamed (renamed words),
+        None when any will do (byte permutes) or when none renames ``pin``'s words."""
+        if self.emission is RegisterEmission.BYTE_PERMUTES:
+            return None
+        return renamed(pin, self.source)
+
+    def accepts(self, pin: Packing, pout: Packing) -> bool:
+        """Whether the step runs between these packings as its emission says (renamed words: ``pout``
+        is ``pin`` renamed)."""
+        return self.emission is RegisterEmission.BYTE_PERMUTES or pout == self.dst_packing(pin)
+
     def packings(self) -> tuple[list[Packing], list[Packing]]:
-        return [], []
+        """No preference (byte permutes); the source packed as ``word_packing.renaming_packing`` says and its
+        renaming (renamed words)."""
+        if self.emission is RegisterEmission.BYTE_PERMUTES:
+            return [], []
+        pin = self._renaming_src()
+        return [pin], [self.dst_packing(pin)]  # type: ignore[list-item]
 
     def bit_permutation(self) -> tuple[int, ...] | None:
         """``p`` with ``source[r] = sum(bit i of r << p[i])`` when the copy permutes register bits
-        (e.g. a transpose inside each thread), else None."""
-        n = len(self.source)
-        if len(set(self.source)) != n or n & (n - 1):
-            return None
-        bits = n.bit_length() - 1
-        p = tuple(self.source[1 << i].bit_length() - 1 for i in range(bits))
-        if any(self.source[1 << i] != 1 << p[i] for i in range(bits)):
-            return None
-        for r in range(n):
-            if self.source[r] != sum(1 << p[i] for i in range(bits) if r >> i & 1):
-                return None
-        return p
+        (e.g. a transpose inside each thread), else None (``word_packing.bit_permutation``)."""
+        return bit_permutation(self.source)
 
     def emit_words(self, a: str, b: str, pin: Packing, pout: Packing, em: Emission, smem: str = "smem",
                    trailing_barrier: bool = True) -> list[str]:
         """``b``'s words (``pout``) from ``a``'s (``pin``): byte permutes where the packings differ
-        (a permutation of register bits goes through ``repack``'s staged byte exchanges)."""
+        (a permutation of register bits goes through ``repack``'s staged byte exchanges); word moves
+        alone for renamed words (``pout`` must be ``pin`` renamed)."""
+        if not self.accepts(pin, pout):
+            raise LayoutError(f"pout: a renamed-words permutation packs dst as src renamed, "
+                              f"{self.dst_packing(pin)}, got {pout}")
         mark = len(em.lines)
         words = [f"{a}[{i}]" for i in range(pin.num_words)]
         perm = self.bit_permutation()

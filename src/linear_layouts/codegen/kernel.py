@@ -23,7 +23,7 @@ from typing import Protocol
 from linear_layouts.analysis.cost_model import SM_SHARED_BYTES
 from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import (
-    SharedConversion, canonical_vector_order, register_bits,
+    RegisterCopy, SharedConversion, canonical_vector_order, register_bits,
 )
 from linear_layouts.codegen.elements import check_element_bytes, element_type
 from linear_layouts.codegen.global_memory import emit_global_load_words, emit_global_store_words
@@ -98,14 +98,21 @@ def choose_packings(src: LinearLayout, dst: LinearLayout, element_bytes: int, fo
                     backward: ConversionStep | None = None) -> tuple[Packing, Packing]:
     """The packings of the ``src`` and ``dst`` register files with the fewest byte permutes and selects
     for load, forward, backward (weighted as in a kernel with one round trip: forward twice), store:
-    candidates are the natural order and each step's preferred packings."""
+    candidates are the natural order and each step's preferred packings, in pairs each step runs
+    between (a renamed-words register permutation packs its destination as its source renamed,
+    ``RegisterCopy.accepts``)."""
     w = element_bytes
     ra, rb = register_bits(src), register_bits(dst)
     fin, fout = forward.packings()
     bin_, bout = backward.packings() if backward is not None else ([], [])
     cand_a = list(dict.fromkeys([Packing.natural(w, ra)] + fin + bout))
     cand_b = list(dict.fromkeys([Packing.natural(w, rb)] + fout + bin_))
-    if w >= 4 or (len(cand_a) == 1 and len(cand_b) == 1):
+
+    def runs(pa: Packing, pb: Packing) -> bool:
+        return ((not isinstance(forward, RegisterCopy) or forward.accepts(pa, pb))
+                and (not isinstance(backward, RegisterCopy) or backward.accepts(pb, pa)))
+
+    if w >= 4 or (len(cand_a) == 1 and len(cand_b) == 1 and runs(cand_a[0], cand_b[0])):
         return cand_a[0], cand_b[0]
     ga, gb = global_map(src), global_map(dst)
     memo: dict = {}
@@ -125,13 +132,18 @@ def choose_packings(src: LinearLayout, dst: LinearLayout, element_bytes: int, fo
 
     best = None
     for pa in cand_a:
-        la = edge(emit_global_load_words, ga, pa)
+        la = None
         for pb in cand_b:
+            if not runs(pa, pb):
+                continue
+            la = edge(emit_global_load_words, ga, pa) if la is None else la
             total = la + edge(emit_global_store_words, gb, pb) + 2 * cost(forward, pa, pb)
             if backward is not None:
                 total += cost(backward, pb, pa)
             if best is None or total < best[0]:
                 best = (total, pa, pb)
+    if best is None:
+        raise LayoutError("forward/backward: no pair of register packings runs both steps as their plans say")
     return best[1], best[2]
 
 

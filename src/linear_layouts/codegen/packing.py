@@ -25,7 +25,7 @@ from itertools import count
 from typing import Callable, Iterable, Sequence
 
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.word_packing import ByteId, Packing, Word
+from linear_layouts.core.word_packing import ByteId, Packing, Word, exchange_stages
 
 __all__ = [
     "ByteId",
@@ -177,20 +177,6 @@ def _placed(target: Word, canon) -> Word:
     return tuple(_canonical(b, canon) for b in target)
 
 
-def _stages(src: Packing, dst: Packing) -> list[Packing]:
-    """Intermediate packings from ``src`` to ``dst`` exchanging one in-word bit per stage."""
-    out_bits = [b for b in src.in_word if b not in dst.in_word]
-    in_bits = [b for b in dst.in_word if b not in src.in_word]
-    stages = []
-    current = list(src.in_word)
-    for e, f in zip(out_bits, in_bits):
-        current[current.index(e)] = f
-        stages.append(Packing(src.element_bytes, src.register_bits, tuple(current)))
-    if stages:
-        stages[-1] = dst
-    return stages
-
-
 def repack(src: Packing, dst: Packing, words: Sequence[str], em: Emission,
            canon: Callable[[int], int] | None = None, only: Iterable[int] | None = None) -> list[str | None]:
     """C++ expressions of ``dst``'s words from ``words`` (expressions of ``src``'s words), by the
@@ -213,7 +199,7 @@ def repack(src: Packing, dst: Packing, words: Sequence[str], em: Emission,
 
     trial = Emission(em.prefix + "d")
     direct(trial)
-    stages = _stages(src, dst) if canon is None else []
+    stages = exchange_stages(src, dst) if canon is None else []
     if len(stages) >= 2 and len(stages) * len(wanted) < trial.prmt:
         current = sources
         for s_index, packing in enumerate(stages):

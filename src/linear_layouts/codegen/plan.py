@@ -1,11 +1,12 @@
 """From analysis plans to conversion steps and kernels: codegen executes a typed plan as it is.
 
 ``step_from_plan(plan)`` turns an ``analysis.steps.ConversionPlan`` into the emitter step that runs its
-``steps``: a ``RegisterPermutation`` (or a no-op) becomes ``RegisterCopy``, a ``WarpShuffle`` a
-``ShuffleConversion``, a store / barrier / load through a shared layout a ``SharedConversion`` with the
-accesses' instruction kinds, widths, ``.trans`` and register orders. Nothing is re-planned here and
-nothing is parsed: ``conversion_step`` asks ``plan_conversion`` once (``plan_shared_memory`` with
-``force_shared``), and a plan the emitters cannot run raises ``LayoutError`` naming the step.
+``steps``: a ``RegisterPermutation`` (or a no-op) becomes ``RegisterCopy`` (with its emission), a
+``WarpShuffle`` a ``ShuffleConversion``, a store / barrier / load through a shared layout a
+``SharedConversion`` with the accesses' instruction kinds, widths, ``.trans`` and register orders.
+Nothing is re-planned here and nothing is parsed: ``conversion_step`` asks ``plan_conversion`` once
+(``plan_shared_memory`` with ``force_shared``), and a plan the emitters cannot run raises
+``LayoutError`` naming the step.
 
 Example: ``conversion_kernel(src, dst, "fp16")`` is a ``KernelSource`` whose forward step is the plan
 of ``src -> dst`` and whose round trip is the plan of ``dst -> src``.
@@ -68,7 +69,8 @@ def step_from_plan(plan: ConversionPlan) -> Step:
         n = plan.dst.in_dim_size("register", missing_ok=True)
         return RegisterCopy(plan.src, plan.dst, tuple(range(n)))
     if types == [RegisterPermutation]:
-        return RegisterCopy(plan.src, plan.dst, steps[0].source)  # type: ignore[union-attr]
+        permutation: RegisterPermutation = steps[0]  # type: ignore[assignment]
+        return RegisterCopy(plan.src, plan.dst, permutation.source, permutation.emission, plan.bitwidth // 8)
     if types == [WarpShuffle]:
         return ShuffleConversion(steps[0].plan)  # type: ignore[union-attr]
     return _shared_conversion(plan)

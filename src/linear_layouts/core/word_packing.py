@@ -25,7 +25,8 @@ from typing import Sequence
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["WORD_BYTES", "ByteId", "Word", "Packing"]
+__all__ = ["WORD_BYTES", "ByteId", "Word", "Packing", "bit_permutation", "exchange_stages", "renamed",
+           "renaming_packing"]
 
 WORD_BYTES = 4  # a register word: 32 bits
 
@@ -158,3 +159,99 @@ class Packing:
     def position_xor(self, register_mask: int) -> int:
         """Element-position XOR of XOR-ing every register with ``register_mask`` (its in-word bits)."""
         return self.position(register_mask) if self.element_bytes < 4 else 0
+
+
+def bit_permutation(source: Sequence[int]) -> tuple[int, ...] | None:
+    """``p`` with ``source[r] = sum(bit i of r << p[i])`` when the register map ``b[r] = a[source[r]]``
+    permutes register bits (e.g. a transpose inside each thread), else None.
+
+    >>> bit_permutation((0, 2, 1, 3)), bit_permutation((0, 0, 1, 1))
+    ((1, 0), None)
+    """
+    n = len(source)
+    if len(set(source)) != n or n & (n - 1):
+        return None
+    bits = _log2(n)
+    p = tuple(source[1 << i].bit_length() - 1 for i in range(bits))
+    if any(source[1 << i] != 1 << p[i] for i in range(bits)):
+        return None
+    if any(source[r] != sum(1 << p[i] for i in range(bits) if r >> i & 1) for r in range(n)):
+        return None
+    return p
+
+
+def exchange_stages(src: Packing, dst: Packing) -> list[Packing]:
+    """The packings from ``src`` to ``dst`` that exchange one in-word register bit for a word bit each
+    (the last is ``dst``): ``d`` stages when ``d`` of ``dst``'s in-word bits are word bits of ``src``.
+
+    >>> [p.in_word for p in exchange_stages(Packing(1, 4, (0, 1)), Packing(1, 4, (2, 3)))]
+    [(2, 1), (2, 3)]
+    """
+    out_bits = [b for b in src.in_word if b not in dst.in_word]
+    in_bits = [b for b in dst.in_word if b not in src.in_word]
+    stages = []
+    current = list(src.in_word)
+    for e, f in zip(out_bits, in_bits):
+        current[current.index(e)] = f
+        stages.append(Packing(src.element_bytes, src.register_bits, tuple(current)))
+    if stages:
+        stages[-1] = dst
+    return stages
+
+
+def renamed(packing: Packing, source: Sequence[int]) -> Packing | None:
+    """The packing of the registers ``b[r] = a[source[r]]`` (``a`` held in ``packing``) whose every word is
+    a word of ``a``, element for element: ``b``'s in-word bits are the registers whose sources are
+    ``a``'s in-word bit registers, so the permutation moves whole words (no byte permute). None where
+    no packing does (a source mixing an in-word bit into a word bit, a register of ``a``'s in-word
+    bits no register of ``b`` takes alone, fewer in-word bits on one side).
+
+    ``source`` is linear over F2 (a conversion's register map). Example: 8-bit registers with
+    register bits 1 and 2 swapped, ``a`` packed naturally (in-word bits 0, 1): ``b`` is packed along
+    its register bits 0 and 2, and its word 1 is ``a``'s word 1.
+
+    >>> renamed(Packing(1, 3, (0, 1)), (0, 1, 4, 5, 2, 3, 6, 7)).in_word
+    (0, 2)
+    """
+    n = len(source)
+    if n < 1 or n & (n - 1):
+        raise LayoutError(f"source: one source register per destination register, a power of two of them, got {n}")
+    bits = _log2(n)
+    w = packing.element_bytes
+    if w >= WORD_BYTES:
+        return Packing.natural(w, bits)
+    if min(_log2(WORD_BYTES // w), bits) != len(packing.in_word):
+        return None
+    in_word = []
+    for b in packing.in_word:
+        j = next((j for j in range(bits) if source[1 << j] == 1 << b), None)
+        if j is None:
+            return None
+        in_word.append(j)
+    out = Packing(w, bits, tuple(in_word))
+    for u in range(out.num_words):
+        v = packing.word(source[out.register(u, 0)])
+        if any(source[out.register(u, p)] != packing.register(v, p) for p in range(out.elements_per_word)):
+            return None
+    return out
+
+
+def renaming_packing(element_bytes: int, register_bits: int, source: Sequence[int]) -> Packing | None:
+    """The packing of ``a`` (``2**register_bits`` registers) under which ``b[r] = a[source[r]]`` is renamed
+    words (``renamed``): the natural one where it renames, else the one whose in-word bits are the lowest
+    register bits ``source`` reads (bits of duplicated registers, which no destination register reads
+    alone, stay out of the words); None where neither renames.
+
+    >>> renaming_packing(1, 3, (0, 1, 4, 5, 2, 3, 6, 7)).in_word  # the natural packing renames
+    (0, 1)
+    >>> renaming_packing(1, 3, (0, 2, 4, 6)).in_word  # register bit 0 of a holds duplicates
+    (1, 2)
+    """
+    natural = Packing.natural(element_bytes, register_bits)
+    if renamed(natural, source) is not None:
+        return natural
+    read = 0
+    for s in source:
+        read |= s
+    other = Packing.leading(element_bytes, register_bits, [b for b in range(register_bits) if read >> b & 1])
+    return other if other != natural and renamed(other, source) is not None else None
