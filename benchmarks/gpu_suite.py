@@ -951,7 +951,8 @@ def transposes(args, copy: dict | None) -> list[dict]:
     import cupy as cp
     import torch
 
-    from linear_layouts.codegen.runtime import compile_kernel, launch_programmatic
+    from linear_layouts.codegen.runtime import (compile_kernel, function_pointer, launch_programmatic,
+                                              prefer_shared_carveout, registers_per_thread)
 
     rows = []
     n = args.transpose_size
@@ -977,10 +978,10 @@ def transposes(args, copy: dict | None) -> list[dict]:
         extra = {}
         if k.persistent:  # all of an SM's shared memory for its CTAs; the grid: resident CTA slots
             try:
-                fn.preferred_shared_memory_carveout = 100
-                extra["registers"] = fn.num_regs
+                prefer_shared_carveout(fn, 100)
+                extra["registers"] = registers_per_thread(fn)
                 extra["ctas_per_sm"] = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-                    getattr(fn, "kernel", fn).ptr, k.threads, k.shared_bytes))
+                    function_pointer(fn), k.threads, k.shared_bytes))
             except Exception as exc:  # the grid stays the planned one (k.ctas_per_sm per SM)
                 extra["occupancy_error"] = repr(exc)[:200]
         # persistent: every resident slot, and the balanced grid (each CTA the same number of tiles)

@@ -82,7 +82,7 @@ def profile_child(only: str, n: int = 8192) -> None:
     import cupy as cp
     import numpy as np
 
-    from linear_layouts.codegen.runtime import compile_kernel
+    from linear_layouts.codegen.runtime import compile_kernel, function_pointer, prefer_shared_carveout
 
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     for w, tag, _, k in gpu_suite.transpose_kernels(n):
@@ -94,9 +94,9 @@ def profile_child(only: str, n: int = 8192) -> None:
         fn = compile_kernel(k)
         grid = k.grid(sms)
         if k.persistent:
-            fn.preferred_shared_memory_carveout = 100
+            prefer_shared_carveout(fn, 100)
             slots = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-                getattr(fn, "kernel", fn).ptr, k.threads, k.shared_bytes))
+                function_pointer(fn), k.threads, k.shared_bytes))
             grid = k.grid(sms, True, slots)
         extra = (cp.zeros(2, dtype=cp.uint32),) if k.dynamic else ()
         fn(grid, (k.threads,), (a, b) + extra, shared_mem=k.shared_bytes)

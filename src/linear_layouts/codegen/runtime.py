@@ -34,6 +34,10 @@ __all__ = [
     "check_kernel",
     "time_kernel",
     "launch_programmatic",
+    "function_pointer",
+    "allow_dynamic_shared",
+    "prefer_shared_carveout",
+    "registers_per_thread",
 ]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -60,8 +64,42 @@ def _function(source: str, name: str, shared_bytes: int) -> Any:
         module = cp.RawModule(code=source, options=("-std=c++17", "-arch=sm_90"))
     function = module.get_function(name)
     if shared_bytes > 48 * 1024:
-        function.max_dynamic_shared_size_bytes = shared_bytes
+        allow_dynamic_shared(function, shared_bytes)
     return function
+
+
+# ``CUfunction_attribute`` values of the CUDA driver API (``cuda.h``); CuPy's driver module does not export them all.
+_CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+_CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+
+
+def function_pointer(function: Any) -> int:
+    """The ``CUfunction`` of a CuPy kernel: a ``cupy.cuda.function.Function`` (``.ptr``) or a ``RawKernel``
+    (``.kernel.ptr``)."""
+    ptr = getattr(function, "ptr", None)
+    return int(function.kernel.ptr if ptr is None else ptr)
+
+
+def prefer_shared_carveout(function: Any, percent: int = 100) -> None:
+    """Ask for ``percent`` of the SM's unified L1 / shared memory as shared memory for ``function``
+    (``cuFuncSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT)``)."""
+    driver = cupy_module().cuda.driver
+    driver.funcSetAttribute(function_pointer(function), _CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, int(percent))
+
+
+def registers_per_thread(function: Any) -> int:
+    """The registers ``function`` uses per thread (``cuFuncGetAttribute(NUM_REGS)``)."""
+    driver = cupy_module().cuda.driver
+    return int(driver.funcGetAttribute(_CU_FUNC_ATTRIBUTE_NUM_REGS, function_pointer(function)))
+
+
+def allow_dynamic_shared(function: Any, shared_bytes: int) -> None:
+    """Let ``function`` take ``shared_bytes`` of dynamic shared memory (above the default 48 KiB):
+    ``cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)``, which CuPy's ``Function`` has no setter for."""
+    driver = cupy_module().cuda.driver
+    driver.funcSetAttribute(function_pointer(function), _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            int(shared_bytes))
 
 
 def compile_kernel(kernel: KernelSource) -> Any:

@@ -17,8 +17,8 @@ import time
 from typing import Any, Sequence
 
 from linear_layouts.codegen.permute import PermuteKernel
-from linear_layouts.codegen.ptx import compile_cubin, find_nvcc
-from linear_layouts.codegen.runtime import cupy_module
+from linear_layouts.codegen.ptx import compile_cubin_bytes, find_nvcc
+from linear_layouts.codegen.runtime import allow_dynamic_shared, cupy_module, function_pointer
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
 from linear_layouts.ops.kernels import GridShape
@@ -66,13 +66,14 @@ def _function(source: str, name: str, shared_bytes: int, device: int) -> tuple[A
     arch = device_arch(device)
     start = time.perf_counter()
     with cp.cuda.Device(device):
-        if find_nvcc() is not None:
-            module = cp.RawModule(path=str(compile_cubin(source, arch)))
+        if find_nvcc() is not None:  # the cubin's verified bytes, loaded from memory (never reopened by path)
+            module = cp.cuda.function.Module()
+            module.load(compile_cubin_bytes(source, arch))
         else:
             module = cp.RawModule(code=source, options=("-std=c++17", f"-arch={arch}"))
         function = module.get_function(name)
         if shared_bytes > 48 * 1024:
-            function.max_dynamic_shared_size_bytes = shared_bytes
+            allow_dynamic_shared(function, shared_bytes)
     compile_log.append((name, arch, time.perf_counter() - start))
     return module, function
 
@@ -82,7 +83,7 @@ def prepare(kernel: PermuteKernel, device: int, ctas: int) -> PreparedLaunch:
     if not 0 < ctas < 2**31:
         raise LayoutError(f"ctas: a 1-D grid holds 1 to 2**31 - 1 CTAs, got {ctas}")
     _, function = _function(kernel.source, kernel.name, kernel.shared_bytes, device)
-    return PreparedLaunch(int(function.ptr), device_context(device), ctas, kernel.threads, kernel.shared_bytes,
+    return PreparedLaunch(function_pointer(function), device_context(device), ctas, kernel.threads, kernel.shared_bytes,
                           ArgumentPacking.of(kernel.params))
 
 
