@@ -57,6 +57,8 @@ def test_every_output_form_parses_back_to_the_same_value():
     ("Sw<1,0,1> o Sw<2,3,4> o 1024:1", "Sw<1,0,1> o 0 o Sw<2,3,4> o 0 o 1024:1"),
     ("Swizzle(3, 0, -3) o (8,8):(8,1)", "Sw<3,0,-3> o 0 o (8,8):(8,1)"),
     ("(8,):(1,)", "(8):(1)"),
+    ("():()", "():()"),  # CuTe's rank-0 layout (a slice at a full coordinate)
+    ("(_4,_8):(_-1,_4)", "(4,8):(-1,4)"),
 ])
 def test_parse_forms(text, expected):
     assert str(parse_cute(text)) == expected

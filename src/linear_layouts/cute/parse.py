@@ -46,7 +46,7 @@ _STATIC = re.compile(r"^_(m?)(\d+)$")
 NEGATIVE_ALIASES = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 24, 32})
 _STARTS = re.compile(r"^\s*(?:cute(?:::|\.)\s*)?(?:Sw<|Swizzle\s*<|SW_|TV\s*\(|composition\s*\(|make_composed_layout\s*\(|"
                      r"make_layout\s*\(|Layout\s*<|make_swizzle\s*\()")
-_SHAPE_TEXT = re.compile(r"^[\s()\d,_\-]*\d[\s()\d,_\-]*$")
+_SHAPE_TEXT = re.compile(r"^[\s()\d,_\-]*\d[\s()\d,_\-]*$|^\s*\(\s*\)\s*$")
 
 
 def looks_like_cute(text: str) -> bool:
@@ -261,6 +261,9 @@ class _Parser:
     def int_tuple(self) -> Any:
         if self.accept("("):
             self.enter()
+            if self.accept(")"):  # the empty tuple: CuTe's rank-0 layout ():() of a full slice
+                self.depth -= 1
+                return ()
             items = [self.int_tuple()]
             while self.accept(","):
                 if self.peek.text == ")":
