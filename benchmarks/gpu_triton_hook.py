@@ -631,7 +631,7 @@ def one_line(row: dict) -> str:
     decision = measured["decision"] or NO_DECISION
     return (f"{row['kernel']}: Triton {row['time']['us']['triton']} us; model {model['ratio']} "
             f"({'ours' if model['binary_differs'] else 'Triton'}); measured {measured['ratio']} "
-            f"({decision['choice']}, {decision['basis']}: {decision['reason'][:120]}; samples "
+            f"({decision['choice']}, {decision['basis']}: {decision['reason'][:90]}; samples "
             f"{_measured_text(decision)}); first call {row['first_call_s']['measured']} s; "
             f"correct {model['correct']}/{measured['correct']}")
 
