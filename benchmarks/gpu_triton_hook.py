@@ -365,15 +365,18 @@ class _Trace:
         import logging
 
         self.lines: list[str] = []
-        handler = logging.Handler(logging.DEBUG)
-        handler.emit = lambda record: self.lines.append(record.getMessage())
-        logger = logging.getLogger("linear_layouts.triton")
-        logger.addHandler(handler)
-        logger.setLevel(logging.DEBUG)
+        self.handler = logging.Handler(logging.DEBUG)
+        self.handler.emit = lambda record: self.lines.append(record.getMessage())
+        self.logger = logging.getLogger("linear_layouts.triton")
+        self.logger.addHandler(self.handler)
+        self.logger.setLevel(logging.DEBUG)
 
     def take(self) -> list[str]:
         lines, self.lines = self.lines, []
         return lines
+
+    def close(self) -> None:
+        self.logger.removeHandler(self.handler)
 
 
 def run_kernel(path: Path, repeats: int, trace: _Trace | None = None) -> dict:

@@ -782,3 +782,26 @@ def test_the_log_switch_traces_each_step_on_stderr(fake_device, monkeypatch, cap
     monkeypatch.setenv(hook_log.LOG_ENV, "0")
     measure.arm(FakeKernel("third", fake_device["launches"]), None, Settings(Mode.MEASURED))
     assert "linear_layouts.triton" not in capfd.readouterr().err
+
+
+def test_measured_mode_through_the_jit_says_why_it_keeps_tritons(fake_jit_device, monkeypatch):
+    """vector_add: no predicted gain (stored, no timing); a failure while arming is an error decision on the
+    kernel with one warning, and the call still launches Triton's kernel."""
+    launches = fake_jit_device["jit_launches"]
+    with lt.enabled("measured"):
+        kernel = jit_launch(fake_jit_device["load"]("vector_add"))
+    decision = lt.decision(kernel)
+    assert decision.basis is Basis.NO_PREDICTED_GAIN and decision.samples == 0 and len(launches) == 1
+    assert decisions.load(decisions.identity(kernel, "Fake H200")) == decision
+
+    def failing_arm(*args, **kwargs):
+        raise RuntimeError("no device name")
+
+    monkeypatch.setattr(measure, "arm", failing_arm)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with lt.enabled("measured"):
+            kernel = jit_launch(fake_jit_device["load"]("vector_add"))
+    decision = lt.decision(kernel)
+    assert decision.basis is Basis.ERROR and "RuntimeError: no device name" in decision.reason
+    assert len(hook_warnings(record)) == 1 and len(launches) == 2 and launches[-1][1] == kernel.function
