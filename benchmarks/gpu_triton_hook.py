@@ -172,6 +172,11 @@ def why(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[:300]}"
 
 
+def measuring_reserve(kernels: int) -> float:
+    """Seconds of the budget the warm step leaves to the measuring children for ``kernels`` kernels."""
+    return min(90.0, 20.0 + 3.0 * kernels)
+
+
 def warm(paths: list[Path], arch: int, jobs: int, triton_cache: Path, ours_cache: Path, deadline: Deadline) -> dict:
     """``warm_one`` for each kernel in ``jobs`` processes (spawned: no CUDA context in them)."""
     import multiprocessing
@@ -183,7 +188,7 @@ def warm(paths: list[Path], arch: int, jobs: int, triton_cache: Path, ours_cache
                                initargs=(str(triton_cache), str(ours_cache)))
     futures = {pool.submit(warm_one, str(p), arch): p.stem for p in paths}
     try:
-        for future in as_completed(futures, timeout=max(10.0, deadline.left() - 90)):
+        for future in as_completed(futures, timeout=max(10.0, deadline.left() - measuring_reserve(len(paths)))):
             try:
                 row = future.result()
             except Exception as error:  # noqa: BLE001 - a dead worker is recorded
