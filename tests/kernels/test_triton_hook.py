@@ -729,37 +729,51 @@ def jit_launch(spec):
     return spec.kernel[spec.grid](*args, **spec.constexprs, **spec.options)
 
 
+def forced_engine(state):
+    """An engine that predicts a 10% gain for vector_add with 8 elements a thread instead of Triton's 4 (1024
+    elements over 4 warps either way: a valid layout of another binary), whatever the model says today."""
+
+    def engine(ttir, ttgir, **kwargs):
+        state.setdefault("scalars", kwargs["scalars"])
+        ours = ttgir.replace("sizePerThread = [4]", "sizePerThread = [8]")
+        assert ours != ttgir
+        return stage.Outcome(ours, "forced by the test", 0.1)
+
+    return engine
+
+
 @pytest.mark.parametrize("keys", ["as installed", "wrapped"])
 def test_measured_mode_through_the_jit_after_plain_and_model_launches(fake_jit_device, monkeypatch, keys):
     """The benchmark's sequence on one JITFunction: a launch without the hook, one in model mode, one in measured
     mode. The measured launch must compile anew (the JIT's key names the hook), arm, measure at that first
-    launch and run the winner; a fresh JITFunction then takes the stored decision without measuring.
-    ``wrapped``: the keys wrapped as on Triton 3.6 (whose ``run`` and ``compile`` do not append the hook's)."""
+    launch (the engine's prediction forced: ``forced_engine``) and run the winner; a fresh JITFunction then
+    takes the stored decision without measuring. ``wrapped``: the keys wrapped as on Triton 3.6 (whose ``run``
+    and ``compile`` do not append the hook's)."""
     if keys == "wrapped":
         monkeypatch.setattr(hook, "_mentions_hook", lambda function: False)
     launches = fake_jit_device["jit_launches"]
-    spec = fake_jit_device["load"]("layer_norm_bwd_dwdb")
+    spec = fake_jit_device["load"]("vector_add")
     plain = jit_launch(spec)
     with lt.enabled("model"):
         model = jit_launch(spec)
+    monkeypatch.setattr(measure, "engine_ttgir", forced_engine(fake_jit_device))
     with lt.enabled("measured"):
         measured = jit_launch(spec)
     assert len({id(plain), id(model), id(measured)}) == 3  # three compiles: the JIT's key follows the hook
-    assert lt.decision(plain) is None and lt.decision(model).basis is Basis.PREDICTED_GAIN
+    assert lt.decision(plain) is None and lt.decision(model).basis is Basis.NO_PREDICTED_GAIN
     decision = lt.decision(measured)
     assert decision is not None and decision.basis is Basis.MEASURED_FASTER and decision.choice == "ours"
-    assert decision.samples == 12 and decision.predicted_gain > 0 and fake_jit_device["scalars"] == {"%M": 128,
-                                                                                                      "%N": 4096}
+    assert decision.samples == 12 and decision.predicted_gain == 0.1
+    assert fake_jit_device["scalars"] == {"%n_elements": 98432}
     triton_function = plain.function
-    assert measured.function != triton_function and measured.asm["ttgir"] != plain.asm["ttgir"]
+    assert measured.function != triton_function and "sizePerThread = [8]" in measured.asm["ttgir"]
     # the launches: plain, model, then Triton's and ours for the output check, then the call itself with ours
     assert [f == triton_function for _, f in launches[-3:]] == [True, False, False]
     assert launches[-1][1] == measured.function and len(launches) == 5
     assert decisions.load(decisions.identity(measured, "Fake H200")) == decision
     fake_jit_device["times"] = ([1.0] * 12, [9.0] * 12, 5)  # a second measurement would choose Triton's
-    again = fake_jit_device["load"]("layer_norm_bwd_dwdb")
     with lt.enabled("measured"):
-        stored = jit_launch(again)
+        stored = jit_launch(fake_jit_device["load"]("vector_add"))
     assert lt.decision(stored) == decision and stored.function == measured.function and len(launches) == 6
 
 
@@ -785,9 +799,10 @@ def test_the_log_switch_traces_each_step_on_stderr(fake_device, monkeypatch, cap
 
 
 def test_measured_mode_through_the_jit_says_why_it_keeps_tritons(fake_jit_device, monkeypatch):
-    """vector_add: no predicted gain (stored, no timing); a failure while arming is an error decision on the
-    kernel with one warning, and the call still launches Triton's kernel."""
+    """No predicted gain (stored, no timing); a failure while arming is an error decision on the kernel with one
+    warning, and the call still launches Triton's kernel."""
     launches = fake_jit_device["jit_launches"]
+    monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kwargs: stage.Outcome(None, "the model keeps"))
     with lt.enabled("measured"):
         kernel = jit_launch(fake_jit_device["load"]("vector_add"))
     decision = lt.decision(kernel)
