@@ -1,8 +1,8 @@
-"""QK RMS norm with fp8 quantization for 8 heads of 64 features (the heads unrolled with
-``tl.static_range``): per head and token, ``q`` and ``k`` are normalized by their RMS over the head
-dim, scaled by per-head weights, and quantized to e4m3 with a per-(token, head) scale from their
-absolute maximum; 32 tokens per program. Four reductions along axis 1 per head, 32 in all, plus a
-mean over the heads of the q scales kept for the logit soft cap."""
+"""QK RMS norm with int8 quantization (as SageAttention quantizes Q and K) for 8 heads of 64 features,
+the heads unrolled with ``tl.static_range``: per head and token, ``q`` and ``k`` are normalized by their
+RMS over the head dim, scaled by per-head weights, and rounded to int8 with a per-(token, head) scale
+from their absolute maximum; 32 tokens per program. Four reductions along axis 1 per head, 32 in all,
+plus the mean of the q scales over the heads."""
 import triton
 import triton.language as tl
 
@@ -19,10 +19,12 @@ def many_reductions_kernel(q_ptr, k_ptr, wq_ptr, wk_ptr, q8_ptr, k8_ptr, qs_ptr,
         k = tl.load(k_ptr + offs).to(tl.float32)
         q = q / tl.sqrt(tl.sum(q * q, axis=1) / D + eps)[:, None] * tl.load(wq_ptr + h * D + d)[None, :]
         k = k / tl.sqrt(tl.sum(k * k, axis=1) / D + eps)[:, None] * tl.load(wk_ptr + h * D + d)[None, :]
-        q_scale = tl.maximum(tl.max(tl.abs(q), axis=1), 1e-12) / 448.0
-        k_scale = tl.maximum(tl.max(tl.abs(k), axis=1), 1e-12) / 448.0
-        tl.store(q8_ptr + offs, (q / q_scale[:, None]).to(tl.float8e4nv))
-        tl.store(k8_ptr + offs, (k / k_scale[:, None]).to(tl.float8e4nv))
+        q_scale = tl.maximum(tl.max(tl.abs(q), axis=1), 1e-12) / 127.0
+        k_scale = tl.maximum(tl.max(tl.abs(k), axis=1), 1e-12) / 127.0
+        q = q / q_scale[:, None]
+        k = k / k_scale[:, None]
+        tl.store(q8_ptr + offs, (q + tl.where(q >= 0, 0.5, -0.5)).to(tl.int8))
+        tl.store(k8_ptr + offs, (k + tl.where(k >= 0, 0.5, -0.5)).to(tl.int8))
         tl.store(qs_ptr + t * H + h, q_scale)
         tl.store(ks_ptr + t * H + h, k_scale)
         q_sum += q_scale
@@ -30,8 +32,8 @@ def many_reductions_kernel(q_ptr, k_ptr, wq_ptr, wk_ptr, q8_ptr, k8_ptr, qs_ptr,
 
 
 KERNEL = many_reductions_kernel
-SIGNATURE = {"q_ptr": "*bf16", "k_ptr": "*bf16", "wq_ptr": "*fp32", "wk_ptr": "*fp32", "q8_ptr": "*fp8e4nv",
-             "k8_ptr": "*fp8e4nv", "qs_ptr": "*fp32", "ks_ptr": "*fp32", "qmean_ptr": "*fp32", "eps": "fp32"}
+SIGNATURE = {"q_ptr": "*bf16", "k_ptr": "*bf16", "wq_ptr": "*fp32", "wk_ptr": "*fp32", "q8_ptr": "*i8",
+             "k8_ptr": "*i8", "qs_ptr": "*fp32", "ks_ptr": "*fp32", "qmean_ptr": "*fp32", "eps": "fp32"}
 CONSTEXPRS = {"H": 8, "BLOCK_T": 32, "D": 64}
 SCALARS = {"eps": 1e-6}
 TENSORS = {"q_ptr": [8192, 512], "k_ptr": [8192, 512], "wq_ptr": [512], "wk_ptr": [512], "q8_ptr": [8192, 512],
