@@ -177,9 +177,12 @@ class _State:
         #: ``naive_conversions(program)``, counted by a legacy run with ``plan_cost`` after its forward pass
         self.naive_conversions: int | None = None
         self._default: dict[tuple[int, ...], tuple[Any, LinearLayout]] = {}
+        self._bits: dict[str, int] = {}  # bits' answers by dtype
         results = [r for op in program.ops for r in op.results]
         self._single_definitions = len(set(results)) == len(results)
         self._def_at: dict[int, int] = {}  # def_index's last answers (single definitions only)
+        self._op_at: dict[int, int] = {}  # position's last answers for ops without results, by id
+        self._drift = 0  # how far the last op _find looked for had moved
         self.recomputes: dict[int, int] = {}  # a clone's result -> the value its op recomputes
         #: ``_flags``' answers, valid in the forward pass (which only appends ops)
         self.flags: dict[int, tuple[bool, bool]] = {}
@@ -196,8 +199,7 @@ class _State:
     def default_blocked(self, shape: tuple[int, ...]) -> tuple[Any, LinearLayout]:
         """``anchors.default_blocked_layout`` of ``shape`` (this program's warps) and its layout, once per shape."""
         if shape not in self._default:
-            desc = anchor_rules.default_blocked_layout(shape, self.program.num_warps, self.program.threads_per_warp)
-            self._default[shape] = desc, transfer.descriptor_layout(desc, shape)
+            self._default[shape] = _default_blocked(shape, self.program.num_warps, self.program.threads_per_warp)
         return self._default[shape]
 
     def new_value(self, like: int) -> int:
@@ -219,20 +221,31 @@ class _State:
             return i
         op = self.defining.get(vid) if self._single_definitions else None
         if i is not None and op is not None:  # moved by the ops inserted or removed since: look near it
-            n = len(self.ops)
-            for d in range(1, n):
-                if i + d < n and self.ops[i + d] is op:
-                    self._def_at[vid] = i + d
-                    return i + d
-                if 0 <= i - d < n and self.ops[i - d] is op:
-                    self._def_at[vid] = i - d
-                    return i - d
+            j = self._find(op, i)
+            if j is not None:
+                self._def_at[vid] = j
+                return j
         for i, op in enumerate(self.ops):
             if vid in op.results:
                 if self._single_definitions:
                     self._def_at[vid] = i
                 return i
         raise LayoutError(f"value %{vid} has no definition")
+
+    def _find(self, op: Op, i: int) -> int | None:
+        """The index of ``op`` (this object) in ``ops``, last seen at ``i``, or None: looked for outwards
+        from ``i`` and, alternately, from ``i`` moved as far as the last op found far from its old place
+        (``_drift``: ops inserted or removed before a stretch of the program move all of it alike, so the
+        next op asked for there has most often moved as much)."""
+        ops, n = self.ops, len(self.ops)
+        shifted = i + self._drift
+        for d in range(n + abs(self._drift)):
+            for j in (i + d, i - d, shifted + d, shifted - d):
+                if 0 <= j < n and ops[j] is op:
+                    if abs(j - i) > 1:
+                        self._drift = j - i
+                    return j
+        return None
 
     def definition(self, vid: int) -> Op:
         """The op defining ``%vid`` (``ops[def_index(vid)]``; where each value has one definition, read
@@ -253,10 +266,19 @@ class _State:
         return [op for op in ops for o in op.operands if o == vid]
 
     def position(self, op: Op) -> int:
-        """The index of ``op`` (this object) in ``ops``: ``def_index`` of its first result, else a scan."""
+        """The index of ``op`` (this object) in ``ops``: ``def_index`` of its first result; an op without
+        results (a store) where it was last found, else near there (``_find``), else by a scan."""
         if op.results and self._single_definitions:
             return self.def_index(op.results[0])
-        return next(i for i, other in enumerate(self.ops) if other is op)
+        i = self._op_at.get(id(op))
+        if i is not None:
+            j = i if i < len(self.ops) and self.ops[i] is op else self._find(op, i)
+            if j is not None:
+                self._op_at[id(op)] = j
+                return j
+        j = next(i for i, other in enumerate(self.ops) if other is op)
+        self._op_at[id(op)] = j
+        return j
 
     def _index(self, op: Op, sign: int) -> None:
         """``op`` counted in (``sign`` 1) or out of (-1) ``use_count``, ``users_of``, ``converts`` and ``defining``."""
@@ -317,7 +339,11 @@ class _State:
         return any(self.layout[r] == target for r in self.converts.get(vid, ()))
 
     def bits(self, vid: int) -> int:
-        return element_bits(self.values[vid].dtype)
+        dtype = self.values[vid].dtype
+        bits = self._bits.get(dtype)
+        if bits is None:
+            bits = self._bits[dtype] = element_bits(dtype)
+        return bits
 
     def cost(self, vid: int, target: LinearLayout) -> float:
         return self._cost(self.layout[vid], target, self.bits(vid))
@@ -363,21 +389,34 @@ class _State:
                 self.remove_ops(lambda op: op.kind != "store" and not any(r in used for r in op.results))
                 if len(self.ops) == before:
                     return
-        dead: set[int] = set()
+        dead: dict[int, Op] = {}
         if not self._swept:  # every op once, those without results too
             self._swept = True
             for op in self.ops:
                 if op.kind != "store" and not op.results:
-                    dead.add(id(op))
+                    dead[id(op)] = op
                     self._index(op, -1)
         while self._unused:
             op = self.defining.get(self._unused.pop())
             if op is None or op.kind == "store" or any(self.use_count.get(r) for r in op.results):
                 continue
-            dead.add(id(op))
+            dead[id(op)] = op
             self._index(op, -1)  # its operands' uses fall: their definitions may be dead now
-        if dead:
+        if len(dead) > 8:
             self.ops = [op for op in self.ops if id(op) not in dead]
+        elif dead:  # a few: each popped where it is (found near its last known place), last first
+            for index in sorted((self._place(op) for op in dead.values()), reverse=True):
+                self.ops.pop(index)
+
+    def _place(self, op: Op) -> int:
+        """The index of ``op`` (this object), an op no longer indexed (``_index``), in ``ops``: where
+        ``def_index`` or ``position`` last found it, else near there (``_find``), else by a scan."""
+        i = self._def_at.get(op.results[0]) if op.results else self._op_at.get(id(op))
+        if i is not None:
+            j = i if i < len(self.ops) and self.ops[i] is op else self._find(op, i)
+            if j is not None:
+                return j
+        return next(i for i, other in enumerate(self.ops) if other is op)
 
 
 def _registers(layout: LinearLayout) -> int:
@@ -471,6 +510,13 @@ def _forward(state: _State) -> None:
 
 
 @functools.lru_cache(maxsize=1024)
+def _default_blocked(shape: tuple[int, ...], num_warps: int, threads_per_warp: int) -> tuple[Any, LinearLayout]:
+    """``anchors.default_blocked_layout`` of ``shape`` and its layout, cached (pure; each run asks it per value)."""
+    desc = anchor_rules.default_blocked_layout(shape, num_warps, threads_per_warp)
+    return desc, transfer.descriptor_layout(desc, shape)
+
+
+@functools.lru_cache(maxsize=1024)
 def _coalesced(shape: tuple[int, ...], strides: tuple[int, ...], element: str, num_warps: int, threads_per_warp: int,
                align: int) -> Any:
     """``anchors.coalesced_layout``, cached (a pure function of its arguments; a program has few pointer shapes)."""
@@ -511,7 +557,10 @@ def _flags(state: _State, vid: int) -> tuple[bool, bool]:
     so a definition never changes there), its operands first, with a stack: a chain of element-wise ops as
     deep as the program is no recursion, and walked once, not once per op that uses it. E.g. ``exp(load)``:
     (False, True); ``arange + full``: (True, False)."""
-    known, expanded = state.flags, set()
+    known = state.flags
+    if vid in known:
+        return known[vid]
+    expanded: set[int] = set()
     stack = [vid]
     while stack:
         v = stack[-1]
