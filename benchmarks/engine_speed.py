@@ -6,12 +6,16 @@ lazy ``codegen.cost``, one small program propagated), with every ``functools`` c
 cleared before it (so no kernel reuses another's work, nor the same kernel's earlier repeat). CPU time is
 ``time.process_time``; the median of ``--repeat`` runs. Columns (milliseconds):
 
-* **import**: ``parse_module`` of the TTIR (and TTGIR, for its warps and target) and ``import_ttir``;
+* **parse**: ``parse_module`` of the TTIR text (the IR reader's, ``kernels.ir_text``; a report has parsed
+  it already, ``rewrite_kernel`` parses it once): shown apart, not in **engine**;
+* **import**: ``import_ttir`` of the parsed TTIR (its well-formedness check included) at the TTGIR's
+  warps and target (read from the TTGIR, which the report has parsed; not timed);
 * **propagate**: ``engine.propagate_runs`` (the anchored and the legacy runs and the choice between them,
   each remaining conversion planned): what ``rewrite_kernel`` asks of the engine;
 * **describe**: ``EngineResult.to_text`` of each distinct run (every value's catalog descriptor), what
-  ``engine_compare.compare_with_engine`` prints;
-* **engine** = import + propagate + describe: the figure the targets are about;
+  ``engine_compare.compare_with_engine`` prints and ``rewrite_kernel`` ties to the TTGIR;
+* **engine** = import + propagate + describe: the figure the targets are about (p95 and max also with
+  parse added);
 * **rewrite_kernel**: one whole ``kernels.rewrite.rewrite_kernel(ttir, ttgir)`` (choose=True), caches
   cleared first: the engine's work plus the report's model of each candidate TTGIR (``--no-rewrite``
   leaves it out).
@@ -21,9 +25,13 @@ every value, its conversions and their plans, ``rewrite_kernel``'s text with ``c
 per kernel and target, and of the random programs of tests/engine/random_programs.py: two such files
 from before and after a change that should only make the engine faster must be equal.
 
+``--synthetic sort=2048 chain=128 straight=1000`` also measures (and fingerprints) the synthetic kernels of
+``benchmarks/rewrite_scaling.py`` at those sizes, compiled for sm_90 by the installed Triton, apart from
+the corpus (not in its p50 / p95 / max).
+
 Run: ``PYTHONPATH=src python3 benchmarks/engine_speed.py [--label after] [--targets sm_80,sm_90,gfx942]
-[--kernels a,b] [--repeat 3]`` writes ``benchmarks/results/engine_speed.{json,md}`` (the JSON keeps the
-rows of other labels, e.g. ``before``, and the Markdown shows them side by side).
+[--kernels a,b] [--repeat 3] [--synthetic ...]`` writes ``benchmarks/results/engine_speed.{json,md}`` (the
+JSON keeps the rows of other labels, e.g. ``before``, and the Markdown shows them side by side).
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,6 +74,21 @@ def clear_caches() -> int:
     return n
 
 
+def synthetic(specs: list[str], folder: Path) -> list[tuple[str, str, Path]]:
+    """("synthetic", stem, TTIR path) of rewrite_scaling's kernels at the sizes of ``specs``
+    (``FAMILY=SIZE,SIZE``), compiled for sm_90 into ``folder``."""
+    import rewrite_scaling
+
+    rows = []
+    for spec in specs:
+        family, _, sizes = spec.partition("=")
+        if family not in rewrite_scaling.FAMILIES:
+            raise SystemExit(f"--synthetic: unknown family {family!r} (one of {', '.join(rewrite_scaling.FAMILIES)})")
+        stems = rewrite_scaling.compile_sizes(family, [int(v) for v in sizes.split(",") if v], "sm_90", folder)
+        rows += [("synthetic", stem.name, stem.with_suffix(".ttir")) for stem in stems]
+    return rows
+
+
 def corpus(targets: tuple[str, ...], kernels: set[str] | None) -> list[tuple[str, str, Path]]:
     """(target, kernel, TTIR path) of every stored compile, by target then kernel name."""
     rows = []
@@ -76,21 +100,25 @@ def corpus(targets: tuple[str, ...], kernels: set[str] | None) -> list[tuple[str
 
 
 def _engine(ttir: str, ttgir: str):
-    """The engine's part of a rewrite / report of one kernel, timed by phase: (times, ops, runs)."""
+    """The engine's part of a rewrite / report of one kernel, timed by phase: ((parse, import, propagate,
+    describe) seconds, ops, runs)."""
     from linear_layouts.engine import propagate_runs
     from linear_layouts.kernels.ir_text import parse_module
     from linear_layouts.kernels.ttir_import import import_ttir
 
+    ttgir_module = parse_module(ttgir)
+    cc, num_warps = ttgir_module.compute_capability, ttgir_module.num_warps
     c0 = time.process_time()
-    ttir_module, ttgir_module = parse_module(ttir), parse_module(ttgir)
-    imported = import_ttir(ttir_module, cc=ttgir_module.compute_capability, num_warps=ttgir_module.num_warps)
+    ttir_module = parse_module(ttir)
     c1 = time.process_time()
-    runs = propagate_runs(imported.program)
+    imported = import_ttir(ttir_module, cc=cc, num_warps=num_warps)
     c2 = time.process_time()
+    runs = propagate_runs(imported.program)
+    c3 = time.process_time()
     for result in {id(r): r for r in runs.values()}.values():
         result.to_text()
-    c3 = time.process_time()
-    return (c1 - c0, c2 - c1, c3 - c2), len(imported.program.ops), runs
+    c4 = time.process_time()
+    return (c1 - c0, c2 - c1, c3 - c2, c4 - c3), len(imported.program.ops), runs
 
 
 def measure(path: Path, repeat: int, with_rewrite: bool) -> dict:
@@ -112,9 +140,10 @@ def measure(path: Path, repeat: int, with_rewrite: bool) -> dict:
             rewrite_kernel(ttir, ttgir, max_ops=max(ops, 1))
             rewrites.append(time.process_time() - c)
     row = {"ops": ops, "conversions": conversions}
-    for k, name in enumerate(("import", "propagate", "describe")):
+    for k, name in enumerate(("parse", "import", "propagate", "describe")):
         row[name] = round(statistics.median(t[k] for t in phases) * 1e3, 1)
-    row["engine"] = round(statistics.median(sum(t) for t in phases) * 1e3, 1)
+    row["engine"] = round(statistics.median(sum(t[1:]) for t in phases) * 1e3, 1)
+    row["engine_parse"] = round(statistics.median(sum(t) for t in phases) * 1e3, 1)
     if rewrites:
         row["rewrite_kernel"] = round(statistics.median(rewrites) * 1e3, 1)
     return row
@@ -152,14 +181,16 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def fingerprint(targets: tuple[str, ...], kernels: set[str] | None, random_count: int) -> dict:
-    """Digest of every engine result on the corpus and on ``random_count`` random programs (module doc)."""
+def fingerprint(targets: tuple[str, ...], kernels: set[str] | None, random_count: int,
+                extra: list[tuple[str, str, Path]] = ()) -> dict:
+    """Digest of every engine result on the corpus (and ``extra`` kernels) and on ``random_count`` random
+    programs (module doc)."""
     from linear_layouts.engine import naive_conversions, propagate_runs
     from linear_layouts.errors import LayoutError
     from linear_layouts.kernels.rewrite import rewrite_kernel
 
     out: dict = {"corpus": {}, "random": {}}
-    for target, name, path in corpus(targets, kernels):
+    for target, name, path in corpus(targets, kernels) + list(extra):
         ttir, ttgir = path.read_text(), path.with_suffix(".ttgir").read_text()
         _, ops, runs = _engine(ttir, ttgir)
         entry = {start: _digest(result_text(run)) for start, run in runs.items()}
@@ -198,15 +229,18 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def summary(rows: dict[str, dict]) -> dict:
-    """p50 / p95 / max of the engine column, per target and over all."""
+    """p50 / p95 / max of the engine column (and p95 / max with parse added), per target and over all."""
     out = {}
-    groups: dict[str, list[float]] = {"all": []}
+    groups: dict[str, list[dict]] = {"all": []}
     for key, row in rows.items():
-        groups.setdefault(key.split("/")[0], []).append(row["engine"])
-        groups["all"].append(row["engine"])
-    for group, values in groups.items():
+        groups.setdefault(key.split("/")[0], []).append(row)
+        groups["all"].append(row)
+    for group, members in groups.items():
+        values = [row["engine"] for row in members]
+        parsed = [row.get("engine_parse", row["engine"]) for row in members]
         out[group] = {"kernels": len(values), "p50": round(_percentile(values, 0.5), 1),
-                      "p95": round(_percentile(values, 0.95), 1), "max": round(max(values), 1)}
+                      "p95": round(_percentile(values, 0.95), 1), "max": round(max(values), 1),
+                      "p95_parse": round(_percentile(parsed, 0.95), 1), "max_parse": round(max(parsed), 1)}
     return out
 
 
@@ -233,28 +267,30 @@ def environment() -> dict:
 def markdown(data: dict) -> str:
     labels = list(data["runs"])
     lines = ["# Engine CPU time per corpus kernel (`benchmarks/engine_speed.py`)", "",
-             "Engine = TTIR parse + `import_ttir` + `engine.propagate_runs` (both runs, the choice, every remaining "
-             "conversion planned) + `EngineResult.to_text` (descriptors), CPU `process_time`, each kernel in one "
-             "process after a warm-up of the imports, every `functools` cache of the package cleared before it; "
-             f"median of the repeats. Targets: p95 <= {P95_MS:.0f} ms, max <= {MAX_MS:.0f} ms. "
-             "`rewrite_kernel`: one whole call (the engine plus the report's model of each candidate TTGIR), "
-             "caches cleared first. Milliseconds.", ""]
+             "Engine = `import_ttir` of the parsed TTIR + `engine.propagate_runs` (both runs, the choice, every "
+             "remaining conversion planned) + `EngineResult.to_text` (descriptors); parse = `parse_module` of the "
+             "TTIR text (the IR reader's, shown apart). CPU `process_time`, each kernel in one process after a "
+             "warm-up of the imports, every `functools` cache of the package cleared before it; median of the "
+             f"repeats. Targets: p95 <= {P95_MS:.0f} ms, max <= {MAX_MS:.0f} ms. `rewrite_kernel`: one whole call "
+             "(the engine plus the report's model of each candidate TTGIR), caches cleared first. Milliseconds.", ""]
     for label in labels:
         env = data["runs"][label]["environment"]
         lines.append(f"- **{label}**: commit {env['commit']}, {env['date']}, {env['machine']} (load {env['load']}), "
                      f"Python {env['python']}, NumPy {env['numpy']}, Triton {env['triton']}, algebra backend "
                      f"{env['backend']}, repeat {data['runs'][label]['repeat']}.")
     lines += ["", "## Summary (engine ms)", "",
-              "| run | target | kernels | p50 | p95 | max |", "|---|---|---|---|---|---|"]
+              "| run | target | kernels | p50 | p95 | max | p95 with parse | max with parse |",
+              "|---|---|---|---|---|---|---|---|"]
     for label in labels:
         for group, s in data["runs"][label]["summary"].items():
-            lines.append(f"| {label} | {group} | {s['kernels']} | {s['p50']} | {s['p95']} | {s['max']} |")
+            lines.append(f"| {label} | {group} | {s['kernels']} | {s['p50']} | **{s['p95']}** | **{s['max']}** | "
+                         f"{s.get('p95_parse', '-')} | {s.get('max_parse', '-')} |")
     keys = list(dict.fromkeys(k for label in labels for k in data["runs"][label]["rows"]))
     head = "| kernel | ops | conv. |"
     rule = "|---|---|---|"
     for label in labels:
-        head += f" {label}: import | propagate | describe | **engine** | rewrite_kernel |"
-        rule += "---|---|---|---|---|"
+        head += f" {label}: parse | import | propagate | describe | **engine** | rewrite_kernel |"
+        rule += "---|---|---|---|---|---|"
     lines += ["", "## Per kernel (ms)", "", head, rule]
     for key in keys:
         first = next(data["runs"][label]["rows"][key] for label in labels if key in data["runs"][label]["rows"])
@@ -263,11 +299,25 @@ def markdown(data: dict) -> str:
         for label in labels:
             row = data["runs"][label]["rows"].get(key)
             if row is None:
-                cells += ["-"] * 5
+                cells += ["-"] * 6
                 continue
-            cells += [str(row["import"]), str(row["propagate"]), str(row["describe"]), f"**{row['engine']}**",
-                      str(row.get("rewrite_kernel", "-"))]
+            cells += [str(row.get("parse", "-")), str(row["import"]), str(row["propagate"]), str(row["describe"]),
+                      f"**{row['engine']}**", str(row.get("rewrite_kernel", "-"))]
         lines.append("| " + " | ".join(cells) + " |")
+    synthetic_keys = list(dict.fromkeys(k for label in labels for k in data["runs"][label].get("synthetic", {})))
+    if synthetic_keys:
+        lines += ["", "## Synthetic kernels of `benchmarks/rewrite_scaling.py` (sm_90; not in the summary, ms)", "",
+                  head, rule]
+        for key in synthetic_keys:
+            first = next(data["runs"][label]["synthetic"][key] for label in labels
+                         if key in data["runs"][label].get("synthetic", {}))
+            cells = [key.split("/")[1], str(first["ops"]), str(first["conversions"])]
+            for label in labels:
+                row = data["runs"][label].get("synthetic", {}).get(key)
+                cells += ["-"] * 6 if row is None else [
+                    str(row.get("parse", "-")), str(row["import"]), str(row["propagate"]), str(row["describe"]),
+                    f"**{row['engine']}**", str(row.get("rewrite_kernel", "-"))]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -281,23 +331,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(RESULTS / "engine_speed"), help="results stem (.json and .md)")
     parser.add_argument("--fingerprint", help="write the digest of every engine result to this file, time nothing")
     parser.add_argument("--random", type=int, default=300, help="random programs in the fingerprint")
+    parser.add_argument("--synthetic", nargs="*", default=[], help="rewrite_scaling kernels: FAMILY=SIZE,SIZE")
     args = parser.parse_args(argv)
     targets = tuple(t for t in args.targets.split(",") if t)
     kernels = set(args.kernels.split(",")) if args.kernels else None
-    if args.fingerprint:
-        Path(args.fingerprint).write_text(json.dumps(fingerprint(targets, kernels, args.random), indent=1,
-                                                     sort_keys=True) + "\n")
-        return 0
-    warm_up()
-    rows = {}
-    for target, name, path in corpus(targets, kernels):
-        rows[f"{target}/{name}"] = row = measure(path, args.repeat, not args.no_rewrite)
-        print(f"{target}/{name}: {row}", flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        extra = synthetic(args.synthetic, Path(folder)) if args.synthetic else []
+        if args.fingerprint:
+            Path(args.fingerprint).write_text(json.dumps(fingerprint(targets, kernels, args.random, extra), indent=1,
+                                                         sort_keys=True) + "\n")
+            return 0
+        warm_up()
+        rows, synthetic_rows = {}, {}
+        for target, name, path in corpus(targets, kernels) + extra:
+            table = synthetic_rows if target == "synthetic" else rows
+            table[f"{target}/{name}"] = row = measure(path, args.repeat, not args.no_rewrite)
+            print(f"{target}/{name}: {row}", flush=True)
     out = Path(args.out)
     json_path = out.with_suffix(".json")
     data = json.loads(json_path.read_text()) if json_path.is_file() else {"runs": {}}
     data["runs"][args.label] = {"environment": environment(), "repeat": args.repeat, "summary": summary(rows),
-                                "rows": rows}
+                                "rows": rows, "synthetic": synthetic_rows}
     json_path.write_text(json.dumps(data, indent=1) + "\n")
     out.with_suffix(".md").write_text(markdown(data))
     for group, s in data["runs"][args.label]["summary"].items():
