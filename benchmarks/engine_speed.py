@@ -244,6 +244,17 @@ def summary(rows: dict[str, dict]) -> dict:
     return out
 
 
+def _cpu_model() -> str:
+    """The CPU's model name (Linux ``/proc/cpuinfo``), else the platform's word for it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.system()
+
+
 def environment() -> dict:
     import numpy
 
@@ -257,9 +268,14 @@ def environment() -> dict:
         backend = _ccore.backend()
     except ImportError:
         backend = "python (no compiled core)"
-    commit = os.popen(f"git -C {ROOT} rev-parse --short HEAD 2>/dev/null").read().strip()
+    import linear_layouts
+
+    source = Path(linear_layouts.__file__).resolve().parents[2]  # the checkout whose package is measured
+    commit = os.popen(f"git -C {source} rev-parse --short HEAD 2>/dev/null").read().strip()
+    if os.popen(f"git -C {source} status --porcelain -- src 2>/dev/null").read().strip():
+        commit += " (+ changes)"
     return {"date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.system()}",
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {_cpu_model()}",
             "load": round(os.getloadavg()[0], 1), "python": platform.python_version(), "numpy": numpy.__version__,
             "triton": triton_version, "backend": backend, "commit": commit}
 
