@@ -1128,7 +1128,9 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     backward pass never adds conversions, so the engine never leaves more than the legacy baseline.
     A direct conversion's cost is asked only where a rematerialization is not already cheaper than
     ``cost_fn.floor`` (a ``CostFunction``'s lower bound on different layouts; ``plan_cost``'s is
-    ``CONVERT_OVERHEAD``; a plain callable has none: every cost is asked): the same choices, fewer plans. The result's
+    ``CONVERT_OVERHEAD``; a plain callable has none: every cost is asked), and where ``cost_fn.bound``
+    is known (``plan_cost``'s: ``bounds.plan_cost_bound``) a merge's term or a backward choice that lower
+    bounds settle is not searched (``bounds.CostBounds``): the same choices, fewer plans. The result's
     ``descriptors`` are found on first access.
     ``start``: ``"anchored"`` or ``"legacy"`` keeps only that run (a caller that judges the candidates
     with a fuller model, as ``kernels.rewrite`` does, asks for each).
