@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from linear_layouts import LinearLayout
+from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis.warp_simulator import random_distributed_layout, random_within_warp_partner
 from linear_layouts.engine import examples, plan_cost, propagate, propagate_runs
 from linear_layouts.engine.bounds import CONVERT_OVERHEAD, CostBounds, plan_cost_bound
@@ -136,3 +136,17 @@ def test_the_search_decides_where_the_bounds_give_up(monkeypatch):
     expected = outcome(propagate(program, cost_fn=every_cost))
     monkeypatch.setattr(engine, "CostBounds", functools.partial(CostBounds, max_steps=3))
     assert outcome(propagate(program)) == expected
+
+
+def test_a_bound_without_a_floor_decides_as_the_exhaustive_search():
+    """A ``CostFunction`` with a ``bound`` but no ``floor`` (-inf): the bounds settle choices without
+    the floor's shortcuts, and every result is the exhaustive search's."""
+    from linear_layouts.engine import CostFunction
+
+    bounded = CostFunction(every_cost, bound=plan_cost_bound)
+    assert bounded.floor == -math.inf
+    with pytest.raises(LayoutError, match="bound: must be None or callable"):
+        CostFunction(every_cost, bound=0.5)  # type: ignore[arg-type]
+    for seed in range(0, 60, 6):
+        program = random_program(seed)
+        assert outcome(propagate(program, cost_fn=bounded)) == outcome(propagate(program, cost_fn=every_cost))

@@ -909,6 +909,12 @@ def _settled(state: _State, conv: Op, steps: dict) -> tuple | None:
         return None
     if bounds.deepest >= 47:
         return None
+    floor = state.cost_floor
+    try:  # a rematerialization that may cost less than floor: the search decides (no store priced first)
+        if floor > -math.inf and not bounds.recompute_at_least(top, floor - 1e-9 - bounds.negative + _margin(floor)):
+            return None
+    except GiveUp:
+        return None
     for user in state.users(y):
         for k in (0, 2):
             if user.kind == "store" and k < len(user.operands) and \
@@ -917,13 +923,9 @@ def _settled(state: _State, conv: Op, steps: dict) -> tuple | None:
     store_cost, store_plans = _store_alternative(state, conv, {})
     if _new_conversions(tuple(n for _, ns in store_plans for _, n in ns)) > 1:
         store_cost = _INF
-    floor = state.cost_floor
     # below floor the store alternative is applied whatever the rematerialization costs (the conversion's
     # cost is not asked), below the conversion too: the store wins where the rematerialization costs more
     try:
-        if store_cost >= floor - 1e-9 and not bounds.recompute_at_least(
-                top, floor - 1e-9 - bounds.negative + _margin(floor)):
-            return None  # a rematerialization that may cost less than floor: the search decides, unasked
         keep = _INF if store_cost < floor - 1e-9 else max(floor, state.cost(x, state.layout[y])) - 1e-9
         threshold = min(keep, store_cost)
         if not bounds.recompute_at_least(top, threshold - bounds.negative + _margin(threshold)):
