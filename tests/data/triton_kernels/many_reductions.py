@@ -1,7 +1,7 @@
-"""QK RMS norm with int8 quantization (as SageAttention quantizes Q and K) for 8 heads of 64 features,
+"""QK RMS norm with int8 quantization (as SageAttention quantizes Q and K) for 4 heads of 64 features,
 the heads unrolled with ``tl.static_range``: per head and token, ``q`` and ``k`` are normalized by their
 RMS over the head dim, scaled by per-head weights, and rounded to int8 with a per-(token, head) scale
-from their absolute maximum; 32 tokens per program. Four reductions along axis 1 per head, 32 in all,
+from their absolute maximum; 32 tokens per program. Four reductions along axis 1 per head, 16 in all,
 plus the mean of the q scales over the heads."""
 import triton
 import triton.language as tl
@@ -34,9 +34,9 @@ def many_reductions_kernel(q_ptr, k_ptr, wq_ptr, wk_ptr, q8_ptr, k8_ptr, qs_ptr,
 KERNEL = many_reductions_kernel
 SIGNATURE = {"q_ptr": "*bf16", "k_ptr": "*bf16", "wq_ptr": "*fp32", "wk_ptr": "*fp32", "q8_ptr": "*i8",
              "k8_ptr": "*i8", "qs_ptr": "*fp32", "ks_ptr": "*fp32", "qmean_ptr": "*fp32", "eps": "fp32"}
-CONSTEXPRS = {"H": 8, "BLOCK_T": 32, "D": 64}
+CONSTEXPRS = {"H": 4, "BLOCK_T": 32, "D": 64}
 SCALARS = {"eps": 1e-6}
-TENSORS = {"q_ptr": [8192, 512], "k_ptr": [8192, 512], "wq_ptr": [512], "wk_ptr": [512], "q8_ptr": [8192, 512],
-           "k8_ptr": [8192, 512], "qs_ptr": [8192, 8], "ks_ptr": [8192, 8], "qmean_ptr": [8192]}
+TENSORS = {"q_ptr": [8192, 256], "k_ptr": [8192, 256], "wq_ptr": [256], "wk_ptr": [256], "q8_ptr": [8192, 256],
+           "k8_ptr": [8192, 256], "qs_ptr": [8192, 4], "ks_ptr": [8192, 4], "qmean_ptr": [8192]}
 GRID = (256,)
 OPTIONS = {"num_warps": 4, "num_stages": 3}

@@ -1,4 +1,4 @@
-"""A gated linear recurrence (RG-LRU / minGRU style) over 32 time steps, unrolled with
+"""A gated linear recurrence (RG-LRU / minGRU style) over a chunk of 16 time steps, unrolled with
 ``tl.static_range``: per step ``h = a_t * h + (1 - a_t) * x_t`` on a [16, 128] tile of (batch, channel),
 then an RMS norm of ``h`` over the channels scaled by ``w``, stored as ``y_t``. Each step loads two
 tiles, reduces along axis 1 and stores one: a straight-line kernel of several hundred ops."""
@@ -26,9 +26,9 @@ def unrolled_chain_kernel(x_ptr, a_ptr, w_ptr, h0_ptr, y_ptr, eps, T: tl.constex
 KERNEL = unrolled_chain_kernel
 SIGNATURE = {"x_ptr": "*bf16", "a_ptr": "*bf16", "w_ptr": "*bf16", "h0_ptr": "*bf16", "y_ptr": "*bf16",
              "eps": "fp32"}
-CONSTEXPRS = {"T": 32, "BLOCK_B": 16, "D": 128}
+CONSTEXPRS = {"T": 16, "BLOCK_B": 16, "D": 128}
 SCALARS = {"eps": 1e-6}
-TENSORS = {"x_ptr": [32, 1024, 128], "a_ptr": [32, 1024, 128], "w_ptr": [128], "h0_ptr": [1024, 128],
-           "y_ptr": [32, 1024, 128]}
+TENSORS = {"x_ptr": [16, 1024, 128], "a_ptr": [16, 1024, 128], "w_ptr": [128], "h0_ptr": [1024, 128],
+           "y_ptr": [16, 1024, 128]}
 GRID = (64,)
 OPTIONS = {"num_warps": 4, "num_stages": 3}
