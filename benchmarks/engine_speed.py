@@ -103,8 +103,8 @@ def _engine(ttir: str, ttgir: str):
     """The engine's part of a rewrite / report of one kernel, timed by phase: ((parse, import, propagate,
     describe) seconds, ops, runs)."""
     from linear_layouts.engine import propagate_runs
-    from linear_layouts.kernels.ir_text import parse_module
-    from linear_layouts.kernels.ttir_import import import_ttir
+    from linear_layouts.triton_model.ir_text import parse_module
+    from linear_layouts.pipeline.ttir_import import import_ttir
 
     ttgir_module = parse_module(ttgir)
     cc, num_warps = ttgir_module.compute_capability, ttgir_module.num_warps
@@ -123,7 +123,7 @@ def _engine(ttir: str, ttgir: str):
 
 def measure(path: Path, repeat: int, with_rewrite: bool) -> dict:
     """Milliseconds of CPU time of each phase (module doc) for the kernel at ``path`` (TTIR), median of ``repeat``."""
-    from linear_layouts.kernels.rewrite import rewrite_kernel
+    from linear_layouts.pipeline.rewrite import rewrite_kernel
 
     ttir, ttgir = path.read_text(), path.with_suffix(".ttgir").read_text()
     phases, rewrites, ops, conversions = [], [], 0, 0
@@ -152,7 +152,7 @@ def measure(path: Path, repeat: int, with_rewrite: bool) -> dict:
 def warm_up() -> None:
     """Import what a kernel's engine run imports and propagate one small program (then clear the caches)."""
     import linear_layouts.codegen.cost  # noqa: F401  (the analyses import it on their first shuffle cost)
-    import linear_layouts.kernels.rewrite  # noqa: F401
+    import linear_layouts.pipeline.rewrite  # noqa: F401
     from linear_layouts.engine import examples, propagate_runs
 
     propagate_runs(examples.row_softmax())
@@ -186,8 +186,8 @@ def fingerprint(targets: tuple[str, ...], kernels: set[str] | None, random_count
     """Digest of every engine result on the corpus (and ``extra`` kernels) and on ``random_count`` random
     programs (module doc)."""
     from linear_layouts.engine import naive_conversions, propagate_runs
-    from linear_layouts.errors import LayoutError
-    from linear_layouts.kernels.rewrite import rewrite_kernel
+    from linear_layouts.core.errors import LayoutError
+    from linear_layouts.pipeline.rewrite import rewrite_kernel
 
     out: dict = {"corpus": {}, "random": {}}
     for target, name, path in corpus(targets, kernels) + list(extra):
@@ -264,7 +264,7 @@ def environment() -> dict:
     except ImportError:
         triton_version = None
     try:
-        from linear_layouts import _ccore
+        from linear_layouts.core import _ccore
         backend = _ccore.backend()
     except ImportError:
         backend = "python (no compiled core)"

@@ -118,8 +118,8 @@ def test_bounded_engine_decides_as_the_exhaustive_one_on_corpus_kernels(name):
     """Real kernels' TTIR (sm_90), where the bounds settle most merges and backward choices: every run of
     the engine gives what the exhaustive search gives. (topk_router, whose exhaustive search plans 2.7k
     conversions, is checked by ``benchmarks/engine_speed.py --fingerprint`` before and after a change.)"""
-    from linear_layouts.kernels.ir_text import parse_module
-    from linear_layouts.kernels.ttir_import import import_ttir
+    from linear_layouts.triton_model.ir_text import parse_module
+    from linear_layouts.pipeline.ttir_import import import_ttir
 
     path = CORPUS / "sm_90" / f"{name}.ttir"
     ttgir = parse_module(path.with_suffix(".ttgir").read_text())

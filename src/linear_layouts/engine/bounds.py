@@ -29,8 +29,8 @@ import functools
 import math
 from collections.abc import Callable
 
-from linear_layouts.errors import LayoutError
-from linear_layouts.layout import LinearLayout
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["CONVERT_OVERHEAD", "plan_cost_bound", "CostBounds", "GiveUp"]
 
