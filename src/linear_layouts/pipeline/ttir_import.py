@@ -49,6 +49,7 @@ the engine may lay them out at no cost (stated, never silent).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -136,7 +137,13 @@ class ImportedProgram:
 
 
 def _elem(t: TensorType) -> str:
-    return t.element_type if pointee(t.element_type) is None else "ptr"
+    return t.element_type if _pointee(t.element_type) is None else "ptr"
+
+
+@functools.lru_cache(maxsize=1024)
+def _pointee(text: str) -> str | None:
+    """``mlir_text.pointee``, cached (the importer asks it of every value's element type)."""
+    return pointee(text)
 
 
 class _Importer:
@@ -159,16 +166,21 @@ class _Importer:
         self.keep: set[str] = set()
         self.notes: set[str] = set()
         self.loops = 0
+        self._parsed: dict[str, TensorType] = {}  # typ's answers
 
     # -- helpers ---------------------------------------------------------------------------------
     def typ(self, text: str) -> TensorType:
-        return parse_type(text, self.module)
+        """``parse_type`` of ``text`` in this module, once per spelling (a kernel repeats a few types)."""
+        found = self._parsed.get(text)
+        if found is None:
+            found = self._parsed[text] = parse_type(text, self.module)
+        return found
 
     def missing(self, op: Op, reason: str) -> None:
         self.unmodeled.append((op.name, str(op.loc), reason))
         for r, text in zip(op.results, op.result_types or ()):
             t = self.typ(text)
-            if t.kind == "tensor" and t.shape and pointee(t.element_type) is None:
+            if t.kind == "tensor" and t.shape and _pointee(t.element_type) is None:
                 self.values[r] = self.b.full(list(t.shape), 0, _elem(t))
 
     def data(self, name: str, like: TensorType | None = None) -> int:
@@ -314,13 +326,13 @@ class _Importer:
     def op_tt_splat(self, op: Op) -> None:
         t = self.types[op.results[0]]
         src = op.operands[0]
-        if pointee(t.element_type) is not None:
+        if _pointee(t.element_type) is not None:
             base = self.arg_pointer(src)
             if base is not None:
                 self.pointers[op.results[0]] = (base[0], base[1], _Affine(t.shape, (0,) * len(t.shape)))
                 self.palign[op.results[0]] = self.palign.get(src, _element_bytes(base[1]))
             else:
-                self.pointers[op.results[0]] = ("", pointee(t.element_type), None)
+                self.pointers[op.results[0]] = ("", _pointee(t.element_type), None)
             return
         if src in self.values and self.is_data(src):
             self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
