@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from linear_layouts.target.target import CP_ASYNC, LDMATRIX, SHFL, STMATRIX, TMA, WGMMA, SharedMemory, Target
 
-__all__ = ["SHARED", "A100", "H100", "H200", "B200", "features_of", "nvidia_target"]
+__all__ = ["LANES", "SHARED", "A100", "H100", "H200", "B200", "features_of", "nvidia_target"]
 
+LANES = 32  #: threads of an NVIDIA warp
 #: 32 banks of 4 bytes, 128 bytes a phase; loads of 8 or 16 bytes whose lanes pair move two lanes a slot
 SHARED = SharedMemory(32, 4, 128, pairs_loads=True)
 _KIB = 1024
@@ -44,7 +45,7 @@ def features_of(capability: int) -> frozenset[str]:
 def _sm(capability: int, device: str, sm_shared_kib: int, sms: int) -> Target:
     """An NVIDIA target: ``sm_shared_kib`` KiB of shared memory per SM, 1 KiB of it reserved per CTA (a CTA
     may allocate the rest), 2048 threads and 64K registers per SM, 255 registers per thread."""
-    return Target(f"sm_{capability}", device, "cuda", 32, SHARED, sm_shared_kib * _KIB, _KIB,
+    return Target(f"sm_{capability}", device, "cuda", LANES, SHARED, sm_shared_kib * _KIB, _KIB,
                   (sm_shared_kib - 1) * _KIB, 2048, 65536, 255, sms, features_of(capability))
 
 
