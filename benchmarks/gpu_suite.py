@@ -1300,8 +1300,12 @@ def summary(results: dict) -> dict:
     out["whole_register_kernels"] = len(whole_reg)
     out["whole_register_geomean"] = geomean(list(whole_reg.values()))
     out["whole_register_worst"] = min(whole_reg.items(), key=lambda kv: kv[1]) if whole_reg else None
-    ranking = model_ranking.score_results(results)  # the one scoring (model_ranking.py)
+    # the one scoring (model_ranking.py), with the table of the run's device (the nearest where it has none)
+    costs, label = model_ranking.run_table(results)
+    ranking = model_ranking.score(model_ranking.pairs(results),
+                                  lambda steps, warps: model_ranking.kernel_ns(steps, warps, costs))
     out["model_ranking"] = (ranking.agree, ranking.total, [str(m) for m in ranking.misses])
+    out["model_ranking_table"] = label
     out["transposes"], out["transposes_pdl"] = {}, {}
     for r in results.get("transpose", []):
         if r.get("correct") and (r.get("fraction_of_copy") or 0) > (out["transposes"].get(r["bits"]) or 0):
@@ -1352,7 +1356,8 @@ def write_report(out: Path, results: dict) -> None:
     lines.append(f"| in-warp pairs ({s.get('in_warp_pairs', 0)}): ours vs Triton, min (target >= 1.0x) / geomean | "
                  f"{f2(s.get('in_warp_vs_triton_min'))} / {f2(s.get('in_warp_vs_triton_geomean'))} |")
     a, t, m = s.get("model_ranking", (0, 0, []))
-    lines.append(f"| cost model (the package's table when this report was written) ranks shuffle vs shared as measured "
+    lines.append(f"| cost model ({s.get('model_ranking_table', 'the package table')} when this report was written) "
+                 f"ranks shuffle vs shared as measured "
                  f"(target >= 90%; `model_ranking.py`) | {a} / {t}"
                  + (f"; misses (ours/other time, measured/predicted): {', '.join(m)}" if m else "") + " |")
     for bits, frac in sorted(s.get("transposes", {}).items()):

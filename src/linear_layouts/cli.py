@@ -300,9 +300,10 @@ def _target(args: argparse.Namespace):
     return named_target(arch, device)
 
 
-def _check_lanes(layout: LinearLayout, what: str, target=None) -> None:
+def _check_lanes(layout: LinearLayout, what: str, target=None, *, analyzed: bool = True) -> None:
     """A distributed layout's lanes against the target's (``--target``): another count is an error; without
-    a target, 64 lanes (an AMD wavefront) asks for ``--target gfx942`` and another count than 32 or 64 warns."""
+    a target, a layout the command analyzes (``analyzed``) with 64 lanes (an AMD wavefront) asks for
+    ``--target gfx942``; another count than 32 or 64 warns."""
     if _kind(layout) != "distributed":
         return
     lanes = layout.in_dim_size("lane", missing_ok=True)
@@ -311,7 +312,7 @@ def _check_lanes(layout: LinearLayout, what: str, target=None) -> None:
             raise LayoutError(f"{what} has {lanes} lane{'s' if lanes != 1 else ''} per warp; a warp of --target "
                               f"{target.arch} has {target.lanes}")
         return
-    if lanes == 64:
+    if lanes == 64 and analyzed:
         raise LayoutError(f"{what} has 64 lanes per warp (an AMD CDNA wavefront): pass --target gfx942 (the "
                           "default target, sm_90, has 32)")
     if lanes not in (32, 64):
@@ -405,7 +406,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     layout = _layout(args.layout, _shape(args.shape))
     shared = is_shared_layout(layout)
     width = _bitwidth(args.dtype, _spec_bitwidth(args.layout) or 32) if shared else 32
-    _check_lanes(layout, "LAYOUT")
+    _check_lanes(layout, "LAYOUT", analyzed=False)
     if shared:
         _check_dtype(args.layout, width, args.dtype, "LAYOUT")
     title = args.title or args.layout.strip()

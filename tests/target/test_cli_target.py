@@ -58,3 +58,22 @@ def test_report_on_each_target(capsys):
     assert "wavefronts." not in out and "calibrated cost model" not in out and "The engine's alternative" not in out
     status, _, err = _run(capsys, "report", str(IR / "sm_80" / "transpose.ttgir"), "--target", "sm_90")
     assert status == 2 and "target: sm_90 given, but the kernel's TTGIR is for cuda:80" in err
+
+
+def test_show_draws_a_64_lane_layout_without_a_target(capsys):
+    status, out, err = _run(capsys, "show", AMD, "--shape", "32,32")
+    assert status == 0 and err == "" and out
+
+
+def test_a_compile_names_its_target():
+    """The Triton hook's target: the compile's capability (``backend.target.arch``) and, where the driver
+    names one, the current device; no GPU here: the architecture's default device."""
+    from types import SimpleNamespace
+
+    from linear_layouts.pipeline.triton_hook.stage import compile_target
+    from linear_layouts.target import named_target
+
+    assert compile_target(SimpleNamespace(target=SimpleNamespace(arch=80))).arch == "sm_80"
+    assert compile_target(SimpleNamespace(target=SimpleNamespace(arch=90))) in (named_target("sm_90"),
+                                                                               named_target("sm_90", "H200"))
+    assert compile_target(SimpleNamespace(target=SimpleNamespace(arch="gfx942"))) is None

@@ -52,7 +52,7 @@ from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistrib
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.target import Target, resolve
+from linear_layouts.target import DEFAULT_TARGET, Target, resolve
 
 __all__ = [
     "GLOBAL_SECTOR_NS", "L2_BANDWIDTH_GBS", "SMS", "LINE_BYTES", "TAGS_PER_WAVEFRONT", "SECTORS_PER_WAVEFRONT",
@@ -63,8 +63,8 @@ __all__ = [
 #: L2 <-> SM bandwidth of the whole H100 SXM (GB/s), the figure public microbenchmarks of H100 report
 #: (about 5.5 TB/s; NVIDIA publishes none; A100's whitepaper: 5120 B/clk, 5.6 TB/s at 1.1 GHz). Model.
 L2_BANDWIDTH_GBS = 5500.0
-#: SMs of an H100 SXM sharing that bandwidth.
-SMS = 132
+#: SMs of an H100 SXM sharing that bandwidth (the default target's, ``Target.sms``).
+SMS = DEFAULT_TARGET.sms
 #: SM-nanoseconds of one 32-byte sector moved between an SM's L1 and L2: its share of the L2 bandwidth
 #: (32 B / (5500 GB/s / 132) = 0.77 ns).
 GLOBAL_SECTOR_NS = 32.0 / (L2_BANDWIDTH_GBS / SMS)

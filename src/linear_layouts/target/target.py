@@ -211,17 +211,3 @@ class Target:
             raise LayoutError(f"feature: unknown {quote(feature)}{did_you_mean(feature, FEATURES)}; "
                               f"known: {sorted(FEATURES)}")
         return feature in self.features
-
-    def describe(self) -> str:
-        """One line per fact, for ``linear-layouts targets`` and error messages."""
-        lines = [f"{self.name}: {self.backend}, {self.lanes} lanes per warp, {self.sms} SMs"]
-        s = self.shared
-        lines.append(f"  {s.name}: {s.banks} banks x {s.bank_bytes} B, phases of {s.phase_bytes} B"
-                     + (", 8/16-byte loads pair lanes" if s.pairs_loads else "")
-                     + "".join(f"; {op} of {unit} B: phase lanes {list(m)}" for op, unit, m in s.phase_groups))
-        lines.append(f"  {self.sm_shared_bytes} shared bytes per SM, {self.cta_shared_bytes} per CTA at most, "
-                     f"{self.cta_reserved_shared_bytes} reserved per CTA; {self.sm_threads} threads, "
-                     f"{self.sm_registers} registers per SM, {self.thread_registers} per thread")
-        lines.append(f"  ISA: {', '.join(sorted(self.features)) or 'none of ' + ', '.join(sorted(FEATURES))}")
-        return "\n".join(lines)
-
