@@ -61,7 +61,15 @@ __all__ = [
     "check_distributed",
     "check_shared",
     "phase_units",
+    "LANES",
+    "BANKS",
 ]
+
+#: the default target's lanes, banks and phase bytes, for callers of the old names; every function here
+#: takes the facts of the ``target`` it is given (``Target.lanes``, ``Target.shared``)
+LANES = DEFAULT_TARGET.lanes
+BANKS = DEFAULT_TARGET.shared.banks
+PHASE_BYTES = DEFAULT_TARGET.shared.phase_bytes
 
 _DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
 
