@@ -72,7 +72,8 @@ def with_microbench(base: cm.DeviceCosts, microbench: dict, name: str) -> cm.Dev
 
     prmt, selp = row("prmt"), row("selp")
     alu = {w: round((prmt[w] + selp[w]) / 2, 4) for w in prmt}
-    measured = f"gpu_microbench.py, {microbench.get('device', name)}, {microbench.get('date', '?')} (shfl, prmt/selp, bar.sync)"
+    measured = (f"gpu_microbench.py, {microbench.get('device', name)}"
+                + (f", {microbench['date']}" if microbench.get("date") else "") + " (shfl, prmt/selp, bar.sync)")
     return dataclasses.replace(base, name=name, shfl=row("shfl"), alu=alu, bar_cta=row("bar.sync"), measured=measured)
 
 
@@ -180,9 +181,10 @@ def main() -> None:
         if not path.exists() or isinstance(bench, dict) and bench.get("blocks"):
             for key in ("shfl", "alu", "bar_cta"):
                 raw[key] = {str(w): t for w, t in getattr(base, key).items()}
+            date = run.get("environment", {}).get("date", "")
             raw["name"], raw["measured"] = device, base.measured + (
-                f"; wavefront, copied wavefront and the shuffle latency fitted on the {len(pairs)} in-warp pairs of "
-                f"{Path(args.results).name} (benchmarks/fit_cost_model.py)")
+                f" of the run; {', '.join(free)} fitted on its {len(pairs)} in-warp pairs ({Path(args.results).name}"
+                + (f", {date}" if date else "") + "), the other constants at START (benchmarks/fit_cost_model.py)")
         for key, v in values.items():
             raw[key] = {"1": v, "8": v} if key in TABLES else v
         raw["fit"] = os.path.relpath(Path(args.results).resolve(), HERE.parent)  # the data the fit came from

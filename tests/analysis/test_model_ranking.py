@@ -77,13 +77,15 @@ def test_fitted_constants_are_a_least_squares_optimum_of_the_fit_run():
 
 
 def test_a_run_is_scored_with_its_devices_table_or_the_nearest():
-    """Per device: a run of an H200 is priced by the H200's table, the H100's until it has one, and says so;
+    """Per device: a run of an H200 is priced by the H200's table, a B200's by the nearest (the H100's), and says so;
     a table file (fitted on another run) scores a run it was not fitted on."""
     h100_run = mr.load_run(BENCH / "results" / "gpu_suite.json")
     costs, label = mr.run_table(h100_run)
     assert (costs.name, label) == ("H100", "H100 table")
     h200_run = dict(h100_run, environment=dict(h100_run["environment"], gpu="NVIDIA H200, 580.0, 143771 MiB"))
-    assert fcm.run_device(h200_run) == "H200" and mr.run_table(h200_run)[1] == "H100 table, nearest to H200"
+    assert fcm.run_device(h200_run) == "H200" and mr.run_table(h200_run)[1] == "H200 table"
+    b200_run = dict(h100_run, environment=dict(h100_run["environment"], gpu="NVIDIA B200, 580.0, 183359 MiB"))
+    assert mr.run_table(b200_run)[1] == "H100 table, nearest to B200"
     from linear_layouts.target import DEVICE_DIR  # noqa: PLC0415
 
     costs, label = mr.run_table(h200_run, table=str(DEVICE_DIR / "H100.json"))

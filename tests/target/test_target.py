@@ -101,7 +101,10 @@ def test_naming_a_target():
 def test_a_device_without_a_table_is_priced_by_the_nearest_same_architecture_first():
     h100 = DEVICES["H100"]
     assert cost_table(H100).costs is h100 and cost_table(H100).label == "H100 table" and cost_table(None).exact
-    assert cost_table(H200).label == "H100 table, nearest to H200"
+    assert cost_table(H200).costs is DEVICES["H200"] and cost_table(H200).label == "H200 table"
+    # no table of their own: the nearest capability (a tie by name: the H100's), then any
+    assert [cost_table(t).label for t in (A100, B200, MI300X)] == [
+        "H100 table, nearest to A100", "H100 table, nearest to B200", "H100 table, nearest to MI300X"]
     # with a B200 table too: the H200 still takes its architecture's (H100), the A100 the nearer capability
     tables = {"H100": h100, "B200": dataclasses.replace(h100, name="B200"), "A100": dataclasses.replace(h100, name="A100")}
     assert cost_table(H200, tables=tables).costs.name == "H100"
@@ -114,8 +117,9 @@ def test_a_device_without_a_table_is_priced_by_the_nearest_same_architecture_fir
 def test_the_plan_says_which_table_priced_it():
     text_default = plan_conversion(STORE, LOAD, "fp32").explain()
     assert "(analysis.cost_model, H100)" in text_default and str(plan_conversion(STORE, LOAD, "fp32")) == text_default
-    assert "(analysis.cost_model, H100 table, nearest to H200)" in plan_conversion(STORE, LOAD, "fp32",
-                                                                                  target=H200).explain(H200)
+    assert "(analysis.cost_model, H200)" in plan_conversion(STORE, LOAD, "fp32", target=H200).explain(H200)
+    assert "(analysis.cost_model, H100 table, nearest to A100)" in plan_conversion(STORE, LOAD, "fp32",
+                                                                                  target=A100).explain(A100)
 
 
 # ------------------------------------------------------------------------- the default target, as before

@@ -27,7 +27,8 @@ pairs, both mechanisms timed) with the others fixed; the fit is checked held out
 
 The tables are data, one JSON file per device in ``target/devices/`` (``target.DEVICES[name]``); a
 target prices its plans with its device's table, or the nearest one where its device has none
-(``target.cost_table``: the H200 by the H100's until it has its own).  ``OpCounts`` (``analysis.op_counts``) are the counts of a step, computed from its plan
+(``target.cost_table``: the H100 and H200 have their own; an A100 or B200 takes the nearest).
+``OpCounts`` (``analysis.op_counts``) are the counts of a step, computed from its plan
 (``shuffle_counts``; codegen checks that it emits exactly those: ``codegen.cost.step_counts``);
 ``plan_conversion`` compares its alternatives with ``conversion_time_ns``.
 
@@ -65,7 +66,7 @@ def device_costs(device: str | DeviceCosts | Target | None = None) -> DeviceCost
     >>> device_costs("B200")
     Traceback (most recent call last):
     ...
-    linear_layouts.core.errors.LayoutError: device: no cost table for 'B200'; known: ['H100']
+    linear_layouts.core.errors.LayoutError: device: no cost table for 'B200'; known: ['H100', 'H200']
     """
     if isinstance(device, DeviceCosts):
         return device

@@ -6,13 +6,13 @@ A table (``DeviceCosts``) holds SM-nanoseconds per building block of a conversio
 ``benchmarks/fit_cost_model.py`` write one per device a run gets.
 
 ``cost_table(target)`` is the table of the target's device, or, where that device has none, the
-nearest table: the same architecture first (an H200 is priced by the H100's table until it has its
-own), then the same backend by the nearest compute capability, then any. Every output that prints a
-calibrated time names the table (``CostTable.label``: ``H100 table, nearest to H200``).
+nearest table: the same architecture first (a device of sm_90 without a table by the H100's or the
+H200's), then the same backend by the nearest compute capability, then any. Every output that prints a
+calibrated time names the table (``CostTable.label``: ``H100 table, nearest to B200``).
 
 >>> from linear_layouts.target import named_target
->>> cost_table(named_target("sm_90", "H100")).label, cost_table(named_target(device="H200")).label
-('H100 table', 'H100 table, nearest to H200')
+>>> cost_table(named_target("sm_90", "H200")).label, cost_table(named_target(device="B200")).label
+('H200 table', 'H100 table, nearest to B200')
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def device_costs(device: str) -> DeviceCosts:
     >>> device_costs("B200")
     Traceback (most recent call last):
     ...
-    linear_layouts.core.errors.LayoutError: device: no cost table for 'B200'; known: ['H100']
+    linear_layouts.core.errors.LayoutError: device: no cost table for 'B200'; known: ['H100', 'H200']
     """
     if device not in DEVICES:
         raise LayoutError(f"device: no cost table for {quote(device)}; known: {sorted(DEVICES)}")
@@ -111,7 +111,7 @@ class CostTable:
 
     @property
     def label(self) -> str:
-        """``H100 table`` or ``H100 table, nearest to H200``: what an output that prints a time says."""
+        """``H100 table`` or ``H100 table, nearest to B200``: what an output that prints a time says."""
         return f"{self.costs.name} table" + ("" if self.exact else f", nearest to {self.device}")
 
 

@@ -72,7 +72,7 @@ def _target(report: KernelReport, target: Target | None) -> Target:
 
 
 def _table(target: Target) -> str:
-    """The cost table that priced the times: ``H100``, or ``H100 table, nearest to H200``."""
+    """The cost table that priced the times: ``H100``, or ``H100 table, nearest to B200``."""
     table = cost_table(target)
     return table.costs.name if table.exact else table.label
 
