@@ -1062,7 +1062,7 @@ def _too_big(start: str, shared_bytes: int, target: Target) -> str | None:
 def _model_refusal(start: str, own, costs) -> str | None:
     """Why the whole-kernel model refuses a candidate of the run ``start`` (``kernel_model.KernelTime`` of
     Triton's TTGIR ``own`` and of the candidate ``costs``), as a ``Rewrite.rejected`` line, or ``None``:
-    it makes global accesses narrower and no measured table (``analysis/devices/global``) priced that, or
+    it makes global accesses narrower and no measured table (``target/devices/global``) priced that, or
     it is estimated to keep more registers live than ptxas may give a thread, and more than Triton's by an
     allocation unit (``registers.REGISTER_UNIT``; the estimate is no finer)."""
     from linear_layouts.pipeline.kernel_model import narrowed_accesses
@@ -1071,7 +1071,7 @@ def _model_refusal(start: str, own, costs) -> str | None:
     narrowed = narrowed_accesses(own, costs)
     if narrowed and not costs.table:
         return (f"{start}: narrower global accesses ({'; '.join(narrowed)}) and no measured table of global "
-                "instruction costs (analysis/devices/global) to price them")
+                "instruction costs (target/devices/global) to price them")
     if costs.spills and costs.registers > own.registers + REGISTER_UNIT:
         return (f"{start}: an estimated {costs.registers} registers live per thread (Triton's: {own.registers}), "
                 "above the 255 ptxas may give: it would spill")
@@ -1136,7 +1136,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     triton_count = _count_converts(ttgir_module)
     unique_ttgir = unique_value_names(ttgir)  # the names of ttgir_module's values (the assignments' keys)
     rewrites: dict[int, tuple[Rewrite, Module]] = {}  # by run: "both" is one of the other two
-    model = dict(scalars=scalars, grid=grid)
+    model = dict(scalars=scalars, grid=grid, target=target)
     own = kernel_time(ttgir, pointers, **model)
     best, texts, rejected = None, set(), []
     for start in ("both", "anchored", "legacy"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
@@ -30,7 +30,8 @@ from linear_layouts.core.limits import quote
 from linear_layouts.target.known import TARGETS, resolve
 from linear_layouts.target.target import Target
 
-__all__ = ["DeviceCosts", "CostTable", "DEVICE_DIR", "DEVICES", "load_device", "device_costs", "cost_table"]
+__all__ = ["DeviceCosts", "CostTable", "DEVICE_DIR", "DEVICES", "load_device", "device_costs", "cost_table",
+           "nearest_device"]
 
 DEVICE_DIR = Path(__file__).resolve().parent / "devices"
 
@@ -128,6 +129,16 @@ def _distance(target: Target, table: str) -> tuple[int, int, str]:
     return 2, 0, table
 
 
+def nearest_device(target: Target | None, devices: Iterable[str]) -> str | None:
+    """Of ``devices`` (names of measured tables of any kind), the target's own, else the nearest (the same
+    architecture first, then the nearest compute capability, then any; by name on a tie); None for none."""
+    target = resolve(target)
+    names = list(devices)
+    if not names:
+        return None
+    return target.device if target.device in names else min(names, key=lambda name: _distance(target, name))
+
+
 def cost_table(target: Target | None = None, *, tables: Mapping[str, DeviceCosts] | None = None) -> CostTable:
     """The table pricing plans on ``target`` (module doc); ``tables``: where to look (default ``DEVICES``)."""
     target = resolve(target)
@@ -144,7 +155,4 @@ def _cost_table(target: Target) -> CostTable:
 def _nearest(target: Target, tables: Mapping[str, DeviceCosts]) -> CostTable:
     if not tables:
         raise LayoutError("cost table: no device tables (target/devices/*.json) to price a plan with")
-    if target.device in tables:
-        return CostTable(tables[target.device], target.device)
-    nearest = min(tables, key=lambda name: _distance(target, name))
-    return CostTable(tables[nearest], target.device)
+    return CostTable(tables[nearest_device(target, tables)], target.device)
