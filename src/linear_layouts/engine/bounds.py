@@ -31,18 +31,17 @@ from collections.abc import Callable
 
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.target import Target, resolve
 
 __all__ = ["CONVERT_OVERHEAD", "plan_cost_bound", "CostBounds", "GiveUp"]
 
 #: Fixed cost of a convert op on top of its plan (model): equal-cost choices prefer no conversion
 #: (``propagate.plan_cost`` adds it).
 CONVERT_OVERHEAD = 0.5
-#: bytes one shared-memory wavefront moves (32 banks of 4 bytes)
-_WAVEFRONT_BYTES = 128
 
 
 @functools.lru_cache(maxsize=8192)
-def plan_cost_bound(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
+def plan_cost_bound(src: LinearLayout, dst: LinearLayout, bits: int, target: Target | None = None) -> float:
     """A lower bound of ``plan_cost(src, dst, bits)``: 0 for equal layouts; ``CONVERT_OVERHEAD`` plus, where
     data crosses lanes or warps (``conversion_dims``), the least of
 
@@ -51,7 +50,9 @@ def plan_cost_bound(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
     * a warp shuffle (only where no data crosses warps): ``max(W * t_shfl, (latency_shuffle +
       latency_per_instruction) / C)`` (at least one ``shfl.sync`` per thread).
 
-    Any layout pair the analyses refuse costs ``plan_cost``'s 1e6, above every bound.
+    The constants are ``target``'s cost table (None: the default target's); a wavefront moves at most its
+    shared memory's ``phase_bytes``. Any layout pair the analyses refuse costs ``plan_cost``'s 1e6, above
+    every bound.
 
     >>> from linear_layouts import LinearLayout
     >>> a = LinearLayout({"register": [[1]], "lane": [[2], [4], [8], [16], [32]], "warp": [[64]]}, ["dim0"])
@@ -62,12 +63,12 @@ def plan_cost_bound(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
     if src == dst:
         return 0.0
     try:
-        return CONVERT_OVERHEAD + _moving_bound(src, dst, bits)
+        return CONVERT_OVERHEAD + _moving_bound(src, dst, bits, resolve(target))
     except (LayoutError, KeyError, ValueError, ZeroDivisionError):
         return CONVERT_OVERHEAD
 
 
-def _moving_bound(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
+def _moving_bound(src: LinearLayout, dst: LinearLayout, bits: int, target: Target) -> float:
     from linear_layouts.analysis import cost_model
     from linear_layouts.analysis.conversion import conversion_dims
     from linear_layouts.analysis.shuffles import same_warp_data
@@ -75,12 +76,12 @@ def _moving_bound(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
     dims = conversion_dims(src, dst)
     if dims in ((), ("register",)):
         return 0.0
-    d = cost_model.device_costs()
+    d = cost_model.device_costs(target)
     warps = 1
     for name in ("warp", "block"):
         if src.has_in_dim(name):
             warps *= src.in_dim_size(name)
-    wavefronts = math.ceil(src.total_out_dim_size * bits / 8 / _WAVEFRONT_BYTES)
+    wavefronts = math.ceil(src.total_out_dim_size * bits / 8 / target.shared.phase_bytes)
     t_wavefront = d.at(d.wavefront, warps)
     t_load = min(t_wavefront, d.at(d.copied_wavefront, warps))
     shared = max(wavefronts * t_wavefront + wavefronts * t_load, d.latency_shared / d.concurrent_ctas)

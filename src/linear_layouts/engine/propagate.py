@@ -43,10 +43,11 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_count, quote
+from linear_layouts.target import DEFAULT_TARGET, Target, resolve
 
 __all__ = [
     "CONVERT_OVERHEAD", "ELEMENTWISE_COST", "Conversion", "EngineResult", "CostFunction",
-    "plan_cost", "propagate", "propagate_runs", "naive_conversions", "check_consistent", "describe",
+    "plan_cost", "plan_cost_on", "propagate", "propagate_runs", "naive_conversions", "check_consistent", "describe",
 ]
 
 #: Cost per register per thread of recomputing an elementwise op or a reduction in a clone (model).
@@ -86,12 +87,12 @@ class CostFunction:
 
 
 @functools.lru_cache(maxsize=16384)
-def _plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
-    """``plan_cost`` of checked arguments, cached (the engine asks one pair many times)."""
+def _plan_cost(src: LinearLayout, dst: LinearLayout, bits: int, target: Target | None = None) -> float:
+    """``plan_cost`` of checked arguments on ``target``, cached (the engine asks one pair many times)."""
     if src == dst:
         return 0.0
     try:
-        return plan_conversion(src, dst, bits).cost.total + CONVERT_OVERHEAD
+        return plan_conversion(src, dst, bits, target=target).cost.total + CONVERT_OVERHEAD
     except LayoutError:
         return 1e6
 
@@ -101,8 +102,20 @@ def _plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
 @checked
 def plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
     """The analyses' cost of converting ``src -> dst`` plus ``CONVERT_OVERHEAD`` (0 when equal); a
-    ``CostFunction`` whose ``floor`` is ``CONVERT_OVERHEAD`` and ``bound`` ``bounds.plan_cost_bound``."""
+    ``CostFunction`` whose ``floor`` is ``CONVERT_OVERHEAD`` and ``bound`` ``bounds.plan_cost_bound``.
+    On the default target (``plan_cost_on``: another)."""
     return _plan_cost(src, dst, bits)
+
+
+@functools.lru_cache(maxsize=16)
+def plan_cost_on(target: Target | None) -> CostFunction:
+    """``plan_cost`` on ``target`` (its plans and cost table, its bound); ``plan_cost`` itself for the
+    default target."""
+    if target is None or resolve(target) is DEFAULT_TARGET:
+        return plan_cost
+    target = resolve(target)
+    return CostFunction(functools.partial(_plan_cost, target=target), floor=CONVERT_OVERHEAD,
+                        bound=functools.partial(plan_cost_bound, target=target))
 
 
 @dataclass(frozen=True)
@@ -160,8 +173,9 @@ def _descriptor_text(desc: Any) -> str:
 # working state
 # --------------------------------------------------------------------------------------------------
 class _State:
-    def __init__(self, program: Program, cost_fn: CostFn):
+    def __init__(self, program: Program, cost_fn: CostFn, target: Target | None = None):
         self.program = program
+        self.target = target  # the target of the plans and the global-memory costs (None: the default)
         self.ops: list[Op] = []
         self.values: dict[int, Value] = dict(program.values)
         self.layout: dict[int, LinearLayout] = {}
@@ -787,9 +801,10 @@ def _expand(state: _State, vid: int, target: LinearLayout, movable: bool) -> tup
     elif kind == "load":
         ptr = _pointer_attrs(state, op.operands[0])
         strides, element, align = ptr.attr("strides"), ptr.attr("element"), ptr.attr("align", 16)
-        op_cost = anchor_rules.global_cost(target, strides, element, align=align)
+        op_cost = anchor_rules.global_cost(target, strides, element, align=align, target=state.target)
         if moved:
-            op_cost -= anchor_rules.global_cost(state.layout[vid], strides, element, align=align)
+            op_cost -= anchor_rules.global_cost(state.layout[vid], strides, element, align=align,
+                                                target=state.target)
         need = target
     else:  # dot, gather: anchored results
         return ("none",)
@@ -878,8 +893,9 @@ def _store_alternative(state: _State, conv: Op, memo: dict) -> tuple[float, list
     for u in users:
         ptr = _pointer_attrs(state, u.operands[0])
         strides, element, align = ptr.attr("strides"), ptr.attr("element"), ptr.attr("align", 16)
-        total += anchor_rules.global_cost(src, strides, element, store=True, align=align)
-        total -= anchor_rules.global_cost(state.layout[u.operands[0]], strides, element, store=True, align=align)
+        total += anchor_rules.global_cost(src, strides, element, store=True, align=align, target=state.target)
+        total -= anchor_rules.global_cost(state.layout[u.operands[0]], strides, element, store=True, align=align,
+                                          target=state.target)
         nodes = []
         for k in (0, 2):
             if k < len(u.operands):
@@ -1085,11 +1101,12 @@ def _conversions_left(state: _State) -> int:
 
 
 # --------------------------------------------------------------------------------------------------
-def _run(program: Program, cost_fn: CostFn, rematerialize: bool, legacy: bool = False) -> _State:
-    state = _State(program, cost_fn)
+def _run(program: Program, cost_fn: CostFn, rematerialize: bool, legacy: bool = False,
+         target: Target | None = None) -> _State:
+    state = _State(program, cost_fn, target)
     state.legacy = legacy
     _forward(state)
-    if legacy and cost_fn is plan_cost:  # the forward pass naive_conversions makes: its count, without a third pass
+    if legacy and cost_fn is plan_cost_on(target):  # the forward pass naive_conversions makes: its count, without a third pass
         state.naive_conversions = _conversions_left(state)
     if rematerialize:
         _backward(state)
@@ -1115,12 +1132,13 @@ def _score(state: _State) -> tuple[int, float]:
         elif op.kind in ("load", "store"):
             ptr = _pointer_attrs(state, op.operands[0])
             cost += anchor_rules.global_cost(state.layout[op.operands[0]], ptr.attr("strides"), ptr.attr("element"),
+                                             target=state.target,
                                              store=op.kind == "store", align=ptr.attr("align", 16))
     return count, cost
 
 
 def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True,
-              max_elements: int = MAX_ELEMENTS, start: str = "both") -> EngineResult:
+              max_elements: int = MAX_ELEMENTS, start: str = "both", target: Target | None = None) -> EngineResult:
     """Assign a layout to every value of ``program`` and insert the fewest, cheapest conversions (module doc).
 
     A second run starts from the legacy solution (every value in the default blocked layout, as
@@ -1136,17 +1154,20 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     ``descriptors`` are found on first access.
     ``start``: ``"anchored"`` or ``"legacy"`` keeps only that run (a caller that judges the candidates
     with a fuller model, as ``kernels.rewrite`` does, asks for each).
+    ``target``: the target the plans and the global-memory costs are for (default: the default target);
+    ``plan_cost`` then plans on it (``plan_cost_on``).
     Requires: every value a tile of at most ``max_elements`` elements (``limits.MAX_ELEMENTS``).
     """
     return propagate_runs(program, cost_fn=cost_fn, rematerialize=rematerialize, max_elements=max_elements,
-                          starts=(start,))[start]
+                          starts=(start,), target=target)[start]
 
 
 _STARTS = ("both", "anchored", "legacy")
 
 
 def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True,
-                   max_elements: int = MAX_ELEMENTS, starts: tuple[str, ...] = _STARTS) -> dict[str, EngineResult]:
+                   max_elements: int = MAX_ELEMENTS, starts: tuple[str, ...] = _STARTS,
+                   target: Target | None = None) -> dict[str, EngineResult]:
     """``{start: propagate(program, start=start)}`` for each of ``starts``, each run made once: the
     choice of ``"both"`` is one of the ``"anchored"`` and ``"legacy"`` runs, not a third (a caller that
     judges every candidate, as ``kernels.rewrite`` does, needs all three).
@@ -1166,8 +1187,13 @@ def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, remateriali
     if "legacy" in starts and not rematerialize:
         raise LayoutError("start: the 'legacy' run improves the legacy solution by rematerialization; "
                           "it needs rematerialize=True")
-    anchored = _run(program, cost_fn, rematerialize) if set(starts) - {"legacy"} else None
-    legacy = _run(program, cost_fn, True, legacy=True) if rematerialize and set(starts) - {"anchored"} else None
+    if target is not None and not isinstance(target, Target):
+        raise LayoutError(f"target must be a Target or None, got {type(target).__name__}")
+    if cost_fn is plan_cost:
+        cost_fn = plan_cost_on(target)
+    anchored = _run(program, cost_fn, rematerialize, target=target) if set(starts) - {"legacy"} else None
+    legacy = _run(program, cost_fn, True, legacy=True, target=target) \
+        if rematerialize and set(starts) - {"anchored"} else None
     states = {"anchored": anchored, "legacy": legacy}
     if "both" in starts:
         runs = [run for run in (anchored, legacy) if run is not None]
@@ -1181,11 +1207,11 @@ def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, remateriali
     for start in starts:
         state = states[start]
         if id(state) not in results:
-            results[id(state)] = _result(program, state)
+            results[id(state)] = _result(program, state, target)
     return {start: results[id(states[start])] for start in starts}
 
 
-def _result(program: Program, state: _State) -> EngineResult:
+def _result(program: Program, state: _State, target: Target | None = None) -> EngineResult:
     """The ``EngineResult`` of a finished run: its live values, their layouts, its conversions planned."""
     live = {v for op in state.ops for v in op.operands + op.results}
     values = {v: state.values[v] for v in sorted(live)}
@@ -1198,7 +1224,7 @@ def _result(program: Program, state: _State) -> EngineResult:
             x, y = op.operands[0], op.results[0]
             bits = state.bits(x)
             try:
-                plan = plan_conversion(layouts[x], layouts[y], bits)
+                plan = plan_conversion(layouts[x], layouts[y], bits, target=target)
             except LayoutError:
                 plan = None
             conversions.append(Conversion(x, y, layouts[x], layouts[y], state.values[x].dtype, plan,

@@ -61,6 +61,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import Module, Op, Region, check_well_formed, iter_args, loop_bounds
 from linear_layouts.triton_model.ir_types import TensorType, parse_type
 from linear_layouts.core.mlir_text import I32_ARRAY, INTEGER_TYPE, VALUE_USE, pointee
+from linear_layouts.target import WGMMA, Target, named_target, target_for_module
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
 
@@ -147,9 +148,9 @@ def _pointee(text: str) -> str | None:
 
 
 class _Importer:
-    def __init__(self, module: Module, cc: int, scalars: dict[str, int], num_warps: int | None = None):
+    def __init__(self, module: Module, target: Target, scalars: dict[str, int], num_warps: int | None = None):
         self.module = module
-        self.cc = cc
+        self.target = target
         self.scalars = scalars
         self.num_warps = num_warps or module.num_warps
         self.splat_values: dict[str, int] = {}  # integer constants and splats of known scalars (import_ttir)
@@ -567,7 +568,7 @@ class _Importer:
         if len(t.shape) != 2:
             self.missing(op, f"{len(t.shape)}-D dot (the engine's dot is 2-D)")
             return
-        version = 3 if self.cc >= 90 and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
+        version = 3 if self.target.has(WGMMA) and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
         acc = self.data(c, t)
         if self.b._values[acc].dtype != _elem(t):
             acc = self.b.cast(acc, _elem(t))
@@ -607,7 +608,7 @@ class _Importer:
             if self.b._values[value].dtype != "bf16":
                 value = self.b.cast(value, "bf16")
             operands.append(value)
-        version = 3 if self.cc >= 90 and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
+        version = 3 if self.target.has(WGMMA) and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
         acc = self.data(c, t)
         if self.b._values[acc].dtype != _elem(t):
             acc = self.b.cast(acc, _elem(t))
@@ -715,15 +716,15 @@ def _element_bytes(element: str) -> int:
 
 @checked
 def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int] | None = None,
-                num_warps: int | None = None) -> ImportedProgram:
-    """Import the first function of a TTIR module (module doc). ``cc``: the compute capability the dots
-    target (default: the module's, else 90); ``scalars``: known integer arguments (``%n`` -> value);
+                num_warps: int | None = None, target: Target | None = None) -> ImportedProgram:
+    """Import the first function of a TTIR module (module doc). ``target``: the target the dots are for
+    (wgmma where it has them; default: the module's ``ttg.target``, else the default target; ``cc``: a
+    compute capability instead); ``scalars``: known integer arguments (``%n`` -> value);
     ``num_warps``: the launch's (TTIR modules do not carry it; default the module's attribute, else 4)."""
     check_well_formed(module, "ttir")
-    if cc is None:
-        cc = module.compute_capability
-        cc = 90 if cc is None else cc
-    imp = _Importer(module, cc, dict(scalars or {}), num_warps)
+    if target is None:
+        target = named_target(f"sm_{cc}") if cc is not None else target_for_module(module.target)
+    imp = _Importer(module, target, dict(scalars or {}), num_warps)
     fn = module.functions[0]
     splat_values = imp.splat_values
     attrs = dict(fn.arg_attrs)
