@@ -18,10 +18,10 @@ from linear_layouts.target.costs import DEVICE_DIR, DEVICES, CostTable, DeviceCo
     load_device, nearest_device
 from linear_layouts.target.known import ARCHS, DEFAULT_TARGET, TARGETS, device_name, named_target, parse_arch, \
     resolve, target_for_module
-from linear_layouts.target.target import CP_ASYNC, FEATURES, LDMATRIX, SHFL, STMATRIX, TMA, WGMMA, SharedMemory, \
-    Target
+from linear_layouts.target.target import CP_ASYNC, FEATURES, LDMATRIX, SHFL, STMATRIX, TMA, VECTOR_ATOMICS, WGMMA, \
+    SharedMemory, Target
 
 __all__ = ["Target", "SharedMemory", "FEATURES", "LDMATRIX", "STMATRIX", "WGMMA", "TMA", "CP_ASYNC", "SHFL",
-           "TARGETS", "ARCHS", "DEFAULT_TARGET", "named_target", "target_for_module", "resolve", "device_name",
+           "VECTOR_ATOMICS", "TARGETS", "ARCHS", "DEFAULT_TARGET", "named_target", "target_for_module", "resolve", "device_name",
            "parse_arch", "DeviceCosts", "CostTable", "DEVICES", "DEVICE_DIR", "load_device", "device_costs",
            "cost_table", "nearest_device"]

@@ -14,7 +14,8 @@ H100 and H200).
 
 from __future__ import annotations
 
-from linear_layouts.target.target import CP_ASYNC, LDMATRIX, SHFL, STMATRIX, TMA, WGMMA, SharedMemory, Target
+from linear_layouts.target.target import CP_ASYNC, LDMATRIX, SHFL, STMATRIX, TMA, VECTOR_ATOMICS, WGMMA, SharedMemory, \
+    Target
 
 __all__ = ["LANES", "SHARED", "A100", "H100", "H200", "B200", "features_of", "nvidia_target"]
 
@@ -36,7 +37,7 @@ def features_of(capability: int) -> frozenset[str]:
     if capability >= 80:
         found.add(CP_ASYNC)
     if capability >= 90:
-        found |= {STMATRIX, TMA}
+        found |= {STMATRIX, TMA, VECTOR_ATOMICS}
     if capability == 90:  # wgmma is sm_90a's; Blackwell's tensor cores read shared memory by tcgen05
         found.add(WGMMA)
     return frozenset(found)

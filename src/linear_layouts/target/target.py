@@ -9,7 +9,7 @@ A target is an architecture (``sm_90``, ``gfx942``: what the kernel is compiled 
 * capacity: shared bytes per SM, the most one CTA may allocate, what the driver reserves per CTA,
   resident threads, registers per SM and per thread, SMs (CUs);
 * ``features``: the ISA features the lowering and codegen branch on (``ldmatrix``, ``stmatrix``,
-  ``wgmma``, ``tma``, ``cp.async``, ``shfl.sync``).
+  ``wgmma``, ``tma``, ``cp.async``, ``shfl.sync``, ``atom.v``).
 
 >>> t = Target("sm_90", "H100", "cuda", 32, SharedMemory(32, 4, 128, pairs_loads=True), 233472, 1024, 232448,
 ...            2048, 65536, 255, 132, frozenset({"ldmatrix", "stmatrix"}))
@@ -27,7 +27,7 @@ from linear_layouts.core.errors import LayoutError, did_you_mean
 from linear_layouts.core.limits import quote
 
 __all__ = ["Target", "SharedMemory", "FEATURES", "LDMATRIX", "STMATRIX", "WGMMA", "TMA", "CP_ASYNC", "SHFL",
-           "BACKENDS", "MEMORY_OPS"]
+           "VECTOR_ATOMICS", "BACKENDS", "MEMORY_OPS"]
 
 LDMATRIX = "ldmatrix"  #: ldmatrix.sync.aligned (sm_75 and later)
 STMATRIX = "stmatrix"  #: stmatrix.sync.aligned (sm_90 and later)
@@ -35,7 +35,10 @@ WGMMA = "wgmma"  #: warp-group MMA reading shared memory through the async proxy
 TMA = "tma"  #: the tensor memory accelerator, cp.async.bulk.tensor (sm_90 and later)
 CP_ASYNC = "cp.async"  #: asynchronous global -> shared copies, LDGSTS (sm_80 and later)
 SHFL = "shfl.sync"  #: warp shuffles (NVIDIA; AMD's ds_bpermute / DPP are not modelled)
-FEATURES = frozenset({LDMATRIX, STMATRIX, WGMMA, TMA, CP_ASYNC, SHFL})
+#: vector atomics, red/atom.global.v2/.v4 of f16, bf16, f32 adds (sm_90 and later): Triton packs an fadd's
+#: contiguous elements into one instruction only where the ISA has them
+VECTOR_ATOMICS = "atom.v"
+FEATURES = frozenset({LDMATRIX, STMATRIX, WGMMA, TMA, CP_ASYNC, SHFL, VECTOR_ATOMICS})
 BACKENDS = ("cuda", "hip")
 MEMORY_OPS = ("load", "store")
 
