@@ -121,7 +121,9 @@ def ours(name: str, cc: int):
     build = examples.EXAMPLES[name]
     kwargs = {"mma_version": 3 if cc >= 90 else 2} if name in ("dot_trans_store", "mxfp4_matmul") else {}
     program = build(**kwargs)
-    result = propagate(program)
+    from linear_layouts.target import named_target
+
+    result = propagate(program, target=named_target(f"sm_{cc}"))  # the kernel's target: its plans, its ISA
     return program, result
 
 

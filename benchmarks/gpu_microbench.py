@@ -11,7 +11,9 @@ SM-nanoseconds per warp-instruction.  The empty loop's time is subtracted.
     PYTHONPATH=src python benchmarks/gpu_microbench.py --out OUT        # on the GPU machine
     PYTHONPATH=src python benchmarks/gpu_microbench.py --prepare        # CPU: compile the cubin
 
-Writes ``OUT/microbench.json``: device, per block and warps per CTA, ns per warp-instruction per SM.
+Writes ``OUT/microbench.json``: the device (its full name and its short one, ``device_name``: ``H200``, the
+name of the cost table ``fit_cost_model.py`` makes of it), per block and warps per CTA, ns per
+warp-instruction per SM. Runs on whichever device the run gets.
 """
 
 from __future__ import annotations
@@ -151,7 +153,10 @@ def run(out: Path | None = None) -> dict:
     dev = cp.cuda.Device()
     props = cp.cuda.runtime.getDeviceProperties(dev.id)
     sms = props["multiProcessorCount"]
-    res = dict(device=props["name"].decode() if isinstance(props["name"], bytes) else props["name"], sms=sms,
+    from linear_layouts.target import device_name
+
+    full = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    res = dict(device=full, device_name=device_name(full), sms=sms, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                iterations=ITER, chains=CHAINS, ctas_per_sm=CTAS_PER_SM, blocks={})
     sink = cp.zeros(sms * CTAS_PER_SM, dtype=cp.uint32)
     times: dict = {}

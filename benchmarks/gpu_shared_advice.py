@@ -245,12 +245,13 @@ def predict_convert(variant: Variant) -> tuple[tuple | None, dict]:
     (``kernels.triton_lowering``, equal to Triton 3.6's and 3.9's PTX on the corpus): (store, load)
     wavefronts and its static instructions per warp, to set beside the PTX's."""
     from linear_layouts.core.element_type import element_type
+    from linear_layouts.target import named_target
     from linear_layouts.triton_model.lowering import convert_lowering
 
     pair = variant.pair
     shape = list(pair.shape)
     lowering = convert_lowering(pair.store.to_linear(shape), pair.load.to_linear(shape),
-                                element_type(pair.dtype).bits, 90)
+                                element_type(pair.dtype).bits, named_target("sm_90"))
     instructions: dict[str, int] = {}
     for ins in lowering.stores + lowering.loads:
         key = _model_key(ins.instruction, ins.bytes)

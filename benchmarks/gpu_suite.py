@@ -9,6 +9,12 @@ One script, one device call, bounded in time (``--budget`` seconds, default 530)
     # CPU, any time: the report (gpu_suite.md) again from OUT/gpu_suite.json, with today's scoring
     PYTHONPATH=src python benchmarks/gpu_suite.py --mode report --out benchmarks/results
 
+    # the cost model's inputs on whichever device the run gets (~2 minutes: the microbenchmarks and the
+    # conversion loop of the in-warp pairs, both mechanisms, no Triton peer), then the fit on the CPU:
+    PYTHONPATH=src python benchmarks/gpu_suite.py --mode prepare --in-warp          # CPU, once
+    PYTHONPATH=src python benchmarks/gpu_suite.py --in-warp --only microbench,bench --out $OUT   # device
+    PYTHONPATH=src python benchmarks/fit_cost_model.py --results $OUT/gpu_suite.json --write   # CPU
+
 (Without the CPU step the device builds the kernel list and compiles every cubin itself, one nvcc per
 core: about a minute more.)  Stages (each timed; a stage that would not fit in what is left of the
 budget is skipped and named):
@@ -181,6 +187,15 @@ def build_variants(cases: list[Case], baselines_for: int) -> list[Variant]:
                     continue
                 out.append(_variant(case, name, f, b))
     return out
+
+
+def in_warp_suite_cases() -> list[Case]:
+    """The suite's cases whose conversion stays in each warp and moves data between lanes (the pairs
+    ``model_ranking.pairs`` scores: both mechanisms, a shuffle and a shared-memory kernel, are built)."""
+    from linear_layouts.analysis.conversion import conversion_dims
+    from linear_layouts.analysis.shuffles import same_warp_data
+
+    return [c for c in all_cases() if same_warp_data(c.src, c.dst) and "lane" in conversion_dims(c.src, c.dst)]
 
 
 def suite_cases(quick: bool, names: str = "") -> list[Case]:
@@ -548,6 +563,9 @@ def _bench_case(args, name: str, vs: dict, whole: bool) -> list[dict]:
             except Exception as exc:
                 row[vname] = None
                 row[vname + "_error"] = repr(exc)[:200]
+        if getattr(args, "in_warp", False):  # the fit's data: our two mechanisms, no Triton peer
+            rows.append(row)
+            continue
         try:
             peer = gluon_launcher(case.src, case.dst, case.warps)
 
@@ -580,9 +598,11 @@ def bench(args, variants: list[Variant], deadline: float, done_rows: list[dict])
     done = {r["case"] for r in done_rows}
     rows = list(done_rows)
     # whole kernels: the first --whole-cases cases and every register permutation (a lone conversion there
-    # is the kernel's global load and store around word moves or byte permutes)
+    # is the kernel's global load and store around word moves or byte permutes); none in an --in-warp run
     whole = set(list(by_case)[: args.whole_cases])
     whole |= {n for n, vs in by_case.items() if vs["ours"].step_kind == "registers"}
+    if getattr(args, "in_warp", False):
+        whole = set()
     # in-warp pairs (both mechanisms timed: the shuffle / shared and ranking targets) first
     order = sorted(by_case, key=lambda n: not ({"shuffle", "shared"} & set(by_case[n])))
     sink = open(Path(args.out) / "bench_rows.jsonl", "a")
@@ -1209,6 +1229,12 @@ def environment() -> dict:
             env[key] = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip().splitlines()[-1]
         except Exception as exc:
             env[key] = f"unavailable ({exc})"
+    try:  # the device's short name (H100, H200): the cost table a fit on this run writes
+        from linear_layouts.target import device_name
+
+        env["device"] = device_name(env["gpu"].split(",")[0])
+    except Exception:  # noqa: BLE001 - no GPU named
+        env["device"] = ""
     for mod in ("cupy", "torch", "triton", "numpy"):
         try:
             env[mod] = __import__(mod).__version__
@@ -1275,8 +1301,12 @@ def summary(results: dict) -> dict:
     out["whole_register_kernels"] = len(whole_reg)
     out["whole_register_geomean"] = geomean(list(whole_reg.values()))
     out["whole_register_worst"] = min(whole_reg.items(), key=lambda kv: kv[1]) if whole_reg else None
-    ranking = model_ranking.score_results(results)  # the one scoring (model_ranking.py)
+    # the one scoring (model_ranking.py), with the table of the run's device (the nearest where it has none)
+    costs, label = model_ranking.run_table(results)
+    ranking = model_ranking.score(model_ranking.pairs(results),
+                                  lambda steps, warps: model_ranking.kernel_ns(steps, warps, costs))
     out["model_ranking"] = (ranking.agree, ranking.total, [str(m) for m in ranking.misses])
+    out["model_ranking_table"] = label
     out["transposes"], out["transposes_pdl"] = {}, {}
     for r in results.get("transpose", []):
         if r.get("correct") and (r.get("fraction_of_copy") or 0) > (out["transposes"].get(r["bits"]) or 0):
@@ -1327,7 +1357,8 @@ def write_report(out: Path, results: dict) -> None:
     lines.append(f"| in-warp pairs ({s.get('in_warp_pairs', 0)}): ours vs Triton, min (target >= 1.0x) / geomean | "
                  f"{f2(s.get('in_warp_vs_triton_min'))} / {f2(s.get('in_warp_vs_triton_geomean'))} |")
     a, t, m = s.get("model_ranking", (0, 0, []))
-    lines.append(f"| cost model (the package's table when this report was written) ranks shuffle vs shared as measured "
+    lines.append(f"| cost model ({s.get('model_ranking_table', 'the package table')} when this report was written) "
+                 f"ranks shuffle vs shared as measured "
                  f"(target >= 90%; `model_ranking.py`) | {a} / {t}"
                  + (f"; misses (ours/other time, measured/predicted): {', '.join(m)}" if m else "") + " |")
     for bits, frac in sorted(s.get("transposes", {}).items()):
@@ -1592,6 +1623,11 @@ def main() -> None:
                     help="comma list of case names (default: the whole suite; also gpu_cases.register_cases' regperm_*)")
     ap.add_argument("--variants", default="", help="the prepared kernel list (default build/variants_<tag>.json)")
     ap.add_argument("--skip", default="", help="comma list of stages to skip")
+    ap.add_argument("--only", default="", help="comma list of the stages to run (the others skipped): "
+                                               + ", ".join(STAGE_ORDER))
+    ap.add_argument("--in-warp", action="store_true",
+                    help="the in-warp pairs only (the cost model's fit and ranking data: ours and the other "
+                         "mechanism, both timed), without the Triton peer")
     ap.add_argument("--resume", default="", help="folder of an earlier run: take its finished stages and cases")
     ap.add_argument("--budget", type=float, default=530.0, help="seconds for the whole run")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
@@ -1618,13 +1654,15 @@ def main() -> None:
         write_report(Path(args.out), json.loads((Path(args.out) / "gpu_suite.json").read_text()))
         return
     t0 = time.time()
-    tag = "quick" if args.quick else "full"
+    tag = "quick" if args.quick else "inwarp" if args.in_warp else "full"
     if args.cases:  # the same tag in every process (str hashes are salted per process)
         tag = "cases_" + hashlib.sha1(args.cases.encode()).hexdigest()[:8]
     args.variants_path = Path(args.variants) if args.variants else HERE / "build" / f"variants_{tag}.json"
     if args.mode == "prepare" or not args.variants_path.exists():
-        cases = suite_cases(args.quick, args.cases)
-        variants = build_variants(cases, 4 if args.quick else args.baselines_for)
+        cases = in_warp_suite_cases() if args.in_warp else suite_cases(args.quick, args.cases)
+        variants = build_variants(cases, 4 if args.quick else 0 if args.in_warp else args.baselines_for)
+        if args.in_warp:  # the two mechanisms of each pair; no legacy baselines
+            variants = [v for v in variants if v.variant in ("ours", "shuffle", "shared")]
         save_variants(args.variants_path, variants)
     else:
         variants = load_variants(args.variants_path)
@@ -1647,6 +1685,8 @@ def main() -> None:
         import gpu_microbench
 
         sources = [v.kernel.source for v in variants] + [gpu_microbench.SOURCE]
+        if args.in_warp:  # the fit's run: no transposes, copies or gathers
+            return sources
         sources += [k.source for *_, k in transpose_kernels(args.transpose_size)] + [SAME_SIZE_COPY_SOURCE]
         return sources + [k.source for *_, ks in gather_kernels() for k in ks.values()]
 
@@ -1668,6 +1708,12 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     skip = set(filter(None, args.skip.split(",")))
+    if args.only:
+        only = set(filter(None, args.only.split(",")))
+        unknown = only - set(STAGE_ORDER)
+        if unknown:
+            raise SystemExit(f"--only: unknown stages {sorted(unknown)} (known: {', '.join(STAGE_ORDER)})")
+        skip |= set(STAGE_ORDER) - only
     args.skip_set = skip
     results: dict = dict(environment=environment(), gaps=[], stage_seconds={}, skipped=[])
     done_bench: list[dict] = []

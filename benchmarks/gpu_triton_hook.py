@@ -1,9 +1,13 @@
 """``linear_layouts.triton.enable()`` on the device (issue 34, items 1-2): every corpus kernel
 (tests/data/triton_kernels) launched as a plain ``@triton.jit`` function through Triton's JIT -- without
 the hook, with ``enable("model")`` and with ``enable("measured")`` -- on the same seeded inputs at its
-realistic size (the kernel file's TENSORS / SCALARS / GRID). Per kernel: the outputs of both hooked runs
-against Triton's (every tensor argument: integers exactly, floats within ``RTOL`` / ``ATOL``), each variant's
-decision (rewritten or not, the model's predicted gain, the measured choice's medians and reason), the time
+realistic size (the kernel file's TENSORS / SCALARS / GRID), each mode from a fresh ``JITFunction`` (the
+kernel file imported again: no in-memory kernel shared between modes, as in a user's new process). Per kernel:
+the outputs of both hooked runs against Triton's (every tensor argument: integers exactly, floats within
+``RTOL`` / ``ATOL``), each variant's decision (rewritten or not, the model's predicted gain; the measured
+choice's basis -- measured faster / not faster, no predicted gain, outputs differ, not measurable, error, or
+no decision at all -- its reason, and the hook's own samples of both variants), the hook's trace of the
+measured launch (``trace``; with ``--log`` also the children's stderr in ``OUT/gpu_triton_hook.log``), the time
 of each variant's first call, and the time per launch of the three variants: a CUDA graph of ``inner``
 launches per sample (``inner`` makes a sample about ``SAMPLE_US``), the three replayed in rotating order
 ``--repeats`` times, median per launch. Then ours / Triton per kernel and the geomean of Triton / ours over
@@ -17,7 +21,7 @@ variant for the kernel file's scalars -- what the JIT will ask for; no GPU neede
 carried from elsewhere (``--triton-cache``) is used as it is; what the JIT still compiles shows in the
 first-call times. The measured choices are made in the run itself (the decision cache starts empty).
 
-    PYTHONPATH=src python3 benchmarks/gpu_triton_hook.py --out DIR                 # device, ~3 minutes
+    PYTHONPATH=src python3 benchmarks/gpu_triton_hook.py --out DIR --log           # device, ~2 minutes
     PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/gpu_triton_hook.py --mode warm --jobs 2   # CPU dry run
 """
 
@@ -168,6 +172,11 @@ def why(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[:300]}"
 
 
+def measuring_reserve(kernels: int) -> float:
+    """Seconds of the budget the warm step leaves to the measuring children for ``kernels`` kernels."""
+    return min(90.0, 20.0 + 3.0 * kernels)
+
+
 def warm(paths: list[Path], arch: int, jobs: int, triton_cache: Path, ours_cache: Path, deadline: Deadline) -> dict:
     """``warm_one`` for each kernel in ``jobs`` processes (spawned: no CUDA context in them)."""
     import multiprocessing
@@ -179,7 +188,7 @@ def warm(paths: list[Path], arch: int, jobs: int, triton_cache: Path, ours_cache
                                initargs=(str(triton_cache), str(ours_cache)))
     futures = {pool.submit(warm_one, str(p), arch): p.stem for p in paths}
     try:
-        for future in as_completed(futures, timeout=max(10.0, deadline.left() - 90)):
+        for future in as_completed(futures, timeout=max(10.0, deadline.left() - measuring_reserve(len(paths)))):
             try:
                 row = future.result()
             except Exception as error:  # noqa: BLE001 - a dead worker is recorded
@@ -327,18 +336,57 @@ def _iqr(values: list[float]) -> float:
     return q3 - q1
 
 
+def _quartiles(values) -> list[float] | None:
+    if len(values) < 2:
+        return None
+    return [round(q, 3) for q in statistics.quantiles(values, n=4, method="inclusive")]
+
+
+#: the measured column where the hook recorded nothing for the kernel
+NO_DECISION = {"choice": "triton", "basis": "no decision",
+               "reason": "the hook recorded no decision for this kernel (never armed: see its trace)"}
+
+
 def _decision(kernel) -> dict | None:
+    """The hook's decision for a compiled kernel as JSON: choice, basis, reason, predicted gain, and where
+    measured every sample of both variants, their quartiles and the samples' launches (``inner``)."""
     import linear_layouts.triton as lt
 
     found = lt.decision(kernel)
     if found is None:
         return None
-    return {"choice": found.choice, "reason": found.reason, "predicted_gain": found.predicted_gain,
-            "triton_us": found.triton_us, "ours_us": found.ours_us, "measured_gain": found.measured_gain}
+    return {"choice": found.choice, "basis": found.basis.value, "reason": found.reason,
+            "predicted_gain": found.predicted_gain, "triton_us": found.triton_us, "ours_us": found.ours_us,
+            "measured_gain": found.measured_gain, "inner": found.inner,
+            "triton_quartiles_us": _quartiles(found.triton_samples_us),
+            "ours_quartiles_us": _quartiles(found.ours_samples_us),
+            "triton_samples_us": list(found.triton_samples_us), "ours_samples_us": list(found.ours_samples_us)}
 
 
-def run_kernel(path: Path, repeats: int) -> dict:
-    """The three variants of one corpus kernel (module doc)."""
+class _Trace:
+    """The hook's trace (logger ``linear_layouts.triton``) collected per kernel in the measuring child."""
+
+    def __init__(self) -> None:
+        import logging
+
+        self.lines: list[str] = []
+        self.handler = logging.Handler(logging.DEBUG)
+        self.handler.emit = lambda record: self.lines.append(record.getMessage())
+        self.logger = logging.getLogger("linear_layouts.triton")
+        self.logger.addHandler(self.handler)
+        self.logger.setLevel(logging.DEBUG)
+
+    def take(self) -> list[str]:
+        lines, self.lines = self.lines, []
+        return lines
+
+    def close(self) -> None:
+        self.logger.removeHandler(self.handler)
+
+
+def run_kernel(path: Path, repeats: int, trace: _Trace | None = None) -> dict:
+    """The three variants of one corpus kernel (module doc), each from its own ``JITFunction``; ``trace``:
+    the hook's steps are kept in the row (``trace``)."""
     import torch
     import triton
 
@@ -349,20 +397,25 @@ def run_kernel(path: Path, repeats: int) -> dict:
     if spec.needs_allocator:
         triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     modes = {"triton": None, "model": "model", "measured": "measured"}
-    args, kernels, first_call = {}, {}, {}
+    args, kernels, first_call, traces = {}, {}, {}, {}
     for variant, mode in modes.items():
+        fresh = load_kernel_file(path)  # a new JITFunction: each mode meets the kernel as a user's process does
         args[variant] = torch_args(spec)
         torch.cuda.synchronize()
+        if trace is not None:
+            trace.take()
         start = time.time()
         if mode is None:
             lt.disable()
-            kernels[variant] = spec.kernel[spec.grid](*args[variant], **launch_kwargs(spec))
+            kernels[variant] = fresh.kernel[spec.grid](*args[variant], **launch_kwargs(spec))
         else:
             with lt.enabled(mode):
-                kernels[variant] = spec.kernel[spec.grid](*args[variant], **launch_kwargs(spec))
+                kernels[variant] = fresh.kernel[spec.grid](*args[variant], **launch_kwargs(spec))
         torch.cuda.synchronize()
         first_call[variant] = round(time.time() - start, 3)
-    row: dict = {"kernel": spec.name, "first_call_s": first_call}
+        if trace is not None:
+            traces[variant] = trace.take()
+    row: dict = {"kernel": spec.name, "first_call_s": first_call, "trace": traces.get("measured", [])}
     for variant in ("model", "measured"):
         checks = []
         for name, theirs, ours in zip([p for p in spec.params if p not in spec.constexprs], args["triton"],
@@ -371,7 +424,8 @@ def run_kernel(path: Path, repeats: int) -> dict:
                 same, worst = compare(ours, theirs)
                 if not same:
                     checks.append(f"{name} (max |diff| {worst:.3g})")
-        row[variant] = {"correct": not checks, "wrong": checks, "decision": _decision(kernels[variant]),
+        decision = _decision(kernels[variant]) or (NO_DECISION if variant == "measured" else None)
+        row[variant] = {"correct": not checks, "wrong": checks, "decision": decision,
                         "binary_differs": kernels[variant].asm["cubin"] != kernels["triton"].asm["cubin"]}
     grid = tuple(spec.grid) + (1,) * (3 - len(spec.grid))  # a CompiledKernel's launcher reads grid[0..2]
     launches = {variant: (lambda k=kernels[variant], a=full_args(spec, args[variant]): k[grid](*a))
@@ -466,6 +520,7 @@ def check_inductor() -> dict:
 # --------------------------------------------------------------------------------------------------
 def child(args) -> int:
     deadline = Deadline(args.budget)
+    trace = _Trace()
     for name in args.kernels.split(","):
         if not name:
             continue
@@ -473,9 +528,9 @@ def child(args) -> int:
             print(f"RESULT {json.dumps({'kernel': name, 'error': 'not run: budget'})}", flush=True)
             continue
         try:
-            row = run_kernel(CORPUS / f"{name}.py", args.repeats)
+            row = run_kernel(CORPUS / f"{name}.py", args.repeats, trace)
         except Exception as error:  # noqa: BLE001 - recorded per kernel
-            row = {"kernel": name, "error": why(error)}
+            row = {"kernel": name, "error": why(error), "trace": trace.take()}
         print(f"RESULT {json.dumps(row)}", flush=True)
     for check, function in (("autotune", check_autotune), ("inductor", check_inductor)):
         if check not in args.checks.split(","):
@@ -491,11 +546,13 @@ def child(args) -> int:
     return 0
 
 
-def measure(args, names: list[str], deadline: Deadline, env: dict) -> tuple[dict, dict]:
+def measure(args, names: list[str], deadline: Deadline, env: dict) -> tuple[dict, dict, str]:
     """Children over ``names`` until all ran or the budget is spent; a kernel that kills a child is
-    recorded with the child's last words and the next child goes on after it."""
+    recorded with the child's last words and the next child goes on after it. Returns the rows, the
+    checks and the children's stderr (the hook's trace where ``$LINEAR_LAYOUTS_TRITON_LOG`` is on)."""
     rows: dict[str, dict] = {}
     checks: dict[str, dict] = {}
+    log: list[str] = []
     todo, pending_checks = list(names), args.checks
     while (todo or pending_checks) and deadline.left() > 10:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--mode", "child", "--kernels", ",".join(todo),
@@ -505,7 +562,8 @@ def measure(args, names: list[str], deadline: Deadline, env: dict) -> tuple[dict
             out, err = proc.stdout, proc.stderr
         except subprocess.TimeoutExpired as exc:
             out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            err = "timeout"
+            err = (exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")) + "\ntimeout"
+        log.append(err)
         for line in out.splitlines():
             if line.startswith("RESULT "):
                 row = json.loads(line[len("RESULT "):])
@@ -525,7 +583,7 @@ def measure(args, names: list[str], deadline: Deadline, env: dict) -> tuple[dict
             pending_checks = ""
     for name in todo:
         rows[name] = {"kernel": name, "error": "not run: budget"}
-    return rows, checks
+    return rows, checks, "".join(log)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -553,7 +611,37 @@ def summary(rows: list[dict]) -> dict:
     rewrites = [r for r in measured
                 if r["model"]["binary_differs"] and (r["model"]["decision"] or {}).get("predicted_gain")]
     out["model"]["sign_right"] = f"{sum(r['model']['ratio'] < 1 for r in rewrites)} / {len(rewrites)}"
+    bases: dict[str, int] = {}
+    for r in measured:
+        basis = (r["measured"]["decision"] or NO_DECISION)["basis"]
+        bases[basis] = bases.get(basis, 0) + 1
+    out["measured"]["bases"] = dict(sorted(bases.items()))
+    out["measured"]["measured_by_the_hook"] = sum(bool((r["measured"]["decision"] or {}).get("inner"))
+                                                  for r in measured)
     return out
+
+
+def _measured_text(decision: dict) -> str:
+    """The hook's samples of a measured decision: ``Triton q1 / median / q3 vs ours q1 / median / q3 us (n x
+    inner)``, else ``-``."""
+    tq, oq = decision.get("triton_quartiles_us"), decision.get("ours_quartiles_us")
+    if not tq or not oq:
+        return "-"
+    return (f"{' / '.join(map(str, tq))} vs {' / '.join(map(str, oq))} "
+            f"({len(decision['triton_samples_us'])} x {decision['inner']})")
+
+
+def one_line(row: dict) -> str:
+    """A row in one line (the run's log)."""
+    if "time" not in row:
+        return f"{row['kernel']}: {row.get('error', '-')[:200]}"
+    model, measured = row["model"], row["measured"]
+    decision = measured["decision"] or NO_DECISION
+    return (f"{row['kernel']}: Triton {row['time']['us']['triton']} us; model {model['ratio']} "
+            f"({'ours' if model['binary_differs'] else 'Triton'}); measured {measured['ratio']} "
+            f"({decision['choice']}, {decision['basis']}: {decision['reason'][:90]}; samples "
+            f"{_measured_text(decision)}); first call {row['first_call_s']['measured']} s; "
+            f"correct {model['correct']}/{measured['correct']}")
 
 
 def markdown(meta: dict, rows: list[dict], checks: dict, stats: dict) -> str:
@@ -565,7 +653,8 @@ def markdown(meta: dict, rows: list[dict], checks: dict, stats: dict) -> str:
              f"`benchmarks/gpu_triton_hook.py` ({meta.get('seconds')} s; warm-up compiles "
              f"{meta.get('warm', {}).get('seconds', '-')} s in {meta.get('warm', {}).get('jobs', '-')} processes).", "",
              "Each kernel is launched as a plain `@triton.jit` function: Triton alone, under `enabled(\"model\")` and "
-             "under `enabled(\"measured\")` (fresh, equal inputs each). Time per launch: median over "
+             "under `enabled(\"measured\")`, each from a fresh `JITFunction` (as a new process meets it) on "
+             "fresh, equal inputs. Time per launch: median over "
              f"{meta.get('repeats')} samples, each a CUDA graph of `inner` launches, the three variants in rotating "
              "order; ratio = hooked / Triton (1.0 where the hook kept Triton's binary: the noise). `first call`: "
              "seconds of each variant's first JIT call (compile or cache hit, the engine, the measurement).", "",
@@ -577,26 +666,35 @@ def markdown(meta: dict, rows: list[dict], checks: dict, stats: dict) -> str:
              f"than 1.02 on {stats['model']['slower_than_1.02'] or 'none'}; sign right "
              f"{stats['model']['sign_right']}; geomean Triton / ours where rewritten "
              f"{stats['model']['geomean_triton_over_ours_where_differs']}.**", "",
-             "| kernel | Triton µs | model: ours? (predicted gain) | model ratio | measured: choice (reason) | "
-             "measured ratio | correct model / measured | first call s T / M / Ms | inner |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             f"Measured mode's bases: {stats['measured']['bases']}; the hook timed both variants on "
+             f"{stats['measured']['measured_by_the_hook']} kernels (samples: quartiles of per-launch µs, pairs x "
+             f"launches per sample; ours is kept only at a median >= 1% faster with disjoint interquartile ranges).",
+             "",
+             "| kernel | Triton µs | model: ours? (predicted gain) | model ratio | measured: choice (basis) | "
+             "hook's samples: Triton vs ours | measured ratio | correct model / measured | first call s T / M / Ms "
+             "| inner |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    reasons = []
     for r in rows:
         if "time" not in r:
-            lines.append(f"| {r['kernel']} | {r.get('error', '-')[:160]} | | | | | | | |")
+            lines.append(f"| {r['kernel']} | {r.get('error', '-')[:160]} | | | | | | | | |")
             continue
         model, measured = r["model"], r["measured"]
-        md, ms = model["decision"] or {}, measured["decision"] or {}
+        md, ms = model["decision"] or {}, measured["decision"] or NO_DECISION
         gain = md.get("predicted_gain")
         model_text = ("ours" if model["binary_differs"] else "Triton's") + \
             (f" ({gain:+.1%})" if gain is not None else "")
-        reason = (ms.get("reason") or "-").replace("|", "/")[:110]
-        measured_text = f"{'ours' if measured['binary_differs'] else ms.get('choice', 'Triton') } ({reason})"
+        measured_text = f"{'ours' if measured['binary_differs'] else 'Triton'} ({ms['basis']})"
+        reasons.append(f"- {r['kernel']}: {ms['basis']}: {ms['reason'].replace('|', '/')[:300]}")
+        if ms["basis"] in ("no decision", "error"):
+            reasons += [f"  - trace: {line[:300]}" for line in r.get("trace", [])] or ["  - trace: (empty)"]
         correct = f"{'yes' if model['correct'] else 'NO ' + ', '.join(model['wrong'])} / " \
                   f"{'yes' if measured['correct'] else 'NO ' + ', '.join(measured['wrong'])}"
         fc = r["first_call_s"]
         lines.append(f"| {r['kernel']} | {r['time']['us']['triton']} | {model_text} | {model['ratio']} | "
-                     f"{measured_text} | {measured['ratio']} | {correct} | {fc['triton']} / {fc['model']} / "
-                     f"{fc['measured']} | {r['time']['inner']} |")
+                     f"{measured_text} | {_measured_text(ms)} | {measured['ratio']} | {correct} | "
+                     f"{fc['triton']} / {fc['model']} / {fc['measured']} | {r['time']['inner']} |")
+    lines += ["", "## Measured mode: why, per kernel", "", *reasons]
     lines += ["", "## Integration checks", ""]
     for name, found in checks.items():
         lines.append(f"- **{name}**: " + ", ".join(f"{k} = {v}" for k, v in found.items()))
@@ -639,7 +737,9 @@ def run(args) -> int:
     warmed = {}
     if args.jobs > 0:
         warmed = warm(paths, arch, args.jobs, triton_cache, ours_cache, deadline)
-    rows, checks = measure(args, [p.stem for p in paths], deadline, env)
+    if args.log:
+        env["LINEAR_LAYOUTS_TRITON_LOG"] = "1"
+    rows, checks, log = measure(args, [p.stem for p in paths], deadline, env)
     from linear_layouts.pipeline.triton_hook.settings import package_key
 
     meta = {"environment": environment(), "repeats": args.repeats, "package_key": package_key(), "arch": arch,
@@ -648,6 +748,9 @@ def run(args) -> int:
     stats = summary(ordered)
     data = {"meta": meta, "summary": stats, "rows": ordered, "checks": checks}
     write_outputs(Path(args.out), "gpu_triton_hook", data, markdown(meta, ordered, checks, stats))
+    (Path(args.out) / "gpu_triton_hook.log").write_text(log)
+    for row in ordered:
+        print(one_line(row), flush=True)
     print(json.dumps(stats, indent=1))
     shutil.rmtree(scratch, ignore_errors=True)
     return 0
@@ -676,6 +779,9 @@ def main(argv=None) -> int:
     ap.add_argument("--triton-cache", default="", help="Triton's cache folder (default: a fresh one)")
     ap.add_argument("--arch", type=int, default=90, help="warm mode: the compute capability compiled for")
     ap.add_argument("--checks", default="autotune,inductor", help="integration checks after the kernels")
+    ap.add_argument("--log", action="store_true",
+                    help="the hook traces each step on the children's stderr ($LINEAR_LAYOUTS_TRITON_LOG=1), "
+                         "kept in OUT/gpu_triton_hook.log")
     ap.add_argument("--kernels", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.repeats < 1:

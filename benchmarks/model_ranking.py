@@ -4,7 +4,14 @@ calibration (``fit_cost_model.py``) all score with ``score`` here.
 
     PYTHONPATH=src python benchmarks/model_ranking.py [--results benchmarks/results/gpu_suite.json]
     PYTHONPATH=src python benchmarks/model_ranking.py --results benchmarks/results/kernel_steps/2026-11-23_1850.json
+    PYTHONPATH=src python benchmarks/model_ranking.py --results H200_RUN/gpu_suite.json --device H200
+    PYTHONPATH=src python benchmarks/model_ranking.py --results RUN_B/gpu_suite.json --table FITTED_ON_RUN_A.json
     PYTHONPATH=<checkout of the run>/src python benchmarks/model_ranking.py counts --results RUN.json --out FILE
+
+Per device: a run is scored with the table of its device (``--device``, default the run's own:
+``environment.device`` or its GPU's name; a device without a table is priced by the nearest one, and the
+output says which, ``target.cost_table``), or with a given table file (``--table``: e.g. one
+``fit_cost_model.py`` fitted on another run, so the score is on a run the table was not fitted on).
 
 Pairs: every in-warp conversion-loop row (``bench``, config ``conversion``) where our kernel (``ours``:
 each direction planned by ``plan_conversion``, so possibly one shuffle and one shared-memory step) and
@@ -132,6 +139,25 @@ def device_note(device: str | None = None) -> str:
     return device_costs(device).measured
 
 
+def run_table(results: dict, device: str = "", table: str = ""):
+    """(``DeviceCosts``, what it is) that score ``results``: the ``table`` file, else the table of ``device``
+    (default: the run's device, ``fit_cost_model.run_device``), its own or the nearest (``target.cost_table``)."""
+    from linear_layouts.target import TARGETS, cost_table, load_device, named_target
+
+    if table:
+        costs = load_device(Path(table))
+        return costs, f"{costs.name} table from {Path(table).name}"
+    if not device:
+        env = results.get("environment", {})
+        device = env.get("device") or ""
+        if not device and env.get("gpu") and not str(env["gpu"]).startswith("unavailable"):
+            from linear_layouts.target import device_name
+
+            device = device_name(str(env["gpu"]).split(",")[0])
+    found = cost_table(named_target(device=device) if device in TARGETS else None)
+    return found.costs, found.label if device in TARGETS else f"{found.label} (device {device or '?'} not known)"
+
+
 def _steps_from(records) -> tuple[StepRecord, StepRecord]:
     return tuple(StepRecord(**r) for r in records)  # type: ignore[return-value]
 
@@ -243,17 +269,22 @@ def main() -> None:
     ap.add_argument("--out", default="")
     ap.add_argument("--commit", default="", help="counts: the commit the code on PYTHONPATH is (recorded)")
     ap.add_argument("--source", default="", help="counts: where --results came from (recorded)")
-    ap.add_argument("--table", default="", help="counts: JSON of DeviceCosts fields the run was planned with")
+    ap.add_argument("--table", default="", help="score: a device table file (JSON) to score with; counts: JSON of "
+                                                "DeviceCosts fields the run was planned with")
+    ap.add_argument("--device", default="", help="score: the device whose table scores the run (default: the run's)")
     args = ap.parse_args()
     if args.what == "counts":
-        if args.table:  # the run's kernels were planned with an older table
+        if args.table:  # the run's kernels were planned with an older table: the package's, replaced
             import dataclasses
+            from types import MappingProxyType
 
-            from linear_layouts.analysis import cost_model as cm
+            from linear_layouts.target import DEFAULT_TARGET, costs
 
             fields = {k: ({int(a): b for a, b in v.items()} if isinstance(v, dict) else v)
                       for k, v in json.loads(args.table).items()}
-            cm.DEVICES[cm.DEFAULT_DEVICE] = dataclasses.replace(cm.DEVICES[cm.DEFAULT_DEVICE], **fields)
+            name = DEFAULT_TARGET.device
+            costs.DEVICES = MappingProxyType({**costs.DEVICES, name: dataclasses.replace(costs.DEVICES[name], **fields)})
+            costs._cost_table.cache_clear()
         kernels = kernel_steps()
         run = json.loads(Path(args.results).read_text())
         rows = [r for r in run["bench"] if r["config"] == "conversion" and r.get("in_warp")]
@@ -271,8 +302,9 @@ def main() -> None:
         bad = check_steps_file(results, json.loads(path.read_text())["kernels"])
         print(f"steps file {path.name}: " + (f"{len(bad)} kernels differ from the run's: {bad[:8]}" if bad
                                             else "every kernel's model_us equals the run's"))
-    s = score_results(results)
-    print(f"{results['environment'].get('date')}: ranked as measured on {s}; misses: "
+    costs, label = run_table(results, args.device, args.table)
+    s = score(pairs(results), lambda steps, warps: kernel_ns(steps, warps, costs))
+    print(f"{results['environment'].get('date')}, {label}: ranked as measured on {s}; misses: "
           + (", ".join(map(str, s.misses)) or "none"))
 
 

@@ -226,7 +226,7 @@ def markdown(doc: dict) -> str:
     lines = ["# The whole-kernel model against the device (issue 34, item 3)", "",
              f"Date {doc['date']}. Script `benchmarks/model_validation.py`. Model: `pipeline/kernel_model.py`; "
              "global instruction costs from the device's microbenchmark table where there is one "
-             "(`analysis/devices/global/`), else the sector model of `engine/anchors.global_cost`.", ""]
+             "(`target/devices/global/`), else the sector model of `engine/anchors.global_cost`.", ""]
     pred = doc.get("predictions")
     if pred is None:
         lines += ["No device results in this run: predicted against measured gains need an `--every-candidate` build and its "

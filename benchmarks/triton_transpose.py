@@ -155,14 +155,17 @@ def inspect(out: Path, n: int = 8192) -> str:
 
     import gpu_suite
     from gpu_workflow_common import triton_compile
-    from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES, SM_THREADS
+    from linear_layouts.target import named_target
     from linear_layouts.codegen.ptx import compile_cubin, compile_ptx
 
     op = re.compile(r"^\s*(?:@%p\d+\s+)?((?:ld|st)\.(?:global|shared)[\w.:]*|(?:ld|st)matrix[\w.:]*)", re.M)
 
+    sm90 = named_target("sm_90")
+
     def resident(threads: int, shared: int, registers: int) -> int:
-        by_regs = 65536 // max(1, registers * threads) if registers > 0 else 99
-        return min(SM_THREADS // threads, SM_SHARED_BYTES // (shared + CTA_RESERVED_SHARED_BYTES), by_regs, 32)
+        by_regs = sm90.sm_registers // max(1, registers * threads) if registers > 0 else 99
+        return min(sm90.sm_threads // threads, sm90.sm_shared_bytes // (shared + sm90.cta_reserved_shared_bytes),
+                   by_regs, 32)
 
     lines = [f"# {n}^2 transposes, statically: Triton `tl.trans` tiles and our suite's kernels (sm_90, on the CPU)", "",
              f"Triton {triton.__version__} (`triton_transpose.transpose_kernel`, the JIT's specialization) and nvcc; "

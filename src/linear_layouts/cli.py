@@ -290,11 +290,31 @@ def _check_roles(usage: str, *roles: tuple[str, LinearLayout, str]) -> None:
                       f"(in dims {', '.join(layout.in_dim_names)}); usage: `{usage}`{hint}")
 
 
-def _check_lanes(layout: LinearLayout, what: str) -> None:
-    """Warns when a distributed layout's warp is not 32 lanes (NVIDIA) or 64 (AMD CDNA)."""
+def _target(args: argparse.Namespace):
+    """The ``Target`` that ``--target`` / ``--device`` select, or None (the default target) when neither is given."""
+    arch, device = getattr(args, "target", None), getattr(args, "device", None)
+    if arch is None and device is None:
+        return None
+    from linear_layouts.target import named_target
+
+    return named_target(arch, device)
+
+
+def _check_lanes(layout: LinearLayout, what: str, target=None, *, analyzed: bool = True) -> None:
+    """A distributed layout's lanes against the target's (``--target``): another count is an error; without
+    a target, a layout the command analyzes (``analyzed``) with 64 lanes (an AMD wavefront) asks for
+    ``--target gfx942``; another count than 32 or 64 warns."""
     if _kind(layout) != "distributed":
         return
     lanes = layout.in_dim_size("lane", missing_ok=True)
+    if target is not None:
+        if lanes != target.lanes:
+            raise LayoutError(f"{what} has {lanes} lane{'s' if lanes != 1 else ''} per warp; a warp of --target "
+                              f"{target.arch} has {target.lanes}")
+        return
+    if lanes == 64 and analyzed:
+        raise LayoutError(f"{what} has 64 lanes per warp (an AMD CDNA wavefront): pass --target gfx942 (the "
+                          "default target, sm_90, has 32)")
     if lanes not in (32, 64):
         _warn(f"{what} has {lanes} lane{'s' if lanes != 1 else ''} per warp; a warp has 32 lanes on NVIDIA GPUs "
               "(64 on AMD CDNA): check threads_per_warp (its entries multiply to the lane count)")
@@ -386,7 +406,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     layout = _layout(args.layout, _shape(args.shape))
     shared = is_shared_layout(layout)
     width = _bitwidth(args.dtype, _spec_bitwidth(args.layout) or 32) if shared else 32
-    _check_lanes(layout, "LAYOUT")
+    _check_lanes(layout, "LAYOUT", analyzed=False)
     if shared:
         _check_dtype(args.layout, width, args.dtype, "LAYOUT")
     title = args.title or args.layout.strip()
@@ -452,19 +472,21 @@ def cmd_banks(args: argparse.Namespace) -> int:
     shared = _layout(args.shared, shape or list(dist.out_dims.values()), "SHARED")
     _check_roles("banks SHARED DIST", ("SHARED", shared, "shared"), ("DIST", dist, "distributed"))
     bits = _bitwidth(args.dtype, _spec_bitwidth(args.shared))
-    _check_lanes(dist, "DIST")
+    target = _target(args)
+    _check_lanes(dist, "DIST", target)
     _check_dtype(args.shared, bits, args.dtype, "SHARED")
+    on = {} if target is None else {"target": target}
     if args.format == "svg":
         from linear_layouts.present.viz.bank_steps import bank_steps
         from linear_layouts.present.viz.svg import bank_hits_svg
 
-        steps = bank_steps(shared, dist, bits, op=args.op, **_limit(args))
+        steps = bank_steps(shared, dist, bits, op=args.op, **_limit(args), **on)
         _write(args, bank_hits_svg(steps, title=f"{args.op}: bank hits per step ({bits}-bit)"))
         return 0
     from linear_layouts.present.reports import banks_report
 
     out = banks_report(shared, dist, bits, op=args.op, steps=args.steps, width=_width(args),
-                       **_limit(args))
+                       **_limit(args), **on)
     other = args.store if args.op == "load" else args.load
     if other:
         from linear_layouts.analysis.shared_advice import suggest_shared_layout
@@ -472,7 +494,7 @@ def cmd_banks(args: argparse.Namespace) -> int:
         other_layout = _layout(other, shape or list(dist.out_dims.values()), "--store" if args.op == "load" else "--load")
         store, load = (other_layout, dist) if args.op == "load" else (dist, other_layout)
         given = _descriptor(args.shared, shape or list(dist.out_dims.values()), "SHARED", bits)
-        advice = suggest_shared_layout(store, load, args.dtype or bits, given=given)
+        advice = suggest_shared_layout(store, load, args.dtype or bits, given=given, **on)
         from linear_layouts.present.reports import advice_report
 
         out += "\n\nSHARED is the 'given' row:\n" + advice_report(advice, width=_width(args))
@@ -493,7 +515,9 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     shape = _shape(args.shape)
     store = _layout(args.store, shape, "STORE")
     bits = _bitwidth(args.dtype)
-    _check_lanes(store, "STORE")
+    target = _target(args)
+    on = {} if target is None else {"target": target}
+    _check_lanes(store, "STORE", target)
     keyword = args.load.strip().lower()
     load = None
     if keyword in _CONSUMERS:
@@ -503,7 +527,7 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     else:
         load = _layout(args.load, shape or list(store.out_dims.values()), "LOAD")
         _check_roles("swizzle STORE LOAD", ("STORE", store, "distributed"), ("LOAD", load, "distributed"))
-        _check_lanes(load, "LOAD")
+        _check_lanes(load, "LOAD", target)
         consumer = Consumer.ldmatrix(load) if args.ldmatrix else Consumer.local_load(load)
     width = _width(args)
     if args.format == "cute" and load is not None:
@@ -511,7 +535,7 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
 
         _write(args, cute_swizzle_report(store, load, bits, width=width))
         return 0
-    advice = suggest_shared_layout(store, consumer, args.dtype)
+    advice = suggest_shared_layout(store, consumer, args.dtype, **on)
     if args.format in ("gluon", "ttgir"):
         from linear_layouts.present.viz.text import wrap_code
 
@@ -531,7 +555,7 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     from linear_layouts.present.reports import swizzle_report
 
     # the construction and its baselines first, then every Gluon layout ranked and the one recommended
-    _write(args, swizzle_report(store, load, bits, width=width, **_limit(args)) + "\n\n" +
+    _write(args, swizzle_report(store, load, bits, width=width, **_limit(args), **on) + "\n\n" +
            advice_report(advice, width=width))
     return 0
 
@@ -549,15 +573,17 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if dict(src.out_dims) != dict(dst.out_dims):
         raise LayoutError(f"DST: tensor {dict(dst.out_dims)} differs from SRC's {dict(src.out_dims)}")
     bits = _bitwidth(args.dtype)
-    _check_lanes(src, "SRC")
-    _check_lanes(dst, "DST")
+    target = _target(args)
+    on = {} if target is None else {"target": target}
+    _check_lanes(src, "SRC", target)
+    _check_lanes(dst, "DST", target)
     from linear_layouts.analysis.conversion import plan_conversion
 
     if args.format in ("gluon", "ttgir"):
         shape_of = list(src.out_dims.values())
         lines = [f"src = {_layout_text(_descriptor(args.src, shape, 'SRC', bits), args.format, shape_of)}",
                  f"dst = {_layout_text(_descriptor(args.dst, shape, 'DST', bits), args.format, shape_of)}"]
-        plan = plan_conversion(src, dst, bits)
+        plan = plan_conversion(src, dst, bits, **on)
         if plan.shared_layout is not None:
             from linear_layouts.layouts.recognize import recognize
 
@@ -569,20 +595,20 @@ def cmd_convert(args: argparse.Namespace) -> int:
         return 0
     from linear_layouts.present.reports import plan_report
 
-    out = [plan_report(src, dst, bits, width=_width(args), **_limit(args))]
+    out = [plan_report(src, dst, bits, width=_width(args), **_limit(args), **on)]
     if args.emit == "cuda":
         from linear_layouts.codegen.plan import conversion_kernel
 
         from linear_layouts.present.viz.text import wrap_code
 
-        kernel = conversion_kernel(src, dst, bits, **_limit(args))
+        kernel = conversion_kernel(src, dst, bits, **_limit(args), **on)
         out += ["", wrap_code(kernel.source, _width(args), "c")]   # its opening comment explains the launch
     _write(args, "\n".join(out))
     if args.run:
         from linear_layouts.codegen.verify import verify_conversion
 
         try:
-            result = verify_conversion(src, dst, bits, list(src.out_dims.values()))
+            result = verify_conversion(src, dst, bits, list(src.out_dims.values()), **on)
         except (ImportError, RuntimeError, OSError) as error:
             print(f"linear-layouts: --run needs an NVIDIA GPU with CuPy: {error}", file=sys.stderr)
             return 3
@@ -671,14 +697,18 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The layouts and shared-memory traffic of a real kernel (a .py kernel file or TTGIR / dump text)."""
-    from linear_layouts.pipeline.from_file import report_for_file
+    from linear_layouts.pipeline.from_file import analysis_target, report_for_file
     from linear_layouts.present.reports.kernel import kernel_report_html, kernel_report_text
 
-    report = report_for_file(args.kernel, target=args.target, with_triton_estimate=not args.no_triton_estimate)
+    if args.target is not None or args.device is not None:
+        _target(args)  # a misspelt or mismatched --target / --device is refused before the compile
+    report = report_for_file(args.kernel, target=args.target, device=args.device,
+                             with_triton_estimate=not args.no_triton_estimate)
+    target = analysis_target(report.target, args.target, args.device)
     if args.format == "html":
-        text = kernel_report_html(report, pictures=not args.no_pictures)
+        text = kernel_report_html(report, pictures=not args.no_pictures, target=target)
     else:
-        text = kernel_report_text(report, layouts=not args.no_layouts, width=_width(args))
+        text = kernel_report_text(report, layouts=not args.no_layouts, width=_width(args), target=target)
     _write(args, text)
     return 0
 
@@ -754,6 +784,16 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                             f"{MAX_PICTURE_ELEMENTS} for pictures and views, {MAX_ELEMENTS} for analyses and "
                             "kernels; see SECURITY.md)")
 
+    def device(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--device", help="the device whose measured cost table prices the plans: H100, H200, A100, "
+                                        "B200, MI300X (default: the target's; a device without a table is priced "
+                                        "by the nearest one, and the output says which)")
+
+    def target_and_device(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--target", help="the GPU architecture: sm_80, sm_90, sm_100, gfx942 (default: sm_90, or "
+                                        "--device's): its lanes per warp, bank model and instructions")
+        device(p)
+
     p = add("show", cmd_show, "picture a layout: who holds each element (distributed) or where it lives (shared)")
     p.add_argument("layout", metavar="LAYOUT", help=_LAYOUT_HELP)
     shape_and_output(p)
@@ -792,6 +832,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                                    "shared layout a Gluon author can use (the swizzle command's table)")
     p.add_argument("--load", help="--op store: the layout that will load the tile (same table)")
     p.add_argument("--format", choices=["text", "svg"], default="text", help="text (default) or SVG bar charts")
+    target_and_device(p)
     wide(p)
 
     p = add("swizzle", cmd_swizzle, "the shared layouts for STORE then LOAD, ranked: NVMMA (every swizzle), swizzled, "
@@ -802,6 +843,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     shape_and_output(p)
     p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
     p.add_argument("--ldmatrix", action="store_true", help="LOAD is read with ldmatrix (16-byte rows needed)")
+    target_and_device(p)
     p.add_argument("--format", choices=["text", "cute", "gluon", "ttgir"], default="text",
                    help="text (default): the ranked shared layouts and the §9.2 construction; cute: the best CuTe "
                         "Swizzle<B,M,S> o (row- or column-major) beside the optimum; gluon / ttgir: only the best "
@@ -817,6 +859,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--format", choices=["text", "gluon", "ttgir"], default="text",
                    help="gluon / ttgir: SRC, DST and the plan's shared layout as Gluon source / Triton attribute text")
     p.add_argument("--run", action="store_true", help="compile, run and verify the kernel (needs a GPU and CuPy)")
+    target_and_device(p)
     wide(p)
 
     wide(add("demo", cmd_demo, "the paper's Layout A, then a 16x32 transpose through shared memory end to end, in six steps"))
@@ -842,7 +885,9 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                         "would run it -- to compile its kernel on the CPU; only this file, only because you name "
                         "it: pass only files you would run yourself) or a TTGIR / MLIR_ENABLE_DUMP text file "
                         "(read, never run)")
-    p.add_argument("--target", default="sm_90", help=".py kernels: compile for sm_80, sm_90, gfx942, ... (default sm_90)")
+    p.add_argument("--target", help=".py kernels: compile for sm_80, sm_90, gfx942, ... (default sm_90); an IR file is "
+                                    "analyzed for the target it names (--target, if given, must agree)")
+    device(p)
     p.add_argument("--format", choices=["text", "html"], default="text", help="text (default) or one HTML page")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--no-layouts", action="store_true", help="text: leave out the list of layouts")

@@ -58,7 +58,7 @@ def test_tables_and_formula():
 
 
 def test_tables_are_the_package_data():
-    """Every field of the H100 table is the value in analysis/devices/H100.json, tables keyed by warps;
+    """Every field of the H100 table is the value in target/devices/H100.json, tables keyed by warps;
     the fitted fields name their data, which is in the repository."""
     raw = json.loads((DEVICE_DIR / "H100.json").read_text())
     h100 = device_costs("H100")

@@ -74,3 +74,39 @@ def test_fitted_constants_are_a_least_squares_optimum_of_the_fit_run():
     for name, value in fitted.items():
         for factor in (0.98, 1.02):
             assert fcm.loss(fcm.table({name: value * factor}, h100), pairs) >= best - 1e-6, (name, factor)
+
+
+def test_a_run_is_scored_with_its_devices_table_or_the_nearest():
+    """Per device: a run of an H200 is priced by the H200's table, a B200's by the nearest (the H100's), and says so;
+    a table file (fitted on another run) scores a run it was not fitted on."""
+    h100_run = mr.load_run(BENCH / "results" / "gpu_suite.json")
+    costs, label = mr.run_table(h100_run)
+    assert (costs.name, label) == ("H100", "H100 table")
+    h200_run = dict(h100_run, environment=dict(h100_run["environment"], gpu="NVIDIA H200, 580.0, 143771 MiB"))
+    assert fcm.run_device(h200_run) == "H200" and mr.run_table(h200_run)[1] == "H200 table"
+    b200_run = dict(h100_run, environment=dict(h100_run["environment"], gpu="NVIDIA B200, 580.0, 183359 MiB"))
+    assert mr.run_table(b200_run)[1] == "H100 table, nearest to B200"
+    from linear_layouts.target import DEVICE_DIR  # noqa: PLC0415
+
+    costs, label = mr.run_table(h200_run, table=str(DEVICE_DIR / "H100.json"))
+    assert costs.name == "H100" and label == "H100 table from H100.json"
+
+
+def test_a_microbenchmark_run_gives_the_tables_building_blocks():
+    """shfl, alu (the mean of prmt and selp) and bar.sync per warp count, from gpu_microbench.py's output."""
+    from linear_layouts.analysis.cost_model import device_costs  # noqa: PLC0415
+
+    bench = json.loads((BENCH / "results" / "microbench.json").read_text())
+    table = fcm.with_microbench(device_costs(), bench, "H200")
+    blocks = bench["blocks"]
+    assert table.name == "H200" and table.shfl == {int(w): v["ns"] for w, v in blocks["shfl"].items()}
+    assert table.alu[4] == pytest.approx((blocks["prmt"]["4"]["ns"] + blocks["selp"]["4"]["ns"]) / 2, abs=1e-4)
+    assert table.bar_cta[8] == blocks["bar.sync"]["8"]["ns"] and bench["device"] in table.measured
+
+
+def test_the_in_warp_suite_is_the_ranked_pairs():
+    """``gpu_suite.py --in-warp`` runs exactly the cases whose pairs the ranking scores (105)."""
+    import gpu_suite  # noqa: PLC0415
+
+    names = {c.name for c in gpu_suite.in_warp_suite_cases()}
+    assert names == {p.case for p in _run("2026-11-26_1648")}

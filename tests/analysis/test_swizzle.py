@@ -21,6 +21,7 @@ from linear_layouts.analysis import (
 )
 from linear_layouts.analysis.banks import access_wavefronts
 from linear_layouts.analysis.swizzle import lemma_9_5_bound, shared_layout_from_flat
+from linear_layouts.target import DEFAULT_TARGET
 from linear_layouts.layouts import SwizzledSharedLayout
 
 
@@ -274,7 +275,7 @@ def test_cached_candidates_and_free_masks_cannot_be_changed_by_a_caller():
     from linear_layouts.analysis.swizzle import _candidates
 
     before = optimal_swizzle(STORE, LOAD, 8, extend_vectors=True)
-    candidates = _candidates(STORE, LOAD, 8, True, False)
+    candidates = _candidates(STORE, LOAD, 8, True, False, DEFAULT_TARGET)
     columns, sets = candidates[0]
     assert isinstance(candidates, tuple) and isinstance(columns, tuple)
     assert all(isinstance(sets[k], tuple) for k in ("V", "K", "I", "E", "F", "G", "C", "H", "bank"))

@@ -10,6 +10,7 @@ import pytest
 from linear_layouts.analysis.warp_simulator import random_distributed_layout, random_within_warp_partner
 from linear_layouts.engine import examples, plan_cost, propagate
 from random_programs import random_program
+from linear_layouts.target import DEFAULT_TARGET
 
 
 def every_cost(src, dst, bits):
@@ -115,7 +116,7 @@ def test_shared_offsets_by_the_compiled_core_equal_the_elimination():
         for backend in ("c", "python"):
             with _ccore.using(backend):
                 banks._access_from_columns.cache_clear()
-                answers.append([banks._access_from_columns(columns, side, 16, 128) for side in (a, b)])
+                answers.append([banks._access_from_columns(columns, side, 16, 128, DEFAULT_TARGET) for side in (a, b)])
         assert answers[0] == answers[1]
         compared += 1
     banks._access_from_columns.cache_clear()

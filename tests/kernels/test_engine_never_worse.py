@@ -66,7 +66,7 @@ def test_the_kernels_with_a_predicted_gain_are_rewritten():
         if not rewrite.same_layouts:
             gains[name] = (rewrite.triton_conversions, rewrite.conversions)
         assert rewrite.gain is not None and (rewrite.same_layouts or rewrite.gain >= 0.02)
-    assert gains == {"int4_dequant_matmul": (2, 1)}
+    assert gains == {"int4_dequant_matmul": (2, 1), "bitonic_sort_pairs": (0, 0)}
     kept = _chosen("tf32_matmul_bias_relu")[0]
     assert kept.same_layouts and "the best is predicted" in kept.kept[0]
 

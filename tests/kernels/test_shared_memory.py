@@ -4,12 +4,14 @@ that leaves out a candidate that does not fit a CTA."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from linear_layouts import LayoutError
 from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES, SM_SHARED_BYTES
+from linear_layouts.target import DEFAULT_TARGET
 from linear_layouts.triton_model.ir_text import parse_module
 from linear_layouts.pipeline.report import analyze_module
 from linear_layouts.pipeline.rewrite import engine_assignment, rewrite_kernel, rewrite_ttgir
@@ -41,7 +43,7 @@ def _legacy(name: str) -> str:
 
 
 def test_the_limit_is_an_h100_ctas_opt_in_shared_memory():
-    assert CTA_SHARED_BYTES == 227 * 1024 == 232448 < SM_SHARED_BYTES
+    assert CTA_SHARED_BYTES == DEFAULT_TARGET.cta_shared_bytes == 227 * 1024 == 232448 < SM_SHARED_BYTES
 
 
 @pytest.mark.parametrize("name", KERNELS)
@@ -103,6 +105,10 @@ def test_a_buffer_through_an_unmodelled_scf_op_is_refused():
     assert shared_memory_need(parse_module(plain)).bytes == 0
 
 
+#: an H100 whose CTAs may allocate 64 KiB: the limit comes from the target the rewrite is for
+SMALL = dataclasses.replace(DEFAULT_TARGET, cta_shared_bytes=64 * 1024)
+
+
 def test_a_rewrite_above_the_limit_is_not_chosen(monkeypatch):
     """tf32_matmul_bias_relu's rewrite (73728 bytes, like Triton's), with the model made to prefer it (the
     launch gate comes first), is chosen; with a 64 KiB limit it does not fit and Triton's TTGIR is kept."""
@@ -113,21 +119,17 @@ def test_a_rewrite_above_the_limit_is_not_chosen(monkeypatch):
     monkeypatch.setattr(rewrite_module, "_model_refusal", lambda start, own, costs: None)
     texts = _texts("tf32_matmul_bias_relu")
     assert not rewrite_kernel(*texts)[0].same_layouts
-    monkeypatch.setattr(rewrite_module, "CTA_SHARED_BYTES", 64 * 1024)
-    rewrite, _ = rewrite_kernel(*texts)
+    rewrite, _ = rewrite_kernel(*texts, target=SMALL)
     assert rewrite.same_layouts and any("needs 73728 bytes" in r for r in rewrite.rejected)
 
 
-def test_the_engines_choice_above_the_limit_is_flagged(monkeypatch):
+def test_the_engines_choice_above_the_limit_is_flagged():
     """``choose=False`` keeps the engine's text and says it does not fit (the same line as ``choose``)."""
-    import linear_layouts.pipeline.rewrite as rewrite_module
-
     texts = _texts("tf32_matmul_bias_relu")
     assert rewrite_kernel(*texts, choose=False)[0].rejected == ()
-    monkeypatch.setattr(rewrite_module, "CTA_SHARED_BYTES", 64 * 1024)
-    rewrite, _ = rewrite_kernel(*texts, choose=False)
+    rewrite, _ = rewrite_kernel(*texts, choose=False, target=SMALL)
     assert rewrite.rejected == ("both: needs 73728 bytes of shared memory, more than a CTA can have (65536, "
-                                "cost_model.CTA_SHARED_BYTES)",)
+                                "sm_90 (H100): Target.cta_shared_bytes)",)
     assert not rewrite.same_layouts  # the engine's layouts, as written
 
 

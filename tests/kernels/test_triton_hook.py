@@ -24,7 +24,9 @@ import linear_layouts.triton as lt  # noqa: E402
 from linear_layouts.errors import LayoutError  # noqa: E402
 from linear_layouts.kernels.rewrite import rewrite_kernel  # noqa: E402
 from linear_layouts.kernels.spec import load_kernel_file  # noqa: E402
-from linear_layouts.pipeline.triton_hook import decisions, hook, measure, settings as hook_settings, stage  # noqa: E402
+from linear_layouts.pipeline.triton_hook import decisions, hook, measure, stage  # noqa: E402
+from linear_layouts.pipeline.triton_hook import log as hook_log, settings as hook_settings  # noqa: E402
+from linear_layouts.pipeline.triton_hook.decisions import Basis  # noqa: E402
 from linear_layouts.pipeline.triton_hook.settings import Mode, Settings  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "triton_kernels"
@@ -386,24 +388,29 @@ IDENTITY = {"kernel": "k", "source": "s", "compile": "c", "target": "('cuda', 90
 
 
 def test_decision_cache_round_trip():
-    decision = decisions.Decision("ours", "measured", 10.0, 8.0, 20, 0.1, "module {}", "ab")
+    decision = decisions.Decision("ours", Basis.MEASURED_FASTER, "measured", 0.1, (10.0, 10.5, 9.5), (8.0, 8.2, 7.9),
+                                  7, "module {}", "ab")
     assert decisions.load(IDENTITY) is None
     path = decisions.store(IDENTITY, decision)
     assert path.parent == Path(os.environ["LINEAR_LAYOUTS_CACHE"]) and oct(path.stat().st_mode & 0o777) == "0o600"
-    assert decisions.load(IDENTITY) == decision and decision.measured_gain == 0.2
+    loaded = decisions.load(IDENTITY)
+    assert loaded == decision and loaded.basis is Basis.MEASURED_FASTER and loaded.ours_samples_us == (8.0, 8.2, 7.9)
+    assert decision.measured_gain == 0.2 and decision.samples == 3 and "module" not in repr(decision)
     other = dict(IDENTITY, device="H100")
     assert decisions.load(other) is None
 
 
 @pytest.mark.parametrize("tamper", ["edit", "rehash_other", "mode", "link", "truncate", "ours_without_ttgir"])
 def test_decision_cache_refuses_tampered_entries(tamper, tmp_path):
-    path = decisions.store(IDENTITY, decisions.Decision("triton", "measured", 10.0, 10.0, 20))
+    path = decisions.store(IDENTITY, decisions.Decision("triton", Basis.MEASURED_NOT_FASTER, "measured", None,
+                                                        (10.0, 10.0), (10.0, 10.0)))
     entry = json.loads(path.read_text())
     if tamper == "edit":
         entry["decision"]["choice"] = "ours"
         path.write_text(json.dumps(entry))
     elif tamper == "rehash_other":  # a valid entry of another identity copied into this one's file
-        path.write_text(decisions.store(dict(IDENTITY, device="H100"), decisions.Decision("triton", "x")).read_text())
+        path.write_text(decisions.store(dict(IDENTITY, device="H100"),
+                                        decisions.Decision("triton", Basis.ERROR, "x")).read_text())
     elif tamper == "mode":
         os.chmod(path, 0o666)
     elif tamper == "link":
@@ -414,22 +421,27 @@ def test_decision_cache_refuses_tampered_entries(tamper, tmp_path):
     elif tamper == "truncate":
         path.write_text(path.read_text()[:40])
     else:
-        entry["decision"].update(choice="ours", ttgir="")
+        entry["decision"].update(choice="ours", basis="measured faster", ttgir="")
         entry["decision_sha256"] = decisions._digest(entry["decision"])
         path.write_text(json.dumps(entry))
     from linear_layouts.codegen.ptx import CacheWarning
 
     with pytest.warns(CacheWarning, match="refused"):
         assert decisions.load(IDENTITY) is None
-    decisions.store(IDENTITY, decisions.Decision("triton", "again"))  # a refused entry is replaced
+    decisions.store(IDENTITY, decisions.Decision("triton", Basis.ERROR, "again"))  # a refused entry is replaced
     assert decisions.load(IDENTITY).reason == "again"
 
 
 def test_decision_fields_are_checked():
     with pytest.raises(LayoutError, match="choice must be one of"):
-        decisions.Decision("mine", "x")
-    with pytest.raises(LayoutError, match="triton_us must be a finite number"):
-        decisions.Decision("triton", "x", triton_us=float("nan"))
+        decisions.Decision("mine", Basis.ERROR, "x")
+    with pytest.raises(LayoutError, match="basis must be one of"):
+        decisions.Decision("triton", "hunch", "x")
+    with pytest.raises(LayoutError, match="does not follow from the basis 'no predicted gain'"):
+        decisions.Decision("ours", Basis.NO_PREDICTED_GAIN, "x")
+    with pytest.raises(LayoutError, match="triton_samples_us must be a sequence of non-negative finite numbers"):
+        decisions.Decision("triton", Basis.MEASURED_NOT_FASTER, "x", triton_samples_us=(1.0, float("nan")))
+    assert decisions.Decision("triton", "outputs differ", "x").basis is Basis.OUTPUTS_DIFFER  # as read from disk
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -479,7 +491,7 @@ class FakeKernel:
         self.label, self.launches = label, launches
         self.src, self.hash, self.name = FakeSource(), f"{label}-compile-hash", "fake_kernel"
         self.asm = {"ttir": "ttir text", "ttgir": f"{label} ttgir"}
-        self.metadata = namedtuple("Metadata", "target")(("cuda", 90, 32))
+        self.metadata = namedtuple("Metadata", "target")(TARGET)
         self.module = self.function = self._run = None
         self.packed_metadata = f"{label}-packed"
 
@@ -498,21 +510,17 @@ class FakeKernel:
 
 
 @pytest.fixture
-def fake_device(monkeypatch):
-    """The engine, our variant's compile and the device faked: ``state`` says what they answer."""
-    state = {"outcome": stage.Outcome("our ttgir", "ours", 0.2), "differs": "", "times": ([10.0] * 12, [8.0] * 12),
-             "tensors": ["tensor"], "capturing": False, "compiled": []}
-    launches: list = []
-    state["launches"] = launches
-    monkeypatch.setattr(measure, "_device_name", lambda: "Fake GPU")
-    monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kw: (state.setdefault("scalars", kw["scalars"]),
-                                                                           state["outcome"])[1])
+def fake_measurement(monkeypatch):
+    """The steps of the measurement that need PyTorch on a GPU faked (saving tensors, the output check, the timed
+    pairs, graph capture): ``state`` says what they answer; the engine's scalars are recorded."""
+    state = {"differs": "", "times": ([10.0] * 12, [8.0] * 12, 5), "tensors": ["tensor"], "capturing": False}
+    engine = measure.engine_ttgir
 
-    def compile_variant(kernel, ttgir, ttgir_from, options, settings_in_force):
-        state["compiled"].append((ttgir, ttgir_from))
-        return FakeKernel("ours", launches)
+    def recording_engine(ttir, ttgir, **kwargs):
+        state.setdefault("scalars", kwargs["scalars"])
+        return engine(ttir, ttgir, **kwargs)
 
-    monkeypatch.setattr(measure, "compile_variant", compile_variant)
+    monkeypatch.setattr(measure, "engine_ttgir", recording_engine)
 
     class Tensor:
         def clone(self):
@@ -539,6 +547,23 @@ def fake_device(monkeypatch):
     return state
 
 
+@pytest.fixture
+def fake_device(fake_measurement, monkeypatch):
+    """``fake_measurement`` with the engine, our variant's compile and the device's name faked too."""
+    state = fake_measurement
+    state.update(outcome=stage.Outcome("our ttgir", "ours", 0.2), compiled=[], launches=[])
+    monkeypatch.setattr(measure, "_device_name", lambda: "Fake GPU")
+    monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kw: (state.setdefault("scalars", kw["scalars"]),
+                                                                           state["outcome"])[1])
+
+    def compile_variant(kernel, ttgir, ttgir_from, options, settings_in_force):
+        state["compiled"].append((ttgir, ttgir_from))
+        return FakeKernel("ours", state["launches"])
+
+    monkeypatch.setattr(measure, "compile_variant", compile_variant)
+    return state
+
+
 def armed(state):
     kernel = FakeKernel("triton", state["launches"])
     measure.arm(kernel, {"num_warps": 4}, Settings(Mode.MEASURED))
@@ -558,7 +583,9 @@ def test_measured_first_launch_keeps_a_faster_variant_and_stores_it(fake_device)
     assert fake_device["launches"][-1][1:3] == ("ours-function", "ours-packed")
     assert fake_device["scalars"] == {"%n": 4096} and fake_device["restored"] == 1
     decision = lt.decision(kernel)
-    assert decision.choice == "ours" and decision.triton_us == 10.0 and decision.ours_us == 8.0
+    assert decision.choice == "ours" and decision.basis is Basis.MEASURED_FASTER
+    assert decision.triton_us == 10.0 and decision.ours_us == 8.0 and decision.samples == 12 and decision.inner == 5
+    assert decision.triton_samples_us == (10.0,) * 12 and decision.predicted_gain == 0.2
     assert decision.ttgir == "our ttgir" and decision.ttgir_from == stage.text_digest("triton ttgir")
     first_launch(kernel)  # later launches: straight to ours
     assert [launch[0] for launch in fake_device["launches"]][-1] == "ours" and len(fake_device["launches"]) == 4
@@ -574,7 +601,7 @@ def test_measured_first_launch_keeps_a_faster_variant_and_stores_it(fake_device)
 def test_measured_first_launch_keeps_tritons_otherwise(fake_device, case):
     stored = case != "not_measurable"
     if case == "slower":
-        fake_device["times"] = ([10.0] * 12, [10.5] * 12)
+        fake_device["times"] = ([10.0] * 12, [10.5] * 12, 5)
     elif case == "model_declines":
         fake_device["outcome"] = stage.Outcome(None, "the model keeps Triton's layouts")
     elif case == "outputs_differ":
@@ -587,6 +614,9 @@ def test_measured_first_launch_keeps_tritons_otherwise(fake_device, case):
         first_launch(kernel)
     assert fake_device["launches"][-1][:3] == ("triton", "triton-function", "triton-packed")
     assert kernel._run == kernel.launch and lt.decision(kernel).choice == "triton"
+    assert lt.decision(kernel).basis is {"slower": Basis.MEASURED_NOT_FASTER, "model_declines": Basis.NO_PREDICTED_GAIN,
+                                         "outputs_differ": Basis.OUTPUTS_DIFFER,
+                                         "not_measurable": Basis.NOT_MEASURABLE}[case]
     assert len(hook_warnings(record)) == (case == "outputs_differ")
     ident = decisions.identity(kernel, "Fake GPU")
     assert (decisions.load(ident) is not None) == stored
@@ -601,3 +631,192 @@ def test_no_measurement_inside_graph_capture(fake_device):
     fake_device["capturing"] = False
     first_launch(kernel)
     assert lt.decision(kernel).choice == "ours"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the measured choice through Triton's own JIT (JITFunction.run, _do_compile, compile, CompiledKernel), on a
+# fake device: Triton's driver answers with stand-ins for the module loader and the launcher; the steps that
+# need PyTorch on a GPU (saving tensors, the output check, the timed pairs) are the fakes above
+# --------------------------------------------------------------------------------------------------------------
+class FakeDriver:
+    """Triton's ``driver.active`` for the JIT on a CPU: each launch is recorded as (kernel name, function)."""
+
+    def __init__(self):
+        self.launches: list[tuple[str, str]] = []
+        driver = self
+
+        class Launcher:
+            def __init__(self, src, metadata):
+                self.name = metadata.name
+
+            def __call__(self, gx, gy, gz, stream, function, packed_metadata, launch_metadata, enter, exit_hook,
+                         *args):
+                driver.launches.append((self.name, function))
+
+        class Utils:
+            def load_binary(self, name, binary, shared, device):
+                return f"module {len(binary)}", f"function {hash(binary) & 0xffff:x}", 32, 0, 1024
+
+            def get_device_properties(self, device):
+                return {"max_shared_mem": 232448}
+
+            def unload_module(self, module):
+                pass
+
+        class Device:
+            def current_device(self):
+                return 0
+
+            def get_device_name(self, device):
+                return "Fake H200"
+
+        self.launcher_cls, self.utils, self.device = Launcher, Utils(), Device()
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_current_target(self):
+        return TARGET
+
+    def get_device_interface(self):
+        return self.device
+
+
+class StandIn:
+    """A tensor argument for Triton's binder: a 16-byte aligned address and a dtype."""
+
+    def __init__(self, address, dtype):
+        self.address, self.dtype = address, dtype
+
+    def data_ptr(self):
+        return self.address
+
+
+@pytest.fixture
+def fake_jit_device(fake_measurement, monkeypatch, tmp_path_factory):
+    """``fake_measurement``, Triton's driver faked, one Triton cache for these tests (compiles are slow);
+    ``state["load"](name)`` loads a corpus kernel file whose compiled kernels are released before the driver is
+    put back (Triton 3.9 unloads a kernel's module through the driver when it is collected)."""
+    import gc
+
+    from triton.runtime import driver as driver_config
+
+    fake = FakeDriver()
+    monkeypatch.setattr(driver_config, "_active", fake)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "triton_jit_cache"))
+    loaded = []
+
+    def load(name):
+        loaded.append(load_kernel_file(CORPUS / f"{name}.py"))
+        return loaded[-1]
+
+    fake_measurement.update(jit_launches=fake.launches, load=load)
+    yield fake_measurement
+    for spec in loaded:
+        spec.kernel.device_caches.clear()
+    loaded.clear()
+    gc.collect()
+
+
+def jit_launch(spec):
+    """One launch of a kernel file through Triton's JIT, as a user writes it: ``kernel[grid](*args, **constexprs)``."""
+    dtypes = {"fp16": "torch.float16", "fp32": "torch.float32", "i32": "torch.int32"}
+    args = [StandIn((i + 1) << 20, dtypes[spec.signature[p][1:]]) if spec.signature[p].startswith("*")
+            else spec.scalars[p] for i, p in enumerate(spec.params) if p not in spec.constexprs]
+    return spec.kernel[spec.grid](*args, **spec.constexprs, **spec.options)
+
+
+def forced_engine(state):
+    """An engine that predicts a 10% gain for vector_add with 8 elements a thread instead of Triton's 4 (1024
+    elements over 4 warps either way: a valid layout of another binary), whatever the model says today."""
+
+    def engine(ttir, ttgir, **kwargs):
+        state.setdefault("scalars", kwargs["scalars"])
+        ours = ttgir.replace("sizePerThread = [4]", "sizePerThread = [8]")
+        assert ours != ttgir
+        return stage.Outcome(ours, "forced by the test", 0.1)
+
+    return engine
+
+
+@pytest.mark.parametrize("keys", ["as installed", "wrapped"])
+def test_measured_mode_through_the_jit_after_plain_and_model_launches(fake_jit_device, monkeypatch, keys):
+    """The benchmark's sequence on one JITFunction: a launch without the hook, one in model mode, one in measured
+    mode. The measured launch must compile anew (the JIT's key names the hook), arm, measure at that first
+    launch (the engine's prediction forced: ``forced_engine``) and run the winner; a fresh JITFunction then
+    takes the stored decision without measuring. ``wrapped``: the keys wrapped as on Triton 3.6 (whose ``run``
+    and ``compile`` do not append the hook's)."""
+    if keys == "wrapped":
+        monkeypatch.setattr(hook, "_mentions_hook", lambda function: False)
+    launches = fake_jit_device["jit_launches"]
+    spec = fake_jit_device["load"]("vector_add")
+    plain = jit_launch(spec)
+    with lt.enabled("model"):
+        model = jit_launch(spec)
+    monkeypatch.setattr(measure, "engine_ttgir", forced_engine(fake_jit_device))
+    with lt.enabled("measured"):
+        measured = jit_launch(spec)
+    assert len({id(plain), id(model), id(measured)}) == 3  # three compiles: the JIT's key follows the hook
+    assert lt.decision(plain) is None and lt.decision(model).basis is Basis.NO_PREDICTED_GAIN
+    decision = lt.decision(measured)
+    assert decision is not None and decision.basis is Basis.MEASURED_FASTER and decision.choice == "ours"
+    assert decision.samples == 12 and decision.predicted_gain == 0.1
+    assert fake_jit_device["scalars"] == {"%n_elements": 98432}
+    triton_function = plain.function
+    assert measured.function != triton_function and "sizePerThread = [8]" in measured.asm["ttgir"]
+    # the launches: plain, model, then Triton's and ours for the output check, then the call itself with ours
+    assert [f == triton_function for _, f in launches[-3:]] == [True, False, False]
+    assert launches[-1][1] == measured.function and len(launches) == 5
+    assert decisions.load(decisions.identity(measured, "Fake H200")) == decision
+    fake_jit_device["times"] = ([1.0] * 12, [9.0] * 12, 5)  # a second measurement would choose Triton's
+    with lt.enabled("measured"):
+        stored = jit_launch(fake_jit_device["load"]("vector_add"))
+    assert lt.decision(stored) == decision and stored.function == measured.function and len(launches) == 6
+
+
+def test_the_log_switch_traces_each_step_on_stderr(fake_device, monkeypatch, capfd):
+    kernel = armed(fake_device)
+    first_launch(kernel)
+    assert "linear_layouts.triton" not in capfd.readouterr().err  # off by default
+    monkeypatch.setenv(hook_log.LOG_ENV, "1")
+    fake_device["times"] = ([10.0] * 12, [9.99] * 12, 5)
+    kernel = FakeKernel("other", fake_device["launches"])
+    kernel.hash = "another-compile-hash"
+    measure.arm(kernel, {"num_warps": 4}, Settings(Mode.MEASURED))
+    first_launch(kernel)
+    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("linear_layouts.triton: ")]
+    steps = [line.split(": ", 2)[2].split(":")[0].split(" (")[0] for line in lines]
+    assert steps == ["armed", "first launch", "engine", "saving 1 tensor arguments, then an output check and the "
+                     "timed pairs", "outputs", "timed 12 pairs of 5 launches", "stored", "decision"], lines
+    assert lines[-1].endswith("decision: triton (measured not faster): measured: ours 9.99 us vs Triton's 10.00 us "
+                              "per launch (gain +0.1% < 1%)")
+    monkeypatch.setenv(hook_log.LOG_ENV, "0")
+    measure.arm(FakeKernel("third", fake_device["launches"]), None, Settings(Mode.MEASURED))
+    assert "linear_layouts.triton" not in capfd.readouterr().err
+
+
+def test_measured_mode_through_the_jit_says_why_it_keeps_tritons(fake_jit_device, monkeypatch):
+    """No predicted gain (stored, no timing); a failure while arming is an error decision on the kernel with one
+    warning, and the call still launches Triton's kernel."""
+    launches = fake_jit_device["jit_launches"]
+    monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kwargs: stage.Outcome(None, "the model keeps"))
+    with lt.enabled("measured"):
+        kernel = jit_launch(fake_jit_device["load"]("vector_add"))
+    decision = lt.decision(kernel)
+    assert decision.basis is Basis.NO_PREDICTED_GAIN and decision.samples == 0 and len(launches) == 1
+    assert decisions.load(decisions.identity(kernel, "Fake H200")) == decision
+
+    def failing_arm(*args, **kwargs):
+        raise RuntimeError("no device name")
+
+    monkeypatch.setattr(measure, "arm", failing_arm)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with lt.enabled("measured"):
+            kernel = jit_launch(fake_jit_device["load"]("vector_add"))
+    decision = lt.decision(kernel)
+    assert decision.basis is Basis.ERROR and "RuntimeError: no device name" in decision.reason
+    assert len(hook_warnings(record)) == 1 and len(launches) == 2 and launches[-1][1] == kernel.function

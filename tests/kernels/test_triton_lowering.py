@@ -24,6 +24,9 @@ from linear_layouts.triton_model.lowering import (
     zero_bases_along,
 )
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.target import named_target
+
+SM80, SM90 = named_target("sm_80"), named_target("sm_90")
 
 IR = Path(__file__).resolve().parent.parent / "data" / "triton_kernels" / "ir"
 PTX = json.loads((IR / "ptx_shared.json").read_text())
@@ -86,17 +89,17 @@ def test_triton_3_6_reduction_through_shared_memory():
     (one wavefront, in warp 0; the other warps' loads have no active lane) and thread 0 stores the total;
     (3) every thread loads it (one broadcast wavefront per warp)."""
     src = BlockedLayout([1], [32], [8], [0]).to_linear([1024])
-    p = reduce_lowering_smem(src, 0, [32], None, 90)
+    p = reduce_lowering_smem(src, 0, [32], None, SM90)
     assert [(i.instruction, i.count, i.wavefronts) for i in p.stores + p.loads] == [
         ("st.shared.b32", 16, 9), ("ld.shared.b32", 16, 9)]
     # a row sum of a [16, 256] tile over 4 warps along the rows: 64 partials per warp, result per row
     parent = BlockedLayout([1, 4], [2, 16], [1, 4], [1, 0])
     rows = parent.to_linear([16, 256])
-    q = reduce_lowering_smem(rows, 1, [32], SliceLayout(1, parent).to_linear([16]), 90)
+    q = reduce_lowering_smem(rows, 1, [32], SliceLayout(1, parent).to_linear([16]), SM90)
     assert q.kind == SHARED and q.stores[0].count == 4 * 8 + 4 * 1 and q.loads[0].count == 4 * 1 + 4 * 8
     # warp-synchronous: nothing in shared memory
     assert reduce_lowering_smem(BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0]).to_linear([16, 256]), 1, [32],
-                                None, 90).kind == NO_OP
+                                None, SM90).kind == NO_OP
     assert layout_order(rows) == [1, 0] and layout_order(BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1])
                                                          .to_linear([64, 64])) == [0, 1]
 
@@ -104,14 +107,14 @@ def test_triton_3_6_reduction_through_shared_memory():
 def test_transpose_uses_stores_of_16_bytes_and_ldmatrix_trans_conflict_free():
     a = BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0]).to_linear([64, 64])
     b = BlockedLayout([8, 1], [4, 8], [1, 4], [0, 1]).to_linear([64, 64])
-    p = convert_lowering(a, b, 16, 90)
+    p = convert_lowering(a, b, 16, SM90)
     assert p.kind == SHARED and p.reps == 4
     assert [(i.instruction, i.count, i.wavefronts) for i in p.stores + p.loads] == [
         ("st.shared.v4", 16, 64), ("ldmatrix.x4.trans", 16, 64)]
     # before sm_90 there is no stmatrix, and ldmatrix still loads: the same pair
-    assert [i.instruction for i in convert_lowering(a, b, 16, 80).loads] == ["ldmatrix.x4.trans"]
+    assert [i.instruction for i in convert_lowering(a, b, 16, SM80).loads] == ["ldmatrix.x4.trans"]
     # fp32 has no ldmatrix.trans: plain vector loads
-    p32 = convert_lowering(a, b, 32, 90)
+    p32 = convert_lowering(a, b, 32, SM90)
     assert {i.instruction for i in p32.loads} <= {"ld.shared.v4", "ld.shared.v2", "ld.shared.b32"}
 
 
@@ -123,7 +126,7 @@ def test_an_ldmatrix_stmatrix_pair_keeps_two_reps_in_the_segment():
     4096 bytes)."""
     a = BlockedLayout([8], [32], [8], [0]).to_linear([4096])
     b = BlockedLayout([1], [32], [8], [0]).to_linear([4096])
-    p = convert_lowering(a, b, 16, 90)
+    p = convert_lowering(a, b, 16, SM90)
     assert (p.reps, p.scratch_bytes) == (1, 8192)
     assert [(i.instruction, i.count, i.wavefronts) for i in p.stores + p.loads] == [
         ("st.shared.v4", 16, 64), ("ldmatrix.x4", 16, 64)]
@@ -142,7 +145,7 @@ def test_wavefronts_count_every_warp_and_round():
     each of 8 warps stores one word (1 wavefront) and loads 8 words (1 wavefront)."""
     src = LinearLayout({"register": [], "lane": [[0]] * 5, "warp": [[1], [2], [4]]}, {"dim0": 8})
     dst = LinearLayout({"register": [], "lane": [[1], [2], [4], [0], [0]], "warp": [[0]] * 3}, {"dim0": 8})
-    p = convert_lowering(src, dst, 32, 90)
+    p = convert_lowering(src, dst, 32, SM90)
     assert (p.store_wavefronts, p.load_wavefronts) == (8, 8)
 
 
@@ -151,13 +154,13 @@ def test_reduction_across_warps_goes_through_one_conversion():
     in-thread and in-warp steps each warp holds one partial; the partials move to lanes 0-7 (one
     st.shared.b32 and one ld.shared.b32 per warp), then a shuffle finishes."""
     src = BlockedLayout([1], [32], [8], [0]).to_linear([1024])
-    p = reduce_lowering(src, 0, [32], None, 90)
+    p = reduce_lowering(src, 0, [32], None, SM90)
     assert [(i.instruction, i.count, i.wavefronts) for i in p.stores + p.loads] == [
         ("st.shared.b32", 8, 8), ("ld.shared.b32", 8, 8)]
     # warp-synchronous: the reduced axis never spans warps
     rows = BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0]).to_linear([16, 256])
     out = SliceLayout(1, BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0])).to_linear([16])
-    assert reduce_lowering(rows, 1, [32], out, 90).kind == NO_OP
+    assert reduce_lowering(rows, 1, [32], out, SM90).kind == NO_OP
 
 
 def test_reduce_layout_steps():
@@ -198,6 +201,6 @@ def test_scan_instructions_match_triton(shape, axis, spt, tpw, wpc, order, ptx):
     warps = 1
     for w in wpc:
         warps *= w
-    p = scan_lowering(layout, axis, [32], 90)
+    p = scan_lowering(layout, axis, [32], SM90)
     inventory = {f"{i.instruction[:2]}.shared.{i.bytes}B": i.count // warps for i in p.stores + p.loads}
     assert inventory == ptx

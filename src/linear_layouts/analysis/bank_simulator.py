@@ -21,7 +21,9 @@ hand-written paired tables (benchmarks/results/wavefronts_vs_ncu.md), and on H20
   tables loaded pair; stores with predicated-off lanes do not pair either.
 
 Wavefronts = the sum over instructions and phases. It uses no linear algebra: it evaluates the
-layouts on every index and counts.
+layouts on every index and counts. The rule above is NVIDIA's; every function here applies the rule of
+the ``target`` it is given (``Target.shared``: banks, bank bytes, phase bytes, which lanes share a
+phase, whether loads pair; AMD CDNA3's LDS: 64 lanes, 16-byte reads in phases of lanes 0-3 + 20-23, ...).
 
 Padded shared layouts (Triton's ``PaddedSharedLayout``) are supported through ``padding``: pairs
 ``(interval, pad)`` in elements; element offset ``o`` is stored at ``o + sum((o // interval) * pad)``.
@@ -32,16 +34,18 @@ Example (seed 004, 16x32 fp32 transpose, rows padded by one element: offset = 33
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import numpy as np
 
-from linear_layouts.analysis.banks import BANKS, LANES, shared_access
+from linear_layouts.analysis.banks import shared_access
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
+from linear_layouts.target import Target, resolve
 
 __all__ = [
     "simulate_wavefronts",
@@ -53,6 +57,7 @@ __all__ = [
     "matrix_instruction_wavefronts",
     "paired_lanes",
     "phase_size",
+    "phase_lanes",
 ]
 
 
@@ -80,11 +85,12 @@ def _check_padding(padding: object, vector_elements: int) -> tuple[tuple[int, in
     return pairs
 
 
-def phase_costs(words: list[set[int]]) -> int:
-    """Wavefronts of one phase: the most distinct words any single bank is asked for."""
+def phase_costs(words: list[set[int]], *, target: Target | None = None) -> int:
+    """Wavefronts of one phase: the most distinct words any single bank (of the target's) is asked for."""
+    banks = resolve(target).shared.banks
     per_bank: Counter[int] = Counter()
     for w in set().union(*words):
-        per_bank[w % BANKS] += 1
+        per_bank[w % banks] += 1
     return max(per_bank.values(), default=0)
 
 
@@ -92,31 +98,69 @@ def paired_lanes(starts: list[int]) -> bool:
     """Whether every lane asks for the same address as lane ``l ^ 1``, or every lane as lane ``l ^ 2``
     (NVIDIA's "uniform" pattern: the load returns two lanes' registers in one 128-byte transfer; a
     store with such addresses does not pair)."""
-    return any(all(starts[lane] == starts[lane ^ m] for lane in range(LANES)) for m in (1, 2))
+    return any(all(starts[lane] == starts[lane ^ m] for lane in range(len(starts))) for m in (1, 2))
+
+
+def _check_instruction(starts: list[int], vector_bytes: int, active: list[bool] | None, op: str,
+                       target: Target) -> None:
+    if op not in ("load", "store"):
+        raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
+    if len(starts) != target.lanes or (active is not None and len(active) != target.lanes):
+        raise LayoutError(f"an instruction has {target.lanes} lane addresses (and activity flags)")
+    if vector_bytes not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"vector_bytes must be 1, 2, 4, 8 or 16, got {quote(vector_bytes)}")
+
+
+def _masks(starts: list[int], vector_bytes: int, active: list[bool] | None, op: str, target: Target) -> tuple[int, ...]:
+    shared = target.shared
+    unit = shared.unit_bytes(vector_bytes)
+    paired = shared.pairs(op, unit, active is None or all(active)) and paired_lanes(list(starts))
+    return shared.phase_lanes(target.lanes, op, unit, paired=paired)
 
 
 def phase_size(
-    starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load"
+    starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load",
+    target: Target | None = None,
 ) -> int:
-    """Lanes per phase of one ``ld/st.shared`` of one warp (``instruction_wavefronts``' arguments):
-    ``32 / max(vector_bytes / 4, 1)`` consecutive lanes (128 bytes), twice that for an 8- or 16-byte
-    load by all 32 lanes whose addresses pair (``paired_lanes``). Stores never pair.
+    """Lanes per phase of one ``ld/st.shared`` of one warp (``instruction_wavefronts``' arguments): on
+    NVIDIA ``32 / max(vector_bytes / 4, 1)`` consecutive lanes (128 bytes), twice that for an 8- or
+    16-byte load by all 32 lanes whose addresses pair (``paired_lanes``); stores never pair.
 
     Example: ``phase_size([16 * (l // 2) for l in range(32)], 16) == 16`` (``op="store"``: 8)."""
-    if op not in ("load", "store"):
-        raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
-    if len(starts) != LANES or (active is not None and len(active) != LANES):
-        raise LayoutError(f"an instruction has {LANES} lane addresses (and activity flags)")
-    if vector_bytes not in (1, 2, 4, 8, 16):
-        raise LayoutError(f"vector_bytes must be 1, 2, 4, 8 or 16, got {quote(vector_bytes)}")
-    lanes_per_phase = LANES // max(vector_bytes // 4, 1)
-    if op == "load" and vector_bytes >= 8 and (active is None or all(active)) and paired_lanes(list(starts)):
-        lanes_per_phase *= 2
-    return lanes_per_phase
+    target = resolve(target)
+    _check_instruction(starts, vector_bytes, active, op, target)
+    return 1 << len(_masks(starts, vector_bytes, active, op, target))
+
+
+def phase_lanes(
+    starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load",
+    target: Target | None = None,
+) -> list[list[int]]:
+    """The lanes of each phase of one instruction, in lane order of their first lane: the translates of
+    phase 0's span (``Target.shared.phase_lanes``); on NVIDIA, runs of ``phase_size`` consecutive lanes.
+
+    Example (MI300X, a 16-byte read): ``phase_lanes([0] * 64, 16, target=MI300X)[0] == [0, 1, 2, 3, 20, 21,
+    22, 23]``."""
+    target = resolve(target)
+    _check_instruction(starts, vector_bytes, active, op, target)
+    return [list(p) for p in _phases(_masks(starts, vector_bytes, active, op, target), target.lanes)]
+
+
+@functools.lru_cache(maxsize=64)
+def _phases(masks: tuple[int, ...], lanes: int) -> tuple[tuple[int, ...], ...]:
+    """The translates of span(masks) among ``lanes`` lanes, each in lane order, by first lane."""
+    span = [0]
+    for mask in masks:
+        span += [x ^ mask for x in span]
+    phases: dict[int, list[int]] = {}
+    for lane in range(lanes):
+        phases.setdefault(min(lane ^ x for x in span), []).append(lane)
+    return tuple(tuple(p) for p in phases.values())
 
 
 def instruction_wavefronts(
-    starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load"
+    starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load",
+    target: Target | None = None,
 ) -> int:
     """Wavefronts of one ``ld.shared`` (``op="load"``) or ``st.shared`` (``op="store"``) of one warp:
     ``starts[l]`` is lane ``l``'s byte address (the aligned ``vector_bytes`` block it moves);
@@ -128,17 +172,19 @@ def instruction_wavefronts(
     32 lanes where every lane asks for the same address as lane ``l ^ 1`` (or every lane as lane
     ``l ^ 2``): the phases hold twice as many lanes (16-byte: 2 of 16, 8-byte: 1 of 32). Stores never
     pair (ncu, H100: benchmarks/gpu_bank_check/results_paired_h100.json); predicated-off lanes never
-    merge phases.
+    merge phases. Another ``target``: its phases (``phase_lanes``), banks and bank words.
     """
-    lanes_per_phase = phase_size(starts, vector_bytes, active=active, op=op)
+    target = resolve(target)
+    _check_instruction(starts, vector_bytes, active, op, target)
+    word = target.shared.bank_bytes
     total = 0
-    for p in range(0, LANES, lanes_per_phase):
+    for lanes in _phases(_masks(starts, vector_bytes, active, op, target), target.lanes):
         words = [
-            set(range(starts[lane] // 4, (starts[lane] + vector_bytes - 1) // 4 + 1))
-            for lane in range(p, p + lanes_per_phase)
+            set(range(starts[lane] // word, (starts[lane] + vector_bytes - 1) // word + 1))
+            for lane in lanes
             if active is None or active[lane]
         ]
-        total += phase_costs(words)
+        total += phase_costs(words, target=target)
     return total
 
 
@@ -161,6 +207,7 @@ def lane_addresses(
     *,
     padding: tuple[tuple[int, int], ...] = (),
     max_elements: int = MAX_ELEMENTS,
+    target: Target | None = None,
 ) -> tuple[np.ndarray, int]:
     """Byte address of every lane's vector, per instruction: (array [warp, instruction, lane], vector bytes).
 
@@ -168,7 +215,9 @@ def lane_addresses(
     packing order (``banks.shared_access``); the address is the lowest byte of the lane's vector.
     Requires: both layouts of at most ``max_elements`` inputs and elements (``limits.MAX_ELEMENTS``).
     """
-    access = shared_access(shared_layout, distributed_layout, dtype)
+    target = resolve(target)
+    lanes = target.lanes
+    access = shared_access(shared_layout, distributed_layout, dtype, target=target)
     check_layout_size(shared_layout, max_elements, "lane_addresses: shared_layout")
     check_layout_size(distributed_layout, max_elements, "lane_addresses: distributed_layout")
     dist = distributed_layout
@@ -184,7 +233,7 @@ def lane_addresses(
     # every (register, lane, warp) -> flattened element (first out dim least significant)
     n_reg = dist.in_dim_size("register", missing_ok=True)
     n_warp = dist.in_dim_size("warp", missing_ok=True)
-    grid = {"lane": np.arange(LANES)[None, :, None]}
+    grid = {"lane": np.arange(lanes)[None, :, None]}
     if dist.has_in_dim("register"):
         grid["register"] = np.arange(n_reg)[:, None, None]
     if dist.has_in_dim("warp"):
@@ -195,14 +244,14 @@ def lane_addresses(
     for name, size in dist.out_dims.items():
         flat = flat | (coords[name].astype(np.int64) << shift)
         shift += size.bit_length() - 1
-    flat = np.broadcast_to(flat, (n_reg, LANES, n_warp))
+    flat = np.broadcast_to(flat, (n_reg, lanes, n_warp))
     # registers in packing order (broadcast registers dropped): each run of 2**v is one lane's vector
     reg_values = np.array(access.permutation.apply_values(list(range(n_reg))), dtype=np.int64)
     byte_width = access.bitwidth // 8
     vec = access.vector_elements
     vec_bytes = vec * byte_width
     addr = padded_offsets(offset_of_elem[flat[reg_values]], pad) * byte_width  # [reg, lane, warp]
-    addr = addr.reshape(len(reg_values) // vec, vec, LANES, n_warp)
+    addr = addr.reshape(len(reg_values) // vec, vec, lanes, n_warp)
     lo = addr.min(axis=1)
     if np.any(lo % vec_bytes) or np.any(addr.max(axis=1) - lo != vec_bytes - byte_width):
         raise LayoutError("a lane's vector is not one aligned contiguous block (layout or padding)")
@@ -227,9 +276,10 @@ def simulate_wavefronts(
     padding: tuple[tuple[int, int], ...] = (),
     skip_duplicates: bool = False,
     max_elements: int = MAX_ELEMENTS,
+    target: Target | None = None,
 ) -> int:
-    """Wavefronts to load (store) the whole tensor, counted instruction by instruction, phase by phase
-    (``instruction_wavefronts``: the hardware rule; only loads pair).
+    """Wavefronts to load (store) the whole tensor on ``target``, counted instruction by instruction, phase
+    by phase (``instruction_wavefronts``: the hardware rule; only loads pair).
 
     The vector width and register order are the code generator's choice, taken from
     ``banks.shared_access``; addresses and bank usage are enumerated. ``skip_duplicates`` (stores
@@ -242,16 +292,17 @@ def simulate_wavefronts(
         raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
     if not isinstance(skip_duplicates, bool):
         raise LayoutError(f"skip_duplicates must be a bool, got {quote(skip_duplicates)}")
+    target = resolve(target)
     addresses, vec_bytes = lane_addresses(shared_layout, distributed_layout, dtype, padding=padding,
-                                          max_elements=max_elements)
+                                          max_elements=max_elements, target=target)
     free_reg, free_lane, free_warp = 0, 0, 0
     first_registers: list[int] = [0] * addresses.shape[1]
     if skip_duplicates and op == "store":
         free_reg, free_lane, free_warp = duplicate_masks(distributed_layout)
-        access = shared_access(shared_layout, distributed_layout, dtype)
+        access = shared_access(shared_layout, distributed_layout, dtype, target=target)
         n_reg = distributed_layout.in_dim_size("register", missing_ok=True)
         first_registers = access.permutation.apply_values(list(range(n_reg)))[::access.vector_elements]
-    active = [not lane & free_lane for lane in range(LANES)]
+    active = [not lane & free_lane for lane in range(target.lanes)]
     total = 0
     for warp, per_warp in enumerate(addresses.tolist()):
         if warp & free_warp:
@@ -259,5 +310,5 @@ def simulate_wavefronts(
         for first, starts in zip(first_registers, per_warp):
             if first & free_reg:
                 continue
-            total += instruction_wavefronts(starts, vec_bytes, active=active, op=op)
+            total += instruction_wavefronts(starts, vec_bytes, active=active, op=op, target=target)
     return total

@@ -10,6 +10,9 @@ into phases of at most 128 bytes (16-byte vectors: 4 phases of 8 lanes, 8-byte: 
 bank. Pairing: an 8- or 16-byte LOAD by all lanes where lane bit 0 or lane bit 1 moves no unit
 (every lane asks for lane ``l ^ 1``'s, or ``l ^ 2``'s, address) has phases of twice as many lanes;
 stores never pair (ncu, H100).
+That is the rule of NVIDIA's shared memory; every count here is the rule of the ``target`` it is given
+(``Target.shared``: banks, bank bytes, phase bytes and which lanes share a phase; AMD CDNA3's LDS cuts
+64 lanes into phases of 128 bytes, its 16-byte reads into non-consecutive lanes, and never pairs).
 ``skip_duplicates=True`` (stores): Triton's free registers are skipped and free lanes and warps
 predicated off, as the code generator emits them; a predicated-off lane keeps its phase.
 
@@ -45,6 +48,7 @@ from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import ColumnAction, LinearLayout
+from linear_layouts.target import DEFAULT_TARGET, Target, resolve
 
 __all__ = [
     "SharedAccess",
@@ -56,32 +60,44 @@ __all__ = [
     "bank_conflicts",
     "check_distributed",
     "check_shared",
+    "phase_units",
     "LANES",
     "BANKS",
 ]
 
-LANES = 32  #: lanes per warp (NVIDIA)
-BANKS = 32  #: 4-byte banks of shared memory
-PHASE_BYTES = 128  #: bytes one phase of a shared-memory instruction moves at most
+#: the default target's lanes, banks and phase bytes, for callers of the old names; every function here
+#: takes the facts of the ``target`` it is given (``Target.lanes``, ``Target.shared``)
+LANES = DEFAULT_TARGET.lanes
+BANKS = DEFAULT_TARGET.shared.banks
+PHASE_BYTES = DEFAULT_TARGET.shared.phase_bytes
 
 _DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
 
 
-def check_distributed(layout: object, name: str) -> LinearLayout:
-    """A distributed LinearLayout: in dims among register, lane, warp, block; 32 lanes; one CTA."""
+def check_distributed(layout: object, name: str, target: Target | None = None, *,
+                      any_lanes: bool = False) -> LinearLayout:
+    """A distributed LinearLayout: in dims among register, lane, warp, block; the target's lanes (32 on
+    NVIDIA, 64 on AMD CDNA; ``any_lanes``: a lane dim of any size, for a value checked against its
+    target later); one CTA."""
     if not isinstance(layout, LinearLayout):
         raise not_a_layout(layout, name)
-    _check_distributed(layout, name)
+    _check_distributed(layout, name, None if any_lanes else resolve(target))
     return layout
 
 
 @functools.lru_cache(maxsize=4096)  # pure (a refusal raises, and is not cached); the swizzle search checks each side often
-def _check_distributed(layout: LinearLayout, name: str) -> None:
+def _check_distributed(layout: LinearLayout, name: str, target: Target | None) -> None:
     for d in layout.in_dim_names:
         if d not in _DISTRIBUTED_DIMS:
             raise LayoutError(f"{name}: in dims must be among {_DISTRIBUTED_DIMS}, got {quote(d)}")
-    if not layout.has_in_dim("lane") or layout.in_dim_size("lane") != LANES:
-        raise LayoutError(f"{name}: needs a 'lane' in dim of size {LANES} (one NVIDIA warp)")
+    if target is None:
+        if not layout.has_in_dim("lane"):
+            raise LayoutError(f"{name}: needs a 'lane' in dim")
+    elif not layout.has_in_dim("lane") or layout.in_dim_size("lane") != target.lanes:
+        warp = "one NVIDIA warp" if target.backend == "cuda" else f"one {target.arch} wavefront"
+        other = (f"; a {layout.in_dim_size('lane')}-lane layout needs a target of that many lanes (target=...)"
+                 if layout.has_in_dim("lane") and layout.in_dim_size("lane") in (32, 64) else "")
+        raise LayoutError(f"{name}: needs a 'lane' in dim of size {target.lanes} ({warp}){other}")
     if layout.has_in_dim("block") and layout.in_dim_size("block") != 1:
         raise LayoutError(f"{name}: 'block' must have size 1 (analyze one CTA: take the sublayout without block)")
 
@@ -113,7 +129,7 @@ def check_shared(layout: object, name: str, out_dims: dict[str, int]) -> LinearL
 
 @dataclass(frozen=True)
 class SharedAccess:
-    """One distributed layout's access to one shared layout, as element offsets (S^-1 ∘ L).
+    """One distributed layout's access to one shared layout, as element offsets (S^-1 ∘ L), on ``target``.
 
     ``permutation`` keeps the non-zero register bases (broadcast registers are not re-stored) and
     puts the ``vector_log2`` vector bases first; ``register_offsets`` are those kept bases' offsets,
@@ -129,6 +145,7 @@ class SharedAccess:
     free_registers: int = 0  #: kept registers (bit j: register_offsets[j]) whose data duplicates earlier ones
     free_lanes: int = 0  #: lane bits whose data duplicates (Triton's free variables)
     free_warps: int = 0  #: warp bits whose data duplicates
+    target: Target = DEFAULT_TARGET  #: whose shared memory (banks, phases) the access runs on
 
     @property
     def vector_elements(self) -> int:
@@ -142,8 +159,8 @@ class SharedAccess:
 
     @property
     def unit_bytes(self) -> int:
-        """The aligned block one lane touches: max(vector bytes, 4)."""
-        return max(self.vector_bits // 8, 4)
+        """The aligned block one lane touches: its vector, at least one bank word (4 bytes)."""
+        return self.target.shared.unit_bytes(self.vector_bits // 8)
 
     @property
     def lane_units(self) -> tuple[int, ...]:
@@ -156,26 +173,35 @@ class SharedAccess:
     def paired(self) -> bool:
         """An 8- or 16-byte access whose lane bit 0 or 1 moves no unit: lanes ``l`` and ``l ^ 1`` (or
         ``l ^ 2``) ask for one address. As a LOAD by all lanes its phases hold twice as many lanes; a
-        store does not pair (ncu, H100: ``access_wavefronts(..., op="store")``)."""
-        return self.unit_bytes >= 8 and 0 in self.lane_units[:2]
+        store does not pair (ncu, H100: ``access_wavefronts(..., op="store")``). Only where the
+        target's shared memory pairs loads (NVIDIA)."""
+        return self.target.shared.pairs("load", self.unit_bytes, True) and 0 in self.lane_units[:2]
 
     @property
     def bank_groups(self) -> int:
-        """Units one 128-byte wavefront can serve without conflict: 128 / unit bytes (8, 16 or 32)."""
-        return BANKS * 4 // self.unit_bytes
+        """Units one wavefront can serve without conflict: phase bytes / unit bytes (8, 16 or 32)."""
+        return self.target.shared.phase_bytes // self.unit_bytes
 
     @property
     def phases(self) -> int:
-        """Phases per instruction of a LOAD by every lane: 32 lanes x unit bytes / 128 (1, 2 or 4),
-        halved when the lanes pair (``paired``). A store has ``unit_bytes // 4`` phases: stores never pair."""
-        return self.unit_bytes // 4 // (2 if self.paired else 1)
+        """Phases per instruction of a LOAD by every lane: lanes x unit bytes / phase bytes (NVIDIA: 1, 2 or
+        4), halved when the lanes pair (``paired``). A store's are ``phases_of("store")``: stores never pair."""
+        return self.phases_of("load")
 
     def phases_of(self, op: str = "load") -> int:
-        """Phases per instruction when every lane takes part: ``phases`` for a load, ``unit_bytes // 4``
+        """Phases per instruction when every lane takes part: ``phases`` for a load, the unpaired count
         for a store (stores never pair)."""
         if op not in ("load", "store"):
             raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
-        return self.phases if op == "load" else self.unit_bytes // 4
+        t = self.target
+        return t.shared.phases(t.lanes, op, self.unit_bytes, paired=op == "load" and self.paired)
+
+    def phase_masks(self, op: str = "load", *, all_active: bool = True) -> tuple[int, ...]:
+        """Lane masks spanning the lanes of phase 0 (``Target.shared.phase_lanes``): pairing only for a
+        load by all lanes."""
+        t = self.target
+        paired = op == "load" and all_active and self.paired
+        return t.shared.phase_lanes(t.lanes, op, self.unit_bytes, paired=paired)
 
     @property
     def instructions_per_warp(self) -> int:
@@ -191,6 +217,20 @@ class SharedAccess:
     def instructions(self) -> int:
         """Instructions over all warps."""
         return self.instructions_per_warp * self.num_warps
+
+
+def phase_units(units: tuple[int, ...], masks: tuple[int, ...]) -> list[int]:
+    """The unit image of each phase lane mask: the XOR of the lane bases' ``units`` its bits select."""
+    out = []
+    for mask in masks:
+        u, i = 0, 0
+        while mask:
+            if mask & 1:
+                u ^= units[i]
+            mask >>= 1
+            i += 1
+        out.append(u)
+    return out
 
 
 def _offsets(solve: Callable[[int], int | None], flat: tuple[int, ...]) -> tuple[int, ...]:
@@ -212,8 +252,10 @@ def shared_access(
     dtype: DTypeLike,
     *,
     max_vector_bits: int = 128,
+    target: Target | None = None,
 ) -> SharedAccess:
-    """The access of ``distributed_layout`` to ``shared_layout``: offsets and the widest vector.
+    """The access of ``distributed_layout`` to ``shared_layout`` on ``target`` (default: the default
+    target; its lanes per warp): offsets and the widest vector.
 
     ``dtype``: the element type (any spelling of :func:`linear_layouts.core.element_type.element_type`),
     ``bitwidth`` bits wide. The vector is the largest ``2**v`` (``2**v * bitwidth <= max_vector_bits``) for which
@@ -228,33 +270,33 @@ def shared_access(
     for name, layout in (("distributed_layout", distributed_layout), ("shared_layout", shared_layout)):
         if not isinstance(layout, LinearLayout):
             raise LayoutError(f"{name} must be a LinearLayout, got {type(layout).__name__}")
-    return _shared_access(shared_layout, distributed_layout, bitwidth, max_vector_bits)
+    return _shared_access(shared_layout, distributed_layout, bitwidth, max_vector_bits, resolve(target))
 
 
 @functools.lru_cache(maxsize=8192)
 def _shared_access(shared_layout: LinearLayout, distributed_layout: LinearLayout, bitwidth: int,
-                   max_vector_bits: int) -> SharedAccess:
-    dist = check_distributed(distributed_layout, "distributed_layout")
+                   max_vector_bits: int, target: Target) -> SharedAccess:
+    dist = check_distributed(distributed_layout, "distributed_layout", target)
     shared = check_shared(shared_layout, "shared_layout", dist.out_dims)
-    return _access_from_columns(tuple(shared.flat_bases("offset")), dist, bitwidth, max_vector_bits)
+    return _access_from_columns(tuple(shared.flat_bases("offset")), dist, bitwidth, max_vector_bits, target)
 
 
 @checked
 def access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayout, bitwidth: int,
-                        max_vector_bits: int = 128) -> SharedAccess:
+                        max_vector_bits: int = 128, *, target: Target | None = None) -> SharedAccess:
     """:func:`shared_access` for the shared layout whose offset bit ``i`` holds the flattened tensor vector
     ``columns[i]`` (out dims in ``distributed_layout``'s order, the first least significant).
 
     Requires: ``columns`` a basis of the tensor (an invertible shared layout); ``bitwidth`` in bits.
     Callers that build shared layouts (the optimal swizzle's candidates) cost them without building them.
     """
-    return _access_from_columns(tuple(columns), distributed_layout, bitwidth, max_vector_bits)
+    return _access_from_columns(tuple(columns), distributed_layout, bitwidth, max_vector_bits, resolve(target))
 
 
 @functools.lru_cache(maxsize=8192)
 def _access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayout, bitwidth: int,
-                         max_vector_bits: int) -> SharedAccess:
-    dist = check_distributed(distributed_layout, "distributed_layout")
+                         max_vector_bits: int, target: Target) -> SharedAccess:
+    dist = check_distributed(distributed_layout, "distributed_layout", target)
     solve = f2.solver(columns)
     regs = dist.flat_bases("register", missing_ok=True)
     kept = [i for i, r in enumerate(regs) if r != 0]
@@ -283,15 +325,13 @@ def _access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLay
     free = _free_masks(dist)
     free_regs = sum(1 << j for j, r in enumerate(perm.action) if free.get("register", 0) >> r & 1)
     return SharedAccess(bitwidth, v, perm, tuple(reg_off[j] for j in order), lane_off, warp_off,
-                        free_regs, free.get("lane", 0), free.get("warp", 0))
+                        free_regs, free.get("lane", 0), free.get("warp", 0), target)
 
 
 def wavefronts_per_phase(access: SharedAccess, *, op: str = "load") -> int:
     """Wavefronts one phase of one instruction takes: 2**k with k as in the module doc (Lemma 9.4);
     ``op="store"``: the unpaired phases (stores never pair)."""
-    phases = access.phases_of(op)
-    phase_lanes = LANES.bit_length() - 1 - (phases.bit_length() - 1)
-    units = list(access.lane_units[:phase_lanes])
+    units = phase_units(access.lane_units, access.phase_masks(op))
     groups = access.bank_groups
     return 1 << (f2.rank(units) - f2.rank([u & (groups - 1) for u in units]))
 
@@ -304,9 +344,11 @@ def wavefronts(
     *,
     op: str = "load",
     skip_duplicates: bool = False,
+    target: Target | None = None,
 ) -> int:
-    """Total shared-memory wavefronts to load (or store) the whole tensor over all warps: what ncu's
-    ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld`` (``_st``) reports for one CTA.
+    """Total shared-memory wavefronts to load (or store) the whole tensor over all warps on ``target``
+    (default: the default target): what ncu's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``
+    (``_st``) reports for one CTA.
 
     ``= active phases * 2**k * instructions`` (module doc), with the pairing rule: an 8- or 16-byte
     load by all lanes whose lane bit 0 or 1 moves no unit (every lane asks for lane ``l ^ 1``'s or
@@ -322,7 +364,7 @@ def wavefronts(
         raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
     if not isinstance(skip_duplicates, bool):
         raise LayoutError(f"skip_duplicates must be a bool, got {quote(skip_duplicates)}")
-    access = shared_access(shared_layout, distributed_layout, dtype)
+    access = shared_access(shared_layout, distributed_layout, dtype, target=target)
     return access_wavefronts(access, op=op, skip_duplicates=skip_duplicates and op == "store")
 
 
@@ -348,13 +390,20 @@ def _access_wavefronts(access: SharedAccess, op: str, skip: bool) -> int:
     its candidates on both sides, and the plans cost the chosen ones again)."""
     units_of = access.lane_units
     free_lanes = access.free_lanes if skip else 0
+    lane_bits = access.target.lane_bits
     # stores, and accesses with predicated-off lanes, do not pair: phases of 128 bytes of lanes then
-    phases = access.unit_bytes // 4 if free_lanes else access.phases_of(op)
-    phase_bits = LANES.bit_length() - 1 - (phases.bit_length() - 1)
-    low = [units_of[i] for i in range(phase_bits) if not free_lanes >> i & 1]
+    masks = access.phase_masks(op, all_active=not free_lanes)
+    if masks == tuple(1 << i for i in range(len(masks))):  # phases of consecutive lanes (NVIDIA's)
+        phase_bits = len(masks)
+        low = [units_of[i] for i in range(phase_bits) if not free_lanes >> i & 1]
+        high = lane_bits - phase_bits - _popcount(free_lanes >> phase_bits)
+    else:  # phase 0 spans lane combinations (AMD's 16-byte reads): its active lanes, and the active phases
+        active = [1 << i for i in range(lane_bits) if not free_lanes >> i & 1]
+        inside = f2.intersection(list(masks), active)
+        low = phase_units(units_of, tuple(inside))
+        high = len(active) - len(inside)
     groups = access.bank_groups
     k = f2.rank(low) - f2.rank([u & (groups - 1) for u in low])
-    high = LANES.bit_length() - 1 - phase_bits - _popcount(free_lanes >> phase_bits)
     register_bits = len(access.register_offsets) - access.vector_log2
     warp_bits = len(access.warp_offsets)
     if skip:
@@ -364,7 +413,8 @@ def _access_wavefronts(access: SharedAccess, op: str, skip: bool) -> int:
 
 
 @checked
-def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike) -> int:
+def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike, *,
+                   target: Target | None = None) -> int:
     """Extra wavefronts per phase: wavefronts / (instructions * phases) - 1; 0 means conflict-free.
 
     This is the quantity Triton's ``bankConflictsMemDesc`` (Gluon ``get_shared_bank_conflicts``)
@@ -373,4 +423,4 @@ def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout
     paired 8/16-byte accesses (``SharedAccess.paired``) the phases here are a load's, with twice
     as many lanes as Triton's (stores do not pair: ``wavefronts_per_phase(access, op="store")``).
     """
-    return wavefronts_per_phase(shared_access(shared_layout, distributed_layout, dtype)) - 1
+    return wavefronts_per_phase(shared_access(shared_layout, distributed_layout, dtype, target=target)) - 1

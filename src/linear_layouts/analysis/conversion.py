@@ -23,8 +23,13 @@ layouts widened by a register-held word dim (``dim{rank}`` of size 4, fastest in
 same data in the same registers and memory. The legacy baselines (plain, padded, legacy mma swizzle)
 are simulated only when asked for (``baselines=True``).
 
-Cost model: predicted SM-nanoseconds of one conversion of a CTA on the default device
-(``analysis.cost_model``: building blocks measured by benchmarks/gpu_microbench.py, H100 now): shuffles
+Target: every plan is for a ``target`` (default: the default target, sm_90 on an H100): its lanes, its
+bank model, its ISA (``ldmatrix`` / ``stmatrix`` where it has them; warp shuffles where it has
+``shfl.sync``: AMD's ``ds_bpermute`` is not modelled, so an AMD plan moves data through LDS) and its
+device's cost table (the nearest where it has none, ``target.cost_table``).
+
+Cost model: predicted SM-nanoseconds of one conversion of a CTA on the target's device
+(``analysis.cost_model``: building blocks measured by benchmarks/gpu_microbench.py): shuffles
 cost their ``shfl.sync`` and the selects / byte permutes codegen emits for them (counted from the plan,
 ``op_counts.shuffle_counts``; codegen's tests check it emits exactly that), with a latency floor that
 grows with the instructions a thread issues; shared memory costs its store + load wavefronts (cheaper
@@ -75,6 +80,7 @@ from linear_layouts.core.element_type import DTypeLike, ElementType, element_typ
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
+from linear_layouts.target import SHFL, Target, resolve
 
 __all__ = [
     "NO_OP",
@@ -220,21 +226,22 @@ def register_emission(permutation: RegisterPermutation, bits: int, src_register_
 
 
 def _access(op: MemoryOp, shared: LinearLayout, dist: LinearLayout, element: ElementType,
-            choice: SimdChoice) -> SharedMemoryAccess:
+            choice: SimdChoice, target: Target) -> SharedMemoryAccess:
     """The access step lowering one side with ``choice`` (a ``simd_tiles.SimdChoice``)."""
     return SharedMemoryAccess(op, shared, choice.family, choice.width, element.bits, choice.permutation,
-                              choice.count, _emitted_wavefronts(shared, dist, element.bits, choice, op),
+                              choice.count, _emitted_wavefronts(shared, dist, element.bits, choice, op, target),
                               trans=choice.trans)
 
 
-def _emitted_wavefronts(layout: LinearLayout, dist: LinearLayout, bits: int, choice: SimdChoice, op: MemoryOp) -> int:
+def _emitted_wavefronts(layout: LinearLayout, dist: LinearLayout, bits: int, choice: SimdChoice, op: MemoryOp,
+                        target: Target) -> int:
     """Predicted wavefronts of the instructions codegen emits for one side.
 
     ld/st.shared: ``banks.wavefronts`` with duplicated data not stored. ldmatrix/stmatrix: the
     choice's wavefronts per instruction times the instructions emitted; stmatrix skips duplicated
     registers (outside its tile) and warps, never lanes (``.sync.aligned``)."""
     if choice.family is SharedInstruction.VECTOR:
-        return banks.wavefronts(layout, dist, bits, op=op.value, skip_duplicates=True)
+        return banks.wavefronts(layout, dist, bits, op=op.value, skip_duplicates=True, target=target)
     per_instruction = choice.wavefronts // choice.count
     count = choice.count
     if op is MemoryOp.STORE:
@@ -246,13 +253,14 @@ def _emitted_wavefronts(layout: LinearLayout, dist: LinearLayout, bits: int, cho
     return per_instruction * count
 
 
-def _baselines(a: LinearLayout, b: LinearLayout, bits: int, max_elements: int) -> tuple[Baseline, ...]:
+def _baselines(a: LinearLayout, b: LinearLayout, bits: int, max_elements: int, target: Target) -> tuple[Baseline, ...]:
     """The legacy shared layouts' wavefronts: plain row-major, row-major padded by one access width,
     and (rank 2) the legacy mma swizzle Triton would pick."""
     plain = row_major_shared(list(a.out_dims.values()))
-    out = [Baseline("unswizzled", banks.wavefronts(plain, a, bits, op="store"), banks.wavefronts(plain, b, bits))]
+    out = [Baseline("unswizzled", banks.wavefronts(plain, a, bits, op="store", target=target),
+                    banks.wavefronts(plain, b, bits, target=target))]
     try:  # a baseline the smem analyses cannot model for this pair is left out
-        padded = swizzle.padded_baseline(a, b, bits, max_elements=max_elements)
+        padded = swizzle.padded_baseline(a, b, bits, max_elements=max_elements, target=target)
         out.append(Baseline("padded", int(padded.store_wavefronts), int(padded.load_wavefronts)))
     except LayoutError:
         pass
@@ -261,17 +269,18 @@ def _baselines(a: LinearLayout, b: LinearLayout, bits: int, max_elements: int) -
             shape = list(a.out_dims.values())
             vec, per_phase, max_phase = swizzle.legacy_swizzle_params(shape, [1, 0], bits, op_idx=0)
             legacy = swizzle.legacy_swizzle_baseline(a, b, bits, vec=vec, per_phase=per_phase, max_phase=max_phase,
-                                                     max_elements=max_elements)
+                                                     max_elements=max_elements, target=target)
             out.append(Baseline("legacy swizzle", int(legacy.store_wavefronts), int(legacy.load_wavefronts)))
         except LayoutError:
             pass
     return tuple(out)
 
 
-def shuffle_cost(shuffle: ShufflePlan) -> Cost:
+def shuffle_cost(shuffle: ShufflePlan, *, target: Target | None = None) -> Cost:
     """Predicted SM-nanoseconds of a warp-shuffle conversion of one CTA as codegen emits it
-    (``cost_model.shuffle_time_ns``), with its ``shfl.sync`` per warp."""
-    return Cost(cost_model.shuffle_time_ns(shuffle), shuffles=shuffle.shuffles_per_warp, warps=shuffle.num_warps)
+    (``cost_model.shuffle_time_ns`` on ``target``'s table), with its ``shfl.sync`` per warp."""
+    return Cost(cost_model.shuffle_time_ns(shuffle, target=target), shuffles=shuffle.shuffles_per_warp,
+                warps=shuffle.num_warps)
 
 
 def _warp_local(src: LinearLayout, dst: LinearLayout) -> bool:
@@ -281,7 +290,7 @@ def _warp_local(src: LinearLayout, dst: LinearLayout) -> bool:
 
 
 def shared_memory_cost(store: SharedMemoryAccess, load: SharedMemoryAccess, src: LinearLayout,
-                       dst: LinearLayout) -> Cost:
+                       dst: LinearLayout, *, target: Target | None = None) -> Cost:
     """Predicted SM-nanoseconds of a shared-memory conversion of one CTA: its store + load wavefronts
     (the loads of warps that hold the same data priced as copies, ``cost_model.copied_load_wavefronts``)
     and one barrier, a warp's when the conversion is warp-local (``cost_model.shared_time_ns``;
@@ -289,7 +298,8 @@ def shared_memory_cost(store: SharedMemoryAccess, load: SharedMemoryAccess, src:
     warps = _fold_blocks(src).in_dim_size(WARP, missing_ok=True)
     wavefronts = store.wavefronts + load.wavefronts
     copied = cost_model.copied_load_wavefronts(load.wavefronts, dst)
-    return Cost(cost_model.shared_time_ns(wavefronts, _warp_local(src, dst), warps, copied_wavefronts=copied),
+    return Cost(cost_model.shared_time_ns(wavefronts, _warp_local(src, dst), warps, copied_wavefronts=copied,
+                                          target=target),
                 wavefronts=wavefronts, warps=warps)
 
 
@@ -298,52 +308,54 @@ def _crosses_ctas(src: LinearLayout, dst: LinearLayout) -> bool:
 
 
 def _shared_plan(src: LinearLayout, dst: LinearLayout, element: ElementType, shared: LinearLayout,
-                 store: SimdChoice, load: SimdChoice, baselines: bool, max_elements: int) -> ConversionPlan:
+                 store: SimdChoice, load: SimdChoice, baselines: bool, max_elements: int, target: Target) -> ConversionPlan:
     a, b = _fold_blocks(src), _fold_blocks(dst)
-    st = _access(MemoryOp.STORE, shared, a, element, store)
-    ld = _access(MemoryOp.LOAD, shared, b, element, load)
-    found = _baselines(a, b, element.bits, max_elements) if baselines else ()
+    st = _access(MemoryOp.STORE, shared, a, element, store, target)
+    ld = _access(MemoryOp.LOAD, shared, b, element, load, target)
+    found = _baselines(a, b, element.bits, max_elements, target) if baselines else ()
     if _crosses_ctas(src, dst):
         warps = a.in_dim_size(WARP, missing_ok=True)
         wavefronts = st.wavefronts + ld.wavefronts
-        cost = Cost(cost_model.shared_time_ns(wavefronts + CLUSTER_BARRIER_COST * warps, False, warps),
+        cost = Cost(cost_model.shared_time_ns(wavefronts + CLUSTER_BARRIER_COST * warps, False, warps, target=target),
                     wavefronts=wavefronts, warps=warps)
         return ConversionPlan(CROSS_CTA, src, dst, element, (st, Barrier(BarrierScope.CLUSTER), ld), cost,
                               baselines=found)
     scope = BarrierScope.WARP if _warp_local(src, dst) else BarrierScope.CTA
     return ConversionPlan(SHARED_MEMORY, src, dst, element, (st, Barrier(scope), ld),
-                          shared_memory_cost(st, ld, src, dst), baselines=found)
+                          shared_memory_cost(st, ld, src, dst, target=target), baselines=found)
 
 
 @checked
 def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
-                       baselines: bool = False, max_elements: int = MAX_ELEMENTS) -> ConversionPlan:
+                       baselines: bool = False, max_elements: int = MAX_ELEMENTS,
+                       target: Target | None = None) -> ConversionPlan:
     """The conversion through shared memory, even where a cheaper mechanism exists: the optimal swizzle
     (§5.4, §9.2; with one side's vector widened past the common one by its own registers where that
     costs less shared-pipe time, ``_pipe_time``, then fewer instructions) with the instruction choice of §5.3 (widest ld/st.shared or ldmatrix/stmatrix, fewest
     wavefronts then fewest instructions, ``simd_tiles.conversion_instructions``). Block bits (several
     CTAs) are folded into the warp bits: the counts are then over the whole cluster (a cross-CTA plan
     when data crosses CTAs). ``baselines=True`` also simulates the legacy shared layouts. Layouts above
-    ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
+    ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused. ``target``: module doc.
     """
     element = _check_request(src, dst, dtype, max_elements, "plan_shared_memory")
     if element.bits == 128:
-        return plan_shared_memory(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements)
-    return _plan_shared_memory(src, dst, element, baselines, max_elements)
+        return plan_shared_memory(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements,
+                                  target=target)
+    return _plan_shared_memory(src, dst, element, baselines, max_elements, resolve(target))
 
 
 @functools.lru_cache(maxsize=4096)
 def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
-                        max_elements: int) -> ConversionPlan:
+                        max_elements: int, target: Target) -> ConversionPlan:
     a, b = _fold_blocks(src), _fold_blocks(dst)
     best, tried = None, None
     for extend in (False, True):  # one side's vector widened past V with its own registers (swizzle doc)
-        layout = swizzle.optimal_swizzle(a, b, element.bits, extend_vectors=extend).layout
+        layout = swizzle.optimal_swizzle(a, b, element.bits, extend_vectors=extend, target=target).layout
         if layout == tried:  # the same layout plans the same
             continue
         tried = layout
-        plan = _shared_plan(src, dst, element, layout, *simd_tiles.conversion_instructions(layout, a, b, element.bits),
-                            baselines, max_elements)
+        choices = simd_tiles.conversion_instructions(layout, a, b, element.bits, target=target)
+        plan = _shared_plan(src, dst, element, layout, *choices, baselines, max_elements, target)
         key = (_pipe_time(plan.store) + _pipe_time(plan.load), plan.store.wavefronts + plan.load.wavefronts,
                plan.store.instructions + plan.load.instructions)
         if best is None or key < best[0]:
@@ -369,7 +381,7 @@ def _pipe_time(access: SharedMemoryAccess) -> float:
 
 @checked
 def plan_through(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dtype: DTypeLike, *,
-                 max_elements: int = MAX_ELEMENTS) -> ConversionPlan:
+                 max_elements: int = MAX_ELEMENTS, target: Target | None = None) -> ConversionPlan:
     """The conversion through the given ``shared`` layout (offset -> tensor) with the widest
     ld/st.shared each side allows (``banks.shared_access``): the legacy baselines' mechanism, e.g.
     through ``catalog.row_major_shared``.
@@ -381,28 +393,35 @@ def plan_through(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dty
     """
     element = _check_request(src, dst, dtype, max_elements, "plan_through")
     if element.bits == 128:
-        return plan_through(as_words(src), as_words(dst), as_words(shared), 32, max_elements=max_elements)
+        return plan_through(as_words(src), as_words(dst), as_words(shared), 32, max_elements=max_elements,
+                            target=target)
+    target = resolve(target)
     a, b = _fold_blocks(src), _fold_blocks(dst)
-    choices = [simd_tiles.simd_choices(shared, side, element.bits, op=op) for side, op in ((a, "store"), (b, "load"))]
+    choices = [simd_tiles.simd_choices(shared, side, element.bits, op=op, target=target)
+               for side, op in ((a, "store"), (b, "load"))]
     st, ld = (next(c for c in options if c.family is SharedInstruction.VECTOR) for options in choices)
-    return _shared_plan(src, dst, element, shared, st, ld, False, max_elements)
+    return _shared_plan(src, dst, element, shared, st, ld, False, max_elements, target)
 
 
 @checked
 def plan_conversion(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
-                    baselines: bool = False, max_elements: int = MAX_ELEMENTS) -> ConversionPlan:
-    """The cheapest way to convert a tensor from distributed ``src`` to ``dst`` (module doc).
+                    baselines: bool = False, max_elements: int = MAX_ELEMENTS,
+                    target: Target | None = None) -> ConversionPlan:
+    """The cheapest way to convert a tensor from distributed ``src`` to ``dst`` on ``target`` (module doc;
+    default: the default target, sm_90 on an H100).
 
-    Shared-memory analyses need 32-lane warps; for other lane counts only the register and shuffle
-    plans are available (a conversion that needs shared memory then raises ``LayoutError``).
+    Shared-memory analyses need the target's lanes per warp (32 on NVIDIA, 64 on AMD CDNA); for other
+    lane counts only the register and shuffle plans are available (a conversion that needs shared memory
+    then raises ``LayoutError``).
     ``baselines=True`` adds the legacy shared layouts' wavefronts (simulated; for comparison only).
     Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused. A pure
     function of immutable values: plans are cached.
     """
     element = _check_request(src, dst, dtype, max_elements, "plan_conversion")
     if element.bits == 128:
-        return plan_conversion(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements)
-    return _plan_conversion(src, dst, element, baselines, max_elements)
+        return plan_conversion(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements,
+                               target=target)
+    return _plan_conversion(src, dst, element, baselines, max_elements, resolve(target))
 
 
 def _check_request(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, max_elements: int, what: str) -> ElementType:
@@ -414,7 +433,7 @@ def _check_request(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, max_e
 
 @functools.lru_cache(maxsize=4096)
 def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
-                     max_elements: int) -> ConversionPlan:
+                     max_elements: int, target: Target) -> ConversionPlan:
     dims = conversion_dims(src, dst)
     if src == dst:
         return ConversionPlan(NO_OP, src, dst, element, (), Cost(0.0))
@@ -426,16 +445,17 @@ def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType,
                                                                       src.in_dim_size_log2(REGISTER, missing_ok=True)))
         return ConversionPlan(REGISTER_PERMUTATION, src, dst, element, (source,), Cost(0.0))
     if BLOCK in dims:
-        return _plan_shared_memory(src, dst, element, baselines, max_elements)
-    shuffle = plan_shuffle(src, dst, element.bits) if WARP not in dims and same_warp_data(src, dst) else None
+        return _plan_shared_memory(src, dst, element, baselines, max_elements, target)
+    shuffle = plan_shuffle(src, dst, element.bits) \
+        if WARP not in dims and same_warp_data(src, dst) and target.has(SHFL) else None
     if shuffle is None:
-        return _plan_shared_memory(src, dst, element, baselines, max_elements)
+        return _plan_shared_memory(src, dst, element, baselines, max_elements, target)
     shared: ConversionPlan | None
     try:
-        shared = _plan_shared_memory(src, dst, element, baselines, max_elements)
+        shared = _plan_shared_memory(src, dst, element, baselines, max_elements, target)
     except LayoutError:
         shared = None
-    cost = shuffle_cost(shuffle)
+    cost = shuffle_cost(shuffle, target=target)
     if shared is None or cost.total < shared.cost.total:
         alternatives = ((SHARED_MEMORY, shared.cost),) if shared is not None else ()
         return ConversionPlan(WARP_SHUFFLE, src, dst, element, (WarpShuffle(shuffle),), cost,

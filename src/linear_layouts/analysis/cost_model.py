@@ -25,8 +25,10 @@ interpolated in log2(W); ``t_wavefront``, ``t_copied``, ``latency_shuffle`` and
 pairs, both mechanisms timed) with the others fixed; the fit is checked held out on later runs
 (``benchmarks/model_ranking.py``; benchmarks/results/conversion_cost_model.md).
 
-The tables are data, one JSON file per device in ``analysis/devices/`` (``DEVICES[name]``, ``"H100"``
-now).  ``OpCounts`` (``analysis.op_counts``) are the counts of a step, computed from its plan
+The tables are data, one JSON file per device in ``target/devices/`` (``target.DEVICES[name]``); a
+target prices its plans with its device's table, or the nearest one where its device has none
+(``target.cost_table``: the H100 and H200 have their own; an A100 or B200 takes the nearest).
+``OpCounts`` (``analysis.op_counts``) are the counts of a step, computed from its plan
 (``shuffle_counts``; codegen checks that it emits exactly those: ``codegen.cost.step_counts``);
 ``plan_conversion`` compares its alternatives with ``conversion_time_ns``.
 
@@ -36,106 +38,56 @@ SM-time of a conversion through shared memory with 256 wavefronts.
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import dataclass, field, fields
-from pathlib import Path
-
 from linear_layouts.analysis.broadcast import zero_bases_mask
 from linear_layouts.analysis.op_counts import OpCounts, shuffle_counts
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import quote
+from linear_layouts.target import DEFAULT_TARGET, DEVICE_DIR, DEVICES, DeviceCosts, Target, cost_table, load_device
+from linear_layouts.target.costs import device_costs as _device_costs
 
 __all__ = ["DeviceCosts", "OpCounts", "DEVICES", "DEFAULT_DEVICE", "conversion_time_ns", "copied_load_wavefronts",
            "warp_copies_log2",
            "device_costs", "load_device", "shuffle_time_ns", "shared_time_ns",
            "SM_SHARED_BYTES", "CTA_RESERVED_SHARED_BYTES", "CTA_SHARED_BYTES", "SM_THREADS"]
 
-DEVICE_DIR = Path(__file__).resolve().parent / "devices"
+#: The default target's device and capacity, for callers of the old names; every fact lives on the
+#: ``Target`` (``linear_layouts.target``), and the package reads it there, from the target it is given.
+DEFAULT_DEVICE = DEFAULT_TARGET.device
+SM_SHARED_BYTES = DEFAULT_TARGET.sm_shared_bytes
+CTA_RESERVED_SHARED_BYTES = DEFAULT_TARGET.cta_reserved_shared_bytes
+CTA_SHARED_BYTES = DEFAULT_TARGET.cta_shared_bytes
+SM_THREADS = DEFAULT_TARGET.sm_threads
 
 
-@dataclass(frozen=True)
-class DeviceCosts:
-    """SM-nanoseconds per building block, by warps per CTA (``{1: .., 2: .., 4: .., 8: ..}``), and the
-    latencies (ns) of a step's dependent chain (module doc)."""
-
-    name: str
-    measured: str
-    wavefront: dict = field(default_factory=dict)
-    copied_wavefront: dict = field(default_factory=dict)  # a load wavefront another warp also loads
-    shfl: dict = field(default_factory=dict)
-    alu: dict = field(default_factory=dict)
-    bar_cta: dict = field(default_factory=dict)  # per CTA barrier
-    bar_warp: dict = field(default_factory=dict)  # per warp barrier of one warp
-    latency_shared: float = 0.0  # store -> barrier -> load
-    latency_barrier: float = 0.0  # what a CTA barrier adds to that chain
-    latency_shuffle: float = 0.0  # a shuffle step's chain before its instructions
-    latency_per_instruction: float = 0.0  # per shfl / select / prmt a thread of a shuffle step issues
-    concurrent_ctas: int = 8  # CTAs one SM overlaps (the conversion benchmark's 1056 CTAs on 132 SMs)
-    fit: str = ""  # the data the fitted fields came from
-
-    def at(self, table: dict, warps: int) -> float:
-        """``table`` interpolated at ``warps`` (log2 scale, clamped to the measured range)."""
-        keys = sorted(table)
-        x = math.log2(max(1, warps))
-        lo = max((k for k in keys if math.log2(k) <= x), default=keys[0])
-        hi = min((k for k in keys if math.log2(k) >= x), default=keys[-1])
-        if lo == hi:
-            return float(table[lo])
-        t = (x - math.log2(lo)) / (math.log2(hi) - math.log2(lo))
-        return float(table[lo]) * (1 - t) + float(table[hi]) * t
-
-
-def load_device(path: Path) -> DeviceCosts:
-    """The ``DeviceCosts`` of a device file (JSON: the fields, tables keyed by warps as strings)."""
-    raw = json.loads(Path(path).read_text())
-    known = {f.name for f in fields(DeviceCosts)}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise LayoutError(f"device file {path}: unknown fields {unknown}")
-    return DeviceCosts(**{k: ({int(w): float(t) for w, t in v.items()} if isinstance(v, dict) else v)
-                          for k, v in raw.items()})
-
-
-#: Measured tables, one per file of ``analysis/devices``.  H100: see its ``measured`` and ``fit``.
-DEVICES: dict[str, DeviceCosts] = {d.name: d for d in map(load_device, sorted(DEVICE_DIR.glob("*.json")))}
-DEFAULT_DEVICE = "H100"
-
-#: Shared memory of one H100 SM that CTAs can use (228 KiB); each resident CTA also takes
-#: ``CTA_RESERVED_SHARED_BYTES`` of it (the driver's reserved shared memory).
-SM_SHARED_BYTES = 228 * 1024
-CTA_RESERVED_SHARED_BYTES = 1024
-#: The most shared memory one CTA can allocate on an H100 (opt-in, ``cudaDevAttrMaxSharedMemoryPerBlockOptin``:
-#: 227 KiB = 232448 bytes); a kernel asking for more does not launch (Triton: ``OutOfResources``).
-CTA_SHARED_BYTES = SM_SHARED_BYTES - CTA_RESERVED_SHARED_BYTES
-#: Threads resident on one H100 SM at most (64 warps).
-SM_THREADS = 2048
-
-
-def device_costs(device: str | DeviceCosts | None = None) -> DeviceCosts:
-    """The table of ``device`` (a name, default ``DEFAULT_DEVICE``, or a table itself); an unknown name
-    is a LayoutError that lists the known devices.
+def device_costs(device: str | DeviceCosts | Target | None = None) -> DeviceCosts:
+    """The table of ``device``: a table itself, a device name (its own table; an unknown name is a
+    LayoutError listing the known ones), a ``Target`` (its device's table or the nearest,
+    ``target.cost_table``), or None (the default target's).
 
     >>> device_costs("B200")
     Traceback (most recent call last):
     ...
-    linear_layouts.core.errors.LayoutError: device: no cost table for 'B200'; known: ['H100']
+    linear_layouts.core.errors.LayoutError: device: no cost table for 'B200'; known: ['H100', 'H200']
     """
     if isinstance(device, DeviceCosts):
         return device
-    name = device or DEFAULT_DEVICE
-    if name not in DEVICES:
-        raise LayoutError(f"device: no cost table for {quote(name)}; known: {sorted(DEVICES)}")
-    return DEVICES[name]
+    if isinstance(device, str):
+        return _device_costs(device)
+    return cost_table(device).costs
+
+
+def _costs(device: str | DeviceCosts | None, target: Target | None) -> DeviceCosts:
+    """An explicit table or device name, else the table pricing ``target``."""
+    return device_costs(device) if device is not None else cost_table(target).costs
 
 
 def conversion_time_ns(counts: OpCounts, warps: int, device: str | DeviceCosts | None = None,
-                       copied_wavefronts: int = 0) -> float:
-    """Predicted SM-nanoseconds of one conversion step of a CTA of ``warps`` warps (module doc);
+                       copied_wavefronts: int = 0, *, target: Target | None = None) -> float:
+    """Predicted SM-nanoseconds of one conversion step of a CTA of ``warps`` warps (module doc) on ``target``
+    (its device's table, ``target.cost_table``; ``device``: a table or device name instead);
     ``copied_wavefronts``: how many of ``counts.wavefronts`` load what another warp also loads."""
     if not 0 <= copied_wavefronts <= counts.wavefronts:
         raise LayoutError(f"copied_wavefronts: {copied_wavefronts} must lie in [0, wavefronts = {counts.wavefronts}]")
-    d = device_costs(device)
+    d = _costs(device, target)
     issue = ((counts.wavefronts - copied_wavefronts) * d.at(d.wavefront, warps)
              + copied_wavefronts * d.at(d.copied_wavefront, warps)
              + warps * (counts.shfl * d.at(d.shfl, warps) + counts.alu * d.at(d.alu, warps))
@@ -164,21 +116,21 @@ def copied_load_wavefronts(load_wavefronts: int, loaded) -> int:
     return load_wavefronts - load_wavefronts // (1 << zeros)
 
 
-def shuffle_time_ns(plan, device: str | DeviceCosts | None = None) -> float:
+def shuffle_time_ns(plan, device: str | DeviceCosts | None = None, *, target: Target | None = None) -> float:
     """Predicted SM-nanoseconds of the warp-shuffle conversion ``plan`` (a ``ShufflePlan``) of one CTA:
     its ``shfl.sync`` and the selects / byte permutes codegen emits for it, counted from the plan
     (``op_counts.shuffle_counts``).  Infinite where codegen cannot emit the plan."""
     counts = shuffle_counts(plan)
     if counts is None:
         return float("inf")
-    return conversion_time_ns(counts, plan.num_warps, device)
+    return conversion_time_ns(counts, plan.num_warps, device, target=target)
 
 
 def shared_time_ns(wavefronts: int, warp_local: bool, warps: int, device: str | DeviceCosts | None = None,
-                   copied_wavefronts: int = 0) -> float:
+                   copied_wavefronts: int = 0, *, target: Target | None = None) -> float:
     """Predicted SM-nanoseconds of a shared-memory conversion of one CTA with ``wavefronts`` store +
     load wavefronts (``copied_wavefronts`` of them re-reading another warp's loads) and one barrier
     between store and load (a warp barrier when every warp reads only what it stored, ``warp_local``);
     the packed registers need no byte permutes in steady state."""
     counts = OpCounts(wavefronts=wavefronts, barriers_cta=0 if warp_local else 1, barriers_warp=1 if warp_local else 0)
-    return conversion_time_ns(counts, warps, device, copied_wavefronts)
+    return conversion_time_ns(counts, warps, device, copied_wavefronts, target=target)

@@ -1,5 +1,5 @@
 """What one global-memory instruction costs on a device, from a measured table
-(``benchmarks/gpu_global_microbench.py``, one JSON per device under ``analysis/devices/global/``).
+(``benchmarks/gpu_global_microbench.py``, one JSON per device under ``target/devices/global/``).
 
 The table gives SM-nanoseconds per warp-instruction (the time one SM is busy with it while the whole
 chip streams such instructions, 8 CTAs of 256 threads per SM) for each
@@ -35,10 +35,11 @@ from typing import Any
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
+from linear_layouts.target import DEVICE_DIR, Target, nearest_device
 
-__all__ = ["GlobalCostTable", "global_table", "load_global_table", "GLOBAL_TABLE_DIR", "table_op"]
+__all__ = ["GlobalCostTable", "global_table", "global_table_for", "load_global_table", "GLOBAL_TABLE_DIR", "table_op"]
 
-GLOBAL_TABLE_DIR = Path(__file__).resolve().parent / "devices" / "global"
+GLOBAL_TABLE_DIR = DEVICE_DIR / "global"  #: target data, beside the conversion cost tables
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ def load_global_table(path: str | Path) -> GlobalCostTable:
 
 
 def global_table(device: str | None = None) -> GlobalCostTable | None:
-    """The measured table of ``device`` (``analysis/devices/global/<device>.json``; default: the only
+    """The measured table of ``device`` (``target/devices/global/<device>.json``; default: the only
     file there, if exactly one), or None where none is measured."""
     files = sorted(GLOBAL_TABLE_DIR.glob("*.json")) if GLOBAL_TABLE_DIR.is_dir() else []
     if device is not None:
@@ -138,3 +139,11 @@ def global_table(device: str | None = None) -> GlobalCostTable | None:
     if len(files) != 1:
         return None
     return load_global_table(files[0])
+
+
+def global_table_for(target: Target | None = None) -> GlobalCostTable | None:
+    """The measured table that prices ``target``'s global accesses: its device's, else the nearest one (the same
+    architecture first, ``target.nearest_device``; an H100 by the H200's until it has its own), or None."""
+    files = {f.stem: f for f in sorted(GLOBAL_TABLE_DIR.glob("*.json"))} if GLOBAL_TABLE_DIR.is_dir() else {}
+    name = nearest_device(target, files)
+    return None if name is None else load_global_table(files[name])

@@ -67,6 +67,7 @@ from linear_layouts.core.element_type import DTypeLike, ElementType, element_typ
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.target import LDMATRIX, TMA, WGMMA, Target, resolve
 
 __all__ = ["ConsumerKind", "Consumer", "SharedCandidate", "SharedAdvice", "RegisterFix", "suggest_shared_layout",
            "preference", "k_major_store_layout"]
@@ -96,7 +97,7 @@ class Consumer:
         if self.kind in (ConsumerKind.LOCAL_LOAD, ConsumerKind.LDMATRIX) and self.layout is None:
             raise LayoutError(f"layout is required: a {self.kind.value} consumer loads into a distributed layout")
         if self.layout is not None:
-            object.__setattr__(self, "layout", check_distributed(self.layout, "consumer layout"))
+            object.__setattr__(self, "layout", check_distributed(self.layout, "consumer layout", any_lanes=True))
         if self.kind == ConsumerKind.WGMMA and self.operand_index not in (0, 1):
             raise LayoutError(f"operand_index must be 0 (A) or 1 (B) for a wgmma consumer, got {quote(self.operand_index)}")
 
@@ -301,21 +302,21 @@ class _Side:
     instruction: str
 
 
-def _side(layout: LinearLayout, padding: tuple[tuple[int, int], ...], dist: LinearLayout, bits: int, op: str, *,
-          matrix_only: bool = False, exact: bool = True) -> _Side | None:
+def _side(layout: LinearLayout, padding: tuple[tuple[int, int], ...], dist: LinearLayout, bits: int, op: str,
+          target: Target, *, matrix_only: bool = False, exact: bool = True) -> _Side | None:
     """The cheapest lowering of ``dist`` storing to / loading from ``layout``: the widest ld/st.shared or,
     where it divides, ldmatrix / stmatrix (``simd_tiles``); padded layouts: ld/st.shared, counted by the
     simulator. ``matrix_only``: ldmatrix only (None if it cannot lower it); ``exact=False``: the widest
     ld/st.shared only (fast, for searching a grid)."""
     prefix = "ld" if op == "load" else "st"
     if padding or not exact:
-        access = shared_access(layout, dist, bits)
+        access = shared_access(layout, dist, bits, target=target)
         if matrix_only:
             return None
-        count = simulate_wavefronts(layout, dist, bits, op=op, padding=padding) if padding else \
+        count = simulate_wavefronts(layout, dist, bits, op=op, padding=padding, target=target) if padding else \
             access_wavefronts(access, op=op)
         return _Side(count, access.vector_bits, f"{prefix}.shared ({access.vector_bits} bits)")
-    choices = simd_choices(layout, dist, bits, op=op)
+    choices = simd_choices(layout, dist, bits, op=op, target=target)
     if matrix_only:
         choices = tuple(c for c in choices if c.family is SharedInstruction.MATRIX)
         if not choices:
@@ -326,14 +327,16 @@ def _side(layout: LinearLayout, padding: tuple[tuple[int, int], ...], dist: Line
 
 
 def _candidate(name: str, descriptor: Descriptor, layout: LinearLayout, padding: tuple[tuple[int, int], ...],
-               marks: tuple[str, ...], store: LinearLayout, consumer: Consumer, bits: int) -> SharedCandidate:
-    st = _side(layout, padding, store, bits, "store")
+               marks: tuple[str, ...], store: LinearLayout, consumer: Consumer, bits: int,
+               target: Target) -> SharedCandidate:
+    st = _side(layout, padding, store, bits, "store", target)
     accepted, reason = _accepts(consumer, descriptor, bits)
     ld = None
     if consumer.layout is not None:
-        ld = _side(layout, padding, consumer.layout, bits, "load", matrix_only=consumer.kind == ConsumerKind.LDMATRIX)
+        ld = _side(layout, padding, consumer.layout, bits, "load", target,
+                   matrix_only=consumer.kind == ConsumerKind.LDMATRIX)
         if ld is None:
-            ld = _side(layout, padding, consumer.layout, bits, "load")
+            ld = _side(layout, padding, consumer.layout, bits, "load", target)
             if accepted:
                 accepted, reason = False, "ldmatrix needs 16-byte rows of each 8x16-byte matrix"
     elements = layout.in_dim_size("offset")
@@ -392,14 +395,15 @@ def _register_fix(store: LinearLayout, consumer: Consumer, etype: ElementType,
 
 
 def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer, dtype: DTypeLike, *,
-                          given: Descriptor | LinearLayout | None = None) -> SharedAdvice:
+                          given: Descriptor | LinearLayout | None = None, target: Target | None = None) -> SharedAdvice:
     """Every shared layout a Gluon author can use for ``store`` -> shared -> ``consumer``, ranked (module doc).
 
     ``consumer`` is a ``Consumer`` or a distributed ``LinearLayout`` (a ``local_load`` into it). ``given``
     (a shared catalog descriptor or ``LinearLayout``, e.g. the one a kernel uses today) is ranked too,
     marked "given".
-    Requires: ``store`` (and the consumer's layout) distributed over one CTA of 32-lane warps, covering
-    the same tensor. Returns: ``SharedAdvice`` whose ``best`` the consumer accepts (``LayoutError`` if none).
+    Requires: ``store`` (and the consumer's layout) distributed over one CTA of ``target``'s warps (default:
+    the default target, 32 lanes), covering the same tensor; every cost is the target's bank model and
+    ISA (no ``ldmatrix`` consumer where it has none). Returns: ``SharedAdvice`` whose ``best`` the consumer accepts (``LayoutError`` if none).
 
     >>> from linear_layouts.layouts import BlockedLayout
     >>> store = BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]).to_linear([128, 64])
@@ -411,18 +415,25 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
         consumer = Consumer.local_load(consumer)
     if not isinstance(consumer, Consumer):
         raise LayoutError(f"consumer must be a Consumer or a distributed LinearLayout, got {type(consumer).__name__}")
+    target = resolve(target)
     etype = element_type(dtype)
     bits = etype.bits
-    store = standardize(check_distributed(store, "store"))
+    store = standardize(check_distributed(store, "store", target))
+    if consumer.kind == ConsumerKind.LDMATRIX and not target.has(LDMATRIX):
+        raise LayoutError(f"consumer: {target.arch} has no ldmatrix")
+    if consumer.kind == ConsumerKind.WGMMA and not target.has(WGMMA):
+        raise LayoutError(f"consumer: {target.arch} has no wgmma")
+    if consumer.kind == ConsumerKind.TMA and not target.has(TMA):
+        raise LayoutError(f"consumer: {target.arch} has no TMA")
     if consumer.layout is not None:
-        load = standardize(consumer.layout)
+        load = standardize(check_distributed(consumer.layout, "consumer layout", target))
         if _shape(load) != _shape(store):
             raise LayoutError(f"consumer layout covers {_shape(load)}, the store layout {_shape(store)}: the same tile is needed")
         consumer = Consumer(consumer.kind, load, consumer.operand_index)
     shape = _shape(store)
 
     rows: list[tuple[str, Descriptor, LinearLayout, tuple[tuple[int, int], ...], tuple[str, ...]]] = []
-    for name, descriptor, marks in _nvmma_candidates(shape, bits):
+    for name, descriptor, marks in _nvmma_candidates(shape, bits) if target.backend == "cuda" else ():
         rows.append((name, descriptor, descriptor.to_linear(shape), (), marks))
     # swizzled: the unswizzled layout and the cheapest of the grid
     plain = SwizzledSharedLayout(1, 1, 1, list(reversed(range(len(shape)))))
@@ -430,8 +441,9 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
     best_swizzled = None
     for layout in _swizzled_grid(len(shape), bits):
         linear = layout.to_linear(shape)
-        st = _side(linear, (), store, bits, "store", exact=False)
-        ld = _side(linear, (), consumer.layout, bits, "load", exact=False) if consumer.layout is not None else None
+        st = _side(linear, (), store, bits, "store", target, exact=False)
+        ld = _side(linear, (), consumer.layout, bits, "load", target, exact=False) \
+            if consumer.layout is not None else None
         key = (st.wavefronts + (ld.wavefronts if ld else 0), -(st.bits + (ld.bits if ld else 0)))
         if best_swizzled is None or key < best_swizzled[0]:
             best_swizzled = (key, layout, linear)
@@ -440,7 +452,7 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
         rows.append((_GRID_NAME, layout, linear, (), ()))
     if consumer.layout is not None:
         try:
-            baseline = padded_baseline(store, consumer.layout, bits)
+            baseline = padded_baseline(store, consumer.layout, bits, target=target)
         except LayoutError:
             baseline = None
         if baseline is not None and baseline.padding:
@@ -448,7 +460,7 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
             padded = PaddedSharedLayout(baseline.padding, offsets, [], shape)
             rows.append((f"padded rows (+{baseline.padding[0][1]} every {baseline.padding[0][0]})", padded,
                          baseline.layout, baseline.padding, ("legacy padding",)))
-        optimal = optimal_swizzle(store, consumer.layout, bits, extend_vectors=True)
+        optimal = optimal_swizzle(store, consumer.layout, bits, extend_vectors=True, target=target)
         descriptor = recognize(optimal.layout, bitwidth=bits)
         rows.append(("§5.4 construction, vectors widened", descriptor, standardize(optimal.layout), (), ()))
 
@@ -471,7 +483,7 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
             marks += ("swizzled grid's cheapest",) if name == _GRID_NAME else ()
             merged[linear] = dataclasses.replace(kept, marks=tuple(dict.fromkeys(kept.marks + marks)))
             continue
-        candidate = _candidate(name, descriptor, linear, padding, marks, store, consumer, bits)
+        candidate = _candidate(name, descriptor, linear, padding, marks, store, consumer, bits, target)
         if padding:
             padded_rows.append(candidate)
         else:

@@ -22,6 +22,9 @@ Example (a 16x16 fp16 mma-operand fragment: register -> col 1, row 8, col 8; lan
 rows 1, 2, 4) over a row-major tile: ``best_instruction(row_major, fragment, 16)`` is
 ``ldmatrix.sync.aligned.m8n8.x4.shared.b16`` once (ld.shared.b32: 4 times, same 8 wavefronts); over a
 column-major tile it is the ``.trans`` variant.
+
+The matrix instructions are offered only where the ``target`` has them (``ldmatrix`` from sm_75,
+``stmatrix`` from sm_90; neither on AMD), and every count is the target's bank model.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import ColumnAction, LinearLayout
+from linear_layouts.target import LDMATRIX, STMATRIX, Target, resolve
 
 __all__ = [
     "SimdChoice",
@@ -186,13 +190,14 @@ def _row_wavefronts(rows: list[int], bitwidth: int) -> int:
 
 @checked
 def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike,
-                 *, op: str = "load") -> tuple[SimdChoice, ...]:
-    """Every instruction that can lower this access (widest ld/st.shared, ldmatrix/stmatrix x1/x2/x4,
-    plain and .trans), each with its instruction count over all warps and predicted wavefronts;
-    fewest wavefronts first (shared-memory bandwidth), then fewest instructions."""
+                 *, op: str = "load", target: Target | None = None) -> tuple[SimdChoice, ...]:
+    """Every instruction that can lower this access on ``target`` (widest ld/st.shared, ldmatrix/stmatrix
+    x1/x2/x4, plain and .trans, where the target has them), each with its instruction count over all warps
+    and predicted wavefronts; fewest wavefronts first (shared-memory bandwidth), then fewest instructions."""
     if op not in ("load", "store"):
         raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
-    access = shared_access(shared_layout, distributed_layout, dtype)
+    target = resolve(target)
+    access = shared_access(shared_layout, distributed_layout, dtype, target=target)
     bitwidth = access.bitwidth
     memory_op = MemoryOp(op)
     n_reg = len(access.register_offsets)
@@ -209,7 +214,7 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
                           access.instructions, access_wavefronts(access, op=op), _permutation(access, order),
                           vector_tile(bits, bitwidth), quotient))
 
-    for trans in (False, True):
+    for trans in (False, True) if target.has(STMATRIX if op == "store" else LDMATRIX) else ():
         if (trans and bitwidth != 16) or bitwidth not in (8, 16, 32):
             continue
         tile = matrix_tile(bitwidth, trans=trans)
@@ -236,17 +241,17 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
 
 @checked
 def best_instruction(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike,
-                     *, op: str = "load") -> SimdChoice:
+                     *, op: str = "load", target: Target | None = None) -> SimdChoice:
     """The choice with the fewest wavefronts, then fewest instructions (ld/st.shared on a tie)."""
-    return simd_choices(shared_layout, distributed_layout, dtype, op=op)[0]
+    return simd_choices(shared_layout, distributed_layout, dtype, op=op, target=target)[0]
 
 
 @checked
 def conversion_instructions(shared_layout: LinearLayout, store_layout: LinearLayout, load_layout: LinearLayout,
-                            dtype: DTypeLike) -> tuple[SimdChoice, SimdChoice]:
+                            dtype: DTypeLike, *, target: Target | None = None) -> tuple[SimdChoice, SimdChoice]:
     """(store, load) instructions of a conversion through ``shared_layout``: best stmatrix/st.shared
-    for the store side and best ldmatrix/ld.shared for the load side."""
-    return (best_instruction(shared_layout, store_layout, dtype, op="store"),
-            best_instruction(shared_layout, load_layout, dtype, op="load"))
+    for the store side and best ldmatrix/ld.shared for the load side (on ``target``)."""
+    return (best_instruction(shared_layout, store_layout, dtype, op="store", target=target),
+            best_instruction(shared_layout, load_layout, dtype, op="load", target=target))
 
 

@@ -59,6 +59,7 @@ from linear_layouts.core.element_type import ElementType
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import ColumnAction, LinearLayout
 from linear_layouts.core.limits import quote
+from linear_layouts.target import Target, cost_table
 
 __all__ = [
     "ConversionKind",
@@ -539,7 +540,13 @@ class ConversionPlan:
     # ---- text ------------------------------------------------------------------------------------
 
     def __str__(self) -> str:
-        """The plan explained step by step (``linear-layouts convert`` prints this)."""
+        """The plan explained step by step, priced on the default target (``explain``)."""
+        return self.explain()
+
+    def explain(self, target: Target | None = None) -> str:
+        """The plan explained step by step (``linear-layouts convert`` prints this); ``target``: the target
+        it was planned for, whose cost table the predicted time names (``H100``, or ``H100 table, nearest
+        to H200`` where the target's device has no table of its own)."""
         shape = list(self.src.out_dims.values())
         lines = [f"Conversion of a {shape} tensor of {self.bitwidth}-bit elements:"]
         K = ConversionKind
@@ -569,10 +576,9 @@ class ConversionPlan:
         counts = self.instruction_counts()
         if counts:
             lines.append("Instructions per thread: " + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items())))
-        from linear_layouts.analysis.cost_model import DEFAULT_DEVICE
-
+        table = cost_table(target)
         others = "".join(f"; {kind}: {cost.total:g}" for kind, cost in self.alternatives)
-        lines.append(f"Predicted time, SM-ns per CTA (analysis.cost_model, {DEFAULT_DEVICE}): "
+        lines.append(f"Predicted time, SM-ns per CTA (analysis.cost_model, {table.costs.name if table.exact else table.label}): "
                      f"{self.kind}: {self.cost.total:g}{others}")
         for baseline in self.baselines:
             lines.append(f"   baseline {baseline.name}: {baseline.store_wavefronts} + {baseline.load_wavefronts} "

@@ -34,10 +34,10 @@ from typing import Any
 from linear_layouts.core import f2
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.analysis.banks import (
-    LANES,
     access_from_columns,
     access_wavefronts,
     check_distributed,
+    phase_units,
     shared_access,
 )
 from linear_layouts.core.arguments import checked
@@ -46,6 +46,7 @@ from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
+from linear_layouts.target import Target, resolve
 
 __all__ = [
     "SwizzleResult",
@@ -123,10 +124,11 @@ class SharedBaseline:
         return (n + extra) * self.bitwidth // 8
 
 
-def _check_pair(store_layout: object, load_layout: object, dtype: DTypeLike) -> tuple[LinearLayout, LinearLayout, int]:
+def _check_pair(store_layout: object, load_layout: object, dtype: DTypeLike,
+                target: Target) -> tuple[LinearLayout, LinearLayout, int]:
     w = element_type(dtype).bits
-    a = check_distributed(store_layout, "store_layout")
-    b = check_distributed(load_layout, "load_layout")
+    a = check_distributed(store_layout, "store_layout", target)
+    b = check_distributed(load_layout, "load_layout", target)
     if sorted(a.out_dims.items()) != sorted(b.out_dims.items()):
         raise LayoutError(f"store_layout and load_layout must cover the same tensor: {a.out_dims} vs {b.out_dims}")
     b = b.transpose_outs(list(a.out_dims))
@@ -171,13 +173,14 @@ def lemma_9_5_bound(d: int, u: list[int], v: list[int]) -> int:
     return d - max(f2.rank(u), f2.rank(v))
 
 
-def _phase_lanes(lanes: tuple[int, ...], vector_bytes: int, op: str) -> list[int]:
-    """The non-zero lanes of one phase. 8- and 16-byte loads whose lane 0 or 1 is a broadcast (zero)
-    pair lanes (``SharedAccess.paired``): their phases hold twice as many lanes; stores never pair."""
-    phases = max(vector_bytes, 4) // 4
-    if op == "load" and vector_bytes >= 8 and 0 in lanes[:2]:
-        phases //= 2
-    return [x for x in lanes[: (LANES.bit_length() - 1) - (phases.bit_length() - 1)] if x]
+def _phase_lanes(lanes: tuple[int, ...], vector_bytes: int, op: str, target: Target) -> list[int]:
+    """The non-zero tensor vectors spanning one phase's lanes (``Target.shared.phase_lanes``: on NVIDIA
+    the lowest lanes). 8- and 16-byte loads whose lane 0 or 1 is a broadcast (zero) pair lanes where
+    the target pairs loads (``SharedAccess.paired``): their phases hold twice as many lanes; stores never pair."""
+    shared = target.shared
+    unit = shared.unit_bytes(vector_bytes)
+    paired = shared.pairs(op, unit, True) and 0 in lanes[:2]
+    return [x for x in phase_units(tuple(lanes), shared.phase_lanes(target.lanes, op, unit, paired=paired)) if x]
 
 
 def _independent(basis: list[int], x: int) -> bool:
@@ -186,7 +189,7 @@ def _independent(basis: list[int], x: int) -> bool:
 
 @functools.lru_cache(maxsize=1024)  # pure; optimal_swizzle(extend_vectors=True) re-asks the plain ones
 def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
-                extend: bool) -> tuple[tuple[tuple[int, ...], Mapping[str, Any]], ...]:
+                extend: bool, target: Target) -> tuple[tuple[tuple[int, ...], Mapping[str, Any]], ...]:
     """The §9.2 construction (module doc) with the word filled from one side (and, with ``extend``,
     that side's vector widened up to 128 bits); one ``(columns, sets)`` candidate per bank order.
     Immutable (tuples, read-only mappings of tuples and ints), so no caller can change the cached answer."""
@@ -206,7 +209,8 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
     # order: they then share words, which is free), then with any direction; ``extend`` goes on with
     # that side's registers up to 128 bits (fewer instructions, same wavefronts)
     K = list(V)
-    word_bits = min((32 // w).bit_length() - 1 if w < 32 else 0, d)
+    word = 8 * target.shared.bank_bytes
+    word_bits = min((word // w).bit_length() - 1 if w < word else 0, d)
     regs, other_lanes = (a_reg, b_lane) if fill_from_store else (b_reg, a_lane)
     own = [x for x in other_lanes if x in regs and x not in V] + [r for r in regs if r not in V and r not in other_lanes]
     for x in [*own, *(x for x in a_lane if x in b_lane), *a_lane, *b_lane, *units]:
@@ -222,7 +226,7 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
             if _independent(K, x):
                 K.append(x)
     if extend and len(K) == plain:  # nothing widened: the rest depends on K only, as the plain candidates
-        return _candidates(a, b, w, fill_from_store, False)
+        return _candidates(a, b, w, fill_from_store, False, target)
 
     def vector_bits_of(side_regs: list[int]) -> int:
         n = 0
@@ -232,8 +236,8 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
 
     vec_store, vec_load = vector_bits_of(a_reg), vector_bits_of(b_reg)
     k_a, k_b = max(vec_store, word_bits), max(vec_load, word_bits)  # in-unit offset bits of each side
-    u_a = K[:k_a] + _phase_lanes(a_lane, (1 << vec_store) * w // 8, "store")
-    u_b = K[:k_b] + _phase_lanes(b_lane, (1 << vec_load) * w // 8, "load")
+    u_a = K[:k_a] + _phase_lanes(a_lane, (1 << vec_store) * w // 8, "store", target)
+    u_b = K[:k_b] + _phase_lanes(b_lane, (1 << vec_load) * w // 8, "load", target)
     I = f2.intersection(u_a, u_b)
     E = f2.complement(I, u_a[k_a:])
     F = f2.complement(I, u_b[k_b:])
@@ -242,7 +246,7 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
 
     # segment: offset bits from 128 bytes up; Lemma 9.5's C ⊕ G first (conflict-free), then, only if
     # that is too small, the unpaired thread bits (conflicts can no longer be avoided)
-    seg_len = max(d - max((1024 // w).bit_length() - 1, len(K)), 0)
+    seg_len = max(d - max((8 * target.shared.phase_bytes // w).bit_length() - 1, len(K)), 0)
     H: list[int] = []
     for x in [*C, *G, *sorted(E)[len(G):], *sorted(F)[len(G):], *sorted(E), *sorted(F), *units]:
         if len(H) >= seg_len:
@@ -263,16 +267,17 @@ def _candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool,
 
 
 @functools.lru_cache(maxsize=1024)  # pure; optimal_swizzle(extend_vectors=True) re-asks the plain ones
-def _scored_candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool, extend: bool
+def _scored_candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store: bool, extend: bool, target: Target
                        ) -> tuple[tuple[tuple[int, ...], Mapping[str, Any], tuple[int, int], tuple[int, int], int], ...]:
     """Each of ``_candidates(a, b, w, fill_from_store, extend)`` as ``(columns, sets, (store, load)
     wavefronts, (store, load) vector bits, store + load instructions)``: what ``optimal_swizzle`` weighs."""
-    found = _candidates(a, b, w, fill_from_store, extend)
-    if extend and found is _candidates(a, b, w, fill_from_store, False):  # nothing widened: the plain ones
-        return _scored_candidates(a, b, w, fill_from_store, False)
+    found = _candidates(a, b, w, fill_from_store, extend, target)
+    if extend and found is _candidates(a, b, w, fill_from_store, False, target):  # nothing widened: the plain ones
+        return _scored_candidates(a, b, w, fill_from_store, False, target)
     out = []
     for columns, sets in found:
-        store, load = access_from_columns(columns, a, w), access_from_columns(columns, b, w)
+        store = access_from_columns(columns, a, w, target=target)
+        load = access_from_columns(columns, b, w, target=target)
         out.append((columns, sets, (access_wavefronts(store, op="store"), access_wavefronts(load)),
                     (store.vector_bits, load.vector_bits), store.instructions + load.instructions))
     return tuple(out)
@@ -280,8 +285,9 @@ def _scored_candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store
 
 @checked
 def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
-                    *, extend_vectors: bool = False) -> SwizzleResult:
-    """The shared layout maximizing vectorization (|V|), then minimizing store + load wavefronts.
+                    *, extend_vectors: bool = False, target: Target | None = None) -> SwizzleResult:
+    """The shared layout maximizing vectorization (|V|), then minimizing store + load wavefronts on ``target``
+    (default: the default target; its lanes, banks and phases).
 
     Both accesses are conflict-free whenever Lemma 9.5 allows it, which in the bank model is always;
     below 4 bytes per lane, the side whose registers fill the word is the cheaper of the two choices.
@@ -290,13 +296,15 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype
     equal wavefronts: on seed 004 it gives st.shared.v4 x4 and ldmatrix.x4 x4 for the same 16 + 16.
     ``store_wavefronts`` / ``load_wavefronts`` are ``wavefronts`` on the result.
     """
-    a, b, w = _check_pair(store_layout, load_layout, dtype)
+    target = resolve(target)
+    a, b, w = _check_pair(store_layout, load_layout, dtype, target)
     if not isinstance(extend_vectors, bool):
         raise LayoutError(f"extend_vectors must be a bool, got {quote(extend_vectors)}")
     best = None
     sides = (True, False) if w < 32 or extend_vectors else (True,)
     for fill_from_store, extend in ((f, e) for f in sides for e in ((False, True) if extend_vectors else (False,))):
-        for columns, sets, cost, vec_bits, instructions in _scored_candidates(a, b, w, fill_from_store, extend):
+        for columns, sets, cost, vec_bits, instructions in _scored_candidates(a, b, w, fill_from_store, extend,
+                                                                              target):
             key = (sum(cost), instructions if extend_vectors else 0, -sum(vec_bits))
             if best is None or key < best[0]:
                 best = (key, columns, sets, cost, vec_bits)
@@ -333,19 +341,22 @@ def _shared_like(shared: LinearLayout, like: LinearLayout) -> LinearLayout:
 
 
 def _baseline(name: str, layout: LinearLayout, padding: tuple[tuple[int, int], ...], a: LinearLayout,
-              b: LinearLayout, w: int, params: tuple[int, ...] = (), max_elements: int = MAX_ELEMENTS) -> SharedBaseline:
+              b: LinearLayout, w: int, params: tuple[int, ...], max_elements: int, target: Target) -> SharedBaseline:
     return SharedBaseline(
         name=name, layout=layout, padding=padding, bitwidth=w,
-        store_wavefronts=simulate_wavefronts(layout, a, w, op="store", padding=padding, max_elements=max_elements),
-        load_wavefronts=simulate_wavefronts(layout, b, w, op="load", padding=padding, max_elements=max_elements),
-        store_vector_bits=shared_access(layout, a, w).vector_bits,
-        load_vector_bits=shared_access(layout, b, w).vector_bits, params=params,
+        store_wavefronts=simulate_wavefronts(layout, a, w, op="store", padding=padding, max_elements=max_elements,
+                                             target=target),
+        load_wavefronts=simulate_wavefronts(layout, b, w, op="load", padding=padding, max_elements=max_elements,
+                                            target=target),
+        store_vector_bits=shared_access(layout, a, w, target=target).vector_bits,
+        load_vector_bits=shared_access(layout, b, w, target=target).vector_bits, params=params,
     )
 
 
 @checked
 def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
-                    *, order: list[int] | None = None, max_elements: int = MAX_ELEMENTS) -> SharedBaseline:
+                    *, order: list[int] | None = None, max_elements: int = MAX_ELEMENTS,
+                    target: Target | None = None) -> SharedBaseline:
     """Legacy conversion scratch: dims in ``order`` (default: the dim of the store's first lane basis,
     then the others from the last) laid out plainly, each row (the first dim's extent) padded by one
     access width (the wider of the two accesses' vectors on that layout, at least one element).
@@ -353,7 +364,8 @@ def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype
     Seed 004 (16x32 fp32 transpose): rows of 32 padded by 1 element -> 16 + 32 wavefronts. The costs
     are simulated: layouts above ``max_elements`` (``limits.MAX_ELEMENTS``) are refused.
     """
-    a, b, w = _check_pair(store_layout, load_layout, dtype)
+    target = resolve(target)
+    a, b, w = _check_pair(store_layout, load_layout, dtype, target)
     check_layout_size(a, max_elements, "padded_baseline: store_layout")
     check_layout_size(b, max_elements, "padded_baseline: load_layout")
     rank = a.num_out_dims
@@ -363,10 +375,11 @@ def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype
     if sorted(order) != list(range(rank)):
         raise LayoutError(f"order must be a permutation of range({rank}), got {quote(order)}")
     plain = _shared_like(row_major_shared(list(a.out_dims.values()), order), a)
-    vec = max(shared_access(plain, a, w).vector_elements, shared_access(plain, b, w).vector_elements)
+    vec = max(shared_access(plain, a, w, target=target).vector_elements,
+              shared_access(plain, b, w, target=target).vector_elements)
     row = max(list(a.out_dims.values())[order[0]], vec)
     padding = ((row, vec),) if row < plain.in_dim_size("offset") else ()
-    return _baseline("padded", plain, padding, a, b, w, params=(row, vec), max_elements=max_elements)
+    return _baseline("padded", plain, padding, a, b, w, (row, vec), max_elements, target)
 
 
 @checked
@@ -401,11 +414,13 @@ def legacy_swizzle_params(shape: list[int], order: list[int], dtype: DTypeLike, 
 @checked
 def legacy_swizzle_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike, *,
                             vec: int, per_phase: int, max_phase: int,
-                            order: list[int] | None = None, max_elements: int = MAX_ELEMENTS) -> SharedBaseline:
+                            order: list[int] | None = None, max_elements: int = MAX_ELEMENTS,
+                            target: Target | None = None) -> SharedBaseline:
     """The store/load cost through Definition 4.11's swizzle with the given legacy parameters (the
     catalog's ``SwizzledSharedLayout(vec, per_phase, max_phase, order)``; ``order`` default ``[1, 0]``;
     simulated: layouts above ``max_elements`` are refused)."""
-    a, b, w = _check_pair(store_layout, load_layout, dtype)
+    target = resolve(target)
+    a, b, w = _check_pair(store_layout, load_layout, dtype, target)
     check_layout_size(a, max_elements, "legacy_swizzle_baseline: store_layout")
     check_layout_size(b, max_elements, "legacy_swizzle_baseline: load_layout")
     for name, x in (("vec", vec), ("per_phase", per_phase), ("max_phase", max_phase)):
@@ -414,5 +429,4 @@ def legacy_swizzle_baseline(store_layout: LinearLayout, load_layout: LinearLayou
     if order is None:
         order = [1, 0]
     layout = _shared_like(SwizzledSharedLayout(vec, per_phase, max_phase, list(order)).to_linear(list(a.out_dims.values())), a)
-    return _baseline("legacy_swizzle", layout, (), a, b, w, params=(vec, per_phase, max_phase),
-                     max_elements=max_elements)
+    return _baseline("legacy_swizzle", layout, (), a, b, w, (vec, per_phase, max_phase), max_elements, target)

@@ -15,6 +15,7 @@ from linear_layouts.analysis.op_counts import OpCounts
 from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order
 from linear_layouts.codegen.model import emitted_wavefronts
 from linear_layouts.codegen.packing import Emission, Packing
+from linear_layouts.target import Target
 
 __all__ = ["step_counts", "step_time_ns"]
 
@@ -40,10 +41,12 @@ def step_counts(step, trailing_barrier: bool = False) -> OpCounts:
     return OpCounts(0, shfl, em.alu, 0, 0)
 
 
-def step_time_ns(step, warps: int, device: str | None = None, trailing_barrier: bool = False) -> float:
-    """Predicted SM-nanoseconds of one step of a CTA of ``warps`` warps on ``device`` (the loads of
-    warps holding the same data priced as copies, ``cost_model.copied_load_wavefronts``)."""
+def step_time_ns(step, warps: int, device: str | None = None, trailing_barrier: bool = False, *,
+                 target: Target | None = None) -> float:
+    """Predicted SM-nanoseconds of one step of a CTA of ``warps`` warps on ``target``'s table (``device``: a
+    table by name instead; the loads of warps holding the same data priced as copies,
+    ``cost_model.copied_load_wavefronts``)."""
     copied = 0
     if isinstance(step, SharedConversion):
         copied = copied_load_wavefronts(emitted_wavefronts(canonical_vector_order(step))[1], step.dst)
-    return conversion_time_ns(step_counts(step, trailing_barrier), warps, device, copied)
+    return conversion_time_ns(step_counts(step, trailing_barrier), warps, device, copied, target=target)

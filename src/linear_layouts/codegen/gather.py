@@ -31,6 +31,8 @@ from linear_layouts.codegen.index import IndexExpression, xor_terms
 from linear_layouts.codegen.index import row_major_strides
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.core.errors import LayoutError
+from linear_layouts.codegen.kernel import cuda_target
+from linear_layouts.target import Target
 
 __all__ = ["GatherKernel", "emit_gather_kernel"]
 
@@ -48,9 +50,12 @@ class GatherKernel:
     shuffles: int  # shfl.sync per thread (0 for the shared-memory gather)
 
 
-def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> GatherKernel:
+def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False,
+                       target: Target | None = None) -> GatherKernel:
     """The gather of ``plan`` (``analysis.gather.plan_gather``) by shuffles, or through shared memory
-    (``shared_memory=True``, also the only way when the plan is not warp-local)."""
+    (``shared_memory=True``, also the only way when the plan is not warp-local), for ``target`` (an
+    NVIDIA one, default the default target: ``kernel.cuda_target``)."""
+    target = cuda_target(target)
     src, index, axis = plan.src, plan.index, plan.axis
     w = check_element_bytes(plan.bitwidth // 8)
     if dict(src.out_dims) != dict(index.out_dims):
@@ -62,7 +67,7 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False) -> 
     t = element_type(w)
     tile = src.total_out_dim_size
     n_src, n_idx = src.in_dim_size("register", missing_ok=True), index.in_dim_size("register", missing_ok=True)
-    threads = 32 * src.in_dim_size("warp", missing_ok=True)
+    threads = target.lanes * src.in_dim_size("warp", missing_ok=True)
     axis_name = src.out_dim_names[axis]
     strides = row_major_strides(src.out_dims)
     axis_shift = strides[axis_name].bit_length() - 1

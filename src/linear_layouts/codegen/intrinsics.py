@@ -23,7 +23,7 @@ Example: ``DEVICE_PRELUDE + kernel_body`` is what nvcc / NVRTC compile.
 
 from __future__ import annotations
 
-from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES
+from linear_layouts.target import DEFAULT_TARGET
 
 __all__ = ["DEVICE_PRELUDE", "KERNEL_PROLOGUE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS",
            "vector_function", "matrix_function", "L2_PREFETCH_BYTES", "global_load_function", "prefetch_functions",
@@ -325,7 +325,7 @@ LL_DEV void ll_stsm(int n, bool trans, unsigned a, const unsigned* x) {
   }
   ll_warp_sync();
 }
-""".replace("LL_CTA_SHARED_BYTES", str(CTA_SHARED_BYTES)) + "\n".join(
+""".replace("LL_CTA_SHARED_BYTES", str(DEFAULT_TARGET.cta_shared_bytes)) + "\n".join(
     f"LL_DEV void {matrix_function(s, n, t)}(unsigned a, "
     + ", ".join(("unsigned x" if s else "unsigned& x") + str(i) for i in range(n))
     + ") { unsigned v[4] = {"

@@ -11,6 +11,10 @@ identity on the array, and every element is checked.
 Matrix transposes ``B = A^T`` by tiles of these conversions live in ``codegen.transpose``; tensors of any
 shape (masked edge tiles, batches, strides) in ``codegen.permute``.
 
+Every emitter takes the ``target`` the kernel is for (default: the default target, sm_90): CUDA only (an AMD
+target is a LayoutError), its lanes per warp, and its ISA (a step using ``stmatrix`` on sm_80 is refused;
+``cuda_target``).
+
 Example: ``emit_conversion_kernel("seed", src, dst, 4, SharedConversion(...))`` gives CUDA C++
 defining ``extern "C" __global__ void seed(const unsigned* src, unsigned* dst, int iterations)``.
 """
@@ -20,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from linear_layouts.analysis.cost_model import SM_SHARED_BYTES
 from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import (
     RegisterCopy, SharedConversion, canonical_vector_order, register_bits,
@@ -33,6 +36,7 @@ from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
+from linear_layouts.target import DEFAULT_TARGET, LDMATRIX, STMATRIX, Target, resolve
 
 __all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "choose_packings", "STATIC_SHARED_LIMIT",
            "SM_SHARED_BYTES", "XOR_ONE"]
@@ -70,6 +74,27 @@ STATIC_SHARED_LIMIT = 48 * 1024
 
 #: ``x ^ 1`` on every element of a packed word, by element width in bytes (first word of an 8-byte one).
 XOR_ONE = {1: 0x01010101, 2: 0x00010001, 4: 1, 8: 1}
+
+
+#: The default target's shared memory per SM (``Target.sm_shared_bytes``; kept for callers of the old name).
+SM_SHARED_BYTES = DEFAULT_TARGET.sm_shared_bytes
+
+
+def cuda_target(target: Target | None, *steps: object, pdl: bool = False) -> Target:
+    """``target`` (default: the default target), an NVIDIA one whose ISA has what ``steps`` emit
+    (``ldmatrix``, ``stmatrix``) and, with ``pdl``, programmatic dependent launch (sm_90); else a LayoutError."""
+    target = resolve(target)
+    if target.backend != "cuda":
+        raise LayoutError(f"target: codegen emits CUDA; {target.arch} is an AMD target")
+    for step in steps:
+        counts = step.instruction_counts() if step is not None and hasattr(step, "instruction_counts") else {}
+        for opcode in counts:
+            for feature in (LDMATRIX, STMATRIX):
+                if opcode.startswith(feature) and not target.has(feature):
+                    raise LayoutError(f"target: the step emits {opcode}, which {target.arch} does not have")
+    if pdl and (target.capability or 0) < 90:
+        raise LayoutError(f"pdl: programmatic dependent launch (griddepcontrol) needs sm_90, not {target.arch}")
+    return target
 
 
 def _align(n: int, a: int = 16) -> int:
@@ -157,11 +182,13 @@ def emit_conversion_kernel(
     backward: ConversionStep | None = None,
     *,
     max_elements: int = MAX_ELEMENTS,
+    target: Target | None = None,
 ) -> KernelSource:
     """CUDA C++ of a kernel loading a tile in ``src``, converting with ``forward`` and storing in
     ``dst``; ``backward`` (``dst -> src``) enables the ``iterations`` round trips (else it is 0).
     Registers are packed words (``choose_packings``). Layouts above ``max_elements`` inputs or elements
-    (``limits.MAX_ELEMENTS``) are refused."""
+    (``limits.MAX_ELEMENTS``) are refused; ``target``: module doc."""
+    target = cuda_target(target, forward, backward)
     w = check_element_bytes(element_bytes)
     check_layout_size(src, max_elements, "emit_conversion_kernel: src")
     check_layout_size(dst, max_elements, "emit_conversion_kernel: dst")
@@ -173,7 +200,7 @@ def emit_conversion_kernel(
     if dst.in_dim_size("warp", missing_ok=True) != warps:
         raise LayoutError(f"dst: {dst.in_dim_size('warp', missing_ok=True)} warps, src has {warps}")
     t = element_type(w)
-    threads = 32 * warps
+    threads = target.lanes * warps
     tile = src.total_out_dim_size
     forward, backward = _canonical(forward), _canonical(backward)
     pa, pb = choose_packings(src, dst, w, forward, backward)

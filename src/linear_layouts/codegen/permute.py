@@ -42,11 +42,12 @@ from linear_layouts.codegen.global_memory import (
 )
 from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
-from linear_layouts.codegen.kernel import ConversionStep, _align, _canonical, _scoped, choose_packings
+from linear_layouts.codegen.kernel import ConversionStep, _align, _canonical, _scoped, choose_packings, cuda_target
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
+from linear_layouts.target import Target
 
 __all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "emit_cast_transpose_kernel", "MAX_BATCH_DIMS",
            "CAST_INPUTS", "FP8_FORMATS", "FP8_MAX", "CAST_FUNCTIONS"]
@@ -175,6 +176,7 @@ def _signature(name: str, threads: int, params: list[tuple[str, str]]) -> list[s
 def emit_tiled_permute_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep, *,
     transposed: bool = True, batch_dims: int = 0, ctas_per_sm: int = 0, max_elements: int = MAX_ELEMENTS,
+    target: Target | None = None,
 ) -> PermuteKernel:
     """CUDA C++ of the module doc's tiled kernel: each CTA loads its tile of ``A`` in ``src`` (16-byte or
     narrower vectors along the rows of ``A``), converts it with ``forward`` to ``dst`` and stores it in
@@ -183,10 +185,12 @@ def emit_tiled_permute_kernel(
     a grid of at most ``ctas_per_sm`` CTAs per SM, CTA ``b`` taking tiles ``b, b + G, ...`` of the 1-D
     order, the next tile's loads in flight during this tile's conversion and stores.
     Requires: ``src``, ``dst`` over one ``M x N`` tile (powers of two); ``0 <= batch_dims <=
-    MAX_BATCH_DIMS``; layouts within ``max_elements``.
+    MAX_BATCH_DIMS``; layouts within ``max_elements``; ``target`` an NVIDIA one whose ISA has what
+    ``forward`` emits (default: the default target, ``kernel.cuda_target``).
 
     Example: 16-bit 128x128 tiles of a ``4096 x 11008`` matrix: ``32 x 86`` CTAs, the last tile column
     (``11008 = 85 x 128 + 128``: none) unmasked; of ``4095 x 11000``, the last tile row and column masked."""
+    target = cuda_target(target, forward)
     w = check_element_bytes(element_bytes)
     check_layout_size(src, max_elements, "emit_tiled_permute_kernel: src")
     check_layout_size(dst, max_elements, "emit_tiled_permute_kernel: dst")
@@ -197,7 +201,7 @@ def emit_tiled_permute_kernel(
     m, n = _tile_shape(src, dst)
     d0, d1 = src.out_dim_names
     t = element_type(w)
-    threads = 32 * src.in_dim_size("warp", missing_ok=True)
+    threads = target.lanes * src.in_dim_size("warp", missing_ok=True)
     forward = _canonical(forward)
     gsrc = global_map(src, {d0: n, d1: 1})
     gdst = global_map(dst, {d0: 1, d1: m} if transposed else {d0: n, d1: 1})
@@ -209,7 +213,7 @@ def emit_tiled_permute_kernel(
     store_bounds = ("cols_left", "rows_left") if transposed else ("rows_left", "cols_left")
     if ctas_per_sm:
         return _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, (m, n), (gsrc, gdst),
-                           (pa, pb), (src_vector, dst_vector), store_bounds, em)
+                           (pa, pb), (src_vector, dst_vector), store_bounds, em, target)
     params = [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
               ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
               ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
@@ -247,13 +251,13 @@ def _tiled_params(t: str, batch_dims: int) -> list[tuple[str, str]]:
 
 
 def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile, maps, packings, vectors,
-                store_bounds, em) -> PermuteKernel:
+                store_bounds, em, target: Target) -> PermuteKernel:
     """The persistent form of ``emit_tiled_permute_kernel`` (its doc) from the parts it planned."""
     m, n = tile
     gsrc, gdst = maps
     pa, pb = packings
     t = element_type(w)
-    threads = 32 * src.in_dim_size("warp", missing_ok=True)
+    threads = target.lanes * src.in_dim_size("warp", missing_ok=True)
     vtype, nvec = global_load_vectors(gsrc, w)
     params = _tiled_params(t, batch_dims)
     total = " * ".join(["tiles_n", "tiles_m"] + [f"size{k}" for k in range(batch_dims)])
@@ -389,7 +393,7 @@ def _cast_lines(fmt: str, fp8: str, pin: Packing, pout: Packing, x: str, a: str)
 @checked
 def emit_cast_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, input_format: str, fp8: str, forward: ConversionStep, *,
-    max_elements: int = MAX_ELEMENTS,
+    max_elements: int = MAX_ELEMENTS, target: Target | None = None,
 ) -> PermuteKernel:
     """CUDA C++ of the fused cast-transpose of a ``rows x cols`` row-major matrix ``X`` of ``input_format``
     (``CAST_INPUTS``): ``C = fp8(scale X)`` (``rows x cols``), ``T = C^T`` (``cols x rows``) and
@@ -401,7 +405,9 @@ def emit_cast_transpose_kernel(
     masked as in ``emit_tiled_permute_kernel``.
 
     Example: bf16 128x128 tiles, 16 elements per thread along a row of ``X`` (two 16-byte loads, one
-    16-byte store of ``C``) and 16 along a row of ``T`` (one 16-byte store)."""
+    16-byte store of ``C``) and 16 along a row of ``T`` (one 16-byte store). ``target``: as
+    ``emit_tiled_permute_kernel``'s."""
+    target = cuda_target(target, forward)
     if input_format not in CAST_INPUTS:
         raise LayoutError(f"input_format: must be one of {tuple(CAST_INPUTS)}, got {quote(input_format)}")
     if fp8 not in FP8_FORMATS:
@@ -415,7 +421,7 @@ def emit_cast_transpose_kernel(
     d0, d1 = src.out_dim_names
     ti = element_type(wi)
     warps = src.in_dim_size("warp", missing_ok=True)
-    threads = 32 * warps
+    threads = target.lanes * warps
     forward = _canonical(forward)
     gsrc = global_map(src, {d0: n, d1: 1})
     gdst = global_map(dst, {d0: 1, d1: m})

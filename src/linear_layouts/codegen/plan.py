@@ -37,6 +37,7 @@ from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS
+from linear_layouts.target import Target
 
 __all__ = [
     "conversion_step",
@@ -95,26 +96,28 @@ def _shared_conversion(plan: ConversionPlan) -> SharedConversion:
 
 @checked
 def conversion_step(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force_shared: bool = False,
-                    max_elements: int = MAX_ELEMENTS) -> Step:
-    """The step executing ``plan_conversion(src, dst, dtype)``; ``force_shared``: the shared-memory
-    plan (``plan_shared_memory``) even where a cheaper mechanism exists. Layouts above ``max_elements``
-    inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
+                    max_elements: int = MAX_ELEMENTS, target: Target | None = None) -> Step:
+    """The step executing ``plan_conversion(src, dst, dtype, target=target)``; ``force_shared``: the
+    shared-memory plan (``plan_shared_memory``) even where a cheaper mechanism exists. Layouts above
+    ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
     plan = plan_shared_memory if force_shared else plan_conversion
-    return step_from_plan(plan(src, dst, dtype, max_elements=max_elements))
+    return step_from_plan(plan(src, dst, dtype, max_elements=max_elements, target=target))
 
 
-def shared_step(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dtype: DTypeLike) -> SharedConversion:
+def shared_step(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dtype: DTypeLike, *,
+                target: Target | None = None) -> SharedConversion:
     """A shared-memory step through the given ``shared`` layout with the widest ld/st.shared each side
     allows (``analysis.conversion.plan_through``)."""
-    return _shared_conversion(plan_through(src, dst, shared, dtype))
+    return _shared_conversion(plan_through(src, dst, shared, dtype, target=target))
 
 
-def baseline_step(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, padded: bool) -> SharedConversion:
+def baseline_step(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, padded: bool,
+                  target: Target | None = None) -> SharedConversion:
     """The legacy shared-memory conversion (``analysis.swizzle.padded_baseline``): its plain row-major
     layout, padded by one access width per row (``padded``) or not (unswizzled)."""
     bits = element_type(dtype).bits
-    base = padded_baseline(src, dst, bits)
-    step = shared_step(src, dst, base.layout, bits)
+    base = padded_baseline(src, dst, bits, target=target)
+    step = shared_step(src, dst, base.layout, bits, target=target)
     if not padded or not base.padding:
         return step
     (interval, pad), = base.padding
@@ -129,26 +132,29 @@ def kernel_name(prefix: str, *parts: Any) -> str:
 
 @checked
 def conversion_kernel(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force_shared: bool = False,
-                      name: str | None = None, max_elements: int = MAX_ELEMENTS) -> KernelSource:
-    """Kernel load(src) -> plan -> store(dst), with the ``dst -> src`` plan for round trips. The kernel
-    runs over the plans' layouts and element width (a 128-bit element as four 32-bit words). Layouts
-    above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
+                      name: str | None = None, max_elements: int = MAX_ELEMENTS,
+                      target: Target | None = None) -> KernelSource:
+    """Kernel load(src) -> plan -> store(dst), with the ``dst -> src`` plan for round trips, planned and
+    emitted for ``target`` (default: the default target). The kernel runs over the plans' layouts and
+    element width (a 128-bit element as four 32-bit words). Layouts above ``max_elements`` inputs or
+    elements (``limits.MAX_ELEMENTS``) are refused."""
     bits = element_type(dtype).bits
     if dict(src.out_dims) != dict(dst.out_dims):
         raise LayoutError(f"dst: out dims {dst.out_dims} differ from src's {src.out_dims}")
     n = max_elements
     plan = plan_shared_memory if force_shared else plan_conversion
-    forward, backward = plan(src, dst, dtype, max_elements=n), plan(dst, src, dtype, max_elements=n)
+    forward = plan(src, dst, dtype, max_elements=n, target=target)
+    backward = plan(dst, src, dtype, max_elements=n, target=target)
     name = name or kernel_name("ll_convert", src, dst, bits, force_shared)
     return emit_conversion_kernel(name, forward.src, forward.dst, forward.bitwidth // 8, step_from_plan(forward),
-                                  step_from_plan(backward), max_elements=n)
+                                  step_from_plan(backward), max_elements=n, target=target)
 
 
 def baseline_kernel(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, padded: bool,
-                    name: str | None = None) -> KernelSource:
+                    name: str | None = None, target: Target | None = None) -> KernelSource:
     """Kernel like ``conversion_kernel`` through the legacy padded (or unswizzled) shared layout."""
     bits = element_type(dtype).bits
-    forward = baseline_step(src, dst, bits, padded=padded)
-    backward = baseline_step(dst, src, bits, padded=padded)
+    forward = baseline_step(src, dst, bits, padded=padded, target=target)
+    backward = baseline_step(dst, src, bits, padded=padded, target=target)
     name = name or kernel_name("ll_padded" if padded else "ll_plain", src, dst, bits)
-    return emit_conversion_kernel(name, src, dst, bits // 8, forward, backward)
+    return emit_conversion_kernel(name, src, dst, bits // 8, forward, backward, target=target)

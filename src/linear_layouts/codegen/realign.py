@@ -23,7 +23,7 @@ Example: ``emit_realigned_cast_transpose_kernel("k", "bf16", "e4m3")``: 128 x 12
 
 from __future__ import annotations
 
-from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES
+from linear_layouts.target import Target, resolve
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import CAST_FUNCTIONS, CAST_INPUTS, FP8_FORMATS, PermuteKernel
 from linear_layouts.core.errors import LayoutError
@@ -65,10 +65,11 @@ def _to_float(fmt: str, raw: str) -> str:
 
 
 def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows: int = 128, cols: int = 128,
-                                         warps: int = 8) -> PermuteKernel:
+                                         warps: int = 8, target: Target | None = None) -> PermuteKernel:
     """CUDA C++ of the module doc's kernel: ``C = fp8(scale X)``, ``T = C^T`` and ``amax = max(amax, max |X|)``
     for ``X`` of ``input_format`` (``permute.CAST_INPUTS``) at any address and row length, by ``rows x cols``
-    tiles (powers of two, ``rows`` a multiple of 8, ``cols`` of 4) of ``warps`` warps.
+    tiles (powers of two, ``rows`` a multiple of 8, ``cols`` of 4) of ``warps`` warps; ``target`` (default: the
+    default target) bounds the CTAs an SM holds, which the launch bounds name.
 
     Example: the defaults make 128 x 128 tiles, 256 threads, ``realigned_shared_bytes(128, 128, 2)`` bytes."""
     if input_format not in CAST_INPUTS:
@@ -93,7 +94,9 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
     blocks = (rows // 8) * (cols // 4)
     lds = {2: "ll_lds16", 4: "ll_lds32"}[wi]
     shared = slot + 4 * 32
-    ctas_per_sm = max(1, min(2048 // threads, SM_SHARED_BYTES // (shared + CTA_RESERVED_SHARED_BYTES), _MAX_CTAS_PER_SM))
+    t = resolve(target)
+    ctas_per_sm = max(1, min(t.sm_threads // threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
+                             _MAX_CTAS_PER_SM))
     sts = {2: "ll_sts16", 4: "ll_sts32"}[wi]
     params = [(f"const {itype}* __restrict__", "src_all"), ("unsigned char* __restrict__", "cast_all"),
               ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),

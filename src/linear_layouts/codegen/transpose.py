@@ -7,7 +7,9 @@ columns.  Three forms: ``emit_transpose_kernel`` (one tile per CTA), ``emit_pers
 (CTAs loop over tiles, the next tile's loads in flight) and ``emit_async_transpose_kernel`` (the same with
 ``cp.async`` global -> shared copies into several buffers); each with ``pdl=True`` takes part in
 programmatic dependent launch (``runtime.launch_programmatic``).  Tensors of any shape (edge tiles,
-batches, runtime strides) are ``codegen.permute``'s.
+batches, runtime strides) are ``codegen.permute``'s. Each takes the ``target`` it is for (default: the
+default target, ``kernel.cuda_target``): its lanes, its SM's threads and shared memory (the persistent
+kernels' occupancy), its ISA (``cp.async`` from sm_80, programmatic dependent launch from sm_90).
 
 Example: 8-bit 256x256 tiles of an 8192^2 matrix, ``emit_transpose_kernel("t", src, dst, 1, step, 8192,
 8192)``: a ``TransposeKernel`` launched on a ``(32, 32)`` grid of ``32 * warps`` threads.
@@ -18,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES, SM_THREADS
 from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import SharedConversion, zero_register_mask
@@ -33,12 +34,13 @@ from linear_layouts.codegen.intrinsics import (
     ASYNC_COPY_FUNCTIONS, DEPENDENT_LAUNCH_FUNCTIONS, DEPENDENT_LAUNCH_PROLOGUE, DEVICE_PRELUDE, KERNEL_PROLOGUE,
     STREAMING_FUNCTIONS, async_copy_function, prefetch_functions,
 )
-from linear_layouts.codegen.kernel import ConversionStep, _align, _canonical, _scoped, choose_packings
+from linear_layouts.codegen.kernel import ConversionStep, _align, _canonical, _scoped, choose_packings, cuda_target
 from linear_layouts.codegen.packing import Emission
 from linear_layouts.codegen.shared import access_addresses, combine, emit_shared_load
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
+from linear_layouts.target import CP_ASYNC, Target
 
 __all__ = ["TransposeKernel", "emit_transpose_kernel", "emit_persistent_transpose_kernel",
            "emit_async_transpose_kernel"]
@@ -114,7 +116,7 @@ def _tile_order(group_rows: int, tile_rows: int, tiles_x: int) -> tuple[Callable
 def emit_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
     rows: int, cols: int, *, cache_hints: bool = False, group_rows: int = 1, l2_prefetch_bytes: int = 0,
-    pdl: bool = False, max_elements: int = MAX_ELEMENTS,
+    pdl: bool = False, max_elements: int = MAX_ELEMENTS, target: Target | None = None,
 ) -> TransposeKernel:
     """CUDA C++ of a tiled transpose through ``forward`` (``src -> dst`` over one ``M x N`` tile):
     element ``(m, n)`` of tile ``(i, j)`` is read at ``A[(iM + m) cols + jN + n]`` and written at
@@ -128,7 +130,8 @@ def emit_transpose_kernel(
     before its first access, then lets the next grid be scheduled; launch it with
     ``runtime.launch_programmatic`` so that back-to-back launches overlap their launch latency; launched
     the ordinary way it runs as without). Layouts above ``max_elements`` inputs or elements
-    (``limits.MAX_ELEMENTS``) are refused."""
+    (``limits.MAX_ELEMENTS``) are refused; ``target``: module doc."""
+    target = cuda_target(target, forward, pdl=pdl)
     w = check_element_bytes(element_bytes)
     check_l2_prefetch_bytes(l2_prefetch_bytes)
     check_layout_size(src, max_elements, "emit_transpose_kernel: src")
@@ -143,7 +146,7 @@ def emit_transpose_kernel(
         raise LayoutError(f"rows/cols: {rows}x{cols} is not a whole number of {m}x{n} tiles")
     d0, d1 = src.out_dim_names
     t = element_type(w)
-    threads = 32 * src.in_dim_size("warp", missing_ok=True)
+    threads = target.lanes * src.in_dim_size("warp", missing_ok=True)
     body = [
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all) {{",
@@ -175,14 +178,15 @@ def emit_transpose_kernel(
                            rows, cols, m, n, w, pdl=pdl)
 
 
-def _check_fits_sm(what: str, ctas_per_sm: int, threads: int, shared: int) -> None:
+def _check_fits_sm(what: str, ctas_per_sm: int, threads: int, shared: int, target: Target) -> None:
     """LayoutError naming ``what`` unless ``ctas_per_sm`` CTAs of ``threads`` threads and ``shared`` bytes of
-    shared memory each (plus ``CTA_RESERVED_SHARED_BYTES``) are resident on one SM together."""
-    if (ctas_per_sm < 1 or ctas_per_sm * threads > SM_THREADS
-            or ctas_per_sm * (shared + CTA_RESERVED_SHARED_BYTES) > SM_SHARED_BYTES):
+    shared memory each (plus the target's reserved shared memory per CTA) are resident on one SM together."""
+    reserved = target.cta_reserved_shared_bytes
+    if (ctas_per_sm < 1 or ctas_per_sm * threads > target.sm_threads
+            or ctas_per_sm * (shared + reserved) > target.sm_shared_bytes):
         raise LayoutError(f"{what}: {ctas_per_sm} CTAs of {threads} threads and {shared} shared bytes do not fit "
-                          f"one SM ({SM_THREADS} threads, {SM_SHARED_BYTES} shared bytes, "
-                          f"{CTA_RESERVED_SHARED_BYTES} reserved per CTA)")
+                          f"one SM ({target.sm_threads} threads, {target.sm_shared_bytes} shared bytes, "
+                          f"{reserved} reserved per CTA)")
 
 
 @checked
@@ -190,6 +194,7 @@ def emit_persistent_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
     rows: int, cols: int, *, ctas_per_sm: int = 1, cache_hints: bool = False, group_rows: int = 1,
     dynamic: bool = False, l2_prefetch_bytes: int = 0, pdl: bool = False, max_elements: int = MAX_ELEMENTS,
+    target: Target | None = None,
 ) -> TransposeKernel:
     """``emit_transpose_kernel``'s transpose as a persistent, software-pipelined kernel: CTA ``b`` of a
     grid of ``G`` handles tiles ``t = b, b + G, ...`` (tile row ``t / (cols / N)``, column
@@ -212,13 +217,14 @@ def emit_persistent_transpose_kernel(
     Example: 8-bit 256x256 tiles of an 8192^2 matrix, 16 warps, 1 CTA per SM: ``.grid(132)`` is
     ``(132,)`` (1024 tiles: 100 CTAs take 8, 32 take 7), ``.grid(132, balanced=True)`` ``(128,)``."""
     w = check_element_bytes(element_bytes)
+    target = cuda_target(target, forward, pdl=pdl)
     base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, l2_prefetch_bytes=l2_prefetch_bytes,
-                                 max_elements=max_elements)
+                                 max_elements=max_elements, target=target)
     threads, m, n = base.threads, base.tile_rows, base.tile_cols
     forward = _canonical(forward)
     slot = _align(forward.shared_bytes)  # dynamic: two words for the tile draws after the conversion's buffer
     shared = slot + 16 if dynamic else forward.shared_bytes
-    _check_fits_sm("ctas_per_sm", ctas_per_sm, threads, shared)
+    _check_fits_sm("ctas_per_sm", ctas_per_sm, threads, shared, target)
     d0, d1 = src.out_dim_names
     t = element_type(w)
     tiles_x, tiles = cols // n, (rows // m) * (cols // n)
@@ -365,7 +371,7 @@ def _async_copies(gsrc, forward: SharedConversion, w: int) -> list[tuple[IndexEx
 def emit_async_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep,
     rows: int, cols: int, *, stages: int = 3, ctas_per_sm: int = 1, l2_prefetch_bytes: int = 0,
-    pdl: bool = False, max_elements: int = MAX_ELEMENTS,
+    pdl: bool = False, max_elements: int = MAX_ELEMENTS, target: Target | None = None,
 ) -> TransposeKernel:
     """``emit_persistent_transpose_kernel``'s transpose with ``cp.async`` and ``stages`` shared buffers:
     the plan's global load and shared store of ``src`` become one ``cp.async.cg.shared.global`` of 16
@@ -385,7 +391,10 @@ def emit_async_transpose_kernel(
     Example: 8-bit 256x256 tiles, 16 rows x 16 columns per thread on the dst side (8 warps), 3
     stages: 3 x 64 KiB of shared memory, 16 cp.async, 16 ld.shared.v4 and 128 prmt per tile."""
     w = check_element_bytes(element_bytes)
-    base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, max_elements=max_elements)
+    target = cuda_target(target, forward, pdl=pdl)
+    if not target.has(CP_ASYNC):
+        raise LayoutError(f"target: cp.async needs sm_80, not {target.arch}")
+    base = emit_transpose_kernel(name, src, dst, w, forward, rows, cols, max_elements=max_elements, target=target)
     threads, m, n = base.threads, base.tile_rows, base.tile_cols
     copy = async_copy_function(check_l2_prefetch_bytes(l2_prefetch_bytes))
     forward = _canonical(forward)
@@ -395,7 +404,7 @@ def emit_async_transpose_kernel(
         raise LayoutError(f"stages: cp.async pipelining needs at least 2 buffers, got {stages}")
     buffer = _align(forward.shared_bytes)
     shared = stages * buffer
-    _check_fits_sm("stages/ctas_per_sm", ctas_per_sm, threads, shared)
+    _check_fits_sm("stages/ctas_per_sm", ctas_per_sm, threads, shared, target)
     d0, d1 = src.out_dim_names
     t = element_type(w)
     shift = w.bit_length() - 1

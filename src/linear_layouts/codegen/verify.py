@@ -22,6 +22,7 @@ from linear_layouts.codegen.runtime import check_kernel
 from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.target import Target
 
 __all__ = ["Verification", "verify_conversion"]
 
@@ -50,6 +51,7 @@ def verify_conversion(
     tiles: int = 4,
     iterations: int = 1,
     seed: int = 0,
+    target: Target | None = None,
 ) -> Verification:
     """Plan ``src -> dst`` for ``dtype`` elements, generate its kernel, run load(src) -> convert ->
     store(dst) on the GPU over ``tiles`` tiles (plus ``iterations`` round trips) and check every element.
@@ -59,6 +61,6 @@ def verify_conversion(
     sizes = [src.out_dim_size(d) for d in src.out_dim_names]
     if list(shape) != sizes:
         raise LayoutError(f"shape: {list(shape)} differs from the layouts' tensor shape {sizes}")
-    kernel = conversion_kernel(src, dst, dtype)
+    kernel = conversion_kernel(src, dst, dtype, target=target)
     checked = tiles * kernel.tile_elements
     return Verification(kernel.name, checked, check_kernel(kernel, tiles, iterations, seed))

@@ -35,10 +35,11 @@ from linear_layouts.cute.int_tuple import flatten, format_int_tuple, is_tuple, l
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.target.nvidia import LANES as NVIDIA_LANES
 
 __all__ = ["to_linear", "coordinate_to_offset", "forward_columns", "dim_sizes", "LANES"]
 
-LANES = 32  #: threads per warp: thread bits 0-4 become lanes, the rest warps
+LANES = NVIDIA_LANES  #: threads per warp (CuTe is NVIDIA's): thread bits 0-4 become lanes, the rest warps
 
 
 def _mode_name(path: tuple[int, ...]) -> str:

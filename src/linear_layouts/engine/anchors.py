@@ -52,6 +52,7 @@ from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistrib
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.target import DEFAULT_TARGET, Target, resolve
 
 __all__ = [
     "GLOBAL_SECTOR_NS", "L2_BANDWIDTH_GBS", "SMS", "LINE_BYTES", "TAGS_PER_WAVEFRONT", "SECTORS_PER_WAVEFRONT",
@@ -62,8 +63,8 @@ __all__ = [
 #: L2 <-> SM bandwidth of the whole H100 SXM (GB/s), the figure public microbenchmarks of H100 report
 #: (about 5.5 TB/s; NVIDIA publishes none; A100's whitepaper: 5120 B/clk, 5.6 TB/s at 1.1 GHz). Model.
 L2_BANDWIDTH_GBS = 5500.0
-#: SMs of an H100 SXM sharing that bandwidth.
-SMS = 132
+#: SMs of an H100 SXM sharing that bandwidth (the default target's, ``Target.sms``).
+SMS = DEFAULT_TARGET.sms
 #: SM-nanoseconds of one 32-byte sector moved between an SM's L1 and L2: its share of the L2 bandwidth
 #: (32 B / (5500 GB/s / 132) = 0.77 ns).
 GLOBAL_SECTOR_NS = 32.0 / (L2_BANDWIDTH_GBS / SMS)
@@ -169,7 +170,7 @@ def dot_operand_layout(parent: NVMMADistributedLayout, operand_index: int, dtype
 
 
 def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike, *, store: bool = False,
-                align: int = 16) -> float:
+                align: int = 16, target: Target | None = None) -> float:
     """Predicted SM-nanoseconds per CTA of a global load (or ``store``) of a tile in ``layout`` at
     ``strides`` (module doc): each vector instruction of warp 0 costs its L1TEX wavefronts (from its
     distinct 128-byte lines and 32-byte sectors) at the device's wavefront time, in every warp that
@@ -178,16 +179,19 @@ def global_cost(layout: LinearLayout, strides: Sequence[int], dtype: DTypeLike, 
     load: each warp's distinct sectors, warps holding the same data once). Vectors: the widest
     contiguous run after the register permutation of generalized vectorization, at most 128 bits and
     ``align`` bytes; duplicated registers are not re-accessed, duplicated lanes share their sectors.
+    ``target``: whose cost table gives the wavefront time (default: the default target's).
 
     >>> L = coalesced_layout([64, 64], [64, 1], "fp16", num_warps=4).to_linear([64, 64])
     >>> round(global_cost(L, [64, 1], "fp16"), 1)  # 4 warps x 4 v4 instructions, 4 lines, 16 sectors each
     244.6
     """
-    return _global_cost(layout, tuple(int(s) for s in strides), bitwidth(dtype), bool(store), int(align))
+    return _global_cost(layout, tuple(int(s) for s in strides), bitwidth(dtype), bool(store), int(align),
+                        resolve(target))
 
 
 @functools.lru_cache(maxsize=4096)
-def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, store: bool, align: int) -> float:
+def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, store: bool, align: int,
+                 target: Target) -> float:
     from linear_layouts.analysis.cost_model import device_costs
     from linear_layouts.engine.transfer import standard_outs
 
@@ -214,7 +218,7 @@ def _global_cost(layout: LinearLayout, strides: tuple[int, ...], bits: int, stor
     # L1TEX per request: the tag stage resolves 4 lines (16 sectors) a cycle, the data stage moves 4 sectors
     wavefronts = int(np.maximum(-(-lines // TAGS_PER_WAVEFRONT), -(-sectors // SECTORS_PER_WAVEFRONT)).sum())
     warp_bases = layout.flat_bases("warp", missing_ok=True)
-    device = device_costs()
+    device = device_costs(target)
     wavefront_ns = device.at(device.wavefront, 1 << len(warp_bases))
     if store:  # L1 writes through: every request's sectors go to L2; warps of duplicated data are masked
         warps = 1 << sum(1 for b in warp_bases if b)

@@ -168,6 +168,7 @@ class Builder:
     _ops: list[Op] = field(default_factory=list)
     _values: dict[int, Value] = field(default_factory=dict)
     _args: dict[str, str] = field(default_factory=dict)
+    _pointer_ops: dict[int, Op] = field(default_factory=dict)  # each pointer tensor's op (``_element``)
 
     def __post_init__(self) -> None:
         for name in ("num_warps", "threads_per_warp", "num_ctas"):
@@ -218,10 +219,13 @@ class Builder:
             raise LayoutError(f"strides must be {len(shape)} non-negative ints, got {list(strides)}")
         self._args[arg] = dtype
         if align is None:
-            return self._one("pointer", [], shape, "ptr", arg=arg, element=dtype, strides=strides)
-        if not _is_pow2(align):
-            raise LayoutError(f"align must be a power of two (bytes), got {quote(align)}")
-        return self._one("pointer", [], shape, "ptr", arg=arg, element=dtype, strides=strides, align=int(align))
+            vid = self._one("pointer", [], shape, "ptr", arg=arg, element=dtype, strides=strides)
+        else:
+            if not _is_pow2(align):
+                raise LayoutError(f"align must be a power of two (bytes), got {quote(align)}")
+            vid = self._one("pointer", [], shape, "ptr", arg=arg, element=dtype, strides=strides, align=int(align))
+        self._pointer_ops[vid] = self._ops[-1]
+        return vid
 
     def load(self, ptr: int, mask: int | None = None) -> int:
         """``tt.load``: the tile the pointer tensor addresses (masked lanes read 0)."""
@@ -252,7 +256,9 @@ class Builder:
         self._emit("store", ops, [])
 
     def _element(self, ptr: int) -> str:
-        op = next(o for o in self._ops if ptr in o.results)
+        op = self._pointer_ops.get(ptr)
+        if op is None:
+            op = next(o for o in self._ops if ptr in o.results)
         return op.attr("element")
 
     # -- creation -----------------------------------------------------------------------------

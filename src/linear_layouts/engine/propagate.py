@@ -36,20 +36,20 @@ from linear_layouts.analysis.conversion import ConversionPlan, plan_conversion
 from linear_layouts.layouts import SliceLayout
 from linear_layouts.layouts.recognize import recognize
 from linear_layouts.engine import anchors as anchor_rules
+from linear_layouts.engine.bounds import CONVERT_OVERHEAD, CostBounds, GiveUp, plan_cost_bound
 from linear_layouts.engine import transfer
 from linear_layouts.engine.ir import SHAPE_OPS, Op, Program, Value, element_bits
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_count, quote
+from linear_layouts.target import DEFAULT_TARGET, Target, resolve
 
 __all__ = [
     "CONVERT_OVERHEAD", "ELEMENTWISE_COST", "Conversion", "EngineResult", "CostFunction",
-    "plan_cost", "propagate", "propagate_runs", "naive_conversions", "check_consistent", "describe",
+    "plan_cost", "plan_cost_on", "propagate", "propagate_runs", "naive_conversions", "check_consistent", "describe",
 ]
 
-#: Fixed cost of a convert op on top of its plan (model): equal-cost choices prefer no conversion.
-CONVERT_OVERHEAD = 0.5
 #: Cost per register per thread of recomputing an elementwise op or a reduction in a clone (model).
 ELEMENTWISE_COST = 0.25
 FREE_OPS = ("pointer", "arange", "full")
@@ -59,8 +59,12 @@ CostFn = Callable[[LinearLayout, LinearLayout, int], float]
 @dataclass(frozen=True)
 class CostFunction:
     """A conversion cost ``cost(src, dst, bits)`` (called as the value itself) with ``floor``: a lower
-    bound of it on two different layouts (``-inf``: none known).  ``propagate`` does not ask a direct
-    conversion's cost where a rematerialization is already cheaper than ``floor`` (same choices).
+    bound of it on two different layouts (``-inf``: none known), and ``bound``: a cheaper function that
+    bounds it from below on every pair (``None``: none known; then ``cost`` must also be a pure function:
+    ``propagate`` asks it in another order, or not at all, where the bounds settle a choice).
+    ``propagate`` does not ask a direct conversion's cost where a rematerialization is already cheaper
+    than ``floor``, nor plan a whole rematerialization where the bounds show it costs more than the
+    alternative (same choices).
 
     >>> CostFunction(lambda src, dst, bits: 1.0, floor=0.5).floor
     0.5
@@ -68,29 +72,50 @@ class CostFunction:
 
     cost: CostFn
     floor: float = -math.inf
+    bound: CostFn | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.cost):
             raise LayoutError(f"cost: must be callable (src, dst, bits) -> float, got {quote(self.cost)}")
         if isinstance(self.floor, bool) or not isinstance(self.floor, (int, float)):
             raise LayoutError(f"floor: must be a number, got {quote(self.floor)}")
+        if self.bound is not None and not callable(self.bound):
+            raise LayoutError(f"bound: must be None or callable (src, dst, bits) -> float, got {quote(self.bound)}")
 
     def __call__(self, src: LinearLayout, dst: LinearLayout, bits: int) -> float:
         return self.cost(src, dst, bits)
 
 
-#: Plans cost at least nothing, so two different layouts cost at least the convert op's overhead.
-@functools.partial(CostFunction, floor=CONVERT_OVERHEAD)
-@checked
-def plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
-    """The analyses' cost of converting ``src -> dst`` plus ``CONVERT_OVERHEAD`` (0 when equal); a
-    ``CostFunction`` whose ``floor`` is ``CONVERT_OVERHEAD``."""
+@functools.lru_cache(maxsize=16384)
+def _plan_cost(src: LinearLayout, dst: LinearLayout, bits: int, target: Target | None = None) -> float:
+    """``plan_cost`` of checked arguments on ``target``, cached (the engine asks one pair many times)."""
     if src == dst:
         return 0.0
     try:
-        return plan_conversion(src, dst, bits).cost.total + CONVERT_OVERHEAD
+        return plan_conversion(src, dst, bits, target=target).cost.total + CONVERT_OVERHEAD
     except LayoutError:
         return 1e6
+
+
+#: Plans cost at least nothing, so two different layouts cost at least the convert op's overhead.
+@functools.partial(CostFunction, floor=CONVERT_OVERHEAD, bound=plan_cost_bound)
+@checked
+def plan_cost(src: LinearLayout, dst: LinearLayout, bits: int) -> float:
+    """The analyses' cost of converting ``src -> dst`` plus ``CONVERT_OVERHEAD`` (0 when equal); a
+    ``CostFunction`` whose ``floor`` is ``CONVERT_OVERHEAD`` and ``bound`` ``bounds.plan_cost_bound``.
+    On the default target (``plan_cost_on``: another)."""
+    return _plan_cost(src, dst, bits)
+
+
+@functools.lru_cache(maxsize=16)
+def plan_cost_on(target: Target | None) -> CostFunction:
+    """``plan_cost`` on ``target`` (its plans and cost table, its bound); ``plan_cost`` itself for the
+    default target."""
+    if target is None or resolve(target) is DEFAULT_TARGET:
+        return plan_cost
+    target = resolve(target)
+    return CostFunction(functools.partial(_plan_cost, target=target), floor=CONVERT_OVERHEAD,
+                        bound=functools.partial(plan_cost_bound, target=target))
 
 
 @dataclass(frozen=True)
@@ -148,23 +173,30 @@ def _descriptor_text(desc: Any) -> str:
 # working state
 # --------------------------------------------------------------------------------------------------
 class _State:
-    def __init__(self, program: Program, cost_fn: CostFn):
+    def __init__(self, program: Program, cost_fn: CostFn, target: Target | None = None):
         self.program = program
+        self.target = target  # the target of the plans and the global-memory costs (None: the default)
         self.ops: list[Op] = []
         self.values: dict[int, Value] = dict(program.values)
         self.layout: dict[int, LinearLayout] = {}
         self.cost_fn = cost_fn
         #: a lower bound of ``cost_fn`` on two different layouts (``-inf`` where unknown)
         self.cost_floor = cost_fn.floor if isinstance(cost_fn, CostFunction) else -math.inf
+        #: a lower bound of ``cost_fn`` on every pair (``None``: unknown, every choice by the exhaustive search)
+        self.cost_bound = cost_fn.bound if isinstance(cost_fn, CostFunction) else None
+        self._cost = _plan_cost if cost_fn is plan_cost else cost_fn  # plan_cost's checks done once, here
         self.descriptors: list[Any] = []
         self.next_id = max(self.values, default=-1) + 1
         self.legacy = False
         #: ``naive_conversions(program)``, counted by a legacy run with ``plan_cost`` after its forward pass
         self.naive_conversions: int | None = None
         self._default: dict[tuple[int, ...], tuple[Any, LinearLayout]] = {}
+        self._bits: dict[str, int] = {}  # bits' answers by dtype
         results = [r for op in program.ops for r in op.results]
         self._single_definitions = len(set(results)) == len(results)
         self._def_at: dict[int, int] = {}  # def_index's last answers (single definitions only)
+        self._op_at: dict[int, int] = {}  # position's last answers for ops without results, by id
+        self._drift = 0  # how far the last op _find looked for had moved
         self.recomputes: dict[int, int] = {}  # a clone's result -> the value its op recomputes
         #: ``_flags``' answers, valid in the forward pass (which only appends ops)
         self.flags: dict[int, tuple[bool, bool]] = {}
@@ -181,8 +213,7 @@ class _State:
     def default_blocked(self, shape: tuple[int, ...]) -> tuple[Any, LinearLayout]:
         """``anchors.default_blocked_layout`` of ``shape`` (this program's warps) and its layout, once per shape."""
         if shape not in self._default:
-            desc = anchor_rules.default_blocked_layout(shape, self.program.num_warps, self.program.threads_per_warp)
-            self._default[shape] = desc, transfer.descriptor_layout(desc, shape)
+            self._default[shape] = _default_blocked(shape, self.program.num_warps, self.program.threads_per_warp)
         return self._default[shape]
 
     def new_value(self, like: int) -> int:
@@ -204,20 +235,40 @@ class _State:
             return i
         op = self.defining.get(vid) if self._single_definitions else None
         if i is not None and op is not None:  # moved by the ops inserted or removed since: look near it
-            n = len(self.ops)
-            for d in range(1, n):
-                if i + d < n and self.ops[i + d] is op:
-                    self._def_at[vid] = i + d
-                    return i + d
-                if 0 <= i - d < n and self.ops[i - d] is op:
-                    self._def_at[vid] = i - d
-                    return i - d
+            j = self._find(op, i)
+            if j is not None:
+                self._def_at[vid] = j
+                return j
         for i, op in enumerate(self.ops):
             if vid in op.results:
                 if self._single_definitions:
                     self._def_at[vid] = i
                 return i
         raise LayoutError(f"value %{vid} has no definition")
+
+    def _find(self, op: Op, i: int) -> int | None:
+        """The index of ``op`` (this object) in ``ops``, last seen at ``i``, or None: looked for outwards
+        from ``i`` and, alternately, from ``i`` moved as far as the last op found far from its old place
+        (``_drift``: ops inserted or removed before a stretch of the program move all of it alike, so the
+        next op asked for there has most often moved as much)."""
+        ops, n = self.ops, len(self.ops)
+        shifted = i + self._drift
+        for d in range(n + abs(self._drift)):
+            for j in (i + d, i - d, shifted + d, shifted - d):
+                if 0 <= j < n and ops[j] is op:
+                    if abs(j - i) > 1:
+                        self._drift = j - i
+                    return j
+        return None
+
+    def definition(self, vid: int) -> Op:
+        """The op defining ``%vid`` (``ops[def_index(vid)]``; where each value has one definition, read
+        from ``defining`` without a look at the ops)."""
+        if self._single_definitions:
+            op = self.defining.get(vid)
+            if op is not None:
+                return op
+        return self.ops[self.def_index(vid)]
 
     def users(self, vid: int) -> list[Op]:
         """The op of each use of ``%vid``, in program order (an op using it twice: twice); from
@@ -229,10 +280,19 @@ class _State:
         return [op for op in ops for o in op.operands if o == vid]
 
     def position(self, op: Op) -> int:
-        """The index of ``op`` (this object) in ``ops``: ``def_index`` of its first result, else a scan."""
+        """The index of ``op`` (this object) in ``ops``: ``def_index`` of its first result; an op without
+        results (a store) where it was last found, else near there (``_find``), else by a scan."""
         if op.results and self._single_definitions:
             return self.def_index(op.results[0])
-        return next(i for i, other in enumerate(self.ops) if other is op)
+        i = self._op_at.get(id(op))
+        if i is not None:
+            j = i if i < len(self.ops) and self.ops[i] is op else self._find(op, i)
+            if j is not None:
+                self._op_at[id(op)] = j
+                return j
+        j = next(i for i, other in enumerate(self.ops) if other is op)
+        self._op_at[id(op)] = j
+        return j
 
     def _index(self, op: Op, sign: int) -> None:
         """``op`` counted in (``sign`` 1) or out of (-1) ``use_count``, ``users_of``, ``converts`` and ``defining``."""
@@ -293,10 +353,27 @@ class _State:
         return any(self.layout[r] == target for r in self.converts.get(vid, ()))
 
     def bits(self, vid: int) -> int:
-        return element_bits(self.values[vid].dtype)
+        dtype = self.values[vid].dtype
+        bits = self._bits.get(dtype)
+        if bits is None:
+            bits = self._bits[dtype] = element_bits(dtype)
+        return bits
 
     def cost(self, vid: int, target: LinearLayout) -> float:
-        return self.cost_fn(self.layout[vid], target, self.bits(vid))
+        return self._cost(self.layout[vid], target, self.bits(vid))
+
+    def direct_bound(self, vid: int, target: LinearLayout) -> float:
+        """``cost_bound`` of converting ``%vid`` to ``target`` (requires one)."""
+        return self.cost_bound(self.layout[vid], target, self.bits(vid))
+
+    def reused(self, vid: int, target: LinearLayout) -> bool:
+        """``%vid`` is in ``target`` already, or converted to it: ``_plan``'s cost 0 without a search."""
+        return self.layout[vid] == target or self.converted(vid, target)
+
+    def bounds(self, top: tuple, convert: bool, steps: dict) -> CostBounds:
+        """``bounds.CostBounds`` of the plans from ``top`` in this state (``steps``: ``_expand``'s answers)."""
+        return CostBounds(top, lambda key: _expand(self, *key), self.reused, self.cost, self.direct_bound, convert,
+                          steps)
 
     def convert(self, vid: int, target: LinearLayout, at: int | None = None) -> int:
         """Insert ``convert_layout %vid -> target`` (after the definition, or at index ``at``)."""
@@ -326,21 +403,34 @@ class _State:
                 self.remove_ops(lambda op: op.kind != "store" and not any(r in used for r in op.results))
                 if len(self.ops) == before:
                     return
-        dead: set[int] = set()
+        dead: dict[int, Op] = {}
         if not self._swept:  # every op once, those without results too
             self._swept = True
             for op in self.ops:
                 if op.kind != "store" and not op.results:
-                    dead.add(id(op))
+                    dead[id(op)] = op
                     self._index(op, -1)
         while self._unused:
             op = self.defining.get(self._unused.pop())
             if op is None or op.kind == "store" or any(self.use_count.get(r) for r in op.results):
                 continue
-            dead.add(id(op))
+            dead[id(op)] = op
             self._index(op, -1)  # its operands' uses fall: their definitions may be dead now
-        if dead:
+        if len(dead) > 8:
             self.ops = [op for op in self.ops if id(op) not in dead]
+        elif dead:  # a few: each popped where it is (found near its last known place), last first
+            for index in sorted((self._place(op) for op in dead.values()), reverse=True):
+                self.ops.pop(index)
+
+    def _place(self, op: Op) -> int:
+        """The index of ``op`` (this object), an op no longer indexed (``_index``), in ``ops``: where
+        ``def_index`` or ``position`` last found it, else near there (``_find``), else by a scan."""
+        i = self._def_at.get(op.results[0]) if op.results else self._op_at.get(id(op))
+        if i is not None:
+            j = i if i < len(self.ops) and self.ops[i] is op else self._find(op, i)
+            if j is not None:
+                return j
+        return next(i for i, other in enumerate(self.ops) if other is op)
 
 
 def _registers(layout: LinearLayout) -> int:
@@ -355,9 +445,9 @@ def _shape(state: _State, vid: int) -> tuple[int, ...]:
 # forward pass
 # --------------------------------------------------------------------------------------------------
 def _pointer_attrs(state: _State, ptr: int) -> Op:
-    op = state.ops[state.def_index(ptr)]
+    op = state.definition(ptr)
     while op.kind != "pointer":  # through clones / conversions of the pointer tensor
-        op = state.ops[state.def_index(op.operands[0])]
+        op = state.definition(op.operands[0])
     return op
 
 
@@ -372,8 +462,7 @@ def _forward(state: _State) -> None:
         results: list[LinearLayout] = []
         shape = _shape(state, op.results[0]) if op.results else None
         if kind == "pointer" and not state.legacy:
-            desc = anchor_rules.coalesced_layout(shape, attrs["strides"], attrs["element"], num_warps=nw,
-                                                 threads_per_warp=tpw, align=attrs.get("align", 16))
+            desc = _coalesced(shape, tuple(attrs["strides"]), attrs["element"], nw, tpw, attrs.get("align", 16))
             state.descriptors.append(desc)
             results = [transfer.descriptor_layout(desc, shape)]
         elif kind in ("arange", "full", "pointer"):
@@ -399,7 +488,7 @@ def _forward(state: _State) -> None:
                 required = {0: target, 1: target}
                 out = transfer.join_forward(target)
             else:
-                out = transfer.forward(kind, attrs, [state.layout[x]], shape)
+                out = _forward_transfer(kind, op.attrs, state.layout[x], shape)
             if out is None:  # split of a minor dim that is not in registers: put it there first
                 need = transfer.join_forward(transfer.expand_dims_backward(
                     transfer.broadcast_backward(state.layout[x], _shape(state, x)[:-1] + (1,)), len(_shape(state, x)) - 1))
@@ -434,6 +523,34 @@ def _forward(state: _State) -> None:
     state.flags.clear()  # valid while the pass only appends ops
 
 
+@functools.lru_cache(maxsize=1024)
+def _default_blocked(shape: tuple[int, ...], num_warps: int, threads_per_warp: int) -> tuple[Any, LinearLayout]:
+    """``anchors.default_blocked_layout`` of ``shape`` and its layout, cached (pure; each run asks it per value)."""
+    desc = anchor_rules.default_blocked_layout(shape, num_warps, threads_per_warp)
+    return desc, transfer.descriptor_layout(desc, shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def _coalesced(shape: tuple[int, ...], strides: tuple[int, ...], element: str, num_warps: int, threads_per_warp: int,
+               align: int) -> Any:
+    """``anchors.coalesced_layout``, cached (a pure function of its arguments; a program has few pointer shapes)."""
+    return anchor_rules.coalesced_layout(shape, strides, element, num_warps=num_warps,
+                                         threads_per_warp=threads_per_warp, align=align)
+
+
+def _forward_transfer(kind: str, attrs: tuple, layout: LinearLayout, shape: tuple[int, ...]) -> LinearLayout | None:
+    """``transfer.forward`` of a shape op or reduction, cached where its attributes are hashable."""
+    try:
+        return _cached_forward(kind, attrs, layout, shape)
+    except TypeError:  # an attribute that is no hashable value
+        return transfer.forward(kind, dict(attrs), [layout], shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_forward(kind: str, attrs: tuple, layout: LinearLayout, shape: tuple[int, ...]) -> LinearLayout | None:
+    return transfer.forward(kind, dict(attrs), [layout], shape)
+
+
 def _with(operands: tuple[int, ...], required: dict[int, LinearLayout], state: _State) -> list[int]:
     operands = list(operands)
     for k, target in required.items():
@@ -454,14 +571,17 @@ def _flags(state: _State, vid: int) -> tuple[bool, bool]:
     so a definition never changes there), its operands first, with a stack: a chain of element-wise ops as
     deep as the program is no recursion, and walked once, not once per op that uses it. E.g. ``exp(load)``:
     (False, True); ``arange + full``: (True, False)."""
-    known, expanded = state.flags, set()
+    known = state.flags
+    if vid in known:
+        return known[vid]
+    expanded: set[int] = set()
     stack = [vid]
     while stack:
         v = stack[-1]
         if v in known:
             stack.pop()
             continue
-        op = state.ops[state.def_index(v)]
+        op = state.definition(v)
         if op.kind in _THROUGH:
             pending = [o for o in op.operands if o not in known]
             if pending:
@@ -496,15 +616,66 @@ def _merge(state: _State, operands: list[int]) -> LinearLayout:
     best, best_cost = None, math.inf
     # ties go to layouts loaded from memory (Triton favours blocked layouts for loads / stores)
     ranked = sorted(voters, key=lambda o: not _from_load(state, o))
-    memo: dict = {}
-    for candidate in dict.fromkeys(state.layout[o] for o in ranked):
-        # an operand is converted, or recomputed in the candidate where that needs no conversion (a
-        # broadcast of a small load, ...), as the backward pass would; conversions inside a
-        # recomputation are left to the backward pass (planning them here doubled the engine's time)
-        cost = sum(_converted_or_recomputed(state, o, candidate, memo) for o in voters)
+    candidates = list(dict.fromkeys(state.layout[o] for o in ranked))
+    # an operand is converted, or recomputed in the candidate where that needs no conversion (a
+    # broadcast of a small load, ...), as the backward pass would; conversions inside a
+    # recomputation are left to the backward pass (planning them here doubled the engine's time)
+    costs = _merge_costs(state, voters, candidates)
+    for candidate, cost in zip(candidates, costs):
         if cost < best_cost - 1e-9:
             best, best_cost = candidate, cost
     return best
+
+
+def _merge_costs(state: _State, voters: list[int], candidates: list[LinearLayout]) -> list[float]:
+    """Each candidate's total ``_converted_or_recomputed`` over ``voters``, in order, with one search memo.
+
+    Where ``state.cost_bound`` is known, a term whose recomputation's lower bound (``bounds.CostBounds``)
+    is at least ``floor`` and the conversion's cost is that cost, without the search: a search without
+    conversions that finds a finite cost found the one plan with every operand, so it finds either
+    infinity (its depth limit cut somewhere) or that plan's cost, at least the bound either way. The
+    other terms are searched as ever while every term before them was; a term left to the search after a
+    term settled by its bound (the memo then lacks that term's keys, which may have cut its own) starts
+    the search of every term over."""
+    memo: dict = {}
+    if len(candidates) == 1 and state._cost is _plan_cost:  # every voter in it: plan_cost 0 each
+        return [0.0]
+    if state.cost_bound is None or len(candidates) < 2:
+        return [sum(_converted_or_recomputed(state, o, c, memo) for o in voters) for c in candidates]
+    steps: dict = {}
+    floor = state.cost_floor
+    costs, complete = [], True  # complete: memo holds every key the search would have by now
+    try:
+        for candidate in candidates:
+            terms = []
+            for o in voters:
+                term = None
+                if state.reused(o, candidate):  # the search's reuse (or existing conversion), whatever its memo
+                    term = (0.0 if 0.0 < floor - 1e-9 and state.layout[o] != candidate
+                            else min(state.cost(o, candidate), 0.0))
+                else:
+                    top = (o, candidate, True)
+                    bounds = state.bounds(top, False, steps)
+                    if floor == -math.inf or bounds.at_least(top, floor - 1e-9 - bounds.negative + _margin(floor)):
+                        direct = state.cost(o, candidate)
+                        if bounds.at_least(top, direct - bounds.negative + _margin(direct)):
+                            term, complete = direct, False
+                if term is None:
+                    if not complete:
+                        raise GiveUp("a term for the search after one settled by its bound")
+                    term = _converted_or_recomputed(state, o, candidate, memo)
+                terms.append(term)
+            costs.append(sum(terms))
+    except GiveUp:
+        memo = {}
+        return [sum(_converted_or_recomputed(state, o, c, memo) for o in voters) for c in candidates]
+    return costs
+
+
+def _margin(bound: float) -> float:
+    """What a bound proof adds to its threshold, so that a sum of the same own costs in another order
+    (rounded otherwise) still clears it: 1e-6, relative above 1."""
+    return 1e-6 * max(1.0, abs(bound))
 
 
 def _converted_or_recomputed(state: _State, vid: int, target: LinearLayout, memo: dict) -> float:
@@ -527,7 +698,7 @@ def _dot_anchor(state: _State, op: Op) -> tuple[list[LinearLayout], dict[int, Li
     required = {}
     # wgmma reads A from registers in its dot-operand layout, or -- a tile loaded from global memory, as
     # Triton stages it -- from shared memory, where any register layout will do
-    if version == 2 or state.ops[state.def_index(a)].kind != "load":
+    if version == 2 or state.definition(a).kind != "load":
         required[0] = transfer.descriptor_layout(da, _shape(state, a))
     if version == 2:  # wgmma reads B from shared memory: any register layout will do
         db = anchor_rules.dot_operand_layout(mma, 1, state.values[b].dtype)
@@ -600,44 +771,70 @@ def _plan(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int 
     return best
 
 
-def _remat(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int,
-           movable: bool = True, convert: bool = True) -> tuple[float, tuple]:
-    """Recompute ``%vid``'s defining op with its result in ``target`` (operands planned recursively,
-    ``convert`` as in ``_plan``)."""
-    op = state.ops[state.def_index(vid)]
-    kind, attrs = op.kind, dict(op.attrs)
+def _expand(state: _State, vid: int, target: LinearLayout, movable: bool) -> tuple:
+    """What recomputing ``%vid``'s defining op with its result in ``target`` takes, before any operand is
+    planned: ``("bypass", moved, operand)`` (a ``convert_layout``, looked through), ``("free", moved)``
+    (an op of ``FREE_OPS``: no operands, no cost), ``("none",)`` (impossible: a dot, a gather, a shape
+    op no operand layout makes a no-op) or ``("op", moved, own cost, ((operand, its target), ...))``.
+    ``moved``: ``movable`` and ``%vid`` is the single result and has one use (the op changes in place).
+    A function of the state and the key alone (``_remat`` and ``bounds`` read it)."""
+    op = state.definition(vid)
+    kind = op.kind
     moved = movable and len(op.results) == 1 and state.use_count.get(vid, 0) == 1
-    if kind == "convert_layout":  # look through it: it goes away when this was its only use
-        cost, child = _plan(state, op.operands[0], target, memo, depth + 1, False, convert)
-        return (cost, ("bypass", vid, target, moved, (child,), 0.0)) if cost < _INF else (_INF, ())
+    if kind == "convert_layout":
+        return ("bypass", moved, op.operands[0])
     if kind in FREE_OPS:
-        return 0.0, ("remat", vid, target, moved, (), 0.0)
-    operand_targets: list[LinearLayout | None]
+        return ("free", moved)
     op_cost = 0.0
     if kind in ("elementwise", "cast"):
-        operand_targets = [target] * len(op.operands)
+        need = target
         op_cost = 0.0 if moved else _registers(target) * ELEMENTWISE_COST
     elif kind in SHAPE_OPS or kind == "reduce":
-        x = op.operands[0]
         try:
-            need = transfer.backward(kind, attrs, target, _shape(state, x))
-        except LayoutError:
-            need = None
+            need = _backward_transfer(kind, op.attrs, target, _shape(state, op.operands[0]))
+        except TypeError:  # an attribute that is no hashable value: asked uncached
+            need = _backward_transfer.__wrapped__(kind, op.attrs, target, _shape(state, op.operands[0]))
         if need is None:
-            return _INF, ()
-        operand_targets = [need] * len(op.operands)
+            return ("none",)
         if kind == "reduce" and not moved:
             op_cost = _registers(need) * ELEMENTWISE_COST
     elif kind == "load":
         ptr = _pointer_attrs(state, op.operands[0])
         strides, element, align = ptr.attr("strides"), ptr.attr("element"), ptr.attr("align", 16)
-        op_cost = anchor_rules.global_cost(target, strides, element, align=align)
+        op_cost = anchor_rules.global_cost(target, strides, element, align=align, target=state.target)
         if moved:
-            op_cost -= anchor_rules.global_cost(state.layout[vid], strides, element, align=align)
-        operand_targets = [target] * len(op.operands)
+            op_cost -= anchor_rules.global_cost(state.layout[vid], strides, element, align=align,
+                                                target=state.target)
+        need = target
     else:  # dot, gather: anchored results
+        return ("none",)
+    return ("op", moved, op_cost, tuple((o, need) for o in op.operands))
+
+
+@functools.lru_cache(maxsize=8192)
+def _backward_transfer(kind: str, attrs: tuple, target: LinearLayout, shape: tuple[int, ...]) -> LinearLayout | None:
+    """``transfer.backward`` of a shape op or reduction (``None`` where it raises or has no answer), cached:
+    a pure function of immutable values that the backward search asks again and again."""
+    try:
+        return transfer.backward(kind, dict(attrs), target, shape)
+    except LayoutError:
+        return None
+
+
+def _remat(state: _State, vid: int, target: LinearLayout, memo: dict, depth: int,
+           movable: bool = True, convert: bool = True) -> tuple[float, tuple]:
+    """Recompute ``%vid``'s defining op with its result in ``target`` (operands planned recursively,
+    ``convert`` as in ``_plan``)."""
+    step = _expand(state, vid, target, movable)
+    if step[0] == "bypass":  # look through it: it goes away when this was its only use
+        cost, child = _plan(state, step[2], target, memo, depth + 1, False, convert)
+        return (cost, ("bypass", vid, target, step[1], (child,), 0.0)) if cost < _INF else (_INF, ())
+    if step[0] == "free":
+        return 0.0, ("remat", vid, target, step[1], (), 0.0)
+    if step[0] == "none":
         return _INF, ()
-    plans = [_plan(state, o, t, memo, depth + 1, moved, convert) for o, t in zip(op.operands, operand_targets)]
+    _, moved, op_cost, operands = step
+    plans = [_plan(state, o, t, memo, depth + 1, moved, convert) for o, t in operands]
     if any(cost == _INF for cost, _ in plans):  # an operand that cannot be had without a conversion
         return _INF, ()
     children = tuple(node for _, node in plans)
@@ -696,8 +893,9 @@ def _store_alternative(state: _State, conv: Op, memo: dict) -> tuple[float, list
     for u in users:
         ptr = _pointer_attrs(state, u.operands[0])
         strides, element, align = ptr.attr("strides"), ptr.attr("element"), ptr.attr("align", 16)
-        total += anchor_rules.global_cost(src, strides, element, store=True, align=align)
-        total -= anchor_rules.global_cost(state.layout[u.operands[0]], strides, element, store=True, align=align)
+        total += anchor_rules.global_cost(src, strides, element, store=True, align=align, target=state.target)
+        total -= anchor_rules.global_cost(state.layout[u.operands[0]], strides, element, store=True, align=align,
+                                          target=state.target)
         nodes = []
         for k in (0, 2):
             if k < len(u.operands):
@@ -707,10 +905,57 @@ def _store_alternative(state: _State, conv: Op, memo: dict) -> tuple[float, list
     return total, plans
 
 
+def _settled(state: _State, conv: Op, steps: dict) -> tuple | None:
+    """The backward pass's decision on ``conv`` (``x -> R``) from lower bounds: ``("keep",)`` or
+    ``("store", plans)`` (re-lay the stores instead), as the exhaustive search decides it, or None where
+    the bounds do not settle it (then the search decides).
+
+    The store alternative is computed as the search does (its pointer and mask tensors are free ops, and
+    the search's moved ops, the only keys it shares with them, are above its depth limit). The
+    rematerialization needs no plan where its lower bound clears the threshold the decision compares it
+    with: the store alternative's cost where that is below ``floor`` or the conversion's cost (the store
+    wins), else ``max(floor, cost(x -> R))`` (the conversion stays)."""
+    if state.cost_bound is None:
+        return None
+    x, y = conv.operands[0], conv.results[0]
+    top = (x, state.layout[y], True)
+    try:
+        bounds = state.bounds(top, True, steps)
+    except GiveUp:
+        return None
+    if bounds.deepest >= 47:
+        return None
+    floor = state.cost_floor
+    try:  # a rematerialization that may cost less than floor: the search decides (no store priced first)
+        if floor > -math.inf and not bounds.recompute_at_least(top, floor - 1e-9 - bounds.negative + _margin(floor)):
+            return None
+    except GiveUp:
+        return None
+    for user in state.users(y):
+        for k in (0, 2):
+            if user.kind == "store" and k < len(user.operands) and \
+                    state.definition(user.operands[k]).kind not in FREE_OPS:
+                return None
+    store_cost, store_plans = _store_alternative(state, conv, {})
+    if _new_conversions(tuple(n for _, ns in store_plans for _, n in ns)) > 1:
+        store_cost = _INF
+    # below floor the store alternative is applied whatever the rematerialization costs (the conversion's
+    # cost is not asked), below the conversion too: the store wins where the rematerialization costs more
+    try:
+        keep = _INF if store_cost < floor - 1e-9 else max(floor, state.cost(x, state.layout[y])) - 1e-9
+        threshold = min(keep, store_cost)
+        if not bounds.recompute_at_least(top, threshold - bounds.negative + _margin(threshold)):
+            return None
+    except GiveUp:
+        return None
+    return ("keep",) if store_cost >= keep else ("store", store_plans)
+
+
 def _backward(state: _State, max_rounds: int = 4) -> None:
     for _ in range(max_rounds):
         changed = False
         convs = [op.results[0] for op in state.ops if op.kind == "convert_layout"]
+        steps: dict = {}  # _expand's answers, valid until the state changes
         for y in reversed(convs):
             conv = state.defining.get(y) if state._single_definitions else next(
                 (op for op in state.ops if y in op.results), None)  # the conversion, if it is still there
@@ -718,17 +963,24 @@ def _backward(state: _State, max_rounds: int = 4) -> None:
                 continue
             x = conv.operands[0]
             target = state.layout[y]
-            memo: dict = {}
-            remat_cost, node = _remat(state, x, target, memo, 0)
-            store_cost, store_plans = _store_alternative(state, conv, memo)
-            if _new_conversions((node,)) > 1:  # replace one conversion by at most one
-                remat_cost = _INF
-            if _new_conversions(tuple(n for _, ns in store_plans for _, n in ns)) > 1:
-                store_cost = _INF
-            best = min(remat_cost, store_cost)
-            if best == _INF or (best >= state.cost_floor - 1e-9 and best >= state.cost(x, target) - 1e-9):
-                continue  # the conversion stays (its cost is asked only when an alternative might win)
+            settled = _settled(state, conv, steps)
+            if settled is not None:
+                if settled[0] == "keep":
+                    continue
+                remat_cost, node, store_cost, store_plans = _INF, (), 0.0, settled[1]
+            else:
+                memo: dict = {}
+                remat_cost, node = _remat(state, x, target, memo, 0)
+                store_cost, store_plans = _store_alternative(state, conv, memo)
+                if _new_conversions((node,)) > 1:  # replace one conversion by at most one
+                    remat_cost = _INF
+                if _new_conversions(tuple(n for _, ns in store_plans for _, n in ns)) > 1:
+                    store_cost = _INF
+                best = min(remat_cost, store_cost)
+                if best == _INF or (best >= state.cost_floor - 1e-9 and best >= state.cost(x, target) - 1e-9):
+                    continue  # the conversion stays (its cost is asked only when an alternative might win)
             changed = True
+            steps = {}
             if remat_cost <= store_cost:
                 new = _apply(state, node, {})
                 state.replace_uses(y, new)
@@ -849,11 +1101,12 @@ def _conversions_left(state: _State) -> int:
 
 
 # --------------------------------------------------------------------------------------------------
-def _run(program: Program, cost_fn: CostFn, rematerialize: bool, legacy: bool = False) -> _State:
-    state = _State(program, cost_fn)
+def _run(program: Program, cost_fn: CostFn, rematerialize: bool, legacy: bool = False,
+         target: Target | None = None) -> _State:
+    state = _State(program, cost_fn, target)
     state.legacy = legacy
     _forward(state)
-    if legacy and cost_fn is plan_cost:  # the forward pass naive_conversions makes: its count, without a third pass
+    if legacy and cost_fn is plan_cost_on(target):  # the forward pass naive_conversions makes: its count, without a third pass
         state.naive_conversions = _conversions_left(state)
     if rematerialize:
         _backward(state)
@@ -879,12 +1132,13 @@ def _score(state: _State) -> tuple[int, float]:
         elif op.kind in ("load", "store"):
             ptr = _pointer_attrs(state, op.operands[0])
             cost += anchor_rules.global_cost(state.layout[op.operands[0]], ptr.attr("strides"), ptr.attr("element"),
+                                             target=state.target,
                                              store=op.kind == "store", align=ptr.attr("align", 16))
     return count, cost
 
 
 def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True,
-              max_elements: int = MAX_ELEMENTS, start: str = "both") -> EngineResult:
+              max_elements: int = MAX_ELEMENTS, start: str = "both", target: Target | None = None) -> EngineResult:
     """Assign a layout to every value of ``program`` and insert the fewest, cheapest conversions (module doc).
 
     A second run starts from the legacy solution (every value in the default blocked layout, as
@@ -894,21 +1148,26 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     backward pass never adds conversions, so the engine never leaves more than the legacy baseline.
     A direct conversion's cost is asked only where a rematerialization is not already cheaper than
     ``cost_fn.floor`` (a ``CostFunction``'s lower bound on different layouts; ``plan_cost``'s is
-    ``CONVERT_OVERHEAD``; a plain callable has none: every cost is asked): the same choices, fewer plans. The result's
+    ``CONVERT_OVERHEAD``; a plain callable has none: every cost is asked), and where ``cost_fn.bound``
+    is known (``plan_cost``'s: ``bounds.plan_cost_bound``) a merge's term or a backward choice that lower
+    bounds settle is not searched (``bounds.CostBounds``): the same choices, fewer plans. The result's
     ``descriptors`` are found on first access.
     ``start``: ``"anchored"`` or ``"legacy"`` keeps only that run (a caller that judges the candidates
     with a fuller model, as ``kernels.rewrite`` does, asks for each).
+    ``target``: the target the plans and the global-memory costs are for (default: the default target);
+    ``plan_cost`` then plans on it (``plan_cost_on``).
     Requires: every value a tile of at most ``max_elements`` elements (``limits.MAX_ELEMENTS``).
     """
     return propagate_runs(program, cost_fn=cost_fn, rematerialize=rematerialize, max_elements=max_elements,
-                          starts=(start,))[start]
+                          starts=(start,), target=target)[start]
 
 
 _STARTS = ("both", "anchored", "legacy")
 
 
 def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True,
-                   max_elements: int = MAX_ELEMENTS, starts: tuple[str, ...] = _STARTS) -> dict[str, EngineResult]:
+                   max_elements: int = MAX_ELEMENTS, starts: tuple[str, ...] = _STARTS,
+                   target: Target | None = None) -> dict[str, EngineResult]:
     """``{start: propagate(program, start=start)}`` for each of ``starts``, each run made once: the
     choice of ``"both"`` is one of the ``"anchored"`` and ``"legacy"`` runs, not a third (a caller that
     judges every candidate, as ``kernels.rewrite`` does, needs all three).
@@ -928,8 +1187,13 @@ def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, remateriali
     if "legacy" in starts and not rematerialize:
         raise LayoutError("start: the 'legacy' run improves the legacy solution by rematerialization; "
                           "it needs rematerialize=True")
-    anchored = _run(program, cost_fn, rematerialize) if set(starts) - {"legacy"} else None
-    legacy = _run(program, cost_fn, True, legacy=True) if rematerialize and set(starts) - {"anchored"} else None
+    if target is not None and not isinstance(target, Target):
+        raise LayoutError(f"target must be a Target or None, got {type(target).__name__}")
+    if cost_fn is plan_cost:
+        cost_fn = plan_cost_on(target)
+    anchored = _run(program, cost_fn, rematerialize, target=target) if set(starts) - {"legacy"} else None
+    legacy = _run(program, cost_fn, True, legacy=True, target=target) \
+        if rematerialize and set(starts) - {"anchored"} else None
     states = {"anchored": anchored, "legacy": legacy}
     if "both" in starts:
         runs = [run for run in (anchored, legacy) if run is not None]
@@ -943,11 +1207,11 @@ def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, remateriali
     for start in starts:
         state = states[start]
         if id(state) not in results:
-            results[id(state)] = _result(program, state)
+            results[id(state)] = _result(program, state, target)
     return {start: results[id(states[start])] for start in starts}
 
 
-def _result(program: Program, state: _State) -> EngineResult:
+def _result(program: Program, state: _State, target: Target | None = None) -> EngineResult:
     """The ``EngineResult`` of a finished run: its live values, their layouts, its conversions planned."""
     live = {v for op in state.ops for v in op.operands + op.results}
     values = {v: state.values[v] for v in sorted(live)}
@@ -960,7 +1224,7 @@ def _result(program: Program, state: _State) -> EngineResult:
             x, y = op.operands[0], op.results[0]
             bits = state.bits(x)
             try:
-                plan = plan_conversion(layouts[x], layouts[y], bits)
+                plan = plan_conversion(layouts[x], layouts[y], bits, target=target)
             except LayoutError:
                 plan = None
             conversions.append(Conversion(x, y, layouts[x], layouts[y], state.values[x].dtype, plan,

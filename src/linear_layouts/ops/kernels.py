@@ -38,7 +38,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES, SM_THREADS
 from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_kernel, emit_tiled_permute_kernel
 from linear_layouts.codegen.plan import conversion_step, kernel_name
@@ -46,6 +45,7 @@ from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES
+from linear_layouts.target import Target, resolve
 
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "resident_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES",
@@ -174,11 +174,14 @@ def cast_tiles(src_vector: int, dst_vector: int) -> list[TileConfig]:
     return [TileConfig(1, 64, 64, 4, src_vector, dst_vector)]
 
 
-def resident_ctas(config: TileConfig) -> int:
-    """CTAs of ``config`` an SM holds by threads and shared memory (the conversion's buffer holds the tile;
-    each CTA also takes ``CTA_RESERVED_SHARED_BYTES``): 3 for 8-bit 256 x 256 tiles of 16 warps."""
+def resident_ctas(config: TileConfig, target: Target | None = None) -> int:
+    """CTAs of ``config`` an SM of ``target`` (default: the default target) holds by threads and shared memory
+    (the conversion's buffer holds the tile; each CTA also takes the target's reserved shared memory): 3 for
+    8-bit 256 x 256 tiles of 16 warps on sm_90."""
+    t = resolve(target)
     shared = config.tile_bytes if config.transposed else 0
-    return max(1, min(SM_THREADS // config.threads, SM_SHARED_BYTES // (shared + CTA_RESERVED_SHARED_BYTES), _SM_CTAS))
+    return max(1, min(t.sm_threads // config.threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
+                      _SM_CTAS))
 
 
 def _use(config: TileConfig, rows: int, cols: int) -> float:

@@ -28,6 +28,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.pipeline.report import KernelReport, SharedOp
 from linear_layouts.triton_model.lowering import SHARED
+from linear_layouts.target import Target, target_for_module
 
 __all__ = ["Edit", "suggest_edits"]
 
@@ -59,11 +60,11 @@ class Edit:
         return self.before_ns - self.after_ns
 
 
-def _staging_time(op: SharedOp, wavefronts: int) -> float:
-    """A register -> shared store of ``wavefronts`` in the report's units (``SharedOp.triton_time_ns``)."""
+def _staging_time(op: SharedOp, wavefronts: int, target: Target) -> float:
+    """A register -> shared store of ``wavefronts`` in the report's units (``SharedOp.triton_time``)."""
     from linear_layouts.analysis.cost_model import OpCounts, conversion_time_ns
 
-    return conversion_time_ns(OpCounts(wavefronts=wavefronts), op.warps)
+    return conversion_time_ns(OpCounts(wavefronts=wavefronts), op.warps, target=target)
 
 
 def _wgmma_operand(report: KernelReport, encoding: str) -> int | None:
@@ -82,7 +83,7 @@ def _gluon(layout: Any) -> str:
     return gluon_expression(layout)
 
 
-def _store_edit(report: KernelReport, row: int, op: SharedOp) -> Edit | None:
+def _store_edit(report: KernelReport, row: int, op: SharedOp, target: Target) -> Edit | None:
     """A store into shared memory read by wgmma: the K-major register layout, or a cheaper NVMMA layout."""
     from linear_layouts.analysis.shared_advice import Consumer, suggest_shared_layout
     from linear_layouts.layouts.recognize import recognize
@@ -93,7 +94,7 @@ def _store_edit(report: KernelReport, row: int, op: SharedOp) -> Edit | None:
     store = _distributed(op.src_layout)
     try:
         advice = suggest_shared_layout(store, Consumer.wgmma(operand), max(op.bits, 8),
-                                       given=recognize(op.dst_layout, bitwidth=max(op.bits, 8)))
+                                       given=recognize(op.dst_layout, bitwidth=max(op.bits, 8)), target=target)
     except LayoutError:
         return None
     given = next(c for c in advice.candidates if "given" in c.marks)
@@ -109,20 +110,21 @@ def _store_edit(report: KernelReport, row: int, op: SharedOp) -> Edit | None:
                   f"{fix.shared.gluon}")
         also = (f"convert_layout to that layout after the load: {before} -> {fix.converted_total} wavefronts "
                 f"(its {fix.conversion_kind} conversion included)")
-        return Edit(row, subject, change, before, fix.loaded_total, op.triton_time_ns,
-                    _staging_time(op, fix.loaded_total), op.count, also)
+        return Edit(row, subject, change, before, fix.loaded_total, op.triton_time(target),
+                    _staging_time(op, fix.loaded_total, target), op.count, also)
     best = advice.best
     if best.store_wavefronts < before and "given" not in best.marks:
         change = f"in Gluon, allocate the buffer as {best.gluon}"
-        return Edit(row, subject, change, before, best.store_wavefronts, op.triton_time_ns,
-                    _staging_time(op, best.store_wavefronts), op.count)
+        return Edit(row, subject, change, before, best.store_wavefronts, op.triton_time(target),
+                    _staging_time(op, best.store_wavefronts, target), op.count)
     return None
 
 
-def _convert_edit(row: int, op: SharedOp) -> Edit | None:
+def _convert_edit(row: int, op: SharedOp, target: Target) -> Edit | None:
     """A conversion our plan does cheaper: its shared layout in Gluon, or its warp shuffles."""
     plan = op.ours
-    if plan is None or op.ours_time_ns is None or op.triton_time_ns is None or op.ours_time_ns >= op.triton_time_ns:
+    ours, theirs = op.ours_time(target), op.triton_time(target)
+    if plan is None or ours is None or theirs is None or ours >= theirs:
         return None
     subject = f"convert_layout at {op.loc}: {op.src} -> {op.dst}, {_shape(op.shape)} {op.element}"
     if plan.kind == SHARED and plan.shared_layout is not None:
@@ -135,8 +137,7 @@ def _convert_edit(row: int, op: SharedOp) -> Edit | None:
     else:
         change = (f"convert with {plan.kind} (no shared memory); Gluon's convert_layout does not choose it, "
                   "linear_layouts.pipeline.rewrite.rewrite_kernel emits it")
-    return Edit(row, subject, change, op.triton.wavefronts, plan.wavefronts, op.triton_time_ns, op.ours_time_ns,
-                op.count)
+    return Edit(row, subject, change, op.triton.wavefronts, plan.wavefronts, theirs, ours, op.count)
 
 
 def _distributed(layout: LinearLayout) -> LinearLayout:
@@ -149,9 +150,11 @@ def _shape(shape: tuple[int, ...]) -> str:
 
 
 @checked
-def suggest_edits(report: KernelReport) -> tuple[Edit, ...]:
+def suggest_edits(report: KernelReport, *, target: Target | None = None) -> tuple[Edit, ...]:
     """One :class:`Edit` per flagged op of ``report`` (module doc), numbered as the report's table
-    numbers its ops; an op with no cheaper edit gets an ``Edit`` whose ``after_wavefronts`` is None."""
+    numbers its ops; an op with no cheaper edit gets an ``Edit`` whose ``after_wavefronts`` is None.
+    ``target``: the one the report was made for (default: the one its kernel names), its table and ISA."""
+    target = target if target is not None else target_for_module(report.target)
     edits: list[Edit] = []
     seen: dict[tuple, Edit] = {}
     for row, op in enumerate(report.ops, 1):
@@ -162,13 +165,13 @@ def suggest_edits(report: KernelReport) -> tuple[Edit, ...]:
             continue
         edit = None
         if op.kind in _STORES:
-            edit = _store_edit(report, row, op)
+            edit = _store_edit(report, row, op, target)
         elif op.kind == "convert_layout":
-            edit = _convert_edit(row, op)
+            edit = _convert_edit(row, op, target)
         if edit is None:
             edit = Edit(row, f"{op.kind} at {op.loc}: {op.src} -> {op.dst}, {_shape(op.shape)} {op.element}",
                         f"no cheaper edit known to us ({'; '.join(op.flags)}): Triton's choice is the best we know",
-                        op.triton.wavefronts, None, op.triton_time_ns, None, op.count)
+                        op.triton.wavefronts, None, op.triton_time(target), None, op.count)
         seen[key] = edit
         edits.append(edit)
     return tuple(edits)

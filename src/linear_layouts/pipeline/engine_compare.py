@@ -32,6 +32,7 @@ from linear_layouts.pipeline.report import KernelReport
 from linear_layouts.triton_model.lowering import NO_OP, REGISTERS, SHARED
 from linear_layouts.engine import ir as tile_ir
 from linear_layouts.pipeline.ttir_import import ImportedProgram, import_ttir
+from linear_layouts.target import Target
 
 __all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS", "KernelCosts", "kernel_costs", "global_pointers",
            "ttgir_costs", "cost_report"]
@@ -105,9 +106,11 @@ def plan_time_ns(plan, warps: int) -> float:
 
 @checked
 def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str, int] | None = None,
-                        cc: int | None = None, max_ops: int = MAX_ENGINE_OPS) -> EngineComparison:
+                        cc: int | None = None, max_ops: int = MAX_ENGINE_OPS,
+                        target: Target | None = None) -> EngineComparison:
     """Import ``ttir`` (the same compile as ``report``'s TTGIR), propagate it with our engine and compare
-    (module doc). Programs above ``max_ops`` ops are imported but not propagated (``error`` says so)."""
+    (module doc) on ``target`` (default: what ``cc`` or the TTIR names). Programs above ``max_ops`` ops
+    are imported but not propagated (``error`` says so)."""
     from linear_layouts.engine import propagate
 
     t_conv, t_stage, t_wave = triton_side(report)
@@ -115,7 +118,7 @@ def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str
         check_same_kernel(ttir, report.module)
     except LayoutError as error:
         return EngineComparison(t_conv, t_stage, t_wave, error=str(error))
-    imported = import_ttir(ttir, cc=cc, scalars=scalars, num_warps=report.num_warps)
+    imported = import_ttir(ttir, cc=cc, scalars=scalars, num_warps=report.num_warps, target=target)
     base = dict(triton_conversions=t_conv, triton_stagings=t_stage, triton_wavefronts=t_wave,
                 unmodeled=imported.unmodeled, notes=imported.notes)
     n = len(imported.program.ops)
@@ -123,7 +126,7 @@ def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str
         return EngineComparison(**base, error=f"{n} ops: above the {max_ops}-op limit for a report's engine run")
     start = time.time()
     try:
-        result = propagate(imported.program)
+        result = propagate(imported.program, target=target)
     except LayoutError as error:
         return EngineComparison(**base, error=f"the engine could not lay out the imported program: {error}")
     kinds = tuple(c.plan.kind if c.plan is not None else "?" for c in result.conversions)
@@ -163,7 +166,7 @@ _GLOBAL_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "ttg.asy
 
 @checked
 def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None,
-                 scalars: dict[str, int] | None = None) -> KernelCosts:
+                 scalars: dict[str, int] | None = None, target: Target | None = None) -> KernelCosts:
     """The predicted costs of the TTGIR text ``ttgir`` (Triton's, or a rewrite of it) whose TTIR text is
     ``ttir`` (same compile); global accesses are tied to the TTIR's by (op, source location) as ``kernels.rewrite``
     ties values, a pipelined ``cp.async`` standing for its load.
@@ -175,8 +178,9 @@ def kernel_costs(ttir: str, ttgir: str, *, num_warps: int | None = None,
 
     ttir_module, ttgir_module = parse_module(ttir), parse_module(ttgir)
     check_same_kernel(ttir_module, ttgir_module)
-    imported = import_ttir(ttir_module, num_warps=num_warps or ttgir_module.num_warps, scalars=dict(scalars or {}))
-    return ttgir_costs(global_pointers(ttir_module, imported), ttgir, ttgir_module)
+    imported = import_ttir(ttir_module, num_warps=num_warps or ttgir_module.num_warps, scalars=dict(scalars or {}),
+                           target=target)
+    return ttgir_costs(global_pointers(ttir_module, imported), ttgir, ttgir_module, target=target)
 
 
 def global_pointers(ttir: Module, imported: ImportedProgram) -> dict[tuple, list[tile_ir.Op]]:
@@ -197,27 +201,28 @@ def global_pointers(ttir: Module, imported: ImportedProgram) -> dict[tuple, list
 
 
 @functools.lru_cache(maxsize=32)
-def cost_report(ttgir: str) -> KernelReport:
-    """``analyze_ttgir(ttgir, with_triton_estimate=False)``, the report costs are read from, cached:
-    ``kernels.rewrite`` asks for a candidate's twice (to lay out the ops the engine did not, then to judge
-    it), and its runs often give the same text."""
+def cost_report(ttgir: str, target: Target | None = None) -> KernelReport:
+    """``analyze_ttgir(ttgir, with_triton_estimate=False, target=target)``, the report costs are read from,
+    cached: ``kernels.rewrite`` asks for a candidate's twice (to lay out the ops the engine did not, then to
+    judge it), and its runs often give the same text."""
     from linear_layouts.pipeline.report import analyze_ttgir
 
-    return analyze_ttgir(ttgir, with_triton_estimate=False)
+    return analyze_ttgir(ttgir, with_triton_estimate=False, target=target)
 
 
-def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: Module | None = None) -> KernelCosts:
+def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: Module | None = None, *,
+                target: Target | None = None) -> KernelCosts:
     """``kernel_costs`` of the TTGIR text ``ttgir`` (``module``: its parse, if already made) with the
-    TTIR's ``global_pointers``."""
+    TTIR's ``global_pointers``, on ``target`` (default: the one the TTGIR names)."""
     from linear_layouts.engine.anchors import global_cost
     from linear_layouts.triton_model.encodings import Layouts, parse_type
     from linear_layouts.pipeline.shared_memory import shared_memory_need
 
-    report = cost_report(ttgir)
+    report = cost_report(ttgir, target)
     module = report.module if module is None else module
     check_well_formed(module, "ttgir")
     conversions, stagings, wavefronts = triton_side(report)
-    shared_ns = sum(op.triton_time_ns or 0.0 for op in filter(_counted, report.ops))
+    shared_ns = sum(op.triton_time(target) or 0.0 for op in filter(_counted, report.ops))
     layouts, seen, global_ns = Layouts(module), {}, 0.0
     for op in module.functions[0].walk():
         if op.name not in _GLOBAL_OPS:
@@ -231,7 +236,7 @@ def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: 
         ptr = options[min(k, len(options) - 1)]
         layout = layouts.linear(parse_type(op.operand_types[0], module))
         global_ns += global_cost(layout, ptr.attr("strides"), ptr.attr("element"),
-                                 store=key[0] != "tt.load", align=ptr.attr("align", 16))
+                                 store=key[0] != "tt.load", align=ptr.attr("align", 16), target=target)
     need = shared_memory_need(module, report)
     return KernelCosts(conversions, stagings, wavefronts, shared_ns, global_ns, need.bytes)
 

@@ -10,12 +10,13 @@ from pathlib import Path
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.pipeline.engine_compare import compare_with_engine
-from linear_layouts.pipeline.report import KernelReport, analyze_module, analyze_ttgir
+from linear_layouts.pipeline.report import KernelReport, analyze_module
 from linear_layouts.triton_model.encodings import Resolver
 from linear_layouts.triton_model.ir_text import last_module, parse_module
 from linear_layouts.triton_model.trips import grid_op_counts
+from linear_layouts.target import Target, named_target, target_for_module
 
-__all__ = ["report_for_file", "read_ir"]
+__all__ = ["report_for_file", "read_ir", "analysis_target"]
 
 
 @checked
@@ -37,17 +38,32 @@ def read_ir(path: "Path") -> str:
                           "cannot be read)") from None
 
 
-def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | None = None,
-                    with_triton_estimate: bool = True, with_engine: bool = True) -> KernelReport:
+def analysis_target(module_target: str, target: str | Target | None = None, device: str | None = None) -> Target:
+    """The target a module is analyzed for: the one its ``ttg.target`` names (``target_for_module``), on
+    ``device`` (``named_target``); ``target`` (a name or a ``Target``), when given, must be that architecture."""
+    named = target_for_module(module_target)
+    if target is not None:
+        given = target if isinstance(target, Target) else named_target(target, device)
+        if module_target and given.arch != named.arch:
+            raise LayoutError(f"target: {given.arch} given, but the kernel's TTGIR is for {module_target}")
+        return given
+    return named_target(named.arch, device) if device is not None else named
+
+
+def report_for_file(path: str, *, target: str | Target | None = None, device: str | None = None,
+                    resolver: Resolver | None = None, with_triton_estimate: bool = True,
+                    with_engine: bool = True) -> KernelReport:
     """The report of a kernel file or an IR text file:
 
     * ``*.py``: a kernel file (``kernels.spec``), compiled on the CPU by the installed Triton for
-      ``target``; its launch (grid, scalars) gives every op its execution count over the grid;
+      ``target`` (default ``sm_90``); its launch (grid, scalars) gives every op its execution count over the grid;
     * anything else: TTGIR text (``str(module)``, ``compiled.asm["ttgir"]``) or an
-      ``MLIR_ENABLE_DUMP`` log (its last TTGIR module). No Triton needed.
+      ``MLIR_ENABLE_DUMP`` log (its last TTGIR module), analyzed for the target it names (``target``, when
+      given, must agree). No Triton needed.
 
+    ``device``: the device of the target (``H200``: its cost table prices the plans, ``analysis_target``).
     ``with_engine``: also run our engine on the kernel's TTIR (the .py's compile, or the dump's last TTIR
-    module) and compare (``engine_compare``).
+    module) and compare (``engine_compare``); NVIDIA targets only (the engine lays out for NVIDIA).
     """
     p = Path(path)
     if not p.is_file():  # stat only: a FIFO or a device is never opened
@@ -55,24 +71,26 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
         raise LayoutError(f"KERNEL_OR_FILE: {what} {str(path)[:200]!r}")
     if p.suffix == ".py":
         from linear_layouts.triton_model.compile import compile_kernel
-        from linear_layouts.triton_model.kernel_file import load_kernel_file, parse_target
+        from linear_layouts.triton_model.kernel_file import load_kernel_file
 
+        arch = target.arch if isinstance(target, Target) else (target or "sm_90")
         spec = load_kernel_file(p)
-        ir = compile_kernel(spec, target)
+        ir = compile_kernel(spec, arch)
         module = parse_module(ir.ttgir)
         scalars = {f"%{k}": v for k, v in spec.scalars.items() if isinstance(v, int)}
         counts = grid_op_counts(module.functions[0], scalars, spec.grid)
-        backend, arch, _ = parse_target(target)
-        cc = arch if backend == "cuda" else None
-        report = analyze_module(module, resolver=resolver, name=spec.name, counts=counts, cc=cc,
+        chosen = target if isinstance(target, Target) else named_target(arch, device)
+        report = analyze_module(module, resolver=resolver, name=spec.name, counts=counts, target=chosen,
                                 with_triton_estimate=with_triton_estimate, triton_version=ir.triton_version)
-        if with_engine:
-            engine = compare_with_engine(report, parse_module(ir.ttir), scalars=scalars, cc=cc)
+        if with_engine and chosen.backend == "cuda":
+            engine = compare_with_engine(report, parse_module(ir.ttir), scalars=scalars, target=chosen)
             report = dataclasses.replace(report, engine=engine)
         return report
     text = read_ir(p)
-    report = analyze_ttgir(text, resolver=resolver, with_triton_estimate=with_triton_estimate)
-    if with_engine:
+    module = parse_module(last_module(text))
+    chosen = analysis_target(module.target, target, device)
+    report = analyze_module(module, resolver=resolver, with_triton_estimate=with_triton_estimate, target=chosen)
+    if with_engine and chosen.backend == "cuda":
         ttir = None
         if "// -----// IR Dump" in text:
             try:
@@ -84,5 +102,5 @@ def report_for_file(path: str, *, target: str = "sm_90", resolver: Resolver | No
             if sibling.is_file():
                 ttir = parse_module(read_ir(sibling))
         if ttir is not None:
-            report = dataclasses.replace(report, engine=compare_with_engine(report, ttir))
+            report = dataclasses.replace(report, engine=compare_with_engine(report, ttir, target=chosen))
     return report

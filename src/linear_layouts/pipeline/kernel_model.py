@@ -44,12 +44,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linear_layouts.analysis.global_costs import GlobalCostTable, global_table, table_op
+from linear_layouts.analysis.global_costs import GlobalCostTable, global_table, global_table_for, table_op
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.triton_model.global_access import GlobalAccess, global_accesses
 from linear_layouts.triton_model.ir_text import Module, check_well_formed, op_key
+from linear_layouts.target import Target, target_for_module
 
 __all__ = ["KernelTime", "GlobalOpTime", "kernel_time", "predicted_gain", "LONG_LOOP", "narrowed_accesses"]
 
@@ -268,21 +269,24 @@ def _tied_pointers(module: Module, accesses: tuple[GlobalAccess, ...], pointers:
 @checked
 def kernel_time(ttgir: str, pointers: Mapping[tuple, list], *, scalars: Mapping[str, int] | None = None,
                 grid: tuple[int, ...] | None = None, table: GlobalCostTable | None | str = "device",
-                module: Module | None = None) -> KernelTime:
+                module: Module | None = None, target: Target | None = None) -> KernelTime:
     """The predicted time per CTA of the TTGIR text ``ttgir`` (module doc). ``pointers``: the TTIR's
     ``engine_compare.global_pointers`` (strides and alignment of each global access); ``scalars``: the
     kernel's integer arguments by name (``%K``), for loop trip counts; ``grid``: the launch grid, for the
     CTAs an SM overlaps (default: as many as fit); ``table``: the global cost table (default
-    ``"device"``: the measured one of ``analysis/devices/global``, if any; ``None``: the legacy model)."""
-    from linear_layouts.engine.anchors import SMS
+    ``"device"``: the target's measured one of ``target/devices/global``, or the nearest, ``global_table_for``;
+    ``None``: the legacy model); ``target``: the one the kernel runs on (default: the one its TTGIR names):
+    its cost tables, SMs and occupancy."""
     from linear_layouts.pipeline.engine_compare import _counted, cost_report
     from linear_layouts.pipeline.shared_memory import shared_memory_need
-    from linear_layouts.triton_model.registers import MAX_REGISTERS, occupancy, register_estimate
+    from linear_layouts.triton_model.registers import occupancy, register_estimate
 
-    if isinstance(table, str):
-        table = global_table() if table == "device" else global_table(table)
-    report = cost_report(ttgir)
+    report = cost_report(ttgir, target)
     module = report.module if module is None else module
+    if target is None:
+        target = target_for_module(module.target)
+    if isinstance(table, str):
+        table = global_table_for(target) if table == "device" else global_table(table)
     check_well_formed(module, "ttgir")
     executions = _executions(module, scalars, grid)
     unknown = False
@@ -290,17 +294,18 @@ def kernel_time(ttgir: str, pointers: Mapping[tuple, list], *, scalars: Mapping[
     for op in filter(_counted, report.ops):
         count = executions[op.index] if op.index < len(executions) else None
         unknown |= count is None
-        ns = op.triton_time_ns or 0.0
+        ns = op.triton_time(target) or 0.0
         shared[0] += ns * _weight(count, False)
         shared[1] += ns * _weight(count, True) / LONG_LOOP
     registers = register_estimate(module).per_thread
     need = shared_memory_need(module, report).bytes
     threads = module.num_warps * module.threads_per_warp
-    resident = occupancy(registers=min(registers, MAX_REGISTERS), threads=threads, shared_bytes=need)
+    resident = occupancy(registers=min(registers, target.thread_registers), threads=threads, shared_bytes=need,
+                         target=target)
     concurrent = resident
     if grid:
         ctas = math.prod(grid)
-        concurrent = max(1, min(resident, -(-ctas // SMS)))
+        concurrent = max(1, min(resident, -(-ctas // target.sms)))
     accesses = global_accesses(module)
     tied = _tied_pointers(module, accesses, pointers)
     times = []

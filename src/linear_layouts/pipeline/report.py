@@ -63,6 +63,7 @@ from linear_layouts.triton_model.lowering import (  # noqa: F401  (TENSORMAP_RAN
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.layouts import PaddedSharedLayout
 from linear_layouts.layouts.registry import Descriptor, kind_of
+from linear_layouts.target import Target, named_target, target_for_module
 
 __all__ = ["LayoutEntry", "SharedOp", "UnmodeledOp", "KernelReport", "analyze_ttgir", "analyze_module"]
 
@@ -142,17 +143,27 @@ class SharedOp:
 
     @property
     def triton_time_ns(self) -> float | None:
-        """Triton's lowering in SM-nanoseconds per CTA by the calibrated cost model (``analysis.cost_model``:
-        its wavefronts and a barrier after each store and between rounds); None where no table applies."""
+        """``triton_time()`` on the default target's table."""
+        return self.triton_time()
+
+    @property
+    def ours_time_ns(self) -> float | None:
+        """``ours_time()`` on the default target's table."""
+        return self.ours_time()
+
+    def triton_time(self, target: Target | None = None) -> float | None:
+        """Triton's lowering in SM-nanoseconds per CTA by the calibrated cost model on ``target``'s table
+        (``analysis.cost_model``: its wavefronts and a barrier after each store and between rounds); None
+        where no table applies."""
         from linear_layouts.analysis.cost_model import OpCounts, conversion_time_ns
 
         if self.triton.kind != SHARED:
             return 0.0 if self.triton.kind in (NO_OP, "register permutation") else None
         barriers = 2 * self.triton.reps - 1 if self.kind in ("convert_layout", "reduce") else 0
-        return conversion_time_ns(OpCounts(wavefronts=self.triton.wavefronts, barriers_cta=barriers), self.warps)
+        return conversion_time_ns(OpCounts(wavefronts=self.triton.wavefronts, barriers_cta=barriers), self.warps,
+                                  target=target)
 
-    @property
-    def ours_time_ns(self) -> float | None:
+    def ours_time(self, target: Target | None = None) -> float | None:
         """Our plan in SM-nanoseconds per CTA by the same cost model (None without a plan)."""
         from linear_layouts.analysis.cost_model import shared_time_ns, shuffle_time_ns
 
@@ -160,9 +171,9 @@ class SharedOp:
         if p is None:
             return None
         if p.kind == SHARED:
-            return shared_time_ns(p.wavefronts, False, self.warps)
+            return shared_time_ns(p.wavefronts, False, self.warps, target=target)
         if p.shuffle is not None:
-            return shuffle_time_ns(p.shuffle)
+            return shuffle_time_ns(p.shuffle, target=target)
         return 0.0
 
     @property
@@ -257,11 +268,11 @@ def _conflict_flags(lowering: SharedLowering) -> list[str]:
     return flags
 
 
-def _cheaper_flag(op: SharedOp) -> str | None:
+def _cheaper_flag(op: SharedOp, target: Target) -> str | None:
     """"cheaper plan: ..." when our plan of a conversion Triton lowers through shared memory costs under 95%
-    of Triton's by the cost model (None otherwise)."""
+    of Triton's by the cost model on ``target``'s table (None otherwise)."""
     ours, triton = op.ours, op.triton
-    t_ns, o_ns = op.triton_time_ns, op.ours_time_ns
+    t_ns, o_ns = op.triton_time(target), op.ours_time(target)
     if ours is None or triton.kind != SHARED or t_ns is None or o_ns is None or o_ns >= 0.95 * t_ns:
         return None
     if ours.kind != SHARED:
@@ -283,14 +294,14 @@ def _before(version: str, limit: tuple[int, int]) -> bool:
 
 class _Analyzer:
     """What every op's handler reads: the module, its layouts (each LinearLayout computed once and noted
-    as used), the compute capability, the execution counts and the choices of the run."""
+    as used), the target, the execution counts and the choices of the run."""
 
-    def __init__(self, module: Module, layouts: Layouts, cc: int, counts: Mapping[int, int | None] | None,
+    def __init__(self, module: Module, layouts: Layouts, target: Target, counts: Mapping[int, int | None] | None,
                  with_triton_estimate: bool, triton_version: str = ""):
         self.module = module
         self.smem_reduce = _before(triton_version, (3, 7))  # Triton 3.6's reduce and scan lowerings
         self.layouts = layouts
-        self.cc = cc
+        self.target = target
         self.counts = counts
         self.estimate = with_triton_estimate
         self.used: dict[str, dict[tuple[int, ...], LinearLayout]] = {}
@@ -314,7 +325,8 @@ class _Analyzer:
     def shared_op(self, index: int, op: Op, depth: int) -> SharedOp | UnmodeledOp | None:
         """The op's entry by its handler (``_HANDLERS``; AMD's, ``_AMD_HANDLERS``, on a 64-lane or HIP
         module), or None for an op that moves no data through shared memory."""
-        amd = self.module.threads_per_warp != 32 or self.module.backend == "hip"
+        amd = self.target.backend != "cuda" or self.module.threads_per_warp != self.target.lanes \
+            or self.module.backend == "hip"
         handler = (_AMD_HANDLERS if amd else _HANDLERS).get(op.name)
         return handler(self, _Site(index, op, depth, self.count(op))) if handler is not None else None
 
@@ -351,9 +363,9 @@ def _convert_layout(a: _Analyzer, at: _Site) -> SharedOp | None:
         return None
     src, dst = a.linear(s), a.linear(d)
     bits = s.bitwidth or 32
-    triton = convert_lowering(src, dst, bits, a.cc, tail=id(op) == a.tail)
+    triton = convert_lowering(src, dst, bits, a.target, tail=id(op) == a.tail)
     try:
-        ours = plan_conversion(src, dst, max(bits, 8))
+        ours = plan_conversion(src, dst, max(bits, 8), target=a.target)
     except LayoutError:
         ours = None
     estimate = None
@@ -362,7 +374,7 @@ def _convert_layout(a: _Analyzer, at: _Site) -> SharedOp | None:
                     _triton_estimate(triton.layout, _strip(dst), max(bits, 8)))
     entry = SharedOp(at.index, op.name, "convert_layout", op.loc, s.shape, s.element_type, bits, a.name(s), a.name(d),
                      triton, ours, at.depth, at.count, estimate, tuple(_conflict_flags(triton)), src, dst)
-    cheaper = _cheaper_flag(entry)
+    cheaper = _cheaper_flag(entry, a.target)
     return entry if cheaper is None else dataclasses.replace(entry, flags=entry.flags + (cheaper,))
 
 
@@ -384,7 +396,7 @@ def _local_access(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp | None:
     bits = reg.bitwidth or 32
     if a.padded(mem):
         return at.unmodeled("padded shared layout: padding is not modeled")
-    triton = local_lowering(dist, shared, bits, direction, a.cc)
+    triton = local_lowering(dist, shared, bits, direction, a.target)
     estimate = None
     if a.estimate:
         value = _triton_estimate(shared, _strip(dist), max(bits, 8))
@@ -404,7 +416,7 @@ def _reduce(a: _Analyzer, at: _Site) -> SharedOp | None:
     src = a.linear(ins[0])
     result = a.linear(outs[0]) if outs and outs[0].kind == "tensor" and outs[0].encoding else None
     lowering = reduce_lowering_smem if a.smem_reduce else reduce_lowering
-    triton = lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], result, a.cc)
+    triton = lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], result, a.target)
     if triton.kind == NO_OP:
         return None
     return SharedOp(at.index, op.name, "reduce", op.loc, ins[0].shape, ins[0].element_type, ins[0].bitwidth or 32,
@@ -432,7 +444,7 @@ def _scan(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp | None:
     if not ins or not ins[0].encoding:
         return None
     src = a.linear(ins[0])
-    triton = scan_lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], a.cc,
+    triton = scan_lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], a.target,
                            exact_tail=a.smem_reduce)
     if triton.kind == NO_OP:
         return None
@@ -502,8 +514,9 @@ _HANDLERS: Mapping[str, Callable[[_Analyzer, _Site], SharedOp | UnmodeledOp | No
 
 
 # --------------------------------------------------------------------------------------------------
-# AMD (64-lane wavefronts, LDS): the layouts are read and conversions classified, but the LDS bank
-# model and AMD's lowering are not modeled
+# AMD (64-lane wavefronts, LDS): the layouts are read and conversions classified, but Triton's AMD lowering
+# (which ds_read / ds_write it emits) is not modelled, so no LDS wavefront is predicted (the LDS bank model
+# itself is the target's: target.amd)
 # --------------------------------------------------------------------------------------------------
 
 
@@ -522,7 +535,8 @@ def _amd_convert_layout(a: _Analyzer, at: _Site) -> UnmodeledOp | None:
     if not dims or dims == ("register",):
         return None
     what = "warp" if "warp" in dims else "lane"
-    return at.unmodeled(f"AMD conversion across {what}s ({a.name(s)} -> {a.name(d)}): LDS lowering and banks not modeled")
+    return at.unmodeled(f"AMD conversion across {what}s ({a.name(s)} -> {a.name(d)}): Triton's AMD lowering through "
+                        "LDS is not modelled")
 
 
 def _amd_lds_access(a: _Analyzer, at: _Site) -> UnmodeledOp | None:
@@ -539,7 +553,7 @@ def _amd_lds_access(a: _Analyzer, at: _Site) -> UnmodeledOp | None:
                 pass
     if op.name == "tt.reduce":
         return None
-    return at.unmodeled("AMD LDS access: bank model not applicable (64-lane wavefronts)")
+    return at.unmodeled("AMD LDS access: Triton's AMD lowering (its ds_read / ds_write) is not modelled")
 
 
 _AMD_HANDLERS: Mapping[str, Callable[[_Analyzer, _Site], SharedOp | UnmodeledOp | None]] = MappingProxyType({
@@ -638,18 +652,21 @@ def _strip(layout: LinearLayout) -> LinearLayout:
 def analyze_module(module: Module, *, resolver: Resolver | None = None, name: str | None = None,
                    counts: Mapping[int, int | None] | None = None, cc: int | None = None,
                    with_triton_estimate: bool = True, triton_version: str = "",
-                   with_recognition: bool = True) -> KernelReport:
+                   with_recognition: bool = True, target: Target | None = None) -> KernelReport:
     """The report of a parsed TTGIR module (module doc). ``counts`` (``id(op) -> executions``, from
-    ``trips.grid_op_counts``) adds execution counts; ``cc`` overrides the module's target;
-    ``with_recognition``: name each ``#ttg.linear`` layout by the simplest Gluon class that produces it.
+    ``trips.grid_op_counts``) adds execution counts; ``target``: the target the kernel is analyzed for
+    (default: the one its ``ttg.target`` names, ``target_for_module``; ``cc``: a compute capability
+    instead); ``with_recognition``: name each ``#ttg.linear`` layout by the simplest Gluon class that
+    produces it.
 
     Requires: the module's CTAs (``ttg.num-warps`` x ``ttg.threads-per-warp`` x ``ttg.num-ctas`` threads) at
     most ``limits.MAX_ELEMENTS`` threads, each count a power of two: the analysis simulates every warp."""
     check_cta_threads(module)
     layouts = Layouts(module, resolver)
     fn = module.functions[0]
-    cc = cc if cc is not None else (module.compute_capability or 90)
-    analyzer = _Analyzer(module, layouts, cc, counts, with_triton_estimate, triton_version)
+    if target is None:
+        target = named_target(f"sm_{cc}") if cc is not None else target_for_module(module.target)
+    analyzer = _Analyzer(module, layouts, target, counts, with_triton_estimate, triton_version)
     depths = _loop_depths(fn)
     ops: list[SharedOp] = []
     unmodeled: list[UnmodeledOp] = []

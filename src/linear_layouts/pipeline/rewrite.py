@@ -60,7 +60,6 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from linear_layouts.analysis.cost_model import CTA_SHARED_BYTES
 from linear_layouts.core.arguments import checked
 from linear_layouts.layouts import BlockedLayout, DotOperandLayout, SliceLayout, remove_broadcast_registers
 from linear_layouts.layouts.recognize import recognize
@@ -72,6 +71,7 @@ from linear_layouts.triton_model.encodings import Layouts, TypeInfo, check_layou
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee
 from linear_layouts.layouts.ttgir_text import format_attribute
+from linear_layouts.target import DEFAULT_TARGET, Target, named_target, target_for_module
 
 if TYPE_CHECKING:
     from linear_layouts.engine import EngineResult
@@ -139,20 +139,36 @@ class EngineAssignment:
 @checked
 def engine_assignment(ttir: Module, ttgir: Module, *, num_warps: int | None = None,
                       scalars: Mapping[str, int] | None = None, cc: int | None = None,
-                      max_ops: int | None = None, start: str = "both") -> EngineAssignment:
+                      max_ops: int | None = None, start: str = "both",
+                      target: Target | None = None) -> EngineAssignment:
     """Propagate ``ttir`` with our engine (``start``: which of its runs, ``engine.propagate``) and tie its
-    layouts to ``ttgir``'s values by (op name, source location); stores are tied in the same way, in order."""
+    layouts to ``ttgir``'s values by (op name, source location); stores are tied in the same way, in order.
+    ``target``: default ``ttgir``'s (``kernel_target``)."""
     from linear_layouts.engine import propagate
 
-    imported = _imported(ttir, ttgir, num_warps=num_warps, scalars=scalars, cc=cc, max_ops=max_ops)
-    return _tied(ttir, ttgir, imported, propagate(imported.program, start=start))
+    target = kernel_target(ttgir, cc=cc, target=target)
+    imported = _imported(ttir, ttgir, num_warps=num_warps, scalars=scalars, max_ops=max_ops, target=target)
+    return _tied(ttir, ttgir, imported, propagate(imported.program, start=start, target=target))
+
+
+def kernel_target(ttgir: Module, *, cc: int | None = None, target: Target | None = None) -> Target:
+    """The target a rewrite of ``ttgir`` is for: ``target``, else compute capability ``cc``, else the one its
+    ``ttg.target`` names (``cuda:80``: an sm_80 kernel's dots are mma v2, not wgmma). The engine lays out
+    for NVIDIA targets only: another is a LayoutError (an AMD kernel rewritten for an NVIDIA ``target``
+    given explicitly gets 32-lane candidates, which the gate refuses against its 64-lane module)."""
+    if target is None:
+        target = named_target(f"sm_{cc}") if cc is not None else target_for_module(ttgir.target)
+    if target.backend != "cuda":
+        raise LayoutError(f"target: {target.arch}: the engine lays out for NVIDIA targets only (AMD's MFMA "
+                          "anchors and Triton's AMD lowering through LDS are not modelled)")
+    return target
 
 
 def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Mapping[str, int] | None,
-              cc: int | None = None, max_ops: int | None = None) -> ImportedProgram:
+              cc: int | None = None, max_ops: int | None = None, target: Target | None = None) -> ImportedProgram:
     """``ttir`` imported into the engine's tile IR, at most ``max_ops``
     ops (default ``engine_compare.MAX_ENGINE_OPS``), ``ttgir``'s warps unless ``num_warps`` is given,
-    ``ttgir``'s target (``ttg.target = "cuda:80"``) unless ``cc`` is given."""
+    for ``kernel_target(ttgir, cc=cc, target=target)``."""
     from linear_layouts.pipeline.engine_compare import MAX_ENGINE_OPS
     from linear_layouts.pipeline.ttir_import import import_ttir
 
@@ -161,9 +177,8 @@ def _imported(ttir: Module, ttgir: Module, *, num_warps: int | None, scalars: Ma
         raise LayoutError(f"max_ops must be a positive number of ops, got {max_ops}")
     check_same_kernel(ttir, ttgir)
     check_well_formed(ttgir, "ttgir")
-    if cc is None:  # the TTGIR's target (a TTIR has none): an sm_80 kernel's dots are mma v2, not wgmma
-        cc = ttgir.compute_capability
-    imported = import_ttir(ttir, cc=cc, scalars=dict(scalars or {}), num_warps=num_warps or ttgir.num_warps)
+    target = kernel_target(ttgir, cc=cc, target=target)  # the TTGIR's (a TTIR names none)
+    imported = import_ttir(ttir, scalars=dict(scalars or {}), num_warps=num_warps or ttgir.num_warps, target=target)
     n = len(imported.program.ops)
     if n > max_ops:
         raise LayoutError(f"ttir: {n} ops, above the {max_ops}-op limit of the engine's run here "
@@ -1034,19 +1049,20 @@ def _not_well_formed(start: str, candidate: Module) -> str | None:
     return None
 
 
-def _too_big(start: str, shared_bytes: int) -> str | None:
+def _too_big(start: str, shared_bytes: int, target: Target) -> str | None:
     """Why a candidate of the run ``start`` needing ``shared_bytes`` of shared memory cannot launch (more
-    than ``cost_model.CTA_SHARED_BYTES``), as a ``Rewrite.rejected`` line, or ``None``."""
-    if shared_bytes > CTA_SHARED_BYTES:
+    than the target's ``cta_shared_bytes``), as a ``Rewrite.rejected`` line, or ``None``."""
+    if shared_bytes > target.cta_shared_bytes:
+        limit = "cost_model.CTA_SHARED_BYTES" if target == DEFAULT_TARGET else f"{target.name}: Target.cta_shared_bytes"
         return (f"{start}: needs {shared_bytes} bytes of shared memory, more than a CTA can have "
-                f"({CTA_SHARED_BYTES}, cost_model.CTA_SHARED_BYTES)")
+                f"({target.cta_shared_bytes}, {limit})")
     return None
 
 
 def _model_refusal(start: str, own, costs) -> str | None:
     """Why the whole-kernel model refuses a candidate of the run ``start`` (``kernel_model.KernelTime`` of
     Triton's TTGIR ``own`` and of the candidate ``costs``), as a ``Rewrite.rejected`` line, or ``None``:
-    it makes global accesses narrower and no measured table (``analysis/devices/global``) priced that, or
+    it makes global accesses narrower and no measured table (``target/devices/global``) priced that, or
     it is estimated to keep more registers live than ptxas may give a thread, and more than Triton's by an
     allocation unit (``registers.REGISTER_UNIT``; the estimate is no finer)."""
     from linear_layouts.pipeline.kernel_model import narrowed_accesses
@@ -1055,7 +1071,7 @@ def _model_refusal(start: str, own, costs) -> str | None:
     narrowed = narrowed_accesses(own, costs)
     if narrowed and not costs.table:
         return (f"{start}: narrower global accesses ({'; '.join(narrowed)}) and no measured table of global "
-                "instruction costs (analysis/devices/global) to price them")
+                "instruction costs (target/devices/global) to price them")
     if costs.spills and costs.registers > own.registers + REGISTER_UNIT:
         return (f"{start}: an estimated {costs.registers} registers live per thread (Triton's: {own.registers}), "
                 "above the 255 ptxas may give: it would spill")
@@ -1066,7 +1082,7 @@ def _model_refusal(start: str, own, costs) -> str | None:
 def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
                    scalars: Mapping[str, int] | None = None,
                    choose: bool = True, max_ops: int | None = None, verify: str = "off",
-                   grid: tuple[int, ...] | None = None) -> tuple[Rewrite, EngineAssignment]:
+                   grid: tuple[int, ...] | None = None, target: Target | None = None) -> tuple[Rewrite, EngineAssignment]:
     """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile).
 
     ``choose`` (default): the candidates -- the engine's choice and each of its two runs
@@ -1078,7 +1094,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     (``ir_text.check_well_formed``: values defined before use, one type per value, ...; its layouts have
     the module's lanes and warps, ``layouts.check_layouts_fit``), has no more
     conversions than Triton's, fits a CTA's shared memory (``shared_memory.shared_memory_need`` at
-    most ``cost_model.CTA_SHARED_BYTES``) and passes the model's gate (``_model_refusal``: no narrower global
+    most the target's ``cta_shared_bytes``) and passes the model's gate (``_model_refusal``: no narrower global
     accesses it cannot price, no spills it predicts); the one of the largest ``kernel_model.predicted_gain``
     is chosen if that is at least ``MIN_GAIN``, else Triton's TTGIR. ``verify`` (``"process"``: in this
     process; ``"child"``: in a child Python, for a caller inside a Triton compile; ``"off"``): the chosen
@@ -1090,7 +1106,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     fails it is still returned, with the rule it breaks in ``Rewrite.rejected`` (as the one line
     ``choose`` would give it), so the caller sees it is no kernel to compile. ``max_ops``: the largest
     imported TTIR propagated (default ``engine_compare.MAX_ENGINE_OPS``); a larger one is a LayoutError
-    naming the limit."""
+    naming the limit. ``target``: the target the kernel is rewritten for (default: the one its TTGIR names,
+    ``kernel_target``): its plans, its ISA, its shared memory and its device's tables."""
     from linear_layouts.engine import propagate, propagate_runs
     from linear_layouts.pipeline.engine_compare import global_pointers, ttgir_costs
     from linear_layouts.pipeline.kernel_model import kernel_time, predicted_gain
@@ -1098,16 +1115,18 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     if verify not in ("off", "process", "child"):
         raise LayoutError(f"verify must be 'off', 'process' or 'child', got {verify!r}")
     ttgir_module, ttir_module = parse_module(ttgir), parse_module(ttir)
-    imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars, max_ops=max_ops)
+    target = kernel_target(ttgir_module, target=target)
+    imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars, max_ops=max_ops,
+                         target=target)
     if not choose:
-        first = _tied(ttir_module, ttgir_module, imported, propagate(imported.program))
+        first = _tied(ttir_module, ttgir_module, imported, propagate(imported.program, target=target))
         rewrite, candidate = _rewritten(ttgir_module, unique_value_names(ttgir), first.values, first.stores, "best")
         refusal = _not_well_formed("both", candidate)
         if refusal is None:
-            costs = ttgir_costs(global_pointers(ttir_module, imported), rewrite.text)
-            refusal = _too_big("both", costs.shared_bytes)
+            costs = ttgir_costs(global_pointers(ttir_module, imported), rewrite.text, target=target)
+            refusal = _too_big("both", costs.shared_bytes, target)
         return dataclasses.replace(rewrite, rejected=() if refusal is None else (refusal,)), first
-    runs = propagate_runs(imported.program)  # each run once; "both" is one of the other two
+    runs = propagate_runs(imported.program, target=target)  # each run once; "both" is one of the other two
     assignments: dict[int, EngineAssignment] = {}
     for run in runs.values():
         if id(run) not in assignments:
@@ -1117,7 +1136,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     triton_count = _count_converts(ttgir_module)
     unique_ttgir = unique_value_names(ttgir)  # the names of ttgir_module's values (the assignments' keys)
     rewrites: dict[int, tuple[Rewrite, Module]] = {}  # by run: "both" is one of the other two
-    model = dict(scalars=scalars, grid=grid)
+    model = dict(scalars=scalars, grid=grid, target=target)
     own = kernel_time(ttgir, pointers, **model)
     best, texts, rejected = None, set(), []
     for start in ("both", "anchored", "legacy"):
@@ -1137,7 +1156,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
             rejected.append(f"{start}: {rewrite.conversions} conversions, more than Triton's {triton_count}")
             continue
         costs = kernel_time(rewrite.text, pointers, **model)
-        refusal = _too_big(start, costs.shared_bytes) or _model_refusal(start, own, costs)
+        refusal = _too_big(start, costs.shared_bytes, target) or _model_refusal(start, own, costs)
         if refusal is not None:
             rejected.append(refusal)
             continue

@@ -49,6 +49,7 @@ the engine may lay them out at no cost (stated, never silent).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import Module, Op, Region, check_well_formed, iter_args, loop_bounds
 from linear_layouts.triton_model.ir_types import TensorType, parse_type
 from linear_layouts.core.mlir_text import I32_ARRAY, INTEGER_TYPE, VALUE_USE, pointee
+from linear_layouts.target import WGMMA, Target, named_target, target_for_module
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
 
@@ -136,13 +138,19 @@ class ImportedProgram:
 
 
 def _elem(t: TensorType) -> str:
-    return t.element_type if pointee(t.element_type) is None else "ptr"
+    return t.element_type if _pointee(t.element_type) is None else "ptr"
+
+
+@functools.lru_cache(maxsize=1024)
+def _pointee(text: str) -> str | None:
+    """``mlir_text.pointee``, cached (the importer asks it of every value's element type)."""
+    return pointee(text)
 
 
 class _Importer:
-    def __init__(self, module: Module, cc: int, scalars: dict[str, int], num_warps: int | None = None):
+    def __init__(self, module: Module, target: Target, scalars: dict[str, int], num_warps: int | None = None):
         self.module = module
-        self.cc = cc
+        self.target = target
         self.scalars = scalars
         self.num_warps = num_warps or module.num_warps
         self.splat_values: dict[str, int] = {}  # integer constants and splats of known scalars (import_ttir)
@@ -159,16 +167,21 @@ class _Importer:
         self.keep: set[str] = set()
         self.notes: set[str] = set()
         self.loops = 0
+        self._parsed: dict[str, TensorType] = {}  # typ's answers
 
     # -- helpers ---------------------------------------------------------------------------------
     def typ(self, text: str) -> TensorType:
-        return parse_type(text, self.module)
+        """``parse_type`` of ``text`` in this module, once per spelling (a kernel repeats a few types)."""
+        found = self._parsed.get(text)
+        if found is None:
+            found = self._parsed[text] = parse_type(text, self.module)
+        return found
 
     def missing(self, op: Op, reason: str) -> None:
         self.unmodeled.append((op.name, str(op.loc), reason))
         for r, text in zip(op.results, op.result_types or ()):
             t = self.typ(text)
-            if t.kind == "tensor" and t.shape and pointee(t.element_type) is None:
+            if t.kind == "tensor" and t.shape and _pointee(t.element_type) is None:
                 self.values[r] = self.b.full(list(t.shape), 0, _elem(t))
 
     def data(self, name: str, like: TensorType | None = None) -> int:
@@ -314,13 +327,13 @@ class _Importer:
     def op_tt_splat(self, op: Op) -> None:
         t = self.types[op.results[0]]
         src = op.operands[0]
-        if pointee(t.element_type) is not None:
+        if _pointee(t.element_type) is not None:
             base = self.arg_pointer(src)
             if base is not None:
                 self.pointers[op.results[0]] = (base[0], base[1], _Affine(t.shape, (0,) * len(t.shape)))
                 self.palign[op.results[0]] = self.palign.get(src, _element_bytes(base[1]))
             else:
-                self.pointers[op.results[0]] = ("", pointee(t.element_type), None)
+                self.pointers[op.results[0]] = ("", _pointee(t.element_type), None)
             return
         if src in self.values and self.is_data(src):
             self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
@@ -555,7 +568,7 @@ class _Importer:
         if len(t.shape) != 2:
             self.missing(op, f"{len(t.shape)}-D dot (the engine's dot is 2-D)")
             return
-        version = 3 if self.cc >= 90 and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
+        version = 3 if self.target.has(WGMMA) and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
         acc = self.data(c, t)
         if self.b._values[acc].dtype != _elem(t):
             acc = self.b.cast(acc, _elem(t))
@@ -595,7 +608,7 @@ class _Importer:
             if self.b._values[value].dtype != "bf16":
                 value = self.b.cast(value, "bf16")
             operands.append(value)
-        version = 3 if self.cc >= 90 and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
+        version = 3 if self.target.has(WGMMA) and t.shape[0] >= 64 and self.num_warps % 4 == 0 else 2
         acc = self.data(c, t)
         if self.b._values[acc].dtype != _elem(t):
             acc = self.b.cast(acc, _elem(t))
@@ -703,15 +716,15 @@ def _element_bytes(element: str) -> int:
 
 @checked
 def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int] | None = None,
-                num_warps: int | None = None) -> ImportedProgram:
-    """Import the first function of a TTIR module (module doc). ``cc``: the compute capability the dots
-    target (default: the module's, else 90); ``scalars``: known integer arguments (``%n`` -> value);
+                num_warps: int | None = None, target: Target | None = None) -> ImportedProgram:
+    """Import the first function of a TTIR module (module doc). ``target``: the target the dots are for
+    (wgmma where it has them; default: the module's ``ttg.target``, else the default target; ``cc``: a
+    compute capability instead); ``scalars``: known integer arguments (``%n`` -> value);
     ``num_warps``: the launch's (TTIR modules do not carry it; default the module's attribute, else 4)."""
     check_well_formed(module, "ttir")
-    if cc is None:
-        cc = module.compute_capability
-        cc = 90 if cc is None else cc
-    imp = _Importer(module, cc, dict(scalars or {}), num_warps)
+    if target is None:
+        target = named_target(f"sm_{cc}") if cc is not None else target_for_module(module.target)
+    imp = _Importer(module, target, dict(scalars or {}), num_warps)
     fn = module.functions[0]
     splat_values = imp.splat_values
     attrs = dict(fn.arg_attrs)

@@ -50,6 +50,8 @@ from dataclasses import dataclass
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.target import VECTOR_ATOMICS
+from linear_layouts.target.nvidia import features_of
 from linear_layouts.triton_model.axis_info import AxisInfo, axis_info
 from linear_layouts.triton_model.encodings import Layouts, parse_type
 from linear_layouts.triton_model.ir_text import Module, Op
@@ -275,7 +277,7 @@ def _tensor(index: int, op: Op, module: Module, layouts: Layouts, info: Mapping[
     m = re.search(r"tt\.atomic_rmw\s+(\w+)\s*,", op.text)
     rmw = m.group(1) if m else "add"
     element = _pointee(ptr_type.element)
-    vectorized = cc >= 90 and rmw == "fadd" and element in ("f16", "bf16", "f32")
+    vectorized = VECTOR_ATOMICS in features_of(cc) and rmw == "fadd" and element in ("f16", "bf16", "f32")
     packed = 1
     if not vectorized:
         packed = min(vec, 2 if element == "f16" else 1)

@@ -13,12 +13,16 @@ addresses.
   transposed) when the register-to-offset map allows it, else vectorized ``ld/st.shared``
   (``lowerLdStShared``: the widest register run that is contiguous in shared memory, at most 16 bytes).
 
+The instructions Triton may pick are the ``target``'s ISA features (default: the default target, sm_90):
+``ldmatrix`` from sm_75, ``stmatrix`` from sm_90 (``Target.has``). Triton's AMD lowering is not modelled:
+an AMD target is a LayoutError.
+
 Example (a 64x64 fp16 transpose, 4 warps, sm_90): st.shared.v4 then ldmatrix.x4.trans, conflict-free:
 
 >>> from linear_layouts.layouts import BlockedLayout
 >>> a = BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0]).to_linear([64, 64])
 >>> b = BlockedLayout([8, 1], [4, 8], [1, 4], [0, 1]).to_linear([64, 64])
->>> p = convert_lowering(a, b, 16, 90)
+>>> p = convert_lowering(a, b, 16)
 >>> p.kind, [(s.instruction, s.count, s.wavefronts) for s in p.stores + p.loads]
 ('shared memory', [('st.shared.v4', 16, 64), ('ldmatrix.x4.trans', 16, 64)])
 """
@@ -38,6 +42,7 @@ from linear_layouts.layouts.base import order_from_bases
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import ColumnAction, LinearLayout, divide_left, divide_right
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
+from linear_layouts.target import LDMATRIX, STMATRIX, Target, resolve
 
 __all__ = [
     "Instructions", "SharedLowering", "convert_lowering", "local_lowering", "reduce_lowering", "reduce_lowering_smem",
@@ -280,12 +285,21 @@ MATRIX_TILE = ((0, 1), (2, 3, 4))
 MATRIX_TRANS_TILE = ((2, 3, 4), (0, 1))
 
 
-def instruction_tiles(bits: int, cc: int) -> tuple[list[tuple], list[tuple]]:
-    """(store-side, load-side) instruction tiles Triton considers on compute capability ``cc``:
-    ld/st.shared always; ldmatrix from sm_75 and stmatrix from sm_90 for elements of at most 32 bits;
+def _nvidia(target: Target | None) -> Target:
+    """``target`` (default: the default target), which must be an NVIDIA one: the model is Triton's NVIDIA backend."""
+    target = resolve(target)
+    if target.backend != "cuda":
+        raise LayoutError(f"target: Triton's lowering is modelled for NVIDIA targets only, not {target.arch}")
+    return target
+
+
+def instruction_tiles(bits: int, target: Target | None = None) -> tuple[list[tuple], list[tuple]]:
+    """(store-side, load-side) instruction tiles Triton considers on ``target``: ld/st.shared always;
+    ldmatrix and stmatrix where the target has them (sm_75, sm_90) for elements of at most 32 bits;
     their ``.trans`` forms for 16-bit elements."""
+    target = _nvidia(target)
     src, dst = [LDST_TILE], [LDST_TILE]
-    ld, st = cc >= 75, cc >= 90
+    ld, st = target.has(LDMATRIX), target.has(STMATRIX)
     if bits <= 32:
         if st:
             src.append(MATRIX_TILE)
@@ -300,12 +314,13 @@ def instruction_tiles(bits: int, cc: int) -> tuple[list[tuple], list[tuple]]:
 
 
 @checked
-def optimal_swizzling(src: LinearLayout, dst: LinearLayout, bits: int, cc: int) -> tuple[LinearLayout, tuple[int, int]]:
+def optimal_swizzling(src: LinearLayout, dst: LinearLayout, bits: int,
+                      target: Target | None = None) -> tuple[LinearLayout, tuple[int, int]]:
     """Triton's ``optimalSwizzling`` with the target's instruction tiles: (scratch layout, (store tile
     index, load tile index)); 0 is ld/st.shared, 1 ldmatrix/stmatrix, 2 their ``.trans`` forms."""
     a, b = src.flatten_outs(), dst.flatten_outs()
     total = (128 // bits).bit_length() - 1
-    src_tiles, dst_tiles = instruction_tiles(bits, cc)
+    src_tiles, dst_tiles = instruction_tiles(bits, target)
     candidates = []
     for i, ts in enumerate(src_tiles):
         for j, td in enumerate(dst_tiles):
@@ -487,14 +502,16 @@ def _mixed_transpositions(src: LinearLayout, dst: LinearLayout) -> int:
 
 
 @checked
-def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 90, *, tail: bool = False) -> SharedLowering:
-    """Triton's lowering of ``convert_layout`` from ``src`` to ``dst`` (``bits``-bit elements, sm_``cc``).
+def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, target: Target | None = None, *,
+                     tail: bool = False) -> SharedLowering:
+    """Triton's lowering of ``convert_layout`` from ``src`` to ``dst`` (``bits``-bit elements, on ``target``).
 
     ``tail``: the conversion is the kernel's last shared-memory op and its result only feeds the global
     stores that end the kernel. Triton predicates those stores off in the threads that hold copies
     (zero lane / warp bases of ``dst``); ptxas turns that predicate into an early ``EXIT`` and sinks the
     ``ld.shared`` behind it, so only the owning threads load (SASS of row_sum and moe_router, Triton 3.6,
     sm_90: ``@!P0 EXIT; LDS; STG``; ncu 1 and 2 wavefronts per CTA where all 4 warps would give 4)."""
+    target = _nvidia(target)
     if bits < 8:
         bits = 8
     dims = conversion_dims(src, dst)
@@ -508,7 +525,7 @@ def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 
         return SharedLowering(SHUFFLE, note="warp shuffles (no shared memory)")
     a = _dist(src).remove_zero_bases_along_dim(REG)
     b = _dist(dst).remove_zero_bases_along_dim(REG)
-    smem, (i_src, i_dst) = optimal_swizzling(a, b, bits, cc)
+    smem, (i_src, i_dst) = optimal_swizzling(a, b, bits, target)
     n_reps = smem.in_dim_size("reps")
     reps = LinearLayout.identity_1d(n_reps, REG, "reps")
     sides = []
@@ -528,10 +545,12 @@ def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, cc: int = 
 
 
 @checked
-def local_lowering(distributed: LinearLayout, shared: LinearLayout, bits: int, op: str, cc: int = 90) -> SharedLowering:
+def local_lowering(distributed: LinearLayout, shared: LinearLayout, bits: int, op: str,
+                   target: Target | None = None) -> SharedLowering:
     """Triton's lowering of ``local_load`` (``op="load"``) or ``local_store`` / ``local_alloc %x``
     (``"store"``) between a distributed layout and a shared layout (offset -> tensor): ``ldmatrix`` /
-    ``stmatrix`` (plain, then ``.trans``) where they fit, else vectorized ``ld/st.shared``."""
+    ``stmatrix`` (plain, then ``.trans``) where they fit and ``target`` has them, else vectorized ``ld/st.shared``."""
+    target = _nvidia(target)
     if bits < 8:
         bits = 8
     reg = _dist(distributed).remove_zero_bases_along_dim(REG)
@@ -539,7 +558,7 @@ def local_lowering(distributed: LinearLayout, shared: LinearLayout, bits: int, o
     cvt = reg.invert_and_compose(mem)
     if cvt.has_out_dim(BLOCK):
         cvt = cvt.sublayout(cvt.in_dim_names, [OFFSET])
-    supported = (cc >= 90) if op == "store" else (cc >= 75)
+    supported = target.has(STMATRIX if op == "store" else LDMATRIX)
     if supported:
         for transpose in (False, True):
             result = matrix_instructions(cvt, bits, op, transpose=transpose)
@@ -597,7 +616,7 @@ def _drop_axis(layout: LinearLayout, axis: int) -> LinearLayout:
 
 @checked
 def reduce_lowering(src: LinearLayout, axis: int, bits: list[int], result: LinearLayout | None,
-                    cc: int = 90) -> SharedLowering:
+                    target: Target | None = None) -> SharedLowering:
     """Triton's lowering of ``tt.reduce`` along ``axis`` of a tensor in ``src`` with operands of ``bits``
     each: reduce in registers, then across lanes by shuffles; while warps still hold parts of the axis,
     move the partials (a ``convert_layout`` per operand) into the layout where those warp bits are lane
@@ -612,15 +631,15 @@ def reduce_lowering(src: LinearLayout, axis: int, bits: list[int], result: Linea
     rounds = 0
     while reg.out_dim_size(reg.out_dim_names[axis]) > 1 and rounds < 2:
         tmp = inter_warp_layout(reg, axis)
-        step = [convert_lowering(reg, tmp, b, cc) for b in bits]
+        step = [convert_lowering(reg, tmp, b, target) for b in bits]
         parts, scratch = parts + step, max(scratch, sum(p.scratch_bytes for p in step))
         reg = zero_bases_along(tmp, axis, LANE)
         rounds += 1
     if result is not None and reg.num_out_dims > 1:
         flat = _drop_axis(reg, axis)
-        target = _dist(result)
-        if flat != target:
-            step = [convert_lowering(flat, target, b, cc) for b in bits]
+        wanted = _dist(result)
+        if flat != wanted:
+            step = [convert_lowering(flat, wanted, b, target) for b in bits]
             parts, scratch = parts + step, max(scratch, sum(p.scratch_bytes for p in step))
     stores = _merge([s for p in parts for s in p.stores], 1)
     loads = _merge([s for p in parts for s in p.loads], 1)
@@ -644,7 +663,7 @@ def layout_order(layout: LinearLayout) -> list[int]:
 
 @checked
 def reduce_lowering_smem(src: LinearLayout, axis: int, bits: list[int], result: LinearLayout | None,
-                         cc: int = 90) -> SharedLowering:
+                         target: Target | None = None) -> SharedLowering:
     """Triton 3.6's lowering of ``tt.reduce`` (fitted on its static PTX; 3.9 lowers through conversions,
     ``reduce_lowering``): reduce in registers and across lanes by shuffles; when warps hold parts of the
     axis, (1) the lanes at axis position 0 store their partial at ``[warp's axis index, rest of the
@@ -653,6 +672,7 @@ def reduce_lowering_smem(src: LinearLayout, axis: int, bits: list[int], result: 
     threads`` rounds), shuffles across the warps' partials and the first lane of each group stores the
     total back; (3) every thread loads its result elements (axis index 0). Scalar ``ld/st.shared`` of the
     element's width, one scratch per operand; ``result`` None: a 0-d result (one broadcast load)."""
+    _nvidia(target)
     check_layout_size(src, MAX_ELEMENTS, "reduce_lowering_smem: src")  # loops over every warp's registers
     layout = _dist(src).remove_zero_bases_along_dim(REG)
     rank = layout.num_out_dims
@@ -740,7 +760,7 @@ def reduce_lowering_smem(src: LinearLayout, axis: int, bits: list[int], result: 
 # --------------------------------------------------------------------------------------------------
 # scans (Triton's three-phase scan lowering)
 # --------------------------------------------------------------------------------------------------
-def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90, *,
+def scan_lowering(src: LinearLayout, axis: int, bits: list[int], target: Target | None = None, *,
                   exact_tail: bool = False, max_elements: int = MAX_ELEMENTS) -> SharedLowering:
     """Triton's lowering of ``tt.scan`` along ``axis`` of a tensor in ``src`` with operands of ``bits``:
     prefixes within each thread's *group* (the lowest axis bits held in registers), then across the
@@ -755,6 +775,7 @@ def scan_lowering(src: LinearLayout, axis: int, bits: list[int], cc: int = 90, *
     axis are left out (``NOT_MODELED``). ``exact_tail``: Triton 3.6's loads of the totals, the widest
     vectors that fit the chunks still needed (7 totals: 4 + 2 + 1 elements) instead of 3.9's one width.
     Enumerates every thread's registers: ``src`` may hold at most ``max_elements`` elements."""
+    _nvidia(target)
     check_layout_size(src, max_elements, "scan_lowering: src")
     layout = _dist(src).remove_zero_bases_along_dim(REG)
     names = layout.out_dim_names

@@ -11,10 +11,11 @@ and used in it is live through the loop), its registers free for the result of t
 of the values live there, plus the scalars (each one or two registers). ptxas then allocates what it
 needs, at most ``MAX_REGISTERS``; above that it spills to local memory.
 
-Occupancy (``occupancy``): CTAs one SM keeps resident, the least of what its registers
-(``SM_REGISTERS``, allocated per warp in units of ``REGISTER_UNIT``), its threads (``SM_THREADS``), its
-shared memory (``SM_SHARED_BYTES``, each CTA taking ``CTA_RESERVED_SHARED_BYTES`` more) and
-``SM_CTAS`` allow (NVIDIA's CUDA occupancy rules for sm_80 / sm_90).
+Occupancy (``occupancy``): CTAs one SM keeps resident on a ``target``, the least of what its registers
+(``Target.sm_registers``, allocated per warp in units of ``REGISTER_UNIT``, at most
+``Target.thread_registers`` a thread), its threads (``Target.sm_threads``), its shared memory
+(``Target.sm_shared_bytes``, each CTA taking ``Target.cta_reserved_shared_bytes`` more) and ``SM_CTAS``
+allow (NVIDIA's CUDA occupancy rules for sm_80 / sm_90 / sm_100).
 
 >>> occupancy(registers=128, threads=256, shared_bytes=0)
 2
@@ -27,21 +28,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from linear_layouts.analysis.cost_model import CTA_RESERVED_SHARED_BYTES, SM_SHARED_BYTES, SM_THREADS
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.axis_info import AxisInfo, axis_info
 from linear_layouts.triton_model.encodings import Layouts, parse_type
 from linear_layouts.triton_model.ir_text import Module, iter_args
 from linear_layouts.triton_model.liveness import lower_function, value_live_ranges
+from linear_layouts.target import DEFAULT_TARGET, Target, resolve
 
 __all__ = ["RegisterEstimate", "register_estimate", "distinct_registers", "occupancy", "MAX_REGISTERS", "SM_REGISTERS", "SM_CTAS",
            "REGISTER_UNIT"]
 
-#: the most 32-bit registers ptxas gives one thread (sm_80 / sm_90)
-MAX_REGISTERS = 255
-#: 32-bit registers of one SM's register file (64 K)
-SM_REGISTERS = 65536
+#: the most 32-bit registers ptxas gives one thread, and an SM's register file: the default target's
+#: (``Target.thread_registers``, ``Target.sm_registers``; 255 and 64 K on sm_80 .. sm_100)
+MAX_REGISTERS = DEFAULT_TARGET.thread_registers
+SM_REGISTERS = DEFAULT_TARGET.sm_registers
 #: CTAs one SM keeps resident at most (sm_90: 32)
 SM_CTAS = 32
 #: registers are allocated to a warp in units of this many per thread (256 per warp)
@@ -158,14 +159,18 @@ def distinct_registers(layout, info: AxisInfo | None) -> int:
 
 
 @checked
-def occupancy(*, registers: int, threads: int, shared_bytes: int) -> int:
-    """CTAs one SM keeps resident with ``registers`` per thread, ``threads`` per CTA and ``shared_bytes`` of
-    shared memory per CTA (module doc); at least 1 (a CTA that fits nowhere does not launch at all)."""
+def occupancy(*, registers: int, threads: int, shared_bytes: int, target: Target | None = None) -> int:
+    """CTAs one SM of ``target`` (default: the default target) keeps resident with ``registers`` per thread,
+    ``threads`` per CTA and ``shared_bytes`` of shared memory per CTA (module doc); at least 1 (a CTA that
+    fits nowhere does not launch at all)."""
     if threads < 1:
         raise LayoutError(f"threads must be a positive number of threads per CTA, got {threads}")
-    warps = -(-threads // 32)
-    per_warp = -(-min(max(registers, 1), MAX_REGISTERS) // REGISTER_UNIT) * REGISTER_UNIT * 32
-    by_registers = SM_REGISTERS // (per_warp * warps)
-    by_threads = SM_THREADS // (warps * 32)
-    by_shared = SM_SHARED_BYTES // (shared_bytes + CTA_RESERVED_SHARED_BYTES) if shared_bytes else SM_CTAS
+    t = resolve(target)
+    lanes = t.lanes
+    warps = -(-threads // lanes)
+    per_warp = -(-min(max(registers, 1), t.thread_registers) // REGISTER_UNIT) * REGISTER_UNIT * lanes
+    by_registers = t.sm_registers // (per_warp * warps)
+    by_threads = t.sm_threads // (warps * lanes)
+    reserved = t.cta_reserved_shared_bytes
+    by_shared = t.sm_shared_bytes // (shared_bytes + reserved) if shared_bytes else SM_CTAS
     return max(1, min(by_registers, by_threads, by_shared, SM_CTAS))

@@ -19,13 +19,16 @@ with ``torch.compile``'s Triton kernels in ``model`` mode where Inductor compile
 and does not serve the kernel from its own caches (e.g. ``TORCHINDUCTOR_FX_GRAPH_CACHE=0``); Inductor
 launches its kernels itself, so ``measured`` mode gives them Triton's TTGIR. Gluon kernels are left alone.
 Whatever fails on our path keeps Triton's TTGIR with one ``TritonHookWarning`` per kernel.
+``decision(kernel)`` says what was chosen for a compiled kernel and why (its ``Basis``);
+``$LINEAR_LAYOUTS_TRITON_LOG=1`` traces each step of the measured choice on stderr (``log``).
 """
 
-from linear_layouts.pipeline.triton_hook.decisions import Decision
+from linear_layouts.pipeline.triton_hook.decisions import Basis, Decision
 from linear_layouts.pipeline.triton_hook.hook import disable, enable, enabled, installed, mode, optimize
+from linear_layouts.pipeline.triton_hook.log import LOG_ENV
 from linear_layouts.pipeline.triton_hook.measure import decision_of as decision
 from linear_layouts.pipeline.triton_hook.settings import MODE_ENV, Mode
 from linear_layouts.pipeline.triton_hook.stage import TritonHookWarning
 
-__all__ = ["enable", "disable", "enabled", "optimize", "mode", "installed", "decision", "Decision", "Mode",
-           "TritonHookWarning", "MODE_ENV"]
+__all__ = ["enable", "disable", "enabled", "optimize", "mode", "installed", "decision", "Decision", "Basis", "Mode",
+           "TritonHookWarning", "MODE_ENV", "LOG_ENV"]

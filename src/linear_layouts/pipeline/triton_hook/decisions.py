@@ -11,60 +11,107 @@ only when the file is ours, regular and private, and both hashes and every field
 file planted by someone else, an edited decision, a truncated file, a collision of the short name) is refused
 with a ``CacheWarning`` and the choice is measured afresh.
 
->>> Decision("ours", "measured", triton_us=10.0, ours_us=8.0).measured_gain
+>>> Decision("ours", Basis.MEASURED_FASTER, "measured", triton_samples_us=(10.0, 10.2, 9.8),
+...          ours_samples_us=(8.0, 8.1, 7.9)).measured_gain
 0.2
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import hashlib
 import json
 import math
 import os
+import statistics
 import warnings
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import quote
 
-__all__ = ["Decision", "identity", "load", "store", "decision_path", "CHOICES"]
+__all__ = ["Decision", "Basis", "OURS_BASES", "identity", "load", "store", "decision_path", "CHOICES"]
 
 #: what a decision keeps: our TTGIR or Triton's
 CHOICES = ("ours", "triton")
 _PREFIX = "triton-choice-"
 
 
+class Basis(str, enum.Enum):
+    """What a choice rests on: ``ours`` is kept only on a measured win (measured mode) or a predicted gain
+    (model mode); each other basis keeps Triton's variant and says why."""
+
+    MEASURED_FASTER = "measured faster"
+    PREDICTED_GAIN = "predicted gain"
+    MEASURED_NOT_FASTER = "measured not faster"
+    NO_PREDICTED_GAIN = "no predicted gain"
+    OUTPUTS_DIFFER = "outputs differ"
+    NOT_MEASURABLE = "not measurable"
+    ERROR = "error"
+
+
+#: the bases on which our variant is kept
+OURS_BASES = (Basis.MEASURED_FASTER, Basis.PREDICTED_GAIN)
+
+
 @dataclass(frozen=True)
 class Decision:
-    """The choice for one specialization: ``choice`` (``"ours"`` / ``"triton"``), ``reason`` (one line),
-    the medians per launch in microseconds and the samples each (where measured), the model's predicted
-    gain, and -- for ``"ours"`` -- our TTGIR and the SHA-256 of Triton's TTGIR it rewrites, from which the
-    chosen variant is compiled again in a later process."""
+    """The choice for one specialization: ``choice`` (``"ours"`` / ``"triton"``), its ``basis`` and
+    ``reason`` (one line), the model's predicted gain, the measured per-launch times of each variant
+    (microseconds; one value per timed sample of ``inner`` launches) where measured, and -- for ``"ours"`` in
+    measured mode -- our TTGIR and the SHA-256 of Triton's TTGIR it rewrites, from which the chosen variant
+    is compiled again in a later process. ``triton_us`` / ``ours_us``: the medians.
+
+    Requires: ``choice == "ours"`` exactly when ``basis`` is in ``OURS_BASES``."""
 
     choice: str
+    basis: Basis
     reason: str
-    triton_us: float | None = None
-    ours_us: float | None = None
-    samples: int = 0
     predicted_gain: float | None = None
-    ttgir: str = ""
-    ttgir_from: str = ""
+    triton_samples_us: tuple[float, ...] = ()
+    ours_samples_us: tuple[float, ...] = ()
+    inner: int = 0
+    ttgir: str = field(default="", repr=False)
+    ttgir_from: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:
         if self.choice not in CHOICES:
             raise LayoutError(f"choice must be one of {list(CHOICES)}, got {quote(self.choice)}")
+        try:
+            object.__setattr__(self, "basis", Basis(self.basis))
+        except ValueError:
+            raise LayoutError(f"basis must be one of {[b.value for b in Basis]}, got {quote(self.basis)}") from None
+        if (self.choice == "ours") != (self.basis in OURS_BASES):
+            raise LayoutError(f"choice {quote(self.choice)} does not follow from the basis {quote(self.basis.value)}")
         if not isinstance(self.reason, str) or not isinstance(self.ttgir, str) or not isinstance(self.ttgir_from, str):
             raise LayoutError("reason, ttgir and ttgir_from must be strings")
-        for name in ("triton_us", "ours_us", "predicted_gain"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not math.isfinite(value)):
-                raise LayoutError(f"{name} must be a finite number or None, got {quote(value)}")
-        if isinstance(self.samples, bool) or not isinstance(self.samples, int) or self.samples < 0:
-            raise LayoutError(f"samples must be a non-negative int, got {quote(self.samples)}")
+        for name in ("triton_samples_us", "ours_samples_us"):
+            values = getattr(self, name)
+            if not isinstance(values, (list, tuple)) or not all(_finite(v) and v >= 0 for v in values):
+                raise LayoutError(f"{name} must be a sequence of non-negative finite numbers, got {quote(values)}")
+            object.__setattr__(self, name, tuple(float(v) for v in values))
+        if self.predicted_gain is not None and not _finite(self.predicted_gain):
+            raise LayoutError(f"predicted_gain must be a finite number or None, got {quote(self.predicted_gain)}")
+        if isinstance(self.inner, bool) or not isinstance(self.inner, int) or self.inner < 0:
+            raise LayoutError(f"inner must be a non-negative int, got {quote(self.inner)}")
+
+    @property
+    def samples(self) -> int:
+        """Timed samples per variant (0: not measured)."""
+        return min(len(self.triton_samples_us), len(self.ours_samples_us))
+
+    @property
+    def triton_us(self) -> float | None:
+        """Median of Triton's per-launch times, where measured."""
+        return round(statistics.median(self.triton_samples_us), 3) if self.triton_samples_us else None
+
+    @property
+    def ours_us(self) -> float | None:
+        """Median of our variant's per-launch times, where measured."""
+        return round(statistics.median(self.ours_samples_us), 3) if self.ours_samples_us else None
 
     @property
     def measured_gain(self) -> float | None:
@@ -72,6 +119,10 @@ class Decision:
         if self.triton_us and self.ours_us is not None:
             return round(1 - self.ours_us / self.triton_us, 4)
         return None
+
+
+def _finite(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def identity(kernel: Any, device: str) -> dict[str, str]:
@@ -82,8 +133,16 @@ def identity(kernel: Any, device: str) -> dict[str, str]:
     from linear_layouts.pipeline.triton_hook.settings import package_key
 
     return {"kernel": str(kernel.name), "source": str(kernel.src.hash()), "compile": str(kernel.hash),
-            "target": str(tuple(kernel.metadata.target)), "device": str(device), "triton": triton.__version__,
+            "target": _target_text(kernel.metadata.target), "device": str(device), "triton": triton.__version__,
             "linear_layouts": package_key()}
+
+
+def _target_text(target: Any) -> str:
+    """A compile's target as text: ``"cuda:90:32"`` for Triton's ``GPUTarget("cuda", 90, 32)`` (a dataclass;
+    a kernel read back from Triton's cache has the same), or a triple's ``str`` where it is one."""
+    if all(hasattr(target, name) for name in ("backend", "arch", "warp_size")):
+        return f"{target.backend}:{target.arch}:{target.warp_size}"
+    return ":".join(str(part) for part in target)
 
 
 def _digest(value: Any) -> str:
@@ -153,7 +212,7 @@ def store(ident: dict[str, str], decision: Decision, root: Path | None = None) -
         if os.path.lexists(path) and _unsafe(path):
             with contextlib.suppress(OSError):
                 os.unlink(path)
-        record = asdict(decision)
+        record = dict(asdict(decision), basis=decision.basis.value)
         entry = {"key": _digest(ident), "identity": ident, "decision": record, "decision_sha256": _digest(record)}
         _write_private(path, json.dumps(entry, indent=1, sort_keys=True).encode("utf-8"))
     except (CompileError, OSError) as error:

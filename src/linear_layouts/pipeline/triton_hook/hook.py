@@ -31,6 +31,7 @@ from typing import Any
 
 from linear_layouts.errors import LayoutError
 from linear_layouts.limits import quote, shorten
+from linear_layouts.pipeline.triton_hook.log import step
 from linear_layouts.pipeline.triton_hook.settings import (Mode, Settings, current, overridden, set_global, settings_for)
 from linear_layouts.pipeline.triton_hook.stage import add_stages, warn_once
 
@@ -155,18 +156,32 @@ def _wrap_triton() -> None:
     def do_compile_then_arm(self: Any, *args: Any, **kwargs: Any) -> Any:
         kernel = do_compile(self, *args, **kwargs)
         settings = current()
-        if settings.mode is Mode.MEASURED and settings.ttgir is None and kernel is not None \
-                and not getattr(self, "is_gluon", lambda: False)():
-            from linear_layouts.pipeline.triton_hook.measure import arm
+        if settings.mode is not Mode.MEASURED or settings.ttgir is not None or kernel is None:
+            return kernel
+        name = getattr(kernel, "name", getattr(self, "__name__", "kernel"))
+        if getattr(self, "is_gluon", lambda: False)():
+            step(name, "JIT compile of a Gluon kernel: left alone")
+            return kernel
+        from linear_layouts.pipeline.triton_hook.decisions import Basis, Decision
+        from linear_layouts.pipeline.triton_hook.measure import arm
 
-            try:
-                arm(kernel, signature.bind(self, *args, **kwargs).arguments.get("options"), settings)
-            except Exception as error:  # noqa: BLE001 - Triton's kernel is returned as it is
-                warn_once(str(getattr(kernel, "name", "kernel")),
-                          f"preparing the measured choice failed: {type(error).__name__}: {shorten(str(error), 200)}")
+        try:
+            bound = signature.bind(self, *args, **kwargs).arguments
+            ours = "linear_layouts" in str(bound.get("key"))
+            step(name, f"JIT compile in measured mode (the JIT's key {'names' if ours else 'lacks'} our hook)")
+            arm(kernel, bound.get("options"), settings)
+        except Exception as error:  # noqa: BLE001 - Triton's kernel is returned as it is
+            why = f"preparing the measured choice failed: {type(error).__name__}: {shorten(str(error), 200)}"
+            step(name, why)
+            warn_once(str(name), why)
+            with contextlib.suppress(AttributeError):
+                kernel._linear_layouts = Decision("triton", Basis.ERROR, why)
         return kernel
 
     _replace(jit_module.JITFunction, "_do_compile", do_compile_then_arm)
+    import triton
+
+    step("hook", f"installed on Triton {triton.__version__}: wrapped {', '.join(name for _, name, _, _ in _replaced)}")
 
 
 def _require_triton() -> None:

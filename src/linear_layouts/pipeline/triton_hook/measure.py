@@ -27,6 +27,11 @@ capture (the launch goes to Triton's variant, and the first launch outside captu
 call whose pointer arguments are not PyTorch tensors or tensor descriptors (not restorable): Triton's is
 launched and the choice recorded as not measured.
 
+Every decision names its basis (``decisions.Basis``: measured faster / not faster, no predicted gain,
+outputs differ, not measurable, error) with a one-line reason and, where measured, every sample of both
+variants; ``decision_of(kernel)`` returns it. ``$LINEAR_LAYOUTS_TRITON_LOG=1`` traces each step on stderr
+(``log``).
+
 The rule (``choose``): ours iff its median time per launch is at least ``MIN_MEASURED_GAIN`` below Triton's
 and the two interquartile ranges do not overlap (ours' third quartile below Triton's first) -- a win beyond
 the measured spread. Anything less keeps Triton's.
@@ -43,12 +48,14 @@ import dataclasses
 import math
 import statistics
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from linear_layouts.limits import shorten
 from linear_layouts.pipeline.triton_hook import decisions
-from linear_layouts.pipeline.triton_hook.decisions import Decision
+from linear_layouts.pipeline.triton_hook.decisions import Basis, Decision
+from linear_layouts.pipeline.triton_hook.log import step
 from linear_layouts.pipeline.triton_hook.settings import Mode, Settings, overridden
 from linear_layouts.pipeline.triton_hook.stage import METADATA_KEY, engine_ttgir, text_digest, warn_once
 
@@ -97,15 +104,18 @@ _SWAPPED = ("_run", "function", "packed_metadata", "metadata", "asm", "kernel", 
 
 
 def decision_of(kernel: Any) -> Decision | None:
-    """The choice made for a compiled kernel: the measured one (``measured`` mode), else the one its
-    compile's metadata records (``model`` mode), else ``None`` (not compiled with the hook)."""
+    """The choice made for a compiled kernel: the measured one (``measured`` mode: also where it was not
+    measured, saying why), else the one its compile's metadata records (``model`` mode), else ``None`` (not
+    compiled with the hook)."""
     found = getattr(kernel, "_linear_layouts", None)
     if found is not None:
         return found
     record = getattr(getattr(kernel, "metadata", None), METADATA_KEY, None)
     if not isinstance(record, dict):
         return None
-    return Decision("ours" if record.get("rewritten") else "triton", str(record.get("reason", "")),
+    basis = Basis.PREDICTED_GAIN if record.get("rewritten") else \
+        Basis.ERROR if record.get("failed") else Basis.NO_PREDICTED_GAIN
+    return Decision("ours" if basis is Basis.PREDICTED_GAIN else "triton", basis, str(record.get("reason", "")),
                     predicted_gain=record.get("predicted_gain"))
 
 
@@ -133,15 +143,20 @@ def compile_variant(kernel: Any, ttgir: str, ttgir_from: str, options: Any, sett
 
     given = dataclasses.replace(settings, mode=Mode.MEASURED, ttgir=ttgir, ttgir_from=ttgir_from)
     opts = options.__dict__ if hasattr(options, "__dict__") else dict(options)
+    start = time.perf_counter()
     try:
         with overridden(given):
             ours = triton.compile(kernel.src, target=kernel.metadata.target, options=dict(opts))
     except Exception as error:  # noqa: BLE001 - Triton's variant stays
+        step(kernel.name, f"our variant: the compile failed: {type(error).__name__}: {shorten(str(error), 200)}")
         warn_once(str(kernel.name), f"compiling our variant failed: {type(error).__name__}: "
                                     f"{shorten(str(error), 200)}")
         return None
     record = getattr(ours.metadata, METADATA_KEY, None)
-    return ours if isinstance(record, dict) and record.get("rewritten") else None
+    taken = isinstance(record, dict) and record.get("rewritten")
+    step(kernel.name, f"our variant: compiled in {time.perf_counter() - start:.2f} s (Triton's hash {ours.hash[:12]}), "
+                      + ("our TTGIR taken" if taken else f"our TTGIR not taken: {(record or {}).get('reason')}"))
+    return ours if taken else None
 
 
 def _device_name() -> str:
@@ -153,26 +168,41 @@ def _device_name() -> str:
 
 def arm(kernel: Any, options: Any, settings: Settings) -> None:
     """After the JIT compiled ``kernel`` (Triton's variant) with ``options`` in ``measured`` mode: the stored
-    decision where there is one (ours compiled and swapped in), else a first launch that measures."""
-    if getattr(kernel, "_linear_layouts", None) is not None or not hasattr(getattr(kernel, "src", None), "fn"):
+    decision where there is one (ours compiled and swapped in), else a first launch that measures. A kernel
+    that cannot be measured records why (``decision_of``)."""
+    name = getattr(kernel, "name", "kernel")
+    if getattr(kernel, "_linear_layouts", None) is not None:
+        step(name, f"not armed: decided already ({kernel._linear_layouts.basis.value})")
         return
-    if not hasattr(kernel, "_init_handles") or options is None:
+    if not hasattr(kernel, "_init_handles"):
+        step(name, f"not armed: the JIT returned a {type(kernel).__name__}, not a compiled kernel "
+                   f"(an asynchronous compile)")
+        return
+    if not hasattr(getattr(kernel, "src", None), "fn") or options is None:
+        why = "the kernel is not compiled from a @triton.jit source" if options is not None else \
+            "the JIT's compile options are unknown"
+        kernel._linear_layouts = Decision("triton", Basis.NOT_MEASURABLE, f"not measured: {why}")
+        step(name, f"not armed: {why}")
         return
     ident = decisions.identity(kernel, _device_name())
     stored = decisions.load(ident)
     if stored is not None:
+        step(name, f"stored decision found ({decisions.decision_path(ident).name}): {stored.choice}, "
+                   f"{stored.basis.value}: {stored.reason}")
         ours = compile_variant(kernel, stored.ttgir, stored.ttgir_from, options, settings) \
             if stored.choice == "ours" else None
         if stored.choice == "ours" and ours is None:
-            stored = dataclasses.replace(stored, choice="triton", reason="our stored choice no longer compiles",
-                                         ttgir="", ttgir_from="")
+            stored = Decision("triton", Basis.ERROR, "our stored choice no longer compiles",
+                              predicted_gain=stored.predicted_gain)
         become(kernel, ours, stored)
         return
     try:
         kernel._init_handles()
-    except Exception:  # noqa: BLE001 - Triton raises it again at the launch, as without us
+    except Exception as error:  # noqa: BLE001 - Triton raises it again at the launch, as without us
+        step(name, f"not armed: Triton's kernel does not load: {type(error).__name__}: {shorten(str(error), 200)}")
         return
     kernel._run = _FirstLaunch(kernel, kernel._run, ident, options, settings)
+    step(name, f"armed: the first launch measures (compile {kernel.hash[:12]}, device {ident['device']})")
 
 
 class _NotMeasurable(Exception):
@@ -191,10 +221,13 @@ class _FirstLaunch:
                  launch_metadata: Any, enter_hook: Any, exit_hook: Any, *args: Any) -> Any:
         kernel = self.kernel
         if _capturing():
+            step(kernel.name, "first launch inside CUDA graph capture: Triton's variant, measured at the next launch")
             return self.triton_run(gx, gy, gz, stream, kernel.function, kernel.packed_metadata, launch_metadata,
                                    enter_hook, exit_hook, *args)
         with self.lock:
             if kernel._run is self:
+                step(kernel.name, f"first launch: grid ({gx}, {gy}, {gz}), {len(args)} arguments")
+
                 def launcher(k: Any, run: Any) -> Callable[[], None]:
                     return lambda: run(gx, gy, gz, stream, k.function, k.packed_metadata, None, None, None, *args)
 
@@ -202,7 +235,9 @@ class _FirstLaunch:
                     decision, winner = self.decide(args, launcher)
                 except Exception as error:  # noqa: BLE001 - Triton's variant is launched
                     warn_once(str(kernel.name), f"measuring failed: {type(error).__name__}: {shorten(str(error), 200)}")
-                    decision, winner = Decision("triton", f"measuring failed: {type(error).__name__}"), None
+                    decision, winner = Decision("triton", Basis.ERROR, f"measuring failed: {type(error).__name__}: "
+                                                                       f"{shorten(str(error), 200)}"), None
+                step(kernel.name, f"decision: {decision.choice} ({decision.basis.value}): {decision.reason}")
                 become(kernel, winner, decision, self.triton_run)
         return kernel._run(gx, gy, gz, stream, kernel.function, kernel.packed_metadata, launch_metadata,
                            enter_hook, exit_hook, *args)
@@ -210,48 +245,70 @@ class _FirstLaunch:
     def decide(self, args: tuple, launcher: Callable[[Any, Any], Callable[[], None]]) -> tuple[Decision, Any]:
         """(the decision, our variant where it wins) for a call with ``args`` (module doc, steps 1-5)."""
         kernel, settings = self.kernel, self.settings
+        name = kernel.name
         ttir, ttgir = kernel.asm.get("ttir"), kernel.asm.get("ttgir")
         if not ttir or not ttgir:
-            return Decision("triton", "not measured: Triton's cache keeps no TTIR / TTGIR of the kernel"), None
-        outcome = engine_ttgir(ttir, ttgir, timeout_s=settings.timeout_s, max_ops=settings.max_ops,
-                               scalars=_scalars(kernel, args))
+            return Decision("triton", Basis.NOT_MEASURABLE,
+                            "not measured: Triton's cache keeps no TTIR / TTGIR of the kernel"), None
+        scalars = _scalars(kernel, args)
+        start = time.perf_counter()
+        outcome = engine_ttgir(ttir, ttgir, timeout_s=settings.timeout_s, max_ops=settings.max_ops, scalars=scalars)
+        gain = "" if outcome.predicted_gain is None else f", predicted gain {outcome.predicted_gain:+.1%}"
+        step(name, f"engine ({time.perf_counter() - start:.2f} s, scalars {scalars}): {outcome.reason}{gain}")
         if outcome.failed:
-            warn_once(str(kernel.name), outcome.reason)
-            return Decision("triton", outcome.reason), None
+            warn_once(str(name), outcome.reason)
+            return Decision("triton", Basis.ERROR, outcome.reason), None
         if outcome.ttgir is None:
-            return self.kept(Decision("triton", outcome.reason)), None
+            return self.kept(Decision("triton", Basis.NO_PREDICTED_GAIN, outcome.reason)), None
         digest = text_digest(ttgir)
         ours = compile_variant(kernel, outcome.ttgir, digest, self.options, settings)
         if ours is None:
-            refused = Decision("triton", "our TTGIR does not compile", predicted_gain=outcome.predicted_gain)
+            refused = Decision("triton", Basis.ERROR, "our TTGIR does not compile",
+                               predicted_gain=outcome.predicted_gain)
             return self.kept(refused), None
         try:
             tensors = _tensors(args)
         except _NotMeasurable as why:
-            return Decision("triton", f"not measured: {why}", predicted_gain=outcome.predicted_gain), None
+            step(name, f"not measurable: {why}")
+            return Decision("triton", Basis.NOT_MEASURABLE, f"not measured: {why}",
+                            predicted_gain=outcome.predicted_gain), None
+        step(name, f"saving {len(tensors)} tensor arguments, then an output check and the timed pairs")
         run_triton, run_ours = launcher(kernel, self.triton_run), launcher(ours, ours.run)
         saved = [t.clone() for t in tensors]
         try:
             differs = _outputs_differ(tensors, saved, run_triton, run_ours)
+            step(name, f"outputs: {differs}" if differs else "outputs: ours equal Triton's")
             if differs:
-                warn_once(str(kernel.name), f"our variant's outputs differ from Triton's ({differs})")
-                return self.kept(Decision("triton", f"our outputs differ from Triton's: {differs}",
-                                          predicted_gain=outcome.predicted_gain)), None
-            triton_us, ours_us = _time_pairs(run_triton, run_ours)
+                warn_once(str(name), f"our variant's outputs differ from Triton's ({differs})")
+                differ = Decision("triton", Basis.OUTPUTS_DIFFER, f"our outputs differ from Triton's: {differs}",
+                                  predicted_gain=outcome.predicted_gain)
+                return self.kept(differ), None
+            triton_us, ours_us, inner = _time_pairs(run_triton, run_ours)
         finally:
             for tensor, copy in zip(tensors, saved):
                 tensor.copy_(copy)
+        step(name, f"timed {len(triton_us)} pairs of {inner} launches: Triton's quartiles {_text(triton_us)} us, "
+                   f"ours {_text(ours_us)} us")
         choice, reason = choose(triton_us, ours_us)
         won = choice == "ours"
-        decision = Decision(choice, reason, round(statistics.median(triton_us), 3),
-                            round(statistics.median(ours_us), 3), len(triton_us), outcome.predicted_gain,
+        decision = Decision(choice, Basis.MEASURED_FASTER if won else Basis.MEASURED_NOT_FASTER, reason,
+                            outcome.predicted_gain, tuple(round(t, 4) for t in triton_us),
+                            tuple(round(t, 4) for t in ours_us), inner,
                             outcome.ttgir if won else "", digest if won else "")
         return self.kept(decision), ours if won else None
 
     def kept(self, decision: Decision) -> Decision:
         """``decision``, stored on disk."""
-        decisions.store(self.ident, decision)
+        path = decisions.store(self.ident, decision)
+        step(self.kernel.name, f"stored: {path}" if path is not None else "not stored (the cache folder is unusable)")
         return decision
+
+
+def _text(values: Sequence[float]) -> str:
+    """``q1 / median / q3`` of per-launch times."""
+    if len(values) < 2:
+        return "/".join(f"{v:.2f}" for v in values) or "-"
+    return " / ".join(f"{q:.2f}" for q in _quartiles(values))
 
 
 def _capturing() -> bool:
@@ -328,8 +385,10 @@ def _same_bits(a: Any, b: Any) -> bool:
     return bool(torch.equal(a, b))
 
 
-def _time_pairs(run_triton: Callable[[], None], run_ours: Callable[[], None]) -> tuple[list[float], list[float]]:
-    """Per-launch times (microseconds) of the two variants, in alternating pairs of samples (module doc)."""
+def _time_pairs(run_triton: Callable[[], None], run_ours: Callable[[], None]) \
+        -> tuple[list[float], list[float], int]:
+    """Per-launch times (microseconds) of the two variants, in alternating pairs of samples of ``inner``
+    launches each, and ``inner`` (module doc)."""
     import torch
 
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -356,4 +415,4 @@ def _time_pairs(run_triton: Callable[[], None], run_ours: Callable[[], None]) ->
     times: tuple[list[float], list[float]] = ([], [])
     for side, (begin, end) in zip(sides, events):
         times[side].append(begin.elapsed_time(end) * 1e3 / inner)
-    return times
+    return times[0], times[1], inner

@@ -39,7 +39,7 @@ from linear_layouts.limits import shorten
 from linear_layouts.pipeline.triton_hook.settings import Settings
 
 __all__ = ["TritonHookWarning", "Outcome", "engine_ttgir", "parse_ttgir", "add_stages", "warn_once", "text_digest",
-           "METADATA_KEY"]
+           "METADATA_KEY", "compile_target"]
 
 #: the key of our record in a compile's metadata (``kernel.metadata.linear_layouts``)
 METADATA_KEY = "linear_layouts"
@@ -110,14 +110,15 @@ def _with_timeout(work: Callable[[], T], seconds: float) -> T:
 
 
 def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None = None,
-                 scalars: Mapping[str, int] | None = None) -> Outcome:
+                 scalars: Mapping[str, int] | None = None, target: Any = None) -> Outcome:
     """Our TTGIR for the compile of ``ttir`` / ``ttgir`` where ``rewrite_kernel`` chooses one (its model
     predicts it faster by ``MIN_GAIN``), with its predicted gain; Triton's (``ttgir=None``) otherwise.
-    ``scalars``: the launch's integer arguments by TTIR name (``{"%n": 4096}``), where known."""
+    ``scalars``: the launch's integer arguments by TTIR name (``{"%n": 4096}``), where known; ``target``:
+    the compile's ``Target`` (``compile_target``; default: the one the TTGIR names)."""
     from linear_layouts.pipeline.rewrite import rewrite_kernel
 
     def work() -> Outcome:
-        rewrite, _ = rewrite_kernel(ttir, ttgir, scalars=scalars, max_ops=max_ops)
+        rewrite, _ = rewrite_kernel(ttir, ttgir, scalars=scalars, max_ops=max_ops, target=target)
         if rewrite.text == ttgir:
             return Outcome(None, "the model keeps Triton's layouts (no rewrite predicted faster by MIN_GAIN)")
         gain = round(rewrite.gain, 4) if rewrite.gain is not None else None
@@ -170,12 +171,38 @@ def _ttgir_file(text: str) -> Iterator[Path]:
     yield path
 
 
+def compile_target(backend: Any) -> Any:
+    """The ``Target`` of a compile by Triton's ``backend``: its capability (``backend.target.arch``) gives the
+    architecture, the current device's name the device (``H200``) where the driver names a known one, else
+    the architecture's default device; None where neither is readable (then the TTGIR's own target is used)."""
+    from linear_layouts.core.errors import LayoutError
+    from linear_layouts.target import TARGETS, device_name, named_target
+
+    arch = getattr(getattr(backend, "target", None), "arch", None)
+    if not isinstance(arch, int):
+        return None
+    device = None
+    try:
+        from triton.runtime import driver
+
+        interface = driver.active.get_device_interface()
+        device = device_name(str(interface.get_device_name(interface.current_device())))
+    except Exception:  # noqa: BLE001 - no driver, no device: the architecture's default device
+        device = None
+    try:
+        found = named_target(f"sm_{arch}", device if device in TARGETS else None)
+    except LayoutError:  # the current device is of another architecture than the compile's
+        found = named_target(f"sm_{arch}")
+    return found
+
+
 class _Compile:
     """One compile's state: the TTIR text, Triton's TTGIR module (kept for the fallback), whether the
-    module in flight is ours."""
+    module in flight is ours, the compile's target."""
 
-    def __init__(self, settings: Settings, stages: dict[str, Callable]) -> None:
+    def __init__(self, settings: Settings, stages: dict[str, Callable], target: Any = None) -> None:
         self.settings = settings
+        self.target = target
         self.ttir = ""
         self.triton_module: Any = None
         self.ours = False
@@ -198,7 +225,8 @@ class _Compile:
                 text_digest(ttgir) == settings.ttgir_from else \
                 Outcome(None, "the given TTGIR rewrites another compile's TTGIR", failed=True)
         else:
-            outcome = engine_ttgir(self.ttir, ttgir, timeout_s=settings.timeout_s, max_ops=settings.max_ops)
+            outcome = engine_ttgir(self.ttir, ttgir, timeout_s=settings.timeout_s, max_ops=settings.max_ops,
+                                   target=self.target)
         if outcome.ttgir is not None:
             try:
                 ours = parse_ttgir(outcome.ttgir, module.context)
@@ -255,7 +283,7 @@ def add_stages(backend: Any, stages: dict[str, Callable], options: Any, language
         return
     if getattr(getattr(backend, "target", None), "backend", None) != "cuda":
         return
-    compile_state = _Compile(settings, stages)
+    compile_state = _Compile(settings, stages, compile_target(backend))
     stages["ttir"] = compile_state.ttir_stage
     stages["ttgir"] = compile_state.ttgir_stage
     for name in compile_state.later:

@@ -13,6 +13,7 @@ from linear_layouts.pipeline.report import KernelReport, SharedOp
 from linear_layouts.triton_model.lowering import SHARED
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.present.viz.text import table_text, wrap_text
+from linear_layouts.target import Target, cost_table, target_for_module
 
 __all__ = ["kernel_report_text", "kernel_report_html", "op_rows", "edit_lines"]
 
@@ -47,9 +48,9 @@ def _ns(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
-def _times(op: SharedOp) -> str:
-    """Predicted SM-ns per CTA (calibrated cost model): Triton's lowering / our plan."""
-    triton, ours = op.triton_time_ns, op.ours_time_ns
+def _times(op: SharedOp, target: Target | None = None) -> str:
+    """Predicted SM-ns per CTA (calibrated cost model on ``target``'s table): Triton's lowering / our plan."""
+    triton, ours = op.triton_time(target), op.ours_time(target)
     return _ns(triton) if ours is None else f"{_ns(triton)} / {_ns(ours)}"
 
 
@@ -65,17 +66,29 @@ def _count(op) -> str:
     return "?" if op.count is None else str(op.count)
 
 
-def op_rows(report: KernelReport) -> list[list[str]]:
+def _target(report: KernelReport, target: Target | None) -> Target:
+    """The target the report was made for: ``target``, else the one its kernel names."""
+    return target if target is not None else target_for_module(report.target)
+
+
+def _table(target: Target) -> str:
+    """The cost table that priced the times: ``H100``, or ``H100 table, nearest to B200``."""
+    table = cost_table(target)
+    return table.costs.name if table.exact else table.label
+
+
+def op_rows(report: KernelReport, target: Target | None = None) -> list[list[str]]:
     """One row per shared-memory op: #, op, source line, shape, dtype, src -> dst, Triton's instructions
-    (wavefronts), store / load wavefronts, our plan, executions, flags. Ops that differ only in their
-    executions (a pipelined ``cp.async`` issued in the prologue and in the loop) share one row: ``op ×n``,
-    their runs summed."""
+    (wavefronts), store / load wavefronts, our plan, predicted times (``target``'s table; default the
+    target the kernel names), executions, flags. Ops that differ only in their executions (a pipelined
+    ``cp.async`` issued in the prologue and in the loop) share one row: ``op ×n``, their runs summed."""
+    target = _target(report, target)
     rows: list[list[str]] = []
     merged: dict[tuple[str, ...], tuple[int, int | None]] = {}   # the row's columns -> (its index, runs)
     for n, op in enumerate(report.ops, 1):
         row = [str(n), op.kind, str(op.loc), _shape(op.shape), op.element, f"{op.src} -> {op.dst}",
                _instructions(op), str(op.triton.store_wavefronts), str(op.triton.load_wavefronts),
-               _ours(op), _times(op), _estimate(op.triton_estimate), "", "; ".join(op.flags)]
+               _ours(op), _times(op, target), _estimate(op.triton_estimate), "", "; ".join(op.flags)]
         key = tuple(row[1:])
         if key in merged:
             index, runs = merged[key]
@@ -98,7 +111,12 @@ _HEADER = ["#", "op", "source", "shape", "dtype", "layouts", "Triton's lowering 
 PICTURE_ELEMENTS = 4096
 
 
-def _totals(report: KernelReport) -> list[str]:
+def _totals(report: KernelReport, target: Target | None = None) -> list[str]:
+    target = _target(report, target)
+    if target.backend != "cuda":  # no op is predicted: say so, print no number
+        listed = " (the ops that use it are listed below)" if report.unmodeled else ""
+        return [f"Shared memory ({target.shared.name}): no wavefront or time is predicted on {report.target}: "
+                f"Triton's AMD lowering is not modelled{listed}."]
     st, ld = report.total("store_wavefronts"), report.total("load_wavefronts")
     lines = [f"Per execution of each op once (one CTA): {st} store + {ld} load wavefronts."]
     if report.counted:
@@ -110,12 +128,12 @@ def _totals(report: KernelReport) -> list[str]:
     conv = report.conversions
     shared = [op for op in conv if op.triton.kind == SHARED]
     better = [op for op in report.ops if any(f.startswith("cheaper") for f in op.flags)]
-    worse = [op for op in conv if op.ours_time_ns is not None and op.triton_time_ns is not None
-             and op.ours_time_ns > 1.05 * op.triton_time_ns]
+    times = {id(op): (op.triton_time(target), op.ours_time(target)) for op in conv}
+    worse = [op for op in conv if None not in times[id(op)] and times[id(op)][1] > 1.05 * times[id(op)][0]]
     conflicts = [op for op in report.ops if any(f.startswith("bank conflicts") for f in op.flags)]
     lines.append(f"convert_layout: {len(conv)} that move data ({len(shared)} through shared memory); "
                  f"{len(conflicts)} ops with bank conflicts; our plan is cheaper on {len(better)} and costlier on "
-                 f"{len(worse)} (calibrated cost model, H100).")
+                 f"{len(worse)} (calibrated cost model, {_table(target)}).")
     return lines
 
 
@@ -129,13 +147,14 @@ def _bases_lines(shape: tuple[int, ...], layout: LinearLayout, width: int | None
                                        for d in layout.in_dim_names if layout.bases[d]]
 
 
-def edit_lines(report: KernelReport) -> list[str]:
+def edit_lines(report: KernelReport, target: Target | None = None) -> list[str]:
     """``kernels.advice.suggest_edits`` as report lines: per flagged op, what it is, the edit in source
-    terms, and its predicted wavefronts and time before -> after (per launch too, with execution counts)."""
+    terms, and its predicted wavefronts and time before -> after (per launch too, with execution counts;
+    ``target``'s table, default the target the kernel names)."""
     from linear_layouts.pipeline.advice import suggest_edits
 
     lines = []
-    for edit in suggest_edits(report):
+    for edit in suggest_edits(report, target=_target(report, target)):
         lines.append(f"#{edit.row} {edit.subject}.")
         if edit.after_wavefronts is None:
             lines.append(f"   {edit.change} ({edit.before_wavefronts} wavefronts).")
@@ -153,9 +172,11 @@ def edit_lines(report: KernelReport) -> list[str]:
 
 
 @checked
-def kernel_report_text(report: KernelReport, *, layouts: bool = True, width: int | None = None) -> str:
+def kernel_report_text(report: KernelReport, *, layouts: bool = True, width: int | None = None,
+                       target: Target | None = None) -> str:
     """The report as plain text (module doc), every line at most ``width`` characters (``None``: whole
-    lines; a wider op table keeps its first columns and puts the others under each row)."""
+    lines; a wider op table keeps its first columns and puts the others under each row); ``target``: the
+    one it was made for (default: the one the kernel names), whose cost table prices the times."""
     head = (f"Kernel {report.name}: target {report.target or '?'}, {report.num_warps} warps x "
             f"{report.threads_per_warp} threads" + (f", Triton {report.triton_version}" if report.triton_version else ""))
     lines = [head, ""]
@@ -173,12 +194,13 @@ def kernel_report_text(report: KernelReport, *, layouts: bool = True, width: int
         lines.append("")
     lines.append(f"Shared-memory traffic and layout conversions ({len(report.ops)} ops; wavefronts per CTA per execution)")
     if report.ops:
-        lines.append(table_text(op_rows(report), _HEADER, max_width=width))
+        lines.append(table_text(op_rows(report, target), _HEADER, max_width=width))
     lines.append("")
-    lines += _totals(report)
-    changes = edit_lines(report)
+    lines += _totals(report, target)
+    changes = edit_lines(report, target)
     if changes:
-        lines += ["", "What to change (each flagged op; predicted SM-ns per CTA, calibrated cost model, H100)"]
+        lines += ["", "What to change (each flagged op; predicted SM-ns per CTA, calibrated cost model, "
+                      f"{_table(_target(report, target))})"]
         lines += ["  " + line for line in changes]
     if report.engine is not None:
         from linear_layouts.pipeline.engine_compare import comparison_lines
@@ -221,9 +243,10 @@ def _picture(layout: LinearLayout, bits: int, title: str) -> str:
 
 @checked
 def kernel_report_html(report: KernelReport, *, pictures: bool = True,
-                       max_picture_elements: int = PICTURE_ELEMENTS) -> str:
+                       max_picture_elements: int = PICTURE_ELEMENTS, target: Target | None = None) -> str:
     """The report as one self-contained HTML page: the tables of the text report, each layout's picture
-    (distributed: owners by lane and warp; shared: banks) and each conversion's scratch layout."""
+    (distributed: owners by lane and warp; shared: banks) and each conversion's scratch layout
+    (``target``: as ``kernel_report_text``'s)."""
     out = ["<!doctype html><html><head><meta charset='utf-8'>",
            f"<title>{escape(report.name)}: layouts and shared memory</title><style>{_STYLE}</style></head><body>",
            f"<h1>{escape(report.name)}</h1>",
@@ -233,15 +256,15 @@ def kernel_report_html(report: KernelReport, *, pictures: bool = True,
            "<p>Wavefronts per CTA for one execution of each op, from the ncu-validated bank model applied to the "
            "instructions Triton emits; <i>our plan</i> is the library's plan for the same conversion.</p>",
            "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in _HEADER) + "</tr>"]
-    for row in op_rows(report):
+    for row in op_rows(report, target):
         cells = []
         for k, cell in enumerate(row):
             cls = ' class="num"' if k in (0, 7, 8, 10, 11, 12) else (' class="flag"' if k == 13 else "")
             cells.append(f"<td{cls}>{escape(cell)}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table>")
-    out.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in _totals(report)) + "</ul>")
-    changes = edit_lines(report)
+    out.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in _totals(report, target)) + "</ul>")
+    changes = edit_lines(report, target)
     if changes:
         out.append("<h2>What to change</h2><pre>" + escape("\n".join(changes)) + "</pre>")
     if report.unmodeled:

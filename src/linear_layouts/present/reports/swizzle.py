@@ -10,6 +10,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
+from linear_layouts.target import Target
 
 if TYPE_CHECKING:
     from linear_layouts.analysis.shared_advice import SharedAdvice
@@ -23,13 +24,14 @@ RULE = ("accepted by the consumer first, then the fewest store + load wavefronts
 
 @checked
 def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX_ELEMENTS,
-                   width: int | None = 100, title: bool = True) -> str:
+                   width: int | None = 100, title: bool = True, target: Target | None = None) -> str:
     """The construction of :func:`~linear_layouts.analysis.swizzle.optimal_swizzle` for ``store`` then
     ``load`` (V, I, E, F, G, C), a table of store / load wavefronts, vector widths and bytes for the
     unswizzled, padded (legacy, when it applies) layouts and the construction (plain, and with the
     vectors widened: ``extend_vectors=True``), and Lemma 9.5's bound in words. Layouts above
     ``max_elements`` (``limits.MAX_ELEMENTS``) are refused. Lines are broken at ``width`` characters
-    (``None``: never); ``title=False`` leaves out the first line (what follows)."""
+    (``None``: never); ``title=False`` leaves out the first line (what follows). ``target``: whose lanes
+    and bank model (default: the default target)."""
     bitwidth = element_type(dtype).bits
     from linear_layouts.analysis.banks import shared_access, wavefronts
     from linear_layouts.analysis.swizzle import optimal_swizzle, padded_baseline
@@ -39,8 +41,8 @@ def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *,
 
     check_layout_size(store, max_elements, "swizzle_report: store")
     check_layout_size(load, max_elements, "swizzle_report: load")
-    result = optimal_swizzle(store, load, bitwidth)
-    widened = optimal_swizzle(store, load, bitwidth, extend_vectors=True)
+    result = optimal_swizzle(store, load, bitwidth, target=target)
+    widened = optimal_swizzle(store, load, bitwidth, extend_vectors=True, target=target)
     lines = [wrap_text("The optimal-swizzle construction (paper §5.4 / §9.2), step by step (m_i, n_i: bit i of "
                        "the row and of the column index):", width)] if title else []
     lines += [steps_text(result, store, load, width), "",
@@ -49,7 +51,8 @@ def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *,
     plain = row_major_shared(list(store.out_dims.values()))
     candidates = [("unswizzled (row-major)", plain, None)]
     try:
-        candidates.append(("padded (legacy)", None, padded_baseline(store, load, bitwidth, max_elements=max_elements)))
+        candidates.append(("padded (legacy)", None, padded_baseline(store, load, bitwidth, max_elements=max_elements,
+                                                                    target=target)))
     except LayoutError:
         pass
     candidates.append(("§5.4 construction", result.layout, None))
@@ -60,9 +63,10 @@ def swizzle_report(store: LinearLayout, load: LinearLayout, dtype: DTypeLike, *,
             st, ld = baseline.store_wavefronts, baseline.load_wavefronts
             sv, lv, size = baseline.store_vector_bits, baseline.load_vector_bits, baseline.shared_bytes
         else:
-            st, ld = wavefronts(layout, store, bitwidth, op="store"), wavefronts(layout, load, bitwidth, op="load")
-            sv = shared_access(layout, store, bitwidth).vector_bits
-            lv = shared_access(layout, load, bitwidth).vector_bits
+            st = wavefronts(layout, store, bitwidth, op="store", target=target)
+            ld = wavefronts(layout, load, bitwidth, op="load", target=target)
+            sv = shared_access(layout, store, bitwidth, target=target).vector_bits
+            lv = shared_access(layout, load, bitwidth, target=target).vector_bits
             size = layout.in_dim_size("offset") * bitwidth // 8
         rows.append([name, str(st), str(ld), str(st + ld), str(sv), str(lv), str(size)])
     lines.append(table_text(rows, ["shared layout", "store", "load", "total", "st bits", "ld bits", "bytes"],

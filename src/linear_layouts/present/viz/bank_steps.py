@@ -14,39 +14,41 @@ from linear_layouts.core.element_type import DTypeLike
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, quote
-from linear_layouts.present.viz.model import NUM_BANKS
 from linear_layouts.present.viz.svg import BankStep
+from linear_layouts.target import Target, resolve
 
 __all__ = ["bank_steps"]
 
 
 @checked
 def bank_steps(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, *, op: str = "load",
-               max_elements: int = MAX_ELEMENTS) -> list[BankStep]:
-    """One :class:`BankStep` per (warp, instruction, phase) of ``distributed`` loading (storing) ``shared``.
+               max_elements: int = MAX_ELEMENTS, target: Target | None = None) -> list[BankStep]:
+    """One :class:`BankStep` per (warp, instruction, phase) of ``distributed`` loading (storing) ``shared``
+    on ``target`` (its phases and banks; default: the default target).
 
     The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, dtype, op=op)``.
     Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
     """
     if op not in ("load", "store"):
         raise LayoutError(f"op must be 'load' or 'store', got {quote(op)}")
-    from linear_layouts.analysis.bank_simulator import lane_addresses, phase_size
+    from linear_layouts.analysis.bank_simulator import lane_addresses, phase_lanes
 
-    addresses, vector_bytes = lane_addresses(shared, distributed, dtype, max_elements=max_elements)
-    lanes = addresses.shape[2]
+    target = resolve(target)
+    banks, word_bytes = target.shared.banks, target.shared.bank_bytes
+    addresses, vector_bytes = lane_addresses(shared, distributed, dtype, max_elements=max_elements, target=target)
     steps: list[BankStep] = []
     for warp in range(addresses.shape[0]):
         for instruction in range(addresses.shape[1]):
-            per_phase = phase_size([int(a) for a in addresses[warp, instruction]], vector_bytes, op=op)
-            phases = lanes // per_phase
-            for phase in range(phases):
-                lanes_on = [set() for _ in range(NUM_BANKS)]
-                words_on = [set() for _ in range(NUM_BANKS)]
-                for lane in range(phase * per_phase, (phase + 1) * per_phase):
+            groups = phase_lanes([int(a) for a in addresses[warp, instruction]], vector_bytes, op=op, target=target)
+            phases = len(groups)
+            for phase, group in enumerate(groups):
+                lanes_on = [set() for _ in range(banks)]
+                words_on = [set() for _ in range(banks)]
+                for lane in group:
                     start = int(addresses[warp, instruction, lane])
-                    for word in range(start // 4, (start + vector_bytes - 1) // 4 + 1):
-                        lanes_on[word % NUM_BANKS].add(lane)
-                        words_on[word % NUM_BANKS].add(word)
+                    for word in range(start // word_bytes, (start + vector_bytes - 1) // word_bytes + 1):
+                        lanes_on[word % banks].add(lane)
+                        words_on[word % banks].add(word)
                 label = f"warp {warp}, instruction {instruction}" + (f", phase {phase}" if phases > 1 else "")
                 steps.append(BankStep(label, tuple(len(s) for s in lanes_on), tuple(len(s) for s in words_on),
                                       max(len(s) for s in words_on)))

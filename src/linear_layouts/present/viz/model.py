@@ -18,9 +18,11 @@ from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, check_layout_size
+from linear_layouts.target import DEFAULT_TARGET, Target, resolve
 
-NUM_BANKS = 32
-BANK_BYTES = 4
+#: the pictures' banks: the default target's (``Target.shared``); ``placement(target=...)`` draws another's
+NUM_BANKS = DEFAULT_TARGET.shared.banks
+BANK_BYTES = DEFAULT_TARGET.shared.bank_bytes
 
 __all__ = ["Ownership", "Placement", "ownership", "owners", "placement", "grid_shape", "element_index", "NUM_BANKS",
            "BANK_BYTES"]
@@ -148,11 +150,12 @@ class Placement:
 
 
 @checked
-def placement(layout: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX_PICTURE_ELEMENTS) -> Placement:
+def placement(layout: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX_PICTURE_ELEMENTS,
+              target: Target | None = None) -> Placement:
     """For a shared layout ``(offset, block) -> dims``, where each element lives and in which bank.
 
-    ``word = offset * bitwidth // 32``, ``bank = word mod 32`` (32 banks of 4 bytes), for elements of
-    ``dtype`` (``bitwidth`` bits).
+    ``word = offset * bitwidth // 32``, ``bank = word mod 32`` (the target's banks: 32 of 4 bytes on NVIDIA
+    and AMD CDNA3), for elements of ``dtype`` (``bitwidth`` bits).
 
     >>> L = LinearLayout({"offset": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
     >>> placement(L, 32).bank.tolist()
@@ -163,6 +166,7 @@ def placement(layout: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX
     if not layout.has_in_dim("offset") or any(d not in ("offset", "block") for d in layout.in_dim_names):
         raise LayoutError(f"layout: a shared layout has in dims offset (and block); found {list(layout.in_dim_names)}")
     element_bitwidth = element_type(dtype).bits
+    shared = resolve(target).shared
     if layout.num_out_dims == 0:
         raise LayoutError("layout: needs at least one out dim to draw")
     check_layout_size(layout, max_elements, "picture of the layout")
@@ -175,6 +179,6 @@ def placement(layout: LinearLayout, dtype: DTypeLike, *, max_elements: int = MAX
     held = first >= 0
     pick = np.where(held, first, 0)
     off = np.where(held, offset[pick], -1)
-    word = np.where(held, (off * element_bitwidth) // 32, -1)
+    word = np.where(held, (off * element_bitwidth) // (8 * shared.bank_bytes), -1)
     return Placement(tuple(layout.out_dims.values()), element_bitwidth, off, np.where(held, block[pick], -1), word,
-                     np.where(held, word % NUM_BANKS, -1))
+                     np.where(held, word % shared.banks, -1))
