@@ -173,7 +173,7 @@ def test_rewrite_kernel_verifies_the_compiled_choice(monkeypatch):
 
     monkeypatch.setattr(kernel_model, "predicted_gain", lambda triton, ours: 0.5)
     monkeypatch.setattr(rewrite_module, "_model_refusal", lambda start, own, costs: None)
-    monkeypatch.setattr(kernel_model, "global_table", lambda device=None: None)
+    monkeypatch.setattr(kernel_model, "global_table_for", lambda target=None: None)
     ttir, ttgir = (IR / "tf32_matmul_bias_relu.ttir").read_text(), (IR / "tf32_matmul_bias_relu.ttgir").read_text()
     assert rewrite_module.rewrite_kernel(ttir, ttgir)[0].text != ttgir
     kept, _ = rewrite_module.rewrite_kernel(ttir, ttgir, verify="process")
