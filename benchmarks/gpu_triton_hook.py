@@ -8,7 +8,8 @@ the outputs of both hooked runs against Triton's (every tensor argument: integer
 choice's basis -- measured faster / not faster, no predicted gain, outputs differ, not measurable, error, or
 no decision at all -- its reason, and the hook's own samples of both variants), the hook's trace of the
 measured launch (``trace``; with ``--log`` also the children's stderr in ``OUT/gpu_triton_hook.log``), the time
-of each variant's first call, and the time per launch of the three variants: a CUDA graph of ``inner``
+of each variant's first call, and the time per launch of the three variants, all on the same buffers (the
+Triton run's arguments: input placement alone moves equal binaries apart): a CUDA graph of ``inner``
 launches per sample (``inner`` makes a sample about ``SAMPLE_US``), the three replayed in rotating order
 ``--repeats`` times, median per launch. Then ours / Triton per kernel and the geomean of Triton / ours over
 the kernels whose binary differs. Two integration checks follow while the budget lasts: a corpus kernel
@@ -428,8 +429,10 @@ def run_kernel(path: Path, repeats: int, trace: _Trace | None = None) -> dict:
         row[variant] = {"correct": not checks, "wrong": checks, "decision": decision,
                         "binary_differs": kernels[variant].asm["cubin"] != kernels["triton"].asm["cubin"]}
     grid = tuple(spec.grid) + (1,) * (3 - len(spec.grid))  # a CompiledKernel's launcher reads grid[0..2]
-    launches = {variant: (lambda k=kernels[variant], a=full_args(spec, args[variant]): k[grid](*a))
-                for variant in VARIANTS}
+    # timed on one set of buffers: each variant's own (equal) inputs sit at other addresses, and placement
+    # alone moves identical binaries apart; the outputs were compared above
+    shared = full_args(spec, args["triton"])
+    launches = {variant: (lambda k=kernels[variant], a=shared: k[grid](*a)) for variant in VARIANTS}
     row["time"] = time_variants(launches, repeats)
     us = row["time"]["us"]
     for variant in ("model", "measured"):
@@ -654,7 +657,8 @@ def markdown(meta: dict, rows: list[dict], checks: dict, stats: dict) -> str:
              f"{meta.get('warm', {}).get('seconds', '-')} s in {meta.get('warm', {}).get('jobs', '-')} processes).", "",
              "Each kernel is launched as a plain `@triton.jit` function: Triton alone, under `enabled(\"model\")` and "
              "under `enabled(\"measured\")`, each from a fresh `JITFunction` (as a new process meets it) on "
-             "fresh, equal inputs. Time per launch: median over "
+             "fresh, equal inputs (outputs compared); all three timed on the same buffers (Triton's run's), so "
+             "a kept binary times as Triton's. Time per launch: median over "
              f"{meta.get('repeats')} samples, each a CUDA graph of `inner` launches, the three variants in rotating "
              "order; ratio = hooked / Triton (1.0 where the hook kept Triton's binary: the noise). `first call`: "
              "seconds of each variant's first JIT call (compile or cache hit, the engine, the measurement).", "",
