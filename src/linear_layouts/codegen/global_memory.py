@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from linear_layouts.analysis.vectorization import unit_offset_bits
-from linear_layouts.codegen.elements import check_element_bytes, element_type, pack_words, unpack_words
+from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type, pack_words, unpack_words
 from linear_layouts.codegen.hardware_map import HardwareMap, guard_redundant_threads
 from linear_layouts.codegen.intrinsics import L2_PREFETCH_BYTES, global_load_function
 from linear_layouts.codegen.packing import (
@@ -153,7 +153,7 @@ def _immediate(pointer: str, expr, w: int) -> tuple[str, str]:
 
 
 def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, pointer: str, load: bool) -> str:
-    t = element_type(w)
+    t = cpp_storage_type(w)
     expr = hmap.address(base)
     offset = combine(expr.constant, expr.runtime_bits)
     nbytes = v * w
