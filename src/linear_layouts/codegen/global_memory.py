@@ -5,8 +5,7 @@ the row-major flattening (``hardware_map.global_map``).  The register bits at el
 4, ... (wherever they stand in the register index: ``vector_map``) span aligned runs that move as one
 access of up to 16 bytes (``ld.global.v4.b32`` for 16 bytes).  Stores are issued sector by sector
 (``store_order``): a warp's consecutive stores into the same 32-byte sectors reach L2 merged, scattered
-ones do not (H100, ncu ``lts__t_sectors_srcunit_tex_op_write``: 2.1M L1 store sectors of a 16-bit
-whole kernel reached L2 as 1.2M writes scattered, 0.53M grouped; benchmarks/whole_kernel_profile.py).
+ones do not (ncu's ``lts__t_sectors_srcunit_tex_op_write``; benchmarks/whole_kernel_profile.py).
 
 A ``Pitch`` places the tile inside a larger matrix whose row stride is known only at run time (and,
 with ``bounds``, predicates each access on the tile's valid part: the edge tiles of any shape).

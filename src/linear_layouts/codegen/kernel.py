@@ -4,8 +4,7 @@ One CTA handles one tile (the layouts' tensor) at ``blockIdx.x * tile_elements``
 array.  With ``iterations > 0`` the kernel also runs ``iterations`` round trips
 ``dst -> src -> dst`` (XOR-ing every register with 1 after each conversion, so no compiler, ours or
 Triton's, can fold two conversions into one; LLVM still moves the XOR through a butterfly exchange's
-selects and cancels the second exchange's send selects, which NVVM does not: Triton's edge on
-random_109); the XORs cancel, so the output always equals the input: a conversion kernel is an
+selects and cancels the second exchange's send selects, which NVVM does not); the XORs cancel, so the output always equals the input: a conversion kernel is an
 identity on the array, and every element is checked.
 
 Matrix transposes ``B = A^T`` by tiles of these conversions live in ``codegen.transpose``; tensors of any
