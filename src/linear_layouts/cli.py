@@ -160,7 +160,7 @@ def _descriptor(text: str, shape: list[int] | None, what: str = "LAYOUT", bitwid
         if isinstance(value, TensorType):
             value = value.layout
         if isinstance(value, LinearLayout) or not hasattr(value, "to_linear"):
-            return recognize(parse_spec(source).to_linear(shape), bitwidth=bitwidth)
+            return recognize(parse_spec(source).to_linear(shape), dtype=bitwidth)
         return value
 
     return _from_spec(text, what, read)
@@ -202,7 +202,7 @@ def _shared_text(args: argparse.Namespace, bits: int | None) -> tuple[str, list[
 
         try:
             swizzle = element_swizzle(outer, bits)
-            byte_read = recognize(to_linear(ComposedLayout(swizzle, source.offset, source.inner)), bitwidth=bits)
+            byte_read = recognize(to_linear(ComposedLayout(swizzle, source.offset, source.inner)), dtype=bits)
         except LayoutError:
             byte_read = None
         if getattr(byte_read, "element_bitwidth", None) == bits:
@@ -587,7 +587,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if plan.shared_layout is not None:
             from linear_layouts.layouts.recognize import recognize
 
-            scratch = recognize(plan.shared_layout, bitwidth=bits)
+            scratch = recognize(plan.shared_layout, dtype=bits)
             lines.append(f"shared = {_layout_text(scratch, args.format, shape_of)}  # the plan's scratch layout")
         from linear_layouts.present.viz.text import wrap_code
 

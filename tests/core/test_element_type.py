@@ -23,6 +23,8 @@ from linear_layouts.layouts import NVMMASharedLayout, instruction_tiles
 from linear_layouts.cli import main
 from linear_layouts.codegen import plan as codegen_plan
 from linear_layouts.cute.best import best_cute_swizzle
+from linear_layouts.cute.layout import Swizzle, element_swizzle
+from linear_layouts.layouts.recognize import recognize
 from linear_layouts.core.element_type import (
     AMBIGUOUS_NAMES,
     DTYPE_NAMES,
@@ -30,6 +32,7 @@ from linear_layouts.core.element_type import (
     ElementKind,
     ElementType,
     bitwidth,
+    dtype_argument,
     element_type,
 )
 from linear_layouts.engine import anchors, ir
@@ -43,6 +46,8 @@ from linear_layouts.present.viz.scenarios import seed_transpose
 
 SEED = seed_transpose()
 SHARED = SEED.shared[2][1]
+#: A shared layout the unswizzled NVMMA class of every element width produces: its dtype picks one.
+NVMMA_SHARED = NVMMASharedLayout(0, 16).to_linear([16, 32])
 
 
 class FakeTorchDtype:
@@ -225,6 +230,11 @@ ENTRY_POINTS = {
     "present.viz.scenarios.layout_scenario": lambda d: scenarios.layout_scenario(SEED.load, d, "B"),
     "present.viz.scenarios.segment_bits": lambda d: scenarios.segment_bits(SHARED, d),
     "present.viz.scenarios.toggle_swizzle": lambda d: scenarios.toggle_swizzle(SEED.shared[0][1], [(0, 0)], d),
+    "layouts.recognize.recognize": lambda d: recognize(NVMMA_SHARED, dtype=d),
+    "cute.layout.element_swizzle": lambda d: str(element_swizzle(Swizzle(3, 4, 3), d)),
+    "analysis.banks.access_from_columns": lambda d: banks.access_from_columns(
+        tuple(SHARED.flat_bases("offset")), SEED.load, d),
+    "analysis.shared_advice.k_major_store_layout": lambda d: shared_advice.k_major_store_layout([64, 128], 1, d, 4),
     "triton_model.interop.triton_bank_conflicts": lambda d: pytest.importorskip("triton") and __import__(
         "linear_layouts.triton_model.interop", fromlist=["x"]).triton_bank_conflicts(SEED.shared[0][1], SEED.load, d),
 }
@@ -234,6 +244,7 @@ NOT_SWEPT = {
     "core.element_type.element_type": "the parser itself (swept above)",
     "core.element_type.bitwidth": "the parser itself (swept above)",
     "core.element_type.ElementType.parse": "the parser itself (swept above)",
+    "core.element_type.dtype_argument": "the parser of renamed dtype arguments (test_old_keywords_still_work)",
     "codegen.verify.verify_conversion": "runs on a GPU; its dtype goes to codegen.plan.conversion_kernel (swept)",
     "engine.ir.Builder.pointer": "the IR keeps its type names as text (checked by engine.ir.element_bits, swept)",
     "engine.ir.Builder.full": "the IR keeps its type names as text (checked by engine.ir.element_bits, swept)",
@@ -305,3 +316,45 @@ def test_cli_refuses_ambiguous_dtypes(capsys):
     spec = json.dumps({"bases": SEED.store.bases, "out_dims": SEED.store.out_dims})
     assert main(["convert", spec, spec, "--dtype", "f8"]) == 2
     assert "--dtype: dtype 'f8' is ambiguous: NumPy reads it as float64" in capsys.readouterr().err
+
+
+#: Public functions whose ``dtype`` had another name, which still works: (old keyword, call taking keywords).
+RENAMED = {
+    "layouts.recognize.recognize": ("bitwidth", lambda **k: recognize(NVMMA_SHARED, **k)),
+    "cute.layout.element_swizzle": ("bitwidth", lambda **k: str(element_swizzle(Swizzle(3, 4, 3), **k))),
+    "analysis.banks.access_from_columns": ("bitwidth", lambda **k: banks.access_from_columns(
+        tuple(SHARED.flat_bases("offset")), SEED.load, **k)),
+    "analysis.shared_advice.k_major_store_layout": ("bits", lambda **k: shared_advice.k_major_store_layout(
+        [64, 128], 1, num_warps=4, **k)),
+}
+
+
+@pytest.mark.parametrize("entry", sorted(RENAMED))
+@pytest.mark.parametrize("bits", [8, 32])
+def test_old_keywords_still_work(entry, bits):
+    """The old keyword reads a width in bits as dtype= does; both at once, or neither, is refused by name."""
+    old, call = RENAMED[entry]
+    assert entry in ENTRY_POINTS
+    assert _canonical(call(**{old: bits})) == _canonical(call(dtype=bits)) == _canonical(ENTRY_POINTS[entry](bits))
+    with pytest.raises(LayoutError, match=f"dtype and {old}: give the element type once"):
+        call(dtype=bits, **{old: bits})
+    with pytest.raises(LayoutError, match=f"{old} \\(the old name of dtype\\): dtype as a bit width must be one of"):
+        call(**{old: 12})
+
+
+def test_recognize_reads_the_width_of_its_dtype():
+    """The element type decides which NVMMA class an unswizzled shared layout is (every width produces it);
+    elements wider than 64 bits are refused."""
+    assert [recognize(NVMMA_SHARED, dtype=d) for d in ("u8", "bf16", "fp32", "double")] == [
+        NVMMASharedLayout(0, bits) for bits in (8, 16, 32, 64)]
+    with pytest.raises(LayoutError, match="dtype: the element must be 8, 16, 32 or 64 bits wide, got b128"):
+        recognize(NVMMA_SHARED, dtype=128)
+
+
+def test_dtype_argument():
+    assert dtype_argument(None, required=False, bitwidth=None) is None
+    assert dtype_argument("e5m2", bits=None) == element_type("fp8e5")
+    with pytest.raises(LayoutError, match="^dtype: required"):
+        dtype_argument(None, bitwidth=None)
+    with pytest.raises(LayoutError, match="^bits and bitwidth: give the element type once"):
+        dtype_argument(None, bits=8, bitwidth=8)

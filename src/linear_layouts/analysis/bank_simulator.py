@@ -1,9 +1,8 @@
 """Brute-force shared-memory bank simulator: every instruction, every lane, every word.
 
 THE bank model of the package (``instruction_wavefronts``; ``banks`` is its closed form and
-``codegen.model`` applies it to the emitted instructions). Validated with ncu on H100 (2026-11-22):
-263 of 263 shared-memory kernels of the GPU suite, 40 of 40 replayed address tables and 33 of 33
-hand-written paired tables (benchmarks/results/wavefronts_vs_ncu.md), and on H200 (HARDWARE.md, 60 random pairs):
+``codegen.model`` applies it to the emitted instructions). Validated with ncu on the H100 and the H200
+(benchmarks/results/wavefronts_vs_ncu.md):
 
 * an instruction is one warp, one value of the non-vector register bits and its 32 lanes; each lane
   moves the aligned block holding its vector's elements;
@@ -15,8 +14,8 @@ hand-written paired tables (benchmarks/results/wavefronts_vs_ncu.md), and on H20
   address as lane ``l ^ 1``, or every lane as lane ``l ^ 2``, moves two lanes per slot: its phases
   hold twice as many lanes (16-byte: 2 phases of 16, 8-byte: 1 of 32), costed the same way (NVIDIA
   describes this "uniform" pattern for LDS); lanes equal along lane bits 2..4 only do not pair.
-  Stores never pair: ncu on H100 (2026-11-22, benchmarks/gpu_bank_check/results_paired_h100.json)
-  gives every st.shared.v2/v4 by 32 lanes with l^1, l^2, quad or all-equal addresses the unpaired
+  Stores never pair: ncu (benchmarks/gpu_bank_check/results_paired_h100.json) gives every
+  st.shared.v2/v4 by 32 lanes with l^1, l^2, quad or all-equal addresses the unpaired
   count (4 phases of 8 lanes, 2 of 16), whether the lanes store equal data or not, while the same
   tables loaded pair; stores with predicated-off lanes do not pair either.
 

@@ -44,7 +44,7 @@ from types import MappingProxyType
 
 from linear_layouts.core import f2
 from linear_layouts.core.arguments import checked
-from linear_layouts.core.element_type import DTypeLike, element_type
+from linear_layouts.core.element_type import DTypeLike, dtype_argument, element_type
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import ColumnAction, LinearLayout
@@ -282,15 +282,18 @@ def _shared_access(shared_layout: LinearLayout, distributed_layout: LinearLayout
 
 
 @checked
-def access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayout, bitwidth: int,
-                        max_vector_bits: int = 128, *, target: Target | None = None) -> SharedAccess:
+def access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayout, dtype: DTypeLike = None,
+                        max_vector_bits: int = 128, *, target: Target | None = None,
+                        bitwidth: int | None = None) -> SharedAccess:
     """:func:`shared_access` for the shared layout whose offset bit ``i`` holds the flattened tensor vector
-    ``columns[i]`` (out dims in ``distributed_layout``'s order, the first least significant).
+    ``columns[i]`` (out dims in ``distributed_layout``'s order, the first least significant), elements of
+    ``dtype`` (``bitwidth=``, their width in bits, is its old name).
 
-    Requires: ``columns`` a basis of the tensor (an invertible shared layout); ``bitwidth`` in bits.
+    Requires: ``columns`` a basis of the tensor (an invertible shared layout).
     Callers that build shared layouts (the optimal swizzle's candidates) cost them without building them.
     """
-    return _access_from_columns(tuple(columns), distributed_layout, bitwidth, max_vector_bits, resolve(target))
+    bits = dtype_argument(dtype, bitwidth=bitwidth).bits
+    return _access_from_columns(tuple(columns), distributed_layout, bits, max_vector_bits, resolve(target))
 
 
 @functools.lru_cache(maxsize=8192)

@@ -14,7 +14,7 @@ gives the cheapest mechanism, as Triton's ``minimalCvtLayout``:
   vector widths, instruction kinds and counts, and predicted wavefronts; where widening one side's
   vector past the common one with its own registers (Triton's extra vectorization) costs less
   shared-pipe time (wavefronts weighted by wavefronts per instruction: one-wavefront instructions are
-  cheaper per wavefront on H100), that optimal layout is taken;
+  cheaper per wavefront, ``_WAVEFRONT_SHARE``), that optimal layout is taken;
 * cross-CTA: ``C`` moves data between CTAs (distributed shared memory of a cluster).
 
 The answer is a typed :class:`~.steps.ConversionPlan` (kind, steps, cost: :mod:`.steps`) that code
@@ -36,7 +36,7 @@ grows with the instructions a thread issues; shared memory costs its store + loa
 where warps load the same data) and one barrier (``bar.warp.sync``, free, when every warp reads only
 what it stored; else ``bar.sync``), with a latency floor per conversion.
 ``plan_conversion`` takes the cheaper and reports the other in ``alternatives``
-(``shuffle_cost``, ``shared_memory_cost``).  The 2026-11-22 constants ``SHUFFLE_COST``,
+(``shuffle_cost``, ``shared_memory_cost``).  The earlier constants ``SHUFFLE_COST``,
 ``BARRIER_COST``, ``ALU_COST`` (wavefront units) remain for comparison.  A cross-CTA conversion is
 planned as one shared-memory conversion over the whole cluster (the block bits folded into the warp
 bits, i.e. distributed shared memory seen as one buffer) and pays ``CLUSTER_BARRIER_COST``
@@ -116,9 +116,7 @@ BARRIER_COST = 2
 #: Cost of the cluster barrier of a cross-CTA conversion, in the same units (model).
 CLUSTER_BARRIER_COST = 8
 #: Cost of one non-memory instruction (select, prmt, cvt, shr) per warp, in wavefront units: fitted on
-#: the H100 conversion benchmark (16 kernel timings, 8 warps per SM): with 0.34 the model's cost equals
-#: measured time / (1.27 SM cycles per wavefront) at scale 1.00, rms error 16%; every measured
-#: shuffle / shared pair ranks right for 0.16 .. 0.41 (benchmarks/results/conversion_cost_model.md).
+#: the conversion benchmark (benchmarks/results/conversion_cost_model.md).
 ALU_COST = 0.34
 
 REGISTER, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
@@ -364,11 +362,8 @@ def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementTy
 
 
 #: Shared-pipe time of a wavefront by the wavefronts of its instruction (1, 2, 4 or more), relative to
-#: a wavefront of a 4-wavefront instruction (H100 microbenchmarks, benchmarks/results/gpu_suite.md,
-#: 2026-11-23, 4 warps: st.shared.b32 1wf 0.355 ns, ld.shared.b32 1wf 0.428 ns, 2wf 0.434 ns per
-#: wavefront, against 0.47 ns per wavefront of st/ld.shared.b128, b32 4-way and ldmatrix/stmatrix .x4;
-#: Triton's wide-instruction kernels for the seed transpose and lanes_cols_to_rows, with our wavefronts,
-#: ran 1.26x / 1.12x slower than our one-wavefront ones). Wider is cheaper only in issue slots.
+#: a wavefront of a 4-wavefront instruction (microbenchmarks: benchmarks/results/gpu_suite.md). Wider is
+#: cheaper only in issue slots.
 _WAVEFRONT_SHARE = {MemoryOp.STORE: (0.76, 0.92), MemoryOp.LOAD: (0.9, 0.92)}
 
 

@@ -21,8 +21,8 @@ not see.  ``t_shfl``, ``t_alu``, ``t_barrier`` are the building blocks measured 
 ``benchmarks/gpu_microbench.py`` (8 CTAs per SM, 8 independent chains per thread), per warp count,
 interpolated in log2(W); ``t_wavefront``, ``t_copied``, ``latency_shuffle`` and
 ``latency_per_instruction`` are fitted (least squares on log time ratios,
-``benchmarks/fit_cost_model.py``) on the H100 conversion loop of the 2026-11-23 suite run (105 in-warp
-pairs, both mechanisms timed) with the others fixed; the fit is checked held out on later runs
+``benchmarks/fit_cost_model.py``) on the conversion loop of the GPU suite (in-warp pairs, both
+mechanisms timed) with the others fixed; the fit is checked held out on later runs
 (``benchmarks/model_ranking.py``; benchmarks/results/conversion_cost_model.md).
 
 The tables are data, one JSON file per device in ``target/devices/`` (``target.DEVICES[name]``); a

@@ -63,7 +63,7 @@ from linear_layouts.layouts.gluon_text import gluon_expression
 from linear_layouts.layouts.recognize import recognize, standardize
 from linear_layouts.layouts.registry import Descriptor, kind_of
 from linear_layouts.layouts.ttgir_text import format_attribute
-from linear_layouts.core.element_type import DTypeLike, ElementType, element_type
+from linear_layouts.core.element_type import DTypeLike, ElementType, dtype_argument, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import LinearLayout
@@ -347,14 +347,19 @@ def _candidate(name: str, descriptor: Descriptor, layout: LinearLayout, padding:
                            (elements + extra) * bits // 8, marks)
 
 
-def k_major_store_layout(shape: Sequence[int], operand_index: int, bits: int, num_warps: int) -> BlockedLayout:
+def k_major_store_layout(shape: Sequence[int], operand_index: int, dtype: DTypeLike = None,
+                         num_warps: int | None = None, *, bits: int | None = None) -> BlockedLayout:
     """The ``BlockedLayout`` that holds a wgmma operand tile K-major: each thread ``128 / bits`` elements
-    (one 16-byte vector) consecutive along K (dim 1 of A ``[M, K]``, dim 0 of B ``[K, N]``), the lanes
-    along K as far as it goes, then along the other dim, the warps along the other dim.
+    of ``dtype`` (``bits`` wide; ``bits=`` is the old name of ``dtype``), one 16-byte vector, consecutive
+    along K (dim 1 of A ``[M, K]``, dim 0 of B ``[K, N]``), the lanes along K as far as it goes, then along
+    the other dim, the warps along the other dim. Requires: ``num_warps``.
 
-    >>> k_major_store_layout([64, 128], 1, 8, 4)
+    >>> k_major_store_layout([64, 128], 1, "fp8", 4)
     BlockedLayout(size_per_thread=(16, 1), threads_per_warp=(4, 8), warps_per_cta=(1, 4), order=(0, 1), cga_layout=())
     """
+    bits = dtype_argument(dtype, bits=bits).bits
+    if num_warps is None:
+        raise LayoutError("num_warps: required, the warps of the CTA")
     if len(shape) != 2 or operand_index not in (0, 1):
         raise LayoutError(f"shape: a wgmma operand is a 2-D tile [M, K] or [K, N], got {list(shape)}")
     k_dim = 1 - operand_index
@@ -381,7 +386,7 @@ def _register_fix(store: LinearLayout, consumer: Consumer, etype: ElementType,
     if consumer.kind != ConsumerKind.WGMMA or etype.bits == 16 or len(shape) != 2 or not store.has_in_dim("warp"):
         return None
     try:
-        descriptor = k_major_store_layout(shape, consumer.operand_index, etype.bits, store.in_dim_size("warp"))
+        descriptor = k_major_store_layout(shape, consumer.operand_index, etype, store.in_dim_size("warp"))
         layout = standardize(descriptor.to_linear(shape))
     except LayoutError:
         return None
@@ -461,11 +466,11 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
             rows.append((f"padded rows (+{baseline.padding[0][1]} every {baseline.padding[0][0]})", padded,
                          baseline.layout, baseline.padding, ("legacy padding",)))
         optimal = optimal_swizzle(store, consumer.layout, bits, extend_vectors=True, target=target)
-        descriptor = recognize(optimal.layout, bitwidth=bits)
+        descriptor = recognize(optimal.layout, dtype=etype)
         rows.append(("§5.4 construction, vectors widened", descriptor, standardize(optimal.layout), (), ()))
 
     if given is not None:
-        descriptor = given if not isinstance(given, LinearLayout) else recognize(given, bitwidth=bits)
+        descriptor = given if not isinstance(given, LinearLayout) else recognize(given, dtype=etype)
         try:
             linear = standardize(descriptor.to_linear(shape))
         except (LayoutError, AttributeError) as error:

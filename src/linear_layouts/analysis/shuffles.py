@@ -341,8 +341,7 @@ def butterfly_form(plan: ShufflePlan) -> ButterflyForm | None:
     ``MAX_BUTTERFLY_LANE_BITS`` lane bits, or a destination register no round writes.  Callers read
     it once per plan as ``plan.butterfly_form``.
 
-    Example: the register bit 2 <-> lane bit 1 swap of a [32, 64] fp32 tile (suite pair random_109)
-    has masks 0 and 2 (32 rounds each) and lane_bits (1,)."""
+    Example: the register bit 2 <-> lane bit 1 swap of a [32, 64] fp32 tile has masks 0 and 2 (32 rounds each) and lane_bits (1,)."""
     rounds = plan.rounds
     if not rounds or plan.bitwidth < 32 or plan.elements_per_shuffle != 1:
         return None
@@ -404,7 +403,8 @@ def butterfly_leaves(plan: ShufflePlan, form: ButterflyForm) -> tuple[dict, dict
 
 def butterfly_selects(plan: ShufflePlan, form: ButterflyForm) -> int:
     """Selects the butterfly emitter issues for ``plan`` (hash-consed select trees of
-    ``butterfly_leaves``): random_109's swap, 32 sent words + 64 registers = 96."""
+    ``butterfly_leaves``): the register bit 2 <-> lane bit 1 swap of :func:`butterfly_form`'s example,
+    32 sent words + 64 registers = 96."""
     nodes: set = set()
 
     def select(t, hi, lo):

@@ -3,7 +3,7 @@
 Modules, one job each:
 
 - ``index``: any LinearLayout (or its inverse) as XORs of masked input bits (``emit_index``).
-- ``elements``: element types; sub-word packing into 32-bit words (``prmt``).
+- ``elements``: the C++ storage type of an element; sub-word packing into 32-bit words (``prmt``).
 - ``packing``: packed registers (sub-word elements in 32-bit words end to end): ``Packing``, byte
   permutes between packings (staged exchanges), lane-dependent register translations.
 - ``intrinsics``: the memory instructions kernels call, for the GPU (inline PTX) and the CPU.

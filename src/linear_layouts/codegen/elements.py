@@ -1,4 +1,4 @@
-"""Element types of generated kernels and packing of sub-word elements into 32-bit words.
+"""Storage types of generated kernels' elements and packing of sub-word elements into 32-bit words.
 
 Kernels move bits, never interpret them: an element of ``w`` bytes is held in an unsigned C++
 integer of ``w`` bytes.  A vector of ``v`` elements covering ``v*w >= 4`` bytes travels as
@@ -15,21 +15,27 @@ from typing import Sequence
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["ELEMENT_TYPES", "element_type", "check_element_bytes", "pack_words", "unpack_words"]
+__all__ = ["CPP_STORAGE_TYPES", "cpp_storage_type", "check_element_bytes", "pack_words", "unpack_words"]
 
-ELEMENT_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
+#: Element bytes -> the unsigned C++ integer a kernel holds such an element in.
+CPP_STORAGE_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 
 
 def check_element_bytes(element_bytes: int) -> int:
     """``element_bytes`` if it is 1, 2, 4 or 8, else LayoutError."""
-    if element_bytes not in ELEMENT_TYPES:
+    if element_bytes not in CPP_STORAGE_TYPES:
         raise LayoutError(f"element_bytes: must be 1, 2, 4 or 8, got {quote(element_bytes)}")
     return element_bytes
 
 
-def element_type(element_bytes: int) -> str:
-    """C++ type holding one element of ``element_bytes`` bytes."""
-    return ELEMENT_TYPES[check_element_bytes(element_bytes)]
+def cpp_storage_type(element_bytes: int) -> str:
+    """The C++ type holding one element of ``element_bytes`` bytes: the unsigned integer of that size (an
+    element's meaning is :class:`linear_layouts.core.element_type.ElementType`; kernels only move its bits).
+
+    >>> cpp_storage_type(2)
+    'unsigned short'
+    """
+    return CPP_STORAGE_TYPES[check_element_bytes(element_bytes)]
 
 
 def pack_words(elements: Sequence[str], element_bytes: int) -> list[str]:
@@ -63,7 +69,7 @@ def pack_words(elements: Sequence[str], element_bytes: int) -> list[str]:
 def unpack_words(words: Sequence[str], element_bytes: int) -> list[str]:
     """Element expressions (of the element type) held by 32-bit ``words``, in memory order."""
     w = check_element_bytes(element_bytes)
-    t = element_type(w)
+    t = cpp_storage_type(w)
     if w == 8:
         return [
             f"(({t})({words[i + 1]}) << 32 | ({t})({words[i]}))" for i in range(0, len(words), 2)

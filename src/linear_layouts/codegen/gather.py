@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.codegen.elements import check_element_bytes, element_type
+from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
 from linear_layouts.codegen.global_memory import emit_global_load, emit_global_store
 from linear_layouts.codegen.hardware_map import global_map, guard_redundant_threads
 from linear_layouts.codegen.index import IndexExpression, xor_terms
@@ -64,7 +64,7 @@ def emit_gather_kernel(name: str, plan: Any, *, shared_memory: bool = False,
         raise LayoutError("plan: not warp-local; use shared_memory=True")
     if src.in_dim_size("warp", missing_ok=True) != index.in_dim_size("warp", missing_ok=True):
         raise LayoutError("plan: src and index need the same number of warps")
-    t = element_type(w)
+    t = cpp_storage_type(w)
     tile = src.total_out_dim_size
     n_src, n_idx = src.in_dim_size("register", missing_ok=True), index.in_dim_size("register", missing_ok=True)
     threads = target.lanes * src.in_dim_size("warp", missing_ok=True)

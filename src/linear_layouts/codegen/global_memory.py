@@ -5,8 +5,7 @@ the row-major flattening (``hardware_map.global_map``).  The register bits at el
 4, ... (wherever they stand in the register index: ``vector_map``) span aligned runs that move as one
 access of up to 16 bytes (``ld.global.v4.b32`` for 16 bytes).  Stores are issued sector by sector
 (``store_order``): a warp's consecutive stores into the same 32-byte sectors reach L2 merged, scattered
-ones do not (H100, ncu ``lts__t_sectors_srcunit_tex_op_write``: 2.1M L1 store sectors of a 16-bit
-whole kernel reached L2 as 1.2M writes scattered, 0.53M grouped; benchmarks/whole_kernel_profile.py).
+ones do not (ncu's ``lts__t_sectors_srcunit_tex_op_write``; benchmarks/whole_kernel_profile.py).
 
 A ``Pitch`` places the tile inside a larger matrix whose row stride is known only at run time (and,
 with ``bounds``, predicates each access on the tile's valid part: the edge tiles of any shape).
@@ -21,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from linear_layouts.analysis.vectorization import unit_offset_bits
-from linear_layouts.codegen.elements import check_element_bytes, element_type, pack_words, unpack_words
+from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type, pack_words, unpack_words
 from linear_layouts.codegen.hardware_map import HardwareMap, guard_redundant_threads
 from linear_layouts.codegen.intrinsics import L2_PREFETCH_BYTES, global_load_function
 from linear_layouts.codegen.packing import (
@@ -153,7 +152,7 @@ def _immediate(pointer: str, expr, w: int) -> tuple[str, str]:
 
 
 def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, pointer: str, load: bool) -> str:
-    t = element_type(w)
+    t = cpp_storage_type(w)
     expr = hmap.address(base)
     offset = combine(expr.constant, expr.runtime_bits)
     nbytes = v * w

@@ -4,8 +4,7 @@ One CTA handles one tile (the layouts' tensor) at ``blockIdx.x * tile_elements``
 array.  With ``iterations > 0`` the kernel also runs ``iterations`` round trips
 ``dst -> src -> dst`` (XOR-ing every register with 1 after each conversion, so no compiler, ours or
 Triton's, can fold two conversions into one; LLVM still moves the XOR through a butterfly exchange's
-selects and cancels the second exchange's send selects, which NVVM does not: Triton's edge on
-random_109); the XORs cancel, so the output always equals the input: a conversion kernel is an
+selects and cancels the second exchange's send selects, which NVVM does not); the XORs cancel, so the output always equals the input: a conversion kernel is an
 identity on the array, and every element is checked.
 
 Matrix transposes ``B = A^T`` by tiles of these conversions live in ``codegen.transpose``; tensors of any
@@ -28,7 +27,7 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import (
     RegisterCopy, SharedConversion, canonical_vector_order, register_bits,
 )
-from linear_layouts.codegen.elements import check_element_bytes, element_type
+from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
 from linear_layouts.codegen.global_memory import emit_global_load_words, emit_global_store_words
 from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
@@ -199,7 +198,7 @@ def emit_conversion_kernel(
     warps = src.in_dim_size("warp", missing_ok=True)
     if dst.in_dim_size("warp", missing_ok=True) != warps:
         raise LayoutError(f"dst: {dst.in_dim_size('warp', missing_ok=True)} warps, src has {warps}")
-    t = element_type(w)
+    t = cpp_storage_type(w)
     threads = target.lanes * warps
     tile = src.total_out_dim_size
     forward, backward = _canonical(forward), _canonical(backward)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import register_bits
-from linear_layouts.codegen.elements import check_element_bytes, element_type
+from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
 from linear_layouts.codegen.global_memory import (
     Pitch, emit_global_load_stages, emit_global_load_words, emit_global_store_words, global_load_vectors,
     global_vector_elements,
@@ -200,7 +200,7 @@ def emit_tiled_permute_kernel(
         raise LayoutError(f"batch_dims: must be an int in [0, {MAX_BATCH_DIMS}], got {quote(batch_dims)}")
     m, n = _tile_shape(src, dst)
     d0, d1 = src.out_dim_names
-    t = element_type(w)
+    t = cpp_storage_type(w)
     threads = target.lanes * src.in_dim_size("warp", missing_ok=True)
     forward = _canonical(forward)
     gsrc = global_map(src, {d0: n, d1: 1})
@@ -256,7 +256,7 @@ def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile
     m, n = tile
     gsrc, gdst = maps
     pa, pb = packings
-    t = element_type(w)
+    t = cpp_storage_type(w)
     threads = target.lanes * src.in_dim_size("warp", missing_ok=True)
     vtype, nvec = global_load_vectors(gsrc, w)
     params = _tiled_params(t, batch_dims)
@@ -419,7 +419,7 @@ def emit_cast_transpose_kernel(
     wi = CAST_INPUTS[input_format]
     m, n = _tile_shape(src, dst)
     d0, d1 = src.out_dim_names
-    ti = element_type(wi)
+    ti = cpp_storage_type(wi)
     warps = src.in_dim_size("warp", missing_ok=True)
     threads = target.lanes * warps
     forward = _canonical(forward)

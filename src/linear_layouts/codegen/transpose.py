@@ -23,7 +23,7 @@ from typing import Callable
 from linear_layouts.analysis.steps import SharedInstruction
 from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import SharedConversion, zero_register_mask
-from linear_layouts.codegen.elements import check_element_bytes, element_type
+from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
 from linear_layouts.codegen.global_memory import (
     check_l2_prefetch_bytes, emit_global_load_stages, emit_global_load_words, emit_global_store_words,
     global_load_vectors, global_vector_elements,
@@ -145,7 +145,7 @@ def emit_transpose_kernel(
     if rows % m or cols % n:
         raise LayoutError(f"rows/cols: {rows}x{cols} is not a whole number of {m}x{n} tiles")
     d0, d1 = src.out_dim_names
-    t = element_type(w)
+    t = cpp_storage_type(w)
     threads = target.lanes * src.in_dim_size("warp", missing_ok=True)
     body = [
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
@@ -226,7 +226,7 @@ def emit_persistent_transpose_kernel(
     shared = slot + 16 if dynamic else forward.shared_bytes
     _check_fits_sm("ctas_per_sm", ctas_per_sm, threads, shared, target)
     d0, d1 = src.out_dim_names
-    t = element_type(w)
+    t = cpp_storage_type(w)
     tiles_x, tiles = cols // n, (rows // m) * (cols // n)
     tile_row, tile_col = _tile_order(group_rows, rows // m, tiles_x)
     gsrc, gdst = global_map(src, {d0: cols, d1: 1}), global_map(dst, {d0: 1, d1: rows})
@@ -289,7 +289,7 @@ def emit_persistent_transpose_kernel(
 def _dynamic_transpose(name, w, rows, cols, m, n, threads, ctas_per_sm, shared, slot, tiles, words_a, words_b,
                        vectors, issue, unpack, convert, store, a_tile, dst_tile, prelude, pdl) -> TransposeKernel:
     """The ``dynamic`` form of ``emit_persistent_transpose_kernel`` from its emitted parts."""
-    t = element_type(w)
+    t = cpp_storage_type(w)
     vtype, nvec = vectors
     body = [
         f"// {name}: B = A^T, A {rows}x{cols} row-major, by {m}x{n} tiles of {8 * w}-bit elements (src -> dst),",
@@ -406,7 +406,7 @@ def emit_async_transpose_kernel(
     shared = stages * buffer
     _check_fits_sm("stages/ctas_per_sm", ctas_per_sm, threads, shared, target)
     d0, d1 = src.out_dim_names
-    t = element_type(w)
+    t = cpp_storage_type(w)
     shift = w.bit_length() - 1
     tiles = (rows // m) * (cols // n)
     tile_row, tile_col = _tile_order(1, rows // m, cols // n)

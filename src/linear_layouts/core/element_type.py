@@ -48,7 +48,7 @@ from linear_layouts.core.errors import LayoutError, did_you_mean
 from linear_layouts.core.limits import quote
 from linear_layouts.core.mlir_text import pointee
 
-__all__ = ["ElementKind", "ElementType", "DTypeLike", "element_type", "bitwidth", "ir_element_bits",
+__all__ = ["ElementKind", "ElementType", "DTypeLike", "element_type", "dtype_argument", "bitwidth", "ir_element_bits",
            "SUPPORTED_BITWIDTHS", "DTYPE_NAMES", "AMBIGUOUS_NAMES"]
 
 #: What a ``dtype=`` argument may be: an ElementType, a bit width, a name, or a Triton / PyTorch / NumPy dtype.
@@ -232,6 +232,35 @@ def element_type(dtype: Any) -> ElementType:
     if isinstance(dtype, str):
         return _from_name(dtype)
     return _from_object(dtype)
+
+
+def dtype_argument(dtype: Any, *, required: bool = True, **old: Any) -> ElementType | None:
+    """:func:`element_type` of a ``dtype=`` argument that has an old keyword (``bitwidth=``, ``bits=``: an
+    element width in bits), given as ``old``: whichever of the two the caller gave, read the same way.
+
+    Raises LayoutError naming both when both are given, and naming ``dtype`` when neither is and
+    ``required``; returns None when neither is and not ``required``.
+
+    >>> dtype_argument("fp16", bitwidth=None), dtype_argument(None, bitwidth=16)
+    (ElementType('fp16', 16, float), ElementType('b16', 16, bits))
+    """
+    given = [(name, value) for name, value in old.items() if value is not None]
+    if given and (dtype is not None or len(given) > 1):
+        names = (["dtype"] if dtype is not None else []) + [name for name, _ in given]
+        raise LayoutError(f"{' and '.join(names)}: give the element type once, as dtype= "
+                          f"({', '.join(name for name, _ in given)}= is its old name)")
+    if given:
+        name, value = given[0]
+        try:
+            return element_type(value)
+        except LayoutError as error:
+            raise LayoutError(f"{name} (the old name of dtype): {error}") from None
+    if dtype is None:
+        if required:
+            raise LayoutError("dtype: required, an element type (a bit width, a name such as 'fp16', or a "
+                              "Triton, PyTorch or NumPy dtype)")
+        return None
+    return element_type(dtype)
 
 
 def bitwidth(dtype: Any) -> int:

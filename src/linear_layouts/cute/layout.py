@@ -42,6 +42,7 @@ from linear_layouts.cute.int_tuple import (
     product,
     slice_modes,
 )
+from linear_layouts.core.element_type import DTypeLike, dtype_argument
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote, shorten
 
@@ -298,21 +299,21 @@ def column_major(shape: Any) -> Layout:
     return Layout(shape)
 
 
-def element_swizzle(byte_swizzle: Swizzle, bitwidth: int) -> Swizzle:
-    """The swizzle of element offsets equal to ``byte_swizzle`` on byte addresses.
+def element_swizzle(byte_swizzle: Swizzle, dtype: DTypeLike = None, *, bitwidth: int | None = None) -> Swizzle:
+    """The swizzle of element offsets equal to ``byte_swizzle`` on byte addresses, for elements of ``dtype``
+    (``bitwidth=``, the element's width in bits, is its old name).
 
     CuTe applies the swizzle of a ``smem_ptr_flag`` layout (the GMMA atoms ``Layout_K_SW128_Atom``...)
     to the *byte address* (``swizzle_ptr`` in ``pointer_swizzle.hpp``); on offsets of ``2**k``-byte
     elements the same permutation is ``Swizzle<B, M - k, S>``. Requires ``M >= k`` (the swizzle must
-    not split an element) and a bit width of 8, 16, 32, 64 or 128.
+    not split an element).
 
-    >>> print(element_swizzle(Swizzle(3, 4, 3), 16))    # the 128-byte swizzle on fp16 elements
+    >>> print(element_swizzle(Swizzle(3, 4, 3), "fp16"))    # the 128-byte swizzle on fp16 elements
     Sw<3,3,3>
     """
     if not isinstance(byte_swizzle, Swizzle):
         raise LayoutError(f"byte_swizzle must be a Swizzle, got {type(byte_swizzle).__name__}")
-    if isinstance(bitwidth, bool) or bitwidth not in (8, 16, 32, 64, 128):
-        raise LayoutError(f"bitwidth must be 8, 16, 32, 64 or 128, got {quote(bitwidth)}")
+    bitwidth = dtype_argument(dtype, bitwidth=bitwidth).bits
     k = (bitwidth // 8).bit_length() - 1
     if byte_swizzle.is_identity:
         return Swizzle(0, 0, 0)

@@ -11,8 +11,8 @@ distinct 32-byte sectors:
 
 * L1TEX wavefronts: ``max(ceil(lines / 4), ceil(sectors / 4))`` -- the tag stage resolves 4 lines a
   cycle, the data stage moves 128 bytes (4 sectors) a cycle (NVIDIA, Volta and later) -- at the
-  device's wavefront time (``cost_model``'s fitted ``wavefront``, 0.75 ns on H100: the same data pipe
-  as the shared-memory wavefronts of a conversion);
+  device's wavefront time (``cost_model``'s fitted ``wavefront``: the same data pipe as the
+  shared-memory wavefronts of a conversion);
 * L2 transfers, ``GLOBAL_SECTOR_NS`` each (one sector's share of the L2 bandwidth of one SM): a store
   sends every request's sectors to L2 (L1 writes through), each a whole transfer whether the lanes
   fill it or not (16 bytes of a sector still move a sector, with a byte mask); a load fetches each
@@ -21,12 +21,8 @@ distinct 32-byte sectors:
   run concurrently, before any fill; whether L1 merges their misses is not measured here).
 
 So a warp-wide ``st.global.b32`` over 8 rows (the wgmma accumulator of fp16 stored as is: 8 lines, 8
-half-written sectors, 256 bytes of data) costs 2 x 0.75 + 8 x 0.77 ns, a coalesced 16-byte store of
-512 bytes 4 x 0.75 + 16 x 0.77 ns: twice the cost per byte. Sanity check (not a fit): matmul_fp16's
-128x256 fp16 epilogue (8 warps) stored from the accumulator is predicted 1.96 us per CTA dearer than
-the coalesced store, 1.19 us net of the 0.77 us conversion it saves (so the engine keeps Triton's
-conversion); measured on H100 (benchmarks/results/gpu_engine_kernels.md, 2026-11-26): +18 us over 512
-CTAs on 132 SMs, about 4.6 us per CTA -- the same sign, the model 4x short of the measured loss.
+half-written sectors, 256 bytes of data) costs 2 wavefronts + 8 transfers, a coalesced 16-byte store
+of 512 bytes 4 wavefronts + 16 transfers: twice the cost per byte.
 
 Coalescing: ``order`` sorts the dims by stride (the unit-stride dim first); each thread takes
 ``min(128 / bitwidth, shape[order[0]], numel / threads)`` contiguous elements (16-byte aligned

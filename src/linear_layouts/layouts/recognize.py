@@ -10,7 +10,7 @@ block                       ``AMDMFMALayout``, ``DotOperandLayout`` (NVMMA, MFMA
                             ``SliceLayout`` of any of these (nested twice at most),
                             else ``DistributedLinearLayout`` (its bases)
 offset, block               ``NVMMASharedLayout`` (every swizzle width, transposed, every element width;
-                            ``bitwidth`` first), ``SwizzledSharedLayout`` (vec / per_phase / max_phase /
+                            ``dtype``'s width first), ``SwizzledSharedLayout`` (vec / per_phase / max_phase /
                             order read from the row bases), else ``SharedLinearLayout``
 row, col, block             ``TensorMemoryLayout``, ``TensorMemoryScalesLayout``
 ==========================  ==========================================================================
@@ -49,8 +49,8 @@ from linear_layouts.layouts.registry import Descriptor, Space, kinds
 from linear_layouts.layouts.shared import NVMMASharedLayout, SwizzledSharedLayout
 from linear_layouts.layouts.slice import SliceLayout
 from linear_layouts.layouts.tensor_memory import TensorMemoryLayout, TensorMemoryScalesLayout
+from linear_layouts.core.element_type import DTypeLike, dtype_argument
 from linear_layouts.core.errors import LayoutError, not_a_layout
-from linear_layouts.core.limits import quote
 from linear_layouts.core.layout import LinearLayout
 
 __all__ = ["recognize", "standardize"]
@@ -102,13 +102,14 @@ def standardize(layout: LinearLayout) -> LinearLayout:
     return result.transpose_outs(names) if result.out_dim_names != tuple(names) else result
 
 
-def recognize(layout: LinearLayout, *, bitwidth: int | None = None) -> Descriptor:
+def recognize(layout: LinearLayout, *, dtype: DTypeLike = None, bitwidth: int | None = None) -> Descriptor:
     """The simplest catalog descriptor whose ``to_linear(shape)`` is ``layout`` (module doc).
 
-    ``bitwidth`` (element bits) is tried first for ``NVMMASharedLayout`` and sets the K of a wgmma
-    ``instr_shape`` (which the ``LinearLayout`` does not determine). Requires: out dims ``dim0..``; in dims
-    of one family. Returns: a catalog descriptor ``D`` with ``standardize(D.to_linear(shape)) ==
-    standardize(layout)``; ``LayoutError`` when no Gluon class produces a tensor-memory layout.
+    ``dtype`` (the element type; ``bitwidth=``, its width in bits, is its old name) is tried first for
+    ``NVMMASharedLayout`` and sets the K of a wgmma ``instr_shape`` (which the ``LinearLayout`` does not
+    determine). Requires: out dims ``dim0..``; in dims of one family; elements of 8 to 64 bits. Returns: a
+    catalog descriptor ``D`` with ``standardize(D.to_linear(shape)) == standardize(layout)``; ``LayoutError``
+    when no Gluon class produces a tensor-memory layout.
 
     >>> from linear_layouts.layouts import NVMMASharedLayout
     >>> recognize(NVMMASharedLayout(64, 16).to_linear([64, 32]))
@@ -116,8 +117,10 @@ def recognize(layout: LinearLayout, *, bitwidth: int | None = None) -> Descripto
     """
     target = standardize(layout)
     shape = [target.out_dim_size(d) for d in target.out_dim_names]
-    if bitwidth is not None and bitwidth not in (8, 16, 32, 64):
-        raise LayoutError(f"bitwidth must be 8, 16, 32 or 64, got {quote(bitwidth)}")
+    element = dtype_argument(dtype, required=False, bitwidth=bitwidth)
+    if element is not None and element.bits not in (8, 16, 32, 64):
+        raise LayoutError(f"dtype: the element must be 8, 16, 32 or 64 bits wide, got {element} ({element.bits} bits)")
+    bitwidth = None if element is None else element.bits
     space = Space.SHARED if target.has_in_dim("offset") else \
         Space.TENSOR_MEMORY if target.has_in_dim("row") else Space.DISTRIBUTED
     families = _families(target, space, 0, bitwidth)

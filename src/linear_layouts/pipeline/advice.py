@@ -94,7 +94,7 @@ def _store_edit(report: KernelReport, row: int, op: SharedOp, target: Target) ->
     store = _distributed(op.src_layout)
     try:
         advice = suggest_shared_layout(store, Consumer.wgmma(operand), max(op.bits, 8),
-                                       given=recognize(op.dst_layout, bitwidth=max(op.bits, 8)), target=target)
+                                       given=recognize(op.dst_layout, dtype=max(op.bits, 8)), target=target)
     except LayoutError:
         return None
     given = next(c for c in advice.candidates if "given" in c.marks)
@@ -130,7 +130,7 @@ def _convert_edit(row: int, op: SharedOp, target: Target) -> Edit | None:
     if plan.kind == SHARED and plan.shared_layout is not None:
         from linear_layouts.layouts.recognize import recognize
 
-        layout = _gluon(recognize(plan.shared_layout, bitwidth=max(op.bits, 8)))
+        layout = _gluon(recognize(plan.shared_layout, dtype=max(op.bits, 8)))
         change = (f"convert through shared memory laid out as {layout}: in Gluon, "
                   f"smem = gl.allocate_shared_memory(dtype, {list(op.shape)}, layout, value=x); y = smem.load(dst) "
                   "in place of gl.convert_layout(x, dst)")

@@ -39,10 +39,8 @@ __all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS", "KernelC
 
 #: the most ops of an imported TTIR the engine propagates here: a larger program is not propagated in a
 #: report (``compare_with_engine``'s ``error`` says so) and ``rewrite.rewrite_kernel`` refuses it with a
-#: LayoutError (its ``max_ops`` raises the limit for one call). Measured on a 2-core machine (CPU time of a
-#: whole ``rewrite_kernel``, benchmarks/results/engine.md 2026-11-27): the corpus's largest, sort_rows
-#: (366 ops), 3.5 s; unrolled synthetic kernels of ~2000 ops 19-39 s, the time growing about as the
-#: square of the ops.
+#: LayoutError (its ``max_ops`` raises the limit for one call). A rewrite's time grows about as the square
+#: of the ops (benchmarks/results/engine.md).
 MAX_ENGINE_OPS = 2000
 
 

@@ -1031,9 +1031,8 @@ def _rewritten(module: Module, ttgir: str, values: Mapping[str, Any], stores: Ma
 
 
 #: a rewrite must be predicted this much faster than Triton's TTGIR to be chosen: a smaller gain is
-#: below what the device measures reliably (the same kernel pair timed in two runs differs by up to 2%,
-#: benchmarks/results/gpu_engine_kernels*.md), so Triton's layouts are kept. 1% let sm_90 int8_matmul's
-#: rewrite through (predicted 1.3% faster, measured 2.5% slower on an H100, engine.md)
+#: below the run-to-run spread of the device's timings (benchmarks/results/gpu_engine_kernels*.md), so
+#: Triton's layouts are kept.
 MIN_GAIN = 0.02
 
 

@@ -509,8 +509,7 @@ def convert_lowering(src: LinearLayout, dst: LinearLayout, bits: int, target: Ta
     ``tail``: the conversion is the kernel's last shared-memory op and its result only feeds the global
     stores that end the kernel. Triton predicates those stores off in the threads that hold copies
     (zero lane / warp bases of ``dst``); ptxas turns that predicate into an early ``EXIT`` and sinks the
-    ``ld.shared`` behind it, so only the owning threads load (SASS of row_sum and moe_router, Triton 3.6,
-    sm_90: ``@!P0 EXIT; LDS; STG``; ncu 1 and 2 wavefronts per CTA where all 4 warps would give 4)."""
+    ``ld.shared`` behind it, so only the owning threads load (sm_90 SASS: ``@!P0 EXIT; LDS; STG``)."""
     target = _nvidia(target)
     if bits < 8:
         bits = 8
