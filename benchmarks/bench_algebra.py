@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import harness  # noqa: F401  (puts src/ on the path)
+
 import numpy as np
 
 from linear_layouts import LinearLayout

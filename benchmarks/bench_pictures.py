@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts src/ on the path)
+
 import numpy as np
 
 import linear_layouts

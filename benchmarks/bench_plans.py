@@ -20,6 +20,8 @@ import platform
 import sys
 from pathlib import Path
 
+import harness  # noqa: F401  (puts src/ on the path)
+
 import numpy as np
 
 from linear_layouts import LinearLayout
@@ -124,8 +126,7 @@ def _bench_pairs() -> list[tuple[dict, object]]:
     shuffle kernel and its forced shared-memory variant were timed, with their suite cases."""
     import json
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from gpu_cases import named_cases, random_cases  # noqa: PLC0415
+    from harness.cases import named_cases, random_cases  # noqa: PLC0415
 
     suite = Path(__file__).parent / "results" / "gpu_suite.json"
     if not suite.exists():

@@ -27,9 +27,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
-import gpu_suite  # noqa: E402  (the suite's preparation path; also puts benchmarks/ on sys.path)
+import gpu_suite  # noqa: E402  (the suite's preparation path)
 
 from linear_layouts import LinearLayout  # noqa: E402
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts, simulate_wavefronts  # noqa: E402

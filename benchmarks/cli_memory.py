@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts src/ on the path)
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 LIMIT_MB = 1024
@@ -56,7 +58,6 @@ finally:
 
 def big_ttgir(path: Path) -> Path:
     """A TTGIR module just under ``limits.MAX_IR_BYTES``: the largest real kernel's function, repeated."""
-    sys.path.insert(0, str(SRC))
     from linear_layouts.core.limits import MAX_IR_BYTES
 
     text = (KERNELS / "ir" / "sm_90" / "attention_fwd.ttgir").read_text()

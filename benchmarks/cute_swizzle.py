@@ -6,7 +6,7 @@ best linear layout, paper §9.2), both counted as store + load shared-memory wav
 plain (unswizzled) CuTe layout, and how many swizzles the optimum needs when written in CuTe
 (``from_linear``).
 
-Pairs: the GPU suite's named pairs and its seeded random catalog pairs (``gpu_cases``: blocked, mma
+Pairs: the GPU suite's named pairs and its seeded random catalog pairs (``harness.cases``: blocked, mma
 v2/v3 accumulators, mma dot operands, random linear layouts; 8/16/32-bit; 1-8 warps) and seeded random
 linear pairs (one tensor bit per hardware bit). No device: every number is the bank model's prediction
 (validated against ncu, results/wavefronts_vs_ncu.md).
@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
-from gpu_cases import Case, named_cases, random_cases  # noqa: E402
+from harness.cases import Case, named_cases, random_cases  # noqa: E402
 
 from linear_layouts.analysis.warp_simulator import random_distributed_layout  # noqa: E402
 from linear_layouts.cute import best_cute_swizzle, from_linear  # noqa: E402
@@ -185,7 +185,7 @@ def report(rows: list[dict], meta: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--random", type=int, default=200, help="seeded random catalog pairs (gpu_cases)")
+    parser.add_argument("--random", type=int, default=200, help="seeded random catalog pairs (harness.cases)")
     parser.add_argument("--linear", type=int, default=60, help="seeded random linear pairs")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)

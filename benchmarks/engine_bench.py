@@ -1,5 +1,5 @@
 """Engine speed and quality on the CPU: time to propagate each example program and 100 random programs
-(the generator of tests/engine/random_programs.py), and the conversions left vs. the legacy
+(the generator of benchmarks/harness/random_programs.py), and the conversions left vs. the legacy
 "blocked everywhere" baseline.
 
 Timings, each the median over ``--runs`` fresh processes (wall clock ``perf_counter`` and CPU
@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
-sys.path.insert(0, str(HERE.parents[1] / "tests" / "engine"))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 
 def clear_caches() -> int:
@@ -79,7 +79,7 @@ def child(what: str) -> dict:
                 "warm_wall": statistics.median(w for w, _ in warm), "warm_cpu": statistics.median(c for _, c in warm),
                 "ops": len(program.ops), "conversions": len(result.conversions), "cost": result.total_cost,
                 "naive": naive_conversions(program)}
-    from random_programs import random_program
+    from harness.random_programs import random_program
 
     programs = [random_program(seed) for seed in range(100)]
     cold_wall = cold_cpu = desc_cpu = 0.0

@@ -22,7 +22,7 @@ cleared before it (so no kernel reuses another's work, nor the same kernel's ear
 
 ``--fingerprint FILE`` writes instead a digest of every result the engine gives (each run's layouts of
 every value, its conversions and their plans, ``rewrite_kernel``'s text with ``choose`` True and False)
-per kernel and target, and of the random programs of tests/engine/random_programs.py: two such files
+per kernel and target, and of the random programs of benchmarks/harness/random_programs.py: two such files
 from before and after a change that should only make the engine faster must be equal.
 
 ``--synthetic sort=2048 chain=128 straight=1000`` also measures (and fingerprints) the synthetic kernels of
@@ -49,6 +49,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import harness  # noqa: F401  (puts src/ on the path)
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[1]
@@ -201,8 +203,7 @@ def fingerprint(targets: tuple[str, ...], kernels: set[str] | None, random_count
                                                                                                   key=str))]))
         out["corpus"][f"{target}/{name}"] = entry
         print(f"{target}/{name}: {entry}", flush=True)
-    sys.path.insert(0, str(ROOT / "tests" / "engine"))
-    from random_programs import random_program
+    from harness.random_programs import random_program
 
     for seed in range(random_count):
         program = random_program(seed)

@@ -20,6 +20,8 @@ import re
 import time
 import warnings
 
+import harness  # noqa: F401  (puts src/ on the path)
+
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 warnings.filterwarnings("ignore")
 

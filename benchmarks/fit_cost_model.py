@@ -33,11 +33,10 @@ import json
 import math
 import os
 import random
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 import model_ranking as mr  # noqa: E402
 

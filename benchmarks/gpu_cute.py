@@ -28,8 +28,6 @@ cache folder and compiles nothing (nvcc runs there only for a kernel that is mis
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import os
 import subprocess
@@ -40,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 BUILD = HERE / "build" / "cute"
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(BUILD / "cubins"))
 
@@ -51,8 +49,7 @@ from linear_layouts.codegen.model import emitted_wavefronts  # noqa: E402
 from linear_layouts.codegen.plan import kernel_name, shared_step  # noqa: E402
 from linear_layouts.codegen.ptx import compile_cubin  # noqa: E402
 
-METRIC_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-METRIC_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+from harness.ncu import METRIC_LD, METRIC_ST, launches_by_kernel as parse_ncu_launches  # noqa: E402
 CACHE = BUILD / "variants.json"
 PREFIX = "llcute"
 
@@ -73,7 +70,7 @@ class CuteKernel:
 
 def _pairs() -> list[tuple[str, str, LinearLayout, LinearLayout, int, list[str]]]:
     """(name, description, src, dst, bits, CuTe layouts: text, or "best" for best_cute_swizzle)."""
-    from gpu_cases import _strip, named_cases, random_cases
+    from harness.cases import _strip, named_cases, random_cases
 
     from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistributedLayout
 
@@ -192,35 +189,6 @@ def verify(kernels: list[CuteKernel], until: float = 0.0) -> list[dict]:
     return rows
 
 
-def parse_ncu_csv(out: str) -> dict[str, dict[str, float]]:
-    """``{kernel name: {metric: value}}`` from ``ncu --csv`` output (its other lines ignored)."""
-    measured: dict[str, dict[str, float]] = {}
-    lines = [line for line in out.splitlines() if line.startswith('"')]
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        kname = row.get("Kernel Name", "").split("(")[0]
-        try:
-            measured.setdefault(kname, {})[row.get("Metric Name", "")] = float(row.get("Metric Value", "").replace(",", ""))
-        except ValueError:
-            continue
-    return measured
-
-
-def parse_ncu_launches(out: str) -> dict[str, list[dict[str, float]]]:
-    """``{kernel name: [{metric: value} of each of its profiled launches, in ID order]}`` from ``ncu --csv``."""
-    by_id: dict[str, tuple[str, dict[str, float]]] = {}
-    lines = [line for line in out.splitlines() if line.startswith('"')]
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        entry = by_id.setdefault(row.get("ID", ""), (row.get("Kernel Name", "").split("(")[0], {}))
-        try:
-            entry[1][row.get("Metric Name", "")] = float(row.get("Metric Value", "").replace(",", ""))
-        except ValueError:
-            continue
-    launches: dict[str, list[dict[str, float]]] = {}
-    for key in sorted(by_id, key=lambda s: int(s) if s.isdigit() else -1):
-        launches.setdefault(by_id[key][0], []).append(by_id[key][1])
-    return launches
-
-
 def run_ncu(kernels: list[CuteKernel], timeout: float, until: float = 0.0, repeats: int = REPEATS) -> dict:
     """One ncu process launching every kernel ``repeats`` times: per kernel the minimum store and load
     count over its launches (``measured``) and every launch's (``measured_all``)."""
@@ -302,8 +270,9 @@ def _private_cache() -> str:
 
 def measure(args) -> int:
     """Device: correctness of every kernel, then one ncu process over all of them, within ``--budget``."""
-    sys.path.insert(0, str(HERE))
-    from gpu_workflow_common import Deadline, environment, require_gpu, write_outputs
+    from harness.environment import environment
+    from harness.results import write_outputs
+    from harness.workflow import Deadline, require_gpu
 
     deadline = Deadline(args.budget)
     kernels = load()

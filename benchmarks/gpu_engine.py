@@ -14,14 +14,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import platform
-import sys
 import traceback
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 from linear_layouts.engine import examples, propagate  # noqa: E402
 from linear_layouts.engine.gluon import gluon_kernel, reference  # noqa: E402

@@ -42,12 +42,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-from gpu_workflow_common import (METRIC_LD, METRIC_ST, Deadline, TritonCubin, environment,  # noqa: E402
-                                 prepare_build, require_gpu, run_ncu, save_cubin, triton_compile, write_outputs)
+from harness.environment import environment  # noqa: E402
+from harness.ncu import METRIC_LD, METRIC_ST, run_ncu  # noqa: E402
+from harness.results import write_outputs  # noqa: E402
+from harness.workflow import (Deadline, TritonCubin, prepare_build, require_gpu, save_cubin,  # noqa: E402
+                              triton_compile)
 
 CORPUS = ROOT / "tests" / "data" / "triton_kernels"
 BUILD = ROOT / "benchmarks" / "build" / "engine_kernels"
@@ -306,7 +308,7 @@ def run(args) -> int:
     plan = load_plan(build)
     deadline = Deadline(args.budget)
     require_gpu()
-    env = environment(plan.get("compiled_by"))
+    env = environment(compiled_by=plan.get("compiled_by"))
     rows = plan["rows"]
     todo = [r["kernel"] for r in rows if "ours" in r]
     results = measure_isolated(args, todo, deadline) if args.isolate else measure_inline(args, rows, todo, deadline)

@@ -55,6 +55,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import harness  # noqa: F401  (puts src/ on the path)
+from harness.environment import environment
+
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "build" / "global_microbench"
 RESULTS = HERE / "results"
@@ -350,7 +353,6 @@ def check_widths(inventory: dict[str, dict[str, int]], items: list[Config]) -> l
 
 
 def prepare(args) -> int:
-    sys.path.insert(0, str(HERE.parent / "src"))
     from linear_layouts.codegen.ptx import compile_cubin, compile_ptx, find_cuobjdump
 
     build = Path(args.build)
@@ -380,7 +382,6 @@ def prepare(args) -> int:
 
 def _ptx_globals(ptx: str) -> dict[str, dict[str, int]]:
     """Per entry of the PTX, each global-memory opcode's count (the spelling the cubin was built from)."""
-    sys.path.insert(0, str(HERE.parent / "src"))
     from linear_layouts.codegen.ptx import count_ptx, split_ptx_entries
 
     return {name: dict(count_ptx(text, ("ld.global", "st.global", "atom.global", "red.global")))
@@ -548,18 +549,7 @@ def markdown(meta: dict, rows: list[dict]) -> str:
 
 
 def _environment() -> dict:
-    env = {"python": sys.version.split()[0]}
-    for cmd, key in ((["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem",
-                       "--format=csv,noheader"], "gpu"), (["nvcc", "--version"], "nvcc")):
-        try:
-            env[key] = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[-1]
-        except (OSError, subprocess.TimeoutExpired, IndexError):
-            env[key] = "unavailable"
-    try:
-        env["cupy"] = __import__("cupy").__version__
-    except ImportError:
-        env["cupy"] = "absent"
-    return env
+    return environment(("name", "driver_version", "clocks.max.sm", "clocks.max.mem"), ("nvcc",), ("cupy",), date=False)
 
 
 def main(argv=None) -> int:

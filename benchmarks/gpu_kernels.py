@@ -48,14 +48,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
 CORPUS = ROOT / "tests" / "data" / "triton_kernels"
 BUILD = ROOT / "benchmarks" / "build" / "kernels"
-from gpu_workflow_common import (METRIC_LD as LD, METRIC_ST as ST, TritonCubin,  # noqa: E402
-                                 prepare_build, run_ncu, save_cubin, start_measure, triton_compile)
+from harness.ncu import METRIC_LD as LD, METRIC_ST as ST, run_ncu  # noqa: E402
+from harness.workflow import TritonCubin, prepare_build, save_cubin, start_measure, triton_compile  # noqa: E402
 #: read when the device's ncu knows them (diagnostics for the kernels that differ)
 EXTRA = [  # same unit as LD / ST (one pass); read when the device's ncu knows them
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",

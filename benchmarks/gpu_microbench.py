@@ -21,9 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
+
+import harness  # noqa: F401  (puts src/ on the path)
 
 HERE = Path(__file__).resolve().parent
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "cubins"))
@@ -139,7 +140,6 @@ CTAS_PER_SM = 8
 
 
 def compile_module() -> Path:
-    sys.path.insert(0, str(HERE.parent / "src"))
     from linear_layouts.codegen.ptx import compile_cubin
 
     return compile_cubin(SOURCE)

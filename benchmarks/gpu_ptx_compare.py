@@ -11,15 +11,14 @@ kernel body.  Also checks that our PTX holds exactly the instructions the plan p
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 from gpu_gluon_convert import gluon_ptx  # noqa: E402
-from gpu_cases import in_warp_cases, named_cases, random_cases  # noqa: E402
+from harness.cases import in_warp_cases, named_cases, random_cases  # noqa: E402
 
 from linear_layouts.codegen.kernel import emit_conversion_kernel  # noqa: E402
 from linear_layouts.codegen.plan import conversion_step, kernel_name  # noqa: E402

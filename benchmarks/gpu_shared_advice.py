@@ -35,8 +35,6 @@ and writes ``gpu_shared_advice.json`` and ``gpu_shared_advice.md`` under ``--out
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import re
 import sys
@@ -46,12 +44,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "src"))
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 import linear_layouts.layouts as C  # noqa: E402
-from gpu_workflow_common import (METRIC_LD, METRIC_ST, TritonCubin, prepare_build, run_ncu,  # noqa: E402
-                                 save_cubin, start_measure, triton_compile, write_outputs)
+from harness.ncu import METRIC_LD, METRIC_ST, launches, run_ncu  # noqa: E402
+from harness.results import write_outputs  # noqa: E402
+from harness.workflow import TritonCubin, prepare_build, save_cubin, start_measure, triton_compile  # noqa: E402
 
 BUILD = HERE / "build" / "advice"
 
@@ -452,15 +450,7 @@ def record_repeats(rows: list[dict], sequence: list[str], launches: list[dict]) 
 def read_ncu_csv(out: str, keys: list[str]) -> dict[str, tuple]:
     """(store, load) wavefronts per kernel from ncu's ``--csv`` output: the profiled launches in ``ID``
     order are the kernels of ``keys`` in launch order."""
-    lines = [line for line in out.splitlines() if line.startswith('"')]
-    per_launch: dict[str, dict[str, float]] = {}
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        try:
-            value = float(row.get("Metric Value", "nan").replace(",", ""))
-        except ValueError:
-            continue
-        per_launch.setdefault(row.get("ID", ""), {})[row.get("Metric Name", "")] = value
-    ordered = [per_launch[k] for k in sorted(per_launch, key=lambda s: int(s) if s.isdigit() else -1)]
+    ordered = [metrics for _, metrics in launches(out)]
     return {key: (metrics.get(METRIC_ST), metrics.get(METRIC_LD)) for key, metrics in zip(keys, ordered)}
 
 

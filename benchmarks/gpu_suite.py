@@ -48,13 +48,10 @@ Writes ``gpu_suite.json``, ``gpu_suite.md`` (commit-ready: copy to benchmarks/re
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
-import io
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tarfile
@@ -65,11 +62,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "cubins"))
 
 import model_ranking  # noqa: E402
-from gpu_cases import (  # noqa: E402
+from harness.cases import (  # noqa: E402
     Case, all_cases, in_warp_cases, named_cases, random_cases, register_cases, wide_cases,
 )
 
@@ -81,8 +78,9 @@ from linear_layouts.codegen.plan import baseline_step, conversion_step, kernel_n
 from linear_layouts.codegen.ptx import compile_cubin  # noqa: E402
 from linear_layouts.codegen.shuffle import ShuffleConversion  # noqa: E402
 
-METRIC_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-METRIC_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+from harness.environment import environment as device_environment  # noqa: E402
+from harness.ncu import METRIC_LD, METRIC_ST, SOURCE_WAVEFRONTS, metric_values, source_wavefronts  # noqa: E402
+from harness.timing import geomean  # noqa: E402
 
 
 @dataclass
@@ -311,46 +309,6 @@ def _tool(cmd: list[str], timeout: int) -> tuple[int, str]:
         return 124, out
 
 
-#: ncu's per-instruction count of shared-memory wavefronts (``--section SourceCounters``, source page).
-SOURCE_WAVEFRONTS = "L1 Wavefronts Shared"
-
-
-def source_wavefronts(text: str) -> dict[str, list[int]]:
-    """Per kernel of ``ncu -i REPORT --page source --csv --print-source sass`` output: ``[store, load]``
-    shared-memory wavefronts summed over its SASS instructions (``SOURCE_WAVEFRONTS``; stores: STS/STSM,
-    loads: LDS/LDSM, after any predicate). The first section of a kernel profiled twice counts.
-
-    >>> source_wavefronts('Kernel Name,k,\\nAddress,Source,L1 Wavefronts Shared\\n0x0,"  STS.128 [R2], R4",8\\n'
-    ...                   '0x10,"  @!P0 LDS.64 R6, [R3]",2\\n0x20,"  LDSM.16.M88.4 R8, [R5]",4\\n0x30,"  IADD3 R1, R2, R3",0\\n')
-    {'k': [8, 6]}
-    """
-    out: dict[str, list[int]] = {}
-    name, cols, current = None, None, None
-    for row in csv.reader(io.StringIO(text)):
-        if not row:
-            continue
-        if row[0] == "Kernel Name":
-            name, cols = row[1].split("(")[0].strip(), None
-            current = out.setdefault(name, [0, 0]) if name not in out else None  # a repeat: not counted again
-            continue
-        if "Source" in row and SOURCE_WAVEFRONTS in row:
-            cols = (row.index("Source"), row.index(SOURCE_WAVEFRONTS))
-            continue
-        if current is None or cols is None or len(row) <= max(cols):
-            continue
-        tokens = [t for t in row[cols[0]].split() if not t.startswith("@")]
-        op = tokens[0] if tokens else ""
-        try:
-            value = int(float(row[cols[1]].replace(",", "") or 0))
-        except ValueError:
-            continue
-        if op.startswith(("STS", "STSM")):
-            current[0] += value
-        elif op.startswith(("LDS", "LDSM")):
-            current[1] += value
-    return out
-
-
 def run_ncu(args, variants: list[Variant]) -> dict:
     """Shared-memory wavefronts of every shared-memory kernel (``METRIC_ST`` + ``METRIC_LD``, one CTA, one
     conversion); where they differ from the analysis prediction or codegen's model, the kernels are profiled
@@ -359,14 +317,7 @@ def run_ncu(args, variants: list[Variant]) -> dict:
     cmd = ["ncu", "--csv", "--metrics", f"{METRIC_LD},{METRIC_ST}", "-k", "regex:^ll_"] + _child(args, "launch-shared")
     rc, out = _tool(cmd, args.ncu_timeout)
     measured: dict[str, dict[str, float]] = {}
-    lines = [line for line in out.splitlines() if line.startswith('"')]
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        name = row.get("Kernel Name", "").split("(")[0]
-        metric = row.get("Metric Name", "")
-        try:
-            value = float(row.get("Metric Value", "nan").replace(",", ""))
-        except ValueError:
-            continue
+    for _, name, metric, value in metric_values(out):
         measured.setdefault(name, {}).setdefault(metric, []).append(value)
     rows = []
     for v in variants:
@@ -629,7 +580,7 @@ def bench(args, variants: list[Variant], deadline: float, done_rows: list[dict])
 def transpose_layouts(element_bytes: int, warps: int = 4, tile: int = 64):
     """Tile layouts of the transpose benchmark: 16-byte vectors along the rows of A (src) and along
     the rows of B = A^T, i.e. the columns of the tile (dst)."""
-    from gpu_cases import _strip
+    from harness.cases import _strip
     from linear_layouts.layouts.blocked import BlockedLayout
 
     v = 16 // element_bytes
@@ -646,7 +597,7 @@ def transpose_register_layouts(element_bytes: int, warps: int = 4, tile: int = 6
     rows of B); lanes 0, 1 walk columns (64 bytes of a row of A), lanes 2..4 rows (32 bytes of a row
     of B).  ``dst`` is ``src`` with its register bits rows first: the plan is a register permutation
     (a byte transpose inside each thread: ``prmt``)."""
-    from gpu_cases import _strip
+    from harness.cases import _strip
     from linear_layouts import LinearLayout
     from linear_layouts.layouts.blocked import BlockedLayout
 
@@ -666,7 +617,7 @@ def transpose_block_layouts(element_bytes: int, warps: int = 4):
     of A x 4 columns (16-byte stores of B, lanes 0, 1 along the columns).  Both hold 2 x 2 rows x
     columns in registers, so shared memory moves 16-byte vectors on both sides (a 4x4 byte block
     for 8-bit elements, transposed in registers by prmt)."""
-    from gpu_cases import _strip
+    from harness.cases import _strip
     from linear_layouts.layouts.blocked import BlockedLayout
 
     c = 16 // element_bytes
@@ -679,7 +630,7 @@ def transpose_long_block_layouts(element_bytes: int, warps: int = 4):
     """Like ``transpose_block_layouts`` (4-row blocks, 16-byte shared vectors on both sides) with 8
     lanes along a row on each global side: 128-byte segments of the rows of A and of B per warp
     instruction (tiles 128x128 for 8-bit, 64x64 for 16-bit)."""
-    from gpu_cases import _strip
+    from harness.cases import _strip
     from linear_layouts.layouts.blocked import BlockedLayout
 
     c = 16 // element_bytes
@@ -694,7 +645,7 @@ def transpose_wide_block_layouts(element_bytes: int, warps: int = 8, rows: int =
     elements) with ``cols * w / 16`` lanes along a row of A and ``rows * w / 16`` along a row of B
     (at most 16 each): 256-byte segments of the rows of A and B per warp instruction on a
     ``rows x cols`` tile (8-bit: 256 x 256, 64 KiB of shared memory)."""
-    from gpu_cases import _strip
+    from harness.cases import _strip
     from linear_layouts.layouts.blocked import BlockedLayout
 
     c = 16 // element_bytes
@@ -746,7 +697,7 @@ def transpose_async_layouts(element_bytes: int, warps: int = 8, rows: int = 256,
     memory as loaded; ``dst`` 16 bytes of B x 16/w columns per thread (8-bit: a 16 x 16 byte block,
     16 shared ``ld.shared.v4`` and 16 4x4 byte transposes by prmt after the shared load), ``rows * w /
     16`` lanes (at most 16) along a row of B."""
-    from gpu_cases import _strip
+    from harness.cases import _strip
     from linear_layouts.layouts.blocked import BlockedLayout
 
     c = 16 // element_bytes
@@ -1064,7 +1015,7 @@ GATHER_CASES = (
 
 
 def gather_kernels():
-    from gpu_cases import _strip
+    from harness.cases import _strip
     from linear_layouts.analysis.gather import plan_gather
     from linear_layouts.layouts.blocked import BlockedLayout
     from linear_layouts.codegen.gather import emit_gather_kernel
@@ -1222,30 +1173,9 @@ def _profile_child(args, variants: list[Variant]) -> None:
 
 # ------------------------------------------------------------------------------------------ report
 def environment() -> dict:
-    env = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), python=platform.python_version())
-    for cmd, key in ((["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"], "gpu"),
-                     (["nvcc", "--version"], "nvcc"), (["ncu", "--version"], "ncu")):
-        try:
-            env[key] = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip().splitlines()[-1]
-        except Exception as exc:
-            env[key] = f"unavailable ({exc})"
-    try:  # the device's short name (H100, H200): the cost table a fit on this run writes
-        from linear_layouts.target import device_name
-
-        env["device"] = device_name(env["gpu"].split(",")[0])
-    except Exception:  # noqa: BLE001 - no GPU named
-        env["device"] = ""
-    for mod in ("cupy", "torch", "triton", "numpy"):
-        try:
-            env[mod] = __import__(mod).__version__
-        except Exception:
-            env[mod] = "absent"
-    return env
-
-
-def geomean(values: list[float]) -> float:
-    values = [v for v in values if v and v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+    """The suite's record: the GPU's memory too, and its short name (the cost table a fit on this run writes)."""
+    return device_environment(("name", "driver_version", "memory.total"), modules=("cupy", "torch", "triton", "numpy"),
+                              device=True, timeout=60)
 
 
 def _ratios(rows: list[dict]) -> dict[str, float]:
@@ -1620,7 +1550,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "build" / "out"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cases", default="",
-                    help="comma list of case names (default: the whole suite; also gpu_cases.register_cases' regperm_*)")
+                    help="comma list of case names (default: the whole suite; also harness.cases.register_cases' regperm_*)")
     ap.add_argument("--variants", default="", help="the prepared kernel list (default build/variants_<tag>.json)")
     ap.add_argument("--skip", default="", help="comma list of stages to skip")
     ap.add_argument("--only", default="", help="comma list of the stages to run (the others skipped): "

@@ -42,11 +42,12 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-from gpu_workflow_common import Deadline, environment, write_outputs  # noqa: E402
+from harness.environment import environment  # noqa: E402
+from harness.results import write_outputs  # noqa: E402
+from harness.workflow import Deadline  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "triton_kernels"
 BUILD = ROOT / "benchmarks" / "build" / "triton_hook"

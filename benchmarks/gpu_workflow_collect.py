@@ -16,6 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
+import harness  # noqa: F401  (puts src/ on the path)
+
 RESULTS = Path(__file__).resolve().parent / "results"
 FILES = {"advice": "gpu_shared_advice", "kernels": "gpu_kernels", "cute": "gpu_cute"}
 

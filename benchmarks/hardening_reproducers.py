@@ -32,6 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import harness  # noqa: F401  (puts src/ on the path)
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 ADDRESS_SPACE = 4 << 30  # per reproducer process

@@ -19,16 +19,15 @@ import argparse
 import json
 import math
 import re
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 import model_ranking  # noqa: E402
-from gpu_cases import all_cases  # noqa: E402
+from harness.cases import all_cases  # noqa: E402
 
 from linear_layouts.analysis import conversion as cv  # noqa: E402
 from linear_layouts.analysis.shuffles import plan_shuffle  # noqa: E402

@@ -38,13 +38,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 KINDS = ("shuffle", "shared")
 STEPS_DIR = HERE / "results" / "kernel_steps"
@@ -223,7 +222,7 @@ def kernel_steps() -> dict:
     """{case: {variant: [forward, backward] step records}} of every in-warp suite kernel ("ours", the
     forced "shuffle" / "shared"), built as ``gpu_suite.build_variants`` builds them, with the code
     importable now, and each kernel's ``model_us`` as ``gpu_suite`` prices it (``codegen.cost``)."""
-    from gpu_cases import all_cases
+    from harness.cases import all_cases
 
     from linear_layouts.analysis.shuffles import plan_shuffle, same_warp_data
     from linear_layouts.codegen.conversion import RegisterCopy

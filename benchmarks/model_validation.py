@@ -43,7 +43,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 CORPUS = ROOT / "tests" / "data" / "triton_kernels"
@@ -156,7 +156,6 @@ def summary(rows: list[dict], min_gain: float) -> dict:
 # CPU facts: inventories and registers of every rewrite, compiled by Triton 3.9
 # --------------------------------------------------------------------------------------------------
 def _compile_pair(item: tuple[str, str]) -> dict:
-    sys.path.insert(0, str(ROOT / "src"))
     from linear_layouts.pipeline.rewrite import rewrite_kernel
     from linear_layouts.triton_model.compile import compile_ttgir
     from linear_layouts.triton_model.global_access import global_inventory, ptx_global_inventory

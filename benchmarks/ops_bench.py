@@ -32,10 +32,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "cubins"))
 
-import ops_cases  # noqa: E402
+from harness import ops_cases  # noqa: E402
 
 #: Launches per CUDA graph (as the suite's transposes: a replay's own start is paid once per graph).
 LAUNCHES = 20

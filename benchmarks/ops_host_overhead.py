@@ -1,7 +1,7 @@
 """Host time per call of ``linear_layouts.ops`` on the CPU, the device mocked: what our Python dispatch costs
 before PyTorch's own calls (the output's allocation, the stream) and the driver's launch.
 
-The tensors are ``tests/ops/_fakes.py``'s PyTorch-like stand-ins (their methods return stored values) and
+The tensors are ``harness/fakes.py``'s PyTorch-like stand-ins (their methods return stored values) and
 the driver's functions are one C function that returns 0 at once (compiled here by ``cc``, called through
 ``ctypes`` with the driver's argument types), so the figure is the ops' own overhead: the call signature, the plan
 lookup, the packing of the arguments and the foreign calls (the context check and the launch). On the device,
@@ -19,12 +19,11 @@ import datetime
 import json
 import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # tests.ops._fakes
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 CASES = (("transpose bf16 [256, 512], out=", (256, 512), (1, 0), 2, True),
          ("transpose fp32 [64, 64]", (64, 64), (1, 0), 4, False),
@@ -63,7 +62,7 @@ class _Patch:
 
 
 def measure(calls: int, repeats: int = 5) -> list[dict]:
-    from tests.ops._fakes import FakeCuda, FakeTorchTensor, install
+    from harness.fakes import FakeCuda, FakeTorchTensor, install
 
     from linear_layouts import ops
     from linear_layouts.ops import driver

@@ -7,7 +7,8 @@ and checks it against NumPy (the casts: ``T`` against ``C``'s transpose, the ama
 
     PYTHONPATH=src python3 benchmarks/ops_sanitize.py --out DIR   # device: writes ops_sanitize.json
 
-``cases()`` lists the launches (the CPU compiles their cubins ahead: ``ops_cases.kernel_sources``).
+``harness.ops_cases.sanitize_cases()`` lists the launches (the CPU compiles their cubins ahead:
+``harness.ops_cases.kernel_sources``).
 """
 
 from __future__ import annotations
@@ -20,39 +21,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
-#: Transposes: (shape, dims, element bytes, source offset, destination offset); each tile of the list is run.
-TILED = (((2, 272, 288), (0, 2, 1), 1), ((2, 136, 144), (0, 2, 1), 2), ((2, 68, 72), (0, 2, 1), 4),
-         ((2, 34, 36), (0, 2, 1), 8))
-#: Other permutations with the planner's own tile: (shape, dims, element bytes, source offset, destination offset).
-OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2, 2, 0), ((37, 50), (1, 0), 1, 0, 3),
-          ((131, 67), (1, 0), 4, 0, 0))
-#: Realigned cast-transposes: (rows, cols, input format, fp8, byte offsets of X, C and T).
-CASTS = ((131, 259, "bf16", "e4m3", (2, 3, 5)), (133, 70, "fp32", "e5m2", (4, 1, 7)),
-         (257, 300, "fp16", "e4m3", (0, 0, 0)), (1, 30, "bf16", "e5m2", (6, 0, 9)))
-_BASE = 1 << 40
-
-
-def cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
-    """Each case: its kind, sizes, offsets and the launches planned for made-up aligned bases plus the offsets."""
-    from linear_layouts.ops.kernels import GridShape, transpose_tiles
-    from linear_layouts.ops.launches import cast_launches, permute_launches
-
-    device = GridShape(sms, l2_bytes)
-    out = []
-    for shape, dims, w in TILED:
-        for tile in transpose_tiles(w, 16 // w, 16 // w):
-            out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile=str(tile),
-                            launches=permute_launches(shape, dims, w, _BASE, 2 * _BASE, device, tile)))
-    for shape, dims, w, so, do in OTHERS:
-        out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do),
-                        launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, device)))
-    for m, n, fmt, fp8, (xo, co, to) in CASTS:
-        out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8=fp8, offsets=(xo, co, to),
-                        launches=cast_launches(fmt, fp8, m, n, _BASE + xo, 2 * _BASE + co, 3 * _BASE + to, None, 0.5,
-                                               4 * _BASE, device)))
-    return out
+import harness  # noqa: E402, F401  (puts src/ on the path)
+from harness.ops_cases import _BASE, sanitize_cases as cases  # noqa: E402
 
 
 def child() -> None:

@@ -12,13 +12,12 @@ from ``get_shared_bank_conflicts`` on the same shared layout.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
-from gpu_cases import all_cases  # noqa: E402
+from harness.cases import all_cases  # noqa: E402
 
 from linear_layouts import LayoutError  # noqa: E402
 from linear_layouts.analysis.banks import shared_access  # noqa: E402

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness  # noqa: F401  (puts src/ on the path)
+
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[1]
 

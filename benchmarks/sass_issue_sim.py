@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 #: the pipe each SASS opcode issues to (anything else: the integer pipe)
 PIPE = {"SHFL": "mio", "IMAD": "fma", "FFMA": "fma", "UIADD3": "uniform", "BRA": "branch"}
@@ -51,7 +51,7 @@ def loop_program(sass: str) -> list[tuple[str, str, tuple[str, ...]]]:
     >>> loop_program(text)
     [('SEL', 'R1', ('R2', 'R3', 'P0')), ('SHFL', 'R4', ('R1', 'R0'))]
     """
-    from shuffle_sass_loop import loop_rows  # noqa: PLC0415
+    from harness.sass import loop_rows  # noqa: PLC0415
 
     program = []
     for _, op, args, guard in loop_rows(sass):
@@ -89,11 +89,13 @@ def issue_cycles(program: list[tuple[str, str, tuple[str, ...]]], warps: int = 2
 
 
 def main(names: list[str]) -> None:
-    import subprocess  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
     from gpu_suite import build_variants, suite_cases  # noqa: PLC0415
-    from shuffle_sass_loop import compile_cubin, cuobjdump, triton_counts  # noqa: PLC0415
+    from harness.sass import dump  # noqa: PLC0415
+    from shuffle_sass_loop import triton_counts  # noqa: PLC0415
+
+    from linear_layouts.codegen.ptx import compile_cubin  # noqa: PLC0415
 
     cases = [c for c in suite_cases(False) if c.name in names]
     unknown = sorted(set(names) - {c.name for c in cases})
@@ -105,12 +107,11 @@ def main(names: list[str]) -> None:
     for v in build_variants(cases, 0):
         if v.variant != "ours" or v.step_kind != "warp shuffle":
             continue
-        ours = compile_cubin(v.kernel.source, work, v.kernel.name)
+        ours = compile_cubin(v.kernel.source)
         triton_counts(v.case, work)
         sims = {}
         for side, cubin in (("ours", ours), ("triton", work / f"{v.case.name}.triton.cubin")):
-            program = loop_program(subprocess.run([cuobjdump(), "-sass", str(cubin)], capture_output=True, text=True,
-                                                  check=True).stdout)
+            program = loop_program(dump(cubin))
             sims[side] = (len(program), issue_cycles(program))
         print(f"{v.case.name}: ours {sims['ours'][0]} instructions {sims['ours'][1]:.1f} cycles, Triton "
               f"{sims['triton'][0]} instructions {sims['triton'][1]:.1f} cycles, ours / Triton "

@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import subprocess
-import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
-from gpu_cases import all_cases  # noqa: E402
+from harness.cases import all_cases  # noqa: E402
+from harness.sass import dump, opcode_counts, resources  # noqa: E402
 
 from linear_layouts.analysis.conversion import plan_conversion  # noqa: E402
 from linear_layouts.codegen.kernel import emit_conversion_kernel  # noqa: E402
@@ -36,26 +34,10 @@ KEYS = ("STS", "LDS", "STSM", "LDSM", "SHFL", "SEL", "PRMT", "BAR", "LDL", "STL"
 DEFAULT = "random_029,wide_001,wide_005,random_109,seed_transpose_fp32"
 
 
-def _cuobjdump() -> str:
-    for c in (shutil.which("cuobjdump"),):
-        if c:
-            return c
-    import triton  # noqa: PLC0415  (Triton ships one)
-
-    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump")
-
-
 def sass_counts(cubin: Path) -> dict:
-    tool = _cuobjdump()
-    sass = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
-    res = subprocess.run([tool, "-res-usage", str(cubin)], capture_output=True, text=True, check=True).stdout
-    ops: Counter = Counter()
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", line)
-        if m:
-            ops[m.group(1)] += 1
-    regs = re.search(r"REG:(\d+)", res)
-    return {"ops": ops, "total": sum(ops.values()), "registers": int(regs.group(1)) if regs else None}
+    ops = opcode_counts(cubin)
+    registers, _ = resources(dump(cubin, "-res-usage"))
+    return {"ops": ops, "total": sum(ops.values()), "registers": registers}
 
 
 def triton_cubin(case, work: Path) -> Path:

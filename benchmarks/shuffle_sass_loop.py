@@ -25,9 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
-import sys
 import tempfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -35,53 +32,25 @@ from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 from gpu_suite import build_variants, suite_cases  # noqa: E402
 
-from linear_layouts.codegen.ptx import find_cuobjdump  # noqa: E402
+from harness.sass import dump, loop_rows, opcodes  # noqa: E402
+
+from linear_layouts.codegen.ptx import compile_cubin  # noqa: E402
 
 KEYS = ("SEL", "LOP3", "SHFL", "PRMT", "MOV")
-#: a SASS line: address, guard predicate (``@!P1``, optional), opcode, operands
-_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?P<guard>@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
-
-
-def cuobjdump() -> str:
-    tool = os.environ.get("CUOBJDUMP") or find_cuobjdump()
-    if tool:
-        return tool
-    import triton  # noqa: PLC0415
-
-    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump")
-
-
-def loop_rows(sass: str) -> list[tuple[int, str, str, str]]:
-    """(address, opcode, operands, guard) of each instruction of the longest loop of ``cuobjdump -sass``
-    text: the body between a backward branch and its target (the branch included)."""
-    rows = [(int(m.group(1), 16), m.group(3), m.group(4), m.group("guard") or "")
-            for m in map(_LINE.search, sass.splitlines()) if m]
-    best: list = []
-    for addr, op, args, _ in rows:
-        target = re.search(r"0x([0-9a-f]+)", args) if op.startswith("BRA") else None
-        if target and int(target.group(1), 16) < addr:  # (a branch to itself ends the kernel: no loop)
-            body = [r for r in rows if int(target.group(1), 16) <= r[0] <= addr]
-            if len(body) > len(best):
-                best = body
-    return best
-
-
 def loop_counts(cubin: Path) -> dict[str, int]:
     """Opcode counts (``KEYS``, ``total``) of the longest loop of ``cubin``'s SASS."""
-    out = subprocess.run([cuobjdump(), "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
-    best = loop_rows(out)
+    best = loop_rows(dump(cubin))
     c = Counter(op.split(".")[0] for _, op, _, _ in best)
     return {**{k: c.get(k, 0) for k in KEYS}, "total": len(best)}
 
 
 def kernel_counts(cubin: Path) -> dict[str, int]:
     """Opcode counts (``KEYS``, ``total``) of all of ``cubin``'s SASS but NOPs (padding)."""
-    out = subprocess.run([cuobjdump(), "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
-    ops = [m.group(3).split(".")[0] for m in map(_LINE.search, out.splitlines()) if m]
+    ops = [op.split(".")[0] for op in opcodes(dump(cubin))]
     c = Counter(op for op in ops if op != "NOP")
     return {**{k: c.get(k, 0) for k in KEYS}, "total": sum(c.values())}
 
@@ -98,20 +67,12 @@ def lone_source(source: str) -> str:
     return source.replace(head, "int iterations_arg) {\n  const int iterations = 0; (void)iterations_arg;")
 
 
-def compile_cubin(source: str, work: Path, name: str) -> Path:
-    cu, cubin = work / f"{name}.cu", work / f"{name}.cubin"
-    cu.write_text(source)
-    subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-O3", "-std=c++17", "-o", str(cubin), str(cu)],
-                   check=True, capture_output=True)
-    return cubin
-
-
 def ours(source: str, work: Path, name: str) -> dict[str, int]:
-    return loop_counts(compile_cubin(source, work, name))
+    return loop_counts(compile_cubin(source))
 
 
 def ours_lone(source: str, work: Path, name: str) -> dict[str, int]:
-    return kernel_counts(compile_cubin(lone_source(source), work, name + "_lone"))
+    return kernel_counts(compile_cubin(lone_source(source)))
 
 
 def triton_counts(case, work: Path, lone: bool = False) -> dict[str, int]:

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
 import gpu_suite  # noqa: E402  (sets LINEAR_LAYOUTS_CACHE to benchmarks/build/cubins)
 

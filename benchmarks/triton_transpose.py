@@ -1,5 +1,5 @@
 """The Triton peer of our transposes: a ``tl.trans`` kernel at each of several tile shapes, compiled ahead of
-time on the CPU by Triton 3.6 (the device's; ``gpu_workflow_common.triton_compile``: the cubin the device's
+time on the CPU by Triton 3.6 (the device's; ``harness.workflow.triton_compile``: the cubin the device's
 JIT would build, with its specialization) and launched on the device through CuPy, so the device never
 waits on Triton's compiler.
 
@@ -17,6 +17,8 @@ import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+import harness  # noqa: F401  (puts src/ on the path)
 
 import triton
 import triton.language as tl
@@ -60,7 +62,7 @@ def _compile(job: tuple[int, bool, bool, tuple[int, int, int], str]) -> dict:
     divisible by 16 where the shapes are."""
     from triton.compiler import ASTSource
 
-    from gpu_workflow_common import save_cubin, triton_compile
+    from harness.workflow import save_cubin, triton_compile
 
     w, m16, n16, tile, build = job
     signature = {"X": POINTER[w], "Y": POINTER[w], "M": "i32", "N": "i32", "BM": "constexpr", "BN": "constexpr"}
@@ -102,7 +104,7 @@ class TritonTransposes:
     """The precompiled tiles (device side): ``launchers(element_bytes, M, N)`` -> ``{tile: launch(x, y, batch)}``."""
 
     def __init__(self, build: Path = BUILD):
-        from gpu_workflow_common import TritonCubin
+        from harness.workflow import TritonCubin
 
         self.build = Path(build)
         index_path = self.build / "index.json"
@@ -133,15 +135,10 @@ class TritonTransposes:
 
 def _resources(cubin: Path) -> tuple[int, int]:
     """(registers per thread, spilled bytes) of a cubin's one kernel (``cuobjdump -res-usage``)."""
-    import re
-    import subprocess
+    from harness.sass import dump, resources
 
-    from linear_layouts.codegen.ptx import find_cuobjdump
-
-    text = subprocess.run([find_cuobjdump(), "-res-usage", str(cubin)], capture_output=True, text=True).stdout
-    registers = re.search(r"REG:(\d+)", text)
-    stack = re.search(r"STACK:(\d+)", text)
-    return (int(registers.group(1)) if registers else -1), (int(stack.group(1)) if stack else -1)
+    registers, stack = resources(dump(cubin, "-res-usage"))
+    return (-1 if registers is None else registers), (-1 if stack is None else stack)
 
 
 def inspect(out: Path, n: int = 8192) -> str:
@@ -154,7 +151,7 @@ def inspect(out: Path, n: int = 8192) -> str:
     from triton.compiler import ASTSource
 
     import gpu_suite
-    from gpu_workflow_common import triton_compile
+    from harness.workflow import triton_compile
     from linear_layouts.target import named_target
     from linear_layouts.codegen.ptx import compile_cubin, compile_ptx
 
@@ -208,7 +205,6 @@ def inspect(out: Path, n: int = 8192) -> str:
 if __name__ == "__main__":
     import argparse
 
-    sys.path.insert(0, str(HERE))
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", default="prepare", choices=["prepare", "inspect"])
     ap.add_argument("--out", default=str(HERE / "results"))

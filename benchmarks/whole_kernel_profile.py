@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import harness  # noqa: E402, F401  (puts src/ on the path)
 
-from gpu_cases import all_cases  # noqa: E402
+from harness.cases import all_cases  # noqa: E402
 from gpu_suite import _time, build_variants, environment  # noqa: E402
 
 METRICS = (

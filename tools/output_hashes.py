@@ -7,7 +7,7 @@
 Groups (``--only`` takes a comma-separated subset):
 
 * ``kernels``: every CUDA source the GPU suite builds (``benchmarks/gpu_suite.py``: the conversion
-  variants of ``gpu_cases.all_cases``, the 8192^2 transposes (plain, persistent, cp.async) and the
+  variants of ``harness.cases.all_cases``, the 8192^2 transposes (plain, persistent, cp.async) and the
   gathers) with its launch shape, the plan's prediction and codegen's model of its instructions;
 * ``report``: ``linear-layouts report`` of every corpus TTGIR (``tests/data/triton_kernels/ir/{sm_80,
   sm_90,gfx942}``) as text, as HTML without pictures (with them for a sample) and as a canonical JSON of the ``KernelReport``;
@@ -99,7 +99,7 @@ def canonical_json(value: object) -> str:
 # ------------------------------------------------------------------------------------------ groups
 def group_kernels() -> Iterator[tuple[str, str]]:
     sys.path.insert(0, str(REPO / "benchmarks"))
-    import gpu_cases
+    from harness import cases as gpu_cases
     import gpu_suite
 
     for v in gpu_suite.build_variants(gpu_cases.all_cases(), 24):

@@ -17,9 +17,10 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "tests" / "analysis"))
+sys.path.insert(0, str(HERE.parent))  # benchmarks/: this folder's scripts reach the harness from one level down
 
-from smem_cases import random_pair, triton_bank_conflicts, triton_crashes  # noqa: E402
+import harness  # noqa: E402, F401  (puts src/ on the path)
+from harness.smem_cases import random_pair, triton_bank_conflicts, triton_crashes  # noqa: E402
 
 from linear_layouts import LinearLayout  # noqa: E402
 from linear_layouts.analysis.bank_simulator import lane_addresses, simulate_wavefronts  # noqa: E402

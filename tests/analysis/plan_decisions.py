@@ -6,7 +6,7 @@ One JSON line per pair: the pair's seed index, element width, the chosen kind, t
 the total as ``repr``) and the alternatives' kinds and costs, or the ``LayoutError`` message; in-warp
 pairs also ``shuffle_time_ns`` of their shuffle plan.  Two thirds
 of the pairs keep their data inside the warp (``random_within_warp_partner``: shuffle against shared
-memory), one third are any two distributed layouts (``smem_cases.random_distributed``).  Compare two
+memory), one third are any two distributed layouts (``harness.smem_cases.random_distributed``).  Compare two
 dumps with ``diff`` or ``cmp``: identical files mean identical decisions and costs, bit for bit.
 """
 
@@ -19,9 +19,9 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))  # harness.smem_cases
 
-from smem_cases import random_distributed, random_shape  # noqa: E402
+from harness.smem_cases import random_distributed, random_shape  # noqa: E402
 
 from linear_layouts import LayoutError  # noqa: E402
 from linear_layouts.analysis.conversion import plan_conversion  # noqa: E402

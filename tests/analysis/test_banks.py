@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from smem_cases import (
+from harness.smem_cases import (
     COLUMNS,
     DIMS,
     LOAD,

@@ -204,7 +204,7 @@ def test_closed_form_equals_simulator_with_pairing_and_skipped_duplicates():
     duplicates; the cases include paired accesses and predicated lanes and warps."""
     import random
 
-    from smem_cases import random_pair
+    from harness.smem_cases import random_pair
 
     rng = random.Random(2027)
     paired = skipped = 0

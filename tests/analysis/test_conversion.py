@@ -290,7 +290,7 @@ def _bench_case(name: str):
     import sys
     from pathlib import Path
 
-    from gpu_cases import named_cases, random_cases  # noqa: PLC0415
+    from harness.cases import named_cases, random_cases  # noqa: PLC0415
 
     return {c.name: c for c in named_cases() + random_cases(18)}[name]
 
@@ -338,7 +338,7 @@ def test_same_data_dims_fast_path_equals_the_composition_on_random_pairs():
     and pairs of unrelated layouts, where the fast path must answer the same or decline (None)."""
     import random
 
-    from smem_cases import random_distributed, random_shape
+    from harness.smem_cases import random_distributed, random_shape
 
     rng = random.Random(20261126)
     dims_sets = [("register",), ("register", "lane"), ("lane",), ("lane", "warp"), ("register", "lane", "warp"),

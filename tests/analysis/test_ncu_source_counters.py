@@ -1,5 +1,5 @@
 """ncu's per-instruction shared-memory wavefronts (``--section SourceCounters``), as the GPU suite reads
-them (``benchmarks/gpu_suite.source_wavefronts``), on the source page ncu wrote for the kernels whose
+them (``benchmarks/harness/ncu.source_wavefronts``), on the source page ncu wrote for the kernels whose
 aggregate load counter exceeds the prediction by 1 to 3 (H100, 2026-11-26:
 benchmarks/results/ncu_unattributed): summed over the kernel's STS and LDS they are exactly the
 prediction, 128 + 128 wavefronts, for both kernels (their first profiled launch)."""
@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _source_wavefronts():
-    from gpu_suite import source_wavefronts  # noqa: PLC0415
+    from harness.ncu import source_wavefronts  # noqa: PLC0415
 
     return source_wavefronts
 

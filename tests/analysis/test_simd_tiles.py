@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from smem_cases import LOAD, STORE, random_distributed, random_shape, unflatten
+from harness.smem_cases import LOAD, STORE, random_distributed, random_shape, unflatten
 
 from linear_layouts import ColumnAction, LayoutError, LinearLayout
 from linear_layouts.analysis import conversion_instructions, optimal_swizzle, simd_choices, simulate_wavefronts

@@ -6,7 +6,7 @@ import itertools
 import random
 
 import pytest
-from smem_cases import DIMS, LOAD, STORE, layout_of_json, random_distributed, random_shape, seed_shared, swizzle_json
+from harness.smem_cases import DIMS, LOAD, STORE, layout_of_json, random_distributed, random_shape, seed_shared, swizzle_json
 
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.core import f2

@@ -99,8 +99,8 @@ def test_other_lane_counts_count_exactly():
 
 
 def test_gpu_suite_cases_count_exactly():
-    """Every in-warp pair of the GPU suite (benchmarks/gpu_cases.py) at its own width and at all four."""
-    from gpu_cases import all_cases  # noqa: PLC0415
+    """Every in-warp pair of the GPU suite (benchmarks/harness/cases.py) at its own width and at all four."""
+    from harness.cases import all_cases  # noqa: PLC0415
     cases = [c for c in all_cases() if same_warp_data(c.src, c.dst) and c.src != c.dst]
     assert len(cases) >= 40
     for case in cases:

@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from harness import ncu
 from linear_layouts.analysis.bank_simulator import simulate_wavefronts
 from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc, split_ptx_entries
 from linear_layouts.cute import parse_cute, to_linear
@@ -74,7 +75,7 @@ def test_ncu_csv_is_read(gpu_cute, kernels):
            '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Section Name","Metric Name","Metric Unit","Metric Value"\n'
            f'"0","1","python","h","{name}(const unsigned short *, unsigned short *, int)","1","7","Command line profiler metrics","{gpu_cute.METRIC_LD}","","64"\n'
            f'"0","1","python","h","{name}(const unsigned short *, unsigned short *, int)","1","7","Command line profiler metrics","{gpu_cute.METRIC_ST}","","1,28"\n')
-    assert gpu_cute.parse_ncu_csv(out) == {name: {gpu_cute.METRIC_LD: 64.0, gpu_cute.METRIC_ST: 128.0}}
+    assert ncu.by_kernel(out) == {name: {gpu_cute.METRIC_LD: 64.0, gpu_cute.METRIC_ST: 128.0}}
     again = "".join(line.replace('"0","1"', '"1","1"').replace('"64"', '"67"') + "\n"  # a second launch, ld +3
                     for line in out.splitlines() if line.startswith('"0"'))
     assert gpu_cute.parse_ncu_launches(out + again) == {name: [{gpu_cute.METRIC_LD: 64.0, gpu_cute.METRIC_ST: 128.0},

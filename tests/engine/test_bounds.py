@@ -17,7 +17,7 @@ from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.analysis.warp_simulator import random_distributed_layout, random_within_warp_partner
 from linear_layouts.engine import examples, plan_cost, propagate, propagate_runs
 from linear_layouts.engine.bounds import CONVERT_OVERHEAD, CostBounds, plan_cost_bound
-from random_programs import random_program
+from harness.random_programs import random_program
 
 engine = importlib.import_module("linear_layouts.engine.propagate")  # the module (the package exports the function)
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "triton_kernels" / "ir"

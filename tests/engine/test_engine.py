@@ -11,7 +11,7 @@ from linear_layouts.layouts import BlockedLayout, DotOperandLayout, NVMMADistrib
 from linear_layouts.engine import Builder, check_consistent, naive_conversions, plan_cost, propagate, transfer
 from linear_layouts.engine.anchors import dot_operand_layout, mma_layout
 from linear_layouts.engine.examples import dot_trans_store, mxfp4_matmul, row_softmax, welford
-from random_programs import random_program
+from harness.random_programs import random_program
 
 
 def defining(program, vid):

@@ -9,7 +9,7 @@ import pytest
 
 from linear_layouts.analysis.warp_simulator import random_distributed_layout, random_within_warp_partner
 from linear_layouts.engine import examples, plan_cost, propagate
-from random_programs import random_program
+from harness.random_programs import random_program
 from linear_layouts.target import DEFAULT_TARGET
 
 

@@ -53,7 +53,7 @@ def test_examples_compile_with_trivial_pins(name):
 
 def test_random_programs_compile_with_trivial_pins():
     pytest.importorskip("triton")
-    from random_programs import random_program
+    from harness.random_programs import random_program
 
     done = 0
     for seed in range(40):

@@ -108,7 +108,7 @@ def test_measure_repeats_every_grid_and_judges_the_one_cta_launch(scripts, plan,
     """The device step with ncu replaced by counts as the 16:12 run saw them (the full transpose +1%):
     every grid launched `repeats` times in one ncu process, min and spread recorded, exact per CTA."""
     gpu_kernels, _ = scripts
-    from gpu_workflow_common import Deadline
+    from harness.workflow import Deadline
 
     build, data = plan
     rows = {r["kernel"]: r for r in data["rows"]}

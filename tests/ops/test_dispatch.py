@@ -1,4 +1,4 @@
-"""The fast path of the ops without a GPU (``tests/ops/_fakes.py``: a PyTorch-like tensor, a recording
+"""The fast path of the ops without a GPU (``benchmarks/harness/fakes.py``: a PyTorch-like tensor, a recording
 ``libcuda``): it launches exactly what the general planner plans, packed at the kernel's C offsets, plans once
 per call signature, makes the kernel's context current when another one is, and hands every call it does not
 take to the general path, which refuses bad ones with the reason."""
@@ -15,7 +15,7 @@ from linear_layouts.ops import dispatch, launch
 from linear_layouts.ops.driver import ArgumentPacking
 from linear_layouts.ops.launches import Copy, Launch, permute_launches
 
-from ._fakes import FakeCuda, FakeTorchTensor, install
+from harness.fakes import FakeCuda, FakeTorchTensor, install
 
 
 def test_argument_packing_follows_c_offsets():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-import ops_cases
+from harness import ops_cases
 from linear_layouts import ops
 from linear_layouts.core.errors import LayoutError
 

@@ -24,7 +24,7 @@ from linear_layouts.target import (
 from linear_layouts.target.amd import MI300X
 from linear_layouts.target.nvidia import A100, B200, H100, H200
 
-# seed 004: a 16x32 fp32 transpose, one warp (tests/analysis/smem_cases.py)
+# seed 004: a 16x32 fp32 transpose, one warp (benchmarks/harness/smem_cases.py)
 DIMS = {"dim0": 16, "dim1": 32}
 STORE = LinearLayout({"register": [[1, 0], [2, 0], [4, 0], [8, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]]},
                      DIMS)

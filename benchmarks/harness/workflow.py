@@ -1,6 +1,6 @@
-"""What the three workflow GPU checks share (gpu_shared_advice.py, gpu_kernels.py, gpu_cute.py):
-ahead-of-time Triton cubins, a CuPy launcher for them, one ncu process per check under a deadline,
-and the environment record.
+"""What the workflow GPU checks share (gpu_shared_advice.py, gpu_kernels.py, gpu_cute.py,
+gpu_engine_kernels.py, gpu_triton_hook.py): ahead-of-time Triton cubins, a CuPy launcher for them, and a
+deadline for the measure step (ncu: ``harness.ncu``; the record: ``harness.environment``).
 
 Why ahead of time: the device runs Triton 3.6, and Triton 3.6's compiler runs on this CPU machine as well
 (``pip install --no-deps --target DIR triton==3.6.0``; ``gpu_workflow_prepare.sh``): ``triton.compile``
@@ -14,20 +14,13 @@ profile scratch), allocated per CTA as Triton's launcher does when the metadata 
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-BUILD = HERE / "build"
-METRIC_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-METRIC_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+from .environment import environment
+
 _META_KEYS = ("name", "shared", "num_warps", "num_ctas", "global_scratch_size", "global_scratch_align",
               "profile_scratch_size", "profile_scratch_align", "triton_version", "cluster_dims")
 
@@ -112,56 +105,6 @@ class TritonCubin:
         self.function(grid, (self.threads, 1, 1), tuple(args) + tuple(pointers), shared_mem=self.shared)
 
 
-def run_ncu(child: list[str], regex: str, metrics: list[str], launch_count: int, timeout: float) -> dict:
-    """One ncu process over ``child`` (a command that launches the kernels once each): the profiled
-    launches in order, each ``{"kernel": name, "metrics": {name: value}}``; ``rc``, ``seconds``, and the
-    output's tail when something went wrong. A timeout keeps what ncu wrote so far."""
-    log = Path("/tmp") / f"ncu_{os.getpid()}_{int(time.time())}.csv"
-    cmd = ["ncu", "--csv", "--print-units", "base", "--log-file", str(log), "--metrics", ",".join(metrics),
-           "-k", regex, "--launch-count", str(launch_count)] + child
-    start = time.time()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=max(5.0, timeout))
-        rc, tail = proc.returncode, (proc.stdout + proc.stderr)[-2000:]
-    except subprocess.TimeoutExpired as exc:
-        rc, tail = 124, f"ncu stopped at the budget ({timeout:.0f} s): {str(exc)[-300:]}"
-    except OSError as exc:
-        rc, tail = 127, f"ncu could not start: {exc}"
-    text = log.read_text() if log.exists() else ""
-    launches: dict[str, dict] = {}
-    lines = [line for line in text.splitlines() if line.startswith('"')]
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        try:
-            value = float(row.get("Metric Value", "nan").replace(",", ""))
-        except ValueError:
-            continue
-        entry = launches.setdefault(row.get("ID", ""), {"kernel": row.get("Kernel Name", "").split("(")[0].strip(),
-                                                         "metrics": {}})
-        entry["metrics"][row.get("Metric Name", "")] = value
-    ordered = [launches[k] for k in sorted(launches, key=lambda s: int(s) if s.isdigit() else -1)]
-    ok = rc == 0 and len(ordered) == launch_count
-    return dict(rc=rc, seconds=round(time.time() - start, 1), launches=ordered, tail="" if ok else tail)
-
-
-def environment(compiled_by: str | None = None) -> dict:
-    """Device, date and versions (the device's tools; ``compiled_by``: the Triton that built the cubins)."""
-    env = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), python=platform.python_version())
-    for cmd, key in ((["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], "gpu"),
-                     (["nvcc", "--version"], "nvcc"), (["ncu", "--version"], "ncu")):
-        try:
-            env[key] = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[-1]
-        except (OSError, subprocess.TimeoutExpired, IndexError):
-            env[key] = "unavailable"
-    for mod in ("cupy", "numpy", "triton", "torch"):
-        try:
-            env[mod] = __import__(mod).__version__
-        except Exception:  # noqa: BLE001 - a missing or broken module is recorded, not fatal
-            env[mod] = "absent"
-    if compiled_by:
-        env["cubins_compiled_by"] = compiled_by
-    return env
-
-
 def require_gpu() -> None:
     """Exit with one clear line where there is no CUDA device (the measure modes on the CPU)."""
     try:
@@ -194,10 +137,4 @@ def start_measure(args) -> tuple["Deadline", Path, dict, dict]:
     build = Path(args.build)
     plan = json.loads((build / "plan.json").read_text())
     require_gpu()
-    return deadline, build, plan, environment(plan.get("compiled_by"))
-
-
-def write_outputs(out: Path, stem: str, data: dict, markdown: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{stem}.json").write_text(json.dumps(data, indent=1, default=str))
-    (out / f"{stem}.md").write_text(markdown)
+    return deadline, build, plan, environment(compiled_by=plan.get("compiled_by"))

@@ -1,4 +1,5 @@
-"""Seeded random (shared, distributed) layout pairs for the bank-conflict tests (no pytest items here)."""
+"""Seeded random (shared, distributed) layout pairs for the bank-conflict tests and
+``gpu_bank_check/make_cases.py`` (no pytest items here)."""
 
 from __future__ import annotations
 
@@ -138,9 +139,10 @@ def triton_bank_conflicts(shared: LinearLayout, dist: LinearLayout, bitwidth: in
 def swizzle_json() -> dict:
     """swizzle.json of Triton's unit tests (vendored in tests/data/triton-unittests)."""
     import json
-    from pathlib import Path
 
-    return json.loads((Path(__file__).resolve().parents[1] / "data" / "triton-unittests" / "swizzle.json").read_text())
+    from harness import ROOT
+
+    return json.loads((ROOT / "tests" / "data" / "triton-unittests" / "swizzle.json").read_text())
 
 
 def layout_of_json(encoded: dict) -> LinearLayout:

@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
-           "sweep_cases", "kernel_sources", "precompile", "tile_alternatives", "SMS", "L2_BYTES", "LARGE_BYTES"]
+           "sweep_cases", "sanitize_cases", "kernel_sources", "precompile", "tile_alternatives", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
 #: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
 SMS = 132
@@ -109,7 +109,7 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
 
 def kernel_sources(sms: int = SMS) -> list[str]:
     """The source of every kernel the GPU tests and the sweep launch (fresh, aligned tensors), the sweep's
-    tile alternatives and the sanitizer run's (``ops_sanitize.py``)."""
+    tile alternatives and the sanitizer run's (``sanitize_cases``, for ``ops_sanitize.py``)."""
     from linear_layouts.ops.kernels import GridShape
     from linear_layouts.ops.launches import Launch, cast_launches, permute_launches
 
@@ -145,11 +145,41 @@ def kernel_sources(sms: int = SMS) -> list[str]:
         fmt = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}[dtype]
         for fp8 in ("e4m3", "e5m2"):
             add(cast_launches(fmt, fp8, m, n, _BASE, _OTHER, 3 << 40, None, 1.0, 4 << 40, device))
-    import ops_sanitize  # noqa: PLC0415 - a sibling script
-
-    for case in ops_sanitize.cases(sms, L2_BYTES):
+    for case in sanitize_cases(sms, L2_BYTES):
         add(case["launches"])
     return list(sources)
+
+
+#: The sanitizer run's transposes: (shape, dims, element bytes, source offset, destination offset); each tile of the list is run.
+SANITIZE_TILED = (((2, 272, 288), (0, 2, 1), 1), ((2, 136, 144), (0, 2, 1), 2), ((2, 68, 72), (0, 2, 1), 4),
+         ((2, 34, 36), (0, 2, 1), 8))
+#: Other permutations with the planner's own tile: (shape, dims, element bytes, source offset, destination offset).
+SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2, 2, 0), ((37, 50), (1, 0), 1, 0, 3),
+          ((131, 67), (1, 0), 4, 0, 0))
+#: The sanitizer run's realigned cast-transposes: (rows, cols, input format, fp8, byte offsets of X, C and T).
+SANITIZE_CASTS = ((131, 259, "bf16", "e4m3", (2, 3, 5)), (133, 70, "fp32", "e5m2", (4, 1, 7)),
+         (257, 300, "fp16", "e4m3", (0, 0, 0)), (1, 30, "bf16", "e5m2", (6, 0, 9)))
+
+
+def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
+    """Each case: its kind, sizes, offsets and the launches planned for made-up aligned bases plus the offsets."""
+    from linear_layouts.ops.kernels import GridShape, transpose_tiles
+    from linear_layouts.ops.launches import cast_launches, permute_launches
+
+    device = GridShape(sms, l2_bytes)
+    out = []
+    for shape, dims, w in SANITIZE_TILED:
+        for tile in transpose_tiles(w, 16 // w, 16 // w):
+            out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile=str(tile),
+                            launches=permute_launches(shape, dims, w, _BASE, 2 * _BASE, device, tile)))
+    for shape, dims, w, so, do in SANITIZE_OTHERS:
+        out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do),
+                        launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, device)))
+    for m, n, fmt, fp8, (xo, co, to) in SANITIZE_CASTS:
+        out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8=fp8, offsets=(xo, co, to),
+                        launches=cast_launches(fmt, fp8, m, n, _BASE + xo, 2 * _BASE + co, 3 * _BASE + to, None, 0.5,
+                                               4 * _BASE, device)))
+    return out
 
 
 def precompile(arch: str = "sm_90", workers: int = 0) -> tuple[int, float]:
