@@ -298,7 +298,7 @@ def _bench_case(name: str):
 @pytest.mark.parametrize(
     "name, faster",
     [
-        # (case of benchmarks/gpu_cases.py, the faster kernel on H100: results/gpu_suite.json, conversion)
+        # (case of benchmarks/harness/cases.py, the faster kernel on H100: results/gpu_suite.json, conversion)
         ("lanes_cols_to_rows_fp32", cv.SHARED_MEMORY),  # 80.7 us shuffle vs 38.7 us shared
         ("random_003", cv.SHARED_MEMORY),  # 16-bit: 92.8 vs 42.4
         ("random_006", cv.WARP_SHUFFLE),  # 16-bit: 25.4 vs 34.4
