@@ -171,7 +171,7 @@ def _stores(side: str, offset: int, pitch: int, length: int, threads: int) -> li
         element = "(size_t)(col0 + i) * rows + row0"
     return [
         f"  // {side}: the chunks of its rows' segments (row i: from its first 16-byte boundary to the one after",
-        f"  //   the segment's end; a row's start and end byte by byte)",
+        "  //   the segment's end; a row's start and end byte by byte)",
         f"  for (unsigned i = threadIdx.x / {per_row}u; i < {count}; i += {threads // per_row}u) {{",
         f"    const size_t e = {element};",
         f"    const unsigned d = ({base} + (unsigned)e) & 15u, s = (16u - d) & 15u;  // s: to the first boundary",
@@ -207,11 +207,13 @@ def _stores(side: str, offset: int, pitch: int, length: int, threads: int) -> li
 
 
 def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows: int = 128, cols: int = 128,
-                                         warps: int = 8, target: Target | None = None) -> PermuteKernel:
+                                         warps: int = 8, target: Target | None = None,
+                                         ctas_per_sm: int = 0) -> PermuteKernel:
     """CUDA C++ of the module doc's kernel: ``C = fp8(scale X)``, ``T = C^T`` and ``amax = max(amax, max |X|)``
     for ``X`` of ``input_format`` (``permute.CAST_INPUTS``) at any address and row length, by ``rows x cols``
     tiles (powers of two from 64 to 256) of ``warps`` warps (1 to 32); ``target`` (default: the default
-    target) bounds the CTAs an SM holds, which the launch bounds name.
+    target) bounds the CTAs an SM holds, which the launch bounds name: as many as its threads and shared
+    memory allow, at most ``ctas_per_sm`` (0: ``_MAX_CTAS_PER_SM``).
 
     Example: the defaults make 128 x 128 tiles, 256 threads, ``realigned_shared_bytes(128, 128, 2)`` bytes."""
     if input_format not in CAST_INPUTS:
@@ -223,6 +225,8 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
     for label, value, least, most in (("rows", rows, 64, 256), ("cols", cols, 64, 256), ("warps", warps, 1, 32)):
         if value < least or value & (value - 1) or value > most:
             raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
+    if not 0 <= ctas_per_sm <= 32:
+        raise LayoutError(f"ctas_per_sm: must be 0 (the default) to 32, got {quote(ctas_per_sm)}")
     wi = CAST_INPUTS[input_format]
     itype = {2: "unsigned short", 4: "unsigned"}[wi]
     threads = 32 * warps
@@ -232,11 +236,10 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
     t_off = c_off + rows * pc
     slot = t_off + cols * pt
     shared = slot + 4 * 32
-    assert shared == realigned_shared_bytes(rows, cols, wi)
     loads = -(-window_rows * kx // threads)
     t = resolve(target)
     ctas_per_sm = max(1, min(t.sm_threads // threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
-                             _MAX_CTAS_PER_SM))
+                             ctas_per_sm or _MAX_CTAS_PER_SM))
     params = [(f"const {itype}* __restrict__", "src_all"), ("unsigned char* __restrict__", "cast_all"),
               ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
               ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
@@ -257,7 +260,7 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
     body = [
         f"// {name}: C = fp8 {fp8}(scale X), T = C^T, amax = max(amax, max |X|); X rows x cols {input_format} at any",
         f"//   address and row length, by {rows}x{cols} tiles read as {window_rows}x{cols + _CHUNK} windows; every chunk",
-        f"//   of C and T stored whole (16 bytes) but a row's first and last. launch: a 1-D grid of tiles_n * tiles_m",
+        "//   of C and T stored whole (16 bytes) but a row's first and last. launch: a 1-D grid of tiles_n * tiles_m",
         f"//   CTAs, block = {threads}, dynamic shared = {shared} bytes ({ctas_per_sm} CTAs per SM).",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
