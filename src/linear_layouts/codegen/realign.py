@@ -36,7 +36,8 @@ from linear_layouts.codegen.permute import CAST_FUNCTIONS, CAST_INPUTS, FP8_FORM
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["emit_realigned_cast_transpose_kernel", "realigned_shared_bytes", "window_pitch", "output_pitch"]
+__all__ = ["emit_realigned_cast_transpose_kernel", "realigned_shared_bytes", "window_pitch", "output_pitch",
+           "owned_positions"]
 
 #: Bytes of one aligned chunk (the widest global access); the window's margin in elements.
 _CHUNK = 16
@@ -45,6 +46,21 @@ _CHUNKS_PER_THREAD = 4
 #: CTAs per SM the kernel is compiled for at most (``__launch_bounds__``: 128 registers a thread at 8 warps,
 #: the window's chunks held in registers between their loads and their stores).
 _MAX_CTAS_PER_SM = 2
+
+
+def owned_positions(address: int, length: int, p0: int, p1: int) -> tuple[int, int]:
+    """``[lo, hi)``: the positions of an output row of ``length`` bytes at ``address`` that the tile holding
+    its segment ``[p0, p1)`` writes (the module doc's ownership): from the first 16-byte boundary at or after
+    ``p0`` (the row's start when ``p0 == 0``) to the first at or after ``p1`` (the row's end when
+    ``p1 == length``), clipped to the row. Step 3 computes the same with ``s = lo - p0`` and ``end = hi - p0``.
+
+    >>> owned_positions(3, 300, 128, 256), owned_positions(3, 300, 0, 128), owned_positions(3, 300, 256, 300)
+    ((141, 269), (0, 141), (269, 300))
+    """
+    def boundary(p: int) -> int:
+        return min(length, p + (-(address + p)) % _CHUNK)
+
+    return (0 if p0 == 0 else boundary(p0)), (length if p1 == length else boundary(p1))
 
 
 def window_pitch(cols: int, input_bytes: int) -> int:
