@@ -28,6 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
 BUILD = HERE / "build" / "cast_odd"
 #: The commit whose ``codegen/realign.py`` is the earlier realigned kernel (segment ends byte by byte).
 OLD_COMMIT = "6835531"
@@ -114,7 +115,21 @@ def prepare(build: Path, arch: str) -> None:
         done = list(pool.map(compile_one, jobs.items()))
     (build / "manifest.json").write_text(json.dumps(dict(arch=arch, sms=SMS, old_commit=OLD_COMMIT,
                                                          kernels=entries), indent=1))
-    print(f"prepared {len(done)} cubins for {arch} in {time.time() - start:.0f} s into {build}")
+    # the kernel cache of benchmarks/ops_sanitize.py's cases (its realigned casts are this kernel), for a run
+    # with LINEAR_LAYOUTS_CACHE=build/cache
+    import os
+
+    os.environ["LINEAR_LAYOUTS_CACHE"] = str(build / "cache")
+    (build / "cache").mkdir(mode=0o700, exist_ok=True)
+    import ops_sanitize
+    from linear_layouts.codegen.ptx import compile_cubin_bytes
+
+    sources = {item.kernel.source for case in ops_sanitize.cases() for item in case["launches"]
+               if hasattr(item, "kernel")}
+    with ThreadPoolExecutor() as pool:
+        list(pool.map(lambda source: compile_cubin_bytes(source, arch), sorted(sources)))
+    print(f"prepared {len(done)} cubins and {len(sources)} cached kernels for {arch} in {time.time() - start:.0f} s "
+          f"into {build}")
 
 
 def _time(fn, repeats: int, inner: int = 10) -> float:
