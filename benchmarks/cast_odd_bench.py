@@ -26,10 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-BUILD = HERE / "build" / "cast_odd"
+import harness  # noqa: E402  (puts src/ on the path)
+
+HERE = harness.BENCHMARKS
+ROOT = harness.ROOT
+BUILD = harness.BUILD / "cast_odd"
 #: The commit whose ``codegen/realign.py`` is the earlier realigned kernel (segment ends byte by byte).
 OLD_COMMIT = "6835531"
 SHAPES = ((4095, 11007), (4097, 11009), (8191, 8193), (1000, 3000))
@@ -121,10 +122,10 @@ def prepare(build: Path, arch: str) -> None:
 
     os.environ["LINEAR_LAYOUTS_CACHE"] = str(build / "cache")
     (build / "cache").mkdir(mode=0o700, exist_ok=True)
-    import ops_sanitize
+    from harness.ops_cases import sanitize_cases
     from linear_layouts.codegen.ptx import compile_cubin_bytes
 
-    sources = {item.kernel.source for case in ops_sanitize.cases() for item in case["launches"]
+    sources = {item.kernel.source for case in sanitize_cases() for item in case["launches"]
                if hasattr(item, "kernel")}
     with ThreadPoolExecutor() as pool:
         list(pool.map(lambda source: compile_cubin_bytes(source, arch), sorted(sources)))
