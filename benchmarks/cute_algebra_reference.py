@@ -1,0 +1,511 @@
+"""CuTe's layout algebra against CuTe's own C++: 1000 seeded cases per operation (all 26), every one compiled.
+
+The cases are ``tests/cute/cute_cpp.py``'s (the CI test runs the first few of each): drawn until ``--cases``
+per operation compute here, plus every drawn case refused here. CuTe's C++ comes from the headers of the
+``nvidia-cutlass`` wheel (``pip install --no-deps nvidia-cutlass==4.2.0.0``), compiled by g++ on the CPU
+(the CUDA toolkit's headers, host code only):
+
+* computed cases: many per program, each printing CuTe's ``print`` of its result; the text must equal ours
+  exactly, parse back to our value (and pycute's ``str`` of it too), and ``show --format cute`` must print
+  it (:func:`cute_cpp.round_trip`). A case CuTe's C++ refuses (a compile error on its line) is a difference.
+* refused cases: many per file, ``-fsyntax-only``; a case whose line an error names is refused by CuTe too.
+  An instantiation that fails is reported once per file, so the cases no error names are compiled again
+  (in rounds without the ones named), and those never named are compiled and printed: where CuTe computes
+  what we refuse it is one of our two deliberate refusals (CuTe returns another function; checked) or a
+  difference.
+* NVIDIA's pycute (``tests/cute/test_algebra_reference.py``, ``--pycute-cases`` per operation): every case
+  where pycute and ours differ goes through the C++ too, which says, per class, who is right.
+
+Programs are sized from a first small one per operation (``--target-cpu`` compiler seconds each), compiled
+``--jobs`` at a time against precompiled CuTe headers; every result is kept in ``--state`` (a JSON line per
+expression), so a run that stops resumes where it was. Writes ``cute_algebra_reference.{md,json}`` into
+``--out``. Not a timing: agreement counts (the run's wall and compiler CPU seconds are recorded).
+
+    python3 benchmarks/cute_algebra_reference.py --cases 1000 --pycute-cases 1000 --out benchmarks/results
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests" / "cute"))
+
+import cute_cpp as C  # noqa: E402
+from linear_layouts.core.errors import LayoutError  # noqa: E402
+from linear_layouts.cute import algebra as A  # noqa: E402
+from linear_layouts.cute.layout import Layout  # noqa: E402
+from linear_layouts.cute.parse import parse_cute  # noqa: E402
+
+CALIBRATION = 12  #: cases in an operation's first program, which measures its compile cost
+MAX_PROGRAM = 400  #: most cases in one program
+REFUSAL_FILE = 150  #: cases per -fsyntax-only file of refused cases
+BASE = "(a program of one case)"  #: costs.json's key for the cost every program pays
+
+AGREE = "agree"
+BOTH_REFUSE = "both refuse"
+DELIBERATE = "refused here, CuTe returns another function (deliberate)"
+
+
+@dataclass
+class Case:
+    operation: str
+    expression: str
+    ours: Any = None  #: our result, or None where ours refuses
+    error: str | None = None  #: our LayoutError's message
+    call: Any = None  #: functools.partial of our call (the drawn cases)
+    pycute_label: str | None = None  #: the pycute outcome this case came from
+    verdict: str = ""
+    cpp: str | None = None  #: CuTe's printed result (None: it refuses)
+    notes: list[str] = field(default_factory=list)
+
+
+# -- the cases ---------------------------------------------------------------------------------------------
+
+
+def draw(per_operation: int, operations: list[str]) -> list[Case]:
+    """The CI test's draw (same seeds): until ``per_operation`` cases compute here, every refused one kept."""
+    cases = []
+    for name in operations:
+        rng, kept = random.Random(f"cute-cpp-{name}"), 0
+        while kept < per_operation:
+            call, expression = C.OPERATIONS[name](rng)
+            try:
+                cases.append(Case(name, expression, ours=call(), call=call))
+                kept += 1
+            except LayoutError as error:
+                cases.append(Case(name, expression, error=str(error), call=call))
+    return cases
+
+
+def pycute_cases(per_operation: int) -> tuple[list[Case], dict[str, Counter]]:
+    """``test_algebra_reference``'s cases at ``per_operation`` each: its table of outcomes, and every case
+    whose outcome is not ``equal`` as a Case (its C++ expression, our result or refusal)."""
+    sys.setrecursionlimit(10000)
+    import test_algebra_reference as T
+
+    T.CASES, T.RECORD, T.RESULTS = per_operation, [], {}
+    for name, test in [(k, v) for k, v in vars(T).items() if k.startswith("test_") and callable(v)]:
+        marks = getattr(test, "pytestmark", [])
+        params = [m.args[1] for m in marks if m.name == "parametrize"]
+        for args in (params[0] if params else [()]):
+            test(*([args] if params else []))
+    cases = []
+    for operation, label, expression, ours in T.RECORD:
+        error = str(ours) if isinstance(ours, LayoutError) else None
+        cases.append(Case(operation, expression, ours=None if error else ours, error=error, pycute_label=label))
+    return cases, T.RESULTS
+
+
+# -- the compiler ------------------------------------------------------------------------------------------
+
+
+class Oracle:
+    """CuTe's C++ on expressions, with every answer kept in ``state/answers.jsonl``: ``{"expression", "printed"}``
+    (CuTe's print, or null where it refuses) or ``{"expression", "named": true}`` (a -fsyntax-only file's
+    error named it: refused)."""
+
+    def __init__(self, state: pathlib.Path, jobs: int, target_cpu: float) -> None:
+        self.state, self.jobs, self.target_cpu = state, jobs, target_cpu
+        state.mkdir(parents=True, exist_ok=True)
+        self.includes = C.include_dirs()
+        if self.includes is None:
+            sys.exit("needs CuTe's headers (pip install --no-deps nvidia-cutlass==4.2.0.0), g++ and the CUDA "
+                     "toolkit's headers")
+        self.printed: dict[str, str | None] = {}
+        self.named: set[str] = set()
+        self.costs: dict[str, float] = {}
+        self.cpu_seconds, self.programs, self.files = 0.0, 0, 0
+        self.lock = threading.Lock()
+        answers = state / "answers.jsonl"
+        if answers.exists():
+            for line in answers.read_text().splitlines():
+                row = json.loads(line)
+                if row.get("named"):
+                    self.named.add(row["expression"])
+                else:
+                    self.printed[row["expression"]] = row["printed"]
+        costs = state / "costs.json"
+        if costs.exists():
+            self.costs = json.loads(costs.read_text())
+        pch = state / "pch"
+        pch.mkdir(exist_ok=True)
+        if not (pch / "cute_all.hpp.gch").exists():
+            C.precompiled_header(self.includes, str(pch))
+        self.header = C.PRECOMPILED
+        self.includes = [str(pch), *self.includes]  # the precompiled cute_all.hpp.gch first
+        self.serial = 0
+        if BASE not in self.costs:  # a program's cost with no case: the header, the link
+            self._print_program(BASE, ["Int<1>{}"])
+
+    def _keep(self, rows: list[dict]) -> None:
+        with self.lock, open(self.state / "answers.jsonl", "a") as f:
+            f.writelines(json.dumps(row) + "\n" for row in rows)
+
+    def _workdir(self) -> str:
+        with self.lock:
+            self.serial += 1
+            serial = self.serial
+        work = self.state / "work" / str(serial)
+        work.mkdir(parents=True, exist_ok=True)
+        return str(work)
+
+    def _print_program(self, operation: str, expressions: list[str]) -> None:
+        work = self._workdir()
+        results, cpu = C.compile_and_print(expressions, self.includes, work, header=self.header)
+        with self.lock:
+            self.cpu_seconds += cpu
+            self.programs += 1
+            self.printed.update(zip(expressions, results))
+            old = self.costs.get(operation)
+            per_case = max(cpu - self.costs.get(BASE, 0.0), 0.0) / len(expressions)
+            self.costs[operation] = per_case if old is None else 0.5 * (old + per_case)
+            (self.state / "costs.json").write_text(json.dumps(self.costs, indent=1))
+        self._keep([{"expression": e, "printed": r} for e, r in zip(expressions, results)])
+        _clean(work)
+
+    def print_all(self, by_operation: dict[str, list[str]]) -> None:
+        """CuTe's print of every expression not yet answered: one small program per operation first (it
+        measures the operation's compile cost), then programs of about ``target_cpu`` seconds each, the
+        costliest first, ``jobs`` at a time."""
+        pending = {op: [e for e in dict.fromkeys(es) if e not in self.printed] for op, es in by_operation.items()}
+        pending = {op: es for op, es in pending.items() if es}
+        first = {op: es[:CALIBRATION] for op, es in pending.items() if op not in self.costs}
+        self._run([(op, es) for op, es in first.items()], "calibration")
+        programs = []
+        for op, es in pending.items():
+            rest = es[len(first.get(op, [])):]
+            size = max(CALIBRATION, min(MAX_PROGRAM, int(self.target_cpu / max(self.costs.get(op, 0.05), 1e-3))))
+            programs += [(op, rest[i:i + size]) for i in range(0, len(rest), size)]
+        programs.sort(key=lambda p: -len(p[1]) * self.costs.get(p[0], 0.05))
+        self._run(programs, "programs")
+
+    def _run(self, programs: list[tuple[str, list[str]]], what: str) -> None:
+        if not programs:
+            return
+        total, done, start = sum(len(es) for _, es in programs), [0], time.time()
+
+        def one(program: tuple[str, list[str]]) -> None:
+            self._print_program(*program)
+            with self.lock:
+                done[0] += len(program[1])
+                print(f"  {what}: {done[0]}/{total} cases ({program[0]}, {len(program[1])} in one program), "
+                      f"{time.time() - start:.0f} s", flush=True)
+
+        with ThreadPoolExecutor(self.jobs) as pool:
+            list(pool.map(one, programs))
+
+    def refusals(self, expressions: list[str]) -> None:
+        """Which of ``expressions`` CuTe's C++ refuses: -fsyntax-only files, in rounds without the ones an
+        error named, until a round names none; the rest are compiled and printed (``print_all``)."""
+        pending = [e for e in dict.fromkeys(expressions) if e not in self.named and e not in self.printed]
+        round_ = 0
+        while pending:
+            round_ += 1
+            files = [pending[i:i + REFUSAL_FILE] for i in range(0, len(pending), REFUSAL_FILE)]
+            named: list[str] = []
+
+            def one(batch: list[str]) -> None:
+                work = self._workdir()
+                verdicts, _, cpu = C.refused_in_batch(batch, self.includes, work, header=self.header)
+                hits = [e for e, v in zip(batch, verdicts) if v]
+                with self.lock:
+                    self.cpu_seconds += cpu
+                    self.files += 1
+                    self.named.update(hits)
+                    named.extend(hits)
+                self._keep([{"expression": e, "named": True} for e in hits])
+                _clean(work)
+
+            with ThreadPoolExecutor(self.jobs) as pool:
+                list(pool.map(one, files))
+            print(f"  refusals, round {round_}: {len(pending)} cases in {len(files)} files, {len(named)} named",
+                  flush=True)
+            if not named:
+                break
+            pending = [e for e in pending if e not in self.named]
+        self.print_all({"refused here": pending})
+
+
+def _clean(work: str) -> None:
+    for f in pathlib.Path(work).iterdir():
+        f.unlink()
+    pathlib.Path(work).rmdir()
+
+
+# -- verdicts ----------------------------------------------------------------------------------------------
+
+
+def another_function(case: Case) -> bool | None:
+    """Whether CuTe's printed answer to one of our deliberate refusals is not the operation's function, as a
+    function of the 1-D index (None: not checked). ``left_inverse``: ``L(R(L(i))) != L(i)`` for some ``i``.
+    With a layout (or integer) B: ``composition``: ``R(i) != A(B(i))`` for some ``i`` with ``B(i) < size(A)``;
+    the divides, ``A ∘ W`` with ``W = (B, complement(B, shape(coalesce(A))))`` the same way (regrouping modes
+    keeps the 1-D function); the products, ``R(size(A) * k) != A*(B(k))``, ``A* = complement(A, size(A) *
+    cosize(B))``. A tuple tiler, and the products that zip modes, are not checked."""
+    if case.call is None or case.cpp is None:
+        return None
+    r, op = parse_cute(case.cpp), case.operation
+    if op == "left_inverse":
+        (L,) = case.call.args
+        return any(L(r(L(i))) != L(i) for i in range(L.size))
+    if op not in ("composition", *(f"{k}_{n}" for k in ("logical", "zipped", "tiled", "flat")
+                                   for n in ("divide", "product"))):
+        return None
+    a, b = case.call.args
+    if isinstance(b, tuple) or not isinstance(a, Layout):
+        return None
+    b = Layout(b, 1) if isinstance(b, int) else b
+    if op.endswith("product"):
+        rest = A.complement(a, a.size * A.cosize(b))
+        return any(r(a.size * k) != rest(b(k)) for k in range(b.size) if 0 <= b(k) < rest.size)
+    whole = b if op == "composition" else A.make_layout(b, A.complement(b, A.coalesce(a).shape))
+    return any(r(i) != a(whole(i)) for i in range(whole.size) if 0 <= whole(i) < a.size)
+
+
+def judge(case: Case, oracle: Oracle) -> None:
+    """The case's verdict: ``agree`` (CuTe prints ours exactly), ``both refuse``, the deliberate refusal,
+    or a named difference."""
+    if case.error is None:
+        case.cpp = oracle.printed[case.expression]
+        if case.cpp is None:
+            case.verdict = "differ: CuTe's C++ refuses, ours computes"
+        elif case.cpp == C.printed(case.ours):
+            case.verdict = AGREE
+            case.notes = C.round_trip(case.cpp, case.ours)
+        else:
+            case.verdict = "differ: another result"
+        return
+    if case.expression in oracle.named:
+        case.verdict = BOTH_REFUSE
+        return
+    case.cpp = oracle.printed[case.expression]
+    if case.cpp is None:
+        case.verdict = BOTH_REFUSE
+    elif "refused here" in case.error:
+        checked = another_function(case)
+        case.verdict = DELIBERATE if checked is not False else "differ: refused here, CuTe's answer is the function"
+        case.notes = ["CuTe's answer checked: not the function"] if checked else []
+    else:
+        case.verdict = "differ: ours refuses, CuTe's C++ computes"
+
+
+# -- the report --------------------------------------------------------------------------------------------
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version(), "machine": f"{platform.machine()}, {platform.system()}"}
+    for package in ("linear_layouts", "nvidia-cutlass", "pycute"):
+        try:
+            out[package] = version(package)
+        except PackageNotFoundError:
+            pass
+    out["g++"] = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout if _has("nvcc") else ""
+    out["cuda headers"] = next((line.strip() for line in nvcc.splitlines() if "release" in line), "unknown")
+    try:
+        out["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                       cwd=ROOT, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        out["commit"] = "unknown"
+    return out
+
+
+def _has(tool: str) -> bool:
+    import shutil
+
+    return shutil.which(tool) is not None
+
+
+def summarize(drawn: list[Case], from_pycute: list[Case], pycute_table: dict[str, Counter],
+              oracle: Oracle, meta: dict[str, Any]) -> dict[str, Any]:
+    operations: dict[str, Any] = {}
+    for name in dict.fromkeys(c.operation for c in drawn):
+        mine = [c for c in drawn if c.operation == name]
+        verdicts = Counter(c.verdict for c in mine)
+        operations[name] = {
+            "drawn": len(mine),
+            "computed": sum(c.error is None for c in mine),
+            "verdicts": dict(verdicts.most_common()),
+            "round_trip_checked": sum(c.verdict == AGREE for c in mine),
+            "round_trip_failures": [{"expression": c.expression, "problems": c.notes} for c in mine
+                                    if c.verdict == AGREE and c.notes],
+            "differences": [{"expression": c.expression, "verdict": c.verdict, "ours": c.error or C.printed(c.ours),
+                             "cpp": c.cpp} for c in mine if c.verdict.startswith("differ")],
+            "deliberate": [{"expression": c.expression, "cpp": c.cpp, "checked": bool(c.notes)} for c in mine
+                           if c.verdict == DELIBERATE],
+        }
+    classes: dict[str, dict[str, Any]] = defaultdict(dict)
+    for c in from_pycute:
+        row = classes[c.operation].setdefault(c.pycute_label, {"cases": 0, "verdicts": Counter()})
+        row["cases"] += 1
+        row["verdicts"][c.verdict] += 1
+    differences = [{"operation": c.operation, "pycute": c.pycute_label, "expression": c.expression,
+                    "verdict": c.verdict, "ours": c.error or C.printed(c.ours), "cpp": c.cpp}
+                   for c in from_pycute if c.verdict.startswith("differ")]
+    return {
+        **meta,
+        "cpp": {"operations": operations,
+                "programs": oracle.programs, "syntax_files": oracle.files},
+        "pycute": {"table": {k: dict(v.most_common()) for k, v in pycute_table.items()},
+                   "classes": {op: {label: {"cases": row["cases"], "verdicts": dict(row["verdicts"].most_common())}
+                                    for label, row in rows.items()} for op, rows in classes.items()},
+                   "differences": differences},
+    }
+
+
+def markdown(report: dict[str, Any]) -> str:
+    v, ops = report["versions"], report["cpp"]["operations"]
+    per = report["cases_per_operation"]
+    lines = [
+        "# CuTe's layout algebra against CuTe's C++ (and NVIDIA's pycute, refereed by the C++)",
+        "",
+        f"Run {report['date']} (commit {v['commit']}), linear_layouts {v.get('linear_layouts', '?')}, Python "
+        f"{v['python']}, on the CPU ({v['machine']}, {report['jobs']} compiler jobs): CUTLASS "
+        f"{v.get('nvidia-cutlass', '?')} as the `nvidia-cutlass` wheel ships it (`pip install --no-deps`), its "
+        f"`cutlass_library/source/include` headers compiled by {v['g++']} against the CUDA toolkit's headers "
+        f"({v['cuda headers']}; host code only), and its pycute. Not a timing: agreement counts. The run took "
+        f"{report['wall_seconds'] / 60:.1f} min wall, {report['compiler_cpu_seconds'] / 60:.1f} min of compiler "
+        f"CPU ({report['cpp']['programs']} programs, {report['cpp']['syntax_files']} -fsyntax-only files).",
+        "",
+        f"Reproduce: `python3 benchmarks/cute_algebra_reference.py --cases {per} --pycute-cases "
+        f"{report['pycute_cases_per_operation']} --out benchmarks/results` (resumable: `--state`). The default "
+        "test run (`tests/cute/test_algebra_cpp.py`) compiles the first cases of the same draw and one refusal "
+        "per CuTe rule.",
+        "",
+        "## Against CuTe's C++ (the reference semantics)",
+        "",
+        f"Seeded cases per operation (`tests/cute/cute_cpp.py`'s draw), every integer static (`Int<N>`), drawn "
+        f"until {per} compute here; every drawn case that we refuse is compiled too. `agree`: CuTe's `print` "
+        "prints exactly our result, and that text, pycute's `str` of the same value "
+        "(`SW_1_0_-1 o 0 o (2, 8):(1, 2)`) and `show --format cute` round-trip (`cute_cpp.round_trip`). `both "
+        "refuse`: CuTe's C++ stops with a `static_assert` where we raise a LayoutError. `deliberate`: our two "
+        "refusals where CuTe 4.2 compiles and returns another function (a composition through a stride that "
+        "does not divide a mode, the left inverse of overlapping modes; `linear_layouts.cute.algebra`'s module "
+        "doc); in parentheses, how many of CuTe's printed answers were checked not to be the operation's function "
+        "(`another_function`: every one with a layout or integer tiler).",
+        "",
+        "| operation | drawn | computed here: CuTe prints the same | both refuse | deliberate refusals "
+        "(CuTe's answer checked wrong) | differ | round trips failed |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    totals = Counter()
+    for name, row in ops.items():
+        vd = row["verdicts"]
+        deliberate = len(row["deliberate"])
+        checked = sum(d["checked"] for d in row["deliberate"])
+        differ = sum(n for k, n in vd.items() if k.startswith("differ"))
+        rt = len(row["round_trip_failures"])
+        cells = dict(drawn=row["drawn"], agree=vd.get(AGREE, 0), computed=row["computed"],
+                     both=vd.get(BOTH_REFUSE, 0), deliberate=deliberate, checked=checked, differ=differ, rt=rt)
+        totals.update(cells)
+        lines.append(f"| `{name}` | {cells['drawn']} | {cells['agree']} / {cells['computed']} | {cells['both']} | "
+                     f"{deliberate}" + (f" ({checked})" if name in ("composition", "left_inverse") else "")
+                     + f" | {differ} | {rt} |")
+    lines.append(f"| **all {len(ops)}** | **{totals['drawn']}** | **{totals['agree']} / {totals['computed']}** | "
+                 f"**{totals['both']}** | **{totals['deliberate']}** ({totals['checked']}) | **{totals['differ']}** "
+                 f"| **{totals['rt']}** |")
+    differences = [d for row in ops.values() for d in row["differences"]]
+    lines += ["", f"Differences: {len(differences)}." + ("" if not differences else " Each:"), ""]
+    lines += [f"- `{d['expression']}`: {d['verdict']}; CuTe `{d['cpp']}`, ours `{d['ours']}`" for d in differences]
+    lines += [
+        "## pycute's differences, refereed by CuTe's C++",
+        "",
+        f"`tests/cute/test_algebra_reference.py` at {report['pycute_cases_per_operation']} seeded cases per "
+        "operation (the default test run does fewer) sorts each case into an outcome; every outcome besides "
+        "`equal` (pycute and ours the same) is a class of difference between pycute and ours. Every case of "
+        "every class was compiled against CuTe's C++: `CuTe's C++ agrees with ours` counts cases where "
+        "CuTe prints our result exactly, or refuses where we refuse (deliberate refusals counted apart).",
+        "",
+        "| operation | pycute's outcome (a difference class) | cases | CuTe's C++ agrees with ours | "
+        "deliberate refusals | CuTe's C++ differs from ours |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for op, rows in report["pycute"]["classes"].items():
+        for label, row in sorted(rows.items(), key=lambda kv: -kv[1]["cases"]):
+            vd = row["verdicts"]
+            agree = vd.get(AGREE, 0) + vd.get(BOTH_REFUSE, 0)
+            differ = sum(n for k, n in vd.items() if k.startswith("differ"))
+            lines.append(f"| `{op}` | {label} | {row['cases']} | {agree} | {vd.get(DELIBERATE, 0)} | {differ} |")
+    if report["pycute"]["differences"]:
+        lines += ["", "Where CuTe's C++ differs from ours:", ""]
+        lines += [f"- `{d['operation']}` ({d['pycute']}): `{d['expression']}`: {d['verdict']}; CuTe `{d['cpp']}`, "
+                  f"ours `{d['ours']}`" for d in report["pycute"]["differences"]]
+    lines += ["", f"The table of outcomes ({report['pycute_cases_per_operation']} cases per operation):", "", "```"]
+    table = report["pycute"]["table"]
+    width = max(map(len, table), default=0)
+    for name, counts in table.items():
+        lines.append(f"{name:{width}}  {sum(counts.values()):5}  " + ", ".join(f"{k}: {n}" for k, n in counts.items()))
+    lines += ["```", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=1000, help="computed cases per operation (default 1000)")
+    parser.add_argument("--pycute-cases", type=int, default=1000, help="pycute cases per operation (0: none)")
+    parser.add_argument("--operations", help="comma-separated operations (default: all 26)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="g++ processes at a time")
+    parser.add_argument("--target-cpu", type=float, default=40.0, help="compiler CPU seconds per program")
+    parser.add_argument("--state", default=str(pathlib.Path(tempfile.gettempdir()) / "cute_algebra_reference"),
+                        help="where CuTe's answers are kept between runs")
+    parser.add_argument("--out", help="write cute_algebra_reference.{md,json} here")
+    args = parser.parse_args(argv)
+    start = time.time()
+    operations = args.operations.split(",") if args.operations else list(C.OPERATIONS)
+    unknown = [op for op in operations if op not in C.OPERATIONS]
+    if unknown:
+        parser.error(f"--operations: unknown {unknown}; known: {list(C.OPERATIONS)}")
+    oracle = Oracle(pathlib.Path(args.state), args.jobs, args.target_cpu)
+
+    drawn = draw(args.cases, operations)
+    print(f"drawn: {len(drawn)} cases, {sum(c.error is not None for c in drawn)} refused here", flush=True)
+    from_pycute, pycute_table = pycute_cases(args.pycute_cases) if args.pycute_cases else ([], {})
+    print(f"pycute: {len(from_pycute)} cases differ from pycute", flush=True)
+    every = drawn + from_pycute
+    by_operation: dict[str, list[str]] = defaultdict(list)
+    for c in every:
+        if c.error is None:
+            by_operation[c.operation].append(c.expression)
+    oracle.print_all(by_operation)
+    oracle.refusals([c.expression for c in every if c.error is not None])
+    for c in every:
+        judge(c, oracle)
+
+    report = summarize(drawn, from_pycute, pycute_table, oracle, {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "versions": versions(), "cases_per_operation": args.cases,
+        "pycute_cases_per_operation": args.pycute_cases, "jobs": args.jobs,
+        "wall_seconds": round(time.time() - start, 1), "compiler_cpu_seconds": round(oracle.cpu_seconds, 1)})
+    text = markdown(report)
+    print(text)
+    if args.out:
+        out = pathlib.Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "cute_algebra_reference.json").write_text(json.dumps(report, indent=1) + "\n")
+        (out / "cute_algebra_reference.md").write_text(text)
+    bad = sum(1 for c in every if c.verdict.startswith("differ") or (c.verdict == AGREE and c.notes))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
