@@ -108,9 +108,10 @@ def pycute_cases(per_operation: int) -> tuple[list[Case], dict[str, Counter]]:
         for args in (params[0] if params else [()]):
             test(*([args] if params else []))
     cases = []
-    for operation, label, expression, ours in T.RECORD:
+    for operation, label, expression, ours, call in T.RECORD:
         error = str(ours) if isinstance(ours, LayoutError) else None
-        cases.append(Case(operation, expression, ours=None if error else ours, error=error, pycute_label=label))
+        cases.append(Case(operation, expression, ours=None if error else ours, error=error, call=call,
+                          pycute_label=label))
     return cases, T.RESULTS
 
 
@@ -142,6 +143,9 @@ class Oracle:
                     self.named.add(row["expression"])
                 else:
                     self.printed[row["expression"]] = row["printed"]
+        ledger = state / "runs.json"  # every run's compiler CPU seconds and programs, summed over resumed runs
+        self.before = json.loads(ledger.read_text()) if ledger.exists() else {"cpu_seconds": 0.0, "programs": 0,
+                                                                              "syntax_files": 0, "runs": 0}
         costs = state / "costs.json"
         if costs.exists():
             self.costs = json.loads(costs.read_text())
@@ -154,6 +158,15 @@ class Oracle:
         self.serial = 0
         if BASE not in self.costs:  # a program's cost with no case: the header, the link
             self._print_program(BASE, ["Int<1>{}"])
+
+    def totals(self) -> dict[str, float]:
+        """This run's compiler work added to the runs before it on the same ``state`` (resumed runs)."""
+        return {"cpu_seconds": round(self.before["cpu_seconds"] + self.cpu_seconds, 1),
+                "programs": self.before["programs"] + self.programs,
+                "syntax_files": self.before["syntax_files"] + self.files, "runs": self.before["runs"] + 1}
+
+    def save_totals(self) -> None:
+        (self.state / "runs.json").write_text(json.dumps(self.totals()))
 
     def _keep(self, rows: list[dict]) -> None:
         with self.lock, open(self.state / "answers.jsonl", "a") as f:
@@ -307,6 +320,21 @@ def judge(case: Case, oracle: Oracle) -> None:
         case.verdict = "differ: ours refuses, CuTe's C++ computes"
 
 
+def claim(label: str) -> tuple[str, set[str]]:
+    """What a pycute outcome class says of CuTe's C++, and the verdicts that bear it out. A class naming the
+    C++'s refusal (``CuTe's C++ refuses, pycute computes``): it refuses, and so do we. ``both refuse`` (pycute
+    and ours): CuTe refuses too, or it is one of our deliberate refusals. ``refused where CuTe's C++ returns
+    another function``: the C++ computes, and not the operation's function where that is checked. Every other
+    class (ours computes, pycute differs or refuses): CuTe's C++ prints exactly our result."""
+    if "CuTe's C++ refuses" in label:
+        return "CuTe's C++ refuses (so do we)", {BOTH_REFUSE}
+    if label == "both refuse":
+        return "CuTe's C++ refuses, or returns another function (deliberate)", {BOTH_REFUSE, DELIBERATE}
+    if label == "refused where CuTe's C++ returns another function":
+        return "CuTe's C++ computes another function (deliberate)", {DELIBERATE}
+    return "CuTe's C++ prints our result", {AGREE}
+
+
 # -- the report --------------------------------------------------------------------------------------------
 
 
@@ -356,18 +384,23 @@ def summarize(drawn: list[Case], from_pycute: list[Case], pycute_table: dict[str
         }
     classes: dict[str, dict[str, Any]] = defaultdict(dict)
     for c in from_pycute:
-        row = classes[c.operation].setdefault(c.pycute_label, {"cases": 0, "verdicts": Counter()})
+        said, bearing = claim(c.pycute_label)
+        row = classes[c.operation].setdefault(c.pycute_label, {"cases": 0, "claim": said, "verified": 0,
+                                                               "checked_another_function": 0,
+                                                               "verdicts": Counter()})
         row["cases"] += 1
+        row["verified"] += c.verdict in bearing
+        row["checked_another_function"] += c.verdict == DELIBERATE and bool(c.notes)
         row["verdicts"][c.verdict] += 1
-    differences = [{"operation": c.operation, "pycute": c.pycute_label, "expression": c.expression,
-                    "verdict": c.verdict, "ours": c.error or C.printed(c.ours), "cpp": c.cpp}
-                   for c in from_pycute if c.verdict.startswith("differ")]
+    differences = [{"operation": c.operation, "pycute": c.pycute_label, "claim": claim(c.pycute_label)[0],
+                    "expression": c.expression, "verdict": c.verdict, "ours": c.error or C.printed(c.ours),
+                    "cpp": c.cpp} for c in from_pycute if c.verdict not in claim(c.pycute_label)[1]]
     return {
         **meta,
         "cpp": {"operations": operations,
                 "programs": oracle.programs, "syntax_files": oracle.files},
         "pycute": {"table": {k: dict(v.most_common()) for k, v in pycute_table.items()},
-                   "classes": {op: {label: {"cases": row["cases"], "verdicts": dict(row["verdicts"].most_common())}
+                   "classes": {op: {label: {**row, "verdicts": dict(row["verdicts"].most_common())}
                                     for label, row in rows.items()} for op, rows in classes.items()},
                    "differences": differences},
     }
@@ -427,29 +460,36 @@ def markdown(report: dict[str, Any]) -> str:
     differences = [d for row in ops.values() for d in row["differences"]]
     lines += ["", f"Differences: {len(differences)}." + ("" if not differences else " Each:"), ""]
     lines += [f"- `{d['expression']}`: {d['verdict']}; CuTe `{d['cpp']}`, ours `{d['ours']}`" for d in differences]
+    pycute_classes = report["pycute"]["classes"]
+    total_cases = sum(row["cases"] for rows in pycute_classes.values() for row in rows.values())
+    total_verified = sum(row["verified"] for rows in pycute_classes.values() for row in rows.values())
     lines += [
-        "## pycute's differences, refereed by CuTe's C++",
+        "",
+        "## pycute's differences, each case sent through CuTe's C++",
         "",
         f"`tests/cute/test_algebra_reference.py` at {report['pycute_cases_per_operation']} seeded cases per "
-        "operation (the default test run does fewer) sorts each case into an outcome; every outcome besides "
-        "`equal` (pycute and ours the same) is a class of difference between pycute and ours. Every case of "
-        "every class was compiled against CuTe's C++: `CuTe's C++ agrees with ours` counts cases where "
-        "CuTe prints our result exactly, or refuses where we refuse (deliberate refusals counted apart).",
+        "operation (the default test run does the same) sorts each case into an outcome; every outcome besides "
+        "`equal` (pycute and ours the same) is a class of difference between pycute and ours, and each class "
+        "says something of CuTe's C++ (`claim`): that it refuses (`CuTe's C++ refuses, pycute computes`, and "
+        "`both refuse`, where it may instead be one of our deliberate refusals), that it returns another function "
+        "(our deliberate refusals), or -- every other class -- that it prints exactly our result. Every case of "
+        "every class was compiled against CuTe's C++ and the claim checked on that case: "
+        f"**{total_verified} / {total_cases}** cases bear their class's claim out.",
         "",
-        "| operation | pycute's outcome (a difference class) | cases | CuTe's C++ agrees with ours | "
-        "deliberate refusals | CuTe's C++ differs from ours |",
-        "|---|---|---:|---:|---:|---:|",
+        "| operation | pycute's outcome (a class of difference) | what it says of CuTe's C++ | cases | "
+        "borne out by CuTe's C++ | not borne out |",
+        "|---|---|---|---:|---:|---:|",
     ]
-    for op, rows in report["pycute"]["classes"].items():
+    for op, rows in pycute_classes.items():
         for label, row in sorted(rows.items(), key=lambda kv: -kv[1]["cases"]):
-            vd = row["verdicts"]
-            agree = vd.get(AGREE, 0) + vd.get(BOTH_REFUSE, 0)
-            differ = sum(n for k, n in vd.items() if k.startswith("differ"))
-            lines.append(f"| `{op}` | {label} | {row['cases']} | {agree} | {vd.get(DELIBERATE, 0)} | {differ} |")
+            checked = (f" ({row['checked_another_function']} checked not the function)"
+                       if row["checked_another_function"] else "")
+            lines.append(f"| `{op}` | {label} | {row['claim']} | {row['cases']} | {row['verified']}{checked} | "
+                         f"{row['cases'] - row['verified']} |")
     if report["pycute"]["differences"]:
-        lines += ["", "Where CuTe's C++ differs from ours:", ""]
-        lines += [f"- `{d['operation']}` ({d['pycute']}): `{d['expression']}`: {d['verdict']}; CuTe `{d['cpp']}`, "
-                  f"ours `{d['ours']}`" for d in report["pycute"]["differences"]]
+        lines += ["", "Cases whose class's claim CuTe's C++ does not bear out:", ""]
+        lines += [f"- `{d['operation']}` ({d['pycute']}; claims: {d['claim']}): `{d['expression']}`: "
+                  f"{d['verdict']}; CuTe `{d['cpp']}`, ours `{d['ours']}`" for d in report["pycute"]["differences"]]
     lines += ["", f"The table of outcomes ({report['pycute_cases_per_operation']} cases per operation):", "", "```"]
     table = report["pycute"]["table"]
     width = max(map(len, table), default=0)
@@ -487,7 +527,9 @@ def main(argv: list[str] | None = None) -> int:
         if c.error is None:
             by_operation[c.operation].append(c.expression)
     oracle.print_all(by_operation)
+    oracle.save_totals()
     oracle.refusals([c.expression for c in every if c.error is not None])
+    oracle.save_totals()
     for c in every:
         judge(c, oracle)
 

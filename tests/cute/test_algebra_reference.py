@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from functools import partial
 from typing import Any, Callable
 
 import pytest
@@ -47,11 +48,11 @@ except ImportError:  # run as a script
 
 P = pytest.importorskip("pycute")
 
-CASES = 150  #: per operation; benchmarks/cute_algebra_reference.py runs 1000
+CASES = 1000  #: per operation; benchmarks/cute_algebra_reference.py sends every non-``equal`` one through CuTe's C++
 RESULTS: dict[str, Counter] = {}
-#: Where set (the benchmark): ``(operation, outcome, C++ expression, our result or LayoutError)`` of every case
+#: Where set (the benchmark): ``(operation, outcome, C++ expression, our result or LayoutError, our call)`` of every case
 #: whose outcome is not ``equal``, for CuTe's C++ to referee.
-RECORD: list[tuple[str, str, str, Any]] | None = None
+RECORD: list[tuple[str, str, str, Any, Any]] | None = None
 
 
 # -- conversions and checks ----------------------------------------------------------------------------
@@ -116,11 +117,13 @@ def run_ref(f: Callable, *args: Any) -> tuple[Any, Exception | None]:
         return None, error
 
 
-def tally(name: str, outcome: str, cpp: Callable[[], str] | None = None, result: Any = None) -> None:
-    """Count one case's outcome; with ``RECORD`` set, keep a differing case: its C++ (``cpp()``) and ours."""
+def tally(name: str, outcome: str, cpp: Callable[[], str] | None = None, result: Any = None,
+          call: Callable[[], Any] | None = None) -> None:
+    """Count one case's outcome; with ``RECORD`` set, keep a differing case: its C++ (``cpp()``), ours, and our
+    call (``functools.partial``: its arguments let the benchmark check CuTe's answer to a deliberate refusal)."""
     RESULTS.setdefault(name, Counter())[outcome] += 1
     if RECORD is not None and cpp is not None and outcome != "equal":
-        RECORD.append((name, outcome, cpp(), result))
+        RECORD.append((name, outcome, cpp(), result, call))
 
 
 def mine(o: Any, oe: Exception | None) -> Any:
@@ -282,7 +285,7 @@ def test_composition():
             return None
 
         tally("composition", outcome(o, oe, t, te, check=composes(a, b), quirk=dropped),
-              lambda: f"composition({C.to_cpp(a)}, {C.cpp_tiler(b)})", mine(o, oe))
+              lambda: f"composition({C.to_cpp(a)}, {C.cpp_tiler(b)})", mine(o, oe), partial(A.composition, a, b))
 
 
 def test_composition_simplifies_to_one_layout_as_cute():
@@ -377,7 +380,7 @@ def test_left_inverse():
             return None
 
         tally("left_inverse", outcome(o, oe, t, te, check=check, quirk=another),
-              lambda: f"left_inverse({C.to_cpp(L)})", mine(o, oe))
+              lambda: f"left_inverse({C.to_cpp(L)})", mine(o, oe), partial(A.left_inverse, L))
         if oe is None and injective:
             assert all(o(L(i)) == i for i in range(L.size))
 
@@ -456,7 +459,8 @@ def test_divides_and_products(name):
                     return "pycute's answer breaks the postcondition"
             return None
 
-        tally(name, outcome(o, oe, t, te, quirk=quirk), lambda: f"{name}({C.to_cpp(a)}, {C.cpp_tiler(b)})", mine(o, oe))
+        tally(name, outcome(o, oe, t, te, quirk=quirk), lambda: f"{name}({C.to_cpp(a)}, {C.cpp_tiler(b)})", mine(o, oe),
+              partial(ours_f, a, b))
 
 
 def test_divide_and_product_examples_of_the_cute_docs():
