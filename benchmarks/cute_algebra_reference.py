@@ -9,10 +9,9 @@ per operation compute here, plus every drawn case refused here. CuTe's C++ comes
   exactly, parse back to our value (and pycute's ``str`` of it too), and ``show --format cute`` must print
   it (:func:`cute_cpp.round_trip`). A case CuTe's C++ refuses (a compile error on its line) is a difference.
 * refused cases: many per file, ``-fsyntax-only``; a case whose line an error names is refused by CuTe too.
-  An instantiation that fails is reported once per file, so the cases no error names are compiled again
-  (in rounds without the ones named), and those never named are compiled and printed: where CuTe computes
-  what we refuse it is one of our two deliberate refusals (CuTe returns another function; checked) or a
-  difference.
+  An instantiation that fails is reported once per file, so every case no error names is compiled again
+  alone, and those CuTe compiles are printed: where CuTe computes what we refuse it is one of our two
+  deliberate refusals (CuTe returns another function; checked where the tiler is a layout) or a difference.
 * NVIDIA's pycute (``tests/cute/test_algebra_reference.py``, ``--pycute-cases`` per operation): every case
   where pycute and ours differ goes through the C++ too, which says, per class, who is right.
 
@@ -120,8 +119,8 @@ def pycute_cases(per_operation: int) -> tuple[list[Case], dict[str, Counter]]:
 
 class Oracle:
     """CuTe's C++ on expressions, with every answer kept in ``state/answers.jsonl``: ``{"expression", "printed"}``
-    (CuTe's print, or null where it refuses) or ``{"expression", "named": true}`` (a -fsyntax-only file's
-    error named it: refused)."""
+    (CuTe's print, or null where it refuses), ``{"expression", "named": true}`` (a -fsyntax-only file's
+    error named it: refused) or ``{"expression", "alone": true}`` (compiled alone, -fsyntax-only, no error)."""
 
     def __init__(self, state: pathlib.Path, jobs: int, target_cpu: float) -> None:
         self.state, self.jobs, self.target_cpu = state, jobs, target_cpu
@@ -131,7 +130,9 @@ class Oracle:
             sys.exit("needs CuTe's headers (pip install --no-deps nvidia-cutlass==4.2.0.0), g++ and the CUDA "
                      "toolkit's headers")
         self.printed: dict[str, str | None] = {}
-        self.named: set[str] = set()
+        self.named: set[str] = set()  #: refused: an error named its line
+        self.alone: set[str] = set()  #: compiled alone (-fsyntax-only) without an error
+        self.batched: set[str] = set()  #: in a -fsyntax-only file of many, not named
         self.costs: dict[str, float] = {}
         self.cpu_seconds, self.programs, self.files = 0.0, 0, 0
         self.lock = threading.Lock()
@@ -141,6 +142,10 @@ class Oracle:
                 row = json.loads(line)
                 if row.get("named"):
                     self.named.add(row["expression"])
+                elif row.get("alone"):
+                    self.alone.add(row["expression"])
+                elif row.get("batched"):
+                    self.batched.add(row["expression"])
                 else:
                     self.printed[row["expression"]] = row["printed"]
         ledger = state / "runs.json"  # every run's compiler CPU seconds and programs, summed over resumed runs
@@ -226,35 +231,47 @@ class Oracle:
             list(pool.map(one, programs))
 
     def refusals(self, expressions: list[str]) -> None:
-        """Which of ``expressions`` CuTe's C++ refuses: -fsyntax-only files, in rounds without the ones an
-        error named, until a round names none; the rest are compiled and printed (``print_all``)."""
+        """Which of ``expressions`` CuTe's C++ refuses: first in -fsyntax-only files of ``REFUSAL_FILE`` cases
+        (a case an error names is refused); an instantiation that fails is reported once per file, so every
+        case no error named is then compiled alone (-fsyntax-only): refused or not, certainly. The ones CuTe
+        compiles are printed (``print_all``)."""
         pending = [e for e in dict.fromkeys(expressions) if e not in self.named and e not in self.printed]
-        round_ = 0
-        while pending:
-            round_ += 1
-            files = [pending[i:i + REFUSAL_FILE] for i in range(0, len(pending), REFUSAL_FILE)]
-            named: list[str] = []
+        fresh = [e for e in pending if e not in self.batched]
+        files = [fresh[i:i + REFUSAL_FILE] for i in range(0, len(fresh), REFUSAL_FILE)]
+        self._syntax(files, "refusals, many per file")
+        alone = [e for e in pending if e not in self.named and e not in self.alone]
+        self._syntax([[e] for e in alone], "refusals, each alone")
+        self.print_all({"refused here": [e for e in pending if e not in self.named]})
 
-            def one(batch: list[str]) -> None:
-                work = self._workdir()
-                verdicts, _, cpu = C.refused_in_batch(batch, self.includes, work, header=self.header)
-                hits = [e for e, v in zip(batch, verdicts) if v]
-                with self.lock:
-                    self.cpu_seconds += cpu
-                    self.files += 1
-                    self.named.update(hits)
-                    named.extend(hits)
-                self._keep([{"expression": e, "named": True} for e in hits])
-                _clean(work)
+    def _syntax(self, files: list[list[str]], what: str) -> None:
+        if not files:
+            return
+        total, done, start = len(files), [0, 0], time.time()
 
-            with ThreadPoolExecutor(self.jobs) as pool:
-                list(pool.map(one, files))
-            print(f"  refusals, round {round_}: {len(pending)} cases in {len(files)} files, {len(named)} named",
-                  flush=True)
-            if not named:
-                break
-            pending = [e for e in pending if e not in self.named]
-        self.print_all({"refused here": pending})
+        def one(batch: list[str]) -> None:
+            work = self._workdir()
+            verdicts, _, cpu = C.refused_in_batch(batch, self.includes, work, header=self.header)
+            hits = [e for e, v in zip(batch, verdicts) if v]
+            rows = [{"expression": e, "named": True} for e in hits]
+            if len(batch) == 1 and not hits:  # alone and not refused: CuTe's C++ compiles it
+                rows.append({"expression": batch[0], "alone": True})
+            elif len(batch) > 1:  # not named in a file of many: to be compiled alone (a resumed run skips the file)
+                rows += [{"expression": e, "batched": True} for e in batch if e not in hits]
+            with self.lock:
+                self.cpu_seconds += cpu
+                self.files += 1
+                self.named.update(hits)
+                self.alone.update(r["expression"] for r in rows if r.get("alone"))
+                done[0] += 1
+                done[1] += len(hits)
+                if done[0] % 50 == 0 or done[0] == total:
+                    print(f"  {what}: {done[0]}/{total} files, {done[1]} cases named, {time.time() - start:.0f} s",
+                          flush=True)
+            self._keep(rows)
+            _clean(work)
+
+        with ThreadPoolExecutor(self.jobs) as pool:
+            list(pool.map(one, files))
 
 
 def _clean(work: str) -> None:
@@ -266,13 +283,23 @@ def _clean(work: str) -> None:
 # -- verdicts ----------------------------------------------------------------------------------------------
 
 
+def composed(a: Layout, b: Layout, i: int) -> int:
+    """``(a ∘ b)(i)`` as CuTe defines it: a distributed over b's leaf modes, ``sum_k a(c_k * d_k)`` at i's
+    coordinate ``c`` (a's last mode extends past its size); ``a(b(i))`` wherever a does not carry."""
+    from linear_layouts.cute.int_tuple import flatten, idx2crd
+
+    coordinate, strides = flatten(idx2crd(i, b.shape)), flatten(b.stride)
+    return sum(a(c * d) for c, d in zip(coordinate, strides))
+
+
 def another_function(case: Case) -> bool | None:
     """Whether CuTe's printed answer to one of our deliberate refusals is not the operation's function, as a
-    function of the 1-D index (None: not checked). ``left_inverse``: ``L(R(L(i))) != L(i)`` for some ``i``.
-    With a layout (or integer) B: ``composition``: ``R(i) != A(B(i))`` for some ``i`` with ``B(i) < size(A)``;
-    the divides, ``A ∘ W`` with ``W = (B, complement(B, shape(coalesce(A))))`` the same way (regrouping modes
-    keeps the 1-D function); the products, ``R(size(A) * k) != A*(B(k))``, ``A* = complement(A, size(A) *
-    cosize(B))``. A tuple tiler, and the products that zip modes, are not checked."""
+    function of the 1-D index (None: not checked). ``left_inverse``: CuTe's postcondition ``L(R(L(i))) ==
+    L(i)`` fails for some ``i``. With a layout (or integer) B: ``composition``: ``R(i) != (A ∘ B)(i)`` for
+    some ``i`` (:func:`composed`); the divides, ``A ∘ W`` with ``W = (B, complement(B, shape(coalesce(A))))``
+    the same way (regrouping modes keeps the 1-D function); the products, ``R(size(A) * k) != (A* ∘ B)(k)``,
+    ``A* = complement(A, size(A) * cosize(B))``. A tuple tiler, ``blocked/raked_product`` and
+    ``tile_to_shape`` are not checked."""
     if case.call is None or case.cpp is None:
         return None
     r, op = parse_cute(case.cpp), case.operation
@@ -288,9 +315,9 @@ def another_function(case: Case) -> bool | None:
     b = Layout(b, 1) if isinstance(b, int) else b
     if op.endswith("product"):
         rest = A.complement(a, a.size * A.cosize(b))
-        return any(r(a.size * k) != rest(b(k)) for k in range(b.size) if 0 <= b(k) < rest.size)
+        return any(r(a.size * k) != composed(rest, b, k) for k in range(b.size))
     whole = b if op == "composition" else A.make_layout(b, A.complement(b, A.coalesce(a).shape))
-    return any(r(i) != a(whole(i)) for i in range(whole.size) if 0 <= whole(i) < a.size)
+    return any(r(i) != composed(a, whole, i) for i in range(whole.size))
 
 
 def judge(case: Case, oracle: Oracle) -> None:
