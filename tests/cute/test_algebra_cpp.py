@@ -20,8 +20,10 @@ from linear_layouts.cute.parse import parse_cute
 
 try:
     from . import cute_cpp as C
+    from .test_algebra_regressions import CASES as REGRESSIONS
 except ImportError:  # run as a script
     import cute_cpp as C  # type: ignore[no-redef]
+    from test_algebra_regressions import CASES as REGRESSIONS  # type: ignore[no-redef]
 
 INCLUDES = C.include_dirs()
 pytestmark = pytest.mark.skipif(INCLUDES is None, reason="needs CuTe's headers (pip install --no-deps "
@@ -73,12 +75,12 @@ def cute():
     (a, b), L = ANOTHER
     extra = [e for _, e, _ in FORMS] + [f"composition({C.to_cpp(a)}, {C.to_cpp(b)})", f"left_inverse({C.to_cpp(L)})",
                                         "composition(Layout<Shape<_4,_8>,Stride<_1,_5>>{}, Layout<_6,_1>{})"]
-    out = C.print_each([e for _, _, e in cases] + extra, INCLUDES)
-    return cases, out[:len(cases)], out[len(cases):]
+    out = C.print_each([e for _, _, e in cases] + extra + [e for _, e, _ in REGRESSIONS], INCLUDES)
+    return cases, out[:len(cases)], out[len(cases):len(cases) + len(extra)], out[len(cases) + len(extra):]
 
 
 def test_every_operation_prints_what_cute_computes(cute):
-    cases, outputs, _ = cute
+    cases, outputs, _, _ = cute
     for (name, value, expression), out in zip(cases, outputs):
         assert out == C.printed(value), f"{name}: {expression}\n  CuTe: {out}\n  ours: {C.printed(value)}"
     assert len({name for name, _, _ in cases}) == len(C.OPERATIONS) == 26
@@ -87,7 +89,7 @@ def test_every_operation_prints_what_cute_computes(cute):
 def test_cute_printed_forms_round_trip(cute):
     """CuTe's print (``Sw<B,M,S>``, ``_-1``), pycute's ``str`` (``SW_1_0_-1``) of every result parse back, and
     ``show --format cute`` prints each (or, with no F2 form, says why in one line)."""
-    cases, outputs, extra = cute
+    cases, outputs, extra, _ = cute
     for (value, expression, text), out in zip(FORMS, extra):
         assert out == text == C.printed(value), expression
     forms = [(value, out) for (_, value, _), out in zip(cases, outputs)] + \
@@ -96,6 +98,12 @@ def test_cute_printed_forms_round_trip(cute):
         assert C.round_trip(out, value) == [], out
     assert C.pycute_text(FORMS[1][0]) in (None, "SW_1_0_-1 o 0 o (2, 8):(1, 2)")
     assert sum(isinstance(v, Layout) and v.size > 1 for v, _ in forms) > 20
+
+
+def test_regressions_print_what_cute_prints(cute):
+    """``test_algebra_regressions``' calls, once different from CuTe's C++: the text written there is CuTe's."""
+    for (call, expression, text), out in zip(REGRESSIONS, cute[3]):
+        assert out == text == C.printed(call()), expression
 
 
 def test_a_case_cute_refuses_is_found_in_a_program(cute):

@@ -325,12 +325,27 @@ def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: s
     needs is a multiple of what the mode gives); the rest goes to A's last mode, which extends.
 
     Stricter than CuTe in one case, where CuTe's answer is not ``A∘B``: a stride below a mode's size
-    that does not divide it, while B needs more of the mode's elements than the stride reaches (not
-    checked with ``strict`` false: CuTe's own steps only)."""
+    that does not divide it, while B needs more of the mode's elements than the stride reaches -- there
+    CuTe's answer is compared with ``k -> A(k * d)`` on every ``k < s`` (``s`` at most ``MAX_ELEMENTS``)
+    and refused where they differ (not checked with ``strict`` false: CuTe's own steps only)."""
+    result, suspect = _compose_mode_cute(shapes, strides, s, d, what, strict)
+    if suspect is None:
+        return result
+    if s <= MAX_ELEMENTS:
+        k = np.arange(s, dtype=object)
+        if (_offsets(*_flat(result), k) == _offsets(shapes, strides, k * d)).all():
+            return result
+    raise LayoutError(suspect)
+
+
+def _compose_mode_cute(shapes: list[int], strides: list[int], s: int, d: int, what: str,
+                       strict: bool) -> tuple[Layout, str | None]:
+    """``_compose_mode``'s CuTe steps: the result, and (``strict``) why it may not be ``A∘B``, or None."""
+    suspect = None
     if d == 0:
-        return Layout(s, 0)
+        return Layout(s, 0), None
     if len(shapes) == 1:
-        return Layout(s, d * strides[0])
+        return Layout(s, d * strides[0]), None
     if d < 0:
         raise LayoutError(f"{what}: B's mode {s}:{d} has a negative stride: it would read A below offset 0, where A "
                           f"of several modes is no layout (only a one-mode A takes a negative stride)")
@@ -341,11 +356,11 @@ def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: s
                               f"mode {s}:{d} is neither a multiple of A's mode size {curr_shape} nor below it")
         next_shape = -(-curr_shape // rest_stride)
         next_stride = -(-rest_stride // curr_shape)
-        if strict and curr_shape % rest_stride and rest_shape > next_shape and next_shape != 1:
-            raise LayoutError(f"{what}: the stride {rest_stride} left of B's mode {s}:{d} does not divide A's mode size "
-                              f"{curr_shape}, and B needs {rest_shape} elements from it, more than its {next_shape}: "
-                              f"they would cross into A's next mode out of step. CuTe's C++ lets this through its "
-                              f"weak \"Stride Divisibility Condition\" and returns another function; refused here")
+        if strict and suspect is None and curr_shape % rest_stride and rest_shape > next_shape and next_shape != 1:
+            suspect = (f"{what}: the stride {rest_stride} left of B's mode {s}:{d} does not divide A's mode size "
+                       f"{curr_shape}, and B needs {rest_shape} elements from it, more than its {next_shape}: "
+                       f"they cross into A's next mode out of step. CuTe's C++ lets this through its weak "
+                       f"\"Stride Divisibility Condition\" and returns another function; refused here")
         if next_shape != 1 and rest_shape != 1:
             new_shape = min(next_shape, rest_shape)
             if rest_shape % new_shape:
@@ -357,10 +372,10 @@ def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: s
             rest_shape //= new_shape
         rest_stride = next_stride
     if not result_shape:
-        return Layout(rest_shape, rest_stride * strides[-1])
+        return Layout(rest_shape, rest_stride * strides[-1]), suspect
     if rest_shape == 1:
-        return _layout(result_shape, result_stride)
-    return Layout(tuple(result_shape + [rest_shape]), tuple(result_stride + [rest_stride * strides[-1]]))
+        return _layout(result_shape, result_stride), suspect
+    return Layout(tuple(result_shape + [rest_shape]), tuple(result_stride + [rest_stride * strides[-1]])), suspect
 
 
 def _compose_layouts(a: Layout, b: Layout) -> Layout:
