@@ -4,9 +4,11 @@ the semantics of CUTLASS 4.2's C++ (``include/cute/layout.hpp``, ``layout_compos
 
 Every integer is *static*, as CuTe's ``_N``: a mode of size 1 is dropped where CuTe drops ``_1``, and
 where CuTe's C++ stops with a ``static_assert`` (a divisibility condition, overlapping modes) this module
-raises a LayoutError quoting CuTe's rule. Twice it is stricter than CuTe, where CuTe 4.2 returns a layout
-that is not the operation's function: a composition through a stride below a mode's size that does not
-divide it, and the left inverse of overlapping modes.
+raises a LayoutError quoting CuTe's rule. Twice it is stricter than CuTe, where CuTe 4.2 compiles and
+returns a layout that is not the operation's function, each checked on the case: a composition through a
+stride below a mode's size that does not divide it (refused where CuTe's answer differs from
+``k -> A(k * d)``), and the left inverse of overlapping modes (refused where CuTe's answer breaks its own
+postcondition ``L(R(L(i))) == L(i)``).
 
 =====================================  ===========================================================
 operation                              CuTe's definition (one line)
