@@ -492,6 +492,10 @@ def markdown(report: dict[str, Any]) -> str:
     differences = [d for row in ops.values() for d in row["differences"]]
     lines += ["", f"Differences: {len(differences)}." + ("" if not differences else " Each:"), ""]
     lines += [f"- `{d['expression']}`: {d['verdict']}; CuTe `{d['cpp']}`, ours `{d['ours']}`" for d in differences]
+    lines += ["", "Calls where ours once differed from CuTe's C++, fixed in `linear_layouts.cute.algebra` and kept "
+              "as regression tests (`tests/cute/test_algebra_regressions.py`, compiled again by "
+              "`test_algebra_cpp.py`), with what CuTe prints:", ""]
+    lines += [f"- `{expression}`: `{text}`" for expression, text in report["regressions"]]
     pycute_classes = report["pycute"]["classes"]
     total_cases = sum(row["cases"] for rows in pycute_classes.values() for row in rows.values())
     total_verified = sum(row["verified"] for rows in pycute_classes.values() for row in rows.values())
@@ -529,6 +533,12 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"{name:{width}}  {sum(counts.values()):5}  " + ", ".join(f"{k}: {n}" for k, n in counts.items()))
     lines += ["```", ""]
     return "\n".join(lines)
+
+
+def _regressions() -> list[tuple[Any, str, str]]:
+    from test_algebra_regressions import CASES
+
+    return CASES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -571,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         "versions": versions(), "cases_per_operation": args.cases,
         "pycute_cases_per_operation": args.pycute_cases, "jobs": args.jobs,
         "wall_seconds": round(time.time() - start, 1), "compiler_cpu_seconds": round(oracle.cpu_seconds, 1),
-        "totals": oracle.totals(), "answers": len(oracle.printed) + len(oracle.named), "note": args.note})
+        "regressions": [[e, t] for _, e, t in _regressions()], "totals": oracle.totals(), "answers": len(oracle.printed) + len(oracle.named), "note": args.note})
     text = markdown(report)
     print(text)
     if args.out:

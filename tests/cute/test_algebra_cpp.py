@@ -4,7 +4,8 @@ them, compiled by g++ on the CPU; skipped without them, g++ or the CUDA toolkit'
 The first seeded cases of every operation (``cute_cpp.OPERATIONS``; ``benchmarks/cute_algebra_reference.py``
 runs 1000 of each and every refused one): each result prints exactly as CuTe's ``print`` prints it, and
 CuTe's printed forms (C++ and pycute's) round-trip through the parser and ``show --format cute``; CuTe's
-C++ refuses (a static_assert) what we refuse, one case per rule; our two deliberate refusals.
+C++ refuses (a static_assert) what we refuse, one case per rule; our two deliberate refusals; the calls
+that once differed from CuTe's C++ (``test_algebra_regressions.py``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ FORMS = [
 
 #: Two calls CuTe's C++ compiles whose answer is not the operation's function: composition through a stride
 #: that does not divide a mode (CuTe's weak "Stride Divisibility Condition"), the left inverse of
-#: overlapping modes. Ours refuse.
+#: overlapping modes where CuTe's answer breaks its postcondition L(R(L(i))) == L(i). Ours refuse.
 ANOTHER = [(Layout(((4,), (3,)), ((3,), (24,))), Layout(8, 3)), Layout((12, (2, 4), 5), (2, (12, 2), 12))]
 
 
