@@ -8,19 +8,25 @@ and the C++ expression of the same call; the program prints each result as CuTe'
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
+import io
 import os
 import pathlib
 import random
+import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from linear_layouts.cute import algebra as A
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle
-from linear_layouts.cute.source import to_cpp, to_text
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.cute.source import to_cpp, to_pycute, to_text
 
 try:
     from . import random_cute as R
@@ -49,61 +55,102 @@ def include_dirs() -> list[str] | None:
 
 
 HEADER = "#include <cute/layout.hpp>\n#include <cute/swizzle_layout.hpp>\nusing namespace cute;\n"
+PRECOMPILED = '#include "cute_all.hpp"\nusing namespace cute;\n'  #: HEADER through ``precompiled_header``
 TYPES = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}
+_FLAGS = ["g++", "-std=c++17", "-w"]
 
 
-def program(expressions: list[str]) -> str:
-    body = "\n".join(f'  {{ print("{k}|"); print({e}); print("\\n"); }}' for k, e in enumerate(expressions))
-    return f"{HEADER}int main() {{\n{body}\n  return 0;\n}}\n"
+def program(expressions: list[str], header: str = HEADER) -> tuple[str, int]:
+    """A program printing ``k|<CuTe's print of expression k>`` per line, and the source line of case 0 (case
+    k is on line ``first + k``). A static result (an empty type: every value in its type) is printed as
+    ``T{}`` of its type ``T``, so CuTe's algebra is instantiated only to deduce ``T`` and g++ emits no code
+    for it -- the same text as ``print(expression)``, in under half the compile time."""
+    cases = [f'  {{ using T = decltype({e}); print("{k}|"); if constexpr (is_static<T>::value) print(T{{}}); '
+             f'else print({e}); print("\\n"); }}' for k, e in enumerate(expressions)]
+    return f"{header}int main() {{\n" + "\n".join(cases) + "\n  return 0;\n}\n", header.count("\n") + 2
 
 
-def compile_and_run(expressions: list[str], includes: list[str], jobs: int = 2, per_program: int = 64) -> list[str]:
-    """CuTe's printed result of every expression: programs of ``per_program`` expressions each (a
-    translation unit of many layout types compiles slowly), ``jobs`` of them compiled side by side."""
-    chunks = [expressions[i:i + per_program] for i in range(0, len(expressions), per_program)]
-    with tempfile.TemporaryDirectory() as tmp:
-        def build(k: int) -> list[str]:
-            src, exe = pathlib.Path(tmp, f"p{k}.cpp"), pathlib.Path(tmp, f"p{k}")
-            src.write_text(program(chunks[k]))
-            flags = ["g++", "-std=c++17", "-O0", "-w", *[f"-I{d}" for d in includes], str(src), "-o", str(exe)]
-            done = subprocess.run(flags, capture_output=True, text=True, timeout=900)
-            if done.returncode:
-                raise RuntimeError(f"CuTe C++ failed to compile:\n{done.stderr[-3000:]}")
-            out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout
-            return [line.split("|", 1)[1] for line in out.splitlines()]
-        with ThreadPoolExecutor(jobs) as pool:
-            return [line for part in pool.map(build, range(len(chunks))) for line in part]
+def _failed_lines(stderr: str, source: str) -> set[int]:
+    """The lines of ``source`` that g++'s messages name (a failing case's line: ``required from here``)."""
+    mark = re.compile(rf"^(?:.*/)?{re.escape(source)}:(\d+):")
+    return {int(m.group(1)) for m in map(mark.match, stderr.splitlines()) if m}
 
 
-def refused(expressions: list[str], includes: list[str]) -> tuple[list[bool], str]:
-    """For each expression, whether CuTe's C++ refuses it (a compile error traced to its line: g++ reports
-    every failing static_assert of one file), and all the compiler's messages. An instantiation that fails
-    is reported once per file: give expressions that instantiate different templates (else ``refused_each``)."""
-    lines = [f"void case{k}() {{\n  print({e});\n}}" for k, e in enumerate(expressions)]
-    with tempfile.TemporaryDirectory() as tmp:
-        src = pathlib.Path(tmp, "refused.cpp")
-        src.write_text(HEADER + "\n".join(lines) + "\nint main() { return 0; }\n")
-        done = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-w", *[f"-I{d}" for d in includes], str(src)],
-                              capture_output=True, text=True, timeout=300)
-    first = HEADER.count("\n") + 2  # the line of case 0's print
-    return [f"refused.cpp:{first + 3 * k}:" in done.stderr for k in range(len(expressions))], done.stderr
+def compile_and_print(expressions: list[str], includes: list[str], directory: str, name: str = "p",
+                      header: str = HEADER, timeout: int = 1800) -> tuple[list[str | None], float]:
+    """CuTe's printed result of every expression (one program), None where CuTe's C++ refuses it (a compile
+    error traced to its line; the program is rebuilt without it), and the compiler's CPU seconds."""
+    results: list[str | None] = [None] * len(expressions)
+    live, seconds = list(range(len(expressions))), 0.0
+    while live:
+        text, first = program([expressions[k] for k in live], header)
+        src, exe = pathlib.Path(directory, f"{name}.cpp"), pathlib.Path(directory, name)
+        src.write_text(text)
+        code, stderr, cpu = _run([*_FLAGS, "-O0", *[f"-I{d}" for d in includes], src.name, "-o", exe.name],
+                                 directory, timeout)
+        seconds += cpu
+        if code == 0:
+            out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600, check=True).stdout
+            for line in out.splitlines():
+                k, printed_ = line.split("|", 1)
+                results[live[int(k)]] = printed_
+            return results, seconds
+        failed = {live[n - first] for n in _failed_lines(stderr, src.name) if 0 <= n - first < len(live)}
+        if not failed:
+            raise RuntimeError(f"CuTe C++ failed to compile:\n{stderr[-3000:]}")
+        live = [k for k in live if k not in failed]
+    return results, seconds
 
 
-def refused_each(expressions: list[str], includes: list[str], jobs: int = 2) -> list[bool]:
-    """Whether CuTe's C++ refuses each expression, each in a file of its own (CuTe's headers precompiled)."""
-    flags = ["g++", "-std=c++17", "-w", *[f"-I{d}" for d in includes]]
-    with tempfile.TemporaryDirectory() as tmp:
-        header = pathlib.Path(tmp, "cute_all.hpp")
-        header.write_text(HEADER.replace("using namespace cute;\n", ""))
-        subprocess.run([*flags, "-x", "c++-header", str(header), "-o", f"{header}.gch"], check=True, timeout=600)
+def print_each(expressions: list[str], includes: list[str], jobs: int = 2) -> list[str | None]:
+    """``compile_and_print`` of ``expressions`` split into ``jobs`` programs compiled side by side."""
+    size = max(1, -(-len(expressions) // jobs))
+    parts = [expressions[i:i + size] for i in range(0, len(expressions), size)]
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(jobs) as pool:
+        done = pool.map(lambda k: compile_and_print(parts[k], includes, tmp, name=f"p{k}")[0], range(len(parts)))
+        return [r for part in done for r in part]
 
-        def one(k: int) -> bool:
-            src = pathlib.Path(tmp, f"r{k}.cpp")
-            src.write_text(f'#include "cute_all.hpp"\nusing namespace cute;\nint main() {{ print({expressions[k]}); }}\n')
-            return subprocess.run([*flags, "-fsyntax-only", str(src)], capture_output=True, timeout=300).returncode != 0
 
-        with ThreadPoolExecutor(jobs) as pool:
-            return list(pool.map(one, range(len(expressions))))
+def refused_in_batch(expressions: list[str], includes: list[str], directory: str, name: str = "r",
+                     header: str = HEADER, timeout: int = 1800) -> tuple[list[bool], str, float]:
+    """Which expressions CuTe's C++ certainly refuses: a compile error traced to the expression's line, all
+    in one file compiled ``-fsyntax-only``. An instantiation that fails is reported once per file, so an
+    expression not named may still be refused (compile it again without the ones named, or alone)."""
+    lines = [f"void case{k}() {{ print({e}); }}" for k, e in enumerate(expressions)]
+    src = pathlib.Path(directory, f"{name}.cpp")
+    src.write_text(header + "\n".join(lines) + "\nint main() { return 0; }\n")
+    _, stderr, cpu = _run([*_FLAGS, "-fsyntax-only", *[f"-I{d}" for d in includes], src.name], directory, timeout)
+    first = header.count("\n") + 1
+    failed = _failed_lines(stderr, src.name)
+    return [first + k in failed for k in range(len(expressions))], stderr, cpu
+
+
+def precompiled_header(includes: list[str], directory: str) -> None:
+    """CuTe's headers precompiled into ``directory`` (``cute_all.hpp.gch``): programs with the header
+    ``PRECOMPILED`` and ``directory`` first among their includes use it."""
+    header = pathlib.Path(directory, "cute_all.hpp")
+    header.write_text(HEADER.replace("using namespace cute;\n", ""))
+    code, stderr, _ = _run([*_FLAGS, "-O0", *[f"-I{d}" for d in includes], "-x", "c++-header", header.name,
+                            "-o", f"{header.name}.gch"], directory, 900)
+    if code:
+        raise RuntimeError(f"CuTe's headers failed to precompile:\n{stderr[-3000:]}")
+
+
+def _run(command: list[str], directory: str, timeout: int) -> tuple[int, str, float]:
+    """Run a compiler: its exit status, stderr and CPU seconds (user + system)."""
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(command, cwd=directory, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode < 0:
+            raise RuntimeError(f"{command[0]} killed after {timeout} s in {directory}")
+        err.seek(0)
+        return proc.returncode, err.read(), usage.ru_utime + usage.ru_stime
 
 
 # -- C++ text of the arguments -------------------------------------------------------------------------
@@ -130,6 +177,61 @@ def printed(x: Any) -> str:
     return f"_{x}" if isinstance(x, int) else to_text(x, static=True)
 
 
+def pycute_text(x: Layout | ComposedLayout) -> str | None:
+    """NVIDIA's pycute's own ``str`` of ``x`` (``SW_1_0_-1 o 0 o (2, 8):(1, 2)``), None without pycute."""
+    try:
+        import pycute
+    except ImportError:
+        return None
+    if isinstance(x, ComposedLayout):
+        outer = pycute.Swizzle(x.outer.bits, x.outer.base, x.outer.shift)
+        return str(pycute.ComposedLayout(outer, x.offset, pycute.Layout(x.inner.shape, x.inner.stride)))
+    return str(pycute.Layout(x.shape, x.stride))
+
+
+def round_trip(cpp_text: str, value: Any) -> list[str]:
+    """What fails of the round trip of one result (empty: nothing). CuTe's C++ print (``cpp_text``, e.g.
+    ``Sw<1,0,-1> o _0 o (_2,_8):(_1,_2)``, ``(_4,_8):(_-1,_4)``) and pycute's ``str`` of the same value
+    (``SW_1_0_-1 o 0 o (2, 8):(1, 2)``) parse back to ``value``; ``show TEXT --format cute`` prints a CuTe
+    form of the same F2 map, or where the value has none (not F2-linear) exits 2 with one line."""
+    from linear_layouts.cli import main
+    from linear_layouts.cute.linear import to_linear
+    from linear_layouts.cute.parse import parse_cute
+
+    if isinstance(value, tuple):  # slice_and_offset: (layout,_offset)
+        cpp_text, value = cpp_text[1:cpp_text.rindex(",")], value[0]
+    if not isinstance(value, (Layout, ComposedLayout)):
+        return []
+    problems = []
+    texts = [("C++ print", cpp_text)]
+    pycute_form = pycute_text(value)
+    if pycute_form is not None:
+        texts.append(("pycute str", pycute_form))
+        if pycute_form != to_pycute(value):
+            problems.append(f"to_pycute {to_pycute(value)!r} is not pycute's {pycute_form!r}")
+    for what, text in texts:
+        try:
+            if parse_cute(text) != value:
+                problems.append(f"{what} {text!r} parses to {parse_cute(text)}, not {value}")
+        except LayoutError as error:
+            problems.append(f"{what} {text!r} is refused: {error}")
+    try:
+        linear = to_linear(value)
+    except LayoutError:
+        linear = None
+    for what, text in texts:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["show", text, "--format", "cute"])
+        first = out.getvalue().splitlines()[0] if out.getvalue() else ""
+        if linear is None:
+            if code != 2 or err.getvalue().count("\n") != 1:
+                problems.append(f"show {text!r}: exit {code} (2 expected: no F2 form), stderr {err.getvalue()!r}")
+        elif code != 0 or not first.startswith("CuTe: ") or to_linear(parse_cute(first[6:])) != linear:
+            problems.append(f"show {text!r}: exit {code}, first line {first!r}, stderr {err.getvalue()!r}")
+    return problems
+
+
 # -- cases ---------------------------------------------------------------------------------------------
 
 
@@ -146,8 +248,9 @@ def _tiler(rng: random.Random, layout: Layout, nones: bool = True) -> Any:
     return tuple(out)
 
 
-def _call(f: Callable, *args: Any) -> Callable[[], Any]:
-    return lambda: f(*args)
+def _call(f: Callable, *args: Any) -> functools.partial:
+    """Our call: ``f`` and its arguments (``.func``, ``.args``)."""
+    return functools.partial(f, *args)
 
 
 def case_coalesce(rng):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from functools import partial
 from typing import Any, Callable
 
 import pytest
@@ -39,14 +40,19 @@ from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle
 from linear_layouts.core.errors import LayoutError
 
 try:
+    from . import cute_cpp as C
     from . import random_cute as R
 except ImportError:  # run as a script
+    import cute_cpp as C  # type: ignore[no-redef]
     import random_cute as R  # type: ignore[no-redef]
 
 P = pytest.importorskip("pycute")
 
-CASES = 1000
+CASES = 1000  #: per operation; benchmarks/cute_algebra_reference.py sends every non-``equal`` one through CuTe's C++
 RESULTS: dict[str, Counter] = {}
+#: Where set (the benchmark): ``(operation, outcome, C++ expression, our result or LayoutError, our call)`` of every case
+#: whose outcome is not ``equal``, for CuTe's C++ to referee.
+RECORD: list[tuple[str, str, str, Any, Any]] | None = None
 
 
 # -- conversions and checks ----------------------------------------------------------------------------
@@ -111,8 +117,17 @@ def run_ref(f: Callable, *args: Any) -> tuple[Any, Exception | None]:
         return None, error
 
 
-def tally(name: str, outcome: str) -> None:
+def tally(name: str, outcome: str, cpp: Callable[[], str] | None = None, result: Any = None,
+          call: Callable[[], Any] | None = None) -> None:
+    """Count one case's outcome; with ``RECORD`` set, keep a differing case: its C++ (``cpp()``), ours, and our
+    call (``functools.partial``: its arguments let the benchmark check CuTe's answer to a deliberate refusal)."""
     RESULTS.setdefault(name, Counter())[outcome] += 1
+    if RECORD is not None and cpp is not None and outcome != "equal":
+        RECORD.append((name, outcome, cpp(), result, call))
+
+
+def mine(o: Any, oe: Exception | None) -> Any:
+    return o if oe is None else oe
 
 
 #: The words of CuTe's static_asserts (and preconditions) that our LayoutErrors quote.
@@ -199,7 +214,8 @@ def test_coalesce_and_filter(name):
         L = R.random_int_layout(rng, negative=True)
         profile = None if rng.random() < 0.6 else (1,) * rng.randint(1, L.rank)
         (o, oe), (t, te) = run(ours_f, L, profile), run_ref(ref_f, ref(L), profile)
-        tally(name, outcome(o, oe, t, te))
+        tally(name, outcome(o, oe, t, te), lambda: f"{name}({C.to_cpp(L)}" + (
+            "" if profile is None else f", {C.cpp_tuple(profile, 'make_tuple')}") + ")", mine(o, oe))
         if name == "coalesce" and profile is None:
             assert o.size == L.size and all(o(i) == L(i) for i in indices(L.size))
     assert set(RESULTS[name]) == {"equal"}
@@ -209,7 +225,9 @@ def test_make_layout_concatenates():
     rng = rng_for("make_layout")
     for _ in range(CASES):
         parts = [R.random_int_layout(rng, max_size=64) for _ in range(rng.randint(1, 4))]
-        tally("make_layout", outcome(A.make_layout(*parts), None, P.make_layout(*[ref(p) for p in parts]), None))
+        result = A.make_layout(*parts)
+        tally("make_layout", outcome(result, None, P.make_layout(*[ref(p) for p in parts]), None),
+              lambda: "make_layout(" + ", ".join(map(C.to_cpp, parts)) + ")", result)
     assert set(RESULTS["make_layout"]) == {"equal"}
 
 
@@ -224,12 +242,13 @@ def test_cosize():
         if rng.random() < 0.5:
             label = "equal" if A.cosize(L) == P.cosize(ref(L)) else "equal with |stride| (C++)"
             assert A.cosize(L) == inner
+            tally("cosize", label, lambda: f"cosize({C.to_cpp(L)})", A.cosize(L))
         else:
             sw = R.random_swizzle(rng, 10, within=False)
             assert P.cosize(P.ComposedLayout(P.Swizzle(sw.bits, sw.base, sw.shift), 0, ref(L))) == sw.size
             assert A.cosize(ComposedLayout(sw, 0, L)) == inner
-            label = "equal to the inner cosize (C++)"
-        tally("cosize", label)
+            tally("cosize", "equal to the inner cosize (C++)", lambda: f"cosize({C.to_cpp(ComposedLayout(sw, 0, L))})",
+                  A.cosize(ComposedLayout(sw, 0, L)))
 
 
 # -- composition ---------------------------------------------------------------------------------------
@@ -265,7 +284,8 @@ def test_composition():
                 return "CuTe drops the modes past the tiler"
             return None
 
-        tally("composition", outcome(o, oe, t, te, check=composes(a, b), quirk=dropped))
+        tally("composition", outcome(o, oe, t, te, check=composes(a, b), quirk=dropped),
+              lambda: f"composition({C.to_cpp(a)}, {C.cpp_tiler(b)})", mine(o, oe), partial(A.composition, a, b))
 
 
 def test_composition_simplifies_to_one_layout_as_cute():
@@ -308,7 +328,8 @@ def test_complement():
         L = R.random_int_layout(rng, max_size=512)
         m = rng.choice([None, 1, 8, 24, 64, 96, 128, 1000])
         (o, oe), (t, te) = run(A.complement, L, m), run_ref(P.complement, ref(L), 1 if m is None else m)
-        tally("complement", outcome(o, oe, t, te, check=complement_postconditions(L)))
+        tally("complement", outcome(o, oe, t, te, check=complement_postconditions(L)),
+              lambda: f"complement({C.to_cpp(L)}" + ("" if m is None else f", Int<{m}>{{}}") + ")", mine(o, oe))
     assert "pycute's answer breaks the postcondition" not in RESULTS["complement"]
 
 
@@ -338,7 +359,8 @@ def test_right_inverse():
             return "pycute's is smaller" if q.size < o.size and check(q) else None
 
         (o, oe), (t, te) = run(A.right_inverse, L), run_ref(P.right_inverse, ref(L))
-        tally("right_inverse", outcome(o, oe, t, te, check=check, quirk=smaller))
+        tally("right_inverse", outcome(o, oe, t, te, check=check, quirk=smaller),
+              lambda: f"right_inverse({C.to_cpp(L)})", mine(o, oe))
 
 
 def test_left_inverse():
@@ -352,12 +374,13 @@ def test_left_inverse():
         (o, oe), (t, te) = run(A.left_inverse, L), run_ref(P.left_inverse, ref(L))
 
         def another() -> str | None:
-            q = ours(t)
+            q = None if t is None else ours(t)
             if q is not None and injective and all(q(L(i)) == i for i in range(L.size)):
                 return "another left inverse"
             return None
 
-        tally("left_inverse", outcome(o, oe, t, te, check=check, quirk=another))
+        tally("left_inverse", outcome(o, oe, t, te, check=check, quirk=another),
+              lambda: f"left_inverse({C.to_cpp(L)})", mine(o, oe), partial(A.left_inverse, L))
         if oe is None and injective:
             assert all(o(L(i)) == i for i in range(L.size))
 
@@ -436,7 +459,8 @@ def test_divides_and_products(name):
                     return "pycute's answer breaks the postcondition"
             return None
 
-        tally(name, outcome(o, oe, t, te, quirk=quirk))
+        tally(name, outcome(o, oe, t, te, quirk=quirk), lambda: f"{name}({C.to_cpp(a)}, {C.cpp_tiler(b)})", mine(o, oe),
+              partial(ours_f, a, b))
 
 
 def test_divide_and_product_examples_of_the_cute_docs():
@@ -477,7 +501,8 @@ def test_blocked_and_raked_products(name):
         til = R.random_int_layout(rng, max_size=64)
         (o, oe), (t, te) = run(getattr(A, name), block, til), run_ref(ref_rank_sensitive, ref(block), ref(til), raked)
         check = lambda r: r.size == block.size * til.size and r.rank == max(block.rank, til.rank)  # noqa: E731
-        tally(name, outcome(o, oe, t, te, check=check))
+        tally(name, outcome(o, oe, t, te, check=check), lambda: f"{name}({C.to_cpp(block)}, {C.to_cpp(til)})",
+              mine(o, oe))
 
 
 def ref_tile_to_shape(block: Layout, shape: tuple, order: Any) -> Any:
@@ -508,7 +533,9 @@ def test_tile_to_shape():
         check = lambda r: tuple(r.mode(i).size for i in range(len(shape))) == shape  # noqa: E731
         if oe is not None and "does not divide the target shape" in str(oe):
             assert any(t_ % s for s, t_ in zip(padded_sizes, shape))
-        tally("tile_to_shape", outcome(o, oe, t, te, check=check))
+        tally("tile_to_shape", outcome(o, oe, t, te, check=check), lambda: f"tile_to_shape({C.to_cpp(block)}, "
+              f"{C.cpp_tuple(shape)}" + ("" if order is None else f", {C.cpp_tuple(order, 'make_step')}") + ")",
+              mine(o, oe))
 
 
 # -- slicing -------------------------------------------------------------------------------------------
@@ -533,7 +560,8 @@ def test_slice_and_offset():
         assert offset == toffset
         if has_none(crd):
             assert L(*crd) == sub if len(crd) > 1 else L(crd) == sub
-        tally("slice_and_offset", outcome(sub, None, tsub, None))
+        tally("slice_and_offset", outcome(sub, None, tsub, None),
+              lambda: f"slice_and_offset({C.cpp_tuple(crd, 'make_coord')}, {C.to_cpp(L)})", (sub, offset))
     assert set(RESULTS["slice_and_offset"]) == {"equal"}
     assert A.slice(None, Layout((4, 8))) == Layout((4, 8))
 
@@ -552,7 +580,8 @@ def test_upcast_downcast_against_tensor_layouts(name):
         n = rng.choice([1, 2, 4, 8, 3, 16])
         o, oe = run(getattr(A, name), L, n)
         t, te = run_ref(getattr(tl, name), tl.Layout(L.shape, L.stride), n)
-        tally(name, outcome(o, oe, None if te else P.Layout(t.shape, t.stride), te, reference="tensor-layouts"))
+        tally(name, outcome(o, oe, None if te else P.Layout(t.shape, t.stride), te, reference="tensor-layouts"),
+              lambda: f"{name}<{n}>({C.to_cpp(L)})", mine(o, oe))
         if name == "downcast" and oe is None:
             assert A.upcast(o, n) == L, (L, n, str(o))
     assert {"equal", "CuTe's C++ refuses, tensor-layouts computes"} >= set(RESULTS[name])
@@ -568,7 +597,8 @@ def test_recast_layout():
         want = (run(A.upcast, L, bits[new] // bits[old]) if bits[new] >= bits[old]
                 else run(A.downcast, L, bits[old] // bits[new]))
         assert (str(o), str(oe)) == (str(want[0]), str(want[1]))
-        tally("recast_layout", "equal to upcast / downcast" if oe is None else "CuTe's C++ refuses")
+        tally("recast_layout", "equal to upcast / downcast" if oe is None else "CuTe's C++ refuses",
+              lambda: f"recast_layout<{C.TYPES[bits[old]]}, {C.TYPES[bits[new]]}>({C.to_cpp(L)})", mine(o, oe))
     assert str(A.recast_layout(Layout((8, 64), (64, 1)), "fp16", "fp32")) == "(8,32):(32,1)"
     assert A.recast_layout(Swizzle(3, 4, 3), 8, 16) == Swizzle(3, 3, 3)
 
@@ -593,7 +623,8 @@ def test_max_common_vector_and_layout():
         else:
             label = "both refuse" if ce is not None and ve is not None else (
                 "pycute refuses, CuTe's C++ computes" if ve is None else "CuTe's C++ refuses, pycute computes")
-        tally("max_common_vector", label)
+        tally("max_common_vector", label, lambda: f"max_common_vector({C.to_cpp(a)}, {C.to_cpp(b)})",
+              mine(v, ve))
     assert "differ" not in RESULTS["max_common_vector"]
 
 

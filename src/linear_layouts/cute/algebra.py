@@ -4,9 +4,11 @@ the semantics of CUTLASS 4.2's C++ (``include/cute/layout.hpp``, ``layout_compos
 
 Every integer is *static*, as CuTe's ``_N``: a mode of size 1 is dropped where CuTe drops ``_1``, and
 where CuTe's C++ stops with a ``static_assert`` (a divisibility condition, overlapping modes) this module
-raises a LayoutError quoting CuTe's rule. Twice it is stricter than CuTe, where CuTe 4.2 returns a layout
-that is not the operation's function: a composition through a stride below a mode's size that does not
-divide it, and the left inverse of overlapping modes.
+raises a LayoutError quoting CuTe's rule. Twice it is stricter than CuTe, where CuTe 4.2 compiles and
+returns a layout that is not the operation's function, each checked on the case: a composition through a
+stride below a mode's size that does not divide it (refused where CuTe's answer differs from
+``k -> A(k * d)``), and the left inverse of overlapping modes (refused where CuTe's answer breaks its own
+postcondition ``L(R(L(i))) == L(i)``).
 
 =====================================  ===========================================================
 operation                              CuTe's definition (one line)
@@ -47,6 +49,8 @@ import numbers
 from fractions import Fraction
 from typing import Any, Callable, Union
 
+import numpy as np
+
 from linear_layouts.cute.int_tuple import (
     IntTuple,
     check_int_tuple,
@@ -61,7 +65,7 @@ from linear_layouts.cute.int_tuple import (
 )
 from linear_layouts.cute.layout import ComposedLayout, CuteFunction, Layout, Swizzle, _merge_swizzles
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import quote, shorten
+from linear_layouts.core.limits import MAX_ELEMENTS, check_count, quote, shorten
 
 __all__ = [
     "Tiler",
@@ -316,18 +320,34 @@ def _coalesce_x(layout: Layout) -> tuple[list[int], list[int]]:
     return _flat(flat)
 
 
-def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: str) -> Layout:
+def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: str, strict: bool = True) -> Layout:
     """CuTe's ``composition_impl`` of a flat, coalesced A with one integral mode ``s:d`` of B: walk A's
     modes but the last, dividing the stride ``d`` out of each (stride divisibility: ``d % shape == 0`` or
     ``d < shape``) and keeping as many of its elements as B still needs (shape divisibility: what B
     needs is a multiple of what the mode gives); the rest goes to A's last mode, which extends.
 
     Stricter than CuTe in one case, where CuTe's answer is not ``A∘B``: a stride below a mode's size
-    that does not divide it, while B needs more of the mode's elements than the stride reaches."""
+    that does not divide it, while B needs more of the mode's elements than the stride reaches -- there
+    CuTe's answer is compared with ``k -> A(k * d)`` on every ``k < s`` (``s`` at most ``MAX_ELEMENTS``)
+    and refused where they differ (not checked with ``strict`` false: CuTe's own steps only)."""
+    result, suspect = _compose_mode_cute(shapes, strides, s, d, what, strict)
+    if suspect is None:
+        return result
+    if s <= MAX_ELEMENTS:
+        k = np.arange(s, dtype=object)
+        if (_offsets(*_flat(result), k) == _offsets(shapes, strides, k * d)).all():
+            return result
+    raise LayoutError(suspect)
+
+
+def _compose_mode_cute(shapes: list[int], strides: list[int], s: int, d: int, what: str,
+                       strict: bool) -> tuple[Layout, str | None]:
+    """``_compose_mode``'s CuTe steps: the result, and (``strict``) why it may not be ``A∘B``, or None."""
+    suspect = None
     if d == 0:
-        return Layout(s, 0)
+        return Layout(s, 0), None
     if len(shapes) == 1:
-        return Layout(s, d * strides[0])
+        return Layout(s, d * strides[0]), None
     if d < 0:
         raise LayoutError(f"{what}: B's mode {s}:{d} has a negative stride: it would read A below offset 0, where A "
                           f"of several modes is no layout (only a one-mode A takes a negative stride)")
@@ -338,11 +358,11 @@ def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: s
                               f"mode {s}:{d} is neither a multiple of A's mode size {curr_shape} nor below it")
         next_shape = -(-curr_shape // rest_stride)
         next_stride = -(-rest_stride // curr_shape)
-        if curr_shape % rest_stride and rest_shape > next_shape and next_shape != 1:
-            raise LayoutError(f"{what}: the stride {rest_stride} left of B's mode {s}:{d} does not divide A's mode size "
-                              f"{curr_shape}, and B needs {rest_shape} elements from it, more than its {next_shape}: "
-                              f"they would cross into A's next mode out of step. CuTe's C++ lets this through its "
-                              f"weak \"Stride Divisibility Condition\" and returns another function; refused here")
+        if strict and suspect is None and curr_shape % rest_stride and rest_shape > next_shape and next_shape != 1:
+            suspect = (f"{what}: the stride {rest_stride} left of B's mode {s}:{d} does not divide A's mode size "
+                       f"{curr_shape}, and B needs {rest_shape} elements from it, more than its {next_shape}: "
+                       f"they cross into A's next mode out of step. CuTe's C++ lets this through its weak "
+                       f"\"Stride Divisibility Condition\" and returns another function; refused here")
         if next_shape != 1 and rest_shape != 1:
             new_shape = min(next_shape, rest_shape)
             if rest_shape % new_shape:
@@ -354,10 +374,10 @@ def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: s
             rest_shape //= new_shape
         rest_stride = next_stride
     if not result_shape:
-        return Layout(rest_shape, rest_stride * strides[-1])
+        return Layout(rest_shape, rest_stride * strides[-1]), suspect
     if rest_shape == 1:
-        return _layout(result_shape, result_stride)
-    return Layout(tuple(result_shape + [rest_shape]), tuple(result_stride + [rest_stride * strides[-1]]))
+        return _layout(result_shape, result_stride), suspect
+    return Layout(tuple(result_shape + [rest_shape]), tuple(result_stride + [rest_stride * strides[-1]])), suspect
 
 
 def _compose_layouts(a: Layout, b: Layout) -> Layout:
@@ -366,12 +386,18 @@ def _compose_layouts(a: Layout, b: Layout) -> Layout:
     shapes, strides = _coalesce_x(a)
     what = f"composition({shorten(str(a))}, {shorten(str(b))})"
 
-    def walk(s: IntTuple, d: IntTuple) -> Layout:
+    def walk(s: IntTuple, d: IntTuple, strict: bool) -> Layout:
         if is_tuple(s):
-            return make_layout(*(walk(x, y) for x, y in zip(s, d)))  # type: ignore[arg-type]
-        return _compose_mode(shapes, strides, s, d, what)  # type: ignore[arg-type]
+            return make_layout(*(walk(x, y, strict) for x, y in zip(s, d)))  # type: ignore[arg-type]
+        return _compose_mode(shapes, strides, s, d, what, strict)  # type: ignore[arg-type]
 
-    return walk(b.shape, b.stride)
+    try:
+        return walk(b.shape, b.stride, True)
+    except LayoutError as error:
+        if not str(error).endswith("refused here"):
+            raise
+        walk(b.shape, b.stride, False)  # where CuTe's C++ refuses too, its rule is the message
+        raise
 
 
 def composition(a: CuteFunction, b: Any) -> Any:
@@ -505,7 +531,7 @@ def right_inverse(layout: Layout | int | None) -> Layout | None:
     shapes, strides = _flat(coalesce(_check_layout(layout, "right_inverse: layout")))
     prefix = [product(tuple(shapes[:i])) for i in range(len(shapes))]
     result_shape, result_stride, current = [1], [0], 1
-    for i in sorted(range(len(strides)), key=lambda k: strides[k]):
+    for i in _cute_sort(strides):
         if strides[i] == current:
             result_shape.append(shapes[i])
             result_stride.append(prefix[i])
@@ -513,17 +539,46 @@ def right_inverse(layout: Layout | int | None) -> Layout | None:
     return coalesce(Layout(tuple(result_shape), tuple(result_stride)))
 
 
-def left_inverse(layout: Layout | int | None) -> Layout | None:
-    """A layout ``L`` with ``layout(L(layout(i))) == layout(i)``: ``L(layout(i)) == i`` when ``layout`` is
-    injective (CuTe's ``left_inverse``, the quasi-inverse): the coalesced modes sorted by stride, the
-    offsets between strides ``d_k`` and ``d_k+1`` read as mode ``k``'s coordinate. Requires each sorted
-    non-zero stride to be a multiple of the one before (CuTe's "Left inverse divisibility condition"),
-    no negative stride, and -- stricter than CuTe, whose answer then inverts nothing -- no overlapping
-    modes (each sorted stride at least the previous mode's ``size * stride``).
+def _cute_sort(keys: list[int]) -> list[int]:
+    """The indices of ``keys`` in the order CuTe's ``detail::SortByKey`` leaves them: its exchange sort,
+    which is not stable (``[1, 1, 0]`` -> ``[2, 1, 0]``), so equal strides keep CuTe's order, not Python's.
+
+    >>> _cute_sort([1, 1, 0]), _cute_sort([4, 1, 1, 0])
+    ([2, 1, 0], [3, 2, 1, 0])
+    """
+    order = list(range(len(keys)))
+    for i in range(len(order)):
+        for j in range(i + 1, len(order)):
+            if keys[order[j]] < keys[order[i]]:
+                order[i], order[j] = order[j], order[i]
+    return order
+
+
+def _offsets(shapes: list[int], strides: list[int], index: Any) -> Any:
+    """``L(index)`` of the flat layout ``shapes:strides`` on a NumPy array of indices, the last mode
+    extended past the size as CuTe's ``crd2idx`` does (object arrays: exact Python ints)."""
+    out, rest = 0, index
+    for s, d in zip(shapes[:-1], strides[:-1]):
+        out = out + (rest % s) * d
+        rest = rest // s
+    return out + rest * strides[-1]
+
+
+def left_inverse(layout: Layout | int | None, max_elements: int = MAX_ELEMENTS) -> Layout | None:
+    """A layout ``L`` with ``layout(L(layout(i))) == layout(i)`` for ``i < size(layout)``, so
+    ``L(layout(i)) == i`` when ``layout`` is injective (CuTe's ``left_inverse``, the quasi-inverse): the
+    coalesced modes sorted by stride, the offsets between strides ``d_k`` and ``d_k+1`` read as mode
+    ``k``'s coordinate. Requires each sorted non-zero stride to be a multiple of the ones below (CuTe's
+    "Left inverse divisibility condition") and no negative stride. Where the modes overlap (a sorted
+    stride below the previous mode's ``size * stride``) CuTe's answer is checked against that
+    postcondition on every ``i`` (at most ``max_elements``) and refused where it fails: there CuTe's C++
+    returns a layout that inverts nothing.
 
     >>> L = Layout((4, 2), (2, 1))
     >>> str(left_inverse(L)), [left_inverse(L)(L(i)) for i in range(8)]
     ('(2,4):(4,1)', [0, 1, 2, 3, 4, 5, 6, 7])
+    >>> str(left_inverse(Layout((8, 3), (3, 6))))  # overlapping, CuTe's postcondition holds
+    '(3,2,3):(0,1,8)'
     """
     if layout is None:
         return None
@@ -535,17 +590,15 @@ def left_inverse(layout: Layout | int | None) -> Layout | None:
         raise LayoutError(f"left_inverse: {shorten(str(layout))} has a negative stride; CuTe's left_inverse sorts "
                           f"the strides and divides them, which needs them non-negative")
     prefix = [product(tuple(shapes[:i])) for i in range(len(shapes))]
-    order = sorted(range(len(strides)), key=lambda k: strides[k])
+    order = _cute_sort(strides)
     result_shape: list[int] = []
     result_stride = [0]
-    reach = 1
+    reach, overlap = 1, None
     for i in order:
         if strides[i] == 0:
             continue
-        if strides[i] < reach:
-            raise LayoutError(f"left_inverse: the modes of {shorten(str(layout))} overlap (sorted by stride, the stride "
-                              f"{strides[i]} is below {reach}, the previous mode's size * stride), so offsets do not "
-                              f"tell coordinates apart; CuTe's C++ returns a layout that does not invert it, refused here")
+        if strides[i] < reach and overlap is None:
+            overlap = (f"the stride {strides[i]} is below {reach}, the previous mode's size * stride")
         reach = shapes[i] * strides[i]
         below = product(tuple(result_shape))
         if strides[i] % below:
@@ -553,7 +606,18 @@ def left_inverse(layout: Layout | int | None) -> Layout | None:
                               f"of {shorten(str(layout))} is not a multiple of {below}, the offsets below it")
         result_shape.append(strides[i] // below)
         result_stride.append(prefix[i])
-    return coalesce(Layout(tuple(result_shape + [shapes[order[-1]]]), tuple(result_stride)))
+    result = coalesce(Layout(tuple(result_shape + [shapes[order[-1]]]), tuple(result_stride)))
+    if overlap is not None:
+        what = f"left_inverse: checking CuTe's answer on the overlapping modes of {shorten(str(layout))}"
+        check_count(layout.size, max_elements, what)
+        flat = _flat(layout)  # not coalesced: past its size a layout extends its own last mode
+        image = _offsets(*flat, np.arange(layout.size, dtype=object))
+        again = _offsets(*flat, _offsets(*_flat(result), image))
+        if not (again == image).all():
+            raise LayoutError(f"left_inverse: the modes of {shorten(str(layout))} overlap (sorted by stride, {overlap}), "
+                              f"and CuTe's answer {shorten(str(result))} breaks its postcondition "
+                              f"L(R(L(i))) == L(i); CuTe's C++ returns it anyway, refused here")
+    return result
 
 
 # -- divides -------------------------------------------------------------------------------------------
