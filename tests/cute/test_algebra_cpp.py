@@ -1,7 +1,7 @@
 """CuTe's layout algebra against CuTe's own C++ (CUTLASS's headers, as the ``nvidia-cutlass`` wheel ships
 them, compiled by g++ on the CPU; skipped without them, g++ or the CUDA toolkit's headers).
 
-The first seeded cases of every operation (``cute_cpp.OPERATIONS``; ``benchmarks/cute_algebra_reference.py``
+The first seeded cases of every operation (``cute_cpp.OPERATIONS``; ``tests/cute/reference_run.py``
 runs 1000 of each and every refused one): each result prints exactly as CuTe's ``print`` prints it, and
 CuTe's printed forms (C++ and pycute's) round-trip through the parser and ``show --format cute``; CuTe's
 C++ refuses (a static_assert) what we refuse, one case per rule; our two deliberate refusals; the calls

@@ -48,7 +48,7 @@ except ImportError:  # run as a script
 
 P = pytest.importorskip("pycute")
 
-CASES = 1000  #: per operation; benchmarks/cute_algebra_reference.py sends every non-``equal`` one through CuTe's C++
+CASES = 1000  #: per operation; tests/cute/reference_run.py sends every non-``equal`` one through CuTe's C++
 RESULTS: dict[str, Counter] = {}
 #: Where set (the benchmark): ``(operation, outcome, C++ expression, our result or LayoutError, our call)`` of every case
 #: whose outcome is not ``equal``, for CuTe's C++ to referee.

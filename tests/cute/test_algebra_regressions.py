@@ -1,5 +1,5 @@
 """Calls where our algebra once differed from CuTe 4.2's C++, each with the text CuTe's ``print`` gives
-(``benchmarks/cute_algebra_reference.py`` found them; ``test_algebra_cpp.py`` compiles the same calls).
+(``tests/cute/reference_run.py`` found them; ``test_algebra_cpp.py`` compiles the same calls).
 No optional dependency: the C++ answers are written down."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Programs are sized from a first small one per operation (``--target-cpu`` compil
 expression), so a run that stops resumes where it was. Writes ``cute_algebra_reference.{md,json}`` into
 ``--out``. Not a timing: agreement counts (the run's wall and compiler CPU seconds are recorded).
 
-    python3 benchmarks/cute_algebra_reference.py --cases 1000 --pycute-cases 1000 --out benchmarks/results
+    python3 tests/cute/reference_run.py --cases 1000 --pycute-cases 1000 --out benchmarks/results
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parent
+HERE = pathlib.Path(__file__).resolve().parent  # tests/cute: the C++ oracle and the case draws live here
+ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "tests" / "cute"))
+sys.path.insert(0, str(HERE))
 
 import cute_cpp as C  # noqa: E402
 from linear_layouts.core.errors import LayoutError  # noqa: E402
@@ -451,7 +451,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"{report['totals']['syntax_files']} -fsyntax-only files; {report['answers']} expressions answered)."
         + (f" {report['note']}" if report.get("note") else ""),
         "",
-        f"Reproduce: `python3 benchmarks/cute_algebra_reference.py --cases {per} --pycute-cases "
+        f"Reproduce: `python3 tests/cute/reference_run.py --cases {per} --pycute-cases "
         f"{report['pycute_cases_per_operation']} --out benchmarks/results` (resumable: `--state`). The default "
         "test run (`tests/cute/test_algebra_cpp.py`) compiles the first cases of the same draw and one refusal "
         "per CuTe rule.",
