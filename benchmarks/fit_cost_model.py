@@ -137,8 +137,11 @@ def main() -> None:
     ap.add_argument("--score", action="append", default=[], help="a run not fitted on, to score the table on "
                                                                  "(repeatable; any device)")
     ap.add_argument("--write", action="store_true", help="store the table in target/devices/<device>.json")
+    ap.add_argument("--recount", action="store_true", help="count every run's kernels as they run them "
+                                                           "(model_ranking.recount)")
     args = ap.parse_args()
-    run = mr.load_run(Path(args.results))
+    load = (lambda p: mr.recount(mr.load_run(p))) if args.recount else mr.load_run
+    run = load(Path(args.results))
     device = args.device or run_device(run) or cm.DEFAULT_DEVICE
     named = named_target(device=device) if device in _known() else None
     start = cost_table(named) if named is not None else None
@@ -149,7 +152,7 @@ def main() -> None:
     elif base.name != device:
         base = dataclasses.replace(base, name=device)
     pairs = mr.pairs(run)
-    held = {Path(p).stem: mr.pairs(mr.load_run(Path(p))) for p in args.score}
+    held = {Path(p).stem: mr.pairs(load(Path(p))) for p in args.score}
     if not args.score and Path(args.results) == FIT_RUN:
         held = {p.stem: mr.pairs(mr.load_run(p)) for p in sorted(FIT_RUN.parent.glob("*.json")) if p != FIT_RUN}
     print(f"device {device}: start from the {start.label if start else 'package default table'}; fit on "
@@ -183,7 +186,8 @@ def main() -> None:
             date = run.get("environment", {}).get("date", "")
             raw["name"], raw["measured"] = device, base.measured + (
                 f" of the run; {', '.join(free)} fitted on its {len(pairs)} in-warp pairs ({Path(args.results).name}"
-                + (f", {date}" if date else "") + "), the other constants at START (benchmarks/fit_cost_model.py)")
+                + (f", {date}" if date else "") + (", each kernel's steps recounted as it runs them" if args.recount else "")
+                + "), the other constants at START (benchmarks/fit_cost_model.py)")
         for key, v in values.items():
             raw[key] = {"1": v, "8": v} if key in TABLES else v
         raw["fit"] = os.path.relpath(Path(args.results).resolve(), HERE.parent)  # the data the fit came from

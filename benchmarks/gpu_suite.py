@@ -138,7 +138,7 @@ def _variant(case: Case, name: str, fwd, bwd, predicted=None, note="") -> "Varia
     if isinstance(fwd, SharedConversion):
         v.modelled = emitted_wavefronts(canonical_vector_order(fwd))
     if isinstance(fwd, (SharedConversion, ShuffleConversion)) and isinstance(bwd, (SharedConversion, ShuffleConversion)):
-        v.steps = [asdict(model_ranking.step_record(x)) for x in (fwd, bwd)]
+        v.steps = [asdict(x) for x in model_ranking.kernel_records(s, d, case.bits, fwd, bwd)]
     return v
 
 

@@ -105,13 +105,14 @@ def _warp_copies_log2(layout) -> int:
     return sum(1 for b in layout.flat_bases("warp") if b == 0) if layout.has_in_dim("warp") else 0
 
 
-def step_record(step) -> StepRecord:
-    """The record of a codegen step (a ``SharedConversion`` or ``ShuffleConversion``)."""
+def step_record(step, packings=None) -> StepRecord:
+    """The record of a codegen step (a ``SharedConversion`` or ``ShuffleConversion``); ``packings``: the
+    (source, destination) register packings its kernel runs it between (``kernel_records``)."""
     from linear_layouts.codegen.conversion import SharedConversion
     from linear_layouts.codegen.cost import step_counts
     from linear_layouts.codegen.model import emitted_wavefronts
 
-    c = step_counts(step)
+    c = step_counts(step, packings=packings)
     if isinstance(step, SharedConversion):
         from linear_layouts.codegen.conversion import canonical_vector_order
 
@@ -120,6 +121,52 @@ def step_record(step) -> StepRecord:
         return StepRecord("shared", st, ld, c.shfl, c.alu, c.barriers_cta, c.barriers_warp,
                           _warp_copies_log2(step.dst))
     return StepRecord("shuffle", 0, 0, c.shfl, c.alu, c.barriers_cta, c.barriers_warp)
+
+
+def kernel_records(src, dst, bits: int, forward, backward) -> tuple[StepRecord, StepRecord]:
+    """The records of a round-trip kernel's two steps as ``emit_conversion_kernel`` runs them: between the
+    register packings it chooses for both (``kernel.choose_packings``), so a step whose preferred packing
+    is not its neighbour's pays the byte permutes between them (8/16-bit shuffle steps, mostly)."""
+    from linear_layouts.codegen.conversion import SharedConversion, canonical_vector_order
+    from linear_layouts.codegen.kernel import choose_packings
+
+    f, b = (canonical_vector_order(x) if isinstance(x, SharedConversion) else x for x in (forward, backward))
+    pa, pb = choose_packings(src, dst, bits // 8, f, b)
+    return step_record(forward, (pa, pb)), step_record(backward, (pb, pa))
+
+
+def recount(results: dict) -> dict:
+    """``results`` with each in-warp variant's steps counted as its kernel runs them (``kernel_records``),
+    for runs recorded before the records counted the packing seams: each kernel rebuilt from its steps'
+    kinds with the code importable now (a ``shuffle`` step: ``plan_shuffle``; ``shared``: the forced
+    shared-memory step), kept only where the rebuilt steps give the recorded records (the same kernel)."""
+    from gpu_cases import all_cases
+
+    from linear_layouts.analysis.shuffles import plan_shuffle
+    from linear_layouts.codegen.plan import conversion_step
+    from linear_layouts.codegen.shuffle import ShuffleConversion
+
+    cases = {c.name: c for c in all_cases()}
+
+    def build(kind, s, d, bits):
+        return ShuffleConversion(plan_shuffle(s, d, bits)) if kind == "shuffle" else \
+            conversion_step(s, d, bits, force_shared=True)
+
+    variants, kept = [], 0
+    for v in results.get("variants", []):
+        c = cases.get(v["case"])
+        if c is None or not v.get("steps"):
+            variants.append(v)
+            continue
+        old = _steps_from(v["steps"])
+        fwd, bwd = build(old[0].kind, c.src, c.dst, c.bits), build(old[1].kind, c.dst, c.src, c.bits)
+        new = kernel_records(c.src, c.dst, c.bits, fwd, bwd)
+        if old in ((step_record(fwd), step_record(bwd)), new):
+            v, kept = {**v, "steps": [asdict(x) for x in new]}, kept + 1
+        variants.append(v)
+    print(f"recount: {kept} of {sum(bool(v.get('steps')) for v in variants)} recorded kernels recounted "
+          "(the others differ from today's and keep their records)")
+    return {**results, "variants": variants}
 
 
 def kernel_ns(steps, warps: int, device=None) -> float:
@@ -271,6 +318,8 @@ def main() -> None:
     ap.add_argument("--table", default="", help="score: a device table file (JSON) to score with; counts: JSON of "
                                                 "DeviceCosts fields the run was planned with")
     ap.add_argument("--device", default="", help="score: the device whose table scores the run (default: the run's)")
+    ap.add_argument("--recount", action="store_true", help="score: count each kernel's steps as it runs them "
+                                                           "(``recount``: runs recorded before the seams were)")
     args = ap.parse_args()
     if args.what == "counts":
         if args.table:  # the run's kernels were planned with an older table: the package's, replaced
@@ -296,6 +345,8 @@ def main() -> None:
         print(f"{len(kernels)} cases -> {args.out}")
         return
     results = load_run(Path(args.results))
+    if args.recount:
+        results = recount(results)
     path = steps_file(results)
     if path.exists():
         bad = check_steps_file(results, json.loads(path.read_text())["kernels"])

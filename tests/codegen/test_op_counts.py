@@ -166,3 +166,35 @@ def test_count_is_independent_of_the_emitter(bits, monkeypatch):
 
     monkeypatch.setattr(cost, "step_counts", lambda *_: pytest.fail("analysis called codegen"))
     assert shuffle_counts(plan) == before and shuffle_time_ns(plan) >= 0
+
+
+def _loop_body(source: str) -> str:
+    """The round-trip loop of an ``emit_conversion_kernel`` kernel (the backward and forward step)."""
+    start = source.index("for (int it = 0;")
+    depth, i = 0, source.index("{", start)
+    for end in range(i, len(source)):
+        depth += {"{": 1, "}": -1}.get(source[end], 0)
+        if depth == 0:
+            return source[i:end]
+    raise AssertionError("unbalanced loop")
+
+
+def test_step_counts_with_the_kernels_packings_count_its_seams():
+    """A round trip whose two shuffle steps prefer different packings (16-bit, 1 warp: the suite's
+    random_068): counted between the packings the kernel gives them, the steps' byte permutes and selects
+    are those of the emitted loop (their own preferred packings miss the repacks at the seams)."""
+    from linear_layouts.codegen.kernel import choose_packings, emit_conversion_kernel
+
+    src = LinearLayout({"register": [[0, 4], [0, 8], [0, 16], [8, 0]], "lane": [[0, 1], [0, 2], [1, 0], [2, 0], [4, 0]],
+                        "warp": []}, ["dim0", "dim1"])
+    dst = LinearLayout({"register": [[0, 1], [8, 0], [0, 8], [0, 16]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]],
+                        "warp": []}, ["dim0", "dim1"])
+    fwd, bwd = ShuffleConversion(plan_shuffle(src, dst, 16)), ShuffleConversion(plan_shuffle(dst, src, 16))
+    pa, pb = choose_packings(src, dst, 2, fwd, bwd)
+    body = _loop_body(emit_conversion_kernel("k", src, dst, 2, fwd, bwd).source)
+    emitted_alu = body.count("__byte_perm(") + body.count(") ? ")
+    seams = step_counts(fwd, packings=(pa, pb)).alu + step_counts(bwd, packings=(pb, pa)).alu
+    own = step_counts(fwd).alu + step_counts(bwd).alu
+    assert seams == emitted_alu == 48
+    assert own == 32  # each step between its own preferred packings: no seam
+    assert step_counts(fwd, packings=(pa, pb)).shfl == body.count("__shfl_sync(") // 2

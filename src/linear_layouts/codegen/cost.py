@@ -1,6 +1,7 @@
 """What a conversion step costs as codegen emits it: ``step_counts`` counts the shared-memory wavefronts,
 ``shfl.sync``, byte permutes / selects and barriers of one step of one CTA in steady state (its own
-preferred packings on both sides, as ``kernel.choose_packings`` picks them in a loop), and
+preferred packings on both sides, as ``kernel.choose_packings`` picks them in a loop; ``packings``: the
+register packings a kernel gives the step instead, whose byte permutes at the seams it then counts), and
 ``step_time_ns`` prices them with the device table of ``analysis.cost_model``.  For a warp-shuffle
 step the counts equal ``analysis.op_counts.shuffle_counts`` of its plan, which analysis prices without
 codegen (tests/codegen/test_op_counts.py checks the two agree field by field).
@@ -20,9 +21,12 @@ from linear_layouts.target import Target
 __all__ = ["step_counts", "step_time_ns"]
 
 
-def step_counts(step, trailing_barrier: bool = False) -> OpCounts:
+def step_counts(step, trailing_barrier: bool = False, packings: tuple[Packing, Packing] | None = None) -> OpCounts:
     """Counts of one step (``trailing_barrier``: the kernel keeps the barrier after the load, as with
-    one shared buffer; with two buffers in a loop it does not)."""
+    one shared buffer; with two buffers in a loop it does not; ``packings``: the (source, destination)
+    register packings the kernel runs the step between, default the step's preferred ones).  E.g. a
+    16-bit shuffle step of a round trip whose other step packs the words otherwise pays the byte
+    permutes between the two packings on top of its own."""
     if isinstance(step, SharedConversion):
         step = canonical_vector_order(step)
     ins, outs = step.packings()
@@ -30,6 +34,8 @@ def step_counts(step, trailing_barrier: bool = False) -> OpCounts:
     w = step.element_bytes if hasattr(step, "element_bytes") and step.element_bytes else 4
     pin = ins[0] if ins else Packing.natural(w, src.in_dim_size_log2("register", missing_ok=True))
     pout = outs[0] if outs else Packing.natural(w, dst.in_dim_size_log2("register", missing_ok=True))
+    if packings is not None:
+        pin, pout = packings
     em = Emission("c")
     step.emit_words("a", "b", pin, pout, em, "smem", trailing_barrier)
     shfl = sum(n for k, n in step.instruction_counts().items() if k.startswith("shfl"))
