@@ -8,7 +8,11 @@ broadcast (zero register bases added or dropped: then not a bit permutation)."""
 from __future__ import annotations
 
 import collections
+import importlib.util
 import itertools
+import re
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +25,10 @@ from linear_layouts.analysis.warp_simulator import random_distributed_layout
 from linear_layouts.codegen.conversion import RegisterCopy
 from linear_layouts.codegen.cost import step_counts
 from linear_layouts.codegen.emulate import emulate_check, find_cxx
+from linear_layouts.codegen.global_memory import global_vector_elements
+from linear_layouts.codegen.hardware_map import global_map
+from linear_layouts.codegen.kernel import UNPACKED_REGISTER_LIMIT, choose_packings
+from linear_layouts.codegen.ptx import compile_cubin, find_cuobjdump, find_nvcc
 from linear_layouts.codegen.packing import Emission
 from linear_layouts.codegen.plan import conversion_kernel, step_from_plan
 from linear_layouts.core.word_packing import Packing, renamed, renaming_packing
@@ -34,6 +42,16 @@ PAIR_035 = (
                   "warp": []}, ["dim0", "dim1"]),
     LinearLayout({"register": [[0, 1], [8, 0], [0, 8], [16, 0]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]],
                   "warp": []}, ["dim0", "dim1"]),
+)
+
+#: regperm_006 of the GPU suite's named register permutations (8-bit, 8x64, one warp): every global access
+#: is one byte (no register bit at column offset 1), register bits 0 (row 1) and 4 (column 32) trade places.
+_LANES_006 = [[0, 1], [0, 2], [2, 0], [4, 0], [0, 0]]
+PAIR_006 = (
+    LinearLayout({"register": [[1, 0], [0, 4], [0, 8], [0, 16], [0, 32]], "lane": _LANES_006, "warp": []},
+                 {"dim0": 8, "dim1": 64}),
+    LinearLayout({"register": [[0, 32], [0, 4], [0, 8], [0, 16], [1, 0]], "lane": _LANES_006, "warp": []},
+                 {"dim0": 8, "dim1": 64}),
 )
 
 
@@ -185,3 +203,86 @@ def test_refusals_name_the_argument():
         register_permutation_counts(source, 12, 4)
     with pytest.raises(LayoutError, match="source"):
         renamed(natural, (0, 1, 2))
+
+
+def _single_element_accesses(src: LinearLayout, dst: LinearLayout, w: int) -> bool:
+    """Both sides' global loads and stores move one element each (no register run at consecutive offsets)."""
+    return global_vector_elements(global_map(src), w) == 1 == global_vector_elements(global_map(dst), w)
+
+
+def test_single_element_accesses_take_no_byte_permute():
+    """A register-only kernel whose global loads and stores are single 8- or 16-bit elements on both sides
+    holds them unpacked (one per word, as Triton does) and emits no byte permute at all: packed words
+    would pay 1-3 prmt per word to pack the loads and as many to unpack the stores (regperm_006: 48).
+    Kernels with wider accesses on either side keep packed words where that is cheaper (random_035)."""
+    seen: collections.Counter = collections.Counter()
+    for src, dst in [PAIR_006, PAIR_035] + list(random_pairs(120, seed=41)):
+        for bits in (8, 16):
+            w = bits // 8
+            if plan_conversion(src, dst, bits).kind is not ConversionKind.REGISTER_PERMUTATION:
+                continue
+            if 1 << max(register_bits(src), register_bits(dst)) > UNPACKED_REGISTER_LIMIT:
+                continue
+            source = conversion_kernel(src, dst, bits).source
+            if _single_element_accesses(src, dst, w):
+                assert "__byte_perm" not in source, (bits, src, dst)
+                seen["single", bits] += 1
+            else:
+                seen["wider"] += 1
+    assert seen["single", 8] >= 5 and seen["single", 16] >= 5 and seen["wider"] > 50, seen
+
+
+def test_unpacked_only_for_register_only_steps_and_ties_stay_packed():
+    """``choose_packings`` offers the unpacked files to register copies alone, and keeps the packed ones on
+    a tie: random_035 (16-bit global accesses of 8-bit pairs) stays packed, 8 prmt in all."""
+    src, dst = PAIR_006
+    step = step_from_plan(plan_conversion(src, dst, 8))
+    back = step_from_plan(plan_conversion(dst, src, 8))
+    pa, pb = choose_packings(src, dst, 1, step, back)
+    assert pa == Packing.unpacked(1, 5) and pb == Packing.unpacked(1, 5) and pa.num_words == 32
+    assert not Packing.natural(1, 5).is_unpacked and not Packing.unpacked(4, 5).is_unpacked
+    s035, d035 = PAIR_035
+    pa, pb = choose_packings(s035, d035, 1, step_from_plan(plan_conversion(s035, d035, 8)))
+    assert not pa.is_unpacked and not pb.is_unpacked
+    assert renamed(Packing.unpacked(1, 5), step.source) == Packing.unpacked(1, 5)
+    with pytest.raises(LayoutError, match="unpacked"):
+        Packing(1, 3, (0,))
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="needs a C++20 compiler for the emulator")
+def test_emulated_unpacked_kernels_are_correct():
+    """regperm_006 and a 16-bit pair with single-element accesses, unpacked: every element back after
+    3 round trips on the CPU emulator."""
+    pairs = [(PAIR_006, 8)]
+    for src, dst in random_pairs(120, seed=41):
+        if (plan_conversion(src, dst, 16).kind is ConversionKind.REGISTER_PERMUTATION
+                and _single_element_accesses(src, dst, 2)
+                and 1 << max(register_bits(src), register_bits(dst)) <= UNPACKED_REGISTER_LIMIT):
+            pairs.append(((src, dst), 16))
+            break
+    assert len(pairs) == 2
+    for (src, dst), bits in pairs:
+        kernel = conversion_kernel(src, dst, bits)
+        assert f"unsigned a[{1 << register_bits(src)}];" in kernel.source
+        assert emulate_check(kernel, tiles=2, iterations=3) == 0, (bits, src, dst)
+
+
+def _cuobjdump() -> str | None:
+    """cuobjdump next to nvcc or on PATH, else the one Triton's wheel ships (found without importing it)."""
+    tool = find_cuobjdump()
+    if tool is None and importlib.util.find_spec("triton") is not None:
+        bundled = Path(importlib.util.find_spec("triton").origin).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+        tool = str(bundled) if bundled.exists() else None
+    return tool
+
+
+@pytest.mark.skipif(find_nvcc() is None or _cuobjdump() is None, reason="needs nvcc and cuobjdump")
+def test_regperm_006_sass_is_loads_and_stores():
+    """regperm_006's kernel (loop round trips included) compiles to its 32 byte loads and 32 byte stores
+    per thread with no PRMT (it had 48: packing the loads into words and unpacking them for the stores)."""
+    src, dst = PAIR_006
+    cubin = compile_cubin(conversion_kernel(src, dst, 8).source)
+    sass = subprocess.run([_cuobjdump(), "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
+    ops = collections.Counter(re.findall(r"^\s+/\*[0-9a-f]{4}\*/\s+(?:@!?P\w+\s+)?([A-Z][A-Z0-9_.]*)", sass, re.M))
+    assert ops["LDG.E.U8.CONSTANT"] == 32 and ops["STG.E.U8"] == 32, ops
+    assert not any(op.startswith("PRMT") for op in ops), ops

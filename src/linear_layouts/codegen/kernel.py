@@ -38,7 +38,7 @@ from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 from linear_layouts.target import DEFAULT_TARGET, LDMATRIX, STMATRIX, Target, resolve
 
 __all__ = ["ConversionStep", "KernelSource", "emit_conversion_kernel", "choose_packings", "STATIC_SHARED_LIMIT",
-           "SM_SHARED_BYTES", "XOR_ONE"]
+           "SM_SHARED_BYTES", "UNPACKED_REGISTER_LIMIT", "XOR_ONE"]
 
 
 class ConversionStep(Protocol):
@@ -73,6 +73,11 @@ STATIC_SHARED_LIMIT = 48 * 1024
 
 #: ``x ^ 1`` on every element of a packed word, by element width in bytes (first word of an 8-byte one).
 XOR_ONE = {1: 0x01010101, 2: 0x00010001, 4: 1, 8: 1}
+
+
+#: Registers per thread up to which a register-only conversion may keep its sub-word elements one per word
+#: (``Packing.unpacked``, as Triton holds them): 64 words, where a packed 8-bit file of that size needs 16.
+UNPACKED_REGISTER_LIMIT = 64
 
 
 #: The default target's shared memory per SM (``Target.sm_shared_bytes``; kept for callers of the old name).
@@ -124,13 +129,25 @@ def choose_packings(src: LinearLayout, dst: LinearLayout, element_bytes: int, fo
     for load, forward, backward (weighted as in a kernel with one round trip: forward twice), store:
     candidates are the natural order and each step's preferred packings, in pairs each step runs
     between (a renamed-words register permutation packs its destination as its source renamed,
-    ``RegisterCopy.accepts``)."""
+    ``RegisterCopy.accepts``). Where every step is a ``RegisterCopy`` (no data leaves the thread), the
+    unpacked files (one element per word, ``Packing.unpacked``; up to ``UNPACKED_REGISTER_LIMIT``
+    registers) are candidates too: the copy is then a renaming whatever it does to the register bits,
+    and single-element global accesses need no byte permute to pack or unpack a word (ties go to the
+    packed files: fewer registers).
+
+    Example: 8-bit registers whose global loads and stores are single bytes (no register bit at
+    element offset 1): packed, 3 prmt per word to pack the loads and 3 to unpack the stores; unpacked
+    none."""
     w = element_bytes
     ra, rb = register_bits(src), register_bits(dst)
     fin, fout = forward.packings()
     bin_, bout = backward.packings() if backward is not None else ([], [])
     cand_a = list(dict.fromkeys([Packing.natural(w, ra)] + fin + bout))
     cand_b = list(dict.fromkeys([Packing.natural(w, rb)] + fout + bin_))
+    if w < 4 and all(isinstance(s, RegisterCopy) for s in (forward, backward) if s is not None):
+        for cand, bits in ((cand_a, ra), (cand_b, rb)):
+            if Packing.unpacked(w, bits).is_unpacked and 1 << bits <= UNPACKED_REGISTER_LIMIT:
+                cand.append(Packing.unpacked(w, bits))
 
     def runs(pa: Packing, pb: Packing) -> bool:
         return ((not isinstance(forward, RegisterCopy) or forward.accepts(pa, pb))

@@ -45,7 +45,8 @@ class Packing:
     ``element_bytes``: 1, 2, 4 or 8; ``register_bits``: log2 of the number of registers;
     ``in_word``: for 1- and 2-byte elements, the register bits that select the element inside a word
     (``min(log2(4 / w), register_bits)`` of them; a thread with fewer elements than a word holds
-    leaves the rest of its one word unused); empty for 4- and 8-byte elements.
+    leaves the rest of its one word unused), or none: unpacked, one element per word in its low
+    bytes (``unpacked``); empty for 4- and 8-byte elements.
     """
 
     element_bytes: int
@@ -61,10 +62,11 @@ class Packing:
         bits = tuple(int(b) for b in self.in_word)
         object.__setattr__(self, "in_word", bits)
         want = min(_log2(4 // w), self.register_bits) if w < 4 else 0
-        if len(bits) != want or len(set(bits)) != len(bits) or any(not 0 <= b < self.register_bits for b in bits):
+        if len(bits) not in (want, 0) or len(set(bits)) != len(bits) or any(
+                not 0 <= b < self.register_bits for b in bits):
             raise LayoutError(
                 f"in_word: needs {want} distinct register bits in [0, {self.register_bits}) for "
-                f"{w}-byte elements, got {bits}"
+                f"{w}-byte elements (or none: unpacked), got {bits}"
             )
 
     @staticmethod
@@ -72,6 +74,21 @@ class Packing:
         """Registers in order: register bits 0, 1, ... inside the word (what a vector load gives)."""
         k = min(_log2(4 // element_bytes), register_bits) if element_bytes < 4 else 0
         return Packing(element_bytes, register_bits, tuple(range(k)))
+
+    @staticmethod
+    def unpacked(element_bytes: int, register_bits: int) -> "Packing":
+        """One register per word, in its low bytes (word ``r`` is register ``r``): what single-element
+        loads give, and what a register permutation renames for free whatever its register bits do.
+
+        >>> Packing.unpacked(1, 3).num_words, Packing.unpacked(1, 3).contents(5)
+        (8, ((5, 0), None, None, None))
+        """
+        return Packing(element_bytes, register_bits, ())
+
+    @property
+    def is_unpacked(self) -> bool:
+        """Whether each word holds one sub-word element (``unpacked``) while it could hold more."""
+        return self.element_bytes < WORD_BYTES and not self.in_word and self.register_bits > 0
 
     @staticmethod
     def leading(element_bytes: int, register_bits: int, lead: Sequence[int],
@@ -204,7 +221,8 @@ def renamed(packing: Packing, source: Sequence[int]) -> Packing | None:
     a word of ``a``, element for element: ``b``'s in-word bits are the registers whose sources are
     ``a``'s in-word bit registers, so the permutation moves whole words (no byte permute). None where
     no packing does (a source mixing an in-word bit into a word bit, a register of ``a``'s in-word
-    bits no register of ``b`` takes alone, fewer in-word bits on one side).
+    bits no register of ``b`` takes alone, fewer in-word bits on one side). An unpacked ``a`` renames
+    to an unpacked ``b`` under any ``source``.
 
     ``source`` is linear over F2 (a conversion's register map). Example: 8-bit registers with
     register bits 1 and 2 swapped, ``a`` packed naturally (in-word bits 0, 1): ``b`` is packed along
@@ -220,6 +238,8 @@ def renamed(packing: Packing, source: Sequence[int]) -> Packing | None:
     w = packing.element_bytes
     if w >= WORD_BYTES:
         return Packing.natural(w, bits)
+    if packing.is_unpacked:
+        return Packing.unpacked(w, bits)
     if min(_log2(WORD_BYTES // w), bits) != len(packing.in_word):
         return None
     in_word = []
