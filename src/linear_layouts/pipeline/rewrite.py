@@ -353,12 +353,16 @@ class _Rewriter:
                 except LayoutError:
                     continue
         self.alias_names.sort(key=lambda pair: -len(pair[0]))
+        self.attributes: dict[Any, str] = {}  # attribute's answers
 
     def attribute(self, desc: Any) -> str:
         """``desc`` in TTGIR syntax, the module's aliases used where they fit."""
-        text = format_attribute(desc)
-        for body, alias in self.alias_names:
-            text = text.replace(body, alias)
+        text = self.attributes.get(desc)
+        if text is None:
+            text = format_attribute(desc)
+            for body, alias in self.alias_names:
+                text = text.replace(body, alias)
+            self.attributes[desc] = text
         return text
 
     # -- layouts ---------------------------------------------------------------------------------

@@ -205,6 +205,11 @@ class Module:
         return target[0] if target is not None else ""
 
     @functools.cached_property
+    def parsed_types(self) -> dict[str, TensorType]:
+        """``ir_types.parse_type``'s answers for this module's aliases, by type text (filled as asked)."""
+        return {}
+
+    @functools.cached_property
     def types(self) -> tuple[TensorType, ...]:
         """Every distinct ``tensor`` / ``memdesc`` type of the module (``ir_types.TensorType``, aliases
         expanded), in order of first appearance: each function's arguments, then its ops' operand and
