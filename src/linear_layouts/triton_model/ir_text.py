@@ -687,9 +687,15 @@ def unique_value_names(text: str) -> str:
 def parse_module(text: str, *, max_bytes: int = MAX_IR_BYTES) -> Module:
     """Parse the text of one TTIR / TTGIR module (see the module doc). ``LayoutError`` if it has no
     ``tt.func``, or if it has more than ``max_bytes`` UTF-8 bytes (``limits.MAX_IR_BYTES``). Each value has
-    one name in its function (``unique_value_names``)."""
+    one name in its function (``unique_value_names``). The parse is an immutable value: the last few are
+    kept (a rewrite and its model read each candidate's text more than once)."""
     if not isinstance(text, str):
         raise LayoutError(f"text must be a string of TTIR / TTGIR, got {type(text).__name__}")
+    return _parsed(text, max_bytes)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(text: str, max_bytes: int) -> Module:
     return _Parser(*_renamed(check_ir_text(text, max_bytes=max_bytes))).run()
 
 
