@@ -85,6 +85,6 @@ def test_triton_39_takes_its_rule_only(tmp_path):
     from linear_layouts.pipeline.triton_hook.stage import keeps_broadcast_registers
 
     triton_module(rewritten(False), tmp_path)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="Parse MLIR file failed"):
         triton_module(rewritten(True), tmp_path)
     assert keeps_broadcast_registers() is False
