@@ -7,6 +7,7 @@ registers (or broadcast) to fit the shape, and the CTAs of ``cga_layout`` tile t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -78,8 +79,7 @@ class BlockedLayout(DistributedLayout):
 
     def to_linear(self, shape: Sequence[int]) -> LinearLayout:
         """Triton's ``BlockedEncodingAttr::toLinearLayout`` (zero register bases kept)."""
-        shape = check_shape(shape, self.rank)
-        return combine_cta_cga_with_shape(self.cta_layout(), self.cga_layout, shape)
+        return _blocked_linear(self, check_shape(shape, self.rank))
 
     def dot_operand_to_linear(self, operand_index: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
         """FMA dot operand (Triton's ``fmaDotToLinearLayout``): each thread holds the whole K extent in
@@ -161,3 +161,9 @@ def _format_ttgir(layout: BlockedLayout) -> str:
 
 
 register(LayoutKind(BlockedLayout, Space.DISTRIBUTED, "ttg.blocked", _parse_ttgir, _format_ttgir, rank=0))
+
+
+@functools.lru_cache(maxsize=4096)
+def _blocked_linear(layout: BlockedLayout, shape: tuple[int, ...]) -> LinearLayout:
+    """``layout.to_linear(shape)`` (an immutable value, kept: a kernel's model asks for one layout's many times)."""
+    return combine_cta_cga_with_shape(layout.cta_layout(), layout.cga_layout, shape)

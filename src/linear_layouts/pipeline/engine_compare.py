@@ -200,12 +200,13 @@ def global_pointers(ttir: Module, imported: ImportedProgram) -> dict[tuple, list
 
 @functools.lru_cache(maxsize=32)
 def cost_report(ttgir: str, target: Target | None = None) -> KernelReport:
-    """``analyze_ttgir(ttgir, with_triton_estimate=False, target=target)``, the report costs are read from,
-    cached: ``kernels.rewrite`` asks for a candidate's twice (to lay out the ops the engine did not, then to
-    judge it), and its runs often give the same text."""
+    """``analyze_ttgir(ttgir, with_triton_estimate=False, with_recognition=False, target=target)``, the report
+    costs are read from (no layout named by ``recognize``: a cost never reads the name), cached:
+    ``kernels.rewrite`` asks for a candidate's twice (to lay out the ops the engine did not, then to judge
+    it), and its runs often give the same text."""
     from linear_layouts.pipeline.report import analyze_ttgir
 
-    return analyze_ttgir(ttgir, with_triton_estimate=False, target=target)
+    return analyze_ttgir(ttgir, with_triton_estimate=False, with_recognition=False, target=target)
 
 
 def ttgir_costs(pointers: Mapping[tuple, list[tile_ir.Op]], ttgir: str, module: Module | None = None, *,

@@ -318,9 +318,10 @@ def _tied(ttir: Module, ttgir: Module, imported: ImportedProgram, result: Engine
 # --------------------------------------------------------------------------------------------------
 class _Rewriter:
     def __init__(self, module: Module, text: str, values: Mapping[str, Any], stores: Mapping[int, Any],
-                 unmapped: str = "follow"):
+                 unmapped: str = "follow", broadcast_registers: bool = False):
         self.module = module
         self.unmapped = unmapped
+        self.broadcast_registers = broadcast_registers
         self.text = text
         self.lay = Layouts(module)
         self.engine_values = values
@@ -352,12 +353,16 @@ class _Rewriter:
                 except LayoutError:
                     continue
         self.alias_names.sort(key=lambda pair: -len(pair[0]))
+        self.attributes: dict[Any, str] = {}  # attribute's answers
 
     def attribute(self, desc: Any) -> str:
         """``desc`` in TTGIR syntax, the module's aliases used where they fit."""
-        text = format_attribute(desc)
-        for body, alias in self.alias_names:
-            text = text.replace(body, alias)
+        text = self.attributes.get(desc)
+        if text is None:
+            text = format_attribute(desc)
+            for body, alias in self.alias_names:
+                text = text.replace(body, alias)
+            self.attributes[desc] = text
         return text
 
     # -- layouts ---------------------------------------------------------------------------------
@@ -491,15 +496,18 @@ class _Rewriter:
     def operand_layout(self, op: Op, operand: str, result: Any) -> Any:
         """The layout ``operand`` must have for ``op`` to produce ``result``: a reshape's is the result's
         reshaped back (``transfer.reshape_backward``; a 2-element range under ``tensor<1x2xi32, L>``:
-        ``L`` on ``[1, 2]`` read as ``[2]``). Triton verifies a reshape by LinearLayout equality, and its
-        LinearLayout of a blocked layout has no zero register bases (``catalog``'s note on Gluon 3.9): a
-        blocked result's are dropped (a range under ``sizePerThread = [2, 1]`` on ``[1, 2]`` has none)."""
+        ``L`` on ``[1, 2]`` read as ``[2]``). Triton verifies a reshape by LinearLayout equality, and
+        whether its LinearLayout of a blocked layout keeps the zero (broadcast) register bases depends on
+        its version (``broadcast_registers``: Triton 3.6 keeps them, 3.9 drops them, as Gluon's
+        ``to_linear_layout`` shows): where dropped, a blocked result's are dropped here too (a range under
+        ``sizePerThread = [2, 1]`` on ``[1, 2]`` then has none); where kept, the operand keeps them (then a
+        ``#ttg.linear`` with zero register bases: no operand layout passes both versions)."""
         if op.name == "tt.expand_dims":
             axis = op.attr_int("axis") or 0
             return SliceLayout(axis, result)
         if op.name == "tt.reshape":
             out = self.ll(result, self.shape(op.results[0]))
-            if isinstance(result, BlockedLayout):
+            if isinstance(result, BlockedLayout) and not self.broadcast_registers:
                 out = remove_broadcast_registers(out)
             return recognize(transfer.reshape_backward(out, self.shape(operand)))
         return result
@@ -978,7 +986,7 @@ def _count_converts(module: Module) -> int:
 
 @checked
 def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, Any] | None = None, *,
-                  unmapped: str = "best") -> Rewrite:
+                  unmapped: str = "best", broadcast_registers: bool = False) -> Rewrite:
     """``ttgir`` with ``values`` (TTGIR value name -> catalog descriptor) and ``stores`` (index of a
     store / atomic in walk order -> descriptor) as the layouts of those values (module doc). Value names
     are ``parse_module``'s (``ir_text.unique_value_names``: a name Triton reused in a sibling region is
@@ -987,24 +995,26 @@ def rewrite_ttgir(ttgir: str, values: Mapping[str, Any], stores: Mapping[int, An
     ``unmapped``: the layout of an element-wise data op the engine did not lay out (one Triton added, or
     one of an op the engine does not import, such as ``tt.dot_scaled``'s upcast): ``"follow"`` its first
     data operand's, ``"triton"`` Triton's, ``"best"`` whichever of the two needs fewer conversions
-    (``"follow"`` on a tie), then fewer predicted shared-memory wavefronts (the report's model)."""
+    (``"follow"`` on a tie), then fewer predicted shared-memory wavefronts (the report's model).
+    ``broadcast_registers``: ``rewrite_kernel``'s (the Triton version whose reshape verifier to pass)."""
     if unmapped not in ("follow", "triton", "best"):
         raise LayoutError(f"unmapped must be 'follow', 'triton' or 'best', got {unmapped!r}")
     module = parse_module(ttgir)
     check_well_formed(module, "ttgir")
-    return _rewritten(module, unique_value_names(ttgir), values, stores, unmapped)[0]
+    return _rewritten(module, unique_value_names(ttgir), values, stores, unmapped, broadcast_registers)[0]
 
 
 def _rewritten(module: Module, ttgir: str, values: Mapping[str, Any], stores: Mapping[int, Any] | None,
-               unmapped: str) -> tuple[Rewrite, Module]:
+               unmapped: str, broadcast_registers: bool = False) -> tuple[Rewrite, Module]:
     """``rewrite_ttgir`` of Triton's well-formed TTGIR, parsed (``module``) and with its parser's value names
     (``ttgir``: ``unique_value_names`` of the text), and the parse of the result's text: ``rewrite_kernel``
-    parses Triton's TTGIR once for all its candidates and judges each in that parse."""
+    parses Triton's TTGIR once for all its candidates and judges each in that parse. ``broadcast_registers``:
+    ``rewrite_kernel``'s."""
     if unmapped == "best":
-        first = _rewritten(module, ttgir, values, stores, "follow")
-        second = _rewritten(module, ttgir, values, stores, "triton")
+        first = _rewritten(module, ttgir, values, stores, "follow", broadcast_registers)
+        second = _rewritten(module, ttgir, values, stores, "triton", broadcast_registers)
         return second if _cost(second[0]) < _cost(first[0]) else first
-    rw = _Rewriter(module, ttgir, values, dict(stores or {}), unmapped)
+    rw = _Rewriter(module, ttgir, values, dict(stores or {}), unmapped, broadcast_registers)
     fn = module.functions[0]
     for arg, ty in fn.args:
         rw.types[arg] = parse_type(ty, module)
@@ -1081,7 +1091,8 @@ def _model_refusal(start: str, own, costs) -> str | None:
 def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
                    scalars: Mapping[str, int] | None = None,
                    choose: bool = True, max_ops: int | None = None, verify: str = "off",
-                   grid: tuple[int, ...] | None = None, target: Target | None = None) -> tuple[Rewrite, EngineAssignment]:
+                   grid: tuple[int, ...] | None = None, target: Target | None = None,
+                   broadcast_registers: bool = False) -> tuple[Rewrite, EngineAssignment]:
     """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile).
 
     ``choose`` (default): the candidates -- the engine's choice and each of its two runs
@@ -1106,7 +1117,10 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     ``choose`` would give it), so the caller sees it is no kernel to compile. ``max_ops``: the largest
     imported TTIR propagated (default ``engine_compare.MAX_ENGINE_OPS``); a larger one is a LayoutError
     naming the limit. ``target``: the target the kernel is rewritten for (default: the one its TTGIR names,
-    ``kernel_target``): its plans, its ISA, its shared memory and its device's tables."""
+    ``kernel_target``): its plans, its ISA, its shared memory and its device's tables.
+    ``broadcast_registers``: the TTGIR is for a Triton whose reshape verifier counts a blocked layout's
+    zero register bases (Triton 3.6; default: 3.9's, which drops them; ``triton_hook.stage`` asks the
+    installed Triton): a reshape of index math recomputed in a blocked layout is written to pass it."""
     from linear_layouts.engine import propagate, propagate_runs
     from linear_layouts.pipeline.engine_compare import global_pointers, ttgir_costs
     from linear_layouts.pipeline.kernel_model import kernel_time, predicted_gain
@@ -1119,7 +1133,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
                          target=target)
     if not choose:
         first = _tied(ttir_module, ttgir_module, imported, propagate(imported.program, target=target))
-        rewrite, candidate = _rewritten(ttgir_module, unique_value_names(ttgir), first.values, first.stores, "best")
+        rewrite, candidate = _rewritten(ttgir_module, unique_value_names(ttgir), first.values, first.stores, "best",
+                                        broadcast_registers)
         refusal = _not_well_formed("both", candidate)
         if refusal is None:
             costs = ttgir_costs(global_pointers(ttir_module, imported), rewrite.text, target=target)
@@ -1142,7 +1157,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
         assignment = assignments[id(runs[start])]
         if id(runs[start]) not in rewrites:
             rewrites[id(runs[start])] = _rewritten(ttgir_module, unique_ttgir, assignment.values, assignment.stores,
-                                                   "best")
+                                                   "best", broadcast_registers)
         rewrite, candidate = rewrites[id(runs[start])]
         if rewrite.text in texts:
             continue

@@ -205,6 +205,11 @@ class Module:
         return target[0] if target is not None else ""
 
     @functools.cached_property
+    def parsed_types(self) -> dict[str, TensorType]:
+        """``ir_types.parse_type``'s answers for this module's aliases, by type text (filled as asked)."""
+        return {}
+
+    @functools.cached_property
     def types(self) -> tuple[TensorType, ...]:
         """Every distinct ``tensor`` / ``memdesc`` type of the module (``ir_types.TensorType``, aliases
         expanded), in order of first appearance: each function's arguments, then its ops' operand and
@@ -682,9 +687,15 @@ def unique_value_names(text: str) -> str:
 def parse_module(text: str, *, max_bytes: int = MAX_IR_BYTES) -> Module:
     """Parse the text of one TTIR / TTGIR module (see the module doc). ``LayoutError`` if it has no
     ``tt.func``, or if it has more than ``max_bytes`` UTF-8 bytes (``limits.MAX_IR_BYTES``). Each value has
-    one name in its function (``unique_value_names``)."""
+    one name in its function (``unique_value_names``). The parse is an immutable value: the last few are
+    kept (a rewrite and its model read each candidate's text more than once)."""
     if not isinstance(text, str):
         raise LayoutError(f"text must be a string of TTIR / TTGIR, got {type(text).__name__}")
+    return _parsed(text, max_bytes)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(text: str, max_bytes: int) -> Module:
     return _Parser(*_renamed(check_ir_text(text, max_bytes=max_bytes))).run()
 
 

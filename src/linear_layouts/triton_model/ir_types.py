@@ -163,8 +163,15 @@ def _read(text: str, module: Aliases | None, strict: bool) -> TensorType:
 
 @checked
 def parse_type(text: str, module: Aliases | None = None) -> TensorType:
-    """Split a type of the IR (module doc); aliases are expanded with ``module``'s."""
-    return _read(text, module, strict=False)
+    """Split a type of the IR (module doc); aliases are expanded with ``module``'s. A module that keeps a
+    ``parsed_types`` dictionary (``ir_text.Module``: its aliases never change) has each text read once."""
+    cache = getattr(module, "parsed_types", None)
+    if cache is None:
+        return _read(text, module, strict=False)
+    found = cache.get(text)
+    if found is None:
+        found = cache[text] = _read(text, module, strict=False)
+    return found
 
 
 @checked

@@ -43,6 +43,7 @@ The rules, each Triton's:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from linear_layouts.core.errors import LayoutError
@@ -434,15 +435,32 @@ def _liveness(fn: LoweredFunction, tracked: set[str]):
     return live_in, live_out, def_block, user_blocks, region_ancestor
 
 
-def _hull(fn: LoweredFunction, value: str, liveness) -> tuple[int, int] | None:
-    """The first and last op ``id`` where ``value`` is live (``liveness``: ``_liveness``'s result)."""
+def _nested_uses(fn: LoweredFunction) -> Callable[[LoweredOp], frozenset[str]]:
+    """The values an op uses, itself or an op nested in its regions (each op's set made once, when asked)."""
+    blocks = fn.blocks
+    memo: dict[int, frozenset[str]] = {}
+
+    def uses(op: LoweredOp) -> frozenset[str]:
+        found = memo.get(id(op))
+        if found is None:
+            found = frozenset(op.uses).union(*(uses(inner) for region in op.regions for b in region
+                                               for inner in blocks[b].ops))
+            memo[id(op)] = found
+        return found
+
+    return uses
+
+
+def _hull(fn: LoweredFunction, value: str, liveness,
+          nested: Callable[[LoweredOp], frozenset[str]] | None = None) -> tuple[int, int] | None:
+    """The first and last op ``id`` where ``value`` is live (``liveness``: ``_liveness``'s result;
+    ``nested``: ``_nested_uses(fn)``, shared by the values asked about)."""
     live_in, live_out, def_block, user_blocks, _ = liveness
     blocks = fn.blocks
+    nested = nested or _nested_uses(fn)
 
     def uses_in(op: LoweredOp) -> bool:
-        if value in op.uses:
-            return True
-        return any(uses_in(inner) for region in op.regions for b in region for inner in blocks[b].ops)
+        return value in nested(op)
 
     todo = [def_block[value]] if value in def_block else []
     todo += sorted(user_blocks[value] - set(todo))
@@ -480,9 +498,10 @@ def value_live_ranges(fn: LoweredFunction, values: set[str]) -> dict[str, tuple[
     """Each of ``values`` -> the first and last op ``id`` (post-order) where it is live, by MLIR's liveness
     on the function after ``scf-to-cf`` (module doc); a value never live is left out."""
     liveness = _liveness(fn, set(values))
+    nested = _nested_uses(fn)
     ranges = {}
     for value in sorted(values):
-        r = _hull(fn, value, liveness)
+        r = _hull(fn, value, liveness, nested)
         if r is not None:
             ranges[value] = r
     return ranges
@@ -496,14 +515,15 @@ def buffer_live_ranges(fn: LoweredFunction, sizes: dict[int, int]) -> dict[int, 
     liveness = _liveness(fn, tracked)
     # the values an op uses or defines (block arguments count only as operands)
     mentioned = {v for op in fn.ops for v in op.uses + op.results}
+    nested = _nested_uses(fn)
     ranges: dict[int, tuple[int, int]] = {}
     for index, value in fn.allocs.items():
         if index in sizes:
-            r = _hull(fn, value, liveness)
+            r = _hull(fn, value, liveness, nested)
             if r is not None:
                 ranges[index] = r
     for value in sorted(tracked & mentioned):
-        r = _hull(fn, value, liveness)
+        r = _hull(fn, value, liveness, nested)
         if r is None:
             continue
         for index in alias[value] & sizes.keys():

@@ -803,19 +803,24 @@ def scan_lowering(src: LinearLayout, axis: int, bits: list[int], target: Target 
     order = ([(LANE, i) for i in other[LANE]] + [(WARP, i) for i in other[WARP]]
              + [(d, i) for _, d, i in chunk_bits] + [(REG, i) for i in other[REG]])
     position = {key: bit for bit, key in enumerate(order)}
+    chunk_keys = {(d, i) for _, d, i in chunk_bits}
+    # (index, scratch bit) of each in dim's bits: all of them, or those outside the chunk index
+    every = {d: [(i, bit) for (dd, i), bit in position.items() if dd == d] for d in (REG, LANE, WARP)}
+    outside = {d: [(i, bit) for i, bit in every[d] if (d, i) not in chunk_keys] for d in (REG, LANE, WARP)}
+    chunk_positions = [position[(d, i)] for _, d, i in chunk_bits]
 
     def offset(reg: int, lane: int, warp: int, chunk: int | None = None) -> int:
+        """The scratch offset of (reg, lane, warp); with ``chunk``, of that chunk's total instead of its own."""
+        bits_of = every if chunk is None else outside
         out = 0
-        for (d, i), bit in position.items():
-            if (d, i) in [(dd, ii) for _, dd, ii in chunk_bits] and chunk is not None:
-                continue
-            value = {REG: reg, LANE: lane, WARP: warp}[d]
-            if value >> i & 1:
-                out |= 1 << bit
+        for d, value in ((REG, reg), (LANE, lane), (WARP, warp)):
+            for i, bit in bits_of[d]:
+                if value >> i & 1:
+                    out |= 1 << bit
         if chunk is not None:
-            for j, (_, d, i) in enumerate(chunk_bits):
+            for j, bit in enumerate(chunk_positions):
                 if chunk >> j & 1:
-                    out |= 1 << position[(d, i)]
+                    out |= 1 << bit
         return out
 
     warps = layout.in_dim_size(WARP, missing_ok=True)

@@ -14,7 +14,7 @@ def int8_matmul_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K,
     b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
     for _ in range(0, K, BLOCK_K):
-        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc, out_dtype=tl.int32)
         a_ptrs += BLOCK_K
         b_ptrs += BLOCK_K * N
     scale = tl.load(sa_ptr + rm)[:, None] * tl.load(sb_ptr + rn)[None, :]

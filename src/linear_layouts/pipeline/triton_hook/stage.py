@@ -25,6 +25,7 @@ kernel read back from Triton's cache.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import tempfile
@@ -39,7 +40,7 @@ from linear_layouts.limits import shorten
 from linear_layouts.pipeline.triton_hook.settings import Settings
 
 __all__ = ["TritonHookWarning", "Outcome", "engine_ttgir", "parse_ttgir", "add_stages", "warn_once", "text_digest",
-           "METADATA_KEY", "compile_target"]
+           "METADATA_KEY", "compile_target", "keeps_broadcast_registers"]
 
 #: the key of our record in a compile's metadata (``kernel.metadata.linear_layouts``)
 METADATA_KEY = "linear_layouts"
@@ -109,16 +110,65 @@ def _with_timeout(work: Callable[[], T], seconds: float) -> T:
     return result["value"]
 
 
+#: a reshape of a 2-element range whose operand keeps the zero register bases of the blocked result:
+#: Triton parses it where its LinearLayout of a blocked layout keeps them (3.6), not where it drops them (3.9)
+_BROADCAST_PROBE = """\
+#b = #ttg.blocked<{sizePerThread = [2, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+#l = #ttg.linear<{register = [[0]], lane = [[1], [0], [0], [0], [0]], warp = [[0], [0]], block = []}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @probe() {
+    %r = tt.make_range {end = 2 : i32, start = 0 : i32} : tensor<2xi32, #l>
+    %s = tt.reshape %r : tensor<2xi32, #l> -> tensor<1x2xi32, #b>
+    tt.return
+  }
+}
+"""
+
+
+@functools.cache
+def keeps_broadcast_registers() -> bool:
+    """Whether the installed Triton's LinearLayout of a blocked layout keeps its zero (broadcast) register
+    bases, the rule its reshape verifier compares by (Triton 3.6 keeps them, 3.9 drops them): whether its
+    parser takes ``_BROADCAST_PROBE`` (a ``sizePerThread = [2, 1]`` result on ``[1, 2]``, an operand with
+    one zero register base). False (3.9's rule) where Triton cannot say. The parser's diagnostic for the
+    probe it rejects is not shown (standard error is silenced while it parses)."""
+    try:
+        from triton._C.libtriton import ir
+    except ImportError:
+        return False
+    context = ir.context()
+    ir.load_dialects(context)
+    handle, name = tempfile.mkstemp(prefix="linear_layouts_probe_", suffix=".ttgir")
+    saved = os.dup(2)
+    try:
+        with os.fdopen(handle, "w") as file:
+            file.write(_BROADCAST_PROBE)
+        with open(os.devnull, "w") as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                ir.parse_mlir_module(name, context)
+            finally:
+                os.dup2(saved, 2)
+        return True
+    except Exception:  # noqa: BLE001 - the parser rejects it: 3.9's rule
+        return False
+    finally:
+        os.close(saved)
+        os.unlink(name)
+
+
 def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None = None,
                  scalars: Mapping[str, int] | None = None, target: Any = None) -> Outcome:
     """Our TTGIR for the compile of ``ttir`` / ``ttgir`` where ``rewrite_kernel`` chooses one (its model
     predicts it faster by ``MIN_GAIN``), with its predicted gain; Triton's (``ttgir=None``) otherwise.
     ``scalars``: the launch's integer arguments by TTIR name (``{"%n": 4096}``), where known; ``target``:
-    the compile's ``Target`` (``compile_target``; default: the one the TTGIR names)."""
+    the compile's ``Target`` (``compile_target``; default: the one the TTGIR names). The rewrite is
+    written for the installed Triton's verifier (``keeps_broadcast_registers``)."""
     from linear_layouts.pipeline.rewrite import rewrite_kernel
 
     def work() -> Outcome:
-        rewrite, _ = rewrite_kernel(ttir, ttgir, scalars=scalars, max_ops=max_ops, target=target)
+        rewrite, _ = rewrite_kernel(ttir, ttgir, scalars=scalars, max_ops=max_ops, target=target,
+                                    broadcast_registers=keeps_broadcast_registers())
         if rewrite.text == ttgir:
             return Outcome(None, "the model keeps Triton's layouts (no rewrite predicted faster by MIN_GAIN)")
         gain = round(rewrite.gain, 4) if rewrite.gain is not None else None
