@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import functools
 import gc
 import json
 import os
@@ -39,19 +38,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve()
 import harness  # noqa: E402, F401  (puts src/ on the path)
-
-
-def clear_caches() -> int:
-    """Clear every ``functools`` cache of the loaded ``linear_layouts`` modules; the number cleared."""
-    n = 0
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("linear_layouts") or module is None:
-            continue
-        for obj in list(vars(module).values()):
-            if isinstance(obj, functools._lru_cache_wrapper):
-                obj.cache_clear()
-                n += 1
-    return n
+from harness.timing import clear_caches  # noqa: E402
 
 
 def _time(fn):

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import functools
 import gc
 import hashlib
 import json
@@ -51,6 +50,7 @@ import time
 from pathlib import Path
 
 import harness  # noqa: F401  (puts src/ on the path)
+from harness.timing import clear_caches  # noqa: E402
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[1]
@@ -61,19 +61,6 @@ TARGETS = ("sm_80", "sm_90", "gfx942")
 P95_MS, MAX_MS = 100.0, 500.0
 #: the stress kernels written for the engine's speed (kinds users write that unroll into long programs)
 STRESS = ("topk_router", "bitonic_sort_pairs", "unrolled_chain", "many_reductions")
-
-
-def clear_caches() -> int:
-    """Clear every ``functools`` cache of the loaded ``linear_layouts`` modules; the number cleared."""
-    n = 0
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("linear_layouts") or module is None:
-            continue
-        for obj in list(vars(module).values()):
-            if isinstance(obj, functools._lru_cache_wrapper):
-                obj.cache_clear()
-                n += 1
-    return n
 
 
 def synthetic(specs: list[str], folder: Path) -> list[tuple[str, str, Path]]:

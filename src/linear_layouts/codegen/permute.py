@@ -49,7 +49,7 @@ from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 from linear_layouts.target import Target
 
-__all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "emit_cast_transpose_kernel", "MAX_BATCH_DIMS",
+__all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "emit_cast_transpose_kernel", "amax_epilogue", "MAX_BATCH_DIMS",
            "CAST_INPUTS", "FP8_FORMATS", "FP8_MAX", "CAST_FUNCTIONS"]
 
 #: Batch dims a tiled kernel takes (more: the caller launches once per index of the outer ones).
@@ -391,6 +391,24 @@ def _cast_lines(fmt: str, fp8: str, pin: Packing, pout: Packing, x: str, a: str)
 
 
 @checked
+def amax_epilogue(slot: int, warps: int) -> list[str]:
+    """CUDA lines folding each thread's ``amax`` into ``*amax_ptr``: a warp maximum by ``shfl.xor``, one shared
+    slot per warp at byte ``slot`` of ``smem``, then one atomic maximum by thread 0 (``amax >= 0``, so its bits
+    order as unsigned ints). Example: ``amax_epilogue(4096, 8)`` reads 8 slots from byte 4096."""
+    return [
+        "  // the CTA's amax: a warp maximum, one slot per warp, one atomic (amax >= 0: its bits order as ints)",
+        "  #pragma unroll",
+        "  for (unsigned s = 16u; s; s >>= 1) amax = fmaxf(amax, __uint_as_float(__shfl_xor_sync(0xffffffffu, "
+        "__float_as_uint(amax), s)));",
+        f"  if (lane == 0u) ll_sts32(smem + {slot}u + 4u * warp, __float_as_uint(amax));",
+        "  ll_bar_cta();",
+        "  if (threadIdx.x == 0u) {",
+        f"    for (unsigned k = 1u; k < {warps}u; ++k) amax = fmaxf(amax, __uint_as_float(ll_lds32(smem + {slot}u + 4u * k)));",
+        "    if (amax_ptr != nullptr) ll_atomic_max_amax(amax_ptr, amax);",
+        "  }",
+    ]
+
+
 def emit_cast_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, input_format: str, fp8: str, forward: ConversionStep, *,
     max_elements: int = MAX_ELEMENTS, target: Target | None = None,
@@ -460,19 +478,7 @@ def emit_cast_transpose_kernel(
     body += ["  " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", False))]
     body += _branches(emit_global_store_words(gdst, 1, pb, "b", "trans", em, pitch=Pitch(_log2(m), "rows")),
                       emit_global_store_words(gdst, 1, pb, "b", "trans", em, pitch=Pitch(_log2(m), "rows", t_bounds)))
-    body += [
-        "  // the CTA's amax: a warp maximum, one slot per warp, one atomic (amax >= 0: its bits order as ints)",
-        "  #pragma unroll",
-        "  for (unsigned s = 16u; s; s >>= 1) amax = fmaxf(amax, __uint_as_float(__shfl_xor_sync(0xffffffffu, "
-        "__float_as_uint(amax), s)));",
-        f"  if (lane == 0u) ll_sts32(smem + {slot}u + 4u * warp, __float_as_uint(amax));",
-        "  ll_bar_cta();",
-        "  if (threadIdx.x == 0u) {",
-        f"    for (unsigned k = 1u; k < {warps}u; ++k) amax = fmaxf(amax, __uint_as_float(ll_lds32(smem + {slot}u + 4u * k)));",
-        "    if (amax_ptr != nullptr) ll_atomic_max_amax(amax_ptr, amax);",
-        "  }",
-        "}",
-    ]
+    body += amax_epilogue(slot, warps) + ["}"]
     source = DEVICE_PRELUDE + CAST_FUNCTIONS + "\n".join(body) + "\n"
     return PermuteKernel(name, source, threads, shared, wi, m, n, src_vector, global_vector_elements(gdst, 1), True,
                          0, tuple(params))

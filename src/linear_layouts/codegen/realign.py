@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from linear_layouts.target import Target, resolve
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
-from linear_layouts.codegen.permute import CAST_FUNCTIONS, CAST_INPUTS, FP8_FORMATS, PermuteKernel
+from linear_layouts.codegen.permute import CAST_FUNCTIONS, CAST_INPUTS, FP8_FORMATS, PermuteKernel, amax_epilogue
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
@@ -329,16 +329,7 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         "  // 3. the output rows' chunks",
         *_stores("C", c_off, pc, cols, threads),
         *_stores("T", t_off, pt, rows, threads),
-        "  // the CTA's amax: a warp maximum, one slot per warp, one atomic (amax >= 0: its bits order as ints)",
-        "  #pragma unroll",
-        "  for (unsigned s = 16u; s; s >>= 1) amax = fmaxf(amax, __uint_as_float(__shfl_xor_sync(0xffffffffu, "
-        "__float_as_uint(amax), s)));",
-        f"  if (lane == 0u) ll_sts32(smem + {slot}u + 4u * warp, __float_as_uint(amax));",
-        "  ll_bar_cta();",
-        "  if (threadIdx.x == 0u) {",
-        f"    for (unsigned k = 1u; k < {warps}u; ++k) amax = fmaxf(amax, __uint_as_float(ll_lds32(smem + {slot}u + 4u * k)));",
-        "    if (amax_ptr != nullptr) ll_atomic_max_amax(amax_ptr, amax);",
-        "  }",
+        *amax_epilogue(slot, warps),
         "}",
     ]
     block = _block_function(input_format, fp8, wi, px)
