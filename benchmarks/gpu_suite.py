@@ -65,7 +65,7 @@ HERE = Path(__file__).resolve().parent
 import harness  # noqa: E402, F401  (puts src/ on the path)
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "cubins"))
 
-import model_ranking  # noqa: E402
+from harness import ranking as model_ranking  # noqa: E402
 from harness.cases import (  # noqa: E402
     Case, all_cases, in_warp_cases, named_cases, random_cases, register_cases, wide_cases,
 )
