@@ -15,7 +15,7 @@ SCRIPTS = {path.stem for path in BENCHMARKS.glob("*.py")}
 
 #: benchmark scripts some tests still import, to check the script's own helpers (the work left to move them
 #: into ``benchmarks/harness``); a test importing any other script fails
-SCRIPT_TESTS = {"gpu_cute", "gpu_engine_kernels", "gpu_global_microbench", "gpu_kernels", "gpu_shared_advice",
+SCRIPT_TESTS = {"gpu_cute", "gpu_global_microbench", "gpu_kernels", "gpu_shared_advice",
                 "gpu_suite", "gpu_workflow_collect"}
 
 #: ``sys.path.insert`` under benchmarks/ (file -> count): the bootstrap, the one a subfolder's script needs to
