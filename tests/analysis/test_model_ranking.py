@@ -107,7 +107,7 @@ def test_a_microbenchmark_run_gives_the_tables_building_blocks():
 
 def test_the_in_warp_suite_is_the_ranked_pairs():
     """``gpu_suite.py --in-warp`` runs exactly the cases whose pairs the ranking scores (105)."""
-    import gpu_suite  # noqa: PLC0415
+    from harness.cases import in_warp_suite_cases  # noqa: PLC0415
 
-    names = {c.name for c in gpu_suite.in_warp_suite_cases()}
+    names = {c.name for c in in_warp_suite_cases()}
     assert names == {p.case for p in _run("2026-11-26_1648")}
