@@ -5,7 +5,7 @@
     PYTHONPATH=src python benchmarks/fit_cost_model.py --results RUN/gpu_suite.json [--device H200]
         [--microbench RUN/microbench.json] [--score OTHER/gpu_suite.json ...] [--write]
 
-Fit data: the in-warp pairs of one suite run (``model_ranking.pairs``: both mechanisms timed, each
+Fit data: the in-warp pairs of one suite run (``harness.ranking.pairs``: both mechanisms timed, each
 kernel's steps as measured); default ``results/kernel_steps/2026-11-23_1850.json`` (the 105 pairs of the
 2026-11-23 18:50 UTC H100 run). The device is ``--device``, else the run's (``environment.device``, or its
 GPU's name). Its table starts from the device's own or the nearest one (``target.cost_table``); the
@@ -30,102 +30,19 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
-import random
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 import harness  # noqa: E402, F401  (puts src/ on the path)
-
-import model_ranking as mr  # noqa: E402
+from harness import ranking as mr  # noqa: E402
+from harness.cost_fit import (CANDIDATES, START, TABLES, fit, kfold, loss, priced, run_device, table,  # noqa: E402
+                              with_microbench)
 
 from linear_layouts.analysis import cost_model as cm  # noqa: E402
-from linear_layouts.target import DEVICE_DIR, cost_table, device_name, named_target  # noqa: E402
+from linear_layouts.target import DEVICE_DIR, cost_table, named_target  # noqa: E402
 
 FIT_RUN = HERE / "results" / "kernel_steps" / "2026-11-23_1850.json"
-#: The table before this fit (2026-11-26): the start of the search and the "before" row.
-START = dict(wavefront=0.70, copied_wavefront=0.70, latency_shared=40.0, latency_shuffle=40.0,
-             latency_per_instruction=0.0)
-CANDIDATES = (("wavefront",), ("wavefront", "copied_wavefront"),
-              ("wavefront", "copied_wavefront", "latency_shared"),
-              ("wavefront", "copied_wavefront", "latency_shuffle", "latency_per_instruction"),
-              ("wavefront", "copied_wavefront", "latency_shared", "latency_shuffle", "latency_per_instruction"))
-TABLES = ("wavefront", "copied_wavefront")  # constant over warps: {1: x, 8: x}
-
-
-def table(values: dict, base: cm.DeviceCosts | None = None) -> cm.DeviceCosts:
-    """The device table with ``values`` (the fitted constants) in place (``base``: default the package's)."""
-    base = base or cm.device_costs()
-    return dataclasses.replace(base, **{k: ({1: v, 8: v} if k in TABLES else v) for k, v in values.items()})
-
-
-def with_microbench(base: cm.DeviceCosts, microbench: dict, name: str) -> cm.DeviceCosts:
-    """``base`` with the building blocks a ``gpu_microbench.py`` run measured (SM-ns per warp-instruction by
-    warps per CTA): ``shfl``; ``alu``, the mean of ``prmt`` and ``selp``; ``bar_cta``, ``bar.sync`` per CTA
-    barrier; named ``name``. (``bar_warp`` stays: free where the compiler proves the warp converged.)"""
-    blocks = microbench["blocks"]
-
-    def row(block: str) -> dict[int, float]:
-        return {int(w): float(v["ns"]) for w, v in blocks[block].items()}
-
-    prmt, selp = row("prmt"), row("selp")
-    alu = {w: round((prmt[w] + selp[w]) / 2, 4) for w in prmt}
-    measured = (f"gpu_microbench.py, {microbench.get('device', name)}"
-                + (f", {microbench['date']}" if microbench.get("date") else "") + " (shfl, prmt/selp, bar.sync)")
-    return dataclasses.replace(base, name=name, shfl=row("shfl"), alu=alu, bar_cta=row("bar.sync"), measured=measured)
-
-
-def run_device(results: dict) -> str | None:
-    """The short name of the device a suite run ran on (``environment.device``, else its GPU's name)."""
-    env = results.get("environment", {})
-    if env.get("device"):
-        return env["device"]
-    gpu = str(env.get("gpu", "")).split(",")[0].strip()
-    return device_name(gpu) if gpu and not gpu.startswith("unavailable") else None
-
-
-def loss(device: cm.DeviceCosts, pairs: list[mr.Pair]) -> float:
-    err = 0.0
-    for p in pairs:
-        po, pa = mr.kernel_ns(p.ours_steps, p.warps, device), mr.kernel_ns(p.other_steps, p.warps, device)
-        err += (math.log(po / pa) - math.log(p.ours_us / p.other_us)) ** 2
-    return err / len(pairs)
-
-
-def fit(pairs: list[mr.Pair], free: tuple[str, ...], base: cm.DeviceCosts | None = None) -> dict:
-    """The constants ``free`` minimising ``loss`` on ``pairs`` (the others at ``START``; ``base``: the table
-    they go into)."""
-    from scipy.optimize import minimize
-
-    def objective(x):
-        if min(x) < 0:
-            return 1e9
-        return loss(table({**START, **dict(zip(free, x))}, base), pairs)
-
-    r = minimize(objective, [START[k] for k in free], method="Nelder-Mead",
-                 options=dict(maxiter=4000, xatol=1e-4, fatol=1e-8))
-    return {**START, **{k: round(float(v), 3) for k, v in zip(free, r.x)}}
-
-
-def kfold(pairs: list[mr.Pair], free: tuple[str, ...], k: int = 5, seeds=(1, 2, 3),
-          base: cm.DeviceCosts | None = None) -> float:
-    """Held-out agreements per 105 pairs, averaged over ``k``-fold splits of ``pairs`` (``seeds``): each
-    fold is priced by the constants fitted on the other folds."""
-    agree = n = 0
-    for seed in seeds:
-        order = list(range(len(pairs)))
-        random.Random(seed).shuffle(order)
-        for f in range(k):
-            test = set(order[f::k])
-            train = [p for i, p in enumerate(pairs) if i not in test]
-            agree += mr.score([pairs[i] for i in test], _priced(table(fit(train, free, base), base))).agree
-            n += len(test)
-    return 105 * agree / n
-
-
-def _priced(device: cm.DeviceCosts):
-    return lambda steps, warps: mr.kernel_ns(steps, warps, device)
 
 
 def main() -> None:
@@ -158,8 +75,8 @@ def main() -> None:
     print(f"device {device}: start from the {start.label if start else 'package default table'}; fit on "
           f"{Path(args.results).name}: {len(pairs)} pairs; scored on: {', '.join(held) or '(no other run)'}")
     before = table(START, base)
-    print(f"before (2026-11-26 constants): fit run {mr.score(pairs, _priced(before))}, loss {loss(before, pairs):.4f}; "
-          + ", ".join(f"{k} {mr.score(v, _priced(before))}" for k, v in held.items()))
+    print(f"before (2026-11-26 constants): fit run {mr.score(pairs, priced(before))}, loss {loss(before, pairs):.4f}; "
+          + ", ".join(f"{k} {mr.score(v, priced(before))}" for k, v in held.items()))
     rows = []
     for free in CANDIDATES:
         rows.append((kfold(pairs, free, base=base) * len(pairs) / 105, -len(free), free))
@@ -168,11 +85,11 @@ def main() -> None:
     values = fit(pairs, free, base)
     device_table = table(values, base)
     print(f"chosen: {', '.join(free)} -> {values}")
-    print(f"fit run: in sample {mr.score(pairs, _priced(device_table))}, loss {loss(device_table, pairs):.4f}; "
+    print(f"fit run: in sample {mr.score(pairs, priced(device_table))}, loss {loss(device_table, pairs):.4f}; "
           f"held out (5-fold, fitted on the other folds): {held_out:.1f} / {len(pairs)} "
           f"({100 * held_out / max(len(pairs), 1):.1f}%)")
     for k, v in held.items():
-        s = mr.score(v, _priced(device_table))
+        s = mr.score(v, priced(device_table))
         print(f"held out {k}: {s}, loss {loss(device_table, v):.4f}; misses: {', '.join(map(str, s.misses))}")
     if args.write:
         path = DEVICE_DIR / f"{device}.json"

@@ -36,7 +36,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,17 +44,17 @@ ROOT = Path(__file__).resolve().parent.parent
 import harness  # noqa: E402, F401  (puts src/ on the path)
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
+from harness import isolation  # noqa: E402
+from harness.cupy_outputs import compare  # noqa: E402
+from harness.engine_kernels_report import write_results  # noqa: E402
 from harness.environment import environment  # noqa: E402
 from harness.ncu import METRIC_LD, METRIC_ST, run_ncu  # noqa: E402
-from harness.results import write_outputs  # noqa: E402
 from harness.workflow import (Deadline, TritonCubin, prepare_build, require_gpu, save_cubin,  # noqa: E402
                               triton_compile)
 
 CORPUS = ROOT / "tests" / "data" / "triton_kernels"
 BUILD = ROOT / "benchmarks" / "build" / "engine_kernels"
 RESULTS = ROOT / "benchmarks" / "results"
-#: float outputs agree when |ours - triton| <= ATOL + RTOL * |triton| (atomics may add in another order)
-RTOL = ATOL = 1e-2
 #: launches per timed sample (one CUDA event pair around them)
 INNER = 5
 
@@ -223,25 +222,6 @@ def load_plan(build: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def compare(a, b, element: str = "") -> tuple[bool, float]:
-    """(equal within the tolerance, max |a - b|) of two CuPy arrays of one dtype; ``element`` ``bf16``:
-    their uint16 bits are bfloat16 values (compared as floats)."""
-    import cupy
-
-    if element == "bf16":
-        a, b = ((x.astype(cupy.uint32) << 16).view(cupy.float32) for x in (a, b))
-    if a.dtype.kind in "iub":
-        diff = cupy.abs(a.astype(cupy.int64) - b.astype(cupy.int64))
-        worst = float(diff.max()) if diff.size else 0.0
-        return worst == 0.0, worst
-    x, y = a.astype(cupy.float64), b.astype(cupy.float64)
-    both_nan = (cupy.isnan(x) & cupy.isnan(y)) | (x == y)  # (x == y: equal infinities too)
-    diff = cupy.where(both_nan, 0.0, cupy.abs(x - y))
-    worst = float(cupy.nan_to_num(diff, nan=float("inf")).max()) if diff.size else 0.0
-    ok = bool(cupy.all(both_nan | (cupy.isfinite(diff) & (diff <= ATOL + RTOL * cupy.abs(y)))))
-    return ok, worst
-
-
 def bound(kernel, grid: tuple, args: list):
     """A launch of ``kernel`` on ``grid`` with ``args``, its scratch buffers allocated once (so a timed
     launch is the kernel alone)."""
@@ -343,36 +323,8 @@ def measure_inline(args, rows: list[dict], todo: list[str], deadline: Deadline) 
 
 
 def measure_isolated(args, todo: list[str], deadline: Deadline) -> dict[str, dict]:
-    """``measure_inline`` in a child process; where a kernel kills it (a CUDA error poisons the context),
-    that kernel is recorded with the child's last words and a new child goes on after it."""
-    results: dict[str, dict] = {}
-    while todo and deadline.left() > 15:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--mode", "measure", "--build", str(args.build),
-               "--kernels", ",".join(todo), "--repeats", str(args.repeats), "--budget", str(deadline.left() - 10)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=max(10.0, deadline.left() - 5))
-            out, err = proc.stdout, proc.stderr
-        except subprocess.TimeoutExpired as exc:
-            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            err = "timeout"
-        results.update(parse_results(out))
-        todo = [name for name in todo if name not in results]
-        if todo:  # the child died (or ran out of time) at todo[0]
-            results[todo[0]] = {"error": f"the measuring process died here: {err.strip()[-300:]}"}
-            todo = todo[1:]
-    for name in todo:
-        results[name] = {"error": "not run: budget"}
-    return results
-
-
-def parse_results(out: str) -> dict[str, dict]:
-    """The ``RESULT {json}`` lines of a measuring child, by kernel."""
-    found = {}
-    for line in out.splitlines():
-        if line.startswith("RESULT "):
-            item = json.loads(line[len("RESULT "):])
-            found[item["kernel"]] = item["result"]
-    return found
+    """``measure_inline`` in a child process, restarted after a kernel that kills it (``harness.isolation``)."""
+    return isolation.measure_isolated(Path(__file__).resolve(), args, todo, deadline)
 
 
 def measure_child(args) -> int:
@@ -420,68 +372,6 @@ def launch_child(args) -> int:
         cupy.get_default_memory_pool().free_all_blocks()
         print(f"LAUNCHED {item}", flush=True)
     return 0
-
-
-def write_results(out: Path, meta: dict, rows: list[dict]) -> None:
-    """``gpu_engine_kernels.json`` and ``.md`` under ``out``."""
-    measured = [r for r in rows if "triton_us" in (r.get("result") or {})]
-    correct = [r for r in measured if r["result"]["correct"]]
-    target = meta.get("layouts_for", "sm_90")
-    lines = ["# Our engine's layouts vs Triton's, on the device (issue 15, item 6)" +
-             ("" if target == "sm_90" else f": the layouts both pick for {target}"), "",
-             f"Date {meta.get('date')}; device {meta.get('device')}; cubins by {meta.get('compiled_by')} (sm_90, from "
-             f"the two TTGIRs, each Triton's or the engine's for {target}); CuPy {meta.get('cupy')}; "
-             f"Python {meta.get('python')}. Script: `benchmarks/gpu_engine_kernels.py`"
-             + ("." if target == "sm_90" else f" `--layouts-for {target}` (layout choices for {target}, timed on "
-                                              "this device: not that GPU's timing).") , "",
-             f"**{len(correct)} / {len(measured)} rewritten kernels produce Triton's output; "
-             f"{sum(1 for r in measured if r['result']['ratio'] and r['result']['ratio'] < 0.98)} faster (ratio < 0.98), "
-             f"{sum(1 for r in measured if r['result']['ratio'] and r['result']['ratio'] > 1.02)} slower (> 1.02).**", "",
-             "Conversions: `convert_layout` ops between different layouts in Triton's TTGIR / in ours (the engine's own "
-             "count on the TTIR in brackets). Time: median of "
-             f"{meta.get('repeats')} launches (CUDA events), each side on the same inputs; ratio = ours / Triton.", "",
-             "Predicted shared traffic: the report's conversions + stagings and their wavefronts per CTA (each op "
-             "once) of each TTGIR, Triton's -> ours. `same layouts`: every value has Triton's layout (the rewrite "
-             "only moved a conversion): its ratio shows the timing noise.", "",
-             "ncu: `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum` + `_op_st.sum` of one full launch of each "
-             "side (fresh inputs)." + (f" ncu rc {meta.get('ncu_rc')}: {meta.get('ncu_tail', '')[-300:]}"
-                                       if meta.get("ncu_rc") not in (None, 0) else ""), "",
-             "| kernel | status | conversions Triton / ours (engine) | predicted wavefronts per CTA Triton -> ours | "
-             "ncu shared wavefronts per launch Triton -> ours | correct | Triton µs | ours µs | ratio |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        res = r.get("result") or {}
-        conv = (f"{r['triton_conversions']} / {r['ours_conversions']} ({r['engine_conversions']})"
-                if "triton_conversions" in r else "-")
-        status = res.get("error") or r.get("status", "")
-        if r.get("same_layouts") and "ours" in r:
-            status += " (same layouts)"
-        pred = r.get("predicted") or {}
-        wave = ("-" if not pred or "wavefronts" not in pred.get("triton", {}) or "wavefronts" not in pred.get("ours", {})
-                else f"{pred['triton']['wavefronts']} -> {pred['ours']['wavefronts']}")
-        correct_text = "-" if "correct" not in res else ("yes" if res["correct"] else
-                                                         "NO: " + ", ".join(c["arg"] for c in res["checks"] if not c["equal"]))
-        lines.append(f"| {r['kernel']} | {status[:200]} | {conv} | {wave} | {_ncu_text(r.get('ncu'))} | {correct_text} | "
-                     f"{res.get('triton_us', '-')} | {res.get('ours_us', '-')} | {res.get('ratio', '-')} |")
-    write_outputs(out, results_name(target), {"meta": meta, "rows": rows}, "\n".join(lines) + "\n")
-
-
-def results_name(layouts_for: str) -> str:
-    """The results' file stem for layouts picked for ``layouts_for``: ``gpu_engine_kernels`` for the
-    device's own sm_90, ``gpu_engine_kernels_sm_80`` for sm_80."""
-    return "gpu_engine_kernels" if layouts_for == "sm_90" else f"gpu_engine_kernels_{layouts_for}"
-
-
-def _ncu_text(ncu: dict | None) -> str:
-    if not ncu or "triton" not in ncu or "ours" not in ncu:
-        return "-"
-
-    def total(side: dict) -> str:
-        if side.get("ld") is None or side.get("st") is None:
-            return "?"
-        return f"{side['ld'] + side['st']:g}"
-
-    return f"{total(ncu['triton'])} -> {total(ncu['ours'])}"
 
 
 def main(argv=None) -> int:

@@ -46,40 +46,24 @@ import harness  # noqa: E402, F401  (puts src/ on the path)
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 from harness.environment import environment  # noqa: E402
+from harness.hook_launch import compare, full_args, launch_kwargs, torch_args, warm_one, why  # noqa: E402
+from harness.hook_report import NO_DECISION, Trace as _Trace, decision_record as _decision  # noqa: E402
+from harness.hook_report import markdown, one_line, summary  # noqa: E402
 from harness.results import write_outputs  # noqa: E402
 from harness.workflow import Deadline  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "triton_kernels"
 BUILD = ROOT / "benchmarks" / "build" / "triton_hook"
 RESULTS = ROOT / "benchmarks" / "results"
-#: float outputs agree when |hooked - Triton's| <= ATOL + RTOL * |Triton's| (atomics may add in another order)
-RTOL = ATOL = 1e-2
 #: launches per graph sample: enough for a sample to last about this long (microseconds)
 SAMPLE_US = 200.0
 MAX_INNER = 200
 VARIANTS = ("triton", "model", "measured")
 
-_TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-                 "fp8e5": "float8_e5m2", "fp8e4nv": "float8_e4m3fn", "i8": "int8", "u8": "uint8", "i16": "int16",
-                 "i32": "int32", "i64": "int64", "i1": "bool"}
-
 
 def corpus(only: str = "") -> list[Path]:
     names = set(filter(None, only.split(",")))
     return [p for p in sorted(CORPUS.glob("*.py")) if not names or p.stem in names]
-
-
-def launch_kwargs(spec) -> dict:
-    """The keyword arguments of the kernel file's launch: its constexprs and options (one dict: a kernel
-    may take an option, such as ``num_stages``, as a constexpr parameter too)."""
-    return {**spec.constexprs, **spec.options}
-
-
-def launch_scalars(spec) -> dict[str, int]:
-    """The integer arguments the JIT does not make constexprs (a value of 1 it does), by TTIR name: what
-    the measured choice gives our engine at the first launch."""
-    return {f"%{name}": value for name, value in spec.scalars.items()
-            if isinstance(value, int) and not isinstance(value, bool) and value != 1}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -88,90 +72,6 @@ def launch_scalars(spec) -> dict[str, int]:
 def _worker_env(triton_cache: str, ours_cache: str) -> None:
     os.environ["TRITON_CACHE_DIR"] = triton_cache
     os.environ["LINEAR_LAYOUTS_CACHE"] = ours_cache
-
-
-class _StandIn:
-    """A tensor argument for Triton's binder: a 16-byte aligned pointer (as PyTorch's allocations are) of a dtype."""
-
-    def __init__(self, pointer: int, dtype: str) -> None:
-        self.pointer, self.dtype = pointer, f"torch.{dtype}"
-
-    def data_ptr(self) -> int:
-        return self.pointer
-
-
-def jit_source(spec, backend):
-    """(ASTSource, options) exactly as Triton's JIT builds them for the kernel file's launch: its own binder
-    and ``_pack_args`` on the file's scalars and stand-ins for the tensors (the same specialization, hence
-    the same cache key, as the device's first call)."""
-    from triton import knobs
-    from triton.compiler import ASTSource
-    from triton.runtime.jit import create_function_from_signature
-
-    jit = spec.kernel
-    binder = create_function_from_signature(jit.signature, jit.params, backend)
-    args = [_StandIn((i + 1) << 20, _TORCH_DTYPES[spec.signature[p][1:]]) if spec.signature[p].startswith("*")
-            else spec.scalars[p] for i, p in enumerate(spec.params) if p not in spec.constexprs]
-    kwargs = launch_kwargs(spec)
-    kwargs["debug"] = jit.debug or knobs.runtime.debug  # what JITFunction.run adds
-    kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
-    if hasattr(knobs.compilation, "fpsan_homomorphic_casts"):
-        kwargs["fpsan_homomorphic_casts"] = knobs.compilation.fpsan_homomorphic_casts
-    bound, specialization, options = binder(*args, **kwargs)
-    options, signature, constexprs, attrs = jit._pack_args(backend, kwargs, bound, specialization, options)
-    return ASTSource(jit, signature, constexprs, attrs), options
-
-
-def warm_one(path: str, arch: int) -> dict:
-    """Compile one kernel file for ``sm_<arch>`` as the JIT will: Triton's, model mode's, and the measured
-    choice's variant (where our engine rewrites it for the file's scalars). Seconds of each step."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler.compiler import make_backend
-
-    import linear_layouts.triton as lt
-    from linear_layouts.kernels.spec import load_kernel_file
-    from linear_layouts.pipeline.triton_hook.measure import compile_variant
-    from linear_layouts.pipeline.triton_hook.settings import settings_for
-    from linear_layouts.pipeline.triton_hook.stage import engine_ttgir, text_digest
-
-    spec = load_kernel_file(path)
-    row: dict = {"kernel": spec.name}
-    target = GPUTarget("cuda", arch, 32)
-    try:
-        start = time.time()
-        source, options = jit_source(spec, make_backend(target))
-        plain = triton.compile(source, target=target, options=options.__dict__)
-        row["triton_s"] = round(time.time() - start, 2)
-        start = time.time()
-        with lt.enabled("model"):
-            model = triton.compile(source, target=target, options=options.__dict__)
-        row["model_s"] = round(time.time() - start, 2)
-        row["model"] = getattr(model.metadata, "linear_layouts", None)
-        start = time.time()
-        settings = settings_for("measured")
-        outcome = engine_ttgir(plain.asm["ttir"], plain.asm["ttgir"], timeout_s=settings.timeout_s,
-                               scalars=launch_scalars(spec))
-        row["engine_s"] = round(time.time() - start, 2)
-        row["measured_candidate"] = outcome.ttgir is not None
-        if outcome.ttgir is not None:
-            start = time.time()
-            with lt.enabled("measured"):
-                ours = compile_variant(plain, outcome.ttgir, text_digest(plain.asm["ttgir"]), options, settings)
-            row["variant_s"] = round(time.time() - start, 2)
-            row["variant_compiled"] = ours is not None
-    except Exception as error:  # noqa: BLE001 - recorded: the JIT will meet the same error on the device
-        row["error"] = why(error)
-    return row
-
-
-def why(error: BaseException) -> str:
-    """One line for an exception: its last line, or its cause's where the last line is a source caret."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    text = lines[-1] if lines else ""
-    if text in ("", "^") and error.__cause__ is not None:
-        return why(error.__cause__)
-    return f"{type(error).__name__}: {text[:300]}"
 
 
 def measuring_reserve(kernels: int) -> float:
@@ -208,65 +108,6 @@ def warm(paths: list[Path], arch: int, jobs: int, triton_cache: Path, ours_cache
 # --------------------------------------------------------------------------------------------------
 # device: one kernel, three variants
 # --------------------------------------------------------------------------------------------------
-def torch_args(spec, seed: int = 0) -> list:
-    """The kernel's runtime arguments in order (constexprs left out) as PyTorch values on the GPU: tensors as
-    TENSORS says (zeros, integers in a range, else random normal x 0.5, small fp8 bit patterns, integers
-    in [0, 64)), scalars as SCALARS says."""
-    import torch
-
-    generator = torch.Generator(device="cuda").manual_seed(seed)
-    args = []
-    for name in spec.params:
-        if name in spec.constexprs:
-            continue
-        kind = spec.signature[name]
-        if not kind.startswith("*"):
-            args.append(spec.scalars[name])
-            continue
-        entry = spec.tensors[name]
-        shape, init = (entry, None) if not (isinstance(entry, (list, tuple)) and len(entry) == 2
-                                            and isinstance(entry[0], list)) else entry
-        shape = tuple(int(n) for n in shape)
-        element = kind[1:]
-        dtype = getattr(torch, _TORCH_DTYPES[element])
-        if init == "zeros":
-            tensor = torch.zeros(shape, dtype=dtype, device="cuda")
-        elif isinstance(init, (list, tuple)) and init and init[0] == "randint":
-            tensor = torch.randint(int(init[1]), int(init[2]), shape, generator=generator, device="cuda").to(dtype)
-        elif element.startswith("fp8"):
-            tensor = torch.randint(0, 64, shape, generator=generator, device="cuda", dtype=torch.uint8).view(dtype)
-        elif element in ("fp16", "bf16", "fp32", "fp64"):
-            tensor = (torch.randn(shape, generator=generator, device="cuda") * 0.5).to(dtype)
-        elif element == "i1":
-            tensor = torch.randint(0, 2, shape, generator=generator, device="cuda").bool()
-        else:
-            tensor = torch.randint(0, 64, shape, generator=generator, device="cuda").to(dtype)
-        args.append(tensor)
-    return args
-
-
-def full_args(spec, args: list) -> list:
-    """Every parameter's value in order (constexprs included), as a compiled kernel's launcher takes them."""
-    runtime = iter(args)
-    return [spec.constexprs[p] if p in spec.constexprs else next(runtime) for p in spec.params]
-
-
-def compare(a, b) -> tuple[bool, float]:
-    """(equal within the tolerance, largest difference) of two tensors of one dtype."""
-    import torch
-
-    if not (a.dtype.is_floating_point or a.dtype in (torch.float8_e5m2, torch.float8_e4m3fn)):
-        diff = (a.long() - b.long()).abs() if a.dtype != torch.bool else (a != b).long()
-        worst = float(diff.max()) if diff.numel() else 0.0
-        return worst == 0.0, worst
-    x, y = a.double(), b.double()
-    same = (x == y) | (x.isnan() & y.isnan())
-    diff = torch.where(same, torch.zeros_like(x), (x - y).abs())
-    worst = float(diff.nan_to_num(math.inf).max()) if diff.numel() else 0.0
-    ok = bool((same | (diff <= ATOL + RTOL * y.abs())).all())
-    return ok, worst
-
-
 def _graph(launch, inner: int):
     """A CUDA graph of ``inner`` launches (warmed on a side stream first, as PyTorch's docs do)."""
     import torch
@@ -336,54 +177,6 @@ def time_variants(launches: dict, repeats: int) -> dict:
 def _iqr(values: list[float]) -> float:
     q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return q3 - q1
-
-
-def _quartiles(values) -> list[float] | None:
-    if len(values) < 2:
-        return None
-    return [round(q, 3) for q in statistics.quantiles(values, n=4, method="inclusive")]
-
-
-#: the measured column where the hook recorded nothing for the kernel
-NO_DECISION = {"choice": "triton", "basis": "no decision",
-               "reason": "the hook recorded no decision for this kernel (never armed: see its trace)"}
-
-
-def _decision(kernel) -> dict | None:
-    """The hook's decision for a compiled kernel as JSON: choice, basis, reason, predicted gain, and where
-    measured every sample of both variants, their quartiles and the samples' launches (``inner``)."""
-    import linear_layouts.triton as lt
-
-    found = lt.decision(kernel)
-    if found is None:
-        return None
-    return {"choice": found.choice, "basis": found.basis.value, "reason": found.reason,
-            "predicted_gain": found.predicted_gain, "triton_us": found.triton_us, "ours_us": found.ours_us,
-            "measured_gain": found.measured_gain, "inner": found.inner,
-            "triton_quartiles_us": _quartiles(found.triton_samples_us),
-            "ours_quartiles_us": _quartiles(found.ours_samples_us),
-            "triton_samples_us": list(found.triton_samples_us), "ours_samples_us": list(found.ours_samples_us)}
-
-
-class _Trace:
-    """The hook's trace (logger ``linear_layouts.triton``) collected per kernel in the measuring child."""
-
-    def __init__(self) -> None:
-        import logging
-
-        self.lines: list[str] = []
-        self.handler = logging.Handler(logging.DEBUG)
-        self.handler.emit = lambda record: self.lines.append(record.getMessage())
-        self.logger = logging.getLogger("linear_layouts.triton")
-        self.logger.addHandler(self.handler)
-        self.logger.setLevel(logging.DEBUG)
-
-    def take(self) -> list[str]:
-        lines, self.lines = self.lines, []
-        return lines
-
-    def close(self) -> None:
-        self.logger.removeHandler(self.handler)
 
 
 def run_kernel(path: Path, repeats: int, trace: _Trace | None = None) -> dict:
@@ -588,133 +381,6 @@ def measure(args, names: list[str], deadline: Deadline, env: dict) -> tuple[dict
     for name in todo:
         rows[name] = {"kernel": name, "error": "not run: budget"}
     return rows, checks, "".join(log)
-
-
-# --------------------------------------------------------------------------------------------------
-# results
-# --------------------------------------------------------------------------------------------------
-def geomean(values: list[float]) -> float | None:
-    return round(math.exp(sum(math.log(v) for v in values) / len(values)), 4) if values else None
-
-
-def summary(rows: list[dict]) -> dict:
-    measured = [r for r in rows if "time" in r]
-    out: dict = {"kernels": len(rows), "timed": len(measured)}
-    for variant in ("model", "measured"):
-        timed = [r for r in measured if r[variant].get("ratio")]
-        differs = [r for r in timed if r[variant]["binary_differs"]]
-        out[variant] = {
-            "correct": sum(r[variant]["correct"] for r in measured),
-            "rewritten": len(differs),
-            "max_ratio": max((r[variant]["ratio"] for r in timed), default=None),
-            "at_most_1.01": sum(r[variant]["ratio"] <= 1.01 for r in timed),
-            "slower_than_1.02": [r["kernel"] for r in differs if r[variant]["ratio"] > 1.02],
-            "same_binary_beyond_2pct": [r["kernel"] for r in timed
-                                        if not r[variant]["binary_differs"] and abs(r[variant]["ratio"] - 1) > 0.02],
-            "geomean_triton_over_ours_where_differs": geomean([1 / r[variant]["ratio"] for r in differs]),
-            "geomean_triton_over_ours_all": geomean([1 / r[variant]["ratio"] for r in timed]),
-        }
-    rewrites = [r for r in measured
-                if r["model"]["binary_differs"] and (r["model"]["decision"] or {}).get("predicted_gain")]
-    out["model"]["sign_right"] = f"{sum(r['model']['ratio'] < 1 for r in rewrites)} / {len(rewrites)}"
-    bases: dict[str, int] = {}
-    for r in measured:
-        basis = (r["measured"]["decision"] or NO_DECISION)["basis"]
-        bases[basis] = bases.get(basis, 0) + 1
-    out["measured"]["bases"] = dict(sorted(bases.items()))
-    out["measured"]["measured_by_the_hook"] = sum(bool((r["measured"]["decision"] or {}).get("inner"))
-                                                  for r in measured)
-    return out
-
-
-def _measured_text(decision: dict) -> str:
-    """The hook's samples of a measured decision: ``Triton q1 / median / q3 vs ours q1 / median / q3 us (n x
-    inner)``, else ``-``."""
-    tq, oq = decision.get("triton_quartiles_us"), decision.get("ours_quartiles_us")
-    if not tq or not oq:
-        return "-"
-    return (f"{' / '.join(map(str, tq))} vs {' / '.join(map(str, oq))} "
-            f"({len(decision['triton_samples_us'])} x {decision['inner']})")
-
-
-def one_line(row: dict) -> str:
-    """A row in one line (the run's log)."""
-    if "time" not in row:
-        return f"{row['kernel']}: {row.get('error', '-')[:200]}"
-    model, measured = row["model"], row["measured"]
-    decision = measured["decision"] or NO_DECISION
-    return (f"{row['kernel']}: Triton {row['time']['us']['triton']} us; model {model['ratio']} "
-            f"({'ours' if model['binary_differs'] else 'Triton'}); measured {measured['ratio']} "
-            f"({decision['choice']}, {decision['basis']}: {decision['reason'][:90]}; samples "
-            f"{_measured_text(decision)}); first call {row['first_call_s']['measured']} s; "
-            f"correct {model['correct']}/{measured['correct']}")
-
-
-def markdown(meta: dict, rows: list[dict], checks: dict, stats: dict) -> str:
-    env = meta["environment"]
-    lines = ["# `linear_layouts.triton.enable()` on the device: corpus kernels through Triton's JIT (issue 34)", "",
-             f"Date {env.get('date')}; device {env.get('gpu')}; Triton {env.get('triton')}; "
-             f"PyTorch {env.get('torch')}; Python {env.get('python')}; linear_layouts {meta.get('package_key')}. "
-             f"Script: "
-             f"`benchmarks/gpu_triton_hook.py` ({meta.get('seconds')} s; warm-up compiles "
-             f"{meta.get('warm', {}).get('seconds', '-')} s in {meta.get('warm', {}).get('jobs', '-')} processes).", "",
-             "Each kernel is launched as a plain `@triton.jit` function: Triton alone, under `enabled(\"model\")` and "
-             "under `enabled(\"measured\")`, each from a fresh `JITFunction` (as a new process meets it) on "
-             "fresh, equal inputs (outputs compared); all three timed on the same buffers (Triton's run's), so "
-             "a kept binary times as Triton's. Time per launch: median over "
-             f"{meta.get('repeats')} samples, each a CUDA graph of `inner` launches, the three variants in rotating "
-             "order; ratio = hooked / Triton (1.0 where the hook kept Triton's binary: the noise). `first call`: "
-             "seconds of each variant's first JIT call (compile or cache hit, the engine, the measurement).", "",
-             f"**Measured mode: {stats['measured']['correct']} / {stats['timed']} kernels give Triton's outputs; "
-             f"{stats['measured']['at_most_1.01']} / {stats['timed']} at ratio <= 1.01 (max "
-             f"{stats['measured']['max_ratio']}); ours kept on {stats['measured']['rewritten']}, geomean Triton / ours "
-             f"there {stats['measured']['geomean_triton_over_ours_where_differs']}. Model mode: "
-             f"{stats['model']['correct']} / {stats['timed']} correct; rewrote {stats['model']['rewritten']}, slower "
-             f"than 1.02 on {stats['model']['slower_than_1.02'] or 'none'}; sign right "
-             f"{stats['model']['sign_right']}; geomean Triton / ours where rewritten "
-             f"{stats['model']['geomean_triton_over_ours_where_differs']}.**", "",
-             f"Triton's own binary kept, yet beyond 2% of Triton's time (the timing's noise, e.g. a kernel whose "
-             f"atomics change its work from launch to launch): model mode "
-             f"{stats['model'].get('same_binary_beyond_2pct') or 'none'}, measured mode "
-             f"{stats['measured'].get('same_binary_beyond_2pct') or 'none'}.", "",
-             f"Measured mode's bases: {stats['measured']['bases']}; the hook timed both variants on "
-             f"{stats['measured']['measured_by_the_hook']} kernels (samples: quartiles of per-launch µs, pairs x "
-             f"launches per sample; ours is kept only at a median >= 1% faster with disjoint interquartile ranges).",
-             "",
-             "| kernel | Triton µs | model: ours? (predicted gain) | model ratio | measured: choice (basis) | "
-             "hook's samples: Triton vs ours | measured ratio | correct model / measured | first call s T / M / Ms "
-             "| inner |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    reasons = []
-    for r in rows:
-        if "time" not in r:
-            lines.append(f"| {r['kernel']} | {r.get('error', '-')[:160]} | | | | | | | | |")
-            continue
-        model, measured = r["model"], r["measured"]
-        md, ms = model["decision"] or {}, measured["decision"] or NO_DECISION
-        gain = md.get("predicted_gain")
-        model_text = ("ours" if model["binary_differs"] else "Triton's") + \
-            (f" ({gain:+.1%})" if gain is not None else "")
-        measured_text = f"{'ours' if measured['binary_differs'] else 'Triton'} ({ms['basis']})"
-        reasons.append(f"- {r['kernel']}: {ms['basis']}: {ms['reason'].replace('|', '/')[:300]}")
-        if ms["basis"] in ("no decision", "error"):
-            reasons += [f"  - trace: {line[:300]}" for line in r.get("trace", [])] or ["  - trace: (empty)"]
-        correct = f"{'yes' if model['correct'] else 'NO ' + ', '.join(model['wrong'])} / " \
-                  f"{'yes' if measured['correct'] else 'NO ' + ', '.join(measured['wrong'])}"
-        fc = r["first_call_s"]
-        lines.append(f"| {r['kernel']} | {r['time']['us']['triton']} | {model_text} | {model['ratio']} | "
-                     f"{measured_text} | {_measured_text(ms)} | {measured['ratio']} | {correct} | "
-                     f"{fc['triton']} / {fc['model']} / {fc['measured']} | {r['time']['inner']} |")
-    lines += ["", "## Measured mode: why, per kernel", "", *reasons]
-    lines += ["", "## Integration checks", ""]
-    for name, found in checks.items():
-        lines.append(f"- **{name}**: " + ", ".join(f"{k} = {v}" for k, v in found.items()))
-    warm_rows = meta.get("warm", {}).get("rows", {})
-    failed = {k: v["error"] for k, v in warm_rows.items() if "error" in v}
-    if failed:
-        lines += ["", "Warm-up compile errors (the JIT meets them too): " +
-                  "; ".join(f"{k}: {v[:160]}" for k, v in failed.items())]
-    return "\n".join(lines) + "\n"
 
 
 def require_torch_gpu() -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 import harness  # noqa: E402, F401  (puts src/ on the path)
 
-import model_ranking  # noqa: E402
+from harness import ranking as model_ranking  # noqa: E402
 from harness.cases import all_cases  # noqa: E402
 
 from linear_layouts.analysis import conversion as cv  # noqa: E402

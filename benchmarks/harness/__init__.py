@@ -3,7 +3,12 @@ Triton cubins and the workflow checks' launcher (``workflow``), ncu's metric nam
 reading (``ncu``), SASS reading (``sass``), the device / host record (``environment``), timing
 (``timing``), results files (``results``), the scripts' common flags (``cli``), the ops' device cases
 (``ops_cases``) and the random / fake inputs shared with the tests (``random_programs``, ``smem_cases``,
-``fakes``).
+``fakes``, ``fake_cupy``); and the scripts' own logic that their tests check: the cost model's ranking and
+fit (``ranking``, ``cost_fit``), the whole-kernel model's validation (``validation``), the Triton hook's
+launches and report (``hook_launch``, ``hook_report``), the engine kernels' report, output comparison and
+crash-isolated measuring (``engine_kernels_report``, ``cupy_outputs``, ``isolation``), the suite's
+transposes (``transposes``), the SASS issue model (``sass_issue``) and the copying of device results
+(``collect``).
 
 Every script in ``benchmarks/`` runs as ``python3 benchmarks/NAME.py`` (Python puts ``benchmarks/`` first
 on the path) and imports ``harness`` before the package: importing it puts this checkout's ``src/`` first,

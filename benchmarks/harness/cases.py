@@ -20,7 +20,7 @@ from linear_layouts.layouts.dot_operand import DotOperandLayout
 from linear_layouts.layouts.nvmma import NVMMADistributedLayout
 
 __all__ = ["Case", "named_cases", "random_cases", "in_warp_cases", "wide_cases", "register_cases", "all_cases",
-           "seed_transpose_layouts"]
+           "seed_transpose_layouts", "in_warp_suite_cases"]
 
 
 @dataclass(frozen=True)
@@ -227,3 +227,12 @@ def register_cases(n: int = 12, seed: int = 29, max_registers: int = 64) -> list
 
 def all_cases(n_random: int = 200, n_in_warp: int = 48, n_wide: int = 16) -> list[Case]:
     return named_cases() + random_cases(n_random) + in_warp_cases(n_in_warp) + wide_cases(n_wide)
+
+
+def in_warp_suite_cases() -> list[Case]:
+    """The suite's cases whose conversion stays in each warp and moves data between lanes (the pairs
+    ``harness.ranking.pairs`` scores: both mechanisms, a shuffle and a shared-memory kernel, are built)."""
+    from linear_layouts.analysis.conversion import conversion_dims
+    from linear_layouts.analysis.shuffles import same_warp_data
+
+    return [c for c in all_cases() if same_warp_data(c.src, c.dst) and "lane" in conversion_dims(c.src, c.dst)]

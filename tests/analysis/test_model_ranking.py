@@ -1,5 +1,6 @@
-"""The one ranking check of issue 12 item 4 (benchmarks/model_ranking.py): its pairs are the kernels each
-run measured, and its tie rule is plan_conversion's."""
+"""The one ranking check of issue 12 item 4 (benchmarks/harness/ranking.py, scored by
+benchmarks/model_ranking.py): its pairs are the kernels each run measured, and its tie rule is
+plan_conversion's; the fit of benchmarks/harness/cost_fit.py is the package table's."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-import fit_cost_model as fcm  # noqa: E402
-import model_ranking as mr  # noqa: E402
+from harness import cost_fit as fcm  # noqa: E402
+from harness import ranking as mr  # noqa: E402
 
 RUNS = sorted((BENCH / "results" / "kernel_steps").glob("*.json"))
 
@@ -106,7 +107,7 @@ def test_a_microbenchmark_run_gives_the_tables_building_blocks():
 
 def test_the_in_warp_suite_is_the_ranked_pairs():
     """``gpu_suite.py --in-warp`` runs exactly the cases whose pairs the ranking scores (105)."""
-    import gpu_suite  # noqa: PLC0415
+    from harness.cases import in_warp_suite_cases  # noqa: PLC0415
 
-    names = {c.name for c in gpu_suite.in_warp_suite_cases()}
+    names = {c.name for c in in_warp_suite_cases()}
     assert names == {p.case for p in _run("2026-11-26_1648")}

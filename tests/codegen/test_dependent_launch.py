@@ -27,9 +27,9 @@ needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not install
 
 
 def _suite():
-    import gpu_suite  # noqa: PLC0415
+    from harness import transposes  # noqa: PLC0415
 
-    return gpu_suite
+    return transposes
 
 
 def _kernels(pdl: bool, rows: int = 512, cols: int = 256):

@@ -1,8 +1,8 @@
-"""The GPU suite's transposes at the tile shapes of Triton's best tiles (``gpu_suite.PEER_TILE_TRANSPOSES``):
+"""The GPU suite's transposes at the tile shapes of Triton's best tiles (``harness.transposes.PEER_TILE_TRANSPOSES``):
 each new layout, emitted for a 256 x 256 matrix, computes ``A^T`` on every element (emulated on the CPU), and
 nvcc compiles exactly its plan: the planned shared instructions and one 16-byte global load and store per 16
 bytes of the thread's tile (streaming hints where asked). And the cp.async pipeline on 16- and 32-bit elements
-(``gpu_suite.ASYNC_TRANSPOSES``): every element on a grid of 3 CTAs, each looping over several tiles."""
+(``harness.transposes.ASYNC_TRANSPOSES``): every element on a grid of 3 CTAs, each looping over several tiles."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from linear_layouts.codegen.ptx import compile_ptx, count_ptx, find_nvcc
 
 
 def _peer_tile_kernels(n: int):
-    from gpu_suite import PEER_TILE_TRANSPOSES, transpose_kernels  # noqa: PLC0415
+    from harness.transposes import PEER_TILE_TRANSPOSES, transpose_kernels  # noqa: PLC0415
 
     tags = {(w, tag) for w, variants in PEER_TILE_TRANSPOSES.items() for tag, *_ in variants}
     return [(w, tag, step, k) for w, tag, step, k in transpose_kernels(n) if (w, tag) in tags]
@@ -49,7 +49,7 @@ def test_peer_tile_transpose_compiles_to_its_plan(index):
 
 
 def _async_wide(n: int):
-    from gpu_suite import transpose_kernels  # noqa: PLC0415
+    from harness.transposes import transpose_kernels  # noqa: PLC0415
 
     return [(w, tag, step, k) for w, tag, step, k in transpose_kernels(n) if tag.startswith("async") and w > 1]
 

@@ -22,7 +22,7 @@ needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not install
 
 
 def _layouts(element_bytes: int, **kw):
-    from gpu_suite import transpose_wide_block_layouts  # noqa: PLC0415
+    from harness.transposes import transpose_wide_block_layouts  # noqa: PLC0415
 
     return transpose_wide_block_layouts(element_bytes, **kw)
 
@@ -132,7 +132,7 @@ def test_every_new_suite_transpose_compiles_to_its_plan():
     """Each persistent, hinted or grouped transpose of the GPU suite (at 512^2): nvcc's PTX has the plan's
     shared instructions, one 16-byte global store per 16 bytes of the thread's tile, and each
     16-byte load twice in the persistent kernels (before the loop, and the next tile's in it)."""
-    from gpu_suite import ONE_TILE_OPTIONS, transpose_kernels  # noqa: PLC0415
+    from harness.transposes import ONE_TILE_OPTIONS, transpose_kernels  # noqa: PLC0415
 
     new = [(w, tag, step, k) for w, tag, step, k in transpose_kernels(512)
            if (k.persistent or tag in ONE_TILE_OPTIONS) and not tag.startswith("async")]  # cp.async: below
@@ -214,14 +214,14 @@ def test_dynamic_tile_counter_every_element(ctas, group_rows):
 
 @needs_cxx
 def test_same_size_copy_peer_copies_every_vector(tmp_path):
-    """The suite's own same-size copy (``gpu_suite.SAME_SIZE_COPY_SOURCE``), run serially on the CPU
+    """The suite's own same-size copy (``harness.transposes.SAME_SIZE_COPY_SOURCE``), run serially on the CPU
     (no barriers: thread order is free) over 3 CTAs of 4 threads and 61 vectors (the unrolled loop
     and the remainder loop both run): every vector copied once, nothing written past the end."""
     import subprocess  # noqa: PLC0415
 
     from linear_layouts.codegen.intrinsics import HOST_PRELUDE  # noqa: PLC0415
 
-    from gpu_suite import SAME_SIZE_COPY_SOURCE  # noqa: PLC0415
+    from harness.transposes import SAME_SIZE_COPY_SOURCE  # noqa: PLC0415
 
     main = r"""
 int main() {
@@ -245,7 +245,7 @@ int main() {
 
 def _async_kernel(matrix: tuple[int, int], warps: int, tile: tuple[int, int], stages: int = 3, ctas_per_sm: int = 1,
                   l2_prefetch_bytes: int = 0):
-    from gpu_suite import transpose_async_layouts  # noqa: PLC0415
+    from harness.transposes import transpose_async_layouts  # noqa: PLC0415
     from linear_layouts.codegen.transpose import emit_async_transpose_kernel  # noqa: PLC0415
 
     src, dst = transpose_async_layouts(1, warps=warps, rows=tile[0], cols=tile[1])
@@ -287,7 +287,7 @@ def test_async_suite_transposes_compile_to_cp_async():
     """The suite's cp.async transposes at 8192^2: 16 LDGSTS.128 per tile (issued for 2 tiles before
     the loop, one in it: 48 in the code; `_l2p256`: .L2::256B, LDGSTS...LTC256B), no LDG and no STS; the plan's 16 ld.shared.v4, 128 PRMT
     (the 4x4 byte transposes, after the shared load) and 16 STG.128; no local memory."""
-    from gpu_suite import transpose_kernels  # noqa: PLC0415
+    from harness.transposes import transpose_kernels  # noqa: PLC0415
 
     kernels = [(tag, step, k) for w, tag, step, k in transpose_kernels(8192) if tag.startswith("async") and w == 1]
     assert [tag for tag, *_ in kernels] == ["async256x8w_s3", "async256x8w_s3_l2p256", "async128x256x4w_s3"]

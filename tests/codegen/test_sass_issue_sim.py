@@ -1,12 +1,14 @@
-"""benchmarks/sass_issue_sim.py: its loop reader and issue model (docstring examples), and the model's
-point: two orders of the same instructions cost different cycles when a select waits on a shuffle."""
+"""benchmarks/sass_issue_sim.py's loop reader and issue model (benchmarks/harness/sass_issue.py; docstring
+examples), and the model's point: two orders of the same instructions cost different cycles when a select
+waits on a shuffle."""
 
 import doctest
-import importlib
+
+from harness import sass_issue
 
 
 def _module():
-    return importlib.import_module("sass_issue_sim")
+    return sass_issue
 
 
 def test_docstring_examples():

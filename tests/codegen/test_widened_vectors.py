@@ -86,7 +86,7 @@ def test_widened_vector_kernel_ptx_holds_the_planned_instructions():
 
 
 def _wide_block_layouts(rows: int, cols: int, warps: int) -> tuple[LinearLayout, LinearLayout]:
-    from gpu_suite import transpose_wide_block_layouts  # noqa: PLC0415
+    from harness.transposes import transpose_wide_block_layouts  # noqa: PLC0415
 
     return transpose_wide_block_layouts(1, warps=warps, rows=rows, cols=cols)
 

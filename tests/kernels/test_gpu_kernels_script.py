@@ -1,6 +1,7 @@
 """benchmarks/gpu_kernels.py and the workflow GPU scripts on the CPU: prepare compiles corpus kernels to
 sm_90 cubins with their launch parameters and the report's predictions, the verdict compares ncu with the
-prediction, the results name their device, and the collect step copies only device results."""
+prediction, the results name their device, and the collect step (benchmarks/harness/collect.py) copies only
+device results."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import json
 import pytest
 
 pytest.importorskip("triton")
+from harness import collect as collect_module  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def scripts():
-    yield importlib.import_module("gpu_kernels"), importlib.import_module("gpu_workflow_collect")
+    yield importlib.import_module("gpu_kernels"), collect_module
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """The device benchmark of the Triton hook (benchmarks/gpu_triton_hook.py) on the CPU: what it computes
-without a GPU -- the launch arguments of a kernel file, the summary and the Markdown of a run -- and its
-warm step compiling a corpus kernel (Triton 3.9 here, for sm_90)."""
+without a GPU -- the launch arguments of a kernel file (benchmarks/harness/hook_launch.py), the summary and
+the Markdown of a run (benchmarks/harness/hook_report.py) -- and its warm step compiling a corpus kernel
+(Triton 3.9 here, for sm_90)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("triton")
-import gpu_triton_hook as bench  # noqa: E402
+from harness import CORPUS, hook_launch, hook_report  # noqa: E402
 
 from linear_layouts.kernels.spec import load_kernel_file  # noqa: E402
 
@@ -36,7 +37,7 @@ def test_summary_and_markdown():
             row("b", 10.0, 10.5, 10.0, True, False, 0.1), row("c", 5.0, 5.0, 5.05, False, False, None, "triton",
                                                               "no predicted gain"),
             {"kernel": "d", "error": "not run: budget"}, unarmed]
-    stats = bench.summary(rows)
+    stats = hook_report.summary(rows)
     assert stats["timed"] == 4 and stats["measured"]["rewritten"] == 1 and stats["model"]["rewritten"] == 2
     assert stats["measured"]["geomean_triton_over_ours_where_differs"] == 1.25
     assert stats["model"]["slower_than_1.02"] == ["b"] and stats["model"]["sign_right"] == "1 / 2"
@@ -46,21 +47,21 @@ def test_summary_and_markdown():
     assert stats["measured"]["measured_by_the_hook"] == 2
     meta = {"environment": {"date": "today", "gpu": "GPU"}, "repeats": 100, "package_key": "k", "seconds": 1,
             "warm": {"seconds": 2, "jobs": 4, "rows": {"d": {"error": "AssertionError: "}}}}
-    text = bench.markdown(meta, rows, {"autotune": {"correct": True}}, stats)
+    text = hook_report.markdown(meta, rows, {"autotune": {"correct": True}}, stats)
     assert "| a | 10.0 | ours (+20.0%) | 0.8 | ours (measured faster) | 9.9 / 10.0 / 10.1 vs 7.9 / 8.0 / 8.1 " \
            "(5 x 3) | 0.8 |" in text
     assert "| c | 5.0 | Triton's | 1.0 | Triton (no predicted gain) | - | 1.01 |" in text
     assert "- b: measured not faster: measured: x / y" in text
     assert "- e: no decision: the hook recorded no decision" in text and "  - trace: k: armed" in text
     assert "| d | not run: budget |" in text and "autotune**: correct = True" in text and "d: AssertionError" in text
-    assert bench.one_line(rows[0]).startswith("a: Triton 10.0 us; model 0.8 (ours); measured 0.8 (ours, measured "
-                                              "faster: measured: x | y; samples 9.9 / 10.0 / 10.1 vs")
+    assert hook_report.one_line(rows[0]).startswith("a: Triton 10.0 us; model 0.8 (ours); measured 0.8 (ours, measured "
+                                                    "faster: measured: x | y; samples 9.9 / 10.0 / 10.1 vs")
 
 
 def test_launch_arguments_of_a_kernel_file():
-    spec = load_kernel_file(Path(bench.CORPUS) / "transpose.py")
-    assert bench.launch_scalars(spec) == {"%M": 4096, "%N": 4096, "%stride_xm": 4096, "%stride_om": 4096}
-    assert bench.full_args(spec, ["x", "o", 1, 2, 3, 4]) == ["x", "o", 1, 2, 3, 4, 64, 64]
+    spec = load_kernel_file(CORPUS / "transpose.py")
+    assert hook_launch.launch_scalars(spec) == {"%M": 4096, "%N": 4096, "%stride_xm": 4096, "%stride_om": 4096}
+    assert hook_launch.full_args(spec, ["x", "o", 1, 2, 3, 4]) == ["x", "o", 1, 2, 3, 4, 64, 64]
 
 
 def test_warm_compiles_the_three_variants(tmp_path, monkeypatch):
@@ -70,7 +71,7 @@ def test_warm_compiles_the_three_variants(tmp_path, monkeypatch):
     monkeypatch.setattr(kernel_model, "predicted_gain", lambda triton, ours: 0.5)
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", str(tmp_path / "ours"))
-    found = bench.warm_one(str(Path(bench.CORPUS) / "int4_dequant_matmul.py"), 90)
+    found = hook_launch.warm_one(str(CORPUS / "int4_dequant_matmul.py"), 90)
     assert "error" not in found, found
     assert found["model"]["rewritten"] and found["measured_candidate"] and found["variant_compiled"]
     assert json.dumps(found)
@@ -84,11 +85,11 @@ def test_a_decision_and_the_trace_as_the_rows_keep_them():
         _linear_layouts = Decision("ours", Basis.MEASURED_FASTER, "won", 0.1, (10.0, 11.0, 12.0), (8.0, 8.5, 9.0), 4,
                                    "module {}", "ab")
 
-    found = bench._decision(Kernel())
+    found = hook_report.decision_record(Kernel())
     assert found["basis"] == "measured faster" and found["triton_quartiles_us"] == [10.5, 11.0, 11.5]
     assert found["ours_samples_us"] == [8.0, 8.5, 9.0] and found["inner"] == 4 and found["measured_gain"] == 0.2273
-    assert json.dumps(found) and bench._decision(object()) is None
-    trace = bench._Trace()
+    assert json.dumps(found) and hook_report.decision_record(object()) is None
+    trace = hook_report.Trace()
     step("k", "armed")
     assert trace.take() == ["k: armed"] and trace.take() == []
     trace.close()

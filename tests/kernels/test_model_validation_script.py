@@ -1,14 +1,18 @@
-"""benchmarks/model_validation.py on the CPU: the split, the sign rule, the goals' summary, and predicted
-against (stand-in) measured gains on a prepared build of two corpus kernels."""
+"""benchmarks/model_validation.py's logic (benchmarks/harness/validation.py) on the CPU: the split, the sign
+rule, the goals' summary, and predicted against (stand-in) measured gains on a build of two corpus kernels
+prepared by ``benchmarks/gpu_engine_kernels.py --mode prepare`` (run as a script)."""
 
 from __future__ import annotations
 
-import importlib
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from harness import validation as mv
 
-mv = importlib.import_module("model_validation")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_split_is_a_fixed_hash_of_the_name():
@@ -36,10 +40,11 @@ def test_the_summary_checks_each_goal():
 
 def test_predictions_on_a_prepared_build(tmp_path):
     pytest.importorskip("triton")
-    engine = importlib.import_module("gpu_engine_kernels")
     build = tmp_path / "build"
-    assert engine.main(["--mode", "prepare", "--any-triton", "--every-candidate", "--only",
-                        "layer_norm_bwd_dwdb,vector_add", "--build", str(build)]) == 0
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_engine_kernels.py"), "--mode", "prepare",
+                          "--any-triton", "--every-candidate", "--only", "layer_norm_bwd_dwdb,vector_add",
+                          "--build", str(build)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
     plan = json.loads((build / "plan.json").read_text())
     rows = [dict(r, result={"correct": True, "triton_us": 10.0, "ours_us": 9.9, "ratio": 0.99})
             for r in plan["rows"] if "ours" in r]

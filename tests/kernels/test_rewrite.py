@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from harness import engine_kernels_report as report, fake_cupy
+
 from linear_layouts.layouts import BlockedLayout
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import parse_module
@@ -199,15 +201,17 @@ def test_triton_39_compiles_the_rewritten_ttgir(name, tmp_path):
 # --------------------------------------------------------------------------------------------------
 # benchmarks/gpu_engine_kernels.py on the CPU
 # --------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def script():
-    yield importlib.import_module("gpu_engine_kernels")
+def engine_kernels(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python3 benchmarks/gpu_engine_kernels.py ARGV`` (its command line end to end), its output captured."""
+    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_engine_kernels.py"), *argv], env=env,
+                          capture_output=True, text=True, timeout=600)
 
 
-def test_prepare_rewrites_compiles_and_says_why_not(script, tmp_path):
+def test_prepare_rewrites_compiles_and_says_why_not(tmp_path):
     pytest.importorskip("triton")
-    assert script.main(["--mode", "prepare", "--any-triton", "--every-candidate", "--only", "layer_norm_bwd_dwdb,vector_add",
-                        "--build", str(tmp_path)]) == 0
+    proc = engine_kernels("--mode", "prepare", "--any-triton", "--every-candidate", "--only",
+                          "layer_norm_bwd_dwdb,vector_add", "--build", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-2000:]
     rows = {r["kernel"]: r for r in json.loads((tmp_path / "plan.json").read_text())["rows"]}
     assert rows["layer_norm_bwd_dwdb"]["status"] == "rewritten and compiled"
     assert (rows["layer_norm_bwd_dwdb"]["triton_conversions"], rows["layer_norm_bwd_dwdb"]["ours_conversions"]) == (2, 0)
@@ -218,12 +222,13 @@ def test_prepare_rewrites_compiles_and_says_why_not(script, tmp_path):
     assert "ours" not in rows["vector_add"]
 
 
-def test_prepare_for_sm_80_keeps_its_layouts_and_compiles_for_the_device(script, tmp_path):
+def test_prepare_for_sm_80_keeps_its_layouts_and_compiles_for_the_device(tmp_path):
     """--layouts-for sm_80: both TTGIRs are sm_80's (mma v2: the target attribute says cuda:80), their cubins sm_90's;
     the plan and the results file say which target's layouts they hold."""
     pytest.importorskip("triton")
-    assert script.main(["--mode", "prepare", "--any-triton", "--every-candidate", "--layouts-for", "sm_80", "--only",
-                        "layer_norm_bwd_dwdb", "--build", str(tmp_path)]) == 0
+    proc = engine_kernels("--mode", "prepare", "--any-triton", "--every-candidate", "--layouts-for", "sm_80", "--only",
+                          "layer_norm_bwd_dwdb", "--build", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-2000:]
     plan = json.loads((tmp_path / "plan.json").read_text())
     row = plan["rows"][0]
     assert plan["layouts_for"] == "sm_80" and row["status"] == "rewritten and compiled"
@@ -231,15 +236,15 @@ def test_prepare_for_sm_80_keeps_its_layouts_and_compiles_for_the_device(script,
         assert 'ttg.target = "cuda:80"' in (tmp_path / f"layer_norm_bwd_dwdb.{side}.ttgir").read_text()
         cubin = (tmp_path / row[side]["cubin"]).read_bytes()
         assert cubin[:4] == b"\x7fELF" and b"sm_90" in cubin
-    assert script.results_name("sm_80") == "gpu_engine_kernels_sm_80" and script.results_name("sm_90") == "gpu_engine_kernels"
-    script.write_results(tmp_path, dict(date="d", device="H100", compiled_by="Triton 3.9.0", repeats=1,
+    assert report.results_name("sm_80") == "gpu_engine_kernels_sm_80" and report.results_name("sm_90") == "gpu_engine_kernels"
+    report.write_results(tmp_path, dict(date="d", device="H100", compiled_by="Triton 3.9.0", repeats=1,
                                         layouts_for="sm_80"), plan["rows"])
     assert "the layouts both pick for sm_80" in (tmp_path / "gpu_engine_kernels_sm_80.md").read_text()
 
 
-def test_run_needs_a_plan_and_a_gpu(script, tmp_path):
-    with pytest.raises(SystemExit, match="run --mode prepare"):
-        script.main(["--mode", "run", "--build", str(tmp_path), "--out", str(tmp_path)])
+def test_run_needs_a_plan_and_a_gpu(tmp_path):
+    proc = engine_kernels("--mode", "run", "--build", str(tmp_path), "--out", str(tmp_path))
+    assert proc.returncode == 1 and "run --mode prepare" in proc.stderr
     (tmp_path / "plan.json").write_text(json.dumps({"rows": []}))
     try:
         import cupy
@@ -249,11 +254,11 @@ def test_run_needs_a_plan_and_a_gpu(script, tmp_path):
         has_gpu = False
     if has_gpu:
         pytest.skip("a GPU is present: run mode would run")
-    with pytest.raises(SystemExit, match="needs an NVIDIA GPU"):
-        script.main(["--mode", "run", "--build", str(tmp_path), "--out", str(tmp_path)])
+    proc = engine_kernels("--mode", "run", "--build", str(tmp_path), "--out", str(tmp_path))
+    assert proc.returncode == 1 and "needs an NVIDIA GPU" in proc.stderr
 
 
-def test_results_table_names_device_ratio_and_failures(script, tmp_path):
+def test_results_table_names_device_ratio_and_failures(tmp_path):
     rows = [dict(kernel="row_sum", status="rewritten and compiled", triton_conversions=1, ours_conversions=0,
                  engine_conversions=0, result=dict(correct=True, checks=[], triton_us=10.0, ours_us=9.0, ratio=0.9),
                  ncu=dict(triton=dict(ld=4.0, st=13.0), ours=dict(ld=0.0, st=0.0))),
@@ -261,7 +266,7 @@ def test_results_table_names_device_ratio_and_failures(script, tmp_path):
                  engine_conversions=0, result=dict(correct=False, checks=[dict(arg="gate_ptr", equal=False)],
                                                    triton_us=5.0, ours_us=5.0, ratio=1.0)),
             dict(kernel="sort_rows", status="not rewritten: LayoutError: 402 ops")]
-    script.write_results(tmp_path, dict(date="d", device="NVIDIA H100", compiled_by="Triton 3.6.0", repeats=30), rows)
+    report.write_results(tmp_path, dict(date="d", device="NVIDIA H100", compiled_by="Triton 3.6.0", repeats=30), rows)
     md = (tmp_path / "gpu_engine_kernels.md").read_text()
     assert "NVIDIA H100" in md and "**1 / 2 rewritten kernels produce Triton's output; 1 faster" in md
     assert "| row_sum | rewritten and compiled | 1 / 0 (0) | - | 17 -> 0 | yes | 10.0 | 9.0 | 0.9 |" in md
@@ -283,83 +288,59 @@ def test_triton_36_compiles_both_ttgirs(tmp_path):
         ("int4_dequant_matmul", "layer_norm_bwd_dwdb", "tf32_matmul_bias_relu"), "rewritten and compiled")
 
 
-def _fake_cupy(launches: list):
-    """A NumPy stand-in for CuPy (no GPU here): the run step's flow -- inputs, launches, comparison,
-    timing, results -- on the CPU; every launch is recorded, none computes."""
-    import types
-
-    import numpy as np
-
-    fake = types.ModuleType("cupy")
-    fake.__dict__.update({k: getattr(np, k) for k in dir(np) if not k.startswith("_")})
-    fake.random = types.SimpleNamespace(default_rng=np.random.default_rng)
-
-    class Function:
-        max_dynamic_shared_size_bytes = 0
-
-        def __init__(self, name):
-            self.name = name
-
-        def __call__(self, grid, block, params, shared_mem=0):
-            launches.append((self.name, grid, block, len(params)))
-
-    class Event:
-        def record(self):
-            pass
-
-        def synchronize(self):
-            pass
-
-    fake.RawModule = lambda path: types.SimpleNamespace(get_function=Function, path=path)
-    fake.cuda = types.SimpleNamespace(Event=Event, get_elapsed_time=lambda a, b: 2.0,
-                                      runtime=types.SimpleNamespace(getDeviceCount=lambda: 1,
-                                                                    deviceSynchronize=lambda: None))
-    fake.get_default_memory_pool = lambda: types.SimpleNamespace(free_all_blocks=lambda: None)
-    fake.__version__ = "fake"
-    return fake
-
-
-def test_run_step_flow_on_the_cpu_with_a_stand_in_for_cupy(script, tmp_path, monkeypatch):
+def test_run_step_flow_on_the_cpu_with_a_stand_in_for_cupy(tmp_path):
+    """The run step as a script, with a NumPy stand-in for CuPy (harness.fake_cupy) on its path."""
     pytest.importorskip("triton")
-    build, out = tmp_path / "build", tmp_path / "out"
-    assert script.main(["--mode", "prepare", "--any-triton", "--every-candidate", "--only", "layer_norm_bwd_dwdb", "--build",
-                        str(build)]) == 0
-    launches: list = []
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(launches))
-    monkeypatch.setenv("PATH", "/nonexistent")  # no ncu: the run says so and goes on
-    assert script.main(["--mode", "run", "--build", str(build), "--out", str(out), "--repeats", "4",
-                        "--no-isolate"]) == 0
+    build, out, shim = tmp_path / "build", tmp_path / "out", tmp_path / "shim"
+    proc = engine_kernels("--mode", "prepare", "--any-triton", "--every-candidate", "--only", "layer_norm_bwd_dwdb",
+                          "--build", str(build))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    shim.mkdir()
+    record = tmp_path / "launches.jsonl"
+    fake_cupy.write_shim(shim, record)
+    env = dict(os.environ, PATH="/nonexistent",  # no ncu: the run says so and goes on
+               PYTHONPATH=os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")])))
+    proc = engine_kernels("--mode", "run", "--build", str(build), "--out", str(out), "--repeats", "4", "--no-isolate",
+                          env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    launches = fake_cupy.recorded(record)
     data = json.loads((out / "gpu_engine_kernels.json").read_text())
     row = data["rows"][0]
     assert row["kernel"] == "layer_norm_bwd_dwdb" and row["result"]["correct"] is True
-    assert row["result"]["ratio"] == 1.0 and row["result"]["triton_us"] == 2000.0 / script.INNER
+    inner = (len(launches) // 2 - 4) // 4  # the script's launches per timed sample
+    assert inner >= 1 and row["result"]["ratio"] == 1.0 and row["result"]["triton_us"] == 2000.0 / inner
     assert [c["arg"] for c in row["result"]["checks"]] == ["DW", "DB", "FINAL_DW", "FINAL_DB"]
-    # 1 checked launch + 3 warm-up + 4 samples x INNER per side, every one with the 6 arguments + 2 scratch
-    assert len(launches) == 2 * (1 + 3 + 4 * script.INNER)
+    # 1 checked launch + 3 warm-up + 4 samples x inner per side, every one with the 6 arguments + 2 scratch
+    assert len(launches) == 2 * (1 + 3 + 4 * inner)
     assert {(grid, block, n) for _, grid, block, n in launches} == {((32, 1, 1), (128, 1, 1), 8)}
     md = (out / "gpu_engine_kernels.md").read_text()
     assert "| layer_norm_bwd_dwdb | rewritten and compiled | 2 / 0 (0) | 72 -> 0 | - | yes |" in md
     assert data["meta"]["ncu_rc"] == 127  # ncu could not start: recorded, not fatal
 
 
-def test_outputs_compare_within_tolerance_and_bfloat16_as_floats(script, monkeypatch):
+def test_outputs_compare_within_tolerance_and_bfloat16_as_floats(monkeypatch):
     import numpy as np
 
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy([]))
+    from harness.cupy_outputs import compare
+
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy.fake_cupy([]))
     x = np.array([1.0, 2.0, np.nan], dtype=np.float32)
-    assert script.compare(x + 0.001, x) == (True, pytest.approx(0.001, rel=1e-3))
-    assert script.compare(x + 1.0, x)[0] is False
+    assert compare(x + 0.001, x) == (True, pytest.approx(0.001, rel=1e-3))
+    assert compare(x + 1.0, x)[0] is False
     inf = np.array([np.inf, -np.inf], np.float32)
     with np.errstate(invalid="ignore"):  # inf - inf in NumPy (CuPy does not warn)
-        assert script.compare(inf, inf) == (True, 0.0) and script.compare(inf[::-1], inf)[0] is False
-    assert script.compare(np.array([3, 4], np.int32), np.array([3, 5], np.int32)) == (False, 1.0)
+        assert compare(inf, inf) == (True, 0.0) and compare(inf[::-1], inf)[0] is False
+    assert compare(np.array([3, 4], np.int32), np.array([3, 5], np.int32)) == (False, 1.0)
     one, next_up = np.array([0x3F80], np.uint16), np.array([0x3F81], np.uint16)  # bf16 1.0 and 1.0078125
-    assert script.compare(next_up, one, "bf16")[0] is True  # one bf16 ulp: within 1e-2
-    assert script.compare(next_up, one)[0] is False  # the same bits as integers: not equal
+    assert compare(next_up, one, "bf16")[0] is True  # one bf16 ulp: within 1e-2
+    assert compare(next_up, one)[0] is False  # the same bits as integers: not equal
 
 
-def test_a_kernel_that_kills_the_measuring_process_is_recorded_and_the_rest_go_on(script, monkeypatch):
+def test_a_kernel_that_kills_the_measuring_process_is_recorded_and_the_rest_go_on(monkeypatch):
     import types
+
+    from harness import isolation
+    from harness.workflow import Deadline
 
     calls = []
 
@@ -372,20 +353,22 @@ def test_a_kernel_that_kills_the_measuring_process_is_recorded_and_the_rest_go_o
         return types.SimpleNamespace(returncode=0, stdout="".join(
             f'RESULT {{"kernel": "{k}", "result": {{"correct": true}}}}\n' for k in todo), stderr="")
 
-    monkeypatch.setattr(script.subprocess, "run", fake_run)
+    monkeypatch.setattr(isolation.subprocess, "run", fake_run)
     args = types.SimpleNamespace(build="b", repeats=3)
-    results = script.measure_isolated(args, ["a", "b", "c"], script.Deadline(100))
+    results = isolation.measure_isolated(Path("gpu_engine_kernels.py"), args, ["a", "b", "c"], Deadline(100))
     assert calls == [["a", "b", "c"], ["c"]]
     assert results["a"] == results["c"] == {"correct": True}
     assert results["b"]["error"].startswith("the measuring process died here: an illegal memory access")
 
 
-def test_rewrite_scaling_times_a_kernel_in_a_fresh_process(capsys):
-    """benchmarks/rewrite_scaling.py (the measurement behind MAX_ENGINE_OPS) on its smallest kernel."""
+def test_rewrite_scaling_times_a_kernel_in_a_fresh_process():
+    """benchmarks/rewrite_scaling.py (the measurement behind MAX_ENGINE_OPS) on its smallest kernel, run as a
+    script."""
     pytest.importorskip("triton")
-    scaling = importlib.import_module("rewrite_scaling")
-    assert scaling.main(["--sizes", "sort=", "chain=", "straight=20"]) == 0
-    row = capsys.readouterr().out.splitlines()[-1].split(" | ")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "rewrite_scaling.py"), "--sizes", "sort=", "chain=",
+                           "straight=20"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = proc.stdout.splitlines()[-1].split(" | ")
     assert row[0] == "| straight20" and int(row[1]) > 40 and float(row[2]) >= 0 and row[4] == "0->0 |"
 
 

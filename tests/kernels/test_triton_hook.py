@@ -452,17 +452,17 @@ def test_measured_launch_keeps_outputs_and_stores_its_decision():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs PyTorch with a CUDA GPU")
-    import gpu_triton_hook as bench
+    from harness import hook_launch
 
     spec = load_kernel_file(CORPUS / "int4_dequant_matmul.py")
-    plain_args, measured_args = bench.torch_args(spec), bench.torch_args(spec)
-    spec.kernel[spec.grid](*plain_args, **bench.launch_kwargs(spec))
+    plain_args, measured_args = hook_launch.torch_args(spec), hook_launch.torch_args(spec)
+    spec.kernel[spec.grid](*plain_args, **hook_launch.launch_kwargs(spec))
     with lt.enabled("measured"):
-        kernel = spec.kernel[spec.grid](*measured_args, **bench.launch_kwargs(spec))
+        kernel = spec.kernel[spec.grid](*measured_args, **hook_launch.launch_kwargs(spec))
     torch.cuda.synchronize()
     for a, b in zip(plain_args, measured_args):
         if torch.is_tensor(a):
-            assert bench.compare(b, a)[0]
+            assert hook_launch.compare(b, a)[0]
     decision = lt.decision(kernel)
     assert decision is not None and decision.choice in ("ours", "triton") and decision.reason
     ident = decisions.identity(kernel, torch.cuda.get_device_name())

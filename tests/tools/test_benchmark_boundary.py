@@ -15,9 +15,7 @@ SCRIPTS = {path.stem for path in BENCHMARKS.glob("*.py")}
 
 #: benchmark scripts some tests still import, to check the script's own helpers (the work left to move them
 #: into ``benchmarks/harness``); a test importing any other script fails
-SCRIPT_TESTS = {"fit_cost_model", "gpu_cute", "gpu_engine_kernels", "gpu_global_microbench", "gpu_kernels",
-                "gpu_shared_advice", "gpu_suite", "gpu_triton_hook", "gpu_workflow_collect", "model_ranking",
-                "model_validation", "rewrite_scaling", "sass_issue_sim"}
+SCRIPT_TESTS = {"gpu_cute", "gpu_global_microbench", "gpu_kernels", "gpu_shared_advice"}
 
 #: ``sys.path.insert`` under benchmarks/ (file -> count): the bootstrap, the one a subfolder's script needs to
 #: reach it, and the corpus compiler's PTX inventory that gpu_kernels.py reads from tools/
