@@ -67,7 +67,7 @@ FakeTorchDtype.__module__ = "torch"
 
 
 def _triton_dtypes() -> list:
-    language = pytest.importorskip("triton_model.interop.language")
+    language = pytest.importorskip("triton.language")
     return [getattr(language, n) for n in ("int1", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
                                            "uint64", "float8e4b15", "float8e4nv", "float8e4b8", "float8e5",
                                            "float8e5b16", "float16", "bfloat16", "float32", "float64")]
@@ -111,7 +111,7 @@ def test_triton_language_dtypes_match_primitive_bitwidth():
         assert parsed.name == DTYPE_NAMES[dtype.name]
         assert parsed.bits == (8 if dtype.name == "int1" else dtype.primitive_bitwidth), dtype
         assert element_type(f"tl.{dtype.name}") == parsed
-    language = pytest.importorskip("triton_model.interop.language")
+    language = pytest.importorskip("triton.language")
     with pytest.raises(LayoutError, match="must be an element type.*pointer<fp16>"):
         element_type(language.pointer_type(language.float16))
 
