@@ -49,7 +49,7 @@ from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 from linear_layouts.target import Target
 
-__all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "emit_cast_transpose_kernel", "amax_epilogue", "MAX_BATCH_DIMS",
+__all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "emit_cast_transpose_kernel", "amax_epilogue", "to_float", "MAX_BATCH_DIMS",
            "CAST_INPUTS", "FP8_FORMATS", "FP8_MAX", "CAST_FUNCTIONS"]
 
 #: Batch dims a tiled kernel takes (more: the caller launches once per index of the outer ones).
@@ -356,8 +356,9 @@ LL_DEV void ll_atomic_max_amax(float* p, float v) { atomicMax(reinterpret_cast<i
 """
 
 
-def _to_float(fmt: str, expr: str) -> str:
-    """C expression of the fp32 value of the input element in the low bits of ``expr``."""
+def to_float(fmt: str, expr: str) -> str:
+    """C expression of the fp32 value of the input element in the low bits of ``expr`` (2-byte formats:
+    only the low 16 bits are read). Example: ``to_float("bf16", "x")`` is ``__uint_as_float((x) << 16)``."""
     if fmt == "bf16":
         return f"__uint_as_float(({expr}) << 16)"
     if fmt == "fp16":
@@ -373,7 +374,7 @@ def _cast_lines(fmt: str, fp8: str, pin: Packing, pout: Packing, x: str, a: str)
     for r in range(pin.num_registers):
         word, pos = pin.word(r), pin.position(r)
         raw = f"{x}[{word}]" if wi == 4 or pos == 0 else f"({x}[{word}] >> 16)"
-        lines.append(f"const float f{r} = {_to_float(fmt, raw)};")
+        lines.append(f"const float f{r} = {to_float(fmt, raw)};")
     lines += [f"amax = fmaxf(amax, fabsf(f{r}));" for r in range(pin.num_registers)]
     cvt = f"ll_cvt_{fp8}x2"
     for k in range(pout.num_words):

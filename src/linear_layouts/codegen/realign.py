@@ -32,7 +32,9 @@ from __future__ import annotations
 
 from linear_layouts.target import Target, resolve
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
-from linear_layouts.codegen.permute import CAST_FUNCTIONS, CAST_INPUTS, FP8_FORMATS, PermuteKernel, amax_epilogue
+from linear_layouts.codegen.permute import (
+    CAST_FUNCTIONS, CAST_INPUTS, FP8_FORMATS, PermuteKernel, amax_epilogue, to_float,
+)
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
@@ -93,16 +95,6 @@ def realigned_shared_bytes(rows: int, cols: int, input_bytes: int) -> int:
             + cols * output_pitch(rows) + 4 * 32)
 
 
-def _to_float(fmt: str, raw: str) -> str:
-    """C expression: the fp32 value of the input element in the low bits of ``raw`` (2-byte formats: only
-    the low 16 bits are read)."""
-    if fmt == "bf16":
-        return f"__uint_as_float(({raw}) << 16)"
-    if fmt == "fp16":
-        return f"ll_f16_to_f32(({raw}) & 0xffffu)"
-    return f"__uint_as_float({raw})"
-
-
 def _block_function(fmt: str, fp8: str, wi: int, px: int) -> list[str]:
     """``ll_realign_block``: the 4 x 4 block of the ``X`` window at rows ``r .. r+3`` (their offsets mod 16
     from ``xrow``, which steps by ``xstep``), columns ``4 bj .. 4 bj + 3``: amax, and its fp8 bytes as 4
@@ -119,8 +111,8 @@ def _block_function(fmt: str, fp8: str, wi: int, px: int) -> list[str]:
             "    const unsigned w = o & ~3u, sel = (o & 2u) ? 0x5432u : 0x3210u;",
             "    const unsigned w0 = ll_lds32(w), w1 = ll_lds32(w + 4u), w2 = ll_lds32(w + 8u);",
             "    const unsigned e01 = __byte_perm(w0, w1, sel), e23 = __byte_perm(w1, w2, sel);",
-            f"    const float f0 = {_to_float(fmt, 'e01')}, f1 = {_to_float(fmt, 'e01 >> 16')};",
-            f"    const float f2 = {_to_float(fmt, 'e23')}, f3 = {_to_float(fmt, 'e23 >> 16')};",
+            f"    const float f0 = {to_float(fmt, 'e01')}, f1 = {to_float(fmt, 'e01 >> 16')};",
+            f"    const float f2 = {to_float(fmt, 'e23')}, f3 = {to_float(fmt, 'e23 >> 16')};",
         ]
     else:
         lines += [
