@@ -94,16 +94,18 @@ class KernelTime:
     unknown_trips: bool = False
     global_ops: tuple[GlobalOpTime, ...] = field(default=(), repr=False)
     table: str = ""
+    warp_ns: float = 0.0
+    warp_ns_long: float = 0.0
 
     @property
     def cta_ns(self) -> float:
         """SM-ns per CTA, loops of unknown trip count run once."""
-        return self.shared_ns + self.global_ns
+        return self.shared_ns + self.global_ns + self.warp_ns
 
     @property
     def cta_ns_long(self) -> float:
         """SM-ns per CTA (in units of ``LONG_LOOP``) when loops of unknown trip count dominate."""
-        return self.shared_ns_long + self.global_ns_long
+        return self.shared_ns_long + self.global_ns_long + self.warp_ns_long
 
     @property
     def spills(self) -> bool:
@@ -112,11 +114,39 @@ class KernelTime:
         return self.registers > MAX_REGISTERS
 
 
+def _segment_only(triton: KernelTime, ours: KernelTime) -> tuple[float, float]:
+    """What ``ours``' global time differs from ``triton``'s by ops that are the same instructions (key, count
+    per thread, warps, executions) touching the same sectors per request at the same site, priced apart only
+    by how their lanes group into contiguous runs: (once, long)."""
+    def by_site(t: KernelTime) -> dict[tuple, list[GlobalOpTime]]:
+        out: dict[tuple, list[GlobalOpTime]] = {}
+        for g in t.global_ops:
+            out.setdefault(g.site, []).append(g)
+        return out
+
+    theirs, delta = by_site(triton), [0.0, 0.0]
+    for site, ops in by_site(ours).items():
+        for k, o in enumerate(ops):
+            t = theirs.get(site, [])[k] if k < len(theirs.get(site, [])) else None
+            if t is None or (t.key, t.per_thread, t.warps, t.executions) != (o.key, o.per_thread, o.warps,
+                                                                              o.executions):
+                continue
+            if abs(t.sectors - o.sectors) > 1e-9:
+                continue
+            delta[0] += (o.ns - t.ns) * _weight(o.executions, False)
+            delta[1] += (o.ns - t.ns) * _weight(o.executions, True) / LONG_LOOP
+    return delta[0], delta[1]
+
+
 def predicted_gain(triton: KernelTime, ours: KernelTime) -> float:
     """``1 - ours / triton`` (module doc): the fraction of Triton's time the rewrite saves; where a trip
-    count is unknown, the smaller over the two scenarios (a loop run once, a loop that dominates)."""
+    count is unknown, the smaller over the two scenarios (a loop run once, a loop that dominates). A global
+    op that stays the same instructions over the same sectors and differs only in how its lanes group into
+    contiguous runs is priced as Triton's: the table measures that grouping on a streaming loop, and a
+    kernel that also computes does not show it, so the model does not act on it."""
+    once, long = _segment_only(triton, ours)
     gains = []
-    for t, o in ((triton.cta_ns, ours.cta_ns), (triton.cta_ns_long, ours.cta_ns_long)):
+    for t, o in ((triton.cta_ns, ours.cta_ns - once), (triton.cta_ns_long, ours.cta_ns_long - long)):
         if t > 0:
             gains.append(1.0 - o / t)
     if not gains:
@@ -291,7 +321,9 @@ def kernel_time(ttgir: str, pointers: Mapping[tuple, list], *, scalars: Mapping[
     executions = _executions(module, scalars, grid)
     unknown = False
     shared = [0.0, 0.0]
-    for op in filter(_counted, report.ops):
+    for op in report.ops:
+        if not (_counted(op) or op.kind in ("reduce", "scan")):
+            continue
         count = executions[op.index] if op.index < len(executions) else None
         unknown |= count is None
         ns = op.triton_time(target) or 0.0
@@ -327,8 +359,42 @@ def kernel_time(ttgir: str, pointers: Mapping[tuple, list], *, scalars: Mapping[
             unknown |= count is None
             global_[0] += ns * _weight(count, False)
             global_[1] += ns * _weight(count, True) / LONG_LOOP
+    warp = [0.0, 0.0]
+    for index, ns in _warp_work(module, target):
+        count = executions[index] if index < len(executions) else None
+        unknown |= count is None
+        warp[0] += ns * _weight(count, False)
+        warp[1] += ns * _weight(count, True) / LONG_LOOP
     return KernelTime(shared[0], global_[0], shared[1], global_[1], registers, resident, concurrent, need, unknown,
-                      tuple(times), table.name if table is not None else "")
+                      tuple(times), table.name if table is not None else "", warp[0], warp[1])
+
+
+def _warp_work(module: Module, target: Target) -> list[tuple[int, float]]:
+    """(walk index, SM-ns) of each ``tt.reduce`` and ``tt.scan``'s work inside the warps: its combines and
+    shuffles (``triton_model.warp_work``) at the target's measured cost of a ``shfl`` and an ALU op
+    (``analysis.cost_model.conversion_time_ns``); its shared-memory part, across warps, is the report's."""
+    from linear_layouts.analysis.cost_model import conversion_time_ns
+    from linear_layouts.core.element_type import ir_element_bits
+    from linear_layouts.triton_model.encodings import Layouts, parse_type
+    from linear_layouts.triton_model.warp_work import combine_ops, reduce_warp_counts, scan_warp_counts
+
+    layouts, out = None, []
+    for index, op in enumerate(module.functions[0].walk()):
+        if op.name not in ("tt.reduce", "tt.scan") or not op.operand_types:
+            continue
+        layouts = layouts or Layouts(module)
+        try:
+            info = parse_type(op.operand_types[0], module)
+            if not info.encoding:
+                continue
+            layout = layouts.linear(info)
+        except LayoutError:
+            continue
+        bits = [ir_element_bits(parse_type(t, module).element_type) or 32 for t in op.operand_types]
+        counting = reduce_warp_counts if op.name == "tt.reduce" else scan_warp_counts
+        counts = counting(layout, op.attr_int("axis") or 0, bits, combine_ops(op))
+        out.append((index, conversion_time_ns(counts, module.num_warps, target=target)))
+    return out
 
 
 def narrowed_accesses(triton: KernelTime, ours: KernelTime) -> list[str]:

@@ -157,6 +157,7 @@ class _Importer:
         self.b = Builder(num_warps=self.num_warps, threads_per_warp=module.threads_per_warp, num_ctas=module.num_ctas)
         self.values: dict[str, int] = {}        # TTIR name -> engine value id
         self.affine: dict[str, _Affine] = {}    # integer index tensors
+        self.gathered: dict[str, _Affine] = {}  # integer data tensors: where the data varies (None coefficients)
         self.pointers: dict[str, tuple[str, str, _Affine | None]] = {}  # ptr tensor -> (arg, element, offsets)
         self.scalar_ptr: dict[str, tuple[str, str]] = {}  # scalar pointer -> (arg, element)
         self.sdiv: dict[str, int] = {}          # integer scalar -> a power of two dividing it
@@ -337,6 +338,8 @@ class _Importer:
             return
         if src in self.values and self.is_data(src):
             self.values[op.results[0]] = self.b.full(list(t.shape), 0, _elem(t))
+            if _is_index(t.element_type):
+                self.gathered[op.results[0]] = _Affine(t.shape, (0,) * len(t.shape), True, 1)
             return
         self.affine[op.results[0]] = _Affine(t.shape, (0,) * len(t.shape), div=self.div_of(src))
 
@@ -354,7 +357,10 @@ class _Importer:
             self.missing(op, "pointer tensor of unknown origin")
             return
         arg, element, a = base
-        b = self.affine.get(off)
+        b = self.affine.get(off) or self.gathered.get(off)
+        if b is None and off in self.values:  # offsets computed from data by ops the import does not follow
+            shape = tuple(self.typ(op.operand_types[1]).shape)
+            b = _Affine(shape, tuple(None if n > 1 else 0 for n in shape), True, 1)
         if a is None or b is None:
             offsets = None
         else:
@@ -387,6 +393,31 @@ class _Importer:
         self.affine[op.results[0]] = _combine(a, b, kind, scale)
         return True
 
+    def gather_offsets(self, op: Op, t) -> None:
+        """Index math on loaded data (a gather's offsets): the affine form where the data is the same along a
+        dim (broadcast), ``None`` coefficients where it varies; nothing when an operand is neither."""
+        if not _is_index(t.element_type) or op.name == "arith.cmpi" or len(op.operands) not in (1, 2):
+            return
+        parts = [self.gathered.get(o) or self.affine.get(o) for o in op.operands]
+        if any(p is None for p in parts) or not any(o in self.gathered for o in op.operands):
+            return
+        if len(parts) == 1:
+            self.gathered[op.results[0]] = parts[0]
+            return
+        a, b = parts
+        kind = {"arith.addi": "add", "arith.subi": "add", "arith.muli": "mul", "arith.shli": "mul"}.get(op.name,
+                                                                                                      "unknown")
+        scale = None
+        if kind == "mul":  # data times a splat: its value where known, else its divisibility (``_combine``)
+            splats = [k for k, p in enumerate(parts) if not p.data and all(c == 0 for c in p.coeffs)]
+            if not splats:
+                kind = "unknown"
+            else:
+                const = self.constant_of(op.operands[splats[-1]])
+                scale = (1 << const) if op.name == "arith.shli" and const is not None else const
+        g = _combine(a, b, kind, scale)
+        self.gathered[op.results[0]] = _Affine(g.shape, g.coeffs, True, g.div, g.cdivs)
+
     def constant_of(self, name: str) -> int | None:
         """The value of a splat scalar when known (constants and specialized arguments)."""
         return self.splat_values.get(name)
@@ -416,6 +447,14 @@ class _Importer:
             self.palign[op.results[0]] = self.palign.get(src, _element_bytes(element))
             return
         self.values[op.results[0]] = self.b.expand_dims(self.data(src), axis)
+        g = self.gathered.get(src)
+        if g is not None:
+            coeffs, cdivs = list(g.coeffs), list(g.coeff_divs())
+            coeffs.insert(axis, 0)
+            cdivs.insert(axis, _BIG)
+            shape = list(g.shape)
+            shape.insert(axis, 1)
+            self.gathered[op.results[0]] = _Affine(tuple(shape), tuple(coeffs), True, g.div, tuple(cdivs))
 
     def op_tt_broadcast(self, op: Op) -> None:
         src = op.operands[0]
@@ -431,6 +470,9 @@ class _Importer:
             self.palign[op.results[0]] = self.palign.get(src, _element_bytes(element))
             return
         self.values[op.results[0]] = self.b.broadcast(self.data(src), list(t.shape))
+        g = self.gathered.get(src)
+        if g is not None:
+            self.gathered[op.results[0]] = _Affine(t.shape, g.coeffs, True, g.div, g.cdivs)
 
     # -- memory -------------------------------------------------------------------------------------
     def pointer(self, name: str, op: Op) -> int | None:
@@ -460,6 +502,9 @@ class _Importer:
             self.missing(op, "load through a pointer tensor of unknown origin")
             return
         self.values[op.results[0]] = self.b.load(ptr)
+        if _is_index(_pointee(t.element_type) or t.element_type):  # loaded indices: unknown wherever the tensor
+            # has more than one element (the op's type is its pointer's)
+            self.gathered[op.results[0]] = _Affine(t.shape, tuple(None if n > 1 else 0 for n in t.shape), True, 1)
 
     def op_tt_store(self, op: Op) -> None:
         t = self.typ(op.operand_types[0]) if op.operand_types else None
@@ -524,6 +569,7 @@ class _Importer:
             self.missing(op, "operands of different shapes")
             return
         self.values[op.results[0]] = self.b.elementwise(fn, *ins, dtype=_elem(t))
+        self.gather_offsets(op, t)
 
     def cast(self, op: Op) -> None:
         t = self.types[op.results[0]]
@@ -535,6 +581,8 @@ class _Importer:
             self.pointers[op.results[0]] = self.pointers[src]
             return
         self.values[op.results[0]] = self.b.cast(self.data(src), _elem(t))
+        if src in self.gathered and _is_index(t.element_type):
+            self.gathered[op.results[0]] = self.gathered[src]
 
     def shape_op(self, op: Op) -> None:
         name = op.name
@@ -669,6 +717,11 @@ class _Importer:
         if self.b._values[i].dtype != "i32":
             i = self.b.cast(i, "i32")
         self.values[op.results[0]] = self.b.gather(x, i, axis)
+
+
+def _is_index(element: str) -> bool:
+    """An integer element type that can index memory (not ``i1``)."""
+    return element.startswith(("i", "index")) and not element.startswith("i1")
 
 
 def _row_major(shape: list[int]) -> list[int]:
