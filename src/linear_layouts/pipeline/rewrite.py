@@ -1092,7 +1092,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
                    scalars: Mapping[str, int] | None = None,
                    choose: bool = True, max_ops: int | None = None, verify: str = "off",
                    grid: tuple[int, ...] | None = None, target: Target | None = None,
-                   broadcast_registers: bool = False) -> tuple[Rewrite, EngineAssignment]:
+                   broadcast_registers: bool = False, min_gain: float = MIN_GAIN) -> tuple[Rewrite, EngineAssignment]:
     """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile).
 
     ``choose`` (default): the candidates -- the engine's choice and each of its two runs
@@ -1106,7 +1106,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     conversions than Triton's, fits a CTA's shared memory (``shared_memory.shared_memory_need`` at
     most the target's ``cta_shared_bytes``) and passes the model's gate (``_model_refusal``: no narrower global
     accesses it cannot price, no spills it predicts); the one of the largest ``kernel_model.predicted_gain``
-    is chosen if that is at least ``MIN_GAIN``, else Triton's TTGIR. ``verify`` (``"process"``: in this
+    is chosen if that is at least ``min_gain`` (default ``MIN_GAIN``; the hook's measured mode asks for any
+    candidate not predicted much slower, since it times the two before keeping ours), else Triton's TTGIR. ``verify`` (``"process"``: in this
     process; ``"child"``: in a child Python, for a caller inside a Triton compile; ``"off"``): the chosen
     candidate and Triton's TTGIR are compiled on the CPU first (``artifact_check.check_compiled``, about a
     second each) and Triton's is kept where the compiled candidate is not what the model priced, or spills
@@ -1127,6 +1128,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
 
     if verify not in ("off", "process", "child"):
         raise LayoutError(f"verify must be 'off', 'process' or 'child', got {verify!r}")
+    if not -1.0 < min_gain < 1.0:
+        raise LayoutError(f"min_gain must lie in (-1, 1), got {min_gain!r}")
     ttgir_module, ttir_module = parse_module(ttgir), parse_module(ttir)
     target = kernel_target(ttgir_module, target=target)
     imported = _imported(ttir_module, ttgir_module, num_warps=num_warps, scalars=scalars, max_ops=max_ops,
@@ -1177,14 +1180,15 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
         gain = predicted_gain(own, costs)
         if best is None or gain > best[0] + 1e-9:
             best = (gain, rewrite, assignment)
-    if best is not None and best[0] >= MIN_GAIN and verify != "off":
+    if best is not None and best[0] >= min_gain and verify != "off":
         refusal = _compiled_refusal(ttgir, best[1].text, priced_widths=bool(own.table), child=verify == "child")
         if refusal is not None:
             rejected.append(refusal)
             best = None
-    if best is None or best[0] < MIN_GAIN:
+    if best is None or best[0] < min_gain:
         found = "" if best is None else f"; the best is predicted {100 * best[0]:.1f}% faster"
-        note = f"every op: Triton's layouts (no candidate of the engine is predicted faster by MIN_GAIN{found})"
+        bar = f"faster by {min_gain:.0%}" if min_gain >= 0 else f"less than {-min_gain:.0%} slower"
+        note = f"every op: Triton's layouts (no candidate of the engine is predicted {bar}{found})"
         return Rewrite(ttgir, {}, {}, triton_count, triton_count, (note,), (), True, tuple(rejected), 0.0), first
     return dataclasses.replace(best[1], rejected=tuple(rejected), gain=best[0]), best[2]
 

@@ -9,7 +9,9 @@ right after it, gives the kernel a first launcher of ours (``_FirstLaunch``); th
 ``triton.autotune``'s benchmarking and every later launch are Triton's. At the first launch:
 
 1. our engine runs on the compile's TTIR and TTGIR (``kernel.asm``, kept in Triton's cache) with the call's
-   integer arguments; where the model keeps Triton's layouts the choice is Triton's;
+   integer arguments; its best candidate is timed unless the model predicts it slower by more than
+   ``-MEASURE_FLOOR`` (the model prices what the layouts change, and misses what it does not see: rewrites it
+   predicted a few percent slower have run 25-45% faster), else the choice is Triton's;
 2. our variant is compiled by ``triton.compile`` of the same ``ASTSource`` with the same options, the
    engine's TTGIR given to our stage (``Settings.ttgir``): the same launcher, Triton's cache for it;
 3. the call's tensors are cloned (as ``triton.autotune``'s ``restore_value`` does), each variant is launched
@@ -59,7 +61,7 @@ from linear_layouts.pipeline.triton_hook.log import step
 from linear_layouts.pipeline.triton_hook.settings import Mode, Settings, overridden
 from linear_layouts.pipeline.triton_hook.stage import METADATA_KEY, engine_ttgir, text_digest, warn_once
 
-__all__ = ["choose", "arm", "compile_variant", "decision_of", "MIN_MEASURED_GAIN", "SAMPLE_US", "BUDGET_S",
+__all__ = ["choose", "arm", "compile_variant", "decision_of", "MIN_MEASURED_GAIN", "MEASURE_FLOOR", "SAMPLE_US", "BUDGET_S",
            "RTOL", "ATOL"]
 
 #: ours must be at least this much faster (median per launch) to be kept
@@ -73,6 +75,10 @@ MIN_PAIRS = 10
 MAX_PAIRS = 100
 #: float outputs agree when |ours - Triton's| <= ATOL + RTOL * |Triton's| (atomics may add in another order)
 RTOL = ATOL = 1e-2
+
+
+#: measured mode times the engine's best candidate unless the model predicts it this much slower (or worse)
+MEASURE_FLOOR = -0.10
 
 
 def _quartiles(values: Sequence[float]) -> tuple[float, float, float]:
@@ -252,7 +258,8 @@ class _FirstLaunch:
                             "not measured: Triton's cache keeps no TTIR / TTGIR of the kernel"), None
         scalars = _scalars(kernel, args)
         start = time.perf_counter()
-        outcome = engine_ttgir(ttir, ttgir, timeout_s=settings.timeout_s, max_ops=settings.max_ops, scalars=scalars)
+        outcome = engine_ttgir(ttir, ttgir, timeout_s=settings.timeout_s, max_ops=settings.max_ops, scalars=scalars,
+                               min_gain=MEASURE_FLOOR)
         gain = "" if outcome.predicted_gain is None else f", predicted gain {outcome.predicted_gain:+.1%}"
         step(name, f"engine ({time.perf_counter() - start:.2f} s, scalars {scalars}): {outcome.reason}{gain}")
         if outcome.failed:

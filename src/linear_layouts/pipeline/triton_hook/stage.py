@@ -158,20 +158,28 @@ def keeps_broadcast_registers() -> bool:
 
 
 def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None = None,
-                 scalars: Mapping[str, int] | None = None, target: Any = None) -> Outcome:
+                 scalars: Mapping[str, int] | None = None, target: Any = None,
+                 min_gain: float | None = None) -> Outcome:
     """Our TTGIR for the compile of ``ttir`` / ``ttgir`` where ``rewrite_kernel`` chooses one (its model
-    predicts it faster by ``MIN_GAIN``), with its predicted gain; Triton's (``ttgir=None``) otherwise.
+    predicts it faster by ``min_gain``, default ``MIN_GAIN``), with its predicted gain; Triton's
+    (``ttgir=None``) otherwise.
     ``scalars``: the launch's integer arguments by TTIR name (``{"%n": 4096}``), where known; ``target``:
     the compile's ``Target`` (``compile_target``; default: the one the TTGIR names). The rewrite is
     written for the installed Triton's verifier (``keeps_broadcast_registers``)."""
-    from linear_layouts.pipeline.rewrite import rewrite_kernel
+    from linear_layouts.pipeline.rewrite import MIN_GAIN, rewrite_kernel
+
+    floor = MIN_GAIN if min_gain is None else min_gain
 
     def work() -> Outcome:
         rewrite, _ = rewrite_kernel(ttir, ttgir, scalars=scalars, max_ops=max_ops, target=target,
-                                    broadcast_registers=keeps_broadcast_registers())
+                                    broadcast_registers=keeps_broadcast_registers(), min_gain=floor)
         if rewrite.text == ttgir:
-            return Outcome(None, "the model keeps Triton's layouts (no rewrite predicted faster by MIN_GAIN)")
+            bar = f"faster by {floor:.0%}" if floor >= 0 else f"less than {-floor:.0%} slower"
+            return Outcome(None, f"the model keeps Triton's layouts (no rewrite predicted {bar})")
         gain = round(rewrite.gain, 4) if rewrite.gain is not None else None
+        if gain is not None and gain < MIN_GAIN:
+            return Outcome(rewrite.text, f"the model does not predict our layouts slower by more than "
+                                         f"{-floor:.0%}: worth timing", gain)
         return Outcome(rewrite.text, "the model predicts our layouts faster", gain)
 
     try:
