@@ -239,8 +239,13 @@ def reduction_table() -> list[str]:
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
     import linear_layouts
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.parse_args(argv)
 
     header = [
         "# Conversion plans and reduction stores (predicted by the analyses)",
