@@ -9,6 +9,7 @@ ResNet-50 activations, small launch-bound shapes, and the fp8 cast-transpose of 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -104,7 +105,27 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
                                                                               tile)
         except Exception:  # noqa: BLE001 - a tile the problem's vectors do not allow: left out
             continue
+    chosen = permute_launches(shape, dims, itemsize, src, dst, device)[0].kernel
+    for tile in transpose_tiles(w, 16 // w, 16 // w):  # the planner's tile compiled without its min CTAs per SM
+        if (tile.rows, tile.cols, tile.threads) == (chosen.tile_rows, chosen.tile_cols, chosen.threads):
+            old = unbounded_kernel(tile, chosen.batch_dims)
+            out[f"{tile.rows}x{tile.cols}/{tile.warps}w unbounded"] = [
+                dataclasses.replace(item, kernel=old) if hasattr(item, "kernel") else item
+                for item in permute_launches(shape, dims, itemsize, src, dst, device, tile)]
     return out
+
+
+def unbounded_kernel(config, batch_dims: int):
+    """The tiled kernel of ``config`` as ``ops.kernels.permute_kernel`` emits it but with no minimum of CTAs per SM
+    in its ``__launch_bounds__`` (the kernels before the bound), to time the bound's effect."""
+    from linear_layouts.codegen.permute import emit_tiled_permute_kernel
+    from linear_layouts.codegen.plan import conversion_step, kernel_name
+    from linear_layouts.ops.kernels import tile_layouts
+
+    src, dst = tile_layouts(config)
+    step = conversion_step(src, dst, 8 * config.element_bytes)
+    return emit_tiled_permute_kernel(kernel_name("ll_permute_unbounded", config, batch_dims), src, dst,
+                                     config.element_bytes, step, transposed=config.transposed, batch_dims=batch_dims)
 
 
 def kernel_sources(sms: int = SMS) -> list[str]:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linear_layouts.codegen.emulate import find_cxx
-from linear_layouts.ops.kernels import TileConfig, transpose_tiles
+from linear_layouts.ops.kernels import TileConfig, min_ctas, transpose_tiles
 from linear_layouts.ops.launches import Copy, Launch, permute_launches
 
 from ._emulated import DST, SRC, emulated_cast_transpose, emulated_permute
@@ -90,6 +90,9 @@ def test_every_tile_of_the_lists_every_element(element_bytes):
     a = _random((2, side, side + 16 // element_bytes), np.dtype(f"u{element_bytes}"))
     for tile in transpose_tiles(element_bytes, 16 // element_bytes, 16 // element_bytes):
         assert _same(emulated_permute(a, (0, 2, 1), tile=tile), np.transpose(a, (0, 2, 1))), tile
+    for tile in transpose_tiles(element_bytes, 16 // element_bytes, 16 // element_bytes):
+        if min_ctas(tile):  # the kernels bounded to their occupancy, unbatched too
+            assert _same(emulated_permute(a[0], (1, 0), tile=tile), a[0].T), tile
 
 
 @settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])

@@ -15,9 +15,10 @@ from linear_layouts.codegen.plan import conversion_step
 from linear_layouts.codegen.ptx import compile_cubin, compile_ptx, count_ptx, count_sass, find_cuobjdump, find_nvcc
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    GridShape, TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, resident_ctas, rows_tile, tile_layouts,
-    transpose_tiles,
+    GridShape, TileConfig, cast_kernel, cast_tiles, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile,
+    tile_layouts, transpose_tiles,
 )
+from linear_layouts.target import resolve
 
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
 
@@ -64,7 +65,7 @@ def test_tile_choice_rules():
     """The module doc's rules on an H100 / H200 (132 SMs, 50 MiB of L2), on shapes of the ops' sweep."""
     h200 = GridShape(132)
     fp8, bf16, fp32 = transpose_tiles(1, 16, 16), transpose_tiles(2, 8, 8), transpose_tiles(4, 4, 4)
-    assert [resident_ctas(c) for c in fp8] == [3, 13, 16, 16] and [resident_ctas(c) for c in bf16] == [4, 16]
+    assert [resident_ctas(c) for c in fp8] == [2, 8, 16, 16] and [resident_ctas(c) for c in bf16] == [4, 16]
     assert choose_tile(fp8, 8192, 28672, 1, h200) == fp8[0]      # 3584 tiles of 256 x 256: 9 waves of 396
     assert choose_tile(fp8, 8192, 8192, 1, h200) == fp8[2]       # 2.6 waves from DRAM: 64 x 128, 2112 slots
     assert choose_tile(fp8, 4096, 4096, 1, h200) == fp8[1]       # 32 MiB in L2: 128 x 128, 1024 tiles
@@ -87,8 +88,10 @@ def test_masked_branch_predicates_every_access():
     guard = r"\(?thread_row[^&?]*< (rows|cols)_left && \(?thread_col[^?)]*< (cols|rows)_left"
     loads = re.findall(r"= (\(" + guard + r"\) \? )?" + load, body)
     assert len(loads) == 2 * vectors and sum(bool(x[0]) for x in loads) == vectors  # half of them guarded
-    stores = re.findall(r"(if \(" + guard + r"\) )?ll_stg128\(dst_thread", body)
-    assert len(stores) == 2 * vectors and sum(bool(x[0]) for x in stores) == vectors
+    assert len(re.findall(r"(?<!\) )ll_stg128\(dst_thread", body)) == vectors  # the full branch's: plain
+    column = body.index("if (thread_col < rows_left) {")  # the masked branch's: its column tested once
+    stores = re.findall(r"if \(\(?thread_row[^&?;]*< cols_left\) ll_stg128\(dst_row", body[column:])
+    assert len(stores) == vectors and body.index("} else {") < column
     masked = body[body.index("} else {"):]
     assert "(thread_row + 0x" in masked and "< rows_left" in masked and "< cols_left" in masked
     assert [p for _, p in kernel.params] == ["src_all", "dst_all", "rows", "cols", "tiles_n", "tiles_m", "lda", "ldb",
@@ -107,6 +110,45 @@ def test_fast_kernels_compile_to_16_byte_accesses(element_bytes):
         sass = count_sass(compile_cubin(kernel.source), ("LDG", "STG", "LDL", "STL"))
         assert not any(op.startswith(("LDL", "STL")) for op in sass)  # no spills to local memory
         assert sass["LDG.E.128.CONSTANT"] == loads * vectors and sass["STG.E.128"] == 2 * vectors
+
+
+def test_kernels_are_bounded_to_the_occupancy_their_space_allows():
+    """A tile whose registers (2 per word a thread holds) fit the CTAs that threads and shared memory allow is
+    compiled for them (``__launch_bounds__(threads, min)``); one whose registers would not is left unbounded."""
+    fp8, bf16, fp32 = transpose_tiles(1, 16, 16), transpose_tiles(2, 8, 8), transpose_tiles(4, 4, 4)
+    assert [min_ctas(c) for c in fp8] == [0, 0, 16, 16] and [min_ctas(c) for c in bf16] == [4, 16]
+    assert [min_ctas(c) for c in fp32] == [0, 16] and min_ctas(transpose_tiles(1, 1, 1)[0]) == 0  # 32 bytes a thread
+    assert min_ctas(rows_tile(2, 8, 128)) == 16
+    for config in fp8 + bf16 + fp32:
+        kernel = permute_kernel(config, 1)
+        bound = f"__launch_bounds__({kernel.threads}, {min_ctas(config)})" if min_ctas(config) else \
+            f"__launch_bounds__({kernel.threads})"
+        assert bound + " " in kernel.source
+
+
+def test_masked_stores_test_their_column_once_and_advance_a_row_pointer():
+    kernel = permute_kernel(transpose_tiles(1, 16, 16)[2], 0)
+    masked = kernel.source[kernel.source.rindex("} else {"):]
+    lines = [x.strip() for x in masked.splitlines()]
+    start = lines.index("if (thread_col < rows_left) {")
+    assert lines[start + 1] == "auto* dst_row = dst_thread;"
+    stores = [x for x in lines[start:] if "ll_stg128" in x]
+    assert stores[1] == "if ((thread_row + 0x1u) < cols_left) ll_stg128(dst_row, b[4], b[5], b[6], b[7]);"
+    assert len(stores) == 4 and lines[start:].count("dst_row += 0x1ull * ldb;") == 3
+    assert "thread_col < rows_left" not in " ".join(stores)
+
+
+@needs_nvcc
+@pytest.mark.skipif(find_cuobjdump() is None, reason="cuobjdump is not installed")
+@pytest.mark.parametrize("config, batch_dims", [(transpose_tiles(1, 16, 16)[2], 0), (transpose_tiles(2, 8, 8)[1], 1),
+                                                (transpose_tiles(2, 8, 8)[0], 0)], ids=str)
+def test_bounded_kernels_fit_their_registers_without_spilling(config, batch_dims):
+    import subprocess
+
+    cubin = compile_cubin(permute_kernel(config, batch_dims).source)
+    usage = subprocess.run([find_cuobjdump(), "-res-usage", str(cubin)], capture_output=True, text=True).stdout
+    registers, stack = map(int, re.search(r"REG:(\d+) STACK:(\d+)", usage).groups())
+    assert stack == 0 and registers * 32 * config.warps * min_ctas(config) <= resolve(None).sm_registers
 
 
 @needs_nvcc

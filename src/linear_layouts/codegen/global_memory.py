@@ -85,11 +85,26 @@ class Pitch:
     def access(self, hmap: HardwareMap, register: int, pointer: str) -> tuple[str, str | None]:
         """``(address, guard)`` of the access whose first element is ``register``'s: the pointer
         expression, and the C condition of its validity (None without ``bounds``)."""
+        address, guards = self.access_guards(hmap, register, pointer)
+        return address, None if guards is None else " && ".join(guards)
+
+    def offsets(self, hmap: HardwareMap, register: int) -> tuple[int, int] | None:
+        """``(row, column)`` of the access whose first element is ``register``'s from the thread's own element,
+        when its address is ``ptr_thread + row * pitch + column`` (``access``'s short form); else None."""
+        rows, cols = self.split(hmap)
+        row, col = rows.address(register), cols.address(register)
+        if (row.constant & row.runtime_bits) or (col.constant & col.runtime_bits):
+            return None
+        return row.constant, col.constant
+
+    def access_guards(self, hmap: HardwareMap, register: int, pointer: str) -> tuple[str, tuple[str, str] | None]:
+        """``access`` with the guard as its two conditions ``(row < rows, column < columns)`` (None without
+        ``bounds``): accesses of one column share the second, which can then be tested once."""
         rows, cols = self.split(hmap)
         row, col = rows.address(register), cols.address(register)
         r = combine(row.constant, row.runtime_bits, "thread_row")
         c = combine(col.constant, col.runtime_bits, "thread_col")
-        guard = None if self.bounds is None else f"{r} < {self.bounds[0]} && {c} < {self.bounds[1]}"
+        guard = None if self.bounds is None else (f"{r} < {self.bounds[0]}", f"{c} < {self.bounds[1]}")
         if (row.constant & row.runtime_bits) or (col.constant & col.runtime_bits):
             return f"{pointer} + (size_t){r} * {self.pitch} + {c}", guard
         address = f"{pointer}_thread"
@@ -391,7 +406,53 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
             template, address = _immediate(pointer, expr, w)
             body.append(f"{_store_function(nbytes, hint)}{template}({address}, {', '.join(operands)});")
             continue
-        address, guard = pitch.access(hmap, r, pointer)
+        address, guard = pitch.access_guards(hmap, r, pointer)
         store = f"{_store_function(nbytes, hint)}({address}, {', '.join(operands)});"
-        body.append(store if guard is None else f"if ({guard}) {store}")
+        body.append(store if guard is None else _GuardedStore(guard, _store_function(nbytes, hint), address,
+                                                              ", ".join(operands), pitch.offsets(hmap, r)))
+    if pitch is not None:
+        body = _column_guarded(body, pointer, pitch.pitch)
     return guard_redundant_threads(hmap, _thread_offset(hmap, body, pitch, pointer))
+
+
+@dataclass(frozen=True)
+class _GuardedStore:
+    """A store behind ``guards`` ``(row < rows, column < columns)`` of ``function(address, operands)``;
+    ``offsets``: ``Pitch.offsets`` of its address (None: not of the short form)."""
+
+    guards: tuple[str, str]
+    function: str
+    address: str
+    operands: str
+    offsets: tuple[int, int] | None
+
+    def line(self, guard: str, address: str) -> str:
+        return f"if ({guard}) {self.function}({address}, {self.operands});"
+
+
+def _column_guarded(body: list, pointer: str, pitch: str) -> list[str]:
+    """Store lines with their guards (``_GuardedStore``): ``if (row && col) store`` each; or, when every store
+    tests one column condition, ``if (col) { if (row) store ... }``, the column tested once, and, when their
+    rows only grow, each address a row pointer advanced by the rows between (fewer registers live across the
+    stores than one address per row): ``if (c) { auto* p = dst_thread; if (r0) st(p, ..); p += 0x1ull * ldb; ..}``."""
+    guarded = [x for x in body if isinstance(x, _GuardedStore)]
+    columns = {x.guards[1] for x in guarded}
+    if len(columns) != 1 or any(isinstance(x, str) and x.startswith("}") for x in body[body.index(guarded[0]):]):
+        return [x if isinstance(x, str) else x.line(" && ".join(x.guards), x.address) for x in body]
+    first = body.index(guarded[0])
+    rows = [x.offsets[0] if x.offsets else -1 for x in guarded]
+    running = all(x.offsets for x in guarded) and rows == sorted(rows)
+    lines, at = [f"auto* {pointer}_row = {pointer}_thread;"] if running else [], 0
+    for x in body[first:]:
+        if isinstance(x, str):
+            lines.append(x)
+            continue
+        if not running:
+            lines.append(x.line(x.guards[0], x.address))
+            continue
+        row, col = x.offsets
+        if row != at:
+            lines.append(f"{pointer}_row += {row - at:#x}ull * {pitch};")
+            at = row
+        lines.append(x.line(x.guards[0], f"{pointer}_row + {col:#x}u" if col else f"{pointer}_row"))
+    return body[:first] + [f"if ({columns.pop()}) {{"] + ["  " + x for x in lines] + ["}"]

@@ -167,23 +167,26 @@ def _batch_params(batch_dims: int) -> list[tuple[str, str]]:
     return out
 
 
-def _signature(name: str, threads: int, params: list[tuple[str, str]]) -> list[str]:
+def _signature(name: str, threads: int, params: list[tuple[str, str]], min_ctas: int = 0) -> list[str]:
     args = ", ".join(f"{t} {p}" for t, p in params)
-    return [f'extern "C" __global__ void __launch_bounds__({threads}) {name}(', f"    {args}) {{"]
+    bounds = f"{threads}, {min_ctas}" if min_ctas else f"{threads}"
+    return [f'extern "C" __global__ void __launch_bounds__({bounds}) {name}(', f"    {args}) {{"]
 
 
 @checked
 def emit_tiled_permute_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep, *,
-    transposed: bool = True, batch_dims: int = 0, ctas_per_sm: int = 0, max_elements: int = MAX_ELEMENTS,
-    target: Target | None = None,
+    transposed: bool = True, batch_dims: int = 0, ctas_per_sm: int = 0, min_ctas: int = 0,
+    max_elements: int = MAX_ELEMENTS, target: Target | None = None,
 ) -> PermuteKernel:
     """CUDA C++ of the module doc's tiled kernel: each CTA loads its tile of ``A`` in ``src`` (16-byte or
     narrower vectors along the rows of ``A``), converts it with ``forward`` to ``dst`` and stores it in
     ``B`` (``transposed``: ``dst`` should then run along the tile's columns, the rows of ``B``).
     ``ctas_per_sm > 0``: persistent and software-pipelined (as ``transpose.emit_persistent_transpose_kernel``):
     a grid of at most ``ctas_per_sm`` CTAs per SM, CTA ``b`` taking tiles ``b, b + G, ...`` of the 1-D
-    order, the next tile's loads in flight during this tile's conversion and stores.
+    order, the next tile's loads in flight during this tile's conversion and stores. ``min_ctas > 0`` (one
+    tile per CTA): ``__launch_bounds__(threads, min_ctas)``, so the compiler keeps a thread within the
+    registers that let ``min_ctas`` CTAs share an SM (65536 / (16 x 128) = 32 for 16 CTAs of 4 warps).
     Requires: ``src``, ``dst`` over one ``M x N`` tile (powers of two); ``0 <= batch_dims <=
     MAX_BATCH_DIMS``; layouts within ``max_elements``; ``target`` an NVIDIA one whose ISA has what
     ``forward`` emits (default: the default target, ``kernel.cuda_target``).
@@ -198,6 +201,8 @@ def emit_tiled_permute_kernel(
         raise LayoutError(f"name: {quote(name)} is not a C identifier")
     if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_BATCH_DIMS:
         raise LayoutError(f"batch_dims: must be an int in [0, {MAX_BATCH_DIMS}], got {quote(batch_dims)}")
+    if isinstance(min_ctas, bool) or not isinstance(min_ctas, int) or min_ctas < 0:
+        raise LayoutError(f"min_ctas: must be an int >= 0 (0: no bound), got {quote(min_ctas)}")
     m, n = _tile_shape(src, dst)
     d0, d1 = src.out_dim_names
     t = cpp_storage_type(w)
@@ -223,7 +228,7 @@ def emit_tiled_permute_kernel(
         f"// {name}: {kind}, {m}x{n} tiles of {8 * w}-bit elements (src -> dst), {batch_dims} batch dims;",
         "//   A: rows x cols at row stride lda; B at row stride ldb; edge tiles masked. launch: a 1-D grid of",
         f"//   tiles_n * tiles_m * (batch sizes) CTAs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
-        *_signature(name, threads, params),
+        *_signature(name, threads, params, min_ctas),
         *KERNEL_PROLOGUE,
         *_tile_lines(m, n, batch_dims),
         f"  const {t}* src = src_all + src_base + (size_t)row0 * lda + col0;",

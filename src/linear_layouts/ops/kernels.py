@@ -11,7 +11,8 @@ and ``choose_tile`` picks one for a problem on a device (``GridShape``: SMs and 
 1. tiles of which an edge tile would leave more than ``1 - MIN_TILE_USE`` of the matrix's tiled area empty
    are passed over (a 128-row tile on 64 rows idles half its threads);
 2. the largest tile when the grid holds ``MANY_WAVES`` or more waves of it (``slots``: SMs times the CTAs an
-   SM holds by threads and shared memory): its last, partial wave is then a small part of the run;
+   SM holds by threads, shared memory and registers, ``resident_ctas``): its last, partial wave is then a
+   small part of the run;
 3. else, when the input and output fit in L2 together (launched back to back, the data stays there), the
    largest tile of at most ``L2_TILE_BYTES`` with ``CTAS_PER_SM`` tiles per SM or more (a short chain of
    load, barrier and store per CTA);
@@ -27,8 +28,8 @@ element   tiles (16-byte vectors; rows x cols / warps, block)                sha
 64-bit    32x32/4 (2)                                                        8 KiB
 ========  =================================================================  =========================
 
-E.g. 8-bit ``8192 x 28672`` (3584 tiles of 256 x 256, 9 waves of 396 slots): the 256 x 256 tile;
-``8192 x 8192`` (2.6 waves of it, 128 MiB > L2): 64 x 128 (2112 slots); ``4096 x 4096`` (32 MiB in L2):
+E.g. 8-bit ``8192 x 28672`` (3584 tiles of 256 x 256, 13.6 waves of 264 slots): the 256 x 256 tile;
+``8192 x 8192`` (3.9 waves of it, 128 MiB > L2): 64 x 128 (2112 slots); ``4096 x 4096`` (32 MiB in L2):
 128 x 128 (1024 tiles). Narrower vectors (a row length or a pointer that 16 bytes do not divide) take
 64 x 64 tiles of 4 warps. The persistent form (``ctas_per_sm``) is emitted on request; no list holds it.
 """
@@ -48,7 +49,7 @@ from linear_layouts.ops.plan import MAX_VECTOR_BYTES
 from linear_layouts.target import Target, resolve
 
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
-           "resident_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES",
+           "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel", "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES",
            "MIN_TILE_BYTES", "H100_L2_BYTES"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
@@ -65,6 +66,10 @@ MIN_TILE_BYTES = 8 * 1024
 H100_L2_BYTES = 50 * 2**20
 #: CTAs an SM holds at most (sm_90).
 _SM_CTAS = 32
+#: Registers a thread of a tile kernel is given per 32-bit word of the tile it moves (the word itself, its
+#: addresses and the conversion's temporaries): with fewer, ptxas (sm_90) spills (a 16 KiB tile of 4 warps at
+#: 40 registers; 8 KiB tiles of 4 warps fit 32).
+REGISTERS_PER_WORD = 2
 
 
 @dataclass(frozen=True)
@@ -174,14 +179,38 @@ def cast_tiles(src_vector: int, dst_vector: int) -> list[TileConfig]:
     return [TileConfig(1, 64, 64, 4, src_vector, dst_vector)]
 
 
-def resident_ctas(config: TileConfig, target: Target | None = None) -> int:
-    """CTAs of ``config`` an SM of ``target`` (default: the default target) holds by threads and shared memory
-    (the conversion's buffer holds the tile; each CTA also takes the target's reserved shared memory): 3 for
-    8-bit 256 x 256 tiles of 16 warps on sm_90."""
-    t = resolve(target)
+def _space_ctas(config: TileConfig, t: Target) -> int:
+    """CTAs of ``config`` an SM of ``t`` holds by threads and shared memory (the conversion's buffer holds the
+    tile; each CTA also takes the target's reserved shared memory)."""
     shared = config.tile_bytes if config.transposed else 0
     return max(1, min(t.sm_threads // config.threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
                       _SM_CTAS))
+
+
+def resident_ctas(config: TileConfig, target: Target | None = None) -> int:
+    """CTAs of ``config`` an SM of ``target`` (default: the default target) holds by threads, shared memory and
+    registers (``REGISTERS_PER_WORD`` per 32-bit register its elements fill). On sm_90: 2 for 8-bit
+    256 x 256 tiles of 16 warps (64 registers a thread), 16 for 8 KiB tiles of 4 warps (32 registers)."""
+    t = resolve(target)
+    return max(1, min(_space_ctas(config, t), t.sm_registers // (config.threads * REGISTERS_PER_WORD * _words(config))))
+
+
+def _words(config: TileConfig) -> int:
+    """32-bit registers a thread's elements fill as its accesses load them (an access narrower than 4 bytes
+    still fills a register): 16 for 8 KiB of 16-byte vectors on 128 threads, 32 for 4 KiB of single bytes."""
+    elements = max(1, config.rows * config.cols // config.threads)
+    access = min(config.src_vector, config.dst_vector) * config.element_bytes
+    return max(1, elements * config.element_bytes // min(4, access))
+
+
+def min_ctas(config: TileConfig, target: Target | None = None) -> int:
+    """The CTAs per SM ``permute_kernel`` compiles ``config`` for (``__launch_bounds__``): those the SM holds by
+    threads and shared memory when ``REGISTERS_PER_WORD`` registers per word fit them (registers then never
+    lower the occupancy); else 0, no bound (the compiler's own choice). On sm_90: 16 for 8 KiB tiles of
+    4 warps (32 registers a thread), 0 for 16 KiB tiles of 4 warps (13 CTAs would leave 39 registers)."""
+    t = resolve(target)
+    space = _space_ctas(config, t)
+    return space if resident_ctas(config, t) == space else 0
 
 
 def _use(config: TileConfig, rows: int, cols: int) -> float:
@@ -211,12 +240,14 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
 @functools.lru_cache(maxsize=None)
 def permute_kernel(config: TileConfig, batch_dims: int) -> PermuteKernel:
     """The tiled kernel of ``config`` with ``batch_dims`` batch dims: our planner's conversion between
-    ``tile_layouts(config)``, emitted by ``codegen.permute``."""
+    ``tile_layouts(config)``, emitted by ``codegen.permute``; one tile per CTA, it is compiled for
+    ``min_ctas(config)`` CTAs per SM (registers capped to match)."""
     src, dst = tile_layouts(config)
     step = conversion_step(src, dst, 8 * config.element_bytes)
     name = kernel_name("ll_permute", config, batch_dims)
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
-                                     batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm)
+                                     batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm,
+                                     min_ctas=0 if config.ctas_per_sm else min_ctas(config))
 
 
 @functools.lru_cache(maxsize=None)
