@@ -9,8 +9,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion
+from linear_layouts.codegen.permute import fast_divider
 from linear_layouts.codegen.plan import conversion_step
 from linear_layouts.codegen.ptx import compile_cubin, compile_ptx, count_ptx, count_sass, find_cuobjdump, find_nvcc
 from linear_layouts.core.errors import LayoutError
@@ -95,7 +98,7 @@ def test_masked_branch_predicates_every_access():
     masked = body[body.index("} else {"):]
     assert "(thread_row + 0x" in masked and "< rows_left" in masked and "< cols_left" in masked
     assert [p for _, p in kernel.params] == ["src_all", "dst_all", "rows", "cols", "tiles_n", "tiles_m", "lda", "ldb",
-                                             "size0", "src_stride0", "dst_stride0"]
+                                             "size0", "src_stride0", "dst_stride0", "tiles_n_div", "tiles_m_div"]
 
 
 @needs_nvcc
@@ -110,6 +113,32 @@ def test_fast_kernels_compile_to_16_byte_accesses(element_bytes):
         sass = count_sass(compile_cubin(kernel.source), ("LDG", "STG", "LDL", "STL"))
         assert not any(op.startswith(("LDL", "STL")) for op in sass)  # no spills to local memory
         assert sass["LDG.E.128.CONSTANT"] == loads * vectors and sass["STG.E.128"] == 2 * vectors
+
+
+def _divided(t: int, divider: int) -> int:
+    """The kernels' ``t / d``: ``(t * magic) >> shift`` (in 64 bits: ``t < 2**31``, ``magic <= 2**32``)."""
+    product = t * (divider & 0x1FFFFFFFF)
+    assert product < 2**64
+    return product >> (divider >> 56)
+
+
+@given(st.integers(1, 2**31 - 1), st.integers(0, 2**31 - 1))
+def test_fast_divider_divides_every_tile_index(d, t):
+    assert _divided(t, fast_divider(d)) == t // d
+    for edge in (0, d - 1, d, 2**31 - 1, (2**31 - 1) // d * d, (2**31 - 1) // d * d - 1):
+        if edge >= 0:
+            assert _divided(edge, fast_divider(d)) == edge // d
+
+
+def test_fast_divider_small_divisors_exhaustively_and_bad_ones():
+    for d in range(1, 70):
+        assert all(_divided(t, fast_divider(d)) == t // d for t in range(0, 4 * d + 3))
+    for d in (2**30, 2**30 + 1, 2**31 - 1):  # the largest divisors, around their multiples
+        assert all(_divided(t, fast_divider(d)) == t // d for t in (0, d - 1, d, d + 1, 2**31 - 1))
+    assert fast_divider(3) == 0xAAAAAAAB | 33 << 56 and fast_divider(1) == 2**31 | 31 << 56
+    for bad in (0, 2**31, -1, True, 2.0):
+        with pytest.raises(LayoutError, match="d: a divider"):
+            fast_divider(bad)
 
 
 def test_kernels_are_bounded_to_the_occupancy_their_space_allows():

@@ -4,7 +4,9 @@ A tile is a planned conversion ``src -> dst`` over an ``M x N`` tile (powers of 
 ``codegen.transpose``, but the matrix is given at run time: ``rows x cols`` elements of ``A`` at row stride
 ``lda``, written to ``B`` at row stride ``ldb``, and ``batch_dims`` more dims, each with its size and its
 element strides in ``A`` and in ``B``. CTA ``t`` of a 1-D grid takes tile column ``t mod T_n``, tile row
-``(t / T_n) mod T_m`` and batch index ``t / (T_n T_m)`` (batch dims innermost first). Edge tiles are
+``(t / T_n) mod T_m`` and batch index ``t / (T_n T_m)`` (batch dims innermost first); the one-tile-per-CTA
+kernel divides by multiplying with a ``fast_divider`` parameter per divisor (``tiles_n_div``, ...), which
+the caller computes. Edge tiles are
 masked: a tile with fewer than ``M`` rows or ``N`` columns left predicates each global access on its
 first element (``global_memory.Pitch``), so the caller keeps ``cols`` a multiple of ``src_vector`` and,
 for a transpose, ``rows`` a multiple of ``dst_vector`` (a vector is then valid whole or not at all).
@@ -25,7 +27,8 @@ recipes (Transformer Engine's ``cast_transpose``) do.
 Example: ``emit_tiled_permute_kernel("p", src, dst, 2, conversion_step(src, dst, 16), batch_dims=1)``
 defines ``extern "C" __global__ void p(const unsigned short* src_all, unsigned short* dst_all, unsigned
 rows, unsigned cols, unsigned tiles_n, unsigned tiles_m, unsigned long long lda, unsigned long long
-ldb, unsigned size0, unsigned long long src_stride0, unsigned long long dst_stride0)``.
+ldb, unsigned size0, unsigned long long src_stride0, unsigned long long dst_stride0, unsigned long long
+tiles_n_div, unsigned long long tiles_m_div)``.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 from linear_layouts.target import Target
 
-__all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "emit_cast_transpose_kernel", "amax_epilogue", "to_float", "MAX_BATCH_DIMS",
+__all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "fast_divider", "emit_cast_transpose_kernel", "amax_epilogue", "to_float", "MAX_BATCH_DIMS",
            "CAST_INPUTS", "FP8_FORMATS", "FP8_MAX", "CAST_FUNCTIONS"]
 
 #: Batch dims a tiled kernel takes (more: the caller launches once per index of the outer ones).
@@ -115,23 +118,46 @@ def _log2(n: int) -> int:
     return n.bit_length() - 1
 
 
-def _tile_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x") -> list[str]:
+def fast_divider(d: int) -> int:
+    """The divider of ``d`` (``1 <= d < 2**31``) a kernel divides a tile index ``t < 2**31`` by without a division
+    instruction: ``magic | shift << 56`` with ``shift = 31 + ceil(log2 d)``, ``magic = ceil(2**shift / d)``
+    (< ``2**33``), and ``t / d == (t * magic) >> shift`` (Granlund and Montgomery: ``magic * d`` exceeds
+    ``2**shift`` by less than ``d <= 2**(shift - 31)``). Example: ``fast_divider(3)`` is
+    ``0xaaaaaaab | 33 << 56``: ``7 * 0xaaaaaaab >> 33 == 2``."""
+    if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d < 2**31:
+        raise LayoutError(f"d: a divider divides by an int in [1, 2**31), got {quote(d)}")
+    shift = 31 + (d - 1).bit_length()
+    return -(-(1 << shift) // d) | shift << 56
+
+
+def _divide(t: str, d: str, fast: bool) -> str:
+    """C expression of ``t / d`` (``fast``: by the ``{d}_div`` parameter, ``fast_divider(d)``)."""
+    if not fast:
+        return f"{t} / {d}"
+    return f"(unsigned)((unsigned long long){t} * ({d}_div & 0x1ffffffffull) >> ({d}_div >> 56))"
+
+
+def _tile_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", fast: bool = False) -> list[str]:
     """The tile ``tile``'s coordinates ``row0``, ``col0``, its valid part ``rows_left`` x ``cols_left``
-    (``full``: all of it) and batch offsets ``src_base``, ``dst_base`` (elements)."""
+    (``full``: all of it) and batch offsets ``src_base``, ``dst_base`` (elements); ``fast``: each division by
+    a ``fast_divider`` parameter (``tiles_n_div``, ...) instead of a division."""
     lines = [f"  unsigned t = {tile};",
-             "  const unsigned tile_col = t % tiles_n;",
-             "  t /= tiles_n;"]
+             f"  unsigned q = {_divide('t', 'tiles_n', fast)};",
+             "  const unsigned tile_col = t - q * tiles_n;",
+             "  t = q;"]
     if batch_dims:
-        lines += ["  const unsigned tile_row = t % tiles_m;", "  t /= tiles_m;"]
+        lines += [f"  q = {_divide('t', 'tiles_m', fast)};", "  const unsigned tile_row = t - q * tiles_m;", "  t = q;"]
     else:
         lines.append("  const unsigned tile_row = t;")
     lines += ["  unsigned long long src_base = 0ull, dst_base = 0ull;"]
     for k in reversed(range(batch_dims)):  # the last batch dim is the innermost: it varies fastest
-        index = "t" if k == 0 else f"(t % size{k})"
+        if k:
+            lines += [f"  q = {_divide('t', f'size{k}', fast)};", f"  const unsigned index{k} = t - q * size{k};"]
+        index = "t" if k == 0 else f"index{k}"
         lines.append(f"  src_base += (unsigned long long){index} * src_stride{k};")
         lines.append(f"  dst_base += (unsigned long long){index} * dst_stride{k};")
         if k:
-            lines.append(f"  t /= size{k};")
+            lines.append("  t = q;")
     lines += [f"  const unsigned row0 = tile_row * {m}u, col0 = tile_col * {n}u;",
               "  const unsigned rows_left = rows - row0, cols_left = cols - col0;",
               f"  const bool full = rows_left >= {m}u && cols_left >= {n}u;"]
@@ -141,7 +167,8 @@ def _tile_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x") -> li
 def _locate(m: int, n: int, batch_dims: int, tile: str, prefix: str, transposed: bool) -> list[str]:
     """A block setting ``{prefix}src``, ``{prefix}dst``, ``{prefix}rows_left``, ``{prefix}cols_left`` and
     ``{prefix}full`` (declared by the caller) for tile ``tile`` (``_tile_lines``, its names prefixed ``l_``)."""
-    names = ("tile_col", "tile_row", "src_base", "dst_base", "row0", "col0", "rows_left", "cols_left", "full")
+    names = ("tile_col", "tile_row", "src_base", "dst_base", "row0", "col0", "rows_left", "cols_left", "full", "q",
+             *(f"index{k}" for k in range(1, MAX_BATCH_DIMS)))
     pattern = re.compile(r"\b(" + "|".join(names) + r"|t)\b")
     inner = [pattern.sub(lambda x: "l_" + x.group(1), line) if not line.lstrip().startswith("unsigned t =")
              else line.replace("unsigned t =", "unsigned l_t =") for line in _tile_lines(m, n, batch_dims, tile)]
@@ -157,6 +184,12 @@ def _branches(full: list[str], masked: list[str]) -> list[str]:
     """``if (full) { full } else { masked }`` (indented for a kernel body)."""
     return (["  if (full) {"] + ["    " + x for x in full] + ["  } else {"] + ["    " + x for x in masked]
             + ["  }"])
+
+
+def _divisors(batch_dims: int) -> list[str]:
+    """The parameters a tile index is divided by (``_tile_lines``): ``tiles_n``, ``tiles_m`` when batched, then
+    every batch size but the outermost's."""
+    return ["tiles_n"] + (["tiles_m"] if batch_dims else []) + [f"size{k}" for k in reversed(range(1, batch_dims))]
 
 
 def _batch_params(batch_dims: int) -> list[tuple[str, str]]:
@@ -222,6 +255,7 @@ def emit_tiled_permute_kernel(
     params = [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
               ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
               ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
+    params += [("unsigned long long", f"{d}_div") for d in _divisors(batch_dims)]
     dst_tile = "(size_t)col0 * ldb + row0" if transposed else "(size_t)row0 * ldb + col0"
     kind = "B = A^T per tile" if transposed else "rows of A copied to rows of B"
     body = [
@@ -230,7 +264,7 @@ def emit_tiled_permute_kernel(
         f"//   tiles_n * tiles_m * (batch sizes) CTAs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
         *_signature(name, threads, params, min_ctas),
         *KERNEL_PROLOGUE,
-        *_tile_lines(m, n, batch_dims),
+        *_tile_lines(m, n, batch_dims, fast=True),
         f"  const {t}* src = src_all + src_base + (size_t)row0 * lda + col0;",
         f"  {t}* dst = dst_all + dst_base + {dst_tile};",
         f"  unsigned a[{pa.num_words}];",

@@ -6,7 +6,8 @@ lengths and the addresses allow and the tile (``ops.kernels``), and returns the 
 these on the device; the CPU tests run the very same launches through the emulator.
 
 Example: ``permute_launches((4096, 11008), (1, 0), 2, a, b, 132)`` is one ``Launch`` of the 16-bit
-128x128 kernel on ``32 x 86`` CTAs with arguments ``(a, b, 4096, 11008, 86, 32, 11008, 4096)``.
+128x128 kernel on ``32 x 86`` CTAs with arguments ``(a, b, 4096, 11008, 86, 32, 11008, 4096,
+fast_divider(86))`` (the kernel divides its tile index by 86 with the last).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel
+from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
     GridShape, TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, realigned_cast_kernel, rows_tile,
@@ -121,6 +122,8 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     tail: list[int] = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
     for size, src_stride, dst_stride in inner:
         tail += [size, src_stride, dst_stride]
+    named = dict(zip((p for _, p in kernel.params[2:]), tail))
+    tail += [fast_divider(named[p[:-4]]) for _, p in kernel.params[2 + len(tail):]]  # the "{divisor}_div" ones
     offsets = tuple((w * sum(i * b[1] for i, b in zip(index, outer)), w * sum(i * b[2] for i, b in zip(index, outer)))
                     for index in itertools.product(*(range(size) for size, _, _ in outer)))
     return kernel, ctas, tuple(tail), offsets, math.prod(shape) * itemsize
