@@ -59,12 +59,12 @@ def _triton_needs() -> set[tuple[int, bool, bool]]:
     return needs
 
 
-def prepare() -> None:
-    kernels, seconds = ops_cases.precompile()
+def prepare(jobs: int = 0) -> None:
+    kernels, seconds = ops_cases.precompile(workers=jobs)
     print(f"ours: {kernels} kernels compiled (or found) in {seconds:.0f} s", flush=True)
     import triton_transpose  # noqa: PLC0415 - needs Triton 3.6 (the device's) on the path
 
-    triton_transpose.prepare(_triton_needs())
+    triton_transpose.prepare(_triton_needs(), workers=jobs or 2)
 
 
 # ---------------------------------------------------------------------------------------------- device
@@ -547,9 +547,10 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "build" / "ops_bench"))
     ap.add_argument("--budget", type=float, default=150.0, help="seconds for the sweep (cases beyond are skipped)")
     ap.add_argument("--compile-budget", type=float, default=60.0, help="seconds of torch.compile compiling")
+    ap.add_argument("--jobs", type=int, default=0, help="prepare: compiler processes (default: one per CPU)")
     args = ap.parse_args()
     if args.mode == "prepare":
-        prepare()
+        prepare(args.jobs)
     elif args.mode == "report":  # the Markdown again from OUT/ops_bench.json
         results = json.loads((Path(args.out) / "ops_bench.json").read_text())
         results["summary"] = summary(results)

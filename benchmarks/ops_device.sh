@@ -2,7 +2,8 @@
 # One device run for the layout ops (issue 30) and the transposes against Triton's best tile (issue 29, item 3),
 # about 4 minutes on an H200. Prepare on the CPU first (compiles every cubin: ours with nvcc, Triton's with
 # Triton 3.6), then carry benchmarks/build/ops_cubins (its own kernel cache) and benchmarks/build/triton_transpose:
-#   bash benchmarks/ops_device.sh prepare        # CPU, ~5 min on 2 cores (less when the cubins are cached)
+#   bash benchmarks/ops_device.sh prepare        # CPU, ~5 min on 2 cores (less when the cubins are cached;
+#                                                 # JOBS=1 for one compiler process)
 #   bash benchmarks/ops_device.sh "$OUT"          # device: writes into $OUT
 #     ops_gpu_tests.txt    the GPU tests of linear_layouts.ops (tests/ops/test_gpu.py) against PyTorch
 #     ops_bench.{json,md}  the sweep (benchmarks/ops_bench.py): ours (and ours at each tile), eager, torch.compile,
@@ -22,7 +23,7 @@ if [ "${1:-}" = prepare ]; then
   if ! PYTHONPATH=$T36 python3 -c 'import triton, sys; sys.exit(triton.__version__ != "3.6.0")' 2>/dev/null; then
     python3 -m pip install -q --disable-pip-version-check --no-deps --target "$T36" triton==3.6.0
   fi
-  PYTHONPATH=src:$T36 python3 benchmarks/ops_bench.py --mode prepare | tail -n 2
+  PYTHONPATH=src:$T36 python3 benchmarks/ops_bench.py --mode prepare --jobs "${JOBS:-0}" | tail -n 2
   PYTHONPATH=src:$T36 python3 benchmarks/transpose_bench.py --mode prepare --only "$ONLY" | tail -n 2
   du -sh benchmarks/build/ops_cubins benchmarks/build/triton_transpose
   exit 0

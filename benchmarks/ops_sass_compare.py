@@ -5,8 +5,10 @@ transposes launch): registers, the CTAs an SM holds by registers / threads / sha
 instructions, barriers, byte permutes and moves, and the prologue (instructions before the first global load,
 the integer-division sequence ``I2F.U32.RP`` + ``MUFU.RCP`` of a 1-D grid's tile index). Ours are shown as
 ``permute_kernel`` emits them now and without the minimum CTAs per SM of their ``__launch_bounds__``
-(``ops_cases.unbounded_kernel``: the kernels before it). Counts are static (each instruction once): our kernels
-hold a full-tile path and a masked path, so each global access appears twice.
+(``ops_cases.unbounded_kernel``: "unbounded") and also with the division instructions of the tile index
+("unbounded div": the kernels before both changes but for their masked stores, which are the current ones).
+Counts are static (each instruction once): our kernels hold a full-tile path and a masked path, so each global
+access appears twice.
 
     PYTHONPATH=src python3 benchmarks/ops_sass_compare.py     # needs nvcc, cuobjdump, the Triton cubins
     # (benchmarks/build/triton_transpose, from ``ops_device.sh prepare``); writes results/ops_vs_triton_sass.json
@@ -67,7 +69,8 @@ def main() -> None:
         for config in transpose_tiles(w, 16 // w, 16 // w):
             shape = (config.rows, config.cols, config.warps)
             for label, kernel in (("ours", permute_kernel(config, 0)),
-                                  ("ours unbounded", ops_cases.unbounded_kernel(config, 0))):
+                                  ("ours unbounded", ops_cases.unbounded_kernel(config, 0)),
+                                  ("ours unbounded div", ops_cases.unbounded_kernel(config, 0, fast_divide=False))):
                 facts = sass_facts(compile_cubin(kernel.source))
                 facts.update(occupancy(facts["registers"], kernel.threads, kernel.shared_bytes))
                 rows.append(dict(kernel=label, bits=8 * w, tile=f"{shape[0]}x{shape[1]}/{shape[2]}w",

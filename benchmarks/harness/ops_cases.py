@@ -106,26 +106,30 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
         except Exception:  # noqa: BLE001 - a tile the problem's vectors do not allow: left out
             continue
     chosen = permute_launches(shape, dims, itemsize, src, dst, device)[0].kernel
-    for tile in transpose_tiles(w, 16 // w, 16 // w):  # the planner's tile compiled without its min CTAs per SM
+    for tile in transpose_tiles(w, 16 // w, 16 // w):  # the planner's tile without its min CTAs (and dividing)
         if (tile.rows, tile.cols, tile.threads) == (chosen.tile_rows, chosen.tile_cols, chosen.threads):
-            old = unbounded_kernel(tile, chosen.batch_dims)
-            out[f"{tile.rows}x{tile.cols}/{tile.warps}w unbounded"] = [
-                dataclasses.replace(item, kernel=old) if hasattr(item, "kernel") else item
-                for item in permute_launches(shape, dims, itemsize, src, dst, device, tile)]
+            for suffix, fast in (("unbounded", True), ("unbounded div", False)):
+                kernel = unbounded_kernel(tile, chosen.batch_dims, fast)
+                out[f"{tile.rows}x{tile.cols}/{tile.warps}w {suffix}"] = [  # the divider arguments come last
+                    dataclasses.replace(item, kernel=kernel, values=item.values[:len(kernel.params)])
+                    if hasattr(item, "kernel") else item
+                    for item in permute_launches(shape, dims, itemsize, src, dst, device, tile)]
     return out
 
 
-def unbounded_kernel(config, batch_dims: int):
+def unbounded_kernel(config, batch_dims: int, fast_divide: bool = True):
     """The tiled kernel of ``config`` as ``ops.kernels.permute_kernel`` emits it but with no minimum of CTAs per SM
-    in its ``__launch_bounds__`` (the kernels before the bound), to time the bound's effect."""
+    in its ``__launch_bounds__``; ``fast_divide=False``: its tile index divided by division instructions too (as
+    before either change; the masked stores are the current ones), to time each change."""
     from linear_layouts.codegen.permute import emit_tiled_permute_kernel
     from linear_layouts.codegen.plan import conversion_step, kernel_name
     from linear_layouts.ops.kernels import tile_layouts
 
     src, dst = tile_layouts(config)
     step = conversion_step(src, dst, 8 * config.element_bytes)
-    return emit_tiled_permute_kernel(kernel_name("ll_permute_unbounded", config, batch_dims), src, dst,
-                                     config.element_bytes, step, transposed=config.transposed, batch_dims=batch_dims)
+    name = kernel_name("ll_permute_unbounded" if fast_divide else "ll_permute_div", config, batch_dims)
+    return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
+                                     batch_dims=batch_dims, fast_divide=fast_divide)
 
 
 def kernel_sources(sms: int = SMS) -> list[str]:

@@ -210,7 +210,7 @@ def _signature(name: str, threads: int, params: list[tuple[str, str]], min_ctas:
 def emit_tiled_permute_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep, *,
     transposed: bool = True, batch_dims: int = 0, ctas_per_sm: int = 0, min_ctas: int = 0,
-    max_elements: int = MAX_ELEMENTS, target: Target | None = None,
+    fast_divide: bool = True, max_elements: int = MAX_ELEMENTS, target: Target | None = None,
 ) -> PermuteKernel:
     """CUDA C++ of the module doc's tiled kernel: each CTA loads its tile of ``A`` in ``src`` (16-byte or
     narrower vectors along the rows of ``A``), converts it with ``forward`` to ``dst`` and stores it in
@@ -219,7 +219,9 @@ def emit_tiled_permute_kernel(
     a grid of at most ``ctas_per_sm`` CTAs per SM, CTA ``b`` taking tiles ``b, b + G, ...`` of the 1-D
     order, the next tile's loads in flight during this tile's conversion and stores. ``min_ctas > 0`` (one
     tile per CTA): ``__launch_bounds__(threads, min_ctas)``, so the compiler keeps a thread within the
-    registers that let ``min_ctas`` CTAs share an SM (65536 / (16 x 128) = 32 for 16 CTAs of 4 warps).
+    registers that let ``min_ctas`` CTAs share an SM (65536 / (16 x 128) = 32 for 16 CTAs of 4 warps);
+    ``fast_divide`` (one tile per CTA): divides the tile index by ``fast_divider`` parameters (module doc),
+    else by the divisors themselves (and the parameters end with the batch dims').
     Requires: ``src``, ``dst`` over one ``M x N`` tile (powers of two); ``0 <= batch_dims <=
     MAX_BATCH_DIMS``; layouts within ``max_elements``; ``target`` an NVIDIA one whose ISA has what
     ``forward`` emits (default: the default target, ``kernel.cuda_target``).
@@ -255,7 +257,7 @@ def emit_tiled_permute_kernel(
     params = [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
               ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
               ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
-    params += [("unsigned long long", f"{d}_div") for d in _divisors(batch_dims)]
+    params += [("unsigned long long", f"{d}_div") for d in _divisors(batch_dims)] if fast_divide else []
     dst_tile = "(size_t)col0 * ldb + row0" if transposed else "(size_t)row0 * ldb + col0"
     kind = "B = A^T per tile" if transposed else "rows of A copied to rows of B"
     body = [
@@ -264,7 +266,7 @@ def emit_tiled_permute_kernel(
         f"//   tiles_n * tiles_m * (batch sizes) CTAs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
         *_signature(name, threads, params, min_ctas),
         *KERNEL_PROLOGUE,
-        *_tile_lines(m, n, batch_dims, fast=True),
+        *_tile_lines(m, n, batch_dims, fast=fast_divide),
         f"  const {t}* src = src_all + src_base + (size_t)row0 * lda + col0;",
         f"  {t}* dst = dst_all + dst_base + {dst_tile};",
         f"  unsigned a[{pa.num_words}];",
