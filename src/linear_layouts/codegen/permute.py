@@ -52,8 +52,8 @@ from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 from linear_layouts.target import Target
 
-__all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "fast_divider", "emit_cast_transpose_kernel", "amax_epilogue", "to_float", "MAX_BATCH_DIMS",
-           "CAST_INPUTS", "FP8_FORMATS", "FP8_MAX", "CAST_FUNCTIONS"]
+__all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "fast_divider", "emit_cast_transpose_kernel",
+           "amax_epilogue", "to_float", "MAX_BATCH_DIMS", "CAST_INPUTS", "FP8_FORMATS", "FP8_MAX", "CAST_FUNCTIONS"]
 
 #: Batch dims a tiled kernel takes (more: the caller launches once per index of the outer ones).
 MAX_BATCH_DIMS = 4

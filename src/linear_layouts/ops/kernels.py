@@ -49,8 +49,9 @@ from linear_layouts.ops.plan import MAX_VECTOR_BYTES
 from linear_layouts.target import Target, resolve
 
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
-           "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel", "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES",
-           "MIN_TILE_BYTES", "H100_L2_BYTES"]
+           "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
+           "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
+           "H100_L2_BYTES"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
 CTAS_PER_SM = 2
