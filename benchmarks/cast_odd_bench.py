@@ -18,6 +18,7 @@ import datetime
 import importlib.util
 import json
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -39,8 +40,7 @@ FP8 = "e4m3"
 SCALE = 0.37
 SMS = 132
 #: Variants of the current kernel: label -> (rows, warps, CTAs per SM; 0: as many as fit), for every input.
-VARIANTS = {"new 32/8w": (32, 8, 0), "new 64/8w x3": (64, 8, 3), "new 64/16w": (64, 16, 0),
-            "new 128/16w": (128, 16, 0), "new 16/4w": (16, 4, 0)}
+VARIANTS = {"new 16/4w": (16, 4, 0), "new 32/4w": (32, 4, 0), "new 16/8w": (16, 8, 0), "new 32/8w": (32, 8, 0)}
 
 
 def module_at(commit: str):
@@ -99,7 +99,9 @@ def prepare(build: Path, arch: str, jobs_count: int = 1) -> None:
     entries, jobs = [], {}
     for e in kernels():
         k = e["kernel"]
+        bounds = re.search(r"__launch_bounds__\((\d+), (\d+)\)", k.source)
         entries.append(dict(fmt=e["fmt"], label=e["label"], name=k.name, threads=k.threads, shared=k.shared_bytes,
+                            ctas_per_sm=int(bounds.group(2)) if bounds else 0,
                             tile=[k.tile_rows, k.tile_cols], shapes=[list(s) for s in e["shapes"]],
                             params=[list(p) for p in k.params]))
         jobs[k.name] = k.source
@@ -236,7 +238,8 @@ def run(build: Path, out: Path, repeats: int) -> None:
                 del x, ref, ref_t, c, t
     env = dict(device=props.name, sms=props.multi_processor_count, date=datetime.datetime.now().isoformat(timespec="seconds"),
                torch=torch.__version__, cupy=cp.__version__, cuda=torch.version.cuda, python=platform.python_version(),
-               arch=manifest["arch"], previous_commit=manifest["previous_commit"], copy_tbps=copy_bw, scale=SCALE, fp8=FP8)
+               arch=manifest["arch"], previous_commit=manifest["previous_commit"], kernels=manifest["kernels"],
+               copy_tbps=copy_bw, scale=SCALE, fp8=FP8)
     out.mkdir(parents=True, exist_ok=True)
     (out / "cast_odd.json").write_text(json.dumps(dict(environment=env, rows=rows), indent=1))
     (out / "cast_odd.md").write_text(markdown(env, rows))
@@ -262,6 +265,13 @@ def markdown(env: dict, rows: list[dict]) -> str:
             ratio = (f"{by['windowed']['us'] / by['new (ops)']['us']:.2f}x"
                      if by.get("windowed") and by.get("new (ops)") else "")
             lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | " + " | ".join(cells) + f" | {ratio} |")
+    lines += ["", "Tiles (bf16; `in flight`: the X bytes a CTA loads at once x the CTAs an SM holds by its launch bounds):",
+              "", "| kernel | tile | threads | CTAs/SM | shared | KiB in flight / SM |", "|---|---|---|---|---|---|"]
+    for e in env.get("kernels", []):
+        if e["fmt"] == "bf16" and e["label"].startswith("new"):
+            chunk_bytes = e["tile"][0] * (e["tile"][1] * 2 + 16)  # a row's 33 chunks
+            lines.append(f"| {e['label']} | {e['tile'][0]}x{e['tile'][1]} | {e['threads']} | {e['ctas_per_sm']} | "
+                         f"{e['shared']} | {chunk_bytes * e['ctas_per_sm'] / 1024:.0f} |")
     wrong = [r for r in rows if not r["exact"]]
     lines += ["", f"Bit-exact: {len(rows) - len(wrong)} of {len(rows)} runs" +
               ("" if not wrong else ": WRONG " + ", ".join(f"{r['format']} {r['shape']} {r['kernel']}" for r in wrong)), ""]

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One device run for the odd-shape fp8 cast-transpose (issue 30's cast_transpose target on rows that 16 bytes do
-# not align), about 1.5 minutes on an H200. Prepare on the CPU first (about 1 minute on 2 cores), then carry
-# benchmarks/build/cast_odd (cubins, their manifest and a kernel cache, about 1.5 MiB):
+# not align), about 2 minutes on an H200. Prepare on the CPU first (about 30 s, one nvcc at a time), then carry
+# benchmarks/build/cast_odd (cubins, their manifest and a kernel cache, about 2 MiB):
 #   bash benchmarks/cast_odd_device.sh prepare     # CPU
 #   bash benchmarks/cast_odd_device.sh "$OUT"       # device: writes into $OUT
-#     cast_odd.{json,md}  the earlier realigned kernel, the current one and its tile variants, the aligned kernel
-#                         (shape rounded up to 16), PyTorch eager, copy bandwidth; every run bit-exact or flagged
+#     cast_odd.{json,md}  the previous (windowed) realigned kernel, the current one (ops) and its tile variants
+#                         (rows/warps: 16/4, 32/4, 16/8, 32/8), the aligned kernel (shape rounded up to 16),
+#                         PyTorch eager, copy bandwidth; every run bit-exact or flagged; tiles' bytes in flight
 #     ops_sanitize.json   memcheck and racecheck of the ops' kernels, the realigned casts among them
 #     cast_odd.log        the runs' output
 set -uo pipefail

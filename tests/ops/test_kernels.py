@@ -141,8 +141,8 @@ def test_unaligned_casts_take_the_realigned_kernel():
 @pytest.mark.parametrize("input_format", ["bf16", "fp32"])
 def test_realigned_kernel_moves_16_byte_chunks(input_format):
     """Per row a warp holds: one 16-byte load a lane and lane 31's chunk 32 (in a whole tile, and again in an
-    edge tile); 32-bit stores of C and T (a lane's words of C's row, 4 words of 4 rows of T), bytes only in
-    the edge function; no local memory (the chunks in flight stay in registers)."""
+    edge tile); 32-bit stores of C and T (a lane's words of C's row, 4 words of 4 rows of T), 8- and 16-bit
+    ones only for a row's first and last word; no local memory (the chunks in flight stay in registers)."""
     from linear_layouts.ops.kernels import realigned_cast_kernel
 
     kernel = realigned_cast_kernel(input_format, "e4m3")
@@ -152,6 +152,8 @@ def test_realigned_kernel_moves_16_byte_chunks(input_format):
     assert ptx["ld.global.v4.u32"] == 2 * 2 * rows_per_warp  # whole tile / edge tile, lanes and lane 31
     assert ptx["shfl.sync.idx.b32"] == (4 + 1) * rows_per_warp + 4  # next lane's chunk, previous word of C; of T
     assert ptx["st.global.b32"] == words_per_lane * rows_per_warp + 4 * 4
-    assert ptx["ld.shared.b32"] == 16 + (kernel.threads // 32 - 1)  # 16 rows of a column word; the amax slots
+    # 16 rows of a column word; a whole tile's partial words, C's and T's; the amax slots
+    assert ptx["ld.shared.b32"] == 16 + 2 + (kernel.threads // 32 - 1)
+    assert ptx["st.global.u16"] == 2 * 2  # a whole tile's partial words: first and last, of C and of T
     assert "st.global.v4.b32" not in ptx
     assert not any(op.startswith(("ld.local", "st.local")) for op in ptx)  # the loaded chunks stay in registers

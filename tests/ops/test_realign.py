@@ -139,7 +139,7 @@ def test_kernels_fit_their_register_budget(input_format, rows, warps, tmp_path):
 def test_shared_bytes_launch_bounds_and_bad_arguments():
     kernel = emit_realigned_cast_transpose_kernel("k", "bf16", "e4m3")
     assert (kernel.tile_rows, kernel.tile_cols, kernel.threads) == (64, 256, 256)
-    assert kernel.shared_bytes == realigned_shared_bytes(64, 2) == 64 * 256 + 128
+    assert kernel.shared_bytes == realigned_shared_bytes(64, 2) == 64 * 256 + 128 + 8 * (64 + 256)
     assert "__launch_bounds__(256, 2)" in kernel.source  # 112 registers of 8 rows a warp: 2 CTAs of 256 threads
     assert "__launch_bounds__(256, 3)" in emit_realigned_cast_transpose_kernel("k", "bf16", "e4m3", 32, 8).source
     assert "__launch_bounds__(256, 1)" in emit_realigned_cast_transpose_kernel("k", "fp32", "e4m3", 64, 8,

@@ -3,7 +3,7 @@
 When a row length or a base address leaves the rows of ``X`` (``rows x cols``, 2- or 4-byte elements), of
 ``C = fp8(scale X)`` or of ``T = C^T`` at any offset, a CTA still reads ``X`` as the aligned 16-byte chunks
 that cover its tile, each chunk once, and writes ``C`` and ``T`` as aligned 32-bit words (a row's first and
-last word, where the row starts or ends inside it, byte by byte). A tile is ``R`` rows by ``N = 32 V``
+last word, where the row starts or ends inside it, in 8- and 16-bit pieces). A tile is ``R`` rows by ``N = 32 V``
 columns, ``V = 16 / w`` elements of ``w`` bytes per lane (``N = 256`` for bf16 / fp16, 128 for fp32):
 
 1. a warp takes rows ``r = warp + W i`` of the tile; lane ``l`` loads chunk ``l`` of the row (the chunk
@@ -20,7 +20,14 @@ columns, ``V = 16 / w`` elements of ``w`` bytes per lane (``N = 256`` for bf16 /
 4. after one barrier, a thread takes 4 columns ``4 cw ..`` by 16 rows ``16 u ..``: 16 shared reads, four
    4 x 4 byte transposes (8 ``prmt`` each), then for each of the 4 rows of ``T`` its 16 bytes realigned to
    the row's address mod 4 with the previous thread's last word (threads ``u`` of a column are adjacent
-   lanes) and stored as 4 words.
+   lanes) and stored as 4 words;
+5. a row's first and last word (where its address mod 4 is not 0) hold bytes of the next tile or row: in a
+   whole tile steps 3 and 4 leave them in shared memory and, after a barrier, one thread each stores its
+   bytes (one 8- and one 16-bit store at most); an edge tile stores them byte by byte where it finds them.
+
+Bytes in flight (Little's law): an SM needs bandwidth x latency / SMs of loads in flight (4 TB/s x 1 µs / 132:
+some 30 KB). A CTA issues all its ``R x 528`` bytes of chunks at once (33.8 KiB for 64 rows), and the launch
+bounds let 2 to 7 CTAs share an SM (``thread_registers``).
 
 The amax is over every element the warps convert: ``X``'s own (the tile's, and past a row's end the next
 row's) or zeros; the reduction, the scale and the launch (``tiles_n * tiles_m`` CTAs, tile
@@ -28,7 +35,8 @@ row's) or zeros; the reduction, the scale and the launch (``tiles_n * tiles_m`` 
 kernel takes. Requires: ``X``'s address a multiple of ``w``.
 
 Example: ``emit_realigned_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 256 tiles of 8 warps, 8 rows
-(8 chunks) a warp in flight, 16 KiB of shared memory; a ``4095 x 11007`` matrix takes ``64 x 43`` CTAs.
+(8 chunks) a warp in flight, 19 KiB of shared memory, 2 CTAs an SM; a ``4095 x 11007`` matrix takes
+``64 x 43`` CTAs.
 """
 
 from __future__ import annotations
@@ -79,18 +87,19 @@ def word_selector(offset: int) -> int:
 
 def thread_registers(rows_per_warp: int) -> int:
     """Registers a thread needs, as the launch bounds budget them: the chunks in flight (8 words a row, lane
-    31's extra chunk included) and 48 for the rest, in steps of 8 (ptxas allocates in 8s): 112 for 8 rows.
+    31's extra chunk included) and 40 for the rest, in steps of 8 (ptxas allocates in 8s): 104 for 8 rows.
 
     >>> thread_registers(8), thread_registers(4), thread_registers(1)
-    (112, 80, 56)
+    (104, 72, 48)
     """
-    return -(-(48 + 8 * rows_per_warp) // 8) * 8
+    return -(-(40 + 8 * rows_per_warp) // 8) * 8
 
 
 def realigned_shared_bytes(rows: int, input_bytes: int) -> int:
-    """Dynamic shared memory of the kernel of ``rows``-row tiles: the fp8 tile (``rows x N`` bytes) and one
-    float per warp for the amax (at most 32 warps)."""
-    return rows * tile_columns(input_bytes) + 4 * 32
+    """Dynamic shared memory of the kernel of ``rows``-row tiles: the fp8 tile (``rows x N`` bytes), one float
+    per warp for the amax (at most 32 warps) and a whole tile's partial words (first and last of each row of
+    ``C`` and of ``T``: ``2 (rows + N)`` words)."""
+    return rows * tile_columns(input_bytes) + 4 * 32 + 8 * (rows + tile_columns(input_bytes))
 
 
 def _load_function(itype: str, wi: int) -> list[str]:
@@ -109,6 +118,12 @@ def _load_function(itype: str, wi: int) -> list[str]:
         "  v.x = w[0]; v.y = w[1]; v.z = w[2]; v.w = w[3];",
         "  return v;",
         "}",
+        "// prmt with a selector known to have no sign-mode bits (__byte_perm would mask them off first)",
+        "#ifdef LL_HOST",
+        "LL_DEV unsigned ll_prmt(unsigned a, unsigned b, unsigned s) { return __byte_perm(a, b, s); }",
+        "#else",
+        'LL_DEV unsigned ll_prmt(unsigned a, unsigned b, unsigned s) { unsigned r; asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(s)); return r; }',
+        "#endif",
         "// the bytes of word w (at p, covering positions lo .. lo + 3 of a row of n bytes) that lie in the row",
         "LL_DEV void ll_realign_partial(unsigned char* p, unsigned w, int lo, int n) {",
         "  #pragma unroll",
@@ -175,6 +190,8 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
     u_lanes = rows // 16  # lanes of one column in step 4
     items = (n // 4) * u_lanes  # (column word, 16-row group) items of step 4
     slot = rows * n
+    slot_c = slot + 4 * 32  # a whole tile's partial words: C's rows', then T's
+    slot_t = slot_c + 8 * rows
     shared = realigned_shared_bytes(rows, wi)
     t = resolve(target)
     fit = max(1, min(t.sm_threads // threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
@@ -196,15 +213,15 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         "      const int cend = r < rows_left ? (int)cols_left : 0;",
         "      const unsigned cbound = cend >= 4 ? (unsigned)(cend - 3) : 0u;",
         "      unsigned char* const cp = crow + clo;",
-        f"      const unsigned cw[{k + 1}] = {{{', '.join(f'__byte_perm({stream[i]}, {stream[i + 1]}, csel)' for i in range(k))}, "
-        f"__byte_perm(c{k - 1}, 0u, csel)}};",
-        "      bool whole = true;",
-        "      #pragma unroll",
-        f"      for (int m = 0; m < {k}; ++m) {{",
-        "        if ((unsigned)(clo + 4 * m) < cbound) ll_stg32(cp + 4 * m, cw[m]);",
-        "        else whole = false;",
-        "      }",
-        f"      if (!whole || (lane == 31u && clo + {4 * k} < cend)) {{  // a row's first or last word",
+        f"      const unsigned cw[{k + 1}] = {{{', '.join(f'll_prmt({stream[i]}, {stream[i + 1]}, csel)' for i in range(k))}, "
+        f"ll_prmt(c{k - 1}, 0u, csel)}};",
+        f"      const bool {', '.join(f'whole{m} = (unsigned)(clo + {4 * m}) < cbound' for m in range(k))};",
+        *(f"      if (whole{m}) ll_stg32<{4 * m}u>(cp, cw[{m}]);" for m in range(k)),
+        f"      const bool whole = {' && '.join(f'whole{m}' for m in range(k))};",
+        "      if (full) {  // a whole tile: a row's first and last word wait in shared memory for step 5",
+        f"        if (lane == 0u) ll_sts32(smem + {slot_c}u + 8u * r, cw[0]);",
+        f"        if (lane == 31u) ll_sts32(smem + {slot_c + 4}u + 8u * r, cw[{k}]);",
+        f"      }} else if (!whole || (lane == 31u && clo + {4 * k} < cend)) {{  // an edge tile's partial words",
         "        #pragma unroll",
         f"        for (int m = 0; m < {k + 1}; ++m)",
         f"          if (m < {k} ? (unsigned)(clo + 4 * m) >= cbound : lane == 31u)",
@@ -221,9 +238,9 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         funnel.append(f"        {'default' if q == 3 else f'case {q}u'}: {picks}; break;")
     funnel.append("      }")
     if wi == 2:
-        funnel += ["      const unsigned sel = (d & 2u) ? 0x5432u : 0x3210u;",
-                   "      const unsigned e0 = __byte_perm(t0, t1, sel), e1 = __byte_perm(t1, t2, sel);",
-                   "      const unsigned e2 = __byte_perm(t2, t3, sel), e3 = __byte_perm(t3, t4, sel);"]
+        funnel += ["      const unsigned sel = 0x3210u + 0x1111u * (d & 2u);",
+                   "      const unsigned e0 = ll_prmt(t0, t1, sel), e1 = ll_prmt(t1, t2, sel);",
+                   "      const unsigned e2 = ll_prmt(t2, t3, sel), e3 = ll_prmt(t3, t4, sel);"]
     else:
         funnel += ["      const unsigned e0 = t0, e1 = t1, e2 = t2, e3 = t3; (void)t4;"]
 
@@ -246,11 +263,12 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         f"  const size_t x_step = (size_t){warps}u * cols * {wi}u;  // bytes from a warp's row to its next",
         f"  const size_t x_row = x_begin + ((size_t)(row0 + warp) * cols + col0) * {wi}u;  // the warp's first row",
         "  float amax = 0.0f;",
+        f"  const bool full = rows_left == {rows}u && cols_left == {n}u;  // a whole tile",
         f"  // 1. every chunk of the warp's {rw} rows in flight: chunk l of row r by lane l, chunk 32 by lane 31",
         f"  uint4 a[{rw}], nx[{rw}];",
         f"  const size_t first = (x_begin + ((size_t)row0 * cols + col0) * {wi}u) & ~(size_t)15;",
         f"  const size_t last = (x_begin + ((size_t)(row0 + {rows - 1}u) * cols + col0) * {wi}u) & ~(size_t)15;",
-        f"  if (rows_left == {rows}u && cols_left == {n}u && first >= x_begin && last + {33 * _CHUNK}u <= x_end) {{",
+        f"  if (full && first >= x_begin && last + {33 * _CHUNK}u <= x_end) {{",
         "    // a whole tile inside X: every chunk of a row, and chunk 32 where the row is not 16-byte aligned",
         "    const unsigned char* g = x_bytes + ((x_row & ~(size_t)15) - x_begin) + 16u * lane;",
         "    size_t ra = x_row;",
@@ -321,26 +339,58 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         "    for (unsigned j = 0u; j < 4u; ++j) {",
         "      const unsigned prev = __shfl_sync(0xffffffffu, tw[3][j], left);",
         "      const unsigned te = (unsigned)reinterpret_cast<size_t>(trow) & 3u, tsel = 0x7654u - 0x1111u * te;",
-        "      const unsigned w[5] = {__byte_perm(prev, tw[0][j], tsel), __byte_perm(tw[0][j], tw[1][j], tsel),",
-        "                             __byte_perm(tw[1][j], tw[2][j], tsel), __byte_perm(tw[2][j], tw[3][j], tsel),",
-        "                             __byte_perm(tw[3][j], 0u, tsel)};",
+        "      const unsigned w[5] = {ll_prmt(prev, tw[0][j], tsel), ll_prmt(tw[0][j], tw[1][j], tsel),",
+        "                             ll_prmt(tw[1][j], tw[2][j], tsel), ll_prmt(tw[2][j], tw[3][j], tsel),",
+        "                             ll_prmt(tw[3][j], 0u, tsel)};",
         "      const int lo = (int)(16u * u) - (int)te;",
         "      const bool in = 4u * cw + j < cols_left;",
         "      const unsigned bound = in ? rbound : 0u;",
         "      unsigned char* const p = trow + lo;",
-        "      bool whole = true;",
-        "      #pragma unroll",
-        "      for (int m = 0; m < 4; ++m) {",
-        "        if ((unsigned)(lo + 4 * m) < bound) ll_stg32(p + 4 * m, w[m]);",
-        "        else whole = false;",
-        "      }",
-        f"      if (in && (!whole || (u == {u_lanes - 1}u && lo + 16 < rend))) {{  // a row's first or last word",
+        f"      const bool {', '.join(f'whole{m} = (unsigned)(lo + {4 * m}) < bound' for m in range(4))};",
+        *(f"      if (whole{m}) ll_stg32<{4 * m}u>(p, w[{m}]);" for m in range(4)),
+        "      const bool whole = whole0 && whole1 && whole2 && whole3;",
+        "      if (full) {  // a whole tile: a row's first and last word wait in shared memory for step 5",
+        f"        if (u == 0u) ll_sts32(smem + {slot_t}u + 8u * (4u * cw + j), w[0]);",
+        f"        if (u == {u_lanes - 1}u) ll_sts32(smem + {slot_t + 4}u + 8u * (4u * cw + j), w[4]);",
+        f"      }} else if (in && (!whole || (u == {u_lanes - 1}u && lo + 16 < rend))) {{  // an edge tile's partial words",
         "        #pragma unroll",
         "        for (int m = 0; m < 5; ++m)",
         f"          if (m < 4 ? (unsigned)(lo + 4 * m) >= bound : u == {u_lanes - 1}u)",
         "            ll_realign_partial(p + 4 * m, w[m], lo + 4 * m, rend);",
         "      }",
         "      trow += rows;",
+        "    }",
+        "  }",
+        "  if (full) {  // 5. a whole tile's partial words: word j of a row at address a mod 4 = e > 0 holds its first",
+        "    //   4 - e bytes (j = 0: bytes e .. 3) or its last e (the word after: bytes 0 .. e - 1)",
+        "    ll_bar_cta();",
+        f"    for (unsigned q = threadIdx.x; q < {2 * rows}u; q += {threads}u) {{  // C's rows",
+        f"      unsigned char* const row = cast_all + ((size_t)(row0 + (q >> 1)) * cols + col0);",
+        "      const unsigned e = (unsigned)reinterpret_cast<size_t>(row) & 3u;",
+        f"      const unsigned w = ll_lds32(smem + {slot_c}u + 4u * q);",
+        "      if (e != 0u && (q & 1u) == 0u) {  // the first word: bytes e .. 3",
+        "        unsigned char* const p = row - e;",
+        "        if (e & 1u) ll_stg8(p + e, w >> (8u * e));",
+        "        if (e <= 2u) ll_stg16<2u>(p, w >> 16);",
+        "      } else if (e != 0u) {  // the word after the last: bytes 0 .. e - 1",
+        f"        unsigned char* const p = row + {n}u - e;",
+        "        if (e >= 2u) ll_stg16(p, w);",
+        "        if (e & 1u) ll_stg8(p + (e - 1u), w >> (8u * (e - 1u)));",
+        "      }",
+        "    }",
+        f"    for (unsigned q = threadIdx.x; q < {2 * n}u; q += {threads}u) {{  // T's rows",
+        f"      unsigned char* const row = trans_all + ((size_t)(col0 + (q >> 1)) * rows + row0);",
+        "      const unsigned e = (unsigned)reinterpret_cast<size_t>(row) & 3u;",
+        f"      const unsigned w = ll_lds32(smem + {slot_t}u + 4u * q);",
+        "      if (e != 0u && (q & 1u) == 0u) {  // the first word: bytes e .. 3",
+        "        unsigned char* const p = row - e;",
+        "        if (e & 1u) ll_stg8(p + e, w >> (8u * e));",
+        "        if (e <= 2u) ll_stg16<2u>(p, w >> 16);",
+        "      } else if (e != 0u) {  // the word after the last: bytes 0 .. e - 1",
+        f"        unsigned char* const p = row + {rows}u - e;",
+        "        if (e >= 2u) ll_stg16(p, w);",
+        "        if (e & 1u) ll_stg8(p + (e - 1u), w >> (8u * (e - 1u)));",
+        "      }",
         "    }",
         "  }",
         *amax_epilogue(slot, warps),
