@@ -149,11 +149,13 @@ def test_realigned_kernel_moves_16_byte_chunks(input_format):
     ptx = count_ptx(compile_ptx(kernel.source))
     rows_per_warp = kernel.tile_rows // (kernel.threads // 32)
     words_per_lane = 16 // kernel.element_bytes // 4  # of C's row
-    assert ptx["ld.global.v4.u32"] == 2 * 2 * rows_per_warp  # whole tile / edge tile, lanes and lane 31
-    assert ptx["shfl.sync.idx.b32"] == (4 + 1) * rows_per_warp + 4  # next lane's chunk, previous word of C; of T
-    assert ptx["st.global.b32"] == words_per_lane * rows_per_warp + 4 * 4
-    # 16 rows of a column word; a whole tile's partial words, C's and T's; the amax slots
-    assert ptx["ld.shared.b32"] == 16 + 2 + (kernel.threads // 32 - 1)
-    assert ptx["st.global.u16"] == 2 * 2  # a whole tile's partial words: first and last, of C and of T
+    # steps 2-4 are emitted twice, for a whole tile and for an edge tile
+    assert ptx["ld.global.v4.u32"] == 2 * 2 * rows_per_warp  # lanes' chunks and lane 31's chunk 32
+    assert ptx["shfl.sync.idx.b32"] == 2 * ((4 + 1) * rows_per_warp + 4)  # next lane's chunk, previous word: C, T
+    assert ptx["st.global.b32"] == 2 * (words_per_lane * rows_per_warp + 4 * 4)
+    # 16 rows of a column word; the amax slots
+    assert ptx["ld.shared.b32"] == 2 * 16 + (kernel.threads // 32 - 1)
+    # a whole tile's partial words, C's and T's: first and last of a row, one 16-bit store at most each
+    assert ptx["ld.shared.v2.b32"] == 2 and ptx["st.global.u16"] == 2 * 2
     assert "st.global.v4.b32" not in ptx
     assert not any(op.startswith(("ld.local", "st.local")) for op in ptx)  # the loaded chunks stay in registers
