@@ -97,7 +97,7 @@ def new_kernel(fmt: str, rows: int, warps: int):
     columns = tile_columns(2 if fmt != "fp32" else 4)
     elements = rows * columns / k.threads
     items = (columns // 4) * (rows // 16)
-    return k, hot, elements, (1, items / k.threads, 2 * rows / k.threads, 2 * columns / k.threads, 1)
+    return k, hot, elements, (1, items / k.threads, rows / k.threads, columns / k.threads, 1)
 
 
 def previous_kernel(fmt: str):

@@ -220,7 +220,8 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         ]
         if full:
             return lines + [
-                *(f"      if ((unsigned)(clo + {4 * m}) < {n - 3}u) ll_stg32<{4 * m}u>(cp, cw[{m}]);" for m in range(k)),
+                "      if (clo >= 0) ll_stg32<0u>(cp, cw[0]);  // (lane 0's first word is whole when ce = 0)",
+                *(f"      ll_stg32<{4 * m}u>(cp, cw[{m}]);" for m in range(1, k)),
                 f"      if (lane == 0u) ll_sts32(smem + {slot_c}u + 8u * r, cw[0]);  // step 5's: the row's first word",
                 f"      if (lane == 31u) ll_sts32(smem + {slot_c + 4}u + 8u * r, cw[{k}]);  // and the word after its last",
             ]
@@ -283,7 +284,8 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         """Step 4's loop: a whole tile's rows of T are whole (the first and last word go to step 5)."""
         if full:
             stores = [
-                *(f"      if ((unsigned)(lo + {4 * m}) < {rows - 3}u) ll_stg32<{4 * m}u>(p, w[{m}]);" for m in range(4)),
+                "      if (lo >= 0) ll_stg32<0u>(p, w[0]);  // (thread 0's first word is whole when te = 0)",
+                *(f"      ll_stg32<{4 * m}u>(p, w[{m}]);" for m in range(1, 4)),
                 f"      if (u == 0u) ll_sts32(smem + {slot_t}u + 8u * (4u * cw + j), w[0]);  // step 5's",
                 f"      if (u == {u_lanes - 1}u) ll_sts32(smem + {slot_t + 4}u + 8u * (4u * cw + j), w[4]);",
             ]
