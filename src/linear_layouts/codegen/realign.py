@@ -86,8 +86,9 @@ def word_selector(offset: int) -> int:
 
 
 def thread_registers(rows_per_warp: int) -> int:
-    """Registers a thread needs, as the launch bounds budget them: the chunks in flight (8 words a row, lane
-    31's extra chunk included) and 40 for the rest, in steps of 8 (ptxas allocates in 8s): 104 for 8 rows.
+    """Registers a thread is budgeted when the launch bounds' CTAs per SM are chosen: the chunks in flight (8
+    words a row, lane 31's extra chunk included) and 40 for the rest, in steps of 8 (ptxas allocates in 8s;
+    it may then use up to what the chosen CTAs leave): 104 for 8 rows.
 
     >>> thread_registers(8), thread_registers(4), thread_registers(1)
     (104, 72, 48)
@@ -336,8 +337,8 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
     body = [
         f"// {name}: C = fp8 {fp8}(scale X), T = C^T, amax = max(amax, max |X|); X rows x cols {input_format} at any",
         f"//   element-aligned address and row length, by {rows}x{n} tiles; X read as aligned 16-byte chunks, C and T",
-        "//   written as aligned words (a row's first and last byte by byte). launch: a 1-D grid of tiles_n * tiles_m",
-        f"//   CTAs, block = {threads}, dynamic shared = {shared} bytes ({ctas_per_sm} CTAs per SM).",
+        "//   written as aligned words (a row's first and last in 8- and 16-bit pieces). launch: a 1-D grid of",
+        f"//   tiles_n * tiles_m CTAs, block = {threads}, dynamic shared = {shared} bytes ({ctas_per_sm} CTAs per SM).",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
         *KERNEL_PROLOGUE,
