@@ -39,8 +39,10 @@ FORMATS = ("bf16", "fp16", "fp32")
 FP8 = "e4m3"
 SCALE = 0.37
 SMS = 132
-#: Variants of the current kernel: label -> (rows, warps, CTAs per SM; 0: as many as fit), for every input.
-VARIANTS = {"new 16/4w": (16, 4, 0), "new 32/4w": (32, 4, 0), "new 16/8w": (16, 8, 0), "new 32/8w": (32, 8, 0)}
+#: Variants of the current kernel: label -> (rows, warps, CTAs per SM; 0: as many as fit, wide stores), for every
+#: input ("words": C and T stored as 32-bit words, two or four to a 32-byte sector, instead of 8- / 16-byte chunks).
+VARIANTS = {"new 16/4w": (16, 4, 0, True), "new 32/4w": (32, 4, 0, True), "new 16/8w": (16, 8, 0, True),
+            "new 32/8w": (32, 8, 0, True), "new 64/8w words": (64, 8, 0, False), "new 32/4w words": (32, 4, 0, False)}
 
 
 def module_at(commit: str):
@@ -79,8 +81,9 @@ def kernels() -> list[dict]:
             am, an = _aligned(m, n)
             (launch,) = cast_launches(fmt, FP8, am, an, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS))
             out.append(dict(fmt=fmt, label="aligned", kernel=launch.kernel, shapes=((m, n),)))
-        for label, (r, w, ctas) in VARIANTS.items():
-            k = emit_realigned_cast_transpose_kernel(f"variant_{fmt}_{r}x{w}x{ctas}", fmt, FP8, r, w, ctas_per_sm=ctas)
+        for label, (r, w, ctas, wide) in VARIANTS.items():
+            k = emit_realigned_cast_transpose_kernel(f"variant_{fmt}_{r}x{w}x{ctas}{'' if wide else 'w'}", fmt, FP8, r, w,
+                                                     ctas_per_sm=ctas, wide=wide)
             out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES))
     return out
 

@@ -140,22 +140,21 @@ def test_unaligned_casts_take_the_realigned_kernel():
 @needs_nvcc
 @pytest.mark.parametrize("input_format", ["bf16", "fp32"])
 def test_realigned_kernel_moves_16_byte_chunks(input_format):
-    """Per row a warp holds: one 16-byte load a lane and lane 31's chunk 32 (in a whole tile, and again in an
-    edge tile); 32-bit stores of C and T (a lane's words of C's row, 4 words of 4 rows of T), 8- and 16-bit
-    ones only for a row's first and last word; no local memory (the chunks in flight stay in registers)."""
+    """Per row a warp holds one 16-byte load a lane and lane 31's chunk 32. A whole tile stores C's rows as
+    8-byte chunks (2-byte inputs; fp32: words, 128 contiguous bytes a warp instruction) and T's as 16-byte
+    chunks, a row's first and last chunk after the tile in naturally aligned pieces; an edge tile stores
+    32-bit words. No local memory: the chunks in flight stay in registers."""
     from linear_layouts.ops.kernels import realigned_cast_kernel
 
     kernel = realigned_cast_kernel(input_format, "e4m3")
     ptx = count_ptx(compile_ptx(kernel.source))
-    rows_per_warp = kernel.tile_rows // (kernel.threads // 32)
-    words_per_lane = 16 // kernel.element_bytes // 4  # of C's row
-    # steps 2-4 are emitted twice, for a whole tile and for an edge tile
-    assert ptx["ld.global.v4.u32"] == 2 * 2 * rows_per_warp  # lanes' chunks and lane 31's chunk 32
-    assert ptx["shfl.sync.idx.b32"] == 2 * ((4 + 1) * rows_per_warp + 4)  # next lane's chunk, previous word: C, T
-    assert ptx["st.global.b32"] == 2 * (words_per_lane * rows_per_warp + 4 * 4)
-    # 16 rows of a column word; the amax slots
-    assert ptx["ld.shared.b32"] == 2 * 16 + (kernel.threads // 32 - 1)
-    # a whole tile's partial words, C's and T's: first and last of a row, one 16-bit store at most each
-    assert ptx["ld.shared.v2.b32"] == 2 and ptx["st.global.u16"] == 2 * 2
-    assert "st.global.v4.b32" not in ptx
+    rw = kernel.tile_rows // (kernel.threads // 32)  # rows a warp
+    k = 16 // kernel.element_bytes // 4  # C's words a lane
+    assert ptx["ld.global.v4.u32"] == 2 * 2 * rw  # whole tile / edge tile: lanes' chunks, lane 31's chunk 32
+    # next lane's chunk and the previous word (whole tile: also the previous lane's second word); T: the
+    # previous thread's words (whole tile: 4, edge tile: 1), for each of 4 rows
+    assert ptx["shfl.sync.idx.b32"] == (5 + (k == 2)) * rw + 4 * 4 + 5 * rw + 4
+    assert ptx["st.global.v4.b32"] == 4  # T's 16-byte chunks: 4 rows of T a thread
+    assert ptx["st.global.v2.b32"] == (rw if k == 2 else 0) + 2  # C's 8-byte chunks; T's first and last 8 bytes
+    assert ptx["st.global.b32"] == k * rw + 4 * 4 + (0 if k == 2 else rw) + 2 + (2 if k == 2 else 0)
     assert not any(op.startswith(("ld.local", "st.local")) for op in ptx)  # the loaded chunks stay in registers

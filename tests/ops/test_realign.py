@@ -72,8 +72,8 @@ def _reference(x: np.ndarray, fp8: str, scale: float) -> np.ndarray:
     return np.clip(x.astype(np.float32) * np.float32(scale), -top, top).astype(f8).view(np.uint8)
 
 
-def _run(input_format, fp8, shape, offsets, rows=64, warps=8):
-    kernel = emit_realigned_cast_transpose_kernel("k", input_format, fp8, rows, warps)
+def _run(input_format, fp8, shape, offsets, rows=64, warps=8, wide=True):
+    kernel = emit_realigned_cast_transpose_kernel("k", input_format, fp8, rows, warps, wide=wide)
     rng = np.random.default_rng(sum(shape) + rows)
     m, n = shape
     values = (rng.standard_normal(shape) * 400).astype(np.float32)
@@ -112,12 +112,22 @@ def test_emulated_kernel_writes_every_byte_once(input_format, fp8, shape, offset
 
 
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
-@pytest.mark.parametrize("input_format, rows, warps", [
-    ("bf16", 16, 4), ("fp16", 32, 8), ("bf16", 128, 16), ("fp32", 256, 32), ("fp32", 32, 4),
+@pytest.mark.parametrize("input_format, rows, warps, wide", [
+    ("bf16", 16, 4, True), ("fp16", 32, 8, True), ("bf16", 128, 16, True), ("fp32", 256, 32, True),
+    ("fp32", 32, 4, True), ("bf16", 64, 8, False), ("fp32", 32, 8, False),
 ])
-def test_every_tile_is_exact(input_format, rows, warps):
+def test_every_tile_is_exact(input_format, rows, warps, wide):
+    """Whole and edge tiles of each tile shape, with 8- / 16-byte chunk stores (``wide``) or 32-bit words."""
     _run(input_format, "e4m3", (rows + 37, 2 * tile_columns(2 if input_format != "fp32" else 4) + 13),
-         (2 if input_format != "fp32" else 4, 5, 3), rows, warps)
+         (2 if input_format != "fp32" else 4, 5, 3), rows, warps, wide)
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("c_offset", range(8))
+def test_whole_tiles_at_every_output_offset(c_offset):
+    """Whole 64 x 256 tiles with C at each offset mod 8 and T's rows (130 bytes apart, from 7 mod 16) at every
+    offset mod 16: each 8-byte chunk of C and 16-byte chunk of T, and the first and last pieces of each row."""
+    _run("bf16", "e4m3", (130, 520), (2, c_offset, 7))
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc")
@@ -142,7 +152,7 @@ def test_kernels_keep_their_chunks_in_registers(input_format, rows, warps, tmp_p
 def test_shared_bytes_launch_bounds_and_bad_arguments():
     kernel = emit_realigned_cast_transpose_kernel("k", "bf16", "e4m3")
     assert (kernel.tile_rows, kernel.tile_cols, kernel.threads) == (64, 256, 256)
-    assert kernel.shared_bytes == realigned_shared_bytes(64, 2) == 64 * 256 + 128 + 8 * (64 + 256)
+    assert kernel.shared_bytes == realigned_shared_bytes(64, 2) == 64 * 256 + 128 + 32 * (64 + 256)
     assert "__launch_bounds__(256, 2)" in kernel.source  # 112 registers of 8 rows a warp: 2 CTAs of 256 threads
     assert "__launch_bounds__(256, 3)" in emit_realigned_cast_transpose_kernel("k", "bf16", "e4m3", 32, 8).source
     assert "__launch_bounds__(256, 1)" in emit_realigned_cast_transpose_kernel("k", "fp32", "e4m3", 64, 8,

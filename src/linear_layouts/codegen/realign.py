@@ -2,9 +2,10 @@
 
 When a row length or a base address leaves the rows of ``X`` (``rows x cols``, 2- or 4-byte elements), of
 ``C = fp8(scale X)`` or of ``T = C^T`` at any offset, a CTA still reads ``X`` as the aligned 16-byte chunks
-that cover its tile, each chunk once, and writes ``C`` and ``T`` as aligned 32-bit words (a row's first and
-last word, where the row starts or ends inside it, in 8- and 16-bit pieces). A tile is ``R`` rows by ``N = 32 V``
-columns, ``V = 16 / w`` elements of ``w`` bytes per lane (``N = 256`` for bf16 / fp16, 128 for fp32):
+that cover its tile, each chunk once, and writes ``C`` and ``T`` as aligned chunks that fill whole 32-byte
+sectors per warp instruction (a row's first and last chunk, where the row starts or ends inside it, in
+naturally aligned pieces). A tile is ``R`` rows by ``N = 32 V`` columns, ``V = 16 / w`` elements of ``w``
+bytes per lane (``N = 256`` for bf16 / fp16, 128 for fp32):
 
 1. a warp takes rows ``r = warp + W i`` of the tile; lane ``l`` loads chunk ``l`` of the row (the chunk
    holding the row's first element is chunk 0) and lane 31 also chunk 32, every load of the warp issued
@@ -13,17 +14,20 @@ columns, ``V = 16 / w`` elements of ``w`` bytes per lane (``N = 256`` for bf16 /
 2. the row's offset ``d = a mod 16`` is the same for the whole warp: lane ``l`` takes the next lane's chunk
    by 4 ``shfl``, the 5 words from word ``d / 4`` by a warp-uniform branch, and its ``V`` elements (bytes
    ``d + 16 l ...``) by one ``prmt`` a word (``d mod 4`` is 0 or 2);
-3. amax, ``fp8(scale x)`` two elements per ``cvt``: ``V / 4`` words of ``C``'s row, which the lane realigns
-   to the row's address mod 4 with the previous lane's last word (one ``shfl``, a ``prmt`` a word) and
-   stores as 32-bit words; the words also go to shared memory (``R x N`` bytes, 8-byte units XOR-swizzled
-   by the row so that step 4's reads hit 32 banks);
+3. amax, ``fp8(scale x)`` two elements per ``cvt``: ``V / 4`` words of ``C``'s row, realigned to the row's
+   address mod 4 with the previous lane's last word (one ``shfl``, a ``prmt`` a word); a whole tile stores
+   them as 8-byte chunks (2-byte inputs: the lane's two words or, at an address 4 mod 8, the previous lane's
+   second and its first; fp32: one word a lane), an edge tile as words; the words also go to shared memory
+   (``R x N`` bytes, 8-byte units XOR-swizzled by the row so that step 4's reads hit 32 banks);
 4. after one barrier, a thread takes 4 columns ``4 cw ..`` by 16 rows ``16 u ..``: 16 shared reads, four
    4 x 4 byte transposes (8 ``prmt`` each), then for each of the 4 rows of ``T`` its 16 bytes realigned to
    the row's address mod 4 with the previous thread's last word (threads ``u`` of a column are adjacent
-   lanes) and stored as 4 words;
-5. a row's first and last word (where its address mod 4 is not 0) hold bytes of the next tile or row: in a
-   whole tile steps 3 and 4 leave them in shared memory and, after a barrier, one thread each stores its
-   bytes (one 8- and one 16-bit store at most); an edge tile stores them byte by byte where it finds them.
+   lanes) and, in a whole tile, the 16-byte chunk at ``16 u`` past the row's aligned start: its words from
+   this thread's and the previous one's (3 more ``shfl``, 9 selects on the row's address mod 16); an edge
+   tile stores words;
+5. a whole tile's rows' first and last chunks hold bytes of the next tile or row: steps 3 and 4 leave their
+   words in shared memory and, after a barrier, one thread a row stores the row's bytes of them in
+   naturally aligned 1-, 2-, 4- and 8-byte pieces; an edge tile stores its partial words byte by byte.
 
 Bytes in flight (Little's law): an SM needs bandwidth x latency / SMs of loads in flight (4 TB/s x 1 µs / 132:
 some 30 KB). A CTA issues all its ``R x 528`` bytes of chunks at once (33.8 KiB for 64 rows), and the launch
@@ -98,9 +102,9 @@ def thread_registers(rows_per_warp: int) -> int:
 
 def realigned_shared_bytes(rows: int, input_bytes: int) -> int:
     """Dynamic shared memory of the kernel of ``rows``-row tiles: the fp8 tile (``rows x N`` bytes), one float
-    per warp for the amax (at most 32 warps) and a whole tile's partial words (first and last of each row of
-    ``C`` and of ``T``: ``2 (rows + N)`` words)."""
-    return rows * tile_columns(input_bytes) + 4 * 32 + 8 * (rows + tile_columns(input_bytes))
+    per warp for the amax (at most 32 warps) and, for each row of ``C`` and of ``T`` in a whole tile, the words
+    of its first and its last chunk (16 bytes each)."""
+    return rows * tile_columns(input_bytes) + 4 * 32 + 32 * (rows + tile_columns(input_bytes))
 
 
 def _load_function(itype: str, wi: int) -> list[str]:
@@ -125,6 +129,26 @@ def _load_function(itype: str, wi: int) -> list[str]:
         "#else",
         'LL_DEV unsigned ll_prmt(unsigned a, unsigned b, unsigned s) { unsigned r; asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(s)); return r; }',
         "#endif",
+        "// a row of L bytes at `row` stored in CH-byte chunks: its first chunk's bytes h .. CH - 1 and its last",
+        "// (at row - h + L) bytes 0 .. h - 1 (h = row mod CH), in naturally aligned pieces; `slot` holds the stream",
+        "// words of the first chunk (from the word at row - h mod 4) and, 16 bytes on, those ending with the last's",
+        "template <unsigned CH> LL_DEV void ll_realign_edges(unsigned char* row, unsigned L, unsigned slot) {",
+        "  const unsigned h = (unsigned)reinterpret_cast<size_t>(row) & (CH - 1u), back = h & ~3u;",
+        "  if (h == 0u) return;",
+        "  unsigned char* const p = row - h;",
+        "  const unsigned f = slot - back;  // the first chunk's byte b at f + b",
+        "  unsigned o = h;",
+        "  if (o & 1u) { ll_stg8(p + o, ll_lds8(f + o)); o += 1u; }",
+        "  if ((o & 2u) && o < CH) { ll_stg16(p + o, ll_lds16(f + o)); o += 2u; }",
+        "  if ((o & 4u) && o < CH) { ll_stg32(p + o, ll_lds32(f + o)); o += 4u; }",
+        "  if (CH == 16u && (o & 8u)) ll_stg64(p + o, ll_lds32(f + o), ll_lds32(f + o + 4u));",
+        "  unsigned char* const t = p + L;",
+        "  const unsigned g = slot + 16u + (CH - 4u) - back;  // the last chunk's byte b at g + b",
+        "  if (CH == 16u && (h & 8u)) ll_stg64(t, ll_lds32(g), ll_lds32(g + 4u));",
+        "  if (CH >= 8u && (h & 4u)) ll_stg32(t + (h & 8u), ll_lds32(g + (h & 8u)));",
+        "  if (h & 2u) ll_stg16(t + (h & 12u), ll_lds16(g + (h & 12u)));",
+        "  if (h & 1u) ll_stg8(t + (h & 14u), ll_lds8(g + (h & 14u)));",
+        "}",
         "// the bytes of word w (at p, covering positions lo .. lo + 3 of a row of n bytes) that lie in the row",
         "LL_DEV void ll_realign_partial(unsigned char* p, unsigned w, int lo, int n) {",
         "  #pragma unroll",
@@ -158,13 +182,15 @@ def _convert_lines(fmt: str, fp8: str, wi: int) -> list[str]:
 
 
 def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows: int = 64, warps: int = 8,
-                                         target: Target | None = None, ctas_per_sm: int = 0) -> PermuteKernel:
+                                         target: Target | None = None, ctas_per_sm: int = 0,
+                                         wide: bool = True) -> PermuteKernel:
     """CUDA C++ of the module doc's kernel: ``C = fp8(scale X)``, ``T = C^T`` and ``amax = max(amax, max |X|)``
     for ``X`` of ``input_format`` (``permute.CAST_INPUTS``) at any element-aligned address and row length,
     by ``rows x tile_columns(w)`` tiles of ``warps`` warps (powers of two: ``rows`` 16 to 256, 128 for 2-byte
     inputs, ``warps`` 1 to 32, at most ``MAX_ROWS_PER_WARP`` rows a warp); the launch bounds name the CTAs
     an SM of ``target`` (default: the default target) holds by threads and shared memory, at most
-    ``ctas_per_sm`` (0: as many as that).
+    ``ctas_per_sm`` (0: as many as that). ``wide``: a whole tile stores ``C`` in 8-byte chunks (2-byte inputs)
+    and ``T`` in 16-byte chunks, each a warp instruction's full 32-byte sectors; else both as 32-bit words.
 
     Example: the defaults make 64 x 256 tiles of bf16, 256 threads, ``realigned_shared_bytes(64, 2)`` bytes."""
     if input_format not in CAST_INPUTS:
@@ -191,8 +217,10 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
     u_lanes = rows // 16  # lanes of one column in step 4
     items = (n // 4) * u_lanes  # (column word, 16-row group) items of step 4
     slot = rows * n
-    slot_c = slot + 4 * 32  # a whole tile's partial words: C's rows', then T's
-    slot_t = slot_c + 8 * rows
+    slot_c = slot + 4 * 32  # a whole tile's rows' first and last chunks (stream words, 16 bytes each): C's, T's
+    slot_t = slot_c + 32 * rows
+    chunk_c = 4 * k if wide else 4  # C's stores: 8 bytes a lane (2-byte inputs), 4 (fp32 or not wide)
+    chunk_t = 16 if wide else 4  # T's
     shared = realigned_shared_bytes(rows, wi)
     t = resolve(target)
     fit = max(1, min(t.sm_threads // threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
@@ -220,11 +248,22 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
             f"ll_prmt(c{k - 1}, 0u, csel)}};",
         ]
         if full:
-            return lines + [
-                "      if (clo >= 0) ll_stg32<0u>(cp, cw[0]);  // (lane 0's first word is whole when ce = 0)",
-                *(f"      ll_stg32<{4 * m}u>(cp, cw[{m}]);" for m in range(1, k)),
-                f"      if (lane == 0u) ll_sts32(smem + {slot_c}u + 8u * r, cw[0]);  // step 5's: the row's first word",
-                f"      if (lane == 31u) ll_sts32(smem + {slot_c + 4}u + 8u * r, cw[{k}]);  // and the word after its last",
+            if chunk_c == 4:
+                stores = ["      if (clo >= 0) ll_stg32<0u>(cp, cw[0]);  // lane 0's word starts before the row unless ce = 0",
+                          *(f"      ll_stg32<{4 * m}u>(cp, cw[{m}]);" for m in range(1, k))]
+            else:  # 8-byte chunks: the lane's, or the previous lane's second word and its first (uniform)
+                stores = [
+                    "      const unsigned e8 = (unsigned)reinterpret_cast<size_t>(crow) & 7u;",
+                    "      const unsigned pw1 = __shfl_sync(0xffffffffu, cw[1], (lane + 31u) & 31u);",
+                    "      const unsigned lo8 = (e8 & 4u) ? pw1 : cw[0], hi8 = (e8 & 4u) ? cw[0] : cw[1];",
+                    "      if (lane > 0u || e8 == 0u) ll_stg64(crow - e8 + 8u * lane, lo8, hi8);",
+                ]
+            words = chunk_c // 4  # of a chunk
+            first = ", ".join(f"cw[{m}]" for m in range(words))
+            tail = ", ".join(f"cw[{m}]" for m in range(k + 1 - words, k + 1))
+            return lines + stores + [
+                f"      if (lane == 0u) ll_sts{chunk_c * 8}(smem + {slot_c}u + 32u * r, {first});  // step 5's: the first chunk",
+                f"      if (lane == 31u) ll_sts{chunk_c * 8}(smem + {slot_c + 16}u + 32u * r, {tail});  // and the last",
             ]
         return lines + [
             "      const int cend = r < rows_left ? (int)cols_left : 0;",
@@ -283,12 +322,28 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
 
     def t_loop(full: bool) -> list[str]:
         """Step 4's loop: a whole tile's rows of T are whole (the first and last word go to step 5)."""
-        if full:
+        if full and not wide:
             stores = [
-                "      if (lo >= 0) ll_stg32<0u>(p, w[0]);  // (thread 0's first word is whole when te = 0)",
+                "      if (lo >= 0) ll_stg32<0u>(p, w[0]);  // thread 0's first word starts before the row unless te = 0",
                 *(f"      ll_stg32<{4 * m}u>(p, w[{m}]);" for m in range(1, 4)),
-                f"      if (u == 0u) ll_sts32(smem + {slot_t}u + 8u * (4u * cw + j), w[0]);  // step 5's",
-                f"      if (u == {u_lanes - 1}u) ll_sts32(smem + {slot_t + 4}u + 8u * (4u * cw + j), w[4]);",
+                f"      if (u == 0u) ll_sts32(smem + {slot_t}u + 32u * (4u * cw + j), w[0]);  // step 5's",
+                f"      if (u == {u_lanes - 1}u) ll_sts32(smem + {slot_t + 16}u + 32u * (4u * cw + j), w[4]);",
+            ]
+        elif full:
+            stores = [
+                "      // 16-byte chunks: words w[-3 ..] of the stream (the previous thread's), from h / 4 words back",
+                "      const unsigned pw1 = __shfl_sync(0xffffffffu, w[1], left), pw2 = __shfl_sync(0xffffffffu, w[2], left);",
+                "      const unsigned pw3 = __shfl_sync(0xffffffffu, w[3], left);",
+                "      const unsigned h = (unsigned)reinterpret_cast<size_t>(trow) & 15u, sh = 3u - (h >> 2);",
+                "      const unsigned e[7] = {pw1, pw2, pw3, w[0], w[1], w[2], w[3]};",
+                "      unsigned f[5], o[4];",
+                "      #pragma unroll",
+                "      for (int i = 0; i < 5; ++i) f[i] = (sh & 2u) ? e[i + 2] : e[i];",
+                "      #pragma unroll",
+                "      for (int i = 0; i < 4; ++i) o[i] = (sh & 1u) ? f[i + 1] : f[i];",
+                "      if (u > 0u || h == 0u) ll_stg128(trow - h + 16u * u, o[0], o[1], o[2], o[3]);",
+                f"      if (u == 0u) ll_sts128(smem + {slot_t}u + 32u * (4u * cw + j), w[0], w[1], w[2], w[3]);  // step 5's",
+                f"      if (u == {u_lanes - 1}u) ll_sts128(smem + {slot_t + 16}u + 32u * (4u * cw + j), w[1], w[2], w[3], w[4]);",
             ]
         else:
             stores = [
@@ -400,37 +455,12 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         "  } else {",
         *t_loop(False),
         "  }",
-        "  if (full) {  // 5. a whole tile's partial words: word j of a row at address a mod 4 = e > 0 holds its first",
-        "    //   4 - e bytes (j = 0: bytes e .. 3) or its last e (the word after: bytes 0 .. e - 1)",
+        "  if (full) {  // 5. a whole tile's rows' first and last chunks (where a row's address is not aligned)",
         "    ll_bar_cta();",
-        f"    for (unsigned q = threadIdx.x; q < {rows}u; q += {threads}u) {{  // C's rows",
-        f"      unsigned char* const row = cast_all + ((size_t)(row0 + q) * cols + col0);",
-        "      const unsigned e = (unsigned)reinterpret_cast<size_t>(row) & 3u;",
-        "      if (e != 0u) {",
-        "        unsigned first, after;",
-        f"        ll_lds64(smem + {slot_c}u + 8u * q, first, after);",
-        "        unsigned char* const p = row - e;  // the first word: bytes e .. 3",
-        "        if (e & 1u) ll_stg8(p + e, first >> (8u * e));",
-        "        if (e <= 2u) ll_stg16<2u>(p, first >> 16);",
-        f"        unsigned char* const t = p + {n}u;  // the word after the last: bytes 0 .. e - 1",
-        "        if (e >= 2u) ll_stg16(t, after);",
-        "        if (e & 1u) ll_stg8(t + (e - 1u), after >> (8u * (e - 1u)));",
-        "      }",
-        "    }",
-        f"    for (unsigned q = threadIdx.x; q < {n}u; q += {threads}u) {{  // T's rows",
-        f"      unsigned char* const row = trans_all + ((size_t)(col0 + q) * rows + row0);",
-        "      const unsigned e = (unsigned)reinterpret_cast<size_t>(row) & 3u;",
-        "      if (e != 0u) {",
-        "        unsigned first, after;",
-        f"        ll_lds64(smem + {slot_t}u + 8u * q, first, after);",
-        "        unsigned char* const p = row - e;  // the first word: bytes e .. 3",
-        "        if (e & 1u) ll_stg8(p + e, first >> (8u * e));",
-        "        if (e <= 2u) ll_stg16<2u>(p, first >> 16);",
-        f"        unsigned char* const t = p + {rows}u;  // the word after the last: bytes 0 .. e - 1",
-        "        if (e >= 2u) ll_stg16(t, after);",
-        "        if (e & 1u) ll_stg8(t + (e - 1u), after >> (8u * (e - 1u)));",
-        "      }",
-        "    }",
+        f"    for (unsigned q = threadIdx.x; q < {rows}u; q += {threads}u)  // C's rows",
+        f"      ll_realign_edges<{chunk_c}u>(cast_all + ((size_t)(row0 + q) * cols + col0), {n}u, smem + {slot_c}u + 32u * q);",
+        f"    for (unsigned q = threadIdx.x; q < {n}u; q += {threads}u)  // T's rows",
+        f"      ll_realign_edges<{chunk_t}u>(trans_all + ((size_t)(col0 + q) * rows + row0), {rows}u, smem + {slot_t}u + 32u * q);",
         "  }",
         *amax_epilogue(slot, warps),
         "}",
