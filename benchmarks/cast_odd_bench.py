@@ -41,8 +41,8 @@ SCALE = 0.37
 SMS = 132
 #: Variants of the current kernel: label -> (rows, warps, CTAs per SM; 0: as many as fit, wide stores), for every
 #: input ("words": C and T stored as 32-bit words, two or four to a 32-byte sector, instead of 8- / 16-byte chunks).
-VARIANTS = {"new 16/4w": (16, 4, 0, True), "new 32/4w": (32, 4, 0, True), "new 16/8w": (16, 8, 0, True),
-            "new 32/8w": (32, 8, 0, True), "new 64/8w words": (64, 8, 0, False), "new 32/4w words": (32, 4, 0, False)}
+VARIANTS = {"new 16/4w": (16, 4, 0, True), "new 32/4w": (32, 4, 0, True), "new 32/8w": (32, 8, 0, True),
+            "new 64/8w words": (64, 8, 0, False), "new 32/4w words": (32, 4, 0, False)}
 
 
 def module_at(commit: str):
@@ -185,6 +185,10 @@ def run(build: Path, out: Path, repeats: int) -> None:
     props = torch.cuda.get_device_properties(0)
     copy_bw = _copy_bandwidth(1 << 30, repeats)
     rows = []
+    env = dict(device=props.name, sms=props.multi_processor_count, date=datetime.datetime.now().isoformat(timespec="seconds"),
+               torch=torch.__version__, cupy=cp.__version__, cuda=torch.version.cuda, python=platform.python_version(),
+               arch=manifest["arch"], previous_commit=manifest["previous_commit"], kernels=manifest["kernels"],
+               copy_tbps=copy_bw, scale=SCALE, fp8=FP8)
     torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
     for fmt in FORMATS:
         wi = 4 if fmt == "fp32" else 2
@@ -239,14 +243,14 @@ def run(build: Path, out: Path, repeats: int) -> None:
                     rows.append(dict(format=fmt, shape=[m, n], run_shape=[mm, nn], kernel="PyTorch eager", exact=True,
                                      us=us, tbps=moved / us / 1e6, of_copy=moved / us / 1e6 / copy_bw))
                 del x, ref, ref_t, c, t
-    env = dict(device=props.name, sms=props.multi_processor_count, date=datetime.datetime.now().isoformat(timespec="seconds"),
-               torch=torch.__version__, cupy=cp.__version__, cuda=torch.version.cuda, python=platform.python_version(),
-               arch=manifest["arch"], previous_commit=manifest["previous_commit"], kernels=manifest["kernels"],
-               copy_tbps=copy_bw, scale=SCALE, fp8=FP8)
+        save(out, env, rows)  # after each input type: a run cut short keeps what it measured
+    print(markdown(env, rows))
+
+
+def save(out: Path, env: dict, rows: list[dict]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "cast_odd.json").write_text(json.dumps(dict(environment=env, rows=rows), indent=1))
     (out / "cast_odd.md").write_text(markdown(env, rows))
-    print(markdown(env, rows))
 
 
 def markdown(env: dict, rows: list[dict]) -> str:
