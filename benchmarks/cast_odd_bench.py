@@ -1,7 +1,6 @@
 """The fp8 cast-transpose of odd shapes (rows that 16 bytes do not align) on the device, in one run: the
-realigned kernel as it was before the chunk-ownership rewrite (its source read from git), the current one
-(``codegen.realign``, the kernel ``ops.cast_transpose`` launches) and a few of its tile variants, against the
-aligned kernel (``codegen.permute``) on the shape rounded up to multiples of 16, PyTorch eager
+previous, windowed realigned kernel (its source read from git), the current one (``codegen.realign``, the
+kernel ``ops.cast_transpose`` launches) and its tile variants, against the aligned kernel (``codegen.permute``) on the shape rounded up to multiples of 16, PyTorch eager
 (``x * scale -> fp8``, ``.t().contiguous()``) and the device's copy bandwidth. Every kernel's ``C``, ``T``
 and amax are checked bit for bit against PyTorch's own cast ``(scale x).clamp(-max, max).to(float8)``.
 
@@ -19,6 +18,7 @@ import datetime
 import importlib.util
 import json
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -31,25 +31,27 @@ import harness  # noqa: E402  (puts src/ on the path)
 HERE = harness.BENCHMARKS
 ROOT = harness.ROOT
 BUILD = harness.BUILD / "cast_odd"
-#: The commit whose ``codegen/realign.py`` is the earlier realigned kernel (segment ends byte by byte).
-OLD_COMMIT = "6835531"
+#: The commit whose ``codegen/realign.py`` is the previous realigned kernel (windows 16 rows and columns larger
+#: than the tile, every output chunk written whole).
+PREVIOUS_COMMIT = "9707d1c"
 SHAPES = ((4095, 11007), (4097, 11009), (8191, 8193), (1000, 3000))
 FORMATS = ("bf16", "fp16", "fp32")
 FP8 = "e4m3"
 SCALE = 0.37
 SMS = 132
-#: Variants of the current kernel: label -> (rows, cols, warps, CTAs per SM), per input bytes.
-VARIANTS = {2: {"new 64x128/4w x4": (64, 128, 4, 4), "new 128x128/16w": (128, 128, 16, 2)},
-            4: {"new 64x64/4w x3": (64, 64, 4, 3), "new 128x64/16w": (128, 64, 16, 2)}}
+#: Variants of the current kernel: label -> (rows, warps, CTAs per SM; 0: as many as fit, wide stores), for every
+#: input ("words": C and T stored as 32-bit words, two or four to a 32-byte sector, instead of 8- / 16-byte chunks).
+VARIANTS = {"new 16/4w": (16, 4, 0, True), "new 32/4w": (32, 4, 0, True), "new 32/8w": (32, 8, 0, True),
+            "new 64/8w words": (64, 8, 0, False), "new 32/4w words": (32, 4, 0, False)}
 
 
-def _old_module():
-    """``codegen/realign.py`` as of ``OLD_COMMIT``, imported as a module of its own."""
-    text = subprocess.run(["git", "show", f"{OLD_COMMIT}:src/linear_layouts/codegen/realign.py"], cwd=ROOT,
+def module_at(commit: str):
+    """``codegen/realign.py`` as of ``commit``, imported as a module of its own."""
+    text = subprocess.run(["git", "show", f"{commit}:src/linear_layouts/codegen/realign.py"], cwd=ROOT,
                           check=True, capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp()) / "old_realign.py"
+    path = Path(tempfile.mkdtemp()) / f"realign_{commit}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location("old_realign", path)
+    spec = importlib.util.spec_from_file_location(f"realign_{commit}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -65,13 +67,13 @@ def kernels() -> list[dict]:
     from linear_layouts.ops.kernels import GridShape
     from linear_layouts.ops.launches import cast_launches
 
-    old = _old_module()
+    previous = module_at(PREVIOUS_COMMIT)
     out = []
     for fmt in FORMATS:
         wi = 4 if fmt == "fp32" else 2
         rows, cols = (128, 64) if wi == 4 else (128, 128)
-        k = old.emit_realigned_cast_transpose_kernel(f"old_realigned_{fmt}", fmt, FP8, rows, cols, 8)
-        out.append(dict(fmt=fmt, label="old realigned", kernel=k, shapes=SHAPES))
+        k = previous.emit_realigned_cast_transpose_kernel(f"previous_realigned_{fmt}", fmt, FP8, rows, cols, 8)
+        out.append(dict(fmt=fmt, label="windowed", kernel=k, shapes=SHAPES))
         for m, n in SHAPES:
             (launch,) = cast_launches(fmt, FP8, m, n, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS))
             if not any(e["kernel"].name == launch.kernel.name for e in out):
@@ -79,14 +81,16 @@ def kernels() -> list[dict]:
             am, an = _aligned(m, n)
             (launch,) = cast_launches(fmt, FP8, am, an, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS))
             out.append(dict(fmt=fmt, label="aligned", kernel=launch.kernel, shapes=((m, n),)))
-        for label, (r, c, w, ctas) in VARIANTS[wi].items():
-            k = emit_realigned_cast_transpose_kernel(f"variant_{fmt}_{r}x{c}x{w}", fmt, FP8, r, c, w, ctas_per_sm=ctas)
+        for label, (r, w, ctas, wide) in VARIANTS.items():
+            k = emit_realigned_cast_transpose_kernel(f"variant_{fmt}_{r}x{w}x{ctas}{'' if wide else 'w'}", fmt, FP8, r, w,
+                                                     ctas_per_sm=ctas, wide=wide)
             out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES))
     return out
 
 
-def prepare(build: Path, arch: str) -> None:
-    """Compile every kernel to ``build/NAME.cubin`` (nvcc, one per core) and write ``build/manifest.json``."""
+def prepare(build: Path, arch: str, jobs_count: int = 1) -> None:
+    """Compile every kernel to ``build/NAME.cubin`` (nvcc, ``jobs_count`` at a time) and write
+    ``build/manifest.json``."""
     from concurrent.futures import ThreadPoolExecutor
 
     from linear_layouts.codegen.ptx import find_nvcc
@@ -98,7 +102,9 @@ def prepare(build: Path, arch: str) -> None:
     entries, jobs = [], {}
     for e in kernels():
         k = e["kernel"]
+        bounds = re.search(r"__launch_bounds__\((\d+), (\d+)\)", k.source)
         entries.append(dict(fmt=e["fmt"], label=e["label"], name=k.name, threads=k.threads, shared=k.shared_bytes,
+                            ctas_per_sm=int(bounds.group(2)) if bounds else 0,
                             tile=[k.tile_rows, k.tile_cols], shapes=[list(s) for s in e["shapes"]],
                             params=[list(p) for p in k.params]))
         jobs[k.name] = k.source
@@ -112,9 +118,9 @@ def prepare(build: Path, arch: str) -> None:
         return name
 
     start = time.time()
-    with ThreadPoolExecutor() as pool:
+    with ThreadPoolExecutor(jobs_count) as pool:
         done = list(pool.map(compile_one, jobs.items()))
-    (build / "manifest.json").write_text(json.dumps(dict(arch=arch, sms=SMS, old_commit=OLD_COMMIT,
+    (build / "manifest.json").write_text(json.dumps(dict(arch=arch, sms=SMS, previous_commit=PREVIOUS_COMMIT,
                                                          kernels=entries), indent=1))
     # the kernel cache of benchmarks/ops_sanitize.py's cases (its realigned casts are this kernel), for a run
     # with LINEAR_LAYOUTS_CACHE=build/cache
@@ -127,7 +133,7 @@ def prepare(build: Path, arch: str) -> None:
 
     sources = {item.kernel.source for case in sanitize_cases() for item in case["launches"]
                if hasattr(item, "kernel")}
-    with ThreadPoolExecutor() as pool:
+    with ThreadPoolExecutor(jobs_count) as pool:
         list(pool.map(lambda source: compile_cubin_bytes(source, arch), sorted(sources)))
     print(f"prepared {len(done)} cubins and {len(sources)} cached kernels for {arch} in {time.time() - start:.0f} s "
           f"into {build}")
@@ -179,6 +185,10 @@ def run(build: Path, out: Path, repeats: int) -> None:
     props = torch.cuda.get_device_properties(0)
     copy_bw = _copy_bandwidth(1 << 30, repeats)
     rows = []
+    env = dict(device=props.name, sms=props.multi_processor_count, date=datetime.datetime.now().isoformat(timespec="seconds"),
+               torch=torch.__version__, cupy=cp.__version__, cuda=torch.version.cuda, python=platform.python_version(),
+               arch=manifest["arch"], previous_commit=manifest["previous_commit"], kernels=manifest["kernels"],
+               copy_tbps=copy_bw, scale=SCALE, fp8=FP8)
     torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
     for fmt in FORMATS:
         wi = 4 if fmt == "fp32" else 2
@@ -233,13 +243,14 @@ def run(build: Path, out: Path, repeats: int) -> None:
                     rows.append(dict(format=fmt, shape=[m, n], run_shape=[mm, nn], kernel="PyTorch eager", exact=True,
                                      us=us, tbps=moved / us / 1e6, of_copy=moved / us / 1e6 / copy_bw))
                 del x, ref, ref_t, c, t
-    env = dict(device=props.name, sms=props.multi_processor_count, date=datetime.datetime.now().isoformat(timespec="seconds"),
-               torch=torch.__version__, cupy=cp.__version__, cuda=torch.version.cuda, python=platform.python_version(),
-               arch=manifest["arch"], old_commit=manifest["old_commit"], copy_tbps=copy_bw, scale=SCALE, fp8=FP8)
+        save(out, env, rows)  # after each input type: a run cut short keeps what it measured
+    print(markdown(env, rows))
+
+
+def save(out: Path, env: dict, rows: list[dict]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "cast_odd.json").write_text(json.dumps(dict(environment=env, rows=rows), indent=1))
     (out / "cast_odd.md").write_text(markdown(env, rows))
-    print(markdown(env, rows))
 
 
 def markdown(env: dict, rows: list[dict]) -> str:
@@ -249,7 +260,7 @@ def markdown(env: dict, rows: list[dict]) -> str:
              f"{env['copy_tbps']:.2f} TB/s (1 GiB, read + written). Cells: µs, % of copy bandwidth of the bytes "
              "moved (X once, C and T once); `aligned`: the aligned kernel on the shape rounded up to 16; "
              "✗: not bit-exact against PyTorch.", "",
-             "| input | shape | " + " | ".join(labels) + " | new / old |", "|---|---|" + "---|" * (len(labels) + 1)]
+             "| input | shape | " + " | ".join(labels) + " | new / windowed |", "|---|---|" + "---|" * (len(labels) + 1)]
     for fmt in FORMATS:
         for shape in SHAPES:
             cells, by = [], {}
@@ -258,9 +269,16 @@ def markdown(env: dict, rows: list[dict]) -> str:
                          None)
                 by[label] = r
                 cells.append("" if r is None else f"{r['us']:.1f} ({r['of_copy']:.1%}){'' if r['exact'] else ' ✗'}")
-            ratio = (f"{by['old realigned']['us'] / by['new (ops)']['us']:.2f}x"
-                     if by.get("old realigned") and by.get("new (ops)") else "")
+            ratio = (f"{by['windowed']['us'] / by['new (ops)']['us']:.2f}x"
+                     if by.get("windowed") and by.get("new (ops)") else "")
             lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | " + " | ".join(cells) + f" | {ratio} |")
+    lines += ["", "Tiles (bf16; `in flight`: the X bytes a CTA loads at once x the CTAs an SM holds by its launch bounds):",
+              "", "| kernel | tile | threads | CTAs/SM | shared | KiB in flight / SM |", "|---|---|---|---|---|---|"]
+    for e in env.get("kernels", []):
+        if e["fmt"] == "bf16" and e["label"].startswith("new"):
+            chunk_bytes = e["tile"][0] * (e["tile"][1] * 2 + 16)  # a row's 33 chunks
+            lines.append(f"| {e['label']} | {e['tile'][0]}x{e['tile'][1]} | {e['threads']} | {e['ctas_per_sm']} | "
+                         f"{e['shared']} | {chunk_bytes * e['ctas_per_sm'] / 1024:.0f} |")
     wrong = [r for r in rows if not r["exact"]]
     lines += ["", f"Bit-exact: {len(rows) - len(wrong)} of {len(rows)} runs" +
               ("" if not wrong else ": WRONG " + ", ".join(f"{r['format']} {r['shape']} {r['kernel']}" for r in wrong)), ""]
@@ -274,9 +292,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--jobs", type=int, default=1, help="nvcc processes at a time (prepare)")
     args = parser.parse_args()
     if args.mode == "prepare":
-        prepare(args.build, args.arch)
+        prepare(args.build, args.arch, args.jobs)
     else:
         if args.out is None:
             parser.error("--out is required in run mode")

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # One device run for the odd-shape fp8 cast-transpose (issue 30's cast_transpose target on rows that 16 bytes do
-# not align), about 1.5 minutes on an H200. Prepare on the CPU first (about 1 minute on 2 cores), then carry
-# benchmarks/build/cast_odd (cubins, their manifest and a kernel cache, about 1.5 MiB):
+# not align), about 2 minutes on an H200. Prepare on the CPU first (about 30 s, one nvcc at a time), then carry
+# benchmarks/build/cast_odd (cubins, their manifest and a kernel cache, about 2 MiB):
 #   bash benchmarks/cast_odd_device.sh prepare     # CPU
 #   bash benchmarks/cast_odd_device.sh "$OUT"       # device: writes into $OUT
-#     cast_odd.{json,md}  the earlier realigned kernel, the current one and its tile variants, the aligned kernel
-#                         (shape rounded up to 16), PyTorch eager, copy bandwidth; every run bit-exact or flagged
+#     cast_odd.{json,md}  the previous (windowed) realigned kernel, the current one (ops: 64 rows, 8 warps, 8- and
+#                         16-byte chunk stores) and its variants (rows/warps 16/4, 32/4, 32/8; 64/8 and 32/4 with
+#                         32-bit word stores), the aligned kernel (shape rounded up to 16), PyTorch eager, copy
+#                         bandwidth; every run bit-exact or flagged; the tiles' bytes in flight per SM
 #     ops_sanitize.json   memcheck and racecheck of the ops' kernels, the realigned casts among them
 #     cast_odd.log        the runs' output
 set -uo pipefail
@@ -19,7 +21,7 @@ fi
 OUT=${1:?usage: cast_odd_device.sh OUT | prepare}
 mkdir -p "$OUT"
 start=$SECONDS
-timeout 100 python3 benchmarks/cast_odd_bench.py --out "$OUT" > "$OUT/cast_odd.log" 2>&1
+timeout 130 python3 benchmarks/cast_odd_bench.py --repeats 7 --out "$OUT" > "$OUT/cast_odd.log" 2>&1
 echo "cast_odd_bench: rc $? in $((SECONDS - start)) s"; sed -n '3,$p' "$OUT/cast_odd.md" 2>/dev/null
 timeout 100 python3 benchmarks/ops_sanitize.py --out "$OUT" --timeout 45 >> "$OUT/cast_odd.log" 2>&1
 echo "ops_sanitize: rc $? at $((SECONDS - start)) s"; tail -n 2 "$OUT/cast_odd.log"

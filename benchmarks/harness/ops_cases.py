@@ -183,7 +183,8 @@ SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2
           ((131, 67), (1, 0), 4, 0, 0))
 #: The sanitizer run's realigned cast-transposes: (rows, cols, input format, fp8, byte offsets of X, C and T).
 SANITIZE_CASTS = ((131, 259, "bf16", "e4m3", (2, 3, 5)), (133, 70, "fp32", "e5m2", (4, 1, 7)),
-         (257, 300, "fp16", "e4m3", (0, 0, 0)), (1, 30, "bf16", "e5m2", (6, 0, 9)))
+         (257, 300, "fp16", "e4m3", (0, 0, 0)), (1, 30, "bf16", "e5m2", (6, 0, 9)),
+         (200, 1100, "bf16", "e5m2", (2, 3, 1)), (131, 300, "fp32", "e4m3", (4, 7, 5)))
 
 
 def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:

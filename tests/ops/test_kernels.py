@@ -193,29 +193,39 @@ def test_cast_kernel_converts_pairs_and_reduces_once(fp8):
 
 
 def test_unaligned_casts_take_the_realigned_kernel():
-    """Rows of 11007 elements (every row of X, C and T at its own byte offset): 128 x 128 tiles moved as 16-byte
-    chunks; aligned rows keep the planned tiles."""
+    """Rows of 11007 elements (every row of X, C and T at its own byte offset): 64 x 256 tiles read as 16-byte
+    chunks; aligned rows keep the planned tiles; an input that its elements do not align is refused."""
     from linear_layouts.ops.launches import cast_launches
 
     (launch,) = cast_launches("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
-    assert launch.kernel.name.startswith("ll_cast_transpose_realigned") and launch.ctas == 32 * 86
-    assert launch.values[6:] == (4095, 11007, 86, 32)
+    assert launch.kernel.name.startswith("ll_cast_transpose_realigned") and launch.ctas == 64 * 43
+    assert launch.values[6:] == (4095, 11007, 43, 64)
+    (launch,) = cast_launches("fp32", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
+    assert launch.ctas == 64 * 86
     (launch,) = cast_launches("bf16", "e4m3", 4096, 11008, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
     assert not launch.kernel.name.startswith("ll_cast_transpose_realigned")
+    with pytest.raises(LayoutError, match="x: the address .* is not a multiple of its 4-byte elements"):
+        cast_launches("fp32", "e4m3", 5, 7, (1 << 40) + 2, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
 
 
 @needs_nvcc
 @pytest.mark.parametrize("input_format", ["bf16", "fp32"])
 def test_realigned_kernel_moves_16_byte_chunks(input_format):
-    """The window's chunks as 16-byte loads held in registers; 4 whole 16-byte chunks a thread on each output;
-    single bytes only in the (not unrolled) loops at a row's start and end."""
-    from linear_layouts.codegen.realign import window_pitch
+    """Per row a warp holds one 16-byte load a lane and lane 31's chunk 32. A whole tile stores C's rows as
+    8-byte chunks (2-byte inputs; fp32: words, 128 contiguous bytes a warp instruction) and T's as 16-byte
+    chunks, a row's first and last chunk after the tile in naturally aligned pieces; an edge tile stores
+    32-bit words. No local memory: the chunks in flight stay in registers."""
     from linear_layouts.ops.kernels import realigned_cast_kernel
 
     kernel = realigned_cast_kernel(input_format, "e4m3")
     ptx = count_ptx(compile_ptx(kernel.source))
-    chunks = (kernel.tile_rows + 16) * window_pitch(kernel.tile_cols, kernel.element_bytes) // 16
-    assert ptx["ld.global.v4.u32"] == -(-chunks // kernel.threads)
-    assert ptx["st.global.v4.b32"] == 2 * 4  # C's and T's whole chunks
-    assert ptx["st.global.u8"] == 2 * (4 + 1)  # each chunk's end loop, each row's start loop
+    rw = kernel.tile_rows // (kernel.threads // 32)  # rows a warp
+    k = 16 // kernel.element_bytes // 4  # C's words a lane
+    assert ptx["ld.global.v4.u32"] == 2 * 2 * rw  # whole tile / edge tile: lanes' chunks, lane 31's chunk 32
+    # next lane's chunk and the previous word (whole tile: also the previous lane's second word); T: the
+    # previous thread's words (whole tile: 4, edge tile: 1), for each of 4 rows
+    assert ptx["shfl.sync.idx.b32"] == (5 + (k == 2)) * rw + 4 * 4 + 5 * rw + 4
+    assert ptx["st.global.v4.b32"] == 4  # T's 16-byte chunks: 4 rows of T a thread
+    assert ptx["st.global.v2.b32"] == (rw if k == 2 else 0) + 2  # C's 8-byte chunks; T's first and last 8 bytes
+    assert ptx["st.global.b32"] == k * rw + 4 * 4 + (0 if k == 2 else rw) + 2 + (2 if k == 2 else 0)
     assert not any(op.startswith(("ld.local", "st.local")) for op in ptx)  # the loaded chunks stay in registers

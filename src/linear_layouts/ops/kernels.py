@@ -260,14 +260,15 @@ def cast_kernel(config: TileConfig, input_format: str, fp8: str) -> PermuteKerne
     return emit_cast_transpose_kernel(name, src, dst, input_format, fp8, step)
 
 
-#: Tiles of the realigned cast-transpose (``codegen.realign``) by input bytes: rows, columns, warps.
-_REALIGNED_TILES = {2: (128, 128, 8), 4: (128, 64, 8)}
+#: Tiles of the realigned cast-transpose (``codegen.realign``): rows and warps (the columns follow from the
+#: input's bytes: 256 of 2 bytes, 128 of 4).
+_REALIGNED_TILE = (64, 8)
 
 
 @functools.lru_cache(maxsize=None)
 def realigned_cast_kernel(input_format: str, fp8: str) -> PermuteKernel:
-    """The cast-transpose of rows that 16 bytes do not align (``codegen.realign``): 128 x 128 tiles of 8 warps
-    (fp32: 128 x 64)."""
-    rows, cols, warps = _REALIGNED_TILES[4 if input_format == "fp32" else 2]
-    name = kernel_name("ll_cast_transpose_realigned", input_format, fp8, rows, cols, warps)
-    return emit_realigned_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)
+    """The cast-transpose of rows that 16 bytes do not align (``codegen.realign``): 64-row tiles of 8 warps
+    (64 x 256 of bf16 / fp16, 64 x 128 of fp32)."""
+    rows, warps = _REALIGNED_TILE
+    name = kernel_name("ll_cast_transpose_realigned", input_format, fp8, rows, warps)
+    return emit_realigned_cast_transpose_kernel(name, input_format, fp8, rows, warps)

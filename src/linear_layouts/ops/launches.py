@@ -153,7 +153,9 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
         device = GridShape(device)
     if (vin, vout) == (16, 16):
         kernel = cast_kernel(choose_tile(cast_tiles(vin, vout), m, n, 1, device, input_bytes + 2), input_format, fp8)
-    else:  # rows at any byte offset: moved as the aligned 16-byte chunks that cover them
+    else:  # rows at any byte offset: read as the aligned 16-byte chunks that cover them
+        if x % input_bytes:
+            raise LayoutError(f"x: the address {x:#x} is not a multiple of its {input_bytes}-byte elements")
         kernel = realigned_cast_kernel(input_format, fp8)
     tm, tn = kernel.tile_counts(m, n)
     if tm * tn > _MAX_CTAS:
