@@ -61,9 +61,13 @@ MAX_INNER = 200
 VARIANTS = ("triton", "model", "measured")
 
 
+#: the kernel files run (``--corpus``: another folder of kernel files, e.g. benchmarks/heldout_kernels)
+KERNELS = CORPUS
+
+
 def corpus(only: str = "") -> list[Path]:
     names = set(filter(None, only.split(",")))
-    return [p for p in sorted(CORPUS.glob("*.py")) if not names or p.stem in names]
+    return [p for p in sorted(KERNELS.glob("*.py")) if not names or p.stem in names]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -335,7 +339,7 @@ def child(args) -> int:
             print(f"RESULT {json.dumps({'kernel': name, 'error': 'not run: budget'})}", flush=True)
             continue
         try:
-            row = run_kernel(CORPUS / f"{name}.py", args.repeats, trace)
+            row = run_kernel(KERNELS / f"{name}.py", args.repeats, trace)
         except Exception as error:  # noqa: BLE001 - recorded per kernel
             row = {"kernel": name, "error": why(error), "trace": trace.take()}
         print(f"RESULT {json.dumps(row)}", flush=True)
@@ -362,7 +366,8 @@ def measure(args, names: list[str], deadline: Deadline, env: dict) -> tuple[dict
     log: list[str] = []
     todo, pending_checks = list(names), args.checks
     while (todo or pending_checks) and deadline.left() > 10:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--mode", "child", "--kernels", ",".join(todo),
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--mode", "child", "--corpus", str(KERNELS),
+               "--kernels", ",".join(todo),
                "--repeats", str(args.repeats), "--budget", str(deadline.left() - 8), "--checks", pending_checks]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=max(10.0, deadline.left() - 3))
@@ -459,6 +464,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", choices=["run", "warm", "child"], default="run")
     ap.add_argument("--out", default=str(RESULTS), help="run: where gpu_triton_hook.{json,md} go")
     ap.add_argument("--only", default="", help="comma list of corpus kernels (default: all)")
+    ap.add_argument("--corpus", default=str(CORPUS), help="the folder of kernel files (default: the corpus)")
     ap.add_argument("--budget", type=float, default=220.0, help="seconds for everything")
     ap.add_argument("--repeats", type=int, default=100, help="timed samples per kernel and variant")
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1),
@@ -473,6 +479,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
+    global KERNELS
+    KERNELS = Path(args.corpus).resolve()
+    if not KERNELS.is_dir():
+        ap.error(f"--corpus: no folder {args.corpus}")
     return {"run": run, "warm": warm_only, "child": child}[args.mode](args)
 
 
