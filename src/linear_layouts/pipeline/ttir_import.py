@@ -113,6 +113,14 @@ class _Affine:
             return self.cdivs
         return tuple(1 if c is None else _pow2(c) for c in self.coeffs)
 
+    def expanded(self, axis: int) -> "_Affine":
+        """The form after ``tt.expand_dims`` at ``axis``: a new dim of size 1 and coefficient 0."""
+        coeffs, cdivs, shape = list(self.coeffs), list(self.coeff_divs()), list(self.shape)
+        coeffs.insert(axis, 0)
+        cdivs.insert(axis, _BIG)
+        shape.insert(axis, 1)
+        return _Affine(tuple(shape), tuple(coeffs), self.data, self.div, tuple(cdivs))
+
     def alignment(self) -> int:
         """Elements every contiguous run (along the dim of coefficient 1) starts at a multiple of."""
         divs = self.coeff_divs()
@@ -426,35 +434,16 @@ class _Importer:
         src = op.operands[0]
         axis = op.attr_int("axis") or 0
         if src in self.affine and src not in self.values:
-            a = self.affine[src]
-            coeffs, cdivs = list(a.coeffs), list(a.coeff_divs())
-            coeffs.insert(axis, 0)
-            cdivs.insert(axis, _BIG)
-            shape = list(a.shape)
-            shape.insert(axis, 1)
-            self.affine[op.results[0]] = _Affine(tuple(shape), tuple(coeffs), a.data, a.div, tuple(cdivs))
+            self.affine[op.results[0]] = self.affine[src].expanded(axis)
             return
         if src in self.pointers:
             arg, element, a = self.pointers[src]
-            if a is not None:
-                coeffs, cdivs = list(a.coeffs), list(a.coeff_divs())
-                coeffs.insert(axis, 0)
-                cdivs.insert(axis, _BIG)
-                shape = list(a.shape)
-                shape.insert(axis, 1)
-                a = _Affine(tuple(shape), tuple(coeffs), a.data, a.div, tuple(cdivs))
-            self.pointers[op.results[0]] = (arg, element, a)
+            self.pointers[op.results[0]] = (arg, element, None if a is None else a.expanded(axis))
             self.palign[op.results[0]] = self.palign.get(src, _element_bytes(element))
             return
         self.values[op.results[0]] = self.b.expand_dims(self.data(src), axis)
-        g = self.gathered.get(src)
-        if g is not None:
-            coeffs, cdivs = list(g.coeffs), list(g.coeff_divs())
-            coeffs.insert(axis, 0)
-            cdivs.insert(axis, _BIG)
-            shape = list(g.shape)
-            shape.insert(axis, 1)
-            self.gathered[op.results[0]] = _Affine(tuple(shape), tuple(coeffs), True, g.div, tuple(cdivs))
+        if src in self.gathered:
+            self.gathered[op.results[0]] = self.gathered[src].expanded(axis)
 
     def op_tt_broadcast(self, op: Op) -> None:
         src = op.operands[0]
