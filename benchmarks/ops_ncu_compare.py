@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
 import harness  # noqa: E402, F401  (puts src/ on the path)
 from harness import ncu, ops_cases  # noqa: E402
 

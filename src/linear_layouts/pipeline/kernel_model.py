@@ -1,17 +1,23 @@
 """A whole-kernel time model of a TTGIR, for judging a rewrite of it against Triton's own: what the
 layouts change -- the conversions and stagings through shared memory, the global loads, stores and
-atomics as Triton lowers them (their vector widths, ``triton_model.global_access``), the registers kept
-live and the occupancy they allow -- each op weighted by how often it runs. What the layouts do not change
+atomics as Triton lowers them (their vector widths, ``triton_model.global_access``), the shuffles and
+combines of reductions and scans, the registers kept live and the occupancy they allow -- each op weighted
+by how often it runs. What the layouts do not change
 (the dots, the element-wise math) is left out: it adds to both sides alike.
 
 Per CTA, in SM-nanoseconds (the time one SM is busy with it):
 
 * ``shared_ns``: the report's time of every conversion and staging that moves data
-  (``engine_compare``'s Triton side, ``SharedOp.triton_time_ns``), times its executions;
+  (``engine_compare``'s Triton side, ``SharedOp.triton_time_ns``) and of the partials of every reduction
+  and scan across warps, times its executions;
+* ``warp_ns``: every ``tt.reduce`` / ``tt.scan``'s work inside the warps (``triton_model.warp_work``: its
+  combines and ``shfl.sync``, as many as Triton 3.6's PTX has) at the device's measured cost of a shuffle
+  and an ALU op, times its executions;
 * ``global_ns``: each global instruction of each warp that issues it (a load: every warp, a copy's warp
   again at the L2 footprint; a store or atomic: the warps holding distinct data, Triton masks the others),
   at the measured cost of its op, element, bytes per lane and how its lanes fall into contiguous runs
-  (``analysis.global_costs``: the device's microbenchmark table), times its executions. Without a table
+  (``analysis.global_costs``: the device's microbenchmark table), times its executions (a gather's
+  data-dependent dims have unknown strides, ``ttir_import``: no layout makes them coalesced). Without a table
   for the device, ``engine.anchors.global_cost`` (L1 wavefronts and L2 sectors; it does not see
   instruction counts) prices each op instead (and any op whose form the table lacks), and the gate refuses
   narrower accesses it cannot price; a TMA copy costs its tile's bytes as coalesced 16-byte requests;
@@ -19,7 +25,7 @@ Per CTA, in SM-nanoseconds (the time one SM is busy with it):
   known; a loop whose trip count is not known runs once in ``cta_ns`` and "long" (its body dominates
   everything outside it) in ``cta_ns_long``.
 
-Time per CTA: ``shared + global``. A conversion's barriers stall the warps that would keep global
+Time per CTA: ``shared + global + warp``. A conversion's barriers stall the warps that would keep global
 requests in flight, so the two do not hide each other. An atomic ordered ``acq_rel`` (or ``acquire`` /
 ``release``) carries a fence: each thread waits for it before its next one, so its op costs at least
 ``per thread x`` the table's latency of one (``small``: one warp per SM) divided by the CTAs an SM
@@ -114,27 +120,25 @@ class KernelTime:
         return self.registers > MAX_REGISTERS
 
 
+def _by_site(t: KernelTime) -> dict[tuple, list[GlobalOpTime]]:
+    """The global ops of ``t`` by the op of the kernel's source they are (``GlobalOpTime.site``), in order."""
+    out: dict[tuple, list[GlobalOpTime]] = {}
+    for g in t.global_ops:
+        out.setdefault(g.site, []).append(g)
+    return out
+
+
 def _segment_only(triton: KernelTime, ours: KernelTime) -> tuple[float, float]:
     """What ``ours``' global time differs from ``triton``'s by ops that are the same instructions (key, count
-    per thread, warps, executions) touching the same sectors per request at the same site, priced apart only
-    by how their lanes group into contiguous runs: (once, long)."""
-    def by_site(t: KernelTime) -> dict[tuple, list[GlobalOpTime]]:
-        out: dict[tuple, list[GlobalOpTime]] = {}
-        for g in t.global_ops:
-            out.setdefault(g.site, []).append(g)
-        return out
-
-    theirs, delta = by_site(triton), [0.0, 0.0]
-    for site, ops in by_site(ours).items():
-        for k, o in enumerate(ops):
-            t = theirs.get(site, [])[k] if k < len(theirs.get(site, [])) else None
-            if t is None or (t.key, t.per_thread, t.warps, t.executions) != (o.key, o.per_thread, o.warps,
-                                                                              o.executions):
-                continue
-            if abs(t.sectors - o.sectors) > 1e-9:
-                continue
-            delta[0] += (o.ns - t.ns) * _weight(o.executions, False)
-            delta[1] += (o.ns - t.ns) * _weight(o.executions, True) / LONG_LOOP
+    per thread, warps, executions) touching the same sectors per request at the same site (the k-th of a
+    site matched to the k-th), priced apart only by how their lanes group into contiguous runs: (once, long)."""
+    theirs, delta = _by_site(triton), [0.0, 0.0]
+    for site, ops in _by_site(ours).items():
+        for t, o in zip(theirs.get(site, []), ops):
+            same = (t.key, t.per_thread, t.warps, t.executions) == (o.key, o.per_thread, o.warps, o.executions)
+            if same and abs(t.sectors - o.sectors) <= 1e-9:
+                delta[0] += (o.ns - t.ns) * _weight(o.executions, False)
+                delta[1] += (o.ns - t.ns) * _weight(o.executions, True) / LONG_LOOP
     return delta[0], delta[1]
 
 
@@ -401,15 +405,9 @@ def narrowed_accesses(triton: KernelTime, ours: KernelTime) -> list[str]:
     """The global ops whose instructions move fewer bytes per lane in ``ours`` than in ``triton``
     (``"st.global.16B x16 -> st.global.8B x32"``, one line each): the same op of the kernel's source
     (``GlobalOpTime.site``, the k-th of a site matched to the k-th)."""
-    def by_site(t: KernelTime) -> dict[tuple, list[GlobalOpTime]]:
-        out: dict[tuple, list[GlobalOpTime]] = {}
-        for g in t.global_ops:
-            out.setdefault(g.site, []).append(g)
-        return out
-
     lines = []
-    mine = by_site(ours)
-    for site, ops in by_site(triton).items():
+    mine = _by_site(ours)
+    for site, ops in _by_site(triton).items():
         for a, b in zip(ops, mine.get(site, [])):
             if b.vector_bytes < a.vector_bytes:
                 lines.append(f"{a.key} x{a.per_thread} -> {b.key} x{b.per_thread}")
