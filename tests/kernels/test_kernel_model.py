@@ -64,7 +64,9 @@ def test_with_a_table_the_model_prices_the_instructions():
     assert costs.global_ns == pytest.approx(4 * 4 * (2 * 4.5 + 4.8))
     assert predicted_gain(own, costs) == pytest.approx(1 - 220.8 / 200.0)
     assert predicted_gain(costs, own) > 0
-    assert own.table == "small-test-table" and _model_refusal("both", own, costs) is None  # priced, not refused
+    assert own.table == "small-test-table"
+    assert _model_refusal("both", own, costs, narrowing=True) is None  # priced, not refused, for a measured choice
+    assert "the model alone does not act on them" in _model_refusal("both", own, costs)  # model-only refuses
 
 
 def test_time_per_cta_adds_shared_and_global_time():
@@ -172,7 +174,7 @@ def test_rewrite_kernel_verifies_the_compiled_choice(monkeypatch):
     import linear_layouts.pipeline.rewrite as rewrite_module
 
     monkeypatch.setattr(kernel_model, "predicted_gain", lambda triton, ours: 0.5)
-    monkeypatch.setattr(rewrite_module, "_model_refusal", lambda start, own, costs: None)
+    monkeypatch.setattr(rewrite_module, "_model_refusal", lambda start, own, costs, narrowing=False: None)
     monkeypatch.setattr(kernel_model, "global_table_for", lambda target=None: None)
     ttir, ttgir = (IR / "tf32_matmul_bias_relu.ttir").read_text(), (IR / "tf32_matmul_bias_relu.ttgir").read_text()
     assert rewrite_module.rewrite_kernel(ttir, ttgir)[0].text != ttgir

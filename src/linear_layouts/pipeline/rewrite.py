@@ -1068,12 +1068,15 @@ def _too_big(start: str, shared_bytes: int, target: Target) -> str | None:
     return None
 
 
-def _model_refusal(start: str, own, costs) -> str | None:
+def _model_refusal(start: str, own, costs, narrowing: bool = False) -> str | None:
     """Why the whole-kernel model refuses a candidate of the run ``start`` (``kernel_model.KernelTime`` of
     Triton's TTGIR ``own`` and of the candidate ``costs``), as a ``Rewrite.rejected`` line, or ``None``:
-    it makes global accesses narrower and no measured table (``target/devices/global``) priced that, or
-    it is estimated to keep more registers live than ptxas may give a thread, and more than Triton's by an
-    allocation unit (``registers.REGISTER_UNIT``; the estimate is no finer)."""
+    it makes global accesses narrower and either no measured table (``target/devices/global``) priced that
+    or ``narrowing`` is off (the model alone does not act on narrower accesses: the table prices them from a
+    streaming loop at full occupancy, and on kernels it had not seen such rewrites ran slower than
+    predicted; a measured choice times them), or it is estimated to keep more registers live than ptxas
+    may give a thread, and more than Triton's by an allocation unit (``registers.REGISTER_UNIT``; the
+    estimate is no finer)."""
     from linear_layouts.pipeline.kernel_model import narrowed_accesses
     from linear_layouts.triton_model.registers import REGISTER_UNIT
 
@@ -1081,6 +1084,9 @@ def _model_refusal(start: str, own, costs) -> str | None:
     if narrowed and not costs.table:
         return (f"{start}: narrower global accesses ({'; '.join(narrowed)}) and no measured table of global "
                 "instruction costs (target/devices/global) to price them")
+    if narrowed and not narrowing:
+        return (f"{start}: narrower global accesses ({'; '.join(narrowed)}): the model alone does not act on "
+                "them (a measured choice times them)")
     if costs.spills and costs.registers > own.registers + REGISTER_UNIT:
         return (f"{start}: an estimated {costs.registers} registers live per thread (Triton's: {own.registers}), "
                 "above the 255 ptxas may give: it would spill")
@@ -1092,7 +1098,8 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
                    scalars: Mapping[str, int] | None = None,
                    choose: bool = True, max_ops: int | None = None, verify: str = "off",
                    grid: tuple[int, ...] | None = None, target: Target | None = None,
-                   broadcast_registers: bool = False, min_gain: float = MIN_GAIN) -> tuple[Rewrite, EngineAssignment]:
+                   broadcast_registers: bool = False, min_gain: float = MIN_GAIN,
+                   narrowing: bool = False) -> tuple[Rewrite, EngineAssignment]:
     """Our engine's assignment for a kernel's TTIR written into its TTGIR (same compile).
 
     ``choose`` (default): the candidates -- the engine's choice and each of its two runs
@@ -1107,7 +1114,9 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     most the target's ``cta_shared_bytes``) and passes the model's gate (``_model_refusal``: no narrower global
     accesses it cannot price, no spills it predicts); the one of the largest ``kernel_model.predicted_gain``
     is chosen if that is at least ``min_gain`` (default ``MIN_GAIN``; the hook's measured mode asks for any
-    candidate not predicted much slower, since it times the two before keeping ours), else Triton's TTGIR. ``verify`` (``"process"``: in this
+    candidate not predicted much slower, since it times the two before keeping ours), else Triton's TTGIR.
+    ``narrowing``: a candidate with narrower global accesses than Triton's may be chosen (the hook's
+    measured mode; the model alone refuses them, ``_model_refusal``). ``verify`` (``"process"``: in this
     process; ``"child"``: in a child Python, for a caller inside a Triton compile; ``"off"``): the chosen
     candidate and Triton's TTGIR are compiled on the CPU first (``artifact_check.check_compiled``, about a
     second each) and Triton's is kept where the compiled candidate is not what the model priced, or spills
@@ -1173,7 +1182,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
             rejected.append(f"{start}: {rewrite.conversions} conversions, more than Triton's {triton_count}")
             continue
         costs = kernel_time(rewrite.text, pointers, **model)
-        refusal = _too_big(start, costs.shared_bytes, target) or _model_refusal(start, own, costs)
+        refusal = _too_big(start, costs.shared_bytes, target) or _model_refusal(start, own, costs, narrowing)
         if refusal is not None:
             rejected.append(refusal)
             continue

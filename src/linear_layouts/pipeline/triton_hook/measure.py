@@ -11,7 +11,8 @@ right after it, gives the kernel a first launcher of ours (``_FirstLaunch``); th
 1. our engine runs on the compile's TTIR and TTGIR (``kernel.asm``, kept in Triton's cache) with the call's
    integer arguments; its best candidate is timed unless the model predicts it slower by more than
    ``-MEASURE_FLOOR`` (the model prices what the layouts change, and misses what it does not see: rewrites it
-   predicted a few percent slower have run 25-45% faster), else the choice is Triton's;
+   predicted a few percent slower have run 25-45% faster), narrower global accesses included (model-only
+   mode refuses those), else the choice is Triton's;
 2. our variant is compiled by ``triton.compile`` of the same ``ASTSource`` with the same options, the
    engine's TTGIR given to our stage (``Settings.ttgir``): the same launcher, Triton's cache for it;
 3. the call's tensors are cloned (as ``triton.autotune``'s ``restore_value`` does), each variant is launched
@@ -259,7 +260,7 @@ class _FirstLaunch:
         scalars = _scalars(kernel, args)
         start = time.perf_counter()
         outcome = engine_ttgir(ttir, ttgir, timeout_s=settings.timeout_s, max_ops=settings.max_ops, scalars=scalars,
-                               min_gain=MEASURE_FLOOR)
+                               min_gain=MEASURE_FLOOR, narrowing=True)
         gain = "" if outcome.predicted_gain is None else f", predicted gain {outcome.predicted_gain:+.1%}"
         step(name, f"engine ({time.perf_counter() - start:.2f} s, scalars {scalars}): {outcome.reason}{gain}")
         if outcome.failed:

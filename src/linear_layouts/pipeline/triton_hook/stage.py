@@ -159,10 +159,11 @@ def keeps_broadcast_registers() -> bool:
 
 def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None = None,
                  scalars: Mapping[str, int] | None = None, target: Any = None,
-                 min_gain: float | None = None) -> Outcome:
+                 min_gain: float | None = None, narrowing: bool = False) -> Outcome:
     """Our TTGIR for the compile of ``ttir`` / ``ttgir`` where ``rewrite_kernel`` chooses one (its model
-    predicts it faster by ``min_gain``, default ``MIN_GAIN``), with its predicted gain; Triton's
-    (``ttgir=None``) otherwise.
+    predicts it faster by ``min_gain``, default ``MIN_GAIN``; ``narrowing``: one with narrower global
+    accesses may be chosen, for a measured choice), with its predicted gain; Triton's (``ttgir=None``)
+    otherwise.
     ``scalars``: the launch's integer arguments by TTIR name (``{"%n": 4096}``), where known; ``target``:
     the compile's ``Target`` (``compile_target``; default: the one the TTGIR names). The rewrite is
     written for the installed Triton's verifier (``keeps_broadcast_registers``)."""
@@ -172,7 +173,8 @@ def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None
 
     def work() -> Outcome:
         rewrite, _ = rewrite_kernel(ttir, ttgir, scalars=scalars, max_ops=max_ops, target=target,
-                                    broadcast_registers=keeps_broadcast_registers(), min_gain=floor)
+                                    broadcast_registers=keeps_broadcast_registers(), min_gain=floor,
+                                    narrowing=narrowing)
         if rewrite.text == ttgir:
             bar = f"faster by {floor:.0%}" if floor >= 0 else f"less than {-floor:.0%} slower"
             return Outcome(None, f"the model keeps Triton's layouts (no rewrite predicted {bar})")
