@@ -6,9 +6,10 @@ variable ``LINEAR_LAYOUTS_TRITON`` (``measured`` when unset):
 =============  ==============================================================================================
 ``off``        Triton's own compile, untouched.
 ``model``      every compile takes our engine's TTGIR where the whole-kernel model predicts it faster by
-               ``pipeline.rewrite.MIN_GAIN``, Triton's otherwise (``stage``).
+               ``pipeline.rewrite.MIN_GAIN`` with no narrower global access, Triton's otherwise (``stage``).
 ``measured``   a JIT launch compiles Triton's TTGIR; the first launch of each specialization also compiles
-               ours where the model predicts a gain, times both on the call's arguments and keeps ours only
+               ours where the model does not predict it more than 10% slower (``measure.MEASURE_FLOOR``),
+               times both on the call's arguments and keeps ours only
                if it wins beyond the measured spread (``measure``); the decision is kept on disk
                (``decisions``). A compile the JIT does not launch (``triton.compile``, Inductor) is Triton's.
 =============  ==============================================================================================
