@@ -22,7 +22,9 @@ it, masks)                                          free ``full`` (recomputable 
 ``scf.for`` / ``scf.if``                            one iteration / the ``then`` branch, inlined
 ==================================================  ===================================================
 
-``tt.scan`` becomes an elementwise ``scan`` (it keeps its operand's layout). Everything else
+A gather's offsets (index math on loaded data) keep their affine coefficients along the dims the data
+is the same along (broadcast) and get ``UNKNOWN_STRIDE`` where it varies: no layout can promise those
+addresses coalesced. ``tt.scan`` becomes an elementwise ``scan`` (it keeps its operand's layout). Everything else
 (``tt.histogram``, 3-D dots, descriptor loads, ...)
 is listed in ``ImportedProgram.unmodeled``; its results enter the program as free placeholders, so
 the engine may lay them out at no cost (stated, never silent).
