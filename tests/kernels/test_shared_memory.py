@@ -116,7 +116,7 @@ def test_a_rewrite_above_the_limit_is_not_chosen(monkeypatch):
     import linear_layouts.pipeline.rewrite as rewrite_module
 
     monkeypatch.setattr(kernel_model, "predicted_gain", lambda triton, ours: 0.5)
-    monkeypatch.setattr(rewrite_module, "_model_refusal", lambda start, own, costs: None)
+    monkeypatch.setattr(rewrite_module, "_model_refusal", lambda start, own, costs, narrowing=False: None)
     texts = _texts("tf32_matmul_bias_relu")
     assert not rewrite_kernel(*texts)[0].same_layouts
     rewrite, _ = rewrite_kernel(*texts, target=SMALL)
