@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 import harness  # noqa: F401  (puts src/ on the path)
+from harness.environment import cpu_model  # noqa: E402
 
 import numpy as np
 
@@ -272,16 +273,6 @@ def vectorized_apply(builder, repeat: int) -> dict:
 # ----------------------------------------------------------------------------- report
 def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def load_average() -> str:

@@ -50,6 +50,7 @@ import time
 from pathlib import Path
 
 import harness  # noqa: F401  (puts src/ on the path)
+from harness.environment import cpu_model  # noqa: E402
 from harness.timing import clear_caches  # noqa: E402
 
 HERE = Path(__file__).resolve()
@@ -243,17 +244,6 @@ def summary(rows: dict[str, dict]) -> dict:
     return out
 
 
-def _cpu_model() -> str:
-    """The CPU's model name (Linux ``/proc/cpuinfo``), else the platform's word for it."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.system()
-
-
 def environment() -> dict:
     import numpy
 
@@ -274,7 +264,7 @@ def environment() -> dict:
     if os.popen(f"git -C {source} status --porcelain -- src 2>/dev/null").read().strip():
         commit += " (+ changes)"
     return {"date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {_cpu_model()}",
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {cpu_model()}",
             "load": round(os.getloadavg()[0], 1), "python": platform.python_version(), "numpy": numpy.__version__,
             "triton": triton_version, "backend": backend, "commit": commit}
 

@@ -10,9 +10,21 @@ from __future__ import annotations
 import platform
 import subprocess
 import time
+from pathlib import Path
 
 #: the library versions a device record carries (absent ones recorded as ``absent``)
 DEVICE_MODULES = ("cupy", "numpy", "triton", "torch")
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux ``/proc/cpuinfo``), else the platform's word for it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.system()
 
 
 def tool_line(cmd: list[str], timeout: float = 30) -> str:

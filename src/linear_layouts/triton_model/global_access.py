@@ -259,21 +259,17 @@ def _tensor(index: int, op: Op, module: Module, layouts: Layouts, info: Mapping[
     mask = op.operands[mask_name] if mask_name is not None and len(op.operands) > mask_name else None
     mask_info = (info.get(mask) or AxisInfo.unknown(rank)) if mask else None
     registers = _unique_registers(layout)
+    vec = _vector_size(layout, ptr_info, bits)  # the pointer's (and mask's) vector, for loads, stores and rmw
+    if mask is not None:
+        vec = min(vec, _mask_alignment(layout, mask_info))
+    vec = max(1, min(vec, registers))
     if op.name in ("tt.load", "tt.store"):
-        vec = _vector_size(layout, ptr_info, bits)
-        if mask is not None:
-            vec = min(vec, _mask_alignment(layout, mask_info))
-        vec = max(1, min(vec, registers))
         kind = "ld" if op.name == "tt.load" else "st"
         return GlobalAccess(index, op, GlobalInstruction(kind, vec * bits // 8 if vec * bits >= 8 else 1),
                             registers // vec, vec, layout, bits, mask is not None, _semantics(op))
     if op.name == "tt.atomic_cas":
         return GlobalAccess(index, op, _atomic_instruction(op, bits, 1, 1, used), registers, 1, layout, bits,
                             False, _semantics(op))
-    vec = _vector_size(layout, ptr_info, bits)
-    if mask is not None:
-        vec = min(vec, _mask_alignment(layout, mask_info))
-    vec = max(1, min(vec, registers))
     m = re.search(r"tt\.atomic_rmw\s+(\w+)\s*,", op.text)
     rmw = m.group(1) if m else "add"
     element = _pointee(ptr_type.element)
