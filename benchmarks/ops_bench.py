@@ -113,6 +113,16 @@ def _time(fn) -> float:
     return gpu_suite._time(fn, repeats=REPEATS, inner=LAUNCHES)
 
 
+def _time_together(fns: dict) -> dict:
+    """``{label: µs}``: every contender of one case timed twice, in order and then in reverse order, the
+    faster of its two medians kept. The process's state moves the L2-sized cases by up to 8% for every
+    kernel alike (a ``torch.compile`` call, for one, makes them all faster, ``ops_l2_regimes.py``), so a
+    case's contenders are timed together, after its compile, never one side before it and the other after."""
+    first = {label: _time(fn) for label, fn in fns.items()}
+    second = {label: _time(fns[label]) for label in reversed(list(fns))}
+    return {label: min(first[label], second[label]) for label in fns}
+
+
 def _host_us(fn) -> float:
     """µs per call on the host: ``HOST_CALLS`` calls, then a synchronization."""
     import torch
@@ -146,8 +156,9 @@ class Compiled:
 
 
 def _tiles(x, out, shape, dims, expected) -> dict:
-    """For a large batched transpose: ours at each tile of its list (``ops_cases.tile_alternatives``), checked
-    and timed like the planner's choice, so that the choice is seen against the alternatives."""
+    """For a large batched transpose: ``{label: (run, correct)}``, ours at each tile of its list
+    (``ops_cases.tile_alternatives``), checked (and then timed with the case's other contenders) so that the
+    planner's choice is seen against the alternatives."""
     import torch
 
     from linear_layouts.ops import launch
@@ -167,12 +178,14 @@ def _tiles(x, out, shape, dims, expected) -> dict:
 
         out.zero_()
         run()
-        tiles[label] = dict(us=_time(run), correct=_same(out, expected))
-    if not tiles:
-        return {}
+        tiles[label] = (run, _same(out, expected))
+    return tiles
+
+
+def _best_of(tiles: dict) -> tuple[str | None, float | None]:
     good = {t: v for t, v in tiles.items() if v["correct"]}
     best = min(good, key=lambda t: good[t]["us"]) if good else None
-    return dict(ours_tiles=tiles, ours_best_tile=best, ours_best_tile_us=good[best]["us"] if best else None)
+    return best, good[best]["us"] if best else None
 
 
 def _chosen_tile(shape, dims, x) -> str:
@@ -187,6 +200,8 @@ def _chosen_tile(shape, dims, x) -> str:
 
 
 def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -> dict:
+    """One permutation: the compile first (it changes the process's state), every output checked, then ours,
+    ours at each tile, Triton's tiles, eager, the compiled function and a same-size copy timed together."""
     import torch
 
     from linear_layouts import ops
@@ -199,19 +214,7 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -
     problem = _problem(shape, dims, dtype)
     row["plan"] = dict(kind=problem.kind.value, element_bytes=problem.element_bytes, rows=problem.rows,
                        cols=problem.cols, batch=[b[0] for b in problem.batch])
-
-    def ours():
-        ops.permute(x, dims, out=out)
-
-    ours()
-    row["correct"] = _same(out, expected)
-    row["ours_us"] = _time(ours)
-    row.update(_tiles(x, out, shape, dims, expected))
-    row["tile"] = _chosen_tile(shape, dims, x)
-    row["eager_us"] = _time(lambda: x.permute(dims).contiguous())
-    flat = x.reshape(-1)
-    copy = torch.empty_like(flat)
-    row["same_size_copy_us"] = _time(lambda: copy.copy_(flat))
+    contenders: dict = {}
     fn, mode = compiled.get((kind, len(shape), tuple(dims), dtype), lambda t: t.permute(dims).contiguous())
     row["compile_mode"] = mode
     if fn is not None:
@@ -221,24 +224,44 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -
             compiled.spent += time.time() - start
             row["compile_s"] = round(time.time() - start, 1)
             row["compile_correct"] = _same(got, expected)
-            row["compile_us"] = _time(lambda: fn(x))
+            contenders["compile"] = lambda: fn(x)
         except Exception as error:  # noqa: BLE001 - reported, the sweep goes on
             compiled.spent += time.time() - start
             row["compile_error"] = f"{type(error).__name__}: {str(error)[:200]}"
+
+    def ours():
+        ops.permute(x, dims, out=out)
+
+    ours()
+    row["correct"] = _same(out, expected)
+    contenders["ours"] = ours
+    tiles = _tiles(x, out, shape, dims, expected)
+    contenders.update({f"tile {label}": run for label, (run, _) in tiles.items()})
     batch = _triton_batch(problem)
+    triton_ok = {}
     if triton is not None and batch is not None:
-        tiles = {}
         for tile, launch in triton.launchers(problem.element_bytes, problem.rows, problem.cols).items():
             out.zero_()
             launch(x.data_ptr(), out.data_ptr(), batch)
-            ok = _same(out, expected)
-            tiles[tile] = dict(us=_time(lambda launch=launch: launch(x.data_ptr(), out.data_ptr(), batch)),
-                               correct=ok)
-        good = {t: v for t, v in tiles.items() if v["correct"]}
-        if good:
-            best = min(good, key=lambda t: good[t]["us"])
-            row.update(triton_us=good[best]["us"], triton_tile=best)
-        row["triton_tiles"] = tiles
+            triton_ok[tile] = _same(out, expected)
+            contenders[f"triton {tile}"] = lambda launch=launch: launch(x.data_ptr(), out.data_ptr(), batch)
+    contenders["eager"] = lambda: x.permute(dims).contiguous()
+    flat = x.reshape(-1)
+    copy = torch.empty_like(flat)
+    contenders["copy"] = lambda: copy.copy_(flat)
+    us = _time_together(contenders)
+    row["ours_us"], row["eager_us"], row["same_size_copy_us"] = us["ours"], us["eager"], us["copy"]
+    if "compile" in us:
+        row["compile_us"] = us["compile"]
+    if tiles:
+        row["ours_tiles"] = {label: dict(us=us[f"tile {label}"], correct=ok) for label, (_, ok) in tiles.items()}
+        row["ours_best_tile"], row["ours_best_tile_us"] = _best_of(row["ours_tiles"])
+    row["tile"] = _chosen_tile(shape, dims, x)
+    if triton_ok:
+        row["triton_tiles"] = {tile: dict(us=us[f"triton {tile}"], correct=ok) for tile, ok in triton_ok.items()}
+        best, best_us = _best_of(row["triton_tiles"])
+        if best:
+            row.update(triton_us=best_us, triton_tile=best)
     if not row["large"]:
         row["ours_host_us"] = _host_us(ours)
         row["eager_host_us"] = _host_us(lambda: x.permute(dims).contiguous())
@@ -267,28 +290,33 @@ def bench_cast(shape, dtype: str, fp8: str, compiled: Compiled) -> dict:
     def ours():
         ops.cast_transpose(x, f8, scale, out=c, out_t=ct, amax=amax)
 
-    ours()
     q, qt, a = reference(x, scale)
     nbytes = x.numel() * (x.element_size() + 2)
-    row = dict(shape=list(shape), dtype=dtype, fp8=fp8, bytes_moved=nbytes, large=nbytes >= LARGE_BYTES,
-               correct=_same(c, q) and _same(ct, qt) and float(amax[0]) == float(a))
-    row["ours_us"] = _time(ours)
-    row["eager_us"] = _time(lambda: reference(x, scale))
+    row = dict(shape=list(shape), dtype=dtype, fp8=fp8, bytes_moved=nbytes, large=nbytes >= LARGE_BYTES)
+    contenders: dict = {}
     fn, mode = compiled.get(("cast", len(shape), dtype, fp8), reference)
     row["compile_mode"] = mode
-    if fn is not None:
+    if fn is not None:  # first: compiling changes the process's state (``_time_together``)
         start = time.time()
         try:
             got = fn(x, scale)
             compiled.spent += time.time() - start
             row["compile_correct"] = _same(got[0], q) and _same(got[1], qt)
-            row["compile_us"] = _time(lambda: fn(x, scale))
+            contenders["compile"] = lambda: fn(x, scale)
         except Exception as error:  # noqa: BLE001
             compiled.spent += time.time() - start
             row["compile_error"] = f"{type(error).__name__}: {str(error)[:200]}"
+    ours()
+    row["correct"] = _same(c, q) and _same(ct, qt) and float(amax[0]) == float(a)
+    contenders["ours"] = ours
+    contenders["eager"] = lambda: reference(x, scale)
     flat = x.view(torch.uint8).reshape(-1)[: nbytes // 2]
     copy = torch.empty_like(flat)
-    row["same_bytes_copy_us"] = _time(lambda: copy.copy_(flat))  # reads and writes nbytes in all
+    contenders["copy"] = lambda: copy.copy_(flat)  # reads and writes nbytes in all
+    us = _time_together(contenders)
+    row["ours_us"], row["eager_us"], row["same_bytes_copy_us"] = us["ours"], us["eager"], us["copy"]
+    if "compile" in us:
+        row["compile_us"] = us["compile"]
     return row
 
 
@@ -329,9 +357,14 @@ def _geomean(values) -> float | None:
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
+def _copy_tb_per_s(results: dict) -> float:
+    """The device's copy bandwidth: the faster of the 1 GiB copies at the run's start and end."""
+    return max(results["copy"]["tb_per_s"], results.get("copy_end", {}).get("tb_per_s", 0.0))
+
+
 def summary(results: dict) -> dict:
     """The issue's targets from the rows."""
-    copy = results["copy"]["tb_per_s"]
+    copy = _copy_tb_per_s(results)
     rows = [r for r in results["permute"] if "ours_us" in r]
     s: dict = dict(cases=len(rows), correct=sum(r["correct"] for r in rows),
                    compile_correct=sum(r.get("compile_correct", True) for r in rows))
@@ -401,8 +434,12 @@ def report(results: dict) -> str:
     env, s, copy = results["environment"], results["summary"], results["copy"]
     lines = [f"# Layout ops vs PyTorch, torch.compile and Triton ({env.get('gpu', '?')}, {env['date']})", "",
              f"torch {env.get('torch')}, Triton {env.get('triton')}, CuPy {env.get('cupy')}, {env.get('nvcc')}. "
-             f"Copy bandwidth (1 GiB): {copy['tb_per_s']:.3f} TB/s. GPU times: median of {REPEATS} replays of a CUDA "
-             f"graph of {LAUNCHES} launches. Stage times (s): {results.get('stage_seconds')}.", "",
+             f"Copy bandwidth (1 GiB, the faster of the run's start and end): {_copy_tb_per_s(results):.3f} TB/s "
+             f"(start {copy['tb_per_s']:.3f}, end {results.get('copy_end', {}).get('tb_per_s', float('nan')):.3f}). "
+             f"GPU times: median of {REPEATS} replays of a CUDA graph of {LAUNCHES} launches; a case's contenders "
+             "(ours, ours at each tile, Triton's tiles, eager, torch.compile, a same-size copy) are timed together "
+             "after its compile, in order and in reverse order, the faster median kept. "
+             f"Stage times (s): {results.get('stage_seconds')}.", "",
              "## Targets", "",
              f"- correct: {s['correct']}/{s['cases']} permutations bit for bit (torch.compile: {s['compile_correct']}), "
              f"casts {s['cast_correct']}",
@@ -532,6 +569,7 @@ def measure(args) -> None:
     start = time.time()
     sweep(order[len(small):], results, triton, compiled, deadline)
     stages["permute"] = round(time.time() - start, 1)
+    results["copy_end"] = gpu_suite.copy_bandwidth()  # the state moves (``_time_together``): the faster counts
     stages["torch.compile compiling"] = round(compiled.spent, 1)
     results["stage_seconds"] = stages
     results["summary"] = summary(results)

@@ -33,7 +33,7 @@ mkdir -p "$OUT"
 start=$SECONDS
 timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/ops/test_gpu.py > "$OUT/ops_gpu_tests.txt" 2>&1
 echo "gpu tests: rc $? in $((SECONDS - start)) s: $(tail -n 1 "$OUT/ops_gpu_tests.txt")"
-timeout 150 python3 benchmarks/ops_bench.py --out "$OUT" --budget 100 --compile-budget 40 > "$OUT/device.log" 2>&1
+timeout 230 python3 benchmarks/ops_bench.py --out "$OUT" --budget 150 --compile-budget 40 > "$OUT/device.log" 2>&1
 echo "ops_bench: rc $? at $((SECONDS - start)) s"; sed -n '/## Targets/,/## First call/p' "$OUT/ops_bench.md"
 timeout 100 python3 benchmarks/ops_sanitize.py --out "$OUT" --timeout 45 >> "$OUT/device.log" 2>&1
 echo "ops_sanitize: rc $? at $((SECONDS - start)) s"; tail -n 2 "$OUT/device.log"

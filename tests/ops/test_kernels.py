@@ -70,7 +70,8 @@ def test_tile_choice_rules():
     fp8, bf16, fp32 = transpose_tiles(1, 16, 16), transpose_tiles(2, 8, 8), transpose_tiles(4, 4, 4)
     assert [resident_ctas(c) for c in fp8] == [2, 8, 16, 16] and [resident_ctas(c) for c in bf16] == [4, 16]
     assert choose_tile(fp8, 8192, 28672, 1, h200) == fp8[0]      # 3584 tiles of 256 x 256: 9 waves of 396
-    assert choose_tile(fp8, 8192, 8192, 1, h200) == fp8[2]       # 2.6 waves from DRAM: 64 x 128, 2112 slots
+    assert choose_tile(fp8, 8192, 8192, 1, h200) == fp8[1]       # 2.6 waves from DRAM: 128 x 128, 8 CTAs an SM
+    assert choose_tile(fp8, 8192, 4096, 1, h200) == fp8[1]       # 64 MiB > L2: 16 KiB tiles in flight as 8 KiB
     assert choose_tile(fp8, 4096, 4096, 1, h200) == fp8[1]       # 32 MiB in L2: 128 x 128, 1024 tiles
     assert choose_tile(fp8, 1024, 1024, 1, h200) == fp8[3]       # in L2, fewer than 264 tiles of 8 KiB: 4 KiB
     assert choose_tile(bf16, 8192, 8192, 1, h200) == bf16[0]     # 4096 tiles, 7.8 waves of 528

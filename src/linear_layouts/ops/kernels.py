@@ -16,8 +16,10 @@ and ``choose_tile`` picks one for a problem on a device (``GridShape``: SMs and 
 3. else, when the input and output fit in L2 together (launched back to back, the data stays there), the
    largest tile of at most ``L2_TILE_BYTES`` with ``CTAS_PER_SM`` tiles per SM or more (a short chain of
    load, barrier and store per CTA);
-4. else (a few waves from DRAM) the tile of at least ``MIN_TILE_BYTES`` with the most slots, the larger of
-   equals: the finest grain that still moves enough bytes per barrier.
+4. else (a few waves from DRAM) the tile of at least ``MIN_TILE_BYTES`` with the most bytes in flight per SM
+   (its resident CTAs times its tile: each CTA issues all its loads before its barrier), among the tiles an SM
+   holds ``OVERLAP_CTAS`` or more of (while one CTA waits at its barrier, the others load and store); the
+   larger of equals (fewer CTAs: fewer prologues, barriers and tail).
 
 ========  =================================================================  =========================
 element   tiles (16-byte vectors; rows x cols / warps, block)                shared memory (the tile)
@@ -29,7 +31,8 @@ element   tiles (16-byte vectors; rows x cols / warps, block)                sha
 ========  =================================================================  =========================
 
 E.g. 8-bit ``8192 x 28672`` (3584 tiles of 256 x 256, 13.6 waves of 264 slots): the 256 x 256 tile;
-``8192 x 8192`` (3.9 waves of it, 128 MiB > L2): 64 x 128 (2112 slots); ``4096 x 4096`` (32 MiB in L2):
+``8192 x 8192`` (3.9 waves of it, 128 MiB > L2): 128 x 128 (8 CTAs an SM of 16 KiB, as many bytes in flight as
+16 of 64 x 128 and half the CTAs); ``4096 x 4096`` (32 MiB in L2):
 128 x 128 (1024 tiles). Narrower vectors (a row length or a pointer that 16 bytes do not divide) take
 64 x 64 tiles of 4 warps. The persistent form (``ctas_per_sm``) is emitted on request; no list holds it.
 """
@@ -50,7 +53,7 @@ from linear_layouts.target import Target, resolve
 
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
-           "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
+           "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES", "OVERLAP_CTAS",
            "H100_L2_BYTES"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
@@ -63,6 +66,8 @@ MIN_TILE_USE = 0.75
 L2_TILE_BYTES = 16 * 1024
 #: The smallest tile of a problem from DRAM with few waves (``choose_tile``, rule 4).
 MIN_TILE_BYTES = 8 * 1024
+#: CTAs an SM holds of a tile that rule 4 of ``choose_tile`` prefers (others overlap one CTA's barrier).
+OVERLAP_CTAS = 8
 #: L2 bytes of the H100 and H200 (50 MiB).
 H100_L2_BYTES = 50 * 2**20
 #: CTAs an SM holds at most (sm_90).
@@ -235,7 +240,8 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
         return next((c for c in small if c.tiles(rows, cols) * batch >= CTAS_PER_SM * device.multiprocessors),
                     small[-1])
     grains = [c for c in usable if c.tile_bytes >= MIN_TILE_BYTES] or usable[:1]
-    return max(grains, key=resident_ctas)
+    grains = [c for c in grains if resident_ctas(c) >= OVERLAP_CTAS] or grains
+    return max(grains, key=lambda c: (resident_ctas(c) * c.tile_bytes, c.tile_bytes))
 
 
 @functools.lru_cache(maxsize=None)
