@@ -13,8 +13,12 @@ bandwidth. This script times every kernel three ways, on the same buffers and in
 
 Every kernel's output is checked bit for bit against ``x.t()`` first.
 
-    PYTHONPATH=src python3 benchmarks/ops_l2_regimes.py --out DIR    # device; carries build/ops_cubins and
-                                                                      # build/triton_transpose
+``--state``: the process-state probe instead. fp8 8192x4096 (ours, Triton's 64x128 tile, a copy; ``warm``)
+timed before and after a ``torch.compile`` call, after idling and after ``cuCtxSetLimit`` of the persisting L2
+size: the reason ``ops_bench.py`` times a case's contenders together after its compile.
+
+    PYTHONPATH=src python3 benchmarks/ops_l2_regimes.py --out DIR [--state]   # device; carries build/ops_cubins
+                                                                              # and build/triton_transpose
 """
 
 from __future__ import annotations
@@ -181,14 +185,62 @@ def report(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def state_probe(out: Path) -> None:
+    """The process-state probe (module doc): one line per step, into ``ops_process_state.md``."""
+    import ctypes
+
+    import torch
+
+    cuda = ctypes.CDLL("libcuda.so.1")
+    x = _input(8192, 4096, 1, "uniform")
+    y = torch.empty((4096, 8192), device="cuda", dtype=x.dtype)
+    kernels = _kernels(8192, 4096, 1, [(x, y)])
+    pick = ("ours (planner)", "triton 64x128/4w", "copy")
+    lines = [f"# Process state and the timing of L2-sized transposes ({torch.cuda.get_device_name(0)}, "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
+             f"fp8 8192x4096 -> its transpose, µs per launch (a CUDA graph of {LAUNCHES} launches on one buffer "
+             "pair, median of 5 replays), timed after each step in one process.", "",
+             "| step | " + " | ".join(pick) + " |", "|---|" + "---|" * len(pick)]
+    start = time.time()
+
+    def row(step: str) -> None:
+        us = {k: _graph_us(kernels[k]) for k in pick}
+        lines.append(f"| {step} ({time.time() - start:.0f} s) | " + " | ".join(f"{us[k]:.2f}" for k in pick) + " |")
+        print(lines[-1], flush=True)
+
+    row("start")
+    time.sleep(20)
+    row("after 20 s idle")
+    cuda.cuCtxSetLimit(0x06, ctypes.c_size_t(0))  # CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+    row("after cuCtxSetLimit(persisting L2, 0)")
+    compiled = torch.compile(lambda t: t.permute(1, 0).contiguous(), dynamic=True)
+    compiled(x)
+    torch.cuda.synchronize()
+    row("after torch.compile and its first call")
+    time.sleep(10)
+    row("10 s later")
+    x.t().contiguous()
+    torch.cuda.synchronize()
+    row("after an eager transpose")
+    cuda.cuCtxSetLimit(0x06, ctypes.c_size_t(0))
+    row("after cuCtxSetLimit(persisting L2, 0)")
+    (out / "ops_process_state.md").write_text("\n".join(lines) + "\n")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="/tmp/ops_l2_regimes")
     ap.add_argument("--only", default="", help="comma list of MxNxBYTES cases (default: CASES)")
     ap.add_argument("--data", default="uniform", help="comma list of inputs: uniform (random bytes), small (0..99)")
+    ap.add_argument("--state", action="store_true", help="the process-state probe (module doc) instead")
     args = ap.parse_args(argv)
     import cupy
     import torch
+
+    if args.state:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        state_probe(Path(args.out))
+        return 0
 
     cases = [tuple(int(v) for v in c.split("x")) for c in args.only.split(",") if c] or list(CASES)
     scrub = torch.empty(1 << 28, dtype=torch.float32, device="cuda")
