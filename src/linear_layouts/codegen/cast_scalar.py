@@ -21,7 +21,8 @@ conversion (``fp8(scale x)`` two elements per ``cvt``) and the launch (``tiles_n
 kernel takes.
 
 Example: ``emit_scalar_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 64 tiles of 8 warps, 16 loads a
-thread in flight, ``64 x 68 + 128`` bytes of shared memory, 6 CTAs an SM; a ``4095 x 11007`` matrix takes ``64 x 172`` CTAs.
+thread in flight, ``64 x 68 + 128`` bytes of shared memory, 6 CTAs an SM; a ``4095 x 11007`` matrix takes
+``64 x 172`` CTAs.
 """
 
 from __future__ import annotations
