@@ -1,8 +1,11 @@
-"""The fp8 cast-transpose of odd shapes (rows that 16 bytes do not align) on the device, in one run: the
-previous, windowed realigned kernel (its source read from git), the current one (``codegen.realign``, the
-kernel ``ops.cast_transpose`` launches) and its tile variants, against the aligned kernel (``codegen.permute``) on the shape rounded up to multiples of 16, PyTorch eager
-(``x * scale -> fp8``, ``.t().contiguous()``) and the device's copy bandwidth. Every kernel's ``C``, ``T``
-and amax are checked bit for bit against PyTorch's own cast ``(scale x).clamp(-max, max).to(float8)``.
+"""The fp8 cast-transpose of odd shapes (rows that 16 bytes do not align) on the device, in one run: the two
+kernels ``ops.cast_transpose`` can take for them (``ops.launches.MISALIGNED_CAST``): the realigned one
+(``codegen.realign``) and the scalar one (``codegen.cast_scalar``) at several tiles, against the aligned
+kernel (``codegen.permute``) on the shape rounded up to multiples of 16, PyTorch eager (``x * scale -> fp8``,
+``.t().contiguous()``) and the device's copy bandwidth. Every kernel's ``C``, ``T`` and amax are checked bit
+for bit against PyTorch's own cast ``(scale x).clamp(-max, max).to(float8)``. A steady-state check times the
+same kernels on inputs and outputs rotated over sets holding more than three L2s (``ROTATE_BYTES``), so that
+no launch finds what the previous one touched in L2.
 
     PYTHONPATH=src python3 benchmarks/cast_odd_bench.py --mode prepare    # CPU: cubins into benchmarks/build/cast_odd
     PYTHONPATH=src python3 benchmarks/cast_odd_bench.py --out DIR         # device: cast_odd.{json,md}
@@ -32,17 +35,20 @@ HERE = harness.BENCHMARKS
 ROOT = harness.ROOT
 BUILD = harness.BUILD / "cast_odd"
 #: The commit whose ``codegen/realign.py`` is the previous realigned kernel (windows 16 rows and columns larger
-#: than the tile, every output chunk written whole).
+#: than the tile, every output chunk written whole; ``cast_odd_sass.py`` reads it).
 PREVIOUS_COMMIT = "9707d1c"
 SHAPES = ((4095, 11007), (4097, 11009), (8191, 8193), (1000, 3000))
 FORMATS = ("bf16", "fp16", "fp32")
 FP8 = "e4m3"
 SCALE = 0.37
 SMS = 132
-#: Variants of the current kernel: label -> (rows, warps, CTAs per SM; 0: as many as fit, wide stores), for every
-#: input ("words": C and T stored as 32-bit words, two or four to a 32-byte sector, instead of 8- / 16-byte chunks).
-VARIANTS = {"new 16/4w": (16, 4, 0, True), "new 32/4w": (32, 4, 0, True), "new 32/8w": (32, 8, 0, True),
-            "new 64/8w words": (64, 8, 0, False), "new 32/4w words": (32, 4, 0, False)}
+#: Tiles of the scalar kernel: label -> (rows, columns, warps), for every input (the first is ``ops``' default).
+SCALAR_VARIANTS = {"scalar 64x64/8w": (64, 64, 8), "scalar 32x64/8w": (32, 64, 8),
+                   "scalar 64x128/8w": (64, 128, 8), "scalar 128x64/8w": (128, 64, 8)}
+#: The steady-state check: (input, shape) timed over sets of buffers holding more than ``ROTATE_BYTES``.
+ROTATED = (("bf16", (4095, 11007)), ("bf16", (1000, 3000)))
+#: Three L2s of an H200 (60 MiB).
+ROTATE_BYTES = 3 * 60 * 2**20
 
 
 def module_at(commit: str):
@@ -63,28 +69,24 @@ def _aligned(m: int, n: int) -> tuple[int, int]:
 
 def kernels() -> list[dict]:
     """Every (format, label, shape) kernel of the run: name, source, threads, shared bytes, tile."""
-    from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
-    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
+    from linear_layouts.ops.kernels import GridShape, SCALAR_TILE
     from linear_layouts.ops.launches import cast_launches
 
-    previous = module_at(PREVIOUS_COMMIT)
     out = []
     for fmt in FORMATS:
-        wi = 4 if fmt == "fp32" else 2
-        rows, cols = (128, 64) if wi == 4 else (128, 128)
-        k = previous.emit_realigned_cast_transpose_kernel(f"previous_realigned_{fmt}", fmt, FP8, rows, cols, 8)
-        out.append(dict(fmt=fmt, label="windowed", kernel=k, shapes=SHAPES))
         for m, n in SHAPES:
-            (launch,) = cast_launches(fmt, FP8, m, n, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS))
+            (launch,) = cast_launches(fmt, FP8, m, n, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS),
+                                      misaligned="realigned")
             if not any(e["kernel"].name == launch.kernel.name for e in out):
-                out.append(dict(fmt=fmt, label="new (ops)", kernel=launch.kernel, shapes=SHAPES))
+                out.append(dict(fmt=fmt, label="realigned (ops)", kernel=launch.kernel, shapes=SHAPES))
+        for label, (r, c, w) in SCALAR_VARIANTS.items():
+            k = emit_scalar_cast_transpose_kernel(f"scalar_{fmt}_{r}x{c}x{w}", fmt, FP8, r, c, w)
+            out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES, ops=(r, c, w) == SCALAR_TILE))
+        for m, n in SHAPES:
             am, an = _aligned(m, n)
             (launch,) = cast_launches(fmt, FP8, am, an, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS))
             out.append(dict(fmt=fmt, label="aligned", kernel=launch.kernel, shapes=((m, n),)))
-        for label, (r, w, ctas, wide) in VARIANTS.items():
-            k = emit_realigned_cast_transpose_kernel(f"variant_{fmt}_{r}x{w}x{ctas}{'' if wide else 'w'}", fmt, FP8, r, w,
-                                                     ctas_per_sm=ctas, wide=wide)
-            out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES))
     return out
 
 
@@ -120,9 +122,8 @@ def prepare(build: Path, arch: str, jobs_count: int = 1) -> None:
     start = time.time()
     with ThreadPoolExecutor(jobs_count) as pool:
         done = list(pool.map(compile_one, jobs.items()))
-    (build / "manifest.json").write_text(json.dumps(dict(arch=arch, sms=SMS, previous_commit=PREVIOUS_COMMIT,
-                                                         kernels=entries), indent=1))
-    # the kernel cache of benchmarks/ops_sanitize.py's cases (its realigned casts are this kernel), for a run
+    (build / "manifest.json").write_text(json.dumps(dict(arch=arch, sms=SMS, kernels=entries), indent=1))
+    # the kernel cache of benchmarks/ops_sanitize.py's cases (its misaligned casts are these kernels), for a run
     # with LINEAR_LAYOUTS_CACHE=build/cache
     import os
 
@@ -165,9 +166,22 @@ def _copy_bandwidth(nbytes: int, repeats: int) -> float:
     return 2 * nbytes / _time(lambda: b.copy_(a), max(3, repeats // 2), 3) / 1e6
 
 
+def _launcher(f, e: dict, x, c, t, scale, amax, m: int, n: int):
+    """A call launching kernel ``f`` (manifest entry ``e``) on ``x`` into ``c``, ``t`` (``m x n``)."""
+    import numpy as np
+
+    tm, tn = -(-m // e["tile"][0]), -(-n // e["tile"][1])
+    args = (np.uint64(x.data_ptr()), np.uint64(c.data_ptr()), np.uint64(t.data_ptr()), np.uint64(scale.data_ptr()),
+            np.float32(0.0), np.uint64(amax.data_ptr()), np.uint32(m), np.uint32(n), np.uint32(tn), np.uint32(tm))
+
+    def launch():
+        f((tm * tn,), (e["threads"],), args, shared_mem=e["shared"])
+
+    return launch
+
+
 def run(build: Path, out: Path, repeats: int) -> None:
     import cupy as cp
-    import numpy as np
     import torch
 
     from linear_layouts.codegen.runtime import allow_dynamic_shared
@@ -184,12 +198,14 @@ def run(build: Path, out: Path, repeats: int) -> None:
             functions[e["name"]] = (module, f)
     props = torch.cuda.get_device_properties(0)
     copy_bw = _copy_bandwidth(1 << 30, repeats)
-    rows = []
+    rows, rotated = [], []
     env = dict(device=props.name, sms=props.multi_processor_count, date=datetime.datetime.now().isoformat(timespec="seconds"),
                torch=torch.__version__, cupy=cp.__version__, cuda=torch.version.cuda, python=platform.python_version(),
-               arch=manifest["arch"], previous_commit=manifest["previous_commit"], kernels=manifest["kernels"],
-               copy_tbps=copy_bw, scale=SCALE, fp8=FP8)
+               arch=manifest["arch"], kernels=manifest["kernels"], copy_tbps=copy_bw, scale=SCALE, fp8=FP8,
+               rotate_bytes=ROTATE_BYTES)
     torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+    scale = torch.full((1,), SCALE, dtype=torch.float32, device="cuda")
+    amax = torch.zeros(1, dtype=torch.float32, device="cuda")
     for fmt in FORMATS:
         wi = 4 if fmt == "fp32" else 2
         for m, n in SHAPES:
@@ -201,21 +217,11 @@ def run(build: Path, out: Path, repeats: int) -> None:
                 ref_amax = x.float().abs().max().item()
                 c = torch.empty(mm, nn, dtype=torch.uint8, device="cuda")
                 t = torch.empty(nn, mm, dtype=torch.uint8, device="cuda")
-                amax = torch.zeros(1, dtype=torch.float32, device="cuda")
-                scale = torch.full((1,), SCALE, dtype=torch.float32, device="cuda")
                 moved = mm * nn * (wi + 2)
                 for e in manifest["kernels"]:
                     if e["fmt"] != fmt or [m, n] not in e["shapes"] or (e["label"] == "aligned") != (label_shape == "aligned"):
                         continue
-                    _, f = functions[e["name"]]
-                    tm, tn = -(-mm // e["tile"][0]), -(-nn // e["tile"][1])
-                    args = (np.uint64(x.data_ptr()), np.uint64(c.data_ptr()), np.uint64(t.data_ptr()),
-                            np.uint64(scale.data_ptr()), np.float32(0.0), np.uint64(amax.data_ptr()), np.uint32(mm),
-                            np.uint32(nn), np.uint32(tn), np.uint32(tm))
-
-                    def launch(f=f, tm=tm, tn=tn, e=e, args=args):
-                        f((tm * tn,), (e["threads"],), args, shared_mem=e["shared"])
-
+                    launch = _launcher(functions[e["name"]][1], e, x, c, t, scale, amax, mm, nn)
                     try:
                         c.fill_(0xAB)
                         t.fill_(0xAB)
@@ -243,24 +249,60 @@ def run(build: Path, out: Path, repeats: int) -> None:
                     rows.append(dict(format=fmt, shape=[m, n], run_shape=[mm, nn], kernel="PyTorch eager", exact=True,
                                      us=us, tbps=moved / us / 1e6, of_copy=moved / us / 1e6 / copy_bw))
                 del x, ref, ref_t, c, t
-        save(out, env, rows)  # after each input type: a run cut short keeps what it measured
-    print(markdown(env, rows))
+        save(out, env, rows, rotated)  # after each input type: a run cut short keeps what it measured
+    for fmt, (m, n) in ROTATED:  # steady state: each launch on the next of K buffer sets (> 3 L2s in all)
+        wi = 4 if fmt == "fp32" else 2
+        moved = m * n * (wi + 2)
+        k = -(-ROTATE_BYTES // moved) + 1
+        sets = [((torch.randn(m, n, device="cuda") * 300).to(torch_dtype[fmt]),
+                 torch.empty(m, n, dtype=torch.uint8, device="cuda"), torch.empty(n, m, dtype=torch.uint8, device="cuda"))
+                for _ in range(k)]
+        for e in manifest["kernels"]:
+            if e["fmt"] != fmt or [m, n] not in e["shapes"] or e["label"] == "aligned":
+                continue
+            launches = [_launcher(functions[e["name"]][1], e, x, c, t, scale, amax, m, n) for x, c, t in sets]
+            turn = [0]
+
+            def rotate(launches=launches, turn=turn):
+                launches[turn[0] % len(launches)]()
+                turn[0] += 1
+
+            try:
+                us = _time(rotate, repeats, inner=2 * k)
+                x, c, _ = sets[(turn[0] - 1) % k]
+                exact = bool(torch.equal(c, (x.float() * SCALE).clamp(-top, top).to(fp8_dtype).view(torch.uint8)))
+            except Exception as error:
+                us, exact = float("nan"), False
+                print(f"rotated {fmt} {m}x{n} {e['label']}: {error!r}", flush=True)
+            rotated.append(dict(format=fmt, shape=[m, n], kernel=e["label"], sets=k, exact=exact, us=us,
+                                tbps=moved / us / 1e6, of_copy=moved / us / 1e6 / copy_bw))
+            print(f"rotated x{k} {fmt} {m}x{n} {e['label']:>20}: {us:8.1f} us {rotated[-1]['of_copy']:6.1%} of copy",
+                  flush=True)
+        del sets
+        save(out, env, rows, rotated)
+    print(markdown(env, rows, rotated))
 
 
-def save(out: Path, env: dict, rows: list[dict]) -> None:
+def save(out: Path, env: dict, rows: list[dict], rotated: list[dict]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    (out / "cast_odd.json").write_text(json.dumps(dict(environment=env, rows=rows), indent=1))
-    (out / "cast_odd.md").write_text(markdown(env, rows))
+    (out / "cast_odd.json").write_text(json.dumps(dict(environment=env, rows=rows, rotated=rotated), indent=1))
+    (out / "cast_odd.md").write_text(markdown(env, rows, rotated))
 
 
-def markdown(env: dict, rows: list[dict]) -> str:
+def _cell(r: dict | None) -> str:
+    return "" if r is None else f"{r['us']:.1f} ({r['of_copy']:.1%}){'' if r['exact'] else ' ✗'}"
+
+
+def markdown(env: dict, rows: list[dict], rotated: list[dict]) -> str:
     labels = list(dict.fromkeys(r["kernel"] for r in rows))
+    scalar = [label for label in labels if label.startswith("scalar")]
     lines = [f"# Odd-shape fp8 cast-transpose ({env['fp8']}, scale {env['scale']}) — {env['device']}, {env['date']}",
              "", f"torch {env['torch']}, CuPy {env['cupy']}, CUDA {env['cuda']}, cubins {env['arch']}; copy "
              f"{env['copy_tbps']:.2f} TB/s (1 GiB, read + written). Cells: µs, % of copy bandwidth of the bytes "
              "moved (X once, C and T once); `aligned`: the aligned kernel on the shape rounded up to 16; "
-             "✗: not bit-exact against PyTorch.", "",
-             "| input | shape | " + " | ".join(labels) + " | new / windowed |", "|---|---|" + "---|" * (len(labels) + 1)]
+             "✗: not bit-exact against PyTorch. Last column: the realigned kernel's time over the best scalar tile's.",
+             "", "| input | shape | " + " | ".join(labels) + " | realigned / best scalar |",
+             "|---|---|" + "---|" * (len(labels) + 1)]
     for fmt in FORMATS:
         for shape in SHAPES:
             cells, by = [], {}
@@ -268,19 +310,30 @@ def markdown(env: dict, rows: list[dict]) -> str:
                 r = next((r for r in rows if r["format"] == fmt and tuple(r["shape"]) == shape and r["kernel"] == label),
                          None)
                 by[label] = r
-                cells.append("" if r is None else f"{r['us']:.1f} ({r['of_copy']:.1%}){'' if r['exact'] else ' ✗'}")
-            ratio = (f"{by['windowed']['us'] / by['new (ops)']['us']:.2f}x"
-                     if by.get("windowed") and by.get("new (ops)") else "")
+                cells.append(_cell(r))
+            times = [by[label]["us"] for label in scalar if by.get(label) and by[label]["exact"]]
+            ratio = (f"{by['realigned (ops)']['us'] / min(times):.2f}x" if times and by.get("realigned (ops)") else "")
             lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | " + " | ".join(cells) + f" | {ratio} |")
+    if rotated:
+        rlabels = list(dict.fromkeys(r["kernel"] for r in rotated))
+        lines += ["", f"Steady state: each launch on the next of K sets of X, C and T (> {env['rotate_bytes'] >> 20} MiB "
+                  "in all: nothing a launch reads is in L2 from the launch before); C of the last launch checked.", "",
+                  "| input | shape | K | " + " | ".join(rlabels) + " |", "|---|---|---|" + "---|" * len(rlabels)]
+        for fmt, shape in dict.fromkeys((r["format"], tuple(r["shape"])) for r in rotated):
+            by = {r["kernel"]: r for r in rotated if r["format"] == fmt and tuple(r["shape"]) == shape}
+            k = next(iter(by.values()))["sets"]
+            lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | {k} | " + " | ".join(_cell(by.get(label)) for label in rlabels)
+                         + " |")
     lines += ["", "Tiles (bf16; `in flight`: the X bytes a CTA loads at once x the CTAs an SM holds by its launch bounds):",
               "", "| kernel | tile | threads | CTAs/SM | shared | KiB in flight / SM |", "|---|---|---|---|---|---|"]
     for e in env.get("kernels", []):
-        if e["fmt"] == "bf16" and e["label"].startswith("new"):
-            chunk_bytes = e["tile"][0] * (e["tile"][1] * 2 + 16)  # a row's 33 chunks
-            lines.append(f"| {e['label']} | {e['tile'][0]}x{e['tile'][1]} | {e['threads']} | {e['ctas_per_sm']} | "
-                         f"{e['shared']} | {chunk_bytes * e['ctas_per_sm'] / 1024:.0f} |")
-    wrong = [r for r in rows if not r["exact"]]
-    lines += ["", f"Bit-exact: {len(rows) - len(wrong)} of {len(rows)} runs" +
+        if e["fmt"] == "bf16" and e["label"] != "aligned":
+            rows_, cols_ = e["tile"]
+            loaded = rows_ * (cols_ * 2 + 16) if e["label"].startswith("realigned") else rows_ * cols_ * 2
+            lines.append(f"| {e['label']} | {rows_}x{cols_} | {e['threads']} | {e['ctas_per_sm']} | "
+                         f"{e['shared']} | {loaded * e['ctas_per_sm'] / 1024:.0f} |")
+    wrong = [r for r in rows + rotated if not r["exact"]]
+    lines += ["", f"Bit-exact: {len(rows) + len(rotated) - len(wrong)} of {len(rows) + len(rotated)} runs" +
               ("" if not wrong else ": WRONG " + ", ".join(f"{r['format']} {r['shape']} {r['kernel']}" for r in wrong)), ""]
     return "\n".join(lines)
 

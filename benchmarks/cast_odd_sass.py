@@ -12,7 +12,8 @@ max), integer and control.
 
     PYTHONPATH=src python3 benchmarks/cast_odd_sass.py [--out benchmarks/results/cast_odd_sass.md]
 
-The previous (windowed) kernel is read from git at ``cast_odd_bench.PREVIOUS_COMMIT``.
+The previous (windowed) kernel is read from git at ``cast_odd_bench.PREVIOUS_COMMIT``. The scalar kernel
+(``codegen.cast_scalar``) has no loops: its hot path (a whole tile) counts each instruction once.
 """
 
 from __future__ import annotations
@@ -100,6 +101,15 @@ def new_kernel(fmt: str, rows: int, warps: int, wide: bool = True):
     return k, hot, elements, (1, items / k.threads, rows / k.threads, columns / k.threads, 1)
 
 
+def scalar_kernel(fmt: str, rows: int, cols: int, warps: int):
+    """The scalar kernel of an ``rows x cols`` tile and its hot path (a whole tile: no masks)."""
+    from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
+
+    k = emit_scalar_cast_transpose_kernel(f"scalar_{fmt}_{rows}_{cols}_{warps}", fmt, "e4m3", rows, cols, warps)
+    hot = re.sub(r"const bool full = rows_left >= \d+u && cols_left >= \d+u;", "const bool full = true;", k.source)
+    return k, hot, rows * cols / k.threads, (1,)
+
+
 def previous_kernel(fmt: str):
     """The windowed kernel of ``cast_odd_bench.PREVIOUS_COMMIT`` and its hot path (tile region only)."""
     from cast_odd_bench import PREVIOUS_COMMIT, module_at
@@ -152,6 +162,9 @@ def main() -> None:
                 k, hot, elements, trips = new_kernel(fmt, r, w, wide)
                 label = f"new {fmt} {k.tile_rows}x{k.tile_cols}/{w}w{'' if wide else ' words'}"
                 rows.append(report(label, k, hot, elements, trips, work))
+            for r, c, w in ((64, 64, 8), (32, 64, 8), (64, 128, 8), (128, 64, 8)):
+                k, hot, elements, trips = scalar_kernel(fmt, r, c, w)
+                rows.append(report(f"scalar {fmt} {r}x{c}/{w}w", k, hot, elements, trips, work))
     labels = [key for key, _ in KINDS] + ["integer"]
     lines = ["# Odd-shape fp8 cast-transpose: SASS instructions per element (sm_90, nvcc "
              f"{subprocess.run([find_nvcc(), '--version'], capture_output=True, text=True).stdout.split()[-1]})", "",
@@ -159,7 +172,9 @@ def main() -> None:
              "thread / the elements it covers. The new kernel stores a whole tile's C in 8-byte chunks (2-byte inputs) and "
              "T in 16-byte chunks, every warp instruction writing whole 32-byte sectors; `words` is the same kernel "
              "storing 32-bit words (T: a thread's 4 words 16 bytes apart, a warp instruction half-filling 16 sectors), "
-             "fewer instructions but 2x (C) and 4x (T) the L2 store requests.", "",
+             "fewer instructions but 2x (C) and 4x (T) the L2 store requests. `scalar`: one element an access "
+             "(`codegen.cast_scalar`): a load, two byte stores to global memory, a byte store and load in shared "
+             "memory per element.", "",
              "| kernel | registers | stack | static SASS | per element | " + " | ".join(labels) + " |",
              "|---|---|---|---|---|" + "---|" * len(labels)]
     for r in rows:

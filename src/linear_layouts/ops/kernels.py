@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_kernel, emit_tiled_permute_kernel
 from linear_layouts.codegen.plan import conversion_step, kernel_name
+from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
 from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
@@ -53,7 +54,9 @@ from linear_layouts.target import Target, resolve
 
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
-           "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES", "OVERLAP_CTAS",
+           "scalar_cast_kernel", "SCALAR_TILE",
+           "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
+           "OVERLAP_CTAS",
            "H100_L2_BYTES"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
@@ -278,3 +281,16 @@ def realigned_cast_kernel(input_format: str, fp8: str) -> PermuteKernel:
     rows, warps = _REALIGNED_TILE
     name = kernel_name("ll_cast_transpose_realigned", input_format, fp8, rows, warps)
     return emit_realigned_cast_transpose_kernel(name, input_format, fp8, rows, warps)
+
+
+#: The tile of the scalar cast-transpose (``codegen.cast_scalar``): rows, columns, warps.
+SCALAR_TILE = (64, 64, 8)
+
+
+@functools.lru_cache(maxsize=None)
+def scalar_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] = SCALAR_TILE) -> PermuteKernel:
+    """The cast-transpose of rows at any alignment by single-element accesses (``codegen.cast_scalar``):
+    ``tile`` = (rows, columns, warps), by default 64 x 64 tiles of 8 warps (16 elements a thread)."""
+    rows, cols, warps = tile
+    name = kernel_name("ll_cast_transpose_scalar", input_format, fp8, rows, cols, warps)
+    return emit_scalar_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)

@@ -1,0 +1,217 @@
+"""The tile microbenchmark of the ops transposes: every tile of a grid on shapes the sweep does not hold (device).
+
+``ops.kernels.choose_tile`` picks a tile from a short list by rules (its module doc). This script is their
+calibration data: for each case of ``CASES`` (2-D and batched transposes of every element width, from
+L2-resident to 8x the L2, none of them a shape of ``ops_cases.SWEEP``, which stays the held-out check) it
+times our kernel at every tile of ``GRID`` that the tile layouts allow, and Triton's ``tl.trans`` tiles, all
+in one process, after one ``torch.compile`` call (the state ``ops_bench.py`` times in), in order and in
+reverse order (the faster median kept, as ``ops_bench._time_together``). Every output is checked bit for bit.
+
+    PYTHONPATH=src python3 benchmarks/ops_tile_scan.py --mode prepare     # CPU: cubins into build/tile_scan
+    PYTHONPATH=src python3 benchmarks/ops_tile_scan.py --out DIR          # device; carries build/tile_scan and
+                                                                          # build/triton_transpose
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import harness  # noqa: F401  (puts src/ on the path)
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / "build" / "tile_scan"
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(CACHE))
+
+#: (shape, element bytes): transposes of the last two dims; none is a shape of the sweep.
+CASES = (((2048, 3072), 1), ((3072, 10240), 1), ((6144, 6144), 1), ((16384, 16384), 1), ((12, 1536, 2048), 1),
+         ((1536, 2048), 2), ((3072, 3072), 2), ((2048, 12288), 2), ((6144, 6144), 2), ((12288, 12288), 2),
+         ((24, 1024, 768), 2),
+         ((1536, 1536), 4), ((3072, 3072), 4), ((3072, 5120), 4), ((6144, 6144), 4), ((24, 1024, 768), 4),
+         ((1024, 2048), 8), ((3072, 3072), 8))
+#: Tile shapes, warps and blocks tried (those ``tile_layouts`` accepts, of 4 to 64 KiB), besides the planner's list.
+SHAPES = ((32, 32), (64, 64), (64, 128), (128, 64), (128, 128), (256, 128), (128, 256), (256, 256))
+WARPS = (4, 8, 16)
+BLOCKS = (1, 4)
+MIN_TILE, MAX_TILE = 4 << 10, 64 << 10
+_BASE, _OTHER = 1 << 40, 2 << 40
+
+
+def grid(element_bytes: int) -> list:
+    from linear_layouts.core.errors import LayoutError
+    from linear_layouts.ops.kernels import TileConfig, tile_layouts, transpose_tiles
+
+    v = 16 // element_bytes
+    out = list(transpose_tiles(element_bytes, v, v))  # the planner's list, then the grid
+    for rows, cols in SHAPES:
+        for warps in WARPS:
+            for block in BLOCKS:
+                config = TileConfig(element_bytes, rows, cols, warps, v, v, block)
+                if not MIN_TILE <= config.tile_bytes <= MAX_TILE:
+                    continue
+                try:
+                    tile_layouts(config)
+                except LayoutError:
+                    continue
+                if config not in out:
+                    out.append(config)
+    return out
+
+
+def label(config) -> str:
+    return f"{config.rows}x{config.cols}/{config.warps}w/b{config.block}"
+
+
+def launches(shape, w: int, config, src: int, dst: int, sms: int, l2: int):
+    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.launches import permute_launches
+
+    dims = tuple(range(len(shape) - 2)) + (len(shape) - 1, len(shape) - 2)
+    return permute_launches(tuple(shape), dims, w, src, dst, GridShape(sms, l2), config)
+
+
+def prepare(workers: int = 0) -> None:
+    from harness.ops_cases import L2_BYTES, SMS
+    from linear_layouts.codegen.ptx import compile_cubin
+    from linear_layouts.ops.launches import Launch
+
+    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.launches import permute_launches
+
+    sources = {}
+    for shape, w in CASES:
+        dims = tuple(range(len(shape) - 2)) + (len(shape) - 1, len(shape) - 2)
+        for item in permute_launches(tuple(shape), dims, w, _BASE, _OTHER, GridShape(SMS, L2_BYTES)):
+            if isinstance(item, Launch):  # the planner's own
+                sources[item.kernel.source] = None
+        for config in grid(w):
+            for item in launches(shape, w, config, _BASE, _OTHER, SMS, L2_BYTES):
+                if isinstance(item, Launch):
+                    sources[item.kernel.source] = None
+    start = time.time()
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 2) as pool:
+        list(pool.map(lambda s: compile_cubin(s, "sm_90"), sources))
+    print(f"{len(sources)} cubins in {time.time() - start:.0f} s into {CACHE}")
+
+
+def measure(args) -> None:
+    import torch
+
+    import triton_transpose
+    from ops_bench import _random, _same, _time_together
+    from linear_layouts import ops
+    from linear_layouts.ops import launch
+    from linear_layouts.ops.launches import Launch
+
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    dtype = {1: "uint8", 2: "bfloat16", 4: "float32", 8: "float64"}
+    warm = _random((4096, 4096), "bfloat16")
+    torch.compile(lambda t: t.t().contiguous(), dynamic=True)(warm)  # the sweep's process state
+    torch.cuda.synchronize()
+    triton = triton_transpose.TritonTransposes()
+    device = 0
+    shape_of = launch.grid_shape(device)
+    rows = []
+    for shape, w in CASES:
+        start = time.time()
+        x = _random(shape, dtype[w])
+        expected = x.transpose(-1, -2).contiguous()
+        out = torch.empty_like(expected)
+        contenders, correct = {}, {}
+        for config in grid(w):
+            items = launches(shape, w, config, x.data_ptr(), out.data_ptr(), shape_of.multiprocessors,
+                             shape_of.l2_bytes)
+
+            def run(items=items):
+                stream = torch.cuda.current_stream().cuda_stream
+                for item in items:
+                    if isinstance(item, Launch):
+                        launch.launch(item.kernel, device, stream, item.ctas, item.values)
+
+            out.zero_()
+            run()
+            correct[f"ours {label(config)}"] = _same(out, expected)
+            contenders[f"ours {label(config)}"] = run
+
+        def planner():
+            ops.transpose(x, out=out)
+
+        out.zero_()
+        planner()
+        correct["ours (planner)"] = _same(out, expected)
+        contenders["ours (planner)"] = planner
+        m, n = shape[-2], shape[-1]
+        batch = x.numel() // (m * n)
+        for tile, go in triton.launchers(w, m, n).items():
+            out.zero_()
+            go(x.data_ptr(), out.data_ptr(), batch)
+            correct[f"triton {tile}"] = _same(out, expected)
+            contenders[f"triton {tile}"] = lambda go=go: go(x.data_ptr(), out.data_ptr(), batch)
+        flat = x.reshape(-1)
+        copy = torch.empty_like(flat)
+        contenders["copy"] = lambda: copy.copy_(flat)
+        correct["copy"] = True
+        us = _time_together(contenders)
+        rows.append(dict(shape=list(shape), element_bytes=w, bytes=x.numel() * w,
+                         kernels={k: dict(us=us[k], correct=correct[k]) for k in contenders}))
+        print(f"{shape} {w}: {len(contenders)} kernels, {time.time() - start:.1f} s", flush=True)
+        (out_dir / "ops_tile_scan.json").write_text(json.dumps(dict(environment=_environment(), rows=rows), indent=1))
+        del x, expected, out, copy
+    (out_dir / "ops_tile_scan.md").write_text(report(dict(environment=_environment(), rows=rows)))
+
+
+def _environment() -> dict:
+    import torch
+
+    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "gpu": torch.cuda.get_device_name(0),
+            "torch": torch.__version__}
+
+
+def report(results: dict) -> str:
+    env = results["environment"]
+    lines = [f"# Ops transpose tiles on shapes outside the sweep ({env['gpu']}, {env['date']})", "",
+             "µs per launch (CUDA graphs of 20, timed together after a torch.compile call); `best`: our fastest "
+             "tile; ratios over Triton's fastest tile (> 1: ours faster).", "",
+             "| shape | bytes | planner (µs) | our best tile (µs) | Triton best (µs) | copy µs | planner / Triton | "
+             "best / Triton | our 5 fastest |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in results["rows"]:
+        ks = {k: v for k, v in row["kernels"].items() if v["correct"]}
+        ours = {k[5:]: v["us"] for k, v in ks.items() if k.startswith("ours ") and k != "ours (planner)"}
+        tri = {k[7:]: v["us"] for k, v in ks.items() if k.startswith("triton ")}
+        best = min(ours, key=ours.get)
+        tbest = min(tri, key=tri.get) if tri else None
+        planner = ks.get("ours (planner)", {}).get("us")
+        top = ", ".join(f"{k} {ours[k]:.1f}" for k in sorted(ours, key=ours.get)[:5])
+        t = tri[tbest] if tbest else float("nan")
+        lines.append(f"| {row['shape']} {8 * row['element_bytes']}-bit | {row['bytes'] >> 20} MiB | {planner:.1f} | "
+                     f"{best} {ours[best]:.1f} | {tbest} {t:.1f} | {row['kernels']['copy']['us']:.1f} | "
+                     f"{t / planner:.3f} | {t / ours[best]:.3f} | {top} |")
+    wrong = [f"{r['shape']} {k}" for r in results["rows"] for k, v in r["kernels"].items() if not v["correct"]]
+    lines += ["", f"Wrong outputs: {wrong or 'none'}."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "report"])
+    ap.add_argument("--out", default="/tmp/ops_tile_scan")
+    ap.add_argument("--jobs", type=int, default=0)
+    args = ap.parse_args(argv)
+    if args.mode == "prepare":
+        prepare(args.jobs)
+    elif args.mode == "report":
+        results = json.loads((Path(args.out) / "ops_tile_scan.json").read_text())
+        (Path(args.out) / "ops_tile_scan.md").write_text(report(results))
+    else:
+        measure(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
