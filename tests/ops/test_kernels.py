@@ -59,7 +59,10 @@ def test_fast_transposes_move_16_byte_vectors_through_shared_memory(element_byte
     step = conversion_step(src, dst, 8 * element_bytes)
     assert isinstance(step, SharedConversion)
     counts = step.instruction_counts()
-    assert set(counts) == {"st.shared.v4.b32", "ld.shared.v4.b32"} if element_bytes < 4 else set(counts)
+    if element_bytes == 1:
+        assert set(counts) == {"st.shared.v4.b32", "ld.shared.v4.b32"}
+    if element_bytes == 2:  # unblocked 16-bit tiles (faster from DRAM in ops_tile_scan): words in, elements out
+        assert counts == {"st.shared.b32": 32, "ld.shared.u16": 64}
     rows = rows_tile(element_bytes, 16 // element_bytes, 4096 // element_bytes)
     assert isinstance(conversion_step(*tile_layouts(rows), 8 * element_bytes), RegisterCopy)
 
@@ -146,7 +149,7 @@ def test_kernels_are_bounded_to_the_occupancy_their_space_allows():
     """A tile whose registers (2 per word a thread holds) fit the CTAs that threads and shared memory allow is
     compiled for them (``__launch_bounds__(threads, min)``); one whose registers would not is left unbounded."""
     fp8, bf16, fp32 = transpose_tiles(1, 16, 16), transpose_tiles(2, 8, 8), transpose_tiles(4, 4, 4)
-    assert [min_ctas(c) for c in fp8] == [0, 0, 16, 16] and [min_ctas(c) for c in bf16] == [4, 16]
+    assert [min_ctas(c) for c in fp8] == [0, 0, 16, 16] and [min_ctas(c) for c in bf16] == [0, 16]
     assert [min_ctas(c) for c in fp32] == [0, 16] and min_ctas(transpose_tiles(1, 1, 1)[0]) == 0  # 32 bytes a thread
     assert min_ctas(rows_tile(2, 8, 128)) == 16
     for config in fp8 + bf16 + fp32:

@@ -25,7 +25,7 @@ and ``choose_tile`` picks one for a problem on a device (``GridShape``: SMs and 
 element   tiles (16-byte vectors; rows x cols / warps, block)                shared memory (the tile)
 ========  =================================================================  =========================
 8-bit     256x256/16 (4), 128x128/4 (4), 64x128/4 (4), 64x64/4 (1)           64, 16, 8, 4 KiB
-16-bit    128x128/16 (4), 64x64/4 (4)                                        32, 8 KiB
+16-bit    128x128/8 (1), 64x64/4 (1)                                         32, 8 KiB
 32-bit    64x64/4 (1), 32x32/4 (1)                                           16, 4 KiB
 64-bit    32x32/4 (2)                                                        8 KiB
 ========  =================================================================  =========================
@@ -164,7 +164,7 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int) -> lis
     if src_vector != v or dst_vector != v:
         return [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
     fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 1)],
-            2: [(128, 128, 16, 4), (64, 64, 4, 4)],
+            2: [(128, 128, 8, 1), (64, 64, 4, 1)],
             4: [(64, 64, 4, 1), (32, 32, 4, 1)],
             8: [(32, 32, 4, 2)]}[w]
     return [TileConfig(w, m, n, warps, v, v, block) for m, n, warps, block in fast]
