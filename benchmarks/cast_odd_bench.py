@@ -79,7 +79,7 @@ def kernels() -> list[dict]:
             (launch,) = cast_launches(fmt, FP8, m, n, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS),
                                       misaligned="realigned")
             if not any(e["kernel"].name == launch.kernel.name for e in out):
-                out.append(dict(fmt=fmt, label="realigned (ops)", kernel=launch.kernel, shapes=SHAPES))
+                out.append(dict(fmt=fmt, label="realigned", kernel=launch.kernel, shapes=SHAPES))
         for label, (r, c, w) in SCALAR_VARIANTS.items():
             k = emit_scalar_cast_transpose_kernel(f"scalar_{fmt}_{r}x{c}x{w}", fmt, FP8, r, c, w)
             out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES, ops=(r, c, w) == SCALAR_TILE))
@@ -312,7 +312,7 @@ def markdown(env: dict, rows: list[dict], rotated: list[dict]) -> str:
                 by[label] = r
                 cells.append(_cell(r))
             times = [by[label]["us"] for label in scalar if by.get(label) and by[label]["exact"]]
-            ratio = (f"{by['realigned (ops)']['us'] / min(times):.2f}x" if times and by.get("realigned (ops)") else "")
+            ratio = (f"{by['realigned']['us'] / min(times):.2f}x" if times and by.get("realigned") else "")
             lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | " + " | ".join(cells) + f" | {ratio} |")
     if rotated:
         rlabels = list(dict.fromkeys(r["kernel"] for r in rotated))

@@ -101,16 +101,17 @@ def test_every_tile_is_exact(input_format, rows, cols, warps):
 
 
 def test_cast_launches_takes_it_when_asked(monkeypatch):
-    """Misaligned rows take the realigned kernel unless ``MISALIGNED_CAST`` (or ``misaligned=``) names the scalar
+    """Misaligned rows take the scalar kernel unless ``MISALIGNED_CAST`` (or ``misaligned=``) names the realigned
     one; the arguments are the same; aligned rows keep the aligned kernel."""
     args = ("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
-    (realigned,) = launches.cast_launches(*args)
-    (scalar,) = launches.cast_launches(*args, misaligned="scalar")
+    (scalar,) = launches.cast_launches(*args)
+    (realigned,) = launches.cast_launches(*args, misaligned="realigned")
     assert realigned.kernel == realigned_cast_kernel("bf16", "e4m3") and scalar.kernel == scalar_cast_kernel("bf16", "e4m3")
-    assert scalar.ctas == 64 * 172 and scalar.values == (1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 4095, 11007,
-                                                         172, 64)
-    monkeypatch.setattr(launches, "MISALIGNED_CAST", "scalar")
-    assert launches.cast_launches(*args) == [scalar]
+    assert scalar.ctas == 32 * 172 and scalar.values == (1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 4095, 11007,
+                                                         172, 32)
+    assert realigned.ctas == 64 * 43 and realigned.values[:8] == scalar.values[:8]
+    monkeypatch.setattr(launches, "MISALIGNED_CAST", "realigned")
+    assert launches.cast_launches(*args) == [realigned]
     (aligned,) = launches.cast_launches("bf16", "e4m3", 4096, 11008, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
     assert not aligned.kernel.name.startswith(("ll_cast_transpose_scalar", "ll_cast_transpose_realigned"))
     with pytest.raises(LayoutError, match="misaligned: must be one of"):

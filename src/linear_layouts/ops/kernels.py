@@ -284,13 +284,13 @@ def realigned_cast_kernel(input_format: str, fp8: str) -> PermuteKernel:
 
 
 #: The tile of the scalar cast-transpose (``codegen.cast_scalar``): rows, columns, warps.
-SCALAR_TILE = (64, 64, 8)
+SCALAR_TILE = (128, 64, 8)
 
 
 @functools.lru_cache(maxsize=None)
 def scalar_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] = SCALAR_TILE) -> PermuteKernel:
     """The cast-transpose of rows at any alignment by single-element accesses (``codegen.cast_scalar``):
-    ``tile`` = (rows, columns, warps), by default 64 x 64 tiles of 8 warps (16 elements a thread)."""
+    ``tile`` = (rows, columns, warps), by default 128 x 64 tiles of 8 warps (32 elements a thread)."""
     rows, cols, warps = tile
     name = kernel_name("ll_cast_transpose_scalar", input_format, fp8, rows, cols, warps)
     return emit_scalar_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)

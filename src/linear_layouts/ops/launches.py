@@ -37,7 +37,7 @@ _MAX_CTAS = 2**31 - 1
 #: aligned 16-byte chunks realigned in registers) or ``scalar`` (``codegen.cast_scalar``: one element an access).
 MISALIGNED_CASTS = ("realigned", "scalar")
 #: The one ``cast_launches`` takes (one of ``MISALIGNED_CASTS``).
-MISALIGNED_CAST = "realigned"
+MISALIGNED_CAST = "scalar"
 
 
 @dataclass(frozen=True)
