@@ -159,10 +159,7 @@ def _tiles(x, out, shape, dims, expected) -> dict:
     """For a large batched transpose: ``{label: (run, correct)}``, ours at each tile of its list
     (``ops_cases.tile_alternatives``), checked (and then timed with the case's other contenders) so that the
     planner's choice is seen against the alternatives."""
-    import torch
-
     from linear_layouts.ops import launch
-    from linear_layouts.ops.launches import Launch
 
     device = x.device.index or 0
     shape_of = launch.grid_shape(device)
@@ -170,12 +167,7 @@ def _tiles(x, out, shape, dims, expected) -> dict:
                                                out.data_ptr(), shape_of.multiprocessors, shape_of.l2_bytes)
     tiles = {}
     for label, launches in alternatives.items():
-        def run(launches=launches):
-            stream = torch.cuda.current_stream().cuda_stream
-            for item in launches:
-                if isinstance(item, Launch):
-                    launch.launch(item.kernel, device, stream, item.ctas, item.values)
-
+        run = ops_cases.runner(launches, device)
         out.zero_()
         run()
         tiles[label] = (run, _same(out, expected))

@@ -71,31 +71,23 @@ def _graph_us(fns) -> float:
 
 
 def _cold_us(fn, scrub) -> float:
+    """Median µs of one launch after reading ``scrub`` (``gpu_suite._time_cold``), CuPy's launches on PyTorch's
+    stream."""
     import cupy as cp
     import torch
 
-    times = []
+    import gpu_suite
+
     with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
         fn()
-        for _ in range(REPEATS):
-            scrub.sum()
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop) * 1e3)
-    return float(sorted(times)[len(times) // 2])
+        return gpu_suite._time_cold(fn, scrub, REPEATS)
 
 
 def _kernels(m: int, n: int, w: int, pairs) -> dict:
     """``{label: [run per pair]}``: ours at each tile of its list, the planner's choice, Triton's tiles, a copy."""
-    import torch
-
     import triton_transpose
     from linear_layouts import ops
     from linear_layouts.ops import launch
-    from linear_layouts.ops.launches import Launch
 
     device = pairs[0][0].device.index or 0
     grid = launch.grid_shape(device)
@@ -103,12 +95,7 @@ def _kernels(m: int, n: int, w: int, pairs) -> dict:
     for x, y in pairs:
         for label, launches in ops_cases.tile_alternatives((m, n), (1, 0), w, x.data_ptr(), y.data_ptr(),
                                                            grid.multiprocessors, grid.l2_bytes).items():
-            def run(launches=launches):
-                stream = torch.cuda.current_stream().cuda_stream
-                for item in launches:
-                    if isinstance(item, Launch):
-                        launch.launch(item.kernel, device, stream, item.ctas, item.values)
-            out.setdefault(f"ours {label}", []).append(run)
+            out.setdefault(f"ours {label}", []).append(ops_cases.runner(launches, device))
         out.setdefault("ours (planner)", []).append(lambda x=x, y=y: ops.transpose(x, out=y))
     triton = triton_transpose.TritonTransposes()
     for x, y in pairs:

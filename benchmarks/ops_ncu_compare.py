@@ -51,7 +51,6 @@ def _setup(shape: tuple[int, int], itemsize: int):
     import torch
 
     from linear_layouts.ops import launch
-    from linear_layouts.ops.launches import Launch
     import triton_transpose
 
     dtype = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[itemsize]
@@ -62,12 +61,7 @@ def _setup(shape: tuple[int, int], itemsize: int):
     runs = {}
     for label, launches in ops_cases.tile_alternatives(shape, (1, 0), itemsize, x.data_ptr(), out.data_ptr(),
                                                        grid.multiprocessors, grid.l2_bytes).items():
-        def run(launches=launches):
-            stream = torch.cuda.current_stream().cuda_stream
-            for item in launches:
-                if isinstance(item, Launch):
-                    launch.launch(item.kernel, device, stream, item.ctas, item.values)
-        runs[f"ours {label}"] = run
+        runs[f"ours {label}"] = ops_cases.runner(launches, device)
     for label, go in triton_transpose.TritonTransposes().launchers(itemsize, shape[0], shape[1]).items():
         runs[f"triton {label}"] = lambda go=go: go(x.data_ptr(), out.data_ptr(), 1)
     return x, out, runs

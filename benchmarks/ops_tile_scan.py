@@ -105,8 +105,8 @@ def measure(args) -> None:
     import triton_transpose
     from ops_bench import _random, _same, _time_together
     from linear_layouts import ops
+    from harness import ops_cases
     from linear_layouts.ops import launch
-    from linear_layouts.ops.launches import Launch
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -127,13 +127,7 @@ def measure(args) -> None:
         for config in grid(w):
             items = launches(shape, w, config, x.data_ptr(), out.data_ptr(), shape_of.multiprocessors,
                              shape_of.l2_bytes)
-
-            def run(items=items):
-                stream = torch.cuda.current_stream().cuda_stream
-                for item in items:
-                    if isinstance(item, Launch):
-                        launch.launch(item.kernel, device, stream, item.ctas, item.values)
-
+            run = ops_cases.runner(items, device)
             out.zero_()
             run()
             correct[f"ours {label(config)}"] = _same(out, expected)
@@ -162,7 +156,6 @@ def measure(args) -> None:
                          kernels={k: dict(us=us[k], correct=correct[k]) for k in contenders}))
         print(f"{shape} {w}: {len(contenders)} kernels, {time.time() - start:.1f} s", flush=True)
         (out_dir / "ops_tile_scan.json").write_text(json.dumps(dict(environment=_environment(), rows=rows), indent=1))
-        del x, expected, out, copy
     (out_dir / "ops_tile_scan.md").write_text(report(dict(environment=_environment(), rows=rows)))
 
 

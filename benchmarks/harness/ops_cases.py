@@ -14,7 +14,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
-           "sweep_cases", "sanitize_cases", "kernel_sources", "precompile", "tile_alternatives", "SMS", "L2_BYTES", "LARGE_BYTES"]
+           "sweep_cases", "sanitize_cases", "kernel_sources", "precompile", "tile_alternatives", "runner", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
 #: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
 SMS = 132
@@ -115,6 +115,24 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
                     if hasattr(item, "kernel") else item
                     for item in permute_launches(shape, dims, itemsize, src, dst, device, tile)]
     return out
+
+
+def runner(launches, device: int = 0):
+    """A function that launches ``launches`` (``ops.launches``' list: its ``Launch`` items) on PyTorch's current
+    stream of ``device``: how the benchmarks run our kernels at a chosen tile."""
+    import torch
+
+    from linear_layouts.ops import launch
+    from linear_layouts.ops.launches import Launch
+
+    items = [item for item in launches if isinstance(item, Launch)]
+
+    def run():
+        stream = torch.cuda.current_stream().cuda_stream
+        for item in items:
+            launch.launch(item.kernel, device, stream, item.ctas, item.values)
+
+    return run
 
 
 def unbounded_kernel(config, batch_dims: int, fast_divide: bool = True):

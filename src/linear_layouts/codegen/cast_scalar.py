@@ -29,11 +29,12 @@ from __future__ import annotations
 
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import (
-    CAST_FUNCTIONS, CAST_INPUTS, FP8_FORMATS, PermuteKernel, amax_epilogue, to_float,
+    CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, amax_epilogue, cast_params, check_cast_arguments, fitting_ctas,
+    to_float,
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
-from linear_layouts.target import Target, resolve
+from linear_layouts.target import Target
 
 __all__ = ["emit_scalar_cast_transpose_kernel", "LOAD_FUNCTIONS", "scalar_shared_bytes", "row_pitch", "thread_registers"]
 
@@ -94,13 +95,8 @@ def emit_scalar_cast_transpose_kernel(name: str, input_format: str, fp8: str, ro
     CTAs an SM of ``target`` (default: the default target) holds by threads, shared memory and
     ``thread_registers``, at most ``ctas_per_sm`` (0: as many as that).
 
-    Example: the defaults make 64 x 64 tiles, 256 threads, 8 CTAs an SM (32 registers a thread)."""
-    if input_format not in CAST_INPUTS:
-        raise LayoutError(f"input_format: must be one of {tuple(CAST_INPUTS)}, got {quote(input_format)}")
-    if fp8 not in FP8_FORMATS:
-        raise LayoutError(f"fp8: must be one of {FP8_FORMATS}, got {quote(fp8)}")
-    if not name.isidentifier():
-        raise LayoutError(f"name: {quote(name)} is not a C identifier")
+    Example: the defaults make 64 x 64 tiles, 256 threads, 6 CTAs an SM (40 registers a thread)."""
+    check_cast_arguments(name, input_format, fp8)
     for label, value, least, most in (("rows", rows, 32, 256), ("cols", cols, 32, 256), ("warps", warps, 1, 32)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least or value & (value - 1) or value > most:
             raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
@@ -118,14 +114,8 @@ def emit_scalar_cast_transpose_kernel(name: str, input_format: str, fp8: str, ro
     pitch = row_pitch(rows)
     slot = cols * pitch
     shared = scalar_shared_bytes(rows, cols)
-    t = resolve(target)
-    fit = max(1, min(t.sm_threads // threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
-                     t.sm_registers // (threads * thread_registers(elements)), 32))
-    ctas_per_sm = min(fit, ctas_per_sm) if ctas_per_sm else fit
-    params = [(f"const {itype}* __restrict__", "src_all"), ("unsigned char* __restrict__", "cast_all"),
-              ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
-              ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
-              ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m")]
+    ctas_per_sm = fitting_ctas(threads, shared, thread_registers(elements), target, ctas_per_sm)
+    params = cast_params(itype)
     cvt = f"ll_cvt_{fp8}x2"
     pairs = [(e, e + 1) for e in range(0, elements, 2)]  # element e: row i = e / cj, column j = e mod cj
 

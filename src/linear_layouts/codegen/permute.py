@@ -50,10 +50,11 @@ from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
-from linear_layouts.target import Target
+from linear_layouts.target import Target, resolve
 
 __all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "fast_divider", "emit_cast_transpose_kernel",
-           "amax_epilogue", "to_float", "MAX_BATCH_DIMS", "CAST_INPUTS", "FP8_FORMATS", "FP8_MAX", "CAST_FUNCTIONS"]
+           "amax_epilogue", "to_float", "check_cast_arguments", "cast_params", "fitting_ctas", "MAX_BATCH_DIMS", "CAST_INPUTS", "FP8_FORMATS",
+           "FP8_MAX", "CAST_FUNCTIONS"]
 
 #: Batch dims a tiled kernel takes (more: the caller launches once per index of the outer ones).
 MAX_BATCH_DIMS = 4
@@ -397,6 +398,37 @@ LL_DEV void ll_atomic_max_amax(float* p, float v) { atomicMax(reinterpret_cast<i
 """
 
 
+def check_cast_arguments(name: str, input_format: str, fp8: str) -> None:
+    """LayoutError unless ``input_format`` is one of ``CAST_INPUTS``, ``fp8`` one of ``FP8_FORMATS`` and
+    ``name`` a C identifier: what every cast-transpose emitter checks first."""
+    if input_format not in CAST_INPUTS:
+        raise LayoutError(f"input_format: must be one of {tuple(CAST_INPUTS)}, got {quote(input_format)}")
+    if fp8 not in FP8_FORMATS:
+        raise LayoutError(f"fp8: must be one of {FP8_FORMATS}, got {quote(fp8)}")
+    if not name.isidentifier():
+        raise LayoutError(f"name: {quote(name)} is not a C identifier")
+
+
+def cast_params(input_type: str) -> list[tuple[str, str]]:
+    """The parameters of every cast-transpose kernel (the tiled one here, ``realign``'s, ``cast_scalar``'s), in
+    order, so that ``ops.launches`` launches any of them with one argument tuple: ``X`` of C type ``input_type``,
+    ``C``, ``T``, the scale's address (or null) and value, the amax's address, the sizes and the tile counts."""
+    return [(f"const {input_type}* __restrict__", "src_all"), ("unsigned char* __restrict__", "cast_all"),
+            ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
+            ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
+            ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m")]
+
+
+def fitting_ctas(threads: int, shared: int, registers: int, target: Target | None = None, at_most: int = 0) -> int:
+    """CTAs of ``threads`` threads, ``shared`` bytes of shared memory and ``registers`` registers a thread that an SM
+    of ``target`` holds (at least 1, at most 32 and, when given, ``at_most``). Example: 256 threads of 64 registers
+    and 9 KiB on sm_90: 4."""
+    t = resolve(target)
+    fit = max(1, min(t.sm_threads // threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
+                     t.sm_registers // (threads * registers), 32))
+    return min(fit, at_most) if at_most else fit
+
+
 def to_float(fmt: str, expr: str) -> str:
     """C expression of the fp32 value of the input element in the low bits of ``expr`` (2-byte formats:
     only the low 16 bits are read). Example: ``to_float("bf16", "x")`` is ``__uint_as_float((x) << 16)``."""
@@ -468,14 +500,9 @@ def emit_cast_transpose_kernel(
     16-byte store of ``C``) and 16 along a row of ``T`` (one 16-byte store). ``target``: as
     ``emit_tiled_permute_kernel``'s."""
     target = cuda_target(target, forward)
-    if input_format not in CAST_INPUTS:
-        raise LayoutError(f"input_format: must be one of {tuple(CAST_INPUTS)}, got {quote(input_format)}")
-    if fp8 not in FP8_FORMATS:
-        raise LayoutError(f"fp8: must be one of {FP8_FORMATS}, got {quote(fp8)}")
+    check_cast_arguments(name, input_format, fp8)
     check_layout_size(src, max_elements, "emit_cast_transpose_kernel: src")
     check_layout_size(dst, max_elements, "emit_cast_transpose_kernel: dst")
-    if not name.isidentifier():
-        raise LayoutError(f"name: {quote(name)} is not a C identifier")
     wi = CAST_INPUTS[input_format]
     m, n = _tile_shape(src, dst)
     d0, d1 = src.out_dim_names
@@ -491,10 +518,7 @@ def emit_cast_transpose_kernel(
     slot = _align(forward.shared_bytes)  # one float per warp for the CTA's amax after the conversion's buffer
     shared = slot + 4 * warps
     src_vector = max(global_vector_elements(gsrc, wi), global_vector_elements(gsrc, 1))
-    params = [(f"const {ti}* __restrict__", "src_all"), ("unsigned char* __restrict__", "cast_all"),
-              ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
-              ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
-              ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m")]
+    params = cast_params(ti)
     a_bounds, t_bounds = ("rows_left", "cols_left"), ("cols_left", "rows_left")
     body = [
         f"// {name}: C = fp8 {fp8}(scale X), T = C^T, amax = max(amax, max |X|); X rows x cols {input_format},",

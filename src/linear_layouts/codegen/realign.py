@@ -45,10 +45,11 @@ Example: ``emit_realigned_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 256
 
 from __future__ import annotations
 
-from linear_layouts.target import Target, resolve
+from linear_layouts.target import Target
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import (
-    CAST_FUNCTIONS, CAST_INPUTS, FP8_FORMATS, PermuteKernel, amax_epilogue, to_float,
+    CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, amax_epilogue, cast_params, check_cast_arguments, fitting_ctas,
+    to_float,
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
@@ -193,12 +194,7 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
     and ``T`` in 16-byte chunks, each a warp instruction's full 32-byte sectors; else both as 32-bit words.
 
     Example: the defaults make 64 x 256 tiles of bf16, 256 threads, ``realigned_shared_bytes(64, 2)`` bytes."""
-    if input_format not in CAST_INPUTS:
-        raise LayoutError(f"input_format: must be one of {tuple(CAST_INPUTS)}, got {quote(input_format)}")
-    if fp8 not in FP8_FORMATS:
-        raise LayoutError(f"fp8: must be one of {FP8_FORMATS}, got {quote(fp8)}")
-    if not name.isidentifier():
-        raise LayoutError(f"name: {quote(name)} is not a C identifier")
+    check_cast_arguments(name, input_format, fp8)
     wi = CAST_INPUTS[input_format]
     most_rows = 128 if wi == 2 else 256
     for label, value, least, most in (("rows", rows, 16, most_rows), ("warps", warps, 1, 32)):
@@ -222,14 +218,8 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
     chunk_c = 4 * k if wide else 4  # C's stores: 8 bytes a lane (2-byte inputs), 4 (fp32 or not wide)
     chunk_t = 16 if wide else 4  # T's
     shared = realigned_shared_bytes(rows, wi)
-    t = resolve(target)
-    fit = max(1, min(t.sm_threads // threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
-                     t.sm_registers // (threads * thread_registers(rw)), 32))
-    ctas_per_sm = min(fit, ctas_per_sm) if ctas_per_sm else fit
-    params = [(f"const {itype}* __restrict__", "src_all"), ("unsigned char* __restrict__", "cast_all"),
-              ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
-              ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
-              ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m")]
+    ctas_per_sm = fitting_ctas(threads, shared, thread_registers(rw), target, ctas_per_sm)
+    params = cast_params(itype)
     sigma = f"((((r) >> 4) % {u_lanes}u) * {32 // u_lanes}u)" if u_lanes > 1 else "0u"
     stream = ["prev"] + [f"c{i}" for i in range(k)]
 
