@@ -42,15 +42,15 @@ MIN_TILE, MAX_TILE = 4 << 10, 64 << 10
 _BASE, _OTHER = 1 << 40, 2 << 40
 
 
-def grid(element_bytes: int) -> list:
+def grid(element_bytes: int, blocks=BLOCKS, shapes=SHAPES) -> list:
     from linear_layouts.core.errors import LayoutError
     from linear_layouts.ops.kernels import TileConfig, tile_layouts, transpose_tiles
 
     v = 16 // element_bytes
     out = list(transpose_tiles(element_bytes, v, v))  # the planner's list, then the grid
-    for rows, cols in SHAPES:
+    for rows, cols in shapes:
         for warps in WARPS:
-            for block in BLOCKS:
+            for block in blocks:
                 config = TileConfig(element_bytes, rows, cols, warps, v, v, block)
                 if not MIN_TILE <= config.tile_bytes <= MAX_TILE:
                     continue
@@ -60,6 +60,27 @@ def grid(element_bytes: int) -> list:
                     continue
                 if config not in out:
                     out.append(config)
+    return out
+
+
+def sweep_transposes() -> list:
+    """The sweep's transposes as ``(shape, element bytes)`` of a batched transpose of the last two dims (the
+    held-out check of what ``CASES`` calibrates)."""
+    from harness.ops_cases import ITEMSIZE, SWEEP
+    from linear_layouts.ops.plan import PermuteKind, plan_permutation
+
+    out = []
+    for _, shape, dims, dtype in SWEEP:
+        w = ITEMSIZE[dtype]
+        if w not in (1, 2, 4, 8):
+            continue
+        p = plan_permutation(tuple(shape), tuple(dims), w)
+        if p.kind is not PermuteKind.TRANSPOSE or p.element_bytes != w or len(p.batch) > 1:
+            continue
+        batch = p.batch[0][0] if p.batch else 1
+        case = (((batch,) if batch > 1 else ()) + (p.rows, p.cols), w)
+        if case not in out and p.rows * p.cols * batch * w >= 16 << 20:
+            out.append(case)
     return out
 
 
@@ -75,7 +96,7 @@ def launches(shape, w: int, config, src: int, dst: int, sms: int, l2: int):
     return permute_launches(tuple(shape), dims, w, src, dst, GridShape(sms, l2), config)
 
 
-def prepare(workers: int = 0) -> None:
+def prepare(workers: int = 0, cases=CASES, blocks=BLOCKS, shapes=SHAPES) -> None:
     from harness.ops_cases import L2_BYTES, SMS
     from linear_layouts.codegen.ptx import compile_cubin
     from linear_layouts.ops.launches import Launch
@@ -84,12 +105,12 @@ def prepare(workers: int = 0) -> None:
     from linear_layouts.ops.launches import permute_launches
 
     sources = {}
-    for shape, w in CASES:
+    for shape, w in cases:
         dims = tuple(range(len(shape) - 2)) + (len(shape) - 1, len(shape) - 2)
         for item in permute_launches(tuple(shape), dims, w, _BASE, _OTHER, GridShape(SMS, L2_BYTES)):
             if isinstance(item, Launch):  # the planner's own
                 sources[item.kernel.source] = None
-        for config in grid(w):
+        for config in grid(w, blocks, shapes):
             for item in launches(shape, w, config, _BASE, _OTHER, SMS, L2_BYTES):
                 if isinstance(item, Launch):
                     sources[item.kernel.source] = None
@@ -118,13 +139,13 @@ def measure(args) -> None:
     device = 0
     shape_of = launch.grid_shape(device)
     rows = []
-    for shape, w in CASES:
+    for shape, w in args.cases:
         start = time.time()
         x = _random(shape, dtype[w])
         expected = x.transpose(-1, -2).contiguous()
         out = torch.empty_like(expected)
         contenders, correct = {}, {}
-        for config in grid(w):
+        for config in grid(w, args.blocks, args.shapes):
             items = launches(shape, w, config, x.data_ptr(), out.data_ptr(), shape_of.multiprocessors,
                              shape_of.l2_bytes)
             run = ops_cases.runner(items, device)
@@ -195,9 +216,19 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "report"])
     ap.add_argument("--out", default="/tmp/ops_tile_scan")
     ap.add_argument("--jobs", type=int, default=0)
+    ap.add_argument("--bytes", default="", help="comma list of element sizes (default: all of CASES)")
+    ap.add_argument("--blocks", default=",".join(map(str, BLOCKS)), help="blocks tried (default: %(default)s)")
+    ap.add_argument("--shapes", default=",".join(f"{r}x{c}" for r, c in SHAPES), help="tile shapes tried")
+    ap.add_argument("--sweep", action="store_true", help="also the sweep's 2-D and batched transposes (validation)")
     args = ap.parse_args(argv)
+    args.blocks = tuple(int(b) for b in args.blocks.split(","))
+    args.shapes = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(","))
+    args.cases = list(CASES) + (sweep_transposes() if args.sweep else [])
+    if args.bytes:
+        keep = {int(b) for b in args.bytes.split(",")}
+        args.cases = [c for c in args.cases if c[1] in keep]
     if args.mode == "prepare":
-        prepare(args.jobs)
+        prepare(args.jobs, args.cases, args.blocks, args.shapes)
     elif args.mode == "report":
         results = json.loads((Path(args.out) / "ops_tile_scan.json").read_text())
         (Path(args.out) / "ops_tile_scan.md").write_text(report(results))
