@@ -71,17 +71,19 @@ def test_tile_choice_rules():
     """The module doc's rules on an H100 / H200 (132 SMs, 50 MiB of L2), on shapes of the ops' sweep."""
     h200 = GridShape(132)
     fp8, bf16, fp32 = transpose_tiles(1, 16, 16), transpose_tiles(2, 8, 8), transpose_tiles(4, 4, 4)
-    assert [resident_ctas(c) for c in fp8] == [2, 8, 16, 16] and [resident_ctas(c) for c in bf16] == [4, 16]
+    assert [resident_ctas(c) for c in fp8] == [2, 8, 16, 16] and [resident_ctas(c) for c in bf16] == [4, 16, 8]
     assert choose_tile(fp8, 8192, 28672, 1, h200) == fp8[0]      # 3584 tiles of 256 x 256: 9 waves of 396
     assert choose_tile(fp8, 8192, 8192, 1, h200) == fp8[1]       # 2.6 waves from DRAM: 128 x 128, 8 CTAs an SM
     assert choose_tile(fp8, 8192, 4096, 1, h200) == fp8[1]       # 64 MiB > L2: 16 KiB tiles in flight as 8 KiB
     assert choose_tile(fp8, 4096, 4096, 1, h200) == fp8[1]       # 32 MiB in L2: 128 x 128, 1024 tiles
     assert choose_tile(fp8, 1024, 1024, 1, h200) == fp8[3]       # in L2, fewer than 264 tiles of 8 KiB: 4 KiB
     assert choose_tile(bf16, 8192, 8192, 1, h200) == bf16[0]     # 4096 tiles, 7.8 waves of 528
-    assert choose_tile(bf16, 8192, 1024, 1, h200) == bf16[1]     # in L2: tiles of at most 16 KiB
+    assert choose_tile(bf16, 8192, 1024, 1, h200) == bf16[2]     # in L2: tiles of at most 16 KiB, more warps
+    assert choose_tile(bf16, 4096, 4096, 1, h200) == bf16[1]     # 64 MiB from DRAM: 16 CTAs of 4 warps an SM
+    assert choose_tile(fp32, 1536, 1536, 1, h200) == fp32[1]     # in L2: 64 x 64 of 8 warps
     assert choose_tile(bf16, 64, 12544, 32, h200) == bf16[1]     # 128 rows on 64: half the tile empty
     assert choose_tile(fp32, 4096, 4096, 1, h200) == fp32[0]     # 32 x 32 (4 KiB) is too small a grain
-    assert choose_tile(fp32, 64, 64, 1, h200) == fp32[1]         # one 64 x 64 tile: four of 32 x 32
+    assert choose_tile(fp32, 64, 64, 1, h200) == fp32[2]         # one 64 x 64 tile: four of 32 x 32
     assert choose_tile(bf16, 8192, 8192, 1, GridShape(16)) == bf16[0]  # fewer SMs, more waves
 
 
@@ -149,8 +151,8 @@ def test_kernels_are_bounded_to_the_occupancy_their_space_allows():
     """A tile whose registers (2 per word a thread holds) fit the CTAs that threads and shared memory allow is
     compiled for them (``__launch_bounds__(threads, min)``); one whose registers would not is left unbounded."""
     fp8, bf16, fp32 = transpose_tiles(1, 16, 16), transpose_tiles(2, 8, 8), transpose_tiles(4, 4, 4)
-    assert [min_ctas(c) for c in fp8] == [0, 0, 16, 16] and [min_ctas(c) for c in bf16] == [0, 16]
-    assert [min_ctas(c) for c in fp32] == [0, 16] and min_ctas(transpose_tiles(1, 1, 1)[0]) == 0  # 32 bytes a thread
+    assert [min_ctas(c) for c in fp8] == [0, 0, 16, 16] and [min_ctas(c) for c in bf16] == [0, 16, 8]
+    assert [min_ctas(c) for c in fp32] == [0, 8, 16] and min_ctas(transpose_tiles(1, 1, 1)[0]) == 0  # 32 bytes a thread
     assert min_ctas(rows_tile(2, 8, 128)) == 16
     for config in fp8 + bf16 + fp32:
         kernel = permute_kernel(config, 1)

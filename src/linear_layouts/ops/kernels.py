@@ -15,7 +15,8 @@ and ``choose_tile`` picks one for a problem on a device (``GridShape``: SMs and 
    small part of the run;
 3. else, when the input and output fit in L2 together (launched back to back, the data stays there), the
    largest tile of at most ``L2_TILE_BYTES`` with ``CTAS_PER_SM`` tiles per SM or more (a short chain of
-   load, barrier and store per CTA);
+   load, barrier and store per CTA), of equal tiles the one with more warps (less work a thread where the
+   latency is L2's);
 4. else (a few waves from DRAM) the tile of at least ``MIN_TILE_BYTES`` with the most bytes in flight per SM
    (its resident CTAs times its tile: each CTA issues all its loads before its barrier), among the tiles an SM
    holds ``OVERLAP_CTAS`` or more of (while one CTA waits at its barrier, the others load and store); the
@@ -25,8 +26,8 @@ and ``choose_tile`` picks one for a problem on a device (``GridShape``: SMs and 
 element   tiles (16-byte vectors; rows x cols / warps, block)                shared memory (the tile)
 ========  =================================================================  =========================
 8-bit     256x256/16 (4), 128x128/4 (4), 64x128/4 (4), 64x64/4 (1)           64, 16, 8, 4 KiB
-16-bit    128x128/8 (1), 64x64/4 (1)                                         32, 8 KiB
-32-bit    64x64/4 (1), 32x32/4 (1)                                           16, 4 KiB
+16-bit    128x128/8 (1), 64x64/4 (1), 64x64/8 (1)                            32, 8, 8 KiB
+32-bit    64x64/4 (1), 64x64/8 (4), 32x32/4 (1)                              16, 16, 4 KiB
 64-bit    32x32/4 (2)                                                        8 KiB
 ========  =================================================================  =========================
 
@@ -164,8 +165,8 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int) -> lis
     if src_vector != v or dst_vector != v:
         return [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
     fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 1)],
-            2: [(128, 128, 8, 1), (64, 64, 4, 1)],
-            4: [(64, 64, 4, 1), (32, 32, 4, 1)],
+            2: [(128, 128, 8, 1), (64, 64, 4, 1), (64, 64, 8, 1)],
+            4: [(64, 64, 4, 1), (64, 64, 8, 4), (32, 32, 4, 1)],
             8: [(32, 32, 4, 2)]}[w]
     return [TileConfig(w, m, n, warps, v, v, block) for m, n, warps, block in fast]
 
@@ -240,8 +241,8 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
         return first
     if rows * cols * batch * (element_traffic or 2 * first.element_bytes) <= device.l2_bytes:
         small = [c for c in usable if c.tile_bytes <= L2_TILE_BYTES] or usable[-1:]
-        return next((c for c in small if c.tiles(rows, cols) * batch >= CTAS_PER_SM * device.multiprocessors),
-                    small[-1])
+        enough = [c for c in small if c.tiles(rows, cols) * batch >= CTAS_PER_SM * device.multiprocessors]
+        return max(enough, key=lambda c: (c.tile_bytes, c.warps)) if enough else small[-1]
     grains = [c for c in usable if c.tile_bytes >= MIN_TILE_BYTES] or usable[:1]
     grains = [c for c in grains if resident_ctas(c) >= OVERLAP_CTAS] or grains
     return max(grains, key=lambda c: (resident_ctas(c) * c.tile_bytes, c.tile_bytes))
