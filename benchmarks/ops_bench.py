@@ -123,17 +123,23 @@ def _time_together(fns: dict) -> dict:
     return {label: min(first[label], second[label]) for label in fns}
 
 
-def _host_us(fn) -> float:
-    """µs per call on the host: ``HOST_CALLS`` calls, then a synchronization."""
+def _host_us(fns: dict) -> dict:
+    """``{label: µs per call on the host}``: ``HOST_CALLS`` calls then a synchronization, each function in turn,
+    ``REPEATS`` rounds, the median kept (one run of a few ms is at the mercy of the host's scheduler)."""
     import torch
 
-    fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(HOST_CALLS):
+    times: dict = {label: [] for label in fns}
+    for fn in fns.values():
         fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / HOST_CALLS * 1e6
+    for _ in range(REPEATS):
+        for label, fn in fns.items():
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(HOST_CALLS):
+                fn()
+            torch.cuda.synchronize()
+            times[label].append((time.perf_counter() - start) / HOST_CALLS * 1e6)
+    return {label: sorted(t)[len(t) // 2] for label, t in times.items()}
 
 
 class Compiled:
@@ -255,8 +261,8 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -
         if best:
             row.update(triton_us=best_us, triton_tile=best)
     if not row["large"]:
-        row["ours_host_us"] = _host_us(ours)
-        row["eager_host_us"] = _host_us(lambda: x.permute(dims).contiguous())
+        host = _host_us({"ours": ours, "eager": lambda: x.permute(dims).contiguous()})
+        row["ours_host_us"], row["eager_host_us"] = host["ours"], host["eager"]
     return row
 
 
