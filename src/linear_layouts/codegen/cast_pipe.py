@@ -1,0 +1,293 @@
+"""The fp8 cast-transpose of any row length and address by persistent CTAs that keep the next tile's loads in flight.
+
+A CTA of ``W`` warps loops over ``R x N`` tiles ``t = b, b + G, ...`` of ``X`` (``rows x cols``, ``w``-byte
+elements at any element-aligned address); while it converts and stores tile ``t``, ``t + G`` is being copied
+into the other of two shared stages, so an SM always has its CTAs' next tiles in flight:
+
+=======================  ==========================================  =========================================
+step                     thread ``i`` (of ``32 W``)                   memory
+=======================  ==========================================  =========================================
+1. copy (next tile)      16-byte chunks ``q = i + 32 W s``: chunk      ``cp.async.cg`` of the aligned chunks
+                         ``q mod K`` of the row ``q / K``              covering each row; past ``X``'s end:
+                                                                       zero-filled, never read
+2. convert, store ``C``  row ``r``, word ``k < N / 4`` of the row's    one 4-byte store: ``C``'s row, from its
+                         aligned 4-byte words of ``C``                aligned word ``k`` (word 0 also takes the
+                                                                       row's last, partial word: byte stores)
+3. shared                the word's 4 bytes at (column) ``P`` +       ``P = R + 12``: ``T``'s rows 4 bytes in
+                         4 + row                                       a padded shared tile
+4. store ``T``           row ``c`` of the tile's ``T``, word ``k <    two 4-byte shared loads, one ``prmt``,
+                         R / 4`` of its aligned words                 one 4-byte store
+=======================  ==========================================  =========================================
+
+(``K = N w / 16 + 1`` chunks a row: the chunk of the row's first element to that of its last; the element
+of column ``j`` of row ``r`` is at shared byte ``16 K r + (a mod 16) + j w`` for ``a`` the row's address.)
+Step 2 follows the copy's ``wait_group`` and a barrier, step 4 a second barrier; an edge tile predicates
+each element and store on its lying in the matrix (its missing elements count as 0 for the amax). The amax,
+the scale and the conversion are those of ``permute.emit_cast_transpose_kernel``, whose parameters the
+kernel takes; the grid is at most ``ctas_per_sm`` CTAs an SM (``PermuteKernel.ctas``).
+
+Example: ``emit_pipe_cast_transpose_kernel("k", "bf16", "e4m3")``: 128 x 64 tiles of 8 warps, stages of
+``128 x 9`` chunks (18 KiB), ``2 x 18432 + 64 x 140 + 128`` bytes of shared memory, 4 CTAs an SM (72 KiB of
+loads in flight an SM); a ``4095 x 11007`` matrix is ``32 x 172`` tiles on ``4 x 132`` CTAs.
+"""
+
+from __future__ import annotations
+
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.permute import CAST_FUNCTIONS, CAST_INPUTS, FP8_FORMATS, PermuteKernel, amax_epilogue, to_float
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+from linear_layouts.target import Target, resolve
+
+__all__ = ["emit_pipe_cast_transpose_kernel", "PIPE_COPY_FUNCTIONS", "pipe_shared_bytes", "chunks_per_row",
+           "transposed_pitch", "PIPE_REGISTERS"]
+
+#: Registers a thread is budgeted (the launch bounds' CTAs an SM follow from it).
+PIPE_REGISTERS = 64
+
+#: ``ll_pipe_copy16(a, p, n)``: ``cp.async.cg.shared.global`` of the aligned 16 bytes at ``p`` to shared ``a``,
+#: of which only the first ``n`` are read (the rest zero-filled); ``ll_pipe_commit()``, ``ll_pipe_wait<N>()``
+#: (until at most ``N`` of the thread's committed groups are pending). The emulator's form (``LL_HOST``) defers
+#: each copy until a wait needs it, so a kernel that reads a stage before its wait reads stale bytes.
+PIPE_COPY_FUNCTIONS = "\n".join([
+    "#ifndef LL_PIPE_COPY",
+    "#define LL_PIPE_COPY",
+    "#ifdef LL_HOST",
+    "struct ll_pipe_chunk { unsigned a; const unsigned char* p; unsigned n; };",
+    "static thread_local std::vector<ll_pipe_chunk> ll_pipe_pending;",
+    "static thread_local std::vector<std::vector<ll_pipe_chunk>> ll_pipe_groups;",
+    "LL_DEV void ll_pipe_copy16(unsigned a, const void* p, unsigned n) { "
+    "ll_pipe_pending.push_back({a, static_cast<const unsigned char*>(p), n}); }",
+    "LL_DEV void ll_pipe_commit() { ll_pipe_groups.push_back(ll_pipe_pending); ll_pipe_pending.clear(); }",
+    "template <int N> LL_DEV void ll_pipe_wait() {",
+    "  while ((int)ll_pipe_groups.size() > N) {",
+    "    for (const ll_pipe_chunk& c : ll_pipe_groups.front()) {",
+    "      std::memcpy(ll_shared + c.a, c.p, c.n); std::memset(ll_shared + c.a + c.n, 0, 16u - c.n); }",
+    "    ll_pipe_groups.erase(ll_pipe_groups.begin());",
+    "  }",
+    "}",
+    "#else",
+    'LL_DEV void ll_pipe_copy16(unsigned a, const void* p, unsigned n) { asm volatile('
+    '"cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(a), "l"(p), "r"(n) : "memory"); }',
+    'LL_DEV void ll_pipe_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }',
+    'template <int N> LL_DEV void ll_pipe_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }',
+    "#endif",
+    "#endif",
+    "",
+])
+
+
+def chunks_per_row(cols: int, element_bytes: int) -> int:
+    """``K``: the aligned 16-byte chunks that cover ``cols`` elements of ``element_bytes`` at any element-aligned
+    address, at most: ``cols w / 16 + 1``.
+
+    >>> chunks_per_row(64, 2), chunks_per_row(64, 4)
+    (9, 17)
+    """
+    return cols * element_bytes // 16 + 1
+
+
+def transposed_pitch(rows: int) -> int:
+    """``P``: bytes between the rows of the shared ``T`` tile: 4 bytes of padding on each side of its ``R`` bytes
+    (step 4 reads the aligned words around a row of any alignment) and 4 more, so that ``P / 4`` is odd and step
+    3's 16 lanes of a row, ``4 P`` bytes apart, hit distinct banks.
+
+    >>> transposed_pitch(128)
+    140
+    """
+    return rows + 12
+
+
+def pipe_shared_bytes(rows: int, cols: int, element_bytes: int) -> int:
+    """Dynamic shared memory of an ``R x N`` tile: two stages of ``R K`` chunks, ``T``'s tile (``N`` rows of
+    ``P`` bytes) and one float per warp (at most 32) for the amax.
+
+    >>> pipe_shared_bytes(128, 64, 2)
+    45952
+    """
+    return 2 * 16 * rows * chunks_per_row(cols, element_bytes) + cols * transposed_pitch(rows) + 4 * 32
+
+
+def _c_word(input_format: str, fp8: str, rows: int, cols: int) -> list[str]:
+    """``ll_pipe_c<FULL>``: step 2-3 for one aligned word of ``C`` (module doc)."""
+    wi = CAST_INPUTS[input_format]
+    load = "ll_lds16" if wi == 2 else "ll_lds32"
+    pitch = transposed_pitch(rows)
+    cvt = f"ll_cvt_{fp8}x2"
+    return [
+        "// steps 2-3 for word k of tile row r: xs = shared byte of its element 0, d = its C row's address mod 4",
+        "template <bool FULL> LL_DEV void ll_pipe_c(unsigned xs, unsigned tt, unsigned char* crow, unsigned r, "
+        "unsigned k, unsigned d, bool row_ok, unsigned cols_left, float scale, float& amax) {",
+        "  unsigned c[4], x[4];",
+        "  if (k != 0u) {",
+        "    #pragma unroll",
+        "    for (unsigned b = 0; b < 4u; ++b) c[b] = 4u * k - d + b;",
+        "  } else {  // word 0 and the row's last, partial word: the columns after d and the last d",
+        "    #pragma unroll",
+        f"    for (unsigned b = 0; b < 4u; ++b) c[b] = b >= d ? b - d : {cols}u - d + b;",
+        "  }",
+        "  #pragma unroll",
+        f"  for (unsigned b = 0; b < 4u; ++b) x[b] = (FULL || (row_ok && c[b] < cols_left)) ? {load}(xs + c[b] * {wi}u) : 0u;",
+        "  float f[4];",
+        "  #pragma unroll",
+        "  for (unsigned b = 0; b < 4u; ++b) {",
+        f"    f[b] = {to_float(input_format, 'x[b]')};",
+        "    amax = fmaxf(amax, fabsf(f[b]));",
+        "  }",
+        f"  const unsigned v = {cvt}(f[0] * scale, f[1] * scale) | ({cvt}(f[2] * scale, f[3] * scale) << 16);",
+        "  if (k != 0u && (FULL || (row_ok && c[3] < cols_left))) {",
+        "    ll_stg32(crow + c[0], v);",
+        "  } else {",
+        "    #pragma unroll",
+        "    for (unsigned b = 0; b < 4u; ++b) if (FULL || (row_ok && c[b] < cols_left)) ll_stg8(crow + c[b], v >> (8u * b));",
+        "  }",
+        "  #pragma unroll",
+        f"  for (unsigned b = 0; b < 4u; ++b) ll_sts8(tt + c[b] * {pitch}u + r, v >> (8u * b));",
+        "}",
+    ]
+
+
+def _t_word(rows: int) -> list[str]:
+    """``ll_pipe_t<FULL>``: step 4 for one aligned word of a row of ``T`` (module doc)."""
+    return [
+        "// step 4 for word k of T's row: ts = shared byte of the row's padding (row byte r at ts + 4 + r); trow =",
+        "//   its global row's address rounded down to 4 bytes, dt = the rounding",
+        "template <bool FULL> LL_DEV void ll_pipe_t(unsigned ts, unsigned char* trow, unsigned k, unsigned dt, "
+        "bool col_ok, unsigned rows_left) {",
+        "  const unsigned sel = 0x3210u + 0x1111u * (4u - dt);  // bytes 4 - dt .. 7 - dt of the two words",
+        "  const unsigned v = __byte_perm(ll_lds32(ts + 4u * k), ll_lds32(ts + 4u * k + 4u), sel);",
+        "  const unsigned r0 = 4u * k - dt;",
+        "  if (k != 0u) {",
+        "    if (FULL || (col_ok && r0 + 3u < rows_left)) {",
+        "      ll_stg32(trow + 4u * k, v);",
+        "    } else if (col_ok) {",
+        "      #pragma unroll",
+        "      for (unsigned b = 0; b < 4u; ++b) if (r0 + b < rows_left) ll_stg8(trow + 4u * k + b, v >> (8u * b));",
+        "    }",
+        "  } else {  // word 0 (rows b - dt) and the row's last, partial word (rows R - dt + b)",
+        f"    const unsigned last = __byte_perm(ll_lds32(ts + {rows}u), ll_lds32(ts + {rows + 4}u), sel);",
+        "    #pragma unroll",
+        "    for (unsigned b = 0; b < 4u; ++b) {",
+        f"      const unsigned r = b >= dt ? b - dt : {rows}u - dt + b;",
+        f"      if (FULL || (col_ok && r < rows_left)) ll_stg8(trow + (b >= dt ? b : {rows}u + b), (b >= dt ? v : last) >> (8u * b));",
+        "    }",
+        "  }",
+        "}",
+    ]
+
+
+def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows: int = 128, cols: int = 64,
+                                    warps: int = 8, target: Target | None = None) -> PermuteKernel:
+    """CUDA C++ of the module doc's kernel: ``C = fp8(scale X)``, ``T = C^T`` and ``amax = max(amax, max |X|)``
+    for ``X`` of ``input_format`` (``permute.CAST_INPUTS``) at any element-aligned address and row length, by
+    persistent CTAs of ``warps`` warps over ``rows x cols`` tiles (powers of two: ``rows`` 32 to 256, ``cols``
+    32 to 256, ``warps`` 1 to 32, ``rows / 4`` and ``cols / 4`` at most the threads); the launch bounds name the
+    CTAs an SM of ``target`` (default: the default target) holds by threads, shared memory and
+    ``PIPE_REGISTERS``; the kernel's ``ctas_per_sm`` is that.
+
+    Example: the defaults make 128 x 64 tiles, 256 threads, 4 CTAs an SM for a 2-byte input."""
+    if input_format not in CAST_INPUTS:
+        raise LayoutError(f"input_format: must be one of {tuple(CAST_INPUTS)}, got {quote(input_format)}")
+    if fp8 not in FP8_FORMATS:
+        raise LayoutError(f"fp8: must be one of {FP8_FORMATS}, got {quote(fp8)}")
+    if not name.isidentifier():
+        raise LayoutError(f"name: {quote(name)} is not a C identifier")
+    for label, value, least, most in (("rows", rows, 32, 256), ("cols", cols, 32, 256), ("warps", warps, 1, 32)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least or value & (value - 1) or value > most:
+            raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
+    threads = 32 * warps
+    if rows > 4 * threads or cols > 4 * threads:
+        raise LayoutError(f"warps: {warps} warps cannot take {rows} x {cols} tiles (a row of C or of T is at most "
+                          "one aligned word a thread)")
+    wi = CAST_INPUTS[input_format]
+    itype = {2: "unsigned short", 4: "unsigned"}[wi]
+    k_row = chunks_per_row(cols, wi)
+    stage = 16 * rows * k_row
+    pitch = transposed_pitch(rows)
+    slot = 2 * stage + cols * pitch
+    shared = pipe_shared_bytes(rows, cols, wi)
+    t = resolve(target)
+    if shared + t.cta_reserved_shared_bytes > t.sm_shared_bytes:
+        raise LayoutError(f"rows, cols: a {rows} x {cols} tile needs {shared} bytes of shared memory, more than an SM's")
+    ctas_per_sm = max(1, min(t.sm_threads // threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
+                             t.sm_registers // (threads * PIPE_REGISTERS), 32))
+    params = [(f"const {itype}* __restrict__", "src_all"), ("unsigned char* __restrict__", "cast_all"),
+              ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
+              ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
+              ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m")]
+    c_rows, t_rows = threads // (cols // 4), threads // (rows // 4)  # tile rows of C, of T, a pass
+    copies = -(-rows * k_row // threads)
+    guard = "" if rows * k_row % threads == 0 else f"q < {rows * k_row}u && "
+    body = [
+        f"// {name}: C = fp8 {fp8}(scale X), T = C^T, amax = max(amax, max |X|); X rows x cols {input_format} at any",
+        f"//   element-aligned address and row length, by {rows}x{cols} tiles; persistent: CTA b of G takes tiles b,",
+        "//   b + G, ..., the next one copied into the other shared stage meanwhile. launch: a 1-D grid of at most",
+        f"//   {ctas_per_sm} x SMs CTAs, block = {threads}, dynamic shared = {shared} bytes.",
+        *_c_word(input_format, fp8, rows, cols),
+        *_t_word(rows),
+        f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
+        f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
+        *KERNEL_PROLOGUE,
+        "  const unsigned total = tiles_n * tiles_m;",
+        "  const float scale = scale_ptr != nullptr ? *scale_ptr : scale_value;",
+        "  const unsigned char* const x_bytes = reinterpret_cast<const unsigned char*>(src_all);",
+        f"  const size_t x_end = (size_t)x_bytes + (size_t)rows * cols * {wi}u;",
+        "  float amax = 0.0f;",
+        "  // step 1 for tile `at` into stage `st`: chunk q of the stage is chunk q mod K of tile row q / K",
+        "  auto copy = [&](unsigned at, unsigned st) {",
+        "    if (at < total) {",
+        f"      const unsigned row0 = at / tiles_n * {rows}u, col0 = at % tiles_n * {cols}u;",
+        "      const unsigned rows_left = rows - row0;",
+        "      #pragma unroll",
+        f"      for (unsigned s = 0; s < {copies}u; ++s) {{",
+        f"        const unsigned q = threadIdx.x + {threads}u * s, r = q / {k_row}u;",
+        f"        if ({guard}r < rows_left) {{",
+        f"          const size_t a = (((size_t)x_bytes + ((size_t)(row0 + r) * cols + col0) * {wi}u) & ~(size_t)15u)"
+        f" + 16u * (q - r * {k_row}u);",
+        f"          if (a < x_end) ll_pipe_copy16(st + 16u * q, reinterpret_cast<const void*>(a), "
+        "x_end - a < 16u ? (unsigned)(x_end - a) : 16u);",
+        "        }",
+        "      }",
+        "    }",
+        "    ll_pipe_commit();",
+        "  };",
+        "  copy(blockIdx.x, smem);",
+        f"  const unsigned tt = smem + {2 * stage}u;  // T's tile: row c (a column of the tile) at tt + c P",
+        "  unsigned odd = 0u;  // the stage of this tile",
+        "  for (unsigned at = blockIdx.x; at < total; at += gridDim.x, odd ^= 1u) {",
+        f"    const unsigned st = smem + {stage}u * odd;",
+        f"    copy(at + gridDim.x, smem + {stage}u * (odd ^ 1u));",
+        "    ll_pipe_wait<1>();",
+        "    ll_bar_cta();",
+        f"    const unsigned row0 = at / tiles_n * {rows}u, col0 = at % tiles_n * {cols}u;",
+        "    const unsigned rows_left = rows - row0, cols_left = cols - col0;",
+        f"    const bool full = rows_left >= {rows}u && cols_left >= {cols}u;",
+        f"    // 2-3: tile rows r = {c_rows} p + i / {cols // 4}, words k = i mod {cols // 4}",
+        f"    const unsigned k = threadIdx.x % {cols // 4}u;",
+        "    #pragma unroll 2",
+        f"    for (unsigned r = threadIdx.x / {cols // 4}u; r < {rows}u; r += {c_rows}u) {{",
+        "      const unsigned e = (row0 + r) * cols + col0;  // the row's element 0 (low 32 bits suffice mod 16)",
+        f"      const unsigned xs = st + {16 * k_row}u * r + (((unsigned)(size_t)x_bytes + e * {wi}u) & 15u);",
+        "      const unsigned d = ((unsigned)(size_t)cast_all + e) & 3u;",
+        "      unsigned char* const crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
+        "      if (full) ll_pipe_c<true>(xs, tt + 4u, crow, r, k, d, true, cols_left, scale, amax);",
+        "      else ll_pipe_c<false>(xs, tt + 4u, crow, r, k, d, r < rows_left, cols_left, scale, amax);",
+        "    }",
+        "    ll_bar_cta();",
+        f"    // 4: T's rows c = {t_rows} p + i / {rows // 4}, words k = i mod {rows // 4}",
+        f"    const unsigned kt = threadIdx.x % {rows // 4}u;",
+        "    #pragma unroll 2",
+        f"    for (unsigned c = threadIdx.x / {rows // 4}u; c < {cols}u; c += {t_rows}u) {{",
+        "      const unsigned e = (col0 + c) * rows + row0;",
+        "      const unsigned dt = ((unsigned)(size_t)trans_all + e) & 3u;",
+        "      unsigned char* const trow = trans_all + ((size_t)(col0 + c) * rows + row0) - dt;",
+        f"      if (full) ll_pipe_t<true>(tt + {pitch}u * c, trow, kt, dt, true, rows_left);",
+        f"      else ll_pipe_t<false>(tt + {pitch}u * c, trow, kt, dt, c < cols_left, rows_left);",
+        "    }",
+        "  }",
+        "  ll_pipe_wait<0>();",
+        *amax_epilogue(slot, warps),
+        "}",
+    ]
+    source = DEVICE_PRELUDE + CAST_FUNCTIONS + PIPE_COPY_FUNCTIONS + "\n".join(body) + "\n"
+    return PermuteKernel(name, source, threads, shared, wi, rows, cols, 1, 1, True, 0, tuple(params), ctas_per_sm)
