@@ -110,6 +110,20 @@ def scalar_kernel(fmt: str, rows: int, cols: int, warps: int):
     return k, hot, rows * cols / k.threads, (1,)
 
 
+def pipe_kernel(fmt: str, rows: int, cols: int, warps: int):
+    """The persistent kernel of an ``rows x cols`` tile (``codegen.cast_pipe``) and its hot path: one whole tile's
+    trip of the persistent loop (no masks, the inner loops unrolled), between two markers; a warp runs both
+    paths of a row's word 0 and of its others (a lane of each warp takes word 0), so the count is the warp's."""
+    from linear_layouts.codegen.cast_pipe import emit_pipe_cast_transpose_kernel
+
+    k = emit_pipe_cast_transpose_kernel(f"pipe_{fmt}_{rows}_{cols}_{warps}", fmt, "e4m3", rows, cols, warps)
+    hot = re.sub(r"const bool full = rows_left >= \d+u && cols_left >= \d+u;", "const bool full = true;", k.source)
+    hot = hot.replace("#pragma unroll 2", "#pragma unroll")
+    hot = hot.replace("odd ^= 1u) {\n", "odd ^= 1u) {\n    __nanosleep(1);\n")
+    hot = hot.replace("    }\n  }\n  ll_pipe_wait<0>();", "    }\n    __nanosleep(2);\n  }\n  ll_pipe_wait<0>();")
+    return k, hot, rows * cols / k.threads, (0, 1, 0)
+
+
 def previous_kernel(fmt: str):
     """The windowed kernel of ``cast_odd_bench.PREVIOUS_COMMIT`` and its hot path (tile region only)."""
     from cast_odd_bench import PREVIOUS_COMMIT, module_at
@@ -140,7 +154,8 @@ def report(label: str, k, hot: str, elements: float, trips: tuple, work: Path) -
     hot_sass, _ = compile_sass(hot, k.name + "_hot", work)
     total: Counter = Counter()
     for part, n in zip(sections(hot_sass), trips):
-        total += dynamic(part, n)
+        if n:
+            total += dynamic(part, n)
     per = {key: total[key] / elements for key, _ in KINDS}
     per["integer"] = total["integer"] / elements
     static = sum(1 for m in map(LINE.search, sass.splitlines()) if m)
@@ -165,6 +180,10 @@ def main() -> None:
             for r, c, w in ((64, 64, 8), (32, 64, 8), (64, 128, 8), (128, 64, 8)):
                 k, hot, elements, trips = scalar_kernel(fmt, r, c, w)
                 rows.append(report(f"scalar {fmt} {r}x{c}/{w}w", k, hot, elements, trips, work))
+            for r, c, w in ((128, 64, 8), (64, 64, 8), (64, 128, 8)):
+                k, hot, elements, trips = pipe_kernel(fmt, r, c, w)
+                rows.append(report(f"pipe {fmt} {r}x{c}/{w}w (CTAs/SM {k.ctas_per_sm})", k, hot, elements, trips,
+                                   work))
     labels = [key for key, _ in KINDS] + ["integer"]
     lines = ["# Odd-shape fp8 cast-transpose: SASS instructions per element (sm_90, nvcc "
              f"{subprocess.run([find_nvcc(), '--version'], capture_output=True, text=True).stdout.split()[-1]})", "",

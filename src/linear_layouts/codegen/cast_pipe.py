@@ -109,23 +109,19 @@ def pipe_shared_bytes(rows: int, cols: int, element_bytes: int) -> int:
 
 
 def _c_word(input_format: str, fp8: str, rows: int, cols: int) -> list[str]:
-    """``ll_pipe_c<FULL>``: step 2-3 for one aligned word of ``C`` (module doc)."""
+    """``ll_pipe_c<FULL, WRAP>``: steps 2-3 for one aligned word of ``C`` (module doc); ``WRAP``: word 0, which
+    also takes the row's last, partial word."""
     wi = CAST_INPUTS[input_format]
     load = "ll_lds16" if wi == 2 else "ll_lds32"
     pitch = transposed_pitch(rows)
     cvt = f"ll_cvt_{fp8}x2"
     return [
         "// steps 2-3 for word k of tile row r: xs = shared byte of its element 0, d = its C row's address mod 4",
-        "template <bool FULL> LL_DEV void ll_pipe_c(unsigned xs, unsigned tt, unsigned char* crow, unsigned r, "
-        "unsigned k, unsigned d, bool row_ok, unsigned cols_left, float scale, float& amax) {",
+        "template <bool FULL, bool WRAP> LL_DEV void ll_pipe_c(unsigned xs, unsigned tt, unsigned char* crow, "
+        "unsigned r, unsigned k, unsigned d, bool row_ok, unsigned cols_left, float scale, float& amax) {",
         "  unsigned c[4], x[4];",
-        "  if (k != 0u) {",
-        "    #pragma unroll",
-        "    for (unsigned b = 0; b < 4u; ++b) c[b] = 4u * k - d + b;",
-        "  } else {  // word 0 and the row's last, partial word: the columns after d and the last d",
-        "    #pragma unroll",
-        f"    for (unsigned b = 0; b < 4u; ++b) c[b] = b >= d ? b - d : {cols}u - d + b;",
-        "  }",
+        "  #pragma unroll",
+        f"  for (unsigned b = 0; b < 4u; ++b) c[b] = !WRAP ? 4u * k - d + b : b >= d ? b - d : {cols}u - d + b;",
         "  #pragma unroll",
         f"  for (unsigned b = 0; b < 4u; ++b) x[b] = (FULL || (row_ok && c[b] < cols_left)) ? {load}(xs + c[b] * {wi}u) : 0u;",
         "  float f[4];",
@@ -135,7 +131,7 @@ def _c_word(input_format: str, fp8: str, rows: int, cols: int) -> list[str]:
         "    amax = fmaxf(amax, fabsf(f[b]));",
         "  }",
         f"  const unsigned v = {cvt}(f[0] * scale, f[1] * scale) | ({cvt}(f[2] * scale, f[3] * scale) << 16);",
-        "  if (k != 0u && (FULL || (row_ok && c[3] < cols_left))) {",
+        "  if (!WRAP && (FULL || (row_ok && c[3] < cols_left))) {",
         "    ll_stg32(crow + c[0], v);",
         "  } else {",
         "    #pragma unroll",
@@ -148,16 +144,17 @@ def _c_word(input_format: str, fp8: str, rows: int, cols: int) -> list[str]:
 
 
 def _t_word(rows: int) -> list[str]:
-    """``ll_pipe_t<FULL>``: step 4 for one aligned word of a row of ``T`` (module doc)."""
+    """``ll_pipe_t<FULL, WRAP>``: step 4 for one aligned word of a row of ``T`` (module doc); ``WRAP``: word 0,
+    which also takes the row's last, partial word."""
     return [
         "// step 4 for word k of T's row: ts = shared byte of the row's padding (row byte r at ts + 4 + r); trow =",
         "//   its global row's address rounded down to 4 bytes, dt = the rounding",
-        "template <bool FULL> LL_DEV void ll_pipe_t(unsigned ts, unsigned char* trow, unsigned k, unsigned dt, "
-        "bool col_ok, unsigned rows_left) {",
+        "template <bool FULL, bool WRAP> LL_DEV void ll_pipe_t(unsigned ts, unsigned char* trow, unsigned k, "
+        "unsigned dt, bool col_ok, unsigned rows_left) {",
         "  const unsigned sel = 0x3210u + 0x1111u * (4u - dt);  // bytes 4 - dt .. 7 - dt of the two words",
         "  const unsigned v = __byte_perm(ll_lds32(ts + 4u * k), ll_lds32(ts + 4u * k + 4u), sel);",
         "  const unsigned r0 = 4u * k - dt;",
-        "  if (k != 0u) {",
+        "  if (!WRAP) {",
         "    if (FULL || (col_ok && r0 + 3u < rows_left)) {",
         "      ll_stg32(trow + 4u * k, v);",
         "    } else if (col_ok) {",
@@ -262,27 +259,48 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
         f"    const unsigned row0 = at / tiles_n * {rows}u, col0 = at % tiles_n * {cols}u;",
         "    const unsigned rows_left = rows - row0, cols_left = cols - col0;",
         f"    const bool full = rows_left >= {rows}u && cols_left >= {cols}u;",
-        f"    // 2-3: tile rows r = {c_rows} p + i / {cols // 4}, words k = i mod {cols // 4}",
-        f"    const unsigned k = threadIdx.x % {cols // 4}u;",
-        "    #pragma unroll 2",
-        f"    for (unsigned r = threadIdx.x / {cols // 4}u; r < {rows}u; r += {c_rows}u) {{",
-        "      const unsigned e = (row0 + r) * cols + col0;  // the row's element 0 (low 32 bits suffice mod 16)",
-        f"      const unsigned xs = st + {16 * k_row}u * r + (((unsigned)(size_t)x_bytes + e * {wi}u) & 15u);",
-        "      const unsigned d = ((unsigned)(size_t)cast_all + e) & 3u;",
-        "      unsigned char* const crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
-        "      if (full) ll_pipe_c<true>(xs, tt + 4u, crow, r, k, d, true, cols_left, scale, amax);",
-        "      else ll_pipe_c<false>(xs, tt + 4u, crow, r, k, d, r < rows_left, cols_left, scale, amax);",
+        f"    // 2-3: tile rows r = {c_rows} p + i / {cols // 4}, words k = i mod {cols // 4} but 0; then word 0 of row i",
+        "    {",
+        f"      const unsigned k = threadIdx.x % {cols // 4}u;",
+        "      #pragma unroll 2",
+        f"      for (unsigned r = threadIdx.x / {cols // 4}u; r < {rows}u; r += {c_rows}u) {{",
+        "        const unsigned e = (row0 + r) * cols + col0;  // the row's element 0 (low 32 bits suffice mod 16)",
+        f"        const unsigned xs = st + {16 * k_row}u * r + (((unsigned)(size_t)x_bytes + e * {wi}u) & 15u);",
+        "        const unsigned d = ((unsigned)(size_t)cast_all + e) & 3u;",
+        "        unsigned char* const crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
+        "        if (k == 0u) continue;",
+        "        if (full) ll_pipe_c<true, false>(xs, tt + 4u, crow, r, k, d, true, cols_left, scale, amax);",
+        "        else ll_pipe_c<false, false>(xs, tt + 4u, crow, r, k, d, r < rows_left, cols_left, scale, amax);",
+        "      }",
+        f"      for (unsigned r = threadIdx.x; r < {rows}u; r += {threads}u) {{",
+        "        const unsigned e = (row0 + r) * cols + col0;",
+        f"        const unsigned xs = st + {16 * k_row}u * r + (((unsigned)(size_t)x_bytes + e * {wi}u) & 15u);",
+        "        const unsigned d = ((unsigned)(size_t)cast_all + e) & 3u;",
+        "        unsigned char* const crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
+        "        if (full) ll_pipe_c<true, true>(xs, tt + 4u, crow, r, 0u, d, true, cols_left, scale, amax);",
+        "        else ll_pipe_c<false, true>(xs, tt + 4u, crow, r, 0u, d, r < rows_left, cols_left, scale, amax);",
+        "      }",
         "    }",
         "    ll_bar_cta();",
-        f"    // 4: T's rows c = {t_rows} p + i / {rows // 4}, words k = i mod {rows // 4}",
-        f"    const unsigned kt = threadIdx.x % {rows // 4}u;",
-        "    #pragma unroll 2",
-        f"    for (unsigned c = threadIdx.x / {rows // 4}u; c < {cols}u; c += {t_rows}u) {{",
-        "      const unsigned e = (col0 + c) * rows + row0;",
-        "      const unsigned dt = ((unsigned)(size_t)trans_all + e) & 3u;",
-        "      unsigned char* const trow = trans_all + ((size_t)(col0 + c) * rows + row0) - dt;",
-        f"      if (full) ll_pipe_t<true>(tt + {pitch}u * c, trow, kt, dt, true, rows_left);",
-        f"      else ll_pipe_t<false>(tt + {pitch}u * c, trow, kt, dt, c < cols_left, rows_left);",
+        f"    // 4: T's rows c = {t_rows} p + i / {rows // 4}, words k = i mod {rows // 4} but 0; then word 0 of row i",
+        "    {",
+        f"      const unsigned k = threadIdx.x % {rows // 4}u;",
+        "      #pragma unroll 2",
+        f"      for (unsigned c = threadIdx.x / {rows // 4}u; c < {cols}u; c += {t_rows}u) {{",
+        "        const unsigned e = (col0 + c) * rows + row0;",
+        "        const unsigned dt = ((unsigned)(size_t)trans_all + e) & 3u;",
+        "        unsigned char* const trow = trans_all + ((size_t)(col0 + c) * rows + row0) - dt;",
+        "        if (k == 0u) continue;",
+        f"        if (full) ll_pipe_t<true, false>(tt + {pitch}u * c, trow, k, dt, true, rows_left);",
+        f"        else ll_pipe_t<false, false>(tt + {pitch}u * c, trow, k, dt, c < cols_left, rows_left);",
+        "      }",
+        f"      for (unsigned c = threadIdx.x; c < {cols}u; c += {threads}u) {{",
+        "        const unsigned e = (col0 + c) * rows + row0;",
+        "        const unsigned dt = ((unsigned)(size_t)trans_all + e) & 3u;",
+        "        unsigned char* const trow = trans_all + ((size_t)(col0 + c) * rows + row0) - dt;",
+        f"        if (full) ll_pipe_t<true, true>(tt + {pitch}u * c, trow, 0u, dt, true, rows_left);",
+        f"        else ll_pipe_t<false, true>(tt + {pitch}u * c, trow, 0u, dt, c < cols_left, rows_left);",
+        "      }",
         "    }",
         "  }",
         "  ll_pipe_wait<0>();",
