@@ -112,16 +112,21 @@ def scalar_kernel(fmt: str, rows: int, cols: int, warps: int):
 
 def pipe_kernel(fmt: str, rows: int, cols: int, warps: int):
     """The persistent kernel of an ``rows x cols`` tile (``codegen.cast_pipe``) and its hot path: one whole tile's
-    trip of the persistent loop (no masks, the inner loops unrolled), between two markers; a warp runs both
-    paths of a row's word 0 and of its others (a lane of each warp takes word 0), so the count is the warp's."""
+    trip of the persistent loop (no masks, the inner loops unrolled), split into its steps: the next tile's copy,
+    the whole words of C, the rows' ends of C (run by the ``rows / 32`` warps that hold a row each), the whole
+    words of T, the rows' ends of T (``cols / 32`` warps); the ends' steps count for the warps that run them."""
     from linear_layouts.codegen.cast_pipe import emit_pipe_cast_transpose_kernel
 
     k = emit_pipe_cast_transpose_kernel(f"pipe_{fmt}_{rows}_{cols}_{warps}", fmt, "e4m3", rows, cols, warps)
     hot = re.sub(r"const bool full = rows_left >= \d+u && cols_left >= \d+u;", "const bool full = true;", k.source)
     hot = hot.replace("#pragma unroll 2", "#pragma unroll")
     hot = hot.replace("odd ^= 1u) {\n", "odd ^= 1u) {\n    __nanosleep(1);\n")
-    hot = hot.replace("    }\n  }\n  ll_pipe_wait<0>();", "    }\n    __nanosleep(2);\n  }\n  ll_pipe_wait<0>();")
-    return k, hot, rows * cols / k.threads, (0, 1, 0)
+    hot = hot.replace("  // 2-3:", "  __nanosleep(2);\n  // 2-3:")
+    hot = hot.replace(f"  for (unsigned r = threadIdx.x; r < {rows}u;", f"  __nanosleep(3);\n  for (unsigned r = threadIdx.x; r < {rows}u;")
+    hot = hot.replace("  ll_bar_cta();\n  // 4:", "  __nanosleep(4);\n  ll_bar_cta();\n  // 4:")
+    hot = hot.replace(f"  for (unsigned c = threadIdx.x; c < {cols}u;", f"  __nanosleep(5);\n  for (unsigned c = threadIdx.x; c < {cols}u;")
+    hot = hot.replace("    else ll_pipe_tile<false>", "    __nanosleep(6);\n    if (false) ll_pipe_tile<false>")
+    return k, hot, rows * cols / k.threads, (0, 1, 1, rows / 32 / warps, 1, cols / 32 / warps, 0)
 
 
 def previous_kernel(fmt: str):
@@ -154,7 +159,9 @@ def report(label: str, k, hot: str, elements: float, trips: tuple, work: Path) -
     hot_sass, _ = compile_sass(hot, k.name + "_hot", work)
     total: Counter = Counter()
     for part, n in zip(sections(hot_sass), trips):
-        if n:
+        if isinstance(n, float) and n < 1:  # a step only a fraction n of the warps runs
+            total += Counter({key: n * v for key, v in dynamic(part, 1).items()})
+        elif n:
             total += dynamic(part, n)
     per = {key: total[key] / elements for key, _ in KINDS}
     per["integer"] = total["integer"] / elements

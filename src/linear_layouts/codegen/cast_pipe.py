@@ -173,6 +173,57 @@ def _t_word(rows: int) -> list[str]:
     ]
 
 
+def _tile(rows: int, cols: int, warps: int, k_row: int, wi: int) -> list[str]:
+    """``ll_pipe_tile<FULL>``: steps 2-4 of one tile, its copy in shared memory at ``st`` (module doc)."""
+    threads = 32 * warps
+    c_rows, t_rows = threads // (cols // 4), threads // (rows // 4)  # tile rows of C, of T, a pass
+    pitch = transposed_pitch(rows)
+    return [
+        "// steps 2-4 of the tile at (row0, col0) whose copy is at shared byte st; T's tile at tt",
+        "template <bool FULL> LL_DEV void ll_pipe_tile(unsigned st, unsigned tt, const unsigned char* x_bytes, "
+        "unsigned char* cast_all, unsigned char* trans_all, unsigned rows, unsigned cols, unsigned row0, "
+        "unsigned col0, float scale, float& amax) {",
+        "  const unsigned rows_left = rows - row0, cols_left = cols - col0;",
+        "  const unsigned xb = (unsigned)(size_t)x_bytes, cb = (unsigned)(size_t)cast_all, tb = (unsigned)(size_t)trans_all;",
+        f"  // 2-3: tile rows r = i / {cols // 4} + {c_rows} p, words k = i mod {cols // 4} but 0; then word 0 of row i",
+        f"  if (const unsigned k = threadIdx.x % {cols // 4}u) {{",
+        f"    unsigned r = threadIdx.x / {cols // 4}u, e = (row0 + r) * cols + col0;  // e: the row's element 0",
+        "    unsigned char* crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
+        f"    unsigned xr = st + {16 * k_row}u * r;",
+        "    #pragma unroll 2",
+        f"    for (; r < {rows}u; r += {c_rows}u) {{",
+        f"      const unsigned xs = xr + ((xb + e * {wi}u) & 15u), d = (cb + e) & 3u;",
+        "      ll_pipe_c<FULL, false>(xs, tt + 4u, crow, r, k, d, FULL || r < rows_left, cols_left, scale, amax);",
+        f"      e += {c_rows}u * cols; crow += (size_t){c_rows}u * cols; xr += {16 * k_row * c_rows}u;",
+        "    }",
+        "  }",
+        f"  for (unsigned r = threadIdx.x; r < {rows}u; r += {threads}u) {{",
+        "    const unsigned e = (row0 + r) * cols + col0;",
+        f"    const unsigned xs = st + {16 * k_row}u * r + ((xb + e * {wi}u) & 15u);",
+        "    unsigned char* const crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
+        "    ll_pipe_c<FULL, true>(xs, tt + 4u, crow, r, 0u, (cb + e) & 3u, FULL || r < rows_left, cols_left, scale, amax);",
+        "  }",
+        "  ll_bar_cta();",
+        f"  // 4: T's rows c = i / {rows // 4} + {t_rows} p, words k = i mod {rows // 4} but 0; then word 0 of row i",
+        f"  if (const unsigned k = threadIdx.x % {rows // 4}u) {{",
+        f"    unsigned c = threadIdx.x / {rows // 4}u, e = (col0 + c) * rows + row0;",
+        "    unsigned char* trow = trans_all + ((size_t)(col0 + c) * rows + row0);",
+        "    #pragma unroll 2",
+        f"    for (; c < {cols}u; c += {t_rows}u) {{",
+        "      const unsigned dt = (tb + e) & 3u;",
+        f"      ll_pipe_t<FULL, false>(tt + {pitch}u * c, trow - dt, k, dt, FULL || c < cols_left, rows_left);",
+        f"      e += {t_rows}u * rows; trow += (size_t){t_rows}u * rows;",
+        "    }",
+        "  }",
+        f"  for (unsigned c = threadIdx.x; c < {cols}u; c += {threads}u) {{",
+        "    const unsigned e = (col0 + c) * rows + row0, dt = (tb + e) & 3u;",
+        "    unsigned char* const trow = trans_all + ((size_t)(col0 + c) * rows + row0) - dt;",
+        f"    ll_pipe_t<FULL, true>(tt + {pitch}u * c, trow, 0u, dt, FULL || c < cols_left, rows_left);",
+        "  }",
+        "}",
+    ]
+
+
 def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows: int = 128, cols: int = 64,
                                     warps: int = 8, target: Target | None = None) -> PermuteKernel:
     """CUDA C++ of the module doc's kernel: ``C = fp8(scale X)``, ``T = C^T`` and ``amax = max(amax, max |X|)``
@@ -212,7 +263,6 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
               ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
               ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
               ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m")]
-    c_rows, t_rows = threads // (cols // 4), threads // (rows // 4)  # tile rows of C, of T, a pass
     copies = -(-rows * k_row // threads)
     guard = "" if rows * k_row % threads == 0 else f"q < {rows * k_row}u && "
     body = [
@@ -222,6 +272,7 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
         f"//   {ctas_per_sm} x SMs CTAs, block = {threads}, dynamic shared = {shared} bytes.",
         *_c_word(input_format, fp8, rows, cols),
         *_t_word(rows),
+        *_tile(rows, cols, warps, k_row, wi),
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
         *KERNEL_PROLOGUE,
@@ -257,51 +308,9 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
         "    ll_pipe_wait<1>();",
         "    ll_bar_cta();",
         f"    const unsigned row0 = at / tiles_n * {rows}u, col0 = at % tiles_n * {cols}u;",
-        "    const unsigned rows_left = rows - row0, cols_left = cols - col0;",
-        f"    const bool full = rows_left >= {rows}u && cols_left >= {cols}u;",
-        f"    // 2-3: tile rows r = {c_rows} p + i / {cols // 4}, words k = i mod {cols // 4} but 0; then word 0 of row i",
-        "    {",
-        f"      const unsigned k = threadIdx.x % {cols // 4}u;",
-        "      #pragma unroll 2",
-        f"      for (unsigned r = threadIdx.x / {cols // 4}u; r < {rows}u; r += {c_rows}u) {{",
-        "        const unsigned e = (row0 + r) * cols + col0;  // the row's element 0 (low 32 bits suffice mod 16)",
-        f"        const unsigned xs = st + {16 * k_row}u * r + (((unsigned)(size_t)x_bytes + e * {wi}u) & 15u);",
-        "        const unsigned d = ((unsigned)(size_t)cast_all + e) & 3u;",
-        "        unsigned char* const crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
-        "        if (k == 0u) continue;",
-        "        if (full) ll_pipe_c<true, false>(xs, tt + 4u, crow, r, k, d, true, cols_left, scale, amax);",
-        "        else ll_pipe_c<false, false>(xs, tt + 4u, crow, r, k, d, r < rows_left, cols_left, scale, amax);",
-        "      }",
-        f"      for (unsigned r = threadIdx.x; r < {rows}u; r += {threads}u) {{",
-        "        const unsigned e = (row0 + r) * cols + col0;",
-        f"        const unsigned xs = st + {16 * k_row}u * r + (((unsigned)(size_t)x_bytes + e * {wi}u) & 15u);",
-        "        const unsigned d = ((unsigned)(size_t)cast_all + e) & 3u;",
-        "        unsigned char* const crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
-        "        if (full) ll_pipe_c<true, true>(xs, tt + 4u, crow, r, 0u, d, true, cols_left, scale, amax);",
-        "        else ll_pipe_c<false, true>(xs, tt + 4u, crow, r, 0u, d, r < rows_left, cols_left, scale, amax);",
-        "      }",
-        "    }",
-        "    ll_bar_cta();",
-        f"    // 4: T's rows c = {t_rows} p + i / {rows // 4}, words k = i mod {rows // 4} but 0; then word 0 of row i",
-        "    {",
-        f"      const unsigned k = threadIdx.x % {rows // 4}u;",
-        "      #pragma unroll 2",
-        f"      for (unsigned c = threadIdx.x / {rows // 4}u; c < {cols}u; c += {t_rows}u) {{",
-        "        const unsigned e = (col0 + c) * rows + row0;",
-        "        const unsigned dt = ((unsigned)(size_t)trans_all + e) & 3u;",
-        "        unsigned char* const trow = trans_all + ((size_t)(col0 + c) * rows + row0) - dt;",
-        "        if (k == 0u) continue;",
-        f"        if (full) ll_pipe_t<true, false>(tt + {pitch}u * c, trow, k, dt, true, rows_left);",
-        f"        else ll_pipe_t<false, false>(tt + {pitch}u * c, trow, k, dt, c < cols_left, rows_left);",
-        "      }",
-        f"      for (unsigned c = threadIdx.x; c < {cols}u; c += {threads}u) {{",
-        "        const unsigned e = (col0 + c) * rows + row0;",
-        "        const unsigned dt = ((unsigned)(size_t)trans_all + e) & 3u;",
-        "        unsigned char* const trow = trans_all + ((size_t)(col0 + c) * rows + row0) - dt;",
-        f"        if (full) ll_pipe_t<true, true>(tt + {pitch}u * c, trow, 0u, dt, true, rows_left);",
-        f"        else ll_pipe_t<false, true>(tt + {pitch}u * c, trow, 0u, dt, c < cols_left, rows_left);",
-        "      }",
-        "    }",
+        f"    const bool full = rows - row0 >= {rows}u && cols - col0 >= {cols}u;",
+        "    if (full) ll_pipe_tile<true>(st, tt, x_bytes, cast_all, trans_all, rows, cols, row0, col0, scale, amax);",
+        "    else ll_pipe_tile<false>(st, tt, x_bytes, cast_all, trans_all, rows, cols, row0, col0, scale, amax);",
         "  }",
         "  ll_pipe_wait<0>();",
         *amax_epilogue(slot, warps),
