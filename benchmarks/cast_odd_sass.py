@@ -120,9 +120,10 @@ def pipe_kernel(fmt: str, rows: int, cols: int, warps: int):
     k = emit_pipe_cast_transpose_kernel(f"pipe_{fmt}_{rows}_{cols}_{warps}", fmt, "e4m3", rows, cols, warps)
     hot = re.sub(r"const bool full = rows_left >= \d+u && cols_left >= \d+u;", "const bool full = true;", k.source)
     hot = hot.replace("#pragma unroll 2", "#pragma unroll")
-    hot = hot.replace("odd ^= 1u) {\n", "odd ^= 1u) {\n    __nanosleep(1);\n")
+    hot = re.sub(r"if \(avail == \d+u\)", "if (true)", hot)  # a row's chunks all inside X
+    hot = hot.replace("odd ^= 1u) {  // odd: the stage of this tile\n", "odd ^= 1u) {\n    __nanosleep(1);\n")
     hot = hot.replace("  // 2-3:", "  __nanosleep(2);\n  // 2-3:")
-    hot = hot.replace(f"  for (unsigned r = threadIdx.x; r < {rows}u;", f"  __nanosleep(3);\n  for (unsigned r = threadIdx.x; r < {rows}u;")
+    hot = hot.replace(f"  if (threadIdx.x < {rows}u) {{", f"  __nanosleep(3);\n  if (threadIdx.x < {rows}u) {{")
     hot = hot.replace("  ll_bar_cta();\n  // 4:", "  __nanosleep(4);\n  ll_bar_cta();\n  // 4:")
     hot = hot.replace(f"  for (unsigned c = threadIdx.x; c < {cols}u;", f"  __nanosleep(5);\n  for (unsigned c = threadIdx.x; c < {cols}u;")
     hot = hot.replace("    else ll_pipe_tile<false>", "    __nanosleep(6);\n    if (false) ll_pipe_tile<false>")

@@ -45,8 +45,9 @@ __all__ = ["emit_pipe_cast_transpose_kernel", "PIPE_COPY_FUNCTIONS", "pipe_share
 #: Registers a thread is budgeted (the launch bounds' CTAs an SM follow from it).
 PIPE_REGISTERS = 64
 
-#: ``ll_pipe_copy16(a, p, n)``: ``cp.async.cg.shared.global`` of the aligned 16 bytes at ``p`` to shared ``a``,
-#: of which only the first ``n`` are read (the rest zero-filled); ``ll_pipe_commit()``, ``ll_pipe_wait<N>()``
+#: ``ll_pipe_copy16<OFFSET>(a, p, n)``: ``cp.async.cg.shared.global`` of the aligned 16 bytes at ``p + OFFSET`` to
+#: shared ``a + OFFSET`` (``OFFSET`` the instruction's immediate),
+#: of which only the first ``n`` (default 16) are read (the rest zero-filled); ``ll_pipe_commit()``, ``ll_pipe_wait<N>()``
 #: (until at most ``N`` of the thread's committed groups are pending). The emulator's form (``LL_HOST``) defers
 #: each copy until a wait needs it, so a kernel that reads a stage before its wait reads stale bytes.
 PIPE_COPY_FUNCTIONS = "\n".join([
@@ -56,8 +57,9 @@ PIPE_COPY_FUNCTIONS = "\n".join([
     "struct ll_pipe_chunk { unsigned a; const unsigned char* p; unsigned n; };",
     "static thread_local std::vector<ll_pipe_chunk> ll_pipe_pending;",
     "static thread_local std::vector<std::vector<ll_pipe_chunk>> ll_pipe_groups;",
-    "LL_DEV void ll_pipe_copy16(unsigned a, const void* p, unsigned n) { "
-    "ll_pipe_pending.push_back({a, static_cast<const unsigned char*>(p), n}); }",
+    "template <unsigned OFFSET = 0u> LL_DEV void ll_pipe_copy16(unsigned a, const void* p, unsigned n) { "
+    "ll_pipe_pending.push_back({a + OFFSET, static_cast<const unsigned char*>(p) + OFFSET, n}); }",
+    "template <unsigned OFFSET = 0u> LL_DEV void ll_pipe_copy16(unsigned a, const void* p) { ll_pipe_copy16<OFFSET>(a, p, 16u); }",
     "LL_DEV void ll_pipe_commit() { ll_pipe_groups.push_back(ll_pipe_pending); ll_pipe_pending.clear(); }",
     "template <int N> LL_DEV void ll_pipe_wait() {",
     "  while ((int)ll_pipe_groups.size() > N) {",
@@ -67,8 +69,10 @@ PIPE_COPY_FUNCTIONS = "\n".join([
     "  }",
     "}",
     "#else",
-    'LL_DEV void ll_pipe_copy16(unsigned a, const void* p, unsigned n) { asm volatile('
-    '"cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(a), "l"(p), "r"(n) : "memory"); }',
+    'template <unsigned OFFSET = 0u> LL_DEV void ll_pipe_copy16(unsigned a, const void* p, unsigned n) { asm volatile('
+    '"cp.async.cg.shared.global [%0+%3], [%1+%3], 16, %2;" :: "r"(a), "l"(p), "r"(n), "n"(OFFSET) : "memory"); }',
+    'template <unsigned OFFSET = 0u> LL_DEV void ll_pipe_copy16(unsigned a, const void* p) { asm volatile('
+    '"cp.async.cg.shared.global [%0+%2], [%1+%2], 16;" :: "r"(a), "l"(p), "n"(OFFSET) : "memory"); }',
     'LL_DEV void ll_pipe_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }',
     'template <int N> LL_DEV void ll_pipe_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }',
     "#endif",
@@ -176,7 +180,8 @@ def _t_word(rows: int) -> list[str]:
 def _tile(rows: int, cols: int, warps: int, k_row: int, wi: int) -> list[str]:
     """``ll_pipe_tile<FULL>``: steps 2-4 of one tile, its copy in shared memory at ``st`` (module doc)."""
     threads = 32 * warps
-    c_rows, t_rows = threads // (cols // 4), threads // (rows // 4)  # tile rows of C, of T, a pass
+    cw, tw = cols // 8, rows // 8  # threads a row of C, of T: words k and k + cw (k + tw) of the row each
+    c_rows, t_rows = threads // cw, threads // tw  # tile rows of C, of T, a pass
     pitch = transposed_pitch(rows)
     return [
         "// steps 2-4 of the tile at (row0, col0) whose copy is at shared byte st; T's tile at tt",
@@ -185,37 +190,44 @@ def _tile(rows: int, cols: int, warps: int, k_row: int, wi: int) -> list[str]:
         "unsigned col0, float scale, float& amax) {",
         "  const unsigned rows_left = rows - row0, cols_left = cols - col0;",
         "  const unsigned xb = (unsigned)(size_t)x_bytes, cb = (unsigned)(size_t)cast_all, tb = (unsigned)(size_t)trans_all;",
-        f"  // 2-3: tile rows r = i / {cols // 4} + {c_rows} p, words k = i mod {cols // 4} but 0; then word 0 of row i",
-        f"  if (const unsigned k = threadIdx.x % {cols // 4}u) {{",
-        f"    unsigned r = threadIdx.x / {cols // 4}u, e = (row0 + r) * cols + col0;  // e: the row's element 0",
+        f"  // 2-3: tile rows r = i / {cw} + {c_rows} p, words k = i mod {cw} (but 0) and k + {cw}; then word 0 of row i",
+        "  {",
+        f"    const unsigned k = threadIdx.x % {cw}u;",
+        f"    unsigned r = threadIdx.x / {cw}u, e = (row0 + r) * cols + col0;  // e: the row's element 0",
         "    unsigned char* crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
         f"    unsigned xr = st + {16 * k_row}u * r;",
         "    #pragma unroll 2",
-        f"    for (; r < {rows}u; r += {c_rows}u) {{",
+        f"    for (unsigned p = 0; p < {max(1, rows // c_rows)}u; ++p, r += {c_rows}u) {{",
+        *([f"      if (r >= {rows}u) break;"] if c_rows > rows else []),
         f"      const unsigned xs = xr + ((xb + e * {wi}u) & 15u), d = (cb + e) & 3u;",
-        "      ll_pipe_c<FULL, false>(xs, tt + 4u, crow, r, k, d, FULL || r < rows_left, cols_left, scale, amax);",
+        "      if (k) ll_pipe_c<FULL, false>(xs, tt + 4u, crow, r, k, d, FULL || r < rows_left, cols_left, scale, amax);",
+        f"      ll_pipe_c<FULL, false>(xs, tt + 4u, crow, r, k + {cw}u, d, FULL || r < rows_left, cols_left, scale, amax);",
         f"      e += {c_rows}u * cols; crow += (size_t){c_rows}u * cols; xr += {16 * k_row * c_rows}u;",
         "    }",
         "  }",
-        f"  for (unsigned r = threadIdx.x; r < {rows}u; r += {threads}u) {{",
+        f"  if (threadIdx.x < {rows}u) {{",
+        "    const unsigned r = threadIdx.x;",
         "    const unsigned e = (row0 + r) * cols + col0;",
         f"    const unsigned xs = st + {16 * k_row}u * r + ((xb + e * {wi}u) & 15u);",
         "    unsigned char* const crow = cast_all + ((size_t)(row0 + r) * cols + col0);",
         "    ll_pipe_c<FULL, true>(xs, tt + 4u, crow, r, 0u, (cb + e) & 3u, FULL || r < rows_left, cols_left, scale, amax);",
         "  }",
         "  ll_bar_cta();",
-        f"  // 4: T's rows c = i / {rows // 4} + {t_rows} p, words k = i mod {rows // 4} but 0; then word 0 of row i",
-        f"  if (const unsigned k = threadIdx.x % {rows // 4}u) {{",
-        f"    unsigned c = threadIdx.x / {rows // 4}u, e = (col0 + c) * rows + row0;",
+        f"  // 4: T's rows c = i / {tw} + {t_rows} p, words k = i mod {tw} (but 0) and k + {tw}; then word 0 of row i",
+        "  {",
+        f"    const unsigned k = threadIdx.x % {tw}u;",
+        f"    unsigned c = threadIdx.x / {tw}u, e = (col0 + c) * rows + row0;",
         "    unsigned char* trow = trans_all + ((size_t)(col0 + c) * rows + row0);",
         "    #pragma unroll 2",
-        f"    for (; c < {cols}u; c += {t_rows}u) {{",
+        f"    for (unsigned p = 0; p < {max(1, cols // t_rows)}u; ++p, c += {t_rows}u) {{",
+        *([f"      if (c >= {cols}u) break;"] if t_rows > cols else []),
         "      const unsigned dt = (tb + e) & 3u;",
-        f"      ll_pipe_t<FULL, false>(tt + {pitch}u * c, trow - dt, k, dt, FULL || c < cols_left, rows_left);",
+        f"      if (k) ll_pipe_t<FULL, false>(tt + {pitch}u * c, trow - dt, k, dt, FULL || c < cols_left, rows_left);",
+        f"      ll_pipe_t<FULL, false>(tt + {pitch}u * c, trow - dt, k + {tw}u, dt, FULL || c < cols_left, rows_left);",
         f"      e += {t_rows}u * rows; trow += (size_t){t_rows}u * rows;",
         "    }",
         "  }",
-        f"  for (unsigned c = threadIdx.x; c < {cols}u; c += {threads}u) {{",
+        f"  for (unsigned c = threadIdx.x; c < {cols}u; c += {threads}u) {{  // (once or not at all below {threads} columns)",
         "    const unsigned e = (col0 + c) * rows + row0, dt = (tb + e) & 3u;",
         "    unsigned char* const trow = trans_all + ((size_t)(col0 + c) * rows + row0) - dt;",
         f"    ll_pipe_t<FULL, true>(tt + {pitch}u * c, trow, 0u, dt, FULL || c < cols_left, rows_left);",
@@ -244,9 +256,8 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
         if isinstance(value, bool) or not isinstance(value, int) or value < least or value & (value - 1) or value > most:
             raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
     threads = 32 * warps
-    if rows > 4 * threads or cols > 4 * threads:
-        raise LayoutError(f"warps: {warps} warps cannot take {rows} x {cols} tiles (a row of C or of T is at most "
-                          "one aligned word a thread)")
+    if rows > threads or cols > 8 * threads:
+        raise LayoutError(f"warps: {warps} warps cannot take {rows} x {cols} tiles (at least a thread a row)")
     wi = CAST_INPUTS[input_format]
     itype = {2: "unsigned short", 4: "unsigned"}[wi]
     k_row = chunks_per_row(cols, wi)
@@ -263,8 +274,15 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
               ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
               ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
               ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m")]
-    copies = -(-rows * k_row // threads)
-    guard = "" if rows * k_row % threads == 0 else f"q < {rows * k_row}u && "
+    tpr = threads // rows  # threads a tile row's copy
+    copies, whole = [], []
+    for j in range(-(-k_row // tpr)):
+        whole.append(("        " if (j + 1) * tpr <= k_row else f"        if (k < {k_row - tpr * j}u) ")
+                     + f"ll_pipe_copy16<{16 * tpr * j}u>(s, g);")
+        test = f"avail > {16 * tpr * j}u + 16u * k" if (j + 1) * tpr <= k_row else \
+            f"k < {k_row - tpr * j}u && avail > {16 * tpr * j}u + 16u * k"
+        copies.append(f"        if ({test}) ll_pipe_copy16<{16 * tpr * j}u>(s, g, avail - {16 * tpr * j}u - 16u * k < 16u ? "
+                      f"avail - {16 * tpr * j}u - 16u * k : 16u);")
     body = [
         f"// {name}: C = fp8 {fp8}(scale X), T = C^T, amax = max(amax, max |X|); X rows x cols {input_format} at any",
         f"//   element-aligned address and row length, by {rows}x{cols} tiles; persistent: CTA b of G takes tiles b,",
@@ -282,35 +300,42 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
         f"  const size_t x_end = (size_t)x_bytes + (size_t)rows * cols * {wi}u;",
         "  float amax = 0.0f;",
         "  // step 1 for tile `at` into stage `st`: chunk q of the stage is chunk q mod K of tile row q / K",
-        "  auto copy = [&](unsigned at, unsigned st) {",
-        "    if (at < total) {",
-        f"      const unsigned row0 = at / tiles_n * {rows}u, col0 = at % tiles_n * {cols}u;",
-        "      const unsigned rows_left = rows - row0;",
-        "      #pragma unroll",
-        f"      for (unsigned s = 0; s < {copies}u; ++s) {{",
-        f"        const unsigned q = threadIdx.x + {threads}u * s, r = q / {k_row}u;",
-        f"        if ({guard}r < rows_left) {{",
-        f"          const size_t a = (((size_t)x_bytes + ((size_t)(row0 + r) * cols + col0) * {wi}u) & ~(size_t)15u)"
-        f" + 16u * (q - r * {k_row}u);",
-        f"          if (a < x_end) ll_pipe_copy16(st + 16u * q, reinterpret_cast<const void*>(a), "
-        "x_end - a < 16u ? (unsigned)(x_end - a) : 16u);",
-        "        }",
+        f"  // step 1 for the tile at (row0, col0) into stage st: thread i copies chunks i mod {tpr} + {tpr} j of tile row",
+        f"  //   i / {tpr}; 16 K r bytes into the stage (K = {k_row})",
+        "  auto copy = [&](bool any, unsigned row0, unsigned col0, unsigned st) {",
+        f"    const unsigned r = threadIdx.x / {tpr}u, k = threadIdx.x % {tpr}u;",
+        "    if (any && r < rows - row0) {",
+        f"      const size_t a = ((size_t)x_bytes + ((size_t)(row0 + r) * cols + col0) * {wi}u) & ~(size_t)15u;",
+        f"      const unsigned avail = x_end - a < {16 * k_row}u ? (unsigned)(x_end - a) : {16 * k_row}u;",
+        "      const unsigned char* const g = reinterpret_cast<const unsigned char*>(a) + 16u * k;",
+        f"      const unsigned s = st + {16 * k_row}u * r + 16u * k;",
+        f"      if (avail == {16 * k_row}u) {{  // the whole row's chunks lie in X",
+        *whole,
+        "      } else {",
+        *copies,
         "      }",
         "    }",
         "    ll_pipe_commit();",
         "  };",
-        "  copy(blockIdx.x, smem);",
+        "  // tile at = (tile row, tile column) (ti, tj); the next, at + G, is (ti + gi, tj + gj) with a carry",
+        "  unsigned at = blockIdx.x, ti = at / tiles_n, tj = at - ti * tiles_n;",
+        "  const unsigned gi = gridDim.x / tiles_n, gj = gridDim.x - gi * tiles_n;",
+        f"  unsigned row0 = ti * {rows}u, col0 = tj * {cols}u;",
+        "  copy(at < total, row0, col0, smem);",
         f"  const unsigned tt = smem + {2 * stage}u;  // T's tile: row c (a column of the tile) at tt + c P",
-        "  unsigned odd = 0u;  // the stage of this tile",
-        "  for (unsigned at = blockIdx.x; at < total; at += gridDim.x, odd ^= 1u) {",
+        "  for (unsigned odd = 0u; at < total; odd ^= 1u) {  // odd: the stage of this tile",
         f"    const unsigned st = smem + {stage}u * odd;",
-        f"    copy(at + gridDim.x, smem + {stage}u * (odd ^ 1u));",
+        "    const unsigned next = at + gridDim.x;",
+        "    tj += gj; ti += gi;",
+        "    if (tj >= tiles_n) { tj -= tiles_n; ++ti; }",
+        f"    const unsigned n_row0 = ti * {rows}u, n_col0 = tj * {cols}u;",
+        f"    copy(next < total, n_row0, n_col0, smem + {stage}u * (odd ^ 1u));",
         "    ll_pipe_wait<1>();",
         "    ll_bar_cta();",
-        f"    const unsigned row0 = at / tiles_n * {rows}u, col0 = at % tiles_n * {cols}u;",
         f"    const bool full = rows - row0 >= {rows}u && cols - col0 >= {cols}u;",
         "    if (full) ll_pipe_tile<true>(st, tt, x_bytes, cast_all, trans_all, rows, cols, row0, col0, scale, amax);",
         "    else ll_pipe_tile<false>(st, tt, x_bytes, cast_all, trans_all, rows, cols, row0, col0, scale, amax);",
+        "    at = next; row0 = n_row0; col0 = n_col0;",
         "  }",
         "  ll_pipe_wait<0>();",
         *amax_epilogue(slot, warps),
