@@ -13,7 +13,9 @@ max), integer and control.
     PYTHONPATH=src python3 benchmarks/cast_odd_sass.py [--out benchmarks/results/cast_odd_sass.md]
 
 The previous (windowed) kernel is read from git at ``cast_odd_bench.PREVIOUS_COMMIT``. The scalar kernel
-(``codegen.cast_scalar``) has no loops: its hot path (a whole tile) counts each instruction once.
+(``codegen.cast_scalar``) has no loops: its hot path (a whole tile) counts each instruction once. The persistent
+kernel (``codegen.cast_pipe``) counts one trip of its tile loop (``pipe_kernel``): a warp's instructions for a
+whole tile, the next tile's copy included, over the elements a thread covers.
 """
 
 from __future__ import annotations
@@ -201,7 +203,9 @@ def main() -> None:
              "storing 32-bit words (T: a thread's 4 words 16 bytes apart, a warp instruction half-filling 16 sectors), "
              "fewer instructions but 2x (C) and 4x (T) the L2 store requests. `scalar`: one element an access "
              "(`codegen.cast_scalar`): a load, two byte stores to global memory, a byte store and load in shared "
-             "memory per element.", "",
+             "memory per element. `pipe`: persistent CTAs (`codegen.cast_pipe`), one trip of the tile loop: the "
+             "next tile's 16-byte cp.async copies, 2-byte shared loads, 4-byte stores of C and T (byte stores at "
+             "each row's ends, by the warps holding a row's end), a byte store to shared memory per element.", "",
              "| kernel | registers | stack | static SASS | per element | " + " | ".join(labels) + " |",
              "|---|---|---|---|---|" + "---|" * len(labels)]
     for r in rows:
