@@ -1,7 +1,7 @@
 """The fp8 cast-transpose of odd shapes (rows that 16 bytes do not align) on the device, in one run: the
 kernels ``ops.cast_transpose`` can take for them (``ops.launches.MISALIGNED_CASTS``): the realigned one
 (``codegen.realign``), the scalar one (``codegen.cast_scalar``) and the persistent one (``codegen.cast_pipe``,
-on its persistent grid) at a tile or two each, against the aligned
+on its persistent grid) at a tile or three each, against the aligned
 kernel (``codegen.permute``) on the shape rounded up to multiples of 16, PyTorch eager (``x * scale -> fp8``,
 ``.t().contiguous()``) and the device's copy bandwidth. Every kernel's ``C``, ``T`` and amax are checked bit
 for bit against PyTorch's own cast ``(scale x).clamp(-max, max).to(float8)``. A steady-state check times the
@@ -45,9 +45,9 @@ SCALE = 0.37
 SMS = 132
 #: Tiles of the scalar kernel: label -> (rows, columns, warps), for every input (``ops``' tile).
 SCALAR_VARIANTS = {"scalar 128x64/8w": (128, 64, 8)}
-#: Tiles of the persistent kernel: label -> (rows, columns, warps) or None (``ops.kernels.PIPE_TILES``: bf16 and
-#: fp16 128x64/8w, fp32 64x64/8w).
-PIPE_VARIANTS = {"pipe": None, "pipe 64x64/4w": (64, 64, 4)}
+#: Tiles of the persistent kernel: label -> (rows, columns, warps), for every input (``ops.kernels.PIPE_TILES``
+#: among them: bf16 and fp16 128x64/4w, fp32 64x64/4w).
+PIPE_VARIANTS = {"pipe 128x64/4w": (128, 64, 4), "pipe 128x64/8w": (128, 64, 8), "pipe 64x64/4w": (64, 64, 4)}
 #: The steady-state check: (input, shape) timed over sets of buffers holding more than ``ROTATE_BYTES``.
 ROTATED = (("bf16", (4095, 11007)), ("bf16", (1000, 3000)))
 #: Three L2s of an H200 (60 MiB).
@@ -73,7 +73,7 @@ def _aligned(m: int, n: int) -> tuple[int, int]:
 def kernels() -> list[dict]:
     """Every (format, label, shape) kernel of the run: name, source, threads, shared bytes, tile."""
     from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
-    from linear_layouts.ops.kernels import GridShape, SCALAR_TILE, pipe_cast_kernel
+    from linear_layouts.ops.kernels import GridShape, PIPE_TILES, SCALAR_TILE, pipe_cast_kernel
     from linear_layouts.ops.launches import cast_launches
 
     out = []
@@ -87,7 +87,8 @@ def kernels() -> list[dict]:
             k = emit_scalar_cast_transpose_kernel(f"scalar_{fmt}_{r}x{c}x{w}", fmt, FP8, r, c, w)
             out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES, ops=(r, c, w) == SCALAR_TILE))
         for label, tile in PIPE_VARIANTS.items():
-            out.append(dict(fmt=fmt, label=label, kernel=pipe_cast_kernel(fmt, FP8, tile), shapes=SHAPES))
+            out.append(dict(fmt=fmt, label=label, kernel=pipe_cast_kernel(fmt, FP8, tile), shapes=SHAPES,
+                            ops=tile == PIPE_TILES[4 if fmt == "fp32" else 2]))
         for m, n in SHAPES:
             am, an = _aligned(m, n)
             (launch,) = cast_launches(fmt, FP8, am, an, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS))

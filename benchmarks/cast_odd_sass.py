@@ -129,7 +129,7 @@ def pipe_kernel(fmt: str, rows: int, cols: int, warps: int):
     hot = hot.replace("  ll_bar_cta();\n  // 4:", "  __nanosleep(4);\n  ll_bar_cta();\n  // 4:")
     hot = hot.replace(f"  for (unsigned c = threadIdx.x; c < {cols}u;", f"  __nanosleep(5);\n  for (unsigned c = threadIdx.x; c < {cols}u;")
     hot = hot.replace("    else ll_pipe_tile<false>", "    __nanosleep(6);\n    if (false) ll_pipe_tile<false>")
-    return k, hot, rows * cols / k.threads, (0, 1, 1, rows / 32 / warps, 1, cols / 32 / warps, 0)
+    return k, hot, rows * cols / k.threads, (1,) * 7, (0, 1, 1, rows / 32 / warps, 1, cols / 32 / warps, 0)
 
 
 def previous_kernel(fmt: str):
@@ -156,16 +156,18 @@ def previous_kernel(fmt: str):
     return k, hot, elements, (1, tasks / 8 / 3, 1, 1, 1), wi
 
 
-def report(label: str, k, hot: str, elements: float, trips: tuple, work: Path) -> dict:
+def report(label: str, k, hot: str, elements: float, trips: tuple, work: Path, shares: tuple = ()) -> dict:
     sass, res = compile_sass(k.source, k.name, work)
     registers, stack = resources(res)
     hot_sass, _ = compile_sass(hot, k.name + "_hot", work)
     total: Counter = Counter()
-    for part, n in zip(sections(hot_sass), trips):
-        if isinstance(n, float) and n < 1:  # a step only a fraction n of the warps runs
-            total += Counter({key: n * v for key, v in dynamic(part, 1).items()})
-        elif n:
-            total += dynamic(part, n)
+    for part, n, share in zip(sections(hot_sass), trips, shares or (1,) * len(trips)):
+        if not share:
+            continue
+        if share != 1:  # a step a fraction ``share`` of the warps runs
+            total += Counter({key: share * v for key, v in dynamic(part, n).items()})
+            continue
+        total += dynamic(part, n)
     per = {key: total[key] / elements for key, _ in KINDS}
     per["integer"] = total["integer"] / elements
     static = sum(1 for m in map(LINE.search, sass.splitlines()) if m)
@@ -190,10 +192,10 @@ def main() -> None:
             for r, c, w in ((64, 64, 8), (32, 64, 8), (64, 128, 8), (128, 64, 8)):
                 k, hot, elements, trips = scalar_kernel(fmt, r, c, w)
                 rows.append(report(f"scalar {fmt} {r}x{c}/{w}w", k, hot, elements, trips, work))
-            for r, c, w in ((128, 64, 8), (64, 64, 8), (64, 128, 8)):
-                k, hot, elements, trips = pipe_kernel(fmt, r, c, w)
+            for r, c, w in ((128, 64, 4), (128, 64, 8), (64, 64, 4), (64, 64, 8)):
+                k, hot, elements, trips, shares = pipe_kernel(fmt, r, c, w)
                 rows.append(report(f"pipe {fmt} {r}x{c}/{w}w (CTAs/SM {k.ctas_per_sm})", k, hot, elements, trips,
-                                   work))
+                                   work, shares))
     labels = [key for key, _ in KINDS] + ["integer"]
     lines = ["# Odd-shape fp8 cast-transpose: SASS instructions per element (sm_90, nvcc "
              f"{subprocess.run([find_nvcc(), '--version'], capture_output=True, text=True).stdout.split()[-1]})", "",

@@ -298,14 +298,14 @@ def scalar_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] =
 
 
 #: The tiles of the persistent cast-transpose (``codegen.cast_pipe``) by input bytes: rows, columns, warps
-#: (4 CTAs an SM of 256 threads, two stages of 18 / 17 KiB each).
-PIPE_TILES = {2: (128, 64, 8), 4: (64, 64, 8)}
+#: (2-byte inputs: 4 CTAs an SM by shared memory, stages of 18 KiB; 4-byte: 5 CTAs, stages of 17 KiB).
+PIPE_TILES = {2: (128, 64, 4), 4: (64, 64, 4)}
 
 
 @functools.lru_cache(maxsize=None)
 def pipe_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] | None = None) -> PermuteKernel:
     """The cast-transpose of rows at any alignment by persistent, double-buffered CTAs (``codegen.cast_pipe``):
-    ``tile`` = (rows, columns, warps), by default ``PIPE_TILES`` of the input's bytes (128 x 64 of bf16)."""
+    ``tile`` = (rows, columns, warps), by default ``PIPE_TILES`` of the input's bytes (128 x 64 of bf16, 4 warps)."""
     rows, cols, warps = tile or PIPE_TILES[4 if input_format == "fp32" else 2]
     name = kernel_name("ll_cast_transpose_pipe", input_format, fp8, rows, cols, warps)
     return emit_pipe_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)
