@@ -34,7 +34,9 @@ loads in flight an SM); a ``4095 x 11007`` matrix is ``32 x 172`` tiles on ``4 x
 from __future__ import annotations
 
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
-from linear_layouts.codegen.permute import CAST_FUNCTIONS, CAST_INPUTS, FP8_FORMATS, PermuteKernel, amax_epilogue, to_float
+from linear_layouts.codegen.permute import (
+    CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, amax_epilogue, cast_params, check_cast_arguments, fitting_ctas, to_float,
+)
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.target import Target, resolve
@@ -246,12 +248,7 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
     ``PIPE_REGISTERS``; the kernel's ``ctas_per_sm`` is that.
 
     Example: the defaults make 128 x 64 tiles, 256 threads, 4 CTAs an SM for a 2-byte input."""
-    if input_format not in CAST_INPUTS:
-        raise LayoutError(f"input_format: must be one of {tuple(CAST_INPUTS)}, got {quote(input_format)}")
-    if fp8 not in FP8_FORMATS:
-        raise LayoutError(f"fp8: must be one of {FP8_FORMATS}, got {quote(fp8)}")
-    if not name.isidentifier():
-        raise LayoutError(f"name: {quote(name)} is not a C identifier")
+    check_cast_arguments(name, input_format, fp8)
     for label, value, least, most in (("rows", rows, 32, 256), ("cols", cols, 32, 256), ("warps", warps, 1, 32)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least or value & (value - 1) or value > most:
             raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
@@ -268,12 +265,8 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
     t = resolve(target)
     if shared + t.cta_reserved_shared_bytes > t.sm_shared_bytes:
         raise LayoutError(f"rows, cols: a {rows} x {cols} tile needs {shared} bytes of shared memory, more than an SM's")
-    ctas_per_sm = max(1, min(t.sm_threads // threads, t.sm_shared_bytes // (shared + t.cta_reserved_shared_bytes),
-                             t.sm_registers // (threads * PIPE_REGISTERS), 32))
-    params = [(f"const {itype}* __restrict__", "src_all"), ("unsigned char* __restrict__", "cast_all"),
-              ("unsigned char* __restrict__", "trans_all"), ("const float* __restrict__", "scale_ptr"),
-              ("float", "scale_value"), ("float* __restrict__", "amax_ptr"), ("unsigned", "rows"),
-              ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m")]
+    ctas_per_sm = fitting_ctas(threads, shared, PIPE_REGISTERS, t)
+    params = cast_params(itype)
     tpr = threads // rows  # threads a tile row's copy
     copies, whole = [], []
     for j in range(-(-k_row // tpr)):
