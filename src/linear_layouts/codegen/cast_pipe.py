@@ -1,34 +1,36 @@
 """The fp8 cast-transpose of any row length and address by persistent CTAs that keep the next tile's loads in flight.
 
-A CTA of ``W`` warps loops over ``R x N`` tiles ``t = b, b + G, ...`` of ``X`` (``rows x cols``, ``w``-byte
-elements at any element-aligned address); while it converts and stores tile ``t``, ``t + G`` is being copied
-into the other of two shared stages, so an SM always has its CTAs' next tiles in flight:
+A CTA of ``W`` warps (``32 W >= R``) loops over ``R x N`` tiles ``t = b, b + G, ...`` of ``X`` (``rows x cols``,
+``w``-byte elements at any element-aligned address); while it converts and stores tile ``t``, tile ``t + G`` is
+being copied into the other of two shared stages, so an SM always has its CTAs' next tiles in flight:
 
-=======================  ==========================================  =========================================
-step                     thread ``i`` (of ``32 W``)                   memory
-=======================  ==========================================  =========================================
-1. copy (next tile)      16-byte chunks ``q = i + 32 W s``: chunk      ``cp.async.cg`` of the aligned chunks
-                         ``q mod K`` of the row ``q / K``              covering each row; past ``X``'s end:
-                                                                       zero-filled, never read
-2. convert, store ``C``  row ``r``, word ``k < N / 4`` of the row's    one 4-byte store: ``C``'s row, from its
-                         aligned 4-byte words of ``C``                aligned word ``k`` (word 0 also takes the
-                                                                       row's last, partial word: byte stores)
-3. shared                the word's 4 bytes at (column) ``P`` +       ``P = R + 12``: ``T``'s rows 4 bytes in
-                         4 + row                                       a padded shared tile
-4. store ``T``           row ``c`` of the tile's ``T``, word ``k <    two 4-byte shared loads, one ``prmt``,
-                         R / 4`` of its aligned words                 one 4-byte store
-=======================  ==========================================  =========================================
+=======================  ============================================  =============================================
+step                     thread ``i`` (``h = 32 W / R``)               memory
+=======================  ============================================  =============================================
+1. copy (next tile)      chunks ``i mod h + h j`` of tile row          ``cp.async.cg`` of the aligned 16-byte chunks
+                         ``i / h``                                     covering the row; past ``X``'s end: zeros,
+                                                                       never read
+2. convert, store ``C``  words ``k`` and ``k + N / 8`` of a tile row   4-byte stores of ``C``'s aligned words; word
+                         (``k = i mod N / 8``; not word 0); then word  0 (the row's head and its last, partial
+                         0 of tile row ``i``                           word): byte stores
+3. shared                each word's 4 bytes at (column) ``P`` + 4 +   ``P = R + 12``: ``T``'s rows in a padded
+                         row                                           shared tile
+4. store ``T``           words ``k`` and ``k + R / 8`` of a row of     two 4-byte shared loads, a ``prmt``, a 4-byte
+                         the tile's ``T``; then word 0 of its row      store (word 0: byte stores)
+                         ``i``
+=======================  ============================================  =============================================
 
-(``K = N w / 16 + 1`` chunks a row: the chunk of the row's first element to that of its last; the element
-of column ``j`` of row ``r`` is at shared byte ``16 K r + (a mod 16) + j w`` for ``a`` the row's address.)
-Step 2 follows the copy's ``wait_group`` and a barrier, step 4 a second barrier; an edge tile predicates
-each element and store on its lying in the matrix (its missing elements count as 0 for the amax). The amax,
-the scale and the conversion are those of ``permute.emit_cast_transpose_kernel``, whose parameters the
-kernel takes; the grid is at most ``ctas_per_sm`` CTAs an SM (``PermuteKernel.ctas``).
+(Row ``r``'s chunks run from the one holding its first element to the one holding its last, at most ``K = N w /
+16 + 1``; its column ``j`` is at stage byte ``16 K r + (a mod 16) + j w`` for ``a`` the row's address. Word ``k``
+of a row of ``C`` at address ``c`` is the aligned word ``c - (c mod 4) + 4 k``.) Step 2 follows the copy's
+``wait_group`` and a barrier, step 4 a second barrier; an edge tile predicates each element and store on its
+lying in the matrix (its missing elements count as 0 for the amax). The amax, the scale and the conversion are
+those of ``permute.emit_cast_transpose_kernel``, whose parameters the kernel takes; the grid is at most
+``ctas_per_sm`` CTAs an SM (``PermuteKernel.ctas``).
 
-Example: ``emit_pipe_cast_transpose_kernel("k", "bf16", "e4m3")``: 128 x 64 tiles of 8 warps, stages of
-``128 x 9`` chunks (18 KiB), ``2 x 18432 + 64 x 140 + 128`` bytes of shared memory, 4 CTAs an SM (72 KiB of
-loads in flight an SM); a ``4095 x 11007`` matrix is ``32 x 172`` tiles on ``4 x 132`` CTAs.
+Example: ``emit_pipe_cast_transpose_kernel("k", "bf16", "e4m3", 128, 64, 4)``: 128 x 64 tiles of 4 warps, stages
+of ``128 x 9`` chunks (18 KiB), ``2 x 18432 + 64 x 140 + 128`` bytes of shared memory, 4 CTAs an SM (72 KiB of
+loads in flight an SM); a ``4095 x 11007`` matrix, ``32 x 172`` tiles, runs on 501 CTAs of 11 tiles each.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def chunks_per_row(cols: int, element_bytes: int) -> int:
 def transposed_pitch(rows: int) -> int:
     """``P``: bytes between the rows of the shared ``T`` tile: 4 bytes of padding on each side of its ``R`` bytes
     (step 4 reads the aligned words around a row of any alignment) and 4 more, so that ``P / 4`` is odd and step
-    3's 16 lanes of a row, ``4 P`` bytes apart, hit distinct banks.
+    3's lanes of a row, ``4 P`` bytes apart, hit distinct banks.
 
     >>> transposed_pitch(128)
     140
