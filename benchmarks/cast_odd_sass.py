@@ -122,7 +122,7 @@ def pipe_kernel(fmt: str, rows: int, cols: int, warps: int):
     k = emit_pipe_cast_transpose_kernel(f"pipe_{fmt}_{rows}_{cols}_{warps}", fmt, "e4m3", rows, cols, warps)
     hot = re.sub(r"const bool full = rows_left >= \d+u && cols_left >= \d+u;", "const bool full = true;", k.source)
     hot = hot.replace("#pragma unroll 2", "#pragma unroll")
-    hot = re.sub(r"if \(avail == \d+u\)", "if (true)", hot)  # a row's chunks all inside X
+    hot = re.sub(r"if \(any && row0 \+ \d+u < rows\)", "if (any)", hot)  # every chunk inside X
     hot = hot.replace("odd ^= 1u) {  // odd: the stage of this tile\n", "odd ^= 1u) {\n    __nanosleep(1);\n")
     hot = hot.replace("  // 2-3:", "  __nanosleep(2);\n  // 2-3:")
     hot = hot.replace(f"  if (threadIdx.x < {rows}u) {{", f"  __nanosleep(3);\n  if (threadIdx.x < {rows}u) {{")

@@ -146,6 +146,7 @@ def test_shapes_and_bad_arguments():
     for kwargs, message in (({"rows": 16}, "rows: must be a power of two from 32 to 256"),
                             ({"cols": 96}, "cols: must be a power of two"),
                             ({"rows": 256, "warps": 4}, "warps: 4 warps cannot take 256 x 64"),
+                            ({"input_format": "fp32", "rows": 32, "cols": 256, "warps": 1}, "a 16-byte chunk"),
                             ({"rows": 256, "cols": 256, "input_format": "fp32"}, "more than an SM's"),
                             ({"input_format": "int8"}, "input_format"), ({"fp8": "e3m4"}, "fp8"),
                             ({"name": "1k"}, "name")):

@@ -1,15 +1,15 @@
 """The fp8 cast-transpose of any row length and address by persistent CTAs that keep the next tile's loads in flight.
 
-A CTA of ``W`` warps (``32 W >= R``) loops over ``R x N`` tiles ``t = b, b + G, ...`` of ``X`` (``rows x cols``,
+A CTA of ``W`` warps (``32 W >= R``, ``32 W >= N w / 16``) loops over ``R x N`` tiles ``t = b, b + G, ...`` of ``X`` (``rows x cols``,
 ``w``-byte elements at any element-aligned address); while it converts and stores tile ``t``, tile ``t + G`` is
 being copied into the other of two shared stages, so an SM always has its CTAs' next tiles in flight:
 
 =======================  ============================================  =============================================
-step                     thread ``i`` (``h = 32 W / R``)               memory
+step                     thread ``i`` (``g = N w / 16``)               memory
 =======================  ============================================  =============================================
-1. copy (next tile)      chunks ``i mod h + h j`` of tile row          ``cp.async.cg`` of the aligned 16-byte chunks
-                         ``i / h``                                     covering the row; past ``X``'s end: zeros,
-                                                                       never read
+1. copy (next tile)      chunk ``i mod g`` of tile rows ``i / g + 32   ``cp.async.cg`` of the aligned 16-byte chunks
+                         W p / g`` (and chunk ``g``, the row's last,   covering the row, ``g`` lanes a row's 16 g
+                         where ``i mod g = 0``)                        bytes; past ``X``'s end: zeros, never read
 2. convert, store ``C``  words ``k`` and ``k + N / 8`` of a tile row   4-byte stores of ``C``'s aligned words; word
                          (``k = i mod N / 8``; not word 0); then word  0 (the row's head and its last, partial
                          0 of tile row ``i``                           word): byte stores
@@ -255,8 +255,9 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
         if isinstance(value, bool) or not isinstance(value, int) or value < least or value & (value - 1) or value > most:
             raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
     threads = 32 * warps
-    if rows > threads or cols > 8 * threads:
-        raise LayoutError(f"warps: {warps} warps cannot take {rows} x {cols} tiles (at least a thread a row)")
+    if rows > threads or cols * CAST_INPUTS[input_format] > 16 * threads:
+        raise LayoutError(f"warps: {warps} warps cannot take {rows} x {cols} tiles (at least a thread a row, a "
+                          "thread a 16-byte chunk of a row)")
     wi = CAST_INPUTS[input_format]
     itype = {2: "unsigned short", 4: "unsigned"}[wi]
     k_row = chunks_per_row(cols, wi)
@@ -269,15 +270,8 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
         raise LayoutError(f"rows, cols: a {rows} x {cols} tile needs {shared} bytes of shared memory, more than an SM's")
     ctas_per_sm = fitting_ctas(threads, shared, PIPE_REGISTERS, t)
     params = cast_params(itype)
-    tpr = threads // rows  # threads a tile row's copy
-    copies, whole = [], []
-    for j in range(-(-k_row // tpr)):
-        whole.append(("        " if (j + 1) * tpr <= k_row else f"        if (k < {k_row - tpr * j}u) ")
-                     + f"ll_pipe_copy16<{16 * tpr * j}u>(s, g);")
-        test = f"avail > {16 * tpr * j}u + 16u * k" if (j + 1) * tpr <= k_row else \
-            f"k < {k_row - tpr * j}u && avail > {16 * tpr * j}u + 16u * k"
-        copies.append(f"        if ({test}) ll_pipe_copy16<{16 * tpr * j}u>(s, g, avail - {16 * tpr * j}u - 16u * k < 16u ? "
-                      f"avail - {16 * tpr * j}u - 16u * k : 16u);")
+    g = k_row - 1  # threads a tile row's copy: chunks 0 .. g - 1 of the row, one each (16 g contiguous bytes)
+    g_rows = threads // g  # tile rows a pass
     body = [
         f"// {name}: C = fp8 {fp8}(scale X), T = C^T, amax = max(amax, max |X|); X rows x cols {input_format} at any",
         f"//   element-aligned address and row length, by {rows}x{cols} tiles; persistent: CTA b of G takes tiles b,",
@@ -294,20 +288,31 @@ def emit_pipe_cast_transpose_kernel(name: str, input_format: str, fp8: str, rows
         "  const unsigned char* const x_bytes = reinterpret_cast<const unsigned char*>(src_all);",
         f"  const size_t x_end = (size_t)x_bytes + (size_t)rows * cols * {wi}u;",
         "  float amax = 0.0f;",
-        "  // step 1 for tile `at` into stage `st`: chunk q of the stage is chunk q mod K of tile row q / K",
-        f"  // step 1 for the tile at (row0, col0) into stage st: thread i copies chunks i mod {tpr} + {tpr} j of tile row",
-        f"  //   i / {tpr}; 16 K r bytes into the stage (K = {k_row})",
+        f"  // step 1 for the tile at (row0, col0) into stage st: thread i copies chunk i mod {g} of tile rows i / {g} +",
+        f"  //   {g_rows} p (and chunk {g}, the row's last, where i mod {g} = 0) to stage byte 16 (K r + chunk), K = {k_row}",
         "  auto copy = [&](bool any, unsigned row0, unsigned col0, unsigned st) {",
-        f"    const unsigned r = threadIdx.x / {tpr}u, k = threadIdx.x % {tpr}u;",
-        "    if (any && r < rows - row0) {",
-        f"      const size_t a = ((size_t)x_bytes + ((size_t)(row0 + r) * cols + col0) * {wi}u) & ~(size_t)15u;",
-        f"      const unsigned avail = x_end - a < {16 * k_row}u ? (unsigned)(x_end - a) : {16 * k_row}u;",
-        "      const unsigned char* const g = reinterpret_cast<const unsigned char*>(a) + 16u * k;",
-        f"      const unsigned s = st + {16 * k_row}u * r + 16u * k;",
-        f"      if (avail == {16 * k_row}u) {{  // the whole row's chunks lie in X",
-        *whole,
-        "      } else {",
-        *copies,
+        f"    const unsigned k = threadIdx.x % {g}u, r0 = threadIdx.x / {g}u;",
+        f"    const unsigned s = st + {16 * k_row}u * r0 + 16u * k;",
+        f"    if (any && row0 + {rows}u < rows) {{  // X's last row is below the tile: every chunk lies in X",
+        f"      const unsigned char* const row = x_bytes + ((size_t)(row0 + r0) * cols + col0) * {wi}u;",
+        "      #pragma unroll",
+        f"      for (unsigned p = 0; p < {max(1, rows // g_rows)}u; ++p) {{",
+        *([f"        if (r0 + {g_rows}u * p >= {rows}u) break;"] if g_rows > rows else []),
+        f"        const size_t a = (size_t)(row + (size_t)p * {g_rows * wi}u * cols) & ~(size_t)15u;",
+        "        const unsigned char* const from = reinterpret_cast<const unsigned char*>(a) + 16u * k;",
+        f"        ll_pipe_copy16(s + {16 * k_row * g_rows}u * p, from);",
+        f"        if (k == 0u) ll_pipe_copy16<{16 * g}u>(s + {16 * k_row * g_rows}u * p, from);",
+        "      }",
+        "    } else if (any) {  // the tile holds X's last row: its chunks past X's end zero-filled, never read",
+        "      #pragma unroll 1",
+        f"      for (unsigned r = r0; r < {rows}u && r < rows - row0; r += {g_rows}u) {{",
+        f"        const size_t a = ((size_t)x_bytes + ((size_t)(row0 + r) * cols + col0) * {wi}u) & ~(size_t)15u;",
+        f"        const unsigned avail = x_end - a < {16 * k_row}u ? (unsigned)(x_end - a) : {16 * k_row}u;",
+        "        const unsigned char* const from = reinterpret_cast<const unsigned char*>(a) + 16u * k;",
+        f"        const unsigned t = s + {16 * k_row}u * (r - r0);",
+        "        if (avail > 16u * k) ll_pipe_copy16(t, from, avail - 16u * k < 16u ? avail - 16u * k : 16u);",
+        f"        if (k == 0u && avail > {16 * g}u) ll_pipe_copy16<{16 * g}u>(t, from, avail - {16 * g}u < 16u ? "
+        f"avail - {16 * g}u : 16u);",
         "      }",
         "    }",
         "    ll_pipe_commit();",
