@@ -1,7 +1,6 @@
-"""The fp8 cast-transpose of odd shapes (rows that 16 bytes do not align) on the device, in one run: the
-kernels ``ops.cast_transpose`` can take for them (``ops.launches.MISALIGNED_CASTS``): the realigned one
-(``codegen.realign``), the scalar one (``codegen.cast_scalar``) and the persistent one (``codegen.cast_pipe``,
-on its persistent grid) at a tile or three each, against the aligned
+"""The fp8 cast-transpose of odd shapes (rows that 16 bytes do not align) on the device, in one run: the two
+kernels ``ops.cast_transpose`` can take for them (``ops.launches.MISALIGNED_CAST``): the realigned one
+(``codegen.realign``) and the scalar one (``codegen.cast_scalar``) at several tiles, against the aligned
 kernel (``codegen.permute``) on the shape rounded up to multiples of 16, PyTorch eager (``x * scale -> fp8``,
 ``.t().contiguous()``) and the device's copy bandwidth. Every kernel's ``C``, ``T`` and amax are checked bit
 for bit against PyTorch's own cast ``(scale x).clamp(-max, max).to(float8)``. A steady-state check times the
@@ -43,11 +42,9 @@ FORMATS = ("bf16", "fp16", "fp32")
 FP8 = "e4m3"
 SCALE = 0.37
 SMS = 132
-#: Tiles of the scalar kernel: label -> (rows, columns, warps), for every input (``ops``' tile).
-SCALAR_VARIANTS = {"scalar 128x64/8w": (128, 64, 8)}
-#: Tiles of the persistent kernel: label -> (rows, columns, warps), for every input (``ops.kernels.PIPE_TILES``
-#: among them: bf16 and fp16 128x64/4w, fp32 64x64/4w).
-PIPE_VARIANTS = {"pipe 128x64/4w": (128, 64, 4), "pipe 128x64/8w": (128, 64, 8), "pipe 64x64/4w": (64, 64, 4)}
+#: Tiles of the scalar kernel: label -> (rows, columns, warps), for every input (the first is ``ops``' default).
+SCALAR_VARIANTS = {"scalar 64x64/8w": (64, 64, 8), "scalar 32x64/8w": (32, 64, 8),
+                   "scalar 64x128/8w": (64, 128, 8), "scalar 128x64/8w": (128, 64, 8)}
 #: The steady-state check: (input, shape) timed over sets of buffers holding more than ``ROTATE_BYTES``.
 ROTATED = (("bf16", (4095, 11007)), ("bf16", (1000, 3000)))
 #: Three L2s of an H200 (60 MiB).
@@ -73,7 +70,7 @@ def _aligned(m: int, n: int) -> tuple[int, int]:
 def kernels() -> list[dict]:
     """Every (format, label, shape) kernel of the run: name, source, threads, shared bytes, tile."""
     from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
-    from linear_layouts.ops.kernels import GridShape, PIPE_TILES, SCALAR_TILE, pipe_cast_kernel
+    from linear_layouts.ops.kernels import GridShape, SCALAR_TILE
     from linear_layouts.ops.launches import cast_launches
 
     out = []
@@ -86,9 +83,6 @@ def kernels() -> list[dict]:
         for label, (r, c, w) in SCALAR_VARIANTS.items():
             k = emit_scalar_cast_transpose_kernel(f"scalar_{fmt}_{r}x{c}x{w}", fmt, FP8, r, c, w)
             out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES, ops=(r, c, w) == SCALAR_TILE))
-        for label, tile in PIPE_VARIANTS.items():
-            out.append(dict(fmt=fmt, label=label, kernel=pipe_cast_kernel(fmt, FP8, tile), shapes=SHAPES,
-                            ops=tile == PIPE_TILES[4 if fmt == "fp32" else 2]))
         for m, n in SHAPES:
             am, an = _aligned(m, n)
             (launch,) = cast_launches(fmt, FP8, am, an, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS))
@@ -112,7 +106,7 @@ def prepare(build: Path, arch: str, jobs_count: int = 1) -> None:
         k = e["kernel"]
         bounds = re.search(r"__launch_bounds__\((\d+), (\d+)\)", k.source)
         entries.append(dict(fmt=e["fmt"], label=e["label"], name=k.name, threads=k.threads, shared=k.shared_bytes,
-                            ctas_per_sm=int(bounds.group(2)) if bounds else 0, persistent=k.ctas_per_sm,
+                            ctas_per_sm=int(bounds.group(2)) if bounds else 0,
                             tile=[k.tile_rows, k.tile_cols], shapes=[list(s) for s in e["shapes"]],
                             params=[list(p) for p in k.params]))
         jobs[k.name] = k.source
@@ -172,26 +166,16 @@ def _copy_bandwidth(nbytes: int, repeats: int) -> float:
     return 2 * nbytes / _time(lambda: b.copy_(a), max(3, repeats // 2), 3) / 1e6
 
 
-def grid(e: dict, tiles: int, sms: int) -> int:
-    """CTAs of manifest entry ``e`` for ``tiles`` tiles: one a tile, or (persistent) ``PermuteKernel.ctas``'s."""
-    from types import SimpleNamespace
-
-    from linear_layouts.codegen.permute import PermuteKernel
-
-    return PermuteKernel.ctas(SimpleNamespace(ctas_per_sm=e.get("persistent", 0)), tiles, sms)
-
-
-def _launcher(f, e: dict, x, c, t, scale, amax, m: int, n: int, sms: int = SMS):
+def _launcher(f, e: dict, x, c, t, scale, amax, m: int, n: int):
     """A call launching kernel ``f`` (manifest entry ``e``) on ``x`` into ``c``, ``t`` (``m x n``)."""
     import numpy as np
 
     tm, tn = -(-m // e["tile"][0]), -(-n // e["tile"][1])
-    ctas = grid(e, tm * tn, sms)
     args = (np.uint64(x.data_ptr()), np.uint64(c.data_ptr()), np.uint64(t.data_ptr()), np.uint64(scale.data_ptr()),
             np.float32(0.0), np.uint64(amax.data_ptr()), np.uint32(m), np.uint32(n), np.uint32(tn), np.uint32(tm))
 
     def launch():
-        f((ctas,), (e["threads"],), args, shared_mem=e["shared"])
+        f((tm * tn,), (e["threads"],), args, shared_mem=e["shared"])
 
     return launch
 
@@ -213,7 +197,6 @@ def run(build: Path, out: Path, repeats: int) -> None:
                 allow_dynamic_shared(f, e["shared"])
             functions[e["name"]] = (module, f)
     props = torch.cuda.get_device_properties(0)
-    sms = props.multi_processor_count
     copy_bw = _copy_bandwidth(1 << 30, repeats)
     rows, rotated = [], []
     env = dict(device=props.name, sms=props.multi_processor_count, date=datetime.datetime.now().isoformat(timespec="seconds"),
@@ -238,7 +221,7 @@ def run(build: Path, out: Path, repeats: int) -> None:
                 for e in manifest["kernels"]:
                     if e["fmt"] != fmt or [m, n] not in e["shapes"] or (e["label"] == "aligned") != (label_shape == "aligned"):
                         continue
-                    launch = _launcher(functions[e["name"]][1], e, x, c, t, scale, amax, mm, nn, sms)
+                    launch = _launcher(functions[e["name"]][1], e, x, c, t, scale, amax, mm, nn)
                     try:
                         c.fill_(0xAB)
                         t.fill_(0xAB)
@@ -277,7 +260,7 @@ def run(build: Path, out: Path, repeats: int) -> None:
         for e in manifest["kernels"]:
             if e["fmt"] != fmt or [m, n] not in e["shapes"] or e["label"] == "aligned":
                 continue
-            launches = [_launcher(functions[e["name"]][1], e, x, c, t, scale, amax, m, n, sms) for x, c, t in sets]
+            launches = [_launcher(functions[e["name"]][1], e, x, c, t, scale, amax, m, n) for x, c, t in sets]
             turn = [0]
 
             def rotate(launches=launches, turn=turn):
@@ -313,15 +296,13 @@ def _cell(r: dict | None) -> str:
 def markdown(env: dict, rows: list[dict], rotated: list[dict]) -> str:
     labels = list(dict.fromkeys(r["kernel"] for r in rows))
     scalar = [label for label in labels if label.startswith("scalar")]
-    pipe = [label for label in labels if label.startswith("pipe")]
     lines = [f"# Odd-shape fp8 cast-transpose ({env['fp8']}, scale {env['scale']}) — {env['device']}, {env['date']}",
              "", f"torch {env['torch']}, CuPy {env['cupy']}, CUDA {env['cuda']}, cubins {env['arch']}; copy "
              f"{env['copy_tbps']:.2f} TB/s (1 GiB, read + written). Cells: µs, % of copy bandwidth of the bytes "
              "moved (X once, C and T once); `aligned`: the aligned kernel on the shape rounded up to 16; "
-             "✗: not bit-exact against PyTorch. Last columns: the realigned kernel's time over the best scalar tile's; "
-             "the best scalar tile's over the best pipe tile's (the persistent kernel's speed-up).",
-             "", "| input | shape | " + " | ".join(labels) + " | realigned / best scalar | best scalar / best pipe |",
-             "|---|---|" + "---|" * (len(labels) + 2)]
+             "✗: not bit-exact against PyTorch. Last column: the realigned kernel's time over the best scalar tile's.",
+             "", "| input | shape | " + " | ".join(labels) + " | realigned / best scalar |",
+             "|---|---|" + "---|" * (len(labels) + 1)]
     for fmt in FORMATS:
         for shape in SHAPES:
             cells, by = [], {}
@@ -332,9 +313,7 @@ def markdown(env: dict, rows: list[dict], rotated: list[dict]) -> str:
                 cells.append(_cell(r))
             times = [by[label]["us"] for label in scalar if by.get(label) and by[label]["exact"]]
             ratio = (f"{by['realigned']['us'] / min(times):.2f}x" if times and by.get("realigned") else "")
-            pipes = [by[label]["us"] for label in pipe if by.get(label) and by[label]["exact"]]
-            speedup = f"{min(times) / min(pipes):.2f}x" if times and pipes else ""
-            lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | " + " | ".join(cells) + f" | {ratio} | {speedup} |")
+            lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | " + " | ".join(cells) + f" | {ratio} |")
     if rotated:
         rlabels = list(dict.fromkeys(r["kernel"] for r in rotated))
         lines += ["", f"Steady state: each launch on the next of K sets of X, C and T (> {env['rotate_bytes'] >> 20} MiB "
@@ -345,14 +324,12 @@ def markdown(env: dict, rows: list[dict], rotated: list[dict]) -> str:
             k = next(iter(by.values()))["sets"]
             lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | {k} | " + " | ".join(_cell(by.get(label)) for label in rlabels)
                          + " |")
-    lines += ["", "Tiles (bf16; `in flight`: the X bytes a CTA loads at once (pipe: one stage of aligned 16-byte chunks, "
-              "copied while the other is converted) x the CTAs an SM holds by its launch bounds):",
+    lines += ["", "Tiles (bf16; `in flight`: the X bytes a CTA loads at once x the CTAs an SM holds by its launch bounds):",
               "", "| kernel | tile | threads | CTAs/SM | shared | KiB in flight / SM |", "|---|---|---|---|---|---|"]
     for e in env.get("kernels", []):
         if e["fmt"] == "bf16" and e["label"] != "aligned":
             rows_, cols_ = e["tile"]
-            loaded = (rows_ * (cols_ * 2 + 16) if e["label"].startswith(("realigned", "pipe"))
-                      else rows_ * cols_ * 2)
+            loaded = rows_ * (cols_ * 2 + 16) if e["label"].startswith("realigned") else rows_ * cols_ * 2
             lines.append(f"| {e['label']} | {rows_}x{cols_} | {e['threads']} | {e['ctas_per_sm']} | "
                          f"{e['shared']} | {loaded * e['ctas_per_sm'] / 1024:.0f} |")
     wrong = [r for r in rows + rotated if not r["exact"]]

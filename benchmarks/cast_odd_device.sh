@@ -4,12 +4,11 @@
 # benchmarks/build/cast_odd (cubins, their manifest and a kernel cache, about 2 MiB):
 #   bash benchmarks/cast_odd_device.sh prepare     # CPU
 #   bash benchmarks/cast_odd_device.sh "$OUT"       # device: writes into $OUT
-#     cast_odd.{json,md}  the realigned kernel (codegen.realign), the scalar kernel (codegen.cast_scalar, ops' default
-#                         for misaligned rows) at 128x64/8w, the persistent kernel (codegen.cast_pipe) at 128x64/4w,
-#                         128x64/8w and 64x64/4w, the aligned kernel (shape rounded up to 16), PyTorch eager, copy bandwidth; a
-#                         steady-state check (bf16 4095x11007 and 1000x3000, inputs rotated over > 3 L2s); every run
-#                         bit-exact or flagged
-#     ops_sanitize.json   memcheck and racecheck of the ops' kernels, the realigned, scalar and pipe casts among them
+#     cast_odd.{json,md}  the realigned kernel (codegen.realign, ops' default for misaligned rows), the scalar kernel
+#                         (codegen.cast_scalar) at 64x64/8w (ops' tile), 32x64/8w, 64x128/8w and 128x64/8w, the aligned
+#                         kernel (shape rounded up to 16), PyTorch eager, copy bandwidth; a steady-state check (bf16
+#                         4095x11007 and 1000x3000, inputs rotated over > 3 L2s); every run bit-exact or flagged
+#     ops_sanitize.json   memcheck and racecheck of the ops' kernels, the realigned and scalar casts among them
 #     cast_odd.log        the runs' output
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -13,9 +13,7 @@ max), integer and control.
     PYTHONPATH=src python3 benchmarks/cast_odd_sass.py [--out benchmarks/results/cast_odd_sass.md]
 
 The previous (windowed) kernel is read from git at ``cast_odd_bench.PREVIOUS_COMMIT``. The scalar kernel
-(``codegen.cast_scalar``) has no loops: its hot path (a whole tile) counts each instruction once. The persistent
-kernel (``codegen.cast_pipe``) counts one trip of its tile loop (``pipe_kernel``): a warp's instructions for a
-whole tile, the next tile's copy included, over the elements a thread covers.
+(``codegen.cast_scalar``) has no loops: its hot path (a whole tile) counts each instruction once.
 """
 
 from __future__ import annotations
@@ -112,26 +110,6 @@ def scalar_kernel(fmt: str, rows: int, cols: int, warps: int):
     return k, hot, rows * cols / k.threads, (1,)
 
 
-def pipe_kernel(fmt: str, rows: int, cols: int, warps: int):
-    """The persistent kernel of an ``rows x cols`` tile (``codegen.cast_pipe``) and its hot path: one whole tile's
-    trip of the persistent loop (no masks, the inner loops unrolled), split into its steps: the next tile's copy,
-    the whole words of C, the rows' ends of C (run by the ``rows / 32`` warps that hold a row each), the whole
-    words of T, the rows' ends of T (``cols / 32`` warps); the ends' steps count for the warps that run them."""
-    from linear_layouts.codegen.cast_pipe import emit_pipe_cast_transpose_kernel
-
-    k = emit_pipe_cast_transpose_kernel(f"pipe_{fmt}_{rows}_{cols}_{warps}", fmt, "e4m3", rows, cols, warps)
-    hot = re.sub(r"const bool full = rows_left >= \d+u && cols_left >= \d+u;", "const bool full = true;", k.source)
-    hot = hot.replace("#pragma unroll 2", "#pragma unroll")
-    hot = re.sub(r"if \(any && row0 \+ \d+u < rows\)", "if (any)", hot)  # every chunk inside X
-    hot = hot.replace("odd ^= 1u) {  // odd: the stage of this tile\n", "odd ^= 1u) {\n    __nanosleep(1);\n")
-    hot = hot.replace("  // 2-3:", "  __nanosleep(2);\n  // 2-3:")
-    hot = hot.replace(f"  if (threadIdx.x < {rows}u) {{", f"  __nanosleep(3);\n  if (threadIdx.x < {rows}u) {{")
-    hot = hot.replace("  ll_bar_cta();\n  // 4:", "  __nanosleep(4);\n  ll_bar_cta();\n  // 4:")
-    hot = hot.replace(f"  for (unsigned c = threadIdx.x; c < {cols}u;", f"  __nanosleep(5);\n  for (unsigned c = threadIdx.x; c < {cols}u;")
-    hot = hot.replace("    else ll_pipe_tile<false>", "    __nanosleep(6);\n    if (false) ll_pipe_tile<false>")
-    return k, hot, rows * cols / k.threads, (1,) * 7, (0, 1, 1, rows / 32 / warps, 1, cols / 32 / warps, 0)
-
-
 def previous_kernel(fmt: str):
     """The windowed kernel of ``cast_odd_bench.PREVIOUS_COMMIT`` and its hot path (tile region only)."""
     from cast_odd_bench import PREVIOUS_COMMIT, module_at
@@ -156,17 +134,12 @@ def previous_kernel(fmt: str):
     return k, hot, elements, (1, tasks / 8 / 3, 1, 1, 1), wi
 
 
-def report(label: str, k, hot: str, elements: float, trips: tuple, work: Path, shares: tuple = ()) -> dict:
+def report(label: str, k, hot: str, elements: float, trips: tuple, work: Path) -> dict:
     sass, res = compile_sass(k.source, k.name, work)
     registers, stack = resources(res)
     hot_sass, _ = compile_sass(hot, k.name + "_hot", work)
     total: Counter = Counter()
-    for part, n, share in zip(sections(hot_sass), trips, shares or (1,) * len(trips)):
-        if not share:
-            continue
-        if share != 1:  # a step a fraction ``share`` of the warps runs
-            total += Counter({key: share * v for key, v in dynamic(part, n).items()})
-            continue
+    for part, n in zip(sections(hot_sass), trips):
         total += dynamic(part, n)
     per = {key: total[key] / elements for key, _ in KINDS}
     per["integer"] = total["integer"] / elements
@@ -192,10 +165,6 @@ def main() -> None:
             for r, c, w in ((64, 64, 8), (32, 64, 8), (64, 128, 8), (128, 64, 8)):
                 k, hot, elements, trips = scalar_kernel(fmt, r, c, w)
                 rows.append(report(f"scalar {fmt} {r}x{c}/{w}w", k, hot, elements, trips, work))
-            for r, c, w in ((128, 64, 4), (128, 64, 8), (64, 64, 4), (64, 64, 8)):
-                k, hot, elements, trips, shares = pipe_kernel(fmt, r, c, w)
-                rows.append(report(f"pipe {fmt} {r}x{c}/{w}w (CTAs/SM {k.ctas_per_sm})", k, hot, elements, trips,
-                                   work, shares))
     labels = [key for key, _ in KINDS] + ["integer"]
     lines = ["# Odd-shape fp8 cast-transpose: SASS instructions per element (sm_90, nvcc "
              f"{subprocess.run([find_nvcc(), '--version'], capture_output=True, text=True).stdout.split()[-1]})", "",
@@ -205,9 +174,7 @@ def main() -> None:
              "storing 32-bit words (T: a thread's 4 words 16 bytes apart, a warp instruction half-filling 16 sectors), "
              "fewer instructions but 2x (C) and 4x (T) the L2 store requests. `scalar`: one element an access "
              "(`codegen.cast_scalar`): a load, two byte stores to global memory, a byte store and load in shared "
-             "memory per element. `pipe`: persistent CTAs (`codegen.cast_pipe`), one trip of the tile loop: the "
-             "next tile's 16-byte cp.async copies, 2-byte shared loads, 4-byte stores of C and T (byte stores at "
-             "each row's ends, by the warps holding a row's end), a byte store to shared memory per element.", "",
+             "memory per element.", "",
              "| kernel | registers | stack | static SASS | per element | " + " | ".join(labels) + " |",
              "|---|---|---|---|---|" + "---|" * len(labels)]
     for r in rows:

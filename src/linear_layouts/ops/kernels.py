@@ -46,7 +46,6 @@ from dataclasses import dataclass
 from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_kernel, emit_tiled_permute_kernel
 from linear_layouts.codegen.plan import conversion_step, kernel_name
-from linear_layouts.codegen.cast_pipe import emit_pipe_cast_transpose_kernel
 from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
 from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
@@ -56,7 +55,7 @@ from linear_layouts.target import Target, resolve
 
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
-           "scalar_cast_kernel", "SCALAR_TILE", "pipe_cast_kernel", "PIPE_TILES",
+           "scalar_cast_kernel", "SCALAR_TILE",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
            "H100_L2_BYTES"]
@@ -296,17 +295,3 @@ def scalar_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] =
     rows, cols, warps = tile
     name = kernel_name("ll_cast_transpose_scalar", input_format, fp8, rows, cols, warps)
     return emit_scalar_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)
-
-
-#: The tiles of the persistent cast-transpose (``codegen.cast_pipe``) by input bytes: rows, columns, warps
-#: (2-byte inputs: 4 CTAs an SM by shared memory, stages of 18 KiB; 4-byte: 5 CTAs, stages of 17 KiB).
-PIPE_TILES = {2: (128, 64, 4), 4: (64, 64, 4)}
-
-
-@functools.lru_cache(maxsize=None)
-def pipe_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] | None = None) -> PermuteKernel:
-    """The cast-transpose of rows at any alignment by persistent, double-buffered CTAs (``codegen.cast_pipe``):
-    ``tile`` = (rows, columns, warps), by default ``PIPE_TILES`` of the input's bytes (128 x 64 of bf16, 4 warps)."""
-    rows, cols, warps = tile or PIPE_TILES[4 if input_format == "fp32" else 2]
-    name = kernel_name("ll_cast_transpose_pipe", input_format, fp8, rows, cols, warps)
-    return emit_pipe_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)

@@ -21,8 +21,8 @@ from typing import Any
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    GridShape, TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, pipe_cast_kernel, realigned_cast_kernel,
-    rows_tile, scalar_cast_kernel, transpose_tiles,
+    GridShape, TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, realigned_cast_kernel, rows_tile,
+    scalar_cast_kernel, transpose_tiles,
 )
 from linear_layouts.ops.plan import PermuteKind, TiledProblem, plan_permutation, vector_elements
 
@@ -34,9 +34,8 @@ _MAX_EXTENT = 2**32 - 1
 #: CTAs of a 1-D grid.
 _MAX_CTAS = 2**31 - 1
 #: The kernels of a cast-transpose whose rows or bases 16 bytes do not align: ``realigned`` (``codegen.realign``:
-#: aligned 16-byte chunks realigned in registers), ``scalar`` (``codegen.cast_scalar``: one element an access) or
-#: ``pipe`` (``codegen.cast_pipe``: persistent CTAs, the next tile's chunks copied during this tile's stores).
-MISALIGNED_CASTS = ("realigned", "scalar", "pipe")
+#: aligned 16-byte chunks realigned in registers) or ``scalar`` (``codegen.cast_scalar``: one element an access).
+MISALIGNED_CASTS = ("realigned", "scalar")
 #: The one ``cast_launches`` takes (one of ``MISALIGNED_CASTS``).
 MISALIGNED_CAST = "scalar"
 
@@ -167,10 +166,9 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
     else:  # rows at any byte offset: read as the aligned 16-byte chunks that cover them
         if x % input_bytes:
             raise LayoutError(f"x: the address {x:#x} is not a multiple of its {input_bytes}-byte elements")
-        kernel = {"realigned": realigned_cast_kernel, "scalar": scalar_cast_kernel,
-                  "pipe": pipe_cast_kernel}[misaligned](input_format, fp8)
+        kernel = (realigned_cast_kernel(input_format, fp8) if misaligned == "realigned"
+                  else scalar_cast_kernel(input_format, fp8))
     tm, tn = kernel.tile_counts(m, n)
     if tm * tn > _MAX_CTAS:
         raise LayoutError(f"x: {tm * tn} tiles exceed the {_MAX_CTAS} CTAs of one launch")
-    return [Launch(kernel, kernel.ctas(tm * tn, device.multiprocessors),
-                   (x, out, out_t, scale, scale_value, amax, m, n, tn, tm))]
+    return [Launch(kernel, tm * tn, (x, out, out_t, scale, scale_value, amax, m, n, tn, tm))]
