@@ -8,13 +8,68 @@ import numpy as np
 from linear_layouts.codegen.emulate import emulate_launch
 from linear_layouts.ops.launches import Copy, cast_launches, permute_launches
 
-__all__ = ["SRC", "DST", "emulated_permute", "emulated_cast_transpose"]
+__all__ = ["SRC", "DST", "emulated_permute", "emulated_cast_transpose", "fp8_reference", "check_cast_kernel",
+           "compiles_without_spills"]
 
 #: Made-up device addresses of the buffers (256-byte aligned, far apart); an offset misaligns one.
 SRC, DST, AUX = 1 << 40, 2 << 40, 3 << 40
 #: SMs of the made-up device (an H100 / H200): the tile choice depends on it.
 SMS = 132
 UNWRITTEN = 0xAB
+#: Bytes past each output that a cast kernel must leave unwritten.
+GUARD = 40
+
+
+def fp8_reference(x: np.ndarray, fp8: str, scale: float) -> np.ndarray:
+    """The bytes of ``fp8(scale x)`` as PyTorch casts: in fp32, clamped to the format's largest finite value,
+    rounded by ml_dtypes."""
+    import ml_dtypes
+
+    f8, top = (ml_dtypes.float8_e4m3fn, 448.0) if fp8 == "e4m3" else (ml_dtypes.float8_e5m2, 57344.0)
+    return np.clip(x.astype(np.float32) * np.float32(scale), -top, top).astype(f8).view(np.uint8)
+
+
+def check_cast_kernel(kernel, x: np.ndarray, fp8: str, offsets: tuple[int, int, int], scale: float = 0.37,
+                      scale_in_memory: bool = False) -> None:
+    """Run a cast-transpose ``kernel`` (any of ``ops``' three) on the ``m x n`` input ``x`` with X, C and T at
+    ``offsets`` bytes past aligned buffers (the scale passed by value, or read from memory) and check C and T
+    bit for bit against ``fp8_reference``, the amax exactly, and that nothing around C and T was written."""
+    m, n = x.shape
+    xo, co, to = offsets
+    xbuf = np.zeros(xo + x.nbytes, np.uint8)
+    xbuf[xo:] = x.view(np.uint8).reshape(-1)
+    cbuf = np.full(co + m * n + GUARD, UNWRITTEN, np.uint8)
+    tbuf = np.full(to + m * n + GUARD, UNWRITTEN, np.uint8)
+    amax = np.array([2.0], np.float32)
+    scales = (np.array([scale], np.float32), 0.0) if scale_in_memory else (None, scale)
+    tm, tn = kernel.tile_counts(m, n)
+    _, c_out, t_out, _, _, a_out, *_ = emulate_launch(kernel, tm * tn, [
+        (xbuf, xo), (cbuf, co), (tbuf, to), *scales, amax, m, n, tn, tm])
+    expected = fp8_reference(x, fp8, scale)
+    assert np.array_equal(c_out[co:co + m * n].reshape(m, n), expected)
+    assert np.array_equal(t_out[to:to + m * n].reshape(n, m), expected.T)
+    for out, offset in ((c_out, co), (t_out, to)):  # nothing before or after the outputs
+        assert (out[:offset] == UNWRITTEN).all() and (out[offset + m * n:] == UNWRITTEN).all()
+    assert a_out[0] == max(2.0, float(np.abs(x.astype(np.float32)).max()))
+
+
+def compiles_without_spills(kernel, registers_of, tmp_path) -> None:
+    """nvcc (sm_90, ``-Xptxas -v``) compiles ``kernel`` with no stack frame and no spills, its launch bounds'
+    CTAs are those ``registers_of`` (registers a thread is budgeted) allows, and they fit an SM's 64K registers."""
+    import re
+    import subprocess
+
+    from linear_layouts.codegen.ptx import find_nvcc
+
+    ctas = int(re.search(r"__launch_bounds__\(\d+, (\d+)\)", kernel.source).group(1))
+    assert ctas == min(2048 // kernel.threads, 65536 // (kernel.threads * registers_of))
+    (tmp_path / "k.cu").write_text(kernel.source)
+    report = subprocess.run([find_nvcc(), "-arch=sm_90", "-cubin", "-w", "-Xptxas", "-v", "-o",
+                             str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                            capture_output=True, text=True, check=True).stderr
+    registers = int(re.search(r"Used (\d+) registers", report).group(1))
+    assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
+    assert -(-registers // 8) * 8 * kernel.threads * ctas <= 65536
 
 
 def _run(launches, buffers: dict[int, np.ndarray]) -> None:

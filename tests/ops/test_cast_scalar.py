@@ -8,35 +8,27 @@ launch bounds budget."""
 
 from __future__ import annotations
 
-import re
-import subprocess
-
 import numpy as np
 import pytest
 
 from linear_layouts.codegen.cast_scalar import (
     emit_scalar_cast_transpose_kernel, row_pitch, scalar_shared_bytes, thread_registers,
 )
-from linear_layouts.codegen.emulate import emulate_launch, find_cxx
+from linear_layouts.codegen.emulate import find_cxx
 from linear_layouts.codegen.ptx import find_nvcc
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import launches
 from linear_layouts.ops.kernels import realigned_cast_kernel, scalar_cast_kernel
 
+from ._emulated import check_cast_kernel, compiles_without_spills, fp8_reference
+
 ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes gives the reference fp8 rounding")
 
-_GUARD = 40
-_UNWRITTEN = 0xAB
 #: Values at the rounding's edges: ties, fp8 subnormals, the largest finite values and beyond, signed zeros.
 _EDGES = np.array([0.0, -0.0, 1.0, 1.0625, 1.1875, 1.125, -1.1875, 0.001953125, 0.0029296875, 0.013671875, 448.0,
                    464.0, 480.0, 1e6, -1e6, 57344.0, 61440.0, 1e-9, 3.0e-5, -240.0, 2.0 ** -10, 2.0 ** -17, 15.5],
                   np.float32)
 _NUMPY = {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}
-
-
-def _reference(x: np.ndarray, fp8: str, scale: float) -> np.ndarray:
-    f8, top = (ml_dtypes.float8_e4m3fn, 448.0) if fp8 == "e4m3" else (ml_dtypes.float8_e5m2, 57344.0)
-    return np.clip(x.astype(np.float32) * np.float32(scale), -top, top).astype(f8).view(np.uint8)
 
 
 def _input(input_format: str, shape: tuple[int, int], infinite: bool) -> np.ndarray:
@@ -55,23 +47,7 @@ def _input(input_format: str, shape: tuple[int, int], infinite: bool) -> np.ndar
 def _run(kernel, input_format, fp8, shape, offsets, scale=0.37, infinite=False):
     """The kernel on ``shape`` with X, C and T at ``offsets`` bytes past aligned buffers: C, T, the amax exact,
     nothing written around C and T."""
-    m, n = shape
-    x = _input(input_format, shape, infinite)
-    xo, co, to = offsets
-    xbuf = np.zeros(xo + x.nbytes, np.uint8)
-    xbuf[xo:] = x.view(np.uint8).reshape(-1)
-    cbuf = np.full(co + m * n + _GUARD, _UNWRITTEN, np.uint8)
-    tbuf = np.full(to + m * n + _GUARD, _UNWRITTEN, np.uint8)
-    amax = np.array([2.0], np.float32)
-    tm, tn = kernel.tile_counts(m, n)
-    _, c_out, t_out, _, _, a_out, *_ = emulate_launch(kernel, tm * tn, [
-        (xbuf, xo), (cbuf, co), (tbuf, to), None, scale, amax, m, n, tn, tm])
-    expected = _reference(x, fp8, scale)
-    assert np.array_equal(c_out[co:co + m * n].reshape(m, n), expected)
-    assert np.array_equal(t_out[to:to + m * n].reshape(n, m), expected.T)
-    for out, offset in ((c_out, co), (t_out, to)):
-        assert (out[:offset] == _UNWRITTEN).all() and (out[offset + m * n:] == _UNWRITTEN).all()
-    assert a_out[0] == max(2.0, float(np.abs(x.astype(np.float32)).max()))
+    check_cast_kernel(kernel, _input(input_format, shape, infinite), fp8, offsets, scale)
 
 
 pytestmark = pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
@@ -125,7 +101,7 @@ def test_cast_transpose_through_the_launches(monkeypatch):
     monkeypatch.setattr(launches, "MISALIGNED_CAST", "scalar")
     x = _input("bf16", (70, 75), False)
     out, out_t, amax = emulated_cast_transpose(x.view(np.uint16), "bf16", "e5m2", 0.5, 3.0, (2, 3, 5))
-    expected = _reference(x, "e5m2", 0.5)
+    expected = fp8_reference(x, "e5m2", 0.5)
     assert np.array_equal(out, expected) and np.array_equal(out_t, expected.T)
     assert amax == max(3.0, float(np.abs(x.astype(np.float32)).max()))
 
@@ -163,11 +139,4 @@ def test_compiles_for_sm_90_without_spills(input_format, rows, cols, tmp_path):
     """ptxas's report (``-Xptxas -v``) under the launch bounds that ``thread_registers`` chose: no stack frame,
     no spills, and the CTAs the bounds name fit an SM's 64K registers."""
     kernel = emit_scalar_cast_transpose_kernel("k", input_format, "e5m2", rows, cols, 8)
-    ctas = int(re.search(r"__launch_bounds__\(\d+, (\d+)\)", kernel.source).group(1))
-    assert ctas == min(2048 // kernel.threads, 65536 // (kernel.threads * thread_registers(rows * cols // 256)))
-    (tmp_path / "k.cu").write_text(kernel.source)
-    report = subprocess.run([find_nvcc(), "-arch=sm_90", "-cubin", "-w", "-Xptxas", "-v", "-o", str(tmp_path / "k.cubin"),
-                             str(tmp_path / "k.cu")], capture_output=True, text=True, check=True).stderr
-    registers = int(re.search(r"Used (\d+) registers", report).group(1))
-    assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
-    assert -(-registers // 8) * 8 * kernel.threads * ctas <= 65536
+    compiles_without_spills(kernel, thread_registers(rows * cols // 256), tmp_path)

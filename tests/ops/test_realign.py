@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linear_layouts.codegen.emulate import emulate_launch, find_cxx
+from linear_layouts.codegen.emulate import find_cxx
 from linear_layouts.codegen.ptx import find_nvcc
 from linear_layouts.codegen.realign import (
     emit_realigned_cast_transpose_kernel, realigned_shared_bytes, swizzle, thread_registers, tile_columns,
@@ -21,10 +21,9 @@ from linear_layouts.codegen.realign import (
 )
 from linear_layouts.core.errors import LayoutError
 
-ml_dtypes = pytest.importorskip("ml_dtypes")
+from ._emulated import check_cast_kernel, compiles_without_spills
 
-_GUARD = 40
-_UNWRITTEN = 0xAB
+ml_dtypes = pytest.importorskip("ml_dtypes")
 
 
 def _prmt(a: int, b: int, selector: int) -> int:
@@ -67,11 +66,6 @@ def test_swizzle_spreads_step_4_reads_over_32_banks():
                     assert len(banks) == 32, (rows, n, cw0, t)
 
 
-def _reference(x: np.ndarray, fp8: str, scale: float) -> np.ndarray:
-    f8, top = (ml_dtypes.float8_e4m3fn, 448.0) if fp8 == "e4m3" else (ml_dtypes.float8_e5m2, 57344.0)
-    return np.clip(x.astype(np.float32) * np.float32(scale), -top, top).astype(f8).view(np.uint8)
-
-
 def _run(input_format, fp8, shape, offsets, rows=64, warps=8, wide=True):
     kernel = emit_realigned_cast_transpose_kernel("k", input_format, fp8, rows, warps, wide=wide)
     rng = np.random.default_rng(sum(shape) + rows)
@@ -79,22 +73,7 @@ def _run(input_format, fp8, shape, offsets, rows=64, warps=8, wide=True):
     values = (rng.standard_normal(shape) * 400).astype(np.float32)
     values[m // 2, n - 1] = 6e4  # the amax in the last column of a middle row (saturates in e4m3)
     x = values.astype({"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}[input_format])
-    xo, co, to = offsets
-    xbuf = np.zeros(xo + x.nbytes, np.uint8)
-    xbuf[xo:] = x.view(np.uint8).reshape(-1)
-    cbuf = np.full(co + m * n + _GUARD, _UNWRITTEN, np.uint8)
-    tbuf = np.full(to + m * n + _GUARD, _UNWRITTEN, np.uint8)
-    amax = np.array([2.0], np.float32)
-    scale = np.array([0.37], np.float32)
-    tm, tn = kernel.tile_counts(m, n)
-    _, c_out, t_out, _, _, a_out, *_ = emulate_launch(kernel, tm * tn, [
-        (xbuf, xo), (cbuf, co), (tbuf, to), scale, 0.0, amax, m, n, tn, tm])
-    expected = _reference(x, fp8, 0.37)
-    assert np.array_equal(c_out[co:co + m * n].reshape(m, n), expected)
-    assert np.array_equal(t_out[to:to + m * n].reshape(n, m), expected.T)
-    for out, offset in ((c_out, co), (t_out, to)):  # nothing before or after the outputs
-        assert (out[:offset] == _UNWRITTEN).all() and (out[offset + m * n:] == _UNWRITTEN).all()
-    assert a_out[0] == max(2.0, float(np.abs(x.astype(np.float32)).max()))
+    check_cast_kernel(kernel, x, fp8, offsets, 0.37, scale_in_memory=True)
 
 
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
@@ -135,18 +114,8 @@ def test_whole_tiles_at_every_output_offset(c_offset):
 def test_kernels_keep_their_chunks_in_registers(input_format, rows, warps, tmp_path):
     """ptxas's report (``-Xptxas -v``) under the launch bounds that ``thread_registers`` chose: no stack frame,
     no spills, and the CTAs the bounds name fit an SM's 64K registers."""
-    import re
-    import subprocess
-
     kernel = emit_realigned_cast_transpose_kernel("k", input_format, "e4m3", rows, warps)
-    ctas = int(re.search(r"__launch_bounds__\(\d+, (\d+)\)", kernel.source).group(1))
-    assert ctas == min(2048 // kernel.threads, 65536 // (kernel.threads * thread_registers(rows // warps)))
-    (tmp_path / "k.cu").write_text(kernel.source)
-    report = subprocess.run([find_nvcc(), "-arch=sm_90", "-cubin", "-w", "-Xptxas", "-v", "-o", str(tmp_path / "k.cubin"),
-                             str(tmp_path / "k.cu")], capture_output=True, text=True, check=True).stderr
-    registers = int(re.search(r"Used (\d+) registers", report).group(1))
-    assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
-    assert -(-registers // 8) * 8 * kernel.threads * ctas <= 65536
+    compiles_without_spills(kernel, thread_registers(rows // warps), tmp_path)
 
 
 def test_shared_bytes_launch_bounds_and_bad_arguments():
