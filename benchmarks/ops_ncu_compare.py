@@ -134,11 +134,13 @@ def main(argv=None) -> int:
     return 0
 
 
-def _profile(cmd: list[str], warm: int) -> dict:
-    """``ncu`` over ``cmd``: the launch after ``warm`` others, every metric of ``METRICS``."""
+def _profile(cmd: list[str], warm: int, metrics: list[str] = METRICS, kernel: str = "") -> dict:
+    """``ncu`` over ``cmd``: the launch after ``warm`` others (of kernels whose name matches the regex ``kernel``,
+    when given), every metric of ``metrics``."""
     log = Path("/tmp") / f"ops_ncu_{os.getpid()}_{time.time_ns()}.csv"
-    full = ["ncu", "--csv", "--print-units", "base", "--log-file", str(log), "--metrics", ",".join(METRICS),
-            "--launch-skip", str(warm), "--launch-count", "1"] + cmd
+    full = ["ncu", "--csv", "--print-units", "base", "--log-file", str(log), "--metrics", ",".join(metrics),
+            "--launch-skip", str(warm), "--launch-count", "1"] + (["--kernel-name", f"regex:{kernel}"] if kernel else [])
+    full += cmd
     start = time.time()
     try:
         proc = subprocess.run(full, capture_output=True, text=True, timeout=120)
