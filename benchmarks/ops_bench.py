@@ -114,13 +114,13 @@ def _time(fn) -> float:
 
 
 def _time_together(fns: dict) -> dict:
-    """``{label: µs}``: every contender of one case timed twice, in order and then in reverse order, the
-    faster of its two medians kept. The process's state moves the L2-sized cases by up to 8% for every
-    kernel alike (a ``torch.compile`` call, for one, makes them all faster, ``ops_l2_regimes.py``), so a
-    case's contenders are timed together, after its compile, never one side before it and the other after."""
-    first = {label: _time(fn) for label, fn in fns.items()}
-    second = {label: _time(fns[label]) for label in reversed(list(fns))}
-    return {label: min(first[label], second[label]) for label in fns}
+    """``{label: µs}``: every contender of one case timed together (``harness.timing.time_together``). The
+    process's state moves the L2-sized cases by up to 8% for every kernel alike (a ``torch.compile`` call, for
+    one, makes them all faster, ``ops_l2_regimes.py``), so a case's contenders are timed together, after its
+    compile, never one side before it and the other after."""
+    from harness.timing import time_together
+
+    return time_together(_time, fns)
 
 
 def _host_us(fns: dict) -> dict:

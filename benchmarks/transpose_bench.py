@@ -147,6 +147,76 @@ def peers(n: int, repeats: int) -> list[dict]:
     return rows
 
 
+def together(n: int, repeats: int, rows: list[dict]) -> list[dict]:
+    """Per width: every correct kernel of ``rows`` (the transpose stage's, at its grid), Triton's ``tl.trans`` at
+    each tile, PyTorch's ``x.t().contiguous()`` and a same-size ``copy_`` timed together on one pair of buffers
+    (``harness.timing.time_together``: in order and in reverse order, the faster median kept), each output
+    checked; the best of ours against the best of Triton."""
+    import cupy as cp
+    import torch
+
+    from harness.timing import time_together
+    from linear_layouts.codegen.runtime import compile_kernel
+    from triton_transpose import TritonTransposes
+
+    kernels = {tag: k for _, tag, _, k in gpu_suite.transpose_kernels(n)}
+    triton = TritonTransposes()
+    out = []
+    for w in (1, 2, 4):
+        tdt = {1: torch.int8, 2: torch.int16, 4: torch.int32}[w]
+        a = torch.randint(-100, 100, (n, n), dtype=tdt, device="cuda")
+        b, c = torch.empty_like(a), torch.empty_like(a)
+        expected = a.t().contiguous()
+        fns, checks = {}, {}
+        for row in rows:
+            if row["bits"] != 8 * w or not row.get("correct"):
+                continue
+            k = kernels[row["layouts"].split("/")[0]]
+            fn, grid = compile_kernel(k), tuple(row["grid"])
+            counter = (cp.zeros(2, dtype=cp.uint32),) if k.dynamic else ()
+
+            def launch(fn=fn, k=k, grid=grid, args_=(cp.asarray(a), cp.asarray(b)) + counter):
+                fn(grid, (k.threads,), args_, shared_mem=k.shared_bytes)
+            fns["ours " + row["layouts"]], checks["ours " + row["layouts"]] = launch, b
+        for tile, launch in triton.launchers(w, n, n).items():
+            fns["triton " + tile] = lambda launch=launch, a=a, b=b: launch(a.data_ptr(), b.data_ptr())
+            checks["triton " + tile] = b
+        fns["torch"] = lambda a=a, c=c: c.copy_(a.t())
+        checks["torch"] = c
+        fns["copy"], checks["copy"] = (lambda a=a, c=c: c.copy_(a)), None
+        us = time_together(lambda fn: gpu_suite._time(fn, repeats=repeats, inner=gpu_suite.TRANSPOSE_GRAPH_LAUNCHES), fns)
+        correct = {}
+        for label, fn in fns.items():
+            if checks[label] is None:
+                continue
+            checks[label].zero_()
+            fn()
+            torch.cuda.synchronize()
+            correct[label] = bool(torch.equal(checks[label], expected))
+        good = {label: t for label, t in us.items() if correct.get(label)}
+        ours = min((lb for lb in good if lb.startswith("ours ")), key=good.get, default=None)
+        peer = min((lb for lb in good if lb.startswith("triton ")), key=good.get, default=None)
+        tb = {label: 2 * n * n * w / (t * 1e-6) / 1e12 for label, t in us.items()}
+        out.append(dict(bits=8 * w, size=n, us=us, tb_per_s=tb, correct=correct, ours=ours, triton=peer,
+                        ours_vs_triton=good[peer] / good[ours] if ours and peer else None,
+                        ours_vs_torch=us["torch"] / good[ours] if ours else None))
+        print(f"  together {8 * w}-bit: ours {ours} {good.get(ours)}, triton {peer} {good.get(peer)}", flush=True)
+        del a, b, c, expected
+    return out
+
+
+def compile_state(n: int) -> float:
+    """Seconds of one ``torch.compile`` of an ``n x n`` transpose, compiled and run: the process state the
+    ops' sweep times in (``ops_l2_regimes.py --state``: it speeds every L2-sized kernel alike)."""
+    import torch
+
+    start = time.time()
+    x = torch.randint(-100, 100, (n, n), dtype=torch.int16, device="cuda")
+    torch.compile(lambda t: t.t().contiguous())(x)
+    torch.cuda.synchronize()
+    return time.time() - start
+
+
 def comparison(results: dict) -> list[dict]:
     """Per width: our best correct kernel (plain launches, and with programmatic dependent launch) against
     Triton's best tile and PyTorch, and the fraction of the 1 GiB copy bandwidth."""
@@ -203,6 +273,24 @@ def report(results: dict) -> str:
             cells = ", ".join(f"{t} {v['us']:.1f}{'' if v['correct'] else ' WRONG'}" for t, v in p["triton_tiles"].items())
             lines.append(f"- {p['bits']}-bit: {cells}")
         lines.append("")
+    for state, label in (("together", "in a clean process"), ("together_after_compile", "after a `torch.compile` call")):
+        if not results.get(state):
+            continue
+        c1 = c.get("tb_per_s")
+        lines += [f"All contenders timed together ({label}; in order and in reverse, the faster median kept): "
+                  "our best kernel, Triton's best tile, PyTorch (`c.copy_(x.t())`, the kernel of `x.t().contiguous()`), a same-size copy.", "",
+                  "| width | ours | µs | of copy | Triton best tile | µs | of copy | ours / Triton | same-size copy µs "
+                  "| ours / same-size copy | PyTorch µs | ours / PyTorch | every output correct |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in results[state]:
+            u, o, t = r["us"], r["ours"], r["triton"]
+            frac = (lambda lb: _cell(r["tb_per_s"][lb] / c1 if lb and c1 else None, "{:.1%}"))
+            lines.append(f"| {r['bits']}-bit | {o} | {_cell(u.get(o), '{:.1f}')} | {frac(o)} | {t} "
+                         f"| {_cell(u.get(t), '{:.1f}')} | {frac(t)} | {_cell(r['ours_vs_triton'], '{:.3f}x')} "
+                         f"| {u['copy']:.1f} | {_cell(u['copy'] / u[o] if o else None, '{:.1%}')} "
+                         f"| {u['torch t().contiguous()']:.1f} | {_cell(r['ours_vs_torch'], '{:.2f}x')} "
+                         f"| {all(r['correct'].values())} |")
+        lines.append("")
     lines += ["| element | layouts | tile | grid | µs | µs PDL | TB/s | of copy bandwidth | of a same-size copy "
               "| of our same-size copy | cold µs (copy) | correct |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results.get("transpose", []):
@@ -226,6 +314,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=15, help="graph replays (of gpu_suite.TRANSPOSE_GRAPH_LAUNCHES launches) per median (suite: 5)")
     ap.add_argument("--no-sanitize", action="store_true")
     ap.add_argument("--no-peers", action="store_true", help="leave out Triton's tl.trans tiles and PyTorch")
+    ap.add_argument("--no-together", action="store_true", help="leave out the stage timing all contenders together")
     ap.add_argument("--sanitize-all", action="store_true", help="sanitize every transpose (default: the new ones)")
     ap.add_argument("--sanitizer-timeout", type=int, default=150)
     args = ap.parse_args()
@@ -253,6 +342,10 @@ def main() -> None:
     if not args.no_peers:
         results["peers"] = peers(8192, args.repeats)
         results["comparison"] = comparison(results)
+        if not args.no_together:
+            results["together"] = together(8192, args.repeats, results["transpose"])
+            results["compile_s"] = compile_state(8192)
+            results["together_after_compile"] = together(8192, args.repeats, results["transpose"])
     if not args.no_sanitize:
         results["sanitizers"] = [sanitize(tool, args.sanitizer_timeout, args.sanitize_all)
                                  for tool in ("memcheck", "racecheck")]

@@ -28,3 +28,19 @@ def clear_caches() -> int:
                 obj.cache_clear()
                 n += 1
     return n
+
+
+def time_together(time, fns: dict) -> dict:
+    """``{label: time(fn)}`` for every contender of ``fns`` timed twice, in order and then in reverse order, the
+    faster of the two kept: contenders that share a run share the process's state (L2, clocks, what ran before),
+    and none is always first or last.
+
+    >>> calls = []
+    >>> time_together(lambda f: calls.append(f()) or len(calls), {"a": lambda: "a", "b": lambda: "b"})
+    {'a': 1, 'b': 2}
+    >>> calls
+    ['a', 'b', 'b', 'a']
+    """
+    first = {label: time(fn) for label, fn in fns.items()}
+    second = {label: time(fns[label]) for label in reversed(list(fns))}
+    return {label: min(first[label], second[label]) for label in fns}
