@@ -34,6 +34,10 @@ CASES = (((2048, 3072), 1), ((3072, 10240), 1), ((6144, 6144), 1), ((16384, 1638
          ((24, 1024, 768), 2),
          ((1536, 1536), 4), ((3072, 3072), 4), ((3072, 5120), 4), ((6144, 6144), 4), ((24, 1024, 768), 4),
          ((1024, 2048), 8), ((3072, 3072), 8))
+#: Transposes whose rows of ``X^T`` 16 bytes do not divide (``--narrow``): row counts of 8, 4 and 2 bytes past a
+#: multiple of 16, so the tiles store narrower vectors.
+NARROW_CASES = (((4104, 8192), 1), ((4100, 8192), 1), ((4100, 8192), 2), ((4098, 8192), 2), ((4098, 8192), 4),
+                ((8200, 8192), 1))
 #: Tile shapes, warps and blocks tried (those ``tile_layouts`` accepts, of 4 to 64 KiB), besides the planner's list.
 SHAPES = ((32, 32), (64, 64), (64, 128), (128, 64), (128, 128), (256, 128), (128, 256), (256, 256))
 WARPS = (4, 8, 16)
@@ -42,16 +46,26 @@ MIN_TILE, MAX_TILE = 4 << 10, 64 << 10
 _BASE, _OTHER = 1 << 40, 2 << 40
 
 
-def grid(element_bytes: int, blocks=BLOCKS, shapes=SHAPES) -> list:
+def vectors(shape, element_bytes: int) -> tuple[int, int]:
+    """Elements per global access along a row of ``X`` and of ``X^T`` for a transpose of ``shape``'s last two
+    dims at aligned addresses (``ops.plan.vector_elements``)."""
+    from linear_layouts.ops.plan import vector_elements
+
+    return vector_elements(element_bytes, shape[-1]), vector_elements(element_bytes, shape[-2])
+
+
+def grid(element_bytes: int, blocks=BLOCKS, shapes=SHAPES, vector: tuple[int, int] = (0, 0)) -> list:
+    """The planner's tiles and every tile of ``shapes`` x ``WARPS`` x ``blocks`` that ``tile_layouts`` accepts,
+    with ``vector`` elements per access (default: 16 bytes on both sides)."""
     from linear_layouts.core.errors import LayoutError
     from linear_layouts.ops.kernels import TileConfig, tile_layouts, transpose_tiles
 
-    v = 16 // element_bytes
-    out = list(transpose_tiles(element_bytes, v, v))  # the planner's list, then the grid
+    vin, vout = vector if vector[0] else (16 // element_bytes,) * 2
+    out = list(transpose_tiles(element_bytes, vin, vout))  # the planner's list, then the grid
     for rows, cols in shapes:
         for warps in WARPS:
             for block in blocks:
-                config = TileConfig(element_bytes, rows, cols, warps, v, v, block)
+                config = TileConfig(element_bytes, rows, cols, warps, vin, vout, block)
                 if not MIN_TILE <= config.tile_bytes <= MAX_TILE:
                     continue
                 try:
@@ -110,7 +124,7 @@ def prepare(workers: int = 0, cases=CASES, blocks=BLOCKS, shapes=SHAPES) -> None
         for item in permute_launches(tuple(shape), dims, w, _BASE, _OTHER, GridShape(SMS, L2_BYTES)):
             if isinstance(item, Launch):  # the planner's own
                 sources[item.kernel.source] = None
-        for config in grid(w, blocks, shapes):
+        for config in grid(w, blocks, shapes, vectors(shape, w)):
             for item in launches(shape, w, config, _BASE, _OTHER, SMS, L2_BYTES):
                 if isinstance(item, Launch):
                     sources[item.kernel.source] = None
@@ -145,7 +159,7 @@ def measure(args) -> None:
         expected = x.transpose(-1, -2).contiguous()
         out = torch.empty_like(expected)
         contenders, correct = {}, {}
-        for config in grid(w, args.blocks, args.shapes):
+        for config in grid(w, args.blocks, args.shapes, vectors(shape, w)):
             items = launches(shape, w, config, x.data_ptr(), out.data_ptr(), shape_of.multiprocessors,
                              shape_of.l2_bytes)
             run = ops_cases.runner(items, device)
@@ -220,10 +234,11 @@ def main(argv=None) -> int:
     ap.add_argument("--blocks", default=",".join(map(str, BLOCKS)), help="blocks tried (default: %(default)s)")
     ap.add_argument("--shapes", default=",".join(f"{r}x{c}" for r, c in SHAPES), help="tile shapes tried")
     ap.add_argument("--sweep", action="store_true", help="also the sweep's 2-D and batched transposes (validation)")
+    ap.add_argument("--narrow", action="store_true", help="NARROW_CASES instead of CASES")
     args = ap.parse_args(argv)
     args.blocks = tuple(int(b) for b in args.blocks.split(","))
     args.shapes = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(","))
-    args.cases = list(CASES) + (sweep_transposes() if args.sweep else [])
+    args.cases = (list(NARROW_CASES) if args.narrow else list(CASES)) + (sweep_transposes() if args.sweep else [])
     if args.bytes:
         keep = {int(b) for b in args.bytes.split(",")}
         args.cases = [c for c in args.cases if c[1] in keep]

@@ -159,7 +159,7 @@ def together(n: int, repeats: int, rows: list[dict]) -> list[dict]:
     from linear_layouts.codegen.runtime import compile_kernel
     from triton_transpose import TritonTransposes
 
-    kernels = {tag: k for _, tag, _, k in gpu_suite.transpose_kernels(n)}
+    kernels = {(w, tag): k for w, tag, _, k in gpu_suite.transpose_kernels(n)}  # tags repeat across widths
     triton = TritonTransposes()
     out = []
     for w in (1, 2, 4):
@@ -171,7 +171,7 @@ def together(n: int, repeats: int, rows: list[dict]) -> list[dict]:
         for row in rows:
             if row["bits"] != 8 * w or not row.get("correct"):
                 continue
-            k = kernels[row["layouts"].split("/")[0]]
+            k = kernels[w, row["layouts"].split("/")[0]]
             fn, grid = compile_kernel(k), tuple(row["grid"])
             counter = (cp.zeros(2, dtype=cp.uint32),) if k.dynamic else ()
 
