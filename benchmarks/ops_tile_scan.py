@@ -38,6 +38,10 @@ CASES = (((2048, 3072), 1), ((3072, 10240), 1), ((6144, 6144), 1), ((16384, 1638
 #: multiple of 16, so the tiles store narrower vectors.
 NARROW_CASES = (((4104, 8192), 1), ((4100, 8192), 1), ((4100, 8192), 2), ((4098, 8192), 2), ((4098, 8192), 4),
                 ((8200, 8192), 1))
+#: Held out from the narrow tiles' calibration (``--narrow-heldout``): narrow rows of ``X`` and of ``X^T``, both,
+#: L2-resident sizes, a batch, 4-byte elements from DRAM.
+NARROW_HELDOUT = (((8192, 4104), 1), ((4100, 4100), 2), ((2052, 4096), 1), ((1030, 2048), 2), ((16, 1000, 1028), 2),
+                  ((12290, 4096), 4), ((6150, 6150), 1), ((777, 8192), 4))
 #: Tile shapes, warps and blocks tried (those ``tile_layouts`` accepts, of 4 to 64 KiB), besides the planner's list.
 SHAPES = ((32, 32), (64, 64), (64, 128), (128, 64), (128, 128), (256, 128), (128, 256), (256, 256))
 WARPS = (4, 8, 16)
@@ -235,10 +239,11 @@ def main(argv=None) -> int:
     ap.add_argument("--shapes", default=",".join(f"{r}x{c}" for r, c in SHAPES), help="tile shapes tried")
     ap.add_argument("--sweep", action="store_true", help="also the sweep's 2-D and batched transposes (validation)")
     ap.add_argument("--narrow", action="store_true", help="NARROW_CASES instead of CASES")
+    ap.add_argument("--narrow-heldout", action="store_true", help="NARROW_HELDOUT instead of CASES")
     args = ap.parse_args(argv)
     args.blocks = tuple(int(b) for b in args.blocks.split(","))
     args.shapes = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(","))
-    args.cases = (list(NARROW_CASES) if args.narrow else list(CASES)) + (sweep_transposes() if args.sweep else [])
+    args.cases = (list(NARROW_CASES) if args.narrow else list(NARROW_HELDOUT) if args.narrow_heldout else list(CASES)) + (sweep_transposes() if args.sweep else [])
     if args.bytes:
         keep = {int(b) for b in args.bytes.split(",")}
         args.cases = [c for c in args.cases if c[1] in keep]

@@ -17,9 +17,11 @@ from linear_layouts.codegen.permute import fast_divider
 from linear_layouts.codegen.plan import conversion_step
 from linear_layouts.codegen.ptx import compile_cubin, compile_ptx, count_ptx, count_sass, find_cuobjdump, find_nvcc
 from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops.launches import tile_for
+from linear_layouts.ops.plan import plan_permutation
 from linear_layouts.ops.kernels import (
-    GridShape, TileConfig, cast_kernel, cast_tiles, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile,
-    tile_layouts, transpose_tiles,
+    MAX_NARROW_WORDS, GridShape, TileConfig, _words, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile, min_ctas,
+    permute_kernel, resident_ctas, rows_tile, tile_layouts, transpose_tiles,
 )
 from linear_layouts.target import resolve
 
@@ -27,6 +29,7 @@ needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not install
 
 _CONFIGS = ([c for w in (1, 2, 4, 8) for c in transpose_tiles(w, 16 // w, 16 // w)]
             + [transpose_tiles(w, 1, 1)[0] for w in (1, 2, 4, 8)] + [transpose_tiles(1, 16, 4)[0]]
+            + transpose_tiles(1, 16, 8)[:2] + transpose_tiles(2, 8, 2)[:1] + transpose_tiles(4, 1, 4)[:1]
             + [rows_tile(w, v, cols) for w, v, cols in ((2, 8, 128), (4, 4, 100), (4, 1, 3), (1, 16, 4096))]
             + cast_tiles(16, 16) + cast_tiles(8, 2))
 
@@ -173,10 +176,35 @@ def test_masked_stores_test_their_column_once_and_advance_a_row_pointer():
     assert "thread_col < rows_left" not in " ".join(stores)
 
 
+def test_narrow_tiles_are_tall_and_fit_their_registers():
+    # vectors a row length allows: tall tiles first (long runs of B's rows), the 64 x 64 tile of 4 warps last
+    assert [(c.rows, c.cols, c.warps) for c in transpose_tiles(1, 16, 8)] == [(256, 256, 8), (256, 128, 8),
+                                                                             (128, 128, 8), (64, 64, 4)]
+    assert [(c.rows, c.cols) for c in transpose_tiles(2, 8, 4)] == [(256, 128), (128, 64), (64, 64)]
+    assert [(c.rows, c.cols) for c in transpose_tiles(8, 1, 2)] == [(64, 64)]
+    # single bytes fill a register each: the 256-row tiles would need 128 or 256 words a thread
+    assert [(c.rows, c.cols) for c in transpose_tiles(1, 1, 1)] == [(128, 128), (64, 64)]
+    assert all(_words(c) <= MAX_NARROW_WORDS for w in (1, 2, 4, 8) for v in (1, 2) for c in transpose_tiles(w, v, v))
+
+
+def test_narrow_tile_choice():
+    device = GridShape(132)
+    tall, wide, mid, small = transpose_tiles(1, 16, 8)
+    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 4104, 8192, 1, device) == tall  # 17 x 32 tiles of 256 x 256
+    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 2052, 2048, 1, device) == wide  # 256 x 256: 9 x 8 < 132 tiles
+    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 2052, 2048, 4, device) == tall  # the batch fills the SMs
+    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 1028, 2048, 1, device) == mid  # 256 rows: 5 x 16 tiles
+    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 300, 300, 1, device) == small  # 256 rows: 59% of 512 used
+    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 40, 40, 1, device) == small  # none fills the SMs: most tiles
+    assert tile_for(plan_permutation((4100, 8192), (1, 0), 2), 0, 0, device) == transpose_tiles(2, 8, 4)[0]
+
+
 @needs_nvcc
 @pytest.mark.skipif(find_cuobjdump() is None, reason="cuobjdump is not installed")
 @pytest.mark.parametrize("config, batch_dims", [(transpose_tiles(1, 16, 16)[2], 0), (transpose_tiles(2, 8, 8)[1], 1),
-                                                (transpose_tiles(2, 8, 8)[0], 0)], ids=str)
+                                                (transpose_tiles(2, 8, 8)[0], 0), (transpose_tiles(1, 16, 8)[0], 0),
+                                                (transpose_tiles(2, 4, 4)[0], 1), (transpose_tiles(8, 1, 1)[0], 0)],
+                         ids=str)
 def test_bounded_kernels_fit_their_registers_without_spilling(config, batch_dims):
     import subprocess
 

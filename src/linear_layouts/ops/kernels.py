@@ -54,7 +54,7 @@ from linear_layouts.ops.plan import MAX_VECTOR_BYTES
 from linear_layouts.target import Target, resolve
 
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
-           "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
+           "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
@@ -76,6 +76,8 @@ OVERLAP_CTAS = 8
 H100_L2_BYTES = 50 * 2**20
 #: CTAs an SM holds at most (sm_90).
 _SM_CTAS = 32
+#: The most 32-bit words a thread of a narrow-vector tile holds (``transpose_tiles``): 128 registers.
+MAX_NARROW_WORDS = 64
 #: Registers a thread of a tile kernel is given per 32-bit word of the tile it moves (the word itself, its
 #: addresses and the conversion's temporaries): with fewer, ptxas (sm_90) spills (a 16 KiB tile of 4 warps at
 #: 40 registers; 8 KiB tiles of 4 warps fit 32).
@@ -162,8 +164,11 @@ def tile_layouts(config: TileConfig) -> tuple[LinearLayout, LinearLayout]:
 def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int) -> list[TileConfig]:
     """The tiles of a transpose (module doc's table), largest first."""
     w, v = element_bytes, MAX_VECTOR_BYTES // element_bytes
-    if src_vector != v or dst_vector != v:
-        return [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
+    if src_vector != v or dst_vector != v:  # tall tiles: long runs of B's rows between partial sectors
+        narrow = {1: [(256, 256, 8), (256, 128, 8), (128, 128, 8)], 2: [(256, 128, 8), (128, 64, 8)],
+                  4: [(128, 64, 8)], 8: []}[w]
+        tall = [TileConfig(w, m, n, warps, src_vector, dst_vector) for m, n, warps in narrow]
+        return [c for c in tall if _words(c) <= MAX_NARROW_WORDS] + [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
     fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 1)],
             2: [(128, 128, 8, 1), (64, 64, 4, 1), (64, 64, 8, 1)],
             4: [(64, 64, 4, 1), (64, 64, 8, 4), (32, 32, 4, 1)],
@@ -246,6 +251,18 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
     grains = [c for c in usable if c.tile_bytes >= MIN_TILE_BYTES] or usable[:1]
     grains = [c for c in grains if resident_ctas(c) >= OVERLAP_CTAS] or grains
     return max(grains, key=lambda c: (resident_ctas(c) * c.tile_bytes, c.tile_bytes))
+
+
+def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, device: GridShape) -> TileConfig:
+    """The tile of ``candidates`` (narrow vectors, tallest first) for ``batch`` matrices of ``rows x cols``: the
+    tallest of ``choose_tile``'s rule 1 whose grid gives every SM of ``device`` a tile, else the one of most tiles.
+    A row of ``B`` that 16 bytes do not align starts inside a sector, so each tile's run of it ends in two sectors
+    shared with the neighbouring tiles: taller tiles make longer runs and fewer shared sectors."""
+    usable = [c for c in candidates if _use(c, rows, cols) >= MIN_TILE_USE] or candidates[-1:]
+    for c in usable:
+        if c.tiles(rows, cols) * batch >= device.multiprocessors:
+            return c
+    return max(usable, key=lambda c: c.tiles(rows, cols))
 
 
 @functools.lru_cache(maxsize=None)

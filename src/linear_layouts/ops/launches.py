@@ -21,10 +21,11 @@ from typing import Any
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    GridShape, TileConfig, cast_kernel, cast_tiles, choose_tile, permute_kernel, realigned_cast_kernel, rows_tile,
+    GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile, permute_kernel,
+    realigned_cast_kernel, rows_tile,
     scalar_cast_kernel, transpose_tiles,
 )
-from linear_layouts.ops.plan import PermuteKind, TiledProblem, plan_permutation, vector_elements
+from linear_layouts.ops.plan import MAX_VECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS"]
@@ -80,7 +81,8 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
     vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
-    return choose_tile(transpose_tiles(w, vin, vout), problem.rows, problem.cols, problem.batch_count, device)
+    choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w else choose_narrow_tile
+    return choose(transpose_tiles(w, vin, vout), problem.rows, problem.cols, problem.batch_count, device)
 
 
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
