@@ -42,6 +42,10 @@ NARROW_CASES = (((4104, 8192), 1), ((4100, 8192), 1), ((4100, 8192), 2), ((4098,
 #: L2-resident sizes, a batch, 4-byte elements from DRAM.
 NARROW_HELDOUT = (((8192, 4104), 1), ((4100, 4100), 2), ((2052, 4096), 1), ((1030, 2048), 2), ((16, 1000, 1028), 2),
                   ((12290, 4096), 4), ((6150, 6150), 1), ((777, 8192), 4))
+#: Held out from the refined rule (``--narrow-heldout2``; ``NARROW_HELDOUT`` refined it): rows of ``X`` alone
+#: narrow, L2-resident, batched, single elements.
+NARROW_HELDOUT2 = (((12288, 6150), 1), ((3074, 1024), 4), ((8, 2050, 2048), 1), ((5002, 3000), 2), ((1000, 1000), 1),
+                   ((20000, 1030), 2), ((4097, 4097), 4), ((6, 3000, 3002), 4))
 #: Tile shapes, warps and blocks tried (those ``tile_layouts`` accepts, of 4 to 64 KiB), besides the planner's list.
 SHAPES = ((32, 32), (64, 64), (64, 128), (128, 64), (128, 128), (256, 128), (128, 256), (256, 256))
 WARPS = (4, 8, 16)
@@ -240,10 +244,12 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep", action="store_true", help="also the sweep's 2-D and batched transposes (validation)")
     ap.add_argument("--narrow", action="store_true", help="NARROW_CASES instead of CASES")
     ap.add_argument("--narrow-heldout", action="store_true", help="NARROW_HELDOUT instead of CASES")
+    ap.add_argument("--narrow-heldout2", action="store_true", help="NARROW_HELDOUT2 instead of CASES")
     args = ap.parse_args(argv)
     args.blocks = tuple(int(b) for b in args.blocks.split(","))
     args.shapes = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(","))
-    args.cases = (list(NARROW_CASES) if args.narrow else list(NARROW_HELDOUT) if args.narrow_heldout else list(CASES)) + (sweep_transposes() if args.sweep else [])
+    args.cases = (list(NARROW_CASES) if args.narrow else list(NARROW_HELDOUT) if args.narrow_heldout
+                  else list(NARROW_HELDOUT2) if args.narrow_heldout2 else list(CASES)) + (sweep_transposes() if args.sweep else [])
     if args.bytes:
         keep = {int(b) for b in args.bytes.split(",")}
         args.cases = [c for c in args.cases if c[1] in keep]

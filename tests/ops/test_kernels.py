@@ -188,15 +188,17 @@ def test_narrow_tiles_are_tall_and_fit_their_registers():
 
 
 def test_narrow_tile_choice():
-    device = GridShape(132)
-    tall, wide, mid, small = transpose_tiles(1, 16, 8)
-    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 4104, 8192, 1, device) == tall  # 17 x 32 tiles of 256 x 256
-    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 2052, 2048, 1, device) == wide  # 256 x 256: 9 x 8 < 132 tiles
-    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 2052, 2048, 4, device) == tall  # the batch fills the SMs
-    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 1028, 2048, 1, device) == mid  # 256 rows: 5 x 16 tiles
-    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 300, 300, 1, device) == small  # 256 rows: 59% of 512 used
-    assert choose_narrow_tile(transpose_tiles(1, 16, 8), 40, 40, 1, device) == small  # none fills the SMs: most tiles
+    device = GridShape(132)  # 50 MiB of L2
+    tall, wide, mid, small = tiles = transpose_tiles(1, 16, 8)
+    assert choose_narrow_tile(tiles, 4104, 8192, 1, device) == tall  # from DRAM: 544 tiles of 256 x 256
+    assert choose_narrow_tile(tiles, 4104, 4096, 1, device) == wide  # in L2: 4 tiles an SM, 272 of 256 x 256 too few
+    assert choose_narrow_tile(tiles, 2052, 4096, 1, device) == mid  # in L2: 544 of 128 x 128
+    assert choose_narrow_tile(tiles, 2052, 2048, 4, device) == wide  # the batch makes the tiles
+    assert choose_narrow_tile(tiles, 300, 300, 1, device) == small  # 128 rows: 61% of 384 used
+    assert choose_narrow_tile(tiles, 40, 40, 1, device) == small  # none fills the SMs: most tiles
     assert tile_for(plan_permutation((4100, 8192), (1, 0), 2), 0, 0, device) == transpose_tiles(2, 8, 4)[0]
+    # rows of A alone narrow: no tall tiles (a sector A's rows share is read twice, written by no one)
+    assert [(c.rows, c.cols, c.warps) for c in transpose_tiles(1, 8, 16)] == [(128, 128, 8), (64, 64, 4)]
 
 
 @needs_nvcc

@@ -76,6 +76,9 @@ OVERLAP_CTAS = 8
 H100_L2_BYTES = 50 * 2**20
 #: CTAs an SM holds at most (sm_90).
 _SM_CTAS = 32
+#: Tiles per SM a narrow-vector problem in L2 takes at least (``choose_narrow_tile``): latency-bound, it wants
+#: many CTAs more than long runs.
+L2_NARROW_CTAS = 4
 #: The most 32-bit words a thread of a narrow-vector tile holds (``transpose_tiles``): 128 registers.
 MAX_NARROW_WORDS = 64
 #: Registers a thread of a tile kernel is given per 32-bit word of the tile it moves (the word itself, its
@@ -164,11 +167,14 @@ def tile_layouts(config: TileConfig) -> tuple[LinearLayout, LinearLayout]:
 def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int) -> list[TileConfig]:
     """The tiles of a transpose (module doc's table), largest first."""
     w, v = element_bytes, MAX_VECTOR_BYTES // element_bytes
-    if src_vector != v or dst_vector != v:  # tall tiles: long runs of B's rows between partial sectors
+    if dst_vector != v:  # tall tiles: long runs of B's rows between the sectors they share with the next tile's
         narrow = {1: [(256, 256, 8), (256, 128, 8), (128, 128, 8)], 2: [(256, 128, 8), (128, 64, 8)],
                   4: [(128, 64, 8)], 8: []}[w]
-        tall = [TileConfig(w, m, n, warps, src_vector, dst_vector) for m, n, warps in narrow]
-        return [c for c in tall if _words(c) <= MAX_NARROW_WORDS] + [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
+    elif src_vector != v:  # only A's rows start inside a sector: a shared sector is read twice, written never
+        narrow = {1: [(128, 128, 8)], 2: [(128, 64, 8)], 4: [(128, 64, 8)], 8: []}[w]
+    if src_vector != v or dst_vector != v:
+        tiles = [TileConfig(w, m, n, warps, src_vector, dst_vector) for m, n, warps in narrow]
+        return [c for c in tiles if _words(c) <= MAX_NARROW_WORDS] + [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
     fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 1)],
             2: [(128, 128, 8, 1), (64, 64, 4, 1), (64, 64, 8, 1)],
             4: [(64, 64, 4, 1), (64, 64, 8, 4), (32, 32, 4, 1)],
@@ -255,12 +261,18 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
 
 def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, device: GridShape) -> TileConfig:
     """The tile of ``candidates`` (narrow vectors, tallest first) for ``batch`` matrices of ``rows x cols``: the
-    tallest of ``choose_tile``'s rule 1 whose grid gives every SM of ``device`` a tile, else the one of most tiles.
-    A row of ``B`` that 16 bytes do not align starts inside a sector, so each tile's run of it ends in two sectors
-    shared with the neighbouring tiles: taller tiles make longer runs and fewer shared sectors."""
+    tallest of ``choose_tile``'s rule 1 whose grid gives every SM of ``device`` a tile (``L2_NARROW_CTAS`` tiles
+    when the input and output fit in L2 together), else the one of most tiles. A row of ``B`` that 16 bytes do
+    not align starts inside a sector, so each tile's run of it ends in two sectors shared with the neighbouring
+    tiles: taller tiles make longer runs and fewer shared sectors, which matters from DRAM.
+
+    Example: 8-bit ``4104 x 8192`` (64 MiB moved, from DRAM) takes 256 x 256 tiles (544 of them); ``2052 x 4096``
+    (16 MiB, in L2) takes 128 x 128 tiles (544) over 256 x 128 (288 < 4 x 132)."""
     usable = [c for c in candidates if _use(c, rows, cols) >= MIN_TILE_USE] or candidates[-1:]
+    resident = rows * cols * batch * 2 * usable[0].element_bytes <= device.l2_bytes
+    least = (L2_NARROW_CTAS if resident else 1) * device.multiprocessors
     for c in usable:
-        if c.tiles(rows, cols) * batch >= device.multiprocessors:
+        if c.tiles(rows, cols) * batch >= least:
             return c
     return max(usable, key=lambda c: c.tiles(rows, cols))
 
