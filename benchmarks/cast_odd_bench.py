@@ -1,6 +1,7 @@
 """The fp8 cast-transpose of odd shapes (rows that 16 bytes do not align) on the device, in one run: the two
 kernels ``ops.cast_transpose`` can take for them (``ops.launches.MISALIGNED_CAST``): the realigned one
-(``codegen.realign``) and the scalar one (``codegen.cast_scalar``) at several tiles, against the aligned
+(``codegen.realign``), the scalar one (``codegen.cast_scalar``) and the chunked one (``codegen.cast_chunks``)
+at several tiles, against the aligned
 kernel (``codegen.permute``) on the shape rounded up to multiples of 16, PyTorch eager (``x * scale -> fp8``,
 ``.t().contiguous()``) and the device's copy bandwidth. Every kernel's ``C``, ``T`` and amax are checked bit
 for bit against PyTorch's own cast ``(scale x).clamp(-max, max).to(float8)``. A steady-state check times the
@@ -43,8 +44,10 @@ FP8 = "e4m3"
 SCALE = 0.37
 SMS = 132
 #: Tiles of the scalar kernel: label -> (rows, columns, warps), for every input (the first is ``ops``' default).
-SCALAR_VARIANTS = {"scalar 64x64/8w": (64, 64, 8), "scalar 32x64/8w": (32, 64, 8),
-                   "scalar 64x128/8w": (64, 128, 8), "scalar 128x64/8w": (128, 64, 8)}
+SCALAR_VARIANTS = {"scalar 64x64/8w": (64, 64, 8), "scalar 64x128/8w": (64, 128, 8), "scalar 128x64/8w": (128, 64, 8)}
+#: Tiles of the chunked kernel: label -> (rows, columns, warps) of 2-byte inputs, of fp32 (3 chunks a thread).
+CHUNKED_VARIANTS = {"chunked 64x64": ((64, 64, 8), (64, 64, 16)), "chunked 128x64": ((128, 64, 16), (128, 64, 32)),
+                    "chunked 64x128": ((64, 128, 16), (64, 128, 32)), "chunked 32x64": ((32, 64, 4), (32, 64, 8))}
 #: The steady-state check: (input, shape) timed over sets of buffers holding more than ``ROTATE_BYTES``.
 ROTATED = (("bf16", (4095, 11007)), ("bf16", (1000, 3000)))
 #: Three L2s of an H200 (60 MiB).
@@ -69,8 +72,9 @@ def _aligned(m: int, n: int) -> tuple[int, int]:
 
 def kernels() -> list[dict]:
     """Every (format, label, shape) kernel of the run: name, source, threads, shared bytes, tile."""
+    from linear_layouts.codegen.cast_chunks import emit_chunked_cast_transpose_kernel
     from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
-    from linear_layouts.ops.kernels import GridShape, SCALAR_TILE
+    from linear_layouts.ops.kernels import CHUNKED_TILES, GridShape, SCALAR_TILE
     from linear_layouts.ops.launches import cast_launches
 
     out = []
@@ -83,6 +87,10 @@ def kernels() -> list[dict]:
         for label, (r, c, w) in SCALAR_VARIANTS.items():
             k = emit_scalar_cast_transpose_kernel(f"scalar_{fmt}_{r}x{c}x{w}", fmt, FP8, r, c, w)
             out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES, ops=(r, c, w) == SCALAR_TILE))
+        for label, tiles in CHUNKED_VARIANTS.items():
+            r, c, w = tiles[fmt == "fp32"]
+            k = emit_chunked_cast_transpose_kernel(f"chunked_{fmt}_{r}x{c}x{w}", fmt, FP8, r, c, w)
+            out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES, ops=(r, c, w) == CHUNKED_TILES[fmt]))
         for m, n in SHAPES:
             am, an = _aligned(m, n)
             (launch,) = cast_launches(fmt, FP8, am, an, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS))
@@ -300,9 +308,10 @@ def markdown(env: dict, rows: list[dict], rotated: list[dict]) -> str:
              "", f"torch {env['torch']}, CuPy {env['cupy']}, CUDA {env['cuda']}, cubins {env['arch']}; copy "
              f"{env['copy_tbps']:.2f} TB/s (1 GiB, read + written). Cells: µs, % of copy bandwidth of the bytes "
              "moved (X once, C and T once); `aligned`: the aligned kernel on the shape rounded up to 16; "
-             "✗: not bit-exact against PyTorch. Last column: the realigned kernel's time over the best scalar tile's.",
-             "", "| input | shape | " + " | ".join(labels) + " | realigned / best scalar |",
-             "|---|---|" + "---|" * (len(labels) + 1)]
+             "✗: not bit-exact against PyTorch. Last columns: the realigned kernel's time and the best chunked tile's over "
+             "the best scalar tile's.",
+             "", "| input | shape | " + " | ".join(labels) + " | realigned / best scalar | best chunked / best scalar |",
+             "|---|---|" + "---|" * (len(labels) + 2)]
     for fmt in FORMATS:
         for shape in SHAPES:
             cells, by = [], {}
@@ -312,8 +321,11 @@ def markdown(env: dict, rows: list[dict], rotated: list[dict]) -> str:
                 by[label] = r
                 cells.append(_cell(r))
             times = [by[label]["us"] for label in scalar if by.get(label) and by[label]["exact"]]
+            chunked = [by[label]["us"] for label in labels if label.startswith("chunked") and by.get(label)
+                       and by[label]["exact"]]
             ratio = (f"{by['realigned']['us'] / min(times):.2f}x" if times and by.get("realigned") else "")
-            lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | " + " | ".join(cells) + f" | {ratio} |")
+            ratio_c = f"{min(chunked) / min(times):.2f}x" if times and chunked else ""
+            lines.append(f"| {fmt} | {shape[0]}x{shape[1]} | " + " | ".join(cells) + f" | {ratio} | {ratio_c} |")
     if rotated:
         rlabels = list(dict.fromkeys(r["kernel"] for r in rotated))
         lines += ["", f"Steady state: each launch on the next of K sets of X, C and T (> {env['rotate_bytes'] >> 20} MiB "
@@ -329,7 +341,8 @@ def markdown(env: dict, rows: list[dict], rotated: list[dict]) -> str:
     for e in env.get("kernels", []):
         if e["fmt"] == "bf16" and e["label"] != "aligned":
             rows_, cols_ = e["tile"]
-            loaded = rows_ * (cols_ * 2 + 16) if e["label"].startswith("realigned") else rows_ * cols_ * 2
+            loaded = (rows_ * (cols_ * 2 + 16) if e["label"].startswith("realigned") else
+                      (rows_ + 7) * (cols_ * 2 + 16) if e["label"].startswith("chunked") else rows_ * cols_ * 2)
             lines.append(f"| {e['label']} | {rows_}x{cols_} | {e['threads']} | {e['ctas_per_sm']} | "
                          f"{e['shared']} | {loaded * e['ctas_per_sm'] / 1024:.0f} |")
     wrong = [r for r in rows + rotated if not r["exact"]]

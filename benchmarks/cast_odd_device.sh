@@ -4,11 +4,12 @@
 # benchmarks/build/cast_odd (cubins, their manifest and a kernel cache, about 2 MiB):
 #   bash benchmarks/cast_odd_device.sh prepare     # CPU
 #   bash benchmarks/cast_odd_device.sh "$OUT"       # device: writes into $OUT
-#     cast_odd.{json,md}  the realigned kernel (codegen.realign, ops' default for misaligned rows), the scalar kernel
-#                         (codegen.cast_scalar) at 64x64/8w (ops' tile), 32x64/8w, 64x128/8w and 128x64/8w, the aligned
+#     cast_odd.{json,md}  the realigned kernel (codegen.realign), the scalar kernel (codegen.cast_scalar, ops' default
+#                         for misaligned rows) at 64x64/8w, 64x128/8w and 128x64/8w (ops' tile), the chunked kernel
+#                         (codegen.cast_chunks) at 64x64, 128x64, 64x128 and 32x64 (3 chunks a thread), the aligned
 #                         kernel (shape rounded up to 16), PyTorch eager, copy bandwidth; a steady-state check (bf16
 #                         4095x11007 and 1000x3000, inputs rotated over > 3 L2s); every run bit-exact or flagged
-#     ops_sanitize.json   memcheck and racecheck of the ops' kernels, the realigned and scalar casts among them
+#     ops_sanitize.json   memcheck and racecheck of the ops' kernels, the realigned, scalar and chunked casts among them
 #     cast_odd.log        the runs' output
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ fi
 OUT=${1:?usage: cast_odd_device.sh OUT | prepare}
 mkdir -p "$OUT"
 start=$SECONDS
-timeout 130 python3 benchmarks/cast_odd_bench.py --repeats 7 --out "$OUT" > "$OUT/cast_odd.log" 2>&1
+timeout 140 python3 benchmarks/cast_odd_bench.py --repeats 7 --out "$OUT" > "$OUT/cast_odd.log" 2>&1
 echo "cast_odd_bench: rc $? in $((SECONDS - start)) s"; sed -n '3,$p' "$OUT/cast_odd.md" 2>/dev/null
 timeout 100 python3 benchmarks/ops_sanitize.py --out "$OUT" --timeout 45 >> "$OUT/cast_odd.log" 2>&1
 echo "ops_sanitize: rc $? at $((SECONDS - start)) s"; tail -n 2 "$OUT/cast_odd.log"

@@ -1,7 +1,7 @@
 """compute-sanitizer (memcheck, racecheck) over the layout ops' kernels on small, odd and misaligned cases: every
 tile of the transposes' lists on a batch of matrices that cut their edge tiles, a row move, a misaligned
-permutation, and the realigned fp8 cast-transpose (rows at any byte offset; both ends of ``X`` inside a
-16-byte chunk) on each input type. The child launches each case through ``ops.launch`` on CuPy buffers whose
+permutation, and the misaligned fp8 cast-transposes (realigned, scalar, chunked; rows at any byte offset; both
+ends of ``X`` inside a 16-byte chunk) on each input type. The child launches each case through ``ops.launch`` on CuPy buffers whose
 bases sit at the cases' byte offsets (so a read or write one byte outside a tensor is outside its buffer)
 and checks it against NumPy (the casts: ``T`` against ``C``'s transpose, the amax exactly).
 

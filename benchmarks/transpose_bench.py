@@ -288,7 +288,7 @@ def report(results: dict) -> str:
             lines.append(f"| {r['bits']}-bit | {o} | {_cell(u.get(o), '{:.1f}')} | {frac(o)} | {t} "
                          f"| {_cell(u.get(t), '{:.1f}')} | {frac(t)} | {_cell(r['ours_vs_triton'], '{:.3f}x')} "
                          f"| {u['copy']:.1f} | {_cell(u['copy'] / u[o] if o else None, '{:.1%}')} "
-                         f"| {u['torch t().contiguous()']:.1f} | {_cell(r['ours_vs_torch'], '{:.2f}x')} "
+                         f"| {u['torch']:.1f} | {_cell(r['ours_vs_torch'], '{:.2f}x')} "
                          f"| {all(r['correct'].values())} |")
         lines.append("")
     lines += ["| element | layouts | tile | grid | µs | µs PDL | TB/s | of copy bandwidth | of a same-size copy "

@@ -199,11 +199,13 @@ SANITIZE_TILED = (((2, 272, 288), (0, 2, 1), 1), ((2, 136, 144), (0, 2, 1), 2), 
 #: Other permutations with the planner's own tile: (shape, dims, element bytes, source offset, destination offset).
 SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2, 2, 0), ((37, 50), (1, 0), 1, 0, 3),
           ((131, 67), (1, 0), 4, 0, 0))
-#: The sanitizer run's misaligned cast-transposes, each by the realigned and the scalar kernel: (rows, cols, input
-#: format, fp8, byte offsets of X, C and T).
+#: The sanitizer run's misaligned cast-transposes, each by the realigned, the scalar and the chunked kernel (the
+#: scalar one where the offsets do not allow the chunked one): (rows, cols, input format, fp8, byte offsets of X, C
+#: and T).
 SANITIZE_CASTS = ((131, 259, "bf16", "e4m3", (2, 3, 5)), (133, 70, "fp32", "e5m2", (4, 1, 7)),
          (257, 300, "fp16", "e4m3", (0, 0, 0)), (1, 30, "bf16", "e5m2", (6, 0, 9)),
-         (200, 1100, "bf16", "e5m2", (2, 3, 1)), (131, 300, "fp32", "e4m3", (4, 7, 5)))
+         (200, 1100, "bf16", "e5m2", (2, 3, 1)), (131, 300, "fp32", "e4m3", (4, 7, 5)),
+         (131, 259, "bf16", "e4m3", (16, 8, 24)), (133, 70, "fp32", "e5m2", (0, 4, 12)), (3, 5, "fp16", "e5m2", (0, 0, 0)))
 
 
 def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
@@ -221,7 +223,7 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
         out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do),
                         launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, device)))
     for m, n, fmt, fp8, (xo, co, to) in SANITIZE_CASTS:
-        for misaligned in MISALIGNED_CASTS:  # the realigned kernel and the scalar one
+        for misaligned in MISALIGNED_CASTS:  # the realigned kernel, the scalar one, the chunked one
             out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8=fp8, offsets=(xo, co, to), tile=misaligned,
                             launches=cast_launches(fmt, fp8, m, n, _BASE + xo, 2 * _BASE + co, 3 * _BASE + to, None,
                                                    0.5, 4 * _BASE, device, misaligned)))

@@ -115,9 +115,9 @@ def emulated_permute(a: np.ndarray, dims, src_offset: int = 0, dst_offset: int =
 
 
 def emulated_cast_transpose(raw: np.ndarray, input_format: str, fp8: str, scale: float, amax: float = 0.0,
-                            offsets: tuple[int, int, int] = (0, 0, 0), sms: int = SMS):
+                            offsets: tuple[int, int, int] = (0, 0, 0), sms: int = SMS, misaligned: str | None = None):
     """``(out, out_t, amax)`` (uint8 fp8 bits, float) of ``ops.cast_transpose`` of the 2-D ``raw`` (the input's
-    bits: uint16 for bf16 / fp16, uint32 for fp32), emulated."""
+    bits: uint16 for bf16 / fp16, uint32 for fp32), emulated; ``misaligned``: as ``cast_launches``'."""
     m, n = raw.shape
     xo, oo, to = offsets
     x = np.zeros(xo + raw.nbytes, np.uint8)
@@ -126,7 +126,8 @@ def emulated_cast_transpose(raw: np.ndarray, input_format: str, fp8: str, scale:
     out_t = np.full(to + m * n, UNWRITTEN, np.uint8)
     am = np.array([amax], np.float32).view(np.uint8).copy()
     buffers = {SRC: x, DST: out, AUX: out_t, 4 << 40: am}
-    launches = cast_launches(input_format, fp8, m, n, SRC + xo, DST + oo, AUX + to, None, scale, 4 << 40, sms)
+    launches = cast_launches(input_format, fp8, m, n, SRC + xo, DST + oo, AUX + to, None, scale, 4 << 40, sms,
+                             misaligned)
     _run(launches, buffers)
     assert (buffers[DST][:oo] == UNWRITTEN).all() and (buffers[AUX][:to] == UNWRITTEN).all()  # nothing before
     return (buffers[DST][oo:].reshape(m, n), buffers[AUX][to:].reshape(n, m),

@@ -155,3 +155,27 @@ def test_cast_transpose_every_element(input_format, fp8, shape, scale, offsets, 
     assert np.array_equal(out, expected)
     assert np.array_equal(out_t, expected.T)
     assert amax == max(3.0, float(np.abs(x.astype(np.float32)).max()))  # of the input, before scaling
+
+
+@pytest.mark.parametrize("input_format, fp8, shape, offsets", [
+    ("bf16", "e4m3", (131, 259), (0, 8, 24)),      # chunked: 3 x 5 tiles, C and T 8 bytes past 16
+    ("fp16", "e5m2", (65, 100), (16, 0, 0)),
+    ("fp32", "e4m3", (133, 70), (0, 4, 12)),       # fp32: C and T at multiples of 4
+    ("bf16", "e5m2", (5, 3), (0, 0, 0)),           # fewer rows and columns than a chunk
+])
+def test_cast_transpose_chunked(input_format, fp8, shape, offsets):
+    """``ops``' launch list with ``misaligned="chunked"``: the chunked kernel (``codegen.cast_chunks``), as the
+    pointers allow it here, emulated, against ml_dtypes' fp8."""
+    from linear_layouts.ops.launches import cast_launches
+
+    m, n = shape
+    (launch,) = cast_launches(input_format, fp8, m, n, SRC + offsets[0], DST + offsets[1], (3 << 40) + offsets[2],
+                              None, 1.0, 4 << 40, 132, "chunked")
+    assert launch.kernel.name.startswith("ll_cast_transpose_chunked")
+    values = (_RNG.standard_normal(shape) * 300).astype(np.float32)
+    x = values.astype({"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32}[input_format])
+    raw = x.view(np.uint32 if input_format == "fp32" else np.uint16)
+    out, out_t, amax = emulated_cast_transpose(raw, input_format, fp8, 0.37, 3.0, offsets, misaligned="chunked")
+    expected = _reference(x, fp8, 0.37)
+    assert np.array_equal(out, expected) and np.array_equal(out_t, expected.T)
+    assert amax == max(3.0, float(np.abs(x.astype(np.float32)).max()))

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_kernel, emit_tiled_permute_kernel
 from linear_layouts.codegen.plan import conversion_step, kernel_name
+from linear_layouts.codegen.cast_chunks import emit_chunked_cast_transpose_kernel
 from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
 from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
@@ -55,7 +56,8 @@ from linear_layouts.target import Target, resolve
 
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
-           "scalar_cast_kernel", "SCALAR_TILE",
+           "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
+           "MAX_NARROW_WORDS", "L2_NARROW_CTAS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
            "H100_L2_BYTES"]
@@ -324,3 +326,20 @@ def scalar_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] =
     rows, cols, warps = tile
     name = kernel_name("ll_cast_transpose_scalar", input_format, fp8, rows, cols, warps)
     return emit_scalar_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)
+
+
+#: The tile of the chunked cast-transpose (``codegen.cast_chunks``) of 2-byte inputs: rows, columns, warps (3
+#: chunks a thread in flight).
+CHUNKED_TILE = (64, 64, 8)
+#: Its tile of each input format (fp32's 64 x 64 tiles take 16 warps for 3 chunks a thread).
+CHUNKED_TILES = {"bf16": CHUNKED_TILE, "fp16": CHUNKED_TILE, "fp32": (64, 64, 16)}
+
+
+@functools.lru_cache(maxsize=None)
+def chunked_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] | None = None) -> PermuteKernel:
+    """The cast-transpose of rows at any length by aligned chunks of the flat positions (``codegen.cast_chunks``;
+    ``X`` 16-byte aligned, ``C`` and ``T`` at multiples of 8 bytes, 4 for fp32): ``tile`` = (rows, columns,
+    warps), by default ``CHUNKED_TILES[input_format]``."""
+    rows, cols, warps = CHUNKED_TILES.get(input_format, CHUNKED_TILE) if tile is None else tile
+    name = kernel_name("ll_cast_transpose_chunked", input_format, fp8, rows, cols, warps)
+    return emit_chunked_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)

@@ -21,22 +21,22 @@ from typing import Any
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile, permute_kernel,
-    realigned_cast_kernel, rows_tile,
-    scalar_cast_kernel, transpose_tiles,
+    GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile, chunked_cast_kernel,
+    permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel, transpose_tiles,
 )
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
-           "MISALIGNED_CAST", "MISALIGNED_CASTS"]
+           "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
 #: CTAs of a 1-D grid.
 _MAX_CTAS = 2**31 - 1
 #: The kernels of a cast-transpose whose rows or bases 16 bytes do not align: ``realigned`` (``codegen.realign``:
-#: aligned 16-byte chunks realigned in registers) or ``scalar`` (``codegen.cast_scalar``: one element an access).
-MISALIGNED_CASTS = ("realigned", "scalar")
+#: aligned 16-byte chunks realigned in registers), ``scalar`` (``codegen.cast_scalar``: one element an access) or
+#: ``chunked`` (``codegen.cast_chunks``: aligned chunks of the flat positions, where ``chunked_fits``; else scalar).
+MISALIGNED_CASTS = ("realigned", "scalar", "chunked")
 #: The one ``cast_launches`` takes (one of ``MISALIGNED_CASTS``).
 MISALIGNED_CAST = "scalar"
 
@@ -146,12 +146,21 @@ def cast_vectors(m: int, n: int, input_bytes: int, x: int, out: int, out_t: int)
     return vin, vector_elements(1, m, out_t)
 
 
+def chunked_fits(input_bytes: int, x: int, out: int, out_t: int) -> bool:
+    """Whether the chunked kernel (``codegen.cast_chunks``) takes these addresses: ``x`` a multiple of 16, ``out``
+    and ``out_t`` of its chunk's fp8 bytes (8 for 2-byte inputs, 4 for fp32). ``chunked_fits(2, 0, 8, 4)`` is
+    False."""
+    g = 16 // input_bytes
+    return x % 16 == 0 and out % g == 0 and out_t % g == 0
+
+
 def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int, out_t: int, scale: int | None,
                   scale_value: float, amax: int, device: GridShape | int, misaligned: str | None = None) -> list[Launch]:
     """What ``cast_transpose`` launches for an ``m x n`` matrix (``input_format``: ``bf16``, ``fp16`` or
     ``fp32``) at ``x`` into ``out`` / ``out_t``, with the scale at address ``scale`` (None: ``scale_value``)
     and the amax at ``amax``, on ``device`` (a ``GridShape``, or its SMs); rows or bases that 16 bytes do not
-    align take the kernel ``misaligned`` names (one of ``MISALIGNED_CASTS``; None: ``MISALIGNED_CAST``)."""
+    align take the kernel ``misaligned`` names (one of ``MISALIGNED_CASTS``; None: ``MISALIGNED_CAST``; ``chunked``
+    where ``chunked_fits``, else the scalar one)."""
     misaligned = MISALIGNED_CAST if misaligned is None else misaligned
     if misaligned not in MISALIGNED_CASTS:
         raise LayoutError(f"misaligned: must be one of {MISALIGNED_CASTS}, got {misaligned!r}")
@@ -168,8 +177,12 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
     else:  # rows at any byte offset: read as the aligned 16-byte chunks that cover them
         if x % input_bytes:
             raise LayoutError(f"x: the address {x:#x} is not a multiple of its {input_bytes}-byte elements")
-        kernel = (realigned_cast_kernel(input_format, fp8) if misaligned == "realigned"
-                  else scalar_cast_kernel(input_format, fp8))
+        if misaligned == "chunked" and chunked_fits(input_bytes, x, out, out_t):
+            kernel = chunked_cast_kernel(input_format, fp8)
+        elif misaligned == "realigned":
+            kernel = realigned_cast_kernel(input_format, fp8)
+        else:
+            kernel = scalar_cast_kernel(input_format, fp8)
     tm, tn = kernel.tile_counts(m, n)
     if tm * tn > _MAX_CTAS:
         raise LayoutError(f"x: {tm * tn} tiles exceed the {_MAX_CTAS} CTAs of one launch")
