@@ -115,8 +115,11 @@ def test_cast_launches_takes_it_when_asked_and_the_pointers_allow(monkeypatch):
     (chunked,) = launches.cast_launches(*args, misaligned="chunked")
     assert chunked.kernel == chunked_cast_kernel("bf16", "e4m3") and chunked.ctas == 64 * 172
     assert chunked.values == (1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 4095, 11007, 172, 64)
-    (scalar,) = launches.cast_launches(*args)  # the default stays the scalar kernel
+    assert launches.cast_launches(*args) == [chunked]  # 2-byte inputs: chunked by default (MISALIGNED_BY_FORMAT)
+    (scalar,) = launches.cast_launches(*args, misaligned="scalar")
     assert scalar.kernel == scalar_cast_kernel("bf16", "e4m3")
+    monkeypatch.setattr(launches, "MISALIGNED_CAST", "scalar")
+    assert launches.cast_launches(*args) == [scalar]
     monkeypatch.setattr(launches, "MISALIGNED_CAST", "chunked")
     assert launches.cast_launches(*args) == [chunked]
     for x, c, t in ((2, 0, 0), (0, 4, 0), (0, 0, 12)):  # X off 16 bytes, C or T off 8: the scalar kernel

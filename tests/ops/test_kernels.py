@@ -234,7 +234,8 @@ def test_unaligned_casts_take_the_scalar_kernel():
     tiles; an input that its elements do not align is refused."""
     from linear_layouts.ops.launches import cast_launches
 
-    (launch,) = cast_launches("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
+    (launch,) = cast_launches("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132,
+                              misaligned="scalar")
     assert launch.kernel.name.startswith("ll_cast_transpose_scalar") and launch.ctas == 32 * 172
     assert launch.values[6:] == (4095, 11007, 172, 32)
     (launch,) = cast_launches("fp32", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
