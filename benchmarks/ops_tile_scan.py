@@ -46,6 +46,10 @@ NARROW_HELDOUT = (((8192, 4104), 1), ((4100, 4100), 2), ((2052, 4096), 1), ((103
 #: narrow, L2-resident, batched, single elements.
 NARROW_HELDOUT2 = (((12288, 6150), 1), ((3074, 1024), 4), ((8, 2050, 2048), 1), ((5002, 3000), 2), ((1000, 1000), 1),
                    ((20000, 1030), 2), ((4097, 4097), 4), ((6, 3000, 3002), 4))
+#: Transposes with 16-byte vectors whose rows of ``X^T`` start inside a 32-byte sector every other row (``--sector``):
+#: ``m w`` an odd multiple of 16.
+SECTOR_CASES = (((4112, 8192), 1), ((12304, 4096), 1), ((6, 1040, 4096), 1), ((4104, 8192), 2), ((2056, 16384), 2),
+                ((4100, 8192), 4))
 #: Tile shapes, warps and blocks tried (those ``tile_layouts`` accepts, of 4 to 64 KiB), besides the planner's list.
 SHAPES = ((32, 32), (64, 64), (64, 128), (128, 64), (128, 128), (256, 128), (128, 256), (256, 256))
 WARPS = (4, 8, 16)
@@ -245,11 +249,13 @@ def main(argv=None) -> int:
     ap.add_argument("--narrow", action="store_true", help="NARROW_CASES instead of CASES")
     ap.add_argument("--narrow-heldout", action="store_true", help="NARROW_HELDOUT instead of CASES")
     ap.add_argument("--narrow-heldout2", action="store_true", help="NARROW_HELDOUT2 instead of CASES")
+    ap.add_argument("--sector", action="store_true", help="SECTOR_CASES instead of CASES")
     args = ap.parse_args(argv)
     args.blocks = tuple(int(b) for b in args.blocks.split(","))
     args.shapes = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(","))
     args.cases = (list(NARROW_CASES) if args.narrow else list(NARROW_HELDOUT) if args.narrow_heldout
-                  else list(NARROW_HELDOUT2) if args.narrow_heldout2 else list(CASES)) + (sweep_transposes() if args.sweep else [])
+                  else list(NARROW_HELDOUT2) if args.narrow_heldout2 else list(SECTOR_CASES) if args.sector
+                  else list(CASES)) + (sweep_transposes() if args.sweep else [])
     if args.bytes:
         keep = {int(b) for b in args.bytes.split(",")}
         args.cases = [c for c in args.cases if c[1] in keep]
