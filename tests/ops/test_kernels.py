@@ -197,6 +197,11 @@ def test_narrow_tile_choice():
     assert choose_narrow_tile(tiles, 300, 300, 1, device) == small  # 128 rows: 61% of 384 used
     assert choose_narrow_tile(tiles, 40, 40, 1, device) == small  # none fills the SMs: most tiles
     assert tile_for(plan_permutation((4100, 8192), (1, 0), 2), 0, 0, device) == transpose_tiles(2, 8, 4)[0]
+    # 16-byte vectors, but every other row of B starts inside a sector (4112 bytes): tall tiles of 4 x 4-byte blocks
+    sector = tile_for(plan_permutation((4112, 8192), (1, 0), 1), 0, 0, device)
+    assert (sector.rows, sector.cols, sector.warps, sector.block) == (256, 256, 8, 4)
+    assert tile_for(plan_permutation((4096, 8192), (1, 0), 1), 0, 0, device) == transpose_tiles(1, 16, 16)[1]
+    assert tile_for(plan_permutation((4096, 8192), (1, 0), 1), 0, 16, device).rows == 256  # B's base off a sector
     # rows of A alone narrow: no tall tiles (a sector A's rows share is read twice, written by no one)
     assert [(c.rows, c.cols, c.warps) for c in transpose_tiles(1, 8, 16)] == [(128, 128, 8), (64, 64, 4)]
 

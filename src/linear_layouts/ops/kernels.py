@@ -166,16 +166,18 @@ def tile_layouts(config: TileConfig) -> tuple[LinearLayout, LinearLayout]:
     return _one_cta(src.to_linear([c.rows, c.cols])), _one_cta(dst.to_linear([c.rows, c.cols]))
 
 
-def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int) -> list[TileConfig]:
-    """The tiles of a transpose (module doc's table), largest first."""
+def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int, dst_sectors: bool = True) -> list[TileConfig]:
+    """The tiles of a transpose (module doc's table), largest first; ``dst_sectors``: whether the rows of ``B``
+    start on sector boundaries (False: tall tiles, as for narrow vectors, ``choose_narrow_tile``)."""
     w, v = element_bytes, MAX_VECTOR_BYTES // element_bytes
-    if dst_vector != v:  # tall tiles: long runs of B's rows between the sectors they share with the next tile's
+    if dst_vector != v or not dst_sectors:  # tall tiles: long runs of B's rows between the sectors they share
         narrow = {1: [(256, 256, 8), (256, 128, 8), (128, 128, 8)], 2: [(256, 128, 8), (128, 64, 8)],
                   4: [(128, 64, 8)], 8: []}[w]
     elif src_vector != v:  # only A's rows start inside a sector: a shared sector is read twice, written never
         narrow = {1: [(128, 128, 8)], 2: [(128, 64, 8)], 4: [(128, 64, 8)], 8: []}[w]
-    if src_vector != v or dst_vector != v:
-        tiles = [TileConfig(w, m, n, warps, src_vector, dst_vector) for m, n, warps in narrow]
+    if src_vector != v or dst_vector != v or not dst_sectors:
+        block = 4 if w == 1 and src_vector == dst_vector == v else 1  # 8-bit 16-byte vectors: 4 x 4-byte blocks
+        tiles = [TileConfig(w, m, n, warps, src_vector, dst_vector, block) for m, n, warps in narrow]
         return [c for c in tiles if _words(c) <= MAX_NARROW_WORDS] + [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
     fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 1)],
             2: [(128, 128, 8, 1), (64, 64, 4, 1), (64, 64, 8, 1)],

@@ -24,7 +24,7 @@ from linear_layouts.ops.kernels import (
     GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile, chunked_cast_kernel,
     permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel, transpose_tiles,
 )
-from linear_layouts.ops.plan import MAX_VECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements
+from linear_layouts.ops.plan import MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "MISALIGNED_BY_FORMAT", "chunked_fits"]
@@ -84,8 +84,9 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
     vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
-    choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w else choose_narrow_tile
-    return choose(transpose_tiles(w, vin, vout), problem.rows, problem.cols, problem.batch_count, device)
+    sectors = problem.rows * w % SECTOR_BYTES == 0 and dst % SECTOR_BYTES == 0  # B's rows start on sectors
+    choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
+    return choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
 
 
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
@@ -97,7 +98,8 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     of ``range(len(shape))``."""
     if isinstance(device, int):
         device = GridShape(device)
-    kernel, ctas, tail, offsets, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % 16, dst % 16,
+    kernel, ctas, tail, offsets, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % SECTOR_BYTES,
+                                                           dst % SECTOR_BYTES,
                                                            device, tile)
     if kernel is None:
         return [Copy(dst, src, nbytes)] if nbytes else []
@@ -108,7 +110,7 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
 def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                      device: GridShape, tile: TileConfig | None = None):
     """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
-    bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo 16 (all the plan depends on); no
+    bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the plan depends on); no
     kernel for a copy or an empty tensor."""
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):

@@ -30,11 +30,13 @@ from dataclasses import dataclass
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["PermuteKind", "ReducedPermutation", "TiledProblem", "reduce_permutation", "normalize_dims",
+__all__ = ["SECTOR_BYTES", "PermuteKind", "ReducedPermutation", "TiledProblem", "reduce_permutation", "normalize_dims",
            "plan_permutation", "row_major_strides", "vector_elements", "MAX_VECTOR_BYTES"]
 
 #: The widest global access: 16 bytes.
 MAX_VECTOR_BYTES = 16
+#: The unit global memory moves between L1, L2 and DRAM: a 32-byte sector.
+SECTOR_BYTES = 32
 
 
 class PermuteKind(enum.Enum):
