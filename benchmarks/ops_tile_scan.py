@@ -53,6 +53,10 @@ SECTOR_CASES = (((4112, 8192), 1), ((12304, 4096), 1), ((6, 1040, 4096), 1), ((4
 #: Held out from the sector rule (``--sector-heldout``): from DRAM and in L2, 8/16/32-bit, a batch.
 SECTOR_HELDOUT = (((8208, 8192), 1), ((3088, 3072), 1), ((6152, 4096), 2), ((1032, 2048), 2), ((2052, 8192), 4),
                   ((12, 1028, 1024), 4), ((516, 2048), 4))
+#: Held out from the sector rule's refinement (``--sector-heldout2``; ``SECTOR_HELDOUT`` refined it: in L2 the rule
+#: does not apply).
+SECTOR_HELDOUT2 = (((16400, 4096), 1), ((2, 6160, 4096), 1), ((10248, 3072), 2), ((3, 4104, 2048), 2),
+                   ((4100, 6144), 4), ((1540, 1536), 4))
 #: Tile shapes, warps and blocks tried (those ``tile_layouts`` accepts, of 4 to 64 KiB), besides the planner's list.
 SHAPES = ((32, 32), (64, 64), (64, 128), (128, 64), (128, 128), (256, 128), (128, 256), (256, 256))
 WARPS = (4, 8, 16)
@@ -254,12 +258,14 @@ def main(argv=None) -> int:
     ap.add_argument("--narrow-heldout2", action="store_true", help="NARROW_HELDOUT2 instead of CASES")
     ap.add_argument("--sector", action="store_true", help="SECTOR_CASES instead of CASES")
     ap.add_argument("--sector-heldout", action="store_true", help="SECTOR_HELDOUT instead of CASES")
+    ap.add_argument("--sector-heldout2", action="store_true", help="SECTOR_HELDOUT2 instead of CASES")
     args = ap.parse_args(argv)
     args.blocks = tuple(int(b) for b in args.blocks.split(","))
     args.shapes = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(","))
     args.cases = (list(NARROW_CASES) if args.narrow else list(NARROW_HELDOUT) if args.narrow_heldout
                   else list(NARROW_HELDOUT2) if args.narrow_heldout2 else list(SECTOR_CASES) if args.sector
-                  else list(SECTOR_HELDOUT) if args.sector_heldout else list(CASES)) + (sweep_transposes() if args.sweep else [])
+                  else list(SECTOR_HELDOUT) if args.sector_heldout
+                  else list(SECTOR_HELDOUT2) if args.sector_heldout2 else list(CASES)) + (sweep_transposes() if args.sweep else [])
     if args.bytes:
         keep = {int(b) for b in args.bytes.split(",")}
         args.cases = [c for c in args.cases if c[1] in keep]

@@ -84,7 +84,9 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
     vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
-    sectors = problem.rows * w % SECTOR_BYTES == 0 and dst % SECTOR_BYTES == 0  # B's rows start on sectors
+    # B's rows start on sectors, or the problem stays in L2 (where a sector two tiles share costs no DRAM access)
+    resident = problem.rows * problem.cols * problem.batch_count * 2 * w <= device.l2_bytes
+    sectors = resident or (problem.rows * w % SECTOR_BYTES == 0 and dst % SECTOR_BYTES == 0)
     choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
     return choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
 
