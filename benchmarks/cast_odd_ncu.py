@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import harness  # noqa: F401  (puts src/ on the path)
+from harness import ncu
 from ops_ncu_compare import METRICS, _profile
 
 EXTRA = ["sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", "smsp__issue_active.avg.pct_of_peak_sustained_active",
@@ -68,15 +69,7 @@ def main(argv=None) -> int:
     (out / "cast_odd_ncu.json").write_text(json.dumps({"environment": env, "rows": rows}, indent=1))
     lines = [f"# The odd-shape cast-transpose against the aligned one, ncu counters ({env['gpu']}, {env['date']})", "",
              f"bf16 -> e4m3 `ops.cast_transpose`; one profiled launch after {args.warm} warm ones (the last kernel "
-             "of the launch: the cast-transpose).", "", "| metric | " + " | ".join(rows) + " |",
-             "|---|" + "---|" * len(rows)]
-    for metric in METRICS + EXTRA:
-        cells = []
-        for r in rows.values():
-            launches = r.get("launches") or [{}]
-            value = launches[-1].get("metrics", {}).get(metric)
-            cells.append("-" if value is None else f"{value:,.3g}" if abs(value) < 1e4 else f"{value:,.0f}")
-        lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+             "of the launch: the cast-transpose).", "", *ncu.metric_table(rows, METRICS + EXTRA)]
     (out / "cast_odd_ncu.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -80,6 +80,7 @@ def main(argv=None) -> int:
         return _child(args.child, 3)
     import torch
 
+    from harness import ncu
     from ops_ncu_compare import _profile
 
     rows = measure()
@@ -96,15 +97,8 @@ def main(argv=None) -> int:
         cells = " | ".join(f"{r['us'][k]:.1f} ({r['gbps'][k]:.0f})" for k in
                            ("cast", "transpose bf16", "transpose u8", "copy bf16", "copy u8"))
         lines.append(f"| {r['m']} | {cells} | {r['correct']} |")
-    lines += ["", "ncu, the cast (one launch after 3):", "", "| metric | " + " | ".join(f"m = {m}" for m in NCU_ROWS) + " |",
-              "|---|" + "---|" * len(NCU_ROWS)]
-    for metric in NCU_METRICS:
-        cells = []
-        for m in NCU_ROWS:
-            launches = profiles[m].get("launches") or [{}]
-            v = launches[-1].get("metrics", {}).get(metric)
-            cells.append("-" if v is None else f"{v:,.0f}")
-        lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+    lines += ["", "ncu, the cast (one launch after 3):", "",
+              *ncu.metric_table({f"m = {m}": profiles[m] for m in NCU_ROWS}, NCU_METRICS)]
     (out / "ops_edge_probe.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

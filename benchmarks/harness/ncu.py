@@ -136,3 +136,20 @@ def source_wavefronts(text: str) -> dict[str, list[int]]:
         elif op.startswith(("LDS", "LDSM")):
             current[1] += value
     return out
+
+
+def metric_table(profiles: dict, metrics: list[str]) -> list[str]:
+    """Markdown rows ``| metric | value per profile |`` (a header and one row per metric) of ``profiles``
+    (label -> ``{"launches": [{"metrics": {...}}, ...]}``, the last launch read); small values to 3 digits.
+
+    >>> metric_table({"a": {"launches": [{"metrics": {"t": 12345.0, "r": 0.5}}]}, "b": {}}, ["t", "r"])[2:]
+    ['| t | 12,345 | - |', '| r | 0.5 | - |']
+    """
+    lines = ["| metric | " + " | ".join(profiles) + " |", "|---|" + "---|" * len(profiles)]
+    for metric in metrics:
+        cells = []
+        for profile in profiles.values():
+            value = ((profile.get("launches") or [{}])[-1]).get("metrics", {}).get(metric)
+            cells.append("-" if value is None else f"{value:,.3g}" if abs(value) < 1e4 else f"{value:,.0f}")
+        lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+    return lines
