@@ -179,3 +179,23 @@ def test_cast_transpose_chunked(input_format, fp8, shape, offsets):
     expected = _reference(x, fp8, 0.37)
     assert np.array_equal(out, expected) and np.array_equal(out_t, expected.T)
     assert amax == max(3.0, float(np.abs(x.astype(np.float32)).max()))
+
+
+@pytest.mark.parametrize("dst_vector", [16, 8, 4, 2, 1])
+@pytest.mark.parametrize("input_format", ["bf16", "fp32"])
+def test_cast_transpose_tall_tiles_with_narrow_rows_of_t(input_format, dst_vector):
+    """The vectorized cast-transpose at the tall tiles ``cast_tiles`` lists where ``T``'s rows are narrow or start
+    inside a sector: ``512 + dst_vector`` rows (two 256-row tiles and a masked one), so that ``T``'s rows allow
+    stores of ``dst_vector`` bytes and no wider (16: every other row 16 bytes into a sector)."""
+    import ml_dtypes
+
+    from linear_layouts.ops.kernels import cast_kernel, cast_tiles
+
+    from ._emulated import check_cast_kernel
+
+    tiles = cast_tiles(16, dst_vector, dst_sectors=False)
+    assert (tiles[0].rows, tiles[0].cols, tiles[0].dst_vector) == (256, 64, dst_vector)
+    x = (_RNG.standard_normal((512 + dst_vector, 128)) * 300).astype(np.float32)
+    if input_format == "bf16":
+        x = x.astype(ml_dtypes.bfloat16)
+    check_cast_kernel(cast_kernel(tiles[0], input_format, "e4m3"), x, "e4m3", (0, 0, 0))

@@ -275,3 +275,22 @@ def test_realigned_kernel_moves_16_byte_chunks(input_format):
     assert ptx["st.global.v2.b32"] == (rw if k == 2 else 0) + 2  # C's 8-byte chunks; T's first and last 8 bytes
     assert ptx["st.global.b32"] == k * rw + 4 * 4 + (0 if k == 2 else rw) + 2 + (2 if k == 2 else 0)
     assert not any(op.startswith(("ld.local", "st.local")) for op in ptx)  # the loaded chunks stay in registers
+
+
+def test_casts_with_narrow_rows_of_t_keep_16_byte_loads():
+    """Rows of X and C that 16 bytes align keep the vectorized kernel whatever T's rows: narrower T stores at
+    256 x 64 tiles (T's runs 256 bytes long), the tall tile also where T's rows start 16 bytes into a sector from
+    DRAM; rows of X that 16 bytes do not align take the misaligned-row kernels."""
+    from linear_layouts.ops.launches import cast_launches
+
+    def kernel(m, n, fmt="bf16", out_t=3 << 40):
+        (launch,) = cast_launches(fmt, "e4m3", m, n, 1 << 40, 2 << 40, out_t, None, 1.0, 4 << 40, GridShape(132))
+        k = launch.kernel
+        return k.name.split("_")[3] if k.name.count("_") > 3 else "vector", k.tile_rows, k.tile_cols, k.dst_vector
+
+    assert kernel(4104, 8192) == ("vector", 256, 64, 8) and kernel(4097, 8192, "fp32") == ("vector", 256, 64, 1)
+    assert kernel(4112, 8192) == ("vector", 256, 64, 16)  # 64 MiB from DRAM: rows of T 16 bytes into a sector
+    assert kernel(4096, 8192) == ("vector", 128, 128, 16)
+    assert kernel(4096, 8192, out_t=(3 << 40) + 16) == ("vector", 256, 64, 16)
+    assert kernel(1040, 1024) == ("vector", 64, 128, 16)  # in L2 (sectors cost no DRAM access): the fast list
+    assert kernel(4095, 8192)[0] == "vector" and kernel(4096, 8191)[0] == "chunked"

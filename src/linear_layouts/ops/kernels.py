@@ -196,12 +196,16 @@ def rows_tile(element_bytes: int, vector: int, cols: int) -> TileConfig:
     return TileConfig(element_bytes, m, n, warps, vector, vector, 1, transposed=False)
 
 
-def cast_tiles(src_vector: int, dst_vector: int) -> list[TileConfig]:
+def cast_tiles(src_vector: int, dst_vector: int, dst_sectors: bool = True) -> list[TileConfig]:
     """The tiles of the cast-transpose (8-bit configs: the fp8 tile), largest first: 16 elements per
-    thread along a row of ``X`` and of ``T`` (16-byte fp8 stores on both sides), else narrower."""
-    if src_vector == 16 and dst_vector == 16:
+    thread along a row of ``X`` and of ``T`` (16-byte fp8 stores on both sides); where ``T``'s rows are
+    narrower or start inside a sector (``dst_sectors`` False), tall tiles (``choose_narrow_tile``), as the
+    transposes take."""
+    if src_vector == 16 and dst_vector == 16 and dst_sectors:
         return [TileConfig(1, 128, 128, 8, 16, 16, 4), TileConfig(1, 64, 128, 4, 16, 16, 4)]
-    return [TileConfig(1, 64, 64, 4, src_vector, dst_vector)]
+    block = 4 if src_vector == dst_vector == 16 else 1
+    tall = [TileConfig(1, 256, 64, 8, 16, dst_vector, block), TileConfig(1, 128, 64, 4, 16, dst_vector, block)]
+    return (tall if src_vector == 16 else []) + [TileConfig(1, 64, 64, 4, src_vector, dst_vector)]
 
 
 def _space_ctas(config: TileConfig, t: Target) -> int:
@@ -263,17 +267,18 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
     return max(grains, key=lambda c: (resident_ctas(c) * c.tile_bytes, c.tile_bytes))
 
 
-def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, device: GridShape) -> TileConfig:
+def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, device: GridShape,
+                       element_traffic: int = 0) -> TileConfig:
     """The tile of ``candidates`` (narrow vectors, tallest first) for ``batch`` matrices of ``rows x cols``: the
     tallest of ``choose_tile``'s rule 1 whose grid gives every SM of ``device`` a tile (``L2_NARROW_CTAS`` tiles
-    when the input and output fit in L2 together), else the one of most tiles. A row of ``B`` that 16 bytes do
+    when the input and output fit in L2 together; ``element_traffic`` as ``choose_tile``'s), else the one of most tiles. A row of ``B`` that 16 bytes do
     not align starts inside a sector, so each tile's run of it ends in two sectors shared with the neighbouring
     tiles: taller tiles make longer runs and fewer shared sectors, which matters from DRAM.
 
     Example: 8-bit ``4104 x 8192`` (64 MiB moved, from DRAM) takes 256 x 256 tiles (544 of them); ``2052 x 4096``
     (16 MiB, in L2) takes 128 x 128 tiles (544) over 256 x 128 (288 < 4 x 132)."""
     usable = [c for c in candidates if _use(c, rows, cols) >= MIN_TILE_USE] or candidates[-1:]
-    resident = rows * cols * batch * 2 * usable[0].element_bytes <= device.l2_bytes
+    resident = rows * cols * batch * (element_traffic or 2 * usable[0].element_bytes) <= device.l2_bytes
     least = (L2_NARROW_CTAS if resident else 1) * device.multiprocessors
     for c in usable:
         if c.tiles(rows, cols) * batch >= least:

@@ -179,8 +179,11 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
     vin, vout = cast_vectors(m, n, input_bytes, x, out, out_t)
     if isinstance(device, int):
         device = GridShape(device)
-    if (vin, vout) == (16, 16):
-        kernel = cast_kernel(choose_tile(cast_tiles(vin, vout), m, n, 1, device, input_bytes + 2), input_format, fp8)
+    if vin == 16:  # X and C in 16-byte vectors; T's rows in the widest the addresses allow, tall tiles if narrow
+        traffic = input_bytes + 2
+        sectors = m * n * traffic <= device.l2_bytes or (m % SECTOR_BYTES == 0 and out_t % SECTOR_BYTES == 0)
+        choose = choose_tile if vout == 16 and sectors else choose_narrow_tile
+        kernel = cast_kernel(choose(cast_tiles(vin, vout, sectors), m, n, 1, device, traffic), input_format, fp8)
     else:  # rows at any byte offset: read as the aligned 16-byte chunks that cover them
         if x % input_bytes:
             raise LayoutError(f"x: the address {x:#x} is not a multiple of its {input_bytes}-byte elements")
