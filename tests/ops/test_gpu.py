@@ -172,15 +172,17 @@ def test_cast_transpose_of_misaligned_tensors(cuda_gpu, monkeypatch, misaligned)
     assert not out[:3].any() and not out_t[:5].any() and float(amax[0]) == float(x.float().abs().max())
 
 
+@pytest.mark.parametrize("misaligned", ["scalar", "chunked"])
 @pytest.mark.parametrize("fp8", ["e4m3", "e5m2"])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
 @pytest.mark.parametrize("shape", [(1, 1), (1, 259), (259, 1), (45, 77), (30, 7), (4095, 1101)], ids=str)
-def test_scalar_cast_transpose_matches_torch(cuda_gpu, monkeypatch, shape, dtype, fp8):
-    """The scalar kernel (``codegen.cast_scalar``) forced for rows 16 bytes do not align: tiny, one-row,
-    one-column and odd shapes (whole and edge tiles), every input and fp8 format, rounding edges included."""
+def test_scalar_cast_transpose_matches_torch(cuda_gpu, monkeypatch, shape, dtype, fp8, misaligned):
+    """The scalar kernel (``codegen.cast_scalar``) or the chunked one (``codegen.cast_chunks``) forced for rows
+    16 bytes do not align: tiny, one-row, one-column and odd shapes (whole and edge tiles), every input and fp8
+    format, rounding edges included."""
     from linear_layouts.ops import launches
 
-    monkeypatch.setattr(launches, "MISALIGNED_CAST", "scalar")
+    monkeypatch.setattr(launches, "MISALIGNED_CAST", misaligned)
     x = (torch.randn(shape, device="cuda") * 300).to(getattr(torch, dtype))
     edges = torch.tensor([0.0, -0.0, 1.0625, 1.1875, 448.0, 464.0, 1e4, -1e4, 0.0029296875, 3e-5, 61440.0, 1e-9],
                          device="cuda").to(x.dtype)
