@@ -57,7 +57,7 @@ from linear_layouts.target import Target, resolve
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
-           "MAX_NARROW_WORDS", "L2_NARROW_CTAS",
+           "MAX_NARROW_WORDS", "L2_NARROW_CTAS", "CAST_NARROW_CTAS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
            "H100_L2_BYTES"]
@@ -81,6 +81,9 @@ _SM_CTAS = 32
 #: Tiles per SM a narrow-vector problem in L2 takes at least (``choose_narrow_tile``): latency-bound, it wants
 #: many CTAs more than long runs.
 L2_NARROW_CTAS = 4
+#: Tiles per SM a narrow-row cast-transpose in L2 takes at least: its CTAs convert and store twice, so one a
+#: SM covers L2's latency (``ops.launches.cast_launches``).
+CAST_NARROW_CTAS = 1
 #: The most 32-bit words a thread of a narrow-vector tile holds (``transpose_tiles``): 128 registers.
 MAX_NARROW_WORDS = 64
 #: Registers a thread of a tile kernel is given per 32-bit word of the tile it moves (the word itself, its
@@ -268,10 +271,11 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
 
 
 def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, device: GridShape,
-                       element_traffic: int = 0) -> TileConfig:
+                       element_traffic: int = 0, l2_ctas: int = 0) -> TileConfig:
     """The tile of ``candidates`` (narrow vectors, tallest first) for ``batch`` matrices of ``rows x cols``: the
     tallest of ``choose_tile``'s rule 1 whose grid gives every SM of ``device`` a tile (``L2_NARROW_CTAS`` tiles
-    when the input and output fit in L2 together; ``element_traffic`` as ``choose_tile``'s), else the one of most tiles. A row of ``B`` that 16 bytes do
+    when the input and output fit in L2 together, or ``l2_ctas``; ``element_traffic`` as ``choose_tile``'s), else
+    the one of most tiles. A row of ``B`` that 16 bytes do
     not align starts inside a sector, so each tile's run of it ends in two sectors shared with the neighbouring
     tiles: taller tiles make longer runs and fewer shared sectors, which matters from DRAM.
 
@@ -279,7 +283,7 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
     (16 MiB, in L2) takes 128 x 128 tiles (544) over 256 x 128 (288 < 4 x 132)."""
     usable = [c for c in candidates if _use(c, rows, cols) >= MIN_TILE_USE] or candidates[-1:]
     resident = rows * cols * batch * (element_traffic or 2 * usable[0].element_bytes) <= device.l2_bytes
-    least = (L2_NARROW_CTAS if resident else 1) * device.multiprocessors
+    least = ((l2_ctas or L2_NARROW_CTAS) if resident else 1) * device.multiprocessors
     for c in usable:
         if c.tiles(rows, cols) * batch >= least:
             return c

@@ -21,7 +21,7 @@ from typing import Any
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile, chunked_cast_kernel,
+    CAST_NARROW_CTAS, GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile, chunked_cast_kernel,
     permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel, transpose_tiles,
 )
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements
@@ -182,8 +182,10 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
     if vin == 16:  # X and C in 16-byte vectors; T's rows in the widest the addresses allow, tall tiles if narrow
         traffic = input_bytes + 2
         sectors = m * n * traffic <= device.l2_bytes or (m % SECTOR_BYTES == 0 and out_t % SECTOR_BYTES == 0)
-        choose = choose_tile if vout == 16 and sectors else choose_narrow_tile
-        kernel = cast_kernel(choose(cast_tiles(vin, vout, sectors), m, n, 1, device, traffic), input_format, fp8)
+        tiles = cast_tiles(vin, vout, sectors)
+        config = (choose_tile(tiles, m, n, 1, device, traffic) if vout == 16 and sectors
+                  else choose_narrow_tile(tiles, m, n, 1, device, traffic, CAST_NARROW_CTAS))
+        kernel = cast_kernel(config, input_format, fp8)
     else:  # rows at any byte offset: read as the aligned 16-byte chunks that cover them
         if x % input_bytes:
             raise LayoutError(f"x: the address {x:#x} is not a multiple of its {input_bytes}-byte elements")
