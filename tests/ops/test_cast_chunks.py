@@ -80,6 +80,7 @@ def test_every_byte_once(input_format, fp8, shape, offsets):
 @pytest.mark.parametrize("input_format, tile, shape", [
     ("bf16", (64, 64, 8), (97, 131)), ("fp32", (64, 64, 16), (70, 129)), ("fp16", (32, 64, 4), (65, 67)),
     ("bf16", (128, 64, 16), (131, 70)), ("fp32", (16, 32, 2), (33, 65)),
+    ("bf16", (64, 64, 8), (200, 203)), ("fp32", (64, 64, 16), (197, 201)),  # 2 x 2 interior tiles each
 ])
 def test_every_tile_is_exact(input_format, tile, shape):
     """The tiles ops and the benchmark take, with edge tiles both ways and the scale read from memory."""
@@ -135,8 +136,8 @@ def test_cast_launches_takes_it_when_asked_and_the_pointers_allow(monkeypatch):
 def test_shared_bytes_launch_bounds_and_bad_arguments():
     kernel = emit_chunked_cast_transpose_kernel("k", "bf16", "e4m3")
     assert (kernel.tile_rows, kernel.tile_cols, kernel.threads) == (64, 64, 256)
-    assert kernel.shared_bytes == chunked_shared_bytes(64, 64, 8) == 70 * 160 + 56 + 72 + 128
-    assert chunked_pitch(64, 8) == 160 and chunked_pitch(64, 4) == 68
+    assert kernel.shared_bytes == chunked_shared_bytes(64, 64, 8) == 79 * 86 + 2 + 128  # 79 columns of 86 bytes
+    assert chunked_pitch(64, 8) == 86 and chunked_pitch(64, 4) == 78 and chunked_pitch(128, 8) == 150
     assert "__launch_bounds__(256, 5)" in kernel.source  # 48 registers for 3 chunks a thread
     assert "__launch_bounds__(256, 2)" in emit_chunked_cast_transpose_kernel("k", "bf16", "e4m3", ctas_per_sm=2).source
     for kwargs, message in (({"rows": 8}, "rows: must be a power of two from 16 to 256"),
