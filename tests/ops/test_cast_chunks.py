@@ -114,9 +114,9 @@ def test_ownership_partitions_c_and_t(m, n, rows, cols, g):
 def test_cast_launches_takes_it_when_asked_and_the_pointers_allow(monkeypatch):
     args = ("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
     (chunked,) = launches.cast_launches(*args, misaligned="chunked")
-    assert chunked.kernel == chunked_cast_kernel("bf16", "e4m3") and chunked.ctas == 64 * 172
-    assert chunked.values == (1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 4095, 11007, 172, 64)
-    assert launches.cast_launches(*args) == [chunked]  # 2-byte inputs: chunked by default (MISALIGNED_BY_FORMAT)
+    assert chunked.kernel == chunked_cast_kernel("bf16", "e4m3") and chunked.ctas == 32 * 172  # 128 x 64 tiles
+    assert chunked.values == (1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 4095, 11007, 172, 32)
+    assert launches.cast_launches(*args) == [chunked]  # chunked by default (MISALIGNED_CAST)
     (scalar,) = launches.cast_launches(*args, misaligned="scalar")
     assert scalar.kernel == scalar_cast_kernel("bf16", "e4m3")
     monkeypatch.setattr(launches, "MISALIGNED_CAST", "scalar")

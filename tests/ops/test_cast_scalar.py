@@ -77,11 +77,11 @@ def test_every_tile_is_exact(input_format, rows, cols, warps):
 
 
 def test_cast_launches_takes_it_when_asked(monkeypatch):
-    """Misaligned fp32 rows take the scalar kernel unless ``MISALIGNED_CAST`` (or ``misaligned=``) names another
-    (2-byte inputs: the chunked one); the arguments are the same; aligned rows keep the aligned kernel."""
+    """Misaligned rows take the scalar kernel when ``MISALIGNED_CAST`` (or ``misaligned=``) names it, the realigned
+    one likewise; the arguments are the same; aligned rows keep the aligned kernel."""
     args = ("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
     (scalar,) = launches.cast_launches(*args, misaligned="scalar")
-    (fp32,) = launches.cast_launches("fp32", *args[1:])
+    (fp32,) = launches.cast_launches("fp32", *args[1:], misaligned="scalar")
     assert fp32.kernel == scalar_cast_kernel("fp32", "e4m3")
     (realigned,) = launches.cast_launches(*args, misaligned="realigned")
     assert realigned.kernel == realigned_cast_kernel("bf16", "e4m3") and scalar.kernel == scalar_cast_kernel("bf16", "e4m3")

@@ -27,7 +27,7 @@ from linear_layouts.ops.kernels import (
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
-           "MISALIGNED_CAST", "MISALIGNED_CASTS", "MISALIGNED_BY_FORMAT", "chunked_fits"]
+           "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -37,11 +37,9 @@ _MAX_CTAS = 2**31 - 1
 #: aligned 16-byte chunks realigned in registers), ``scalar`` (``codegen.cast_scalar``: one element an access) or
 #: ``chunked`` (``codegen.cast_chunks``: aligned chunks of the flat positions, where ``chunked_fits``; else scalar).
 MISALIGNED_CASTS = ("realigned", "scalar", "chunked")
-#: The one ``cast_launches`` takes of each input format, the faster on the device: chunked for 2-byte inputs
-#: (``benchmarks/results/cast_odd.md``), scalar for fp32.
-MISALIGNED_BY_FORMAT = {"bf16": "chunked", "fp16": "chunked", "fp32": "scalar"}
-#: One of ``MISALIGNED_CASTS`` for every input format, or None: ``MISALIGNED_BY_FORMAT``.
-MISALIGNED_CAST: str | None = None
+#: The one ``cast_launches`` takes (one of ``MISALIGNED_CASTS``): chunked, the fastest of the three on the device
+#: for every input format (``benchmarks/results/cast_odd.md``).
+MISALIGNED_CAST = "chunked"
 
 
 @dataclass(frozen=True)
@@ -166,9 +164,9 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
     """What ``cast_transpose`` launches for an ``m x n`` matrix (``input_format``: ``bf16``, ``fp16`` or
     ``fp32``) at ``x`` into ``out`` / ``out_t``, with the scale at address ``scale`` (None: ``scale_value``)
     and the amax at ``amax``, on ``device`` (a ``GridShape``, or its SMs); rows or bases that 16 bytes do not
-    align take the kernel ``misaligned`` names (one of ``MISALIGNED_CASTS``; None: ``MISALIGNED_CAST``, else
-    ``MISALIGNED_BY_FORMAT``; ``chunked`` where ``chunked_fits``, else the scalar one)."""
-    misaligned = misaligned or MISALIGNED_CAST or MISALIGNED_BY_FORMAT.get(input_format, "scalar")
+    align take the kernel ``misaligned`` names (one of ``MISALIGNED_CASTS``; None: ``MISALIGNED_CAST``; ``chunked``
+    where ``chunked_fits``, else the scalar one)."""
+    misaligned = misaligned or MISALIGNED_CAST
     if misaligned not in MISALIGNED_CASTS:
         raise LayoutError(f"misaligned: must be one of {MISALIGNED_CASTS}, got {misaligned!r}")
     if not (m and n):
