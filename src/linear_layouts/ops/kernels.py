@@ -34,8 +34,15 @@ element   tiles (16-byte vectors; rows x cols / warps, block)                sha
 E.g. 8-bit ``8192 x 28672`` (3584 tiles of 256 x 256, 13.6 waves of 264 slots): the 256 x 256 tile;
 ``8192 x 8192`` (3.9 waves of it, 128 MiB > L2): 128 x 128 (8 CTAs an SM of 16 KiB, as many bytes in flight as
 16 of 64 x 128 and half the CTAs); ``4096 x 4096`` (32 MiB in L2):
-128 x 128 (1024 tiles). Narrower vectors (a row length or a pointer that 16 bytes do not divide) take
-64 x 64 tiles of 4 warps. The persistent form (``ctas_per_sm``) is emitted on request; no list holds it.
+128 x 128 (1024 tiles).
+
+Where the rows of ``B`` start inside a 32-byte sector -- narrower vectors (a row length or a pointer that 16
+bytes do not divide), or, from DRAM, rows an odd multiple of 16 bytes long -- the tiles on either side of a tile
+boundary share a sector of every such row: ``transpose_tiles`` then lists tall tiles (8-bit 256 x 256 and
+256 x 128, 16-bit 256 x 128, 32-bit 128 x 64, all of 8 warps; 64 x 64 of 4 warps last), and
+``choose_narrow_tile`` takes the tallest whose grid gives every SM a tile (``L2_NARROW_CTAS`` in L2). Where only
+``A``'s rows are narrow, 128-row tiles. The persistent form (``ctas_per_sm``) is emitted on request; no list
+holds it.
 """
 
 from __future__ import annotations
@@ -275,9 +282,8 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
     """The tile of ``candidates`` (narrow vectors, tallest first) for ``batch`` matrices of ``rows x cols``: the
     tallest of ``choose_tile``'s rule 1 whose grid gives every SM of ``device`` a tile (``L2_NARROW_CTAS`` tiles
     when the input and output fit in L2 together, or ``l2_ctas``; ``element_traffic`` as ``choose_tile``'s), else
-    the one of most tiles. A row of ``B`` that 16 bytes do
-    not align starts inside a sector, so each tile's run of it ends in two sectors shared with the neighbouring
-    tiles: taller tiles make longer runs and fewer shared sectors, which matters from DRAM.
+    the one of most tiles. A row of ``B`` that starts inside a sector ends each tile's run of it in two sectors
+    shared with the neighbouring tiles: taller tiles make longer runs and fewer shared sectors.
 
     Example: 8-bit ``4104 x 8192`` (64 MiB moved, from DRAM) takes 256 x 256 tiles (544 of them); ``2052 x 4096``
     (16 MiB, in L2) takes 128 x 128 tiles (544) over 256 x 128 (288 < 4 x 132)."""

@@ -21,10 +21,12 @@ from typing import Any
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    CAST_NARROW_CTAS, GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile, chunked_cast_kernel,
-    permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel, transpose_tiles,
+    CAST_NARROW_CTAS, GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile,
+    chunked_cast_kernel, permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel, transpose_tiles,
 )
-from linear_layouts.ops.plan import MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements
+from linear_layouts.ops.plan import (
+    MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements,
+)
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits"]
@@ -99,8 +101,7 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     if isinstance(device, int):
         device = GridShape(device)
     kernel, ctas, tail, offsets, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % SECTOR_BYTES,
-                                                           dst % SECTOR_BYTES,
-                                                           device, tile)
+                                                           dst % SECTOR_BYTES, device, tile)
     if kernel is None:
         return [Copy(dst, src, nbytes)] if nbytes else []
     return [Launch(kernel, ctas, (src + s, dst + d) + tail) for s, d in offsets]
@@ -110,8 +111,8 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
 def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                      device: GridShape, tile: TileConfig | None = None):
     """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
-    bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the plan depends on); no
-    kernel for a copy or an empty tensor."""
+    bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the plan depends
+    on); no kernel for a copy or an empty tensor."""
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):
         return None, 0, (), (), math.prod(shape) * itemsize
@@ -164,8 +165,8 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
     """What ``cast_transpose`` launches for an ``m x n`` matrix (``input_format``: ``bf16``, ``fp16`` or
     ``fp32``) at ``x`` into ``out`` / ``out_t``, with the scale at address ``scale`` (None: ``scale_value``)
     and the amax at ``amax``, on ``device`` (a ``GridShape``, or its SMs); rows or bases that 16 bytes do not
-    align take the kernel ``misaligned`` names (one of ``MISALIGNED_CASTS``; None: ``MISALIGNED_CAST``; ``chunked``
-    where ``chunked_fits``, else the scalar one)."""
+    align take the kernel ``misaligned`` names (one of ``MISALIGNED_CASTS``; None: ``MISALIGNED_CAST``;
+    ``chunked`` where ``chunked_fits``, else the scalar one)."""
     misaligned = misaligned or MISALIGNED_CAST
     if misaligned not in MISALIGNED_CASTS:
         raise LayoutError(f"misaligned: must be one of {MISALIGNED_CASTS}, got {misaligned!r}")
