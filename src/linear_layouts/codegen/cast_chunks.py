@@ -131,8 +131,9 @@ def main_item(t: int, rows: int, cols: int, warps: int, g: int) -> tuple[int, in
     """``(rr, j)``: the loaded row and chunk of an interior tile's main item ``t < (R + G - 1) N / G`` (step 1).
     Its first ``F`` items (whole blocks of ``B = 4 * 32 / L`` rows, ``L = min(N / G, 64 / G)``) go by blocks: lane
     ``l`` of warp slot ``w`` (``w mod 4``, chunk group ``w / 4 mod N / (G L)``) takes chunk ``l mod L`` of the group,
-    row ``B (w / (4 N / (G L))) + w mod 4 + 4 (l / L)``: rows ``4`` apart share ``d`` but for odd ``n`` (then ``d``
-    differs by ``G / 2``), so a byte store meets ``32`` banks; the rest go row by row (``t / (N / G)``).
+    row ``B (w / (4 N / (G L))) + w mod 4 + 4 (l / L)``: rows ``4`` apart share ``d`` (``G = 8`` and odd ``n``:
+    ``d`` differs by 4), so a byte store's columns ``G j - d + e`` meet distinct banks under ``chunked_pitch``; the
+    rest go row by row (``t / (N / G)``).
 
     >>> main_item(0, 128, 64, 16, 8), main_item(9, 128, 64, 16, 8), main_item(32, 128, 64, 16, 8)
     ((0, 0), (4, 1), (1, 0))
