@@ -44,28 +44,23 @@ FP8 = "e4m3"
 SCALE = 0.37
 SMS = 132
 #: Tiles of the scalar kernel: label -> (rows, columns, warps), for every input (the first is ``ops``' default).
-SCALAR_VARIANTS = {"scalar 64x128/8w": (64, 128, 8), "scalar 128x64/8w": (128, 64, 8)}
-#: Tiles of the chunked kernel: label -> (rows, columns, warps) of 2-byte inputs, of fp32 (the label names the
-#: first): ops' tiles (3 chunks a thread, 2 CTAs an SM); 5 chunks a thread (3 CTAs an SM of bf16, 4 of fp32); 64
-#: rows (5 CTAs an SM of bf16, 3 chunks; fp32 128 x 64 of 5 chunks, 2 CTAs).
-CHUNKED_VARIANTS = {"chunked 128x64/16w": ((128, 64, 16), (64, 64, 16)), "chunked 128x64/8w": ((128, 64, 8), (64, 64, 8)),
-                    "chunked 64x64/8w": ((64, 64, 8), (128, 64, 16))}
-#: The commit whose ``codegen/cast_chunks.py`` is the previous chunked kernel (pitch ``2 mod 4``, row-by-row
-#: lanes), timed at ops' tiles as "prior chunked".
-PRIOR_CHUNKED_COMMIT = "863b740"
+SCALAR_VARIANTS = {"scalar 64x64/8w": (64, 64, 8), "scalar 64x128/8w": (64, 128, 8), "scalar 128x64/8w": (128, 64, 8)}
+#: Tiles of the chunked kernel: label -> (rows, columns, warps) of 2-byte inputs, of fp32 (3 chunks a thread).
+CHUNKED_VARIANTS = {"chunked 64x64": ((64, 64, 8), (64, 64, 16)), "chunked 128x64": ((128, 64, 16), (128, 64, 32)),
+                    "chunked 64x128": ((64, 128, 16), (64, 128, 32)), "chunked 32x64": ((32, 64, 4), (32, 64, 8))}
 #: The steady-state check: (input, shape) timed over sets of buffers holding more than ``ROTATE_BYTES``.
 ROTATED = (("bf16", (4095, 11007)), ("bf16", (1000, 3000)))
 #: Three L2s of an H200 (60 MiB).
 ROTATE_BYTES = 3 * 60 * 2**20
 
 
-def module_at(commit: str, module: str = "realign"):
-    """``codegen/<module>.py`` as of ``commit``, imported as a module of its own."""
-    text = subprocess.run(["git", "show", f"{commit}:src/linear_layouts/codegen/{module}.py"], cwd=ROOT,
+def module_at(commit: str):
+    """``codegen/realign.py`` as of ``commit``, imported as a module of its own."""
+    text = subprocess.run(["git", "show", f"{commit}:src/linear_layouts/codegen/realign.py"], cwd=ROOT,
                           check=True, capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp()) / f"{module}_{commit}.py"
+    path = Path(tempfile.mkdtemp()) / f"realign_{commit}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(f"{module}_{commit}", path)
+    spec = importlib.util.spec_from_file_location(f"realign_{commit}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -82,7 +77,6 @@ def kernels() -> list[dict]:
     from linear_layouts.ops.kernels import CHUNKED_TILES, GridShape, SCALAR_TILE
     from linear_layouts.ops.launches import cast_launches
 
-    prior = module_at(PRIOR_CHUNKED_COMMIT, "cast_chunks")
     out = []
     for fmt in FORMATS:
         for m, n in SHAPES:
@@ -97,9 +91,6 @@ def kernels() -> list[dict]:
             r, c, w = tiles[fmt == "fp32"]
             k = emit_chunked_cast_transpose_kernel(f"chunked_{fmt}_{r}x{c}x{w}", fmt, FP8, r, c, w)
             out.append(dict(fmt=fmt, label=label, kernel=k, shapes=SHAPES, ops=(r, c, w) == CHUNKED_TILES[fmt]))
-        r, c, w = CHUNKED_TILES[fmt]
-        k = prior.emit_chunked_cast_transpose_kernel(f"prior_chunked_{fmt}_{r}x{c}x{w}", fmt, FP8, r, c, w)
-        out.append(dict(fmt=fmt, label=f"prior chunked {r}x{c}/{w}w", kernel=k, shapes=SHAPES))
         for m, n in SHAPES:
             am, an = _aligned(m, n)
             (launch,) = cast_launches(fmt, FP8, am, an, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, GridShape(SMS))
@@ -351,7 +342,7 @@ def markdown(env: dict, rows: list[dict], rotated: list[dict]) -> str:
         if e["fmt"] == "bf16" and e["label"] != "aligned":
             rows_, cols_ = e["tile"]
             loaded = (rows_ * (cols_ * 2 + 16) if e["label"].startswith("realigned") else
-                      (rows_ + 7) * (cols_ * 2 + 16) if "chunked" in e["label"] else rows_ * cols_ * 2)
+                      (rows_ + 7) * (cols_ * 2 + 16) if e["label"].startswith("chunked") else rows_ * cols_ * 2)
             lines.append(f"| {e['label']} | {rows_}x{cols_} | {e['threads']} | {e['ctas_per_sm']} | "
                          f"{e['shared']} | {loaded * e['ctas_per_sm'] / 1024:.0f} |")
     wrong = [r for r in rows + rotated if not r["exact"]]

@@ -5,9 +5,8 @@
 #   bash benchmarks/cast_odd_device.sh prepare     # CPU
 #   bash benchmarks/cast_odd_device.sh "$OUT"       # device: writes into $OUT
 #     cast_odd.{json,md}  the realigned kernel (codegen.realign), the scalar kernel (codegen.cast_scalar, ops' default
-#                         before the chunked one) at 64x128/8w and 128x64/8w (its tile), the chunked kernel
-#                         (codegen.cast_chunks, ops' default) at cast_odd_bench.CHUNKED_VARIANTS' tiles and the prior
-#                         chunked kernel (PRIOR_CHUNKED_COMMIT) at ops' tiles, the aligned
+#                         for misaligned rows) at 64x64/8w, 64x128/8w and 128x64/8w (ops' tile), the chunked kernel
+#                         (codegen.cast_chunks) at 64x64, 128x64, 64x128 and 32x64 (3 chunks a thread), the aligned
 #                         kernel (shape rounded up to 16), PyTorch eager, copy bandwidth; a steady-state check (bf16
 #                         4095x11007 and 1000x3000, inputs rotated over > 3 L2s); every run bit-exact or flagged
 #     ops_sanitize.json   memcheck and racecheck of the ops' kernels, the realigned, scalar and chunked casts among them

@@ -19,9 +19,8 @@ step                   a CTA of ``W`` warps
 1. load ``X``          rows ``r0 - (G - 1) .. r0 + R - 1`` (the ``G - 1`` rows above only when ``r0 > 0``:
                        ``T``'s ranges reach that far up), each as the ``N / G + 1`` aligned chunks from
                        ``floorG(r n + c0)``: items ``threadIdx.x + 32 W i``, chunks ``0 .. N / G - 1`` of every
-                       row first (``main_item``: in an interior tile a warp's lanes take ``64 / G`` chunks of
-                       rows 4 apart), then chunk ``N / G`` of every row; every load of a thread issued before
-                       the first is used; a chunk across the end of ``X`` element by element
+                       row first (lanes along a row), then chunk ``N / G`` of every row; every load of a thread
+                       issued before the first is used; a chunk across the end of ``X`` element by element
 2. convert, store ``C``  ``fp8(scale x)`` two elements per ``cvt``; the chunks ``C`` owns stored from registers;
                        every chunk's bytes into shared memory column-major, one byte store each: element
                        ``(r, c)`` at byte ``(c - c0 + G - 1) P + r - r0 + G - 1``
@@ -33,9 +32,9 @@ step                   a CTA of ``W`` warps
 An interior tile (a tile row and column on each side) takes a branch without ownership tests and with 32-bit
 offsets from its corner (``|offset| <= (R + G) n + N + 2G < 2^31``, else the general branch's 64-bit ones):
 a thread's main items then share their chunk ``j`` and shift ``d = (r n + c0) mod G`` (``32 W / (N / G)`` rows
-apart, a multiple of ``G``), so its later items are constants away from its first. The pitch ``P``
-(``chunked_pitch``: the least ``P >= R + 2G + 3`` with ``P = 34 mod 128``) and ``main_item``'s lanes spread a
-warp's byte stores (columns ``G j - d + e`` of rows 4 apart) and its step-3 word loads over the banks. The amax is over every element loaded (all of ``X``'s, some twice): of 2-byte inputs on packed
+apart, a multiple of ``G``), so its later items are constants away from its first. The pitch ``P`` (the least
+``P >= R + 2G + 3`` with ``P = 2 mod 4``) spreads the byte stores of a warp, whose columns are ``G`` apart, over
+the banks. The amax is over every element loaded (all of ``X``'s, some twice): of 2-byte inputs on packed
 halves (``max.xorsign.abs``, exact), then the reduction (one ``redux.sync`` a warp), the scale and the launch
 (``tiles_n * tiles_m`` CTAs, tile ``(t / tiles_n, t mod tiles_n)``) as in ``permute.emit_cast_transpose_kernel``,
 whose parameters the kernel takes. Requires: ``X``'s address a multiple of 16, ``C``'s and ``T``'s of ``G``.
@@ -57,12 +56,12 @@ from linear_layouts.core.limits import quote
 from linear_layouts.target import Target
 
 __all__ = ["emit_chunked_cast_transpose_kernel", "chunk_elements", "chunked_pitch", "chunked_shared_bytes",
-           "thread_registers", "owned_range", "main_item", "CHUNK_LOAD_BYTES", "MAX_CHUNKS"]
+           "thread_registers", "owned_range", "CHUNK_LOAD_BYTES", "MAX_CHUNKS"]
 
 #: Bytes of one aligned load of ``X``.
 CHUNK_LOAD_BYTES = 16
 #: Chunks a thread holds in flight at most (more spill within ``thread_registers``).
-MAX_CHUNKS = 5
+MAX_CHUNKS = 4
 
 
 def chunk_elements(input_bytes: int) -> int:
@@ -71,15 +70,14 @@ def chunk_elements(input_bytes: int) -> int:
 
 
 def chunked_pitch(rows: int, g: int) -> int:
-    """``P``: bytes between step 2's shared columns: the smallest ``P >= R + 2G + 3`` with ``P = 34 mod 128``
-    (``8.5 mod 32`` words): a column ``32`` away lands ``16`` banks over and odd columns half a word over, so a
-    store of ``main_item``'s warp (``64 / G`` chunks of rows ``4`` apart) and step 3's loads spread over the banks.
+    """``P``: bytes between step 2's shared columns: the smallest ``P >= R + 2G + 3`` with ``P = 2 mod 4``, so that
+    a warp's byte stores (lanes along the chunks of rows: columns ``G`` apart) spread over the banks (module doc).
 
-    >>> chunked_pitch(64, 8), chunked_pitch(128, 8), chunked_pitch(256, 8)
-    (162, 162, 290)
+    >>> chunked_pitch(64, 8), chunked_pitch(64, 4)
+    (86, 78)
     """
     least = rows + 2 * g + 3
-    return least + (34 - least) % 128
+    return least + (2 - least) % 4
 
 
 def chunked_shared_bytes(rows: int, cols: int, g: int) -> int:
@@ -87,20 +85,19 @@ def chunked_shared_bytes(rows: int, cols: int, g: int) -> int:
     4 bytes) and one float per warp (at most 32) for the amax.
 
     >>> chunked_shared_bytes(64, 64, 8)
-    12928
+    6924
     """
     return -(-(cols + 2 * g - 1) * chunked_pitch(rows, g) // 4) * 4 + 4 * 32
 
 
-def thread_registers(chunks: int, input_bytes: int = 4) -> int:
+def thread_registers(chunks: int) -> int:
     """Registers a thread is budgeted when the launch bounds' CTAs per SM are chosen: 8 per 16-byte chunk in
-    flight (its 4 words, its addresses and bounds) and 24 for the rest, 8 more for 2-byte inputs from 5 chunks
-    (a chunk's 8 floats in conversion beside the others' words): 48 for 3 chunks, 72 for 5 of bf16.
+    flight (its 4 words, its addresses and bounds) and 24 for the rest, in steps of 8: 48 for 3 chunks.
 
-    >>> thread_registers(3), thread_registers(5), thread_registers(5, 2)
-    (48, 64, 72)
+    >>> thread_registers(3), thread_registers(5)
+    (48, 64)
     """
-    return 24 + 8 * chunks + (8 if input_bytes == 2 and chunks >= 5 else 0)
+    return -(-(24 + 8 * chunks) // 8) * 8
 
 
 def owned_range(start: int, offset: int, tile: int, length: int, g: int) -> tuple[int, int]:
@@ -113,46 +110,6 @@ def owned_range(start: int, offset: int, tile: int, length: int, g: int) -> tupl
     lo = start if offset == 0 else (start + offset) // g * g
     hi = start + length if offset + tile >= length else (start + offset + tile) // g * g
     return lo, hi
-
-
-def _lead_shape(rows: int, cols: int, warps: int, g: int) -> tuple[int, int, int]:
-    """``(L, B, F)`` of ``main_item``: ``L`` chunks a row of a warp, ``B`` rows a block of 4 warps, its first ``F``
-    items interleaved (``F = 0``: none, when ``W`` is no multiple of ``4 N / (G L)`` or ``F`` of ``32 W``)."""
-    k = cols // g
-    lanes = min(k, 64 // g, 32)
-    block = 4 * (32 // lanes)
-    full = (rows + g - 1) // block * block * k
-    if warps % (4 * (k // lanes)) or full < 32 * warps or full % (32 * warps):
-        return lanes, block, 0
-    return lanes, block, full
-
-
-def main_item(t: int, rows: int, cols: int, warps: int, g: int) -> tuple[int, int]:
-    """``(rr, j)``: the loaded row and chunk of an interior tile's main item ``t < (R + G - 1) N / G`` (step 1).
-    Its first ``F`` items (whole blocks of ``B = 4 * 32 / L`` rows, ``L = min(N / G, 64 / G)``) go by blocks: lane
-    ``l`` of warp slot ``w`` (``w mod 4``, chunk group ``w / 4 mod N / (G L)``) takes chunk ``l mod L`` of the group,
-    row ``B (w / (4 N / (G L))) + w mod 4 + 4 (l / L)``: rows ``4`` apart share ``d`` (``G = 8`` and odd ``n``:
-    ``d`` differs by 4), so a byte store's columns ``G j - d + e`` meet distinct banks under ``chunked_pitch``; the
-    rest go row by row (``t / (N / G)``).
-
-    >>> main_item(0, 128, 64, 16, 8), main_item(9, 128, 64, 16, 8), main_item(32, 128, 64, 16, 8)
-    ((0, 0), (4, 1), (1, 0))
-    """
-    k = cols // g
-    lanes, block, full = _lead_shape(rows, cols, warps, g)
-    if t >= full:
-        return t // k, t % k
-    lane, slot = t % 32, t // 32
-    groups = k // lanes
-    return block * (slot // (4 * groups)) + slot % 4 + 4 * (lane // lanes), slot // 4 % groups * lanes + lane % lanes
-
-
-def _main_item_lines(t: str, rows: int, cols: int, warps: int, g: int) -> str:
-    """C of ``main_item``'s ``rr`` and ``j`` of item ``t`` (interleaved: ``t`` below ``F``)."""
-    lanes, block, _ = _lead_shape(rows, cols, warps, g)
-    groups = cols // g // lanes
-    return (f"rr = {block}u * (({t}) / {128 * groups}u) + (({t}) / 32u) % 4u + 4u * ((({t}) % 32u) / {lanes}u), "
-            f"j = (({t}) / 128u) % {groups}u * {lanes}u + ({t}) % {lanes}u")
 
 
 def _load_function(itype: str, wi: int, g: int) -> list[str]:
@@ -361,7 +318,7 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
     pitch = chunked_pitch(rows, g)
     shared = chunked_shared_bytes(rows, cols, g)
     slot = shared - 4 * 32
-    ctas_per_sm = fitting_ctas(threads, shared, thread_registers(per_thread, wi), target, ctas_per_sm)
+    ctas_per_sm = fitting_ctas(threads, shared, thread_registers(per_thread), target, ctas_per_sm)
     params = cast_params(itype)
     stg = "ll_stg64" if g == 8 else "ll_stg32"
     chunk_words = "c0, c1" if g == 8 else "c0"
@@ -370,14 +327,13 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
     fits32 = (2 ** 31 - cols - 2 * g - 1) // (rows + g)
 
     step_rows = threads // k_chunks if threads % k_chunks == 0 else 0  # rows between a thread's main items
-    full = _lead_shape(rows, cols, warps, g)[2]  # main_item's interleaved items (a multiple of the threads)
 
     def interior_item(i: int, kind: str) -> list[str]:
         """Lines naming item ``i`` of an interior tile (``kind``: a ``main`` item, chunk ``j < N / G``, or a
         ``tail`` one, chunk ``N / G``): row ``rr``, shift ``d`` = ``(r n + c0) mod G``, the chunk's 32-bit offset
         ``f`` from the tile's corner and its first byte's shared address ``a``; a main item ``step_rows i`` rows
         below the thread's first one (same ``j`` and ``d``) by constants from it."""
-        if kind in ("lead", "main") and step_rows and (step_rows * i) % g == 0 and (kind == "lead" or not full):
+        if kind == "main" and step_rows and (step_rows * i) % g == 0:
             at = f" + {step_rows * i} * (int)cols" if i else ""
             return [f"      const unsigned rr = rr0 + {step_rows * i}u, d = d0, a = a0 + {step_rows * i}u;",
                     f"      const {itype}* __restrict__ xp = x_thread{at};",
@@ -385,9 +341,7 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
         item = f"threadIdx.x + {threads * i}u"
         rr, j = ((f"({item}) / {k_chunks}u", f"({item}) % {k_chunks}u") if kind == "main" else
                  (f"{item} - {main}u", f"{k_chunks}u"))
-        named = (f"      const unsigned {_main_item_lines(item, rows, cols, warps, g)};" if kind == "lead" else
-                 f"      const unsigned rr = {rr}, j = {j};")
-        return [named,
+        return [f"      const unsigned rr = {rr}, j = {j};",
                 f"      const int o = ((int)rr - {g - 1}) * (int)cols;  // row rr - (G - 1) from the corner",
                 f"      const unsigned d = (corner + (unsigned)o) & {g - 1}u;",
                 f"      const int f = o + (int)({g}u * j - d);",
@@ -396,13 +350,10 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
                 f"      const unsigned a = smem + {pitch * (g - 1)}u + rr + (({g}u * j - d) * {pitch}u);"]
 
     def interior_kinds(i: int) -> list[tuple[str, str]]:
-        """(kind, condition) of the items ``threadIdx.x + threads i``: lead (``main_item``'s interleaved ones) below
-        ``F`` (a multiple of the threads), main below ``main``, tail below ``items``."""
+        """(kind, condition) of the items ``threadIdx.x + threads i``: main below ``main``, tail below ``items``."""
         lo, hi, item = threads * i, threads * (i + 1), f"threadIdx.x + {threads * i}u"
         out = []
-        if lo < full:
-            out.append(("lead", ""))
-        elif lo < main:
+        if lo < main:
             out.append(("main", "" if hi <= main else f"{item} < {main}u"))
         if hi > main:  # after the main items' condition, if any
             out.append(("tail", "" if hi <= items else f"{item} < {items}u"))
@@ -422,9 +373,7 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
         out = [f"    // 1. every chunk of the thread in flight: item (row rr, chunk j) of {loaded} x {k_chunks + 1}",
                f"    uint4 v[{per_thread}];"]
         if step_rows:
-            first = (f"const unsigned {_main_item_lines('threadIdx.x', rows, cols, warps, g).replace('rr =', 'rr0 =').replace('j =', 'j0 =')};"
-                     if full else f"const unsigned rr0 = threadIdx.x / {k_chunks}u, j0 = threadIdx.x % {k_chunks}u;")
-            out += [f"    {first}  // the first main item",
+            out += [f"    const unsigned rr0 = threadIdx.x / {k_chunks}u, j0 = threadIdx.x % {k_chunks}u;  // main items",
                     f"    const int o0 = ((int)rr0 - {g - 1}) * (int)cols;",
                     f"    const unsigned d0 = (corner + (unsigned)o0) & {g - 1}u;",
                     f"    const int f0 = o0 + (int)({g}u * j0 - d0);",
@@ -441,9 +390,8 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
             for kind, cond in interior_kinds(i):
                 lines = [*interior_item(i, kind), *_convert_lines(input_format, fp8, wi, f"v[{i}]"),
                          *_store_shared_lines(g, pitch, "ll_sts8")]
-                if kind in ("lead", "main"):
-                    constant = step_rows and (step_rows * i) % g == 0 and (kind == "lead" or not full)
-                    own = "" if constant and step_rows * i >= g - 1 else f"if (rr >= {g - 1}u) "
+                if kind == "main":
+                    own = "" if step_rows and step_rows * i >= g - 1 and (step_rows * i) % g == 0 else f"if (rr >= {g - 1}u) "
                     lines.append(f"      {own}{stg}(cp, {chunk_words});  // a whole chunk of C")
                 parts.append((cond, lines))
             out += branches(parts)
