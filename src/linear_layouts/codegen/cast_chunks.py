@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import (
-    CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, cast_params, check_cast_arguments, fitting_ctas,
+    CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, amax_epilogue, cast_params, check_cast_arguments, fitting_ctas,
     to_float,
 )
 from linear_layouts.core.errors import LayoutError
@@ -201,21 +201,6 @@ _WARP_MAX = [
 ]
 
 
-def _amax_lines(slot: int, warps: int) -> list[str]:
-    """CUDA lines folding each thread's ``amax`` into ``*amax_ptr``, as ``permute.amax_epilogue`` does, the warp's
-    maximum by one ``ll_warp_max`` (``amax >= 0``: its bits order as unsigned ints)."""
-    return [
-        "  // the CTA's amax: a warp maximum, one slot per warp, one atomic (amax >= 0: its bits order as ints)",
-        "  amax = __uint_as_float(ll_warp_max(__float_as_uint(amax)));  // every lane: redux.sync takes the warp",
-        f"  if (lane == 0u) ll_sts32(smem + {slot}u + 4u * warp, __float_as_uint(amax));",
-        "  ll_bar_cta();",
-        "  if (threadIdx.x == 0u) {",
-        f"    for (unsigned k = 1u; k < {warps}u; ++k) amax = fmaxf(amax, __uint_as_float(ll_lds32(smem + {slot}u + 4u * k)));",
-        "    if (amax_ptr != nullptr) ll_atomic_max_amax(amax_ptr, amax);",
-        "  }",
-    ]
-
-
 def _cvt4_function(fp8: str) -> list[str]:
     """``ll_cvt4_<fp8>(a, b, c, d)``: the fp8 bytes of four floats in one word (``a`` lowest), two ``cvt``s whose
     results share the word (no zero extension between them)."""
@@ -240,7 +225,6 @@ def _cvt4_function(fp8: str) -> list[str]:
 def _convert_lines(fmt: str, fp8: str, wi: int, chunk: str) -> list[str]:
     """Lines turning ``chunk`` (a ``uint4``) into the fp8 halves ``h0 ..`` and words ``c0`` (``c1``) and folding
     its ``|x|`` into ``amax`` (fp32) or the packed ``amax2`` (2-byte formats: ``ll_maxabs2``, exact)."""
-    cvt = f"ll_cvt_{fp8}x2"
     words = tuple(f"{chunk}.{w}" for w in "xyzw")
     if wi == 2:
         lines = [f"      amax2 = ll_maxabs2_{fmt}(ll_maxabs2_{fmt}(amax2, {words[0]}), ll_maxabs2_{fmt}({words[1]}, "
@@ -419,7 +403,7 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
                     f"      const unsigned r = row0 + rr - {g - 1}u;",
                     "      const size_t rs = (size_t)r * cols;",
                     f"      const size_t base = (rs + col0) & ~(size_t){g - 1}u, f = base + {g}u * j;",
-                    f"      const unsigned d = (unsigned)(rs + col0 - base);",
+                    "      const unsigned d = (unsigned)(rs + col0 - base);",
                     f"      const unsigned a = smem + {pitch * (g - 1)}u + rr + (({g}u * j - d) * {pitch}u);",
                     *_store_shared_lines(g, pitch, "ll_sts8"),
                     f"      if (rr >= {g - 1}u && r < rows) {{  // a row of C the tile owns chunks of",
@@ -534,7 +518,7 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
         "  }",
         *([f"  amax = fmaxf({to_float(input_format, 'amax2 & 0x7fffu')}, {to_float(input_format, '(amax2 >> 16) & 0x7fffu')});"]
           if wi == 2 else []),
-        *_amax_lines(slot, warps),
+        *amax_epilogue(slot, warps, redux=True),
         "}",
     ]
     helpers = _load_function(itype, wi, g) + _OPAQUE + _WARP_MAX + _cvt4_function(fp8) + (_maxabs_function(input_format) if wi == 2 else [])

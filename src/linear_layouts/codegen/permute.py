@@ -465,15 +465,19 @@ def _cast_lines(fmt: str, fp8: str, pin: Packing, pout: Packing, x: str, a: str)
 
 
 @checked
-def amax_epilogue(slot: int, warps: int) -> list[str]:
-    """CUDA lines folding each thread's ``amax`` into ``*amax_ptr``: a warp maximum by ``shfl.xor``, one shared
-    slot per warp at byte ``slot`` of ``smem``, then one atomic maximum by thread 0 (``amax >= 0``, so its bits
-    order as unsigned ints). Example: ``amax_epilogue(4096, 8)`` reads 8 slots from byte 4096."""
+def amax_epilogue(slot: int, warps: int, redux: bool = False) -> list[str]:
+    """CUDA lines folding each thread's ``amax`` into ``*amax_ptr``: a warp maximum by ``shfl.xor`` (``redux``:
+    by one ``ll_warp_max``, ``redux.sync``), one shared slot per warp at byte ``slot`` of ``smem``, then one atomic
+    maximum by thread 0 (``amax >= 0``, so its bits order as unsigned ints). Example: ``amax_epilogue(4096, 8)``
+    reads 8 slots from byte 4096."""
+    warp_max = (["  amax = __uint_as_float(ll_warp_max(__float_as_uint(amax)));  // every lane: redux.sync takes the warp"]
+                if redux else
+                ["  #pragma unroll",
+                 "  for (unsigned s = 16u; s; s >>= 1) amax = fmaxf(amax, __uint_as_float(__shfl_xor_sync(0xffffffffu, "
+                 "__float_as_uint(amax), s)));"])
     return [
         "  // the CTA's amax: a warp maximum, one slot per warp, one atomic (amax >= 0: its bits order as ints)",
-        "  #pragma unroll",
-        "  for (unsigned s = 16u; s; s >>= 1) amax = fmaxf(amax, __uint_as_float(__shfl_xor_sync(0xffffffffu, "
-        "__float_as_uint(amax), s)));",
+        *warp_max,
         f"  if (lane == 0u) ll_sts32(smem + {slot}u + 4u * warp, __float_as_uint(amax));",
         "  ll_bar_cta();",
         "  if (threadIdx.x == 0u) {",
