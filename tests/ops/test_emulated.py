@@ -96,6 +96,25 @@ def test_every_tile_of_the_lists_every_element(element_bytes):
             assert _same(emulated_permute(a[0], (1, 0), tile=tile), a[0].T), tile
 
 
+@pytest.mark.parametrize("element_bytes, narrow", [(1, 8), (1, 1), (2, 4), (2, 1), (4, 2), (8, 1), (1, 16), (2, 8),
+                                                   (4, 4)])
+def test_every_tall_tile_every_element(element_bytes, narrow):
+    """Each tile ``choose_narrow_tile`` may pick: rows of ``X^T`` allowing ``narrow`` elements an access
+    (``narrow`` = 16 bytes: the sector rule's tiles, ``dst_sectors`` False), the columns cutting the edge tiles,
+    batched; and the 128-row tiles of rows of ``X`` alone narrow."""
+    w, v = element_bytes, 16 // element_bytes
+    rows = 2 * 256 + narrow  # two tall tiles and a masked one; the rows allow vectors of ``narrow`` elements
+    a = _random((2, rows, 64 + v), np.dtype(f"u{w}"))
+    tiles = transpose_tiles(w, v, narrow, dst_sectors=narrow != v)
+    if narrow == v:
+        tiles = transpose_tiles(w, v, v, dst_sectors=False)
+    for tile in tiles:
+        assert _same(emulated_permute(a, (0, 2, 1), tile=tile), np.transpose(a, (0, 2, 1))), tile
+    b = _random((2 * 256, 2 * 128 + 1), np.dtype(f"u{w}"))  # rows of X of an odd length: single elements
+    for tile in transpose_tiles(w, 1, v):
+        assert _same(emulated_permute(b, (1, 0), tile=tile), b.T), tile
+
+
 @settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from([1, 2, 3, 5, 8, 13]), min_size=2, max_size=4).flatmap(
     lambda shape: st.tuples(st.just(tuple(shape)), st.permutations(range(len(shape))),
