@@ -99,7 +99,8 @@ def measure(out_dir: Path, cases=CASES) -> None:
         amax = torch.zeros(1, dtype=torch.float32, device="cuda")
         expected = (x.float() * 0.37).clamp(-448, 448).to(torch.float8_e4m3fn).view(torch.uint8)
         fns, correct = {}, {}
-        for label, items in contenders(m, n, fmt, x.data_ptr(), c.data_ptr(), t.data_ptr(), amax.data_ptr(), sms).items():
+        launches = contenders(m, n, fmt, x.data_ptr(), c.data_ptr(), t.data_ptr(), amax.data_ptr(), sms)
+        for label, items in launches.items():
             run = runner(items)
             c.zero_(), t.zero_()
             run()
@@ -110,8 +111,7 @@ def measure(out_dir: Path, cases=CASES) -> None:
         copy_dst = torch.empty_like(copy_src)
         fns["copy (same bytes)"] = lambda s=copy_src, d=copy_dst: d.copy_(s)
         us = time_together(lambda fn: gpu_suite._time(fn, repeats=7, inner=20), fns)
-        kernels = {label: (items[0].kernel.name if items else "") for label, items in
-                   contenders(m, n, fmt, x.data_ptr(), c.data_ptr(), t.data_ptr(), amax.data_ptr(), sms).items()}
+        kernels = {label: (items[0].kernel.name if items else "") for label, items in launches.items()}
         rows.append(dict(m=m, n=n, input=fmt, us=us, correct=correct, kernels=kernels))
         print(m, n, fmt, {k: round(v, 1) for k, v in us.items()}, all(correct.values()), flush=True)
     env = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "gpu": torch.cuda.get_device_name(0)}

@@ -77,6 +77,13 @@ def _plan(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, alignmen
     return plan_permutation(shape, dims, itemsize, alignment)
 
 
+def _on_sectors(row_bytes: int, base: int, moved_bytes: int, device: GridShape) -> bool:
+    """Whether an output's rows of ``row_bytes`` at address ``base`` start on sector boundaries, or the problem
+    (``moved_bytes`` read and written) stays in ``device``'s L2, where a sector two tiles share costs no DRAM
+    access: False asks for the tall tiles. ``_on_sectors(4112, 0, 64 << 20, GridShape(132))`` is False."""
+    return moved_bytes <= device.l2_bytes or (row_bytes % SECTOR_BYTES == 0 and base % SECTOR_BYTES == 0)
+
+
 def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> TileConfig:
     """The tile of ``problem`` with these addresses on ``device``: the widest vectors the row lengths and the
     addresses allow (``plan.vector_elements``), then ``kernels.choose_tile``."""
@@ -84,9 +91,7 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
     vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
-    # B's rows start on sectors, or the problem stays in L2 (where a sector two tiles share costs no DRAM access)
-    resident = problem.rows * problem.cols * problem.batch_count * 2 * w <= device.l2_bytes
-    sectors = resident or (problem.rows * w % SECTOR_BYTES == 0 and dst % SECTOR_BYTES == 0)
+    sectors = _on_sectors(problem.rows * w, dst, problem.rows * problem.cols * problem.batch_count * 2 * w, device)
     choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
     return choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
 
@@ -180,7 +185,7 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
         device = GridShape(device)
     if vin == 16:  # X and C in 16-byte vectors; T's rows in the widest the addresses allow, tall tiles if narrow
         traffic = input_bytes + 2
-        sectors = m * n * traffic <= device.l2_bytes or (m % SECTOR_BYTES == 0 and out_t % SECTOR_BYTES == 0)
+        sectors = _on_sectors(m, out_t, m * n * traffic, device)
         tiles = cast_tiles(vin, vout, sectors)
         config = (choose_tile(tiles, m, n, 1, device, traffic) if vout == 16 and sectors
                   else choose_narrow_tile(tiles, m, n, 1, device, traffic, CAST_NARROW_CTAS))
