@@ -161,16 +161,16 @@ class Compiled:
         return self.functions[key], "dynamic"
 
 
-def _tiles(x, out, shape, dims, expected) -> dict:
+def _tiles(x, out, shape, dims, expected, scan: bool = False) -> dict:
     """For a large batched transpose: ``{label: (run, correct)}``, ours at each tile of its list
-    (``ops_cases.tile_alternatives``), checked (and then timed with the case's other contenders) so that the
-    planner's choice is seen against the alternatives."""
+    (``ops_cases.tile_alternatives``; ``scan``: its scan's tiles), checked (and then timed with the case's other
+    contenders) so that the planner's choice is seen against the alternatives."""
     from linear_layouts.ops import launch
 
     device = x.device.index or 0
     shape_of = launch.grid_shape(device)
     alternatives = ops_cases.tile_alternatives(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(),
-                                               out.data_ptr(), shape_of.multiprocessors, shape_of.l2_bytes)
+                                               out.data_ptr(), shape_of.multiprocessors, shape_of.l2_bytes, scan)
     tiles = {}
     for label, launches in alternatives.items():
         run = ops_cases.runner(launches, device)
@@ -197,9 +197,10 @@ def _chosen_tile(shape, dims, x) -> str:
     return f"{kernels[0].tile_rows}x{kernels[0].tile_cols}/{kernels[0].threads // 32}w" if kernels else "copy"
 
 
-def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -> dict:
+def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, scan: bool = False) -> dict:
     """One permutation: the compile first (it changes the process's state), every output checked, then ours,
-    ours at each tile, Triton's tiles, eager, the compiled function and a same-size copy timed together."""
+    ours at each tile (``scan``: the scan's tiles), Triton's tiles, eager, the compiled function and a same-size
+    copy timed together."""
     import torch
 
     from linear_layouts import ops
@@ -233,7 +234,7 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled) -
     ours()
     row["correct"] = _same(out, expected)
     contenders["ours"] = ours
-    tiles = _tiles(x, out, shape, dims, expected)
+    tiles = _tiles(x, out, shape, dims, expected, scan)
     contenders.update({f"tile {label}": run for label, (run, _) in tiles.items()})
     batch = _triton_batch(problem)
     triton_ok = {}

@@ -84,10 +84,54 @@ _BASE = 1 << 40  # a fresh tensor's address: 512-byte aligned
 _OTHER = 2 << 40
 
 
-def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int = SMS, l2_bytes: int = L2_BYTES):
+#: The held-out scan's extra tiles ``(rows, cols, warps)``, tried at the problem's own vectors beside its list.
+SCAN_TILES = ((32, 32, 4), (64, 64, 4), (64, 64, 8), (128, 64, 4), (64, 128, 4), (128, 64, 8), (64, 128, 8),
+              (128, 128, 8), (256, 128, 8), (128, 256, 8))
+
+
+#: The scan's largest tile (an SM's shared memory holds at most 227 KiB).
+SCAN_MAX_TILE_BYTES = 128 * 1024
+
+
+def _tile_list(problem, src: int, dst: int, device, scan: bool) -> list:
+    """The tiles to time of a transpose ``problem``: its list at 16-byte vectors (the sweep); ``scan``: its list
+    at the vectors and sectors ``ops.launches.tile_for`` reads, both lists, and ``SCAN_TILES``."""
+    from linear_layouts.ops.kernels import TileConfig, tile_layouts, transpose_tiles
+    from linear_layouts.ops.launches import _on_sectors
+    from linear_layouts.ops.plan import vector_elements
+
+    w = problem.element_bytes
+    if not scan:
+        return transpose_tiles(w, 16 // w, 16 // w)
+    vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
+    sectors = _on_sectors(problem.rows * w, dst, problem.rows * problem.cols * problem.batch_count * 2 * w, device)
+    tiles = dict.fromkeys(transpose_tiles(w, vin, vout, sectors) + transpose_tiles(w, vin, vout, not sectors))
+    scan_tiles = list(SCAN_TILES)
+    for extent, across in ((problem.rows, True), (problem.cols, False)):  # a side under 32: skinny tiles
+        if extent < 32:
+            small = 1 << max(0, (extent - 1).bit_length())
+            scan_tiles += [(small, n, warps) if across else (n, small, warps)
+                           for n in (128, 256, 512, 1024, 2048) for warps in (4, 8)]
+    for m, n, warps in scan_tiles:
+        for block in ((4, 1) if w == 1 and vin == vout == 16 else (1,)):
+            try:
+                tile = TileConfig(w, m, n, warps, vin, vout, block)
+                if tile.tile_bytes > SCAN_MAX_TILE_BYTES:
+                    continue
+                tile_layouts(tile)
+            except Exception:  # noqa: BLE001 - a tile its threads over-cover: left out
+                continue
+            tiles.setdefault(tile)
+    return list(tiles)
+
+
+def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int = SMS, l2_bytes: int = L2_BYTES,
+                      scan: bool = False):
     """``{label: launches}``: a large batched transpose of 16-byte vectors at each tile of its list
-    (``ops.kernels.transpose_tiles``), to time the planner's choice against the others; {} for other cases."""
-    from linear_layouts.ops.kernels import GridShape, transpose_tiles
+    (``ops.kernels.transpose_tiles``), to time the planner's choice against the others; {} for other cases.
+    ``scan``: any large batched transpose, at the tiles of ``_tile_list(scan=True)`` (labels carry the vectors
+    and blocks where they are not 16 bytes)."""
+    from linear_layouts.ops.kernels import GridShape
     from linear_layouts.ops.launches import _plan, pointer_alignment, permute_launches
     from linear_layouts.ops.plan import PermuteKind
 
@@ -100,14 +144,18 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
     w = problem.element_bytes
     device = GridShape(sms, l2_bytes)
     out = {}
-    for tile in transpose_tiles(w, 16 // w, 16 // w):
+    for tile in _tile_list(problem, src, dst, device, scan):
+        label = f"{tile.rows}x{tile.cols}/{tile.warps}w"
+        if scan and (tile.src_vector * w, tile.dst_vector * w, tile.block) != (16, 16, 4 if w == 1 else 1):
+            label += f" v{tile.src_vector}/{tile.dst_vector}" + (f" b{tile.block}" if tile.block > 1 else "")
         try:
-            out[f"{tile.rows}x{tile.cols}/{tile.warps}w"] = permute_launches(shape, dims, itemsize, src, dst, device,
-                                                                              tile)
+            out[label] = permute_launches(shape, dims, itemsize, src, dst, device, tile)
         except Exception:  # noqa: BLE001 - a tile the problem's vectors do not allow: left out
             continue
+    if scan:
+        return out
     chosen = permute_launches(shape, dims, itemsize, src, dst, device)[0].kernel
-    for tile in transpose_tiles(w, 16 // w, 16 // w):  # the planner's tile without its min CTAs (and dividing)
+    for tile in _tile_list(problem, src, dst, device, scan):  # the planner's tile without its min CTAs (and dividing)
         if (tile.rows, tile.cols, tile.threads) == (chosen.tile_rows, chosen.tile_cols, chosen.threads):
             for suffix, fast in (("unbounded", True), ("unbounded div", False)):
                 kernel = unbounded_kernel(tile, chosen.batch_dims, fast)

@@ -115,6 +115,26 @@ def test_every_tall_tile_every_element(element_bytes, narrow):
         assert _same(emulated_permute(b, (1, 0), tile=tile), b.T), tile
 
 
+@pytest.mark.parametrize("shape, dims, dtype, src_offset, dst_offset", [
+    ((3, 1000), (1, 0), np.uint16, 0, 0),                  # 3 rows: a 4 x 1024 tile, rows of B of 3 elements
+    ((1000, 2), (1, 0), np.uint8, 0, 0),                   # 2 columns: 2 warps across them
+    ((2, 5, 700), (0, 2, 1), np.float32, 0, 0),            # batched, 5 rows
+    ((2, 3, 9, 40), (0, 2, 3, 1), np.uint8, 0, 0),          # NCHW -> NHWC of 3 channels
+    ((2, 9, 40, 3), (0, 3, 1, 2), np.uint16, 0, 0),         # NHWC -> NCHW of 3 channels
+    ((6, 300), (1, 0), np.uint64, 0, 0),                   # 64-bit
+    ((17, 256), (1, 0), np.uint16, 2, 4),                  # misaligned buffers: narrower accesses
+])
+def test_skinny_tiles_every_element(shape, dims, dtype, src_offset, dst_offset):
+    """A tile problem with a side under ``SKINNY_EXTENT`` takes ``skinny_tile``'s tile (that side whole),
+    element for element."""
+    a = _random(shape, dtype)
+    launches = [item for item in permute_launches(shape, dims, a.itemsize, SRC + src_offset, DST + dst_offset, 132)
+                if isinstance(item, Launch)]
+    kernel = launches[0].kernel
+    assert min(kernel.tile_rows, kernel.tile_cols) <= 32 and max(kernel.tile_rows, kernel.tile_cols) >= 128
+    assert _same(emulated_permute(a, dims, src_offset, dst_offset), np.transpose(a, dims))
+
+
 @settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from([1, 2, 3, 5, 8, 13]), min_size=2, max_size=4).flatmap(
     lambda shape: st.tuples(st.just(tuple(shape)), st.permutations(range(len(shape))),

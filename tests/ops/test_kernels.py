@@ -18,10 +18,11 @@ from linear_layouts.codegen.plan import conversion_step
 from linear_layouts.codegen.ptx import compile_cubin, compile_ptx, count_ptx, count_sass, find_cuobjdump, find_nvcc
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.launches import tile_for
-from linear_layouts.ops.plan import plan_permutation
+from linear_layouts.ops.plan import plan_permutation, vector_elements
 from linear_layouts.ops.kernels import (
-    MAX_NARROW_WORDS, GridShape, TileConfig, _words, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile, min_ctas,
-    permute_kernel, resident_ctas, rows_tile, tile_layouts, transpose_tiles,
+    MAX_NARROW_WORDS, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_words, _words, cast_kernel, cast_tiles,
+    choose_narrow_tile, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile, skinny_tile, tile_layouts,
+    transpose_tiles,
 )
 from linear_layouts.target import resolve
 
@@ -184,7 +185,12 @@ def test_narrow_tiles_are_tall_and_fit_their_registers():
     assert [(c.rows, c.cols) for c in transpose_tiles(8, 1, 2)] == [(64, 64)]
     # single bytes fill a register each: the 256-row tiles would need 128 or 256 words a thread
     assert [(c.rows, c.cols) for c in transpose_tiles(1, 1, 1)] == [(128, 128), (64, 64)]
-    assert all(_words(c) <= MAX_NARROW_WORDS for w in (1, 2, 4, 8) for v in (1, 2) for c in transpose_tiles(w, v, v))
+    assert [(c.rows, c.cols) for c in transpose_tiles(1, 16, 1)] == [(128, 128), (64, 64)]
+    # 2-byte stores read shared memory one at a time: the 16-byte loads bound the registers (64 words)
+    assert [(c.rows, c.cols) for c in transpose_tiles(2, 8, 1)] == [(256, 128), (128, 64), (64, 64)]
+    assert _narrow_words(transpose_tiles(2, 8, 1)[0]) == 64 and _words(transpose_tiles(2, 8, 1)[0]) == 128
+    assert all(_narrow_words(c) <= MAX_NARROW_WORDS for w in (1, 2, 4, 8) for v in (1, 2, 16 // w)
+               for c in transpose_tiles(w, v, 1))
 
 
 def test_narrow_tile_choice():
@@ -194,7 +200,11 @@ def test_narrow_tile_choice():
     assert choose_narrow_tile(tiles, 4104, 4096, 1, device) == wide  # in L2: 4 tiles an SM, 272 of 256 x 256 too few
     assert choose_narrow_tile(tiles, 2052, 4096, 1, device) == mid  # in L2: 544 of 128 x 128
     assert choose_narrow_tile(tiles, 2052, 2048, 4, device) == wide  # the batch makes the tiles
-    assert choose_narrow_tile(tiles, 300, 300, 1, device) == small  # 128 rows: 61% of 384 used
+    assert choose_narrow_tile(tiles, 300, 300, 1, device) == small  # 9 tiles of 128 x 128 leave SMs idle
+    # an edge tile up to half empty is still taken (NARROW_TILE_USE): 289 of 512 rows in 256-row tiles
+    tall16 = transpose_tiles(2, 8, 1)[0]
+    assert choose_narrow_tile(transpose_tiles(2, 8, 1), 289, 1280, 128, device) == tall16
+    assert choose_narrow_tile(transpose_tiles(2, 8, 1), 100, 1280, 128, device) != tall16  # 39% used
     assert choose_narrow_tile(tiles, 40, 40, 1, device) == small  # none fills the SMs: most tiles
     assert tile_for(plan_permutation((4100, 8192), (1, 0), 2), 0, 0, device) == transpose_tiles(2, 8, 4)[0]
     # 16-byte vectors, but every other row of B starts inside a sector (4112 bytes): tall tiles of 4 x 4-byte blocks
@@ -204,6 +214,24 @@ def test_narrow_tile_choice():
     assert tile_for(plan_permutation((4096, 8192), (1, 0), 1), 0, 16, device).rows == 256  # B's base off a sector
     # rows of A alone narrow: no tall tiles (a sector A's rows share is read twice, written by no one)
     assert [(c.rows, c.cols, c.warps) for c in transpose_tiles(1, 8, 16)] == [(128, 128, 8), (64, 64, 4)]
+
+
+@pytest.mark.parametrize("w, vin, vout, rows, cols", [(2, 8, 1, 3, 65536), (1, 16, 1, 31, 10**6), (4, 1, 4, 50176, 6),
+                                                    (1, 2, 8, 10**6, 2), (8, 1, 1, 5, 7), (2, 1, 1, 17, 3)])
+def test_skinny_tiles_hold_the_short_side(w, vin, vout, rows, cols):
+    """``skinny_tile``: the short side rounded up to a power of two, ``SKINNY_TILE_BYTES`` or the other side's
+    length (rounded up) along the other, each element once."""
+    config = skinny_tile(w, vin, vout, rows, cols)
+    short, other = (config.rows, config.cols) if rows <= cols else (config.cols, config.rows)
+    assert short == 1 << (min(rows, cols) - 1).bit_length()
+    assert other >= 32 and (other * short * w <= SKINNY_TILE_BYTES or other == 32 or config.warps < 4)
+    assert (config.src_vector, config.dst_vector) == (vin, vout)
+    tile_layouts(config)
+    assert skinny_tile(w, vin, vout, 32, 32) is None and skinny_tile(w, vin, vout, 40, 10**6) is None
+    device = GridShape(132)
+    problem = plan_permutation((rows, cols), (1, 0), w)
+    vectors = (vector_elements(w, problem.cols, 0), vector_elements(w, problem.rows, 0))
+    assert tile_for(problem, 0, 0, device) == skinny_tile(w, *vectors, problem.rows, problem.cols)
 
 
 @needs_nvcc

@@ -64,7 +64,7 @@ from linear_layouts.target import Target, resolve
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
-           "MAX_NARROW_WORDS", "L2_NARROW_CTAS", "CAST_NARROW_CTAS",
+           "MAX_NARROW_WORDS", "NARROW_TILE_USE", "SKINNY_EXTENT", "SKINNY_TILE_BYTES", "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
            "H100_L2_BYTES"]
@@ -91,7 +91,15 @@ L2_NARROW_CTAS = 4
 #: Tiles per SM a narrow-row cast-transpose in L2 takes at least: its CTAs convert and store twice, so one a
 #: SM covers L2's latency (``ops.launches.cast_launches``).
 CAST_NARROW_CTAS = 1
-#: The most 32-bit words a thread of a narrow-vector tile holds (``transpose_tiles``): 128 registers.
+#: ``MIN_TILE_USE`` of the narrow-vector tiles (``choose_narrow_tile``): a taller tile's longer runs of ``B``'s rows
+#: pay for an edge tile up to half empty (its masked accesses move nothing).
+NARROW_TILE_USE = 0.5
+#: A matrix with fewer rows (or columns) than this is skinny (``skinny_tile``): no tile of the lists fits it.
+SKINNY_EXTENT = 32
+#: Bytes of a skinny tile (``skinny_tile``): as a copy's CTA moves, many of them.
+SKINNY_TILE_BYTES = 8 * 1024
+#: The most 32-bit words a thread of a narrow-vector tile holds (``transpose_tiles``, ``_narrow_words``): 128
+#: registers.
 MAX_NARROW_WORDS = 64
 #: Registers a thread of a tile kernel is given per 32-bit word of the tile it moves (the word itself, its
 #: addresses and the conversion's temporaries): with fewer, ptxas (sm_90) spills (a 16 KiB tile of 4 warps at
@@ -188,12 +196,45 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int, dst_se
     if src_vector != v or dst_vector != v or not dst_sectors:
         block = 4 if w == 1 and src_vector == dst_vector == v else 1  # 8-bit 16-byte vectors: 4 x 4-byte blocks
         tiles = [TileConfig(w, m, n, warps, src_vector, dst_vector, block) for m, n, warps in narrow]
-        return [c for c in tiles if _words(c) <= MAX_NARROW_WORDS] + [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
+        return [c for c in tiles if _narrow_words(c) <= MAX_NARROW_WORDS] + [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
     fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 1)],
             2: [(128, 128, 8, 1), (64, 64, 4, 1), (64, 64, 8, 1)],
             4: [(64, 64, 4, 1), (64, 64, 8, 4), (32, 32, 4, 1)],
             8: [(32, 32, 4, 2)]}[w]
     return [TileConfig(w, m, n, warps, v, v, block) for m, n, warps, block in fast]
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int, cols: int) -> TileConfig | None:
+    """The tile of a skinny ``rows x cols`` matrix (a side under ``SKINNY_EXTENT``): that side rounded up to a
+    power of two, the other as long as ``SKINNY_TILE_BYTES`` allows (at most the matrix's, rounded up), 4 warps
+    (fewer, then longer, where its threads would cover more than the tile); None for a matrix that is not skinny or that no such
+    tile fits. A 64-row tile on 3 rows idles 95% of its threads and stores 12-byte runs of ``B``; the ``4 x 1024``
+    tile of ``3 x 65536`` fp16 stores 3072 contiguous elements a CTA.
+
+    >>> skinny_tile(2, 8, 1, 3, 65536)
+    TileConfig(element_bytes=2, rows=4, cols=1024, warps=4, src_vector=8, dst_vector=1, block=1, transposed=True, ctas_per_sm=0)
+    """
+    if min(rows, cols) >= SKINNY_EXTENT:
+        return None
+    across = rows <= cols  # the short side is the rows: a tile of all of them, long along the columns
+    short, other = (rows, cols) if across else (cols, rows)
+    s = _pow2_at_least(short)
+    length = max(32, min(SKINNY_TILE_BYTES // (s * element_bytes), _pow2_at_least(other)))
+    while length <= 8 * SKINNY_TILE_BYTES // element_bytes:
+        m, n = (s, length) if across else (length, s)
+        for warps in (4, 2, 1):  # a side of 1 or 2 elements spreads fewer warps across it
+            try:
+                config = TileConfig(element_bytes, m, n, warps, src_vector, dst_vector)
+                tile_layouts(config)
+                return config
+            except LayoutError:
+                continue
+        length *= 2
+    return None
 
 
 def rows_tile(element_bytes: int, vector: int, cols: int) -> TileConfig:
@@ -242,6 +283,17 @@ def _words(config: TileConfig) -> int:
     return max(1, elements * config.element_bytes // min(4, access))
 
 
+def _narrow_words(config: TileConfig) -> int:
+    """The words ``MAX_NARROW_WORDS`` bounds: those a thread's loads fill before its barrier (its stores read
+    shared memory one access at a time), except for single-byte stores, one instruction and one register a
+    byte, where ``_words``: 64 for a 16-bit 256 x 128 tile of 8 warps loaded in 16-byte vectors whatever its
+    stores; 128 for the 8-bit 256 x 128 tile storing single bytes."""
+    if config.dst_vector * config.element_bytes == 1:
+        return _words(config)
+    elements = max(1, config.rows * config.cols // config.threads)
+    return max(1, elements * config.element_bytes // min(4, config.src_vector * config.element_bytes))
+
+
 def min_ctas(config: TileConfig, target: Target | None = None) -> int:
     """The CTAs per SM ``permute_kernel`` compiles ``config`` for (``__launch_bounds__``): those the SM holds by
     threads and shared memory when ``REGISTERS_PER_WORD`` registers per word fit them (registers then never
@@ -287,7 +339,7 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
 
     Example: 8-bit ``4104 x 8192`` (64 MiB moved, from DRAM) takes 256 x 256 tiles (544 of them); ``2052 x 4096``
     (16 MiB, in L2) takes 128 x 128 tiles (544) over 256 x 128 (288 < 4 x 132)."""
-    usable = [c for c in candidates if _use(c, rows, cols) >= MIN_TILE_USE] or candidates[-1:]
+    usable = [c for c in candidates if _use(c, rows, cols) >= NARROW_TILE_USE] or candidates[-1:]
     resident = rows * cols * batch * (element_traffic or 2 * usable[0].element_bytes) <= device.l2_bytes
     least = ((l2_ctas or L2_NARROW_CTAS) if resident else 1) * device.multiprocessors
     for c in usable:

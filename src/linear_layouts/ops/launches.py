@@ -22,7 +22,7 @@ from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_d
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
     CAST_NARROW_CTAS, GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile,
-    chunked_cast_kernel, permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel, transpose_tiles,
+    chunked_cast_kernel, permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
 )
 from linear_layouts.ops.plan import (
     MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements,
@@ -86,11 +86,16 @@ def _on_sectors(row_bytes: int, base: int, moved_bytes: int, device: GridShape) 
 
 def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> TileConfig:
     """The tile of ``problem`` with these addresses on ``device``: the widest vectors the row lengths and the
-    addresses allow (``plan.vector_elements``), then ``kernels.choose_tile``."""
+    addresses allow (``plan.vector_elements``), then ``kernels.skinny_tile`` for a matrix with a side under
+    ``SKINNY_EXTENT``, else ``kernels.choose_tile`` (``choose_narrow_tile`` for narrow vectors or rows that start
+    inside a sector)."""
     w = problem.element_bytes
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
     vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
+    skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols)
+    if skinny is not None:
+        return skinny
     sectors = _on_sectors(problem.rows * w, dst, problem.rows * problem.cols * problem.batch_count * 2 * w, device)
     choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
     return choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)

@@ -1,0 +1,203 @@
+"""The layout ops on shapes nobody chose: seeded random permutations against Triton, eager and a copy.
+
+The sweep (``ops_bench.py``) times shapes picked from real models; every tile rule was calibrated on shapes
+of its own scans. This run draws shapes from a seed instead (``cases``): 2-D transposes, batched transposes,
+NCHW <-> NHWC, attention head moves and other 3-D permutations, with sizes odd or multiples of 8, fp8 to
+fp32, large (16 to 160 MiB) and small (64 KiB to 4 MiB); seeds from ``SKINNY_SEEDS`` on draw problems with a
+side under 32 (few channels, short rows) only. Each case runs through ``ops_bench.bench_case``
+(bit-exact check; ours, Triton's ``tl.trans`` kernel at each of its tiles, eager and a same-size copy timed
+together), large transposes also at each tile of ``ops_cases.tile_alternatives(scan=True)``, so that a rule
+is seen against every tile on shapes it was not fitted on. One seed calibrates, another one checks.
+
+    PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/ops_heldout.py --mode prepare --seed 1   # CPU
+    PYTHONPATH=src python3 benchmarks/ops_heldout.py --seed 1 --out $OUT                        # device
+
+Writes ``ops_heldout_<seed>.{json,md}`` under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+import harness  # noqa: E402, F401  (puts src/ on the path)
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(HERE / "build" / "ops_cubins"))
+
+from harness import ops_cases  # noqa: E402
+
+import ops_bench  # noqa: E402
+
+#: Bytes of a large case: at least ``LARGE_BYTES`` (the issue's), at most this.
+MAX_LARGE_BYTES = 160 << 20
+#: Bytes of a small case.
+SMALL_BYTES = (64 << 10, 4 << 20)
+DTYPES = ("uint8", "bfloat16", "float16", "float32")
+#: Seeds from this one on draw skinny problems (a side under 32).
+SKINNY_SEEDS = 100
+
+
+def _size(rng: random.Random, lo: int, hi: int) -> int:
+    """An odd size half the time, else a multiple of 8."""
+    if rng.random() < 0.5:
+        return rng.randrange(lo | 1, hi, 2)
+    return 8 * rng.randrange(max(1, lo // 8), max(2, hi // 8))
+
+
+def _draw(rng: random.Random) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    kind = rng.choice(("2-D", "batched", "NCHW->NHWC", "NHWC->NCHW", "attention", "3-D"))
+    if kind == "2-D":
+        return kind, (_size(rng, 500, 16000), _size(rng, 500, 16000)), (1, 0)
+    if kind == "batched":
+        return kind, (rng.randrange(2, 65), _size(rng, 40, 4000), _size(rng, 40, 4000)), (0, 2, 1)
+    spatial = rng.choice((7, 9, 13, 14, 17, 19, 28, 31, 35, 56, 64, 73, 112))
+    channels = rng.choice((24, 40, 80, 96, 112, 160, 192, 320, 384, 480, 576, 720, 960, 1280, 1536, 2048, 3, 17))
+    batch = rng.choice((1, 2, 4, 8, 16, 32, 64, 128, 256))
+    if kind == "NCHW->NHWC":
+        return kind, (batch, channels, spatial, spatial), (0, 2, 3, 1)
+    if kind == "NHWC->NCHW":
+        return kind, (batch, spatial, spatial, channels), (0, 3, 1, 2)
+    if kind == "attention":
+        heads = rng.choice((6, 8, 12, 16, 20, 25, 32, 40, 52, 64))
+        return kind, (rng.choice((1, 2, 4, 8)), _size(rng, 100, 8192), heads,
+                      rng.choice((32, 64, 80, 96, 112, 128, 256))), (0, 2, 1, 3)
+    dims = rng.choice(((1, 0, 2), (2, 1, 0), (1, 2, 0), (2, 0, 1)))
+    return kind, (_size(rng, 8, 600), _size(rng, 8, 600), _size(rng, 8, 600)), dims
+
+
+def _draw_skinny(rng: random.Random) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """A permutation whose tile problem has a side under 32: few channels, a short row or column."""
+    kind = rng.choice(("2-D", "batched", "NCHW->NHWC", "NHWC->NCHW"))
+    thin = rng.randrange(1, 32)
+    if kind == "2-D":
+        long = _size(rng, 100_000, 4_000_000)
+        return kind, ((thin, long) if rng.random() < 0.5 else (long, thin)), (1, 0)
+    if kind == "batched":
+        long = _size(rng, 1000, 200_000)
+        return kind, (rng.randrange(1, 257),) + ((thin, long) if rng.random() < 0.5 else (long, thin)), (0, 2, 1)
+    spatial = rng.choice((17, 28, 32, 56, 64, 112, 128, 224, 256, 299, 384, 512))
+    batch = rng.choice((1, 2, 4, 8, 16, 32, 64, 128, 256))
+    if kind == "NCHW->NHWC":
+        return kind, (batch, thin, spatial, spatial), (0, 2, 3, 1)
+    return kind, (batch, spatial, spatial, thin), (0, 3, 1, 2)
+
+
+def cases(seed: int, large: int = 24, small: int = 8) -> list[tuple[str, tuple[int, ...], tuple[int, ...], str]]:
+    """``(class, shape, dims, dtype)``: ``large`` cases of ``LARGE_BYTES .. MAX_LARGE_BYTES`` and ``small`` of
+    ``SMALL_BYTES``, drawn from ``seed`` (draws outside both ranges are drawn again); a seed of ``SKINNY_SEEDS``
+    or more draws skinny problems only (``_draw_skinny``)."""
+    rng = random.Random(seed)
+    out: list = []
+    want = {"large": large, "small": small}
+    draw = _draw_skinny if seed >= SKINNY_SEEDS else _draw
+    while want["large"] or want["small"]:
+        kind, shape, dims = draw(rng)
+        dtype = rng.choice(DTYPES)
+        nbytes = math.prod(shape) * ops_cases.ITEMSIZE[dtype]
+        size = ("large" if ops_cases.LARGE_BYTES <= nbytes <= MAX_LARGE_BYTES else
+                "small" if SMALL_BYTES[0] <= nbytes <= SMALL_BYTES[1] else None)
+        if size and want[size]:
+            want[size] -= 1
+            out.append((kind if size == "large" else f"small {kind}", shape, dims, dtype))
+    return out
+
+
+def kernel_sources(seed: int) -> list[str]:
+    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.launches import Launch, permute_launches
+
+    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
+    sources: dict[str, None] = {}
+    for _, shape, dims, dtype in cases(seed):
+        w = ops_cases.ITEMSIZE[dtype]
+        launches = [permute_launches(shape, dims, w, ops_cases._BASE, ops_cases._OTHER, device)]
+        launches += ops_cases.tile_alternatives(shape, dims, w, ops_cases._BASE, ops_cases._OTHER, scan=True).values()
+        for items in launches:
+            sources.update((item.kernel.source, None) for item in items if isinstance(item, Launch))
+    return list(sources)
+
+
+def prepare(seed: int, jobs: int) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from linear_layouts.codegen.ptx import compile_cubin
+
+    start = time.time()
+    sources = kernel_sources(seed)
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
+        list(pool.map(lambda s: compile_cubin(s, "sm_90"), sources))
+    print(f"ours: {len(sources)} kernels in {time.time() - start:.0f} s", flush=True)
+    import triton_transpose  # noqa: PLC0415 - Triton 3.6 on the path
+
+    needs = set()
+    for _, shape, dims, dtype in cases(seed):
+        problem = ops_bench._problem(shape, dims, dtype)
+        if ops_bench._triton_batch(problem) is not None:
+            needs.add((problem.element_bytes, problem.rows % 16 == 0, problem.cols % 16 == 0))
+    triton_transpose.prepare(needs, workers=jobs or 2)
+
+
+def measure(seed: int, out: Path, budget: float) -> None:
+    import gpu_suite
+
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict = dict(environment=gpu_suite.environment(), permute=[], cast=[], seed=seed)
+    results["copy"] = gpu_suite.copy_bandwidth()
+    try:
+        from triton_transpose import TritonTransposes
+
+        triton = TritonTransposes()
+    except Exception as error:  # noqa: BLE001 - no Triton peer: said in every row
+        print(f"Triton peer unavailable: {error}", flush=True)
+        triton = None
+    compiled = ops_bench.Compiled(-1.0)  # no torch.compile: the sweep compares it
+    deadline = time.time() + budget
+    for kind, shape, dims, dtype in cases(seed):
+        if time.time() > deadline:
+            results["permute"].append(dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype,
+                                           error="skipped: out of time"))
+            continue
+        try:
+            row = ops_bench.bench_case(kind, shape, dims, dtype, triton, compiled, scan=True)
+        except Exception as error:  # noqa: BLE001 - a row, not the end of the run
+            row = dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype, correct=False,
+                       error=f"{type(error).__name__}: {str(error)[:300]}")
+        results["permute"].append(row)
+        print(f"  {kind} {shape} {dims} {dtype}: ours {row.get('ours_us', 0):.1f} ({row.get('tile')}) best tile "
+              f"{row.get('ours_best_tile_us') or 0:.1f} ({row.get('ours_best_tile')}) triton "
+              f"{row.get('triton_us') or 0:.1f} ({row.get('triton_tile')}) eager {row.get('eager_us', 0):.1f} "
+              f"correct {row.get('correct')}", flush=True)
+    results["copy_end"] = gpu_suite.copy_bandwidth()
+    results["summary"] = ops_bench.summary(results)
+    (out / f"ops_heldout_{seed}.json").write_text(json.dumps(results, indent=1, default=str))
+    text = ops_bench.report(results).replace("# Layout ops vs PyTorch, torch.compile and Triton",
+                                             f"# Layout ops on held-out shapes (seed {seed})", 1)
+    (out / f"ops_heldout_{seed}.md").write_text(text)
+    print(text, flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "list"])
+    ap.add_argument("--seed", type=int, action="append", help="one or more seeds (default: 1)")
+    ap.add_argument("--out", default=str(HERE / "build" / "ops_heldout"))
+    ap.add_argument("--budget", type=float, default=120.0, help="seconds per seed")
+    ap.add_argument("--jobs", type=int, default=0)
+    args = ap.parse_args()
+    for seed in args.seed or [1]:
+        if args.mode == "prepare":
+            prepare(seed, args.jobs)
+        elif args.mode == "list":
+            for case in cases(seed):
+                print(case, math.prod(case[1]) * ops_cases.ITEMSIZE[case[3]] >> 20, "MiB")
+        else:
+            measure(seed, Path(args.out), args.budget)
+
+
+if __name__ == "__main__":
+    main()
