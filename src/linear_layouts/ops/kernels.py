@@ -40,8 +40,14 @@ Where the rows of ``B`` start inside a 32-byte sector -- narrower vectors (a row
 bytes do not divide), or, from DRAM, rows an odd multiple of 16 bytes long -- the tiles on either side of a tile
 boundary share a sector of every such row: ``transpose_tiles`` then lists tall tiles (8-bit 256 x 256 and
 256 x 128, 16-bit 256 x 128, 32-bit 128 x 64, all of 8 warps; 64 x 64 of 4 warps last), and
-``choose_narrow_tile`` takes the tallest whose grid gives every SM a tile (``L2_NARROW_CTAS`` in L2). Where only
-``A``'s rows are narrow, 128-row tiles. The persistent form (``ctas_per_sm``) is emitted on request; no list
+``choose_narrow_tile`` takes the tallest whose grid gives every SM a tile (``L2_NARROW_CTAS`` in L2), of those
+whose edge tiles are at least ``NARROW_TILE_USE`` full. Where only ``A``'s rows are narrow, 128-row tiles. A tile's
+registers (``MAX_NARROW_WORDS``) count its loads, which are all in flight at its barrier, unless it stores single
+bytes (a register and an instruction a byte).
+
+A matrix with fewer than ``SKINNY_EXTENT`` rows or columns (3 channels of an image, a ``[N, 9]`` matrix) fits no
+tile of the lists: ``skinny_tile`` gives it a tile of its short side whole, as long as ``SKINNY_TILE_BYTES`` along
+the other (``3 x 65536`` fp16: ``4 x 1024``). The persistent form (``ctas_per_sm``) is emitted on request; no list
 holds it.
 """
 
