@@ -155,7 +155,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
     t_per_thread = -(-t_items // threads)
     extra = q // g  # chunks more of each column in the last tile row
     extra_per_thread = -(-cols * extra // threads)
-    ctas_per_sm = fitting_ctas(threads, shared, thread_registers(per_thread + g // 2), target)
+    ctas_per_sm = fitting_ctas(threads, shared, thread_registers(per_thread), target)
     t = cpp_storage_type(w)
     params = _tiled_params(t, batch_dims) + [("unsigned long long", f"{d}_div") for d in _divisors(batch_dims)]
     sts, stg = _store_function(w, "s"), _store_function(w, "g")
