@@ -60,6 +60,19 @@ MAX_CHUNKS = 6
 #: Words of a 16-byte chunk, as the fields of a ``uint4``.
 _FIELDS = ("x", "y", "z", "w")
 
+#: ``ll_aligned(a, n)``: nothing on the GPU (a misaligned vector access faults there); in the emulator, an abort
+#: unless address ``a`` is a multiple of ``n`` (its ``memcpy`` accesses would hide a misaligned one).
+_ALIGNED = [
+    "#ifndef LL_ALIGNED",
+    "#define LL_ALIGNED",
+    "#ifdef LL_HOST",
+    "LL_DEV void ll_aligned(unsigned long long a, unsigned n) { if (a % n) std::abort(); }",
+    "#else",
+    "LL_DEV void ll_aligned(unsigned long long, unsigned) {}",
+    "#endif",
+    "#endif",
+]
+
 
 def chunk_elements(element_bytes: int) -> int:
     """``G``: elements of a 16-byte chunk: 16 of 1 byte, 8 of 2, 4 of 4, 2 of 8."""
@@ -105,6 +118,20 @@ def _element(v: str, e: int, w: int) -> list[str]:
         return [f"{v}.{_FIELDS[2 * e]}", f"{v}.{_FIELDS[2 * e + 1]}"]
     word, shift = divmod(e * w, 4)
     return [f"{v}.{_FIELDS[word]}" + (f" >> {8 * shift}u" if shift else "")]
+
+
+def _chunk_functions() -> list[str]:
+    """``ll_load_chunk(p)`` (16 bytes of global ``p``, read-only path), ``ll_load_shared_chunk(a, x)`` and
+    ``ll_store_chunk(p, x)``: the kernel's 16-byte accesses, each ``ll_aligned`` first."""
+    return [
+        "#ifndef LL_CHUNK_ACCESSES",
+        "#define LL_CHUNK_ACCESSES",
+        "LL_DEV uint4 ll_load_chunk(const void* p) { ll_aligned((unsigned long long)p, 16u); return ll_ldg128_nc(p); }",
+        "LL_DEV void ll_load_shared_chunk(unsigned a, uint4& x) { ll_aligned(a, 16u); ll_lds128(a, x.x, x.y, x.z, x.w); }",
+        "LL_DEV void ll_store_chunk(void* p, const uint4& x) { ll_aligned((unsigned long long)p, 16u); "
+        "ll_stg128(p, x.x, x.y, x.z, x.w); }",
+        "#endif",
+    ]
 
 
 def _store_function(w: int, space: str) -> str:
@@ -167,7 +194,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
             guard = [] if threads * (i + 1) <= items else [f"threadIdx.x + {threads * i}u < {items}u"]
             if not interior:
                 guard += [f"r0l + {step_rows * i}ll >= 0ll", f"r0l + {step_rows * i}ll < (long long)rows", "col_ok"]
-            load = f"ll_ldg128_nc(a_thread + (r0l + {step_rows * i}ll) * (long long)lda)"
+            load = f"ll_load_chunk(a_thread + (r0l + {step_rows * i}ll) * (long long)lda)"
             if guard:
                 out += [f"    v[{i}].x = v[{i}].y = v[{i}].z = v[{i}].w = 0u;",
                         f"    if ({' && '.join(guard)}) v[{i}] = {load};"]
@@ -191,8 +218,8 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         # the chunk's first position, relative to the row's start: r0 - s + G chunk
         if interior:
             return out + [f"      const size_t f = (size_t)row0 - s + {g}u * {chunk};",
-                          "      uint4 x; ll_lds128(a, x.x, x.y, x.z, x.w);",
-                          "      ll_stg128(row + f, x.x, x.y, x.z, x.w);"]
+                          "      uint4 x; ll_load_shared_chunk(a, x);",
+                          "      ll_store_chunk(row + f, x);"]
         stores = [f"          if (f + {e}ll >= lo && f + {e}ll < hi) {stg}(row + f + {e}, {', '.join(_element('x', e, w))});"
                   for e in range(g)]
         return out + [
@@ -200,8 +227,8 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
             "      const long long lo = first_row ? 0ll : (long long)row0 - (long long)s;",
             f"      const long long hi = last_row ? (long long)rows : (long long)row0 - (long long)s + {rows}ll;",
             f"      if (c < cols && f < hi && f + {g}ll > lo) {{",
-            "        uint4 x; ll_lds128(a, x.x, x.y, x.z, x.w);",
-            f"        if (f >= lo && f + {g}ll <= hi) ll_stg128(row + f, x.x, x.y, x.z, x.w);",
+            "        uint4 x; ll_load_shared_chunk(a, x);",
+            f"        if (f >= lo && f + {g}ll <= hi) ll_store_chunk(row + f, x);",
             "        else {  // a row's first or last chunk: its owned elements",
             *stores,
             "        }",
@@ -258,5 +285,5 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         "  }",
         "}",
     ]
-    source = DEVICE_PRELUDE + "\n".join(_OPAQUE + body) + "\n"
+    source = DEVICE_PRELUDE + "\n".join(_OPAQUE + _ALIGNED + _chunk_functions() + body) + "\n"
     return PermuteKernel(name, source, threads, shared, w, rows, cols, g, 1, True, batch_dims, tuple(params))
