@@ -85,6 +85,47 @@ def test_every_element_once(shape, dims, w, tile, src_offset, dst_offset):
     _check_permutation(shape, dims, w, tile, src_offset, dst_offset)
 
 
+def _owned_bytes(problem: TiledProblem, tile: tuple[int, int], tiles: int, w: int, dst_offset: int) -> np.ndarray:
+    """The output bytes (from the buffer's 16-byte aligned start) tiles ``0 .. tiles - 1`` own by
+    ``cast_chunks.owned_range`` of their columns' absolute positions."""
+    rows_t, cols_t = tile
+    tm, tn = -(-problem.rows // rows_t), -(-problem.cols // cols_t)
+    mask = np.zeros(dst_offset + problem.rows * problem.cols * problem.batch_count * w + _GUARD, bool)
+    for t in range(tiles):
+        index, base = t // (tm * tn), dst_offset // w
+        for size, _, dst_stride in reversed(problem.batch):  # the last batch dim varies fastest
+            index, k = divmod(index, size)
+            base += k * dst_stride
+        r0, c0 = (t // tn) % tm * rows_t, t % tn * cols_t
+        for c in range(c0, min(c0 + cols_t, problem.cols)):
+            lo, hi = owned_range(base + c * problem.ldb, r0, rows_t, problem.rows, 16 // w)
+            mask[lo * w:hi * w] = True
+    return mask
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("shape, dims, w, tile, dst_offset, grids", [
+    ((70, 48), (1, 0), 2, (16, 16, 1), 6, (1, 4, 8, 14)),
+    ((9, 5, 24), (2, 1, 0), 2, (16, 16, 1), 10, (1, 2, 5, 7)),
+    ((41, 36), (1, 0), 4, (16, 8, 1), 4, (3, 7, 13)),
+])
+def test_each_tile_writes_what_it_owns(shape, dims, w, tile, dst_offset, grids):
+    """The first few tiles of the grid alone write exactly the positions they own (no more: no position is
+    written by two tiles; the whole grid writes every one)."""
+    a = _random(shape, w)
+    a.view(np.uint8)[a.view(np.uint8) == UNWRITTEN] = 0  # every byte written differs from the unwritten ones
+    problem = plan_permutation(shape, dims, w)
+    kernel = emit_chunked_transpose_kernel("k", w, *tile, batch_dims=len(problem.batch))
+    tm, tn = kernel.tile_counts(problem.rows, problem.cols)
+    tail = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb, *(x for b in problem.batch for x in b)]
+    named = dict(zip((p for _, p in kernel.params[2:]), tail))
+    tail += [fast_divider(named[p[:-4]]) for _, p in kernel.params[2 + len(tail):]]
+    for ctas in grids:
+        dst = np.full(dst_offset + a.nbytes + _GUARD, UNWRITTEN, np.uint8)
+        out = emulate_launch(kernel, ctas, [a.view(np.uint8).reshape(-1), (dst, dst_offset), *tail])[1]
+        assert np.array_equal(out != UNWRITTEN, _owned_bytes(problem, tile[:2], ctas, w, dst_offset))
+
+
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
 @pytest.mark.parametrize("w, dst_offset", [(2, 6), (4, 20), (1, 17)])
 def test_sector_granules(w, dst_offset):
