@@ -127,7 +127,8 @@ def _chunk_functions() -> list[str]:
         "#ifndef LL_CHUNK_ACCESSES",
         "#define LL_CHUNK_ACCESSES",
         "LL_DEV uint4 ll_load_chunk(const void* p) { ll_aligned((unsigned long long)p, 16u); return ll_ldg128_nc(p); }",
-        "LL_DEV void ll_load_shared_chunk(unsigned a, uint4& x) { ll_aligned(a, 16u); ll_lds128(a, x.x, x.y, x.z, x.w); }",
+        "LL_DEV void ll_load_shared_chunk(unsigned a, uint4& x) { ll_aligned(a, 16u); "
+        "ll_lds128(a, x.x, x.y, x.z, x.w); }",
         "LL_DEV void ll_store_chunk(void* p, const uint4& x) { ll_aligned((unsigned long long)p, 16u); "
         "ll_stg128(p, x.x, x.y, x.z, x.w); }",
         "#endif",
@@ -161,7 +162,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
     q = granule_bytes // w  # Q: elements of the ownership granule
     for label, value, least, most in (("warps", warps, 1, 32), ("tile_rows", tile_rows, 2 * q, 512),
                                       ("tile_cols", tile_cols, g, 32 * g * warps if isinstance(warps, int) else 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least or value & (value - 1) or value > most:
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most or value & (value - 1):
             raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
     if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_BATCH_DIMS:
         raise LayoutError(f"batch_dims: must be an int in [0, {MAX_BATCH_DIMS}], got {quote(batch_dims)}")
@@ -213,14 +214,16 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         """Step 3 for chunk ``chunk`` of tile column ``cb``: whole, or its owned elements."""
         out = [f"      const unsigned c = col0 + {cb};",
                f"      const unsigned s = (sig + {cb} * lam) & {q - 1}u;  // (start_c + r0) mod Q",
-               f"      const unsigned a = smem + {cb} * {pitch_bytes}u + ({cb} / {g}u) * 16u + ({q}u + {g}u * {chunk}) * {w}u;",
+               f"      const unsigned a = smem + {cb} * {pitch_bytes}u + ({cb} / {g}u) * 16u + ({q}u + {g}u * {chunk}) "
+               f"* {w}u;",
                f"      {t}* __restrict__ row = b_batch + (size_t)c * ldb;"]
         # the chunk's first position, relative to the row's start: r0 - s + G chunk
         if interior:
             return out + [f"      const size_t f = (size_t)row0 - s + {g}u * {chunk};",
                           "      uint4 x; ll_load_shared_chunk(a, x);",
                           "      ll_store_chunk(row + f, x);"]
-        stores = [f"          if (f + {e}ll >= lo && f + {e}ll < hi) {stg}(row + f + {e}, {', '.join(_element('x', e, w))});"
+        stores = [f"          if (f + {e}ll >= lo && f + {e}ll < hi) "
+                  f"{stg}(row + f + {e}, {', '.join(_element('x', e, w))});"
                   for e in range(g)]
         return out + [
             f"      const long long f = (long long)row0 - (long long)s + {g}ll * {chunk};",
@@ -252,9 +255,9 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         return out
 
     body = [
-        f"// {name}: B = A^T, {rows}x{cols} tiles of {8 * w}-bit elements, {batch_dims} batch dims; A's rows in aligned",
-        f"//   16-byte chunks, B's rows at any element offset: each tile owns aligned {q}-element granules of B's",
-        "//   absolute positions. launch: a 1-D grid of tiles_n * tiles_m * (batch sizes) CTAs, block = "
+        f"// {name}: B = A^T, {rows}x{cols} tiles of {8 * w}-bit elements, {batch_dims} batch dims; A's rows in",
+        f"//   aligned 16-byte chunks, B's rows at any element offset: each tile owns aligned {q}-element granules",
+        "//   of B's absolute positions. launch: a 1-D grid of tiles_n * tiles_m * (batch sizes) CTAs, block = "
         f"{threads}, dynamic shared = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
