@@ -48,7 +48,8 @@ MISALIGNED_CAST = "chunked"
 #: (``codegen.permute``: narrower stores) or ``chunked`` (``codegen.permute_chunks``: aligned chunks of the output's
 #: absolute positions, ``chunked_transposes``).
 MISALIGNED_TRANSPOSES = ("tiled", "chunked")
-#: The one ``permute_template`` takes (one of ``MISALIGNED_TRANSPOSES``; read at each call).
+#: The one ``permute_template`` takes (one of ``MISALIGNED_TRANSPOSES``), read at each of its calls (``dispatch``
+#: caches the plans it made: set it before the first call).
 MISALIGNED_TRANSPOSE = "tiled"
 
 
