@@ -60,6 +60,7 @@ from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_kernel, emit_tiled_permute_kernel
 from linear_layouts.codegen.plan import conversion_step, kernel_name
 from linear_layouts.codegen.cast_chunks import emit_chunked_cast_transpose_kernel
+from linear_layouts.codegen.permute_chunks import emit_chunked_transpose_kernel
 from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
 from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
@@ -418,3 +419,33 @@ def chunked_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] 
     rows, cols, warps = CHUNKED_TILES.get(input_format, CHUNKED_TILE) if tile is None else tile
     name = kernel_name("ll_cast_transpose_chunked", input_format, fp8, rows, cols, warps)
     return emit_chunked_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)
+
+
+@dataclass(frozen=True)
+class ChunkedTile:
+    """A tile of the chunked transpose (``codegen.permute_chunks``): ``rows x cols`` elements of
+    ``element_bytes`` bytes, ``warps`` warps, ownership granules of ``granule_bytes`` (16 or 32)."""
+
+    element_bytes: int
+    rows: int
+    cols: int
+    warps: int
+    granule_bytes: int = 16
+
+
+#: The chunked transpose's tile of each element size: 128 rows (7 halo rows a 16-bit tile loads are 5% more),
+#: ``8 G`` columns (a warp's element stores into shared memory conflict-free), 16 warps (3 chunks a thread).
+CHUNKED_TRANSPOSE_TILES = {1: ChunkedTile(1, 128, 128, 16), 2: ChunkedTile(2, 128, 64, 16),
+                           4: ChunkedTile(4, 128, 32, 16), 8: ChunkedTile(8, 128, 16, 16)}
+
+
+@functools.lru_cache(maxsize=None)
+def chunked_transpose_kernel(element_bytes: int, batch_dims: int, tile: ChunkedTile | None = None) -> PermuteKernel:
+    """The transpose of rows 16 bytes align into rows they do not (``codegen.permute_chunks``) with ``batch_dims``
+    batch dims: ``tile``, by default ``CHUNKED_TRANSPOSE_TILES[element_bytes]``."""
+    tile = CHUNKED_TRANSPOSE_TILES[element_bytes] if tile is None else tile
+    if tile.element_bytes != element_bytes:
+        raise LayoutError(f"tile: {tile} is not of {element_bytes}-byte elements")
+    name = kernel_name("ll_permute_chunked", tile, batch_dims)
+    return emit_chunked_transpose_kernel(name, element_bytes, tile.rows, tile.cols, tile.warps, batch_dims,
+                                         tile.granule_bytes)

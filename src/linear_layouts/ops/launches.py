@@ -21,15 +21,17 @@ from typing import Any
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    CAST_NARROW_CTAS, GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile,
-    chunked_cast_kernel, permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
+    CAST_NARROW_CTAS, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile,
+    chunked_cast_kernel, chunked_transpose_kernel, permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel,
+    skinny_tile, transpose_tiles,
 )
 from linear_layouts.ops.plan import (
     MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements,
 )
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
-           "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits"]
+           "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
+           "chunked_transposes"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -42,6 +44,13 @@ MISALIGNED_CASTS = ("realigned", "scalar", "chunked")
 #: The one ``cast_launches`` takes (one of ``MISALIGNED_CASTS``): chunked, the fastest of the three on the device
 #: for every input format (``benchmarks/results/cast_odd.md``).
 MISALIGNED_CAST = "chunked"
+#: The kernels of a transpose whose input rows allow 16-byte loads and whose output rows do not: ``tiled``
+#: (``codegen.permute``: narrower stores) or ``chunked`` (``codegen.permute_chunks``: aligned chunks of the output's
+#: absolute positions, ``chunked_transposes``).
+MISALIGNED_TRANSPOSES = ("tiled", "chunked")
+#: The one ``permute_template`` takes (one of ``MISALIGNED_TRANSPOSES``), read at each of its calls (``dispatch``
+#: caches the plans it made: set it before the first call).
+MISALIGNED_TRANSPOSE = "tiled"
 
 
 @dataclass(frozen=True)
@@ -101,11 +110,21 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     return choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
 
 
+def chunked_transposes(problem: TiledProblem, src: int, dst: int) -> bool:
+    """Whether ``problem`` at these addresses is one the chunked transpose (``codegen.permute_chunks``) takes: a
+    transpose whose input rows allow 16-byte vectors and whose output rows do not. A 16-bit ``6415 x 12552``
+    transpose at aligned addresses is one (its output rows are 12830 bytes)."""
+    w = problem.element_bytes
+    return (problem.kind is PermuteKind.TRANSPOSE and vector_elements(w, problem.cols, src) == MAX_VECTOR_BYTES // w
+            and vector_elements(w, problem.rows, dst) < MAX_VECTOR_BYTES // w)
+
+
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
-                     device: GridShape | int, tile: TileConfig | None = None) -> list[Launch | Copy]:
+                     device: GridShape | int, tile: TileConfig | ChunkedTile | None = None) -> list[Launch | Copy]:
     """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
     its output at ``dst``, on ``device`` (a ``GridShape``, or its SMs with an H100's L2) (module doc); ``tile``:
-    this tile instead of ``tile_for``'s (its element size and vectors must fit the problem). Batch dims
+    this tile instead of ``tile_for``'s (its element size and vectors must fit the problem; a ``ChunkedTile``: the
+    chunked transpose at that tile, where ``chunked_transposes``). Batch dims
     beyond ``MAX_BATCH_DIMS`` take one launch per index of the outer ones. Requires: ``dims`` a permutation
     of ``range(len(shape))``."""
     if isinstance(device, int):
@@ -117,26 +136,46 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     return [Launch(kernel, ctas, (src + s, dst + d) + tail) for s, d in offsets]
 
 
-@functools.lru_cache(maxsize=4096)
-def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
-                     device: GridShape, tile: TileConfig | None = None):
-    """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
-    bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the plan depends
-    on); no kernel for a copy or an empty tensor."""
-    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
-    if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):
-        return None, 0, (), (), math.prod(shape) * itemsize
-    if problem.rows > _MAX_EXTENT or problem.cols > _MAX_EXTENT:
-        raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
+def _checked_tile(problem: TiledProblem, src: int, dst: int, device: GridShape, tile: TileConfig | None) -> TileConfig:
+    """``tile``, or ``tile_for``'s where None; LayoutError unless its element size and vectors fit ``problem``."""
     config = tile_for(problem, src, dst, device) if tile is None else tile
     if (config.element_bytes, config.transposed) != (problem.element_bytes, problem.transposed) or (
             problem.cols % config.src_vector or (problem.rows if problem.transposed else problem.cols) % config.dst_vector
             or src % (config.src_vector * config.element_bytes) or dst % (config.dst_vector * config.element_bytes)):
         raise LayoutError(f"tile: {config} does not fit a {problem.kind.value} of {problem.rows} x {problem.cols} "
                           f"{8 * problem.element_bytes}-bit elements at these addresses")
+    return config
+
+
+def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
+                     device: GridShape, tile: TileConfig | ChunkedTile | None = None):
+    """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
+    bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the plan depends
+    on); no kernel for a copy or an empty tensor. Transposes ``chunked_transposes`` takes get the kernel
+    ``MISALIGNED_TRANSPOSE`` names."""
+    if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
+        raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
+    return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE)
+
+
+@functools.lru_cache(maxsize=4096)
+def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
+              tile: TileConfig | ChunkedTile | None, misaligned: str):
+    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
+    if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):
+        return None, 0, (), (), math.prod(shape) * itemsize
+    if problem.rows > _MAX_EXTENT or problem.cols > _MAX_EXTENT:
+        raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     outer, inner = problem.batch[:split], problem.batch[split:]
-    kernel = permute_kernel(config, len(inner))
+    if isinstance(tile, ChunkedTile) or (tile is None and misaligned == "chunked"
+                                         and chunked_transposes(problem, src, dst)):
+        if not chunked_transposes(problem, src, dst):
+            raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "
+                              f"{problem.cols} {8 * problem.element_bytes}-bit elements at these addresses")
+        kernel = chunked_transpose_kernel(problem.element_bytes, len(inner), tile)
+    else:
+        kernel = permute_kernel(_checked_tile(problem, src, dst, device, tile), len(inner))
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
     tiles = tm * tn * math.prod(size for size, _, _ in inner)
     if tiles > _MAX_CTAS:

@@ -1,0 +1,245 @@
+"""The chunked transpose (``codegen.permute_chunks``) on the device: transposes whose input rows allow 16-byte loads
+and whose output rows do not (odd row lengths), in one run, each output checked bit for bit against PyTorch's
+``x.permute(dims).contiguous()``, every contender of a case timed together (``harness.timing.time_together``,
+CUDA graphs of ``LAUNCHES`` launches, as ``ops_bench``):
+
+- the chunked kernel at the tiles of ``CHUNKED_VARIANTS`` (``ops.kernels.ChunkedTile``; 16-byte granules, and the
+  default tile with 32-byte ones);
+- ``ops`` as it is (``launches.MISALIGNED_TRANSPOSE = "tiled"``: the tile ``tile_for`` picks);
+- the tiled kernel at the tallest narrow tile its list holds (``transpose_tiles(..., dst_sectors=False)[0]``) and,
+  for 8- and 16-bit elements, at 256 x 128 of 8 warps;
+- PyTorch eager and a same-size aligned copy; and a 1 GiB copy for the device's bandwidth.
+
+    PYTHONPATH=src python3 benchmarks/chunked_transpose_bench.py --mode prepare   # CPU: nvcc cubins for sm_90
+    PYTHONPATH=src python3 benchmarks/chunked_transpose_bench.py --out DIR        # device: chunked_transpose.{json,md}
+
+``prepare`` compiles every kernel of every case into ``benchmarks/build/chunked_transpose/cache`` (the package's
+kernel cache, ``LINEAR_LAYOUTS_CACHE``); the device run loads them from there. Bandwidth counts the bytes read
+and written (``2 x nbytes``); "of copy" divides by the 1 GiB copy's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import harness  # noqa: F401  (puts src/ on the path)
+
+BUILD = harness.BUILD / "chunked_transpose"
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(BUILD / "cache"))
+
+from harness import ops_cases  # noqa: E402
+
+#: (shape, dims, dtype, bytes past an aligned address of the output).
+CASES = (
+    ((6415, 12552), (1, 0), "float16", 0),
+    ((6415, 12552), (1, 0), "float16", 6),        # the output 3 elements past 16 bytes
+    ((6753, 11560), (1, 0), "float16", 0),
+    ((256, 35, 35, 160), (0, 3, 1, 2), "bfloat16", 0),
+    ((128, 17, 17, 1280), (0, 3, 1, 2), "float16", 0),
+    ((13417, 2584), (1, 0), "float32", 0),
+    ((11, 931, 2984), (0, 2, 1), "uint8", 0),      # rows of 2984 bytes: 8-byte loads, not the chunked kernel's
+    ((249, 375, 592), (2, 1, 0), "bfloat16", 0),
+    ((32, 7, 7, 2048), (0, 3, 1, 2), "float16", 0),
+    ((4095, 4096), (1, 0), "float64", 0),
+    ((517, 1000), (1, 0), "float16", 0),           # ~1 MiB
+    ((4, 13, 13, 768), (0, 3, 1, 2), "bfloat16", 0),  # ~1 MiB
+)
+ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+#: The chunked kernel's tiles of each element size: label -> (rows, cols, warps, granule bytes); the first is
+#: ``ops.kernels.CHUNKED_TRANSPOSE_TILES``'.
+CHUNKED_VARIANTS = {
+    1: {"128x128/16w": (128, 128, 16, 16), "256x128/32w": (256, 128, 32, 16), "64x128/8w": (64, 128, 8, 16),
+        "128x128/16w s32": (128, 128, 16, 32)},
+    2: {"128x64/16w": (128, 64, 16, 16), "256x64/16w": (256, 64, 16, 16), "64x64/8w": (64, 64, 8, 16),
+        "128x64/16w s32": (128, 64, 16, 32)},
+    4: {"128x32/16w": (128, 32, 16, 16), "256x32/16w": (256, 32, 16, 16), "64x32/8w": (64, 32, 8, 16),
+        "128x32/16w s32": (128, 32, 16, 32)},
+    8: {"128x16/16w": (128, 16, 16, 16), "256x16/16w": (256, 16, 16, 16), "64x16/8w": (64, 16, 8, 16),
+        "128x16/16w s32": (128, 16, 16, 32)},
+}
+#: Launches per CUDA graph and graph replays per median.
+LAUNCHES, REPEATS = 20, 5
+_BASE, _OTHER = 1 << 40, 2 << 40
+
+
+def _problem(shape, dims, w: int, dst_offset: int):
+    from linear_layouts.ops.launches import _plan, pointer_alignment
+
+    return _plan(tuple(shape), tuple(dims), w, pointer_alignment(_BASE, _OTHER + dst_offset))
+
+
+def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
+    """``{label: launches}`` of one case at addresses ``src``, ``dst``: the chunked kernel's tiles (where it applies),
+    ``ops`` as it is and the tallest narrow tiled kernel."""
+    from linear_layouts.ops import launches
+    from linear_layouts.ops.kernels import ChunkedTile, TileConfig, transpose_tiles
+    from linear_layouts.ops.plan import vector_elements
+
+    out = {}
+    problem = _problem(shape, dims, w, dst % 32)
+    if launches.chunked_transposes(problem, src % 32, dst % 32):
+        for label, (rows, cols, warps, granule) in CHUNKED_VARIANTS[w].items():
+            out[f"chunked {label}"] = launches.permute_launches(shape, dims, w, src, dst, device,
+                                                                ChunkedTile(w, rows, cols, warps, granule))
+    assert launches.MISALIGNED_TRANSPOSE == "tiled"
+    out["ops (tiled)"] = launches.permute_launches(shape, dims, w, src, dst, device)
+    vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
+    tall = transpose_tiles(w, vin, vout, False)[0]
+    wide = TileConfig(w, 256, 128, 8, vin, vout)  # the tall tile of 16-bit odd shapes, for 8- and 16-bit elements
+    for tile in [tall] + ([wide] if w <= 2 and wide != tall else []):
+        out[f"tiled {tile.rows}x{tile.cols}/{tile.warps}w ({vin * w}B/{vout * w}B)"] = launches.permute_launches(
+            shape, dims, w, src, dst, device, tile)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- CPU
+def prepare(jobs: int) -> None:
+    """Every kernel of every case compiled for sm_90 into the kernel cache ``BUILD/cache``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from linear_layouts.codegen.ptx import compile_cubin_bytes, find_nvcc
+    from linear_layouts.ops.kernels import GridShape
+
+    if find_nvcc() is None:
+        sys.exit("chunked_transpose_bench: nvcc not found")
+    (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
+    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
+    sources = set()
+    for shape, dims, dtype, offset in CASES:
+        for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER + offset, device).values():
+            sources |= {item.kernel.source for item in items if hasattr(item, "kernel")}
+    start = time.time()
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(lambda source: compile_cubin_bytes(source, "sm_90"), sorted(sources)))
+    print(f"prepared {len(sources)} kernels for sm_90 in {time.time() - start:.0f} s into {BUILD / 'cache'}")
+
+
+# ------------------------------------------------------------------------------------------- device
+def _time(fn) -> float:
+    import gpu_suite
+
+    return gpu_suite._time(fn, repeats=REPEATS, inner=LAUNCHES)
+
+
+def _copy_tbs(nbytes: int) -> float:
+    """TB/s (read + written) of a device-to-device copy of ``nbytes``."""
+    import torch
+
+    a, b = torch.empty(nbytes, dtype=torch.uint8, device="cuda"), torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    us = statistics.median(_time(lambda: b.copy_(a)) for _ in range(3))
+    return 2 * nbytes / us / 1e6
+
+
+def bench_case(shape, dims, dtype: str, offset: int, device, copy_tbs: float) -> dict:
+    import torch
+    from harness.timing import time_together
+
+    from linear_layouts.ops.launches import _plan
+
+    w = ITEMSIZE[dtype]
+    numel = 1
+    for size in shape:
+        numel *= size
+    x = torch.randint(0, 256, (numel * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)).view(shape)
+    out_shape = tuple(shape[d] for d in dims)
+    buffer = torch.empty(numel * w + 64, dtype=torch.uint8, device="cuda")
+    out = buffer[offset:offset + numel * w].view(getattr(torch, dtype)).view(out_shape)
+    expected = x.permute(dims).contiguous()
+    problem = _plan(tuple(shape), tuple(dims), w, 8)
+    row = dict(shape=list(shape), dims=list(dims), dtype=dtype, dst_offset=offset, mib=round(numel * w / 2**20, 2),
+               rows=problem.rows, cols=problem.cols, ldb=problem.ldb, batch=problem.batch_count, kernels={})
+    fns = {}
+    for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
+        run = ops_cases.runner(items)
+        buffer.fill_(0xAB)
+        run()
+        torch.cuda.synchronize()
+        outside = torch.cat([buffer[:offset], buffer[offset + numel * w:]])
+        correct = bool(torch.equal(out.contiguous().view(torch.uint8), expected.view(torch.uint8))
+                       and bool((outside == 0xAB).all()))
+        kernel = next(item.kernel for item in items if hasattr(item, "kernel"))
+        row["kernels"][label] = dict(correct=correct, ctas=items[0].ctas, threads=kernel.threads,
+                                     tile=[kernel.tile_rows, kernel.tile_cols], name=kernel.name)
+        fns[label] = run
+    src_copy, dst_copy = torch.empty(numel * w, dtype=torch.uint8, device="cuda"), torch.empty(
+        numel * w, dtype=torch.uint8, device="cuda")
+    fns["eager"] = lambda: x.permute(dims).contiguous()
+    fns["copy"] = lambda: dst_copy.copy_(src_copy)
+    us = time_together(_time, fns)
+    for label, value in us.items():
+        entry = row["kernels"].setdefault(label, {})
+        entry["us"] = round(value, 2)
+        entry["tbs"] = round(2 * numel * w / value / 1e6, 3)
+        entry["of_copy"] = round(entry["tbs"] / copy_tbs, 3)
+    chunked = {k: v for k, v in row["kernels"].items() if k.startswith("chunked") and v.get("correct")}
+    if chunked:
+        best = min(chunked, key=lambda k: chunked[k]["us"])
+        row["best_chunked"] = best
+        row["speedup_vs_ops"] = round(row["kernels"]["ops (tiled)"]["us"] / chunked[best]["us"], 3)
+    return row
+
+
+def markdown(env: dict, copy_tbs: float, rows: list[dict]) -> str:
+    lines = ["# The chunked transpose of odd output rows (`codegen.permute_chunks`)", "",
+             f"{env.get('date', '')}, {env.get('gpu', '')}; torch {env.get('torch', '')}, cupy {env.get('cupy', '')}, "
+             f"{env.get('nvcc', '')}. 1 GiB copy: {copy_tbs:.3f} TB/s (read + written). Each cell: µs, % of the copy "
+             "bandwidth; a wrong output is marked WRONG.", ""]
+    for row in rows:
+        lines += [f"## {tuple(row['shape'])} dims {tuple(row['dims'])} {row['dtype']}"
+                  + (f", output {row['dst_offset']} bytes past 16" if row["dst_offset"] else ""),
+                  "", f"{row['mib']} MiB; A {row['rows']} x {row['cols']}, ldb {row['ldb']}, batch {row['batch']}."
+                  + (f" Best chunked: {row['best_chunked']}, {row['speedup_vs_ops']}x ops." if "best_chunked" in row
+                     else " The chunked kernel does not take it."), "",
+                  "| contender | µs | TB/s | of copy | correct |", "|---|---:|---:|---:|---|"]
+        for label, k in row["kernels"].items():
+            ok = "" if "correct" not in k else ("yes" if k["correct"] else "WRONG")
+            lines.append(f"| {label} | {k['us']} | {k['tbs']} | {100 * k['of_copy']:.1f}% | {ok} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def run(out: Path) -> None:
+    import torch
+    from harness.environment import environment
+
+    from linear_layouts.ops import launch
+
+    start = time.time()
+    env = environment(modules=("torch", "cupy", "numpy"), device=True)
+    device = launch.grid_shape(0)
+    copy_tbs = _copy_tbs(1 << 30)
+    rows = []
+    for shape, dims, dtype, offset in CASES:
+        rows.append(bench_case(shape, dims, dtype, offset, device, copy_tbs))
+        best = rows[-1].get("best_chunked", "-")
+        print(f"{shape} {dims} {dtype} +{offset}: best chunked {best} "
+              f"({rows[-1].get('speedup_vs_ops', '-')}x ops), {time.time() - start:.0f} s", flush=True)
+        torch.cuda.empty_cache()
+    env["seconds"] = round(time.time() - start, 1)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "chunked_transpose.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows),
+                                                           indent=1))
+    (out / "chunked_transpose.md").write_text(markdown(env, copy_tbs, rows))
+    print((out / "chunked_transpose.md").read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("prepare", "run"), default="run")
+    parser.add_argument("--out", type=Path, default=Path("chunked_transpose_out"))
+    parser.add_argument("--jobs", type=int, default=2, help="nvcc processes at a time (prepare)")
+    args = parser.parse_args()
+    if args.mode == "prepare":
+        prepare(args.jobs)
+    else:
+        run(args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""The transpose of a matrix whose rows 16 bytes align but whose transposed rows they do not, by aligned chunks.
+
+``B = A^T`` (``codegen.permute``'s tiled problem: ``A`` ``rows x cols`` at row stride ``lda``, ``B``'s row ``c``
+at ``ldb c``, batch dims) where ``A``'s rows allow 16-byte loads (``cols`` a multiple of ``G = 16 / w``
+elements of ``w`` bytes, ``A`` 16-byte aligned) and ``B``'s rows start anywhere. As in ``codegen.cast_chunks``,
+alignment is a property of ABSOLUTE element positions: ``B``'s row ``c`` starts at position ``start_c =
+address / w`` and, with a granule of ``Q`` elements (``G``, or ``2G``: 32-byte sectors) and ``floorQ(p) = p -
+p mod Q``, the ``R x N`` tile ``(r0, c0)`` owns of that row the positions ``[floorQ(start_c + r0),
+floorQ(start_c + r0 + R))`` (``cast_chunks.owned_range``), from ``start_c`` itself when ``r0 = 0`` and to
+``start_c + rows`` in the last tile row: every position of ``B`` once over the grid, and every chunk a middle
+tile owns whole.
+
+==================  =====================================================================================
+step                a CTA of ``W`` warps
+==================  =====================================================================================
+1. load ``A``       rows ``r0 - (Q - 1) .. r0 + R - 1`` (those ``>= 0``; ``B``'s ranges reach ``Q - 1``
+                    rows up), each as ``K = N / G`` 16-byte chunks: item ``threadIdx.x + 32 W i`` is chunk
+                    ``j = item mod K`` of loaded row ``rr = item / K`` (lanes along a row; a thread keeps its
+                    ``j``); all of a thread's loads are issued before its first shared store
+2. shared tile      element ``(r, c)`` to column ``k = c - c0`` at index ``r - r0 + s_c + Q`` with ``s_c =
+                    (start_c + r0) mod Q``: the index of a position is its residue mod ``G``, so ``B``'s
+                    chunks are aligned 16-byte reads; column ``k`` at byte ``k P w + 16 floor(k / G)``,
+                    ``P = R + 2Q`` elements (the 16 bytes every ``G`` columns put a warp's ``K <= 8`` chunks
+                    of a row in distinct 16-byte bank groups: its element stores are conflict-free)
+3. store ``B``      after one barrier, chunk ``q`` of column ``k`` (``B``'s positions ``floorQ(start_c + r0) +
+                    G q ..``; lanes along a column) as one 16-byte load from shared memory and one 16-byte
+                    store when the tile owns it whole, its owned elements one by one when it owns part
+                    (a row's first or last chunk); ``R / G`` chunks a column, ``Q / G`` more in the last
+                    tile row
+==================  =====================================================================================
+
+A tile with a tile row above and below and all its columns in the matrix (an interior tile) stores every chunk
+whole without tests. The launch, the grid (``tiles_n * tiles_m * batch`` CTAs, tile column fastest) and the
+parameters are ``codegen.permute``'s tiled kernel's (``fast_divider`` arguments last).
+
+Example: 16-bit ``6415 x 12552`` (``B``'s rows 6415 elements), ``B`` at ``0x...0006`` (position residue 3
+mod 8): the 128 x 64 tile ``(128, 0)`` owns of ``B``'s row 1 (``start = 3 + 6415 = 6418``, a multiple of 8
+plus 2) the positions ``[6544, 6672)``: 16 whole chunks, rows ``126 .. 253`` of ``A``'s column 1.
+"""
+
+from __future__ import annotations
+
+from linear_layouts.codegen.cast_chunks import _OPAQUE, CHUNK_LOAD_BYTES, thread_registers
+from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.permute import (
+    MAX_BATCH_DIMS, PermuteKernel, _divisors, _tile_lines, _tiled_params, fitting_ctas,
+)
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+from linear_layouts.target import Target
+
+__all__ = ["emit_chunked_transpose_kernel", "chunk_elements", "column_pitch", "column_start", "shared_bytes",
+           "shared_element_address", "chunks_per_thread", "GRANULE_BYTES", "MAX_CHUNKS"]
+
+#: Bytes of the ownership granule ``Q w``: 16 (one chunk) or 32 (one sector: no sector of ``B`` two tiles share).
+GRANULE_BYTES = (16, 32)
+#: Chunks of ``A`` a thread holds in flight at most.
+MAX_CHUNKS = 6
+#: Words of a 16-byte chunk, as the fields of a ``uint4``.
+_FIELDS = ("x", "y", "z", "w")
+
+#: ``ll_aligned(a, n)``: nothing on the GPU (a misaligned vector access faults there); in the emulator, an abort
+#: unless address ``a`` is a multiple of ``n`` (its ``memcpy`` accesses would hide a misaligned one).
+_ALIGNED = [
+    "#ifndef LL_ALIGNED",
+    "#define LL_ALIGNED",
+    "#ifdef LL_HOST",
+    "LL_DEV void ll_aligned(unsigned long long a, unsigned n) { if (a % n) std::abort(); }",
+    "#else",
+    "LL_DEV void ll_aligned(unsigned long long, unsigned) {}",
+    "#endif",
+    "#endif",
+]
+
+
+def chunk_elements(element_bytes: int) -> int:
+    """``G``: elements of a 16-byte chunk: 16 of 1 byte, 8 of 2, 4 of 4, 2 of 8."""
+    return CHUNK_LOAD_BYTES // check_element_bytes(element_bytes)
+
+
+def column_pitch(rows: int, granule: int) -> int:
+    """``P``: elements a shared column holds, ``R + 2Q`` (indices ``Q - 1 + s .. R + 2Q - 2`` at most: loaded rows
+    ``r0 - (Q - 1) ..`` at ``r - r0 + s + Q``, ``s < Q``): ``column_pitch(128, 8) == 144``."""
+    return rows + 2 * granule
+
+
+def column_start(k: int, rows: int, element_bytes: int, granule: int) -> int:
+    """Byte offset of shared column ``k``: ``k P w + 16 floor(k / G)`` (module doc).
+
+    >>> column_start(9, 128, 2, 8)
+    2608
+    """
+    return k * column_pitch(rows, granule) * element_bytes + 16 * (k // chunk_elements(element_bytes))
+
+
+def shared_bytes(rows: int, cols: int, element_bytes: int, granule: int) -> int:
+    """Dynamic shared memory of an ``R x N`` tile: ``column_start(N)``. ``shared_bytes(128, 64, 2, 8) == 18560``."""
+    return column_start(cols, rows, element_bytes, granule)
+
+
+def shared_element_address(rr: int, j: int, e: int, s: int, rows: int, element_bytes: int, granule: int) -> int:
+    """Byte offset step 1 stores element ``e`` of chunk ``j`` of loaded row ``rr`` at (module doc), its column's
+    ``s = (start_c + r0) mod Q``: column ``G j + e``, index ``rr + 1 + s`` (``rr = r - r0 + Q - 1``)."""
+    g = chunk_elements(element_bytes)
+    return column_start(g * j + e, rows, element_bytes, granule) + (rr + 1 + s) * element_bytes
+
+
+def chunks_per_thread(rows: int, cols: int, warps: int, element_bytes: int, granule: int) -> int:
+    """Chunks of ``A`` a thread loads: ``ceil((R + Q - 1) N / G / 32 W)``; 3 for 16-bit 128 x 64 tiles of 16 warps."""
+    g = chunk_elements(element_bytes)
+    return -(-(rows + granule - 1) * (cols // g) // (32 * warps))
+
+
+def _element(v: str, e: int, w: int) -> list[str]:
+    """The words of element ``e`` of the ``uint4`` ``v`` (the low bits of one word below 8 bytes)."""
+    if w == 8:
+        return [f"{v}.{_FIELDS[2 * e]}", f"{v}.{_FIELDS[2 * e + 1]}"]
+    word, shift = divmod(e * w, 4)
+    return [f"{v}.{_FIELDS[word]}" + (f" >> {8 * shift}u" if shift else "")]
+
+
+def _chunk_functions() -> list[str]:
+    """``ll_load_chunk(p)`` (16 bytes of global ``p``, read-only path), ``ll_load_shared_chunk(a, x)`` and
+    ``ll_store_chunk(p, x)``: the kernel's 16-byte accesses, each ``ll_aligned`` first."""
+    return [
+        "#ifndef LL_CHUNK_ACCESSES",
+        "#define LL_CHUNK_ACCESSES",
+        "LL_DEV uint4 ll_load_chunk(const void* p) { ll_aligned((unsigned long long)p, 16u); return ll_ldg128_nc(p); }",
+        "LL_DEV void ll_load_shared_chunk(unsigned a, uint4& x) { ll_aligned(a, 16u); "
+        "ll_lds128(a, x.x, x.y, x.z, x.w); }",
+        "LL_DEV void ll_store_chunk(void* p, const uint4& x) { ll_aligned((unsigned long long)p, 16u); "
+        "ll_stg128(p, x.x, x.y, x.z, x.w); }",
+        "#endif",
+    ]
+
+
+def _store_function(w: int, space: str) -> str:
+    return f"ll_st{space}{8 * w}"
+
+
+def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int = 128, tile_cols: int = 0,
+                                  warps: int = 16, batch_dims: int = 0, granule_bytes: int = 16,
+                                  target: Target | None = None) -> PermuteKernel:
+    """CUDA C++ of the module doc's kernel for ``element_bytes``-byte elements, ``tile_rows x tile_cols`` tiles
+    (powers of two; ``tile_cols`` a multiple of ``G`` at most ``32 W G``, default ``8 G``; ``tile_rows`` from
+    ``2Q`` to 512) of ``warps`` warps (1 to 32; at most ``MAX_CHUNKS`` chunks a thread), ``batch_dims`` batch
+    dims (0 to ``permute.MAX_BATCH_DIMS``) and an ownership granule of ``granule_bytes`` (``GRANULE_BYTES``).
+    The caller keeps ``cols`` a multiple of ``G``, ``A``, ``lda`` and the batch source strides 16-byte aligned
+    and ``B`` ``w``-aligned; ``ldb`` and ``B``'s base are free. The launch bounds name the CTAs an SM of
+    ``target`` holds by threads, shared memory and ``cast_chunks.thread_registers``.
+
+    Example: ``emit_chunked_transpose_kernel("k", 2)``: 128 x 64 tiles of 16 warps, 3 chunks a thread, 18560
+    bytes of shared memory, the parameters of ``permute.emit_tiled_permute_kernel(..., batch_dims=0)``."""
+    w = check_element_bytes(element_bytes)
+    if not isinstance(name, str) or not name.isidentifier():
+        raise LayoutError(f"name: {quote(name)} is not a C identifier")
+    g = chunk_elements(w)
+    tile_cols = tile_cols or 8 * g
+    if isinstance(granule_bytes, bool) or granule_bytes not in GRANULE_BYTES:
+        raise LayoutError(f"granule_bytes: must be one of {GRANULE_BYTES}, got {quote(granule_bytes)}")
+    q = granule_bytes // w  # Q: elements of the ownership granule
+    for label, value, least, most in (("warps", warps, 1, 32), ("tile_rows", tile_rows, 2 * q, 512),
+                                      ("tile_cols", tile_cols, g, 32 * g * warps if isinstance(warps, int) else 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most or value & (value - 1):
+            raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
+    if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_BATCH_DIMS:
+        raise LayoutError(f"batch_dims: must be an int in [0, {MAX_BATCH_DIMS}], got {quote(batch_dims)}")
+    rows, cols, threads = tile_rows, tile_cols, 32 * warps
+    k_chunks = cols // g  # K: chunks of a loaded row
+    loaded = rows + q - 1
+    items = loaded * k_chunks
+    per_thread = -(-items // threads)
+    if per_thread > MAX_CHUNKS:
+        raise LayoutError(f"warps: {warps} warps cannot take {rows} x {cols} tiles ({per_thread} chunks a thread "
+                          f"in flight, at most {MAX_CHUNKS})")
+    step_rows = threads // k_chunks  # loaded rows between a thread's items
+    pitch_bytes = column_pitch(rows, q) * w
+    group_bytes = g * pitch_bytes + 16  # bytes between columns G j and G (j + 1)
+    shared = shared_bytes(rows, cols, w, q)
+    q_chunks = rows // g  # chunks of a column a middle tile stores
+    t_items = cols * q_chunks
+    t_per_thread = -(-t_items // threads)
+    extra = q // g  # chunks more of each column in the last tile row
+    extra_per_thread = -(-cols * extra // threads)
+    ctas_per_sm = fitting_ctas(threads, shared, thread_registers(per_thread), target)
+    t = cpp_storage_type(w)
+    params = _tiled_params(t, batch_dims) + [("unsigned long long", f"{d}_div") for d in _divisors(batch_dims)]
+    sts, stg = _store_function(w, "s"), _store_function(w, "g")
+
+    def load_lines(interior: bool) -> list[str]:
+        """Step 1: every chunk of the thread in flight, then its elements into the shared columns."""
+        out = [f"    uint4 v[{per_thread}];"]
+        for i in range(per_thread):
+            guard = [] if threads * (i + 1) <= items else [f"threadIdx.x + {threads * i}u < {items}u"]
+            if not interior:
+                guard += [f"r0l + {step_rows * i}ll >= 0ll", f"r0l + {step_rows * i}ll < (long long)rows", "col_ok"]
+            load = f"ll_load_chunk(a_thread + (r0l + {step_rows * i}ll) * (long long)lda)"
+            if guard:
+                out += [f"    v[{i}].x = v[{i}].y = v[{i}].z = v[{i}].w = 0u;",
+                        f"    if ({' && '.join(guard)}) v[{i}] = {load};"]
+            else:
+                out.append(f"    v[{i}] = {load};")
+        for i in range(per_thread):
+            cond = f"if (threadIdx.x + {threads * i}u < {items}u) " if threads * (i + 1) > items else ""
+            out.append(f"    {cond}{{")
+            for e in range(g):
+                value = ", ".join(_element(f"v[{i}]", e, w))
+                out.append(f"      {sts}(a_elem{e} + {step_rows * i * w}u, {value});")
+            out.append("    }")
+        return out
+
+    def chunk_lines(interior: bool, chunk: str, cb: str) -> list[str]:
+        """Step 3 for chunk ``chunk`` of tile column ``cb``: whole, or its owned elements."""
+        out = [f"      const unsigned c = col0 + {cb};",
+               f"      const unsigned s = (sig + {cb} * lam) & {q - 1}u;  // (start_c + r0) mod Q",
+               f"      const unsigned a = smem + {cb} * {pitch_bytes}u + ({cb} / {g}u) * 16u + ({q}u + {g}u * {chunk}) "
+               f"* {w}u;",
+               f"      {t}* __restrict__ row = b_batch + (size_t)c * ldb;"]
+        # the chunk's first position, relative to the row's start: r0 - s + G chunk
+        if interior:
+            return out + [f"      const size_t f = (size_t)row0 - s + {g}u * {chunk};",
+                          "      uint4 x; ll_load_shared_chunk(a, x);",
+                          "      ll_store_chunk(row + f, x);"]
+        stores = [f"          if (f + {e}ll >= lo && f + {e}ll < hi) "
+                  f"{stg}(row + f + {e}, {', '.join(_element('x', e, w))});"
+                  for e in range(g)]
+        return out + [
+            f"      const long long f = (long long)row0 - (long long)s + {g}ll * {chunk};",
+            "      const long long lo = first_row ? 0ll : (long long)row0 - (long long)s;",
+            f"      const long long hi = last_row ? (long long)rows : (long long)row0 - (long long)s + {rows}ll;",
+            f"      if (c < cols && f < hi && f + {g}ll > lo) {{",
+            "        uint4 x; ll_load_shared_chunk(a, x);",
+            f"        if (f >= lo && f + {g}ll <= hi) ll_store_chunk(row + f, x);",
+            "        else {  // a row's first or last chunk: its owned elements",
+            *stores,
+            "        }",
+            "      }"]
+
+    def store_lines(interior: bool) -> list[str]:
+        out = []
+        for k in range(t_per_thread):
+            cond = f"if (u < {t_items}u) " if threads * (k + 1) > t_items else ""
+            out += ["    {", f"      const unsigned u = threadIdx.x + {threads * k}u, cb = u / {q_chunks}u, "
+                             f"qc = u % {q_chunks}u;",
+                    f"      {cond}{{", *["  " + x for x in chunk_lines(interior, "qc", "cb")], "      }", "    }"]
+        if not interior and extra:
+            out += ["    if (last_row) {  // the last tile row: Q / G chunks more of each column",
+                    *[line for k in range(extra_per_thread) for line in (
+                        "    {", f"      const unsigned u = threadIdx.x + {threads * k}u, cb = u % {cols}u, "
+                                 f"qc = {q_chunks}u + u / {cols}u;",
+                        f"      if (u < {cols * extra}u) {{", *["  " + x for x in chunk_lines(False, "qc", "cb")],
+                        "      }", "    }")],
+                    "    }"]
+        return out
+
+    body = [
+        f"// {name}: B = A^T, {rows}x{cols} tiles of {8 * w}-bit elements, {batch_dims} batch dims; A's rows in",
+        f"//   aligned 16-byte chunks, B's rows at any element offset: each tile owns aligned {q}-element granules",
+        "//   of B's absolute positions. launch: a 1-D grid of tiles_n * tiles_m * (batch sizes) CTAs, block = "
+        f"{threads}, dynamic shared = {shared} bytes.",
+        f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
+        f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
+        *KERNEL_PROLOGUE,
+        *_tile_lines(rows, cols, batch_dims, fast=True),
+        "  (void)full;",
+        f"  const bool first_row = row0 == 0u, last_row = rows_left <= {rows}u, col_ok = col0 + {g}u * (threadIdx.x % "
+        f"{k_chunks}u) < cols;",
+        f"  {t}* __restrict__ b_batch = dst_all + dst_base;",
+        f"  const unsigned lam = (unsigned)ldb & {q - 1}u;  // start_c = start_c0 + (c - c0) ldb",
+        f"  const unsigned sig = (unsigned)((unsigned long long)(b_batch + (size_t)col0 * ldb) / {w}ull) + row0;",
+        f"  // 1. chunk j of loaded rows rr = threadIdx.x / K + {step_rows} i (A's row r0 - (Q - 1) + rr)",
+        f"  const unsigned j = threadIdx.x % {k_chunks}u, rr0 = threadIdx.x / {k_chunks}u;",
+        f"  const long long r0l = (long long)row0 + rr0 - {q - 1}ll;",
+        f"  const {t}* __restrict__ a_thread = src_all + src_base + col0 + {g}u * j;",
+        f"  const unsigned a_row = smem + j * {group_bytes}u + (rr0 + 1u) * {w}u;",
+        f"  const unsigned sj = sig + {g}u * j * lam;",
+        *[f"  const unsigned a_elem{e} = a_row + {e * pitch_bytes}u + ((sj + {e}u * lam) & {q - 1}u) * {w}u;"
+          for e in range(g)],
+        f"  if (!first_row && !last_row && cols - col0 >= {cols}u) {{  // an interior tile: every chunk whole",
+        *load_lines(True),
+        "    ll_bar_cta();",
+        *store_lines(True),
+        "  } else {",
+        *load_lines(False),
+        "    ll_bar_cta();",
+        *store_lines(False),
+        "  }",
+        "}",
+    ]
+    source = DEVICE_PRELUDE + "\n".join(_OPAQUE + _ALIGNED + _chunk_functions() + body) + "\n"
+    return PermuteKernel(name, source, threads, shared, w, rows, cols, g, 1, True, batch_dims, tuple(params))
