@@ -22,7 +22,7 @@ from linear_layouts.codegen.permute_chunks import (
 from linear_layouts.codegen.ptx import find_nvcc
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import launches
-from linear_layouts.ops.kernels import CHUNKED_TRANSPOSE_TILES, ChunkedTile, chunked_transpose_kernel
+from linear_layouts.ops.kernels import CHUNKED_MIN_ROWS, CHUNKED_TRANSPOSE_TILES, ChunkedTile, chunked_transpose_kernel
 from linear_layouts.ops.plan import TiledProblem, plan_permutation
 
 from ._emulated import DST, SRC, UNWRITTEN, compiles_without_spills, emulated_permute
@@ -148,21 +148,28 @@ def test_one_row(w):
 
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
 def test_ops_takes_it_only_when_switched_and_eligible(monkeypatch):
-    """``launches.MISALIGNED_TRANSPOSE`` "chunked": eligible transposes (``A``'s rows 16-byte vectors, ``B``'s not)
-    launch the chunked kernel at its default tile, emulated exactly, with odd output offsets and more batch dims
-    than one launch takes; aligned transposes, row moves and 8-byte-misaligned sources stay with the tiled kernel."""
+    """``launches.MISALIGNED_TRANSPOSE`` "chunked" (the default): eligible transposes (``A``'s rows 16-byte vectors,
+    ``B``'s not) of ``CHUNKED_MIN_ROWS`` rows or more launch the chunked kernel at its default tile; "tiled" and
+    shorter rows keep the tiled kernel. At a given tile it runs exactly (emulated), with odd output offsets and
+    more batch dims than one launch takes; aligned transposes, row moves and 8-byte-misaligned sources stay with
+    the tiled kernel."""
     shape, dims = (1283, 1568), (1, 0)  # B's rows 2566 bytes
-    tiled = launches.permute_launches(shape, dims, 2, SRC, DST, 132)
-    monkeypatch.setattr(launches, "MISALIGNED_TRANSPOSE", "chunked")
+    assert launches.MISALIGNED_TRANSPOSE == "chunked" and CHUNKED_MIN_ROWS <= 1283
     (chunked,) = launches.permute_launches(shape, dims, 2, SRC, DST, 132)
+    monkeypatch.setattr(launches, "MISALIGNED_TRANSPOSE", "tiled")
+    tiled = launches.permute_launches(shape, dims, 2, SRC, DST, 132)
     assert chunked.kernel == chunked_transpose_kernel(2, 0) and tiled[0].kernel != chunked.kernel
-    assert chunked.ctas == 11 * 25 and CHUNKED_TRANSPOSE_TILES[2] == ChunkedTile(2, 128, 64, 16)  # 128 x 64 tiles
+    assert chunked.ctas == 11 * 25 and CHUNKED_TRANSPOSE_TILES[2] == ChunkedTile(2, 128, 64, 16, 32)  # 128 x 64
+    monkeypatch.setattr(launches, "MISALIGNED_TRANSPOSE", "chunked")
+    (short,) = launches.permute_launches((150, 64), (1, 0), 2, SRC, DST + 6, 132)
+    assert not short.kernel.name.startswith("ll_permute_chunked")  # 150 rows: the tiled kernel
     for shape, dims, dtype, so, do in (((2, 3, 2, 3, 2, 5, 16), (6, 5, 4, 3, 2, 1, 0), np.uint8, 0, 5),
                                        ((150, 64), (1, 0), np.float16, 16, 6)):
         a = _random(shape, np.dtype(dtype).itemsize).view(dtype)
-        items = launches.permute_launches(shape, dims, a.itemsize, SRC + so, DST + do, 132)
+        tile = CHUNKED_TRANSPOSE_TILES[a.itemsize]
+        items = launches.permute_launches(shape, dims, a.itemsize, SRC + so, DST + do, 132, tile=tile)
         assert all(item.kernel.name.startswith("ll_permute_chunked") for item in items)
-        got = emulated_permute(a, dims, so, do)
+        got = emulated_permute(a, dims, so, do, tile=tile)
         assert np.array_equal(got.view(np.uint8), np.ascontiguousarray(np.transpose(a, dims)).view(np.uint8))
     for shape, dims, so in (((64, 128), (1, 0), 0), ((150, 64), (1, 0), 8), ((4, 150, 3, 64), (0, 2, 1, 3), 0)):
         (item,) = launches.permute_launches(shape, dims, 2, SRC + so, DST, 132)

@@ -71,7 +71,8 @@ from linear_layouts.target import Target, resolve
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
-           "MAX_NARROW_WORDS", "NARROW_TILE_USE", "SKINNY_EXTENT", "SKINNY_TILE_BYTES", "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS",
+           "MAX_NARROW_WORDS", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
+           "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
            "H100_L2_BYTES"]
@@ -433,10 +434,14 @@ class ChunkedTile:
     granule_bytes: int = 16
 
 
-#: The chunked transpose's tile of each element size: 128 rows (7 halo rows a 16-bit tile loads are 5% more),
-#: ``8 G`` columns (a warp's element stores into shared memory conflict-free), 16 warps (3 chunks a thread).
-CHUNKED_TRANSPOSE_TILES = {1: ChunkedTile(1, 128, 128, 16), 2: ChunkedTile(2, 128, 64, 16),
-                           4: ChunkedTile(4, 128, 32, 16), 8: ChunkedTile(8, 128, 16, 16)}
+#: The chunked transpose's tile of each element size: 128 rows (the 15 halo rows of a 16-bit tile's 32-byte
+#: granules are 12% more loads), ``8 G`` columns (a warp's element stores into shared memory conflict-free), 16
+#: warps (3 chunks a thread), 32-byte granules (no sector of the output shared between tiles).
+CHUNKED_TRANSPOSE_TILES = {1: ChunkedTile(1, 128, 128, 16, 32), 2: ChunkedTile(2, 128, 64, 16, 32),
+                           4: ChunkedTile(4, 128, 32, 16, 32), 8: ChunkedTile(8, 128, 16, 16, 32)}
+#: Rows of ``A`` (of the output's rows) from which ``ops`` takes the chunked transpose: a tile's halo rows and
+#: its partial chunks at a row's two ends weigh on short rows (``ops.launches``).
+CHUNKED_MIN_ROWS = 1024
 
 
 @functools.lru_cache(maxsize=None)

@@ -21,9 +21,9 @@ from typing import Any
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    CAST_NARROW_CTAS, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles, choose_narrow_tile, choose_tile,
-    chunked_cast_kernel, chunked_transpose_kernel, permute_kernel, realigned_cast_kernel, rows_tile, scalar_cast_kernel,
-    skinny_tile, transpose_tiles,
+    CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles,
+    choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, permute_kernel,
+    realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
 )
 from linear_layouts.ops.plan import (
     MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements,
@@ -48,9 +48,11 @@ MISALIGNED_CAST = "chunked"
 #: (``codegen.permute``: narrower stores) or ``chunked`` (``codegen.permute_chunks``: aligned chunks of the output's
 #: absolute positions, ``chunked_transposes``).
 MISALIGNED_TRANSPOSES = ("tiled", "chunked")
-#: The one ``permute_template`` takes (one of ``MISALIGNED_TRANSPOSES``), read at each of its calls (``dispatch``
-#: caches the plans it made: set it before the first call).
-MISALIGNED_TRANSPOSE = "tiled"
+#: The one ``permute_template`` takes (one of ``MISALIGNED_TRANSPOSES``) for output rows of ``CHUNKED_MIN_ROWS``
+#: or more, read at each of its calls (``dispatch`` caches the plans it made: set it before the first call):
+#: chunked, 1.10-1.22x the tiled kernel on such rows, which it trails on short ones
+#: (``benchmarks/results/chunked_transpose.md``).
+MISALIGNED_TRANSPOSE = "chunked"
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     outer, inner = problem.batch[:split], problem.batch[split:]
     if isinstance(tile, ChunkedTile) or (tile is None and misaligned == "chunked"
-                                         and chunked_transposes(problem, src, dst)):
+                                         and problem.rows >= CHUNKED_MIN_ROWS and chunked_transposes(problem, src, dst)):
         if not chunked_transposes(problem, src, dst):
             raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "
                               f"{problem.cols} {8 * problem.element_bytes}-bit elements at these addresses")
