@@ -5,7 +5,7 @@ CUDA graphs of ``LAUNCHES`` launches, as ``ops_bench``):
 
 - the chunked kernel at the tiles of ``CHUNKED_VARIANTS`` (``ops.kernels.ChunkedTile``; 16-byte granules, and the
   default tile with 32-byte ones);
-- ``ops`` as it is (``launches.MISALIGNED_TRANSPOSE = "tiled"``: the tile ``tile_for`` picks);
+- ``ops`` as it is, and with ``launches.MISALIGNED_TRANSPOSE = "tiled"`` (the tile ``tile_for`` picks);
 - the tiled kernel at the tallest narrow tile its list holds (``transpose_tiles(..., dst_sectors=False)[0]``) and,
   for 8- and 16-bit elements, at 256 x 128 of 8 warps;
 - PyTorch eager and a same-size aligned copy; and a 1 GiB copy for the device's bandwidth.
@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -87,8 +86,12 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
         for label, (rows, cols, warps, granule) in CHUNKED_VARIANTS[w].items():
             out[f"chunked {label}"] = launches.permute_launches(shape, dims, w, src, dst, device,
                                                                 ChunkedTile(w, rows, cols, warps, granule))
-    assert launches.MISALIGNED_TRANSPOSE == "tiled"
-    out["ops (tiled)"] = launches.permute_launches(shape, dims, w, src, dst, device)
+    out["ops"] = launches.permute_launches(shape, dims, w, src, dst, device)
+    default, launches.MISALIGNED_TRANSPOSE = launches.MISALIGNED_TRANSPOSE, "tiled"
+    try:
+        out["ops (tiled)"] = launches.permute_launches(shape, dims, w, src, dst, device)
+    finally:
+        launches.MISALIGNED_TRANSPOSE = default
     vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
     tall = transpose_tiles(w, vin, vout, False)[0]
     wide = TileConfig(w, 256, 128, 8, vin, vout)  # the tall tile of 16-bit odd shapes, for 8- and 16-bit elements
@@ -127,13 +130,12 @@ def _time(fn) -> float:
     return gpu_suite._time(fn, repeats=REPEATS, inner=LAUNCHES)
 
 
-def _copy_tbs(nbytes: int) -> float:
-    """TB/s (read + written) of a device-to-device copy of ``nbytes``."""
-    import torch
+def _copy_tbs() -> float:
+    """TB/s (read + written) of the device's 1 GiB copy (``gpu_suite.copy_bandwidth``: 4-byte elements; PyTorch's
+    byte copy is slower)."""
+    import gpu_suite
 
-    a, b = torch.empty(nbytes, dtype=torch.uint8, device="cuda"), torch.empty(nbytes, dtype=torch.uint8, device="cuda")
-    us = statistics.median(_time(lambda: b.copy_(a)) for _ in range(3))
-    return 2 * nbytes / us / 1e6
+    return gpu_suite.copy_bandwidth()["tb_per_s"]
 
 
 def bench_case(shape, dims, dtype: str, offset: int, device, copy_tbs: float) -> dict:
@@ -213,7 +215,7 @@ def run(out: Path) -> None:
     start = time.time()
     env = environment(modules=("torch", "cupy", "numpy"), device=True)
     device = launch.grid_shape(0)
-    copy_tbs = _copy_tbs(1 << 30)
+    copy_tbs = _copy_tbs()
     rows = []
     for shape, dims, dtype, offset in CASES:
         rows.append(bench_case(shape, dims, dtype, offset, device, copy_tbs))

@@ -12,7 +12,8 @@ is seen against every tile on shapes it was not fitted on. One seed calibrates, 
     PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/ops_heldout.py --mode prepare --seed 1   # CPU
     PYTHONPATH=src python3 benchmarks/ops_heldout.py --seed 1 --out $OUT                        # device
 
-Writes ``ops_heldout_<seed>.{json,md}`` under ``--out``.
+Writes ``ops_heldout_<seed>.{json,md}`` under ``--out``. ``--mode replay RUN.json ...`` replays runs against the
+planner as it is now (its tile's measured time over the run's best tile).
 """
 
 from __future__ import annotations
@@ -181,14 +182,53 @@ def measure(seed: int, out: Path, budget: float) -> None:
     print(text, flush=True)
 
 
+def replay(paths: list[str]) -> str:
+    """The planner as it is now against the tiles a run measured: for each large transpose of each run (JSON),
+    the tile ``ops`` would take today, its measured time over the run's best tile (1.0: the best), and the
+    tile the run itself took. A tile today's planner takes that the run did not time is said so."""
+    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.launches import Launch, permute_launches
+
+    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
+    lines = ["| run | class | shape | dtype | tile now | best / now | tile then | best / then |",
+             "|---|---|---|---|---|---|---|---|"]
+    ratios: dict[str, list[float]] = {}
+    for path in paths:
+        results = json.loads(Path(path).read_text())
+        for r in results["permute"]:
+            tiles = r.get("ours_tiles")
+            if not tiles:
+                continue
+            items = [x for x in permute_launches(tuple(r["shape"]), tuple(r["dims"]), ops_cases.ITEMSIZE[r["dtype"]],
+                                                 ops_cases._BASE, ops_cases._OTHER, device) if isinstance(x, Launch)]
+            k = items[0].kernel
+            now = f"{k.tile_rows}x{k.tile_cols}/{k.threads // 32}w"
+            best = min(v["us"] for v in tiles.values())
+            measured = [v["us"] for label, v in tiles.items() if label.split(" ")[0] == now]
+            if k.name.startswith("ll_permute_chunked"):
+                now, measured = "chunked", []
+            cell = f"{best / min(measured):.2f}" if measured else "not timed"
+            if measured:
+                ratios.setdefault(str(results.get("seed", path)), []).append(best / min(measured))
+            lines.append(f"| {results.get('seed', path)} | {r['kind']} | {r['shape']} | {r['dtype']} | {now} | {cell} | "
+                         f"{r['tile']} | {best / r['ours_us']:.2f} |")
+    summary = [f"- run {run}: {len(v)} cases, best / now geomean {math.exp(sum(map(math.log, v)) / len(v)):.3f}, "
+               f"lowest {min(v):.2f}" for run, v in ratios.items()]
+    return "\n".join(summary + [""] + lines) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "list"])
+    ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "list", "replay"])
+    ap.add_argument("runs", nargs="*", help="replay: the runs' JSON files")
     ap.add_argument("--seed", type=int, action="append", help="one or more seeds (default: 1)")
     ap.add_argument("--out", default=str(HERE / "build" / "ops_heldout"))
     ap.add_argument("--budget", type=float, default=120.0, help="seconds per seed")
     ap.add_argument("--jobs", type=int, default=0)
     args = ap.parse_args()
+    if args.mode == "replay":
+        print(replay(args.runs), end="")
+        return
     for seed in args.seed or [1]:
         if args.mode == "prepare":
             prepare(seed, args.jobs)

@@ -21,7 +21,7 @@ from typing import Any
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles,
+    CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, SKINNY_EXTENT, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles,
     choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, permute_kernel,
     realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
 )
@@ -170,8 +170,9 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     outer, inner = problem.batch[:split], problem.batch[split:]
-    if isinstance(tile, ChunkedTile) or (tile is None and misaligned == "chunked"
-                                         and problem.rows >= CHUNKED_MIN_ROWS and chunked_transposes(problem, src, dst)):
+    chunked = (misaligned == "chunked" and problem.rows >= CHUNKED_MIN_ROWS and problem.cols >= SKINNY_EXTENT
+               and chunked_transposes(problem, src, dst))  # skinny problems: skinny tiles (tile_for)
+    if isinstance(tile, ChunkedTile) or (tile is None and chunked):
         if not chunked_transposes(problem, src, dst):
             raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "
                               f"{problem.cols} {8 * problem.element_bytes}-bit elements at these addresses")
