@@ -241,7 +241,10 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, s
     if triton is not None and batch is not None:
         for tile, launch in triton.launchers(problem.element_bytes, problem.rows, problem.cols).items():
             out.zero_()
-            launch(x.data_ptr(), out.data_ptr(), batch)
+            try:  # a grid past CUDA's 65535 programs in y or z: that tile is no peer
+                launch(x.data_ptr(), out.data_ptr(), batch)
+            except Exception:  # noqa: BLE001
+                continue
             triton_ok[tile] = _same(out, expected)
             contenders[f"triton {tile}"] = lambda launch=launch: launch(x.data_ptr(), out.data_ptr(), batch)
     contenders["eager"] = lambda: x.permute(dims).contiguous()

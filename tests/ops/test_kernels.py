@@ -20,7 +20,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.launches import tile_for
 from linear_layouts.ops.plan import plan_permutation, vector_elements
 from linear_layouts.ops.kernels import (
-    MAX_NARROW_WORDS, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_words, _words, cast_kernel, cast_tiles,
+    MAX_NARROW_STORES, MAX_NARROW_WORDS, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
     choose_narrow_tile, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile, skinny_tile, tile_layouts,
     transpose_tiles,
 )
@@ -183,14 +183,18 @@ def test_narrow_tiles_are_tall_and_fit_their_registers():
                                                                              (128, 128, 8), (64, 64, 4)]
     assert [(c.rows, c.cols) for c in transpose_tiles(2, 8, 4)] == [(256, 128), (128, 64), (64, 64)]
     assert [(c.rows, c.cols) for c in transpose_tiles(8, 1, 2)] == [(64, 64)]
-    # single bytes fill a register each: the 256-row tiles would need 128 or 256 words a thread
+    # single-byte loads fill a register each: the 256-row tiles would need 128 or 256 words a thread
     assert [(c.rows, c.cols) for c in transpose_tiles(1, 1, 1)] == [(128, 128), (64, 64)]
-    assert [(c.rows, c.cols) for c in transpose_tiles(1, 16, 1)] == [(128, 128), (64, 64)]
-    # 2-byte stores read shared memory one at a time: the 16-byte loads bound the registers (64 words)
+    # 16-byte loads, single-byte stores: 256 x 256 would store 256 times a thread
+    assert [(c.rows, c.cols) for c in transpose_tiles(1, 16, 1)] == [(256, 128), (128, 128), (64, 64)]
+    # 2-byte stores: the 16-byte loads fill 64 words, 128 stores a thread
     assert [(c.rows, c.cols) for c in transpose_tiles(2, 8, 1)] == [(256, 128), (128, 64), (64, 64)]
-    assert _narrow_words(transpose_tiles(2, 8, 1)[0]) == 64 and _words(transpose_tiles(2, 8, 1)[0]) == 128
-    assert all(_narrow_words(c) <= MAX_NARROW_WORDS for w in (1, 2, 4, 8) for v in (1, 2, 16 // w)
-               for c in transpose_tiles(w, v, 1))
+    assert not _narrow_fits(TileConfig(1, 256, 256, 8, 16, 1)) and _narrow_fits(TileConfig(1, 256, 256, 8, 16, 8))
+    for w in (1, 2, 4, 8):
+        for vin in (1, 2, 16 // w):
+            for c in transpose_tiles(w, vin, 1)[:-1]:
+                elements = c.rows * c.cols // c.threads
+                assert elements * w // min(4, vin * w) <= MAX_NARROW_WORDS and elements <= MAX_NARROW_STORES
 
 
 def test_narrow_tile_choice():

@@ -41,9 +41,9 @@ bytes do not divide), or, from DRAM, rows an odd multiple of 16 bytes long -- th
 boundary share a sector of every such row: ``transpose_tiles`` then lists tall tiles (8-bit 256 x 256 and
 256 x 128, 16-bit 256 x 128, 32-bit 128 x 64, all of 8 warps; 64 x 64 of 4 warps last), and
 ``choose_narrow_tile`` takes the tallest whose grid gives every SM a tile (``L2_NARROW_CTAS`` in L2), of those
-whose edge tiles are at least ``NARROW_TILE_USE`` full. Where only ``A``'s rows are narrow, 128-row tiles. A tile's
-registers (``MAX_NARROW_WORDS``) count its loads, which are all in flight at its barrier, unless it stores single
-bytes (a register and an instruction a byte).
+whose edge tiles are at least ``NARROW_TILE_USE`` full. Where only ``A``'s rows are narrow, 128-row tiles. A listed
+tile loads at most ``MAX_NARROW_WORDS`` words a thread (all in flight at its barrier) and stores at most
+``MAX_NARROW_STORES`` times a thread.
 
 A matrix with fewer than ``SKINNY_EXTENT`` rows or columns (3 channels of an image, a ``[N, 9]`` matrix) fits no
 tile of the lists: ``skinny_tile`` gives it a tile of its short side whole, as long as ``SKINNY_TILE_BYTES`` along
@@ -71,7 +71,7 @@ from linear_layouts.target import Target, resolve
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
-           "MAX_NARROW_WORDS", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
+           "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
@@ -106,9 +106,11 @@ NARROW_TILE_USE = 0.5
 SKINNY_EXTENT = 32
 #: Bytes of a skinny tile (``skinny_tile``): as a copy's CTA moves, many of them.
 SKINNY_TILE_BYTES = 8 * 1024
-#: The most 32-bit words a thread of a narrow-vector tile holds (``transpose_tiles``, ``_narrow_words``): 128
-#: registers.
+#: The most 32-bit words a thread of a narrow-vector tile loads (``transpose_tiles``, ``_narrow_fits``): about 120
+#: registers (ptxas, sm_90).
 MAX_NARROW_WORDS = 64
+#: The most stores a thread of a narrow-vector tile issues (``_narrow_fits``).
+MAX_NARROW_STORES = 128
 #: Registers a thread of a tile kernel is given per 32-bit word of the tile it moves (the word itself, its
 #: addresses and the conversion's temporaries): with fewer, ptxas (sm_90) spills (a 16 KiB tile of 4 warps at
 #: 40 registers; 8 KiB tiles of 4 warps fit 32).
@@ -204,7 +206,7 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int, dst_se
     if src_vector != v or dst_vector != v or not dst_sectors:
         block = 4 if w == 1 and src_vector == dst_vector == v else 1  # 8-bit 16-byte vectors: 4 x 4-byte blocks
         tiles = [TileConfig(w, m, n, warps, src_vector, dst_vector, block) for m, n, warps in narrow]
-        return [c for c in tiles if _narrow_words(c) <= MAX_NARROW_WORDS] + [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
+        return [c for c in tiles if _narrow_fits(c)] + [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
     fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 1)],
             2: [(128, 128, 8, 1), (64, 64, 4, 1), (64, 64, 8, 1)],
             4: [(64, 64, 4, 1), (64, 64, 8, 4), (32, 32, 4, 1)],
@@ -291,15 +293,14 @@ def _words(config: TileConfig) -> int:
     return max(1, elements * config.element_bytes // min(4, access))
 
 
-def _narrow_words(config: TileConfig) -> int:
-    """The words ``MAX_NARROW_WORDS`` bounds: those a thread's loads fill before its barrier (its stores read
-    shared memory one access at a time), except for single-byte stores, one instruction and one register a
-    byte, where ``_words``: 64 for a 16-bit 256 x 128 tile of 8 warps loaded in 16-byte vectors whatever its
-    stores; 128 for the 8-bit 256 x 128 tile storing single bytes."""
-    if config.dst_vector * config.element_bytes == 1:
-        return _words(config)
+def _narrow_fits(config: TileConfig) -> bool:
+    """Whether a narrow-vector tile stays within ``MAX_NARROW_WORDS`` words of loads a thread (all in flight at
+    its barrier; its stores read shared memory one access at a time) and ``MAX_NARROW_STORES`` stores a thread:
+    the 16-bit 256 x 128 tile of 8 warps with 16-byte loads and 2-byte stores does (64 words, 128 stores), the
+    8-bit 256 x 256 one with single-byte stores does not (256 stores)."""
     elements = max(1, config.rows * config.cols // config.threads)
-    return max(1, elements * config.element_bytes // min(4, config.src_vector * config.element_bytes))
+    words = elements * config.element_bytes // min(4, config.src_vector * config.element_bytes)
+    return words <= MAX_NARROW_WORDS and elements // config.dst_vector <= MAX_NARROW_STORES
 
 
 def min_ctas(config: TileConfig, target: Target | None = None) -> int:
