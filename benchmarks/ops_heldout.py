@@ -193,6 +193,7 @@ def replay(paths: list[str]) -> str:
     lines = ["| run | class | shape | dtype | tile now | best / now | tile then | best / then |",
              "|---|---|---|---|---|---|---|---|"]
     ratios: dict[str, list[float]] = {}
+    then: dict[str, list[float]] = {}
     for path in paths:
         results = json.loads(Path(path).read_text())
         for r in results["permute"]:
@@ -202,18 +203,24 @@ def replay(paths: list[str]) -> str:
             items = [x for x in permute_launches(tuple(r["shape"]), tuple(r["dims"]), ops_cases.ITEMSIZE[r["dtype"]],
                                                  ops_cases._BASE, ops_cases._OTHER, device) if isinstance(x, Launch)]
             k = items[0].kernel
-            now = f"{k.tile_rows}x{k.tile_cols}/{k.threads // 32}w"
+            scan = ops_cases.tile_alternatives(tuple(r["shape"]), tuple(r["dims"]), ops_cases.ITEMSIZE[r["dtype"]],
+                                               ops_cases._BASE, ops_cases._OTHER, scan=True)
+            labels = [label for label, launched in scan.items() if launched[0].kernel.name == k.name]
+            now = labels[0] if labels else ("chunked" if k.name.startswith("ll_permute_chunked") else
+                                            f"{k.tile_rows}x{k.tile_cols}/{k.threads // 32}w")
             best = min(v["us"] for v in tiles.values())
-            measured = [v["us"] for label, v in tiles.items() if label.split(" ")[0] == now]
-            if k.name.startswith("ll_permute_chunked"):
-                now, measured = "chunked", []
+            measured = [tiles[label]["us"] for label in labels if label in tiles]
             cell = f"{best / min(measured):.2f}" if measured else "not timed"
             if measured:
                 ratios.setdefault(str(results.get("seed", path)), []).append(best / min(measured))
+                then.setdefault(str(results.get("seed", path)), []).append(best / r["ours_us"])
             lines.append(f"| {results.get('seed', path)} | {r['kind']} | {r['shape']} | {r['dtype']} | {now} | {cell} | "
                          f"{r['tile']} | {best / r['ours_us']:.2f} |")
-    summary = [f"- run {run}: {len(v)} cases, best / now geomean {math.exp(sum(map(math.log, v)) / len(v)):.3f}, "
-               f"lowest {min(v):.2f}" for run, v in ratios.items()]
+    def geomean(v: list[float]) -> float:
+        return math.exp(sum(map(math.log, v)) / len(v))
+
+    summary = [f"- run {run}: {len(v)} cases, best / now geomean {geomean(v):.3f}, lowest {min(v):.2f} (the run's "
+               f"own planner: {geomean(then[run]):.3f}, lowest {min(then[run]):.2f})" for run, v in ratios.items()]
     return "\n".join(summary + [""] + lines) + "\n"
 
 
