@@ -178,9 +178,9 @@ def test_masked_stores_test_their_column_once_and_advance_a_row_pointer():
 
 
 def test_narrow_tiles_are_tall_and_fit_their_registers():
-    # vectors a row length allows: tall tiles first (long runs of B's rows), the 64 x 64 tile of 4 warps last
+    # vectors a row length allows: tall tiles first (long runs of B's rows), the 64 x 64 tile of 8 warps last
     assert [(c.rows, c.cols, c.warps) for c in transpose_tiles(1, 16, 8)] == [(256, 256, 8), (256, 128, 8),
-                                                                             (128, 128, 8), (64, 64, 4)]
+                                                                             (128, 128, 8), (64, 64, 8)]
     assert [(c.rows, c.cols) for c in transpose_tiles(2, 8, 4)] == [(256, 128), (128, 64), (64, 64)]
     assert [(c.rows, c.cols) for c in transpose_tiles(8, 1, 2)] == [(64, 64)]
     # single-byte loads fill a register each: the 256-row tiles would need 128 or 256 words a thread
@@ -217,7 +217,7 @@ def test_narrow_tile_choice():
     assert tile_for(plan_permutation((4096, 8192), (1, 0), 1), 0, 0, device) == transpose_tiles(1, 16, 16)[1]
     assert tile_for(plan_permutation((4096, 8192), (1, 0), 1), 0, 16, device).rows == 256  # B's base off a sector
     # rows of A alone narrow: no tall tiles (a sector A's rows share is read twice, written by no one)
-    assert [(c.rows, c.cols, c.warps) for c in transpose_tiles(1, 8, 16)] == [(128, 128, 8), (64, 64, 4)]
+    assert [(c.rows, c.cols, c.warps) for c in transpose_tiles(1, 8, 16)] == [(128, 128, 8), (64, 64, 8)]
 
 
 @pytest.mark.parametrize("w, vin, vout, rows, cols", [(2, 8, 1, 3, 65536), (1, 16, 1, 31, 10**6), (4, 1, 4, 50176, 6),

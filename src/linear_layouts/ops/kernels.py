@@ -39,7 +39,7 @@ E.g. 8-bit ``8192 x 28672`` (3584 tiles of 256 x 256, 13.6 waves of 264 slots): 
 Where the rows of ``B`` start inside a 32-byte sector -- narrower vectors (a row length or a pointer that 16
 bytes do not divide), or, from DRAM, rows an odd multiple of 16 bytes long -- the tiles on either side of a tile
 boundary share a sector of every such row: ``transpose_tiles`` then lists tall tiles (8-bit 256 x 256 and
-256 x 128, 16-bit 256 x 128, 32-bit 128 x 64, all of 8 warps; 64 x 64 of 4 warps last), and
+256 x 128, 16-bit 256 x 128, 32-bit 128 x 64, all of 8 warps; 64 x 64 of 8 warps last), and
 ``choose_narrow_tile`` takes the tallest whose grid gives every SM a tile (``L2_NARROW_CTAS`` in L2), of those
 whose edge tiles are at least ``NARROW_TILE_USE`` full. Where only ``A``'s rows are narrow, 128-row tiles. A listed
 tile loads at most ``MAX_NARROW_WORDS`` words a thread (all in flight at its barrier) and stores at most
@@ -206,7 +206,7 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int, dst_se
     if src_vector != v or dst_vector != v or not dst_sectors:
         block = 4 if w == 1 and src_vector == dst_vector == v else 1  # 8-bit 16-byte vectors: 4 x 4-byte blocks
         tiles = [TileConfig(w, m, n, warps, src_vector, dst_vector, block) for m, n, warps in narrow]
-        return [c for c in tiles if _narrow_fits(c)] + [TileConfig(w, 64, 64, 4, src_vector, dst_vector)]
+        return [c for c in tiles if _narrow_fits(c)] + [TileConfig(w, 64, 64, 8, src_vector, dst_vector)]
     fast = {1: [(256, 256, 16, 4), (128, 128, 4, 4), (64, 128, 4, 4), (64, 64, 4, 1)],
             2: [(128, 128, 8, 1), (64, 64, 4, 1), (64, 64, 8, 1)],
             4: [(64, 64, 4, 1), (64, 64, 8, 4), (32, 32, 4, 1)],
