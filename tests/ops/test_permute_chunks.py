@@ -54,7 +54,7 @@ template <class T> LL_DEV T ll_read_checked(T y) {
   return y;
 }
 """
-_ELEMENT_READ = "a[f + (long long)e]"
+_ELEMENT_READ = "a[p]"
 
 
 def _checked(kernel):
@@ -327,9 +327,10 @@ def test_bad_arguments():
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc")
-@pytest.mark.parametrize("w, batch_dims", [(1, 2), (2, 0), (4, 1), (8, 2)])
-def test_compiles_for_sm_90_without_spills(w, batch_dims, tmp_path):
+@pytest.mark.parametrize("w, batch_dims, source_aligned", [(1, 2, True), (2, 0, True), (4, 1, True), (8, 2, True),
+                                                           (1, 2, False), (2, 1, False), (8, 3, False)])
+def test_compiles_for_sm_90_without_spills(w, batch_dims, source_aligned, tmp_path):
     tile = CHUNKED_TRANSPOSE_TILES[w]
-    kernel = chunked_transpose_kernel(w, batch_dims)
+    kernel = chunked_transpose_kernel(w, batch_dims, None, source_aligned)
     chunks = chunks_per_thread(tile.rows, tile.cols, tile.warps, w, 16 // w)
     compiles_without_spills(kernel, thread_registers(chunks), tmp_path)

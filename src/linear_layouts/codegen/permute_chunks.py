@@ -142,17 +142,20 @@ def _store_function(w: int, space: str) -> str:
 def _within_functions(t: str, w: int) -> list[str]:
     """``ll_load_at(a, f, total)``: the chunk of ``A`` at element ``f`` (an aligned one) that lies within
     ``A``'s ``total`` elements (the emulator aborts otherwise); ``ll_load_within(a, f, total)``: the same where
-    it does, its elements in ``[0, total)`` one by one (zeros elsewhere) where it crosses an end of ``A``."""
+    it does, else its elements in ``[0, total)`` one by one (zeros elsewhere), shifted in from the last (a loop
+    of few registers: it runs only where a chunk crosses an end of ``A``)."""
     g = chunk_elements(w)
-    if w == 8:
-        place = ["        x[2u * e] = (unsigned)y; x[2u * e + 1u] = (unsigned)(y >> 32);"]
-    elif w == 4:
-        place = ["        x[e] = y;"]
+    b = 8 * w
+    if b == 64:
+        shift = ["    v.w = v.y; v.z = v.x; v.y = (unsigned)(y >> 32); v.x = (unsigned)y;"]
+    elif b == 32:
+        shift = ["    v.w = v.z; v.z = v.y; v.y = v.x; v.x = y;"]
     else:
-        place = [f"        x[e * {w}u / 4u] |= (unsigned)y << (8u * ((e * {w}u) & 3u));"]
+        shift = [f"    v.w = (v.w << {b}u) | (v.z >> {32 - b}u); v.z = (v.z << {b}u) | (v.y >> {32 - b}u);",
+                 f"    v.y = (v.y << {b}u) | (v.x >> {32 - b}u); v.x = (v.x << {b}u) | (unsigned)y;"]
     return [
-        f"#ifndef LL_LOAD_WITHIN{8 * w}",
-        f"#define LL_LOAD_WITHIN{8 * w}",
+        f"#ifndef LL_LOAD_WITHIN{b}",
+        f"#define LL_LOAD_WITHIN{b}",
         f"LL_DEV uint4 ll_load_at(const {t}* a, long long f, long long total) {{",
         "#ifdef LL_HOST",
         f"  if (f < 0ll || f + {g}ll > total) std::abort();",
@@ -162,16 +165,12 @@ def _within_functions(t: str, w: int) -> list[str]:
         "}",
         f"LL_DEV uint4 ll_load_within(const {t}* a, long long f, long long total) {{",
         f"  if (f >= 0ll && f + {g}ll <= total) return ll_load_chunk(a + f);",
-        "  unsigned x[4] = {0u, 0u, 0u, 0u};",
-        "  #pragma unroll",
-        f"  for (unsigned e = 0u; e < {g}u; ++e)",
-        "    if (f + (long long)e >= 0ll && f + (long long)e < total) {",
-        f"      const {t} y = a[f + (long long)e];",
-        "      {",
-        *place,
-        "      }",
-        "    }",
-        "  uint4 v; v.x = x[0]; v.y = x[1]; v.z = x[2]; v.w = x[3];",
+        "  uint4 v; v.x = v.y = v.z = v.w = 0u;",
+        "  #pragma unroll 1",
+        f"  for (long long p = f + {g - 1}ll; p >= f; --p) {{",
+        f"    const {t} y = p >= 0ll && p < total ? a[p] : ({t})0;",
+        *shift,
+        "  }",
         "  return v;",
         "}",
         "#endif",
@@ -305,14 +304,18 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
                                          f"(long long)jg - (long long)d;"]
                     ok = [] if interior else ["r >= 0ll", "r < (long long)rows", "(jg < d || jg - d < cols_left)"]
                 else:
-                    lines = tail_d(i) + [f"      d_tail[{i}] = d;",
-                                         f"      const long long f = (long long)a_row0 + r * (long long)lda + "
+                    lines = tail_d(i) + [f"      const long long f = (long long)a_row0 + r * (long long)lda + "
                                          f"{cols}ll - (long long)d;"]
                     ok = ["d != 0u"] + ([] if interior else ["r >= 0ll", "r < (long long)rows",
                                                              f"{cols}u - d < cols_left"])
                 lines.append(f"      {'if (' + ' && '.join(ok) + ') ' if ok else ''}v[{i}] = {load}(src_all, f, total);")
                 parts.append((cond, lines))
             out += chain(parts)
+        if any(const_d):
+            out += [line for e in range(g) for line in (
+                f"    const unsigned k{e} = jg + {e}u - d0;  // column of element {e} of the thread's main chunks",
+                f"    const unsigned a_elem{e} = smem + k{e} * {pitch_bytes}u + (k{e} >> {lg}u) * 16u + (rr0 + 1u + "
+                f"((sig + k{e} * lam) & {q - 1}u)) * {w}u;")]
         for i in range(per_thread):
             parts = []
             for kind, cond in kinds(i):
@@ -324,7 +327,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
                     lines += [f"      {{ const unsigned k = jg + {e}u - d; if (k < {cols}u) "
                               f"{place(f'v[{i}]', e, 'rr', 'k')} }}" for e in range(g)]
                 else:
-                    lines = [f"      const unsigned rr = threadIdx.x + {threads * i}u - {main}u, d = d_tail[{i}];"]
+                    lines = tail_d(i)
                     lines += [f"      if ({e}u < d) {{ const unsigned k = {cols + e}u - d; "
                               f"{place(f'v[{i}]', e, 'rr', 'k')} }}" for e in range(g - 1)]
                 parts.append((cond, lines))
@@ -404,11 +407,6 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         f"  const unsigned a_pos = (unsigned)((unsigned long long)src_all / {w}ull);  // A's absolute position",
         f"  const long long total = (long long)({extent});  // A's elements",
         f"  const unsigned d0 = (a_pos + (unsigned)a_row0 + (unsigned)r0l * (unsigned)lda) & {g - 1}u;",
-        f"  unsigned d_tail[{per_thread}];",
-        *[line for e in range(g) for line in (
-            f"  const unsigned k{e} = jg + {e}u - d0;  // column of element {e} of the thread's main chunks",
-            f"  const unsigned a_elem{e} = smem + k{e} * {pitch_bytes}u + (k{e} >> {lg}u) * 16u + (rr0 + 1u + "
-            f"((sig + k{e} * lam) & {q - 1}u)) * {w}u;")],
     ]
     loads = load_lines if source_aligned else misaligned_load_lines
     body = [
