@@ -144,6 +144,16 @@ def test_misaligned_rows_every_element_once(shape, dims, w, tile, src_offset, ds
     _check_permutation(shape, dims, w, tile, src_offset, dst_offset, granule_bytes, source_aligned=False)
 
 
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("w, shape, src_offset, dst_offset", [
+    (1, (300, 263), 5, 3), (2, (290, 133), 6, 2), (4, (270, 69), 4, 12), (8, (265, 37), 8, 0)])
+def test_misaligned_rows_at_the_default_tiles(w, shape, src_offset, dst_offset):
+    """``ops``' tiles (``CHUNKED_TRANSPOSE_TILES``: 32-byte granules) over three tile rows: interior tiles."""
+    tile = CHUNKED_TRANSPOSE_TILES[w]
+    _check_permutation(shape, (1, 0), w, (tile.rows, tile.cols, tile.warps), src_offset, dst_offset,
+                       tile.granule_bytes, source_aligned=False)
+
+
 def test_aligned_source_unchanged():
     """``source_aligned=False`` adds the misaligned loads; the default kernel has none of them."""
     for w in (1, 2, 4, 8):
