@@ -1,6 +1,6 @@
 """The chunked transpose (``codegen.permute_chunks``) on the device: transposes whose output rows 16 bytes do not
-align (odd row lengths), their input rows aligned or (the last five cases: both sides odd) not, in one run, each output checked bit for bit against PyTorch's
-``x.permute(dims).contiguous()``, every contender of a case timed together (``harness.timing.time_together``,
+align (odd row lengths), their input rows aligned or (the last five cases: both sides odd) not, in one run, each
+output checked bit for bit against PyTorch's ``x.permute(dims).contiguous()``, every contender of a case timed together (``harness.timing.time_together``,
 CUDA graphs of ``LAUNCHES`` launches, as ``ops_bench``):
 
 - the chunked kernel at the tiles of ``CHUNKED_VARIANTS`` (``ops.kernels.ChunkedTile``; 16-byte granules, and the

@@ -1,4 +1,4 @@
-"""The transpose of a matrix whose rows 16 bytes align but whose transposed rows they do not, by aligned chunks.
+"""The transpose into rows that 16 bytes do not align, by aligned chunks of both matrices' absolute positions.
 
 ``B = A^T`` (``codegen.permute``'s tiled problem: ``A`` ``rows x cols`` at row stride ``lda``, ``B``'s row ``c``
 at ``ldb c``, batch dims) where ``A``'s rows allow 16-byte loads (``cols`` a multiple of ``G = 16 / w``
@@ -30,8 +30,19 @@ step                a CTA of ``W`` warps
 ==================  =====================================================================================
 
 A tile with a tile row above and below and all its columns in the matrix (an interior tile) stores every chunk
-whole without tests. The launch, the grid (``tiles_n * tiles_m * batch`` CTAs, tile column fastest) and the
-parameters are ``codegen.permute``'s tiled kernel's (``fast_divider`` arguments last).
+whole without tests.
+
+Rows of ``A`` at any element offset (``source_aligned=False``; ``A`` ``w``-aligned), as ``codegen.cast_chunks``
+loads ``X``: loaded row ``r``'s segment, from element ``(r, c0)`` at ``d = (its position) mod G``, is read as the
+``K + 1`` aligned chunks from ``d`` elements before it (items: chunks ``0 .. K - 1`` of every loaded row, then
+chunk ``K`` of every row, needed where ``d > 0``), element ``e`` of chunk ``j`` to column ``G j + e - d`` where
+that lies in ``[0, N)`` (the other bytes are neighbouring tiles' and not placed); steps 2 and 3 are unchanged. An
+interior tile's chunks lie within ``A`` (rows ``1 .. rows - 2``, ``lda >= N >= G``); elsewhere a chunk across an
+end of ``A`` (``total = (rows - 1) lda + cols + sum (size - 1) src_stride`` elements from its first) is read
+element by element, those within it only.
+
+The launch, the grid (``tiles_n * tiles_m * batch`` CTAs, tile column fastest) and the parameters are
+``codegen.permute``'s tiled kernel's (``fast_divider`` arguments last).
 
 Example: 16-bit ``6415 x 12552`` (``B``'s rows 6415 elements), ``B`` at ``0x...0006`` (position residue 3
 mod 8): the 128 x 64 tile ``(128, 0)`` owns of ``B``'s row 1 (``start = 3 + 6415 = 6418``, a multiple of 8
@@ -185,7 +196,8 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
     ``2Q`` to 512) of ``warps`` warps (1 to 32; at most ``MAX_CHUNKS`` chunks a thread), ``batch_dims`` batch
     dims (0 to ``permute.MAX_BATCH_DIMS``) and an ownership granule of ``granule_bytes`` (``GRANULE_BYTES``).
     The caller keeps ``cols`` a multiple of ``G``, ``A``, ``lda`` and the batch source strides 16-byte aligned
-    and ``B`` ``w``-aligned; ``ldb`` and ``B``'s base are free. The launch bounds name the CTAs an SM of
+    (``source_aligned``; else ``A`` ``w``-aligned and ``cols``, ``lda``, the strides free: module doc) and ``B``
+    ``w``-aligned; ``ldb`` and ``B``'s base are free. The launch bounds name the CTAs an SM of
     ``target`` holds by threads, shared memory and ``cast_chunks.thread_registers``.
 
     Example: ``emit_chunked_transpose_kernel("k", 2)``: 128 x 64 tiles of 16 warps, 3 chunks a thread, 18560
@@ -308,7 +320,8 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
                                          f"{cols}ll - (long long)d;"]
                     ok = ["d != 0u"] + ([] if interior else ["r >= 0ll", "r < (long long)rows",
                                                              f"{cols}u - d < cols_left"])
-                lines.append(f"      {'if (' + ' && '.join(ok) + ') ' if ok else ''}v[{i}] = {load}(src_all, f, total);")
+                guard = f"if ({' && '.join(ok)}) " if ok else ""
+                lines.append(f"      {guard}v[{i}] = {load}(src_all, f, total);")
                 parts.append((cond, lines))
             out += chain(parts)
         if any(const_d):
@@ -393,7 +406,8 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         *[f"  const unsigned a_elem{e} = a_row + {e * pitch_bytes}u + ((sj + {e}u * lam) & {q - 1}u) * {w}u;"
           for e in range(g)],
     ]
-    extent = " + ".join(["(rows - 1ull) * lda + cols"] + [f"(size{k} - 1ull) * src_stride{k}" for k in range(batch_dims)])
+    extent = " + ".join(["(rows - 1ull) * lda + cols"]
+                        + [f"(size{k} - 1ull) * src_stride{k}" for k in range(batch_dims)])
     misaligned_lines = [
         f"  const bool first_row = row0 == 0u, last_row = rows_left <= {rows}u;",
         f"  {t}* __restrict__ b_batch = dst_all + dst_base;",
