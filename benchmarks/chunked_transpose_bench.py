@@ -1,6 +1,6 @@
-"""The chunked transpose (``codegen.permute_chunks``) on the device: transposes whose input rows allow 16-byte loads
-and whose output rows do not (odd row lengths), in one run, each output checked bit for bit against PyTorch's
-``x.permute(dims).contiguous()``, every contender of a case timed together (``harness.timing.time_together``,
+"""The chunked transpose (``codegen.permute_chunks``) on the device: transposes whose output rows 16 bytes do not
+align (odd row lengths), their input rows aligned or (the last five cases: both sides odd) not, in one run, each
+output checked bit for bit against PyTorch's ``x.permute(dims).contiguous()``, every contender of a case timed together (``harness.timing.time_together``,
 CUDA graphs of ``LAUNCHES`` launches, as ``ops_bench``):
 
 - the chunked kernel at the tiles of ``CHUNKED_VARIANTS`` (``ops.kernels.ChunkedTile``; 16-byte granules, and the
@@ -42,12 +42,17 @@ CASES = (
     ((256, 35, 35, 160), (0, 3, 1, 2), "bfloat16", 0),
     ((128, 17, 17, 1280), (0, 3, 1, 2), "float16", 0),
     ((13417, 2584), (1, 0), "float32", 0),
-    ((11, 931, 2984), (0, 2, 1), "uint8", 0),      # rows of 2984 bytes: 8-byte loads, not the chunked kernel's
+    ((11, 931, 2984), (0, 2, 1), "uint8", 0),      # rows of 2984 bytes: the chunked kernel's misaligned loads
     ((249, 375, 592), (2, 1, 0), "bfloat16", 0),
     ((32, 7, 7, 2048), (0, 3, 1, 2), "float16", 0),
     ((4095, 4096), (1, 0), "float64", 0),
     ((517, 1000), (1, 0), "float16", 0),           # ~1 MiB
     ((4, 13, 13, 768), (0, 3, 1, 2), "bfloat16", 0),  # ~1 MiB
+    ((5209, 4557), (1, 0), "float32", 0),          # input and output rows both odd: the misaligned loads
+    ((5629, 11089), (1, 0), "float16", 0),
+    ((7608, 8913), (1, 0), "bfloat16", 0),         # output rows aligned: ops tiled, the chunked kernel forced
+    ((6049, 8459), (1, 0), "uint8", 0),
+    ((4097, 4099), (1, 0), "float64", 0),
 )
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 #: The chunked kernel's tiles of each element size: label -> (rows, cols, warps, granule bytes); the first is
@@ -82,10 +87,20 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
 
     out = {}
     problem = _problem(shape, dims, w, dst % 32)
-    if launches.chunked_transposes(problem, src % 32, dst % 32):
-        for label, (rows, cols, warps, granule) in CHUNKED_VARIANTS[w].items():
-            out[f"chunked {label}"] = launches.permute_launches(shape, dims, w, src, dst, device,
-                                                                ChunkedTile(w, rows, cols, warps, granule))
+    takes = launches.chunked_transposes(problem, src % 32, dst % 32)
+    # input rows 16 bytes do not align into aligned output rows: ops keeps the tiled kernel; the chunked one is
+    # timed there too (its eligibility test bypassed for the forced tiles)
+    forced = not takes and problem.kind.value == "transpose" and not launches.chunked_source_aligned(problem, src % 32)
+    if takes or forced:
+        eligible = launches.chunked_transposes
+        if forced:
+            launches.chunked_transposes = lambda *_: True
+        try:
+            for label, (rows, cols, warps, granule) in CHUNKED_VARIANTS[w].items():
+                out[f"chunked {label}"] = launches.permute_launches(shape, dims, w, src, dst, device,
+                                                                    ChunkedTile(w, rows, cols, warps, granule))
+        finally:
+            launches.chunked_transposes = eligible
     out["ops"] = launches.permute_launches(shape, dims, w, src, dst, device)
     default, launches.MISALIGNED_TRANSPOSE = launches.MISALIGNED_TRANSPOSE, "tiled"
     try:

@@ -8,12 +8,15 @@ for sm_90 without spills."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts
 from linear_layouts.codegen.cast_chunks import owned_range, thread_registers
 from linear_layouts.codegen.emulate import emulate_launch, find_cxx
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE
 from linear_layouts.codegen.permute import fast_divider
 from linear_layouts.codegen.permute_chunks import (
     chunk_elements, chunks_per_thread, column_pitch, column_start, emit_chunked_transpose_kernel, shared_bytes,
@@ -37,10 +40,39 @@ def _random(shape, w: int) -> np.ndarray:
     return _RNG.integers(0, 256, size=tuple(shape) + (w,), dtype=np.uint8).view(_DTYPES[w])[..., 0]
 
 
+#: The emulated kernel's global reads, checked: a 16-byte load or an element read holding a byte ``UNWRITTEN``
+#: (``A``'s data holds none; the bytes around ``A`` all are) aborts the run.
+_CHECKED_READS = """
+#define LL_LDG128_NC
+LL_DEV uint4 ll_ldg128_nc(const void* p) {
+  const unsigned char* b = (const unsigned char*)p;
+  for (int i = 0; i < 16; ++i) if (b[i] == 0xABu) std::abort();
+  uint4 v; std::memcpy(&v, p, 16); return v;
+}
+template <class T> LL_DEV T ll_read_checked(T y) {
+  for (unsigned i = 0u; i < sizeof(T); ++i) if ((unsigned char)(y >> (8u * i)) == 0xABu) std::abort();
+  return y;
+}
+"""
+_ELEMENT_READ = "a[p]"
+
+
+def _checked(kernel):
+    """``kernel`` with ``_CHECKED_READS`` (its element reads, if any, through ``ll_read_checked``)."""
+    source = kernel.source
+    assert source.startswith(DEVICE_PRELUDE) and ("ll_load_within" in source) == (_ELEMENT_READ in source)
+    body = source[len(DEVICE_PRELUDE):].replace(_ELEMENT_READ, f"ll_read_checked({_ELEMENT_READ})")
+    return dataclasses.replace(kernel, source=DEVICE_PRELUDE + _CHECKED_READS + body)
+
+
 def _launch(kernel, problem: TiledProblem, a: np.ndarray, src_offset: int, dst_offset: int, nbytes: int) -> np.ndarray:
-    """The output buffer (``dst_offset`` bytes, ``nbytes``, guard bytes) after ``kernel`` ran ``problem`` on ``a``."""
-    src = np.zeros(src_offset + a.nbytes, np.uint8)
-    src[src_offset:] = a.view(np.uint8).reshape(-1)
+    """The output buffer (``dst_offset`` bytes, ``nbytes``, guard bytes) after ``kernel`` ran ``problem`` on ``a``
+    (whose bytes ``UNWRITTEN`` become 0), ``A`` between ``src_offset`` and ``_GUARD`` bytes ``UNWRITTEN``: a read of
+    any of them aborts (``_checked``)."""
+    kernel = _checked(kernel)
+    a.view(np.uint8)[a.view(np.uint8) == UNWRITTEN] = 0
+    src = np.full(src_offset + a.nbytes + _GUARD, UNWRITTEN, np.uint8)
+    src[src_offset:src_offset + a.nbytes] = a.view(np.uint8).reshape(-1)
     dst = np.full(dst_offset + nbytes + _GUARD, UNWRITTEN, np.uint8)
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
     tail = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
@@ -54,11 +86,13 @@ def _launch(kernel, problem: TiledProblem, a: np.ndarray, src_offset: int, dst_o
 
 
 def _check_permutation(shape, dims, w: int, tile: tuple[int, int, int], src_offset: int = 0, dst_offset: int = 0,
-                       granule_bytes: int = 16) -> None:
+                       granule_bytes: int = 16, source_aligned: bool = True) -> None:
     a = _random(shape, w)
     problem = plan_permutation(shape, dims, w)
-    assert problem.kind.value == "transpose" and problem.cols % chunk_elements(w) == 0
-    kernel = emit_chunked_transpose_kernel("k", w, *tile, batch_dims=len(problem.batch), granule_bytes=granule_bytes)
+    assert problem.kind.value == "transpose"
+    assert not source_aligned or (problem.cols % chunk_elements(w) == 0 and src_offset % 16 == 0)
+    kernel = emit_chunked_transpose_kernel("k", w, *tile, batch_dims=len(problem.batch), granule_bytes=granule_bytes,
+                                           source_aligned=source_aligned)
     got = _launch(kernel, problem, a, src_offset, dst_offset, a.nbytes)
     expected = np.ascontiguousarray(np.transpose(a, dims))
     assert np.array_equal(got.view(a.dtype).reshape(expected.shape), expected)
@@ -83,6 +117,52 @@ def _check_permutation(shape, dims, w: int, tile: tuple[int, int, int], src_offs
 ])
 def test_every_element_once(shape, dims, w, tile, src_offset, dst_offset):
     _check_permutation(shape, dims, w, tile, src_offset, dst_offset)
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("shape, dims, w, tile, src_offset, dst_offset, granule_bytes", [
+    ((37, 45), (1, 0), 2, (16, 16, 1), 2, 6, 16),          # odd columns, A one element off 16 bytes
+    ((131, 67), (1, 0), 2, (16, 16, 1), 14, 0, 16),        # interior tiles, A seven elements off
+    ((29, 70), (1, 0), 4, (8, 64, 1), 4, 8, 16),           # 2 rows a thread apart: a shift d per chunk
+    ((13, 71), (1, 0), 8, (4, 64, 1), 8, 0, 16),           # 64-bit, 1 row apart
+    ((45, 61), (1, 0), 1, (32, 32, 2), 3, 5, 16),          # 8-bit, 3 bytes off
+    ((75, 50), (1, 0), 1, (64, 32, 2), 15, 1, 32),         # 8-bit, sector granules
+    ((41, 37), (1, 0), 4, (16, 8, 1), 4, 12, 16),          # 32-bit
+    ((67, 29), (1, 0), 4, (16, 8, 1), 12, 4, 32),          # 32-bit, sector granules
+    ((33, 15), (1, 0), 8, (8, 4, 1), 8, 0, 16),            # 64-bit, half a chunk off
+    ((9, 5, 23), (2, 1, 0), 2, (16, 16, 1), 10, 2, 16),    # (2, 1, 0): lda = 115 != cols = 23, ldb = 45
+    ((5, 7, 5), (2, 1, 0), 8, (8, 4, 1), 8, 8, 16),        # 64-bit, lda = 35 != cols = 5
+    ((3, 29, 9), (0, 2, 1), 4, (16, 8, 1), 4, 4, 16),      # batched 32-bit, batch stride 261
+    ((2, 3, 17, 13), (0, 3, 1, 2), 1, (32, 16, 1), 5, 2, 16),  # NHWC -> NCHW: rows 51, batch 2
+    ((5, 30), (1, 0), 2, (16, 16, 1), 2, 4, 16),           # fewer rows than a chunk
+    ((3, 17), (1, 0), 1, (32, 16, 1), 1, 7, 16),           # 3 rows of 8-bit
+    ((2, 3), (1, 0), 1, (32, 16, 1), 9, 3, 16),            # six elements
+])
+def test_misaligned_rows_every_element_once(shape, dims, w, tile, src_offset, dst_offset, granule_bytes):
+    """``A``'s rows at any element offset: each row's segment read as the aligned chunks around it, never a
+    byte outside ``A`` (``_launch``'s checked reads), ``np.transpose`` bit for bit."""
+    _check_permutation(shape, dims, w, tile, src_offset, dst_offset, granule_bytes, source_aligned=False)
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("w, shape, src_offset, dst_offset", [
+    (1, (300, 263), 5, 3), (2, (290, 133), 6, 2), (4, (270, 69), 4, 12), (8, (265, 37), 8, 0)])
+def test_misaligned_rows_at_the_default_tiles(w, shape, src_offset, dst_offset):
+    """``ops``' tiles (``CHUNKED_TRANSPOSE_TILES``: 32-byte granules) over three tile rows: interior tiles."""
+    tile = CHUNKED_TRANSPOSE_TILES[w]
+    _check_permutation(shape, (1, 0), w, (tile.rows, tile.cols, tile.warps), src_offset, dst_offset,
+                       tile.granule_bytes, source_aligned=False)
+
+
+def test_aligned_source_unchanged():
+    """``source_aligned=False`` adds the misaligned loads; the default kernel has none of them."""
+    for w in (1, 2, 4, 8):
+        aligned = emit_chunked_transpose_kernel("k", w)
+        misaligned = emit_chunked_transpose_kernel("k", w, source_aligned=False)
+        assert "ll_load_within" not in aligned.source and "ll_load_within" in misaligned.source
+        assert (aligned.params, aligned.shared_bytes) == (misaligned.params, misaligned.shared_bytes)
+    with pytest.raises(LayoutError, match="source_aligned"):
+        emit_chunked_transpose_kernel("k", 2, source_aligned=1)
 
 
 def _owned_bytes(problem: TiledProblem, tile: tuple[int, int], tiles: int, w: int, dst_offset: int) -> np.ndarray:
@@ -134,14 +214,16 @@ def test_sector_granules(w, dst_offset):
 
 
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
-@pytest.mark.parametrize("w", [1, 2, 8])
-def test_one_row(w):
-    """A ``1 x n`` problem (``B`` is ``n`` rows of one element each, ``ldb = 3``): every chunk a partial one."""
-    n = 4 * chunk_elements(w)
+@pytest.mark.parametrize("w, source_aligned", [(1, True), (2, True), (8, True), (1, False), (4, False)])
+def test_one_row(w, source_aligned):
+    """A ``1 x n`` problem (``B`` is ``n`` rows of one element each, ``ldb = 3``): every chunk a partial one;
+    misaligned, ``A`` one element past 16 bytes and ``n`` no multiple of a chunk."""
+    n = 4 * chunk_elements(w) + (0 if source_aligned else 3)
     a = _random((1, n), w)
     problem = TiledProblem(plan_permutation((2, 3), (1, 0), w).kind, w, 1, n, n, 3, True, ())
-    kernel = emit_chunked_transpose_kernel("k", w, 2 * chunk_elements(w), chunk_elements(w), 1)
-    got = _launch(kernel, problem, a, 0, 5 * w, 3 * n * w).view(a.dtype)
+    kernel = emit_chunked_transpose_kernel("k", w, 2 * chunk_elements(w), chunk_elements(w), 1,
+                                           source_aligned=source_aligned)
+    got = _launch(kernel, problem, a, 0 if source_aligned else 16 + w, 5 * w, 3 * n * w).view(a.dtype)
     assert np.array_equal(got[::3], a[0])
     assert (got.view(np.uint8).reshape(n, 3 * w)[:, w:] == UNWRITTEN).all()  # the gaps between B's rows
 
@@ -151,8 +233,8 @@ def test_ops_takes_it_only_when_switched_and_eligible(monkeypatch):
     """``launches.MISALIGNED_TRANSPOSE`` "chunked" (the default): eligible transposes (``A``'s rows 16-byte vectors,
     ``B``'s not) of ``CHUNKED_MIN_ROWS`` rows or more launch the chunked kernel at its default tile; "tiled" and
     shorter rows keep the tiled kernel. At a given tile it runs exactly (emulated), with odd output offsets and
-    more batch dims than one launch takes; aligned transposes, row moves and 8-byte-misaligned sources stay with
-    the tiled kernel."""
+    more batch dims than one launch takes; inputs whose rows 16 bytes do not align take its misaligned form
+    (``ll_permute_chunked_any``); aligned transposes and row moves stay with the tiled kernel."""
     shape, dims = (1283, 1568), (1, 0)  # B's rows 2566 bytes
     assert launches.MISALIGNED_TRANSPOSE == "chunked" and CHUNKED_MIN_ROWS <= 1283
     (chunked,) = launches.permute_launches(shape, dims, 2, SRC, DST, 132)
@@ -163,15 +245,22 @@ def test_ops_takes_it_only_when_switched_and_eligible(monkeypatch):
     monkeypatch.setattr(launches, "MISALIGNED_TRANSPOSE", "chunked")
     (short,) = launches.permute_launches((150, 64), (1, 0), 2, SRC, DST + 6, 132)
     assert not short.kernel.name.startswith("ll_permute_chunked")  # 150 rows: the tiled kernel
+    for shape, so in (((5209, 4557), 0), ((2001, 2048), 8)):  # fp32 rows of 18228 bytes; 8 bytes off 16
+        (item,) = launches.permute_launches(shape, (1, 0), 4, SRC + so, DST, 132)
+        assert item.kernel == chunked_transpose_kernel(4, 0, None, False)
+        assert item.kernel.name.startswith("ll_permute_chunked_any")
     for shape, dims, dtype, so, do in (((2, 3, 2, 3, 2, 5, 16), (6, 5, 4, 3, 2, 1, 0), np.uint8, 0, 5),
-                                       ((150, 64), (1, 0), np.float16, 16, 6)):
+                                       ((150, 64), (1, 0), np.float16, 16, 6),
+                                       ((150, 67), (1, 0), np.float16, 6, 2)):
         a = _random(shape, np.dtype(dtype).itemsize).view(dtype)
         tile = CHUNKED_TRANSPOSE_TILES[a.itemsize]
         items = launches.permute_launches(shape, dims, a.itemsize, SRC + so, DST + do, 132, tile=tile)
-        assert all(item.kernel.name.startswith("ll_permute_chunked") for item in items)
+        assert all(item.kernel.name.startswith("ll_permute_chunked" if so % 16 == 0 and shape[-1] % 8 == 0
+                                                else "ll_permute_chunked_any") for item in items)
         got = emulated_permute(a, dims, so, do, tile=tile)
         assert np.array_equal(got.view(np.uint8), np.ascontiguousarray(np.transpose(a, dims)).view(np.uint8))
-    for shape, dims, so in (((64, 128), (1, 0), 0), ((150, 64), (1, 0), 8), ((4, 150, 3, 64), (0, 2, 1, 3), 0)):
+    for shape, dims, so in (((64, 128), (1, 0), 0), ((150, 64), (1, 0), 8), ((4, 150, 3, 64), (0, 2, 1, 3), 0),
+                            ((2048, 1032), (1, 0), 0)):  # B's rows aligned: the tiled kernel
         (item,) = launches.permute_launches(shape, dims, 2, SRC + so, DST, 132)
         assert not item.kernel.name.startswith("ll_permute_chunked")
     with pytest.raises(LayoutError, match="the chunked transpose does not take"):
@@ -248,9 +337,10 @@ def test_bad_arguments():
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc")
-@pytest.mark.parametrize("w, batch_dims", [(1, 2), (2, 0), (4, 1), (8, 2)])
-def test_compiles_for_sm_90_without_spills(w, batch_dims, tmp_path):
+@pytest.mark.parametrize("w, batch_dims, source_aligned", [(1, 2, True), (2, 0, True), (4, 1, True), (8, 2, True),
+                                                           (1, 2, False), (2, 1, False), (8, 3, False)])
+def test_compiles_for_sm_90_without_spills(w, batch_dims, source_aligned, tmp_path):
     tile = CHUNKED_TRANSPOSE_TILES[w]
-    kernel = chunked_transpose_kernel(w, batch_dims)
+    kernel = chunked_transpose_kernel(w, batch_dims, None, source_aligned)
     chunks = chunks_per_thread(tile.rows, tile.cols, tile.warps, w, 16 // w)
     compiles_without_spills(kernel, thread_registers(chunks), tmp_path)

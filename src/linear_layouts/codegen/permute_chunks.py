@@ -1,4 +1,4 @@
-"""The transpose of a matrix whose rows 16 bytes align but whose transposed rows they do not, by aligned chunks.
+"""The transpose into rows that 16 bytes do not align, by aligned chunks of both matrices' absolute positions.
 
 ``B = A^T`` (``codegen.permute``'s tiled problem: ``A`` ``rows x cols`` at row stride ``lda``, ``B``'s row ``c``
 at ``ldb c``, batch dims) where ``A``'s rows allow 16-byte loads (``cols`` a multiple of ``G = 16 / w``
@@ -30,8 +30,19 @@ step                a CTA of ``W`` warps
 ==================  =====================================================================================
 
 A tile with a tile row above and below and all its columns in the matrix (an interior tile) stores every chunk
-whole without tests. The launch, the grid (``tiles_n * tiles_m * batch`` CTAs, tile column fastest) and the
-parameters are ``codegen.permute``'s tiled kernel's (``fast_divider`` arguments last).
+whole without tests.
+
+Rows of ``A`` at any element offset (``source_aligned=False``; ``A`` ``w``-aligned), as ``codegen.cast_chunks``
+loads ``X``: loaded row ``r``'s segment, from element ``(r, c0)`` at ``d = (its position) mod G``, is read as the
+``K + 1`` aligned chunks from ``d`` elements before it (items: chunks ``0 .. K - 1`` of every loaded row, then
+chunk ``K`` of every row, needed where ``d > 0``), element ``e`` of chunk ``j`` to column ``G j + e - d`` where
+that lies in ``[0, N)`` (the other bytes are neighbouring tiles' and not placed); steps 2 and 3 are unchanged. An
+interior tile's chunks lie within ``A`` (rows ``1 .. rows - 2``, ``lda >= N >= G``); elsewhere a chunk across an
+end of ``A`` (``total = (rows - 1) lda + cols + sum (size - 1) src_stride`` elements from its first) is read
+element by element, those within it only.
+
+The launch, the grid (``tiles_n * tiles_m * batch`` CTAs, tile column fastest) and the parameters are
+``codegen.permute``'s tiled kernel's (``fast_divider`` arguments last).
 
 Example: 16-bit ``6415 x 12552`` (``B``'s rows 6415 elements), ``B`` at ``0x...0006`` (position residue 3
 mod 8): the 128 x 64 tile ``(128, 0)`` owns of ``B``'s row 1 (``start = 3 + 6415 = 6418``, a multiple of 8
@@ -139,15 +150,54 @@ def _store_function(w: int, space: str) -> str:
     return f"ll_st{space}{8 * w}"
 
 
+def _within_functions(t: str, w: int) -> list[str]:
+    """``ll_load_at(a, f, total)``: the chunk of ``A`` at element ``f`` (an aligned one) that lies within
+    ``A``'s ``total`` elements (the emulator aborts otherwise); ``ll_load_within(a, f, total)``: the same where
+    it does, else its elements in ``[0, total)`` one by one (zeros elsewhere), shifted in from the last (a loop
+    of few registers: it runs only where a chunk crosses an end of ``A``)."""
+    g = chunk_elements(w)
+    b = 8 * w
+    if b == 64:
+        shift = ["    v.w = v.y; v.z = v.x; v.y = (unsigned)(y >> 32); v.x = (unsigned)y;"]
+    elif b == 32:
+        shift = ["    v.w = v.z; v.z = v.y; v.y = v.x; v.x = y;"]
+    else:
+        shift = [f"    v.w = (v.w << {b}u) | (v.z >> {32 - b}u); v.z = (v.z << {b}u) | (v.y >> {32 - b}u);",
+                 f"    v.y = (v.y << {b}u) | (v.x >> {32 - b}u); v.x = (v.x << {b}u) | (unsigned)y;"]
+    return [
+        f"#ifndef LL_LOAD_WITHIN{b}",
+        f"#define LL_LOAD_WITHIN{b}",
+        f"LL_DEV uint4 ll_load_at(const {t}* a, long long f, long long total) {{",
+        "#ifdef LL_HOST",
+        f"  if (f < 0ll || f + {g}ll > total) std::abort();",
+        "#endif",
+        "  (void)total;",
+        "  return ll_load_chunk(a + f);",
+        "}",
+        f"LL_DEV uint4 ll_load_within(const {t}* a, long long f, long long total) {{",
+        f"  if (f >= 0ll && f + {g}ll <= total) return ll_load_chunk(a + f);",
+        "  uint4 v; v.x = v.y = v.z = v.w = 0u;",
+        "  #pragma unroll 1",
+        f"  for (long long p = f + {g - 1}ll; p >= f; --p) {{",
+        f"    const {t} y = p >= 0ll && p < total ? a[p] : ({t})0;",
+        *shift,
+        "  }",
+        "  return v;",
+        "}",
+        "#endif",
+    ]
+
+
 def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int = 128, tile_cols: int = 0,
                                   warps: int = 16, batch_dims: int = 0, granule_bytes: int = 16,
-                                  target: Target | None = None) -> PermuteKernel:
+                                  target: Target | None = None, source_aligned: bool = True) -> PermuteKernel:
     """CUDA C++ of the module doc's kernel for ``element_bytes``-byte elements, ``tile_rows x tile_cols`` tiles
     (powers of two; ``tile_cols`` a multiple of ``G`` at most ``32 W G``, default ``8 G``; ``tile_rows`` from
     ``2Q`` to 512) of ``warps`` warps (1 to 32; at most ``MAX_CHUNKS`` chunks a thread), ``batch_dims`` batch
     dims (0 to ``permute.MAX_BATCH_DIMS``) and an ownership granule of ``granule_bytes`` (``GRANULE_BYTES``).
     The caller keeps ``cols`` a multiple of ``G``, ``A``, ``lda`` and the batch source strides 16-byte aligned
-    and ``B`` ``w``-aligned; ``ldb`` and ``B``'s base are free. The launch bounds name the CTAs an SM of
+    (``source_aligned``; else ``A`` ``w``-aligned and ``cols``, ``lda``, the strides free: module doc) and ``B``
+    ``w``-aligned; ``ldb`` and ``B``'s base are free. The launch bounds name the CTAs an SM of
     ``target`` holds by threads, shared memory and ``cast_chunks.thread_registers``.
 
     Example: ``emit_chunked_transpose_kernel("k", 2)``: 128 x 64 tiles of 16 warps, 3 chunks a thread, 18560
@@ -166,10 +216,13 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
             raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
     if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_BATCH_DIMS:
         raise LayoutError(f"batch_dims: must be an int in [0, {MAX_BATCH_DIMS}], got {quote(batch_dims)}")
+    if not isinstance(source_aligned, bool):
+        raise LayoutError(f"source_aligned: must be a bool, got {quote(source_aligned)}")
     rows, cols, threads = tile_rows, tile_cols, 32 * warps
     k_chunks = cols // g  # K: chunks of a loaded row
     loaded = rows + q - 1
-    items = loaded * k_chunks
+    main = loaded * k_chunks  # chunks 0 .. K - 1 of every loaded row; a misaligned A's rows take one more each
+    items = main if source_aligned else main + loaded
     per_thread = -(-items // threads)
     if per_thread > MAX_CHUNKS:
         raise LayoutError(f"warps: {warps} warps cannot take {rows} x {cols} tiles ({per_thread} chunks a thread "
@@ -208,6 +261,90 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
                 value = ", ".join(_element(f"v[{i}]", e, w))
                 out.append(f"      {sts}(a_elem{e} + {step_rows * i * w}u, {value});")
             out.append("    }")
+        return out
+
+    lg = g.bit_length() - 1
+    const_d = [(step_rows * i) % g == 0 for i in range(per_thread)]  # main item i shares the thread's first d
+
+    def place(value: str, e: int, rr: str, k: str) -> str:
+        """The shared store of element ``e`` of chunk ``value`` of loaded row ``rr`` at column ``k``."""
+        return (f"{sts}(smem + {k} * {pitch_bytes}u + ({k} >> {lg}u) * 16u + ({rr} + 1u + ((sig + {k} * lam) & "
+                f"{q - 1}u)) * {w}u, {', '.join(_element(value, e, w))});")
+
+    def kinds(i: int) -> list[tuple[str, str]]:
+        """(kind, condition) of items ``threadIdx.x + threads i``: ``main`` below ``main``, ``tail`` below ``items``."""
+        lo, hi, item = threads * i, threads * (i + 1), f"threadIdx.x + {threads * i}u"
+        out = []
+        if lo < main:
+            out.append(("main", "" if hi <= main else f"{item} < {main}u"))
+        if hi > main and lo < items:
+            out.append(("tail", "" if hi <= items else f"{item} < {items}u"))
+        return out
+
+    def chain(parts: list[tuple[str, list[str]]]) -> list[str]:
+        """``parts`` (condition, lines) as one block or an if / else-if chain."""
+        out = []
+        for n, (cond, lines) in enumerate(parts):
+            head = ("" if n == 0 else "} else ") + (f"if ({cond}) " if cond else "")
+            out += [f"    {head}{{", *lines]
+        return out + ["    }"]
+
+    def main_d(i: int) -> list[str]:
+        """Row ``r`` and shift ``d`` (``(r lda + c0)``'s position mod ``G``) of main item ``i``."""
+        lines = [f"      const long long r = r0l + {step_rows * i}ll;"]
+        if const_d[i]:
+            return lines + ["      const unsigned d = d0;"]
+        return lines + [f"      const unsigned d = (d0 + (unsigned)lda * {step_rows * i}u) & {g - 1}u;"]
+
+    def tail_d(i: int) -> list[str]:
+        """Loaded row ``rr``, row ``r`` and shift ``d`` of tail item ``i`` (chunk ``K`` of row ``rr``)."""
+        return [f"      const unsigned rr = threadIdx.x + {threads * i}u - {main}u;",
+                f"      const long long r = (long long)row0 + rr - {q - 1}ll;",
+                f"      const unsigned d = (a_pos + (unsigned)a_row0 + (unsigned)r * (unsigned)lda) & {g - 1}u;"]
+
+    def misaligned_load_lines(interior: bool) -> list[str]:
+        """Step 1 of a misaligned ``A``: the ``K + 1`` aligned chunks of each loaded row, then their elements
+        into their columns (``G j + e - d``, those in ``[0, N)``)."""
+        load = "ll_load_at" if interior else "ll_load_within"
+        out = [f"    uint4 v[{per_thread}];"]
+        for i in range(per_thread):
+            out.append(f"    v[{i}].x = v[{i}].y = v[{i}].z = v[{i}].w = 0u;")
+            parts = []
+            for kind, cond in kinds(i):
+                if kind == "main":
+                    lines = main_d(i) + [f"      const long long f = (long long)a_row0 + r * (long long)lda + "
+                                         f"(long long)jg - (long long)d;"]
+                    ok = [] if interior else ["r >= 0ll", "r < (long long)rows", "(jg < d || jg - d < cols_left)"]
+                else:
+                    lines = tail_d(i) + [f"      const long long f = (long long)a_row0 + r * (long long)lda + "
+                                         f"{cols}ll - (long long)d;"]
+                    ok = ["d != 0u"] + ([] if interior else ["r >= 0ll", "r < (long long)rows",
+                                                             f"{cols}u - d < cols_left"])
+                guard = f"if ({' && '.join(ok)}) " if ok else ""
+                lines.append(f"      {guard}v[{i}] = {load}(src_all, f, total);")
+                parts.append((cond, lines))
+            out += chain(parts)
+        if any(const_d):
+            out += [line for e in range(g) for line in (
+                f"    const unsigned k{e} = jg + {e}u - d0;  // column of element {e} of the thread's main chunks",
+                f"    const unsigned a_elem{e} = smem + k{e} * {pitch_bytes}u + (k{e} >> {lg}u) * 16u + (rr0 + 1u + "
+                f"((sig + k{e} * lam) & {q - 1}u)) * {w}u;")]
+        for i in range(per_thread):
+            parts = []
+            for kind, cond in kinds(i):
+                if kind == "main" and const_d[i]:
+                    lines = [f"      {'' if e == g - 1 else f'if (jg + {e}u >= d0) '}{sts}(a_elem{e} + "
+                             f"{step_rows * i * w}u, {', '.join(_element(f'v[{i}]', e, w))});" for e in range(g)]
+                elif kind == "main":
+                    lines = main_d(i) + [f"      const unsigned rr = rr0 + {step_rows * i}u;"]
+                    lines += [f"      {{ const unsigned k = jg + {e}u - d; if (k < {cols}u) "
+                              f"{place(f'v[{i}]', e, 'rr', 'k')} }}" for e in range(g)]
+                else:
+                    lines = tail_d(i)
+                    lines += [f"      if ({e}u < d) {{ const unsigned k = {cols + e}u - d; "
+                              f"{place(f'v[{i}]', e, 'rr', 'k')} }}" for e in range(g - 1)]
+                parts.append((cond, lines))
+            out += chain(parts)
         return out
 
     def chunk_lines(interior: bool, chunk: str, cb: str) -> list[str]:
@@ -254,16 +391,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
                     "    }"]
         return out
 
-    body = [
-        f"// {name}: B = A^T, {rows}x{cols} tiles of {8 * w}-bit elements, {batch_dims} batch dims; A's rows in",
-        f"//   aligned 16-byte chunks, B's rows at any element offset: each tile owns aligned {q}-element granules",
-        "//   of B's absolute positions. launch: a 1-D grid of tiles_n * tiles_m * (batch sizes) CTAs, block = "
-        f"{threads}, dynamic shared = {shared} bytes.",
-        f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
-        f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
-        *_tile_lines(rows, cols, batch_dims, fast=True),
-        "  (void)full;",
+    aligned_lines = [
         f"  const bool first_row = row0 == 0u, last_row = rows_left <= {rows}u, col_ok = col0 + {g}u * (threadIdx.x % "
         f"{k_chunks}u) < cols;",
         f"  {t}* __restrict__ b_batch = dst_all + dst_base;",
@@ -277,16 +405,47 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         f"  const unsigned sj = sig + {g}u * j * lam;",
         *[f"  const unsigned a_elem{e} = a_row + {e * pitch_bytes}u + ((sj + {e}u * lam) & {q - 1}u) * {w}u;"
           for e in range(g)],
+    ]
+    extent = " + ".join(["(rows - 1ull) * lda + cols"]
+                        + [f"(size{k} - 1ull) * src_stride{k}" for k in range(batch_dims)])
+    misaligned_lines = [
+        f"  const bool first_row = row0 == 0u, last_row = rows_left <= {rows}u;",
+        f"  {t}* __restrict__ b_batch = dst_all + dst_base;",
+        f"  const unsigned lam = (unsigned)ldb & {q - 1}u;  // start_c = start_c0 + (c - c0) ldb",
+        f"  const unsigned sig = (unsigned)((unsigned long long)(b_batch + (size_t)col0 * ldb) / {w}ull) + row0;",
+        f"  // 1. chunks j of loaded rows rr = threadIdx.x / K + {step_rows} i (A's row r0 - (Q - 1) + rr) from the",
+        "  //    aligned chunk of its element (r, c0) (d elements before it), then chunk K of every loaded row",
+        f"  const unsigned j = threadIdx.x % {k_chunks}u, rr0 = threadIdx.x / {k_chunks}u, jg = {g}u * j;",
+        f"  const long long r0l = (long long)row0 + rr0 - {q - 1}ll;",
+        "  const unsigned long long a_row0 = src_base + col0;  // element (0, c0) of this batch's A",
+        f"  const unsigned a_pos = (unsigned)((unsigned long long)src_all / {w}ull);  // A's absolute position",
+        f"  const long long total = (long long)({extent});  // A's elements",
+        f"  const unsigned d0 = (a_pos + (unsigned)a_row0 + (unsigned)r0l * (unsigned)lda) & {g - 1}u;",
+    ]
+    loads = load_lines if source_aligned else misaligned_load_lines
+    body = [
+        f"// {name}: B = A^T, {rows}x{cols} tiles of {8 * w}-bit elements, {batch_dims} batch dims; A's rows in",
+        f"//   aligned 16-byte chunks{'' if source_aligned else ' from any element offset'}, B's rows at any element "
+        f"offset: each tile owns aligned {q}-element granules",
+        "//   of B's absolute positions. launch: a 1-D grid of tiles_n * tiles_m * (batch sizes) CTAs, block = "
+        f"{threads}, dynamic shared = {shared} bytes.",
+        f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
+        f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
+        *KERNEL_PROLOGUE,
+        *_tile_lines(rows, cols, batch_dims, fast=True),
+        "  (void)full;",
+        *(aligned_lines if source_aligned else misaligned_lines),
         f"  if (!first_row && !last_row && cols - col0 >= {cols}u) {{  // an interior tile: every chunk whole",
-        *load_lines(True),
+        *loads(True),
         "    ll_bar_cta();",
         *store_lines(True),
         "  } else {",
-        *load_lines(False),
+        *loads(False),
         "    ll_bar_cta();",
         *store_lines(False),
         "  }",
         "}",
     ]
-    source = DEVICE_PRELUDE + "\n".join(_OPAQUE + _ALIGNED + _chunk_functions() + body) + "\n"
+    helpers = _OPAQUE + _ALIGNED + _chunk_functions() + ([] if source_aligned else _within_functions(t, w))
+    source = DEVICE_PRELUDE + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, w, rows, cols, g, 1, True, batch_dims, tuple(params))

@@ -446,12 +446,14 @@ CHUNKED_MIN_ROWS = 1024
 
 
 @functools.lru_cache(maxsize=None)
-def chunked_transpose_kernel(element_bytes: int, batch_dims: int, tile: ChunkedTile | None = None) -> PermuteKernel:
-    """The transpose of rows 16 bytes align into rows they do not (``codegen.permute_chunks``) with ``batch_dims``
-    batch dims: ``tile``, by default ``CHUNKED_TRANSPOSE_TILES[element_bytes]``."""
+def chunked_transpose_kernel(element_bytes: int, batch_dims: int, tile: ChunkedTile | None = None,
+                             source_aligned: bool = True) -> PermuteKernel:
+    """The transpose into rows 16 bytes do not align (``codegen.permute_chunks``) with ``batch_dims`` batch dims:
+    ``tile``, by default ``CHUNKED_TRANSPOSE_TILES[element_bytes]``; ``source_aligned``: of input rows 16 bytes
+    align, else of input rows at any element offset."""
     tile = CHUNKED_TRANSPOSE_TILES[element_bytes] if tile is None else tile
     if tile.element_bytes != element_bytes:
         raise LayoutError(f"tile: {tile} is not of {element_bytes}-byte elements")
-    name = kernel_name("ll_permute_chunked", tile, batch_dims)
+    name = kernel_name("ll_permute_chunked" if source_aligned else "ll_permute_chunked_any", tile, batch_dims)
     return emit_chunked_transpose_kernel(name, element_bytes, tile.rows, tile.cols, tile.warps, batch_dims,
-                                         tile.granule_bytes)
+                                         tile.granule_bytes, source_aligned=source_aligned)

@@ -31,7 +31,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes"]
+           "chunked_transposes", "chunked_source_aligned"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -114,11 +114,20 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
 
 def chunked_transposes(problem: TiledProblem, src: int, dst: int) -> bool:
     """Whether ``problem`` at these addresses is one the chunked transpose (``codegen.permute_chunks``) takes: a
-    transpose whose input rows allow 16-byte vectors and whose output rows do not. A 16-bit ``6415 x 12552``
-    transpose at aligned addresses is one (its output rows are 12830 bytes)."""
+    transpose whose output rows 16 bytes do not align (its input rows aligned or not: ``chunked_source_aligned``).
+    A 16-bit ``6415 x 12552`` transpose at aligned addresses is one (its output rows are 12830 bytes), and so is
+    an fp32 ``5209 x 4557`` one."""
     w = problem.element_bytes
-    return (problem.kind is PermuteKind.TRANSPOSE and vector_elements(w, problem.cols, src) == MAX_VECTOR_BYTES // w
+    return (problem.kind is PermuteKind.TRANSPOSE and src % w == dst % w == 0
             and vector_elements(w, problem.rows, dst) < MAX_VECTOR_BYTES // w)
+
+
+def chunked_source_aligned(problem: TiledProblem, src: int) -> bool:
+    """Whether the input rows of ``problem`` at ``src`` allow 16-byte vectors (the chunked transpose's aligned
+    loads; else each row's aligned chunks around it): ``chunked_source_aligned(p, 0)`` for a 16-bit ``6415 x
+    12552`` ``p``."""
+    w = problem.element_bytes
+    return vector_elements(w, problem.cols, src) == MAX_VECTOR_BYTES // w
 
 
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
@@ -176,7 +185,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         if not chunked_transposes(problem, src, dst):
             raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "
                               f"{problem.cols} {8 * problem.element_bytes}-bit elements at these addresses")
-        kernel = chunked_transpose_kernel(problem.element_bytes, len(inner), tile)
+        kernel = chunked_transpose_kernel(problem.element_bytes, len(inner), tile, chunked_source_aligned(problem, src))
     else:
         kernel = permute_kernel(_checked_tile(problem, src, dst, device, tile), len(inner))
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
