@@ -233,8 +233,9 @@ def test_ops_takes_it_only_when_switched_and_eligible(monkeypatch):
     """``launches.MISALIGNED_TRANSPOSE`` "chunked" (the default): eligible transposes (``A``'s rows 16-byte vectors,
     ``B``'s not) of ``CHUNKED_MIN_ROWS`` rows or more launch the chunked kernel at its default tile; "tiled" and
     shorter rows keep the tiled kernel. At a given tile it runs exactly (emulated), with odd output offsets and
-    more batch dims than one launch takes; inputs whose rows 16 bytes do not align take its misaligned form
-    (``ll_permute_chunked_any``); aligned transposes and row moves stay with the tiled kernel."""
+    more batch dims than one launch takes; inputs whose rows 16 bytes do not align keep the tiled kernel unless
+    a chunked tile is asked for (its misaligned form, ``ll_permute_chunked_any``); aligned transposes and row
+    moves stay with the tiled kernel."""
     shape, dims = (1283, 1568), (1, 0)  # B's rows 2566 bytes
     assert launches.MISALIGNED_TRANSPOSE == "chunked" and CHUNKED_MIN_ROWS <= 1283
     (chunked,) = launches.permute_launches(shape, dims, 2, SRC, DST, 132)
@@ -246,8 +247,11 @@ def test_ops_takes_it_only_when_switched_and_eligible(monkeypatch):
     (short,) = launches.permute_launches((150, 64), (1, 0), 2, SRC, DST + 6, 132)
     assert not short.kernel.name.startswith("ll_permute_chunked")  # 150 rows: the tiled kernel
     for shape, so in (((5209, 4557), 0), ((2001, 2048), 8)):  # fp32 rows of 18228 bytes; 8 bytes off 16
-        (item,) = launches.permute_launches(shape, (1, 0), 4, SRC + so, DST, 132)
-        assert item.kernel == chunked_transpose_kernel(4, 0, None, False)
+        (item,) = launches.permute_launches(shape, (1, 0), 4, SRC + so, DST, 132)  # by default: the tiled kernel
+        assert not item.kernel.name.startswith("ll_permute_chunked")
+        tile = CHUNKED_TRANSPOSE_TILES[4]
+        (item,) = launches.permute_launches(shape, (1, 0), 4, SRC + so, DST, 132, tile=tile)  # on request
+        assert item.kernel == chunked_transpose_kernel(4, 0, tile, False)
         assert item.kernel.name.startswith("ll_permute_chunked_any")
     for shape, dims, dtype, so, do in (((2, 3, 2, 3, 2, 5, 16), (6, 5, 4, 3, 2, 1, 0), np.uint8, 0, 5),
                                        ((150, 64), (1, 0), np.float16, 16, 6),

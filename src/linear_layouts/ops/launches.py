@@ -180,7 +180,8 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     outer, inner = problem.batch[:split], problem.batch[split:]
     chunked = (misaligned == "chunked" and problem.rows >= CHUNKED_MIN_ROWS and problem.cols >= SKINNY_EXTENT
-               and chunked_transposes(problem, src, dst))  # skinny problems: skinny tiles (tile_for)
+               and chunked_transposes(problem, src, dst)  # skinny problems: skinny tiles (tile_for)
+               and chunked_source_aligned(problem, src))  # misaligned input rows: 0.93-1.06x the tiled kernel
     if isinstance(tile, ChunkedTile) or (tile is None and chunked):
         if not chunked_transposes(problem, src, dst):
             raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "
