@@ -34,7 +34,7 @@ GPU_PERMUTES = (
     ((2, 77, 12, 64), (0, 2, 1, 3)), ((2, 77, 12, 3), (0, 2, 1, 3)), ((2, 77, 12, 2), (0, 2, 1, 3)),
     ((4, 64, 14, 14), (0, 2, 3, 1)), ((4, 14, 14, 64), (0, 3, 1, 2)), ((2, 3, 2, 3, 2, 3, 4), (6, 5, 4, 3, 2, 1, 0)),
     ((5, 1, 7, 1, 3), (2, 4, 0, 1, 3)), ((6, 8, 10), (0, 1, 2)), ((6, 8, 10), (2, 0, 1)),
-    ((1283, 1568), (1, 0)), ((2, 1025, 96), (0, 2, 1)),  # odd output rows from 1024: the chunked transpose
+    ((2051, 1568), (1, 0)), ((2, 2053, 96), (0, 2, 1)),  # odd output rows from 2048: the chunked transpose
     ((1283, 1571), (1, 0)),  # odd rows on both sides: the chunked transpose of misaligned input rows
     ((4, 3, 37, 41), (0, 2, 3, 1)), ((300, 5), (1, 0)),  # skinny: 3 channels, 5 columns
 )
@@ -250,8 +250,8 @@ SANITIZE_TILED = (((2, 272, 288), (0, 2, 1), 1), ((2, 136, 144), (0, 2, 1), 2), 
          ((2, 34, 36), (0, 2, 1), 8))
 #: Other permutations with the planner's own tile: (shape, dims, element bytes, source offset, destination offset).
 SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2, 2, 0), ((37, 50), (1, 0), 1, 0, 3),
-          ((131, 67), (1, 0), 4, 0, 0), ((1283, 1568), (1, 0), 2, 0, 6), ((3, 1101, 64), (0, 2, 1), 4, 0, 4),
-          ((1031, 256), (1, 0), 1, 0, 3), ((1025, 64), (1, 0), 8, 0, 8), ((5, 3, 40, 41), (0, 2, 3, 1), 2, 0, 0),
+          ((131, 67), (1, 0), 4, 0, 0), ((2051, 1568), (1, 0), 2, 0, 6), ((3, 2053, 64), (0, 2, 1), 4, 0, 4),
+          ((1031, 256), (1, 0), 1, 0, 3), ((2053, 64), (1, 0), 8, 0, 8), ((5, 3, 40, 41), (0, 2, 3, 1), 2, 0, 0),
           ((1031, 257), (1, 0), 4, 4, 4), ((1033, 77), (1, 0), 2, 2, 0), ((2, 1029, 35), (0, 2, 1), 1, 3, 1))
 #: The sanitizer run's misaligned cast-transposes, each by the realigned, the scalar and the chunked kernel (the
 #: scalar one where the offsets do not allow the chunked one): (rows, cols, input format, fp8, byte offsets of X, C

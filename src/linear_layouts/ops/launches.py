@@ -49,9 +49,10 @@ MISALIGNED_CAST = "chunked"
 #: absolute positions, ``chunked_transposes``).
 MISALIGNED_TRANSPOSES = ("tiled", "chunked")
 #: The one ``permute_template`` takes (one of ``MISALIGNED_TRANSPOSES``) for output rows of ``CHUNKED_MIN_ROWS``
-#: or more, read at each of its calls (``dispatch`` caches the plans it made: set it before the first call):
-#: chunked, 1.10-1.22x the tiled kernel on such rows, which it trails on short ones
-#: (``benchmarks/results/chunked_transpose.md``).
+#: or more that allow single-element stores only, of 2-, 4- or 8-byte elements, read at each of its calls
+#: (``dispatch`` caches the plans it made: set it before the first call): chunked, 1.10-1.22x the tiled kernel
+#: there; it trails it on shorter rows, wider stores and bytes (``benchmarks/results/chunked_transpose.md``,
+#: ``ops_heldout.md``).
 MISALIGNED_TRANSPOSE = "chunked"
 
 
@@ -179,9 +180,11 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     outer, inner = problem.batch[:split], problem.batch[split:]
+    w = problem.element_bytes
     chunked = (misaligned == "chunked" and problem.rows >= CHUNKED_MIN_ROWS and problem.cols >= SKINNY_EXTENT
                and chunked_transposes(problem, src, dst)  # skinny problems: skinny tiles (tile_for)
-               and chunked_source_aligned(problem, src))  # misaligned input rows: 0.93-1.06x the tiled kernel
+               and chunked_source_aligned(problem, src)  # misaligned input rows: 0.93-1.06x the tiled kernel
+               and w >= 2 and vector_elements(w, problem.rows, dst) == 1)  # its measured domain (CHUNKED_MIN_ROWS)
     if isinstance(tile, ChunkedTile) or (tile is None and chunked):
         if not chunked_transposes(problem, src, dst):
             raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "
@@ -194,7 +197,6 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     if tiles > _MAX_CTAS:
         raise LayoutError(f"x: {tiles} tiles exceed the {_MAX_CTAS} CTAs of one launch")
     ctas = kernel.ctas(tiles, device.multiprocessors)
-    w = problem.element_bytes
     tail: list[int] = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
     for size, src_stride, dst_stride in inner:
         tail += [size, src_stride, dst_stride]
