@@ -131,6 +131,17 @@ def chunked_source_aligned(problem: TiledProblem, src: int) -> bool:
     return vector_elements(w, problem.cols, src) == MAX_VECTOR_BYTES // w
 
 
+def _chunked_by_default(problem: TiledProblem, src: int, dst: int) -> bool:
+    """Whether ``permute`` takes the chunked transpose for ``problem`` where ``MISALIGNED_TRANSPOSE`` asks for it:
+    its measured domain, an input whose rows allow 16-byte loads (its misaligned-input form measured 0.93-1.06x the
+    tiled kernel), an output whose rows of ``CHUNKED_MIN_ROWS`` or more allow single-element stores only, of 2-,
+    4- or 8-byte elements, and no side under ``SKINNY_EXTENT`` (skinny tiles, ``tile_for``)."""
+    w = problem.element_bytes
+    return (chunked_transposes(problem, src, dst) and chunked_source_aligned(problem, src) and w >= 2
+            and vector_elements(w, problem.rows, dst) == 1 and problem.rows >= CHUNKED_MIN_ROWS
+            and problem.cols >= SKINNY_EXTENT)
+
+
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                      device: GridShape | int, tile: TileConfig | ChunkedTile | None = None) -> list[Launch | Copy]:
     """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
@@ -180,12 +191,8 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     outer, inner = problem.batch[:split], problem.batch[split:]
-    w = problem.element_bytes
-    chunked = (misaligned == "chunked" and problem.rows >= CHUNKED_MIN_ROWS and problem.cols >= SKINNY_EXTENT
-               and chunked_transposes(problem, src, dst)  # skinny problems: skinny tiles (tile_for)
-               and chunked_source_aligned(problem, src)  # misaligned input rows: 0.93-1.06x the tiled kernel
-               and w >= 2 and vector_elements(w, problem.rows, dst) == 1)  # its measured domain (CHUNKED_MIN_ROWS)
-    if isinstance(tile, ChunkedTile) or (tile is None and chunked):
+    if isinstance(tile, ChunkedTile) or (tile is None and misaligned == "chunked"
+                                         and _chunked_by_default(problem, src, dst)):
         if not chunked_transposes(problem, src, dst):
             raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "
                               f"{problem.cols} {8 * problem.element_bytes}-bit elements at these addresses")
@@ -197,6 +204,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     if tiles > _MAX_CTAS:
         raise LayoutError(f"x: {tiles} tiles exceed the {_MAX_CTAS} CTAs of one launch")
     ctas = kernel.ctas(tiles, device.multiprocessors)
+    w = problem.element_bytes
     tail: list[int] = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
     for size, src_stride, dst_stride in inner:
         tail += [size, src_stride, dst_stride]
