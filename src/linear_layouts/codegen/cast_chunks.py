@@ -56,7 +56,7 @@ from linear_layouts.core.limits import quote
 from linear_layouts.target import Target
 
 __all__ = ["emit_chunked_cast_transpose_kernel", "chunk_elements", "chunked_pitch", "chunked_shared_bytes",
-           "thread_registers", "owned_range", "CHUNK_LOAD_BYTES", "MAX_CHUNKS"]
+           "thread_registers", "owned_range", "CHUNK_LOAD_BYTES", "MAX_CHUNKS", "OPAQUE_FUNCTIONS"]
 
 #: Bytes of one aligned load of ``X``.
 CHUNK_LOAD_BYTES = 16
@@ -161,7 +161,7 @@ def _maxabs_function(fmt: str) -> list[str]:
 
 #: ``ll_opaque(p)``: ``p``, computed where it stands (the compiler does not fold it into later offsets), and
 #: ``ll_ldg128_nc(p)``: 16 bytes at global ``p`` through the read-only path.
-_OPAQUE = [
+OPAQUE_FUNCTIONS = [
     "#ifndef LL_OPAQUE",
     "#define LL_OPAQUE",
     "#ifdef LL_HOST",
@@ -521,6 +521,6 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
         *amax_epilogue(slot, warps, redux=True),
         "}",
     ]
-    helpers = _load_function(itype, wi, g) + _OPAQUE + _WARP_MAX + _cvt4_function(fp8) + (_maxabs_function(input_format) if wi == 2 else [])
+    helpers = _load_function(itype, wi, g) + OPAQUE_FUNCTIONS + _WARP_MAX + _cvt4_function(fp8) + (_maxabs_function(input_format) if wi == 2 else [])
     source = DEVICE_PRELUDE + CAST_FUNCTIONS + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, wi, rows, cols, g, g, True, 0, tuple(params))

@@ -54,7 +54,7 @@ from linear_layouts.target import Target, resolve
 
 __all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "fast_divider", "emit_cast_transpose_kernel",
            "amax_epilogue", "to_float", "check_cast_arguments", "cast_params", "fitting_ctas", "MAX_BATCH_DIMS", "CAST_INPUTS", "FP8_FORMATS",
-           "FP8_MAX", "CAST_FUNCTIONS"]
+           "FP8_MAX", "CAST_FUNCTIONS", "tiled_params", "tile_divisors", "tile_index_lines"]
 
 #: Batch dims a tiled kernel takes (more: the caller launches once per index of the outer ones).
 MAX_BATCH_DIMS = 4
@@ -138,7 +138,7 @@ def _divide(t: str, d: str, fast: bool) -> str:
     return f"(unsigned)((unsigned long long){t} * ({d}_div & 0x1ffffffffull) >> ({d}_div >> 56))"
 
 
-def _tile_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", fast: bool = False) -> list[str]:
+def tile_index_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", fast: bool = False) -> list[str]:
     """The tile ``tile``'s coordinates ``row0``, ``col0``, its valid part ``rows_left`` x ``cols_left``
     (``full``: all of it) and batch offsets ``src_base``, ``dst_base`` (elements); ``fast``: each division by
     a ``fast_divider`` parameter (``tiles_n_div``, ...) instead of a division."""
@@ -167,12 +167,12 @@ def _tile_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", fast:
 
 def _locate(m: int, n: int, batch_dims: int, tile: str, prefix: str, transposed: bool) -> list[str]:
     """A block setting ``{prefix}src``, ``{prefix}dst``, ``{prefix}rows_left``, ``{prefix}cols_left`` and
-    ``{prefix}full`` (declared by the caller) for tile ``tile`` (``_tile_lines``, its names prefixed ``l_``)."""
+    ``{prefix}full`` (declared by the caller) for tile ``tile`` (``tile_index_lines``, its names prefixed ``l_``)."""
     names = ("tile_col", "tile_row", "src_base", "dst_base", "row0", "col0", "rows_left", "cols_left", "full", "q",
              *(f"index{k}" for k in range(1, MAX_BATCH_DIMS)))
     pattern = re.compile(r"\b(" + "|".join(names) + r"|t)\b")
     inner = [pattern.sub(lambda x: "l_" + x.group(1), line) if not line.lstrip().startswith("unsigned t =")
-             else line.replace("unsigned t =", "unsigned l_t =") for line in _tile_lines(m, n, batch_dims, tile)]
+             else line.replace("unsigned t =", "unsigned l_t =") for line in tile_index_lines(m, n, batch_dims, tile)]
     dst_tile = "(size_t)l_col0 * ldb + l_row0" if transposed else "(size_t)l_row0 * ldb + l_col0"
     return ["  {"] + ["  " + x for x in inner] + [
         f"    {prefix}src = src_all + l_src_base + (size_t)l_row0 * lda + l_col0;",
@@ -187,8 +187,8 @@ def _branches(full: list[str], masked: list[str]) -> list[str]:
             + ["  }"])
 
 
-def _divisors(batch_dims: int) -> list[str]:
-    """The parameters a tile index is divided by (``_tile_lines``): ``tiles_n``, ``tiles_m`` when batched, then
+def tile_divisors(batch_dims: int) -> list[str]:
+    """The parameters a tile index is divided by (``tile_index_lines``): ``tiles_n``, ``tiles_m`` when batched, then
     every batch size but the outermost's."""
     return ["tiles_n"] + (["tiles_m"] if batch_dims else []) + [f"size{k}" for k in reversed(range(1, batch_dims))]
 
@@ -258,7 +258,7 @@ def emit_tiled_permute_kernel(
     params = [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
               ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
               ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
-    params += [("unsigned long long", f"{d}_div") for d in _divisors(batch_dims)] if fast_divide else []
+    params += [("unsigned long long", f"{d}_div") for d in tile_divisors(batch_dims)] if fast_divide else []
     dst_tile = "(size_t)col0 * ldb + row0" if transposed else "(size_t)row0 * ldb + col0"
     kind = "B = A^T per tile" if transposed else "rows of A copied to rows of B"
     body = [
@@ -267,7 +267,7 @@ def emit_tiled_permute_kernel(
         f"//   tiles_n * tiles_m * (batch sizes) CTAs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
         *_signature(name, threads, params, min_ctas),
         *KERNEL_PROLOGUE,
-        *_tile_lines(m, n, batch_dims, fast=fast_divide),
+        *tile_index_lines(m, n, batch_dims, fast=fast_divide),
         f"  const {t}* src = src_all + src_base + (size_t)row0 * lda + col0;",
         f"  {t}* dst = dst_all + dst_base + {dst_tile};",
         f"  unsigned a[{pa.num_words}];",
@@ -286,7 +286,10 @@ def emit_tiled_permute_kernel(
                          src_vector, dst_vector, transposed, batch_dims, tuple(params))
 
 
-def _tiled_params(t: str, batch_dims: int) -> list[tuple[str, str]]:
+def tiled_params(t: str, batch_dims: int) -> list[tuple[str, str]]:
+    """``(C type, name)`` of a tiled kernel's parameters before its ``tile_divisors`` ones, elements of C type ``t``:
+    the two pointers, ``rows``, ``cols``, the tile counts, the row strides and each batch dim's size and strides.
+    ``tiled_params("unsigned short", 0)[2]`` is ``("unsigned", "rows")``."""
     return [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
             ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
             ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
@@ -301,7 +304,7 @@ def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile
     t = cpp_storage_type(w)
     threads = target.lanes * src.in_dim_size("warp", missing_ok=True)
     vtype, nvec = global_load_vectors(gsrc, w)
-    params = _tiled_params(t, batch_dims)
+    params = tiled_params(t, batch_dims)
     total = " * ".join(["tiles_n", "tiles_m"] + [f"size{k}" for k in range(batch_dims)])
 
     def issue(prefix: str) -> list[str]:
@@ -530,7 +533,7 @@ def emit_cast_transpose_kernel(
         f"//   block = {threads}, dynamic shared = {shared} bytes.",
         *_signature(name, threads, params),
         *KERNEL_PROLOGUE,
-        *_tile_lines(m, n, 0),
+        *tile_index_lines(m, n, 0),
         "  const float scale = scale_ptr != nullptr ? *scale_ptr : scale_value;",
         f"  const {ti}* src = src_all + (size_t)row0 * cols + col0;",
         "  unsigned char* cast = cast_all + (size_t)row0 * cols + col0;",

@@ -51,11 +51,11 @@ plus 2) the positions ``[6544, 6672)``: 16 whole chunks, rows ``126 .. 253`` of 
 
 from __future__ import annotations
 
-from linear_layouts.codegen.cast_chunks import _OPAQUE, CHUNK_LOAD_BYTES, thread_registers
+from linear_layouts.codegen.cast_chunks import OPAQUE_FUNCTIONS, CHUNK_LOAD_BYTES, thread_registers
 from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import (
-    MAX_BATCH_DIMS, PermuteKernel, _divisors, _tile_lines, _tiled_params, fitting_ctas,
+    MAX_BATCH_DIMS, PermuteKernel, tile_divisors, tile_index_lines, tiled_params, fitting_ctas,
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
@@ -238,7 +238,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
     extra_per_thread = -(-cols * extra // threads)
     ctas_per_sm = fitting_ctas(threads, shared, thread_registers(per_thread), target)
     t = cpp_storage_type(w)
-    params = _tiled_params(t, batch_dims) + [("unsigned long long", f"{d}_div") for d in _divisors(batch_dims)]
+    params = tiled_params(t, batch_dims) + [("unsigned long long", f"{d}_div") for d in tile_divisors(batch_dims)]
     sts, stg = _store_function(w, "s"), _store_function(w, "g")
 
     def load_lines(interior: bool) -> list[str]:
@@ -312,8 +312,8 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
             parts = []
             for kind, cond in kinds(i):
                 if kind == "main":
-                    lines = main_d(i) + [f"      const long long f = (long long)a_row0 + r * (long long)lda + "
-                                         f"(long long)jg - (long long)d;"]
+                    lines = main_d(i) + ["      const long long f = (long long)a_row0 + r * (long long)lda + "
+                                         "(long long)jg - (long long)d;"]
                     ok = [] if interior else ["r >= 0ll", "r < (long long)rows", "(jg < d || jg - d < cols_left)"]
                 else:
                     lines = tail_d(i) + [f"      const long long f = (long long)a_row0 + r * (long long)lda + "
@@ -432,7 +432,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
         *KERNEL_PROLOGUE,
-        *_tile_lines(rows, cols, batch_dims, fast=True),
+        *tile_index_lines(rows, cols, batch_dims, fast=True),
         "  (void)full;",
         *(aligned_lines if source_aligned else misaligned_lines),
         f"  if (!first_row && !last_row && cols - col0 >= {cols}u) {{  // an interior tile: every chunk whole",
@@ -446,6 +446,6 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         "  }",
         "}",
     ]
-    helpers = _OPAQUE + _ALIGNED + _chunk_functions() + ([] if source_aligned else _within_functions(t, w))
+    helpers = OPAQUE_FUNCTIONS + _ALIGNED + _chunk_functions() + ([] if source_aligned else _within_functions(t, w))
     source = DEVICE_PRELUDE + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, w, rows, cols, g, 1, True, batch_dims, tuple(params))
