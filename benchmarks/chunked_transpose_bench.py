@@ -83,7 +83,6 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
     ``ops`` as it is and the tallest narrow tiled kernel."""
     from linear_layouts.ops import launches
     from linear_layouts.ops.kernels import ChunkedTile, TileConfig, transpose_tiles
-    from linear_layouts.ops.plan import vector_elements
 
     out = {}
     problem = _problem(shape, dims, w, dst % 32)
@@ -107,7 +106,7 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
         out["ops (tiled)"] = launches.permute_launches(shape, dims, w, src, dst, device)
     finally:
         launches.MISALIGNED_TRANSPOSE = default
-    vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
+    vin, vout, _ = launches.transpose_vectors(problem, src, dst, device)
     tall = transpose_tiles(w, vin, vout, False)[0]
     wide = TileConfig(w, 256, 128, 8, vin, vout)  # the tall tile of 16-bit odd shapes, for 8- and 16-bit elements
     for tile in [tall] + ([wide] if w <= 2 and wide != tall else []):

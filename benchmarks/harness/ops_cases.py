@@ -98,16 +98,14 @@ SCAN_MAX_TILE_BYTES = 128 * 1024
 
 def _tile_list(problem, src: int, dst: int, device, scan: bool) -> list:
     """The tiles to time of a transpose ``problem``: its list at 16-byte vectors (the sweep); ``scan``: its list
-    at the vectors and sectors ``ops.launches.tile_for`` reads, both lists, and ``SCAN_TILES``."""
+    at the vectors and sectors ``ops.launches.tile_for`` reads (``transpose_vectors``), both lists, and ``SCAN_TILES``."""
     from linear_layouts.ops.kernels import TileConfig, tile_layouts, transpose_tiles
-    from linear_layouts.ops.launches import _on_sectors
-    from linear_layouts.ops.plan import vector_elements
+    from linear_layouts.ops.launches import transpose_vectors
 
     w = problem.element_bytes
     if not scan:
         return transpose_tiles(w, 16 // w, 16 // w)
-    vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
-    sectors = _on_sectors(problem.rows * w, dst, problem.rows * problem.cols * problem.batch_count * 2 * w, device)
+    vin, vout, sectors = transpose_vectors(problem, src, dst, device)
     tiles = dict.fromkeys(transpose_tiles(w, vin, vout, sectors) + transpose_tiles(w, vin, vout, not sectors))
     scan_tiles = list(SCAN_TILES)
     for extent, across in ((problem.rows, True), (problem.cols, False)):  # a side under 32: skinny tiles

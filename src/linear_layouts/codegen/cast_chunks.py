@@ -46,6 +46,7 @@ Example: ``emit_chunked_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 64 ti
 
 from __future__ import annotations
 
+from linear_layouts.codegen.elements import check_element_bytes
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import (
     CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, amax_epilogue, cast_params, check_cast_arguments, fitting_ctas,
@@ -64,9 +65,9 @@ CHUNK_LOAD_BYTES = 16
 MAX_CHUNKS = 4
 
 
-def chunk_elements(input_bytes: int) -> int:
-    """``G``: elements of a 16-byte chunk of ``X``: 8 of 2 bytes, 4 of 4 bytes."""
-    return CHUNK_LOAD_BYTES // input_bytes
+def chunk_elements(element_bytes: int) -> int:
+    """``G``: elements of a 16-byte chunk: 16 of 1 byte, 8 of 2, 4 of 4, 2 of 8 (LayoutError for other sizes)."""
+    return CHUNK_LOAD_BYTES // check_element_bytes(element_bytes)
 
 
 def chunked_pitch(rows: int, g: int) -> int:

@@ -51,7 +51,7 @@ plus 2) the positions ``[6544, 6672)``: 16 whole chunks, rows ``126 .. 253`` of 
 
 from __future__ import annotations
 
-from linear_layouts.codegen.cast_chunks import OPAQUE_FUNCTIONS, CHUNK_LOAD_BYTES, thread_registers
+from linear_layouts.codegen.cast_chunks import OPAQUE_FUNCTIONS, chunk_elements, thread_registers
 from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import (
@@ -83,11 +83,6 @@ _ALIGNED = [
     "#endif",
     "#endif",
 ]
-
-
-def chunk_elements(element_bytes: int) -> int:
-    """``G``: elements of a 16-byte chunk: 16 of 1 byte, 8 of 2, 4 of 4, 2 of 8."""
-    return CHUNK_LOAD_BYTES // check_element_bytes(element_bytes)
 
 
 def column_pitch(rows: int, granule: int) -> int:

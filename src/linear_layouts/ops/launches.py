@@ -31,7 +31,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned"]
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -96,6 +96,15 @@ def _on_sectors(row_bytes: int, base: int, moved_bytes: int, device: GridShape) 
     return moved_bytes <= device.l2_bytes or (row_bytes % SECTOR_BYTES == 0 and base % SECTOR_BYTES == 0)
 
 
+def transpose_vectors(problem: TiledProblem, src: int, dst: int, device: GridShape) -> tuple[int, int, bool]:
+    """``(src_vector, dst_vector, sectors)`` of a transpose ``problem`` at these addresses: the widest vectors
+    its rows allow (``plan.vector_elements``) and ``_on_sectors`` of its output rows, what its tile lists read."""
+    w = problem.element_bytes
+    moved = problem.rows * problem.cols * problem.batch_count * 2 * w
+    return (vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst),
+            _on_sectors(problem.rows * w, dst, moved, device))
+
+
 def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> TileConfig:
     """The tile of ``problem`` with these addresses on ``device``: the widest vectors the row lengths and the
     addresses allow (``plan.vector_elements``), then ``kernels.skinny_tile`` for a matrix with a side under
@@ -104,11 +113,10 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     w = problem.element_bytes
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
-    vin, vout = vector_elements(w, problem.cols, src), vector_elements(w, problem.rows, dst)
+    vin, vout, sectors = transpose_vectors(problem, src, dst, device)
     skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols)
     if skinny is not None:
         return skinny
-    sectors = _on_sectors(problem.rows * w, dst, problem.rows * problem.cols * problem.batch_count * 2 * w, device)
     choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
     return choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
 
