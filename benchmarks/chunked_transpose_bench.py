@@ -54,6 +54,23 @@ CASES = (
     ((6049, 8459), (1, 0), "uint8", 0),
     ((4097, 4099), (1, 0), "float64", 0),
 )
+#: ``--set skinny``: problems with a side under 32 (``ops.kernels.skinny_tile``'s), their narrow side the input
+#: rows (a row of ``A`` a few elements, ``B``'s rows long and, but for three, 16 bytes not aligning them).
+SKINNY_CASES = (
+    ((64, 299, 299, 9), (0, 3, 1, 2), "uint8", 0),
+    ((135, 68293, 9), (0, 2, 1), "uint8", 0),
+    ((128, 299, 299, 4), (0, 3, 1, 2), "uint8", 0),
+    ((64, 299, 299, 3), (0, 3, 1, 2), "uint8", 0),
+    ((64, 224, 224, 3), (0, 3, 1, 2), "uint8", 0),     # output rows aligned
+    ((32, 512, 512, 5), (0, 3, 1, 2), "uint8", 0),     # output rows aligned
+    ((1393441, 14), (1, 0), "bfloat16", 0),
+    ((3032445, 5), (1, 0), "bfloat16", 0),
+    ((1278600, 9), (1, 0), "bfloat16", 0),
+    ((104, 48273, 3), (0, 2, 1), "float16", 0),
+    ((34, 74400, 9), (0, 2, 1), "bfloat16", 0),        # output rows aligned
+    ((1125051, 15), (1, 0), "float32", 0),
+    ((8, 299, 299, 15), (0, 3, 1, 2), "bfloat16", 0),
+)
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 #: The chunked kernel's tiles of each element size: label -> (rows, cols, warps, granule bytes); the first is
 #: ``ops.kernels.CHUNKED_TRANSPOSE_TILES``'.
@@ -67,6 +84,15 @@ CHUNKED_VARIANTS = {
     8: {"128x16/16w": (128, 16, 16, 16), "256x16/16w": (256, 16, 16, 16), "64x16/8w": (64, 16, 8, 16),
         "128x16/16w s32": (128, 16, 16, 32)},
 }
+#: ``--set skinny``: the chunked kernel's tiles a few chunks wide (a tile column holds a narrow row whole).
+SKINNY_VARIANTS = {
+    1: {"512x16/8w": (512, 16, 8, 16), "256x16/4w": (256, 16, 4, 16), "512x16/8w s32": (512, 16, 8, 32),
+        "512x32/16w": (512, 32, 16, 16)},
+    2: {"512x16/16w": (512, 16, 16, 16), "256x16/8w": (256, 16, 8, 16), "512x8/8w": (512, 8, 8, 16),
+        "512x16/16w s32": (512, 16, 16, 32)},
+    4: {"256x16/8w": (256, 16, 8, 16), "512x16/16w": (512, 16, 16, 16), "512x8/16w": (512, 8, 16, 16),
+        "256x16/8w s32": (256, 16, 8, 32)},
+}
 #: Launches per CUDA graph and graph replays per median.
 LAUNCHES, REPEATS = 20, 5
 _BASE, _OTHER = 1 << 40, 2 << 40
@@ -78,9 +104,10 @@ def _problem(shape, dims, w: int, dst_offset: int):
     return _plan(tuple(shape), tuple(dims), w, pointer_alignment(_BASE, _OTHER + dst_offset))
 
 
-def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
+def contenders(shape, dims, w: int, src: int, dst: int, device, variants: dict | None = None) -> dict:
     """``{label: launches}`` of one case at addresses ``src``, ``dst``: the chunked kernel's tiles (where it applies),
     ``ops`` as it is and the tallest narrow tiled kernel."""
+    from linear_layouts.core.errors import LayoutError
     from linear_layouts.ops import launches
     from linear_layouts.ops.kernels import ChunkedTile, TileConfig, transpose_tiles
 
@@ -95,9 +122,12 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
         if forced:
             launches.chunked_transposes = lambda *_: True
         try:
-            for label, (rows, cols, warps, granule) in CHUNKED_VARIANTS[w].items():
-                out[f"chunked {label}"] = launches.permute_launches(shape, dims, w, src, dst, device,
-                                                                    ChunkedTile(w, rows, cols, warps, granule))
+            for label, (rows, cols, warps, granule) in (variants or CHUNKED_VARIANTS)[w].items():
+                try:
+                    out[f"chunked {label}"] = launches.permute_launches(shape, dims, w, src, dst, device,
+                                                                        ChunkedTile(w, rows, cols, warps, granule))
+                except LayoutError:  # a tile the kernel's limits leave out (chunks a thread)
+                    continue
         finally:
             launches.chunked_transposes = eligible
     out["ops"] = launches.permute_launches(shape, dims, w, src, dst, device)
@@ -106,6 +136,8 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
         out["ops (tiled)"] = launches.permute_launches(shape, dims, w, src, dst, device)
     finally:
         launches.MISALIGNED_TRANSPOSE = default
+    if variants is not None:  # skinny: the wide tiled tiles below are the ones ops no longer takes
+        return out
     vin, vout, _ = launches.transpose_vectors(problem, src, dst, device)
     tall = transpose_tiles(w, vin, vout, False)[0]
     wide = TileConfig(w, 256, 128, 8, vin, vout)  # the tall tile of 16-bit odd shapes, for 8- and 16-bit elements
@@ -116,7 +148,7 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- CPU
-def prepare(jobs: int) -> None:
+def prepare(jobs: int, cases=CASES, variants: dict | None = None) -> None:
     """Every kernel of every case compiled for sm_90 into the kernel cache ``BUILD/cache``."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -128,8 +160,8 @@ def prepare(jobs: int) -> None:
     (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
     sources = set()
-    for shape, dims, dtype, offset in CASES:
-        for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER + offset, device).values():
+    for shape, dims, dtype, offset in cases:
+        for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER + offset, device, variants).values():
             sources |= {item.kernel.source for item in items if hasattr(item, "kernel")}
     start = time.time()
     with ThreadPoolExecutor(jobs) as pool:
@@ -152,7 +184,7 @@ def _copy_tbs() -> float:
     return gpu_suite.copy_bandwidth()["tb_per_s"]
 
 
-def bench_case(shape, dims, dtype: str, offset: int, device, copy_tbs: float) -> dict:
+def bench_case(shape, dims, dtype: str, offset: int, device, copy_tbs: float, variants: dict | None = None) -> dict:
     import torch
     from harness.timing import time_together
 
@@ -171,7 +203,7 @@ def bench_case(shape, dims, dtype: str, offset: int, device, copy_tbs: float) ->
     row = dict(shape=list(shape), dims=list(dims), dtype=dtype, dst_offset=offset, mib=round(numel * w / 2**20, 2),
                rows=problem.rows, cols=problem.cols, ldb=problem.ldb, batch=problem.batch_count, kernels={})
     fns = {}
-    for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
+    for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device, variants).items():
         run = ops_cases.runner(items)
         buffer.fill_(0xAB)
         run()
@@ -220,7 +252,7 @@ def markdown(env: dict, copy_tbs: float, rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(out: Path) -> None:
+def run(out: Path, cases=CASES, variants: dict | None = None, stem: str = "chunked_transpose") -> None:
     import torch
     from harness.environment import environment
 
@@ -231,18 +263,18 @@ def run(out: Path) -> None:
     device = launch.grid_shape(0)
     copy_tbs = _copy_tbs()
     rows = []
-    for shape, dims, dtype, offset in CASES:
-        rows.append(bench_case(shape, dims, dtype, offset, device, copy_tbs))
+    for shape, dims, dtype, offset in cases:
+        rows.append(bench_case(shape, dims, dtype, offset, device, copy_tbs, variants))
         best = rows[-1].get("best_chunked", "-")
         print(f"{shape} {dims} {dtype} +{offset}: best chunked {best} "
               f"({rows[-1].get('speedup_vs_ops', '-')}x ops), {time.time() - start:.0f} s", flush=True)
         torch.cuda.empty_cache()
     env["seconds"] = round(time.time() - start, 1)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "chunked_transpose.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows),
+    (out / f"{stem}.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows),
                                                            indent=1))
-    (out / "chunked_transpose.md").write_text(markdown(env, copy_tbs, rows))
-    print((out / "chunked_transpose.md").read_text())
+    (out / f"{stem}.md").write_text(markdown(env, copy_tbs, rows))
+    print((out / f"{stem}.md").read_text())
 
 
 def main() -> None:
@@ -250,11 +282,14 @@ def main() -> None:
     parser.add_argument("--mode", choices=("prepare", "run"), default="run")
     parser.add_argument("--out", type=Path, default=Path("chunked_transpose_out"))
     parser.add_argument("--jobs", type=int, default=2, help="nvcc processes at a time (prepare)")
+    parser.add_argument("--set", choices=("odd", "skinny"), default="odd",
+                        help="odd: CASES (odd output rows); skinny: SKINNY_CASES at SKINNY_VARIANTS' tiles")
     args = parser.parse_args()
+    cases, variants = (SKINNY_CASES, SKINNY_VARIANTS) if args.set == "skinny" else (CASES, None)
     if args.mode == "prepare":
-        prepare(args.jobs)
+        prepare(args.jobs, cases, variants)
     else:
-        run(args.out)
+        run(args.out, cases, variants, "chunked_transpose" + ("_skinny" if args.set == "skinny" else ""))
 
 
 if __name__ == "__main__":

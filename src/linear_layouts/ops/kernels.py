@@ -61,6 +61,7 @@ from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_ke
 from linear_layouts.codegen.plan import conversion_step, kernel_name
 from linear_layouts.codegen.cast_chunks import emit_chunked_cast_transpose_kernel
 from linear_layouts.codegen.permute_chunks import emit_chunked_transpose_kernel
+from linear_layouts.codegen.permute_interleave import emit_interleave_kernel
 from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
 from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
@@ -72,7 +73,7 @@ __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_t
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
-           "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS",
+           "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
            "H100_L2_BYTES"]
@@ -368,6 +369,18 @@ def permute_kernel(config: TileConfig, batch_dims: int) -> PermuteKernel:
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
                                      batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm,
                                      min_ctas=0 if config.ctas_per_sm else min_ctas(config))
+
+
+#: Warps of the interleave kernel's CTA (``codegen.permute_interleave``): its tile is ``32 W V`` long-side indices.
+INTERLEAVE_WARPS = 4
+
+
+@functools.lru_cache(maxsize=None)
+def interleave_kernel(element_bytes: int, narrow: int, deinterleave: bool, batch_dims: int) -> PermuteKernel:
+    """The transpose of a matrix whose narrow side is ``narrow`` elements (``codegen.permute_interleave``; its
+    columns when ``deinterleave``, else its rows), ``INTERLEAVE_WARPS`` warps, ``batch_dims`` batch dims."""
+    name = f"ll_permute_{'de' if deinterleave else ''}interleave_{8 * element_bytes}b_n{narrow}_d{batch_dims}"
+    return emit_interleave_kernel(name, element_bytes, narrow, deinterleave, INTERLEAVE_WARPS, batch_dims)
 
 
 @functools.lru_cache(maxsize=None)

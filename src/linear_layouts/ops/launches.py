@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
+from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_for
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
     CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, SKINNY_EXTENT, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles,
-    choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, permute_kernel,
+    choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
     realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
 )
 from linear_layouts.ops.plan import (
@@ -31,7 +32,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors"]
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -54,6 +55,10 @@ MISALIGNED_TRANSPOSES = ("tiled", "chunked")
 #: there; it trails it on shorter rows, wider stores and bytes (``benchmarks/results/chunked_transpose.md``,
 #: ``ops_heldout.md``).
 MISALIGNED_TRANSPOSE = "chunked"
+#: Whether ``permute_template`` takes the interleave kernel (``codegen.permute_interleave``) for the transposes
+#: ``interleaves`` admits (False: the tiled kernel's skinny tiles), read at each of its calls as
+#: ``MISALIGNED_TRANSPOSE`` is.
+INTERLEAVE = True
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,31 @@ def chunked_source_aligned(problem: TiledProblem, src: int) -> bool:
     return vector_elements(w, problem.cols, src) == MAX_VECTOR_BYTES // w
 
 
+def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool] | None:
+    """``(narrow, deinterleave)`` where the interleave kernel (``codegen.permute_interleave``) takes ``problem`` at
+    these addresses, else None: a transpose with a side of 2 to ``MAX_NARROW`` elements and at most
+    ``MAX_VECTOR_BYTES`` bytes (its columns first: NHWC -> NCHW, *deinterleave*; else its rows: NCHW -> NHWC),
+    dense along it (``lda = cols``, resp. ``ldb = rows``), whose long side, other row stride, batch strides and
+    both addresses are whole vectors (``vector_bytes_for(narrow)``). Rows of that side shorter than a vector are
+    where the tiled kernel's accesses along them are narrow; from 24 bytes on the tiled kernel was as fast or
+    faster (``benchmarks/results/interleave.md``). ``[64, 224, 224, 3]`` uint8 ``(0, 3, 1, 2)`` is ``(3, True)``; at
+    ``[64, 299, 299, 3]`` the planes of 89401 bytes are not whole vectors: None."""
+    if problem.kind is not PermuteKind.TRANSPOSE:
+        return None
+    w = problem.element_bytes
+    for deinterleave, narrow, long_side, dense, stride in (
+            (True, problem.cols, problem.rows, problem.lda == problem.cols, problem.ldb),
+            (False, problem.rows, problem.cols, problem.ldb == problem.rows, problem.lda)):
+        vb = vector_bytes_for(narrow)
+        if not (2 <= narrow <= MAX_NARROW and narrow * w <= MAX_VECTOR_BYTES and dense and vb >= w) \
+                or src % vb or dst % vb:
+            continue
+        v = vb // w
+        if long_side % v == 0 and stride % v == 0 and all(s % v == 0 and d % v == 0 for _, s, d in problem.batch):
+            return narrow, deinterleave
+    return None
+
+
 def _chunked_by_default(problem: TiledProblem, src: int, dst: int) -> bool:
     """Whether ``permute`` takes the chunked transpose for ``problem`` where ``MISALIGNED_TRANSPOSE`` asks for it:
     its measured domain, an input whose rows allow 16-byte loads (its misaligned-input form measured 0.93-1.06x the
@@ -186,12 +216,12 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     ``MISALIGNED_TRANSPOSE`` names."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
-    return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE)
+    return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE)
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
-              tile: TileConfig | ChunkedTile | None, misaligned: str):
+              tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool):
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):
         return None, 0, (), (), math.prod(shape) * itemsize
@@ -199,7 +229,10 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     outer, inner = problem.batch[:split], problem.batch[split:]
-    if isinstance(tile, ChunkedTile) or (tile is None and misaligned == "chunked"
+    narrow = interleaves(problem, src, dst) if tile is None and interleave else None
+    if narrow is not None:
+        kernel = interleave_kernel(problem.element_bytes, *narrow, len(inner))
+    elif isinstance(tile, ChunkedTile) or (tile is None and misaligned == "chunked"
                                          and _chunked_by_default(problem, src, dst)):
         if not chunked_transposes(problem, src, dst):
             raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "

@@ -1,0 +1,209 @@
+"""The interleave / deinterleave transpose (``codegen.permute_interleave``) against the skinny tiles it replaces.
+
+NHWC <-> NCHW of a few channels and ``[N, k]`` matrices (k <= 16) of every element size, DRAM-sized and
+L2-sized, in one run: each output checked bit for bit against PyTorch's ``x.permute(dims).contiguous()``, every
+contender of a case timed together (``harness.timing.time_together``, CUDA graphs of ``LAUNCHES`` launches):
+
+- ``ops``: as it is (the interleave kernel where ``launches.interleaves`` admits the problem);
+- ``ops (skinny tiles)``: with ``launches.INTERLEAVE = False`` (the tiled kernel at ``kernels.skinny_tile``);
+- PyTorch eager and a same-size copy of 4-byte elements; and a 1 GiB copy for the device's bandwidth.
+
+    PYTHONPATH=src python3 benchmarks/interleave_bench.py --mode prepare   # CPU: nvcc cubins for sm_90
+    PYTHONPATH=src python3 benchmarks/interleave_bench.py --out DIR        # device: interleave.{json,md}
+
+``prepare`` compiles every kernel into ``benchmarks/build/interleave/cache`` (the package's kernel cache,
+``LINEAR_LAYOUTS_CACHE``); the device run loads them from there. Bandwidth counts the bytes read and written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import harness  # noqa: F401  (puts src/ on the path)
+
+BUILD = harness.BUILD / "interleave"
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(BUILD / "cache"))
+
+from harness import ops_cases  # noqa: E402
+
+#: (shape, dims, dtype): deinterleave (NHWC -> NCHW, [N, k] -> [k, N]) and interleave (the reverse).
+CASES = (
+    ((64, 224, 224, 3), (0, 3, 1, 2), "uint8"),
+    ((64, 3, 224, 224), (0, 2, 3, 1), "uint8"),
+    ((128, 256, 256, 3), (0, 3, 1, 2), "uint8"),
+    ((32, 512, 512, 4), (0, 3, 1, 2), "uint8"),
+    ((32, 512, 512, 5), (0, 3, 1, 2), "uint8"),
+    ((64, 384, 384, 9), (0, 3, 1, 2), "uint8"),
+    ((64, 224, 224, 3), (0, 3, 1, 2), "float16"),
+    ((64, 3, 224, 224), (0, 2, 3, 1), "float16"),
+    ((64, 224, 224, 3), (0, 3, 1, 2), "float32"),
+    ((64, 3, 224, 224), (0, 2, 3, 1), "float32"),
+    ((32, 256, 256, 7), (0, 3, 1, 2), "bfloat16"),
+    ((16, 256, 256, 12), (0, 3, 1, 2), "bfloat16"),
+    ((16, 12, 256, 256), (0, 2, 3, 1), "bfloat16"),
+    ((3000000, 5), (1, 0), "bfloat16"),
+    ((5, 3000000), (1, 0), "bfloat16"),
+    ((2097152, 16), (1, 0), "float32"),
+    ((4194304, 6), (1, 0), "float64"),
+    ((8, 224, 224, 3), (0, 3, 1, 2), "uint8"),     # 1.2 MiB: in L2
+    ((8, 3, 224, 224), (0, 2, 3, 1), "float16"),   # 2.3 MiB
+    ((65536, 8), (1, 0), "float32"),               # 2 MiB
+    ((32, 512, 512, 3), (0, 3, 1, 2), "float32"),
+    ((64, 224, 224, 4), (0, 3, 1, 2), "float32"),
+    ((64, 8, 224, 224), (0, 2, 3, 1), "uint8"),
+    ((128, 4, 256, 256), (0, 2, 3, 1), "float16"),
+    ((8, 3, 224, 224), (0, 2, 3, 1), "uint8"),     # 1.2 MiB
+)
+ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+#: Launches per CUDA graph and graph replays per median.
+LAUNCHES, REPEATS = 20, 5
+_BASE, _OTHER = 1 << 40, 2 << 40
+
+
+def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
+    """``{label: launches}`` of one case at addresses ``src``, ``dst``: ``ops`` and ``ops`` without the interleave
+    kernel."""
+    from linear_layouts.ops import launches
+
+    out = {"ops": launches.permute_launches(shape, dims, w, src, dst, device)}
+    default, launches.INTERLEAVE = launches.INTERLEAVE, False
+    try:
+        out["ops (skinny tiles)"] = launches.permute_launches(shape, dims, w, src, dst, device)
+    finally:
+        launches.INTERLEAVE = default
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- CPU
+def prepare(jobs: int) -> None:
+    """Every kernel of every case compiled for sm_90 into the kernel cache ``BUILD/cache``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from linear_layouts.codegen.ptx import compile_cubin_bytes, find_nvcc
+    from linear_layouts.ops.kernels import GridShape
+
+    if find_nvcc() is None:
+        sys.exit("interleave_bench: nvcc not found")
+    (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
+    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
+    sources = set()
+    for shape, dims, dtype in CASES:
+        for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, device).values():
+            sources |= {item.kernel.source for item in items if hasattr(item, "kernel")}
+    start = time.time()
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(lambda source: compile_cubin_bytes(source, "sm_90"), sorted(sources)))
+    print(f"prepared {len(sources)} kernels for sm_90 in {time.time() - start:.0f} s into {BUILD / 'cache'}")
+
+
+# ------------------------------------------------------------------------------------------- device
+def _time(fn) -> float:
+    import gpu_suite
+
+    return gpu_suite._time(fn, repeats=REPEATS, inner=LAUNCHES)
+
+
+def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
+    import torch
+    from harness.timing import time_together
+
+    w = ITEMSIZE[dtype]
+    numel = 1
+    for size in shape:
+        numel *= size
+    x = torch.randint(0, 256, (numel * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)).view(shape)
+    out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
+    expected = x.permute(dims).contiguous()
+    row = dict(shape=list(shape), dims=list(dims), dtype=dtype, mib=round(numel * w / 2**20, 2), kernels={})
+    fns = {}
+    for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
+        run = ops_cases.runner(items)
+        out.view(torch.uint8).fill_(0xAB)
+        run()
+        torch.cuda.synchronize()
+        correct = bool(torch.equal(out.view(torch.uint8), expected.view(torch.uint8)))
+        kernel = next(item.kernel for item in items if hasattr(item, "kernel"))
+        row["kernels"][label] = dict(correct=correct, ctas=items[0].ctas, threads=kernel.threads, name=kernel.name,
+                                     tile=[kernel.tile_rows, kernel.tile_cols])
+        fns[label] = run
+    words = -(-numel * w // 4)
+    src_copy = torch.empty(words, dtype=torch.int32, device="cuda")
+    dst_copy = torch.empty(words, dtype=torch.int32, device="cuda")
+    fns["eager"] = lambda: x.permute(dims).contiguous()
+    fns["copy"] = lambda: dst_copy.copy_(src_copy)
+    us = time_together(_time, fns)
+    for label, value in us.items():
+        entry = row["kernels"].setdefault(label, {})
+        entry["us"] = round(value, 2)
+        entry["tbs"] = round(2 * numel * w / value / 1e6, 3)
+        entry["of_copy"] = round(entry["tbs"] / copy_tbs, 3)
+    k = row["kernels"]
+    row["speedup"] = round(k["ops (skinny tiles)"]["us"] / k["ops"]["us"], 3)
+    row["vs_eager"] = round(k["eager"]["us"] / k["ops"]["us"], 3)
+    row["of_same_size_copy"] = round(k["copy"]["us"] / k["ops"]["us"], 3)
+    return row
+
+
+def markdown(env: dict, copy_tbs: float, rows: list[dict]) -> str:
+    lines = ["# The interleave / deinterleave transpose against the skinny tiles (`codegen.permute_interleave`)", "",
+             f"{env.get('date', '')}, {env.get('gpu', '')}; torch {env.get('torch', '')}, cupy {env.get('cupy', '')}, "
+             f"{env.get('nvcc', '')}. 1 GiB copy: {copy_tbs:.3f} TB/s (read + written). Cells: µs (% of the 1 GiB "
+             "copy's bandwidth); `copy`: a same-size copy of 4-byte elements.", "",
+             "| shape | dims | dtype | MiB | ops kernel | ops | skinny tiles | ops / skinny tiles | eager | ops / eager "
+             "| copy | ops / copy | correct |", "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for row in rows:
+        k = row["kernels"]
+
+        def cell(label):
+            return f"{k[label]['us']} ({100 * k[label]['of_copy']:.1f}%)"
+        ok = all(v.get("correct", True) for v in k.values())
+        lines.append(f"| {tuple(row['shape'])} | {tuple(row['dims'])} | {row['dtype']} | {row['mib']} | "
+                     f"{k['ops']['name']} | {cell('ops')} | {cell('ops (skinny tiles)')} | {row['speedup']}x | "
+                     f"{cell('eager')} | {row['vs_eager']}x | {cell('copy')} | {row['of_same_size_copy']} | "
+                     f"{'yes' if ok else 'WRONG'} |")
+    return "\n".join(lines) + "\n"
+
+
+def run(out: Path) -> None:
+    import torch
+    from harness.environment import environment
+
+    import gpu_suite
+    from linear_layouts.ops import launch
+
+    start = time.time()
+    env = environment(modules=("torch", "cupy", "numpy"), device=True)
+    device = launch.grid_shape(0)
+    copy_tbs = gpu_suite.copy_bandwidth()["tb_per_s"]
+    rows = []
+    for shape, dims, dtype in CASES:
+        rows.append(bench_case(shape, dims, dtype, device, copy_tbs))
+        print(f"{shape} {dims} {dtype}: {rows[-1]['speedup']}x the skinny tiles, {time.time() - start:.0f} s",
+              flush=True)
+        torch.cuda.empty_cache()
+    env["seconds"] = round(time.time() - start, 1)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "interleave.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows), indent=1))
+    (out / "interleave.md").write_text(markdown(env, copy_tbs, rows))
+    print((out / "interleave.md").read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("prepare", "run"), default="run")
+    parser.add_argument("--out", type=Path, default=Path("interleave_out"))
+    parser.add_argument("--jobs", type=int, default=2, help="nvcc processes at a time (prepare)")
+    args = parser.parse_args()
+    if args.mode == "prepare":
+        prepare(args.jobs)
+    else:
+        run(args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""The interleave / deinterleave transpose (``codegen.permute_interleave``) without a GPU: the emitted kernel, run
+by the emulator on NHWC <-> NCHW problems of a few channels, against ``np.transpose``; the output words' byte
+sources against a direct reading of the module doc; the kernel ``ops`` takes and where it does not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linear_layouts.codegen.emulate import emulate_launch, find_cxx
+from linear_layouts.codegen.permute import fast_divider
+from linear_layouts.codegen.permute_interleave import (
+    MAX_NARROW, emit_interleave_kernel, vector_bytes_for, word_sources,
+)
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops.kernels import GridShape
+from linear_layouts.ops.launches import Launch, interleaves, permute_launches
+from linear_layouts.ops.plan import plan_permutation
+
+from ._emulated import DST, SRC, UNWRITTEN, compiles_without_spills, emulated_permute
+
+_DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _random(shape, w: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 2 ** (8 * w) - 1, size=shape, dtype=np.uint64).astype(_DTYPES[w])
+
+
+def _run(kernel, shape, dims, a: np.ndarray) -> np.ndarray:
+    """``kernel`` on the plan of ``a.permute(dims)``, emulated; the output between guard bytes ``UNWRITTEN``."""
+    problem = plan_permutation(shape, dims, a.itemsize)
+    dst = np.full(a.nbytes + 64, UNWRITTEN, np.uint8)
+    tm, tn = kernel.tile_counts(problem.rows, problem.cols)
+    tail = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
+    for batch in problem.batch:
+        tail += list(batch)
+    named = dict(zip((p for _, p in kernel.params[2:]), tail))
+    tail += [fast_divider(named[p[:-4]]) for _, p in kernel.params[2 + len(tail):]]
+    src = np.ascontiguousarray(a).view(np.uint8).reshape(-1)
+    out = emulate_launch(kernel, tm * tn * problem.batch_count, [src, dst, *tail])[1]
+    assert (out[a.nbytes:] == UNWRITTEN).all()  # nothing past the output
+    return out[:a.nbytes].view(a.dtype).reshape(tuple(shape[d] for d in dims))
+
+
+@pytest.mark.parametrize("w, n, deinterleave, vb", [
+    (1, 3, True, 16), (1, 3, False, 16), (1, 4, True, 16), (1, 8, False, 16), (1, 9, True, 8), (1, 16, False, 8),
+    (2, 3, True, 16), (2, 5, False, 16), (2, 7, True, 16), (2, 12, False, 8), (4, 3, True, 16), (4, 6, False, 16),
+    (8, 2, True, 16), (8, 3, False, 8), (4, 15, True, 8)])
+def test_word_sources_read_the_transpose(w, n, deinterleave, vb):
+    """Each output byte's source, followed byte by byte, is the transpose of the thread's ``V x n`` block."""
+    v = vb // w
+    loaded = np.arange(n * vb)  # byte ids
+    block = loaded.reshape(v, n, w) if deinterleave else loaded.reshape(n, v, w).transpose(1, 0, 2)
+    expected = (block.transpose(1, 0, 2) if deinterleave else block).reshape(-1)  # the output's bytes, in order
+    got = [4 * word + byte for sources in word_sources(w, n, vb, deinterleave) for word, byte in sources]
+    assert got == list(expected)
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("shape, dims, w, n, deinterleave", [
+    ((2, 16, 16, 3), (0, 3, 1, 2), 1, 3, True),      # NHWC -> NCHW, 3 byte channels, 2 images
+    ((2, 3, 16, 16), (0, 2, 3, 1), 1, 3, False),     # NCHW -> NHWC
+    ((5, 64, 4), (0, 2, 1), 2, 4, True),             # batched [64, 4] fp16 -> [4, 64]
+    ((3, 7, 32), (0, 2, 1), 2, 7, False),            # 7 planes of 32 fp16
+    ((96, 9), (1, 0), 1, 9, True),                   # 8-byte vectors: 9 channels
+    ((16, 40), (1, 0), 4, 16, False),                # 16 fp32 planes
+    ((2, 2, 24, 5), (0, 1, 3, 2), 4, 5, True),       # two batch dims
+    ((4, 8, 6), (0, 2, 1), 8, 6, True),              # 64-bit: 2 a vector
+    ((1, 3, 4096), (0, 2, 1), 1, 3, False),          # a tile past the end: idle threads
+])
+def test_emulated_against_numpy(shape, dims, w, n, deinterleave):
+    a = _random(shape, w)
+    batch = len(plan_permutation(shape, dims, w).batch)
+    kernel = emit_interleave_kernel("k", w, n, deinterleave, warps=1, batch_dims=batch)
+    assert np.array_equal(_run(kernel, shape, dims, a), np.ascontiguousarray(np.transpose(a, dims)))
+
+
+def test_prmt_count():
+    """3 one-byte channels: 24 ``prmt`` for 48 bytes (2 an output word); 2-byte ones 1 a word; 4-byte ones none."""
+    assert emit_interleave_kernel("k", 1, 3, True).source.count("__byte_perm(") == 24
+    assert emit_interleave_kernel("k", 2, 3, True).source.count("__byte_perm(") == 12
+    assert "__byte_perm(" not in emit_interleave_kernel("k", 4, 3, False).source.split("extern")[1]
+
+
+def test_bad_arguments():
+    for kwargs, word in (({"narrow": 1}, "narrow"), ({"narrow": MAX_NARROW + 1}, "narrow"), ({"warps": 0}, "warps"),
+                         ({"batch_dims": 9}, "batch_dims"), ({"vector_bytes": 4}, "vector_bytes"),
+                         ({"deinterleave": 1}, "deinterleave")):
+        args = dict(name="k", element_bytes=2, narrow=3, deinterleave=True) | kwargs
+        with pytest.raises(LayoutError, match=word):
+            emit_interleave_kernel(**args)
+    with pytest.raises(LayoutError, match="vector_bytes"):
+        emit_interleave_kernel("k", 8, 3, True, vector_bytes=4)
+    assert vector_bytes_for(8) == 16 and vector_bytes_for(9) == 8
+
+
+def _problem(shape, dims, w):
+    return plan_permutation(shape, dims, w)
+
+
+def test_which_transposes_interleave():
+    """The module doc's domain: a narrow side of 2 to 16, dense along it, whole vectors elsewhere."""
+    assert interleaves(_problem((64, 224, 224, 3), (0, 3, 1, 2), 1), 0, 0) == (3, True)
+    assert interleaves(_problem((64, 3, 224, 224), (0, 2, 3, 1), 1), 0, 0) == (3, False)
+    assert interleaves(_problem((8, 512, 512, 16), (0, 3, 1, 2), 1), 0, 0) == (16, True)  # 8-byte vectors
+    assert interleaves(_problem((8, 512, 512, 12), (0, 3, 1, 2), 2), 0, 0) is None       # 24-byte pixels
+    assert interleaves(_problem((64, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) is None      # planes of 89401 bytes
+    assert interleaves(_problem((64, 224, 224, 3), (0, 3, 1, 2), 1), 8, 0) is None      # input 8 bytes off 16
+    assert interleaves(_problem((64, 224, 224, 17), (0, 3, 1, 2), 1), 0, 0) is None     # 17 channels
+    assert interleaves(_problem((64, 224, 224, 64), (0, 3, 1, 2), 2), 0, 0) is None     # not narrow
+    assert interleaves(_problem((24, 5, 9), (2, 1, 0), 2), 0, 0) is None                # lda = 45, ldb = 120
+    assert interleaves(_problem((4096, 4096), (1, 0), 1), 0, 0) is None
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("shape, dims, w", [
+    ((2, 32, 32, 3), (0, 3, 1, 2), 1), ((2, 3, 32, 32), (0, 2, 3, 1), 1), ((3, 16, 16, 4), (0, 3, 1, 2), 2),
+    ((2, 3, 48), (0, 2, 1), 4), ((2, 6, 64), (0, 2, 1), 2), ((520, 9), (1, 0), 1), ((2, 3, 2, 8, 2), (0, 1, 4, 2, 3), 8),
+])
+def test_ops_takes_it(shape, dims, w):
+    """``ops.permute``'s launches (one interleave kernel) run emulated equal ``np.transpose``."""
+    a = _random(shape, w, seed=3)
+    launches = permute_launches(shape, dims, w, SRC, DST, GridShape(132))
+    assert [type(x) for x in launches] == [Launch] and "interleave" in launches[0].kernel.name
+    assert np.array_equal(emulated_permute(a, dims), np.ascontiguousarray(np.transpose(a, dims)))
+
+
+def test_off_switch(monkeypatch):
+    """``INTERLEAVE = False`` gives the problem back to the skinny tiles."""
+    from linear_layouts.ops import launches
+    monkeypatch.setattr(launches, "INTERLEAVE", False)
+    kernel = permute_launches((4, 32, 32, 3), (0, 3, 1, 2), 1, SRC, DST, GridShape(132))[0].kernel
+    assert "interleave" not in kernel.name
+
+
+@pytest.mark.parametrize("w, n, deinterleave", [(1, 3, True), (1, 8, False), (1, 16, True), (2, 16, False),
+                                                (4, 8, True), (8, 16, False)])
+def test_compiles_for_sm_90_without_spills(w, n, deinterleave, tmp_path):
+    import re
+    import subprocess
+
+    from linear_layouts.codegen.ptx import find_nvcc
+    if find_nvcc() is None:
+        pytest.skip("no nvcc")
+    kernel = emit_interleave_kernel("k", w, n, deinterleave, batch_dims=1)
+    (tmp_path / "k.cu").write_text(kernel.source)
+    report = subprocess.run([find_nvcc(), "-arch=sm_90", "-cubin", "-w", "-Xptxas", "-v", "-o",
+                             str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                            capture_output=True, text=True, check=True).stderr
+    assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
+    assert int(re.search(r"Used (\d+) registers", report).group(1)) <= 128
