@@ -8,7 +8,7 @@ CUDA graphs of ``LAUNCHES`` launches, as ``ops_bench``):
 - ``ops`` as it is, and with ``launches.MISALIGNED_TRANSPOSE = "tiled"`` (the tile ``tile_for`` picks);
 - the tiled kernel at the tallest narrow tile its list holds (``transpose_tiles(..., dst_sectors=False)[0]``) and,
   for 8- and 16-bit elements, at 256 x 128 of 8 warps;
-- PyTorch eager and a same-size aligned copy; and a 1 GiB copy for the device's bandwidth.
+- PyTorch eager and a same-size copy of 4-byte elements; and a 1 GiB copy for the device's bandwidth.
 
     PYTHONPATH=src python3 benchmarks/chunked_transpose_bench.py --mode prepare   # CPU: nvcc cubins for sm_90
     PYTHONPATH=src python3 benchmarks/chunked_transpose_bench.py --out DIR        # device: chunked_transpose.{json,md}
@@ -150,23 +150,18 @@ def contenders(shape, dims, w: int, src: int, dst: int, device, variants: dict |
 # ---------------------------------------------------------------------------------------------- CPU
 def prepare(jobs: int, cases=CASES, variants: dict | None = None) -> None:
     """Every kernel of every case compiled for sm_90 into the kernel cache ``BUILD/cache``."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from linear_layouts.codegen.ptx import compile_cubin_bytes, find_nvcc
+    from linear_layouts.codegen.ptx import find_nvcc
     from linear_layouts.ops.kernels import GridShape
 
     if find_nvcc() is None:
         sys.exit("chunked_transpose_bench: nvcc not found")
     (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
-    sources = set()
-    for shape, dims, dtype, offset in cases:
-        for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER + offset, device, variants).values():
-            sources |= {item.kernel.source for item in items if hasattr(item, "kernel")}
-    start = time.time()
-    with ThreadPoolExecutor(jobs) as pool:
-        list(pool.map(lambda source: compile_cubin_bytes(source, "sm_90"), sorted(sources)))
-    print(f"prepared {len(sources)} kernels for sm_90 in {time.time() - start:.0f} s into {BUILD / 'cache'}")
+    sources = ops_cases.launch_sources(
+        items for shape, dims, dtype, offset in cases
+        for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER + offset, device, variants).values())
+    n, seconds = ops_cases.compile_sources(sources, "sm_90", jobs)
+    print(f"prepared {n} kernels for sm_90 in {seconds:.0f} s into {BUILD / 'cache'}")
 
 
 # ------------------------------------------------------------------------------------------- device
@@ -186,7 +181,6 @@ def _copy_tbs() -> float:
 
 def bench_case(shape, dims, dtype: str, offset: int, device, copy_tbs: float, variants: dict | None = None) -> dict:
     import torch
-    from harness.timing import time_together
 
     from linear_layouts.ops.launches import _plan
 
@@ -215,16 +209,7 @@ def bench_case(shape, dims, dtype: str, offset: int, device, copy_tbs: float, va
         row["kernels"][label] = dict(correct=correct, ctas=items[0].ctas, threads=kernel.threads,
                                      tile=[kernel.tile_rows, kernel.tile_cols], name=kernel.name)
         fns[label] = run
-    src_copy, dst_copy = torch.empty(numel * w, dtype=torch.uint8, device="cuda"), torch.empty(
-        numel * w, dtype=torch.uint8, device="cuda")
-    fns["eager"] = lambda: x.permute(dims).contiguous()
-    fns["copy"] = lambda: dst_copy.copy_(src_copy)
-    us = time_together(_time, fns)
-    for label, value in us.items():
-        entry = row["kernels"].setdefault(label, {})
-        entry["us"] = round(value, 2)
-        entry["tbs"] = round(2 * numel * w / value / 1e6, 3)
-        entry["of_copy"] = round(entry["tbs"] / copy_tbs, 3)
+    ops_cases.time_with_peers(_time, fns, x, dims, numel * w, copy_tbs, row["kernels"])
     chunked = {k: v for k, v in row["kernels"].items() if k.startswith("chunked") and v.get("correct")}
     if chunked:
         best = min(chunked, key=lambda k: chunked[k]["us"])

@@ -82,23 +82,18 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
 # ---------------------------------------------------------------------------------------------- CPU
 def prepare(jobs: int) -> None:
     """Every kernel of every case compiled for sm_90 into the kernel cache ``BUILD/cache``."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from linear_layouts.codegen.ptx import compile_cubin_bytes, find_nvcc
+    from linear_layouts.codegen.ptx import find_nvcc
     from linear_layouts.ops.kernels import GridShape
 
     if find_nvcc() is None:
         sys.exit("interleave_bench: nvcc not found")
     (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
-    sources = set()
-    for shape, dims, dtype in CASES:
-        for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, device).values():
-            sources |= {item.kernel.source for item in items if hasattr(item, "kernel")}
-    start = time.time()
-    with ThreadPoolExecutor(jobs) as pool:
-        list(pool.map(lambda source: compile_cubin_bytes(source, "sm_90"), sorted(sources)))
-    print(f"prepared {len(sources)} kernels for sm_90 in {time.time() - start:.0f} s into {BUILD / 'cache'}")
+    sources = ops_cases.launch_sources(items for shape, dims, dtype in CASES
+                                       for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER,
+                                                               device).values())
+    n, seconds = ops_cases.compile_sources(sources, "sm_90", jobs)
+    print(f"prepared {n} kernels for sm_90 in {seconds:.0f} s into {BUILD / 'cache'}")
 
 
 # ------------------------------------------------------------------------------------------- device
@@ -110,7 +105,6 @@ def _time(fn) -> float:
 
 def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
     import torch
-    from harness.timing import time_together
 
     w = ITEMSIZE[dtype]
     numel = 1
@@ -131,17 +125,7 @@ def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
         row["kernels"][label] = dict(correct=correct, ctas=items[0].ctas, threads=kernel.threads, name=kernel.name,
                                      tile=[kernel.tile_rows, kernel.tile_cols])
         fns[label] = run
-    words = -(-numel * w // 4)
-    src_copy = torch.empty(words, dtype=torch.int32, device="cuda")
-    dst_copy = torch.empty(words, dtype=torch.int32, device="cuda")
-    fns["eager"] = lambda: x.permute(dims).contiguous()
-    fns["copy"] = lambda: dst_copy.copy_(src_copy)
-    us = time_together(_time, fns)
-    for label, value in us.items():
-        entry = row["kernels"].setdefault(label, {})
-        entry["us"] = round(value, 2)
-        entry["tbs"] = round(2 * numel * w / value / 1e6, 3)
-        entry["of_copy"] = round(entry["tbs"] / copy_tbs, 3)
+    ops_cases.time_with_peers(_time, fns, x, dims, numel * w, copy_tbs, row["kernels"])
     k = row["kernels"]
     row["speedup"] = round(k["ops (skinny tiles)"]["us"] / k["ops"]["us"], 3)
     row["vs_eager"] = round(k["eager"]["us"] / k["ops"]["us"], 3)

@@ -124,15 +124,8 @@ def kernel_sources(seed: int) -> list[str]:
 
 
 def prepare(seed: int, jobs: int) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from linear_layouts.codegen.ptx import compile_cubin
-
-    start = time.time()
-    sources = kernel_sources(seed)
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
-        list(pool.map(lambda s: compile_cubin(s, "sm_90"), sources))
-    print(f"ours: {len(sources)} kernels in {time.time() - start:.0f} s", flush=True)
+    n, seconds = ops_cases.compile_sources(kernel_sources(seed), "sm_90", jobs)
+    print(f"ours: {n} kernels in {seconds:.0f} s", flush=True)
     import triton_transpose  # noqa: PLC0415 - Triton 3.6 on the path
 
     needs = set()

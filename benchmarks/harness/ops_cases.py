@@ -286,15 +286,44 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
     return out
 
 
-def precompile(arch: str = "sm_90", workers: int = 0) -> tuple[int, float]:
-    """Compile every ``kernel_sources()`` cubin into the kernel cache (nvcc, one per worker); returns
-    ``(kernels, seconds)``."""
+def compile_sources(sources, arch: str = "sm_90", workers: int = 0) -> tuple[int, float]:
+    """Compile each of ``sources`` (kernel sources, repeats ignored) into the kernel cache (``$LINEAR_LAYOUTS_CACHE``;
+    nvcc, one process per worker); returns ``(kernels, seconds)``."""
     import time
 
     from linear_layouts.codegen.ptx import compile_cubin
 
     start = time.time()
-    sources = kernel_sources()
+    sources = sorted(set(sources))
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 2) as pool:
         list(pool.map(lambda s: compile_cubin(s, arch), sources))
     return len(sources), time.time() - start
+
+
+def launch_sources(launch_lists) -> set[str]:
+    """The kernel sources of every ``Launch`` in ``launch_lists`` (lists of launches and copies)."""
+    return {item.kernel.source for items in launch_lists for item in items if hasattr(item, "kernel")}
+
+
+def time_with_peers(time, fns: dict, x, dims, nbytes: int, copy_tbs: float, kernels: dict) -> dict:
+    """``fns`` (label -> launch) timed together (``timing.time_together`` with ``time``) with PyTorch eager
+    ``x.permute(dims).contiguous()`` and a same-size copy of 4-byte elements (``eager``, ``copy``); each label's
+    ``us``, ``tbs`` (``2 nbytes`` moved) and ``of_copy`` (of ``copy_tbs``) into ``kernels[label]``, returned."""
+    import torch
+
+    from harness.timing import time_together
+
+    words = -(-nbytes // 4)
+    src, dst = (torch.empty(words, dtype=torch.int32, device=x.device) for _ in range(2))
+    fns = dict(fns, eager=lambda: x.permute(dims).contiguous(), copy=lambda: dst.copy_(src))
+    for label, value in time_together(time, fns).items():
+        entry = kernels.setdefault(label, {})
+        entry["us"] = round(value, 2)
+        entry["tbs"] = round(2 * nbytes / value / 1e6, 3)
+        entry["of_copy"] = round(entry["tbs"] / copy_tbs, 3)
+    return kernels
+
+
+def precompile(arch: str = "sm_90", workers: int = 0) -> tuple[int, float]:
+    """Compile every ``kernel_sources()`` cubin into the kernel cache (``compile_sources``)."""
+    return compile_sources(kernel_sources(), arch, workers)

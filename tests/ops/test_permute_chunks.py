@@ -17,7 +17,6 @@ from linear_layouts.analysis.bank_simulator import instruction_wavefronts
 from linear_layouts.codegen.cast_chunks import owned_range, thread_registers
 from linear_layouts.codegen.emulate import emulate_launch, find_cxx
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE
-from linear_layouts.codegen.permute import fast_divider
 from linear_layouts.codegen.permute_chunks import (
     chunk_elements, chunks_per_thread, column_pitch, column_start, emit_chunked_transpose_kernel, shared_bytes,
     shared_element_address,
@@ -75,11 +74,7 @@ def _launch(kernel, problem: TiledProblem, a: np.ndarray, src_offset: int, dst_o
     src[src_offset:src_offset + a.nbytes] = a.view(np.uint8).reshape(-1)
     dst = np.full(dst_offset + nbytes + _GUARD, UNWRITTEN, np.uint8)
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
-    tail = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
-    for batch in problem.batch:
-        tail += list(batch)
-    named = dict(zip((p for _, p in kernel.params[2:]), tail))
-    tail += [fast_divider(named[p[:-4]]) for _, p in kernel.params[2 + len(tail):]]
+    tail = launches.tiled_arguments(kernel, problem.rows, problem.cols, problem.lda, problem.ldb, problem.batch)
     out = emulate_launch(kernel, tm * tn * problem.batch_count, [(src, src_offset), (dst, dst_offset), *tail])[1]
     assert (out[:dst_offset] == UNWRITTEN).all() and (out[dst_offset + nbytes:] == UNWRITTEN).all()
     return out[dst_offset:dst_offset + nbytes]
@@ -197,9 +192,7 @@ def test_each_tile_writes_what_it_owns(shape, dims, w, tile, dst_offset, grids):
     problem = plan_permutation(shape, dims, w)
     kernel = emit_chunked_transpose_kernel("k", w, *tile, batch_dims=len(problem.batch))
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
-    tail = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb, *(x for b in problem.batch for x in b)]
-    named = dict(zip((p for _, p in kernel.params[2:]), tail))
-    tail += [fast_divider(named[p[:-4]]) for _, p in kernel.params[2 + len(tail):]]
+    tail = launches.tiled_arguments(kernel, problem.rows, problem.cols, problem.lda, problem.ldb, problem.batch)
     for ctas in grids:
         dst = np.full(dst_offset + a.nbytes + _GUARD, UNWRITTEN, np.uint8)
         out = emulate_launch(kernel, ctas, [a.view(np.uint8).reshape(-1), (dst, dst_offset), *tail])[1]

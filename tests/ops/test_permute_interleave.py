@@ -8,16 +8,15 @@ import numpy as np
 import pytest
 
 from linear_layouts.codegen.emulate import emulate_launch, find_cxx
-from linear_layouts.codegen.permute import fast_divider
 from linear_layouts.codegen.permute_interleave import (
     MAX_NARROW, emit_interleave_kernel, vector_bytes_for, word_sources,
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import GridShape
-from linear_layouts.ops.launches import Launch, interleaves, permute_launches
+from linear_layouts.ops.launches import Launch, interleaves, permute_launches, tiled_arguments
 from linear_layouts.ops.plan import plan_permutation
 
-from ._emulated import DST, SRC, UNWRITTEN, compiles_without_spills, emulated_permute
+from ._emulated import DST, SRC, UNWRITTEN, emulated_permute
 
 _DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -32,11 +31,7 @@ def _run(kernel, shape, dims, a: np.ndarray) -> np.ndarray:
     problem = plan_permutation(shape, dims, a.itemsize)
     dst = np.full(a.nbytes + 64, UNWRITTEN, np.uint8)
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
-    tail = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
-    for batch in problem.batch:
-        tail += list(batch)
-    named = dict(zip((p for _, p in kernel.params[2:]), tail))
-    tail += [fast_divider(named[p[:-4]]) for _, p in kernel.params[2 + len(tail):]]
+    tail = tiled_arguments(kernel, problem.rows, problem.cols, problem.lda, problem.ldb, problem.batch)
     src = np.ascontiguousarray(a).view(np.uint8).reshape(-1)
     out = emulate_launch(kernel, tm * tn * problem.batch_count, [src, dst, *tail])[1]
     assert (out[a.nbytes:] == UNWRITTEN).all()  # nothing past the output

@@ -158,7 +158,6 @@ def emit_interleave_kernel(name: str, element_bytes: int, narrow: int, deinterle
     t = cpp_storage_type(w)
     vector = "uint4" if vb == 16 else "uint2"
     load = "ll_ldg128_nc" if vb == 16 else "ll_ldg64_nc"
-    store = f"ll_stg{8 * vb}"
     params = tiled_params(t, batch_dims) + [("unsigned long long", f"{d}_div") for d in tile_divisors(batch_dims)]
     shared = 0
     if deinterleave:  # A's rows p .. p + V - 1, whole; B's rows 0 .. n - 1 from column p

@@ -32,7 +32,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE"]
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "tiled_arguments"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -208,6 +208,25 @@ def _checked_tile(problem: TiledProblem, src: int, dst: int, device: GridShape, 
     return config
 
 
+def tiled_arguments(kernel: PermuteKernel, rows: int, cols: int, lda: int, ldb: int,
+                    batch: tuple[tuple[int, int, int], ...]) -> tuple[int, ...]:
+    """The arguments after the two pointers of a tiled permute kernel (``codegen.permute.tiled_params``: the
+    sizes, tile counts, row strides, each batch dim's size and strides, then a ``fast_divider`` for each
+    ``{divisor}_div`` parameter) of a ``rows x cols`` problem.
+
+    >>> k = permute_kernel(TileConfig(2, 64, 64, 4, 8, 8), 0)
+    >>> tiled_arguments(k, 100, 200, 200, 100, ())[:6]
+    (100, 200, 4, 2, 200, 100)
+    """
+    tm, tn = kernel.tile_counts(rows, cols)
+    tail: list[int] = [rows, cols, tn, tm, lda, ldb]
+    for size, src_stride, dst_stride in batch:
+        tail += [size, src_stride, dst_stride]
+    named = dict(zip((p for _, p in kernel.params[2:]), tail))
+    tail += [fast_divider(named[p[:-4]]) for _, p in kernel.params[2 + len(tail):]]  # the "{divisor}_div" ones
+    return tuple(tail)
+
+
 def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                      device: GridShape, tile: TileConfig | ChunkedTile | None = None):
     """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
@@ -246,14 +265,10 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         raise LayoutError(f"x: {tiles} tiles exceed the {_MAX_CTAS} CTAs of one launch")
     ctas = kernel.ctas(tiles, device.multiprocessors)
     w = problem.element_bytes
-    tail: list[int] = [problem.rows, problem.cols, tn, tm, problem.lda, problem.ldb]
-    for size, src_stride, dst_stride in inner:
-        tail += [size, src_stride, dst_stride]
-    named = dict(zip((p for _, p in kernel.params[2:]), tail))
-    tail += [fast_divider(named[p[:-4]]) for _, p in kernel.params[2 + len(tail):]]  # the "{divisor}_div" ones
+    tail = tiled_arguments(kernel, problem.rows, problem.cols, problem.lda, problem.ldb, inner)
     offsets = tuple((w * sum(i * b[1] for i, b in zip(index, outer)), w * sum(i * b[2] for i, b in zip(index, outer)))
                     for index in itertools.product(*(range(size) for size, _, _ in outer)))
-    return kernel, ctas, tuple(tail), offsets, math.prod(shape) * itemsize
+    return kernel, ctas, tail, offsets, math.prod(shape) * itemsize
 
 
 def cast_vectors(m: int, n: int, input_bytes: int, x: int, out: int, out_t: int) -> tuple[int, int]:
