@@ -4,12 +4,17 @@ NHWC <-> NCHW of a few channels and ``[N, k]`` matrices (k <= 16) of every eleme
 L2-sized, in one run: each output checked bit for bit against PyTorch's ``x.permute(dims).contiguous()``, every
 contender of a case timed together (``harness.timing.time_together``, CUDA graphs of ``LAUNCHES`` launches):
 
-- ``ops``: as it is (the interleave kernel where ``launches.interleaves`` admits the problem);
-- ``ops (skinny tiles)``: with ``launches.INTERLEAVE = False`` (the tiled kernel at ``kernels.skinny_tile``);
+- ``ops``: as it is (the interleave kernel where ``launches.interleaves`` admits the problem: the aligned form,
+  or the form at any element offset, its name ending in ``_any``, for odd long sides);
+- ``ops (skinny tiles)``: with ``launches.INTERLEAVE = False`` (what ``ops`` takes without the interleave kernel:
+  the tiled kernel at ``kernels.skinny_tile``, or the chunked transpose);
 - PyTorch eager and a same-size copy of 4-byte elements; and a 1 GiB copy for the device's bandwidth.
 
     PYTHONPATH=src python3 benchmarks/interleave_bench.py --mode prepare   # CPU: nvcc cubins for sm_90
     PYTHONPATH=src python3 benchmarks/interleave_bench.py --out DIR        # device: interleave.{json,md}
+
+``--set odd`` takes only ``ODD_CASES`` (planes and matrices whose long side is no whole number of vectors), ``--set
+aligned`` only ``CASES``; the default both.
 
 ``prepare`` compiles every kernel into ``benchmarks/build/interleave/cache`` (the package's kernel cache,
 ``LINEAR_LAYOUTS_CACHE``); the device run loads them from there. Bandwidth counts the bytes read and written.
@@ -59,6 +64,24 @@ CASES = (
     ((128, 4, 256, 256), (0, 2, 3, 1), "float16"),
     ((8, 3, 224, 224), (0, 2, 3, 1), "uint8"),     # 1.2 MiB
 )
+#: Odd long sides (299 x 299 = 89401, 35 x 35, 68293, 1393441): the form at any element offset.
+ODD_CASES = (
+    ((64, 299, 299, 9), (0, 3, 1, 2), "uint8"),
+    ((128, 299, 299, 4), (0, 3, 1, 2), "uint8"),
+    ((64, 299, 299, 3), (0, 3, 1, 2), "uint8"),
+    ((64, 3, 299, 299), (0, 2, 3, 1), "uint8"),
+    ((16, 299, 299, 3), (0, 3, 1, 2), "float16"),
+    ((16, 3, 299, 299), (0, 2, 3, 1), "float16"),
+    ((32, 3, 299, 299), (0, 2, 3, 1), "float32"),
+    ((32, 299, 299, 3), (0, 3, 1, 2), "float32"),
+    ((1393441, 5), (1, 0), "bfloat16"),
+    ((5, 1393441), (1, 0), "bfloat16"),
+    ((135, 68293, 9), (0, 2, 1), "uint8"),
+    ((8, 35, 35, 3), (0, 3, 1, 2), "float16"),     # 57 KiB: launch-bound
+    ((8, 3, 35, 35), (0, 2, 3, 1), "float16"),
+)
+#: ``--set`` -> cases.
+SETS = {"all": CASES + ODD_CASES, "aligned": CASES, "odd": ODD_CASES}
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 #: Launches per CUDA graph and graph replays per median.
 LAUNCHES, REPEATS = 20, 5
@@ -80,8 +103,8 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- CPU
-def prepare(jobs: int) -> None:
-    """Every kernel of every case compiled for sm_90 into the kernel cache ``BUILD/cache``."""
+def prepare(jobs: int, cases=SETS["all"]) -> None:
+    """Every kernel of every case of ``cases`` compiled for sm_90 into the kernel cache ``BUILD/cache``."""
     from linear_layouts.codegen.ptx import find_nvcc
     from linear_layouts.ops.kernels import GridShape
 
@@ -89,7 +112,7 @@ def prepare(jobs: int) -> None:
         sys.exit("interleave_bench: nvcc not found")
     (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
-    sources = ops_cases.launch_sources(items for shape, dims, dtype in CASES
+    sources = ops_cases.launch_sources(items for shape, dims, dtype in cases
                                        for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER,
                                                                device).values())
     n, seconds = ops_cases.compile_sources(sources, "sm_90", jobs)
@@ -153,7 +176,7 @@ def markdown(env: dict, copy_tbs: float, rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(out: Path) -> None:
+def run(out: Path, cases=SETS["all"]) -> None:
     import torch
     from harness.environment import environment
 
@@ -165,7 +188,7 @@ def run(out: Path) -> None:
     device = launch.grid_shape(0)
     copy_tbs = gpu_suite.copy_bandwidth()["tb_per_s"]
     rows = []
-    for shape, dims, dtype in CASES:
+    for shape, dims, dtype in cases:
         rows.append(bench_case(shape, dims, dtype, device, copy_tbs))
         print(f"{shape} {dims} {dtype}: {rows[-1]['speedup']}x the skinny tiles, {time.time() - start:.0f} s",
               flush=True)
@@ -182,11 +205,12 @@ def main() -> None:
     parser.add_argument("--mode", choices=("prepare", "run"), default="run")
     parser.add_argument("--out", type=Path, default=Path("interleave_out"))
     parser.add_argument("--jobs", type=int, default=2, help="nvcc processes at a time (prepare)")
+    parser.add_argument("--set", choices=tuple(SETS), default="all", help="which cases (module doc)")
     args = parser.parse_args()
     if args.mode == "prepare":
-        prepare(args.jobs)
+        prepare(args.jobs, SETS[args.set])
     else:
-        run(args.out)
+        run(args.out, SETS[args.set])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """The interleave / deinterleave transpose (``codegen.permute_interleave``) without a GPU: the emitted kernel, run
 by the emulator on NHWC <-> NCHW problems of a few channels, against ``np.transpose``; the output words' byte
-sources against a direct reading of the module doc; the kernel ``ops`` takes and where it does not."""
+sources against a direct reading of the module doc; the kernel ``ops`` takes and where it does not; the form at
+any element offset on strided problems (odd long sides, padded rows, misaligned bases) against a NumPy gather,
+every byte outside the output checked unwritten."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pytest
 
 from linear_layouts.codegen.emulate import emulate_launch, find_cxx
 from linear_layouts.codegen.permute_interleave import (
-    MAX_NARROW, emit_interleave_kernel, vector_bytes_for, word_sources,
+    MAX_NARROW, UnalignedInterleaveKernel, emit_interleave_kernel, group_origin, vector_bytes_for, word_sources,
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import GridShape
@@ -95,13 +97,21 @@ def _problem(shape, dims, w):
 
 
 def test_which_transposes_interleave():
-    """The module doc's domain: a narrow side of 2 to 16, dense along it, whole vectors elsewhere."""
-    assert interleaves(_problem((64, 224, 224, 3), (0, 3, 1, 2), 1), 0, 0) == (3, True)
-    assert interleaves(_problem((64, 3, 224, 224), (0, 2, 3, 1), 1), 0, 0) == (3, False)
-    assert interleaves(_problem((8, 512, 512, 16), (0, 3, 1, 2), 1), 0, 0) == (16, True)  # 8-byte vectors
+    """The module doc's domain: a narrow side of 2 to 16, dense along it; whole vectors elsewhere (aligned), else
+    the dense side's address and batch strides multiples of ``gcd(n, V)`` elements (any offset)."""
+    assert interleaves(_problem((64, 224, 224, 3), (0, 3, 1, 2), 1), 0, 0) == (3, True, True)
+    assert interleaves(_problem((64, 3, 224, 224), (0, 2, 3, 1), 1), 0, 0) == (3, False, True)
+    assert interleaves(_problem((8, 512, 512, 16), (0, 3, 1, 2), 1), 0, 0) == (16, True, True)  # 8-byte vectors
     assert interleaves(_problem((8, 512, 512, 12), (0, 3, 1, 2), 2), 0, 0) is None       # 24-byte pixels
-    assert interleaves(_problem((64, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) is None      # planes of 89401 bytes
-    assert interleaves(_problem((64, 224, 224, 3), (0, 3, 1, 2), 1), 8, 0) is None      # input 8 bytes off 16
+    assert interleaves(_problem((64, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) == (3, True, False)  # planes of 89401
+    assert interleaves(_problem((64, 224, 224, 3), (0, 3, 1, 2), 1), 8, 0) == (3, True, False)  # input 8 bytes off
+    assert interleaves(_problem((64, 299, 299, 4), (0, 3, 1, 2), 1), 0, 0) == (4, True, False)
+    assert interleaves(_problem((64, 299, 299, 4), (0, 3, 1, 2), 1), 2, 0) is None      # 2 bytes: gcd(4, 16) = 4
+    assert interleaves(_problem((64, 299, 299, 4), (0, 3, 1, 2), 1), 4, 3) == (4, True, False)  # B's free
+    assert interleaves(_problem((16, 4, 299, 299), (0, 2, 3, 1), 2), 6, 8) == (4, False, False)  # gcd(4, 8) = 4
+    assert interleaves(_problem((16, 4, 299, 299), (0, 2, 3, 1), 2), 0, 4) is None
+    assert interleaves(_problem((16, 3, 299, 299), (0, 2, 3, 1), 4), 0, 2) is None      # not 4-byte aligned
+    assert interleaves(_problem((1393441, 5), (1, 0), 2), 0, 0) == (5, True, False)
     assert interleaves(_problem((64, 224, 224, 17), (0, 3, 1, 2), 1), 0, 0) is None     # 17 channels
     assert interleaves(_problem((64, 224, 224, 64), (0, 3, 1, 2), 2), 0, 0) is None     # not narrow
     assert interleaves(_problem((24, 5, 9), (2, 1, 0), 2), 0, 0) is None                # lda = 45, ldb = 120
@@ -139,6 +149,119 @@ def test_compiles_for_sm_90_without_spills(w, n, deinterleave, tmp_path):
     if find_nvcc() is None:
         pytest.skip("no nvcc")
     kernel = emit_interleave_kernel("k", w, n, deinterleave, batch_dims=1)
+    (tmp_path / "k.cu").write_text(kernel.source)
+    report = subprocess.run([find_nvcc(), "-arch=sm_90", "-cubin", "-w", "-Xptxas", "-v", "-o",
+                             str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                            capture_output=True, text=True, check=True).stderr
+    assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
+    assert int(re.search(r"Used (\d+) registers", report).group(1)) <= 128
+
+
+# ------------------------------------------------------------------------------------ the form at any element offset
+def test_group_origin():
+    """``e in (-V, 0]`` with ``position + n e = 0 mod V``, for every residue; None exactly where ``gcd(n, V)`` does
+    not divide the position."""
+    for n in range(2, MAX_NARROW + 1):
+        for v in (1, 2, 4, 8, 16):
+            for position in range(40):
+                e = group_origin(position, n, v)
+                if position % np.gcd(n, v):
+                    assert e is None
+                else:
+                    assert -v < e <= 0 and (position + n * e) % v == 0
+
+
+def _strided(w: int, n: int, deinterleave: bool, long_side: int, batch=(), offsets=(0, 0), pad: int = 0,
+             warps: int = 1, seed: int = 0):
+    """The unaligned form on ``B = A^T`` (``A`` ``rows x cols`` at row stride ``lda``, ``B``'s row ``c`` at ``c
+    ldb``, ``batch``: ``(size, src_stride, dst_stride)``), the strided side's rows ``pad`` elements apart more
+    than the long side, the buffers ``offsets`` bytes past 16-byte aligned ones; ``(output bytes, expected)``:
+    the gather ``B[c, r] = A[r, c]`` into bytes ``UNWRITTEN`` elsewhere."""
+    rows, cols = (long_side, n) if deinterleave else (n, long_side)
+    lda, ldb = (n, long_side + pad) if deinterleave else (long_side + pad, n)
+    kernel = emit_interleave_kernel("k", w, n, deinterleave, warps=warps, batch_dims=len(batch), aligned=False)
+    assert isinstance(kernel, UnalignedInterleaveKernel)
+    src_elements = (rows - 1) * lda + cols + sum((size - 1) * s for size, s, _ in batch)
+    dst_elements = (cols - 1) * ldb + rows + sum((size - 1) * d for size, _, d in batch)
+    so, do = offsets
+    src = np.zeros(so + src_elements * w, np.uint8)
+    src[so:] = np.random.default_rng(seed).integers(0, 256, src_elements * w, dtype=np.uint8)
+    dst = np.full(do + dst_elements * w + 32, UNWRITTEN, np.uint8)
+    tm, tn = kernel.tile_counts(rows, cols)
+    tail = tiled_arguments(kernel, rows, cols, lda, ldb, tuple(batch))
+    ctas = tm * tn * int(np.prod([size for size, _, _ in batch]))
+    out = emulate_launch(kernel, ctas, [(src, so), (dst, do), *tail])[1]
+    expected = np.full_like(dst, UNWRITTEN)
+    a = src[so:].view(_DTYPES[w])
+    b = expected[do:do + dst_elements * w].view(_DTYPES[w])
+    r, c = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    for index in np.ndindex(*(size for size, _, _ in batch)):
+        s = sum(i * stride for i, (_, stride, _) in zip(index, batch))
+        d = sum(i * stride for i, (_, _, stride) in zip(index, batch))
+        b[d + c * ldb + r] = a[s + r * lda + c]
+    return out, expected
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("w, n, deinterleave, long_side, batch, offsets, pad, warps", [
+    (1, 3, True, 17 * 17, ((3, 867, 870),), (0, 5), 0, 1),          # 299-like planes, 3 images, B 5 bytes off
+    (1, 3, False, 17 * 17, ((3, 870, 867),), (7, 3), 1, 1),         # NCHW -> NHWC, A's planes 1 apart more
+    (1, 4, True, 37 * 41, ((1, 6068, 6071), (3, 6072, 6100)), (4, 9), 3, 1),  # two batch dims; gcd(4, 16) = 4
+    (1, 9, False, 35 * 35, ((5, 9824, 11025),), (3, 9), 0, 1),      # 8-byte vectors; gcd(9, 8) = 1
+    (1, 16, True, 37 * 41, (), (8, 1), 5, 2),                       # 16 channels: gcd(16, 8) = 8
+    (1, 7, True, 300, ((3, 2101, 2111),), (1, 15), 2, 4),           # idle warps
+    (2, 5, True, 1225, ((3, 6125, 6130),), (2, 6), 0, 1),
+    (2, 8, False, 41, ((5, 330, 328),), (6, 16), 0, 1),             # gcd(8, 8) = 8: B on 16 bytes
+    (2, 7, False, 300, (), (2, 0), 9, 1),
+    (4, 3, True, 289, ((3, 867, 870),), (4, 12), 0, 1),
+    (4, 4, False, 37, ((3, 150, 148),), (12, 0), 1, 1),             # gcd(4, 4) = 4: B on 16 bytes
+    (8, 2, True, 77, ((3, 154, 160),), (0, 8), 3, 1),               # gcd(2, 2) = 2: A on 16 bytes
+    (8, 2, False, 77, ((3, 160, 154),), (8, 0), 3, 1),
+    (1, 5, True, 1, ((7, 5, 6),), (1, 3), 0, 1),                    # 1-element-long planes
+    (2, 3, False, 1, ((5, 4, 3),), (2, 2), 1, 1),
+    (1, 2, False, 15, (), (0, 1), 0, 1),                            # shorter than a vector
+])
+def test_unaligned_emulated_against_numpy(w, n, deinterleave, long_side, batch, offsets, pad, warps):
+    """Every element of ``B`` is its ``A`` element, written once (nothing else, also between the padded rows)."""
+    out, expected = _strided(w, n, deinterleave, long_side, batch, offsets, pad, warps)
+    assert np.array_equal(out, expected)
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("shape, dims, w, offsets", [
+    ((3, 17, 17, 3), (0, 3, 1, 2), 1, (1, 7)), ((3, 3, 17, 17), (0, 2, 3, 1), 1, (5, 2)),
+    ((300, 5), (1, 0), 2, (2, 6)), ((7, 4, 41), (0, 2, 1), 4, (4, 0)), ((2, 35, 35, 3), (0, 3, 1, 2), 2, (0, 0)),
+])
+def test_ops_takes_the_unaligned_form(shape, dims, w, offsets):
+    """``ops.permute`` of odd shapes at misaligned bases: one launch of the ``_any`` kernel, equal to
+    ``np.transpose``."""
+    a = _random(shape, w, seed=5)
+    launches = permute_launches(shape, dims, w, SRC + offsets[0], DST + offsets[1], GridShape(132))
+    assert [type(x) for x in launches] == [Launch] and launches[0].kernel.name.endswith("_any")
+    assert np.array_equal(emulated_permute(a, dims, *offsets), np.ascontiguousarray(np.transpose(a, dims)))
+
+
+def test_unaligned_tiles():
+    """``ceil((floor((L + V - 2) / V) + 2) / 31 W)`` tiles along the long side: 89401 one-byte pixels of 3
+    channels, 16 a group, 4 warps: 46; the aligned form's tiles are ``32 W V``."""
+    kernel = emit_interleave_kernel("k", 1, 3, True, aligned=False)
+    assert (kernel.tile_rows, kernel.tile_counts(89401, 3)) == (1984, (46, 1))
+    assert emit_interleave_kernel("k", 1, 3, False, aligned=False).tile_counts(3, 1) == (1, 1)
+    assert emit_interleave_kernel("k", 1, 3, True).tile_counts(89401, 3) == (44, 1)
+    with pytest.raises(LayoutError, match="aligned"):
+        emit_interleave_kernel("k", 1, 3, True, aligned=0)
+
+
+@pytest.mark.parametrize("w, n, deinterleave", [(1, 3, True), (1, 8, False), (1, 16, True), (2, 5, False),
+                                                (4, 4, True), (8, 2, False)])
+def test_unaligned_compiles_for_sm_90_without_spills(w, n, deinterleave, tmp_path):
+    import re
+    import subprocess
+
+    from linear_layouts.codegen.ptx import find_nvcc
+    if find_nvcc() is None:
+        pytest.skip("no nvcc")
+    kernel = emit_interleave_kernel("k", w, n, deinterleave, batch_dims=1, aligned=False)
     (tmp_path / "k.cu").write_text(kernel.source)
     report = subprocess.run([find_nvcc(), "-arch=sm_90", "-cubin", "-w", "-Xptxas", "-v", "-o",
                              str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],

@@ -376,11 +376,15 @@ INTERLEAVE_WARPS = 4
 
 
 @functools.lru_cache(maxsize=None)
-def interleave_kernel(element_bytes: int, narrow: int, deinterleave: bool, batch_dims: int) -> PermuteKernel:
+def interleave_kernel(element_bytes: int, narrow: int, deinterleave: bool, batch_dims: int,
+                      aligned: bool = True) -> PermuteKernel:
     """The transpose of a matrix whose narrow side is ``narrow`` elements (``codegen.permute_interleave``; its
-    columns when ``deinterleave``, else its rows), ``INTERLEAVE_WARPS`` warps, ``batch_dims`` batch dims."""
-    name = f"ll_permute_{'de' if deinterleave else ''}interleave_{8 * element_bytes}b_n{narrow}_d{batch_dims}"
-    return emit_interleave_kernel(name, element_bytes, narrow, deinterleave, INTERLEAVE_WARPS, batch_dims)
+    columns when ``deinterleave``, else its rows), ``INTERLEAVE_WARPS`` warps, ``batch_dims`` batch dims; not
+    ``aligned``: the form at any element offset (its name ends in ``_any``)."""
+    name = (f"ll_permute_{'de' if deinterleave else ''}interleave_{8 * element_bytes}b_n{narrow}_d{batch_dims}"
+            + ("" if aligned else "_any"))
+    return emit_interleave_kernel(name, element_bytes, narrow, deinterleave, INTERLEAVE_WARPS, batch_dims,
+                                  aligned=aligned)
 
 
 @functools.lru_cache(maxsize=None)

@@ -144,28 +144,38 @@ def chunked_source_aligned(problem: TiledProblem, src: int) -> bool:
     return vector_elements(w, problem.cols, src) == MAX_VECTOR_BYTES // w
 
 
-def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool] | None:
-    """``(narrow, deinterleave)`` where the interleave kernel (``codegen.permute_interleave``) takes ``problem`` at
-    these addresses, else None: a transpose with a side of 2 to ``MAX_NARROW`` elements and at most
+def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, bool] | None:
+    """``(narrow, deinterleave, aligned)`` where the interleave kernel (``codegen.permute_interleave``) takes
+    ``problem`` at these addresses, else None: a transpose with a side of 2 to ``MAX_NARROW`` elements and at most
     ``MAX_VECTOR_BYTES`` bytes (its columns first: NHWC -> NCHW, *deinterleave*; else its rows: NCHW -> NHWC),
-    dense along it (``lda = cols``, resp. ``ldb = rows``), whose long side, other row stride, batch strides and
-    both addresses are whole vectors (``vector_bytes_for(narrow)``). Rows of that side shorter than a vector are
+    dense along it (``lda = cols``, resp. ``ldb = rows``), both addresses ``w``-aligned. ``aligned`` where its long
+    side, other row stride, batch strides and both addresses are whole vectors (``vector_bytes_for(narrow)``);
+    else the form at any element offset, which needs the dense side's address and batch strides multiples of
+    ``gcd(narrow, V)`` elements (``permute_interleave.group_origin``). Rows of that side shorter than a vector are
     where the tiled kernel's accesses along them are narrow; from 24 bytes on the tiled kernel was as fast or
-    faster (``benchmarks/results/interleave.md``). ``[64, 224, 224, 3]`` uint8 ``(0, 3, 1, 2)`` is ``(3, True)``; at
-    ``[64, 299, 299, 3]`` the planes of 89401 bytes are not whole vectors: None."""
-    if problem.kind is not PermuteKind.TRANSPOSE:
+    faster (``benchmarks/results/interleave.md``). ``[64, 224, 224, 3]`` uint8 ``(0, 3, 1, 2)`` is ``(3, True,
+    True)``; at ``[64, 299, 299, 3]`` the planes of 89401 bytes are not whole vectors: ``(3, True, False)``."""
+    if problem.kind is not PermuteKind.TRANSPOSE or src % problem.element_bytes or dst % problem.element_bytes:
         return None
     w = problem.element_bytes
-    for deinterleave, narrow, long_side, dense, stride in (
-            (True, problem.cols, problem.rows, problem.lda == problem.cols, problem.ldb),
-            (False, problem.rows, problem.cols, problem.ldb == problem.rows, problem.lda)):
+    sides = []  # (deinterleave, narrow, long side, other row stride, dense side's address, its batch strides)
+    for deinterleave, narrow, long_side, dense, stride, address, strides in (
+            (True, problem.cols, problem.rows, problem.lda == problem.cols, problem.ldb, src,
+             [s for _, s, _ in problem.batch]),
+            (False, problem.rows, problem.cols, problem.ldb == problem.rows, problem.lda, dst,
+             [d for _, _, d in problem.batch])):
+        if 2 <= narrow <= MAX_NARROW and narrow * w <= MAX_VECTOR_BYTES and dense and vector_bytes_for(narrow) >= w:
+            sides.append((deinterleave, narrow, long_side, stride, address, strides))
+    for deinterleave, narrow, long_side, stride, _, _ in sides:
         vb = vector_bytes_for(narrow)
-        if not (2 <= narrow <= MAX_NARROW and narrow * w <= MAX_VECTOR_BYTES and dense and vb >= w) \
-                or src % vb or dst % vb:
-            continue
         v = vb // w
-        if long_side % v == 0 and stride % v == 0 and all(s % v == 0 and d % v == 0 for _, s, d in problem.batch):
-            return narrow, deinterleave
+        if src % vb == 0 and dst % vb == 0 and long_side % v == 0 and stride % v == 0 and all(
+                s % v == 0 and d % v == 0 for _, s, d in problem.batch):
+            return narrow, deinterleave, True
+    for deinterleave, narrow, _, _, address, strides in sides:
+        d = math.gcd(narrow, vector_bytes_for(narrow) // w)
+        if address // w % d == 0 and all(s % d == 0 for s in strides):
+            return narrow, deinterleave, False
     return None
 
 
@@ -250,7 +260,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     outer, inner = problem.batch[:split], problem.batch[split:]
     narrow = interleaves(problem, src, dst) if tile is None and interleave else None
     if narrow is not None:
-        kernel = interleave_kernel(problem.element_bytes, *narrow, len(inner))
+        kernel = interleave_kernel(problem.element_bytes, narrow[0], narrow[1], len(inner), narrow[2])
     elif isinstance(tile, ChunkedTile) or (tile is None and misaligned == "chunked"
                                          and _chunked_by_default(problem, src, dst)):
         if not chunked_transposes(problem, src, dst):
