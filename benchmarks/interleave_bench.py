@@ -80,8 +80,12 @@ ODD_CASES = (
     ((8, 35, 35, 3), (0, 3, 1, 2), "float16"),     # 57 KiB: launch-bound
     ((8, 3, 35, 35), (0, 2, 3, 1), "float16"),
 )
+#: ``--set short``: odd planes from short to long, small and large batches (where the odd form starts to pay).
+SHORT_CASES = tuple(
+    ((batch, side, side, 3), (0, 3, 1, 2), dtype)
+    for dtype in ("float16", "uint8") for batch, side in ((8, 35), (256, 35), (32, 75), (8, 149), (64, 149), (2, 1001)))
 #: ``--set`` -> cases.
-SETS = {"all": CASES + ODD_CASES, "aligned": CASES, "odd": ODD_CASES}
+SETS = {"all": CASES + ODD_CASES, "aligned": CASES, "odd": ODD_CASES, "short": SHORT_CASES}
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 #: Launches per CUDA graph and graph replays per median.
 LAUNCHES, REPEATS = 20, 5

@@ -232,13 +232,29 @@ def test_unaligned_emulated_against_numpy(w, n, deinterleave, long_side, batch, 
     ((3, 17, 17, 3), (0, 3, 1, 2), 1, (1, 7)), ((3, 3, 17, 17), (0, 2, 3, 1), 1, (5, 2)),
     ((300, 5), (1, 0), 2, (2, 6)), ((7, 4, 41), (0, 2, 1), 4, (4, 0)), ((2, 35, 35, 3), (0, 3, 1, 2), 2, (0, 0)),
 ])
-def test_ops_takes_the_unaligned_form(shape, dims, w, offsets):
+def test_ops_takes_the_unaligned_form(shape, dims, w, offsets, monkeypatch):
     """``ops.permute`` of odd shapes at misaligned bases: one launch of the ``_any`` kernel, equal to
-    ``np.transpose``."""
+    ``np.transpose`` (the size rule ``INTERLEAVE_ANY_MIN_BYTES`` lowered to these emulated sizes)."""
+    from linear_layouts.ops import launches as ops_launches
+    monkeypatch.setattr(ops_launches, "INTERLEAVE_ANY_MIN_BYTES", 0)
+    ops_launches._template.cache_clear()
     a = _random(shape, w, seed=5)
     launches = permute_launches(shape, dims, w, SRC + offsets[0], DST + offsets[1], GridShape(132))
     assert [type(x) for x in launches] == [Launch] and launches[0].kernel.name.endswith("_any")
     assert np.array_equal(emulated_permute(a, dims, *offsets), np.ascontiguousarray(np.transpose(a, dims)))
+    ops_launches._template.cache_clear()
+
+
+def test_small_odd_problems_keep_the_tiles():
+    """Below ``INTERLEAVE_ANY_MIN_BYTES`` an odd problem keeps the skinny tiles; from it, the ``_any`` form."""
+    from linear_layouts.ops.launches import INTERLEAVE_ANY_MIN_BYTES
+    assert INTERLEAVE_ANY_MIN_BYTES == 2 << 20
+    assert interleaves(_problem((8, 35, 35, 3), (0, 3, 1, 2), 2), 0, 0) is None
+    assert interleaves(_problem((40, 35, 35, 3), (0, 3, 1, 2), 2), 0, 0) is None         # 294000 bytes
+    assert interleaves(_problem((8, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) == (3, True, False)  # 2145624 bytes
+    assert interleaves(_problem((7, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) is None       # 1877421 bytes
+    name = permute_launches((8, 35, 35, 3), (0, 3, 1, 2), 2, SRC, DST, GridShape(132))[0].kernel.name
+    assert "interleave" not in name
 
 
 def test_unaligned_tiles():

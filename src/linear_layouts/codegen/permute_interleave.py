@@ -193,7 +193,7 @@ def _shift_lines(vector: str, words: int, bits: int, up: bool) -> list[str]:
 def _edge_functions(t: str, w: int, vb: int) -> list[str]:
     """``ll_load_part(a, x, total)``: the vector of ``a[x .. x + V - 1]``, zeros outside ``[0, total)``;
     ``ll_store_part(b, x, total, v)``: element ``i`` of ``v`` to ``b[x + i]`` where ``0 <= x + i < total``. One
-    element an access, a loop of few registers: the kernel takes them only where a vector crosses an end."""
+    element an access (the loads all issued before the first is used), only where a vector crosses an end."""
     v, words = vb // w, vb // 4
     vector = "uint4" if vb == 16 else "uint2"
     zero = " ".join(f"r.{_FIELDS[j]} = 0u;" for j in range(words))
@@ -206,17 +206,20 @@ def _edge_functions(t: str, w: int, vb: int) -> list[str]:
         f"LL_DEV {vector} ll_load_part(const {t}* a, long long x, long long total) {{",
         f"  {vector} r; {zero}",
         f"{guard} r;",
-        "  #pragma unroll 1",
-        f"  for (long long i = x + {v - 1}ll; i >= x; --i) {{",
+        f"  {t} ys[{v}];",
+        "  #pragma unroll",  # every element's load issued before the first is used: one latency, not V
+        f"  for (int j = 0; j < {v}; ++j) ys[j] = x + j >= 0ll && x + j < total ? a[x + j] : ({t})0;",
+        "  #pragma unroll",
+        f"  for (int j = {v - 1}; j >= 0; --j) {{",
         *(_shift_lines("r", words, 8 * w, True) if v > 1 else []),
-        f"    const {t} y = i >= 0ll && i < total ? a[i] : ({t})0;",
+        f"    const {t} y = ys[j];",
         f"    {put}",
         "  }",
         "  return r;",
         "}",
         f"LL_DEV void ll_store_part({t}* b, long long x, long long total, {vector} r) {{",
         f"{guard};",
-        "  #pragma unroll 1",
+        "  #pragma unroll",
         f"  for (long long i = x; i < x + {v}ll; ++i) {{",
         f"    if (i >= 0ll && i < total) b[i] = ({t})({low});",
         *(_shift_lines("r", words, 8 * w, False) if v > 1 else []),

@@ -32,7 +32,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "tiled_arguments"]
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "tiled_arguments"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -59,6 +59,11 @@ MISALIGNED_TRANSPOSE = "chunked"
 #: ``interleaves`` admits (False: the tiled kernel's skinny tiles), read at each of its calls as
 #: ``MISALIGNED_TRANSPOSE`` is.
 INTERLEAVE = True
+#: Bytes from which ``interleaves`` gives a problem whose vectors do not align the interleave kernel's form at any
+#: offset: below, its edge lanes' element accesses cost more than the skinny tiles (``[8, 35, 35, 3]`` fp16, 57
+#: KiB: 2.41 against 1.72 µs; ``[256, 35, 35, 3]`` fp16, 1.8 MiB: equal; from 4 MiB 1.27-2.44x faster:
+#: ``benchmarks/results/interleave_odd.md``).
+INTERLEAVE_ANY_MIN_BYTES = 2 << 20
 
 
 @dataclass(frozen=True)
@@ -151,7 +156,8 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
     dense along it (``lda = cols``, resp. ``ldb = rows``), both addresses ``w``-aligned. ``aligned`` where its long
     side, other row stride, batch strides and both addresses are whole vectors (``vector_bytes_for(narrow)``);
     else the form at any element offset, which needs the dense side's address and batch strides multiples of
-    ``gcd(narrow, V)`` elements (``permute_interleave.group_origin``). Rows of that side shorter than a vector are
+    ``gcd(narrow, V)`` elements (``permute_interleave.group_origin``) and a tensor of ``INTERLEAVE_ANY_MIN_BYTES``
+    or more. Rows of that side shorter than a vector are
     where the tiled kernel's accesses along them are narrow; from 24 bytes on the tiled kernel was as fast or
     faster (``benchmarks/results/interleave.md``). ``[64, 224, 224, 3]`` uint8 ``(0, 3, 1, 2)`` is ``(3, True,
     True)``; at ``[64, 299, 299, 3]`` the planes of 89401 bytes are not whole vectors: ``(3, True, False)``."""
@@ -172,6 +178,8 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
         if src % vb == 0 and dst % vb == 0 and long_side % v == 0 and stride % v == 0 and all(
                 s % v == 0 and d % v == 0 for _, s, d in problem.batch):
             return narrow, deinterleave, True
+    if problem.rows * problem.cols * problem.batch_count * w < INTERLEAVE_ANY_MIN_BYTES:
+        return None
     for deinterleave, narrow, _, _, address, strides in sides:
         d = math.gcd(narrow, vector_bytes_for(narrow) // w)
         if address // w % d == 0 and all(s % d == 0 for s in strides):
