@@ -182,3 +182,25 @@ def test_portable_kernel_forces_the_fallbacks_in_a_source_of_its_own():
     assert portable.source == "#define LL_PORTABLE\n" + kernel.source and portable.source != kernel.source
     assert (portable.name, portable.params, portable.threads, portable.shared_bytes) == (
         kernel.name, kernel.params, kernel.threads, kernel.shared_bytes)
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc (CUDA 13) to compile the kernels")
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="known gap: the planner's conversion of some tiled transposes uses stmatrix (sm_90+), which "
+                          "has no fallback yet; sm_90 compiles it")
+def test_stmatrix_transposes_compile_below_sm90(tmp_path):
+    """The tiled transpose ``ops`` plans for a ``3 x 1000 x 999`` bf16 tensor stores through ``stmatrix``: it
+    compiles for sm_90 but not (yet) for sm_80. Strict: when a fallback lands, this test says so."""
+    kernel = permute_launches((3, 1000, 999), (0, 2, 1), 2, _BASE, _BASE, _DEVICE)[0].kernel
+    assert "ll_stsm_x" in kernel.source.split("extern \"C\"")[-1]
+    path = tmp_path / "k.cu"
+    path.write_text(kernel.source)
+
+    def compiles(arch: str) -> bool:
+        cmd = [find_nvcc(), "-std=c++17", "-O3", f"-arch={arch}", "-cubin", "-o", str(tmp_path / f"{arch}.cubin"),
+               str(path)]
+        return subprocess.run(cmd, capture_output=True).returncode == 0
+
+    if not compiles("sm_90"):
+        pytest.fail("the stmatrix transpose does not compile for sm_90 either")
+    assert compiles("sm_80")
