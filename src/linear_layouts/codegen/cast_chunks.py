@@ -35,7 +35,8 @@ a thread's main items then share their chunk ``j`` and shift ``d = (r n + c0) mo
 apart, a multiple of ``G``), so its later items are constants away from its first. The pitch ``P`` (the least
 ``P >= R + 2G + 3`` with ``P = 2 mod 4``) spreads the byte stores of a warp, whose columns are ``G`` apart, over
 the banks. The amax is over every element loaded (all of ``X``'s, some twice): of 2-byte inputs on packed
-halves (``max.xorsign.abs``, exact), then the reduction (one ``redux.sync`` a warp), the scale and the launch
+halves (``max.xorsign.abs``, exact), then the reduction (one ``redux.sync`` a warp; below sm_86 / sm_80
+the same results by integer compares and a ``shfl.xor`` tree), the scale and the launch
 (``tiles_n * tiles_m`` CTAs, tile ``(t / tiles_n, t mod tiles_n)``) as in ``permute.emit_cast_transpose_kernel``,
 whose parameters the kernel takes. Requires: ``X``'s address a multiple of 16, ``C``'s and ``T``'s of ``G``.
 
@@ -136,25 +137,27 @@ def _load_function(itype: str, wi: int, g: int) -> list[str]:
 
 def _maxabs_function(fmt: str) -> list[str]:
     """``ll_maxabs2(m, w)``: per 16-bit half, the larger magnitude of ``m`` and ``w`` (2-byte formats; a NaN loses,
-    as in ``fmaxf``), ``max.xorsign.abs`` (its sign bits are xor junk: the caller clears them); on the host the
-    magnitude itself."""
+    as in ``fmaxf``), ``max.xorsign.abs`` from sm_86 (its sign bits are xor junk: the caller clears them); below,
+    on the host and under ``LL_PORTABLE`` the magnitudes compared as unsigned ints (for IEEE halves that are not
+    NaN, above ``0x7f80`` in bf16 or ``0x7c00`` in fp16, the order of magnitudes is the order of their bits),
+    the same magnitude with clear sign bits."""
     ptx = {"bf16": "bf16x2", "fp16": "f16x2"}[fmt]
+    infinity = {"bf16": "0x7f80u", "fp16": "0x7c00u"}[fmt]
     return [
         f"#ifndef LL_MAXABS_{fmt.upper()}",
         f"#define LL_MAXABS_{fmt.upper()}",
-        "#ifdef LL_HOST",
+        "#if LL_CUDA_ARCH >= 860",
+        f"LL_DEV unsigned ll_maxabs2_{fmt}(unsigned m, unsigned w) {{ unsigned d; "
+        f'asm("max.xorsign.abs.{ptx} %0, %1, %2;" : "=r"(d) : "r"(m), "r"(w)); return d; }}',
+        "#else",
         f"LL_DEV unsigned ll_maxabs2_{fmt}(unsigned m, unsigned w) {{",
         "  unsigned out = 0u;",
         "  for (unsigned h = 0u; h < 32u; h += 16u) {",
         "    const unsigned x = (m >> h) & 0x7fffu, y = (w >> h) & 0x7fffu;",
-        f"    const float fx = {to_float(fmt, 'x')}, fy = {to_float(fmt, 'y')};",
-        "    out |= (fx != fx ? y : fy != fy ? x : fy > fx ? y : x) << h;",
+        f"    out |= (x > {infinity} ? y : y > {infinity} ? x : y > x ? y : x) << h;",
         "  }",
         "  return out;",
         "}",
-        "#else",
-        f"LL_DEV unsigned ll_maxabs2_{fmt}(unsigned m, unsigned w) {{ unsigned d; "
-        f'asm("max.xorsign.abs.{ptx} %0, %1, %2;" : "=r"(d) : "r"(m), "r"(w)); return d; }}',
         "#endif",
         "#endif",
     ]
@@ -186,17 +189,18 @@ OPAQUE_FUNCTIONS = [
 ]
 
 
-#: ``ll_warp_max(v)``: the largest ``v`` of the warp's 32 lanes, one ``redux.sync`` (a ``shfl.xor`` tree on the host).
+#: ``ll_warp_max(v)``: the largest ``v`` of the warp's 32 lanes, one ``redux.sync`` from sm_80 (a ``shfl.xor`` tree
+#: below, on the host and under ``LL_PORTABLE``).
 _WARP_MAX = [
     "#ifndef LL_WARP_MAX",
     "#define LL_WARP_MAX",
-    "#ifdef LL_HOST",
+    "#if LL_CUDA_ARCH >= 800",
+    "LL_DEV unsigned ll_warp_max(unsigned v) { return __reduce_max_sync(0xffffffffu, v); }",
+    "#else",
     "LL_DEV unsigned ll_warp_max(unsigned v) {",
     "  for (unsigned s = 16u; s; s >>= 1) { const unsigned o = __shfl_xor_sync(0xffffffffu, v, s); v = o > v ? o : v; }",
     "  return v;",
     "}",
-    "#else",
-    "LL_DEV unsigned ll_warp_max(unsigned v) { return __reduce_max_sync(0xffffffffu, v); }",
     "#endif",
     "#endif",
 ]
@@ -204,20 +208,21 @@ _WARP_MAX = [
 
 def _cvt4_function(fp8: str) -> list[str]:
     """``ll_cvt4_<fp8>(a, b, c, d)``: the fp8 bytes of four floats in one word (``a`` lowest), two ``cvt``s whose
-    results share the word (no zero extension between them)."""
+    results share the word (no zero extension between them); below sm_89, on the host and under ``LL_PORTABLE``
+    two ``ll_cvt_<fp8>x2`` (``permute.CAST_FUNCTIONS``)."""
     return [
         f"#ifndef LL_CVT4_{fp8.upper()}",
         f"#define LL_CVT4_{fp8.upper()}",
-        "#ifdef LL_HOST",
-        f"LL_DEV unsigned ll_cvt4_{fp8}(float a, float b, float c, float d) {{ "
-        f"return ll_cvt_{fp8}x2(a, b) | (ll_cvt_{fp8}x2(c, d) << 16); }}",
-        "#else",
+        "#if LL_CUDA_ARCH >= 890",
         f"LL_DEV unsigned ll_cvt4_{fp8}(float a, float b, float c, float d) {{",
         "  unsigned w;",
         f'  asm("{{ .reg .b16 lo, hi; cvt.rn.satfinite.{fp8}x2.f32 lo, %2, %1; cvt.rn.satfinite.{fp8}x2.f32 hi, %4, %3; '
         'mov.b32 %0, {lo, hi}; }" : "=r"(w) : "f"(a), "f"(b), "f"(c), "f"(d));',
         "  return w;",
         "}",
+        "#else",
+        f"LL_DEV unsigned ll_cvt4_{fp8}(float a, float b, float c, float d) {{ "
+        f"return ll_cvt_{fp8}x2(a, b) | (ll_cvt_{fp8}x2(c, d) << 16); }}",
         "#endif",
         "#endif",
     ]

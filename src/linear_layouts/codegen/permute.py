@@ -359,10 +359,19 @@ def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile
 
 #: Device (and, under ``LL_HOST``, emulator) functions of the cast-transpose: fp16 -> fp32, two fp32 ->
 #: two fp8 in one 16-bit word (``lo`` in the low byte; PTX ``cvt.rn.satfinite``: round to nearest even,
-#: saturated to the largest finite value, NaN stays NaN), and an atomic max of a non-negative float.
+#: saturated to the largest finite value, infinities too, NaN -> ``0x7f``), and an atomic max of a
+#: non-negative float. ``LL_CUDA_ARCH`` is the architecture whose instructions the helpers may use:
+#: ``__CUDA_ARCH__`` on the device, 0 on the host and under ``LL_PORTABLE`` (a test's switch to the
+#: fallbacks). Below sm_89 (no fp8 ``cvt``) ``ll_fp8_bits`` converts by integer operations on the float's
+#: bits, bit-identical to the instruction; the host emulation uses it too.
 CAST_FUNCTIONS = r"""
 #ifndef LL_CAST
 #define LL_CAST
+#if defined(LL_HOST) || defined(LL_PORTABLE) || !defined(__CUDA_ARCH__)
+#define LL_CUDA_ARCH 0
+#else
+#define LL_CUDA_ARCH __CUDA_ARCH__
+#endif
 #ifdef LL_HOST
 #include <cmath>
 LL_DEV float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
@@ -373,29 +382,34 @@ LL_DEV float ll_f16_to_f32(unsigned h) {
   float v = e == 0u ? std::ldexp((float)m, -24) : e == 31u ? (m ? NAN : INFINITY) : std::ldexp((float)(m | 1024u), (int)e - 25);
   return s ? -v : v;
 }
-LL_DEV unsigned ll_fp8_host(float f, int mbits, int bias, float maxf, unsigned nan) {
-  const unsigned sign = std::signbit(f) ? 0x80u : 0u;
-  float a = std::fabs(f);
-  if (a != a) return nan;
-  const int emin = 1 - bias;
-  int e; std::frexp(a, &e); e -= 1;  // a = 1.x * 2^e
-  if (e < emin) e = emin;
-  float q = std::ldexp(1.0f, e - mbits);
-  float r = std::nearbyint(a / q) * q;  // round to nearest even (the default rounding mode)
-  if (r > maxf) r = maxf;
-  if (r == 0.0f) return sign;
-  std::frexp(r, &e); e -= 1;
-  if (e < emin) return sign | (unsigned)(r / std::ldexp(1.0f, emin - mbits));
-  return sign | ((unsigned)(e + bias) << mbits) | ((unsigned)(r / std::ldexp(1.0f, e - mbits)) - (1u << mbits));
-}
-LL_DEV unsigned ll_cvt_e4m3x2(float lo, float hi) { return ll_fp8_host(lo, 3, 7, 448.0f, 0x7fu) | (ll_fp8_host(hi, 3, 7, 448.0f, 0x7fu) << 8); }
-LL_DEV unsigned ll_cvt_e5m2x2(float lo, float hi) { return ll_fp8_host(lo, 2, 15, 57344.0f, 0x7fu) | (ll_fp8_host(hi, 2, 15, 57344.0f, 0x7fu) << 8); }
 LL_DEV void ll_atomic_max_amax(float* p, float v) { int* q = reinterpret_cast<int*>(p); int x = __float_as_int(v), old = __atomic_load_n(q, __ATOMIC_SEQ_CST); while (old < x && !__atomic_compare_exchange_n(q, &old, x, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {} }
 #else
 LL_DEV float ll_f16_to_f32(unsigned h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h)); return f; }
+LL_DEV void ll_atomic_max_amax(float* p, float v) { atomicMax(reinterpret_cast<int*>(p), __float_as_int(v)); }
+#endif
+// the fp8 bits of the float of bits u (M mantissa bits, exponent bias B; MAXF: the float bits of the largest
+// finite value, MAXCODE its fp8 bits): round to nearest even, saturated, NaN -> 0x7f, the sign kept otherwise
+template <unsigned M, unsigned B, unsigned MAXF, unsigned MAXCODE> LL_DEV unsigned ll_fp8_bits(unsigned u) {
+  const unsigned sign = (u >> 24) & 0x80u, a = u & 0x7fffffffu, e = a >> 23;
+  if (a > 0x7f800000u) return 0x7fu;
+  if (a >= MAXF) return sign | MAXCODE;
+  if (e >= 128u - B) {  // a normal fp8: drop 23 - M mantissa bits, rounding (a carry moves into the exponent)
+    const unsigned s = 23u - M;
+    return sign | (((a + (1u << (s - 1u)) - 1u + ((a >> s) & 1u)) >> s) - ((127u - B) << M));
+  }
+  if (e + B + M <= 126u) return sign;  // below half the least subnormal: zero
+  const unsigned s = 151u - B - M - e, mant = (a & 0x7fffffu) | 0x800000u;  // units of 2^(1 - B - M)
+  const unsigned q = mant >> s, rest = mant & ((1u << s) - 1u), half = 1u << (s - 1u);
+  return sign | (q + (rest > half || (rest == half && (q & 1u))));
+}
+LL_DEV unsigned ll_fp8_e4m3(float f) { return ll_fp8_bits<3u, 7u, 0x43e00000u, 0x7eu>(__float_as_uint(f)); }
+LL_DEV unsigned ll_fp8_e5m2(float f) { return ll_fp8_bits<2u, 15u, 0x47600000u, 0x7bu>(__float_as_uint(f)); }
+#if LL_CUDA_ARCH >= 890
 LL_DEV unsigned ll_cvt_e4m3x2(float lo, float hi) { unsigned short s; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(s) : "f"(lo), "f"(hi)); return s; }
 LL_DEV unsigned ll_cvt_e5m2x2(float lo, float hi) { unsigned short s; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;" : "=h"(s) : "f"(lo), "f"(hi)); return s; }
-LL_DEV void ll_atomic_max_amax(float* p, float v) { atomicMax(reinterpret_cast<int*>(p), __float_as_int(v)); }
+#else
+LL_DEV unsigned ll_cvt_e4m3x2(float lo, float hi) { return ll_fp8_e4m3(lo) | (ll_fp8_e4m3(hi) << 8); }
+LL_DEV unsigned ll_cvt_e5m2x2(float lo, float hi) { return ll_fp8_e5m2(lo) | (ll_fp8_e5m2(hi) << 8); }
 #endif
 #endif
 """

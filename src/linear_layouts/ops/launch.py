@@ -7,11 +7,18 @@ on-disk cache). CuPy loads the module into the device's primary context; later c
 the loaded function in memory. ``prepare`` fixes a launch (function, grid, block, shared memory, argument
 packing) and ``launch`` runs it on a given CUDA stream through the driver (``ops.driver``).
 
+The kernels compile for every architecture from ``MIN_ARCH`` (sm_75, the oldest nvcc 13 targets) on, from one
+source each: their helpers choose by ``__CUDA_ARCH__`` (below sm_89 the fp8 conversion is done in software,
+bit-identical); a device below ``MIN_ARCH`` is refused (LayoutError) before anything is compiled.
+``portable_kernel(kernel)`` is the kernel with those software fallbacks forced on any architecture (a test
+runs it beside the normal one on a recent GPU).
+
 Example (on a GPU): ``launch(kernel, 0, stream_ptr, 128, [src_ptr, dst_ptr, 64, 64, 1, 1, 64, 64])``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from typing import Any, Sequence
@@ -24,17 +31,38 @@ from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
 from linear_layouts.ops.kernels import GridShape
 
 __all__ = ["launch", "prepare", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
-           "device_context"]
+           "device_context", "MIN_ARCH", "check_arch", "portable_kernel"]
+
+#: The oldest architecture (compute capability) the ops compile for: nvcc 13's oldest target.
+MIN_ARCH = 75
 
 #: ``(kernel name, architecture, seconds)`` of every compile (or cache load) in this process, in order.
 compile_log: list[tuple[str, str, float]] = []
 
 
+def check_arch(capability: str, device: int = 0) -> str:
+    """``sm_XY`` of compute capability ``capability`` (CuPy's ``"XY"``), LayoutError below ``MIN_ARCH``.
+    Example: ``check_arch("90")`` is ``"sm_90"``; ``check_arch("70")`` raises."""
+    if not (isinstance(capability, str) and capability.isdigit()):
+        raise LayoutError(f"device {device}: compute capability {capability!r} is not a number like '90'")
+    if int(capability) < MIN_ARCH:
+        raise LayoutError(f"device {device}: its architecture sm_{capability} is below sm_{MIN_ARCH}, the oldest "
+                          f"the layout ops compile for")
+    return f"sm_{capability}"
+
+
 @functools.lru_cache(maxsize=None)
 def device_arch(device: int) -> str:
-    """``sm_XY`` of CUDA device ``device``."""
+    """``sm_XY`` of CUDA device ``device`` (LayoutError below ``MIN_ARCH``: ``check_arch``)."""
     cp = cupy_module()
-    return f"sm_{cp.cuda.Device(device).compute_capability}"
+    return check_arch(str(cp.cuda.Device(device).compute_capability), device)
+
+
+def portable_kernel(kernel: PermuteKernel) -> PermuteKernel:
+    """``kernel`` with its helpers' software fallbacks forced on every architecture (``#define LL_PORTABLE``
+    before its source; a new source, so a kernel cache entry of its own): the kernel an sm_75 device runs,
+    for a test on a newer one. Same name, parameters and launch."""
+    return dataclasses.replace(kernel, source="#define LL_PORTABLE\n" + kernel.source)
 
 
 @functools.lru_cache(maxsize=None)
