@@ -184,23 +184,33 @@ def test_portable_kernel_forces_the_fallbacks_in_a_source_of_its_own():
         kernel.name, kernel.params, kernel.threads, kernel.shared_bytes)
 
 
+#: Problems whose tiled transpose the planner converts through ``stmatrix`` on sm_90 (an sm_90+ instruction).
+_STMATRIX_PROBLEMS = (((3, 1000, 999), (0, 2, 1), 2), ((3, 1000, 999), (0, 2, 1), 1), ((1, 64, 7, 7), (0, 2, 3, 1), 2),
+                      ((5, 1, 7, 1, 3), (2, 4, 0, 1, 3), 4))
+
+
 @pytest.mark.skipif(find_nvcc() is None, reason="needs nvcc (CUDA 13) to compile the kernels")
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="known gap: the planner's conversion of some tiled transposes uses stmatrix (sm_90+), which "
-                          "has no fallback yet; sm_90 compiles it")
-def test_stmatrix_transposes_compile_below_sm90(tmp_path):
-    """The tiled transpose ``ops`` plans for a ``3 x 1000 x 999`` bf16 tensor stores through ``stmatrix``: it
-    compiles for sm_90 but not (yet) for sm_80. Strict: when a fallback lands, this test says so."""
-    kernel = permute_launches((3, 1000, 999), (0, 2, 1), 2, _BASE, _BASE, _DEVICE)[0].kernel
-    assert "ll_stsm_x" in kernel.source.split("extern \"C\"")[-1]
-    path = tmp_path / "k.cu"
-    path.write_text(kernel.source)
+def test_tiled_transposes_planned_for_the_device_compile_for_it(tmp_path):
+    """``ops`` plans each tile's conversion for the device's architecture (``GridShape.arch``): on sm_90 the
+    transposes of ``_STMATRIX_PROBLEMS`` store through ``stmatrix``; planned for sm_75 / sm_80 / sm_86 / sm_89
+    they do not, and each compiles for the architecture it was planned for (and the sm_90 plan for sm_90)."""
+    nvcc = find_nvcc()
+    jobs = []
+    for shape, dims, w in _STMATRIX_PROBLEMS:
+        for arch in ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90"):
+            kernel = permute_launches(shape, dims, w, _BASE, _BASE, GridShape(132, arch=arch))[0].kernel
+            body = kernel.source.split('extern "C"')[-1]
+            assert ("ll_stsm_x" in body) == (arch == "sm_90"), (shape, w, arch)
+            path = tmp_path / f"{kernel.name}_{arch}.cu"
+            path.write_text(kernel.source)
+            jobs.append((arch, path))
 
-    def compiles(arch: str) -> bool:
-        cmd = [find_nvcc(), "-std=c++17", "-O3", f"-arch={arch}", "-cubin", "-o", str(tmp_path / f"{arch}.cubin"),
-               str(path)]
-        return subprocess.run(cmd, capture_output=True).returncode == 0
+    def compile_one(job):
+        arch, path = job
+        cmd = [nvcc, "-std=c++17", "-O3", f"-arch={arch}", "-cubin", "-o", str(path.with_suffix(".cubin")), str(path)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        return None if done.returncode == 0 else f"{path.name}: {done.stderr.strip()[-300:]}"
 
-    if not compiles("sm_90"):
-        pytest.fail("the stmatrix transpose does not compile for sm_90 either")
-    assert compiles("sm_80")
+    with ThreadPoolExecutor(2) as pool:
+        failures = [f for f in pool.map(compile_one, jobs) if f]
+    assert not failures, "\n".join(failures)

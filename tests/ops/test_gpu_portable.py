@@ -125,3 +125,30 @@ def test_portable_cast_transpose_equals_normal(recent_gpu, _precompiled, monkeyp
     assert kernels, "ops.cast_transpose launched nothing through ops.launch"
     for a, b in zip(normal, portable):
         assert torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)), (case, fp8)
+
+
+@pytest.mark.parametrize("shape, dims, dtype", [
+    ((3, 1000, 999), (0, 2, 1), "bfloat16"), ((3, 1000, 999), (0, 2, 1), "uint8"),
+    ((1, 64, 7, 7), (0, 2, 3, 1), "bfloat16"), ((5, 1, 7, 1, 3), (2, 4, 0, 1, 3), "float32")])
+def test_plans_for_older_architectures_run_here(cuda_gpu, shape, dims, dtype):
+    """Transposes that sm_90 plans through ``stmatrix``, planned for an sm_80 / sm_75 device instead (no
+    ``stmatrix``; ``GridShape.arch``), run on this GPU (compiled for it) and equal PyTorch bit for bit."""
+    import dataclasses
+
+    from linear_layouts.ops import launch
+    from linear_layouts.ops.launches import Launch, permute_launches
+
+    x = torch.randint(0, 256, shape, dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)) \
+        if dtype == "uint8" else torch.randn(shape, device="cuda").to(getattr(torch, dtype))
+    expected = x.permute(dims).contiguous()
+    stream = torch.cuda.current_stream().cuda_stream
+    for arch in ("sm_80", "sm_75"):
+        out = torch.empty_like(expected)
+        device = dataclasses.replace(launch.grid_shape(0), arch=arch)
+        launches = permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(), out.data_ptr(), device)
+        assert all(isinstance(item, Launch) and "ll_stsm_x" not in item.kernel.source.split('extern "C"')[-1]
+                   for item in launches)
+        for item in launches:
+            launch.launch(item.kernel, 0, stream, item.ctas, item.values)
+        torch.cuda.synchronize()
+        assert torch.equal(out.view(torch.uint8), expected.view(torch.uint8)), arch

@@ -67,7 +67,7 @@ from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES
-from linear_layouts.target import Target, resolve
+from linear_layouts.target import Target, named_target, resolve
 
 __all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
@@ -120,10 +120,18 @@ REGISTERS_PER_WORD = 2
 
 @dataclass(frozen=True)
 class GridShape:
-    """What the tile choice reads of a device: its SMs and its L2 bytes (an H100 / H200: 132, 50 MiB)."""
+    """What the tile choice and the kernels read of a device: its SMs, its L2 bytes (an H100 / H200: 132, 50 MiB)
+    and its architecture, the ``Target`` (``target.named_target(arch)``: its instructions, shared memory and
+    registers) the tiles' conversions are planned for and their launch bounds set by: an A100's ``sm_80`` plans no
+    ``stmatrix``."""
 
     multiprocessors: int
     l2_bytes: int = H100_L2_BYTES
+    arch: str = "sm_90"
+
+    @property
+    def target(self) -> Target:
+        return named_target(self.arch)
 
 
 @dataclass(frozen=True)
@@ -328,15 +336,16 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
     if not usable:
         return max(reversed(candidates), key=lambda c: _use(c, rows, cols))
     first = usable[0]
-    if first.tiles(rows, cols) * batch >= MANY_WAVES * device.multiprocessors * resident_ctas(first):
+    t = device.target
+    if first.tiles(rows, cols) * batch >= MANY_WAVES * device.multiprocessors * resident_ctas(first, t):
         return first
     if rows * cols * batch * (element_traffic or 2 * first.element_bytes) <= device.l2_bytes:
         small = [c for c in usable if c.tile_bytes <= L2_TILE_BYTES] or usable[-1:]
         enough = [c for c in small if c.tiles(rows, cols) * batch >= CTAS_PER_SM * device.multiprocessors]
         return max(enough, key=lambda c: (c.tile_bytes, c.warps)) if enough else small[-1]
     grains = [c for c in usable if c.tile_bytes >= MIN_TILE_BYTES] or usable[:1]
-    grains = [c for c in grains if resident_ctas(c) >= OVERLAP_CTAS] or grains
-    return max(grains, key=lambda c: (resident_ctas(c) * c.tile_bytes, c.tile_bytes))
+    grains = [c for c in grains if resident_ctas(c, t) >= OVERLAP_CTAS] or grains
+    return max(grains, key=lambda c: (resident_ctas(c, t) * c.tile_bytes, c.tile_bytes))
 
 
 def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, device: GridShape,
@@ -359,16 +368,18 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
 
 
 @functools.lru_cache(maxsize=None)
-def permute_kernel(config: TileConfig, batch_dims: int) -> PermuteKernel:
-    """The tiled kernel of ``config`` with ``batch_dims`` batch dims: our planner's conversion between
-    ``tile_layouts(config)``, emitted by ``codegen.permute``; one tile per CTA, it is compiled for
-    ``min_ctas(config)`` CTAs per SM (registers capped to match)."""
+def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90") -> PermuteKernel:
+    """The tiled kernel of ``config`` with ``batch_dims`` batch dims for architecture ``arch``: our planner's
+    conversion between ``tile_layouts(config)`` on ``named_target(arch)`` (its instructions only), emitted by
+    ``codegen.permute``; one tile per CTA, it is compiled for ``min_ctas(config)`` CTAs per SM of that target
+    (registers capped to match)."""
+    t = named_target(arch)
     src, dst = tile_layouts(config)
-    step = conversion_step(src, dst, 8 * config.element_bytes)
+    step = conversion_step(src, dst, 8 * config.element_bytes, target=t)
     name = kernel_name("ll_permute", config, batch_dims)
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
                                      batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm,
-                                     min_ctas=0 if config.ctas_per_sm else min_ctas(config))
+                                     min_ctas=0 if config.ctas_per_sm else min_ctas(config, t), target=t)
 
 
 #: Warps of the interleave kernel's CTA (``codegen.permute_interleave``): its tile is ``32 W V`` long-side indices.
@@ -388,12 +399,14 @@ def interleave_kernel(element_bytes: int, narrow: int, deinterleave: bool, batch
 
 
 @functools.lru_cache(maxsize=None)
-def cast_kernel(config: TileConfig, input_format: str, fp8: str) -> PermuteKernel:
-    """The cast-transpose kernel of ``config`` (the fp8 tile) from ``input_format`` to ``fp8``."""
+def cast_kernel(config: TileConfig, input_format: str, fp8: str, arch: str = "sm_90") -> PermuteKernel:
+    """The cast-transpose kernel of ``config`` (the fp8 tile) from ``input_format`` to ``fp8``, its conversion
+    planned for ``named_target(arch)``."""
+    t = named_target(arch)
     src, dst = tile_layouts(config)
-    step = conversion_step(src, dst, 8)
+    step = conversion_step(src, dst, 8, target=t)
     name = kernel_name("ll_cast_transpose", config, input_format, fp8)
-    return emit_cast_transpose_kernel(name, src, dst, input_format, fp8, step)
+    return emit_cast_transpose_kernel(name, src, dst, input_format, fp8, step, target=t)
 
 
 #: Tiles of the realigned cast-transpose (``codegen.realign``): rows and warps (the columns follow from the

@@ -74,9 +74,10 @@ def multiprocessors(device: int) -> int:
 
 @functools.lru_cache(maxsize=None)
 def grid_shape(device: int) -> GridShape:
-    """What the tile choice reads of CUDA device ``device``: its SMs and L2 bytes."""
+    """What the tile choice and the kernels read of CUDA device ``device``: its SMs, L2 bytes and architecture."""
     cp = cupy_module()
-    return GridShape(multiprocessors(device), int(cp.cuda.Device(device).attributes["L2CacheSize"]))
+    return GridShape(multiprocessors(device), int(cp.cuda.Device(device).attributes["L2CacheSize"]),
+                     device_arch(device))
 
 
 @functools.lru_cache(maxsize=None)

@@ -276,7 +276,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
                               f"{problem.cols} {8 * problem.element_bytes}-bit elements at these addresses")
         kernel = chunked_transpose_kernel(problem.element_bytes, len(inner), tile, chunked_source_aligned(problem, src))
     else:
-        kernel = permute_kernel(_checked_tile(problem, src, dst, device, tile), len(inner))
+        kernel = permute_kernel(_checked_tile(problem, src, dst, device, tile), len(inner), device.arch)
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
     tiles = tm * tn * math.prod(size for size, _, _ in inner)
     if tiles > _MAX_CTAS:
@@ -330,7 +330,7 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
         tiles = cast_tiles(vin, vout, sectors)
         config = (choose_tile(tiles, m, n, 1, device, traffic) if vout == 16 and sectors
                   else choose_narrow_tile(tiles, m, n, 1, device, traffic, CAST_NARROW_CTAS))
-        kernel = cast_kernel(config, input_format, fp8)
+        kernel = cast_kernel(config, input_format, fp8, device.arch)
     else:  # rows at any byte offset: read as the aligned 16-byte chunks that cover them
         if x % input_bytes:
             raise LayoutError(f"x: the address {x:#x} is not a multiple of its {input_bytes}-byte elements")
