@@ -159,7 +159,7 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
     ``gcd(narrow, V)`` elements (``permute_interleave.group_origin``) and a tensor of ``INTERLEAVE_ANY_MIN_BYTES``
     or more. Rows of that side shorter than a vector are
     where the tiled kernel's accesses along them are narrow; from 24 bytes on the tiled kernel was as fast or
-    faster (``benchmarks/results/interleave.md``). ``[64, 224, 224, 3]`` uint8 ``(0, 3, 1, 2)`` is ``(3, True,
+    faster (``benchmarks/results/interleave_calibration.md``). ``[64, 224, 224, 3]`` uint8 ``(0, 3, 1, 2)`` is ``(3, True,
     True)``; at ``[64, 299, 299, 3]`` the planes of 89401 bytes are not whole vectors: ``(3, True, False)``."""
     if problem.kind is not PermuteKind.TRANSPOSE or src % problem.element_bytes or dst % problem.element_bytes:
         return None
