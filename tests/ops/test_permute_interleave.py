@@ -92,6 +92,22 @@ def test_bad_arguments():
     assert vector_bytes_for(8) == 16 and vector_bytes_for(9) == 8
 
 
+def _compiles_without_spills(kernel, tmp_path) -> None:
+    """nvcc (sm_90, ``-Xptxas -v``) compiles ``kernel`` with no stack frame, no spills, at most 128 registers."""
+    import re
+    import subprocess
+
+    from linear_layouts.codegen.ptx import find_nvcc
+    if find_nvcc() is None:
+        pytest.skip("no nvcc")
+    (tmp_path / "k.cu").write_text(kernel.source)
+    report = subprocess.run([find_nvcc(), "-arch=sm_90", "-cubin", "-w", "-Xptxas", "-v", "-o",
+                             str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                            capture_output=True, text=True, check=True).stderr
+    assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
+    assert int(re.search(r"Used (\d+) registers", report).group(1)) <= 128
+
+
 def _problem(shape, dims, w):
     return plan_permutation(shape, dims, w)
 
@@ -142,19 +158,7 @@ def test_off_switch(monkeypatch):
 @pytest.mark.parametrize("w, n, deinterleave", [(1, 3, True), (1, 8, False), (1, 16, True), (2, 16, False),
                                                 (4, 8, True), (8, 16, False)])
 def test_compiles_for_sm_90_without_spills(w, n, deinterleave, tmp_path):
-    import re
-    import subprocess
-
-    from linear_layouts.codegen.ptx import find_nvcc
-    if find_nvcc() is None:
-        pytest.skip("no nvcc")
-    kernel = emit_interleave_kernel("k", w, n, deinterleave, batch_dims=1)
-    (tmp_path / "k.cu").write_text(kernel.source)
-    report = subprocess.run([find_nvcc(), "-arch=sm_90", "-cubin", "-w", "-Xptxas", "-v", "-o",
-                             str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
-                            capture_output=True, text=True, check=True).stderr
-    assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
-    assert int(re.search(r"Used (\d+) registers", report).group(1)) <= 128
+    _compiles_without_spills(emit_interleave_kernel("k", w, n, deinterleave, batch_dims=1), tmp_path)
 
 
 # ------------------------------------------------------------------------------------ the form at any element offset
@@ -271,16 +275,4 @@ def test_unaligned_tiles():
 @pytest.mark.parametrize("w, n, deinterleave", [(1, 3, True), (1, 8, False), (1, 16, True), (2, 5, False),
                                                 (4, 4, True), (8, 2, False)])
 def test_unaligned_compiles_for_sm_90_without_spills(w, n, deinterleave, tmp_path):
-    import re
-    import subprocess
-
-    from linear_layouts.codegen.ptx import find_nvcc
-    if find_nvcc() is None:
-        pytest.skip("no nvcc")
-    kernel = emit_interleave_kernel("k", w, n, deinterleave, batch_dims=1, aligned=False)
-    (tmp_path / "k.cu").write_text(kernel.source)
-    report = subprocess.run([find_nvcc(), "-arch=sm_90", "-cubin", "-w", "-Xptxas", "-v", "-o",
-                             str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
-                            capture_output=True, text=True, check=True).stderr
-    assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
-    assert int(re.search(r"Used (\d+) registers", report).group(1)) <= 128
+    _compiles_without_spills(emit_interleave_kernel("k", w, n, deinterleave, batch_dims=1, aligned=False), tmp_path)

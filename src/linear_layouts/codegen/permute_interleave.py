@@ -343,29 +343,35 @@ def _emit_unaligned(name: str, w: int, n: int, deinterleave: bool, warps: int, b
                        "    } }"]
     unused = "(void)full; (void)rows_left; (void)cols_left; (void)row0; (void)col0; " + (
         "(void)lda;" if deinterleave else "(void)ldb;")
-    kernel_body = [
+    kernel_body = _kernel_lines(
         f"// {name}: B = A^T of a {'deinterleave' if deinterleave else 'interleave'} at any element offset: {n} "
         f"{8 * w}-bit elements a narrow side, groups of {v} long-side indices ({n} vectors of {vb} bytes) from e, "
-        f"{LANES_STORING} a warp;",
-        f"//   launch: a 1-D grid of tiles_n * tiles_m * (batch sizes) CTAs ({rows}x{cols} tiles), block = {threads}, "
-        f"dynamic shared = {shared} bytes.",
-        f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
-        f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
-        *tile_index_lines(rows, cols, batch_dims, fast=True),
-        f"  {unused}",
-        *place,
-        *body,
-        "  {",
-        *gathers,
-        *stores,
-        "  }",
-        "}",
-    ]
+        f"{LANES_STORING} a warp;", name, threads, shared, params, rows, cols, batch_dims, unused, place + body,
+        gathers + stores)
     helpers = OPAQUE_FUNCTIONS + (_LDG64 if vb == 8 else []) + _edge_functions(t, w, vb)
     source = DEVICE_PRELUDE + "\n".join(helpers + kernel_body) + "\n"
     return UnalignedInterleaveKernel(name, source, threads, shared, w, rows, cols, v, v, True, batch_dims,
                                      tuple(params), deinterleave=deinterleave)
+
+
+def _kernel_lines(head: str, name: str, threads: int, shared: int, params, rows: int, cols: int, batch_dims: int,
+                  unused: str, lines: list[str], block: list[str]) -> list[str]:
+    """The kernel of either form around its ``lines`` (placement, loads) and ``block`` (gathers, stores, in a scope
+    of their own): the comment ``head`` and the launch, the signature, the prologue and ``codegen.permute``'s tile
+    index lines of ``rows x cols`` tiles."""
+    return [head,
+            f"//   launch: a 1-D grid of tiles_n * tiles_m * (batch sizes) CTAs ({rows}x{cols} tiles), block = "
+            f"{threads}, dynamic shared = {shared} bytes.",
+            f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
+            f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
+            *KERNEL_PROLOGUE,
+            *tile_index_lines(rows, cols, batch_dims, fast=True),
+            f"  {unused}",
+            *lines,
+            "  {",
+            *block,
+            "  }",
+            "}"]
 
 
 def _gather(sources: list[tuple[int, int]], name: str) -> list[str]:
@@ -463,25 +469,10 @@ def emit_interleave_kernel(name: str, element_bytes: int, narrow: int, deinterle
                        f"    if (j < lanes * {n}u) {{ {vector} x; const unsigned q = stage + (j / {n}u) * {pitch}u + "
                        f"(j % {n}u) * {vb}u; {read}; ll_stg{8 * vb}(bw + (size_t)j * {v}u, {fields}); }} }}"]
     unused = "(void)full; (void)rows_left; (void)cols_left; " + ("(void)lda;" if deinterleave else "(void)ldb;")
-    body = [
+    body = _kernel_lines(
         f"// {name}: B = A^T of a {'deinterleave' if deinterleave else 'interleave'}: {n} {8 * w}-bit elements "
-        f"a narrow side, {v} long-side indices a thread ({n} loads and {n} stores of {vb} bytes);",
-        f"//   launch: a 1-D grid of tiles_n * tiles_m * (batch sizes) CTAs ({rows}x{cols} tiles), block = {threads}, "
-        f"dynamic shared = {shared} bytes.",
-        f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
-        f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
-        *tile_index_lines(rows, cols, batch_dims, fast=True),
-        f"  {unused}",
-        *place,
-        *loads,
-        *named,
-        "  {",
-        *gathers,
-        *stores,
-        "  }",
-        "}",
-    ]
+        f"a narrow side, {v} long-side indices a thread ({n} loads and {n} stores of {vb} bytes);", name, threads,
+        shared, params, rows, cols, batch_dims, unused, place + loads + named, gathers + stores)
     helpers = OPAQUE_FUNCTIONS + (_LDG64 if vb == 8 else [])
     source = DEVICE_PRELUDE + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, w, rows, cols, v, v, True, batch_dims,
