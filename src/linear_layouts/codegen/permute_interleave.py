@@ -18,8 +18,12 @@ interleave       ``A[k, p .. p + V - 1]`` for each ``k < n``  ``B[p .. p + V - 1
 In between, each output word is gathered from the loaded words by ``prmt`` (``__byte_perm``): element ``(i, k)``
 is element ``i n + k`` of the contiguous side and element ``i`` of vector ``k`` of the strided one; an output
 word of 4 one-byte elements takes bytes of up to 4 loaded words (3 ``prmt``), of 2-byte ones 1 ``prmt``, of
-4- and 8-byte ones none. No shared memory, no barrier: every access a whole aligned vector, the lanes of a warp
-on ``32 VB`` contiguous bytes of the contiguous side and of each of the ``n`` rows of the strided one.
+4- and 8-byte ones none. Every global access is a whole aligned vector. A deinterleave needs no shared memory:
+its lanes' loads of a contiguous run (``n VB`` bytes apart) merge in L1, and each store instruction writes ``32 VB``
+contiguous bytes of one row of ``B``. An interleave's lanes write their ``n`` output vectors into a per-warp
+shared stage (``staged_pitch`` bytes apart) and, after a ``__syncwarp``, store the warp's ``32 n`` vectors so that
+each store instruction writes ``32 VB`` contiguous bytes (stores do not merge: written straight from the lanes,
+each instruction would touch 32 pieces ``n VB`` apart).
 
 The launch, the grid (tiles of ``32 W V`` long-side indices, ``tiles_n * tiles_m * batch`` CTAs, tile column
 fastest) and the parameters are ``codegen.permute``'s tiled kernel's (``fast_divider`` arguments last); a tile
