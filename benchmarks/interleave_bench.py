@@ -84,8 +84,17 @@ ODD_CASES = (
 SHORT_CASES = tuple(
     ((batch, side, side, 3), (0, 3, 1, 2), dtype)
     for dtype in ("float16", "uint8") for batch, side in ((8, 35), (256, 35), (32, 75), (8, 149), (64, 149), (2, 1001)))
+#: ``--set wide``: rows of 17-32 one-byte elements (4-byte vectors), aligned and odd, both directions.
+WIDE_CASES = (
+    ((64, 224, 224, 19), (0, 3, 1, 2), "uint8"), ((64, 224, 224, 24), (0, 3, 1, 2), "uint8"),
+    ((32, 224, 224, 31), (0, 3, 1, 2), "uint8"), ((64, 24, 224, 224), (0, 2, 3, 1), "uint8"),
+    ((16, 29, 224, 224), (0, 2, 3, 1), "uint8"), ((256, 64, 64, 23), (0, 3, 1, 2), "uint8"),
+    ((3328897, 19), (1, 0), "uint8"), ((996345, 23), (1, 0), "uint8"), ((2877915, 31), (1, 0), "uint8"),
+    ((185, 7384, 19), (0, 2, 1), "uint8"), ((19, 3328897), (1, 0), "uint8"), ((32, 17, 299, 299), (0, 2, 3, 1), "uint8"),
+    ((4, 56, 56, 20), (0, 3, 1, 2), "uint8"),       # 245 KiB
+)
 #: ``--set`` -> cases.
-SETS = {"all": CASES + ODD_CASES, "aligned": CASES, "odd": ODD_CASES, "short": SHORT_CASES}
+SETS = {"all": CASES + ODD_CASES, "aligned": CASES, "odd": ODD_CASES, "short": SHORT_CASES, "wide": WIDE_CASES}
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 #: Launches per CUDA graph and graph replays per median.
 LAUNCHES, REPEATS = 20, 5

