@@ -415,12 +415,12 @@ _REALIGNED_TILE = (64, 8)
 
 
 @functools.lru_cache(maxsize=None)
-def realigned_cast_kernel(input_format: str, fp8: str) -> PermuteKernel:
+def realigned_cast_kernel(input_format: str, fp8: str, arch: str = "sm_90") -> PermuteKernel:
     """The cast-transpose of rows that 16 bytes do not align (``codegen.realign``): 64-row tiles of 8 warps
-    (64 x 256 of bf16 / fp16, 64 x 128 of fp32)."""
+    (64 x 256 of bf16 / fp16, 64 x 128 of fp32), launch bounds for ``named_target(arch)``."""
     rows, warps = _REALIGNED_TILE
     name = kernel_name("ll_cast_transpose_realigned", input_format, fp8, rows, warps)
-    return emit_realigned_cast_transpose_kernel(name, input_format, fp8, rows, warps)
+    return emit_realigned_cast_transpose_kernel(name, input_format, fp8, rows, warps, target=named_target(arch))
 
 
 #: The tile of the scalar cast-transpose (``codegen.cast_scalar``): rows, columns, warps.
@@ -428,12 +428,14 @@ SCALAR_TILE = (128, 64, 8)
 
 
 @functools.lru_cache(maxsize=None)
-def scalar_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] = SCALAR_TILE) -> PermuteKernel:
+def scalar_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] = SCALAR_TILE,
+                       arch: str = "sm_90") -> PermuteKernel:
     """The cast-transpose of rows at any alignment by single-element accesses (``codegen.cast_scalar``):
-    ``tile`` = (rows, columns, warps), by default 128 x 64 tiles of 8 warps (32 elements a thread)."""
+    ``tile`` = (rows, columns, warps), by default 128 x 64 tiles of 8 warps (32 elements a thread); launch bounds
+    for ``named_target(arch)``."""
     rows, cols, warps = tile
     name = kernel_name("ll_cast_transpose_scalar", input_format, fp8, rows, cols, warps)
-    return emit_scalar_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)
+    return emit_scalar_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps, target=named_target(arch))
 
 
 #: The tile of the chunked cast-transpose (``codegen.cast_chunks``) of 2-byte inputs: rows, columns, warps (3
@@ -444,13 +446,14 @@ CHUNKED_TILES = {"bf16": CHUNKED_TILE, "fp16": CHUNKED_TILE, "fp32": (64, 64, 16
 
 
 @functools.lru_cache(maxsize=None)
-def chunked_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] | None = None) -> PermuteKernel:
+def chunked_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] | None = None,
+                        arch: str = "sm_90") -> PermuteKernel:
     """The cast-transpose of rows at any length by aligned chunks of the flat positions (``codegen.cast_chunks``;
     ``X`` 16-byte aligned, ``C`` and ``T`` at multiples of 8 bytes, 4 for fp32): ``tile`` = (rows, columns,
-    warps), by default ``CHUNKED_TILES[input_format]``."""
+    warps), by default ``CHUNKED_TILES[input_format]``; launch bounds for ``named_target(arch)``."""
     rows, cols, warps = CHUNKED_TILES.get(input_format, CHUNKED_TILE) if tile is None else tile
     name = kernel_name("ll_cast_transpose_chunked", input_format, fp8, rows, cols, warps)
-    return emit_chunked_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps)
+    return emit_chunked_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps, target=named_target(arch))
 
 
 @dataclass(frozen=True)
@@ -477,13 +480,13 @@ CHUNKED_MIN_ROWS = 2048
 
 @functools.lru_cache(maxsize=None)
 def chunked_transpose_kernel(element_bytes: int, batch_dims: int, tile: ChunkedTile | None = None,
-                             source_aligned: bool = True) -> PermuteKernel:
+                             source_aligned: bool = True, arch: str = "sm_90") -> PermuteKernel:
     """The transpose into rows 16 bytes do not align (``codegen.permute_chunks``) with ``batch_dims`` batch dims:
     ``tile``, by default ``CHUNKED_TRANSPOSE_TILES[element_bytes]``; ``source_aligned``: of input rows 16 bytes
-    align, else of input rows at any element offset."""
+    align, else of input rows at any element offset; launch bounds for ``named_target(arch)``."""
     tile = CHUNKED_TRANSPOSE_TILES[element_bytes] if tile is None else tile
     if tile.element_bytes != element_bytes:
         raise LayoutError(f"tile: {tile} is not of {element_bytes}-byte elements")
     name = kernel_name("ll_permute_chunked" if source_aligned else "ll_permute_chunked_any", tile, batch_dims)
     return emit_chunked_transpose_kernel(name, element_bytes, tile.rows, tile.cols, tile.warps, batch_dims,
-                                         tile.granule_bytes, source_aligned=source_aligned)
+                                         tile.granule_bytes, target=named_target(arch), source_aligned=source_aligned)

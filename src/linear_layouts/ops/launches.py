@@ -168,7 +168,7 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
     side, other row stride, batch strides and both addresses are whole vectors (``vector_bytes_for(narrow)``);
     else the form at any element offset, which needs the dense side's address and batch strides multiples of
     ``gcd(narrow, V)`` elements (``permute_interleave.group_origin``) and a tensor of ``INTERLEAVE_ANY_MIN_BYTES``
-    or more. Those are the rows along which the tiled kernel's accesses are narrow. ``[64, 224, 224, 3]`` uint8
+    or more. ``[64, 224, 224, 3]`` uint8
     ``(0, 3, 1, 2)`` is ``(3, True, True)``; at ``[64, 299, 299, 3]`` the planes of 89401 bytes are not whole
     vectors: ``(3, True, False)``."""
     if problem.kind is not PermuteKind.TRANSPOSE or src % problem.element_bytes or dst % problem.element_bytes:
@@ -286,7 +286,8 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         if not chunked_transposes(problem, src, dst):
             raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "
                               f"{problem.cols} {8 * problem.element_bytes}-bit elements at these addresses")
-        kernel = chunked_transpose_kernel(problem.element_bytes, len(inner), tile, chunked_source_aligned(problem, src))
+        kernel = chunked_transpose_kernel(problem.element_bytes, len(inner), tile, chunked_source_aligned(problem, src),
+                                          device.arch)
     else:
         kernel = permute_kernel(_checked_tile(problem, src, dst, device, tile), len(inner), device.arch)
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
@@ -347,11 +348,11 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
         if x % input_bytes:
             raise LayoutError(f"x: the address {x:#x} is not a multiple of its {input_bytes}-byte elements")
         if misaligned == "chunked" and chunked_fits(input_bytes, x, out, out_t):
-            kernel = chunked_cast_kernel(input_format, fp8)
+            kernel = chunked_cast_kernel(input_format, fp8, arch=device.arch)
         elif misaligned == "realigned":
-            kernel = realigned_cast_kernel(input_format, fp8)
+            kernel = realigned_cast_kernel(input_format, fp8, device.arch)
         else:
-            kernel = scalar_cast_kernel(input_format, fp8)
+            kernel = scalar_cast_kernel(input_format, fp8, arch=device.arch)
     tm, tn = kernel.tile_counts(m, n)
     if tm * tn > _MAX_CTAS:
         raise LayoutError(f"x: {tm * tn} tiles exceed the {_MAX_CTAS} CTAs of one launch")
