@@ -42,6 +42,7 @@ GPU_PERMUTES = (
     ((3, 17, 17, 3), (0, 3, 1, 2)), ((2, 5, 35, 35), (0, 2, 3, 1)), ((1031, 7), (1, 0)),  # odd and small: tiles
     ((8, 299, 299, 3), (0, 3, 1, 2)), ((4, 3, 299, 299), (0, 2, 3, 1)), ((300007, 7), (1, 0)),  # odd, from 2 MiB:
     ((2, 64, 64, 19), (0, 3, 1, 2)), ((110377, 19), (1, 0)),  # the interleave kernel's _any form; 4-byte vectors
+    ((3, 1, 699053), (1, 0, 2)),  # the identity in memory from 2 MiB: the flat copy kernel
 )
 GPU_TRANSPOSES = (((8192, 8192), ("uint8", "bfloat16", "float32")), ((4096, 11008), ("uint8", "bfloat16", "float32", "float64")),
                   ((3, 1000, 999), ("uint8", "bfloat16", "float32", "float64")),
@@ -259,7 +260,9 @@ SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2
           ((2, 64, 64, 3), (0, 3, 1, 2), 1, 0, 0), ((2, 3, 64, 64), (0, 2, 3, 1), 2, 0, 0),  # the interleave kernel
           ((1000, 9), (1, 0), 1, 0, 0), ((3, 1000), (1, 0), 4, 0, 16),
           ((8, 299, 299, 3), (0, 3, 1, 2), 1, 0, 5), ((4, 3, 299, 299), (0, 2, 3, 1), 2, 2, 0),
-          ((262147, 9), (1, 0), 1, 8, 3), ((2, 64, 64, 19), (0, 3, 1, 2), 1, 0, 0), ((110377, 19), (1, 0), 1, 3, 5))
+          ((262147, 9), (1, 0), 1, 8, 3), ((2, 64, 64, 19), (0, 3, 1, 2), 1, 0, 0), ((110377, 19), (1, 0), 1, 3, 5),
+          ((3, 1, 174763), (1, 0, 2), 4, 0, 0), ((3145749, 1), (1, 0), 1, 1, 0),  # the flat copy kernel: 16-byte,
+          ((1, 1048587), (1, 0), 2, 2, 0), ((5, 1, 299999), (1, 0, 2), 4, 8, 0))  # 1-, 2- and 8-byte vectors
 #: The sanitizer run's misaligned cast-transposes, each by the realigned, the scalar and the chunked kernel (the
 #: scalar one where the offsets do not allow the chunked one): (rows, cols, input format, fp8, byte offsets of X, C
 #: and T).

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from linear_layouts.codegen.emulate import find_cxx
 from linear_layouts.codegen.permute import fast_divider
-from linear_layouts.ops.kernels import TileConfig, min_ctas, transpose_tiles
-from linear_layouts.ops.launches import Copy, Launch, permute_launches
+from linear_layouts.ops.kernels import TileConfig, copy_kernel, min_ctas, transpose_tiles
+from linear_layouts.ops.launches import COPY_KERNEL_MIN_BYTES, Copy, Launch, permute_launches
 
 from ._emulated import DST, SRC, emulated_cast_transpose, emulated_permute
 
@@ -153,6 +153,22 @@ def test_launch_plans():
     assert (launch.kernel.tile_rows, launch.kernel.src_vector, launch.kernel.dst_vector) == (128, 8, 8)
     assert permute_launches((4, 1, 5), (1, 0, 2), 4, SRC, DST, 132) == [Copy(DST, SRC, 80)]
     assert permute_launches((4, 0, 5), (2, 1, 0), 4, SRC, DST, 132) == []
+
+
+@pytest.mark.parametrize("src_offset, vector", [(0, 16), (8, 8), (2, 2), (1, 1)])
+def test_identity_in_memory_from_2_mib_is_the_copy_kernel(src_offset, vector):
+    """``[3, 1, 174763] -> [1, 3, 174763]`` of 4-byte elements (2 MiB + 4 bytes) moves no element: one launch of
+    the flat copy kernel with the vectors the addresses allow, every byte in place; three elements fewer (under
+    2 MiB) are the driver's copy."""
+    shape, dims = (3, 1, 174763), (1, 0, 2)
+    nbytes = 3 * 174763 * 4
+    assert nbytes - 12 < COPY_KERNEL_MIN_BYTES <= nbytes
+    (launch,) = permute_launches(shape, dims, 4, SRC + src_offset, DST, 132)
+    assert launch.kernel is copy_kernel(vector) and launch.values == (SRC + src_offset, DST, nbytes)
+    assert launch.ctas == -(-nbytes // launch.kernel.tile_cols)
+    a = _random(shape, np.uint32)
+    assert _same(emulated_permute(a, dims, src_offset), np.transpose(a, dims))
+    assert permute_launches((3, 1, 174762), dims, 4, SRC, DST, 132) == [Copy(DST, SRC, nbytes - 12)]
 
 
 ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes gives the reference fp8 rounding")

@@ -60,6 +60,7 @@ from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_kernel, emit_tiled_permute_kernel
 from linear_layouts.codegen.plan import conversion_step, kernel_name
 from linear_layouts.codegen.cast_chunks import emit_chunked_cast_transpose_kernel
+from linear_layouts.codegen.flat_copy import emit_copy_kernel
 from linear_layouts.codegen.permute_chunks import emit_chunked_transpose_kernel
 from linear_layouts.codegen.permute_interleave import emit_interleave_kernel
 from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
@@ -69,7 +70,7 @@ from linear_layouts.core.layout import LinearLayout
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES
 from linear_layouts.target import Target, named_target, resolve
 
-__all__ = ["TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
+__all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
@@ -380,6 +381,19 @@ def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90") -> 
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
                                      batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm,
                                      min_ctas=0 if config.ctas_per_sm else min_ctas(config, t), target=t)
+
+
+#: Warps of the flat copy kernel's CTA (``codegen.flat_copy``).
+COPY_WARPS = 8
+
+
+@functools.lru_cache(maxsize=None)
+def copy_kernel(vector_bytes: int) -> PermuteKernel:
+    """The copy of contiguous bytes (``codegen.flat_copy``) in ``vector_bytes`` vectors, ``COPY_WARPS`` warps, at
+    least 16 bytes a thread (2 vectors of 16 or 8 bytes, 4 of 4, 8 of 2 or 1): on an H200 within 3% of the fastest
+    of 12 variants from 2 MiB, at every vector width (``benchmarks/results/copy.md``)."""
+    vectors = min(8, max(2, 16 // vector_bytes))
+    return emit_copy_kernel(f"ll_copy_{8 * vector_bytes}b", vector_bytes, vectors, COPY_WARPS)
 
 
 #: Warps of the interleave kernel's CTA (``codegen.permute_interleave``): its tile is ``32 W V`` long-side indices.

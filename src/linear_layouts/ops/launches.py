@@ -18,11 +18,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from linear_layouts.codegen.flat_copy import copy_vector_bytes
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_for
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
     CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, SKINNY_EXTENT, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles,
+    copy_kernel,
     choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
     realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
 )
@@ -32,7 +34,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments"]
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments", "COPY_KERNEL_MIN_BYTES"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -74,6 +76,12 @@ INTERLEAVE_ROW_BYTES = {1: 32, 2: MAX_VECTOR_BYTES, 4: MAX_VECTOR_BYTES, 8: MAX_
 #: from 4x the kernel 1.04-2.5x (one fp16 row of 12 bytes 0.89x). Chosen on ``interleave.md``, ``interleave_wide.md``
 #: and the held-out seeds 114 and 115 (``ops_heldout.md``): no seed was held out from it.
 INTERLEAVE_VECTOR_RATIO = 4
+
+#: Bytes from which a permutation that is the identity in memory runs the flat copy kernel (``ops.kernels.copy_kernel``)
+#: instead of the driver's copy (``Copy``): on an H200, 1.45-1.9x the driver's copy in CUDA graphs (where it is a
+#: graph memcpy node) at sizes no power of two divides well, and 1.02-1.2x launched on a stream; 0.97x at 64 and 256
+#: MiB; below 2 MiB 0.92-0.96x (``benchmarks/results/copy.md``).
+COPY_KERNEL_MIN_BYTES = 2 << 20
 
 
 @dataclass(frozen=True)
@@ -213,7 +221,9 @@ def _chunked_by_default(problem: TiledProblem, src: int, dst: int) -> bool:
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                      device: GridShape | int, tile: TileConfig | ChunkedTile | None = None) -> list[Launch | Copy]:
     """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
-    its output at ``dst``, on ``device`` (a ``GridShape``, or its SMs with an H100's L2) (module doc); ``tile``:
+    its output at ``dst``, on ``device`` (a ``GridShape``, or its SMs with an H100's L2) (module doc; a
+    permutation that is the identity in memory: one ``Copy``, or from ``COPY_KERNEL_MIN_BYTES`` the flat copy
+    kernel); ``tile``:
     this tile instead of ``tile_for``'s (its element size and vectors must fit the problem; a ``ChunkedTile``: the
     chunked transpose at that tile, where ``chunked_transposes``). Batch dims
     beyond ``MAX_BATCH_DIMS`` take one launch per index of the outer ones. Requires: ``dims`` a permutation
@@ -261,7 +271,7 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
                      device: GridShape, tile: TileConfig | ChunkedTile | None = None):
     """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
     bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the plan depends
-    on); no kernel for a copy or an empty tensor. Transposes ``chunked_transposes`` takes get the kernel
+    on); no kernel for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes ``chunked_transposes`` takes get the kernel
     ``MISALIGNED_TRANSPOSE`` names."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
@@ -272,8 +282,14 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
               tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool):
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
+    nbytes = math.prod(shape) * itemsize
+    if problem.kind is PermuteKind.COPY and nbytes >= COPY_KERNEL_MIN_BYTES:
+        kernel = copy_kernel(copy_vector_bytes(src, dst))
+        if kernel.tiles(1, nbytes) > _MAX_CTAS:
+            raise LayoutError(f"x: {kernel.tiles(1, nbytes)} blocks of a copy exceed the {_MAX_CTAS} CTAs of one launch")
+        return kernel, kernel.tiles(1, nbytes), (nbytes,), ((0, 0),), nbytes
     if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):
-        return None, 0, (), (), math.prod(shape) * itemsize
+        return None, 0, (), (), nbytes
     if problem.rows > _MAX_EXTENT or problem.cols > _MAX_EXTENT:
         raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
