@@ -365,25 +365,17 @@ def emit_global_load_stages(hmap: HardwareMap, element_bytes: int, packing: Pack
 
 def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Packing, words: str = "b",
                             pointer: str = "dst", em: Emission | None = None, hint: str = "",
-                            pitch: Pitch | None = None, max_vector: int = 0, realign_lanes: int = 0) -> list[str]:
+                            pitch: Pitch | None = None) -> list[str]:
     """C++ lines writing the packed register words ``words`` (``packing``) to the tile at ``pointer``,
     each element once (duplicate registers skipped, duplicate lanes and warps predicated off).
     ``hint="cs"``: 16-byte stores are ``st.global.cs`` (streaming: evict first). ``pitch``: the tile
-    lies in a matrix of a runtime row stride, its stores maybe predicated (``Pitch``). ``max_vector``: at
-    most that many elements a store (0: as many as the map allows). ``realign_lanes`` ``G`` (with a ``pitch``
-    without bounds, 1-byte elements in 16-byte vectors): the tile's rows start at any byte address, and each
-    16-byte store goes through ``intrinsics.REALIGNED_STORE_FUNCTIONS`` (``ll_stg128_realigned<G>``): the map's
-    first ``log2 G`` lane bits must run along a row in 16-byte steps and cover it (``16 G`` bytes a row)."""
+    lies in a matrix of a runtime row stride, its stores maybe predicated (``Pitch``)."""
     w = check_element_bytes(element_bytes)
     _check_hint(hint, ("", "cs"))
     em = em if em is not None else Emission("h")
     hmap = vector_map(hmap)
     v = global_vector_elements(hmap, w)
-    if max_vector:
-        v = min(v, max_vector)
     nbytes = v * w
-    if realign_lanes:
-        _check_realigned(hmap, w, v, pitch, realign_lanes, hint)
     natural = Packing.natural(w, packing.register_bits)
     index = {natural.contents(i): i for i in range(natural.num_words)}
     bases = store_order(hmap, w, _store_bases(hmap, v))
@@ -415,30 +407,12 @@ def emit_global_store_words(hmap: HardwareMap, element_bytes: int, packing: Pack
             body.append(f"{_store_function(nbytes, hint)}{template}({address}, {', '.join(operands)});")
             continue
         address, guard = pitch.access_guards(hmap, r, pointer)
-        if realign_lanes:
-            body.append(f"ll_stg128_realigned<{realign_lanes}u>({address}, {', '.join(operands)});")
-            continue
         store = f"{_store_function(nbytes, hint)}({address}, {', '.join(operands)});"
         body.append(store if guard is None else _GuardedStore(guard, _store_function(nbytes, hint), address,
                                                               ", ".join(operands), pitch.offsets(hmap, r)))
     if pitch is not None:
         body = _column_guarded(body, pointer, pitch.pitch)
     return guard_redundant_threads(hmap, _thread_offset(hmap, body, pitch, pointer))
-
-
-def _check_realigned(hmap: HardwareMap, w: int, v: int, pitch: Pitch | None, lanes: int, hint: str) -> None:
-    """LayoutError unless ``emit_global_store_words`` can realign this map's stores in groups of ``lanes``."""
-    bits = lanes.bit_length() - 1
-    if lanes < 2 or lanes & (lanes - 1) or lanes > 32:
-        raise LayoutError(f"realign_lanes: must be a power of two from 2 to 32, got {lanes}")
-    if w != 1 or v != 16 or hint or pitch is None or pitch.bounds is not None:
-        raise LayoutError("realign_lanes: realigned stores are 16-byte vectors of 1-byte elements, unhinted, "
-                          "through a pitch without bounds")
-    if (tuple(hmap.lane[:bits]) != tuple(16 << i for i in range(bits)) or pitch.column_bits != bits + 4
-            or any(x & ((1 << pitch.column_bits) - 1) for x in hmap.register[4:] + hmap.lane[bits:] + hmap.warp)):
-        raise LayoutError(f"realign_lanes: the map's first {bits} lane bits must cover its rows of "
-                          f"{16 * lanes} bytes in 16-byte steps, got lanes {hmap.lane[:bits]} over rows of "
-                          f"{1 << pitch.column_bits}")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from linear_layouts.target import DEFAULT_TARGET
 
-__all__ = ["REALIGNED_STORE_FUNCTIONS", "DEVICE_PRELUDE", "KERNEL_PROLOGUE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS",
+__all__ = ["DEVICE_PRELUDE", "KERNEL_PROLOGUE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS",
            "vector_function", "matrix_function", "L2_PREFETCH_BYTES", "global_load_function", "prefetch_functions",
            "ASYNC_COPY_FUNCTIONS", "async_copy_function", "DEPENDENT_LAUNCH_FUNCTIONS", "DEPENDENT_LAUNCH_PROLOGUE"]
 
@@ -143,51 +143,6 @@ STREAMING_FUNCTIONS = "\n".join([
     ': "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }',
     _global_store(128, False, "cs"),
     "#endif",
-    "#endif",
-    "",
-])
-
-#: ``ll_stg128_realigned<G>(p, x0, x1, x2, x3)``: each group of ``G`` lanes (``lane / G``; ``G`` a power of two,
-#: 2 to 32) holds ``16 G`` consecutive bytes of one row, lane ``g`` of the group the 16 from ``p``, and ``p`` at any
-#: byte address (``p mod 16`` is the group's). Stores them as aligned 16-byte vectors: lane ``g < G - 1`` the vector
-#: at ``p + 16 - p mod 16`` (its last ``p mod 16`` bytes and the first ``16 - p mod 16`` of lane ``g + 1``, taken by
-#: ``shfl``), and the 16 bytes left at the group's two ends (the first lane's first ``16 - p mod 16``, the last
-#: lane's last ``p mod 16``) one by one, ``ceil(16 / G)`` a lane; at ``p mod 16 == 0`` each lane its own vector.
-#: Every lane of the warp calls it (its shuffles span the warp), with the same ``G``. Defined for the GPU and the
-#: host (``LL_HOST``) alike: it calls only ``__shfl_sync``, ``ll_stg128`` and ``ll_stg8``.
-REALIGNED_STORE_FUNCTIONS = "\n".join([
-    "#ifndef LL_REALIGNED_STORE",
-    "#define LL_REALIGNED_STORE",
-    "LL_DEV unsigned ll_funnel8(unsigned lo, unsigned hi, unsigned b) { return b ? (lo >> b) | (hi << (32u - b)) : lo; }",
-    "LL_DEV unsigned ll_pick4(unsigned i, unsigned x0, unsigned x1, unsigned x2, unsigned x3) "
-    "{ return i == 0u ? x0 : i == 1u ? x1 : i == 2u ? x2 : x3; }",
-    "template <unsigned G>",
-    "LL_DEV void ll_stg128_realigned(void* at, unsigned x0, unsigned x1, unsigned x2, unsigned x3) {",
-    "  unsigned char* const p = static_cast<unsigned char*>(at);",
-    "  const unsigned lane = threadIdx.x & 31u, g = lane & (G - 1u), first = lane - g, last = first + G - 1u;",
-    "  const unsigned next = g == G - 1u ? lane : lane + 1u;",
-    "  const unsigned n0 = __shfl_sync(0xffffffffu, x0, next), n1 = __shfl_sync(0xffffffffu, x1, next);",
-    "  const unsigned n2 = __shfl_sync(0xffffffffu, x2, next), n3 = __shfl_sync(0xffffffffu, x3, next);",
-    "  const unsigned f0 = __shfl_sync(0xffffffffu, x0, first), f1 = __shfl_sync(0xffffffffu, x1, first);",
-    "  const unsigned f2 = __shfl_sync(0xffffffffu, x2, first), f3 = __shfl_sync(0xffffffffu, x3, first);",
-    "  const unsigned l0 = __shfl_sync(0xffffffffu, x0, last), l1 = __shfl_sync(0xffffffffu, x1, last);",
-    "  const unsigned l2 = __shfl_sync(0xffffffffu, x2, last), l3 = __shfl_sync(0xffffffffu, x3, last);",
-    "  const unsigned m = (unsigned)((unsigned long long)(size_t)p & 15ull);",
-    "  if (m == 0u) { ll_stg128(p, x0, x1, x2, x3); return; }",
-    "  const unsigned s = 16u - m, q = s >> 2, b = (s & 3u) * 8u;  // the vector: bytes s .. s + 15 of (x, n)",
-    "  const unsigned a0 = ll_pick4(q, x0, x1, x2, x3), a1 = ll_pick4(q, x1, x2, x3, n0);",
-    "  const unsigned a2 = ll_pick4(q, x2, x3, n0, n1), a3 = ll_pick4(q, x3, n0, n1, n2);",
-    "  const unsigned a4 = ll_pick4(q, n0, n1, n2, n3);",
-    "  if (g != G - 1u) ll_stg128(p + s, ll_funnel8(a0, a1, b), ll_funnel8(a1, a2, b), ll_funnel8(a2, a3, b), "
-    "ll_funnel8(a3, a4, b));",
-    "  unsigned char* const p0 = p - 16u * g;  // the group's first byte",
-    "#pragma unroll",
-    "  for (unsigned e = g; e < 16u; e += G) {  // edge byte e: the first lane's byte e (e < s), else the last's",
-    "    const bool head = e < s;",
-    "    const unsigned word = head ? ll_pick4(e >> 2, f0, f1, f2, f3) : ll_pick4(e >> 2, l0, l1, l2, l3);",
-    "    ll_stg8(head ? p0 + e : p0 + 16u * (G - 1u) + e, word >> ((e & 3u) * 8u));",
-    "  }",
-    "}",
     "#endif",
     "",
 ])

@@ -44,7 +44,7 @@ from linear_layouts.codegen.global_memory import (
     global_vector_elements,
 )
 from linear_layouts.codegen.hardware_map import global_map
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE, REALIGNED_STORE_FUNCTIONS
+from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.kernel import ConversionStep, _align, _canonical, _scoped, choose_packings, cuda_target
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.core.errors import LayoutError
@@ -212,7 +212,6 @@ def emit_tiled_permute_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep, *,
     transposed: bool = True, batch_dims: int = 0, ctas_per_sm: int = 0, min_ctas: int = 0,
     fast_divide: bool = True, max_elements: int = MAX_ELEMENTS, target: Target | None = None,
-    realign_stores: bool = False,
 ) -> PermuteKernel:
     """CUDA C++ of the module doc's tiled kernel: each CTA loads its tile of ``A`` in ``src`` (16-byte or
     narrower vectors along the rows of ``A``), converts it with ``forward`` to ``dst`` and stores it in
@@ -253,8 +252,6 @@ def emit_tiled_permute_kernel(
     load_pitch = Pitch(_log2(n), "lda")
     store_pitch = Pitch(_log2(m), "ldb") if transposed else Pitch(_log2(n), "ldb")
     store_bounds = ("cols_left", "rows_left") if transposed else ("rows_left", "cols_left")
-    if realign_stores and (ctas_per_sm or not transposed or w != 1):
-        raise LayoutError("realign_stores: a one-tile-per-CTA transpose of 1-byte elements only")
     if ctas_per_sm:
         return _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, (m, n), (gsrc, gdst),
                            (pa, pb), (src_vector, dst_vector), store_bounds, em, target)
@@ -281,15 +278,12 @@ def emit_tiled_permute_kernel(
         emit_global_load_words(gsrc, w, pa, "a", "src", em, pitch=Pitch(_log2(n), "lda", ("rows_left", "cols_left"))))
     body += ["  " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", False))]
     body += _branches(
-        emit_global_store_words(gdst, w, pb, "b", "dst", em, pitch=store_pitch,
-                                realign_lanes=m // 16 if realign_stores else 0),
+        emit_global_store_words(gdst, w, pb, "b", "dst", em, pitch=store_pitch),
         emit_global_store_words(gdst, w, pb, "b", "dst", em,
-                                pitch=Pitch(store_pitch.column_bits, "ldb", store_bounds),
-                                max_vector=1 if realign_stores else 0))
+                                pitch=Pitch(store_pitch.column_bits, "ldb", store_bounds)))
     body.append("}")
-    prelude = DEVICE_PRELUDE + (REALIGNED_STORE_FUNCTIONS if realign_stores else "")
-    return PermuteKernel(name, prelude + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
-                         src_vector, 1 if realign_stores else dst_vector, transposed, batch_dims, tuple(params))
+    return PermuteKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
+                         src_vector, dst_vector, transposed, batch_dims, tuple(params))
 
 
 def tiled_params(t: str, batch_dims: int) -> list[tuple[str, str]]:

@@ -54,7 +54,7 @@ holds it.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_kernel, emit_tiled_permute_kernel
@@ -140,9 +140,7 @@ class TileConfig:
     """One tile (module doc): ``element_bytes`` of the moved elements (the cast-transpose: of its fp8
     output, with ``input_format`` its input's), ``src_vector`` / ``dst_vector`` elements per access along a
     row of ``A`` / of ``B``, ``transposed`` as in ``codegen.permute``; ``ctas_per_sm > 0``: persistent (at
-    most that many CTAs per SM, each looping over tiles with the next tile's loads in flight); ``realigned``: a
-    1-byte transpose whose ``B`` rows start anywhere, stored in realigned 16-byte vectors (``dst_vector`` 16,
-    ``codegen.permute``'s ``realign_stores``)."""
+    most that many CTAs per SM, each looping over tiles with the next tile's loads in flight)."""
 
     element_bytes: int
     rows: int
@@ -153,7 +151,6 @@ class TileConfig:
     block: int = 1
     transposed: bool = True
     ctas_per_sm: int = 0
-    realigned: bool = field(default=False, repr=False)  # out of repr: the other tiles' kernel names stay
 
     def __post_init__(self) -> None:
         for label in ("rows", "cols", "warps", "src_vector", "dst_vector", "block"):
@@ -162,10 +159,6 @@ class TileConfig:
                 raise LayoutError(f"{label}: must be a power of two, got {value}")
         if self.element_bytes not in (1, 2, 4, 8):
             raise LayoutError(f"element_bytes: must be 1, 2, 4 or 8, got {self.element_bytes}")
-        if self.realigned and (self.element_bytes != 1 or self.dst_vector != 16 or not self.transposed
-                               or self.ctas_per_sm or self.rows // 16 < 2 or self.rows > 512):
-            raise LayoutError(f"realigned: a one-tile-per-CTA 1-byte transpose tile with 16-byte stores and 32 to "
-                              f"512 rows, got {self}")
 
     @property
     def threads(self) -> int:
@@ -384,11 +377,10 @@ def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90") -> 
     t = named_target(arch)
     src, dst = tile_layouts(config)
     step = conversion_step(src, dst, 8 * config.element_bytes, target=t)
-    name = kernel_name("ll_permute", config, batch_dims, *(("realigned",) if config.realigned else ()))
+    name = kernel_name("ll_permute", config, batch_dims)
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
                                      batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm,
-                                     min_ctas=0 if config.ctas_per_sm else min_ctas(config, t), target=t,
-                                     realign_stores=config.realigned)
+                                     min_ctas=0 if config.ctas_per_sm else min_ctas(config, t), target=t)
 
 
 #: Warps of the flat copy kernel's CTA (``codegen.flat_copy``).

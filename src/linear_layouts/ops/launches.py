@@ -12,7 +12,6 @@ fast_divider(86))`` (the kernel divides its tile index by 86 with the last).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import math
@@ -35,7 +34,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments", "COPY_KERNEL_MIN_BYTES", "REALIGNED_STORES"]
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments", "COPY_KERNEL_MIN_BYTES"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -62,10 +61,6 @@ MISALIGNED_TRANSPOSE = "chunked"
 #: ``interleaves`` admits (False: the tiled kernel's skinny tiles), read at each of its calls as
 #: ``MISALIGNED_TRANSPOSE`` is.
 INTERLEAVE = True
-#: Whether ``permute_template`` gives a 1-byte transpose whose output rows 16 bytes do not align the tiles with
-#: realigned 16-byte stores (``tile_for``'s ``realigned``; False: narrower stores), read at each of its calls as
-#: ``MISALIGNED_TRANSPOSE`` is.
-REALIGNED_STORES = True
 #: Bytes from which ``interleaves`` gives a problem whose vectors do not align the interleave kernel's form at any
 #: offset: below, its edge lanes' element accesses cost more than the skinny tiles (``[8, 35, 35, 3]`` fp16, 57
 #: KiB: 2.41 against 1.72 µs; ``[256, 35, 35, 3]`` fp16, 1.8 MiB: equal; from 4 MiB 1.27-2.44x faster:
@@ -138,12 +133,11 @@ def transpose_vectors(problem: TiledProblem, src: int, dst: int, device: GridSha
             _on_sectors(problem.rows * w, dst, moved, device))
 
 
-def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape, realigned: bool = True) -> TileConfig:
+def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> TileConfig:
     """The tile of ``problem`` with these addresses on ``device``: the widest vectors the row lengths and the
     addresses allow (``plan.vector_elements``), then ``kernels.skinny_tile`` for a matrix with a side under
     ``SKINNY_EXTENT``, else ``kernels.choose_tile`` (``choose_narrow_tile`` for narrow vectors or rows that start
-    inside a sector); ``realigned``: a 1-byte transpose whose output rows 16 bytes do not align (``vout`` below
-    16) takes the same tiles with realigned 16-byte stores (``TileConfig.realigned``)."""
+    inside a sector)."""
     w = problem.element_bytes
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
@@ -152,10 +146,7 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape, reali
     if skinny is not None:
         return skinny
     choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
-    tiles = transpose_tiles(w, vin, vout, sectors)
-    if realigned and w == 1 and vout < MAX_VECTOR_BYTES:
-        tiles = [dataclasses.replace(t, dst_vector=MAX_VECTOR_BYTES, realigned=True) for t in tiles]
-    return choose(tiles, problem.rows, problem.cols, problem.batch_count, device)
+    return choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
 
 
 def chunked_transposes(problem: TiledProblem, src: int, dst: int) -> bool:
@@ -246,15 +237,12 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     return [Launch(kernel, ctas, (src + s, dst + d) + tail) for s, d in offsets]
 
 
-def _checked_tile(problem: TiledProblem, src: int, dst: int, device: GridShape, tile: TileConfig | None,
-                  realigned: bool = True) -> TileConfig:
-    """``tile``, or ``tile_for``'s (with ``realigned``) where None; LayoutError unless its element size and vectors
-    fit ``problem``."""
-    config = tile_for(problem, src, dst, device, realigned) if tile is None else tile
-    dst_vector = 1 if config.realigned else config.dst_vector  # realigned stores: rows of B at any length and address
+def _checked_tile(problem: TiledProblem, src: int, dst: int, device: GridShape, tile: TileConfig | None) -> TileConfig:
+    """``tile``, or ``tile_for``'s where None; LayoutError unless its element size and vectors fit ``problem``."""
+    config = tile_for(problem, src, dst, device) if tile is None else tile
     if (config.element_bytes, config.transposed) != (problem.element_bytes, problem.transposed) or (
-            problem.cols % config.src_vector or (problem.rows if problem.transposed else problem.cols) % dst_vector
-            or src % (config.src_vector * config.element_bytes) or dst % (dst_vector * config.element_bytes)):
+            problem.cols % config.src_vector or (problem.rows if problem.transposed else problem.cols) % config.dst_vector
+            or src % (config.src_vector * config.element_bytes) or dst % (config.dst_vector * config.element_bytes)):
         raise LayoutError(f"tile: {config} does not fit a {problem.kind.value} of {problem.rows} x {problem.cols} "
                           f"{8 * problem.element_bytes}-bit elements at these addresses")
     return config
@@ -287,12 +275,12 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     ``MISALIGNED_TRANSPOSE`` names."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
-    return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE, REALIGNED_STORES)
+    return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE)
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
-              tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool, realigned: bool):
+              tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool):
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     nbytes = math.prod(shape) * itemsize
     if problem.kind is PermuteKind.COPY and nbytes >= COPY_KERNEL_MIN_BYTES:
@@ -317,7 +305,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         kernel = chunked_transpose_kernel(problem.element_bytes, len(inner), tile, chunked_source_aligned(problem, src),
                                           device.arch)
     else:
-        kernel = permute_kernel(_checked_tile(problem, src, dst, device, tile, realigned), len(inner), device.arch)
+        kernel = permute_kernel(_checked_tile(problem, src, dst, device, tile), len(inner), device.arch)
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
     tiles = tm * tn * math.prod(size for size, _, _ in inner)
     if tiles > _MAX_CTAS:
