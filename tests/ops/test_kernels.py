@@ -6,10 +6,11 @@ both branches without local memory, and the cast-transpose to ``cvt.rn.satfinite
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion
@@ -20,7 +21,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.launches import tile_for
 from linear_layouts.ops.plan import plan_permutation, vector_elements
 from linear_layouts.ops.kernels import (
-    MAX_NARROW_STORES, MAX_NARROW_WORDS, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
+    MAX_NARROW_STORES, MAX_NARROW_WORDS, SKINNY_CTAS_PER_SM, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
     choose_narrow_tile, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile, skinny_tile, tile_layouts,
     transpose_tiles,
 )
@@ -235,7 +236,30 @@ def test_skinny_tiles_hold_the_short_side(w, vin, vout, rows, cols):
     device = GridShape(132)
     problem = plan_permutation((rows, cols), (1, 0), w)
     vectors = (vector_elements(w, problem.cols, 0), vector_elements(w, problem.rows, 0))
-    assert tile_for(problem, 0, 0, device) == skinny_tile(w, *vectors, problem.rows, problem.cols)
+    assert tile_for(problem, 0, 0, device) == skinny_tile(w, *vectors, problem.rows, problem.cols, 1, device)
+
+
+@settings(max_examples=60, deadline=None)
+@given(w=st.sampled_from([1, 2, 4, 8]), short=st.integers(1, 31), other=st.integers(32, 1 << 22),
+       batch=st.integers(1, 64), sms=st.sampled_from([16, 132]))
+def test_skinny_tiles_fill_the_device(w, short, other, batch, sms):
+    """On a device, a skinny tile is the longest of the halvings of the 8 KiB one (down to 32) whose grid holds
+    ``SKINNY_CTAS_PER_SM`` tiles an SM, or the shortest: a small problem gets more, shorter tiles; a large one the
+    8 KiB tile."""
+    device = GridShape(sms)
+    base = skinny_tile(w, 1, 1, short, other)
+    config = skinny_tile(w, 1, 1, short, other, batch, device)
+    assume(base is not None)
+    length, base_length = config.cols, base.cols
+    assert config.rows == base.rows and length <= base_length and length >= 32
+    least = SKINNY_CTAS_PER_SM * sms
+    if base.tiles(short, other) * batch >= least:
+        assert config == base
+    elif config.tiles(short, other) * batch < least:
+        assert length == 32
+    else:
+        longer = dataclasses.replace(config, cols=2 * length)
+        assert longer.tiles(short, other) * batch < least
 
 
 @needs_nvcc

@@ -73,7 +73,7 @@ from linear_layouts.target import Target, named_target, resolve
 __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
-           "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
+           "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES", "SKINNY_CTAS_PER_SM",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
@@ -108,6 +108,11 @@ NARROW_TILE_USE = 0.5
 SKINNY_EXTENT = 32
 #: Bytes of a skinny tile (``skinny_tile``): as a copy's CTA moves, many of them.
 SKINNY_TILE_BYTES = 8 * 1024
+#: Tiles per SM a skinny problem's grid holds at least where shorter tiles allow (``skinny_tile``): a small problem
+#: (a few MiB) on fewer, longer tiles leaves SMs idle and each CTA a long serial run. Calibrated on the small
+#: skinny cases of the held-out seeds 101-112 (3 or 4 a SM best, 0.972 of the best length in geomean against 0.936
+#: for 8 KiB tiles), held out on 113-117 (0.973 against 0.924): ``benchmarks/results/skinny_small.md``.
+SKINNY_CTAS_PER_SM = 4
 #: The most 32-bit words a thread of a narrow-vector tile loads (``transpose_tiles``, ``_narrow_fits``): about 120
 #: registers (ptxas, sm_90).
 MAX_NARROW_WORDS = 64
@@ -228,23 +233,27 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int, cols: int) -> TileConfig | None:
-    """The tile of a skinny ``rows x cols`` matrix (a side under ``SKINNY_EXTENT``): that side rounded up to a
-    power of two, the other as long as ``SKINNY_TILE_BYTES`` allows (at most the matrix's, rounded up), 4 warps
-    (fewer, then longer, where its threads would cover more than the tile); None for a matrix that is not skinny or that no such
-    tile fits. A 64-row tile on 3 rows idles 95% of its threads and stores 12-byte runs of ``B``; the ``4 x 1024``
-    tile of ``3 x 65536`` fp16 stores 3072 contiguous elements a CTA.
+def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int, cols: int, batch: int = 1,
+                device: GridShape | None = None) -> TileConfig | None:
+    """The tile of ``batch`` skinny ``rows x cols`` matrices (a side under ``SKINNY_EXTENT``): that side rounded up
+    to a power of two, the other as long as ``SKINNY_TILE_BYTES`` allows (at most the matrix's, rounded up), 4 warps
+    (fewer, then longer, where its threads would cover more than the tile); on ``device``, shorter (halved down to
+    32) while the grid holds fewer than ``SKINNY_CTAS_PER_SM`` tiles an SM. None for a matrix that is not skinny or
+    that no such tile fits. A 64-row tile on 3 rows idles 95% of its threads and stores 12-byte runs of ``B``; the
+    ``4 x 1024`` tile of ``3 x 65536`` fp16 stores 3072 contiguous elements a CTA.
 
     >>> skinny_tile(2, 8, 1, 3, 65536)
     TileConfig(element_bytes=2, rows=4, cols=1024, warps=4, src_vector=8, dst_vector=1, block=1, transposed=True, ctas_per_sm=0)
+    >>> skinny_tile(4, 1, 1, 289, 11, 16, GridShape(132)).rows  # 48 tiles of 128 rows: 160 of 32
+    32
     """
     if min(rows, cols) >= SKINNY_EXTENT:
         return None
     across = rows <= cols  # the short side is the rows: a tile of all of them, long along the columns
     short, other = (rows, cols) if across else (cols, rows)
     s = _pow2_at_least(short)
-    length = max(32, min(SKINNY_TILE_BYTES // (s * element_bytes), _pow2_at_least(other)))
-    while length <= 8 * SKINNY_TILE_BYTES // element_bytes:
+
+    def fitting(length: int) -> TileConfig | None:
         m, n = (s, length) if across else (length, s)
         for warps in (4, 2, 1):  # a side of 1 or 2 elements spreads fewer warps across it
             try:
@@ -253,8 +262,23 @@ def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int,
                 return config
             except LayoutError:
                 continue
+        return None
+
+    length = max(32, min(SKINNY_TILE_BYTES // (s * element_bytes), _pow2_at_least(other)))
+    config = None
+    while config is None and length <= 8 * SKINNY_TILE_BYTES // element_bytes:
+        config = fitting(length)
         length *= 2
-    return None
+    if config is None or device is None:
+        return config
+    least = SKINNY_CTAS_PER_SM * device.multiprocessors
+    length = (config.cols if across else config.rows) // 2
+    while config.tiles(rows, cols) * batch < least and length >= 32:
+        shorter = fitting(length)
+        if shorter is None:
+            break
+        config, length = shorter, length // 2
+    return config
 
 
 def rows_tile(element_bytes: int, vector: int, cols: int) -> TileConfig:

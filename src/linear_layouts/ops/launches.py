@@ -136,13 +136,13 @@ def transpose_vectors(problem: TiledProblem, src: int, dst: int, device: GridSha
 def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> TileConfig:
     """The tile of ``problem`` with these addresses on ``device``: the widest vectors the row lengths and the
     addresses allow (``plan.vector_elements``), then ``kernels.skinny_tile`` for a matrix with a side under
-    ``SKINNY_EXTENT``, else ``kernels.choose_tile`` (``choose_narrow_tile`` for narrow vectors or rows that start
+    ``SKINNY_EXTENT`` (shorter where the grid would not fill ``device``), else ``kernels.choose_tile`` (``choose_narrow_tile`` for narrow vectors or rows that start
     inside a sector)."""
     w = problem.element_bytes
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
     vin, vout, sectors = transpose_vectors(problem, src, dst, device)
-    skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols)
+    skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols, problem.batch_count, device)
     if skinny is not None:
         return skinny
     choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
