@@ -21,7 +21,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.launches import tile_for
 from linear_layouts.ops.plan import plan_permutation, vector_elements
 from linear_layouts.ops.kernels import (
-    MAX_NARROW_STORES, MAX_NARROW_WORDS, SKINNY_CTAS_PER_SM, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
+    MAX_NARROW_STORES, MAX_NARROW_WORDS, ROWS_THREAD_ACCESSES, ROWS_THREAD_BYTES, SKINNY_CTAS_PER_SM, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
     choose_narrow_tile, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile, skinny_tile, tile_layouts,
     transpose_tiles,
 )
@@ -353,3 +353,23 @@ def test_casts_with_narrow_rows_of_t_keep_16_byte_loads():
     assert kernel(4096, 8192, out_t=(3 << 40) + 16) == ("vector", 256, 64, 16)
     assert kernel(1040, 1024) == ("vector", 64, 128, 16)  # in L2 (sectors cost no DRAM access): the fast list
     assert kernel(4095, 8192)[0] == "vector" and kernel(4096, 8191)[0] == "chunked"
+
+
+@pytest.mark.parametrize("w, vector, cols, rows", [
+    (2, 1, 145, 8),   # 2-byte accesses: 16 bytes a thread in 8 of them (was 4: a 1 KiB tile)
+    (1, 1, 401, 4),   # 1-byte accesses: 8 a thread already (16 bytes would take 16)
+    (1, 1, 21, 32),   # rows of 21 bytes: 8 one-byte accesses a thread
+    (1, 2, 111, 16),  # 2-byte accesses of bytes: 8 of them
+    (4, 1, 373, 8),   # 4-byte accesses: 4 of them make 16 bytes
+    (2, 8, 128, 32),  # 16-byte vectors: 8 KiB tiles, as before
+    (2, 2, 66, 8),
+])
+def test_rows_tiles_keep_enough_in_flight(w, vector, cols, rows):
+    """``rows_tile``: rows enough for ``ROWS_THREAD_BYTES`` a thread in at most ``ROWS_THREAD_ACCESSES`` accesses
+    (and 4 accesses at least), each element once."""
+    config = rows_tile(w, vector, cols)
+    assert config.rows == rows and not config.transposed
+    per_thread = config.rows * config.cols // config.threads  # elements a thread moves
+    assert per_thread // vector >= 4
+    assert per_thread * w >= ROWS_THREAD_BYTES or per_thread // vector >= ROWS_THREAD_ACCESSES
+    tile_layouts(config)

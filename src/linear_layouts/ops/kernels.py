@@ -73,7 +73,7 @@ from linear_layouts.target import Target, named_target, resolve
 __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
-           "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES", "SKINNY_CTAS_PER_SM",
+           "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES", "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
@@ -113,6 +113,12 @@ SKINNY_TILE_BYTES = 8 * 1024
 #: skinny cases of the held-out seeds 101-112 (3 or 4 a SM best, 0.972 of the best length in geomean against 0.936
 #: for 8 KiB tiles), held out on 113-117 (0.973 against 0.924): ``benchmarks/results/skinny_small.md``.
 SKINNY_CTAS_PER_SM = 4
+#: Bytes a thread of a ``ROWS`` tile moves at least (``rows_tile``), in at most ``ROWS_THREAD_ACCESSES`` accesses:
+#: 4 accesses of 2 bytes a thread left 1 KiB tiles with too little in flight (rows of 145 fp16 elements: 19.7
+#: against 11.0 µs at 2 KiB); 16 one-byte accesses lost to 8 (``benchmarks/results/rows_tiles.md``).
+ROWS_THREAD_BYTES = 16
+#: The most accesses a thread of a ``ROWS`` tile makes to reach ``ROWS_THREAD_BYTES``.
+ROWS_THREAD_ACCESSES = 8
 #: The most 32-bit words a thread of a narrow-vector tile loads (``transpose_tiles``, ``_narrow_fits``): about 120
 #: registers (ptxas, sm_90).
 MAX_NARROW_WORDS = 64
@@ -283,11 +289,18 @@ def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int,
 
 def rows_tile(element_bytes: int, vector: int, cols: int) -> TileConfig:
     """The tile of a ``ROWS`` permutation with rows of ``cols`` elements: up to 256 bytes of a row (all of it
-    when shorter), rows enough for 4 accesses per thread of 4 warps (8 KiB of 16-byte vectors, as a copy's
-    CTA: many of them, so that the last wave is short)."""
+    when shorter), rows enough for 4 accesses per thread of 4 warps and for ``ROWS_THREAD_BYTES`` a thread in at
+    most ``ROWS_THREAD_ACCESSES`` accesses (8 KiB of 16-byte vectors, as a copy's CTA: many of them, so that the
+    last wave is short; 2 KiB of 2-byte accesses; 1 KiB of 1-byte ones).
+
+    >>> rows_tile(2, 1, 145).rows  # rows of 290 bytes at 2-byte alignment: 8 x 128 elements
+    8
+    """
     n = max(vector, min(1 << max(0, (cols - 1).bit_length()), 256 // element_bytes))
     warps = 4
-    m = max((32 // _lanes(n, vector, 32)) * warps, 512 * vector // n)
+    threads = 32 * warps
+    filled = min(ROWS_THREAD_BYTES * threads // (n * element_bytes), ROWS_THREAD_ACCESSES * vector * threads // n)
+    m = max((32 // _lanes(n, vector, 32)) * warps, 512 * vector // n, filled)
     return TileConfig(element_bytes, m, n, warps, vector, vector, 1, transposed=False)
 
 

@@ -1,0 +1,176 @@
+"""Whole-row moves (a permutation that keeps the last dim) on seeded random shapes: ``rows_tile`` against its form
+before ``ROWS_THREAD_BYTES``.
+
+Each seed draws ``--cases`` problems: 3-D ``(1, 0, 2)`` and 4-D ``(0, 2, 1, 3)`` (attention's head move) of 1-, 2-
+and 4-byte elements, the last dim from 17 to 600 (odd at least half the time: rows 16 bytes do not align), 16-128 MiB (a
+quarter of them 64 KiB-4 MiB). Every case is checked bit for bit and its contenders timed together
+(``harness.timing.time_together``, CUDA graphs of 20 launches):
+
+- ``ops``: as it is;
+- ``before``: the tile ``rows_tile`` took with 4 accesses a thread only (1 KiB tiles of 1- and 2-byte accesses);
+- PyTorch eager and a same-size copy of 4-byte elements; and a 1 GiB copy for the device's bandwidth.
+
+    PYTHONPATH=src python3 benchmarks/rows_bench.py --mode prepare --seed 1   # CPU: the cubins
+    PYTHONPATH=src python3 benchmarks/rows_bench.py --seed 1 --out DIR        # device: rows_<seed>.{json,md}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import time
+from pathlib import Path
+
+import harness  # noqa: F401  (puts src/ on the path)
+
+BUILD = harness.BUILD / "rows"
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(BUILD / "cache"))
+
+from harness import ops_cases  # noqa: E402
+
+DTYPES = ("uint8", "float16", "bfloat16", "float32")
+LAUNCHES, REPEATS = 20, 5
+_BASE, _OTHER = 1 << 40, 2 << 40
+
+
+def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...], str]]:
+    """The seed's problems (module doc)."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        dtype = rng.choice(DTYPES)
+        w = ops_cases.ITEMSIZE[dtype]
+        last = rng.randrange(17, 601) | (1 if rng.random() < 0.5 else 0)
+        target = rng.randrange(64 << 10, 4 << 20) if rng.random() < 0.25 else rng.randrange(16 << 20, 128 << 20)
+        rows = max(2, target // (last * w))
+        if rng.random() < 0.5:
+            a = rng.randrange(2, 600)
+            shape, dims = (a, max(2, rows // a), last), (1, 0, 2)
+        else:
+            heads = rng.choice((4, 6, 8, 12, 16, 20, 25, 32))
+            batch = rng.choice((1, 2, 4, 8))
+            shape, dims = (batch, max(2, rows // (heads * batch)), heads, last), (0, 2, 1, 3)
+        out.append((shape, dims, dtype))
+    return out
+
+
+def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
+    """``{label: launches}``: ``ops`` and ``before`` (``rows_tile`` with ``ROWS_THREAD_BYTES`` 0)."""
+    from linear_layouts.ops import kernels
+    from linear_layouts.ops.launches import _plan, permute_launches, pointer_alignment
+    from linear_layouts.ops.plan import vector_elements
+
+    out = {"ops": permute_launches(shape, dims, w, src, dst, device)}
+    problem = _plan(shape, dims, w, pointer_alignment(src % 32, dst % 32))
+    default, kernels.ROWS_THREAD_BYTES = kernels.ROWS_THREAD_BYTES, 0
+    try:
+        before = kernels.rows_tile(w, vector_elements(w, problem.cols, src % 32, dst % 32), problem.cols)
+    finally:
+        kernels.ROWS_THREAD_BYTES = default
+    out["before"] = permute_launches(shape, dims, w, src, dst, device, before)
+    return out
+
+
+def prepare(seed: int, count: int, jobs: int) -> None:
+    from linear_layouts.ops.kernels import GridShape
+
+    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
+    (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
+    sources = ops_cases.launch_sources(items for shape, dims, dtype in cases(seed, count)
+                                       for items in contenders(shape, dims, ops_cases.ITEMSIZE[dtype], _BASE, _OTHER,
+                                                               device).values())
+    n, seconds = ops_cases.compile_sources(sources, "sm_90", jobs)
+    print(f"prepared {n} kernels for sm_90 in {seconds:.0f} s into {BUILD / 'cache'}")
+
+
+def _time(fn) -> float:
+    import gpu_suite
+
+    return gpu_suite._time(fn, repeats=REPEATS, inner=LAUNCHES)
+
+
+def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
+    import torch
+
+    w = ops_cases.ITEMSIZE[dtype]
+    numel = 1
+    for size in shape:
+        numel *= size
+    x = torch.randint(0, 256, (numel * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)).view(shape)
+    out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
+    expected = x.permute(dims).contiguous()
+    row = dict(shape=list(shape), dims=list(dims), dtype=dtype, mib=round(numel * w / 2**20, 2), kernels={})
+    fns = {}
+    for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
+        run = ops_cases.runner(items)
+        out.view(torch.uint8).fill_(0xAB)
+        run()
+        torch.cuda.synchronize()
+        kernel = items[0].kernel
+        row["kernels"][label] = dict(correct=bool(torch.equal(out.view(torch.uint8), expected.view(torch.uint8))),
+                                     tile=[kernel.tile_rows, kernel.tile_cols], vector=kernel.src_vector)
+        fns[label] = run
+    ops_cases.time_with_peers(_time, fns, x, dims, numel * w, copy_tbs, row["kernels"])
+    k = row["kernels"]
+    row["speedup"] = round(k["before"]["us"] / k["ops"]["us"], 3)
+    return row
+
+
+def run(seed: int, count: int, out: Path) -> None:
+    import math
+
+    import torch
+    from harness.environment import environment
+
+    import gpu_suite
+    from linear_layouts.ops import launch
+
+    start = time.time()
+    env = environment(modules=("torch", "numpy"), device=True)
+    device = launch.grid_shape(0)
+    copy_tbs = gpu_suite.copy_bandwidth()["tb_per_s"]
+    rows = []
+    for shape, dims, dtype in cases(seed, count):
+        rows.append(bench_case(shape, dims, dtype, device, copy_tbs))
+        torch.cuda.empty_cache()
+    env["seconds"] = round(time.time() - start, 1)
+    changed = [r for r in rows if r["kernels"]["ops"]["tile"] != r["kernels"]["before"]["tile"]]
+    ratios = [r["speedup"] for r in changed]
+    gm = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
+    lines = [f"# Whole-row moves on seeded random shapes (seed {seed}): `rows_tile` against before", "",
+             f"{env.get('date', '')}, {env.get('gpu', '')}; torch {env.get('torch', '')}. 1 GiB copy: {copy_tbs:.3f} "
+             f"TB/s. {sum(all(v.get('correct', True) for v in r['kernels'].values()) for r in rows)}/{len(rows)} "
+             f"bit-exact. Tiles that changed: {len(changed)}, before / ops {gm:.3f} in geomean"
+             + (f" ({min(ratios):.2f}-{max(ratios):.2f})." if ratios else "."), "",
+             "| shape | dims | dtype | MiB | vector | tile before | tile | before µs | ops µs (of copy) | before / ops "
+             "| eager µs | ops / eager |", "|---|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        k = r["kernels"]
+        lines.append(f"| {tuple(r['shape'])} | {tuple(r['dims'])} | {r['dtype']} | {r['mib']} | {k['ops']['vector']} | "
+                     f"{k['before']['tile'][0]}x{k['before']['tile'][1]} | {k['ops']['tile'][0]}x{k['ops']['tile'][1]} | "
+                     f"{k['before']['us']} | {k['ops']['us']} ({100 * k['ops']['of_copy']:.1f}%) | {r['speedup']}x | "
+                     f"{k['eager']['us']} | {k['eager']['us'] / k['ops']['us']:.2f}x |")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"rows_{seed}.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows), indent=1))
+    (out / f"rows_{seed}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("prepare", "run"), default="run")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cases", type=int, default=24)
+    parser.add_argument("--out", type=Path, default=Path("rows_out"))
+    parser.add_argument("--jobs", type=int, default=2, help="nvcc processes at a time (prepare)")
+    args = parser.parse_args()
+    if args.mode == "prepare":
+        prepare(args.seed, args.cases, args.jobs)
+    else:
+        run(args.seed, args.cases, args.out)
+
+
+if __name__ == "__main__":
+    main()
