@@ -23,7 +23,6 @@ import importlib.util
 import json
 import platform
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -150,20 +149,9 @@ def prepare(build: Path, arch: str, jobs_count: int = 1) -> None:
 
 def _time(fn, repeats: int, inner: int = 10) -> float:
     """Median over ``repeats`` of the mean µs per call of ``inner`` back-to-back calls (CUDA events)."""
-    import torch
+    from harness.timing import time_back_to_back
 
-    fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(inner):
-            fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1000.0 / inner)
-    return statistics.median(samples)
+    return time_back_to_back(fn, repeats, inner)
 
 
 def _copy_bandwidth(nbytes: int, repeats: int) -> float:

@@ -185,10 +185,8 @@ def bench_case(shape, dims, dtype: str, offset: int, device, copy_tbs: float, va
     from linear_layouts.ops.launches import _plan
 
     w = ITEMSIZE[dtype]
-    numel = 1
-    for size in shape:
-        numel *= size
-    x = torch.randint(0, 256, (numel * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)).view(shape)
+    x = ops_cases.random_tensor(shape, dtype)
+    numel = x.numel()
     out_shape = tuple(shape[d] for d in dims)
     buffer = torch.empty(numel * w + 64, dtype=torch.uint8, device="cuda")
     out = buffer[offset:offset + numel * w].view(getattr(torch, dtype)).view(out_shape)
@@ -198,13 +196,9 @@ def bench_case(shape, dims, dtype: str, offset: int, device, copy_tbs: float, va
                rows=problem.rows, cols=problem.cols, ldb=problem.ldb, batch=problem.batch_count, kernels={})
     fns = {}
     for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device, variants).items():
-        run = ops_cases.runner(items)
-        buffer.fill_(0xAB)
-        run()
-        torch.cuda.synchronize()
+        run, correct = ops_cases.checked_runner(items, out, expected, fill=buffer)
         outside = torch.cat([buffer[:offset], buffer[offset + numel * w:]])
-        correct = bool(torch.equal(out.contiguous().view(torch.uint8), expected.view(torch.uint8))
-                       and bool((outside == 0xAB).all()))
+        correct = correct and bool((outside == 0xAB).all())
         kernel = next(item.kernel for item in items if hasattr(item, "kernel"))
         row["kernels"][label] = dict(correct=correct, ctas=items[0].ctas, threads=kernel.threads,
                                      tile=[kernel.tile_rows, kernel.tile_cols], name=kernel.name)

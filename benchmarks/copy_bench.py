@@ -88,20 +88,9 @@ def _time(fn) -> float:
 
 def _time_stream(fn) -> float:
     """Median µs per launch of ``fn``, ``LAUNCHES`` back to back on the current stream between CUDA events."""
-    import torch
+    from harness.timing import time_back_to_back
 
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(REPEATS):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(LAUNCHES):
-            fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1e3 / LAUNCHES)
-    return float(sorted(times)[len(times) // 2])
+    return time_back_to_back(fn, REPEATS, LAUNCHES)
 
 
 def bench_case(nbytes: int, src_offset: int, copy_tbs: float, sms: int) -> dict:

@@ -98,7 +98,6 @@ SETS = {"all": CASES + ODD_CASES, "aligned": CASES, "odd": ODD_CASES, "short": S
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 #: Launches per CUDA graph and graph replays per median.
 LAUNCHES, REPEATS = 20, 5
-_BASE, _OTHER = 1 << 40, 2 << 40
 
 
 def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
@@ -119,17 +118,11 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
 def prepare(jobs: int, cases=SETS["all"]) -> None:
     """Every kernel of every case of ``cases`` compiled for sm_90 into the kernel cache ``BUILD/cache``."""
     from linear_layouts.codegen.ptx import find_nvcc
-    from linear_layouts.ops.kernels import GridShape
 
     if find_nvcc() is None:
         sys.exit("interleave_bench: nvcc not found")
-    (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
-    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
-    sources = ops_cases.launch_sources(items for shape, dims, dtype in cases
-                                       for items in contenders(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER,
-                                                               device).values())
-    n, seconds = ops_cases.compile_sources(sources, "sm_90", jobs)
-    print(f"prepared {n} kernels for sm_90 in {seconds:.0f} s into {BUILD / 'cache'}")
+    ops_cases.compile_contenders(contenders, ((shape, dims, ITEMSIZE[dtype]) for shape, dims, dtype in cases),
+                                 BUILD / "cache", jobs)
 
 
 # ------------------------------------------------------------------------------------------- device
@@ -143,20 +136,14 @@ def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
     import torch
 
     w = ITEMSIZE[dtype]
-    numel = 1
-    for size in shape:
-        numel *= size
-    x = torch.randint(0, 256, (numel * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)).view(shape)
+    x = ops_cases.random_tensor(shape, dtype)
+    numel = x.numel()
     out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
     expected = x.permute(dims).contiguous()
     row = dict(shape=list(shape), dims=list(dims), dtype=dtype, mib=round(numel * w / 2**20, 2), kernels={})
     fns = {}
     for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
-        run = ops_cases.runner(items)
-        out.view(torch.uint8).fill_(0xAB)
-        run()
-        torch.cuda.synchronize()
-        correct = bool(torch.equal(out.view(torch.uint8), expected.view(torch.uint8)))
+        run, correct = ops_cases.checked_runner(items, out, expected)
         kernel = next(item.kernel for item in items if hasattr(item, "kernel"))
         row["kernels"][label] = dict(correct=correct, ctas=items[0].ctas, threads=kernel.threads, name=kernel.name,
                                      tile=[kernel.tile_rows, kernel.tile_cols])

@@ -21,11 +21,9 @@ Each seed draws ``--cases`` calls:
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
-import sys
 import time
 from pathlib import Path
 
@@ -34,7 +32,7 @@ import harness  # noqa: F401  (puts src/ on the path)
 BUILD = harness.BUILD / "ops_fuzz"
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(BUILD / "cache"))
 
-from harness import ops_cases  # noqa: E402
+from harness import cli, ops_cases  # noqa: E402
 
 SIZES = (1, 2, 3, 5, 7, 8, 13, 16, 17, 31, 32, 33, 63, 64, 100, 127, 128, 129, 255, 256, 257, 1000, 1023, 4097)
 DTYPES = {"bool": 1, "uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "int64": 8, "complex128": 16}
@@ -231,17 +229,7 @@ def run(seed: int, count: int, out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=("prepare", "run"), default="run")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--cases", type=int, default=400)
-    parser.add_argument("--out", type=Path, default=Path("ops_fuzz_out"))
-    parser.add_argument("--jobs", type=int, default=2, help="nvcc processes at a time (prepare)")
-    args = parser.parse_args()
-    if args.mode == "prepare":
-        prepare(args.seed, args.cases, args.jobs)
-    else:
-        run(args.seed, args.cases, args.out)
+    cli.seeded_main(__doc__.splitlines()[0], prepare, run, cases=400, out="ops_fuzz_out")
 
 
 if __name__ == "__main__":

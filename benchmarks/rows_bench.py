@@ -16,7 +16,6 @@ quarter of them 64 KiB-4 MiB). Every case is checked bit for bit and its contend
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -28,11 +27,10 @@ import harness  # noqa: F401  (puts src/ on the path)
 BUILD = harness.BUILD / "rows"
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(BUILD / "cache"))
 
-from harness import ops_cases  # noqa: E402
+from harness import cli, ops_cases  # noqa: E402
 
 DTYPES = ("uint8", "float16", "bfloat16", "float32")
 LAUNCHES, REPEATS = 20, 5
-_BASE, _OTHER = 1 << 40, 2 << 40
 
 
 def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...], str]]:
@@ -74,15 +72,8 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
 
 
 def prepare(seed: int, count: int, jobs: int) -> None:
-    from linear_layouts.ops.kernels import GridShape
-
-    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
-    (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
-    sources = ops_cases.launch_sources(items for shape, dims, dtype in cases(seed, count)
-                                       for items in contenders(shape, dims, ops_cases.ITEMSIZE[dtype], _BASE, _OTHER,
-                                                               device).values())
-    n, seconds = ops_cases.compile_sources(sources, "sm_90", jobs)
-    print(f"prepared {n} kernels for sm_90 in {seconds:.0f} s into {BUILD / 'cache'}")
+    ops_cases.compile_contenders(contenders, ((shape, dims, ops_cases.ITEMSIZE[dtype])
+                                              for shape, dims, dtype in cases(seed, count)), BUILD / "cache", jobs)
 
 
 def _time(fn) -> float:
@@ -95,23 +86,16 @@ def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
     import torch
 
     w = ops_cases.ITEMSIZE[dtype]
-    numel = 1
-    for size in shape:
-        numel *= size
-    x = torch.randint(0, 256, (numel * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)).view(shape)
+    x = ops_cases.random_tensor(shape, dtype)
+    numel = x.numel()
     out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
     expected = x.permute(dims).contiguous()
     row = dict(shape=list(shape), dims=list(dims), dtype=dtype, mib=round(numel * w / 2**20, 2), kernels={})
     fns = {}
     for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
-        run = ops_cases.runner(items)
-        out.view(torch.uint8).fill_(0xAB)
-        run()
-        torch.cuda.synchronize()
+        fns[label], correct = ops_cases.checked_runner(items, out, expected)
         kernel = items[0].kernel
-        row["kernels"][label] = dict(correct=bool(torch.equal(out.view(torch.uint8), expected.view(torch.uint8))),
-                                     tile=[kernel.tile_rows, kernel.tile_cols], vector=kernel.src_vector)
-        fns[label] = run
+        row["kernels"][label] = dict(correct=correct, tile=[kernel.tile_rows, kernel.tile_cols], vector=kernel.src_vector)
     ops_cases.time_with_peers(_time, fns, x, dims, numel * w, copy_tbs, row["kernels"])
     k = row["kernels"]
     row["speedup"] = round(k["before"]["us"] / k["ops"]["us"], 3)
@@ -159,17 +143,7 @@ def run(seed: int, count: int, out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=("prepare", "run"), default="run")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--cases", type=int, default=24)
-    parser.add_argument("--out", type=Path, default=Path("rows_out"))
-    parser.add_argument("--jobs", type=int, default=2, help="nvcc processes at a time (prepare)")
-    args = parser.parse_args()
-    if args.mode == "prepare":
-        prepare(args.seed, args.cases, args.jobs)
-    else:
-        run(args.seed, args.cases, args.out)
+    cli.seeded_main(__doc__.splitlines()[0], prepare, run, cases=24, out="rows_out")
 
 
 if __name__ == "__main__":

@@ -5,11 +5,18 @@ aligned). Each variant is checked bit for bit; all of a case's are timed togethe
     PYTHONPATH=src python3 benchmarks/rows_tile_scan.py prepare          # CPU: the cubins
     PYTHONPATH=src python3 benchmarks/rows_tile_scan.py run OUT.json     # device
 """
-import json, os, sys
-sys.path.insert(0, "benchmarks"); sys.path.insert(0, "src")
-os.environ.setdefault("LINEAR_LAYOUTS_CACHE", os.path.abspath("benchmarks/build/rows_tile_scan/cache"))
-import harness  # noqa: F401,E402  (puts src/ on the path)
-from harness import ops_cases
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import harness  # puts src/ on the path
+
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(harness.BUILD / "rows_tile_scan" / "cache"))
+
+from harness import ops_cases  # noqa: E402
+
 ITEM = ops_cases.ITEMSIZE
 CASES = [((437, 488, 401), (1, 0, 2), "uint8"), ((521, 113, 145), (1, 0, 2), "float16"), ((480, 489, 87), (1, 0, 2), "float16"),
          ((263, 533, 257), (1, 0, 2), "float16"), ((567, 595, 331), (1, 0, 2), "uint8"), ((520, 584, 243), (1, 0, 2), "float16"),
@@ -48,22 +55,15 @@ else:
     rows = []
     for shape, dims, dt in CASES:
         w = ITEM[dt]
-        n = 1
-        for size in shape:
-            n *= size
-        x = torch.randint(0, 256, (n * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dt)).view(shape)
+        x = ops_cases.random_tensor(shape, dt)
+        n = x.numel()
         out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
         exp = x.permute(dims).contiguous()
         fns, row = {}, dict(shape=shape, dims=dims, dtype=dt, kernels={})
         for label, items in variants(shape, dims, w, x.data_ptr(), out.data_ptr(), dev).items():
-            run = ops_cases.runner(items)
-            out.zero_()
-            run()
-            torch.cuda.synchronize()
+            fns[label], ok = ops_cases.checked_runner(items, out, exp)
             k = items[0].kernel
-            row["kernels"][label] = dict(ok=bool(torch.equal(out.view(torch.uint8), exp.view(torch.uint8))),
-                                         tile=[k.tile_rows, k.tile_cols, k.threads // 32], ctas=items[0].ctas)
-            fns[label] = run
+            row["kernels"][label] = dict(ok=ok, tile=[k.tile_rows, k.tile_cols, k.threads // 32], ctas=items[0].ctas)
         fns["eager"] = lambda: x.permute(dims).contiguous()
         for label, us in time_together(lambda fn: gpu_suite._time(fn, repeats=5, inner=20), fns).items():
             row["kernels"].setdefault(label, {}).update(us=round(us, 3), of_copy=round(2 * n * w / us / 1e6 / copy, 3))

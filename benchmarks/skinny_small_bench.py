@@ -11,17 +11,25 @@ at least T CTAs" on seeds 101-112 (calibration) and 113-117 (held out).
     PYTHONPATH=src python3 benchmarks/skinny_small_bench.py run OUT.json     # device
     PYTHONPATH=src python3 benchmarks/skinny_small_bench.py report OUT.json  # the rule table (markdown)
 """
-import glob, json, math, os, sys
-sys.path.insert(0, "benchmarks"); sys.path.insert(0, "src")
-os.environ.setdefault("LINEAR_LAYOUTS_CACHE", os.path.abspath("benchmarks/build/skinny_small/cache"))
-import harness  # noqa: F401,E402  (puts src/ on the path)
-from harness import ops_cases
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+
+import harness  # puts src/ on the path
+
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(harness.BUILD / "skinny_small" / "cache"))
+
+from harness import ops_cases  # noqa: E402
+
 ITEM = ops_cases.ITEMSIZE
 
 def cases():
     out = []
-    for f in sorted(glob.glob("benchmarks/results/ops_heldout/ops_heldout_1[01][0-9].json")):
-        d = json.load(open(f))
+    for f in sorted((harness.RESULTS / "ops_heldout").glob("ops_heldout_1[01][0-9].json")):
+        d = json.loads(f.read_text())
         for c in d["permute"]:
             p = c.get("plan")
             if not c.get("large") and isinstance(p, dict) and p["kind"] == "transpose" and min(p["rows"], p["cols"]) < 32:
@@ -93,10 +101,8 @@ else:
     rows = []
     for seed, shape, dims, dt in cases():
         w = ITEM[dt]
-        n = 1
-        for size in shape:
-            n *= size
-        x = torch.randint(0, 256, (n * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dt)).view(shape)
+        x = ops_cases.random_tensor(shape, dt)
+        n = x.numel()
         out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
         t = tiles(shape, dims, w, x.data_ptr(), out.data_ptr(), dev)
         if t is None:
@@ -104,12 +110,9 @@ else:
         exp = x.permute(dims).contiguous()
         fns, row = {}, dict(seed=seed, shape=shape, dims=dims, dtype=dt, kernels={})
         for label, items in t.items():
-            run = ops_cases.runner(items)
-            run()
-            torch.cuda.synchronize()
-            row["kernels"][label] = dict(ok=bool(torch.equal(out.view(torch.uint8), exp.view(torch.uint8))),
-                                         tile=[items[0].kernel.tile_rows, items[0].kernel.tile_cols], ctas=items[0].ctas)
-            fns[label] = run
+            fns[label], ok = ops_cases.checked_runner(items, out, exp)  # each from a filled output
+            row["kernels"][label] = dict(ok=ok, tile=[items[0].kernel.tile_rows, items[0].kernel.tile_cols],
+                                         ctas=items[0].ctas)
         fns["eager"] = lambda: x.permute(dims).contiguous()
         for label, us in time_together(lambda fn: gpu_suite._time(fn, repeats=5, inner=20), fns).items():
             row["kernels"].setdefault(label, {})["us"] = round(us, 3)

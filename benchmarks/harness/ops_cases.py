@@ -14,7 +14,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
-           "sweep_cases", "sanitize_cases", "kernel_sources", "precompile", "tile_alternatives", "runner", "SMS", "L2_BYTES", "LARGE_BYTES"]
+           "sweep_cases", "sanitize_cases", "kernel_sources", "precompile", "tile_alternatives", "runner", "random_tensor",
+           "checked_runner", "compile_contenders", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
 #: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
 SMS = 132
@@ -191,6 +192,29 @@ def runner(launches, device: int = 0):
     return run
 
 
+def random_tensor(shape, dtype: str):
+    """A CUDA tensor of ``shape`` and PyTorch dtype ``dtype`` holding random bits (any pattern: NaNs, subnormals)."""
+    import torch
+
+    w = ITEMSIZE[dtype]
+    numel = 1
+    for size in shape:
+        numel *= size
+    return torch.randint(0, 256, (numel * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)).view(shape)
+
+
+def checked_runner(items, out, expected, fill=None):
+    """``(run, correct)``: ``runner(items)``, run once after filling ``fill`` (default: ``out``) with 0xAB, and
+    whether it left ``out`` equal to ``expected`` bit for bit."""
+    import torch
+
+    run = runner(items)
+    (out if fill is None else fill).view(torch.uint8).fill_(0xAB)
+    run()
+    torch.cuda.synchronize()
+    return run, bool(torch.equal(out.contiguous().view(torch.uint8), expected.contiguous().view(torch.uint8)))
+
+
 def unbounded_kernel(config, batch_dims: int, fast_divide: bool = True):
     """The tiled kernel of ``config`` as ``ops.kernels.permute_kernel`` emits it but with no minimum of CTAs per SM
     in its ``__launch_bounds__``; ``fast_divide=False``: its tile index divided by division instructions too (as
@@ -306,6 +330,22 @@ def compile_sources(sources, arch: str = "sm_90", workers: int = 0) -> tuple[int
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 2) as pool:
         list(pool.map(lambda s: compile_cubin(s, arch), sources))
     return len(sources), time.time() - start
+
+
+def compile_contenders(contenders, problems, cache, jobs: int) -> None:
+    """Compile into ``cache`` (the kernel cache of a benchmark's run) for sm_90 every kernel ``contenders(shape,
+    dims, itemsize, src, dst, device)`` (``{label: launches}``) launches for each ``(shape, dims, itemsize)`` of
+    ``problems`` at fresh tensors' addresses on the sweep's device; prints what it did."""
+    from pathlib import Path
+
+    from linear_layouts.ops.kernels import GridShape
+
+    device = GridShape(SMS, L2_BYTES)
+    Path(cache).mkdir(parents=True, mode=0o700, exist_ok=True)
+    sources = launch_sources(items for shape, dims, w in problems
+                             for items in contenders(shape, dims, w, _BASE, _OTHER, device).values())
+    n, seconds = compile_sources(sources, "sm_90", jobs)
+    print(f"prepared {n} kernels for sm_90 in {seconds:.0f} s into {cache}")
 
 
 def launch_sources(launch_lists) -> set[str]:

@@ -44,3 +44,22 @@ def time_together(time, fns: dict) -> dict:
     first = {label: time(fn) for label, fn in fns.items()}
     second = {label: time(fns[label]) for label in reversed(list(fns))}
     return {label: min(first[label], second[label]) for label in fns}
+
+
+def time_back_to_back(fn, repeats: int, inner: int = 10) -> float:
+    """Median over ``repeats`` of the mean µs per call of ``inner`` back-to-back calls of ``fn`` between CUDA events
+    on the current stream (after one call to warm up): what a program that does not capture graphs sees."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1000.0 / inner)
+    return float(sorted(samples)[len(samples) // 2])
