@@ -26,7 +26,8 @@ from harness import ops_cases  # noqa: E402
 SHAPES = ((4095, 4096, "bf16"), (8191, 8192, "bf16"), (4097, 4096, "bf16"), (12289, 4096, "bf16"), (1023, 8192, "bf16"),
           (4095, 11008, "bf16"), (16383, 4096, "bf16"), (8190, 8192, "bf16"), (8196, 8192, "bf16"),
           (8200, 8192, "bf16"), (8192, 8192, "bf16"), (8191, 8192, "fp32"), (4095, 4096, "fp16"))
-#: The chunked kernel's tiles (rows, columns, warps) beside its default (None); those a format does not take are left out.
+#: The chunked kernel's tiles (rows, columns, warps) beside its default (None); those a format does not take are
+#: left out.
 TILES = (None, (128, 64, 16), (64, 64, 16), (64, 64, 8), (32, 64, 4))
 _AMAX = 5 << 40
 

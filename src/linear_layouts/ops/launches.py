@@ -24,8 +24,7 @@ from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_f
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
     CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, SKINNY_EXTENT, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles,
-    copy_kernel,
-    choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
+    copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
     realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
 )
 from linear_layouts.ops.plan import (
@@ -34,7 +33,8 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments", "COPY_KERNEL_MIN_BYTES"]
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "COPY_KERNEL_MIN_BYTES"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -136,8 +136,8 @@ def transpose_vectors(problem: TiledProblem, src: int, dst: int, device: GridSha
 def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> TileConfig:
     """The tile of ``problem`` with these addresses on ``device``: the widest vectors the row lengths and the
     addresses allow (``plan.vector_elements``), then ``kernels.skinny_tile`` for a matrix with a side under
-    ``SKINNY_EXTENT`` (shorter where the grid would not fill ``device``), else ``kernels.choose_tile`` (``choose_narrow_tile`` for narrow vectors or rows that start
-    inside a sector)."""
+    ``SKINNY_EXTENT`` (shorter where the grid would not fill ``device``), else ``kernels.choose_tile``
+    (``choose_narrow_tile`` for narrow vectors or rows that start inside a sector)."""
     w = problem.element_bytes
     if problem.kind is PermuteKind.ROWS:
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
@@ -271,8 +271,8 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
                      device: GridShape, tile: TileConfig | ChunkedTile | None = None):
     """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
     bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the plan depends
-    on); no kernel for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes ``chunked_transposes`` takes get the kernel
-    ``MISALIGNED_TRANSPOSE`` names."""
+    on); no kernel for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes ``chunked_transposes``
+    takes get the kernel ``MISALIGNED_TRANSPOSE`` names."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE)
