@@ -133,13 +133,9 @@ def _time(fn) -> float:
 
 
 def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
-    import torch
-
     w = ITEMSIZE[dtype]
-    x = ops_cases.random_tensor(shape, dtype)
+    x, out, expected = ops_cases.permute_buffers(shape, dims, dtype)
     numel = x.numel()
-    out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
-    expected = x.permute(dims).contiguous()
     row = dict(shape=list(shape), dims=list(dims), dtype=dtype, mib=round(numel * w / 2**20, 2), kernels={})
     fns = {}
     for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():

@@ -48,7 +48,7 @@ if sys.argv[1] == "prepare":
         srcs |= ops_cases.launch_sources(variants(shape, dims, ITEM[dt], 1 << 40, 2 << 40, dev).values())
     print(ops_cases.compile_sources(srcs, "sm_90", 2))
 else:
-    import torch, gpu_suite
+    import gpu_suite
     from harness.timing import time_together
     from linear_layouts.ops import launch
     dev = launch.grid_shape(0)
@@ -56,10 +56,8 @@ else:
     rows = []
     for shape, dims, dt in CASES:
         w = ITEM[dt]
-        x = ops_cases.random_tensor(shape, dt)
+        x, out, exp = ops_cases.permute_buffers(shape, dims, dt)
         n = x.numel()
-        out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
-        exp = x.permute(dims).contiguous()
         fns, row = {}, dict(shape=shape, dims=dims, dtype=dt, kernels={})
         for label, items in variants(shape, dims, w, x.data_ptr(), out.data_ptr(), dev).items():
             fns[label], ok = ops_cases.checked_runner(items, out, exp)

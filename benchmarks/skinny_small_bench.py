@@ -94,20 +94,17 @@ elif sys.argv[1] == "report":
             eager = [r["kernels"]["eager"]["us"] / u for r, u in zip(rs, us)]
             print(f"| {part} | {len(rs)} | {label} | {gm(ratio):.3f} ({min(ratio):.2f}) | {min(eager):.2f} |")
 else:
-    import torch, gpu_suite
+    import gpu_suite
     from harness.timing import time_together
     from linear_layouts.ops import launch
     dev = launch.grid_shape(0)
     rows = []
     for seed, shape, dims, dt in cases():
         w = ITEM[dt]
-        x = ops_cases.random_tensor(shape, dt)
-        n = x.numel()
-        out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
+        x, out, exp = ops_cases.permute_buffers(shape, dims, dt)
         t = tiles(shape, dims, w, x.data_ptr(), out.data_ptr(), dev)
         if t is None:
             continue
-        exp = x.permute(dims).contiguous()
         fns, row = {}, dict(seed=seed, shape=shape, dims=dims, dtype=dt, kernels={})
         for label, items in t.items():
             fns[label], ok = ops_cases.checked_runner(items, out, exp)  # each from a filled output

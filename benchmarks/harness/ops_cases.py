@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
            "sweep_cases", "sanitize_cases", "kernel_sources", "precompile", "tile_alternatives", "runner", "random_tensor",
-           "checked_runner", "compile_contenders", "SMS", "L2_BYTES", "LARGE_BYTES"]
+           "checked_runner", "compile_contenders", "permute_buffers", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
 #: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
 SMS = 132
@@ -201,6 +201,16 @@ def random_tensor(shape, dtype: str):
     for size in shape:
         numel *= size
     return torch.randint(0, 256, (numel * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)).view(shape)
+
+
+def permute_buffers(shape, dims, dtype: str):
+    """``(x, out, expected)`` of a permutation on the GPU: ``random_tensor(shape, dtype)``, an empty contiguous output
+    of the permuted shape, and PyTorch's ``x.permute(dims).contiguous()``."""
+    import torch
+
+    x = random_tensor(shape, dtype)
+    out = torch.empty(tuple(shape[d] for d in dims), dtype=x.dtype, device="cuda")
+    return x, out, x.permute(dims).contiguous()
 
 
 def checked_runner(items, out, expected, fill=None):
