@@ -39,6 +39,8 @@ def _kernels() -> dict[str, object]:
         "permute tiled": first(permute_launches((300, 200), (1, 0), 2, _BASE, _BASE, _DEVICE)),
         "permute rows": first(permute_launches((8, 64, 4, 32), (0, 2, 1, 3), 2, _BASE, _BASE, _DEVICE)),
         "permute skinny": first(permute_launches((4, 5000), (1, 0), 4, _BASE, _BASE, _DEVICE)),
+        "permute copy": first(permute_launches((3, 1, 699053), (1, 0, 2), 1, _BASE, _BASE, _DEVICE)),
+        "permute copy bytes": first(permute_launches((3, 1, 699053), (1, 0, 2), 1, _BASE + 1, _BASE, _DEVICE)),
         "permute chunked": chunked_transpose_kernel(2, 0),
         "permute chunked any offset": chunked_transpose_kernel(1, 1, source_aligned=False),
         "cast tiled": cast("bf16", "e4m3", 256, 512),
@@ -48,6 +50,7 @@ def _kernels() -> dict[str, object]:
         "cast scalar": cast("fp32", "e5m2", 3, 5, out=_BASE + 1, misaligned="scalar"),
     }
     assert kernels["permute skinny"].tile_rows == 4 and "_chunked_" in kernels["cast chunked"].name
+    assert kernels["permute copy"].name == "ll_copy_128b" and kernels["permute copy bytes"].name == "ll_copy_8b"
     assert "_realigned_" in kernels["cast realigned"].name and "_scalar_" in kernels["cast scalar"].name
     return kernels
 
