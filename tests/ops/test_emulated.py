@@ -84,6 +84,23 @@ def test_persistent_batched_every_element():
     assert _same(emulated_permute(a, (1, 0, 3, 2), sms=3, tile=persistent), np.transpose(a, (1, 0, 3, 2)))
 
 
+def test_raster_m_every_element():
+    """Transposes in raster order "m" (planned so on a device whose L2 they exceed): batched, edge tiles cut on both
+    sides, one tile per CTA and persistent (3 CTAs over 16 tiles)."""
+    from linear_layouts.ops.kernels import GridShape
+
+    tiny_l2 = GridShape(132, 4096)
+    a = _random((2, 2, 272, 288), np.uint8)
+    (launch,) = permute_launches(a.shape, (1, 0, 3, 2), 1, SRC, DST, tiny_l2)
+    assert "tile_row = t - q * tiles_m;" in launch.kernel.source
+    assert _same(emulated_permute(a, (1, 0, 3, 2), sms=tiny_l2), np.transpose(a, (1, 0, 3, 2)))
+    persistent = TileConfig(1, 256, 256, 32, 16, 16, 4, ctas_per_sm=1)
+    assert _same(emulated_permute(a, (1, 0, 3, 2), sms=GridShape(3, 4096), tile=persistent),
+                 np.transpose(a, (1, 0, 3, 2)))
+    b = _random((37, 50), np.uint16)
+    assert _same(emulated_permute(b, (1, 0), sms=tiny_l2), b.T)
+
+
 @pytest.mark.parametrize("element_bytes", [1, 2, 4, 8])
 def test_every_tile_of_the_lists_every_element(element_bytes):
     """Each tile ``choose_tile`` may pick, on a matrix that cuts its edge tiles (rows and columns 16 bytes past
@@ -153,7 +170,7 @@ def test_launch_plans():
     """The worked example of ``ops.launches``; a copy; nothing for an empty tensor."""
     (launch,) = permute_launches((4096, 11008), (1, 0), 2, SRC, DST, 132)
     assert isinstance(launch, Launch) and launch.ctas == 32 * 86
-    assert launch.values == (SRC, DST, 4096, 11008, 86, 32, 11008, 4096, fast_divider(86))
+    assert launch.values == (SRC, DST, 4096, 11008, 86, 32, 11008, 4096, fast_divider(32))  # raster "m"
     assert (launch.kernel.tile_rows, launch.kernel.src_vector, launch.kernel.dst_vector) == (128, 8, 8)
     assert permute_launches((4, 1, 5), (1, 0, 2), 4, SRC, DST, 132) == [Copy(DST, SRC, 80)]
     assert permute_launches((4, 0, 5), (2, 1, 0), 4, SRC, DST, 132) == []
@@ -214,6 +231,24 @@ def test_cast_transpose_every_element(input_format, fp8, shape, scale, offsets, 
     assert np.array_equal(out, expected)
     assert np.array_equal(out_t, expected.T)
     assert amax == max(3.0, float(np.abs(x.astype(np.float32)).max()))  # of the input, before scaling
+
+
+@pytest.mark.parametrize("input_format, shape", [("bf16", (301, 128)), ("fp32", (255, 192))])
+def test_cast_transpose_raster_m_every_element(input_format, shape):
+    """The cast-transpose with narrow stores of T (M odd: 1-byte stores) in raster order "m", as planned on a device
+    whose L2 the problem exceeds, at the planner's tile (the last tile row cut)."""
+    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.launches import cast_launches
+
+    (launch,) = cast_launches(input_format, "e4m3", *shape, SRC, DST, 3 << 40, None, 1.0, 4 << 40, GridShape(132, 4096))
+    assert launch.kernel.dst_vector == 1 and shape[0] % launch.kernel.tile_rows
+    assert "tile_row = t - q * tiles_m;" in launch.kernel.source
+    x = (_RNG.standard_normal(shape) * 300).astype({"bf16": ml_dtypes.bfloat16, "fp32": np.float32}[input_format])
+    raw = x.view(np.uint32 if input_format == "fp32" else np.uint16)
+    out, out_t, amax = emulated_cast_transpose(raw, input_format, "e4m3", 0.37, 0.0, sms=GridShape(132, 4096))
+    expected = _reference(x, "e4m3", 0.37)
+    assert np.array_equal(out, expected) and np.array_equal(out_t, expected.T)
+    assert amax == float(np.abs(x.astype(np.float32)).max())
 
 
 @pytest.mark.parametrize("input_format, fp8, shape, offsets", [

@@ -112,6 +112,43 @@ def test_masked_branch_predicates_every_access():
                                              "size0", "src_stride0", "dst_stride0", "tiles_n_div", "tiles_m_div"]
 
 
+def test_raster_orders():
+    """Large transposes take tiles down the columns of tiles (raster "m": the tile row varies fastest), those that
+    stay in L2 and row moves along the rows; cast-transposes only where T's stores are narrow; an unknown order is
+    refused by name."""
+    from linear_layouts.codegen.permute import tile_divisors, tile_index_lines
+    from linear_layouts.ops.kernels import RASTER_M_L2S, raster_order
+    from linear_layouts.ops.launches import cast_launches, permute_launches
+
+    h100 = GridShape(132)
+    tile = transpose_tiles(2, 8, 8)[0]
+    edge = int(RASTER_M_L2S * h100.l2_bytes)
+    assert [raster_order(tile, b, h100) for b in (edge, edge + 1)] == ["n", "m"]
+    assert raster_order(TileConfig(2, 8, 128, 4, 8, 8, transposed=False), 1 << 40, h100) == "n"
+    (large,) = permute_launches((8192, 8192), (1, 0), 2, 1 << 40, 2 << 40, h100)  # 256 MiB moved
+    (small,) = permute_launches((2048, 2048), (1, 0), 2, 1 << 40, 2 << 40, h100)  # 16 MiB
+    body = large.kernel.source[large.kernel.source.index('extern "C"'):]
+    assert body.index("const unsigned tile_row = t - q * tiles_m;") < body.index("const unsigned tile_col = t;")
+    assert "const unsigned tile_col = t - q * tiles_n;" in small.kernel.source
+    assert large.kernel.name != permute_kernel(tile, 0).name  # the order is part of the kernel's name
+    rows = permute_kernel(TileConfig(2, 8, 128, 4, 8, 8, transposed=False), 1)
+    assert "const unsigned tile_col = t - q * tiles_n;" in rows.source and [p for _, p in rows.params][-2:] == [
+        "tiles_n_div", "tiles_m_div"]
+    assert tile_divisors(2, "m") == ["tiles_m", "tiles_n", "size1"] and tile_divisors(0) == ["tiles_n"]
+    assert tile_index_lines(64, 64, 0) == tile_index_lines(64, 64, 0, raster="n")  # the default
+
+    def cast_source(m):
+        (launch,) = cast_launches("bf16", "e4m3", m, 8192, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, h100)
+        return launch.kernel.dst_vector, launch.kernel.source
+    narrow, aligned = cast_source(8193), cast_source(8192)  # T's rows: 1-byte stores, 16-byte stores (256 MiB)
+    assert narrow[0] == 1 and "  const unsigned tile_row = t - q * tiles_m;" in narrow[1]
+    assert aligned[0] == 16 and "  const unsigned tile_col = t - q * tiles_n;" in aligned[1]
+    assert "  const unsigned tile_col = t - q * tiles_n;" in cast_source(1025)[1]  # 24 MiB: in L2
+    for bad in ("k", "M", None):
+        with pytest.raises(LayoutError, match="raster"):
+            tile_index_lines(64, 64, 0, raster=bad)
+
+
 @needs_nvcc
 @pytest.mark.parametrize("element_bytes", [1, 2, 4])
 def test_fast_kernels_compile_to_16_byte_accesses(element_bytes):

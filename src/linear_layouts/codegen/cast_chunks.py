@@ -37,8 +37,8 @@ apart, a multiple of ``G``), so its later items are constants away from its firs
 the banks. The amax is over every element loaded (all of ``X``'s, some twice): of 2-byte inputs on packed
 halves (``max.xorsign.abs``, exact), then the reduction (one ``redux.sync`` a warp; below sm_86 / sm_80
 the same results by integer compares and a ``shfl.xor`` tree), the scale and the launch
-(``tiles_n * tiles_m`` CTAs, tile ``(t / tiles_n, t mod tiles_n)``) as in ``permute.emit_cast_transpose_kernel``,
-whose parameters the kernel takes. Requires: ``X``'s address a multiple of 16, ``C``'s and ``T``'s of ``G``.
+(``tiles_n * tiles_m`` CTAs, tile ``(t / tiles_n, t mod tiles_n)``) as in ``permute.emit_cast_transpose_kernel``
+in raster order ``"n"``, whose parameters the kernel takes. Requires: ``X``'s address a multiple of 16, ``C``'s and ``T``'s of ``G``.
 
 Example: ``emit_chunked_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 64 tiles of 8 warps; a tile loads
 71 rows of 9 chunks (3 a thread); of a ``4095 x 11007`` matrix, tile ``(64, 64)``'s row 64 owns ``C``'s positions

@@ -17,8 +17,8 @@ step                     thread (warp ``w``, lane ``l``)         one warp instru
 (tile coordinates; ``i < R / W``, ``j < N / 32``, ``q < N / W``, ``k < R / 32``). Step 4 follows one
 barrier; an edge tile predicates each access on its element lying in the matrix. The amax, the scale, the
 conversion (``fp8(scale x)`` two elements per ``cvt``) and the launch (``tiles_n * tiles_m`` CTAs, tile
-``(t / tiles_n, t mod tiles_n)``) are those of ``permute.emit_cast_transpose_kernel``, whose parameters the
-kernel takes.
+``(t / tiles_n, t mod tiles_n)``) are those of ``permute.emit_cast_transpose_kernel`` in raster order ``"n"``, whose
+parameters the kernel takes.
 
 Example: ``emit_scalar_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 64 tiles of 8 warps, 16 loads a
 thread in flight, ``64 x 68 + 128`` bytes of shared memory, 6 CTAs an SM; a ``4095 x 11007`` matrix takes

@@ -4,7 +4,8 @@ A tile is a planned conversion ``src -> dst`` over an ``M x N`` tile (powers of 
 ``codegen.transpose``, but the matrix is given at run time: ``rows x cols`` elements of ``A`` at row stride
 ``lda``, written to ``B`` at row stride ``ldb``, and ``batch_dims`` more dims, each with its size and its
 element strides in ``A`` and in ``B``. CTA ``t`` of a 1-D grid takes tile column ``t mod T_n``, tile row
-``(t / T_n) mod T_m`` and batch index ``t / (T_n T_m)`` (batch dims innermost first); the one-tile-per-CTA
+``(t / T_n) mod T_m`` and batch index ``t / (T_n T_m)`` (batch dims innermost first), or, in raster order
+``"m"``, tile row ``t mod T_m`` and tile column ``(t / T_m) mod T_n``; the one-tile-per-CTA
 kernel divides by multiplying with a ``fast_divider`` parameter per divisor (``tiles_n_div``, ...), which
 the caller computes. Edge tiles are
 masked: a tile with fewer than ``M`` rows or ``N`` columns left predicates each global access on its
@@ -54,7 +55,7 @@ from linear_layouts.target import Target, resolve
 
 __all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "fast_divider", "emit_cast_transpose_kernel",
            "amax_epilogue", "to_float", "check_cast_arguments", "cast_params", "fitting_ctas", "MAX_BATCH_DIMS", "CAST_INPUTS", "FP8_FORMATS",
-           "FP8_MAX", "CAST_FUNCTIONS", "tiled_params", "tile_divisors", "tile_index_lines"]
+           "FP8_MAX", "CAST_FUNCTIONS", "tiled_params", "tile_divisors", "tile_index_lines", "RASTERS"]
 
 #: Batch dims a tiled kernel takes (more: the caller launches once per index of the outer ones).
 MAX_BATCH_DIMS = 4
@@ -138,18 +139,23 @@ def _divide(t: str, d: str, fast: bool) -> str:
     return f"(unsigned)((unsigned long long){t} * ({d}_div & 0x1ffffffffull) >> ({d}_div >> 56))"
 
 
-def tile_index_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", fast: bool = False) -> list[str]:
+def tile_index_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", fast: bool = False,
+                     raster: str = "n") -> list[str]:
     """The tile ``tile``'s coordinates ``row0``, ``col0``, its valid part ``rows_left`` x ``cols_left``
     (``full``: all of it) and batch offsets ``src_base``, ``dst_base`` (elements); ``fast``: each division by
-    a ``fast_divider`` parameter (``tiles_n_div``, ...) instead of a division."""
+    a ``fast_divider`` parameter (``tiles_n_div``, ...) instead of a division. ``raster`` (``RASTERS``): the
+    order of the tile index within a matrix, ``"n"`` along ``A``'s rows of tiles (tile ``(t / T_n, t mod T_n)``),
+    ``"m"`` down its columns of tiles (tile ``(t mod T_m, t / T_m)``)."""
+    first, second = _raster_counts(raster)
     lines = [f"  unsigned t = {tile};",
-             f"  unsigned q = {_divide('t', 'tiles_n', fast)};",
-             "  const unsigned tile_col = t - q * tiles_n;",
+             f"  unsigned q = {_divide('t', first, fast)};",
+             f"  const unsigned {_TILE_OF[first]} = t - q * {first};",
              "  t = q;"]
     if batch_dims:
-        lines += [f"  q = {_divide('t', 'tiles_m', fast)};", "  const unsigned tile_row = t - q * tiles_m;", "  t = q;"]
+        lines += [f"  q = {_divide('t', second, fast)};", f"  const unsigned {_TILE_OF[second]} = t - q * {second};",
+                  "  t = q;"]
     else:
-        lines.append("  const unsigned tile_row = t;")
+        lines.append(f"  const unsigned {_TILE_OF[second]} = t;")
     lines += ["  unsigned long long src_base = 0ull, dst_base = 0ull;"]
     for k in reversed(range(batch_dims)):  # the last batch dim is the innermost: it varies fastest
         if k:
@@ -165,14 +171,30 @@ def tile_index_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", 
     return lines
 
 
-def _locate(m: int, n: int, batch_dims: int, tile: str, prefix: str, transposed: bool) -> list[str]:
+#: Tile orders of a tiled kernel (``tile_index_lines``): ``"n"`` along the rows of tiles of ``A`` (consecutive
+#: CTAs read one stretch of ``A``), ``"m"`` down its columns of tiles (a transpose's consecutive CTAs write one
+#: stretch of ``B``'s rows), as CUTLASS's raster order along N / along M.
+RASTERS = ("n", "m")
+_TILE_OF = {"tiles_n": "tile_col", "tiles_m": "tile_row"}
+
+
+def _raster_counts(raster: str) -> tuple[str, str]:
+    """The tile counts a tile index is divided by, innermost first, in order ``raster``."""
+    if raster not in RASTERS:
+        raise LayoutError(f"raster: must be one of {RASTERS}, got {quote(raster)}")
+    return ("tiles_n", "tiles_m") if raster == "n" else ("tiles_m", "tiles_n")
+
+
+def _locate(m: int, n: int, batch_dims: int, tile: str, prefix: str, transposed: bool, raster: str) -> list[str]:
     """A block setting ``{prefix}src``, ``{prefix}dst``, ``{prefix}rows_left``, ``{prefix}cols_left`` and
-    ``{prefix}full`` (declared by the caller) for tile ``tile`` (``tile_index_lines``, its names prefixed ``l_``)."""
+    ``{prefix}full`` (declared by the caller) for tile ``tile`` (``tile_index_lines`` in order ``raster``, its names
+    prefixed ``l_``)."""
     names = ("tile_col", "tile_row", "src_base", "dst_base", "row0", "col0", "rows_left", "cols_left", "full", "q",
              *(f"index{k}" for k in range(1, MAX_BATCH_DIMS)))
     pattern = re.compile(r"\b(" + "|".join(names) + r"|t)\b")
     inner = [pattern.sub(lambda x: "l_" + x.group(1), line) if not line.lstrip().startswith("unsigned t =")
-             else line.replace("unsigned t =", "unsigned l_t =") for line in tile_index_lines(m, n, batch_dims, tile)]
+             else line.replace("unsigned t =", "unsigned l_t =")
+             for line in tile_index_lines(m, n, batch_dims, tile, raster=raster)]
     dst_tile = "(size_t)l_col0 * ldb + l_row0" if transposed else "(size_t)l_row0 * ldb + l_col0"
     return ["  {"] + ["  " + x for x in inner] + [
         f"    {prefix}src = src_all + l_src_base + (size_t)l_row0 * lda + l_col0;",
@@ -187,10 +209,11 @@ def _branches(full: list[str], masked: list[str]) -> list[str]:
             + ["  }"])
 
 
-def tile_divisors(batch_dims: int) -> list[str]:
-    """The parameters a tile index is divided by (``tile_index_lines``): ``tiles_n``, ``tiles_m`` when batched, then
-    every batch size but the outermost's."""
-    return ["tiles_n"] + (["tiles_m"] if batch_dims else []) + [f"size{k}" for k in reversed(range(1, batch_dims))]
+def tile_divisors(batch_dims: int, raster: str = "n") -> list[str]:
+    """The parameters a tile index is divided by (``tile_index_lines``): the tile count along ``raster``, the other
+    one when batched, then every batch size but the outermost's."""
+    first, second = _raster_counts(raster)
+    return [first] + ([second] if batch_dims else []) + [f"size{k}" for k in reversed(range(1, batch_dims))]
 
 
 def _batch_params(batch_dims: int) -> list[tuple[str, str]]:
@@ -211,7 +234,7 @@ def _signature(name: str, threads: int, params: list[tuple[str, str]], min_ctas:
 def emit_tiled_permute_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep, *,
     transposed: bool = True, batch_dims: int = 0, ctas_per_sm: int = 0, min_ctas: int = 0,
-    fast_divide: bool = True, max_elements: int = MAX_ELEMENTS, target: Target | None = None,
+    fast_divide: bool = True, raster: str = "n", max_elements: int = MAX_ELEMENTS, target: Target | None = None,
 ) -> PermuteKernel:
     """CUDA C++ of the module doc's tiled kernel: each CTA loads its tile of ``A`` in ``src`` (16-byte or
     narrower vectors along the rows of ``A``), converts it with ``forward`` to ``dst`` and stores it in
@@ -222,7 +245,8 @@ def emit_tiled_permute_kernel(
     tile per CTA): ``__launch_bounds__(threads, min_ctas)``, so the compiler keeps a thread within the
     registers that let ``min_ctas`` CTAs share an SM (65536 / (16 x 128) = 32 for 16 CTAs of 4 warps);
     ``fast_divide`` (one tile per CTA): divides the tile index by ``fast_divider`` parameters (module doc),
-    else by the divisors themselves (and the parameters end with the batch dims').
+    else by the divisors themselves (and the parameters end with the batch dims'). ``raster``: the order CTAs
+    take tiles in (``tile_index_lines``; the persistent form's CTA ``b`` takes tiles ``b, b + G, ...`` of it).
     Requires: ``src``, ``dst`` over one ``M x N`` tile (powers of two); ``0 <= batch_dims <=
     MAX_BATCH_DIMS``; layouts within ``max_elements``; ``target`` an NVIDIA one whose ISA has what
     ``forward`` emits (default: the default target, ``kernel.cuda_target``).
@@ -252,13 +276,14 @@ def emit_tiled_permute_kernel(
     load_pitch = Pitch(_log2(n), "lda")
     store_pitch = Pitch(_log2(m), "ldb") if transposed else Pitch(_log2(n), "ldb")
     store_bounds = ("cols_left", "rows_left") if transposed else ("rows_left", "cols_left")
+    _raster_counts(raster)
     if ctas_per_sm:
         return _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, (m, n), (gsrc, gdst),
-                           (pa, pb), (src_vector, dst_vector), store_bounds, em, target)
+                           (pa, pb), (src_vector, dst_vector), store_bounds, em, target, raster)
     params = [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
               ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
               ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
-    params += [("unsigned long long", f"{d}_div") for d in tile_divisors(batch_dims)] if fast_divide else []
+    params += [("unsigned long long", f"{d}_div") for d in tile_divisors(batch_dims, raster)] if fast_divide else []
     dst_tile = "(size_t)col0 * ldb + row0" if transposed else "(size_t)row0 * ldb + col0"
     kind = "B = A^T per tile" if transposed else "rows of A copied to rows of B"
     body = [
@@ -267,7 +292,7 @@ def emit_tiled_permute_kernel(
         f"//   tiles_n * tiles_m * (batch sizes) CTAs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
         *_signature(name, threads, params, min_ctas),
         *KERNEL_PROLOGUE,
-        *tile_index_lines(m, n, batch_dims, fast=fast_divide),
+        *tile_index_lines(m, n, batch_dims, fast=fast_divide, raster=raster),
         f"  const {t}* src = src_all + src_base + (size_t)row0 * lda + col0;",
         f"  {t}* dst = dst_all + dst_base + {dst_tile};",
         f"  unsigned a[{pa.num_words}];",
@@ -296,7 +321,7 @@ def tiled_params(t: str, batch_dims: int) -> list[tuple[str, str]]:
 
 
 def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile, maps, packings, vectors,
-                store_bounds, em, target: Target) -> PermuteKernel:
+                store_bounds, em, target: Target, raster: str) -> PermuteKernel:
     """The persistent form of ``emit_tiled_permute_kernel`` (its doc) from the parts it planned."""
     m, n = tile
     gsrc, gdst = maps
@@ -337,13 +362,13 @@ def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile
         f"  {vtype} {', '.join(f'q{i}' for i in range(nvec))};",
         f"  const {t}* src; {t}* dst; unsigned rows_left, cols_left; bool full;",
         f"  const {t}* n_src; {t}* n_dst; unsigned n_rows_left, n_cols_left; bool n_full;",
-        *_locate(m, n, batch_dims, "tile", "", transposed),
+        *_locate(m, n, batch_dims, "tile", "", transposed, raster),
         *["  " + x for x in issue("")],
         "  for (;;) {",
         *["    " + x for x in unpack],
         "    const unsigned next = tile + gridDim.x;",
         "    if (next < total) {",
-        *["    " + x for x in _locate(m, n, batch_dims, "next", "n_", transposed)],
+        *["    " + x for x in _locate(m, n, batch_dims, "next", "n_", transposed, raster)],
         *["      " + x for x in issue("n_")],
         "    }",
         *["    " + x for x in convert],
@@ -506,7 +531,7 @@ def amax_epilogue(slot: int, warps: int, redux: bool = False) -> list[str]:
 
 def emit_cast_transpose_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, input_format: str, fp8: str, forward: ConversionStep, *,
-    max_elements: int = MAX_ELEMENTS, target: Target | None = None,
+    raster: str = "n", max_elements: int = MAX_ELEMENTS, target: Target | None = None,
 ) -> PermuteKernel:
     """CUDA C++ of the fused cast-transpose of a ``rows x cols`` row-major matrix ``X`` of ``input_format``
     (``CAST_INPUTS``): ``C = fp8(scale X)`` (``rows x cols``), ``T = C^T`` (``cols x rows``) and
@@ -515,7 +540,7 @@ def emit_cast_transpose_kernel(
     Each CTA loads its tile in ``src``, converts in registers, stores ``C`` from ``src`` (its vectors are
     the loads' elements: 8 bytes of fp8 per 16-byte bf16 load), converts the fp8 tile with ``forward``
     (an 8-bit step ``src -> dst``) and stores ``T`` from ``dst``; one atomic max per CTA. Edge tiles are
-    masked as in ``emit_tiled_permute_kernel``.
+    masked as in ``emit_tiled_permute_kernel``; CTAs take tiles in order ``raster`` (``tile_index_lines``).
 
     Example: bf16 128x128 tiles, 16 elements per thread along a row of ``X`` (two 16-byte loads, one
     16-byte store of ``C``) and 16 along a row of ``T`` (one 16-byte store). ``target``: as
@@ -547,7 +572,7 @@ def emit_cast_transpose_kernel(
         f"//   block = {threads}, dynamic shared = {shared} bytes.",
         *_signature(name, threads, params),
         *KERNEL_PROLOGUE,
-        *tile_index_lines(m, n, 0),
+        *tile_index_lines(m, n, 0, raster=raster),
         "  const float scale = scale_ptr != nullptr ? *scale_ptr : scale_value;",
         f"  const {ti}* src = src_all + (size_t)row0 * cols + col0;",
         "  unsigned char* cast = cast_all + (size_t)row0 * cols + col0;",

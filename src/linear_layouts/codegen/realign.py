@@ -35,8 +35,8 @@ bounds let 2 to 7 CTAs share an SM (``thread_registers``).
 
 The amax is over every element the warps convert: ``X``'s own (the tile's, and past a row's end the next
 row's) or zeros; the reduction, the scale and the launch (``tiles_n * tiles_m`` CTAs, tile
-``(t / tiles_n, t mod tiles_n)``) are those of ``permute.emit_cast_transpose_kernel``, whose parameters the
-kernel takes. Requires: ``X``'s address a multiple of ``w``.
+``(t / tiles_n, t mod tiles_n)``) are those of ``permute.emit_cast_transpose_kernel`` in raster order ``"n"``, whose
+parameters the kernel takes. Requires: ``X``'s address a multiple of ``w``.
 
 Example: ``emit_realigned_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 256 tiles of 8 warps, 8 rows
 (8 chunks) a warp in flight, 19 KiB of shared memory, 2 CTAs an SM; a ``4095 x 11007`` matrix takes

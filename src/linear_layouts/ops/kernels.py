@@ -74,7 +74,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
-           "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES",
+           "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
@@ -407,18 +407,44 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
 
 
 @functools.lru_cache(maxsize=None)
-def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90") -> PermuteKernel:
+def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90", raster: str = "n") -> PermuteKernel:
     """The tiled kernel of ``config`` with ``batch_dims`` batch dims for architecture ``arch``: our planner's
     conversion between ``tile_layouts(config)`` on ``named_target(arch)`` (its instructions only), emitted by
     ``codegen.permute``; one tile per CTA, it is compiled for ``min_ctas(config)`` CTAs per SM of that target
-    (registers capped to match)."""
+    (registers capped to match). Its CTAs take tiles in order ``raster`` (``raster_order``)."""
     t = named_target(arch)
     src, dst = tile_layouts(config)
     step = conversion_step(src, dst, 8 * config.element_bytes, target=t)
-    name = kernel_name("ll_permute", config, batch_dims)
+    name = kernel_name("ll_permute", config, batch_dims, *(("raster m",) if raster == "m" else ()))
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
                                      batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm,
-                                     min_ctas=0 if config.ctas_per_sm else min_ctas(config, t), target=t)
+                                     min_ctas=0 if config.ctas_per_sm else min_ctas(config, t), raster=raster,
+                                     target=t)
+
+
+#: Bytes moved (read and written), in L2s, from which a transpose's CTAs take tiles in raster order "m"
+#: (``raster_order``); calibrated on an H200 (``benchmarks/results/tile_order.md``).
+RASTER_M_L2S = 1.25
+
+
+def raster_order(config: TileConfig, moved_bytes: int, device: GridShape, cast: bool = False) -> str:
+    """The order the CTAs of ``config``'s kernel take tiles in (``codegen.permute.RASTERS``) for a problem that
+    reads and writes ``moved_bytes`` in all: ``"m"``, down ``A``'s columns of tiles, for a transpose of more than
+    ``RASTER_M_L2S`` L2s, so that the CTAs running at one time write whole stretches of ``B``'s rows to DRAM;
+    ``"n"`` (``A`` read row after row) otherwise: for row moves, whose reads and writes run the same way, for
+    problems that stay in L2 between launches, and (``cast``) for a cast-transpose whose ``T`` takes 16-byte
+    stores, where ``X`` read and ``C`` written in whole stretches are most of the bytes. A cast-transpose with
+    narrower stores of ``T`` (rows ``M`` bytes long that 16 bytes do not align) takes ``"m"`` as a transpose does:
+    the next CTA completes the sectors a tile leaves partly written at its ends.
+
+    >>> h200 = GridShape(132, 60 * 2**20)
+    >>> raster_order(TileConfig(2, 64, 64, 4, 8, 8), 2 * 128 * 2**20, h200), raster_order(
+    ...     TileConfig(2, 64, 64, 4, 8, 8), 2 * 32 * 2**20, h200)
+    ('m', 'n')
+    """
+    if not config.transposed or (cast and config.element_bytes * config.dst_vector >= 16):
+        return "n"
+    return "m" if moved_bytes > RASTER_M_L2S * device.l2_bytes else "n"
 
 
 #: Warps of the flat copy kernel's CTA (``codegen.flat_copy``).
@@ -451,14 +477,14 @@ def interleave_kernel(element_bytes: int, narrow: int, deinterleave: bool, batch
 
 
 @functools.lru_cache(maxsize=None)
-def cast_kernel(config: TileConfig, input_format: str, fp8: str, arch: str = "sm_90") -> PermuteKernel:
+def cast_kernel(config: TileConfig, input_format: str, fp8: str, arch: str = "sm_90", raster: str = "n") -> PermuteKernel:
     """The cast-transpose kernel of ``config`` (the fp8 tile) from ``input_format`` to ``fp8``, its conversion
-    planned for ``named_target(arch)``."""
+    planned for ``named_target(arch)``, its CTAs taking tiles in order ``raster`` (``raster_order``)."""
     t = named_target(arch)
     src, dst = tile_layouts(config)
     step = conversion_step(src, dst, 8, target=t)
-    name = kernel_name("ll_cast_transpose", config, input_format, fp8)
-    return emit_cast_transpose_kernel(name, src, dst, input_format, fp8, step, target=t)
+    name = kernel_name("ll_cast_transpose", config, input_format, fp8, *(("raster m",) if raster == "m" else ()))
+    return emit_cast_transpose_kernel(name, src, dst, input_format, fp8, step, raster=raster, target=t)
 
 
 #: Tiles of the realigned cast-transpose (``codegen.realign``): rows and warps (the columns follow from the

@@ -7,7 +7,8 @@ these on the device; the CPU tests run the very same launches through the emulat
 
 Example: ``permute_launches((4096, 11008), (1, 0), 2, a, b, 132)`` is one ``Launch`` of the 16-bit
 128x128 kernel on ``32 x 86`` CTAs with arguments ``(a, b, 4096, 11008, 86, 32, 11008, 4096,
-fast_divider(86))`` (the kernel divides its tile index by 86 with the last).
+fast_divider(32))`` (the kernel divides its tile index by the 32 tiles of a column of tiles with the last: the
+CTAs of a transpose of 172 MiB go down the columns of tiles, ``ops.kernels.raster_order``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
     CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, SKINNY_EXTENT, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles,
     copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
-    realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
+    raster_order, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
 )
 from linear_layouts.ops.plan import (
     MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements,
@@ -305,7 +306,8 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         kernel = chunked_transpose_kernel(problem.element_bytes, len(inner), tile, chunked_source_aligned(problem, src),
                                           device.arch)
     else:
-        kernel = permute_kernel(_checked_tile(problem, src, dst, device, tile), len(inner), device.arch)
+        config = _checked_tile(problem, src, dst, device, tile)
+        kernel = permute_kernel(config, len(inner), device.arch, raster_order(config, 2 * nbytes, device))
     tm, tn = kernel.tile_counts(problem.rows, problem.cols)
     tiles = tm * tn * math.prod(size for size, _, _ in inner)
     if tiles > _MAX_CTAS:
@@ -359,7 +361,8 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
         tiles = cast_tiles(vin, vout, sectors)
         config = (choose_tile(tiles, m, n, 1, device, traffic) if vout == 16 and sectors
                   else choose_narrow_tile(tiles, m, n, 1, device, traffic, CAST_NARROW_CTAS))
-        kernel = cast_kernel(config, input_format, fp8, device.arch)
+        kernel = cast_kernel(config, input_format, fp8, device.arch,
+                             raster_order(config, m * n * traffic, device, cast=True))
     else:  # rows at any byte offset: read as the aligned 16-byte chunks that cover them
         if x % input_bytes:
             raise LayoutError(f"x: the address {x:#x} is not a multiple of its {input_bytes}-byte elements")
