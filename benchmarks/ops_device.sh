@@ -18,6 +18,7 @@ export PYTHONPATH=src PYTHONUNBUFFERED=1 LINEAR_LAYOUTS_CACHE="$PWD/benchmarks/b
 # the suite's transposes timed: the best earlier kernel of each width and the new ones (PEER_TILE_TRANSPOSES)
 ONLY=async256x8w_s3,shared256,blocks256x16w,blocks64x128x4w,blocks128x8w,shared128,blocks64x4w,shared64x8w
 ONLY=$ONLY,blocks128x16w,shared64x8wh,shared64x8wg8,async128x8w_s3,async64x8w_s3
+ONLY=$ONLY,blocks64x128x4wm,blocks128x8wm,blocks64x4wm,shared64x8wm,shared64x8whm
 if [ "${1:-}" = prepare ]; then
   T36=${TRITON36:-/tmp/triton-3.6.0}
   if ! PYTHONPATH=$T36 python3 -c 'import triton, sys; sys.exit(triton.__version__ != "3.6.0")' 2>/dev/null; then

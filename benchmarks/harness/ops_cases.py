@@ -139,7 +139,7 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
     (``ops.kernels.transpose_tiles``), to time the planner's choice against the others; {} for other cases.
     ``scan``: any large batched transpose, at the tiles of ``_tile_list(scan=True)`` (labels carry the vectors
     and blocks where they are not 16 bytes)."""
-    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.kernels import GridShape, raster_order
     from linear_layouts.ops.launches import _plan, pointer_alignment, permute_launches
     from linear_layouts.ops.plan import PermuteKind
 
@@ -166,7 +166,7 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
     for tile in _tile_list(problem, src, dst, device, scan):  # the planner's tile without its min CTAs (and dividing)
         if (tile.rows, tile.cols, tile.threads) == (chosen.tile_rows, chosen.tile_cols, chosen.threads):
             for suffix, fast in (("unbounded", True), ("unbounded div", False)):
-                kernel = unbounded_kernel(tile, chosen.batch_dims, fast)
+                kernel = unbounded_kernel(tile, chosen.batch_dims, fast, raster_order(tile, 2 * nbytes, device))
                 out[f"{tile.rows}x{tile.cols}/{tile.warps}w {suffix}"] = [  # the divider arguments come last
                     dataclasses.replace(item, kernel=kernel, values=item.values[:len(kernel.params)])
                     if hasattr(item, "kernel") else item
@@ -225,19 +225,21 @@ def checked_runner(items, out, expected, fill=None):
     return run, bool(torch.equal(out.contiguous().view(torch.uint8), expected.contiguous().view(torch.uint8)))
 
 
-def unbounded_kernel(config, batch_dims: int, fast_divide: bool = True):
-    """The tiled kernel of ``config`` as ``ops.kernels.permute_kernel`` emits it but with no minimum of CTAs per SM
-    in its ``__launch_bounds__``; ``fast_divide=False``: its tile index divided by division instructions too (as
-    before either change; the masked stores are the current ones), to time each change."""
+def unbounded_kernel(config, batch_dims: int, fast_divide: bool = True, raster: str = "n"):
+    """The tiled kernel of ``config`` as ``ops.kernels.permute_kernel`` emits it (in order ``raster``, the planner's:
+    the arguments, its dividers, follow it) but with no minimum of CTAs per SM in its ``__launch_bounds__``;
+    ``fast_divide=False``: its tile index divided by division instructions too (as before either change; the
+    masked stores are the current ones), to time each change."""
     from linear_layouts.codegen.permute import emit_tiled_permute_kernel
     from linear_layouts.codegen.plan import conversion_step, kernel_name
     from linear_layouts.ops.kernels import tile_layouts
 
     src, dst = tile_layouts(config)
     step = conversion_step(src, dst, 8 * config.element_bytes)
-    name = kernel_name("ll_permute_unbounded" if fast_divide else "ll_permute_div", config, batch_dims)
+    name = kernel_name("ll_permute_unbounded" if fast_divide else "ll_permute_div", config, batch_dims,
+                       *(("raster m",) if raster == "m" else ()))
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
-                                     batch_dims=batch_dims, fast_divide=fast_divide)
+                                     batch_dims=batch_dims, fast_divide=fast_divide, raster=raster)
 
 
 def kernel_sources(sms: int = SMS) -> list[str]:
@@ -325,6 +327,14 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
             out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8=fp8, offsets=(xo, co, to), tile=misaligned,
                             launches=cast_launches(fmt, fp8, m, n, _BASE + xo, 2 * _BASE + co, 3 * _BASE + to, None,
                                                    0.5, 4 * _BASE, device, misaligned)))
+    tiny_l2 = GridShape(sms, 4096)  # the transposes, and the casts with narrow stores of T, in raster order "m"
+    for shape, dims, w in SANITIZE_TILED:
+        out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile="raster m",
+                        launches=permute_launches(shape, dims, w, _BASE, 2 * _BASE, tiny_l2)))
+    for m, n, fmt in ((301, 128, "bf16"), (255, 192, "fp32")):
+        out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8="e4m3", offsets=(0, 0, 0), tile="raster m",
+                        launches=cast_launches(fmt, "e4m3", m, n, _BASE, 2 * _BASE, 3 * _BASE, None, 0.5, 4 * _BASE,
+                                               tiny_l2)))
     return out
 
 

@@ -170,17 +170,28 @@ ONE_TILE_OPTIONS = {"blocks256x16wh": dict(cache_hints=True), "blocks256x16wg16"
                     "blocks256x16wg32": dict(group_rows=32)}
 
 
+#: ``group_rows`` of a whole column of tiles (``transpose_kernels`` caps it at the tile rows): the CTAs take tiles
+#: down the columns of tiles of A, the raster order "m" of ``linear_layouts.ops`` (tags ending in ``m``).
+_RASTER_M = 1 << 20
+
+
 #: One-tile-per-CTA transposes at the tile shapes that won Triton's tile sweep on the H200 (8-bit 64x128 / 4 warps
 #: and 128x128 / 8 warps, 16-bit 128x128 / 8 warps and 64x64 / 4 warps), with 4-row blocks (16-byte shared
 #: accesses where Triton's are byte-wide), and the best 32-bit kernel (``shared64x8w``) with streaming cache hints
-#: or tiles in groups of 8 tile rows: element bytes -> (tag, wide-block layout arguments, or None for
-#: ``transpose_layouts(w, warps=8)``, options).
+#: or tiles in groups of 8 tile rows; and each of them in raster order "m" (``_RASTER_M``): element bytes -> (tag,
+#: wide-block layout arguments, or None for ``transpose_layouts(w, warps=8)``, options).
 PEER_TILE_TRANSPOSES = {
     1: (("blocks64x128x4w", dict(warps=4, rows=64, cols=128), {}),
-        ("blocks128x8w", dict(warps=8, rows=128, cols=128), {})),
+        ("blocks128x8w", dict(warps=8, rows=128, cols=128), {}),
+        ("blocks64x128x4wm", dict(warps=4, rows=64, cols=128), dict(group_rows=_RASTER_M)),
+        ("blocks128x8wm", dict(warps=8, rows=128, cols=128), dict(group_rows=_RASTER_M))),
     2: (("blocks128x8w", dict(warps=8, rows=128, cols=128), {}),
-        ("blocks64x4w", dict(warps=4, rows=64, cols=64), {})),
-    4: (("shared64x8wh", None, dict(cache_hints=True)), ("shared64x8wg8", None, dict(group_rows=8))),
+        ("blocks64x4w", dict(warps=4, rows=64, cols=64), {}),
+        ("blocks128x8wm", dict(warps=8, rows=128, cols=128), dict(group_rows=_RASTER_M)),
+        ("blocks64x4wm", dict(warps=4, rows=64, cols=64), dict(group_rows=_RASTER_M))),
+    4: (("shared64x8wh", None, dict(cache_hints=True)), ("shared64x8wg8", None, dict(group_rows=8)),
+        ("shared64x8wm", None, dict(group_rows=_RASTER_M)),
+        ("shared64x8whm", None, dict(cache_hints=True, group_rows=_RASTER_M))),
 }
 
 

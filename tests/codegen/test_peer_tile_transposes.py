@@ -20,29 +20,33 @@ def _peer_tile_kernels(n: int):
 
 
 def test_one_kernel_per_peer_tile():
+    """Each tile once in the grid's order and once in raster order "m" (tags ending in ``m``: CTAs down the columns
+    of tiles, a whole column a group)."""
     kernels = _peer_tile_kernels(256)
-    assert sorted((w, k.tile_rows, k.tile_cols, k.threads // 32) for w, _, _, k in kernels) == [
-        (1, 64, 128, 4), (1, 128, 128, 8), (2, 64, 64, 4), (2, 128, 128, 8), (4, 64, 64, 8), (4, 64, 64, 8)]
+    tiles = [(1, 64, 128, 4), (1, 128, 128, 8), (2, 64, 64, 4), (2, 128, 128, 8), (4, 64, 64, 8), (4, 64, 64, 8)]
+    assert sorted((w, k.tile_rows, k.tile_cols, k.threads // 32) for w, _, _, k in kernels) == sorted(tiles * 2)
+    ordered = [k for _, tag, _, k in kernels if tag.endswith("m")]
+    assert len(ordered) == 6 and all("const unsigned tile = blockIdx.y" in k.source for k in ordered)
 
 
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(8))
 def test_peer_tile_transpose_every_element(index):
-    """The four new tile layouts (the 32-bit ones are ``shared64x8w``'s, with hints or a grouped order: their
-    own tests are in ``test_persistent_transpose.py``)."""
-    w, tag, _, kernel = _peer_tile_kernels(256)[index]
-    assert w < 4 and emulate_transpose(kernel, seed=index), (w, tag)
+    """The four new tile layouts, in both orders (the 32-bit ones are ``shared64x8w``'s, with hints or a grouped
+    order: their own tests are in ``test_persistent_transpose.py``)."""
+    w, tag, _, kernel = [k for k in _peer_tile_kernels(256) if k[0] < 4][index]
+    assert emulate_transpose(kernel, seed=index), (w, tag)
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(12))
 def test_peer_tile_transpose_compiles_to_its_plan(index):
     w, tag, step, kernel = _peer_tile_kernels(256)[index]
     ptx = compile_ptx(kernel.source)
     counts = count_ptx(ptx)
     assert {op: counts[op] for op in step.instruction_counts()} == step.instruction_counts(), tag
     vectors = kernel.tile_rows * kernel.tile_cols * w // (16 * kernel.threads)
-    hinted = tag.endswith("h")
+    hinted = tag.rstrip("m").endswith("h")
     loads = ptx.count("ld.global.nc.L1::no_allocate.v4.b32") if hinted else counts["ld.global.nc.v4.u32"]
     stores = counts["st.global.cs.v4.b32" if hinted else "st.global.v4.b32"]
     assert (loads, stores) == (vectors, vectors), tag
