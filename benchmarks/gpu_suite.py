@@ -84,7 +84,7 @@ from linear_layouts.codegen.shuffle import ShuffleConversion  # noqa: E402
 
 from harness.environment import environment as device_environment  # noqa: E402
 from harness.ncu import METRIC_LD, METRIC_ST, SOURCE_WAVEFRONTS, metric_values, source_wavefronts  # noqa: E402
-from harness.timing import geomean  # noqa: E402
+from harness.timing import geomean, time_back_to_back  # noqa: E402
 
 
 @dataclass
@@ -380,17 +380,7 @@ def _time(fn, repeats: int = 5, inner: int = 10) -> float:
             with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
                 for _ in range(inner):
                     fn()
-    run()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1e3 / inner)
-    return float(sorted(times)[len(times) // 2])
+    return time_back_to_back(run, repeats, 1) / inner  # run() once to warm up, then timed repeats times
 
 
 def _triton_spec(case: Case) -> dict:

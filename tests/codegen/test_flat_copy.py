@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from linear_layouts.codegen.emulate import emulate_launch, find_cxx
-from linear_layouts.codegen.flat_copy import COPY_VECTOR_TYPES, copy_vector_bytes, emit_copy_kernel
+from linear_layouts.codegen.flat_copy import COPY_VECTOR_BYTES, copy_vector_bytes, emit_copy_kernel
 from linear_layouts.core.errors import LayoutError
 
 needs_cxx = pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler for the emulator")
@@ -19,7 +19,7 @@ _GUARD = 24
 
 @needs_cxx
 @settings(max_examples=25, deadline=None)
-@given(vector=st.sampled_from(sorted(COPY_VECTOR_TYPES)), per_thread=st.integers(1, 4), warps=st.integers(1, 2),
+@given(vector=st.sampled_from(sorted(COPY_VECTOR_BYTES)), per_thread=st.integers(1, 4), warps=st.integers(1, 2),
        persistent=st.sampled_from([0, 1, 3]), nbytes=st.integers(1, 6000), residue=st.integers(0, 15),
        seed=st.integers(0, 2**31))
 def test_copies_exactly_its_bytes(vector, per_thread, warps, persistent, nbytes, residue, seed):

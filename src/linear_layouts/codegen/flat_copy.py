@@ -13,15 +13,17 @@ aligned ``src`` are 2888062 vectors and 12 tail bytes on 2821 CTAs.
 
 from __future__ import annotations
 
+from linear_layouts.codegen.elements import cpp_storage_type
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, STREAMING_FUNCTIONS
 from linear_layouts.codegen.permute import PermuteKernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["emit_copy_kernel", "COPY_VECTOR_TYPES", "copy_vector_bytes"]
+__all__ = ["emit_copy_kernel", "COPY_VECTOR_BYTES", "copy_vector_bytes"]
 
-#: The C type of each vector width.
-COPY_VECTOR_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned", 8: "uint2", 16: "uint4"}
+#: The vector widths (bytes) a copy moves its bytes in: an element's storage type (``elements.cpp_storage_type``),
+#: or ``uint4``.
+COPY_VECTOR_BYTES = (1, 2, 4, 8, 16)
 
 
 def copy_vector_bytes(src: int, dst: int) -> int:
@@ -50,12 +52,12 @@ def emit_copy_kernel(name: str, vector_bytes: int = 16, vectors_per_thread: int 
             raise LayoutError(f"{label}: must be an int from 1 to {most}, got {quote(value)}")
     if isinstance(ctas_per_sm, bool) or not isinstance(ctas_per_sm, int) or not 0 <= ctas_per_sm <= 32:
         raise LayoutError(f"ctas_per_sm: must be an int from 0 to 32, got {quote(ctas_per_sm)}")
-    if vector_bytes not in COPY_VECTOR_TYPES:
+    if vector_bytes not in COPY_VECTOR_BYTES:
         raise LayoutError(f"vector_bytes: must be a power of two from 1 to 16, got {vector_bytes}")
     if streaming and vector_bytes != 16:
         raise LayoutError(f"streaming: the hinted accesses are 16-byte ones, got vector_bytes={vector_bytes}")
     v, u, threads = vector_bytes, vectors_per_thread, 32 * warps
-    vt = COPY_VECTOR_TYPES[v]
+    vt = "uint4" if v == 16 else cpp_storage_type(v)
     if streaming:
         load = "ll_ldg128_na(s + {i})"
         store = "{{ const uint4 w = {x}; ll_stg128_cs(d + {i}, w.x, w.y, w.z, w.w); }}"
