@@ -59,36 +59,21 @@ def prepare() -> None:
 
 
 def run(path: str) -> None:
-    import torch
-
     import gpu_suite
     from harness.environment import environment
     from harness.timing import time_together
     from linear_layouts.ops import launch
-    from linear_layouts.ops.launches import Launch
 
     device = launch.grid_shape(0)
     copy = gpu_suite.copy_bandwidth()["tb_per_s"]
     rows = []
     for m, n, fmt in SHAPES:
-        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[fmt]
         w = 4 if fmt == "fp32" else 2
-        x = (torch.randn(m, n, device="cuda") * 300).to(dtype)
-        c = torch.empty(m, n, dtype=torch.uint8, device="cuda")
-        t = torch.empty(n, m, dtype=torch.uint8, device="cuda")
-        amax = torch.zeros(1, device="cuda")
-        expected = (x.float() * 0.37).clamp(-448, 448).to(torch.float8_e4m3fn).view(torch.uint8)
+        buffers = ops_cases.cast_buffers(m, n, fmt)
+        x, c, t = buffers[:3]
         fns, row = {}, dict(shape=(m, n, fmt), kernels={})
         for label, items in launches(m, n, fmt, x.data_ptr(), c.data_ptr(), t.data_ptr(), device).items():
-            items = [Launch(i.kernel, i.ctas, i.values[:5] + (amax.data_ptr(),) + i.values[6:]) for i in items]
-            fns[label] = ops_cases.runner(items)
-            c.zero_()
-            t.zero_()
-            amax.zero_()
-            fns[label]()
-            torch.cuda.synchronize()
-            ok = bool(torch.equal(c, expected) and torch.equal(t, expected.t().contiguous())
-                      and float(amax[0]) == float(x.float().abs().max()))
+            fns[label], items, ok = ops_cases.checked_cast_runner(items, buffers)
             row["kernels"][label] = dict(ok=ok, name=items[0].kernel.name)
         for label, us in time_together(lambda fn: gpu_suite._time(fn, repeats=5, inner=20), fns).items():
             row["kernels"][label].update(us=round(us, 2), of_copy=round(m * n * (w + 2) / us / 1e6 / copy, 3))

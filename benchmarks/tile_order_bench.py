@@ -211,30 +211,15 @@ def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
 
 
 def bench_cast(m: int, n: int, fmt: str, device, copy_tbs: float) -> dict:
-    import torch
-
     from harness.timing import time_together
-    from linear_layouts.ops.launches import Launch
 
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[fmt]
     w = 4 if fmt == "fp32" else 2
-    x = (torch.randn(m, n, device="cuda") * 300).to(dtype)
-    c = torch.empty(m, n, dtype=torch.uint8, device="cuda")
-    t = torch.empty(n, m, dtype=torch.uint8, device="cuda")
-    amax = torch.zeros(1, device="cuda")
-    expected = (x.float() * 0.37).clamp(-448, 448).to(torch.float8_e4m3fn).view(torch.uint8)
+    buffers = ops_cases.cast_buffers(m, n, fmt)
+    x, c, t = buffers[:3]
     row = dict(shape=[m, n], dims=["cast"], dtype=fmt, mib=round(m * n * w / 2**20, 2), kernels={})
     fns = {}
     for label, items in cast_contenders(m, n, fmt, x.data_ptr(), c.data_ptr(), t.data_ptr(), device).items():
-        items = [Launch(i.kernel, i.ctas, i.values[:5] + (amax.data_ptr(),) + i.values[6:]) for i in items]
-        fns[label] = ops_cases.runner(items)
-        c.zero_()
-        t.zero_()
-        amax.zero_()
-        fns[label]()
-        torch.cuda.synchronize()
-        correct = bool(torch.equal(c, expected) and torch.equal(t, expected.t().contiguous())
-                       and float(amax[0]) == float(x.float().abs().max()))
+        fns[label], items, correct = ops_cases.checked_cast_runner(items, buffers)
         row["kernels"][label] = dict(correct=correct, **_describe(items))
     for label, us in time_together(_time, fns).items():  # bytes: X read once, C and T written once
         row["kernels"][label].update(us=round(us, 2), of_copy=round(m * n * (w + 2) / us / 1e6 / copy_tbs, 3))

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
            "sweep_cases", "sanitize_cases", "kernel_sources", "precompile", "tile_alternatives", "runner", "random_tensor",
-           "checked_runner", "compile_contenders", "permute_buffers", "SMS", "L2_BYTES", "LARGE_BYTES"]
+           "checked_runner", "compile_contenders", "permute_buffers", "cast_buffers", "checked_cast_runner", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
 #: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
 SMS = 132
@@ -223,6 +223,40 @@ def checked_runner(items, out, expected, fill=None):
     run()
     torch.cuda.synchronize()
     return run, bool(torch.equal(out.contiguous().view(torch.uint8), expected.contiguous().view(torch.uint8)))
+
+
+def cast_buffers(m: int, n: int, fmt: str, scale: float = 0.37):
+    """``(x, c, t, amax, expected)`` of an fp8 e4m3 cast-transpose on the GPU: ``x`` an ``m x n`` tensor of ``fmt``
+    (``bf16``, ``fp16``, ``fp32``; normal values times 300), empty ``C`` and ``T`` bytes, a zeroed amax and PyTorch's
+    cast of ``scale x`` (saturated) as bytes."""
+    import torch
+
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[fmt]
+    x = (torch.randn(m, n, device="cuda") * 300).to(dtype)
+    c = torch.empty(m, n, dtype=torch.uint8, device="cuda")
+    t = torch.empty(n, m, dtype=torch.uint8, device="cuda")
+    amax = torch.zeros(1, device="cuda")
+    expected = (x.float() * scale).clamp(-448, 448).to(torch.float8_e4m3fn).view(torch.uint8)
+    return x, c, t, amax, expected
+
+
+def checked_cast_runner(items, buffers):
+    """``(run, items, correct)``: ``runner`` of a cast-transpose's launches ``items`` with the amax of ``buffers``
+    (``cast_buffers``') put in, the launches as run, and whether one run from zeroed outputs wrote ``C``, ``T`` and
+    the amax bit for bit as PyTorch."""
+    import torch
+
+    from linear_layouts.ops.launches import Launch
+
+    x, c, t, amax, expected = buffers
+    items = [Launch(i.kernel, i.ctas, i.values[:5] + (amax.data_ptr(),) + i.values[6:]) for i in items]
+    run = runner(items)
+    for buffer in (c, t, amax):
+        buffer.zero_()
+    run()
+    torch.cuda.synchronize()
+    return run, items, bool(torch.equal(c, expected) and torch.equal(t, expected.t().contiguous())
+                            and float(amax[0]) == float(x.float().abs().max()))
 
 
 def unbounded_kernel(config, batch_dims: int, fast_divide: bool = True, raster: str = "n"):
