@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import time
 from pathlib import Path
 
 import harness  # noqa: F401  (puts src/ on the path)
@@ -83,16 +82,11 @@ def _time(fn) -> float:
 
 
 def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
-    w = ops_cases.ITEMSIZE[dtype]
-    x, out, expected = ops_cases.permute_buffers(shape, dims, dtype)
-    numel = x.numel()
-    row = dict(shape=list(shape), dims=list(dims), dtype=dtype, mib=round(numel * w / 2**20, 2), kernels={})
-    fns = {}
-    for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
-        fns[label], correct = ops_cases.checked_runner(items, out, expected)
+    def describe(items):
         kernel = items[0].kernel
-        row["kernels"][label] = dict(correct=correct, tile=[kernel.tile_rows, kernel.tile_cols], vector=kernel.src_vector)
-    ops_cases.time_with_peers(_time, fns, x, dims, numel * w, copy_tbs, row["kernels"])
+        return dict(tile=[kernel.tile_rows, kernel.tile_cols], vector=kernel.src_vector)
+
+    row = ops_cases.bench_permutation(shape, dims, dtype, contenders, device, copy_tbs, _time, describe)
     k = row["kernels"]
     row["speedup"] = round(k["before"]["us"] / k["ops"]["us"], 3)
     return row
@@ -101,21 +95,7 @@ def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
 def run(seed: int, count: int, out: Path) -> None:
     import math
 
-    import torch
-    from harness.environment import environment
-
-    import gpu_suite
-    from linear_layouts.ops import launch
-
-    start = time.time()
-    env = environment(modules=("torch", "numpy"), device=True)
-    device = launch.grid_shape(0)
-    copy_tbs = gpu_suite.copy_bandwidth()["tb_per_s"]
-    rows = []
-    for shape, dims, dtype in cases(seed, count):
-        rows.append(bench_case(shape, dims, dtype, device, copy_tbs))
-        torch.cuda.empty_cache()
-    env["seconds"] = round(time.time() - start, 1)
+    env, copy_tbs, rows = ops_cases.run_cases([(cases(seed, count), bench_case)])
     changed = [r for r in rows if r["kernels"]["ops"]["tile"] != r["kernels"]["before"]["tile"]]
     ratios = [r["speedup"] for r in changed]
     gm = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")

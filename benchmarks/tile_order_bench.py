@@ -25,7 +25,6 @@ import json
 import math
 import os
 import random
-import time
 from pathlib import Path
 
 import harness  # noqa: F401  (puts src/ on the path)
@@ -198,16 +197,7 @@ def _describe(items) -> dict:
 
 
 def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
-    w = ops_cases.ITEMSIZE[dtype]
-    x, out, expected = ops_cases.permute_buffers(shape, dims, dtype)
-    numel = x.numel()
-    row = dict(shape=list(shape), dims=list(dims), dtype=dtype, mib=round(numel * w / 2**20, 2), kernels={})
-    fns = {}
-    for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
-        fns[label], correct = ops_cases.checked_runner(items, out, expected)
-        row["kernels"][label] = dict(correct=correct, **_describe(items))
-    ops_cases.time_with_peers(_time, fns, x, dims, numel * w, copy_tbs, row["kernels"])
-    return row
+    return ops_cases.bench_permutation(shape, dims, dtype, contenders, device, copy_tbs, _time, _describe)
 
 
 def bench_cast(m: int, n: int, fmt: str, device, copy_tbs: float) -> dict:
@@ -268,26 +258,7 @@ def markdown(seed: int, env: dict, copy_tbs: float, rows: list[dict]) -> str:
 
 
 def run(seed: int, count: int, out: Path) -> None:
-    import torch
-    from harness.environment import environment
-
-    import gpu_suite
-    from linear_layouts.ops import launch
-
-    start = time.time()
-    env = environment(modules=("torch", "numpy"), device=True)
-    device = launch.grid_shape(0)
-    copy_tbs = gpu_suite.copy_bandwidth()["tb_per_s"]
-    rows = []
-    for shape, dims, dtype in cases(seed, count):
-        rows.append(bench_case(shape, dims, dtype, device, copy_tbs))
-        print(f"{shape} {dtype}: {time.time() - start:.0f} s", flush=True)
-        torch.cuda.empty_cache()
-    for m, n, fmt in cast_cases(seed, count):
-        rows.append(bench_cast(m, n, fmt, device, copy_tbs))
-        print(f"cast {m}x{n} {fmt}: {time.time() - start:.0f} s", flush=True)
-        torch.cuda.empty_cache()
-    env["seconds"] = round(time.time() - start, 1)
+    env, copy_tbs, rows = ops_cases.run_cases([(cases(seed, count), bench_case), (cast_cases(seed, count), bench_cast)])
     out.mkdir(parents=True, exist_ok=True)
     (out / f"tile_order_{seed}.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows),
                                                             indent=1))

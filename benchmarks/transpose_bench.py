@@ -14,7 +14,8 @@ grid of 3 CTAs so each loops over several tiles.  About a minute of device time.
 Writes ``transposes.json`` (the copy, the transpose rows, the peers, the sanitizer summaries) and
 ``transposes.md`` (per width: our best kernel against Triton's best tile and PyTorch; then every kernel:
 µs, TB/s, fraction of the copy bandwidth, of torch's and of our same-size copy) under ``--out``;
-``--only persist256x16w,blocks256x16w`` times the named variants only.
+``--only persist256x16w,blocks256x16w`` times the named variants only; ``--mode ncu --only ...`` profiles them
+once each under ncu (``ncu_check``: shared wavefronts against the prediction, DRAM bytes).
 """
 
 from __future__ import annotations
@@ -103,6 +104,58 @@ def profile_child(only: str, n: int = 8192) -> None:
         cp.cuda.runtime.deviceSynchronize()
         print(f"  {8 * w}-bit {tag} ({k.name}): grid {grid} {'ok' if bool(cp.array_equal(b, a.T)) else 'WRONG'}",
               flush=True)
+
+
+#: What ``ncu_check`` reads of each transpose: shared wavefronts (stores, loads), DRAM bytes and the duration.
+NCU_METRICS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+               "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")
+
+
+def ncu_check(only: str, out: Path, n: int = 8192, timeout: float = 300) -> dict:
+    """The ``only`` transposes under ncu, one launch each (``profile_child``): their shared store and load
+    wavefronts against the prediction (``codegen.model.emitted_wavefronts`` of the kernel's conversion, per tile,
+    times its tiles), and their DRAM bytes; ``transpose_ncu_<tags>.json`` and a table into ``out``."""
+    from harness.ncu import run_ncu
+    from linear_layouts.codegen.kernel import _canonical
+    from linear_layouts.codegen.model import emitted_wavefronts
+
+    tags = only.split(",")
+    kernels = {k.name: (w, tag, step, k) for w, tag, step, k in gpu_suite.transpose_kernels(n) if tag in tags}
+    run = run_ncu([sys.executable, __file__, "--mode", "profile-child", "--only", only], "regex:ll_transpose",
+                  list(NCU_METRICS), len(kernels), timeout)
+    rows = []
+    for launch in run["launches"]:
+        w, tag, step, k = kernels[launch["kernel"]]
+        store, load = emitted_wavefronts(_canonical(step))
+        tiles = (n // k.tile_rows) * (n // k.tile_cols)
+        m = launch["metrics"]
+        rows.append(dict(width=8 * w, tag=tag, kernel=k.name, predicted=[store * tiles, load * tiles],
+                         measured=[int(m[NCU_METRICS[0]]), int(m[NCU_METRICS[1]])],
+                         dram_mb=[round(m[NCU_METRICS[2]] / 1e6, 1), round(m[NCU_METRICS[3]] / 1e6, 1)],
+                         us=round(m[NCU_METRICS[4]] / 1e3, 1)))
+    result = dict(environment=gpu_suite.environment(), rc=run["rc"], tail=run["tail"], rows=rows)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "transpose_ncu_order.json").write_text(json.dumps(result, indent=1))
+    (out / "transpose_ncu_order.md").write_text(ncu_markdown(result))
+    print(ncu_markdown(result), flush=True)
+    return result
+
+
+def ncu_markdown(result: dict) -> str:
+    """``ncu_check``'s table: per transpose its shared store / load wavefronts predicted and measured (and their
+    ratio), DRAM bytes and duration."""
+    env = result["environment"]
+    lines = [f"# 8192^2 transposes under ncu ({env.get('gpu', '')}, {env.get('date', '')})", "",
+             "One cold launch each (`transpose_bench.py --mode ncu`). Predicted: `codegen.model.emitted_wavefronts` of "
+             "the kernel's conversion per tile, times its tiles.", "",
+             "| width | kernel | shared st / ld wavefronts, predicted | measured | measured / predicted | "
+             "DRAM read / write MB | µs |", "|---|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        ratio = " / ".join(f"{m / p:.3f}" for m, p in zip(r["measured"], r["predicted"]))
+        lines.append(f"| {r['width']}-bit | {r['tag']} | {r['predicted'][0]:,} / {r['predicted'][1]:,} | "
+                     f"{r['measured'][0]:,} / {r['measured'][1]:,} | {ratio} | {r['dram_mb'][0]} / {r['dram_mb'][1]} | "
+                     f"{r['us']} |")
+    return "\n".join(lines) + "\n"
 
 
 def sanitize(tool: str, timeout: int, every: bool) -> dict:
@@ -308,7 +361,7 @@ def report(results: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "launch-child", "profile-child"])
+    ap.add_argument("--mode", default="measure", choices=["prepare", "measure", "launch-child", "profile-child", "ncu"])
     ap.add_argument("--out", default=str(HERE / "build" / "transposes"))
     ap.add_argument("--only", default="", help="comma-separated variant tags to time (default: all)")
     ap.add_argument("--repeats", type=int, default=15, help="graph replays (of gpu_suite.TRANSPOSE_GRAPH_LAUNCHES launches) per median (suite: 5)")
@@ -323,6 +376,9 @@ def main() -> None:
         return
     if args.mode == "profile-child":  # e.g. under ncu: ncu -k regex:ll_transpose ... --mode profile-child --only X
         profile_child(args.only)
+        return
+    if args.mode == "ncu":  # the --only transposes under ncu against the predicted shared wavefronts
+        ncu_check(args.only, Path(args.out))
         return
     sources = _sources(8192, args.only) + _sources(SANITIZE_SIZE, new=not args.sanitize_all)
     print(f"compiled (or found cached) {len(sources)} cubins in {gpu_suite.compile_all(sources):.1f} s", flush=True)

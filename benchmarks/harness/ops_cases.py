@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
            "sweep_cases", "sanitize_cases", "kernel_sources", "precompile", "tile_alternatives", "runner", "random_tensor",
-           "checked_runner", "compile_contenders", "permute_buffers", "cast_buffers", "checked_cast_runner", "SMS", "L2_BYTES", "LARGE_BYTES"]
+           "checked_runner", "compile_contenders", "permute_buffers", "cast_buffers", "checked_cast_runner", "run_cases", "bench_permutation", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
 #: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
 SMS = 132
@@ -257,6 +257,50 @@ def checked_cast_runner(items, buffers):
     torch.cuda.synchronize()
     return run, items, bool(torch.equal(c, expected) and torch.equal(t, expected.t().contiguous())
                             and float(amax[0]) == float(x.float().abs().max()))
+
+
+def bench_permutation(shape, dims, dtype: str, contenders, device, copy_tbs: float, time, describe) -> dict:
+    """One case of a permutation benchmark on the GPU: ``{shape, dims, dtype, mib, kernels}``, each label of
+    ``contenders(shape, dims, itemsize, src, dst, device)`` (``{label: launches}``) checked against PyTorch
+    (``checked_runner``: ``correct``) and described (``describe(launches)``: more keys), then all of them timed
+    together with eager and a same-size copy (``time_with_peers`` with ``time``: ``us``, ``tbs``, ``of_copy``)."""
+    w = ITEMSIZE[dtype]
+    x, out, expected = permute_buffers(shape, dims, dtype)
+    numel = x.numel()
+    row = dict(shape=list(shape), dims=list(dims), dtype=dtype, mib=round(numel * w / 2**20, 2), kernels={})
+    fns = {}
+    for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
+        fns[label], correct = checked_runner(items, out, expected)
+        row["kernels"][label] = dict(correct=correct, **describe(items))
+    time_with_peers(time, fns, x, dims, numel * w, copy_tbs, row["kernels"])
+    return row
+
+
+def run_cases(groups, modules=("torch", "numpy")) -> tuple[dict, float, list]:
+    """``(env, copy_tbs, rows)`` of a benchmark's device run on device 0: for each ``(cases, bench)`` of ``groups``,
+    ``bench(*case, device, copy_tbs)`` of every case in order (the device's ``GridShape``, the 1 GiB copy's TB/s),
+    a line printed after each and PyTorch's cached memory freed; ``env``: the environment (``modules``' versions)
+    with the seconds taken."""
+    import time
+
+    import torch
+
+    import gpu_suite
+    from harness.environment import environment
+    from linear_layouts.ops import launch
+
+    start = time.time()
+    env = environment(modules=modules, device=True)
+    device = launch.grid_shape(0)
+    copy_tbs = gpu_suite.copy_bandwidth()["tb_per_s"]
+    rows = []
+    for cases, bench in groups:
+        for case in cases:
+            rows.append(bench(*case, device, copy_tbs))
+            print(f"{case}: {time.time() - start:.0f} s", flush=True)
+            torch.cuda.empty_cache()
+    env["seconds"] = round(time.time() - start, 1)
+    return env, copy_tbs, rows
 
 
 def unbounded_kernel(config, batch_dims: int, fast_divide: bool = True, raster: str = "n"):
