@@ -106,9 +106,13 @@ def profile_child(only: str, n: int = 8192) -> None:
               flush=True)
 
 
-#: What ``ncu_check`` reads of each transpose: shared wavefronts (stores, loads), DRAM bytes and the duration.
+#: What ``ncu_check`` reads of each transpose: shared wavefronts (stores, loads) as the data stage processed them,
+#: DRAM bytes, the duration, and the shared wavefronts its executed instructions required
+#: (``smsp__sass_...``: from each instruction's addresses, whatever else the data stage was serving).
 NCU_METRICS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-               "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")
+               "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
+               "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+               "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
 
 
 def ncu_check(only: str, out: Path, n: int = 8192, timeout: float = 300) -> dict:
@@ -131,6 +135,7 @@ def ncu_check(only: str, out: Path, n: int = 8192, timeout: float = 300) -> dict
         m = launch["metrics"]
         rows.append(dict(width=8 * w, tag=tag, kernel=k.name, predicted=[store * tiles, load * tiles],
                          measured=[int(m[NCU_METRICS[0]]), int(m[NCU_METRICS[1]])],
+                         instructions=[int(m[NCU_METRICS[5]]), int(m[NCU_METRICS[6]])],
                          dram_mb=[round(m[NCU_METRICS[2]] / 1e6, 1), round(m[NCU_METRICS[3]] / 1e6, 1)],
                          us=round(m[NCU_METRICS[4]] / 1e3, 1)))
     result = dict(environment=gpu_suite.environment(), rc=run["rc"], tail=run["tail"], rows=rows)
@@ -143,16 +148,20 @@ def ncu_check(only: str, out: Path, n: int = 8192, timeout: float = 300) -> dict
 
 def ncu_markdown(result: dict) -> str:
     """``ncu_check``'s table: per transpose its shared store / load wavefronts predicted and measured (and their
-    ratio), DRAM bytes and duration."""
+    ratio), those its instructions required, DRAM bytes and duration."""
     env = result["environment"]
     lines = [f"# 8192^2 transposes under ncu ({env.get('gpu', '')}, {env.get('date', '')})", "",
              "One cold launch each (`transpose_bench.py --mode ncu`). Predicted: `codegen.model.emitted_wavefronts` of "
-             "the kernel's conversion per tile, times its tiles.", "",
-             "| width | kernel | shared st / ld wavefronts, predicted | measured | measured / predicted | "
-             "DRAM read / write MB | µs |", "|---|---|---|---|---|---|---|"]
+             "the kernel's conversion per tile, times its tiles. Instructions: the wavefronts the executed shared "
+             "instructions required (`smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_{st,ld}`); data stage: "
+             "those the L1TEX data stage processed (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{st,ld}`).", "",
+             "| width | kernel | shared st / ld wavefronts, predicted | instructions | instructions = predicted | "
+             "data stage | data stage / predicted | DRAM read / write MB | µs |", "|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         ratio = " / ".join(f"{m / p:.3f}" for m, p in zip(r["measured"], r["predicted"]))
-        lines.append(f"| {r['width']}-bit | {r['tag']} | {r['predicted'][0]:,} / {r['predicted'][1]:,} | "
+        sass = r.get("instructions")
+        sass_cells = (f"{sass[0]:,} / {sass[1]:,} | {'yes' if sass == r['predicted'] else 'NO'}" if sass else "- | -")
+        lines.append(f"| {r['width']}-bit | {r['tag']} | {r['predicted'][0]:,} / {r['predicted'][1]:,} | {sass_cells} | "
                      f"{r['measured'][0]:,} / {r['measured'][1]:,} | {ratio} | {r['dram_mb'][0]} / {r['dram_mb'][1]} | "
                      f"{r['us']} |")
     return "\n".join(lines) + "\n"
