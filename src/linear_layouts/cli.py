@@ -247,8 +247,26 @@ def _spec_bitwidth(text: str, what: str = "LAYOUT") -> int | None:
     return width if isinstance(width, int) else None
 
 
+#: The warnings of the running command (``main`` sets it), held until it writes its output: a command that
+#: fails prints its one error line alone.
+_WARNINGS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("warnings", default=None)
+
+
 def _warn(message: str) -> None:
-    print(_one_line(f"linear-layouts: warning: {_unquoted(message)}"), file=sys.stderr)
+    """Print a warning line, or hold it until the command writes its output (``_flush_warnings``)."""
+    line = _one_line(f"linear-layouts: warning: {_unquoted(message)}")
+    held = _WARNINGS.get()
+    if held is None:
+        print(line, file=sys.stderr)
+    else:
+        held.append(line)
+
+
+def _flush_warnings() -> None:
+    """Print the warnings held so far (before the command's output, as they came)."""
+    held = _WARNINGS.get()
+    while held:
+        print(held.pop(0), file=sys.stderr)
 
 
 def _unquoted(message: str) -> str:
@@ -330,13 +348,17 @@ def _check_dtype(text: str, bits: int, dtype: str | None, what: str) -> None:
 
 
 def _write_file(path: str, content: str | bytes) -> None:
-    """Write ``content`` to ``path``; a path that cannot be written is a LayoutError naming ``-o``."""
+    """Write ``content`` to ``path``; a path that cannot be written (or is no path: a NUL character in it) is
+    a LayoutError naming ``-o``."""
     data = content if isinstance(content, bytes) else content.encode("utf-8", "backslashreplace")
+    if "\0" in path:
+        raise LayoutError(f"-o {quote(path)}: not a valid path (a NUL character)")
     try:
         with open(path, "wb") as handle:
             handle.write(data)
     except OSError as error:
         raise LayoutError(f"-o {quote(path)}: cannot write there: {error.strerror or error}") from None
+    _flush_warnings()
 
 
 #: Width of text written to a file or a pipe (a terminal's own width is used when there is one).
@@ -364,6 +386,7 @@ def _write(args: argparse.Namespace, content: str | bytes) -> None:
     elif isinstance(content, bytes) and sys.stdout.isatty():
         raise LayoutError("--format png: binary output; use -o FILE.png (or redirect stdout)")
     else:
+        _flush_warnings()
         try:
             if isinstance(content, bytes):
                 sys.stdout.buffer.write(content)
@@ -690,6 +713,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         raise LayoutError(f"--port {args.port}: cannot listen on 127.0.0.1:{args.port}: {error.strerror}"
                           + ("; ports below 1024 need privileges, try --port 0" if error.errno == errno.EACCES
                              else "")) from None
+    _flush_warnings()
     print(f"serving the explorer on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
     serve_until_interrupted(server)
     return 0
@@ -934,8 +958,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     texts = _FILE_TEXTS.set({})
+    warnings = _WARNINGS.set([])
     try:
-        return handlers[args.command](args)
+        status = handlers[args.command](args)
+        _flush_warnings()
+        return status
     except LayoutError as error:
         message = str(error) if isinstance(error, _FileSpecError) else _unquoted(str(error))
         print(_one_line(f"linear-layouts: error: {message}"), file=sys.stderr)
@@ -948,6 +975,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _discard_stdout()
         return 0
     finally:
+        _WARNINGS.reset(warnings)
         _FILE_TEXTS.reset(texts)
 
 

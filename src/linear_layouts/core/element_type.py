@@ -170,7 +170,7 @@ def _from_name(text: str) -> ElementType:
         return _CANONICAL[DTYPE_NAMES[key]]
     if key in AMBIGUOUS_NAMES:
         raise LayoutError(f"dtype {quote(text)} is ambiguous: {AMBIGUOUS_NAMES[key]}")
-    if key.isdigit():
+    if key.isascii() and key.isdigit():  # a width is ASCII digits: isdigit() alone admits '²', int() does not
         return _from_width(int(key))
     raise LayoutError(f"dtype {quote(text)} is not a known element type{did_you_mean(key, DTYPE_NAMES)}; known: "
                       f"{', '.join(_CANONICAL)} (and Triton's, MLIR's, NumPy's and PyTorch's names for them: "
