@@ -246,15 +246,28 @@ class _Builder:
         if isinstance(node, (ast.List, ast.Tuple)):
             return [self.build(e) for e in node.elts]
         if isinstance(node, ast.Dict):
-            if any(k is None for k in node.keys):
-                raise self.fail(node, "'**' is not allowed in a spec")
-            return {self.build(k): self.build(v) for k, v in zip(node.keys, node.values)}
+            return self.dictionary(node)
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, (ast.Name, ast.Attribute)):
             raise self.fail(node, f"bare name {self.source(node)}: a layout is written as a call, "
                                   f"e.g. BlockedLayout([1,4],[4,8],[4,1],[1,0])")
         raise self.fail(node, f"{self.source(node)} is not a literal or a layout constructor")
+
+    def dictionary(self, node: ast.Dict) -> dict[Any, Any]:
+        """A dict literal: its keys are integers, booleans, strings or None, each given once (a repeated key
+        would silently drop the earlier value)."""
+        result: dict[Any, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values):
+            if key_node is None:
+                raise self.fail(node, "'**' is not allowed in a spec")
+            key = self.build(key_node)
+            if isinstance(key, (list, dict)):
+                raise self.fail(key_node, f"a dict key must be a name or a number, not {self.source(key_node)}")
+            if key in result:
+                raise self.fail(key_node, f"key {self.source(key_node)} given twice in one dict")
+            result[key] = self.build(value_node)
+        return result
 
     def name_of(self, func: ast.AST) -> str:
         if isinstance(func, ast.Name):

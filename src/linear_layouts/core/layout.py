@@ -1297,7 +1297,8 @@ class LinearLayout:
         and ``out_dims`` a list of names (sizes inferred; the layout must then be surjective).
 
         Requires: an object with keys ``bases`` and ``out_dims`` (and optionally ``require_surjective``,
-        alias ``surjective``). Raises LayoutError naming the rule otherwise.
+        alias ``surjective``), no key twice in one object (JSON would keep the last silently). Raises
+        LayoutError naming the rule otherwise.
 
         >>> LinearLayout.from_json('{"bases": [["offset", [[1], [2]]]], "out_dims": ["dim0"]}').out_dims
         {'dim0': 4}
@@ -1310,7 +1311,7 @@ class LinearLayout:
         if isinstance(data, str):
             text = check_text(data, "json")  # length, nesting depth, integer digits: json.loads stays bounded
             try:
-                data = json.loads(text)
+                data = json.loads(text, object_pairs_hook=_unique_keys)
             except json.JSONDecodeError as error:
                 raise LayoutError(f"json: invalid JSON at line {error.lineno} column {error.colno}: "
                                   f"{error.msg}\n{excerpt(text, error.pos)}") from None
@@ -1323,6 +1324,8 @@ class LinearLayout:
                               "'out_dims' (and 'require_surjective')")
         if "bases" not in data or "out_dims" not in data:
             raise LayoutError("json: a layout needs both 'bases' and 'out_dims'")
+        if "require_surjective" in data and "surjective" in data:
+            raise LayoutError("json: give 'require_surjective' or its alias 'surjective', not both")
         surjective = data.get("require_surjective", data.get("surjective", True))
         if not isinstance(surjective, bool):
             raise LayoutError(f"json: 'require_surjective' must be true or false, got {_q(surjective)}")
@@ -1342,6 +1345,16 @@ class LinearLayout:
             + ("" if self.is_surjective() else ", require_surjective=False")
             + ")"
         )
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook``: the object as a dict, a key given twice a LayoutError."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise LayoutError(f"json: key {_q(key)} given twice in one object")
+        result[key] = value
+    return result
 
 
 # ----------------------------------------------------------------------------------------------
