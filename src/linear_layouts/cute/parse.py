@@ -209,7 +209,9 @@ class _Parser:
             if name == "TV":
                 self.i += 1
                 tile = self.int_tuple()
+                self.enter()  # TV(..) TV(..) ...: each one a level (at most MAX_SPEC_DEPTH), not a recursion
                 layout = self.term()
+                self.depth -= 1
                 if not isinstance(layout, Layout):
                     raise self.fail("TV(tile) must be followed by a layout shape:stride", token)
                 return TVLayout(layout, tile if isinstance(tile, tuple) else (tile,))
