@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import MAX_INT_DIGITS, quote
 
 __all__ = ["split_top", "find_top", "closing", "shape_and_element", "NAME_CHAR", "VALUE_NAME", "VALUE_USE",
            "NAME_END", "RESULT_LIST", "ATTR_DICT", "STATIC_SHAPE", "INTEGER_TYPE", "I32_ARRAY",
@@ -153,7 +154,8 @@ def closing(text: str, start: int) -> int:
 def shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
     """The body of a shaped type (``SIZExSIZEx...xELEMENT``, ``text`` stripped) as (static shape, element
     text): the longest prefix of ``<decimal digits>x`` groups is the shape, the rest (stripped) the element,
-    which may be empty or not a type name (the caller checks it).
+    which may be empty or not a type name (the caller checks it). A size of more than ``limits.MAX_INT_DIGITS``
+    digits is a LayoutError.
 
     >>> shape_and_element("128x64xf16")
     ((128, 64), 'f16')
@@ -163,6 +165,9 @@ def shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
     parts = text.strip().split("x")
     k = 0
     while k < len(parts) - 1 and parts[k].isdecimal():
+        if len(parts[k]) > MAX_INT_DIGITS:
+            raise LayoutError(f"type {quote(text)}: a size of {len(parts[k])} digits, more than "
+                              f"{MAX_INT_DIGITS} (linear_layouts.limits.MAX_INT_DIGITS)")
         k += 1
     return tuple(int(d) for d in parts[:k]), "x".join(parts[k:]).strip()
 

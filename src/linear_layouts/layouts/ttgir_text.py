@@ -49,7 +49,7 @@ from typing import Any
 
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.core.limits import MAX_SPEC_DEPTH, excerpt, quote
+from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, excerpt, quote
 from linear_layouts.core.mlir_text import NAME_CHAR
 from linear_layouts.layouts.base import cga_layout_from_split_params, standard_out_dim_names
 from linear_layouts.layouts.registry import Descriptor, kind_named, kind_of, kinds
@@ -122,10 +122,14 @@ class AttributeReader:
         return match.group()
 
     def integer(self) -> int:
+        """An integer of at most ``limits.MAX_INT_DIGITS`` digits (a longer one is a LayoutError, never read)."""
         self.skip()
         match = self._INT.match(self.text, self.pos)
         if not match:
             raise self.fail("expected an integer")
+        if len(match.group().lstrip("-")) > MAX_INT_DIGITS:
+            raise self.fail(f"an integer of {len(match.group().lstrip('-'))} digits; at most {MAX_INT_DIGITS} digits "
+                            "(linear_layouts.limits.MAX_INT_DIGITS)")
         self.pos = match.end()
         return int(match.group())
 

@@ -71,10 +71,11 @@ def named_target(arch: str | None = None, device: str | None = None) -> Target:
 
 def target_for_module(module_target: str | None) -> Target:
     """The target a module's ``ttg.target`` names (``cuda:90``, ``cuda:90a``, ``hip:gfx942``; ``""`` or None:
-    ``DEFAULT_TARGET``), on the architecture's default device."""
+    ``DEFAULT_TARGET``), on the architecture's default device. A compute capability is two or three ASCII
+    digits, as ``parse_arch`` reads ``sm_90``; anything else is a LayoutError."""
     if not module_target:
         return DEFAULT_TARGET
-    m = re.fullmatch(r"cuda:(\d+)[af]?|hip:(gfx[0-9a-f]+)(?::[\w+-]+)*", module_target)
+    m = re.fullmatch(r"cuda:([0-9]{2,3})[af]?|hip:(gfx[0-9a-f]+)(?::[\w+-]+)*", module_target)
     if not m:
         raise LayoutError(f"target: {quote(module_target)} is not a module target such as \"cuda:90\" or "
                           "\"hip:gfx942\"")

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_ir_text, quote
+from linear_layouts.core.limits import (MAX_INT_DIGITS, MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_ir_text,
+                                        quote)
 from linear_layouts.core.mlir_text import (ATTR_DICT, NAME_CHAR, NAME_END, RESULT_LIST, VALUE_NAME, VALUE_USE, closing,
                                       pointee, shape_and_element, split_top)
 from linear_layouts.core.mlir_text import find_top as _find_top
@@ -84,6 +85,9 @@ class Op:
     def attr_int(self, key: str) -> int | None:
         """An integer attribute ``key = N : i32`` (``None`` when absent)."""
         m = re.search(rf"\b{re.escape(key)} = (-?\d+)", self.attrs)
+        if m and len(m.group(1).lstrip("-")) > MAX_INT_DIGITS:
+            raise LayoutError(f"ir text: {self.name}'s attribute {key} has more than {MAX_INT_DIGITS} digits "
+                              "(linear_layouts.limits.MAX_INT_DIGITS)")
         return int(m.group(1)) if m else None
 
 
@@ -135,7 +139,7 @@ class Function:
 
 #: a module's ``ttg.target``: ``cuda:CC`` (``cuda:90``; ``cuda:90a``, Hopper's arch-specific features) or
 #: ``hip:ARCH`` (``hip:gfx942``, maybe with features: ``hip:gfx90a:xnack-``)
-_TARGET = re.compile(r"cuda:(\d+)[af]?|hip:(gfx\w+(?::[\w+-]+)*)")
+_TARGET = re.compile(r"cuda:([0-9]{2,3})[af]?|hip:(gfx\w+(?::[\w+-]+)*)")
 
 
 @checked
@@ -314,7 +318,7 @@ def _resolved_loc(inner: str, locs: dict[str, str], depth: int, memo: dict[tuple
     if inner.startswith("#"):
         target = locs.get(inner[1:])
         return _resolve_loc(target, locs, depth + 1, memo) if target is not None else Location()
-    m = re.fullmatch(r'"([^"]*)":(\d+):(\d+)(?:\s+to\s+.*)?', inner)
+    m = re.fullmatch(r'"([^"]*)":([0-9]{1,18}):([0-9]{1,18})(?:\s+to\s+.*)?', inner)  # longer: no location
     if m:
         return Location(m.group(1), int(m.group(2)), int(m.group(3)))
     m = re.fullmatch(r'"([^"]*)"\((.*)\)', inner)
@@ -335,12 +339,17 @@ def _resolved_loc(inner: str, locs: dict[str, str], depth: int, memo: dict[tuple
     return Location()
 
 
-def _results(names: str) -> tuple[str, ...]:
+def _results(names: str, most: int) -> tuple[str, ...]:
+    """The result names of ``%a, %b:2 = ...`` (``%b:2``: ``%b#0, %b#1``), at most ``most`` of them (the op's
+    line has a type or an operand for each: a count above its length is refused before it is enumerated)."""
     out: list[str] = []
     for part in split_top(names):
         m = re.fullmatch(rf"({VALUE_NAME})(?::(\d+))?", part.strip())
         if not m:
             raise LayoutError(f"ir text: bad result list {quote(names)}")
+        if m.group(2) and (len(m.group(2)) > len(str(most)) or len(out) + int(m.group(2)) > most):
+            raise LayoutError(f"ir text: {quote(part.strip())}: more results than the op's line of {most} "
+                              "characters can have")
         if m.group(2):
             out += [f"{m.group(1)}#{k}" for k in range(int(m.group(2)))]
         else:
@@ -442,8 +451,9 @@ class _Parser:
             if m:
                 if m.group(2).startswith("loc("):
                     self.locs[m.group(1)] = _strip_loc(" " + m.group(2))[1] or m.group(2)[4:-1]
-                else:
-                    self.aliases[m.group(1)] = m.group(2).strip()
+                elif self.aliases.setdefault(m.group(1), m.group(2).strip()) != m.group(2).strip():
+                    raise LayoutError(f"ir text: the alias {quote('#' + m.group(1))} is defined twice, differently "
+                                      "(MLIR refuses a redefinition: which one a use means is unknown)")
         while self.i < len(self.lines):
             line = self.lines[self.i].strip()
             self.i += 1
@@ -505,7 +515,7 @@ class _Parser:
         results: tuple[str, ...] = ()
         m = _RESULTS.match(body)
         if m:
-            results, body = _results(m.group(1)), m.group(2)
+            results, body = _results(m.group(1), len(line)), m.group(2)
         regions: list[Region] = []
         if body.startswith('"'):  # generic form: "name"(operands) <{attrs}> ({ ... }) : types
             if body.find('"', 1) < 0:

@@ -155,7 +155,7 @@ def _read(text: str, module: Aliases | None, strict: bool) -> TensorType:
         elif part == "mutable":
             mutable = True
         elif re.fullmatch(STATIC_SHAPE, part):
-            alloc = tuple(int(d) for d in part.split("x"))
+            alloc, _ = shape_and_element(part + "x")  # its sizes bounded (limits.MAX_INT_DIGITS) as the shape's
         elif strict:
             raise LayoutError(f"ttgir: unexpected '{part}' in the type {text[:60]!r}")
     return TensorType(kind, shape, element, encoding, alloc, text, space, mutable)
