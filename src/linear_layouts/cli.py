@@ -283,11 +283,18 @@ def _unquoted(message: str) -> str:
 _KINDS = {
     "distributed": "in dims register, lane, warp: e.g. BlockedLayout(...), NVMMADistributedLayout(...)",
     "shared": "in dim offset: e.g. NVMMASharedLayout(...), SwizzledSharedLayout(...)",
+    "tensor memory": "in dims row, col: TensorMemoryLayout(...)",
 }
 
 
 def _kind(layout: LinearLayout) -> str:
-    return "shared" if layout.has_in_dim("offset") else "distributed"
+    """``shared`` (in dim ``offset``), ``tensor memory`` (in dims ``row`` and ``col``, Blackwell's TMEM) or
+    ``distributed`` (anything else: registers, lanes, warps)."""
+    if layout.has_in_dim("offset"):
+        return "shared"
+    if layout.has_in_dim("row") and layout.has_in_dim("col"):
+        return "tensor memory"
+    return "distributed"
 
 
 def _check_roles(usage: str, *roles: tuple[str, LinearLayout, str]) -> None:
@@ -302,7 +309,7 @@ def _check_roles(usage: str, *roles: tuple[str, LinearLayout, str]) -> None:
                           f"the order is `{usage}`")
     name, layout, kind = wrong[0]
     hint = ""
-    if len(wrong) == 1 and len(roles) == 2 and all(k == "distributed" for _, _, k in roles):
+    if len(wrong) == 1 and len(roles) == 2 and all(k == "distributed" for _, _, k in roles) and _kind(layout) == "shared":
         hint = " (a shared layout and the distributed layout that reads or writes it: `banks SHARED DIST`)"
     raise LayoutError(f"{name}: expected a {kind} layout ({_KINDS[kind]}); got a {_kind(layout)} layout "
                       f"(in dims {', '.join(layout.in_dim_names)}); usage: `{usage}`{hint}")
@@ -671,8 +678,9 @@ def _explorer_page(args: argparse.Namespace) -> str:
     for spec in args.layout or []:
         layout = drawable(_layout(spec, _shape(args.shape), "--layout"), "--layout")
         if _kind(layout) != "distributed":
-            _warn(f"--layout {quote(spec.strip())}: a shared layout; the explorer shows distributed layouts there "
-                  "(type its bases under 'Type shared bases' to use it as a scenario's shared layout)")
+            _warn(f"--layout {quote(spec.strip())}: a {_kind(layout)} layout; the explorer shows distributed layouts "
+                  "there" + (" (type its bases under 'Type shared bases' to use it as a scenario's shared layout)"
+                             if _kind(layout) == "shared" else ""))
             continue
         catalog.append((spec.strip(), layout))
         scenario = layout_scenario(layout, _bitwidth(args.dtype, 32), spec.strip())

@@ -176,14 +176,28 @@ def test_a_warning_before_an_error_is_not_printed(argv):
     refused(argv)
 
 
+SIXTEEN_LANES = "BlockedLayout([1,4],[2,8],[4,1],[1,0])"
+
+
 def test_warnings_of_a_command_that_succeeds_are_kept(tmp_path):
-    status, out, err = run(["show", "TensorMemoryLayout((128, 128), 1)", "--shape", "128,128", "--format", "cute"])
-    assert status == 0 and err.startswith("linear-layouts: warning: LAYOUT has 1 lane per warp") and out
+    status, out, err = run(["show", SIXTEEN_LANES, "--shape", "32,64", "--format", "cute"])
+    assert status == 0 and err.startswith("linear-layouts: warning: LAYOUT has 16 lanes per warp") and out
     path = tmp_path / "cute.txt"
-    status, _, err = run(["show", "TensorMemoryLayout((128, 128), 1)", "--shape", "128,128", "--format", "cute",
-                          "-o", str(path)])
+    status, _, err = run(["show", SIXTEEN_LANES, "--shape", "32,64", "--format", "cute", "-o", str(path)])
     assert status == 0 and err.splitlines()[0].startswith("linear-layouts: warning") and err.splitlines()[1] == \
         f"wrote {path}"
+
+
+def test_a_tensor_memory_layout_is_its_own_kind():
+    """TMEM layouts (in dims row, col) were taken for distributed ones: a false "1 lane per warp" warning, and
+    "a distributed layout" where a command wants a shared one."""
+    status, out, err = run(["show", "TensorMemoryLayout((128, 128), 1)", "--shape", "128,128", "--format", "cute"])
+    assert status == 0 and err == "" and "no CuTe form" in out
+    refused(["banks", "TensorMemoryLayout((128, 128), 1)", BLOCKED, "--shape", "128,128"],
+            "got a tensor memory layout (in dims row, col, block)")
+    status, _, err = run(["convert", BLOCKED, "TensorMemoryLayout((128, 128), 1)", "--shape", "128,128", "--dtype",
+                          "fp16"])
+    assert status == 2 and "got a tensor memory layout" in err and "banks SHARED DIST" not in err
 
 
 # --- paths ---------------------------------------------------------------------------------------------------
