@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from linear_layouts.core.element_type import element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
@@ -116,14 +118,21 @@ def _fp8(dtype: Any) -> str:
 
 
 def _scale(x: Tensor, scale: Any) -> tuple[int | None, float]:
-    """``(scale pointer or None, scale value)``: a Python number, or a one-element fp32 tensor of ``x``'s device."""
-    if isinstance(scale, bool) or scale is None:
+    """``(scale pointer or None, scale value)``: a real number (Python's or NumPy's, a 0-d NumPy array of one
+    included), or a one-element fp32 tensor of ``x``'s device, not overlapping what the op writes (the caller
+    checks that). The kernels scale in float32: a number rounds to the nearest float32, one beyond its range to an
+    infinity of its sign, as in a float32 tensor."""
+    real = (isinstance(scale, (int, float, np.integer, np.floating)) or (
+        isinstance(scale, np.ndarray) and scale.shape == () and scale.dtype.kind in "iuf"))
+    if isinstance(scale, (bool, np.bool_)) or scale is None or (type(scale).__module__ == "numpy" and not real):
         raise LayoutError(f"scale: must be a number or a one-element float32 tensor, got {quote(scale)}")
-    if isinstance(scale, (int, float)) or type(scale).__module__ == "numpy":
+    if real:
         try:
-            return None, float(scale)
-        except (TypeError, ValueError):
-            raise LayoutError(f"scale: must be a number or a one-element float32 tensor, got {quote(scale)}") from None
+            value = float(scale)
+        except OverflowError:  # an int beyond float64's range
+            value = math.inf if scale > 0 else -math.inf
+        with np.errstate(over="ignore"):
+            return None, float(np.float32(value))
     s = describe(scale, "scale")
     if s.numel != 1 or s.dtype is None or s.dtype.name != "fp32":
         raise LayoutError(f"scale: a tensor scale must hold one float32, got shape {s.shape} of "

@@ -1,0 +1,46 @@
+"""Arguments a demanding user passes, without a GPU: the ops refuse what they cannot take with a LayoutError naming
+the argument, and what they take, they launch right (``benchmarks/harness/fakes.py``: the device calls recorded)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from linear_layouts import ops
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops import api, launch
+from linear_layouts.ops.driver import ArgumentPacking
+
+from harness.fakes import FakeCuda, FakeTorchTensor, install
+
+from .test_arguments import FakeArray
+
+
+def _cast_launch(monkeypatch, scale):
+    """The arguments the cast-transpose of a 64 x 64 fp32 CuPy stand-in launches with ``scale``, as packed."""
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    launch._prepared.cache_clear()  # prepared by another test's install: prepare them here again
+    monkeypatch.setattr(api, "stream", lambda t: 0x5000)
+    x = FakeArray((64, 64), np.float32, 1 << 40)
+    ops.cast_transpose(x, "e4m3", scale, out=FakeArray((64, 64), np.uint8, 2 << 40),
+                       out_t=FakeArray((64, 64), np.uint8, 3 << 40), amax=FakeArray((1,), np.float32, 4 << 40))
+    (call,) = cuda.launches
+    kernel = loaded[call["function"]]
+    return dict(zip((p for _, p in kernel.params), FakeCuda.unpack(call, ArgumentPacking.of(kernel.params))))
+
+
+@pytest.mark.parametrize("scale, value", [(1e39, math.inf), (-1e39, -math.inf), (10**400, math.inf),
+                                          (np.float64(2.5), 2.5), (np.array(0.5), 0.5), (3, 3.0)])
+def test_scale_beyond_float32_is_an_infinity(monkeypatch, scale, value):
+    """A number scale rounds to float32, the kernels' type (beyond its range: an infinity), instead of failing to
+    pack at the launch."""
+    assert _cast_launch(monkeypatch, scale)["scale_value"] == value
+
+
+@pytest.mark.parametrize("scale", [np.str_("2"), np.array("2"), np.complex128(1 + 2j), np.True_, np.array(True)])
+def test_scale_numpy_values_that_are_not_real_numbers(scale):
+    with pytest.raises(LayoutError, match="scale: must be a number"):
+        ops.cast_transpose(FakeArray((4, 8)), "e4m3", scale)
