@@ -12,6 +12,7 @@ from linear_layouts import ops
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import api, launch
 from linear_layouts.ops.driver import ArgumentPacking
+from linear_layouts.ops.plan import normalize_dims
 
 from harness.fakes import FakeCuda, FakeTorchTensor, install
 
@@ -44,3 +45,9 @@ def test_scale_beyond_float32_is_an_infinity(monkeypatch, scale, value):
 def test_scale_numpy_values_that_are_not_real_numbers(scale):
     with pytest.raises(LayoutError, match="scale: must be a number"):
         ops.cast_transpose(FakeArray((4, 8)), "e4m3", scale)
+
+
+@pytest.mark.parametrize("dims", [(np.array(1.5), 0), (np.array(1.0), 0)])
+def test_dims_whose_index_raises(dims):
+    with pytest.raises(LayoutError, match="dims: must hold ints"):
+        normalize_dims(dims, 2)

@@ -71,8 +71,8 @@ def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def normalize_dims(dims, rank: int, argument: str = "dims") -> tuple[int, ...]:
-    """``dims`` as a permutation of ``range(rank)`` (negative dims count from the end, as in PyTorch);
-    LayoutError naming ``argument`` unless it is one."""
+    """``dims`` as a permutation of ``range(rank)`` (negative dims count from the end, as in PyTorch): ints, or
+    anything that is an int by ``__index__`` but a bool; LayoutError naming ``argument`` unless it is one."""
     try:
         values = tuple(dims)
     except TypeError:
@@ -82,7 +82,10 @@ def normalize_dims(dims, rank: int, argument: str = "dims") -> tuple[int, ...]:
     for d in values:
         if isinstance(d, bool) or not hasattr(d, "__index__"):
             raise LayoutError(f"{argument}: must hold ints, got {quote(d)} in {quote(values)}")
-        d = d.__index__()
+        try:
+            d = d.__index__()
+        except TypeError:  # a 0-d float array (NumPy's, PyTorch's) has an __index__ that refuses
+            raise LayoutError(f"{argument}: must hold ints, got {quote(d)} in {quote(values)}") from None
         if not -rank <= d < rank:
             raise LayoutError(f"{argument}: dim {d} is out of range for a tensor of {rank} dims")
         out.append(d % rank if rank else d)
