@@ -51,3 +51,20 @@ def test_scale_numpy_values_that_are_not_real_numbers(scale):
 def test_dims_whose_index_raises(dims):
     with pytest.raises(LayoutError, match="dims: must hold ints"):
         normalize_dims(dims, 2)
+
+
+@pytest.mark.parametrize("dims", [(1.0, 0.0), (True, False)])
+def test_fast_path_does_not_take_dims_equal_to_kept_ones(monkeypatch, dims):
+    """The plans are kept by dims: ``(1.0, 0.0)`` and ``(True, False)`` equal ``(1, 0)`` there, and were taken once
+    ``(1, 0)`` had been."""
+    install(monkeypatch, FakeCuda())
+    x = FakeTorchTensor((40, 60), 2)
+    ops.permute(x, (1, 0))
+    with pytest.raises(LayoutError, match="dims: must hold ints"):
+        ops.permute(x, dims)
+
+
+def test_fast_path_numpy_dims(monkeypatch):
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    assert ops.permute(FakeTorchTensor((40, 60), 2), np.array([1, 0])).shape == (60, 40) and len(cuda.launches) == 1

@@ -65,7 +65,7 @@ def _transpose_dims(rank: int) -> tuple[int, ...]:
 
 def torch_permute(x: Any, dims: Any, out: Any) -> Any:
     """``ops.permute(x, dims, out)`` of a PyTorch tensor by its call plan, or None where the fast path does not
-    take the call (``dims`` None: ``transpose``)."""
+    take the call (``dims`` None: ``transpose``; dims other than Python ints are ``normalize_dims``' first)."""
     if not x.is_cuda or not x.is_contiguous():
         return None
     if dims is None:
@@ -78,6 +78,8 @@ def torch_permute(x: Any, dims: Any, out: Any) -> Any:
             dims = tuple(dims)
         except TypeError:
             return None
+    if not all(type(d) is int for d in dims):  # plans are kept by dims, where 1.0 and True are 1
+        dims = normalize_dims(dims, x.dim())
     itemsize = x.element_size()
     if itemsize not in _ITEMSIZES:
         return None
