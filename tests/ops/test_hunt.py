@@ -68,3 +68,14 @@ def test_fast_path_numpy_dims(monkeypatch):
     cuda = FakeCuda()
     install(monkeypatch, cuda)
     assert ops.permute(FakeTorchTensor((40, 60), 2), np.array([1, 0])).shape == (60, 40) and len(cuda.launches) == 1
+
+
+@pytest.mark.parametrize("itemsize, offset", [(16, 0), (2, 2)])
+def test_iterator_dims_read_once(monkeypatch, itemsize, offset):
+    """An iterator of dims the fast path reads and then hands to the general path (16-byte elements; an ``out`` it
+    does not take, 16 bytes not aligning it) is still the permutation."""
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    out = FakeTorchTensor((5, 3), itemsize, pointer=(1 << 42) + offset)
+    assert ops.permute(FakeTorchTensor((3, 5), itemsize), iter((1, 0)), out=out) is out
+    assert len(cuda.launches) == 1

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -69,12 +70,15 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     i_{dims[r-1]}] = x[i_0, ..., i_{r-1}]``, in ``x``'s framework, on its device and current stream.
 
     ``x``: a contiguous CUDA tensor (PyTorch, CuPy, DLPack) of any shape and rank and of 1-, 2-, 4-, 8- or
-    16-byte elements; ``dims``: a permutation of its dims (negative dims count from the end); ``out``:
+    16-byte elements; ``dims``: a permutation of its dims (negative dims count from the end), a sequence or an
+    iterator of ints; ``out``:
     a contiguous tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``.
     The permutation is reduced first (``ops.plan``): size-1 dims dropped, dims that stay adjacent merged;
     what is left is a copy, a move of whole rows, or a batched transpose of tiles (masked at the edges).
 
     Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``."""
+    if isinstance(dims, Iterator):  # read once, here: the fast path may read it and hand the call on
+        dims = tuple(dims)
     if type(x).__module__ == "torch":
         y = _dispatch.torch_permute(x, dims, out)
         if y is not None:
