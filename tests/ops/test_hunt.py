@@ -79,3 +79,26 @@ def test_iterator_dims_read_once(monkeypatch, itemsize, offset):
     out = FakeTorchTensor((5, 3), itemsize, pointer=(1 << 42) + offset)
     assert ops.permute(FakeTorchTensor((3, 5), itemsize), iter((1, 0)), out=out) is out
     assert len(cuda.launches) == 1
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ops.permute(FakeArray((4, 6), pointer=(1 << 40) + 2), (1, 0), out=FakeArray((6, 4), pointer=2 << 40)),
+     "x: its address 0x10000000002 is not a multiple of 4 bytes"),
+    (lambda: ops.permute(FakeArray((4, 6), np.uint16), (1, 0), out=FakeArray((6, 4), np.uint16, (2 << 40) + 1)),
+     "out: its address 0x20000000001 is not a multiple of 2 bytes"),
+    (lambda: ops.permute(FakeArray((4, 6), np.complex128), (1, 0),
+                         out=FakeArray((6, 4), np.complex128, (2 << 40) + 4)), "out: .* not a multiple of 8 bytes"),
+    (lambda: ops.permute(FakeArray((4, 6), strides=(26, 4)), (1, 0), out=FakeArray((6, 4), pointer=2 << 40)),
+     r"x: byte strides \(26, 4\) are not multiples of its 4-byte elements"),
+    (lambda: ops.cast_transpose(FakeArray((4, 8)), "e4m3", FakeArray((1,), pointer=(5 << 40) + 2),
+                                out=FakeArray((4, 8), np.uint8, 2 << 40), out_t=FakeArray((8, 4), np.uint8, 3 << 40),
+                                amax=FakeArray((1,), pointer=4 << 40)), "scale: its address .* not a multiple of 4"),
+    (lambda: ops.cast_transpose(FakeArray((4, 8)), "e4m3", 1.0, out=FakeArray((4, 8), np.uint8, 2 << 40),
+                                out_t=FakeArray((8, 4), np.uint8, 3 << 40), amax=FakeArray((1,), pointer=(4 << 40) + 1)),
+     "amax: its address .* not a multiple of 4"),
+])
+def test_elements_the_kernels_cannot_access(call, message):
+    """A CuPy view at an odd byte offset (its elements misaligned: the kernels would fault), or with byte strides
+    that are not whole elements (read as if they were: ``(26, 4)`` as ``(6, 1)``, contiguous), is refused."""
+    with pytest.raises(LayoutError, match=message):
+        call()

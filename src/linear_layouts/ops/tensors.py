@@ -64,18 +64,22 @@ def _element_type(dtype: Any) -> ElementType | None:
 
 def describe(x: Any, argument: str) -> Tensor:
     """``x`` as a ``Tensor``; LayoutError naming ``argument`` for anything else (a NumPy array, a CPU tensor,
-    a Python list)."""
+    a Python list), and for an array whose elements are not whole elements apart (byte strides that are not
+    multiples of the element size) or not at addresses the kernels can access them at (``aligned``)."""
     module = type(x).__module__ or ""
     if module.startswith("torch"):
         if not getattr(x, "is_cuda", False):
             raise LayoutError(f"{argument}: a PyTorch tensor on {quote(str(getattr(x, 'device', '?')))}; the ops run "
                               "on CUDA tensors (move it with .cuda())")
-        return Tensor("torch", x, tuple(x.shape), tuple(x.stride()), x.element_size(), _element_type(x.dtype),
-                      x.device.index if x.device.index is not None else 0, x.data_ptr())
+        return _aligned(Tensor("torch", x, tuple(x.shape), tuple(x.stride()), x.element_size(), _element_type(x.dtype),
+                               x.device.index if x.device.index is not None else 0, x.data_ptr()), argument)
     if module.startswith("cupy"):
         itemsize = x.itemsize
-        return Tensor("cupy", x, tuple(x.shape), tuple(s // itemsize for s in x.strides), itemsize,
-                      _element_type(x.dtype), x.device.id, x.data.ptr)
+        if any(s % itemsize for s in x.strides):
+            raise LayoutError(f"{argument}: byte strides {tuple(x.strides)} are not multiples of its {itemsize}-byte "
+                              "elements")
+        return _aligned(Tensor("cupy", x, tuple(x.shape), tuple(s // itemsize for s in x.strides), itemsize,
+                               _element_type(x.dtype), x.device.id, x.data.ptr), argument)
     if not hasattr(x, "__cuda_array_interface__") and hasattr(x, "__dlpack_device__"):
         try:
             kind = int(x.__dlpack_device__()[0])
@@ -97,6 +101,21 @@ def describe(x: Any, argument: str) -> Tensor:
         return describe(array, argument)
     raise LayoutError(f"{argument}: expected a CUDA tensor (PyTorch, CuPy, or a DLPack / __cuda_array_interface__ "
                       f"array), got {type(x).__name__}")
+
+
+def alignment(itemsize: int) -> int:
+    """The bytes an element's address must be a multiple of: its size (the largest power of two dividing it), at
+    most 8 (a 16-byte element moves as two 8-byte halves)."""
+    return min(itemsize & -itemsize, 8)
+
+
+def _aligned(t: Tensor, argument: str) -> Tensor:
+    """``t``; LayoutError naming ``argument`` where its address is not a multiple of ``alignment`` (a CuPy view of
+    bytes at an odd offset: the kernels would fault on it)."""
+    if t.nbytes and t.pointer % alignment(t.itemsize):
+        raise LayoutError(f"{argument}: its address {t.pointer:#x} is not a multiple of {alignment(t.itemsize)} bytes, "
+                          f"as its {t.itemsize}-byte elements need")
+    return t
 
 
 def is_contiguous(t: Tensor) -> bool:
