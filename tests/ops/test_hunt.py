@@ -102,3 +102,21 @@ def test_elements_the_kernels_cannot_access(call, message):
     that are not whole elements (read as if they were: ``(26, 4)`` as ``(6, 1)``, contiguous), is refused."""
     with pytest.raises(LayoutError, match=message):
         call()
+
+
+_OUT, _OUT_T, _AMAX = 2 << 40, 3 << 40, 4 << 40
+
+
+@pytest.mark.parametrize("scale, amax, message", [
+    (1.0, FakeArray((1,), pointer=(1 << 40) + 64), "amax: overlaps the memory of x"),
+    (1.0, FakeArray((1,), pointer=_OUT + 4), "amax: overlaps the memory of out"),
+    (1.0, FakeArray((1,), pointer=_OUT_T + 28), "amax: overlaps the memory of out_t"),
+    (FakeArray((1,), pointer=_OUT + 8), FakeArray((1,), pointer=_AMAX), "scale: overlaps the memory of out"),
+    (FakeArray((1,), pointer=_OUT_T), FakeArray((1,), pointer=_AMAX), "scale: overlaps the memory of out_t"),
+    (FakeArray((1,), pointer=_AMAX), FakeArray((1,), pointer=_AMAX), "scale: overlaps the memory of amax"),
+])
+def test_cast_transpose_scale_and_amax_apart_from_what_it_writes(scale, amax, message):
+    """The kernels write ``out`` and ``out_t`` and accumulate into ``amax`` while every CTA reads ``x`` and ``scale``."""
+    with pytest.raises(LayoutError, match=message):
+        ops.cast_transpose(FakeArray((4, 8), pointer=1 << 40), "e4m3", scale, out=FakeArray((4, 8), np.uint8, _OUT),
+                           out_t=FakeArray((8, 4), np.uint8, _OUT_T), amax=amax)

@@ -121,10 +121,10 @@ def _fp8(dtype: Any) -> str:
     return name
 
 
-def _scale(x: Tensor, scale: Any) -> tuple[int | None, float]:
-    """``(scale pointer or None, scale value)``: a real number (Python's or NumPy's, a 0-d NumPy array of one
-    included), or a one-element fp32 tensor of ``x``'s device, not overlapping what the op writes (the caller
-    checks that). The kernels scale in float32: a number rounds to the nearest float32, one beyond its range to an
+def _scale(x: Tensor, scale: Any) -> tuple[Tensor | None, float]:
+    """``(scale tensor or None, scale value)``: a real number (Python's or NumPy's, a 0-d NumPy array of one
+    included), or a one-element fp32 tensor of ``x``'s device (``cast_transpose`` checks that it does not overlap
+    what it writes). The kernels scale in float32: a number rounds to the nearest float32, one beyond its range to an
     infinity of its sign, as in a float32 tensor."""
     real = (isinstance(scale, (int, float, np.integer, np.floating)) or (
         isinstance(scale, np.ndarray) and scale.shape == () and scale.dtype.kind in "iuf"))
@@ -143,7 +143,7 @@ def _scale(x: Tensor, scale: Any) -> tuple[int | None, float]:
                           f"{s.dtype or s.value.dtype}")
     if s.framework != x.framework or s.device != x.device:
         raise LayoutError(f"scale: must be a {x.framework} tensor on x's device {x.device}")
-    return s.pointer, 0.0
+    return s, 0.0
 
 
 def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any = None,
@@ -156,12 +156,13 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
       of ``dtype`` (448 for e4m3, 57344 for e5m2; infinities too); NaN stays NaN (its sign dropped);
     - ``out_t = out``'s ``N x M`` transpose;
     - ``amax = max(amax, max |x|)``: the largest magnitude of the input *before* scaling (NaN ignored),
-      max-accumulated into ``amax`` (a one-element float32 tensor; a new zero one when None).
+      max-accumulated into ``amax`` (a one-element float32 tensor not overlapping ``x``, ``out`` or ``out_t``; a
+      new zero one when None).
 
     ``x``: contiguous bf16, fp16 or fp32 CUDA tensor of rank >= 1; ``dtype``: ``float8_e4m3fn`` or
     ``float8_e5m2`` (or ``"e4m3"`` / ``"e5m2"``); ``scale``: a number or a one-element float32 tensor on
-    ``x``'s device (read on the device: no synchronization). PyTorch outputs have the float8 dtype; CuPy,
-    which has none, gets uint8 arrays of the fp8 bits.
+    ``x``'s device (read on the device: no synchronization) not overlapping ``out``, ``out_t`` or ``amax``.
+    PyTorch outputs have the float8 dtype; CuPy, which has none, gets uint8 arrays of the fp8 bits.
 
     Example: ``c, ct, amax = cast_transpose(w, torch.float8_e4m3fn, 448 / w.abs().max())``."""
     t = _input(x)
@@ -170,7 +171,7 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
     if not t.shape:
         raise LayoutError("x: cast_transpose needs at least one dim (a 0-d tensor has no last dim)")
     fp8 = _fp8(dtype)
-    scale_pointer, scale_value = _scale(t, scale)
+    s, scale_value = _scale(t, scale)
     n = t.shape[-1]
     m = t.numel // n if n else math.prod(t.shape[:-1])
     fp8_dtype = framework_dtype(t, fp8)
@@ -189,11 +190,18 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
         if a.framework != t.framework or a.device != t.device:
             raise LayoutError(f"amax: must be a {t.framework} tensor on x's device {t.device}")
         zero = False
+        for name, other in (("x", t), ("out", o), ("out_t", ot)):
+            if same_memory(a, other):
+                raise LayoutError(f"amax: overlaps the memory of {name} (the kernels accumulate into it)")
+    if s is not None:
+        for name, other in (("out", o), ("out_t", ot), ("amax", a)):
+            if same_memory(s, other):
+                raise LayoutError(f"scale: overlaps the memory of {name}, which the kernels write")
     if zero:
         a.value.fill_(0) if a.framework == "torch" else a.value.fill(0)
     if m and n:
         _run(t, cast_launches(_CAST_INPUTS[t.dtype.name], _FP8[fp8], m, n, t.pointer, o.pointer, ot.pointer,
-                              scale_pointer, scale_value, a.pointer, _launch.grid_shape(t.device)))
+                              None if s is None else s.pointer, scale_value, a.pointer, _launch.grid_shape(t.device)))
     return o.value, ot.value, a.value
 
 
