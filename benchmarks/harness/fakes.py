@@ -34,12 +34,14 @@ class _Device:
 
 class FakeTorchTensor:
     """A contiguous CUDA tensor as the ops read one: shape, dtype, device, address (made up, 512-byte aligned
-    from ``new_empty``)."""
+    from ``new_empty``), and whether it is a conjugate or negative view (``conj``, ``neg``: PyTorch's lazy bits)."""
 
     next_address = 1 << 40
 
-    def __init__(self, shape, itemsize: int = 2, pointer: int | None = None, device: int = 0, strides=None):
+    def __init__(self, shape, itemsize: int = 2, pointer: int | None = None, device: int = 0, strides=None,
+                 conj: bool = False, neg: bool = False):
         self.shape = tuple(shape)
+        self._conj, self._neg = conj, neg
         self.dtype = _DTYPES[itemsize]
         self._itemsize = itemsize
         self._device = device
@@ -79,6 +81,12 @@ class FakeTorchTensor:
 
     def is_contiguous(self) -> bool:
         return self._contiguous
+
+    def is_conj(self) -> bool:
+        return self._conj
+
+    def is_neg(self) -> bool:
+        return self._neg
 
     def new_empty(self, shape) -> "FakeTorchTensor":
         return FakeTorchTensor(shape, self._itemsize, device=self._device)

@@ -120,3 +120,18 @@ def test_cast_transpose_scale_and_amax_apart_from_what_it_writes(scale, amax, me
     with pytest.raises(LayoutError, match=message):
         ops.cast_transpose(FakeArray((4, 8), pointer=1 << 40), "e4m3", scale, out=FakeArray((4, 8), np.uint8, _OUT),
                            out_t=FakeArray((8, 4), np.uint8, _OUT_T), amax=amax)
+
+
+@pytest.mark.parametrize("x_bits, out_bits, message", [
+    (dict(conj=True), {}, "x: a conjugate view"), (dict(neg=True), {}, "x: a negative view"),
+    ({}, dict(conj=True), "out: a conjugate view"), ({}, dict(neg=True), "out: a negative view"),
+])
+def test_conjugate_and_negative_views_are_refused(monkeypatch, x_bits, out_bits, message):
+    """PyTorch's ``z.conj()`` (and ``z.conj().imag``, a negative view) share ``z``'s memory, contiguous, with a bit
+    that PyTorch applies when reading: moving the memory as it is would silently drop it."""
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    x = FakeTorchTensor((40, 60), 8, **x_bits)
+    with pytest.raises(LayoutError, match=message):
+        ops.permute(x, (1, 0), out=FakeTorchTensor((60, 40), 8, **out_bits))
+    assert not cuda.launches

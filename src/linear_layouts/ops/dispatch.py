@@ -5,8 +5,9 @@ kept in an LRU of ``PLANS`` entries) holds the output's shape and the prepared l
 function, grid, block, shared memory and argument packing fixed) with their arguments after the two
 pointers. A call then reads the input's pointer, allocates the output (or checks ``out=``), reads the
 current stream and launches through the driver: no re-planning, no framework round trips. Whatever the
-fast path does not take (another framework, a non-contiguous or misaligned tensor, an ``out=`` that is not
-exactly right) goes to the general path of ``ops.api``, which takes or refuses it with the reason.
+fast path does not take (another framework, a non-contiguous or misaligned tensor, a conjugate or negative
+view, an ``out=`` that is not exactly right) goes to the general path of ``ops.api``, which takes or refuses
+it with the reason.
 
 Example (on a GPU): the second ``permute(x, (0, 2, 1, 3))`` of a ``[8, 2048, 8, 128]`` bf16 tensor finds its
 plan (one launch of a row-move kernel) and launches it.
@@ -66,7 +67,7 @@ def _transpose_dims(rank: int) -> tuple[int, ...]:
 def torch_permute(x: Any, dims: Any, out: Any) -> Any:
     """``ops.permute(x, dims, out)`` of a PyTorch tensor by its call plan, or None where the fast path does not
     take the call (``dims`` None: ``transpose``; dims other than Python ints are ``normalize_dims``' first)."""
-    if not x.is_cuda or not x.is_contiguous():
+    if not x.is_cuda or not x.is_contiguous() or x.is_conj() or x.is_neg():
         return None
     if dims is None:
         rank = x.dim()
@@ -92,7 +93,7 @@ def torch_permute(x: Any, dims: Any, out: Any) -> Any:
     if out is None:
         out = x.new_empty(plan.out_shape)
     elif not (type(out) is type(x) and out.dtype == x.dtype and out.get_device() == device
-              and tuple(out.shape) == plan.out_shape and out.is_contiguous()):
+              and tuple(out.shape) == plan.out_shape and out.is_contiguous() and not (out.is_conj() or out.is_neg())):
         return None
     dst = out.data_ptr()
     if dst & 15 or (plan.nbytes and src < dst + plan.nbytes and dst < src + plan.nbytes):
