@@ -135,3 +135,13 @@ def test_conjugate_and_negative_views_are_refused(monkeypatch, x_bits, out_bits,
     with pytest.raises(LayoutError, match=message):
         ops.permute(x, (1, 0), out=FakeTorchTensor((60, 40), 8, **out_bits))
     assert not cuda.launches
+
+
+def test_permute_dims_none_is_refused(monkeypatch):
+    """``dims=None`` is how ``transpose`` asks the fast path for its dims: ``permute(x, None)`` of a PyTorch tensor
+    transposed it."""
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    with pytest.raises(LayoutError, match="dims: must be a sequence of ints"):
+        ops.permute(FakeTorchTensor((40, 60), 2), None, out=FakeTorchTensor((60, 40), 2))
+    assert not cuda.launches

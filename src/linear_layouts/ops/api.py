@@ -79,7 +79,7 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``."""
     if isinstance(dims, Iterator):  # read once, here: the fast path may read it and hand the call on
         dims = tuple(dims)
-    if type(x).__module__ == "torch":
+    if type(x).__module__ == "torch" and dims is not None:  # None is the fast path's transpose: refused below
         y = _dispatch.torch_permute(x, dims, out)
         if y is not None:
             return y
