@@ -145,3 +145,30 @@ def test_permute_dims_none_is_refused(monkeypatch):
     with pytest.raises(LayoutError, match="dims: must be a sequence of ints"):
         ops.permute(FakeTorchTensor((40, 60), 2), None, out=FakeTorchTensor((60, 40), 2))
     assert not cuda.launches
+
+
+class _Subclass(FakeTorchTensor):
+    """A subclass of a PyTorch tensor in the user's own module (its type's module is not ``torch``)."""
+
+
+_Subclass.__module__ = "mylib.tensors"
+
+
+class _SparseMatrix:
+    """What a ``cupyx.scipy.sparse`` matrix looks like to the ops: a type of the ``cupyx`` package, no ``itemsize``."""
+
+    shape = (4, 6)
+
+
+_SparseMatrix.__module__ = "cupyx.scipy.sparse._csr"
+
+
+def test_frameworks_by_package_and_base(monkeypatch):
+    """A subclass of a PyTorch tensor is a PyTorch tensor, wherever it is defined; ``cupyx``'s objects are not CuPy
+    arrays (read as one: an AttributeError)."""
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    out = FakeTorchTensor((60, 40), 2)
+    assert ops.permute(_Subclass((40, 60), 2), (1, 0), out=out) is out and len(cuda.launches) == 1
+    with pytest.raises(LayoutError, match="x: expected a CUDA tensor .* got _SparseMatrix"):
+        ops.permute(_SparseMatrix(), (1, 0))

@@ -62,13 +62,23 @@ def _element_type(dtype: Any) -> ElementType | None:
         return None
 
 
+def _framework(x: Any) -> str | None:
+    """``"torch"`` for a PyTorch tensor (one of a subclass too), ``"cupy"`` for a CuPy array, else None: by the
+    top-level package of its type or of a base of it (``torchvision``'s or ``cupyx``'s objects are neither)."""
+    for base in type(x).__mro__:
+        package = (getattr(base, "__module__", None) or "").split(".")[0]
+        if package in ("torch", "cupy"):
+            return package
+    return None
+
+
 def describe(x: Any, argument: str) -> Tensor:
     """``x`` as a ``Tensor``; LayoutError naming ``argument`` for anything else (a NumPy array, a CPU tensor,
     a Python list, a PyTorch conjugate or negative view), and for an array whose elements are not whole elements
     apart (byte strides that are not multiples of the element size) or not at addresses the kernels can access them
     at (``alignment``)."""
-    module = type(x).__module__ or ""
-    if module.startswith("torch"):
+    framework = _framework(x)
+    if framework == "torch":
         if not getattr(x, "is_cuda", False):
             raise LayoutError(f"{argument}: a PyTorch tensor on {quote(str(getattr(x, 'device', '?')))}; the ops run "
                               "on CUDA tensors (move it with .cuda())")
@@ -77,7 +87,7 @@ def describe(x: Any, argument: str) -> Tensor:
                               "reading; the ops move the memory as it is): call .resolve_conj() / .resolve_neg() first")
         return _aligned(Tensor("torch", x, tuple(x.shape), tuple(x.stride()), x.element_size(), _element_type(x.dtype),
                                x.device.index if x.device.index is not None else 0, x.data_ptr()), argument)
-    if module.startswith("cupy"):
+    if framework == "cupy":
         itemsize = x.itemsize
         if any(s % itemsize for s in x.strides):
             raise LayoutError(f"{argument}: byte strides {tuple(x.strides)} are not multiples of its {itemsize}-byte "
