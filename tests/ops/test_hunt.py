@@ -172,3 +172,16 @@ def test_frameworks_by_package_and_base(monkeypatch):
     assert ops.permute(_Subclass((40, 60), 2), (1, 0), out=out) is out and len(cuda.launches) == 1
     with pytest.raises(LayoutError, match="x: expected a CUDA tensor .* got _SparseMatrix"):
         ops.permute(_SparseMatrix(), (1, 0))
+
+
+def test_empty_tensors_at_any_strides(monkeypatch):
+    """An empty tensor is contiguous at any strides (PyTorch, CuPy and NumPy say so of ``empty((0, 5)).T``): there is
+    nothing to permute, and the output is returned."""
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    out = FakeArray((0, 5), pointer=2 << 40)
+    assert ops.transpose(FakeArray((5, 0), strides=(4, 20)), out=out) is out
+    out = FakeArray((5, 0), np.uint8, 2 << 40)
+    assert ops.cast_transpose(FakeArray((0, 5), strides=(4, 20)), "e4m3", 1.0, out=FakeArray((0, 5), np.uint8, 3 << 40),
+                              out_t=out, amax=FakeArray((1,), pointer=4 << 40))[1] is out
+    assert not cuda.launches and not cuda.copies

@@ -133,7 +133,10 @@ def _aligned(t: Tensor, argument: str) -> Tensor:
 
 
 def is_contiguous(t: Tensor) -> bool:
-    """Row-major and dense (size-1 dims may have any stride)."""
+    """Row-major and dense (size-1 dims may have any stride; an empty tensor is, at any strides, as in PyTorch,
+    CuPy and NumPy: ``empty((0, 5)).T``)."""
+    if 0 in t.shape:
+        return True
     expected = 1
     for size, stride in zip(reversed(t.shape), reversed(t.strides)):
         if size != 1 and stride != expected:
