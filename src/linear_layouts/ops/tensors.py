@@ -23,7 +23,8 @@ from linear_layouts.core.element_type import ElementType, element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["Tensor", "describe", "empty", "stream", "torch_stream", "is_contiguous", "same_memory", "framework_dtype"]
+__all__ = ["Tensor", "describe", "empty", "stream", "torch_stream", "is_contiguous", "same_memory", "framework_dtype",
+           "alignment"]
 
 #: DLPack device types of CUDA memory (``kDLCUDA``, ``kDLCUDAManaged``).
 _DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 2, 13
