@@ -6,8 +6,8 @@ Every integer is *static*, as CuTe's ``_N``: a mode of size 1 is dropped where C
 where CuTe's C++ stops with a ``static_assert`` (a divisibility condition, overlapping modes) this module
 raises a LayoutError quoting CuTe's rule. Twice it is stricter than CuTe, where CuTe 4.2 compiles and
 returns a layout that is not the operation's function, each checked on the case: a composition through a
-stride below a mode's size that does not divide it (refused where CuTe's answer differs from
-``k -> A(k * d)``), and the left inverse of overlapping modes (refused where CuTe's answer breaks its own
+stride below a mode's size that does not divide it, or a negative one that is no multiple of it (refused
+where CuTe's answer differs from ``k -> A(k * d)``), and the left inverse of overlapping modes (refused where CuTe's answer breaks its own
 postcondition ``L(R(L(i))) == L(i)``).
 
 =====================================  ===========================================================
@@ -324,11 +324,15 @@ def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: s
     """CuTe's ``composition_impl`` of a flat, coalesced A with one integral mode ``s:d`` of B: walk A's
     modes but the last, dividing the stride ``d`` out of each (stride divisibility: ``d % shape == 0`` or
     ``d < shape``) and keeping as many of its elements as B still needs (shape divisibility: what B
-    needs is a multiple of what the mode gives); the rest goes to A's last mode, which extends.
+    needs is a multiple of what the mode gives); the rest goes to A's last mode, which extends. A
+    negative ``d`` walks with ``|d|`` and keeps its sign in every stride, as CuTe's ``abs`` and
+    ``signum`` do: ``k -> A(k * d) == -A(k * |d|)``, A split truncating toward zero as C++ divides
+    (``composition((4, 7):(14, 2), 12:-1) == (4, 3):(-14, -2)``).
 
     Stricter than CuTe in one case, where CuTe's answer is not ``A∘B``: a stride below a mode's size
-    that does not divide it, while B needs more of the mode's elements than the stride reaches -- there
-    CuTe's answer is compared with ``k -> A(k * d)`` on every ``k < s`` (``s`` at most ``MAX_ELEMENTS``)
+    that does not divide it, while B needs more of the mode's elements than the stride reaches, or a
+    negative stride beyond a mode's size and no multiple of it (which CuTe's condition lets through) --
+    there CuTe's answer is compared with ``k -> A(k * d)`` on every ``k < s`` (``s`` at most ``MAX_ELEMENTS``)
     and refused where they differ (not checked with ``strict`` false: CuTe's own steps only)."""
     result, suspect = _compose_mode_cute(shapes, strides, s, d, what, strict)
     if suspect is None:
@@ -348,21 +352,21 @@ def _compose_mode_cute(shapes: list[int], strides: list[int], s: int, d: int, wh
         return Layout(s, 0), None
     if len(shapes) == 1:
         return Layout(s, d * strides[0]), None
-    if d < 0:
-        raise LayoutError(f"{what}: B's mode {s}:{d} has a negative stride: it would read A below offset 0, where A "
-                          f"of several modes is no layout (only a one-mode A takes a negative stride)")
     result_shape, result_stride, rest_shape, rest_stride = [], [], s, d
     for curr_shape, curr_stride in zip(shapes[:-1], strides[:-1]):
         if not (rest_stride % curr_shape == 0 or rest_stride < curr_shape):
             raise LayoutError(f"{what}: CuTe's \"Stride Divisibility Condition\": the stride {rest_stride} left of B's "
                               f"mode {s}:{d} is neither a multiple of A's mode size {curr_shape} nor below it")
-        next_shape = -(-curr_shape // rest_stride)
-        next_stride = -(-rest_stride // curr_shape)
-        if strict and suspect is None and curr_shape % rest_stride and rest_shape > next_shape and next_shape != 1:
-            suspect = (f"{what}: the stride {rest_stride} left of B's mode {s}:{d} does not divide A's mode size "
-                       f"{curr_shape}, and B needs {rest_shape} elements from it, more than its {next_shape}: "
-                       f"they cross into A's next mode out of step. CuTe's C++ lets this through its weak "
-                       f"\"Stride Divisibility Condition\" and returns another function; refused here")
+        magnitude = abs(rest_stride)
+        next_shape = -(-curr_shape // magnitude)
+        next_stride = -(-magnitude // curr_shape) * _sign(rest_stride)
+        if strict and suspect is None and rest_shape != 1 and curr_shape % magnitude and (
+                (rest_shape > next_shape and next_shape != 1)
+                or (rest_stride < 0 and magnitude > curr_shape and magnitude % curr_shape)):
+            suspect = (f"{what}: the stride {rest_stride} left of B's mode {s}:{d} and A's mode size {curr_shape} "
+                       f"do not divide one another, and B needs {rest_shape} elements from there: they cross A's "
+                       f"modes out of step. CuTe's C++ lets this through its weak \"Stride Divisibility Condition\" "
+                       f"(which any negative stride meets) and returns another function; refused here")
         if next_shape != 1 and rest_shape != 1:
             new_shape = min(next_shape, rest_shape)
             if rest_shape % new_shape:
@@ -556,7 +560,13 @@ def _cute_sort(keys: list[int]) -> list[int]:
 
 def _offsets(shapes: list[int], strides: list[int], index: Any) -> Any:
     """``L(index)`` of the flat layout ``shapes:strides`` on a NumPy array of indices, the last mode
-    extended past the size as CuTe's ``crd2idx`` does (object arrays: exact Python ints)."""
+    extended past the size and a negative index split truncating toward zero (``L(-i) == -L(i)``), as
+    CuTe's ``crd2idx`` does (object arrays: exact Python ints)."""
+    sign = np.where(index < 0, -1, 1)
+    return sign * _offsets_of_magnitude(shapes, strides, index * sign)
+
+
+def _offsets_of_magnitude(shapes: list[int], strides: list[int], index: Any) -> Any:
     out, rest = 0, index
     for s, d in zip(shapes[:-1], strides[:-1]):
         out = out + (rest % s) * d

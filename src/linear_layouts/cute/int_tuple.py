@@ -139,10 +139,13 @@ def idx2crd(idx: int, shape: IntTuple) -> IntTuple:
     """The coordinate of the 1-D index ``idx`` in ``shape``, colexicographic (first mode fastest).
 
     Every mode but the last is taken modulo its size; the last takes the rest, as CuTe's ``crd2idx``
-    does with an index past the end.
+    does with an index past the end. A negative index divides as C++ divides, truncating toward zero: its
+    coordinate is the negated coordinate of ``-idx`` (``idx2crd(-5, (4, 3)) == (-1, -1)``).
     """
     if not is_tuple(shape):
         return idx
+    if idx < 0:
+        return _negated(idx2crd(-idx, shape))
     out = []
     for i, s in enumerate(shape):
         n = product(s)
@@ -154,9 +157,15 @@ def idx2crd(idx: int, shape: IntTuple) -> IntTuple:
     return tuple(out)
 
 
+def _negated(t: IntTuple) -> IntTuple:
+    return tuple(_negated(e) for e in t) if is_tuple(t) else -t  # type: ignore[union-attr, operator]
+
+
 def crd2idx(crd: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
     """The offset ``sum(c_i * d_i)`` of a coordinate (CuTe ``crd2idx``). An int coordinate for a tuple
-    mode is first split colexicographically (``idx2crd``), the last mode taking the rest."""
+    mode is first split colexicographically (``idx2crd``), the last mode taking the rest; a negative one
+    as C++ splits it, truncating toward zero (CuTe's ``divmod``), so its offset is ``-crd2idx(-crd)``:
+    ``(4, 3):(3, 1)`` maps -5, the coordinate ``(-1, -1)``, to -4 (Python's floor division: ``(3, -2)``, 7)."""
     if is_tuple(crd):
         if not is_tuple(shape) or len(crd) != len(shape):
             raise LayoutError(f"coordinate {shorten(format_int_tuple(crd))} does not match shape "
