@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -77,8 +76,11 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     what is left is a copy, a move of whole rows, or a batched transpose of tiles (masked at the edges).
 
     Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``."""
-    if isinstance(dims, Iterator):  # read once, here: the fast path may read it and hand the call on
-        dims = tuple(dims)
+    if type(dims) is not tuple and type(dims) is not list and dims is not None:
+        try:  # an iterator is read once, here: the fast path may read it and hand the call on
+            dims = tuple(dims)
+        except TypeError:
+            pass  # not iterable: normalize_dims says so
     if type(x).__module__ == "torch" and dims is not None:  # None is the fast path's transpose: refused below
         y = _dispatch.torch_permute(x, dims, out)
         if y is not None:

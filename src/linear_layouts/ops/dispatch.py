@@ -59,6 +59,10 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
     return CallPlan(out_shape, nbytes, tuple((prepared, tail, s, d) for s, d in offsets), 0)
 
 
+#: The type of dims the plans are kept by (``torch_permute`` normalizes any other first).
+_INT = frozenset((int,))
+
+
 @functools.lru_cache(maxsize=None)
 def _transpose_dims(rank: int) -> tuple[int, ...]:
     return tuple(range(rank - 2)) + (rank - 1, rank - 2)
@@ -79,7 +83,7 @@ def torch_permute(x: Any, dims: Any, out: Any) -> Any:
             dims = tuple(dims)
         except TypeError:
             return None
-    if not all(type(d) is int for d in dims):  # plans are kept by dims, where 1.0 and True are 1
+    if not set(map(type, dims)) <= _INT:  # plans are kept by dims, where 1.0 and True are 1
         dims = normalize_dims(dims, x.dim())
     itemsize = x.element_size()
     if itemsize not in _ITEMSIZES:
