@@ -105,16 +105,23 @@ class _Call:
 
 class FakeCuda:
     """``libcuda``'s calls of ``ops.driver``: launches (with their arguments unpacked) and copies recorded, a
-    context stack whose top is the current context."""
+    context stack whose top is the current context (0: none). A launch is refused as the driver refuses it: with
+    no context current (``CUDA_ERROR_INVALID_CONTEXT``), or where its function's context (``function_contexts``)
+    is not its stream's (a stream of ``stream_contexts``, or the current context's own: the legacy default and
+    any other) (``CUDA_ERROR_INVALID_HANDLE``); ``status`` is returned by every launch it would take."""
 
     def __init__(self, current: int = 7):
         self.launches: list[tuple] = []
         self.copies: list[tuple] = []
         self.contexts = [current]
+        self.pushes = 0
+        self.function_contexts: dict[int, int] = {}
+        self.stream_contexts: dict[int, int] = {}
+        self.status = 0
         self.cuLaunchKernel = _Call(self._launch)
         self.cuMemcpyDtoDAsync_v2 = _Call(lambda dst, src, n, stream: self.copies.append((dst, src, n, stream)) or 0)
         self.cuCtxGetCurrent = _Call(self._get)
-        self.cuCtxPushCurrent_v2 = _Call(lambda context: self.contexts.append(context) or 0)
+        self.cuCtxPushCurrent_v2 = _Call(self._push)
         self.cuCtxPopCurrent_v2 = _Call(lambda pointer: self.contexts.pop() and 0)
         self.cuGetErrorName = _Call(lambda status, pointer: 1)
 
@@ -122,9 +129,21 @@ class FakeCuda:
         pointer._obj.value = self.contexts[-1]
         return 0
 
+    def _push(self, context) -> int:
+        self.pushes += 1
+        self.contexts.append(context)
+        return 0
+
     def _launch(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
         """Records the launch with the bytes from the first argument's address to 8 past the last's (each
         argument is read at its own address: ``unpack``)."""
+        current = self.contexts[-1]
+        if not current:
+            return 201  # CUDA_ERROR_INVALID_CONTEXT
+        if self.function_contexts.get(function, current) != self.stream_contexts.get(stream, current):
+            return 400  # CUDA_ERROR_INVALID_HANDLE
+        if self.status:
+            return self.status
         addresses = list(params)
         self.launches.append(dict(function=function, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared,
                                   stream=stream, context=self.contexts[-1], extra=extra, addresses=addresses,
@@ -146,6 +165,7 @@ def install(monkeypatch, cuda: FakeCuda, sms: int = 132, context: int = 7, strea
 
     def prepare(kernel, device, ctas):
         loaded[id(kernel)] = kernel
+        cuda.function_contexts[id(kernel)] = context
         return PreparedLaunch(id(kernel), context, ctas, kernel.threads, kernel.shared_bytes,
                               driver.ArgumentPacking.of(kernel.params))
 

@@ -74,10 +74,37 @@ def test_copies_and_empty_tensors(monkeypatch):
 
 
 def test_the_kernels_context_is_made_current(monkeypatch):
-    cuda = FakeCuda(current=99)  # the thread has another device's context
+    """A launch the driver refuses for the thread's context (another device's with the legacy default stream, or
+    none) is made again in the kernel's context, which is then popped; a launch it takes is made once."""
+    for current in (99, 0):
+        cuda = FakeCuda(current=current)
+        install(monkeypatch, cuda, context=7)
+        ops.transpose(FakeTorchTensor((64, 64), 4))
+        assert [c["context"] for c in cuda.launches] == [7] and cuda.contexts == [current] and cuda.pushes == 1
+    cuda = FakeCuda(current=7)
     install(monkeypatch, cuda, context=7)
     ops.transpose(FakeTorchTensor((64, 64), 4))
-    assert [c["context"] for c in cuda.launches] == [7] and cuda.contexts == [99]
+    assert len(cuda.launches) == 1 and cuda.pushes == 0
+
+
+def test_a_launch_on_a_stream_of_the_kernels_context_asks_nothing_else(monkeypatch):
+    """The driver takes a launch onto a stream of the kernel's own context whatever context is current (it
+    resolves the launch by the stream's context): no context is pushed."""
+    cuda = FakeCuda(current=99)
+    install(monkeypatch, cuda, context=7, stream=0x6000)
+    cuda.stream_contexts[0x6000] = 7
+    ops.transpose(FakeTorchTensor((64, 64), 4))
+    assert len(cuda.launches) == 1 and cuda.pushes == 0 and cuda.contexts == [99]
+
+
+def test_a_launch_the_driver_refuses_in_the_right_context_raises(monkeypatch):
+    for current in (7, 99):
+        cuda = FakeCuda(current=current)
+        install(monkeypatch, cuda, context=7)
+        cuda.status = 1  # CUDA_ERROR_INVALID_VALUE
+        with pytest.raises(RuntimeError, match="cuLaunchKernel failed"):
+            ops.transpose(FakeTorchTensor((64, 64), 4))
+        assert not cuda.launches and cuda.contexts == [current]
 
 
 def test_calls_it_does_not_take_go_to_the_general_path(monkeypatch):

@@ -206,3 +206,41 @@ def test_scalar_cast_transpose_matches_torch(cuda_gpu, monkeypatch, shape, dtype
     expected = _reference(x, fp8, 0.37)
     assert _same(c, expected) and _same(ct, expected.t().contiguous())
     assert float(amax[0]) == float(x.float().abs().max())
+
+
+def test_a_thread_without_a_current_context(cuda_gpu):
+    """A new thread has no CUDA context current: the driver refuses the first try, the kernel's context is made
+    current for the second (the cast-transpose's three launches too)."""
+    import threading
+
+    x, results = _random((96, 160), "float16"), {}
+
+    def work():
+        results["t"] = ops.transpose(x)
+        results["c"] = ops.cast_transpose(x, torch.float8_e4m3fn, 0.5)
+        torch.cuda.synchronize()
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert _same(results["t"], x.t().contiguous())
+    want = ops.cast_transpose(x, torch.float8_e4m3fn, 0.5)  # on this thread, where the context is current
+    assert all(_same(got, expected) for got, expected in zip(results["c"], want))
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_a_tensor_of_another_device_than_the_current_one(cuda_gpu):
+    """With device 1 current, a device-0 tensor on the legacy default stream (refused, then launched in device 0's
+    context) and on a device-0 side stream (launched as it is)."""
+    x = _random((200, 300), "float32")
+    torch.cuda.set_device(1)
+    try:
+        torch.empty(1, device="cuda:1")
+        assert _same(ops.transpose(x), x.t().contiguous())
+        side = torch.cuda.Stream(device=0)
+        with torch.cuda.stream(side):
+            y = ops.transpose(x)
+        side.synchronize()
+        assert _same(y, x.t().contiguous())
+    finally:
+        torch.cuda.set_device(0)

@@ -3,9 +3,10 @@
 
 A launch packs the kernel's arguments into one buffer, each at its natural alignment (``ArgumentPacking``),
 and passes the driver the address of each (``kernelParams``, an array built once per prepared launch), so
-one ``struct.pack_into`` and one foreign call make it. The kernel's context (the primary context of its
-device, recorded when its module was loaded) is made current around the launch when the calling thread has
-another one.
+one ``struct.pack_into`` and one foreign call make it. The launch is tried as it is; only where the driver
+refuses it (no context current on the calling thread, or another one with the legacy default stream) is
+the kernel's context (the primary context of its device, recorded when its module was loaded) made current
+around a second try, so the common call asks the driver nothing else.
 
 Example: ``ArgumentPacking.of((("const unsigned char*", "src"), ("unsigned", "rows"), ("float", "s")))``
 packs ``(a, 5, 0.5)`` as ``<QIf`` at offsets 0, 8, 12: 16 bytes.
@@ -97,10 +98,14 @@ class Driver:
         if status:
             raise RuntimeError(f"{what} failed: {_error(self.lib, status)}")
 
+    def try_launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, params: Any) -> int:
+        """``cuLaunchKernel`` of ``function`` on a 1-D grid with ``params`` (the address of each argument): its
+        ``CUresult`` (0: launched)."""
+        return self._launch(function, ctas, 1, 1, threads, 1, 1, shared_bytes, stream, params, None)
+
     def launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, params: Any) -> None:
-        """``cuLaunchKernel`` of ``function`` on a 1-D grid with ``params`` (the address of each argument)."""
-        self._check(self._launch(function, ctas, 1, 1, threads, 1, 1, shared_bytes, stream, params, None),
-                    "cuLaunchKernel")
+        """``try_launch``; RuntimeError naming the driver's error where it fails."""
+        self._check(self.try_launch(function, ctas, threads, shared_bytes, stream, params), "cuLaunchKernel")
 
     def copy(self, dst: int, src: int, nbytes: int, stream: int) -> None:
         """``nbytes`` from device address ``src`` to ``dst`` on ``stream``."""
@@ -155,8 +160,10 @@ class PreparedLaunch:
         d = cuda or driver()
         with d.lock:  # the buffer is read by the driver during the call, not after
             self.packing.pack_into(self._buffer, 0, *values)
-            if self.context and d.current_context() != self.context:
-                d.in_context(self.context, lambda: d.launch(self.function, self.ctas, self.threads, self.shared_bytes,
-                                                            stream, self._params))
-            else:
-                d.launch(self.function, self.ctas, self.threads, self.shared_bytes, stream, self._params)
+            status = d.try_launch(self.function, self.ctas, self.threads, self.shared_bytes, stream, self._params)
+            if not status:
+                return
+            if not self.context or d.current_context() == self.context:
+                d._check(status, "cuLaunchKernel")
+            d.in_context(self.context, lambda: d.launch(self.function, self.ctas, self.threads, self.shared_bytes,
+                                                        stream, self._params))
