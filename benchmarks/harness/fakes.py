@@ -39,8 +39,9 @@ class FakeTorchTensor:
     next_address = 1 << 40
 
     def __init__(self, shape, itemsize: int = 2, pointer: int | None = None, device: int = 0, strides=None,
-                 conj: bool = False, neg: bool = False):
+                 conj: bool = False, neg: bool = False, layout: str = "torch.strided"):
         self.shape = tuple(shape)
+        self.layout = layout  # another (a sparse layout): no strides, as PyTorch's own raise
         self._conj, self._neg = conj, neg
         self.dtype = _DTYPES[itemsize]
         self._itemsize = itemsize
@@ -76,10 +77,16 @@ class FakeTorchTensor:
     def get_device(self) -> int:
         return self._device
 
+    def _strided(self) -> None:
+        if self.layout != "torch.strided":
+            raise RuntimeError(f"tensors with layout {self.layout} do not have strides")
+
     def stride(self) -> tuple[int, ...]:
+        self._strided()
         return self._strides
 
     def is_contiguous(self) -> bool:
+        self._strided()
         return self._contiguous
 
     def is_conj(self) -> bool:

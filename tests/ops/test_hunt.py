@@ -185,3 +185,15 @@ def test_empty_tensors_at_any_strides(monkeypatch):
     assert ops.cast_transpose(FakeArray((0, 5), strides=(4, 20)), "e4m3", 1.0, out=FakeArray((0, 5), np.uint8, 3 << 40),
                               out_t=out, amax=FakeArray((1,), pointer=4 << 40))[1] is out
     assert not cuda.launches and not cuda.copies
+
+
+def test_a_sparse_tensor_is_refused(monkeypatch):
+    """A sparse PyTorch tensor has no strides (``is_contiguous()`` raises a RuntimeError): refused, as ``x`` and as
+    ``out``, before anything is launched."""
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    with pytest.raises(LayoutError, match="x: a PyTorch tensor of layout torch.sparse_coo"):
+        ops.permute(FakeTorchTensor((40, 60), 4, layout="torch.sparse_coo"), (1, 0))
+    with pytest.raises(LayoutError, match="out: a PyTorch tensor of layout torch.sparse_csr"):
+        ops.transpose(FakeTorchTensor((40, 60), 4), out=FakeTorchTensor((60, 40), 4, layout="torch.sparse_csr"))
+    assert not cuda.launches

@@ -68,10 +68,23 @@ def _transpose_dims(rank: int) -> tuple[int, ...]:
     return tuple(range(rank - 2)) + (rank - 1, rank - 2)
 
 
+def _takes(out: Any, x: Any, device: int, shape: tuple[int, ...]) -> bool:
+    """Whether the fast path writes into ``out``: a dense, contiguous tensor of ``x``'s type, dtype and device and
+    of ``shape``, without PyTorch's lazy conjugate or negative bit (the general path says what is wrong else)."""
+    try:
+        return (type(out) is type(x) and out.dtype == x.dtype and out.get_device() == device
+                and tuple(out.shape) == shape and out.is_contiguous() and not (out.is_conj() or out.is_neg()))
+    except RuntimeError:  # a sparse tensor has no strides
+        return False
+
+
 def torch_permute(x: Any, dims: Any, out: Any) -> Any:
     """``ops.permute(x, dims, out)`` of a PyTorch tensor by its call plan, or None where the fast path does not
     take the call (``dims`` None: ``transpose``; dims other than Python ints are ``normalize_dims``' first)."""
-    if not x.is_cuda or not x.is_contiguous() or x.is_conj() or x.is_neg():
+    try:
+        if not x.is_cuda or not x.is_contiguous() or x.is_conj() or x.is_neg():
+            return None
+    except RuntimeError:  # a sparse tensor has no strides: the general path says so
         return None
     if dims is None:
         rank = x.dim()
@@ -96,8 +109,7 @@ def torch_permute(x: Any, dims: Any, out: Any) -> Any:
         return None
     if out is None:
         out = x.new_empty(plan.out_shape)
-    elif not (type(out) is type(x) and out.dtype == x.dtype and out.get_device() == device
-              and tuple(out.shape) == plan.out_shape and out.is_contiguous() and not (out.is_conj() or out.is_neg())):
+    elif not _takes(out, x, device, plan.out_shape):
         return None
     dst = out.data_ptr()
     if dst & 15 or (plan.nbytes and src < dst + plan.nbytes and dst < src + plan.nbytes):

@@ -75,7 +75,7 @@ def _framework(x: Any) -> str | None:
 
 def describe(x: Any, argument: str) -> Tensor:
     """``x`` as a ``Tensor``; LayoutError naming ``argument`` for anything else (a NumPy array, a CPU tensor,
-    a Python list, a PyTorch conjugate or negative view), and for an array whose elements are not whole elements
+    a Python list, a sparse PyTorch tensor, a PyTorch conjugate or negative view), and for an array whose elements are not whole elements
     apart (byte strides that are not multiples of the element size) or not at addresses the kernels can access them
     at (``alignment``)."""
     framework = _framework(x)
@@ -83,6 +83,9 @@ def describe(x: Any, argument: str) -> Tensor:
         if not getattr(x, "is_cuda", False):
             raise LayoutError(f"{argument}: a PyTorch tensor on {quote(str(getattr(x, 'device', '?')))}; the ops run "
                               "on CUDA tensors (move it with .cuda())")
+        if str(getattr(x, "layout", "torch.strided")) != "torch.strided":
+            raise LayoutError(f"{argument}: a PyTorch tensor of layout {x.layout}; the ops move dense (strided) "
+                              "tensors (call .to_dense() first)")
         if x.is_conj() or x.is_neg():  # lazy bits PyTorch applies when reading: the kernels move the memory
             raise LayoutError(f"{argument}: a {'conjugate' if x.is_conj() else 'negative'} view (PyTorch applies it when "
                               "reading; the ops move the memory as it is): call .resolve_conj() / .resolve_neg() first")
