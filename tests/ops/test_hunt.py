@@ -3,6 +3,8 @@ the argument, and what they take, they launch right (``benchmarks/harness/fakes.
 
 from __future__ import annotations
 
+import decimal
+import fractions
 import math
 
 import numpy as np
@@ -34,7 +36,9 @@ def _cast_launch(monkeypatch, scale):
 
 
 @pytest.mark.parametrize("scale, value", [(1e39, math.inf), (-1e39, -math.inf), (10**400, math.inf),
-                                          (np.float64(2.5), 2.5), (np.array(0.5), 0.5), (3, 3.0)])
+                                          (np.float64(2.5), 2.5), (np.array(0.5), 0.5), (3, 3.0),
+                                          (fractions.Fraction(1, 4), 0.25), (decimal.Decimal("0.375"), 0.375),
+                                          (fractions.Fraction(1, 3), float(np.float32(1 / 3)))])
 def test_scale_beyond_float32_is_an_infinity(monkeypatch, scale, value):
     """A number scale rounds to float32, the kernels' type (beyond its range: an infinity), instead of failing to
     pack at the launch."""
@@ -197,3 +201,18 @@ def test_a_sparse_tensor_is_refused(monkeypatch):
     with pytest.raises(LayoutError, match="out: a PyTorch tensor of layout torch.sparse_csr"):
         ops.transpose(FakeTorchTensor((40, 60), 4), out=FakeTorchTensor((60, 40), 4, layout="torch.sparse_csr"))
     assert not cuda.launches
+
+
+class _RocmArray:
+    """A DLPack tensor in ROCm memory (``kDLROCM``, device type 10)."""
+
+    def __dlpack_device__(self):
+        return (10, 0)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("not read: refused by its device type")
+
+
+def test_a_dlpack_tensor_names_its_memory():
+    with pytest.raises(LayoutError, match=r"x: a _RocmArray in ROCm \(HIP\) memory; the ops run on CUDA tensors"):
+        ops.transpose(_RocmArray())

@@ -29,6 +29,12 @@ __all__ = ["Tensor", "describe", "empty", "stream", "torch_stream", "is_contiguo
 #: DLPack device types of CUDA memory (``kDLCUDA``, ``kDLCUDAManaged``).
 _DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 2, 13
 
+#: Where a DLPack tensor of another device type lives (DLPack's ``DLDeviceType``), for the error.
+_DLPACK_DEVICES = {1: "host memory", 3: "pinned host memory (kDLCUDAHost)", 4: "OpenCL memory",
+                   7: "Vulkan memory", 8: "Metal memory", 9: "VPI memory", 10: "ROCm (HIP) memory",
+                   11: "pinned host memory (kDLROCMHost)", 12: "extension device memory", 14: "oneAPI memory",
+                   15: "WebGPU memory", 16: "Hexagon memory"}
+
 
 @dataclass(frozen=True)
 class Tensor:
@@ -104,8 +110,8 @@ def describe(x: Any, argument: str) -> Tensor:
         except Exception:  # noqa: BLE001 - a broken protocol: let CuPy say
             kind = _DLPACK_CUDA
         if kind not in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
-            raise LayoutError(f"{argument}: a {type(x).__name__} in host memory (DLPack device type {kind}); the "
-                              "ops run on CUDA tensors")
+            where = _DLPACK_DEVICES.get(kind, f"memory of DLPack device type {kind}")
+            raise LayoutError(f"{argument}: a {type(x).__name__} in {where}; the ops run on CUDA tensors")
     if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__"):
         try:
             import cupy  # noqa: PLC0415 - optional
