@@ -3,6 +3,8 @@ accepts and refuses exactly what the per-element check does."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 import pytest
 
@@ -36,3 +38,34 @@ def test_lists_of_accepted_elements_pass(args) -> None:
 def test_lists_with_a_wrong_element_are_refused(args, message) -> None:
     with pytest.raises(LayoutError, match=message):
         _ints(*args)
+
+
+class _Expands(Protocol):
+    """A protocol that is not runtime-checkable (``isinstance`` refuses it)."""
+
+    width: int
+
+    def expand(self, text: str) -> str: ...
+
+
+class _Expander:
+    width = 4
+
+    def expand(self, text: str) -> str:
+        return text
+
+
+@checked
+def _reads(text: str, module: _Expands | None = None) -> str:
+    return module.expand(text) if module is not None else text
+
+
+def test_a_protocol_is_checked_by_its_members():
+    """An argument of a protocol type has every method and attribute the protocol declares, or the call is a
+    LayoutError naming them (it was an AttributeError from inside the function)."""
+    assert _reads("x", _Expander()) == "x" and _reads("x") == "x"
+    with pytest.raises(LayoutError, match=r"module must be a _Expands \(an object with expand, width\) or None, "
+                                          r"got 'not a module'"):
+        _reads("x", "not a module")
+    with pytest.raises(LayoutError, match="module must be a _Expands"):
+        _reads("x", type("OnlyExpand", (), {"expand": lambda self, text: text})())  # no width

@@ -33,6 +33,7 @@ import linear_layouts.spec as spec
 import linear_layouts.triton_model.interop as triton_interop
 import linear_layouts.layouts.ttgir as ttgir
 import linear_layouts.present.viz as viz
+from cli_run import run
 from linear_layouts import ColumnAction, LayoutError, LinearLayout, divide_left, divide_right
 from linear_layouts import layouts as catalog
 from linear_layouts.layouts import BlockedLayout, NVMMASharedLayout, SwizzledSharedLayout
@@ -413,18 +414,13 @@ def test_planted_secrets_never_leave_an_at_file(tmp_path_factory, monkeypatch):
         path.write_text(text.format(S=secret))
         argv = [f"@{path}" if a == "@F" else a for a in command] + ["-o", str(folder / "out")]
         (folder / "out").unlink(missing_ok=True)
-        out, err = io.StringIO(), io.StringIO()
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                status = main(argv)
-            except SystemExit as exit_:
-                status = exit_.code
+        status, out, err = run(argv)
         written = (folder / "out").read_text("utf-8", "replace") if (folder / "out").exists() else ""
         pieces = [secret] + [p for p in re.split(r"[.$]", secret) if len(p) >= 8] + [secret[:12]]
-        assert status in (0, 2), (argv, err.getvalue()[-500:])
-        assert not any(p in err.getvalue() for p in pieces), (kind, text, command, err.getvalue())
+        assert status in (0, 2), (argv, err[-500:])
+        assert not any(p in err for p in pieces), (kind, text, command, err)
         if status == 2 or not valid:
-            assert not any(p in out.getvalue() + written for p in pieces), (kind, text, command, status)
+            assert not any(p in out + written for p in pieces), (kind, text, command, status)
         statuses[status] += 1
 
     fuzz()

@@ -6,30 +6,18 @@ MemoryError, and never keep one of two values silently.
 
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
+from cli_run import run
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.cli import main
 from linear_layouts.spec import parse_spec
 
 NVMMA = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
 BLOCKED = "BlockedLayout([1,4],[4,8],[4,1],[1,0])"
 KERNEL = Path(__file__).resolve().parents[1] / "data/triton_kernels/ir/sm_90/transpose.ttgir"
 BIG = "9" * 5000  # above Python's 4300 digits of int(str): a ValueError unless refused first
-
-
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            status = main(argv)
-        except SystemExit as exit_:
-            status = exit_.code
-    return status, out.getvalue(), err.getvalue()
 
 
 def refused(argv: list[str], *needles: str) -> str:

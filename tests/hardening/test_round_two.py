@@ -9,20 +9,18 @@ warning or a quote of more than ~80 characters of its input.
 from __future__ import annotations
 
 import http.client
-import io
 import os
 import pickle
 import socket
 import sys
 import threading
 import time
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
+from cli_run import run
 from linear_layouts import LayoutError, LinearLayout
-from linear_layouts.cli import main
 from linear_layouts.spec import parse_spec
 
 BLOCKED = "BlockedLayout([1,4],[4,8],[4,1],[1,0])"
@@ -30,16 +28,6 @@ BLOCKED_T = "BlockedLayout([4,1],[8,4],[1,4],[0,1])"
 NVMMA = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
 TOKEN = "ghp_SECRETtokenAAAABBBBCCCCDDDDEEEE1234"
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJTRUNSRVQifQ.SECRETsignature0123"
-
-
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            status = main(argv)
-        except SystemExit as exit_:
-            status = exit_.code
-    return status, out.getvalue(), err.getvalue()
 
 
 def refused(argv: list[str], *needles: str) -> str:

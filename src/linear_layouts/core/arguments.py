@@ -116,10 +116,24 @@ def _check_of(hint: Any) -> tuple[Check, str] | None:
     if inspect.isclass(hint):
         try:
             isinstance(None, hint)
-        except TypeError:  # a typing.Protocol that is not runtime-checkable: anything goes
-            return None
+        except TypeError:  # a typing.Protocol that is not runtime-checkable: every member it declares, by name
+            members = _protocol_members(hint)
+            return ((lambda v: all(hasattr(v, m) for m in members)),
+                    f"{_article(hint.__name__)} (an object with {', '.join(members)})")
         return (lambda v: type(v) is hint or isinstance(v, hint)), _article(hint.__name__)
     return None
+
+
+def _protocol_members(protocol: type) -> tuple[str, ...]:
+    """The names a ``typing.Protocol`` declares (its methods and annotated attributes, its bases' too):
+    ``Aliases`` -> ``('expand',)``."""
+    names: set[str] = set()
+    for base in protocol.__mro__:
+        if base in (object, typing.Protocol, typing.Generic):
+            continue
+        names.update(n for n in vars(base) if not n.startswith("_"))
+        names.update(n for n in getattr(base, "__annotations__", {}) if not n.startswith("_"))
+    return tuple(sorted(names))
 
 
 def _exact_types(hint: Any) -> frozenset[type]:
