@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import decimal
 import math
 import numbers
 from typing import Any
@@ -130,7 +129,8 @@ def _scale(x: Tensor, scale: Any) -> tuple[Tensor | None, float]:
     0-d NumPy array of one), or a one-element fp32 tensor of ``x``'s device (``cast_transpose`` checks that it does
     not overlap what it writes). The kernels scale in float32: a number rounds to the nearest float32, one beyond its range to an
     infinity of its sign, as in a float32 tensor."""
-    real = (isinstance(scale, (int, float, np.integer, np.floating, numbers.Real, decimal.Decimal)) or (
+    real = (isinstance(scale, numbers.Real) or (isinstance(scale, numbers.Number)  # a Decimal is a Number only
+                                                and not isinstance(scale, numbers.Complex)) or (
         isinstance(scale, np.ndarray) and scale.shape == () and scale.dtype.kind in "iuf"))
     if isinstance(scale, (bool, np.bool_)) or scale is None or (type(scale).__module__ == "numpy" and not real):
         raise LayoutError(f"scale: must be a number or a one-element float32 tensor, got {quote(scale)}")
