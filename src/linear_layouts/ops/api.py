@@ -127,8 +127,8 @@ def _fp8(dtype: Any) -> str:
 def _scale(x: Tensor, scale: Any) -> tuple[Tensor | None, float]:
     """``(scale tensor or None, scale value)``: a real number (Python's, NumPy's, a ``Fraction``, a ``Decimal``, a
     0-d NumPy array of one), or a one-element fp32 tensor of ``x``'s device (``cast_transpose`` checks that it does
-    not overlap what it writes). The kernels scale in float32: a number rounds to the nearest float32, one beyond its range to an
-    infinity of its sign, as in a float32 tensor."""
+    not overlap what it writes). The kernels scale in float32: a number rounds to the nearest float32, one beyond
+    its range to an infinity of its sign, as in a float32 tensor."""
     real = (isinstance(scale, numbers.Real) or (isinstance(scale, numbers.Number)  # a Decimal is a Number only
                                                 and not isinstance(scale, numbers.Complex)) or (
         isinstance(scale, np.ndarray) and scale.shape == () and scale.dtype.kind in "iuf"))
