@@ -309,7 +309,8 @@ def _check_roles(usage: str, *roles: tuple[str, LinearLayout, str]) -> None:
                           f"the order is `{usage}`")
     name, layout, kind = wrong[0]
     hint = ""
-    if len(wrong) == 1 and len(roles) == 2 and all(k == "distributed" for _, _, k in roles) and _kind(layout) == "shared":
+    if (len(wrong) == 1 and len(roles) == 2 and all(k == "distributed" for _, _, k in roles)
+            and _kind(layout) == "shared"):
         hint = " (a shared layout and the distributed layout that reads or writes it: `banks SHARED DIST`)"
     raise LayoutError(f"{name}: expected a {kind} layout ({_KINDS[kind]}); got a {_kind(layout)} layout "
                       f"(in dims {', '.join(layout.in_dim_names)}); usage: `{usage}`{hint}")
