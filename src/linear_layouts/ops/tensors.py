@@ -81,9 +81,9 @@ def _framework(x: Any) -> str | None:
 
 def describe(x: Any, argument: str) -> Tensor:
     """``x`` as a ``Tensor``; LayoutError naming ``argument`` for anything else (a NumPy array, a CPU tensor,
-    a Python list, a sparse PyTorch tensor, a PyTorch conjugate or negative view), and for an array whose elements are not whole elements
-    apart (byte strides that are not multiples of the element size) or not at addresses the kernels can access them
-    at (``alignment``)."""
+    a Python list, a sparse PyTorch tensor, a PyTorch conjugate or negative view), and for an array whose
+    elements are not whole elements apart (byte strides that are not multiples of the element size) or not at
+    addresses the kernels can access them at (``alignment``)."""
     framework = _framework(x)
     if framework == "torch":
         if not getattr(x, "is_cuda", False):
@@ -93,8 +93,9 @@ def describe(x: Any, argument: str) -> Tensor:
             raise LayoutError(f"{argument}: a PyTorch tensor of layout {x.layout}; the ops move dense (strided) "
                               "tensors (call .to_dense() first)")
         if x.is_conj() or x.is_neg():  # lazy bits PyTorch applies when reading: the kernels move the memory
-            raise LayoutError(f"{argument}: a {'conjugate' if x.is_conj() else 'negative'} view (PyTorch applies it when "
-                              "reading; the ops move the memory as it is): call .resolve_conj() / .resolve_neg() first")
+            raise LayoutError(f"{argument}: a {'conjugate' if x.is_conj() else 'negative'} view (PyTorch applies it "
+                              "when reading; the ops move the memory as it is): call .resolve_conj() / .resolve_neg() "
+                              "first")
         return _aligned(Tensor("torch", x, tuple(x.shape), tuple(x.stride()), x.element_size(), _element_type(x.dtype),
                                x.device.index if x.device.index is not None else 0, x.data_ptr()), argument)
     if framework == "cupy":
