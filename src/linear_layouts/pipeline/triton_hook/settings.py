@@ -38,6 +38,7 @@ import functools
 import hashlib
 import math
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -46,7 +47,8 @@ from linear_layouts.errors import LayoutError, did_you_mean
 from linear_layouts.limits import quote
 
 __all__ = ["Mode", "Settings", "parse_mode", "mode_from_environment", "settings_for", "package_key", "current",
-           "set_global", "overridden", "MODE_ENV", "TIMEOUT_ENV", "DEFAULT_TIMEOUT_S"]
+           "set_global", "overridden", "MODE_ENV", "TIMEOUT_ENV", "DEFAULT_TIMEOUT_S",
+           "MAX_TIMEOUT_S"]
 
 #: the environment variable naming the mode of ``enable()`` when it is given none
 MODE_ENV = "LINEAR_LAYOUTS_TRITON"
@@ -54,6 +56,8 @@ MODE_ENV = "LINEAR_LAYOUTS_TRITON"
 TIMEOUT_ENV = "LINEAR_LAYOUTS_TRITON_TIMEOUT"
 #: our engine's time per compile beyond which Triton's TTGIR is kept (seconds)
 DEFAULT_TIMEOUT_S = 30.0
+#: the longest time per compile that may be given: the longest wait of a thread (``threading.TIMEOUT_MAX``)
+MAX_TIMEOUT_S = float(threading.TIMEOUT_MAX)
 
 
 class Mode(str, enum.Enum):
@@ -92,9 +96,20 @@ def _timeout_from_environment() -> float:
         seconds = float(value)
     except ValueError:
         seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise LayoutError(f"${TIMEOUT_ENV} must be a positive number of seconds, got {quote(value)}")
+    if not _valid_timeout(seconds):
+        raise LayoutError(f"${TIMEOUT_ENV} must be a positive number of seconds, at most {MAX_TIMEOUT_S:g}, "
+                          f"got {quote(value)}")
     return seconds
+
+
+def _valid_timeout(seconds: Any) -> bool:
+    """``seconds`` is a number (not a bool) in ``(0, MAX_TIMEOUT_S]``: a time a thread can be waited for."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        return False
+    try:
+        return 0 < float(seconds) <= MAX_TIMEOUT_S
+    except OverflowError:  # an int beyond any float
+        return False
 
 
 @functools.lru_cache(maxsize=1)
@@ -155,9 +170,9 @@ def settings_for(mode: Mode | str | None, timeout_s: float | None = None) -> Set
     resolved = mode_from_environment() if mode is None else parse_mode(mode)
     if timeout_s is None:
         return Settings(resolved, timeout_s=_timeout_from_environment())
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not (
-            math.isfinite(timeout_s) and timeout_s > 0):
-        raise LayoutError(f"timeout_s must be a positive number of seconds, got {quote(timeout_s)}")
+    if not _valid_timeout(timeout_s):
+        raise LayoutError(f"timeout_s must be a positive number of seconds, at most {MAX_TIMEOUT_S:g}, "
+                          f"got {quote(timeout_s)}")
     return Settings(resolved, timeout_s=float(timeout_s))
 
 
