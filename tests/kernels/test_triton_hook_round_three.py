@@ -58,3 +58,38 @@ def test_a_timeout_no_thread_can_wait_is_a_layout_error(timeout, monkeypatch):
 def test_the_longest_timeout_accepted_is_waited_for():
     seconds = hook_settings.settings_for("model", hook_settings.MAX_TIMEOUT_S).timeout_s
     assert stage._with_timeout(lambda: 7, seconds) == 7
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the decision cache: entries no float holds, nested too deep, too large are refused (and replaced), not raised
+# --------------------------------------------------------------------------------------------------------------
+def test_a_decision_with_an_integer_beyond_any_float_is_a_layout_error():
+    with pytest.raises(LayoutError, match="predicted_gain must be a finite number"):
+        decisions.Decision("triton", Basis.ERROR, "x", predicted_gain=10 ** 400)
+    with pytest.raises(LayoutError, match="triton_samples_us must be a sequence of non-negative finite numbers"):
+        decisions.Decision("triton", Basis.MEASURED_NOT_FASTER, "x", triton_samples_us=(10 ** 400, 1.0))
+
+
+def rewrite_entry(path, **decision_fields):
+    entry = json.loads(path.read_text())
+    entry["decision"].update(decision_fields)
+    entry["decision_sha256"] = decisions._digest(entry["decision"])
+    path.write_text(json.dumps(entry))
+
+
+@pytest.mark.parametrize("corruption", ["huge_int_sample", "huge_int_gain", "deep_nesting", "too_large"])
+def test_a_corrupt_decision_file_is_refused_and_replaced(corruption, monkeypatch):
+    path = decisions.store(IDENTITY, decisions.Decision("triton", Basis.ERROR, "first"))
+    if corruption == "huge_int_sample":
+        rewrite_entry(path, triton_samples_us=[10 ** 400])
+    elif corruption == "huge_int_gain":
+        rewrite_entry(path, predicted_gain=10 ** 400)
+    elif corruption == "deep_nesting":
+        path.write_text("[" * 200_000)
+    else:
+        monkeypatch.setattr(decisions, "MAX_ENTRY_BYTES", 64)
+    with pytest.warns(CacheWarning, match="refused"):
+        assert decisions.load(IDENTITY) is None
+    monkeypatch.undo()
+    decisions.store(IDENTITY, decisions.Decision("triton", Basis.ERROR, "again"))
+    assert decisions.load(IDENTITY).reason == "again"

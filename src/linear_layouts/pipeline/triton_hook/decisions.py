@@ -7,9 +7,10 @@ its source, specialization and constexprs (``ASTSource.hash``), Triton's hash of
 version and sources, the options, the target, ptxas), the device's name, Triton's version and this package's
 ``package_key``. The file ``triton-choice-<first 24 hex digits of the identity's SHA-256>.json`` holds the
 identity's full hash, the decision (``Decision``) and the SHA-256 of the decision's canonical JSON; it is used
-only when the file is ours, regular and private, and both hashes and every field check. Anything else (a
-file planted by someone else, an edited decision, a truncated file, a collision of the short name) is refused
-with a ``CacheWarning`` and the choice is measured afresh.
+only when the file is ours, regular and private, at most ``MAX_ENTRY_BYTES``, and both hashes and every
+field check. Anything else (a file planted by someone else, an edited decision, a truncated file, a collision
+of the short name, JSON nested too deep to read, a number beyond any float) is refused with a
+``CacheWarning`` and the choice is measured afresh.
 
 >>> Decision("ours", Basis.MEASURED_FASTER, "measured", triton_samples_us=(10.0, 10.2, 9.8),
 ...          ours_samples_us=(8.0, 8.1, 7.9)).measured_gain
@@ -31,12 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from linear_layouts.errors import LayoutError
-from linear_layouts.limits import quote
+from linear_layouts.limits import quote, shorten
 
-__all__ = ["Decision", "Basis", "OURS_BASES", "identity", "load", "store", "decision_path", "CHOICES"]
+__all__ = ["Decision", "Basis", "OURS_BASES", "identity", "load", "store", "decision_path", "CHOICES",
+           "MAX_ENTRY_BYTES"]
 
 #: what a decision keeps: our TTGIR or Triton's
 CHOICES = ("ours", "triton")
+#: the largest decision file read: one holds one kernel's TTGIR (real ones are well below 1 MB)
+MAX_ENTRY_BYTES = 1 << 26
 _PREFIX = "triton-choice-"
 
 
@@ -122,7 +126,13 @@ class Decision:
 
 
 def _finite(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    """``value`` is an int or float (not a bool) of a finite float value (an int beyond any float is not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def identity(kernel: Any, device: str) -> dict[str, str]:
@@ -171,11 +181,14 @@ def load(ident: dict[str, str], root: Path | None = None) -> Decision | None:
     problem = _unsafe(path)
     if problem is None:
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            problem = f"unreadable ({type(error).__name__})"
+            with open(path, "rb") as file:
+                data = file.read(MAX_ENTRY_BYTES + 1)
+            if len(data) > MAX_ENTRY_BYTES:
+                raise ValueError(f"more than {MAX_ENTRY_BYTES} bytes")
+            problem, decision = _checked(json.loads(data.decode("utf-8")), ident)
+        except (OSError, ValueError, RecursionError) as error:  # RecursionError: JSON nested too deep
+            problem = f"unreadable ({type(error).__name__}: {shorten(str(error), 120)})"
         else:
-            problem, decision = _checked(entry, ident)
             if problem is None:
                 return decision
     warnings.warn(f"decision cache: refused {path}: {problem}; measuring afresh", CacheWarning, stacklevel=2)
