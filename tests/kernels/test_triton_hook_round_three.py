@@ -93,3 +93,104 @@ def test_a_corrupt_decision_file_is_refused_and_replaced(corruption, monkeypatch
     monkeypatch.undo()
     decisions.store(IDENTITY, decisions.Decision("triton", Basis.ERROR, "again"))
     assert decisions.load(IDENTITY).reason == "again"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the measured launch: what is saved and restored around it
+# --------------------------------------------------------------------------------------------------------------
+class FakeTensor:
+    """A tensor on a fake device: ``data`` a list; ``copy_`` fails where its elements share memory."""
+
+    def __init__(self, data, expanded=False):
+        self.data, self.expanded = list(data), expanded
+
+    def clone(self):
+        return FakeTensor(self.data)
+
+    def copy_(self, other):
+        if self.expanded:
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
+                               "a single memory location")
+        self.data = list(other.data)
+
+    def numel(self):
+        return len(self.data)
+
+    def element_size(self):
+        return 4
+
+    def data_ptr(self):
+        return id(self)
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    """``torch`` as ``measure._tensors`` uses it: ``is_tensor`` and the free device memory."""
+    torch = types.ModuleType("torch")
+    torch.is_tensor = lambda value: isinstance(value, FakeTensor)
+    torch.cuda = types.SimpleNamespace(mem_get_info=lambda: (1 << 30, 1 << 30))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    return torch
+
+
+def test_the_tensors_inside_tuple_arguments_are_saved(fake_torch):
+    a, b, c, d = (FakeTensor([i]) for i in range(4))
+    found = measure._tensors(((a, (b, 3)), 4096, c, [d], None))
+    assert found == [a, b, c, d]
+    looped: list = [a]
+    looped.append(looped)  # a list that holds itself is expanded once
+    assert measure._tensors((looped,)) == [a]
+
+
+def test_restore_writes_every_tensor_back_even_when_one_fails():
+    bad, good = FakeTensor([1], expanded=True), FakeTensor([2])
+    saved = [FakeTensor([1]), FakeTensor([5])]
+    with pytest.raises(RuntimeError, match="single memory location"):
+        measure._restore([bad, good], saved)
+    assert good.data == [5]
+
+
+class FakeSource:
+    constants: dict = {}
+
+    class fn:  # noqa: N801 - stands for the JITFunction
+        arg_names = ["bias_ptr", "y_ptr", "n"]
+
+
+class FakeKernel:
+    def __init__(self, label, launches):
+        self.label, self.launches, self.name, self.src = label, launches, "fake_kernel", FakeSource()
+        self.asm = {"ttir": "ttir text", "ttgir": f"{label} ttgir"}
+        self.function, self.packed_metadata = f"{label}-function", f"{label}-packed"
+
+    def run(self, gx, gy, gz, stream, function, packed, launch_metadata, enter, exit_hook, *args):
+        self.launches.append(self.label)
+        args[1].data = [v + 1 for v in args[1].data]  # y += 1: in place
+
+
+def test_a_tensor_that_cannot_be_written_back_is_not_measured(monkeypatch):
+    """``y += 1`` with an expanded (broadcast) bias: nothing is launched before the arguments are known to be
+    restorable; the call then gets one launch's effect."""
+    launches: list[str] = []
+    kernel = FakeKernel("triton", launches)
+    monkeypatch.setattr(measure, "engine_ttgir", lambda *args, **kwargs: stage.Outcome("our ttgir", "ours", 0.2))
+    monkeypatch.setattr(measure, "compile_variant", lambda *args, **kwargs: FakeKernel("ours", launches))
+    monkeypatch.setattr(measure, "_tensors", lambda args: [a for a in args if isinstance(a, FakeTensor)])
+
+    def outputs_differ(tensors, saved, run_triton, run_ours):
+        run_triton()
+        measure._restore(tensors, saved)
+        run_ours()
+        return ""
+
+    monkeypatch.setattr(measure, "_outputs_differ", outputs_differ)
+    monkeypatch.setattr(measure, "_time_pairs", lambda run_triton, run_ours: ([10.0] * 12, [8.0] * 12, 5))
+    first = measure._FirstLaunch(kernel, kernel.run, dict(IDENTITY), {"num_warps": 4}, Settings(Mode.MEASURED))
+    bias, y = FakeTensor([0], expanded=True), FakeTensor([10, 20])
+
+    def launcher(k, run):
+        return lambda: run(1, 1, 1, "stream", k.function, k.packed_metadata, None, None, None, bias, y, 2)
+
+    decision, winner = first.decide((bias, y, 2), launcher)
+    assert decision.basis is Basis.NOT_MEASURABLE and "cannot be written back" in decision.reason
+    assert winner is None and launches == [] and y.data == [10, 20]

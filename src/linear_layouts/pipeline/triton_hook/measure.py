@@ -15,7 +15,9 @@ right after it, gives the kernel a first launcher of ours (``_FirstLaunch``); th
    mode refuses those), else the choice is Triton's;
 2. our variant is compiled by ``triton.compile`` of the same ``ASTSource`` with the same options, the
    engine's TTGIR given to our stage (``Settings.ttgir``): the same launcher, Triton's cache for it;
-3. the call's tensors are cloned (as ``triton.autotune``'s ``restore_value`` does), each variant is launched
+3. the call's tensors (those inside tuple arguments too) are cloned (as ``triton.autotune``'s
+   ``restore_value`` does) and written back once before anything is launched (a tensor that cannot be, e.g.
+   an expanded one whose elements share memory, makes the call not measurable); each variant is launched
    once from that state and the tensors either wrote are compared (integers exactly, floats within
    ``RTOL`` / ``ATOL``): a difference keeps Triton's, with a warning;
 4. the two are timed in ``pairs`` of samples, alternating which goes first, each sample ``inner`` launches
@@ -27,8 +29,8 @@ From then on the kernel object launches the winner's binary with the winner's me
 launcher, function handle and metadata; Triton's object keeps its own module). A later process finds the
 decision on disk and compiles ours directly (no measurement). No measurement is made inside CUDA graph
 capture (the launch goes to Triton's variant, and the first launch outside capture measures), nor for a
-call whose pointer arguments are not PyTorch tensors or tensor descriptors (not restorable): Triton's is
-launched and the choice recorded as not measured.
+call whose pointer arguments are not PyTorch tensors or tensor descriptors, or cannot be written back (not
+restorable): Triton's is launched and the choice recorded as not measured.
 
 Every decision names its basis (``decisions.Basis``: measured faster / not faster, no predicted gain,
 outputs differ, not measurable, error) with a one-line reason and, where measured, every sample of both
@@ -284,6 +286,13 @@ class _FirstLaunch:
         run_triton, run_ours = launcher(kernel, self.triton_run), launcher(ours, ours.run)
         saved = [t.clone() for t in tensors]
         try:
+            _restore(tensors, saved)  # before any launch: each tensor can be written back
+        except Exception as error:  # noqa: BLE001 - e.g. an expanded tensor (elements sharing memory)
+            why = f"a tensor argument cannot be written back: {type(error).__name__}: {shorten(str(error), 200)}"
+            step(name, f"not measurable: {why}")
+            return Decision("triton", Basis.NOT_MEASURABLE, f"not measured: {why}",
+                            predicted_gain=outcome.predicted_gain), None
+        try:
             differs = _outputs_differ(tensors, saved, run_triton, run_ours)
             step(name, f"outputs: {differs}" if differs else "outputs: ours equal Triton's")
             if differs:
@@ -293,8 +302,7 @@ class _FirstLaunch:
                 return self.kept(differ), None
             triton_us, ours_us, inner = _time_pairs(run_triton, run_ours)
         finally:
-            for tensor, copy in zip(tensors, saved):
-                tensor.copy_(copy)
+            _restore(tensors, saved)
         step(name, f"timed {len(triton_us)} pairs of {inner} launches: Triton's quartiles {_text(triton_us)} us, "
                    f"ours {_text(ours_us)} us")
         choice, reason = choose(triton_us, ours_us)
@@ -335,13 +343,41 @@ def _scalars(kernel: Any, args: tuple) -> dict[str, int]:
             if isinstance(value, int) and not isinstance(value, bool) and (i,) not in constants}
 
 
+def _flattened(values: Sequence[Any]) -> list[Any]:
+    """``values`` with each tuple or list among them (a kernel's tuple argument, at any depth) replaced by its
+    elements: what the launcher passes to the kernel (a list that holds itself is expanded once)."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    pending = list(reversed(values))
+    while pending:
+        value = pending.pop()
+        if not isinstance(value, (tuple, list)):
+            found.append(value)
+        elif id(value) not in seen:
+            seen.add(id(value))
+            pending.extend(reversed(value))
+    return found
+
+
+def _restore(tensors: Sequence[Any], saved: Sequence[Any]) -> None:
+    """Copy each of ``saved`` back into its tensor, every one attempted; the first failure is raised after."""
+    failure: Exception | None = None
+    for tensor, copy in zip(tensors, saved):
+        try:
+            tensor.copy_(copy)
+        except Exception as error:  # noqa: BLE001 - the others are restored all the same
+            failure = failure or error
+    if failure is not None:
+        raise failure
+
+
 def _tensors(args: tuple) -> list[Any]:
-    """The tensors a launch with ``args`` may write: PyTorch tensors and the bases of tensor descriptors;
-    ``_NotMeasurable`` for any other pointer argument."""
+    """The tensors a launch with ``args`` may write: PyTorch tensors and the bases of tensor descriptors,
+    also inside tuple arguments; ``_NotMeasurable`` for any other pointer argument."""
     import torch
 
     found = []
-    for value in args:
+    for value in _flattened(args):
         if torch.is_tensor(value):
             found.append(value)
         elif torch.is_tensor(getattr(value, "base", None)):
@@ -365,8 +401,7 @@ def _outputs_differ(tensors: list[Any], saved: list[Any], run_triton: Callable[[
     torch.cuda.synchronize()
     written = [i for i, (t, s) in enumerate(zip(tensors, saved)) if not _same_bits(t, s)]
     expected = {i: tensors[i].clone() for i in written}
-    for tensor, copy in zip(tensors, saved):
-        tensor.copy_(copy)
+    _restore(tensors, saved)
     run_ours()
     torch.cuda.synchronize()
     for i, tensor in enumerate(tensors):
