@@ -194,3 +194,33 @@ def test_a_tensor_that_cannot_be_written_back_is_not_measured(monkeypatch):
     decision, winner = first.decide((bias, y, 2), launcher)
     assert decision.basis is Basis.NOT_MEASURABLE and "cannot be written back" in decision.reason
     assert winner is None and launches == [] and y.data == [10, 20]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# chained hooks: ours reached twice puts our stage in once
+# --------------------------------------------------------------------------------------------------------------
+def test_our_stage_goes_in_once_when_another_hook_chains_to_ours():
+    """A tool that installs its hook over ours and calls the one it found, then ``enabled()`` again: the chain
+    is ours -> the tool's -> ours; a compile must run our engine once, on Triton's TTGIR."""
+    lt.enable("model")
+    found = triton.knobs.runtime.add_stages_inspection_hook
+
+    def tools_hook(*args):
+        return found(*args)
+
+    triton.knobs.runtime.add_stages_inspection_hook = tools_hook
+
+    def tritons_ttgir(src, metadata):
+        return src
+
+    class Backend:
+        target = TARGET
+
+    stages = {"ttir": lambda src, metadata: src, "ttgir": tritons_ttgir, "llir": lambda src, metadata: src}
+    with lt.enabled("model"):
+        triton.knobs.runtime.add_stages_inspection_hook(Backend(), stages, None, Language.TRITON, 90)
+    ours = stages["ttgir"].__self__
+    assert isinstance(ours, stage._Compile) and ours.originals["ttgir"] is tritons_ttgir
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lt.disable()

@@ -336,10 +336,14 @@ def _kernel_name(ir_text: str) -> str:
 
 def add_stages(backend: Any, stages: dict[str, Callable], options: Any, language: Any,  # noqa: ARG001
                settings: Settings) -> None:
-    """Put our TTGIR stage into the ``stages`` Triton's ``backend`` built (module doc), in place."""
+    """Put our TTGIR stage into the ``stages`` Triton's ``backend`` built (module doc), in place; once per
+    compile: where our stage is in already (our hook reached again through another hook that chains to it)
+    the stages are left as they are."""
     from triton.backends.compiler import Language
 
     if not settings.rewrites or language != Language.TRITON or "ttir" not in stages or "ttgir" not in stages:
+        return
+    if isinstance(getattr(stages["ttgir"], "__self__", None), _Compile):
         return
     if getattr(getattr(backend, "target", None), "backend", None) != "cuda":
         return
