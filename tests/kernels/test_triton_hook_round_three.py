@@ -1,6 +1,7 @@
-"""The Triton hook, third review (no GPU): a time per compile beyond what a thread can wait; decision-cache
-entries with numbers beyond any float, nested too deep or too large; tuple arguments of a measured launch;
-a tensor argument that cannot be written back; our hook reached twice through another hook chained to it."""
+"""The Triton hook, third review (no GPU): a time per compile beyond what a thread can wait; the files the
+package key hashes; decision-cache entries with numbers beyond any float, nested too deep or too large; tuple
+arguments of a measured launch; a tensor argument that cannot be written back; our hook reached twice
+through another hook chained to it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import sys
 import types
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -58,6 +60,30 @@ def test_a_timeout_no_thread_can_wait_is_a_layout_error(timeout, monkeypatch):
 def test_the_longest_timeout_accepted_is_waited_for():
     seconds = hook_settings.settings_for("model", hook_settings.MAX_TIMEOUT_S).timeout_s
     assert stage._with_timeout(lambda: 7, seconds) == 7
+
+
+def test_the_package_key_hashes_the_engine_and_its_cost_tables_wherever_they_lie(monkeypatch):
+    """The key must change with the engine (``engine``, ``layouts``, ``triton_model``, ...) and the model's
+    measured cost tables (``target/devices/*.json``), not only with ``pipeline``'s files."""
+    import pathlib
+
+    import linear_layouts
+
+    read: list[str] = []
+    original = pathlib.Path.read_bytes
+
+    def spy(self):
+        read.append(self.relative_to(Path(linear_layouts.__file__).resolve().parent).as_posix())
+        return original(self)
+
+    monkeypatch.setattr(pathlib.Path, "read_bytes", spy)
+    hook_settings.package_key.cache_clear()
+    try:
+        hook_settings.package_key()
+    finally:
+        hook_settings.package_key.cache_clear()
+    for expected in ("engine/transfer.py", "target/devices/H200.json", "pipeline/rewrite.py", "core/layout.py"):
+        assert expected in read
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ variable ``LINEAR_LAYOUTS_TRITON`` (``measured`` when unset):
 
 The cache key (``Settings.cache_key``): Triton appends the hook's key to the key of its on-disk cache and
 the hook's hash to the JIT's in-memory key (``knobs.runtime.add_stages_inspection_hook``). A compile that
-rewrites has a key naming this package's version and the digest of its sources (``package_key``: a changed
+rewrites has a key naming this package's version and the digest of its files (``package_key``: a changed
 engine is a new key, as Triton's own ``triton_key`` hashes Triton's sources), the mode, the engine's limits
 and, for the measured choice's variant, the digest of the TTGIR it is given; a compile that does not
 rewrite has the empty key, so it shares Triton's own cache entries.
@@ -112,18 +112,25 @@ def _valid_timeout(seconds: Any) -> bool:
         return False
 
 
+#: the files of the package that the key hashes: its sources and the data its model reads (``target``'s
+#: measured cost tables)
+KEYED_SUFFIXES = (".py", ".c", ".json")
+
+
 @functools.lru_cache(maxsize=1)
 def package_key() -> str:
-    """``VERSION-DIGEST``: this package's version and the SHA-256 (first 16 hex digits) of its Python
-    sources, the part of a compile's cache key that changes whenever our engine or model may."""
-    from linear_layouts import __version__
+    """``VERSION-DIGEST``: this package's version and the SHA-256 (first 16 hex digits) of every file of the
+    ``linear_layouts`` package with a suffix in ``KEYED_SUFFIXES`` (the engine, the model and its cost
+    tables, wherever they lie in the package), the part of a compile's cache key that changes whenever our
+    engine or model may."""
+    import linear_layouts
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(linear_layouts.__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(p for p in root.rglob("*") if p.suffix in KEYED_SUFFIXES and p.is_file()):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return f"{__version__}-{digest.hexdigest()[:16]}"
+    return f"{linear_layouts.__version__}-{digest.hexdigest()[:16]}"
 
 
 @dataclass(frozen=True)
