@@ -1,7 +1,7 @@
 """The Triton hook, third review (no GPU): a time per compile beyond what a thread can wait; the files the
 package key hashes; decision-cache entries with numbers beyond any float, nested too deep or too large; tuple
 arguments of a measured launch; a tensor argument that cannot be written back; our hook reached twice
-through another hook chained to it."""
+through another hook chained to it; the mode changed by another thread between a compile's key and stages."""
 
 from __future__ import annotations
 
@@ -250,3 +250,30 @@ def test_our_stage_goes_in_once_when_another_hook_chains_to_ours():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lt.disable()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# threads: the stages of a compile follow the settings of its cache key
+# --------------------------------------------------------------------------------------------------------------
+def test_a_compile_keyed_as_tritons_own_is_not_rewritten_when_the_mode_changes_before_its_stages():
+    """Triton's ``compile`` asks the hook for its cache key, then for its stages; another thread's
+    ``enable("model")`` in between must not put our stage into a compile stored under Triton's own key."""
+    lt.enable("measured")
+    installed = triton.knobs.runtime.add_stages_inspection_hook
+    key, _ = installed()
+    assert key == ""  # Triton's own cache entry
+
+    def tritons_ttgir(src, metadata):
+        return src
+
+    class Backend:
+        target = TARGET
+
+    stages = {"ttir": lambda src, metadata: src, "ttgir": tritons_ttgir, "llir": lambda src, metadata: src}
+    hook_settings.set_global(Settings(Mode.MODEL))  # what another thread's enable("model") does now
+    installed(Backend(), stages, None, Language.TRITON, 90)
+    assert stages["ttgir"] is tritons_ttgir
+    stages["ttgir"] = tritons_ttgir
+    key, _ = installed()  # the next compile: keyed and staged in model mode
+    installed(Backend(), stages, None, Language.TRITON, 90)
+    assert key.startswith("-linear_layouts-") and isinstance(stages["ttgir"].__self__, stage._Compile)

@@ -18,7 +18,7 @@ What is installed (``_install``), the same on Triton 3.6 and 3.9:
 
 ``disable`` puts back the previous hook and the wrapped functions (each only where it is still ours).
 Install and removal hold a lock; the settings of a compile are read on the thread that runs it (the process's,
-or an ``optimize``-d kernel's for the duration of its call: ``settings.overridden``).
+or an ``optimize``-d kernel's for the duration of its call: ``settings.overridden``), when its cache key is.
 """
 
 from __future__ import annotations
@@ -40,21 +40,29 @@ __all__ = ["enable", "disable", "enabled", "optimize", "mode", "installed"]
 _lock = threading.RLock()
 
 
+#: per thread, the settings of the last cache key the hook gave (``_StagesHook``)
+_keyed = threading.local()
+
+
 class _StagesHook:
-    """Triton's ``add_stages_inspection_hook``: ours, then ``previous`` (module doc)."""
+    """Triton's ``add_stages_inspection_hook``: ours, then ``previous`` (module doc). A compile's stages are
+    those of the settings that made its cache key (the call without arguments that Triton's ``compile`` makes
+    just before, on the same thread), not of settings another thread put in force in between: a compile
+    stored under Triton's own key is always Triton's own."""
 
     def __init__(self, previous: Callable | None) -> None:
         self.previous = previous
 
     def __call__(self, *args: Any) -> Any:
-        settings = current()
         if not args:
+            settings = _keyed.settings = current()
             key, digest = settings.cache_key, settings.jit_hash
             if self.previous is not None:
                 their_key, their_hash = self.previous()
                 key, digest = key + their_key, f"{digest}+{their_hash}"
             return key, digest
         backend, stages, options, language = args[:4]
+        settings, _keyed.settings = getattr(_keyed, "settings", None) or current(), None
         try:
             add_stages(backend, stages, options, language, settings)
         except Exception as error:  # noqa: BLE001 - never break a compile
