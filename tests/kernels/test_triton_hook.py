@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 triton = pytest.importorskip("triton")
+import triton.language as tl  # noqa: E402
 from hypothesis import given, settings, strategies as st  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
@@ -469,6 +470,33 @@ def test_measured_launch_keeps_outputs_and_stores_its_decision():
     assert decisions.load(ident) == decision
 
 
+@triton.jit
+def _append_ones(out_ptr, count_ptr, BLOCK: tl.constexpr):
+    """Each program takes the next ``BLOCK`` slots of ``out`` from an atomic counter and fills them with ones: one
+    launch from a zero counter fills ``out``, whatever the order; a second launch on its results writes past it."""
+    base = tl.atomic_add(count_ptr, BLOCK)
+    tl.store(out_ptr + base + tl.arange(0, BLOCK), tl.full((BLOCK,), 1, tl.int32))
+
+
+@pytest.mark.gpu
+def test_a_measured_kernel_with_an_atomic_counter_is_launched_from_its_saved_tensors(monkeypatch):
+    """The engine forced to offer Triton's own TTGIR, so the launch is timed: every timed launch starts from the
+    saved tensors (one a sample), the guard right after the output stays untouched, the result is one launch's."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs PyTorch with a CUDA GPU")
+    monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kw: stage.Outcome(ttgir, "forced", 0.0))
+    n, block = 1 << 20, 1024
+    out, guard = torch.zeros(2 * n, dtype=torch.int32, device="cuda").split(n)
+    count = torch.zeros(1, dtype=torch.int32, device="cuda")
+    with lt.enabled("measured"):
+        kernel = _append_ones[(n // block,)](out, count, BLOCK=block)
+    torch.cuda.synchronize()
+    decision = lt.decision(kernel)
+    assert decision.basis in (Basis.MEASURED_FASTER, Basis.MEASURED_NOT_FASTER) and decision.inner == 1, decision
+    assert int(count) == n and bool((out == 1).all()) and not guard.any()
+
+
 # --------------------------------------------------------------------------------------------------------------
 # the measured choice's launch path, with a fake kernel and fake device (no GPU)
 # --------------------------------------------------------------------------------------------------------------
@@ -543,7 +571,11 @@ def fake_measurement(monkeypatch):
         return state["differs"]
 
     monkeypatch.setattr(measure, "_outputs_differ", outputs_differ)
-    monkeypatch.setattr(measure, "_time_pairs", lambda run_triton, run_ours: state["times"])
+    def time_pairs(run_triton, run_ours, fresh=None):
+        state["fresh"] = fresh
+        return state["times"]
+
+    monkeypatch.setattr(measure, "_time_pairs", time_pairs)
     return state
 
 
@@ -596,6 +628,22 @@ def test_measured_first_launch_keeps_a_faster_variant_and_stores_it(fake_device)
     assert not isinstance(again._run, measure._FirstLaunch) and lt.decision(again) == decision
     assert fake_device["compiled"] == [("our ttgir", stage.text_digest("triton ttgir"))]
     assert again.function == "ours-function" and again.module == "triton-module"
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_a_kernel_with_atomics_is_timed_from_the_saved_tensors_every_launch(fake_device, atomic):
+    """A kernel whose TTGIR has an atomic need not survive being launched on its own results (a counter that
+    places its writes): its timing gets ``fresh``, which writes every saved tensor back; other kernels do not."""
+    kernel = armed(fake_device)
+    if atomic:
+        kernel.asm["ttgir"] = "%3 = tt.atomic_rmw add, acq_rel, gpu, %1, %2 : (!tt.ptr<i32>, i32) -> i32"
+    first_launch(kernel)
+    fresh = fake_device["fresh"]
+    assert (fresh is not None) == atomic and lt.decision(kernel).choice == "ours"
+    if atomic:
+        restored = fake_device["restored"]
+        fresh()
+        assert fake_device["restored"] == restored + len(fake_device["tensors"])
 
 
 @pytest.mark.parametrize("case", ["slower", "model_declines", "outputs_differ", "not_measurable"])

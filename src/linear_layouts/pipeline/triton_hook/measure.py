@@ -21,7 +21,11 @@ right after it, gives the kernel a first launcher of ours (``_FirstLaunch``); th
    once from that state and the tensors either wrote are compared (integers exactly, floats within
    ``RTOL`` / ``ATOL``): a difference keeps Triton's, with a warning;
 4. the two are timed in ``pairs`` of samples, alternating which goes first, each sample ``inner`` launches
-   between two CUDA events (``inner`` makes a sample last about ``SAMPLE_US``; the pairs fit ``BUDGET_S``);
+   between two CUDA events (``inner`` makes a sample last about ``SAMPLE_US``; the pairs fit ``BUDGET_S``).
+   A kernel with atomics (``relaunch_unsafe``: a counter that places its writes, a queue, a lock) need not
+   survive being launched again on its own results -- a stream compaction's second launch writes past its
+   output -- so each of its launches starts from the saved tensors, written back before it: one launch a
+   sample (``inner`` 1), the copy outside the events;
 5. the tensors are restored, the choice made (``choose``), kept on disk (``decisions``), and the call
    launched once with the winner: what the caller gets is one launch's effect, as without us.
 
@@ -51,6 +55,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
 import threading
 import time
@@ -64,8 +69,8 @@ from linear_layouts.pipeline.triton_hook.log import step
 from linear_layouts.pipeline.triton_hook.settings import Mode, Settings, overridden
 from linear_layouts.pipeline.triton_hook.stage import METADATA_KEY, engine_ttgir, text_digest, warn_once
 
-__all__ = ["choose", "arm", "compile_variant", "decision_of", "MIN_MEASURED_GAIN", "MEASURE_FLOOR", "SAMPLE_US", "BUDGET_S",
-           "RTOL", "ATOL"]
+__all__ = ["choose", "arm", "compile_variant", "decision_of", "relaunch_unsafe", "MIN_MEASURED_GAIN", "MEASURE_FLOOR",
+           "SAMPLE_US", "BUDGET_S", "RTOL", "ATOL"]
 
 #: ours must be at least this much faster (median per launch) to be kept
 MIN_MEASURED_GAIN = 0.01
@@ -78,6 +83,21 @@ MIN_PAIRS = 10
 MAX_PAIRS = 100
 #: float outputs agree when |ours - Triton's| <= ATOL + RTOL * |Triton's| (atomics may add in another order)
 RTOL = ATOL = 1e-2
+#: the TTGIR operations that read and write global memory in one step (``relaunch_unsafe``)
+_ATOMICS = re.compile(r"\btt\.(?:atomic_rmw|atomic_cas|descriptor_reduce)\b")
+
+
+def relaunch_unsafe(ttgir: str) -> bool:
+    """Whether a kernel's launches may depend on what its earlier launches wrote through an atomic (its TTGIR
+    has ``tt.atomic_rmw``, ``tt.atomic_cas`` or ``tt.descriptor_reduce``): its timed launches each start from the
+    saved tensors (module doc, step 4).
+
+    >>> relaunch_unsafe('%3 = tt.atomic_rmw add, acq_rel, gpu, %1, %2 : (!tt.ptr<i32>, i32) -> i32')
+    True
+    >>> relaunch_unsafe("tt.store %1, %2 : tensor<128x!tt.ptr<f32>>")
+    False
+    """
+    return _ATOMICS.search(ttgir) is not None
 
 
 #: measured mode times the engine's best candidate unless the model predicts it this much slower (or worse)
@@ -300,7 +320,10 @@ class _FirstLaunch:
                 differ = Decision("triton", Basis.OUTPUTS_DIFFER, f"our outputs differ from Triton's: {differs}",
                                   predicted_gain=outcome.predicted_gain)
                 return self.kept(differ), None
-            triton_us, ours_us, inner = _time_pairs(run_triton, run_ours)
+            fresh = (lambda: _restore(tensors, saved)) if relaunch_unsafe(ttgir) else None
+            if fresh is not None:
+                step(name, "atomics: each timed launch starts from the saved tensors, one launch a sample")
+            triton_us, ours_us, inner = _time_pairs(run_triton, run_ours, fresh)
         finally:
             _restore(tensors, saved)
         step(name, f"timed {len(triton_us)} pairs of {inner} launches: Triton's quartiles {_text(triton_us)} us, "
@@ -428,27 +451,44 @@ def _same_bits(a: Any, b: Any) -> bool:
     return bool(torch.equal(a, b))
 
 
-def _time_pairs(run_triton: Callable[[], None], run_ours: Callable[[], None]) \
-        -> tuple[list[float], list[float], int]:
+def _time_pairs(run_triton: Callable[[], None], run_ours: Callable[[], None],
+                fresh: Callable[[], None] | None = None) -> tuple[list[float], list[float], int]:
     """Per-launch times (microseconds) of the two variants, in alternating pairs of samples of ``inner``
-    launches each, and ``inner`` (module doc)."""
+    launches each, and ``inner`` (module doc); with ``fresh`` (it writes the saved tensors back), every launch
+    is a sample of its own, ``fresh()`` run before it, outside its events."""
     import torch
 
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(3):
-        run_triton()
-    stop.record()
-    stop.synchronize()
-    estimate_us = max(start.elapsed_time(stop) * 1e3 / 3, 1e-3)
-    inner = max(1, min(MAX_INNER, math.ceil(SAMPLE_US / estimate_us)))
+    def timer() -> tuple[Any, Any]:
+        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    if fresh is None:
+        start, stop = timer()
+        start.record()
+        for _ in range(3):
+            run_triton()
+        stop.record()
+        stop.synchronize()
+        estimate_us = max(start.elapsed_time(stop) * 1e3 / 3, 1e-3)
+        inner = max(1, min(MAX_INNER, math.ceil(SAMPLE_US / estimate_us)))
+    else:
+        probes = [timer() for _ in range(3)]
+        for start, stop in probes:
+            fresh()
+            start.record()
+            run_triton()
+            stop.record()
+        torch.cuda.synchronize()
+        estimate_us = max(statistics.median(a.elapsed_time(b) * 1e3 for a, b in probes), 1e-3)
+        inner = 1
     pairs = max(MIN_PAIRS, min(MAX_PAIRS, int(BUDGET_S * 1e6 / (2 * inner * estimate_us))))
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(2 * pairs)]
+    events = [timer() for _ in range(2 * pairs)]
     sides: list[int] = []
     for p in range(pairs):
         for side in ((0, 1) if p % 2 == 0 else (1, 0)):
             begin, end = events[len(sides)]
             run = run_triton if side == 0 else run_ours
+            if fresh is not None:
+                fresh()
             begin.record()
             for _ in range(inner):
                 run()
