@@ -869,3 +869,17 @@ def test_measured_mode_through_the_jit_says_why_it_keeps_tritons(fake_jit_device
     decision = lt.decision(kernel)
     assert decision.basis is Basis.ERROR and "RuntimeError: no device name" in decision.reason
     assert len(hook_warnings(record)) == 1 and len(launches) == 2 and launches[-1][1] == kernel.function
+
+
+def test_the_log_switch_gives_back_the_applications_level(monkeypatch):
+    """Turning the stderr trace on and off again leaves the logger at the level the application had set."""
+    import logging
+
+    logger = logging.getLogger(hook_log.LOGGER_NAME)
+    monkeypatch.setattr(logger, "level", logging.WARNING)
+    monkeypatch.setenv(hook_log.LOG_ENV, "1")
+    hook_log.step("k", "on")
+    assert logger.level == logging.DEBUG
+    monkeypatch.setenv(hook_log.LOG_ENV, "0")
+    hook_log.step("k", "off")
+    assert logger.level == logging.WARNING

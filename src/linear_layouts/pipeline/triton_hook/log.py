@@ -28,6 +28,7 @@ LOGGER_NAME = "linear_layouts.triton"
 
 _logger = logging.getLogger(LOGGER_NAME)
 _handler: logging.Handler | None = None
+_level_before = logging.NOTSET  # the logger's level when the handler came, put back when it goes
 _lock = threading.Lock()
 
 
@@ -37,8 +38,9 @@ def enabled_by(value: str) -> bool:
 
 
 def _stderr_handler() -> None:
-    """Attach (or detach) the stderr handler as ``$LINEAR_LAYOUTS_TRITON_LOG`` says now."""
-    global _handler
+    """Attach (or detach) the stderr handler as ``$LINEAR_LAYOUTS_TRITON_LOG`` says now; detaching puts back the
+    level the application had given the logger."""
+    global _handler, _level_before
     wanted = enabled_by(os.environ.get(LOG_ENV, ""))
     if wanted == (_handler is not None):
         return
@@ -47,10 +49,11 @@ def _stderr_handler() -> None:
             _handler = logging.StreamHandler(sys.stderr)
             _handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
             _logger.addHandler(_handler)
+            _level_before = _logger.level
             _logger.setLevel(logging.DEBUG)
         elif not wanted and _handler is not None:
             _logger.removeHandler(_handler)
-            _logger.setLevel(logging.NOTSET)
+            _logger.setLevel(_level_before)
             _handler = None
 
 
