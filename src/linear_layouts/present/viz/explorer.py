@@ -9,6 +9,7 @@ construction precomputed here by :mod:`linear_layouts.analysis`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -20,7 +21,7 @@ from linear_layouts.core.limits import quote
 from linear_layouts.present.viz.scenarios import Scenario, seed_transpose
 
 __all__ = ["explorer_html", "explorer_data", "layout_json", "default_scenarios", "default_catalog",
-           "swizzle_steps_json", "swizzle_api", "parse_api", "MAX_SPEC_TEXT"]
+           "swizzle_steps_json", "swizzle_api", "parse_api", "script_json", "MAX_SPEC_TEXT"]
 
 
 def layout_json(layout: LinearLayout, name: str = "") -> dict[str, Any]:
@@ -117,14 +118,24 @@ def explorer_html(scenarios: Sequence[Scenario] | None = None,
     >>> "<script" in explorer_html() and "http://" not in explorer_html().replace("http://www.w3.org", "")
     True
     """
-    data = json.dumps(explorer_data(scenarios, catalog), separators=(",", ":"))
-    data = data.replace("</", "<\\/")  # keep "</script>" out of the JSON island
-    page = _asset("explorer.html")
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    for key, value in (("__TITLE__", safe_title), ("__CSS__", _asset("explorer.css")),
-                       ("__JS__", _asset("explorer.js")), ("__DATA__", data)):
-        page = page.replace(key, value)
-    return page
+    values = {"__TITLE__": safe_title, "__CSS__": _asset("explorer.css"), "__JS__": _asset("explorer.js"),
+              "__DATA__": script_json(explorer_data(scenarios, catalog))}
+    # One pass: a title or a name that spells a placeholder stays text (never replaced by the data or the JS).
+    return re.sub("__(?:TITLE|CSS|JS|DATA)__", lambda match: values[match.group(0)], _asset("explorer.html"))
+
+
+def script_json(value: Any) -> str:
+    """``value`` as compact JSON for a ``<script type="application/json">`` element: ``</`` is written
+    ``<\\/`` (no ``</script>`` ends the element) and ``<!--`` as ``\\u003c!--`` (which would put the HTML
+    tokenizer in its escaped state, where the element's own ``</script>`` no longer ends it and the page's
+    next ``<script>`` becomes data). ``JSON.parse`` reads both back as written.
+
+    >>> script_json({"name": "</script><!--<script>"})
+    '{"name":"<\\\\/script>\\\\u003c!--<script>"}'
+    """
+    text = json.dumps(value, separators=(",", ":"))
+    return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
 
 
 MAX_API_TENSOR_BITS = 16  #: out bits of a layout the served API accepts (a 256x256 tile)
