@@ -6,6 +6,7 @@ the explorer's JSON island, XML), and the document must stay readable whatever t
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
 from cli_run import run
 from linear_layouts import LinearLayout
@@ -46,3 +47,15 @@ def test_a_title_that_spells_a_placeholder_stays_text():
     assert "<img" not in outside and outside.count("<script") == 2
     assert "<h1>__DATA__ __JS__</h1>" in page
 
+
+def test_svg_pictures_stay_well_formed_xml_with_control_characters(tmp_path):
+    """A title or a dim name holding a character XML forbids (``\\x01``, ``\\ufffe``) made the SVG unreadable."""
+    spec = json.dumps({"bases": WARP, "out_dims": {"dim\u0001\ufffe": 64}})
+    for argv in (["show", "BlockedLayout([1,4],[4,8],[4,1],[1,0])", "--shape", "16,32", "--format", "svg",
+                  "--title", "tile\x01\x0b\ufffe"],
+                 ["matrix", spec, "--format", "svg"]):
+        out = tmp_path / "picture.svg"
+        status, _, err = run(argv + ["-o", str(out)])
+        assert status == 0, err
+        root = ET.parse(out).getroot()
+        assert "\ufffd" in "".join(root.itertext())

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
+import re
+from html import escape as _escape
 
 import numpy as np
 
@@ -29,6 +30,22 @@ __all__ = ["distributed_svg", "shared_svg", "grid_svg", "bank_hits_svg", "matrix
 _FONT = "font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\""
 _CHAR = 0.6          # width of a monospace character, in ems
 _LINE = 1.2          # line height, in ems
+
+
+#: characters XML 1.0 forbids in a document (C0 controls but tab, newline and carriage return; lone surrogates;
+#: U+FFFE and U+FFFF): one of them in a title or a dim name would make the whole SVG unreadable
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def escape(text: str) -> str:
+    """``text`` as SVG character data or attribute value: ``&``, ``<``, ``>`` and quotes escaped, and the
+    characters XML forbids replaced by U+FFFD, so that no user text (a title, a dim name) can end an
+    element or make the document ill-formed.
+
+    >>> escape('<a href="x">\x01')
+    '&lt;a href=&quot;x&quot;&gt;\ufffd'
+    """
+    return _NOT_XML.sub("\ufffd", _escape(text))
 
 
 def cell_size(rows: int, columns: int, longest_label: int = 4, label_lines: int = 2) -> int:
