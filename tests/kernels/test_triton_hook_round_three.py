@@ -29,18 +29,7 @@ IDENTITY = {"kernel": "k", "source": "s", "compile": "c", "target": "cuda:90:32"
             "triton": "3.9.0", "linear_layouts": "0.1.0-0"}
 
 
-@pytest.fixture(autouse=True)
-def clean(tmp_path, monkeypatch):
-    """A private Triton cache and kernel cache per test; no hook, no mode variable, no warning remembered."""
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
-    monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", str(tmp_path / "ours"))
-    monkeypatch.delenv(hook_settings.MODE_ENV, raising=False)
-    monkeypatch.delenv(hook_settings.TIMEOUT_ENV, raising=False)
-    monkeypatch.setattr(stage, "_warned", set())
-    before = triton.knobs.runtime.add_stages_inspection_hook
-    yield
-    lt.disable()
-    triton.knobs.runtime.add_stages_inspection_hook = before
+from .test_triton_hook import clean  # noqa: E402, F401  (autouse: a private cache per test, no hook left behind)
 
 
 # --------------------------------------------------------------------------------------------------------------
