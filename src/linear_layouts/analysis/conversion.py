@@ -441,7 +441,7 @@ def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType,
         return ConversionPlan(REGISTER_PERMUTATION, src, dst, element, (source,), Cost(0.0))
     if BLOCK in dims:
         return _plan_shared_memory(src, dst, element, baselines, max_elements, target)
-    shuffle = plan_shuffle(src, dst, element.bits) \
+    shuffle = plan_shuffle(src, dst, element.bits, max_elements=max_elements) \
         if WARP not in dims and same_warp_data(src, dst) and target.has(SHFL) else None
     if shuffle is None:
         return _plan_shared_memory(src, dst, element, baselines, max_elements, target)

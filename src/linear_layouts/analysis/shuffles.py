@@ -35,6 +35,7 @@ from linear_layouts.layouts.characterize import distributed_violation
 from linear_layouts.core.element_type import DTypeLike, element_type
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
 
 __all__ = [
     "ShuffleRound", "ShufflePlan", "check_permutation_layout", "same_warp_data", "plan_shuffle",
@@ -166,15 +167,20 @@ def _index(bases: tuple[int, ...]) -> dict[int, int]:
 
 
 @checked
-def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike) -> ShufflePlan:
+def plan_shuffle(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
+                 max_elements: int = MAX_ELEMENTS) -> ShufflePlan:
     """The warp-shuffle plan converting distributed ``src`` to ``dst`` (same warp / block bases), §5.4.
 
     Rounds: ``2**(|A_Reg ∩ B_Reg| - |V| + |E|)``; each moves one payload of ``2**|V|`` elements per lane.
-    See the module docstring for the sets and an example.
+    See the module docstring for the sets and an example. The rounds list every lane's registers (a
+    warp's elements): layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are
+    refused before they are built.
     """
     bits = element_type(dtype).bits
     check_permutation_layout(src, "src")
     check_permutation_layout(dst, "dst")
+    check_layout_size(src, max_elements, "plan_shuffle: src")
+    check_layout_size(dst, max_elements, "plan_shuffle: dst")
     if src.out_dims != dst.out_dims:
         raise LayoutError(f"src and dst must have the same out dims, got {src.out_dims} and {dst.out_dims}")
     if src.in_dim_size(LANE) != dst.in_dim_size(LANE):
