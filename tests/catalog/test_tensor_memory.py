@@ -76,7 +76,7 @@ def test_differential_against_triton():
         (lambda: TensorMemoryLayout((128, 64), 1, [[0, 1]], two_ctas=True),
          r"cga_layout: a two_ctas layout requires the first CGA block"),
         (lambda: TensorMemoryLayout((64, 1), 1, [[1, 0]], two_ctas=True),
-         r"block: a two_ctas layout with blockM = 64 needs blockN >= 2"),
+         r"block: a two_ctas layout with blockM = 64 needs blockN \* col_stride >= 2"),
         (lambda: TensorMemoryLayout((128,), 1), r"block must have 2 entries \(the rank\)"),
         (lambda: TensorMemoryLayout((128, 64), 1, two_ctas="yes"), r"two_ctas must be a bool"),
         (lambda: TensorMemoryLayout((128, 64), 1).to_linear([64, 32]), r"shape: the rows per CTA"),

@@ -34,6 +34,19 @@ __all__ = ["TensorMemoryLayout", "TensorMemoryScalesLayout"]
 _DIMS = ["dim0", "dim1"]
 
 
+def _column_stride(col_stride: int, fp4_padded: bool) -> int:
+    """The TMEM columns one element spans: 2 for ``fp4_padded``, else ``col_stride``.
+
+    A two-CTA ``blockM = 64`` tile moves its last column basis to the rows, so it needs
+    ``min(blockN, columns per CTA) * column_stride >= 2``: ``(64, 1)`` with ``col_stride = 4`` moves a
+    zero (stride) basis, and ``(64, 1)`` with ``col_stride = 1`` has none to move.
+
+    >>> _column_stride(1, True), _column_stride(4, False)
+    (2, 4)
+    """
+    return 2 if fp4_padded else col_stride
+
+
 @dataclass(frozen=True)
 class TensorMemoryLayout:
     """TMEM layout of an MMAv5 accumulator / operand: ``block`` = (M, N) elements per CTA block,
@@ -66,8 +79,10 @@ class TensorMemoryLayout:
             raise LayoutError("cga_layout: a two_ctas layout requires the first CGA block basis to be [1, 0]")
         if fp4_padded and col_stride != 1:
             raise LayoutError(f"col_stride must be 1 for an fp4_padded layout, got {col_stride}")
-        if two_ctas and block[0] == 64 and block[1] == 1:
-            raise LayoutError("block: a two_ctas layout with blockM = 64 needs blockN >= 2")
+        if two_ctas and block[0] == 64 and block[1] * _column_stride(col_stride, fp4_padded) < 2:
+            raise LayoutError(
+                "block: a two_ctas layout with blockM = 64 needs blockN * col_stride >= 2 (col_stride 2 when fp4_padded)"
+            )
         freeze_fields(self, block=block, col_stride=col_stride, cga_layout=cga, two_ctas=two_ctas,
                       fp4_padded=fp4_padded)
 
@@ -88,9 +103,11 @@ class TensorMemoryLayout:
             raise LayoutError(
                 f"shape: the rows per CTA ({per_cta[0]}) must be at least the tile's {min_rows} (blockM {block_m})"
             )
-        if m64_two_ctas and block_n < 2:
-            raise LayoutError("shape: a two_ctas layout with blockM = 64 needs at least 2 columns per CTA")
-        stride = 2 if self.fp4_padded else self.col_stride
+        stride = _column_stride(self.col_stride, self.fp4_padded)
+        if m64_two_ctas and block_n * stride < 2:
+            raise LayoutError(
+                "shape: a two_ctas layout with blockM = 64 needs at least 2 columns per CTA times col_stride"
+            )
         tile = LinearLayout.zeros_1d(stride, "col", "dim1")
         if block_m == 64 and not self.two_ctas:
             tile = tile * (LinearLayout.identity_1d(16, "row", "dim0") * LinearLayout.identity_1d(block_n, "col", "dim1"))
