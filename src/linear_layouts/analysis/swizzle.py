@@ -14,8 +14,7 @@ load layout B:
   the unit vectors completing K ∪ H, taken last tensor dim first (row-major).
 
 With ``extend_vectors=True`` one side's vector also grows past V with its own registers (Triton's
-extra vectorization): no more wavefronts (fewer where the wider load pairs its lanes), fewer
-instructions. Without it a widened vector is taken only where it saves wavefronts.
+extra vectorization): same wavefronts, fewer instructions.
 
 Example (seed 004: 16x32 fp32 transpose): ``optimal_swizzle(store, load, 32).layout`` maps offset
 ``32*m + (n xor 2m)`` to (m, n), with 16 + 16 wavefronts (unswizzled: 16 + 256, XOR m: 16 + 32).
@@ -292,12 +291,9 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype
 
     Both accesses are conflict-free whenever Lemma 9.5 allows it, which in the bank model is always;
     below 4 bytes per lane, the side whose registers fill the word is the cheaper of the two choices.
-    A conflict-free access still costs one wavefront per phase of each instruction, and a wider
-    8- or 16-byte load whose lanes pair (``SharedAccess.paired``) has fewer phases; so one side's
-    vector widened beyond V is also weighed, and taken only where it costs strictly fewer wavefronts.
-    ``extend_vectors=True`` always weighs such widened vectors (preferring the other side's lanes, in
-    lane order, which also suits ldmatrix) and minimizes instructions at equal wavefronts: on seed 004
-    it gives st.shared.v4 x4 and ldmatrix.x4 x4 for the same 16 + 16.
+    ``extend_vectors=True`` also widens one side's vector beyond V with its own registers (preferring
+    the other side's lanes, in lane order, which also suits ldmatrix), then minimizes instructions at
+    equal wavefronts: on seed 004 it gives st.shared.v4 x4 and ldmatrix.x4 x4 for the same 16 + 16.
     ``store_wavefronts`` / ``load_wavefronts`` are ``wavefronts`` on the result.
     """
     target = resolve(target)
@@ -306,13 +302,10 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype
         raise LayoutError(f"extend_vectors must be a bool, got {quote(extend_vectors)}")
     best = None
     sides = (True, False) if w < 32 or extend_vectors else (True,)
-    combos = [(f, e) for f in sides for e in ((False, True) if extend_vectors else (False,))]
-    if not extend_vectors:  # a widened vector can save wavefronts (a paired load): taken only if it does
-        combos += [(f, True) for f in (True, False)]
-    for fill_from_store, extend in combos:
+    for fill_from_store, extend in ((f, e) for f in sides for e in ((False, True) if extend_vectors else (False,))):
         for columns, sets, cost, vec_bits, instructions in _scored_candidates(a, b, w, fill_from_store, extend,
                                                                               target):
-            key = (sum(cost), instructions if extend_vectors else int(extend), -sum(vec_bits))
+            key = (sum(cost), instructions if extend_vectors else 0, -sum(vec_bits))
             if best is None or key < best[0]:
                 best = (key, columns, sets, cost, vec_bits)
     _, columns, sets, cost, vec_bits = best  # type: ignore[misc]
