@@ -18,25 +18,7 @@ from linear_layouts.core import f2
 from linear_layouts.layouts.shared import SwizzledSharedLayout
 from linear_layouts.target.amd import MI300X
 
-
-def _unflat(x: int, log2s: list[int]) -> list[int]:
-    out = []
-    for k in log2s:
-        out.append(x & ((1 << k) - 1))
-        x >>= k
-    return out
-
-
-def _flat_bases(layout: LinearLayout, dim: str) -> list[int]:
-    log2s = [s.bit_length() - 1 for s in layout.out_dims.values()]
-    out = []
-    for vec in layout.bases.get(dim, []):
-        x, s = 0, 0
-        for c, k in zip(vec, log2s):
-            x |= c << s
-            s += k
-        out.append(x)
-    return out
+from harness.smem_cases import unflatten
 
 
 def _xor(bases: list[int], index: int) -> int:
@@ -91,9 +73,9 @@ def _brute_wavefronts(shared: LinearLayout, dist: LinearLayout, bits: int, op: s
                       padding: tuple[tuple[int, int], ...] = (), skip: bool = False) -> tuple[int, int]:
     """(wavefronts, vector log2) by evaluating every lane of every instruction of every warp."""
     shared = shared.transpose_outs(list(dist.out_dims))
-    columns = _flat_bases(shared, "offset")
+    columns = list(shared.flat_bases("offset", missing_ok=True))
     offset_of = {_xor(columns, o): o for o in range(1 << len(columns))}
-    reg, lane, warp = (_flat_bases(dist, d) for d in ("register", "lane", "warp"))
+    reg, lane, warp = (list(dist.flat_bases(d, missing_ok=True)) for d in ("register", "lane", "warp"))
     v = _brute_vector(offset_of, reg, lane + warp, bits)
     kept = [i for i, r in enumerate(reg) if r]
     vec = [next(i for i in kept if offset_of[reg[i]] == 1 << j) for j in range(v)]
@@ -143,7 +125,7 @@ def _random_case(rng: random.Random, amd: bool) -> tuple[LinearLayout, LinearLay
     else:
         while f2.rank(cols := [rng.getrandbits(d) for _ in range(d)]) != d:
             pass
-    shared = LinearLayout({"offset": [_unflat(c, log2s) for c in cols]}, names)
+    shared = LinearLayout({"offset": [unflatten(c, log2s) for c in cols]}, names)
     pool = [1 << i for i in range(d)]
     rng.shuffle(pool)
 
@@ -155,9 +137,9 @@ def _random_case(rng: random.Random, amd: bool) -> tuple[LinearLayout, LinearLay
     lane = [pick() for _ in range(lane_bits)]
     warp = [pick() for _ in range(warp_bits)]
     reg += [x for x in list(pool) if rng.random() < 0.7]
-    ins = {"register": [_unflat(x, log2s) for x in reg], "lane": [_unflat(x, log2s) for x in lane]}
+    ins = {"register": [unflatten(x, log2s) for x in reg], "lane": [unflatten(x, log2s) for x in lane]}
     if warp_bits:
-        ins["warp"] = [_unflat(x, log2s) for x in warp]
+        ins["warp"] = [unflatten(x, log2s) for x in warp]
     return shared, LinearLayout(ins, names, require_surjective=False)
 
 
@@ -238,11 +220,11 @@ def test_contiguity_and_vector_permutation_equal_brute_force():
         rng.shuffle(reg) if rng.random() < 0.3 else None
         oth = [pick() for _ in range(rng.randint(0, 3))]
         names = {f"dim{i}": 1 << k for i, k in enumerate(log2s)}
-        layout = LinearLayout({"register": [_unflat(x, log2s) for x in reg],
-                               "lane": [_unflat(x, log2s) for x in oth]}, names, require_surjective=False)
+        layout = LinearLayout({"register": [unflatten(x, log2s) for x in reg],
+                               "lane": [unflatten(x, log2s) for x in oth]}, names, require_surjective=False)
         order = list(range(len(log2s)))
         rng.shuffle(order)
-        rb, ob = [tuple(_unflat(x, log2s)) for x in reg], [tuple(_unflat(x, log2s)) for x in oth]
+        rb, ob = [tuple(unflatten(x, log2s)) for x in reg], [tuple(unflatten(x, log2s)) for x in oth]
         assert contiguous_elements(layout, order) == _brute_contiguous(rb, ob, log2s, order)
         best = max(_brute_contiguous([rb[i] for i in p], ob, log2s, order) for p in itertools.permutations(range(len(rb))))
         assert contiguous_elements(vector_permutation(layout, order).apply(layout), order) == best
@@ -291,9 +273,9 @@ def test_optimal_swizzle_at_most_every_swizzled_shared_layout():
             rest += [0] * (lane_bits + warp_bits - len(rest))
             reg, rest = reg + rest[lane_bits + warp_bits:], rest[:lane_bits + warp_bits]
             rng.shuffle(rest)
-            ins = {"register": [_unflat(x, log2s) for x in reg], "lane": [_unflat(x, log2s) for x in rest[:lane_bits]]}
+            ins = {"register": [unflatten(x, log2s) for x in reg], "lane": [unflatten(x, log2s) for x in rest[:lane_bits]]}
             if warp_bits:
-                ins["warp"] = [_unflat(x, log2s) for x in rest[lane_bits:]]
+                ins["warp"] = [unflatten(x, log2s) for x in rest[lane_bits:]]
             return LinearLayout(ins, names)
 
         a, b, bits = dist(), dist(), rng.choice([8, 16, 32, 64, 128])
