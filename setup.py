@@ -1,6 +1,8 @@
-"""Build script for the optional C extension ``linear_layouts.core._ccore._ext`` (everything else is in pyproject.toml).
+"""Build script for the optional C extensions (everything else is in pyproject.toml): ``linear_layouts.core._ccore._ext``
+(the F2 core's hot paths) and ``linear_layouts.ops._claunch`` (the layout ops' kernel launch, built against
+Python's limited API: one binary for every CPython from 3.10 on).
 
-``pip install .`` (and ``pip install -e .``) compile it with the system C compiler. Where there is no
+``pip install .`` (and ``pip install -e .``) compile them with the system C compiler. Where there is no
 compiler, or the build fails, the package is installed without it — pure Python, same behaviour, slower —
 and one line says so. An install never fails because of the extension.
 """
@@ -42,7 +44,13 @@ setup(
         Extension(
             "linear_layouts.core._ccore._ext",
             sources=["src/linear_layouts/core/_ccore/_ext.c"],
-        )
+        ),
+        Extension(
+            "linear_layouts.ops._claunch",
+            sources=["src/linear_layouts/ops/_claunch.c"],
+            define_macros=[("Py_LIMITED_API", "0x030A0000")],
+            py_limited_api=True,
+        ),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

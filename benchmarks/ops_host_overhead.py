@@ -2,9 +2,10 @@
 before PyTorch's own calls (the output's allocation, the stream) and the driver's launch.
 
 The tensors are ``harness/fakes.py``'s PyTorch-like stand-ins (their methods return stored values) and
-the driver's functions are one C function that returns 0 at once (compiled here by ``cc``, called through
-``ctypes`` with the driver's argument types), so the figure is the ops' own overhead: the call signature, the plan
-lookup, the packing of the arguments and the foreign calls (the context check and the launch). On the device,
+the driver's functions are one C function that returns 0 at once (compiled here by ``cc``; the launch is called
+by the C extension ``ops._claunch`` where it is built, else through ``ctypes`` with the driver's argument types:
+``LINEAR_LAYOUTS_PURE_PYTHON=1``), so the figure is the ops' own overhead: the call signature, the plan lookup,
+the packing of the arguments and the foreign calls. On the device,
 ``ops_bench.py`` measures the whole call against PyTorch eager's (``host µs ours / eager``).
 
     PYTHONPATH=src python3 benchmarks/ops_host_overhead.py [--calls 20000] [--out benchmarks/results]

@@ -13,7 +13,7 @@ from linear_layouts.ops import dispatch, driver, launch, tensors
 from linear_layouts.ops.driver import Driver, PreparedLaunch
 from linear_layouts.ops.kernels import GridShape
 
-__all__ = ["FakeTorchTensor", "FakeCuda", "install"]
+__all__ = ["FakeTorchTensor", "FakeCuda", "install", "LAUNCH"]
 
 
 class _DType:
@@ -110,14 +110,25 @@ class _Call:
         return self.fn(*args)
 
 
+#: ``cuLaunchKernel``'s C signature, for the fake's launch as a C function pointer.
+LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p,
+                           ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)
+
+
 class FakeCuda:
     """``libcuda``'s calls of ``ops.driver``: launches (with their arguments unpacked) and copies recorded, a
     context stack whose top is the current context (0: none). A launch is refused as the driver refuses it: with
     no context current (``CUDA_ERROR_INVALID_CONTEXT``), or where its function's context (``function_contexts``)
     is not its stream's (a stream of ``stream_contexts``, or the current context's own: the legacy default and
-    any other) (``CUDA_ERROR_INVALID_HANDLE``); ``status`` is returned by every launch it would take."""
+    any other) (``CUDA_ERROR_INVALID_HANDLE``); ``status`` is returned by every launch it would take.
 
-    def __init__(self, current: int = 7):
+    ``native=True``: ``cuLaunchKernel`` is a C function pointer (a ``ctypes`` callback), so the driver launches
+    through the C extension where it is built; the fake reads ``function_params[function]`` parameter
+    addresses (``install`` records them). ``NATIVE`` is the default (a test module may set it for all its fakes)."""
+
+    NATIVE = False
+
+    def __init__(self, current: int = 7, native: bool | None = None):
         self.launches: list[tuple] = []
         self.copies: list[tuple] = []
         self.contexts = [current]
@@ -125,7 +136,9 @@ class FakeCuda:
         self.function_contexts: dict[int, int] = {}
         self.stream_contexts: dict[int, int] = {}
         self.status = 0
-        self.cuLaunchKernel = _Call(self._launch)
+        self.function_params: dict[int, int] = {}
+        native = self.NATIVE if native is None else native
+        self.cuLaunchKernel = LAUNCH(self._launch_native) if native else _Call(self._launch)
         self.cuMemcpyDtoDAsync_v2 = _Call(lambda dst, src, n, stream: self.copies.append((dst, src, n, stream)) or 0)
         self.cuCtxGetCurrent = _Call(self._get)
         self.cuCtxPushCurrent_v2 = _Call(self._push)
@@ -140,6 +153,13 @@ class FakeCuda:
         self.pushes += 1
         self.contexts.append(context)
         return 0
+
+    def _launch_native(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
+        count = self.function_params.get(function)
+        if count is None:
+            return 500  # CUDA_ERROR_NOT_FOUND: a function this fake did not load
+        return self._launch(function, gx, gy, gz, bx, by, bz, shared, stream or 0, [params[i] for i in range(count)],
+                            extra)
 
     def _launch(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
         """Records the launch with the bytes from the first argument's address to 8 past the last's (each
@@ -173,6 +193,7 @@ def install(monkeypatch, cuda: FakeCuda, sms: int = 132, context: int = 7, strea
     def prepare(kernel, device, ctas):
         loaded[id(kernel)] = kernel
         cuda.function_contexts[id(kernel)] = context
+        cuda.function_params[id(kernel)] = len(kernel.params)
         return PreparedLaunch(id(kernel), context, ctas, kernel.threads, kernel.shared_bytes,
                               driver.ArgumentPacking.of(kernel.params))
 
@@ -184,4 +205,5 @@ def install(monkeypatch, cuda: FakeCuda, sms: int = 132, context: int = 7, strea
     monkeypatch.setattr(launch, "device_context", lambda device: context)
     monkeypatch.setattr(tensors, "torch_stream", lambda device: stream)
     dispatch.call_plan.cache_clear()
+    launch._prepared.cache_clear()
     return loaded

@@ -1,7 +1,8 @@
 """The fast path of the ops without a GPU (``benchmarks/harness/fakes.py``: a PyTorch-like tensor, a recording
 ``libcuda``): it launches exactly what the general planner plans, packed at the kernel's C offsets, plans once
 per call signature, makes the kernel's context current when another one is, and hands every call it does not
-take to the general path, which refuses bad ones with the reason."""
+take to the general path, which refuses bad ones with the reason. Every test runs twice: launching through
+``ctypes``, and through the C extension ``ops._claunch`` (where it is built) calling the fake driver's C entry."""
 
 from __future__ import annotations
 
@@ -12,10 +13,20 @@ import pytest
 from linear_layouts import ops
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import dispatch, launch
-from linear_layouts.ops.driver import ArgumentPacking
+from linear_layouts.ops.driver import ArgumentPacking, native_module
 from linear_layouts.ops.launches import Copy, Launch, permute_launches
 
 from harness.fakes import FakeCuda, FakeTorchTensor, install
+
+
+@pytest.fixture(params=["ctypes", "C"], autouse=True)
+def launch_path(request, monkeypatch):
+    """The driver's launch path under test: ``ctypes``, or the C extension (skipped where it is not built)."""
+    if request.param == "C":
+        if native_module() is None:
+            pytest.skip("the C launch extension linear_layouts.ops._claunch is not built")
+        monkeypatch.setattr(FakeCuda, "NATIVE", True)
+    return request.param
 
 
 def test_argument_packing_follows_c_offsets():

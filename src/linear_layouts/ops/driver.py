@@ -2,8 +2,11 @@
 ``cuLaunchKernel``, ``cuMemcpyDtoDAsync``, and the current context.
 
 A launch packs the kernel's arguments into one buffer, each at its natural alignment (``ArgumentPacking``),
-and passes the driver the address of each (``kernelParams``, an array built once per prepared launch), so
-one ``struct.pack_into`` and one foreign call make it. The launch is tried as it is; only where the driver
+and passes the driver the address of each (``kernelParams``). Where the optional C extension
+``linear_layouts.ops._claunch`` is built (``pip install .`` builds it), one C call packs the arguments on the C
+stack and calls ``cuLaunchKernel``; else (or with ``LINEAR_LAYOUTS_PURE_PYTHON=1``) one ``struct.pack_into``
+into the prepared launch's buffer and one ``ctypes`` call do, under a lock. Both pack the same bytes and make
+the same call. The launch is tried as it is; only where the driver
 refuses it (no context current on the calling thread, or another one with the legacy default stream) is
 the kernel's context (the primary context of its device, recorded when its module was loaded) made current
 around a second try, so the common call asks the driver nothing else.
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import importlib
+import os
 import struct
 import threading
 from dataclasses import dataclass, field
@@ -42,6 +47,11 @@ class ArgumentPacking:
     def __post_init__(self) -> None:
         object.__setattr__(self, "pack_into", struct.Struct(self.format).pack_into)
 
+    @property
+    def codes(self) -> str:
+        """One ``struct`` code per parameter, in order (``format`` without its byte order and padding)."""
+        return "".join(c for c in self.format[1:] if c != "x")
+
     @staticmethod
     @functools.lru_cache(maxsize=None)
     def of(params: tuple[tuple[str, str], ...]) -> "ArgumentPacking":
@@ -58,6 +68,30 @@ class ArgumentPacking:
             offsets.append(offset + pad)
             offset += pad + size
         return ArgumentPacking("".join(codes), offset, tuple(offsets))
+
+
+#: The interface version of ``_claunch.c`` this module expects (a stale build of another is not used).
+NATIVE_ABI_VERSION = 1
+
+
+def native_module() -> Any:
+    """The C launch extension ``linear_layouts.ops._claunch``, or None where it is not built, is of another
+    interface version, or ``LINEAR_LAYOUTS_PURE_PYTHON`` is set (to anything but 0)."""
+    if os.environ.get("LINEAR_LAYOUTS_PURE_PYTHON", "").strip() not in ("", "0"):
+        return None
+    try:
+        module = importlib.import_module("linear_layouts.ops._claunch")
+    except ImportError:
+        return None
+    return module if getattr(module, "ABI_VERSION", None) == NATIVE_ABI_VERSION else None
+
+
+def _address(function: Any) -> int | None:
+    """The address of a ``ctypes`` foreign function (a library's or a ``CFUNCTYPE`` callback's), else None."""
+    try:
+        return ctypes.cast(function, ctypes.c_void_p).value
+    except (TypeError, ctypes.ArgumentError):
+        return None
 
 
 def _error(lib: Any, status: int) -> str:
@@ -82,6 +116,10 @@ class Driver:
         lib.cuCtxPushCurrent_v2.argtypes = [ctypes.c_void_p]
         lib.cuCtxPushCurrent_v2.restype = ctypes.c_int
         self._launch = lib.cuLaunchKernel
+        #: The C launch extension and the address of ``cuLaunchKernel`` it calls (both None: ``ctypes`` only).
+        entry = _address(lib.cuLaunchKernel)
+        self.native = native_module() if entry else None
+        self.native_entry = entry if self.native else None
         self._current = lib.cuCtxGetCurrent
         self._holder = ctypes.c_void_p()
         self._holder_ref = ctypes.byref(self._holder)
@@ -137,7 +175,9 @@ def driver() -> Driver:
 class PreparedLaunch:
     """One kernel launch with everything but its arguments' values fixed: the loaded ``function`` (a
     ``CUfunction``) and its ``context``, a 1-D grid of ``ctas`` CTAs of ``threads`` threads, ``shared_bytes``
-    of dynamic shared memory, and the packing of its arguments. ``run(stream, values)`` launches it."""
+    of dynamic shared memory, and the packing of its arguments. ``run(stream, values)`` launches it: by the
+    C extension's ``Launcher`` (made at the first run) where the driver has one, else packed into this launch's
+    buffer and launched through ``ctypes`` under the driver's lock."""
 
     function: int
     context: int
@@ -147,6 +187,7 @@ class PreparedLaunch:
     packing: ArgumentPacking
     _buffer: Any = field(init=False, repr=False)
     _params: Any = field(init=False, repr=False)
+    _native: Any = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         buffer = ctypes.create_string_buffer(self.packing.size + 8)  # 8 spare bytes: any 8-byte read stays inside
@@ -155,14 +196,37 @@ class PreparedLaunch:
         object.__setattr__(self, "_buffer", buffer)
         object.__setattr__(self, "_params", params)
 
+    def native(self, cuda: Driver) -> Any:
+        """This launch as a ``_claunch.Launcher`` calling ``cuda``'s ``cuLaunchKernel`` (made once), or None
+        where ``cuda`` has no C launch."""
+        if cuda.native_entry is None:
+            return None
+        launcher = self._native
+        if launcher is None or launcher[0] != cuda.native_entry:
+            p = self.packing
+            launcher = (cuda.native_entry, cuda.native.Launcher(
+                cuda.native_entry, self.function, self.ctas, self.threads, self.shared_bytes, p.codes, p.offsets,
+                p.size))
+            object.__setattr__(self, "_native", launcher)
+        return launcher[1]
+
     def run(self, stream: int, values: Sequence[Any], cuda: Driver | None = None) -> None:
         """Launch on ``stream`` with ``values`` (one per parameter; pointers as ints, 0 for null)."""
         d = cuda or driver()
-        with d.lock:  # the buffer is read by the driver during the call, not after
+        launcher = self._native
+        if launcher is not None and launcher[0] == d.native_entry:
+            status = launcher[1](stream, values)
+        elif d.native_entry is not None:
+            status = self.native(d)(stream, values)
+        else:
+            with d.lock:  # the buffer is read by the driver during the call, not after
+                self.packing.pack_into(self._buffer, 0, *values)
+                status = d.try_launch(self.function, self.ctas, self.threads, self.shared_bytes, stream,
+                                      self._params)
+        if not status:
+            return
+        with d.lock:
             self.packing.pack_into(self._buffer, 0, *values)
-            status = d.try_launch(self.function, self.ctas, self.threads, self.shared_bytes, stream, self._params)
-            if not status:
-                return
             if not self.context or d.current_context() == self.context:
                 d._check(status, "cuLaunchKernel")
             d.in_context(self.context, lambda: d.launch(self.function, self.ctas, self.threads, self.shared_bytes,
