@@ -177,3 +177,24 @@ def test_every_candidate_scans_in_a_blocked_layout():
                     encoding = parse_type(op.operand_types[0], module).encoding
                     assert isinstance(layouts.descriptor(encoding), BlockedLayout), (target, name, label)
     assert {"cumsum", "linear_recurrence_scan", "moe_topk_bucket"} <= scans
+
+
+def test_the_gate_rejects_layouts_with_other_ctas_than_the_module(tmp_path, capfd):
+    """A kernel compiled with ``num_ctas=2`` (a Hopper cluster): Triton's layouts carry a CGA layout of two
+    CTAs and its verifier refuses any other ("Layout has 1 CTAs per CGA, but the context requires 2");
+    the engine's layouts have one CTA, so the gate refuses each candidate and Triton's TTGIR is kept even
+    where any predicted loss would do."""
+    import dataclasses
+
+    pytest.importorskip("triton")
+    from linear_layouts.pipeline import load_kernel_file
+    from linear_layouts.triton_model.compile import compile_kernel
+
+    spec = load_kernel_file(str(IR.parent / "vector_add.py"))
+    compiled = compile_kernel(dataclasses.replace(spec, options={**spec.options, "num_ctas": 2}), "sm_90")
+    written, _ = rewrite_kernel(compiled.ttir, compiled.ttgir, choose=False)
+    assert written.text != compiled.ttgir and "CTAs per CGA" in (_triton_error(written.text, tmp_path, capfd) or "")
+    assert len(written.rejected) == 1 and "has 1 blocks per CGA, but the module has 2 (ttg.num-ctas)" in \
+        written.rejected[0]
+    chosen, _ = rewrite_kernel(compiled.ttir, compiled.ttgir, min_gain=-0.9, narrowing=True)
+    assert chosen.text == compiled.ttgir and written.rejected[0] in chosen.rejected

@@ -1109,7 +1109,7 @@ def rewrite_kernel(ttir: str, ttgir: str, *, num_warps: int | None = None,
     by the device's measured table where there is one; registers and occupancy; each op times its
     executions, from ``scalars`` and ``grid`` where given). A candidate is well-formed
     (``ir_text.check_well_formed``: values defined before use, one type per value, ...; its layouts have
-    the module's lanes and warps, ``layouts.check_layouts_fit``), has no more
+    the module's lanes, warps and CTAs, ``layouts.check_layouts_fit``), has no more
     conversions than Triton's, fits a CTA's shared memory (``shared_memory.shared_memory_need`` at
     most the target's ``cta_shared_bytes``) and passes the model's gate (``_model_refusal``: no narrower global
     accesses it cannot price, no spills it predicts); the one of the largest ``kernel_model.predicted_gain``

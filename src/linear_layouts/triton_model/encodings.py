@@ -115,8 +115,9 @@ def module_types(module: Module) -> Mapping[str, TensorType]:
 @checked
 def check_layouts_fit(module: Module, argument: str = "text") -> None:
     """``LayoutError`` naming ``argument`` unless every distributed layout of ``module``'s tensor types has
-    the module's lanes per warp (``ttg.threads-per-warp``) and warps per CTA (``ttg.num-warps``), as
-    Triton's verifier demands ("Layout has 32 threads per warp, but the module specifies 64").
+    the module's lanes per warp (``ttg.threads-per-warp``), warps per CTA (``ttg.num-warps``) and CTAs
+    per CGA (``ttg.num-ctas``), as Triton's verifier demands ("Layout has 32 threads per warp, but the
+    module specifies 64"; "Layout has 1 CTAs per CGA, but the context requires 2 CTAs per CGA").
 
     >>> from linear_layouts.triton_model.ir_text import parse_module
     >>> check_layouts_fit(parse_module('''module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 64 : i32} {
@@ -133,10 +134,11 @@ def check_layouts_fit(module: Module, argument: str = "text") -> None:
         if t.kind != "tensor" or is_shared_encoding(t.encoding) or is_tensor_memory_encoding(t.encoding):
             continue
         layout = layouts.linear(t)
-        for dim, want, key in (("lane", module.threads_per_warp, "ttg.threads-per-warp"),
-                               ("warp", module.num_warps, "ttg.num-warps")):
+        for dim, want, key, per in (("lane", module.threads_per_warp, "ttg.threads-per-warp", "warp"),
+                                    ("warp", module.num_warps, "ttg.num-warps", "CTA"),
+                                    ("block", module.num_ctas, "ttg.num-ctas", "CGA")):
             have = layout.in_dim_size(dim)
             if have != want:
                 raise LayoutError(f"{argument}: the layout of {quote(text)} has {have} {dim}s per "
-                                  f"{'warp' if dim == 'lane' else 'CTA'}, but the module has {want} ({key}): "
-                                  "every distributed layout of a module has its lanes and warps")
+                                  f"{per}, but the module has {want} ({key}): "
+                                  "every distributed layout of a module has its lanes, warps and CTAs")
