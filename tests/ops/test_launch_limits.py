@@ -131,14 +131,15 @@ def test_cut_launches_every_element(limits, shape, dims, dtype, extent, ctas, of
 
 
 @needs_cxx
-def test_cut_copy_every_element(limits):
+@pytest.mark.parametrize("offsets, name", [((0, 0), "ll_copy_128b"), ((5, 5), "ll_copy_128b"), ((2, 0), "ll_copy_16b")])
+def test_cut_copy_every_element(limits, offsets, name):
     """An identity in memory from 2 MiB (the copy kernel) cut into runs of a power of two of whole CTAs."""
     limits(ctas=100)
     a = _random((2 << 20) + 48, np.uint8)
-    items = permute_launches(a.shape, (0,), 1, SRC, DST, 132)
-    assert len(items) == 5 and {i.kernel.name for i in items} == {"ll_copy_128b"}  # 64 CTAs of 8 KiB, 48 bytes
+    items = permute_launches(a.shape, (0,), 1, SRC + offsets[0], DST + offsets[1], 132)
+    assert len(items) > 1 and {i.kernel.name for i in items} == {name}
     _within(items, max_ctas=100)
-    np.testing.assert_array_equal(emulated_permute(a, (0,)), a)
+    np.testing.assert_array_equal(emulated_permute(a, (0,), *offsets), a)
 
 
 @needs_cxx

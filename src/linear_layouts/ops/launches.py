@@ -3,7 +3,9 @@
 Pure (no device): ``permute_launches`` plans ``x.permute(dims)`` (``ops.plan``), picks the vectors the row
 lengths and the addresses allow and the tile (``ops.kernels``), and returns the ``Launch`` list (or one
 ``Copy``; nothing for an empty tensor); ``cast_launches`` does the same for the cast-transpose. The ops run
-these on the device; the CPU tests run the very same launches through the emulator.
+these on the device; the CPU tests run the very same launches through the emulator. A permutation beyond one
+launch's arguments and grid (``MAX_LAUNCH_EXTENT`` rows or columns, ``MAX_LAUNCH_CTAS`` tiles) is cut into several
+launches of one kernel (``launch_pieces``).
 
 Example: ``permute_launches((4096, 11008), (1, 0), 2, a, b, 132)`` is one ``Launch`` of the 16-bit
 128x128 kernel on ``32 x 86`` CTAs with arguments ``(a, b, 4096, 11008, 86, 32, 11008, 4096,
