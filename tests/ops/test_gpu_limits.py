@@ -60,7 +60,8 @@ def test_more_than_2_31_elements_match_torch(cuda_gpu, fresh_plans, monkeypatch,
     ((3, 2, 5, 2, 2, 7, 2, 3, 2, 4, 2, 3), (11, 6, 4, 9, 2, 0, 7, 5, 10, 3, 1, 8), torch.bfloat16),
 ])
 def test_many_batch_dims_match_torch(cuda_gpu, fresh_plans, shape, dims, dtype):
-    assert len(launches.permute_launches(shape, dims, torch.empty((), dtype=dtype).element_size(), 0, 1 << 20, 132)) == 1
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    assert len(launches.permute_launches(shape, dims, itemsize, 0, 1 << 20, 132)) == 1
     x = torch.randn(shape, device="cuda").to(dtype) if dtype.is_floating_point else _random_bytes(shape, 2)
     got = ops.permute(x, dims)
     expected = x.permute(dims).contiguous()

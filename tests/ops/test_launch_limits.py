@@ -15,7 +15,7 @@ from linear_layouts.codegen.permute import MAX_BATCH_DIMS, MAX_KERNEL_BATCH_DIMS
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import launches
 from linear_layouts.ops.kernels import interleave_kernel, permute_kernel, transpose_tiles
-from linear_layouts.ops.launches import Launch, launch_pieces, permute_launches
+from linear_layouts.ops.launches import launch_pieces, permute_launches
 from linear_layouts.ops.plan import plan_permutation
 
 from ._emulated import DST, SRC, emulated_permute
@@ -182,7 +182,8 @@ def test_kernels_of_many_batch_dims_compile(tmp_path):
     if find_nvcc() is None:
         pytest.skip("no nvcc")
     for batch_dims in (22, MAX_KERNEL_BATCH_DIMS):
-        for kernel in (permute_kernel(transpose_tiles(2, 8, 8)[1], batch_dims), interleave_kernel(1, 2, True, batch_dims)):
+        for kernel in (permute_kernel(transpose_tiles(2, 8, 8)[1], batch_dims),
+                       interleave_kernel(1, 2, True, batch_dims)):
             assert sum(name.endswith("_div") for _, name in kernel.params) == batch_dims + 1
             assert compile_cubin(kernel.source).stat().st_size > 0
     item, = permute_launches((2,) * 24, tuple(reversed(range(24))), 2, SRC, DST, 132)
