@@ -188,3 +188,25 @@ def test_kernels_of_many_batch_dims_compile(tmp_path):
             assert compile_cubin(kernel.source).stat().st_size > 0
     item, = permute_launches((2,) * 24, tuple(reversed(range(24))), 2, SRC, DST, 132)
     assert item.values[-1] == fast_divider(2) and compile_cubin(item.kernel.source).stat().st_size > 0
+
+
+@pytest.mark.parametrize("shape, dims, itemsize, ctas", [
+    ((40, 2, 2), (0, 2, 1), 1, 7), ((3, 100, 70), (0, 2, 1), 2, 3), ((2,) * 12, tuple(reversed(range(12))), 2, 2**31 - 1),
+])
+def test_fast_path_launches_the_cut_plan(monkeypatch, limits, shape, dims, itemsize, ctas):
+    """The PyTorch fast path (``ops.dispatch``, on ``harness.fakes``' recording driver) launches every piece the
+    planner cuts, in order, each on its own grid."""
+    from harness.fakes import FakeCuda, FakeTorchTensor, install
+    from linear_layouts import ops
+    from linear_layouts.ops.driver import ArgumentPacking
+
+    limits(64, ctas)
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    x = FakeTorchTensor(shape, itemsize)
+    y = ops.permute(x, dims)
+    expected = permute_launches(shape, dims, itemsize, x.data_ptr(), y.data_ptr(), 132)
+    assert len(cuda.launches) == len(expected) > 0
+    for got, want in zip(cuda.launches, expected):
+        assert loaded[got["function"]] is want.kernel and got["grid"] == (want.ctas, 1, 1)
+        assert FakeCuda.unpack(got, ArgumentPacking.of(want.kernel.params)) == want.values
