@@ -191,7 +191,8 @@ def test_kernels_of_many_batch_dims_compile(tmp_path):
 
 
 @pytest.mark.parametrize("shape, dims, itemsize, ctas", [
-    ((40, 2, 2), (0, 2, 1), 1, 7), ((3, 100, 70), (0, 2, 1), 2, 3), ((2,) * 12, tuple(reversed(range(12))), 2, 2**31 - 1),
+    ((40, 2, 2), (0, 2, 1), 1, 7), ((3, 100, 70), (0, 2, 1), 2, 3),
+    ((2,) * 12, tuple(reversed(range(12))), 2, 2**31 - 1),
 ])
 def test_fast_path_launches_the_cut_plan(monkeypatch, limits, shape, dims, itemsize, ctas):
     """The PyTorch fast path (``ops.dispatch``, on ``harness.fakes``' recording driver) launches every piece the
