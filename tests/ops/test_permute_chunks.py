@@ -21,6 +21,7 @@ from linear_layouts.codegen.permute_chunks import (
     chunk_elements, chunks_per_thread, column_pitch, column_start, emit_chunked_transpose_kernel, shared_bytes,
     shared_element_address,
 )
+from linear_layouts.codegen.permute import MAX_KERNEL_BATCH_DIMS
 from linear_layouts.codegen.ptx import find_nvcc
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import launches
@@ -327,7 +328,7 @@ def test_bad_arguments():
     for kwargs, message in (({"element_bytes": 3}, "element_bytes"), ({"name": "1k"}, "name"),
                             ({"tile_rows": 8}, "tile_rows: must be a power of two from 16"),
                             ({"tile_cols": 4}, "tile_cols"), ({"warps": 3}, "warps"),
-                            ({"granule_bytes": 8}, "granule_bytes"), ({"batch_dims": 5}, "batch_dims"),
+                            ({"granule_bytes": 8}, "granule_bytes"), ({"batch_dims": MAX_KERNEL_BATCH_DIMS + 1}, "batch_dims"),
                             ({"tile_rows": 512, "warps": 4}, "warps: 4 warps cannot take 512 x 64")):
         with pytest.raises(LayoutError, match=message):
             emit_chunked_transpose_kernel(**{"name": "k", "element_bytes": 2, **kwargs})

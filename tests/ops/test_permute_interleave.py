@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from linear_layouts.codegen.emulate import emulate_launch, find_cxx
+from linear_layouts.codegen.permute import MAX_KERNEL_BATCH_DIMS
 from linear_layouts.codegen.permute_interleave import (
     MAX_NARROW, UnalignedInterleaveKernel, emit_interleave_kernel, group_origin, vector_bytes_for, word_sources,
 )
@@ -84,7 +85,7 @@ def test_prmt_count():
 
 def test_bad_arguments():
     for kwargs, word in (({"narrow": 1}, "narrow"), ({"narrow": MAX_NARROW + 1}, "narrow"), ({"warps": 0}, "warps"),
-                         ({"batch_dims": 9}, "batch_dims"), ({"vector_bytes": 2}, "vector_bytes"),
+                         ({"batch_dims": MAX_KERNEL_BATCH_DIMS + 1}, "batch_dims"), ({"vector_bytes": 2}, "vector_bytes"),
                          ({"deinterleave": 1}, "deinterleave")):
         args = dict(name="k", element_bytes=2, narrow=3, deinterleave=True) | kwargs
         with pytest.raises(LayoutError, match=word):

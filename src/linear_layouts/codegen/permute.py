@@ -54,11 +54,15 @@ from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size, quote
 from linear_layouts.target import Target, resolve
 
 __all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "fast_divider", "emit_cast_transpose_kernel",
-           "amax_epilogue", "to_float", "check_cast_arguments", "cast_params", "fitting_ctas", "MAX_BATCH_DIMS", "CAST_INPUTS", "FP8_FORMATS",
+           "amax_epilogue", "to_float", "check_cast_arguments", "cast_params", "fitting_ctas", "MAX_BATCH_DIMS", "MAX_KERNEL_BATCH_DIMS", "CAST_INPUTS", "FP8_FORMATS",
            "FP8_MAX", "CAST_FUNCTIONS", "tiled_params", "tile_divisors", "tile_index_lines", "RASTERS"]
 
-#: Batch dims a tiled kernel takes (more: the caller launches once per index of the outer ones).
+#: Batch dims ``ops`` gives a kernel before it launches once per index of the outer ones (``ops.launches``: up to
+#: ``ops.launches.MAX_BATCH_LAUNCHES`` launches; beyond, the kernel takes every batch dim).
 MAX_BATCH_DIMS = 4
+#: Batch dims a kernel (tiled, interleave, chunked) takes at most: each is 28 bytes of parameters (its size, two
+#: strides and a ``fast_divider``), 1.8 KiB of the 4 KiB a launch holds for 64.
+MAX_KERNEL_BATCH_DIMS = 64
 
 #: Input element types of the cast-transpose: name -> bytes.
 CAST_INPUTS = {"bf16": 2, "fp16": 2, "fp32": 4}
@@ -190,7 +194,7 @@ def _locate(m: int, n: int, batch_dims: int, tile: str, prefix: str, transposed:
     ``{prefix}full`` (declared by the caller) for tile ``tile`` (``tile_index_lines`` in order ``raster``, its names
     prefixed ``l_``)."""
     names = ("tile_col", "tile_row", "src_base", "dst_base", "row0", "col0", "rows_left", "cols_left", "full", "q",
-             *(f"index{k}" for k in range(1, MAX_BATCH_DIMS)))
+             *(f"index{k}" for k in range(1, max(MAX_BATCH_DIMS, batch_dims))))
     pattern = re.compile(r"\b(" + "|".join(names) + r"|t)\b")
     inner = [pattern.sub(lambda x: "l_" + x.group(1), line) if not line.lstrip().startswith("unsigned t =")
              else line.replace("unsigned t =", "unsigned l_t =")
@@ -248,7 +252,7 @@ def emit_tiled_permute_kernel(
     else by the divisors themselves (and the parameters end with the batch dims'). ``raster``: the order CTAs
     take tiles in (``tile_index_lines``; the persistent form's CTA ``b`` takes tiles ``b, b + G, ...`` of it).
     Requires: ``src``, ``dst`` over one ``M x N`` tile (powers of two); ``0 <= batch_dims <=
-    MAX_BATCH_DIMS``; layouts within ``max_elements``; ``target`` an NVIDIA one whose ISA has what
+    MAX_KERNEL_BATCH_DIMS``; layouts within ``max_elements``; ``target`` an NVIDIA one whose ISA has what
     ``forward`` emits (default: the default target, ``kernel.cuda_target``).
 
     Example: 16-bit 128x128 tiles of a ``4096 x 11008`` matrix: ``32 x 86`` CTAs, the last tile column
@@ -259,8 +263,8 @@ def emit_tiled_permute_kernel(
     check_layout_size(dst, max_elements, "emit_tiled_permute_kernel: dst")
     if not name.isidentifier():
         raise LayoutError(f"name: {quote(name)} is not a C identifier")
-    if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_BATCH_DIMS:
-        raise LayoutError(f"batch_dims: must be an int in [0, {MAX_BATCH_DIMS}], got {quote(batch_dims)}")
+    if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_KERNEL_BATCH_DIMS:
+        raise LayoutError(f"batch_dims: must be an int in [0, {MAX_KERNEL_BATCH_DIMS}], got {quote(batch_dims)}")
     if isinstance(min_ctas, bool) or not isinstance(min_ctas, int) or min_ctas < 0:
         raise LayoutError(f"min_ctas: must be an int >= 0 (0: no bound), got {quote(min_ctas)}")
     m, n = _tile_shape(src, dst)

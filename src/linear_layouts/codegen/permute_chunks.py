@@ -55,7 +55,7 @@ from linear_layouts.codegen.cast_chunks import OPAQUE_FUNCTIONS, chunk_elements,
 from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import (
-    MAX_BATCH_DIMS, PermuteKernel, tile_divisors, tile_index_lines, tiled_params, fitting_ctas,
+    MAX_KERNEL_BATCH_DIMS, PermuteKernel, tile_divisors, tile_index_lines, tiled_params, fitting_ctas,
 )
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
@@ -189,7 +189,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
     """CUDA C++ of the module doc's kernel for ``element_bytes``-byte elements, ``tile_rows x tile_cols`` tiles
     (powers of two; ``tile_cols`` a multiple of ``G`` at most ``32 W G``, default ``8 G``; ``tile_rows`` from
     ``2Q`` to 512) of ``warps`` warps (1 to 32; at most ``MAX_CHUNKS`` chunks a thread), ``batch_dims`` batch
-    dims (0 to ``permute.MAX_BATCH_DIMS``) and an ownership granule of ``granule_bytes`` (``GRANULE_BYTES``).
+    dims (0 to ``permute.MAX_KERNEL_BATCH_DIMS``) and an ownership granule of ``granule_bytes`` (``GRANULE_BYTES``).
     The caller keeps ``cols`` a multiple of ``G``, ``A``, ``lda`` and the batch source strides 16-byte aligned
     (``source_aligned``; else ``A`` ``w``-aligned and ``cols``, ``lda``, the strides free: module doc) and ``B``
     ``w``-aligned; ``ldb`` and ``B``'s base are free. The launch bounds name the CTAs an SM of
@@ -209,8 +209,8 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
                                       ("tile_cols", tile_cols, g, 32 * g * warps if isinstance(warps, int) else 0)):
         if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most or value & (value - 1):
             raise LayoutError(f"{label}: must be a power of two from {least} to {most}, got {quote(value)}")
-    if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_BATCH_DIMS:
-        raise LayoutError(f"batch_dims: must be an int in [0, {MAX_BATCH_DIMS}], got {quote(batch_dims)}")
+    if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_KERNEL_BATCH_DIMS:
+        raise LayoutError(f"batch_dims: must be an int in [0, {MAX_KERNEL_BATCH_DIMS}], got {quote(batch_dims)}")
     if not isinstance(source_aligned, bool):
         raise LayoutError(f"source_aligned: must be a bool, got {quote(source_aligned)}")
     rows, cols, threads = tile_rows, tile_cols, 32 * warps

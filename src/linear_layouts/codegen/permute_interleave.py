@@ -74,7 +74,7 @@ from dataclasses import dataclass
 from linear_layouts.codegen.cast_chunks import OPAQUE_FUNCTIONS
 from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
-from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, tile_divisors, tile_index_lines, tiled_params
+from linear_layouts.codegen.permute import MAX_KERNEL_BATCH_DIMS, PermuteKernel, tile_divisors, tile_index_lines, tiled_params
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
@@ -424,7 +424,7 @@ def emit_interleave_kernel(name: str, element_bytes: int, narrow: int, deinterle
                            batch_dims: int = 0, vector_bytes: int = 0, aligned: bool = True) -> PermuteKernel:
     """CUDA C++ of the module doc's kernel: ``element_bytes``-byte elements, a narrow side of ``narrow`` elements
     (2 to ``MAX_NARROW``; ``A``'s columns when ``deinterleave``, else its rows), ``warps`` warps (1 to 32),
-    ``batch_dims`` batch dims (0 to ``permute.MAX_BATCH_DIMS``), vectors of ``vector_bytes`` (``VECTOR_BYTES``,
+    ``batch_dims`` batch dims (0 to ``permute.MAX_KERNEL_BATCH_DIMS``), vectors of ``vector_bytes`` (``VECTOR_BYTES``,
     at least the element; 0: ``vector_bytes_for(narrow)``). Its tile is ``32 W V`` long-side indices by the narrow
     side rounded up to a power of two; the parameters are ``permute.emit_tiled_permute_kernel``'s. ``aligned=False``:
     the module doc's form at any element offset (an ``UnalignedInterleaveKernel``, tiles of ``31 W V``).
@@ -439,8 +439,8 @@ def emit_interleave_kernel(name: str, element_bytes: int, narrow: int, deinterle
         raise LayoutError(f"deinterleave: must be a bool, got {quote(deinterleave)}")
     if isinstance(warps, bool) or not isinstance(warps, int) or not 1 <= warps <= 32:
         raise LayoutError(f"warps: must be an int from 1 to 32, got {quote(warps)}")
-    if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_BATCH_DIMS:
-        raise LayoutError(f"batch_dims: must be an int in [0, {MAX_BATCH_DIMS}], got {quote(batch_dims)}")
+    if isinstance(batch_dims, bool) or not isinstance(batch_dims, int) or not 0 <= batch_dims <= MAX_KERNEL_BATCH_DIMS:
+        raise LayoutError(f"batch_dims: must be an int in [0, {MAX_KERNEL_BATCH_DIMS}], got {quote(batch_dims)}")
     vb = vector_bytes or vector_bytes_for(narrow)
     if vb not in VECTOR_BYTES or vb < w:
         raise LayoutError(f"vector_bytes: must be one of {VECTOR_BYTES} and at least the element's {w} bytes, got "

@@ -50,13 +50,16 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
     """The ``CallPlan`` of ``permute`` for a contiguous ``shape`` of ``itemsize``-byte elements at an address
     ``src_alignment`` mod 16 on ``device``, the output at an address 0 mod 16 (LayoutError for bad ``dims``)."""
     dims = normalize_dims(dims, len(shape))
-    kernel, ctas, tail, offsets, nbytes = permute_template(shape, dims, itemsize, src_alignment, 0,
-                                                           _launch.grid_shape(device))
+    launches, nbytes = permute_template(shape, dims, itemsize, src_alignment, 0, _launch.grid_shape(device))
     out_shape = tuple(shape[d] for d in dims)
-    if kernel is None:
+    if not launches:
         return CallPlan(out_shape, nbytes, (), nbytes)
-    prepared = _launch.prepare(kernel, device, ctas)
-    return CallPlan(out_shape, nbytes, tuple((prepared, tail, s, d) for s, d in offsets), 0)
+    prepared: dict[tuple[Any, int], PreparedLaunch] = {}  # one per kernel and grid
+    for kernel, ctas, _, _, _ in launches:
+        if (kernel, ctas) not in prepared:
+            prepared[kernel, ctas] = _launch.prepare(kernel, device, ctas)
+    return CallPlan(out_shape, nbytes, tuple((prepared[kernel, ctas], tail, s, d)
+                                             for kernel, ctas, tail, s, d in launches), 0)
 
 
 #: The type of dims the plans are kept by (``torch_permute`` normalizes any other first).

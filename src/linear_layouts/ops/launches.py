@@ -3,7 +3,9 @@
 Pure (no device): ``permute_launches`` plans ``x.permute(dims)`` (``ops.plan``), picks the vectors the row
 lengths and the addresses allow and the tile (``ops.kernels``), and returns the ``Launch`` list (or one
 ``Copy``; nothing for an empty tensor); ``cast_launches`` does the same for the cast-transpose. The ops run
-these on the device; the CPU tests run the very same launches through the emulator.
+these on the device; the CPU tests run the very same launches through the emulator. A permutation beyond one
+launch's arguments and grid (``MAX_LAUNCH_EXTENT`` rows or columns, ``MAX_LAUNCH_CTAS`` tiles) is cut into several
+launches of one kernel (``launch_pieces``).
 
 Example: ``permute_launches((4096, 11008), (1, 0), 2, a, b, 132)`` is one ``Launch`` of the 16-bit
 128x128 kernel on ``32 x 86`` CTAs with arguments ``(a, b, 4096, 11008, 86, 32, 11008, 4096,
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.codegen.flat_copy import copy_vector_bytes
-from linear_layouts.codegen.permute import MAX_BATCH_DIMS, PermuteKernel, fast_divider
+from linear_layouts.codegen.permute import MAX_BATCH_DIMS, MAX_KERNEL_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_for
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
@@ -35,12 +37,23 @@ from linear_layouts.ops.plan import (
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
            "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
-           "COPY_KERNEL_MIN_BYTES"]
+           "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
+           "launch_pieces"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
 #: CTAs of a 1-D grid.
 _MAX_CTAS = 2**31 - 1
+#: The most rows or columns one launch of a permutation takes (``_MAX_EXTENT``, read at each call, so a test can
+#: lower it): a longer side is cut into pieces of the largest power of two within it (``launch_pieces``).
+MAX_LAUNCH_EXTENT = _MAX_EXTENT
+#: The most CTAs one launch of a permutation takes (``_MAX_CTAS``, read at each call): more tiles are cut into
+#: several launches along the outermost batch dims, then along the sides (``launch_pieces``).
+MAX_LAUNCH_CTAS = _MAX_CTAS
+#: The most launches ``permute`` makes, one per index of the batch dims beyond ``MAX_BATCH_DIMS``, before it gives
+#: the kernel every batch dim instead (up to ``MAX_KERNEL_BATCH_DIMS``; read at each call): a rank-24 tensor of
+#: size-2 dims reversed, 22 batch dims, is one launch instead of ``2**18``.
+MAX_BATCH_LAUNCHES = 16
 #: The kernels of a cast-transpose whose rows or bases 16 bytes do not align: ``realigned`` (``codegen.realign``:
 #: aligned 16-byte chunks realigned in registers), ``scalar`` (``codegen.cast_scalar``: one element an access) or
 #: ``chunked`` (``codegen.cast_chunks``: aligned chunks of the flat positions, where ``chunked_fits``; else scalar).
@@ -227,15 +240,16 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     kernel); ``tile``:
     this tile instead of ``tile_for``'s (its element size and vectors must fit the problem; a ``ChunkedTile``: the
     chunked transpose at that tile, where ``chunked_transposes``). Batch dims
-    beyond ``MAX_BATCH_DIMS`` take one launch per index of the outer ones. Requires: ``dims`` a permutation
-    of ``range(len(shape))``."""
+    beyond ``MAX_BATCH_DIMS`` take one launch per index of the outer ones (at most ``MAX_BATCH_LAUNCHES``; more:
+    one kernel takes them all); sizes beyond one launch's parameters are cut into several (``launch_pieces``).
+    Requires: ``dims`` a permutation of ``range(len(shape))``."""
     if isinstance(device, int):
         device = GridShape(device)
-    kernel, ctas, tail, offsets, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % SECTOR_BYTES,
-                                                           dst % SECTOR_BYTES, device, tile)
-    if kernel is None:
+    launches, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % SECTOR_BYTES, dst % SECTOR_BYTES,
+                                        device, tile)
+    if not launches:
         return [Copy(dst, src, nbytes)] if nbytes else []
-    return [Launch(kernel, ctas, (src + s, dst + d) + tail) for s, d in offsets]
+    return [Launch(kernel, ctas, (src + s, dst + d) + tail) for kernel, ctas, tail, s, d in launches]
 
 
 def _checked_tile(problem: TiledProblem, src: int, dst: int, device: GridShape, tile: TileConfig | None) -> TileConfig:
@@ -270,31 +284,34 @@ def tiled_arguments(kernel: PermuteKernel, rows: int, cols: int, lda: int, ldb: 
 
 def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                      device: GridShape, tile: TileConfig | ChunkedTile | None = None):
-    """``(kernel, ctas, arguments after the two pointers, (source, destination) byte offsets of each launch,
-    bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the plan depends
-    on); no kernel for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes ``chunked_transposes``
-    takes get the kernel ``MISALIGNED_TRANSPOSE`` names."""
+    """``(launches, bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the
+    plan depends on): each launch ``(kernel, ctas, arguments after the two pointers, source byte offset, destination
+    byte offset)``; none for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes
+    ``chunked_transposes`` takes get the kernel ``MISALIGNED_TRANSPOSE`` names."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
-    return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE)
+    return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
+                     (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES))
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
-              tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool):
+              tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool,
+              limits: tuple[int, int, int]):
+    max_extent, max_ctas, max_batch_launches = limits
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     nbytes = math.prod(shape) * itemsize
     if problem.kind is PermuteKind.COPY and nbytes >= COPY_KERNEL_MIN_BYTES:
         kernel = copy_kernel(copy_vector_bytes(src, dst))
-        if kernel.tiles(1, nbytes) > _MAX_CTAS:
-            raise LayoutError(f"x: {kernel.tiles(1, nbytes)} blocks of a copy exceed the {_MAX_CTAS} CTAs of one launch")
-        return kernel, kernel.tiles(1, nbytes), (nbytes,), ((0, 0),), nbytes
+        step = nbytes if kernel.tiles(1, nbytes) <= max_ctas else kernel.tile_cols * _pow2_floor(max_ctas)
+        return tuple((kernel, kernel.tiles(1, min(step, nbytes - start)), (min(step, nbytes - start),), start, start)
+                     for start in range(0, nbytes, step)), nbytes
     if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):
-        return None, 0, (), (), nbytes
-    if problem.rows > _MAX_EXTENT or problem.cols > _MAX_EXTENT:
-        raise LayoutError(f"x: a {problem.rows} x {problem.cols} tile problem exceeds 2**32 - 1 rows or columns")
+        return (), nbytes
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
-    outer, inner = problem.batch[:split], problem.batch[split:]
+    if math.prod(size for size, _, _ in problem.batch[:split]) > max_batch_launches:
+        split = max(0, len(problem.batch) - MAX_KERNEL_BATCH_DIMS)
+    inner = problem.batch[split:]
     narrow = interleaves(problem, src, dst) if tile is None and interleave else None
     if narrow is not None:
         kernel = interleave_kernel(problem.element_bytes, narrow[0], narrow[1], len(inner), narrow[2])
@@ -308,16 +325,116 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     else:
         config = _checked_tile(problem, src, dst, device, tile)
         kernel = permute_kernel(config, len(inner), device.arch, raster_order(config, 2 * nbytes, device))
-    tm, tn = kernel.tile_counts(problem.rows, problem.cols)
-    tiles = tm * tn * math.prod(size for size, _, _ in inner)
-    if tiles > _MAX_CTAS:
-        raise LayoutError(f"x: {tiles} tiles exceed the {_MAX_CTAS} CTAs of one launch")
-    ctas = kernel.ctas(tiles, device.multiprocessors)
     w = problem.element_bytes
-    tail = tiled_arguments(kernel, problem.rows, problem.cols, problem.lda, problem.ldb, inner)
-    offsets = tuple((w * sum(i * b[1] for i, b in zip(index, outer)), w * sum(i * b[2] for i, b in zip(index, outer)))
-                    for index in itertools.product(*(range(size) for size, _, _ in outer)))
-    return kernel, ctas, tail, offsets, math.prod(shape) * itemsize
+    tails: dict[tuple, tuple[int, tuple[int, ...]]] = {}  # (rows, cols, batch) -> (ctas, arguments)
+    launches = []
+    for piece in launch_pieces(problem, split, kernel.tile_rows, kernel.tile_cols, max_extent, max_ctas):
+        if (piece.rows, piece.cols, piece.batch) not in tails:
+            tm, tn = kernel.tile_counts(piece.rows, piece.cols)
+            tiles = tm * tn * math.prod(size for size, _, _ in piece.batch)
+            tails[piece.rows, piece.cols, piece.batch] = (
+                kernel.ctas(tiles, device.multiprocessors),
+                tiled_arguments(kernel, piece.rows, piece.cols, problem.lda, problem.ldb, piece.batch))
+        ctas, tail = tails[piece.rows, piece.cols, piece.batch]
+        launches.append((kernel, ctas, tail, w * piece.src, w * piece.dst))
+    return tuple(launches), nbytes
+
+
+def _pow2_floor(n: int) -> int:
+    """The largest power of two at most ``n`` (>= 1)."""
+    return 1 << (n.bit_length() - 1)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One launch of a tiled permutation: a ``rows x cols`` part of its matrices, ``batch`` its batch dims as the
+    kernel takes them (``(size, src_stride, dst_stride)``), at element offsets ``src`` and ``dst``."""
+
+    rows: int
+    cols: int
+    batch: tuple[tuple[int, int, int], ...]
+    src: int
+    dst: int
+
+
+#: The shortest length ``launch_pieces`` cuts a side into: 32 elements are whole sectors and vectors of any size.
+_MIN_CUT = SECTOR_BYTES
+
+
+def _cuts(extent: int, step: int) -> list[tuple[int, int]]:
+    """``(start, length)`` of ``extent`` cut into lengths of ``step`` (the last one shorter)."""
+    return [(start, min(step, extent - start)) for start in range(0, extent, step)]
+
+
+def launch_pieces(problem: TiledProblem, split: int, tile_rows: int, tile_cols: int,
+                  max_extent: int = _MAX_EXTENT, max_ctas: int = _MAX_CTAS) -> list[Piece]:
+    """The launches of ``problem`` by a kernel of ``tile_rows x tile_cols`` tiles taking its batch dims from
+    ``split`` on: one per index of the batch dims before ``split`` (first varying slowest), each cut so that it
+    has at most ``max_extent`` rows and columns and ``max_ctas`` tiles.
+
+    With ``T`` the tiles of one matrix and ``S_k`` the kernel's batch sizes, a launch takes ``T S_0 ... S_{b-1}``
+    CTAs. Where that exceeds ``max_ctas``: a side over ``max_extent`` (or whose one matrix has more than
+    ``max_ctas`` tiles) is cut into lengths of a power of two ``L >= 32`` (offsets ``r0 lda`` / ``r0`` or ``r0 ldb``
+    for rows, ``c0`` / ``c0 ldb`` or ``c0`` for columns: ``L`` keeps every vector and sector of the original
+    alignment); then the first batch dim ``k`` with ``T S_{k+1} ... S_{b-1} <= max_ctas`` is cut into runs of
+    ``s = max_ctas // (T S_{k+1} ... S_{b-1})`` (rounded down to a multiple of the least run whose offsets are
+    whole sectors, where one fits), the dims before it taken one index at a time (size 1 in the kernel).
+    Every offset is a sum of the problem's strides, so each piece is a problem of the same alignment.
+
+    Example: ``(2**31, 2, 2)`` uint8 with dims ``(0, 2, 1)`` is a batch of ``2**31`` ``2 x 2`` transposes (one
+    2 x 2 tile each): two launches, of ``2**31 - 8`` and 8 matrices, the second at byte offset ``4 (2**31 - 8)``."""
+    if max_extent < _MIN_CUT or max_ctas < 1:
+        raise LayoutError(f"max_extent, max_ctas: a launch must take {_MIN_CUT} or more rows and columns and a CTA, "
+                          f"got {max_extent} and {max_ctas}")
+    outer, inner = problem.batch[:split], problem.batch[split:]
+
+    def tiles(rows: int, cols: int) -> int:
+        return -(-rows // tile_rows) * -(-cols // tile_cols)
+
+    row_step = problem.rows if problem.rows <= max_extent else _pow2_floor(max_extent)
+    col_step = problem.cols if problem.cols <= max_extent else _pow2_floor(max_extent)
+    while tiles(row_step, col_step) > max_ctas and row_step > max(_MIN_CUT, tile_rows):
+        row_step = _pow2_floor(row_step - 1)  # the next power of two down
+    while tiles(row_step, col_step) > max_ctas and col_step > max(_MIN_CUT, tile_cols):
+        col_step = _pow2_floor(col_step - 1)
+    if tiles(row_step, col_step) > max_ctas:
+        raise LayoutError(f"x: a {problem.rows} x {problem.cols} matrix of {tile_rows} x {tile_cols} tiles has more "
+                          f"tiles than the {max_ctas} CTAs of a launch even cut into {row_step} x {col_step} pieces")
+    ldb_rows, ldb_cols = (1, problem.ldb) if problem.transposed else (problem.ldb, 1)
+    sides = [(rows, cols, r0 * problem.lda + c0, r0 * ldb_rows + c0 * ldb_cols)
+             for r0, rows in _cuts(problem.rows, row_step) for c0, cols in _cuts(problem.cols, col_step)]
+    batch_runs = _batch_runs(inner, tiles(row_step, col_step), max_ctas, problem.element_bytes)
+    pieces = []
+    for index in itertools.product(*(range(size) for size, _, _ in outer)):
+        s0 = sum(i * s for i, (_, s, _) in zip(index, outer))
+        d0 = sum(i * d for i, (_, _, d) in zip(index, outer))
+        for rows, cols, s1, d1 in sides:
+            pieces += [Piece(rows, cols, batch, s0 + s1 + s2, d0 + d1 + d2) for batch, s2, d2 in batch_runs]
+    return pieces
+
+
+def _batch_runs(inner: tuple[tuple[int, int, int], ...], per_matrix: int, max_ctas: int,
+                element_bytes: int) -> list[tuple[tuple[tuple[int, int, int], ...], int, int]]:
+    """``(batch dims, src offset, dst offset)`` of each launch over the kernel's batch dims ``inner``, ``per_matrix``
+    tiles a matrix, at most ``max_ctas`` tiles a launch (``launch_pieces``)."""
+    sizes = [size for size, _, _ in inner]
+    if per_matrix * math.prod(sizes) <= max_ctas:
+        return [(inner, 0, 0)]
+    k = next(k for k in range(len(inner)) if per_matrix * math.prod(sizes[k + 1:]) <= max_ctas)
+    run = max_ctas // (per_matrix * math.prod(sizes[k + 1:]))
+    _, src_stride, dst_stride = inner[k]
+    sector = max(SECTOR_BYTES // math.gcd(SECTOR_BYTES, src_stride * element_bytes),
+                 SECTOR_BYTES // math.gcd(SECTOR_BYTES, dst_stride * element_bytes))
+    if run >= sector:
+        run -= run % sector
+    out = []
+    for index in itertools.product(*(range(size) for size in sizes[:k])):
+        s0 = sum(i * s for i, (_, s, _) in zip(index, inner))
+        d0 = sum(i * d for i, (_, _, d) in zip(index, inner))
+        for start, length in _cuts(sizes[k], run):
+            batch = tuple((1, s, d) for _, s, d in inner[:k]) + ((length, src_stride, dst_stride),) + inner[k + 1:]
+            out.append((batch, s0 + start * src_stride, d0 + start * dst_stride))
+    return out
 
 
 def cast_vectors(m: int, n: int, input_bytes: int, x: int, out: int, out_t: int) -> tuple[int, int]:
