@@ -355,6 +355,16 @@ def _check_dtype(text: str, bits: int, dtype: str | None, what: str) -> None:
               "layout misused with another type")
 
 
+#: The ``-o`` value that names standard output rather than a file (the POSIX convention; ``./-`` is a file named ``-``).
+STDOUT = "-"
+
+
+def _output_path(args: argparse.Namespace) -> str | None:
+    """The file ``-o`` names, or None for standard output: ``-o FILE`` -> ``"FILE"``; no ``-o`` or ``-o -`` -> None."""
+    output = getattr(args, "output", None)
+    return None if not output or output == STDOUT else output
+
+
 def _write_file(path: str, content: str | bytes) -> None:
     """Write ``content`` to ``path``; a path that cannot be written (or is no path: a NUL character in it) is
     a LayoutError naming ``-o``."""
@@ -377,7 +387,7 @@ def _width(args: argparse.Namespace, *, views: bool = False) -> int | None:
     """Columns to fit text to: ``None`` (everything, whole) with --wide or -o; the terminal's width when
     stdout is one; else :data:`DEFAULT_WIDTH` — except for Triton's views and grids (``views``), which a
     file or a pipe gets whole, character for character."""
-    if getattr(args, "wide", False) or getattr(args, "output", None):
+    if getattr(args, "wide", False) or _output_path(args):
         return None
     if sys.stdout is not None and sys.stdout.isatty():
         return shutil.get_terminal_size((DEFAULT_WIDTH, 40)).columns
@@ -385,7 +395,9 @@ def _width(args: argparse.Namespace, *, views: bool = False) -> int | None:
 
 
 def _write(args: argparse.Namespace, content: str | bytes) -> None:
-    output = getattr(args, "output", None)
+    """Write ``content`` where ``-o`` says: its file, or standard output (no ``-o``, or ``-o -``): text as
+    text (a newline ended), bytes (a PNG) through ``sys.stdout.buffer``."""
+    output = _output_path(args)
     if output:
         _write_file(output, content)
         print(f"wrote {output}", file=sys.stderr)
@@ -706,6 +718,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
     """Write the explorer page (--output) or serve it on 127.0.0.1 only."""
     if not 0 <= args.port <= 65535:
         raise LayoutError(f"--port: a TCP port is 0..65535 (0: any free port), got {quote(args.port)}")
+    if args.output == STDOUT:
+        _write(args, _explorer_page(args))
+        return 0
     page = _explorer_page(args).encode("utf-8")
     if args.output:
         _write_file(args.output, page)
@@ -768,6 +783,7 @@ class _Parser(argparse.ArgumentParser):
 
 _LAYOUT_HELP = ("a layout spec: Gluon syntax such as 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', its bases as JSON "
                 "(LinearLayout.to_json), CuTe text such as 'Swizzle<3,4,3> o (8,64):(64,1)', or @FILE")
+_OUTPUT_HELP = "write to this file instead of stdout ('-': stdout itself; ./- is a file named -)"
 _DTYPE_HELP = "element type: fp8, fp16, bf16, fp32, i8, i32, fp64, float8_e4m3fn, ... (or the width in bits)"
 
 
@@ -811,7 +827,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
 
     def shape_and_output(p: argparse.ArgumentParser) -> None:
         p.add_argument("--shape", help="tensor shape, e.g. 16,32 (needed by Gluon descriptors)")
-        p.add_argument("-o", "--output", help="write to this file instead of stdout")
+        p.add_argument("-o", "--output", help=_OUTPUT_HELP)
         p.add_argument("--max-elements", metavar="N",
                        help="refuse layouts with more than N inputs or elements (default: "
                             f"{MAX_PICTURE_ELEMENTS} for pictures and views, {MAX_ELEMENTS} for analyses and "
@@ -899,7 +915,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
 
     p = add("explore", cmd_explore, "the interactive explorer page, served on 127.0.0.1 (or written with -o)")
     p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)")
-    p.add_argument("-o", "--output", help="write the page to this file instead of serving it")
+    p.add_argument("-o", "--output", help="write the page to this file instead of serving it ('-': to stdout)")
     p.add_argument("--layout", action="append", metavar="LAYOUT",
                    help="show a distributed layout: a scenario of its own (the first selected) and an entry of the "
                         "layout picker for scenarios of its shape (repeatable)")
@@ -922,7 +938,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                                     "analyzed for the target it names (--target, if given, must agree)")
     device(p)
     p.add_argument("--format", choices=["text", "html"], default="text", help="text (default) or one HTML page")
-    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("-o", "--output", help=_OUTPUT_HELP)
     p.add_argument("--no-layouts", action="store_true", help="text: leave out the list of layouts")
     p.add_argument("--no-pictures", action="store_true", help="html: leave out the pictures")
     p.add_argument("--no-triton-estimate", action="store_true",
