@@ -70,6 +70,7 @@ __all__ = [
     "check_ir_size",
     "check_ir_text",
     "parse_int",
+    "unique_keys",
     "quote",
     "shorten",
     "excerpt",
@@ -216,6 +217,26 @@ def parse_int(text: str, what: str, *, signed: bool = False, max_digits: int = M
     if len(match[1].lstrip("+-")) > max_digits:
         raise LayoutError(f"{what}: an integer of {len(match[1].lstrip('+-'))} digits; at most {max_digits} digits")
     return int(match[1])
+
+
+def unique_keys(pairs: list[tuple[str, Any]], what: str = "json") -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` for every JSON text a user sends: the object as a dict, a key given
+    twice a LayoutError naming ``what`` (``json.loads`` alone keeps the last value silently).
+
+    >>> import json
+    >>> json.loads('{"a": 1, "b": 2}', object_pairs_hook=unique_keys)
+    {'a': 1, 'b': 2}
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    ...
+    linear_layouts.core.errors.LayoutError: json: key 'a' given twice in one object
+    """
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise LayoutError(f"{what}: key {quote(key)} given twice in one object")
+        result[key] = value
+    return result
 
 
 def check_ir_size(size: int, what: str, *, max_bytes: int = MAX_IR_BYTES, keyword: str | None = "max_bytes") -> None:
