@@ -32,13 +32,19 @@ from typing import Any, Callable, NoReturn, Sequence, TypeVar
 from linear_layouts import __version__
 from linear_layouts.core.errors import QUOTE_CHARS, LayoutError, cut_long_runs, did_you_mean
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.core.limits import MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, check_layout_size, quote, shorten
+from linear_layouts.core.limits import (INT_RULE, MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, check_layout_size,
+                                        parse_int, quote, shorten)
 
 # --------------------------------------------------------------------------------------------------
 # Shared helpers of the subcommands
 
 
-_SIZE = re.compile(r"\s*([0-9]{1,10})\s*")
+def _size(part: str) -> int | None:
+    """One size of ``--shape``: ASCII digits, at most 10 (``limits.parse_int``); None where ``part`` is none."""
+    try:
+        return parse_int(part, "--shape", max_digits=10)
+    except LayoutError:
+        return None
 
 
 def _shape(text: str | None) -> list[int] | None:
@@ -47,13 +53,13 @@ def _shape(text: str | None) -> list[int] | None:
         return None
     cleaned = text.strip().strip("[]()").replace("x", ",").replace("×", ",")
     parts = cleaned.split(",")
-    sizes = [_SIZE.fullmatch(part) for part in parts]
-    if not cleaned.strip() or not all(sizes):
-        bad = next((part for part, size in zip(parts, sizes) if not size), "")
+    sizes = [_size(part) for part in parts]
+    if not cleaned.strip() or None in sizes:
+        bad = next((part for part, size in zip(parts, sizes) if size is None), "")
         raise LayoutError(f"--shape: expected sizes like 16,32, got {quote(text)}"
-                          + (f" (an empty size between commas)" if not bad.strip() else f" ({quote(bad.strip())} "
-                                                                                           "is not a size)"))
-    shape = [int(size[1]) for size in sizes]
+                          + (" (an empty size between commas)" if not bad.strip()
+                             else f" ({quote(bad.strip())} is not a size: {INT_RULE})"))
+    shape = [size for size in sizes if size is not None]
     if any(s <= 0 or s & (s - 1) for s in shape):
         raise LayoutError(f"--shape: every size must be a power of two, got {quote(text)}")
     return shape
@@ -137,9 +143,13 @@ def _limit(args: argparse.Namespace) -> dict[str, int]:
     text = getattr(args, "max_elements", None)
     if text is None:
         return {}
-    if not re.fullmatch(r"\s*[0-9]{1,19}\s*", text) or int(text) < 1:
-        raise LayoutError(f"--max-elements: expected a positive number of elements, got {quote(text)}")
-    return {"max_elements": int(text)}
+    try:
+        count = parse_int(text, "--max-elements", max_digits=19)
+    except LayoutError:
+        count = 0
+    if count < 1:
+        raise LayoutError(f"--max-elements: expected a positive number of elements, got {quote(text)} ({INT_RULE})")
+    return {"max_elements": count}
 
 
 def _layout(text: str, shape: list[int] | None, what: str = "LAYOUT") -> LinearLayout:
@@ -355,6 +365,16 @@ def _check_dtype(text: str, bits: int, dtype: str | None, what: str) -> None:
               "layout misused with another type")
 
 
+#: The ``-o`` value that names standard output rather than a file (the POSIX convention; ``./-`` is a file named ``-``).
+STDOUT = "-"
+
+
+def _output_path(args: argparse.Namespace) -> str | None:
+    """The file ``-o`` names, or None for standard output: ``-o FILE`` -> ``"FILE"``; no ``-o`` or ``-o -`` -> None."""
+    output = getattr(args, "output", None)
+    return None if not output or output == STDOUT else output
+
+
 def _write_file(path: str, content: str | bytes) -> None:
     """Write ``content`` to ``path``; a path that cannot be written (or is no path: a NUL character in it) is
     a LayoutError naming ``-o``."""
@@ -377,7 +397,7 @@ def _width(args: argparse.Namespace, *, views: bool = False) -> int | None:
     """Columns to fit text to: ``None`` (everything, whole) with --wide or -o; the terminal's width when
     stdout is one; else :data:`DEFAULT_WIDTH` — except for Triton's views and grids (``views``), which a
     file or a pipe gets whole, character for character."""
-    if getattr(args, "wide", False) or getattr(args, "output", None):
+    if getattr(args, "wide", False) or _output_path(args):
         return None
     if sys.stdout is not None and sys.stdout.isatty():
         return shutil.get_terminal_size((DEFAULT_WIDTH, 40)).columns
@@ -385,7 +405,9 @@ def _width(args: argparse.Namespace, *, views: bool = False) -> int | None:
 
 
 def _write(args: argparse.Namespace, content: str | bytes) -> None:
-    output = getattr(args, "output", None)
+    """Write ``content`` where ``-o`` says: its file, or standard output (no ``-o``, or ``-o -``): text as
+    text (a newline ended), bytes (a PNG) through ``sys.stdout.buffer``."""
+    output = _output_path(args)
     if output:
         _write_file(output, content)
         print(f"wrote {output}", file=sys.stderr)
@@ -496,8 +518,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 def cmd_banks(args: argparse.Namespace) -> int:
     """Wavefronts of DIST storing to / loading from SHARED, with the per-step bank hits."""
-    if args.steps < 0:
-        raise LayoutError(f"--steps: the number of steps to list must be 0 or more, got {quote(args.steps)}")
+    steps = parse_int(args.steps, "--steps", signed=True)
+    if steps < 0:
+        raise LayoutError(f"--steps: the number of steps to list must be 0 or more, got {quote(steps)}")
     shape = _shape(args.shape)
     dist = _layout(args.dist, shape, "DIST")
     shared = _layout(args.shared, shape or list(dist.out_dims.values()), "SHARED")
@@ -516,7 +539,7 @@ def cmd_banks(args: argparse.Namespace) -> int:
         return 0
     from linear_layouts.present.reports import banks_report
 
-    out = banks_report(shared, dist, bits, op=args.op, steps=args.steps, width=_width(args),
+    out = banks_report(shared, dist, bits, op=args.op, steps=steps, width=_width(args),
                        **_limit(args), **on)
     other = args.store if args.op == "load" else args.load
     if other:
@@ -704,8 +727,12 @@ def _explorer_page(args: argparse.Namespace) -> str:
 
 def cmd_explore(args: argparse.Namespace) -> int:
     """Write the explorer page (--output) or serve it on 127.0.0.1 only."""
-    if not 0 <= args.port <= 65535:
-        raise LayoutError(f"--port: a TCP port is 0..65535 (0: any free port), got {quote(args.port)}")
+    port = parse_int(args.port, "--port", signed=True)
+    if not 0 <= port <= 65535:
+        raise LayoutError(f"--port: a TCP port is 0..65535 (0: any free port), got {quote(port)}")
+    if args.output == STDOUT:
+        _write(args, _explorer_page(args))
+        return 0
     page = _explorer_page(args).encode("utf-8")
     if args.output:
         _write_file(args.output, page)
@@ -714,12 +741,12 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from linear_layouts.present.viz.server import explorer_server, serve_until_interrupted
 
     try:
-        server = explorer_server(page, args.port)
+        server = explorer_server(page, port)
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
-            raise LayoutError(f"--port {args.port}: 127.0.0.1:{args.port} is already in use (another explorer?); "
+            raise LayoutError(f"--port {port}: 127.0.0.1:{port} is already in use (another explorer?); "
                               "choose another with --port N, or --port 0 for any free port") from None
-        raise LayoutError(f"--port {args.port}: cannot listen on 127.0.0.1:{args.port}: {error.strerror}"
+        raise LayoutError(f"--port {port}: cannot listen on 127.0.0.1:{port}: {error.strerror}"
                           + ("; ports below 1024 need privileges, try --port 0" if error.errno == errno.EACCES
                              else "")) from None
     _flush_warnings()
@@ -768,6 +795,7 @@ class _Parser(argparse.ArgumentParser):
 
 _LAYOUT_HELP = ("a layout spec: Gluon syntax such as 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', its bases as JSON "
                 "(LinearLayout.to_json), CuTe text such as 'Swizzle<3,4,3> o (8,64):(64,1)', or @FILE")
+_OUTPUT_HELP = "write to this file instead of stdout ('-': stdout itself; ./- is a file named -)"
 _DTYPE_HELP = "element type: fp8, fp16, bf16, fp32, i8, i32, fp64, float8_e4m3fn, ... (or the width in bits)"
 
 
@@ -811,7 +839,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
 
     def shape_and_output(p: argparse.ArgumentParser) -> None:
         p.add_argument("--shape", help="tensor shape, e.g. 16,32 (needed by Gluon descriptors)")
-        p.add_argument("-o", "--output", help="write to this file instead of stdout")
+        p.add_argument("-o", "--output", help=_OUTPUT_HELP)
         p.add_argument("--max-elements", metavar="N",
                        help="refuse layouts with more than N inputs or elements (default: "
                             f"{MAX_PICTURE_ELEMENTS} for pictures and views, {MAX_ELEMENTS} for analyses and "
@@ -860,7 +888,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     shape_and_output(p)
     p.add_argument("--dtype", help=_DTYPE_HELP + "; default: the width SHARED was built for")
     p.add_argument("--op", choices=["load", "store"], default="load", help="DIST reads (load, default) or writes")
-    p.add_argument("--steps", type=int, default=16, help="text: how many steps to list")
+    p.add_argument("--steps", default="16", help="text: how many steps to list")
     p.add_argument("--store", help="--op load: the layout that stored the tile; ranks SHARED against every "
                                    "shared layout a Gluon author can use (the swizzle command's table)")
     p.add_argument("--load", help="--op store: the layout that will load the tile (same table)")
@@ -898,8 +926,8 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     wide(add("demo", cmd_demo, "the paper's Layout A, then a 16x32 transpose through shared memory end to end, in six steps"))
 
     p = add("explore", cmd_explore, "the interactive explorer page, served on 127.0.0.1 (or written with -o)")
-    p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)")
-    p.add_argument("-o", "--output", help="write the page to this file instead of serving it")
+    p.add_argument("--port", default="8000", help="port on 127.0.0.1 (0: any free port)")
+    p.add_argument("-o", "--output", help="write the page to this file instead of serving it ('-': to stdout)")
     p.add_argument("--layout", action="append", metavar="LAYOUT",
                    help="show a distributed layout: a scenario of its own (the first selected) and an entry of the "
                         "layout picker for scenarios of its shape (repeatable)")
@@ -922,7 +950,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                                     "analyzed for the target it names (--target, if given, must agree)")
     device(p)
     p.add_argument("--format", choices=["text", "html"], default="text", help="text (default) or one HTML page")
-    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("-o", "--output", help=_OUTPUT_HELP)
     p.add_argument("--no-layouts", action="store_true", help="text: leave out the list of layouts")
     p.add_argument("--no-pictures", action="store_true", help="html: leave out the pictures")
     p.add_argument("--no-triton-estimate", action="store_true",

@@ -90,10 +90,13 @@ def oracle_raw(gluon_layout: Any, shape: Sequence[int]) -> Any:
     return builder.to_linear_layout(gluon_layout._to_ir(builder), list(shape))
 
 
-def linear_of_triton_result(result: Any, shape: Sequence[int]) -> LinearLayout:
+def linear_of_triton_result(result: Any) -> LinearLayout:
     """Our ``LinearLayout`` of a Gluon ``DistributedLinearLayout`` / ``SharedLinearLayout`` /
-    ``_TensorMemoryLinearLayout`` returned by ``to_linear_layout`` for a tensor of ``shape``."""
-    out_dims = [(f"dim{i}", int(s)) for i, s in enumerate(shape)]
+    ``_TensorMemoryLinearLayout`` returned by ``to_linear_layout``: its bases, and out dims ``dim0, dim1, ...``
+    of the sizes of Triton's own ``result.shape``, which need not be the shape asked for (a tensor-memory
+    layout of ``blockN`` columns split over 2 CTAs along dim1 on a tensor of 1 column is Triton's 2 columns:
+    ``to_linear_layout(.., [64, 1]).shape == [64, 2]``)."""
+    out_dims = [(f"dim{i}", int(s)) for i, s in enumerate(result.shape)]
     kind = type(result).__name__
     if kind == "DistributedLinearLayout":
         bases = [("register", result.reg_bases), ("lane", result.lane_bases),
@@ -109,8 +112,9 @@ def linear_of_triton_result(result: Any, shape: Sequence[int]) -> LinearLayout:
 
 
 def oracle_linear(gluon_layout: Any, shape: Sequence[int]) -> LinearLayout:
-    """Triton 3.9's layout for ``gluon_layout`` on ``shape``, as our ``LinearLayout``."""
-    return linear_of_triton_result(oracle_raw(gluon_layout, shape), shape)
+    """Triton 3.9's layout for ``gluon_layout`` asked for ``shape``, as our ``LinearLayout`` (out dims of the
+    sizes Triton's result states: :func:`linear_of_triton_result`)."""
+    return linear_of_triton_result(oracle_raw(gluon_layout, shape))
 
 
 def same_modulo_broadcast_registers(ours: LinearLayout, theirs: LinearLayout) -> bool:

@@ -62,6 +62,30 @@ def test_differential_against_triton():
         assert ours.out_dims == {"dim0": shape[0], "dim1": shape[1]}
 
 
+#: Tensor-memory layouts whose CGA splits dim1 over 2 CTAs, asked for one column: Triton's result is 2 columns.
+NARROWER_THAN_THE_SPLIT = [
+    (dict(block=(64, 8), col_stride=1, cga_layout=[[0, 1]], two_ctas=False, fp4_padded=False), [64, 1]),
+    (dict(block=(64, 1), col_stride=2, cga_layout=[[0, 1]], two_ctas=False, fp4_padded=False), [256, 1]),
+    (dict(block=(64, 1), col_stride=2, cga_layout=[[1, 0], [0, 1]], two_ctas=True, fp4_padded=False), [128, 1]),
+]
+
+
+@pytest.mark.parametrize("params, shape", NARROWER_THAN_THE_SPLIT)
+def test_the_oracle_reads_triton_s_own_shape(params, shape):
+    """The oracle took a tensor-memory result's out sizes from the shape asked for ([.., 1]); Triton's result
+    has its own ([.., 2]), which is ours too: the oracle now reads it from Triton's object and agrees."""
+    from .oracle import oracle_raw
+
+    gluon = build_gluon(("TensorMemoryLayout", params))
+    raw = oracle_raw(gluon, shape)
+    assert list(raw.shape) == [shape[0], 2]
+    theirs = oracle_linear(gluon, shape)
+    assert theirs.out_dims == {"dim0": shape[0], "dim1": 2}
+    ours = build_ours(("TensorMemoryLayout", params)).to_linear(shape)
+    assert ours.out_dims == theirs.out_dims
+    assert ours.sublayout(["row", "col"], ["dim0", "dim1"]) == theirs
+
+
 @pytest.mark.parametrize(
     "make, rule",
     [

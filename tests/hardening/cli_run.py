@@ -17,3 +17,17 @@ def run(argv: list[str]) -> tuple[int, str, str]:
         except SystemExit as exit_:
             status = exit_.code
     return status, out.getvalue(), err.getvalue()
+
+
+def run_bytes(argv: list[str]) -> tuple[int, bytes, str]:
+    """``(exit status, stdout's bytes, stderr)`` of ``linear-layouts ARGV``, stdout a real text stream over bytes
+    (with ``.buffer``, as a pipe's is): what a binary output such as a PNG writes there."""
+    raw, err = io.BytesIO(), io.StringIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            status = main(argv)
+        except SystemExit as exit_:
+            status = exit_.code
+        out.flush()
+    return status, raw.getvalue(), err.getvalue()

@@ -288,3 +288,21 @@ def test_typed_layout_text_is_parsed_as_the_command_line_parses_it(capsys):
         assert status == 400 and "not served" in answer["error"]
         assert parse(port, {"text": "BlockedLayout([1,4],[4,8],[4,1],[1,0])"}, origin="http://evil.example")[0] == 403
         assert parse(port, {"text": "x"}, host="evil.example")[0] == 421
+
+
+@pytest.mark.parametrize("path, body, key", [
+    ("/api/swizzle", swizzle_body(12)[:-1] + b', "bitwidth": 32}', "bitwidth"),   # 12 then 32: JSON kept 32
+    ("/api/swizzle", swizzle_body().replace(b'"out_dims": {"dim0": 16', b'"out_dims": {"dim0": 16, "dim0": 16', 1),
+     "dim0"),                                                                      # in a nested object too
+    ("/api/parse", b'{"text": "BlockedLayout([1,4],[4,8],[4,1],[1,0])", "shape": [32, 64], "shape": [16, 16]}',
+     "shape"),
+], ids=["swizzle", "swizzle-nested", "parse"])
+def test_a_key_given_twice_is_refused(path, body, key):
+    """The API kept the last of two values of one key (`json.loads`' default), where a LinearLayout's JSON
+    refuses it: now the same rule (limits.unique_keys) answers 400 with the error, as any other bad request."""
+    assert json.loads(body)  # valid JSON, read by json.loads alone as if the key were given once
+    with running() as port:
+        headers = {"Content-Type": "application/json", "Origin": f"http://127.0.0.1:{port}"}
+        status, got, answer = request(port, "POST", path, body, headers)
+        assert status == 400 and got["Content-Type"] == "application/json"
+        assert json.loads(answer) == {"error": f"request: key '{key}' given twice in one object"}

@@ -33,7 +33,7 @@ import numpy as np
 from linear_layouts.core import _ccore, f2
 from linear_layouts.core.errors import LayoutError, not_a_layout
 from linear_layouts.core.limits import (
-    MAX_DIM_LOG2, MAX_ELEMENTS, check_count, check_log2_count, check_text, excerpt, quote as _q,
+    MAX_DIM_LOG2, MAX_ELEMENTS, check_count, check_log2_count, check_text, excerpt, quote as _q, unique_keys,
 )
 
 __all__ = [
@@ -1311,7 +1311,7 @@ class LinearLayout:
         if isinstance(data, str):
             text = check_text(data, "json")  # length, nesting depth, integer digits: json.loads stays bounded
             try:
-                data = json.loads(text, object_pairs_hook=_unique_keys)
+                data = json.loads(text, object_pairs_hook=unique_keys)
             except json.JSONDecodeError as error:
                 raise LayoutError(f"json: invalid JSON at line {error.lineno} column {error.colno}: "
                                   f"{error.msg}\n{excerpt(text, error.pos)}") from None
@@ -1345,16 +1345,6 @@ class LinearLayout:
             + ("" if self.is_surjective() else ", require_surjective=False")
             + ")"
         )
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads``' ``object_pairs_hook``: the object as a dict, a key given twice a LayoutError."""
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise LayoutError(f"json: key {_q(key)} given twice in one object")
-        result[key] = value
-    return result
 
 
 # ----------------------------------------------------------------------------------------------

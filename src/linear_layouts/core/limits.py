@@ -69,6 +69,8 @@ __all__ = [
     "check_text",
     "check_ir_size",
     "check_ir_text",
+    "parse_int",
+    "unique_keys",
     "quote",
     "shorten",
     "excerpt",
@@ -178,6 +180,63 @@ def check_text(text: Any, what: str = "spec", *, max_chars: int = MAX_SPEC_CHARS
         raise LayoutError(f"{what}: an integer of {len(long_int.group())} digits at column {long_int.start() + 1}; "
                           f"at most {MAX_INT_DIGITS} digits (linear_layouts.limits.MAX_INT_DIGITS)")
     return text
+
+
+_UNSIGNED_INT = re.compile(r"\s*([0-9]+)\s*", re.ASCII)
+_SIGNED_INT = re.compile(r"\s*([+-]?[0-9]+)\s*", re.ASCII)
+#: The rule :func:`parse_int` enforces, as its error messages state it.
+INT_RULE = "an integer is written in ASCII digits 0-9"
+
+
+def parse_int(text: str, what: str, *, signed: bool = False, max_digits: int = MAX_INT_DIGITS) -> int:
+    """The integer a user's ``text`` writes: ASCII digits ``0-9`` (a leading ``+`` / ``-`` when ``signed``),
+    at most ``max_digits`` of them, blanks around; else a LayoutError naming ``what`` and the rule. The one
+    reading of an integer in user text: Python's ``int`` also reads any Unicode decimal digit and underscores.
+
+    ==============  ================  ==================================
+    ``text``        ``int(text)``     ``parse_int(text, "--steps")``
+    ==============  ================  ==================================
+    ``" 32 "``      32                32
+    ``"٣٢"``        32                LayoutError (Arabic-Indic digits)
+    ``"1_000"``     1000              LayoutError
+    ``"-1"``        -1                -1 with ``signed=True``, else LayoutError
+    ==============  ================  ==================================
+
+    >>> parse_int("32", "--steps"), parse_int("-1", "--port", signed=True)
+    (32, -1)
+    >>> parse_int("٣٢", "--steps")
+    Traceback (most recent call last):
+    ...
+    linear_layouts.core.errors.LayoutError: --steps: expected a non-negative integer, got '٣٢' (an integer is written in ASCII digits 0-9)
+    """
+    match = (_SIGNED_INT if signed else _UNSIGNED_INT).fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        sign = ", optionally signed" if signed else ""
+        raise LayoutError(f"{what}: expected {'an' if signed else 'a non-negative'} integer, got {quote(text)} "
+                          f"({INT_RULE}{sign})")
+    if len(match[1].lstrip("+-")) > max_digits:
+        raise LayoutError(f"{what}: an integer of {len(match[1].lstrip('+-'))} digits; at most {max_digits} digits")
+    return int(match[1])
+
+
+def unique_keys(pairs: list[tuple[str, Any]], what: str = "json") -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` for every JSON text a user sends: the object as a dict, a key given
+    twice a LayoutError naming ``what`` (``json.loads`` alone keeps the last value silently).
+
+    >>> import json
+    >>> json.loads('{"a": 1, "b": 2}', object_pairs_hook=unique_keys)
+    {'a': 1, 'b': 2}
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    ...
+    linear_layouts.core.errors.LayoutError: json: key 'a' given twice in one object
+    """
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise LayoutError(f"{what}: key {quote(key)} given twice in one object")
+        result[key] = value
+    return result
 
 
 def check_ir_size(size: int, what: str, *, max_bytes: int = MAX_IR_BYTES, keyword: str | None = "max_bytes") -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import MAX_INT_DIGITS, quote
+from linear_layouts.core.limits import MAX_INT_DIGITS, parse_int, quote
 
 __all__ = ["split_top", "find_top", "closing", "shape_and_element", "NAME_CHAR", "VALUE_NAME", "VALUE_USE",
            "NAME_END", "RESULT_LIST", "ATTR_DICT", "STATIC_SHAPE", "INTEGER_TYPE", "I32_ARRAY",
@@ -169,7 +169,8 @@ def shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
             raise LayoutError(f"type {quote(text)}: a size of {len(parts[k])} digits, more than "
                               f"{MAX_INT_DIGITS} (linear_layouts.limits.MAX_INT_DIGITS)")
         k += 1
-    return tuple(int(d) for d in parts[:k]), "x".join(parts[k:]).strip()
+    sizes = tuple(parse_int(d, f"type {quote(text)}: a size") for d in parts[:k])  # isdecimal() admits '٣'
+    return sizes, "x".join(parts[k:]).strip()
 
 
 @checked

@@ -33,7 +33,7 @@ from typing import Any
 
 from linear_layouts.cute.layout import ComposedLayout, Layout, Swizzle, TVLayout
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, check_text, excerpt, quote
+from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, check_text, excerpt, parse_int, quote
 
 __all__ = ["parse_cute", "looks_like_cute", "MAX_TERMS"]
 
@@ -82,6 +82,11 @@ def _tokens(text: str) -> list[_Token]:
             kind, value = "int", value[1:]
         if kind == "int" and len(value.lstrip("-")) > MAX_INT_DIGITS:
             raise _error(text, column, f"integer longer than {MAX_INT_DIGITS} digits")
+        if kind == "int":  # \d also matches other scripts' digits ('٣'): the one rule of limits.parse_int
+            try:
+                parse_int(value, "integer", signed=True)
+            except LayoutError as error:
+                raise _error(text, column, str(error)) from None
         if kind == "name" and _STATIC.match(value.split("::")[-1]):
             kind = "int"
             sign, digits = _STATIC.match(value.split("::")[-1]).groups()  # type: ignore[union-attr]

@@ -49,7 +49,7 @@ from typing import Any
 
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, excerpt, quote
+from linear_layouts.core.limits import MAX_INT_DIGITS, MAX_SPEC_DEPTH, excerpt, parse_int, quote
 from linear_layouts.core.mlir_text import NAME_CHAR
 from linear_layouts.layouts.base import cga_layout_from_split_params, standard_out_dim_names
 from linear_layouts.layouts.registry import Descriptor, kind_named, kind_of, kinds
@@ -130,8 +130,12 @@ class AttributeReader:
         if len(match.group().lstrip("-")) > MAX_INT_DIGITS:
             raise self.fail(f"an integer of {len(match.group().lstrip('-'))} digits; at most {MAX_INT_DIGITS} digits "
                             "(linear_layouts.limits.MAX_INT_DIGITS)")
+        try:  # \d also matches other scripts' digits ('٣'): the one rule of limits.parse_int
+            value = parse_int(match.group(), "integer", signed=True)
+        except LayoutError as error:
+            raise self.fail(str(error)) from None
         self.pos = match.end()
-        return int(match.group())
+        return value
 
     def at_end(self) -> bool:
         self.skip()

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from linear_layouts.core.errors import LayoutError, did_you_mean
-from linear_layouts.core.limits import quote
+from linear_layouts.core.limits import parse_int, quote
 from linear_layouts.target.amd import MI300X, amd_target
 from linear_layouts.target.nvidia import A100, B200, H100, H200, nvidia_target
 from linear_layouts.target.target import Target
@@ -39,7 +39,7 @@ def parse_arch(arch: str) -> tuple[str, int | str]:
         raise LayoutError(f"target must be a string like sm_90 or gfx942, got {quote(arch)}")
     m = re.fullmatch(r"sm_(\d{2,3})a?", arch)
     if m:
-        return "cuda", int(m.group(1))
+        return "cuda", parse_int(m.group(1), f"target {quote(arch)}: the compute capability")
     if re.fullmatch(r"gfx[0-9a-f]{3,4}", arch):
         return "hip", arch
     raise LayoutError(f"target must be sm_<cc> (e.g. sm_80, sm_90) or gfx<arch> (e.g. gfx942), got {quote(arch)}")

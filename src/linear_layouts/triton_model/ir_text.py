@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import (MAX_INT_DIGITS, MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_ir_text,
-                                        quote)
+                                        parse_int, quote)
 from linear_layouts.core.mlir_text import (ATTR_DICT, NAME_CHAR, NAME_END, RESULT_LIST, VALUE_NAME, VALUE_USE, closing,
                                       pointee, shape_and_element, split_top)
 from linear_layouts.core.mlir_text import find_top as _find_top
@@ -88,7 +88,7 @@ class Op:
         if m and len(m.group(1).lstrip("-")) > MAX_INT_DIGITS:
             raise LayoutError(f"ir text: {self.name}'s attribute {key} has more than {MAX_INT_DIGITS} digits "
                               "(linear_layouts.limits.MAX_INT_DIGITS)")
-        return int(m.group(1)) if m else None
+        return parse_int(m.group(1), f"ir text: {self.name}'s attribute {key}", signed=True) if m else None
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from typing import Any
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import quote, shorten
+from linear_layouts.core.limits import parse_int, quote, shorten
 
 __all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS", "TRITON_NEEDED", "TRITON_INSTALL",
            "FORMAT_DOC"]
@@ -80,8 +80,8 @@ def parse_target(target: str) -> tuple[str, int | str, int]:
         raise LayoutError(f"target must be a string like sm_90 or gfx942, got {quote(target)}")
     m = re.fullmatch(r"sm_(\d{2,3})a?", target)
     if m:
-        return ("cuda", int(m.group(1)), 32)
-    if re.fullmatch(r"gfx(9\d\d|1[012]\d\d)", target):
+        return ("cuda", parse_int(m.group(1), f"target {quote(target)}: the compute capability"), 32)
+    if re.fullmatch(r"gfx(9[0-9][0-9]|1[012][0-9][0-9])", target):
         return ("hip", target, 32 if target.startswith("gfx1") else 64)
     raise LayoutError(f"target must be sm_<cc> (e.g. sm_80, sm_90) or gfx<arch> (e.g. gfx942), got {quote(target)}")
 

@@ -25,6 +25,7 @@ JSON, read as the command line reads it). Nothing else is served, and only to th
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import socket
@@ -214,8 +215,14 @@ def _handler(page: bytes) -> type[BaseHTTPRequestHandler]:
             body = self._body()
             if body is None:
                 return
+            from linear_layouts.core.errors import LayoutError
+            from linear_layouts.core.limits import unique_keys
+
             try:
-                payload = json.loads(body)
+                payload = json.loads(body, object_pairs_hook=functools.partial(unique_keys, what="request"))
+            except LayoutError as error:  # a key given twice: JSON would keep the last silently
+                self._refuse(400, str(error))
+                return
             except (UnicodeDecodeError, RecursionError) as error:
                 self._refuse(400, f"request: not JSON text ({type(error).__name__})")
                 return
