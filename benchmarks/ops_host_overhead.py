@@ -10,7 +10,8 @@ the packing of the arguments and the foreign calls. On the device,
 
     PYTHONPATH=src python3 benchmarks/ops_host_overhead.py [--calls 20000] [--out benchmarks/results]
 
-Writes ``ops_host_overhead.{json,md}`` under ``--out``.
+Writes ``ops_host_overhead.{json,md}`` under ``--out`` (``ops_host_overhead_ctypes.{json,md}`` for the ``ctypes``
+launch).
 """
 
 from __future__ import annotations
@@ -114,10 +115,14 @@ def main() -> None:
     rows = measure(args.calls)
     import os
 
+    from linear_layouts.ops.driver import native_module
+
     env = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                python=platform.python_version(), machine=platform.processor() or platform.machine(),
-               cpus=os.cpu_count(), load_average=[round(x, 1) for x in os.getloadavg()])
-    lines = [f"# Host µs per call of the ops, device mocked (CPU, Python {env['python']}, {env['date']})", "",
+               cpus=os.cpu_count(), load_average=[round(x, 1) for x in os.getloadavg()],
+               launch="C extension (ops._claunch)" if native_module() else "ctypes")
+    lines = [f"# Host µs per call of the ops, device mocked (CPU, Python {env['python']}, {env['date']}), launch "
+             f"through {env['launch']}", "",
              "Our dispatch alone (PyTorch-like stand-in tensors, the driver's functions a C function that returns "
              f"0): the median of 5 runs of {args.calls} calls, on {env['cpus']} CPUs at load average "
              f"{env['load_average']}. Not counted: PyTorch's own calls (the output's allocation, the tensor's "
@@ -130,8 +135,9 @@ def main() -> None:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "ops_host_overhead.json").write_text(json.dumps(dict(environment=env, rows=rows), indent=1))
-        (out / "ops_host_overhead.md").write_text(text)
+        stem = "ops_host_overhead" if native_module() else "ops_host_overhead_ctypes"
+        (out / f"{stem}.json").write_text(json.dumps(dict(environment=env, rows=rows), indent=1))
+        (out / f"{stem}.md").write_text(text)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def test_cute_text(spec, needle):
 ], ids=["attribute", "tensor-size"])
 def test_ttgir_text(spec, needle):
     """`tensor<٣٢x64xf16, ...>` was a 32x64 tensor; `sizePerThread = [1, ٤]` was [1, 4]."""
-    with pytest.raises(LayoutError) as info:
+    with pytest.raises(LayoutError, match="expected") as info:
         parse_spec(spec).to_linear([32, 64])
     assert needle in str(info.value) and INT_RULE in str(info.value)
     ascii_spec = spec.replace("٤", "4").replace("٣٢", "32")
