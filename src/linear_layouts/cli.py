@@ -111,8 +111,8 @@ def _from_spec(text: str, what: str, read: Callable[[str], _T]) -> _T:
         raise LayoutError(f"{what}: {error}") from None
 
 
-_POSITIONS = (re.compile(r"\bline (\d+),? column (\d+)"), re.compile(r"\bcolumn (\d+)"),
-              re.compile(r"\bcharacter (\d+)"))
+_POSITIONS = (re.compile(r"\bline ([0-9]+),? column ([0-9]+)"), re.compile(r"\bcolumn ([0-9]+)"),
+              re.compile(r"\bcharacter ([0-9]+)"))
 
 
 def _file_error(what: str, path: str, source: str, message: str) -> _FileSpecError:
