@@ -27,7 +27,7 @@ import os
 import re
 import shutil
 import sys
-from typing import Any, Callable, NoReturn, Sequence, TypeVar
+from typing import Callable, NoReturn, Sequence, TypeVar
 
 from linear_layouts import __version__
 from linear_layouts.core.errors import QUOTE_CHARS, LayoutError, cut_long_runs, did_you_mean
