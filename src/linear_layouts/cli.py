@@ -27,7 +27,7 @@ import os
 import re
 import shutil
 import sys
-from typing import Any, Callable, NoReturn, Sequence, TypeVar
+from typing import Callable, NoReturn, Sequence, TypeVar
 
 from linear_layouts import __version__
 from linear_layouts.core.errors import QUOTE_CHARS, LayoutError, cut_long_runs, did_you_mean
@@ -111,8 +111,8 @@ def _from_spec(text: str, what: str, read: Callable[[str], _T]) -> _T:
         raise LayoutError(f"{what}: {error}") from None
 
 
-_POSITIONS = (re.compile(r"\bline (\d+),? column (\d+)"), re.compile(r"\bcolumn (\d+)"),
-              re.compile(r"\bcharacter (\d+)"))
+_POSITIONS = (re.compile(r"\bline ([0-9]+),? column ([0-9]+)"), re.compile(r"\bcolumn ([0-9]+)"),
+              re.compile(r"\bcharacter ([0-9]+)"))
 
 
 def _file_error(what: str, path: str, source: str, message: str) -> _FileSpecError:
@@ -369,10 +369,17 @@ def _check_dtype(text: str, bits: int, dtype: str | None, what: str) -> None:
 STDOUT = "-"
 
 
+def _check_output(args: argparse.Namespace) -> None:
+    """A LayoutError for ``-o ""``: an output is ``-`` (standard output) or a file path, never empty (an empty
+    path was standard output, and ``explore`` served the page)."""
+    if getattr(args, "output", None) == "":
+        raise LayoutError(f"-o/--output: an empty path; write '{STDOUT}' for standard output, else a file path")
+
+
 def _output_path(args: argparse.Namespace) -> str | None:
     """The file ``-o`` names, or None for standard output: ``-o FILE`` -> ``"FILE"``; no ``-o`` or ``-o -`` -> None."""
     output = getattr(args, "output", None)
-    return None if not output or output == STDOUT else output
+    return None if output is None or output == STDOUT else output
 
 
 def _write_file(path: str, content: str | bytes) -> None:
@@ -997,6 +1004,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     texts = _FILE_TEXTS.set({})
     warnings = _WARNINGS.set([])
     try:
+        _check_output(args)
         status = handlers[args.command](args)
         _flush_warnings()
         return status

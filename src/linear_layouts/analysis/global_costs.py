@@ -27,6 +27,7 @@ nothing here is a default; a device without a file has no table (``global_table`
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import quote
+from linear_layouts.core.limits import parse_int, quote, unique_keys
 from linear_layouts.target import DEVICE_DIR, Target, nearest_device
 
 __all__ = ["GlobalCostTable", "global_table", "global_table_for", "load_global_table", "GLOBAL_TABLE_DIR", "table_op"]
@@ -103,7 +104,8 @@ class GlobalCostTable:
         out: dict[float, list[float]] = {}
         for key, value in cells.items():
             if key.startswith(kind) and "/" in key:
-                out.setdefault(math.log2(int(key.split("/")[1])), []).append(float(value))
+                lanes = parse_int(key.split("/")[1], f"global cost table: the lanes of the cell {quote(key)}")
+                out.setdefault(math.log2(lanes), []).append(float(value))
         return {x: sum(v) / len(v) for x, v in out.items()}
 
 
@@ -122,9 +124,9 @@ def table_op(kind: str, semantics: str) -> str:
 
 @checked
 def load_global_table(path: str | Path) -> GlobalCostTable:
-    """The table in the JSON file ``path``."""
+    """The table in the JSON file ``path``; a key given twice in one object a LayoutError (``limits.unique_keys``)."""
     try:
-        raw = json.loads(Path(path).read_text())
+        raw = json.loads(Path(path).read_text(), object_pairs_hook=functools.partial(unique_keys, what="json"))
     except (OSError, ValueError) as error:
         raise LayoutError(f"path: cannot read a global cost table from {quote(str(path))}: {error}") from None
     return GlobalCostTable.from_json(raw)

@@ -23,28 +23,32 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import MAX_INT_DIGITS, parse_int, quote
 
 __all__ = ["split_top", "find_top", "closing", "shape_and_element", "NAME_CHAR", "VALUE_NAME", "VALUE_USE",
-           "NAME_END", "RESULT_LIST", "ATTR_DICT", "STATIC_SHAPE", "INTEGER_TYPE", "I32_ARRAY",
-           "pointee"]
+           "NAME_END", "RESULT_LIST", "ATTR_DICT", "DIGITS", "STATIC_SHAPE", "INTEGER_TYPE", "I32_ARRAY",
+           "pointee", "read_ints"]
 
 # -- token patterns (``re`` source, to compose: ``re.compile(rf"({VALUE_NAME})\s*:")``) ----------------
+#: the digits of an integer as a reader captures them, to convert with ``limits.parse_int`` (or
+#: :func:`read_ints`): ``\d`` is any script's decimal digit on purpose, so that ``٣٢`` is captured and refused
+#: naming the rule (ASCII ``0-9``), never skipped as no match nor read as 32 by ``int``
+DIGITS = r"\d+"
 #: one character of a name after its sigil (``%`` value, ``#`` alias, ``@`` symbol; MLIR's suffix-id):
 #: a letter, a digit or one of ``_ $ . -``, as in ``x_19``, ``blocked1``, ``matmul_kernel``
 NAME_CHAR = r"[\w$.-]"
 #: an SSA value name: ``%arg0``, ``%x_19``, ``%12``
 VALUE_NAME = rf"%{NAME_CHAR}+"
 #: a value name, or one result of a multi-result op: ``%3#1`` (``ir_text``'s name for result 1 of ``%3:2``)
-VALUE_USE = rf"{VALUE_NAME}(?:#\d+)?"
+VALUE_USE = rf"{VALUE_NAME}(?:#{DIGITS})?"
 #: a lookahead: the name before it ends here (``%3`` not followed by ``0`` as in ``%30``, nor ``#1`` as in ``%3#1``)
 NAME_END = rf"(?!{NAME_CHAR}|#)"
 #: the results an op defines, before its ``=``: ``%y``, ``%a, %b``, ``%3:2`` (a count for a multi-result op)
-RESULT_LIST = rf"{VALUE_NAME}(?::\d+)?(?:\s*,\s*{VALUE_NAME}(?::\d+)?)*"
+RESULT_LIST = rf"{VALUE_NAME}(?::{DIGITS})?(?:\s*,\s*{VALUE_NAME}(?::{DIGITS})?)*"
 #: an attribute dictionary without nested braces: ``{tt.divisibility = 16 : i32}``
 ATTR_DICT = r"\{[^{}]*\}"
-#: a static shape: ``128x64``, ``16``
-STATIC_SHAPE = r"(?:\d+x)*\d+"
+#: a static shape: ``128x64``, ``16`` (its sizes read by :func:`shape_and_element`, ``DIGITS``' rule)
+STATIC_SHAPE = rf"(?:{DIGITS}x)*{DIGITS}"
 #: an integer type: ``i32``, ``i1``, ``index``
-INTEGER_TYPE = r"i\d+|index"
-#: a dense i32 array attribute, its elements the group: ``array<i32: 1, 0>`` (``1, 0``)
+INTEGER_TYPE = r"i[0-9]+|index"
+#: a dense i32 array attribute, its elements the group: ``array<i32: 1, 0>`` (``1, 0``, read by :func:`read_ints`)
 I32_ARRAY = r"array<i32: ([\d, ]+)>"
 
 #: the start of a pointer type ``!tt.ptr<POINTEE[, ADDRESS_SPACE]>`` (``pointee`` reads the rest)
@@ -171,6 +175,21 @@ def shape_and_element(text: str) -> tuple[tuple[int, ...], str]:
         k += 1
     sizes = tuple(parse_int(d, f"type {quote(text)}: a size") for d in parts[:k])  # isdecimal() admits '٣'
     return sizes, "x".join(parts[k:]).strip()
+
+
+def read_ints(text: str, what: str, *, signed: bool = False) -> tuple[int, ...]:
+    """The integers of ``text``, a comma-separated list (an ``I32_ARRAY`` group, a ``dense<[...]>`` body), each
+    read by ``limits.parse_int``; an item that is no integer (empty, or digits other than ASCII 0-9) a LayoutError
+    naming ``what`` and the rule.
+
+    >>> read_ints("1, 0", "order")
+    (1, 0)
+    >>> read_ints("١, ٠", "tt.trans's order")
+    Traceback (most recent call last):
+    ...
+    linear_layouts.core.errors.LayoutError: tt.trans's order: expected a non-negative integer, got '١' (an integer is written in ASCII digits 0-9)
+    """
+    return tuple(parse_int(item, what, signed=signed) for item in text.split(","))
 
 
 @checked

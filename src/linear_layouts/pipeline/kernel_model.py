@@ -54,6 +54,8 @@ from linear_layouts.analysis.global_costs import GlobalCostTable, global_table, 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
+from linear_layouts.core.limits import parse_int
+from linear_layouts.core.mlir_text import DIGITS
 from linear_layouts.triton_model.global_access import GlobalAccess, global_accesses
 from linear_layouts.triton_model.ir_text import Module, check_well_formed, op_key
 from linear_layouts.target import Target, target_for_module
@@ -270,10 +272,11 @@ def _tma_ns(op, table: GlobalCostTable | None) -> float:
     kind = _TMA.get(op.name)
     if kind is None:
         return 0.0
-    m = re.search(r"!tt\.tensordesc<((?:\d+x)+)([\w]+)", op.text)
+    m = re.search(rf"!tt\.tensordesc<((?:{DIGITS}x)+)([\w]+)", op.text)
     if m is None:
         return 0.0
-    elements = math.prod(int(d) for d in m.group(1).rstrip("x").split("x"))
+    sizes = m.group(1).rstrip("x").split("x")
+    elements = math.prod(parse_int(d, f"ir text: {op.name}'s tensor descriptor: a size") for d in sizes)
     nbytes = elements * (ir_element_bits(m.group(2)) or 8) // 8
     requests = nbytes / 512
     if table is None:

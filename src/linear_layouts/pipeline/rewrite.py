@@ -69,7 +69,7 @@ from linear_layouts.triton_model.ir_text import (Module, Op, Region, check_same_
                                             op_key, parse_module, unique_value_names)
 from linear_layouts.triton_model.encodings import Layouts, TypeInfo, check_layouts_fit, parse_type
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.core.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee
+from linear_layouts.core.mlir_text import I32_ARRAY, NAME_END, RESULT_LIST, VALUE_NAME, closing, pointee, read_ints
 from linear_layouts.layouts.ttgir_text import format_attribute
 from linear_layouts.target import DEFAULT_TARGET, Target, named_target, target_for_module
 
@@ -684,7 +684,7 @@ class _Rewriter:
             self.set_result(op, [self.original(op.results[0])])
         else:
             m = re.search(rf"order = {I32_ARRAY}", op.text)
-            perm = [int(v) for v in m.group(1).split(",")] if m else [1, 0]
+            perm = list(read_ints(m.group(1), f"ir text: {op.name}'s order")) if m else [1, 0]
             self.set_result(op, [recognize(transfer.trans_forward(self.ll(desc, shape), perm))])
 
     def assign_inferred(self, op: Op) -> bool:

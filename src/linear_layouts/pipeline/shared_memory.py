@@ -62,7 +62,8 @@ from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.triton_model.encodings import Layouts, is_shared_encoding, parse_type
 from linear_layouts.pipeline.report import KernelReport
 from linear_layouts.triton_model.lowering import SHARED
-from linear_layouts.core.limits import quote
+from linear_layouts.core.limits import parse_int, quote
+from linear_layouts.core.mlir_text import DIGITS
 
 __all__ = ["SharedMemoryNeed", "shared_memory_need", "TENSORMAP_BYTES"]
 
@@ -223,8 +224,9 @@ def _alignment(op: Op, module: Module) -> int:
         return explicit
     encoding = parse_type(op.result_types[0], module).encoding
     if "nvmma_shared" in encoding:
-        m = re.search(r"swizzlingByteWidth\s*=\s*(\d+)", encoding)
-        return 128 * max(1, int(m.group(1)) // 16 if m else 1)
+        m = re.search(rf"swizzlingByteWidth\s*=\s*({DIGITS})", encoding)
+        width = parse_int(m.group(1), f"ir text: {op.name}'s swizzlingByteWidth") if m else 16
+        return 128 * max(1, width // 16)
     return 16
 
 

@@ -62,7 +62,8 @@ from linear_layouts.engine.ir import Builder, Program
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import Module, Op, Region, check_well_formed, iter_args, loop_bounds
 from linear_layouts.triton_model.ir_types import TensorType, parse_type
-from linear_layouts.core.mlir_text import I32_ARRAY, INTEGER_TYPE, VALUE_USE, pointee
+from linear_layouts.core.limits import parse_int
+from linear_layouts.core.mlir_text import DIGITS, I32_ARRAY, INTEGER_TYPE, VALUE_USE, pointee, read_ints
 from linear_layouts.target import WGMMA, Target, named_target, target_for_module
 
 __all__ = ["ImportedProgram", "import_ttir", "UNKNOWN_STRIDE"]
@@ -590,7 +591,7 @@ class _Importer:
         x = self.data(src)
         if name == "tt.trans":
             m = re.search(rf"order = {I32_ARRAY}", op.text)
-            perm = [int(v) for v in m.group(1).split(",")] if m else list(reversed(range(len(t.shape))))
+            perm = list(read_ints(m.group(1), f"ir text: {name}'s order")) if m else list(reversed(range(len(t.shape))))
             self.values[op.results[0]] = self.b.trans(x, perm)
         elif name == "tt.reshape":
             self.values[op.results[0]] = self.b.reshape(x, list(t.shape))
@@ -773,23 +774,24 @@ def import_ttir(module: Module, *, cc: int | None = None, scalars: dict[str, int
     splat_values = imp.splat_values
     attrs = dict(fn.arg_attrs)
     for arg, ty in fn.args:
-        m = re.search(r"tt\.divisibility = (\d+)", attrs.get(arg, ""))
+        m = re.search(rf"tt\.divisibility = ({DIGITS})", attrs.get(arg, ""))
+        divisibility = parse_int(m.group(1), f"ir text: {arg}'s tt.divisibility") if m else None
         element = pointee(ty) if imp.typ(ty).kind == "ptr" else None  # a scalar pointer
         if element is not None:
             imp.scalar_ptr[arg] = (arg, element)
-            imp.palign[arg] = int(m.group(1)) if m else _element_bytes(element)
+            imp.palign[arg] = divisibility if divisibility is not None else _element_bytes(element)
         elif arg in (scalars or {}):
             imp.sdiv[arg] = _pow2((scalars or {})[arg])
-        elif m:
-            imp.sdiv[arg] = int(m.group(1))
+        elif divisibility is not None:
+            imp.sdiv[arg] = divisibility
     # constants (scalars and splats of scalars) for the strides of index math
     scalar_values: dict[str, int] = dict(scalars or {})
     for op in fn.walk():
         if op.name == "arith.constant" and op.results:
-            m2 = re.search(rf"arith\.constant (?:dense<)?(-?\d+)>? : (?:tensor<[^>]*>|{INTEGER_TYPE})", op.text)
+            m2 = re.search(rf"arith\.constant (?:dense<)?(-?{DIGITS})>? : (?:tensor<[^>]*>|{INTEGER_TYPE})", op.text)
             if m2:
-                scalar_values[op.results[0]] = int(m2.group(1))
-                splat_values[op.results[0]] = int(m2.group(1))
+                value = parse_int(m2.group(1), f"ir text: {op.results[0]}'s arith.constant", signed=True)
+                scalar_values[op.results[0]] = splat_values[op.results[0]] = value
         elif op.name == "tt.splat" and op.operands and op.operands[0] in scalar_values:
             splat_values[op.results[0]] = scalar_values[op.operands[0]]
     imp.region(fn.body)

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import quote
+from linear_layouts.core.limits import parse_int, quote, unique_keys
 from linear_layouts.target.known import TARGETS, resolve
 from linear_layouts.target.target import Target
 
@@ -69,13 +69,16 @@ class DeviceCosts:
 
 
 def load_device(path: Path) -> DeviceCosts:
-    """The ``DeviceCosts`` of a device file (JSON: the fields, tables keyed by warps as strings)."""
-    raw = json.loads(Path(path).read_text())
+    """The ``DeviceCosts`` of a device file (JSON: the fields, tables keyed by warps as strings of ASCII digits);
+    a key given twice in one object a LayoutError (``limits.unique_keys``)."""
+    keys_once = functools.partial(unique_keys, what=f"device file {path}")
+    raw = json.loads(Path(path).read_text(), object_pairs_hook=keys_once)
     known = {f.name for f in fields(DeviceCosts)}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise LayoutError(f"device file {path}: unknown fields {unknown}")
-    return DeviceCosts(**{k: ({int(w): float(t) for w, t in v.items()} if isinstance(v, dict) else v)
+    return DeviceCosts(**{k: ({parse_int(w, f"device file {path}: {k}'s warps"): float(t) for w, t in v.items()}
+                              if isinstance(v, dict) else v)
                           for k, v in raw.items()})
 
 

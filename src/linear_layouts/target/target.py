@@ -154,7 +154,7 @@ class Target:
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise LayoutError(f"Target: backend must be one of {list(BACKENDS)}, got {quote(self.backend)}")
-        pattern = r"sm_\d{2,3}" if self.backend == "cuda" else r"gfx[0-9a-f]{3,4}"
+        pattern = r"sm_[0-9]{2,3}" if self.backend == "cuda" else r"gfx[0-9a-f]{3,4}"
         if not isinstance(self.arch, str) or not re.fullmatch(pattern, self.arch):
             raise LayoutError(f"Target: arch must look like {'sm_90' if self.backend == 'cuda' else 'gfx942'} "
                               f"for backend {self.backend!r}, got {quote(self.arch)}")

@@ -43,6 +43,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from linear_layouts.core.arguments import checked
+from linear_layouts.core.limits import parse_int
+from linear_layouts.core.mlir_text import DIGITS, read_ints
 from linear_layouts.triton_model.encodings import parse_type
 from linear_layouts.triton_model.ir_text import Function, Op, Region, iter_args, loop_bounds
 
@@ -53,9 +55,9 @@ MAX_DIVISOR = 1 << 62
 #: ``scf.for`` / ``scf.while`` bodies are re-run until their carried values stop changing, at most this often
 _MAX_PASSES = 16
 _CASTS = ("arith.extsi", "arith.extui", "arith.trunci", "ttg.convert_layout", "tt.bitcast")
-_CONSTANT = re.compile(r"arith\.constant\s+(?:dense<)?(-?\d+|true|false)\b")
+_CONSTANT = re.compile(rf"arith\.constant\s+(?:dense<)?(-?{DIGITS}|true|false)\b")
 _PREDICATE = re.compile(r"arith\.cmpi\s+(\w+)\s*,")
-_HINT = re.compile(r"\b(tt\.(?:contiguity|divisibility|constancy)) = (?:dense<\[?([\d, ]+)\]?>|(\d+))")
+_HINT = re.compile(rf"\b(tt\.(?:contiguity|divisibility|constancy)) = (?:dense<\[?([\d, ]+)\]?>|({DIGITS}))")
 
 
 def highest_pow2_divisor(value: int) -> int:
@@ -133,7 +135,7 @@ def _hints(attrs: str, info: AxisInfo) -> AxisInfo:
     """``info`` with the ``tt.contiguity`` / ``tt.divisibility`` / ``tt.constancy`` hints of ``attrs``."""
     found = {}
     for name, dense, single in _HINT.findall(attrs):
-        values = tuple(int(v) for v in (dense or single).replace(" ", "").split(",") if v)
+        values = tuple(parse_int(v, f"ir text: {name}") for v in (dense or single).replace(" ", "").split(",") if v)
         if len(values) == 1 and info.rank > 1 and dense and "[" not in attrs.split(name, 1)[1][:12]:
             values = values * info.rank  # dense<16> splat over the rank
         found[name] = values if len(values) == info.rank else (values * info.rank)[:info.rank]
@@ -202,7 +204,8 @@ class _Analysis:
             if m is None or parse_type(ty).element.startswith(("f", "bf")):
                 return None
             value = {"true": 1, "false": 0}.get(m.group(1))
-            value = int(m.group(1)) if value is None else value
+            if value is None:
+                value = parse_int(m.group(1), f"ir text: {op.results[0]}'s arith.constant", signed=True)
             return AxisInfo((1,) * rank, (highest_pow2_divisor(value),) * rank, tuple(shape) if shape else (1,), value)
         if name == "tt.make_range":
             start, end = op.attr_int("start") or 0, op.attr_int("end") or 0
@@ -219,7 +222,7 @@ class _Analysis:
             return _reshape(args[0], _shape(op.operand_types[0]) or (1,), shape)
         if name == "tt.trans":
             m = re.search(r"order = array<i32:\s*([\d, ]+)>", op.text)
-            order = [int(v) for v in m.group(1).split(",")] if m else list(reversed(range(rank)))
+            order = list(read_ints(m.group(1), f"ir text: {name}'s order")) if m else list(reversed(range(rank)))
             a = args[0]
             if a.rank != rank:
                 return None

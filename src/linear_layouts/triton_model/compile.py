@@ -16,6 +16,8 @@ from pathlib import Path
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import parse_int
+from linear_layouts.core.mlir_text import DIGITS
 from linear_layouts.triton_model.kernel_file import TRITON_NEEDED, KernelSpec, parse_target, triton_needed
 
 __all__ = ["CompiledIR", "compile_kernel", "strip_paths", "CompiledTTGIR", "compile_ttgir", "cubin_resources"]
@@ -125,8 +127,8 @@ def compile_ttgir(ttgir: str, cc: int | None = None, options: dict | None = None
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise LayoutError(f"compiling a TTGIR needs triton: {error}") from None
     if cc is None:
-        m = re.search(r'ttg\.target = "cuda:(\d+)', ttgir)
-        cc = int(m.group(1)) if m else 90
+        m = re.search(rf'ttg\.target = "cuda:({DIGITS})', ttgir)
+        cc = parse_int(m.group(1), "ttg.target's compute capability") if m else 90
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "kernel.ttgir"
         path.write_text(ttgir)

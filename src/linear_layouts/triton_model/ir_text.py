@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import (MAX_INT_DIGITS, MAX_IR_BYTES, MAX_SPEC_CHARS, MAX_SPEC_DEPTH, check_ir_text,
-                                        parse_int, quote)
-from linear_layouts.core.mlir_text import (ATTR_DICT, NAME_CHAR, NAME_END, RESULT_LIST, VALUE_NAME, VALUE_USE, closing,
+                                        INT_RULE, parse_int, quote)
+from linear_layouts.core.mlir_text import (ATTR_DICT, DIGITS, NAME_CHAR, NAME_END, RESULT_LIST, VALUE_NAME, VALUE_USE, closing,
                                       pointee, shape_and_element, split_top)
 from linear_layouts.core.mlir_text import find_top as _find_top
 from linear_layouts.layouts.registry import Descriptor, kinds
@@ -176,9 +176,9 @@ class Module:
         if value is None:
             return default
         try:
-            return int(value.split(":")[0].strip())
-        except ValueError:
-            raise LayoutError(f"ir text: module attribute {key} is not an int: {quote(value)}") from None
+            return parse_int(value.split(":")[0], f"ir text: module attribute {key}", signed=True)
+        except LayoutError:
+            raise LayoutError(f"ir text: module attribute {key} is not an int: {quote(value)} ({INT_RULE})") from None
 
     @property
     def num_warps(self) -> int:
@@ -344,16 +344,19 @@ def _results(names: str, most: int) -> tuple[str, ...]:
     line has a type or an operand for each: a count above its length is refused before it is enumerated)."""
     out: list[str] = []
     for part in split_top(names):
-        m = re.fullmatch(rf"({VALUE_NAME})(?::(\d+))?", part.strip())
+        m = re.fullmatch(rf"({VALUE_NAME})(?::({DIGITS}))?", part.strip())
         if not m:
             raise LayoutError(f"ir text: bad result list {quote(names)}")
-        if m.group(2) and (len(m.group(2)) > len(str(most)) or len(out) + int(m.group(2)) > most):
+        digits = m.group(2)
+        if digits is None:
+            out.append(m.group(1))
+            continue
+        count = parse_int(digits, f"ir text: {quote(part.strip())}: the result count") \
+            if len(digits) <= len(str(most)) else most + 1
+        if len(out) + count > most:
             raise LayoutError(f"ir text: {quote(part.strip())}: more results than the op's line of {most} "
                               "characters can have")
-        if m.group(2):
-            out += [f"{m.group(1)}#{k}" for k in range(int(m.group(2)))]
-        else:
-            out.append(m.group(1))
+        out += [f"{m.group(1)}#{k}" for k in range(count)]
     return tuple(out)
 
 
@@ -588,7 +591,7 @@ def _opens_region(line: str) -> bool:
 
 #: a ``ttg.warp_specialize`` partition's head: ``partition0(%arg5: !tt.ptr<f32>) num_warps(4) {`` (its
 #: region is isolated from above: it sees its arguments only)
-_PARTITION = re.compile(r"partition\d+")
+_PARTITION = re.compile(r"partition[0-9]+")
 
 
 class _Isolated(dict):

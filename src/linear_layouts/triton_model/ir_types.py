@@ -132,7 +132,7 @@ def _read(text: str, module: Aliases | None, strict: bool) -> TensorType:
     if shaped is None:
         if pointee(text) is not None:
             return TensorType("ptr", (), text, "", (), text)
-        if re.fullmatch(r"(?:[iuf]|bf|tf)\d+(?:E\w+)?|index", text):
+        if re.fullmatch(r"(?:[iuf]|bf|tf)[0-9]+(?:E\w+)?|index", text):
             return TensorType("scalar", (), text, "", (), text)
         return TensorType("other", (), text, "", (), text)
     prefix, kind = shaped

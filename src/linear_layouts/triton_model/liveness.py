@@ -48,7 +48,8 @@ from dataclasses import dataclass, field
 
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.triton_model.ir_text import Function, Op, block_arguments, iter_args, loop_bounds
-from linear_layouts.core.mlir_text import split_top
+from linear_layouts.core.limits import parse_int
+from linear_layouts.core.mlir_text import DIGITS, split_top
 
 __all__ = ["LoweredOp", "LoweredFunction", "lower_function", "buffer_live_ranges", "value_live_ranges", "VIEWS"]
 
@@ -56,7 +57,7 @@ __all__ = ["LoweredOp", "LoweredFunction", "lower_function", "buffer_live_ranges
 VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview", "ttg.memdesc_trans",
          "ttg.memdesc_reshape", "ttg.memdesc_reinterpret")
 #: the region-holding pseudo-ops the text parser reads after a ``ttg.warp_specialize`` line
-_WS_REGION = re.compile(r"^(default|partition\d+)$")
+_WS_REGION = re.compile(r"^(default|partition[0-9]+)$")
 
 
 @dataclass
@@ -299,7 +300,8 @@ class _Lowering:
                 if last.name == "ttg.warp_yield":
                     self.joins += list(zip(op.results, last.operands))
             if part.name != "default":
-                warps.append(int(m.group(1)) if (m := re.search(r"num_warps\((\d+)\)", part.text)) else 0)
+                m = re.search(rf"num_warps\(({DIGITS})\)", part.text)
+                warps.append(parse_int(m.group(1), f"ir text: {part.name}'s num_warps") if m else 0)
                 args, captures = tuple(part.operands), _partition_types(part.text)
             lowered.regions.append(self.region(part.regions[0].ops if part.regions else (), args, lowered,
                                                (index, k)))

@@ -29,7 +29,8 @@ from typing import Any
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.triton_model.ir_text import Function, Op, Region, loop_bounds
-from linear_layouts.core.mlir_text import INTEGER_TYPE
+from linear_layouts.core.limits import parse_int
+from linear_layouts.core.mlir_text import DIGITS, INTEGER_TYPE
 
 __all__ = ["op_counts", "grid_op_counts"]
 
@@ -132,10 +133,10 @@ class _Interpreter:
         out: Any = None
         try:
             if name == "arith.constant":
-                m = re.match(r".*?arith\.constant\s+(-?\d+|true|false)\s*:", op.text)
+                m = re.match(rf".*?arith\.constant\s+(-?{DIGITS}|true|false)\s*:", op.text)
                 if m:
                     out = {"true": 1, "false": 0}.get(m.group(1), None)
-                    out = int(m.group(1)) if out is None else out
+                    out = parse_int(m.group(1), "arith.constant", signed=True) if out is None else out  # else None
             elif name in ("tt.get_program_id", "tt.get_num_programs"):
                 axis = "xyz".index(re.search(r"\b([xyz])\b", op.text).group(1))  # type: ignore[union-attr]
                 out = (self.pid if name == "tt.get_program_id" else self.npid)[axis]
