@@ -34,7 +34,7 @@ def replaced(name: str, old: str, new: str) -> str:
 
 def refused(call, *needles: str) -> str:
     """``call()`` raises a LayoutError holding the rule and every needle; its message."""
-    with pytest.raises(LayoutError) as info:
+    with pytest.raises(LayoutError, match="ASCII digits") as info:
         call()
     message = str(info.value)
     for needle in (INT_RULE, *needles):
