@@ -33,8 +33,12 @@ def _within(items, max_extent: int = 2**32 - 1, max_ctas: int = 2**31 - 1) -> No
         assert rows <= max_extent and cols <= max_extent
 
 
-def test_a_batch_of_more_tiles_than_a_grid_takes_two_launches():
-    """The docstring's example: ``2**31`` ``2 x 2`` transposes, one tile each, refused before."""
+def test_a_batch_of_more_tiles_than_a_grid_takes_two_launches(monkeypatch):
+    """The docstring's example: ``2**31`` ``2 x 2`` transposes, one tile each, refused before (with
+    ``SMALL_BATCHES`` off; on, one launch of the small-block kernel's grid-stride loop)."""
+    small = permute_launches((2**31, 2, 2), (0, 2, 1), 1, SRC, DST, 132)
+    assert len(small) == 1 and "small" in small[0].kernel.name and small[0].values[2:] == (2**31,)
+    monkeypatch.setattr(launches, "SMALL_BATCHES", False)
     items = permute_launches((2**31, 2, 2), (0, 2, 1), 1, SRC, DST, 132)
     assert [item.ctas for item in items] == [2**31 - 8, 8]
     _within(items)
@@ -120,8 +124,9 @@ def _random(shape, dtype, seed=0):
     ((6, 33, 4, 65), (2, 1, 0, 3), np.uint8, 32, 4, (0, 0)),          # rows moved whole, cut
     ((7, 9, 3, 5, 4, 6), (5, 4, 3, 2, 1, 0), np.uint64, 2**32 - 1, 5, (8, 0)),
 ])
-def test_cut_launches_every_element(limits, shape, dims, dtype, extent, ctas, offsets):
+def test_cut_launches_every_element(limits, shape, dims, dtype, extent, ctas, offsets, monkeypatch):
     limits(extent, ctas)
+    monkeypatch.setattr(launches, "SMALL_BATCHES", False)  # the cut kernels (a small-block launch is never cut)
     a = _random(shape, dtype)
     w = a.itemsize
     items = permute_launches(shape, dims, w, SRC + offsets[0], DST + offsets[1], 132)

@@ -152,8 +152,11 @@ def test_which_transposes_interleave():
     ((2, 32, 32, 3), (0, 3, 1, 2), 1), ((2, 3, 32, 32), (0, 2, 3, 1), 1), ((3, 16, 16, 5), (0, 3, 1, 2), 2),
     ((2, 3, 48), (0, 2, 1), 4), ((2, 6, 64), (0, 2, 1), 2), ((520, 9), (1, 0), 1), ((2, 3, 2, 8, 3), (0, 1, 4, 2, 3), 4),
 ])
-def test_ops_takes_it(shape, dims, w):
-    """``ops.permute``'s launches (one interleave kernel) run emulated equal ``np.transpose``."""
+def test_ops_takes_it(shape, dims, w, monkeypatch):
+    """``ops.permute``'s launches (one interleave kernel) run emulated equal ``np.transpose`` (these small batches
+    take the small-block kernel where ``SMALL_BATCHES``: off here)."""
+    from linear_layouts.ops import launches as ops_launches
+    monkeypatch.setattr(ops_launches, "SMALL_BATCHES", False)
     a = _random(shape, w, seed=3)
     launches = permute_launches(shape, dims, w, SRC, DST, GridShape(132))
     assert [type(x) for x in launches] == [Launch] and "interleave" in launches[0].kernel.name
@@ -253,8 +256,10 @@ def test_unaligned_emulated_against_numpy(w, n, deinterleave, long_side, batch, 
 ])
 def test_ops_takes_the_unaligned_form(shape, dims, w, offsets, monkeypatch):
     """``ops.permute`` of odd shapes at misaligned bases: one launch of the ``_any`` kernel, equal to
-    ``np.transpose`` (the size rule ``INTERLEAVE_ANY_MIN_BYTES`` lowered to these emulated sizes)."""
+    ``np.transpose`` (the size rule ``INTERLEAVE_ANY_MIN_BYTES`` lowered to these emulated sizes; ``SMALL_BATCHES``
+    off: some are batches of small blocks)."""
     from linear_layouts.ops import launches as ops_launches
+    monkeypatch.setattr(ops_launches, "SMALL_BATCHES", False)
     monkeypatch.setattr(ops_launches, "INTERLEAVE_ANY_MIN_BYTES", 0)
     ops_launches._template.cache_clear()
     a = _random(shape, w, seed=5)

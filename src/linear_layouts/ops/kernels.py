@@ -63,6 +63,7 @@ from linear_layouts.codegen.cast_chunks import emit_chunked_cast_transpose_kerne
 from linear_layouts.codegen.flat_copy import emit_copy_kernel
 from linear_layouts.codegen.permute_chunks import emit_chunked_transpose_kernel
 from linear_layouts.codegen.permute_interleave import emit_interleave_kernel
+from linear_layouts.codegen.permute_small import emit_small_kernel
 from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
 from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
@@ -75,7 +76,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
            "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
-           "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS",
+           "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS",
            "H100_L2_BYTES"]
@@ -474,6 +475,26 @@ def interleave_kernel(element_bytes: int, narrow: int, deinterleave: bool, batch
             + ("" if aligned else "_any"))
     return emit_interleave_kernel(name, element_bytes, narrow, deinterleave, INTERLEAVE_WARPS, batch_dims,
                                   aligned=aligned)
+
+
+#: Warps of the small-block kernel's CTA (``codegen.permute_small``).
+SMALL_WARPS = 8
+
+
+@functools.lru_cache(maxsize=None)
+def small_kernel(element_bytes: int, block: tuple[tuple[int, int, int], ...]) -> PermuteKernel:
+    """The batch-of-small-blocks kernel (``codegen.permute_small``) of ``block`` (``(size, src_stride, dst_stride)``
+    per dim), ``SMALL_WARPS`` warps, runs of ``max(1, MIN_TILE_BYTES // (E w))`` blocks: the bytes of the tiled
+    kernels' smallest DRAM tile a CTA (fp32 ``3 x 5`` blocks: 136 a run). Its name spells the block as its input
+    shape and the permutation of it: ``ll_permute_small_32b_3x5_p10``."""
+    elements = 1
+    for size, _, _ in block:
+        elements *= size
+    by_src = sorted(block, key=lambda d: -d[1])
+    order = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[by_src.index(d)] for d in sorted(block, key=lambda d: -d[2]))
+    name = (f"ll_permute_small_{8 * element_bytes}b_{'x'.join(str(d[0]) for d in by_src)}_p{order}")
+    run = max(1, MIN_TILE_BYTES // (elements * element_bytes))
+    return emit_small_kernel(name, element_bytes, block, run, SMALL_WARPS)
 
 
 @functools.lru_cache(maxsize=None)

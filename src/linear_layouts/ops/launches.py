@@ -26,7 +26,8 @@ from linear_layouts.codegen.permute import MAX_BATCH_DIMS, MAX_KERNEL_BATCH_DIMS
 from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_for
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, SKINNY_EXTENT, ChunkedTile, GridShape, TileConfig, cast_kernel, cast_tiles,
+    CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, ChunkedTile, GridShape, TileConfig,
+    cast_kernel, cast_tiles, small_kernel,
     copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
     raster_order, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
 )
@@ -36,7 +37,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces"]
 
@@ -90,6 +91,9 @@ INTERLEAVE_ROW_BYTES = {1: 32, 2: MAX_VECTOR_BYTES, 4: MAX_VECTOR_BYTES, 8: MAX_
 #: from 4x the kernel 1.04-2.5x (one fp16 row of 12 bytes 0.89x). Chosen on ``interleave.md``, ``interleave_wide.md``
 #: and the held-out seeds 114 and 115 (``ops_heldout.md``): no seed was held out from it.
 INTERLEAVE_VECTOR_RATIO = 4
+#: Whether ``permute_template`` takes the small-block kernel (``codegen.permute_small``) for the batches
+#: ``small_blocks`` admits (False: the kernel they took before), read at each of its calls as ``INTERLEAVE`` is.
+SMALL_BATCHES = True
 
 #: Bytes from which a permutation that is the identity in memory runs the flat copy kernel (``ops.kernels.copy_kernel``)
 #: instead of the driver's copy (``Copy``): on an H200, 1.45-1.9x the driver's copy in CUDA graphs (where it is a
@@ -221,6 +225,43 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
     return None
 
 
+def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKernel) -> tuple[tuple, int] | None:
+    """``(block, count)`` where the small-block kernel (``codegen.permute_small``) takes ``problem`` at these
+    addresses in place of ``kernel`` (the one it would take otherwise), else None: ``count`` blocks, each the
+    problem's other dims ``block`` (``(size, src_stride, dst_stride)``: the matrix's rows ``(rows, lda, 1)`` and
+    columns ``(cols, 1, ldb)`` of a transpose, ``(rows, lda, ldb)`` and ``(cols, 1, 1)`` of a row move, the inner
+    batch dims), where
+
+    - the outermost batch dim (``problem.batch[0]``: first in the output) has strides ``E`` on both sides, ``E`` the
+      block's elements: each of its indices is one dense block, contiguous in the input and in the output;
+    - a block is at most ``MIN_TILE_BYTES`` (8 KiB, the tiled kernels' smallest DRAM tile, a run's bytes: a run
+      then holds one block or more) and
+    - fills less than ``MIN_TILE_USE`` of ``kernel``'s tile (``tile_rows x tile_cols``): every CTA of ``kernel``
+      takes one block of one matrix (its batch dims index CTAs), so each of its tiles would leave more than a
+      quarter of its area empty, the bar below which ``choose_tile`` passes a tile over;
+    - both addresses are whole elements.
+
+    Then each CTA moves runs of whole blocks, ``MIN_TILE_BYTES`` or just under, instead of one block.
+    ``(100000, 3, 5)`` fp32 with dims ``(0, 2, 1)``: a ``3 x 5`` transpose per index, 60 bytes against the interleave
+    kernel's ``4 x 512`` tile: ``(((3, 5, 1), (5, 1, 3)), 100000)``; ``(1000, 32, 32)`` fp32 fills its ``32 x 32``
+    tile: None."""
+    w = problem.element_bytes
+    if problem.kind not in (PermuteKind.TRANSPOSE, PermuteKind.ROWS) or not problem.batch:
+        return None
+    if src % w or dst % w:
+        return None
+    rows = (problem.rows, problem.lda, 1 if problem.transposed else problem.ldb)
+    cols = (problem.cols, 1, problem.ldb if problem.transposed else 1)
+    block = tuple(d for d in (*problem.batch[1:], rows, cols) if d[0] > 1)
+    elements = math.prod(size for size, _, _ in block)
+    count, src_stride, dst_stride = problem.batch[0]
+    if not (src_stride == dst_stride == elements) or elements * w > MIN_TILE_BYTES:
+        return None
+    if elements >= MIN_TILE_USE * kernel.tile_rows * kernel.tile_cols:
+        return None
+    return block, count
+
+
 def _chunked_by_default(problem: TiledProblem, src: int, dst: int) -> bool:
     """Whether ``permute`` takes the chunked transpose for ``problem`` where ``MISALIGNED_TRANSPOSE`` asks for it:
     its measured domain, an input whose rows allow 16-byte loads (its misaligned-input form measured 0.93-1.06x the
@@ -287,17 +328,18 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     """``(launches, bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the
     plan depends on): each launch ``(kernel, ctas, arguments after the two pointers, source byte offset, destination
     byte offset)``; none for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes
-    ``chunked_transposes`` takes get the kernel ``MISALIGNED_TRANSPOSE`` names."""
+    ``chunked_transposes`` takes get the kernel ``MISALIGNED_TRANSPOSE`` names; batches of small blocks
+    ``small_blocks`` takes the small-block kernel (where ``SMALL_BATCHES``)."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
-                     (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES))
+                     (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BATCHES)
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
               tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool,
-              limits: tuple[int, int, int]):
+              limits: tuple[int, int, int], small: bool = False):
     max_extent, max_ctas, max_batch_launches = limits
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     nbytes = math.prod(shape) * itemsize
@@ -325,6 +367,10 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     else:
         config = _checked_tile(problem, src, dst, device, tile)
         kernel = permute_kernel(config, len(inner), device.arch, raster_order(config, 2 * nbytes, device))
+    blocks = small_blocks(problem, src, dst, kernel) if small and tile is None else None
+    if blocks is not None:  # runs of whole blocks: one launch of any grid, at most max_ctas CTAs
+        kernel = small_kernel(problem.element_bytes, blocks[0])
+        return ((kernel, min(kernel.runs(blocks[1]), max_ctas), (blocks[1],), 0, 0),), nbytes
     w = problem.element_bytes
     tails: dict[tuple, tuple[int, tuple[int, ...]]] = {}  # (rows, cols, batch) -> (ctas, arguments)
     launches = []
