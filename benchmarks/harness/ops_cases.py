@@ -320,6 +320,18 @@ def unbounded_kernel(config, batch_dims: int, fast_divide: bool = True, raster: 
                                      batch_dims=batch_dims, fast_divide=fast_divide, raster=raster)
 
 
+#: The GPU tests' batches of small blocks (``tests/ops/test_gpu_small.py``), most of which take the small-block
+#: kernel (``launches.small_blocks``): (shape, dims); a tiny batch of 2 and one of 4 small images too.
+GPU_SMALL = (
+    ((1000000, 2, 2), (0, 2, 1)), ((100000, 3, 5), (0, 2, 1)), ((100000, 8, 8), (0, 2, 1)),
+    ((10000, 7, 7, 3), (0, 3, 1, 2)), ((10000, 3, 7, 7), (0, 2, 3, 1)), ((77777, 4, 4), (0, 2, 1)),
+    ((3001, 2, 3, 4), (0, 3, 2, 1)), ((5000, 4, 4, 16), (0, 2, 1, 3)), ((20000, 3, 3), (0, 2, 1)),
+    ((600, 7, 7, 3), (0, 3, 1, 2)), ((2, 3, 3), (0, 2, 1)), ((4, 32, 32, 3), (0, 3, 1, 2)),
+)
+#: Their element types (PyTorch names) and sizes.
+GPU_SMALL_DTYPES = {"uint8": 1, "float16": 2, "float32": 4, "int64": 8, "complex128": 16}
+
+
 def kernel_sources(sms: int = SMS) -> list[str]:
     """The source of every kernel the GPU tests and the sweep launch (fresh, aligned tensors), the sweep's
     tile alternatives and the sanitizer run's (``sanitize_cases``, for ``ops_sanitize.py``)."""
@@ -346,6 +358,17 @@ def kernel_sources(sms: int = SMS) -> list[str]:
         add(permute_launches(shape, dims, itemsize, _BASE + so, _OTHER + do, device))
     for _, shape, dims, dtype in SWEEP:
         add(permute_launches(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, device))
+    from linear_layouts.ops import launches as _launches
+
+    small_batches = _launches.SMALL_BATCHES
+    try:
+        for on in (True, False):  # the small-block kernels, and what the off switch takes
+            _launches.SMALL_BATCHES = on
+            for shape, dims in GPU_SMALL:
+                for itemsize in GPU_SMALL_DTYPES.values():
+                    add(permute_launches(shape, dims, itemsize, _BASE, _OTHER, device))
+    finally:
+        _launches.SMALL_BATCHES = small_batches
         for launches in tile_alternatives(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, sms).values():
             add(launches)
     casts = [(shape, dtype) for shape in GPU_CASTS for dtype in ("bfloat16", "float16", "float32")]
@@ -376,7 +399,10 @@ SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2
           ((8, 299, 299, 3), (0, 3, 1, 2), 1, 0, 5), ((4, 3, 299, 299), (0, 2, 3, 1), 2, 2, 0),
           ((262147, 9), (1, 0), 1, 8, 3), ((2, 64, 64, 19), (0, 3, 1, 2), 1, 0, 0), ((110377, 19), (1, 0), 1, 3, 5),
           ((3, 1, 174763), (1, 0, 2), 4, 0, 0), ((3145749, 1), (1, 0), 1, 1, 0),  # the flat copy kernel: 16-byte,
-          ((1, 1048587), (1, 0), 2, 2, 0), ((5, 1, 299999), (1, 0, 2), 4, 8, 0))  # 1-, 2- and 8-byte vectors
+          ((1, 1048587), (1, 0), 2, 2, 0), ((5, 1, 299999), (1, 0, 2), 4, 8, 0),  # 1-, 2- and 8-byte vectors
+          ((1001, 2, 2), (0, 2, 1), 1, 3, 5), ((777, 3, 5), (0, 2, 1), 4, 4, 8),  # batches of small blocks:
+          ((513, 8, 8), (0, 2, 1), 2, 2, 6), ((129, 2, 3, 4), (0, 3, 2, 1), 8, 8, 0),  # the small-block kernel
+          ((50000, 3, 3), (0, 2, 1), 2, 0, 2))
 #: The sanitizer run's misaligned cast-transposes, each by the realigned, the scalar and the chunked kernel (the
 #: scalar one where the offsets do not allow the chunked one): (rows, cols, input format, fp8, byte offsets of X, C
 #: and T).

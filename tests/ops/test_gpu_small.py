@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.ops_cases import runner
+from harness.ops_cases import GPU_SMALL, GPU_SMALL_DTYPES, runner
 from linear_layouts import ops
 from linear_layouts.ops import launch as ops_launch
 from linear_layouts.ops import launches
@@ -16,15 +16,8 @@ pytestmark = pytest.mark.gpu
 
 torch = pytest.importorskip("torch")
 
-#: (shape, dims): batches of small blocks, most of which take the small-block kernel (``small_blocks``); a tiny
-#: batch of 2 and one of 4 small images too.
-SMALL_CASES = (
-    ((1000000, 2, 2), (0, 2, 1)), ((100000, 3, 5), (0, 2, 1)), ((100000, 8, 8), (0, 2, 1)),
-    ((10000, 7, 7, 3), (0, 3, 1, 2)), ((10000, 3, 7, 7), (0, 2, 3, 1)), ((77777, 4, 4), (0, 2, 1)),
-    ((3001, 2, 3, 4), (0, 3, 2, 1)), ((5000, 4, 4, 16), (0, 2, 1, 3)), ((20000, 3, 3), (0, 2, 1)),
-    ((600, 7, 7, 3), (0, 3, 1, 2)), ((2, 3, 3), (0, 2, 1)), ((4, 32, 32, 3), (0, 3, 1, 2)),
-)
-DTYPES = ("uint8", "float16", "float32", "int64", "complex128")
+SMALL_CASES = GPU_SMALL
+DTYPES = tuple(GPU_SMALL_DTYPES)
 
 
 def _random(shape, dtype_name: str):
