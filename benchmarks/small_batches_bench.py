@@ -2,13 +2,15 @@
 before (``launches.SMALL_BATCHES = False``: one CTA per matrix), PyTorch eager and a same-size copy.
 
 Twelve fixed batches (4x4 / 3x3 / 2x2 matrices, tiny heads, small images with few channels, of 1- to 8-byte
-elements) and ``--held-out`` more drawn from ``--seed`` (a batch of ``r x c`` matrices or ``h x w x ch`` images,
-sizes 2 to 24, 4-64 MiB), each kept only where ``small_blocks`` takes it. Every case is checked bit for bit against
+elements) and ``--cases`` more drawn from ``--seed`` (a batch of ``r x c`` matrices or ``h x w x ch`` images,
+sizes 2 to 24, 4-64 MiB), each kept only where the small-block kernel can take it (``small_blocks`` with blocks up
+to ``MIN_TILE_BYTES``: both sides of ``SMALL_BLOCK_BYTES``). Every case is checked bit for bit against
 ``x.permute(dims).contiguous()`` and its contenders timed together (``harness.timing.time_together``, CUDA graphs
 of 20 launches, the median of 5 replays):
 
-- ``ops``: as it is (the small-block kernel);
+- ``ops``: as it is (the small-block kernel for blocks up to ``SMALL_BLOCK_BYTES``, else the kernel before);
 - ``before``: the kernel the batch took before (interleave, skinny or tiled: one CTA per matrix);
+- ``small``: the small-block kernel for every block it can take (``SMALL_BLOCK_BYTES = MIN_TILE_BYTES``);
 - PyTorch eager and a same-size copy of 4-byte elements; and a 1 GiB copy for the device's bandwidth.
 
     PYTHONPATH=src:benchmarks python3 benchmarks/small_batches_bench.py --mode prepare   # CPU: the cubins
@@ -47,7 +49,13 @@ def _takes_it(shape, dims, itemsize: int) -> bool:
     from linear_layouts.ops.kernels import GridShape
     from linear_layouts.ops.launches import permute_launches
 
-    items = permute_launches(shape, dims, itemsize, 0, 0, GridShape(ops_cases.SMS, ops_cases.L2_BYTES))
+    from linear_layouts.ops import launches
+
+    default, launches.SMALL_BLOCK_BYTES = launches.SMALL_BLOCK_BYTES, launches.MIN_TILE_BYTES
+    try:
+        items = permute_launches(shape, dims, itemsize, 0, 0, GridShape(ops_cases.SMS, ops_cases.L2_BYTES))
+    finally:
+        launches.SMALL_BLOCK_BYTES = default
     return bool(items) and hasattr(items[0], "kernel") and "small" in items[0].kernel.name
 
 
@@ -78,7 +86,7 @@ def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...],
 
 
 def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
-    """``{label: launches}``: ``ops`` and ``before`` (``SMALL_BATCHES`` off)."""
+    """``{label: launches}``: ``ops``, ``before`` (``SMALL_BATCHES`` off) and ``small`` (every block it can take)."""
     from linear_layouts.ops import launches
 
     out = {"ops": launches.permute_launches(shape, dims, w, src, dst, device)}
@@ -87,6 +95,11 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
         out["before"] = launches.permute_launches(shape, dims, w, src, dst, device)
     finally:
         launches.SMALL_BATCHES = default
+    default, launches.SMALL_BLOCK_BYTES = launches.SMALL_BLOCK_BYTES, launches.MIN_TILE_BYTES
+    try:
+        out["small"] = launches.permute_launches(shape, dims, w, src, dst, device)
+    finally:
+        launches.SMALL_BLOCK_BYTES = default
     return out
 
 
@@ -109,6 +122,8 @@ def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
     row = ops_cases.bench_permutation(shape, dims, dtype, contenders, device, copy_tbs, _time, describe)
     k = row["kernels"]
     row["speedup"] = round(k["before"]["us"] / k["ops"]["us"], 3)
+    row["of_best"] = round(min(k["before"]["us"], k["small"]["us"]) / k["ops"]["us"], 3)
+    row["block_bytes"] = math.prod(row["shape"][1:]) * ops_cases.ITEMSIZE[dtype]
     return row
 
 
@@ -124,18 +139,21 @@ def run(seed: int, count: int, out: Path) -> None:
     summary = (f"small batches: {exact}/{len(rows)} bit-exact; ops / before {gm(fixed):.2f}x in geomean on the "
                f"{len(fixed)} fixed cases, {gm(held):.2f}x on {len(held)} held out (seed {seed}); slowest "
                f"{min(r['speedup'] for r in rows):.2f}x; ops at {100 * gm([dict(speedup=r['kernels']['ops']['of_copy']) for r in rows]):.1f}% "
-               f"of copy in geomean")
+               f"of copy in geomean; the rule's choice / the faster of before and small: slowest "
+               f"{min(r['of_best'] for r in rows):.2f}x ({sum(r['of_best'] < 0.97 for r in rows)} below 0.97x)")
     lines = [f"# Batches of small blocks: the small-block kernel against the kernel they took before", "",
              f"{env.get('date', '')}, {env.get('gpu', '')}; torch {env.get('torch', '')}. 1 GiB copy: {copy_tbs:.3f} "
              f"TB/s. {summary}.", "",
-             "| shape | dims | dtype | MiB | before (CTAs) | before µs | ops µs (of copy) | before / ops | eager µs | "
-             "ops / eager | copy µs |", "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+             "| shape | dims | dtype | MiB | block bytes | before (CTAs) | before µs | small µs | ops µs (of copy) | "
+             "before / ops | best / ops | eager µs | ops / eager | copy µs |",
+             "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for i, r in enumerate(rows):
         k = r["kernels"]
         tag = "" if i < len(FIXED) else " (held out)"
         lines.append(f"| {tuple(r['shape'])}{tag} | {tuple(r['dims'])} | {r['dtype']} | {r['mib']} | "
-                     f"{k['before']['kernel']} ({k['before']['ctas']}) | {k['before']['us']} | {k['ops']['us']} "
-                     f"({100 * k['ops']['of_copy']:.1f}%) | {r['speedup']}x | {k['eager']['us']} | "
+                     f"{r['block_bytes']} | {k['before']['kernel']} ({k['before']['ctas']}) | {k['before']['us']} | "
+                     f"{k['small']['us']} | {k['ops']['us']} "
+                     f"({100 * k['ops']['of_copy']:.1f}%) | {r['speedup']}x | {r['of_best']}x | {k['eager']['us']} | "
                      f"{k['eager']['us'] / k['ops']['us']:.2f}x | {k['copy']['us']} |")
     out.mkdir(parents=True, exist_ok=True)
     (out / "small_batches.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, seed=seed, cases=rows),

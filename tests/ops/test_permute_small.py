@@ -220,6 +220,21 @@ def test_small_blocks_needs_element_aligned_addresses():
     assert pointer_alignment(4, 12) == 4  # the plan sees these; the kernel takes any element offset
 
 
+def test_blocks_up_to_small_block_bytes(monkeypatch):
+    """``ops.permute`` takes blocks up to ``SMALL_BLOCK_BYTES`` (read at each call); a larger one keeps the kernel
+    it took before, which the small-block kernel can take where the bound is raised to ``MIN_TILE_BYTES``."""
+    assert launches.SMALL_BLOCK_BYTES == 1024
+    assert "small" in _kernel((5000, 4, 4, 16), (0, 2, 1, 3), 4).name         # 1024 bytes
+    assert "small" not in _kernel((5000, 4, 4, 17), (0, 2, 1, 3), 4).name     # 1088 bytes
+    assert "small" not in _kernel((20000, 16, 16, 3), (0, 3, 1, 2), 2).name   # 1536 bytes: the deinterleave kernel
+    monkeypatch.setattr(launches, "SMALL_BLOCK_BYTES", MIN_TILE_BYTES)
+    assert "small" in _kernel((5000, 4, 4, 17), (0, 2, 1, 3), 4).name
+    assert "small" in _kernel((20000, 16, 16, 3), (0, 3, 1, 2), 2).name
+    monkeypatch.setattr(launches, "SMALL_BLOCK_BYTES", 64)
+    assert "small" in _kernel((1000000, 4, 4), (0, 2, 1), 4).name             # 64 bytes
+    assert "small" not in _kernel((100000, 8, 8), (0, 2, 1), 2).name          # 128 bytes
+
+
 def test_off_switch(monkeypatch):
     """``SMALL_BATCHES = False`` gives every batch back to the kernel it took before, byte for byte."""
     monkeypatch.setattr(launches, "SMALL_BATCHES", False)

@@ -37,7 +37,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces"]
 
@@ -94,6 +94,13 @@ INTERLEAVE_VECTOR_RATIO = 4
 #: Whether ``permute_template`` takes the small-block kernel (``codegen.permute_small``) for the batches
 #: ``small_blocks`` admits (False: the kernel they took before), read at each of its calls as ``INTERLEAVE`` is.
 SMALL_BATCHES = True
+#: The largest block (bytes) ``small_blocks`` admits, read at each call. The kernels that take one block a CTA are
+#: bound by how fast CTAs start and retire, so they gain from runs of blocks below some block size and not above:
+#: calibrated on the device (``benchmarks/small_batches_bench.py``, ``results/small_batches_calibration.md``), the
+#: last clear gain at 588 bytes a block, no gain at 768, losses at 1536 and 2304 (an interleave kernel at copy speed);
+#: a power of two between, validated on held-out seeds (``results/small_batches.md``). ``MIN_TILE_BYTES``: every
+#: block the small-block kernel can take.
+SMALL_BLOCK_BYTES = 1024
 
 #: Bytes from which a permutation that is the identity in memory runs the flat copy kernel (``ops.kernels.copy_kernel``)
 #: instead of the driver's copy (``Copy``): on an H200, 1.45-1.9x the driver's copy in CUDA graphs (where it is a
@@ -225,7 +232,8 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
     return None
 
 
-def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKernel) -> tuple[tuple, int] | None:
+def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKernel,
+                 max_bytes: int = MIN_TILE_BYTES) -> tuple[tuple, int] | None:
     """``(block, count)`` where the small-block kernel (``codegen.permute_small``) takes ``problem`` at these
     addresses in place of ``kernel`` (the one it would take otherwise), else None: ``count`` blocks, each the
     problem's other dims ``block`` (``(size, src_stride, dst_stride)``: the matrix's rows ``(rows, lda, 1)`` and
@@ -234,8 +242,8 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
 
     - the outermost batch dim (``problem.batch[0]``: first in the output) has strides ``E`` on both sides, ``E`` the
       block's elements: each of its indices is one dense block, contiguous in the input and in the output;
-    - a block is at most ``MIN_TILE_BYTES`` (8 KiB, the tiled kernels' smallest DRAM tile, a run's bytes: a run
-      then holds one block or more) and
+    - a block is at most ``max_bytes`` (``ops.permute``: ``SMALL_BLOCK_BYTES``), and at most ``MIN_TILE_BYTES`` (8 KiB,
+      the tiled kernels' smallest DRAM tile, a run's bytes: a run then holds one block or more) and
     - fills less than ``MIN_TILE_USE`` of ``kernel``'s tile (``tile_rows x tile_cols``): every CTA of ``kernel``
       takes one block of one matrix (its batch dims index CTAs), so each of its tiles would leave more than a
       quarter of its area empty, the bar below which ``choose_tile`` passes a tile over;
@@ -255,7 +263,7 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
     block = tuple(d for d in (*problem.batch[1:], rows, cols) if d[0] > 1)
     elements = math.prod(size for size, _, _ in block)
     count, src_stride, dst_stride = problem.batch[0]
-    if not (src_stride == dst_stride == elements) or elements * w > MIN_TILE_BYTES:
+    if not (src_stride == dst_stride == elements) or elements * w > min(max_bytes, MIN_TILE_BYTES):
         return None
     if elements >= MIN_TILE_USE * kernel.tile_rows * kernel.tile_cols:
         return None
@@ -329,17 +337,17 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     plan depends on): each launch ``(kernel, ctas, arguments after the two pointers, source byte offset, destination
     byte offset)``; none for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes
     ``chunked_transposes`` takes get the kernel ``MISALIGNED_TRANSPOSE`` names; batches of small blocks
-    ``small_blocks`` takes the small-block kernel (where ``SMALL_BATCHES``)."""
+    ``small_blocks`` takes the small-block kernel (where ``SMALL_BATCHES``, blocks up to ``SMALL_BLOCK_BYTES``)."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
-                     (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BATCHES)
+                     (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0)
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
               tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool,
-              limits: tuple[int, int, int], small: bool = False):
+              limits: tuple[int, int, int], small: int = 0):
     max_extent, max_ctas, max_batch_launches = limits
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     nbytes = math.prod(shape) * itemsize
@@ -367,7 +375,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     else:
         config = _checked_tile(problem, src, dst, device, tile)
         kernel = permute_kernel(config, len(inner), device.arch, raster_order(config, 2 * nbytes, device))
-    blocks = small_blocks(problem, src, dst, kernel) if small and tile is None else None
+    blocks = small_blocks(problem, src, dst, kernel, small) if small and tile is None else None
     if blocks is not None:  # runs of whole blocks: one launch of any grid, at most max_ctas CTAs
         kernel = small_kernel(problem.element_bytes, blocks[0])
         return ((kernel, min(kernel.runs(blocks[1]), max_ctas), (blocks[1],), 0, 0),), nbytes
