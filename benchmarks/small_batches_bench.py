@@ -8,7 +8,8 @@ to ``MIN_TILE_BYTES``: both sides of ``SMALL_BLOCK_BYTES``). Every case is check
 ``x.permute(dims).contiguous()`` and its contenders timed together (``harness.timing.time_together``, CUDA graphs
 of 20 launches, the median of 5 replays):
 
-- ``ops``: as it is (the small-block kernel for blocks up to ``SMALL_BLOCK_BYTES``, else the kernel before);
+- ``ops``: as it is (the small-block kernel, but for blocks over ``SMALL_BLOCK_BYTES`` of the aligned interleave
+  kernel);
 - ``before``: the kernel the batch took before (interleave, skinny or tiled: one CTA per matrix);
 - ``small``: the small-block kernel for every block it can take (``SMALL_BLOCK_BYTES = MIN_TILE_BYTES``);
 - PyTorch eager and a same-size copy of 4-byte elements; and a 1 GiB copy for the device's bandwidth.

@@ -221,18 +221,19 @@ def test_small_blocks_needs_element_aligned_addresses():
 
 
 def test_blocks_up_to_small_block_bytes(monkeypatch):
-    """``ops.permute`` takes blocks up to ``SMALL_BLOCK_BYTES`` (read at each call); a larger one keeps the kernel
-    it took before, which the small-block kernel can take where the bound is raised to ``MIN_TILE_BYTES``."""
+    """``ops.permute`` takes blocks up to ``SMALL_BLOCK_BYTES`` (read at each call) from the aligned interleave kernel,
+    which keeps larger ones; from any other kernel (its ``_any`` form at other offsets, the tiled kernel) blocks up to
+    ``MIN_TILE_BYTES``."""
     assert launches.SMALL_BLOCK_BYTES == 1024
-    assert "small" in _kernel((5000, 4, 4, 16), (0, 2, 1, 3), 4).name         # 1024 bytes
-    assert "small" not in _kernel((5000, 4, 4, 17), (0, 2, 1, 3), 4).name     # 1088 bytes
-    assert "small" not in _kernel((20000, 16, 16, 3), (0, 3, 1, 2), 2).name   # 1536 bytes: the deinterleave kernel
+    assert "small" in _kernel((20000, 3, 16, 16), (0, 2, 3, 1), 1).name        # 768 bytes from interleave_8b_n3
+    assert _kernel((20000, 16, 16, 3), (0, 3, 1, 2), 2).name == "ll_permute_deinterleave_16b_n3_d1"  # 1536 bytes
+    assert "small" in _kernel((20000, 16, 16, 3), (0, 3, 1, 2), 2, 2, 2).name  # the same at other offsets: _any
+    assert "small" in _kernel((49457, 5, 13, 10), (0, 2, 3, 1), 2).name       # 1300 bytes from interleave_16b_n5_any
+    assert "small" in _kernel((11978, 23, 9), (0, 2, 1), 8).name              # 1656 bytes from the tiled kernel
     monkeypatch.setattr(launches, "SMALL_BLOCK_BYTES", MIN_TILE_BYTES)
-    assert "small" in _kernel((5000, 4, 4, 17), (0, 2, 1, 3), 4).name
     assert "small" in _kernel((20000, 16, 16, 3), (0, 3, 1, 2), 2).name
-    monkeypatch.setattr(launches, "SMALL_BLOCK_BYTES", 64)
-    assert "small" in _kernel((1000000, 4, 4), (0, 2, 1), 4).name             # 64 bytes
-    assert "small" not in _kernel((100000, 8, 8), (0, 2, 1), 2).name          # 128 bytes
+    monkeypatch.setattr(launches, "SMALL_BLOCK_BYTES", 512)
+    assert "interleave" in _kernel((20000, 3, 16, 16), (0, 2, 3, 1), 1).name
 
 
 def test_off_switch(monkeypatch):

@@ -94,12 +94,13 @@ INTERLEAVE_VECTOR_RATIO = 4
 #: Whether ``permute_template`` takes the small-block kernel (``codegen.permute_small``) for the batches
 #: ``small_blocks`` admits (False: the kernel they took before), read at each of its calls as ``INTERLEAVE`` is.
 SMALL_BATCHES = True
-#: The largest block (bytes) ``small_blocks`` admits, read at each call. The kernels that take one block a CTA are
-#: bound by how fast CTAs start and retire, so they gain from runs of blocks below some block size and not above:
-#: calibrated on the device (``benchmarks/small_batches_bench.py``, ``results/small_batches_calibration.md``), the
-#: last clear gain at 588 bytes a block, no gain at 768, losses at 1536 and 2304 (an interleave kernel at copy speed);
-#: a power of two between, validated on held-out seeds (``results/small_batches.md``). ``MIN_TILE_BYTES``: every
-#: block the small-block kernel can take.
+#: The largest block (bytes) the small-block kernel takes from the interleave kernel on aligned planes, read at each
+#: call; from any other kernel it takes blocks up to ``MIN_TILE_BYTES``. The kernels that take one block a CTA are
+#: bound by how fast CTAs start and retire where a block is small or their accesses narrow; the aligned interleave
+#: kernel moves its block with 16-byte vectors and shuffles, at about the copy's speed from blocks of a KiB or two,
+#: where the small-block kernel's gathers of single elements from shared memory are slower. Calibrated on the device
+#: (``benchmarks/small_batches_bench.py``: ``results/small_batches_calibration.md`` and seeds 1-3 in
+#: ``results/small_batches/``), checked on held-out seeds drawn after (``results/small_batches.md``).
 SMALL_BLOCK_BYTES = 1024
 
 #: Bytes from which a permutation that is the identity in memory runs the flat copy kernel (``ops.kernels.copy_kernel``)
@@ -242,7 +243,8 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
 
     - the outermost batch dim (``problem.batch[0]``: first in the output) has strides ``E`` on both sides, ``E`` the
       block's elements: each of its indices is one dense block, contiguous in the input and in the output;
-    - a block is at most ``max_bytes`` (``ops.permute``: ``SMALL_BLOCK_BYTES``), and at most ``MIN_TILE_BYTES`` (8 KiB,
+    - a block is at most ``max_bytes`` (``ops.permute``: ``SMALL_BLOCK_BYTES`` in place of the aligned interleave
+      kernel, else ``MIN_TILE_BYTES``), and at most ``MIN_TILE_BYTES`` (8 KiB,
       the tiled kernels' smallest DRAM tile, a run's bytes: a run then holds one block or more) and
     - fills less than ``MIN_TILE_USE`` of ``kernel``'s tile (``tile_rows x tile_cols``): every CTA of ``kernel``
       takes one block of one matrix (its batch dims index CTAs), so each of its tiles would leave more than a
@@ -337,7 +339,8 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     plan depends on): each launch ``(kernel, ctas, arguments after the two pointers, source byte offset, destination
     byte offset)``; none for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes
     ``chunked_transposes`` takes get the kernel ``MISALIGNED_TRANSPOSE`` names; batches of small blocks
-    ``small_blocks`` takes the small-block kernel (where ``SMALL_BATCHES``, blocks up to ``SMALL_BLOCK_BYTES``)."""
+    ``small_blocks`` takes the small-block kernel (where ``SMALL_BATCHES``; from the aligned interleave kernel blocks up
+    to ``SMALL_BLOCK_BYTES``)."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
@@ -375,7 +378,9 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     else:
         config = _checked_tile(problem, src, dst, device, tile)
         kernel = permute_kernel(config, len(inner), device.arch, raster_order(config, 2 * nbytes, device))
-    blocks = small_blocks(problem, src, dst, kernel, small) if small and tile is None else None
+    blocks = None
+    if small and tile is None:  # the aligned interleave kernel keeps blocks over SMALL_BLOCK_BYTES
+        blocks = small_blocks(problem, src, dst, kernel, small if narrow is not None and narrow[2] else MIN_TILE_BYTES)
     if blocks is not None:  # runs of whole blocks: one launch of any grid, at most max_ctas CTAs
         kernel = small_kernel(problem.element_bytes, blocks[0])
         return ((kernel, min(kernel.runs(blocks[1]), max_ctas), (blocks[1],), 0, 0),), nbytes
