@@ -4,14 +4,14 @@ before (``launches.SMALL_BATCHES = False``: one CTA per matrix), PyTorch eager a
 Twelve fixed batches (4x4 / 3x3 / 2x2 matrices, tiny heads, small images with few channels, of 1- to 8-byte
 elements) and ``--cases`` more drawn from ``--seed`` (a batch of ``r x c`` matrices or ``h x w x ch`` images,
 sizes 2 to 24, 4-64 MiB), each kept only where the small-block kernel can take it (``small_blocks`` with blocks up
-to ``MIN_TILE_BYTES``: both sides of ``SMALL_BLOCK_BYTES`` and ``SMALL_TILE_FILL``). Every case is checked bit for bit against
+to ``MIN_TILE_BYTES``: both sides of ``SMALL_BLOCK_BYTES``). Every case is checked bit for bit against
 ``x.permute(dims).contiguous()`` and its contenders timed together (``harness.timing.time_together``, CUDA graphs
 of 20 launches, the median of 5 replays):
 
 - ``ops``: as it is (the small-block kernel, but for blocks over ``SMALL_BLOCK_BYTES`` of the aligned interleave
-  kernel and blocks filling ``SMALL_TILE_FILL`` of the tiled kernel's tile);
+  kernel);
 - ``before``: the kernel the batch took before (interleave, skinny or tiled: one CTA per matrix);
-- ``small``: the small-block kernel for every block it can take (``every_block``);
+- ``small``: the small-block kernel for every block it can take (``SMALL_BLOCK_BYTES = MIN_TILE_BYTES``);
 - PyTorch eager and a same-size copy of 4-byte elements; and a 1 GiB copy for the device's bandwidth.
 
     PYTHONPATH=src:benchmarks python3 benchmarks/small_batches_bench.py --mode prepare   # CPU: the cubins
@@ -20,7 +20,6 @@ of 20 launches, the median of 5 replays):
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -53,8 +52,11 @@ def _takes_it(shape, dims, itemsize: int) -> bool:
 
     from linear_layouts.ops import launches
 
-    with every_block():
+    default, launches.SMALL_BLOCK_BYTES = launches.SMALL_BLOCK_BYTES, launches.MIN_TILE_BYTES
+    try:
         items = permute_launches(shape, dims, itemsize, 0, 0, GridShape(ops_cases.SMS, ops_cases.L2_BYTES))
+    finally:
+        launches.SMALL_BLOCK_BYTES = default
     return bool(items) and hasattr(items[0], "kernel") and "small" in items[0].kernel.name
 
 
@@ -94,23 +96,12 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
         out["before"] = launches.permute_launches(shape, dims, w, src, dst, device)
     finally:
         launches.SMALL_BATCHES = default
-    with every_block():
-        out["small"] = launches.permute_launches(shape, dims, w, src, dst, device)
-    return out
-
-
-@contextlib.contextmanager
-def every_block():
-    """The small-block kernel for every batch it can take (``SMALL_BLOCK_BYTES = MIN_TILE_BYTES``, ``SMALL_TILE_FILL =
-    MIN_TILE_USE``), within the block."""
-    from linear_layouts.ops import launches
-
-    saved = launches.SMALL_BLOCK_BYTES, launches.SMALL_TILE_FILL
-    launches.SMALL_BLOCK_BYTES, launches.SMALL_TILE_FILL = launches.MIN_TILE_BYTES, launches.MIN_TILE_USE
+    default, launches.SMALL_BLOCK_BYTES = launches.SMALL_BLOCK_BYTES, launches.MIN_TILE_BYTES
     try:
-        yield
+        out["small"] = launches.permute_launches(shape, dims, w, src, dst, device)
     finally:
-        launches.SMALL_BLOCK_BYTES, launches.SMALL_TILE_FILL = saved
+        launches.SMALL_BLOCK_BYTES = default
+    return out
 
 
 def prepare(seed: int, count: int, jobs: int) -> None:

@@ -160,7 +160,7 @@ def test_every_layout_and_order(w, layout, rotated):
 @needs_cxx
 @pytest.mark.parametrize("shape, dims, w, offsets", [
     ((1000, 2, 2), (0, 2, 1), 1, (0, 0)), ((1000, 2, 2), (0, 2, 1), 1, (3, 1)), ((1000, 3, 5), (0, 2, 1), 4, (4, 8)),
-    ((300, 8, 8), (0, 2, 1), 2, (2, 0)), ((6000, 7, 7, 3), (0, 3, 1, 2), 4, (0, 12)), ((50, 5, 3), (0, 2, 1), 8, (8, 8)),
+    ((300, 8, 8), (0, 2, 1), 2, (2, 0)), ((600, 7, 7, 3), (0, 3, 1, 2), 4, (0, 12)), ((50, 5, 3), (0, 2, 1), 8, (8, 8)),
     ((40, 3, 4, 4), (0, 2, 3, 1), 2, (0, 0)), ((700, 3, 3), (0, 2, 1), 16, (0, 0)), ((500, 2, 3, 4), (0, 3, 2, 1), 2, (2, 4)),
 ])
 def test_ops_takes_it(shape, dims, w, offsets):
@@ -222,17 +222,14 @@ def test_small_blocks_needs_element_aligned_addresses():
 
 def test_blocks_up_to_small_block_bytes(monkeypatch):
     """``ops.permute`` takes blocks up to ``SMALL_BLOCK_BYTES`` (read at each call) from the aligned interleave kernel,
-    which keeps larger ones; blocks under ``SMALL_TILE_FILL`` of its tile from the tiled kernel; from the interleave
-    kernel's ``_any`` form at other offsets, blocks up to ``MIN_TILE_BYTES``."""
+    which keeps larger ones; from any other kernel (its ``_any`` form at other offsets, the tiled kernel) blocks up to
+    ``MIN_TILE_BYTES``."""
     assert launches.SMALL_BLOCK_BYTES == 1024
     assert "small" in _kernel((20000, 3, 16, 16), (0, 2, 3, 1), 1).name        # 768 bytes from interleave_8b_n3
     assert _kernel((20000, 16, 16, 3), (0, 3, 1, 2), 2).name == "ll_permute_deinterleave_16b_n3_d1"  # 1536 bytes
     assert "small" in _kernel((20000, 16, 16, 3), (0, 3, 1, 2), 2, 2, 2).name  # the same at other offsets: _any
     assert "small" in _kernel((49457, 5, 13, 10), (0, 2, 3, 1), 2).name       # 1300 bytes from interleave_16b_n5_any
-    assert "small" in _kernel((11978, 23, 9), (0, 2, 1), 8).name              # 207 of the tiled 32 x 16 tile
-    assert "small" not in _kernel((9857, 23, 24), (0, 2, 1), 8).name          # 552 of its 32 x 32 tile
-    monkeypatch.setattr(launches, "SMALL_TILE_FILL", launches.MIN_TILE_USE)
-    assert "small" in _kernel((9857, 23, 24), (0, 2, 1), 8).name
+    assert "small" in _kernel((11978, 23, 9), (0, 2, 1), 8).name              # 1656 bytes from the tiled kernel
     monkeypatch.setattr(launches, "SMALL_BLOCK_BYTES", MIN_TILE_BYTES)
     assert "small" in _kernel((20000, 16, 16, 3), (0, 3, 1, 2), 2).name
     monkeypatch.setattr(launches, "SMALL_BLOCK_BYTES", 512)

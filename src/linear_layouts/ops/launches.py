@@ -37,7 +37,7 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "SMALL_TILE_FILL", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces"]
 
@@ -102,10 +102,6 @@ SMALL_BATCHES = True
 #: (``benchmarks/small_batches_bench.py``: ``results/small_batches_calibration.md`` and seeds 1-3 in
 #: ``results/small_batches/``), checked on held-out seeds drawn after (``results/small_batches.md``).
 SMALL_BLOCK_BYTES = 1024
-#: The part of the tiled kernel's tile a block must fill less than for the small-block kernel to take its batch,
-#: read at each call: a tiled CTA that moves one block loses to runs of blocks where more than half of its tile is
-#: empty, not always above (calibrated with ``SMALL_BLOCK_BYTES``).
-SMALL_TILE_FILL = 0.5
 
 #: Bytes from which a permutation that is the identity in memory runs the flat copy kernel (``ops.kernels.copy_kernel``)
 #: instead of the driver's copy (``Copy``): on an H200, 1.45-1.9x the driver's copy in CUDA graphs (where it is a
@@ -238,7 +234,7 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
 
 
 def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKernel,
-                 max_bytes: int = MIN_TILE_BYTES, max_fill: float = MIN_TILE_USE) -> tuple[tuple, int] | None:
+                 max_bytes: int = MIN_TILE_BYTES) -> tuple[tuple, int] | None:
     """``(block, count)`` where the small-block kernel (``codegen.permute_small``) takes ``problem`` at these
     addresses in place of ``kernel`` (the one it would take otherwise), else None: ``count`` blocks, each the
     problem's other dims ``block`` (``(size, src_stride, dst_stride)``: the matrix's rows ``(rows, lda, 1)`` and
@@ -250,10 +246,9 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
     - a block is at most ``max_bytes`` (``ops.permute``: ``SMALL_BLOCK_BYTES`` in place of the aligned interleave
       kernel, else ``MIN_TILE_BYTES``), and at most ``MIN_TILE_BYTES`` (8 KiB,
       the tiled kernels' smallest DRAM tile, a run's bytes: a run then holds one block or more) and
-    - fills less than ``max_fill`` of ``kernel``'s tile (``tile_rows x tile_cols``; ``MIN_TILE_USE``, and
-      ``SMALL_TILE_FILL`` for the tiled kernel in ``ops.permute``): every CTA of ``kernel`` takes one block of one
-      matrix (its batch dims index CTAs), so each of its tiles would leave more than a quarter of its area empty,
-      the bar below which ``choose_tile`` passes a tile over;
+    - fills less than ``MIN_TILE_USE`` of ``kernel``'s tile (``tile_rows x tile_cols``): every CTA of ``kernel``
+      takes one block of one matrix (its batch dims index CTAs), so each of its tiles would leave more than a
+      quarter of its area empty, the bar below which ``choose_tile`` passes a tile over;
     - both addresses are whole elements.
 
     Then each CTA moves runs of whole blocks, ``MIN_TILE_BYTES`` or just under, instead of one block.
@@ -272,7 +267,7 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
     count, src_stride, dst_stride = problem.batch[0]
     if not (src_stride == dst_stride == elements) or elements * w > min(max_bytes, MIN_TILE_BYTES):
         return None
-    if elements >= max_fill * kernel.tile_rows * kernel.tile_cols:
+    if elements >= MIN_TILE_USE * kernel.tile_rows * kernel.tile_cols:
         return None
     return block, count
 
@@ -345,18 +340,17 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     byte offset)``; none for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes
     ``chunked_transposes`` takes get the kernel ``MISALIGNED_TRANSPOSE`` names; batches of small blocks
     ``small_blocks`` takes the small-block kernel (where ``SMALL_BATCHES``; from the aligned interleave kernel blocks up
-    to ``SMALL_BLOCK_BYTES``, from the tiled kernel blocks under ``SMALL_TILE_FILL`` of its tile)."""
+    to ``SMALL_BLOCK_BYTES``)."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
-                     (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES),
-                     (SMALL_BLOCK_BYTES, SMALL_TILE_FILL) if SMALL_BATCHES else None)
+                     (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0)
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
               tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool,
-              limits: tuple[int, int, int], small: tuple[int, float] | None = None):
+              limits: tuple[int, int, int], small: int = 0):
     max_extent, max_ctas, max_batch_launches = limits
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     nbytes = math.prod(shape) * itemsize
@@ -385,10 +379,8 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         config = _checked_tile(problem, src, dst, device, tile)
         kernel = permute_kernel(config, len(inner), device.arch, raster_order(config, 2 * nbytes, device))
     blocks = None
-    if small and tile is None:  # the aligned interleave kernel keeps blocks over SMALL_BLOCK_BYTES, the tiled one
-        bound, fill = small  # blocks that fill SMALL_TILE_FILL of its tile
-        blocks = small_blocks(problem, src, dst, kernel, bound if narrow is not None and narrow[2] else MIN_TILE_BYTES,
-                              MIN_TILE_USE if narrow is not None else fill)
+    if small and tile is None:  # the aligned interleave kernel keeps blocks over SMALL_BLOCK_BYTES
+        blocks = small_blocks(problem, src, dst, kernel, small if narrow is not None and narrow[2] else MIN_TILE_BYTES)
     if blocks is not None:  # runs of whole blocks: one launch of any grid, at most max_ctas CTAs
         kernel = small_kernel(problem.element_bytes, blocks[0])
         return ((kernel, min(kernel.runs(blocks[1]), max_ctas), (blocks[1],), 0, 0),), nbytes
