@@ -31,3 +31,12 @@ def run_bytes(argv: list[str]) -> tuple[int, bytes, str]:
             status = exit_.code
         out.flush()
     return status, raw.getvalue(), err.getvalue()
+
+
+def refused(argv: list[str], *needles: str) -> str:
+    """``argv`` exits 2 with one line on stderr, ``linear-layouts: error: ...``, holding every needle; that line."""
+    status, _, err = run(argv)
+    assert status == 2 and err.count("\n") == 1 and err.startswith("linear-layouts: error: "), (status, err[-2000:])
+    for needle in needles:
+        assert needle in err, err
+    return err

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_run import run
+from cli_run import refused, run
 from linear_layouts import LayoutError
 from linear_layouts.core.limits import INT_RULE, parse_int
 from linear_layouts.spec import parse_spec
@@ -18,15 +18,6 @@ NVMMA = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
 BLOCKED = "BlockedLayout([1,8],[4,8],[4,1],[1,0])"
 KERNEL = Path(__file__).resolve().parents[1] / "data/triton_kernels/ir/sm_90/transpose.ttgir"
 TTGIR = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
-
-
-def refused(argv: list[str], *needles: str) -> str:
-    """``argv`` exits 2 with one line on stderr holding every needle; that line."""
-    status, _, err = run(argv)
-    assert status == 2 and err.count("\n") == 1 and err.startswith("linear-layouts: error: "), (status, err[-2000:])
-    for needle in needles:
-        assert needle in err, err
-    return err
 
 
 @pytest.mark.parametrize("text, value", [("32", 32), (" 32 ", 32), ("0", 0), ("007", 7)])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_run import run
+from cli_run import refused, run
 from linear_layouts import LayoutError, LinearLayout
 from linear_layouts.spec import parse_spec
 
@@ -18,15 +18,6 @@ NVMMA = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
 BLOCKED = "BlockedLayout([1,4],[4,8],[4,1],[1,0])"
 KERNEL = Path(__file__).resolve().parents[1] / "data/triton_kernels/ir/sm_90/transpose.ttgir"
 BIG = "9" * 5000  # above Python's 4300 digits of int(str): a ValueError unless refused first
-
-
-def refused(argv: list[str], *needles: str) -> str:
-    """``argv`` exits 2 with one line on stderr holding every needle; that line."""
-    status, _, err = run(argv)
-    assert status == 2 and err.count("\n") == 1 and err.startswith("linear-layouts: error: "), (status, err[-2000:])
-    for needle in needles:
-        assert needle in err, err
-    return err
 
 
 def kernel(tmp_path: Path, old: str, new: str, name: str = "transpose") -> str:
