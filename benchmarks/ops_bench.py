@@ -194,6 +194,8 @@ def _chosen_tile(shape, dims, x) -> str:
     launches = permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(), x.data_ptr() + (1 << 30),
                                 launch.grid_shape(x.device.index or 0))
     kernels = [item.kernel for item in launches if isinstance(item, Launch)]
+    if kernels and getattr(kernels[0], "run", None):  # the small-block kernel: runs of whole blocks, no tile
+        return f"small blocks, {kernels[0].run} a run/{kernels[0].threads // 32}w"
     return f"{kernels[0].tile_rows}x{kernels[0].tile_cols}/{kernels[0].threads // 32}w" if kernels else "copy"
 
 
