@@ -142,7 +142,7 @@ def run(seed: int, count: int, out: Path) -> None:
                f"{min(r['speedup'] for r in rows):.2f}x; ops at {100 * gm([dict(speedup=r['kernels']['ops']['of_copy']) for r in rows]):.1f}% "
                f"of copy in geomean; the rule's choice / the faster of before and small: slowest "
                f"{min(r['of_best'] for r in rows):.2f}x ({sum(r['of_best'] < 0.97 for r in rows)} below 0.97x)")
-    lines = [f"# Batches of small blocks: the small-block kernel against the kernel they took before", "",
+    lines = ["# Batches of small blocks: the small-block kernel against the kernel they took before", "",
              f"{env.get('date', '')}, {env.get('gpu', '')}; torch {env.get('torch', '')}. 1 GiB copy: {copy_tbs:.3f} "
              f"TB/s. {summary}.", "",
              "| shape | dims | dtype | MiB | block bytes | before (CTAs) | before µs | small µs | ops µs (of copy) | "

@@ -120,7 +120,7 @@ def test_composition_with_negative_strides_is_a_of_b_or_refused(a, b):
         assert "Divisibility Condition" in str(error) or str(error).endswith("refused here"), str(error)
         return
     assert r.size == b.size
-    shapes, strides = list(flatten(b.shape)), list(flatten(b.stride))
+    strides = list(flatten(b.stride))
     for i in range(b.size):
         coordinate = flatten(idx2crd(i, b.shape))
         assert r(i) == sum(a(c * d) for c, d in zip(coordinate, strides)), (str(a), str(b), str(r), i)

@@ -294,7 +294,7 @@ def emit_small_kernel(name: str, element_bytes: int, block: tuple[tuple[int, int
         body += [
             f"    if ({k} < slots_out) {{",
             f"      const int p0 = (int)({k} * 16u) - (int)dm;  // the slot's first byte in the output chunk",
-            f"      if (p0 >= 0 && p0 + 16 <= (int)n) {{",
+            "      if (p0 >= 0 && p0 + 16 <= (int)n) {",
             f"        unsigned y[{words}] = {{{', '.join('0u' for _ in range(words))}}};",
         ]
         if rotated:

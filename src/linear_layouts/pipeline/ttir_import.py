@@ -55,7 +55,6 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.engine.ir import Builder, Program

@@ -18,7 +18,7 @@ import numpy as np
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.element_type import DTypeLike
-from linear_layouts.core.errors import LayoutError, not_a_layout
+from linear_layouts.core.errors import not_a_layout
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS
 from linear_layouts.present.viz.colors import BOUNDARY_COLOR, CONFLICT_COLOR, EMPTY_COLOR, bank_color, text_color
