@@ -7,7 +7,7 @@ read and written (a partly written sector that leaves L2 costs a DRAM read), L2 
 conflicts, instructions, occupancy and the warp stalls (``ops_ncu_compare.METRICS``).
 
     PYTHONPATH=src:benchmarks python3 benchmarks/ops_odd_ncu.py --mode prepare        # CPU: cubins for sm_90
-    PYTHONPATH=src:benchmarks python3 benchmarks/ops_odd_ncu.py --out DIR             # device
+    PYTHONPATH=src:benchmarks python3 benchmarks/ops_odd_ncu.py --out DIR [--set bytes]   # device
 """
 
 from __future__ import annotations
@@ -30,6 +30,14 @@ CASES = (
     ((6415, 12552), (1, 0), "float16"),
     ((345, 568, 384), (2, 1, 0), "bfloat16"),
 )
+#: ``--set bytes``: the byte transpose (``byte_transpose_bench``) with its output rows odd, its input rows odd, both
+#: aligned (forced there), and a case where it trailed the tiled kernel.
+BYTE_CASES = (
+    ((6049, 8464), (1, 0), "uint8"),
+    ((6048, 8459), (1, 0), "uint8"),
+    ((6048, 8464), (1, 0), "uint8"),
+    ((9648, 9480), (1, 0), "uint8"),
+)
 #: The chunked tiles timed (``chunked_transpose_bench.CHUNKED_VARIANTS`` labels); others of a case are all kept.
 CHUNKED = ("128x128/16w s32", "128x64/16w s32", "128x128/16w", "128x64/16w")
 EXTRA = ["dram__sectors_read.sum", "dram__sectors_write.sum", "lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum",
@@ -41,6 +49,12 @@ EXTRA = ["dram__sectors_read.sum", "dram__sectors_write.sum", "lts__t_sectors_sr
 def _contenders(case: int, src: int, dst: int) -> dict:
     from linear_layouts.ops.kernels import GridShape
 
+    if case >= len(CASES):  # --set bytes
+        import byte_transpose_bench as btb
+
+        shape, dims, _ = BYTE_CASES[case - len(CASES)]
+        out = btb.contenders(shape, dims, src, dst, GridShape(ops_cases.SMS, ops_cases.L2_BYTES))
+        return {label: out[label] for label in ("before", "bytes 128x128/9w", "bytes 256x128/17w")}
     shape, dims, dtype = CASES[case]
     out = ctb.contenders(shape, dims, ctb.ITEMSIZE[dtype], src, dst, GridShape(ops_cases.SMS, ops_cases.L2_BYTES))
     kept: dict[tuple, str] = {}  # the same launches under several labels: profiled once, the labels joined
@@ -60,7 +74,7 @@ def prepare() -> None:
 def _setup(case: int):
     import torch
 
-    shape, dims, dtype = CASES[case]
+    shape, dims, dtype = (CASES + BYTE_CASES)[case]
     x = ops_cases.random_tensor(shape, dtype)
     out = torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=x.dtype)
     runs = {label: ops_cases.runner(items) for label, items in _contenders(case, x.data_ptr(), out.data_ptr()).items()}
@@ -82,6 +96,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", choices=("prepare", "device"), default="device")
     ap.add_argument("--out", default="/tmp/ops_odd_ncu")
     ap.add_argument("--warm", type=int, default=2)
+    ap.add_argument("--set", choices=("odd", "bytes"), default="odd", help="odd: CASES; bytes: BYTE_CASES")
     ap.add_argument("--case", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--which", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -94,7 +109,9 @@ def main(argv=None) -> int:
 
     metrics = METRICS + EXTRA
     report = {}
-    for case, (shape, dims, dtype) in enumerate(CASES):
+    for case, (shape, dims, dtype) in enumerate(CASES + BYTE_CASES):
+        if (case >= len(CASES)) != (args.set == "bytes"):
+            continue
         x, out, runs = _setup(case)
         expected = x.permute(dims).contiguous()
         rows = {}
@@ -116,7 +133,8 @@ def main(argv=None) -> int:
            "torch": torch.__version__}
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "ops_odd_ncu.json").write_text(json.dumps({"environment": env, "cases": report}, indent=1))
+    stem = "ops_odd_ncu" if args.set == "odd" else "ops_odd_ncu_bytes"
+    (out_dir / f"{stem}.json").write_text(json.dumps({"environment": env, "cases": report}, indent=1))
     lines = [f"# Odd-row transposes under ncu ({env['gpu']}, {env['date']}, torch {env['torch']})", "",
              f"One profiled launch after {args.warm} warm ones (ncu flushes the caches before it); "
              "DRAM MiB against the tensor's size.", ""]
@@ -132,7 +150,7 @@ def main(argv=None) -> int:
                 cells.append("-" if value is None else f"{value:,.3g}" if abs(value) < 1e4 else f"{value:,.0f}")
             lines.append(f"| {metric} | " + " | ".join(cells) + " |")
         lines.append("")
-    (out_dir / "ops_odd_ncu.md").write_text("\n".join(lines))
+    (out_dir / f"{stem}.md").write_text("\n".join(lines))
     return 0
 
 

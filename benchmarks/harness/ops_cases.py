@@ -14,7 +14,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
-           "sweep_cases", "sanitize_cases", "kernel_sources", "precompile", "tile_alternatives", "runner", "random_tensor",
+           "sweep_cases", "sanitize_cases", "byte_tile_cases", "GPU_BYTES", "GPU_BYTES_OFFSETS", "GPU_BYTES_FORCED",
+           "GPU_BYTE_TILES", "kernel_sources", "precompile", "tile_alternatives", "runner", "random_tensor",
            "checked_runner", "compile_contenders", "permute_buffers", "cast_buffers", "checked_cast_runner", "run_cases", "bench_permutation", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
 #: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
@@ -330,6 +331,14 @@ GPU_SMALL = (
 )
 #: Their element types (PyTorch names) and sizes.
 GPU_SMALL_DTYPES = {"uint8": 1, "float16": 2, "float32": 4, "int64": 8, "complex128": 16}
+#: Byte transposes ``ops`` gives the byte transpose (``codegen.permute_bytes``), and the output offsets tried.
+GPU_BYTES = (((6049, 8459), (1, 0)), ((9, 2829, 3087), (0, 2, 1)), ((547, 466, 561), (2, 1, 0)),
+             ((11335, 4099), (1, 0)))
+GPU_BYTES_OFFSETS = (0, 3, 16)
+#: Smaller byte transposes at each of ``GPU_BYTE_TILES`` (forced: ``(rows, cols, warps, granule bytes)``), and on
+#: a device of a 4 KiB L2 (raster order "m"): also the sanitizer's.
+GPU_BYTES_FORCED = (((1031, 777), (1, 0), 3, 5), ((3, 517, 389), (0, 2, 1), 0, 7), ((389, 5, 517), (2, 1, 0), 1, 0))
+GPU_BYTE_TILES = ((128, 64, 5, 32), (128, 128, 9, 16), (128, 128, 12, 64), (64, 128, 6, 32))
 
 
 def kernel_sources(sms: int = SMS) -> list[str]:
@@ -369,6 +378,9 @@ def kernel_sources(sms: int = SMS) -> list[str]:
                     add(permute_launches(shape, dims, itemsize, _BASE, _OTHER, device))
     finally:
         _launches.SMALL_BATCHES = small_batches
+    for shape, dims in GPU_BYTES:
+        for offset in GPU_BYTES_OFFSETS:
+            add(permute_launches(shape, dims, 1, _BASE, _OTHER + offset, device))
         for launches in tile_alternatives(shape, dims, ITEMSIZE[dtype], _BASE, _OTHER, sms).values():
             add(launches)
     casts = [(shape, dtype) for shape in GPU_CASTS for dtype in ("bfloat16", "float16", "float32")]
@@ -412,6 +424,22 @@ SANITIZE_CASTS = ((131, 259, "bf16", "e4m3", (2, 3, 5)), (133, 70, "fp32", "e5m2
          (131, 259, "bf16", "e4m3", (16, 8, 24)), (133, 70, "fp32", "e5m2", (0, 4, 12)), (3, 5, "fp16", "e5m2", (0, 0, 0)))
 
 
+def byte_tile_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
+    """``GPU_BYTES_FORCED`` at each of ``GPU_BYTE_TILES`` (raster order "n"), and at the first on a 4 KiB L2 (raster
+    order "m"): their launches for made-up aligned bases plus the offsets."""
+    from linear_layouts.ops.kernels import ByteTile, GridShape
+    from linear_layouts.ops.launches import permute_launches
+
+    out = []
+    for shape, dims, so, do in GPU_BYTES_FORCED:
+        for tile, l2 in [(t, l2_bytes) for t in GPU_BYTE_TILES] + [(GPU_BYTE_TILES[0], 4096)]:
+            out.append(dict(kind="permute", shape=shape, dims=dims, w=1, offsets=(so, do),
+                            tile=f"bytes {tile}" + (" raster m" if l2 == 4096 else ""),
+                            launches=permute_launches(shape, dims, 1, _BASE + so, 2 * _BASE + do,
+                                                      GridShape(sms, l2), ByteTile(*tile))))
+    return out
+
+
 def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
     """Each case: its kind, sizes, offsets and the launches planned for made-up aligned bases plus the offsets."""
     from linear_layouts.ops.kernels import GridShape, transpose_tiles
@@ -431,6 +459,7 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
             out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8=fp8, offsets=(xo, co, to), tile=misaligned,
                             launches=cast_launches(fmt, fp8, m, n, _BASE + xo, 2 * _BASE + co, 3 * _BASE + to, None,
                                                    0.5, 4 * _BASE, device, misaligned)))
+    out += byte_tile_cases(sms, l2_bytes)
     tiny_l2 = GridShape(sms, 4096)  # the transposes, and the casts with narrow stores of T, in raster order "m"
     for shape, dims, w in SANITIZE_TILED:
         out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile="raster m",

@@ -65,6 +65,7 @@ from linear_layouts.codegen.permute_chunks import emit_chunked_transpose_kernel
 from linear_layouts.codegen.permute_interleave import emit_interleave_kernel
 from linear_layouts.codegen.permute_small import emit_small_kernel
 from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
+from linear_layouts.codegen.permute_bytes import emit_byte_transpose_kernel
 from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
@@ -73,7 +74,7 @@ from linear_layouts.target import Target, named_target, resolve
 
 __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
-           "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "CHUNKED_TILE", "CHUNKED_TILES",
+           "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "ByteTile", "BYTE_TRANSPOSE_TILE", "byte_transpose_kernel", "transpose_raster", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
            "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
@@ -445,6 +446,12 @@ def raster_order(config: TileConfig, moved_bytes: int, device: GridShape, cast: 
     """
     if not config.transposed or (cast and config.element_bytes * config.dst_vector >= 16):
         return "n"
+    return transpose_raster(moved_bytes, device)
+
+
+def transpose_raster(moved_bytes: int, device: GridShape) -> str:
+    """The raster order of a transpose moving ``moved_bytes`` (read and written) on ``device``: ``"m"`` from
+    ``RASTER_M_L2S`` L2s on (its CTAs write stretches of the output's rows), else ``"n"``."""
     return "m" if moved_bytes > RASTER_M_L2S * device.l2_bytes else "n"
 
 
@@ -565,6 +572,34 @@ class ChunkedTile:
     cols: int
     warps: int
     granule_bytes: int = 16
+
+
+@dataclass(frozen=True)
+class ByteTile:
+    """A tile of the byte transpose (``codegen.permute_bytes``): ``rows x cols`` bytes of ``warps`` warps, ownership
+    granules of ``granule_bytes`` (16, 32 or 64)."""
+
+    rows: int
+    cols: int
+    warps: int
+    granule_bytes: int = 16
+
+
+#: The byte transpose's tile: 128 x 64 of 5 warps with 32-byte granules (the 160 rows a tile loads, 4 chunks each:
+#: one item a thread; no sector of the output two tiles share), the fastest of ten on the calibration set
+#: (``benchmarks/results/byte_transpose.md``).
+BYTE_TRANSPOSE_TILE = ByteTile(128, 64, 5, 32)
+
+
+@functools.lru_cache(maxsize=None)
+def byte_transpose_kernel(batch_dims: int, tile: ByteTile | None = None, arch: str = "sm_90",
+                          raster: str = "n") -> PermuteKernel:
+    """The transpose of bytes at any alignment (``codegen.permute_bytes``) with ``batch_dims`` batch dims at ``tile``
+    (default ``BYTE_TRANSPOSE_TILE``) in ``raster`` order; launch bounds for ``named_target(arch)``."""
+    tile = BYTE_TRANSPOSE_TILE if tile is None else tile
+    name = kernel_name("ll_permute_bytes", tile, batch_dims, *(("raster m",) if raster == "m" else ()))
+    return emit_byte_transpose_kernel(name, tile.rows, tile.cols, tile.warps, batch_dims, tile.granule_bytes,
+                                      target=named_target(arch), raster=raster)
 
 
 #: The chunked transpose's tile of each element size: 128 rows (the 15 halo rows of a 16-bit tile's 32-byte

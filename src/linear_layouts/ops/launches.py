@@ -26,16 +26,16 @@ from linear_layouts.codegen.permute import MAX_BATCH_DIMS, MAX_KERNEL_BATCH_DIMS
 from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_for
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, ChunkedTile, GridShape, TileConfig,
-    cast_kernel, cast_tiles, small_kernel,
+    CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, BYTE_TRANSPOSE_TILE, ByteTile, ChunkedTile, GridShape, TileConfig,
+    byte_transpose_kernel, cast_kernel, cast_tiles, small_kernel,
     copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
-    raster_order, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_tiles,
+    raster_order, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_raster, transpose_tiles,
 )
 from linear_layouts.ops.plan import (
     MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements,
 )
 
-__all__ = ["Launch", "Copy", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
+__all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
            "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
@@ -72,6 +72,13 @@ MISALIGNED_TRANSPOSES = ("tiled", "chunked")
 #: there; it trails it on shorter rows, wider stores and bytes (``benchmarks/results/chunked_transpose.md``,
 #: ``ops_heldout.md``).
 MISALIGNED_TRANSPOSE = "chunked"
+#: Whether ``permute_template`` takes the byte transpose (``codegen.permute_bytes``) where ``_bytes_by_default`` says
+#: (False: the tiled kernel's byte accesses), read at each of its calls as ``MISALIGNED_TRANSPOSE`` is.
+BYTE_TRANSPOSE = True
+#: Rows of ``A`` a byte transpose's tile rows may load per row of the problem (``_bytes_by_default``): above, the
+#: halo of short outputs costs more than the aligned accesses save (0.83-0.94x the tiled kernel at 1.84, 1.05-1.08x at
+#: 1.37: ``benchmarks/results/byte_transpose.md``).
+BYTES_MAX_ROW_LOADS = 1.5
 #: Whether ``permute_template`` takes the interleave kernel (``codegen.permute_interleave``) for the transposes
 #: ``interleaves`` admits (False: the tiled kernel's skinny tiles), read at each of its calls as
 #: ``MISALIGNED_TRANSPOSE`` is.
@@ -283,8 +290,26 @@ def _chunked_by_default(problem: TiledProblem, src: int, dst: int) -> bool:
             and problem.cols >= SKINNY_EXTENT)
 
 
+def _bytes_by_default(problem: TiledProblem, src: int, dst: int, device: GridShape) -> bool:
+    """Whether ``permute`` takes the byte transpose for ``problem`` where ``BYTE_TRANSPOSE`` asks for it: a transpose
+    of bytes whose output rows 16 bytes do not align and no side under ``SKINNY_EXTENT`` (skinny tiles), with
+
+    - a tile row between its first and last (theirs are edge tiles, the guarded path);
+    - its tile rows loading at most ``BYTES_MAX_ROW_LOADS`` rows of ``A`` per row of the problem (each loads its ``R``
+      rows and the granule's ``Q`` above): 1.25 for 6049 rows, 1.84 for 261 (3 tile rows of 160 loaded rows);
+    - more bytes read and written than ``device``'s L2 holds: where both fit, the transpose is bound by the SMs'
+      instructions, of which the tiled kernel issues fewer."""
+    if not (problem.kind is PermuteKind.TRANSPOSE and problem.element_bytes == 1 and problem.cols >= SKINNY_EXTENT
+            and vector_elements(1, problem.rows, dst) < MAX_VECTOR_BYTES):
+        return False
+    tile = BYTE_TRANSPOSE_TILE
+    tiles_m = -(-problem.rows // tile.rows)
+    return (tiles_m > 2 and tiles_m * (tile.rows + tile.granule_bytes) <= BYTES_MAX_ROW_LOADS * problem.rows
+            and 2 * problem.rows * problem.cols * problem.batch_count > device.l2_bytes)
+
+
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
-                     device: GridShape | int, tile: TileConfig | ChunkedTile | None = None) -> list[Launch | Copy]:
+                     device: GridShape | int, tile: TileConfig | ChunkedTile | ByteTile | None = None) -> list[Launch | Copy]:
     """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
     its output at ``dst``, on ``device`` (a ``GridShape``, or its SMs with an H100's L2) (module doc; a
     permutation that is the identity in memory: one ``Copy``, or from ``COPY_KERNEL_MIN_BYTES`` the flat copy
@@ -334,7 +359,7 @@ def tiled_arguments(kernel: PermuteKernel, rows: int, cols: int, lda: int, ldb: 
 
 
 def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
-                     device: GridShape, tile: TileConfig | ChunkedTile | None = None):
+                     device: GridShape, tile: TileConfig | ChunkedTile | ByteTile | None = None):
     """``(launches, bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the
     plan depends on): each launch ``(kernel, ctas, arguments after the two pointers, source byte offset, destination
     byte offset)``; none for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes
@@ -344,13 +369,14 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
-                     (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0)
+                     (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
+                     BYTE_TRANSPOSE)
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
-              tile: TileConfig | ChunkedTile | None, misaligned: str, interleave: bool,
-              limits: tuple[int, int, int], small: int = 0):
+              tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave: bool,
+              limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False):
     max_extent, max_ctas, max_batch_launches = limits
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     nbytes = math.prod(shape) * itemsize
@@ -368,6 +394,11 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     narrow = interleaves(problem, src, dst) if tile is None and interleave else None
     if narrow is not None:
         kernel = interleave_kernel(problem.element_bytes, narrow[0], narrow[1], len(inner), narrow[2])
+    elif isinstance(tile, ByteTile) or (tile is None and byte_transpose and _bytes_by_default(problem, src, dst, device)):
+        if problem.kind is not PermuteKind.TRANSPOSE or problem.element_bytes != 1:
+            raise LayoutError(f"tile: the byte transpose does not take a {problem.kind.value} of {problem.rows} x "
+                              f"{problem.cols} {8 * problem.element_bytes}-bit elements")
+        kernel = byte_transpose_kernel(len(inner), tile, device.arch, transpose_raster(2 * nbytes, device))
     elif isinstance(tile, ChunkedTile) or (tile is None and misaligned == "chunked"
                                          and _chunked_by_default(problem, src, dst)):
         if not chunked_transposes(problem, src, dst):
