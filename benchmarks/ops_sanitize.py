@@ -74,11 +74,17 @@ def child() -> None:
             c = cp.zeros(co + m * n, cp.uint8)
             t = cp.zeros(to + m * n, cp.uint8)
             amax = cp.zeros(1, cp.float32)
-            (item,) = case["launches"]
-            values_ = list(item.values)
-            values_[0], values_[1], values_[2], values_[5] = (x.data.ptr + xo, c.data.ptr + co, t.data.ptr + to,
-                                                              amax.data.ptr)
-            ops_launch.launch(item.kernel, 0, stream, item.ctas, values_)
+            # the made-up bases of X, C, T and the amax (``sanitize_cases``): a kernel's pointer parameters, and the
+            # copies of C's transpose where the flat cast makes T as one (``cast_launches``' "flat")
+            remap = {k * _BASE: buffer.data.ptr for k, buffer in ((1, x), (2, c), (3, t), (4, amax))}
+            for item in case["launches"]:
+                if isinstance(item, Launch):
+                    values_ = [remap[v // _BASE * _BASE] + v % _BASE if "*" in ctype and v is not None else v
+                               for (ctype, _), v in zip(item.kernel.params, item.values)]
+                    ops_launch.launch(item.kernel, 0, stream, item.ctas, values_)
+                else:
+                    ops_launch.copy_bytes(0, stream, remap[item.dst // _BASE * _BASE] + item.dst % _BASE,
+                                          remap[item.src // _BASE * _BASE] + item.src % _BASE, item.nbytes)
             cc = cp.asnumpy(c[co:]).reshape(m, n)
             tt = cp.asnumpy(t[to:]).reshape(n, m)
             if wi == 4:

@@ -327,9 +327,10 @@ def test_cast_kernel_converts_pairs_and_reduces_once(fp8):
 
 
 def test_unaligned_casts_take_the_misaligned_row_kernels():
-    """Rows of 11007 elements (every row of X, C and T at its own byte offset): by default the chunked kernel
+    """Rows of 11007 elements (every row of X, C and T at its own byte offset): the chunked kernel
     (128 x 64 tiles of 2-byte inputs, 64 x 64 of fp32), the scalar one's 128 x 64 tiles of single-element
-    accesses, the realigned one's 64 x 256 tiles read as 16-byte chunks; aligned rows keep the planned tiles;
+    accesses, the realigned one's 64 x 256 tiles read as 16-byte chunks, by default (``auto``) the flat cast and a
+    byte transpose of ``C``; aligned rows keep the planned tiles;
     an input that its elements do not align is refused."""
     from linear_layouts.ops.launches import cast_launches
 
@@ -337,10 +338,15 @@ def test_unaligned_casts_take_the_misaligned_row_kernels():
                               misaligned="scalar")
     assert launch.kernel.name.startswith("ll_cast_transpose_scalar") and launch.ctas == 32 * 172
     assert launch.values[6:] == (4095, 11007, 172, 32)
-    (launch,) = cast_launches("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
+    (launch,) = cast_launches("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132,
+                              misaligned="chunked")
     assert launch.kernel.name.startswith("ll_cast_transpose_chunked") and launch.ctas == 32 * 172
-    (launch,) = cast_launches("fp32", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
+    (launch,) = cast_launches("fp32", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132,
+                              misaligned="chunked")
     assert launch.kernel.name.startswith("ll_cast_transpose_chunked") and launch.ctas == 64 * 172
+    flat, transpose = cast_launches("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132)
+    assert flat.kernel.name.startswith("ll_cast_flat") and flat.ctas == -(-4095 * 11007 // 8192)  # by default
+    assert transpose.kernel.name.startswith("ll_permute_bytes") and transpose.values[:2] == (2 << 40, 3 << 40)
     (launch,) = cast_launches("bf16", "e4m3", 4095, 11007, 1 << 40, 2 << 40, 3 << 40, None, 1.0, 4 << 40, 132,
                               misaligned="realigned")
     assert launch.kernel.name.startswith("ll_cast_transpose_realigned") and launch.ctas == 64 * 43

@@ -65,6 +65,7 @@ from linear_layouts.codegen.permute_chunks import emit_chunked_transpose_kernel
 from linear_layouts.codegen.permute_interleave import emit_interleave_kernel
 from linear_layouts.codegen.permute_small import emit_small_kernel
 from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
+from linear_layouts.codegen.cast_flat import emit_flat_cast_kernel
 from linear_layouts.codegen.permute_bytes import emit_byte_transpose_kernel
 from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
 from linear_layouts.core.errors import LayoutError
@@ -74,7 +75,7 @@ from linear_layouts.target import Target, named_target, resolve
 
 __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
-           "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "ByteTile", "BYTE_TRANSPOSE_TILE", "byte_transpose_kernel", "transpose_raster", "CHUNKED_TILE", "CHUNKED_TILES",
+           "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "flat_cast_kernel", "ByteTile", "BYTE_TRANSPOSE_TILE", "byte_transpose_kernel", "transpose_raster", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
            "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
@@ -560,6 +561,14 @@ def chunked_cast_kernel(input_format: str, fp8: str, tile: tuple[int, int, int] 
     rows, cols, warps = CHUNKED_TILES.get(input_format, CHUNKED_TILE) if tile is None else tile
     name = kernel_name("ll_cast_transpose_chunked", input_format, fp8, rows, cols, warps)
     return emit_chunked_cast_transpose_kernel(name, input_format, fp8, rows, cols, warps, target=named_target(arch))
+
+
+@functools.lru_cache(maxsize=None)
+def flat_cast_kernel(input_format: str, fp8: str, arch: str = "sm_90") -> PermuteKernel:
+    """The fp8 cast in ``X``'s flat order (``codegen.cast_flat``; ``X`` 16-byte aligned, ``C`` at a multiple of 8
+    bytes, 4 for fp32): CTAs of 8 warps, 4 chunks a thread; launch bounds for ``named_target(arch)``."""
+    return emit_flat_cast_kernel(kernel_name("ll_cast_flat", input_format, fp8), input_format, fp8,
+                                 target=named_target(arch))
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_f
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
     CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, BYTE_TRANSPOSE_TILE, ByteTile, ChunkedTile, GridShape, TileConfig,
-    byte_transpose_kernel, cast_kernel, cast_tiles, small_kernel,
+    byte_transpose_kernel, cast_kernel, cast_tiles, flat_cast_kernel, small_kernel,
     copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
     raster_order, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_raster, transpose_tiles,
 )
@@ -56,12 +56,16 @@ MAX_LAUNCH_CTAS = _MAX_CTAS
 #: size-2 dims reversed, 22 batch dims, is one launch instead of ``2**18``.
 MAX_BATCH_LAUNCHES = 16
 #: The kernels of a cast-transpose whose rows or bases 16 bytes do not align: ``realigned`` (``codegen.realign``:
-#: aligned 16-byte chunks realigned in registers), ``scalar`` (``codegen.cast_scalar``: one element an access) or
-#: ``chunked`` (``codegen.cast_chunks``: aligned chunks of the flat positions, where ``chunked_fits``; else scalar).
-MISALIGNED_CASTS = ("realigned", "scalar", "chunked")
-#: The one ``cast_launches`` takes (one of ``MISALIGNED_CASTS``): chunked, the fastest of the three on the device
-#: for every input format (``benchmarks/results/cast_odd.md``).
-MISALIGNED_CAST = "chunked"
+#: aligned 16-byte chunks realigned in registers), ``scalar`` (``codegen.cast_scalar``: one element an access),
+#: ``chunked`` (``codegen.cast_chunks``: aligned chunks of the flat positions, where ``chunked_fits``; else scalar),
+#: ``flat`` (``codegen.cast_flat``: the cast in ``X``'s flat order, then ``T`` as ``permute`` transposes ``C``'s bytes,
+#: where ``chunked_fits``; else chunked's choice) or ``auto``: flat where that transpose is the byte transpose
+#: (``_bytes_by_default``), else chunked.
+MISALIGNED_CASTS = ("realigned", "scalar", "chunked", "flat", "auto")
+#: The one ``cast_launches`` takes (one of ``MISALIGNED_CASTS``): auto. Chunked was the fastest of the first three
+#: for every input format (``benchmarks/results/cast_odd.md``); flat is 1.08-1.26x chunked where ``C``'s transpose
+#: takes the byte transpose and 0.86-1.11x where it does not (``benchmarks/results/cast_flat.md``).
+MISALIGNED_CAST = "auto"
 #: The kernels of a transpose whose input rows allow 16-byte loads and whose output rows do not: ``tiled``
 #: (``codegen.permute``: narrower stores) or ``chunked`` (``codegen.permute_chunks``: aligned chunks of the output's
 #: absolute positions, ``chunked_transposes``).
@@ -545,7 +549,7 @@ def chunked_fits(input_bytes: int, x: int, out: int, out_t: int) -> bool:
 
 
 def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int, out_t: int, scale: int | None,
-                  scale_value: float, amax: int, device: GridShape | int, misaligned: str | None = None) -> list[Launch]:
+                  scale_value: float, amax: int, device: GridShape | int, misaligned: str | None = None) -> list[Launch | Copy]:
     """What ``cast_transpose`` launches for an ``m x n`` matrix (``input_format``: ``bf16``, ``fp16`` or
     ``fp32``) at ``x`` into ``out`` / ``out_t``, with the scale at address ``scale`` (None: ``scale_value``)
     and the amax at ``amax``, on ``device`` (a ``GridShape``, or its SMs); rows or bases that 16 bytes do not
@@ -573,6 +577,16 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
     else:  # rows at any byte offset: read as the aligned 16-byte chunks that cover them
         if x % input_bytes:
             raise LayoutError(f"x: the address {x:#x} is not a multiple of its {input_bytes}-byte elements")
+        if misaligned == "auto":
+            transpose = _plan((m, n), (1, 0), 1, pointer_alignment(out, out_t))
+            misaligned = "flat" if BYTE_TRANSPOSE and _bytes_by_default(transpose, out, out_t, device) else "chunked"
+        if misaligned == "flat" and chunked_fits(input_bytes, x, out, out):
+            kernel = flat_cast_kernel(input_format, fp8, device.arch)
+            ctas = -(-m * n // kernel.tile_cols)
+            if ctas > _MAX_CTAS:
+                raise LayoutError(f"x: {ctas} blocks exceed the {_MAX_CTAS} CTAs of one launch")
+            return [Launch(kernel, ctas, (x, out, out_t, scale, scale_value, amax, m, n, 1, 1)),
+                    *permute_launches((m, n), (1, 0), 1, out, out_t, device)]
         if misaligned == "chunked" and chunked_fits(input_bytes, x, out, out_t):
             kernel = chunked_cast_kernel(input_format, fp8, arch=device.arch)
         elif misaligned == "realigned":
