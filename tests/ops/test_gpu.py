@@ -187,12 +187,13 @@ def test_cast_transpose_of_misaligned_tensors(cuda_gpu, monkeypatch, misaligned)
     assert not out[:3].any() and not out_t[:5].any() and float(amax[0]) == float(x.float().abs().max())
 
 
-@pytest.mark.parametrize("misaligned", ["scalar", "chunked"])
+@pytest.mark.parametrize("misaligned", ["scalar", "chunked", "flat"])
 @pytest.mark.parametrize("fp8", ["e4m3", "e5m2"])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
 @pytest.mark.parametrize("shape", [(1, 1), (1, 259), (259, 1), (45, 77), (30, 7), (4095, 1101)], ids=str)
 def test_scalar_cast_transpose_matches_torch(cuda_gpu, monkeypatch, shape, dtype, fp8, misaligned):
-    """The scalar kernel (``codegen.cast_scalar``) or the chunked one (``codegen.cast_chunks``) forced for rows
+    """The scalar kernel (``codegen.cast_scalar``), the chunked one (``codegen.cast_chunks``) or the flat cast and a
+    transpose of its bytes (``codegen.cast_flat``) forced for rows
     16 bytes do not align: tiny, one-row, one-column and odd shapes (whole and edge tiles), every input and fp8
     format, rounding edges included."""
     from linear_layouts.ops import launches
