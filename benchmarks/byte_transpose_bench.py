@@ -191,15 +191,9 @@ def markdown(env: dict, copy_tbs: float, rows: list[dict], title: str) -> str:
 
 def run(out: Path, cases, stem: str, title: str) -> None:
     import torch
-    from harness.environment import environment
-
-    import gpu_suite
-    from linear_layouts.ops import launch
 
     start = time.time()
-    env = environment(modules=("torch", "numpy"), device=True)
-    device = launch.grid_shape(0)
-    copy_tbs = gpu_suite.copy_bandwidth()["tb_per_s"]
+    env, device, copy_tbs = ops_cases.device_run_setup()
     rows = []
     for shape, dims, offset in cases:
         rows.append(bench_case(shape, dims, offset, device, copy_tbs))

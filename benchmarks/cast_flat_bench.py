@@ -19,7 +19,6 @@ import math
 import os
 import random
 import sys
-import time
 from pathlib import Path
 
 import harness  # noqa: F401  (puts src/ on the path)
@@ -101,14 +100,8 @@ def bench_case(m: int, n: int, fmt: str, device, copy_tbs: float) -> dict:
 
 def run(out: Path, cases, stem: str) -> None:
     import torch
-    from harness.environment import environment
 
-    import gpu_suite
-    from linear_layouts.ops import launch
-
-    env = environment(modules=("torch", "numpy"), device=True)
-    device = launch.grid_shape(0)
-    copy_tbs = gpu_suite.copy_bandwidth()["tb_per_s"]
+    env, device, copy_tbs = ops_cases.device_run_setup()
     rows = []
     for m, n, fmt in cases:
         rows.append(bench_case(m, n, fmt, device, copy_tbs))

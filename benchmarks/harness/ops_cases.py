@@ -14,7 +14,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
-           "sweep_cases", "sanitize_cases", "byte_tile_cases", "GPU_BYTES", "GPU_BYTES_OFFSETS", "GPU_BYTES_FORCED",
+           "sweep_cases", "sanitize_cases", "byte_tile_cases", "device_run_setup", "GPU_BYTES", "GPU_BYTES_OFFSETS", "GPU_BYTES_FORCED",
            "GPU_BYTE_TILES", "kernel_sources", "precompile", "tile_alternatives", "runner", "random_tensor",
            "checked_runner", "compile_contenders", "permute_buffers", "cast_buffers", "checked_cast_runner", "run_cases", "bench_permutation", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
@@ -499,6 +499,18 @@ def compile_contenders(contenders, problems, cache, jobs: int) -> None:
                              for items in contenders(shape, dims, w, _BASE, _OTHER, device).values())
     n, seconds = compile_sources(sources, "sm_90", jobs)
     print(f"prepared {n} kernels for sm_90 in {seconds:.0f} s into {cache}")
+
+
+def device_run_setup(modules=("torch", "numpy")) -> tuple[dict, object, float]:
+    """``(environment, grid, copy TB/s)`` a device benchmark starts from: ``harness.environment``'s record (with
+    ``modules``' versions and the device), device 0's ``GridShape`` and its 1 GiB copy bandwidth
+    (``gpu_suite.copy_bandwidth``)."""
+    from harness.environment import environment
+
+    import gpu_suite
+    from linear_layouts.ops import launch
+
+    return environment(modules=modules, device=True), launch.grid_shape(0), gpu_suite.copy_bandwidth()["tb_per_s"]
 
 
 def launch_sources(launch_lists) -> set[str]:
