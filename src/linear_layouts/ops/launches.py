@@ -63,8 +63,9 @@ MAX_BATCH_LAUNCHES = 16
 #: (``_bytes_by_default``), else chunked.
 MISALIGNED_CASTS = ("realigned", "scalar", "chunked", "flat", "auto")
 #: The one ``cast_launches`` takes (one of ``MISALIGNED_CASTS``): auto. Chunked was the fastest of the first three
-#: for every input format (``benchmarks/results/cast_odd.md``); flat is 1.08-1.26x chunked where ``C``'s transpose
-#: takes the byte transpose and 0.86-1.11x where it does not (``benchmarks/results/cast_flat.md``).
+#: for every input format (``benchmarks/results/cast_odd.md``); flat was 0.98-1.26x chunked where ``C``'s transpose
+#: takes the byte transpose and 0.86-1.11x where it does not, then 1.04-1.23x on shapes drawn after this rule
+#: (``benchmarks/results/cast_flat.md``).
 MISALIGNED_CAST = "auto"
 #: The kernels of a transpose whose input rows allow 16-byte loads and whose output rows do not: ``tiled``
 #: (``codegen.permute``: narrower stores) or ``chunked`` (``codegen.permute_chunks``: aligned chunks of the output's
