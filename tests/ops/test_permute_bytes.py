@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts
 from linear_layouts.codegen.emulate import find_cxx
@@ -55,6 +56,19 @@ def _check(shape, dims, tile, src_offset=0, dst_offset=0, granule=16, raster="n"
 ])
 def test_every_byte_once(shape, dims, tile, src_offset, dst_offset, granule):
     _check(shape, dims, tile, src_offset, dst_offset, granule)
+
+
+@_CXX
+@settings(max_examples=12, deadline=None)
+@given(m=st.integers(1, 140), n=st.integers(1, 90), batch=st.integers(1, 3), src_offset=st.integers(0, 15),
+       dst_offset=st.integers(0, 70), granule=st.sampled_from((16, 32, 64)), raster=st.sampled_from(("n", "m")))
+def test_random_problems(m, n, batch, src_offset, dst_offset, granule, raster):
+    """Random sizes (transposes of ``m x n`` bytes, ``batch`` of them), offsets, granules and raster orders at a
+    tile of one or two items a thread: ``np.transpose`` exactly, nothing around it written, nothing around ``A`` read."""
+    shape, dims = ((m, n), (1, 0)) if batch == 1 else ((batch, m, n), (0, 2, 1))
+    if plan_permutation(shape, dims, 1).kind.value != "transpose":
+        return
+    _check(shape, dims, (max(32, 2 * granule), 32, 2 if granule == 64 else 1), src_offset, dst_offset, granule, raster)
 
 
 @_CXX

@@ -58,7 +58,8 @@ from linear_layouts.core.limits import quote
 from linear_layouts.target import Target
 
 __all__ = ["emit_chunked_cast_transpose_kernel", "chunk_elements", "chunked_pitch", "chunked_shared_bytes",
-           "thread_registers", "owned_range", "CHUNK_LOAD_BYTES", "MAX_CHUNKS", "OPAQUE_FUNCTIONS"]
+           "thread_registers", "owned_range", "CHUNK_LOAD_BYTES", "MAX_CHUNKS", "OPAQUE_FUNCTIONS", "WARP_MAX",
+           "convert_lines", "cvt4_function", "load_function", "maxabs_function"]
 
 #: Bytes of one aligned load of ``X``.
 CHUNK_LOAD_BYTES = 16
@@ -114,7 +115,7 @@ def owned_range(start: int, offset: int, tile: int, length: int, g: int) -> tupl
     return lo, hi
 
 
-def _load_function(itype: str, wi: int, g: int) -> list[str]:
+def load_function(itype: str, wi: int, g: int) -> list[str]:
     """``ll_chunk_load(x, f, needed, total)``: the 16-byte chunk of ``X`` from element ``f`` (a multiple of
     ``G``), zeros where not ``needed``, element by element (zeros past it) where it crosses ``total``."""
     return [
@@ -135,7 +136,7 @@ def _load_function(itype: str, wi: int, g: int) -> list[str]:
     ]
 
 
-def _maxabs_function(fmt: str) -> list[str]:
+def maxabs_function(fmt: str) -> list[str]:
     """``ll_maxabs2(m, w)``: per 16-bit half, the larger magnitude of ``m`` and ``w`` (2-byte formats; a NaN loses,
     as in ``fmaxf``), ``max.xorsign.abs`` from sm_86 (its sign bits are xor junk: the caller clears them); below,
     on the host and under ``LL_PORTABLE`` the magnitudes compared as unsigned ints (for IEEE halves that are not
@@ -191,7 +192,7 @@ OPAQUE_FUNCTIONS = [
 
 #: ``ll_warp_max(v)``: the largest ``v`` of the warp's 32 lanes, one ``redux.sync`` from sm_80 (a ``shfl.xor`` tree
 #: below, on the host and under ``LL_PORTABLE``).
-_WARP_MAX = [
+WARP_MAX = [
     "#ifndef LL_WARP_MAX",
     "#define LL_WARP_MAX",
     "#if LL_CUDA_ARCH >= 800",
@@ -206,7 +207,7 @@ _WARP_MAX = [
 ]
 
 
-def _cvt4_function(fp8: str) -> list[str]:
+def cvt4_function(fp8: str) -> list[str]:
     """``ll_cvt4_<fp8>(a, b, c, d)``: the fp8 bytes of four floats in one word (``a`` lowest), two ``cvt``s whose
     results share the word (no zero extension between them); below sm_89, on the host and under ``LL_PORTABLE``
     two ``ll_cvt_<fp8>x2`` (``permute.CAST_FUNCTIONS``)."""
@@ -228,7 +229,7 @@ def _cvt4_function(fp8: str) -> list[str]:
     ]
 
 
-def _convert_lines(fmt: str, fp8: str, wi: int, chunk: str) -> list[str]:
+def convert_lines(fmt: str, fp8: str, wi: int, chunk: str) -> list[str]:
     """Lines turning ``chunk`` (a ``uint4``) into the fp8 halves ``h0 ..`` and words ``c0`` (``c1``) and folding
     its ``|x|`` into ``amax`` (fp32) or the packed ``amax2`` (2-byte formats: ``ll_maxabs2``, exact)."""
     words = tuple(f"{chunk}.{w}" for w in "xyzw")
@@ -378,7 +379,7 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
         for i in range(per_thread):
             parts = []
             for kind, cond in interior_kinds(i):
-                lines = [*interior_item(i, kind), *_convert_lines(input_format, fp8, wi, f"v[{i}]"),
+                lines = [*interior_item(i, kind), *convert_lines(input_format, fp8, wi, f"v[{i}]"),
                          *_store_shared_lines(g, pitch, "ll_sts8")]
                 if kind == "main":
                     own = "" if step_rows and step_rows * i >= g - 1 and (step_rows * i) % g == 0 else f"if (rr >= {g - 1}u) "
@@ -405,7 +406,7 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
         for i in range(per_thread):
             guard = threads * (i + 1) > items
             head = ["      " + x for x in _item_lines(i, threads, k_chunks, main, items)]
-            body = [*_convert_lines(input_format, fp8, wi, f"v[{i}]"),
+            body = [*convert_lines(input_format, fp8, wi, f"v[{i}]"),
                     f"      const unsigned r = row0 + rr - {g - 1}u;",
                     "      const size_t rs = (size_t)r * cols;",
                     f"      const size_t base = (rs + col0) & ~(size_t){g - 1}u, f = base + {g}u * j;",
@@ -527,6 +528,6 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
         *amax_epilogue(slot, warps, redux=True),
         "}",
     ]
-    helpers = _load_function(itype, wi, g) + OPAQUE_FUNCTIONS + _WARP_MAX + _cvt4_function(fp8) + (_maxabs_function(input_format) if wi == 2 else [])
+    helpers = load_function(itype, wi, g) + OPAQUE_FUNCTIONS + WARP_MAX + cvt4_function(fp8) + (maxabs_function(input_format) if wi == 2 else [])
     source = DEVICE_PRELUDE + CAST_FUNCTIONS + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, wi, rows, cols, g, g, True, 0, tuple(params))

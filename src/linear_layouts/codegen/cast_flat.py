@@ -20,7 +20,7 @@ Example: ``emit_flat_cast_kernel("k", "bf16", "e4m3")``: 256 threads of 4 chunks
 from __future__ import annotations
 
 from linear_layouts.codegen.cast_chunks import (
-    _WARP_MAX, _convert_lines, _cvt4_function, _load_function, _maxabs_function, chunk_elements,
+    WARP_MAX, convert_lines, cvt4_function, load_function, maxabs_function, chunk_elements,
 )
 from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import (
@@ -64,7 +64,7 @@ def emit_flat_cast_kernel(name: str, input_format: str, fp8: str, warps: int = 8
     loads += [f"  const uint4 v{u} = ll_chunk_load(src_all, p{u}, p{u} < total, total);" for u in range(chunks)]
     converts = []
     for u in range(chunks):
-        converts += ["  {", *[line[2:] for line in _convert_lines(input_format, fp8, wi, f"v{u}")],
+        converts += ["  {", *[line[2:] for line in convert_lines(input_format, fp8, wi, f"v{u}")],
                      f"    if (p{u} + {g}u <= total) {stg}(cast_all + p{u}, {words});",
                      f"    else if (p{u} < total) for (unsigned e = 0u; e < {g}u; ++e) if (p{u} + e < total) "
                      f"ll_stg8(cast_all + p{u} + e, {byte});",
@@ -89,7 +89,7 @@ def emit_flat_cast_kernel(name: str, input_format: str, fp8: str, warps: int = 8
         *amax_epilogue(0, warps, redux=True),
         "}",
     ]
-    helpers = _load_function(itype, wi, g) + _WARP_MAX + _cvt4_function(fp8) + (
-        _maxabs_function(input_format) if wi == 2 else [])
+    helpers = load_function(itype, wi, g) + WARP_MAX + cvt4_function(fp8) + (
+        maxabs_function(input_format) if wi == 2 else [])
     source = DEVICE_PRELUDE + CAST_FUNCTIONS + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, wi, 1, threads * chunks * g, g, g, False, 0, tuple(params))

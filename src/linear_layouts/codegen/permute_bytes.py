@@ -39,7 +39,7 @@ from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
 from linear_layouts.codegen.permute import (
     MAX_KERNEL_BATCH_DIMS, RASTERS, PermuteKernel, fitting_ctas, tile_divisors, tile_index_lines, tiled_params,
 )
-from linear_layouts.codegen.permute_chunks import _ALIGNED, _chunk_functions, _within_functions
+from linear_layouts.codegen.permute_chunks import ALIGNED_FUNCTIONS, chunk_functions, within_functions
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.target import Target
@@ -285,7 +285,7 @@ def emit_byte_transpose_kernel(name: str, tile_rows: int = 128, tile_cols: int =
         "  }",
         "}",
     ]
-    helpers = OPAQUE_FUNCTIONS + _ALIGNED + _chunk_functions() + _within_functions("unsigned char", 1) + _PRMT
+    helpers = OPAQUE_FUNCTIONS + ALIGNED_FUNCTIONS + chunk_functions() + within_functions("unsigned char", 1) + _PRMT
     source = DEVICE_PRELUDE + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, 1, rows, cols, 16, 1, True, batch_dims, tuple(params))
 

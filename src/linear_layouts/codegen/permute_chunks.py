@@ -62,7 +62,8 @@ from linear_layouts.core.limits import quote
 from linear_layouts.target import Target
 
 __all__ = ["emit_chunked_transpose_kernel", "chunk_elements", "column_pitch", "column_start", "shared_bytes",
-           "shared_element_address", "chunks_per_thread", "GRANULE_BYTES", "MAX_CHUNKS"]
+           "shared_element_address", "chunks_per_thread", "GRANULE_BYTES", "MAX_CHUNKS", "ALIGNED_FUNCTIONS",
+           "chunk_functions", "within_functions"]
 
 #: Bytes of the ownership granule ``Q w``: 16 (one chunk) or 32 (one sector: no sector of ``B`` two tiles share).
 GRANULE_BYTES = (16, 32)
@@ -73,7 +74,7 @@ _FIELDS = ("x", "y", "z", "w")
 
 #: ``ll_aligned(a, n)``: nothing on the GPU (a misaligned vector access faults there); in the emulator, an abort
 #: unless address ``a`` is a multiple of ``n`` (its ``memcpy`` accesses would hide a misaligned one).
-_ALIGNED = [
+ALIGNED_FUNCTIONS = [
     "#ifndef LL_ALIGNED",
     "#define LL_ALIGNED",
     "#ifdef LL_HOST",
@@ -126,7 +127,7 @@ def _element(v: str, e: int, w: int) -> list[str]:
     return [f"{v}.{_FIELDS[word]}" + (f" >> {8 * shift}u" if shift else "")]
 
 
-def _chunk_functions() -> list[str]:
+def chunk_functions() -> list[str]:
     """``ll_load_chunk(p)`` (16 bytes of global ``p``, read-only path), ``ll_load_shared_chunk(a, x)`` and
     ``ll_store_chunk(p, x)``: the kernel's 16-byte accesses, each ``ll_aligned`` first."""
     return [
@@ -145,7 +146,7 @@ def _store_function(w: int, space: str) -> str:
     return f"ll_st{space}{8 * w}"
 
 
-def _within_functions(t: str, w: int) -> list[str]:
+def within_functions(t: str, w: int) -> list[str]:
     """``ll_load_at(a, f, total)``: the chunk of ``A`` at element ``f`` (an aligned one) that lies within
     ``A``'s ``total`` elements (the emulator aborts otherwise); ``ll_load_within(a, f, total)``: the same where
     it does, else its elements in ``[0, total)`` one by one (zeros elsewhere), shifted in from the last (a loop
@@ -441,6 +442,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         "  }",
         "}",
     ]
-    helpers = OPAQUE_FUNCTIONS + _ALIGNED + _chunk_functions() + ([] if source_aligned else _within_functions(t, w))
+    helpers = (OPAQUE_FUNCTIONS + ALIGNED_FUNCTIONS + chunk_functions()
+               + ([] if source_aligned else within_functions(t, w)))
     source = DEVICE_PRELUDE + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, w, rows, cols, g, 1, True, batch_dims, tuple(params))
