@@ -88,6 +88,19 @@ def test_ops_launches_it_at_a_tile():
     assert np.array_equal(got, np.transpose(a, (0, 2, 1)))
 
 
+@_CXX
+@pytest.mark.parametrize("extent, ctas", [(64, 2**31 - 1), (2**32 - 1, 5), (64, 3)])
+def test_cut_into_launches(monkeypatch, extent, ctas):
+    """Sides over ``MAX_LAUNCH_EXTENT`` and grids over ``MAX_LAUNCH_CTAS`` (lowered) cut into several launches
+    (``launches.launch_pieces``), each owning its rows of the output from the cut: every byte once."""
+    monkeypatch.setattr(launches, "MAX_LAUNCH_EXTENT", extent)
+    monkeypatch.setattr(launches, "MAX_LAUNCH_CTAS", ctas)
+    a = _random((3, 150, 130), 1)
+    tile = ByteTile(64, 32, 2, 32)
+    assert len(launches.permute_launches(a.shape, (0, 2, 1), 1, 3, 5, _H200, tile)) > 1
+    assert np.array_equal(emulated_permute(a, (0, 2, 1), 3, 5, tile=tile), np.transpose(a, (0, 2, 1)))
+
+
 def test_shared_layout_and_bank_spread():
     """Columns ``P = R + 2Q + 8`` bytes apart plus ``128 / K`` bytes every 16 columns; step 3's word stores of a warp
     (lanes: ``32 / K`` row groups by ``K`` chunks) take one wavefront for each of the 16 columns a lane stores."""
