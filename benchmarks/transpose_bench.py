@@ -44,6 +44,18 @@ def _sources(n: int, only: str = "", new: bool = False) -> list[str]:
             if (not new or _new(tag, k)) and (new or tags is None or tag in tags)] + [gpu_suite.SAME_SIZE_COPY_SOURCE]
 
 
+def _ops_sources(n: int) -> list[str]:
+    """The sources ``ops.transpose`` launches for ``n x n`` 8/16/32-bit matrices on the device the cubins are
+    prepared for (``ops_cases.SMS``, ``L2_BYTES``)."""
+    from harness.ops_cases import L2_BYTES, SMS
+    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.launches import Launch, permute_launches
+
+    return [item.kernel.source for w in (1, 2, 4)
+            for item in permute_launches((n, n), (1, 0), w, 1 << 40, 2 << 40, GridShape(SMS, L2_BYTES))
+            if isinstance(item, Launch)]
+
+
 def _new(tag: str, kernel) -> bool:
     """The variants of issue 12's last step (persistent kernels, the hinted or grouped one-tile ones) and of
     issue 29 (``gpu_suite.PEER_TILE_TRANSPOSES``)."""
@@ -210,7 +222,8 @@ def peers(n: int, repeats: int) -> list[dict]:
 
 
 def together(n: int, repeats: int, rows: list[dict]) -> list[dict]:
-    """Per width: every correct kernel of ``rows`` (the transpose stage's, at its grid), Triton's ``tl.trans`` at
+    """Per width: every correct kernel of ``rows`` (the transpose stage's, at its grid), ``ops.transpose`` (the
+    layout op's own tile, kernel cache ``LINEAR_LAYOUTS_CACHE``), Triton's ``tl.trans`` at
     each tile, PyTorch's ``x.t().contiguous()`` and a same-size ``copy_`` timed together on one pair of buffers
     (``harness.timing.time_together``: in order and in reverse order, the faster median kept), each output
     checked; the best of ours against the best of Triton."""
@@ -218,6 +231,7 @@ def together(n: int, repeats: int, rows: list[dict]) -> list[dict]:
     import torch
 
     from harness.timing import time_together
+    from linear_layouts import ops
     from linear_layouts.codegen.runtime import compile_kernel
     from triton_transpose import TritonTransposes
 
@@ -240,6 +254,8 @@ def together(n: int, repeats: int, rows: list[dict]) -> list[dict]:
             def launch(fn=fn, k=k, grid=grid, args_=(cp.asarray(a), cp.asarray(b)) + counter):
                 fn(grid, (k.threads,), args_, shared_mem=k.shared_bytes)
             fns["ours " + row["layouts"]], checks["ours " + row["layouts"]] = launch, b
+        fns["ours ops.transpose"] = lambda a=a, b=b: ops.transpose(a, out=b)  # the op users call: the ops' tile
+        checks["ours ops.transpose"] = b
         for tile, launch in triton.launchers(w, n, n).items():
             fns["triton " + tile] = lambda launch=launch, a=a, b=b: launch(a.data_ptr(), b.data_ptr())
             checks["triton " + tile] = b
@@ -389,7 +405,7 @@ def main() -> None:
     if args.mode == "ncu":  # the --only transposes under ncu against the predicted shared wavefronts
         ncu_check(args.only, Path(args.out))
         return
-    sources = _sources(8192, args.only) + _sources(SANITIZE_SIZE, new=not args.sanitize_all)
+    sources = _sources(8192, args.only) + _sources(SANITIZE_SIZE, new=not args.sanitize_all) + _ops_sources(8192)
     print(f"compiled (or found cached) {len(sources)} cubins in {gpu_suite.compile_all(sources):.1f} s", flush=True)
     if args.mode == "prepare":
         if not args.no_peers:

@@ -48,7 +48,8 @@ GPU_PERMUTES = (
 )
 GPU_TRANSPOSES = (((8192, 8192), ("uint8", "bfloat16", "float32")), ((4096, 11008), ("uint8", "bfloat16", "float32", "float64")),
                   ((3, 1000, 999), ("uint8", "bfloat16", "float32", "float64")),
-                  ((2, 7), ("uint8", "bfloat16", "float32", "float64")), ((128, 128), ("uint8", "bfloat16", "float32", "float64")))
+                  ((2, 7), ("uint8", "bfloat16", "float32", "float64")), ((128, 128), ("uint8", "bfloat16", "float32", "float64")),
+                  ((24, 80, 12552), ("bfloat16", "float16")))  # from DRAM: kernels.dram_tile, masked edges both ways
 GPU_CASTS = ((8192, 8192), (4096, 11008), (130, 272), (45, 77), (4, 33, 64), (1, 16), (7,), (256, 512), (30, 7),
              (520, 256), (4104, 8192), (4112, 8192), (4097, 4096))  # T's rows narrow / 16 bytes into a sector
 #: Launches at other addresses than a fresh tensor's: (shape, dims, itemsize, source offset, destination offset).

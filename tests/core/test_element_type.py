@@ -20,6 +20,7 @@ from linear_layouts.analysis import bank_simulator, banks, conversion, gather, s
 from linear_layouts.analysis import shared_advice, vectorization, warp_simulator
 from linear_layouts.analysis.steps import ConversionPlan
 from linear_layouts.layouts import NVMMASharedLayout, instruction_tiles
+from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.cli import main
 from linear_layouts.codegen import plan as codegen_plan
 from linear_layouts.cute.best import best_cute_swizzle
@@ -46,6 +47,10 @@ from linear_layouts.present.viz.scenarios import seed_transpose
 
 SEED = seed_transpose()
 SHARED = SEED.shared[2][1]
+#: A 64 x 64 16-bit transpose whose load has 4 lanes down its 8-row vectors (``ldmatrix.trans``'s form).
+TRANS_PAIR = tuple(layout.sublayout(["register", "lane", "warp"], ["dim0", "dim1"]) for layout in (
+    BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]).to_linear([64, 64]),
+    BlockedLayout([8, 1], [4, 8], [1, 4], [0, 1]).to_linear([64, 64])))
 #: A shared layout the unswizzled NVMMA class of every element width produces: its dtype picks one.
 NVMMA_SHARED = NVMMASharedLayout(0, 16).to_linear([16, 32])
 
@@ -235,6 +240,8 @@ ENTRY_POINTS = {
     "analysis.banks.access_from_columns": lambda d: banks.access_from_columns(
         tuple(SHARED.flat_bases("offset")), SEED.load, d),
     "analysis.shared_advice.k_major_store_layout": lambda d: shared_advice.k_major_store_layout([64, 128], 1, d, 4),
+    "analysis.swizzle.matrix_trans_swizzle": lambda d: swizzle.matrix_trans_swizzle(*TRANS_PAIR, d),
+    "analysis.conversion.plan_through_matrix_trans": lambda d: conversion.plan_through_matrix_trans(*TRANS_PAIR, d),
     "triton_model.interop.triton_bank_conflicts": lambda d: pytest.importorskip("triton") and __import__(
         "linear_layouts.triton_model.interop", fromlist=["x"]).triton_bank_conflicts(SEED.shared[0][1], SEED.load, d),
 }

@@ -96,6 +96,7 @@ __all__ = [
     "conversion_dims",
     "plan_shared_memory",
     "plan_through",
+    "plan_through_matrix_trans",
     "plan_conversion",
     "shuffle_cost",
     "shared_memory_cost",
@@ -396,6 +397,30 @@ def plan_through(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dty
                for side, op in ((a, "store"), (b, "load"))]
     st, ld = (next(c for c in options if c.family is SharedInstruction.VECTOR) for options in choices)
     return _shared_plan(src, dst, element, shared, st, ld, False, max_elements, target)
+
+
+@checked
+def plan_through_matrix_trans(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
+                              max_elements: int = MAX_ELEMENTS, target: Target | None = None) -> ConversionPlan:
+    """The 16-bit transposing conversion through ``swizzle.matrix_trans_swizzle``'s layout: 16-byte
+    ``st.shared.v4`` stores of ``src``, ``ldmatrix.x4.trans`` loads of ``dst`` (Triton's ``tl.trans`` of 16-bit
+    tiles), both conflict-free: ``tile_bytes / 128`` wavefronts a side. ``plan_shared_memory`` ranks by shared-pipe
+    time, where narrower accesses win; this plan issues fewest instructions and needs no byte permutes.
+    LayoutError where the layouts do not have that form, the target has no ``ldmatrix`` or an access would
+    conflict."""
+    element = _check_request(src, dst, dtype, max_elements, "plan_through_matrix_trans")
+    target = resolve(target)
+    a, b = _fold_blocks(src), _fold_blocks(dst)
+    layout = swizzle.matrix_trans_swizzle(a, b, element.bits, target=target)
+    least = (1 << a.total_out_dim_size_log2) * element.bits // (8 * 128)  # 128 bytes a wavefront
+    store = [c for c in simd_tiles.simd_choices(layout, a, element.bits, op="store", target=target)
+             if c.family is SharedInstruction.VECTOR and c.width * element.bits == 128 and c.wavefronts == least]
+    load = [c for c in simd_tiles.simd_choices(layout, b, element.bits, op="load", target=target)
+            if c.family is SharedInstruction.MATRIX and c.trans and c.width == 4 and c.wavefronts == least]
+    if not store or not load:
+        raise LayoutError("src, dst: no conflict-free st.shared.v4 + ldmatrix.x4.trans pair on "
+                          f"{target.arch} for these layouts")
+    return _shared_plan(src, dst, element, layout, store[0], load[0], False, max_elements, target)
 
 
 @checked

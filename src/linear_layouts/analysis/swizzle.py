@@ -52,6 +52,7 @@ __all__ = [
     "SwizzleResult",
     "SharedBaseline",
     "optimal_swizzle",
+    "matrix_trans_swizzle",
     "lemma_9_5_bound",
     "shared_layout_from_flat",
     "padded_baseline",
@@ -317,6 +318,49 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype
         G=sets["G"], C=sets["C"], H=sets["H"], bank=sets["bank"],
         segment_bits=sets["segment_bits"], lemma_9_5_bound=sets["lemma_9_5_bound"],
     )
+
+
+@checked
+def matrix_trans_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
+                         *, target: Target | None = None) -> LinearLayout:
+    """A shared layout for 16-byte ``st.shared.v4`` stores and ``ldmatrix.x4.trans`` loads of 16-bit elements:
+    the transposing conversion §9.2's common vector cannot serve (no register bit on both sides).
+
+    ``ldmatrix.trans`` gives lane ``l`` of matrix ``i`` the elements of rows ``2 (l % 4) + e`` (``e``: the
+    element in the word) at column ``l / 4`` of an 8 x 8 matrix whose rows are 16-byte units. So offset bits
+    0-2 (a unit) are the load's lanes 2-4, which must be registers of the store (its 16-byte vector); bank
+    bits 3-5 are the store's first three lanes (a phase of 8 lanes, 128 bytes, one bank group each); and the
+    matrix rows, the load's register 0 and lanes 0 and 1, are each placed with one bank bit XORed in, so that
+    a matrix's 8 rows fall in 8 bank groups. The other offset bits follow row-major.
+
+    Example: the 64 x 64 fp16 transpose ``store`` (8 columns a thread, 8 lanes along a row) to ``load``
+    (8 rows a thread, 4 lanes down the rows): offset bits 0-5 are columns 1 ... 32, bits 6-8 rows 1, 8 and 16
+    XOR columns 8, 16 and 32, bits 9-11 rows 2, 4 and 32 (``tests/analysis/test_matrix_trans.py``).
+    LayoutError where the layouts do not have that form.
+    """
+    target = resolve(target)
+    a, b, w = _check_pair(store_layout, load_layout, dtype, target)
+    if w != 16:
+        raise LayoutError(f"dtype: ldmatrix.trans moves 16-bit elements, got {w}-bit")
+    a_reg = _nonzero_unique(a.flat_bases("register", missing_ok=True))
+    a_lane, b_lane = a.flat_bases("lane"), b.flat_bases("lane")
+    b_reg = b.flat_bases("register", missing_ok=True)
+    if len(a_lane) < 3 or len(b_lane) < 5 or not b_reg:
+        raise LayoutError("store_layout, load_layout: ldmatrix.trans needs 32 lanes a side and a register on the load")
+    unit = list(b_lane[2:5])
+    if not all(x in a_reg for x in unit) or f2.rank(unit) != 3:
+        raise LayoutError("load_layout: its lanes 2-4 must be three registers of store_layout (its 16-byte vector)")
+    banks = list(a_lane[:3])
+    rows = [b_reg[0], b_lane[0], b_lane[1]]
+    if f2.rank(unit + banks + rows) != 9:
+        raise LayoutError("store_layout, load_layout: the store's first lanes and the load's matrix rows must be "
+                          "independent of its 16-byte units")
+    d = a.total_out_dim_size_log2
+    columns = unit + banks + [r ^ k for r, k in zip(rows, banks)]
+    columns += f2.complement(unit + banks + rows, _row_major_units([s.bit_length() - 1 for s in a.out_dims.values()]))
+    if len(columns) != d:
+        raise LayoutError(f"store_layout: {len(columns)} offset bits for a tensor of 2**{d} elements")
+    return shared_layout_from_flat(columns, a)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -31,6 +31,9 @@ element   tiles (16-byte vectors; rows x cols / warps, block)                sha
 64-bit    32x32/4 (2)                                                        8 KiB
 ========  =================================================================  =========================
 
+A 16-bit 64 x 64 tile that reads from DRAM (raster order "m") takes ``DRAM_WARPS`` warps and stores ``B`` with
+``DRAM_ROW_LANES`` lanes down its rows (``dram_tile``).
+
 E.g. 8-bit ``8192 x 28672`` (3584 tiles of 256 x 256, 13.6 waves of 264 slots): the 256 x 256 tile;
 ``8192 x 8192`` (3.9 waves of it, 128 MiB > L2): 128 x 128 (8 CTAs an SM of 16 KiB, as many bytes in flight as
 16 of 64 x 128 and half the CTAs); ``4096 x 4096`` (32 MiB in L2):
@@ -53,12 +56,14 @@ holds it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from linear_layouts.layouts.blocked import BlockedLayout
 from linear_layouts.codegen.permute import PermuteKernel, emit_cast_transpose_kernel, emit_tiled_permute_kernel
-from linear_layouts.codegen.plan import conversion_step, kernel_name
+from linear_layouts.analysis.conversion import plan_through_matrix_trans
+from linear_layouts.codegen.plan import conversion_step, kernel_name, step_from_plan
 from linear_layouts.codegen.cast_chunks import emit_chunked_cast_transpose_kernel
 from linear_layouts.codegen.flat_copy import emit_copy_kernel
 from linear_layouts.codegen.permute_chunks import emit_chunked_transpose_kernel
@@ -80,7 +85,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
-           "OVERLAP_CTAS",
+           "OVERLAP_CTAS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
            "H100_L2_BYTES"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
@@ -155,7 +160,11 @@ class TileConfig:
     """One tile (module doc): ``element_bytes`` of the moved elements (the cast-transpose: of its fp8
     output, with ``input_format`` its input's), ``src_vector`` / ``dst_vector`` elements per access along a
     row of ``A`` / of ``B``, ``transposed`` as in ``codegen.permute``; ``ctas_per_sm > 0``: persistent (at
-    most that many CTAs per SM, each looping over tiles with the next tile's loads in flight)."""
+    most that many CTAs per SM, each looping over tiles with the next tile's loads in flight); ``ldmatrix``
+    (16-bit transposes): ``B``'s layout with 4 lanes down its 8-row vectors, as ``ldmatrix.trans`` delivers them,
+    converted through ``analysis.conversion.plan_through_matrix_trans``; ``row_lanes``: lanes of a warp down
+    ``B``'s row vectors (0: as many as the tile's rows allow, at most 32, 16 with blocks), the rest across its
+    rows, so that a warp's store covers ``row_lanes`` vectors of each of ``32 / row_lanes`` rows of ``B``."""
 
     element_bytes: int
     rows: int
@@ -166,8 +175,23 @@ class TileConfig:
     block: int = 1
     transposed: bool = True
     ctas_per_sm: int = 0
+    row_lanes: int = field(default=0, repr=False)
+    ldmatrix: bool = field(default=False, repr=False)
+
+    def __repr__(self) -> str:
+        """The fields, ``row_lanes`` and ``ldmatrix`` only where set (kernel names hash this text)."""
+        shown = (f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                 if f.repr or getattr(self, f.name) != f.default)
+        return f"TileConfig({', '.join(shown)})"
 
     def __post_init__(self) -> None:
+        if self.row_lanes and (self.row_lanes > 32 or self.row_lanes & (self.row_lanes - 1) or not self.transposed):
+            raise LayoutError(f"row_lanes: a power of two up to 32, for a transpose, got {self.row_lanes}")
+        if self.ldmatrix and (self.element_bytes != 2 or not self.transposed or self.block != 1
+                              or self.dst_vector != MAX_VECTOR_BYTES // 2 or self.src_vector != MAX_VECTOR_BYTES // 2
+                              or self.row_lanes not in (0, 4)):
+            raise LayoutError("ldmatrix: a 16-bit transpose of 16-byte vectors on both sides, no blocks and 4 row "
+                              f"lanes, got {self}, row_lanes {self.row_lanes}")
         for label in ("rows", "cols", "warps", "src_vector", "dst_vector", "block"):
             value = getattr(self, label)
             if value < 1 or value & (value - 1):
@@ -201,8 +225,9 @@ def _one_cta(layout: LinearLayout) -> LinearLayout:
 def tile_layouts(config: TileConfig) -> tuple[LinearLayout, LinearLayout]:
     """``(src, dst)`` of ``config``: ``src`` holds ``block x src_vector`` elements per thread along the rows
     of the tile (``cols / src_vector`` lanes per row, at most 16 with blocks, 32 without), warps down the
-    rows; ``dst`` (transposed) ``dst_vector x block`` along its columns, warps across; not transposed,
-    ``dst == src``. LayoutError when the threads would cover more than the tile (duplicated elements)."""
+    rows; ``dst`` (transposed) ``dst_vector x block`` along its columns (``rows / dst_vector`` lanes down them, at
+    most 32, 16 with blocks, 4 with ``ldmatrix``; ``row_lanes`` if set), warps across; not transposed, ``dst == src``. LayoutError
+    when the threads would cover more than the tile (duplicated elements)."""
     c = config
     cap = 16 if c.block > 1 else 32
     ta = _lanes(c.cols, c.src_vector, cap)
@@ -212,7 +237,7 @@ def tile_layouts(config: TileConfig) -> tuple[LinearLayout, LinearLayout]:
     if not c.transposed:
         layout = _one_cta(src.to_linear([c.rows, c.cols]))
         return layout, layout
-    tb = _lanes(c.rows, c.dst_vector, cap)
+    tb = c.row_lanes or (min(_lanes(c.rows, c.dst_vector, cap), 4) if c.ldmatrix else _lanes(c.rows, c.dst_vector, cap))
     dst = BlockedLayout([c.dst_vector, c.block], [tb, 32 // tb], [1, c.warps], [0, 1])
     if c.dst_vector * tb > c.rows or c.block * (32 // tb) * c.warps > c.cols:
         raise LayoutError(f"config: {c} covers more than its tile on the dst side")
@@ -417,7 +442,10 @@ def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90", ras
     (registers capped to match). Its CTAs take tiles in order ``raster`` (``raster_order``)."""
     t = named_target(arch)
     src, dst = tile_layouts(config)
-    step = conversion_step(src, dst, 8 * config.element_bytes, target=t)
+    if config.ldmatrix:
+        step = step_from_plan(plan_through_matrix_trans(src, dst, 8 * config.element_bytes, target=t))
+    else:
+        step = conversion_step(src, dst, 8 * config.element_bytes, target=t)
     name = kernel_name("ll_permute", config, batch_dims, *(("raster m",) if raster == "m" else ()))
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
                                      batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm,
@@ -454,6 +482,32 @@ def transpose_raster(moved_bytes: int, device: GridShape) -> str:
     """The raster order of a transpose moving ``moved_bytes`` (read and written) on ``device``: ``"m"`` from
     ``RASTER_M_L2S`` L2s on (its CTAs write stretches of the output's rows), else ``"n"``."""
     return "m" if moved_bytes > RASTER_M_L2S * device.l2_bytes else "n"
+
+
+#: Lanes down ``B``'s rows and warps of a 16-bit 64 x 64 tile that reads from DRAM (raster order "m", ``dram_tile``):
+#: 4 lanes, so that a warp's store covers 8 rows x 64 bytes of ``B`` (the tile's own 8 lanes: 4 rows x 128 bytes),
+#: and 8 warps. Calibrated on an H200 (``benchmarks/results/transpose_lanes.md``): 4 row lanes 1.1% faster in the
+#: mean at 64 x 64 tiles of 4 and 8 warps over 7 problems of 24 to 74 MiB, 8 warps another 1.2%; neither pays on
+#: 128-row tiles, on 8- or 32-bit ones, nor in L2 (3% slower there).
+DRAM_ROW_LANES = 4
+DRAM_WARPS = 8
+
+
+def dram_tile(config: TileConfig, moved_bytes: int, device: GridShape) -> TileConfig:
+    """``config`` with ``DRAM_WARPS`` warps and ``row_lanes = DRAM_ROW_LANES`` where it is a 16-bit 64 x 64
+    transpose tile of 16-byte vectors whose CTAs take tiles in raster order "m" (``transpose_raster``: more than
+    ``RASTER_M_L2S`` L2s moved), else ``config``.
+
+    >>> dram_tile(TileConfig(2, 64, 64, 4, 8, 8), 200 << 20, GridShape(132, 60 << 20))
+    TileConfig(element_bytes=2, rows=64, cols=64, warps=8, src_vector=8, dst_vector=8, block=1, transposed=True, ctas_per_sm=0, row_lanes=4)
+    >>> dram_tile(TileConfig(2, 64, 64, 4, 8, 8), 20 << 20, GridShape(132, 60 << 20)).warps  # in L2
+    4
+    """
+    if (config.element_bytes, config.rows, config.cols, config.src_vector, config.dst_vector, config.block) == (
+            2, 64, 64, 8, 8, 1) and config.transposed and not config.row_lanes and not config.ldmatrix \
+            and not config.ctas_per_sm and transpose_raster(moved_bytes, device) == "m":
+        return dataclasses.replace(config, warps=DRAM_WARPS, row_lanes=DRAM_ROW_LANES)
+    return config
 
 
 #: Warps of the flat copy kernel's CTA (``codegen.flat_copy``).

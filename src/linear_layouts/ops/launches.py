@@ -29,7 +29,8 @@ from linear_layouts.ops.kernels import (
     CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, BYTE_TRANSPOSE_TILE, ByteTile, ChunkedTile, GridShape, TileConfig,
     byte_transpose_kernel, cast_kernel, cast_tiles, flat_cast_kernel, small_kernel,
     copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
-    raster_order, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, transpose_raster, transpose_tiles,
+    raster_order, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, dram_tile, transpose_raster,
+    transpose_tiles,
 )
 from linear_layouts.ops.plan import (
     MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements,
@@ -184,7 +185,8 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     if skinny is not None:
         return skinny
     choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
-    return choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
+    config = choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
+    return dram_tile(config, 2 * w * problem.rows * problem.cols * problem.batch_count, device)
 
 
 def chunked_transposes(problem: TiledProblem, src: int, dst: int) -> bool:
