@@ -35,8 +35,16 @@ HELDOUT = ((6152, 4096, "bf16"), (1000, 4096, "bf16"), (3001, 5120, "fp32"), (82
 #: Held out from the rule's refinement (``--heldout2``; ``HELDOUT`` refined it: in L2 a tile per SM is enough).
 HELDOUT2 = ((1500, 4096, "bf16"), (600, 8192, "bf16"), (3000, 3072, "fp16"), (10001, 4096, "bf16"),
             (7000, 2048, "fp32"), (2056, 8192, "fp16"))
+#: Aligned rows on both sides (``--aligned``: the tile choice of ``cast_tiles``' 16-byte list), 12 to 48 MiB of input,
+#: none a shape of the sweep: where a launch's tiles fill about one wave.
+ALIGNED = ((3072, 4096, "bf16"), (4096, 6144, "bf16"), (6144, 4096, "bf16"), (2048, 8192, "bf16"), (5120, 5120, "bf16"),
+           (3072, 8192, "fp16"), (4096, 5120, "fp16"), (3072, 4096, "fp32"), (6144, 6144, "bf16"))
+#: Held out from ``kernels.CAST_SMALLER_OF_EQUALS`` (``--aligned-heldout``), drawn after it was fixed: 20 to 96 MiB of
+#: input, bf16, fp16 and fp32.
+ALIGNED_HELDOUT = ((2560, 10240, "bf16"), (7168, 4096, "bf16"), (4096, 7168, "fp16"), (3584, 8192, "bf16"),
+                   (4608, 4608, "fp32"), (8192, 6144, "bf16"), (12288, 4096, "fp16"))
 #: Tiles tried of the vectorized kernel (rows, cols, warps); block 1 unless both vectors are 16.
-TILES = ((64, 64, 4), (128, 64, 8), (128, 128, 8), (256, 64, 8), (256, 128, 16), (128, 64, 4))
+TILES = ((64, 64, 4), (128, 64, 8), (128, 128, 8), (256, 64, 8), (256, 128, 16), (128, 64, 4), (64, 128, 4))
 
 
 def contenders(m: int, n: int, fmt: str, x: int, c: int, t: int, amax: int, sms: int) -> dict:
@@ -136,8 +144,10 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=0)
     ap.add_argument("--heldout", action="store_true", help="HELDOUT instead of CASES")
     ap.add_argument("--heldout2", action="store_true", help="HELDOUT2 instead of CASES")
+    ap.add_argument("--aligned", action="store_true", help="ALIGNED instead of CASES")
+    ap.add_argument("--aligned-heldout", action="store_true", help="ALIGNED_HELDOUT instead of CASES")
     args = ap.parse_args(argv)
-    cases = HELDOUT if args.heldout else HELDOUT2 if args.heldout2 else CASES
+    cases = HELDOUT if args.heldout else HELDOUT2 if args.heldout2 else ALIGNED if args.aligned else ALIGNED_HELDOUT if args.aligned_heldout else CASES
     if args.mode == "prepare":
         prepare(args.jobs, cases)
     else:

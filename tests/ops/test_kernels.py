@@ -392,7 +392,8 @@ def test_casts_with_narrow_rows_of_t_keep_16_byte_loads():
 
     assert kernel(4104, 8192) == ("vector", 256, 64, 8) and kernel(4097, 8192, "fp32") == ("vector", 256, 64, 1)
     assert kernel(4112, 8192) == ("vector", 256, 64, 16)  # 64 MiB from DRAM: rows of T 16 bytes into a sector
-    assert kernel(4096, 8192) == ("vector", 128, 128, 16)
+    assert kernel(4096, 8192) == ("vector", 64, 128, 16)  # from DRAM: the smaller of equals (CAST_SMALLER_OF_EQUALS)
+    assert kernel(8192, 28672) == ("vector", 128, 128, 16)  # 13.6 waves of 128 x 128: the largest (rule 2)
     assert kernel(4096, 8192, out_t=(3 << 40) + 16) == ("vector", 256, 64, 16)
     assert kernel(1040, 1024) == ("vector", 64, 128, 16)  # in L2 (sectors cost no DRAM access): the fast list
     assert kernel(4095, 8192)[0] == "vector" and kernel(4096, 8191)[0] == "chunked"
@@ -416,3 +417,19 @@ def test_rows_tiles_keep_enough_in_flight(w, vector, cols, rows):
     assert per_thread // vector >= 4
     assert per_thread * w >= ROWS_THREAD_BYTES or per_thread // vector >= ROWS_THREAD_ACCESSES
     tile_layouts(config)
+
+
+def test_the_cast_takes_the_smaller_of_equal_tiles_from_dram():
+    """Rule 4's tie (as many bytes in flight: 8 CTAs of 16 KiB, 16 of 8 KiB): the transposes take the larger tile,
+    the cast-transpose the smaller (``CAST_SMALLER_OF_EQUALS``); rule 2 (many waves) and L2 are left as they were."""
+    from linear_layouts.ops.kernels import CAST_SMALLER_OF_EQUALS, cast_tiles
+
+    tiles = cast_tiles(16, 16)
+    h200 = GridShape(132, 60 << 20)
+    big, small = tiles
+    assert resident_ctas(big) * big.tile_bytes == resident_ctas(small) * small.tile_bytes
+    assert choose_tile(tiles, 4096, 4096, 1, h200, 4) == big
+    assert CAST_SMALLER_OF_EQUALS and choose_tile(tiles, 4096, 4096, 1, h200, 4, True) == small
+    assert choose_tile(tiles, 8192, 28672, 1, h200, 4, True) == big      # rule 2: 13.6 waves
+    assert choose_tile(tiles, 2048, 2048, 1, h200, 4, True) == small     # in L2: rule 3's choice, unchanged
+    assert choose_tile(tiles, 2048, 2048, 1, h200, 4, False) == small

@@ -20,7 +20,8 @@ and ``choose_tile`` picks one for a problem on a device (``GridShape``: SMs and 
 4. else (a few waves from DRAM) the tile of at least ``MIN_TILE_BYTES`` with the most bytes in flight per SM
    (its resident CTAs times its tile: each CTA issues all its loads before its barrier), among the tiles an SM
    holds ``OVERLAP_CTAS`` or more of (while one CTA waits at its barrier, the others load and store); the
-   larger of equals (fewer CTAs: fewer prologues, barriers and tail).
+   larger of equals (fewer CTAs: fewer prologues, barriers and tail), the smaller for the cast-transpose
+   (``CAST_SMALLER_OF_EQUALS``).
 
 ========  =================================================================  =========================
 element   tiles (16-byte vectors; rows x cols / warps, block)                shared memory (the tile)
@@ -85,7 +86,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
-           "OVERLAP_CTAS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
+           "OVERLAP_CTAS", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
            "H100_L2_BYTES"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
@@ -107,6 +108,11 @@ _SM_CTAS = 32
 #: Tiles per SM a narrow-vector problem in L2 takes at least (``choose_narrow_tile``): latency-bound, it wants
 #: many CTAs more than long runs.
 L2_NARROW_CTAS = 4
+#: Whether the cast-transpose's tile choice from DRAM (``choose_tile``'s rule 4) takes the smaller of tiles with as
+#: many bytes in flight: 64 x 128 of 4 warps over 128 x 128 of 8, 1.4-2.7% faster on 8 aligned casts of 12 to 48 MiB
+#: from DRAM (``benchmarks/results/cast_tiles_aligned.md``; a CTA converts, reduces the amax and stores twice, so
+#: twice the CTAs overlap those steps with other CTAs' loads).
+CAST_SMALLER_OF_EQUALS = True
 #: Tiles per SM a narrow-row cast-transpose in L2 takes at least: its CTAs convert and store twice, so one a
 #: SM covers L2's latency (``ops.launches.cast_launches``).
 CAST_NARROW_CTAS = 1
@@ -395,10 +401,11 @@ def _use(config: TileConfig, rows: int, cols: int) -> float:
 
 
 def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, device: GridShape,
-                element_traffic: int = 0) -> TileConfig:
+                element_traffic: int = 0, smaller_of_equals: bool = False) -> TileConfig:
     """The tile of ``candidates`` (largest first) for ``batch`` matrices of ``rows x cols`` on ``device``, by the
     module doc's rules; ``element_traffic``: bytes read and written per element (default: the element read
-    and written once)."""
+    and written once); ``smaller_of_equals``: rule 4 takes the smaller of tiles with as many bytes in flight
+    (``CAST_SMALLER_OF_EQUALS``: the cast-transpose's)."""
     usable = [c for c in candidates if _use(c, rows, cols) >= MIN_TILE_USE]
     if not usable:
         return max(reversed(candidates), key=lambda c: _use(c, rows, cols))
@@ -412,7 +419,8 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
         return max(enough, key=lambda c: (c.tile_bytes, c.warps)) if enough else small[-1]
     grains = [c for c in usable if c.tile_bytes >= MIN_TILE_BYTES] or usable[:1]
     grains = [c for c in grains if resident_ctas(c, t) >= OVERLAP_CTAS] or grains
-    return max(grains, key=lambda c: (resident_ctas(c, t) * c.tile_bytes, c.tile_bytes))
+    sign = -1 if smaller_of_equals else 1
+    return max(grains, key=lambda c: (resident_ctas(c, t) * c.tile_bytes, sign * c.tile_bytes))
 
 
 def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, device: GridShape,

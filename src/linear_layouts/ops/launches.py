@@ -26,7 +26,7 @@ from linear_layouts.codegen.permute import MAX_BATCH_DIMS, MAX_KERNEL_BATCH_DIMS
 from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_for
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    CAST_NARROW_CTAS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, BYTE_TRANSPOSE_TILE, ByteTile, ChunkedTile, GridShape, TileConfig,
+    CAST_NARROW_CTAS, CAST_SMALLER_OF_EQUALS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, BYTE_TRANSPOSE_TILE, ByteTile, ChunkedTile, GridShape, TileConfig,
     byte_transpose_kernel, cast_kernel, cast_tiles, flat_cast_kernel, small_kernel,
     copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
     raster_order, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, dram_tile, transpose_raster,
@@ -573,7 +573,7 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
         traffic = input_bytes + 2
         sectors = _on_sectors(m, out_t, m * n * traffic, device)
         tiles = cast_tiles(vin, vout, sectors)
-        config = (choose_tile(tiles, m, n, 1, device, traffic) if vout == 16 and sectors
+        config = (choose_tile(tiles, m, n, 1, device, traffic, CAST_SMALLER_OF_EQUALS) if vout == 16 and sectors
                   else choose_narrow_tile(tiles, m, n, 1, device, traffic, CAST_NARROW_CTAS))
         kernel = cast_kernel(config, input_format, fp8, device.arch,
                              raster_order(config, m * n * traffic, device, cast=True))
