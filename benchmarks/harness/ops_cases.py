@@ -449,7 +449,10 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
     device = GridShape(sms, l2_bytes)
     out = []
     for shape, dims, w in SANITIZE_TILED:
-        for tile in transpose_tiles(w, 16 // w, 16 // w):
+        tiles = list(transpose_tiles(w, 16 // w, 16 // w))
+        if w == 2:  # kernels.dram_tile's form and the ldmatrix.trans conversion
+            tiles += [dataclasses.replace(tiles[1], warps=8, row_lanes=4), dataclasses.replace(tiles[1], ldmatrix=True)]
+        for tile in tiles:
             out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile=str(tile),
                             launches=permute_launches(shape, dims, w, _BASE, 2 * _BASE, device, tile)))
     for shape, dims, w, so, do in SANITIZE_OTHERS:
