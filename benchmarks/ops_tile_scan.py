@@ -153,24 +153,52 @@ def prepare(workers: int = 0, cases=CASES, blocks=BLOCKS, shapes=SHAPES) -> None
     print(f"{len(sources)} cubins in {time.time() - start:.0f} s into {CACHE}")
 
 
-def measure(args) -> None:
+def measure_setup(out: str):
+    """``(out_dir, dtype names by element bytes, Triton's tiles, the device's GridShape)`` of a transpose scan, after
+    one ``torch.compile`` call (the state the sweep times in)."""
     import torch
 
     import triton_transpose
-    from ops_bench import _random, _same, _time_together
-    from linear_layouts import ops
-    from harness import ops_cases
+    from ops_bench import _random
     from linear_layouts.ops import launch
 
-    out_dir = Path(args.out)
+    out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    dtype = {1: "uint8", 2: "bfloat16", 4: "float32", 8: "float64"}
     warm = _random((4096, 4096), "bfloat16")
     torch.compile(lambda t: t.t().contiguous(), dynamic=True)(warm)  # the sweep's process state
     torch.cuda.synchronize()
-    triton = triton_transpose.TritonTransposes()
+    dtype = {1: "uint8", 2: "bfloat16", 4: "float32", 8: "float64"}
+    return out_dir, dtype, triton_transpose.TritonTransposes(), launch.grid_shape(0)
+
+
+def add_peers(fns: dict, correct: dict, triton, x, out, expected, w: int) -> None:
+    """Into ``fns`` / ``correct``: Triton's ``tl.trans`` at each of its tiles (``triton {tile}``, each output checked
+    against ``expected``) and a same-size ``copy`` of ``x``, for the transpose of ``x``'s last two dims into ``out``."""
+    import torch
+
+    from ops_bench import _same
+
+    m, n = x.shape[-2], x.shape[-1]
+    batch = x.numel() // (m * n)
+    for tile, go in triton.launchers(w, m, n).items():
+        out.zero_()
+        go(x.data_ptr(), out.data_ptr(), batch)
+        correct[f"triton {tile}"] = _same(out, expected)
+        fns[f"triton {tile}"] = lambda go=go: go(x.data_ptr(), out.data_ptr(), batch)
+    flat = x.reshape(-1)
+    copy = torch.empty_like(flat)
+    fns["copy"], correct["copy"] = (lambda: copy.copy_(flat)), True
+
+
+def measure(args) -> None:
+    import torch
+
+    from ops_bench import _random, _same, _time_together
+    from linear_layouts import ops
+    from harness import ops_cases
+
+    out_dir, dtype, triton, shape_of = measure_setup(args.out)
     device = 0
-    shape_of = launch.grid_shape(device)
     rows = []
     for shape, w in args.cases:
         start = time.time()
@@ -194,17 +222,7 @@ def measure(args) -> None:
         planner()
         correct["ours (planner)"] = _same(out, expected)
         contenders["ours (planner)"] = planner
-        m, n = shape[-2], shape[-1]
-        batch = x.numel() // (m * n)
-        for tile, go in triton.launchers(w, m, n).items():
-            out.zero_()
-            go(x.data_ptr(), out.data_ptr(), batch)
-            correct[f"triton {tile}"] = _same(out, expected)
-            contenders[f"triton {tile}"] = lambda go=go: go(x.data_ptr(), out.data_ptr(), batch)
-        flat = x.reshape(-1)
-        copy = torch.empty_like(flat)
-        contenders["copy"] = lambda: copy.copy_(flat)
-        correct["copy"] = True
+        add_peers(contenders, correct, triton, x, out, expected, w)
         us = _time_together(contenders)
         rows.append(dict(shape=list(shape), element_bytes=w, bytes=x.numel() * w,
                          kernels={k: dict(us=us[k], correct=correct[k]) for k in contenders}))

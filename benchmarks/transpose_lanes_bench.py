@@ -27,7 +27,6 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import harness  # noqa: F401  (puts src/ on the path)
@@ -121,43 +120,30 @@ def ruleless(shape, w: int, src: int, dst: int, sms: int, l2: int) -> list:
 
 
 def prepare(which: str, workers: int = 0) -> None:
-    from harness.ops_cases import L2_BYTES, SMS
-    from linear_layouts.codegen.ptx import compile_cubin
+    from harness.ops_cases import L2_BYTES, SMS, compile_sources, launch_sources
     from linear_layouts.ops.kernels import GridShape
-    from linear_layouts.ops.launches import Launch, permute_launches
+    from linear_layouts.ops.launches import permute_launches
 
-    sources = {}
-    for shape, w in _cases(which):
+    def every(shape, w):
         dims = tuple(range(len(shape) - 2)) + (len(shape) - 1, len(shape) - 2)
-        for items in [permute_launches(shape, dims, w, _BASE, _OTHER, GridShape(SMS, L2_BYTES)),
-                      ruleless(shape, w, _BASE, _OTHER, SMS, L2_BYTES)] + list(
-                contenders(shape, w, _BASE, _OTHER, SMS, L2_BYTES).values()):
-            for item in items:
-                if isinstance(item, Launch):
-                    sources[item.kernel.source] = None
-    start = time.time()
-    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 2) as pool:
-        list(pool.map(lambda s: compile_cubin(s, "sm_90"), sources))
-    print(f"{len(sources)} cubins in {time.time() - start:.0f} s into {CACHE}")
+        yield permute_launches(shape, dims, w, _BASE, _OTHER, GridShape(SMS, L2_BYTES))
+        yield ruleless(shape, w, _BASE, _OTHER, SMS, L2_BYTES)
+        yield from contenders(shape, w, _BASE, _OTHER, SMS, L2_BYTES).values()
+
+    count, seconds = compile_sources(launch_sources(items for shape, w in _cases(which) for items in every(shape, w)),
+                                     "sm_90", workers)
+    print(f"{count} cubins in {seconds:.0f} s into {CACHE}")
 
 
 def measure(args) -> None:
     import torch
 
-    import triton_transpose
     from ops_bench import _random, _same, _time_together
+    from ops_tile_scan import add_peers, measure_setup
     from harness import ops_cases
     from linear_layouts import ops
-    from linear_layouts.ops import launch
 
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    dtype = {1: "uint8", 2: "bfloat16", 4: "float32", 8: "float64"}
-    warm = _random((4096, 4096), "bfloat16")
-    torch.compile(lambda t: t.t().contiguous(), dynamic=True)(warm)  # the sweep's process state
-    torch.cuda.synchronize()
-    triton = triton_transpose.TritonTransposes()
-    shape_of = launch.grid_shape(0)
+    out_dir, dtype, triton, shape_of = measure_setup(args.out)
     rows = []
     name = f"transpose_lanes_{args.set}"
     for shape, w in _cases(args.set):
@@ -185,16 +171,7 @@ def measure(args) -> None:
         out.zero_()
         chosen()
         correct["ops.transpose"], fns["ops.transpose"] = _same(out, expected), chosen
-        m, n = shape[-2], shape[-1]
-        batch = x.numel() // (m * n)
-        for tile, go in triton.launchers(w, m, n).items():
-            out.zero_()
-            go(x.data_ptr(), out.data_ptr(), batch)
-            correct[f"triton {tile}"] = _same(out, expected)
-            fns[f"triton {tile}"] = lambda go=go: go(x.data_ptr(), out.data_ptr(), batch)
-        flat = x.reshape(-1)
-        copy = torch.empty_like(flat)
-        fns["copy"], correct["copy"] = (lambda: copy.copy_(flat)), True
+        add_peers(fns, correct, triton, x, out, expected, w)
         us = _time_together(fns)
         rows.append(dict(shape=list(shape), element_bytes=w, bytes=x.numel() * w,
                          kernels={k: dict(us=us[k], correct=correct[k]) for k in fns}))
