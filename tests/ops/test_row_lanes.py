@@ -81,3 +81,28 @@ def test_the_rule_as_ops_launches_it_every_element():
     tile = _tile(a.shape, (0, 2, 1), 2, tiny)
     assert (tile.rows, tile.warps, tile.row_lanes) == (64, DRAM_WARPS, DRAM_ROW_LANES)
     assert np.array_equal(emulated_permute(a, (0, 2, 1), sms=tiny), np.transpose(a, (0, 2, 1)))
+
+
+@pytest.mark.parametrize("shape, dims, itemsize, tiny", [
+    ((4, 7, 7, 160), (0, 3, 1, 2), 4, True),     # 12 tiles of 64 x 64 on 132 SMs: 32 x 32 (40 tiles)
+    ((100, 75), (1, 0), 4, True),
+    ((64, 7, 7, 96), (0, 3, 1, 2), 4, True),     # 128 tiles < 132
+    ((256, 7, 7, 96), (0, 3, 1, 2), 4, False),   # 512 tiles of 64 x 64
+    ((1, 17, 17, 480), (0, 3, 1, 2), 1, False),  # 8-bit 16-byte loads: no 32 x 32 layout of them, 64 x 64 stays
+])
+def test_launch_bound_narrow_problems_take_the_tiny_tile(shape, dims, itemsize, tiny):
+    from linear_layouts.ops.kernels import TINY_TILE
+
+    tile = _tile(shape, dims, itemsize)
+    assert ((tile.rows, tile.cols, tile.warps) == TINY_TILE) == tiny
+
+
+@pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+@pytest.mark.parametrize("shape, dims, dtype", [
+    ((4, 7, 7, 160), (0, 3, 1, 2), np.uint32), ((37, 50), (1, 0), np.uint16), ((131, 67), (1, 0), np.uint8),
+    ((3, 33, 65), (0, 2, 1), np.uint64), ((2, 45, 45, 9), (0, 3, 1, 2), np.uint32),
+])
+def test_tiny_tiles_every_element(shape, dims, dtype):
+    """The tiny tile as ``ops`` launches it, masked edges on both sides, every element size."""
+    a = _RNG.integers(0, np.iinfo(dtype).max, size=shape, dtype=dtype, endpoint=True)
+    assert np.array_equal(emulated_permute(a, dims), np.transpose(a, dims))

@@ -86,7 +86,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
-           "OVERLAP_CTAS", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
+           "OVERLAP_CTAS", "TINY_TILE", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
            "H100_L2_BYTES"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
@@ -119,6 +119,10 @@ CAST_NARROW_CTAS = 1
 #: ``MIN_TILE_USE`` of the narrow-vector tiles (``choose_narrow_tile``): a taller tile's longer runs of ``B``'s rows
 #: pay for an edge tile up to half empty (its masked accesses move nothing).
 NARROW_TILE_USE = 0.5
+#: The tile (rows, cols, warps) of a narrow-vector problem whose grid of the lists' smallest tile would not give every
+#: SM a tile (``choose_narrow_tile``): a launch-bound problem wants CTAs more than long runs
+#: (``benchmarks/results/tiny_tiles.md``).
+TINY_TILE = (32, 32, 4)
 #: A matrix with fewer rows (or columns) than this is skinny (``skinny_tile``): no tile of the lists fits it.
 SKINNY_EXTENT = 32
 #: Bytes of a skinny tile (``skinny_tile``): as a copy's CTA moves, many of them.
@@ -428,8 +432,9 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
     """The tile of ``candidates`` (narrow vectors, tallest first) for ``batch`` matrices of ``rows x cols``: the
     tallest of ``choose_tile``'s rule 1 whose grid gives every SM of ``device`` a tile (``L2_NARROW_CTAS`` tiles
     when the input and output fit in L2 together, or ``l2_ctas``; ``element_traffic`` as ``choose_tile``'s), else
-    the one of most tiles. A row of ``B`` that starts inside a sector ends each tile's run of it in two sectors
-    shared with the neighbouring tiles: taller tiles make longer runs and fewer shared sectors.
+    the one of most tiles, or ``TINY_TILE`` of the same vectors where even that one leaves SMs without a tile. A row of
+    ``B`` that starts inside a sector ends each tile's run of it in two sectors shared with the neighbouring tiles:
+    taller tiles make longer runs and fewer shared sectors.
 
     Example: 8-bit ``4104 x 8192`` (64 MiB moved, from DRAM) takes 256 x 256 tiles (544 of them); ``2052 x 4096``
     (16 MiB, in L2) takes 128 x 128 tiles (544) over 256 x 128 (288 < 4 x 132)."""
@@ -439,7 +444,15 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
     for c in usable:
         if c.tiles(rows, cols) * batch >= least:
             return c
-    return max(usable, key=lambda c: c.tiles(rows, cols))
+    most = max(usable, key=lambda c: c.tiles(rows, cols))
+    if most.tiles(rows, cols) * batch >= device.multiprocessors:
+        return most
+    tiny = dataclasses.replace(most, rows=TINY_TILE[0], cols=TINY_TILE[1], warps=TINY_TILE[2], block=1)
+    try:
+        tile_layouts(tiny)
+    except LayoutError:
+        return most
+    return tiny
 
 
 @functools.lru_cache(maxsize=None)
