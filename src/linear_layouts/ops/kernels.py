@@ -109,7 +109,7 @@ _SM_CTAS = 32
 #: many CTAs more than long runs.
 L2_NARROW_CTAS = 4
 #: Whether the cast-transpose's tile choice from DRAM (``choose_tile``'s rule 4) takes the smaller of tiles with as
-#: many bytes in flight: 64 x 128 of 4 warps over 128 x 128 of 8, 1.4-2.7% faster on 8 aligned casts of 12 to 48 MiB
+#: many bytes in flight: 64 x 128 of 4 warps over 128 x 128 of 8, 0.5-2.7% faster on 8 aligned casts of 12 to 72 MiB
 #: from DRAM (``benchmarks/results/cast_tiles_aligned.md``; a CTA converts, reduces the amax and stores twice, so
 #: twice the CTAs overlap those steps with other CTAs' loads).
 CAST_SMALLER_OF_EQUALS = True
@@ -236,8 +236,8 @@ def tile_layouts(config: TileConfig) -> tuple[LinearLayout, LinearLayout]:
     """``(src, dst)`` of ``config``: ``src`` holds ``block x src_vector`` elements per thread along the rows
     of the tile (``cols / src_vector`` lanes per row, at most 16 with blocks, 32 without), warps down the
     rows; ``dst`` (transposed) ``dst_vector x block`` along its columns (``rows / dst_vector`` lanes down them, at
-    most 32, 16 with blocks, 4 with ``ldmatrix``; ``row_lanes`` if set), warps across; not transposed, ``dst == src``. LayoutError
-    when the threads would cover more than the tile (duplicated elements)."""
+    most 32, 16 with blocks, 4 with ``ldmatrix``; ``row_lanes`` if set), warps across; not transposed,
+    ``dst == src``. LayoutError when the threads would cover more than the tile (duplicated elements)."""
     c = config
     cap = 16 if c.block > 1 else 32
     ta = _lanes(c.cols, c.src_vector, cap)
