@@ -56,7 +56,6 @@ def measure(out: Path) -> dict:
         for name, value in us.items():
             rows.append(dict(size=label, contender=name, us=value, tb_per_s=2 * n * n / (value * 1e-6) / 1e12))
             print(label, name, round(value, 2), flush=True)
-        del x, y, t
         torch.cuda.empty_cache()
     result = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, rows=rows)
     out.mkdir(parents=True, exist_ok=True)
