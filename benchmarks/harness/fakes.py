@@ -144,6 +144,52 @@ class FakeCuda:
         self.cuCtxPushCurrent_v2 = _Call(self._push)
         self.cuCtxPopCurrent_v2 = _Call(lambda pointer: self.contexts.pop() and 0)
         self.cuGetErrorName = _Call(lambda status, pointer: 1)
+        #: The device the fake driver has: its attributes (``driver.DEVICE_ATTRIBUTES`` codes), primary context.
+        self.attributes = {16: 132, 38: 50 * 2**20, 75: 9, 76: 0, 97: 227 * 1024}
+        self.primary = 7
+        self.initialized = False
+        #: ``(context, image, name, shared bytes allowed)`` of each function loaded (its handle: its index + 1).
+        self.loaded: list[list] = []
+        self.cuInit = _Call(self._init)
+        self.cuDeviceGet = _Call(self._device_get)
+        self.cuDeviceGetAttribute = _Call(self._attribute)
+        self.cuDevicePrimaryCtxRetain = _Call(lambda pointer, device: self._out(pointer, self.primary))
+        self.cuModuleLoadData = _Call(self._load)
+        self.cuModuleGetFunction = _Call(self._get_function)
+        self.cuFuncSetAttribute = _Call(self._set_attribute)
+
+    @staticmethod
+    def _out(pointer, value) -> int:
+        pointer._obj.value = value
+        return 0
+
+    def _init(self, flags) -> int:
+        self.initialized = True
+        return 0
+
+    def _device_get(self, pointer, ordinal) -> int:
+        if not self.initialized:
+            return 3  # CUDA_ERROR_NOT_INITIALIZED
+        return self._out(pointer, ordinal) if ordinal == 0 else 101  # CUDA_ERROR_INVALID_DEVICE
+
+    def _attribute(self, pointer, code, device) -> int:
+        return self._out(pointer, self.attributes[code]) if code in self.attributes else 1
+
+    def _load(self, pointer, image) -> int:
+        if not self.contexts[-1]:
+            return 201  # CUDA_ERROR_INVALID_CONTEXT
+        self.loaded.append([self.contexts[-1], bytes(image), None, 0])
+        return self._out(pointer, len(self.loaded))
+
+    def _get_function(self, pointer, module, name) -> int:
+        self.loaded[getattr(module, "value", module) - 1][2] = name.decode()
+        return self._out(pointer, getattr(module, "value", module))
+
+    def _set_attribute(self, function, attribute, value) -> int:
+        if attribute != 8 or value > self.attributes[97]:
+            return 1  # CUDA_ERROR_INVALID_VALUE
+        self.loaded[getattr(function, "value", function) - 1][3] = value
+        return 0
 
     def _get(self, pointer) -> int:
         pointer._obj.value = self.contexts[-1]

@@ -149,28 +149,24 @@ def test_software_fp8_conversion_matches_satfinite_rounding(tmp_path):
         0x7e, 0xfe, 0x7f, 0x80]
 
 
-class _FakeDevice:
-    def __init__(self, capability: str) -> None:
-        self.compute_capability = capability
-
-
-class _FakeCupy:
-    def __init__(self, capability: str) -> None:
-        self.cuda = type("cuda", (), {"Device": staticmethod(lambda device: _FakeDevice(capability))})
-
-
 def test_a_device_below_sm75_is_refused_before_compiling(monkeypatch):
-    """A (faked) sm_70 device: ``prepare`` raises a LayoutError naming sm_70 and sm_75 before any compile; an sm_90
-    one is ``sm_90``."""
+    """A (faked) sm_70 device, as the CUDA driver reports it: ``prepare`` raises a LayoutError naming sm_70 and
+    sm_75 before any compile; an sm_90 one is ``sm_90``."""
+    from linear_layouts.ops.driver import Driver
+
+    from harness.fakes import FakeCuda
+
     kernel = _kernels()["permute tiled"]
+    cuda = FakeCuda()
+    monkeypatch.setattr(launch, "driver", lambda: Driver(cuda))
+    monkeypatch.setattr(launch, "compile_cubin_bytes", lambda *a: pytest.fail("compiled for a refused device"))
     launch.device_arch.cache_clear()
-    monkeypatch.setattr(launch, "find_nvcc", lambda: pytest.fail("compiled for a refused device"))
     try:
-        monkeypatch.setattr(launch, "cupy_module", lambda: _FakeCupy("70"))
+        cuda.attributes.update({75: 7, 76: 0})
         with pytest.raises(LayoutError, match=r"device 0: its architecture sm_70 is below sm_75"):
             launch.prepare(kernel, 0, 1)
         launch.device_arch.cache_clear()
-        monkeypatch.setattr(launch, "cupy_module", lambda: _FakeCupy("90"))
+        cuda.attributes.update({75: 9, 76: 0})
         assert launch.device_arch(0) == "sm_90"
     finally:
         launch.device_arch.cache_clear()

@@ -1,7 +1,8 @@
-"""Offline compilation with ``nvcc`` and instruction counting in PTX and SASS.
+"""Offline compilation with ``nvcc`` (or NVRTC) and instruction counting in PTX and SASS.
 
 ``compile_ptx(source)`` runs ``nvcc -arch=sm_90 -ptx``; ``compile_cubin`` builds the machine code
-the runtime loads.  ``count_ptx`` tallies opcodes (``st.shared.v4.b32``, ``ldmatrix...``,
+the runtime loads. Where nvcc is not installed, NVRTC (``codegen.nvrtc``) compiles in-process instead
+(``kernel_compiler``; ``$LINEAR_LAYOUTS_COMPILER`` chooses one).  ``count_ptx`` tallies opcodes (``st.shared.v4.b32``, ``ldmatrix...``,
 ``shfl.sync.idx.b32``, ``ld.global...``); ``count_sass`` tallies SASS opcodes (``STS.128``, ``LDSM``,
 ``SHFL.IDX``) from ``cuobjdump -sass``.  Counts are static: one per instruction in the code, not per
 execution.  Compiled files live in a private, verified kernel cache (``cache_dir``, ``cached_artifact``):
@@ -30,6 +31,8 @@ from pathlib import Path
 __all__ = [
     "find_nvcc",
     "find_cuobjdump",
+    "kernel_compiler",
+    "COMPILER_ENV",
     "compile_ptx",
     "compile_cubin",
     "compile_cubin_bytes",
@@ -61,6 +64,32 @@ def find_nvcc() -> str | None:
         if candidate and os.path.exists(candidate):
             return candidate
     return None
+
+
+#: ``nvcc`` or ``nvrtc``: the compiler of every kernel, where set (else ``kernel_compiler`` chooses).
+COMPILER_ENV = "LINEAR_LAYOUTS_COMPILER"
+
+
+def kernel_compiler(required: bool = True) -> str | None:
+    """The compiler kernels are built with: ``$LINEAR_LAYOUTS_COMPILER`` (``nvcc`` or ``nvrtc``) where set, else
+    ``nvcc`` where installed, else ``nvrtc`` where its library is (``codegen.nvrtc.find_nvrtc``); where neither
+    is, CompileError naming both (None when not ``required``). Example: ``"nvrtc"`` on a machine with PyTorch's
+    CUDA wheels and no CUDA toolkit."""
+    from linear_layouts.codegen.nvrtc import find_nvrtc
+
+    chosen = os.environ.get(COMPILER_ENV, "")
+    if chosen not in ("", "nvcc", "nvrtc"):
+        raise CompileError(f"${COMPILER_ENV}: 'nvcc' or 'nvrtc', got {chosen!r}")
+    if chosen == "nvcc" or (not chosen and find_nvcc() is not None):
+        if find_nvcc() is None and required:
+            raise CompileError(f"nvcc not found (${COMPILER_ENV}=nvcc; set $NVCC or put nvcc on PATH)")
+        return "nvcc" if find_nvcc() is not None else None
+    if find_nvrtc() is None:
+        if required:
+            raise CompileError("no CUDA compiler: nvcc not found (set $NVCC or put nvcc on PATH) and no NVRTC "
+                               "library (pip install nvidia-cuda-nvrtc, which PyTorch's and CuPy's CUDA wheels bring)")
+        return None
+    return "nvrtc"
 
 
 def find_cuobjdump() -> str | None:
@@ -238,9 +267,11 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def cache_key(source: str, arch: str, kind: str) -> str:
-    """SHA-256 (hex) of what determines a compiled kernel: target ``arch``, output ``kind``, ``source``."""
-    return _sha256(f"{arch}\0{kind}\0{source}".encode())
+def cache_key(source: str, arch: str, kind: str, compiler: str = "nvcc") -> str:
+    """SHA-256 (hex) of what determines a compiled kernel: target ``arch``, output ``kind``, ``source`` and the
+    ``compiler`` (an NVRTC build is an entry of its own)."""
+    tag = "" if compiler == "nvcc" else f"{compiler}\0"
+    return _sha256(f"{arch}\0{kind}\0{tag}{source}".encode())
 
 
 def _read_entry(folder: int, name: str, max_bytes: int) -> tuple[bytes | None, str | None]:
@@ -344,47 +375,76 @@ def _clear(folder: int, name: str) -> None:
 
 
 def _compile(source: str, arch: str, kind: str) -> tuple[Path, bytes]:
-    """The path and the verified bytes of the compiled ``source``: from the cache, or compiled now and stored."""
+    """The path and the verified bytes of the compiled ``source``: from the cache, or compiled now (by
+    ``kernel_compiler()``) and stored."""
+    compiler = kernel_compiler(required=False)  # a bad $LINEAR_LAYOUTS_COMPILER raises here
+    forced = os.environ.get(COMPILER_ENV) or None
+    target = forced or compiler or "nvcc"  # the compiler whose entry a fresh compile becomes
+    # its entry, and where none is forced one of the other compiler too: a prepared cache serves a machine
+    # without that compiler
+    lookups = [target] if forced else [target] + [t for t in ("nvcc", "nvrtc") if t != target]
     root = _cache_root()
     folder = _open_cache(root)
     try:
-        key = cache_key(source, arch, kind)
+        refused = None
+        for tool in lookups:
+            key = cache_key(source, arch, kind, tool)
+            found, problem = _verified(folder, key, kind)
+            if found is not None:
+                return root / f"{key[:24]}.{kind}", found
+            if tool == target:
+                refused = problem
+        key = cache_key(source, arch, kind, target)
         name = f"{key[:24]}.{kind}"
-        found, refused = _verified(folder, key, kind)
-        if found is not None:
-            return root / name, found
+        compiler = kernel_compiler()
         if refused:
             warnings.warn(f"kernel cache: refused {root / refused}; compiling afresh", CacheWarning, stacklevel=3)
-        nvcc = find_nvcc()
-        if nvcc is None:
-            raise CompileError("nvcc not found (set $NVCC or put nvcc on PATH)")
-        with tempfile.TemporaryDirectory(prefix="linear_layouts_nvcc_") as work:
-            src, tmp = Path(work) / f"{key[:24]}.cu", Path(work) / name
-            src.write_text(source)
-            cmd = [nvcc, f"-arch={arch}", f"-{kind}", "-O3", "-std=c++17", "-o", str(tmp), str(src)]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode:
-                raise CompileError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
-            data = tmp.read_bytes()
-            for entry in (name, f"{name}.json"):  # a refused entry is removed, never written through
-                if refused:
-                    _clear(folder, entry)
-            manifest = {"source_sha256": key, "arch": arch, "kind": kind, "artifact_sha256": _sha256(data),
-                        "nvcc": os.path.basename(nvcc)}
-            stored = _write_entry(folder, name, data) and \
-                _write_entry(folder, f"{name}.json", json.dumps(manifest).encode("utf-8"))
-            if stored:
-                return root / name, data
-            if refused is None:
-                warnings.warn(f"kernel cache: cannot store {root / name}; using the fresh compile uncached",
-                              CacheWarning, stacklevel=3)
-            # a private copy under a fresh name, for the callers that need a path (cuobjdump)
-            spare = f".{name}.{secrets.token_hex(8)}"
-            if not _write_entry(folder, spare, data):
-                raise CompileError(f"kernel cache: cannot write to {root}")
-            return root / spare, data
+        if compiler == "nvrtc":
+            data, record = _nvrtc_compile(source, arch, kind)
+        else:
+            data, record = _nvcc_compile(source, arch, kind, key[:24])
+        for entry in (name, f"{name}.json"):  # a refused entry is removed, never written through
+            if refused:
+                _clear(folder, entry)
+        manifest = {"source_sha256": key, "arch": arch, "kind": kind, "artifact_sha256": _sha256(data), **record}
+        stored = _write_entry(folder, name, data) and \
+            _write_entry(folder, f"{name}.json", json.dumps(manifest).encode("utf-8"))
+        if stored:
+            return root / name, data
+        if refused is None:
+            warnings.warn(f"kernel cache: cannot store {root / name}; using the fresh compile uncached",
+                          CacheWarning, stacklevel=3)
+        # a private copy under a fresh name, for the callers that need a path (cuobjdump)
+        spare = f".{name}.{secrets.token_hex(8)}"
+        if not _write_entry(folder, spare, data):
+            raise CompileError(f"kernel cache: cannot write to {root}")
+        return root / spare, data
     finally:
         os.close(folder)
+
+
+def _nvcc_compile(source: str, arch: str, kind: str, stem: str) -> tuple[bytes, dict]:
+    """``nvcc -arch=ARCH -KIND -O3 -std=c++17`` of ``source`` (as ``stem.cu``): its output and the manifest's
+    record of the tool."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise CompileError("nvcc not found (set $NVCC or put nvcc on PATH)")
+    with tempfile.TemporaryDirectory(prefix="linear_layouts_nvcc_") as work:
+        src, out = Path(work) / f"{stem}.cu", Path(work) / f"{stem}.{kind}"
+        src.write_text(source)
+        cmd = [nvcc, f"-arch={arch}", f"-{kind}", "-O3", "-std=c++17", "-o", str(out), str(src)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode:
+            raise CompileError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
+        return out.read_bytes(), {"nvcc": os.path.basename(nvcc)}
+
+
+def _nvrtc_compile(source: str, arch: str, kind: str) -> tuple[bytes, dict]:
+    """NVRTC's ``kind`` of ``source`` (``codegen.nvrtc``) and the manifest's record of the library."""
+    from linear_layouts.codegen.nvrtc import compile_nvrtc, find_nvrtc, nvrtc_version
+
+    data = compile_nvrtc(source, arch, kind)
+    return data, {"nvrtc": os.path.basename(find_nvrtc() or ""), "nvrtc_version": list(nvrtc_version() or ())}
 
 
 def compile_ptx(source: str, arch: str = "sm_90") -> str:

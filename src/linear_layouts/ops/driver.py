@@ -1,5 +1,6 @@
-"""The CUDA driver calls that launch the kernels of ``linear_layouts.ops``, through ``ctypes`` (standard library):
-``cuLaunchKernel``, ``cuMemcpyDtoDAsync``, and the current context.
+"""The CUDA driver calls that load and launch the kernels of ``linear_layouts.ops``, through ``ctypes`` (standard
+library): the device's attributes and primary context, ``cuModuleLoadData``, ``cuLaunchKernel``,
+``cuMemcpyDtoDAsync`` and the current context. No framework is asked: a PyTorch user needs nothing else.
 
 A launch packs the kernel's arguments into one buffer, each at its natural alignment (``ArgumentPacking``),
 and passes the driver the address of each (``kernelParams``). Where the optional C extension
@@ -28,7 +29,12 @@ from typing import Any, Sequence
 
 from linear_layouts.core.errors import LayoutError
 
-__all__ = ["ArgumentPacking", "Driver", "driver", "PreparedLaunch"]
+__all__ = ["ArgumentPacking", "Driver", "driver", "PreparedLaunch", "DEVICE_ATTRIBUTES"]
+
+#: ``CUdevice_attribute`` codes of the attributes the ops read (``cuda.h``).
+DEVICE_ATTRIBUTES = {"multiprocessors": 16, "l2_bytes": 38, "major": 75, "minor": 76, "shared_optin": 97}
+#: ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``.
+_MAX_DYNAMIC_SHARED = 8
 
 #: struct codes of the kernels' parameter types (pointers are 64-bit addresses).
 _CODES = {"unsigned": "I", "int": "i", "float": "f", "unsigned long long": "Q"}
@@ -115,6 +121,16 @@ class Driver:
             getattr(lib, name).restype = ctypes.c_int
         lib.cuCtxPushCurrent_v2.argtypes = [ctypes.c_void_p]
         lib.cuCtxPushCurrent_v2.restype = ctypes.c_int
+        pointer, integer = ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int)
+        for name, argtypes in (("cuInit", [ctypes.c_uint]), ("cuDeviceGet", [integer, ctypes.c_int]),
+                               ("cuDeviceGetAttribute", [integer, ctypes.c_int, ctypes.c_int]),
+                               ("cuDevicePrimaryCtxRetain", [pointer, ctypes.c_int]),
+                               ("cuModuleLoadData", [pointer, ctypes.c_char_p]),
+                               ("cuModuleGetFunction", [pointer, ctypes.c_void_p, ctypes.c_char_p]),
+                               ("cuFuncSetAttribute", [ctypes.c_void_p, ctypes.c_int, ctypes.c_int])):
+            getattr(lib, name).argtypes = argtypes
+            getattr(lib, name).restype = ctypes.c_int
+        self._initialized = False
         self._launch = lib.cuLaunchKernel
         #: The C launch extension and the address of ``cuLaunchKernel`` it calls (both None: ``ctypes`` only).
         entry = _address(lib.cuLaunchKernel)
@@ -135,6 +151,48 @@ class Driver:
     def _check(self, status: int, what: str) -> None:
         if status:
             raise RuntimeError(f"{what} failed: {_error(self.lib, status)}")
+
+    def _device(self, ordinal: int) -> int:
+        """The ``CUdevice`` of CUDA device ``ordinal`` (the driver initialized at the first call)."""
+        with self.lock:
+            if not self._initialized:
+                self._check(self.lib.cuInit(0), "cuInit")
+                self._initialized = True
+            handle = ctypes.c_int()
+            self._check(self.lib.cuDeviceGet(ctypes.byref(handle), ordinal), f"cuDeviceGet({ordinal})")
+            return handle.value
+
+    def attribute(self, ordinal: int, name: str) -> int:
+        """Attribute ``name`` (a key of ``DEVICE_ATTRIBUTES``) of CUDA device ``ordinal``.
+        Example: ``attribute(0, "multiprocessors")`` is 132 on an H100 or H200 SXM."""
+        value = ctypes.c_int()
+        self._check(self.lib.cuDeviceGetAttribute(ctypes.byref(value), DEVICE_ATTRIBUTES[name], self._device(ordinal)),
+                    f"cuDeviceGetAttribute({name})")
+        return value.value
+
+    def primary_context(self, ordinal: int) -> int:
+        """The primary context of CUDA device ``ordinal`` (retained, never released: PyTorch's and CuPy's own)."""
+        context = ctypes.c_void_p()
+        self._check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), self._device(ordinal)),
+                    "cuDevicePrimaryCtxRetain")
+        return context.value or 0
+
+    def load_function(self, context: int, image: bytes, name: str, shared_bytes: int = 0) -> int:
+        """The ``CUfunction`` ``name`` of the cubin ``image``, loaded into ``context`` (and kept loaded), allowed
+        ``shared_bytes`` of dynamic shared memory where that is above the default 48 KiB."""
+        module, function = ctypes.c_void_p(), ctypes.c_void_p()
+
+        def load() -> None:
+            self._check(self.lib.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
+            self._check(self.lib.cuModuleGetFunction(ctypes.byref(function), module, name.encode()),
+                        f"cuModuleGetFunction({name})")
+            if shared_bytes > 48 * 1024:
+                self._check(self.lib.cuFuncSetAttribute(function, _MAX_DYNAMIC_SHARED, shared_bytes),
+                            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
+
+        with self.lock:
+            self.in_context(context, load)
+        return function.value or 0
 
     def try_launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, params: Any) -> int:
         """``cuLaunchKernel`` of ``function`` on a 1-D grid with ``params`` (the address of each argument): its

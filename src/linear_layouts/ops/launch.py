@@ -1,11 +1,13 @@
 """Compiling, loading and launching the kernels of ``linear_layouts.ops`` on a device.
 
-A kernel is compiled once per (source, device architecture): by ``nvcc`` into the package's private,
-verified kernel cache (``codegen.ptx.compile_cubin``: files written atomically, so processes sharing the
-cache never read a half-written cubin) when nvcc is installed, else by NVRTC through CuPy (CuPy's own
-on-disk cache). CuPy loads the module into the device's primary context; later calls in the process find
-the loaded function in memory. ``prepare`` fixes a launch (function, grid, block, shared memory, argument
-packing) and ``launch`` runs it on a given CUDA stream through the driver (``ops.driver``).
+A kernel is compiled once per (source, device architecture) into the package's private, verified kernel
+cache (``codegen.ptx.compile_cubin_bytes``: files written atomically, so processes sharing the cache never
+read a half-written cubin): by ``nvcc`` where it is installed, else by NVRTC in-process (``codegen.nvrtc``:
+the library PyTorch's and CuPy's CUDA wheels bring). The CUDA driver (``ops.driver``) reads the device's
+attributes and loads the cubin into the device's primary context (PyTorch's and CuPy's own); later calls in
+the process find the loaded function in memory. No framework is asked for any of it: PyTorch alone is
+enough. ``prepare`` fixes a launch (function, grid, block, shared memory, argument packing) and ``launch``
+runs it on a given CUDA stream.
 
 The kernels compile for every architecture from ``MIN_ARCH`` (sm_75, the oldest nvcc 13 targets) on, from one
 source each: their helpers choose by ``__CUDA_ARCH__`` (below sm_89 the fp8 conversion is done in software,
@@ -24,8 +26,7 @@ import time
 from typing import Any, Sequence
 
 from linear_layouts.codegen.permute import PermuteKernel
-from linear_layouts.codegen.ptx import compile_cubin_bytes, find_nvcc
-from linear_layouts.codegen.runtime import allow_dynamic_shared, cupy_module, function_pointer
+from linear_layouts.codegen.ptx import compile_cubin_bytes
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
 from linear_layouts.ops.kernels import GridShape
@@ -41,7 +42,7 @@ compile_log: list[tuple[str, str, float]] = []
 
 
 def check_arch(capability: str, device: int = 0) -> str:
-    """``sm_XY`` of compute capability ``capability`` (CuPy's ``"XY"``), LayoutError below ``MIN_ARCH``.
+    """``sm_XY`` of compute capability ``capability`` (``"XY"``: major and minor), LayoutError below ``MIN_ARCH``.
     Example: ``check_arch("90")`` is ``"sm_90"``; ``check_arch("70")`` raises."""
     if not (isinstance(capability, str) and capability.isdigit()):
         raise LayoutError(f"device {device}: compute capability {capability!r} is not a number like '90'")
@@ -54,8 +55,8 @@ def check_arch(capability: str, device: int = 0) -> str:
 @functools.lru_cache(maxsize=None)
 def device_arch(device: int) -> str:
     """``sm_XY`` of CUDA device ``device`` (LayoutError below ``MIN_ARCH``: ``check_arch``)."""
-    cp = cupy_module()
-    return check_arch(str(cp.cuda.Device(device).compute_capability), device)
+    cuda = driver()
+    return check_arch(f"{cuda.attribute(device, 'major')}{cuda.attribute(device, 'minor')}", device)
 
 
 def portable_kernel(kernel: PermuteKernel) -> PermuteKernel:
@@ -68,51 +69,38 @@ def portable_kernel(kernel: PermuteKernel) -> PermuteKernel:
 @functools.lru_cache(maxsize=None)
 def multiprocessors(device: int) -> int:
     """Streaming multiprocessors of CUDA device ``device``."""
-    cp = cupy_module()
-    return int(cp.cuda.Device(device).attributes["MultiProcessorCount"])
+    return driver().attribute(device, "multiprocessors")
 
 
 @functools.lru_cache(maxsize=None)
 def grid_shape(device: int) -> GridShape:
     """What the tile choice and the kernels read of CUDA device ``device``: its SMs, L2 bytes and architecture."""
-    cp = cupy_module()
-    return GridShape(multiprocessors(device), int(cp.cuda.Device(device).attributes["L2CacheSize"]),
-                     device_arch(device))
+    return GridShape(multiprocessors(device), driver().attribute(device, "l2_bytes"), device_arch(device))
 
 
 @functools.lru_cache(maxsize=None)
 def device_context(device: int) -> int:
-    """The primary context of CUDA device ``device`` (made current by CuPy), where the ops load their kernels."""
-    cp = cupy_module()
-    with cp.cuda.Device(device):
-        cp.cuda.runtime.free(0)  # the device's primary context, initialized and current
-        return driver().current_context()
+    """The primary context of CUDA device ``device`` (PyTorch's and CuPy's), where the ops load their kernels."""
+    return driver().primary_context(device)
 
 
 @functools.lru_cache(maxsize=None)
-def _function(source: str, name: str, shared_bytes: int, device: int) -> tuple[Any, Any]:
-    cp = cupy_module()
+def _function(source: str, name: str, shared_bytes: int, device: int) -> int:
+    """The ``CUfunction`` of kernel ``name`` of ``source``, compiled for ``device``'s architecture (or read from
+    the kernel cache) and loaded into its primary context from the verified bytes (never reopened by path)."""
     arch = device_arch(device)
     start = time.perf_counter()
-    with cp.cuda.Device(device):
-        if find_nvcc() is not None:  # the cubin's verified bytes, loaded from memory (never reopened by path)
-            module = cp.cuda.function.Module()
-            module.load(compile_cubin_bytes(source, arch))
-        else:
-            module = cp.RawModule(code=source, options=("-std=c++17", f"-arch={arch}"))
-        function = module.get_function(name)
-        if shared_bytes > 48 * 1024:
-            allow_dynamic_shared(function, shared_bytes)
+    function = driver().load_function(device_context(device), compile_cubin_bytes(source, arch), name, shared_bytes)
     compile_log.append((name, arch, time.perf_counter() - start))
-    return module, function
+    return function
 
 
 def prepare(kernel: PermuteKernel, device: int, ctas: int) -> PreparedLaunch:
     """``kernel`` compiled and loaded on ``device`` (at its first use), as a 1-D grid of ``ctas`` CTAs."""
     if not 0 < ctas < 2**31:
         raise LayoutError(f"ctas: a 1-D grid holds 1 to 2**31 - 1 CTAs, got {ctas}")
-    _, function = _function(kernel.source, kernel.name, kernel.shared_bytes, device)
-    return PreparedLaunch(function_pointer(function), device_context(device), ctas, kernel.threads, kernel.shared_bytes,
+    function = _function(kernel.source, kernel.name, kernel.shared_bytes, device)
+    return PreparedLaunch(function, device_context(device), ctas, kernel.threads, kernel.shared_bytes,
                           ArgumentPacking.of(kernel.params))
 
 
