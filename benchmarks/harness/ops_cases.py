@@ -476,16 +476,18 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
 
 
 def compile_sources(sources, arch: str = "sm_90", workers: int = 0) -> tuple[int, float]:
-    """Compile each of ``sources`` (kernel sources, repeats ignored) into the kernel cache (``$LINEAR_LAYOUTS_CACHE``;
-    nvcc, one process per worker); returns ``(kernels, seconds)``."""
+    """Compile each of ``sources`` (kernel sources, repeats ignored) into the kernel cache (``$LINEAR_LAYOUTS_CACHE``)
+    by the ops' compiler (``ops.launch.COMPILER``: NVRTC, else nvcc), ``workers`` at a time; returns ``(kernels,
+    seconds)``."""
     import time
 
     from linear_layouts.codegen.ptx import compile_cubin
+    from linear_layouts.ops.launch import COMPILER
 
     start = time.time()
     sources = sorted(set(sources))
     with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 2) as pool:
-        list(pool.map(lambda s: compile_cubin(s, arch), sources))
+        list(pool.map(lambda s: compile_cubin(s, arch, COMPILER), sources))
     return len(sources), time.time() - start
 
 

@@ -113,9 +113,13 @@ def test_the_compiler_is_chosen_forced_or_refused(monkeypatch):
     monkeypatch.setattr(nvrtc, "find_nvrtc", lambda: have_nvrtc["value"])
     monkeypatch.setattr(ptx, "find_nvcc", lambda: "/usr/bin/nvcc")
     monkeypatch.delenv(ptx.COMPILER_ENV, raising=False)
-    assert ptx.kernel_compiler() == "nvcc"
+    assert ptx.kernel_compiler() == "nvcc" and ptx.kernel_compiler(prefer="nvrtc") == "nvrtc"
     monkeypatch.setenv(ptx.COMPILER_ENV, "nvrtc")
     assert ptx.kernel_compiler() == "nvrtc"
+    monkeypatch.setenv(ptx.COMPILER_ENV, "nvcc")
+    assert ptx.kernel_compiler(prefer="nvrtc") == "nvcc"
+    with pytest.raises(CompileError, match="prefer: 'nvcc' or 'nvrtc', got 'gcc'"):
+        ptx.kernel_compiler(prefer="gcc")
     monkeypatch.setenv(ptx.COMPILER_ENV, "clang")
     with pytest.raises(CompileError, match=r"\$LINEAR_LAYOUTS_COMPILER: 'nvcc' or 'nvrtc', got 'clang'"):
         ptx.kernel_compiler()
@@ -127,6 +131,13 @@ def test_the_compiler_is_chosen_forced_or_refused(monkeypatch):
         ptx.kernel_compiler()
     monkeypatch.delenv(ptx.COMPILER_ENV)
     have_nvrtc["value"] = None
+    monkeypatch.setattr(ptx, "find_nvcc", lambda: "/usr/bin/nvcc")
+    assert ptx.kernel_compiler(prefer="nvrtc") == "nvcc"  # the preferred one missing: the other
+    monkeypatch.setenv(ptx.COMPILER_ENV, "nvrtc")
+    with pytest.raises(CompileError, match=r"no NVRTC library found \(\$LINEAR_LAYOUTS_COMPILER=nvrtc; pip install"):
+        ptx.kernel_compiler()
+    monkeypatch.delenv(ptx.COMPILER_ENV)
+    monkeypatch.setattr(ptx, "find_nvcc", lambda: None)
     with pytest.raises(CompileError, match="no CUDA compiler: nvcc not found .* and no NVRTC library"):
         ptx.kernel_compiler()
     assert ptx.kernel_compiler(required=False) is None

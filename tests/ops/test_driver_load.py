@@ -32,7 +32,8 @@ def device(monkeypatch):
     fake = Driver(cuda)
     compiled: list[tuple[str, str]] = []
 
-    def compile_cubin_bytes(source: str, arch: str) -> bytes:
+    def compile_cubin_bytes(source: str, arch: str, prefer: str) -> bytes:
+        assert prefer == launch.COMPILER == "nvrtc"  # the ops' choice where both compilers are here
         compiled.append((source, arch))
         return b"\x7fELF" + source.encode()
 

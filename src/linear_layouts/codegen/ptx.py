@@ -70,26 +70,32 @@ def find_nvcc() -> str | None:
 COMPILER_ENV = "LINEAR_LAYOUTS_COMPILER"
 
 
-def kernel_compiler(required: bool = True) -> str | None:
+def kernel_compiler(required: bool = True, prefer: str = "nvcc") -> str | None:
     """The compiler kernels are built with: ``$LINEAR_LAYOUTS_COMPILER`` (``nvcc`` or ``nvrtc``) where set, else
-    ``nvcc`` where installed, else ``nvrtc`` where its library is (``codegen.nvrtc.find_nvrtc``); where neither
-    is, CompileError naming both (None when not ``required``). Example: ``"nvrtc"`` on a machine with PyTorch's
-    CUDA wheels and no CUDA toolkit."""
+    ``prefer`` where it is here (nvcc installed; NVRTC's library found: ``codegen.nvrtc.find_nvrtc``), else the
+    other one; where neither is, CompileError naming both (None when not ``required``). Example: ``"nvrtc"`` on
+    a machine with PyTorch's CUDA wheels and no CUDA toolkit."""
     from linear_layouts.codegen.nvrtc import find_nvrtc
 
     chosen = os.environ.get(COMPILER_ENV, "")
     if chosen not in ("", "nvcc", "nvrtc"):
         raise CompileError(f"${COMPILER_ENV}: 'nvcc' or 'nvrtc', got {chosen!r}")
-    if chosen == "nvcc" or (not chosen and find_nvcc() is not None):
-        if find_nvcc() is None and required:
-            raise CompileError(f"nvcc not found (${COMPILER_ENV}=nvcc; set $NVCC or put nvcc on PATH)")
-        return "nvcc" if find_nvcc() is not None else None
-    if find_nvrtc() is None:
-        if required:
-            raise CompileError("no CUDA compiler: nvcc not found (set $NVCC or put nvcc on PATH) and no NVRTC "
-                               "library (pip install nvidia-cuda-nvrtc, which PyTorch's and CuPy's CUDA wheels bring)")
-        return None
-    return "nvrtc"
+    if prefer not in ("nvcc", "nvrtc"):
+        raise CompileError(f"prefer: 'nvcc' or 'nvrtc', got {prefer!r}")
+    here = {"nvcc": find_nvcc() is not None, "nvrtc": find_nvrtc() is not None}
+    if chosen:
+        if not here[chosen] and required:
+            missing = "nvcc not found" if chosen == "nvcc" else "no NVRTC library found"
+            raise CompileError(f"{missing} (${COMPILER_ENV}={chosen}; " + (
+                "set $NVCC or put nvcc on PATH)" if chosen == "nvcc" else "pip install nvidia-cuda-nvrtc)"))
+        return chosen if here[chosen] else None
+    for tool in (prefer, "nvrtc" if prefer == "nvcc" else "nvcc"):
+        if here[tool]:
+            return tool
+    if required:
+        raise CompileError("no CUDA compiler: nvcc not found (set $NVCC or put nvcc on PATH) and no NVRTC library "
+                           "(pip install nvidia-cuda-nvrtc, which PyTorch's and CuPy's CUDA wheels bring)")
+    return None
 
 
 def find_cuobjdump() -> str | None:
@@ -374,10 +380,10 @@ def _clear(folder: int, name: str) -> None:
             os.unlink(name, dir_fd=folder)
 
 
-def _compile(source: str, arch: str, kind: str) -> tuple[Path, bytes]:
+def _compile(source: str, arch: str, kind: str, prefer: str = "nvcc") -> tuple[Path, bytes]:
     """The path and the verified bytes of the compiled ``source``: from the cache, or compiled now (by
-    ``kernel_compiler()``) and stored."""
-    compiler = kernel_compiler(required=False)  # a bad $LINEAR_LAYOUTS_COMPILER raises here
+    ``kernel_compiler(prefer=prefer)``) and stored."""
+    compiler = kernel_compiler(required=False, prefer=prefer)  # a bad $LINEAR_LAYOUTS_COMPILER raises here
     forced = os.environ.get(COMPILER_ENV) or None
     target = forced or compiler or "nvcc"  # the compiler whose entry a fresh compile becomes
     # its entry, and where none is forced one of the other compiler too: a prepared cache serves a machine
@@ -396,7 +402,7 @@ def _compile(source: str, arch: str, kind: str) -> tuple[Path, bytes]:
                 refused = problem
         key = cache_key(source, arch, kind, target)
         name = f"{key[:24]}.{kind}"
-        compiler = kernel_compiler()
+        compiler = kernel_compiler(prefer=prefer)
         if refused:
             warnings.warn(f"kernel cache: refused {root / refused}; compiling afresh", CacheWarning, stacklevel=3)
         if compiler == "nvrtc":
@@ -452,18 +458,19 @@ def compile_ptx(source: str, arch: str = "sm_90") -> str:
     return _compile(source, arch, "ptx")[1].decode("utf-8", "replace")
 
 
-def compile_cubin(source: str, arch: str = "sm_90") -> Path:
+def compile_cubin(source: str, arch: str = "sm_90", prefer: str = "nvcc") -> Path:
     """Path of the cubin of ``source`` in the private kernel cache (see ``cache_dir``); an existing entry is
     returned only after its manifest's source hash and file hash are checked. For reading it with tools
-    (``cuobjdump``); to load a kernel, use :func:`compile_cubin_bytes` (the verified bytes themselves)."""
-    return _compile(source, arch, "cubin")[0]
+    (``cuobjdump``); to load a kernel, use :func:`compile_cubin_bytes` (the verified bytes themselves).
+    ``prefer``: the compiler where both are here (``kernel_compiler``)."""
+    return _compile(source, arch, "cubin", prefer)[0]
 
 
-def compile_cubin_bytes(source: str, arch: str = "sm_90") -> bytes:
+def compile_cubin_bytes(source: str, arch: str = "sm_90", prefer: str = "nvcc") -> bytes:
     """The cubin of ``source``: the bytes verified against their manifest, read once from the descriptor of
-    the cache entry (or just compiled); what the runtime loads, so no file swapped after the check is ever
-    loaded."""
-    return _compile(source, arch, "cubin")[1]
+    the cache entry (or just compiled, by ``prefer`` where it is here: ``kernel_compiler``); what the runtime
+    loads, so no file swapped after the check is ever loaded."""
+    return _compile(source, arch, "cubin", prefer)[1]
 
 
 _PTX_LINE = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.]*)")

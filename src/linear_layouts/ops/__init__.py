@@ -8,14 +8,15 @@
 Inputs are contiguous CUDA tensors of PyTorch, CuPy, or anything CuPy reads through DLPack or
 ``__cuda_array_interface__`` (returned as CuPy arrays); outputs are new tensors of the same framework or the
 ``out=`` tensors given; kernels run on the framework's current stream. Bad arguments raise ``LayoutError``
-naming the argument. Neither PyTorch nor CuPy is imported until a call needs it (launching needs CuPy).
+naming the argument. Neither PyTorch nor CuPy is imported until a call needs it; launching needs neither (the
+CUDA driver, through ``ctypes``): PyTorch alone is enough.
 
 How: a permutation is reduced (``ops.plan``: size-1 dims dropped, adjacent dims merged) to a copy, a move
 of whole rows, or a batched tiled transpose; each tile is a conversion between two blocked layouts planned
 by ``analysis.conversion`` (shared memory, optimal swizzle, 16-byte vectors where sizes and addresses allow)
 and emitted by ``codegen.permute`` with masked edge tiles (``ops.kernels``, ``ops.launches``); kernels are
-compiled at first use for the device's architecture (nvcc into the private kernel cache, else NVRTC) and
-kept (``ops.launch``).
+compiled at first use for the device's architecture (NVRTC in-process, else nvcc, into the private kernel
+cache) and kept (``ops.launch``).
 
 Example (on a GPU)::
 

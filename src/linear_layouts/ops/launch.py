@@ -2,8 +2,10 @@
 
 A kernel is compiled once per (source, device architecture) into the package's private, verified kernel
 cache (``codegen.ptx.compile_cubin_bytes``: files written atomically, so processes sharing the cache never
-read a half-written cubin): by ``nvcc`` where it is installed, else by NVRTC in-process (``codegen.nvrtc``:
-the library PyTorch's and CuPy's CUDA wheels bring). The CUDA driver (``ops.driver``) reads the device's
+read a half-written cubin): by NVRTC in-process (``codegen.nvrtc``: the library PyTorch's and CuPy's CUDA
+wheels bring) where it is found, else by ``nvcc`` (``COMPILER``; ``$LINEAR_LAYOUTS_COMPILER`` forces one).
+Both build the same kernels (as fast: ``benchmarks/results/nvrtc.md``); NVRTC, without a process of its own
+and the host compiler, builds them 3-7 times sooner. The CUDA driver (``ops.driver``) reads the device's
 attributes and loads the cubin into the device's primary context (PyTorch's and CuPy's own); later calls in
 the process find the loaded function in memory. No framework is asked for any of it: PyTorch alone is
 enough. ``prepare`` fixes a launch (function, grid, block, shared memory, argument packing) and ``launch``
@@ -32,10 +34,13 @@ from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
 from linear_layouts.ops.kernels import GridShape
 
 __all__ = ["launch", "prepare", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
-           "device_context", "MIN_ARCH", "check_arch", "portable_kernel"]
+           "device_context", "MIN_ARCH", "check_arch", "portable_kernel", "COMPILER"]
 
 #: The oldest architecture (compute capability) the ops compile for: nvcc 13's oldest target.
 MIN_ARCH = 75
+
+#: The compiler the ops build their kernels with where both are here (``codegen.ptx.kernel_compiler``).
+COMPILER = "nvrtc"
 
 #: ``(kernel name, architecture, seconds)`` of every compile (or cache load) in this process, in order.
 compile_log: list[tuple[str, str, float]] = []
@@ -90,7 +95,8 @@ def _function(source: str, name: str, shared_bytes: int, device: int) -> int:
     the kernel cache) and loaded into its primary context from the verified bytes (never reopened by path)."""
     arch = device_arch(device)
     start = time.perf_counter()
-    function = driver().load_function(device_context(device), compile_cubin_bytes(source, arch), name, shared_bytes)
+    image = compile_cubin_bytes(source, arch, COMPILER)
+    function = driver().load_function(device_context(device), image, name, shared_bytes)
     compile_log.append((name, arch, time.perf_counter() - start))
     return function
 
