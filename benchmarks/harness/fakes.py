@@ -58,6 +58,7 @@ class FakeTorchTensor:
             strides = tuple(reversed(strides))
         self._strides = tuple(strides)
         self.is_cuda = True
+        self.requires_grad = False
         self.device = _Device(device)
         expected, self._contiguous = 1, True
         for size, stride in zip(reversed(self.shape), reversed(self._strides)):

@@ -12,6 +12,7 @@ import numpy as np
 from linear_layouts.core.element_type import element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
+from linear_layouts.ops import autograd as _autograd
 from linear_layouts.ops import dispatch as _dispatch
 from linear_layouts.ops import launch as _launch
 from linear_layouts.ops.launches import Copy, cast_launches, permute_launches
@@ -76,6 +77,9 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     The permutation is reduced first (``ops.plan``): size-1 dims dropped, dims that stay adjacent merged;
     what is left is a copy, a move of whole rows, or a batched transpose of tiles (masked at the edges).
 
+    A PyTorch ``x`` that requires grad (grad mode on) is differentiated: the gradient goes back through the
+    inverse permutation (``ops.autograd``); ``out=`` is then refused, as PyTorch refuses it.
+
     Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``."""
     if type(dims) is not tuple and type(dims) is not list and dims is not None:
         try:  # an iterator is read once, here: the fast path may read it and hand the call on
@@ -88,6 +92,8 @@ def permute(x: Any, dims, out: Any = None) -> Any:
             return y
     t = _input(x)
     dims = normalize_dims(dims, len(t.shape))
+    if _autograd.tracks(x):
+        return _autograd.permute(x, dims, out)
     shape = tuple(t.shape[d] for d in dims)
     o = _output(t, out, shape, "out")
     _permute(t, o, dims)
@@ -108,6 +114,8 @@ def transpose(x: Any, out: Any = None) -> Any:
     if r < 2:
         raise LayoutError(f"x: transpose swaps the last two dims; x has {r}")
     dims = tuple(range(r - 2)) + (r - 1, r - 2)
+    if _autograd.tracks(x):
+        return _autograd.permute(x, dims, out)
     o = _output(t, out, tuple(t.shape[d] for d in dims), "out")
     _permute(t, o, dims)
     return o.value

@@ -66,6 +66,14 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
 _INT = frozenset((int,))
 
 
+@functools.lru_cache(maxsize=1)
+def _grad_enabled() -> Any:
+    """PyTorch's ``torch.is_grad_enabled`` (imported once a tensor that requires grad comes)."""
+    import torch  # noqa: PLC0415 - a tensor of it came
+
+    return torch.is_grad_enabled
+
+
 @functools.lru_cache(maxsize=None)
 def _transpose_dims(rank: int) -> tuple[int, ...]:
     return tuple(range(rank - 2)) + (rank - 1, rank - 2)
@@ -83,9 +91,12 @@ def _takes(out: Any, x: Any, device: int, shape: tuple[int, ...]) -> bool:
 
 def torch_permute(x: Any, dims: Any, out: Any) -> Any:
     """``ops.permute(x, dims, out)`` of a PyTorch tensor by its call plan, or None where the fast path does not
-    take the call (``dims`` None: ``transpose``; dims other than Python ints are ``normalize_dims``' first)."""
+    take the call (``dims`` None: ``transpose``; dims other than Python ints are ``normalize_dims``' first; a
+    tensor that requires grad: ``ops.autograd`` decides)."""
     try:
         if not x.is_cuda or not x.is_contiguous() or x.is_conj() or x.is_neg():
+            return None
+        if x.requires_grad and _grad_enabled()():
             return None
     except RuntimeError:  # a sparse tensor has no strides: the general path says so
         return None
