@@ -18,6 +18,9 @@ and emitted by ``codegen.permute`` with masked edge tiles (``ops.kernels``, ``op
 compiled at first use for the device's architecture (NVRTC in-process, else nvcc, into the private kernel
 cache) and kept (``ops.launch``).
 
+``register_torch_ops()`` makes them PyTorch custom operators (``torch.ops.linear_layouts.permute``, ...) that
+``torch.compile`` keeps in its graph (``ops.torch_ops``).
+
 Example (on a GPU)::
 
     import torch
@@ -29,5 +32,6 @@ Example (on a GPU)::
 """
 
 from linear_layouts.ops.api import cast_transpose, permute, transpose
+from linear_layouts.ops.torch_ops import register as register_torch_ops
 
-__all__ = ["transpose", "permute", "cast_transpose"]
+__all__ = ["transpose", "permute", "cast_transpose", "register_torch_ops"]
