@@ -246,6 +246,7 @@ def install(monkeypatch, cuda: FakeCuda, sms: int = 132, context: int = 7, strea
 
     monkeypatch.setattr(driver, "driver", lambda: fake)
     monkeypatch.setattr(dispatch, "driver", lambda: fake)
+    monkeypatch.setattr(launch, "driver", lambda: fake)
     monkeypatch.setattr(launch, "prepare", prepare)
     monkeypatch.setattr(launch, "multiprocessors", lambda device: sms)
     monkeypatch.setattr(launch, "grid_shape", lambda device: GridShape(sms))

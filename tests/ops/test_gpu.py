@@ -95,8 +95,9 @@ def test_out_stream_and_views(cuda_gpu):
     misaligned = torch.empty(1 + 300 * 200, dtype=torch.float16, device="cuda")[1:].view(300, 200)
     misaligned.copy_(x)
     assert _same(ops.transpose(misaligned), x.t().contiguous())  # 2-byte accesses on the source side
+    assert _same(ops.transpose(x.t()), x)  # a transposed view: its memory copied
     with pytest.raises(LayoutError, match="x: must be contiguous"):
-        ops.transpose(x.t())
+        ops.transpose(x[:, ::2])
     with pytest.raises(LayoutError, match="out: shape"):
         ops.transpose(x, out=torch.empty_like(x))
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from typing import Any
@@ -16,7 +17,7 @@ from linear_layouts.ops import autograd as _autograd
 from linear_layouts.ops import dispatch as _dispatch
 from linear_layouts.ops import launch as _launch
 from linear_layouts.ops.launches import Copy, cast_launches, permute_launches
-from linear_layouts.ops.plan import normalize_dims
+from linear_layouts.ops.plan import dense_order, normalize_dims
 from linear_layouts.ops.tensors import (
     Tensor, describe, empty, framework_dtype, is_contiguous, same_memory, stream,
 )
@@ -33,11 +34,14 @@ _FP8 = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
 _CAST_INPUTS = {"bf16": "bf16", "fp16": "fp16", "fp32": "fp32"}
 
 
-def _input(x: Any, argument: str = "x") -> Tensor:
+def _input(x: Any, argument: str = "x", dense: bool = False) -> Tensor:
+    """``x`` described and checked: contiguous (or, with ``dense``, any permutation of contiguous strides: the
+    permutations compose it with their own, ``_memory``), of an element size the kernels move."""
     t = describe(x, argument)
-    if not is_contiguous(t):
-        raise LayoutError(f"{argument}: must be contiguous (row-major, dense), got strides {t.strides} for shape "
-                          f"{t.shape}; call .contiguous() first")
+    if not is_contiguous(t) and not (dense and dense_order(t.shape, t.strides) is not None):
+        what = "contiguous (row-major, dense)" + (" or a permuted view of a contiguous tensor" if dense else "")
+        raise LayoutError(f"{argument}: must be {what}, got strides {t.strides} for shape {t.shape}; call "
+                          f".contiguous() first")
     if t.itemsize not in _ITEMSIZES:
         raise LayoutError(f"{argument}: elements of {t.itemsize} bytes are not supported (1, 2, 4, 8 or 16)")
     return t
@@ -70,8 +74,8 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     """``x.permute(dims)``, materialized: a new contiguous tensor (or ``out``) with ``out[i_{dims[0]}, ...,
     i_{dims[r-1]}] = x[i_0, ..., i_{r-1}]``, in ``x``'s framework, on its device and current stream.
 
-    ``x``: a contiguous CUDA tensor (PyTorch, CuPy, DLPack) of any shape and rank and of 1-, 2-, 4-, 8- or
-    16-byte elements; ``dims``: a permutation of its dims (negative dims count from the end), a sequence or an
+    ``x``: a CUDA tensor (PyTorch, CuPy, DLPack), contiguous or a permuted view of a contiguous one (``w.t()``,
+    channels-last: ``_memory``), of any shape and rank and of 1-, 2-, 4-, 8- or 16-byte elements; ``dims``: a permutation of its dims (negative dims count from the end), a sequence or an
     iterator of ints; ``out``:
     a contiguous tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``.
     The permutation is reduced first (``ops.plan``): size-1 dims dropped, dims that stay adjacent merged;
@@ -90,7 +94,7 @@ def permute(x: Any, dims, out: Any = None) -> Any:
         y = _dispatch.torch_permute(x, dims, out)
         if y is not None:
             return y
-    t = _input(x)
+    t = _input(x, dense=True)
     dims = normalize_dims(dims, len(t.shape))
     if _autograd.tracks(x):
         return _autograd.permute(x, dims, out)
@@ -109,7 +113,7 @@ def transpose(x: Any, out: Any = None) -> Any:
         y = _dispatch.torch_permute(x, None, out)
         if y is not None:
             return y
-    t = _input(x)
+    t = _input(x, dense=True)
     r = len(t.shape)
     if r < 2:
         raise LayoutError(f"x: transpose swaps the last two dims; x has {r}")
@@ -217,8 +221,24 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
     return o.value, ot.value, a.value
 
 
+def _memory(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, tuple[int, ...]]:
+    """``(M, c)``: ``x`` as the row-major tensor ``M`` its memory holds and ``dims`` composed with ``x``'s view of
+    it, so that ``M.permute(c)`` is ``x.permute(dims)``. With ``order = dense_order(x)``, ``x = M.permute(p)`` for
+    ``p = inverse(order)``, hence ``c[k] = p[dims[k]]``. Example: ``x = y.t()`` of a contiguous ``y``,
+    ``dims = (1, 0)``: ``M = y`` and ``c = (0, 1)``, a copy."""
+    if is_contiguous(x):
+        return x, dims
+    order = dense_order(x.shape, x.strides)
+    p = _autograd.inverse(order)
+    memory = dataclasses.replace(x, shape=tuple(x.shape[d] for d in order),
+                                 strides=tuple(x.strides[d] for d in order))
+    return memory, tuple(p[d] for d in dims)
+
+
 def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
-    _run(x, permute_launches(x.shape, dims, x.itemsize, x.pointer, out.pointer, _launch.grid_shape(x.device)))
+    """``out = x.permute(dims)``, ``x`` contiguous or a permuted view of a contiguous tensor (``_memory``)."""
+    m, dims = _memory(x, dims)
+    _run(m, permute_launches(m.shape, dims, m.itemsize, m.pointer, out.pointer, _launch.grid_shape(m.device)))
 
 
 def _run(x: Tensor, launches) -> None:

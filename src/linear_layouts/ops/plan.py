@@ -70,6 +70,29 @@ def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
+def dense_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The dims of a dense tensor in memory order, outermost first: ``order`` with the tensor equal to the
+    row-major ``M`` of shape ``(shape[order[0]], ...)`` read as ``x[i] = M[i[order[0]], i[order[1]], ...]``; None
+    where the strides are no permutation of row-major ones (gaps, overlaps, negative strides). Size-1 dims go
+    where they stand. Example: ``dense_order((4, 6), (1, 4))`` (a transposed view) is ``(1, 0)``; a
+    channels-last ``(2, 3, 5, 7)`` at strides ``(105, 1, 21, 3)`` is ``(0, 2, 3, 1)``."""
+    if len(shape) != len(strides) or any(s < 0 for s in strides):
+        return None
+    order = sorted(range(len(shape)), key=lambda d: (-strides[d] if shape[d] != 1 else 0, d))
+    ordered = [d for d in order if shape[d] != 1]
+    ones = [d for d in range(len(shape)) if shape[d] == 1]
+    expected = 1
+    for d in reversed(ordered):
+        if strides[d] != expected:
+            return None
+        expected *= shape[d]
+    out = []  # size-1 dims where they stand, the others in memory order around them
+    others = iter(ordered)
+    for d in range(len(shape)):
+        out.append(d if d in ones else next(others))
+    return tuple(out)
+
+
 def normalize_dims(dims, rank: int, argument: str = "dims") -> tuple[int, ...]:
     """``dims`` as a permutation of ``range(rank)`` (negative dims count from the end, as in PyTorch): ints, or
     anything that is an int by ``__index__`` but a bool; LayoutError naming ``argument`` unless it is one."""
