@@ -205,6 +205,17 @@ def random_tensor(shape, dtype: str):
     return torch.randint(0, 256, (numel * w,), dtype=torch.uint8, device="cuda").view(getattr(torch, dtype)).view(shape)
 
 
+def bit_equal(a, b) -> bool:
+    """Two PyTorch tensors equal bit for bit (NaNs too), shape and dtype alike; compared in their logical row-major
+    order (a contiguous tensor may carry any stride on a size-1 dim: ``reshape(-1)`` first gives stride 1)."""
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return not a.numel() or bool(torch.equal(a.contiguous().reshape(-1).view(torch.uint8),
+                                             b.contiguous().reshape(-1).view(torch.uint8)))
+
+
 def permute_buffers(shape, dims, dtype: str):
     """``(x, out, expected)`` of a permutation on the GPU: ``random_tensor(shape, dtype)``, an empty contiguous output
     of the permuted shape, and PyTorch's ``x.permute(dims).contiguous()``."""

@@ -38,17 +38,7 @@ def _random(shape, dtype_name: str):
     return bits.view(dtype).reshape(shape)
 
 
-def _bytes(t):
-    """The bytes of ``t`` in its logical row-major order (a contiguous tensor may carry any stride on a size-1
-    dim, which ``view(torch.uint8)`` refuses: ``reshape(-1)`` first gives stride 1)."""
-    return t.contiguous().reshape(-1).view(torch.uint8)
-
-
-def _same(a, b) -> bool:
-    """Bit for bit (floats may hold NaNs)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    return bool(torch.equal(_bytes(a), _bytes(b))) if a.numel() else True
+_same = ops_cases.bit_equal
 
 
 @pytest.mark.parametrize("dtype", ops_cases.GPU_DTYPES)

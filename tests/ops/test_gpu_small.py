@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.ops_cases import GPU_SMALL, GPU_SMALL_DTYPES, runner
+from harness.ops_cases import GPU_SMALL, GPU_SMALL_DTYPES, bit_equal, random_tensor, runner
 from linear_layouts import ops
 from linear_layouts.ops import launch as ops_launch
 from linear_layouts.ops import launches
@@ -20,16 +20,7 @@ SMALL_CASES = GPU_SMALL
 DTYPES = tuple(GPU_SMALL_DTYPES)
 
 
-def _random(shape, dtype_name: str):
-    dtype = getattr(torch, dtype_name)
-    size = torch.empty((), dtype=dtype).element_size()
-    bits = torch.randint(0, 256, tuple(shape) + (size,), dtype=torch.uint8, device="cuda")
-    return bits.view(dtype).reshape(shape)
-
-
-def _same(a, b) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and bool(
-        torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8)))
+_random, _same = random_tensor, bit_equal
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

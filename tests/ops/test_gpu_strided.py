@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from harness.ops_cases import bit_equal as _same
+from harness.ops_cases import random_tensor
 from linear_layouts import ops
 from linear_layouts.core.errors import LayoutError
 
@@ -14,25 +16,14 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 
-def _bits(shape, dtype):
-    size = torch.empty((), dtype=dtype).element_size()
-    raw = torch.randint(0, 256, tuple(shape) + (size,), dtype=torch.uint8, device="cuda")
-    return raw.view(dtype).reshape(shape)
-
-
-def _same(a, b) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and bool(
-        torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8)))
-
-
-@pytest.mark.parametrize("dtype", [torch.uint8, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", ["uint8", "bfloat16", "float32", "float64"])
 def test_views_match_torch(cuda_gpu, dtype):
-    w = _bits((300, 257), dtype)
+    w = random_tensor((300, 257), dtype)
     assert _same(ops.transpose(w.t()), w) and _same(ops.permute(w.t(), (0, 1)), w.t().contiguous())
-    image = _bits((4, 24, 13, 17), dtype).contiguous(memory_format=torch.channels_last)
+    image = random_tensor((4, 24, 13, 17), dtype).contiguous(memory_format=torch.channels_last)
     assert _same(ops.permute(image, (0, 2, 3, 1)), image.permute(0, 2, 3, 1).contiguous())
     assert _same(ops.permute(image, (0, 1, 2, 3)), image.contiguous())  # channels last -> NCHW memory
-    q = _bits((2, 64, 8, 40), dtype)
+    q = random_tensor((2, 64, 8, 40), dtype)
     view = q.permute(0, 2, 1, 3)
     for dims in ((0, 2, 1, 3), (3, 1, 0, 2), (0, 1, 2, 3)):
         assert _same(ops.permute(view, dims), view.permute(dims).contiguous())
