@@ -236,3 +236,13 @@ def test_a_tensor_of_another_device_than_the_current_one(cuda_gpu):
         assert _same(y, x.t().contiguous())
     finally:
         torch.cuda.set_device(0)
+    # device 0 current, tensors of device 1: the kernels compiled for and loaded into device 1's context
+    x1 = x.to("cuda:1")
+    assert _same(ops.transpose(x1), x1.t().contiguous()) and ops.transpose(x1).device.index == 1
+    w1 = torch.randn(96, 80, device="cuda:1", dtype=torch.bfloat16)
+    c, t, amax = ops.cast_transpose(w1, torch.float8_e4m3fn, 0.5)
+    want = (w1.float() * 0.5).to(torch.float8_e4m3fn)
+    assert _same(c, want) and _same(t, want.t().contiguous()) and float(amax) == float(w1.float().abs().max())
+    g1 = torch.randn(8, 6, 4, device="cuda:1", requires_grad=True)
+    ops.permute(g1, (2, 0, 1)).sum().backward()
+    assert g1.grad.device.index == 1 and torch.equal(g1.grad, torch.ones_like(g1))
