@@ -92,3 +92,12 @@ def test_a_missing_device_and_an_old_one_are_named(device):
     with pytest.raises(LayoutError, match="device 0: its architecture sm_70 is below sm_75"):
         ops.transpose(FakeTorchTensor((64, 64), 4))
     assert not compiled and not cuda.loaded
+
+
+def test_a_cubin_the_driver_cannot_load_is_named_with_the_remedy(device, monkeypatch):
+    cuda, _ = device
+    cuda.cuModuleLoadData.fn = lambda pointer, image: 222  # CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+    monkeypatch.setattr(launch, "kernel_compiler", lambda required, prefer: "nvrtc")
+    with pytest.raises(RuntimeError, match=r"cuModuleLoadData failed: .*compiled by nvrtc for sm_90, does not load on "
+                                           r"device 0; .* set \$LINEAR_LAYOUTS_COMPILER=nvcc"):
+        ops.transpose(FakeTorchTensor((64, 64), 4), out=FakeTorchTensor((64, 64), 4))

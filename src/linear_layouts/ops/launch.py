@@ -28,7 +28,7 @@ import time
 from typing import Any, Sequence
 
 from linear_layouts.codegen.permute import PermuteKernel
-from linear_layouts.codegen.ptx import compile_cubin_bytes
+from linear_layouts.codegen.ptx import COMPILER_ENV, compile_cubin_bytes, kernel_compiler
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
 from linear_layouts.ops.kernels import GridShape
@@ -96,7 +96,16 @@ def _function(source: str, name: str, shared_bytes: int, device: int) -> int:
     arch = device_arch(device)
     start = time.perf_counter()
     image = compile_cubin_bytes(source, arch, COMPILER)
-    function = driver().load_function(device_context(device), image, name, shared_bytes)
+    try:
+        function = driver().load_function(device_context(device), image, name, shared_bytes)
+    except RuntimeError as error:
+        if "cuModuleLoadData" not in str(error):
+            raise
+        built = kernel_compiler(required=False, prefer=COMPILER)
+        other = "nvcc" if built == "nvrtc" else "nvrtc"
+        raise RuntimeError(f"{error}: kernel {name}, compiled by {built} for {arch}, does not load on device "
+                           f"{device}; a compiler newer than the driver builds what it cannot load: update the "
+                           f"driver, or set ${COMPILER_ENV}={other}") from error
     compile_log.append((name, arch, time.perf_counter() - start))
     return function
 
