@@ -12,6 +12,7 @@ import pytest
 
 from linear_layouts.codegen import nvrtc, ptx
 from linear_layouts.codegen.ptx import CompileError
+from linear_layouts.core.errors import LayoutError
 
 needs_nvrtc = pytest.mark.skipif(nvrtc.find_nvrtc() is None, reason="no NVRTC library (pip install nvidia-cuda-nvrtc)")
 SOURCE = 'extern "C" __global__ void k(int* p) { p[threadIdx.x] = 2 * threadIdx.x + 1; }\n'
@@ -83,7 +84,7 @@ def test_a_rejected_source_raises_with_nvrtcs_log():
                                                  ("sm_90", "fatbin", "kind: 'cubin' or 'ptx'"),
                                                  (None, "cubin", "arch: an architecture")])
 def test_bad_arguments_are_named(arch, kind, message):
-    with pytest.raises(CompileError, match=message):
+    with pytest.raises(LayoutError, match=message):
         nvrtc.compile_nvrtc(SOURCE, arch, kind)
 
 
@@ -118,7 +119,7 @@ def test_the_compiler_is_chosen_forced_or_refused(monkeypatch):
     assert ptx.kernel_compiler() == "nvrtc"
     monkeypatch.setenv(ptx.COMPILER_ENV, "nvcc")
     assert ptx.kernel_compiler(prefer="nvrtc") == "nvcc"
-    with pytest.raises(CompileError, match="prefer: 'nvcc' or 'nvrtc', got 'gcc'"):
+    with pytest.raises(LayoutError, match="prefer: 'nvcc' or 'nvrtc', got 'gcc'"):
         ptx.kernel_compiler(prefer="gcc")
     monkeypatch.setenv(ptx.COMPILER_ENV, "clang")
     with pytest.raises(CompileError, match=r"\$LINEAR_LAYOUTS_COMPILER: 'nvcc' or 'nvrtc', got 'clang'"):

@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from linear_layouts.core.errors import LayoutError
+
 __all__ = ["NVRTC_ENV", "find_nvrtc", "nvrtc_version", "compile_nvrtc", "NVRTC_OPTIONS"]
 
 #: A path to ``libnvrtc.so*`` that ``find_nvrtc`` takes before looking anywhere else.
@@ -116,14 +118,14 @@ def nvrtc_version() -> tuple[int, int] | None:
 def compile_nvrtc(source: str, arch: str = "sm_90", kind: str = "cubin") -> bytes:
     """The ``kind`` (``"cubin"``: machine code for ``arch``, ``"ptx"``: PTX for its virtual architecture) of the
     CUDA C++ ``source``, compiled by NVRTC; ``ptx.CompileError`` with NVRTC's log where it rejects the source,
-    and where no NVRTC is found. Example: ``compile_nvrtc(src, "sm_80", "ptx")`` starts with PTX's header."""
+    and where no NVRTC is found; LayoutError for an ``arch`` or ``kind`` it does not know. Example: ``compile_nvrtc(src, "sm_80", "ptx")`` starts with PTX's header."""
     from linear_layouts.codegen.ptx import CompileError
 
     match = _ARCH.fullmatch(arch) if isinstance(arch, str) else None
     if match is None:
-        raise CompileError(f"arch: an architecture like 'sm_90' expected, got {arch!r}")
+        raise LayoutError(f"arch: an architecture like 'sm_90' expected, got {arch!r}")
     if kind not in ("cubin", "ptx"):
-        raise CompileError(f"kind: 'cubin' or 'ptx' expected, got {kind!r}")
+        raise LayoutError(f"kind: 'cubin' or 'ptx' expected, got {kind!r}")
     loaded = _library()
     if loaded is None:
         raise CompileError(f"NVRTC (libnvrtc) not found: install nvidia-cuda-nvrtc or a CUDA toolkit, or set "

@@ -28,6 +28,8 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+from linear_layouts.core.errors import LayoutError
+
 __all__ = [
     "find_nvcc",
     "find_cuobjdump",
@@ -71,8 +73,8 @@ COMPILER_ENV = "LINEAR_LAYOUTS_COMPILER"
 
 
 def kernel_compiler(required: bool = True, prefer: str = "nvcc") -> str | None:
-    """The compiler kernels are built with: ``$LINEAR_LAYOUTS_COMPILER`` (``nvcc`` or ``nvrtc``) where set, else
-    ``prefer`` where it is here (nvcc installed; NVRTC's library found: ``codegen.nvrtc.find_nvrtc``), else the
+    """The compiler kernels are built with: ``$LINEAR_LAYOUTS_COMPILER`` (``nvcc`` or ``nvrtc``; CompileError for
+    another value) where set, else ``prefer`` (LayoutError unless one of the two) where it is here (nvcc installed; NVRTC's library found: ``codegen.nvrtc.find_nvrtc``), else the
     other one; where neither is, CompileError naming both (None when not ``required``). Example: ``"nvrtc"`` on
     a machine with PyTorch's CUDA wheels and no CUDA toolkit."""
     from linear_layouts.codegen.nvrtc import find_nvrtc
@@ -81,7 +83,7 @@ def kernel_compiler(required: bool = True, prefer: str = "nvcc") -> str | None:
     if chosen not in ("", "nvcc", "nvrtc"):
         raise CompileError(f"${COMPILER_ENV}: 'nvcc' or 'nvrtc', got {chosen!r}")
     if prefer not in ("nvcc", "nvrtc"):
-        raise CompileError(f"prefer: 'nvcc' or 'nvrtc', got {prefer!r}")
+        raise LayoutError(f"prefer: 'nvcc' or 'nvrtc', got {prefer!r}")
     here = {"nvcc": find_nvcc() is not None, "nvrtc": find_nvrtc() is not None}
     if chosen:
         if not here[chosen] and required:
