@@ -175,13 +175,18 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
       max-accumulated into ``amax`` (a one-element float32 tensor not overlapping ``x``, ``out`` or ``out_t``; a
       new zero one when None).
 
-    ``x``: contiguous bf16, fp16 or fp32 CUDA tensor of rank >= 1; ``dtype``: ``float8_e4m3fn`` or
+    ``x``: contiguous bf16, fp16 or fp32 CUDA tensor of rank >= 1, or the transposed view ``w.t()`` of a
+    contiguous matrix (``w`` is cast and the outputs swapped: no copy); ``dtype``: ``float8_e4m3fn`` or
     ``float8_e5m2`` (or ``"e4m3"`` / ``"e5m2"``); ``scale``: a number or a one-element float32 tensor on
     ``x``'s device (read on the device: no synchronization) not overlapping ``out``, ``out_t`` or ``amax``.
     PyTorch outputs have the float8 dtype; CuPy, which has none, gets uint8 arrays of the fp8 bits.
 
     Example: ``c, ct, amax = cast_transpose(w, torch.float8_e4m3fn, 448 / w.abs().max())``."""
-    t = _input(x)
+    t = _input(x, dense=True)
+    transposed = not is_contiguous(t)  # x = w.t() of a contiguous w: w cast, its outputs swapped
+    if transposed and (len(t.shape) != 2 or dense_order(t.shape, t.strides) != (1, 0)):
+        raise LayoutError(f"x: cast_transpose reads a contiguous tensor or the transposed view of a contiguous "
+                          f"matrix (w.t()), got strides {t.strides} for shape {t.shape}; call .contiguous() first")
     if t.dtype is None or t.dtype.name not in _CAST_INPUTS:
         raise LayoutError(f"x: cast_transpose reads bf16, fp16 or fp32, got {t.value.dtype}")
     if not t.shape:
@@ -215,9 +220,11 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
                 raise LayoutError(f"scale: overlaps the memory of {name}, which the kernels write")
     if zero:
         a.value.fill_(0) if a.framework == "torch" else a.value.fill(0)
-    if m and n:
-        _run(t, cast_launches(_CAST_INPUTS[t.dtype.name], _FP8[fp8], m, n, t.pointer, o.pointer, ot.pointer,
-                              None if s is None else s.pointer, scale_value, a.pointer, _launch.grid_shape(t.device)))
+    if m and n:  # a transposed view: w (n x m) cast into out_t, its transpose into out
+        rows, cols, cast, cast_t = (n, m, ot, o) if transposed else (m, n, o, ot)
+        _run(t, cast_launches(_CAST_INPUTS[t.dtype.name], _FP8[fp8], rows, cols, t.pointer, cast.pointer,
+                              cast_t.pointer, None if s is None else s.pointer, scale_value, a.pointer,
+                              _launch.grid_shape(t.device)))
     return o.value, ot.value, a.value
 
 
