@@ -116,7 +116,9 @@ def _documented_now() -> tuple[list[str], list[str]]:
     texts = [p.read_text(encoding="utf-8") for p in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]]
     statements = sorted({m.group(1) for text in texts for m in re.finditer(
         r"^\s*(?:>>> )?((?:from linear_layouts[\w.]* import [\w, ]+|import linear_layouts[\w.]*))\s*$", text, re.M)})
-    names = sorted({m.group(0) for text in texts for m in re.finditer(r"\blinear_layouts(?:\.[A-Za-z_]\w*)+", text)})
+    # a name after a dot is another object's attribute (PyTorch's torch.ops.linear_layouts), not our import path
+    names = sorted({m.group(0) for text in texts
+                    for m in re.finditer(r"(?<![\w.])linear_layouts(?:\.[A-Za-z_]\w*)+", text)})
     return statements, names
 
 
