@@ -65,8 +65,9 @@ def _loaded(items, device: int = 0):
         if isinstance(item, Launch):
             k = item.kernel
             function = driver().load_function(context, compile_nvrtc(k.source, arch, "cubin"), k.name, k.shared_bytes)
-            prepared.append((PreparedLaunch(function, context, item.ctas, k.threads, k.shared_bytes,
-                                            ArgumentPacking.of(k.params)), [0 if v is None else v for v in item.values]))
+            packing = ArgumentPacking.of(k.params)
+            launch_ = PreparedLaunch(function, context, item.ctas, k.threads, k.shared_bytes, packing)
+            prepared.append((launch_, [0 if v is None else v for v in item.values]))
 
     def run():
         stream = torch.cuda.current_stream().cuda_stream

@@ -1,6 +1,7 @@
 """Permuted views of contiguous tensors on the device against PyTorch, bit for bit: transposed weights,
 channels-last images to NHWC and back to NCHW, permuted 4-D views, every element size; a differentiable call on a
-view; a view with gaps refused; the cast-transpose of a transposed weight. Skipped without PyTorch, CuPy and an NVIDIA GPU."""
+view; a view with gaps refused; the cast-transpose of a transposed weight. Skipped without PyTorch, CuPy and an
+NVIDIA GPU."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def test_a_view_in_autograd(cuda_gpu):
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 def test_the_cast_transpose_of_a_transposed_weight(cuda_gpu, dtype):
-    """``cast_transpose(w.t())``: ``w`` cast, the outputs swapped (no copy), bit for bit as of ``w.t().contiguous()``."""
+    """``cast_transpose(w.t())``: ``w`` cast, the outputs swapped (no copy), bit for bit as of
+    ``w.t().contiguous()``."""
     w = torch.randn(300, 257, device="cuda", dtype=getattr(torch, dtype))
     c, t, amax = ops.cast_transpose(w.t(), torch.float8_e4m3fn, 0.37)
     want_c, want_t, want_amax = ops.cast_transpose(w.t().contiguous(), torch.float8_e4m3fn, 0.37)

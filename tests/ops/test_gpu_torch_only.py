@@ -35,7 +35,8 @@ results = {}
 for shape, dims, dtype in (((300, 200), (1, 0), torch.bfloat16), ((4096, 1024), (1, 0), torch.float32),
                            ((37, 50), (1, 0), torch.uint8), ((6049, 845), (1, 0), torch.uint8),
                            ((3, 1000, 999), (0, 2, 1), torch.bfloat16), ((2051, 1568), (1, 0), torch.float16),
-                           ((2, 3, 40, 41), (0, 2, 3, 1), torch.float16), ((8, 2048, 8, 128), (0, 2, 1, 3), torch.bfloat16),
+                           ((2, 3, 40, 41), (0, 2, 3, 1), torch.float16),
+                           ((8, 2048, 8, 128), (0, 2, 1, 3), torch.bfloat16),
                            ((1001, 2, 2), (0, 2, 1), torch.int8), ((5, 7), (1, 0), torch.float64),
                            ((3, 1, 174763), (1, 0, 2), torch.float32)):
     x = bits(shape, dtype)

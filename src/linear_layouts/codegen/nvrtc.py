@@ -118,7 +118,8 @@ def nvrtc_version() -> tuple[int, int] | None:
 def compile_nvrtc(source: str, arch: str = "sm_90", kind: str = "cubin") -> bytes:
     """The ``kind`` (``"cubin"``: machine code for ``arch``, ``"ptx"``: PTX for its virtual architecture) of the
     CUDA C++ ``source``, compiled by NVRTC; ``ptx.CompileError`` with NVRTC's log where it rejects the source,
-    and where no NVRTC is found; LayoutError for an ``arch`` or ``kind`` it does not know. Example: ``compile_nvrtc(src, "sm_80", "ptx")`` starts with PTX's header."""
+    and where no NVRTC is found; LayoutError for an ``arch`` or ``kind`` it does not know.
+    Example: ``compile_nvrtc(src, "sm_80", "ptx")`` is PTX text for ``.target sm_80``."""
     from linear_layouts.codegen.ptx import CompileError
 
     match = _ARCH.fullmatch(arch) if isinstance(arch, str) else None
@@ -148,8 +149,9 @@ def compile_nvrtc(source: str, arch: str = "sm_90", kind: str = "cubin") -> byte
             check(lib.nvrtcGetProgramLogSize(program, ctypes.byref(length)), "nvrtcGetProgramLogSize")
             log = ctypes.create_string_buffer(length.value)
             check(lib.nvrtcGetProgramLog(program, log), "nvrtcGetProgramLog")
+            text = log.value.decode(errors="replace")[-4000:]
             raise CompileError(f"NVRTC ({loaded[1]}, {' '.join(o.decode() for o in options)}) failed: "
-                               f"{lib.nvrtcGetErrorString(status).decode()}\n{log.value.decode(errors='replace')[-4000:]}")
+                               f"{lib.nvrtcGetErrorString(status).decode()}\n{text}")
         size_call, get_call = ("nvrtcGetCUBINSize", "nvrtcGetCUBIN") if kind == "cubin" else \
             ("nvrtcGetPTXSize", "nvrtcGetPTX")
         length = ctypes.c_size_t()

@@ -2,8 +2,9 @@
 
 ``compile_ptx(source)`` runs ``nvcc -arch=sm_90 -ptx``; ``compile_cubin`` builds the machine code
 the runtime loads. Where nvcc is not installed, NVRTC (``codegen.nvrtc``) compiles in-process instead
-(``kernel_compiler``; ``$LINEAR_LAYOUTS_COMPILER`` chooses one).  ``count_ptx`` tallies opcodes (``st.shared.v4.b32``, ``ldmatrix...``,
-``shfl.sync.idx.b32``, ``ld.global...``); ``count_sass`` tallies SASS opcodes (``STS.128``, ``LDSM``,
+(``kernel_compiler``; ``$LINEAR_LAYOUTS_COMPILER`` chooses one). ``count_ptx`` tallies opcodes
+(``st.shared.v4.b32``, ``ldmatrix...``, ``shfl.sync.idx.b32``, ``ld.global...``); ``count_sass`` tallies SASS
+opcodes (``STS.128``, ``LDSM``,
 ``SHFL.IDX``) from ``cuobjdump -sass``.  Counts are static: one per instruction in the code, not per
 execution.  Compiled files live in a private, verified kernel cache (``cache_dir``, ``cached_artifact``):
 no file another user planted is ever returned, so the runtime never loads a foreign cubin.
@@ -74,9 +75,10 @@ COMPILER_ENV = "LINEAR_LAYOUTS_COMPILER"
 
 def kernel_compiler(required: bool = True, prefer: str = "nvcc") -> str | None:
     """The compiler kernels are built with: ``$LINEAR_LAYOUTS_COMPILER`` (``nvcc`` or ``nvrtc``; CompileError for
-    another value) where set, else ``prefer`` (LayoutError unless one of the two) where it is here (nvcc installed; NVRTC's library found: ``codegen.nvrtc.find_nvrtc``), else the
-    other one; where neither is, CompileError naming both (None when not ``required``). Example: ``"nvrtc"`` on
-    a machine with PyTorch's CUDA wheels and no CUDA toolkit."""
+    another value) where set, else ``prefer`` (LayoutError unless one of the two) where it is here (nvcc
+    installed; NVRTC's library found: ``codegen.nvrtc.find_nvrtc``), else the other one; where neither is,
+    CompileError naming both (None when not ``required``). Example: ``"nvrtc"`` on a machine with PyTorch's CUDA
+    wheels and no CUDA toolkit."""
     from linear_layouts.codegen.nvrtc import find_nvrtc
 
     chosen = os.environ.get(COMPILER_ENV, "")

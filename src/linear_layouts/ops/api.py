@@ -75,9 +75,9 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     i_{dims[r-1]}] = x[i_0, ..., i_{r-1}]``, in ``x``'s framework, on its device and current stream.
 
     ``x``: a CUDA tensor (PyTorch, CuPy, DLPack), contiguous or a permuted view of a contiguous one (``w.t()``,
-    channels-last: ``_memory``), of any shape and rank and of 1-, 2-, 4-, 8- or 16-byte elements; ``dims``: a permutation of its dims (negative dims count from the end), a sequence or an
-    iterator of ints; ``out``:
-    a contiguous tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``.
+    channels-last: ``_memory``), of any shape and rank and of 1-, 2-, 4-, 8- or 16-byte elements; ``dims``: a
+    permutation of its dims (negative dims count from the end), a sequence or an iterator of ints; ``out``: a
+    contiguous tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``.
     The permutation is reduced first (``ops.plan``): size-1 dims dropped, dims that stay adjacent merged;
     what is left is a copy, a move of whole rows, or a batched transpose of tiles (masked at the edges).
 
