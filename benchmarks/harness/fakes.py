@@ -145,7 +145,8 @@ class FakeCuda:
         self.cuCtxPushCurrent_v2 = _Call(self._push)
         self.cuCtxPopCurrent_v2 = _Call(lambda pointer: self.contexts.pop() and 0)
         self.cuGetErrorName = _Call(lambda status, pointer: 1)
-        #: The device the fake driver has: its attributes (``driver.DEVICE_ATTRIBUTES`` codes), primary context.
+        #: The device the fake driver has: its attributes (``driver.DEVICE_ATTRIBUTES`` codes; 97: the opt-in shared
+        #: memory a CTA may have, which ``cuFuncSetAttribute`` checks), primary context.
         self.attributes = {16: 132, 38: 50 * 2**20, 75: 9, 76: 0, 97: 227 * 1024}
         self.primary = 7
         self.initialized = False

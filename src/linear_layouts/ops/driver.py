@@ -32,7 +32,7 @@ from linear_layouts.core.errors import LayoutError
 __all__ = ["ArgumentPacking", "Driver", "driver", "PreparedLaunch", "DEVICE_ATTRIBUTES"]
 
 #: ``CUdevice_attribute`` codes of the attributes the ops read (``cuda.h``).
-DEVICE_ATTRIBUTES = {"multiprocessors": 16, "l2_bytes": 38, "major": 75, "minor": 76, "shared_optin": 97}
+DEVICE_ATTRIBUTES = {"multiprocessors": 16, "l2_bytes": 38, "major": 75, "minor": 76}
 #: ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``.
 _MAX_DYNAMIC_SHARED = 8
 
