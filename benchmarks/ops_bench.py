@@ -120,22 +120,22 @@ def _time_together(fns: dict) -> dict:
     return time_together(_time, fns)
 
 
-def _host_us(fns: dict) -> dict:
-    """``{label: µs per call on the host}``: ``HOST_CALLS`` calls then a synchronization, each function in turn,
-    ``REPEATS`` rounds, the median kept (one run of a few ms is at the mercy of the host's scheduler)."""
+def _host_us(fns: dict, calls: int = HOST_CALLS, repeats: int = REPEATS) -> dict:
+    """``{label: µs per call on the host}``: ``calls`` calls then a synchronization, each function in turn,
+    ``repeats`` rounds, the median kept (one run of a few ms is at the mercy of the host's scheduler)."""
     import torch
 
     times: dict = {label: [] for label in fns}
     for fn in fns.values():
         fn()
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         for label, fn in fns.items():
             torch.cuda.synchronize()
             start = time.perf_counter()
-            for _ in range(HOST_CALLS):
+            for _ in range(calls):
                 fn()
             torch.cuda.synchronize()
-            times[label].append((time.perf_counter() - start) / HOST_CALLS * 1e6)
+            times[label].append((time.perf_counter() - start) / calls * 1e6)
     return {label: sorted(t)[len(t) // 2] for label, t in times.items()}
 
 

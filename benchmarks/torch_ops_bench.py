@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import harness  # noqa: F401  (puts src/ on the path)
@@ -26,6 +25,7 @@ def measure(out: Path, compiled_too: bool = True) -> dict:
     from harness.environment import environment
     from harness.ops_cases import bit_equal
     from linear_layouts import ops
+    from ops_bench import _host_us
 
     lib = ops.register_torch_ops()
     rows = []
@@ -40,16 +40,7 @@ def measure(out: Path, compiled_too: bool = True) -> dict:
                         "x.t().contiguous() in torch.compile": lambda: eager_compiled(x)})
         want = x.t().contiguous()
         correct = {label: bit_equal(fn(), want) for label, fn in fns.items()}
-        times: dict = {label: [] for label in fns}
-        for _ in range(ROUNDS):
-            for label, fn in fns.items():
-                torch.cuda.synchronize()
-                start = time.perf_counter()
-                for _ in range(CALLS):
-                    fn()
-                torch.cuda.synchronize()
-                times[label].append((time.perf_counter() - start) / CALLS * 1e6)
-        us = {label: round(sorted(t)[len(t) // 2], 2) for label, t in times.items()}
+        us = {label: round(v, 2) for label, v in _host_us(fns, CALLS, ROUNDS).items()}
         rows.append(dict(shape=list(shape), host_us=us, correct=correct))
         print(rows[-1], flush=True)
     result = dict(environment=environment(modules=("torch",), device=True), calls=CALLS, rounds=ROUNDS,
