@@ -36,10 +36,13 @@ _ARCH = re.compile(r"sm_(\d{2,3})[af]?")
 
 
 def _wheel_folders() -> list[str]:
-    """The ``lib`` folders of the ``nvidia`` namespace wheels on ``sys.path`` (``nvidia/cu13/lib``, ...)."""
+    """The ``lib`` folders of the ``nvidia`` namespace wheels on ``sys.path`` (``nvidia/cu13/lib``, ...): absolute
+    entries only, so that no library is loaded from the current folder."""
     folders = []
     for entry in sys.path:
-        base = Path(entry or ".") / "nvidia"
+        if not entry or not os.path.isabs(entry):
+            continue
+        base = Path(entry) / "nvidia"
         if base.is_dir():
             folders += sorted(glob.glob(str(base / "*" / "lib")))
     return folders
