@@ -50,11 +50,30 @@ print(json.dumps(out))
 """
 
 
-def _loaded(items, device: int = 0):
-    """A function launching ``items`` (``Launch``es) with their kernels built by NVRTC and loaded by the driver."""
+def _build(source: str, arch: str, compiler: str) -> bytes:
+    """The cubin of ``source`` by ``compiler`` itself: NVRTC in-process, or nvcc through the kernel cache with
+    ``$LINEAR_LAYOUTS_COMPILER`` set for the call (else the cache would serve the ops' NVRTC entry)."""
+    from linear_layouts.codegen.nvrtc import compile_nvrtc
+    from linear_layouts.codegen.ptx import COMPILER_ENV, compile_cubin_bytes
+
+    if compiler == "nvrtc":
+        return compile_nvrtc(source, arch, "cubin")
+    previous = os.environ.get(COMPILER_ENV)
+    os.environ[COMPILER_ENV] = "nvcc"
+    try:
+        return compile_cubin_bytes(source, arch)
+    finally:
+        if previous is None:
+            del os.environ[COMPILER_ENV]
+        else:
+            os.environ[COMPILER_ENV] = previous
+
+
+def _loaded(items, compiler: str, device: int = 0):
+    """A function launching ``items`` (``Launch``es) with their kernels built by ``compiler`` (``_build``) and
+    loaded by the driver."""
     import torch
 
-    from linear_layouts.codegen.nvrtc import compile_nvrtc
     from linear_layouts.ops import launch
     from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
     from linear_layouts.ops.launches import Launch
@@ -64,7 +83,7 @@ def _loaded(items, device: int = 0):
     for item in items:
         if isinstance(item, Launch):
             k = item.kernel
-            function = driver().load_function(context, compile_nvrtc(k.source, arch, "cubin"), k.name, k.shared_bytes)
+            function = driver().load_function(context, _build(k.source, arch, compiler), k.name, k.shared_bytes)
             packing = ArgumentPacking.of(k.params)
             launch_ = PreparedLaunch(function, context, item.ctas, k.threads, k.shared_bytes, packing)
             prepared.append((launch_, [0 if v is None else v for v in item.values]))
@@ -90,7 +109,6 @@ def _first_calls(compiler: str) -> dict:
 def measure(out: Path) -> dict:
     import torch
 
-    from harness import ops_cases
     from harness.environment import environment
     from linear_layouts.codegen.nvrtc import find_nvrtc, nvrtc_version
     from linear_layouts.ops import launch
@@ -106,7 +124,7 @@ def measure(out: Path) -> dict:
         fns = {}
         for label, y in ys.items():
             items = permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(), y.data_ptr(), device)
-            fns[label] = ops_cases.runner(items) if label == "nvcc" else _loaded(items)
+            fns[label] = _loaded(items, label)
             fns[label]()
         correct = all(_same(y, expected) for y in ys.values())
         rows.append(dict(case=f"permute {list(shape)} {list(dims)} {dtype}", correct=correct, us=_time_together(fns)))
@@ -121,7 +139,7 @@ def measure(out: Path) -> dict:
         for label, (c, t, amax) in bufs.items():
             items = cast_launches(fmt, "e4m3", m, n, x.data_ptr(), c.data_ptr(), t.data_ptr(), None, 0.5,
                                   amax.data_ptr(), device)
-            fns[label] = ops_cases.runner(items) if label == "nvcc" else _loaded(items)
+            fns[label] = _loaded(items, label)
             fns[label]()
         expected = (x.float() * 0.5).to(fp8)
         correct = all(_same(c, expected) and _same(t, expected.t().contiguous()) for c, t, _ in bufs.values())

@@ -406,7 +406,8 @@ def _compile(source: str, arch: str, kind: str, prefer: str = "nvcc") -> tuple[P
                 refused = problem
         key = cache_key(source, arch, kind, target)
         name = f"{key[:24]}.{kind}"
-        compiler = kernel_compiler(prefer=prefer)
+        if compiler is None:
+            kernel_compiler(prefer=prefer)  # raises, naming both compilers
         if refused:
             warnings.warn(f"kernel cache: refused {root / refused}; compiling afresh", CacheWarning, stacklevel=3)
         if compiler == "nvrtc":
