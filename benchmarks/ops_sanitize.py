@@ -40,7 +40,24 @@ def child() -> None:
     sms = ops_launch.multiprocessors(0)
     wrong = 0
     for case in cases(sms, ops_launch.grid_shape(0).l2_bytes):
-        if case["kind"] == "permute":
+        if case["kind"] == "view":  # the whole base in its buffer, the view read at its strides
+            from harness.ops_cases import apply_view
+
+            dtype = np.dtype(f"u{case['w']}")
+            base = rng.integers(0, np.iinfo(dtype).max, size=case["shape"], dtype=dtype, endpoint=True)
+            view = apply_view(base, case["steps"])
+            src = cp.asarray(base.view(np.uint8).reshape(-1))
+            dst = cp.zeros(view.size * view.itemsize, cp.uint8)
+            scratch = cp.zeros(view.size * view.itemsize, cp.uint8)  # a gather's, where the op takes one
+            remap = {_BASE: src.data.ptr, 2 * _BASE: dst.data.ptr, 3 * _BASE: scratch.data.ptr}
+            for item in case["launches"]:
+                values = list(item.values)
+                for i in (0, 1):
+                    values[i] = remap[values[i] // _BASE * _BASE] + values[i] % _BASE
+                ops_launch.launch(item.kernel, 0, stream, item.ctas, values)
+            got = cp.asnumpy(dst).view(dtype).reshape(tuple(view.shape[d] for d in case["dims"]))
+            ok = bool(np.array_equal(got, np.transpose(view, case["dims"])))
+        elif case["kind"] == "permute":
             w, shape = case["w"], case["shape"]
             so, do = case["offsets"]
             dtype = np.dtype(f"u{w}")

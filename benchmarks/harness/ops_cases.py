@@ -207,13 +207,20 @@ def random_tensor(shape, dtype: str):
 
 def bit_equal(a, b) -> bool:
     """Two PyTorch tensors equal bit for bit (NaNs too), shape and dtype alike; compared in their logical row-major
-    order (a contiguous tensor may carry any stride on a size-1 dim: ``reshape(-1)`` first gives stride 1)."""
+    order (``_flat_bytes``)."""
     import torch
 
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    return not a.numel() or bool(torch.equal(a.contiguous().reshape(-1).view(torch.uint8),
-                                             b.contiguous().reshape(-1).view(torch.uint8)))
+    return not a.numel() or bool(torch.equal(_flat_bytes(a), _flat_bytes(b)))
+
+
+def _flat_bytes(x):
+    """The bytes of ``x`` in its logical row-major order, as a new 1-D tensor (a tensor PyTorch calls contiguous may
+    carry any stride on a size-1 dim, which ``view`` as bytes refuses)."""
+    import torch
+
+    return x.reshape(-1).clone(memory_format=torch.contiguous_format).view(torch.uint8)
 
 
 def permute_buffers(shape, dims, dtype: str):
@@ -427,6 +434,55 @@ SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2
           ((1001, 2, 2), (0, 2, 1), 1, 3, 5), ((777, 3, 5), (0, 2, 1), 4, 4, 8),  # batches of small blocks:
           ((513, 8, 8), (0, 2, 1), 2, 2, 6), ((129, 2, 3, 4), (0, 3, 2, 1), 8, 8, 0),  # the small-block kernel
           ((50000, 3, 3), (0, 2, 1), 2, 0, 2))
+#: Views with gaps (``apply_view`` steps) that end where their base ends, so that a read past the last element
+#: leaves the buffer: ``(base shape, element bytes, steps, dims)``.
+SANITIZE_VIEWS = (((97, 130), 2, (("index", ((0, 97, 1), (30, 130, 1))),), (1, 0)),
+                  ((97, 130), 4, (("index", ((0, 97, 1), (30, 130, 1))), ("transpose", (1, 0))), (0, 1)),
+                  ((5, 40, 288), 2, (("reshape", (5, 40, 3, 4, 24)), ("index", ((0, 5, 1), (0, 40, 1), 2))),
+                   (0, 2, 1, 3)),
+                  ((61, 77), 1, (("index", ((0, 61, 1), (0, 77, 2))),), (1, 0)),
+                  ((33, 100), 8, (("index", ((3, 33, 1), (50, 100, 1))),), (1, 0)),
+                  ((1, 300), 4, (("expand", (64, 300)),), (1, 0)),
+                  ((40, 90), 2, (("index", ((0, 40, 1), (1, 90, 2))),), (1, 0)))  # gathered first
+
+
+def apply_view(x, steps):
+    """``x`` (a NumPy array or a PyTorch tensor) viewed by ``steps``, each ``("index", (a, ...))`` (``a`` an index
+    or ``(start, stop, step)``), ``("reshape", shape)`` (a view: no copy), ``("transpose", order)`` or
+    ``("expand", shape)``: ``apply_view(y, (("index", ((0, 4, 1), (2, 9, 1))),))`` is ``y[0:4, 2:9]``."""
+    import numpy as np
+
+    torch_tensor = hasattr(x, "is_cuda")
+    for kind, arg in steps:
+        if kind == "index":
+            x = x[tuple(slice(*a) if isinstance(a, tuple) else a for a in arg)]
+        elif kind == "reshape":
+            if torch_tensor:
+                x = x.view(*arg)
+            else:
+                x = x.view()
+                x.shape = arg  # NumPy refuses where the view would need a copy, as torch's view does
+        elif kind == "transpose":
+            x = x.permute(*arg) if torch_tensor else x.transpose(arg)
+        elif kind == "expand":
+            x = x.expand(*arg) if torch_tensor else np.broadcast_to(x, arg)
+        else:
+            raise ValueError(f"steps: unknown view step {kind!r}")
+    return x
+
+
+def view_launches(view, dims, src: int, dst: int, device, scratch: int = 3 * _BASE) -> list:
+    """``ops.permute``'s launches for a NumPy ``view`` whose first element is at ``src`` (its dims in memory order,
+    read at its strides: ``api._memory``), the output at ``dst``, a gather first into ``scratch`` where the op
+    takes one (``plan.gathers_first``)."""
+    from linear_layouts.ops import api, launches
+    from linear_layouts.ops.tensors import Tensor, is_contiguous
+
+    w = view.itemsize
+    t = Tensor("cupy", None, tuple(view.shape), tuple(s // w for s in view.strides), w, None, 0, src)
+    m, composed = api._memory(t, tuple(dims))
+    return launches.view_launches(m.shape, composed, w, src, dst, device, None if is_contiguous(m) else m.strides,
+                                  scratch)
 #: The sanitizer run's misaligned cast-transposes, each by the realigned, the scalar and the chunked kernel (the
 #: scalar one where the offsets do not allow the chunked one): (rows, cols, input format, fp8, byte offsets of X, C
 #: and T).
@@ -475,6 +531,14 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
                             launches=cast_launches(fmt, fp8, m, n, _BASE + xo, 2 * _BASE + co, 3 * _BASE + to, None,
                                                    0.5, 4 * _BASE, device, misaligned)))
     out += byte_tile_cases(sms, l2_bytes)
+    import numpy as np
+
+    for base_shape, w, steps, dims in SANITIZE_VIEWS:
+        base = np.empty(base_shape, np.dtype(f"u{w}"))
+        view = apply_view(base, steps)
+        offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        out.append(dict(kind="view", shape=base_shape, w=w, steps=steps, dims=dims, offsets=(offset, 0),
+                        launches=view_launches(view, dims, _BASE + offset, 2 * _BASE, device)))
     tiny_l2 = GridShape(sms, 4096)  # the transposes, and the casts with narrow stores of T, in raster order "m"
     for shape, dims, w in SANITIZE_TILED:
         out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile="raster m",

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from linear_layouts.codegen.emulate import emulate_launch
-from linear_layouts.ops.launches import Copy, cast_launches, permute_launches
+from linear_layouts.ops.launches import Copy, cast_launches, permute_launches, view_launches
 
-__all__ = ["SRC", "DST", "emulated_permute", "emulated_cast_transpose", "fp8_reference", "check_cast_kernel",
+__all__ = ["SRC", "DST", "emulated_permute", "emulated_view_permute", "emulated_cast_transpose", "fp8_reference", "check_cast_kernel",
            "compiles_without_spills"]
 
 #: Made-up device addresses of the buffers (256-byte aligned, far apart); an offset misaligns one.
@@ -112,6 +112,29 @@ def emulated_permute(a: np.ndarray, dims, src_offset: int = 0, dst_offset: int =
     _run(launches, buffers)
     assert (buffers[DST][:dst_offset] == UNWRITTEN).all()  # nothing written before the output
     return buffers[DST][dst_offset:].view(a.dtype).reshape(out_shape)
+
+
+def emulated_view_permute(base: np.ndarray, view: np.ndarray, dims, sms: int = SMS) -> np.ndarray:
+    """``np.transpose(view, dims)`` as ``ops.permute`` computes it for ``view``, any NumPy view of the contiguous
+    ``base`` (gaps, repeats, transposed: ``api._memory`` orders its dims by memory, ``view_launches`` reads it at
+    its strides, gathered first into a scratch buffer where it takes that), emulated over ``base``'s bytes; checks
+    that nothing past the output is written."""
+    from linear_layouts.ops import api
+    from linear_layouts.ops.tensors import Tensor, is_contiguous
+
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    t = Tensor("cupy", None, view.shape, tuple(s // view.itemsize for s in view.strides), view.itemsize, None, 0,
+               SRC + offset)
+    m, composed = api._memory(t, tuple(dims))
+    strides = None if is_contiguous(m) else m.strides
+    launches = view_launches(m.shape, composed, m.itemsize, m.pointer, DST, sms, strides, AUX)
+    out_shape = tuple(view.shape[d] for d in dims)
+    nbytes = view.size * view.itemsize
+    buffers = {SRC: base.view(np.uint8).reshape(-1).copy(), DST: np.full(nbytes + GUARD, UNWRITTEN, np.uint8),
+               AUX: np.full(max(nbytes, 1), UNWRITTEN, np.uint8)}
+    _run(launches, buffers)
+    assert (buffers[DST][nbytes:] == UNWRITTEN).all()  # nothing written after the output
+    return buffers[DST][:nbytes].view(view.dtype).reshape(out_shape)
 
 
 def emulated_cast_transpose(raw: np.ndarray, input_format: str, fp8: str, scale: float, amax: float = 0.0,

@@ -5,11 +5,12 @@
 - ``cast_transpose(x, dtype, scale, out=None, out_t=None, amax=None)``: ``fp8(scale x)``, its transpose and
   ``max |x|`` in one pass (Transformer Engine's ``cast_transpose``).
 
-Inputs are contiguous CUDA tensors of PyTorch, CuPy, or anything CuPy reads through DLPack or
-``__cuda_array_interface__`` (returned as CuPy arrays); outputs are new tensors of the same framework or the
-``out=`` tensors given; kernels run on the framework's current stream. Bad arguments raise ``LayoutError``
-naming the argument. Neither PyTorch nor CuPy is imported until a call needs it; launching needs neither (the
-CUDA driver, through ``ctypes``): PyTorch alone is enough.
+Inputs are CUDA tensors of PyTorch, CuPy, or anything CuPy reads through DLPack or ``__cuda_array_interface__``
+(returned as CuPy arrays): contiguous, or for ``permute`` / ``transpose`` any view of non-negative strides (a
+transposed weight, a slice, ``q`` of a fused ``qkv``: read at its strides). Outputs are new tensors of the same
+framework or the ``out=`` tensors given; kernels run on the framework's current stream. Bad arguments raise
+``LayoutError`` naming the argument. Neither PyTorch nor CuPy is imported until a call needs it; launching needs
+neither (the CUDA driver, through ``ctypes``): PyTorch alone is enough.
 
 How: a permutation is reduced (``ops.plan``: size-1 dims dropped, adjacent dims merged) to a copy, a move
 of whole rows, or a batched tiled transpose; each tile is a conversion between two blocked layouts planned

@@ -16,8 +16,8 @@ from linear_layouts.core.limits import quote
 from linear_layouts.ops import autograd as _autograd
 from linear_layouts.ops import dispatch as _dispatch
 from linear_layouts.ops import launch as _launch
-from linear_layouts.ops.launches import Copy, cast_launches, permute_launches
-from linear_layouts.ops.plan import dense_order, normalize_dims
+from linear_layouts.ops.launches import Copy, cast_launches, view_launches
+from linear_layouts.ops.plan import dense_order, gathers_first, normalize_dims, strided_order
 from linear_layouts.ops.tensors import (
     Tensor, describe, empty, framework_dtype, is_contiguous, same_memory, stream,
 )
@@ -34,11 +34,16 @@ _FP8 = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
 _CAST_INPUTS = {"bf16": "bf16", "fp16": "fp16", "fp32": "fp32"}
 
 
-def _input(x: Any, argument: str = "x", dense: bool = False) -> Tensor:
+def _input(x: Any, argument: str = "x", dense: bool = False, strided: bool = False) -> Tensor:
     """``x`` described and checked: contiguous (or, with ``dense``, any permutation of contiguous strides: the
-    permutations compose it with their own, ``_memory``), of an element size the kernels move."""
+    permutations compose it with their own, ``_memory``; with ``strided``, any view of non-negative strides:
+    ``plan.strided_order``), of an element size the kernels move."""
     t = describe(x, argument)
-    if not is_contiguous(t) and not (dense and dense_order(t.shape, t.strides) is not None):
+    if not is_contiguous(t) and not (dense and dense_order(t.shape, t.strides) is not None) and not (
+            strided and strided_order(t.shape, t.strides) is not None):
+        if strided:
+            raise LayoutError(f"{argument}: a view with negative strides {t.strides} (shape {t.shape}); the ops read "
+                              f"views of non-negative strides: call .copy() / .contiguous() first")
         what = "contiguous (row-major, dense)" + (" or a permuted view of a contiguous tensor" if dense else "")
         raise LayoutError(f"{argument}: must be {what}, got strides {t.strides} for shape {t.shape}; call "
                           f".contiguous() first")
@@ -74,8 +79,11 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     """``x.permute(dims)``, materialized: a new contiguous tensor (or ``out``) with ``out[i_{dims[0]}, ...,
     i_{dims[r-1]}] = x[i_0, ..., i_{r-1}]``, in ``x``'s framework, on its device and current stream.
 
-    ``x``: a CUDA tensor (PyTorch, CuPy, DLPack), contiguous or a permuted view of a contiguous one (``w.t()``,
-    channels-last: ``_memory``), of any shape and rank and of 1-, 2-, 4-, 8- or 16-byte elements; ``dims``: a
+    ``x``: a CUDA tensor (PyTorch, CuPy, DLPack), contiguous, a permuted view of a contiguous one (``w.t()``,
+    channels-last: ``_memory``) or any view with gaps or repeats (``qkv[..., :d]``, ``y[:, :n].t()``, ``expand``;
+    where no dim has stride 1, ``y[:, ::2]``, gathered first where that reads faster: ``plan.gathers_first``), of
+    any shape and rank and
+    of 1-, 2-, 4-, 8- or 16-byte elements; ``dims``: a
     permutation of its dims (negative dims count from the end), a sequence or an iterator of ints; ``out``: a
     contiguous tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``.
     The permutation is reduced first (``ops.plan``): size-1 dims dropped, dims that stay adjacent merged;
@@ -94,7 +102,7 @@ def permute(x: Any, dims, out: Any = None) -> Any:
         y = _dispatch.torch_permute(x, dims, out)
         if y is not None:
             return y
-    t = _input(x, dense=True)
+    t = _input(x, strided=True)
     dims = normalize_dims(dims, len(t.shape))
     if _autograd.tracks(x):
         return _autograd.permute(x, dims, out)
@@ -113,7 +121,7 @@ def transpose(x: Any, out: Any = None) -> Any:
         y = _dispatch.torch_permute(x, None, out)
         if y is not None:
             return y
-    t = _input(x, dense=True)
+    t = _input(x, strided=True)
     r = len(t.shape)
     if r < 2:
         raise LayoutError(f"x: transpose swaps the last two dims; x has {r}")
@@ -229,13 +237,14 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
 
 
 def _memory(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, tuple[int, ...]]:
-    """``(M, c)``: ``x`` as the row-major tensor ``M`` its memory holds and ``dims`` composed with ``x``'s view of
-    it, so that ``M.permute(c)`` is ``x.permute(dims)``. With ``order = dense_order(x)``, ``x = M.permute(p)`` for
+    """``(M, c)``: ``x`` as the tensor ``M`` its memory holds, dims in memory order (row-major where ``x`` is dense,
+    else at ``x``'s strides), and ``dims`` composed with ``x``'s view of it, so that
+    ``M.permute(c)`` is ``x.permute(dims)``. With ``order = strided_order(x)``, ``x = M.permute(p)`` for
     ``p = inverse(order)``, hence ``c[k] = p[dims[k]]``. Example: ``x = y.t()`` of a contiguous ``y``,
     ``dims = (1, 0)``: ``M = y`` and ``c = (0, 1)``, a copy."""
     if is_contiguous(x):
         return x, dims
-    order = dense_order(x.shape, x.strides)
+    order = strided_order(x.shape, x.strides)
     p = _autograd.inverse(order)
     memory = dataclasses.replace(x, shape=tuple(x.shape[d] for d in order),
                                  strides=tuple(x.strides[d] for d in order))
@@ -243,9 +252,13 @@ def _memory(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, tuple[int, ...]]:
 
 
 def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
-    """``out = x.permute(dims)``, ``x`` contiguous or a permuted view of a contiguous tensor (``_memory``)."""
+    """``out = x.permute(dims)``, ``x`` contiguous, a permuted view of a contiguous tensor or a view with gaps
+    (``_memory``)."""
     m, dims = _memory(x, dims)
-    _run(m, permute_launches(m.shape, dims, m.itemsize, m.pointer, out.pointer, _launch.grid_shape(m.device)))
+    strides = None if is_contiguous(m) else m.strides
+    scratch = describe(empty(m, m.shape), "x") if gathers_first(m.shape, dims, strides) else None
+    _run(m, view_launches(m.shape, dims, m.itemsize, m.pointer, out.pointer, _launch.grid_shape(m.device), strides,
+                          None if scratch is None else scratch.pointer))
 
 
 def _run(x: Tensor, launches) -> None:

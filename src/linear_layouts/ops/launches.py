@@ -33,12 +33,12 @@ from linear_layouts.ops.kernels import (
     transpose_tiles,
 )
 from linear_layouts.ops.plan import (
-    MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, plan_permutation, vector_elements,
+    MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, gathers_first, plan_permutation, vector_elements,
 )
 
 __all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces"]
 
@@ -150,10 +150,25 @@ def pointer_alignment(*pointers: int) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def _plan(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, alignment: int) -> TiledProblem:
+def _plan(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, alignment: int,
+          strides: tuple[int, ...] | None = None) -> TiledProblem:
     if itemsize == 16:  # a 16-byte element moves as a pair of 8-byte halves: one more dim that stays last
         shape, dims, itemsize = shape + (2,), dims + (len(shape),), 8
-    return plan_permutation(shape, dims, itemsize, alignment)
+        strides = None if strides is None else tuple(2 * s for s in strides) + (1,)
+    return plan_permutation(shape, dims, itemsize, alignment, strides)
+
+
+def strided_alignment(src: int, problem: TiledProblem) -> int:
+    """The address, modulo ``SECTOR_BYTES``, whose alignment is that of every row and batch start of ``problem``'s
+    input at ``src``: the largest power of two dividing ``src`` and each input stride in bytes (what the vectors of
+    a view with gaps may be: ``y[:, :100]`` of a bf16 ``y`` of rows of 300 at an aligned address reads 8-byte
+    vectors, ``strided_alignment(0, p)`` is 8 for its ``p``)."""
+    w = problem.element_bytes
+    alignment = SECTOR_BYTES
+    for value in (src, w * problem.lda, *(w * s for _, s, _ in problem.batch)):
+        if value % SECTOR_BYTES:
+            alignment = min(alignment, value & -value)
+    return alignment % SECTOR_BYTES
 
 
 def _on_sectors(row_bytes: int, base: int, moved_bytes: int, device: GridShape) -> bool:
@@ -316,23 +331,40 @@ def _bytes_by_default(problem: TiledProblem, src: int, dst: int, device: GridSha
 
 
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
-                     device: GridShape | int, tile: TileConfig | ChunkedTile | ByteTile | None = None) -> list[Launch | Copy]:
+                     device: GridShape | int, tile: TileConfig | ChunkedTile | ByteTile | None = None,
+                     strides: tuple[int, ...] | None = None) -> list[Launch | Copy]:
     """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
     its output at ``dst``, on ``device`` (a ``GridShape``, or its SMs with an H100's L2) (module doc; a
     permutation that is the identity in memory: one ``Copy``, or from ``COPY_KERNEL_MIN_BYTES`` the flat copy
     kernel); ``tile``:
     this tile instead of ``tile_for``'s (its element size and vectors must fit the problem; a ``ChunkedTile``: the
-    chunked transpose at that tile, where ``chunked_transposes``). Batch dims
+    chunked transpose at that tile, where ``chunked_transposes``). ``strides``: the input's element strides where
+    it is a view with gaps or repeats, its dims in memory order (``plan.strided_order``): the tiled kernel reads
+    it at those strides, with the vectors every row start allows (``strided_alignment``). Batch dims
     beyond ``MAX_BATCH_DIMS`` take one launch per index of the outer ones (at most ``MAX_BATCH_LAUNCHES``; more:
     one kernel takes them all); sizes beyond one launch's parameters are cut into several (``launch_pieces``).
     Requires: ``dims`` a permutation of ``range(len(shape))``."""
     if isinstance(device, int):
         device = GridShape(device)
     launches, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % SECTOR_BYTES, dst % SECTOR_BYTES,
-                                        device, tile)
+                                        device, tile, None if strides is None else tuple(strides))
     if not launches:
         return [Copy(dst, src, nbytes)] if nbytes else []
     return [Launch(kernel, ctas, (src + s, dst + d) + tail) for kernel, ctas, tail, s, d in launches]
+
+
+def view_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
+                  device: GridShape | int, strides: tuple[int, ...] | None, scratch: int | None = None) -> list[Launch | Copy]:
+    """``permute_launches`` of a view at ``strides`` (dims in memory order; None: contiguous), in two passes where
+    ``plan.gathers_first``: the view gathered into ``scratch`` (a contiguous buffer of its bytes, required then),
+    then that dense copy permuted into ``dst``."""
+    if not gathers_first(shape, dims, strides):
+        return permute_launches(shape, dims, itemsize, src, dst, device, strides=strides)
+    if scratch is None:
+        raise LayoutError("scratch: this view is gathered into a buffer of its bytes first (plan.gathers_first)")
+    identity = tuple(range(len(shape)))
+    return (permute_launches(shape, identity, itemsize, src, scratch, device, strides=strides)
+            + permute_launches(shape, dims, itemsize, scratch, dst, device))
 
 
 def _checked_tile(problem: TiledProblem, src: int, dst: int, device: GridShape, tile: TileConfig | None) -> TileConfig:
@@ -366,25 +398,29 @@ def tiled_arguments(kernel: PermuteKernel, rows: int, cols: int, lda: int, ldb: 
 
 
 def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
-                     device: GridShape, tile: TileConfig | ChunkedTile | ByteTile | None = None):
+                     device: GridShape, tile: TileConfig | ChunkedTile | ByteTile | None = None,
+                     strides: tuple[int, ...] | None = None):
     """``(launches, bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the
     plan depends on): each launch ``(kernel, ctas, arguments after the two pointers, source byte offset, destination
     byte offset)``; none for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes
     ``chunked_transposes`` takes get the kernel ``MISALIGNED_TRANSPOSE`` names; batches of small blocks
     ``small_blocks`` takes the small-block kernel (where ``SMALL_BATCHES``; from the aligned interleave kernel blocks up
-    to ``SMALL_BLOCK_BYTES``)."""
+    to ``SMALL_BLOCK_BYTES``). An input with gaps (``strides``) takes the tiled kernel."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
                      (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
-                     BYTE_TRANSPOSE)
+                     BYTE_TRANSPOSE, strides)
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
               tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave: bool,
-              limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False):
+              limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False,
+              strides: tuple[int, ...] | None = None):
     max_extent, max_ctas, max_batch_launches = limits
+    if strides is not None:
+        return _strided_template(shape, dims, itemsize, src, dst, device, tile, limits, strides)
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     nbytes = math.prod(shape) * itemsize
     if problem.kind is PermuteKind.COPY and nbytes >= COPY_KERNEL_MIN_BYTES:
@@ -434,6 +470,38 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
                 tiled_arguments(kernel, piece.rows, piece.cols, problem.lda, problem.ldb, piece.batch))
         ctas, tail = tails[piece.rows, piece.cols, piece.batch]
         launches.append((kernel, ctas, tail, w * piece.src, w * piece.dst))
+    return tuple(launches), nbytes
+
+
+def _strided_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
+                      device: GridShape, tile: TileConfig | ChunkedTile | ByteTile | None,
+                      limits: tuple[int, int, int], strides: tuple[int, ...]):
+    """``_template`` of an input with gaps: the tiled kernel at the vectors its row and batch starts allow, its batch
+    dims split between launches and the kernel as ``_template`` splits them."""
+    if len(strides) != len(shape):
+        raise LayoutError(f"strides: {len(strides)} strides for a shape of {len(shape)} dims")
+    max_extent, max_ctas, max_batch_launches = limits
+    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst), strides)
+    nbytes = math.prod(shape) * itemsize
+    if problem.kind is PermuteKind.EMPTY:
+        return (), nbytes
+    if problem.kind is PermuteKind.COPY:  # the strides were row-major after all: the dense plan
+        return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE, limits)
+    if tile is not None and not isinstance(tile, TileConfig):
+        raise LayoutError(f"tile: an input with gaps takes the tiled kernel, not {type(tile).__name__}")
+    aligned = strided_alignment(src, problem)
+    config = _checked_tile(problem, aligned, dst, device, tile)
+    split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
+    if math.prod(size for size, _, _ in problem.batch[:split]) > max_batch_launches:
+        split = max(0, len(problem.batch) - MAX_KERNEL_BATCH_DIMS)
+    kernel = permute_kernel(config, len(problem.batch) - split, device.arch, raster_order(config, 2 * nbytes, device))
+    w = problem.element_bytes
+    launches = []
+    for piece in launch_pieces(problem, split, kernel.tile_rows, kernel.tile_cols, max_extent, max_ctas):
+        tm, tn = kernel.tile_counts(piece.rows, piece.cols)
+        ctas = kernel.ctas(tm * tn * math.prod(size for size, _, _ in piece.batch), device.multiprocessors)
+        launches.append((kernel, ctas, tiled_arguments(kernel, piece.rows, piece.cols, problem.lda, problem.ldb,
+                                                       piece.batch), w * piece.src, w * piece.dst))
     return tuple(launches), nbytes
 
 

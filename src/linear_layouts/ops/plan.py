@@ -31,7 +31,8 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
 __all__ = ["SECTOR_BYTES", "PermuteKind", "ReducedPermutation", "TiledProblem", "reduce_permutation", "normalize_dims",
-           "plan_permutation", "row_major_strides", "vector_elements", "MAX_VECTOR_BYTES"]
+           "plan_permutation", "row_major_strides", "vector_elements", "MAX_VECTOR_BYTES", "dense_order",
+           "strided_order", "gathers_first"]
 
 #: The widest global access: 16 bytes.
 MAX_VECTOR_BYTES = 16
@@ -48,17 +49,23 @@ class PermuteKind(enum.Enum):
     TRANSPOSE = "transpose"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ReducedPermutation:
-    """``out = x.permute(dims)`` of a row-major ``shape`` with no size-1 dims and no two input dims ``d, d+1``
-    adjacent in the output (``dims[k + 1] == dims[k] + 1`` never holds)."""
+    """``out = x.permute(dims)`` of a row-major ``shape`` (or, ``strides`` given, of a view at those element
+    strides) with no size-1 dims and no two input dims ``d, d+1`` adjacent in the output that could move as one
+    (``dims[k + 1] == dims[k] + 1`` never holds where ``strides[d] == strides[d + 1] shape[d + 1]``)."""
 
     shape: tuple[int, ...]
     dims: tuple[int, ...]
+    strides: tuple[int, ...] | None = None
 
     @property
     def rank(self) -> int:
         return len(self.shape)
+
+    def __repr__(self) -> str:
+        gaps = "" if self.strides is None else f", strides={self.strides}"
+        return f"ReducedPermutation(shape={self.shape}, dims={self.dims}{gaps})"
 
 
 def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -93,6 +100,20 @@ def dense_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, 
     return tuple(out)
 
 
+def strided_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The dims of a strided view in memory order, outermost first, as ``dense_order`` (size-1 dims where they
+    stand), for views with gaps or repeats too: dims of stride 0 (a broadcast, ``expand``) first, then by
+    decreasing stride; None where a stride is negative. For a dense view it is ``dense_order``'s. Example:
+    ``strided_order((4, 6), (24, 1))`` (``y[:, :6]`` of a ``4 x 24`` ``y``) is ``(0, 1)``;
+    ``strided_order((4, 6), (1, 8))`` is ``(1, 0)``."""
+    if len(shape) != len(strides) or any(s < 0 for s in strides):
+        return None
+    moving = sorted((d for d in range(len(shape)) if shape[d] != 1),
+                    key=lambda d: (strides[d] != 0, -strides[d], d))
+    others = iter(moving)
+    return tuple(d if shape[d] == 1 else next(others) for d in range(len(shape)))
+
+
 def normalize_dims(dims, rank: int, argument: str = "dims") -> tuple[int, ...]:
     """``dims`` as a permutation of ``range(rank)`` (negative dims count from the end, as in PyTorch): ints, or
     anything that is an int by ``__index__`` but a bool; LayoutError naming ``argument`` unless it is one."""
@@ -118,29 +139,42 @@ def normalize_dims(dims, rank: int, argument: str = "dims") -> tuple[int, ...]:
     return tuple(out)
 
 
-def reduce_permutation(shape: tuple[int, ...], dims: tuple[int, ...]) -> ReducedPermutation:
+def reduce_permutation(shape: tuple[int, ...], dims: tuple[int, ...],
+                       strides: tuple[int, ...] | None = None) -> ReducedPermutation:
     """The smallest permutation equivalent to ``x.permute(dims)`` of a row-major ``shape`` (module doc):
-    size-1 dims dropped, runs of consecutive input dims that stay consecutive in the output merged.
+    size-1 dims dropped, runs of consecutive input dims that stay consecutive in the output merged. ``strides``:
+    ``x``'s element strides where it is a view with gaps (its dims in memory order: ``strided_order``); two dims then merge only where they are one in memory too (``strides[d] ==
+    strides[d + 1] shape[d + 1]``), and the result keeps the merged dims' strides (None where they are row-major).
 
     Requires: ``dims`` a permutation of ``range(len(shape))``; no size 0.
 
     >>> reduce_permutation((2, 3, 4, 5), (0, 2, 3, 1))
     ReducedPermutation(shape=(2, 3, 20), dims=(0, 2, 1))
+    >>> reduce_permutation((2, 3, 4, 5), (0, 2, 3, 1), strides=(120, 40, 10, 1))  # x[:, :, :, :5] of (2, 3, 4, 10)
+    ReducedPermutation(shape=(2, 3, 4, 5), dims=(0, 2, 3, 1), strides=(120, 40, 10, 1))
     """
     keep = [d for d in range(len(shape)) if shape[d] != 1]
     rank_of = {d: i for i, d in enumerate(keep)}
     order = [rank_of[d] for d in dims if d in rank_of]  # output order of the kept input dims
     sizes = [shape[d] for d in keep]
+    steps = None if strides is None else [strides[d] for d in keep]
+
+    def joins(d: int) -> bool:  # input dims d - 1, d are one in memory
+        return steps is None or steps[d - 1] == steps[d] * sizes[d]
+
     runs: list[list[int]] = []  # maximal runs of the output order with consecutive input dims
     for d in order:
-        if runs and runs[-1][-1] + 1 == d:
+        if runs and runs[-1][-1] + 1 == d and joins(d):
             runs[-1].append(d)
         else:
             runs.append([d])
     by_input = sorted(runs, key=lambda run: run[0])
     new_index = {run[0]: i for i, run in enumerate(by_input)}
     merged = tuple(math.prod(sizes[d] for d in run) for run in by_input)
-    return ReducedPermutation(merged, tuple(new_index[run[0]] for run in runs))
+    merged_strides = None if steps is None else tuple(steps[run[-1]] for run in by_input)
+    if merged_strides == row_major_strides(merged):
+        merged_strides = None
+    return ReducedPermutation(merged, tuple(new_index[run[0]] for run in runs), merged_strides)
 
 
 @dataclass(frozen=True)
@@ -166,32 +200,42 @@ class TiledProblem:
 
 
 def plan_permutation(shape: tuple[int, ...], dims: tuple[int, ...], element_bytes: int,
-                     max_word_bytes: int = 8) -> TiledProblem:
+                     max_word_bytes: int = 8, strides: tuple[int, ...] | None = None) -> TiledProblem:
     """``x.permute(dims)`` of a contiguous ``shape`` of ``element_bytes``-byte elements as a ``TiledProblem``
     (``EMPTY`` / ``COPY`` problems carry ``rows = numel``, nothing else). A ``ROWS`` permutation whose rows
     are one 2-, 4- or 8-byte word (at most ``max_word_bytes``: the alignment both tensors allow) is
-    planned again as a permutation of those words.
+    planned again as a permutation of those words. ``strides``: ``x``'s element strides where it is a view with
+    gaps (``reduce_permutation``): the tiles read it at those strides, and a view that is the identity is a
+    ``ROWS`` move of its rows; where its last dim in memory has a stride other than 1 (``y[:, ::2]``), its rows
+    are of one element (``cols == 1``) at that stride.
 
     >>> p = plan_permutation((4, 128, 16, 64), (0, 2, 1, 3), 2)
     >>> p.kind.value, p.rows, p.cols, p.lda, p.ldb, p.batch
     ('rows', 128, 64, 1024, 64, ((4, 131072, 131072), (16, 64, 8192)))
+    >>> p = plan_permutation((4, 100), (0, 1), 2, strides=(300, 1))  # y[:, :100] of a 4 x 300 y
+    >>> p.kind.value, p.rows, p.cols, p.lda, p.ldb, p.batch
+    ('rows', 4, 100, 300, 100, ())
     """
     numel = math.prod(shape)
     if numel == 0:
         return TiledProblem(PermuteKind.EMPTY, element_bytes, 0, 0, 0, 0, False, ())
-    reduced = reduce_permutation(shape, dims)
+    reduced = reduce_permutation(shape, dims, strides)
     r, size, order = reduced.rank, reduced.shape, reduced.dims
-    if order == tuple(range(r)):
+    src_strides = row_major_strides(size) if reduced.strides is None else reduced.strides
+    if src_strides and src_strides[-1] != 1:  # no dim of stride 1: rows of one element, at the last dim's stride
+        r, size, order, src_strides = r + 1, size + (1,), order + (r,), src_strides + (1,)
+    if order == tuple(range(r)) and reduced.strides is None:
         return TiledProblem(PermuteKind.COPY, element_bytes, numel, 1, 1, 1, False, ())
-    src_strides = row_major_strides(size)
     out_shape = tuple(size[d] for d in order)
     out_strides = row_major_strides(out_shape)
     position = {d: k for k, d in enumerate(order)}
     last = r - 1
     if order[-1] == last:  # the rows of the last dim stay whole
         word = size[last] * element_bytes
-        if word in (2, 4, 8) and element_bytes < word <= max_word_bytes:
-            return plan_permutation(size[:-1], order[:-1], word, max_word_bytes)
+        if (word in (2, 4, 8) and element_bytes < word <= max_word_bytes
+                and src_strides[-2] == size[last] and all(s % size[last] == 0 for s in src_strides[:-1])):
+            words = None if reduced.strides is None else tuple(s // size[last] for s in src_strides[:-1])
+            return plan_permutation(size[:-1], order[:-1], word, max_word_bytes, words)
         tile_row_dim = order[-2]
         rows, cols = size[tile_row_dim], size[last]
         lda, ldb = src_strides[tile_row_dim], out_strides[r - 2]
@@ -203,6 +247,18 @@ def plan_permutation(shape: tuple[int, ...], dims: tuple[int, ...], element_byte
         kind, transposed, tiled = PermuteKind.TRANSPOSE, True, {tile_row_dim, last}
     batch = tuple((size[d], src_strides[d], out_strides[position[d]]) for d in order if d not in tiled)
     return TiledProblem(kind, element_bytes, rows, cols, lda, ldb, transposed, batch)
+
+
+def gathers_first(shape: tuple[int, ...], dims: tuple[int, ...], strides: tuple[int, ...] | None) -> bool:
+    """Whether ``x.permute(dims)`` of a view at ``strides`` (dims in memory order) takes two passes: where no dim has
+    stride 1, one pass reads rows of one element along the output's last dim (``plan_permutation``), which leaves a
+    warp's reads a row stride apart unless that dim is the innermost; gathered first into memory order (rows along
+    the innermost dim, its elements a few apart), the permutation then reads a dense copy. ``gathers_first((4096,
+    4096), (1, 0), (8192, 2))`` (``y[:, ::2].t()``) is True; with dims ``(0, 1)`` it is False."""
+    if strides is None or 0 in shape:
+        return False
+    reduced = reduce_permutation(shape, dims, strides)
+    return reduced.strides is not None and reduced.strides[-1] != 1 and reduced.dims[-1] != reduced.rank - 1
 
 
 def vector_elements(element_bytes: int, extent: int, *pointers: int) -> int:

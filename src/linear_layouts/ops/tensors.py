@@ -61,6 +61,14 @@ class Tensor:
     def nbytes(self) -> int:
         return self.numel * self.itemsize
 
+    @property
+    def memory_range(self) -> tuple[int, int]:
+        """The bytes ``[start, end)`` its elements lie in (``nbytes`` from ``pointer`` for a dense tensor; wider for
+        a view with gaps): ``(p, p + 4 * (3 * 10 + 6))`` for a ``(4, 6)`` fp32 view at strides ``(10, 1)``."""
+        low = sum((size - 1) * stride for size, stride in zip(self.shape, self.strides) if stride < 0)
+        high = sum((size - 1) * stride for size, stride in zip(self.shape, self.strides) if stride > 0)
+        return self.pointer + low * self.itemsize, self.pointer + (high + 1) * self.itemsize
+
 
 def _element_type(dtype: Any) -> ElementType | None:
     try:
@@ -157,10 +165,12 @@ def is_contiguous(t: Tensor) -> bool:
 
 
 def same_memory(a: Tensor, b: Tensor) -> bool:
-    """Whether the bytes of ``a`` and ``b`` overlap (on one device)."""
+    """Whether the bytes ``a`` and ``b`` lie in overlap (on one device; ``Tensor.memory_range``: a view with gaps
+    counts the gaps between its elements)."""
     if a.device != b.device or not a.nbytes or not b.nbytes:
         return False
-    return a.pointer < b.pointer + b.nbytes and b.pointer < a.pointer + a.nbytes
+    (a0, a1), (b0, b1) = a.memory_range, b.memory_range
+    return a0 < b1 and b0 < a1
 
 
 def framework_dtype(like: Tensor, name: str) -> Any:

@@ -1,0 +1,178 @@
+"""Views with gaps or repeats (a column slice ``y[:, a:b]``, attention's ``q`` of a fused ``qkv``, a transposed slice,
+``expand``): ``permute`` and ``transpose`` read them at their strides (``plan.strided_order``,
+``plan.reduce_permutation``'s ``strides``, ``launches.permute_launches``' ``strides``), checked element for element
+by the emulator against NumPy's own views (rows of one element where no dim has stride 1: ``y[:, ::2]``), on the
+fake device as launched; negative strides refused with the rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from linear_layouts import ops
+from linear_layouts.codegen.emulate import find_cxx
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops.driver import ArgumentPacking
+from linear_layouts.ops.launches import Launch, permute_launches, strided_alignment
+from linear_layouts.ops.plan import PermuteKind, dense_order, plan_permutation, reduce_permutation, strided_order
+from linear_layouts.ops.tensors import Tensor, same_memory
+
+from harness.fakes import FakeCuda, FakeTorchTensor, install
+
+from ._emulated import emulated_view_permute
+
+_RNG = np.random.default_rng(11)
+_EMULATOR = pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
+
+
+def _base(shape, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    return _RNG.integers(0, 256, size=tuple(shape) + (dtype.itemsize,), dtype=np.uint8).view(dtype)[..., 0].copy()
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and np.array_equal(np.ascontiguousarray(a).view(np.uint8),
+                                                 np.ascontiguousarray(b).view(np.uint8))
+
+
+def test_strided_order_puts_the_stride_1_dim_last():
+    assert strided_order((4, 6), (24, 1)) == (0, 1) and strided_order((4, 6), (1, 8)) == (1, 0)
+    assert strided_order((3, 4, 6), (0, 24, 1)) == (0, 1, 2)  # a broadcast dim goes first
+    assert strided_order((4, 3, 6), (24, 0, 1)) == (1, 0, 2)
+    assert strided_order((4, 6), (12, 2)) == (0, 1) and strided_order((4, 6), (-6, 1)) is None
+    assert strided_order((4, 1, 6), (1, 99, 4)) == (2, 1, 0)  # size-1 dims stand where they are
+    for shape, strides in (((4, 6), (1, 4)), ((2, 3, 5, 7), (105, 1, 21, 3)), ((5,), (1,))):
+        assert strided_order(shape, strides) == dense_order(shape, strides)
+
+
+def test_dims_merge_only_where_memory_joins_them():
+    # x[:, :, :5] of a (2, 3, 10): the last dim has gaps after it, the first two still join
+    assert reduce_permutation((2, 3, 5), (0, 1, 2), (30, 10, 1)) == reduce_permutation((6, 5), (0, 1), (10, 1))
+    assert reduce_permutation((6, 5), (0, 1), (10, 1)).strides == (10, 1)
+    # row-major strides reduce as no strides
+    assert reduce_permutation((2, 3, 5), (2, 0, 1), (15, 5, 1)) == reduce_permutation((2, 3, 5), (2, 0, 1))
+
+
+def test_a_gapped_identity_is_a_row_move_and_a_gapped_transpose_keeps_its_strides():
+    p = plan_permutation((4, 100), (0, 1), 2, strides=(300, 1))
+    assert (p.kind, p.rows, p.cols, p.lda, p.ldb, p.batch) == (PermuteKind.ROWS, 4, 100, 300, 100, ())
+    p = plan_permutation((8, 2048, 8, 128), (0, 2, 1, 3), 2, strides=(2048 * 3072, 3072, 128, 1))  # q of qkv
+    assert p.kind is PermuteKind.ROWS and (p.rows, p.cols, p.lda) == (2048, 128, 3072)
+    p = plan_permutation((64, 100), (1, 0), 4, strides=(128, 1))
+    assert (p.kind, p.rows, p.cols, p.lda, p.ldb) == (PermuteKind.TRANSPOSE, 64, 100, 128, 64)
+    # words of 2 fp16: (4, 3, 2) of a (4, 4, 2) moved as a (4, 3) transpose of 4-byte words at stride 4
+    p = plan_permutation((4, 3, 2), (1, 0, 2), 2, strides=(8, 2, 1))
+    assert (p.element_bytes, p.kind, p.rows, p.cols, p.lda) == (4, PermuteKind.TRANSPOSE, 4, 3, 4)
+    p = plan_permutation((4, 6), (1, 0), 2, strides=(12, 2))  # y[:, ::2]: rows of one element at stride 12
+    assert (p.kind, p.rows, p.cols, p.lda, p.ldb, p.batch) == (PermuteKind.ROWS, 4, 1, 12, 1, ((6, 2, 4),))
+
+
+def test_vectors_follow_every_row_start():
+    p = plan_permutation((4, 100), (1, 0), 2, strides=(300, 1))
+    assert strided_alignment(0, p) == 8 and strided_alignment(4, p) == 4
+    assert strided_alignment(0, plan_permutation((4, 100), (1, 0), 2, strides=(256, 1))) == 0
+    launch = permute_launches((4, 100), (1, 0), 2, 1 << 40, 2 << 40, 132, strides=(300, 1))[0]
+    assert launch.kernel.src_vector == 4  # 8 bytes: rows of 600 bytes
+
+
+def test_memory_ranges_count_the_gaps():
+    x = Tensor("cupy", None, (4, 6), (10, 1), 4, None, 0, 1000)
+    assert x.memory_range == (1000, 1000 + 4 * 36)
+    after_last_row = Tensor("cupy", None, (4,), (1,), 4, None, 0, 1000 + 4 * 36)
+    inside_a_gap = Tensor("cupy", None, (4,), (1,), 4, None, 0, 1000 + 4 * 6)
+    assert not same_memory(x, after_last_row) and same_memory(x, inside_a_gap)
+
+
+_CASES = [
+    # (base shape, dtype, view, dims)
+    ((4, 300), np.uint16, lambda y: y[:, 7:107], (1, 0)),           # a column slice at a 14-byte offset
+    ((4, 300), np.uint16, lambda y: y[:, 8:108], (0, 1)),           # the same, copied: rows at stride 300
+    ((70, 96), np.float32, lambda y: y[:, :64].T, (1, 0)),          # a transposed slice back to rows
+    ((70, 96), np.float32, lambda y: y[3:, :64].T, (0, 1)),         # ... and its transpose
+    ((2, 5, 96), np.float16, lambda y: y.reshape(2, 5, 3, 4, 8)[:, :, 1], (0, 2, 1, 3)),  # k of qkv -> BHSD
+    ((2, 5, 96), np.float16, lambda y: y.reshape(2, 5, 3, 4, 8)[:, :, 2], (0, 2, 3, 1)),  # v of qkv -> BHDS
+    ((1, 8, 16), np.uint8, lambda y: np.broadcast_to(y, (3, 8, 16)), (0, 2, 1)),  # expand: stride 0
+    ((4, 4, 2), np.uint16, lambda y: y[:, :3], (1, 0, 2)),          # words of two elements, rows at stride 4 words
+    ((9, 13), np.complex128, lambda y: y[1:, 2:11], (1, 0)),        # 16-byte elements: pairs of halves
+    ((3, 4, 5, 6, 7), np.uint8, lambda y: y[:, 1:, :, ::2, 2:5].transpose(4, 1, 0, 2, 3), (3, 0, 4, 2, 1)),
+    ((2, 3, 2, 3, 2, 3, 8), np.uint8, lambda y: y[..., :5], (6, 5, 4, 3, 2, 1, 0)),  # 6 batch dims: 2 launches
+    ((40, 36), np.uint16, lambda y: y[:, ::2], (1, 0)),             # no dim of stride 1: rows of one element
+    ((40, 36), np.float32, lambda y: y[1::3, ::4], (0, 1)),
+    ((1, 1), np.uint32, lambda y: np.broadcast_to(y, (5, 7)), (1, 0)),  # every element the same one
+]
+
+
+@_EMULATOR
+@pytest.mark.parametrize("case", range(len(_CASES)))
+def test_views_with_gaps_every_element(case):
+    shape, dtype, make, dims = _CASES[case]
+    base = _base(shape, dtype)
+    view = make(base)
+    assert _same(emulated_view_permute(base, view, dims), np.transpose(view, dims))
+
+
+@st.composite
+def _gapped_views(draw):
+    rank = draw(st.integers(1, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 9), min_size=rank, max_size=rank)))
+    index = []
+    for k, size in enumerate(shape):
+        start = draw(st.integers(0, size - 1))
+        stop = draw(st.integers(start + 1, size))
+        step = draw(st.integers(1, 3))
+        index.append(slice(start, stop, step))
+    order = tuple(draw(st.permutations(range(rank))))
+    dims = tuple(draw(st.permutations(range(rank))))
+    dtype = draw(st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64]))
+    return shape, tuple(index), order, dims, dtype
+
+
+@_EMULATOR
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_gapped_views())
+def test_random_views_with_gaps_every_element(case):
+    shape, index, order, dims, dtype = case
+    base = _base(shape, dtype)
+    view = base[index].transpose(order)
+    assert _same(emulated_view_permute(base, view, dims), np.transpose(view, dims))
+
+
+def test_a_view_with_gaps_launches_the_tiled_kernel_at_its_strides(monkeypatch):
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    q = FakeTorchTensor((8, 256, 8, 64), 2, strides=(256 * 1536, 1536, 64, 1))  # q of a fused qkv
+    y = ops.permute(q, (0, 2, 1, 3), out=FakeTorchTensor((8, 8, 256, 64), 2, pointer=q.data_ptr() + (1 << 30)))
+    assert y.shape == (8, 8, 256, 64) and not cuda.copies
+    expected = [item for item in permute_launches(q.shape, (0, 2, 1, 3), 2, q.data_ptr(), y.data_ptr(), 132,
+                                                  strides=(256 * 1536, 1536, 64, 1)) if isinstance(item, Launch)]
+    assert len(cuda.launches) == len(expected) == 1
+    got, want = cuda.launches[0], expected[0]
+    assert loaded[got["function"]] is want.kernel
+    assert FakeCuda.unpack(got, ArgumentPacking.of(want.kernel.params)) == want.values
+    w = FakeTorchTensor((64, 128), 4, strides=(1, 100))  # y[:, :64].t() of a (128, 100) y
+    ops.transpose(w, out=FakeTorchTensor((128, 64), 4, pointer=w.data_ptr() + (1 << 30)))  # y[:, :64]: a row move
+    assert len(cuda.launches) == 2 and not cuda.copies
+    want = permute_launches((128, 64), (0, 1), 4, w.data_ptr(), w.data_ptr() + (1 << 30), 132, strides=(100, 1))
+    assert FakeCuda.unpack(cuda.launches[1], ArgumentPacking.of(want[0].kernel.params)) == want[0].values
+
+def test_negative_strides_and_overlapping_outputs_are_refused(monkeypatch):
+    install(monkeypatch, FakeCuda())
+    with pytest.raises(LayoutError, match="x: a view with negative strides"):
+        ops.permute(FakeTorchTensor((64, 48), 2, strides=(-48, 1)), (1, 0))
+    with pytest.raises(LayoutError, match="out: overlaps the memory of x"):
+        x = FakeTorchTensor((4, 48), 2, strides=(96, 1))
+        ops.permute(x, (0, 1), out=FakeTorchTensor((4, 48), 2, pointer=x.data_ptr() + 96 * 2))
+
+
+def test_views_without_a_stride_1_dim_gather_first_where_rows_of_one_element_would_scatter():
+    from linear_layouts.ops.launches import view_launches
+    from linear_layouts.ops.plan import gathers_first
+
+    assert gathers_first((4096, 4096), (1, 0), (8192, 2)) and not gathers_first((4096, 4096), (0, 1), (8192, 2))
+    assert not gathers_first((64, 100), (1, 0), (128, 1)) and not gathers_first((64, 100), (1, 0), None)
+    two = view_launches((40, 45), (1, 0), 2, 1 << 40, 2 << 40, 132, (90, 2), scratch=3 << 40)
+    assert len(two) == 2 and two[0].values[1] == 3 << 40 and two[1].values[0] == 3 << 40
+    with pytest.raises(LayoutError, match="scratch: this view is gathered"):
+        view_launches((40, 45), (1, 0), 2, 1 << 40, 2 << 40, 132, (90, 2))
