@@ -101,7 +101,7 @@ def prepare(seed: int, count: int, jobs: int) -> None:
 
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
     sources = set()
-    for _, base_shape, dtype, steps, dims in FIXED + random_cases(seed, count):
+    for _, base_shape, dtype, steps, dims in FIXED + HOST_VIEWS + random_cases(seed, count):
         base = np.empty(base_shape, np.dtype(f"u{ops_cases.ITEMSIZE[dtype]}"))
         view = ops_cases.apply_view(base, steps)
         offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
@@ -144,11 +144,42 @@ def bench_case(label, base_shape, dtype, steps, dims, device, copy_tbs: float) -
     return row
 
 
+#: Small views (launch-bound: the host's time per call is the call's) whose host time per call is measured.
+HOST_VIEWS = [
+    ("q of a small qkv, BSHD -> BHSD", (1, 64, 3 * 8 * 64), "bfloat16",
+     (("reshape", (1, 64, 3, 8, 64)), ("index", ((0, 1, 1), (0, 64, 1), 0))), (0, 2, 1, 3)),
+    ("column slice, transpose", (128, 300), "float32", (("index", ((0, 128, 1), (0, 100, 1))),), (1, 0)),
+    ("channel slice NHWC -> NCHW", (2, 8, 8, 32), "float16", (("index", ((0, 2, 1), (0, 8, 1), (0, 8, 1),
+                                                                          (0, 16, 1))),), (0, 3, 1, 2)),
+    ("every other column, transpose (ours gathers)", (4, 2100), "bfloat16", (("index", ((0, 4, 1), (0, 2100, 2))),),
+     (1, 0)),
+]
+
+
+def host_times() -> list[dict]:
+    """Host µs per call of ``ops.permute`` on ``HOST_VIEWS`` against eager (``ops_bench._host_us``)."""
+    from harness.ops_cases import bit_equal, random_tensor
+    from linear_layouts import ops
+    from ops_bench import _host_us
+
+    rows = []
+    for label, base_shape, dtype, steps, dims in HOST_VIEWS:
+        view = ops_cases.apply_view(random_tensor(base_shape, dtype), steps)
+        fns = {"ops": lambda: ops.permute(view, dims), "eager": lambda: view.permute(dims).contiguous()}
+        us = _host_us(fns)
+        rows.append(dict(label=label, shape=list(view.shape), strides=list(view.stride()), dtype=dtype,
+                         host_us={k: round(v, 2) for k, v in us.items()},
+                         correct=bit_equal(ops.permute(view, dims), view.permute(dims).contiguous())))
+        print(rows[-1], flush=True)
+    return rows
+
+
 def run(seed: int, count: int, out: Path) -> None:
     from harness.timing import geomean
 
     groups = [(FIXED, bench_case), (random_cases(seed, count), bench_case)]
     env, copy_tbs, rows = ops_cases.run_cases(groups)
+    host = host_times()
     correct = sum(all(v.get("correct", True) for v in r["kernels"].values()) for r in rows)
     lines = [f"# Views with gaps: `ops.permute` at their strides (fixed views, seed {seed})", "",
              f"{env.get('date', '')}, {env.get('gpu', '')}; torch {env.get('torch', '')}. 1 GiB copy: {copy_tbs:.3f} "
@@ -168,8 +199,13 @@ def run(seed: int, count: int, out: Path) -> None:
                      f"{k['two passes']['us']} | {k['eager']['us']} | "
                      f"{str(r['ops_over_eager']) + 'x' if r['eager_copies'] else '- (no copy: the view)'} | "
                      f"{r['ops_over_two_passes']}x | {k['ops']['correct'] and k['two passes']['correct']} |")
+    lines += ["", "Host µs per call (small views, launch-bound; median of rounds of calls then a synchronization):", "",
+              "| view | shape | strides | dtype | ops | eager | correct |", "|---|---|---|---|---:|---:|---|"]
+    lines += [f"| {h['label']} | {tuple(h['shape'])} | {tuple(h['strides'])} | {h['dtype']} | {h['host_us']['ops']} | "
+              f"{h['host_us']['eager']} | {h['correct']} |" for h in host]
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"gaps_{seed}.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows), indent=1))
+    (out / f"gaps_{seed}.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows,
+                                                           host=host), indent=1))
     (out / f"gaps_{seed}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)
 

@@ -46,10 +46,6 @@ class FakeTorchTensor:
         self.dtype = _DTYPES[itemsize]
         self._itemsize = itemsize
         self._device = device
-        if pointer is None:
-            pointer = FakeTorchTensor.next_address
-            FakeTorchTensor.next_address += (int(np.prod(self.shape)) * itemsize + 1023) // 512 * 512
-        self._pointer = pointer
         if strides is None:
             strides, stride = [], 1
             for size in reversed(self.shape):
@@ -57,6 +53,11 @@ class FakeTorchTensor:
                 stride *= size
             strides = tuple(reversed(strides))
         self._strides = tuple(strides)
+        if pointer is None:  # past the bytes the view spans, gaps included
+            span = (1 + sum((n - 1) * abs(st) for n, st in zip(self.shape, self._strides))) * itemsize
+            pointer = FakeTorchTensor.next_address
+            FakeTorchTensor.next_address += (span + 1023) // 512 * 512
+        self._pointer = pointer
         self.is_cuda = True
         self.requires_grad = False
         self.device = _Device(device)
@@ -99,6 +100,18 @@ class FakeTorchTensor:
     def new_empty(self, shape) -> "FakeTorchTensor":
         return FakeTorchTensor(shape, self._itemsize, device=self._device)
 
+    def permute(self, *dims) -> "FakeTorchTensor":
+        """A view of the same memory, dims permuted (as PyTorch's)."""
+        return FakeTorchTensor(tuple(self.shape[d] for d in dims), self._itemsize, self._pointer, self._device,
+                               tuple(self._strides[d] for d in dims))
+
+    def copy_(self, src: "FakeTorchTensor") -> "FakeTorchTensor":
+        """PyTorch's strided copy, recorded in ``copied`` (the fake moves no data)."""
+        FakeTorchTensor.copied.append((self.data_ptr(), src.data_ptr(), src.shape, src.stride()))
+        return self
+
+
+FakeTorchTensor.copied: list = []  # (dst, src, src shape, src strides) of each copy_
 
 FakeTorchTensor.__module__ = "torch"  # the ops tell frameworks apart by the module of the type
 

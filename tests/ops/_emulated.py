@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from linear_layouts.codegen.emulate import emulate_launch
-from linear_layouts.ops.launches import Copy, cast_launches, permute_launches, view_launches
+from linear_layouts.ops.launches import Copy, cast_launches, framework_gathers, permute_launches, view_launches
 
 __all__ = ["SRC", "DST", "emulated_permute", "emulated_view_permute", "emulated_cast_transpose", "fp8_reference", "check_cast_kernel",
            "compiles_without_spills"]
@@ -117,8 +117,9 @@ def emulated_permute(a: np.ndarray, dims, src_offset: int = 0, dst_offset: int =
 def emulated_view_permute(base: np.ndarray, view: np.ndarray, dims, sms: int = SMS) -> np.ndarray:
     """``np.transpose(view, dims)`` as ``ops.permute`` computes it for ``view``, any NumPy view of the contiguous
     ``base`` (gaps, repeats, transposed: ``api._memory`` orders its dims by memory, ``view_launches`` reads it at
-    its strides, gathered first into a scratch buffer where it takes that), emulated over ``base``'s bytes; checks
-    that nothing past the output is written."""
+    its strides, gathered first into a scratch buffer where it takes that; NumPy's copy where the framework's copy does
+    the op: ``launches.framework_gathers``), emulated over ``base``'s bytes; checks that nothing past the output
+    is written."""
     from linear_layouts.ops import api
     from linear_layouts.ops.tensors import Tensor, is_contiguous
 
@@ -127,6 +128,8 @@ def emulated_view_permute(base: np.ndarray, view: np.ndarray, dims, sms: int = S
                SRC + offset)
     m, composed = api._memory(t, tuple(dims))
     strides = None if is_contiguous(m) else m.strides
+    if framework_gathers(m.shape, composed, m.itemsize, strides):  # the framework's copy does it: api._permute
+        return np.ascontiguousarray(np.transpose(view, dims))
     launches = view_launches(m.shape, composed, m.itemsize, m.pointer, DST, sms, strides, AUX)
     out_shape = tuple(view.shape[d] for d in dims)
     nbytes = view.size * view.itemsize

@@ -15,7 +15,7 @@ from linear_layouts import ops
 from linear_layouts.codegen.emulate import find_cxx
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.driver import ArgumentPacking
-from linear_layouts.ops.launches import Launch, permute_launches, strided_alignment
+from linear_layouts.ops.launches import Launch, permute_launches, strided_alignment, view_launches
 from linear_layouts.ops.plan import PermuteKind, dense_order, plan_permutation, reduce_permutation, strided_order
 from linear_layouts.ops.tensors import Tensor, same_memory
 
@@ -98,8 +98,11 @@ _CASES = [
     ((9, 13), np.complex128, lambda y: y[1:, 2:11], (1, 0)),        # 16-byte elements: pairs of halves
     ((3, 4, 5, 6, 7), np.uint8, lambda y: y[:, 1:, :, ::2, 2:5].transpose(4, 1, 0, 2, 3), (3, 0, 4, 2, 1)),
     ((2, 3, 2, 3, 2, 3, 8), np.uint8, lambda y: y[..., :5], (6, 5, 4, 3, 2, 1, 0)),  # 6 batch dims: 2 launches
-    ((40, 36), np.uint16, lambda y: y[:, ::2], (1, 0)),             # no dim of stride 1: rows of one element
+    ((40, 36), np.uint16, lambda y: y[:, ::2], (1, 0)),             # no dim of stride 1, short: the framework's copy
     ((40, 36), np.float32, lambda y: y[1::3, ::4], (0, 1)),
+    ((3, 2100), np.uint16, lambda y: y[:, ::2], (1, 0)),             # long: gathered by ours, then transposed
+    ((3, 2100), np.uint16, lambda y: y[:, 1::2], (0, 1)),            # one pass of one-element rows
+    ((5, 3, 1100), np.uint32, lambda y: y[:, :, ::2].transpose(2, 0, 1), (1, 2, 0)),
     ((1, 1), np.uint32, lambda y: np.broadcast_to(y, (5, 7)), (1, 0)),  # every element the same one
 ]
 
@@ -176,3 +179,73 @@ def test_views_without_a_stride_1_dim_gather_first_where_rows_of_one_element_wou
     assert len(two) == 2 and two[0].values[1] == 3 << 40 and two[1].values[0] == 3 << 40
     with pytest.raises(LayoutError, match="scratch: this view is gathered"):
         view_launches((40, 45), (1, 0), 2, 1 << 40, 2 << 40, 132, (90, 2))
+
+
+@pytest.mark.parametrize("shape, strides, dims", [
+    ((8, 256, 8, 64), (256 * 1536, 1536, 64, 1), (0, 2, 1, 3)),  # q of a fused qkv
+    ((64, 128), (1, 100), (1, 0)),                               # a transposed slice
+    ((300, 200), (1, 300), (1, 0)),                              # w.t(): a dense view, a copy
+    ((4, 5, 6), (0, 6, 1), (2, 0, 1)),                           # expand
+])
+def test_the_fast_path_takes_views_and_launches_what_the_general_path_plans(monkeypatch, shape, strides, dims):
+    from linear_layouts.ops import dispatch
+    from linear_layouts.ops.plan import memory_permutation
+
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    dispatch.call_plan.cache_clear()
+    x = FakeTorchTensor(shape, 2, strides=strides)
+    y = ops.permute(x, dims)  # no out=: only the fast path allocates (new_empty) without importing torch
+    assert y.shape == tuple(shape[d] for d in dims) and dispatch.call_plan.cache_info().currsize == 1
+    memory_shape, memory_strides, composed = memory_permutation(shape, strides, dims)
+    expected = [item for item in permute_launches(memory_shape, composed, 2, x.data_ptr(), y.data_ptr(), 132,
+                                                  strides=memory_strides) if isinstance(item, Launch)]
+    assert len(cuda.launches) == len(expected)
+    for got, want in zip(cuda.launches, expected):
+        assert loaded[got["function"]] is want.kernel
+        assert FakeCuda.unpack(got, ArgumentPacking.of(want.kernel.params)) == want.values
+
+
+def test_the_fast_path_gathers_first_and_leaves_short_views_to_the_framework(monkeypatch):
+    from linear_layouts.ops import dispatch
+
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    assert dispatch.call_plan((40, 45), 2, (1, 0), 0, 0, (90, 2)).framework  # short: the framework's copy
+    assert dispatch.call_plan((4, 1050), 2, (0, 1), 0, 0, (1, -1)) is None  # negative: the general path
+    FakeTorchTensor.copied.clear()
+    x = FakeTorchTensor((4, 1050), 2, strides=(2100, 2))  # w[:, ::2] of 1050-long rows
+    y = ops.permute(x, (1, 0))  # gathered into a new tensor by ours, then transposed
+    want = view_launches((4, 1050), (1, 0), 2, x.data_ptr(), y.data_ptr(), 132, (2100, 2), scratch=1 << 44)
+    assert len(cuda.launches) == len(want) == 2 and not FakeTorchTensor.copied
+    scratch = FakeCuda.unpack(cuda.launches[0], ArgumentPacking.of(want[0].kernel.params))[1]
+    for got, item in zip(cuda.launches, want):
+        values = tuple(scratch if v == 1 << 44 else v for v in item.values)
+        assert loaded[got["function"]] is item.kernel
+        assert FakeCuda.unpack(got, ArgumentPacking.of(item.kernel.params)) == values
+    short = FakeTorchTensor((40, 45), 2, strides=(90, 2))
+    ops.permute(short, (1, 0))
+    assert FakeTorchTensor.copied[-1][1:] == (short.data_ptr(), (45, 40), (2, 90)) and len(cuda.launches) == 2
+    x = FakeTorchTensor((4, 48), 2, strides=(96, 1))
+    with pytest.raises(LayoutError, match="out: overlaps the memory of x"):  # inside x's span, past its numel
+        ops.permute(x, (0, 1), out=FakeTorchTensor((4, 48), 2, pointer=x.data_ptr() + 96 * 2))
+
+
+def test_short_views_without_a_stride_1_dim_are_left_to_the_framework_copy(monkeypatch):
+    """Rows of one element fill ``rows_tile``'s 512-1024-row tiles only along a long innermost dim; a shorter view is
+    moved by the framework's own strided copy (``launches.framework_gathers``): ``out.copy_(x.permute(dims))``."""
+    from linear_layouts.ops.launches import framework_gathers
+
+    assert framework_gathers((27, 28, 34, 25), (2, 3, 0, 1), 8, (110160, 3060, 90, 3))
+    assert not framework_gathers((4096, 4096), (1, 0), 2, (8192, 2))  # 4096-long columns: ours
+    assert not framework_gathers((64, 100), (1, 0), 2, (128, 1)) and not framework_gathers((4, 5), (1, 0), 16, (9, 3))
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    FakeTorchTensor.copied.clear()
+    x = FakeTorchTensor((40, 45), 4, strides=(100, 2))
+    out = FakeTorchTensor((40, 45), 4, pointer=x.data_ptr() + (1 << 30))
+    ops.permute(x, (0, 1), out=out)
+    assert FakeTorchTensor.copied == [(out.data_ptr(), x.data_ptr(), (40, 45), (100, 2))] and not cuda.launches
+    out_t = FakeTorchTensor((45, 40), 4, pointer=x.data_ptr() + (3 << 30))
+    ops.permute(x, (1, 0), out=out_t)
+    assert FakeTorchTensor.copied[-1] == (out_t.data_ptr(), x.data_ptr(), (45, 40), (2, 100)) and not cuda.launches

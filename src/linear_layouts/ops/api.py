@@ -16,8 +16,8 @@ from linear_layouts.core.limits import quote
 from linear_layouts.ops import autograd as _autograd
 from linear_layouts.ops import dispatch as _dispatch
 from linear_layouts.ops import launch as _launch
-from linear_layouts.ops.launches import Copy, cast_launches, view_launches
-from linear_layouts.ops.plan import dense_order, gathers_first, normalize_dims, strided_order
+from linear_layouts.ops.launches import Copy, cast_launches, framework_gathers, view_launches
+from linear_layouts.ops.plan import dense_order, gathers_first, memory_permutation, normalize_dims, strided_order
 from linear_layouts.ops.tensors import (
     Tensor, describe, empty, framework_dtype, is_contiguous, same_memory, stream,
 )
@@ -81,7 +81,8 @@ def permute(x: Any, dims, out: Any = None) -> Any:
 
     ``x``: a CUDA tensor (PyTorch, CuPy, DLPack), contiguous, a permuted view of a contiguous one (``w.t()``,
     channels-last: ``_memory``) or any view with gaps or repeats (``qkv[..., :d]``, ``y[:, :n].t()``, ``expand``;
-    where no dim has stride 1, ``y[:, ::2]``, gathered first where that reads faster: ``plan.gathers_first``), of
+    where no dim has stride 1, ``y[:, ::2]``, gathered first where that reads faster: ``plan.gathers_first``, by
+    where the innermost dim is short, the framework's own strided copy does it: ``launches.framework_gathers``), of
     any shape and rank and
     of 1-, 2-, 4-, 8- or 16-byte elements; ``dims``: a
     permutation of its dims (negative dims count from the end), a sequence or an iterator of ints; ``out``: a
@@ -239,26 +240,39 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
 def _memory(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, tuple[int, ...]]:
     """``(M, c)``: ``x`` as the tensor ``M`` its memory holds, dims in memory order (row-major where ``x`` is dense,
     else at ``x``'s strides), and ``dims`` composed with ``x``'s view of it, so that
-    ``M.permute(c)`` is ``x.permute(dims)``. With ``order = strided_order(x)``, ``x = M.permute(p)`` for
-    ``p = inverse(order)``, hence ``c[k] = p[dims[k]]``. Example: ``x = y.t()`` of a contiguous ``y``,
+    ``M.permute(c)`` is ``x.permute(dims)`` (``plan.memory_permutation``). Example: ``x = y.t()`` of a contiguous ``y``,
     ``dims = (1, 0)``: ``M = y`` and ``c = (0, 1)``, a copy."""
     if is_contiguous(x):
         return x, dims
     order = strided_order(x.shape, x.strides)
-    p = _autograd.inverse(order)
-    memory = dataclasses.replace(x, shape=tuple(x.shape[d] for d in order),
-                                 strides=tuple(x.strides[d] for d in order))
-    return memory, tuple(p[d] for d in dims)
+    shape, _, composed = memory_permutation(x.shape, x.strides, dims)
+    return dataclasses.replace(x, shape=shape, strides=tuple(x.strides[d] for d in order)), composed
 
 
 def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
     """``out = x.permute(dims)``, ``x`` contiguous, a permuted view of a contiguous tensor or a view with gaps
     (``_memory``)."""
-    m, dims = _memory(x, dims)
+    m, composed = _memory(x, dims)
     strides = None if is_contiguous(m) else m.strides
+    if framework_gathers(m.shape, composed, m.itemsize, strides):  # the framework's strided copy does it
+        view = x.value.permute(*dims) if x.framework == "torch" else x.value.transpose(dims)
+        _framework_copy(out.value, view, x.framework)
+        return
+    dims = composed
     scratch = describe(empty(m, m.shape), "x") if gathers_first(m.shape, dims, strides) else None
     _run(m, view_launches(m.shape, dims, m.itemsize, m.pointer, out.pointer, _launch.grid_shape(m.device), strides,
                           None if scratch is None else scratch.pointer))
+
+
+def _framework_copy(dst: Any, src: Any, framework: str) -> None:
+    """``dst[...] = src`` by the framework's own strided copy, on its current stream."""
+    if framework == "torch":
+        dst.copy_(src)
+        return
+    import cupy  # noqa: PLC0415 - src is a CuPy array
+
+    with cupy.cuda.Device(src.device.id):
+        cupy.copyto(dst, src)
 
 
 def _run(x: Tensor, launches) -> None:

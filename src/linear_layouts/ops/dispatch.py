@@ -1,13 +1,13 @@
 """The fast path of ``permute`` and ``transpose`` for PyTorch tensors: one plan per call signature, kept.
 
-A call's signature is ``(shape, element size, dims, device, source address mod 16)``; its ``CallPlan`` (built once,
+A call's signature is ``(shape, element size, dims, device, source address mod 16, strides)`` (strides only for a
+view that is not contiguous: read in memory order at its strides, ``api._memory``); its ``CallPlan`` (built once,
 kept in an LRU of ``PLANS`` entries) holds the output's shape and the prepared launches (``ops.driver``:
 function, grid, block, shared memory and argument packing fixed) with their arguments after the two
 pointers. A call then reads the input's pointer, allocates the output (or checks ``out=``), reads the
 current stream and launches through the driver: no re-planning, no framework round trips. Whatever the
-fast path does not take (another framework, a non-contiguous or misaligned tensor, a conjugate or negative
-view, an ``out=`` that is not exactly right) goes to the general path of ``ops.api``, which takes or refuses
-it with the reason.
+fast path does not take (another framework, a negative stride, a conjugate or negative view, an ``out=`` that
+is not exactly right) goes to the general path of ``ops.api``, which takes or refuses it with the reason.
 
 Example (on a GPU): the second ``permute(x, (0, 2, 1, 3))`` of a ``[8, 2048, 8, 128]`` bf16 tensor finds its
 plan (one launch of a row-move kernel) and launches it.
@@ -16,14 +16,15 @@ plan (one launch of a row-move kernel) and launches it.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.ops import launch as _launch
 from linear_layouts.ops import tensors as _tensors
 from linear_layouts.ops.driver import PreparedLaunch, driver
-from linear_layouts.ops.launches import permute_template
-from linear_layouts.ops.plan import normalize_dims
+from linear_layouts.ops.launches import framework_gathers, permute_template
+from linear_layouts.ops.plan import gathers_first, memory_permutation, normalize_dims
 
 __all__ = ["CallPlan", "call_plan", "torch_permute", "PLANS"]
 
@@ -37,29 +38,60 @@ _ITEMSIZES = (1, 2, 4, 8)
 class CallPlan:
     """What a call of one signature launches: ``launches`` (each a ``PreparedLaunch``, its arguments after
     the two pointers, and the byte offsets added to them), or a copy of ``copy_bytes`` (a reduced
-    permutation that is the identity); ``nbytes`` of the input."""
+    permutation that is the identity); ``nbytes`` of the output, ``src_bytes`` the input spans from its
+    first element (``nbytes`` for a dense input; more for a view with gaps). A view gathered first
+    (``plan.gathers_first``): ``launches`` write a new tensor of ``scratch_shape``, which ``then`` permutes into
+    the output; one the framework's copy moves (``launches.framework_gathers``): ``framework``, nothing else."""
 
     out_shape: tuple[int, ...]
     nbytes: int
     launches: tuple[tuple[PreparedLaunch, tuple[int, ...], int, int], ...]
     copy_bytes: int
+    src_bytes: int = 0
+    scratch_shape: tuple[int, ...] = ()
+    then: CallPlan | None = None
+    framework: bool = False
 
 
-@functools.lru_cache(maxsize=PLANS)
-def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, src_alignment: int) -> CallPlan:
-    """The ``CallPlan`` of ``permute`` for a contiguous ``shape`` of ``itemsize``-byte elements at an address
-    ``src_alignment`` mod 16 on ``device``, the output at an address 0 mod 16 (LayoutError for bad ``dims``)."""
-    dims = normalize_dims(dims, len(shape))
-    launches, nbytes = permute_template(shape, dims, itemsize, src_alignment, 0, _launch.grid_shape(device))
-    out_shape = tuple(shape[d] for d in dims)
-    if not launches:
-        return CallPlan(out_shape, nbytes, (), nbytes)
-    prepared: dict[tuple[Any, int], PreparedLaunch] = {}  # one per kernel and grid
+def _prepared(launches, device: int) -> tuple[tuple[PreparedLaunch, tuple[int, ...], int, int], ...]:
+    """``permute_template``'s launches prepared (one ``PreparedLaunch`` per kernel and grid)."""
+    prepared: dict[tuple[Any, int], PreparedLaunch] = {}
     for kernel, ctas, _, _, _ in launches:
         if (kernel, ctas) not in prepared:
             prepared[kernel, ctas] = _launch.prepare(kernel, device, ctas)
-    return CallPlan(out_shape, nbytes, tuple((prepared[kernel, ctas], tail, s, d)
-                                             for kernel, ctas, tail, s, d in launches), 0)
+    return tuple((prepared[kernel, ctas], tail, s, d) for kernel, ctas, tail, s, d in launches)
+
+
+@functools.lru_cache(maxsize=PLANS)
+def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, src_alignment: int,
+              strides: tuple[int, ...] | None = None) -> CallPlan | None:
+    """The ``CallPlan`` of ``permute`` for a contiguous ``shape`` of ``itemsize``-byte elements (or a view at
+    ``strides``) at an address ``src_alignment`` mod 16 on ``device``, the output at an address 0 mod 16
+    (LayoutError for bad ``dims``); None for negative strides (the general path says why)."""
+    dims = normalize_dims(dims, len(shape))
+    out_shape = tuple(shape[d] for d in dims)
+    src_bytes = math.prod(shape) * itemsize
+    memory_shape, memory_dims, memory_strides = shape, dims, None
+    if strides is not None:
+        view = memory_permutation(shape, strides, dims)
+        if view is None:
+            return None
+        memory_shape, memory_strides, memory_dims = view
+        if src_bytes:
+            src_bytes = (1 + sum((n - 1) * s for n, s in zip(shape, strides))) * itemsize
+        if framework_gathers(memory_shape, memory_dims, itemsize, memory_strides):
+            return CallPlan(out_shape, math.prod(shape) * itemsize, (), 0, src_bytes, framework=True)
+        if gathers_first(memory_shape, memory_dims, memory_strides):
+            identity = tuple(range(len(memory_shape)))
+            gather, nbytes = permute_template(memory_shape, identity, itemsize, src_alignment, 0,
+                                              _launch.grid_shape(device), strides=memory_strides)
+            return CallPlan(out_shape, nbytes, _prepared(gather, device), 0, src_bytes, memory_shape,
+                            call_plan(memory_shape, itemsize, memory_dims, device, 0))
+    launches, nbytes = permute_template(memory_shape, memory_dims, itemsize, src_alignment, 0,
+                                        _launch.grid_shape(device), strides=memory_strides)
+    if not launches:
+        return CallPlan(out_shape, nbytes, (), nbytes, src_bytes)
+    return CallPlan(out_shape, nbytes, _prepared(launches, device), 0, src_bytes)
 
 
 #: The type of dims the plans are kept by (``torch_permute`` normalizes any other first).
@@ -94,8 +126,9 @@ def torch_permute(x: Any, dims: Any, out: Any) -> Any:
     take the call (``dims`` None: ``transpose``; dims other than Python ints are ``normalize_dims``' first; a
     tensor that requires grad: ``ops.autograd`` decides)."""
     try:
-        if not x.is_cuda or not x.is_contiguous() or x.is_conj() or x.is_neg():
+        if not x.is_cuda or x.is_conj() or x.is_neg():
             return None
+        strides = None if x.is_contiguous() else tuple(x.stride())
         if x.requires_grad and _grad_enabled()():
             return None
     except RuntimeError:  # a sparse tensor has no strides: the general path says so
@@ -118,20 +151,35 @@ def torch_permute(x: Any, dims: Any, out: Any) -> Any:
     src = x.data_ptr()
     device = x.get_device()
     try:
-        plan = call_plan(tuple(x.shape), itemsize, dims, device, src & 15)
+        plan = call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides)
     except TypeError:  # unhashable dims: the general path says what is wrong
+        return None
+    if plan is None:
         return None
     if out is None:
         out = x.new_empty(plan.out_shape)
     elif not _takes(out, x, device, plan.out_shape):
         return None
     dst = out.data_ptr()
-    if dst & 15 or (plan.nbytes and src < dst + plan.nbytes and dst < src + plan.nbytes):
+    if dst & 15 or (plan.nbytes and src < dst + plan.nbytes and dst < src + plan.src_bytes):
         return None
+    if plan.framework:
+        out.copy_(x.permute(*dims) if dims else x)
+        return out
     stream = _tensors.torch_stream(device)
+    if plan.then is not None:  # gathered into a new dense tensor, then permuted from it
+        scratch = x.new_empty(plan.scratch_shape)
+        _run(plan, src, scratch.data_ptr(), stream, device)
+        _run(plan.then, scratch.data_ptr(), dst, stream, device)
+        return out
+    _run(plan, src, dst, stream, device)
+    return out
+
+
+def _run(plan: CallPlan, src: int, dst: int, stream: int, device: int) -> None:
+    """``plan``'s launches (or copy) from ``src`` to ``dst`` on ``stream``."""
     for prepared, tail, s, d in plan.launches:
         prepared.run(stream, (src + s, dst + d) + tail)
     if plan.copy_bytes:
         cuda = driver()
         cuda.in_context(_launch.device_context(device), lambda: cuda.copy(dst, src, plan.copy_bytes, stream))
-    return out

@@ -32,7 +32,7 @@ from linear_layouts.core.limits import quote
 
 __all__ = ["SECTOR_BYTES", "PermuteKind", "ReducedPermutation", "TiledProblem", "reduce_permutation", "normalize_dims",
            "plan_permutation", "row_major_strides", "vector_elements", "MAX_VECTOR_BYTES", "dense_order",
-           "strided_order", "gathers_first"]
+           "strided_order", "gathers_first", "memory_permutation"]
 
 #: The widest global access: 16 bytes.
 MAX_VECTOR_BYTES = 16
@@ -143,8 +143,9 @@ def reduce_permutation(shape: tuple[int, ...], dims: tuple[int, ...],
                        strides: tuple[int, ...] | None = None) -> ReducedPermutation:
     """The smallest permutation equivalent to ``x.permute(dims)`` of a row-major ``shape`` (module doc):
     size-1 dims dropped, runs of consecutive input dims that stay consecutive in the output merged. ``strides``:
-    ``x``'s element strides where it is a view with gaps (its dims in memory order: ``strided_order``); two dims then merge only where they are one in memory too (``strides[d] ==
-    strides[d + 1] shape[d + 1]``), and the result keeps the merged dims' strides (None where they are row-major).
+    ``x``'s element strides where it is a view with gaps (its dims in memory order: ``strided_order``); two dims
+    then merge only where they are one in memory too (``strides[d] == strides[d + 1] shape[d + 1]``), and the
+    result keeps the merged dims' strides (None where they are row-major).
 
     Requires: ``dims`` a permutation of ``range(len(shape))``; no size 0.
 
@@ -247,6 +248,26 @@ def plan_permutation(shape: tuple[int, ...], dims: tuple[int, ...], element_byte
         kind, transposed, tiled = PermuteKind.TRANSPOSE, True, {tile_row_dim, last}
     batch = tuple((size[d], src_strides[d], out_strides[position[d]]) for d in order if d not in tiled)
     return TiledProblem(kind, element_bytes, rows, cols, lda, ldb, transposed, batch)
+
+
+def memory_permutation(shape: tuple[int, ...], strides: tuple[int, ...],
+                       dims: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...] | None, tuple[int, ...]] | None:
+    """``x.permute(dims)`` of a view at ``strides`` as a permutation of the tensor ``M`` its memory holds:
+    ``(M's shape, M's strides, dims')`` with ``M``'s dims in memory order (``strided_order``; its strides None
+    where ``M`` is row-major) and ``M.permute(dims')`` equal to ``x.permute(dims)``: with ``x = M.permute(p)``, ``p``
+    the inverse of the order, ``dims'[k] = p[dims[k]]``. None for negative strides. Example: ``x = y.t()`` of a
+    contiguous ``4 x 6`` ``y``: ``memory_permutation((6, 4), (1, 6), (1, 0))`` is ``((4, 6), None, (0, 1))``, a
+    copy of ``y``."""
+    order = strided_order(shape, strides)
+    if order is None:
+        return None
+    inverse = [0] * len(order)
+    for k, d in enumerate(order):
+        inverse[d] = k
+    memory_shape = tuple(shape[d] for d in order)
+    memory_strides = tuple(strides[d] for d in order)
+    dense = all(s == r for n, s, r in zip(memory_shape, memory_strides, row_major_strides(memory_shape)) if n != 1)
+    return memory_shape, None if dense else memory_strides, tuple(inverse[d] for d in dims)
 
 
 def gathers_first(shape: tuple[int, ...], dims: tuple[int, ...], strides: tuple[int, ...] | None) -> bool:
