@@ -1,6 +1,7 @@
 """Views with gaps or repeats (a fused ``qkv``'s ``q`` and ``k``, column slices of weights, channel slices of images,
 ``expand``, every other column): ``ops.permute`` reading them at their strides, against PyTorch eager
-``view.permute(dims).contiguous()`` and the two passes ``ops.permute(view.contiguous(), dims)`` took before.
+``view.permute(dims).contiguous()`` and the two passes ``ops.permute(view.contiguous(), dims)`` took before; and
+outputs with gaps (``out=`` a window of a KV cache or a fused buffer) against ``window.copy_(x.permute(dims))``.
 
 A fixed set of views from models and, per seed, random ones (slices of 2-4-dim tensors, some transposed, some with a
 step, 8-64 MiB moved, a quarter of them 64 KiB-2 MiB). Every case is checked bit for bit against eager; the
@@ -52,6 +53,20 @@ FIXED = [
 ]
 
 
+#: Outputs with gaps: ``(label, input shape, dtype, dims, output buffer shape, window steps)``; against eager
+#: ``window.copy_(x.permute(dims))``.
+OUT_CASES = [
+    ("new keys into a KV cache window, BSHD -> BHSD", (8, 2048, 8, 128), "bfloat16", (0, 2, 1, 3), (8, 8, 8192, 128),
+     (("index", ((0, 8, 1), (0, 8, 1), (1024, 3072, 1))),)),
+    ("new keys into a K^T cache window, BSHD -> BHDS", (8, 2048, 8, 128), "bfloat16", (0, 2, 3, 1), (8, 8, 128, 8192),
+     (("index", ((0, 8, 1), (0, 8, 1), (0, 128, 1), (1024, 3072, 1))),)),
+    ("weight transpose into a block of a fused buffer", (4096, 4096), "bfloat16", (1, 0), (4096, 12288),
+     (("index", ((0, 4096, 1), (4096, 8192, 1))),)),
+    ("fp8 transpose into a block at an odd column", (8192, 4096), "uint8", (1, 0), (4096, 8200),
+     (("index", ((0, 4096, 1), (3, 8195, 1))),)),
+]
+
+
 def random_cases(seed: int, count: int) -> list[tuple]:
     """The seed's views (module doc), as ``FIXED``'s entries."""
     rng = random.Random(seed)
@@ -98,9 +113,15 @@ def prepare(seed: int, count: int, jobs: int) -> None:
     import numpy as np
 
     from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.launches import permute_launches
 
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
     sources = set()
+    for _, shape, dtype, dims, buffer, steps in OUT_CASES:
+        w = ops_cases.ITEMSIZE[dtype]
+        window = ops_cases.apply_view(np.empty(buffer, np.dtype(f"u{w}")), steps)
+        sources |= ops_cases.launch_sources([permute_launches(shape, dims, w, 1 << 40, 2 << 40, device,
+                                                              out_strides=tuple(st // w for st in window.strides))])
     for _, base_shape, dtype, steps, dims in FIXED + HOST_VIEWS + random_cases(seed, count):
         base = np.empty(base_shape, np.dtype(f"u{ops_cases.ITEMSIZE[dtype]}"))
         view = ops_cases.apply_view(base, steps)
@@ -174,11 +195,38 @@ def host_times() -> list[dict]:
     return rows
 
 
+def bench_out_case(label, shape, dtype, dims, buffer, steps, device, copy_tbs: float) -> dict:
+    import torch
+
+    from harness.ops_cases import bit_equal, random_tensor
+    from harness.timing import time_together
+    from linear_layouts import ops
+
+    x = random_tensor(shape, dtype)
+    ours = random_tensor(buffer, dtype)
+    want = ours.clone()
+    window, want_window = ops_cases.apply_view(ours, steps), ops_cases.apply_view(want, steps)
+    ops.permute(x, dims, out=window)
+    want_window.copy_(x.permute(dims))
+    torch.cuda.synchronize()
+    nbytes = x.numel() * x.element_size()
+    row = dict(label=label, shape=list(shape), dtype=dtype, dims=list(dims), buffer=list(buffer),
+               window_strides=list(window.stride()), mib=round(nbytes / 2**20, 2), correct=bit_equal(ours, want))
+    fns = {"ops": lambda: ops.permute(x, dims, out=window), "eager": lambda: window.copy_(x.permute(dims)),
+           "two passes": lambda: window.copy_(ops.permute(x, dims))}
+    row["us"] = {k: round(v, 2) for k, v in time_together(_time, fns).items()}
+    row["of_copy"] = round(2 * nbytes / row["us"]["ops"] / 1e6 / copy_tbs, 3)
+    row["ops_over_eager"] = round(row["us"]["eager"] / row["us"]["ops"], 3)
+    row["ops_over_two_passes"] = round(row["us"]["two passes"] / row["us"]["ops"], 3)
+    return row
+
+
 def run(seed: int, count: int, out: Path) -> None:
     from harness.timing import geomean
 
     groups = [(FIXED, bench_case), (random_cases(seed, count), bench_case)]
     env, copy_tbs, rows = ops_cases.run_cases(groups)
+    _, _, out_rows = ops_cases.run_cases([(OUT_CASES, bench_out_case)])
     host = host_times()
     correct = sum(all(v.get("correct", True) for v in r["kernels"].values()) for r in rows)
     lines = [f"# Views with gaps: `ops.permute` at their strides (fixed views, seed {seed})", "",
@@ -199,13 +247,20 @@ def run(seed: int, count: int, out: Path) -> None:
                      f"{k['two passes']['us']} | {k['eager']['us']} | "
                      f"{str(r['ops_over_eager']) + 'x' if r['eager_copies'] else '- (no copy: the view)'} | "
                      f"{r['ops_over_two_passes']}x | {k['ops']['correct'] and k['two passes']['correct']} |")
+    lines += ["", "Outputs with gaps (`out=` a window of a larger buffer; eager: `window.copy_(x.permute(dims))`; two "
+              "passes: `window.copy_(ops.permute(x, dims))`):", "",
+              "| case | shape | dtype | dims | window strides | MiB | ops µs (of copy) | two passes µs | eager µs | "
+              "ops / eager | correct (whole buffer) |", "|---|---|---|---|---|---:|---:|---:|---:|---:|---|"]
+    lines += [f"| {r['label']} | {tuple(r['shape'])} | {r['dtype']} | {tuple(r['dims'])} | {tuple(r['window_strides'])} "
+              f"| {r['mib']} | {r['us']['ops']} ({100 * r['of_copy']:.1f}%) | {r['us']['two passes']} | "
+              f"{r['us']['eager']} | {r['ops_over_eager']}x | {r['correct']} |" for r in out_rows]
     lines += ["", "Host µs per call (small views, launch-bound; median of rounds of calls then a synchronization):", "",
               "| view | shape | strides | dtype | ops | eager | correct |", "|---|---|---|---|---:|---:|---|"]
     lines += [f"| {h['label']} | {tuple(h['shape'])} | {tuple(h['strides'])} | {h['dtype']} | {h['host_us']['ops']} | "
               f"{h['host_us']['eager']} | {h['correct']} |" for h in host]
     out.mkdir(parents=True, exist_ok=True)
     (out / f"gaps_{seed}.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows,
-                                                           host=host), indent=1))
+                                                           outputs=out_rows, host=host), indent=1))
     (out / f"gaps_{seed}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)
 

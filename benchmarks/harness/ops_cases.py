@@ -444,6 +444,13 @@ SANITIZE_VIEWS = (((97, 130), 2, (("index", ((0, 97, 1), (30, 130, 1))),), (1, 0
                   ((33, 100), 8, (("index", ((3, 33, 1), (50, 100, 1))),), (1, 0)),
                   ((1, 300), 4, (("expand", (64, 300)),), (1, 0)),
                   ((40, 90), 2, (("index", ((0, 40, 1), (1, 90, 2))),), (1, 0)))  # gathered first
+#: Outputs with gaps (``apply_view`` steps of an output buffer) that end where their buffer ends: ``(input shape,
+#: element bytes, dims, output buffer shape, steps)``.
+SANITIZE_OUT_VIEWS = (((2, 40, 4, 64), 2, (0, 2, 1, 3), (2, 4, 100, 64),
+                       (("index", ((0, 2, 1), (0, 4, 1), (60, 100, 1))),)),  # a KV cache's last window
+                      ((37, 50), 1, (1, 0), (50, 41), (("index", ((0, 50, 1), (4, 41, 1))),)),
+                      ((64, 100), 4, (1, 0), (100, 200), (("index", ((0, 100, 1), (136, 200, 1))),)),
+                      ((6, 5), 4, (1, 0), (6, 8), (("transpose", (1, 0)), ("index", ((3, 8, 1), (0, 6, 1))))))
 
 
 def apply_view(x, steps):
@@ -539,6 +546,15 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
         offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
         out.append(dict(kind="view", shape=base_shape, w=w, steps=steps, dims=dims, offsets=(offset, 0),
                         launches=view_launches(view, dims, _BASE + offset, 2 * _BASE, device)))
+    for shape, w, dims, buffer, steps in SANITIZE_OUT_VIEWS:
+        x = np.empty(shape, np.dtype(f"u{w}"))
+        o = np.empty(buffer, np.dtype(f"u{w}"))
+        window = apply_view(o, steps)
+        offset = window.__array_interface__["data"][0] - o.__array_interface__["data"][0]
+        out_strides = tuple(st // w for st in window.strides)
+        out.append(dict(kind="view", shape=shape, w=w, steps=(), dims=dims, offsets=(0, offset), out_buffer=buffer,
+                        out_steps=steps, launches=permute_launches(shape, dims, w, _BASE, 2 * _BASE + offset, device,
+                                                                   out_strides=out_strides)))
     tiny_l2 = GridShape(sms, 4096)  # the transposes, and the casts with narrow stores of T, in raster order "m"
     for shape, dims, w in SANITIZE_TILED:
         out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile="raster m",

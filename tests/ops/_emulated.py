@@ -114,12 +114,14 @@ def emulated_permute(a: np.ndarray, dims, src_offset: int = 0, dst_offset: int =
     return buffers[DST][dst_offset:].view(a.dtype).reshape(out_shape)
 
 
-def emulated_view_permute(base: np.ndarray, view: np.ndarray, dims, sms: int = SMS) -> np.ndarray:
+def emulated_view_permute(base: np.ndarray, view: np.ndarray, dims, sms: int = SMS, out_base_shape=None,
+                          out_view=None) -> np.ndarray:
     """``np.transpose(view, dims)`` as ``ops.permute`` computes it for ``view``, any NumPy view of the contiguous
     ``base`` (gaps, repeats, transposed: ``api._memory`` orders its dims by memory, ``view_launches`` reads it at
     its strides, gathered first into a scratch buffer where it takes that; NumPy's copy where the framework's copy does
-    the op: ``launches.framework_gathers``), emulated over ``base``'s bytes; checks that nothing past the output
-    is written."""
+    the op: ``launches.framework_gathers``), emulated over ``base``'s bytes. The output: a new contiguous buffer, or
+    ``out_view(o)`` of a buffer ``o`` of ``out_base_shape`` (a view with gaps, written at its strides). Checks that
+    nothing but the output's elements is written."""
     from linear_layouts.ops import api
     from linear_layouts.ops.tensors import Tensor, is_contiguous
 
@@ -128,16 +130,31 @@ def emulated_view_permute(base: np.ndarray, view: np.ndarray, dims, sms: int = S
                SRC + offset)
     m, composed = api._memory(t, tuple(dims))
     strides = None if is_contiguous(m) else m.strides
+    out_shape = tuple(view.shape[d] for d in dims)
+    if out_view is None:  # a new contiguous output, guard elements after it
+        out_base_shape = (view.size + -(-GUARD // view.itemsize),)
+
+        def out_view(o):
+            return o[:view.size].reshape(out_shape)
+    out_base = np.full(out_base_shape + (view.itemsize,), UNWRITTEN, np.uint8).view(view.dtype)[..., 0]
+    out = out_view(out_base)
+    assert out.shape == out_shape
+    out_offset = out.__array_interface__["data"][0] - out_base.__array_interface__["data"][0]
+    out_strides = None if out.flags.c_contiguous else tuple(s // out.itemsize for s in out.strides)
+    marks = np.zeros(out_base.shape, bool)  # the output's elements
+    out_view(marks)[...] = True
+    written = np.repeat(marks.reshape(-1), view.itemsize)
+    before = out_base.view(np.uint8).reshape(-1).copy()
     if framework_gathers(m.shape, composed, m.itemsize, strides):  # the framework's copy does it: api._permute
         return np.ascontiguousarray(np.transpose(view, dims))
-    launches = view_launches(m.shape, composed, m.itemsize, m.pointer, DST, sms, strides, AUX)
-    out_shape = tuple(view.shape[d] for d in dims)
-    nbytes = view.size * view.itemsize
-    buffers = {SRC: base.view(np.uint8).reshape(-1).copy(), DST: np.full(nbytes + GUARD, UNWRITTEN, np.uint8),
-               AUX: np.full(max(nbytes, 1), UNWRITTEN, np.uint8)}
+    launches = view_launches(m.shape, composed, m.itemsize, m.pointer, DST + out_offset, sms, strides, AUX,
+                             out_strides)
+    buffers = {SRC: base.view(np.uint8).reshape(-1).copy(), DST: before.copy(),
+               AUX: np.full(max(view.size * view.itemsize, 1), UNWRITTEN, np.uint8)}
     _run(launches, buffers)
-    assert (buffers[DST][nbytes:] == UNWRITTEN).all()  # nothing written after the output
-    return buffers[DST][:nbytes].view(view.dtype).reshape(out_shape)
+    after = buffers[DST]
+    assert (after[~written] == before[~written]).all()  # nothing else written: gaps, guard
+    return np.ascontiguousarray(out_view(after.view(view.dtype).reshape(out_base.shape)))
 
 
 def emulated_cast_transpose(raw: np.ndarray, input_format: str, fp8: str, scale: float, amax: float = 0.0,

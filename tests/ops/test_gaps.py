@@ -249,3 +249,68 @@ def test_short_views_without_a_stride_1_dim_are_left_to_the_framework_copy(monke
     out_t = FakeTorchTensor((45, 40), 4, pointer=x.data_ptr() + (3 << 30))
     ops.permute(x, (1, 0), out=out_t)
     assert FakeTorchTensor.copied[-1] == (out_t.data_ptr(), x.data_ptr(), (45, 40), (2, 100)) and not cuda.launches
+
+
+def test_output_strides_merge_only_where_the_output_joins_them_too():
+    r = reduce_permutation((2, 3, 5), (0, 1, 2), out_strides=(60, 20, 1))  # into o[:, :, :5] of a (2, 3, 20) o
+    assert (r.shape, r.dims, r.strides, r.out_strides) == ((6, 5), (0, 1), None, (20, 1))
+    p = plan_permutation((64, 100), (1, 0), 2, out_strides=(512, 1))
+    assert (p.kind, p.rows, p.cols, p.lda, p.ldb) == (PermuteKind.TRANSPOSE, 64, 100, 100, 512)
+    p = plan_permutation((6, 5), (1, 0), 4, out_strides=(1, 8))  # the output's last dim at stride 8: one-element rows
+    assert (p.kind, p.cols, p.ldb) == (PermuteKind.ROWS, 1, 8)
+    assert plan_permutation((4, 6), (0, 1), 2, out_strides=(6, 1)).kind is PermuteKind.COPY
+
+
+_OUT_CASES = [
+    # (base shape, dtype, view, dims, output buffer shape, output view)
+    ((2, 5, 4, 8), np.float16, lambda y: y, (0, 2, 1, 3), (2, 4, 9, 8), lambda o: o[:, :, 2:7]),  # into a KV cache
+    ((64, 100), np.uint16, lambda y: y, (1, 0), (100, 512), lambda o: o[:, 64:128]),              # a column block
+    ((37, 50), np.uint8, lambda y: y, (1, 0), (50, 41), lambda o: o[:, 3:40]),                      # odd, misaligned
+    ((30, 20), np.float32, lambda y: y[:, 2:17], (1, 0), (15, 30), lambda o: o.T[:, :].T),          # dense after all
+    ((6, 5), np.float32, lambda y: y, (1, 0), (6, 8), lambda o: o.T[:5]),                          # out's last at stride 8
+    ((9, 13), np.complex128, lambda y: y, (1, 0), (13, 11), lambda o: o[:, 1:10]),
+    ((3, 2100), np.uint16, lambda y: y[:, ::2], (1, 0), (1050, 5), lambda o: o[:, 1:4]),          # gathered first
+    ((40, 36), np.uint16, lambda y: y[:, ::2], (1, 0), (20, 50), lambda o: o[2:, 5:45]),          # the framework's
+]
+
+
+@_EMULATOR
+@pytest.mark.parametrize("case", range(len(_OUT_CASES)))
+def test_outputs_with_gaps_every_element_and_nothing_else(case):
+    shape, dtype, make, dims, out_shape, out_view = _OUT_CASES[case]
+    base = _base(shape, dtype)
+    view = make(base)
+    got = emulated_view_permute(base, view, dims, out_base_shape=out_shape, out_view=out_view)
+    assert _same(got, np.transpose(view, dims))
+
+
+@_EMULATOR
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_gapped_views(), st.integers(0, 3), st.integers(0, 2))
+def test_random_views_into_random_output_slices(case, pad, step):
+    shape, index, order, dims, dtype = case
+    base = _base(shape, dtype)
+    view = base[index].transpose(order)
+    out_shape = tuple(view.shape[d] for d in dims)
+    buffer = tuple(n * (1 + step) + pad for n in out_shape)
+    got = emulated_view_permute(base, view, dims, out_base_shape=buffer,
+                                out_view=lambda o: o[tuple(slice(pad, pad + n * (1 + step), 1 + step)
+                                                           for n in out_shape)])
+    assert _same(got, np.transpose(view, dims))
+
+
+def test_an_output_with_gaps_is_written_at_its_strides_on_the_fake_device(monkeypatch):
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    k = FakeTorchTensor((2, 16, 4, 64), 2)  # [B, S, H, D] of new keys
+    cache = FakeTorchTensor((2, 4, 100, 64), 2, pointer=k.data_ptr() + (1 << 30))  # [B, H, S_max, D]
+    window = FakeTorchTensor((2, 4, 16, 64), 2, pointer=cache.data_ptr() + 2 * 10 * 64,
+                             strides=(4 * 100 * 64, 100 * 64, 64, 1))  # cache[:, :, 10:26]
+    ops.permute(k, (0, 2, 1, 3), out=window)
+    want = permute_launches((2, 16, 4, 64), (0, 2, 1, 3), 2, k.data_ptr(), window.data_ptr(), 132,
+                            out_strides=(4 * 100 * 64, 100 * 64, 64, 1))
+    assert len(cuda.launches) == len(want) == 1 and loaded[cuda.launches[0]["function"]] is want[0].kernel
+    assert FakeCuda.unpack(cuda.launches[0], ArgumentPacking.of(want[0].kernel.params)) == want[0].values
+    with pytest.raises(LayoutError, match="out: a view whose elements may share memory"):
+        ops.permute(k, (0, 2, 1, 3), out=FakeTorchTensor((2, 4, 16, 64), 2, pointer=cache.data_ptr(),
+                                                          strides=(0, 100 * 64, 64, 1)))

@@ -74,3 +74,30 @@ def test_the_gradient_through_a_slice(cuda_gpu):
     want = x.detach().clone().requires_grad_()
     want.view(4, 64, 3, 8, 16)[:, :, 0].permute(0, 2, 1, 3).contiguous().backward(g)
     assert torch.equal(x.grad, want.grad)
+
+
+def test_outputs_with_gaps_match_torch_and_leave_the_rest(cuda_gpu):
+    """``out=`` a view with gaps (a KV cache's window, a column block, random slices): the whole buffer equals
+    PyTorch's ``window.copy_(x.permute(dims))``, bit for bit, gaps untouched."""
+    rng = random.Random(9)
+    k = random_tensor((2, 40, 4, 64), "bfloat16")
+    cases = [(k, (0, 2, 1, 3), (2, 4, 100, 64), (slice(None), slice(None), slice(10, 50))),
+             (random_tensor((64, 100), "float32"), (1, 0), (100, 512), (slice(None), slice(64, 128))),
+             (random_tensor((37, 50), "uint8"), (1, 0), (50, 41), (slice(None), slice(3, 40)))]
+    for _ in range(60):
+        rank = rng.randrange(1, 5)
+        shape = tuple(rng.randrange(1, 10) for _ in range(rank - 1)) + (rng.randrange(1, 300),)
+        x = random_tensor(shape, rng.choice(["uint8", "float16", "float32", "float64"]))
+        if rng.random() < 0.5:
+            x = x[tuple(slice(rng.randrange(n), n) for n in shape)]
+        dims = tuple(rng.sample(range(rank), rank))
+        out_shape = tuple(x.shape[d] for d in dims)
+        pad, step = rng.randrange(3), rng.randrange(1, 3)
+        buffer = tuple(n * step + pad for n in out_shape)
+        cases.append((x, dims, buffer, tuple(slice(pad, pad + n * step, step) for n in out_shape)))
+    for x, dims, buffer, index in cases:
+        ours = random_tensor(buffer, str(x.dtype).split(".")[1])
+        want = ours.clone()
+        ops.permute(x, dims, out=ours[index])
+        want[index].copy_(x.permute(dims))
+        assert _same(ours, want), (x.shape, x.stride(), dims, buffer, index)

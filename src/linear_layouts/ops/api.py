@@ -19,7 +19,7 @@ from linear_layouts.ops import launch as _launch
 from linear_layouts.ops.launches import Copy, cast_launches, framework_gathers, view_launches
 from linear_layouts.ops.plan import dense_order, gathers_first, memory_permutation, normalize_dims, strided_order
 from linear_layouts.ops.tensors import (
-    Tensor, describe, empty, framework_dtype, is_contiguous, same_memory, stream,
+    Tensor, describe, empty, framework_dtype, is_contiguous, overlaps_itself, same_memory, stream,
 )
 
 __all__ = ["transpose", "permute", "cast_transpose"]
@@ -53,9 +53,10 @@ def _input(x: Any, argument: str = "x", dense: bool = False, strided: bool = Fal
 
 
 def _output(x: Tensor, out: Any, shape: tuple[int, ...], argument: str, dtype: Any = None,
-            dtype_name: str = "") -> Tensor:
+            dtype_name: str = "", strided: bool = False) -> Tensor:
     """``out`` checked against the expected ``shape``, dtype (``x``'s, or ``dtype`` named ``dtype_name``),
-    framework and device; a new tensor when ``out`` is None."""
+    framework and device, contiguous (with ``strided``: any view whose elements do not share memory); a new tensor
+    when ``out`` is None."""
     if out is None:
         return describe(empty(x, shape, dtype), argument)
     o = describe(out, argument)
@@ -68,7 +69,11 @@ def _output(x: Tensor, out: Any, shape: tuple[int, ...], argument: str, dtype: A
     want = x.value.dtype if dtype is None else dtype
     if o.value.dtype != want:
         raise LayoutError(f"{argument}: dtype {o.value.dtype}, expected {dtype_name or want}")
-    if not is_contiguous(o):
+    if strided and not is_contiguous(o) and (any(st < 0 for st in o.strides) or overlaps_itself(o)):
+        raise LayoutError(f"{argument}: a view whose elements may share memory (strides {o.strides} for shape "
+                          f"{o.shape}: a broadcast, a negative stride or overlapping dims); the ops write each element "
+                          "once")
+    if not strided and not is_contiguous(o):
         raise LayoutError(f"{argument}: must be contiguous, got strides {o.strides} for shape {o.shape}")
     if same_memory(o, x):
         raise LayoutError(f"{argument}: overlaps the memory of x (the ops do not work in place)")
@@ -86,7 +91,8 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     any shape and rank and
     of 1-, 2-, 4-, 8- or 16-byte elements; ``dims``: a
     permutation of its dims (negative dims count from the end), a sequence or an iterator of ints; ``out``: a
-    contiguous tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``.
+    tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``: contiguous, or a view whose
+    elements do not share memory (a slice of a larger buffer, ``cache[:, :, pos:pos + n]``: written at its strides).
     The permutation is reduced first (``ops.plan``): size-1 dims dropped, dims that stay adjacent merged;
     what is left is a copy, a move of whole rows, or a batched transpose of tiles (masked at the edges).
 
@@ -108,7 +114,7 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     if _autograd.tracks(x):
         return _autograd.permute(x, dims, out)
     shape = tuple(t.shape[d] for d in dims)
-    o = _output(t, out, shape, "out")
+    o = _output(t, out, shape, "out", strided=True)
     _permute(t, o, dims)
     return o.value
 
@@ -129,7 +135,7 @@ def transpose(x: Any, out: Any = None) -> Any:
     dims = tuple(range(r - 2)) + (r - 1, r - 2)
     if _autograd.tracks(x):
         return _autograd.permute(x, dims, out)
-    o = _output(t, out, tuple(t.shape[d] for d in dims), "out")
+    o = _output(t, out, tuple(t.shape[d] for d in dims), "out", strided=True)
     _permute(t, o, dims)
     return o.value
 
@@ -259,9 +265,10 @@ def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
         _framework_copy(out.value, view, x.framework)
         return
     dims = composed
-    scratch = describe(empty(m, m.shape), "x") if gathers_first(m.shape, dims, strides) else None
+    out_strides = None if is_contiguous(out) else out.strides
+    scratch = describe(empty(m, m.shape), "x") if gathers_first(m.shape, dims, strides, out_strides) else None
     _run(m, view_launches(m.shape, dims, m.itemsize, m.pointer, out.pointer, _launch.grid_shape(m.device), strides,
-                          None if scratch is None else scratch.pointer))
+                          None if scratch is None else scratch.pointer, out_strides))
 
 
 def _framework_copy(dst: Any, src: Any, framework: str) -> None:

@@ -152,21 +152,24 @@ def pointer_alignment(*pointers: int) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _plan(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, alignment: int,
-          strides: tuple[int, ...] | None = None) -> TiledProblem:
+          strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None) -> TiledProblem:
     if itemsize == 16:  # a 16-byte element moves as a pair of 8-byte halves: one more dim that stays last
         shape, dims, itemsize = shape + (2,), dims + (len(shape),), 8
         strides = None if strides is None else tuple(2 * s for s in strides) + (1,)
-    return plan_permutation(shape, dims, itemsize, alignment, strides)
+        out_strides = None if out_strides is None else tuple(2 * s for s in out_strides) + (1,)
+    return plan_permutation(shape, dims, itemsize, alignment, strides, out_strides)
 
 
-def strided_alignment(src: int, problem: TiledProblem) -> int:
+def strided_alignment(address: int, problem: TiledProblem, side: str = "src") -> int:
     """The address, modulo ``SECTOR_BYTES``, whose alignment is that of every row and batch start of ``problem``'s
-    input at ``src``: the largest power of two dividing ``src`` and each input stride in bytes (what the vectors of
-    a view with gaps may be: ``y[:, :100]`` of a bf16 ``y`` of rows of 300 at an aligned address reads 8-byte
-    vectors, ``strided_alignment(0, p)`` is 8 for its ``p``)."""
+    input at ``address`` (``side`` "dst": of its output): the largest power of two dividing ``address`` and each
+    stride of that side in bytes (what the vectors of a view with gaps may be: ``y[:, :100]`` of a bf16 ``y`` of rows
+    of 300 at an aligned address reads 8-byte vectors, ``strided_alignment(0, p)`` is 8 for its ``p``)."""
     w = problem.element_bytes
     alignment = SECTOR_BYTES
-    for value in (src, w * problem.lda, *(w * s for _, s, _ in problem.batch)):
+    strides = ((problem.lda, *(s for _, s, _ in problem.batch)) if side == "src"
+               else (problem.ldb, *(d for _, _, d in problem.batch)))
+    for value in (address, *(w * s for s in strides)):
         if value % SECTOR_BYTES:
             alignment = min(alignment, value & -value)
     return alignment % SECTOR_BYTES
@@ -333,7 +336,8 @@ def _bytes_by_default(problem: TiledProblem, src: int, dst: int, device: GridSha
 
 def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                      device: GridShape | int, tile: TileConfig | ChunkedTile | ByteTile | None = None,
-                     strides: tuple[int, ...] | None = None) -> list[Launch | Copy]:
+                     strides: tuple[int, ...] | None = None,
+                     out_strides: tuple[int, ...] | None = None) -> list[Launch | Copy]:
     """What ``permute`` launches for a contiguous ``shape`` of ``itemsize``-byte elements at address ``src``,
     its output at ``dst``, on ``device`` (a ``GridShape``, or its SMs with an H100's L2) (module doc; a
     permutation that is the identity in memory: one ``Copy``, or from ``COPY_KERNEL_MIN_BYTES`` the flat copy
@@ -341,14 +345,16 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     this tile instead of ``tile_for``'s (its element size and vectors must fit the problem; a ``ChunkedTile``: the
     chunked transpose at that tile, where ``chunked_transposes``). ``strides``: the input's element strides where
     it is a view with gaps or repeats, its dims in memory order (``plan.strided_order``): the tiled kernel reads
-    it at those strides, with the vectors every row start allows (``strided_alignment``). Batch dims
+    it at those strides, with the vectors every row start allows (``strided_alignment``); ``out_strides``: the
+    output's, by output position, where it is a view with gaps (a slice of a larger buffer): written there. Batch dims
     beyond ``MAX_BATCH_DIMS`` take one launch per index of the outer ones (at most ``MAX_BATCH_LAUNCHES``; more:
     one kernel takes them all); sizes beyond one launch's parameters are cut into several (``launch_pieces``).
     Requires: ``dims`` a permutation of ``range(len(shape))``."""
     if isinstance(device, int):
         device = GridShape(device)
     launches, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % SECTOR_BYTES, dst % SECTOR_BYTES,
-                                        device, tile, None if strides is None else tuple(strides))
+                                        device, tile, None if strides is None else tuple(strides),
+                                        None if out_strides is None else tuple(out_strides))
     if not launches:
         return [Copy(dst, src, nbytes)] if nbytes else []
     return [Launch(kernel, ctas, (src + s, dst + d) + tail) for kernel, ctas, tail, s, d in launches]
@@ -370,18 +376,18 @@ def framework_gathers(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: i
 
 
 def view_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
-                  device: GridShape | int, strides: tuple[int, ...] | None,
-                  scratch: int | None = None) -> list[Launch | Copy]:
-    """``permute_launches`` of a view at ``strides`` (dims in memory order; None: contiguous), in two passes where
-    ``plan.gathers_first``: the view gathered into ``scratch`` (a contiguous buffer of its bytes, required then),
-    then that dense copy permuted into ``dst``."""
-    if not gathers_first(shape, dims, strides):
-        return permute_launches(shape, dims, itemsize, src, dst, device, strides=strides)
+                  device: GridShape | int, strides: tuple[int, ...] | None, scratch: int | None = None,
+                  out_strides: tuple[int, ...] | None = None) -> list[Launch | Copy]:
+    """``permute_launches`` of a view at ``strides`` (dims in memory order; None: contiguous) into an output at
+    ``out_strides`` (None: contiguous), in two passes where ``plan.gathers_first``: the view gathered into
+    ``scratch`` (a contiguous buffer of its bytes, required then), then that dense copy permuted into ``dst``."""
+    if not gathers_first(shape, dims, strides, out_strides):
+        return permute_launches(shape, dims, itemsize, src, dst, device, strides=strides, out_strides=out_strides)
     if scratch is None:
         raise LayoutError("scratch: this view is gathered into a buffer of its bytes first (plan.gathers_first)")
     identity = tuple(range(len(shape)))
     return (permute_launches(shape, identity, itemsize, src, scratch, device, strides=strides)
-            + permute_launches(shape, dims, itemsize, scratch, dst, device))
+            + permute_launches(shape, dims, itemsize, scratch, dst, device, out_strides=out_strides))
 
 
 def _checked_tile(problem: TiledProblem, src: int, dst: int, device: GridShape, tile: TileConfig | None) -> TileConfig:
@@ -416,28 +422,28 @@ def tiled_arguments(kernel: PermuteKernel, rows: int, cols: int, lda: int, ldb: 
 
 def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                      device: GridShape, tile: TileConfig | ChunkedTile | ByteTile | None = None,
-                     strides: tuple[int, ...] | None = None):
+                     strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None):
     """``(launches, bytes)`` of ``permute_launches`` for addresses ``src``, ``dst`` modulo ``SECTOR_BYTES`` (all the
     plan depends on): each launch ``(kernel, ctas, arguments after the two pointers, source byte offset, destination
     byte offset)``; none for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes
     ``chunked_transposes`` takes get the kernel ``MISALIGNED_TRANSPOSE`` names; batches of small blocks
     ``small_blocks`` takes the small-block kernel (where ``SMALL_BATCHES``; from the aligned interleave kernel blocks up
-    to ``SMALL_BLOCK_BYTES``). An input with gaps (``strides``) takes the tiled kernel."""
+    to ``SMALL_BLOCK_BYTES``). An input or output with gaps (``strides``, ``out_strides``) takes the tiled kernel."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
                      (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
-                     BYTE_TRANSPOSE, strides)
+                     BYTE_TRANSPOSE, strides, out_strides)
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
               tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave: bool,
               limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False,
-              strides: tuple[int, ...] | None = None):
+              strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None):
     max_extent, max_ctas, max_batch_launches = limits
-    if strides is not None:
-        return _strided_template(shape, dims, itemsize, src, dst, device, tile, limits, strides)
+    if strides is not None or out_strides is not None:
+        return _strided_template(shape, dims, itemsize, src, dst, device, tile, limits, strides, out_strides)
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     nbytes = math.prod(shape) * itemsize
     if problem.kind is PermuteKind.COPY and nbytes >= COPY_KERNEL_MIN_BYTES:
@@ -492,13 +498,15 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
 
 def _strided_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                       device: GridShape, tile: TileConfig | ChunkedTile | ByteTile | None,
-                      limits: tuple[int, int, int], strides: tuple[int, ...]):
-    """``_template`` of an input with gaps: the tiled kernel at the vectors its row and batch starts allow, its batch
-    dims split between launches and the kernel as ``_template`` splits them."""
-    if len(strides) != len(shape):
-        raise LayoutError(f"strides: {len(strides)} strides for a shape of {len(shape)} dims")
+                      limits: tuple[int, int, int], strides: tuple[int, ...] | None,
+                      out_strides: tuple[int, ...] | None):
+    """``_template`` of an input or output with gaps: the tiled kernel at the vectors their row and batch starts
+    allow, its batch dims split between launches and the kernel as ``_template`` splits them."""
+    for name, given in (("strides", strides), ("out_strides", out_strides)):
+        if given is not None and len(given) != len(shape):
+            raise LayoutError(f"{name}: {len(given)} strides for a shape of {len(shape)} dims")
     max_extent, max_ctas, max_batch_launches = limits
-    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst), strides)
+    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst), strides, out_strides)
     nbytes = math.prod(shape) * itemsize
     if problem.kind is PermuteKind.EMPTY:
         return (), nbytes
@@ -506,8 +514,8 @@ def _strided_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: i
         return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE, limits)
     if tile is not None and not isinstance(tile, TileConfig):
         raise LayoutError(f"tile: an input with gaps takes the tiled kernel, not {type(tile).__name__}")
-    aligned = strided_alignment(src, problem)
-    config = _checked_tile(problem, aligned, dst, device, tile)
+    config = _checked_tile(problem, strided_alignment(src, problem), strided_alignment(dst, problem, "dst"), device,
+                           tile)
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     if math.prod(size for size, _, _ in problem.batch[:split]) > max_batch_launches:
         split = max(0, len(problem.batch) - MAX_KERNEL_BATCH_DIMS)

@@ -52,12 +52,14 @@ class PermuteKind(enum.Enum):
 @dataclass(frozen=True, repr=False)
 class ReducedPermutation:
     """``out = x.permute(dims)`` of a row-major ``shape`` (or, ``strides`` given, of a view at those element
-    strides) with no size-1 dims and no two input dims ``d, d+1`` adjacent in the output that could move as one
-    (``dims[k + 1] == dims[k] + 1`` never holds where ``strides[d] == strides[d + 1] shape[d + 1]``)."""
+    strides; ``out_strides``: the output's, by output position, where it is a view with gaps) with no size-1 dims
+    and no two input dims ``d, d+1`` adjacent in the output that could move as one (``dims[k + 1] == dims[k] + 1``
+    never holds where both tensors join them in memory)."""
 
     shape: tuple[int, ...]
     dims: tuple[int, ...]
     strides: tuple[int, ...] | None = None
+    out_strides: tuple[int, ...] | None = None
 
     @property
     def rank(self) -> int:
@@ -65,7 +67,8 @@ class ReducedPermutation:
 
     def __repr__(self) -> str:
         gaps = "" if self.strides is None else f", strides={self.strides}"
-        return f"ReducedPermutation(shape={self.shape}, dims={self.dims}{gaps})"
+        out_gaps = "" if self.out_strides is None else f", out_strides={self.out_strides}"
+        return f"ReducedPermutation(shape={self.shape}, dims={self.dims}{gaps}{out_gaps})"
 
 
 def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -139,13 +142,14 @@ def normalize_dims(dims, rank: int, argument: str = "dims") -> tuple[int, ...]:
     return tuple(out)
 
 
-def reduce_permutation(shape: tuple[int, ...], dims: tuple[int, ...],
-                       strides: tuple[int, ...] | None = None) -> ReducedPermutation:
+def reduce_permutation(shape: tuple[int, ...], dims: tuple[int, ...], strides: tuple[int, ...] | None = None,
+                       out_strides: tuple[int, ...] | None = None) -> ReducedPermutation:
     """The smallest permutation equivalent to ``x.permute(dims)`` of a row-major ``shape`` (module doc):
     size-1 dims dropped, runs of consecutive input dims that stay consecutive in the output merged. ``strides``:
-    ``x``'s element strides where it is a view with gaps (its dims in memory order: ``strided_order``); two dims
-    then merge only where they are one in memory too (``strides[d] == strides[d + 1] shape[d + 1]``), and the
-    result keeps the merged dims' strides (None where they are row-major).
+    ``x``'s element strides where it is a view with gaps (its dims in memory order: ``strided_order``);
+    ``out_strides``: the output's, by output position, where it is a view with gaps. Two dims then merge only where
+    they are one in memory in both tensors (``strides[d] == strides[d + 1] shape[d + 1]``), and the result keeps the
+    merged dims' strides (None where they are row-major).
 
     Requires: ``dims`` a permutation of ``range(len(shape))``; no size 0.
 
@@ -159,9 +163,12 @@ def reduce_permutation(shape: tuple[int, ...], dims: tuple[int, ...],
     order = [rank_of[d] for d in dims if d in rank_of]  # output order of the kept input dims
     sizes = [shape[d] for d in keep]
     steps = None if strides is None else [strides[d] for d in keep]
+    out_steps = None if out_strides is None else {  # kept input dim -> its output stride
+        rank_of[d]: out_strides[k] for k, d in enumerate(dims) if d in rank_of}
 
-    def joins(d: int) -> bool:  # input dims d - 1, d are one in memory
-        return steps is None or steps[d - 1] == steps[d] * sizes[d]
+    def joins(d: int) -> bool:  # input dims d - 1, d (adjacent in the output too) are one in memory in both
+        return ((steps is None or steps[d - 1] == steps[d] * sizes[d])
+                and (out_steps is None or out_steps[d - 1] == out_steps[d] * sizes[d]))
 
     runs: list[list[int]] = []  # maximal runs of the output order with consecutive input dims
     for d in order:
@@ -172,10 +179,14 @@ def reduce_permutation(shape: tuple[int, ...], dims: tuple[int, ...],
     by_input = sorted(runs, key=lambda run: run[0])
     new_index = {run[0]: i for i, run in enumerate(by_input)}
     merged = tuple(math.prod(sizes[d] for d in run) for run in by_input)
+    merged_dims = tuple(new_index[run[0]] for run in runs)
     merged_strides = None if steps is None else tuple(steps[run[-1]] for run in by_input)
     if merged_strides == row_major_strides(merged):
         merged_strides = None
-    return ReducedPermutation(merged, tuple(new_index[run[0]] for run in runs), merged_strides)
+    merged_out = None if out_steps is None else tuple(out_steps[run[-1]] for run in runs)
+    if merged_out == row_major_strides(tuple(merged[d] for d in merged_dims)):
+        merged_out = None
+    return ReducedPermutation(merged, merged_dims, merged_strides, merged_out)
 
 
 @dataclass(frozen=True)
@@ -201,14 +212,16 @@ class TiledProblem:
 
 
 def plan_permutation(shape: tuple[int, ...], dims: tuple[int, ...], element_bytes: int,
-                     max_word_bytes: int = 8, strides: tuple[int, ...] | None = None) -> TiledProblem:
+                     max_word_bytes: int = 8, strides: tuple[int, ...] | None = None,
+                     out_strides: tuple[int, ...] | None = None) -> TiledProblem:
     """``x.permute(dims)`` of a contiguous ``shape`` of ``element_bytes``-byte elements as a ``TiledProblem``
     (``EMPTY`` / ``COPY`` problems carry ``rows = numel``, nothing else). A ``ROWS`` permutation whose rows
     are one 2-, 4- or 8-byte word (at most ``max_word_bytes``: the alignment both tensors allow) is
     planned again as a permutation of those words. ``strides``: ``x``'s element strides where it is a view with
     gaps (``reduce_permutation``): the tiles read it at those strides, and a view that is the identity is a
-    ``ROWS`` move of its rows; where its last dim in memory has a stride other than 1 (``y[:, ::2]``), its rows
-    are of one element (``cols == 1``) at that stride.
+    ``ROWS`` move of its rows; ``out_strides``: the output's, by output position, where it is a view with gaps (a
+    slice of a larger buffer): the tiles write it there. Where the last dim in memory of either has a stride
+    other than 1 (``y[:, ::2]``), the rows are of one element (``cols == 1``).
 
     >>> p = plan_permutation((4, 128, 16, 64), (0, 2, 1, 3), 2)
     >>> p.kind.value, p.rows, p.cols, p.lda, p.ldb, p.batch
@@ -216,37 +229,43 @@ def plan_permutation(shape: tuple[int, ...], dims: tuple[int, ...], element_byte
     >>> p = plan_permutation((4, 100), (0, 1), 2, strides=(300, 1))  # y[:, :100] of a 4 x 300 y
     >>> p.kind.value, p.rows, p.cols, p.lda, p.ldb, p.batch
     ('rows', 4, 100, 300, 100, ())
+    >>> p = plan_permutation((64, 100), (1, 0), 2, out_strides=(512, 1))  # into buf[:100, :64] of a 100 x 512 buf
+    >>> p.kind.value, p.rows, p.cols, p.lda, p.ldb
+    ('transpose', 64, 100, 100, 512)
     """
     numel = math.prod(shape)
     if numel == 0:
         return TiledProblem(PermuteKind.EMPTY, element_bytes, 0, 0, 0, 0, False, ())
-    reduced = reduce_permutation(shape, dims, strides)
+    reduced = reduce_permutation(shape, dims, strides, out_strides)
     r, size, order = reduced.rank, reduced.shape, reduced.dims
     src_strides = row_major_strides(size) if reduced.strides is None else reduced.strides
-    if src_strides and src_strides[-1] != 1:  # no dim of stride 1: rows of one element, at the last dim's stride
-        r, size, order, src_strides = r + 1, size + (1,), order + (r,), src_strides + (1,)
-    if order == tuple(range(r)) and reduced.strides is None:
+    dst_strides = row_major_strides(tuple(size[d] for d in order)) if reduced.out_strides is None \
+        else reduced.out_strides
+    if src_strides and (src_strides[-1] != 1 or dst_strides[-1] != 1):  # rows of one element, at the last strides
+        r, size, order = r + 1, size + (1,), order + (r,)
+        src_strides, dst_strides = src_strides + (1,), dst_strides + (1,)
+    if order == tuple(range(r)) and reduced.strides is None and reduced.out_strides is None:
         return TiledProblem(PermuteKind.COPY, element_bytes, numel, 1, 1, 1, False, ())
-    out_shape = tuple(size[d] for d in order)
-    out_strides = row_major_strides(out_shape)
     position = {d: k for k, d in enumerate(order)}
     last = r - 1
     if order[-1] == last:  # the rows of the last dim stay whole
         word = size[last] * element_bytes
         if (word in (2, 4, 8) and element_bytes < word <= max_word_bytes
-                and src_strides[-2] == size[last] and all(s % size[last] == 0 for s in src_strides[:-1])):
+                and src_strides[-2] == dst_strides[-2] == size[last]
+                and all(s % size[last] == 0 for s in src_strides[:-1] + dst_strides[:-1])):
             words = None if reduced.strides is None else tuple(s // size[last] for s in src_strides[:-1])
-            return plan_permutation(size[:-1], order[:-1], word, max_word_bytes, words)
+            out_words = None if reduced.out_strides is None else tuple(s // size[last] for s in dst_strides[:-1])
+            return plan_permutation(size[:-1], order[:-1], word, max_word_bytes, words, out_words)
         tile_row_dim = order[-2]
         rows, cols = size[tile_row_dim], size[last]
-        lda, ldb = src_strides[tile_row_dim], out_strides[r - 2]
+        lda, ldb = src_strides[tile_row_dim], dst_strides[r - 2]
         kind, transposed, tiled = PermuteKind.ROWS, False, {tile_row_dim, last}
     else:
         tile_row_dim = order[-1]
         rows, cols = size[tile_row_dim], size[last]
-        lda, ldb = src_strides[tile_row_dim], out_strides[position[last]]
+        lda, ldb = src_strides[tile_row_dim], dst_strides[position[last]]
         kind, transposed, tiled = PermuteKind.TRANSPOSE, True, {tile_row_dim, last}
-    batch = tuple((size[d], src_strides[d], out_strides[position[d]]) for d in order if d not in tiled)
+    batch = tuple((size[d], src_strides[d], dst_strides[position[d]]) for d in order if d not in tiled)
     return TiledProblem(kind, element_bytes, rows, cols, lda, ldb, transposed, batch)
 
 
@@ -270,7 +289,8 @@ def memory_permutation(shape: tuple[int, ...], strides: tuple[int, ...],
     return memory_shape, None if dense else memory_strides, tuple(inverse[d] for d in dims)
 
 
-def gathers_first(shape: tuple[int, ...], dims: tuple[int, ...], strides: tuple[int, ...] | None) -> bool:
+def gathers_first(shape: tuple[int, ...], dims: tuple[int, ...], strides: tuple[int, ...] | None,
+                  out_strides: tuple[int, ...] | None = None) -> bool:
     """Whether ``x.permute(dims)`` of a view at ``strides`` (dims in memory order) takes two passes: where no dim has
     stride 1, one pass reads rows of one element along the output's last dim (``plan_permutation``), which leaves a
     warp's reads a row stride apart unless that dim is the innermost; gathered first into memory order (rows along
@@ -278,7 +298,7 @@ def gathers_first(shape: tuple[int, ...], dims: tuple[int, ...], strides: tuple[
     4096), (1, 0), (8192, 2))`` (``y[:, ::2].t()``) is True; with dims ``(0, 1)`` it is False."""
     if strides is None or 0 in shape:
         return False
-    reduced = reduce_permutation(shape, dims, strides)
+    reduced = reduce_permutation(shape, dims, strides, out_strides)
     return reduced.strides is not None and reduced.strides[-1] != 1 and reduced.dims[-1] != reduced.rank - 1
 
 

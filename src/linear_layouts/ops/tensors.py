@@ -24,7 +24,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
 __all__ = ["Tensor", "describe", "empty", "stream", "torch_stream", "is_contiguous", "same_memory", "framework_dtype",
-           "alignment"]
+           "alignment", "overlaps_itself"]
 
 #: DLPack device types of CUDA memory (``kDLCUDA``, ``kDLCUDAManaged``).
 _DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 2, 13
@@ -162,6 +162,20 @@ def is_contiguous(t: Tensor) -> bool:
             return False
         expected *= size
     return True
+
+
+def overlaps_itself(t: Tensor) -> bool:
+    """Whether two elements of ``t`` may share memory: by the usual sufficient rule, each dim's stride (smallest
+    first) must exceed the span of the dims inside it. A broadcast (stride 0) or a negative stride counts as
+    overlapping; ``(4, 6)`` at strides ``(10, 1)`` does not overlap, at ``(3, 1)`` it does."""
+    if 0 in t.shape:
+        return False
+    span = 1
+    for stride, size in sorted((s, n) for n, s in zip(t.shape, t.strides) if n != 1):
+        if stride < span:
+            return True
+        span = stride * (size - 1) + span
+    return False
 
 
 def same_memory(a: Tensor, b: Tensor) -> bool:
