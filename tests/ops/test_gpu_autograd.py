@@ -53,3 +53,17 @@ def test_the_cast_transpose_outputs_carry_no_gradient(cuda_gpu):
     x = torch.randn(64, 32, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     c, t, amax = ops.cast_transpose(x, torch.float8_e4m3fn, 1.0)
     assert not (c.requires_grad or t.requires_grad or amax.requires_grad)
+
+
+def test_a_gradient_that_is_a_view_goes_back_as_it_is(cuda_gpu):
+    """``y.sum()``'s gradient is an expanded tensor of ones (stride 0), a sliced use's a view with gaps: the
+    backward permutes them where they are (no ``.contiguous()`` first), bit for bit as PyTorch."""
+    x = torch.randn(3, 40, 24, device="cuda", requires_grad=True)
+    ops.permute(x, (2, 0, 1)).sum().backward()
+    assert torch.equal(x.grad, torch.ones_like(x))
+    x.grad = None
+    y = ops.permute(x, (0, 2, 1))
+    (y[:, :, 5:30] * 3).sum().backward()
+    want = torch.zeros(3, 24, 40, device="cuda")
+    want[:, :, 5:30] = 3
+    assert torch.equal(x.grad, want.permute(0, 2, 1).contiguous())
