@@ -15,7 +15,6 @@ those rows are left out of the ratios to eager.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
@@ -27,6 +26,7 @@ BUILD = harness.BUILD / "gaps"
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(BUILD / "cache"))
 
 from harness import cli, ops_cases  # noqa: E402
+from harness.results import write_outputs  # noqa: E402
 
 LAUNCHES, REPEATS = 20, 5
 DTYPES = ("uint8", "bfloat16", "float32", "float64")
@@ -258,10 +258,8 @@ def run(seed: int, count: int, out: Path) -> None:
               "| view | shape | strides | dtype | ops | eager | correct |", "|---|---|---|---|---:|---:|---|"]
     lines += [f"| {h['label']} | {tuple(h['shape'])} | {tuple(h['strides'])} | {h['dtype']} | {h['host_us']['ops']} | "
               f"{h['host_us']['eager']} | {h['correct']} |" for h in host]
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"gaps_{seed}.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows,
-                                                           outputs=out_rows, host=host), indent=1))
-    (out / f"gaps_{seed}.md").write_text("\n".join(lines) + "\n")
+    write_outputs(out, f"gaps_{seed}", dict(environment=env, copy_tbs=copy_tbs, cases=rows, outputs=out_rows,
+                                            host=host), "\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)
 
 
