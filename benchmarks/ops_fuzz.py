@@ -9,7 +9,11 @@ Each seed draws ``--cases`` calls:
   7 elements into a larger zeroed buffer, whose bytes around the output must stay zero;
 - ``cast_transpose(x, fp8, scale)``: bf16 / fp16 / fp32 matrices (and a batch dim) of the same sizes, e4m3 or
   e5m2, a number or a tensor scale, the same offsets for ``x``, ``out`` and ``out_t``; against
-  ``(x.float() * scale).clamp(-max, max).to(fp8)`` and ``x.abs().max()``.
+  ``(x.float() * scale).clamp(-max, max).to(fp8)`` and ``x.abs().max()``;
+- then ``count // 4`` ``permute`` calls on views (``view_cases``, their own random stream: the calls above stay
+  as they were): ``x`` a slice of a larger tensor (any start, stop and step a dim), possibly transposed, and
+  ``out=`` None or a slice of a larger zeroed buffer (a window with gaps); the whole buffer against PyTorch's
+  ``window.copy_(x.permute(dims))``.
 
     PYTHONPATH=src python3 benchmarks/ops_fuzz.py --mode prepare --seed 1   # CPU: every kernel the calls launch
     PYTHONPATH=src python3 benchmarks/ops_fuzz.py --seed 1 --out DIR        # device: ops_fuzz_<seed>.{json,md}
@@ -74,9 +78,61 @@ def cases(seed: int, count: int) -> list[dict]:
     return out
 
 
+def view_cases(seed: int, count: int) -> list[dict]:
+    """The seed's calls on views (module doc), from a stream of their own."""
+    rng = random.Random(f"views {seed}")
+    out = []
+    for _ in range(count):
+        dtype = rng.choice(sorted(d for d in DTYPES if d != "bool"))
+        rank = rng.choice((1, 2, 2, 3, 3, 4))
+        base = _shape(rng, rank, DTYPES[dtype])
+        index = []
+        for size in base:
+            start = rng.randrange(size) if rng.random() < 0.5 else 0
+            index.append((start, rng.randrange(start + 1, size + 1), rng.choice((1, 1, 1, 2, 3))))
+        order = tuple(rng.sample(range(rank), rank)) if rng.random() < 0.3 else tuple(range(rank))
+        dims = tuple(rng.sample(range(rank), rank))
+        window = None
+        if rng.random() < 0.5:
+            window = (rng.randrange(3), rng.choice((1, 1, 2)))  # (pad, step) of each output dim in its buffer
+        out.append(dict(op="permute view", base=base, index=index, order=order, dims=dims, dtype=dtype,
+                        window=window))
+    return out
+
+
+def _view_shape(case: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(shape, output buffer shape)`` of a view case."""
+    sizes = [len(range(*i)) for i in case["index"]]
+    shape = tuple(sizes[d] for d in case["order"])
+    out_shape = tuple(shape[d] for d in case["dims"])
+    pad, step = case["window"] or (0, 1)
+    return shape, tuple(n * step + pad for n in out_shape)
+
+
+def _window(buffer, case: dict, out_shape):
+    pad, step = case["window"]
+    return buffer[tuple(slice(pad, pad + n * step, step) for n in out_shape)]
+
+
 def _launches(case: dict, device) -> list:
     from linear_layouts.ops.launches import cast_launches, permute_launches
 
+    if case["op"] == "permute view":
+        import numpy as np
+
+        w = DTYPES[case["dtype"]]
+        base = np.empty(case["base"], np.dtype(f"V{w}"))
+        view = base[tuple(slice(*i) for i in case["index"])].transpose(case["order"])
+        offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        shape, buffer = _view_shape(case)
+        out_strides, out_offset = None, 0
+        if case["window"]:
+            out_buffer = np.empty(buffer, np.dtype(f"V{w}"))
+            window = _window(out_buffer, case, tuple(shape[d] for d in case["dims"]))
+            out_strides = tuple(st // w for st in window.strides)
+            out_offset = window.__array_interface__["data"][0] - out_buffer.__array_interface__["data"][0]
+        return ops_cases.view_launches(view, case["dims"], _BASE + offset, _OTHER + out_offset, device,
+                                       out_strides=out_strides)
     if case["op"] == "cast":
         fmt, w = CAST_INPUTS[case["dtype"]]
         shape = case["shape"]
@@ -100,7 +156,7 @@ def prepare(seed: int, count: int, jobs: int) -> None:
 
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
     (BUILD / "cache").mkdir(parents=True, mode=0o700, exist_ok=True)
-    sources = ops_cases.launch_sources(_launches(c, device) for c in cases(seed, count))
+    sources = ops_cases.launch_sources(_launches(c, device) for c in cases(seed, count) + view_cases(seed, count // 4))
     n, seconds = ops_cases.compile_sources(sources, "sm_90", jobs)
     print(f"prepared {n} kernels for sm_90 in {seconds:.0f} s into {BUILD / 'cache'}")
 
@@ -125,6 +181,8 @@ def run_case(torch, ops, case: dict) -> dict:
     try:
         if case["op"] == "cast":
             _cast(torch, ops, case)
+        elif case["op"] == "permute view":
+            _permute_view(torch, ops, case)
         else:
             _permute(torch, ops, case)
         result["ok"] = True
@@ -136,7 +194,7 @@ def run_case(torch, ops, case: dict) -> dict:
 
 
 def _bytes(torch, t):
-    return t.contiguous().reshape(-1).view(torch.uint8)
+    return ops_cases.flat_bytes(t)
 
 
 def _permute(torch, ops, case: dict) -> None:
@@ -157,6 +215,25 @@ def _permute(torch, ops, case: dict) -> None:
         k = case["out_offset"]
         outside = torch.cat([buffer[:k].reshape(-1), buffer[k + expected.numel():].reshape(-1)])
         assert not _bytes(torch, outside).any(), "wrote outside out"
+
+
+def _permute_view(torch, ops, case: dict) -> None:
+    base = _random(torch, case["base"], case["dtype"], 0)
+    x = base[tuple(slice(*i) for i in case["index"])].permute(*case["order"])
+    expected = x.permute(case["dims"]).contiguous()
+    if case["window"] is None:
+        y = ops.permute(x, case["dims"])
+        torch.cuda.synchronize()
+        assert y.shape == expected.shape and torch.equal(_bytes(torch, y), _bytes(torch, expected)), "values"
+        return
+    _, buffer_shape = _view_shape(case)
+    ours = torch.zeros(buffer_shape, dtype=expected.dtype, device="cuda")
+    want = ours.clone()
+    _window(want, case, expected.shape).copy_(expected)
+    y = ops.permute(x, case["dims"], out=_window(ours, case, expected.shape))
+    torch.cuda.synchronize()
+    assert torch.equal(_bytes(torch, ours), _bytes(torch, want)), "values, or wrote outside the window"
+    assert y.data_ptr() == _window(ours, case, expected.shape).data_ptr(), "not out"
 
 
 _FP8 = {"e4m3": ("float8_e4m3fn", 448.0), "e5m2": ("float8_e5m2", 57344.0)}
@@ -207,7 +284,7 @@ def run(seed: int, count: int, out: Path) -> None:
     start = time.time()
     env = environment(modules=("torch", "cupy", "numpy"), device=True)
     rows = []
-    for case in cases(seed, count):
+    for case in cases(seed, count) + view_cases(seed, count // 4):
         rows.append(run_case(torch, ops, case))
         if not rows[-1]["ok"]:
             print(f"FAILED {rows[-1]}", flush=True)

@@ -207,15 +207,15 @@ def random_tensor(shape, dtype: str):
 
 def bit_equal(a, b) -> bool:
     """Two PyTorch tensors equal bit for bit (NaNs too), shape and dtype alike; compared in their logical row-major
-    order (``_flat_bytes``)."""
+    order (``flat_bytes``)."""
     import torch
 
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    return not a.numel() or bool(torch.equal(_flat_bytes(a), _flat_bytes(b)))
+    return not a.numel() or bool(torch.equal(flat_bytes(a), flat_bytes(b)))
 
 
-def _flat_bytes(x):
+def flat_bytes(x):
     """The bytes of ``x`` in its logical row-major order, as a new 1-D tensor (a tensor PyTorch calls contiguous may
     carry any stride on a size-1 dim, which ``view`` as bytes refuses)."""
     import torch
@@ -478,10 +478,10 @@ def apply_view(x, steps):
     return x
 
 
-def view_launches(view, dims, src: int, dst: int, device, scratch: int = 3 * _BASE) -> list:
+def view_launches(view, dims, src: int, dst: int, device, scratch: int = 3 * _BASE, out_strides=None) -> list:
     """``ops.permute``'s launches for a NumPy ``view`` whose first element is at ``src`` (its dims in memory order,
-    read at its strides: ``api._memory``), the output at ``dst``, a gather first into ``scratch`` where the op
-    takes one (``plan.gathers_first``)."""
+    read at its strides: ``api._memory``), the output at ``dst`` (at ``out_strides`` where it is a view with gaps), a
+    gather first into ``scratch`` where the op takes one (``plan.gathers_first``)."""
     from linear_layouts.ops import api, launches
     from linear_layouts.ops.tensors import Tensor, is_contiguous
 
@@ -489,7 +489,7 @@ def view_launches(view, dims, src: int, dst: int, device, scratch: int = 3 * _BA
     t = Tensor("cupy", None, tuple(view.shape), tuple(s // w for s in view.strides), w, None, 0, src)
     m, composed = api._memory(t, tuple(dims))
     return launches.view_launches(m.shape, composed, w, src, dst, device, None if is_contiguous(m) else m.strides,
-                                  scratch)
+                                  scratch, out_strides)
 #: The sanitizer run's misaligned cast-transposes, each by the realigned, the scalar and the chunked kernel (the
 #: scalar one where the offsets do not allow the chunked one): (rows, cols, input format, fp8, byte offsets of X, C
 #: and T).
