@@ -190,18 +190,18 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
       max-accumulated into ``amax`` (a one-element float32 tensor not overlapping ``x``, ``out`` or ``out_t``; a
       new zero one when None).
 
-    ``x``: contiguous bf16, fp16 or fp32 CUDA tensor of rank >= 1, or the transposed view ``w.t()`` of a
-    contiguous matrix (``w`` is cast and the outputs swapped: no copy); ``dtype``: ``float8_e4m3fn`` or
+    ``x``: bf16, fp16 or fp32 CUDA tensor of rank >= 1: contiguous, the transposed view ``w.t()`` of a contiguous
+    matrix (``w`` is cast and the outputs swapped: no copy), or any other view of non-negative strides (a column
+    slice: gathered into a dense tensor by ``permute``'s kernels first, one more pass); ``dtype``: ``float8_e4m3fn`` or
     ``float8_e5m2`` (or ``"e4m3"`` / ``"e5m2"``); ``scale``: a number or a one-element float32 tensor on
     ``x``'s device (read on the device: no synchronization) not overlapping ``out``, ``out_t`` or ``amax``.
     PyTorch outputs have the float8 dtype; CuPy, which has none, gets uint8 arrays of the fp8 bits.
 
     Example: ``c, ct, amax = cast_transpose(w, torch.float8_e4m3fn, 448 / w.abs().max())``."""
-    t = _input(x, dense=True)
+    t = _input(x, strided=True)
     transposed = not is_contiguous(t)  # x = w.t() of a contiguous w: w cast, its outputs swapped
-    if transposed and (len(t.shape) != 2 or dense_order(t.shape, t.strides) != (1, 0)):
-        raise LayoutError(f"x: cast_transpose reads a contiguous tensor or the transposed view of a contiguous "
-                          f"matrix (w.t()), got strides {t.strides} for shape {t.shape}; call .contiguous() first")
+    gathered = transposed and (len(t.shape) != 2 or dense_order(t.shape, t.strides) != (1, 0))
+    transposed = transposed and not gathered
     if t.dtype is None or t.dtype.name not in _CAST_INPUTS:
         raise LayoutError(f"x: cast_transpose reads bf16, fp16 or fp32, got {t.value.dtype}")
     if not t.shape:
@@ -233,6 +233,10 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
         for name, other in (("out", o), ("out_t", ot), ("amax", a)):
             if same_memory(s, other):
                 raise LayoutError(f"scale: overlaps the memory of {name}, which the kernels write")
+    if gathered:  # any other view: gathered into a dense tensor by our permutation first, then cast from it
+        dense = describe(empty(t, t.shape), "x")
+        _permute(t, dense, tuple(range(len(t.shape))))
+        t = dense
     if zero:
         a.value.fill_(0) if a.framework == "torch" else a.value.fill(0)
     if m and n:  # a transposed view: w (n x m) cast into out_t, its transpose into out
