@@ -17,7 +17,9 @@ from linear_layouts.ops import autograd as _autograd
 from linear_layouts.ops import dispatch as _dispatch
 from linear_layouts.ops import launch as _launch
 from linear_layouts.ops.launches import Copy, cast_launches, framework_gathers, view_launches
-from linear_layouts.ops.plan import dense_order, gathers_first, memory_permutation, normalize_dims, strided_order
+from linear_layouts.ops.plan import (
+    dense_order, gathers_first, memory_permutation, normalize_dims, row_major_strides, strided_order,
+)
 from linear_layouts.ops.tensors import (
     Tensor, describe, empty, framework_dtype, is_contiguous, overlaps_itself, same_memory, stream,
 )
@@ -84,12 +86,11 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     """``x.permute(dims)``, materialized: a new contiguous tensor (or ``out``) with ``out[i_{dims[0]}, ...,
     i_{dims[r-1]}] = x[i_0, ..., i_{r-1}]``, in ``x``'s framework, on its device and current stream.
 
-    ``x``: a CUDA tensor (PyTorch, CuPy, DLPack), contiguous, a permuted view of a contiguous one (``w.t()``,
-    channels-last: ``_memory``) or any view with gaps or repeats (``qkv[..., :d]``, ``y[:, :n].t()``, ``expand``;
-    where no dim has stride 1, ``y[:, ::2]``, gathered first where that reads faster: ``plan.gathers_first``, by
-    where the innermost dim is short, the framework's own strided copy does it: ``launches.framework_gathers``), of
-    any shape and rank and
-    of 1-, 2-, 4-, 8- or 16-byte elements; ``dims``: a
+    ``x``: a CUDA tensor (PyTorch, CuPy, DLPack) of any shape and rank and of 1-, 2-, 4-, 8- or 16-byte
+    elements: contiguous, a permuted view of a contiguous one (``w.t()``, channels-last) or any view with gaps or
+    repeats (``qkv[..., :d]``, ``y[:, :n].t()``, ``expand``), read at its strides (``_memory``). A view with no dim
+    of stride 1 (``y[:, ::2]``) is gathered first where that reads faster (``plan.gathers_first``), or, where its
+    innermost dim is short, moved by the framework's own strided copy (``launches.framework_gathers``). ``dims``: a
     permutation of its dims (negative dims count from the end), a sequence or an iterator of ints; ``out``: a
     tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``: contiguous, or a view whose
     elements do not share memory (a slice of a larger buffer, ``cache[:, :, pos:pos + n]``: written at its strides).
@@ -254,9 +255,9 @@ def _memory(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, tuple[int, ...]]:
     ``dims = (1, 0)``: ``M = y`` and ``c = (0, 1)``, a copy."""
     if is_contiguous(x):
         return x, dims
-    order = strided_order(x.shape, x.strides)
-    shape, _, composed = memory_permutation(x.shape, x.strides, dims)
-    return dataclasses.replace(x, shape=shape, strides=tuple(x.strides[d] for d in order)), composed
+    shape, strides, composed = memory_permutation(x.shape, x.strides, dims)
+    strides = row_major_strides(shape) if strides is None else strides
+    return dataclasses.replace(x, shape=shape, strides=strides), composed
 
 
 def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
