@@ -546,14 +546,15 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
         offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
         out.append(dict(kind="view", shape=base_shape, w=w, steps=steps, dims=dims, offsets=(offset, 0),
                         launches=view_launches(view, dims, _BASE + offset, 2 * _BASE, device)))
-    for shape, w, dims, buffer, steps in SANITIZE_OUT_VIEWS:
-        x = np.empty(shape, np.dtype(f"u{w}"))
+    byte_window = ((600, 300), 1, (1, 0), (300, 613), (("index", ((0, 300, 1), (13, 613, 1))),))
+    for (shape, w, dims, buffer, steps), grid in ([(case, device) for case in SANITIZE_OUT_VIEWS]
+                                                  + [(byte_window, GridShape(sms, 4096))]):  # the byte transpose
         o = np.empty(buffer, np.dtype(f"u{w}"))
         window = apply_view(o, steps)
         offset = window.__array_interface__["data"][0] - o.__array_interface__["data"][0]
         out_strides = tuple(st // w for st in window.strides)
         out.append(dict(kind="view", shape=shape, w=w, steps=(), dims=dims, offsets=(0, offset), out_buffer=buffer,
-                        out_steps=steps, launches=permute_launches(shape, dims, w, _BASE, 2 * _BASE + offset, device,
+                        out_steps=steps, launches=permute_launches(shape, dims, w, _BASE, 2 * _BASE + offset, grid,
                                                                    out_strides=out_strides)))
     tiny_l2 = GridShape(sms, 4096)  # the transposes, and the casts with narrow stores of T, in raster order "m"
     for shape, dims, w in SANITIZE_TILED:

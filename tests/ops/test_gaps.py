@@ -314,3 +314,28 @@ def test_an_output_with_gaps_is_written_at_its_strides_on_the_fake_device(monkey
     with pytest.raises(LayoutError, match="out: a view whose elements may share memory"):
         ops.permute(k, (0, 2, 1, 3), out=FakeTorchTensor((2, 4, 16, 64), 2, pointer=cache.data_ptr(),
                                                           strides=(0, 100 * 64, 64, 1)))
+
+
+@_EMULATOR
+@pytest.mark.parametrize("rows, window", [(300, lambda o: o[:, 3:603]), (301, lambda o: o[1:, 5:605])])
+def test_a_byte_transpose_into_a_window_with_odd_rows(rows, window):
+    """Bytes transposed into a window whose rows 16 bytes do not align take the byte transpose, as a dense output
+    of odd rows does (``_bytes_by_default``; a 4 KiB L2 makes the small problem count as one out of L2), writing
+    each output row's own granules only: every byte outside the window unwritten."""
+    from linear_layouts.ops.kernels import GridShape
+
+    from ._emulated import DST, SRC, _run
+
+    x = _base((600, 300), np.uint8)
+    buffer = np.full((rows, 610), 0xAB, np.uint8)
+    view = window(buffer)
+    offset = view.__array_interface__["data"][0] - buffer.__array_interface__["data"][0]
+    out_strides = tuple(st for st in view.strides)
+    launches = permute_launches((600, 300), (1, 0), 1, SRC, DST + offset, GridShape(132, 4096),
+                                out_strides=out_strides)
+    assert len(launches) == 1 and "ll_permute_bytes" in launches[0].kernel.name
+    buffers = {SRC: x.reshape(-1).copy(), DST: buffer.reshape(-1).copy()}
+    _run(launches, buffers)
+    want = buffer.copy()
+    window(want)[...] = x.T
+    assert np.array_equal(buffers[DST].reshape(buffer.shape), want)

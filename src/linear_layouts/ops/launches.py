@@ -443,7 +443,8 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
               strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None):
     max_extent, max_ctas, max_batch_launches = limits
     if strides is not None or out_strides is not None:
-        return _strided_template(shape, dims, itemsize, src, dst, device, tile, limits, strides, out_strides)
+        return _strided_template(shape, dims, itemsize, src, dst, device, tile, limits, strides, out_strides,
+                                 byte_transpose)
     problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
     nbytes = math.prod(shape) * itemsize
     if problem.kind is PermuteKind.COPY and nbytes >= COPY_KERNEL_MIN_BYTES:
@@ -499,9 +500,11 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
 def _strided_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                       device: GridShape, tile: TileConfig | ChunkedTile | ByteTile | None,
                       limits: tuple[int, int, int], strides: tuple[int, ...] | None,
-                      out_strides: tuple[int, ...] | None):
+                      out_strides: tuple[int, ...] | None, byte_transpose: bool = False):
     """``_template`` of an input or output with gaps: the tiled kernel at the vectors their row and batch starts
-    allow, its batch dims split between launches and the kernel as ``_template`` splits them."""
+    allow, or the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each
+    row's position from its address and owns granules of each output row: any row strides), its batch dims split
+    between launches and the kernel as ``_template`` splits them."""
     for name, given in (("strides", strides), ("out_strides", out_strides)):
         if given is not None and len(given) != len(shape):
             raise LayoutError(f"{name}: {len(given)} strides for a shape of {len(shape)} dims")
@@ -512,14 +515,24 @@ def _strided_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: i
         return (), nbytes
     if problem.kind is PermuteKind.COPY:  # the strides were row-major after all: the dense plan
         return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE, limits)
-    if tile is not None and not isinstance(tile, TileConfig):
-        raise LayoutError(f"tile: an input with gaps takes the tiled kernel, not {type(tile).__name__}")
-    config = _checked_tile(problem, strided_alignment(src, problem), strided_alignment(dst, problem, "dst"), device,
-                           tile)
+    if tile is not None and not isinstance(tile, (TileConfig, ByteTile)):
+        raise LayoutError(f"tile: a view with gaps takes the tiled kernel or the byte transpose, not "
+                          f"{type(tile).__name__}")
+    src_aligned, dst_aligned = strided_alignment(src, problem), strided_alignment(dst, problem, "dst")
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     if math.prod(size for size, _, _ in problem.batch[:split]) > max_batch_launches:
         split = max(0, len(problem.batch) - MAX_KERNEL_BATCH_DIMS)
-    kernel = permute_kernel(config, len(problem.batch) - split, device.arch, raster_order(config, 2 * nbytes, device))
+    if isinstance(tile, ByteTile) or (tile is None and byte_transpose
+                                      and _bytes_by_default(problem, src_aligned, dst_aligned, device)):
+        if problem.kind is not PermuteKind.TRANSPOSE or problem.element_bytes != 1:
+            raise LayoutError(f"tile: the byte transpose does not take a {problem.kind.value} of {problem.rows} x "
+                              f"{problem.cols} {8 * problem.element_bytes}-bit elements")
+        kernel = byte_transpose_kernel(len(problem.batch) - split, tile, device.arch,
+                                       transpose_raster(2 * nbytes, device))
+    else:
+        config = _checked_tile(problem, src_aligned, dst_aligned, device, tile)
+        kernel = permute_kernel(config, len(problem.batch) - split, device.arch,
+                                raster_order(config, 2 * nbytes, device))
     w = problem.element_bytes
     launches = []
     for piece in launch_pieces(problem, split, kernel.tile_rows, kernel.tile_cols, max_extent, max_ctas):
