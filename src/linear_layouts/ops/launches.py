@@ -428,7 +428,7 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     byte offset)``; none for an empty tensor or a copy under ``COPY_KERNEL_MIN_BYTES``. Transposes
     ``chunked_transposes`` takes get the kernel ``MISALIGNED_TRANSPOSE`` names; batches of small blocks
     ``small_blocks`` takes the small-block kernel (where ``SMALL_BATCHES``; from the aligned interleave kernel blocks up
-    to ``SMALL_BLOCK_BYTES``). An input or output with gaps (``strides``, ``out_strides``) takes the tiled kernel."""
+    to ``SMALL_BLOCK_BYTES``). An input or output with gaps (``strides``, ``out_strides``): ``_template``."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
@@ -441,12 +441,23 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
               tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave: bool,
               limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False,
               strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None):
+    """``permute_template``'s launches. An input or output with gaps (``strides``, ``out_strides``; row-major ones
+    plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
+    the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
+    position from its address and owns granules of each output row: any row strides); the other kernels assume
+    dense rows."""
     max_extent, max_ctas, max_batch_launches = limits
-    if strides is not None or out_strides is not None:
-        return _strided_template(shape, dims, itemsize, src, dst, device, tile, limits, strides, out_strides,
-                                 byte_transpose)
-    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
+    for name, given in (("strides", strides), ("out_strides", out_strides)):
+        if given is not None and len(given) != len(shape):
+            raise LayoutError(f"{name}: {len(given)} strides for a shape of {len(shape)} dims")
+    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst), strides, out_strides)
     nbytes = math.prod(shape) * itemsize
+    if (strides is not None or out_strides is not None) and problem.kind is not PermuteKind.COPY:
+        if tile is not None and not isinstance(tile, (TileConfig, ByteTile)):
+            raise LayoutError(f"tile: a view with gaps takes the tiled kernel or the byte transpose, not "
+                              f"{type(tile).__name__}")
+        src, dst = strided_alignment(src, problem), strided_alignment(dst, problem, "dst")
+        misaligned, interleave, small = "tiled", False, 0
     if problem.kind is PermuteKind.COPY and nbytes >= COPY_KERNEL_MIN_BYTES:
         kernel = copy_kernel(copy_vector_bytes(src, dst))
         step = nbytes if kernel.tiles(1, nbytes) <= max_ctas else kernel.tile_cols * _pow2_floor(max_ctas)
@@ -494,52 +505,6 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
                 tiled_arguments(kernel, piece.rows, piece.cols, problem.lda, problem.ldb, piece.batch))
         ctas, tail = tails[piece.rows, piece.cols, piece.batch]
         launches.append((kernel, ctas, tail, w * piece.src, w * piece.dst))
-    return tuple(launches), nbytes
-
-
-def _strided_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
-                      device: GridShape, tile: TileConfig | ChunkedTile | ByteTile | None,
-                      limits: tuple[int, int, int], strides: tuple[int, ...] | None,
-                      out_strides: tuple[int, ...] | None, byte_transpose: bool = False):
-    """``_template`` of an input or output with gaps: the tiled kernel at the vectors their row and batch starts
-    allow, or the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each
-    row's position from its address and owns granules of each output row: any row strides), its batch dims split
-    between launches and the kernel as ``_template`` splits them."""
-    for name, given in (("strides", strides), ("out_strides", out_strides)):
-        if given is not None and len(given) != len(shape):
-            raise LayoutError(f"{name}: {len(given)} strides for a shape of {len(shape)} dims")
-    max_extent, max_ctas, max_batch_launches = limits
-    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst), strides, out_strides)
-    nbytes = math.prod(shape) * itemsize
-    if problem.kind is PermuteKind.EMPTY:
-        return (), nbytes
-    if problem.kind is PermuteKind.COPY:  # the strides were row-major after all: the dense plan
-        return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE, limits)
-    if tile is not None and not isinstance(tile, (TileConfig, ByteTile)):
-        raise LayoutError(f"tile: a view with gaps takes the tiled kernel or the byte transpose, not "
-                          f"{type(tile).__name__}")
-    src_aligned, dst_aligned = strided_alignment(src, problem), strided_alignment(dst, problem, "dst")
-    split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
-    if math.prod(size for size, _, _ in problem.batch[:split]) > max_batch_launches:
-        split = max(0, len(problem.batch) - MAX_KERNEL_BATCH_DIMS)
-    if isinstance(tile, ByteTile) or (tile is None and byte_transpose
-                                      and _bytes_by_default(problem, src_aligned, dst_aligned, device)):
-        if problem.kind is not PermuteKind.TRANSPOSE or problem.element_bytes != 1:
-            raise LayoutError(f"tile: the byte transpose does not take a {problem.kind.value} of {problem.rows} x "
-                              f"{problem.cols} {8 * problem.element_bytes}-bit elements")
-        kernel = byte_transpose_kernel(len(problem.batch) - split, tile, device.arch,
-                                       transpose_raster(2 * nbytes, device))
-    else:
-        config = _checked_tile(problem, src_aligned, dst_aligned, device, tile)
-        kernel = permute_kernel(config, len(problem.batch) - split, device.arch,
-                                raster_order(config, 2 * nbytes, device))
-    w = problem.element_bytes
-    launches = []
-    for piece in launch_pieces(problem, split, kernel.tile_rows, kernel.tile_cols, max_extent, max_ctas):
-        tm, tn = kernel.tile_counts(piece.rows, piece.cols)
-        ctas = kernel.ctas(tm * tn * math.prod(size for size, _, _ in piece.batch), device.multiprocessors)
-        launches.append((kernel, ctas, tiled_arguments(kernel, piece.rows, piece.cols, problem.lda, problem.ldb,
-                                                       piece.batch), w * piece.src, w * piece.dst))
     return tuple(launches), nbytes
 
 
