@@ -10,7 +10,7 @@ import struct
 import numpy as np
 
 from linear_layouts.ops import dispatch, driver, launch, tensors
-from linear_layouts.ops.driver import Driver, PreparedLaunch
+from linear_layouts.ops.driver import Driver, LaunchConfig, PreparedLaunch
 from linear_layouts.ops.kernels import GridShape
 
 __all__ = ["FakeTorchTensor", "FakeCuda", "install", "LAUNCH"]
@@ -127,6 +127,9 @@ class _Call:
 #: ``cuLaunchKernel``'s C signature, for the fake's launch as a C function pointer.
 LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p,
                            ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)
+#: ``cuLaunchKernelEx``'s C signature, likewise.
+LAUNCH_EX = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(LaunchConfig), ctypes.c_void_p,
+                              ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)
 
 
 class FakeCuda:
@@ -138,11 +141,13 @@ class FakeCuda:
 
     ``native=True``: ``cuLaunchKernel`` is a C function pointer (a ``ctypes`` callback), so the driver launches
     through the C extension where it is built; the fake reads ``function_params[function]`` parameter
-    addresses (``install`` records them). ``NATIVE`` is the default (a test module may set it for all its fakes)."""
+    addresses (``install`` records them). ``NATIVE`` is the default (a test module may set it for all its fakes).
+    ``version``: what ``cuDriverGetVersion`` says; ``cuLaunchKernelEx`` records its launch as ``cuLaunchKernel``
+    does, with the config's ``attributes`` (``(id, first int of the value)`` each; a plain launch records none)."""
 
     NATIVE = False
 
-    def __init__(self, current: int = 7, native: bool | None = None):
+    def __init__(self, current: int = 7, native: bool | None = None, version: int = 13000):
         self.launches: list[tuple] = []
         self.copies: list[tuple] = []
         self.contexts = [current]
@@ -153,6 +158,9 @@ class FakeCuda:
         self.function_params: dict[int, int] = {}
         native = self.NATIVE if native is None else native
         self.cuLaunchKernel = LAUNCH(self._launch_native) if native else _Call(self._launch)
+        self.cuLaunchKernelEx = LAUNCH_EX(self._launch_ex_native) if native else _Call(self._launch_ex)
+        self.version = version
+        self.cuDriverGetVersion = _Call(lambda pointer: self._out(pointer, self.version))
         self.cuMemcpyDtoDAsync_v2 = _Call(lambda dst, src, n, stream: self.copies.append((dst, src, n, stream)) or 0)
         self.cuCtxGetCurrent = _Call(self._get)
         self.cuCtxPushCurrent_v2 = _Call(self._push)
@@ -222,6 +230,21 @@ class FakeCuda:
         return self._launch(function, gx, gy, gz, bx, by, bz, shared, stream or 0, [params[i] for i in range(count)],
                             extra)
 
+    def _launch_ex_native(self, config, function, params, extra) -> int:
+        count = self.function_params.get(function)
+        if count is None:
+            return 500
+        return self._launch_ex(config.contents, function, [params[i] for i in range(count)], extra)
+
+    def _launch_ex(self, config, function, params, extra) -> int:
+        c = getattr(config, "_obj", config)  # ctypes.byref's target, or the struct itself
+        attributes = [(c.attrs[i].id, c.attrs[i].value.flag) for i in range(c.num_attrs)]
+        status = self._launch(function, c.grid_x, c.grid_y, c.grid_z, c.block_x, c.block_y, c.block_z,
+                              c.shared_bytes, c.stream or 0, params, extra)
+        if not status:
+            self.launches[-1]["attributes"] = attributes
+        return status
+
     def _launch(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
         """Records the launch with the bytes from the first argument's address to 8 past the last's (each
         argument is read at its own address: ``unpack``)."""
@@ -235,6 +258,7 @@ class FakeCuda:
         addresses = list(params)
         self.launches.append(dict(function=function, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared,
                                   stream=stream, context=self.contexts[-1], extra=extra, addresses=addresses,
+                                  attributes=[],
                                   arguments=ctypes.string_at(addresses[0], addresses[-1] - addresses[0] + 8)))
         return 0
 

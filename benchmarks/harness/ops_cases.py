@@ -176,15 +176,28 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
     return out
 
 
-def runner(launches, device: int = 0):
+def runner(launches, device: int = 0, dependent: bool | None = None):
     """A function that launches ``launches`` (``ops.launches``' list: its ``Launch`` items) on PyTorch's current
-    stream of ``device``: how the benchmarks run our kernels at a chosen tile."""
+    stream of ``device``: how the benchmarks run our kernels at a chosen tile; ``dependent``: True or False
+    forces programmatic dependent launch on or off (None: as the ops launch, ``ops.launch.dependent``)."""
+    import dataclasses
+
     import torch
 
     from linear_layouts.ops import launch
     from linear_layouts.ops.launches import Launch
 
     items = [item for item in launches if isinstance(item, Launch)]
+    if dependent is not None:
+        prepared = [(dataclasses.replace(launch.prepare(item.kernel, device, item.ctas), dependent=dependent),
+                     [0 if v is None else v for v in item.values]) for item in items]
+
+        def run_prepared():
+            stream = torch.cuda.current_stream().cuda_stream
+            for launched, values in prepared:
+                launched.run(stream, values)
+
+        return run_prepared
 
     def run():
         stream = torch.cuda.current_stream().cuda_stream

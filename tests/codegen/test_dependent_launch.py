@@ -21,6 +21,7 @@ from linear_layouts.codegen.transpose import (
 from linear_layouts.codegen.plan import conversion_step
 from linear_layouts.codegen.ptx import compile_ptx, find_nvcc
 from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops.driver import LaunchAttribute, LaunchConfig
 
 needs_cxx = pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
@@ -78,8 +79,8 @@ def test_pdl_compiles_to_grid_dependency_control():
 def test_launch_structures_have_the_driver_layout():
     """cuda.h (CUDA 12+): CUlaunchAttribute is 72 bytes with its value at 8; CUlaunchConfig is 56 bytes,
     hStream at 32, attrs at 40, numAttrs at 48."""
-    assert (ctypes.sizeof(runtime._LaunchAttribute), runtime._LaunchAttribute.value.offset) == (72, 8)
-    c = runtime._LaunchConfig
+    assert (ctypes.sizeof(LaunchAttribute), LaunchAttribute.value.offset) == (72, 8)
+    c = LaunchConfig
     assert (ctypes.sizeof(c), c.stream.offset, c.attrs.offset, c.num_attrs.offset) == (56, 32, 40, 48)
 
 

@@ -48,7 +48,7 @@ Example: ``emit_chunked_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 64 ti
 from __future__ import annotations
 
 from linear_layouts.codegen.elements import check_element_bytes
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.permute import (
     CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, amax_epilogue, cast_params, check_cast_arguments, fitting_ctas,
     to_float,
@@ -498,7 +498,7 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
         f"//   dynamic shared = {shared} bytes ({ctas_per_sm} CTAs per SM).",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         "  const unsigned tile_col = blockIdx.x % tiles_n, tile_row = blockIdx.x / tiles_n;",
         f"  const unsigned row0 = tile_row * {rows}u, col0 = tile_col * {cols}u;",
         f"  const bool first_col = col0 == 0u, last_col = cols - col0 <= {cols}u;",
@@ -529,5 +529,5 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
         "}",
     ]
     helpers = load_function(itype, wi, g) + OPAQUE_FUNCTIONS + WARP_MAX + cvt4_function(fp8) + (maxabs_function(input_format) if wi == 2 else [])
-    source = DEVICE_PRELUDE + CAST_FUNCTIONS + "\n".join(helpers + body) + "\n"
+    source = OP_PRELUDE + CAST_FUNCTIONS + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, wi, rows, cols, g, g, True, 0, tuple(params))

@@ -22,7 +22,7 @@ from __future__ import annotations
 from linear_layouts.codegen.cast_chunks import (
     WARP_MAX, convert_lines, cvt4_function, load_function, maxabs_function, chunk_elements,
 )
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.permute import (
     CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, amax_epilogue, cast_params, check_cast_arguments, fitting_ctas,
     to_float,
@@ -75,7 +75,7 @@ def emit_flat_cast_kernel(name: str, input_format: str, fp8: str, warps: int = 8
         f"{threads * chunks * g}) CTAs, block = {threads}, dynamic shared = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         "  (void)trans_all; (void)tiles_n; (void)tiles_m;",
         "  const float scale = scale_ptr != nullptr ? *scale_ptr : scale_value;",
         "  float amax = 0.0f;",
@@ -91,5 +91,5 @@ def emit_flat_cast_kernel(name: str, input_format: str, fp8: str, warps: int = 8
     ]
     helpers = load_function(itype, wi, g) + WARP_MAX + cvt4_function(fp8) + (
         maxabs_function(input_format) if wi == 2 else [])
-    source = DEVICE_PRELUDE + CAST_FUNCTIONS + "\n".join(helpers + body) + "\n"
+    source = OP_PRELUDE + CAST_FUNCTIONS + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, wi, 1, threads * chunks * g, g, g, False, 0, tuple(params))

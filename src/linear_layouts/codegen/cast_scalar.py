@@ -27,7 +27,7 @@ thread in flight, ``64 x 68 + 128`` bytes of shared memory, 6 CTAs an SM; a ``40
 
 from __future__ import annotations
 
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.permute import (
     CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, amax_epilogue, cast_params, check_cast_arguments, fitting_ctas,
     to_float,
@@ -166,7 +166,7 @@ def emit_scalar_cast_transpose_kernel(name: str, input_format: str, fp8: str, ro
         "CTAs per SM).",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         "  const unsigned tile_col = blockIdx.x % tiles_n, tile_row = blockIdx.x / tiles_n;",
         f"  const unsigned row0 = tile_row * {rows}u, col0 = tile_col * {cols}u;",
         "  const unsigned rows_left = rows - row0, cols_left = cols - col0;",
@@ -190,5 +190,5 @@ def emit_scalar_cast_transpose_kernel(name: str, input_format: str, fp8: str, ro
         *amax_epilogue(slot, warps),
         "}",
     ]
-    source = DEVICE_PRELUDE + CAST_FUNCTIONS + LOAD_FUNCTIONS + "\n".join(body) + "\n"
+    source = OP_PRELUDE + CAST_FUNCTIONS + LOAD_FUNCTIONS + "\n".join(body) + "\n"
     return PermuteKernel(name, source, threads, shared, wi, rows, cols, 1, 1, True, 0, tuple(params))

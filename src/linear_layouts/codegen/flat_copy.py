@@ -14,7 +14,7 @@ aligned ``src`` are 2888062 vectors and 12 tail bytes on 2821 CTAs.
 from __future__ import annotations
 
 from linear_layouts.codegen.elements import cpp_storage_type
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, STREAMING_FUNCTIONS
+from linear_layouts.codegen.intrinsics import DEPENDENT_LAUNCH_PROLOGUE, OP_PRELUDE, STREAMING_FUNCTIONS
 from linear_layouts.codegen.permute import PermuteKernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
@@ -66,9 +66,10 @@ def emit_copy_kernel(name: str, vector_bytes: int = 16, vectors_per_thread: int 
         store = "d[{i}] = {x};"
     index = [f"first + {k * threads}ull" for k in range(u)]
     lines = [
-        DEVICE_PRELUDE + (STREAMING_FUNCTIONS if streaming else ""),
+        OP_PRELUDE + (STREAMING_FUNCTIONS if streaming else ""),
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(const unsigned char* __restrict__ src, '
         "unsigned char* __restrict__ dst, unsigned long long nbytes) {",
+        *DEPENDENT_LAUNCH_PROLOGUE,
         f"  const unsigned long long misaligned = (unsigned long long)(size_t)src % {v}ull;",
         f"  unsigned long long head = misaligned ? {v}ull - misaligned : 0ull;",
         "  if (head > nbytes) head = nbytes;",

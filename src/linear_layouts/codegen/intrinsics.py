@@ -27,7 +27,8 @@ from linear_layouts.target import DEFAULT_TARGET
 
 __all__ = ["DEVICE_PRELUDE", "KERNEL_PROLOGUE", "HOST_PRELUDE", "STREAMING_FUNCTIONS", "MATRIX_FUNCTIONS",
            "vector_function", "matrix_function", "L2_PREFETCH_BYTES", "global_load_function", "prefetch_functions",
-           "ASYNC_COPY_FUNCTIONS", "async_copy_function", "DEPENDENT_LAUNCH_FUNCTIONS", "DEPENDENT_LAUNCH_PROLOGUE"]
+           "ASYNC_COPY_FUNCTIONS", "async_copy_function", "DEPENDENT_LAUNCH_FUNCTIONS", "DEPENDENT_LAUNCH_PROLOGUE",
+           "OP_PRELUDE", "OP_PROLOGUE"]
 
 
 def vector_function(store: bool, nbytes: int) -> str:
@@ -173,6 +174,13 @@ DEPENDENT_LAUNCH_PROLOGUE = (
     "  ll_grid_dependency_wait();  // PDL: the previous grid's writes are visible (no-op otherwise)",
     "  ll_launch_dependents();     // PDL: the next grid may be scheduled; it waits for this one to finish",
 )
+
+#: The prelude of a layout-op kernel (the kernels ``linear_layouts.ops`` launches): ``DEVICE_PRELUDE`` and the
+#: grid-dependency controls.
+OP_PRELUDE = DEVICE_PRELUDE + DEPENDENT_LAUNCH_FUNCTIONS
+#: The first lines of a layout-op kernel's body: ``KERNEL_PROLOGUE``, then ``DEPENDENT_LAUNCH_PROLOGUE`` (the ops
+#: launch their kernels with programmatic stream serialization from sm_90 on: ``ops.launch.DEPENDENT_LAUNCH``).
+OP_PROLOGUE = KERNEL_PROLOGUE + DEPENDENT_LAUNCH_PROLOGUE
 
 #: The L2 prefetch sizes of PTX's ``ld`` (``.L2::64B``, ``.L2::128B``, ``.L2::256B``; sm_80 and later).
 L2_PREFETCH_BYTES = (64, 128, 256)

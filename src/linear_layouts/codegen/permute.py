@@ -45,7 +45,7 @@ from linear_layouts.codegen.global_memory import (
     global_vector_elements,
 )
 from linear_layouts.codegen.hardware_map import global_map
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.kernel import ConversionStep, _align, _canonical, _scoped, choose_packings, cuda_target
 from linear_layouts.codegen.packing import Emission, Packing
 from linear_layouts.core.errors import LayoutError
@@ -295,7 +295,7 @@ def emit_tiled_permute_kernel(
         "//   A: rows x cols at row stride lda; B at row stride ldb; edge tiles masked. launch: a 1-D grid of",
         f"//   tiles_n * tiles_m * (batch sizes) CTAs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
         *_signature(name, threads, params, min_ctas),
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         *tile_index_lines(m, n, batch_dims, fast=fast_divide, raster=raster),
         f"  const {t}* src = src_all + src_base + (size_t)row0 * lda + col0;",
         f"  {t}* dst = dst_all + dst_base + {dst_tile};",
@@ -311,7 +311,7 @@ def emit_tiled_permute_kernel(
         emit_global_store_words(gdst, w, pb, "b", "dst", em,
                                 pitch=Pitch(store_pitch.column_bits, "ldb", store_bounds)))
     body.append("}")
-    return PermuteKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
+    return PermuteKernel(name, OP_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
                          src_vector, dst_vector, transposed, batch_dims, tuple(params))
 
 
@@ -357,7 +357,7 @@ def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile
         f"{forward.shared_bytes} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         f"  const unsigned total = {total};",
         "  unsigned tile = blockIdx.x;",
         "  if (tile >= total) return;",
@@ -382,7 +382,7 @@ def _persistent(name, src, w, forward, transposed, batch_dims, ctas_per_sm, tile
         "  }",
         "}",
     ]
-    return PermuteKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
+    return PermuteKernel(name, OP_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
                          vectors[0], vectors[1], transposed, batch_dims, tuple(params), ctas_per_sm)
 
 
@@ -575,7 +575,7 @@ def emit_cast_transpose_kernel(
         f"//   row-major, by {m}x{n} tiles (edge tiles masked). launch: a 1-D grid of tiles_n * tiles_m CTAs,",
         f"//   block = {threads}, dynamic shared = {shared} bytes.",
         *_signature(name, threads, params),
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         *tile_index_lines(m, n, 0, raster=raster),
         "  const float scale = scale_ptr != nullptr ? *scale_ptr : scale_value;",
         f"  const {ti}* src = src_all + (size_t)row0 * cols + col0;",
@@ -595,6 +595,6 @@ def emit_cast_transpose_kernel(
     body += _branches(emit_global_store_words(gdst, 1, pb, "b", "trans", em, pitch=Pitch(_log2(m), "rows")),
                       emit_global_store_words(gdst, 1, pb, "b", "trans", em, pitch=Pitch(_log2(m), "rows", t_bounds)))
     body += amax_epilogue(slot, warps) + ["}"]
-    source = DEVICE_PRELUDE + CAST_FUNCTIONS + "\n".join(body) + "\n"
+    source = OP_PRELUDE + CAST_FUNCTIONS + "\n".join(body) + "\n"
     return PermuteKernel(name, source, threads, shared, wi, m, n, src_vector, global_vector_elements(gdst, 1), True,
                          0, tuple(params))

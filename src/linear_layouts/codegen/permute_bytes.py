@@ -35,7 +35,7 @@ thread), 21632 bytes of shared memory; an ``11335 x 12184`` transpose takes ``89
 from __future__ import annotations
 
 from linear_layouts.codegen.cast_chunks import OPAQUE_FUNCTIONS
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.permute import (
     MAX_KERNEL_BATCH_DIMS, RASTERS, PermuteKernel, fitting_ctas, tile_divisors, tile_index_lines, tiled_params,
 )
@@ -262,7 +262,7 @@ def emit_byte_transpose_kernel(name: str, tile_rows: int = 128, tile_cols: int =
         f"CTAs, block = {threads}, dynamic shared = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         *tile_index_lines(rows, cols, batch_dims, fast=True, raster=raster),
         "  (void)full;",
         f"  const bool first_row = row0 == 0u, last_row = rows_left <= {rows}u;",
@@ -286,7 +286,7 @@ def emit_byte_transpose_kernel(name: str, tile_rows: int = 128, tile_cols: int =
         "}",
     ]
     helpers = OPAQUE_FUNCTIONS + ALIGNED_FUNCTIONS + chunk_functions() + within_functions("unsigned char", 1) + _PRMT
-    source = DEVICE_PRELUDE + "\n".join(helpers + body) + "\n"
+    source = OP_PRELUDE + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, 1, rows, cols, 16, 1, True, batch_dims, tuple(params))
 
 

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from linear_layouts.codegen.cast_chunks import OPAQUE_FUNCTIONS, chunk_elements, thread_registers
 from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.permute import (
     MAX_KERNEL_BATCH_DIMS, PermuteKernel, tile_divisors, tile_index_lines, tiled_params, fitting_ctas,
 )
@@ -427,7 +427,7 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
         f"{threads}, dynamic shared = {shared} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         *tile_index_lines(rows, cols, batch_dims, fast=True),
         "  (void)full;",
         *(aligned_lines if source_aligned else misaligned_lines),
@@ -444,5 +444,5 @@ def emit_chunked_transpose_kernel(name: str, element_bytes: int, tile_rows: int 
     ]
     helpers = (OPAQUE_FUNCTIONS + ALIGNED_FUNCTIONS + chunk_functions()
                + ([] if source_aligned else within_functions(t, w)))
-    source = DEVICE_PRELUDE + "\n".join(helpers + body) + "\n"
+    source = OP_PRELUDE + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, w, rows, cols, g, 1, True, batch_dims, tuple(params))

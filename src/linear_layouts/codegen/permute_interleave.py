@@ -73,7 +73,7 @@ from dataclasses import dataclass
 
 from linear_layouts.codegen.cast_chunks import OPAQUE_FUNCTIONS
 from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.permute import MAX_KERNEL_BATCH_DIMS, PermuteKernel, tile_divisors, tile_index_lines, tiled_params
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
@@ -372,7 +372,7 @@ def _emit_unaligned(name: str, w: int, n: int, deinterleave: bool, warps: int, b
         f"{LANES_STORING} a warp;", name, threads, shared, params, rows, cols, batch_dims, unused, place + body,
         gathers + stores)
     helpers = OPAQUE_FUNCTIONS + {8: _LDG64, 4: _LDG32}.get(vb, []) + _edge_functions(t, w, vb)
-    source = DEVICE_PRELUDE + "\n".join(helpers + kernel_body) + "\n"
+    source = OP_PRELUDE + "\n".join(helpers + kernel_body) + "\n"
     return UnalignedInterleaveKernel(name, source, threads, shared, w, rows, cols, v, v, True, batch_dims,
                                      tuple(params), deinterleave=deinterleave)
 
@@ -387,7 +387,7 @@ def _kernel_lines(head: str, name: str, threads: int, shared: int, params, rows:
             f"{threads}, dynamic shared = {shared} bytes.",
             f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
             f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-            *KERNEL_PROLOGUE,
+            *OP_PROLOGUE,
             *tile_index_lines(rows, cols, batch_dims, fast=True),
             f"  {unused}",
             *lines,
@@ -496,6 +496,6 @@ def emit_interleave_kernel(name: str, element_bytes: int, narrow: int, deinterle
         f"a narrow side, {v} long-side indices a thread ({n} loads and {n} stores of {vb} bytes);", name, threads,
         shared, params, rows, cols, batch_dims, unused, place + loads + named, gathers + stores)
     helpers = OPAQUE_FUNCTIONS + {8: _LDG64, 4: _LDG32}.get(vb, [])
-    source = DEVICE_PRELUDE + "\n".join(helpers + body) + "\n"
+    source = OP_PRELUDE + "\n".join(helpers + body) + "\n"
     return PermuteKernel(name, source, threads, shared, w, rows, cols, v, v, True, batch_dims,
                          tuple(params))

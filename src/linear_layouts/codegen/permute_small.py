@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 from linear_layouts.analysis.bank_simulator import instruction_wavefronts
 from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.permute import PermuteKernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
@@ -258,7 +258,7 @@ def emit_small_kernel(name: str, element_bytes: int, block: tuple[tuple[int, int
         f"{_shared_bytes(layout, chunk)} bytes.",
         f'extern "C" __global__ void __launch_bounds__({threads}) {name}(',
         f"    const {t}* __restrict__ src_all, {t}* __restrict__ dst_all, unsigned long long count) {{",
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         f"  const unsigned long long runs = (count + {run - 1}ull) / {run}ull;",
         "  for (unsigned long long r = blockIdx.x; r < runs; r += gridDim.x) {",
         f"    const unsigned long long first = r * {run}ull;",
@@ -333,7 +333,7 @@ def emit_small_kernel(name: str, element_bytes: int, block: tuple[tuple[int, int
             "    }",
         ]
     body += ["    ll_bar_cta();  // the next run reuses the shared chunk", "  }", "}"]
-    return SmallBlockKernel(name, DEVICE_PRELUDE + "\n".join(body) + "\n", threads, _shared_bytes(layout, chunk), w,
+    return SmallBlockKernel(name, OP_PRELUDE + "\n".join(body) + "\n", threads, _shared_bytes(layout, chunk), w,
                             1, 1, per, per, True, 0,
                             ((f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"),
                              ("unsigned long long", "count")),

@@ -46,7 +46,7 @@ Example: ``emit_realigned_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 256
 from __future__ import annotations
 
 from linear_layouts.target import Target
-from linear_layouts.codegen.intrinsics import DEVICE_PRELUDE, KERNEL_PROLOGUE
+from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.permute import (
     CAST_FUNCTIONS, CAST_INPUTS, PermuteKernel, amax_epilogue, cast_params, check_cast_arguments, fitting_ctas,
     to_float,
@@ -386,7 +386,7 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         f"//   tiles_n * tiles_m CTAs, block = {threads}, dynamic shared = {shared} bytes ({ctas_per_sm} CTAs per SM).",
         f'extern "C" __global__ void __launch_bounds__({threads}, {ctas_per_sm}) {name}(',
         f"    {', '.join(f'{ty} {p}' for ty, p in params)}) {{",
-        *KERNEL_PROLOGUE,
+        *OP_PROLOGUE,
         "  const unsigned tile_col = blockIdx.x % tiles_n, tile_row = blockIdx.x / tiles_n;",
         f"  const unsigned row0 = tile_row * {rows}u, col0 = tile_col * {n}u;",
         f"  const unsigned rows_left = rows - row0 < {rows}u ? rows - row0 : {rows}u;",
@@ -455,5 +455,5 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
         *amax_epilogue(slot, warps),
         "}",
     ]
-    source = DEVICE_PRELUDE + CAST_FUNCTIONS + "\n".join(_load_function(itype, wi) + body) + "\n"
+    source = OP_PRELUDE + CAST_FUNCTIONS + "\n".join(_load_function(itype, wi) + body) + "\n"
     return PermuteKernel(name, source, threads, shared, wi, rows, n, 1, 1, True, 0, tuple(params))

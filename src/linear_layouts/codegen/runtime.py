@@ -25,6 +25,7 @@ import numpy as np
 from linear_layouts.codegen.kernel import KernelSource
 from linear_layouts.codegen.ptx import compile_cubin_bytes, find_nvcc
 from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops.driver import LaunchConfig, dependent_config
 
 __all__ = [
     "cupy_module",
@@ -158,31 +159,6 @@ def time_kernel(kernel: KernelSource, tiles: int, iterations: int = 0, repeats: 
 
 
 # --------------------------------------------------------------------------- programmatic dependent launch
-class _LaunchAttributeValue(ctypes.Union):
-    """``CUlaunchAttributeValue`` (cuda.h): a 64-byte union, 8-byte aligned; we set only its first int."""
-
-    _fields_ = [("pad", ctypes.c_char * 64), ("flag", ctypes.c_int), ("_align", ctypes.c_void_p)]
-
-
-class _LaunchAttribute(ctypes.Structure):
-    """``CUlaunchAttribute``: ``id``, padding to 8 bytes, the value (72 bytes in all)."""
-
-    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", _LaunchAttributeValue)]
-
-
-class _LaunchConfig(ctypes.Structure):
-    """``CUlaunchConfig``: grid and block sizes, dynamic shared bytes, stream, attributes (56 bytes)."""
-
-    _fields_ = [("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint), ("grid_z", ctypes.c_uint),
-                ("block_x", ctypes.c_uint), ("block_y", ctypes.c_uint), ("block_z", ctypes.c_uint),
-                ("shared_bytes", ctypes.c_uint), ("stream", ctypes.c_void_p),
-                ("attrs", ctypes.POINTER(_LaunchAttribute)), ("num_attrs", ctypes.c_uint)]
-
-
-#: ``CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`` (cuda.h, CUDA 12+).
-_PROGRAMMATIC_STREAM_SERIALIZATION = 6
-
-
 @functools.lru_cache(maxsize=1)
 def _driver() -> Any:
     try:
@@ -190,7 +166,7 @@ def _driver() -> Any:
         launch_ex = lib.cuLaunchKernelEx
     except (OSError, AttributeError) as exc:  # pragma: no cover - depends on the machine
         raise RuntimeError("launch_programmatic needs the CUDA driver (libcuda.so.1, CUDA 12 or later)") from exc
-    launch_ex.argtypes = [ctypes.POINTER(_LaunchConfig), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+    launch_ex.argtypes = [ctypes.POINTER(LaunchConfig), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
                           ctypes.c_void_p]
     launch_ex.restype = ctypes.c_int
     return launch_ex
@@ -213,14 +189,11 @@ def launch_programmatic(function: Any, grid: Sequence[int], block: int, pointers
     dims = tuple(int(g) for g in grid)
     if not 1 <= len(dims) <= 3 or min(dims) < 1:
         raise LayoutError(f"grid: expected 1 to 3 positive sizes, got {tuple(grid)}")
-    attribute = _LaunchAttribute(id=_PROGRAMMATIC_STREAM_SERIALIZATION)
-    attribute.value.flag = 1
     values = [ctypes.c_void_p(int(p)) for p in pointers]
     params = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p)
                                                       for v in values])
     dims += (1,) * (3 - len(dims))
-    config = _LaunchConfig(dims[0], dims[1], dims[2], int(block), 1, 1, int(shared_bytes), stream,
-                           ctypes.pointer(attribute), 1)
+    config = dependent_config(dims, int(block), int(shared_bytes), stream)
     handle = getattr(function, "kernel", function).ptr
     status = _driver()(ctypes.byref(config), handle, params, None)
     if status:

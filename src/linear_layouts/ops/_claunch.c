@@ -1,11 +1,13 @@
 /* linear_layouts.ops._claunch: the layout ops' kernel launch in C (optional; ops.driver falls back to ctypes).
  *
- * A Launcher holds one prepared launch: the address of the driver's cuLaunchKernel, the CUfunction, a 1-D
- * grid of `ctas` CTAs of `threads` threads, dynamic shared bytes, and the argument packing (a struct code per
- * parameter among Q I i f, its byte offset, the buffer size) that ops.driver.ArgumentPacking computed.
- * launcher(stream, values) packs the values into a buffer on the C stack, exactly as struct.pack_into with
- * that format would (ranges checked the same way), and calls cuLaunchKernel with the GIL released; it returns
- * the CUresult. Nothing is shared between calls, so concurrent calls from threads need no lock.
+ * A Launcher holds one prepared launch: the address of the driver's cuLaunchKernel (or, `dependent`, of
+ * cuLaunchKernelEx), the CUfunction, a 1-D grid of `ctas` CTAs of `threads` threads, dynamic shared bytes, and the
+ * argument packing (a struct code per parameter among Q I i f, its byte offset, the buffer size) that
+ * ops.driver.ArgumentPacking computed. launcher(stream, values) packs the values into a buffer on the C stack,
+ * exactly as struct.pack_into with that format would (ranges checked the same way), and calls cuLaunchKernel
+ * with the GIL released, or cuLaunchKernelEx with one attribute, programmatic stream serialization (a
+ * CUlaunchConfig on the C stack, laid out as cuda.h's); it returns the CUresult. Nothing is shared between
+ * calls, so concurrent calls from threads need no lock.
  *
  * Built against Python's limited API (abi3): one binary serves every CPython from 3.10 on.
  */
@@ -16,7 +18,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define ABI_VERSION 1
+#define ABI_VERSION 2
+/* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (cuda.h). */
+#define PROGRAMMATIC_STREAM_SERIALIZATION 6
 /* CUDA's limit on a kernel's parameter bytes (4 KiB before 12.1 / Volta; more since, never used by the ops). */
 #define MAX_PARAM_BYTES 4096
 #define MAX_PARAMS 512
@@ -24,9 +28,30 @@
 typedef int (*launch_entry)(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                             unsigned bz, unsigned shared, void *stream, void **params, void **extra);
 
+/* cuda.h's CUlaunchAttribute (an id, padding to 8 bytes, a 64-byte value union) and CUlaunchConfig. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int flag;
+        void *align;
+    } value;
+} launch_attribute;
+
+typedef struct {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+    void *stream;
+    launch_attribute *attrs;
+    unsigned num_attrs;
+} launch_config;
+
+typedef int (*launch_ex_entry)(const launch_config *config, void *function, void **params, void **extra);
+
 typedef struct {
     PyObject_HEAD
     launch_entry entry;
+    int dependent;
     void *function;
     unsigned ctas, threads, shared_bytes;
     Py_ssize_t count, size;
@@ -120,18 +145,19 @@ static int pack(const Launcher *self, PyObject *values, unsigned char *buffer) {
 
 static int Launcher_init(Launcher *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"entry", "function", "ctas", "threads", "shared_bytes", "codes", "offsets", "size",
-                            NULL};
+                            "dependent", NULL};
     unsigned long long entry, function;
     unsigned ctas, threads, shared_bytes;
     const char *codes;
     Py_ssize_t ncodes;
     PyObject *offsets;
     Py_ssize_t size;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKIIIs#On", names, &entry, &function, &ctas, &threads,
-                                     &shared_bytes, &codes, &ncodes, &offsets, &size))
+    int dependent = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KKIIIs#On|p", names, &entry, &function, &ctas, &threads,
+                                     &shared_bytes, &codes, &ncodes, &offsets, &size, &dependent))
         return -1;
     if (entry == 0) {
-        PyErr_SetString(PyExc_ValueError, "entry: the address of cuLaunchKernel, not null");
+        PyErr_SetString(PyExc_ValueError, "entry: the address of cuLaunchKernel (cuLaunchKernelEx), not null");
         return -1;
     }
     if (ncodes > MAX_PARAMS || size < 0 || size > MAX_PARAM_BYTES) {
@@ -170,6 +196,7 @@ static int Launcher_init(Launcher *self, PyObject *args, PyObject *kwargs) {
     }
     Py_DECREF(sequence);
     self->entry = (launch_entry)(uintptr_t)entry;
+    self->dependent = dependent;
     self->function = (void *)(uintptr_t)function;
     self->ctas = ctas;
     self->threads = threads;
@@ -195,10 +222,23 @@ static PyObject *Launcher_call(Launcher *self, PyObject *args, PyObject *kwargs)
     if (pack(self, values, buffer) < 0) return NULL;
     for (Py_ssize_t i = 0; i < self->count; i++) params[i] = buffer + self->offsets[i];
     int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = self->entry(self->function, self->ctas, 1, 1, self->threads, 1, 1, self->shared_bytes,
-                         (void *)(uintptr_t)stream, params, NULL);
-    Py_END_ALLOW_THREADS
+    if (self->dependent) {
+        launch_attribute attribute;
+        memset(&attribute, 0, sizeof attribute);
+        attribute.id = PROGRAMMATIC_STREAM_SERIALIZATION;
+        attribute.value.flag = 1;
+        launch_config config = {self->ctas, 1, 1, self->threads, 1, 1, self->shared_bytes,
+                                (void *)(uintptr_t)stream, &attribute, 1};
+        launch_ex_entry entry = (launch_ex_entry)(void *)self->entry;
+        Py_BEGIN_ALLOW_THREADS
+        status = entry(&config, self->function, params, NULL);
+        Py_END_ALLOW_THREADS
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        status = self->entry(self->function, self->ctas, 1, 1, self->threads, 1, 1, self->shared_bytes,
+                             (void *)(uintptr_t)stream, params, NULL);
+        Py_END_ALLOW_THREADS
+    }
     return PyLong_FromLong(status);
 }
 
@@ -215,8 +255,9 @@ static PyMethodDef Launcher_methods[] = {
 };
 
 static PyType_Slot Launcher_slots[] = {
-    {Py_tp_doc, "Launcher(entry, function, ctas, threads, shared_bytes, codes, offsets, size): one prepared "
-                "launch; launcher(stream, values) calls cuLaunchKernel and returns its CUresult."},
+    {Py_tp_doc, "Launcher(entry, function, ctas, threads, shared_bytes, codes, offsets, size, dependent=False): "
+                "one prepared launch; launcher(stream, values) calls cuLaunchKernel (dependent: cuLaunchKernelEx "
+                "with programmatic stream serialization) and returns its CUresult."},
     {Py_tp_init, Launcher_init},
     {Py_tp_call, Launcher_call},
     {Py_tp_methods, Launcher_methods},

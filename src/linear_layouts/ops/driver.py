@@ -1,13 +1,17 @@
 """The CUDA driver calls that load and launch the kernels of ``linear_layouts.ops``, through ``ctypes`` (standard
-library): the device's attributes and primary context, ``cuModuleLoadData``, ``cuLaunchKernel``,
-``cuMemcpyDtoDAsync`` and the current context. No framework is asked: a PyTorch user needs nothing else.
+library): the device's attributes and primary context, ``cuModuleLoadData``, ``cuLaunchKernel`` (or
+``cuLaunchKernelEx`` for a dependent launch), ``cuMemcpyDtoDAsync`` and the current context. No framework is asked:
+a PyTorch user needs nothing else.
 
 A launch packs the kernel's arguments into one buffer, each at its natural alignment (``ArgumentPacking``),
 and passes the driver the address of each (``kernelParams``). Where the optional C extension
 ``linear_layouts.ops._claunch`` is built (``pip install .`` builds it), one C call packs the arguments on the C
 stack and calls ``cuLaunchKernel``; else (or with ``LINEAR_LAYOUTS_PURE_PYTHON=1``) one ``struct.pack_into``
 into the prepared launch's buffer and one ``ctypes`` call do, under a lock. Both pack the same bytes and make
-the same call. The launch is tried as it is; only where the driver
+the same call. A *dependent* launch (``PreparedLaunch.dependent``, where the driver keeps programmatic dependencies
+in stream capture: ``Driver.dependent_launch``) is ``cuLaunchKernelEx`` with programmatic stream serialization:
+the grid may be scheduled while the stream's previous grid finishes, and waits (``griddepcontrol.wait``) for that
+grid's memory before its first access. The launch is tried as it is; only where the driver
 refuses it (no context current on the calling thread, or another one with the legacy default stream) is
 the kernel's context (the primary context of its device, recorded when its module was loaded) made current
 around a second try, so the common call asks the driver nothing else.
@@ -29,12 +33,51 @@ from typing import Any, Sequence
 
 from linear_layouts.core.errors import LayoutError
 
-__all__ = ["ArgumentPacking", "Driver", "driver", "PreparedLaunch", "DEVICE_ATTRIBUTES"]
+__all__ = ["ArgumentPacking", "Driver", "driver", "PreparedLaunch", "DEVICE_ATTRIBUTES", "LaunchConfig",
+           "LaunchAttribute", "PROGRAMMATIC_STREAM_SERIALIZATION", "DEPENDENT_LAUNCH_DRIVER", "dependent_config"]
 
 #: ``CUdevice_attribute`` codes of the attributes the ops read (``cuda.h``).
 DEVICE_ATTRIBUTES = {"multiprocessors": 16, "l2_bytes": 38, "major": 75, "minor": 76}
 #: ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``.
 _MAX_DYNAMIC_SHARED = 8
+
+#: ``CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`` (cuda.h, CUDA 12 on).
+PROGRAMMATIC_STREAM_SERIALIZATION = 6
+#: The oldest driver (``cuDriverGetVersion``: 1000 major + 10 minor) whose stream capture keeps programmatic
+#: dependencies as graph edges (CUDA 12.3).
+DEPENDENT_LAUNCH_DRIVER = 12030
+
+
+class _LaunchAttributeValue(ctypes.Union):
+    """``CUlaunchAttributeValue`` (cuda.h): a 64-byte union, 8-byte aligned; the ops set only its first int."""
+
+    _fields_ = [("pad", ctypes.c_char * 64), ("flag", ctypes.c_int), ("_align", ctypes.c_void_p)]
+
+
+class LaunchAttribute(ctypes.Structure):
+    """``CUlaunchAttribute``: ``id``, padding to 8 bytes, the value (72 bytes in all)."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", _LaunchAttributeValue)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """``CUlaunchConfig``: grid and block sizes, dynamic shared bytes, stream, attributes (56 bytes)."""
+
+    _fields_ = [("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint), ("grid_z", ctypes.c_uint),
+                ("block_x", ctypes.c_uint), ("block_y", ctypes.c_uint), ("block_z", ctypes.c_uint),
+                ("shared_bytes", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(LaunchAttribute)), ("num_attrs", ctypes.c_uint)]
+
+
+def dependent_config(grid: tuple[int, int, int], block: int, shared_bytes: int, stream: int = 0) -> LaunchConfig:
+    """The ``CUlaunchConfig`` of a dependent launch: ``grid``, ``block`` threads, ``shared_bytes``, ``stream`` and one
+    attribute, programmatic stream serialization (the config keeps it alive)."""
+    attribute = LaunchAttribute(id=PROGRAMMATIC_STREAM_SERIALIZATION)
+    attribute.value.flag = 1
+    config = LaunchConfig(grid[0], grid[1], grid[2], block, 1, 1, shared_bytes, stream, ctypes.pointer(attribute), 1)
+    config._attribute = attribute  # the pointer's target lives as long as the config
+    return config
+
 
 #: struct codes of the kernels' parameter types (pointers are 64-bit addresses).
 _CODES = {"unsigned": "I", "int": "i", "float": "f", "unsigned long long": "Q"}
@@ -77,7 +120,7 @@ class ArgumentPacking:
 
 
 #: The interface version of ``_claunch.c`` this module expects (a stale build of another is not used).
-NATIVE_ABI_VERSION = 1
+NATIVE_ABI_VERSION = 2
 
 
 def native_module() -> Any:
@@ -132,10 +175,23 @@ class Driver:
             getattr(lib, name).restype = ctypes.c_int
         self._initialized = False
         self._launch = lib.cuLaunchKernel
-        #: The C launch extension and the address of ``cuLaunchKernel`` it calls (both None: ``ctypes`` only).
+        launch_ex = getattr(lib, "cuLaunchKernelEx", None)  # drivers of CUDA 11.8 on
+        if launch_ex is not None:
+            launch_ex.argtypes = [ctypes.POINTER(LaunchConfig), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+            launch_ex.restype = ctypes.c_int
+        self._launch_ex = launch_ex
+        version = ctypes.c_int()
+        get_version = getattr(lib, "cuDriverGetVersion", None)
+        #: The driver's CUDA version (1000 major + 10 minor; 0 where it does not say).
+        self.version = version.value if get_version is not None and get_version(ctypes.byref(version)) == 0 else 0
+        #: Whether launches may be dependent (``cuLaunchKernelEx``, and a driver from ``DEPENDENT_LAUNCH_DRIVER``).
+        self.dependent_launch = launch_ex is not None and self.version >= DEPENDENT_LAUNCH_DRIVER
+        #: The C launch extension and the addresses of ``cuLaunchKernel`` and ``cuLaunchKernelEx`` it calls (None:
+        #: ``ctypes`` only; the second None where launches are not dependent).
         entry = _address(lib.cuLaunchKernel)
         self.native = native_module() if entry else None
         self.native_entry = entry if self.native else None
+        self.native_entry_ex = _address(launch_ex) if self.native and self.dependent_launch else None
         self._current = lib.cuCtxGetCurrent
         self._holder = ctypes.c_void_p()
         self._holder_ref = ctypes.byref(self._holder)
@@ -194,14 +250,20 @@ class Driver:
             self.in_context(context, load)
         return function.value or 0
 
-    def try_launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, params: Any) -> int:
-        """``cuLaunchKernel`` of ``function`` on a 1-D grid with ``params`` (the address of each argument): its
-        ``CUresult`` (0: launched)."""
+    def try_launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, params: Any,
+                   config: LaunchConfig | None = None) -> int:
+        """``cuLaunchKernel`` of ``function`` on a 1-D grid with ``params`` (the address of each argument), or
+        ``cuLaunchKernelEx`` with ``config`` (``dependent_config``, its stream set here) where given and the
+        launches may be dependent: its ``CUresult`` (0: launched)."""
+        if config is not None and self.dependent_launch:
+            config.stream = stream
+            return self._launch_ex(ctypes.byref(config), function, params, None)
         return self._launch(function, ctas, 1, 1, threads, 1, 1, shared_bytes, stream, params, None)
 
-    def launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, params: Any) -> None:
+    def launch(self, function: int, ctas: int, threads: int, shared_bytes: int, stream: int, params: Any,
+               config: LaunchConfig | None = None) -> None:
         """``try_launch``; RuntimeError naming the driver's error where it fails."""
-        self._check(self.try_launch(function, ctas, threads, shared_bytes, stream, params), "cuLaunchKernel")
+        self._check(self.try_launch(function, ctas, threads, shared_bytes, stream, params, config), "cuLaunchKernel")
 
     def copy(self, dst: int, src: int, nbytes: int, stream: int) -> None:
         """``nbytes`` from device address ``src`` to ``dst`` on ``stream``."""
@@ -233,9 +295,11 @@ def driver() -> Driver:
 class PreparedLaunch:
     """One kernel launch with everything but its arguments' values fixed: the loaded ``function`` (a
     ``CUfunction``) and its ``context``, a 1-D grid of ``ctas`` CTAs of ``threads`` threads, ``shared_bytes``
-    of dynamic shared memory, and the packing of its arguments. ``run(stream, values)`` launches it: by the
-    C extension's ``Launcher`` (made at the first run) where the driver has one, else packed into this launch's
-    buffer and launched through ``ctypes`` under the driver's lock."""
+    of dynamic shared memory, the packing of its arguments, and whether it is ``dependent`` (programmatic stream
+    serialization where the driver allows it: the kernel must wait for the previous grid before its first memory
+    access, as ``codegen.intrinsics.OP_PROLOGUE`` does). ``run(stream, values)`` launches it: by the C extension's
+    ``Launcher`` (made at the first run) where the driver has one, else packed into this launch's buffer and
+    launched through ``ctypes`` under the driver's lock."""
 
     function: int
     context: int
@@ -243,8 +307,10 @@ class PreparedLaunch:
     threads: int
     shared_bytes: int
     packing: ArgumentPacking
+    dependent: bool = False
     _buffer: Any = field(init=False, repr=False)
     _params: Any = field(init=False, repr=False)
+    _config: Any = field(init=False, repr=False)
     _native: Any = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
@@ -253,18 +319,21 @@ class PreparedLaunch:
         params = (ctypes.c_void_p * max(1, len(self.packing.offsets)))(*(base + o for o in self.packing.offsets))
         object.__setattr__(self, "_buffer", buffer)
         object.__setattr__(self, "_params", params)
+        object.__setattr__(self, "_config", dependent_config((self.ctas, 1, 1), self.threads, self.shared_bytes)
+                           if self.dependent else None)
 
     def native(self, cuda: Driver) -> Any:
-        """This launch as a ``_claunch.Launcher`` calling ``cuda``'s ``cuLaunchKernel`` (made once), or None
-        where ``cuda`` has no C launch."""
+        """This launch as a ``_claunch.Launcher`` calling ``cuda``'s ``cuLaunchKernel`` or, dependent,
+        ``cuLaunchKernelEx`` (made once), or None where ``cuda`` has no C launch."""
         if cuda.native_entry is None:
             return None
         launcher = self._native
         if launcher is None or launcher[0] != cuda.native_entry:
             p = self.packing
+            ex = cuda.native_entry_ex if self.dependent else None
             launcher = (cuda.native_entry, cuda.native.Launcher(
-                cuda.native_entry, self.function, self.ctas, self.threads, self.shared_bytes, p.codes, p.offsets,
-                p.size))
+                ex or cuda.native_entry, self.function, self.ctas, self.threads, self.shared_bytes, p.codes,
+                p.offsets, p.size, ex is not None))
             object.__setattr__(self, "_native", launcher)
         return launcher[1]
 
@@ -280,7 +349,7 @@ class PreparedLaunch:
             with d.lock:  # the buffer is read by the driver during the call, not after
                 self.packing.pack_into(self._buffer, 0, *values)
                 status = d.try_launch(self.function, self.ctas, self.threads, self.shared_bytes, stream,
-                                      self._params)
+                                      self._params, self._config)
         if not status:
             return
         with d.lock:
@@ -288,4 +357,4 @@ class PreparedLaunch:
             if not self.context or d.current_context() == self.context:
                 d._check(status, "cuLaunchKernel")
             d.in_context(self.context, lambda: d.launch(self.function, self.ctas, self.threads, self.shared_bytes,
-                                                        stream, self._params))
+                                                        stream, self._params, self._config))

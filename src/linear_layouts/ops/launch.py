@@ -9,7 +9,9 @@ and the host compiler, builds them 3-7 times sooner. The CUDA driver (``ops.driv
 attributes and loads the cubin into the device's primary context (PyTorch's and CuPy's own); later calls in
 the process find the loaded function in memory. No framework is asked for any of it: PyTorch alone is
 enough. ``prepare`` fixes a launch (function, grid, block, shared memory, argument packing) and ``launch``
-runs it on a given CUDA stream.
+runs it on a given CUDA stream. From sm_90 on, the launches are dependent (``DEPENDENT_LAUNCH``): a kernel's
+launch overlaps the end of the previous kernel on its stream, and the kernel waits for that kernel's memory
+before its first access (``codegen.intrinsics.OP_PROLOGUE``), so only launch latency overlaps, never data.
 
 The kernels compile for every architecture from ``MIN_ARCH`` (sm_75, the oldest nvcc 13 targets) on, from one
 source each: their helpers choose by ``__CUDA_ARCH__`` (below sm_89 the fp8 conversion is done in software,
@@ -34,13 +36,21 @@ from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
 from linear_layouts.ops.kernels import GridShape
 
 __all__ = ["launch", "prepare", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
-           "device_context", "MIN_ARCH", "check_arch", "portable_kernel", "COMPILER"]
+           "device_context", "MIN_ARCH", "check_arch", "portable_kernel", "COMPILER", "DEPENDENT_LAUNCH",
+           "DEPENDENT_ARCH", "dependent"]
 
 #: The oldest architecture (compute capability) the ops compile for: nvcc 13's oldest target.
 MIN_ARCH = 75
 
 #: The compiler the ops build their kernels with where both are here (``codegen.ptx.kernel_compiler``).
 COMPILER = "nvrtc"
+
+#: Whether the ops launch their kernels with programmatic stream serialization (CUDA's programmatic dependent
+#: launch) on devices from ``DEPENDENT_ARCH`` on, where the driver allows it (``driver.Driver.dependent_launch``);
+#: read at each ``prepare`` (``dispatch`` and ``launch`` keep what they prepared: set it before the first call).
+DEPENDENT_LAUNCH = True
+#: The first compute capability with programmatic dependent launch (``griddepcontrol``: sm_90).
+DEPENDENT_ARCH = 90
 
 #: ``(kernel name, architecture, seconds)`` of every compile (or cache load) in this process, in order.
 compile_log: list[tuple[str, str, float]] = []
@@ -110,13 +120,20 @@ def _function(source: str, name: str, shared_bytes: int, device: int) -> int:
     return function
 
 
+def dependent(device: int) -> bool:
+    """Whether the launches ``prepare`` makes for ``device`` are dependent: ``DEPENDENT_LAUNCH``, the device from
+    ``DEPENDENT_ARCH`` on and the driver allowing it."""
+    return DEPENDENT_LAUNCH and int(device_arch(device)[3:]) >= DEPENDENT_ARCH and driver().dependent_launch
+
+
 def prepare(kernel: PermuteKernel, device: int, ctas: int) -> PreparedLaunch:
-    """``kernel`` compiled and loaded on ``device`` (at its first use), as a 1-D grid of ``ctas`` CTAs."""
+    """``kernel`` compiled and loaded on ``device`` (at its first use), as a 1-D grid of ``ctas`` CTAs, dependent
+    where ``dependent(device)``."""
     if not 0 < ctas < 2**31:
         raise LayoutError(f"ctas: a 1-D grid holds 1 to 2**31 - 1 CTAs, got {ctas}")
     function = _function(kernel.source, kernel.name, kernel.shared_bytes, device)
     return PreparedLaunch(function, device_context(device), ctas, kernel.threads, kernel.shared_bytes,
-                          ArgumentPacking.of(kernel.params))
+                          ArgumentPacking.of(kernel.params), dependent(device))
 
 
 @functools.lru_cache(maxsize=1024)
