@@ -183,22 +183,32 @@ def _grid(x):
     return launch.grid_shape(x.device.index or 0)
 
 
-def _plain(launches, x):
-    """Our launches of a case with programmatic dependent launch off: what the ops ran before it (a row's
-    ``ours_plain_us``; the copy is launched plainly, as PyTorch launches it)."""
-    return ops_cases.runner(launches, x.device.index or 0, dependent=False)
-
-
-def _after_foreign(contenders: dict) -> None:
-    """Adds ``foreign`` (PyTorch's ``add_`` on one element: a kernel that lets no dependent grid launch early) and
-    ours after it, dependent and plain: what a program whose previous kernel is not ours sees (the difference)."""
+def _variants(contenders: dict, launches, x, foreign: bool) -> None:
+    """Adds ours with every launch plain (``ours plain``: what the ops launched before dependent launches) and
+    with every launch dependent (``ours chained``: ``ops.launch.DEPENDENT_LAUNCH = "all"``, what a program running
+    our ops back to back gets); ``foreign``: also PyTorch's ``add_`` on one element (a kernel that lets no
+    dependent grid launch early) and ours and ours chained after it, what a program whose previous kernel is not
+    ours sees (their difference)."""
     import torch
 
-    tiny = torch.zeros(1, device="cuda")
-    ours, plain = contenders["ours"], contenders["ours plain"]
-    contenders["foreign"] = lambda: tiny.add_(1)
-    contenders["foreign + ours"] = lambda: (tiny.add_(1), ours())
-    contenders["foreign + ours plain"] = lambda: (tiny.add_(1), plain())
+    device = x.device.index or 0
+    contenders["ours plain"] = ops_cases.runner(launches, device, dependent=False)
+    contenders["ours chained"] = chained = ops_cases.runner(launches, device, dependent=True)
+    if foreign:
+        tiny = torch.zeros(1, device="cuda")
+        ours = contenders["ours"]
+        contenders["foreign"] = lambda: tiny.add_(1)
+        contenders["foreign + ours"] = lambda: (tiny.add_(1), ours())
+        contenders["foreign + ours chained"] = lambda: (tiny.add_(1), chained())
+
+
+def _variant_times(us: dict) -> dict:
+    """A row's times of ``_variants``' contenders."""
+    row = dict(ours_plain_us=us["ours plain"], ours_chained_us=us["ours chained"])
+    if "foreign" in us:
+        row.update(ours_after_foreign_us=us["foreign + ours"] - us["foreign"],
+                   ours_chained_after_foreign_us=us["foreign + ours chained"] - us["foreign"])
+    return row
 
 
 def _best_of(tiles: dict) -> tuple[str | None, float | None]:
@@ -259,10 +269,8 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, s
     contenders["ours"] = ours
     from linear_layouts.ops.launches import permute_launches
 
-    contenders["ours plain"] = _plain(permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(),
-                                                       out.data_ptr(), _grid(x)), x)
-    if row["large"]:
-        _after_foreign(contenders)
+    _variants(contenders, permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(),
+                                           out.data_ptr(), _grid(x)), x, row["large"])
     tiles = _tiles(x, out, shape, dims, expected, scan)
     contenders.update({f"tile {label}": run for label, (run, _) in tiles.items()})
     batch = _triton_batch(problem)
@@ -282,10 +290,7 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, s
     contenders["copy"] = lambda: copy.copy_(flat)
     us = _time_together(contenders)
     row["ours_us"], row["eager_us"], row["same_size_copy_us"] = us["ours"], us["eager"], us["copy"]
-    row["ours_plain_us"] = us["ours plain"]
-    if row["large"]:
-        row["ours_after_foreign_us"] = us["foreign + ours"] - us["foreign"]
-        row["ours_plain_after_foreign_us"] = us["foreign + ours plain"] - us["foreign"]
+    row.update(_variant_times(us))
     if "compile" in us:
         row["compile_us"] = us["compile"]
     if tiles:
@@ -347,16 +352,16 @@ def bench_cast(shape, dtype: str, fp8: str, compiled: Compiled) -> dict:
     from linear_layouts.ops.launches import cast_launches
 
     formats = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-    contenders["ours plain"] = _plain(cast_launches(
+    _variants(contenders, cast_launches(
         formats[dtype], fp8.replace("float8_", "")[:4], m, n, x.data_ptr(), c.data_ptr(), ct.data_ptr(),
-        scale.data_ptr(), 1.0, amax.data_ptr(), _grid(x)), x)
+        scale.data_ptr(), 1.0, amax.data_ptr(), _grid(x)), x, False)
     contenders["eager"] = lambda: reference(x, scale)
     flat = x.view(torch.uint8).reshape(-1)[: nbytes // 2]
     copy = torch.empty_like(flat)
     contenders["copy"] = lambda: copy.copy_(flat)  # reads and writes nbytes in all
     us = _time_together(contenders)
     row["ours_us"], row["eager_us"], row["same_bytes_copy_us"] = us["ours"], us["eager"], us["copy"]
-    row["ours_plain_us"] = us["ours plain"]
+    row.update(_variant_times(us))
     if "compile" in us:
         row["compile_us"] = us["compile"]
     return row
@@ -424,8 +429,9 @@ def summary(results: dict) -> dict:
     s["large_min_of_copy"] = min((r["ours_of_copy"] for r in large), default=None)
     s["large_below_90"] = [f"{r['kind']} {r['shape']} {r['dtype']}: {r['ours_of_copy']:.1%} (of a same-size copy "
                            f"{r['ours_of_same_size_copy']:.1%})" for r in large if r["ours_of_copy"] < 0.90]
-    for key, label in (("ours_plain_us", "plain"), ("ours_after_foreign_us", "after_foreign"),
-                       ("ours_plain_after_foreign_us", "plain_after_foreign")):
+    for key, label in (("ours_plain_us", "plain"), ("ours_chained_us", "chained"),
+                       ("ours_after_foreign_us", "after_foreign"),
+                       ("ours_chained_after_foreign_us", "chained_after_foreign")):
         timed = [(2 * r["bytes"] / (r[key] * 1e-6) / 1e12 / copy, r) for r in large if r.get(key)]
         s[f"large_min_of_copy_{label}"] = min((f for f, _ in timed), default=None)
         s[f"large_below_90_{label}"] = [f"{r['kind']} {r['shape']} {r['dtype']}: {f:.1%}" for f, r in timed if f < 0.90]
@@ -470,8 +476,10 @@ def summary(results: dict) -> dict:
             r["vs_compile"] = r["compile_us"] / r["ours_us"]
     s["cast_correct"] = f"{sum(r['correct'] for r in casts)}/{len(casts)}"
     s["cast_large_min_of_copy"] = min((r["ours_of_copy"] for r in casts if r["large"]), default=None)
-    s["cast_large_min_of_copy_plain"] = min((r["bytes_moved"] / (r["ours_plain_us"] * 1e-6) / 1e12 / copy
-                                             for r in casts if r["large"] and r.get("ours_plain_us")), default=None)
+    for key in ("plain", "chained"):
+        s[f"cast_large_min_of_copy_{key}"] = min((r["bytes_moved"] / (r[f"ours_{key}_us"] * 1e-6) / 1e12 / copy
+                                                  for r in casts if r["large"] and r.get(f"ours_{key}_us")),
+                                                 default=None)
     return s
 
 
@@ -486,23 +494,26 @@ def report(results: dict) -> str:
              f"Copy bandwidth (1 GiB, the faster of the run's start and end): {_copy_tb_per_s(results):.3f} TB/s "
              f"(start {copy['tb_per_s']:.3f}, end {results.get('copy_end', {}).get('tb_per_s', float('nan')):.3f}). "
              f"GPU times: median of {REPEATS} replays of a CUDA graph of {LAUNCHES} launches; a case's contenders "
-             "(ours, ours with programmatic dependent launch off (`plain`), ours at each tile, Triton's tiles, eager, "
-             "torch.compile, a same-size copy; for large cases also ours after one PyTorch kernel) are timed together "
-             "after its compile, in order and in reverse order, the faster median kept. Ours launch dependently (sm_90 "
-             "on): in a graph of back-to-back launches each one's start overlaps the previous one's end. "
+             "(ours, ours with every launch plain and with every launch dependent, ours at each tile, Triton's tiles, "
+             "eager, torch.compile, a same-size copy; for large cases also ours after one PyTorch kernel) are timed "
+             "together after its compile, in order and in reverse order, the faster median kept. `ours`: as the ops "
+             "launch (dependent only after a kernel of the same call); `chained`: every launch dependent, so in a graph "
+             "of back-to-back launches each one's start overlaps the previous one's end. "
              f"Stage times (s): {results.get('stage_seconds')}.", "",
              "## Targets", "",
              f"- correct: {s['correct']}/{s['cases']} permutations bit for bit (torch.compile: {s['compile_correct']}), "
              f"casts {s['cast_correct']}",
              f"- large cases (>= 16 MiB, {s['large']}): lowest fraction of the copy bandwidth "
              f"{_f(s['large_min_of_copy'], '{:.1%}')} (target >= 90%); below 90%: {s['large_below_90'] or 'none'}",
-             f"- the same with programmatic dependent launch off (`ours plain`, what the ops launched before): lowest "
-             f"{_f(s.get('large_min_of_copy_plain'), '{:.1%}')}; below 90%: {s.get('large_below_90_plain') or 'none'}",
+             f"- the same with every launch plain (`plain`): lowest {_f(s.get('large_min_of_copy_plain'), '{:.1%}')}; "
+             f"below 90%: {s.get('large_below_90_plain') or 'none'}; with every launch dependent (`chained`, "
+             f"`DEPENDENT_LAUNCH = \"all\"`, back to back): lowest {_f(s.get('large_min_of_copy_chained'), '{:.1%}')}; "
+             f"below 90%: {s.get('large_below_90_chained') or 'none'}",
              f"- each after one PyTorch kernel (which lets no grid launch early; the difference of the two graphs): "
-             f"dependent lowest {_f(s.get('large_min_of_copy_after_foreign'), '{:.1%}')}, below 90%: "
-             f"{s.get('large_below_90_after_foreign') or 'none'}; plain lowest "
-             f"{_f(s.get('large_min_of_copy_plain_after_foreign'), '{:.1%}')}, below 90%: "
-             f"{s.get('large_below_90_plain_after_foreign') or 'none'}",
+             f"ours lowest {_f(s.get('large_min_of_copy_after_foreign'), '{:.1%}')}, below 90%: "
+             f"{s.get('large_below_90_after_foreign') or 'none'}; chained lowest "
+             f"{_f(s.get('large_min_of_copy_chained_after_foreign'), '{:.1%}')}, below 90%: "
+             f"{s.get('large_below_90_chained_after_foreign') or 'none'}",
              f"- large 2-D transposes: lowest ours / PyTorch eager {_f(s['large_2d_min_vs_eager'])}x (target >= 3x); "
              f"below 3x: {s.get('large_2d_below_3x_eager') or 'none'}",
              f"- the planner's tile against our best tile of its list (large batched transposes, "
@@ -513,8 +524,9 @@ def report(results: dict) -> str:
              f"- small cases slower than eager on the GPU: {s['small_gpu_slower_than_eager'] or 'none'}; on the host: "
              f"{s['small_host_slower_than_eager'] or 'none'}",
              f"- cast-transpose, large: lowest fraction of the copy bandwidth of its bytes (read once, two writes) "
-             f"{_f(s['cast_large_min_of_copy'], '{:.1%}')} (target >= 85%; plain launches "
-             f"{_f(s.get('cast_large_min_of_copy_plain'), '{:.1%}')})", "",
+             f"{_f(s['cast_large_min_of_copy'], '{:.1%}')} (target >= 85%; plain "
+             f"{_f(s.get('cast_large_min_of_copy_plain'), '{:.1%}')}, chained "
+             f"{_f(s.get('cast_large_min_of_copy_chained'), '{:.1%}')})", "",
              "| class (large cases) | cases | ours / torch.compile geomean (min) | ours / Triton best tile geomean (min) "
              "| lowest of copy |", "|---|---|---|---|---|"]
     for k, c in s["classes"].items():
@@ -526,10 +538,11 @@ def report(results: dict) -> str:
         shown = {k: v for k, v in value.items() if k != "compile_log"} if isinstance(value, dict) else value
         lines.append(f"- {label}: {shown}")
     lines += ["", "## Permutations", "",
-              "| class | shape | dims | dtype | plan | µs ours | µs plain | µs after a PyTorch kernel (plain) | TB/s | of copy "
+              "| class | shape | dims | dtype | plan | µs ours | µs plain | µs chained | µs after a PyTorch kernel "
+              "(chained) | TB/s | of copy "
               "| of same-size copy | eager µs | ours / eager | compile µs | ours / compile | Triton best µs (tile) "
               "| ours / Triton | host µs ours / eager | correct |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results["permute"]:
         if "ours_us" not in r:
             lines.append(f"| {r['kind']} | {r['shape']} | {r['dims']} | {r['dtype']} | - | {r.get('error', 'skipped')} |")
@@ -547,22 +560,24 @@ def report(results: dict) -> str:
             if r.get("ours_best_tile") and r["ours_best_tile"] != r.get("tile"):
                 plan += f" (our best: {r['ours_best_tile']} {r['ours_best_tile_us']:.1f} µs)"
             plan += f" WRONG at {wrong}" if wrong else ""
-        after = (f"{r['ours_after_foreign_us']:.1f} ({r['ours_plain_after_foreign_us']:.1f})"
+        after = (f"{r['ours_after_foreign_us']:.1f} ({r['ours_chained_after_foreign_us']:.1f})"
                  if r.get("ours_after_foreign_us") else "-")
         lines.append(f"| {r['kind']} | {r['shape']} | {r['dims']} | {r['dtype']} | {plan} | {r['ours_us']:.1f} | "
-                     f"{_f(r.get('ours_plain_us'), '{:.1f}')} | {after} | {r['ours_tb_per_s']:.2f} | {r['ours_of_copy']:.1%} | {r['ours_of_same_size_copy']:.1%} | "
+                     f"{_f(r.get('ours_plain_us'), '{:.1f}')} | {_f(r.get('ours_chained_us'), '{:.1f}')} | {after} | {r['ours_tb_per_s']:.2f} | {r['ours_of_copy']:.1%} | {r['ours_of_same_size_copy']:.1%} | "
                      f"{r['eager_us']:.1f} | {r['vs_eager']:.2f}x | {compile_cell} | {_f(r.get('vs_compile'), '{:.2f}x')} | "
                      f"{triton} | {_f(r.get('vs_triton'), '{:.2f}x')} | {host} | "
                      f"{r['correct']}{'' if r.get('compile_correct', True) else ' (compile WRONG)'} |")
     lines += ["", "## fp8 cast-transpose (amax, cast, transposed cast)", "",
-              "| shape | input | fp8 | µs ours | µs plain | TB/s (bytes moved) | of copy | of same-bytes copy | eager µs "
-              "| ours / eager | compile µs | ours / compile | correct |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| shape | input | fp8 | µs ours | µs plain | µs chained | TB/s (bytes moved) | of copy | of same-bytes copy "
+              "| eager µs | ours / eager | compile µs | ours / compile | correct |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results.get("cast", []):
         if "ours_us" not in r:
             lines.append(f"| {r['shape']} | {r['dtype']} | {r['fp8']} | {r.get('error', 'skipped')} |")
             continue
         lines.append(f"| {r['shape']} | {r['dtype']} | {r['fp8']} | {r['ours_us']:.1f} | "
-                     f"{_f(r.get('ours_plain_us'), '{:.1f}')} | {r['ours_tb_per_s']:.2f} | "
+                     f"{_f(r.get('ours_plain_us'), '{:.1f}')} | {_f(r.get('ours_chained_us'), '{:.1f}')} | "
+                     f"{r['ours_tb_per_s']:.2f} | "
                      f"{r['ours_of_copy']:.1%} | {r['ours_of_same_bytes_copy']:.1%} | {r['eager_us']:.1f} | "
                      f"{r['vs_eager']:.2f}x | {_f(r.get('compile_us'), '{:.1f}')} | {_f(r.get('vs_compile'), '{:.2f}x')} | "
                      f"{r['correct']} |")

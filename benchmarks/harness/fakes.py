@@ -275,7 +275,8 @@ def install(monkeypatch, cuda: FakeCuda, sms: int = 132, context: int = 7, strea
     fake = Driver(cuda)
     loaded: dict[int, object] = {}
 
-    def prepare(kernel, device, ctas):
+    def prepare(kernel, device, ctas, follows_ours=False):
+        """Plain launches (``test_dependent_launch`` runs the real ``launch.prepare`` for dependent ones)."""
         loaded[id(kernel)] = kernel
         cuda.function_contexts[id(kernel)] = context
         cuda.function_params[id(kernel)] = len(kernel.params)

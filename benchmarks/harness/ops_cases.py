@@ -179,7 +179,8 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
 def runner(launches, device: int = 0, dependent: bool | None = None):
     """A function that launches ``launches`` (``ops.launches``' list: its ``Launch`` items) on PyTorch's current
     stream of ``device``: how the benchmarks run our kernels at a chosen tile; ``dependent``: True or False
-    forces programmatic dependent launch on or off (None: as the ops launch, ``ops.launch.dependent``)."""
+    forces programmatic dependent launch on or off for every launch (None: as the ops launch them,
+    ``ops.launch.DEPENDENT_LAUNCH``)."""
     import dataclasses
 
     import torch
@@ -201,8 +202,8 @@ def runner(launches, device: int = 0, dependent: bool | None = None):
 
     def run():
         stream = torch.cuda.current_stream().cuda_stream
-        for item in items:
-            launch.launch(item.kernel, device, stream, item.ctas, item.values)
+        for i, item in enumerate(items):
+            launch.launch(item.kernel, device, stream, item.ctas, item.values, i > 0)
 
     return run
 

@@ -1,6 +1,7 @@
 """Programmatic dependent launch in the ops: from sm_90 on, where the driver keeps programmatic dependencies in
-stream capture (CUDA 12.3), every kernel is launched by ``cuLaunchKernelEx`` with programmatic stream
-serialization (``ops.launch.dependent``), through the C extension and through ``ctypes`` alike; and every op kernel
+stream capture (CUDA 12.3), a kernel that follows another one of the same op call is launched by
+``cuLaunchKernelEx`` with programmatic stream serialization (``ops.launch.dependent``; every kernel with
+``DEPENDENT_LAUNCH = "all"``), through the C extension and through ``ctypes`` alike; and every op kernel
 waits for the previous grid (``griddepcontrol.wait``) before anything but its prologue's register arithmetic, then
 lets the next one launch. Run against a recording ``libcuda`` (``harness.fakes.FakeCuda``); on a GPU,
 ``test_gpu.py``'s chains of dependent ops check that no kernel reads or writes before its predecessor is done."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from linear_layouts import ops
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.codegen.intrinsics import DEPENDENT_LAUNCH_PROLOGUE, KERNEL_PROLOGUE
 from linear_layouts.ops import dispatch, driver, kernels, launch, tensors
 from linear_layouts.ops.driver import ArgumentPacking, Driver, PreparedLaunch, native_module
@@ -108,13 +110,29 @@ def device(monkeypatch):
         cached.cache_clear()
 
 
-@pytest.mark.parametrize("major, switch, dependent", [(9, True, True), (10, True, True), (8, True, False),
-                                                      (9, False, False)])
-def test_the_ops_launch_dependently_from_sm_90_unless_switched_off(device, monkeypatch, major, switch, dependent):
+def _attributes(launches) -> list[bool]:
+    return [launched["attributes"] == [(6, 1)] for launched in launches]
+
+
+@pytest.mark.parametrize("major, policy, first, later", [(9, "within", False, True), (10, "within", False, True),
+                                                         (9, "all", True, True), (9, "none", False, False),
+                                                         (8, "all", False, False), (8, "within", False, False)])
+def test_launches_after_a_kernel_of_the_same_call_are_dependent(device, monkeypatch, major, policy, first, later):
+    """``"within"``: a one-launch op launches plainly (its previous kernel may be anyone's); the permutation after
+    a gather (``plan.gathers_first``) follows our own gather, on the fast path and the general one alike."""
     device.attributes.update({75: major, 76: 0})
-    monkeypatch.setattr(launch, "DEPENDENT_LAUNCH", switch)
-    assert launch.dependent(0) == dependent
+    monkeypatch.setattr(launch, "DEPENDENT_LAUNCH", policy)
     ops.transpose(FakeTorchTensor((300, 200), 2))
-    ops.permute(FakeTorchTensor((4, 30, 20, 8), 4), (0, 2, 1, 3))
-    assert len(device.launches) >= 2
-    assert all(launched["attributes"] == ([(6, 1)] if dependent else []) for launched in device.launches)
+    assert _attributes(device.launches) == [first]
+    view = FakeTorchTensor((4096, 4096), 2, strides=(8192, 2))  # y[:, ::2]: gathered, then transposed
+    ops.transpose(view)
+    gathered = device.launches[1:]
+    assert len(gathered) == 2 and _attributes(gathered) == [first, later]
+    ops.transpose(view, out=FakeTorchTensor((4096, 4096), 2))  # out=: the general path
+    assert _attributes(device.launches[3:]) == [first, later]
+
+
+def test_a_bad_policy_is_named(device, monkeypatch):
+    monkeypatch.setattr(launch, "DEPENDENT_LAUNCH", True)
+    with pytest.raises(LayoutError, match="DEPENDENT_LAUNCH: must be one of"):
+        ops.transpose(FakeTorchTensor((30, 20), 2))

@@ -288,14 +288,18 @@ def _framework_copy(dst: Any, src: Any, framework: str) -> None:
 
 
 def _run(x: Tensor, launches) -> None:
-    """The ``launches`` on ``x``'s device and current stream, in order."""
+    """The ``launches`` on ``x``'s device and current stream, in order (each kernel after another one of them
+    launched as following ours: ``launch.DEPENDENT_LAUNCH``)."""
     if not launches:
         return
     s = stream(x)
+    follows_ours = False
     for item in launches:
         if isinstance(item, Copy):
             _launch.copy_bytes(x.device, s, item.dst, item.src, item.nbytes)
+            follows_ours = False
         else:
-            _launch.launch(item.kernel, x.device, s, item.ctas, item.values)
+            _launch.launch(item.kernel, x.device, s, item.ctas, item.values, follows_ours)
+            follows_ours = True
 
 

@@ -53,21 +53,27 @@ class CallPlan:
     framework: bool = False
 
 
-def _prepared(launches, device: int) -> tuple[tuple[PreparedLaunch, tuple[int, ...], int, int], ...]:
-    """``permute_template``'s launches prepared (one ``PreparedLaunch`` per kernel and grid)."""
-    prepared: dict[tuple[Any, int], PreparedLaunch] = {}
-    for kernel, ctas, _, _, _ in launches:
-        if (kernel, ctas) not in prepared:
-            prepared[kernel, ctas] = _launch.prepare(kernel, device, ctas)
-    return tuple((prepared[kernel, ctas], tail, s, d) for kernel, ctas, tail, s, d in launches)
+def _prepared(launches, device: int, follows_ours: bool = False
+              ) -> tuple[tuple[PreparedLaunch, tuple[int, ...], int, int], ...]:
+    """``permute_template``'s launches prepared (one ``PreparedLaunch`` per kernel, grid and whether it follows
+    a kernel of the call: every launch but the first, and the first too where ``follows_ours``)."""
+    prepared: dict[tuple[Any, int, bool], PreparedLaunch] = {}
+    out = []
+    for i, (kernel, ctas, tail, s, d) in enumerate(launches):
+        key = (kernel, ctas, follows_ours or i > 0)
+        if key not in prepared:
+            prepared[key] = _launch.prepare(kernel, device, ctas, key[2])
+        out.append((prepared[key], tail, s, d))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=PLANS)
 def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, src_alignment: int,
-              strides: tuple[int, ...] | None = None) -> CallPlan | None:
+              strides: tuple[int, ...] | None = None, follows_ours: bool = False) -> CallPlan | None:
     """The ``CallPlan`` of ``permute`` for a contiguous ``shape`` of ``itemsize``-byte elements (or a view at
     ``strides``) at an address ``src_alignment`` mod 16 on ``device``, the output at an address 0 mod 16
-    (LayoutError for bad ``dims``); None for negative strides (the general path says why)."""
+    (LayoutError for bad ``dims``); None for negative strides (the general path says why). ``follows_ours``: the
+    plan runs right after a kernel of the same call (a gather's), so its first launch may be dependent too."""
     dims = normalize_dims(dims, len(shape))
     out_shape = tuple(shape[d] for d in dims)
     src_bytes = math.prod(shape) * itemsize
@@ -85,13 +91,13 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
             identity = tuple(range(len(memory_shape)))
             gather, nbytes = permute_template(memory_shape, identity, itemsize, src_alignment, 0,
                                               _launch.grid_shape(device), strides=memory_strides)
-            return CallPlan(out_shape, nbytes, _prepared(gather, device), 0, src_bytes, memory_shape,
-                            call_plan(memory_shape, itemsize, memory_dims, device, 0))
+            return CallPlan(out_shape, nbytes, _prepared(gather, device, follows_ours), 0, src_bytes, memory_shape,
+                            call_plan(memory_shape, itemsize, memory_dims, device, 0, None, True))
     launches, nbytes = permute_template(memory_shape, memory_dims, itemsize, src_alignment, 0,
                                         _launch.grid_shape(device), strides=memory_strides)
     if not launches:
         return CallPlan(out_shape, nbytes, (), nbytes, src_bytes)
-    return CallPlan(out_shape, nbytes, _prepared(launches, device), 0, src_bytes)
+    return CallPlan(out_shape, nbytes, _prepared(launches, device, follows_ours), 0, src_bytes)
 
 
 #: The type of dims the plans are kept by (``torch_permute`` normalizes any other first).

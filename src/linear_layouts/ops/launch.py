@@ -9,9 +9,10 @@ and the host compiler, builds them 3-7 times sooner. The CUDA driver (``ops.driv
 attributes and loads the cubin into the device's primary context (PyTorch's and CuPy's own); later calls in
 the process find the loaded function in memory. No framework is asked for any of it: PyTorch alone is
 enough. ``prepare`` fixes a launch (function, grid, block, shared memory, argument packing) and ``launch``
-runs it on a given CUDA stream. From sm_90 on, the launches are dependent (``DEPENDENT_LAUNCH``): a kernel's
-launch overlaps the end of the previous kernel on its stream, and the kernel waits for that kernel's memory
-before its first access (``codegen.intrinsics.OP_PROLOGUE``), so only launch latency overlaps, never data.
+runs it on a given CUDA stream. From sm_90 on, a launch that follows another kernel of the same op call is
+dependent (``DEPENDENT_LAUNCH``): its launch overlaps the end of that kernel, and the kernel waits for that
+kernel's memory before its first access (``codegen.intrinsics.OP_PROLOGUE``), so only launch latency overlaps,
+never data.
 
 The kernels compile for every architecture from ``MIN_ARCH`` (sm_75, the oldest nvcc 13 targets) on, from one
 source each: their helpers choose by ``__CUDA_ARCH__`` (below sm_89 the fp8 conversion is done in software,
@@ -37,7 +38,7 @@ from linear_layouts.ops.kernels import GridShape
 
 __all__ = ["launch", "prepare", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
            "device_context", "MIN_ARCH", "check_arch", "portable_kernel", "COMPILER", "DEPENDENT_LAUNCH",
-           "DEPENDENT_ARCH", "dependent"]
+           "DEPENDENT_LAUNCHES", "DEPENDENT_ARCH", "dependent"]
 
 #: The oldest architecture (compute capability) the ops compile for: nvcc 13's oldest target.
 MIN_ARCH = 75
@@ -45,10 +46,17 @@ MIN_ARCH = 75
 #: The compiler the ops build their kernels with where both are here (``codegen.ptx.kernel_compiler``).
 COMPILER = "nvrtc"
 
-#: Whether the ops launch their kernels with programmatic stream serialization (CUDA's programmatic dependent
-#: launch) on devices from ``DEPENDENT_ARCH`` on, where the driver allows it (``driver.Driver.dependent_launch``);
-#: read at each ``prepare`` (``dispatch`` and ``launch`` keep what they prepared: set it before the first call).
-DEPENDENT_LAUNCH = True
+#: Which launches take programmatic stream serialization (CUDA's programmatic dependent launch) on devices from
+#: ``DEPENDENT_ARCH`` on, where the driver allows it (``driver.Driver.dependent_launch``): ``"within"`` those that
+#: follow another kernel of the same op call (a gather and then its permutation, the flat cast and then its byte
+#: transpose), ``"all"`` every launch, ``"none"`` none. A dependent launch gains where the previous kernel lets it
+#: be scheduled early, as ours do: 0.3-0.7 µs a launch back to back; after a kernel that does not (PyTorch's) it
+#: lost 0.1-0.4 µs on an H200 (``benchmarks/results/dependent_launch.md``), hence ``"within"``; ``"all"`` suits
+#: a program that runs our ops back to back. Read at each ``prepare`` (``dispatch`` and ``launch`` keep what they
+#: prepared: set it before the first call).
+DEPENDENT_LAUNCH = "within"
+#: The values ``DEPENDENT_LAUNCH`` takes.
+DEPENDENT_LAUNCHES = ("within", "all", "none")
 #: The first compute capability with programmatic dependent launch (``griddepcontrol``: sm_90).
 DEPENDENT_ARCH = 90
 
@@ -120,33 +128,38 @@ def _function(source: str, name: str, shared_bytes: int, device: int) -> int:
     return function
 
 
-def dependent(device: int) -> bool:
-    """Whether the launches ``prepare`` makes for ``device`` are dependent: ``DEPENDENT_LAUNCH``, the device from
-    ``DEPENDENT_ARCH`` on and the driver allowing it."""
-    return DEPENDENT_LAUNCH and int(device_arch(device)[3:]) >= DEPENDENT_ARCH and driver().dependent_launch
+def dependent(device: int, follows_ours: bool) -> bool:
+    """Whether a launch on ``device`` is dependent: by ``DEPENDENT_LAUNCH`` (``follows_ours``: it follows a kernel
+    of the same op call), the device from ``DEPENDENT_ARCH`` on and the driver allowing it."""
+    if DEPENDENT_LAUNCH not in DEPENDENT_LAUNCHES:
+        raise LayoutError(f"DEPENDENT_LAUNCH: must be one of {DEPENDENT_LAUNCHES}, got {DEPENDENT_LAUNCH!r}")
+    wanted = DEPENDENT_LAUNCH == "all" or (DEPENDENT_LAUNCH == "within" and follows_ours)
+    return wanted and int(device_arch(device)[3:]) >= DEPENDENT_ARCH and driver().dependent_launch
 
 
-def prepare(kernel: PermuteKernel, device: int, ctas: int) -> PreparedLaunch:
+def prepare(kernel: PermuteKernel, device: int, ctas: int, follows_ours: bool = False) -> PreparedLaunch:
     """``kernel`` compiled and loaded on ``device`` (at its first use), as a 1-D grid of ``ctas`` CTAs, dependent
-    where ``dependent(device)``."""
+    where ``dependent(device, follows_ours)``."""
     if not 0 < ctas < 2**31:
         raise LayoutError(f"ctas: a 1-D grid holds 1 to 2**31 - 1 CTAs, got {ctas}")
     function = _function(kernel.source, kernel.name, kernel.shared_bytes, device)
     return PreparedLaunch(function, device_context(device), ctas, kernel.threads, kernel.shared_bytes,
-                          ArgumentPacking.of(kernel.params), dependent(device))
+                          ArgumentPacking.of(kernel.params), dependent(device, follows_ours))
 
 
 @functools.lru_cache(maxsize=1024)
-def _prepared(kernel: PermuteKernel, device: int, ctas: int) -> PreparedLaunch:
-    return prepare(kernel, device, ctas)
+def _prepared(kernel: PermuteKernel, device: int, ctas: int, follows_ours: bool) -> PreparedLaunch:
+    return prepare(kernel, device, ctas, follows_ours)
 
 
-def launch(kernel: PermuteKernel, device: int, stream: int, ctas: int, values: Sequence[Any]) -> None:
+def launch(kernel: PermuteKernel, device: int, stream: int, ctas: int, values: Sequence[Any],
+           follows_ours: bool = False) -> None:
     """Run ``kernel`` as a 1-D grid of ``ctas`` CTAs on ``stream`` of ``device`` with ``values``, one per
-    ``kernel.params`` (pointers as ints, None for a null pointer)."""
+    ``kernel.params`` (pointers as ints, None for a null pointer); ``follows_ours``: the stream's previous launch
+    is a kernel of the same op call."""
     if len(values) != len(kernel.params):
         raise LayoutError(f"values: the kernel takes {len(kernel.params)} arguments, got {len(values)}")
-    _prepared(kernel, device, ctas).run(stream, [0 if v is None else v for v in values])
+    _prepared(kernel, device, ctas, follows_ours).run(stream, [0 if v is None else v for v in values])
 
 
 def copy_bytes(device: int, stream: int, dst: int, src: int, nbytes: int) -> None:
