@@ -50,9 +50,9 @@ COMPILER = "nvrtc"
 #: ``DEPENDENT_ARCH`` on, where the driver allows it (``driver.Driver.dependent_launch``): ``"within"`` those that
 #: follow another kernel of the same op call (a gather and then its permutation, the flat cast and then its byte
 #: transpose), ``"all"`` every launch, ``"none"`` none. A dependent launch gains where the previous kernel lets it
-#: be scheduled early, as ours do: 0.3-0.7 µs a launch back to back; after a kernel that does not (PyTorch's) it
-#: lost 0.1-0.4 µs on an H200 (``benchmarks/results/dependent_launch.md``), hence ``"within"``; ``"all"`` suits
-#: a program that runs our ops back to back. Read at each ``prepare`` (``dispatch`` and ``launch`` keep what they
+#: be scheduled early, as ours do, and loses a handshake after a kernel that does not, as PyTorch's
+#: (``benchmarks/results/dependent_launch.md``), hence ``"within"``; ``"all"`` suits a program that runs our ops
+#: back to back. Read at each ``prepare`` (``dispatch`` and ``launch`` keep what they
 #: prepared: set it before the first call).
 DEPENDENT_LAUNCH = "within"
 #: The values ``DEPENDENT_LAUNCH`` takes.
