@@ -173,8 +173,8 @@ def test_views_without_a_stride_1_dim_gather_first_where_rows_of_one_element_wou
     from linear_layouts.ops.launches import view_launches
     from linear_layouts.ops.plan import gathers_first
 
-    assert gathers_first((4096, 4096), (1, 0), (8192, 2)) and not gathers_first((4096, 4096), (0, 1), (8192, 2))
-    assert not gathers_first((64, 100), (1, 0), (128, 1)) and not gathers_first((64, 100), (1, 0), None)
+    assert gathers_first((4096, 4096), (1, 0), 2, (8192, 2)) and not gathers_first((4096, 4096), (0, 1), 2, (8192, 2))
+    assert not gathers_first((64, 100), (1, 0), 2, (128, 1)) and not gathers_first((64, 100), (1, 0), 2, None)
     two = view_launches((40, 45), (1, 0), 2, 1 << 40, 2 << 40, 132, (90, 2), scratch=3 << 40)
     assert len(two) == 2 and two[0].values[1] == 3 << 40 and two[1].values[0] == 3 << 40
     with pytest.raises(LayoutError, match="scratch: this view is gathered"):

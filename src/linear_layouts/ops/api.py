@@ -271,7 +271,7 @@ def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
         return
     dims = composed
     out_strides = None if is_contiguous(out) else out.strides
-    scratch = describe(empty(m, m.shape), "x") if gathers_first(m.shape, dims, strides, out_strides) else None
+    scratch = describe(empty(m, m.shape), "x") if gathers_first(m.shape, dims, m.itemsize, strides, out_strides) else None
     _run(m, view_launches(m.shape, dims, m.itemsize, m.pointer, out.pointer, _launch.grid_shape(m.device), strides,
                           None if scratch is None else scratch.pointer, out_strides))
 

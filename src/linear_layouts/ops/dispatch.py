@@ -87,7 +87,7 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
             src_bytes = (1 + sum((n - 1) * s for n, s in zip(shape, strides))) * itemsize
         if framework_gathers(memory_shape, memory_dims, itemsize, memory_strides):
             return CallPlan(out_shape, math.prod(shape) * itemsize, (), 0, src_bytes, framework=True)
-        if gathers_first(memory_shape, memory_dims, memory_strides):
+        if gathers_first(memory_shape, memory_dims, itemsize, memory_strides):
             identity = tuple(range(len(memory_shape)))
             gather, nbytes = permute_template(memory_shape, identity, itemsize, src_alignment, 0,
                                               _launch.grid_shape(device), strides=memory_strides)

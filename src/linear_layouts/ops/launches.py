@@ -381,7 +381,7 @@ def view_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, 
     """``permute_launches`` of a view at ``strides`` (dims in memory order; None: contiguous) into an output at
     ``out_strides`` (None: contiguous), in two passes where ``plan.gathers_first``: the view gathered into
     ``scratch`` (a contiguous buffer of its bytes, required then), then that dense copy permuted into ``dst``."""
-    if not gathers_first(shape, dims, strides, out_strides):
+    if not gathers_first(shape, dims, itemsize, strides, out_strides):
         return permute_launches(shape, dims, itemsize, src, dst, device, strides=strides, out_strides=out_strides)
     if scratch is None:
         raise LayoutError("scratch: this view is gathered into a buffer of its bytes first (plan.gathers_first)")
