@@ -1,21 +1,21 @@
-"""Where gathering a view first pays (``ops.plan.gathers_first``, ``GATHER_FIRST_MIN_BYTES``).
+"""Where gathering a view first pays (``ops.launches.gathers`` and ``framework_gathers``).
 
 A view with no stride-1 dim whose output's last dim is not its innermost (``w[:, ::2].t()``) either moves in one
 pass, rows of one element read a row stride apart, or is gathered first into a scratch tensor by one launch and
-then permuted from that dense copy by another. The second form reads faster but costs the call a second launch
-and an allocation. Per seed, random such views (2-D and 3-D, steps 2-4, the innermost dim at least 1024 long so
+then permuted from that dense copy by another, or is left to the framework's own strided copy. The second form
+reads faster but costs the call a second launch and an allocation. Per seed, random such views (2-D and 3-D, steps 2-4, the innermost dim at least 1024 long so
 that ours moves them, sizes log-uniform from 16 KiB to 64 MiB, 1- to 8-byte elements); for each, the wall time per
-call of ``ops.permute(view, dims)`` with the view gathered first and in one pass, and of PyTorch eager's
+call of ``ops.permute(view, dims)`` with the view gathered first by ours, in one pass, and as the ops decide
+(``ops``), and of PyTorch eager's
 ``view.permute(dims).contiguous()``: ``CALLS`` calls then one synchronization, the median of ``ROUNDS`` rounds, the
 forms in turn within each round (what a program that launches back to back sees, host and device together). Every
 output is checked bit for bit against eager's.
 
-``--threshold-from RUN.json``: the smallest power-of-two size from which gathering first cost that run's views the
-least in all, then each of this run's views under that rule against its better form (a seed held out from it).
+The report puts each view under ``launches.gathers`` as it is now (``--mode report`` redoes it from a run's JSON):
+the rule was fitted on seed 1 and checked on seeds drawn after it.
 
     PYTHONPATH=src:benchmarks python3 benchmarks/gather_first_bench.py --seed 1 --out DIR           # device
-    PYTHONPATH=src:benchmarks python3 benchmarks/gather_first_bench.py --mode report --seed 2 --out DIR \\
-        --threshold-from DIR/gather_first_1.json                                                    # CPU
+    PYTHONPATH=src:benchmarks python3 benchmarks/gather_first_bench.py --mode report --seed 1 --out DIR  # CPU
 """
 
 from __future__ import annotations
@@ -32,9 +32,8 @@ from harness.results import write_outputs
 
 CALLS, ROUNDS = 50, 7
 DTYPES = ("uint8", "bfloat16", "float32", "float64")
-#: The sizes (bytes of a view's elements) drawn between, and the thresholds tried.
+#: The sizes (bytes of a view's elements) drawn between.
 LOW, HIGH = 16 << 10, 64 << 20
-THRESHOLDS = tuple(1 << k for k in range(14, 28))
 
 
 def random_views(seed: int, count: int) -> list[tuple]:
@@ -72,7 +71,7 @@ def bench_view(base_shape, dtype: str, step: int, dims) -> dict:
     import torch
 
     from linear_layouts import ops
-    from linear_layouts.ops import dispatch, plan
+    from linear_layouts.ops import dispatch, launches
 
     base = ops_cases.random_tensor(base_shape, dtype)
     view = base[..., ::step]
@@ -80,67 +79,86 @@ def bench_view(base_shape, dtype: str, step: int, dims) -> dict:
     nbytes = expected.numel() * expected.element_size()
     row = dict(base=list(base_shape), dtype=dtype, step=step, dims=list(dims), shape=list(view.shape),
                strides=list(view.stride()), bytes=nbytes, correct={}, us={})
-    forms = {"gathered first": 0, "one pass": 1 << 62}
+    saved = launches.GATHER_MIN_WORK, launches.FRAMEWORK_GATHER_BYTES
+    forms = {"gathered first": (0, 0), "one pass": (1 << 62, 0), "ops": saved}
     samples: dict = {name: [] for name in [*forms, "eager"]}
-    saved = plan.GATHER_FIRST_MIN_BYTES
     try:
         for _ in range(ROUNDS):
-            for name, threshold in forms.items():
-                plan.GATHER_FIRST_MIN_BYTES = threshold
+            for name, (work, framework) in forms.items():
+                launches.GATHER_MIN_WORK, launches.FRAMEWORK_GATHER_BYTES = work, framework
                 dispatch.call_plan.cache_clear()
                 got = ops.permute(view, dims)  # plans, compiles at the first round; checked each round
                 row["correct"][name] = row["correct"].get(name, True) and ops_cases.bit_equal(got, expected)
                 samples[name].append(_per_call_us(lambda: ops.permute(view, dims)))
             samples["eager"].append(_per_call_us(lambda: view.permute(dims).contiguous()))
     finally:
-        plan.GATHER_FIRST_MIN_BYTES = saved
+        launches.GATHER_MIN_WORK, launches.FRAMEWORK_GATHER_BYTES = saved
         dispatch.call_plan.cache_clear()
     row["us"] = {name: round(sorted(t)[len(t) // 2], 2) for name, t in samples.items()}
     torch.cuda.synchronize()
     return row
 
 
-def best_threshold(rows: list[dict]) -> int:
-    """The smallest of ``THRESHOLDS`` whose rule (gather first from it on) costs ``rows`` the least time in all."""
-    def total(t: int) -> float:
-        return sum(r["us"]["gathered first" if r["bytes"] >= t else "one pass"] for r in rows)
+def one_pass_work(row: dict) -> tuple[int, int, str]:
+    """``(elements, CTAs of the one pass, the form the ops take now)`` of a row's view."""
+    from linear_layouts.ops.kernels import rows_tile
+    from linear_layouts.ops.launches import framework_gathers, gathers
+    from linear_layouts.ops.plan import memory_permutation, plan_permutation
 
-    return min(THRESHOLDS, key=lambda t: (total(t), t))
+    w = ops_cases.ITEMSIZE[row["dtype"]]
+    shape, strides, dims = memory_permutation(tuple(row["shape"]), tuple(row["strides"]), tuple(row["dims"]))
+    problem = plan_permutation(shape, dims, w, strides=strides)
+    ctas = -(-problem.rows // rows_tile(problem.element_bytes, 1, 1).rows) * problem.cols * math.prod(
+        size for size, _, _ in problem.batch)
+    form = ("framework" if framework_gathers(shape, dims, w, strides) else "gathered first"
+            if gathers(shape, dims, w, strides) else "one pass")
+    return math.prod(shape), ctas, form
 
 
-def rule_rows(rows: list[dict], threshold: int) -> list[dict]:
-    """Each row's time under the rule against its better form and against eager."""
+def rule_rows(rows: list[dict]) -> list[dict]:
+    """Each row under the rules as they are now against the better of ours and eager's: the measured ``ops`` form
+    where the run has it (else the chosen form's time; eager's for the framework's copy)."""
     out = []
     for r in rows:
-        chosen = "gathered first" if r["bytes"] >= threshold else "one pass"
-        best = min(r["us"]["gathered first"], r["us"]["one pass"])
-        out.append(dict(r, chosen=chosen, rule_us=r["us"][chosen], best_over_rule=round(best / r["us"][chosen], 3),
-                        eager_over_rule=round(r["us"]["eager"] / r["us"][chosen], 3)))
+        elements, ctas, chosen = one_pass_work(r)
+        rule_us = r["us"].get("ops", r["us"]["eager" if chosen == "framework" else chosen])
+        best = min(r["us"]["gathered first"], r["us"]["one pass"], r["us"]["eager"])
+        out.append(dict(r, elements=elements, ctas=ctas, chosen=chosen, rule_us=rule_us,
+                        best_over_rule=round(best / rule_us, 3),
+                        eager_over_rule=round(r["us"]["eager"] / rule_us, 3),
+                        eager_over_gathered=round(r["us"]["eager"] / r["us"]["gathered first"], 3)))
     return out
 
 
-def report(rows: list[dict], seed: int, threshold: int | None, source: str, environment: dict) -> str:
+def report(rows: list[dict], seed: int, environment: dict) -> str:
     from harness.timing import geomean
+    from linear_layouts.ops.launches import FRAMEWORK_GATHER_BYTES, GATHER_MIN_WORK, ONE_PASS_CTA_ELEMENTS
 
+    ruled = rule_rows(rows)
     lines = [f"# Views gathered first or moved in one pass, seed {seed} ({environment.get('gpu', '?')}, "
              f"{environment.get('date', '?')})", "",
              f"torch {environment.get('torch')}; µs per call of {CALLS} back-to-back calls then one synchronization, "
-             f"median of {ROUNDS} rounds.", ""]
-    if threshold is not None:
-        ruled = rule_rows(rows, threshold)
-        lines += [f"Rule: gather first from {threshold} bytes ({source}). Under it: best form / rule geomean "
-                  f"{geomean([r['best_over_rule'] for r in ruled]):.3f}, lowest {min(r['best_over_rule'] for r in ruled):.3f}; "
-                  f"eager / rule geomean {geomean([r['eager_over_rule'] for r in ruled]):.2f}, lowest "
-                  f"{min(r['eager_over_rule'] for r in ruled):.2f}.", ""]
-        rows = ruled
-    lines += ["| view | dims | dtype | KiB | gathered first µs | one pass µs | eager µs | gathered / one pass | rule | "
-              "correct |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: r["bytes"]):
+             f"median of {ROUNDS} rounds. Rules: gather first where the one pass's elements + "
+             f"{ONE_PASS_CTA_ELEMENTS} x its CTAs >= {GATHER_MIN_WORK} (`launches.gathers`), by the framework's copy "
+             f"below {FRAMEWORK_GATHER_BYTES} bytes (`launches.framework_gathers`). `ops`: measured as the ops decide "
+             "(else the chosen form's time). Best: the fastest of gathered, one pass and eager.", "",
+             f"- under the rules: best / ops geomean {geomean([r['best_over_rule'] for r in ruled]):.3f}, lowest "
+             f"{min(r['best_over_rule'] for r in ruled):.3f}; eager / rule geomean "
+             f"{geomean([r['eager_over_rule'] for r in ruled]):.2f}, lowest {min(r['eager_over_rule'] for r in ruled):.2f}",
+             f"- always gathered first (before the rule): best form / gathered geomean "
+             f"{geomean([min(r['us'].values()) / r['us']['gathered first'] for r in ruled]):.3f}; eager / gathered "
+             f"geomean {geomean([r['eager_over_gathered'] for r in ruled]):.2f}, lowest "
+             f"{min(r['eager_over_gathered'] for r in ruled):.2f}",
+             f"- correct: {sum(all(r['correct'].values()) for r in ruled)}/{len(ruled)} (every form)", "",
+             "| view | dims | dtype | KiB | one-pass CTAs | work (M) | gathered first µs | one pass µs | eager µs | rule "
+             "| ops µs | best / ops | eager / ops |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(ruled, key=lambda r: r["bytes"]):
         u = r["us"]
+        work = (r["elements"] + ONE_PASS_CTA_ELEMENTS * r["ctas"]) / 1e6
         lines.append(f"| {tuple(r['shape'])} at {tuple(r['strides'])} | {tuple(r['dims'])} | {r['dtype']} | "
-                     f"{r['bytes'] / 1024:.0f} | {u['gathered first']} | {u['one pass']} | {u['eager']} | "
-                     f"{u['gathered first'] / u['one pass']:.2f} | {r.get('chosen', '-')} | "
-                     f"{all(r['correct'].values())} |")
+                     f"{r['bytes'] / 1024:.0f} | {r['ctas']} | {work:.2f} | {u['gathered first']} | {u['one pass']} | "
+                     f"{u['eager']} | {r['chosen']} | {r['rule_us']} | {r['best_over_rule']:.2f} | "
+                     f"{r['eager_over_rule']:.2f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -152,7 +170,6 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=24)
     ap.add_argument("--out", default=str(harness.BUILD / "gather_first"))
-    ap.add_argument("--threshold-from", default=None, help="a run whose views fix the rule (else this run's own)")
     args = ap.parse_args()
     out = Path(args.out)
     name = f"gather_first_{args.seed}"
@@ -167,13 +184,8 @@ def main() -> None:
     else:
         saved = json.loads((out / f"{name}.json").read_text())
         rows, environment = saved["rows"], saved["environment"]
-    if args.threshold_from:
-        threshold, source = best_threshold(json.loads(Path(args.threshold_from).read_text())["rows"]), \
-            f"chosen on {Path(args.threshold_from).name}"
-    else:
-        threshold, source = best_threshold(rows), "chosen on this run's views"
-    write_outputs(out, name, dict(environment=environment, seed=args.seed, rows=rows, threshold=threshold),
-                  report(rows, args.seed, threshold, source, environment))
+    write_outputs(out, name, dict(environment=environment, seed=args.seed, rows=rows),
+                  report(rows, args.seed, environment))
 
 
 if __name__ == "__main__":

@@ -100,16 +100,29 @@ _CASES = [
     ((2, 3, 2, 3, 2, 3, 8), np.uint8, lambda y: y[..., :5], (6, 5, 4, 3, 2, 1, 0)),  # 6 batch dims: 2 launches
     ((40, 36), np.uint16, lambda y: y[:, ::2], (1, 0)),             # no dim of stride 1, short: the framework's copy
     ((40, 36), np.float32, lambda y: y[1::3, ::4], (0, 1)),
-    ((3, 2100), np.uint16, lambda y: y[:, ::2], (1, 0)),             # long: gathered by ours, then transposed
+    ((3, 2100), np.uint16, lambda y: y[:, ::2], (1, 0)),             # long: gathered by ours (``_forms``), then transposed
     ((3, 2100), np.uint16, lambda y: y[:, 1::2], (0, 1)),            # one pass of one-element rows
     ((5, 3, 1100), np.uint32, lambda y: y[:, :, ::2].transpose(2, 0, 1), (1, 2, 0)),
     ((1, 1), np.uint32, lambda y: np.broadcast_to(y, (5, 7)), (1, 0)),  # every element the same one
 ]
 
 
+@pytest.fixture(params=["rule", "gathered"])
+def _forms(request, monkeypatch):
+    """Views as ``launches.gathers`` and ``framework_gathers`` decide (small ones move in one pass or by the
+    framework's copy) and with every view that may be gathered gathered first by ours (``GATHER_MIN_WORK`` and
+    ``FRAMEWORK_GATHER_BYTES`` 0): both forms of each case."""
+    from linear_layouts.ops import launches
+
+    if request.param == "gathered":
+        monkeypatch.setattr(launches, "GATHER_MIN_WORK", 0)
+        monkeypatch.setattr(launches, "FRAMEWORK_GATHER_BYTES", 0)
+    return request.param
+
+
 @_EMULATOR
 @pytest.mark.parametrize("case", range(len(_CASES)))
-def test_views_with_gaps_every_element(case):
+def test_views_with_gaps_every_element(case, _forms):
     shape, dtype, make, dims = _CASES[case]
     base = _base(shape, dtype)
     view = make(base)
@@ -169,12 +182,15 @@ def test_negative_strides_and_overlapping_outputs_are_refused(monkeypatch):
         ops.permute(x, (0, 1), out=FakeTorchTensor((4, 48), 2, pointer=x.data_ptr() + 96 * 2))
 
 
-def test_views_without_a_stride_1_dim_gather_first_where_rows_of_one_element_would_scatter():
+def test_views_without_a_stride_1_dim_gather_first_where_rows_of_one_element_would_scatter(monkeypatch):
+    from linear_layouts.ops import launches
     from linear_layouts.ops.launches import view_launches
     from linear_layouts.ops.plan import gathers_first
 
-    assert gathers_first((4096, 4096), (1, 0), 2, (8192, 2)) and not gathers_first((4096, 4096), (0, 1), 2, (8192, 2))
-    assert not gathers_first((64, 100), (1, 0), 2, (128, 1)) and not gathers_first((64, 100), (1, 0), 2, None)
+    assert gathers_first((4096, 4096), (1, 0), (8192, 2)) and not gathers_first((4096, 4096), (0, 1), (8192, 2))
+    assert not gathers_first((64, 100), (1, 0), (128, 1)) and not gathers_first((64, 100), (1, 0), None)
+    assert len(view_launches((40, 45), (1, 0), 2, 1 << 40, 2 << 40, 132, (90, 2))) == 1  # small: one pass
+    monkeypatch.setattr(launches, "GATHER_MIN_WORK", 0)
     two = view_launches((40, 45), (1, 0), 2, 1 << 40, 2 << 40, 132, (90, 2), scratch=3 << 40)
     assert len(two) == 2 and two[0].values[1] == 3 << 40 and two[1].values[0] == 3 << 40
     with pytest.raises(LayoutError, match="scratch: this view is gathered"):
@@ -207,8 +223,10 @@ def test_the_fast_path_takes_views_and_launches_what_the_general_path_plans(monk
 
 
 def test_the_fast_path_gathers_first_and_leaves_short_views_to_the_framework(monkeypatch):
-    from linear_layouts.ops import dispatch
+    from linear_layouts.ops import dispatch, launches
 
+    monkeypatch.setattr(launches, "GATHER_MIN_WORK", 0)  # every view that may be gathered: gathered by ours
+    monkeypatch.setattr(launches, "FRAMEWORK_GATHER_BYTES", 0)
     cuda = FakeCuda()
     loaded = install(monkeypatch, cuda)
     assert dispatch.call_plan((40, 45), 2, (1, 0), 0, 0, (90, 2)).framework  # short: the framework's copy
@@ -229,6 +247,29 @@ def test_the_fast_path_gathers_first_and_leaves_short_views_to_the_framework(mon
     x = FakeTorchTensor((4, 48), 2, strides=(96, 1))
     with pytest.raises(LayoutError, match="out: overlaps the memory of x"):  # inside x's span, past its numel
         ops.permute(x, (0, 1), out=FakeTorchTensor((4, 48), 2, pointer=x.data_ptr() + 96 * 2))
+
+
+def test_one_pass_below_the_work_of_the_two_passes_floor():
+    """``launches.gathers``: the one pass's elements plus ``ONE_PASS_CTA_ELEMENTS`` a CTA against
+    ``GATHER_MIN_WORK``: a small view moves in one pass; a view as small whose output's last dim is short (so its
+    one-element rows fill few of a tile's 1024 rows: a CTA for each of its other elements) is gathered; a large one
+    is gathered."""
+    from linear_layouts.ops.launches import GATHER_MIN_WORK, ONE_PASS_CTA_ELEMENTS, gathers
+
+    assert not gathers((58, 4096), (1, 0), 2, (12288, 3))  # 464 KiB: 4096 CTAs of 58 rows, one pass
+    assert gathers((6, 36, 4096), (2, 1, 0), 1, (442368, 12288, 3))  # 864 KiB, 147456 CTAs of 6 rows
+    assert 6 * 36 * 4096 + ONE_PASS_CTA_ELEMENTS * 36 * 4096 >= GATHER_MIN_WORK
+    assert gathers((3543, 3000), (1, 0), 1, (12000, 4)) and not gathers((3543, 3000), (0, 1), 1, (12000, 4))
+    assert not gathers((64, 100), (1, 0), 2, (128, 1))  # a stride-1 dim: never
+
+
+def test_small_views_ours_would_gather_are_left_to_the_framework_copy():
+    from linear_layouts.ops.launches import FRAMEWORK_GATHER_BYTES, framework_gathers
+
+    assert framework_gathers((6, 36, 4096), (2, 1, 0), 1, (442368, 12288, 3))  # 864 KiB: one framework launch
+    assert not framework_gathers((3543, 3000), (1, 0), 1, (12000, 4))  # 10 MiB: ours, gathered first
+    assert not framework_gathers((58, 4096), (1, 0), 2, (12288, 3))  # one pass of ours
+    assert 6 * 36 * 4096 < FRAMEWORK_GATHER_BYTES <= 3543 * 3000
 
 
 def test_short_views_without_a_stride_1_dim_are_left_to_the_framework_copy(monkeypatch):
@@ -276,7 +317,7 @@ _OUT_CASES = [
 
 @_EMULATOR
 @pytest.mark.parametrize("case", range(len(_OUT_CASES)))
-def test_outputs_with_gaps_every_element_and_nothing_else(case):
+def test_outputs_with_gaps_every_element_and_nothing_else(case, _forms):
     shape, dtype, make, dims, out_shape, out_view = _OUT_CASES[case]
     base = _base(shape, dtype)
     view = make(base)

@@ -16,9 +16,9 @@ from linear_layouts.core.limits import quote
 from linear_layouts.ops import autograd as _autograd
 from linear_layouts.ops import dispatch as _dispatch
 from linear_layouts.ops import launch as _launch
-from linear_layouts.ops.launches import Copy, cast_launches, framework_gathers, view_launches
+from linear_layouts.ops.launches import Copy, cast_launches, framework_gathers, gathers, view_launches
 from linear_layouts.ops.plan import (
-    dense_order, gathers_first, memory_permutation, normalize_dims, row_major_strides, strided_order,
+    dense_order, memory_permutation, normalize_dims, row_major_strides, strided_order,
 )
 from linear_layouts.ops.tensors import (
     Tensor, describe, empty, framework_dtype, is_contiguous, overlaps_itself, same_memory, stream,
@@ -89,7 +89,7 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     ``x``: a CUDA tensor (PyTorch, CuPy, DLPack) of any shape and rank and of 1-, 2-, 4-, 8- or 16-byte
     elements: contiguous, a permuted view of a contiguous one (``w.t()``, channels-last) or any view with gaps or
     repeats (``qkv[..., :d]``, ``y[:, :n].t()``, ``expand``), read at its strides (``_memory``). A view with no dim
-    of stride 1 (``y[:, ::2]``) is gathered first where that reads faster (``plan.gathers_first``), or, where its
+    of stride 1 (``y[:, ::2]``) is gathered first where that is faster (``launches.gathers``), or, where its
     innermost dim is short, moved by the framework's own strided copy (``launches.framework_gathers``). ``dims``: a
     permutation of its dims (negative dims count from the end), a sequence or an iterator of ints; ``out``: a
     tensor of the permuted shape, ``x``'s dtype and device, not overlapping ``x``: contiguous, or a view whose
@@ -271,7 +271,7 @@ def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
         return
     dims = composed
     out_strides = None if is_contiguous(out) else out.strides
-    scratch = describe(empty(m, m.shape), "x") if gathers_first(m.shape, dims, m.itemsize, strides, out_strides) else None
+    scratch = describe(empty(m, m.shape), "x") if gathers(m.shape, dims, m.itemsize, strides, out_strides) else None
     _run(m, view_launches(m.shape, dims, m.itemsize, m.pointer, out.pointer, _launch.grid_shape(m.device), strides,
                           None if scratch is None else scratch.pointer, out_strides))
 

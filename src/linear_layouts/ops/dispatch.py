@@ -23,8 +23,8 @@ from typing import Any
 from linear_layouts.ops import launch as _launch
 from linear_layouts.ops import tensors as _tensors
 from linear_layouts.ops.driver import PreparedLaunch, driver
-from linear_layouts.ops.launches import framework_gathers, permute_template
-from linear_layouts.ops.plan import gathers_first, memory_permutation, normalize_dims
+from linear_layouts.ops.launches import framework_gathers, gathers, permute_template
+from linear_layouts.ops.plan import memory_permutation, normalize_dims
 
 __all__ = ["CallPlan", "call_plan", "torch_permute", "PLANS"]
 
@@ -40,7 +40,7 @@ class CallPlan:
     the two pointers, and the byte offsets added to them), or a copy of ``copy_bytes`` (a reduced
     permutation that is the identity); ``nbytes`` of the output, ``src_bytes`` the input spans from its
     first element (``nbytes`` for a dense input; more for a view with gaps). A view gathered first
-    (``plan.gathers_first``): ``launches`` write a new tensor of ``scratch_shape``, which ``then`` permutes into
+    (``launches.gathers``): ``launches`` write a new tensor of ``scratch_shape``, which ``then`` permutes into
     the output; one the framework's copy moves (``launches.framework_gathers``): ``framework``, nothing else."""
 
     out_shape: tuple[int, ...]
@@ -87,7 +87,7 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
             src_bytes = (1 + sum((n - 1) * s for n, s in zip(shape, strides))) * itemsize
         if framework_gathers(memory_shape, memory_dims, itemsize, memory_strides):
             return CallPlan(out_shape, math.prod(shape) * itemsize, (), 0, src_bytes, framework=True)
-        if gathers_first(memory_shape, memory_dims, itemsize, memory_strides):
+        if gathers(memory_shape, memory_dims, itemsize, memory_strides):
             identity = tuple(range(len(memory_shape)))
             gather, nbytes = permute_template(memory_shape, identity, itemsize, src_alignment, 0,
                                               _launch.grid_shape(device), strides=memory_strides)

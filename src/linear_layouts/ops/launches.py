@@ -39,7 +39,8 @@ from linear_layouts.ops.plan import (
 
 __all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
-           "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "framework_gathers", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "framework_gathers",
+           "gathers", "ONE_PASS_CTA_ELEMENTS", "GATHER_MIN_WORK", "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces"]
 
@@ -116,6 +117,21 @@ SMALL_BATCHES = True
 #: (``benchmarks/small_batches_bench.py``: ``results/small_batches_calibration.md`` and seeds 1-3 in
 #: ``results/small_batches/``), checked on held-out seeds drawn after (``results/small_batches.md``).
 SMALL_BLOCK_BYTES = 1024
+
+#: What a CTA of the one pass over a view without a stride-1 dim costs, in elements moved (``gathers``): on an H200
+#: a CTA of one-element rows took about 1.1 ns beyond its elements, which moved at about 130 a ns
+#: (``benchmarks/results/gather_first.md``).
+ONE_PASS_CTA_ELEMENTS = 148
+#: The one pass's work (elements + ``ONE_PASS_CTA_ELEMENTS`` a CTA) from which ``gathers`` takes two passes: the
+#: work of the 35 µs a call of the two passes costs back to back at the least (a second launch and a scratch
+#: tensor, against 20 µs for one pass), at 130 elements a ns.
+GATHER_MIN_WORK = 4_500_000
+
+#: Bytes of a view below which ``framework_gathers`` leaves a view ``gathers`` would gather first to the framework's
+#: copy: two launches and a scratch tensor cost a call about 35 µs back to back on an H200's host, PyTorch's one
+#: copy of such views up to 2.5 MiB 14-27 µs, and of views from 10 MiB 25-210 µs to our 25-170
+#: (``benchmarks/results/gather_first.md``).
+FRAMEWORK_GATHER_BYTES = 4 << 20
 
 #: Bytes from which a permutation that is the identity in memory runs the flat copy kernel (``ops.kernels.copy_kernel``)
 #: instead of the driver's copy (``Copy``): on an H200, 1.45-1.9x the driver's copy in CUDA graphs (where it is a
@@ -365,26 +381,45 @@ def framework_gathers(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: i
     """Whether ``permute`` leaves a view at ``strides`` (dims in memory order) to the framework's own strided copy
     (``out.copy_(x.permute(dims))``, PyTorch's eager permutation): a view with no dim of stride 1 whose innermost dim
     is shorter than the tile of one-element rows (``kernels.rows_tile``: 512 or 1024 rows), which would leave most
-    of each tile empty; gathered by that copy and then permuted by ours it measured 0.91-0.93x eager. ``framework_gathers((27, 28, 34, 25), (2, 3, 0, 1), 8, (110160, 3060, 90, 3))`` is True; a
-    ``w[:, ::2]`` of 4096-long columns is ours."""
+    of each tile empty (gathered by that copy and then permuted by ours it measured 0.91-0.93x eager); or one that
+    ``gathers`` would gather first, of fewer than ``FRAMEWORK_GATHER_BYTES``: one launch of the framework's copy
+    is quicker there than our two and the scratch tensor. ``framework_gathers((27, 28, 34, 25), (2, 3, 0, 1), 8,
+    (110160, 3060, 90, 3))`` is True; a ``w[:, ::2]`` of 4096-long columns is ours."""
     if strides is None or 0 in shape or itemsize == 16:  # 16-byte elements: two contiguous halves
         return False
     reduced = reduce_permutation(shape, dims, strides)
     if reduced.strides is None or reduced.strides[-1] == 1:
         return False
-    return reduced.shape[-1] < rows_tile(itemsize, 1, 1).rows
+    if reduced.shape[-1] < rows_tile(itemsize, 1, 1).rows:
+        return True
+    return math.prod(shape) * itemsize < FRAMEWORK_GATHER_BYTES and gathers(shape, dims, itemsize, strides)
+
+
+def gathers(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, strides: tuple[int, ...] | None,
+            out_strides: tuple[int, ...] | None = None) -> bool:
+    """Whether ``permute`` gathers a view at ``strides`` (dims in memory order) into a scratch tensor first: where
+    ``plan.gathers_first`` and the one pass's work, its elements plus ``ONE_PASS_CTA_ELEMENTS`` for each of its CTAs
+    (tiles of ``kernels.rows_tile`` one-element rows), is ``GATHER_MIN_WORK`` or more. Below, the one pass is
+    quicker than the two passes' second launch and allocation. ``gathers((4096, 4096), (1, 0), 2, (8192, 2))``
+    (``y[:, ::2].t()``, 16.8M elements) is True; ``gathers((8, 4096), (1, 0), 4, (8192, 2))`` (4096 CTAs) is False."""
+    if not gathers_first(shape, dims, strides, out_strides):
+        return False
+    problem = plan_permutation(shape, dims, itemsize, strides=strides, out_strides=out_strides)
+    ctas = -(-problem.rows // rows_tile(problem.element_bytes, 1, 1).rows) * problem.cols * math.prod(
+        size for size, _, _ in problem.batch)
+    return math.prod(shape) + ONE_PASS_CTA_ELEMENTS * ctas >= GATHER_MIN_WORK
 
 
 def view_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
                   device: GridShape | int, strides: tuple[int, ...] | None, scratch: int | None = None,
                   out_strides: tuple[int, ...] | None = None) -> list[Launch | Copy]:
     """``permute_launches`` of a view at ``strides`` (dims in memory order; None: contiguous) into an output at
-    ``out_strides`` (None: contiguous), in two passes where ``plan.gathers_first``: the view gathered into
-    ``scratch`` (a contiguous buffer of its bytes, required then), then that dense copy permuted into ``dst``."""
-    if not gathers_first(shape, dims, itemsize, strides, out_strides):
+    ``out_strides`` (None: contiguous), in two passes where ``gathers``: the view gathered into ``scratch`` (a
+    contiguous buffer of its bytes, required then), then that dense copy permuted into ``dst``."""
+    if not gathers(shape, dims, itemsize, strides, out_strides):
         return permute_launches(shape, dims, itemsize, src, dst, device, strides=strides, out_strides=out_strides)
     if scratch is None:
-        raise LayoutError("scratch: this view is gathered into a buffer of its bytes first (plan.gathers_first)")
+        raise LayoutError("scratch: this view is gathered into a buffer of its bytes first (launches.gathers)")
     identity = tuple(range(len(shape)))
     return (permute_launches(shape, identity, itemsize, src, scratch, device, strides=strides)
             + permute_launches(shape, dims, itemsize, scratch, dst, device, out_strides=out_strides))

@@ -32,11 +32,7 @@ from linear_layouts.core.limits import quote
 
 __all__ = ["SECTOR_BYTES", "PermuteKind", "ReducedPermutation", "TiledProblem", "reduce_permutation", "normalize_dims",
            "plan_permutation", "row_major_strides", "vector_elements", "MAX_VECTOR_BYTES", "dense_order",
-           "strided_order", "gathers_first", "memory_permutation", "GATHER_FIRST_MIN_BYTES"]
-
-#: Bytes of a view's elements from which ``gathers_first`` may take two passes (read at each call; ``dispatch`` keeps
-#: the plans it made: set it before the first call).
-GATHER_FIRST_MIN_BYTES = 0
+           "strided_order", "gathers_first", "memory_permutation"]
 
 #: The widest global access: 16 bytes.
 MAX_VECTOR_BYTES = 16
@@ -293,16 +289,14 @@ def memory_permutation(shape: tuple[int, ...], strides: tuple[int, ...],
     return memory_shape, None if dense else memory_strides, tuple(inverse[d] for d in dims)
 
 
-def gathers_first(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, strides: tuple[int, ...] | None,
+def gathers_first(shape: tuple[int, ...], dims: tuple[int, ...], strides: tuple[int, ...] | None,
                   out_strides: tuple[int, ...] | None = None) -> bool:
-    """Whether ``x.permute(dims)`` of a view of ``itemsize``-byte elements at ``strides`` (dims in memory order)
-    takes two passes: where no dim has stride 1, one pass reads rows of one element along the output's last dim
-    (``plan_permutation``), which leaves a warp's reads a row stride apart unless that dim is the innermost;
-    gathered first into memory order (rows along the innermost dim, its elements a few apart), the permutation then
-    reads a dense copy. Only from ``GATHER_FIRST_MIN_BYTES`` of elements: below, the second launch and the scratch
-    tensor cost the call more than the one pass's slower reads. ``gathers_first((4096, 4096), (1, 0), 2, (8192,
-    2))`` (``y[:, ::2].t()``) is True; with dims ``(0, 1)`` it is False."""
-    if strides is None or 0 in shape or math.prod(shape) * itemsize < GATHER_FIRST_MIN_BYTES:
+    """Whether ``x.permute(dims)`` of a view at ``strides`` (dims in memory order) takes two passes: where no dim has
+    stride 1, one pass reads rows of one element along the output's last dim (``plan_permutation``), which leaves a
+    warp's reads a row stride apart unless that dim is the innermost; gathered first into memory order (rows along
+    the innermost dim, its elements a few apart), the permutation then reads a dense copy. ``gathers_first((4096,
+    4096), (1, 0), (8192, 2))`` (``y[:, ::2].t()``) is True; with dims ``(0, 1)`` it is False."""
+    if strides is None or 0 in shape:
         return False
     reduced = reduce_permutation(shape, dims, strides, out_strides)
     return reduced.strides is not None and reduced.strides[-1] != 1 and reduced.dims[-1] != reduced.rank - 1
