@@ -102,6 +102,7 @@ _CASES = [
     ((40, 36), np.float32, lambda y: y[1::3, ::4], (0, 1)),
     ((3, 2100), np.uint16, lambda y: y[:, ::2], (1, 0)),             # long: gathered by ours (``_forms``), then transposed
     ((3, 2100), np.uint16, lambda y: y[:, 1::2], (0, 1)),            # one pass of one-element rows
+    ((3, 2100), np.complex128, lambda y: y[:, ::2], (1, 0)),         # 16-byte elements: pairs of 8-byte halves
     ((5, 3, 1100), np.uint32, lambda y: y[:, :, ::2].transpose(2, 0, 1), (1, 2, 0)),
     ((1, 1), np.uint32, lambda y: np.broadcast_to(y, (5, 7)), (1, 0)),  # every element the same one
 ]
@@ -261,6 +262,7 @@ def test_one_pass_below_the_work_of_the_two_passes_floor():
     assert 6 * 36 * 4096 + ONE_PASS_CTA_ELEMENTS * 36 * 4096 >= GATHER_MIN_WORK
     assert gathers((3543, 3000), (1, 0), 1, (12000, 4)) and not gathers((3543, 3000), (0, 1), 1, (12000, 4))
     assert not gathers((64, 100), (1, 0), 2, (128, 1))  # a stride-1 dim: never
+    assert gathers((4096, 4096), (1, 0), 16, (8192, 2)) and not gathers((40, 1050), (1, 0), 16, (2100, 2))  # complex128
 
 
 def test_small_views_ours_would_gather_are_left_to_the_framework_copy():

@@ -404,7 +404,7 @@ def gathers(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, stride
     (``y[:, ::2].t()``, 16.8M elements) is True; ``gathers((8, 4096), (1, 0), 4, (8192, 2))`` (4096 CTAs) is False."""
     if not gathers_first(shape, dims, strides, out_strides):
         return False
-    problem = plan_permutation(shape, dims, itemsize, strides=strides, out_strides=out_strides)
+    problem = _plan(shape, dims, itemsize, 8, strides, out_strides)  # 16-byte elements: pairs of 8-byte halves
     ctas = -(-problem.rows // rows_tile(problem.element_bytes, 1, 1).rows) * problem.cols * math.prod(
         size for size, _, _ in problem.batch)
     return math.prod(shape) + ONE_PASS_CTA_ELEMENTS * ctas >= GATHER_MIN_WORK
