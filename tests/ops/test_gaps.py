@@ -100,7 +100,8 @@ _CASES = [
     ((2, 3, 2, 3, 2, 3, 8), np.uint8, lambda y: y[..., :5], (6, 5, 4, 3, 2, 1, 0)),  # 6 batch dims: 2 launches
     ((40, 36), np.uint16, lambda y: y[:, ::2], (1, 0)),             # no dim of stride 1, short: the framework's copy
     ((40, 36), np.float32, lambda y: y[1::3, ::4], (0, 1)),
-    ((3, 2100), np.uint16, lambda y: y[:, ::2], (1, 0)),             # long: gathered by ours (``_forms``), then transposed
+    ((3, 2100), np.uint16, lambda y: y[:, ::2], (1, 0)),             # output rows of 3: the framework's copy
+    ((1025, 2100), np.uint16, lambda y: y[:, ::2], (1, 0)),          # long both ways: ours (``_forms``: gathered)
     ((3, 2100), np.uint16, lambda y: y[:, 1::2], (0, 1)),            # one pass of one-element rows
     ((3, 2100), np.complex128, lambda y: y[:, ::2], (1, 0)),         # 16-byte elements: pairs of 8-byte halves
     ((5, 3, 1100), np.uint32, lambda y: y[:, :, ::2].transpose(2, 0, 1), (1, 2, 0)),
@@ -233,9 +234,9 @@ def test_the_fast_path_gathers_first_and_leaves_short_views_to_the_framework(mon
     assert dispatch.call_plan((40, 45), 2, (1, 0), 0, 0, (90, 2)).framework  # short: the framework's copy
     assert dispatch.call_plan((4, 1050), 2, (0, 1), 0, 0, (1, -1)) is None  # negative: the general path
     FakeTorchTensor.copied.clear()
-    x = FakeTorchTensor((4, 1050), 2, strides=(2100, 2))  # w[:, ::2] of 1050-long rows
+    x = FakeTorchTensor((1100, 1050), 2, strides=(2100, 2))  # w[:, ::2] of 1050-long rows
     y = ops.permute(x, (1, 0))  # gathered into a new tensor by ours, then transposed
-    want = view_launches((4, 1050), (1, 0), 2, x.data_ptr(), y.data_ptr(), 132, (2100, 2), scratch=1 << 44)
+    want = view_launches((1100, 1050), (1, 0), 2, x.data_ptr(), y.data_ptr(), 132, (2100, 2), scratch=1 << 44)
     assert len(cuda.launches) == len(want) == 2 and not FakeTorchTensor.copied
     scratch = FakeCuda.unpack(cuda.launches[0], ArgumentPacking.of(want[0].kernel.params))[1]
     for got, item in zip(cuda.launches, want):
@@ -268,7 +269,9 @@ def test_one_pass_below_the_work_of_the_two_passes_floor():
 def test_small_views_ours_would_gather_are_left_to_the_framework_copy():
     from linear_layouts.ops.launches import FRAMEWORK_GATHER_BYTES, framework_gathers
 
-    assert framework_gathers((6, 36, 4096), (2, 1, 0), 1, (442368, 12288, 3))  # 864 KiB: one framework launch
+    assert framework_gathers((6, 36, 4096), (2, 1, 0), 1, (442368, 12288, 3))  # output rows of 6
+    assert framework_gathers((1025, 3500), (1, 0), 1, (7000, 2))  # 3.4 MiB that ours would gather: one launch
+    assert not framework_gathers((4, 1050), (1, 0), 2, (2100, 2))  # output rows of 4, but a cheap one pass: ours
     assert not framework_gathers((3543, 3000), (1, 0), 1, (12000, 4))  # 10 MiB: ours, gathered first
     assert not framework_gathers((58, 4096), (1, 0), 2, (12288, 3))  # one pass of ours
     assert 6 * 36 * 4096 < FRAMEWORK_GATHER_BYTES <= 3543 * 3000
@@ -312,7 +315,7 @@ _OUT_CASES = [
     ((30, 20), np.float32, lambda y: y[:, 2:17], (1, 0), (15, 30), lambda o: o.T[:, :].T),          # dense after all
     ((6, 5), np.float32, lambda y: y, (1, 0), (6, 8), lambda o: o.T[:5]),                          # out's last at stride 8
     ((9, 13), np.complex128, lambda y: y, (1, 0), (13, 11), lambda o: o[:, 1:10]),
-    ((3, 2100), np.uint16, lambda y: y[:, ::2], (1, 0), (1050, 5), lambda o: o[:, 1:4]),          # gathered first
+    ((1025, 2100), np.uint16, lambda y: y[:, ::2], (1, 0), (1050, 1030), lambda o: o[:, 2:1027]),  # gathered first
     ((40, 36), np.uint16, lambda y: y[:, ::2], (1, 0), (20, 50), lambda o: o[2:, 5:45]),          # the framework's
 ]
 

@@ -40,7 +40,8 @@ from linear_layouts.ops.plan import (
 __all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
            "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "framework_gathers",
-           "gathers", "ONE_PASS_CTA_ELEMENTS", "GATHER_MIN_WORK", "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
+           "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces"]
 
@@ -122,9 +123,11 @@ SMALL_BLOCK_BYTES = 1024
 #: a CTA of one-element rows took about 1.1 ns beyond its elements, which moved at about 130 a ns
 #: (``benchmarks/results/gather_first.md``).
 ONE_PASS_CTA_ELEMENTS = 148
-#: The one pass's work (elements + ``ONE_PASS_CTA_ELEMENTS`` a CTA) from which ``gathers`` takes two passes: the
-#: work of the 35 µs a call of the two passes costs back to back at the least (a second launch and a scratch
-#: tensor, against 20 µs for one pass), at 130 elements a ns.
+#: The one pass's work (``one_pass_work``) that one launch's host time hides: 20 µs a call back to back, at 130
+#: elements a ns (``framework_gathers``).
+ONE_PASS_FREE_WORK = 2_600_000
+#: The one pass's work from which ``gathers`` takes two passes: the 35 µs a call of the two passes costs back to
+#: back at the least (a second launch and a scratch tensor), at 130 elements a ns.
 GATHER_MIN_WORK = 4_500_000
 
 #: Bytes of a view below which ``framework_gathers`` leaves a view ``gathers`` would gather first to the framework's
@@ -379,35 +382,54 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
 def framework_gathers(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int,
                       strides: tuple[int, ...] | None) -> bool:
     """Whether ``permute`` leaves a view at ``strides`` (dims in memory order) to the framework's own strided copy
-    (``out.copy_(x.permute(dims))``, PyTorch's eager permutation): a view with no dim of stride 1 whose innermost dim
-    is shorter than the tile of one-element rows (``kernels.rows_tile``: 512 or 1024 rows), which would leave most
-    of each tile empty (gathered by that copy and then permuted by ours it measured 0.91-0.93x eager); or one that
-    ``gathers`` would gather first, of fewer than ``FRAMEWORK_GATHER_BYTES``: one launch of the framework's copy
-    is quicker there than our two and the scratch tensor. ``framework_gathers((27, 28, 34, 25), (2, 3, 0, 1), 8,
-    (110160, 3060, 90, 3))`` is True; a ``w[:, ::2]`` of 4096-long columns is ours."""
+    (``out.copy_(x.permute(dims))``, PyTorch's eager permutation), for a view with no dim of stride 1:
+
+    - its innermost dim is shorter than the tile of one-element rows (``kernels.rows_tile``: 512 or 1024 rows), which
+      would leave most of each tile empty (gathered by that copy and then permuted by ours it measured 0.91-0.93x
+      eager);
+    - else, where our one pass costs more than its launch hides (``one_pass_work`` from ``ONE_PASS_FREE_WORK``): its
+      output's last dim is that short (ours, either way, measured 0.35-0.8x eager's one copy on most such views), or
+      ``gathers`` would gather it and it is under ``FRAMEWORK_GATHER_BYTES`` (one launch against our two and a
+      scratch tensor).
+
+    ``framework_gathers((27, 28, 34, 25), (2, 3, 0, 1), 8, (110160, 3060, 90, 3))`` is True; a ``w[:, ::2]`` of
+    4096-long columns is ours."""
     if strides is None or 0 in shape or itemsize == 16:  # 16-byte elements: two contiguous halves
         return False
     reduced = reduce_permutation(shape, dims, strides)
     if reduced.strides is None or reduced.strides[-1] == 1:
         return False
-    if reduced.shape[-1] < rows_tile(itemsize, 1, 1).rows:
+    rows = rows_tile(itemsize, 1, 1).rows
+    if reduced.shape[-1] < rows:
+        return True
+    if one_pass_work(shape, dims, itemsize, strides) < ONE_PASS_FREE_WORK:
+        return False
+    if reduced.shape[reduced.dims[-1]] < rows:
         return True
     return math.prod(shape) * itemsize < FRAMEWORK_GATHER_BYTES and gathers(shape, dims, itemsize, strides)
 
 
-def gathers(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, strides: tuple[int, ...] | None,
-            out_strides: tuple[int, ...] | None = None) -> bool:
-    """Whether ``permute`` gathers a view at ``strides`` (dims in memory order) into a scratch tensor first: where
-    ``plan.gathers_first`` and the one pass's work, its elements plus ``ONE_PASS_CTA_ELEMENTS`` for each of its CTAs
-    (tiles of ``kernels.rows_tile`` one-element rows), is ``GATHER_MIN_WORK`` or more. Below, the one pass is
-    quicker than the two passes' second launch and allocation. ``gathers((4096, 4096), (1, 0), 2, (8192, 2))``
-    (``y[:, ::2].t()``, 16.8M elements) is True; ``gathers((8, 4096), (1, 0), 4, (8192, 2))`` (4096 CTAs) is False."""
-    if not gathers_first(shape, dims, strides, out_strides):
-        return False
+def one_pass_work(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, strides: tuple[int, ...] | None,
+                  out_strides: tuple[int, ...] | None = None) -> int:
+    """What the one pass over a view without a stride-1 dim costs, in elements moved: its elements plus
+    ``ONE_PASS_CTA_ELEMENTS`` for each of its CTAs (tiles of ``kernels.rows_tile`` one-element rows along the output's
+    last dim). ``one_pass_work((8, 4096), (1, 0), 4, (8192, 2)) == 32768 + 148 * 4096``."""
     problem = _plan(shape, dims, itemsize, 8, strides, out_strides)  # 16-byte elements: pairs of 8-byte halves
     ctas = -(-problem.rows // rows_tile(problem.element_bytes, 1, 1).rows) * problem.cols * math.prod(
         size for size, _, _ in problem.batch)
-    return math.prod(shape) + ONE_PASS_CTA_ELEMENTS * ctas >= GATHER_MIN_WORK
+    return math.prod(shape) + ONE_PASS_CTA_ELEMENTS * ctas
+
+
+def gathers(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, strides: tuple[int, ...] | None,
+            out_strides: tuple[int, ...] | None = None) -> bool:
+    """Whether ``permute`` gathers a view at ``strides`` (dims in memory order) into a scratch tensor first (where
+    ``framework_gathers`` does not leave it to the framework): where ``plan.gathers_first`` and ``one_pass_work`` is
+    ``GATHER_MIN_WORK`` or more. Below, the one pass is quicker than the two passes' second launch and allocation.
+    ``gathers((4096, 4096), (1, 0), 2, (8192, 2))`` (``y[:, ::2].t()``, 16.8M elements) is True;
+    ``gathers((8, 4096), (1, 0), 4, (8192, 2))`` (4096 CTAs) is False."""
+    if not gathers_first(shape, dims, strides, out_strides):
+        return False
+    return one_pass_work(shape, dims, itemsize, strides, out_strides) >= GATHER_MIN_WORK
 
 
 def view_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
