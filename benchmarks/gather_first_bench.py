@@ -23,12 +23,12 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import time
 from pathlib import Path
 
 import harness  # noqa: F401  (puts src/ on the path)
 from harness import ops_cases
 from harness.results import write_outputs
+from harness.timing import per_call_us
 
 CALLS, ROUNDS = 50, 7
 DTYPES = ("uint8", "bfloat16", "float32", "float64")
@@ -56,17 +56,6 @@ def random_views(seed: int, count: int) -> list[tuple]:
     return out
 
 
-def _per_call_us(fn) -> float:
-    import torch
-
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(CALLS):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / CALLS * 1e6
-
-
 def bench_view(base_shape, dtype: str, step: int, dims) -> dict:
     import torch
 
@@ -89,8 +78,8 @@ def bench_view(base_shape, dtype: str, step: int, dims) -> dict:
                 dispatch.call_plan.cache_clear()
                 got = ops.permute(view, dims)  # plans, compiles at the first round; checked each round
                 row["correct"][name] = row["correct"].get(name, True) and ops_cases.bit_equal(got, expected)
-                samples[name].append(_per_call_us(lambda: ops.permute(view, dims)))
-            samples["eager"].append(_per_call_us(lambda: view.permute(dims).contiguous()))
+                samples[name].append(per_call_us(lambda: ops.permute(view, dims), CALLS))
+            samples["eager"].append(per_call_us(lambda: view.permute(dims).contiguous(), CALLS))
     finally:
         launches.GATHER_MIN_WORK, launches.FRAMEWORK_GATHER_BYTES = saved
         dispatch.call_plan.cache_clear()

@@ -123,19 +123,14 @@ def _time_together(fns: dict) -> dict:
 def _host_us(fns: dict, calls: int = HOST_CALLS, repeats: int = REPEATS) -> dict:
     """``{label: µs per call on the host}``: ``calls`` calls then a synchronization, each function in turn,
     ``repeats`` rounds, the median kept (one run of a few ms is at the mercy of the host's scheduler)."""
-    import torch
+    from harness.timing import per_call_us
 
     times: dict = {label: [] for label in fns}
     for fn in fns.values():
         fn()
     for _ in range(repeats):
         for label, fn in fns.items():
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            torch.cuda.synchronize()
-            times[label].append((time.perf_counter() - start) / calls * 1e6)
+            times[label].append(per_call_us(fn, calls))
     return {label: sorted(t)[len(t) // 2] for label, t in times.items()}
 
 

@@ -19,11 +19,11 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 import harness  # noqa: E402, F401  (puts src/ on the path)
+from harness.timing import per_call_us  # noqa: E402
 
 #: (shape, dims, dtype): the sweep's small cases and the small cases of earlier host comparisons.
 CASES = (((64, 64), (1, 0), "float32"), ((256, 512), (1, 0), "bfloat16"), ((2, 4, 16, 8), (0, 2, 1, 3), "float16"),
@@ -39,12 +39,7 @@ def _child(calls: int, repeats: int) -> dict:
     from linear_layouts.ops.driver import driver
 
     def loop(fn) -> float:
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-        return (time.perf_counter() - start) / calls * 1e6
+        return per_call_us(fn, calls)
 
     out: dict = {"native": driver().native_entry is not None, "cases": {}}
     for shape, dims, dtype in CASES:

@@ -46,6 +46,21 @@ def time_together(time, fns: dict) -> dict:
     return {label: min(first[label], second[label]) for label in fns}
 
 
+def per_call_us(fn, calls: int) -> float:
+    """Wall µs per call of ``calls`` calls of ``fn`` then one synchronization of the device: host and device
+    together, what a program that launches back to back and does not capture graphs sees."""
+    import time
+
+    import torch
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
 def time_back_to_back(fn, repeats: int, inner: int = 10) -> float:
     """Median over ``repeats`` of the mean µs per call of ``inner`` back-to-back calls of ``fn`` between CUDA events
     on the current stream (after one call to warm up): what a program that does not capture graphs sees."""
