@@ -2,7 +2,8 @@
 # Installs everything the test suite needs, saying what and how long each step took:
 #   1. this package, editable, with its `test` extra (pytest, hypothesis, triton==3.9.0 as the reference
 #      oracle, matplotlib for PNG pictures, playwright for the explorer-page browser tests, tensor-layouts
-#      as the CuTe oracle, nvidia-cuda-nvrtc (Linux) for the NVRTC compile tests);
+#      as the CuTe oracle, nvidia-cuda-nvrtc (Linux) for the NVRTC compile tests, ml_dtypes as the fp8 rounding
+#      oracle of the emulated kernel tests, which skip without it);
 #   2. the nvidia-cutlass wheel with --no-deps, for NVIDIA's pycute (CuTe's reference layout algebra, pure
 #      Python) and CuTe's C++ headers (compiled by g++ on the CPU as a second oracle): the wheel's
 #      dependencies (cuda-python, scipy, networkx, ...) serve its kernel generator and would add ~280 MB;
@@ -16,10 +17,10 @@ cd "$(dirname "$0")/.."
 step() { printf 'install-test-deps: %s\n' "$*"; }
 started=$SECONDS
 
-step "pip install -e '.[test]' (linear_layouts + pytest, hypothesis, triton==3.9.0, matplotlib, playwright, tensor-layouts, nvidia-cuda-nvrtc: NVRTC for the compile tests) ..."
+step "pip install -e '.[test]' (linear_layouts + pytest, hypothesis, triton==3.9.0, matplotlib, playwright, tensor-layouts, nvidia-cuda-nvrtc: NVRTC for the compile tests, ml_dtypes: the fp8 oracle) ..."
 t=$SECONDS
 PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check -e ".[test]"
-step "  done in $((SECONDS - t)) s: $(python3 -c 'from importlib.metadata import version as v; print(", ".join(f"{p} {v(p)}" for p in ("triton", "hypothesis", "pytest", "matplotlib", "playwright", "tensor-layouts")))')"
+step "  done in $((SECONDS - t)) s: $(python3 -c 'from importlib.metadata import version as v; print(", ".join(f"{p} {v(p)}" for p in ("triton", "hypothesis", "pytest", "matplotlib", "playwright", "tensor-layouts", "ml_dtypes")))')"
 
 t=$SECONDS
 step "pip install --no-deps nvidia-cutlass==4.2.0.0 (pycute, the CuTe reference) ..."
