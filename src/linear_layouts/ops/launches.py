@@ -402,11 +402,14 @@ def framework_gathers(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: i
     rows = rows_tile(itemsize, 1, 1).rows
     if reduced.shape[-1] < rows:
         return True
-    if one_pass_work(shape, dims, itemsize, strides) < ONE_PASS_FREE_WORK:
+    work = one_pass_work(shape, dims, itemsize, strides)
+    if work < ONE_PASS_FREE_WORK:
         return False
     if reduced.shape[reduced.dims[-1]] < rows:
         return True
-    return math.prod(shape) * itemsize < FRAMEWORK_GATHER_BYTES and gathers(shape, dims, itemsize, strides)
+    # what ``gathers`` would gather, from the work already counted
+    return (math.prod(shape) * itemsize < FRAMEWORK_GATHER_BYTES and work >= GATHER_MIN_WORK
+            and gathers_first(shape, dims, strides))
 
 
 def one_pass_work(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, strides: tuple[int, ...] | None,
