@@ -213,7 +213,8 @@ def _best_of(tiles: dict) -> tuple[str | None, float | None]:
 
 
 def _chosen_tile(shape, dims, x) -> str:
-    """The planner's tile of this case (``rows x cols / warps``), or the kernel's kind."""
+    """The planner's tile of this case (``rows x cols / warps``, and the side a batch dim is folded along), or the
+    kernel's kind."""
     from linear_layouts.ops import launch
     from linear_layouts.ops.launches import Launch, permute_launches
 
@@ -222,7 +223,10 @@ def _chosen_tile(shape, dims, x) -> str:
     kernels = [item.kernel for item in launches if isinstance(item, Launch)]
     if kernels and getattr(kernels[0], "run", None):  # the small-block kernel: runs of whole blocks, no tile
         return f"small blocks, {kernels[0].run} a run/{kernels[0].threads // 32}w"
-    return f"{kernels[0].tile_rows}x{kernels[0].tile_cols}/{kernels[0].threads // 32}w" if kernels else "copy"
+    if not kernels:
+        return "copy"
+    folded = f" (batch folded along {kernels[0].fold})" if getattr(kernels[0], "fold", "") else ""
+    return f"{kernels[0].tile_rows}x{kernels[0].tile_cols}/{kernels[0].threads // 32}w{folded}"
 
 
 def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, scan: bool = False) -> dict:

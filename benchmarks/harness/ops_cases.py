@@ -45,6 +45,8 @@ GPU_PERMUTES = (
     ((8, 299, 299, 3), (0, 3, 1, 2)), ((4, 3, 299, 299), (0, 2, 3, 1)), ((300007, 7), (1, 0)),  # odd, from 2 MiB:
     ((2, 64, 64, 19), (0, 3, 1, 2)), ((110377, 19), (1, 0)),  # the interleave kernel's _any form; 4-byte vectors
     ((3, 1, 699053), (1, 0, 2)),  # the identity in memory from 2 MiB: the flat copy kernel
+    ((8, 1024, 14, 14), (0, 2, 3, 1)), ((8, 28, 28, 512), (0, 3, 1, 2)),  # folded batches (launches.fold_side)
+    ((16, 7, 7, 2048), (0, 3, 1, 2)),
 )
 GPU_TRANSPOSES = (((8192, 8192), ("uint8", "bfloat16", "float32")), ((4096, 11008), ("uint8", "bfloat16", "float32", "float64")),
                   ((3, 1000, 999), ("uint8", "bfloat16", "float32", "float64")),
@@ -447,7 +449,9 @@ SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2
           ((1, 1048587), (1, 0), 2, 2, 0), ((5, 1, 299999), (1, 0, 2), 4, 8, 0),  # 1-, 2- and 8-byte vectors
           ((1001, 2, 2), (0, 2, 1), 1, 3, 5), ((777, 3, 5), (0, 2, 1), 4, 4, 8),  # batches of small blocks:
           ((513, 8, 8), (0, 2, 1), 2, 2, 6), ((129, 2, 3, 4), (0, 3, 2, 1), 8, 8, 0),  # the small-block kernel
-          ((50000, 3, 3), (0, 2, 1), 2, 0, 2))
+          ((50000, 3, 3), (0, 2, 1), 2, 0, 2),
+          ((3, 16, 7, 7), (0, 2, 3, 1), 2, 0, 0), ((3, 7, 7, 40), (0, 3, 1, 2), 4, 0, 4),  # folded batches: the
+          ((5, 70, 14, 14), (0, 2, 3, 1), 8, 0, 0))  # last matrix's last tile ends where the buffer ends
 #: Views with gaps (``apply_view`` steps) that end where their base ends, so that a read past the last element
 #: leaves the buffer: ``(base shape, element bytes, steps, dims)``.
 SANITIZE_VIEWS = (((97, 130), 2, (("index", ((0, 97, 1), (30, 130, 1))),), (1, 0)),

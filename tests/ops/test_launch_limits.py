@@ -127,6 +127,7 @@ def _random(shape, dtype, seed=0):
 def test_cut_launches_every_element(limits, shape, dims, dtype, extent, ctas, offsets, monkeypatch):
     limits(extent, ctas)
     monkeypatch.setattr(launches, "SMALL_BATCHES", False)  # the cut kernels (a small-block launch is never cut)
+    monkeypatch.setattr(launches, "FOLD_BATCH", False)  # nor a folded one (test_fold)
     a = _random(shape, dtype)
     w = a.itemsize
     items = permute_launches(shape, dims, w, SRC + offsets[0], DST + offsets[1], 132)
@@ -153,7 +154,8 @@ def test_cut_copy_every_element(limits, offsets, name):
     ((2, 3, 2, 2, 3, 2, 2, 5, 2, 2), (9, 1, 7, 3, 5, 0, 8, 2, 6, 4), np.uint16, (2, 0)),
     ((3, 2, 5, 2, 2, 7, 2, 3, 2), (8, 6, 4, 2, 0, 7, 5, 3, 1), np.uint32, (0, 4)),
 ])
-def test_many_batch_dims_every_element(limits, shape, dims, dtype, offsets):
+def test_many_batch_dims_every_element(limits, shape, dims, dtype, offsets, monkeypatch):
+    monkeypatch.setattr(launches, "FOLD_BATCH", False)  # every batch dim a kernel batch dim (folded: test_fold)
     a = _random(shape, dtype, 1)
     problem = plan_permutation(shape, dims, a.itemsize)
     assert math.prod(s for s, _, _ in problem.batch[:len(problem.batch) - MAX_BATCH_DIMS]) > launches.MAX_BATCH_LAUNCHES

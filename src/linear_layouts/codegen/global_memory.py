@@ -17,6 +17,7 @@ too, since register bits 1 and 2 are the fast dim's.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from linear_layouts.analysis.vectorization import unit_offset_bits
@@ -32,7 +33,7 @@ from linear_layouts.core.errors import LayoutError
 __all__ = [
     "global_vector_elements", "emit_global_load", "emit_global_store", "global_instruction_count",
     "emit_global_load_words", "emit_global_store_words", "emit_global_load_stages", "global_load_vectors",
-    "check_l2_prefetch_bytes", "vector_map", "store_order", "SECTOR_BYTES", "Pitch",
+    "check_l2_prefetch_bytes", "vector_map", "store_order", "SECTOR_BYTES", "Pitch", "FOLD_PARAMS", "fast_quotient",
 ]
 
 _WORD_VECTORS = {1: "unsigned", 2: "uint2", 4: "uint4"}
@@ -40,6 +41,16 @@ _WORD_FIELDS = ("x", "y", "z", "w")
 
 #: Bytes of an L2 sector (the unit of ``store_order``'s grouping).
 SECTOR_BYTES = 32
+
+#: The kernel parameters of a folded ``Pitch``: a matrix's extent along the folded side, the batch stride there
+#: (elements) and the extent's ``codegen.permute.fast_divider``.
+FOLD_PARAMS = ("fold_extent", "fold_stride", "fold_extent_div")
+
+
+def fast_quotient(t: str, divider: str) -> str:
+    """C expression of ``t / d`` for an unsigned ``t < 2**31``, by the parameter ``divider`` holding
+    ``codegen.permute.fast_divider(d)`` (a multiply and a shift): ``fast_quotient("t", "tiles_n_div")``."""
+    return f"(unsigned)((unsigned long long){t} * ({divider} & 0x1ffffffffull) >> ({divider} >> 56))"
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,11 @@ class Pitch:
     zeros, a store that is off writes nothing), so the caller keeps ``columns`` a multiple of the
     vector (a vector lies in one row: it is then valid whole or not at all).
 
+    ``fold``: the tile's columns continue into the next matrix of a batch: column ``c`` is column ``q = fold + c``
+    of the folded extent (``fold``: a C expression of the tile's first), at element ``(q / E) S + q mod E`` of the
+    row (``E``, ``S``: the kernel parameters ``FOLD_PARAMS``, a matrix's columns and the batch stride; the quotient
+    by ``fast_quotient``; a pointer for each column a thread accesses), so that tiles run on across the batch.
+
     Example: ``Pitch(6, "lda")``: offset ``0xc5`` is row 3, column 5, at ``3 * lda + 5``; the address of a
     vector ``0xc5`` from the thread's own (rows and columns of disjoint bits: ``^`` is ``+``) is
     ``ptr_thread + 0x3ull * lda + 0x5u``, with ``ptr_thread = ptr + (size_t)thread_row * lda + thread_col``."""
@@ -59,6 +75,7 @@ class Pitch:
     column_bits: int
     pitch: str
     bounds: tuple[str, str] | None = None
+    fold: str | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.column_bits < 32:
@@ -74,13 +91,29 @@ class Pitch:
 
         return part(lambda x: x >> self.column_bits), part(lambda x: x & mask)
 
-    def thread_lines(self, hmap: HardwareMap, pointer: str) -> list[str]:
+    def thread_lines(self, hmap: HardwareMap, pointer: str, body: str = "") -> list[str]:
         """Declarations of ``thread_row`` and ``thread_col`` (the lane/warp part of every access) and
-        of ``{pointer}_thread``, the address of the thread's own element."""
+        of ``{pointer}_thread``, the address of the thread's own element (folded: and of the pointer to each other
+        column of the thread that the code ``body`` uses)."""
         rows, cols = self.split(hmap)
-        return [f"const unsigned thread_row = {rows.address(0).to_cuda()};",
-                f"const unsigned thread_col = {cols.address(0).to_cuda()};",
-                f"auto* const {pointer}_thread = {pointer} + (size_t)thread_row * {self.pitch} + thread_col;"]
+        lines = [f"const unsigned thread_row = {rows.address(0).to_cuda()};",
+                 f"const unsigned thread_col = {cols.address(0).to_cuda()};"]
+        if self.fold is None:
+            return lines + [f"auto* const {pointer}_thread = {pointer} + (size_t)thread_row * {self.pitch} + thread_col;"]
+        for c in sorted({cols.address(r).constant for r in range(hmap.num_registers)}):
+            if c and not re.search(rf"\b{self._folded(pointer, c)}\b", body):
+                continue
+            q, b = f"fold_q{c:x}", f"fold_b{c:x}"
+            lines += [f"const unsigned {q} = {self.fold} + thread_col + {c:#x}u;",
+                      f"const unsigned {b} = {fast_quotient(q, FOLD_PARAMS[2])};",
+                      f"auto* const {self._folded(pointer, c)} = {pointer} + (size_t)thread_row * {self.pitch} + "
+                      f"(size_t){b} * {FOLD_PARAMS[1]} + ({q} - {b} * {FOLD_PARAMS[0]});"]
+        return lines
+
+    @staticmethod
+    def _folded(pointer: str, column: int) -> str:
+        """The pointer of a folded tile's thread to its column ``column`` (from its own) at its own row."""
+        return f"{pointer}_thread" if not column else f"{pointer}_fold{column:x}"
 
     def access(self, hmap: HardwareMap, register: int, pointer: str) -> tuple[str, str | None]:
         """``(address, guard)`` of the access whose first element is ``register``'s: the pointer
@@ -93,7 +126,7 @@ class Pitch:
         when its address is ``ptr_thread + row * pitch + column`` (``access``'s short form); else None."""
         rows, cols = self.split(hmap)
         row, col = rows.address(register), cols.address(register)
-        if (row.constant & row.runtime_bits) or (col.constant & col.runtime_bits):
+        if (row.constant & row.runtime_bits) or (col.constant & col.runtime_bits) or (self.fold and col.constant):
             return None
         return row.constant, col.constant
 
@@ -102,15 +135,18 @@ class Pitch:
         ``bounds``): accesses of one column share the second, which can then be tested once."""
         rows, cols = self.split(hmap)
         row, col = rows.address(register), cols.address(register)
+        if self.fold is not None and ((row.constant & row.runtime_bits) or (col.constant & col.runtime_bits)):
+            raise LayoutError("pitch: a folded tile's accesses must lie at constant rows and columns from the "
+                              "thread's own element")
         r = combine(row.constant, row.runtime_bits, "thread_row")
         c = combine(col.constant, col.runtime_bits, "thread_col")
         guard = None if self.bounds is None else (f"{r} < {self.bounds[0]}", f"{c} < {self.bounds[1]}")
         if (row.constant & row.runtime_bits) or (col.constant & col.runtime_bits):
             return f"{pointer} + (size_t){r} * {self.pitch} + {c}", guard
-        address = f"{pointer}_thread"
+        address = f"{pointer}_thread" if self.fold is None else self._folded(pointer, col.constant)
         if row.constant:
             address += f" + {row.constant:#x}ull * {self.pitch}"
-        if col.constant:
+        if col.constant and self.fold is None:
             address += f" + {col.constant:#x}u"
         return address, guard
 
@@ -199,7 +235,7 @@ def _access_lines(hmap: HardwareMap, w: int, base: int, v: int, regs: str, point
 
 def _thread_offset(hmap: HardwareMap, lines: list[str], pitch: Pitch | None = None, pointer: str = "") -> list[str]:
     if pitch is not None:
-        return ["{"] + ["  " + x for x in pitch.thread_lines(hmap, pointer) + lines] + ["}"]
+        return ["{"] + ["  " + x for x in pitch.thread_lines(hmap, pointer, "\n".join(lines)) + lines] + ["}"]
     part = hmap.address(0).to_cuda()
     return ["{", f"  const unsigned thread_offset = {part};"] + ["  " + x for x in lines] + ["}"]
 

@@ -41,8 +41,8 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import register_bits
 from linear_layouts.codegen.elements import check_element_bytes, cpp_storage_type
 from linear_layouts.codegen.global_memory import (
-    Pitch, emit_global_load_stages, emit_global_load_words, emit_global_store_words, global_load_vectors,
-    global_vector_elements,
+    FOLD_PARAMS, Pitch, emit_global_load_stages, emit_global_load_words, emit_global_store_words, fast_quotient,
+    global_load_vectors, global_vector_elements,
 )
 from linear_layouts.codegen.hardware_map import global_map
 from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
@@ -55,7 +55,7 @@ from linear_layouts.target import Target, resolve
 
 __all__ = ["PermuteKernel", "emit_tiled_permute_kernel", "fast_divider", "emit_cast_transpose_kernel",
            "amax_epilogue", "to_float", "check_cast_arguments", "cast_params", "fitting_ctas", "MAX_BATCH_DIMS", "MAX_KERNEL_BATCH_DIMS", "CAST_INPUTS", "FP8_FORMATS",
-           "FP8_MAX", "CAST_FUNCTIONS", "tiled_params", "tile_divisors", "tile_index_lines", "RASTERS"]
+           "FP8_MAX", "CAST_FUNCTIONS", "tiled_params", "tile_divisors", "tile_index_lines", "RASTERS", "FOLDS"]
 
 #: Batch dims ``ops`` gives a kernel before it launches once per index of the outer ones (``ops.launches``: up to
 #: ``ops.launches.MAX_BATCH_LAUNCHES`` launches; beyond, the kernel takes every batch dim).
@@ -93,6 +93,7 @@ class PermuteKernel:
     batch_dims: int
     params: tuple[tuple[str, str], ...]
     ctas_per_sm: int = 0  # persistent: at most this many CTAs per SM loop over the tiles (0: one tile per CTA)
+    fold: str = ""  # "cols" / "rows": a batch dim runs on along A's columns / B's columns (FOLDS)
 
     def tile_counts(self, rows: int, cols: int) -> tuple[int, int]:
         """``(T_m, T_n)``: tiles along the rows and the columns of an ``rows x cols`` matrix."""
@@ -138,9 +139,7 @@ def fast_divider(d: int) -> int:
 
 def _divide(t: str, d: str, fast: bool) -> str:
     """C expression of ``t / d`` (``fast``: by the ``{d}_div`` parameter, ``fast_divider(d)``)."""
-    if not fast:
-        return f"{t} / {d}"
-    return f"(unsigned)((unsigned long long){t} * ({d}_div & 0x1ffffffffull) >> ({d}_div >> 56))"
+    return fast_quotient(t, f"{d}_div") if fast else f"{t} / {d}"
 
 
 def tile_index_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", fast: bool = False,
@@ -174,6 +173,10 @@ def tile_index_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", 
               f"  const bool full = rows_left >= {m}u && cols_left >= {n}u;"]
     return lines
 
+
+#: How a tiled transpose takes a batch dim (``emit_tiled_permute_kernel``'s ``fold``): as a batch (``""``), or
+#: run on along ``A``'s columns (``"cols"``) or ``B``'s (``"rows"``: ``A``'s rows).
+FOLDS = ("", "cols", "rows")
 
 #: Tile orders of a tiled kernel (``tile_index_lines``): ``"n"`` along the rows of tiles of ``A`` (consecutive
 #: CTAs read one stretch of ``A``), ``"m"`` down its columns of tiles (a transpose's consecutive CTAs write one
@@ -238,7 +241,8 @@ def _signature(name: str, threads: int, params: list[tuple[str, str]], min_ctas:
 def emit_tiled_permute_kernel(
     name: str, src: LinearLayout, dst: LinearLayout, element_bytes: int, forward: ConversionStep, *,
     transposed: bool = True, batch_dims: int = 0, ctas_per_sm: int = 0, min_ctas: int = 0,
-    fast_divide: bool = True, raster: str = "n", max_elements: int = MAX_ELEMENTS, target: Target | None = None,
+    fast_divide: bool = True, raster: str = "n", fold: str = "", max_elements: int = MAX_ELEMENTS,
+    target: Target | None = None,
 ) -> PermuteKernel:
     """CUDA C++ of the module doc's tiled kernel: each CTA loads its tile of ``A`` in ``src`` (16-byte or
     narrower vectors along the rows of ``A``), converts it with ``forward`` to ``dst`` and stores it in
@@ -251,9 +255,13 @@ def emit_tiled_permute_kernel(
     ``fast_divide`` (one tile per CTA): divides the tile index by ``fast_divider`` parameters (module doc),
     else by the divisors themselves (and the parameters end with the batch dims'). ``raster``: the order CTAs
     take tiles in (``tile_index_lines``; the persistent form's CTA ``b`` takes tiles ``b, b + G, ...`` of it).
-    Requires: ``src``, ``dst`` over one ``M x N`` tile (powers of two); ``0 <= batch_dims <=
-    MAX_KERNEL_BATCH_DIMS``; layouts within ``max_elements``; ``target`` an NVIDIA one whose ISA has what
-    ``forward`` emits (default: the default target, ``kernel.cuda_target``).
+    ``fold`` (a transpose, one tile per CTA): one batch dim runs on along ``A``'s columns (``"cols"``: ``cols`` is
+    that dim's size times a matrix's columns ``fold_extent``, and column ``q`` of ``A`` lies at ``(q / fold_extent)
+    fold_stride + q mod fold_extent``; ``B`` is one matrix of ``cols`` rows) or along its rows (``"rows"``, the same
+    for ``B``'s columns), so tiles cross from one matrix into the next and only the last tile of all is partial
+    (``global_memory.Pitch``'s ``fold``). Requires: ``src``, ``dst`` over one ``M x N`` tile (powers of two);
+    ``0 <= batch_dims <= MAX_KERNEL_BATCH_DIMS``; layouts within ``max_elements``; ``target`` an NVIDIA one whose
+    ISA has what ``forward`` emits (default: the default target, ``kernel.cuda_target``).
 
     Example: 16-bit 128x128 tiles of a ``4096 x 11008`` matrix: ``32 x 86`` CTAs, the last tile column
     (``11008 = 85 x 128 + 128``: none) unmasked; of ``4095 x 11000``, the last tile row and column masked."""
@@ -267,6 +275,10 @@ def emit_tiled_permute_kernel(
         raise LayoutError(f"batch_dims: must be an int in [0, {MAX_KERNEL_BATCH_DIMS}], got {quote(batch_dims)}")
     if isinstance(min_ctas, bool) or not isinstance(min_ctas, int) or min_ctas < 0:
         raise LayoutError(f"min_ctas: must be an int >= 0 (0: no bound), got {quote(min_ctas)}")
+    if fold not in FOLDS:
+        raise LayoutError(f"fold: must be one of {FOLDS}, got {quote(fold)}")
+    if fold and not (transposed and fast_divide and not ctas_per_sm):
+        raise LayoutError("fold: only a transpose of one tile per CTA with fast dividers folds a batch dim")
     m, n = _tile_shape(src, dst)
     d0, d1 = src.out_dim_names
     t = cpp_storage_type(w)
@@ -277,8 +289,9 @@ def emit_tiled_permute_kernel(
     src_vector, dst_vector = global_vector_elements(gsrc, w), global_vector_elements(gdst, w)
     pa, pb = choose_packings(src, dst, w, forward)
     em = Emission("t")
-    load_pitch = Pitch(_log2(n), "lda")
-    store_pitch = Pitch(_log2(m), "ldb") if transposed else Pitch(_log2(n), "ldb")
+    load_fold, store_fold = ("col0" if fold == "cols" else None), ("row0" if fold == "rows" else None)
+    load_pitch = Pitch(_log2(n), "lda", fold=load_fold)
+    store_pitch = Pitch(_log2(m), "ldb", fold=store_fold) if transposed else Pitch(_log2(n), "ldb")
     store_bounds = ("cols_left", "rows_left") if transposed else ("rows_left", "cols_left")
     _raster_counts(raster)
     if ctas_per_sm:
@@ -287,32 +300,39 @@ def emit_tiled_permute_kernel(
     params = [(f"const {t}* __restrict__", "src_all"), (f"{t}* __restrict__", "dst_all"), ("unsigned", "rows"),
               ("unsigned", "cols"), ("unsigned", "tiles_n"), ("unsigned", "tiles_m"),
               ("unsigned long long", "lda"), ("unsigned long long", "ldb")] + _batch_params(batch_dims)
+    params += [("unsigned", FOLD_PARAMS[0]), ("unsigned long long", FOLD_PARAMS[1])] if fold else []
     params += [("unsigned long long", f"{d}_div") for d in tile_divisors(batch_dims, raster)] if fast_divide else []
-    dst_tile = "(size_t)col0 * ldb + row0" if transposed else "(size_t)row0 * ldb + col0"
+    params += [("unsigned long long", FOLD_PARAMS[2])] if fold else []
+    dst_tile = ("(size_t)col0 * ldb" + ("" if fold == "rows" else " + row0")) if transposed \
+        else "(size_t)row0 * ldb + col0"
+    src_tile = "(size_t)row0 * lda" + ("" if fold == "cols" else " + col0")
     kind = "B = A^T per tile" if transposed else "rows of A copied to rows of B"
+    folded = {"": "", "cols": " A's columns run on into the next matrix of a batch dim (fold_extent a matrix);",
+              "rows": " B's columns run on into the next matrix of a batch dim (fold_extent a matrix);"}[fold]
     body = [
-        f"// {name}: {kind}, {m}x{n} tiles of {8 * w}-bit elements (src -> dst), {batch_dims} batch dims;",
+        f"// {name}: {kind}, {m}x{n} tiles of {8 * w}-bit elements (src -> dst), {batch_dims} batch dims;{folded}",
         "//   A: rows x cols at row stride lda; B at row stride ldb; edge tiles masked. launch: a 1-D grid of",
         f"//   tiles_n * tiles_m * (batch sizes) CTAs, block = {threads}, dynamic shared = {forward.shared_bytes} bytes.",
         *_signature(name, threads, params, min_ctas),
         *OP_PROLOGUE,
         *tile_index_lines(m, n, batch_dims, fast=fast_divide, raster=raster),
-        f"  const {t}* src = src_all + src_base + (size_t)row0 * lda + col0;",
+        f"  const {t}* src = src_all + src_base + {src_tile};",
         f"  {t}* dst = dst_all + dst_base + {dst_tile};",
         f"  unsigned a[{pa.num_words}];",
         f"  unsigned b[{pb.num_words}];",
     ]
     body += _branches(
         emit_global_load_words(gsrc, w, pa, "a", "src", em, pitch=load_pitch),
-        emit_global_load_words(gsrc, w, pa, "a", "src", em, pitch=Pitch(_log2(n), "lda", ("rows_left", "cols_left"))))
+        emit_global_load_words(gsrc, w, pa, "a", "src", em,
+                               pitch=Pitch(_log2(n), "lda", ("rows_left", "cols_left"), load_fold)))
     body += ["  " + x for x in _scoped(forward.emit_words("a", "b", pa, pb, em, "smem", False))]
     body += _branches(
         emit_global_store_words(gdst, w, pb, "b", "dst", em, pitch=store_pitch),
         emit_global_store_words(gdst, w, pb, "b", "dst", em,
-                                pitch=Pitch(store_pitch.column_bits, "ldb", store_bounds)))
+                                pitch=Pitch(store_pitch.column_bits, "ldb", store_bounds, store_fold)))
     body.append("}")
     return PermuteKernel(name, OP_PRELUDE + "\n".join(body) + "\n", threads, forward.shared_bytes, w, m, n,
-                         src_vector, dst_vector, transposed, batch_dims, tuple(params))
+                         src_vector, dst_vector, transposed, batch_dims, tuple(params), fold=fold)
 
 
 def tiled_params(t: str, batch_dims: int) -> list[tuple[str, str]]:

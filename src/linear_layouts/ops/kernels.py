@@ -456,22 +456,25 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
 
 
 @functools.lru_cache(maxsize=None)
-def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90", raster: str = "n") -> PermuteKernel:
+def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90", raster: str = "n",
+                   fold: str = "") -> PermuteKernel:
     """The tiled kernel of ``config`` with ``batch_dims`` batch dims for architecture ``arch``: our planner's
     conversion between ``tile_layouts(config)`` on ``named_target(arch)`` (its instructions only), emitted by
     ``codegen.permute``; one tile per CTA, it is compiled for ``min_ctas(config)`` CTAs per SM of that target
-    (registers capped to match). Its CTAs take tiles in order ``raster`` (``raster_order``)."""
+    (registers capped to match). Its CTAs take tiles in order ``raster`` (``raster_order``); ``fold`` (``"cols"``,
+    ``"rows"``): one more batch dim runs on along ``A``'s or ``B``'s columns (``ops.launches.fold_side``)."""
     t = named_target(arch)
     src, dst = tile_layouts(config)
     if config.ldmatrix:
         step = step_from_plan(plan_through_matrix_trans(src, dst, 8 * config.element_bytes, target=t))
     else:
         step = conversion_step(src, dst, 8 * config.element_bytes, target=t)
-    name = kernel_name("ll_permute", config, batch_dims, *(("raster m",) if raster == "m" else ()))
+    name = kernel_name("ll_permute", config, batch_dims, *(("raster m",) if raster == "m" else ()),
+                       *((f"fold {fold}",) if fold else ()))
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
                                      batch_dims=batch_dims, ctas_per_sm=config.ctas_per_sm,
                                      min_ctas=0 if config.ctas_per_sm else min_ctas(config, t), raster=raster,
-                                     target=t)
+                                     fold=fold, target=t)
 
 
 #: Bytes moved (read and written), in L2s, from which a transpose's CTAs take tiles in raster order "m"

@@ -43,7 +43,8 @@ __all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_l
            "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
            "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
-           "launch_pieces"]
+           "launch_pieces", "FOLD_BATCH", "FOLD_SIDES", "FOLD_MIN_SAVED", "FOLD_MAX_ELEMENT_BYTES",
+           "fold_side"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -135,6 +136,23 @@ GATHER_MIN_WORK = 4_500_000
 #: copy of such views up to 2.5 MiB 14-27 µs, and of views from 10 MiB 25-210 µs to our 25-170
 #: (``benchmarks/results/gather_first.md``).
 FRAMEWORK_GATHER_BYTES = 4 << 20
+
+#: Whether a tiled transpose whose matrices leave a partial edge tile may run a batch dim on across its tiles
+#: (``fold_side``), read at each call of ``permute_template``.
+FOLD_BATCH = True
+#: The sides a batch dim is folded along (``fold_side``): ``A``'s columns only. Where a fold saved 22% of the CTAs or
+#: more, folded there (the loads split at the matrices' ends, the stores whole) the kernel ran 0.94-1.17x the unfolded
+#: one on an H200, folded along the rows (the stores split, their end sectors shared by two tiles) 0.80-1.01x
+#: (``benchmarks/results/fold.md``).
+FOLD_SIDES = ("cols",)
+#: The fraction of its CTAs a fold must save (``fold_side``): where it saved 10% or less the folded kernel ran
+#: 0.87-1.06x (its tiles' runs start inside sectors), from 22% along the columns 0.94-1.17x
+#: (``benchmarks/results/fold.md``).
+FOLD_MIN_SAVED = 0.15
+#: The widest elements a fold takes: on problems drawn after the two rules above, 1- and 2-byte elements ran 0.92-1.70x
+#: the unfolded kernel (geomean 1.18 and 1.06), 4- and 8-byte ones 0.88-1.16x (1.02 and 0.99)
+#: (``benchmarks/results/fold.md``).
+FOLD_MAX_ELEMENT_BYTES = 2
 
 #: Bytes from which a permutation that is the identity in memory runs the flat copy kernel (``ops.kernels.copy_kernel``)
 #: instead of the driver's copy (``Copy``): on an H200, 1.45-1.9x the driver's copy in CUDA graphs (where it is a
@@ -462,10 +480,10 @@ def _checked_tile(problem: TiledProblem, src: int, dst: int, device: GridShape, 
 
 
 def tiled_arguments(kernel: PermuteKernel, rows: int, cols: int, lda: int, ldb: int,
-                    batch: tuple[tuple[int, int, int], ...]) -> tuple[int, ...]:
+                    batch: tuple[tuple[int, int, int], ...], fold: tuple[int, int] = ()) -> tuple[int, ...]:
     """The arguments after the two pointers of a tiled permute kernel (``codegen.permute.tiled_params``: the
-    sizes, tile counts, row strides, each batch dim's size and strides, then a ``fast_divider`` for each
-    ``{divisor}_div`` parameter) of a ``rows x cols`` problem.
+    sizes, tile counts, row strides, each batch dim's size and strides, a folded kernel's ``fold = (extent,
+    stride)``, then a ``fast_divider`` for each ``{divisor}_div`` parameter) of a ``rows x cols`` problem.
 
     >>> k = permute_kernel(TileConfig(2, 64, 64, 4, 8, 8), 0)
     >>> tiled_arguments(k, 100, 200, 200, 100, ())[:6]
@@ -475,9 +493,44 @@ def tiled_arguments(kernel: PermuteKernel, rows: int, cols: int, lda: int, ldb: 
     tail: list[int] = [rows, cols, tn, tm, lda, ldb]
     for size, src_stride, dst_stride in batch:
         tail += [size, src_stride, dst_stride]
+    if bool(fold) != bool(kernel.fold):
+        raise LayoutError(f"fold: kernel {kernel.name} {'folds' if kernel.fold else 'does not fold'} a batch dim, "
+                          f"got fold={fold!r}")
+    tail += list(fold)
     named = dict(zip((p for _, p in kernel.params[2:]), tail))
     tail += [fast_divider(named[p[:-4]]) for _, p in kernel.params[2 + len(tail):]]  # the "{divisor}_div" ones
     return tuple(tail)
+
+
+def fold_side(problem: TiledProblem, config: TileConfig, sides: tuple[str, ...] = ("cols", "rows"),
+              min_saved: float = 0.0, max_element_bytes: int = 16) -> tuple[str, int] | None:
+    """``(side, k)``: the batch dim ``k`` of transpose ``problem`` that ``config``'s tiles run on across, along
+    ``A``'s columns (``"cols"``) or rows (``"rows"``; ``codegen.permute``'s ``fold``), of ``sides``, or None. A dim
+    folds where it continues the side on the other tensor (``B``'s rows of matrix ``b + 1`` follow those of ``b``:
+    ``dst_stride == cols * ldb``; or ``A``'s, ``src_stride == rows * lda``), the vectors stay whole, every column of
+    the folded side, its last tile's too, is below ``2**31`` (the kernel's quotient) and the fold saves more than
+    ``min_saved`` of the tiles (the partial edge tiles of each matrix); of several, the one that saves the most. None
+    for elements wider than ``max_element_bytes``.
+    A ``[32, 1024, 196]`` fp32 batch of ``1024 x 196`` transposes (NCHW -> NHWC of 14 x 14 planes) in 64 x 64 tiles
+    has 4 tile columns a matrix, the last of 4 columns: folded, 98 full ones along ``32 x 196`` (23% fewer).
+
+    >>> fold_side(plan_permutation((32, 1024, 196), (0, 2, 1), 4), TileConfig(4, 64, 64, 4, 4, 4))
+    ('cols', 0)
+    """
+    if not (problem.transposed and problem.batch) or config.ctas_per_sm or problem.element_bytes > max_element_bytes:
+        return None
+    best = None
+    for side, extent, tile, vector, pitch in (("cols", problem.cols, config.cols, config.src_vector, problem.ldb),
+                                              ("rows", problem.rows, config.rows, config.dst_vector, problem.lda)):
+        if side not in sides or extent % vector:
+            continue
+        for k, (size, src_stride, dst_stride) in enumerate(problem.batch):
+            clean, split = (dst_stride, src_stride) if side == "cols" else (src_stride, dst_stride)
+            saved = 1 - -(-size * extent // tile) / (size * -(-extent // tile))
+            if clean == extent * pitch and split % vector == 0 and size * extent + tile <= 2**31 and (
+                    saved > max(min_saved, 0.0 if best is None else best[0])):
+                best = (saved, side, k)
+    return None if best is None else best[1:]
 
 
 def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
@@ -493,15 +546,18 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
                      (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
-                     BYTE_TRANSPOSE, strides, out_strides)
+                     BYTE_TRANSPOSE, strides, out_strides,
+                     (FOLD_SIDES, FOLD_MIN_SAVED, FOLD_MAX_ELEMENT_BYTES) if FOLD_BATCH else None)
 
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
               tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave: bool,
               limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False,
-              strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None):
-    """``permute_template``'s launches. An input or output with gaps (``strides``, ``out_strides``; row-major ones
+              strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None,
+              fold: tuple[tuple[str, ...], float, int] | None = None):
+    """``permute_template``'s launches (``fold``: ``fold_side``'s sides, least saving and widest element; None: no
+    fold). An input or output with gaps (``strides``, ``out_strides``; row-major ones
     plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
     the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
     position from its address and owns granules of each output row: any row strides); the other kernels assume
@@ -530,6 +586,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         split = max(0, len(problem.batch) - MAX_KERNEL_BATCH_DIMS)
     inner = problem.batch[split:]
     narrow = interleaves(problem, src, dst) if tile is None and interleave else None
+    config = None
     if narrow is not None:
         kernel = interleave_kernel(problem.element_bytes, narrow[0], narrow[1], len(inner), narrow[2])
     elif isinstance(tile, ByteTile) or (tile is None and byte_transpose and _bytes_by_default(problem, src, dst, device)):
@@ -546,13 +603,19 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
                                           device.arch)
     else:
         config = _checked_tile(problem, src, dst, device, tile)
-        kernel = permute_kernel(config, len(inner), device.arch, raster_order(config, 2 * nbytes, device))
+        raster = raster_order(config, 2 * nbytes, device)
+        kernel = permute_kernel(config, len(inner), device.arch, raster)
     blocks = None
     if small and tile is None:  # the aligned interleave kernel keeps blocks over SMALL_BLOCK_BYTES
         blocks = small_blocks(problem, src, dst, kernel, small if narrow is not None and narrow[2] else MIN_TILE_BYTES)
     if blocks is not None:  # runs of whole blocks: one launch of any grid, at most max_ctas CTAs
         kernel = small_kernel(problem.element_bytes, blocks[0])
         return ((kernel, min(kernel.runs(blocks[1]), max_ctas), (blocks[1],), 0, 0),), nbytes
+    if config is not None and fold is not None and not split:  # the tiled kernel: fold a batch dim where it gains
+        side = fold_side(problem, config, *fold)
+        folded = None if side is None else _folded(problem, config, raster, side, device, max_extent, max_ctas)
+        if folded is not None:
+            return (folded,), nbytes
     w = problem.element_bytes
     tails: dict[tuple, tuple[int, tuple[int, ...]]] = {}  # (rows, cols, batch) -> (ctas, arguments)
     launches = []
@@ -566,6 +629,29 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         ctas, tail = tails[piece.rows, piece.cols, piece.batch]
         launches.append((kernel, ctas, tail, w * piece.src, w * piece.dst))
     return tuple(launches), nbytes
+
+
+def _folded(problem: TiledProblem, config: TileConfig, raster: str, fold: tuple[str, int],
+            device: GridShape, max_extent: int, max_ctas: int) -> tuple | None:
+    """The one launch ``(kernel, ctas, arguments, 0, 0)`` of ``problem`` with batch dim ``fold[1]`` run on along
+    side ``fold[0]`` (``fold_side``), or None where it would not fit one launch (``launch_pieces`` cuts sides at
+    offsets that a folded side does not take) or the tile's accesses do not fold (``codegen.global_memory.Pitch``)."""
+    side, k = fold
+    size, src_stride, dst_stride = problem.batch[k]
+    batch = problem.batch[:k] + problem.batch[k + 1:]
+    rows, cols = (problem.rows, size * problem.cols) if side == "cols" else (size * problem.rows, problem.cols)
+    if max(rows, cols) > max_extent:
+        return None
+    try:
+        kernel = permute_kernel(config, len(batch), device.arch, raster, side)
+    except LayoutError:  # the tile's accesses lie at no constant offset from a thread's own: not foldable
+        return None
+    tiles = kernel.tiles(rows, cols, math.prod(s for s, _, _ in batch))
+    if tiles > max_ctas:
+        return None
+    extent, stride = (problem.cols, src_stride) if side == "cols" else (problem.rows, dst_stride)
+    return (kernel, kernel.ctas(tiles, device.multiprocessors),
+            tiled_arguments(kernel, rows, cols, problem.lda, problem.ldb, batch, (extent, stride)), 0, 0)
 
 
 def _pow2_floor(n: int) -> int:
