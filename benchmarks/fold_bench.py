@@ -40,9 +40,11 @@ _KINDS = ("NCHW->NHWC", "NHWC->NCHW", "batched")
 _DTYPES = {"uint8": 1, "float16": 2, "float32": 4, "float64": 8}
 
 
-def drawn(seed: int, count: int) -> list[tuple]:
-    """``count`` problems drawn by ``seed`` that fold: NCHW -> NHWC, NHWC -> NCHW (planes of 3 to 90 a side, 3 to
-    2048 channels) and batched ``(0, 2, 1)`` transposes (sides 5 to 5000), any element size, 1 to 96 MiB."""
+def _draw(seed: int, count: int, sides: tuple[int, int], planes: tuple[int, int], channels: tuple[int, int],
+          mib: tuple[float, int], takes) -> list[tuple]:
+    """``count`` problems drawn by ``seed`` whose launches ``takes``: NCHW -> NHWC, NHWC -> NCHW (planes ``planes``
+    pixels a side, ``channels``) and batched ``(0, 2, 1)`` transposes (``sides`` a side), any element size, 1 MiB to
+    ``mib[1]`` MiB (a size drawn up to ``mib[0]``, log-uniform)."""
     from linear_layouts.ops.kernels import GridShape
     from linear_layouts.ops.launches import Launch, permute_launches
 
@@ -51,47 +53,33 @@ def drawn(seed: int, count: int) -> list[tuple]:
     out = []
     while len(out) < count:
         kind, dtype = rng.choice(_KINDS), rng.choice(tuple(_DTYPES))
-        target = math.exp(rng.uniform(0, math.log(96))) * 2**20 / _DTYPES[dtype]
+        target = math.exp(rng.uniform(0, math.log(mib[0]))) * 2**20 / _DTYPES[dtype]
         if kind == "batched":
-            m, n = rng.randint(5, 5000), rng.randint(5, 5000)
+            m, n = rng.randint(*sides), rng.randint(*sides)
             shape, dims = (max(2, round(target / (m * n))), m, n), (0, 2, 1)
         else:
-            p, c = rng.randint(3, 90), rng.randint(3, 2048)
+            p, c = rng.randint(*planes), rng.randint(*channels)
             b = max(2, round(target / (p * p * c)))
             shape, dims = ((b, c, p, p), (0, 2, 3, 1)) if kind == "NCHW->NHWC" else ((b, p, p, c), (0, 3, 1, 2))
-        if not 2**20 <= math.prod(shape) * _DTYPES[dtype] <= 100 * 2**20:
+        if not 2**20 <= math.prod(shape) * _DTYPES[dtype] <= mib[1] * 2**20:
             continue
         launches = permute_launches(shape, dims, _DTYPES[dtype], ops_cases._BASE, ops_cases._OTHER, device)
-        if any(isinstance(x, Launch) and x.kernel.fold for x in launches):
+        if any(isinstance(x, Launch) and takes(x.kernel) for x in launches):
             out.append((shape, dims, dtype))
     return out
+
+
+def drawn(seed: int, count: int) -> list[tuple]:
+    """``count`` problems drawn by ``seed`` that fold: NCHW -> NHWC, NHWC -> NCHW (planes of 3 to 90 a side, 3 to
+    2048 channels) and batched ``(0, 2, 1)`` transposes (sides 5 to 5000), any element size, 1 to 100 MiB."""
+    return _draw(seed, count, (5, 5000), (3, 90), (3, 2048), (96, 100), lambda kernel: kernel.fold)
 
 
 def drawn_small(seed: int, count: int) -> list[tuple]:
     """``count`` problems drawn by ``seed`` that ``ops`` gives the small-block kernel (``launches.small_blocks``):
-    batches of ``m x n`` transposes (2 to 64 a side) and NCHW <-> NHWC of small images, any element size, 1 to 64 MiB."""
-    from linear_layouts.ops.kernels import GridShape
-    from linear_layouts.ops.launches import Launch, permute_launches
-
-    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
-    rng = random.Random(seed)
-    out = []
-    while len(out) < count:
-        kind, dtype = rng.choice(_KINDS), rng.choice(tuple(_DTYPES))
-        target = math.exp(rng.uniform(0, math.log(64))) * 2**20 / _DTYPES[dtype]
-        if kind == "batched":
-            m, n = rng.randint(2, 64), rng.randint(2, 64)
-            shape, dims = (max(2, round(target / (m * n))), m, n), (0, 2, 1)
-        else:
-            p, c = rng.randint(2, 16), rng.randint(2, 64)
-            b = max(2, round(target / (p * p * c)))
-            shape, dims = ((b, c, p, p), (0, 2, 3, 1)) if kind == "NCHW->NHWC" else ((b, p, p, c), (0, 3, 1, 2))
-        if not 2**20 <= math.prod(shape) * _DTYPES[dtype] <= 64 * 2**20:
-            continue
-        launches = permute_launches(shape, dims, _DTYPES[dtype], ops_cases._BASE, ops_cases._OTHER, device)
-        if any(isinstance(x, Launch) and "small" in x.kernel.name for x in launches):
-            out.append((shape, dims, dtype))
-    return out
+    batches of ``m x n`` transposes (2 to 64 a side) and NCHW <-> NHWC of small images (2 to 16 a side, 2 to 64
+    channels), any element size, 1 to 64 MiB."""
+    return _draw(seed, count, (2, 64), (2, 16), (2, 64), (64, 64), lambda kernel: "small" in kernel.name)
 
 
 def _with(settings: dict, plan):
