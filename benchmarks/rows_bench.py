@@ -1,13 +1,15 @@
 """Whole-row moves (a permutation that keeps the last dim) on seeded random shapes: ``rows_tile`` against its form
-before ``ROWS_THREAD_BYTES``.
+before its last change (``ROWS_DRAM_WARPS``; before that, ``ROWS_THREAD_BYTES``: seeds 1-6).
 
 Each seed draws ``--cases`` problems: 3-D ``(1, 0, 2)`` and 4-D ``(0, 2, 1, 3)`` (attention's head move) of 1-, 2-
 and 4-byte elements, the last dim from 17 to 600 (odd at least half the time: rows 16 bytes do not align), 16-128 MiB (a
-quarter of them 64 KiB-4 MiB). Every case is checked bit for bit and its contenders timed together
+quarter of them 64 KiB-4 MiB); seeds from ``ALIGNED_SEEDS`` (100) draw rows of 16 to 320 bytes in whole 16-byte vectors
+(attention heads), the same shapes otherwise. Every case is checked bit for bit and its contenders timed together
 (``harness.timing.time_together``, CUDA graphs of 20 launches):
 
 - ``ops``: as it is;
-- ``before``: the tile ``rows_tile`` took with 4 accesses a thread only (1 KiB tiles of 1- and 2-byte accesses);
+- ``before``: the tile ``rows_tile`` takes without ``dram``, 4 warps always (seeds 1-6 were run against
+  its form with 4 accesses a thread only, 1 KiB tiles of 1- and 2-byte accesses);
 - PyTorch eager and a same-size copy of 4-byte elements; and a 1 GiB copy for the device's bandwidth.
 
     PYTHONPATH=src python3 benchmarks/rows_bench.py --mode prepare --seed 1   # CPU: the cubins
@@ -32,6 +34,10 @@ DTYPES = ("uint8", "float16", "bfloat16", "float32")
 LAUNCHES, REPEATS = 20, 5
 
 
+#: Seeds from this one draw rows of whole 16-byte vectors (module doc).
+ALIGNED_SEEDS = 100
+
+
 def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...], str]]:
     """The seed's problems (module doc)."""
     rng = random.Random(seed)
@@ -39,7 +45,10 @@ def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...],
     while len(out) < count:
         dtype = rng.choice(DTYPES)
         w = ops_cases.ITEMSIZE[dtype]
-        last = rng.randrange(17, 601) | (1 if rng.random() < 0.5 else 0)
+        if seed >= ALIGNED_SEEDS:  # a head or row of whole 16-byte vectors, 8 to 320 bytes
+            last = rng.randrange(1, 21) * 16 // w
+        else:
+            last = rng.randrange(17, 601) | (1 if rng.random() < 0.5 else 0)
         target = rng.randrange(64 << 10, 4 << 20) if rng.random() < 0.25 else rng.randrange(16 << 20, 128 << 20)
         rows = max(2, target // (last * w))
         if rng.random() < 0.5:
@@ -54,20 +63,15 @@ def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...],
 
 
 def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
-    """``{label: launches}``: ``ops`` and ``before`` (``rows_tile`` with ``ROWS_THREAD_BYTES`` 0)."""
+    """``{label: launches}``: ``ops`` and ``before`` (``rows_tile`` without ``dram``: 4 warps always)."""
     from linear_layouts.ops import kernels
     from linear_layouts.ops.launches import _plan, permute_launches, pointer_alignment
     from linear_layouts.ops.plan import vector_elements
 
-    out = {"ops": permute_launches(shape, dims, w, src, dst, device)}
     problem = _plan(shape, dims, w, pointer_alignment(src % 32, dst % 32))
-    default, kernels.ROWS_THREAD_BYTES = kernels.ROWS_THREAD_BYTES, 0
-    try:
-        before = kernels.rows_tile(w, vector_elements(w, problem.cols, src % 32, dst % 32), problem.cols)
-    finally:
-        kernels.ROWS_THREAD_BYTES = default
-    out["before"] = permute_launches(shape, dims, w, src, dst, device, before)
-    return out
+    before = kernels.rows_tile(w, vector_elements(w, problem.cols, src % 32, dst % 32), problem.cols)
+    return {"ops": permute_launches(shape, dims, w, src, dst, device),
+            "before": permute_launches(shape, dims, w, src, dst, device, before)}
 
 
 def prepare(seed: int, count: int, jobs: int) -> None:
@@ -84,7 +88,7 @@ def _time(fn) -> float:
 def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
     def describe(items):
         kernel = items[0].kernel
-        return dict(tile=[kernel.tile_rows, kernel.tile_cols], vector=kernel.src_vector)
+        return dict(tile=[kernel.tile_rows, kernel.tile_cols, kernel.threads // 32], vector=kernel.src_vector)
 
     row = ops_cases.bench_permutation(shape, dims, dtype, contenders, device, copy_tbs, _time, describe)
     k = row["kernels"]
@@ -109,7 +113,8 @@ def run(seed: int, count: int, out: Path) -> None:
     for r in rows:
         k = r["kernels"]
         lines.append(f"| {tuple(r['shape'])} | {tuple(r['dims'])} | {r['dtype']} | {r['mib']} | {k['ops']['vector']} | "
-                     f"{k['before']['tile'][0]}x{k['before']['tile'][1]} | {k['ops']['tile'][0]}x{k['ops']['tile'][1]} | "
+                     f"{k['before']['tile'][0]}x{k['before']['tile'][1]}/{k['before']['tile'][2]}w | "
+                     f"{k['ops']['tile'][0]}x{k['ops']['tile'][1]}/{k['ops']['tile'][2]}w | "
                      f"{k['before']['us']} | {k['ops']['us']} ({100 * k['ops']['of_copy']:.1f}%) | {r['speedup']}x | "
                      f"{k['eager']['us']} | {k['eager']['us'] / k['ops']['us']:.2f}x |")
     out.mkdir(parents=True, exist_ok=True)

@@ -433,3 +433,20 @@ def test_the_cast_takes_the_smaller_of_equal_tiles_from_dram():
     assert choose_tile(tiles, 8192, 28672, 1, h200, 4, True) == big      # rule 2: 13.6 waves
     assert choose_tile(tiles, 2048, 2048, 1, h200, 4, True) == small     # in L2: rule 3's choice, unchanged
     assert choose_tile(tiles, 2048, 2048, 1, h200, 4, False) == small
+
+
+def test_row_moves_from_dram_take_eight_warps_of_sixteen_byte_accesses():
+    """``rows_tile(..., dram=True)`` (a problem that moves more than the L2): 8 warps on the same tile where its
+    accesses are 16 bytes and its rows hold a row of lanes per warp; 4 otherwise, and always within the L2."""
+    from linear_layouts.ops.kernels import ROWS_DRAM_WARPS
+
+    device = GridShape(132, 60 * 2**20)
+    big = plan_permutation((8, 2048, 8, 128), (0, 2, 1, 3), 2)       # 32 MiB: 64 MiB moved
+    small = plan_permutation((2, 431, 52, 32), (0, 2, 1, 3), 2)      # 2.7 MiB
+    narrow = plan_permutation((8, 2048, 8, 127), (0, 2, 1, 3), 2)    # rows of 254 bytes: 2-byte accesses
+    for problem, warps in ((big, ROWS_DRAM_WARPS), (small, 4), (narrow, 4)):
+        config = tile_for(problem, 0, 0, device)
+        assert config.warps == warps, problem
+        assert (config.rows, config.cols) == (rows_tile(2, config.src_vector, problem.cols).rows,
+                                              rows_tile(2, config.src_vector, problem.cols).cols)
+    assert tile_for(big, 0, 0, GridShape(132, 128 * 2**20)).warps == 4  # an L2 that holds it

@@ -138,6 +138,11 @@ SKINNY_CTAS_PER_SM = 4
 ROWS_THREAD_BYTES = 16
 #: The most accesses a thread of a ``ROWS`` tile makes to reach ``ROWS_THREAD_BYTES``.
 ROWS_THREAD_ACCESSES = 8
+#: Warps of a ``ROWS`` tile of 16-byte accesses in a problem that moves more than the L2 holds (``rows_tile``'s
+#: ``dram``; 4: as other tiles). The same 8 KiB tile of 8 warps ran 1.025-1.063x the 4-warp one on the scan's row
+#: moves of 16-byte vectors from DRAM (attention's bf16 heads of 128: 18.1 -> 17.5 µs), 0.98-0.99x on those held in
+#: L2 (``benchmarks/results/rows_tiles.md``, ``rows_tile_scan.json``).
+ROWS_DRAM_WARPS = 8
 #: The most 32-bit words a thread of a narrow-vector tile loads (``transpose_tiles``, ``_narrow_fits``): about 120
 #: registers (ptxas, sm_90).
 MAX_NARROW_WORDS = 64
@@ -326,20 +331,27 @@ def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int,
     return config
 
 
-def rows_tile(element_bytes: int, vector: int, cols: int) -> TileConfig:
+def rows_tile(element_bytes: int, vector: int, cols: int, dram: bool = False) -> TileConfig:
     """The tile of a ``ROWS`` permutation with rows of ``cols`` elements: up to 256 bytes of a row (all of it
     when shorter), rows enough for 4 accesses per thread of 4 warps and for ``ROWS_THREAD_BYTES`` a thread in at
     most ``ROWS_THREAD_ACCESSES`` accesses (8 KiB of 16-byte vectors, as a copy's CTA: many of them, so that the
-    last wave is short; 2 KiB of 2-byte accesses; 1 KiB of 1-byte ones).
+    last wave is short; 2 KiB of 2-byte accesses; 1 KiB of 1-byte ones). ``dram`` (the problem moves more than
+    the L2 holds): a tile of 16-byte accesses takes ``ROWS_DRAM_WARPS`` warps, its rows unchanged, where they
+    hold a row of lanes for each warp.
 
     >>> rows_tile(2, 1, 145).rows  # rows of 290 bytes at 2-byte alignment: 8 x 128 elements
     8
+    >>> rows_tile(2, 8, 128).warps, rows_tile(2, 8, 128, dram=True).warps  # attention's bf16 heads of 128
+    (4, 8)
     """
     n = max(vector, min(1 << max(0, (cols - 1).bit_length()), 256 // element_bytes))
     warps = 4
     threads = 32 * warps
     filled = min(ROWS_THREAD_BYTES * threads // (n * element_bytes), ROWS_THREAD_ACCESSES * vector * threads // n)
-    m = max((32 // _lanes(n, vector, 32)) * warps, 512 * vector // n, filled)
+    rows_per_warp = 32 // _lanes(n, vector, 32)
+    m = max(rows_per_warp * warps, 512 * vector // n, filled)
+    if dram and vector * element_bytes == MAX_VECTOR_BYTES and m >= rows_per_warp * ROWS_DRAM_WARPS:
+        warps = ROWS_DRAM_WARPS
     return TileConfig(element_bytes, m, n, warps, vector, vector, 1, transposed=False)
 
 

@@ -230,12 +230,14 @@ def transpose_vectors(problem: TiledProblem, src: int, dst: int, device: GridSha
 
 def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> TileConfig:
     """The tile of ``problem`` with these addresses on ``device``: the widest vectors the row lengths and the
-    addresses allow (``plan.vector_elements``), then ``kernels.skinny_tile`` for a matrix with a side under
+    addresses allow (``plan.vector_elements``); a row move ``kernels.rows_tile`` (``dram`` where it moves more than
+    ``device``'s L2); then ``kernels.skinny_tile`` for a matrix with a side under
     ``SKINNY_EXTENT`` (shorter where the grid would not fill ``device``), else ``kernels.choose_tile``
     (``choose_narrow_tile`` for narrow vectors or rows that start inside a sector)."""
     w = problem.element_bytes
     if problem.kind is PermuteKind.ROWS:
-        return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols)
+        moved = 2 * w * problem.rows * problem.cols * problem.batch_count
+        return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols, moved > device.l2_bytes)
     vin, vout, sectors = transpose_vectors(problem, src, dst, device)
     skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols, problem.batch_count, device)
     if skinny is not None:
