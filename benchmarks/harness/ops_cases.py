@@ -451,7 +451,8 @@ SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2
           ((513, 8, 8), (0, 2, 1), 2, 2, 6), ((129, 2, 3, 4), (0, 3, 2, 1), 8, 8, 0),  # the small-block kernel
           ((50000, 3, 3), (0, 2, 1), 2, 0, 2),
           ((3, 16, 7, 7), (0, 2, 3, 1), 2, 0, 0), ((3, 7, 7, 40), (0, 3, 1, 2), 4, 0, 4),  # folded batches: the
-          ((5, 70, 14, 14), (0, 2, 3, 1), 8, 0, 0))  # last matrix's last tile ends where the buffer ends
+          ((5, 70, 14, 14), (0, 2, 3, 1), 8, 0, 0),  # last matrix's last tile ends where the buffer ends
+          ((8, 2048, 8, 128), (0, 2, 1, 3), 2, 0, 0))  # a row move beyond the L2: the 8-warp tile
 #: Views with gaps (``apply_view`` steps) that end where their base ends, so that a read past the last element
 #: leaves the buffer: ``(base shape, element bytes, steps, dims)``.
 SANITIZE_VIEWS = (((97, 130), 2, (("index", ((0, 97, 1), (30, 130, 1))),), (1, 0)),

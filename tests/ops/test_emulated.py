@@ -293,3 +293,18 @@ def test_cast_transpose_tall_tiles_with_narrow_rows_of_t(input_format, dst_vecto
     if input_format == "bf16":
         x = x.astype(ml_dtypes.bfloat16)
     check_cast_kernel(cast_kernel(tiles[0], input_format, "e4m3"), x, "e4m3", (0, 0, 0))
+
+
+@pytest.mark.parametrize("shape, dims, dtype", [((2, 40, 3, 128), (0, 2, 1, 3), np.uint16),   # bf16 heads of 128
+                                                ((3, 50, 2, 64), (0, 2, 1, 3), np.uint8),
+                                                ((70, 3, 36), (1, 0, 2), np.float32)])
+def test_row_moves_with_the_dram_tile_every_element(shape, dims, dtype):
+    """The 8-warp tile ``rows_tile(..., dram=True)`` takes for problems beyond the L2, forced on small ones."""
+    from linear_layouts.ops.kernels import rows_tile
+
+    a = _random(shape, dtype)
+    w = a.itemsize
+    problem = plan_permutation(shape, dims, w)
+    tile = rows_tile(w, 16 // w, problem.cols, dram=True)
+    assert tile.warps == 8
+    assert _same(emulated_permute(a, dims, tile=tile), np.transpose(a, dims))
