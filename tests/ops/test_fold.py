@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linear_layouts.codegen.emulate import find_cxx
-from linear_layouts.codegen.global_memory import Pitch
 from linear_layouts.codegen.ptx import find_nvcc
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import launches
@@ -130,10 +129,6 @@ def test_fold_is_refused_where_the_kernel_cannot_take_it():
         emit_tiled_permute_kernel("k", src, dst, 2, step, fold="cols", ctas_per_sm=2)
     with pytest.raises(LayoutError, match="fold"):
         tiled_arguments(permute_kernel(config, 0, "sm_90", "n", "cols"), 64, 640, 49, 64, ())
-
-
-def test_a_pitch_without_fold_addresses_as_before():
-    assert Pitch(6, "lda").fold is None
 
 
 @needs_cxx
