@@ -193,3 +193,29 @@ def test_folded_kernels_compile_without_spills(tmp_path):
                                  str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
                                 capture_output=True, text=True, check=True).stderr
         assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), (config, report)
+
+
+@needs_cxx
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.integers(2, 5), st.integers(3, 70), st.integers(3, 40), st.sampled_from([1, 2]), st.integers(0, 3),
+       st.integers(0, 3), st.booleans(), st.integers(0, 2**32 - 1))
+def test_folded_views_and_windows_are_exact(every_fold, batch, channels, plane, itemsize, row_gap, start, window,
+                                            seed):
+    """NCHW -> NHWC of a slice of a larger tensor (gaps after each row and matrix, any start), into a new tensor or
+    into a window of a larger buffer: against NumPy, nothing outside the output written."""
+    dtype = np.uint8 if itemsize == 1 else np.uint16
+    base = np.random.default_rng(seed).integers(0, 256 ** itemsize, size=(batch, channels + row_gap, start + plane
+                                                                          + row_gap), dtype=np.uint64).astype(dtype)
+    view = base[:, :channels, start:start + plane]
+    dims = (0, 2, 1)
+    expected = np.ascontiguousarray(np.transpose(view, dims))
+    if not window:
+        assert np.array_equal(emulated_view_permute(base, view, dims), expected)
+        return
+    out_shape = (batch, plane, channels + 3)
+
+    def out_view(o):
+        return o[:, :, 1:1 + channels]
+    got = emulated_view_permute(base, view, dims, out_base_shape=out_shape, out_view=out_view)
+    assert np.array_equal(got, expected)
