@@ -108,7 +108,8 @@ def contenders(shape, dims, itemsize: int, src: int, dst: int, device, small: bo
     if not small:
         return {"ops": plan(), "unfolded": _with({"FOLD_BATCH": False}, plan)}
     return {"ops": plan(), "folded": _with({"SMALL_BATCHES": False}, plan),
-            "folded any": _with({"SMALL_BATCHES": False, "FOLD_MIN_SAVED": 0.0, "FOLD_MAX_ELEMENT_BYTES": 16}, plan),
+            "folded any": _with({"SMALL_BATCHES": False, "FOLD_MIN_SAVED": {w: 0.0 for w in (1, 2, 4, 8, 16)}},
+                                plan),
             "tiles": _with({"SMALL_BATCHES": False, "FOLD_BATCH": False}, plan)}
 
 

@@ -25,6 +25,8 @@ from ._emulated import DST, SRC, emulated_permute, emulated_view_permute
 
 needs_cxx = pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
 H200 = GridShape(132, 60 * 2**20, "sm_90")
+#: ``FOLD_MIN_SAVED`` folding every element size wherever a tile is saved.
+EVERY_SIZE = {1: 0.0, 2: 0.0, 4: 0.0, 8: 0.0, 16: 0.0}
 
 
 def _folds(shape, dims, itemsize, src=SRC, dst=DST):
@@ -59,27 +61,31 @@ def test_the_folded_dim_is_the_one_whose_matrices_follow_each_other():
 
 
 def test_nchw_to_nhwc_of_small_planes_takes_one_folded_launch():
-    for shape, dims, itemsize, side in [((32, 1024, 14, 14), (0, 2, 3, 1), 2, "cols"),
-                                        ((32, 2048, 7, 7), (0, 2, 3, 1), 2, "cols"),
-                                        ((32, 2048, 7, 7), (0, 2, 3, 1), 4, ""),  # FOLD_MAX_ELEMENT_BYTES
+    for shape, dims, itemsize, side in [((32, 1024, 14, 14), (0, 2, 3, 1), 1, "cols"),  # 23% fewer CTAs
+                                        ((32, 2048, 7, 7), (0, 2, 3, 1), 1, "cols"),
+                                        ((29, 1175, 6, 6), (0, 2, 3, 1), 2, "cols"),  # 2 bytes: 41% fewer
+                                        ((32, 2048, 7, 7), (0, 2, 3, 1), 2, ""),  # 2 bytes: 22% (FOLD_MIN_SAVED)
+                                        ((32, 2048, 7, 7), (0, 2, 3, 1), 4, ""),  # 4 bytes: no fold
                                         ((1346, 255, 187), (0, 2, 1), 1, "cols"),
                                         ((32, 7, 7, 2048), (0, 3, 1, 2), 1, ""),  # rows: FOLD_SIDES
                                         ((32, 512, 28, 28), (0, 2, 3, 1), 2, ""),  # 6% fewer CTAs: FOLD_MIN_SAVED
                                         ((39, 2378, 181), (0, 2, 1), 2, ""),
                                         ((32, 64, 112, 112), (0, 2, 3, 1), 2, "")]:  # 12544 = 196 x 64: whole tiles
         assert _folds(shape, dims, itemsize) == [side], shape
-    # 98 full tiles along 32 x 196 columns instead of 32 x 4 with the last holding 4 of 64
-    (launch,) = permute_launches((32, 1024, 14, 14), (0, 2, 3, 1), 2, SRC, DST, H200)
-    assert launch.kernel.tile_cols == 64 and launch.values[2:6] == (1024, 32 * 196, 98, launch.ctas // 98)
+    # full tiles along 32 x 196 columns instead of 32 with the last holding 4 of 64 columns
+    (launch,) = permute_launches((32, 1024, 14, 14), (0, 2, 3, 1), 1, SRC, DST, H200)
+    n = launch.kernel.tile_cols
+    assert launch.values[2:6] == (1024, 32 * 196, -(-32 * 196 // n), launch.ctas // -(-32 * 196 // n))
 
 
 def test_the_switches_turn_folding_off_and_on(monkeypatch):
-    assert FOLD_BATCH and launches.FOLD_SIDES == ("cols",) and launches.FOLD_MAX_ELEMENT_BYTES == 2
+    assert FOLD_BATCH and launches.FOLD_SIDES == ("cols",) and dict(launches.FOLD_MIN_SAVED) == {1: 0.15, 2: 0.30}
     monkeypatch.setattr(launches, "FOLD_SIDES", ("cols", "rows"))
     assert _folds((32, 7, 7, 2048), (0, 3, 1, 2), 1) == ["rows"]
-    monkeypatch.setattr(launches, "FOLD_MIN_SAVED", 0.0)
+    monkeypatch.setattr(launches, "FOLD_MIN_SAVED", {2: 0.0})
     assert _folds((32, 512, 28, 28), (0, 2, 3, 1), 2) == ["cols"]
-    monkeypatch.setattr(launches, "FOLD_MAX_ELEMENT_BYTES", 4)
+    assert _folds((32, 7, 7, 2048), (0, 3, 1, 2), 1) == [""]
+    monkeypatch.setattr(launches, "FOLD_MIN_SAVED", {4: 0.15})
     assert _folds((32, 1024, 14, 14), (0, 2, 3, 1), 4) == ["cols"]
     monkeypatch.setattr(launches, "FOLD_BATCH", False)
     assert _folds((32, 1024, 14, 14), (0, 2, 3, 1), 4) == [""]
@@ -89,15 +95,14 @@ def test_the_switches_turn_folding_off_and_on(monkeypatch):
 def every_fold(monkeypatch):
     """Both sides fold wherever a tile is saved (the kernels' forms, whatever the rule takes)."""
     monkeypatch.setattr(launches, "FOLD_SIDES", ("cols", "rows"))
-    monkeypatch.setattr(launches, "FOLD_MIN_SAVED", 0.0)
-    monkeypatch.setattr(launches, "FOLD_MAX_ELEMENT_BYTES", 16)
+    monkeypatch.setattr(launches, "FOLD_MIN_SAVED", EVERY_SIZE)
 
 
 def test_a_launch_that_would_be_cut_stays_unfolded(monkeypatch):
-    assert _folds((32, 1024, 14, 14), (0, 2, 3, 1), 2) == ["cols"]
+    assert _folds((32, 1024, 14, 14), (0, 2, 3, 1), 1) == ["cols"]
     monkeypatch.setattr(launches, "MAX_LAUNCH_EXTENT", 4096)
     # 32 x 196 = 6272 folded columns exceed the extent; unfolded, 196 does not
-    assert _folds((32, 1024, 14, 14), (0, 2, 3, 1), 2) == [""]
+    assert _folds((32, 1024, 14, 14), (0, 2, 3, 1), 1) == [""]
 
 
 def test_the_folded_source_divides_once_per_column_a_thread_touches():
@@ -160,15 +165,15 @@ def test_folded_and_unfolded_launches_agree(batch, rows, cols, itemsize, seed):
     dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[itemsize]
     a = np.random.default_rng(seed).integers(0, 2**8 * itemsize, size=shape).astype(dtype)
     expected = np.ascontiguousarray(np.transpose(a, dims))
-    saved = launches.FOLD_SIDES, launches.FOLD_MIN_SAVED, launches.FOLD_MAX_ELEMENT_BYTES
+    saved = launches.FOLD_SIDES, launches.FOLD_MIN_SAVED
     try:
-        launches.FOLD_SIDES, launches.FOLD_MIN_SAVED, launches.FOLD_MAX_ELEMENT_BYTES = ("cols", "rows"), 0.0, 16
+        launches.FOLD_SIDES, launches.FOLD_MIN_SAVED = ("cols", "rows"), EVERY_SIZE
         assert np.array_equal(emulated_permute(a, dims), expected)
         launches.FOLD_BATCH = False
         assert np.array_equal(emulated_permute(a, dims), expected)
     finally:
         launches.FOLD_BATCH = True
-        launches.FOLD_SIDES, launches.FOLD_MIN_SAVED, launches.FOLD_MAX_ELEMENT_BYTES = saved
+        launches.FOLD_SIDES, launches.FOLD_MIN_SAVED = saved
 
 
 @needs_cxx

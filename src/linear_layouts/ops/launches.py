@@ -19,6 +19,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from linear_layouts.codegen.flat_copy import copy_vector_bytes
@@ -43,8 +44,7 @@ __all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_l
            "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
            "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
-           "launch_pieces", "FOLD_BATCH", "FOLD_SIDES", "FOLD_MIN_SAVED", "FOLD_MAX_ELEMENT_BYTES",
-           "fold_side"]
+           "launch_pieces", "FOLD_BATCH", "FOLD_SIDES", "FOLD_MIN_SAVED", "fold_side"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -145,14 +145,12 @@ FOLD_BATCH = True
 #: one on an H200, folded along the rows (the stores split, their end sectors shared by two tiles) 0.80-1.01x
 #: (``benchmarks/results/fold.md``).
 FOLD_SIDES = ("cols",)
-#: The fraction of its CTAs a fold must save (``fold_side``): where it saved 10% or less the folded kernel ran
-#: 0.87-1.06x (its tiles' runs start inside sectors), from 22% along the columns 0.94-1.17x
-#: (``benchmarks/results/fold.md``).
-FOLD_MIN_SAVED = 0.15
-#: The widest elements a fold takes: on problems drawn after the two rules above, 1- and 2-byte elements ran 0.92-1.70x
-#: the unfolded kernel (geomean 1.18 and 1.06), 4- and 8-byte ones 0.88-1.16x (1.02 and 0.99)
-#: (``benchmarks/results/fold.md``).
-FOLD_MAX_ELEMENT_BYTES = 2
+#: The fraction of its CTAs a fold must save (``fold_side``), by element bytes; other element sizes do not fold.
+#: Where it saved 10% or less the folded kernel ran 0.87-1.06x (its tiles' runs start inside sectors), from 22% along
+#: the columns 0.94-1.17x; 4- and 8-byte elements then ran 0.88-1.16x (geomean 1.02 and 0.99) on problems drawn after
+#: that, 1- and 2-byte ones 0.92-1.70x; on problems drawn after those, 2-byte elements that saved 15-30% ran 0.998 in
+#: geomean (0.905-1.09x), from 30% 1.154 (0.99-1.31x), 1-byte elements 1.116 and 1.338 (``benchmarks/results/fold.md``).
+FOLD_MIN_SAVED = MappingProxyType({1: 0.15, 2: 0.30})
 
 #: Bytes from which a permutation that is the identity in memory runs the flat copy kernel (``ops.kernels.copy_kernel``)
 #: instead of the driver's copy (``Copy``): on an H200, 1.45-1.9x the driver's copy in CUDA graphs (where it is a
@@ -505,21 +503,20 @@ def tiled_arguments(kernel: PermuteKernel, rows: int, cols: int, lda: int, ldb: 
 
 
 def fold_side(problem: TiledProblem, config: TileConfig, sides: tuple[str, ...] = ("cols", "rows"),
-              min_saved: float = 0.0, max_element_bytes: int = 16) -> tuple[str, int] | None:
+              min_saved: float = 0.0) -> tuple[str, int] | None:
     """``(side, k)``: the batch dim ``k`` of transpose ``problem`` that ``config``'s tiles run on across, along
     ``A``'s columns (``"cols"``) or rows (``"rows"``; ``codegen.permute``'s ``fold``), of ``sides``, or None. A dim
     folds where it continues the side on the other tensor (``B``'s rows of matrix ``b + 1`` follow those of ``b``:
     ``dst_stride == cols * ldb``; or ``A``'s, ``src_stride == rows * lda``), the vectors stay whole, every column of
     the folded side, its last tile's too, is below ``2**31`` (the kernel's quotient) and the fold saves more than
-    ``min_saved`` of the tiles (the partial edge tiles of each matrix); of several, the one that saves the most. None
-    for elements wider than ``max_element_bytes``.
+    ``min_saved`` of the tiles (the partial edge tiles of each matrix); of several, the one that saves the most.
     A ``[32, 1024, 196]`` fp32 batch of ``1024 x 196`` transposes (NCHW -> NHWC of 14 x 14 planes) in 64 x 64 tiles
     has 4 tile columns a matrix, the last of 4 columns: folded, 98 full ones along ``32 x 196`` (23% fewer).
 
     >>> fold_side(plan_permutation((32, 1024, 196), (0, 2, 1), 4), TileConfig(4, 64, 64, 4, 4, 4))
     ('cols', 0)
     """
-    if not (problem.transposed and problem.batch) or config.ctas_per_sm or problem.element_bytes > max_element_bytes:
+    if not (problem.transposed and problem.batch) or config.ctas_per_sm:
         return None
     best = None
     for side, extent, tile, vector, pitch in (("cols", problem.cols, config.cols, config.src_vector, problem.ldb),
@@ -549,7 +546,7 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
                      (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
                      BYTE_TRANSPOSE, strides, out_strides,
-                     (FOLD_SIDES, FOLD_MIN_SAVED, FOLD_MAX_ELEMENT_BYTES) if FOLD_BATCH else None)
+                     (FOLD_SIDES, tuple(sorted(FOLD_MIN_SAVED.items()))) if FOLD_BATCH else None)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -557,8 +554,8 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
               tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave: bool,
               limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False,
               strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None,
-              fold: tuple[tuple[str, ...], float, int] | None = None):
-    """``permute_template``'s launches (``fold``: ``fold_side``'s sides, least saving and widest element; None: no
+              fold: tuple[tuple[str, ...], tuple[tuple[int, float], ...]] | None = None):
+    """``permute_template``'s launches (``fold``: ``fold_side``'s sides and ``FOLD_MIN_SAVED``'s items; None: no
     fold). An input or output with gaps (``strides``, ``out_strides``; row-major ones
     plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
     the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
@@ -613,8 +610,9 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     if blocks is not None:  # runs of whole blocks: one launch of any grid, at most max_ctas CTAs
         kernel = small_kernel(problem.element_bytes, blocks[0])
         return ((kernel, min(kernel.runs(blocks[1]), max_ctas), (blocks[1],), 0, 0),), nbytes
-    if config is not None and fold is not None and not split:  # the tiled kernel: fold a batch dim where it gains
-        side = fold_side(problem, config, *fold)
+    least = None if fold is None else dict(fold[1]).get(problem.element_bytes)
+    if config is not None and least is not None and not split:  # the tiled kernel: fold a batch dim where it gains
+        side = fold_side(problem, config, fold[0], least)
         folded = None if side is None else _folded(problem, config, raster, side, device, max_extent, max_ctas)
         if folded is not None:
             return (folded,), nbytes
