@@ -530,7 +530,8 @@ def report(results: dict) -> str:
              "| lowest of copy |", "|---|---|---|---|---|"]
     for k, c in s["classes"].items():
         lines.append(f"| {k} | {c['cases']} | {_f(c['geomean_vs_compile'])} ({_f(c['min_vs_compile'])}) | "
-                     f"{_f(c['geomean_vs_triton'])} ({_f(c['min_vs_triton'])}) | {c['min_of_copy']:.1%} |")
+                     f"{_f(c['geomean_vs_triton'], '{:.3f}')} ({_f(c['min_vs_triton'], '{:.3f}')}) | "
+                     f"{c['min_of_copy']:.1%} |")
     fc = results.get("first_call", {})
     lines += ["", "## First call (fresh process)", ""]
     for label, value in fc.items():
