@@ -224,3 +224,14 @@ def test_folded_views_and_windows_are_exact(every_fold, batch, channels, plane, 
         return o[:, :, 1:1 + channels]
     got = emulated_view_permute(base, view, dims, out_base_shape=out_shape, out_view=out_view)
     assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("name, value, rule", [("FOLD_SIDES", ("cols", "diagonal"), "FOLD_SIDES: must be"),
+                                               ("FOLD_SIDES", "cols", "FOLD_SIDES: must be"),
+                                               ("FOLD_MIN_SAVED", 0.15, "FOLD_MIN_SAVED: must map"),
+                                               ("FOLD_MIN_SAVED", {2: 1.5}, "FOLD_MIN_SAVED: must map"),
+                                               ("FOLD_MIN_SAVED", {"fp16": 0.3}, "FOLD_MIN_SAVED: must map")])
+def test_bad_fold_switches_name_the_switch(monkeypatch, name, value, rule):
+    monkeypatch.setattr(launches, name, value)
+    with pytest.raises(LayoutError, match=rule):
+        permute_launches((32, 1024, 14, 14), (0, 2, 3, 1), 1, SRC, DST, H200)

@@ -20,6 +20,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
+from collections.abc import Mapping
 from typing import Any
 
 from linear_layouts.codegen.flat_copy import copy_vector_bytes
@@ -543,6 +544,11 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     to ``SMALL_BLOCK_BYTES``). An input or output with gaps (``strides``, ``out_strides``): ``_template``."""
     if MISALIGNED_TRANSPOSE not in MISALIGNED_TRANSPOSES:
         raise LayoutError(f"MISALIGNED_TRANSPOSE: must be one of {MISALIGNED_TRANSPOSES}, got {MISALIGNED_TRANSPOSE!r}")
+    if not (isinstance(FOLD_SIDES, tuple) and set(FOLD_SIDES) <= {"cols", "rows"}):
+        raise LayoutError(f"FOLD_SIDES: must be a tuple of 'cols' and 'rows', got {FOLD_SIDES!r}")
+    if not (isinstance(FOLD_MIN_SAVED, Mapping) and all(
+            isinstance(w, int) and isinstance(v, (int, float)) and 0 <= v < 1 for w, v in FOLD_MIN_SAVED.items())):
+        raise LayoutError(f"FOLD_MIN_SAVED: must map element bytes to a fraction in [0, 1), got {FOLD_MIN_SAVED!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
                      (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
                      BYTE_TRANSPOSE, strides, out_strides,
