@@ -435,7 +435,15 @@ def one_pass_work(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, 
                   out_strides: tuple[int, ...] | None = None) -> int:
     """What the one pass over a view without a stride-1 dim costs, in elements moved: its elements plus
     ``ONE_PASS_CTA_ELEMENTS`` for each of its CTAs (tiles of ``kernels.rows_tile`` one-element rows along the output's
-    last dim). ``one_pass_work((8, 4096), (1, 0), 4, (8192, 2)) == 32768 + 148 * 4096``."""
+    last dim). ``one_pass_work((8, 4096), (1, 0), 4, (8192, 2)) == 32768 + 148 * 4096``. Kept per view: a call of
+    the general path asks it up to three times (``framework_gathers``, ``gathers``, ``view_launches``)."""
+    return _one_pass_work(tuple(shape), tuple(dims), itemsize, None if strides is None else tuple(strides),
+                          None if out_strides is None else tuple(out_strides))
+
+
+@functools.lru_cache(maxsize=4096)
+def _one_pass_work(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, strides: tuple[int, ...] | None,
+                   out_strides: tuple[int, ...] | None) -> int:
     problem = _plan(shape, dims, itemsize, 8, strides, out_strides)  # 16-byte elements: pairs of 8-byte halves
     ctas = -(-problem.rows // rows_tile(problem.element_bytes, 1, 1).rows) * problem.cols * math.prod(
         size for size, _, _ in problem.batch)
