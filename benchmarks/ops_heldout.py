@@ -12,18 +12,22 @@ is seen against every tile on shapes it was not fitted on. One seed calibrates, 
     PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/ops_heldout.py --mode prepare --seed 1   # CPU
     PYTHONPATH=src python3 benchmarks/ops_heldout.py --seed 1 --out $OUT                        # device
 
-Writes ``ops_heldout_<seed>.{json,md}`` under ``--out``. ``--mode replay RUN.json ...`` replays runs against the
+``--dtype`` (repeatable) and ``--large-mib LO HI`` narrow the draw to a rule's problems (its dtypes, its sizes:
+the L2-resident ones up to 25 MiB, say); ``--small N`` sets the small cases drawn (8). Writes
+``ops_heldout_<seed>.{json,md}`` under ``--out``, the draw's settings in the JSON. ``--mode replay RUN.json ...`` replays runs against the
 planner as it is now (its tile's measured time over the run's best tile).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -88,19 +92,32 @@ def _draw_skinny(rng: random.Random) -> tuple[str, tuple[int, ...], tuple[int, .
     return kind, (batch, spatial, spatial, thin), (0, 3, 1, 2)
 
 
-def cases(seed: int, large: int = 24, small: int = 8) -> list[tuple[str, tuple[int, ...], tuple[int, ...], str]]:
-    """``(class, shape, dims, dtype)``: ``large`` cases of ``LARGE_BYTES .. MAX_LARGE_BYTES`` and ``small`` of
-    ``SMALL_BYTES``, drawn from ``seed`` (draws outside both ranges are drawn again); a seed of ``SKINNY_SEEDS``
-    or more draws skinny problems only (``_draw_skinny``)."""
+@dataclass(frozen=True)
+class Draw:
+    """What a seed draws: ``large`` cases of ``large_bytes`` (inclusive), ``small`` of ``SMALL_BYTES``, each of one
+    of ``dtypes``."""
+    large: int = 24
+    small: int = 8
+    dtypes: tuple[str, ...] = DTYPES
+    large_bytes: tuple[int, int] = (ops_cases.LARGE_BYTES, MAX_LARGE_BYTES)
+
+
+def cases(seed: int, draw_settings: Draw = Draw()) -> list[tuple[str, tuple[int, ...], tuple[int, ...], str]]:
+    """``(class, shape, dims, dtype)``: ``draw_settings.large`` cases of its ``large_bytes`` and ``small`` of
+    ``SMALL_BYTES``, drawn from ``seed`` (draws outside both ranges or of another dtype are drawn again); a seed
+    of ``SKINNY_SEEDS`` or more draws skinny problems only (``_draw_skinny``)."""
     rng = random.Random(seed)
     out: list = []
-    want = {"large": large, "small": small}
+    want = {"large": draw_settings.large, "small": draw_settings.small}
+    lo, hi = draw_settings.large_bytes
     draw = _draw_skinny if seed >= SKINNY_SEEDS else _draw
     while want["large"] or want["small"]:
         kind, shape, dims = draw(rng)
         dtype = rng.choice(DTYPES)
+        if dtype not in draw_settings.dtypes:
+            continue
         nbytes = math.prod(shape) * ops_cases.ITEMSIZE[dtype]
-        size = ("large" if ops_cases.LARGE_BYTES <= nbytes <= MAX_LARGE_BYTES else
+        size = ("large" if lo <= nbytes <= hi else
                 "small" if SMALL_BYTES[0] <= nbytes <= SMALL_BYTES[1] else None)
         if size and want[size]:
             want[size] -= 1
@@ -108,13 +125,13 @@ def cases(seed: int, large: int = 24, small: int = 8) -> list[tuple[str, tuple[i
     return out
 
 
-def kernel_sources(seed: int) -> list[str]:
+def kernel_sources(seed: int, draw: Draw = Draw()) -> list[str]:
     from linear_layouts.ops.kernels import GridShape
     from linear_layouts.ops.launches import Launch, permute_launches
 
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
     sources: dict[str, None] = {}
-    for _, shape, dims, dtype in cases(seed):
+    for _, shape, dims, dtype in cases(seed, draw):
         w = ops_cases.ITEMSIZE[dtype]
         launches = [permute_launches(shape, dims, w, ops_cases._BASE, ops_cases._OTHER, device)]
         launches += ops_cases.tile_alternatives(shape, dims, w, ops_cases._BASE, ops_cases._OTHER, scan=True).values()
@@ -123,24 +140,25 @@ def kernel_sources(seed: int) -> list[str]:
     return list(sources)
 
 
-def prepare(seed: int, jobs: int) -> None:
-    n, seconds = ops_cases.compile_sources(kernel_sources(seed), "sm_90", jobs)
+def prepare(seed: int, jobs: int, draw: Draw = Draw()) -> None:
+    n, seconds = ops_cases.compile_sources(kernel_sources(seed, draw), "sm_90", jobs)
     print(f"ours: {n} kernels in {seconds:.0f} s", flush=True)
     import triton_transpose  # noqa: PLC0415 - Triton 3.6 on the path
 
     needs = set()
-    for _, shape, dims, dtype in cases(seed):
+    for _, shape, dims, dtype in cases(seed, draw):
         problem = ops_bench._problem(shape, dims, dtype)
         if ops_bench._triton_batch(problem) is not None:
             needs.add((problem.element_bytes, problem.rows % 16 == 0, problem.cols % 16 == 0))
     triton_transpose.prepare(needs, workers=jobs or 2)
 
 
-def measure(seed: int, out: Path, budget: float) -> None:
+def measure(seed: int, out: Path, budget: float, draw: Draw = Draw()) -> None:
     import gpu_suite
 
     out.mkdir(parents=True, exist_ok=True)
-    results: dict = dict(environment=gpu_suite.environment(), permute=[], cast=[], seed=seed)
+    results: dict = dict(environment=gpu_suite.environment(), permute=[], cast=[], seed=seed,
+                         draw=dataclasses.asdict(draw))
     results["copy"] = gpu_suite.copy_bandwidth()
     try:
         from triton_transpose import TritonTransposes
@@ -151,7 +169,7 @@ def measure(seed: int, out: Path, budget: float) -> None:
         triton = None
     compiled = ops_bench.Compiled(-1.0)  # no torch.compile: the sweep compares it
     deadline = time.time() + budget
-    for kind, shape, dims, dtype in cases(seed):
+    for kind, shape, dims, dtype in cases(seed, draw):
         if time.time() > deadline:
             results["permute"].append(dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype,
                                            error="skipped: out of time"))
@@ -225,18 +243,24 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "build" / "ops_heldout"))
     ap.add_argument("--budget", type=float, default=120.0, help="seconds per seed")
     ap.add_argument("--jobs", type=int, default=0)
+    ap.add_argument("--dtype", action="append", choices=DTYPES, help="draw only these dtypes (repeatable)")
+    ap.add_argument("--large-mib", type=float, nargs=2, metavar=("LO", "HI"),
+                    help="large cases of LO to HI MiB (default: 16 to 160)")
+    ap.add_argument("--small", type=int, default=8, help="small cases a seed draws")
     args = ap.parse_args()
+    draw = Draw(small=args.small, dtypes=tuple(args.dtype or DTYPES),
+                large_bytes=tuple(int(x * (1 << 20)) for x in args.large_mib) if args.large_mib else Draw().large_bytes)
     if args.mode == "replay":
         print(replay(args.runs), end="")
         return
     for seed in args.seed or [1]:
         if args.mode == "prepare":
-            prepare(seed, args.jobs)
+            prepare(seed, args.jobs, draw)
         elif args.mode == "list":
-            for case in cases(seed):
+            for case in cases(seed, draw):
                 print(case, math.prod(case[1]) * ops_cases.ITEMSIZE[case[3]] >> 20, "MiB")
         else:
-            measure(seed, Path(args.out), args.budget)
+            measure(seed, Path(args.out), args.budget, draw)
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ def _tile_list(problem, src: int, dst: int, device, scan: bool) -> list:
         if extent < 32:
             small = 1 << max(0, (extent - 1).bit_length())
             scan_tiles += [(small, n, warps) if across else (n, small, warps)
-                           for n in (128, 256, 512, 1024, 2048) for warps in (4, 8)]
+                           for n in (32, 64, 128, 256, 512, 1024, 2048) for warps in (4, 8)]
     for m, n, warps in scan_tiles:
         for block in ((4, 1) if w == 1 and vin == vout == 16 else (1,)):
             try:

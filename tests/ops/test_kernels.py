@@ -21,7 +21,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.launches import tile_for
 from linear_layouts.ops.plan import plan_permutation, vector_elements
 from linear_layouts.ops.kernels import (
-    MAX_NARROW_STORES, MAX_NARROW_WORDS, ROWS_THREAD_ACCESSES, ROWS_THREAD_BYTES, SKINNY_CTAS_PER_SM, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
+    MAX_NARROW_STORES, MAX_NARROW_WORDS, ROWS_THREAD_ACCESSES, ROWS_THREAD_BYTES, SKINNY_CTAS_PER_SM, SKINNY_DRAM_WARPS, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
     choose_narrow_tile, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile, skinny_tile, tile_layouts,
     transpose_tiles,
 )
@@ -85,7 +85,7 @@ def test_tile_choice_rules():
     assert choose_tile(bf16, 8192, 8192, 1, h200) == bf16[0]     # 4096 tiles, 7.8 waves of 528
     assert choose_tile(bf16, 8192, 1024, 1, h200) == bf16[2]     # in L2: tiles of at most 16 KiB, more warps
     assert choose_tile(bf16, 4096, 4096, 1, h200) == bf16[1]     # 64 MiB from DRAM: 16 CTAs of 4 warps an SM
-    assert choose_tile(fp32, 1536, 1536, 1, h200) == fp32[1]     # in L2: 64 x 64 of 8 warps
+    assert choose_tile(fp32, 1536, 1536, 1, h200) == fp32[0]     # in L2: 64 x 64 unblocked (4 warps) over blocked
     assert choose_tile(bf16, 64, 12544, 32, h200) == bf16[1]     # 128 rows on 64: half the tile empty
     assert choose_tile(fp32, 4096, 4096, 1, h200) == fp32[0]     # 32 x 32 (4 KiB) is too small a grain
     assert choose_tile(fp32, 64, 64, 1, h200) == fp32[2]         # one 64 x 64 tile: four of 32 x 32
@@ -274,6 +274,24 @@ def test_skinny_tiles_hold_the_short_side(w, vin, vout, rows, cols):
     problem = plan_permutation((rows, cols), (1, 0), w)
     vectors = (vector_elements(w, problem.cols, 0), vector_elements(w, problem.rows, 0))
     assert tile_for(problem, 0, 0, device) == skinny_tile(w, *vectors, problem.rows, problem.cols, 1, device)
+
+
+@pytest.mark.parametrize("w, rows, cols, batch", [(4, 2074915, 9, 1), (4, 89401, 26, 8), (2, 3397296, 10, 1),
+                                                  (1, 3539744, 5, 1), (4, 472608, 10, 1), (4, 3, 4000000, 1)])
+def test_skinny_tiles_of_4_byte_elements_from_dram_take_8_warps(w, rows, cols, batch):
+    """``tile_for``: a skinny problem of 4-byte elements that moves more than the L2 holds takes the skinny tile of
+    ``SKINNY_DRAM_WARPS`` warps where its layout fits them (a 4-row side spreads 4 warps), its shape unchanged;
+    every other skinny problem the 4-warp tile."""
+    device = GridShape(132)
+    problem = plan_permutation((batch, rows, cols), (0, 2, 1), w)
+    vectors = (vector_elements(w, problem.cols, 0), vector_elements(w, problem.rows, 0))
+    config = tile_for(problem, 0, 0, device)
+    plain = skinny_tile(w, *vectors, problem.rows, problem.cols, batch, device)
+    dram = 2 * w * rows * cols * batch > device.l2_bytes
+    assert (config.rows, config.cols) == (plain.rows, plain.cols) and plain.warps == 4
+    expected = SKINNY_DRAM_WARPS if dram and w == 4 and min(rows, cols) > 4 else 4
+    assert config.warps == expected
+    tile_layouts(config)
 
 
 @settings(max_examples=60, deadline=None)

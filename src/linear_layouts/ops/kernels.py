@@ -15,8 +15,10 @@ and ``choose_tile`` picks one for a problem on a device (``GridShape``: SMs and 
    small part of the run;
 3. else, when the input and output fit in L2 together (launched back to back, the data stays there), the
    largest tile of at most ``L2_TILE_BYTES`` with ``CTAS_PER_SM`` tiles per SM or more (a short chain of
-   load, barrier and store per CTA), of equal tiles the one with more warps (less work a thread where the
-   latency is L2's);
+   load, barrier and store per CTA), of equal tiles an unblocked one, then the one with more warps (less work a
+   thread where the latency is L2's: 16-bit 64 x 64 tiles of 8 warps; the 32-bit 64 x 64 tile of 4 warps ran
+   faster than the blocked one of 8 on all 8 such problems of the held-out seeds 1-31, 0.953 of its time in
+   geomean: ``benchmarks/results/ops_heldout.md``);
 4. else (a few waves from DRAM) the tile of at least ``MIN_TILE_BYTES`` with the most bytes in flight per SM
    (its resident CTAs times its tile: each CTA issues all its loads before its barrier), among the tiles an SM
    holds ``OVERLAP_CTAS`` or more of (while one CTA waits at its barrier, the others load and store); the
@@ -83,7 +85,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "flat_cast_kernel", "ByteTile", "BYTE_TRANSPOSE_TILE", "byte_transpose_kernel", "transpose_raster", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
-           "SKINNY_CTAS_PER_SM", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
+           "SKINNY_CTAS_PER_SM", "SKINNY_DRAM_WARPS", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS", "TINY_TILE", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
@@ -132,6 +134,11 @@ SKINNY_TILE_BYTES = 8 * 1024
 #: skinny cases of the held-out seeds 101-112 (3 or 4 a SM best, 0.972 of the best length in geomean against 0.936
 #: for 8 KiB tiles), held out on 113-117 (0.973 against 0.924): ``benchmarks/results/skinny_small.md``.
 SKINNY_CTAS_PER_SM = 4
+#: Warps of a skinny tile of 4-byte elements in a problem that moves more than the L2 holds (``skinny_tile``'s
+#: ``dram``; 4: every other skinny tile). The same tile of 8 warps ran faster than the 4-warp one on all 29 such
+#: cases of the skinny held-out seeds 101-118 (0.956 of its time in geomean, 0.87-0.99); of 2-byte and 1-byte
+#: elements it was a coin toss (0.82-1.19x) (``benchmarks/results/ops_heldout.md``).
+SKINNY_DRAM_WARPS = 8
 #: Bytes a thread of a ``ROWS`` tile moves at least (``rows_tile``), in at most ``ROWS_THREAD_ACCESSES`` accesses:
 #: 4 accesses of 2 bytes a thread left 1 KiB tiles with too little in flight (rows of 145 fp16 elements: 19.7
 #: against 11.0 µs at 2 KiB); 16 one-byte accesses lost to 8 (``benchmarks/results/rows_tiles.md``).
@@ -284,10 +291,11 @@ def _pow2_at_least(n: int) -> int:
 
 
 def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int, cols: int, batch: int = 1,
-                device: GridShape | None = None) -> TileConfig | None:
+                device: GridShape | None = None, dram: bool = False) -> TileConfig | None:
     """The tile of ``batch`` skinny ``rows x cols`` matrices (a side under ``SKINNY_EXTENT``): that side rounded up
     to a power of two, the other as long as ``SKINNY_TILE_BYTES`` allows (at most the matrix's, rounded up), 4 warps
-    (fewer, then longer, where its threads would cover more than the tile); on ``device``, shorter (halved down to
+    (fewer, then longer, where its threads would cover more than the tile; ``SKINNY_DRAM_WARPS`` for 4-byte
+    elements where ``dram``: the problem moves more than the L2 holds); on ``device``, shorter (halved down to
     32) while the grid holds fewer than ``SKINNY_CTAS_PER_SM`` tiles an SM. None for a matrix that is not skinny or
     that no such tile fits. A 64-row tile on 3 rows idles 95% of its threads and stores 12-byte runs of ``B``; the
     ``4 x 1024`` tile of ``3 x 65536`` fp16 stores 3072 contiguous elements a CTA.
@@ -296,6 +304,8 @@ def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int,
     TileConfig(element_bytes=2, rows=4, cols=1024, warps=4, src_vector=8, dst_vector=1, block=1, transposed=True, ctas_per_sm=0)
     >>> skinny_tile(4, 1, 1, 289, 11, 16, GridShape(132)).rows  # 48 tiles of 128 rows: 160 of 32
     32
+    >>> skinny_tile(4, 2, 1, 2074915, 9, dram=True).warps  # 128 x 16 tiles of fp32 from DRAM
+    8
     """
     if min(rows, cols) >= SKINNY_EXTENT:
         return None
@@ -305,7 +315,8 @@ def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int,
 
     def fitting(length: int) -> TileConfig | None:
         m, n = (s, length) if across else (length, s)
-        for warps in (4, 2, 1):  # a side of 1 or 2 elements spreads fewer warps across it
+        most = SKINNY_DRAM_WARPS if dram and element_bytes == 4 else 4
+        for warps in (most, *(w for w in (4, 2, 1) if w < most)):  # a side of 1 or 2 elements spreads fewer warps
             try:
                 config = TileConfig(element_bytes, m, n, warps, src_vector, dst_vector)
                 tile_layouts(config)
@@ -432,7 +443,7 @@ def choose_tile(candidates: list[TileConfig], rows: int, cols: int, batch: int, 
     if rows * cols * batch * (element_traffic or 2 * first.element_bytes) <= device.l2_bytes:
         small = [c for c in usable if c.tile_bytes <= L2_TILE_BYTES] or usable[-1:]
         enough = [c for c in small if c.tiles(rows, cols) * batch >= CTAS_PER_SM * device.multiprocessors]
-        return max(enough, key=lambda c: (c.tile_bytes, c.warps)) if enough else small[-1]
+        return max(enough, key=lambda c: (c.tile_bytes, c.block == 1, c.warps)) if enough else small[-1]
     grains = [c for c in usable if c.tile_bytes >= MIN_TILE_BYTES] or usable[:1]
     grains = [c for c in grains if resident_ctas(c, t) >= OVERLAP_CTAS] or grains
     sign = -1 if smaller_of_equals else 1

@@ -231,19 +231,21 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     """The tile of ``problem`` with these addresses on ``device``: the widest vectors the row lengths and the
     addresses allow (``plan.vector_elements``); a row move ``kernels.rows_tile`` (``dram`` where it moves more than
     ``device``'s L2); then ``kernels.skinny_tile`` for a matrix with a side under
-    ``SKINNY_EXTENT`` (shorter where the grid would not fill ``device``), else ``kernels.choose_tile``
+    ``SKINNY_EXTENT`` (shorter where the grid would not fill ``device``; ``dram`` where it moves more than the L2),
+    else ``kernels.choose_tile``
     (``choose_narrow_tile`` for narrow vectors or rows that start inside a sector)."""
     w = problem.element_bytes
     if problem.kind is PermuteKind.ROWS:
         moved = 2 * w * problem.rows * problem.cols * problem.batch_count
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols, moved > device.l2_bytes)
     vin, vout, sectors = transpose_vectors(problem, src, dst, device)
-    skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols, problem.batch_count, device)
+    moved = 2 * w * problem.rows * problem.cols * problem.batch_count
+    skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols, problem.batch_count, device, moved > device.l2_bytes)
     if skinny is not None:
         return skinny
     choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
     config = choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
-    return dram_tile(config, 2 * w * problem.rows * problem.cols * problem.batch_count, device)
+    return dram_tile(config, moved, device)
 
 
 def chunked_transposes(problem: TiledProblem, src: int, dst: int) -> bool:
