@@ -12,8 +12,8 @@ is seen against every tile on shapes it was not fitted on. One seed calibrates, 
     PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/ops_heldout.py --mode prepare --seed 1   # CPU
     PYTHONPATH=src python3 benchmarks/ops_heldout.py --seed 1 --out $OUT                        # device
 
-``--dtype`` (repeatable) and ``--large-mib LO HI`` narrow the draw to a rule's problems (its dtypes, its sizes:
-the L2-resident ones up to 25 MiB, say); ``--small N`` sets the small cases drawn (8). Writes
+``--dtype``, ``--kind`` (repeatable) and ``--large-mib LO HI`` narrow the draw to a rule's problems (its dtypes,
+classes, sizes: the L2-resident ones up to 25 MiB, say); ``--small N`` sets the small cases drawn (8). Writes
 ``ops_heldout_<seed>.{json,md}`` under ``--out``, the draw's settings in the JSON. ``--mode replay RUN.json ...`` replays runs against the
 planner as it is now (its tile's measured time over the run's best tile).
 """
@@ -95,11 +95,12 @@ def _draw_skinny(rng: random.Random) -> tuple[str, tuple[int, ...], tuple[int, .
 @dataclass(frozen=True)
 class Draw:
     """What a seed draws: ``large`` cases of ``large_bytes`` (inclusive), ``small`` of ``SMALL_BYTES``, each of one
-    of ``dtypes``."""
+    of ``dtypes`` and of one of ``kinds`` (None: any class)."""
     large: int = 24
     small: int = 8
     dtypes: tuple[str, ...] = DTYPES
     large_bytes: tuple[int, int] = (ops_cases.LARGE_BYTES, MAX_LARGE_BYTES)
+    kinds: tuple[str, ...] | None = None
 
 
 def cases(seed: int, draw_settings: Draw = Draw()) -> list[tuple[str, tuple[int, ...], tuple[int, ...], str]]:
@@ -114,7 +115,7 @@ def cases(seed: int, draw_settings: Draw = Draw()) -> list[tuple[str, tuple[int,
     while want["large"] or want["small"]:
         kind, shape, dims = draw(rng)
         dtype = rng.choice(DTYPES)
-        if dtype not in draw_settings.dtypes:
+        if dtype not in draw_settings.dtypes or (draw_settings.kinds and kind not in draw_settings.kinds):
             continue
         nbytes = math.prod(shape) * ops_cases.ITEMSIZE[dtype]
         size = ("large" if lo <= nbytes <= hi else
@@ -247,8 +248,9 @@ def main() -> None:
     ap.add_argument("--large-mib", type=float, nargs=2, metavar=("LO", "HI"),
                     help="large cases of LO to HI MiB (default: 16 to 160)")
     ap.add_argument("--small", type=int, default=8, help="small cases a seed draws")
+    ap.add_argument("--kind", action="append", help="draw only these classes (2-D, batched, NCHW->NHWC, ...)")
     args = ap.parse_args()
-    draw = Draw(small=args.small, dtypes=tuple(args.dtype or DTYPES),
+    draw = Draw(small=args.small, dtypes=tuple(args.dtype or DTYPES), kinds=tuple(args.kind) if args.kind else None,
                 large_bytes=tuple(int(x * (1 << 20)) for x in args.large_mib) if args.large_mib else Draw().large_bytes)
     if args.mode == "replay":
         print(replay(args.runs), end="")

@@ -165,6 +165,14 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
         except Exception:  # noqa: BLE001 - a tile the problem's vectors do not allow: left out
             continue
     if scan:
+        from linear_layouts.ops.launches import chunked_source_aligned, chunked_transposes
+        from linear_layouts.ops.kernels import CHUNKED_TRANSPOSE_TILES
+
+        if chunked_transposes(problem, src, dst) and chunked_source_aligned(problem, src) and w in CHUNKED_TRANSPOSE_TILES:
+            try:  # the chunked transpose at its default tile, where the problem's addresses allow it
+                out["chunked"] = permute_launches(shape, dims, itemsize, src, dst, device, CHUNKED_TRANSPOSE_TILES[w])
+            except Exception:  # noqa: BLE001 - a problem it does not take: left out
+                pass
         return out
     chosen = permute_launches(shape, dims, itemsize, src, dst, device)[0].kernel
     for tile in _tile_list(problem, src, dst, device, scan):  # the planner's tile without its min CTAs (and dividing)

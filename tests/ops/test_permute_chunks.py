@@ -225,8 +225,8 @@ def test_one_row(w, source_aligned):
 @pytest.mark.skipif(find_cxx() is None, reason="no C++20 compiler")
 def test_ops_takes_it_only_when_switched_and_eligible(monkeypatch):
     """``launches.MISALIGNED_TRANSPOSE`` "chunked" (the default): eligible transposes (``A``'s rows 16-byte vectors,
-    ``B``'s single elements, 2 bytes or more) of ``CHUNKED_MIN_ROWS`` rows or more launch the chunked kernel at its
-    default tile; "tiled", shorter rows, wider stores and single bytes keep the tiled kernel. At a given tile it runs exactly (emulated), with odd output offsets and
+    ``B``'s single elements of ``CHUNKED_ELEMENT_BYTES``) of ``CHUNKED_MIN_ROWS`` rows or more launch the chunked kernel
+    at its default tile; "tiled", shorter rows, wider stores, single bytes and 4-byte elements keep the tiled kernel. At a given tile it runs exactly (emulated), with odd output offsets and
     more batch dims than one launch takes; inputs whose rows 16 bytes do not align keep the tiled kernel unless
     a chunked tile is asked for (its misaligned form, ``ll_permute_chunked_any``); aligned transposes and row
     moves stay with the tiled kernel."""
@@ -238,8 +238,11 @@ def test_ops_takes_it_only_when_switched_and_eligible(monkeypatch):
     assert chunked.kernel == chunked_transpose_kernel(2, 0) and tiled[0].kernel != chunked.kernel
     assert chunked.ctas == 17 * 25 and CHUNKED_TRANSPOSE_TILES[2] == ChunkedTile(2, 128, 64, 16, 32)  # 128 x 64
     monkeypatch.setattr(launches, "MISALIGNED_TRANSPOSE", "chunked")
-    # the tiled kernel: 150 rows; rows that allow 4-byte stores; single bytes
-    for shape, w, offset in (((150, 64), 2, 6), ((2050, 1568), 2, 0), ((2051, 1568), 1, 0)):
+    assert launches.CHUNKED_ELEMENT_BYTES == (2, 8)
+    (fp64,) = launches.permute_launches(shape, dims, 8, SRC, DST, 132)  # B's rows 16408 bytes: 8-byte stores
+    assert fp64.kernel == chunked_transpose_kernel(8, 0)
+    # the tiled kernel: 150 rows; rows that allow 4-byte stores; single bytes; 4-byte elements
+    for shape, w, offset in (((150, 64), 2, 6), ((2050, 1568), 2, 0), ((2051, 1568), 1, 0), ((2051, 1568), 4, 0)):
         (item,) = launches.permute_launches(shape, (1, 0), w, SRC, DST + offset, 132)
         assert not item.kernel.name.startswith("ll_permute_chunked"), shape
     for shape, so in (((5209, 4557), 0), ((2001, 2048), 8)):  # fp32 rows of 18228 bytes; 8 bytes off 16

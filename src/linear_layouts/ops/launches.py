@@ -78,11 +78,15 @@ MISALIGNED_CAST = "auto"
 #: absolute positions, ``chunked_transposes``).
 MISALIGNED_TRANSPOSES = ("tiled", "chunked")
 #: The one ``permute_template`` takes (one of ``MISALIGNED_TRANSPOSES``) for output rows of ``CHUNKED_MIN_ROWS``
-#: or more that allow single-element stores only, of 2-, 4- or 8-byte elements, read at each of its calls
+#: or more that allow single-element stores only, of ``CHUNKED_ELEMENT_BYTES``, read at each of its calls
 #: (``dispatch`` caches the plans it made: set it before the first call): chunked, 1.10-1.22x the tiled kernel
 #: there; it trails it on shorter rows, wider stores and bytes (``benchmarks/results/chunked_transpose.md``,
 #: ``ops_heldout.md``).
 MISALIGNED_TRANSPOSE = "chunked"
+#: Element sizes the chunked transpose takes by default (``_chunked_by_default``): 2 bytes (1.03-1.22x the tiled
+#: kernel's best tile on all 19 such held-out cases) and 8 (fp64 ``4095 x 4096``: 79.9% -> 88.7% of copy); of 4-byte
+#: elements it won 3 of 7 (0.85-1.12x, 0.975 in geomean), so they keep the tiled kernel (``ops_heldout.md``).
+CHUNKED_ELEMENT_BYTES = (2, 8)
 #: Whether ``permute_template`` takes the byte transpose (``codegen.permute_bytes``) where ``_bytes_by_default`` says
 #: (False: the tiled kernel's byte accesses), read at each of its calls as ``MISALIGNED_TRANSPOSE`` is.
 BYTE_TRANSPOSE = True
@@ -348,10 +352,10 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
 def _chunked_by_default(problem: TiledProblem, src: int, dst: int) -> bool:
     """Whether ``permute`` takes the chunked transpose for ``problem`` where ``MISALIGNED_TRANSPOSE`` asks for it:
     its measured domain, an input whose rows allow 16-byte loads (its misaligned-input form measured 0.93-1.06x the
-    tiled kernel), an output whose rows of ``CHUNKED_MIN_ROWS`` or more allow single-element stores only, of 2-,
-    4- or 8-byte elements, and no side under ``SKINNY_EXTENT`` (skinny tiles, ``tile_for``)."""
+    tiled kernel), an output whose rows of ``CHUNKED_MIN_ROWS`` or more allow single-element stores only, of
+    ``CHUNKED_ELEMENT_BYTES``, and no side under ``SKINNY_EXTENT`` (skinny tiles, ``tile_for``)."""
     w = problem.element_bytes
-    return (chunked_transposes(problem, src, dst) and chunked_source_aligned(problem, src) and w >= 2
+    return (chunked_transposes(problem, src, dst) and chunked_source_aligned(problem, src) and w in CHUNKED_ELEMENT_BYTES
             and vector_elements(w, problem.rows, dst) == 1 and problem.rows >= CHUNKED_MIN_ROWS
             and problem.cols >= SKINNY_EXTENT)
 
