@@ -54,8 +54,15 @@ def _size(rng: random.Random, lo: int, hi: int) -> int:
     return 8 * rng.randrange(max(1, lo // 8), max(2, hi // 8))
 
 
+#: The classes ``_draw`` draws, and ``_draw_skinny`` (a subset).
+KINDS = ("2-D", "batched", "NCHW->NHWC", "NHWC->NCHW", "attention", "3-D")
+SKINNY_KINDS = KINDS[:4]
+#: Draws ``cases`` makes at most before it says the settings leave too little to draw.
+MAX_DRAWS = 1_000_000
+
+
 def _draw(rng: random.Random) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
-    kind = rng.choice(("2-D", "batched", "NCHW->NHWC", "NHWC->NCHW", "attention", "3-D"))
+    kind = rng.choice(KINDS)
     if kind == "2-D":
         return kind, (_size(rng, 500, 16000), _size(rng, 500, 16000)), (1, 0)
     if kind == "batched":
@@ -77,7 +84,7 @@ def _draw(rng: random.Random) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
 
 def _draw_skinny(rng: random.Random) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     """A permutation whose tile problem has a side under 32: few channels, a short row or column."""
-    kind = rng.choice(("2-D", "batched", "NCHW->NHWC", "NHWC->NCHW"))
+    kind = rng.choice(SKINNY_KINDS)
     thin = rng.randrange(1, 32)
     if kind == "2-D":
         long = _size(rng, 100_000, 4_000_000)
@@ -106,13 +113,26 @@ class Draw:
 def cases(seed: int, draw_settings: Draw = Draw()) -> list[tuple[str, tuple[int, ...], tuple[int, ...], str]]:
     """``(class, shape, dims, dtype)``: ``draw_settings.large`` cases of its ``large_bytes`` and ``small`` of
     ``SMALL_BYTES``, drawn from ``seed`` (draws outside both ranges or of another dtype are drawn again); a seed
-    of ``SKINNY_SEEDS`` or more draws skinny problems only (``_draw_skinny``)."""
+    of ``SKINNY_SEEDS`` or more draws skinny problems only (``_draw_skinny``). Settings that leave nothing to draw
+    (a class the seed's draw has not, counts below 0, an empty size range) or too little to fill the counts within
+    ``MAX_DRAWS`` draws raise a ``ValueError`` saying which."""
+    skinny = seed >= SKINNY_SEEDS
+    kinds = SKINNY_KINDS if skinny else KINDS
+    unknown = set(draw_settings.kinds or ()) - set(kinds)
+    if unknown:
+        raise ValueError(f"kinds: {sorted(unknown)} are not classes seed {seed} draws ({', '.join(kinds)})")
+    if draw_settings.large < 0 or draw_settings.small < 0:
+        raise ValueError("large, small: the counts must be >= 0")
+    lo, hi = draw_settings.large_bytes
+    if draw_settings.large and not 0 <= lo <= hi:
+        raise ValueError(f"large_bytes: ({lo}, {hi}) is no range of sizes")
     rng = random.Random(seed)
     out: list = []
     want = {"large": draw_settings.large, "small": draw_settings.small}
-    lo, hi = draw_settings.large_bytes
-    draw = _draw_skinny if seed >= SKINNY_SEEDS else _draw
-    while want["large"] or want["small"]:
+    draw = _draw_skinny if skinny else _draw
+    for _ in range(MAX_DRAWS):
+        if not (want["large"] or want["small"]):
+            return out
         kind, shape, dims = draw(rng)
         dtype = rng.choice(DTYPES)
         if dtype not in draw_settings.dtypes or (draw_settings.kinds and kind not in draw_settings.kinds):
@@ -123,6 +143,10 @@ def cases(seed: int, draw_settings: Draw = Draw()) -> list[tuple[str, tuple[int,
         if size and want[size]:
             want[size] -= 1
             out.append((kind if size == "large" else f"small {kind}", shape, dims, dtype))
+    if want["large"] or want["small"]:
+        raise ValueError(f"seed {seed}: {MAX_DRAWS} draws found {draw_settings.large - want['large']} of "
+                         f"{draw_settings.large} large and {draw_settings.small - want['small']} of "
+                         f"{draw_settings.small} small cases: widen the dtypes, classes or sizes")
     return out
 
 
@@ -252,6 +276,11 @@ def main() -> None:
     args = ap.parse_args()
     draw = Draw(small=args.small, dtypes=tuple(args.dtype or DTYPES), kinds=tuple(args.kind) if args.kind else None,
                 large_bytes=tuple(int(x * (1 << 20)) for x in args.large_mib) if args.large_mib else Draw().large_bytes)
+    try:
+        for seed in args.seed or [1] if args.mode != "replay" else []:
+            cases(seed, draw)
+    except ValueError as error:
+        ap.error(str(error))
     if args.mode == "replay":
         print(replay(args.runs), end="")
         return
