@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from linear_layouts.codegen.emulate import find_cxx
 from linear_layouts.codegen.permute import fast_divider
-from linear_layouts.ops.kernels import TileConfig, copy_kernel, min_ctas, transpose_tiles
-from linear_layouts.ops.plan import plan_permutation
+from linear_layouts.ops.kernels import SKINNY_DRAM_WARPS, TileConfig, copy_kernel, min_ctas, skinny_tile, transpose_tiles
+from linear_layouts.ops.plan import plan_permutation, vector_elements
 from linear_layouts.ops.launches import COPY_KERNEL_MIN_BYTES, Copy, Launch, permute_launches
 
 from ._emulated import DST, SRC, emulated_cast_transpose, emulated_permute
@@ -154,6 +154,23 @@ def test_skinny_tiles_every_element(shape, dims, dtype, src_offset, dst_offset):
     assert min(kernel.tile_rows, kernel.tile_cols) == 1 << (short - 1).bit_length()
     assert max(kernel.tile_rows, kernel.tile_cols) >= 32
     assert _same(emulated_permute(a, dims, src_offset, dst_offset), np.transpose(a, dims))
+
+
+@pytest.mark.parametrize("shape, dims, src_offset, dst_offset", [
+    ((1000, 9), (1, 0), 0, 0),           # 128 x 16 tiles
+    ((3, 700, 26), (0, 2, 1), 4, 8),     # batched, 64 x 32 tiles, buffers off 16 bytes
+    ((2, 30, 31, 7), (0, 3, 1, 2), 0, 0),  # NHWC -> NCHW of 7 channels
+    ((13, 555), (1, 0), 0, 4),           # the short side along A's rows
+])
+def test_skinny_tiles_of_8_warps_every_element(shape, dims, src_offset, dst_offset):
+    """The skinny tile of 4-byte elements from DRAM (``SKINNY_DRAM_WARPS``, asked for here at a size the L2 holds)
+    moves every element: 8 warps over the same tile as the 4-warp one."""
+    a = _random(shape, np.float32)
+    problem = plan_permutation(shape, dims, 4)
+    vectors = (vector_elements(4, problem.cols, SRC + src_offset), vector_elements(4, problem.rows, DST + dst_offset))
+    tile = skinny_tile(4, *vectors, problem.rows, problem.cols, dram=True)
+    assert tile.warps == SKINNY_DRAM_WARPS
+    assert _same(emulated_permute(a, dims, src_offset, dst_offset, tile=tile), np.transpose(a, dims))
 
 
 @settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
