@@ -8,6 +8,10 @@ shared-memory wavefronts and bank conflicts, achieved occupancy, instructions an
 Every kernel's output is checked against ``x.t()`` first.
 
     PYTHONPATH=src python3 benchmarks/ops_ncu_compare.py --out DIR [--shape 8192,4096 --dtype fp8]   # device
+    ... --shape 32,28,28,512 --dims 0,3,1,2 --dtype bf16     # a batched transpose (NHWC -> NCHW)
+
+``--dims``: any permutation whose plan is a batched transpose of matrices that follow one another (what Triton's
+kernel takes, ``ops_bench._triton_batch``); else only our kernels are profiled.
 
 Carries ``benchmarks/build/ops_cubins`` (our kernel cache) and ``benchmarks/build/triton_transpose``.
 """
@@ -44,27 +48,46 @@ METRICS = [
     "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
 ]
 ITEMSIZE = {"fp8": 1, "bf16": 2, "fp32": 4}
+DTYPE_NAMES = {"fp8": "uint8", "bf16": "bfloat16", "fp32": "float32"}
 
 
-def _setup(shape: tuple[int, int], itemsize: int):
+def _setup(shape: tuple[int, ...], dims: tuple[int, ...], dtype: str):
     """The input, the output and ``{label: run()}`` for ours at each tile of its list and Triton's tiles."""
     import torch
 
     from linear_layouts.ops import launch
+    import ops_bench
     import triton_transpose
 
-    dtype = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[itemsize]
-    x = torch.randint(0, 100, shape, device="cuda").to(dtype)
-    out = torch.empty((shape[1], shape[0]), device="cuda", dtype=dtype)
+    itemsize = ITEMSIZE[dtype]
+    torch_dtype = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[itemsize]
+    x = torch.randint(0, 100, shape, device="cuda").to(torch_dtype)
+    out = torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch_dtype)
     device = x.device.index or 0
     grid = launch.grid_shape(device)
     runs = {}
-    for label, launches in ops_cases.tile_alternatives(shape, (1, 0), itemsize, x.data_ptr(), out.data_ptr(),
+    for label, launches in ops_cases.tile_alternatives(shape, dims, itemsize, x.data_ptr(), out.data_ptr(),
                                                        grid.multiprocessors, grid.l2_bytes).items():
         runs[f"ours {label}"] = ops_cases.runner(launches, device)
-    for label, go in triton_transpose.TritonTransposes().launchers(itemsize, shape[0], shape[1]).items():
-        runs[f"triton {label}"] = lambda go=go: go(x.data_ptr(), out.data_ptr(), 1)
+    problem = ops_bench._problem(shape, dims, DTYPE_NAMES[dtype])
+    batch = ops_bench._triton_batch(problem)
+    if batch is not None:
+        for label, go in triton_transpose.TritonTransposes().launchers(itemsize, problem.rows, problem.cols).items():
+            runs[f"triton {label}"] = lambda go=go: go(x.data_ptr(), out.data_ptr(), batch)
     return x, out, runs
+
+
+def _dims(args, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``--dims`` as a tuple (the 2-D transpose where empty); a bad one ends the run with one line."""
+    if not args.dims:
+        return (1, 0) if len(shape) == 2 else tuple(range(len(shape)))[::-1]
+    try:
+        dims = tuple(int(d) for d in args.dims.split(","))
+    except ValueError:
+        raise SystemExit(f"--dims: {args.dims!r} is not a comma list of ints")
+    if sorted(dims) != list(range(len(shape))):
+        raise SystemExit(f"--dims: {list(dims)} is not a permutation of the {len(shape)} dims of --shape")
+    return dims
 
 
 def child(args) -> int:
@@ -72,7 +95,7 @@ def child(args) -> int:
     import torch
 
     shape = tuple(int(s) for s in args.shape.split(","))
-    x, out, runs = _setup(shape, ITEMSIZE[args.dtype])
+    x, out, runs = _setup(shape, _dims(args, shape), args.dtype)
     run = runs[args.which]
     for _ in range(args.warm + 1):
         run()
@@ -84,6 +107,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="/tmp/ops_ncu")
     ap.add_argument("--shape", default="8192,4096")
+    ap.add_argument("--dims", default="", help="the permutation (default: the 2-D transpose)")
     ap.add_argument("--dtype", default="fp8", choices=sorted(ITEMSIZE))
     ap.add_argument("--warm", type=int, default=3)
     ap.add_argument("--only", default="", help="comma list of labels (default: every kernel)")
@@ -94,8 +118,9 @@ def main(argv=None) -> int:
     import torch
 
     shape = tuple(int(s) for s in args.shape.split(","))
-    x, out, runs = _setup(shape, ITEMSIZE[args.dtype])
-    expected = x.t().contiguous()
+    dims = _dims(args, shape)
+    x, out, runs = _setup(shape, dims, args.dtype)
+    expected = x.permute(*dims).contiguous()
     rows = {}
     for label, run in runs.items():
         if args.only and label not in args.only.split(","):
@@ -105,7 +130,7 @@ def main(argv=None) -> int:
         torch.cuda.synchronize()
         correct = bool(torch.equal(out, expected))
         cmd = [sys.executable, __file__, "--which", label, "--shape", args.shape, "--dtype", args.dtype,
-               "--warm", str(args.warm)]
+               "--warm", str(args.warm), "--dims", ",".join(map(str, dims))]
         result = _profile(cmd, args.warm)
         rows[label] = dict(correct=correct, **result)
         m = (result.get("launches") or [{}])[0].get("metrics", {})
@@ -115,10 +140,10 @@ def main(argv=None) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     env = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "gpu": torch.cuda.get_device_name(0),
-           "shape": shape, "dtype": args.dtype}
+           "shape": shape, "dims": dims, "dtype": args.dtype}
     (out_dir / "ops_ncu_compare.json").write_text(json.dumps({"environment": env, "rows": rows}, indent=1))
     lines = [f"# Our ops transpose against Triton's tl.trans, ncu counters ({env['gpu']}, {env['date']})", "",
-             f"{args.dtype} {shape[0]}x{shape[1]} -> its transpose; one profiled launch after {args.warm} warm ones.",
+             f"{args.dtype} {list(shape)} permuted by {list(dims)}; one profiled launch after {args.warm} warm ones.",
              "", "| metric | " + " | ".join(rows) + " |", "|---|" + "---|" * len(rows)]
     for metric in ["correct"] + METRICS:
         cells = []
