@@ -5,7 +5,7 @@ Each kernel -- ours at the tiles of its list (``harness.ops_cases.tile_alternati
 tiles (``triton_transpose.TritonTransposes``) -- is launched ``--warm`` times and then profiled once by ncu in
 its own process: duration, DRAM bytes read and written, L2 sectors read / written by the SMs, L2 hit rate,
 shared-memory wavefronts and bank conflicts, achieved occupancy, instructions and the warp-state stalls.
-Every kernel's output is checked against ``x.t()`` first.
+Every kernel's output is checked against ``x.permute(dims)`` first.
 
     PYTHONPATH=src python3 benchmarks/ops_ncu_compare.py --out DIR [--shape 8192,4096 --dtype fp8]   # device
     ... --shape 32,28,28,512 --dims 0,3,1,2 --dtype bf16     # a batched transpose (NHWC -> NCHW)
