@@ -3,7 +3,9 @@
 - ``transpose(x, out=None)``: the last two dims swapped (batched over the others), materialized;
 - ``permute(x, dims, out=None)``: ``x.permute(dims).contiguous()`` for any rank and permutation;
 - ``cast_transpose(x, dtype, scale, out=None, out_t=None, amax=None)``: ``fp8(scale x)``, its transpose and
-  ``max |x|`` in one pass (Transformer Engine's ``cast_transpose``).
+  ``max |x|`` in one pass (Transformer Engine's ``cast_transpose``);
+- ``explain(shape, dims, dtype, device=None)``: what ``permute`` launches for that shape, told on the CPU (the
+  reduced problem, each launch's kernel, tile, warps and CTAs; ``ops.explain``).
 
 Inputs are CUDA tensors of PyTorch, CuPy, or anything CuPy reads through DLPack or ``__cuda_array_interface__``
 (returned as CuPy arrays): contiguous, or for ``permute`` / ``transpose`` any view of non-negative strides (a
@@ -33,6 +35,7 @@ Example (on a GPU)::
 """
 
 from linear_layouts.ops.api import cast_transpose, permute, transpose
+from linear_layouts.ops.explain import explain
 from linear_layouts.ops.torch_ops import register as register_torch_ops
 
-__all__ = ["transpose", "permute", "cast_transpose", "register_torch_ops"]
+__all__ = ["transpose", "permute", "cast_transpose", "explain", "register_torch_ops"]

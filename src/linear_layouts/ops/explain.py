@@ -1,0 +1,145 @@
+"""What ``ops.permute`` launches for a shape, told on the CPU: the problem the planner reduces the permutation to
+and each launch's kernel, tile and grid. It is the plan ``permute`` runs (``launches.permute_launches``), not an
+estimate, so a user can see which kernel a shape takes on a device before running it, or why two shapes differ.
+
+A contiguous ``shape`` permuted by ``dims`` reduces (``ops.plan``) to an empty tensor, a copy, a move of whole
+rows, or a batch of ``rows x cols`` transposes; each launch is one of ``KERNEL_KINDS`` (``docs/ops.md`` says when
+each is taken).
+
+Example (an H100's grid, the default)::
+
+    >>> print(explain((32, 28, 28, 512), (0, 3, 1, 2), "bf16"))  # doctest: +ELLIPSIS
+    permute (32, 28, 28, 512) by (0, 3, 1, 2), bf16 on 132 SMs, 50 MiB L2: a transpose of 784 x 512, batch 32 (24.5 MiB each way)
+      ll_permute_...: tiled, 64 x 64 tile, 8 warps, 3328 CTAs
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from linear_layouts.core.element_type import element_type
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.limits import quote
+from linear_layouts.ops.kernels import GridShape
+from linear_layouts.ops.launches import Copy, Launch, _plan, permute_launches, pointer_alignment
+from linear_layouts.ops.plan import PermuteKind, normalize_dims
+
+__all__ = ["KERNEL_KINDS", "LaunchSummary", "PermuteSummary", "explain"]
+
+#: Kernel name prefixes (longest first) and the kind each names (``ops.kernels``' kernel factories).
+KERNEL_KINDS = (("ll_permute_chunked", "chunked transpose"), ("ll_permute_bytes", "byte transpose"),
+                ("ll_permute_deinterleave", "deinterleave"), ("ll_permute_interleave", "interleave"),
+                ("ll_permute_small", "small blocks"), ("ll_copy", "flat copy"), ("ll_permute", "tiled"))
+
+
+@dataclass(frozen=True)
+class LaunchSummary:
+    """One launch: ``kernel`` (its function name; ``None`` for a driver copy of ``copy_bytes``), its ``kind``
+    (``KERNEL_KINDS``, or ``"driver copy"``), its tile ``rows x cols`` (elements; the flat copy's: 1 x the bytes a
+    CTA copies; 0 x 0 where the kernel has none), warps, CTAs, and the side a batch dim is folded along (``""``:
+    none)."""
+
+    kernel: str | None
+    kind: str
+    rows: int
+    cols: int
+    warps: int
+    ctas: int
+    fold: str = ""
+    copy_bytes: int = 0
+
+    def __str__(self) -> str:
+        if self.kernel is None:
+            return f"driver copy of {self.copy_bytes} bytes"
+        tile = (f", {self.rows * self.cols} bytes a CTA" if self.kind == "flat copy" else
+                f", {self.rows} x {self.cols} tile" if self.rows and self.kind != "small blocks" else "")
+        fold = f", a batch dim folded along {self.fold}" if self.fold else ""
+        ctas = f"{self.ctas} CTA" + ("" if self.ctas == 1 else "s")
+        return f"{self.kernel}: {self.kind}{tile}, {self.warps} warps, {ctas}{fold}"
+
+
+@dataclass(frozen=True)
+class PermuteSummary:
+    """``explain``'s answer: the call, the reduced ``problem`` (``PermuteKind``'s value), its matrices ``rows x
+    cols`` and ``batch`` count (a transpose or a row move; ``rows`` elements for a copy), the bytes read (and
+    written) and the ``launches`` in order."""
+
+    shape: tuple[int, ...]
+    dims: tuple[int, ...]
+    dtype: str
+    device: GridShape
+    problem: str
+    rows: int
+    cols: int
+    batch: int
+    nbytes: int
+    launches: tuple[LaunchSummary, ...]
+
+    def __str__(self) -> str:
+        if self.problem in (PermuteKind.TRANSPOSE.value, PermuteKind.ROWS.value):
+            what = ("a transpose of" if self.problem == PermuteKind.TRANSPOSE.value else "a move of rows:") + \
+                f" {self.rows} x {self.cols}" + (f", batch {self.batch}" if self.batch > 1 else "")
+        else:
+            what = {PermuteKind.EMPTY.value: "nothing to move", PermuteKind.COPY.value: "a copy"}[self.problem]
+        head = (f"permute {self.shape} by {self.dims}, {self.dtype} on {self.device.multiprocessors} SMs, "
+                f"{self.device.l2_bytes / (1 << 20):g} MiB L2: {what} ({_size(self.nbytes)} each way)")
+        return "\n".join([head] + [f"  {launch}" for launch in self.launches])
+
+
+def _size(nbytes: int) -> str:
+    """``nbytes`` in bytes, KiB or MiB (three digits): ``_size(25690112) == "24.5 MiB"``."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes} bytes"
+
+
+def _kind(name: str) -> str:
+    return next(kind for prefix, kind in KERNEL_KINDS if name.startswith(prefix))
+
+
+def _summary(item: Launch | Copy) -> LaunchSummary:
+    if isinstance(item, Copy):
+        return LaunchSummary(None, "driver copy", 0, 0, 0, 0, copy_bytes=item.nbytes)
+    k = item.kernel
+    return LaunchSummary(k.name, _kind(k.name), getattr(k, "tile_rows", 0), getattr(k, "tile_cols", 0),
+                         k.threads // 32, item.ctas, getattr(k, "fold", ""))
+
+
+def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | None = None, src_offset: int = 0,
+            dst_offset: int = 0) -> PermuteSummary:
+    """What ``permute(x, dims)`` launches for a contiguous ``x`` of ``shape`` and element type ``dtype`` (anything
+    ``core.element_type`` names: ``"bf16"``, ``torch.float32``, ...) on ``device`` (a ``GridShape``: SMs, L2
+    bytes and architecture; default an H100's, ``GridShape(132)``; an H200's is ``GridShape(132, 60 << 20)``, what
+    its driver reports), its input and output ``src_offset`` / ``dst_offset`` bytes past 16-byte aligned addresses
+    (narrower accesses follow from odd offsets). LayoutError naming the argument for a bad shape, permutation,
+    element type, device or offset."""
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise LayoutError(f"shape: must be a sequence of sizes, got {quote(shape)}")
+    shape = tuple(shape)
+    if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in shape):
+        raise LayoutError(f"shape: sizes must be ints >= 0, got {quote(shape)}")
+    dims = normalize_dims(dims, len(shape))
+    kind = element_type(dtype)
+    itemsize = kind.bytes
+    if kind.bits % 8 or itemsize not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"dtype: the ops move whole elements of 1, 2, 4, 8 or 16 bytes, got {kind.name}")
+    device = GridShape(132) if device is None else device
+    if not isinstance(device, GridShape):
+        raise LayoutError(f"device: must be a GridShape (SMs, L2 bytes, architecture), got {quote(device)}")
+    for name, offset in (("src_offset", src_offset), ("dst_offset", dst_offset)):
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 or offset % itemsize:
+            raise LayoutError(f"{name}: must be an int >= 0 and a multiple of the {itemsize}-byte elements, "
+                              f"got {quote(offset)}")
+    base = 1 << 40  # any 16-byte aligned address: the plan reads addresses modulo a sector only
+    launches = permute_launches(shape, dims, itemsize, base + src_offset, 2 * base + dst_offset, device)
+    problem = _plan(shape, dims, itemsize, pointer_alignment(src_offset, dst_offset))
+    nbytes = math.prod(shape) * itemsize
+    if problem.kind in (PermuteKind.TRANSPOSE, PermuteKind.ROWS):  # rows of words of short rows: in elements
+        rows, cols, batch = problem.rows, problem.cols * problem.element_bytes // itemsize, problem.batch_count
+    else:
+        rows, cols, batch = math.prod(shape), 1, 1
+    return PermuteSummary(shape, dims, kind.name, device, problem.kind.value, rows, cols, batch, nbytes,
+                          tuple(_summary(item) for item in launches))
