@@ -95,6 +95,7 @@ def test_explain_is_what_permute_launches(case):
     (((4, 8), (1, 0), "fp32"), {"device": 132}, "device"),
     (((4, 8), (1, 0), "fp32"), {"src_offset": 2}, "src_offset"),
     (((4, 8), (1, 0), "fp32"), {"dst_offset": -4}, "dst_offset"),
+    ((((1 << 20),) * 4, (3, 2, 1, 0), "bf16"), {}, "shape"),   # 2**81 bytes: refused before any planning
 ])
 def test_bad_input_names_the_argument(args, kwargs, argument):
     with pytest.raises(LayoutError, match=argument):

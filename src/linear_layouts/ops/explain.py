@@ -26,7 +26,11 @@ from linear_layouts.ops.kernels import GridShape
 from linear_layouts.ops.launches import Copy, Launch, _plan, permute_launches, pointer_alignment
 from linear_layouts.ops.plan import PermuteKind, normalize_dims
 
-__all__ = ["KERNEL_KINDS", "LaunchSummary", "PermuteSummary", "explain"]
+__all__ = ["KERNEL_KINDS", "MAX_BYTES", "LaunchSummary", "PermuteSummary", "explain"]
+
+#: The largest tensor ``explain`` plans (1 TiB, several times any GPU's memory): the launches of a larger one could
+#: number in the billions (one per piece a launch's parameters hold).
+MAX_BYTES = 1 << 40
 
 #: Kernel name prefixes (longest first) and the kind each names (``ops.kernels``' kernel factories).
 KERNEL_KINDS = (("ll_permute_chunked", "chunked transpose"), ("ll_permute_bytes", "byte transpose"),
@@ -114,8 +118,8 @@ def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | None = None, 
     ``core.element_type`` names: ``"bf16"``, ``torch.float32``, ...) on ``device`` (a ``GridShape``: SMs, L2
     bytes and architecture; default an H100's, ``GridShape(132)``; an H200's is ``GridShape(132, 60 << 20)``, what
     its driver reports), its input and output ``src_offset`` / ``dst_offset`` bytes past 16-byte aligned addresses
-    (narrower accesses follow from odd offsets). LayoutError naming the argument for a bad shape, permutation,
-    element type, device or offset."""
+    (narrower accesses follow from odd offsets). LayoutError naming the argument for a bad shape (or one over
+    ``MAX_BYTES``), permutation, element type, device or offset."""
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise LayoutError(f"shape: must be a sequence of sizes, got {quote(shape)}")
     shape = tuple(shape)
@@ -126,6 +130,9 @@ def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | None = None, 
     itemsize = kind.bytes
     if kind.bits % 8 or itemsize not in (1, 2, 4, 8, 16):
         raise LayoutError(f"dtype: the ops move whole elements of 1, 2, 4, 8 or 16 bytes, got {kind.name}")
+    if math.prod(shape) * itemsize > MAX_BYTES:
+        raise LayoutError(f"shape: {shape} of {itemsize}-byte elements is {math.prod(shape) * itemsize} bytes, over "
+                          f"the {MAX_BYTES} (1 TiB) explain plans; no GPU holds such a tensor")
     device = GridShape(132) if device is None else device
     if not isinstance(device, GridShape):
         raise LayoutError(f"device: must be a GridShape (SMs, L2 bytes, architecture), got {quote(device)}")
