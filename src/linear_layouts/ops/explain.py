@@ -3,8 +3,8 @@ and each launch's kernel, tile and grid. It is the plan ``permute`` runs (``laun
 estimate, so a user can see which kernel a shape takes on a device before running it, or why two shapes differ.
 
 A contiguous ``shape`` permuted by ``dims`` reduces (``ops.plan``) to an empty tensor, a copy, a move of whole
-rows, or a batch of ``rows x cols`` transposes; each launch is one of ``KERNEL_KINDS`` (``docs/ops.md`` says when
-each is taken).
+rows, or a batch of ``rows x cols`` transposes; each launch is one of ``ops.kernels.KERNEL_KINDS``
+(``docs/ops.md`` says when each is taken).
 
 Example (an H100's grid, the default)::
 
@@ -22,7 +22,7 @@ from typing import Any
 from linear_layouts.core.element_type import element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
-from linear_layouts.ops.kernels import GridShape
+from linear_layouts.ops.kernels import KERNEL_KINDS, GridShape
 from linear_layouts.ops.launches import Copy, Launch, _plan, permute_launches, pointer_alignment
 from linear_layouts.ops.plan import PermuteKind, normalize_dims
 
@@ -31,12 +31,6 @@ __all__ = ["KERNEL_KINDS", "MAX_BYTES", "LaunchSummary", "PermuteSummary", "expl
 #: The largest tensor ``explain`` plans (1 TiB, several times any GPU's memory): the launches of a larger one could
 #: number in the billions (one per piece a launch's parameters hold).
 MAX_BYTES = 1 << 40
-
-#: Kernel name prefixes (longest first) and the kind each names (``ops.kernels``' kernel factories).
-KERNEL_KINDS = (("ll_permute_chunked", "chunked transpose"), ("ll_permute_bytes", "byte transpose"),
-                ("ll_permute_deinterleave", "deinterleave"), ("ll_permute_interleave", "interleave"),
-                ("ll_permute_small", "small blocks"), ("ll_copy", "flat copy"), ("ll_permute", "tiled"))
-
 
 @dataclass(frozen=True)
 class LaunchSummary:

@@ -88,7 +88,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "SKINNY_CTAS_PER_SM", "SKINNY_DRAM_WARPS", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
-           "OVERLAP_CTAS", "TINY_TILE", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
+           "OVERLAP_CTAS", "TINY_TILE", "KERNEL_KINDS", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
            "H100_L2_BYTES"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
@@ -313,10 +313,12 @@ def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int,
     short, other = (rows, cols) if across else (cols, rows)
     s = _pow2_at_least(short)
 
+    most = SKINNY_DRAM_WARPS if dram and element_bytes == 4 else 4
+    warp_counts = (most, *(w for w in (4, 2, 1) if w < most))  # a side of 1 or 2 elements spreads fewer warps
+
     def fitting(length: int) -> TileConfig | None:
         m, n = (s, length) if across else (length, s)
-        most = SKINNY_DRAM_WARPS if dram and element_bytes == 4 else 4
-        for warps in (most, *(w for w in (4, 2, 1) if w < most)):  # a side of 1 or 2 elements spreads fewer warps
+        for warps in warp_counts:
             try:
                 config = TileConfig(element_bytes, m, n, warps, src_vector, dst_vector)
                 tile_layouts(config)
@@ -556,6 +558,12 @@ def dram_tile(config: TileConfig, moved_bytes: int, device: GridShape) -> TileCo
         return dataclasses.replace(config, warps=DRAM_WARPS, row_lanes=DRAM_ROW_LANES)
     return config
 
+
+#: The name prefixes of this module's permutation kernels (longest first) and the kind of kernel each names
+#: (``ops.explain`` reads a launch's kind from its kernel's name).
+KERNEL_KINDS = (("ll_permute_chunked", "chunked transpose"), ("ll_permute_bytes", "byte transpose"),
+                ("ll_permute_deinterleave", "deinterleave"), ("ll_permute_interleave", "interleave"),
+                ("ll_permute_small", "small blocks"), ("ll_copy", "flat copy"), ("ll_permute", "tiled"))
 
 #: Warps of the flat copy kernel's CTA (``codegen.flat_copy``).
 COPY_WARPS = 8

@@ -239,11 +239,10 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     else ``kernels.choose_tile``
     (``choose_narrow_tile`` for narrow vectors or rows that start inside a sector)."""
     w = problem.element_bytes
+    moved = 2 * w * problem.rows * problem.cols * problem.batch_count
     if problem.kind is PermuteKind.ROWS:
-        moved = 2 * w * problem.rows * problem.cols * problem.batch_count
         return rows_tile(w, vector_elements(w, problem.cols, src, dst), problem.cols, moved > device.l2_bytes)
     vin, vout, sectors = transpose_vectors(problem, src, dst, device)
-    moved = 2 * w * problem.rows * problem.cols * problem.batch_count
     skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols, problem.batch_count, device, moved > device.l2_bytes)
     if skinny is not None:
         return skinny
