@@ -445,6 +445,13 @@ def kernel_sources(sms: int = SMS) -> list[str]:
 SANITIZE_TILED = (((2, 272, 288), (0, 2, 1), 1), ((2, 136, 144), (0, 2, 1), 2), ((2, 68, 72), (0, 2, 1), 4),
          ((2, 34, 36), (0, 2, 1), 8))
 #: Other permutations with the planner's own tile: (shape, dims, element bytes, source offset, destination offset).
+#: Row moves the realigned rows kernels take (``codegen.realign_rows``: the chunk kernel for rows under 32 bytes, the
+#: span kernel from 32), planned for a 1-SM device (4 CTAs or more: ``REALIGNED_MIN_CTAS_PER_SM``):
+#: (shape, dims, element bytes, input offset, output offset), odd rows at every alignment, up to 3 batch dims.
+SANITIZE_REALIGNED = (((40, 30, 17), (1, 0, 2), 1, 3, 13), ((6, 8, 10, 19), (2, 0, 1, 3), 1, 15, 1),
+                      ((64, 33, 37), (1, 0, 2), 4, 4, 0), ((2, 300, 3, 37), (0, 2, 1, 3), 2, 2, 6),
+                      ((1, 300, 3, 37), (0, 2, 1, 3), 1, 0, 0), ((30, 40, 19), (1, 0, 2), 1, 0, 1),
+                      ((4, 5, 6, 7, 33), (3, 1, 0, 2, 4), 1, 7, 9))
 SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2, 2, 0), ((37, 50), (1, 0), 1, 0, 3),
           ((131, 67), (1, 0), 4, 0, 0), ((2051, 1568), (1, 0), 2, 0, 6), ((3, 2053, 64), (0, 2, 1), 4, 0, 4),
           ((1031, 256), (1, 0), 1, 0, 3), ((2053, 64), (1, 0), 8, 0, 8), ((5, 3, 40, 41), (0, 2, 3, 1), 2, 0, 0),
@@ -559,6 +566,9 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
     for shape, dims, w, so, do in SANITIZE_OTHERS:
         out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do),
                         launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, device)))
+    for shape, dims, w, so, do in SANITIZE_REALIGNED:
+        out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do), tile="realigned rows",
+                        launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, GridShape(1, l2_bytes))))
     for m, n, fmt, fp8, (xo, co, to) in SANITIZE_CASTS:
         for misaligned in MISALIGNED_CASTS:  # the realigned kernel, the scalar one, the chunked one
             out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8=fp8, offsets=(xo, co, to), tile=misaligned,

@@ -29,6 +29,7 @@ def _launches(shape, dims, itemsize, device=GridShape(132), src_offset=0, dst_of
     ((64, 299, 299, 3), (0, 3, 1, 2), "u8", "deinterleave", "transpose"),
     ((100000, 3, 5), (0, 2, 1), "fp32", "small blocks", "transpose"),
     ((8, 2048, 32, 128), (0, 2, 1, 3), "bf16", "tiled", "rows"),
+    ((231, 312, 361), (1, 0, 2), "u8", "realigned rows", "rows"),     # rows of 361 bytes
     ((4096, 4096), (0, 1), "fp32", "flat copy", "copy"),
     ((4, 8), (0, 1), "fp32", "driver copy", "copy"),
 ])

@@ -35,8 +35,8 @@ MAX_BYTES = 1 << 40
 @dataclass(frozen=True)
 class LaunchSummary:
     """One launch: ``kernel`` (its function name; ``None`` for a driver copy of ``copy_bytes``), its ``kind``
-    (``KERNEL_KINDS``, or ``"driver copy"``), its tile ``rows x cols`` (elements; the flat copy's: 1 x the bytes a
-    CTA copies; 0 x 0 where the kernel has none), warps, CTAs, and the side a batch dim is folded along (``""``:
+    (``KERNEL_KINDS``, or ``"driver copy"``), its tile ``rows x cols`` (elements; the flat copy's and the realigned
+    rows': 1 x the bytes a CTA writes; 0 x 0 where the kernel has none), warps, CTAs, and the side a batch dim is folded along (``""``:
     none)."""
 
     kernel: str | None
@@ -51,7 +51,7 @@ class LaunchSummary:
     def __str__(self) -> str:
         if self.kernel is None:
             return f"driver copy of {self.copy_bytes} bytes"
-        tile = (f", {self.rows * self.cols} bytes a CTA" if self.kind == "flat copy" else
+        tile = (f", {self.rows * self.cols} bytes a CTA" if self.kind in ("flat copy", "realigned rows") else
                 f", {self.rows} x {self.cols} tile" if self.rows and self.kind != "small blocks" else "")
         fold = f", a batch dim folded along {self.fold}" if self.fold else ""
         ctas = f"{self.ctas} CTA" + ("" if self.ctas == 1 else "s")

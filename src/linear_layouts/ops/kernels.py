@@ -76,6 +76,7 @@ from linear_layouts.codegen.cast_scalar import emit_scalar_cast_transpose_kernel
 from linear_layouts.codegen.cast_flat import emit_flat_cast_kernel
 from linear_layouts.codegen.permute_bytes import emit_byte_transpose_kernel
 from linear_layouts.codegen.realign import emit_realigned_cast_transpose_kernel
+from linear_layouts.codegen.realign_rows import emit_realigned_rows_kernel, emit_realigned_span_kernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES
@@ -86,7 +87,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "flat_cast_kernel", "ByteTile", "BYTE_TRANSPOSE_TILE", "byte_transpose_kernel", "transpose_raster", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
            "SKINNY_CTAS_PER_SM", "SKINNY_DRAM_WARPS", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
-           "skinny_tile", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
+           "skinny_tile", "realigned_rows_kernel", "REALIGNED_ROWS_WARPS", "REALIGNED_ROWS_CHUNKS", "REALIGNED_SPAN_CHUNKS", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS", "TINY_TILE", "KERNEL_KINDS", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
            "H100_L2_BYTES"]
@@ -562,6 +563,7 @@ def dram_tile(config: TileConfig, moved_bytes: int, device: GridShape) -> TileCo
 #: The name prefixes of this module's permutation kernels (longest first) and the kind of kernel each names
 #: (``ops.explain`` reads a launch's kind from its kernel's name).
 KERNEL_KINDS = (("ll_permute_chunked", "chunked transpose"), ("ll_permute_bytes", "byte transpose"),
+                ("ll_rows_realigned", "realigned rows"),
                 ("ll_permute_deinterleave", "deinterleave"), ("ll_permute_interleave", "interleave"),
                 ("ll_permute_small", "small blocks"), ("ll_copy", "flat copy"), ("ll_permute", "tiled"))
 
@@ -576,6 +578,29 @@ def copy_kernel(vector_bytes: int) -> PermuteKernel:
     of 12 variants from 2 MiB, at every vector width (``benchmarks/results/copy.md``)."""
     vectors = min(8, max(2, 16 // vector_bytes))
     return emit_copy_kernel(f"ll_copy_{8 * vector_bytes}b", vector_bytes, vectors, COPY_WARPS)
+
+
+#: Warps of the realigned rows kernels' CTA (``codegen.realign_rows``), the 16-byte output chunks a thread of the
+#: chunk kernel owns and a thread of the span kernel (rows of ``16 REALIGNED_SPAN_CHUNKS`` bytes or more). Both are
+#: bound by their instructions, so more resident threads gain over more work a thread: of the chunk kernel 1 chunk of
+#: 4 warps ran 1.47x the tiled kernel on rows of single bytes where 4 chunks of 8 warps ran 0.84x; of the span kernel
+#: 2 chunks 2.65x, 4 chunks 2.21x, 8 chunks 1.37x (``benchmarks/results/realign_rows.md``).
+REALIGNED_ROWS_WARPS = 4
+REALIGNED_ROWS_CHUNKS = 1
+REALIGNED_SPAN_CHUNKS = 2
+
+
+@functools.lru_cache(maxsize=None)
+def realigned_rows_kernel(batch_dims: int, span: bool = False) -> PermuteKernel:
+    """The move of rows that 16 bytes do not align (``codegen.realign_rows``), ``batch_dims`` batch dims,
+    ``REALIGNED_ROWS_WARPS`` warps; ``span``: the span kernel, ``REALIGNED_SPAN_CHUNKS`` chunks a thread (rows of
+    that many chunks or more), else the chunk kernel of ``REALIGNED_ROWS_CHUNKS``: ``ll_rows_realigned_1b``,
+    ``ll_rows_realigned_span_1b``."""
+    if span:
+        return emit_realigned_span_kernel(f"ll_rows_realigned_span_{batch_dims}b", batch_dims, REALIGNED_SPAN_CHUNKS,
+                                          REALIGNED_ROWS_WARPS)
+    return emit_realigned_rows_kernel(f"ll_rows_realigned_{batch_dims}b", batch_dims, REALIGNED_ROWS_CHUNKS,
+                                      REALIGNED_ROWS_WARPS)
 
 
 #: Warps of the interleave kernel's CTA (``codegen.permute_interleave``): its tile is ``32 W V`` long-side indices.

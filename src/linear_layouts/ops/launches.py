@@ -26,12 +26,13 @@ from typing import Any
 from linear_layouts.codegen.flat_copy import copy_vector_bytes
 from linear_layouts.codegen.permute import MAX_BATCH_DIMS, MAX_KERNEL_BATCH_DIMS, PermuteKernel, fast_divider
 from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_for
+from linear_layouts.codegen import realign_rows
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
     CAST_NARROW_CTAS, CAST_SMALLER_OF_EQUALS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, BYTE_TRANSPOSE_TILE, ByteTile, ChunkedTile, GridShape, TileConfig,
     byte_transpose_kernel, cast_kernel, cast_tiles, flat_cast_kernel, small_kernel,
     copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
-    raster_order, realigned_cast_kernel, rows_tile, scalar_cast_kernel, skinny_tile, dram_tile, transpose_raster,
+    REALIGNED_SPAN_CHUNKS, raster_order, realigned_cast_kernel, realigned_rows_kernel, rows_tile, scalar_cast_kernel, skinny_tile, dram_tile, transpose_raster,
     transpose_tiles,
 )
 from linear_layouts.ops.plan import (
@@ -45,7 +46,9 @@ __all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_l
            "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
            "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
-           "launch_pieces", "FOLD_BATCH", "FOLD_SIDES", "FOLD_MIN_SAVED", "fold_side"]
+           "launch_pieces", "FOLD_BATCH", "FOLD_SIDES", "FOLD_MIN_SAVED", "fold_side", "REALIGNED_ROWS_BELOW",
+           "REALIGNED_CHUNKS_BELOW", "REALIGNED_MIN_CTAS_PER_SM", "REALIGNED_TILE_USE", "realigned_rows",
+           "rows_tile_use"]
 
 #: Rows and columns of a tile problem are ``unsigned`` kernel arguments.
 _MAX_EXTENT = 2**32 - 1
@@ -87,6 +90,25 @@ MISALIGNED_TRANSPOSE = "chunked"
 #: kernel's best tile on all 19 such held-out cases) and 8 (fp64 ``4095 x 4096``: 79.9% -> 88.7% of copy); of 4-byte
 #: elements it won 3 of 7 (0.85-1.12x, 0.975 in geomean), so they keep the tiled kernel (``ops_heldout.md``).
 CHUNKED_ELEMENT_BYTES = (2, 8)
+#: Row moves whose rows the tiled kernel would move in vectors narrower than this many bytes (``plan.vector_elements``
+#: of the row length and both addresses) take a realigned rows kernel (``codegen.realign_rows``, ``realigned_rows``):
+#: the span kernel where the rows are at least a span long (``kernels.REALIGNED_SPAN_CHUNKS`` chunks), else the chunk
+#: kernel where the vectors are narrower than ``REALIGNED_CHUNKS_BELOW``; 0: never. Read at each ``permute_template``
+#: call. The span kernel ran 2.65x, 1.28x and 1.41x the tiled kernel in geomean on rows of 1-, 2- and 4-byte vectors,
+#: 1.07x of 8-byte ones (0.78x on 3 MiB); the chunk kernel 1.86x on rows of single bytes, 0.89-0.97x on wider
+#: (``benchmarks/results/realign_rows.md``).
+REALIGNED_ROWS_BELOW = 8
+#: The vectors (bytes) below which rows shorter than a span take the chunk kernel (``REALIGNED_ROWS_BELOW``).
+REALIGNED_CHUNKS_BELOW = 2
+#: CTAs per SM a realigned rows kernel's grid must give the device for ``permute_template`` to take it: on fewer (under
+#: about 2 MiB on an H200) its longer chain a thread trailed the tiled kernel's tiles (0.74-0.95x on all five such
+#: problems of the held-out seeds 23-26, ``benchmarks/results/realign_rows.md``).
+REALIGNED_MIN_CTAS_PER_SM = 4
+#: Row moves whose tile (``tile_for``) would hold elements in less than this fraction of its area -- matrices of a few
+#: rows in a large batch, ``[4, N, 40]`` bf16 by ``(1, 0, 2)`` on 64 x 64 tiles: 6% -- take the span kernel at any
+#: vector and grid, where their rows are a span long (``realigned_rows``): on such draws it ran 1.1-7.2x the tile
+#: (``benchmarks/results/realign_rows.md``, seeds 70-71). 0: never.
+REALIGNED_TILE_USE = MIN_TILE_USE
 #: Whether ``permute_template`` takes the byte transpose (``codegen.permute_bytes``) where ``_bytes_by_default`` says
 #: (False: the tiled kernel's byte accesses), read at each of its calls as ``MISALIGNED_TRANSPOSE`` is.
 BYTE_TRANSPOSE = True
@@ -562,10 +584,18 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     if not (isinstance(FOLD_MIN_SAVED, Mapping) and all(
             isinstance(w, int) and isinstance(v, (int, float)) and 0 <= v < 1 for w, v in FOLD_MIN_SAVED.items())):
         raise LayoutError(f"FOLD_MIN_SAVED: must map element bytes to a fraction in [0, 1), got {FOLD_MIN_SAVED!r}")
+    for name, value in (("REALIGNED_ROWS_BELOW", REALIGNED_ROWS_BELOW), ("REALIGNED_CHUNKS_BELOW", REALIGNED_CHUNKS_BELOW),
+                        ("REALIGNED_MIN_CTAS_PER_SM", REALIGNED_MIN_CTAS_PER_SM)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise LayoutError(f"{name}: must be an int of bytes, 0 or more, got {value!r}")
+    if isinstance(REALIGNED_TILE_USE, bool) or not isinstance(REALIGNED_TILE_USE, (int, float)) \
+            or not 0 <= REALIGNED_TILE_USE <= 1:
+        raise LayoutError(f"REALIGNED_TILE_USE: must be a fraction in [0, 1], got {REALIGNED_TILE_USE!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
                      (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
                      BYTE_TRANSPOSE, strides, out_strides,
-                     (FOLD_SIDES, tuple(sorted(FOLD_MIN_SAVED.items()))) if FOLD_BATCH else None)
+                     (FOLD_SIDES, tuple(sorted(FOLD_MIN_SAVED.items()))) if FOLD_BATCH else None,
+                     (REALIGNED_ROWS_BELOW, REALIGNED_CHUNKS_BELOW, REALIGNED_MIN_CTAS_PER_SM, REALIGNED_TILE_USE))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -573,9 +603,11 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
               tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave: bool,
               limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False,
               strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None,
-              fold: tuple[tuple[str, ...], tuple[tuple[int, float], ...]] | None = None):
+              fold: tuple[tuple[str, ...], tuple[tuple[int, float], ...]] | None = None,
+              realign_below: tuple[int, int, int, float] = (0, 0, 0, 0.0)):
     """``permute_template``'s launches (``fold``: ``fold_side``'s sides and ``FOLD_MIN_SAVED``'s items; None: no
-    fold). An input or output with gaps (``strides``, ``out_strides``; row-major ones
+    fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``, ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``,
+    ``REALIGNED_TILE_USE``). An input or output with gaps (``strides``, ``out_strides``; row-major ones
     plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
     the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
     position from its address and owns granules of each output row: any row strides); the other kernels assume
@@ -599,6 +631,25 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
                      for start in range(0, nbytes, step)), nbytes
     if problem.kind in (PermuteKind.EMPTY, PermuteKind.COPY):
         return (), nbytes
+    form, floor = None, 0
+    if tile is None and strides is None and out_strides is None and problem.kind is PermuteKind.ROWS:
+        config = tile_for(problem, src, dst, device)
+        tiled = permute_kernel(config, len(problem.batch), device.arch, raster_order(config, 2 * nbytes, device))
+        if not (small and small_blocks(problem, src, dst, tiled, MIN_TILE_BYTES)):  # the small-block kernel's
+            form = realigned_rows(problem, src, dst, *realign_below[:2])
+            floor = realign_below[2] * device.multiprocessors
+            if realigned_rows(problem, src, dst, 2 * MAX_VECTOR_BYTES, 0) == "span" \
+                    and rows_tile_use(problem, config) < realign_below[3]:
+                form, floor = "span", 0  # a tile mostly empty: the span kernel at any vector and grid
+    if form is not None:
+        kernel = realigned_rows_kernel(len(problem.batch), form == "span")
+        ctas = kernel.tiles(1, nbytes + 2 * realign_rows.CHUNK_BYTES)
+        if floor <= ctas <= max_ctas:  # else the tiled kernel's (cut to the limit)
+            w = problem.element_bytes
+            arguments = realign_rows.realigned_rows_arguments(
+                kernel, nbytes, problem.cols * w, problem.rows, problem.lda * w,
+                tuple((size, stride * w) for size, stride, _ in problem.batch), nbytes)
+            return ((kernel, ctas, arguments, 0, 0),), nbytes
     split = max(0, len(problem.batch) - MAX_BATCH_DIMS)
     if math.prod(size for size, _, _ in problem.batch[:split]) > max_batch_launches:
         split = max(0, len(problem.batch) - MAX_KERNEL_BATCH_DIMS)
@@ -648,6 +699,37 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         ctas, tail = tails[piece.rows, piece.cols, piece.batch]
         launches.append((kernel, ctas, tail, w * piece.src, w * piece.dst))
     return tuple(launches), nbytes
+
+
+def realigned_rows(problem: TiledProblem, src: int, dst: int, below: int = REALIGNED_ROWS_BELOW,
+                   chunks_below: int = REALIGNED_CHUNKS_BELOW) -> str | None:
+    """The realigned rows kernel a dense ``problem`` at addresses ``src``, ``dst`` takes: ``"span"``, ``"chunks"``
+    or None (``REALIGNED_ROWS_BELOW``). Either takes a move of rows of ``realign_rows.MIN_ROW_BYTES`` or more into a
+    dense output of at most ``realign_rows.MAX_BYTES``, with at most ``realign_rows.MAX_BATCH_DIMS`` batch dims.
+    ``[231, 312, 361]`` bytes by ``(1, 0, 2)`` (rows of 361 bytes: single bytes) takes the span kernel."""
+    if problem.kind is not PermuteKind.ROWS or len(problem.batch) > realign_rows.MAX_BATCH_DIMS:
+        return None
+    w = problem.element_bytes
+    row_bytes = problem.cols * w
+    nbytes = row_bytes * problem.rows * math.prod(size for size, _, _ in problem.batch)
+    if row_bytes < realign_rows.MIN_ROW_BYTES or nbytes > realign_rows.MAX_BYTES or problem.ldb != problem.cols:
+        return None
+    dense = problem.rows * problem.cols
+    for size, _, dst_stride in reversed(problem.batch):  # the output: row q at q L, the batch dims outer first
+        if dst_stride != dense:
+            return None
+        dense *= size
+    vector = vector_elements(w, problem.cols, src, dst) * w
+    if row_bytes >= realign_rows.CHUNK_BYTES * REALIGNED_SPAN_CHUNKS:
+        return "span" if vector < below else None
+    return "chunks" if vector < min(below, chunks_below) else None
+
+
+def rows_tile_use(problem: TiledProblem, config: TileConfig) -> float:
+    """The fraction of the area of ``config``'s tiles over a rows ``problem``'s matrix that holds its elements:
+    ``[4, N, 40]`` bf16 by ``(1, 0, 2)`` (matrices of 4 rows of 40) on 64 x 64 tiles: ``4 / 64 * 40 / 64``."""
+    rows, cols = problem.rows, problem.cols
+    return rows / (-(-rows // config.rows) * config.rows) * cols / (-(-cols // config.cols) * config.cols)
 
 
 def _folded(problem: TiledProblem, config: TileConfig, raster: str, fold: tuple[str, int],
