@@ -9,7 +9,7 @@ rows of whole 16-byte vectors at such offsets only: ``rows_bench``'s aligned dra
 together (``harness.timing.time_together``, CUDA graphs of 20 launches):
 
 - ``ops``: as ``permute`` launches it (the realigned kernel where ``launches.realigns_rows``);
-- ``tiled``: the tiled kernel's launches (``REALIGNED_ROWS_BELOW = 0``);
+- ``tiled``: the tiled kernel's launches (``REALIGNED_ROWS_BELOW = 0``, ``REALIGNED_TILE_USE = 0``);
 - ``u1w4``, ``u1``, ``u2``, ``u2w4``: the realigned kernel (``launches.realigns_rows`` at any vector under 16 bytes)
   of 1 or 2 output chunks a thread, of 4 warps or 8 (``ops`` takes ``u1w4`` where ``REALIGNED_ROWS_BELOW`` lets it);
 - ``s2``, ``s4``, ``s8``, ``s4w8``: the span kernel of 2, 4 or 8 chunks a thread, 4 or 8 warps, where rows are a span
@@ -118,18 +118,20 @@ def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...],
 
 
 def _launches_at(shape, dims, w: int, src: int, dst: int, device, below: int, floor: int | None = None):
-    """``permute_launches`` with ``launches.REALIGNED_ROWS_BELOW`` set to ``below`` (and, unless None,
-    ``REALIGNED_MIN_CTAS_PER_SM`` to ``floor``) for the call."""
+    """``permute_launches`` with ``launches.REALIGNED_ROWS_BELOW`` set to ``below`` for the call (0: no realigned
+    kernel at all, ``REALIGNED_TILE_USE`` 0 too) and, unless None, ``REALIGNED_MIN_CTAS_PER_SM`` to ``floor``."""
     from linear_layouts.ops import launches
 
-    saved = launches.REALIGNED_ROWS_BELOW, launches.REALIGNED_MIN_CTAS_PER_SM
+    saved = launches.REALIGNED_ROWS_BELOW, launches.REALIGNED_MIN_CTAS_PER_SM, launches.REALIGNED_TILE_USE
     launches.REALIGNED_ROWS_BELOW = below
+    if below == 0:
+        launches.REALIGNED_TILE_USE = 0
     if floor is not None:
         launches.REALIGNED_MIN_CTAS_PER_SM = floor
     try:
         return launches.permute_launches(shape, dims, w, src, dst, device)
     finally:
-        launches.REALIGNED_ROWS_BELOW, launches.REALIGNED_MIN_CTAS_PER_SM = saved
+        launches.REALIGNED_ROWS_BELOW, launches.REALIGNED_MIN_CTAS_PER_SM, launches.REALIGNED_TILE_USE = saved
 
 
 def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
