@@ -186,12 +186,34 @@ def in_context(label, shape, dims, dtype, grid, copy_tbs) -> dict:
                 between={k: us[f"produce + {k} + consume"] - us["produce"] - us["consume"] for k in runs})
 
 
+def _checked_times(fns: dict, x, out, expected, copy_tbs: float) -> dict:
+    """Each of ``fns`` run once into ``out`` and checked against ``expected``, then the correct ones timed together
+    with a same-size copy of ``x`` (``copy``): ``{us, correct, of_copy}`` (of the 1 GiB copy's ``copy_tbs``)."""
+    import torch
+
+    import ops_bench
+    from harness.timing import time_together
+
+    correct = {}
+    for key, fn in fns.items():
+        out.zero_()
+        fn()
+        torch.cuda.synchronize()
+        correct[key] = ops_cases.bit_equal(out, expected)
+    flat = x.reshape(-1)
+    copy = torch.empty_like(flat)
+    timed = {k: v for k, v in fns.items() if correct[k]}
+    timed["copy"] = lambda: copy.copy_(flat)
+    us = time_together(ops_bench._time, timed)
+    nbytes = 2 * x.numel() * x.element_size()
+    return dict(us=us, correct=correct, of_copy={k: nbytes / (v * 1e-6) / 1e12 / copy_tbs for k, v in us.items()})
+
+
 def scan(label, shape, dims, dtype, grid, copy_tbs) -> dict:
     """Every tile of the problem's scan (``ops_cases.tile_alternatives(scan=True)``), plain and streaming."""
     import torch
 
     import ops_bench
-    from harness.timing import time_together
 
     x = ops_bench._random(shape, dtype)
     out = torch.empty([shape[d] for d in dims], dtype=x.dtype, device="cuda")
@@ -204,26 +226,16 @@ def scan(label, shape, dims, dtype, grid, copy_tbs) -> dict:
         run = cupy_runner(launches, "ldcs", grid.arch)
         if run is not None:
             fns[tile + " ldcs"] = run
-    correct = {}
-    for key, fn in fns.items():
-        out.zero_()
-        fn()
-        torch.cuda.synchronize()
-        correct[key] = ops_cases.bit_equal(out, expected)
-    flat = x.reshape(-1)
-    copy = torch.empty_like(flat)
-    fns["copy"] = lambda: copy.copy_(flat)
-    us = time_together(ops_bench._time, {k: v for k, v in fns.items() if correct.get(k, True)})
-    nbytes = 2 * x.numel() * x.element_size()
-    return dict(label=label, shape=list(shape), dims=list(dims), dtype=dtype, us=us, correct=correct,
-                of_copy={k: nbytes / (v * 1e-6) / 1e12 / copy_tbs for k, v in us.items()})
+    return dict(label=label, shape=list(shape), dims=list(dims), dtype=dtype,
+                **_checked_times(fns, x, out, expected, copy_tbs))
 
 
 def bench(label, shape, dims, dtype, triton, grid, copy_tbs) -> dict:
+    """The planner's launches as they are, as each of ``VARIANTS`` and Triton's tiles (where the problem is a plain
+    batched transpose)."""
     import torch
 
     import ops_bench
-    from harness.timing import time_together
     from linear_layouts.ops.launches import permute_launches
 
     x = ops_bench._random(shape, dtype)
@@ -240,21 +252,9 @@ def bench(label, shape, dims, dtype, triton, grid, copy_tbs) -> dict:
     if batch is not None and triton is not None:
         for tile, launch in triton.launchers(x.element_size(), problem.rows, problem.cols).items():
             fns[f"triton {tile}"] = lambda launch=launch: launch(x.data_ptr(), out.data_ptr(), batch)
-    correct = {}
-    for key, fn in fns.items():
-        out.zero_()
-        fn()
-        torch.cuda.synchronize()
-        correct[key] = ops_cases.bit_equal(out, expected)
-    flat = x.reshape(-1)
-    copy = torch.empty_like(flat)
-    fns["copy"] = lambda: copy.copy_(flat)
-    us = time_together(ops_bench._time, {k: v for k, v in fns.items() if correct.get(k, True)})
-    nbytes = 2 * x.numel() * x.element_size()
-    triton_best = min((v for k, v in us.items() if k.startswith("triton")), default=None)
-    return dict(label=label, shape=list(shape), dims=list(dims), dtype=dtype, us=us, correct=correct,
-                of_copy={k: nbytes / (v * 1e-6) / 1e12 / copy_tbs for k, v in us.items()},
-                triton_best_us=triton_best)
+    timed = _checked_times(fns, x, out, expected, copy_tbs)
+    triton_best = min((v for k, v in timed["us"].items() if k.startswith("triton")), default=None)
+    return dict(label=label, shape=list(shape), dims=list(dims), dtype=dtype, triton_best_us=triton_best, **timed)
 
 
 def report(results: dict) -> str:

@@ -23,7 +23,6 @@ together (``harness.timing.time_together``, CUDA graphs of 20 launches):
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import random
@@ -35,6 +34,8 @@ BUILD = harness.BUILD / "realign_rows"
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", str(BUILD / "cache"))
 
 from harness import cli, ops_cases  # noqa: E402
+from harness.results import write_outputs  # noqa: E402
+from rows_bench import row_move  # noqa: E402
 
 LAUNCHES, REPEATS = 20, 5
 DTYPES = ("uint8", "float16", "bfloat16", "float32", "float64")
@@ -102,14 +103,7 @@ def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...],
         last = rng.randrange(17, 601) | (1 if rng.random() < 0.5 else 0)
         small = seed >= SMALL_SEEDS or rng.random() < 0.25
         target = rng.randrange(64 << 10, 6 << 20) if small else rng.randrange(16 << 20, 128 << 20)
-        rows = max(2, target // (last * w))
-        if rng.random() < 0.5:
-            a = rng.randrange(2, 600)
-            shape, dims = (a, max(2, rows // a), last), (1, 0, 2)
-        else:
-            heads = rng.choice((4, 6, 8, 12, 16, 20, 25, 32))
-            batch = rng.choice((1, 2, 4, 8))
-            shape, dims = (batch, max(2, rows // (heads * batch)), heads, last), (0, 2, 1, 3)
+        shape, dims = row_move(rng, max(2, target // (last * w)), last)
         offsets = (w * rng.randrange(0, 16 // w), w * rng.randrange(0, 16 // w)) if draw % 4 == 0 else (0, 0)
         vector = _vector_bytes(shape, dims, w, *offsets)
         if vector is not None and vector < 16:
@@ -231,10 +225,8 @@ def run(seed: int, count: int, out: Path) -> None:
                      f"{k['ops']['vector']} | {k['tiled']['us']} | {k['ops']['us']} ({100 * k['ops']['of_copy']:.1f}%) | "
                      f"{k['tiled']['us'] / k['ops']['us']:.2f}x | {variants} | {k['eager']['us']} | "
                      f"{k['eager']['us'] / k['ops']['us']:.2f}x |")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"realign_rows_{seed}.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows),
-                                                              indent=1))
-    (out / f"realign_rows_{seed}.md").write_text("\n".join(lines) + "\n")
+    write_outputs(out, f"realign_rows_{seed}", dict(environment=env, copy_tbs=copy_tbs, cases=rows),
+                  "\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)
 
 

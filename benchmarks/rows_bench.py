@@ -50,16 +50,20 @@ def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...],
         else:
             last = rng.randrange(17, 601) | (1 if rng.random() < 0.5 else 0)
         target = rng.randrange(64 << 10, 4 << 20) if rng.random() < 0.25 else rng.randrange(16 << 20, 128 << 20)
-        rows = max(2, target // (last * w))
-        if rng.random() < 0.5:
-            a = rng.randrange(2, 600)
-            shape, dims = (a, max(2, rows // a), last), (1, 0, 2)
-        else:
-            heads = rng.choice((4, 6, 8, 12, 16, 20, 25, 32))
-            batch = rng.choice((1, 2, 4, 8))
-            shape, dims = (batch, max(2, rows // (heads * batch)), heads, last), (0, 2, 1, 3)
+        shape, dims = row_move(rng, max(2, target // (last * w)), last)
         out.append((shape, dims, dtype))
     return out
+
+
+def row_move(rng: random.Random, rows: int, last: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A move of about ``rows`` rows of ``last`` elements: 3-D ``(1, 0, 2)`` or attention's ``(0, 2, 1, 3)`` (4 to 32
+    heads, a batch of 1 to 8), even odds."""
+    if rng.random() < 0.5:
+        a = rng.randrange(2, 600)
+        return (a, max(2, rows // a), last), (1, 0, 2)
+    heads = rng.choice((4, 6, 8, 12, 16, 20, 25, 32))
+    batch = rng.choice((1, 2, 4, 8))
+    return (batch, max(2, rows // (heads * batch)), heads, last), (0, 2, 1, 3)
 
 
 def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
