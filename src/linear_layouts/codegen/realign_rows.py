@@ -13,8 +13,10 @@ mask a word, and stores the chunk whole (the first and last chunks of the output
 byte is written once; every input byte read is one the output needs or shares an aligned 16-byte chunk with one.
 
 Chunk ``i`` of CTA ``b``'s thread ``t`` is ``b U T + u T + t`` (``u < U``): a warp stores 32 adjacent chunks, each
-thread's loads for its ``U`` chunks issued before its first store. The divisions by ``L``, ``rows`` and the batch sizes
-are by ``permute.fast_divider`` parameters; offsets within the output below ``2**31`` (``MAX_BYTES``).
+thread's loads for its ``U`` chunks issued before its first store. The span kernel (``emit_realigned_span_kernel``,
+rows of ``16 V`` bytes or more) gives a thread ``V`` adjacent chunks instead, one row's offset and shift for them all.
+The divisions by ``L``, ``rows`` and the batch sizes are by ``permute.fast_divider`` parameters; offsets within the
+output below ``2**31`` (``MAX_BYTES``).
 
 Example: ``emit_realigned_rows_kernel("k", 1)``: ``k(src, dst, nbytes, row_bytes, rows, lda, size0, src_stride0,
 src_end, row_bytes_div, rows_div)``; ``[231, 312, 361]`` bytes permuted by ``(1, 0, 2)`` (rows of 361 bytes, ``lda``
@@ -30,8 +32,8 @@ from linear_layouts.codegen.permute import PermuteKernel
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 
-__all__ = ["emit_realigned_rows_kernel", "emit_realigned_span_kernel", "realigned_rows_arguments", "MAX_BYTES", "MIN_ROW_BYTES", "MAX_BATCH_DIMS",
-           "CHUNK_BYTES"]
+__all__ = ["emit_realigned_rows_kernel", "emit_realigned_span_kernel", "realigned_rows_arguments", "MAX_BYTES",
+           "MIN_ROW_BYTES", "MAX_BATCH_DIMS", "CHUNK_BYTES"]
 
 #: Bytes of an output chunk (the widest global access).
 CHUNK_BYTES = 16

@@ -587,7 +587,7 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     for name, value in (("REALIGNED_ROWS_BELOW", REALIGNED_ROWS_BELOW), ("REALIGNED_CHUNKS_BELOW", REALIGNED_CHUNKS_BELOW),
                         ("REALIGNED_MIN_CTAS_PER_SM", REALIGNED_MIN_CTAS_PER_SM)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise LayoutError(f"{name}: must be an int of bytes, 0 or more, got {value!r}")
+            raise LayoutError(f"{name}: must be an int, 0 or more, got {value!r}")
     if isinstance(REALIGNED_TILE_USE, bool) or not isinstance(REALIGNED_TILE_USE, (int, float)) \
             or not 0 <= REALIGNED_TILE_USE <= 1:
         raise LayoutError(f"REALIGNED_TILE_USE: must be a fraction in [0, 1], got {REALIGNED_TILE_USE!r}")
@@ -638,8 +638,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         if not (small and small_blocks(problem, src, dst, tiled, MIN_TILE_BYTES)):  # the small-block kernel's
             form = realigned_rows(problem, src, dst, *realign_below[:2])
             floor = realign_below[2] * device.multiprocessors
-            if realigned_rows(problem, src, dst, 2 * MAX_VECTOR_BYTES, 0) == "span" \
-                    and rows_tile_use(problem, config) < realign_below[3]:
+            if _realignable(problem) and _spans(problem) and rows_tile_use(problem, config) < realign_below[3]:
                 form, floor = "span", 0  # a tile mostly empty: the span kernel at any vector and grid
     if form is not None:
         kernel = realigned_rows_kernel(len(problem.batch), form == "span")
@@ -703,26 +702,38 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
 
 def realigned_rows(problem: TiledProblem, src: int, dst: int, below: int = REALIGNED_ROWS_BELOW,
                    chunks_below: int = REALIGNED_CHUNKS_BELOW) -> str | None:
-    """The realigned rows kernel a dense ``problem`` at addresses ``src``, ``dst`` takes: ``"span"``, ``"chunks"``
-    or None (``REALIGNED_ROWS_BELOW``). Either takes a move of rows of ``realign_rows.MIN_ROW_BYTES`` or more into a
-    dense output of at most ``realign_rows.MAX_BYTES``, with at most ``realign_rows.MAX_BATCH_DIMS`` batch dims.
-    ``[231, 312, 361]`` bytes by ``(1, 0, 2)`` (rows of 361 bytes: single bytes) takes the span kernel."""
-    if problem.kind is not PermuteKind.ROWS or len(problem.batch) > realign_rows.MAX_BATCH_DIMS:
+    """The realigned rows kernel a ``problem`` at addresses ``src``, ``dst`` takes by its vectors: ``"span"``,
+    ``"chunks"`` or None (``REALIGNED_ROWS_BELOW``), where ``_realignable``. ``[231, 312, 361]`` bytes by
+    ``(1, 0, 2)`` (rows of 361 bytes: single bytes) takes the span kernel."""
+    if not _realignable(problem):
         return None
-    w = problem.element_bytes
-    row_bytes = problem.cols * w
+    vector = vector_elements(problem.element_bytes, problem.cols, src, dst) * problem.element_bytes
+    if _spans(problem):
+        return "span" if vector < below else None
+    return "chunks" if vector < min(below, chunks_below) else None
+
+
+def _realignable(problem: TiledProblem) -> bool:
+    """Whether a realigned rows kernel takes ``problem``: a move of rows of ``realign_rows.MIN_ROW_BYTES`` or more
+    into a dense output of at most ``realign_rows.MAX_BYTES``, with at most ``realign_rows.MAX_BATCH_DIMS`` batch
+    dims."""
+    if problem.kind is not PermuteKind.ROWS or len(problem.batch) > realign_rows.MAX_BATCH_DIMS:
+        return False
+    row_bytes = problem.cols * problem.element_bytes
     nbytes = row_bytes * problem.rows * math.prod(size for size, _, _ in problem.batch)
     if row_bytes < realign_rows.MIN_ROW_BYTES or nbytes > realign_rows.MAX_BYTES or problem.ldb != problem.cols:
-        return None
+        return False
     dense = problem.rows * problem.cols
     for size, _, dst_stride in reversed(problem.batch):  # the output: row q at q L, the batch dims outer first
         if dst_stride != dense:
-            return None
+            return False
         dense *= size
-    vector = vector_elements(w, problem.cols, src, dst) * w
-    if row_bytes >= realign_rows.CHUNK_BYTES * REALIGNED_SPAN_CHUNKS:
-        return "span" if vector < below else None
-    return "chunks" if vector < min(below, chunks_below) else None
+    return True
+
+
+def _spans(problem: TiledProblem) -> bool:
+    """Whether ``problem``'s rows are a span of the span kernel long (``REALIGNED_SPAN_CHUNKS`` chunks) or longer."""
+    return problem.cols * problem.element_bytes >= realign_rows.CHUNK_BYTES * REALIGNED_SPAN_CHUNKS
 
 
 def rows_tile_use(problem: TiledProblem, config: TileConfig) -> float:
