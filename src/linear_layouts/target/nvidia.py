@@ -52,7 +52,7 @@ def _sm(capability: int, device: str, sm_shared_kib: int, sms: int) -> Target:
 
 A100 = _sm(80, "A100", 164, 108)  #: A100 SXM4: 164 KiB per SM (163 KiB per CTA), 108 SMs
 H100 = _sm(90, "H100", 228, 132)  #: H100 SXM5: 228 KiB per SM (227 KiB per CTA), 132 SMs
-H200 = _sm(90, "H200", 228, 132)  #: H200 SXM: the H100's SM and L2, more and faster HBM
+H200 = _sm(90, "H200", 228, 132)  #: H200 SXM: the H100's SM; its driver reports a 60 MiB L2; more and faster HBM
 B200 = _sm(100, "B200", 228, 148)  #: B200: 228 KiB per SM (227 KiB per CTA), 148 SMs
 
 _BY_ARCH = {80: A100, 90: H100, 100: B200}
