@@ -8,10 +8,10 @@ output at element offsets from 16-byte aligned addresses) and keeps those whose 
 rows of whole 16-byte vectors at such offsets only: ``rows_bench``'s aligned draws.) Every case is checked bit for bit and its contenders timed
 together (``harness.timing.time_together``, CUDA graphs of 20 launches):
 
-- ``ops``: as ``permute`` launches it (the realigned kernel where ``launches.realigns_rows``);
+- ``ops``: as ``permute`` launches it (a realigned kernel where ``launches._template``'s rules take one);
 - ``tiled``: the tiled kernel's launches (``REALIGNED_ROWS_BELOW = 0``, ``REALIGNED_TILE_USE = 0``);
-- ``u1w4``, ``u1``, ``u2``, ``u2w4``: the realigned kernel (``launches.realigns_rows`` at any vector under 16 bytes)
-  of 1 or 2 output chunks a thread, of 4 warps or 8 (``ops`` takes ``u1w4`` where ``REALIGNED_ROWS_BELOW`` lets it);
+- ``u1w4``, ``u1``, ``u2``, ``u2w4``: the chunk kernel (where ``launches.realigned_rows`` takes a realigned kernel at
+  any vector and grid) of 1 or 2 output chunks a thread, of 4 warps or 8 (``ops``' chunk kernel: ``u1w4``);
 - ``s2``, ``s4``, ``s8``, ``s4w8``: the span kernel of 2, 4 or 8 chunks a thread, 4 or 8 warps, where rows are a span
   long or more;
 - PyTorch eager and a same-size copy of 4-byte elements; and a 1 GiB copy for the device's bandwidth.
@@ -42,8 +42,7 @@ DTYPES = ("uint8", "float16", "bfloat16", "float32", "float64")
 #: Seeds from this one draw small problems only (64 KiB to 6 MiB: where ``REALIGNED_MIN_CTAS_PER_SM`` decides).
 SMALL_SEEDS = 50
 #: Seeds from this one draw row moves of matrices of 2 to 8 rows in a large batch, any vectors, half of them small
-#: (64 KiB to 6 MiB), 30% of the rows whole 16-byte vectors; their realigned contenders are planned at any vector and
-#: grid.
+#: (64 KiB to 6 MiB), 30% of the rows whole 16-byte vectors.
 FEW_ROWS_SEEDS = 70
 #: The realigned kernel's variants: label -> (chunks a thread, warps).
 VARIANTS = {"u1w4": (1, 4), "u1": (1, 8), "u2": (2, 8), "u2w4": (2, 4)}
@@ -61,10 +60,6 @@ def _vector_bytes(shape, dims, w: int, src: int, dst: int) -> int | None:
     if problem.kind is not PermuteKind.ROWS:
         return None
     return vector_elements(w, problem.cols, src % 32, dst % 32) * w
-
-
-#: Whether the seed being run draws few rows (``FEW_ROWS_SEEDS``): ``contenders`` reads it.
-_few_rows_seed = [False]
 
 
 def _few_rows_cases(rng: random.Random, count: int) -> list:
@@ -91,8 +86,7 @@ def _few_rows_cases(rng: random.Random, count: int) -> list:
 def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...], str, int, int]]:
     """The seed's problems (module doc): ``(shape, dims, dtype, input offset, output offset)``."""
     rng = random.Random(seed)
-    _few_rows_seed[0] = seed >= FEW_ROWS_SEEDS
-    if _few_rows_seed[0]:
+    if seed >= FEW_ROWS_SEEDS:
         return _few_rows_cases(rng, count)
     out = []
     draw = 0
@@ -135,8 +129,7 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
 
     out = {"ops": launches.permute_launches(shape, dims, w, src, dst, device),
            "tiled": _launches_at(shape, dims, w, src, dst, device, 0)}
-    few = _few_rows_seed[0]  # few-rows draws: the realigned kernels at any vector and grid
-    realigned = _launches_at(shape, dims, w, src, dst, device, 17 if few else 16, 0 if few else None)
+    realigned = _launches_at(shape, dims, w, src, dst, device, 17, 0)  # the realigned kernels at any vector and grid
     if len(realigned) == 1 and realigned[0].kernel.name.startswith("ll_rows_realigned"):
         (item,) = realigned
         nbytes = item.values[2]
