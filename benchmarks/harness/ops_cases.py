@@ -452,6 +452,11 @@ SANITIZE_REALIGNED = (((40, 30, 17), (1, 0, 2), 1, 3, 13), ((6, 8, 10, 19), (2, 
                       ((64, 33, 37), (1, 0, 2), 4, 4, 0), ((2, 300, 3, 37), (0, 2, 1, 3), 2, 2, 6),
                       ((1, 300, 3, 37), (0, 2, 1, 3), 1, 0, 0), ((30, 40, 19), (1, 0, 2), 1, 0, 1),
                       ((4, 5, 6, 7, 33), (3, 1, 0, 2, 4), 1, 7, 9))
+#: Skinny transposes whose output rows 16 bytes do not align, planned for a device of one SM and 64 KiB of L2 so that
+#: they move more than it holds and keep ``kernels.SKINNY_MISALIGNED_RUN_BYTES``' longer tiles (no grid to fill):
+#: ``(shape, dims, w, src offset, dst offset)``.
+SANITIZE_SKINNY = (((4001, 24), (1, 0), 2, 0, 0), ((3, 2001, 23), (0, 2, 1), 4, 0, 4), ((1501, 29), (1, 0), 8, 0, 8),
+                   ((2, 1999, 17), (0, 2, 1), 2, 4, 2))
 SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2, 2, 0), ((37, 50), (1, 0), 1, 0, 3),
           ((131, 67), (1, 0), 4, 0, 0), ((2051, 1568), (1, 0), 2, 0, 6), ((3, 2053, 64), (0, 2, 1), 4, 0, 4),
           ((1031, 256), (1, 0), 1, 0, 3), ((2053, 64), (1, 0), 8, 0, 8), ((5, 3, 40, 41), (0, 2, 3, 1), 2, 0, 0),
@@ -569,6 +574,9 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
     for shape, dims, w, so, do in SANITIZE_REALIGNED:
         out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do), tile="realigned rows",
                         launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, GridShape(1, l2_bytes))))
+    for shape, dims, w, so, do in SANITIZE_SKINNY:
+        out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do), tile="skinny long runs",
+                        launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, GridShape(1, 1 << 16))))
     for m, n, fmt, fp8, (xo, co, to) in SANITIZE_CASTS:
         for misaligned in MISALIGNED_CASTS:  # the realigned kernel, the scalar one, the chunked one
             out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8=fp8, offsets=(xo, co, to), tile=misaligned,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from linear_layouts.codegen.emulate import find_cxx
 from linear_layouts.codegen.permute import fast_divider
-from linear_layouts.ops.kernels import SKINNY_DRAM_WARPS, TileConfig, copy_kernel, min_ctas, skinny_tile, transpose_tiles
+from linear_layouts.ops.kernels import SKINNY_DRAM_WARPS, SKINNY_MISALIGNED_RUN_BYTES, TileConfig, copy_kernel, min_ctas, skinny_tile, transpose_tiles
 from linear_layouts.ops.plan import plan_permutation, vector_elements
 from linear_layouts.ops.launches import COPY_KERNEL_MIN_BYTES, Copy, Launch, permute_launches
 
@@ -170,6 +170,23 @@ def test_skinny_tiles_of_8_warps_every_element(shape, dims, src_offset, dst_offs
     vectors = (vector_elements(4, problem.cols, SRC + src_offset), vector_elements(4, problem.rows, DST + dst_offset))
     tile = skinny_tile(4, *vectors, problem.rows, problem.cols, dram=True)
     assert tile.warps == SKINNY_DRAM_WARPS
+    assert _same(emulated_permute(a, dims, src_offset, dst_offset, tile=tile), np.transpose(a, dims))
+
+
+@pytest.mark.parametrize("shape, dims, dtype, src_offset, dst_offset", [
+    ((1001, 24), (1, 0), np.float16, 0, 0),          # 512 x 32 tiles of 8 warps: B's rows of 2002 bytes
+    ((2, 999, 17), (0, 2, 1), np.float32, 4, 4),     # 256 x 32, batched, buffers off 16 bytes
+    ((301, 29), (1, 0), np.float64, 0, 8),           # 128 x 32, B's base off 16 bytes
+])
+def test_skinny_tiles_of_misaligned_rows_every_element(shape, dims, dtype, src_offset, dst_offset):
+    """The skinny tile whose runs along ``B``'s misaligned rows are ``SKINNY_MISALIGNED_RUN_BYTES`` long (asked for
+    here at a size the L2 holds) moves every element once."""
+    a = _random(shape, dtype)
+    w = a.itemsize
+    problem = plan_permutation(shape, dims, w)
+    vectors = (vector_elements(w, problem.cols, SRC + src_offset), vector_elements(w, problem.rows, DST + dst_offset))
+    tile = skinny_tile(w, *vectors, problem.rows, problem.cols, dram=True)
+    assert (tile.rows * w, tile.warps) == (SKINNY_MISALIGNED_RUN_BYTES, SKINNY_DRAM_WARPS)
     assert _same(emulated_permute(a, dims, src_offset, dst_offset, tile=tile), np.transpose(a, dims))
 
 

@@ -20,8 +20,10 @@ from linear_layouts.codegen.ptx import compile_cubin, compile_ptx, count_ptx, co
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.launches import tile_for
 from linear_layouts.ops.plan import plan_permutation, vector_elements
+from linear_layouts.ops import kernels
 from linear_layouts.ops.kernels import (
-    MAX_NARROW_STORES, MAX_NARROW_WORDS, ROWS_THREAD_ACCESSES, ROWS_THREAD_BYTES, SKINNY_CTAS_PER_SM, SKINNY_DRAM_WARPS, SKINNY_TILE_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
+    MAX_NARROW_STORES, MAX_NARROW_WORDS, ROWS_THREAD_ACCESSES, ROWS_THREAD_BYTES, SKINNY_CTAS_PER_SM, SKINNY_DRAM_WARPS, SKINNY_TILE_BYTES,
+    SKINNY_MISALIGNED_RUN_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
     choose_narrow_tile, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile, skinny_tile, tile_layouts,
     transpose_tiles,
 )
@@ -276,12 +278,13 @@ def test_skinny_tiles_hold_the_short_side(w, vin, vout, rows, cols):
     assert tile_for(problem, 0, 0, device) == skinny_tile(w, *vectors, problem.rows, problem.cols, 1, device)
 
 
-@pytest.mark.parametrize("w, rows, cols, batch", [(4, 2074915, 9, 1), (4, 89401, 26, 8), (2, 3397296, 10, 1),
+@pytest.mark.parametrize("w, rows, cols, batch", [(4, 2074915, 9, 1), (4, 89408, 26, 8), (2, 3397296, 10, 1),
                                                   (1, 3539744, 5, 1), (4, 472608, 10, 1), (4, 3, 4000000, 1)])
 def test_skinny_tiles_of_4_byte_elements_from_dram_take_8_warps(w, rows, cols, batch):
     """``tile_for``: a skinny problem of 4-byte elements that moves more than the L2 holds takes the skinny tile of
     ``SKINNY_DRAM_WARPS`` warps where its layout fits them (a 4-row side spreads 4 warps), its shape unchanged;
-    every other skinny problem the 4-warp tile."""
+    every other skinny problem the 4-warp tile (none of these has the misaligned output rows of
+    ``SKINNY_MISALIGNED_RUN_BYTES``' rule)."""
     device = GridShape(132)
     problem = plan_permutation((batch, rows, cols), (0, 2, 1), w)
     vectors = (vector_elements(w, problem.cols, 0), vector_elements(w, problem.rows, 0))
@@ -291,6 +294,32 @@ def test_skinny_tiles_of_4_byte_elements_from_dram_take_8_warps(w, rows, cols, b
     assert (config.rows, config.cols) == (plain.rows, plain.cols) and plain.warps == 4
     expected = SKINNY_DRAM_WARPS if dram and w == 4 and min(rows, cols) > 4 else 4
     assert config.warps == expected
+    tile_layouts(config)
+
+
+@pytest.mark.parametrize("w, rows, cols, batch, longer", [
+    (2, 1074727, 24, 1, True), (4, 89401, 26, 8, True), (8, 826851, 24, 1, True), (2, 36269, 20, 60, True),
+    (2, 1164912, 19, 1, False),   # B's rows of 2329824 bytes: 16-byte stores, no partial chunks
+    (1, 1778135, 30, 1, False),   # single bytes: the rule leaves them
+    (2, 100001, 24, 1, False),    # 9.2 MiB moved: in L2
+    (2, 1000001, 12, 1, False),   # 12 columns: 512-byte runs already
+    (2, 24, 1000001, 1, False),   # the short side along A's rows: B's rows are the short side
+])
+def test_skinny_tiles_of_misaligned_rows_from_dram_run_1_kib(monkeypatch, w, rows, cols, batch, longer):
+    """``tile_for``: a skinny tile along ``B``'s rows that allow only stores narrower than 16 bytes, of 2-byte
+    elements or wider, from DRAM, whose ``SKINNY_TILE_BYTES`` runs would be under ``SKINNY_SHORT_RUN_BYTES``, runs
+    ``SKINNY_MISALIGNED_RUN_BYTES`` along them on ``SKINNY_DRAM_WARPS`` warps; every other problem plans as it did
+    without the rule."""
+    device = GridShape(132, 60 * 2**20)
+    problem = plan_permutation((batch, rows, cols), (0, 2, 1), w)
+    config = tile_for(problem, 0, 0, device)
+    monkeypatch.setattr(kernels, "SKINNY_SHORT_RUN_BYTES", 0)
+    before = tile_for(problem, 0, 0, device)
+    if longer:
+        assert (config.rows * w, config.cols, config.warps) == (SKINNY_MISALIGNED_RUN_BYTES, 32, SKINNY_DRAM_WARPS)
+        assert before.rows * w == 256 and config.dst_vector * w < 16
+    else:
+        assert config == before
     tile_layouts(config)
 
 

@@ -86,7 +86,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "flat_cast_kernel", "ByteTile", "BYTE_TRANSPOSE_TILE", "byte_transpose_kernel", "transpose_raster", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
-           "SKINNY_CTAS_PER_SM", "SKINNY_DRAM_WARPS", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
+           "SKINNY_CTAS_PER_SM", "SKINNY_DRAM_WARPS", "SKINNY_MISALIGNED_RUN_BYTES", "SKINNY_SHORT_RUN_BYTES", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "realigned_rows_kernel", "REALIGNED_ROWS_WARPS", "REALIGNED_ROWS_CHUNKS", "REALIGNED_SPAN_CHUNKS", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS", "TINY_TILE", "KERNEL_KINDS", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
@@ -140,6 +140,17 @@ SKINNY_CTAS_PER_SM = 4
 #: cases of the skinny held-out seeds 101-118 (0.956 of its time in geomean, 0.87-0.99); of 2-byte and 1-byte
 #: elements it was a coin toss (0.82-1.19x) (``benchmarks/results/ops_heldout.md``).
 SKINNY_DRAM_WARPS = 8
+#: Bytes of ``B``'s rows a skinny tile runs along where those rows allow only stores narrower than 16 bytes, its
+#: elements are 2 bytes or more, the problem moves more than the L2 holds and ``SKINNY_TILE_BYTES`` would give runs
+#: shorter than ``SKINNY_SHORT_RUN_BYTES`` (a matrix of 17-31 columns: 256-byte runs, each starting and ending inside
+#: a 16-byte chunk the next tile shares); such a tile takes ``SKINNY_DRAM_WARPS`` warps too. Chosen on the skinny
+#: held-out runs of seeds 101-123 (21 such cases: 1024-byte runs of 8 warps 1.11x the 256-byte tile in geomean,
+#: 0.95-1.30x; 512-byte runs 1.06-1.08x; 2048 1.05x; problems in L2 and single-byte elements slower; rows 16-byte
+#: aligned 0.99-1.01x); held out on two new draws of 16, 1.09x and 1.10x (0.92-1.26x): ``benchmarks/results/skinny_runs.md``.
+SKINNY_MISALIGNED_RUN_BYTES = 1024
+#: Runs along ``B``'s rows below which ``SKINNY_MISALIGNED_RUN_BYTES`` applies (512-byte runs, matrices of 9-16
+#: columns, gained 1.01x from 1024).
+SKINNY_SHORT_RUN_BYTES = 512
 #: Bytes a thread of a ``ROWS`` tile moves at least (``rows_tile``), in at most ``ROWS_THREAD_ACCESSES`` accesses:
 #: 4 accesses of 2 bytes a thread left 1 KiB tiles with too little in flight (rows of 145 fp16 elements: 19.7
 #: against 11.0 µs at 2 KiB); 16 one-byte accesses lost to 8 (``benchmarks/results/rows_tiles.md``).
@@ -298,8 +309,11 @@ def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int,
     (fewer, then longer, where its threads would cover more than the tile; ``SKINNY_DRAM_WARPS`` for 4-byte
     elements where ``dram``: the problem moves more than the L2 holds); on ``device``, shorter (halved down to
     32) while the grid holds fewer than ``SKINNY_CTAS_PER_SM`` tiles an SM. None for a matrix that is not skinny or
-    that no such tile fits. A 64-row tile on 3 rows idles 95% of its threads and stores 12-byte runs of ``B``; the
-    ``4 x 1024`` tile of ``3 x 65536`` fp16 stores 3072 contiguous elements a CTA.
+    that no such tile fits. Where the tile runs along ``B``'s rows and those allow only stores narrower than 16 bytes,
+    from DRAM, of elements of 2 bytes or more, runs shorter than ``SKINNY_SHORT_RUN_BYTES`` grow to
+    ``SKINNY_MISALIGNED_RUN_BYTES`` on ``SKINNY_DRAM_WARPS`` warps (the two partial chunks each run starts and ends in
+    are a smaller part of a longer one). A 64-row tile on 3 rows idles 95% of its threads and stores 12-byte runs of
+    ``B``; the ``4 x 1024`` tile of ``3 x 65536`` fp16 stores 3072 contiguous elements a CTA.
 
     >>> skinny_tile(2, 8, 1, 3, 65536)
     TileConfig(element_bytes=2, rows=4, cols=1024, warps=4, src_vector=8, dst_vector=1, block=1, transposed=True, ctas_per_sm=0)
@@ -307,14 +321,22 @@ def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int,
     32
     >>> skinny_tile(4, 2, 1, 2074915, 9, dram=True).warps  # 128 x 16 tiles of fp32 from DRAM
     8
+    >>> c = skinny_tile(2, 2, 1, 1074727, 24, dram=True)  # B's rows of 2149454 bytes: 1 KiB runs, not 256
+    >>> c.rows, c.cols, c.warps
+    (512, 32, 8)
     """
     if min(rows, cols) >= SKINNY_EXTENT:
         return None
     across = rows <= cols  # the short side is the rows: a tile of all of them, long along the columns
     short, other = (rows, cols) if across else (cols, rows)
     s = _pow2_at_least(short)
+    length = max(32, min(SKINNY_TILE_BYTES // (s * element_bytes), _pow2_at_least(other)))
+    long_runs = (not across and dram and element_bytes >= 2 and dst_vector * element_bytes < 16
+                 and length * element_bytes < SKINNY_SHORT_RUN_BYTES)  # B's rows misaligned, runs short
+    if long_runs:
+        length = max(length, min(SKINNY_MISALIGNED_RUN_BYTES // element_bytes, _pow2_at_least(other)))
 
-    most = SKINNY_DRAM_WARPS if dram and element_bytes == 4 else 4
+    most = SKINNY_DRAM_WARPS if dram and (element_bytes == 4 or long_runs) else 4
     warp_counts = (most, *(w for w in (4, 2, 1) if w < most))  # a side of 1 or 2 elements spreads fewer warps
 
     def fitting(length: int) -> TileConfig | None:
@@ -328,7 +350,6 @@ def skinny_tile(element_bytes: int, src_vector: int, dst_vector: int, rows: int,
                 continue
         return None
 
-    length = max(32, min(SKINNY_TILE_BYTES // (s * element_bytes), _pow2_at_least(other)))
     config = None
     while config is None and length <= 8 * SKINNY_TILE_BYTES // element_bytes:
         config = fitting(length)
