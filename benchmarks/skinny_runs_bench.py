@@ -17,6 +17,7 @@ rows 16 bytes do not align — 2-D ``(1, 0)`` or a batch ``(0, 2, 1)`` of 2 to 6
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import random
@@ -36,21 +37,24 @@ DTYPES = ("bfloat16", "float16", "float32", "float64")
 SETTINGS = {"before": (0, 1024), "r512": (512, 512), "r2048": (512, 2048)}
 
 
+def _draw(rng: random.Random) -> tuple[tuple[int, ...], tuple[int, ...], str] | None:
+    """One ``(shape, dims, dtype)`` of the module doc, or None where the draw's output rows align or are few."""
+    dtype = rng.choice(DTYPES)
+    w = ops_cases.ITEMSIZE[dtype]
+    cols = rng.randint(17, 31)
+    total = int(rng.uniform(32, 160) * 2**20 / w)
+    batch = 1 if rng.random() < 0.5 else rng.randint(2, 64)
+    rows = total // (batch * cols)
+    if rows < 1024 or rows * w % 16 == 0:
+        return None
+    return ((rows, cols), (1, 0), dtype) if batch == 1 else ((batch, rows, cols), (0, 2, 1), dtype)
+
+
 def cases(seed: int, count: int) -> list[tuple[tuple[int, ...], tuple[int, ...], str]]:
-    """``count`` ``(shape, dims, dtype)`` of the module doc, drawn by ``seed``."""
+    """``count`` draws of ``_draw`` by ``seed`` (those it keeps)."""
     rng = random.Random(seed)
-    out = []
-    while len(out) < count:
-        dtype = rng.choice(DTYPES)
-        w = ops_cases.ITEMSIZE[dtype]
-        cols = rng.randint(17, 31)
-        total = int(rng.uniform(32, 160) * 2**20 / w)
-        batch = 1 if rng.random() < 0.5 else rng.randint(2, 64)
-        rows = total // (batch * cols)
-        if rows < 1024 or rows * w % 16 == 0:
-            continue
-        out.append(((rows, cols), (1, 0), dtype) if batch == 1 else ((batch, rows, cols), (0, 2, 1), dtype))
-    return out
+    kept = (case for case in iter(lambda: _draw(rng), ()) if case is not None)
+    return list(itertools.islice(kept, count))
 
 
 def _launches_at(shape, dims, w: int, src: int, dst: int, device, setting: tuple[int, int] | None):
@@ -145,9 +149,9 @@ def run(seed: int, count: int, out: Path) -> None:
                      f"({k['before']['tile']}) | {k['ops']['us']} ({k['ops']['tile']}) ({100 * k['ops']['of_copy']:.1f}%) | "
                      f"{k['before']['us'] / k['ops']['us']:.3f} | {k['r512']['us']} | {k['r2048']['us']} | "
                      f"{k['eager']['us']} | {k['eager']['us'] / k['ops']['us']:.2f}x |")
-    write_outputs(out, f"skinny_runs_{seed}", dict(environment=env, copy_tbs=copy_tbs, cases=rows),
-                  "\n".join(lines) + "\n")
-    print("\n".join(lines), flush=True)
+    text = "\n".join(lines) + "\n"
+    write_outputs(out, f"skinny_runs_{seed}", dict(environment=env, copy_tbs=copy_tbs, cases=rows), text)
+    print(text, end="", flush=True)
 
 
 def main() -> None:
