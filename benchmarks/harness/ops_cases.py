@@ -457,6 +457,9 @@ SANITIZE_REALIGNED = (((40, 30, 17), (1, 0, 2), 1, 3, 13), ((6, 8, 10, 19), (2, 
 #: ``(shape, dims, w, src offset, dst offset)``.
 SANITIZE_SKINNY = (((4001, 24), (1, 0), 2, 0, 0), ((3, 2001, 23), (0, 2, 1), 4, 0, 4), ((1501, 29), (1, 0), 8, 0, 8),
                    ((2, 1999, 17), (0, 2, 1), 2, 4, 2))
+#: fp64 transposes of odd sides within the L2 that take ``kernels.TINY_TILE`` (``L2_TINY_ELEMENT_BYTES``) on the
+#: sanitizer's device: ``(shape, dims, w, src offset, dst offset)``.
+SANITIZE_TINY_FP64 = (((47, 67, 115), (0, 2, 1), 8, 0, 8), ((9, 131, 257), (0, 2, 1), 8, 8, 0))
 SANITIZE_OTHERS = (((3, 77, 5, 64), (0, 2, 1, 3), 2, 0, 0), ((40, 24), (1, 0), 2, 2, 0), ((37, 50), (1, 0), 1, 0, 3),
           ((131, 67), (1, 0), 4, 0, 0), ((2051, 1568), (1, 0), 2, 0, 6), ((3, 2053, 64), (0, 2, 1), 4, 0, 4),
           ((1031, 256), (1, 0), 1, 0, 3), ((2053, 64), (1, 0), 8, 0, 8), ((5, 3, 40, 41), (0, 2, 3, 1), 2, 0, 0),
@@ -577,6 +580,9 @@ def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
     for shape, dims, w, so, do in SANITIZE_SKINNY:
         out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do), tile="skinny long runs",
                         launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, GridShape(1, 1 << 16))))
+    for shape, dims, w, so, do in SANITIZE_TINY_FP64:
+        out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(so, do), tile="tiny fp64",
+                        launches=permute_launches(shape, dims, w, _BASE + so, 2 * _BASE + do, device)))
     for m, n, fmt, fp8, (xo, co, to) in SANITIZE_CASTS:
         for misaligned in MISALIGNED_CASTS:  # the realigned kernel, the scalar one, the chunked one
             out.append(dict(kind="cast", shape=(m, n), fmt=fmt, fp8=fp8, offsets=(xo, co, to), tile=misaligned,

@@ -190,6 +190,15 @@ def test_skinny_tiles_of_misaligned_rows_every_element(shape, dims, dtype, src_o
     assert _same(emulated_permute(a, dims, src_offset, dst_offset, tile=tile), np.transpose(a, dims))
 
 
+def test_narrow_8_byte_tiny_tile_every_element():
+    """An fp64 transpose of odd sides within the L2 on a device of 8 SMs: 16 tiles of 64 x 64 (under
+    ``L2_NARROW_CTAS`` an SM) become 48 of ``TINY_TILE``, every element moved once."""
+    a = _random((4, 67, 115), np.float64)
+    (item,) = [i for i in permute_launches(a.shape, (0, 2, 1), 8, SRC, DST, 8) if isinstance(i, Launch)]
+    assert (item.kernel.tile_rows, item.kernel.tile_cols, item.ctas) == (32, 32, 48)
+    assert _same(emulated_permute(a, (0, 2, 1), sms=8), np.transpose(a, (0, 2, 1)))
+
+
 @settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from([1, 2, 3, 5, 8, 13]), min_size=2, max_size=4).flatmap(
     lambda shape: st.tuples(st.just(tuple(shape)), st.permutations(range(len(shape))),

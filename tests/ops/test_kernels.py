@@ -323,6 +323,28 @@ def test_skinny_tiles_of_misaligned_rows_from_dram_run_1_kib(monkeypatch, w, row
     tile_layouts(config)
 
 
+@pytest.mark.parametrize("shape, w, tiny", [
+    ((47, 67, 115), 8, True),      # 188 tiles of 64 x 64 (under 4 an SM), in L2: 32 x 32 of 4 warps
+    ((47, 67, 114), 8, True),      # one side's rows aligned, the other's not: still narrow
+    ((47, 67, 115), 4, False),     # 4-byte elements keep the list's tile
+    ((2000, 67, 115), 8, False),   # 117 MiB moved: from DRAM
+    ((470, 67, 115), 8, False),    # 1880 tiles: enough of the list's own
+])
+def test_narrow_8_byte_problems_in_l2_take_the_tiny_tile(monkeypatch, shape, w, tiny):
+    """``choose_narrow_tile``: a transpose of vectors under 16 bytes of an element size in ``L2_TINY_ELEMENT_BYTES``,
+    within the L2, whose narrow list gives fewer than ``L2_NARROW_CTAS`` tiles an SM, takes ``TINY_TILE``; the others
+    the list's tile, which is what every problem takes without the rule."""
+    device = GridShape(132, 60 * 2**20)
+    problem = plan_permutation(shape, (0, 2, 1), w)
+    config = tile_for(problem, 0, 0, device)
+    monkeypatch.setattr(kernels, "L2_TINY_ELEMENT_BYTES", ())
+    before = tile_for(problem, 0, 0, device)
+    assert (before.rows, before.cols, before.warps) == (64, 64, 8)
+    assert ((config.rows, config.cols, config.warps) == (32, 32, 4)) == tiny
+    assert config == before or tiny
+    assert (config.src_vector, config.dst_vector) == (before.src_vector, before.dst_vector)
+
+
 @settings(max_examples=60, deadline=None)
 @given(w=st.sampled_from([1, 2, 4, 8]), short=st.integers(1, 31), other=st.integers(32, 1 << 22),
        batch=st.integers(1, 64), sms=st.sampled_from([16, 132]))

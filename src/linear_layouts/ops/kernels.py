@@ -87,7 +87,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "scalar_cast_kernel", "SCALAR_TILE", "chunked_cast_kernel", "flat_cast_kernel", "ByteTile", "BYTE_TRANSPOSE_TILE", "byte_transpose_kernel", "transpose_raster", "CHUNKED_TILE", "CHUNKED_TILES",
            "MAX_NARROW_WORDS", "MAX_NARROW_STORES", "NARROW_TILE_USE", "CHUNKED_MIN_ROWS", "SKINNY_EXTENT", "SKINNY_TILE_BYTES",
            "SKINNY_CTAS_PER_SM", "SKINNY_DRAM_WARPS", "SKINNY_MISALIGNED_RUN_BYTES", "SKINNY_SHORT_RUN_BYTES", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
-           "skinny_tile", "realigned_rows_kernel", "REALIGNED_ROWS_WARPS", "REALIGNED_ROWS_CHUNKS", "REALIGNED_SPAN_CHUNKS", "L2_NARROW_CTAS", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
+           "skinny_tile", "realigned_rows_kernel", "REALIGNED_ROWS_WARPS", "REALIGNED_ROWS_CHUNKS", "REALIGNED_SPAN_CHUNKS", "L2_NARROW_CTAS", "L2_TINY_ELEMENT_BYTES", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS", "TINY_TILE", "KERNEL_KINDS", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
            "H100_L2_BYTES"]
@@ -111,6 +111,13 @@ _SM_CTAS = 32
 #: Tiles per SM a narrow-vector problem in L2 takes at least (``choose_narrow_tile``): latency-bound, it wants
 #: many CTAs more than long runs.
 L2_NARROW_CTAS = 4
+#: Element sizes whose problems of vectors under 16 bytes within the L2 take ``TINY_TILE`` where no tile of the
+#: narrow list gives ``L2_NARROW_CTAS`` tiles an SM (``choose_narrow_tile``; others only where the list leaves SMs
+#: without a tile).
+#: 8-byte elements' list is one 64 x 64 tile of 8 warps: the tiny tile ran 1.035-1.32x it on all 18 such fp64
+#: problems of two draws of 0.25-24 MiB, where fp32 (22) and 16-bit (7) were even, 0.90-1.22x
+#: (``benchmarks/results/narrow_small.md``).
+L2_TINY_ELEMENT_BYTES = (8,)
 #: Whether the cast-transpose's tile choice from DRAM (``choose_tile``'s rule 4) takes the smaller of tiles with as
 #: many bytes in flight: 64 x 128 of 4 warps over 128 x 128 of 8, 0.5-2.7% faster on 8 aligned casts of 12 to 72 MiB
 #: from DRAM (``benchmarks/results/cast_tiles_aligned.md``; a CTA converts, reduces the amax and stores twice, so
@@ -479,7 +486,9 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
     """The tile of ``candidates`` (narrow vectors, tallest first) for ``batch`` matrices of ``rows x cols``: the
     tallest of ``choose_tile``'s rule 1 whose grid gives every SM of ``device`` a tile (``L2_NARROW_CTAS`` tiles
     when the input and output fit in L2 together, or ``l2_ctas``; ``element_traffic`` as ``choose_tile``'s), else
-    the one of most tiles, or ``TINY_TILE`` of the same vectors where even that one leaves SMs without a tile. A row of
+    the one of most tiles, or ``TINY_TILE`` of the same vectors where even that one leaves SMs without a tile (within
+    the L2, vectors under 16 bytes of the element sizes of ``L2_TINY_ELEMENT_BYTES``: where it falls short of
+    ``L2_NARROW_CTAS``). A row of
     ``B`` that starts inside a sector ends each tile's run of it in two sectors shared with the neighbouring tiles:
     taller tiles make longer runs and fewer shared sectors.
 
@@ -492,7 +501,9 @@ def choose_narrow_tile(candidates: list[TileConfig], rows: int, cols: int, batch
         if c.tiles(rows, cols) * batch >= least:
             return c
     most = max(usable, key=lambda c: c.tiles(rows, cols))
-    if most.tiles(rows, cols) * batch >= device.multiprocessors:
+    narrow = min(most.src_vector, most.dst_vector) * most.element_bytes < MAX_VECTOR_BYTES
+    if most.tiles(rows, cols) * batch >= device.multiprocessors and not (
+            resident and narrow and most.element_bytes in L2_TINY_ELEMENT_BYTES):
         return most
     tiny = dataclasses.replace(most, rows=TINY_TILE[0], cols=TINY_TILE[1], warps=TINY_TILE[2], block=1)
     try:
