@@ -81,23 +81,9 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
     return out
 
 
-def _tile(items) -> str:
-    from linear_layouts.ops.launches import Launch
-
-    kernel = next(i.kernel for i in items if isinstance(i, Launch))
-    return f"{kernel.tile_rows}x{kernel.tile_cols}/{kernel.threads // 32}w"
-
-
 def prepare(seed: int, count: int, jobs: int) -> None:
-    from linear_layouts.ops.kernels import GridShape
-
-    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
-    BUILD.joinpath("cache").mkdir(parents=True, mode=0o700, exist_ok=True)
-    sources = ops_cases.launch_sources(
-        items for shape, dims, dtype in cases(seed, count)
-        for items in contenders(shape, dims, ops_cases.ITEMSIZE[dtype], 1 << 30, 2 << 30, device).values())
-    n, seconds = ops_cases.compile_sources(sources, "sm_90", jobs)
-    print(f"prepared {n} kernels for sm_90 in {seconds:.0f} s")
+    ops_cases.compile_contenders(contenders, [(shape, dims, ops_cases.ITEMSIZE[dtype]) for shape, dims, dtype in
+                                              cases(seed, count)], BUILD / "cache", jobs)
 
 
 def _time(fn) -> float:
@@ -107,24 +93,7 @@ def _time(fn) -> float:
 
 
 def bench_case(shape, dims, dtype: str, device, copy_tbs: float) -> dict:
-    import torch
-
-    w = ops_cases.ITEMSIZE[dtype]
-    x = ops_cases.random_tensor(shape, dtype)
-    expected = x.permute(dims).contiguous()
-    out = torch.empty_like(expected)
-    row = dict(shape=list(shape), dims=list(dims), dtype=dtype, mib=round(x.numel() * w / 2**20, 2), kernels={})
-    fns = {}
-    for label, items in contenders(shape, dims, w, x.data_ptr(), out.data_ptr(), device).items():
-        run = ops_cases.runner(items)
-        out.view(torch.uint8).fill_(0xAB)
-        run()
-        torch.cuda.synchronize()
-        fns[label] = run
-        row["kernels"][label] = dict(correct=bool(torch.equal(out.view(torch.uint8), expected.view(torch.uint8))),
-                                     tile=_tile(items))
-    ops_cases.time_with_peers(_time, fns, x, dims, x.numel() * w, copy_tbs, row["kernels"])
-    return row
+    return ops_cases.bench_permutation(shape, dims, dtype, contenders, device, copy_tbs, _time, ops_cases.launched_tile)
 
 
 def run(seed: int, count: int, out: Path) -> None:

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
            "sweep_cases", "sanitize_cases", "byte_tile_cases", "device_run_setup", "GPU_BYTES", "GPU_BYTES_OFFSETS", "GPU_BYTES_FORCED",
            "GPU_BYTE_TILES", "kernel_sources", "precompile", "tile_alternatives", "runner", "random_tensor",
-           "checked_runner", "compile_contenders", "permute_buffers", "cast_buffers", "checked_cast_runner", "run_cases", "bench_permutation", "SMS", "L2_BYTES", "LARGE_BYTES"]
+           "checked_runner", "compile_contenders", "launched_tile", "permute_buffers", "cast_buffers", "checked_cast_runner", "run_cases", "bench_permutation", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
 #: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
 SMS = 132
@@ -318,6 +318,16 @@ def bench_permutation(shape, dims, dtype: str, contenders, device, copy_tbs: flo
         row["kernels"][label] = dict(correct=correct, **describe(items))
     time_with_peers(time, fns, x, dims, numel * w, copy_tbs, row["kernels"])
     return row
+
+
+def launched_tile(items) -> dict:
+    """``bench_permutation``'s ``describe`` for tiled launches: the tile of the first kernel of ``items``
+    (``"RxC/Ww"``) and the CTAs of all of them."""
+    from linear_layouts.ops.launches import Launch
+
+    launched = [i for i in items if isinstance(i, Launch)]
+    kernel = launched[0].kernel
+    return dict(tile=f"{kernel.tile_rows}x{kernel.tile_cols}/{kernel.threads // 32}w", ctas=sum(i.ctas for i in launched))
 
 
 def run_cases(groups, modules=("torch", "numpy")) -> tuple[dict, float, list]:
