@@ -115,8 +115,8 @@ L2_NARROW_CTAS = 4
 #: narrow list gives ``L2_NARROW_CTAS`` tiles an SM (``choose_narrow_tile``; others only where the list leaves SMs
 #: without a tile).
 #: 8-byte elements' list is one 64 x 64 tile of 8 warps: the tiny tile ran 1.035-1.32x it on all 18 such fp64
-#: problems of two draws of 0.25-24 MiB, where fp32 (22) and 16-bit (7) were even, 0.90-1.22x
-#: (``benchmarks/results/narrow_small.md``).
+#: problems of two draws of 0.25-24 MiB, where fp32 (22) and 16-bit (7) were even, 0.90-1.22x; held out on 35 more
+#: fp64 problems, 1.107x and 1.125x in geomean (``benchmarks/results/narrow_small.md``).
 L2_TINY_ELEMENT_BYTES = (8,)
 #: Whether the cast-transpose's tile choice from DRAM (``choose_tile``'s rule 4) takes the smaller of tiles with as
 #: many bytes in flight: 64 x 128 of 4 warps over 128 x 128 of 8, 0.5-2.7% faster on 8 aligned casts of 12 to 72 MiB
