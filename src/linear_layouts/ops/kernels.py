@@ -153,7 +153,8 @@ SKINNY_DRAM_WARPS = 8
 #: a 16-byte chunk the next tile shares); such a tile takes ``SKINNY_DRAM_WARPS`` warps too. Chosen on the skinny
 #: held-out runs of seeds 101-123 (21 such cases: 1024-byte runs of 8 warps 1.11x the 256-byte tile in geomean,
 #: 0.95-1.30x; 512-byte runs 1.06-1.08x; 2048 1.05x; problems in L2 and single-byte elements slower; rows 16-byte
-#: aligned 0.99-1.01x); held out on two new draws of 16, 1.09x and 1.10x (0.92-1.26x): ``benchmarks/results/skinny_runs.md``.
+#: aligned 0.99-1.01x); held out on two new draws of 16, 1.09x and 1.10x (0.92-1.26x):
+#: ``benchmarks/results/skinny_runs.md``.
 SKINNY_MISALIGNED_RUN_BYTES = 1024
 #: Runs along ``B``'s rows below which ``SKINNY_MISALIGNED_RUN_BYTES`` applies (512-byte runs, matrices of 9-16
 #: columns, gained 1.01x from 1024).
