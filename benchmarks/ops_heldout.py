@@ -133,11 +133,12 @@ def cases(seed: int, draw_settings: Draw = Draw()) -> list[tuple[str, tuple[int,
     out: list = []
     want = {"large": draw_settings.large, "small": draw_settings.small}
     draw = _draw_skinny if skinny else _draw
+    pool = DTYPES if set(draw_settings.dtypes) <= set(DTYPES) else ALL_DTYPES
     for _ in range(MAX_DRAWS):
         if not (want["large"] or want["small"]):
             return out
         kind, shape, dims = draw(rng)
-        dtype = rng.choice(DTYPES if set(draw_settings.dtypes) <= set(DTYPES) else ALL_DTYPES)
+        dtype = rng.choice(pool)
         if dtype not in draw_settings.dtypes or (draw_settings.kinds and kind not in draw_settings.kinds):
             continue
         nbytes = math.prod(shape) * ops_cases.ITEMSIZE[dtype]
