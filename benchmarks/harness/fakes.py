@@ -61,9 +61,9 @@ class FakeTorchTensor:
         self.is_cuda = True
         self.requires_grad = False
         self.device = _Device(device)
-        expected, self._contiguous = 1, True
+        expected, self._contiguous = 1, True  # an empty tensor is contiguous at any strides, as in PyTorch
         for size, stride in zip(reversed(self.shape), reversed(self._strides)):
-            if size != 1 and stride != expected:
+            if size != 1 and stride != expected and 0 not in self.shape:
                 self._contiguous = False
             expected *= size
 

@@ -74,14 +74,64 @@ def test_one_plan_per_call_signature(monkeypatch):
 
 
 def test_copies_and_empty_tensors(monkeypatch):
+    """An identity in memory copies with ``copy=True`` or ``out=`` (the driver's copy under 2 MiB); an empty
+    tensor launches nothing either way."""
     cuda = FakeCuda()
     install(monkeypatch, cuda)
     x = FakeTorchTensor((8, 1, 4, 6), 4)
-    y = ops.permute(x, (1, 0, 2, 3))
+    y = ops.permute(x, (1, 0, 2, 3), copy=True)
+    assert y.shape == (1, 8, 4, 6) and y.data_ptr() != x.data_ptr()
     assert permute_launches(x.shape, (1, 0, 2, 3), 4, x.data_ptr(), y.data_ptr(), 132) == [
         Copy(y.data_ptr(), x.data_ptr(), 768)]
     assert cuda.copies == [(y.data_ptr(), x.data_ptr(), 768, 0x5000)] and not cuda.launches
-    assert ops.transpose(FakeTorchTensor((0, 5), 2)).shape == (5, 0) and len(cuda.copies) == 1
+    out = FakeTorchTensor((1, 8, 4, 6), 4)
+    assert ops.permute(x, (1, 0, 2, 3), out=out) is out and cuda.copies[-1][:2] == (out.data_ptr(), x.data_ptr())
+    assert ops.transpose(FakeTorchTensor((0, 5), 2), copy=True).shape == (5, 0) and len(cuda.copies) == 2
+    assert not cuda.launches
+
+
+@pytest.mark.parametrize("shape, strides, dims", [
+    ((8, 1, 4, 6), None, (1, 0, 2, 3)),     # a size-1 dim moved: [B, S, 1, D] -> [B, 1, S, D]
+    ((1, 300), None, (1, 0)),               # a row vector transposed
+    ((6, 4), (1, 6), (1, 0)),               # w.t() transposed back: w itself
+    ((2, 3, 5), (15, 1, 3), (0, 2, 1)),     # a permuted view put back in memory order
+    ((0, 5), None, (1, 0)),                 # empty
+    ((7, 1), (1, 9), (1, 0)),               # a size-1 dim of any stride
+])
+@pytest.mark.parametrize("itemsize", [2, 16])  # the fast path, the general one (16-byte elements)
+def test_a_contiguous_permuted_view_is_returned_itself(monkeypatch, shape, strides, dims, itemsize):
+    """Where ``x.permute(dims)`` is contiguous already, ``permute`` returns it, sharing ``x``'s memory, as PyTorch's
+    ``.contiguous()`` does: no launch, no copy, nothing allocated; ``transpose`` alike."""
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    x = FakeTorchTensor(shape, itemsize, strides=strides)
+    for y in (ops.permute(x, dims), ops.permute(x, list(dims), copy=False)):
+        assert y.shape == tuple(shape[d] for d in dims) and y.data_ptr() == x.data_ptr() and y.is_contiguous()
+    if len(shape) == 2:
+        assert ops.transpose(x).data_ptr() == x.data_ptr()
+    assert not cuda.launches and not cuda.copies
+    if 0 not in shape and itemsize != 16:  # (the general path allocates by PyTorch itself)
+        assert ops.permute(x, dims, copy=True).data_ptr() != x.data_ptr()
+        assert len(cuda.launches) + len(cuda.copies) == 1
+
+
+def test_a_permuted_view_that_is_not_contiguous_is_moved(monkeypatch):
+    """The view is returned only where it is contiguous: a transpose of a matrix of two or more rows and
+    columns, or a view with gaps put back in order (its gaps squeezed out), is a new tensor."""
+    install(monkeypatch, FakeCuda())
+    for shape, strides, dims in (((2, 3), None, (1, 0)), ((4, 6), (12, 1), (0, 1)), ((3, 1, 2), None, (2, 1, 0))):
+        x = FakeTorchTensor(shape, 4, strides=strides)
+        plan = dispatch.call_plan(shape, 4, dims, 0, 0, None if x.is_contiguous() else strides)
+        assert not plan.view and (plan.launches or plan.framework)
+
+
+def test_copy_must_be_a_bool(monkeypatch):
+    install(monkeypatch, FakeCuda())
+    for bad in (1, None, "yes"):
+        with pytest.raises(LayoutError, match="copy: must be True or False"):
+            ops.permute(FakeTorchTensor((4, 6), 4), (1, 0), copy=bad)
+    with pytest.raises(LayoutError, match="copy: must be True or False"):
+        ops.transpose(FakeTorchTensor((4, 6), 4), copy=0)
 
 
 def test_the_kernels_context_is_made_current(monkeypatch):

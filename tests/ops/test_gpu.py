@@ -98,12 +98,13 @@ def test_identity_in_memory_copies_by_the_copy_kernel(cuda_gpu, offset):
     around it untouched."""
     n = 3 * 1048583  # 3 MiB and 21 bytes
     x = _random((offset + n,), "uint8")[offset:].view(3, 1, 1048583)
-    assert _same(ops.permute(x, (1, 0, 2)), x.permute(1, 0, 2).contiguous())
+    y = ops.permute(x, (1, 0, 2), copy=True)
+    assert _same(y, x.permute(1, 0, 2).contiguous()) and y.data_ptr() != x.data_ptr()
     out = torch.zeros(n + 64, dtype=torch.uint8, device="cuda")
     ops.permute(x, (1, 0, 2), out=out[16:16 + n].view(1, 3, 1048583))
     assert torch.equal(out[16:16 + n], x.reshape(-1)) and not out[:16].any() and not out[16 + n:].any()
     wide = _random((5, 1, 299999), "float32")  # 5.7 MiB of 4-byte elements: 16-byte vectors and a tail
-    assert _same(ops.permute(wide, (1, 0, 2)), wide.permute(1, 0, 2).contiguous())
+    assert _same(ops.permute(wide, (1, 0, 2), copy=True), wide.permute(1, 0, 2).contiguous())
 
 
 def test_cupy_arrays(cuda_gpu):

@@ -10,7 +10,9 @@
 Inputs are CUDA tensors of PyTorch, CuPy, or anything CuPy reads through DLPack or ``__cuda_array_interface__``
 (returned as CuPy arrays): contiguous, or for ``permute`` / ``transpose`` any view of non-negative strides (a
 transposed weight, a slice, ``q`` of a fused ``qkv``: read at its strides). Outputs are new tensors of the same
-framework or the ``out=`` tensors given; kernels run on the framework's current stream. Bad arguments raise
+framework or the ``out=`` tensors given (``permute`` and ``transpose`` return the permuted view itself where it is
+contiguous already, as ``.contiguous()`` does; ``copy=True``: a new tensor always); kernels run on the framework's
+current stream. Bad arguments raise
 ``LayoutError`` naming the argument. Neither PyTorch nor CuPy is imported until a call needs it; launching needs
 neither (the CUDA driver, through ``ctypes``): PyTorch alone is enough.
 

@@ -82,9 +82,12 @@ def _output(x: Tensor, out: Any, shape: tuple[int, ...], argument: str, dtype: A
     return o
 
 
-def permute(x: Any, dims, out: Any = None) -> Any:
-    """``x.permute(dims)``, materialized: a new contiguous tensor (or ``out``) with ``out[i_{dims[0]}, ...,
-    i_{dims[r-1]}] = x[i_0, ..., i_{r-1}]``, in ``x``'s framework, on its device and current stream.
+def permute(x: Any, dims, out: Any = None, *, copy: bool = False) -> Any:
+    """``x.permute(dims).contiguous()``: a new contiguous tensor (or ``out``) with ``out[i_{dims[0]}, ...,
+    i_{dims[r-1]}] = x[i_0, ..., i_{r-1}]``, in ``x``'s framework, on its device and current stream. Where the
+    permuted view is contiguous already (a permutation of size-1 dims, ``w.t()`` transposed back, an empty
+    tensor) it is returned itself, sharing ``x``'s memory, as ``.contiguous()`` returns it; ``copy=True`` returns
+    a new tensor always.
 
     ``x``: a CUDA tensor (PyTorch, CuPy, DLPack) of any shape and rank and of 1-, 2-, 4-, 8- or 16-byte
     elements: contiguous, a permuted view of a contiguous one (``w.t()``, channels-last) or any view with gaps or
@@ -100,18 +103,21 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     A PyTorch ``x`` that requires grad (grad mode on) is differentiated: the gradient goes back through the
     inverse permutation (``ops.autograd``); ``out=`` is then refused, as PyTorch refuses it.
 
-    Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``."""
+    Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``; ``permute(k,
+    (0, 2, 1, 3))`` of multi-query attention's ``[B, S, 1, D]`` is ``k``'s view ``[B, 1, S, D]``, no copy."""
     if type(dims) is not tuple and type(dims) is not list and dims is not None:
         try:  # an iterator is read once, here: the fast path may read it and hand the call on
             dims = tuple(dims)
         except TypeError:
             pass  # not iterable: normalize_dims says so
     if type(x).__module__ == "torch" and dims is not None:  # None is the fast path's transpose: refused below
-        y = _dispatch.torch_permute(x, dims, out)
+        y = _dispatch.torch_permute(x, dims, out, copy)
         if y is not None:
             return y
     t = _input(x, strided=True)
     dims = normalize_dims(dims, len(t.shape))
+    if _returns_view(t, dims, out, copy):
+        return _view(t, dims)
     if _autograd.tracks(x):
         return _autograd.permute(x, dims, out)
     shape = tuple(t.shape[d] for d in dims)
@@ -120,13 +126,13 @@ def permute(x: Any, dims, out: Any = None) -> Any:
     return o.value
 
 
-def transpose(x: Any, out: Any = None) -> Any:
+def transpose(x: Any, out: Any = None, *, copy: bool = False) -> Any:
     """The last two dims of ``x`` swapped, materialized (``x.transpose(-2, -1).contiguous()``), batched over
-    the others; ``x`` and ``out`` as in ``permute``.
+    the others; ``x``, ``out`` and ``copy`` as in ``permute``.
 
     Example: ``transpose(w)`` of a ``4096 x 11008`` bf16 weight is its ``11008 x 4096`` transpose."""
     if type(x).__module__ == "torch":
-        y = _dispatch.torch_permute(x, None, out)
+        y = _dispatch.torch_permute(x, None, out, copy)
         if y is not None:
             return y
     t = _input(x, strided=True)
@@ -134,11 +140,31 @@ def transpose(x: Any, out: Any = None) -> Any:
     if r < 2:
         raise LayoutError(f"x: transpose swaps the last two dims; x has {r}")
     dims = tuple(range(r - 2)) + (r - 1, r - 2)
+    if _returns_view(t, dims, out, copy):
+        return _view(t, dims)
     if _autograd.tracks(x):
         return _autograd.permute(x, dims, out)
     o = _output(t, out, tuple(t.shape[d] for d in dims), "out", strided=True)
     _permute(t, o, dims)
     return o.value
+
+
+def _returns_view(x: Tensor, dims: tuple[int, ...], out: Any, copy: Any) -> bool:
+    """Whether ``permute`` returns ``x``'s permuted view itself: no ``out=``, no ``copy``, and the view contiguous
+    (``tensors.is_contiguous``: as PyTorch's ``.contiguous()`` and CuPy's ``ascontiguousarray`` find it)."""
+    if not isinstance(copy, (bool, np.bool_)):
+        raise LayoutError(f"copy: must be True or False, got {quote(copy)}")
+    if out is not None or copy:
+        return False
+    return is_contiguous(dataclasses.replace(x, shape=tuple(x.shape[d] for d in dims),
+                                             strides=tuple(x.strides[d] for d in dims)))
+
+
+def _view(x: Tensor, dims: tuple[int, ...]) -> Any:
+    """``x``'s view permuted by ``dims``, in its framework (autograd records a PyTorch one as its own permute)."""
+    if x.framework == "torch":
+        return x.value.permute(*dims) if dims else x.value
+    return x.value.transpose(dims)
 
 
 def _fp8(dtype: Any) -> str:

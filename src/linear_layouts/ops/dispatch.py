@@ -38,7 +38,8 @@ _ITEMSIZES = (1, 2, 4, 8)
 class CallPlan:
     """What a call of one signature launches: ``launches`` (each a ``PreparedLaunch``, its arguments after
     the two pointers, and the byte offsets added to them), or a copy of ``copy_bytes`` (a reduced
-    permutation that is the identity); ``nbytes`` of the output, ``src_bytes`` the input spans from its
+    permutation that is the identity; ``view``: the permuted view is contiguous, which ``permute`` returns itself
+    unless asked for a copy, as ``.contiguous()`` does); ``nbytes`` of the output, ``src_bytes`` the input spans from its
     first element (``nbytes`` for a dense input; more for a view with gaps). A view gathered first
     (``launches.gathers``): ``launches`` write a new tensor of ``scratch_shape``, which ``then`` permutes into
     the output; one the framework's copy moves (``launches.framework_gathers``): ``framework``, nothing else."""
@@ -51,6 +52,7 @@ class CallPlan:
     scratch_shape: tuple[int, ...] = ()
     then: CallPlan | None = None
     framework: bool = False
+    view: bool = False
 
 
 def _prepared(launches, device: int, follows_ours: bool = False
@@ -96,7 +98,7 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
     launches, nbytes = permute_template(memory_shape, memory_dims, itemsize, src_alignment, 0,
                                         _launch.grid_shape(device), strides=memory_strides)
     if not launches:
-        return CallPlan(out_shape, nbytes, (), nbytes, src_bytes)
+        return CallPlan(out_shape, nbytes, (), nbytes, src_bytes, view=True)
     return CallPlan(out_shape, nbytes, _prepared(launches, device, follows_ours), 0, src_bytes)
 
 
@@ -127,10 +129,12 @@ def _takes(out: Any, x: Any, device: int, shape: tuple[int, ...]) -> bool:
         return False
 
 
-def torch_permute(x: Any, dims: Any, out: Any) -> Any:
-    """``ops.permute(x, dims, out)`` of a PyTorch tensor by its call plan, or None where the fast path does not
-    take the call (``dims`` None: ``transpose``; dims other than Python ints are ``normalize_dims``' first; a
-    tensor that requires grad: ``ops.autograd`` decides)."""
+def torch_permute(x: Any, dims: Any, out: Any, copy: Any = False) -> Any:
+    """``ops.permute(x, dims, out, copy=copy)`` of a PyTorch tensor by its call plan, or None where the fast path
+    does not take the call (``dims`` None: ``transpose``; dims other than Python ints are ``normalize_dims``' first;
+    a tensor that requires grad: ``ops.autograd`` decides; ``copy`` not a bool: the general path says so)."""
+    if copy is not False and copy is not True:
+        return None
     try:
         if not x.is_cuda or x.is_conj() or x.is_neg():
             return None
@@ -163,6 +167,8 @@ def torch_permute(x: Any, dims: Any, out: Any) -> Any:
     if plan is None:
         return None
     if out is None:
+        if plan.view and not copy:  # contiguous already: .contiguous() returns the view itself
+            return x.permute(*dims) if dims else x
         out = x.new_empty(plan.out_shape)
     elif not _takes(out, x, device, plan.out_shape):
         return None

@@ -80,7 +80,9 @@ class PermuteSummary:
             what = ("a transpose of" if self.problem == PermuteKind.TRANSPOSE.value else "a move of rows:") + \
                 f" {self.rows} x {self.cols}" + (f", batch {self.batch}" if self.batch > 1 else "")
         else:
-            what = {PermuteKind.EMPTY.value: "nothing to move", PermuteKind.COPY.value: "a copy"}[self.problem]
+            what = {PermuteKind.EMPTY.value: "nothing to move",
+                    PermuteKind.COPY.value: "an identity in memory, so permute returns x's view (a copy below only "
+                                            "with out= or copy=True)"}[self.problem]
         head = (f"permute {self.shape} by {self.dims}, {self.dtype} on {self.device.multiprocessors} SMs, "
                 f"{self.device.l2_bytes / (1 << 20):g} MiB L2: {what} ({_size(self.nbytes)} each way)")
         return "\n".join([head] + [f"  {launch}" for launch in self.launches])

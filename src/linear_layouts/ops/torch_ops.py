@@ -36,7 +36,7 @@ def register() -> Any:
 
     @torch.library.custom_op("linear_layouts::permute", mutates_args=(), device_types="cuda")
     def permute(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
-        return api.permute(x.detach().contiguous(), tuple(dims))
+        return api.permute(x.detach().contiguous(), tuple(dims), copy=True)  # an op's output is new
 
     @permute.register_fake
     def _(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
@@ -53,7 +53,7 @@ def register() -> Any:
 
     @torch.library.custom_op("linear_layouts::transpose", mutates_args=(), device_types="cuda")
     def transpose(x: torch.Tensor) -> torch.Tensor:
-        return api.transpose(x.detach().contiguous())
+        return api.transpose(x.detach().contiguous(), copy=True)
 
     @transpose.register_fake
     def _(x: torch.Tensor) -> torch.Tensor:
