@@ -14,7 +14,8 @@ contender of a case timed together (``harness.timing.time_together``, CUDA graph
     PYTHONPATH=src python3 benchmarks/interleave_bench.py --out DIR        # device: interleave.{json,md}
 
 ``--set odd`` takes only ``ODD_CASES`` (planes and matrices whose long side is no whole number of vectors), ``--set
-aligned`` only ``CASES``; the default both.
+aligned`` only ``CASES``; the default both. ``--set small --seed N`` draws small problems the kernel takes
+(``small_cases``), written as ``interleave_small_N.{json,md}``.
 
 ``prepare`` compiles every kernel into ``benchmarks/build/interleave/cache`` (the package's kernel cache,
 ``LINEAR_LAYOUTS_CACHE``); the device run loads them from there. Bandwidth counts the bytes read and written.
@@ -96,21 +97,75 @@ WIDE_CASES = (
 #: ``--set`` -> cases.
 SETS = {"all": CASES + ODD_CASES, "aligned": CASES, "odd": ODD_CASES, "short": SHORT_CASES, "wide": WIDE_CASES}
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+#: ``INTERLEAVE_MIN_CTAS_PER_SM`` and ``INTERLEAVE_ANY_MIN_BYTES`` before the small problems' rules: the
+#: ``interleave`` contender, and what ``small_cases`` draws from whatever they are now.
+INTERLEAVE_BEFORE = (0, 2 << 20)
+#: ``--set small``: problems the interleave kernel takes drawn from ``--seed``, of ``SMALL_BYTES`` (launch-bound:
+#: a grid of a few CTAs an SM or fewer), ``SMALL_COUNT`` of them.
+SMALL_BYTES = (32 << 10, 4 << 20)
+SMALL_COUNT = 32
+
+
+def small_cases(seed: int, count: int = SMALL_COUNT, size: tuple[int, int] = SMALL_BYTES, form: str = "") -> list[tuple]:
+    """``count`` ``(shape, dims, dtype)`` drawn from ``seed``: NHWC <-> NCHW of ``k`` channels, ``[N, k]`` and
+    ``[k, N]`` matrices and batches of ``[n, k]`` ones, ``k`` from 2 to the most ``launches.interleaves`` admits for
+    the element size, of log-uniform size within ``size`` bytes; only those the ``interleave`` contender takes (the
+    draws stay the same whatever the rules of ``launches`` are now), and with ``form="any"`` only
+    its form at any offset (``_any``), with ``"aligned"`` only the other."""
+    import math
+    import random
+
+    from linear_layouts.ops.kernels import GridShape
+
+    rng = random.Random(seed)
+    device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
+    out: list[tuple] = []
+    while len(out) < count:
+        dtype = rng.choice(tuple(ITEMSIZE))
+        w = ITEMSIZE[dtype]
+        k = rng.randint(2, max(2, (32 if w == 1 else 16) // w))
+        elements = int(2 ** rng.uniform(math.log2(size[0]), math.log2(size[1]))) // w
+        kind = rng.choice(("NHWC->NCHW", "NCHW->NHWC", "[N, k]", "[k, N]", "batched"))
+        if kind in ("NHWC->NCHW", "NCHW->NHWC"):
+            batch = rng.choice((1, 2, 4, 8, 16, 32, 64, 128, 256))
+            side = math.isqrt(elements // (batch * k))
+            if side < 4:
+                continue
+            shape, dims = (((batch, side, side, k), (0, 3, 1, 2)) if kind == "NHWC->NCHW" else
+                           ((batch, k, side, side), (0, 2, 3, 1)))
+        elif kind == "batched":
+            batch = rng.randint(2, 64)
+            shape, dims = (batch, max(1, elements // (batch * k)), k), (0, 2, 1)
+        else:
+            shape = (elements // k, k) if kind == "[N, k]" else (k, elements // k)
+            dims = (1, 0)
+        nbytes = math.prod(shape) * w
+        if not size[0] <= nbytes <= size[1]:
+            continue
+        kernels = [item.kernel.name for item in contenders(shape, dims, w, ops_cases._BASE, ops_cases._OTHER,
+                                                            device)["interleave"] if hasattr(item, "kernel")]
+        if kernels and "interleave" in kernels[0] and form != ("aligned" if kernels[0].endswith("_any") else "any"):
+            out.append((shape, dims, dtype))
+    return out
 #: Launches per CUDA graph and graph replays per median.
 LAUNCHES, REPEATS = 20, 5
 
 
 def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
-    """``{label: launches}`` of one case at addresses ``src``, ``dst``: ``ops`` and ``ops`` without the interleave
-    kernel."""
+    """``{label: launches}`` of one case at addresses ``src``, ``dst``: ``ops``, ``ops`` without the interleave
+    kernel, and ``interleave``: the kernel as it was taken before the grid and size rules of its small problems
+    (``INTERLEAVE_BEFORE``: at any grid, its form at any offset from 2 MiB)."""
     from linear_layouts.ops import launches
 
     out = {"ops": launches.permute_launches(shape, dims, w, src, dst, device)}
-    default, launches.INTERLEAVE = launches.INTERLEAVE, False
+    default = launches.INTERLEAVE, launches.INTERLEAVE_MIN_CTAS_PER_SM, launches.INTERLEAVE_ANY_MIN_BYTES
     try:
+        launches.INTERLEAVE_MIN_CTAS_PER_SM, launches.INTERLEAVE_ANY_MIN_BYTES = INTERLEAVE_BEFORE
+        out["interleave"] = launches.permute_launches(shape, dims, w, src, dst, device)
+        launches.INTERLEAVE = False
         out["ops (skinny tiles)"] = launches.permute_launches(shape, dims, w, src, dst, device)
     finally:
-        launches.INTERLEAVE = default
+        launches.INTERLEAVE, launches.INTERLEAVE_MIN_CTAS_PER_SM, launches.INTERLEAVE_ANY_MIN_BYTES = default
     return out
 
 
@@ -172,7 +227,7 @@ def markdown(env: dict, copy_tbs: float, rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(out: Path, cases=SETS["all"]) -> None:
+def run(out: Path, cases=SETS["all"], name: str = "interleave") -> None:
     import torch
     from harness.environment import environment
 
@@ -191,9 +246,9 @@ def run(out: Path, cases=SETS["all"]) -> None:
         torch.cuda.empty_cache()
     env["seconds"] = round(time.time() - start, 1)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "interleave.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows), indent=1))
-    (out / "interleave.md").write_text(markdown(env, copy_tbs, rows))
-    print((out / "interleave.md").read_text())
+    (out / f"{name}.json").write_text(json.dumps(dict(environment=env, copy_tbs=copy_tbs, cases=rows), indent=1))
+    (out / f"{name}.md").write_text(markdown(env, copy_tbs, rows))
+    print((out / f"{name}.md").read_text())
 
 
 def main() -> None:
@@ -201,12 +256,21 @@ def main() -> None:
     parser.add_argument("--mode", choices=("prepare", "run"), default="run")
     parser.add_argument("--out", type=Path, default=Path("interleave_out"))
     parser.add_argument("--jobs", type=int, default=2, help="nvcc processes at a time (prepare)")
-    parser.add_argument("--set", choices=tuple(SETS), default="all", help="which cases (module doc)")
+    parser.add_argument("--set", choices=tuple(SETS) + ("small",), default="all", help="which cases (module doc)")
+    parser.add_argument("--seed", type=int, default=1, help="--set small: the draw's seed")
+    parser.add_argument("--mib", type=float, nargs=2, metavar=("LO", "HI"), help="--set small: sizes (0.03125 4)")
+    parser.add_argument("--form", choices=("", "any", "aligned"), default="", help="--set small: the kernel's form")
     args = parser.parse_args()
+    size = tuple(int(m * (1 << 20)) for m in args.mib) if args.mib else SMALL_BYTES
+    cases = small_cases(args.seed, size=size, form=args.form) if args.set == "small" else SETS[args.set]
+    name = "interleave"
+    if args.set == "small":
+        name = f"interleave_small_{args.seed}" + (f"_{args.form}" if args.form else "") + (
+            f"_{args.mib[0]:g}-{args.mib[1]:g}mib" if args.mib else "")
     if args.mode == "prepare":
-        prepare(args.jobs, SETS[args.set])
+        prepare(args.jobs, cases)
     else:
-        run(args.out, SETS[args.set])
+        run(args.out, cases, name)
 
 
 if __name__ == "__main__":

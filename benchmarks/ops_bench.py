@@ -309,7 +309,7 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, s
         if best:
             row.update(triton_us=best_us, triton_tile=best)
     if not row["large"]:
-        host = _host_us({"ours": ours, "eager": lambda: x.permute(dims).contiguous()})
+        host = _host_us({"ours": contenders["ours"], "eager": lambda: x.permute(dims).contiguous()})
         row["ours_host_us"], row["eager_host_us"] = host["ours"], host["eager"]
     return row
 

@@ -97,6 +97,8 @@ def test_copies_and_empty_tensors(monkeypatch):
     ((2, 3, 5), (15, 1, 3), (0, 2, 1)),     # a permuted view put back in memory order
     ((0, 5), None, (1, 0)),                 # empty
     ((7, 1), (1, 9), (1, 0)),               # a size-1 dim of any stride
+    ((1, 1183824), None, (1, 0)),           # from 2 MiB, where a copy would be our copy kernel
+    ((3, 1, 1048583), None, (1, 0, 2)),
 ])
 @pytest.mark.parametrize("itemsize", [2, 16])  # the fast path, the general one (16-byte elements)
 def test_a_contiguous_permuted_view_is_returned_itself(monkeypatch, shape, strides, dims, itemsize):
@@ -112,6 +114,7 @@ def test_a_contiguous_permuted_view_is_returned_itself(monkeypatch, shape, strid
     assert not cuda.launches and not cuda.copies
     if 0 not in shape and itemsize != 16:  # (the general path allocates by PyTorch itself)
         assert ops.permute(x, dims, copy=True).data_ptr() != x.data_ptr()
+        assert strides is not None or dispatch.in_memory_order(shape, dims)
         assert len(cuda.launches) + len(cuda.copies) == 1
 
 

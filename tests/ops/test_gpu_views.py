@@ -45,6 +45,9 @@ def test_a_view_exactly_where_contiguous_returns_one(cuda_gpu, dtype):
 
 
 def test_transpose_views_copies_out_and_autograd(cuda_gpu):
+    big = torch.randn(1, 1183824, device="cuda", dtype=torch.float16)  # 2.3 MiB: a copy would be our kernel
+    assert ops.transpose(big).data_ptr() == big.data_ptr()
+    assert ops.permute(big.view(1, 1, 1183824), (1, 2, 0)).data_ptr() == big.data_ptr()
     row = torch.randn(1, 4096, device="cuda")
     t = ops.transpose(row)
     assert t.shape == (4096, 1) and t.data_ptr() == row.data_ptr()

@@ -154,13 +154,33 @@ def test_which_transposes_interleave():
 ])
 def test_ops_takes_it(shape, dims, w, monkeypatch):
     """``ops.permute``'s launches (one interleave kernel) run emulated equal ``np.transpose`` (these small batches
-    take the small-block kernel where ``SMALL_BATCHES``: off here)."""
+    take the small-block kernel where ``SMALL_BATCHES``, and their grids of a few tiles the skinny tiles where
+    ``INTERLEAVE_MIN_CTAS_PER_SM``: both off here)."""
     from linear_layouts.ops import launches as ops_launches
     monkeypatch.setattr(ops_launches, "SMALL_BATCHES", False)
+    monkeypatch.setattr(ops_launches, "INTERLEAVE_MIN_CTAS_PER_SM", 0)
     a = _random(shape, w, seed=3)
     launches = permute_launches(shape, dims, w, SRC, DST, GridShape(132))
     assert [type(x) for x in launches] == [Launch] and "interleave" in launches[0].kernel.name
     assert np.array_equal(emulated_permute(a, dims), np.ascontiguousarray(np.transpose(a, dims)))
+
+
+def test_a_grid_of_too_few_tiles_takes_the_skinny_tiles(monkeypatch):
+    """The interleave kernel only where its grid holds ``INTERLEAVE_MIN_CTAS_PER_SM`` tiles an SM: ``[4, 64, 64,
+    2]`` bf16 makes 16 tiles of 1024 x 2, 0.12 for each of 132 SMs (the skinny tiles), on 8 SMs 2 (the kernel);
+    ``[64, 64, 64, 2]``, 256 tiles, takes it on 132."""
+    from linear_layouts.ops import launches
+
+    def name(shape, sms):
+        return permute_launches(shape, (0, 3, 1, 2), 2, SRC, DST, GridShape(sms))[0].kernel.name
+    assert "interleave" not in name((4, 64, 64, 2), 132) and "interleave" in name((4, 64, 64, 2), 8)
+    assert "interleave" in name((64, 64, 64, 2), 132)
+    monkeypatch.setattr(launches, "INTERLEAVE_MIN_CTAS_PER_SM", 0)
+    assert "interleave" in name((4, 64, 64, 2), 132)
+    monkeypatch.setattr(launches, "INTERLEAVE_MIN_CTAS_PER_SM", -1)
+    with pytest.raises(LayoutError, match="INTERLEAVE_MIN_CTAS_PER_SM: must be a number, 0 or more"):
+        name((4, 64, 64, 2), 132)
+
 
 
 def test_off_switch(monkeypatch):
@@ -256,11 +276,12 @@ def test_unaligned_emulated_against_numpy(w, n, deinterleave, long_side, batch, 
 ])
 def test_ops_takes_the_unaligned_form(shape, dims, w, offsets, monkeypatch):
     """``ops.permute`` of odd shapes at misaligned bases: one launch of the ``_any`` kernel, equal to
-    ``np.transpose`` (the size rule ``INTERLEAVE_ANY_MIN_BYTES`` lowered to these emulated sizes; ``SMALL_BATCHES``
-    off: some are batches of small blocks)."""
+    ``np.transpose`` (the size rule ``INTERLEAVE_ANY_MIN_BYTES`` and the grid's ``INTERLEAVE_MIN_CTAS_PER_SM``
+    lowered to these emulated sizes; ``SMALL_BATCHES`` off: some are batches of small blocks)."""
     from linear_layouts.ops import launches as ops_launches
     monkeypatch.setattr(ops_launches, "SMALL_BATCHES", False)
     monkeypatch.setattr(ops_launches, "INTERLEAVE_ANY_MIN_BYTES", 0)
+    monkeypatch.setattr(ops_launches, "INTERLEAVE_MIN_CTAS_PER_SM", 0)
     ops_launches._template.cache_clear()
     a = _random(shape, w, seed=5)
     launches = permute_launches(shape, dims, w, SRC + offsets[0], DST + offsets[1], GridShape(132))
@@ -272,11 +293,13 @@ def test_ops_takes_the_unaligned_form(shape, dims, w, offsets, monkeypatch):
 def test_small_odd_problems_keep_the_tiles():
     """Below ``INTERLEAVE_ANY_MIN_BYTES`` an odd problem keeps the skinny tiles; from it, the ``_any`` form."""
     from linear_layouts.ops.launches import INTERLEAVE_ANY_MIN_BYTES
-    assert INTERLEAVE_ANY_MIN_BYTES == 2 << 20
+    assert INTERLEAVE_ANY_MIN_BYTES == 4 << 20
     assert interleaves(_problem((8, 35, 35, 3), (0, 3, 1, 2), 2), 0, 0) is None
     assert interleaves(_problem((40, 35, 35, 3), (0, 3, 1, 2), 2), 0, 0) is None         # 294000 bytes
-    assert interleaves(_problem((8, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) == (3, True, False)  # 2145624 bytes
-    assert interleaves(_problem((7, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) is None       # 1877421 bytes
+    assert interleaves(_problem((16, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) == (3, True, False)  # 4291248 bytes
+    assert interleaves(_problem((15, 299, 299, 3), (0, 3, 1, 2), 1), 0, 0) is None       # 4023045 bytes
+    assert interleaves(_problem((181355, 15), (1, 0), 1), 0, 0) is None                 # 2.6 MiB: rows of 15 bytes
+    assert interleaves(_problem((362709, 15), (1, 0), 1), 0, 0) == (15, True, False)     # 5.2 MiB
     name = permute_launches((8, 35, 35, 3), (0, 3, 1, 2), 2, SRC, DST, GridShape(132))[0].kernel.name
     assert "interleave" not in name
 

@@ -26,7 +26,7 @@ from linear_layouts.ops.driver import PreparedLaunch, driver
 from linear_layouts.ops.launches import framework_gathers, gathers, permute_template
 from linear_layouts.ops.plan import memory_permutation, normalize_dims
 
-__all__ = ["CallPlan", "call_plan", "torch_permute", "PLANS"]
+__all__ = ["CallPlan", "call_plan", "in_memory_order", "torch_permute", "PLANS"]
 
 #: Call signatures whose plans are kept (least recently used dropped first).
 PLANS = 4096
@@ -97,9 +97,17 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
                             call_plan(memory_shape, itemsize, memory_dims, device, 0, None, True))
     launches, nbytes = permute_template(memory_shape, memory_dims, itemsize, src_alignment, 0,
                                         _launch.grid_shape(device), strides=memory_strides)
+    view = memory_strides is None and in_memory_order(memory_shape, memory_dims)
     if not launches:
-        return CallPlan(out_shape, nbytes, (), nbytes, src_bytes, view=True)
-    return CallPlan(out_shape, nbytes, _prepared(launches, device, follows_ours), 0, src_bytes)
+        return CallPlan(out_shape, nbytes, (), nbytes, src_bytes, view=view)
+    return CallPlan(out_shape, nbytes, _prepared(launches, device, follows_ours), 0, src_bytes, view=view)
+
+
+def in_memory_order(shape: tuple[int, ...], dims: tuple[int, ...]) -> bool:
+    """Whether ``permute(dims)`` of a row-major ``shape`` keeps every element where it is: its dims of size over 1
+    stay in order, or it has none. Example: ``(8, 1, 4)`` by ``(1, 0, 2)``."""
+    kept = [d for d in dims if shape[d] != 1]
+    return 0 in shape or kept == sorted(kept)
 
 
 #: The type of dims the plans are kept by (``torch_permute`` normalizes any other first).

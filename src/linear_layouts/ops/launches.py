@@ -44,7 +44,7 @@ __all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_l
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
            "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "framework_gathers",
            "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
-           "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_MIN_CTAS_PER_SM", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces", "FOLD_BATCH", "FOLD_SIDES", "FOLD_MIN_SAVED", "fold_side", "REALIGNED_ROWS_BELOW",
            "REALIGNED_CHUNKS_BELOW", "REALIGNED_MIN_CTAS_PER_SM", "REALIGNED_TILE_USE", "realigned_rows",
@@ -123,8 +123,11 @@ INTERLEAVE = True
 #: Bytes from which ``interleaves`` gives a problem whose vectors do not align the interleave kernel's form at any
 #: offset: below, its edge lanes' element accesses cost more than the skinny tiles (``[8, 35, 35, 3]`` fp16, 57
 #: KiB: 2.41 against 1.72 µs; ``[256, 35, 35, 3]`` fp16, 1.8 MiB: equal; from 4 MiB 1.27-2.44x faster:
-#: ``benchmarks/results/interleave_odd.md``).
-INTERLEAVE_ANY_MIN_BYTES = 2 << 20
+#: ``benchmarks/results/interleave_odd.md``). On 85 problems of 2-32 MiB drawn for it (``interleave_bench.py --set
+#: small``, seeds 1 and 2) the form ran 0.36-1.42x the skinny tiles below 4 MiB (rows of 9-29 bytes the slowest,
+#: two of them slower than eager), 0.66-1.88x above; from 4 MiB the choice was 0.977 of the faster of the two in
+#: geomean, from 2 MiB 0.887, from 6 or 8 MiB 0.980 and 0.974 (``benchmarks/results/interleave_small.md``).
+INTERLEAVE_ANY_MIN_BYTES = 4 << 20
 #: The longest row along the narrow side ``interleaves`` admits, by element size: a 16-byte vector's, and 32
 #: one-byte elements (4-byte vectors); from 24 bytes of 2- to 8-byte elements the tiled kernel was as fast
 #: (``interleave_calibration.md``).
@@ -135,6 +138,13 @@ INTERLEAVE_ROW_BYTES = {1: 32, 2: MAX_VECTOR_BYTES, 4: MAX_VECTOR_BYTES, 8: MAX_
 #: from 4x the kernel 1.04-2.5x (one fp16 row of 12 bytes 0.89x). Chosen on ``interleave.md``, ``interleave_wide.md``
 #: and the held-out seeds 114 and 115 (``ops_heldout.md``): no seed was held out from it.
 INTERLEAVE_VECTOR_RATIO = 4
+#: Tiles per SM the interleave kernel's grid must hold for ``permute_template`` to take it (0: any grid): one for
+#: every 8 SMs. A problem of a few tens of KiB makes a grid of a few of its long tiles, each a long serial run on one
+#: SM, where the skinny tiles (``kernels.skinny_tile``, shortened to ``SKINNY_CTAS_PER_SM`` an SM) spread it over
+#: every SM. Chosen on 64 small problems the kernel takes (``interleave_bench.py --set small``, seeds 1 and 2): on
+#: grids under 16 tiles it ran 0.86x the skinny tiles in geomean (0.51-1.09x, 10 cases), on 16-32 tiles 1.03x,
+#: from 32 on 1.0-1.4x in its aligned form (``benchmarks/results/interleave_small.md``).
+INTERLEAVE_MIN_CTAS_PER_SM = 0.125
 #: Whether ``permute_template`` takes the small-block kernel (``codegen.permute_small``) for the batches
 #: ``small_blocks`` admits (False: the kernel they took before), read at each of its calls as ``INTERLEAVE`` is.
 SMALL_BATCHES = True
@@ -591,22 +601,32 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     if isinstance(REALIGNED_TILE_USE, bool) or not isinstance(REALIGNED_TILE_USE, (int, float)) \
             or not 0 <= REALIGNED_TILE_USE <= 1:
         raise LayoutError(f"REALIGNED_TILE_USE: must be a fraction in [0, 1], got {REALIGNED_TILE_USE!r}")
-    return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE, INTERLEAVE,
+    if isinstance(INTERLEAVE_MIN_CTAS_PER_SM, bool) or not isinstance(INTERLEAVE_MIN_CTAS_PER_SM, (int, float)) \
+            or INTERLEAVE_MIN_CTAS_PER_SM < 0:
+        raise LayoutError(f"INTERLEAVE_MIN_CTAS_PER_SM: must be a number, 0 or more, got {INTERLEAVE_MIN_CTAS_PER_SM!r}")
+    return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE,
+                     INTERLEAVE_MIN_CTAS_PER_SM if INTERLEAVE else None,
                      (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
                      BYTE_TRANSPOSE, strides, out_strides,
                      (FOLD_SIDES, tuple(sorted(FOLD_MIN_SAVED.items()))) if FOLD_BATCH else None,
                      (REALIGNED_ROWS_BELOW, REALIGNED_CHUNKS_BELOW, REALIGNED_MIN_CTAS_PER_SM, REALIGNED_TILE_USE))
 
 
+def _tile_count(kernel: PermuteKernel, problem: TiledProblem) -> int:
+    """Tiles of ``kernel`` over the whole ``problem``: ``tile_counts`` of a matrix times the batch."""
+    tm, tn = kernel.tile_counts(problem.rows, problem.cols)
+    return tm * tn * problem.batch_count
+
+
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
-              tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave: bool,
+              tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave_floor: float | None,
               limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False,
               strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None,
               fold: tuple[tuple[str, ...], tuple[tuple[int, float], ...]] | None = None,
               realign_below: tuple[int, int, int, float] = (0, 0, 0, 0.0)):
-    """``permute_template``'s launches (``fold``: ``fold_side``'s sides and ``FOLD_MIN_SAVED``'s items; None: no
-    fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``, ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``,
+    """``permute_template``'s launches (``interleave_floor``: ``INTERLEAVE_MIN_CTAS_PER_SM``, None: no interleave
+    kernel; ``fold``: ``fold_side``'s sides and ``FOLD_MIN_SAVED``'s items; None: no fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``, ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``,
     ``REALIGNED_TILE_USE``). An input or output with gaps (``strides``, ``out_strides``; row-major ones
     plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
     the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
@@ -623,7 +643,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
             raise LayoutError(f"tile: a view with gaps takes the tiled kernel or the byte transpose, not "
                               f"{type(tile).__name__}")
         src, dst = strided_alignment(src, problem), strided_alignment(dst, problem, "dst")
-        misaligned, interleave, small = "tiled", False, 0
+        misaligned, interleave_floor, small = "tiled", None, 0
     if problem.kind is PermuteKind.COPY and nbytes >= COPY_KERNEL_MIN_BYTES:
         kernel = copy_kernel(copy_vector_bytes(src, dst))
         step = nbytes if kernel.tiles(1, nbytes) <= max_ctas else kernel.tile_cols * _pow2_floor(max_ctas)
@@ -653,7 +673,10 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     if math.prod(size for size, _, _ in problem.batch[:split]) > max_batch_launches:
         split = max(0, len(problem.batch) - MAX_KERNEL_BATCH_DIMS)
     inner = problem.batch[split:]
-    narrow = interleaves(problem, src, dst) if tile is None and interleave else None
+    narrow = interleaves(problem, src, dst) if tile is None and interleave_floor is not None else None
+    if narrow is not None and _tile_count(interleave_kernel(problem.element_bytes, narrow[0], narrow[1], len(inner),
+                                                            narrow[2]), problem) < interleave_floor * device.multiprocessors:
+        narrow = None  # too few of its tiles to fill the GPU: the skinny tiles spread wider
     config = None
     if narrow is not None:
         kernel = interleave_kernel(problem.element_bytes, narrow[0], narrow[1], len(inner), narrow[2])
