@@ -13,7 +13,8 @@ is seen against every tile on shapes it was not fitted on. One seed calibrates, 
     PYTHONPATH=src python3 benchmarks/ops_heldout.py --seed 1 --out $OUT                        # device
 
 ``--dtype``, ``--kind`` (repeatable) and ``--large-mib LO HI`` narrow the draw to a rule's problems (its dtypes,
-classes, sizes: the L2-resident ones up to 25 MiB, say); ``--small N`` sets the small cases drawn (8). Writes
+classes, sizes: the L2-resident ones up to 25 MiB, say); ``--small N`` and ``--large N`` set the cases drawn (8,
+24). Writes
 ``ops_heldout_<seed>.{json,md}`` under ``--out``, the draw's settings in the JSON. ``--mode replay RUN.json ...`` replays runs against the
 planner as it is now (its tile's measured time over the run's best tile).
 """
@@ -276,9 +277,10 @@ def main() -> None:
     ap.add_argument("--large-mib", type=float, nargs=2, metavar=("LO", "HI"),
                     help="large cases of LO to HI MiB (default: 16 to 160)")
     ap.add_argument("--small", type=int, default=8, help="small cases a seed draws")
+    ap.add_argument("--large", type=int, default=24, help="large cases a seed draws")
     ap.add_argument("--kind", action="append", help="draw only these classes (2-D, batched, NCHW->NHWC, ...)")
     args = ap.parse_args()
-    draw = Draw(small=args.small, dtypes=tuple(args.dtype or DTYPES), kinds=tuple(args.kind) if args.kind else None,
+    draw = Draw(large=args.large, small=args.small, dtypes=tuple(args.dtype or DTYPES), kinds=tuple(args.kind) if args.kind else None,
                 large_bytes=tuple(int(x * (1 << 20)) for x in args.large_mib) if args.large_mib else Draw().large_bytes)
     try:
         for seed in args.seed or [1] if args.mode != "replay" else []:

@@ -49,6 +49,22 @@ CASES = (
 #: The cases ``--mode scan`` times at every tile of their scan, plain and streaming.
 SCAN_CASES = tuple(c for c in CASES if c[1] in ((32, 512, 28, 28), (32, 1024, 14, 14)))
 VARIANTS = ("base", "grid3", "cs", "grid3+cs", "nopdl", "grid3+nopdl")
+#: Small cases (``--mode small``) where ours at Triton's own tile ran 0.1-0.2 µs slower than Triton's kernel
+#: (``ops_heldout.py --large 0 --small 40``, seeds 46 and 47), and their variants: the ``griddepcontrol``
+#: instructions removed both (``nopdl``) or one at a time (``nowait``, ``notrigger``), the 3-D grid.
+SMALL_CASES = (
+    ("small NHWC->NCHW", (2, 7, 7, 576), (0, 3, 1, 2), "bfloat16"),
+    ("small NCHW->NHWC", (4, 24, 28, 28), (0, 2, 3, 1), "bfloat16"),
+    ("small NHWC->NCHW", (32, 9, 9, 80), (0, 3, 1, 2), "float16"),
+    ("small batched", (38, 80, 48), (0, 2, 1), "float32"),
+    ("small NHWC->NCHW", (2, 28, 28, 80), (0, 3, 1, 2), "float64"),
+    ("small NHWC->NCHW", (1, 7, 7, 720), (0, 3, 1, 2), "float16"),
+    ("small NHWC->NCHW", (16, 17, 17, 80), (0, 3, 1, 2), "float32"),
+    ("small 3-D", (273, 13, 56), (2, 0, 1), "float16"),
+    ("small NHWC->NCHW", (4, 31, 31, 160), (0, 3, 1, 2), "float32"),
+    ("small NCHW->NHWC", (4, 112, 64, 64), (0, 2, 3, 1), "float16"),
+)
+SMALL_VARIANTS = ("base", "nopdl", "nowait", "notrigger", "grid3", "grid3+nopdl")
 #: The variants ``--mode context`` times between a producer and a consumer.
 CONTEXT_VARIANTS = ("cs", "ldcs", "stcs")
 _DIVIDED = re.compile(
@@ -107,6 +123,11 @@ def variant(kernel, name: str):
             source = _streaming(source, part != "stcs", part != "ldcs")
         elif part == "nopdl":
             source = _no_pdl(source)
+        elif part in ("nowait", "notrigger"):
+            call = "  ll_grid_dependency_wait();" if part == "nowait" else "  ll_launch_dependents();"
+            if call not in source:
+                raise ValueError("no griddepcontrol to remove")
+            source = source.replace(call, "  //")
     return dataclasses.replace(kernel, source=source), order
 
 
@@ -230,8 +251,8 @@ def scan(label, shape, dims, dtype, grid, copy_tbs) -> dict:
                 **_checked_times(fns, x, out, expected, copy_tbs))
 
 
-def bench(label, shape, dims, dtype, triton, grid, copy_tbs) -> dict:
-    """The planner's launches as they are, as each of ``VARIANTS`` and Triton's tiles (where the problem is a plain
+def bench(label, shape, dims, dtype, triton, grid, copy_tbs, variants=VARIANTS) -> dict:
+    """The planner's launches as they are, as each of ``variants`` and Triton's tiles (where the problem is a plain
     batched transpose)."""
     import torch
 
@@ -243,7 +264,7 @@ def bench(label, shape, dims, dtype, triton, grid, copy_tbs) -> dict:
     expected = x.permute(dims).contiguous()
     launches = permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(), out.data_ptr(), grid)
     fns = {"ours": ops_cases.runner(launches)}
-    for name in VARIANTS:
+    for name in variants:
         run = cupy_runner(launches, name, grid.arch)
         if run is not None:
             fns[name] = run
@@ -257,18 +278,18 @@ def bench(label, shape, dims, dtype, triton, grid, copy_tbs) -> dict:
     return dict(label=label, shape=list(shape), dims=list(dims), dtype=dtype, triton_best_us=triton_best, **timed)
 
 
-def report(results: dict) -> str:
+def report(results: dict, variants=VARIANTS) -> str:
     env = results["environment"]
     lines = [f"# Source variants of the ops' kernels ({env.get('device', '?')}, {results['date']})", "",
              f"Copy bandwidth (1 GiB): {results['copy_tbs']:.3f} TB/s. µs per launch (CUDA graphs of 20, timed "
              "together); in brackets the fraction of the copy bandwidth. `ours`: the op as it launches; the "
              "variants launched through CuPy (`base`: the unedited source). Wrong outputs: "
              f"{[(r['label'], r['shape'], k) for r in results['rows'] for k, v in r['correct'].items() if not v]}.", "",
-             "| case | dtype | ours | " + " | ".join(VARIANTS) + " | Triton best | same-size copy |",
-             "|---|---|---:|" + "---:|" * (len(VARIANTS) + 2)]
+             "| case | dtype | ours | " + " | ".join(variants) + " | Triton best | same-size copy |",
+             "|---|---|---:|" + "---:|" * (len(variants) + 2)]
     for r in results["rows"]:
         cells = []
-        for key in ("ours",) + VARIANTS:
+        for key in ("ours",) + variants:
             v = r["us"].get(key)
             cells.append("-" if v is None else f"{v:.2f} ({r['of_copy'][key]:.1%})")
         t = r["triton_best_us"]
@@ -280,7 +301,7 @@ def report(results: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--mode", choices=("variants", "context", "scan"), default="variants")
+    ap.add_argument("--mode", choices=("variants", "context", "scan", "small"), default="variants")
     args = ap.parse_args(argv)
     env, grid, copy_tbs = ops_cases.device_run_setup(modules=("torch", "cupy", "numpy"))
     try:
@@ -291,9 +312,11 @@ def main(argv=None) -> int:
         print(f"no Triton peer: {error}", file=sys.stderr)
         triton = None
     rows = []
-    for case in (SCAN_CASES if args.mode == "scan" else CASES):
-        if args.mode == "variants":
-            rows.append(bench(*case, triton, grid, copy_tbs))
+    cases = {"scan": SCAN_CASES, "small": SMALL_CASES}.get(args.mode, CASES)
+    variants = SMALL_VARIANTS if args.mode == "small" else VARIANTS
+    for case in cases:
+        if args.mode in ("variants", "small"):
+            rows.append(bench(*case, triton, grid, copy_tbs, variants))
         else:
             rows.append((in_context if args.mode == "context" else scan)(*case, grid, copy_tbs))
         print(case, {k: round(v, 2) for k, v in rows[-1]["us"].items()}, flush=True)
@@ -301,12 +324,13 @@ def main(argv=None) -> int:
                    rows=rows)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    if args.mode != "variants":
+    if args.mode in ("context", "scan"):
         (out / f"ops_variants_{args.mode}.json").write_text(json.dumps(results, indent=1))
         return 0
-    (out / "ops_variants.json").write_text(json.dumps(results, indent=1))
-    (out / "ops_variants.md").write_text(report(results))
-    print(report(results))
+    name = "ops_variants" if args.mode == "variants" else "ops_variants_small"
+    (out / f"{name}.json").write_text(json.dumps(results, indent=1))
+    (out / f"{name}.md").write_text(report(results, variants))
+    print(report(results, variants))
     return 0
 
 
