@@ -118,6 +118,25 @@ def test_a_contiguous_permuted_view_is_returned_itself(monkeypatch, shape, strid
         assert len(cuda.launches) + len(cuda.copies) == 1
 
 
+def test_a_view_of_a_contiguous_tensor_is_found_before_any_plan(monkeypatch):
+    """``torch_view`` answers a contiguous CUDA tensor's identity from its shape and dims alone (no call plan, no
+    launch); anything else goes on to the fast path and the general one (which refuses a tensor not on a GPU)."""
+    cuda = FakeCuda()
+    install(monkeypatch, cuda)
+    plans = dispatch.call_plan.cache_info()
+    x = FakeTorchTensor((8, 1, 4, 6), 2)
+    assert ops.permute(x, (1, 0, 2, 3)).data_ptr() == x.data_ptr()
+    assert ops.permute(x, (-3, 0, 2, 3)).data_ptr() == x.data_ptr()  # negative dims
+    assert ops.transpose(FakeTorchTensor((5, 1), 2)).shape == (1, 5)
+    assert dispatch.call_plan.cache_info() == plans and not cuda.launches and not cuda.copies
+    assert dispatch.torch_view(x, (0, 1, 3, 2)) is None and dispatch.torch_view(x, (0, 0, 1, 2)) is None
+    host = FakeTorchTensor((8, 1, 4, 6), 2)
+    host.is_cuda = False
+    assert dispatch.torch_view(host, (1, 0, 2, 3)) is None
+    with pytest.raises(LayoutError, match="dims: .* is not a permutation"):
+        ops.permute(x, (0, 0, 1, 2))
+
+
 def test_a_permuted_view_that_is_not_contiguous_is_moved(monkeypatch):
     """The view is returned only where it is contiguous: a transpose of a matrix of two or more rows and
     columns, or a view with gaps put back in order (its gaps squeezed out), is a new tensor."""

@@ -111,6 +111,10 @@ def permute(x: Any, dims, out: Any = None, *, copy: bool = False) -> Any:
         except TypeError:
             pass  # not iterable: normalize_dims says so
     if type(x).__module__ == "torch" and dims is not None:  # None is the fast path's transpose: refused below
+        if out is None and copy is False and type(dims) is tuple:
+            y = _dispatch.torch_view(x, dims)
+            if y is not None:
+                return y
         y = _dispatch.torch_permute(x, dims, out, copy)
         if y is not None:
             return y
@@ -132,6 +136,10 @@ def transpose(x: Any, out: Any = None, *, copy: bool = False) -> Any:
 
     Example: ``transpose(w)`` of a ``4096 x 11008`` bf16 weight is its ``11008 x 4096`` transpose."""
     if type(x).__module__ == "torch":
+        if out is None and copy is False:
+            y = _dispatch.torch_view(x, None)
+            if y is not None:
+                return y
         y = _dispatch.torch_permute(x, None, out, copy)
         if y is not None:
             return y

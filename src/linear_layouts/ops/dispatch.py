@@ -24,9 +24,10 @@ from linear_layouts.ops import launch as _launch
 from linear_layouts.ops import tensors as _tensors
 from linear_layouts.ops.driver import PreparedLaunch, driver
 from linear_layouts.ops.launches import framework_gathers, gathers, permute_template
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.plan import memory_permutation, normalize_dims
 
-__all__ = ["CallPlan", "call_plan", "in_memory_order", "torch_permute", "PLANS"]
+__all__ = ["CallPlan", "call_plan", "in_memory_order", "torch_permute", "torch_view", "PLANS"]
 
 #: Call signatures whose plans are kept (least recently used dropped first).
 PLANS = 4096
@@ -101,6 +102,35 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
     if not launches:
         return CallPlan(out_shape, nbytes, (), nbytes, src_bytes, view=view)
     return CallPlan(out_shape, nbytes, _prepared(launches, device, follows_ours), 0, src_bytes, view=view)
+
+
+@functools.lru_cache(maxsize=PLANS)
+def _keeps_order(shape: tuple[int, ...], dims: tuple) -> bool:
+    """``in_memory_order`` of a contiguous ``shape`` (a ``torch.Size``) by ``dims`` as given; False for dims that are
+    not a permutation (the general path says why)."""
+    try:
+        return in_memory_order(tuple(shape), normalize_dims(dims, len(shape)))
+    except (LayoutError, TypeError):
+        return False
+
+
+def torch_view(x: Any, dims: tuple | None) -> Any:
+    """``x.permute(dims)`` where ``x`` is a contiguous CUDA tensor that it leaves in memory order (what
+    ``.contiguous()`` returns as it is), else None: the first check of ``permute`` and ``transpose`` (``dims`` None)
+    without ``out=`` or ``copy``, at about the host cost of PyTorch's own ``x.permute(dims).contiguous()``."""
+    try:
+        if not (x.is_cuda and x.is_contiguous()):
+            return None
+    except RuntimeError:  # a sparse tensor has no strides: the general path says so
+        return None
+    if dims is None:
+        rank = x.dim()
+        if rank < 2:
+            return None
+        dims = _transpose_dims(rank)
+    if not _keeps_order(x.shape, dims):
+        return None
+    return x.permute(*dims) if dims else x
 
 
 def in_memory_order(shape: tuple[int, ...], dims: tuple[int, ...]) -> bool:
