@@ -97,9 +97,10 @@ WIDE_CASES = (
 #: ``--set`` -> cases.
 SETS = {"all": CASES + ODD_CASES, "aligned": CASES, "odd": ODD_CASES, "short": SHORT_CASES, "wide": WIDE_CASES}
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
-#: ``INTERLEAVE_MIN_CTAS_PER_SM`` and ``INTERLEAVE_ANY_MIN_BYTES`` before the small problems' rules: the
-#: ``interleave`` contender, and what ``small_cases`` draws from whatever they are now.
-INTERLEAVE_BEFORE = (0, 2 << 20)
+#: The rules of the interleave kernel's small problems as they were before them: the ``interleave`` contender, and
+#: what ``small_cases`` draws from whatever they are now.
+INTERLEAVE_BEFORE = {"INTERLEAVE_MIN_CTAS_PER_SM": 0, "INTERLEAVE_ANY_MIN_BYTES": 2 << 20,
+                     "INTERLEAVE_WIDE_MIN_BYTES": 0}
 #: ``--set small``: problems the interleave kernel takes drawn from ``--seed``, of ``SMALL_BYTES`` (launch-bound:
 #: a grid of a few CTAs an SM or fewer), ``SMALL_COUNT`` of them.
 SMALL_BYTES = (32 << 10, 4 << 20)
@@ -111,7 +112,8 @@ def small_cases(seed: int, count: int = SMALL_COUNT, size: tuple[int, int] = SMA
     ``[k, N]`` matrices and batches of ``[n, k]`` ones, ``k`` from 2 to the most ``launches.interleaves`` admits for
     the element size, of log-uniform size within ``size`` bytes; only those the ``interleave`` contender takes (the
     draws stay the same whatever the rules of ``launches`` are now), and with ``form="any"`` only
-    its form at any offset (``_any``), with ``"aligned"`` only the other."""
+    its form at any offset (``_any``), with ``"aligned"`` only the other, with ``"wide"`` only rows of more than 16
+    bytes."""
     import math
     import random
 
@@ -144,7 +146,9 @@ def small_cases(seed: int, count: int = SMALL_COUNT, size: tuple[int, int] = SMA
             continue
         kernels = [item.kernel.name for item in contenders(shape, dims, w, ops_cases._BASE, ops_cases._OTHER,
                                                             device)["interleave"] if hasattr(item, "kernel")]
-        if kernels and "interleave" in kernels[0] and form != ("aligned" if kernels[0].endswith("_any") else "any"):
+        wide = kernels and "interleave" in kernels[0] and int(kernels[0].split("_n")[1].split("_")[0]) * w > 16
+        if kernels and "interleave" in kernels[0] and form in ("", "wide" if wide else "",
+                                                               "any" if kernels[0].endswith("_any") else "aligned"):
             out.append((shape, dims, dtype))
     return out
 #: Launches per CUDA graph and graph replays per median.
@@ -158,14 +162,16 @@ def contenders(shape, dims, w: int, src: int, dst: int, device) -> dict:
     from linear_layouts.ops import launches
 
     out = {"ops": launches.permute_launches(shape, dims, w, src, dst, device)}
-    default = launches.INTERLEAVE, launches.INTERLEAVE_MIN_CTAS_PER_SM, launches.INTERLEAVE_ANY_MIN_BYTES
+    default = {name: getattr(launches, name) for name in ("INTERLEAVE", *INTERLEAVE_BEFORE)}
     try:
-        launches.INTERLEAVE_MIN_CTAS_PER_SM, launches.INTERLEAVE_ANY_MIN_BYTES = INTERLEAVE_BEFORE
+        for name, value in INTERLEAVE_BEFORE.items():
+            setattr(launches, name, value)
         out["interleave"] = launches.permute_launches(shape, dims, w, src, dst, device)
         launches.INTERLEAVE = False
         out["ops (skinny tiles)"] = launches.permute_launches(shape, dims, w, src, dst, device)
     finally:
-        launches.INTERLEAVE, launches.INTERLEAVE_MIN_CTAS_PER_SM, launches.INTERLEAVE_ANY_MIN_BYTES = default
+        for name, value in default.items():
+            setattr(launches, name, value)
     return out
 
 
@@ -259,7 +265,8 @@ def main() -> None:
     parser.add_argument("--set", choices=tuple(SETS) + ("small",), default="all", help="which cases (module doc)")
     parser.add_argument("--seed", type=int, default=1, help="--set small: the draw's seed")
     parser.add_argument("--mib", type=float, nargs=2, metavar=("LO", "HI"), help="--set small: sizes (0.03125 4)")
-    parser.add_argument("--form", choices=("", "any", "aligned"), default="", help="--set small: the kernel's form")
+    parser.add_argument("--form", choices=("", "any", "aligned", "wide"), default="",
+                        help="--set small: the kernel's form (wide: rows of more than 16 bytes)")
     args = parser.parse_args()
     size = tuple(int(m * (1 << 20)) for m in args.mib) if args.mib else SMALL_BYTES
     cases = small_cases(args.seed, size=size, form=args.form) if args.set == "small" else SETS[args.set]

@@ -134,6 +134,9 @@ def test_which_transposes_interleave():
     assert interleaves(_problem((16, 3, 299, 299), (0, 2, 3, 1), 4), 0, 2) is None      # not 4-byte aligned
     assert interleaves(_problem((1393441, 5), (1, 0), 2), 0, 0) == (5, True, False)
     assert interleaves(_problem((64, 224, 224, 17), (0, 3, 1, 2), 1), 0, 0) == (17, True, True)  # 4-byte vectors
+    assert interleaves(_problem((4, 32, 32, 17), (0, 3, 1, 2), 1), 0, 0) is None          # rows of 17 bytes: 68 KiB
+    assert interleaves(_problem((4, 32, 32, 17), (0, 3, 1, 2), 1), 0, 0, wide_min_bytes=0) == (17, True, True)
+    assert interleaves(_problem((4, 32, 32, 15), (0, 3, 1, 2), 1), 0, 0) == (15, True, True)  # 15 bytes: any size
     assert interleaves(_problem((64, 224, 224, 24), (0, 3, 1, 2), 1), 0, 0) is None     # the tiles' 8-byte vectors
     assert interleaves(_problem((64, 224, 224, 33), (0, 3, 1, 2), 1), 0, 0) is None     # 33 channels
     # INTERLEAVE_VECTOR_RATIO: the kernel's vectors 4x the tiles' along the narrow rows or wider
@@ -159,6 +162,7 @@ def test_ops_takes_it(shape, dims, w, monkeypatch):
     from linear_layouts.ops import launches as ops_launches
     monkeypatch.setattr(ops_launches, "SMALL_BATCHES", False)
     monkeypatch.setattr(ops_launches, "INTERLEAVE_MIN_CTAS_PER_SM", 0)
+    monkeypatch.setattr(ops_launches, "INTERLEAVE_WIDE_MIN_BYTES", 0)
     a = _random(shape, w, seed=3)
     launches = permute_launches(shape, dims, w, SRC, DST, GridShape(132))
     assert [type(x) for x in launches] == [Launch] and "interleave" in launches[0].kernel.name
@@ -282,6 +286,7 @@ def test_ops_takes_the_unaligned_form(shape, dims, w, offsets, monkeypatch):
     monkeypatch.setattr(ops_launches, "SMALL_BATCHES", False)
     monkeypatch.setattr(ops_launches, "INTERLEAVE_ANY_MIN_BYTES", 0)
     monkeypatch.setattr(ops_launches, "INTERLEAVE_MIN_CTAS_PER_SM", 0)
+    monkeypatch.setattr(ops_launches, "INTERLEAVE_WIDE_MIN_BYTES", 0)
     ops_launches._template.cache_clear()
     a = _random(shape, w, seed=5)
     launches = permute_launches(shape, dims, w, SRC + offsets[0], DST + offsets[1], GridShape(132))

@@ -44,7 +44,7 @@ __all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_l
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
            "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "framework_gathers",
            "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
-           "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_MIN_CTAS_PER_SM", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_MIN_CTAS_PER_SM", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_WIDE_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces", "FOLD_BATCH", "FOLD_SIDES", "FOLD_MIN_SAVED", "fold_side", "REALIGNED_ROWS_BELOW",
            "REALIGNED_CHUNKS_BELOW", "REALIGNED_MIN_CTAS_PER_SM", "REALIGNED_TILE_USE", "realigned_rows",
@@ -128,6 +128,12 @@ INTERLEAVE = True
 #: two of them slower than eager), 0.66-1.88x above; from 4 MiB the choice was 0.977 of the faster of the two in
 #: geomean, from 2 MiB 0.887, from 6 or 8 MiB 0.980 and 0.974 (``benchmarks/results/interleave_small.md``).
 INTERLEAVE_ANY_MIN_BYTES = 4 << 20
+#: Bytes from which ``interleaves`` gives a problem rows of more than 16 bytes (one-byte elements, 17-32 a row, of
+#: ``INTERLEAVE_ROW_BYTES``; 4-byte vectors), whose calibration (``interleave_wide.md``) was of 20-85 MiB problems.
+#: On the small draws of ``interleave_bench.py --set small`` (seeds 1-4) such rows under 1 MiB ran 0.51-1.07x the
+#: skinny tiles, 0.85x in geomean over 12 (three slower than eager); from 1.35 MiB 0.73-1.41x
+#: (``benchmarks/results/interleave_small.md``).
+INTERLEAVE_WIDE_MIN_BYTES = 1 << 20
 #: The longest row along the narrow side ``interleaves`` admits, by element size: a 16-byte vector's, and 32
 #: one-byte elements (4-byte vectors); from 24 bytes of 2- to 8-byte elements the tiled kernel was as fast
 #: (``interleave_calibration.md``).
@@ -301,7 +307,8 @@ def chunked_source_aligned(problem: TiledProblem, src: int) -> bool:
     return vector_elements(w, problem.cols, src) == MAX_VECTOR_BYTES // w
 
 
-def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, bool] | None:
+def interleaves(problem: TiledProblem, src: int, dst: int, any_min_bytes: int | None = None,
+                wide_min_bytes: int | None = None) -> tuple[int, bool, bool] | None:
     """``(narrow, deinterleave, aligned)`` where the interleave kernel (``codegen.permute_interleave``) takes
     ``problem`` at these addresses, else None: a transpose with a side of 2 to ``MAX_NARROW`` elements and at most
     ``INTERLEAVE_ROW_BYTES`` bytes, whose vectors are ``INTERLEAVE_VECTOR_RATIO`` times the tiled kernel's along it
@@ -309,13 +316,17 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
     dense along it (``lda = cols``, resp. ``ldb = rows``), both addresses ``w``-aligned. ``aligned`` where its long
     side, other row stride, batch strides and both addresses are whole vectors (``vector_bytes_for(narrow)``);
     else the form at any element offset, which needs the dense side's address and batch strides multiples of
-    ``gcd(narrow, V)`` elements (``permute_interleave.group_origin``) and a tensor of ``INTERLEAVE_ANY_MIN_BYTES``
-    or more. ``[64, 224, 224, 3]`` uint8
+    ``gcd(narrow, V)`` elements (``permute_interleave.group_origin``) and a tensor of ``any_min_bytes``
+    (``INTERLEAVE_ANY_MIN_BYTES``) or more; rows of more than 16 bytes need a tensor of ``wide_min_bytes``
+    (``INTERLEAVE_WIDE_MIN_BYTES``) or more. ``[64, 224, 224, 3]`` uint8
     ``(0, 3, 1, 2)`` is ``(3, True, True)``; at ``[64, 299, 299, 3]`` the planes of 89401 bytes are not whole
     vectors: ``(3, True, False)``."""
     if problem.kind is not PermuteKind.TRANSPOSE or src % problem.element_bytes or dst % problem.element_bytes:
         return None
     w = problem.element_bytes
+    any_min_bytes = INTERLEAVE_ANY_MIN_BYTES if any_min_bytes is None else any_min_bytes
+    wide_min_bytes = INTERLEAVE_WIDE_MIN_BYTES if wide_min_bytes is None else wide_min_bytes
+    nbytes = problem.rows * problem.cols * problem.batch_count * w
     sides = []  # (deinterleave, narrow, long side, other row stride, dense side's address, its batch strides)
     for deinterleave, narrow, long_side, dense, stride, address, strides in (
             (True, problem.cols, problem.rows, problem.lda == problem.cols, problem.ldb, src,
@@ -324,6 +335,7 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
              [d for _, _, d in problem.batch])):
         tiles_vector = vector_elements(w, narrow, address) * w  # the tiled kernel's accesses along those rows
         if (2 <= narrow <= MAX_NARROW and narrow * w <= INTERLEAVE_ROW_BYTES[w] and dense
+                and (narrow * w <= MAX_VECTOR_BYTES or nbytes >= wide_min_bytes)
                 and vector_bytes_for(narrow) >= max(w, INTERLEAVE_VECTOR_RATIO * tiles_vector)):
             sides.append((deinterleave, narrow, long_side, stride, address, strides))
     for deinterleave, narrow, long_side, stride, _, _ in sides:
@@ -332,7 +344,7 @@ def interleaves(problem: TiledProblem, src: int, dst: int) -> tuple[int, bool, b
         if src % vb == 0 and dst % vb == 0 and long_side % v == 0 and stride % v == 0 and all(
                 s % v == 0 and d % v == 0 for _, s, d in problem.batch):
             return narrow, deinterleave, True
-    if problem.rows * problem.cols * problem.batch_count * w < INTERLEAVE_ANY_MIN_BYTES:
+    if nbytes < any_min_bytes:
         return None
     for deinterleave, narrow, _, _, address, strides in sides:
         d = math.gcd(narrow, vector_bytes_for(narrow) // w)
@@ -601,11 +613,14 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     if isinstance(REALIGNED_TILE_USE, bool) or not isinstance(REALIGNED_TILE_USE, (int, float)) \
             or not 0 <= REALIGNED_TILE_USE <= 1:
         raise LayoutError(f"REALIGNED_TILE_USE: must be a fraction in [0, 1], got {REALIGNED_TILE_USE!r}")
-    if isinstance(INTERLEAVE_MIN_CTAS_PER_SM, bool) or not isinstance(INTERLEAVE_MIN_CTAS_PER_SM, (int, float)) \
-            or INTERLEAVE_MIN_CTAS_PER_SM < 0:
-        raise LayoutError(f"INTERLEAVE_MIN_CTAS_PER_SM: must be a number, 0 or more, got {INTERLEAVE_MIN_CTAS_PER_SM!r}")
+    for name, value in (("INTERLEAVE_MIN_CTAS_PER_SM", INTERLEAVE_MIN_CTAS_PER_SM),
+                        ("INTERLEAVE_ANY_MIN_BYTES", INTERLEAVE_ANY_MIN_BYTES),
+                        ("INTERLEAVE_WIDE_MIN_BYTES", INTERLEAVE_WIDE_MIN_BYTES)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise LayoutError(f"{name}: must be a number, 0 or more, got {value!r}")
     return _template(shape, dims, itemsize, src, dst, device, tile, MISALIGNED_TRANSPOSE,
-                     INTERLEAVE_MIN_CTAS_PER_SM if INTERLEAVE else None,
+                     (INTERLEAVE_MIN_CTAS_PER_SM, INTERLEAVE_ANY_MIN_BYTES, INTERLEAVE_WIDE_MIN_BYTES)
+                     if INTERLEAVE else None,
                      (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
                      BYTE_TRANSPOSE, strides, out_strides,
                      (FOLD_SIDES, tuple(sorted(FOLD_MIN_SAVED.items()))) if FOLD_BATCH else None,
@@ -620,13 +635,14 @@ def _tile_count(kernel: PermuteKernel, problem: TiledProblem) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: GridShape,
-              tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str, interleave_floor: float | None,
+              tile: TileConfig | ChunkedTile | ByteTile | None, misaligned: str,
+              interleave: tuple[float, int, int] | None,
               limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False,
               strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None,
               fold: tuple[tuple[str, ...], tuple[tuple[int, float], ...]] | None = None,
               realign_below: tuple[int, int, int, float] = (0, 0, 0, 0.0)):
-    """``permute_template``'s launches (``interleave_floor``: ``INTERLEAVE_MIN_CTAS_PER_SM``, None: no interleave
-    kernel; ``fold``: ``fold_side``'s sides and ``FOLD_MIN_SAVED``'s items; None: no fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``, ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``,
+    """``permute_template``'s launches (``interleave``: ``INTERLEAVE_MIN_CTAS_PER_SM``, ``INTERLEAVE_ANY_MIN_BYTES``
+    and ``INTERLEAVE_WIDE_MIN_BYTES``, None: no interleave kernel; ``fold``: ``fold_side``'s sides and ``FOLD_MIN_SAVED``'s items; None: no fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``, ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``,
     ``REALIGNED_TILE_USE``). An input or output with gaps (``strides``, ``out_strides``; row-major ones
     plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
     the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
@@ -643,7 +659,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
             raise LayoutError(f"tile: a view with gaps takes the tiled kernel or the byte transpose, not "
                               f"{type(tile).__name__}")
         src, dst = strided_alignment(src, problem), strided_alignment(dst, problem, "dst")
-        misaligned, interleave_floor, small = "tiled", None, 0
+        misaligned, interleave, small = "tiled", None, 0
     if problem.kind is PermuteKind.COPY and nbytes >= COPY_KERNEL_MIN_BYTES:
         kernel = copy_kernel(copy_vector_bytes(src, dst))
         step = nbytes if kernel.tiles(1, nbytes) <= max_ctas else kernel.tile_cols * _pow2_floor(max_ctas)
@@ -673,9 +689,9 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     if math.prod(size for size, _, _ in problem.batch[:split]) > max_batch_launches:
         split = max(0, len(problem.batch) - MAX_KERNEL_BATCH_DIMS)
     inner = problem.batch[split:]
-    narrow = interleaves(problem, src, dst) if tile is None and interleave_floor is not None else None
+    narrow = interleaves(problem, src, dst, *interleave[1:]) if tile is None and interleave is not None else None
     if narrow is not None and _tile_count(interleave_kernel(problem.element_bytes, narrow[0], narrow[1], len(inner),
-                                                            narrow[2]), problem) < interleave_floor * device.multiprocessors:
+                                                            narrow[2]), problem) < interleave[0] * device.multiprocessors:
         narrow = None  # too few of its tiles to fill the GPU: the skinny tiles spread wider
     config = None
     if narrow is not None:
