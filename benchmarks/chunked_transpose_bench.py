@@ -72,6 +72,39 @@ SKINNY_CASES = (
     ((8, 299, 299, 15), (0, 3, 1, 2), "bfloat16", 0),
 )
 ITEMSIZE = {"uint8": 1, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+#: ``--set draw``: problems of 16-160 MiB of ``--dtype`` the chunked kernel takes by default
+#: (``launches._chunked_by_default``), drawn from ``--seed`` as ``ops_heldout.py`` draws its non-skinny ones.
+DRAW_COUNT = 16
+
+
+def draw_cases(seed: int, dtype: str, count: int = DRAW_COUNT) -> list[tuple]:
+    """``count`` ``(shape, dims, dtype, 0)`` from ``seed``: ``ops_heldout._draw``'s problems of 16-160 MiB of
+    ``dtype`` whose plan the chunked transpose takes (``launches._chunked_by_default`` at fresh tensors' addresses;
+    the draws do not depend on ``CHUNKED_ELEMENT_BYTES`` or ``CHUNKED_BATCH_ELEMENT_BYTES``)."""
+    import math
+    import random
+
+    import ops_heldout
+    from linear_layouts.ops import launches
+
+    rng = random.Random(seed)
+    w = ITEMSIZE[dtype]
+    out: list[tuple] = []
+    eligible = launches.CHUNKED_ELEMENT_BYTES, launches.CHUNKED_BATCH_ELEMENT_BYTES
+    launches.CHUNKED_ELEMENT_BYTES = launches.CHUNKED_BATCH_ELEMENT_BYTES = (1, 2, 4, 8)
+    try:
+        for _ in range(1_000_000):
+            if len(out) == count:
+                break
+            _, shape, dims = ops_heldout._draw(rng)
+            if not ops_cases.LARGE_BYTES <= math.prod(shape) * w <= ops_heldout.MAX_LARGE_BYTES:
+                continue
+            problem = _problem(shape, dims, w, 0)
+            if problem.kind.value == "transpose" and launches._chunked_by_default(problem, _BASE % 32, _OTHER % 32):
+                out.append((shape, dims, dtype, 0))
+    finally:
+        launches.CHUNKED_ELEMENT_BYTES, launches.CHUNKED_BATCH_ELEMENT_BYTES = eligible
+    return out
 #: The chunked kernel's tiles of each element size: label -> (rows, cols, warps, granule bytes); the first is
 #: ``ops.kernels.CHUNKED_TRANSPOSE_TILES``'.
 CHUNKED_VARIANTS = {
@@ -261,14 +294,20 @@ def main() -> None:
     parser.add_argument("--mode", choices=("prepare", "run"), default="run")
     parser.add_argument("--out", type=Path, default=Path("chunked_transpose_out"))
     parser.add_argument("--jobs", type=int, default=2, help="nvcc processes at a time (prepare)")
-    parser.add_argument("--set", choices=("odd", "skinny"), default="odd",
-                        help="odd: CASES (odd output rows); skinny: SKINNY_CASES at SKINNY_VARIANTS' tiles")
+    parser.add_argument("--set", choices=("odd", "skinny", "draw"), default="odd",
+                        help="odd: CASES (odd output rows); skinny: SKINNY_CASES at SKINNY_VARIANTS' tiles; draw: "
+                             "draw_cases(--seed, --dtype)")
+    parser.add_argument("--seed", type=int, default=1, help="--set draw: the draw's seed")
+    parser.add_argument("--dtype", choices=tuple(ITEMSIZE), default="float64", help="--set draw: the element type")
     args = parser.parse_args()
     cases, variants = (SKINNY_CASES, SKINNY_VARIANTS) if args.set == "skinny" else (CASES, None)
+    stem = "chunked_transpose" + ("_skinny" if args.set == "skinny" else "")
+    if args.set == "draw":
+        cases, stem = draw_cases(args.seed, args.dtype), f"chunked_transpose_draw_{args.dtype}_{args.seed}"
     if args.mode == "prepare":
         prepare(args.jobs, cases, variants)
     else:
-        run(args.out, cases, variants, "chunked_transpose" + ("_skinny" if args.set == "skinny" else ""))
+        run(args.out, cases, variants, stem)
 
 
 if __name__ == "__main__":

@@ -241,6 +241,11 @@ def test_ops_takes_it_only_when_switched_and_eligible(monkeypatch):
     assert launches.CHUNKED_ELEMENT_BYTES == (2, 8)
     (fp64,) = launches.permute_launches(shape, dims, 8, SRC, DST, 132)  # B's rows 16408 bytes: 8-byte stores
     assert fp64.kernel == chunked_transpose_kernel(8, 0)
+    assert launches.CHUNKED_BATCH_ELEMENT_BYTES == (2,)  # a batch of such matrices: fp64 keeps the tiled kernel
+    (batched,) = launches.permute_launches((3,) + shape, (0, 2, 1), 8, SRC, DST, 132)
+    assert not batched.kernel.name.startswith("ll_permute_chunked")
+    (batched,) = launches.permute_launches((3,) + shape, (0, 2, 1), 2, SRC, DST, 132)
+    assert batched.kernel == chunked_transpose_kernel(2, 1)
     # the tiled kernel: 150 rows; rows that allow 4-byte stores; single bytes; 4-byte elements
     for shape, w, offset in (((150, 64), 2, 6), ((2050, 1568), 2, 0), ((2051, 1568), 1, 0), ((2051, 1568), 4, 0)):
         (item,) = launches.permute_launches(shape, (1, 0), w, SRC, DST + offset, 132)

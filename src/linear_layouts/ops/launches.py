@@ -90,6 +90,11 @@ MISALIGNED_TRANSPOSE = "chunked"
 #: kernel's best tile on all 19 such held-out cases) and 8 (fp64 ``4095 x 4096``: 79.9% -> 88.7% of copy); of 4-byte
 #: elements it won 3 of 7 (0.85-1.12x, 0.975 in geomean), so they keep the tiled kernel (``ops_heldout.md``).
 CHUNKED_ELEMENT_BYTES = (2, 8)
+#: Of those, the element sizes it takes for a batch of matrices too (else a single matrix only): on 32 fp64 problems
+#: drawn for it (``chunked_transpose_bench.py --set draw``, seeds 1 and 2) it ran 0.78-0.89x the tiled kernel on all
+#: 11 batched ones and 0.92-1.05x on the 21 single matrices, 0.995 in geomean (kept there for ``4095 x 4096``'s
+#: 1.09x); 16-bit batches gained 1.07-1.15x (``benchmarks/results/chunked_transpose.md``).
+CHUNKED_BATCH_ELEMENT_BYTES = (2,)
 #: Row moves whose rows the tiled kernel would move in vectors narrower than this many bytes (``plan.vector_elements``
 #: of the row length and both addresses) take a realigned rows kernel (``codegen.realign_rows``, ``realigned_rows``):
 #: the span kernel where the rows are at least a span long (``kernels.REALIGNED_SPAN_CHUNKS`` chunks), else the chunk
@@ -396,9 +401,11 @@ def _chunked_by_default(problem: TiledProblem, src: int, dst: int) -> bool:
     """Whether ``permute`` takes the chunked transpose for ``problem`` where ``MISALIGNED_TRANSPOSE`` asks for it:
     its measured domain, an input whose rows allow 16-byte loads (its misaligned-input form measured 0.93-1.06x the
     tiled kernel), an output whose rows of ``CHUNKED_MIN_ROWS`` or more allow single-element stores only, of
-    ``CHUNKED_ELEMENT_BYTES``, and no side under ``SKINNY_EXTENT`` (skinny tiles, ``tile_for``)."""
+    ``CHUNKED_ELEMENT_BYTES`` (a batch of matrices: ``CHUNKED_BATCH_ELEMENT_BYTES``), and no side under
+    ``SKINNY_EXTENT`` (skinny tiles, ``tile_for``)."""
     w = problem.element_bytes
     return (chunked_transposes(problem, src, dst) and chunked_source_aligned(problem, src) and w in CHUNKED_ELEMENT_BYTES
+            and (problem.batch_count == 1 or w in CHUNKED_BATCH_ELEMENT_BYTES)
             and vector_elements(w, problem.rows, dst) == 1 and problem.rows >= CHUNKED_MIN_ROWS
             and problem.cols >= SKINNY_EXTENT)
 
