@@ -105,13 +105,14 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
 
 
 @functools.lru_cache(maxsize=PLANS)
-def _keeps_order(shape: tuple[int, ...], dims: tuple) -> bool:
-    """``in_memory_order`` of a contiguous ``shape`` (a ``torch.Size``) by ``dims`` as given; False for dims that are
-    not a permutation (the general path says why)."""
+def _order_kept(shape: tuple[int, ...], dims: tuple) -> tuple[int, ...] | None:
+    """``dims`` normalized where they keep a contiguous ``shape`` (a ``torch.Size``) in memory order
+    (``in_memory_order``), else None (also for dims that are not a permutation: the general path says why)."""
     try:
-        return in_memory_order(tuple(shape), normalize_dims(dims, len(shape)))
+        dims = normalize_dims(dims, len(shape))
     except (LayoutError, TypeError):
-        return False
+        return None
+    return dims if in_memory_order(tuple(shape), dims) else None
 
 
 def torch_view(x: Any, dims: tuple | None) -> Any:
@@ -128,7 +129,8 @@ def torch_view(x: Any, dims: tuple | None) -> Any:
         if rank < 2:
             return None
         dims = _transpose_dims(rank)
-    if not _keeps_order(x.shape, dims):
+    dims = _order_kept(x.shape, dims)
+    if dims is None:
         return None
     return x.permute(*dims) if dims else x
 
