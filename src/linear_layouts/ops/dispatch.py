@@ -124,12 +124,8 @@ def torch_view(x: Any, dims: tuple | None) -> Any:
             return None
     except RuntimeError:  # a sparse tensor has no strides: the general path says so
         return None
-    if dims is None:
-        rank = x.dim()
-        if rank < 2:
-            return None
-        dims = _transpose_dims(rank)
-    dims = _order_kept(x.shape, dims)
+    dims = _transpose_dims(x.dim()) if dims is None else dims
+    dims = None if dims is None else _order_kept(x.shape, dims)
     if dims is None:
         return None
     return x.permute(*dims) if dims else x
@@ -155,8 +151,9 @@ def _grad_enabled() -> Any:
 
 
 @functools.lru_cache(maxsize=None)
-def _transpose_dims(rank: int) -> tuple[int, ...]:
-    return tuple(range(rank - 2)) + (rank - 1, rank - 2)
+def _transpose_dims(rank: int) -> tuple[int, ...] | None:
+    """``transpose``'s permutation of ``rank`` dims (the last two swapped); None under 2 dims."""
+    return tuple(range(rank - 2)) + (rank - 1, rank - 2) if rank >= 2 else None
 
 
 def _takes(out: Any, x: Any, device: int, shape: tuple[int, ...]) -> bool:
@@ -184,10 +181,9 @@ def torch_permute(x: Any, dims: Any, out: Any, copy: Any = False) -> Any:
     except RuntimeError:  # a sparse tensor has no strides: the general path says so
         return None
     if dims is None:
-        rank = x.dim()
-        if rank < 2:
+        dims = _transpose_dims(x.dim())
+        if dims is None:
             return None
-        dims = _transpose_dims(rank)
     elif type(dims) is not tuple:
         try:
             dims = tuple(dims)
