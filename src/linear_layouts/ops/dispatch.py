@@ -20,11 +20,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import launch as _launch
 from linear_layouts.ops import tensors as _tensors
 from linear_layouts.ops.driver import PreparedLaunch, driver
 from linear_layouts.ops.launches import framework_gathers, gathers, permute_template
-from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.plan import memory_permutation, normalize_dims
 
 __all__ = ["CallPlan", "call_plan", "in_memory_order", "torch_permute", "torch_view", "PLANS"]
