@@ -6,15 +6,20 @@ take to the general path, which refuses bad ones with the reason. Every test run
 
 from __future__ import annotations
 
+import math
 import struct
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from linear_layouts import ops
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import dispatch, launch
 from linear_layouts.ops.driver import ArgumentPacking, native_module
 from linear_layouts.ops.launches import Copy, Launch, permute_launches
+from linear_layouts.ops.plan import memory_permutation, row_major_strides
+from linear_layouts.ops.tensors import Tensor, is_contiguous
 
 from harness.fakes import FakeCuda, FakeTorchTensor, install
 
@@ -236,3 +241,25 @@ def test_threads_launch_their_own_arguments(monkeypatch):
     seen = [FakeCuda.unpack(launch, ArgumentPacking.of(kernel_params))[:2] for launch in cuda.launches[1:]]
     assert sorted(set(seen)) == sorted((x.data_ptr(), out.data_ptr()) for x, out in pairs)
     assert all(seen.count(pair) == 50 for pair in set(seen))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([0, 1, 1, 2, 3, 5]), min_size=0, max_size=6).flatmap(
+    lambda shape: st.tuples(st.just(tuple(shape)), st.permutations(range(len(shape))),
+                            st.permutations(range(len(shape))))))
+def test_the_two_homes_of_a_view_agree(case):
+    """``dispatch.in_memory_order`` (the fast path's answer from a contiguous tensor's shape and dims) and
+    ``tensors.is_contiguous`` of the permuted view (the general path's, at any strides) agree on every contiguous
+    shape with size-1 and size-0 dims; and the call plan of a permuted view of a contiguous tensor (``first``
+    applied, then ``dims``) is a view exactly where the composed view is contiguous."""
+    shape, dims, first = case
+    dims, first = tuple(dims), tuple(first)
+    strides = row_major_strides(shape)
+    view = Tensor("torch", None, tuple(shape[d] for d in dims), tuple(strides[d] for d in dims), 2, None, 0, 0)
+    assert dispatch.in_memory_order(shape, dims) == is_contiguous(view)
+    x_shape, x_strides = tuple(shape[d] for d in first), tuple(strides[d] for d in first)
+    x = Tensor("torch", None, x_shape, x_strides, 2, None, 0, 0)
+    composed = Tensor("torch", None, tuple(x_shape[d] for d in dims), tuple(x_strides[d] for d in dims), 2, None, 0, 0)
+    if not is_contiguous(x) and math.prod(shape):  # a dense permuted view: the plan reads memory order
+        m_shape, m_strides, m_dims = memory_permutation(x_shape, x_strides, dims)
+        assert m_strides is None and dispatch.in_memory_order(m_shape, m_dims) == is_contiguous(composed)
