@@ -16,6 +16,7 @@ explorer's HTTP server in :mod:`linear_layouts.present.viz.server`.
     demo                                                           Layout A and a transpose, end to end
     explore [--port N | --output FILE]                             the explorer page on 127.0.0.1
     report KERNEL_OR_FILE [--target sm_90] [--format text|html]    every layout and conversion of a real kernel
+    permute SHAPE DIMS --dtype bf16 [--sms 132 --l2-mib 60]        what the layout ops launch for that permutation
 """
 
 from __future__ import annotations
@@ -762,6 +763,57 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ints(text: str, what: str, *, signed: bool = False) -> tuple[int, ...]:
+    """``"32,28,28,512"`` / ``"[0, 3, 1, 2]"`` -> a tuple of ints (ASCII digits, ``limits.parse_int``; a sign where
+    ``signed``); ``""`` / ``"[]"``: none (a 0-d tensor); LayoutError naming ``what`` for an empty or junk part."""
+    cleaned = text.strip().strip("[]()")
+    if not cleaned.strip():
+        return ()
+    out = []
+    for part in cleaned.split(","):
+        if not part.strip():
+            raise LayoutError(f"{what}: expected integers separated by commas, like 0,3,1,2, got {quote(text)} (an "
+                              "empty part between commas)")
+        out.append(parse_int(part, what, signed=signed, max_digits=12))
+    return tuple(out)
+
+
+#: ``ops.explain``'s argument names -> the ``permute`` command's, for its messages.
+_PERMUTE_NAMES = (("shape: ", "SHAPE: "), ("dims: ", "DIMS: "), ("src_offset: ", "--src-offset: "),
+                  ("dst_offset: ", "--dst-offset: "))
+
+
+def cmd_permute(args: argparse.Namespace) -> int:
+    """What ``ops.permute`` launches for a contiguous tensor of SHAPE permuted by DIMS (``ops.explain``), on a device
+    of ``--sms`` SMs and ``--l2-mib`` MiB of L2, told on the CPU."""
+    from linear_layouts.ops import explain
+    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.target import named_target
+
+    shape = _ints(args.shape, "SHAPE")
+    dims = _ints(args.dims, "DIMS", signed=True)
+    sms = parse_int(args.sms, "--sms", max_digits=4)
+    l2_mib = parse_int(args.l2_mib, "--l2-mib", max_digits=5)
+    if sms < 1:
+        raise LayoutError(f"--sms: a device has 1 SM or more, got {sms}")
+    arch = named_target(args.target).arch if args.target else "sm_90"
+    if not arch.startswith("sm_"):
+        raise LayoutError(f"--target: the layout ops run on NVIDIA GPUs (sm_80 and later), got {quote(args.target)}")
+    device = GridShape(sms, l2_mib << 20, arch)
+    offsets = (parse_int(args.src_offset, "--src-offset", max_digits=4),
+               parse_int(args.dst_offset, "--dst-offset", max_digits=4))
+    try:
+        summary = explain(shape, dims, args.dtype, device, *offsets)
+    except LayoutError as error:
+        message = str(error)
+        for name, option in _PERMUTE_NAMES:
+            if message.startswith(name):
+                raise LayoutError(option + message[len(name):]) from None
+        raise
+    _write(args, str(summary) + "\n")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """The layouts and shared-memory traffic of a real kernel (a .py kernel file or TTGIR / dump text)."""
     from linear_layouts.pipeline.from_file import analysis_target, report_for_file
@@ -944,6 +996,21 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--dtype", help=_DTYPE_HELP + " of the --layout and --store/--load scenarios (default: fp32)")
     p.add_argument("--max-elements", metavar="N", help=f"refuse layouts with more than N elements (default: "
                                                       f"{MAX_PICTURE_ELEMENTS}: the page draws every one)")
+
+    p = add("permute", cmd_permute, "what the layout ops (linear_layouts.ops) launch to permute a contiguous "
+                                    "tensor: the reduced problem, each kernel, tile, warps and CTAs, told on the CPU")
+    p.add_argument("shape", metavar="SHAPE", help="the tensor's shape, e.g. 32,28,28,512")
+    p.add_argument("dims", metavar="DIMS", help="the permutation, e.g. 0,3,1,2 (NHWC -> NCHW; negative dims count "
+                                                "from the end)")
+    p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
+    p.add_argument("--sms", default="132", help="the device's SMs (default 132: an H100 or an H200)")
+    p.add_argument("--l2-mib", default="50", help="its L2 in MiB, which decides what is L2-resident (default 50: "
+                                                  "an H100; an H200's driver reports 60)")
+    p.add_argument("--target", help="the GPU architecture: sm_80, sm_90, sm_100 (default sm_90)")
+    p.add_argument("--src-offset", default="0", help="bytes past a 16-byte aligned address the input starts at "
+                                                     "(narrower accesses follow from odd offsets; default 0)")
+    p.add_argument("--dst-offset", default="0", help="the same of the output (default 0)")
+    p.add_argument("-o", "--output", help=_OUTPUT_HELP)
 
     p = add("report", cmd_report, "every layout and conversion of a real kernel, with Triton's and our "
             "shared-memory traffic (a .py kernel file, which is EXECUTED: imported as Python, then compiled on the "

@@ -24,6 +24,7 @@ COMMANDS = {
     "convert": ["convert", BLOCKED, OTHER, "--shape", "16,32", "--dtype", "fp16"],
     "explore": ["explore"],   # without -o it serves the page: compared with -o FILE below
     "report": ["report", str(KERNEL), "--no-triton-estimate"],
+    "permute": ["permute", "32,28,28,512", "0,3,1,2", "--dtype", "bf16"],
 }
 
 
@@ -60,5 +61,5 @@ def test_every_output_option_says_dash_is_stdout():
     helps = {name: next(a.help for a in command._actions if "-o" in a.option_strings)
              for name, command in parser.subcommands.items()
              if any("-o" in a.option_strings for a in command._actions)}
-    assert set(helps) == {"show", "matrix", "banks", "swizzle", "convert", "explore", "report"}
+    assert set(helps) == {"show", "matrix", "banks", "swizzle", "convert", "explore", "report", "permute"}
     assert all("'-': " in text and "stdout" in text for text in helps.values()), helps

@@ -291,6 +291,7 @@ COMMANDS = {  # one valid command line each
     "convert": ["convert", SPECS[0], SPECS[1], "--shape", "32,64", "--dtype", "fp16"],
     "demo": ["demo"], "explore": ["explore", "--layout", SPECS[0], "--shape", "32,64"],
     "report": ["report", KERNEL, "--no-triton-estimate"], "nonsense": ["nonsense"],
+    "permute": ["permute", "32,28,28,512", "0,3,1,2", "--dtype", "bf16"],
 }
 
 
