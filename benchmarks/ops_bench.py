@@ -532,6 +532,8 @@ def report(results: dict) -> str:
              f"{s.get('planner_vs_our_best_tile', {}).get('wrong') or 'none'}",
              f"- small cases slower than eager on the GPU: {s['small_gpu_slower_than_eager'] or 'none'}; on the host: "
              f"{s['small_host_slower_than_eager'] or 'none'}",
+             f"- identities in memory (ours returns the view, as eager; left out of the bandwidth figures): "
+             f"{s.get('views') or 'none'}",
              f"- cast-transpose, large: lowest fraction of the copy bandwidth of its bytes (read once, two writes) "
              f"{_f(s['cast_large_min_of_copy'], '{:.1%}')} (target >= 85%; plain "
              f"{_f(s.get('cast_large_min_of_copy_plain'), '{:.1%}')}, chained "
