@@ -796,7 +796,10 @@ def cmd_permute(args: argparse.Namespace) -> int:
     l2_mib = parse_int(args.l2_mib, "--l2-mib", max_digits=5)
     if sms < 1:
         raise LayoutError(f"--sms: a device has 1 SM or more, got {sms}")
-    arch = named_target(args.target).arch if args.target else "sm_90"
+    try:
+        arch = named_target(args.target).arch if args.target else "sm_90"
+    except LayoutError as error:
+        raise LayoutError(f"--target: {error}") from None
     if not arch.startswith("sm_"):
         raise LayoutError(f"--target: the layout ops run on NVIDIA GPUs (sm_80 and later), got {quote(args.target)}")
     device = GridShape(sms, l2_mib << 20, arch)

@@ -55,6 +55,7 @@ def test_it_writes_to_a_file(capsys, tmp_path):
     (["3,4", "1,0", "--dtype", "bf16", "--sms", "12345"], "--sms: .*at most 4 digits"),
     (["3,4", "1,0", "--dtype", "bf16", "--l2-mib", "-1"], "--l2-mib: expected a non-negative integer"),
     (["3,4", "1,0", "--dtype", "bf16", "--target", "gfx942"], "--target: the layout ops run on NVIDIA GPUs"),
+    (["3,4", "1,0", "--dtype", "bf16", "--target", "sm_77x"], "--target: target must be sm_<cc>"),
     (["3,4", "1,0", "--dtype", "bf16", "--src-offset", "3"], "--src-offset: must be an int >= 0 and a multiple of "
                                                              "the 2-byte elements, got 3"),
     (["100000000000,100000000000", "1,0", "--dtype", "fp64"], r"SHAPE: .* over the 1099511627776 \(1 TiB\) explain "
