@@ -352,3 +352,17 @@ def test_compiles_for_sm_90_without_spills(w, batch_dims, source_aligned, tmp_pa
     kernel = chunked_transpose_kernel(w, batch_dims, None, source_aligned)
     chunks = chunks_per_thread(tile.rows, tile.cols, tile.warps, w, 16 // w)
     compiles_without_spills(kernel, thread_registers(chunks), tmp_path)
+
+
+def test_the_element_sizes_are_read_at_each_call(monkeypatch):
+    """``CHUNKED_ELEMENT_BYTES`` and ``CHUNKED_BATCH_ELEMENT_BYTES`` are part of the cached plan's key: changed after
+    a first call, the next call follows them (a batch of fp64 matrices: tiled by default, chunked once allowed)."""
+    shape, dims = (3, 2051, 1568), (0, 2, 1)
+    (before,) = launches.permute_launches(shape, dims, 8, SRC, DST, 132)
+    assert not before.kernel.name.startswith("ll_permute_chunked")
+    monkeypatch.setattr(launches, "CHUNKED_BATCH_ELEMENT_BYTES", (2, 8))
+    (after,) = launches.permute_launches(shape, dims, 8, SRC, DST, 132)
+    assert after.kernel == chunked_transpose_kernel(8, 1)
+    monkeypatch.setattr(launches, "CHUNKED_ELEMENT_BYTES", (2,))
+    (neither,) = launches.permute_launches(shape, dims, 8, SRC, DST, 132)
+    assert not neither.kernel.name.startswith("ll_permute_chunked")

@@ -397,15 +397,18 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
     return block, count
 
 
-def _chunked_by_default(problem: TiledProblem, src: int, dst: int) -> bool:
+def _chunked_by_default(problem: TiledProblem, src: int, dst: int, element_bytes: tuple[int, ...] | None = None,
+                        batch_element_bytes: tuple[int, ...] | None = None) -> bool:
     """Whether ``permute`` takes the chunked transpose for ``problem`` where ``MISALIGNED_TRANSPOSE`` asks for it:
     its measured domain, an input whose rows allow 16-byte loads (its misaligned-input form measured 0.93-1.06x the
     tiled kernel), an output whose rows of ``CHUNKED_MIN_ROWS`` or more allow single-element stores only, of
-    ``CHUNKED_ELEMENT_BYTES`` (a batch of matrices: ``CHUNKED_BATCH_ELEMENT_BYTES``), and no side under
-    ``SKINNY_EXTENT`` (skinny tiles, ``tile_for``)."""
+    ``element_bytes`` (``CHUNKED_ELEMENT_BYTES``; a batch of matrices: ``batch_element_bytes``,
+    ``CHUNKED_BATCH_ELEMENT_BYTES``), and no side under ``SKINNY_EXTENT`` (skinny tiles, ``tile_for``)."""
     w = problem.element_bytes
-    return (chunked_transposes(problem, src, dst) and chunked_source_aligned(problem, src) and w in CHUNKED_ELEMENT_BYTES
-            and (problem.batch_count == 1 or w in CHUNKED_BATCH_ELEMENT_BYTES)
+    element_bytes = CHUNKED_ELEMENT_BYTES if element_bytes is None else element_bytes
+    batch_element_bytes = CHUNKED_BATCH_ELEMENT_BYTES if batch_element_bytes is None else batch_element_bytes
+    return (chunked_transposes(problem, src, dst) and chunked_source_aligned(problem, src) and w in element_bytes
+            and (problem.batch_count == 1 or w in batch_element_bytes)
             and vector_elements(w, problem.rows, dst) == 1 and problem.rows >= CHUNKED_MIN_ROWS
             and problem.cols >= SKINNY_EXTENT)
 
@@ -631,7 +634,8 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
                      (MAX_LAUNCH_EXTENT, MAX_LAUNCH_CTAS, MAX_BATCH_LAUNCHES), SMALL_BLOCK_BYTES if SMALL_BATCHES else 0,
                      BYTE_TRANSPOSE, strides, out_strides,
                      (FOLD_SIDES, tuple(sorted(FOLD_MIN_SAVED.items()))) if FOLD_BATCH else None,
-                     (REALIGNED_ROWS_BELOW, REALIGNED_CHUNKS_BELOW, REALIGNED_MIN_CTAS_PER_SM, REALIGNED_TILE_USE))
+                     (REALIGNED_ROWS_BELOW, REALIGNED_CHUNKS_BELOW, REALIGNED_MIN_CTAS_PER_SM, REALIGNED_TILE_USE),
+                     (tuple(CHUNKED_ELEMENT_BYTES), tuple(CHUNKED_BATCH_ELEMENT_BYTES)))
 
 
 def _tile_count(kernel: PermuteKernel, problem: TiledProblem) -> int:
@@ -647,10 +651,12 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
               limits: tuple[int, int, int], small: int = 0, byte_transpose: bool = False,
               strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None,
               fold: tuple[tuple[str, ...], tuple[tuple[int, float], ...]] | None = None,
-              realign_below: tuple[int, int, int, float] = (0, 0, 0, 0.0)):
+              realign_below: tuple[int, int, int, float] = (0, 0, 0, 0.0),
+              chunked: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())):
     """``permute_template``'s launches (``interleave``: ``INTERLEAVE_MIN_CTAS_PER_SM``, ``INTERLEAVE_ANY_MIN_BYTES``
     and ``INTERLEAVE_WIDE_MIN_BYTES``, None: no interleave kernel; ``fold``: ``fold_side``'s sides and ``FOLD_MIN_SAVED``'s items; None: no fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``, ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``,
-    ``REALIGNED_TILE_USE``). An input or output with gaps (``strides``, ``out_strides``; row-major ones
+    ``REALIGNED_TILE_USE``; ``chunked``: ``CHUNKED_ELEMENT_BYTES`` and ``CHUNKED_BATCH_ELEMENT_BYTES``, so that the
+    cached plans follow them too). An input or output with gaps (``strides``, ``out_strides``; row-major ones
     plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
     the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
     position from its address and owns granules of each output row: any row strides); the other kernels assume
@@ -709,7 +715,7 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
                               f"{problem.cols} {8 * problem.element_bytes}-bit elements")
         kernel = byte_transpose_kernel(len(inner), tile, device.arch, transpose_raster(2 * nbytes, device))
     elif isinstance(tile, ChunkedTile) or (tile is None and misaligned == "chunked"
-                                         and _chunked_by_default(problem, src, dst)):
+                                         and _chunked_by_default(problem, src, dst, *chunked)):
         if not chunked_transposes(problem, src, dst):
             raise LayoutError(f"tile: the chunked transpose does not take a {problem.kind.value} of {problem.rows} x "
                               f"{problem.cols} {8 * problem.element_bytes}-bit elements at these addresses")
