@@ -13,14 +13,16 @@ import dataclasses
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+from linear_layouts.target import TARGETS
+
 __all__ = ["GPU_DTYPES", "GPU_PERMUTES", "GPU_TRANSPOSES", "GPU_CASTS", "GPU_SPECIAL", "SWEEP", "CASTS",
            "sweep_cases", "sanitize_cases", "byte_tile_cases", "device_run_setup", "GPU_BYTES", "GPU_BYTES_OFFSETS", "GPU_BYTES_FORCED",
            "GPU_BYTE_TILES", "kernel_sources", "precompile", "tile_alternatives", "runner", "random_tensor",
            "checked_runner", "compile_contenders", "launched_tile", "permute_buffers", "cast_buffers", "checked_cast_runner", "run_cases", "bench_permutation", "SMS", "L2_BYTES", "LARGE_BYTES"]
 
 #: SMs and L2 bytes of the device the cubins are prepared for (an H200): the tile choice depends on them.
-SMS = 132
-L2_BYTES = 60 * 2**20  # the H200 (an H100: 50 MiB)
+SMS = TARGETS["H200"].sms
+L2_BYTES = TARGETS["H200"].l2_bytes
 #: Bytes from which a sweep case is "large" (the issue's bandwidth targets).
 LARGE_BYTES = 16 << 20
 
@@ -551,7 +553,7 @@ SANITIZE_CASTS = ((131, 259, "bf16", "e4m3", (2, 3, 5)), (133, 70, "fp32", "e5m2
          (131, 259, "bf16", "e4m3", (16, 8, 24)), (133, 70, "fp32", "e5m2", (0, 4, 12)), (3, 5, "fp16", "e5m2", (0, 0, 0)))
 
 
-def byte_tile_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
+def byte_tile_cases(sms: int = SMS, l2_bytes: int = L2_BYTES) -> list[dict]:
     """``GPU_BYTES_FORCED`` at each of ``GPU_BYTE_TILES`` (raster order "n"), and at the first on a 4 KiB L2 (raster
     order "m"): their launches for made-up aligned bases plus the offsets."""
     from linear_layouts.ops.kernels import ByteTile, GridShape
@@ -567,7 +569,7 @@ def byte_tile_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
     return out
 
 
-def sanitize_cases(sms: int = 132, l2_bytes: int = 60 * 2**20) -> list[dict]:
+def sanitize_cases(sms: int = SMS, l2_bytes: int = L2_BYTES) -> list[dict]:
     """Each case: its kind, sizes, offsets and the launches planned for made-up aligned bases plus the offsets."""
     from linear_layouts.ops.kernels import GridShape, transpose_tiles
     from linear_layouts.ops.launches import MISALIGNED_CASTS, cast_launches, permute_launches

@@ -16,7 +16,7 @@ explorer's HTTP server in :mod:`linear_layouts.present.viz.server`.
     demo                                                           Layout A and a transpose, end to end
     explore [--port N | --output FILE]                             the explorer page on 127.0.0.1
     report KERNEL_OR_FILE [--target sm_90] [--format text|html]    every layout and conversion of a real kernel
-    permute SHAPE DIMS --dtype bf16 [--sms 132 --l2-mib 60]        what the layout ops launch for that permutation
+    permute SHAPE DIMS --dtype bf16 [--device H200]                 what the layout ops launch for that permutation
 """
 
 from __future__ import annotations
@@ -784,25 +784,27 @@ _PERMUTE_NAMES = (("shape: ", "SHAPE: "), ("dims: ", "DIMS: "), ("src_offset: ",
 
 
 def cmd_permute(args: argparse.Namespace) -> int:
-    """What ``ops.permute`` launches for a contiguous tensor of SHAPE permuted by DIMS (``ops.explain``), on a device
-    of ``--sms`` SMs and ``--l2-mib`` MiB of L2, told on the CPU."""
+    """What ``ops.permute`` launches for a contiguous tensor of SHAPE permuted by DIMS (``ops.explain``), on the GPU
+    ``--device`` / ``--target`` name (its SMs and L2, or ``--sms`` and ``--l2-mib``), told on the CPU."""
     from linear_layouts.ops import explain
     from linear_layouts.ops.kernels import GridShape
-    from linear_layouts.target import named_target
+    from linear_layouts.target import DEFAULT_TARGET
 
     shape = _ints(args.shape, "SHAPE")
     dims = _ints(args.dims, "DIMS", signed=True)
-    sms = parse_int(args.sms, "--sms", max_digits=4)
-    l2_mib = parse_int(args.l2_mib, "--l2-mib", max_digits=5)
+    try:
+        target = _target(args) or DEFAULT_TARGET
+    except LayoutError as error:
+        message = str(error)
+        raise LayoutError(f"--{message}" if message.startswith("device:") else f"--target: {message}") from None
+    if target.backend != "cuda":
+        option = "--device" if args.device else "--target"
+        raise LayoutError(f"{option}: the layout ops run on NVIDIA GPUs (sm_80 and later), got {target.name}")
+    sms = target.sms if args.sms is None else parse_int(args.sms, "--sms", max_digits=4)
+    l2_mib = target.l2_bytes >> 20 if args.l2_mib is None else parse_int(args.l2_mib, "--l2-mib", max_digits=5)
     if sms < 1:
         raise LayoutError(f"--sms: a device has 1 SM or more, got {sms}")
-    try:
-        arch = named_target(args.target).arch if args.target else "sm_90"
-    except LayoutError as error:
-        raise LayoutError(f"--target: {error}") from None
-    if not arch.startswith("sm_"):
-        raise LayoutError(f"--target: the layout ops run on NVIDIA GPUs (sm_80 and later), got {quote(args.target)}")
-    device = GridShape(sms, l2_mib << 20, arch)
+    device = GridShape(sms, l2_mib << 20, target.arch)
     offsets = (parse_int(args.src_offset, "--src-offset", max_digits=4),
                parse_int(args.dst_offset, "--dst-offset", max_digits=4))
     try:
@@ -1006,10 +1008,12 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("dims", metavar="DIMS", help="the permutation, e.g. 0,3,1,2 (NHWC -> NCHW; negative dims count "
                                                 "from the end)")
     p.add_argument("--dtype", required=True, help=_DTYPE_HELP)
-    p.add_argument("--sms", default="132", help="the device's SMs (default 132: an H100 or an H200)")
-    p.add_argument("--l2-mib", default="50", help="its L2 in MiB, which decides what is L2-resident (default 50: "
-                                                  "an H100; an H200's driver reports 60)")
-    p.add_argument("--target", help="the GPU architecture: sm_80, sm_90, sm_100 (default sm_90)")
+    p.add_argument("--target", help="the GPU architecture: sm_80, sm_90, sm_100 (default sm_90, on an H100)")
+    p.add_argument("--device", help="a known GPU, whose SMs, L2 and architecture are planned for: A100, H100, H200, "
+                                    "B200 (default: --target's device, an H100 for sm_90)")
+    p.add_argument("--sms", help="the device's SMs, in place of the device's own (an H100 or an H200: 132)")
+    p.add_argument("--l2-mib", help="its L2 in MiB, which decides what is L2-resident, in place of the device's own "
+                                    "(an H100: 50; an H200: 60)")
     p.add_argument("--src-offset", default="0", help="bytes past a 16-byte aligned address the input starts at "
                                                      "(narrower accesses follow from odd offsets; default 0)")
     p.add_argument("--dst-offset", default="0", help="the same of the output (default 0)")

@@ -9,6 +9,7 @@ import pytest
 from linear_layouts import ops
 from linear_layouts.cli import main
 from linear_layouts.ops.kernels import GridShape
+from linear_layouts.target import named_target
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -27,7 +28,15 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
     (["4,64,64,2", "0,-1,1,2", "--dtype", "u8", "--sms", "8"], (4, 64, 64, 2), (0, 3, 1, 2), "u8", GridShape(8),
      (0, 0)),
     (["4095,11007", "1,0", "--dtype", "fp32", "--target", "sm_80", "--src-offset", "4", "--dst-offset", "8"],
-     (4095, 11007), (1, 0), "fp32", GridShape(132, arch="sm_80"), (4, 8)),
+     (4095, 11007), (1, 0), "fp32", GridShape(108, 40 << 20, "sm_80"), (4, 8)),
+    (["32,28,28,512", "0,3,1,2", "--dtype", "bf16", "--device", "h200"], (32, 28, 28, 512), (0, 3, 1, 2), "bf16",
+     "H200", (0, 0)),
+    (["32,28,28,512", "0,3,1,2", "--dtype", "bf16", "--device", "B200"], (32, 28, 28, 512), (0, 3, 1, 2), "bf16",
+     GridShape(148, 126 << 20, "sm_100"), (0, 0)),
+    (["32,28,28,512", "0,3,1,2", "--dtype", "bf16", "--device", "H200", "--sms", "66", "--l2-mib", "10"],
+     (32, 28, 28, 512), (0, 3, 1, 2), "bf16", GridShape(66, 10 << 20), (0, 0)),
+    (["32,512,28,28", "0,2,3,1", "--dtype", "fp16", "--target", "sm_90", "--device", "H200"], (32, 512, 28, 28),
+     (0, 2, 3, 1), "fp16", GridShape.of(named_target(device="H200")), (0, 0)),
     (["[]", "[]", "--dtype", "fp64"], (), (), "fp64", GridShape(132), (0, 0)),
 ])
 def test_the_command_prints_what_explain_says(capsys, argv, shape, dims, dtype, device, offsets):
@@ -56,6 +65,10 @@ def test_it_writes_to_a_file(capsys, tmp_path):
     (["3,4", "1,0", "--dtype", "bf16", "--l2-mib", "-1"], "--l2-mib: expected a non-negative integer"),
     (["3,4", "1,0", "--dtype", "bf16", "--target", "gfx942"], "--target: the layout ops run on NVIDIA GPUs"),
     (["3,4", "1,0", "--dtype", "bf16", "--target", "sm_77x"], "--target: target must be sm_<cc>"),
+    (["3,4", "1,0", "--dtype", "bf16", "--device", "MI300X"], "--device: the layout ops run on NVIDIA GPUs"),
+    (["3,4", "1,0", "--dtype", "bf16", "--device", "H20"], r"--device: unknown 'H20' \(did you mean 'H200'\?\)"),
+    (["3,4", "1,0", "--dtype", "bf16", "--device", "A100", "--target", "sm_90"], "--device: A100 is sm_80, not the "
+                                                                                "target sm_90"),
     (["3,4", "1,0", "--dtype", "bf16", "--src-offset", "3"], "--src-offset: must be an int >= 0 and a multiple of "
                                                              "the 2-byte elements, got 3"),
     (["100000000000,100000000000", "1,0", "--dtype", "fp64"], r"SHAPE: .* over the 1099511627776 \(1 TiB\) explain "

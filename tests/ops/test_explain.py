@@ -13,6 +13,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.explain import KERNEL_KINDS, explain
 from linear_layouts.ops.kernels import GridShape
 from linear_layouts.ops.launches import Copy, Launch, permute_launches
+from linear_layouts.target import named_target
 
 H200 = GridShape(132, 60 << 20)
 BASE = 1 << 40
@@ -94,6 +95,10 @@ def test_explain_is_what_permute_launches(case):
     (((4, 8), (1, 0), "notatype"), {}, "dtype"),
     (((4, 8), (1, 0), "fp4"), {}, "dtype"),
     (((4, 8), (1, 0), "fp32"), {"device": 132}, "device"),
+    (((4, 8), (1, 0), "fp32"), {"device": "H20"}, r"device: unknown 'H20' \(did you mean 'H200'\?\)"),
+    (((4, 8), (1, 0), "fp32"), {"device": "MI300X"}, "device: the layout ops run on NVIDIA GPUs"),
+    (((4, 8), (1, 0), "fp32"), {"device": GridShape(132, 1 << 20, "gfx942")}, "device: the layout ops run on NVIDIA"),
+    (((4, 8), (1, 0), "fp32"), {"device": GridShape(132, 1 << 20, "sm90")}, "device: target must be sm_<cc>"),
     (((4, 8), (1, 0), "fp32"), {"src_offset": 2}, "src_offset"),
     (((4, 8), (1, 0), "fp32"), {"dst_offset": -4}, "dst_offset"),
     ((((1 << 20),) * 4, (3, 2, 1, 0), "bf16"), {}, "shape"),   # 2**81 bytes: refused before any planning
@@ -101,6 +106,25 @@ def test_explain_is_what_permute_launches(case):
 def test_bad_input_names_the_argument(args, kwargs, argument):
     with pytest.raises(LayoutError, match=argument):
         explain(*args, **kwargs)
+
+
+def test_a_known_device_plans_with_its_sms_l2_and_architecture():
+    """A device's name, its Target and ``GridShape.of`` it are one device; the default is the H100's."""
+    h200 = named_target(device="H200")
+    shape, dims = (32, 28, 28, 512), (0, 3, 1, 2)
+    assert GridShape.of(h200) == H200
+    assert explain(shape, dims, "bf16", "h200") == explain(shape, dims, "bf16", h200) == explain(
+        shape, dims, "bf16", H200)
+    assert explain(shape, dims, "bf16").device == GridShape.of(named_target("sm_90")) == GridShape(132)
+    a100 = explain(shape, dims, "bf16", "A100")
+    assert (a100.device.multiprocessors, a100.device.l2_bytes, a100.device.arch) == (108, 40 << 20, "sm_80")
+    assert "108 SMs, 40 MiB L2" in str(a100)
+    # the L2 decides: 49 MiB moved is L2-resident on an H200, not on an A100 (raster order, so another kernel)
+    big = (40, 28, 28, 512)  # 61 MiB moved: under 1.25 L2s of an H200 (raster "n"), over those of 40 MiB
+    assert explain(big, dims, "bf16", "H200").launches != explain(big, dims, "bf16", GridShape(132, 40 << 20))\
+        .launches
+    with pytest.raises(LayoutError, match="target: must be a Target"):
+        GridShape.of("H200")
 
 
 def test_exported_from_ops():

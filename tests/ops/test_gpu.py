@@ -246,3 +246,62 @@ def test_a_tensor_of_another_device_than_the_current_one(cuda_gpu):
     g1 = torch.randn(8, 6, 4, device="cuda:1", requires_grad=True)
     ops.permute(g1, (2, 0, 1)).sum().backward()
     assert g1.grad.device.index == 1 and torch.equal(g1.grad, torch.ones_like(g1))
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_one_signature_on_two_devices(cuda_gpu):
+    """Calls of one signature alternating between devices 0 and 1 (each device its own plan, function and stream),
+    a fused cast on each, CuPy arrays and a CUDA graph on device 1, and the registered op there: every result on its
+    input's device and bit-exact."""
+    shapes = [((257, 1031), "bfloat16", (1, 0)), ((8, 2048, 1, 128), "float16", (0, 2, 1, 3)),
+              ((6, 7, 11, 13), "uint8", (3, 1, 0, 2)), ((4, 300, 301), "float32", (0, 2, 1))]
+    for round_ in range(3):
+        for shape, dtype, dims in shapes:
+            for index in (0, 1):
+                x = _random(shape, dtype).to(f"cuda:{index}")
+                y = ops.permute(x, dims, copy=True)
+                assert y.device.index == index and _same(y, x.permute(dims).contiguous()), (round_, shape, index)
+                w = torch.randn(shape[-2] if len(shape) > 1 else 1, shape[-1], device=f"cuda:{index}")
+                c, t, amax = ops.cast_transpose(w, torch.float8_e5m2, 2.0)
+                assert c.device.index == t.device.index == amax.device.index == index
+                assert _same(t, _reference(w, "e5m2", 2.0).t().contiguous())
+    x1 = _random((64, 96, 80), "bfloat16").to("cuda:1")
+    assert _same(torch.ops.linear_layouts.permute(x1, [2, 0, 1]), x1.permute(2, 0, 1).contiguous())
+    with torch.cuda.device(1):
+        out = torch.empty(80, 64, 96, dtype=torch.bfloat16, device="cuda:1")
+        ops.permute(x1, (2, 0, 1), out=out)  # the kernel loaded before capture
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            ops.permute(x1, (2, 0, 1), out=out)
+        out.zero_()
+        x1.copy_(_random((64, 96, 80), "bfloat16").to("cuda:1"))
+        graph.replay()
+        torch.cuda.synchronize(1)
+        assert _same(out, x1.permute(2, 0, 1).contiguous())
+    cupy = pytest.importorskip("cupy")
+    with cupy.cuda.Device(1):
+        a = cupy.arange(3 * 500 * 7, dtype=cupy.float16).reshape(3, 500, 7)
+        b = ops.permute(a, (0, 2, 1))
+        assert b.device.id == 1 and bool((b == a.transpose(0, 2, 1)).all())
+    t = ops.transpose(a)  # device 0 current: allocated and launched on the array's device
+    with cupy.cuda.Device(1):
+        assert t.device.id == 1 and bool((t == a.transpose(0, 2, 1)).all())
+
+
+def test_a_known_device_is_what_its_driver_reports(cuda_gpu):
+    """The Target of the device's own name (``target.device_name``) has the SMs, L2 and architecture its driver
+    reports, so ``explain(..., device="H200")`` on the CPU plans what ``permute`` launches on the GPU (the SMs of
+    an SXM part). Skipped on a device the package does not know."""
+    from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.launch import grid_shape
+    from linear_layouts.target import TARGETS, device_name, named_target
+
+    full_name = torch.cuda.get_device_name(0)
+    name = device_name(full_name)
+    if name not in TARGETS:
+        pytest.skip(f"{name} is not a known device")
+    target, grid = named_target(device=name), grid_shape(0)
+    assert (target.l2_bytes, target.arch) == (grid.l2_bytes, grid.arch)
+    if "PCIe" not in full_name:  # the known targets are the SXM parts (an H100 PCIe has 114 SMs)
+        assert GridShape.of(target) == grid
+        assert ops.explain((32, 28, 28, 512), (0, 3, 1, 2), "bf16", name).device == grid

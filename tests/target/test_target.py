@@ -42,7 +42,7 @@ def _fields(**changes):
     ("lanes", 48), ("lanes", True), ("backend", "rocm"), ("arch", "sm90"), ("arch", "gfx942"), ("device", ""),
     ("features", frozenset({"tensor-cores"})), ("features", {"ldmatrix"}), ("sms", 0),
     ("cta_shared_bytes", 300 * 1024), ("cta_reserved_shared_bytes", -1), ("sm_threads", 2000),
-    ("shared", "32 banks"),
+    ("shared", "32 banks"), ("l2_bytes", 0), ("l2_bytes", 50.0),
 ])
 def test_a_target_with_a_bad_fact_is_refused_naming_the_field(field, value):
     with pytest.raises(LayoutError, match=f"Target: {field}"):
@@ -71,7 +71,10 @@ def test_the_known_targets_facts():
     assert H100.cta_shared_bytes == 232448 == H100.sm_shared_bytes - H100.cta_reserved_shared_bytes
     assert (H100.sm_threads, H100.sm_registers, H100.thread_registers, H100.sms) == (2048, 65536, 255, 132)
     # H200: the H100's SM, its own device (and table); A100: no stmatrix, wgmma, TMA; B200: no wgmma
-    assert dataclasses.replace(H200, device="H100") == H100
+    # L2 as the driver reports it: the A100's and H100's as NVIDIA's white papers give them, the H200's as its
+    # driver reported it on the device (the GPU test checks a known device against its driver)
+    assert [t.l2_bytes >> 20 for t in (A100, H100, H200, B200, MI300X)] == [40, 50, 60, 126, 4]
+    assert dataclasses.replace(H200, device="H100", l2_bytes=H100.l2_bytes) == H100
     assert A100.has("ldmatrix") and A100.has("cp.async") and not any(A100.has(f) for f in ("stmatrix", "wgmma", "tma"))
     assert B200.has("stmatrix") and B200.has("tma") and not B200.has("wgmma") and B200.sms == 148
     assert (MI300X.lanes, MI300X.backend, MI300X.shared.name, MI300X.module_target) == (64, "hip", "LDS", "hip:gfx942")

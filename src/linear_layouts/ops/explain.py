@@ -6,7 +6,7 @@ A contiguous ``shape`` permuted by ``dims`` reduces (``ops.plan``) to an empty t
 rows, or a batch of ``rows x cols`` transposes; each launch is one of ``ops.kernels.KERNEL_KINDS``
 (``docs/ops.md`` says when each is taken).
 
-Example (an H100's grid, the default)::
+Example (an H100's grid, the default; ``device="H200"`` for an H200's)::
 
     >>> print(explain((32, 28, 28, 512), (0, 3, 1, 2), "bf16"))  # doctest: +ELLIPSIS
     permute (32, 28, 28, 512) by (0, 3, 1, 2), bf16 on 132 SMs, 50 MiB L2: a transpose of 784 x 512, batch 32 (24.5 MiB each way)
@@ -25,6 +25,7 @@ from linear_layouts.core.limits import quote
 from linear_layouts.ops.kernels import KERNEL_KINDS, GridShape
 from linear_layouts.ops.launches import Copy, Launch, _plan, permute_launches, pointer_alignment
 from linear_layouts.ops.plan import PermuteKind, normalize_dims
+from linear_layouts.target import DEFAULT_TARGET, Target, named_target
 
 __all__ = ["KERNEL_KINDS", "MAX_BYTES", "LaunchSummary", "PermuteSummary", "explain"]
 
@@ -108,14 +109,33 @@ def _summary(item: Launch | Copy) -> LaunchSummary:
                          k.threads // 32, item.ctas, getattr(k, "fold", ""))
 
 
-def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | None = None, src_offset: int = 0,
+def _grid(device: Any) -> GridShape:
+    """``explain``'s ``device`` as the grid the planner reads: a Target's (or a known device name's) SMs, L2 and
+    architecture, or the GridShape."""
+    if isinstance(device, str):
+        device = named_target(device=device)
+    if device is None or isinstance(device, Target):
+        device = GridShape.of(DEFAULT_TARGET if device is None else device)
+    if not isinstance(device, GridShape):
+        raise LayoutError(f"device: must be a Target (named_target(device='H200')) or a GridShape (SMs, L2 bytes, "
+                          f"architecture), got {quote(device)}")
+    try:
+        backend = device.target.backend
+    except LayoutError as error:
+        raise LayoutError(f"device: {error}") from None
+    if backend != "cuda":
+        raise LayoutError(f"device: the layout ops run on NVIDIA GPUs (sm_80 and later), got {quote(device.arch)}")
+    return device
+
+
+def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | Target | None = None, src_offset: int = 0,
             dst_offset: int = 0) -> PermuteSummary:
     """What ``permute(x, dims)`` launches for a contiguous ``x`` of ``shape`` and element type ``dtype`` (anything
-    ``core.element_type`` names: ``"bf16"``, ``torch.float32``, ...) on ``device`` (a ``GridShape``: SMs, L2
-    bytes and architecture; default an H100's, ``GridShape(132)``; an H200's is ``GridShape(132, 60 << 20)``, what
-    its driver reports), its input and output ``src_offset`` / ``dst_offset`` bytes past 16-byte aligned addresses
-    (narrower accesses follow from odd offsets). LayoutError naming the argument for a bad shape (or one over
-    ``MAX_BYTES``), permutation, element type, device or offset."""
+    ``core.element_type`` names: ``"bf16"``, ``torch.float32``, ...) on ``device``: a known GPU's ``Target`` or name
+    (``"H200"``: its SMs, L2 and architecture, ``target.TARGETS``), or a ``GridShape`` of any SMs, L2 bytes and
+    architecture; default the ``DEFAULT_TARGET``'s (an H100's). ``src_offset`` / ``dst_offset``: the input's and
+    output's bytes past 16-byte aligned addresses (narrower accesses follow from odd offsets). LayoutError naming
+    the argument for a bad shape (or one over ``MAX_BYTES``), permutation, element type, device or offset."""
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise LayoutError(f"shape: must be a sequence of sizes, got {quote(shape)}")
     shape = tuple(shape)
@@ -129,9 +149,7 @@ def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | None = None, 
     if math.prod(shape) * itemsize > MAX_BYTES:
         raise LayoutError(f"shape: {shape} of {itemsize}-byte elements is {math.prod(shape) * itemsize} bytes, over "
                           f"the {MAX_BYTES} (1 TiB) explain plans; no GPU holds such a tensor")
-    device = GridShape(132) if device is None else device
-    if not isinstance(device, GridShape):
-        raise LayoutError(f"device: must be a GridShape (SMs, L2 bytes, architecture), got {quote(device)}")
+    device = _grid(device)
     for name, offset in (("src_offset", src_offset), ("dst_offset", dst_offset)):
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 or offset % itemsize:
             raise LayoutError(f"{name}: must be an int >= 0 and a multiple of the {itemsize}-byte elements, "

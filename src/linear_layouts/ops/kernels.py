@@ -80,7 +80,7 @@ from linear_layouts.codegen.realign_rows import emit_realigned_rows_kernel, emit
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES
-from linear_layouts.target import Target, named_target, resolve
+from linear_layouts.target import DEFAULT_TARGET, Target, named_target, resolve
 
 __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts", "transpose_tiles", "rows_tile", "cast_tiles", "choose_tile",
            "choose_narrow_tile", "resident_ctas", "min_ctas", "permute_kernel", "cast_kernel", "realigned_cast_kernel",
@@ -89,8 +89,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "SKINNY_CTAS_PER_SM", "SKINNY_DRAM_WARPS", "SKINNY_MISALIGNED_RUN_BYTES", "SKINNY_SHORT_RUN_BYTES", "ROWS_THREAD_BYTES", "ROWS_THREAD_ACCESSES", "RASTER_M_L2S", "raster_order",
            "skinny_tile", "realigned_rows_kernel", "REALIGNED_ROWS_WARPS", "REALIGNED_ROWS_CHUNKS", "REALIGNED_SPAN_CHUNKS", "L2_NARROW_CTAS", "L2_TINY_ELEMENT_BYTES", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
-           "OVERLAP_CTAS", "TINY_TILE", "KERNEL_KINDS", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
-           "H100_L2_BYTES"]
+           "OVERLAP_CTAS", "TINY_TILE", "KERNEL_KINDS", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
 CTAS_PER_SM = 2
@@ -104,8 +103,6 @@ L2_TILE_BYTES = 16 * 1024
 MIN_TILE_BYTES = 8 * 1024
 #: CTAs an SM holds of a tile that rule 4 of ``choose_tile`` prefers (others overlap one CTA's barrier).
 OVERLAP_CTAS = 8
-#: L2 bytes of the H100 and H200 (50 MiB).
-H100_L2_BYTES = 50 * 2**20
 #: CTAs an SM holds at most (sm_90).
 _SM_CTAS = 32
 #: Tiles per SM a narrow-vector problem in L2 takes at least (``choose_narrow_tile``): latency-bound, it wants
@@ -183,14 +180,26 @@ REGISTERS_PER_WORD = 2
 
 @dataclass(frozen=True)
 class GridShape:
-    """What the tile choice and the kernels read of a device: its SMs, its L2 bytes (an H100 / H200: 132, 50 MiB)
-    and its architecture, the ``Target`` (``target.named_target(arch)``: its instructions, shared memory and
-    registers) the tiles' conversions are planned for and their launch bounds set by: an A100's ``sm_80`` plans no
-    ``stmatrix``."""
+    """What the tile choice and the kernels read of a device: its SMs, its L2 bytes (by default an H100's, the
+    ``DEFAULT_TARGET``'s 50 MiB) and its architecture, the ``Target`` (``target.named_target(arch)``: its
+    instructions, shared memory and registers) the tiles' conversions are planned for and their launch bounds set
+    by: an A100's ``sm_80`` plans no ``stmatrix``. On a GPU the ops read all three from the driver
+    (``ops.launch.grid_shape``); on the CPU ``GridShape.of(target)`` takes a known device's.
+
+    >>> GridShape.of(named_target(device="H200"))
+    GridShape(multiprocessors=132, l2_bytes=62914560, arch='sm_90')
+    """
 
     multiprocessors: int
-    l2_bytes: int = H100_L2_BYTES
-    arch: str = "sm_90"
+    l2_bytes: int = DEFAULT_TARGET.l2_bytes
+    arch: str = DEFAULT_TARGET.arch
+
+    @classmethod
+    def of(cls, target: Target) -> GridShape:
+        """The grid of a known device: ``target``'s SMs, L2 bytes and architecture."""
+        if not isinstance(target, Target):
+            raise LayoutError(f"target: must be a Target (linear_layouts.target.named_target), got {target!r}")
+        return cls(target.sms, target.l2_bytes, target.arch)
 
     @property
     def target(self) -> Target:
@@ -551,7 +560,7 @@ def raster_order(config: TileConfig, moved_bytes: int, device: GridShape, cast: 
     narrower stores of ``T`` (rows ``M`` bytes long that 16 bytes do not align) takes ``"m"`` as a transpose does:
     the next CTA completes the sectors a tile leaves partly written at its ends.
 
-    >>> h200 = GridShape(132, 60 * 2**20)
+    >>> h200 = GridShape.of(named_target(device="H200"))
     >>> raster_order(TileConfig(2, 64, 64, 4, 8, 8), 2 * 128 * 2**20, h200), raster_order(
     ...     TileConfig(2, 64, 64, 4, 8, 8), 2 * 32 * 2**20, h200)
     ('m', 'n')
@@ -581,9 +590,10 @@ def dram_tile(config: TileConfig, moved_bytes: int, device: GridShape) -> TileCo
     transpose tile of 16-byte vectors whose CTAs take tiles in raster order "m" (``transpose_raster``: more than
     ``RASTER_M_L2S`` L2s moved), else ``config``.
 
-    >>> dram_tile(TileConfig(2, 64, 64, 4, 8, 8), 200 << 20, GridShape(132, 60 << 20))
+    >>> h200 = GridShape.of(named_target(device="H200"))
+    >>> dram_tile(TileConfig(2, 64, 64, 4, 8, 8), 200 << 20, h200)
     TileConfig(element_bytes=2, rows=64, cols=64, warps=8, src_vector=8, dst_vector=8, block=1, transposed=True, ctas_per_sm=0, row_lanes=4)
-    >>> dram_tile(TileConfig(2, 64, 64, 4, 8, 8), 20 << 20, GridShape(132, 60 << 20)).warps  # in L2
+    >>> dram_tile(TileConfig(2, 64, 64, 4, 8, 8), 20 << 20, h200).warps  # in L2
     4
     """
     if (config.element_bytes, config.rows, config.cols, config.src_vector, config.dst_vector, config.block) == (

@@ -3,7 +3,7 @@
 Every analysis and codegen entry point takes ``target: Target | None = None`` (None: ``DEFAULT_TARGET``,
 sm_90 on an H100); one value is passed down, nothing below reads a module global for a fact of the GPU.
 
-* :mod:`.target`: ``Target`` (lanes, ``SharedMemory`` with its bank / phase rule, capacity, ISA features);
+* :mod:`.target`: ``Target`` (lanes, ``SharedMemory`` with its bank / phase rule, capacity, L2, ISA features);
 * :mod:`.nvidia` (A100 sm_80, H100 and H200 sm_90, B200 sm_100), :mod:`.amd` (MI300X gfx942: 64 lanes, LDS);
 * :mod:`.known`: ``named_target``, ``target_for_module``, ``resolve``, ``device_name``;
 * :mod:`.costs`: the measured cost tables (``devices/*.json``; the global-memory tables in ``devices/global``) and

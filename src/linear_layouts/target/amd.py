@@ -30,9 +30,11 @@ __all__ = ["LDS", "MI300X", "amd_target"]
 LDS = SharedMemory(32, 4, 128, pairs_loads=False, phase_groups=(("load", 16, (1, 2, 4 | 16)),), name="LDS")
 
 #: MI300X: 304 CUs; per CU 64 KiB of LDS (a workgroup may use all of it), 32 wavefronts of 64 lanes
-#: (2048 threads), 4 SIMDs x 512 VGPRs x 64 lanes of registers, up to 512 VGPRs (arch + acc) a lane.
+#: (2048 threads), 4 SIMDs x 512 VGPRs x 64 lanes of registers, up to 512 VGPRs (arch + acc) a lane; 4 MiB of L2,
+#: one XCD's, as HIP's ``hipDeviceAttributeL2CacheSize`` reports it (the CDNA3 white paper: 4 MB per XCD, 8 XCDs,
+#: and 256 MB of Infinity Cache behind them, which is not counted).
 MI300X = Target("gfx942", "MI300X", "hip", 64, LDS, 64 * 1024, 0, 64 * 1024, 2048, 4 * 512 * 64, 512, 304,
-                frozenset())
+                frozenset(), 4 << 20)
 
 
 def amd_target(arch: str) -> Target:
@@ -47,4 +49,4 @@ def amd_target(arch: str) -> Target:
         return MI300X
     return Target(arch, MI300X.device, "hip", MI300X.lanes, MI300X.shared, MI300X.sm_shared_bytes,
                   MI300X.cta_reserved_shared_bytes, MI300X.cta_shared_bytes, MI300X.sm_threads, MI300X.sm_registers,
-                  MI300X.thread_registers, MI300X.sms, MI300X.features)
+                  MI300X.thread_registers, MI300X.sms, MI300X.features, MI300X.l2_bytes)

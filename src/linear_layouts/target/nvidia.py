@@ -2,14 +2,14 @@
 
 Facts from NVIDIA's public documents: the CUDA C++ Programming Guide's table of compute capabilities
 (shared memory per SM and per block, 1 KB reserved per block, resident threads, 64K 32-bit registers
-per SM and 255 per thread), the architecture whitepapers (SMs per device) and the PTX ISA (which
+per SM and 255 per thread), the architecture whitepapers (SMs and L2 per device) and the PTX ISA (which
 instruction needs which ``sm_``: ``ldmatrix`` sm_75, ``cp.async`` sm_80, ``stmatrix`` and the tensor
 memory accelerator sm_90, ``wgmma`` sm_90a only). Shared memory: 32 banks of 4 bytes, phases of 128
 bytes, 8- and 16-byte loads pair lanes (the bank model, ``analysis.banks``; validated with ncu on
 H100 and H200).
 
->>> H100.cta_shared_bytes, A100.has("stmatrix"), B200.has("wgmma")
-(232448, False, False)
+>>> H100.cta_shared_bytes, A100.has("stmatrix"), B200.has("wgmma"), H200.l2_bytes >> 20
+(232448, False, False, 60)
 """
 
 from __future__ import annotations
@@ -43,17 +43,20 @@ def features_of(capability: int) -> frozenset[str]:
     return frozenset(found)
 
 
-def _sm(capability: int, device: str, sm_shared_kib: int, sms: int) -> Target:
+def _sm(capability: int, device: str, sm_shared_kib: int, sms: int, l2_mib: int) -> Target:
     """An NVIDIA target: ``sm_shared_kib`` KiB of shared memory per SM, 1 KiB of it reserved per CTA (a CTA
-    may allocate the rest), 2048 threads and 64K registers per SM, 255 registers per thread."""
+    may allocate the rest), 2048 threads and 64K registers per SM, 255 registers per thread, ``l2_mib`` MiB of L2."""
     return Target(f"sm_{capability}", device, "cuda", LANES, SHARED, sm_shared_kib * _KIB, _KIB,
-                  (sm_shared_kib - 1) * _KIB, 2048, 65536, 255, sms, features_of(capability))
+                  (sm_shared_kib - 1) * _KIB, 2048, 65536, 255, sms, features_of(capability), l2_mib << 20)
 
 
-A100 = _sm(80, "A100", 164, 108)  #: A100 SXM4: 164 KiB per SM (163 KiB per CTA), 108 SMs
-H100 = _sm(90, "H100", 228, 132)  #: H100 SXM5: 228 KiB per SM (227 KiB per CTA), 132 SMs
-H200 = _sm(90, "H200", 228, 132)  #: H200 SXM: the H100's SM; its driver reports a 60 MiB L2; more and faster HBM
-B200 = _sm(100, "B200", 228, 148)  #: B200: 228 KiB per SM (227 KiB per CTA), 148 SMs
+A100 = _sm(80, "A100", 164, 108, 40)  #: A100 SXM4: 164 KiB per SM (163 KiB per CTA), 108 SMs, 40 MiB of L2
+H100 = _sm(90, "H100", 228, 132, 50)  #: H100 SXM5: 228 KiB per SM (227 KiB per CTA), 132 SMs, 50 MiB of L2
+#: H200 SXM: the H100's SM and SMs; 60 MiB of L2 as its driver reports it (NVIDIA publishes no figure); more HBM
+H200 = _sm(90, "H200", 228, 132, 60)
+#: B200: 228 KiB per SM (227 KiB per CTA), 148 SMs; 126 MiB of L2 over its two dies (a measured figure, Chips and
+#: Cheese's: NVIDIA publishes none)
+B200 = _sm(100, "B200", 228, 148, 126)
 
 _BY_ARCH = {80: A100, 90: H100, 100: B200}
 
@@ -73,4 +76,4 @@ def nvidia_target(capability: int) -> Target:
     base = _BY_ARCH[max(below)] if below else _BY_ARCH[min(_BY_ARCH)]
     return Target(f"sm_{capability}", base.device, "cuda", base.lanes, base.shared, base.sm_shared_bytes,
                   base.cta_reserved_shared_bytes, base.cta_shared_bytes, base.sm_threads, base.sm_registers,
-                  base.thread_registers, base.sms, features_of(capability))
+                  base.thread_registers, base.sms, features_of(capability), base.l2_bytes)

@@ -7,12 +7,13 @@ A target is an architecture (``sm_90``, ``gfx942``: what the kernel is compiled 
 * ``shared``: the shared memory (LDS on AMD) as the bank model sees it (:class:`SharedMemory`): banks,
   bank width, the bytes one phase moves, which lanes share a phase (the phase rule);
 * capacity: shared bytes per SM, the most one CTA may allocate, what the driver reserves per CTA,
-  resident threads, registers per SM and per thread, SMs (CUs);
+  resident threads, registers per SM and per thread, SMs (CUs), and the L2 bytes the driver reports
+  (``CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE``): what decides whether a problem stays in L2 between launches;
 * ``features``: the ISA features the lowering and codegen branch on (``ldmatrix``, ``stmatrix``,
   ``wgmma``, ``tma``, ``cp.async``, ``shfl.sync``, ``atom.v``).
 
 >>> t = Target("sm_90", "H100", "cuda", 32, SharedMemory(32, 4, 128, pairs_loads=True), 233472, 1024, 232448,
-...            2048, 65536, 255, 132, frozenset({"ldmatrix", "stmatrix"}))
+...            2048, 65536, 255, 132, frozenset({"ldmatrix", "stmatrix"}), 50 << 20)
 >>> t.capability, t.has("stmatrix"), t.shared.phase_lanes(32, "load", 16)
 (90, True, (1, 2, 4))
 """
@@ -150,6 +151,7 @@ class Target:
     thread_registers: int
     sms: int
     features: frozenset[str]
+    l2_bytes: int
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -165,7 +167,8 @@ class Target:
                               f"got {quote(self.lanes)}")
         if not isinstance(self.shared, SharedMemory):
             raise LayoutError(f"Target: shared must be a SharedMemory, got {quote(self.shared)}")
-        for field in ("sm_shared_bytes", "cta_shared_bytes", "sm_threads", "sm_registers", "thread_registers", "sms"):
+        for field in ("sm_shared_bytes", "cta_shared_bytes", "sm_threads", "sm_registers", "thread_registers", "sms",
+                      "l2_bytes"):
             if not _positive(getattr(self, field)):
                 raise LayoutError(f"Target: {field} must be a positive int, got {quote(getattr(self, field))}")
         reserved = self.cta_reserved_shared_bytes
