@@ -266,6 +266,7 @@ def test_one_signature_on_two_devices(cuda_gpu):
                 assert c.device.index == t.device.index == amax.device.index == index
                 assert _same(t, _reference(w, "e5m2", 2.0).t().contiguous())
     x1 = _random((64, 96, 80), "bfloat16").to("cuda:1")
+    ops.register_torch_ops()
     assert _same(torch.ops.linear_layouts.permute(x1, [2, 0, 1]), x1.permute(2, 0, 1).contiguous())
     with torch.cuda.device(1):
         out = torch.empty(80, 64, 96, dtype=torch.bfloat16, device="cuda:1")
