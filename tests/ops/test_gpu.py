@@ -272,7 +272,9 @@ def test_one_signature_on_two_devices(cuda_gpu):
         out = torch.empty(80, 64, 96, dtype=torch.bfloat16, device="cuda:1")
         ops.permute(x1, (2, 0, 1), out=out)  # the kernel loaded before capture
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        # a stream of its own: torch.cuda.graph's default capture stream is made once, on the device then current,
+        # and kept for every later capture of the process
+        with torch.cuda.graph(graph, stream=torch.cuda.Stream(device=1)):
             ops.permute(x1, (2, 0, 1), out=out)
         out.zero_()
         x1.copy_(_random((64, 96, 80), "bfloat16").to("cuda:1"))
