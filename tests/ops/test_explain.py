@@ -127,5 +127,16 @@ def test_a_known_device_plans_with_its_sms_l2_and_architecture():
         GridShape.of("H200")
 
 
+@pytest.mark.parametrize("args, message", [
+    ((0,), "multiprocessors must be an int >= 1, got 0"), ((132.5,), "multiprocessors must be an int >= 1"),
+    ((True,), "multiprocessors must be an int >= 1, got True"), ((132, -1), "l2_bytes must be an int >= 0"),
+    ((132, 50 << 20, 90), "arch must be a string"),
+])
+def test_a_grid_of_no_device_is_refused(args, message):
+    """A grid the planner would plan nonsense for (no SMs, a negative L2) is refused where it is made."""
+    with pytest.raises(LayoutError, match=f"GridShape: {message}"):
+        GridShape(*args)
+
+
 def test_exported_from_ops():
     assert ops.explain is explain

@@ -194,6 +194,14 @@ class GridShape:
     l2_bytes: int = DEFAULT_TARGET.l2_bytes
     arch: str = DEFAULT_TARGET.arch
 
+    def __post_init__(self) -> None:
+        for name, least in (("multiprocessors", 1), ("l2_bytes", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise LayoutError(f"GridShape: {name} must be an int >= {least}, got {value!r}")
+        if not isinstance(self.arch, str):
+            raise LayoutError(f"GridShape: arch must be a string like 'sm_90', got {self.arch!r}")
+
     @classmethod
     def of(cls, target: Target) -> GridShape:
         """The grid of a known device: ``target``'s SMs, L2 bytes and architecture."""
