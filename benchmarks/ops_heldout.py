@@ -12,8 +12,9 @@ is seen against every tile on shapes it was not fitted on. One seed calibrates, 
     PYTHONPATH=src:/tmp/triton-3.6.0 python3 benchmarks/ops_heldout.py --mode prepare --seed 1   # CPU
     PYTHONPATH=src python3 benchmarks/ops_heldout.py --seed 1 --out $OUT                        # device
 
-``--dtype``, ``--kind`` (repeatable) and ``--large-mib LO HI`` narrow the draw to a rule's problems (its dtypes,
-classes, sizes: the L2-resident ones up to 25 MiB, say); ``--small N`` and ``--large N`` set the cases drawn (8,
+``--dtype``, ``--kind`` (repeatable), ``--large-mib LO HI`` and ``--inside-sectors`` narrow the draw to a rule's
+problems (its dtypes, classes, sizes: the L2-resident ones up to 25 MiB, say; output rows starting inside sectors);
+``--scan-from-mib N`` scans (and reports as large) every case of N MiB or more; ``--small N`` and ``--large N`` set the cases drawn (8,
 24). Writes
 ``ops_heldout_<seed>.{json,md}`` under ``--out``, the draw's settings in the JSON. ``--mode replay RUN.json ...`` replays runs against the
 planner as it is now (its tile's measured time over the run's best tile).
@@ -106,12 +107,14 @@ def _draw_skinny(rng: random.Random) -> tuple[str, tuple[int, ...], tuple[int, .
 @dataclass(frozen=True)
 class Draw:
     """What a seed draws: ``large`` cases of ``large_bytes`` (inclusive), ``small`` of ``SMALL_BYTES``, each of one
-    of ``dtypes`` and of one of ``kinds`` (None: any class)."""
+    of ``dtypes`` and of one of ``kinds`` (None: any class); ``inside_sectors``: only transposes whose rows 16 bytes
+    align on both sides and whose output rows start inside 32-byte sectors (``SHARED_SECTOR_TILES``' problems)."""
     large: int = 24
     small: int = 8
     dtypes: tuple[str, ...] = DTYPES
     large_bytes: tuple[int, int] = (ops_cases.LARGE_BYTES, MAX_LARGE_BYTES)
     kinds: tuple[str, ...] | None = None
+    inside_sectors: bool = False
 
 
 def cases(seed: int, draw_settings: Draw = Draw()) -> list[tuple[str, tuple[int, ...], tuple[int, ...], str]]:
@@ -143,6 +146,8 @@ def cases(seed: int, draw_settings: Draw = Draw()) -> list[tuple[str, tuple[int,
         if dtype not in draw_settings.dtypes or (draw_settings.kinds and kind not in draw_settings.kinds):
             continue
         nbytes = math.prod(shape) * ops_cases.ITEMSIZE[dtype]
+        if draw_settings.inside_sectors and not _inside_sectors(shape, dims, dtype):
+            continue
         size = ("large" if lo <= nbytes <= hi else
                 "small" if SMALL_BYTES[0] <= nbytes <= SMALL_BYTES[1] else None)
         if size and want[size]:
@@ -153,6 +158,16 @@ def cases(seed: int, draw_settings: Draw = Draw()) -> list[tuple[str, tuple[int,
                          f"{draw_settings.large} large and {draw_settings.small - want['small']} of "
                          f"{draw_settings.small} small cases: widen the dtypes, classes or sizes")
     return out
+
+
+def _inside_sectors(shape: tuple[int, ...], dims: tuple[int, ...], dtype: str) -> bool:
+    """Whether the permutation is a transpose whose input and output rows are whole 16-byte vectors and whose output
+    rows are not whole 32-byte sectors."""
+    problem = ops_bench._problem(shape, dims, dtype)
+    if problem.kind.value != "transpose":
+        return False
+    w = problem.element_bytes
+    return (problem.cols * w) % 16 == 0 and (problem.rows * w) % 32 == 16
 
 
 def kernel_sources(seed: int, draw: Draw = Draw()) -> list[str]:
@@ -279,9 +294,16 @@ def main() -> None:
     ap.add_argument("--small", type=int, default=8, help="small cases a seed draws")
     ap.add_argument("--large", type=int, default=24, help="large cases a seed draws")
     ap.add_argument("--kind", action="append", help="draw only these classes (2-D, batched, NCHW->NHWC, ...)")
+    ap.add_argument("--scan-from-mib", type=float, help="scan every tile of the cases of this size and more (default: "
+                                                        "the large cases', 16 MiB)")
+    ap.add_argument("--inside-sectors", action="store_true", help="draw only transposes of 16-byte-aligned rows whose "
+                                                                  "output rows start inside 32-byte sectors")
     args = ap.parse_args()
+    if args.scan_from_mib is not None:  # the cases counted large (scanned at every tile, reported as large)
+        ops_bench.LARGE_BYTES = ops_cases.LARGE_BYTES = int(args.scan_from_mib * (1 << 20))
     draw = Draw(large=args.large, small=args.small, dtypes=tuple(args.dtype or DTYPES), kinds=tuple(args.kind) if args.kind else None,
-                large_bytes=tuple(int(x * (1 << 20)) for x in args.large_mib) if args.large_mib else Draw().large_bytes)
+                large_bytes=tuple(int(x * (1 << 20)) for x in args.large_mib) if args.large_mib else Draw().large_bytes,
+                inside_sectors=args.inside_sectors)
     try:
         for seed in args.seed or [1] if args.mode != "replay" else []:
             cases(seed, draw)

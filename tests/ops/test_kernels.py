@@ -260,6 +260,27 @@ def test_narrow_tile_choice():
     assert [(c.rows, c.cols, c.warps) for c in transpose_tiles(1, 8, 16)] == [(128, 128, 8), (64, 64, 8)]
 
 
+def test_16_bit_transposes_in_l2_with_rows_inside_sectors_take_taller_tiles():
+    """``SHARED_SECTOR_TILES``: output rows 16-byte aligned that start inside 32-byte sectors, the problem held in
+    L2: 128 x 64 tiles of 8 warps (half the sectors two CTAs write in halves of 64-row tiles); rows on sectors, other
+    element sizes and problems from DRAM plan as before."""
+    device = GridShape(132, 60 << 20)
+
+    def tile(shape, w, dst=0):
+        c = tile_for(plan_permutation(shape, (0, 2, 1), w), 0, dst, device)
+        return c.rows, c.cols, c.warps
+
+    assert tile((39, 2712, 104), 2) == (128, 64, 8)     # output rows 5424 bytes: 16 mod 32
+    assert tile((39, 2720, 104), 2) == (64, 64, 8)      # 5440 bytes: on sectors
+    assert tile((39, 2720, 104), 2, dst=16) == (128, 64, 8)  # on sectors, from a base inside one
+    assert tile((39, 2712, 104), 4)[:2] != (128, 64)     # 32-bit: unchanged
+    assert tile((2, 344, 40), 2) != (128, 64, 8)         # 6 tiles of 128 x 64: too few for the SMs
+    assert tile((120, 2712, 104), 2)[:2] == (256, 128)   # 64 MiB moved, over the L2: the tall tiles
+    listed = transpose_tiles(2, 8, 8, True, shared_sectors=True)
+    assert [(c.rows, c.cols, c.warps) for c in listed] == [(128, 128, 8), (128, 64, 8), (64, 64, 4), (64, 64, 8)]
+    assert transpose_tiles(4, 4, 4, True, shared_sectors=True) == transpose_tiles(4, 4, 4)
+
+
 @pytest.mark.parametrize("w, vin, vout, rows, cols", [(2, 8, 1, 3, 65536), (1, 16, 1, 31, 10**6), (4, 1, 4, 50176, 6),
                                                     (1, 2, 8, 10**6, 2), (8, 1, 1, 5, 7), (2, 1, 1, 17, 3)])
 def test_skinny_tiles_hold_the_short_side(w, vin, vout, rows, cols):

@@ -258,11 +258,16 @@ def strided_alignment(address: int, problem: TiledProblem, side: str = "src") ->
     return alignment % SECTOR_BYTES
 
 
+def _rows_on_sectors(row_bytes: int, base: int) -> bool:
+    """Whether rows of ``row_bytes`` from address ``base`` each start on a 32-byte sector boundary."""
+    return row_bytes % SECTOR_BYTES == 0 and base % SECTOR_BYTES == 0
+
+
 def _on_sectors(row_bytes: int, base: int, moved_bytes: int, device: GridShape) -> bool:
     """Whether an output's rows of ``row_bytes`` at address ``base`` start on sector boundaries, or the problem
     (``moved_bytes`` read and written) stays in ``device``'s L2, where a sector two tiles share costs no DRAM
     access: False asks for the tall tiles. ``_on_sectors(4112, 0, 64 << 20, GridShape(132))`` is False."""
-    return moved_bytes <= device.l2_bytes or (row_bytes % SECTOR_BYTES == 0 and base % SECTOR_BYTES == 0)
+    return moved_bytes <= device.l2_bytes or _rows_on_sectors(row_bytes, base)
 
 
 def transpose_vectors(problem: TiledProblem, src: int, dst: int, device: GridShape) -> tuple[int, int, bool]:
@@ -290,7 +295,9 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     if skinny is not None:
         return skinny
     choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
-    config = choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
+    shared = sectors and not _rows_on_sectors(problem.rows * w, dst)  # in L2, rows starting inside sectors
+    config = choose(transpose_tiles(w, vin, vout, sectors, shared), problem.rows, problem.cols, problem.batch_count,
+                    device)
     return dram_tile(config, moved, device)
 
 
