@@ -61,7 +61,8 @@ def replay(paths: list[str]) -> str:
     finally:
         kernels.SHARED_SECTOR_TILES = rule
     if not ratios:
-        return "\n".join(lines) + "\n\nno case the rule changes was scanned\n"
+        said = "the rule changes no case of these runs" if len(lines) == 2 else "no case the rule changes was scanned"
+        return "\n".join(lines) + f"\n\n{said}\n"
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios))
     return ("\n".join(lines) + f"\n\n{len(ratios)} changed cases: without / with the rule {geomean:.3f} in geomean, "
             f"{min(ratios):.3f} to {max(ratios):.3f}, {sum(r < 1 for r in ratios)} slower with it\n")

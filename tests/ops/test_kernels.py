@@ -24,8 +24,8 @@ from linear_layouts.ops import kernels
 from linear_layouts.ops.kernels import (
     MAX_NARROW_STORES, MAX_NARROW_WORDS, ROWS_THREAD_ACCESSES, ROWS_THREAD_BYTES, SKINNY_CTAS_PER_SM, SKINNY_DRAM_WARPS, SKINNY_TILE_BYTES,
     SKINNY_MISALIGNED_RUN_BYTES, GridShape, TileConfig, _narrow_fits, cast_kernel, cast_tiles,
-    choose_narrow_tile, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile, skinny_tile, tile_layouts,
-    transpose_tiles,
+    choose_narrow_tile, choose_tile, min_ctas, permute_kernel, resident_ctas, rows_tile, shared_sector_tile,
+    skinny_tile, tile_layouts, transpose_tiles,
 )
 from linear_layouts.target import resolve
 
@@ -260,10 +260,10 @@ def test_narrow_tile_choice():
     assert [(c.rows, c.cols, c.warps) for c in transpose_tiles(1, 8, 16)] == [(128, 128, 8), (64, 64, 8)]
 
 
-def test_16_bit_transposes_in_l2_with_rows_inside_sectors_take_taller_tiles():
+def test_transposes_in_l2_with_rows_inside_sectors_take_taller_tiles():
     """``SHARED_SECTOR_TILES``: output rows 16-byte aligned that start inside 32-byte sectors, the problem held in
-    L2: 128 x 64 tiles of 8 warps (half the sectors two CTAs write in halves of 64-row tiles); rows on sectors, other
-    element sizes and problems from DRAM plan as before."""
+    L2: 16-bit 128 x 64 tiles of 8 warps, 8-bit 256 x 128 of 8 (fewer sectors two CTAs write in halves), where the
+    grid and the edges allow; rows on sectors, other element sizes and problems from DRAM plan as before."""
     device = GridShape(132, 60 << 20)
 
     def tile(shape, w, dst=0):
@@ -275,10 +275,14 @@ def test_16_bit_transposes_in_l2_with_rows_inside_sectors_take_taller_tiles():
     assert tile((39, 2720, 104), 2, dst=16) == (128, 64, 8)  # on sectors, from a base inside one
     assert tile((39, 2712, 104), 4)[:2] != (128, 64)     # 32-bit: unchanged
     assert tile((2, 344, 40), 2) != (128, 64, 8)         # 6 tiles of 128 x 64: too few for the SMs
-    assert tile((120, 2712, 104), 2)[:2] == (256, 128)   # 64 MiB moved, over the L2: the tall tiles
-    listed = transpose_tiles(2, 8, 8, True, shared_sectors=True)
-    assert [(c.rows, c.cols, c.warps) for c in listed] == [(128, 128, 8), (128, 64, 8), (64, 64, 4), (64, 64, 8)]
-    assert transpose_tiles(4, 4, 4, True, shared_sectors=True) == transpose_tiles(4, 4, 4)
+    assert tile((120, 2712, 104), 2)[:2] == (256, 128)   # 64 MiB moved, over the L2: the tall narrow tiles
+    assert tile((1, 7632, 3552), 1) == (256, 128, 8)     # 8-bit, rows of 7632 bytes: 840 tiles, 3 an SM or more
+    assert tile((1, 1328, 5120), 1) != (256, 128, 8)     # 240 tiles: under 3 an SM
+    assert tile((1, 7648, 3552), 1) != (256, 128, 8)     # 7648 bytes: on sectors
+    assert tile((4, 7632, 3552), 1)[:2] == (256, 256)    # 108 MB moved twice, over the L2: the tall narrow tiles
+    assert tile((64, 112, 4096), 1) != (256, 128, 8)     # 112 of 256 rows: edge tiles over half empty
+    assert shared_sector_tile(4, 2712, 104, 39, device) is None
+    assert shared_sector_tile(1, 7632, 3552, 1, device) == TileConfig(1, 256, 128, 8, 16, 16, 4)
 
 
 @pytest.mark.parametrize("w, vin, vout, rows, cols", [(2, 8, 1, 3, 65536), (1, 16, 1, 31, 10**6), (4, 1, 4, 50176, 6),

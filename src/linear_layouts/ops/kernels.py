@@ -90,7 +90,7 @@ __all__ = ["copy_kernel", "COPY_WARPS", "TileConfig", "GridShape", "tile_layouts
            "skinny_tile", "realigned_rows_kernel", "REALIGNED_ROWS_WARPS", "REALIGNED_ROWS_CHUNKS", "REALIGNED_SPAN_CHUNKS", "L2_NARROW_CTAS", "L2_TINY_ELEMENT_BYTES", "CAST_NARROW_CTAS", "interleave_kernel", "INTERLEAVE_WARPS", "small_kernel", "SMALL_WARPS",
            "REGISTERS_PER_WORD", "CTAS_PER_SM", "MANY_WAVES", "MIN_TILE_USE", "L2_TILE_BYTES", "MIN_TILE_BYTES",
            "OVERLAP_CTAS", "TINY_TILE", "KERNEL_KINDS", "CAST_SMALLER_OF_EQUALS", "DRAM_ROW_LANES", "DRAM_WARPS", "dram_tile",
-           "SHARED_SECTOR_TILES"]
+           "SHARED_SECTOR_TILES", "shared_sector_tile"]
 
 #: Tiles per SM below which an L2-resident problem takes a smaller tile (``choose_tile``, rule 3).
 CTAS_PER_SM = 2
@@ -104,12 +104,14 @@ L2_TILE_BYTES = 16 * 1024
 MIN_TILE_BYTES = 8 * 1024
 #: CTAs an SM holds of a tile that rule 4 of ``choose_tile`` prefers (others overlap one CTA's barrier).
 OVERLAP_CTAS = 8
-#: Tiles (rows, cols, warps, block) ``transpose_tiles`` adds, by element size, for a transpose held in L2 whose output
-#: rows start inside 32-byte sectors (16-byte aligned): taller tiles, so that fewer of ``B``'s sectors are written
-#: in halves by two CTAs. Chosen on the held-out scans (16-bit, 4 cases the rule changes: 1.08x the 64 x 64 tile);
-#: held out on two draws of such problems, 1.05x in geomean over 24 (0.96-1.18x); rows on sectors gain nothing
+#: The tile of a transpose held in L2 whose output rows start inside 32-byte sectors (16-byte aligned), by element
+#: size: ``((rows, cols, warps, block), tiles per SM, use)``, taken where its grid gives every SM that many tiles and
+#: its edge tiles leave at most ``1 - use`` of its area empty (``shared_sector_tile``). Taller than the L2 rule's
+#: tiles, so that fewer of ``B``'s sectors are written in halves by two CTAs. 16-bit: chosen on the held-out scans
+#: (4 cases: 1.08x the 64 x 64 tile), held out on two draws of such problems, 1.05x over 24 (0.96-1.18x); 8-bit:
+#: chosen on one draw (1.12x over 7), held out on two, 1.08x over 11 (0.99-1.32x). Rows on sectors gain nothing
 #: (``benchmarks/results/shared_sectors.md``).
-SHARED_SECTOR_TILES = {2: [(128, 64, 8, 1)]}
+SHARED_SECTOR_TILES = {1: ((256, 128, 8, 4), 3, 0.5), 2: ((128, 64, 8, 1), 2, 0.75)}
 #: CTAs an SM holds at most (sm_90).
 _SM_CTAS = 32
 #: Tiles per SM a narrow-vector problem in L2 takes at least (``choose_narrow_tile``): latency-bound, it wants
@@ -310,12 +312,9 @@ def tile_layouts(config: TileConfig) -> tuple[LinearLayout, LinearLayout]:
     return _one_cta(src.to_linear([c.rows, c.cols])), _one_cta(dst.to_linear([c.rows, c.cols]))
 
 
-def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int, dst_sectors: bool = True,
-                    shared_sectors: bool = False) -> list[TileConfig]:
+def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int, dst_sectors: bool = True) -> list[TileConfig]:
     """The tiles of a transpose (module doc's table), largest first; ``dst_sectors``: whether the rows of ``B``
-    start on sector boundaries (False: tall tiles, as for narrow vectors, ``choose_narrow_tile``);
-    ``shared_sectors``: they do not, but the problem stays in L2 (``dst_sectors`` True): the 16-byte-vector list
-    with ``SHARED_SECTOR_TILES`` of the element size among it, by size."""
+    start on sector boundaries (False: tall tiles, as for narrow vectors, ``choose_narrow_tile``)."""
     w, v = element_bytes, MAX_VECTOR_BYTES // element_bytes
     if dst_vector != v or not dst_sectors:  # tall tiles: long runs of B's rows between the sectors they share
         narrow = {1: [(256, 256, 8), (256, 128, 8), (128, 128, 8)], 2: [(256, 128, 8), (128, 64, 8)],
@@ -330,9 +329,25 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int, dst_se
             2: [(128, 128, 8, 1), (64, 64, 4, 1), (64, 64, 8, 1)],
             4: [(64, 64, 4, 1), (64, 64, 8, 4), (32, 32, 4, 1)],
             8: [(32, 32, 4, 2)]}[w]
-    if shared_sectors:
-        fast = sorted(fast + SHARED_SECTOR_TILES.get(w, []), key=lambda t: -t[0] * t[1])
     return [TileConfig(w, m, n, warps, v, v, block) for m, n, warps, block in fast]
+
+
+def shared_sector_tile(element_bytes: int, rows: int, cols: int, batch: int, device: GridShape) -> TileConfig | None:
+    """``SHARED_SECTOR_TILES``' tile of ``element_bytes`` (16-byte vectors) for ``batch`` matrices of ``rows x cols``
+    held in ``device``'s L2 whose output rows start inside sectors, where its grid and edges allow it, else None.
+
+    >>> shared_sector_tile(2, 2712, 104, 39, GridShape(132, 60 << 20)).rows, shared_sector_tile(2, 2712, 104, 1, GridShape(132))
+    (128, None)
+    """
+    entry = SHARED_SECTOR_TILES.get(element_bytes)
+    if entry is None:
+        return None
+    (m, n, warps, block), per_sm, use = entry
+    v = MAX_VECTOR_BYTES // element_bytes
+    tile = TileConfig(element_bytes, m, n, warps, v, v, block)
+    if _use(tile, rows, cols) >= use and tile.tiles(rows, cols) * batch >= per_sm * device.multiprocessors:
+        return tile
+    return None
 
 
 def _pow2_at_least(n: int) -> int:

@@ -31,7 +31,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
     CAST_NARROW_CTAS, CAST_SMALLER_OF_EQUALS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, BYTE_TRANSPOSE_TILE, ByteTile, ChunkedTile, GridShape, TileConfig,
     byte_transpose_kernel, cast_kernel, cast_tiles, flat_cast_kernel, small_kernel,
-    copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, chunked_transpose_kernel, interleave_kernel, permute_kernel,
+    copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, shared_sector_tile, chunked_transpose_kernel, interleave_kernel, permute_kernel,
     REALIGNED_SPAN_CHUNKS, raster_order, realigned_cast_kernel, realigned_rows_kernel, rows_tile, scalar_cast_kernel, skinny_tile, dram_tile, transpose_raster,
     transpose_tiles,
 )
@@ -294,10 +294,13 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols, problem.batch_count, device, moved > device.l2_bytes)
     if skinny is not None:
         return skinny
-    choose = choose_tile if vin == vout == MAX_VECTOR_BYTES // w and sectors else choose_narrow_tile
-    shared = sectors and not _rows_on_sectors(problem.rows * w, dst)  # in L2, rows starting inside sectors
-    config = choose(transpose_tiles(w, vin, vout, sectors, shared), problem.rows, problem.cols, problem.batch_count,
-                    device)
+    fast = vin == vout == MAX_VECTOR_BYTES // w and sectors
+    if fast and not _rows_on_sectors(problem.rows * w, dst):  # in L2, output rows starting inside sectors
+        tall = shared_sector_tile(w, problem.rows, problem.cols, problem.batch_count, device)
+        if tall is not None:
+            return tall
+    choose = choose_tile if fast else choose_narrow_tile
+    config = choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
     return dram_tile(config, moved, device)
 
 
