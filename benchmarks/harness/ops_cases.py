@@ -571,7 +571,7 @@ def byte_tile_cases(sms: int = SMS, l2_bytes: int = L2_BYTES) -> list[dict]:
 
 def sanitize_cases(sms: int = SMS, l2_bytes: int = L2_BYTES) -> list[dict]:
     """Each case: its kind, sizes, offsets and the launches planned for made-up aligned bases plus the offsets."""
-    from linear_layouts.ops.kernels import GridShape, transpose_tiles
+    from linear_layouts.ops.kernels import SHARED_SECTOR_TILES, GridShape, TileConfig, transpose_tiles
     from linear_layouts.ops.launches import MISALIGNED_CASTS, cast_launches, permute_launches
 
     device = GridShape(sms, l2_bytes)
@@ -580,6 +580,9 @@ def sanitize_cases(sms: int = SMS, l2_bytes: int = L2_BYTES) -> list[dict]:
         tiles = list(transpose_tiles(w, 16 // w, 16 // w))
         if w == 2:  # kernels.dram_tile's form and the ldmatrix.trans conversion
             tiles += [dataclasses.replace(tiles[1], warps=8, row_lanes=4), dataclasses.replace(tiles[1], ldmatrix=True)]
+        if w in SHARED_SECTOR_TILES:  # kernels.shared_sector_tile's
+            (m, n, warps, block), _, _ = SHARED_SECTOR_TILES[w]
+            tiles.append(TileConfig(w, m, n, warps, 16 // w, 16 // w, block))
         for tile in tiles:
             out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile=str(tile),
                             launches=permute_launches(shape, dims, w, _BASE, 2 * _BASE, device, tile)))
