@@ -336,7 +336,8 @@ def shared_sector_tile(element_bytes: int, rows: int, cols: int, batch: int, dev
     """``SHARED_SECTOR_TILES``' tile of ``element_bytes`` (16-byte vectors) for ``batch`` matrices of ``rows x cols``
     held in ``device``'s L2 whose output rows start inside sectors, where its grid and edges allow it, else None.
 
-    >>> shared_sector_tile(2, 2712, 104, 39, GridShape(132, 60 << 20)).rows, shared_sector_tile(2, 2712, 104, 1, GridShape(132))
+    >>> h200 = GridShape(132, 60 << 20)
+    >>> shared_sector_tile(2, 2712, 104, 39, h200).rows, shared_sector_tile(2, 2712, 104, 1, h200)  # 1 matrix: 44 tiles
     (128, None)
     """
     entry = SHARED_SECTOR_TILES.get(element_bytes)
