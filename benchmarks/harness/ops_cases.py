@@ -581,7 +581,7 @@ def sanitize_cases(sms: int = SMS, l2_bytes: int = L2_BYTES) -> list[dict]:
         if w == 2:  # kernels.dram_tile's form and the ldmatrix.trans conversion
             tiles += [dataclasses.replace(tiles[1], warps=8, row_lanes=4), dataclasses.replace(tiles[1], ldmatrix=True)]
         if w in SHARED_SECTOR_TILES:  # kernels.shared_sector_tile's
-            (m, n, warps, block), _, _ = SHARED_SECTOR_TILES[w]
+            (m, n, warps, block) = SHARED_SECTOR_TILES[w][0]
             tiles.append(TileConfig(w, m, n, warps, 16 // w, 16 // w, block))
         for tile in tiles:
             out.append(dict(kind="permute", shape=shape, dims=dims, w=w, offsets=(0, 0), tile=str(tile),

@@ -261,9 +261,9 @@ def test_narrow_tile_choice():
 
 
 def test_transposes_in_l2_with_rows_inside_sectors_take_taller_tiles():
-    """``SHARED_SECTOR_TILES``: output rows 16-byte aligned that start inside 32-byte sectors, the problem held in
-    L2: 16-bit 128 x 64 tiles of 8 warps, 8-bit 256 x 128 of 8 (fewer sectors two CTAs write in halves), where the
-    grid and the edges allow; rows on sectors, other element sizes and problems from DRAM plan as before."""
+    """``SHARED_SECTOR_TILES``: output rows 16-byte aligned that start inside 32-byte sectors: 16-bit 128 x 64 tiles
+    of 8 warps up to 1.25 L2s moved, 8-bit 256 x 128 of 8 within the L2 (fewer sectors two CTAs write in halves), where
+    the grid and the edges allow; rows on sectors, other element sizes and problems from DRAM plan as before."""
     device = GridShape(132, 60 << 20)
 
     def tile(shape, w, dst=0):
@@ -275,11 +275,13 @@ def test_transposes_in_l2_with_rows_inside_sectors_take_taller_tiles():
     assert tile((39, 2720, 104), 2, dst=16) == (128, 64, 8)  # on sectors, from a base inside one
     assert tile((39, 2712, 104), 4)[:2] != (128, 64)     # 32-bit: unchanged
     assert tile((2, 344, 40), 2) != (128, 64, 8)         # 6 tiles of 128 x 64: too few for the SMs
-    assert tile((120, 2712, 104), 2)[:2] == (256, 128)   # 64 MiB moved, over the L2: the tall narrow tiles
+    assert tile((60, 2712, 104), 2) == (128, 64, 8)      # 64.5 MiB moved: over the L2, under 1.25 of it
+    assert tile((120, 2712, 104), 2)[:2] == (256, 128)   # 129 MiB moved, from DRAM: the tall narrow tiles
     assert tile((1, 7632, 3552), 1) == (256, 128, 8)     # 8-bit, rows of 7632 bytes: 840 tiles, 3 an SM or more
     assert tile((1, 1328, 5120), 1) != (256, 128, 8)     # 240 tiles: under 3 an SM
     assert tile((1, 7648, 3552), 1) != (256, 128, 8)     # 7648 bytes: on sectors
-    assert tile((4, 7632, 3552), 1)[:2] == (256, 256)    # 108 MB moved twice, over the L2: the tall narrow tiles
+    assert tile((4, 7632, 3552), 1)[:2] == (256, 256)    # 207 MiB moved, from DRAM: the tall narrow tiles
+    assert tile((1, 8176, 3968), 1)[:2] == (256, 256)    # 62 MiB moved, just over the L2: 8-bit keeps them
     assert tile((64, 112, 4096), 1) != (256, 128, 8)     # 112 of 256 rows: edge tiles over half empty
     assert shared_sector_tile(4, 2712, 104, 39, device) is None
     assert shared_sector_tile(1, 7632, 3552, 1, device) == TileConfig(1, 256, 128, 8, 16, 16, 4)

@@ -104,14 +104,6 @@ L2_TILE_BYTES = 16 * 1024
 MIN_TILE_BYTES = 8 * 1024
 #: CTAs an SM holds of a tile that rule 4 of ``choose_tile`` prefers (others overlap one CTA's barrier).
 OVERLAP_CTAS = 8
-#: The tile of a transpose held in L2 whose output rows start inside 32-byte sectors (16-byte aligned), by element
-#: size: ``((rows, cols, warps, block), tiles per SM, use)``, taken where its grid gives every SM that many tiles and
-#: its edge tiles leave at most ``1 - use`` of its area empty (``shared_sector_tile``). Taller than the L2 rule's
-#: tiles, so that fewer of ``B``'s sectors are written in halves by two CTAs. 16-bit: chosen on the held-out scans
-#: (4 cases: 1.08x the 64 x 64 tile), held out on two draws of such problems, 1.05x over 24 (0.96-1.18x); 8-bit:
-#: chosen on one draw (1.12x over 7), held out on two, 1.08x over 11 (0.99-1.32x). Rows on sectors gain nothing
-#: (``benchmarks/results/shared_sectors.md``).
-SHARED_SECTOR_TILES = {1: ((256, 128, 8, 4), 3, 0.5), 2: ((128, 64, 8, 1), 2, 0.75)}
 #: CTAs an SM holds at most (sm_90).
 _SM_CTAS = 32
 #: Tiles per SM a narrow-vector problem in L2 takes at least (``choose_narrow_tile``): latency-bound, it wants
@@ -334,7 +326,8 @@ def transpose_tiles(element_bytes: int, src_vector: int, dst_vector: int, dst_se
 
 def shared_sector_tile(element_bytes: int, rows: int, cols: int, batch: int, device: GridShape) -> TileConfig | None:
     """``SHARED_SECTOR_TILES``' tile of ``element_bytes`` (16-byte vectors) for ``batch`` matrices of ``rows x cols``
-    held in ``device``'s L2 whose output rows start inside sectors, where its grid and edges allow it, else None.
+    whose output rows start inside sectors, where the bytes moved, its grid and its edges allow it on ``device``, else
+    None.
 
     >>> h200 = GridShape(132, 60 << 20)
     >>> shared_sector_tile(2, 2712, 104, 39, h200).rows, shared_sector_tile(2, 2712, 104, 1, h200)  # 1 matrix: 44 tiles
@@ -343,7 +336,9 @@ def shared_sector_tile(element_bytes: int, rows: int, cols: int, batch: int, dev
     entry = SHARED_SECTOR_TILES.get(element_bytes)
     if entry is None:
         return None
-    (m, n, warps, block), per_sm, use = entry
+    (m, n, warps, block), per_sm, use, l2s = entry
+    if 2 * element_bytes * rows * cols * batch > l2s * device.l2_bytes:
+        return None
     v = MAX_VECTOR_BYTES // element_bytes
     tile = TileConfig(element_bytes, m, n, warps, v, v, block)
     if _use(tile, rows, cols) >= use and tile.tiles(rows, cols) * batch >= per_sm * device.multiprocessors:
@@ -584,6 +579,17 @@ def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90", ras
 #: Bytes moved (read and written), in L2s, from which a transpose's CTAs take tiles in raster order "m"
 #: (``raster_order``); calibrated on an H200 (``benchmarks/results/tile_order.md``).
 RASTER_M_L2S = 1.25
+
+#: The tile of a transpose held in L2 whose output rows start inside 32-byte sectors (16-byte aligned), by element
+#: size: ``((rows, cols, warps, block), tiles per SM, use, L2s)``, taken where its grid gives every SM that many
+#: tiles, its edge tiles leave at most ``1 - use`` of its area empty and the problem moves at most ``L2s`` times the
+#: L2 (``shared_sector_tile``). Taller than the L2 rule's tiles, so that fewer of ``B``'s sectors are written in
+#: halves by two CTAs. 16-bit: chosen on the held-out scans (4 cases: 1.08x the 64 x 64 tile) and held out on two
+#: draws, 1.05x over 24 (0.96-1.18x); up to ``RASTER_M_L2S`` L2s (where the tall 256 x 128 tile was taken): chosen on
+#: one draw (1.06x over 9), held out on another, 1.09x over 8 (1.02-1.12x). 8-bit: within the L2, chosen on one draw
+#: (1.12x over 7), held out on two, 1.08x over 11 (0.99-1.32x); beyond it 0.99x on held-out shapes, so not there.
+#: Rows on sectors gain nothing (``benchmarks/results/shared_sectors.md``).
+SHARED_SECTOR_TILES = {1: ((256, 128, 8, 4), 3, 0.5, 1.0), 2: ((128, 64, 8, 1), 2, 0.75, RASTER_M_L2S)}
 
 
 def raster_order(config: TileConfig, moved_bytes: int, device: GridShape, cast: bool = False) -> str:

@@ -295,7 +295,7 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     if skinny is not None:
         return skinny
     fast = vin == vout == MAX_VECTOR_BYTES // w and sectors
-    if fast and not _rows_on_sectors(problem.rows * w, dst):  # in L2, output rows starting inside sectors
+    if vin == vout == MAX_VECTOR_BYTES // w and not _rows_on_sectors(problem.rows * w, dst):  # rows inside sectors
         tall = shared_sector_tile(w, problem.rows, problem.cols, problem.batch_count, device)
         if tall is not None:
             return tall
