@@ -580,15 +580,15 @@ def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90", ras
 #: (``raster_order``); calibrated on an H200 (``benchmarks/results/tile_order.md``).
 RASTER_M_L2S = 1.25
 
-#: The tile of a transpose held in L2 whose output rows start inside 32-byte sectors (16-byte aligned), by element
-#: size: ``((rows, cols, warps, block), tiles per SM, use, L2s)``, taken where its grid gives every SM that many
-#: tiles, its edge tiles leave at most ``1 - use`` of its area empty and the problem moves at most ``L2s`` times the
-#: L2 (``shared_sector_tile``). Taller than the L2 rule's tiles, so that fewer of ``B``'s sectors are written in
-#: halves by two CTAs. 16-bit: chosen on the held-out scans (4 cases: 1.08x the 64 x 64 tile) and held out on two
+#: The tile of a transpose that stays in L2 between launches and whose output rows start inside 32-byte sectors (16-byte
+#: aligned), by element size: ``((rows, cols, warps, block), tiles per SM, use, L2s)``, taken where its grid gives every
+#: SM that many tiles, its edge tiles leave at most ``1 - use`` of its area empty and the problem moves at most ``L2s``
+#: times the L2 (``shared_sector_tile``). Taller than the L2 rule's tiles, so that fewer of ``B``'s sectors are written
+#: in halves by two CTAs. 16-bit: chosen on the held-out scans (4 cases: 1.08x the 64 x 64 tile) and held out on two
 #: draws, 1.05x over 24 (0.96-1.18x); up to ``RASTER_M_L2S`` L2s (where the tall 256 x 128 tile was taken): chosen on
 #: one draw (1.06x over 9), held out on another, 1.09x over 8 (1.02-1.12x). 8-bit: within the L2, chosen on one draw
-#: (1.12x over 7), held out on two, 1.08x over 11 (0.99-1.32x); beyond it 0.99x on held-out shapes, so not there.
-#: Rows on sectors gain nothing (``benchmarks/results/shared_sectors.md``).
+#: (1.12x over 7), held out on two, 1.08x over 11 (0.99-1.32x); beyond it 0.99x on held-out shapes, so not there. Rows
+#: on sectors gain nothing (``benchmarks/results/shared_sectors.md``).
 SHARED_SECTOR_TILES = {1: ((256, 128, 8, 4), 3, 0.5, 1.0), 2: ((128, 64, 8, 1), 2, 0.75, RASTER_M_L2S)}
 
 

@@ -294,12 +294,12 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     skinny = skinny_tile(w, vin, vout, problem.rows, problem.cols, problem.batch_count, device, moved > device.l2_bytes)
     if skinny is not None:
         return skinny
-    fast = vin == vout == MAX_VECTOR_BYTES // w and sectors
-    if vin == vout == MAX_VECTOR_BYTES // w and not _rows_on_sectors(problem.rows * w, dst):  # rows inside sectors
+    full = vin == vout == MAX_VECTOR_BYTES // w
+    if full and not _rows_on_sectors(problem.rows * w, dst):  # 16-byte vectors, output rows inside sectors
         tall = shared_sector_tile(w, problem.rows, problem.cols, problem.batch_count, device)
         if tall is not None:
             return tall
-    choose = choose_tile if fast else choose_narrow_tile
+    choose = choose_tile if full and sectors else choose_narrow_tile
     config = choose(transpose_tiles(w, vin, vout, sectors), problem.rows, problem.cols, problem.batch_count, device)
     return dram_tile(config, moved, device)
 
@@ -664,8 +664,9 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
               realign_below: tuple[int, int, int, float] = (0, 0, 0, 0.0),
               chunked: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())):
     """``permute_template``'s launches (``interleave``: ``INTERLEAVE_MIN_CTAS_PER_SM``, ``INTERLEAVE_ANY_MIN_BYTES``
-    and ``INTERLEAVE_WIDE_MIN_BYTES``, None: no interleave kernel; ``fold``: ``fold_side``'s sides and ``FOLD_MIN_SAVED``'s items; None: no fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``, ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``,
-    ``REALIGNED_TILE_USE``; ``chunked``: ``CHUNKED_ELEMENT_BYTES`` and ``CHUNKED_BATCH_ELEMENT_BYTES``, so that the
+    and ``INTERLEAVE_WIDE_MIN_BYTES``, None: no interleave kernel; ``fold``: ``fold_side``'s sides and
+    ``FOLD_MIN_SAVED``'s items, None: no fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``,
+    ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``, ``REALIGNED_TILE_USE``; ``chunked``: ``CHUNKED_ELEMENT_BYTES`` and ``CHUNKED_BATCH_ELEMENT_BYTES``, so that the
     cached plans follow them too). An input or output with gaps (``strides``, ``out_strides``; row-major ones
     plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
     the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
