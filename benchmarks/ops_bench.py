@@ -172,6 +172,38 @@ def _tiles(x, out, shape, dims, expected, scan: bool = False) -> dict:
     return tiles
 
 
+def _tuned(contenders: dict, row: dict, x, dims, expected, view: bool) -> None:
+    """``bench_case``'s ``tuned``: the first call with ``ops.tune.AUTOTUNE`` on (host seconds, the tuning's
+    choice and times in ``row``), its output checked, and ``ours tuned`` among the contenders (called as ``ours``
+    is: into ``out=``, or where the permutation keeps memory order, ``view``, returning the view)."""
+    import torch
+
+    from linear_layouts import ops
+    from linear_layouts.ops import launch, tune
+
+    result = torch.empty_like(expected)
+    before, compiles = len(tune.tunings), len(launch.compile_log)
+
+    def ours_tuned():
+        tune.AUTOTUNE = True
+        try:
+            return ops.permute(x, dims) if view else ops.permute(x, dims, out=result)
+        finally:
+            tune.AUTOTUNE = False
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    first = ours_tuned()
+    torch.cuda.synchronize()
+    row["tune_s"] = time.perf_counter() - start
+    row["tune_compile_s"] = sum(seconds for _, _, seconds in launch.compile_log[compiles:])
+    new = tune.tunings[before:]
+    row["tuned"] = new[-1].chosen if new else None
+    row["tuning_us"] = dict(new[-1].us) if new else None
+    row["tuned_correct"] = _same(first if view else result, expected)
+    contenders["ours tuned"] = ours_tuned
+
+
 def _grid(x):
     from linear_layouts.ops import launch
 
@@ -229,10 +261,12 @@ def _chosen_tile(shape, dims, x) -> str:
     return f"{kernels[0].tile_rows}x{kernels[0].tile_cols}/{kernels[0].threads // 32}w{folded}"
 
 
-def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, scan: bool = False) -> dict:
+def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, scan: bool = False,
+               tuned: bool = False) -> dict:
     """One permutation: the compile first (it changes the process's state), every output checked, then ours,
     ours at each tile (``scan``: the scan's tiles), Triton's tiles, eager, the compiled function and a same-size
-    copy timed together."""
+    copy timed together; ``tuned``: also ours with ``ops.tune.AUTOTUNE`` on (its first call, which tunes, timed on
+    the host; then its output checked and its calls timed with the others)."""
     import torch
 
     from linear_layouts import ops
@@ -271,6 +305,8 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, s
         row["view"] = True
         row["correct"] = row["correct"] and view.data_ptr() == x.data_ptr() and _same(view, expected)
         contenders["ours"], contenders["ours copy"] = (lambda: ops.permute(x, dims)), ours
+    if tuned:
+        _tuned(contenders, row, x, dims, expected, row.get("view", False))
     from linear_layouts.ops.launches import permute_launches
 
     _variants(contenders, permute_launches(tuple(shape), tuple(dims), x.element_size(), x.data_ptr(),
@@ -296,6 +332,8 @@ def bench_case(kind: str, shape, dims, dtype: str, triton, compiled: Compiled, s
     row["ours_us"], row["eager_us"], row["same_size_copy_us"] = us["ours"], us["eager"], us["copy"]
     if "ours copy" in us:
         row["ours_copy_us"] = us["ours copy"]
+    if "ours tuned" in us:
+        row["ours_tuned_us"] = us["ours tuned"]
     row.update(_variant_times(us))
     if "compile" in us:
         row["compile_us"] = us["compile"]

@@ -14,10 +14,11 @@ is seen against every tile on shapes it was not fitted on. One seed calibrates, 
 
 ``--dtype``, ``--kind`` (repeatable), ``--large-mib LO HI`` and ``--inside-sectors`` narrow the draw to a rule's
 problems (its dtypes, classes, sizes: the L2-resident ones up to 25 MiB, say; output rows starting inside sectors);
-``--scan-from-mib N`` scans (and reports as large) every case of N MiB or more; ``--small N`` and ``--large N`` set the cases drawn (8,
-24). Writes
-``ops_heldout_<seed>.{json,md}`` under ``--out``, the draw's settings in the JSON. ``--mode replay RUN.json ...`` replays runs against the
-planner as it is now (its tile's measured time over the run's best tile).
+``--scan-from-mib N`` scans (and reports as large) every case of N MiB or more; ``--autotune`` also times ours
+with ``ops.tune.AUTOTUNE`` on (each case's first call tunes it) and reports it against the planner and Triton;
+``--small N`` and ``--large N`` set the cases drawn (8, 24). Writes ``ops_heldout_<seed>.{json,md}`` under ``--out``,
+the draw's settings in the JSON. ``--mode replay RUN.json ...`` replays runs against the planner as it is now (its
+tile's measured time over the run's best tile).
 """
 
 from __future__ import annotations
@@ -171,8 +172,9 @@ def _inside_sectors(shape: tuple[int, ...], dims: tuple[int, ...], dtype: str) -
 
 
 def kernel_sources(seed: int, draw: Draw = Draw()) -> list[str]:
+    from linear_layouts.ops import tune
     from linear_layouts.ops.kernels import GridShape
-    from linear_layouts.ops.launches import Launch, permute_launches
+    from linear_layouts.ops.launches import Launch, addressed, permute_launches
 
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
     sources: dict[str, None] = {}
@@ -180,6 +182,9 @@ def kernel_sources(seed: int, draw: Draw = Draw()) -> list[str]:
         w = ops_cases.ITEMSIZE[dtype]
         launches = [permute_launches(shape, dims, w, ops_cases._BASE, ops_cases._OTHER, device)]
         launches += ops_cases.tile_alternatives(shape, dims, w, ops_cases._BASE, ops_cases._OTHER, scan=True).values()
+        signature = (tuple(shape), tuple(dims), w, 0, 0, 0)  # what ``ops.tune`` times (``--autotune``)
+        launches += [addressed(template, 0, ops_cases._BASE, ops_cases._OTHER)
+                     for _, template in tune._candidates(signature, device).values()]
         for items in launches:
             sources.update((item.kernel.source, None) for item in items if isinstance(item, Launch))
     return list(sources)
@@ -198,7 +203,7 @@ def prepare(seed: int, jobs: int, draw: Draw = Draw()) -> None:
     triton_transpose.prepare(needs, workers=jobs or 2)
 
 
-def measure(seed: int, out: Path, budget: float, draw: Draw = Draw()) -> None:
+def measure(seed: int, out: Path, budget: float, draw: Draw = Draw(), tuned: bool = False) -> None:
     import gpu_suite
 
     out.mkdir(parents=True, exist_ok=True)
@@ -220,7 +225,7 @@ def measure(seed: int, out: Path, budget: float, draw: Draw = Draw()) -> None:
                                            error="skipped: out of time"))
             continue
         try:
-            row = ops_bench.bench_case(kind, shape, dims, dtype, triton, compiled, scan=True)
+            row = ops_bench.bench_case(kind, shape, dims, dtype, triton, compiled, scan=True, tuned=tuned)
         except Exception as error:  # noqa: BLE001 - a row, not the end of the run
             row = dict(kind=kind, shape=list(shape), dims=list(dims), dtype=dtype, correct=False,
                        error=f"{type(error).__name__}: {str(error)[:300]}")
@@ -228,14 +233,48 @@ def measure(seed: int, out: Path, budget: float, draw: Draw = Draw()) -> None:
         print(f"  {kind} {shape} {dims} {dtype}: ours {row.get('ours_us', 0):.1f} ({row.get('tile')}) best tile "
               f"{row.get('ours_best_tile_us') or 0:.1f} ({row.get('ours_best_tile')}) triton "
               f"{row.get('triton_us') or 0:.1f} ({row.get('triton_tile')}) eager {row.get('eager_us', 0):.1f} "
-              f"correct {row.get('correct')}", flush=True)
+              f"correct {row.get('correct')}" + (f" tuned {row.get('ours_tuned_us', 0):.1f} ({row.get('tuned')}, "
+                                                  f"{row.get('tune_s', 0):.2f} s) correct {row.get('tuned_correct')}"
+                                                  if tuned else ""), flush=True)
     results["copy_end"] = gpu_suite.copy_bandwidth()
     results["summary"] = ops_bench.summary(results)
     (out / f"ops_heldout_{seed}.json").write_text(json.dumps(results, indent=1, default=str))
     text = ops_bench.report(results).replace("# Layout ops vs PyTorch, torch.compile and Triton",
                                              f"# Layout ops on held-out shapes (seed {seed})", 1)
+    if tuned:
+        text += "\n" + autotune_report(results["permute"])
     (out / f"ops_heldout_{seed}.md").write_text(text)
     print(text, flush=True)
+
+
+def autotune_report(rows: list[dict]) -> str:
+    """Markdown: for each case timed with ``ops.tune.AUTOTUNE`` on, the planner's and the tuned launches' µs (timed
+    together), the tuning's choice (None: not a problem it tunes, so the planner's) and host seconds, our best
+    scanned tile and Triton's best; then geomeans and counts over the cases it tuned."""
+    lines = ["## Autotuning (`ops.tune.AUTOTUNE`)", "",
+             "| shape | dims | dtype | planner µs | tuned µs (choice) | tuning s | best scanned µs | Triton best µs | "
+             "tuned / planner | Triton / tuned | Triton / planner | correct |", "|" + "---|" * 12]
+    ratios: dict[str, list[float]] = {"planner / tuned": [], "triton / tuned": [], "triton / planner": []}
+    for r in rows:
+        if "ours_tuned_us" not in r:
+            continue
+        t, p, tt = r["ours_tuned_us"], r["ours_us"], r.get("triton_us")
+        if r.get("tuned"):
+            ratios["planner / tuned"].append(p / t)
+            if tt:
+                ratios["triton / tuned"].append(tt / t)
+                ratios["triton / planner"].append(tt / p)
+        lines.append(f"| {r['shape']} | {r['dims']} | {r['dtype']} | {p:.1f} | {t:.1f} ({r.get('tuned')}) | "
+                     f"{r.get('tune_s', 0):.2f} | {r.get('ours_best_tile_us') or 0:.1f} | {tt or 0:.1f} | "
+                     f"{p / t:.3f} | {(tt or 0) / t:.3f} | {(tt or 0) / p:.3f} | "
+                     f"{r.get('correct') and r.get('tuned_correct')} |")
+    lines.append("")
+    for name, values in ratios.items():
+        if values:
+            g = math.exp(sum(math.log(v) for v in values) / len(values))
+            lines.append(f"- {name} (tuned cases): geomean {g:.3f} over {len(values)}, lowest {min(values):.3f}, "
+                         f"below 0.9: {sum(v < 0.9 for v in values)}, below 0.95: {sum(v < 0.95 for v in values)}")
+    return "\n".join(lines) + "\n"
 
 
 def replay(paths: list[str]) -> str:
@@ -296,6 +335,8 @@ def main() -> None:
     ap.add_argument("--kind", action="append", help="draw only these classes (2-D, batched, NCHW->NHWC, ...)")
     ap.add_argument("--scan-from-mib", type=float, help="scan every tile of the cases of this size and more (default: "
                                                         "the large cases', 16 MiB)")
+    ap.add_argument("--autotune", action="store_true", help="also time ours with ops.tune.AUTOTUNE on (prepare: "
+                                                            "its candidates are compiled either way)")
     ap.add_argument("--inside-sectors", action="store_true", help="draw only transposes of 16-byte-aligned rows whose "
                                                                   "output rows start inside 32-byte sectors")
     args = ap.parse_args()
@@ -319,7 +360,7 @@ def main() -> None:
             for case in cases(seed, draw):
                 print(case, math.prod(case[1]) * ops_cases.ITEMSIZE[case[3]] >> 20, "MiB")
         else:
-            measure(seed, Path(args.out), args.budget, draw)
+            measure(seed, Path(args.out), args.budget, draw, args.autotune)
 
 
 if __name__ == "__main__":

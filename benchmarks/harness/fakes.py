@@ -180,6 +180,20 @@ class FakeCuda:
         self.cuModuleLoadData = _Call(self._load)
         self.cuModuleGetFunction = _Call(self._get_function)
         self.cuFuncSetAttribute = _Call(self._set_attribute)
+        #: Streams being captured (``cuStreamIsCapturing``), and the milliseconds a launch takes (``launch_ms`` of
+        #: its record; 1.0 by default): an event is recorded at a launch count, and the time between two events is
+        #: that of the launches between them (``cuEventElapsedTime``).
+        self.capturing: set[int] = set()
+        self.launch_ms = lambda launch: 1.0
+        self.events: list[int | None] = []
+        self.synchronized: list[int] = []
+        self.cuStreamSynchronize = _Call(lambda stream: self.synchronized.append(stream or 0) or 0)
+        self.cuStreamIsCapturing = _Call(lambda stream, pointer: self._out(pointer, int((stream or 0) in self.capturing)))
+        self.cuEventCreate = _Call(lambda pointer, flags: self.events.append(None) or self._out(pointer, len(self.events)))
+        self.cuEventRecord = _Call(self._record)
+        self.cuEventSynchronize = _Call(lambda event: 0)
+        self.cuEventElapsedTime = _Call(self._elapsed)
+        self.cuEventDestroy_v2 = _Call(lambda event: 0)
 
     @staticmethod
     def _out(pointer, value) -> int:
@@ -212,6 +226,15 @@ class FakeCuda:
         if attribute != 8 or value > self.attributes[97]:
             return 1  # CUDA_ERROR_INVALID_VALUE
         self.loaded[getattr(function, "value", function) - 1][3] = value
+        return 0
+
+    def _record(self, event, stream) -> int:
+        self.events[getattr(event, "value", event) - 1] = len(self.launches)
+        return 0
+
+    def _elapsed(self, pointer, start, end) -> int:
+        first, last = (self.events[getattr(e, "value", e) - 1] for e in (start, end))
+        pointer._obj.value = sum(self.launch_ms(launch) for launch in self.launches[first:last])
         return 0
 
     def _get(self, pointer) -> int:

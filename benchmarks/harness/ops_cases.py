@@ -100,43 +100,16 @@ _BASE = 1 << 40  # a fresh tensor's address: 512-byte aligned
 _OTHER = 2 << 40
 
 
-#: The held-out scan's extra tiles ``(rows, cols, warps)``, tried at the problem's own vectors beside its list.
-SCAN_TILES = ((32, 32, 4), (64, 64, 4), (64, 64, 8), (128, 64, 4), (64, 128, 4), (128, 64, 8), (64, 128, 8),
-              (128, 128, 8), (256, 128, 8), (128, 256, 8))
-
-
-#: The scan's largest tile (an SM's shared memory holds at most 227 KiB).
-SCAN_MAX_TILE_BYTES = 128 * 1024
-
-
 def _tile_list(problem, src: int, dst: int, device, scan: bool) -> list:
-    """The tiles to time of a transpose ``problem``: its list at 16-byte vectors (the sweep); ``scan``: its list
-    at the vectors and sectors ``ops.launches.tile_for`` reads (``transpose_vectors``), both lists, and ``SCAN_TILES``."""
-    from linear_layouts.ops.kernels import TileConfig, tile_layouts, transpose_tiles
-    from linear_layouts.ops.launches import transpose_vectors
+    """The tiles to time of a transpose ``problem``: its list at 16-byte vectors (the sweep); ``scan``: the tiles
+    autotuning times (``ops.launches.transpose_candidates``, the chunked transpose's among them)."""
+    from linear_layouts.ops.kernels import transpose_tiles
+    from linear_layouts.ops.launches import transpose_candidates
 
     w = problem.element_bytes
     if not scan:
         return transpose_tiles(w, 16 // w, 16 // w)
-    vin, vout, sectors = transpose_vectors(problem, src, dst, device)
-    tiles = dict.fromkeys(transpose_tiles(w, vin, vout, sectors) + transpose_tiles(w, vin, vout, not sectors))
-    scan_tiles = list(SCAN_TILES)
-    for extent, across in ((problem.rows, True), (problem.cols, False)):  # a side under 32: skinny tiles
-        if extent < 32:
-            small = 1 << max(0, (extent - 1).bit_length())
-            scan_tiles += [(small, n, warps) if across else (n, small, warps)
-                           for n in (32, 64, 128, 256, 512, 1024, 2048) for warps in (4, 8)]
-    for m, n, warps in scan_tiles:
-        for block in ((4, 1) if w == 1 and vin == vout == 16 else (1,)):
-            try:
-                tile = TileConfig(w, m, n, warps, vin, vout, block)
-                if tile.tile_bytes > SCAN_MAX_TILE_BYTES:
-                    continue
-                tile_layouts(tile)
-            except Exception:  # noqa: BLE001 - a tile its threads over-cover: left out
-                continue
-            tiles.setdefault(tile)
-    return list(tiles)
+    return transpose_candidates(problem, src, dst, device)
 
 
 def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int = SMS, l2_bytes: int = L2_BYTES,
@@ -147,6 +120,7 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
     and blocks where they are not 16 bytes)."""
     from linear_layouts.ops.kernels import GridShape, raster_order
     from linear_layouts.ops.launches import _plan, pointer_alignment, permute_launches
+    from linear_layouts.ops.tune import tune_label
     from linear_layouts.ops.plan import PermuteKind
 
     problem = _plan(tuple(shape), tuple(dims), itemsize, pointer_alignment(src, dst))
@@ -159,22 +133,12 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
     device = GridShape(sms, l2_bytes)
     out = {}
     for tile in _tile_list(problem, src, dst, device, scan):
-        label = f"{tile.rows}x{tile.cols}/{tile.warps}w"
-        if scan and (tile.src_vector * w, tile.dst_vector * w, tile.block) != (16, 16, 4 if w == 1 else 1):
-            label += f" v{tile.src_vector}/{tile.dst_vector}" + (f" b{tile.block}" if tile.block > 1 else "")
+        label = tune_label(tile) if scan else f"{tile.rows}x{tile.cols}/{tile.warps}w"
         try:
             out[label] = permute_launches(shape, dims, itemsize, src, dst, device, tile)
         except Exception:  # noqa: BLE001 - a tile the problem's vectors do not allow: left out
             continue
     if scan:
-        from linear_layouts.ops.launches import chunked_source_aligned, chunked_transposes
-        from linear_layouts.ops.kernels import CHUNKED_TRANSPOSE_TILES
-
-        if chunked_transposes(problem, src, dst) and chunked_source_aligned(problem, src) and w in CHUNKED_TRANSPOSE_TILES:
-            try:  # the chunked transpose at its default tile, where the problem's addresses allow it
-                out["chunked"] = permute_launches(shape, dims, itemsize, src, dst, device, CHUNKED_TRANSPOSE_TILES[w])
-            except Exception:  # noqa: BLE001 - a problem it does not take: left out
-                pass
         return out
     chosen = permute_launches(shape, dims, itemsize, src, dst, device)[0].kernel
     for tile in _tile_list(problem, src, dst, device, scan):  # the planner's tile without its min CTAs (and dividing)

@@ -5,7 +5,9 @@
 - ``cast_transpose(x, dtype, scale, out=None, out_t=None, amax=None)``: ``fp8(scale x)``, its transpose and
   ``max |x|`` in one pass (Transformer Engine's ``cast_transpose``);
 - ``explain(shape, dims, dtype, device=None)``: what ``permute`` launches for that shape, told on the CPU (the
-  reduced problem, each launch's kernel, tile, warps and CTAs; ``ops.explain``).
+  reduced problem, each launch's kernel, tile, warps and CTAs; ``ops.explain``);
+- ``tune.AUTOTUNE = True`` (or ``LINEAR_LAYOUTS_AUTOTUNE=1``): ``permute`` and ``transpose`` time the planner's tile
+  against the problem's other tiles at each signature's first call and keep the fastest (``ops.tune``).
 
 Inputs are CUDA tensors of PyTorch, CuPy, or anything CuPy reads through DLPack or ``__cuda_array_interface__``
 (returned as CuPy arrays): contiguous, or for ``permute`` / ``transpose`` any view of non-negative strides (a
@@ -36,8 +38,9 @@ Example (on a GPU)::
     c, ct, amax = ops.cast_transpose(w, torch.float8_e4m3fn, 448 / w.abs().max().float())
 """
 
+from linear_layouts.ops import tune
 from linear_layouts.ops.api import cast_transpose, permute, transpose
 from linear_layouts.ops.explain import explain
 from linear_layouts.ops.torch_ops import register as register_torch_ops
 
-__all__ = ["transpose", "permute", "cast_transpose", "explain", "register_torch_ops"]
+__all__ = ["transpose", "permute", "cast_transpose", "explain", "register_torch_ops", "tune"]

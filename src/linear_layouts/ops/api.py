@@ -16,7 +16,10 @@ from linear_layouts.core.limits import quote
 from linear_layouts.ops import autograd as _autograd
 from linear_layouts.ops import dispatch as _dispatch
 from linear_layouts.ops import launch as _launch
-from linear_layouts.ops.launches import Copy, cast_launches, framework_gathers, gathers, view_launches
+from linear_layouts.ops import tune as _tune
+from linear_layouts.ops.launches import (
+    Copy, addressed, cast_launches, framework_gathers, gathers, permute_launches, view_launches,
+)
 from linear_layouts.ops.plan import (
     dense_order, memory_permutation, normalize_dims, row_major_strides, strided_order,
 )
@@ -305,9 +308,28 @@ def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
         return
     dims = composed
     out_strides = None if is_contiguous(out) else out.strides
+    if _tune.AUTOTUNE and strides is None and out_strides is None:
+        _run(m, _tuned_launches(m, out, dims))
+        return
     scratch = describe(empty(m, m.shape), "x") if gathers(m.shape, dims, m.itemsize, strides, out_strides) else None
     _run(m, view_launches(m.shape, dims, m.itemsize, m.pointer, out.pointer, _launch.grid_shape(m.device), strides,
                           None if scratch is None else scratch.pointer, out_strides))
+
+
+def _tuned_launches(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> list:
+    """The launches of ``out = x.permute(dims)`` (both contiguous) at the tile ``ops.tune`` chose, tuning the
+    signature at its first call (not while ``x``'s stream is captured: the planner's launches then)."""
+    grid = _launch.grid_shape(x.device)
+    args = (x.shape, dims, x.itemsize, x.pointer, out.pointer, x.device, grid)
+    try:
+        return addressed(*_tune.tuned_template(*args), x.pointer, out.pointer)
+    except _tune.Untuned as untuned:
+        held: list = []
+        _tune.tune(untuned, x.pointer, stream(x),
+                   lambda: held.append(describe(empty(out, out.shape), "out")) or held[0].pointer)
+        if not _tune.is_tuned(untuned.signature):
+            return permute_launches(x.shape, dims, x.itemsize, x.pointer, out.pointer, grid)
+        return addressed(*_tune.tuned_template(*args), x.pointer, out.pointer)
 
 
 def _framework_copy(dst: Any, src: Any, framework: str) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops import launch as _launch
 from linear_layouts.ops import tensors as _tensors
+from linear_layouts.ops import tune as _tune
 from linear_layouts.ops.driver import PreparedLaunch, driver
 from linear_layouts.ops.launches import framework_gathers, gathers, permute_template
 from linear_layouts.ops.plan import memory_permutation, normalize_dims
@@ -72,11 +73,14 @@ def _prepared(launches, device: int, follows_ours: bool = False
 
 @functools.lru_cache(maxsize=PLANS)
 def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, src_alignment: int,
-              strides: tuple[int, ...] | None = None, follows_ours: bool = False) -> CallPlan | None:
+              strides: tuple[int, ...] | None = None, follows_ours: bool = False, tuned: bool = False
+              ) -> CallPlan | None:
     """The ``CallPlan`` of ``permute`` for a contiguous ``shape`` of ``itemsize``-byte elements (or a view at
     ``strides``) at an address ``src_alignment`` mod 16 on ``device``, the output at an address 0 mod 16
     (LayoutError for bad ``dims``); None for negative strides (the general path says why). ``follows_ours``: the
-    plan runs right after a kernel of the same call (a gather's), so its first launch may be dependent too."""
+    plan runs right after a kernel of the same call (a gather's), so its first launch may be dependent too.
+    ``tuned``: a contiguous input's launches at its tuning's tile (``ops.tune``; ``tune.Untuned`` where that is
+    still to be timed)."""
     dims = normalize_dims(dims, len(shape))
     out_shape = tuple(shape[d] for d in dims)
     src_bytes = math.prod(shape) * itemsize
@@ -96,12 +100,19 @@ def call_plan(shape: tuple[int, ...], itemsize: int, dims: tuple, device: int, s
                                               _launch.grid_shape(device), strides=memory_strides)
             return CallPlan(out_shape, nbytes, _prepared(gather, device, follows_ours), 0, src_bytes, memory_shape,
                             call_plan(memory_shape, itemsize, memory_dims, device, 0, None, True))
-    launches, nbytes = permute_template(memory_shape, memory_dims, itemsize, src_alignment, 0,
-                                        _launch.grid_shape(device), strides=memory_strides)
+    if tuned and memory_strides is None:
+        launches, nbytes = _tune.tuned_template(memory_shape, memory_dims, itemsize, src_alignment, 0, device,
+                                                _launch.grid_shape(device))
+    else:
+        launches, nbytes = permute_template(memory_shape, memory_dims, itemsize, src_alignment, 0,
+                                            _launch.grid_shape(device), strides=memory_strides)
     view = memory_strides is None and in_memory_order(memory_shape, memory_dims)
     if not launches:
         return CallPlan(out_shape, nbytes, (), nbytes, src_bytes, view=view)
     return CallPlan(out_shape, nbytes, _prepared(launches, device, follows_ours), 0, src_bytes, view=view)
+
+
+_tune.on_clear(call_plan.cache_clear)
 
 
 @functools.lru_cache(maxsize=PLANS)
@@ -197,9 +208,15 @@ def torch_permute(x: Any, dims: Any, out: Any, copy: Any = False) -> Any:
     src = x.data_ptr()
     device = x.get_device()
     try:
-        plan = call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides)
+        plan = call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides, False, _tune.AUTOTUNE)
     except TypeError:  # unhashable dims: the general path says what is wrong
         return None
+    except _tune.Untuned as untuned:  # its first call with AUTOTUNE on: timed here, into a scratch output
+        scratch = []
+        _tune.tune(untuned, src, _tensors.torch_stream(device),
+                   lambda: scratch.append(x.new_empty(tuple(x.shape))) or scratch[0].data_ptr())
+        plan = call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides, False,
+                         _tune.is_tuned(untuned.signature))
     if plan is None:
         return None
     if out is None:

@@ -170,7 +170,14 @@ class Driver:
                                ("cuDevicePrimaryCtxRetain", [pointer, ctypes.c_int]),
                                ("cuModuleLoadData", [pointer, ctypes.c_char_p]),
                                ("cuModuleGetFunction", [pointer, ctypes.c_void_p, ctypes.c_char_p]),
-                               ("cuFuncSetAttribute", [ctypes.c_void_p, ctypes.c_int, ctypes.c_int])):
+                               ("cuFuncSetAttribute", [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]),
+                               ("cuStreamSynchronize", [ctypes.c_void_p]),
+                               ("cuStreamIsCapturing", [ctypes.c_void_p, integer]),
+                               ("cuEventCreate", [pointer, ctypes.c_uint]), ("cuEventDestroy_v2", [ctypes.c_void_p]),
+                               ("cuEventRecord", [ctypes.c_void_p, ctypes.c_void_p]),
+                               ("cuEventSynchronize", [ctypes.c_void_p]),
+                               ("cuEventElapsedTime", [ctypes.POINTER(ctypes.c_float), ctypes.c_void_p,
+                                                       ctypes.c_void_p])):
             getattr(lib, name).argtypes = argtypes
             getattr(lib, name).restype = ctypes.c_int
         self._initialized = False
@@ -268,6 +275,44 @@ class Driver:
     def copy(self, dst: int, src: int, nbytes: int, stream: int) -> None:
         """``nbytes`` from device address ``src`` to ``dst`` on ``stream``."""
         self._check(self.lib.cuMemcpyDtoDAsync_v2(dst, src, nbytes, stream), "cuMemcpyDtoDAsync")
+
+    def capturing(self, context: int, stream: int) -> bool:
+        """Whether ``stream`` (of ``context``) is being captured into a CUDA graph (True also where the driver cannot
+        say: the legacy stream while another one is captured)."""
+        status, result = ctypes.c_int(), []
+        self.in_context(context, lambda: result.append(self.lib.cuStreamIsCapturing(stream, ctypes.byref(status))))
+        return bool(result[0] or status.value)
+
+    def elapsed_ms(self, context: int, stream: int, windows: Sequence[Any]) -> list[float]:
+        """Milliseconds of each of ``windows`` (functions that queue work on ``stream``), in ``context``: once the
+        work already on ``stream`` has ended, each one between two events recorded there, all queued first and read
+        once the last has ended.
+        Example: ``elapsed_ms(ctx, s, [lambda: launch(s)] * 3)`` times three launches one by one."""
+        times: list[float] = []
+
+        def run() -> None:
+            events = []
+            self._check(self.lib.cuStreamSynchronize(stream), "cuStreamSynchronize")
+            try:
+                for _ in range(len(windows) + 1):
+                    event = ctypes.c_void_p()
+                    self._check(self.lib.cuEventCreate(ctypes.byref(event), 0), "cuEventCreate")
+                    events.append(event)
+                self._check(self.lib.cuEventRecord(events[0], stream), "cuEventRecord")
+                for window, end in zip(windows, events[1:]):
+                    window()
+                    self._check(self.lib.cuEventRecord(end, stream), "cuEventRecord")
+                self._check(self.lib.cuEventSynchronize(events[-1]), "cuEventSynchronize")
+                ms = ctypes.c_float()
+                for start, end in zip(events, events[1:]):
+                    self._check(self.lib.cuEventElapsedTime(ctypes.byref(ms), start, end), "cuEventElapsedTime")
+                    times.append(ms.value)
+            finally:
+                for event in events:
+                    self.lib.cuEventDestroy_v2(event)
+
+        self.in_context(context, run)
+        return times
 
     def in_context(self, context: int, call) -> None:
         """``call()`` with ``context`` current on this thread (pushed and popped when another one is)."""

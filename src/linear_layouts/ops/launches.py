@@ -33,14 +33,14 @@ from linear_layouts.ops.kernels import (
     byte_transpose_kernel, cast_kernel, cast_tiles, flat_cast_kernel, small_kernel,
     copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, shared_sector_tile, chunked_transpose_kernel, interleave_kernel, permute_kernel,
     REALIGNED_SPAN_CHUNKS, raster_order, realigned_cast_kernel, realigned_rows_kernel, rows_tile, scalar_cast_kernel, skinny_tile, dram_tile, transpose_raster,
-    transpose_tiles,
+    transpose_tiles, tile_layouts, CHUNKED_TRANSPOSE_TILES,
 )
 from linear_layouts.ops.plan import (
     MAX_VECTOR_BYTES, SECTOR_BYTES, PermuteKind, TiledProblem, gathers_first, plan_permutation, reduce_permutation,
     vector_elements,
 )
 
-__all__ = ["Launch", "Copy", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
+__all__ = ["Launch", "Copy", "addressed", "transpose_candidates", "TUNING_TILES", "TUNING_MAX_TILE_BYTES", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
            "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "framework_gathers",
            "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
@@ -304,6 +304,50 @@ def tile_for(problem: TiledProblem, src: int, dst: int, device: GridShape) -> Ti
     return dram_tile(config, moved, device)
 
 
+#: Tiles ``(rows, cols, warps)`` that ``transpose_candidates`` adds to a transpose's two lists, at the problem's own
+#: vectors: what autotuning (``ops.tune``) times beside the planner's choice.
+TUNING_TILES = ((32, 32, 4), (64, 64, 4), (64, 64, 8), (128, 64, 4), (64, 128, 4), (128, 64, 8), (64, 128, 8),
+                (128, 128, 8), (256, 128, 8), (128, 256, 8))
+#: The largest tile ``transpose_candidates`` adds (an SM's shared memory holds 227 KiB).
+TUNING_MAX_TILE_BYTES = 128 * 1024
+
+
+def transpose_candidates(problem: TiledProblem, src: int, dst: int, device: GridShape
+                         ) -> list[TileConfig | ChunkedTile]:
+    """The tiles a transpose ``problem`` at these addresses may take instead of ``tile_for``'s, in order: both of
+    ``transpose_tiles``' lists at its vectors (``transpose_vectors``), ``TUNING_TILES`` (bytes at 16-byte vectors
+    also in 4 x 4-byte blocks), tiles ``2**k`` across a side under 32 with 32-2048 along the other, and the chunked
+    transpose's tile where ``chunked_transposes`` takes the problem from aligned input rows; [] for other kinds. A
+    tile whose threads over-cover it, or over ``TUNING_MAX_TILE_BYTES``, is left out; ``permute_launches(...,
+    tile=t)`` may still refuse one for the problem's sizes (LayoutError). A 16-bit ``4096 x 4096`` transpose has
+    10."""
+    if problem.kind is not PermuteKind.TRANSPOSE:
+        return []
+    w = problem.element_bytes
+    vin, vout, sectors = transpose_vectors(problem, src, dst, device)
+    tiles: dict = dict.fromkeys(transpose_tiles(w, vin, vout, sectors) + transpose_tiles(w, vin, vout, not sectors))
+    shapes = list(TUNING_TILES)
+    for extent, across in ((problem.rows, True), (problem.cols, False)):
+        if extent < 32:
+            small = 1 << max(0, (extent - 1).bit_length())
+            shapes += [(small, n, warps) if across else (n, small, warps)
+                       for n in (32, 64, 128, 256, 512, 1024, 2048) for warps in (4, 8)]
+    for m, n, warps in shapes:
+        for block in ((4, 1) if w == 1 and vin == vout == MAX_VECTOR_BYTES else (1,)):
+            try:
+                tile = TileConfig(w, m, n, warps, vin, vout, block)
+                if tile.tile_bytes > TUNING_MAX_TILE_BYTES:
+                    continue
+                tile_layouts(tile)
+            except LayoutError:  # threads that over-cover the tile
+                continue
+            tiles.setdefault(tile)
+    out: list[TileConfig | ChunkedTile] = list(tiles)
+    if chunked_transposes(problem, src, dst) and chunked_source_aligned(problem, src) and w in CHUNKED_TRANSPOSE_TILES:
+        out.append(CHUNKED_TRANSPOSE_TILES[w])
+    return out
+
+
 def chunked_transposes(problem: TiledProblem, src: int, dst: int) -> bool:
     """Whether ``problem`` at these addresses is one the chunked transpose (``codegen.permute_chunks``) takes: a
     transpose whose output rows 16 bytes do not align (its input rows aligned or not: ``chunked_source_aligned``).
@@ -462,6 +506,12 @@ def permute_launches(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
     launches, nbytes = permute_template(tuple(shape), tuple(dims), itemsize, src % SECTOR_BYTES, dst % SECTOR_BYTES,
                                         device, tile, None if strides is None else tuple(strides),
                                         None if out_strides is None else tuple(out_strides))
+    return addressed(launches, nbytes, src, dst)
+
+
+def addressed(launches, nbytes: int, src: int, dst: int) -> list[Launch | Copy]:
+    """``permute_template``'s ``(launches, nbytes)`` at the addresses ``src`` and ``dst``: each a ``Launch`` with its
+    pointers, or a ``Copy`` of ``nbytes`` where there are none (nothing for an empty tensor)."""
     if not launches:
         return [Copy(dst, src, nbytes)] if nbytes else []
     return [Launch(kernel, ctas, (src + s, dst + d) + tail) for kernel, ctas, tail, s, d in launches]

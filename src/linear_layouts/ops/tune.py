@@ -1,0 +1,238 @@
+"""Autotuning of ``permute`` and ``transpose``: the planner's launches against the other tiles of the same problem,
+timed on the GPU at the first call of a signature, the fastest kept for the process.
+
+The planner (``ops.launches``) picks a tile from a model of the device (its SMs and L2, ``kernels.GridShape``);
+on a GPU or a shape the model reads wrongly another tile of the same problem can be faster. With ``AUTOTUNE`` on
+(``LINEAR_LAYOUTS_AUTOTUNE=1`` in the environment when this module is imported, or ``ops.tune.AUTOTUNE = True``),
+the first call of a signature whose reduced problem is a tiled transpose of a dense input moving
+``AUTOTUNE_MIN_BYTES`` or more times the planner's launches and those at each tile of
+``launches.transpose_candidates`` (each compiled at its first use, into the kernel cache), on the call's stream once
+the work queued there has ended, reading the call's input and writing a scratch tensor of the output's size; it
+keeps the fastest, or the planner's where that is within ``AUTOTUNE_MARGIN`` of it. Later calls of the signature
+launch the choice at no cost over the planner's. The choices live for the process (``clear()`` forgets them), as
+``torch.backends.cudnn.benchmark``'s do; ``tunings`` records what each tuning timed. A first call made while its
+stream is captured into a CUDA graph is not tuned (it takes the planner's launches; the first call outside a
+capture tunes); the host waits for the timing, once per signature.
+
+Example (on a GPU)::
+
+    from linear_layouts import ops
+    ops.tune.AUTOTUNE = True
+    y = ops.permute(x, (0, 3, 1, 2))     # the first call of this signature times its candidates
+    ops.tune.tunings[-1].chosen          # e.g. '64x64/8w', or 'planned'
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops import driver as _driver
+from linear_layouts.ops import launch as _launch
+from linear_layouts.ops.kernels import ChunkedTile, GridShape, TileConfig
+from linear_layouts.ops.launches import _plan, permute_template, pointer_alignment, transpose_candidates
+from linear_layouts.ops.plan import MAX_VECTOR_BYTES, SECTOR_BYTES
+
+__all__ = ["AUTOTUNE", "AUTOTUNE_MIN_BYTES", "AUTOTUNE_MARGIN", "AUTOTUNE_ROUNDS", "AUTOTUNE_WINDOW_US", "Tuning",
+           "Untuned", "tunings", "tune_label", "tuned_template", "tune", "is_tuned", "clear", "on_clear", "PLANNED"]
+
+#: Whether ``permute`` and ``transpose`` tune (module doc); read at each call.
+AUTOTUNE = os.environ.get("LINEAR_LAYOUTS_AUTOTUNE", "") == "1"
+#: The fewest bytes a problem moves (read and written) for it to be tuned, read at a signature's first call: a tensor
+#: of 16 MiB. Below, a call is a few µs, which launches from the host, one by one, do not time apart (the timing
+#: would choose by its noise).
+AUTOTUNE_MIN_BYTES = 32 << 20
+#: How much faster than the planner's launches a candidate must time to be taken instead (0.02: 2%).
+AUTOTUNE_MARGIN = 0.02
+#: Rounds of timing: each candidate once a round, the rounds' median kept.
+AUTOTUNE_ROUNDS = 5
+#: Microseconds a candidate's timing window lasts at least (as many calls as that takes, at most 100).
+AUTOTUNE_WINDOW_US = 200.0
+#: The label of the planner's own launches.
+PLANNED = "planned"
+
+#: A signature: ``(shape, dims, element bytes, source and output address mod SECTOR_BYTES, device)``.
+Signature = tuple[tuple[int, ...], tuple[int, ...], int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """One tuning: the ``signature``, the median µs a call of each candidate took (``us``, by ``tune_label``; the
+    planner's as ``PLANNED``; a candidate the device does not load is absent, and all are where a launch failed),
+    the ``chosen`` label and the wall ``seconds`` it took (compiles included)."""
+
+    signature: Signature
+    us: Mapping[str, float]
+    chosen: str
+    seconds: float
+
+
+class Untuned(Exception):
+    """Raised by ``tuned_template`` for a signature that is to be tuned and is not yet: ``tune`` it (or, inside a
+    graph capture, plan without tuning) and ask again."""
+
+    def __init__(self, signature: Signature, grid: GridShape):
+        super().__init__(f"signature {signature} is not tuned yet")
+        self.signature, self.grid = signature, grid
+
+
+#: Every tuning of this process, in order.
+tunings: list[Tuning] = []
+_choices: dict[Signature, TileConfig | ChunkedTile | None] = {}
+_forgetting: list[Callable[[], None]] = []
+_lock = threading.Lock()
+
+
+def tune_label(tile: TileConfig | ChunkedTile) -> str:
+    """A candidate's label: ``rows x cols / warps``, with its vectors (elements an access, input / output) and
+    blocks where they are not 16 bytes on both sides (in 4 x 4-byte blocks for bytes); ``chunked`` for the chunked
+    transpose. Example: ``64x64/8w`` for 16-bit tiles of 16-byte vectors, ``256x32/4w v2/1`` for fp64 rows of 24."""
+    if isinstance(tile, ChunkedTile):
+        return "chunked"
+    label = f"{tile.rows}x{tile.cols}/{tile.warps}w"
+    w = tile.element_bytes
+    if (tile.src_vector * w, tile.dst_vector * w, tile.block) != (MAX_VECTOR_BYTES, MAX_VECTOR_BYTES, 4 if w == 1 else 1):
+        label += f" v{tile.src_vector}/{tile.dst_vector}" + (f" b{tile.block}" if tile.block > 1 else "")
+    return label
+
+
+def _signature(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int,
+               device: int) -> Signature:
+    return tuple(shape), tuple(dims), itemsize, src % SECTOR_BYTES, dst % SECTOR_BYTES, device
+
+
+def _candidates(signature: Signature, grid: GridShape) -> dict[str, tuple]:
+    """``{label: (tile, template launches)}``: the planner's (tile None) first, then each of
+    ``transpose_candidates`` the problem takes whose launches differ from the planner's; {} where the problem is not
+    one to tune (not a tiled transpose, or moving under ``AUTOTUNE_MIN_BYTES``)."""
+    shape, dims, itemsize, src, dst, _ = signature
+    planned, nbytes = permute_template(shape, dims, itemsize, src, dst, grid)
+    if not planned or 2 * nbytes < AUTOTUNE_MIN_BYTES:
+        return {}
+    problem = _plan(shape, dims, itemsize, pointer_alignment(src, dst))
+    tiles = transpose_candidates(problem, src, dst, grid)
+    if not tiles:
+        return {}
+    out: dict[str, tuple] = {PLANNED: (None, planned)}
+    seen = {tuple(planned)}
+    for tile in tiles:
+        try:
+            launches, _ = permute_template(shape, dims, itemsize, src, dst, grid, tile)
+        except LayoutError:  # a tile the problem's sizes or addresses do not take
+            continue
+        if tuple(launches) not in seen:
+            seen.add(tuple(launches))
+            out[tune_label(tile)] = (tile, launches)
+    return out if len(out) > 1 else {}
+
+
+def tuned_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: int,
+                   grid: GridShape):
+    """``permute_template``'s ``(launches, bytes)`` of a dense ``shape`` at addresses ``src``, ``dst`` (modulo
+    ``SECTOR_BYTES``) on CUDA device ``device`` (whose ``GridShape`` is ``grid``), at the tile its tuning chose;
+    the planner's where the problem is not one to tune. Raises ``Untuned`` where it is and is not tuned yet."""
+    _check()
+    signature = _signature(shape, dims, itemsize, src, dst, device)
+    if signature not in _choices:
+        if _candidates(signature, grid):
+            raise Untuned(signature, grid)
+        _choices[signature] = None
+    return permute_template(signature[0], signature[1], itemsize, signature[3], signature[4], grid,
+                            _choices[signature])
+
+
+def _device_times(device: int, stream: int, src: int, dst: int,
+                  candidates: Mapping[str, tuple]) -> dict[str, float]:
+    """Median µs a call of each candidate's launches takes on ``stream`` from ``src`` into ``dst`` (module doc); a
+    candidate the device does not load (its shared memory over the device's, say) is left out."""
+    runs = {}
+    for label, (_, launches) in candidates.items():
+        try:
+            runs[label] = [(_launch.prepare(kernel, device, ctas, i > 0), (src + s, dst + d) + tail)
+                           for i, (kernel, ctas, tail, s, d) in enumerate(launches)]
+        except (LayoutError, RuntimeError):
+            continue
+
+    def calls(label: str, n: int) -> Callable[[], None]:
+        def run() -> None:
+            for _ in range(n):
+                for prepared, values in runs[label]:
+                    prepared.run(stream, values)
+        return run
+
+    cuda, context = _driver.driver(), _launch.device_context(device)
+    labels = list(runs)
+    cuda.elapsed_ms(context, stream, [calls(label, 1) for label in labels])  # each one's first launch
+    first = cuda.elapsed_ms(context, stream, [calls(label, 1) for label in labels])
+    reps = {label: max(1, min(100, round(AUTOTUNE_WINDOW_US / max(1e3 * ms, 1.0)))) for label, ms in zip(labels, first)}
+    order = [label for r in range(AUTOTUNE_ROUNDS) for label in (labels if r % 2 == 0 else labels[::-1])]
+    times: dict[str, list[float]] = {label: [] for label in labels}
+    for label, ms in zip(order, cuda.elapsed_ms(context, stream, [calls(label, reps[label]) for label in order])):
+        times[label].append(1e3 * ms / reps[label])
+    return {label: sorted(t)[len(t) // 2] for label, t in times.items()}
+
+
+def tune(untuned: Untuned, src: int, stream: int, scratch: Callable[[], int],
+         times: Callable[..., Mapping[str, float]] | None = None) -> Tuning | None:
+    """Tune ``untuned``'s signature (module doc): its candidates timed from the input at ``src`` into the output
+    ``scratch()`` returns (a new buffer of the output's size, kept alive by the caller), on ``stream``; None, and
+    nothing kept, where ``stream`` is being captured into a CUDA graph. ``times``: what times the candidates
+    (``_device_times``' arguments and result; tests pass their own)."""
+    signature, grid = untuned.signature, untuned.grid
+    if times is None:
+        if _driver.driver().capturing(_launch.device_context(signature[5]), stream):
+            return None
+        times = _device_times
+    with _lock:
+        if signature in _choices:
+            return None
+        start = time.perf_counter()
+        candidates = _candidates(signature, grid)
+        try:
+            us = dict(times(signature[5], stream, src, scratch(), candidates))
+        except RuntimeError:  # a launch the driver refused: the planner's, untimed
+            us = {}
+        best = min(us, key=us.__getitem__) if us else PLANNED
+        chosen = PLANNED if PLANNED not in us or us[PLANNED] <= (1 + AUTOTUNE_MARGIN) * us[best] else best
+        _choices[signature] = candidates[chosen][0]
+        tuning = Tuning(signature, MappingProxyType(us), chosen, time.perf_counter() - start)
+        tunings.append(tuning)
+        return tuning
+
+
+def is_tuned(signature: Signature) -> bool:
+    """Whether ``signature`` has its choice (``tuned_template`` then raises nothing for it)."""
+    return signature in _choices
+
+
+def clear() -> None:
+    """Forget every choice (the next call of each signature tunes again) and ``tunings``; what keeps plans made
+    from the choices (``on_clear``: ``ops.dispatch``'s call plans) drops them too."""
+    with _lock:
+        _choices.clear()
+        tunings.clear()
+        for forget in _forgetting:
+            forget()
+
+
+def on_clear(forget: Callable[[], None]) -> None:
+    """Call ``forget`` at each ``clear()``: a cache of plans made from the choices registers its own clearing."""
+    _forgetting.append(forget)
+
+
+def _check() -> None:
+    """LayoutError where a setting of the module doc is out of its range."""
+    if not isinstance(AUTOTUNE, bool):
+        raise LayoutError(f"AUTOTUNE: must be True or False, got {AUTOTUNE!r}")
+    for name, value in (("AUTOTUNE_MIN_BYTES", AUTOTUNE_MIN_BYTES), ("AUTOTUNE_ROUNDS", AUTOTUNE_ROUNDS)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise LayoutError(f"{name}: must be an int, 1 or more, got {value!r}")
+    for name, value in (("AUTOTUNE_MARGIN", AUTOTUNE_MARGIN), ("AUTOTUNE_WINDOW_US", AUTOTUNE_WINDOW_US)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise LayoutError(f"{name}: must be a number, 0 or more, got {value!r}")

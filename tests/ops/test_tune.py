@@ -1,0 +1,240 @@
+"""Autotuning (``ops.tune``) on the CPU: the candidates, each one's output (emulated), the choice a timing makes and
+what is kept, and the settings' checks. The GPU side is ``test_gpu_tune.py``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linear_layouts.core.errors import LayoutError
+from linear_layouts.ops import launches as L
+from linear_layouts.ops import tune
+from linear_layouts.ops.driver import ArgumentPacking
+from linear_layouts.ops.kernels import ChunkedTile, GridShape, TileConfig, tile_layouts
+from linear_layouts.ops.launches import (
+    _plan, permute_template, pointer_alignment, tile_for, transpose_candidates,
+)
+from linear_layouts.target import TARGETS
+
+from tests.ops._emulated import SRC, DST, emulated_permute
+
+GRID = GridShape.of(TARGETS["H200"])
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch):
+    """Each test starts with no choices and the module's settings as shipped."""
+    tune.clear()
+    yield
+    tune.clear()
+
+
+def _problem(shape, dims, itemsize, src=0, dst=0):
+    return _plan(tuple(shape), tuple(dims), itemsize, pointer_alignment(src, dst))
+
+
+def test_labels():
+    assert tune.tune_label(TileConfig(2, 64, 64, 8, 8, 8)) == "64x64/8w"
+    assert tune.tune_label(TileConfig(1, 128, 128, 8, 16, 16, 4)) == "128x128/8w"
+    assert tune.tune_label(TileConfig(1, 128, 128, 8, 16, 16, 1)) == "128x128/8w v16/16"
+    assert tune.tune_label(TileConfig(8, 256, 32, 4, 2, 1)) == "256x32/4w v2/1"
+    assert tune.tune_label(ChunkedTile(2, 128, 64, 16, 32)) == "chunked"
+
+
+@pytest.mark.parametrize("shape, dims, itemsize", [
+    ((4096, 4096), (1, 0), 2), ((32, 28, 28, 512), (0, 3, 1, 2), 2), ((826851, 24), (1, 0), 8),
+    ((64, 3, 256, 256), (0, 2, 3, 1), 2), ((4095, 11007), (1, 0), 1), ((5209, 4557), (1, 0), 4)])
+def test_candidates_are_tiles_of_the_problem(shape, dims, itemsize):
+    problem = _problem(shape, dims, itemsize)
+    tiles = transpose_candidates(problem, 0, 0, GRID)
+    assert len(tiles) == len(set(tiles)) >= 10
+    planned = tile_for(problem, 0, 0, GRID)
+    for tile in tiles:
+        assert tile.element_bytes == problem.element_bytes
+        if isinstance(tile, ChunkedTile):
+            assert L.chunked_transposes(problem, 0, 0)
+            continue
+        assert tile.tile_bytes <= L.TUNING_MAX_TILE_BYTES
+        tile_layouts(tile)  # its threads cover it
+        assert problem.cols % tile.src_vector == 0 and problem.rows % tile.dst_vector == 0
+    skinny = min(problem.rows, problem.cols) < 32
+    assert skinny or planned in tiles or planned.rows * planned.cols * itemsize > L.TUNING_MAX_TILE_BYTES \
+        or tune.tune_label(planned) in {tune.tune_label(t) for t in tiles}
+
+
+def test_no_candidates_for_row_moves_and_copies():
+    assert transpose_candidates(_problem((8, 2048, 8, 128), (0, 2, 1, 3), 2), 0, 0, GRID) == []
+    assert transpose_candidates(_problem((64, 64), (0, 1), 4), 0, 0, GRID) == []
+
+
+@pytest.mark.parametrize("shape, dims, dtype, offsets", [
+    ((70, 45), (1, 0), np.float32, (0, 0)), ((3, 200), (1, 0), np.uint16, (0, 0)),
+    ((2, 33, 65), (0, 2, 1), np.uint8, (0, 0)), ((5, 7, 9, 4), (0, 3, 1, 2), np.float64, (0, 0)),
+    ((48, 40), (1, 0), np.uint16, (2, 4))])
+def test_every_candidate_permutes_exactly(shape, dims, dtype, offsets):
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 255, size=shape).astype(dtype)
+    expected = np.ascontiguousarray(np.transpose(a, dims))
+    itemsize = a.itemsize
+    problem = _problem(shape, dims, itemsize, SRC + offsets[0], DST + offsets[1])
+    tiles = transpose_candidates(problem, SRC + offsets[0], DST + offsets[1], GRID)
+    assert tiles
+    ran = 0
+    for tile in tiles:
+        try:
+            got = emulated_permute(a, dims, offsets[0], offsets[1], GRID, tile)
+        except LayoutError:  # a tile this problem's sizes refuse: tune leaves it out the same way
+            continue
+        assert np.array_equal(got, expected), tune.tune_label(tile)
+        ran += 1
+    assert ran >= len(tiles) // 2
+
+
+def _untuned(shape, dims, itemsize):
+    with pytest.raises(tune.Untuned, match="is not tuned yet") as caught:
+        tune.tuned_template(shape, dims, itemsize, 0, 0, 0, GRID)
+    return caught.value
+
+
+def _times(values):
+    """A timer that gives each label its value (1.0 for those not named) and records what it was asked."""
+    asked = []
+
+    def times(device, stream, src, dst, candidates):
+        asked.append((device, stream, src, dst, list(candidates)))
+        return {label: values.get(label, 1.0) for label in candidates}
+    return times, asked
+
+
+def test_a_faster_candidate_is_kept_and_launched():
+    shape, dims = (32, 28, 28, 512), (0, 3, 1, 2)
+    untuned = _untuned(shape, dims, 2)
+    assert untuned.signature == (shape, dims, 2, 0, 0, 0)
+    times, asked = _times({"128x64/8w": 0.5})
+    tuning = tune.tune(untuned, SRC, 7, lambda: DST, times)
+    assert tuning.chosen == "128x64/8w" and tuning.us["planned"] == 1.0 and tuning.us["128x64/8w"] == 0.5
+    assert asked[0][:4] == (0, 7, SRC, DST) and asked[0][4][0] == tune.PLANNED
+    assert tune.tunings == [tuning] and tune.is_tuned(untuned.signature)
+    launches, _ = tune.tuned_template(shape, dims, 2, 0, 0, 0, GRID)
+    tile = TileConfig(2, 128, 64, 8, 8, 8)
+    assert launches == permute_template(shape, dims, 2, 0, 0, GRID, tile)[0]
+    assert launches != permute_template(shape, dims, 2, 0, 0, GRID)[0]
+    assert tune.tune(untuned, SRC, 7, lambda: DST, times) is None and len(asked) == 1  # tuned once
+
+
+def test_the_planner_is_kept_within_the_margin():
+    untuned = _untuned((4096, 4096), (1, 0), 2)
+    times, _ = _times({"128x128/8w": 1.0 / (1 + tune.AUTOTUNE_MARGIN) + 1e-9})
+    assert tune.tune(untuned, SRC, 0, lambda: DST, times).chosen == tune.PLANNED
+    launches, _ = tune.tuned_template((4096, 4096), (1, 0), 2, 0, 0, 0, GRID)
+    assert launches == permute_template((4096, 4096), (1, 0), 2, 0, 0, GRID)[0]
+
+
+def test_what_is_not_tuned_is_the_planners():
+    for shape, dims, itemsize in (((8, 2048, 8, 128), (0, 2, 1, 3), 2), ((64, 64), (1, 0), 4),
+                                  ((2048, 4095), (1, 0), 2)):  # a row move, and transposes under AUTOTUNE_MIN_BYTES
+        launches = tune.tuned_template(shape, dims, itemsize, 0, 0, 0, GRID)
+        assert launches == permute_template(shape, dims, itemsize, 0, 0, GRID)
+    assert tune.tunings == []
+    assert 2 * 2 * 2048 * 4096 == tune.AUTOTUNE_MIN_BYTES  # one column more: tuned
+    _untuned((2048, 4096), (1, 0), 2)
+
+
+def test_signatures_are_kept_apart():
+    first = _untuned((32, 28, 28, 512), (0, 3, 1, 2), 2)
+    tune.tune(first, SRC, 0, lambda: DST, _times({"128x64/8w": 0.5})[0])
+    other = _untuned((32, 28, 28, 512), (0, 3, 1, 2), 4)  # another element size: another signature
+    with pytest.raises(tune.Untuned, match="is not tuned yet"):
+        tune.tuned_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, 1, GRID)  # another device
+    assert other.signature != first.signature
+    tune.clear()
+    assert tune.tunings == [] and not tune.is_tuned(first.signature)
+    _untuned((32, 28, 28, 512), (0, 3, 1, 2), 2)
+
+
+@pytest.mark.parametrize("name, value", [("AUTOTUNE", 1), ("AUTOTUNE_MIN_BYTES", 0), ("AUTOTUNE_ROUNDS", 2.5),
+                                         ("AUTOTUNE_MARGIN", -0.1), ("AUTOTUNE_WINDOW_US", True)])
+def test_settings_are_checked(monkeypatch, name, value):
+    monkeypatch.setattr(tune, name, value)
+    with pytest.raises(LayoutError, match=name):
+        tune.tuned_template((4096, 4096), (1, 0), 2, 0, 0, 0, GRID)
+
+
+def test_the_fast_path_tunes_once_then_launches_the_choice(monkeypatch):
+    from harness.fakes import FakeCuda, FakeTorchTensor, install
+
+    from linear_layouts import ops
+
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    monkeypatch.setattr(tune, "AUTOTUNE", True)
+    shape, dims = (32, 28, 28, 512), (0, 3, 1, 2)
+    grid = GridShape(132)
+    chosen = permute_template(shape, dims, 2, 0, 0, grid, TileConfig(2, 128, 64, 8, 8, 8))[0][0][0]
+    planned = permute_template(shape, dims, 2, 0, 0, grid)[0][0][0]
+    assert chosen != planned
+    cuda.launch_ms = lambda launch: 0.25 if loaded[launch["function"]] == chosen else 1.0
+    x = FakeTorchTensor(shape, 2)
+    y = ops.permute(x, dims)
+    tuning = tune.tunings[-1]
+    assert tuning.chosen == "128x64/8w" and tuning.signature == (shape, dims, 2, 0, 0, 0)
+    assert tuning.us["128x64/8w"] == 250.0 and tuning.us[tune.PLANNED] == 1000.0  # µs a call, by the fake's clock
+    assert cuda.synchronized == [0x5000] * 3  # the call's stream, once before each batch of windows
+    timed = len(cuda.launches) - 1
+    assert loaded[cuda.launches[-1]["function"]] == chosen and cuda.launches[-1]["stream"] == 0x5000
+    assert FakeCuda.unpack(cuda.launches[-1], ArgumentPacking.of(chosen.params))[:2] == (x.data_ptr(), y.data_ptr())
+    ops.permute(FakeTorchTensor(shape, 2), dims)  # the same signature: no timing, the choice
+    assert len(cuda.launches) == timed + 2 and loaded[cuda.launches[-1]["function"]] == chosen
+    assert len(tune.tunings) == 1
+    monkeypatch.setattr(tune, "AUTOTUNE", False)  # off: the planner's again
+    ops.permute(FakeTorchTensor(shape, 2), dims)
+    assert loaded[cuda.launches[-1]["function"]] == planned
+
+
+def test_a_captured_first_call_is_not_tuned(monkeypatch):
+    from harness.fakes import FakeCuda, FakeTorchTensor, install
+
+    from linear_layouts import ops
+
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    monkeypatch.setattr(tune, "AUTOTUNE", True)
+    cuda.capturing.add(0x5000)
+    shape, dims = (32, 28, 28, 512), (0, 3, 1, 2)
+    ops.permute(FakeTorchTensor(shape, 2), dims)
+    planned = permute_template(shape, dims, 2, 0, 0, GridShape(132))[0][0][0]
+    assert len(cuda.launches) == 1 and loaded[cuda.launches[0]["function"]] == planned and tune.tunings == []
+    cuda.capturing.clear()
+    ops.permute(FakeTorchTensor(shape, 2), dims)
+    assert len(tune.tunings) == 1 and len(cuda.launches) > 3
+
+
+def test_candidates_the_device_refuses_are_left_out(monkeypatch):
+    """A candidate whose kernel does not load (too much shared memory for the device, say) is not timed; a timing
+    whose launch fails keeps the planner's launches."""
+    from harness.fakes import FakeCuda, install
+
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    prepare = tune._launch.prepare
+    refused = TileConfig(2, 128, 128, 8, 8, 8)
+    big = permute_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, GRID, refused)[0][0][0]
+
+    def picky(kernel, device, ctas, follows_ours=False):
+        if kernel == big:
+            raise RuntimeError("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) failed: CUDA_ERROR_INVALID_VALUE")
+        return prepare(kernel, device, ctas, follows_ours)
+
+    monkeypatch.setattr(tune._launch, "prepare", picky)
+    untuned = _untuned((32, 28, 28, 512), (0, 3, 1, 2), 2)
+    assert "128x128/8w" in tune._candidates(untuned.signature, GRID)
+    tuning = tune.tune(untuned, SRC, 0x5000, lambda: DST)
+    assert "128x128/8w" not in tuning.us and tune.PLANNED in tuning.us and len(tuning.us) >= 8
+    assert all(loaded[launch["function"]] != big for launch in cuda.launches)
+    tune.clear()
+    cuda.status = 700  # every launch fails: the planner's, untimed
+    tuning = tune.tune(_untuned((32, 28, 28, 512), (0, 3, 1, 2), 2), SRC, 0x5000, lambda: DST)
+    assert tuning.us == {} and tuning.chosen == tune.PLANNED
+    cuda.status = 0
+    launches, _ = tune.tuned_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, 0, GRID)
+    assert launches == permute_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, GRID)[0]
