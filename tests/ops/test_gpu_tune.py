@@ -124,3 +124,22 @@ def test_cupy_arrays_tune_through_the_general_path(cuda_gpu, tuning):
     y = ops.permute(x, (0, 2, 1))
     assert bool((y == x.transpose(0, 2, 1)).all()) and len(tune.tunings) == 1
     assert bool((ops.permute(x, (0, 2, 1)) == x.transpose(0, 2, 1)).all()) and len(tune.tunings) == 1
+
+
+def test_each_device_tunes_its_own(cuda_gpu, tuning):
+    """One signature on two GPUs: two tunings (the device is in the signature), each on its device's stream, each
+    call exact; skipped on one GPU."""
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    outs = []
+    for device in (1, 0, 1):
+        with torch.cuda.device(device):
+            x = _random((4096, 3000), torch.bfloat16).to(f"cuda:{device}")
+            stream = torch.cuda.Stream(device)
+            with torch.cuda.stream(stream):
+                y = ops.transpose(x)
+            stream.synchronize()
+            assert y.device == x.device and torch.equal(y, x.t().contiguous())
+            outs.append(y)
+    assert [t.signature[5] for t in tune.tunings] == [1, 0]
+    assert all(t.signature[:5] == ((4096, 3000), (1, 0), 2, 0, 0) for t in tune.tunings)

@@ -238,3 +238,11 @@ def test_candidates_the_device_refuses_are_left_out(monkeypatch):
     cuda.status = 0
     launches, _ = tune.tuned_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, 0, GRID)
     assert launches == permute_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, GRID)[0]
+    tune.clear()
+
+    def no_memory():
+        raise MemoryError("out of memory allocating the scratch output")
+
+    launched = len(cuda.launches)
+    tuning = tune.tune(_untuned((32, 28, 28, 512), (0, 3, 1, 2), 2), SRC, 0x5000, no_memory)
+    assert tuning.us == {} and tuning.chosen == tune.PLANNED and len(cuda.launches) == launched

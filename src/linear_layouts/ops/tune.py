@@ -182,7 +182,8 @@ def tune(untuned: Untuned, src: int, stream: int, scratch: Callable[[], int],
          times: Callable[..., Mapping[str, float]] | None = None) -> Tuning | None:
     """Tune ``untuned``'s signature (module doc): its candidates timed from the input at ``src`` into the output
     ``scratch()`` returns (a new buffer of the output's size, kept alive by the caller), on ``stream``; None, and
-    nothing kept, where ``stream`` is being captured into a CUDA graph. ``times``: what times the candidates
+    nothing kept, where ``stream`` is being captured into a CUDA graph. Where no scratch can be had or a launch
+    fails, the planner's launches are kept, untimed. ``times``: what times the candidates
     (``_device_times``' arguments and result; tests pass their own)."""
     signature, grid = untuned.signature, untuned.grid
     if times is None:
@@ -196,7 +197,7 @@ def tune(untuned: Untuned, src: int, stream: int, scratch: Callable[[], int],
         candidates = _candidates(signature, grid)
         try:
             us = dict(times(signature[5], stream, src, scratch(), candidates))
-        except RuntimeError:  # a launch the driver refused: the planner's, untimed
+        except (RuntimeError, MemoryError):  # a launch the driver refused, no memory for the scratch: the planner's
             us = {}
         best = min(us, key=us.__getitem__) if us else PLANNED
         chosen = PLANNED if PLANNED not in us or us[PLANNED] <= (1 + AUTOTUNE_MARGIN) * us[best] else best
