@@ -1,7 +1,8 @@
 """The CUDA driver calls that load and launch the kernels of ``linear_layouts.ops``, through ``ctypes`` (standard
 library): the device's attributes and primary context, ``cuModuleLoadData``, ``cuLaunchKernel`` (or
-``cuLaunchKernelEx`` for a dependent launch), ``cuMemcpyDtoDAsync`` and the current context. No framework is asked:
-a PyTorch user needs nothing else.
+``cuLaunchKernelEx`` for a dependent launch), ``cuMemcpyDtoDAsync`` and the current context; for autotuning
+(``ops.tune``), events on a stream and whether it is being captured. No framework is asked: a PyTorch user needs
+nothing else.
 
 A launch packs the kernel's arguments into one buffer, each at its natural alignment (``ArgumentPacking``),
 and passes the driver the address of each (``kernelParams``). Where the optional C extension
@@ -151,7 +152,7 @@ def _error(lib: Any, status: int) -> str:
 
 
 class Driver:
-    """``libcuda.so.1``'s launch, copy and context calls (one per process: ``driver()``)."""
+    """``libcuda.so.1``'s launch, copy, context and timing calls (one per process: ``driver()``)."""
 
     def __init__(self, lib: Any):
         self.lib = lib
