@@ -47,12 +47,19 @@ class _NullCuda:
         (build / "null.c").write_text("int ll_null(void) { return 0; }\n")
         subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(build / "libnull.so"), str(build / "null.c")],
                        check=True)
-        lib = ctypes.CDLL(str(build / "libnull.so"))
-        for name in ("cuLaunchKernel", "cuMemcpyDtoDAsync_v2", "cuCtxGetCurrent", "cuCtxPopCurrent_v2",
-                     "cuCtxPushCurrent_v2", "cuGetErrorName"):
-            function = lib["ll_null"]  # a fresh function object per name: each gets its own argtypes
-            function.restype = ctypes.c_int
-            setattr(self, name, function)
+        self._lib = ctypes.CDLL(str(build / "libnull.so"))
+
+    def __getattr__(self, name: str):
+        """Any driver function the ops name (``cuLaunchKernel``, ``cuInit``, ...): ``ll_null``, a fresh function
+        object per name (each gets its own argtypes), kept."""
+        import ctypes
+
+        if not name.startswith("cu"):
+            raise AttributeError(name)
+        function = self._lib["ll_null"]
+        function.restype = ctypes.c_int
+        setattr(self, name, function)
+        return function
 
 
 class _Patch:

@@ -208,7 +208,8 @@ def torch_permute(x: Any, dims: Any, out: Any, copy: Any = False) -> Any:
     src = x.data_ptr()
     device = x.get_device()
     try:
-        plan = call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides, False, _tune.AUTOTUNE)
+        plan = (call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides) if not _tune.AUTOTUNE
+                else call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides, False, True))
     except TypeError:  # unhashable dims: the general path says what is wrong
         return None
     except _tune.Untuned as untuned:  # its first call with AUTOTUNE on: timed here, into a scratch output
