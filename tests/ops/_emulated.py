@@ -158,9 +158,10 @@ def emulated_view_permute(base: np.ndarray, view: np.ndarray, dims, sms: int = S
 
 
 def emulated_cast_transpose(raw: np.ndarray, input_format: str, fp8: str, scale: float, amax: float = 0.0,
-                            offsets: tuple[int, int, int] = (0, 0, 0), sms: int = SMS, misaligned: str | None = None):
+                            offsets: tuple[int, int, int] = (0, 0, 0), sms: int = SMS, misaligned: str | None = None,
+                            tile=None):
     """``(out, out_t, amax)`` (uint8 fp8 bits, float) of ``ops.cast_transpose`` of the 2-D ``raw`` (the input's
-    bits: uint16 for bf16 / fp16, uint32 for fp32), emulated; ``misaligned``: as ``cast_launches``'."""
+    bits: uint16 for bf16 / fp16, uint32 for fp32), emulated; ``misaligned``, ``tile``: as ``cast_launches``'."""
     m, n = raw.shape
     xo, oo, to = offsets
     x = np.zeros(xo + raw.nbytes, np.uint8)
@@ -170,7 +171,7 @@ def emulated_cast_transpose(raw: np.ndarray, input_format: str, fp8: str, scale:
     am = np.array([amax], np.float32).view(np.uint8).copy()
     buffers = {SRC: x, DST: out, AUX: out_t, 4 << 40: am}
     launches = cast_launches(input_format, fp8, m, n, SRC + xo, DST + oo, AUX + to, None, scale, 4 << 40, sms,
-                             misaligned)
+                             misaligned, tile)
     _run(launches, buffers)
     assert (buffers[DST][:oo] == UNWRITTEN).all() and (buffers[AUX][:to] == UNWRITTEN).all()  # nothing before
     return (buffers[DST][oo:].reshape(m, n), buffers[AUX][to:].reshape(n, m),

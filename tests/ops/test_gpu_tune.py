@@ -90,11 +90,11 @@ def test_every_tuned_choice_is_exact(cuda_gpu, tuning, monkeypatch):
     except tune.Untuned as caught:
         untuned = caught
     assert untuned is not None
-    labels = list(tune._candidates(untuned.signature, untuned.grid))
+    labels = list(tune._candidates(untuned.signature, untuned.grid)[0])
     assert len(labels) >= 8
     for label in labels:
         tune.clear()
-        tune.tune(untuned, x.data_ptr(), 0, lambda: 0,
+        tune.tune(untuned, x.data_ptr(), 0, lambda nbytes: 0,
                   lambda device, stream, src, dst, cands, label=label: {k: 0.5 if k == label else 1.0 for k in cands})
         assert tune.tunings[-1].chosen == label
         assert torch.equal(ops.transpose(x), expected), label
@@ -143,3 +143,22 @@ def test_each_device_tunes_its_own(cuda_gpu, tuning):
             outs.append(y)
     assert [t.signature[5] for t in tune.tunings] == [1, 0]
     assert all(t.signature[:5] == ((4096, 3000), (1, 0), 2, 0, 0) for t in tune.tunings)
+
+
+@pytest.mark.parametrize("shape, dtype, fp8", [
+    ((4096, 4096), "bfloat16", "float8_e4m3fn"), ((4095, 11007), "bfloat16", "float8_e4m3fn"),
+    ((2047, 6001), "float32", "float8_e5m2"), ((8191, 4096), "float16", "float8_e4m3fn"),
+    ((3, 2731, 2048), "bfloat16", "float8_e5m2")])
+def test_tuned_casts_are_exact(cuda_gpu, tuning, shape, dtype, fp8):
+    x = (torch.randn(shape, device="cuda") * 300).to(getattr(torch, dtype))
+    f8 = getattr(torch, fp8)
+    top = torch.finfo(f8).max
+    expected = (x.float() * 0.37).clamp(-top, top).to(f8).view(torch.uint8).reshape(-1, shape[-1])
+    scale = torch.tensor([0.37], device="cuda")
+    for _ in range(2):  # the first call tunes, the second takes the choice
+        c, ct, amax = ops.cast_transpose(x, f8, scale)
+        assert torch.equal(c.view(torch.uint8).reshape(-1, shape[-1]), expected)
+        assert torch.equal(ct.view(torch.uint8), expected.t().contiguous())
+        assert float(amax[0]) == float(x.float().abs().max())
+    assert len(tune.tunings) == 1 and tune.tunings[0].signature[0] == "cast"
+    assert tune.tunings[0].chosen in tune.tunings[0].us

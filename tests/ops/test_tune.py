@@ -111,7 +111,7 @@ def test_a_faster_candidate_is_kept_and_launched():
     untuned = _untuned(shape, dims, 2)
     assert untuned.signature == (shape, dims, 2, 0, 0, 0)
     times, asked = _times({"128x64/8w": 0.5})
-    tuning = tune.tune(untuned, SRC, 7, lambda: DST, times)
+    tuning = tune.tune(untuned, SRC, 7, lambda nbytes: DST, times)
     assert tuning.chosen == "128x64/8w" and tuning.us["planned"] == 1.0 and tuning.us["128x64/8w"] == 0.5
     assert asked[0][:4] == (0, 7, SRC, DST) and asked[0][4][0] == tune.PLANNED
     assert tune.tunings == [tuning] and tune.is_tuned(untuned.signature)
@@ -119,13 +119,13 @@ def test_a_faster_candidate_is_kept_and_launched():
     tile = TileConfig(2, 128, 64, 8, 8, 8)
     assert launches == permute_template(shape, dims, 2, 0, 0, GRID, tile)[0]
     assert launches != permute_template(shape, dims, 2, 0, 0, GRID)[0]
-    assert tune.tune(untuned, SRC, 7, lambda: DST, times) is None and len(asked) == 1  # tuned once
+    assert tune.tune(untuned, SRC, 7, lambda nbytes: DST, times) is None and len(asked) == 1  # tuned once
 
 
 def test_the_planner_is_kept_within_the_margin():
     untuned = _untuned((4096, 4096), (1, 0), 2)
     times, _ = _times({"128x128/8w": 1.0 / (1 + tune.AUTOTUNE_MARGIN) + 1e-9})
-    assert tune.tune(untuned, SRC, 0, lambda: DST, times).chosen == tune.PLANNED
+    assert tune.tune(untuned, SRC, 0, lambda nbytes: DST, times).chosen == tune.PLANNED
     launches, _ = tune.tuned_template((4096, 4096), (1, 0), 2, 0, 0, 0, GRID)
     assert launches == permute_template((4096, 4096), (1, 0), 2, 0, 0, GRID)[0]
 
@@ -142,7 +142,7 @@ def test_what_is_not_tuned_is_the_planners():
 
 def test_signatures_are_kept_apart():
     first = _untuned((32, 28, 28, 512), (0, 3, 1, 2), 2)
-    tune.tune(first, SRC, 0, lambda: DST, _times({"128x64/8w": 0.5})[0])
+    tune.tune(first, SRC, 0, lambda nbytes: DST, _times({"128x64/8w": 0.5})[0])
     other = _untuned((32, 28, 28, 512), (0, 3, 1, 2), 4)  # another element size: another signature
     with pytest.raises(tune.Untuned, match="is not tuned yet"):
         tune.tuned_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, 1, GRID)  # another device
@@ -227,22 +227,90 @@ def test_candidates_the_device_refuses_are_left_out(monkeypatch):
 
     monkeypatch.setattr(tune._launch, "prepare", picky)
     untuned = _untuned((32, 28, 28, 512), (0, 3, 1, 2), 2)
-    assert "128x128/8w" in tune._candidates(untuned.signature, GRID)
-    tuning = tune.tune(untuned, SRC, 0x5000, lambda: DST)
+    assert "128x128/8w" in tune._candidates(untuned.signature, GRID)[0]
+    tuning = tune.tune(untuned, SRC, 0x5000, lambda nbytes: DST)
     assert "128x128/8w" not in tuning.us and tune.PLANNED in tuning.us and len(tuning.us) >= 8
     assert all(loaded[launch["function"]] != big for launch in cuda.launches)
     tune.clear()
     cuda.status = 700  # every launch fails: the planner's, untimed
-    tuning = tune.tune(_untuned((32, 28, 28, 512), (0, 3, 1, 2), 2), SRC, 0x5000, lambda: DST)
+    tuning = tune.tune(_untuned((32, 28, 28, 512), (0, 3, 1, 2), 2), SRC, 0x5000, lambda nbytes: DST)
     assert tuning.us == {} and tuning.chosen == tune.PLANNED
     cuda.status = 0
     launches, _ = tune.tuned_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, 0, GRID)
     assert launches == permute_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, GRID)[0]
     tune.clear()
 
-    def no_memory():
+    def no_memory(nbytes):
         raise MemoryError("out of memory allocating the scratch output")
 
     launched = len(cuda.launches)
     tuning = tune.tune(_untuned((32, 28, 28, 512), (0, 3, 1, 2), 2), SRC, 0x5000, no_memory)
     assert tuning.us == {} and tuning.chosen == tune.PLANNED and len(cuda.launches) == launched
+
+
+@pytest.mark.parametrize("input_format, m, n, offsets", [
+    ("bf16", 64, 128, (0, 0, 0)), ("fp32", 96, 64, (0, 0, 0)), ("bf16", 48, 80, (0, 0, 8)),
+    ("fp16", 33, 45, (0, 0, 0)), ("bf16", 40, 72, (2, 8, 8)), ("fp32", 17, 29, (4, 1, 3))])
+def test_every_cast_choice_casts_exactly(input_format, m, n, offsets):
+    """Each of ``cast_choices`` (tiles where rows align, misaligned kernels else) gives PyTorch's cast bits."""
+    from tests.ops._emulated import emulated_cast_transpose, fp8_reference
+
+    rng = np.random.default_rng(3)
+    dtype = {"bf16": np.uint16, "fp16": np.float16, "fp32": np.float32}[input_format]
+    if input_format == "bf16":
+        values = (rng.standard_normal((m, n)).astype(np.float32) * 8).view(np.uint32) >> 16
+        raw, real = values.astype(np.uint16), (values << 16).view(np.float32)
+    else:
+        real = (rng.standard_normal((m, n)) * 8).astype(dtype)
+        raw = real.view(np.uint16 if dtype == np.float16 else np.uint32)
+    expected = fp8_reference(real, "e4m3", 0.37).reshape(m, n)
+    xo, oo, to = offsets
+    choices = L.cast_choices(input_format, m, n, SRC + xo, DST + oo, (3 << 40) + to, GRID)
+    assert choices
+    for choice in [None, *choices]:
+        option = {"misaligned": choice} if isinstance(choice, str) else {"tile": choice}
+        out, out_t, amax = emulated_cast_transpose(raw, input_format, "e4m3", 0.37, 0.0, offsets, GRID, **option)
+        assert np.array_equal(out, expected) and np.array_equal(out_t, expected.T), choice
+        assert amax == float(np.abs(real.astype(np.float32)).max())
+
+
+def test_cast_choices_and_their_tuning():
+    assert [tune.tune_label(t) for t in L.cast_choices("bf16", 4096, 4096, 0, 0, 0, GRID)] == [
+        "128x128/8w", "64x128/4w", "256x64/8w", "128x64/4w", "64x64/4w v16/16"]
+    assert L.cast_choices("bf16", 4095, 11007, 0, 0, 0, GRID) == ["flat", "chunked", "realigned", "scalar"]
+    assert L.cast_choices("bf16", 4095, 11007, 2, 0, 0, GRID) == ["realigned", "scalar"]  # x not 16-byte aligned
+    with pytest.raises(LayoutError, match="is not a cast tile"):
+        L.cast_launches("bf16", "e4m3", 4096, 4096, 0, 0, 0, None, 1.0, 64, GRID, tile=TileConfig(2, 64, 64, 4, 8, 8))
+    args = ("bf16", "e4m3", 4095, 11007, 0, 0, 0, None, 1.0, 1 << 20, 0, GRID)
+    with pytest.raises(tune.Untuned, match="is not tuned yet") as caught:
+        tune.tuned_cast_launches(*args)
+    untuned = caught.value
+    assert untuned.signature == ("cast", "bf16", "e4m3", 4095, 11007, 0, 0, 0, 0)
+    candidates, nbytes = tune._candidates(untuned.signature, GRID)
+    assert list(candidates)[0] == tune.PLANNED and "realigned" in candidates and nbytes >= 2 * 4095 * 11007
+    times, asked = _times({"realigned": 0.5})
+    assert tune.tune(untuned, SRC, 0, lambda n: DST, times).chosen == "realigned"
+    got = tune.tuned_cast_launches(*args)
+    assert got == L.cast_launches(*args[:10], GRID, "realigned") != L.cast_launches(*args[:10], GRID)
+    small = ("bf16", "e4m3", 256, 512, 0, 0, 0, None, 1.0, 1 << 20, 0, GRID)  # under AUTOTUNE_MIN_BYTES
+    assert tune.tuned_cast_launches(*small) == L.cast_launches(*small[:10], GRID)
+
+
+def test_a_cast_tunes_through_the_driver(monkeypatch):
+    """The cast's candidates launched and timed through the (fake) driver as ``ops.cast_transpose`` launches them:
+    their arguments packed (a null scale pointer as 0), the fastest kept, its launches then the call's."""
+    from harness.fakes import FakeCuda, install
+
+    cuda = FakeCuda()
+    loaded = install(monkeypatch, cuda)
+    args = ("bf16", "e4m3", 4095, 11007, 0, 0, 0, None, 1.0, 1 << 20, 0, GridShape(132))
+    with pytest.raises(tune.Untuned, match="is not tuned yet") as caught:
+        tune.tuned_cast_launches(*args)
+    realigned = L.cast_launches(*args[:10], GridShape(132), "realigned")[0].kernel
+    cuda.launch_ms = lambda launch: 0.5 if loaded[launch["function"]] == realigned else 1.0
+    tuning = tune.tune(caught.value, SRC, 0x5000, lambda nbytes: DST)
+    assert tuning.chosen == "realigned" and set(tuning.us) == {"planned", "chunked", "realigned", "scalar"}
+    timed = [launch for launch in cuda.launches if loaded[launch["function"]] == realigned]
+    values = FakeCuda.unpack(timed[0], ArgumentPacking.of(realigned.params))
+    assert values[0] == SRC and values[3] == 0 and values[4] == 1.0  # x, no scale pointer, the scale 1.0
+    assert tune.tuned_cast_launches(*args)[0].kernel == realigned

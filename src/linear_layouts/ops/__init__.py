@@ -6,8 +6,8 @@
   ``max |x|`` in one pass (Transformer Engine's ``cast_transpose``);
 - ``explain(shape, dims, dtype, device=None)``: what ``permute`` launches for that shape, told on the CPU (the
   reduced problem, each launch's kernel, tile, warps and CTAs; ``ops.explain``);
-- ``tune.AUTOTUNE = True`` (or ``LINEAR_LAYOUTS_AUTOTUNE=1``): ``permute`` and ``transpose`` time the planner's tile
-  against the problem's other tiles at each signature's first call and keep the fastest (``ops.tune``).
+- ``tune.AUTOTUNE = True`` (or ``LINEAR_LAYOUTS_AUTOTUNE=1``): the ops time the planner's tile against the
+  problem's other tiles (or kernels) at each large signature's first call and keep the fastest (``ops.tune``).
 
 Inputs are CUDA tensors of PyTorch, CuPy, or anything CuPy reads through DLPack or ``__cuda_array_interface__``
 (returned as CuPy arrays): contiguous, or for ``permute`` / ``transpose`` any view of non-negative strides (a

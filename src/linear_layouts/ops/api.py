@@ -279,9 +279,10 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
         a.value.fill_(0) if a.framework == "torch" else a.value.fill(0)
     if m and n:  # a transposed view: w (n x m) cast into out_t, its transpose into out
         rows, cols, cast, cast_t = (n, m, ot, o) if transposed else (m, n, o, ot)
-        _run(t, cast_launches(_CAST_INPUTS[t.dtype.name], _FP8[fp8], rows, cols, t.pointer, cast.pointer,
-                              cast_t.pointer, None if s is None else s.pointer, scale_value, a.pointer,
-                              _launch.grid_shape(t.device)))
+        arguments = (_CAST_INPUTS[t.dtype.name], _FP8[fp8], rows, cols, t.pointer, cast.pointer, cast_t.pointer,
+                     None if s is None else s.pointer, scale_value, a.pointer)
+        _run(t, _tuned_cast(t, arguments) if _tune.AUTOTUNE else
+             cast_launches(*arguments, _launch.grid_shape(t.device)))
     return o.value, ot.value, a.value
 
 
@@ -324,12 +325,34 @@ def _tuned_launches(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> list:
     try:
         return addressed(*_tune.tuned_template(*args), x.pointer, out.pointer)
     except _tune.Untuned as untuned:
-        held: list = []
-        _tune.tune(untuned, x.pointer, stream(x),
-                   lambda: held.append(describe(empty(out, out.shape), "out")) or held[0].pointer)
+        _tune.tune(untuned, x.pointer, stream(x), _scratch(x))
         if not _tune.is_tuned(untuned.signature):
             return permute_launches(x.shape, dims, x.itemsize, x.pointer, out.pointer, grid)
         return addressed(*_tune.tuned_template(*args), x.pointer, out.pointer)
+
+
+def _tuned_cast(x: Tensor, arguments: tuple) -> list:
+    """``cast_launches(*arguments)`` with ``ops.tune``'s choice, tuning the signature at its first call (not while
+    ``x``'s stream is captured: the planner's launches then)."""
+    grid = _launch.grid_shape(x.device)
+    try:
+        return _tune.tuned_cast_launches(*arguments, x.device, grid)
+    except _tune.Untuned as untuned:
+        _tune.tune(untuned, x.pointer, stream(x), _scratch(x))
+        if not _tune.is_tuned(untuned.signature):
+            return cast_launches(*arguments, grid)
+        return _tune.tuned_cast_launches(*arguments, x.device, grid)
+
+
+def _scratch(x: Tensor):
+    """A function that allocates ``n`` bytes (a new tensor of ``x``'s framework, dtype and device, kept alive with
+    the function) and returns their address: ``ops.tune``'s scratch memory."""
+    held: list = []
+
+    def allocate(nbytes: int) -> int:
+        held.append(describe(empty(x, (-(-nbytes // x.itemsize),)), "scratch"))
+        return held[-1].pointer
+    return allocate
 
 
 def _framework_copy(dst: Any, src: Any, framework: str) -> None:

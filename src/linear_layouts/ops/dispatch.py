@@ -215,7 +215,7 @@ def torch_permute(x: Any, dims: Any, out: Any, copy: Any = False) -> Any:
     except _tune.Untuned as untuned:  # its first call with AUTOTUNE on: timed here, into a scratch output
         scratch = []
         _tune.tune(untuned, src, _tensors.torch_stream(device),
-                   lambda: scratch.append(x.new_empty(tuple(x.shape))) or scratch[0].data_ptr())
+                   lambda nbytes: scratch.append(x.new_empty((-(-nbytes // itemsize),))) or scratch[0].data_ptr())
         plan = call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides, False,
                          _tune.is_tuned(untuned.signature))
     if plan is None:

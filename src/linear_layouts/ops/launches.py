@@ -40,7 +40,7 @@ from linear_layouts.ops.plan import (
     vector_elements,
 )
 
-__all__ = ["Launch", "Copy", "addressed", "transpose_candidates", "TUNING_TILES", "TUNING_MAX_TILE_BYTES", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_launches", "permute_template", "cast_launches", "tile_for", "pointer_alignment",
+__all__ = ["Launch", "Copy", "addressed", "transpose_candidates", "TUNING_TILES", "TUNING_MAX_TILE_BYTES", "BYTE_TRANSPOSE", "BYTES_MAX_ROW_LOADS", "permute_launches", "permute_template", "cast_launches", "cast_choices", "tile_for", "pointer_alignment",
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
            "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "framework_gathers",
            "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
@@ -993,13 +993,30 @@ def chunked_fits(input_bytes: int, x: int, out: int, out_t: int) -> bool:
     return x % 16 == 0 and out % g == 0 and out_t % g == 0
 
 
+def cast_choices(input_format: str, m: int, n: int, x: int, out: int, out_t: int, device: GridShape
+                 ) -> list[TileConfig | str]:
+    """What ``cast_launches`` may take for these sizes and addresses besides its own choice: where ``X`` and
+    ``out`` allow 16-byte vectors, the tiles of both of ``cast_tiles``' lists at ``out_t``'s vectors (its ``tile``);
+    else the misaligned kernels that take these addresses (its ``misaligned``: ``flat`` and ``chunked`` where
+    ``chunked_fits``, ``realigned``, ``scalar``). A ``4096 x 4096`` bf16 cast at aligned addresses has 5 tiles."""
+    input_bytes = 4 if input_format == "fp32" else 2
+    vin, vout = cast_vectors(m, n, input_bytes, x, out, out_t)
+    if vin == 16:
+        return list(dict.fromkeys(cast_tiles(vin, vout, True) + cast_tiles(vin, vout, False)))
+    kernels = (["flat"] if chunked_fits(input_bytes, x, out, out) else []) + (
+        ["chunked"] if chunked_fits(input_bytes, x, out, out_t) else [])
+    return kernels + ["realigned", "scalar"]
+
+
 def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int, out_t: int, scale: int | None,
-                  scale_value: float, amax: int, device: GridShape | int, misaligned: str | None = None) -> list[Launch | Copy]:
+                  scale_value: float, amax: int, device: GridShape | int, misaligned: str | None = None,
+                  tile: TileConfig | None = None) -> list[Launch | Copy]:
     """What ``cast_transpose`` launches for an ``m x n`` matrix (``input_format``: ``bf16``, ``fp16`` or
     ``fp32``) at ``x`` into ``out`` / ``out_t``, with the scale at address ``scale`` (None: ``scale_value``)
     and the amax at ``amax``, on ``device`` (a ``GridShape``, or its SMs); rows or bases that 16 bytes do not
     align take the kernel ``misaligned`` names (one of ``MISALIGNED_CASTS``; None: ``MISALIGNED_CAST``;
-    ``chunked`` where ``chunked_fits``, else the scalar one)."""
+    ``chunked`` where ``chunked_fits``, else the scalar one). ``tile``: where they align, this tile (one of
+    ``cast_choices``) instead of the planner's."""
     misaligned = misaligned or MISALIGNED_CAST
     if misaligned not in MISALIGNED_CASTS:
         raise LayoutError(f"misaligned: must be one of {MISALIGNED_CASTS}, got {misaligned!r}")
@@ -1015,8 +1032,10 @@ def cast_launches(input_format: str, fp8: str, m: int, n: int, x: int, out: int,
         traffic = input_bytes + 2
         sectors = _on_sectors(m, out_t, m * n * traffic, device)
         tiles = cast_tiles(vin, vout, sectors)
-        config = (choose_tile(tiles, m, n, 1, device, traffic, CAST_SMALLER_OF_EQUALS) if vout == 16 and sectors
-                  else choose_narrow_tile(tiles, m, n, 1, device, traffic, CAST_NARROW_CTAS))
+        if tile is not None and tile not in cast_tiles(vin, vout, True) + cast_tiles(vin, vout, False):
+            raise LayoutError(f"tile: {tile} is not a cast tile of these sizes and addresses (cast_choices)")
+        config = tile or (choose_tile(tiles, m, n, 1, device, traffic, CAST_SMALLER_OF_EQUALS) if vout == 16 and sectors
+                          else choose_narrow_tile(tiles, m, n, 1, device, traffic, CAST_NARROW_CTAS))
         kernel = cast_kernel(config, input_format, fp8, device.arch,
                              raster_order(config, m * n * traffic, device, cast=True))
     else:  # rows at any byte offset: read as the aligned 16-byte chunks that cover them
