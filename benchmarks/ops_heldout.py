@@ -174,7 +174,7 @@ def _inside_sectors(shape: tuple[int, ...], dims: tuple[int, ...], dtype: str) -
 def kernel_sources(seed: int, draw: Draw = Draw()) -> list[str]:
     from linear_layouts.ops import tune
     from linear_layouts.ops.kernels import GridShape
-    from linear_layouts.ops.launches import Launch, addressed, permute_launches
+    from linear_layouts.ops.launches import Launch, permute_launches
 
     device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)
     sources: dict[str, None] = {}
@@ -183,8 +183,8 @@ def kernel_sources(seed: int, draw: Draw = Draw()) -> list[str]:
         launches = [permute_launches(shape, dims, w, ops_cases._BASE, ops_cases._OTHER, device)]
         launches += ops_cases.tile_alternatives(shape, dims, w, ops_cases._BASE, ops_cases._OTHER, scan=True).values()
         signature = (tuple(shape), tuple(dims), w, 0, 0, 0)  # what ``ops.tune`` times (``--autotune``)
-        launches += [addressed(template, 0, ops_cases._BASE, ops_cases._OTHER)
-                     for _, template in tune._candidates(signature, device).values()]
+        sources.update((kernel.source, None) for candidate in tune._candidates(signature, device)[0].values()
+                       for kernel, _, _ in candidate.launches(ops_cases._BASE, ops_cases._OTHER))
         for items in launches:
             sources.update((item.kernel.source, None) for item in items if isinstance(item, Launch))
     return list(sources)
