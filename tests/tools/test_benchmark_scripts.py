@@ -29,3 +29,18 @@ def test_heldout_lists_its_draw(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert len(lines) == 32 and lines[1].startswith("('3-D', (360, 201, 345), (1, 2, 0), 'float32')")
+
+
+def test_heldout_and_cast_tuning_plan_their_kernels(tmp_path):
+    """What ``--mode prepare`` would compile, planned without compiling: the held-out draw's kernels (the planner's,
+    the scanned tiles', the tuning's candidates') and the cast tuning's choices."""
+    code = ("import ops_heldout, cast_tune_bench\n"
+            "from harness import ops_cases\n"
+            "from linear_layouts.ops.kernels import GridShape\n"
+            "print(len(ops_heldout.kernel_sources(50, ops_heldout.Draw(large=2, small=2))))\n"
+            "device = GridShape(ops_cases.SMS, ops_cases.L2_BYTES)\n"
+            "print(sorted(cast_tune_bench.choices(4095, 11007, 'bf16', 1 << 40, 2 << 40, 3 << 40, 4 << 40, device)))\n")
+    done = _run("-c", code, tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, labels = done.stdout.splitlines()
+    assert int(count) > 10 and labels == "['chunked', 'flat', 'realigned', 'scalar']"
