@@ -321,27 +321,19 @@ def _tuned_launches(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> list:
     """The launches of ``out = x.permute(dims)`` (both contiguous) at the tile ``ops.tune`` chose, tuning the
     signature at its first call (not while ``x``'s stream is captured: the planner's launches then)."""
     grid = _launch.grid_shape(x.device)
-    args = (x.shape, dims, x.itemsize, x.pointer, out.pointer, x.device, grid)
-    try:
-        return addressed(*_tune.tuned_template(*args), x.pointer, out.pointer)
-    except _tune.Untuned as untuned:
-        _tune.tune(untuned, x.pointer, stream(x), _scratch(x))
-        if not _tune.is_tuned(untuned.signature):
-            return permute_launches(x.shape, dims, x.itemsize, x.pointer, out.pointer, grid)
-        return addressed(*_tune.tuned_template(*args), x.pointer, out.pointer)
+    return _tune.tuned_or_planned(
+        lambda: addressed(*_tune.tuned_template(x.shape, dims, x.itemsize, x.pointer, out.pointer, x.device, grid),
+                          x.pointer, out.pointer),
+        lambda: permute_launches(x.shape, dims, x.itemsize, x.pointer, out.pointer, grid),
+        x.pointer, stream(x), _scratch(x))
 
 
 def _tuned_cast(x: Tensor, arguments: tuple) -> list:
     """``cast_launches(*arguments)`` with ``ops.tune``'s choice, tuning the signature at its first call (not while
     ``x``'s stream is captured: the planner's launches then)."""
     grid = _launch.grid_shape(x.device)
-    try:
-        return _tune.tuned_cast_launches(*arguments, x.device, grid)
-    except _tune.Untuned as untuned:
-        _tune.tune(untuned, x.pointer, stream(x), _scratch(x))
-        if not _tune.is_tuned(untuned.signature):
-            return cast_launches(*arguments, grid)
-        return _tune.tuned_cast_launches(*arguments, x.device, grid)
+    return _tune.tuned_or_planned(lambda: _tune.tuned_cast_launches(*arguments, x.device, grid),
+                                  lambda: cast_launches(*arguments, grid), x.pointer, stream(x), _scratch(x))
 
 
 def _scratch(x: Tensor):

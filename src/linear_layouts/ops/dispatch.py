@@ -207,17 +207,15 @@ def torch_permute(x: Any, dims: Any, out: Any, copy: Any = False) -> Any:
         return None
     src = x.data_ptr()
     device = x.get_device()
+    shape = tuple(x.shape)
     try:
-        plan = (call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides) if not _tune.AUTOTUNE
-                else call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides, False, True))
+        plan = (call_plan(shape, itemsize, dims, device, src & 15, strides) if not _tune.AUTOTUNE else
+                _tune.tuned_or_planned(  # the first call of a signature with AUTOTUNE on times it here
+                    lambda: call_plan(shape, itemsize, dims, device, src & 15, strides, False, True),
+                    lambda: call_plan(shape, itemsize, dims, device, src & 15, strides),
+                    src, _tensors.torch_stream(device), _torch_scratch(x)))
     except TypeError:  # unhashable dims: the general path says what is wrong
         return None
-    except _tune.Untuned as untuned:  # its first call with AUTOTUNE on: timed here, into a scratch output
-        scratch = []
-        _tune.tune(untuned, src, _tensors.torch_stream(device),
-                   lambda nbytes: scratch.append(x.new_empty((-(-nbytes // itemsize),))) or scratch[0].data_ptr())
-        plan = call_plan(tuple(x.shape), itemsize, dims, device, src & 15, strides, False,
-                         _tune.is_tuned(untuned.signature))
     if plan is None:
         return None
     if out is None:
@@ -240,6 +238,16 @@ def torch_permute(x: Any, dims: Any, out: Any, copy: Any = False) -> Any:
         return out
     _run(plan, src, dst, stream, device)
     return out
+
+
+def _torch_scratch(x: Any):
+    """``ops.tune``'s scratch memory: ``n`` bytes of new tensors like ``x`` (kept alive with the function)."""
+    held: list = []
+
+    def allocate(nbytes: int) -> int:
+        held.append(x.new_empty((-(-nbytes // x.element_size()),)))
+        return held[-1].data_ptr()
+    return allocate
 
 
 def _run(plan: CallPlan, src: int, dst: int, stream: int, device: int) -> None:

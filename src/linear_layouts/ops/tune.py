@@ -44,8 +44,8 @@ from linear_layouts.ops.launches import (
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES, SECTOR_BYTES
 
 __all__ = ["AUTOTUNE", "AUTOTUNE_MIN_BYTES", "AUTOTUNE_MARGIN", "AUTOTUNE_ROUNDS", "AUTOTUNE_WINDOW_US", "Tuning",
-           "Candidate", "Untuned", "tunings", "tune_label", "tuned_template", "tuned_cast_launches", "tune", "is_tuned",
-           "clear", "on_clear", "PLANNED"]
+           "Candidate", "Untuned", "tunings", "tune_label", "tuned_template", "tuned_cast_launches", "tune",
+           "tuned_or_planned", "is_tuned", "clear", "on_clear", "PLANNED"]
 
 #: Whether ``permute``, ``transpose`` and ``cast_transpose`` tune (module doc); read at each call.
 AUTOTUNE = os.environ.get("LINEAR_LAYOUTS_AUTOTUNE", "") == "1"
@@ -288,6 +288,18 @@ def tune(untuned: Untuned, src: int, stream: int, scratch: Callable[[int], int],
         tuning = Tuning(signature, MappingProxyType(us), chosen, time.perf_counter() - start)
         tunings.append(tuning)
         return tuning
+
+
+def tuned_or_planned(tuned: Callable[[], Any], planned: Callable[[], Any], src: int, stream: int,
+                     scratch: Callable[[int], int]) -> Any:
+    """``tuned()`` (a plan at its signature's choice: ``tuned_template``, ``tuned_cast_launches``, or what builds on
+    them); where that raises ``Untuned``, the signature tuned first (``tune``: the input at ``src``, on ``stream``,
+    into ``scratch``) and ``tuned()`` again, or ``planned()`` where it could not be tuned now (inside a capture)."""
+    try:
+        return tuned()
+    except Untuned as untuned:
+        tune(untuned, src, stream, scratch)
+        return tuned() if is_tuned(untuned.signature) else planned()
 
 
 def is_tuned(signature: Signature) -> bool:
