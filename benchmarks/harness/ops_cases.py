@@ -129,7 +129,6 @@ def tile_alternatives(shape, dims, itemsize: int, src: int, dst: int, sms: int =
         nbytes *= size
     if problem.kind is not PermuteKind.TRANSPOSE or nbytes < LARGE_BYTES:
         return {}
-    w = problem.element_bytes
     device = GridShape(sms, l2_bytes)
     out = {}
     for tile in _tile_list(problem, src, dst, device, scan):
