@@ -70,12 +70,6 @@ def prepare(cases) -> None:
     print(f"prepared {count} kernels for sm_90 in {seconds:.0f} s into {BUILD / 'cache'}")
 
 
-def _time(fn) -> float:
-    import gpu_suite
-
-    return gpu_suite._time(fn, repeats=5, inner=10)
-
-
 def bench_case(m: int, n: int, fmt: str, device, copy_tbs: float) -> dict:
     import torch
 
@@ -117,7 +111,9 @@ def bench_case(m: int, n: int, fmt: str, device, copy_tbs: float) -> dict:
     for label, fn in fns.items():
         row["kernels"][label] = dict(correct=correct(fn))
     moved = m * n * (WIDTH[fmt] + 2)
-    for label, us in time_together(_time, fns).items():
+    import gpu_suite
+
+    for label, us in time_together(lambda fn: gpu_suite._time(fn, repeats=5, inner=10), fns).items():
         row["kernels"][label].update(us=round(us, 2), of_copy=round(moved / us / 1e6 / copy_tbs, 3))
     return row
 

@@ -14,16 +14,14 @@ and checks it against NumPy (the casts: ``T`` against ``C``'s transpose, the ama
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
 import harness  # noqa: E402, F401  (puts src/ on the path)
 from harness.ops_cases import _BASE, sanitize_cases as cases  # noqa: E402
+from harness.sanitizer import sanitize_all  # noqa: E402
 
 
 def child() -> None:
@@ -121,21 +119,6 @@ def child() -> None:
     print(f"OPS SANITIZE SUMMARY: {wrong} wrong of {len(cases(sms))}", flush=True)
 
 
-def sanitize(tool: str, timeout: int) -> dict:
-    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"]
-    if tool == "racecheck":
-        cmd += ["--racecheck-report", "all"]
-    cmd += [sys.executable, __file__, "--mode", "child"]
-    start = time.time()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        rc, out = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as error:
-        rc, out = -1, f"timeout after {timeout} s: {(error.stdout or b'')[-1500:]!r}"
-    summary = [line for line in out.splitlines() if "SUMMARY" in line or "WRONG" in line]
-    return dict(tool=tool, rc=rc, seconds=round(time.time() - start, 1), summary=summary[-10:], tail=out[-1500:])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", default="sanitize", choices=["sanitize", "child"])
@@ -145,12 +128,7 @@ def main() -> None:
     if args.mode == "child":
         child()
         return
-    results = [sanitize(tool, args.timeout) for tool in ("memcheck", "racecheck")]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "ops_sanitize.json").write_text(json.dumps(results, indent=1))
-    for r in results:
-        print(f"{r['tool']}: rc {r['rc']}, {r['seconds']} s: " + " / ".join(r["summary"]), flush=True)
+    sanitize_all([sys.executable, __file__, "--mode", "child"], args.timeout, Path(args.out) / "ops_sanitize.json")
 
 
 if __name__ == "__main__":

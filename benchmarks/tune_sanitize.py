@@ -12,16 +12,14 @@ bounds each access by its own buffer; inputs at the cases' byte offsets) and che
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
 import harness  # noqa: E402, F401  (puts src/ on the path)
+from harness.sanitizer import sanitize_all  # noqa: E402
 
 #: ``(shape, dims, dtype, byte offset of x)``: transposes whose tiles all cut edges (2-D, batched, NCHW <-> NHWC,
 #: skinny), at aligned and misaligned bases.
@@ -99,22 +97,6 @@ def kernel_sources() -> list[str]:
     return list(sources)
 
 
-def sanitize(tool: str, timeout: int) -> dict:
-    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"]
-    if tool == "racecheck":
-        cmd += ["--racecheck-report", "all"]
-    cmd += [sys.executable, __file__, "--mode", "child"]
-    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
-    start = time.time()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        rc, out = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as error:
-        rc, out = -1, f"timeout after {timeout} s: {(error.stdout or b'')[-1500:]!r}"
-    summary = [line for line in out.splitlines() if "SUMMARY" in line or "WRONG" in line]
-    return dict(tool=tool, rc=rc, seconds=round(time.time() - start, 1), summary=summary[-10:], tail=out[-3000:])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", default="sanitize", choices=["sanitize", "child", "prepare"])
@@ -130,12 +112,8 @@ def main() -> None:
         count, seconds = ops_cases.compile_sources(kernel_sources(), "sm_90", 2)
         print(f"prepared {count} kernels in {seconds:.0f} s")
         return
-    results = [sanitize(tool, args.timeout) for tool in ("memcheck", "racecheck")]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "tune_sanitize.json").write_text(json.dumps(results, indent=1))
-    for r in results:
-        print(f"{r['tool']}: rc {r['rc']}, {r['seconds']} s: " + " / ".join(r["summary"]), flush=True)
+    sanitize_all([sys.executable, __file__, "--mode", "child"], args.timeout, Path(args.out) / "tune_sanitize.json",
+                 dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1"), tail=3000)
 
 
 if __name__ == "__main__":
