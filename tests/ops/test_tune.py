@@ -314,3 +314,19 @@ def test_a_cast_tunes_through_the_driver(monkeypatch):
     values = FakeCuda.unpack(timed[0], ArgumentPacking.of(realigned.params))
     assert values[0] == SRC and values[3] == 0 and values[4] == 1.0  # x, no scale pointer, the scale 1.0
     assert tune.tuned_cast_launches(*args)[0].kernel == realigned
+
+
+@pytest.mark.parametrize("value, on", [("1", True), ("yes", True), (" 1 ", True), ("0", False), ("", False),
+                                       (None, False)])
+def test_the_environment_sets_the_default(value, on):
+    """``LINEAR_LAYOUTS_AUTOTUNE`` read as ``LINEAR_LAYOUTS_PURE_PYTHON`` is: set to anything but 0, on."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "LINEAR_LAYOUTS_AUTOTUNE"}
+    if value is not None:
+        env["LINEAR_LAYOUTS_AUTOTUNE"] = value
+    done = subprocess.run([sys.executable, "-c", "from linear_layouts.ops import tune; print(tune.AUTOTUNE)"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == str(on), done.stderr[-500:]

@@ -47,8 +47,10 @@ __all__ = ["AUTOTUNE", "AUTOTUNE_MIN_BYTES", "AUTOTUNE_MARGIN", "AUTOTUNE_ROUNDS
            "Candidate", "Untuned", "tunings", "tune_label", "tuned_template", "tuned_cast_launches", "tune",
            "tuned_or_planned", "is_tuned", "clear", "on_clear", "PLANNED"]
 
-#: Whether ``permute``, ``transpose`` and ``cast_transpose`` tune (module doc); read at each call.
-AUTOTUNE = os.environ.get("LINEAR_LAYOUTS_AUTOTUNE", "") == "1"
+#: Whether ``permute``, ``transpose`` and ``cast_transpose`` tune (module doc); read at each call. Its default: on
+#: where ``LINEAR_LAYOUTS_AUTOTUNE`` is set to anything but 0 when this module is imported (as
+#: ``LINEAR_LAYOUTS_PURE_PYTHON`` is read).
+AUTOTUNE = os.environ.get("LINEAR_LAYOUTS_AUTOTUNE", "").strip() not in ("", "0")
 #: The fewest bytes a problem moves (read and written) for it to be tuned, read at a signature's first call: a tensor
 #: of 16 MiB. Below, a call is a few µs, which launches from the host, one by one, do not time apart (the timing
 #: would choose by its noise).
