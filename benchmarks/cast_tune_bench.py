@@ -50,7 +50,7 @@ def choices(m: int, n: int, fmt: str, x: int, c: int, t: int, amax: int, device)
     from linear_layouts.ops.tune import tune_label
 
     out = {}
-    for choice in cast_choices(fmt, m, n, x, c, t, device):
+    for choice in cast_choices(fmt, m, n, x, c, t):
         option = {"misaligned": choice} if isinstance(choice, str) else {"tile": choice}
         out[tune_label(choice)] = cast_launches(fmt, "e4m3", m, n, x, c, t, None, 0.37, amax, device, **option)
     return out

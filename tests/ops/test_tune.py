@@ -265,7 +265,7 @@ def test_every_cast_choice_casts_exactly(input_format, m, n, offsets):
         raw = real.view(np.uint16 if dtype == np.float16 else np.uint32)
     expected = fp8_reference(real, "e4m3", 0.37).reshape(m, n)
     xo, oo, to = offsets
-    choices = L.cast_choices(input_format, m, n, SRC + xo, DST + oo, (3 << 40) + to, GRID)
+    choices = L.cast_choices(input_format, m, n, SRC + xo, DST + oo, (3 << 40) + to)
     assert choices
     for choice in [None, *choices]:
         option = {"misaligned": choice} if isinstance(choice, str) else {"tile": choice}
@@ -275,10 +275,10 @@ def test_every_cast_choice_casts_exactly(input_format, m, n, offsets):
 
 
 def test_cast_choices_and_their_tuning():
-    assert [tune.tune_label(t) for t in L.cast_choices("bf16", 4096, 4096, 0, 0, 0, GRID)] == [
+    assert [tune.tune_label(t) for t in L.cast_choices("bf16", 4096, 4096, 0, 0, 0)] == [
         "128x128/8w", "64x128/4w", "256x64/8w", "128x64/4w", "64x64/4w v16/16"]
-    assert L.cast_choices("bf16", 4095, 11007, 0, 0, 0, GRID) == ["flat", "chunked", "realigned", "scalar"]
-    assert L.cast_choices("bf16", 4095, 11007, 2, 0, 0, GRID) == ["realigned", "scalar"]  # x not 16-byte aligned
+    assert L.cast_choices("bf16", 4095, 11007, 0, 0, 0) == ["flat", "chunked", "realigned", "scalar"]
+    assert L.cast_choices("bf16", 4095, 11007, 2, 0, 0) == ["realigned", "scalar"]  # x not 16-byte aligned
     with pytest.raises(LayoutError, match="is not a cast tile"):
         L.cast_launches("bf16", "e4m3", 4096, 4096, 0, 0, 0, None, 1.0, 64, GRID, tile=TileConfig(2, 64, 64, 4, 8, 8))
     args = ("bf16", "e4m3", 4095, 11007, 0, 0, 0, None, 1.0, 1 << 20, 0, GRID)

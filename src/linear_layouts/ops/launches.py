@@ -993,8 +993,7 @@ def chunked_fits(input_bytes: int, x: int, out: int, out_t: int) -> bool:
     return x % 16 == 0 and out % g == 0 and out_t % g == 0
 
 
-def cast_choices(input_format: str, m: int, n: int, x: int, out: int, out_t: int, device: GridShape
-                 ) -> list[TileConfig | str]:
+def cast_choices(input_format: str, m: int, n: int, x: int, out: int, out_t: int) -> list[TileConfig | str]:
     """What ``cast_launches`` may take for these sizes and addresses besides its own choice: where ``X`` and
     ``out`` allow 16-byte vectors, the tiles of both of ``cast_tiles``' lists at ``out_t``'s vectors (its ``tile``);
     else the misaligned kernels that take these addresses (its ``misaligned``: ``flat`` and ``chunked`` where

@@ -184,7 +184,7 @@ def _cast_candidates(signature: Signature, grid: GridShape) -> tuple[dict[str, C
     base = 1 << 40  # made-up addresses with the signature's alignments: what tells the launch lists apart
     found: dict[str, Candidate] = {}
     seen: set = set()
-    for choice in [None, *cast_choices(input_format, m, n, base + x, base + co, base + to, grid)]:
+    for choice in [None, *cast_choices(input_format, m, n, base + x, base + co, base + to)]:
         items = tuple(launches(choice, base + x, base))
         if any(isinstance(item, Copy) for item in items):  # a cast whose transpose is a copy: not timed apart
             continue
