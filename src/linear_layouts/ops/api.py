@@ -325,7 +325,7 @@ def _tuned_launches(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> list:
         lambda: addressed(*_tune.tuned_template(x.shape, dims, x.itemsize, x.pointer, out.pointer, x.device, grid),
                           x.pointer, out.pointer),
         lambda: permute_launches(x.shape, dims, x.itemsize, x.pointer, out.pointer, grid),
-        x.pointer, stream(x), _scratch(x))
+        x.pointer, lambda: stream(x), _scratch(x))
 
 
 def _tuned_cast(x: Tensor, arguments: tuple) -> list:
@@ -333,7 +333,7 @@ def _tuned_cast(x: Tensor, arguments: tuple) -> list:
     ``x``'s stream is captured: the planner's launches then)."""
     grid = _launch.grid_shape(x.device)
     return _tune.tuned_or_planned(lambda: _tune.tuned_cast_launches(*arguments, x.device, grid),
-                                  lambda: cast_launches(*arguments, grid), x.pointer, stream(x), _scratch(x))
+                                  lambda: cast_launches(*arguments, grid), x.pointer, lambda: stream(x), _scratch(x))
 
 
 def _scratch(x: Tensor):

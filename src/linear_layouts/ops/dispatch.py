@@ -209,13 +209,13 @@ def torch_permute(x: Any, dims: Any, out: Any, copy: Any = False) -> Any:
     device = x.get_device()
     shape = tuple(x.shape)
     try:
-        plan = (call_plan(shape, itemsize, dims, device, src & 15, strides) if not _tune.AUTOTUNE else
-                _tune.tuned_or_planned(  # the first call of a signature with AUTOTUNE on times it here
-                    lambda: call_plan(shape, itemsize, dims, device, src & 15, strides, False, True),
-                    lambda: call_plan(shape, itemsize, dims, device, src & 15, strides),
-                    src, _tensors.torch_stream(device), _torch_scratch(x)))
+        plan = (call_plan(shape, itemsize, dims, device, src & 15, strides, False, True) if _tune.AUTOTUNE else
+                call_plan(shape, itemsize, dims, device, src & 15, strides))
     except TypeError:  # unhashable dims: the general path says what is wrong
         return None
+    except _tune.Untuned as untuned:  # the first call of a signature with AUTOTUNE on: timed here
+        plan = _tune.after_tuning(untuned, src, _tensors.torch_stream(device), _torch_scratch(x), lambda tuned:
+                                  call_plan(shape, itemsize, dims, device, src & 15, strides, False, tuned))
     if plan is None:
         return None
     if out is None:

@@ -45,7 +45,7 @@ from linear_layouts.ops.plan import MAX_VECTOR_BYTES, SECTOR_BYTES
 
 __all__ = ["AUTOTUNE", "AUTOTUNE_MIN_BYTES", "AUTOTUNE_MARGIN", "AUTOTUNE_ROUNDS", "AUTOTUNE_WINDOW_US", "Tuning",
            "Candidate", "Untuned", "tunings", "tune_label", "tuned_template", "tuned_cast_launches", "tune",
-           "tuned_or_planned", "is_tuned", "clear", "on_clear", "PLANNED"]
+           "after_tuning", "tuned_or_planned", "is_tuned", "clear", "on_clear", "PLANNED"]
 
 #: Whether ``permute``, ``transpose`` and ``cast_transpose`` tune (module doc); read at each call. Its default: on
 #: where ``LINEAR_LAYOUTS_AUTOTUNE`` is set to anything but 0 when this module is imported (as
@@ -292,16 +292,23 @@ def tune(untuned: Untuned, src: int, stream: int, scratch: Callable[[int], int],
         return tuning
 
 
-def tuned_or_planned(tuned: Callable[[], Any], planned: Callable[[], Any], src: int, stream: int,
+def after_tuning(untuned: Untuned, src: int, stream: int, scratch: Callable[[int], int],
+                 plan: Callable[[bool], Any]) -> Any:
+    """``untuned``'s signature tuned (``tune``: the input at ``src``, on ``stream``, into ``scratch``), then
+    ``plan(True)`` (a plan at its choice), or ``plan(False)`` (the planner's) where it could not be tuned now (inside a
+    capture)."""
+    tune(untuned, src, stream, scratch)
+    return plan(is_tuned(untuned.signature))
+
+
+def tuned_or_planned(tuned: Callable[[], Any], planned: Callable[[], Any], src: int, stream: Callable[[], int],
                      scratch: Callable[[int], int]) -> Any:
     """``tuned()`` (a plan at its signature's choice: ``tuned_template``, ``tuned_cast_launches``, or what builds on
-    them); where that raises ``Untuned``, the signature tuned first (``tune``: the input at ``src``, on ``stream``,
-    into ``scratch``) and ``tuned()`` again, or ``planned()`` where it could not be tuned now (inside a capture)."""
+    them); where that raises ``Untuned``, ``after_tuning`` (the stream read only then) with ``tuned`` or ``planned``."""
     try:
         return tuned()
     except Untuned as untuned:
-        tune(untuned, src, stream, scratch)
-        return tuned() if is_tuned(untuned.signature) else planned()
+        return after_tuning(untuned, src, stream(), scratch, lambda ok: tuned() if ok else planned())
 
 
 def is_tuned(signature: Signature) -> bool:
