@@ -152,8 +152,24 @@ def test_signatures_are_kept_apart():
     _untuned((32, 28, 28, 512), (0, 3, 1, 2), 2)
 
 
+def test_choices_are_bounded_least_recently_asked_for_forgotten(monkeypatch):
+    monkeypatch.setattr(tune, "AUTOTUNE_SIGNATURES", 2)
+    first, second = _untuned((32, 28, 28, 512), (0, 3, 1, 2), 2), _untuned((32, 28, 28, 512), (0, 3, 1, 2), 4)
+    for untuned in (first, second):
+        tune.tune(untuned, SRC, 0, lambda nbytes: DST, _times({})[0])
+    tune.tuned_template((32, 28, 28, 512), (0, 3, 1, 2), 2, 0, 0, 0, GRID)  # the first, asked for again
+    tune.tuned_template((64, 64), (1, 0), 4, 0, 0, 0, GRID)  # not tuned (small): kept as such, the second forgotten
+    assert tune.is_tuned(first.signature) and not tune.is_tuned(second.signature)
+    third = _untuned((32, 28, 28, 512), (0, 3, 1, 2), 8)
+    tune.tune(third, SRC, 0, lambda nbytes: DST, _times({})[0])
+    assert [t.signature for t in tune.tunings] == [second.signature, third.signature]
+    assert not tune.is_tuned(first.signature) and tune.is_tuned(third.signature)
+    _untuned((32, 28, 28, 512), (0, 3, 1, 2), 4)  # forgotten: tuned again at its next call
+
+
 @pytest.mark.parametrize("name, value", [("AUTOTUNE", 1), ("AUTOTUNE_MIN_BYTES", 0), ("AUTOTUNE_ROUNDS", 2.5),
-                                         ("AUTOTUNE_MARGIN", -0.1), ("AUTOTUNE_WINDOW_US", True)])
+                                         ("AUTOTUNE_MARGIN", -0.1), ("AUTOTUNE_WINDOW_US", True),
+                                         ("AUTOTUNE_SIGNATURES", 0)])
 def test_settings_are_checked(monkeypatch, name, value):
     monkeypatch.setattr(tune, name, value)
     with pytest.raises(LayoutError, match=name):

@@ -11,8 +11,9 @@ tiles of ``launches.transpose_candidates``; for a cast-transpose, ``launches.cas
 align, the misaligned kernels where they do not). It times them on the call's stream once the work queued there
 has ended, reading the call's input and writing scratch memory, and keeps the fastest, or the planner's where that
 is within ``AUTOTUNE_MARGIN`` of it. Later calls of the signature launch the choice at no cost over the planner's.
-The choices live for the process (``clear()`` forgets them), as ``torch.backends.cudnn.benchmark``'s do;
-``tunings`` records what each tuning timed. A first call made while its stream is captured into a CUDA graph is
+The choices live for the process (``clear()`` forgets them), as ``torch.backends.cudnn.benchmark``'s do, the
+latest ``AUTOTUNE_SIGNATURES`` of them (a program of ever-new shapes tunes each again once forgotten);
+``tunings`` records what the latest tunings timed. A first call made while its stream is captured into a CUDA graph is
 not tuned (it takes the planner's launches; the first call outside a capture tunes); the host waits for the
 timing, once per signature.
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -43,7 +45,8 @@ from linear_layouts.ops.launches import (
 )
 from linear_layouts.ops.plan import MAX_VECTOR_BYTES, SECTOR_BYTES
 
-__all__ = ["AUTOTUNE", "AUTOTUNE_MIN_BYTES", "AUTOTUNE_MARGIN", "AUTOTUNE_ROUNDS", "AUTOTUNE_WINDOW_US", "Tuning",
+__all__ = ["AUTOTUNE", "AUTOTUNE_MIN_BYTES", "AUTOTUNE_MARGIN", "AUTOTUNE_ROUNDS", "AUTOTUNE_WINDOW_US",
+           "AUTOTUNE_SIGNATURES", "Tuning",
            "Candidate", "Untuned", "tunings", "tune_label", "tuned_template", "tuned_cast_launches", "tune",
            "after_tuning", "tuned_or_planned", "is_tuned", "clear", "on_clear", "PLANNED"]
 
@@ -61,6 +64,9 @@ AUTOTUNE_MARGIN = 0.02
 AUTOTUNE_ROUNDS = 5
 #: Microseconds a candidate's timing window lasts at least (as many calls as that takes, at most 100).
 AUTOTUNE_WINDOW_US = 200.0
+#: The most signatures whose choice (or that they are not tuned) is kept, the least recently asked for forgotten
+#: first, as ``ops.dispatch.PLANS`` bounds the call plans; ``tunings`` keeps as many of the latest tunings.
+AUTOTUNE_SIGNATURES = 4096
 #: The label of the planner's own launches.
 PLANNED = "planned"
 
@@ -105,11 +111,22 @@ class Untuned(Exception):
         self.signature, self.grid, self.scratch_bytes = signature, grid, scratch_bytes
 
 
-#: Every tuning of this process, in order.
+#: The tunings of this process, in order (the latest ``AUTOTUNE_SIGNATURES``).
 tunings: list[Tuning] = []
-_choices: dict[Signature, Choice] = {}
+_choices: OrderedDict[Signature, Choice] = OrderedDict()  # least recently asked for first
 _forgetting: list[Callable[[], None]] = []
-_lock = threading.Lock()
+_lock = threading.Lock()  # one tuning at a time
+_choices_lock = threading.Lock()
+
+
+def _keep(signature: Signature, choice: Choice) -> None:
+    """Keep ``choice`` as the signature's, the most recently asked for; forget the least recently asked for beyond
+    ``AUTOTUNE_SIGNATURES``."""
+    with _choices_lock:
+        _choices[signature] = choice
+        _choices.move_to_end(signature)
+        while len(_choices) > AUTOTUNE_SIGNATURES:
+            _choices.popitem(last=False)
 
 
 def tune_label(choice: TileConfig | ChunkedTile | str) -> str:
@@ -203,12 +220,15 @@ def _candidates(signature: Signature, grid: GridShape) -> tuple[dict[str, Candid
 def _chosen(signature: Signature, grid: GridShape) -> Choice:
     """The signature's choice; raises ``Untuned`` where it is one to tune and is not tuned yet."""
     _check()
-    if signature not in _choices:
-        found, nbytes = _candidates(signature, grid)
-        if found:
-            raise Untuned(signature, grid, nbytes)
-        _choices[signature] = None
-    return _choices[signature]
+    with _choices_lock:
+        if signature in _choices:
+            _choices.move_to_end(signature)
+            return _choices[signature]
+    found, nbytes = _candidates(signature, grid)
+    if found:
+        raise Untuned(signature, grid, nbytes)
+    _keep(signature, None)
+    return None
 
 
 def tuned_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src: int, dst: int, device: int,
@@ -286,9 +306,10 @@ def tune(untuned: Untuned, src: int, stream: int, scratch: Callable[[int], int],
             us = {}
         best = min(us, key=us.__getitem__) if us else PLANNED
         chosen = PLANNED if PLANNED not in us or us[PLANNED] <= (1 + AUTOTUNE_MARGIN) * us[best] else best
-        _choices[signature] = candidates[chosen].choice if candidates else None
+        _keep(signature, candidates[chosen].choice if candidates else None)
         tuning = Tuning(signature, MappingProxyType(us), chosen, time.perf_counter() - start)
         tunings.append(tuning)
+        del tunings[:-AUTOTUNE_SIGNATURES]
         return tuning
 
 
@@ -320,7 +341,7 @@ def is_tuned(signature: Signature) -> bool:
 def clear() -> None:
     """Forget every choice (the next call of each signature tunes again) and ``tunings``; what keeps plans made
     from the choices (``on_clear``: ``ops.dispatch``'s call plans) drops them too."""
-    with _lock:
+    with _lock, _choices_lock:
         _choices.clear()
         tunings.clear()
         for forget in _forgetting:
@@ -336,7 +357,8 @@ def _check() -> None:
     """LayoutError where a setting of the module doc is out of its range."""
     if not isinstance(AUTOTUNE, bool):
         raise LayoutError(f"AUTOTUNE: must be True or False, got {AUTOTUNE!r}")
-    for name, value in (("AUTOTUNE_MIN_BYTES", AUTOTUNE_MIN_BYTES), ("AUTOTUNE_ROUNDS", AUTOTUNE_ROUNDS)):
+    for name, value in (("AUTOTUNE_MIN_BYTES", AUTOTUNE_MIN_BYTES), ("AUTOTUNE_ROUNDS", AUTOTUNE_ROUNDS),
+                        ("AUTOTUNE_SIGNATURES", AUTOTUNE_SIGNATURES)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise LayoutError(f"{name}: must be an int, 1 or more, got {value!r}")
     for name, value in (("AUTOTUNE_MARGIN", AUTOTUNE_MARGIN), ("AUTOTUNE_WINDOW_US", AUTOTUNE_WINDOW_US)):
