@@ -55,15 +55,14 @@ from linear_layouts.cute.int_tuple import (
     IntTuple,
     check_int_tuple,
     compact_col_major,
-    crd2idx,
     flatten,
     format_int_tuple,
     is_tuple,
+    prefix_product,
     product,
     product_each,
-    slice_modes,
 )
-from linear_layouts.cute.layout import ComposedLayout, CuteFunction, Layout, Swizzle, _merge_swizzles
+from linear_layouts.cute.layout import ComposedLayout, CuteFunction, Layout, Swizzle, _merge_swizzles, _slice_and_offset
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import MAX_ELEMENTS, check_count, quote, shorten
 
@@ -129,7 +128,13 @@ def _check_tiler(t: Any, what: str, depth: int = 0) -> Tiler:
 
 
 def _flat(layout: Layout) -> tuple[list[int], list[int]]:
-    return list(flatten(layout.shape)), list(flatten(layout.stride))  # type: ignore[arg-type]
+    """The leaf shapes and strides; a layout without leaves (``():()``, the function ``0 -> 0``) as ``1:0``.
+
+    >>> _flat(Layout((2, (3, 4)), (1, (2, 6)))), _flat(Layout((), ()))
+    (([2, 3, 4], [1, 2, 6]), ([1], [0]))
+    """
+    shapes, strides = list(flatten(layout.shape)), list(flatten(layout.stride))  # type: ignore[arg-type]
+    return (shapes, strides) if shapes else ([1], [0])
 
 
 def _layout(shapes: list[int], strides: list[int]) -> Layout:
@@ -238,14 +243,15 @@ def _on_inner(x: ComposedLayout, f: Callable[[Any], Any]) -> ComposedLayout:
 
 def make_layout(*args: Any, stride: Any = None) -> Layout:
     """CuTe ``make_layout``: of Layouts, their concatenation ``(L0, L1, ...)`` (each one mode, also a
-    single one); else ``make_layout(shape[, stride])``, compact column-major by default.
+    single one; of none, the empty layout ``():()``); else ``make_layout(shape[, stride])``, compact
+    column-major by default.
 
     >>> print(make_layout(Layout(4, 1), Layout((2, 3), (4, 8))))
     (4,(2,3)):(1,(4,8))
     >>> print(make_layout((4, (1, 8))))
     (4,(1,8)):(1,(0,4))
     """
-    if args and all(isinstance(a, Layout) for a in args) and stride is None:
+    if all(isinstance(a, Layout) for a in args) and stride is None:
         return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))  # type: ignore[arg-type]
     if len(args) == 2 and stride is None and not isinstance(args[1], Layout):
         args, stride = args[:1], args[1]
@@ -274,7 +280,8 @@ def cosize(x: Layout | ComposedLayout | Swizzle) -> int:
 
 def coalesce(layout: Layout | ComposedLayout, profile: Any = None) -> Any:
     """The same function of the 1-D index with the fewest modes (CuTe ``coalesce``): flattened, size-1
-    modes dropped, ``s0:d0, s1:s0*d0`` merged into ``s0*s1:d0``. With a tuple ``profile`` (CuTe's
+    modes dropped, ``s0:d0, s1:s0*d0`` merged into ``s0*s1:d0``; ``1:0`` when no mode is left (also of
+    ``():()``, as pycute). With a tuple ``profile`` (CuTe's
     by-mode coalesce), each of the first ``len(profile)`` modes is coalesced on its own (recursively
     for a nested profile) and the rest kept.
 
@@ -495,10 +502,7 @@ def complement(layout: Layout | ComposedLayout, cotarget: Any = None) -> Layout:
             f"previous mode's size * stride): CuTe's \"Non-injective Layout detected in complement\"")
     result_shape: list[int] = []
     result_stride = [1]
-    modes = list(zip(shapes, strides))
-    while modes:
-        j = min(range(len(modes)), key=lambda k: modes[k][1])  # the first of the smallest strides
-        s, d = modes.pop(j)
+    for s, d in sorted(zip(shapes, strides), key=lambda mode: mode[1]):  # stable: CuTe's first smallest stride
         if d // result_stride[-1] == 0:
             raise LayoutError(rule)
         result_shape.append(d // result_stride[-1])
@@ -533,12 +537,12 @@ def right_inverse(layout: Layout | int | None) -> Layout | None:
     if isinstance(layout, numbers.Integral) and not isinstance(layout, bool):
         return Layout(int(layout))
     shapes, strides = _flat(coalesce(_check_layout(layout, "right_inverse: layout")))
-    prefix = [product(tuple(shapes[:i])) for i in range(len(shapes))]
+    prefix = prefix_product(tuple(shapes))
     result_shape, result_stride, current = [1], [0], 1
     for i in _cute_sort(strides):
         if strides[i] == current:
             result_shape.append(shapes[i])
-            result_stride.append(prefix[i])
+            result_stride.append(prefix[i])  # type: ignore[index]
             current = shapes[i] * strides[i]
     return coalesce(Layout(tuple(result_shape), tuple(result_stride)))
 
@@ -550,6 +554,8 @@ def _cute_sort(keys: list[int]) -> list[int]:
     >>> _cute_sort([1, 1, 0]), _cute_sort([4, 1, 1, 0])
     ([2, 1, 0], [3, 2, 1, 0])
     """
+    if len(set(keys)) == len(keys):  # no ties: every sort gives the one ascending order, in O(n log n)
+        return sorted(range(len(keys)), key=keys.__getitem__)
     order = list(range(len(keys)))
     for i in range(len(order)):
         for j in range(i + 1, len(order)):
@@ -599,23 +605,23 @@ def left_inverse(layout: Layout | int | None, max_elements: int = MAX_ELEMENTS) 
     if any(d < 0 for d in strides):
         raise LayoutError(f"left_inverse: {shorten(str(layout))} has a negative stride; CuTe's left_inverse sorts "
                           f"the strides and divides them, which needs them non-negative")
-    prefix = [product(tuple(shapes[:i])) for i in range(len(shapes))]
+    prefix = prefix_product(tuple(shapes))
     order = _cute_sort(strides)
     result_shape: list[int] = []
     result_stride = [0]
-    reach, overlap = 1, None
+    reach, overlap, below = 1, None, 1  # below: the offsets below the current stride, product(result_shape)
     for i in order:
         if strides[i] == 0:
             continue
         if strides[i] < reach and overlap is None:
             overlap = (f"the stride {strides[i]} is below {reach}, the previous mode's size * stride")
         reach = shapes[i] * strides[i]
-        below = product(tuple(result_shape))
         if strides[i] % below:
             raise LayoutError(f"left_inverse: CuTe's \"Left inverse divisibility condition\": the stride {strides[i]} "
                               f"of {shorten(str(layout))} is not a multiple of {below}, the offsets below it")
         result_shape.append(strides[i] // below)
-        result_stride.append(prefix[i])
+        result_stride.append(prefix[i])  # type: ignore[index]
+        below = strides[i]  # below * (strides[i] // below)
     result = coalesce(Layout(tuple(result_shape + [shapes[order[-1]]]), tuple(result_stride)))
     if overlap is not None:
         what = f"left_inverse: checking CuTe's answer on the overlapping modes of {shorten(str(layout))}"
@@ -850,16 +856,9 @@ def slice_and_offset(crd: Any, layout: Layout | ComposedLayout) -> tuple[Any, in
     >>> str(sub), offset
     ('(8):(1)', 16)
     """
-    if isinstance(layout, ComposedLayout):
-        sub, offset = slice_and_offset(crd, layout.inner)
-        return ComposedLayout(layout.outer, layout.offset + offset, sub), 0
-    layout = _check_layout(layout, "slice_and_offset: layout")
-
-    def zero(c: Any) -> Any:
-        return tuple(zero(e) for e in c) if isinstance(c, (tuple, list)) else (0 if c is None else c)
-
-    sub = Layout(slice_modes(crd, layout.shape), slice_modes(crd, layout.stride))
-    return sub, crd2idx(check_int_tuple(zero(crd), "coordinate"), layout.shape, layout.stride)  # type: ignore[arg-type]
+    if not isinstance(layout, ComposedLayout):
+        layout = _check_layout(layout, "slice_and_offset: layout")
+    return _slice_and_offset(crd, layout)
 
 
 def slice(crd: Any, layout: Layout | ComposedLayout) -> Any:  # noqa: A001 - CuTe's name

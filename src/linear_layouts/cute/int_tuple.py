@@ -34,8 +34,10 @@ __all__ = [
     "crd2idx",
     "leaf_paths",
     "has_none",
+    "none_as_zero",
     "slice_modes",
     "format_int_tuple",
+    "format_int",
 ]
 
 IntTuple = Union[int, tuple["IntTuple", ...]]
@@ -62,7 +64,7 @@ def check_int_tuple(x: Any, what: str, *, minimum: int | None = None, depth: int
         raise LayoutError(f"{what}: leaves must be ints, got {quote(x)}")
     x = int(x)
     if minimum is not None and x < minimum:
-        raise LayoutError(f"{what}: leaves must be >= {minimum}, got {x}")
+        raise LayoutError(f"{what}: leaves must be >= {minimum}, got {quote(x)}")
     return x
 
 
@@ -190,6 +192,14 @@ def has_none(crd: Any) -> bool:
     return crd is None
 
 
+def none_as_zero(crd: Any) -> Any:
+    """``crd`` with every ``None`` (CuTe's ``_``) replaced by 0, lists as tuples: the coordinate of the first
+    element of the slice ``crd`` selects, ``none_as_zero((None, (2, None))) == (0, (2, 0))``."""
+    if isinstance(crd, (tuple, list)):
+        return tuple(none_as_zero(c) for c in crd)
+    return 0 if crd is None else crd
+
+
 def slice_modes(crd: Any, t: IntTuple) -> IntTuple:
     """The parts of ``t`` paired with ``None`` in ``crd`` (CuTe ``slice``): a tuple coordinate keeps, in
     order and flattened one level per nesting, the modes at its ``None`` leaves; ``None`` itself keeps ``t``.
@@ -215,4 +225,13 @@ def format_int_tuple(t: IntTuple) -> str:
     """CuTe's text for an IntTuple, without spaces: ``(8,(2,4))``; a 1-tuple prints as ``(8)``."""
     if is_tuple(t):
         return "(" + ",".join(format_int_tuple(e) for e in t) + ")"
-    return str(t)
+    return format_int(t)  # type: ignore[arg-type]
+
+
+def format_int(x: int) -> str:
+    """``x`` in decimal, or in hexadecimal past Python's limit on decimal digits (``sys.int_info``: 4300 by
+    default, where ``str`` raises ValueError): ``format_int(1 << 20000)[:6] == '0x1000'``."""
+    try:
+        return str(x)
+    except ValueError:
+        return hex(x)

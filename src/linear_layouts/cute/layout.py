@@ -25,6 +25,7 @@ Sw<3,4,3> o 0 o (8,64):(64,1)
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -39,6 +40,7 @@ from linear_layouts.cute.int_tuple import (
     format_int_tuple,
     has_none,
     is_tuple,
+    none_as_zero,
     product,
     slice_modes,
 )
@@ -142,8 +144,9 @@ class Swizzle:
     def __post_init__(self) -> None:
         for name in ("bits", "base", "shift"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
                 raise LayoutError(f"Swizzle: {name} must be an int, got {quote(v)}")
+            object.__setattr__(self, name, int(v))
         if self.bits < 0 or self.base < 0:
             raise LayoutError(f"Swizzle<{self.bits},{self.base},{self.shift}>: B and M must be >= 0")
         if abs(self.shift) < self.bits:
@@ -171,9 +174,15 @@ class Swizzle:
     def is_identity(self) -> bool:
         return self.bits == 0
 
-    def __call__(self, offset: int) -> int:
-        if not isinstance(offset, int) or isinstance(offset, bool):
+    def __call__(self, *args: Any) -> int:
+        """The swizzled offset of one int ``offset`` (a swizzle has no coordinates to take)."""
+        if len(args) != 1:
+            raise LayoutError(f"{self}: takes one offset (an int), got {len(args)} arguments; a swizzle has no "
+                              f"coordinates, compose it with a Layout for them")
+        offset = args[0]
+        if not isinstance(offset, numbers.Integral) or isinstance(offset, bool):
             raise LayoutError(f"{self}: offset must be an int, got {quote(offset)}")
+        offset = int(offset)
         y = offset & self.yyy_mask
         return offset ^ (y >> self.shift if self.shift >= 0 else y << -self.shift)
 
@@ -202,8 +211,9 @@ class ComposedLayout:
             if not isinstance(getattr(self, name), (Layout, Swizzle, ComposedLayout)):
                 raise LayoutError(f"ComposedLayout: {name} must be a Layout, Swizzle or ComposedLayout, "
                                   f"got {type(getattr(self, name)).__name__}")
-        if isinstance(self.offset, bool) or not isinstance(self.offset, int):
+        if isinstance(self.offset, bool) or not isinstance(self.offset, numbers.Integral):
             raise LayoutError(f"ComposedLayout: offset must be an int, got {quote(self.offset)}")
+        object.__setattr__(self, "offset", int(self.offset))
 
     @property
     def layout(self) -> Layout | None:
@@ -225,7 +235,12 @@ class ComposedLayout:
         layout = self.layout
         return layout.size if layout is not None else self.inner.size
 
-    def __call__(self, *coord: Any) -> int:
+    def __call__(self, *coord: Any) -> Any:
+        """``outer(offset + inner(coord))``; with ``None`` in the coordinate, the slice (CuTe ``C(_, j)``):
+        ``outer o (offset + inner(j with None as 0)) o inner(_, j)``."""
+        crd = coord[0] if len(coord) == 1 else tuple(coord)
+        if has_none(crd):
+            return _slice_and_offset(crd, self)[0]
         return self.outer(self.offset + self.inner(*coord))
 
     def __str__(self) -> str:
@@ -234,6 +249,24 @@ class ComposedLayout:
 
 CuteFunction = Union[Layout, Swizzle, ComposedLayout]
 CuteLayout = Union[Layout, ComposedLayout]
+
+
+def _slice_and_offset(crd: Any, layout: CuteLayout) -> tuple[CuteLayout, int]:
+    """CuTe ``slice_and_offset``: ``(layout over the None modes of crd, offset of crd with None as 0)``; of
+    a ComposedLayout the offset moves into it and 0 is returned, as CuTe's ``layout_composed.hpp`` does.
+
+    >>> sub, offset = _slice_and_offset((2, None), Layout((4, 8), (8, 1)))
+    >>> str(sub), offset
+    ('(8):(1)', 16)
+    """
+    if isinstance(layout, ComposedLayout):
+        if not isinstance(layout.inner, (Layout, ComposedLayout)):
+            raise LayoutError(f"slice: the inner function of {shorten(str(layout))} is a Swizzle, which has no "
+                              f"modes to slice (CuTe slices the innermost Layout)")
+        sub, offset = _slice_and_offset(crd, layout.inner)
+        return ComposedLayout(layout.outer, layout.offset + offset, sub), 0
+    sub = Layout(slice_modes(crd, layout.shape), slice_modes(crd, layout.stride))
+    return sub, crd2idx(check_int_tuple(none_as_zero(crd), "coordinate"), layout.shape, layout.stride)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
