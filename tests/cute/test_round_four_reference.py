@@ -211,3 +211,12 @@ def test_huge_integers_print_in_hex_and_refuse_with_layout_error():
         A.complement(Layout((2, 2), (big, big)))
     with pytest.raises(LayoutError, match="refused here|Divisibility"):
         A.composition(Layout((3, 5), (big, 1)), Layout(4, 2))
+
+
+def test_a_tied_sort_past_its_limit_is_refused_not_slow():
+    tied = Layout((2,) * (A.MAX_TIED_SORT_MODES + 1), (1,) * (A.MAX_TIED_SORT_MODES + 1))
+    for op, name in ((A.right_inverse, "right_inverse"), (A.left_inverse, "left_inverse")):
+        with pytest.raises(LayoutError, match=f"{name}: layout: 1025 modes, some of equal strides"):
+            op(tied)
+    at_limit = Layout((2,) * 64, (1,) * 64)  # ties under the limit: CuTe's order, as pycute's
+    assert str(A.right_inverse(at_limit)) == str(P.right_inverse(ref(at_limit)))

@@ -539,7 +539,7 @@ def right_inverse(layout: Layout | int | None) -> Layout | None:
     shapes, strides = _flat(coalesce(_check_layout(layout, "right_inverse: layout")))
     prefix = prefix_product(tuple(shapes))
     result_shape, result_stride, current = [1], [0], 1
-    for i in _cute_sort(strides):
+    for i in _cute_sort(strides, "right_inverse: layout"):
         if strides[i] == current:
             result_shape.append(shapes[i])
             result_stride.append(prefix[i])  # type: ignore[index]
@@ -547,15 +547,23 @@ def right_inverse(layout: Layout | int | None) -> Layout | None:
     return coalesce(Layout(tuple(result_shape), tuple(result_stride)))
 
 
-def _cute_sort(keys: list[int]) -> list[int]:
+#: The most modes ``_cute_sort`` orders when strides tie: CuTe's exchange sort takes ``n**2 / 2`` steps there.
+MAX_TIED_SORT_MODES = 1024
+
+
+def _cute_sort(keys: list[int], what: str = "sort") -> list[int]:
     """The indices of ``keys`` in the order CuTe's ``detail::SortByKey`` leaves them: its exchange sort,
-    which is not stable (``[1, 1, 0]`` -> ``[2, 1, 0]``), so equal strides keep CuTe's order, not Python's.
+    which is not stable (``[1, 1, 0]`` -> ``[2, 1, 0]``), so equal strides keep CuTe's order, not Python's;
+    with ties, refused (LayoutError naming ``what``) past ``MAX_TIED_SORT_MODES`` keys.
 
     >>> _cute_sort([1, 1, 0]), _cute_sort([4, 1, 1, 0])
     ([2, 1, 0], [3, 2, 1, 0])
     """
     if len(set(keys)) == len(keys):  # no ties: every sort gives the one ascending order, in O(n log n)
         return sorted(range(len(keys)), key=keys.__getitem__)
+    if len(keys) > MAX_TIED_SORT_MODES:
+        raise LayoutError(f"{what}: {len(keys)} modes, some of equal strides: CuTe orders them by an exchange sort, "
+                          f"quadratic in the modes, here refused past {MAX_TIED_SORT_MODES} modes")
     order = list(range(len(keys)))
     for i in range(len(order)):
         for j in range(i + 1, len(order)):
@@ -606,7 +614,7 @@ def left_inverse(layout: Layout | int | None, max_elements: int = MAX_ELEMENTS) 
         raise LayoutError(f"left_inverse: {shorten(str(layout))} has a negative stride; CuTe's left_inverse sorts "
                           f"the strides and divides them, which needs them non-negative")
     prefix = prefix_product(tuple(shapes))
-    order = _cute_sort(strides)
+    order = _cute_sort(strides, "left_inverse: layout")
     result_shape: list[int] = []
     result_stride = [0]
     reach, overlap, below = 1, None, 1  # below: the offsets below the current stride, product(result_shape)
