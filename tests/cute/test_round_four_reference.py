@@ -220,3 +220,12 @@ def test_a_tied_sort_past_its_limit_is_refused_not_slow():
             op(tied)
     at_limit = Layout((2,) * 64, (1,) * 64)  # ties under the limit: CuTe's order, as pycute's
     assert str(A.right_inverse(at_limit)) == str(P.right_inverse(ref(at_limit)))
+
+
+def test_the_check_of_a_suspect_composition_has_one_budget_for_all_of_b():
+    a = Layout((8, 5, 3), (-8, -32, -38))  # B's mode n:-20 crosses A's modes out of step, yet CuTe's answer holds
+    one = A.composition(a, Layout(600000, -20))
+    k = np.arange(0, 600000, 997, dtype=object)
+    assert [one(int(i)) for i in k] == [a(int(i) * -20) for i in k]
+    with pytest.raises(LayoutError, match="do not divide one another"):  # 3 x 600000 elements: over MAX_ELEMENTS
+        A.composition(a, Layout((600000, 600000, 600000), (-20, -20, -20)))

@@ -327,7 +327,8 @@ def _coalesce_x(layout: Layout) -> tuple[list[int], list[int]]:
     return _flat(flat)
 
 
-def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: str, strict: bool = True) -> Layout:
+def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: str, strict: bool = True,
+                  budget: list[int] | None = None) -> Layout:
     """CuTe's ``composition_impl`` of a flat, coalesced A with one integral mode ``s:d`` of B: walk A's
     modes but the last, dividing the stride ``d`` out of each (stride divisibility: ``d % shape == 0`` or
     ``d < shape``) and keeping as many of its elements as B still needs (shape divisibility: what B
@@ -339,12 +340,15 @@ def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: s
     Stricter than CuTe in one case, where CuTe's answer is not ``A∘B``: a stride below a mode's size
     that does not divide it, while B needs more of the mode's elements than the stride reaches, or a
     negative stride beyond a mode's size and no multiple of it (which CuTe's condition lets through) --
-    there CuTe's answer is compared with ``k -> A(k * d)`` on every ``k < s`` (``s`` at most ``MAX_ELEMENTS``)
-    and refused where they differ (not checked with ``strict`` false: CuTe's own steps only)."""
+    there CuTe's answer is compared with ``k -> A(k * d)`` on every ``k < s`` and refused where they differ
+    (not checked with ``strict`` false: CuTe's own steps only), or where ``s`` is over what is left of
+    ``budget`` (``[n]``, shared by the modes of one composition and spent here; default ``[MAX_ELEMENTS]``)."""
     result, suspect = _compose_mode_cute(shapes, strides, s, d, what, strict)
     if suspect is None:
         return result
-    if s <= MAX_ELEMENTS:
+    budget = [MAX_ELEMENTS] if budget is None else budget
+    if s <= budget[0]:
+        budget[0] -= s
         k = np.arange(s, dtype=object)
         if (_offsets(*_flat(result), k) == _offsets(shapes, strides, k * d)).all():
             return result
@@ -396,11 +400,12 @@ def _compose_layouts(a: Layout, b: Layout) -> Layout:
     A flattened and coalesced."""
     shapes, strides = _coalesce_x(a)
     what = f"composition({shorten(str(a))}, {shorten(str(b))})"
+    budget = [MAX_ELEMENTS]  # the elements the modes' checks may compare, together
 
     def walk(s: IntTuple, d: IntTuple, strict: bool) -> Layout:
         if is_tuple(s):
             return make_layout(*(walk(x, y, strict) for x, y in zip(s, d)))  # type: ignore[arg-type]
-        return _compose_mode(shapes, strides, s, d, what, strict)  # type: ignore[arg-type]
+        return _compose_mode(shapes, strides, s, d, what, strict, budget)  # type: ignore[arg-type]
 
     try:
         return walk(b.shape, b.stride, True)
