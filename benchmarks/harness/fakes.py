@@ -171,6 +171,8 @@ class FakeCuda:
         self.attributes = {16: 132, 38: 50 * 2**20, 75: 9, 76: 0, 97: 227 * 1024}
         self.primary = 7
         self.initialized = False
+        #: ``(source, arch)`` of each kernel ``launch.compile_ahead`` compiled (``install``: no compiler is called).
+        self.compiled: list[tuple[str, str]] = []
         #: ``(context, image, name, shared bytes allowed)`` of each function loaded (its handle: its index + 1).
         self.loaded: list[list] = []
         self.cuInit = _Call(self._init)
@@ -310,6 +312,8 @@ def install(monkeypatch, cuda: FakeCuda, sms: int = 132, context: int = 7, strea
     monkeypatch.setattr(dispatch, "driver", lambda: fake)
     monkeypatch.setattr(launch, "driver", lambda: fake)
     monkeypatch.setattr(launch, "prepare", prepare)
+    monkeypatch.setattr(launch, "compile_cubin_bytes", lambda source, arch, prefer: cuda.compiled.append(
+        (source, arch)) or b"")
     monkeypatch.setattr(launch, "multiprocessors", lambda device: sms)
     monkeypatch.setattr(launch, "grid_shape", lambda device: GridShape(sms))
     monkeypatch.setattr(launch, "device_context", lambda device: context)

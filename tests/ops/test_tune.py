@@ -196,6 +196,9 @@ def test_the_fast_path_tunes_once_then_launches_the_choice(monkeypatch):
     assert tuning.chosen == "128x64/8w" and tuning.signature == (shape, dims, 2, 0, 0, 0)
     assert tuning.us["128x64/8w"] == 250.0 and tuning.us[tune.PLANNED] == 1000.0  # µs a call, by the fake's clock
     assert cuda.synchronized == [0x5000] * 3  # the call's stream, once before each batch of windows
+    compiled = [source for source, _ in cuda.compiled]  # every candidate's kernel, compiled ahead, once
+    assert {arch for _, arch in cuda.compiled} == {"sm_90"} and chosen.source in compiled
+    assert len(compiled) == len(set(compiled)) == len(tuning.us)
     timed = len(cuda.launches) - 1
     assert loaded[cuda.launches[-1]["function"]] == chosen and cuda.launches[-1]["stream"] == 0x5000
     assert FakeCuda.unpack(cuda.launches[-1], ArgumentPacking.of(chosen.params))[:2] == (x.data_ptr(), y.data_ptr())
@@ -346,3 +349,34 @@ def test_the_environment_sets_the_default(value, on):
     done = subprocess.run([sys.executable, "-c", "from linear_layouts.ops import tune; print(tune.AUTOTUNE)"],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == str(on), done.stderr[-500:]
+
+
+def test_compile_ahead_compiles_each_kernel_once_on_threads_and_leaves_failures_to_prepare(monkeypatch):
+    import threading
+
+    from linear_layouts.ops import launch
+
+    grid = GridShape(132)
+    kernels = [launches[0][0] for launches in (permute_template((4096, 4096), (1, 0), 2, 0, 0, grid, tile)[0]
+                                               for tile in transpose_candidates(_problem((4096, 4096), (1, 0), 2),
+                                                                                0, 0, grid)[:6])]
+    threads, seen = set(), []
+    barrier = threading.Barrier(2, timeout=10)  # two compiles at once, or the test times out
+
+    def compile_cubin_bytes(source, arch, prefer):
+        threads.add(threading.get_ident())
+        seen.append((source, arch, prefer))
+        if len(seen) <= 2:
+            barrier.wait()
+        if source == kernels[1].source:
+            raise RuntimeError("ptxas: out of resources")
+        return b""
+
+    monkeypatch.setattr(launch, "compile_cubin_bytes", compile_cubin_bytes)
+    monkeypatch.setattr(launch, "device_arch", lambda device: "sm_90")
+    monkeypatch.setattr(launch.os, "cpu_count", lambda: 4)
+    launch.compile_ahead(kernels + kernels[:2], 0)
+    assert sorted(s for s, _, _ in seen) == sorted({k.source for k in kernels})
+    assert all(arch == "sm_90" and prefer == launch.COMPILER for _, arch, prefer in seen) and len(threads) >= 2
+    launch.compile_ahead(kernels[:1], 0)  # one kernel: prepare compiles it, nothing ahead
+    assert len(seen) == len(set(k.source for k in kernels))

@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from linear_layouts.codegen.permute import PermuteKernel
@@ -36,7 +39,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
 from linear_layouts.ops.kernels import GridShape
 
-__all__ = ["launch", "prepare", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
+__all__ = ["launch", "prepare", "compile_ahead", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
            "device_context", "MIN_ARCH", "check_arch", "portable_kernel", "COMPILER", "DEPENDENT_LAUNCH",
            "DEPENDENT_LAUNCHES", "DEPENDENT_ARCH", "dependent"]
 
@@ -145,6 +148,27 @@ def prepare(kernel: PermuteKernel, device: int, ctas: int, follows_ours: bool = 
     function = _function(kernel.source, kernel.name, kernel.shared_bytes, device)
     return PreparedLaunch(function, device_context(device), ctas, kernel.threads, kernel.shared_bytes,
                           ArgumentPacking.of(kernel.params), dependent(device, follows_ours))
+
+
+def compile_ahead(kernels: Iterable[PermuteKernel], device: int) -> None:
+    """The cubins of ``kernels`` for ``device``'s architecture compiled into the kernel cache (or found there) on
+    as many threads as CPUs, so that their first ``prepare`` loads at once: NVRTC and nvcc run outside the
+    interpreter lock, where ``prepare`` compiles one kernel after another. A kernel that does not compile is
+    left to ``prepare``, which raises its error. Example: a tuning's 20-odd candidates compile in about the time
+    of the slowest few instead of their sum."""
+    sources = list(dict.fromkeys(kernel.source for kernel in kernels))
+    if len(sources) < 2:
+        return
+    arch = device_arch(device)
+
+    def build(source: str) -> None:
+        try:
+            compile_cubin_bytes(source, arch, COMPILER)
+        except Exception:  # noqa: BLE001 - prepare compiles it again and raises what it is
+            pass
+
+    with ThreadPoolExecutor(max_workers=min(len(sources), os.cpu_count() or 1)) as pool:
+        list(pool.map(build, sources))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -256,11 +256,18 @@ def _device_times(device: int, stream: int, src: int, dst: int,
                   candidates: Mapping[str, Candidate]) -> dict[str, float]:
     """Median µs a call of each candidate's launches takes on ``stream`` reading ``src`` and writing from ``dst``
     on (module doc); a candidate the device does not load (its shared memory over the device's, say) is left out."""
-    runs = {}
+    planned = {}
     for label, candidate in candidates.items():
         try:
+            planned[label] = candidate.launches(src, dst)
+        except (LayoutError, RuntimeError):
+            continue
+    _launch.compile_ahead((kernel for launches in planned.values() for kernel, _, _ in launches), device)
+    runs = {}
+    for label, launches in planned.items():
+        try:
             runs[label] = [(_launch.prepare(kernel, device, ctas, i > 0), values)
-                           for i, (kernel, ctas, values) in enumerate(candidate.launches(src, dst))]
+                           for i, (kernel, ctas, values) in enumerate(launches)]
         except (LayoutError, RuntimeError):
             continue
 
