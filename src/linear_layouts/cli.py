@@ -33,8 +33,8 @@ from typing import Callable, NoReturn, Sequence, TypeVar
 from linear_layouts import __version__
 from linear_layouts.core.errors import QUOTE_CHARS, LayoutError, cut_long_runs, did_you_mean
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.core.limits import (INT_RULE, MAX_ELEMENTS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS, check_layout_size,
-                                        parse_int, quote, shorten)
+from linear_layouts.core.limits import (INT_RULE, MAX_ELEMENTS, MAX_INT_DIGITS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS,
+                                        check_layout_size, parse_int, quote, shorten)
 
 # --------------------------------------------------------------------------------------------------
 # Shared helpers of the subcommands
@@ -72,6 +72,9 @@ _FILE_TEXTS: contextvars.ContextVar[dict[str, str] | None] = contextvars.Context
 
 _T = TypeVar("_T")
 
+#: The byte order mark some editors write at the start of a UTF-8 file: not part of the spec.
+BOM = "\ufeff"
+
 
 class _FileSpecError(LayoutError):
     """An error in the spec of an ``@FILE`` argument, reported by position only (it quotes nothing of the file)."""
@@ -93,6 +96,7 @@ def _spec_text(text: str) -> str:
     if len(content) > MAX_SPEC_CHARS:
         raise LayoutError(f"spec file {quote(text[1:])}: longer than {MAX_SPEC_CHARS} characters "
                           "(linear_layouts.core.limits.MAX_SPEC_CHARS): not a layout spec")
+    content = content.removeprefix(BOM)
     if texts is not None:
         texts[text] = content
     return content
@@ -235,14 +239,23 @@ def _layout_text(descriptor: object, form: str, shape: list[int] | None = None) 
     return format_attribute(descriptor)
 
 
+#: A run of more digits than an integer of user text may have (``limits.MAX_INT_DIGITS``).
+_LONG_DIGITS = re.compile(r"[0-9]{%d,}" % (MAX_INT_DIGITS + 1))
+
+
 def _bitwidth(dtype: str | None, default: int | None = None) -> int:
-    """--dtype's width in bits (any spelling of :func:`linear_layouts.core.element_type.element_type`)."""
+    """--dtype's width in bits (any spelling of :func:`linear_layouts.core.element_type.element_type`);
+    a width of more than ``limits.MAX_INT_DIGITS`` digits is refused before ``int`` reads it."""
     from linear_layouts.core.element_type import bitwidth
 
     if dtype is None:
         if default is None:
             raise LayoutError("--dtype: required (e.g. fp16, fp32, i8)")
         return default
+    digits = _LONG_DIGITS.search(dtype)
+    if digits:
+        raise LayoutError(f"--dtype: an integer of {len(digits[0])} digits; at most {MAX_INT_DIGITS} digits, "
+                          f"got {quote(dtype)}")
     try:
         return bitwidth(dtype)
     except LayoutError as error:
@@ -334,7 +347,13 @@ def _target(args: argparse.Namespace):
         return None
     from linear_layouts.target import named_target
 
-    return named_target(arch, device)
+    try:
+        return named_target(arch, device)
+    except LayoutError as error:
+        message = str(error)
+        if message.startswith("device: "):
+            raise LayoutError(f"--device: {message[len('device: '):]}") from None
+        raise LayoutError(f"{'--device' if message.startswith('device') else '--target'}: {message}") from None
 
 
 def _check_lanes(layout: LinearLayout, what: str, target=None, *, analyzed: bool = True) -> None:
@@ -455,10 +474,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     """Picture one layout: Triton's text view, SVG, PNG, HTML, its bases as JSON, or its CuTe form."""
     from linear_layouts.present.viz.text import is_shared_layout, layout_view
 
+    bits = None if args.dtype is None else _bitwidth(args.dtype)   # checked even where a distributed layout ignores it
     if args.format in ("gluon", "ttgir"):
         from linear_layouts.present.viz.text import wrap_code
 
-        bits = _bitwidth(args.dtype) if args.dtype else None
         text, notes = _shared_text(args, bits)
         language, marker = ("python", "#") if args.format == "gluon" else ("c", "//")
         _write(args, "\n".join([wrap_code(text, _width(args), "python" if args.format == "gluon" else "text")]
@@ -529,6 +548,12 @@ def cmd_banks(args: argparse.Namespace) -> int:
     steps = parse_int(args.steps, "--steps", signed=True)
     if steps < 0:
         raise LayoutError(f"--steps: the number of steps to list must be 0 or more, got {quote(steps)}")
+    wrong = "--load" if args.op == "load" and args.load else "--store" if args.op == "store" and args.store else None
+    if wrong:
+        raise LayoutError(f"{wrong}: not with --op {args.op}; the other layout of a --op load is --store (the one that "
+                          "stored the tile), of a --op store --load (the one that will load it)")
+    if args.format == "svg" and (args.store or args.load):
+        raise LayoutError(f"{'--store' if args.store else '--load'}: the ranked table is text; not with --format svg")
     shape = _shape(args.shape)
     dist = _layout(args.dist, shape, "DIST")
     shared = _layout(args.shared, shape or list(dist.out_dims.values()), "SHARED")
@@ -553,7 +578,10 @@ def cmd_banks(args: argparse.Namespace) -> int:
     if other:
         from linear_layouts.analysis.shared_advice import suggest_shared_layout
 
-        other_layout = _layout(other, shape or list(dist.out_dims.values()), "--store" if args.op == "load" else "--load")
+        option = "--store" if args.op == "load" else "--load"
+        other_layout = _layout(other, shape or list(dist.out_dims.values()), option)
+        _check_roles(f"banks SHARED DIST {option} LAYOUT", (option, other_layout, "distributed"))
+        _check_lanes(other_layout, option, target)
         store, load = (other_layout, dist) if args.op == "load" else (dist, other_layout)
         given = _descriptor(args.shared, shape or list(dist.out_dims.values()), "SHARED", bits)
         advice = suggest_shared_layout(store, load, args.dtype or bits, given=given, **on)
@@ -581,6 +609,12 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
     on = {} if target is None else {"target": target}
     _check_lanes(store, "STORE", target)
     keyword = args.load.strip().lower()
+    if args.ldmatrix and keyword in _CONSUMERS:
+        raise LayoutError(f"--ldmatrix: LOAD {keyword} is a consumer that reads shared memory itself; --ldmatrix "
+                          "says a LOAD layout is read with ldmatrix")
+    if args.ldmatrix and args.format == "cute":
+        raise LayoutError("--ldmatrix: --format cute ranks CuTe swizzles for LOAD read element by element; "
+                          "use --format text (or gluon / ttgir) with --ldmatrix")
     load = None
     if keyword in _CONSUMERS:
         _check_roles("swizzle STORE LOAD", ("STORE", store, "distributed"))
@@ -628,6 +662,9 @@ def cmd_swizzle(args: argparse.Namespace) -> int:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """Plan the conversion SRC -> DST; --emit cuda prints the kernel; --run verifies it on a GPU."""
+    if args.format != "text" and (args.emit or args.run):
+        raise LayoutError(f"{'--emit' if args.emit else '--run'}: goes with the plan (--format text); --format "
+                          f"{args.format} prints only the layouts")
     shape = _shape(args.shape)
     src = _layout(args.src, shape, "SRC")
     dst = _layout(args.dst, shape or list(src.out_dims.values()), "DST")
@@ -701,6 +738,7 @@ def _explorer_page(args: argparse.Namespace) -> str:
     scenarios = default_scenarios()
     catalog = default_catalog()
     limit = _limit(args).get("max_elements", MAX_PICTURE_ELEMENTS)  # the page draws every element
+    shape, bits = _shape(args.shape), _bitwidth(args.dtype, 32)      # checked even where no layout reads them
 
     def drawable(layout: LinearLayout, what: str) -> LinearLayout:
         check_layout_size(layout, limit, f"{what}: the explorer page")
@@ -708,14 +746,14 @@ def _explorer_page(args: argparse.Namespace) -> str:
 
     own = []
     for spec in args.layout or []:
-        layout = drawable(_layout(spec, _shape(args.shape), "--layout"), "--layout")
+        layout = drawable(_layout(spec, shape, "--layout"), "--layout")
         if _kind(layout) != "distributed":
             _warn(f"--layout {quote(spec.strip())}: a {_kind(layout)} layout; the explorer shows distributed layouts "
                   "there" + (" (type its bases under 'Type shared bases' to use it as a scenario's shared layout)"
                              if _kind(layout) == "shared" else ""))
             continue
         catalog.append((spec.strip(), layout))
-        scenario = layout_scenario(layout, _bitwidth(args.dtype, 32), spec.strip())
+        scenario = layout_scenario(layout, bits, spec.strip())
         try:
             explorer_data([scenario], [])    # what the page needs of it: one CTA, 32-lane warps, ...
         except LayoutError as error:
@@ -725,11 +763,20 @@ def _explorer_page(args: argparse.Namespace) -> str:
     if args.store or args.load:
         if not (args.store and args.load):
             raise LayoutError("--store and --load go together")
-        shape = _shape(args.shape)
         store = drawable(_layout(args.store, shape, "--store"), "--store")
         load = drawable(_layout(args.load, shape or list(store.out_dims.values()), "--load"), "--load")
-        bits = _bitwidth(args.dtype, 32)
-        scenarios = [pair_scenario(store, load, bits, args.store, args.load)] + scenarios
+        _check_roles("explore --store STORE --load LOAD", ("--store", store, "distributed"),
+                     ("--load", load, "distributed"))
+        try:
+            pair = pair_scenario(store, load, bits, args.store, args.load)
+            explorer_data([pair], [])    # what the page needs of it, told by option
+        except LayoutError as error:
+            message = str(error)
+            for name, option in (("store_layout: ", "--store: "), ("load_layout: ", "--load: ")):
+                if message.startswith(name):
+                    raise LayoutError(option + message[len(name):]) from None
+            raise
+        scenarios = [pair] + scenarios
     return explorer_html(own + scenarios, catalog)
 
 
@@ -788,18 +835,17 @@ def cmd_permute(args: argparse.Namespace) -> int:
     ``--device`` / ``--target`` name (its SMs and L2, or ``--sms`` and ``--l2-mib``), told on the CPU."""
     from linear_layouts.ops import explain
     from linear_layouts.ops.kernels import GridShape
+    from linear_layouts.ops.launch import MIN_ARCH
     from linear_layouts.target import DEFAULT_TARGET
 
     shape = _ints(args.shape, "SHAPE")
     dims = _ints(args.dims, "DIMS", signed=True)
-    try:
-        target = _target(args) or DEFAULT_TARGET
-    except LayoutError as error:
-        message = str(error)
-        raise LayoutError(f"--{message}" if message.startswith("device:") else f"--target: {message}") from None
-    if target.backend != "cuda":
+    _bitwidth(args.dtype)   # its errors named --dtype
+    target = _target(args) or DEFAULT_TARGET
+    if target.backend != "cuda" or target.capability < MIN_ARCH:
         option = "--device" if args.device else "--target"
-        raise LayoutError(f"{option}: the layout ops run on NVIDIA GPUs (sm_80 and later), got {target.name}")
+        raise LayoutError(f"{option}: the layout ops run on NVIDIA GPUs of sm_{MIN_ARCH} and later "
+                          f"(linear_layouts.ops.launch.MIN_ARCH), got {target.name}")
     sms = target.sms if args.sms is None else parse_int(args.sms, "--sms", max_digits=4)
     l2_mib = target.l2_bytes >> 20 if args.l2_mib is None else parse_int(args.l2_mib, "--l2-mib", max_digits=5)
     if sms < 1:
@@ -856,6 +902,9 @@ class _Parser(argparse.ArgumentParser):
         message = cut_long_runs(re.sub(r"'([^']{%d,})'" % (QUOTE_CHARS + 1), lambda m: quote(m[1]), message))
         self.exit(2, _one_line(f"{self.prog}: error: {message} (`{self.prog} -h` lists the arguments)") + "\n")
 
+
+#: A negative number or a list of integers that starts with one (``-1,0``): a value, never an option.
+_NEGATIVE_VALUE = re.compile(r"^-[0-9]+(\s*,\s*[+-]?[0-9]+)*$|^-[0-9]*\.[0-9]+$")
 
 _LAYOUT_HELP = ("a layout spec: Gluon syntax such as 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', its bases as JSON "
                 "(LinearLayout.to_json), CuTe text such as 'Swizzle<3,4,3> o (8,64):(64,1)', or @FILE")
@@ -1018,6 +1067,7 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                                                      "(narrower accesses follow from odd offsets; default 0)")
     p.add_argument("--dst-offset", default="0", help="the same of the output (default 0)")
     p.add_argument("-o", "--output", help=_OUTPUT_HELP)
+    p._negative_number_matcher = _NEGATIVE_VALUE   # DIMS -1,0 is a value, as argparse reads DIMS -1
 
     p = add("report", cmd_report, "every layout and conversion of a real kernel, with Triton's and our "
             "shared-memory traffic (a .py kernel file, which is EXECUTED: imported as Python, then compiled on the "
@@ -1045,6 +1095,14 @@ def _one_line(message: str) -> str:
     from linear_layouts.core.errors import one_line
 
     return one_line(message)
+
+
+def _restore_double_dash(command: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--opt=--`` as the value ``--`` it writes: Python 3.11's argparse drops that ``--`` and leaves ``[]``."""
+    for action in command._actions:
+        value = getattr(args, action.dest, None)
+        if action.option_strings and action.nargs is None and isinstance(value, list) and value is not action.default:
+            setattr(args, action.dest, "--" if value == [] else ["--" if item == [] else item for item in value])
 
 
 def _undecodable(argv: Sequence[str]) -> str | None:
@@ -1075,6 +1133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    _restore_double_dash(parser.subcommands[args.command], args)
     texts = _FILE_TEXTS.set({})
     warnings = _WARNINGS.set([])
     try:
