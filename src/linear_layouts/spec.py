@@ -285,6 +285,9 @@ class _Builder:
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise self.fail(node, "'*' and '**' arguments are not allowed in a spec")
         args = [self.build(a) for a in node.args]
+        for i, keyword in enumerate(node.keywords):  # a repeated keyword would silently drop the earlier value
+            if any(k.arg == keyword.arg for k in node.keywords[:i]):
+                raise self.fail(keyword, f"keyword {keyword.arg} given twice in one call")
         kwargs = {k.arg: self.build(k.value) for k in node.keywords}
         if name in RAW_CONSTRUCTORS and name not in self.classes:
             return self.raw(node, name, args, kwargs)

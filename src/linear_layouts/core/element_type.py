@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from linear_layouts.core.errors import LayoutError, did_you_mean
-from linear_layouts.core.limits import quote
+from linear_layouts.core.limits import parse_int, quote
 from linear_layouts.core.mlir_text import pointee
 
 __all__ = ["ElementKind", "ElementType", "DTypeLike", "element_type", "dtype_argument", "bitwidth", "ir_element_bits",
@@ -171,7 +171,7 @@ def _from_name(text: str) -> ElementType:
     if key in AMBIGUOUS_NAMES:
         raise LayoutError(f"dtype {quote(text)} is ambiguous: {AMBIGUOUS_NAMES[key]}")
     if key.isascii() and key.isdigit():  # a width is ASCII digits: isdigit() alone admits '²', int() does not
-        return _from_width(int(key))
+        return _from_width(parse_int(key, f"dtype {quote(text)}"))
     raise LayoutError(f"dtype {quote(text)} is not a known element type{did_you_mean(key, DTYPE_NAMES)}; known: "
                       f"{', '.join(_CANONICAL)} (and Triton's, MLIR's, NumPy's and PyTorch's names for them: "
                       f"DTYPE_NAMES)")

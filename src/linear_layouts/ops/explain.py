@@ -23,6 +23,7 @@ from linear_layouts.core.element_type import element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
 from linear_layouts.ops.kernels import KERNEL_KINDS, GridShape
+from linear_layouts.ops.launch import MIN_ARCH
 from linear_layouts.ops.launches import Copy, Launch, _plan, permute_launches, pointer_alignment
 from linear_layouts.ops.plan import PermuteKind, normalize_dims
 from linear_layouts.target import DEFAULT_TARGET, Target, named_target
@@ -123,8 +124,9 @@ def _grid(device: Any) -> GridShape:
         backend = device.target.backend
     except LayoutError as error:
         raise LayoutError(f"device: {error}") from None
-    if backend != "cuda":
-        raise LayoutError(f"device: the layout ops run on NVIDIA GPUs (sm_80 and later), got {quote(device.arch)}")
+    if backend != "cuda" or device.target.capability < MIN_ARCH:
+        raise LayoutError(f"device: the layout ops run on NVIDIA GPUs of sm_{MIN_ARCH} and later "
+                          f"(ops.launch.MIN_ARCH), got {quote(device.arch)}")
     return device
 
 
