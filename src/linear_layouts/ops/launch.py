@@ -39,7 +39,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
 from linear_layouts.ops.kernels import GridShape
 
-__all__ = ["launch", "prepare", "compile_ahead", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
+__all__ = ["launch", "prepare", "compile_ahead", "COMPILE_THREADS", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
            "device_context", "MIN_ARCH", "check_arch", "portable_kernel", "COMPILER", "DEPENDENT_LAUNCH",
            "DEPENDENT_LAUNCHES", "DEPENDENT_ARCH", "dependent"]
 
@@ -150,12 +150,16 @@ def prepare(kernel: PermuteKernel, device: int, ctas: int, follows_ours: bool = 
                           ArgumentPacking.of(kernel.params), dependent(device, follows_ours))
 
 
+#: The most compiles ``compile_ahead`` runs at once (each NVRTC or nvcc holds a few hundred MB while it works).
+COMPILE_THREADS = 16
+
+
 def compile_ahead(kernels: Iterable[PermuteKernel], device: int) -> None:
     """The cubins of ``kernels`` for ``device``'s architecture compiled into the kernel cache (or found there) on
-    as many threads as CPUs, so that their first ``prepare`` loads at once: NVRTC and nvcc run outside the
-    interpreter lock, where ``prepare`` compiles one kernel after another. A kernel that does not compile is
-    left to ``prepare``, which raises its error. Example: a tuning's 20-odd candidates compile in about the time
-    of the slowest few instead of their sum."""
+    as many threads as CPUs (at most ``COMPILE_THREADS``), so that their first ``prepare`` loads at once: NVRTC
+    and nvcc run outside the interpreter lock, where ``prepare`` compiles one kernel after another. A kernel that
+    does not compile is left to ``prepare``, which raises its error. Example: a tuning's 20-odd candidates compile
+    in about the time of the slowest few instead of their sum."""
     sources = list(dict.fromkeys(kernel.source for kernel in kernels))
     if len(sources) < 2:
         return
@@ -167,7 +171,7 @@ def compile_ahead(kernels: Iterable[PermuteKernel], device: int) -> None:
         except Exception:  # noqa: BLE001 - prepare compiles it again and raises what it is
             pass
 
-    with ThreadPoolExecutor(max_workers=min(len(sources), os.cpu_count() or 1)) as pool:
+    with ThreadPoolExecutor(max_workers=min(len(sources), os.cpu_count() or 1, COMPILE_THREADS)) as pool:
         list(pool.map(build, sources))
 
 
