@@ -169,7 +169,8 @@ def test_choices_are_bounded_least_recently_asked_for_forgotten(monkeypatch):
 
 @pytest.mark.parametrize("name, value", [("AUTOTUNE", 1), ("AUTOTUNE_MIN_BYTES", 0), ("AUTOTUNE_ROUNDS", 2.5),
                                          ("AUTOTUNE_MARGIN", -0.1), ("AUTOTUNE_WINDOW_US", True),
-                                         ("AUTOTUNE_SIGNATURES", 0)])
+                                         ("AUTOTUNE_SIGNATURES", 0), ("AUTOTUNE_MARGIN", float("nan")),
+                                         ("AUTOTUNE_WINDOW_US", float("inf"))])
 def test_settings_are_checked(monkeypatch, name, value):
     monkeypatch.setattr(tune, name, value)
     with pytest.raises(LayoutError, match=name):

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import numbers
+from collections.abc import Mapping, Set
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,29 @@ _FP8 = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
 
 #: Input types of ``cast_transpose``: element type name -> ``codegen.permute.CAST_INPUTS`` name.
 _CAST_INPUTS = {"bf16": "bf16", "fp16": "fp16", "fp32": "fp32"}
+
+#: The most rows or columns of ``cast_transpose``'s matrix (its kernels' ``unsigned`` sizes; it is not cut into
+#: launches as the permutations are).
+MAX_CAST_EXTENT = 2**32 - 1
+
+#: The most items read from an iterator of dims or sizes: more than any tensor has dims, so that an endless
+#: iterator is refused (as a permutation of too many dims) instead of read forever.
+MAX_ITEMS = 1 << 16
+
+
+def ordered(values: Any, argument: str) -> Any:
+    """``values`` as a tuple where it is an iterable other than a tuple or a list (an iterator read once, at most
+    ``MAX_ITEMS + 1`` items), else as it is; LayoutError naming ``argument`` for a set or a mapping, whose order is
+    not one a caller writes (``{2, 0, 1}`` iterates as ``0, 1, 2``), as PyTorch refuses them."""
+    if type(values) is tuple or type(values) is list:
+        return values
+    if isinstance(values, (Set, Mapping)):
+        raise LayoutError(f"{argument}: must be ints in order (a tuple, a list or an iterator), got a "
+                          f"{type(values).__name__} {quote(values)}")
+    try:
+        return tuple(itertools.islice(values, MAX_ITEMS + 1))
+    except TypeError:
+        return values  # not iterable: the parser says so
 
 
 def _input(x: Any, argument: str = "x", dense: bool = False, strided: bool = False) -> Tensor:
@@ -108,11 +133,8 @@ def permute(x: Any, dims, out: Any = None, *, copy: bool = False) -> Any:
 
     Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``; ``permute(k,
     (0, 2, 1, 3))`` of multi-query attention's ``[B, S, 1, D]`` is ``k``'s view ``[B, 1, S, D]``, no copy."""
-    if type(dims) is not tuple and type(dims) is not list and dims is not None:
-        try:  # an iterator is read once, here: the fast path may read it and hand the call on
-            dims = tuple(dims)
-        except TypeError:
-            pass  # not iterable: normalize_dims says so
+    if dims is not None:  # an iterator is read once, here: the fast path may read it and hand the call on
+        dims = ordered(dims, "dims")
     if type(x).__module__ == "torch" and dims is not None:  # None is the fast path's transpose: refused below
         if out is None and copy is False and type(dims) is tuple:
             y = _dispatch.torch_view(x, dims)
@@ -126,7 +148,7 @@ def permute(x: Any, dims, out: Any = None, *, copy: bool = False) -> Any:
     if _returns_view(t, dims, out, copy):
         return _view(t, dims)
     if _autograd.tracks(x):
-        return _autograd.permute(x, dims, out)
+        return _tracked(t, dims, out)
     shape = tuple(t.shape[d] for d in dims)
     o = _output(t, out, shape, "out", strided=True)
     _permute(t, o, dims)
@@ -154,7 +176,7 @@ def transpose(x: Any, out: Any = None, *, copy: bool = False) -> Any:
     if _returns_view(t, dims, out, copy):
         return _view(t, dims)
     if _autograd.tracks(x):
-        return _autograd.permute(x, dims, out)
+        return _tracked(t, dims, out)
     o = _output(t, out, tuple(t.shape[d] for d in dims), "out", strided=True)
     _permute(t, o, dims)
     return o.value
@@ -169,6 +191,15 @@ def _returns_view(x: Tensor, dims: tuple[int, ...], out: Any, copy: Any) -> bool
         return False
     return is_contiguous(dataclasses.replace(x, shape=tuple(x.shape[d] for d in dims),
                                              strides=tuple(x.strides[d] for d in dims)))
+
+
+def _tracked(x: Tensor, dims: tuple[int, ...], out: Any) -> Any:
+    """``x.permute(dims)`` of a PyTorch ``x`` that autograd records (``ops.autograd``), not sharing ``x``'s memory:
+    where the permuted view is contiguous already (only ``copy=True`` comes here so) PyTorch's clone of it, since
+    ``autograd.Permute`` would return that view itself."""
+    if out is None and _returns_view(x, dims, None, False):
+        return _view(x, dims).clone()
+    return _autograd.permute(x.value, dims, out)
 
 
 def _view(x: Tensor, dims: tuple[int, ...]) -> Any:
@@ -204,6 +235,8 @@ def _scale(x: Tensor, scale: Any) -> tuple[Tensor | None, float]:
             value = float(scale)
         except OverflowError:  # an int beyond float64's range
             value = math.inf if scale > 0 else -math.inf
+        except ValueError:  # a signaling NaN Decimal, which float() refuses
+            raise LayoutError(f"scale: must be a number float() reads, got {quote(scale)}") from None
         with np.errstate(over="ignore"):
             return None, float(np.float32(value))
     s = describe(scale, "scale")
@@ -248,6 +281,8 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
     s, scale_value = _scale(t, scale)
     n = t.shape[-1]
     m = t.numel // n if n else math.prod(t.shape[:-1])
+    if m and n and max(m, n) > MAX_CAST_EXTENT:  # refused before anything is allocated or gathered
+        raise LayoutError(f"x: a {m} x {n} matrix exceeds 2**32 - 1 rows or columns")
     fp8_dtype = framework_dtype(t, fp8)
     o = _output(t, out, t.shape, "out", fp8_dtype, str(dtype))
     ot = _output(t, out_t, (n, m), "out_t", fp8_dtype, str(dtype))

@@ -135,6 +135,8 @@ def torch_view(x: Any, dims: tuple | None) -> Any:
             return None
     except RuntimeError:  # a sparse tensor has no strides: the general path says so
         return None
+    if dims is not None and not set(map(type, dims)) <= _INT:  # kept by dims, where 1.0 and True are 1
+        return None
     dims = _transpose_dims(x.dim()) if dims is None else dims
     dims = None if dims is None else _order_kept(x.shape, dims)
     if dims is None:

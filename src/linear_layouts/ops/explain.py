@@ -16,12 +16,16 @@ Example (an H100's grid, the default; ``device="H200"`` for an H200's)::
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from linear_layouts.core.element_type import element_type
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import quote
+from linear_layouts.ops.api import ordered
 from linear_layouts.ops.kernels import KERNEL_KINDS, GridShape
 from linear_layouts.ops.launch import MIN_ARCH
 from linear_layouts.ops.launches import Copy, Launch, _plan, permute_launches, pointer_alignment
@@ -110,6 +114,17 @@ def _summary(item: Launch | Copy) -> LaunchSummary:
                          k.threads // 32, item.ctas, getattr(k, "fold", ""))
 
 
+def _index(value: Any) -> int | None:
+    """``value`` as a Python int where it is an integer (a NumPy or PyTorch one too, by ``__index__``) but not a bool;
+    else None."""
+    if isinstance(value, (bool, np.bool_)) or not hasattr(value, "__index__"):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:  # a 0-d float array has an __index__ that refuses
+        return None
+
+
 def _grid(device: Any) -> GridShape:
     """``explain``'s ``device`` as the grid the planner reads: a Target's (or a known device name's) SMs, L2 and
     architecture, or the GridShape."""
@@ -140,11 +155,15 @@ def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | Target | None
     the argument for a bad shape (or one over ``MAX_BYTES``), permutation, element type, device or offset."""
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise LayoutError(f"shape: must be a sequence of sizes, got {quote(shape)}")
-    shape = tuple(shape)
-    if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in shape):
-        raise LayoutError(f"shape: sizes must be ints >= 0, got {quote(shape)}")
-    dims = normalize_dims(dims, len(shape))
-    kind = element_type(dtype)
+    sizes = tuple(ordered(shape, "shape"))
+    shape = tuple(_index(s) for s in sizes)
+    if any(s is None or s < 0 for s in shape):
+        raise LayoutError(f"shape: sizes must be ints >= 0, got {quote(sizes)}")
+    dims = normalize_dims(ordered(dims, "dims"), len(shape))
+    try:
+        kind = element_type(dtype)
+    except LayoutError as error:
+        raise LayoutError(f"dtype: {error}") from None
     itemsize = kind.bytes
     if kind.bits % 8 or itemsize not in (1, 2, 4, 8, 16):
         raise LayoutError(f"dtype: the ops move whole elements of 1, 2, 4, 8 or 16 bytes, got {kind.name}")
@@ -152,10 +171,13 @@ def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | Target | None
         raise LayoutError(f"shape: {shape} of {itemsize}-byte elements is {math.prod(shape) * itemsize} bytes, over "
                           f"the {MAX_BYTES} (1 TiB) explain plans; no GPU holds such a tensor")
     device = _grid(device)
+    offsets = []
     for name, offset in (("src_offset", src_offset), ("dst_offset", dst_offset)):
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 or offset % itemsize:
+        offsets.append(_index(offset))
+        if offsets[-1] is None or offsets[-1] < 0 or offsets[-1] % itemsize:
             raise LayoutError(f"{name}: must be an int >= 0 and a multiple of the {itemsize}-byte elements, "
                               f"got {quote(offset)}")
+    src_offset, dst_offset = offsets
     base = 1 << 40  # any 16-byte aligned address: the plan reads addresses modulo a sector only
     launches = permute_launches(shape, dims, itemsize, base + src_offset, 2 * base + dst_offset, device)
     problem = _plan(shape, dims, itemsize, pointer_alignment(src_offset, dst_offset))

@@ -27,6 +27,7 @@ Example (on a GPU)::
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -369,5 +370,5 @@ def _check() -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise LayoutError(f"{name}: must be an int, 1 or more, got {value!r}")
     for name, value in (("AUTOTUNE_MARGIN", AUTOTUNE_MARGIN), ("AUTOTUNE_WINDOW_US", AUTOTUNE_WINDOW_US)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise LayoutError(f"{name}: must be a number, 0 or more, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            raise LayoutError(f"{name}: must be a finite number, 0 or more, got {value!r}")
