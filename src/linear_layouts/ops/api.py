@@ -133,8 +133,8 @@ def permute(x: Any, dims, out: Any = None, *, copy: bool = False) -> Any:
 
     Example: ``permute(q, (0, 2, 1, 3))`` turns attention's ``[B, S, H, D]`` into ``[B, H, S, D]``; ``permute(k,
     (0, 2, 1, 3))`` of multi-query attention's ``[B, S, 1, D]`` is ``k``'s view ``[B, 1, S, D]``, no copy."""
-    if dims is not None:  # an iterator is read once, here: the fast path may read it and hand the call on
-        dims = ordered(dims, "dims")
+    if type(dims) is not tuple and type(dims) is not list and dims is not None:
+        dims = ordered(dims, "dims")  # an iterator is read once, here: the fast path may read it and hand it on
     if type(x).__module__ == "torch" and dims is not None:  # None is the fast path's transpose: refused below
         if out is None and copy is False and type(dims) is tuple:
             y = _dispatch.torch_view(x, dims)

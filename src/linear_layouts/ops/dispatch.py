@@ -135,13 +135,16 @@ def torch_view(x: Any, dims: tuple | None) -> Any:
             return None
     except RuntimeError:  # a sparse tensor has no strides: the general path says so
         return None
-    if dims is not None and not set(map(type, dims)) <= _INT:  # kept by dims, where 1.0 and True are 1
-        return None
-    dims = _transpose_dims(x.dim()) if dims is None else dims
-    dims = None if dims is None else _order_kept(x.shape, dims)
     if dims is None:
+        kept = _transpose_dims(x.dim())
+        kept = None if kept is None else _order_kept(x.shape, kept)
+    else:
+        kept = _order_kept(x.shape, dims)
+        if kept is not None and not set(map(type, dims)) <= _INT:  # kept by dims, where 1.0 and True are 1
+            return None
+    if kept is None:
         return None
-    return x.permute(*dims) if dims else x
+    return x.permute(*kept) if kept else x
 
 
 def in_memory_order(shape: tuple[int, ...], dims: tuple[int, ...]) -> bool:
