@@ -38,11 +38,10 @@ from typing import Any
 
 from linear_layouts.core.arguments import checked
 from linear_layouts.analysis.conversion import BARRIER_COST, ConversionPlan, plan_conversion
-from linear_layouts.core.element_type import ir_element_bits
 from linear_layouts.core.errors import LayoutError
-from linear_layouts.core.limits import MAX_ELEMENTS, shorten
+from linear_layouts.core.limits import MAX_ELEMENTS, quote, shorten
 from linear_layouts.triton_model.ir_text import Function, Location, Module, Op, parse_module
-from linear_layouts.triton_model.encodings import Layouts, Resolver, is_shared_encoding
+from linear_layouts.triton_model.encodings import Layouts, Resolver, check_layouts_fit, is_shared_encoding
 from linear_layouts.triton_model.ir_types import TensorType, parse_type
 from linear_layouts.triton_model.lowering import (  # noqa: F401  (TENSORMAP_RANK2_*: their old home)
     NO_OP,
@@ -354,6 +353,14 @@ class _Site:
 # --------------------------------------------------------------------------------------------------
 
 
+def _bits(t: TensorType) -> int:
+    """Bits of one element of ``t`` (``TensorType.bitwidth``); LayoutError for an element type of no known
+    width (``i4``, ``q7``): its traffic is not guessed."""
+    if t.bitwidth is None:
+        raise LayoutError(f"ttgir: element type {quote(t.element_type)} has no known width in bits")
+    return t.bitwidth
+
+
 def _convert_layout(a: _Analyzer, at: _Site) -> SharedOp | None:
     """``ttg.convert_layout`` between distributed layouts: Triton's lowering and our plan, flagged when ours
     is cheaper by the cost model."""
@@ -362,7 +369,7 @@ def _convert_layout(a: _Analyzer, at: _Site) -> SharedOp | None:
     if not s.encoding or is_shared_encoding(s.encoding) or is_shared_encoding(d.encoding):
         return None
     src, dst = a.linear(s), a.linear(d)
-    bits = s.bitwidth or 32
+    bits = _bits(s)
     triton = convert_lowering(src, dst, bits, a.target, tail=id(op) == a.tail)
     try:
         ours = plan_conversion(src, dst, max(bits, 8), target=a.target)
@@ -393,7 +400,7 @@ def _local_access(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp | None:
     if not is_shared_encoding(mem.encoding):
         return at.unmodeled(f"memory encoding {a.name(mem)} is not a shared layout")
     shared, dist = a.linear(mem), a.linear(reg)
-    bits = reg.bitwidth or 32
+    bits = _bits(reg)
     if a.padded(mem):
         return at.unmodeled("padded shared layout: padding is not modeled")
     triton = local_lowering(dist, shared, bits, direction, a.target)
@@ -416,10 +423,10 @@ def _reduce(a: _Analyzer, at: _Site) -> SharedOp | None:
     src = a.linear(ins[0])
     result = a.linear(outs[0]) if outs and outs[0].kind == "tensor" and outs[0].encoding else None
     lowering = reduce_lowering_smem if a.smem_reduce else reduce_lowering
-    triton = lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], result, a.target)
+    triton = lowering(src, op.attr_int("axis") or 0, [_bits(t) for t in ins], result, a.target)
     if triton.kind == NO_OP:
         return None
-    return SharedOp(at.index, op.name, "reduce", op.loc, ins[0].shape, ins[0].element_type, ins[0].bitwidth or 32,
+    return SharedOp(at.index, op.name, "reduce", op.loc, ins[0].shape, ins[0].element_type, _bits(ins[0]),
                     a.name(ins[0]), a.name(outs[0]) if outs and outs[0].encoding else "scalar", triton,
                     None, at.depth, at.count, None, tuple(_conflict_flags(triton)), src, result)
 
@@ -431,7 +438,7 @@ def _histogram(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp:
     if not out.encoding or len(out.shape) != 1:
         return at.unmodeled("histogram with an unexpected result")
     bins = _strip(a.linear(out))
-    bits = out.bitwidth or 32
+    bits = _bits(out)
     triton = histogram_lowering(bins, bits)
     return SharedOp(at.index, op.name, "histogram", op.loc, out.shape, out.element_type, bits, "bins", a.name(out),
                     triton, None, at.depth, at.count, None, tuple(_conflict_flags(triton)), bins, bins)
@@ -444,13 +451,13 @@ def _scan(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp | None:
     if not ins or not ins[0].encoding:
         return None
     src = a.linear(ins[0])
-    triton = scan_lowering(src, op.attr_int("axis") or 0, [t.bitwidth or 32 for t in ins], a.target,
+    triton = scan_lowering(src, op.attr_int("axis") or 0, [_bits(t) for t in ins], a.target,
                            exact_tail=a.smem_reduce)
     if triton.kind == NO_OP:
         return None
     if triton.kind != SHARED:
         return at.unmodeled(triton.note)
-    return SharedOp(at.index, op.name, "scan", op.loc, ins[0].shape, ins[0].element_type, ins[0].bitwidth or 32,
+    return SharedOp(at.index, op.name, "scan", op.loc, ins[0].shape, ins[0].element_type, _bits(ins[0]),
                     a.name(ins[0]), a.name(ins[0]), triton, None, at.depth, at.count, None,
                     tuple(_conflict_flags(triton)), src, src)
 
@@ -461,7 +468,7 @@ def _async_copy(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp:
     ptr, mem = a.typ(op.operand_types[0]), a.typ(op.result_types[0])
     if not is_shared_encoding(mem.encoding) or a.padded(mem):
         return at.unmodeled("cp.async into a padded or non-shared layout")
-    bits = ir_element_bits(mem.element_type) or 32
+    bits = _bits(mem)
     shared, dist = a.linear(mem), a.linear(ptr)
     triton = async_copy_lowering(dist, shared, bits, op.attr_int("contiguity") or 1)
     return SharedOp(at.index, op.name, "async_copy", op.loc, mem.shape, mem.element_type, bits, a.name(ptr),
@@ -484,7 +491,7 @@ def _atomic_result(a: _Analyzer, at: _Site) -> SharedOp | None:
     op = at.op
     if not op.result_types or op.result_types[0].startswith("tensor") or id(op) not in a.results_used:
         return None
-    bits = parse_type(op.result_types[0]).bitwidth or 32
+    bits = _bits(parse_type(op.result_types[0]))
     triton = atomic_result_lowering(bits, a.module.num_warps)
     return SharedOp(at.index, op.name, "atomic_result", op.loc, (), op.result_types[0], bits, "thread 0", "all threads",
                     triton, None, at.depth, at.count)
@@ -660,8 +667,10 @@ def analyze_module(module: Module, *, resolver: Resolver | None = None, name: st
     produces it.
 
     Requires: the module's CTAs (``ttg.num-warps`` x ``ttg.threads-per-warp`` x ``ttg.num-ctas`` threads) at
-    most ``limits.MAX_ELEMENTS`` threads, each count a power of two: the analysis simulates every warp."""
+    most ``limits.MAX_ELEMENTS`` threads, each count a power of two: the analysis simulates every warp; every
+    distributed layout that reads of those threads (``encodings.check_layouts_fit``)."""
     check_cta_threads(module)
+    _check_layouts_fit(module)
     layouts = Layouts(module, resolver)
     fn = module.functions[0]
     if target is None:
@@ -733,6 +742,14 @@ def check_cta_threads(module: Module) -> None:
         raise LayoutError(f"ttgir: {' x '.join(f'{k} = {v}' for k, v in counts)} is {threads} threads, above the "
                           f"{MAX_ELEMENTS} the report simulates (linear_layouts.limits.MAX_ELEMENTS; a GPU runs at "
                           "most 1024 threads per CTA)")
+
+
+def _check_layouts_fit(module: Module) -> None:
+    """``encodings.check_layouts_fit`` of the layouts that read (a missing ``ttg.num-warps`` read as 4 must
+    not price an 8-warp layout), where every op runs on the module's warps: not in a ``ttg.warp_specialize``
+    kernel, whose partitions run on warps of their own."""
+    if not any(op.name == "ttg.warp_specialize" for fn in module.functions for op in fn.walk()):
+        check_layouts_fit(module, "ttgir", unread_ok=True)
 
 
 def _encodings(module: Module) -> list[str]:

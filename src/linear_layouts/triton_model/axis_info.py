@@ -183,7 +183,7 @@ class _Analysis:
         for region in op.regions:  # combiners, partitions: their values are Triton's entry state
             self.unknown_region(region)
         for k, (result, ty) in enumerate(zip(op.results, op.result_types)):
-            info = self.transfer(op, ty) if k == 0 else None
+            info = self.transferred(op, ty) if k == 0 else None
             if info is None:
                 info = AxisInfo.unknown(_rank(ty))
             self.set(result, _hints(op.attrs, info), ty)
@@ -194,6 +194,16 @@ class _Analysis:
         self.region(region)
 
     # -- the visitors ------------------------------------------------------------------------------
+    def transferred(self, op: Op, ty: str) -> AxisInfo | None:
+        """``transfer``'s facts of the op's result of type ``ty``; None (nothing known) where they or its
+        operands' facts have other ranks than its types say (a malformed text: ``tt.make_range`` to a 2-D
+        tensor, ``tt.broadcast`` from a higher rank)."""
+        try:
+            info = self.transfer(op, ty)
+        except IndexError:  # an operand's facts of fewer dims than the op reads
+            return None
+        return info if info is not None and info.rank == _rank(ty) else None
+
     def transfer(self, op: Op, ty: str) -> AxisInfo | None:
         name = op.name
         shape = _shape(ty)

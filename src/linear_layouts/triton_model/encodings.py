@@ -113,11 +113,12 @@ def module_types(module: Module) -> Mapping[str, TensorType]:
 
 
 @checked
-def check_layouts_fit(module: Module, argument: str = "text") -> None:
+def check_layouts_fit(module: Module, argument: str = "text", *, unread_ok: bool = False) -> None:
     """``LayoutError`` naming ``argument`` unless every distributed layout of ``module``'s tensor types has
     the module's lanes per warp (``ttg.threads-per-warp``), warps per CTA (``ttg.num-warps``) and CTAs
     per CGA (``ttg.num-ctas``), as Triton's verifier demands ("Layout has 32 threads per warp, but the
     module specifies 64"; "Layout has 1 CTAs per CGA, but the context requires 2 CTAs per CGA").
+    ``unread_ok``: a layout that does not read is skipped (the report lists it as not read), not refused.
 
     >>> from linear_layouts.triton_model.ir_text import parse_module
     >>> check_layouts_fit(parse_module('''module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 64 : i32} {
@@ -133,12 +134,18 @@ def check_layouts_fit(module: Module, argument: str = "text") -> None:
     for text, t in module_types(module).items():
         if t.kind != "tensor" or is_shared_encoding(t.encoding) or is_tensor_memory_encoding(t.encoding):
             continue
-        layout = layouts.linear(t)
+        try:
+            layout = layouts.linear(t)
+        except LayoutError:
+            if unread_ok:
+                continue
+            raise
         for dim, want, key, per in (("lane", module.threads_per_warp, "ttg.threads-per-warp", "warp"),
                                     ("warp", module.num_warps, "ttg.num-warps", "CTA"),
                                     ("block", module.num_ctas, "ttg.num-ctas", "CGA")):
             have = layout.in_dim_size(dim)
             if have != want:
+                has = f"{want} ({key})" if key in module.attributes else f"no {key} (read as {want})"
                 raise LayoutError(f"{argument}: the layout of {quote(text)} has {have} {dim}s per "
-                                  f"{per}, but the module has {want} ({key}): "
+                                  f"{per}, but the module has {has}: "
                                   "every distributed layout of a module has its lanes, warps and CTAs")
