@@ -72,3 +72,25 @@ def test_an_element_of_no_known_width_is_not_priced_as_32_bits(element):
     [scan] = [u.reason for u in report.unmodeled if u.op == "tt.scan"]
     assert f"element type '{element}' has no known width in bits" in scan, scan
 
+
+
+def test_a_nul_character_is_refused_where_it_would_cut_a_name():
+    """``tt.sc\\0an`` read as an op ``tt.sc`` of its own: the scan vanished from the report."""
+    text = (IR / "cumsum.ttgir").read_text()
+    at = text.index("tt.scan")
+    line = text.count("\n", 0, at) + 1
+    with pytest.raises(LayoutError, match=f"a NUL character at line {line}, column"):
+        parse_module(text[:at + 5] + "\0" + text[at + 5:])
+
+
+def test_a_conversion_of_no_tensor_type_is_not_dropped():
+    """An operand type in parentheses (no tensor type to the parser): the conversion was left out of both the
+    ops and the ops not understood."""
+    text = (IR / "transpose.ttgir").read_text()
+    old = "%17 = ttg.convert_layout %0 : tensor<64x64xf16, #blocked1> -> tensor<64x64xf16, #blocked>"
+    assert old in text
+    report = analyze_ttgir(text.replace(old, old.replace(": tensor<64x64xf16, #blocked1>",
+                                                          ": ((tensor<64x64xf16, #blocked1>))")),
+                           with_triton_estimate=False)
+    assert [u.reason for u in report.unmodeled if u.op == "ttg.convert_layout"] == [
+        "operand or result of type (tensor<64x64xf16, #blocked1>) -> tensor<64x64xf16, #blocked>: not a tensor type"]

@@ -259,7 +259,8 @@ def check_ir_size(size: int, what: str, *, max_bytes: int = MAX_IR_BYTES, keywor
 
 def check_ir_text(text: str, what: str = "text", *, max_bytes: int = MAX_IR_BYTES) -> str:
     """``text`` if its UTF-8 encoding has at most ``max_bytes`` bytes (:func:`check_ir_size`), counted only
-    when its length could exceed them (a character is at most 4 bytes).
+    when its length could exceed them (a character is at most 4 bytes), and it holds no NUL character (MLIR
+    writes none; inside a name it would cut the name short and the op would read as another).
 
     >>> check_ir_text("tt.func @k() {}")
     'tt.func @k() {}'
@@ -268,6 +269,10 @@ def check_ir_text(text: str, what: str = "text", *, max_bytes: int = MAX_IR_BYTE
     if 4 * len(text) > max_bytes:
         size = len(text) if len(text) > max_bytes else len(text.encode("utf-8", "surrogatepass"))
         check_ir_size(size, what, max_bytes=max_bytes)
+    nul = text.find("\0")
+    if nul >= 0:
+        line, column = text.count("\n", 0, nul) + 1, nul - text.rfind("\n", 0, nul)
+        raise LayoutError(f"{what}: a NUL character at line {line}, column {column}: IR text has none")
     return text
 
 

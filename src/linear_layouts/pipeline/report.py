@@ -361,11 +361,14 @@ def _bits(t: TensorType) -> int:
     return t.bitwidth
 
 
-def _convert_layout(a: _Analyzer, at: _Site) -> SharedOp | None:
+def _convert_layout(a: _Analyzer, at: _Site) -> SharedOp | UnmodeledOp | None:
     """``ttg.convert_layout`` between distributed layouts: Triton's lowering and our plan, flagged when ours
     is cheaper by the cost model."""
     op = at.op
     s, d = a.typ(op.operand_types[0]), a.typ(op.result_types[0])
+    if s.kind != "tensor" or d.kind != "tensor":
+        return at.unmodeled(f"operand or result of type {shorten(op.operand_types[0])} -> "
+                            f"{shorten(op.result_types[0])}: not a tensor type")
     if not s.encoding or is_shared_encoding(s.encoding) or is_shared_encoding(d.encoding):
         return None
     src, dst = a.linear(s), a.linear(d)
