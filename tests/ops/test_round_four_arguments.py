@@ -86,7 +86,7 @@ def test_explain_takes_numpy_sizes_and_offsets():
             ops.explain(shape, (1, 0), "bf16")
 
 
-@pytest.mark.parametrize("dtype", ["complex64", np.complex128, "fp61", None, 3])
+@pytest.mark.parametrize("dtype", ["complex32x", "object", "fp61", None, 3])
 def test_explain_dtype_errors_name_the_argument(dtype):
     with pytest.raises(LayoutError, match="^dtype: "):
         ops.explain((4, 8), (1, 0), dtype)
@@ -177,3 +177,13 @@ def test_a_signaling_nan_scale_is_refused():
     """``float(Decimal("sNaN"))`` raises a ValueError of its own: the scale is refused by name instead."""
     with pytest.raises(LayoutError, match="scale: must be a number float"):
         ops.cast_transpose(FakeArray((4, 8)), "e4m3", decimal.Decimal("sNaN"))
+
+
+@pytest.mark.parametrize("dtype, name, like", [("complex64", "complex64", "b64"), (np.complex128, "complex128", "b128"),
+                                               (np.dtype("complex64"), "complex64", "b64")])
+def test_explain_plans_complex_types_by_their_size(dtype, name, like):
+    """``permute`` moves complex tensors by their size; ``explain`` refused them (not an element type)."""
+    got, same = ops.explain((64, 96), (1, 0), dtype, "H200"), ops.explain((64, 96), (1, 0), like, "H200")
+    assert got.dtype == name and got.launches == same.launches and got.nbytes == same.nbytes
+    with pytest.raises(LayoutError, match="dtype: dtype 'object' is not a known element type"):
+        ops.explain((64, 96), (1, 0), "object", "H200")

@@ -125,6 +125,33 @@ def _index(value: Any) -> int | None:
         return None
 
 
+def _element(dtype: Any) -> tuple[str, int]:
+    """``dtype``'s name and bytes: an element type ``core.element_type`` names, or a complex type of NumPy or PyTorch
+    (which the package does not name: ``permute`` moves it by its size). Example: ``"complex64"`` -> 8 bytes."""
+    try:
+        kind = element_type(dtype)
+    except LayoutError as error:
+        found = _complex(dtype)
+        if found is None:
+            raise LayoutError(f"dtype: {error}") from None
+        return found
+    if kind.bits % 8 or kind.bytes not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"dtype: the ops move whole elements of 1, 2, 4, 8 or 16 bytes, got {kind.name}")
+    return kind.name, kind.bytes
+
+
+def _complex(dtype: Any) -> tuple[str, int] | None:
+    """The name and bytes of a complex ``dtype`` (``torch.complex64``, ``np.complex128``, ``"complex64"``), else
+    None."""
+    if getattr(dtype, "is_complex", False) is True:  # a torch.dtype
+        return str(dtype), dtype.itemsize
+    try:
+        found = np.dtype(dtype)
+    except (TypeError, ValueError):
+        return None
+    return (found.name, found.itemsize) if found.kind == "c" else None
+
+
 def _grid(device: Any) -> GridShape:
     """``explain``'s ``device`` as the grid the planner reads: a Target's (or a known device name's) SMs, L2 and
     architecture, or the GridShape."""
@@ -148,7 +175,7 @@ def _grid(device: Any) -> GridShape:
 def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | Target | None = None, src_offset: int = 0,
             dst_offset: int = 0) -> PermuteSummary:
     """What ``permute(x, dims)`` launches for a contiguous ``x`` of ``shape`` and element type ``dtype`` (anything
-    ``core.element_type`` names: ``"bf16"``, ``torch.float32``, ...) on ``device``: a known GPU's ``Target`` or name
+    ``core.element_type`` names: ``"bf16"``, ``torch.float32``, ...; or a complex type, by its size) on ``device``: a known GPU's ``Target`` or name
     (``"H200"``: its SMs, L2 and architecture, ``target.TARGETS``), or a ``GridShape`` of any SMs, L2 bytes and
     architecture; default the ``DEFAULT_TARGET``'s (an H100's). ``src_offset`` / ``dst_offset``: the input's and
     output's bytes past 16-byte aligned addresses (narrower accesses follow from odd offsets). LayoutError naming
@@ -160,13 +187,7 @@ def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | Target | None
     if any(s is None or s < 0 for s in shape):
         raise LayoutError(f"shape: sizes must be ints >= 0, got {quote(sizes)}")
     dims = normalize_dims(ordered(dims, "dims"), len(shape))
-    try:
-        kind = element_type(dtype)
-    except LayoutError as error:
-        raise LayoutError(f"dtype: {error}") from None
-    itemsize = kind.bytes
-    if kind.bits % 8 or itemsize not in (1, 2, 4, 8, 16):
-        raise LayoutError(f"dtype: the ops move whole elements of 1, 2, 4, 8 or 16 bytes, got {kind.name}")
+    element, itemsize = _element(dtype)
     if math.prod(shape) * itemsize > MAX_BYTES:
         raise LayoutError(f"shape: {shape} of {itemsize}-byte elements is {math.prod(shape) * itemsize} bytes, over "
                           f"the {MAX_BYTES} (1 TiB) explain plans; no GPU holds such a tensor")
@@ -186,5 +207,5 @@ def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | Target | None
         rows, cols, batch = problem.rows, problem.cols * problem.element_bytes // itemsize, problem.batch_count
     else:
         rows, cols, batch = math.prod(shape), 1, 1
-    return PermuteSummary(shape, dims, kind.name, device, problem.kind.value, rows, cols, batch, nbytes,
+    return PermuteSummary(shape, dims, element, device, problem.kind.value, rows, cols, batch, nbytes,
                           tuple(_summary(item) for item in launches))
