@@ -173,7 +173,7 @@ def load(ident: dict[str, str], root: Path | None = None) -> Decision | None:
 
     try:
         path = decision_path(ident, root)
-    except CompileError as error:
+    except (CompileError, RuntimeError) as error:  # RuntimeError: e.g. no home folder to put the cache in
         warnings.warn(f"decision cache: {error}", CacheWarning, stacklevel=2)
         return None
     if not os.path.lexists(path):
@@ -228,7 +228,7 @@ def store(ident: dict[str, str], decision: Decision, root: Path | None = None) -
         record = dict(asdict(decision), basis=decision.basis.value)
         entry = {"key": _digest(ident), "identity": ident, "decision": record, "decision_sha256": _digest(record)}
         _write_private(path, json.dumps(entry, indent=1, sort_keys=True).encode("utf-8"))
-    except (CompileError, OSError) as error:
+    except (CompileError, OSError, RuntimeError) as error:  # RuntimeError: e.g. no home folder for the cache
         warnings.warn(f"decision cache: cannot store a decision: {error}", CacheWarning, stacklevel=2)
         return None
     return path

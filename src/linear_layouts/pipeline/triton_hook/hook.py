@@ -5,10 +5,11 @@ What is installed (``_install``), the same on Triton 3.6 and 3.9:
 
 * ``triton.knobs.runtime.add_stages_inspection_hook`` = a ``_StagesHook`` chained to the hook found there
   (a user's own): called with no arguments it returns (key, hash) -- ``Settings.cache_key`` /
-  ``Settings.jit_hash`` of the settings in force, followed by the previous hook's --, which Triton appends
-  to its on-disk cache key and to the JIT's in-memory key; called as ``hook(backend, stages, options,
-  language, capability)`` by the backend's ``add_stages`` it puts our stage in (``stage.add_stages``), then
-  calls the previous hook.
+  ``Settings.jit_hash`` of the settings in force (Triton's own where ours cannot be computed), followed by the
+  previous hook's where it gives one (a hook written for Triton 3.6 takes no call without arguments) --, which
+  Triton appends to its on-disk cache key and to the JIT's in-memory key; called as ``hook(backend, stages,
+  options, language, capability)`` by the backend's ``add_stages`` it puts our stage in
+  (``stage.add_stages``), then calls the previous hook.
 * Where Triton's ``compile`` does not append the hook's key to its cache key (3.6), its module's
   ``get_cache_key`` is wrapped to append it; where the JIT's ``run`` does not append the hook's hash to its
   key (3.6), the JIT module's ``compute_cache_key`` is wrapped to append it, as 3.9 does itself: a kernel
@@ -55,11 +56,11 @@ class _StagesHook:
 
     def __call__(self, *args: Any) -> Any:
         if not args:
-            settings = _keyed.settings = current()
-            key, digest = settings.cache_key, settings.jit_hash
-            if self.previous is not None:
-                their_key, their_hash = self.previous()
-                key, digest = key + their_key, f"{digest}+{their_hash}"
+            settings, key, digest = _own_key(current())
+            _keyed.settings = settings
+            theirs = _previous_key(self.previous) if self.previous is not None else None
+            if theirs is not None:
+                key, digest = key + theirs[0], f"{digest}+{theirs[1]}"
             return key, digest
         backend, stages, options, language = args[:4]
         settings, _keyed.settings = getattr(_keyed, "settings", None) or current(), None
@@ -70,6 +71,29 @@ class _StagesHook:
         if self.previous is not None:
             return self.previous(*args)
         return None
+
+
+def _own_key(settings: Settings) -> tuple[Settings, str, str]:
+    """(settings, cache key, JIT hash) of a compile under ``settings``; Triton's own compile (``off``), warned
+    once, where our key cannot be computed (e.g. a file of the package it hashes cannot be read)."""
+    try:
+        return settings, settings.cache_key, settings.jit_hash
+    except Exception as error:  # noqa: BLE001 - never break a compile
+        warn_once("hook", f"computing our cache key failed: {type(error).__name__}: {shorten(str(error), 200)}")
+        off = Settings(Mode.OFF)
+        return off, off.cache_key, off.jit_hash
+
+
+def _previous_key(previous: Callable) -> tuple[str, str] | None:
+    """The (key, hash) the hook ours chains to gives when called without arguments, or None where it gives none:
+    a hook written for Triton 3.6 (which calls it only with a compile's stages) takes no such call."""
+    try:
+        found = previous()
+    except Exception:  # noqa: BLE001 - e.g. a TypeError: it needs the stages' arguments
+        return None
+    if isinstance(found, tuple) and len(found) == 2 and all(isinstance(part, str) for part in found):
+        return found
+    return None
 
 
 _hook: _StagesHook | None = None

@@ -28,6 +28,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import sys
 import tempfile
 import threading
 import warnings
@@ -125,13 +126,23 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, "ttg.thr
 """
 
 
+#: one probe at a time: each silences standard error (file descriptor 2) and puts back what it found there
+_probe_lock = threading.Lock()
+
+
 @functools.cache
 def keeps_broadcast_registers() -> bool:
     """Whether the installed Triton's LinearLayout of a blocked layout keeps its zero (broadcast) register
     bases, the rule its reshape verifier compares by (Triton 3.6 keeps them, 3.9 drops them): whether its
     parser takes ``_BROADCAST_PROBE`` (a ``sizePerThread = [2, 1]`` result on ``[1, 2]``, an operand with
     one zero register base). False (3.9's rule) where Triton cannot say. The parser's diagnostic for the
-    probe it rejects is not shown (standard error is silenced while it parses)."""
+    probe it rejects is not shown (standard error is silenced while it parses, one thread at a time)."""
+    with _probe_lock:
+        return _parses_broadcast_probe()
+
+
+def _parses_broadcast_probe() -> bool:
+    """Triton's parser takes ``_BROADCAST_PROBE``, standard error silenced while it parses."""
     try:
         from triton._C.libtriton import ir
     except ImportError:
@@ -219,7 +230,7 @@ def _ttgir_file(text: str) -> Iterator[Path]:
             if os.path.lexists(path):
                 path.unlink()
             _write_private(path, data)
-    except (CompileError, OSError):
+    except (CompileError, OSError, RuntimeError):  # RuntimeError: e.g. no home folder to put the cache in
         handle, name = tempfile.mkstemp(prefix="linear_layouts_", suffix=".ttgir")
         try:
             with os.fdopen(handle, "wb") as file:
@@ -231,22 +242,33 @@ def _ttgir_file(text: str) -> Iterator[Path]:
     yield path
 
 
+def _current_device_name() -> str | None:
+    """The current CUDA device's name, where this process has initialized CUDA already (PyTorch's, as Triton's
+    NVIDIA driver has it), else None: asking would initialize CUDA in a process that only compiles (a
+    forked child could then no longer use the GPU)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    from triton.runtime import driver
+
+    interface = driver.active.get_device_interface()
+    return str(interface.get_device_name(interface.current_device()))
+
+
 def compile_target(backend: Any) -> Any:
     """The ``Target`` of a compile by Triton's ``backend``: its capability (``backend.target.arch``) gives the
-    architecture, the current device's name the device (``H200``) where the driver names a known one, else
-    the architecture's default device; None where neither is readable (then the TTGIR's own target is used)."""
+    architecture, the current device's name the device (``H200``) where CUDA is initialized and the driver
+    names a known one, else the architecture's default device; None where neither is readable (then the
+    TTGIR's own target is used)."""
     from linear_layouts.core.errors import LayoutError
     from linear_layouts.target import TARGETS, device_name, named_target
 
     arch = getattr(getattr(backend, "target", None), "arch", None)
     if not isinstance(arch, int):
         return None
-    device = None
     try:
-        from triton.runtime import driver
-
-        interface = driver.active.get_device_interface()
-        device = device_name(str(interface.get_device_name(interface.current_device())))
+        found_name = _current_device_name()
+        device = device_name(found_name) if found_name is not None else None
     except Exception:  # noqa: BLE001 - no driver, no device: the architecture's default device
         device = None
     try:

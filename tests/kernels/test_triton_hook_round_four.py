@@ -1,0 +1,130 @@
+"""The Triton hook, fourth review (no GPU): a user's hook written for Triton 3.6 chained to ours; a cache key of
+ours that cannot be computed; two threads probing Triton's parser at once; a cache folder whose path cannot be
+resolved; a compile that must not initialize CUDA."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import types
+import warnings
+
+import pytest
+
+triton = pytest.importorskip("triton")
+from triton.backends.compiler import GPUTarget, Language  # noqa: E402
+
+import linear_layouts.triton as lt  # noqa: E402
+from linear_layouts.codegen.ptx import CacheWarning  # noqa: E402
+from linear_layouts.pipeline.triton_hook import decisions, stage  # noqa: E402
+from linear_layouts.pipeline.triton_hook import settings as hook_settings  # noqa: E402
+from linear_layouts.pipeline.triton_hook.decisions import Basis  # noqa: E402
+
+from .test_triton_hook import clean, compile_file, hook_warnings  # noqa: E402, F401  (clean: autouse)
+
+TARGET = GPUTarget("cuda", 90, 32)
+IDENTITY = {"kernel": "k", "source": "s", "compile": "c", "target": "cuda:90:32", "device": "H200",
+            "triton": "3.9.0", "linear_layouts": "0.1.0-0"}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the cache key: a previous hook that gives none, ours that cannot be computed
+# --------------------------------------------------------------------------------------------------------------
+def test_a_users_hook_written_for_triton_36_still_compiles_when_chained_to_ours():
+    """Triton 3.6 calls the hook only as ``hook(backend, stages, options, language, capability)``: a user's hook
+    of that form, found when ours is installed, must not be asked for a key in a way that breaks the compile."""
+    calls = []
+
+    def users_hook(backend, stages, options, language, capability):
+        calls.append(language)
+
+    triton.knobs.runtime.add_stages_inspection_hook = users_hook
+    lt.enable("model")
+    key, digest = triton.knobs.runtime.add_stages_inspection_hook()
+    assert key.startswith("-linear_layouts-") and digest.startswith("linear_layouts-model-")
+    kernel = compile_file("vector_add")
+    assert calls == [Language.TRITON] and kernel.metadata.linear_layouts["failed"] is False
+
+
+def test_a_cache_key_of_ours_that_cannot_be_computed_keeps_tritons_own_compile(monkeypatch):
+    """A file of the package that cannot be read (``package_key``): Triton's own key and stages, one warning."""
+    def unreadable():
+        raise PermissionError(13, "Permission denied", "target/devices/H200.json")
+
+    monkeypatch.setattr(hook_settings, "package_key", unreadable)
+    lt.enable("model")
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        kernel = compile_file("vector_add")
+    assert getattr(kernel.metadata, "linear_layouts", None) is None
+    assert [m for m in hook_warnings(record) if "computing our cache key failed" in m] == hook_warnings(record)
+    assert len(hook_warnings(record)) == 1
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the parser probe: standard error put back where it was, whatever the threads
+# --------------------------------------------------------------------------------------------------------------
+def test_two_threads_probing_the_parser_at_once_leave_standard_error_as_it_was(monkeypatch):
+    """Each probe silences file descriptor 2 while Triton parses; two at once (two first compiles on two threads)
+    must not leave it pointing at /dev/null."""
+    from triton._C.libtriton import ir
+
+    parse = ir.parse_mlir_module
+    started = []
+
+    def slow_parse(path, context):
+        started.append(path)
+        time.sleep(0.2 if len(started) == 1 else 0.4)  # the second probe ends after the first
+        return parse(path, context)
+
+    monkeypatch.setattr(ir, "parse_mlir_module", slow_parse)
+    stage.keeps_broadcast_registers.cache_clear()
+    before = os.fstat(2)
+    try:
+        first = threading.Thread(target=stage.keeps_broadcast_registers)
+        second = threading.Thread(target=stage.keeps_broadcast_registers)
+        first.start()
+        time.sleep(0.05)
+        second.start()
+        first.join()
+        second.join()
+        after = os.fstat(2)
+    finally:
+        stage.keeps_broadcast_registers.cache_clear()
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the cache folder: a path that cannot be resolved is an unusable cache, not an error
+# --------------------------------------------------------------------------------------------------------------
+def test_a_cache_folder_of_an_unknown_users_home_is_an_unusable_cache(monkeypatch):
+    monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", "~no_such_user_linear_layouts/cache")
+    with pytest.warns(CacheWarning, match="cannot store a decision"):
+        assert decisions.store(IDENTITY, decisions.Decision("triton", Basis.ERROR, "r")) is None
+    with pytest.warns(CacheWarning, match="decision cache"):
+        assert decisions.load(IDENTITY) is None
+    with stage._ttgir_file("some ttgir") as path:
+        assert path.read_text() == "some ttgir"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the compile's target: the device is asked for only where CUDA is initialized already
+# --------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("initialized", [False, True])
+def test_a_compile_asks_the_device_only_where_cuda_is_initialized(monkeypatch, initialized):
+    """An ahead-of-time ``triton.compile`` with the hook must not initialize CUDA (``torch.cuda.current_device``
+    does): a process that forks workers afterwards could no longer use the GPU in them."""
+    from triton.runtime import driver as driver_config
+
+    asked = []
+    cuda = types.SimpleNamespace(is_initialized=lambda: initialized,
+                                 current_device=lambda: asked.append("current_device") or 0,
+                                 get_device_name=lambda device: "NVIDIA H200")
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda))
+    monkeypatch.setattr(driver_config, "_active", types.SimpleNamespace(get_device_interface=lambda: cuda))
+    target = stage.compile_target(types.SimpleNamespace(target=TARGET))
+    assert target.arch == "sm_90" and asked == (["current_device"] if initialized else [])
+    if initialized:
+        assert target.device == "H200"
