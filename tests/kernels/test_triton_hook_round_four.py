@@ -128,3 +128,17 @@ def test_a_compile_asks_the_device_only_where_cuda_is_initialized(monkeypatch, i
     assert target.arch == "sm_90" and asked == (["current_device"] if initialized else [])
     if initialized:
         assert target.device == "H200"
+
+
+def test_the_parser_probe_runs_with_standard_error_closed():
+    """With file descriptor 2 closed, ``os.dup(2)`` raised out of the probe at every compile: the engine's rewrite
+    failed (a warning a kernel) instead of the probe answering."""
+    import subprocess
+    import sys
+
+    code = ("import os; os.close(2)\n"
+            "from linear_layouts.pipeline.triton_hook.stage import _parses_broadcast_probe\n"
+            "print(type(_parses_broadcast_probe()).__name__)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0 and done.stdout.strip() == "bool", (done.returncode, done.stdout)

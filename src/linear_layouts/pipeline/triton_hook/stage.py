@@ -150,21 +150,27 @@ def _parses_broadcast_probe() -> bool:
     context = ir.context()
     ir.load_dialects(context)
     handle, name = tempfile.mkstemp(prefix="linear_layouts_probe_", suffix=".ttgir")
-    saved = os.dup(2)
+    try:
+        saved: int | None = os.dup(2)
+    except OSError:  # no standard error (closed): nothing to silence
+        saved = None
     try:
         with os.fdopen(handle, "w") as file:
             file.write(_BROADCAST_PROBE)
         with open(os.devnull, "w") as sink:
-            os.dup2(sink.fileno(), 2)
+            if saved is not None:
+                os.dup2(sink.fileno(), 2)
             try:
                 ir.parse_mlir_module(name, context)
             finally:
-                os.dup2(saved, 2)
+                if saved is not None:
+                    os.dup2(saved, 2)
         return True
     except Exception:  # noqa: BLE001 - the parser rejects it: 3.9's rule
         return False
     finally:
-        os.close(saved)
+        if saved is not None:
+            os.close(saved)
         os.unlink(name)
 
 
