@@ -9,7 +9,8 @@ gives the cheapest mechanism, as Triton's ``minimalCvtLayout``:
 * register permutation: ``C`` is trivial over block, warp and lane (``register_map``), emitted as
   renamed words where byte permutes would cost any and a packing renames (``register_emission``);
 * warp shuffle: trivial over block and warp (§5.4 shuffles, :mod:`.shuffles`), chosen only when its
-  cost is below the shared-memory plan's; otherwise
+  cost is below the shared-memory plan's or that plan does not fit a CTA's shared memory
+  (``ConversionPlan.fits``: ``explain`` says so where a plan does not); otherwise
 * shared memory: store ``src``, barrier, load ``dst`` through the optimal swizzle (§5.4, §9.2), with
   vector widths, instruction kinds and counts, and predicted wavefronts; where widening one side's
   vector past the common one with its own registers (Triton's extra vectorization) costs less
@@ -337,6 +338,7 @@ def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *
     ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused. ``target``: module doc.
     """
     element = _check_request(src, dst, dtype, max_elements, "plan_shared_memory")
+    dst = _aligned(src, dst)
     if element.bits == 128:
         return plan_shared_memory(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements,
                                   target=target)
@@ -347,6 +349,8 @@ def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *
 def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
                         max_elements: int, target: Target) -> ConversionPlan:
     a, b = _fold_blocks(src), _fold_blocks(dst)
+    banks.check_distributed(a, "src", target)
+    banks.check_distributed(b, "dst", target)
     best, tried = None, None
     for extend in (False, True):  # one side's vector widened past V with its own registers (swizzle doc)
         layout = swizzle.optimal_swizzle(a, b, element.bits, extend_vectors=extend, target=target).layout
@@ -388,6 +392,7 @@ def plan_through(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dty
     256
     """
     element = _check_request(src, dst, dtype, max_elements, "plan_through")
+    dst = _aligned(src, dst)
     if element.bits == 128:
         return plan_through(as_words(src), as_words(dst), as_words(shared), 32, max_elements=max_elements,
                             target=target)
@@ -409,6 +414,7 @@ def plan_through_matrix_trans(src: LinearLayout, dst: LinearLayout, dtype: DType
     LayoutError where the layouts do not have that form, the target has no ``ldmatrix`` or an access would
     conflict."""
     element = _check_request(src, dst, dtype, max_elements, "plan_through_matrix_trans")
+    dst = _aligned(src, dst)
     target = resolve(target)
     a, b = _fold_blocks(src), _fold_blocks(dst)
     layout = swizzle.matrix_trans_swizzle(a, b, element.bits, target=target)
@@ -438,10 +444,20 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
     function of immutable values: plans are cached.
     """
     element = _check_request(src, dst, dtype, max_elements, "plan_conversion")
+    dst = _aligned(src, dst)
     if element.bits == 128:
         return plan_conversion(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements,
                                target=target)
     return _plan_conversion(src, dst, element, baselines, max_elements, resolve(target))
+
+
+def _aligned(src: LinearLayout, dst: LinearLayout) -> LinearLayout:
+    """``dst`` with its out dims in ``src``'s order (the same map: dims are named, the order only fixes
+    the flat row-major index), so both sides of a plan flatten the tensor alike; ``dst`` unchanged
+    when the dims differ (``conversion_dims`` refuses the pair)."""
+    if src.out_dim_names != dst.out_dim_names and dict(src.out_dims) == dict(dst.out_dims):
+        return dst.transpose_outs(list(src.out_dim_names))
+    return dst
 
 
 def _check_request(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, max_elements: int, what: str) -> ElementType:
@@ -476,7 +492,7 @@ def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType,
     except LayoutError:
         shared = None
     cost = shuffle_cost(shuffle, target=target)
-    if shared is None or cost.total < shared.cost.total:
+    if shared is None or cost.total < shared.cost.total or not shared.fits(target):
         alternatives = ((SHARED_MEMORY, shared.cost),) if shared is not None else ()
         return ConversionPlan(WARP_SHUFFLE, src, dst, element, (WarpShuffle(shuffle),), cost,
                               alternatives=alternatives, baselines=shared.baselines if shared else ())

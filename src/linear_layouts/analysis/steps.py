@@ -59,7 +59,7 @@ from linear_layouts.core.element_type import ElementType
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import ColumnAction, LinearLayout
 from linear_layouts.core.limits import quote
-from linear_layouts.target import Target, cost_table
+from linear_layouts.target import Target, cost_table, resolve
 
 __all__ = [
     "ConversionKind",
@@ -526,6 +526,20 @@ class ConversionPlan:
         """Predicted shared-memory wavefronts (store + load, all warps)."""
         return sum(s.wavefronts for s in self.steps if isinstance(s, SharedMemoryAccess))
 
+    @property
+    def shared_bytes(self) -> int:
+        """Shared memory one CTA allocates: the shared layout's offsets times the element bytes, over the
+        CTAs of the cluster (a cluster plan's layout spans them all); 0 without shared memory."""
+        layout = self.shared_layout
+        if layout is None:
+            return 0
+        blocks = self.src.in_dim_size("block", missing_ok=True)
+        return layout.in_dim_size("offset") * self.bitwidth // 8 // blocks
+
+    def fits(self, target: Target | None = None) -> bool:
+        """Whether a CTA of ``target`` (default: the default target) may allocate ``shared_bytes``."""
+        return self.shared_bytes <= resolve(target).cta_shared_bytes
+
     def instruction_counts(self) -> dict[str, int]:
         """Per-warp data-movement instructions ``{PTX opcode: n}`` (every warp issues the same)."""
         warps = _warps(self.src)
@@ -573,6 +587,10 @@ class ConversionPlan:
             lines.append(f"3. barrier: {barrier}")
             lines.append(f"4. load into the destination layout: {load.description}; {load.wavefronts} wavefronts")
             lines.append(f"   shared memory: {store.layout.in_dim_size('offset') * self.bitwidth // 8} bytes")
+            if not self.fits(target):
+                limit = resolve(target)
+                lines.append(f"   more than the {limit.cta_shared_bytes} bytes a CTA of {limit.arch} may allocate "
+                             "(Target.cta_shared_bytes): codegen refuses this plan")
         counts = self.instruction_counts()
         if counts:
             lines.append("Instructions per thread: " + ", ".join(f"{k} × {v}" for k, v in sorted(counts.items())))

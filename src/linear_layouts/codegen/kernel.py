@@ -11,8 +11,8 @@ Matrix transposes ``B = A^T`` by tiles of these conversions live in ``codegen.tr
 shape (masked edge tiles, batches, strides) in ``codegen.permute``.
 
 Every emitter takes the ``target`` the kernel is for (default: the default target, sm_90): CUDA only (an AMD
-target is a LayoutError), its lanes per warp, and its ISA (a step using ``stmatrix`` on sm_80 is refused;
-``cuda_target``).
+target is a LayoutError), its lanes per warp, its ISA (a step using ``stmatrix`` on sm_80 is refused;
+``cuda_target``) and its shared memory (a kernel needing more than ``Target.cta_shared_bytes`` is refused).
 
 Example: ``emit_conversion_kernel("seed", src, dst, 4, SharedConversion(...))`` gives CUDA C++
 defining ``extern "C" __global__ void seed(const unsigned* src, unsigned* dst, int iterations)``.
@@ -221,6 +221,9 @@ def emit_conversion_kernel(
     forward, backward = _canonical(forward), _canonical(backward)
     pa, pb = choose_packings(src, dst, w, forward, backward)
     f_off, b_off, f_trail, b_trail, shared = _buffers(forward, backward)
+    if shared > target.cta_shared_bytes:
+        raise LayoutError(f"forward, backward: the kernel needs {shared} bytes of shared memory, more than a CTA "
+                          f"of {target.arch} may use ({target.cta_shared_bytes}, Target.cta_shared_bytes)")
     em = Emission("t")
     rounds = (["//   iterations: 0 converts once; n > 0 adds n round trips dst -> src -> dst (a benchmark knob:",
                "//     each flips every value's low bit before each conversion; the flips cancel, so the",
