@@ -148,7 +148,7 @@ def permute(x: Any, dims, out: Any = None, *, copy: bool = False) -> Any:
     if _returns_view(t, dims, out, copy):
         return _view(t, dims)
     if _autograd.tracks(x):
-        return _tracked(t, dims, out)
+        return _autograd.permute(x, dims, out, copy)
     shape = tuple(t.shape[d] for d in dims)
     o = _output(t, out, shape, "out", strided=True)
     _permute(t, o, dims)
@@ -176,7 +176,7 @@ def transpose(x: Any, out: Any = None, *, copy: bool = False) -> Any:
     if _returns_view(t, dims, out, copy):
         return _view(t, dims)
     if _autograd.tracks(x):
-        return _tracked(t, dims, out)
+        return _autograd.permute(x, dims, out, copy)
     o = _output(t, out, tuple(t.shape[d] for d in dims), "out", strided=True)
     _permute(t, o, dims)
     return o.value
@@ -191,15 +191,6 @@ def _returns_view(x: Tensor, dims: tuple[int, ...], out: Any, copy: Any) -> bool
         return False
     return is_contiguous(dataclasses.replace(x, shape=tuple(x.shape[d] for d in dims),
                                              strides=tuple(x.strides[d] for d in dims)))
-
-
-def _tracked(x: Tensor, dims: tuple[int, ...], out: Any) -> Any:
-    """``x.permute(dims)`` of a PyTorch ``x`` that autograd records (``ops.autograd``), not sharing ``x``'s memory:
-    where the permuted view is contiguous already (only ``copy=True`` comes here so) PyTorch's clone of it, since
-    ``autograd.Permute`` would return that view itself."""
-    if out is None and _returns_view(x, dims, None, False):
-        return _view(x, dims).clone()
-    return _autograd.permute(x.value, dims, out)
 
 
 def _view(x: Tensor, dims: tuple[int, ...]) -> Any:

@@ -47,21 +47,21 @@ def _function() -> Any:
         """``api.permute`` forward, the inverse permutation backward (itself differentiable)."""
 
         @staticmethod
-        def forward(ctx: Any, x: Any, dims: tuple[int, ...]) -> Any:
+        def forward(ctx: Any, x: Any, dims: tuple[int, ...], copy: bool) -> Any:
             ctx.dims = dims
-            return api.permute(x.detach(), dims)  # grad mode is off here: the plain call
+            return api.permute(x.detach(), dims, copy=copy)  # grad mode is off here: the plain call
 
         @staticmethod
-        def backward(ctx: Any, grad: Any) -> tuple[Any, None]:
-            return api.permute(grad, inverse(ctx.dims)), None  # any strides: read where they are
+        def backward(ctx: Any, grad: Any) -> tuple[Any, None, None]:
+            return api.permute(grad, inverse(ctx.dims)), None, None  # any strides: read where they are
 
     return Permute
 
 
-def permute(x: Any, dims: tuple[int, ...], out: Any) -> Any:
-    """``api.permute(x, dims)`` recorded by autograd (``dims`` normalized); ``out=`` is refused as PyTorch refuses
-    it for an input that requires grad."""
+def permute(x: Any, dims: tuple[int, ...], out: Any, copy: bool = False) -> Any:
+    """``api.permute(x, dims, copy=copy)`` recorded by autograd (``dims`` normalized); ``out=`` is refused as PyTorch
+    refuses it for an input that requires grad."""
     if out is not None:
         raise LayoutError("out: an op with out= is outside autograd, and x requires grad (PyTorch refuses the same); "
                           "call without out=, or under torch.no_grad()")
-    return _function().apply(x, dims)
+    return _function().apply(x, dims, copy)

@@ -39,8 +39,8 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.driver import ArgumentPacking, PreparedLaunch, driver
 from linear_layouts.ops.kernels import GridShape
 
-__all__ = ["launch", "prepare", "compile_ahead", "COMPILE_THREADS", "device_arch", "multiprocessors", "grid_shape", "copy_bytes", "compile_log",
-           "device_context", "MIN_ARCH", "check_arch", "portable_kernel", "COMPILER", "DEPENDENT_LAUNCH",
+__all__ = ["launch", "prepare", "compile_ahead", "COMPILE_THREADS", "device_arch", "multiprocessors", "grid_shape",
+           "copy_bytes", "compile_log", "device_context", "MIN_ARCH", "check_arch", "portable_kernel", "COMPILER", "DEPENDENT_LAUNCH",
            "DEPENDENT_LAUNCHES", "DEPENDENT_ARCH", "dependent"]
 
 #: The oldest architecture (compute capability) the ops compile for: nvcc 13's oldest target.
