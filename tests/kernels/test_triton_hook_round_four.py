@@ -142,3 +142,32 @@ def test_the_parser_probe_runs_with_standard_error_closed():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert done.returncode == 0 and done.stdout.strip() == "bool", (done.returncode, done.stdout)
+
+
+def test_engine_runs_that_outlive_their_timeout_do_not_pile_up(monkeypatch):
+    """Each timed-out engine run keeps its thread (Python cannot stop it): with many large kernels and a tight
+    timeout they piled up. Past ``MAX_OVERDUE_ENGINES`` still running, a compile starts none."""
+    import threading
+
+    from linear_layouts.pipeline.triton_hook import stage
+
+    monkeypatch.setattr(stage, "_overdue", [])
+    release, started = threading.Event(), []
+
+    def slow() -> int:
+        started.append(1)
+        release.wait(30)
+        return 1
+
+    try:
+        for _ in range(stage.MAX_OVERDUE_ENGINES):
+            with pytest.raises(TimeoutError, match="took more than"):
+                stage._with_timeout(slow, 0.01)
+        with pytest.raises(TimeoutError, match="still running: not starting another"):
+            stage._with_timeout(slow, 0.01)
+        assert len(started) == stage.MAX_OVERDUE_ENGINES
+    finally:
+        release.set()
+    for thread in list(stage._overdue):
+        thread.join(5)
+    assert stage._with_timeout(lambda: 7, 5) == 7  # the overdue ones ended: the engine runs again

@@ -90,9 +90,22 @@ class Outcome:
                 "rewritten": self.ttgir is not None, **fields}
 
 
+#: The most engine runs that outlived their timeout and are still running (Python cannot stop a thread); while
+#: that many are, a compile does not start another: it keeps Triton's TTGIR.
+MAX_OVERDUE_ENGINES = 2
+_overdue: list[threading.Thread] = []
+_overdue_lock = threading.Lock()
+
+
 def _with_timeout(work: Callable[[], T], seconds: float) -> T:
     """``work()`` in a daemon thread; ``TimeoutError`` when it has not returned after ``seconds`` (it then
-    finishes unobserved: Python cannot stop a thread)."""
+    finishes unobserved: Python cannot stop a thread), or at once, without starting it, while
+    ``MAX_OVERDUE_ENGINES`` earlier runs that timed out are still running."""
+    with _overdue_lock:
+        _overdue[:] = [t for t in _overdue if t.is_alive()]
+        if len(_overdue) >= MAX_OVERDUE_ENGINES:
+            raise TimeoutError(f"{len(_overdue)} earlier runs of our engine outlived their timeout and are still "
+                               "running: not starting another ($LINEAR_LAYOUTS_TRITON_TIMEOUT)")
     result: dict[str, Any] = {}
 
     def run() -> None:
@@ -105,6 +118,8 @@ def _with_timeout(work: Callable[[], T], seconds: float) -> T:
     thread.start()
     thread.join(seconds)
     if thread.is_alive():
+        with _overdue_lock:
+            _overdue.append(thread)
         raise TimeoutError(f"our engine took more than {seconds:g} s ($LINEAR_LAYOUTS_TRITON_TIMEOUT)")
     if "error" in result:
         raise result["error"]
