@@ -4,6 +4,7 @@ resolved; a compile that must not initialize CUDA."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import threading
@@ -20,9 +21,11 @@ import linear_layouts.triton as lt  # noqa: E402
 from linear_layouts.codegen.ptx import CacheWarning  # noqa: E402
 from linear_layouts.pipeline.triton_hook import decisions, stage  # noqa: E402
 from linear_layouts.pipeline.triton_hook import settings as hook_settings  # noqa: E402
+from linear_layouts.kernels.spec import load_kernel_file  # noqa: E402
 from linear_layouts.pipeline.triton_hook.decisions import Basis  # noqa: E402
+from linear_layouts.pipeline.triton_hook.settings import Mode  # noqa: E402
 
-from .test_triton_hook import clean, compile_file, hook_warnings  # noqa: E402, F401  (clean: autouse)
+from .test_triton_hook import CORPUS, clean, compile_file, hook_warnings  # noqa: E402, F401  (clean: autouse)
 
 TARGET = GPUTarget("cuda", 90, 32)
 IDENTITY = {"kernel": "k", "source": "s", "compile": "c", "target": "cuda:90:32", "device": "H200",
@@ -171,3 +174,38 @@ def test_engine_runs_that_outlive_their_timeout_do_not_pile_up(monkeypatch):
     for thread in list(stage._overdue):
         thread.join(5)
     assert stage._with_timeout(lambda: 7, 5) == 7  # the overdue ones ended: the engine runs again
+
+
+# --------------------------------------------------------------------------------------------------------------
+# an optimize-d kernel compiled on the executor of triton.AsyncCompileMode reads its own settings there
+# --------------------------------------------------------------------------------------------------------------
+def test_optimize_settings_reach_async_compile_workers():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from triton.runtime import _async_compile
+
+    spec = load_kernel_file(CORPUS / "vector_add.py")
+    jit = spec.kernel
+    seen = []
+
+    def submitting_run(*args, **kwargs):  # what JITFunction._do_compile does under an active AsyncCompileMode
+        mode = _async_compile.active_mode.get()
+        return mode.submit(("key", args), lambda: seen.append(hook_settings.current().mode) or "compiled",
+                           *([lambda kernel: None] * (len(inspect.signature(triton.AsyncCompileMode.submit).parameters) - 3)))
+
+    jit.run = submitting_run
+    try:
+        lt.optimize(jit, mode="model")
+        with ThreadPoolExecutor(1) as executor, triton.AsyncCompileMode(executor) as async_mode:
+            future = jit.run(1, grid=(1,), warmup=True)
+            assert _async_compile.active_mode.get() is async_mode  # put back after the call
+        assert future.result() == "compiled" and seen == [Mode.MODEL]
+        assert hook_settings.current().mode is Mode.OFF
+        seen.clear()
+        lt.optimize(jit, mode="off")  # "off" keeps the kernel Triton's while the process is enabled
+        with lt.enabled("model"), ThreadPoolExecutor(1) as executor, triton.AsyncCompileMode(executor):
+            jit.run(2, grid=(1,), warmup=True).result()
+        assert seen == [Mode.OFF]
+    finally:
+        del jit.run
+        jit.__dict__.pop("_linear_layouts_run", None)

@@ -19,12 +19,16 @@ What is installed (``_install``), the same on Triton 3.6 and 3.9:
 
 ``disable`` puts back the previous hook and the wrapped functions (each only where it is still ours).
 Install and removal hold a lock; the settings of a compile are read on the thread that runs it (the process's,
-or an ``optimize``-d kernel's for the duration of its call: ``settings.overridden``), when its cache key is.
+or an ``optimize``-d kernel's for the duration of its call: ``settings.overridden``), when its cache key is. A
+call of an ``optimize``-d kernel inside ``triton.AsyncCompileMode`` submits its compile in a copy of its context
+(``_CarryingContext``), so the executor's thread reads the kernel's settings too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterator
@@ -295,6 +299,43 @@ def _jit_function(kernel: Any) -> Any:
     return found
 
 
+class _CarryingContext:
+    """Triton's active ``AsyncCompileMode`` whose ``submit`` runs each compile in a copy of the submitting call's
+    context: the settings an ``optimize``-decorated call put in force (``settings.overridden``, a context
+    variable) then reach the compile on the executor's thread, where Triton computes the cache key and adds the
+    stages. Every other attribute is the mode's own."""
+
+    def __init__(self, mode: Any) -> None:
+        self._mode = mode
+
+    def submit(self, key: Any, compile_fn: Callable[[], Any], *rest: Any) -> Any:
+        return self._mode.submit(key, functools.partial(contextvars.copy_context().run, compile_fn), *rest)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._mode, name)
+
+
+@contextlib.contextmanager
+def _carried_into_async_compiles() -> Iterator[None]:
+    """For the block, Triton's active ``AsyncCompileMode`` (``with triton.AsyncCompileMode(executor):``) seen
+    through ``_CarryingContext``; nothing where none is active (or this Triton has none)."""
+    try:
+        from triton.runtime import _async_compile
+    except ImportError:  # pragma: no cover - a Triton without asynchronous compiles
+        yield
+        return
+    active = getattr(_async_compile, "active_mode", None)
+    mode = active.get() if active is not None else None
+    if mode is None or isinstance(mode, _CarryingContext):
+        yield
+        return
+    token = active.set(_CarryingContext(mode))
+    try:
+        yield
+    finally:
+        active.reset(token)
+
+
 def optimize(kernel: Any = None, *, mode: Mode | str | None = None, timeout_s: float | None = None) -> Any:
     """Decorator: our layouts for this kernel's compiles only, in ``mode`` (as ``enable``'s, read when
     decorating; ``"off"`` keeps a kernel Triton's while the process is enabled). Returns the kernel
@@ -316,7 +357,7 @@ def optimize(kernel: Any = None, *, mode: Mode | str | None = None, timeout_s: f
         def run_with_settings(*args: Any, **kwargs: Any) -> Any:
             if settings.mode is not Mode.OFF and not installed():
                 _install()
-            with overridden(settings):
+            with overridden(settings), _carried_into_async_compiles():
                 return run(*args, **kwargs)
 
         jit._linear_layouts_run = run
