@@ -177,6 +177,23 @@ def test_settings_are_checked(monkeypatch, name, value):
         tune.tuned_template((4096, 4096), (1, 0), 2, 0, 0, 0, GRID)
 
 
+@pytest.mark.parametrize("value", [0, None, "yes"])
+@pytest.mark.parametrize("framework", ["torch", "cupy"])
+def test_autotune_other_than_a_bool_is_refused_by_the_calls(monkeypatch, value, framework):
+    from harness.fakes import FakeCuda, FakeTorchTensor, install
+
+    from linear_layouts import ops
+    from tests.ops.test_arguments import FakeArray
+
+    install(monkeypatch, FakeCuda())
+    monkeypatch.setattr(tune, "AUTOTUNE", value)  # 0 and None read as off before: a setting silently taken
+    x, out = ((FakeTorchTensor((256, 256), 2), None) if framework == "torch" else
+              (FakeArray((256, 256), np.float16), FakeArray((256, 256), np.float16, pointer=(1 << 40) + (1 << 20))))
+    with pytest.raises(LayoutError, match="AUTOTUNE: must be True or False"):  # the fast path, the general one
+        ops.permute(x, (1, 0), out=out)
+    assert not tune.tunings
+
+
 def test_the_fast_path_tunes_once_then_launches_the_choice(monkeypatch):
     from harness.fakes import FakeCuda, FakeTorchTensor, install
 

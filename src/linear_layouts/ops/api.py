@@ -307,7 +307,7 @@ def cast_transpose(x: Any, dtype: Any, scale: Any, out: Any = None, out_t: Any =
         rows, cols, cast, cast_t = (n, m, ot, o) if transposed else (m, n, o, ot)
         arguments = (_CAST_INPUTS[t.dtype.name], _FP8[fp8], rows, cols, t.pointer, cast.pointer, cast_t.pointer,
                      None if s is None else s.pointer, scale_value, a.pointer)
-        _run(t, _tuned_cast(t, arguments) if _tune.AUTOTUNE else
+        _run(t, _tuned_cast(t, arguments) if _tune.enabled() else
              cast_launches(*arguments, _launch.grid_shape(t.device)))
     return o.value, ot.value, a.value
 
@@ -335,7 +335,7 @@ def _permute(x: Tensor, out: Tensor, dims: tuple[int, ...]) -> None:
         return
     dims = composed
     out_strides = None if is_contiguous(out) else out.strides
-    if _tune.AUTOTUNE and strides is None and out_strides is None:
+    if _tune.enabled() and strides is None and out_strides is None:
         _run(m, _tuned_launches(m, out, dims))
         return
     scratch = describe(empty(m, m.shape), "x") if gathers(m.shape, dims, m.itemsize, strides, out_strides) else None

@@ -214,7 +214,7 @@ def torch_permute(x: Any, dims: Any, out: Any, copy: Any = False) -> Any:
     device = x.get_device()
     shape = tuple(x.shape)
     try:
-        plan = (call_plan(shape, itemsize, dims, device, src & 15, strides, False, True) if _tune.AUTOTUNE else
+        plan = (call_plan(shape, itemsize, dims, device, src & 15, strides, False, True) if _tune.enabled() else
                 call_plan(shape, itemsize, dims, device, src & 15, strides))
     except TypeError:  # unhashable dims: the general path says what is wrong
         return None

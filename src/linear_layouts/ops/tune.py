@@ -49,7 +49,7 @@ from linear_layouts.ops.plan import MAX_VECTOR_BYTES, SECTOR_BYTES
 __all__ = ["AUTOTUNE", "AUTOTUNE_MIN_BYTES", "AUTOTUNE_MARGIN", "AUTOTUNE_ROUNDS", "AUTOTUNE_WINDOW_US",
            "AUTOTUNE_SIGNATURES", "Tuning",
            "Candidate", "Untuned", "tunings", "tune_label", "tuned_template", "tuned_cast_launches", "tune",
-           "after_tuning", "tuned_or_planned", "is_tuned", "clear", "on_clear", "PLANNED"]
+           "after_tuning", "tuned_or_planned", "is_tuned", "enabled", "clear", "on_clear", "PLANNED"]
 
 #: Whether ``permute``, ``transpose`` and ``cast_transpose`` tune (module doc); read at each call. Its default: on
 #: where ``LINEAR_LAYOUTS_AUTOTUNE`` is set to anything but 0 when this module is imported (as
@@ -361,10 +361,17 @@ def on_clear(forget: Callable[[], None]) -> None:
     _forgetting.append(forget)
 
 
+def enabled() -> bool:
+    """``AUTOTUNE``, which must be ``True`` or ``False``: ``LayoutError`` for anything else (``0``, ``None`` or
+    ``"no"`` would otherwise read as a setting the call silently took). ``enabled()`` is ``False`` by default."""
+    if AUTOTUNE is True or AUTOTUNE is False:
+        return AUTOTUNE
+    raise LayoutError(f"AUTOTUNE: must be True or False, got {AUTOTUNE!r}")
+
+
 def _check() -> None:
     """LayoutError where a setting of the module doc is out of its range."""
-    if not isinstance(AUTOTUNE, bool):
-        raise LayoutError(f"AUTOTUNE: must be True or False, got {AUTOTUNE!r}")
+    enabled()
     for name, value in (("AUTOTUNE_MIN_BYTES", AUTOTUNE_MIN_BYTES), ("AUTOTUNE_ROUNDS", AUTOTUNE_ROUNDS),
                         ("AUTOTUNE_SIGNATURES", AUTOTUNE_SIGNATURES)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
