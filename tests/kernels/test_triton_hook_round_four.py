@@ -209,3 +209,24 @@ def test_optimize_settings_reach_async_compile_workers():
     finally:
         del jit.run
         jit.__dict__.pop("_linear_layouts_run", None)
+
+
+@pytest.mark.gpu
+def test_an_optimized_kernel_compiled_by_async_compile_mode_takes_its_mode():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs PyTorch with a CUDA GPU")
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness import hook_launch
+
+    spec = load_kernel_file(CORPUS / "vector_add.py")
+    lt.optimize(spec.kernel, mode="model")
+    try:
+        with lt.enabled("measured"), ThreadPoolExecutor(2) as executor, triton.AsyncCompileMode(executor):
+            kernel = spec.kernel[spec.grid](*hook_launch.torch_args(spec), **hook_launch.launch_kwargs(spec))
+        torch.cuda.synchronize()
+    finally:
+        del spec.kernel.run
+        spec.kernel.__dict__.pop("_linear_layouts_run", None)
+    assert kernel.metadata.linear_layouts["mode"] == "model"  # the process's "measured" before
