@@ -272,13 +272,19 @@ def test_cross_cta_plan_moves_data_between_blocks():
     assert np.array_equal(_simulate_shared(fake, tensor), distribute(folded(B), tensor))
 
 
-def test_figure4_conversion_is_a_shuffle_without_shared_memory_model():
-    # 4 lanes (paper Fig. 4): the shared-memory analyses model 32-lane warps only, the shuffle plan stands
+def test_figure4_shuffle_has_no_plan_on_a_target_of_other_lanes():
+    # 4 lanes (paper Fig. 4): the shuffle analysis takes any lane count (2 rounds), but a plan runs on the
+    # target's warps (32 lanes on sm_90), so plan_conversion refuses it, naming both lane counts; a register
+    # permutation of 4-lane layouts moves nothing between lanes and is still planned
     A = LinearLayout({"register": [[1]], "lane": [[2], [4]]}, ["dim0"])
     B = LinearLayout({"register": [[4]], "lane": [[1], [2]]}, ["dim0"])
-    plan = cv.plan_conversion(A, B, 32)
-    assert plan.kind == cv.WARP_SHUFFLE and plan.shuffle.num_rounds == 2 and plan.alternatives == ()
+    assert cv.plan_shuffle(A, B, 32).num_rounds == 2
     assert cv.conversion_dims(A, B) == ("register", "lane")
+    with pytest.raises(LayoutError, match=r"^src: needs a 'lane' in dim of size 32 \(one sm_90 warp\).* 4 lanes"):
+        cv.plan_conversion(A, B, 32)
+    R = LinearLayout({"register": [[1], [2]], "lane": [[4], [8]]}, ["dim0"])
+    S = LinearLayout({"register": [[2], [1]], "lane": [[4], [8]]}, ["dim0"])
+    assert cv.plan_conversion(R, S, 32).kind == cv.REGISTER_PERMUTATION
     # a conversion across warps of 4-lane layouts has no plan: the error names the rule
     A4 = LinearLayout({"register": [[1]], "lane": [[2], [4]], "warp": [[8]]}, ["dim0"])
     B4 = LinearLayout({"register": [[8]], "lane": [[2], [4]], "warp": [[1]]}, ["dim0"])

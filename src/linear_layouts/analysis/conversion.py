@@ -27,7 +27,11 @@ are simulated only when asked for (``baselines=True``).
 Target: every plan is for a ``target`` (default: the default target, sm_90 on an H100): its lanes, its
 bank model, its ISA (``ldmatrix`` / ``stmatrix`` where it has them; warp shuffles where it has
 ``shfl.sync``: AMD's ``ds_bpermute`` is not modelled, so an AMD plan moves data through LDS) and its
-device's cost table (the nearest where it has none, ``target.cost_table``).
+device's cost table (the nearest where it has none, ``target.cost_table``). Lanes: a plan that moves
+data between lanes (shuffle, shared memory, cross-CTA) runs on the target's warps, so it needs layouts of
+exactly ``target.lanes`` lanes (``log2(target.lanes)`` lane bases: 32 on NVIDIA, 64 on AMD CDNA); a no-op
+or a register permutation moves nothing between lanes and is planned for any lane count. Other pairs
+have no plan (``LayoutError``): 64-lane layouts on sm_90, say.
 
 Cost model: predicted SM-nanoseconds of one conversion of a CTA on the target's device
 (``analysis.cost_model``: building blocks measured by benchmarks/gpu_microbench.py): shuffles
@@ -81,7 +85,7 @@ from linear_layouts.core.element_type import DTypeLike, ElementType, element_typ
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
-from linear_layouts.target import SHFL, Target, resolve
+from linear_layouts.target import SHFL, TARGETS, Target, resolve
 
 __all__ = [
     "NO_OP",
@@ -436,9 +440,10 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
     """The cheapest way to convert a tensor from distributed ``src`` to ``dst`` on ``target`` (module doc;
     default: the default target, sm_90 on an H100).
 
-    Shared-memory analyses need the target's lanes per warp (32 on NVIDIA, 64 on AMD CDNA); for other
-    lane counts only the register and shuffle plans are available (a conversion that needs shared memory
-    then raises ``LayoutError``).
+    Lanes: a no-op or a register permutation is planned for layouts of any lane count
+    (nothing moves between lanes); a conversion that moves data between lanes (warp shuffle, shared
+    memory, cross-CTA) needs layouts of the target's lanes per warp (32 on NVIDIA, 64 on AMD CDNA), else
+    ``LayoutError``: 64-lane layouts whose data crosses lanes have no plan on sm_90 (pass an AMD target).
     ``baselines=True`` adds the legacy shared layouts' wavefronts (simulated; for comparison only).
     Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused. A pure
     function of immutable values: plans are cached.
@@ -467,6 +472,26 @@ def _check_request(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, max_e
     return element_type(dtype)
 
 
+def _check_lanes(src: LinearLayout, target: Target) -> None:
+    """Data that moves between lanes moves within one warp of ``target``: ``src`` (and ``dst``, whose lanes
+    ``conversion_dims`` checked equal) must have ``target.lanes`` lanes, i.e. ``log2(target.lanes)`` lane
+    bases; else a LayoutError naming both counts. E.g. 64-lane layouts (a CDNA wavefront) on sm_90 (32)."""
+    lanes = src.in_dim_size(LANE)
+    if lanes == target.lanes:
+        return
+    warp = f"one {target.arch} warp" if target.backend == "cuda" else f"one {target.arch} wavefront"
+    raise LayoutError(f"src: needs a 'lane' in dim of size {target.lanes} ({warp}) to move data between lanes; "
+                      f"src and dst have {lanes} lanes a warp{_lanes_hint(lanes)}")
+
+
+def _lanes_hint(lanes: int) -> str:
+    """Which known targets have warps of ``lanes`` lanes, as advice: ``" (pass an AMD target for 64-lane
+    layouts)"`` for 64; ``""`` where none has (16 lanes, say)."""
+    vendors = {"cuda": "an NVIDIA target", "hip": "an AMD target"}
+    found = [vendors[b] for b in sorted({t.backend for t in TARGETS.values() if t.lanes == lanes})]
+    return f" (pass {' or '.join(found)} for {lanes}-lane layouts)" if found else ""
+
+
 @functools.lru_cache(maxsize=4096)
 def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
                      max_elements: int, target: Target) -> ConversionPlan:
@@ -480,6 +505,7 @@ def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType,
         source = RegisterPermutation(source.source, register_emission(source, element.bits,
                                                                       src.in_dim_size_log2(REGISTER, missing_ok=True)))
         return ConversionPlan(REGISTER_PERMUTATION, src, dst, element, (source,), Cost(0.0))
+    _check_lanes(src, target)
     if BLOCK in dims:
         return _plan_shared_memory(src, dst, element, baselines, max_elements, target)
     shuffle = plan_shuffle(src, dst, element.bits, max_elements=max_elements) \

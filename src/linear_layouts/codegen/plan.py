@@ -30,7 +30,7 @@ from linear_layouts.analysis.steps import (
 from linear_layouts.analysis.swizzle import padded_baseline
 from linear_layouts.core.arguments import checked
 from linear_layouts.codegen.conversion import RegisterCopy, SharedConversion
-from linear_layouts.codegen.kernel import KernelSource, emit_conversion_kernel
+from linear_layouts.codegen.kernel import KernelSource, cuda_target, emit_conversion_kernel
 from linear_layouts.codegen.shared import EmittedAccess
 from linear_layouts.codegen.shuffle import ShuffleConversion
 from linear_layouts.core.element_type import DTypeLike, element_type
@@ -135,10 +135,12 @@ def conversion_kernel(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
                       name: str | None = None, max_elements: int = MAX_ELEMENTS,
                       target: Target | None = None) -> KernelSource:
     """Kernel load(src) -> plan -> store(dst), with the ``dst -> src`` plan for round trips, planned and
-    emitted for ``target`` (default: the default target). The kernel runs over the plans' layouts and
+    emitted for ``target`` (default: the default target; an NVIDIA one, ``kernel.cuda_target``, checked before
+    planning, so an AMD target is refused as such). The kernel runs over the plans' layouts and
     element width (a 128-bit element as four 32-bit words). Layouts above ``max_elements`` inputs or
     elements (``limits.MAX_ELEMENTS``) are refused."""
     bits = element_type(dtype).bits
+    cuda_target(target)
     if dict(src.out_dims) != dict(dst.out_dims):
         raise LayoutError(f"dst: out dims {dst.out_dims} differ from src's {src.out_dims}")
     n = max_elements
