@@ -205,7 +205,7 @@ def test_huge_integers_print_in_hex_and_refuse_with_layout_error():
     and the LayoutErrors that quote it are raised (ValueError escaped before)."""
     big = 10 ** 5000
     assert str(Layout(2, big)) == f"2:{hex(big)}"
-    with pytest.raises(LayoutError, match="leaves must be >= 1, got an int of"):
+    with pytest.raises(LayoutError, match="leaves must be >= 0, got an int of"):
         Layout(-big)
     with pytest.raises(LayoutError, match="Non-injective Layout detected in complement"):
         A.complement(Layout((2, 2), (big, big)))

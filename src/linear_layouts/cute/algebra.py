@@ -2,6 +2,11 @@
 the semantics of CUTLASS 4.2's C++ (``include/cute/layout.hpp``, ``layout_composed.hpp``,
 ``swizzle_layout.hpp``), which NVIDIA's Python ``pycute`` follows in most places.
 
+A mode may have size 0 (``(4,0):(1,4)``, as pycute and CuTe take it): every operation then gives pycute's
+answer -- where CuTe's C++ differs for size 0 (``cosize``, the inverses, ``coalesce_x``), pycute's -- and
+where pycute divides by the 0 (splitting an index by a size-0 mode before the last, composing through one,
+the complement of one with a stride) a LayoutError names the argument and that rule.
+
 Every integer is *static*, as CuTe's ``_N``: a mode of size 1 is dropped where CuTe drops ``_1``, and
 where CuTe's C++ stops with a ``static_assert`` (a divisibility condition, overlapping modes) this module
 raises a LayoutError quoting CuTe's rule. Twice it is stricter than CuTe, where CuTe 4.2 compiles and
@@ -58,9 +63,12 @@ from linear_layouts.cute.int_tuple import (
     flatten,
     format_int_tuple,
     is_tuple,
+    none_as_zero,
     prefix_product,
     product,
     product_each,
+    slice_modes,
+    zero_before_last,
 )
 from linear_layouts.cute.layout import ComposedLayout, CuteFunction, Layout, Swizzle, _merge_swizzles, _slice_and_offset
 from linear_layouts.core.errors import LayoutError
@@ -118,13 +126,17 @@ def _check_positive(n: Any, what: str) -> int:
 
 
 def _check_tiler(t: Any, what: str, depth: int = 0) -> Tiler:
+    """A tiler (``Tiler``) with lists as tuples; an int entry ``n >= 0`` (``0`` is the size-0 tile ``0:1``,
+    as pycute's ``Layout(0)``)."""
     if t is None or isinstance(t, Layout):
         return t
     if isinstance(t, (tuple, list)):
         if depth > 16:
             raise LayoutError(f"{what}: nested deeper than 16 levels")
         return tuple(_check_tiler(e, what, depth + 1) for e in t)
-    return _check_positive(t, what)
+    if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 0:
+        raise LayoutError(f"{what} must be an int >= 0, a Layout, None or a tuple of these, got {quote(t)}")
+    return int(t)
 
 
 def _flat(layout: Layout) -> tuple[list[int], list[int]]:
@@ -135,6 +147,11 @@ def _flat(layout: Layout) -> tuple[list[int], list[int]]:
     """
     shapes, strides = list(flatten(layout.shape)), list(flatten(layout.stride))  # type: ignore[arg-type]
     return (shapes, strides) if shapes else ([1], [0])
+
+
+def _has_size_zero(layout: Layout) -> bool:
+    """Whether ``layout`` has a size-0 leaf, so size 0 (found without multiplying the sizes)."""
+    return 0 in flatten(layout.shape)  # type: ignore[arg-type]
 
 
 def _layout(shapes: list[int], strides: list[int]) -> Layout:
@@ -318,10 +335,18 @@ def filter(layout: Layout | ComposedLayout, profile: Any = None) -> Any:  # noqa
 # -- composition ---------------------------------------------------------------------------------------
 
 
-def _coalesce_x(layout: Layout) -> tuple[list[int], list[int]]:
+def _coalesce_x(layout: Layout, size_zero: bool = False) -> tuple[list[int], list[int]]:
     """CuTe's ``detail::coalesce_x``: ``coalesce`` that also keeps the function past the domain's end
-    (a trailing size-1 mode keeps its stride), as flat lists of shapes and strides."""
+    (a trailing size-1 mode keeps its stride), as flat lists of shapes and strides. Where a size 0 takes
+    part (``layout`` of size 0, or ``size_zero``: B of size 0), plain ``coalesce``, as pycute's composition:
+    the kept size-1 mode would be one more mode for B to divide, and put a size-0 mode before the last.
+
+    >>> _coalesce_x(Layout((4, 1), (1, 7))), _coalesce_x(Layout((4, 0, 1), (1, 4, 7)))
+    (([4, 2], [1, 7]), ([0], [1]))
+    """
     shapes, strides = _flat(layout)
+    if size_zero or 0 in shapes:
+        return _flat(coalesce(layout))
     seed = 2 if shapes[-1] == 1 else shapes[-1]
     flat = _bw_coalesce(shapes[:-1], strides[:-1], seed, strides[-1])
     return _flat(flat)
@@ -342,7 +367,11 @@ def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: s
     negative stride beyond a mode's size and no multiple of it (which CuTe's condition lets through) --
     there CuTe's answer is compared with ``k -> A(k * d)`` on every ``k < s`` and refused where they differ
     (not checked with ``strict`` false: CuTe's own steps only), or where ``s`` is over what is left of
-    ``budget`` (``[n]``, shared by the modes of one composition and spent here; default ``[MAX_ELEMENTS]``)."""
+    ``budget`` (``[n]``, shared by the modes of one composition and spent here; default ``[MAX_ELEMENTS]``).
+
+    Size 0 (pycute's rules): ``s:0`` is ``s:0`` and a one-mode A scales ``d`` (``0:d`` too); else a size-0
+    mode of A before its last, or ``s == 0``, is refused, as pycute and CuTe divide by that 0."""
+    _check_zero_sizes(shapes, s, d, what)
     result, suspect = _compose_mode_cute(shapes, strides, s, d, what, strict)
     if suspect is None:
         return result
@@ -353,6 +382,22 @@ def _compose_mode(shapes: list[int], strides: list[int], s: int, d: int, what: s
         if (_offsets(*_flat(result), k) == _offsets(shapes, strides, k * d)).all():
             return result
     raise LayoutError(suspect)
+
+
+def _check_zero_sizes(shapes: list[int], s: int, d: int, what: str) -> None:
+    """Refuse B's mode ``s:d`` on the flat, coalesced A ``shapes`` where composing it divides by a size 0:
+    a size-0 mode of A before its last divides B's stride; ``s == 0`` is divided by what A's first mode
+    gives (pycute's ``rest_shape // new_shape``). Nothing to refuse for ``d == 0`` or a one-mode A."""
+    if d == 0 or len(shapes) == 1:
+        return
+    if 0 in shapes[:-1]:
+        raise LayoutError(f"{what}: a: its mode {shapes.index(0)} of size 0 is not its last (after coalescing), "
+                          f"and B's stride {d} is divided by every mode of A but the last (CuTe's and pycute's "
+                          f"composition divide by zero there)")
+    if s == 0:
+        raise LayoutError(f"{what}: b: its mode 0:{d} has size 0 and a non-zero stride, and A has {len(shapes)} modes "
+                          f"(after coalescing): A's first mode gives min(its elements, 0) = 0 of them, and B's size is "
+                          f"divided by that 0 (pycute's composition divides by zero there)")
 
 
 def _compose_mode_cute(shapes: list[int], strides: list[int], s: int, d: int, what: str,
@@ -398,7 +443,7 @@ def _compose_mode_cute(shapes: list[int], strides: list[int], s: int, d: int, wh
 def _compose_layouts(a: Layout, b: Layout) -> Layout:
     """``a ∘ b`` for two Layouts: B's modes distribute (the result has B's profile), each composed with
     A flattened and coalesced."""
-    shapes, strides = _coalesce_x(a)
+    shapes, strides = _coalesce_x(a, _has_size_zero(b))
     what = f"composition({shorten(str(a))}, {shorten(str(b))})"
     budget = [MAX_ELEMENTS]  # the elements the modes' checks may compare, together
 
@@ -454,7 +499,7 @@ def composition(a: CuteFunction, b: Any) -> Any:
             raise LayoutError(f"composition: the tiler has {len(b)} modes but {shorten(str(a))} has rank {len(modes)}")
         return make_layout(*(composition(m, t) for m, t in zip(modes, b)))
     if isinstance(b, int):
-        shapes, strides = _coalesce_x(a)
+        shapes, strides = _coalesce_x(a, b == 0)
         return _compose_mode(shapes, strides, b, 1, f"composition({shorten(str(a))}, {b})")
     return _compose_layouts(a, b)
 
@@ -485,9 +530,12 @@ def complement(layout: Layout | ComposedLayout, cotarget: Any = None) -> Layout:
 
     Requires non-negative strides, and the modes (sorted by stride) not to overlap: each stride at
     least the previous mode's ``size * stride`` (CuTe's "Non-injective Layout detected in complement").
+    Size 0, as pycute: a size-0 mode of stride 0 is dropped (as every stride-0 mode), one of another stride
+    refused (its reach ``0 * stride`` is below the offsets before it); a cotarget of size 0 (or an int
+    cotarget up to one reach below 0) gives a last mode of size 0, ``ceil(cotarget / reach)``.
 
-    >>> str(complement(Layout(4, 2), 24)), str(complement(Layout((4, 6), (1, 4)), 24))
-    ('(2,3):(1,8)', '1:0')
+    >>> str(complement(Layout(4, 2), 24)), str(complement(Layout((4, 6), (1, 4)), 24)), str(complement(Layout(4, 2), 0))
+    ('(2,3):(1,8)', '1:0', '(2,0):(1,8)')
     """
     if isinstance(layout, ComposedLayout):
         inner = layout.layout
@@ -497,22 +545,35 @@ def complement(layout: Layout | ComposedLayout, cotarget: Any = None) -> Layout:
     layout = _check_layout(layout, "complement: layout")
     kept = filter(layout)
     shapes, strides = _flat(kept)
-    target = kept.cosize if cotarget is None else check_int_tuple(cotarget, "complement: cotarget", minimum=1)
     if any(d < 0 for d in strides):
         raise LayoutError(f"complement: {shorten(str(layout))} has a negative stride; CuTe's complement orders "
                           f"the modes by stride and needs them non-negative")
-    if strides == [0]:
-        return Layout(product(target))
+    if 0 in shapes:
+        raise LayoutError(f"complement: {shorten(str(layout))} has a mode of size 0 and a non-zero stride: its reach, "
+                          f"size * stride = 0, is below the offsets of the modes before it (pycute asserts it is not; "
+                          f"CuTe's next stride divides by it)")
+    if cotarget is None:
+        target: IntTuple = kept.cosize
+    elif isinstance(cotarget, numbers.Integral) and not isinstance(cotarget, bool):
+        target = int(cotarget)
+    else:
+        target = check_int_tuple(cotarget, "complement: cotarget", minimum=0)
     rule = (f"complement: the modes of {shorten(str(layout))} overlap (sorted by stride, a stride is below the "
             f"previous mode's size * stride): CuTe's \"Non-injective Layout detected in complement\"")
     result_shape: list[int] = []
     result_stride = [1]
     for s, d in sorted(zip(shapes, strides), key=lambda mode: mode[1]):  # stable: CuTe's first smallest stride
+        if d == 0:
+            continue  # only the ``1:0`` of a layout without a non-zero stride is left after filter
         if d // result_stride[-1] == 0:
             raise LayoutError(rule)
         result_shape.append(d // result_stride[-1])
         result_stride.append(d * s)
-    result_shape.append(product(_ceil_div(target, result_stride[-1])))
+    rest = 0 if product(target) == 0 else product(_ceil_div(target, result_stride[-1]))
+    if rest < 0:
+        raise LayoutError(f"complement: cotarget {quote(cotarget)} leaves a last mode of size ceil({target} / "
+                          f"{result_stride[-1]}) = {rest} < 0 (pycute builds it; a layout has no negative size)")
+    result_shape.append(rest)
     return coalesce(Layout(tuple(result_shape), tuple(result_stride)))
 
 
@@ -532,7 +593,8 @@ def right_inverse(layout: Layout | int | None) -> Layout | None:
     """A layout ``R`` with ``layout(R(i)) == i`` for every ``i < size(R)`` (CuTe ``right_inverse``): the
     modes of the coalesced layout sorted by stride, each kept whose stride is the running product
     ``1, s0*d0, ...`` (others -- stride 0, negative, or past a gap -- skipped), with the strides of the
-    coordinates they came from; ``1:0`` when no mode has stride 1.
+    coordinates they came from; ``1:0`` when no mode has stride 1. Of a layout of size 0, pycute's
+    (``_right_inverse_of_size_zero``: the chain stops at the first mode that breaks it).
 
     >>> str(right_inverse(Layout((2, 4), (4, 1)))), str(right_inverse(Layout((2, 4), (0, 1))))
     ('(4,2):(2,1)', '4:2')
@@ -541,7 +603,10 @@ def right_inverse(layout: Layout | int | None) -> Layout | None:
         return None
     if isinstance(layout, numbers.Integral) and not isinstance(layout, bool):
         return Layout(int(layout))
-    shapes, strides = _flat(coalesce(_check_layout(layout, "right_inverse: layout")))
+    layout = _check_layout(layout, "right_inverse: layout")
+    if _has_size_zero(layout):
+        return _right_inverse_of_size_zero(layout)
+    shapes, strides = _flat(coalesce(layout))
     prefix = prefix_product(tuple(shapes))
     result_shape, result_stride, current = [1], [0], 1
     for i in _cute_sort(strides, "right_inverse: layout"):
@@ -550,6 +615,50 @@ def right_inverse(layout: Layout | int | None) -> Layout | None:
             result_stride.append(prefix[i])  # type: ignore[index]
             current = shapes[i] * strides[i]
     return coalesce(Layout(tuple(result_shape), tuple(result_stride)))
+
+
+def _right_inverse_of_size_zero(layout: Layout) -> Layout:
+    """pycute's ``right_inverse`` of a size-0 layout, where CuTe's differs by size 0 (its coordinate strides
+    after a size-0 mode are 0): the leaf modes sorted by ``(stride, size, coordinate stride)``, size-1 ones
+    passed over, taken while each stride is the running ``size * stride`` from 1 -- a stride-0 or negative
+    mode, sorted first, stops it at once -- then coalesced; ``1:0`` when none is taken.
+
+    >>> [str(_right_inverse_of_size_zero(Layout((4, 0), (1, d)))) for d in (4, 0)]
+    ['0:1', '1:0']
+    """
+    shapes, strides = flatten(layout.shape), flatten(layout.stride)  # type: ignore[arg-type]
+    result_shape, result_stride, current = [1], [0], 1
+    for d, s, index_stride in sorted(zip(strides, shapes, flatten(prefix_product(shapes)))):
+        if s == 1:
+            continue
+        if d != current:
+            break
+        result_shape.append(s)
+        result_stride.append(index_stride)
+        current = s * d
+    return coalesce(Layout(tuple(result_shape), tuple(result_stride)))
+
+
+def _left_inverse_of_size_zero(layout: Layout) -> Layout:
+    """pycute's ``left_inverse`` of a size-0 layout, ``right_inverse((L, complement(L)))``: ``1:0`` (its
+    right inverse stops at once at the size-0 mode, of stride 0 and sorted first). Refused where pycute's
+    complement asserts: sorted by ``(stride, size)`` (stride-0 and size-1 modes passed over), a mode's
+    reach ``size * stride`` below the previous one's (from 1) -- a size-0 mode of a non-zero stride reaches 0.
+
+    >>> str(_left_inverse_of_size_zero(Layout((4, 0), (1, 0))))
+    '1:0'
+    """
+    reach = 1
+    for d, s in sorted(zip(flatten(layout.stride), flatten(layout.shape))):  # type: ignore[arg-type]
+        if d == 0 or s == 1:
+            continue
+        if s * d < reach:
+            raise LayoutError(f"left_inverse: {shorten(str(layout))} has size 0 (its left inverse is pycute's, "
+                              f"right_inverse((L, complement(L)))), and pycute's complement refuses its mode {s}:{d}: "
+                              f"sorted by stride, its reach size * stride = {s * d} is below {reach}, the previous "
+                              f"mode's" + (" (a size-0 mode of a non-zero stride)" if s == 0 else ""))
+        reach = s * d
+    return Layout(1, 0)
 
 
 #: The most modes ``_cute_sort`` orders when strides tie: CuTe's exchange sort takes ``n**2 / 2`` steps there.
@@ -601,7 +710,8 @@ def left_inverse(layout: Layout | int | None, max_elements: int = MAX_ELEMENTS) 
     "Left inverse divisibility condition") and no negative stride. Where the modes overlap (a sorted
     stride below the previous mode's ``size * stride``) CuTe's answer is checked against that
     postcondition on every ``i`` (at most ``max_elements``) and refused where it fails: there CuTe's C++
-    returns a layout that inverts nothing.
+    returns a layout that inverts nothing. Of a layout of size 0, which has no offset to invert, pycute's
+    (``_left_inverse_of_size_zero``: ``1:0``, or refused where pycute's complement asserts).
 
     >>> L = Layout((4, 2), (2, 1))
     >>> str(left_inverse(L)), [left_inverse(L)(L(i)) for i in range(8)]
@@ -614,6 +724,8 @@ def left_inverse(layout: Layout | int | None, max_elements: int = MAX_ELEMENTS) 
     if isinstance(layout, numbers.Integral) and not isinstance(layout, bool):
         return Layout(int(layout))
     layout = _check_layout(layout, "left_inverse: layout")
+    if _has_size_zero(layout):
+        return _left_inverse_of_size_zero(layout)
     shapes, strides = _flat(coalesce(layout))
     if any(d < 0 for d in strides):
         raise LayoutError(f"left_inverse: {shorten(str(layout))} has a negative stride; CuTe's left_inverse sorts "
@@ -717,10 +829,14 @@ def flat_divide(layout: Layout | ComposedLayout, tiler: Any) -> Any:
 def logical_product(block: Layout | ComposedLayout, tiler: Any) -> Any:
     """``(block, complement(block, size(block) * cosize(tiler)) ∘ tiler)`` (CuTe ``logical_product``):
     mode 0 the block, mode 1 the layout of its copies, one per element of ``tiler``. A tuple tiler
-    multiplies mode by mode; an int ``n`` is ``n:1``; None keeps the mode.
+    multiplies mode by mode; an int ``n`` is ``n:1``; None keeps the mode. A size-0 tiler (its cosize
+    may be 0 or less) takes the complement within ``max(cotarget, 0)``: pycute's ends in a mode of size
+    ``ceil(cotarget / reach) <= 0``, of which the composition with the tiler reads the stride only.
 
     >>> print(logical_product(Layout((2, 2), (4, 1)), Layout(6, 1)))
     ((2,2),(2,3)):((4,1),(2,8))
+    >>> print(logical_product(Layout(4, 1), Layout(0, 8)))    # cosize(0:8) == -7
+    (4,0):(1,32)
     """
     if isinstance(block, ComposedLayout):
         return _on_inner(block, lambda inner: logical_product(inner, tiler))
@@ -732,7 +848,13 @@ def logical_product(block: Layout | ComposedLayout, tiler: Any) -> Any:
         return _by_mode(block, tiler, logical_product, "logical_product")
     if isinstance(tiler, int):
         tiler = Layout(tiler)
-    return make_layout(block, composition(complement(block, block.size * tiler.cosize), tiler))
+    try:
+        cotarget = block.size * tiler.cosize
+    except LayoutError as error:
+        raise LayoutError(f"logical_product: tiler: {error}") from None
+    if _has_size_zero(tiler):
+        cotarget = max(cotarget, 0)
+    return make_layout(block, composition(complement(block, cotarget), tiler))
 
 
 def zipped_product(block: Layout | ComposedLayout, tiler: Any) -> Any:
@@ -804,7 +926,7 @@ def make_ordered_layout(shape: Any, order: Any = None) -> Layout:
     >>> print(make_ordered_layout((2, 2, 2, 2), (0, 2, 3, 1)))
     (2,2,2,2):(1,4,8,2)
     """
-    shape = check_int_tuple(shape, "make_ordered_layout: shape", minimum=1)
+    shape = check_int_tuple(shape, "make_ordered_layout: shape", minimum=0)
     if order is None:
         return Layout(shape)
     order = check_int_tuple(order, "make_ordered_layout: order")
@@ -840,7 +962,7 @@ def tile_to_shape(block: Layout | ComposedLayout, trg_shape: Any, ord_shape: Any
     if isinstance(block, ComposedLayout):
         return _on_inner(block, lambda inner: tile_to_shape(inner, trg_shape, ord_shape))
     block = _check_layout(block, "tile_to_shape: block")
-    trg_shape = check_int_tuple(trg_shape, "tile_to_shape: trg_shape", minimum=1)
+    trg_shape = check_int_tuple(trg_shape, "tile_to_shape: trg_shape", minimum=0)
     rank = len(trg_shape) if is_tuple(trg_shape) else 1  # type: ignore[arg-type]
     if block.rank > rank:
         raise LayoutError(f"tile_to_shape: the block {shorten(str(block))} has rank {block.rank} > rank {rank} of "
@@ -849,10 +971,19 @@ def tile_to_shape(block: Layout | ComposedLayout, trg_shape: Any, ord_shape: Any
     target = product_each(trg_shape)
     block_shape = tuple(m.size for m in _modes(padded)) if is_tuple(target) else padded.size
     pairs = list(zip(block_shape, target)) if is_tuple(target) else [(block_shape, target)]  # type: ignore[arg-type]
+    if any(b == 0 for b, _ in pairs):
+        raise LayoutError(f"tile_to_shape: block: {shorten(str(block))} has a mode of size 0, by which the target "
+                          f"shape {format_int_tuple(target)} is divided (CuTe's ceil_div(target, block) divides by "
+                          f"zero)")
     if any(t % b for b, t in pairs):  # type: ignore[operator]
         raise LayoutError(f"tile_to_shape: block shape {format_int_tuple(block_shape)} does not divide the target "
                           f"shape {format_int_tuple(target)}")
     product_shape = tuple(t // b for b, t in pairs) if is_tuple(target) else target // block_shape  # type: ignore
+    if zero_before_last(product_shape) is not None:
+        raise LayoutError(f"tile_to_shape: trg_shape {format_int_tuple(trg_shape)} repeats the block "
+                          f"{format_int_tuple(product_shape)} times, a size 0 before the last mode: the product takes "
+                          f"the cosize of that repeat layout, which splits the index -1 by the 0 (pycute's cosize "
+                          f"divides by zero)")
     return blocked_product(padded, make_ordered_layout(product_shape, ord_shape))
 
 
@@ -877,9 +1008,15 @@ def slice_and_offset(crd: Any, layout: Layout | ComposedLayout) -> tuple[Any, in
 def slice(crd: Any, layout: Layout | ComposedLayout) -> Any:  # noqa: A001 - CuTe's name
     """The sub-layout ``layout(crd)`` over the modes where ``crd`` is None (CuTe ``slice``, ``L(_, j)``).
 
+    Of a Layout only the modes are taken, as CuTe's ``slice`` and pycute's ``L(crd)``: no offset, so a size-0
+    mode before the last does not stop it (it does ``slice_and_offset``, whose offset splits an index by it).
+
     >>> print(slice((None, 3), Layout((4, 8), (8, 1))))
     (4):(8)
     """
+    if isinstance(layout, Layout):
+        check_int_tuple(none_as_zero(crd), "coordinate")
+        return Layout(slice_modes(crd, layout.shape), slice_modes(crd, layout.stride))
     return slice_and_offset(crd, layout)[0]
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "idx2crd",
     "crd2idx",
     "leaf_paths",
+    "zero_before_last",
     "has_none",
     "none_as_zero",
     "slice_modes",
@@ -141,8 +142,9 @@ def idx2crd(idx: int, shape: IntTuple) -> IntTuple:
     """The coordinate of the 1-D index ``idx`` in ``shape``, colexicographic (first mode fastest).
 
     Every mode but the last is taken modulo its size; the last takes the rest, as CuTe's ``crd2idx``
-    does with an index past the end. A negative index divides as C++ divides, truncating toward zero: its
-    coordinate is the negated coordinate of ``-idx`` (``idx2crd(-5, (4, 3)) == (-1, -1)``).
+    does with an index past the end (a size-0 last mode too; a size-0 mode before the last is refused,
+    LayoutError, where pycute divides by zero). A negative index divides as C++ divides, truncating toward
+    zero: its coordinate is the negated coordinate of ``-idx`` (``idx2crd(-5, (4, 3)) == (-1, -1)``).
     """
     if not is_tuple(shape):
         return idx
@@ -153,10 +155,32 @@ def idx2crd(idx: int, shape: IntTuple) -> IntTuple:
         n = product(s)
         if i == len(shape) - 1:
             out.append(idx2crd(idx, s))
+        elif n == 0:
+            raise LayoutError(f"index {shorten(format_int(idx))}: mode {i} of the shape "
+                              f"{shorten(format_int_tuple(shape))} has size 0 and is not the last, and an index is "
+                              f"split by the size of every mode but the last (CuTe's and pycute's crd2idx divide by "
+                              f"zero there)")
         else:
             out.append(idx2crd(idx % n, s))
             idx //= n
     return tuple(out)
+
+
+def zero_before_last(t: IntTuple, prefix: tuple[int, ...] = ()) -> tuple[int, ...] | None:
+    """The path of the first mode of size 0 that is not the last of its tuple, or None: the mode by which
+    splitting a 1-D index (``idx2crd``, ``crd2idx``) divides by zero. A size-0 last mode takes the rest.
+
+    >>> zero_before_last((4, (2, 0))), zero_before_last((4, (2, (0, 2))))
+    (None, (1, 1, 0))
+    """
+    if not is_tuple(t):
+        return None
+    for i, e in enumerate(t):  # type: ignore[arg-type]
+        if i < len(t) - 1 and product(e) == 0:  # type: ignore[arg-type]
+            return prefix + (i,)
+        if i == len(t) - 1:  # type: ignore[arg-type]
+            return zero_before_last(e, prefix + (i,))
+    return None
 
 
 def _negated(t: IntTuple) -> IntTuple:

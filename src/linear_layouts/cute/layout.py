@@ -43,6 +43,7 @@ from linear_layouts.cute.int_tuple import (
     none_as_zero,
     product,
     slice_modes,
+    zero_before_last,
 )
 from linear_layouts.core.element_type import DTypeLike, dtype_argument
 from linear_layouts.core.errors import LayoutError
@@ -67,10 +68,11 @@ MAX_SWIZZLE_BITS = 62  #: B + M + |S| above this is refused (offsets are machine
 class Layout:
     """CuTe's ``Layout<Shape, Stride>``: coordinate -> ``sum(c_i * d_i)``, shapes and strides congruent.
 
-    Requires: leaves of ``shape`` >= 1, strides ints (any sign, as CuTe allows; ``to_linear`` needs them
-    non-negative). ``Layout((4, 8))`` has CuTe's default compact column-major strides ``(1, 4)`` (a mode
-    of size 1 gets stride 0, as CuTe's ``make_layout`` gives a static ``_1``). A coordinate with ``None``
-    (CuTe's ``_``) slices: ``L(None, 2)`` is the layout of column 2 (``slice``; the offset is dropped).
+    Requires: leaves of ``shape`` >= 0 (a size-0 mode makes a layout of size 0, as pycute and CuTe allow),
+    strides ints (any sign, as CuTe allows; ``to_linear`` needs them non-negative). ``Layout((4, 8))`` has
+    CuTe's default compact column-major strides ``(1, 4)`` (a mode of size 1 gets stride 0, as CuTe's
+    ``make_layout`` gives a static ``_1``). A coordinate with ``None`` (CuTe's ``_``) slices: ``L(None, 2)``
+    is the layout of column 2 (``slice``; the offset is dropped).
 
     >>> Layout((4, 8)).stride, Layout((4, 8))(1, 2), Layout((4, 8))(9)
     ((1, 4), 9, 9)
@@ -80,7 +82,7 @@ class Layout:
     stride: IntTuple | None = None
 
     def __post_init__(self) -> None:
-        shape = check_int_tuple(self.shape, "shape", minimum=1)
+        shape = check_int_tuple(self.shape, "shape", minimum=0)
         stride = compact_col_major(shape) if self.stride is None else check_int_tuple(self.stride, "stride")
         if not congruent(shape, stride):
             raise LayoutError(f"stride: {shorten(format_int_tuple(stride))} is not congruent with shape "
@@ -100,8 +102,18 @@ class Layout:
 
     @property
     def cosize(self) -> int:
-        """``max offset + 1`` over the domain (strides assumed non-negative, as in CuTe's ``cosize``)."""
-        return 1 + sum((s - 1) * abs(d) for s, d in zip(flatten(self.shape), flatten(self.stride)))  # type: ignore[arg-type]
+        """``max offset + 1`` over the domain: ``1 + sum((s - 1) * |d|)`` (strides assumed non-negative, as in
+        CuTe's ``cosize``). Of a size-0 layout, pycute's ``layout(size - 1) + 1`` with ``|d|``: the same sum,
+        the last leaf counting ``-|d|`` (``cosize((4, 0):(1, 8)) == 1 + 3 - 8 == -4``); refused (LayoutError)
+        where a size-0 mode is not the last, as splitting the index -1 divides by zero there (pycute)."""
+        shapes, strides = flatten(self.shape), flatten(self.stride)  # type: ignore[arg-type]
+        if 0 in shapes:
+            path = zero_before_last(self.shape)
+            if path is not None:
+                raise LayoutError(f"cosize: {shorten(str(self))} has size 0 and its mode {format_int_tuple(path)} of "
+                                  f"size 0 is not the last: pycute's cosize, layout(size - 1) + 1, splits the index "
+                                  f"-1 by that mode's size, dividing by zero")
+        return 1 + sum((s - 1) * abs(d) for s, d in zip(shapes, strides))  # type: ignore[arg-type]
 
     def mode(self, i: int) -> "Layout":
         """The sub-layout of top-level mode ``i`` (CuTe ``layout<i>``)."""
@@ -235,6 +247,19 @@ class ComposedLayout:
         layout = self.layout
         return layout.size if layout is not None else self.inner.size
 
+    @property
+    def rank(self) -> int:
+        """The rank of the inner layout, whose coordinates the composition takes (CuTe's
+        ``rank(ComposedLayout)`` is ``rank(layout_b())``; pycute's ``len`` is ``len(layoutA)``, the inner one).
+
+        >>> ComposedLayout(Swizzle(3, 3, 3), 0, Layout((8, (2, 32)), (64, (32, 1)))).rank
+        2
+        """
+        layout = self.layout
+        if layout is None:
+            raise LayoutError("ComposedLayout: a composition of swizzles has no modes, so no rank")
+        return layout.rank
+
     def __call__(self, *coord: Any) -> Any:
         """``outer(offset + inner(coord))``; with ``None`` in the coordinate, the slice (CuTe ``C(_, j)``):
         ``outer o (offset + inner(j with None as 0)) o inner(_, j)``."""
@@ -266,7 +291,12 @@ def _slice_and_offset(crd: Any, layout: CuteLayout) -> tuple[CuteLayout, int]:
         sub, offset = _slice_and_offset(crd, layout.inner)
         return ComposedLayout(layout.outer, layout.offset + offset, sub), 0
     sub = Layout(slice_modes(crd, layout.shape), slice_modes(crd, layout.stride))
-    return sub, crd2idx(check_int_tuple(none_as_zero(crd), "coordinate"), layout.shape, layout.stride)  # type: ignore[arg-type]
+    start = check_int_tuple(none_as_zero(crd), "coordinate")
+    try:
+        return sub, crd2idx(start, layout.shape, layout.stride)  # type: ignore[arg-type]
+    except LayoutError as error:
+        raise LayoutError(f"slice: the offset of {shorten(str(crd))} in {shorten(str(layout))} (None as 0): "
+                          f"{error}") from None
 
 
 @dataclass(frozen=True)
@@ -323,7 +353,7 @@ def row_major(shape: Any) -> Layout:
     >>> print(row_major((8, 64)))
     (8,64):(64,1)
     """
-    shape = check_int_tuple(shape, "shape", minimum=1)
+    shape = check_int_tuple(shape, "shape", minimum=0)
     return Layout(shape, compact_row_major(shape))
 
 

@@ -18,8 +18,9 @@ Conventions (the package's, Triton's):
   the rest warps; the tile index ``m + M * n`` splits into ``dim0 = m``, ``dim1 = n``.
 
 Refused with a LayoutError naming the first leaf mode that breaks linearity: a shape that is not a
-power of two, a negative stride, a mode whose columns share bits with earlier ones (offsets carry),
-a ComposedLayout offset other than 0 (an affine shift).
+power of two (size 0 too: a layout without coordinates has no F2 map), a negative stride, a mode whose
+columns share bits with earlier ones (offsets carry), a ComposedLayout offset other than 0 (an affine
+shift).
 
 >>> from linear_layouts.cute.layout import Layout, Swizzle
 >>> from linear_layouts.cute.algebra import composition
@@ -59,6 +60,9 @@ def _mode_columns(layout: Layout, what: str, used: list[int]) -> list[list[int]]
         paths = leaf_paths(mode_shape, (top,)) if is_tuple(mode_shape) else ((top,),)
         for path, s, d in zip(paths, flatten(mode_shape), flatten(mode_stride)):
             where = f"{what}: {_mode_name(path)} = {s}:{d} of {layout}"
+            if s == 0:
+                raise LayoutError(f"{where}: size 0: a layout without coordinates has no F2 map (a linear layout's "
+                                  f"dims have sizes 2**k >= 1)")
             if s & (s - 1):
                 raise LayoutError(f"{where}: shape {s} is not a power of two, so the coordinates are not bit vectors")
             if s == 1:
@@ -85,6 +89,8 @@ def _apply(f: Layout | Swizzle | ComposedLayout, columns: list[int], what: str) 
         reach = 0
         for c in columns:
             reach |= c
+        if f.size == 0:
+            raise LayoutError(f"{what}: the outer layout {f} has size 0: a layout without coordinates has no F2 map")
         if reach >= f.size:
             raise LayoutError(f"{what}: the outer layout {f} (size {f.size}) is applied to offsets up to {reach}: "
                               f"past its size its last mode extends without bound (not F2-linear)")
@@ -137,7 +143,7 @@ def dim_sizes(layout: Layout) -> tuple[int, ...]:
 
 def _dims(sizes: tuple[int, ...], what: str) -> dict[str, int]:
     for k, s in enumerate(sizes):
-        if s & (s - 1):
+        if s < 1 or s & (s - 1):
             raise LayoutError(f"{what}: dim {k} has size {s}, not a power of two")
     return {f"dim{k}": s for k, s in enumerate(sizes)}
 
