@@ -213,6 +213,35 @@ def test_which_batches_take_it():
     assert "small" not in _kernel((64, 224, 224, 3), (0, 3, 1, 2), 1).name  # 147 KiB images: the interleave kernel
 
 
+def test_tiled_ctas_under_small_tiled_cta_bytes_give_way(monkeypatch):
+    """A block that fills its tile stays with the tiled kernel only where a CTA of it moves ``SMALL_TILED_CTA_BYTES``
+    or more: blocks of several small matrices (one matrix a CTA) and small matrices in small tiles go to the
+    small-block kernel."""
+    assert launches.SMALL_TILED_CTA_BYTES == 1024
+    # blocks of three 2 x 63 matrices: the 2 x 64 tile is 98% full, but its CTA moves 126 bytes
+    assert "small" in _kernel((167622, 2, 3, 63), (0, 3, 2, 1), 1).name
+    # NCHW -> NHWC of 4 x 11 x 11 images: one 4 x 121 matrix (484 bytes) fills 95% of a 4 x 128 tile
+    assert "small" in _kernel((6901, 4, 11, 11), (0, 2, 3, 1), 1).name
+    # a CTA of 1 KiB or more keeps its tile: 8 x 64 fp16 matrices (1 KiB), 32 x 32 fp32 (4 KiB)
+    assert "small" not in _kernel((5000, 8, 64), (0, 2, 1), 2).name
+    assert "small" not in _kernel((1000, 32, 32), (0, 2, 1), 4).name
+    monkeypatch.setattr(launches, "SMALL_TILED_CTA_BYTES", 0)  # the bar off: as before
+    assert "small" not in _kernel((167622, 2, 3, 63), (0, 3, 2, 1), 1).name
+    assert "small" not in _kernel((6901, 4, 11, 11), (0, 2, 3, 1), 1).name
+    monkeypatch.setattr(launches, "SMALL_TILED_CTA_BYTES", -1)
+    with pytest.raises(LayoutError, match="SMALL_TILED_CTA_BYTES: must be an int, 0 or more"):
+        _kernel((167622, 2, 3, 63), (0, 3, 2, 1), 1)
+
+
+@needs_cxx
+@pytest.mark.parametrize("shape, dims, w", [((3000, 2, 3, 63), (0, 3, 2, 1), 1), ((700, 4, 11, 11), (0, 2, 3, 1), 1),
+                                            ((500, 3, 5, 9), (0, 3, 2, 1), 2)])
+def test_blocks_taken_from_small_tiled_ctas_are_exact(shape, dims, w):
+    assert "small" in _kernel(shape, dims, w).name
+    a = _random(shape, w, seed=11)
+    assert emulated_permute(a, dims).tobytes() == np.ascontiguousarray(np.transpose(a, dims)).tobytes()
+
+
 def test_small_blocks_needs_element_aligned_addresses():
     problem = plan_permutation((1000, 3, 5), (0, 2, 1), 4)
     assert small_blocks(problem, 0, 0, _Huge()) == (((3, 5, 1), (5, 1, 3)), 1000)

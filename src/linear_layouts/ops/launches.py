@@ -44,7 +44,7 @@ __all__ = ["Launch", "Copy", "addressed", "transpose_candidates", "TUNING_TILES"
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
            "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "framework_gathers",
            "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
-           "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_MIN_CTAS_PER_SM", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_WIDE_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "SMALL_TILED_CTA_BYTES", "INTERLEAVE", "INTERLEAVE_MIN_CTAS_PER_SM", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_WIDE_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces", "FOLD_BATCH", "FOLD_SIDES", "FOLD_MIN_SAVED", "fold_side", "REALIGNED_ROWS_BELOW",
            "REALIGNED_CHUNKS_BELOW", "REALIGNED_MIN_CTAS_PER_SM", "REALIGNED_TILE_USE", "realigned_rows",
@@ -167,6 +167,11 @@ SMALL_BATCHES = True
 #: (``benchmarks/small_batches_bench.py``: ``results/small_batches_calibration.md`` and seeds 1-3 in
 #: ``results/small_batches/``), checked on held-out seeds drawn after (``results/small_batches.md``).
 SMALL_BLOCK_BYTES = 1024
+#: The least bytes a CTA of the tiled transpose kernel moves for it to keep a batch of small blocks that fill its tile
+#: (``small_blocks``' ``least_cta_bytes``): below, one small matrix a CTA (blocks of several, or a tile of a few hundred
+#: bytes) is bound by how fast CTAs start and retire, and the small-block kernel's runs of whole blocks move the same
+#: bytes in a CTA of ``MIN_TILE_BYTES``. Read at each call (``benchmarks/results/tiny_ctas.md``).
+SMALL_TILED_CTA_BYTES = 1024
 
 #: What a CTA of the one pass over a view without a stride-1 dim costs, in elements moved (``gathers``): on an H200
 #: a CTA of one-element rows took about 1.1 ns beyond its elements, which moved at about 130 a ns
@@ -413,7 +418,8 @@ def interleaves(problem: TiledProblem, src: int, dst: int, any_min_bytes: int | 
 
 
 def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKernel,
-                 max_bytes: int = MIN_TILE_BYTES) -> tuple[tuple, int] | None:
+                 max_bytes: int = MIN_TILE_BYTES, least_cta_bytes: int = 0,
+                 fold: str = "") -> tuple[tuple, int] | None:
     """``(block, count)`` where the small-block kernel (``codegen.permute_small``) takes ``problem`` at these
     addresses in place of ``kernel`` (the one it would take otherwise), else None: ``count`` blocks, each the
     problem's other dims ``block`` (``(size, src_stride, dst_stride)``: the matrix's rows ``(rows, lda, 1)`` and
@@ -427,13 +433,16 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
       the tiled kernels' smallest DRAM tile, a run's bytes: a run then holds one block or more) and
     - fills less than ``MIN_TILE_USE`` of ``kernel``'s tile (``tile_rows x tile_cols``): every CTA of ``kernel``
       takes one block of one matrix (its batch dims index CTAs), so each of its tiles would leave more than a
-      quarter of its area empty, the bar below which ``choose_tile`` passes a tile over;
+      quarter of its area empty, the bar below which ``choose_tile`` passes a tile over; or a CTA of ``kernel``
+      (a transpose's tiled kernel: a tile's part of one matrix, ``fold``: of several along that side) moves less
+      than ``least_cta_bytes`` (``SMALL_TILED_CTA_BYTES``);
     - both addresses are whole elements.
 
     Then each CTA moves runs of whole blocks, ``MIN_TILE_BYTES`` or just under, instead of one block.
     ``(100000, 3, 5)`` fp32 with dims ``(0, 2, 1)``: a ``3 x 5`` transpose per index, 60 bytes against the interleave
     kernel's ``4 x 512`` tile: ``(((3, 5, 1), (5, 1, 3)), 100000)``; ``(1000, 32, 32)`` fp32 fills its ``32 x 32``
-    tile: None."""
+    tile: None; ``(167622, 2, 3, 63)`` uint8 by ``(0, 3, 2, 1)``, blocks of three ``2 x 63`` matrices, fills its
+    ``2 x 64`` tile, whose CTA moves 126 bytes: the small-block kernel where ``least_cta_bytes`` is more."""
     w = problem.element_bytes
     if problem.kind not in (PermuteKind.TRANSPOSE, PermuteKind.ROWS) or not problem.batch:
         return None
@@ -446,9 +455,17 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
     count, src_stride, dst_stride = problem.batch[0]
     if not (src_stride == dst_stride == elements) or elements * w > min(max_bytes, MIN_TILE_BYTES):
         return None
-    if elements >= MIN_TILE_USE * kernel.tile_rows * kernel.tile_cols:
+    if elements >= MIN_TILE_USE * kernel.tile_rows * kernel.tile_cols and (
+            _cta_elements(problem, kernel, fold) * w >= least_cta_bytes):
         return None
     return block, count
+
+
+def _cta_elements(problem: TiledProblem, kernel: PermuteKernel, fold: str = "") -> int:
+    """The elements a CTA of ``kernel`` moves: a tile of one matrix, as much of it as the matrix fills (``fold``:
+    the side its tiles run on across matrices, filled)."""
+    rows = kernel.tile_rows if fold == "rows" else min(problem.rows, kernel.tile_rows)
+    return rows * (kernel.tile_cols if fold == "cols" else min(problem.cols, kernel.tile_cols))
 
 
 def _chunked_by_default(problem: TiledProblem, src: int, dst: int, element_bytes: tuple[int, ...] | None = None,
@@ -677,7 +694,8 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
             isinstance(w, int) and isinstance(v, (int, float)) and 0 <= v < 1 for w, v in FOLD_MIN_SAVED.items())):
         raise LayoutError(f"FOLD_MIN_SAVED: must map element bytes to a fraction in [0, 1), got {FOLD_MIN_SAVED!r}")
     for name, value in (("REALIGNED_ROWS_BELOW", REALIGNED_ROWS_BELOW), ("REALIGNED_CHUNKS_BELOW", REALIGNED_CHUNKS_BELOW),
-                        ("REALIGNED_MIN_CTAS_PER_SM", REALIGNED_MIN_CTAS_PER_SM)):
+                        ("REALIGNED_MIN_CTAS_PER_SM", REALIGNED_MIN_CTAS_PER_SM),
+                        ("SMALL_TILED_CTA_BYTES", SMALL_TILED_CTA_BYTES)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise LayoutError(f"{name}: must be an int, 0 or more, got {value!r}")
     if isinstance(REALIGNED_TILE_USE, bool) or not isinstance(REALIGNED_TILE_USE, (int, float)) \
@@ -695,7 +713,8 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
                      BYTE_TRANSPOSE, strides, out_strides,
                      (FOLD_SIDES, tuple(sorted(FOLD_MIN_SAVED.items()))) if FOLD_BATCH else None,
                      (REALIGNED_ROWS_BELOW, REALIGNED_CHUNKS_BELOW, REALIGNED_MIN_CTAS_PER_SM, REALIGNED_TILE_USE),
-                     (tuple(CHUNKED_ELEMENT_BYTES), tuple(CHUNKED_BATCH_ELEMENT_BYTES)))
+                     (tuple(CHUNKED_ELEMENT_BYTES), tuple(CHUNKED_BATCH_ELEMENT_BYTES)),
+                     SMALL_TILED_CTA_BYTES if SMALL_BATCHES else 0)
 
 
 def _tile_count(kernel: PermuteKernel, problem: TiledProblem) -> int:
@@ -712,11 +731,11 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
               strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None,
               fold: tuple[tuple[str, ...], tuple[tuple[int, float], ...]] | None = None,
               realign_below: tuple[int, int, int, float] = (0, 0, 0, 0.0),
-              chunked: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())):
+              chunked: tuple[tuple[int, ...], tuple[int, ...]] = ((), ()), least_cta_bytes: int = 0):
     """``permute_template``'s launches (``interleave``: ``INTERLEAVE_MIN_CTAS_PER_SM``, ``INTERLEAVE_ANY_MIN_BYTES``
     and ``INTERLEAVE_WIDE_MIN_BYTES``, None: no interleave kernel; ``fold``: ``fold_side``'s sides and
     ``FOLD_MIN_SAVED``'s items, None: no fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``,
-    ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``, ``REALIGNED_TILE_USE``; ``chunked``: ``CHUNKED_ELEMENT_BYTES`` and ``CHUNKED_BATCH_ELEMENT_BYTES``, so that the
+    ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``, ``REALIGNED_TILE_USE``; ``chunked``: ``CHUNKED_ELEMENT_BYTES`` and ``CHUNKED_BATCH_ELEMENT_BYTES``; ``least_cta_bytes``: ``SMALL_TILED_CTA_BYTES``, so that the
     cached plans follow them too). An input or output with gaps (``strides``, ``out_strides``; row-major ones
     plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
     the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
@@ -786,16 +805,20 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         config = _checked_tile(problem, src, dst, device, tile)
         raster = raster_order(config, 2 * nbytes, device)
         kernel = permute_kernel(config, len(inner), device.arch, raster)
+    least = None if fold is None else dict(fold[1]).get(problem.element_bytes)
+    side = None  # the tiled kernel: fold a batch dim where it gains
+    if config is not None and least is not None and not split:
+        side = fold_side(problem, config, fold[0], least)
     blocks = None
     if small and tile is None:  # the aligned interleave kernel keeps blocks over SMALL_BLOCK_BYTES
-        blocks = small_blocks(problem, src, dst, kernel, small if narrow is not None and narrow[2] else MIN_TILE_BYTES)
+        tiled = config is not None and problem.kind is PermuteKind.TRANSPOSE
+        blocks = small_blocks(problem, src, dst, kernel, small if narrow is not None and narrow[2] else MIN_TILE_BYTES,
+                              least_cta_bytes if tiled else 0, "" if side is None else side[0])
     if blocks is not None:  # runs of whole blocks: one launch of any grid, at most max_ctas CTAs
         kernel = small_kernel(problem.element_bytes, blocks[0])
         return ((kernel, min(kernel.runs(blocks[1]), max_ctas), (blocks[1],), 0, 0),), nbytes
-    least = None if fold is None else dict(fold[1]).get(problem.element_bytes)
-    if config is not None and least is not None and not split:  # the tiled kernel: fold a batch dim where it gains
-        side = fold_side(problem, config, fold[0], least)
-        folded = None if side is None else _folded(problem, config, raster, side, device, max_extent, max_ctas)
+    if side is not None:
+        folded = _folded(problem, config, raster, side, device, max_extent, max_ctas)
         if folded is not None:
             return (folded,), nbytes
     w = problem.element_bytes
