@@ -230,3 +230,24 @@ def test_an_optimized_kernel_compiled_by_async_compile_mode_takes_its_mode():
         del spec.kernel.run
         spec.kernel.__dict__.pop("_linear_layouts_run", None)
     assert kernel.metadata.linear_layouts["mode"] == "model"  # the process's "measured" before
+
+
+# --------------------------------------------------------------------------------------------------------------
+# a decision entry is opened once through the checked cache folder, never blocking on what is not a file
+# --------------------------------------------------------------------------------------------------------------
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_decision_entry_that_is_a_pipe_is_refused_without_blocking():
+    path = decisions.store(IDENTITY, decisions.Decision("triton", Basis.ERROR, "stored"))
+    path.unlink()
+    os.mkfifo(path, 0o600)
+    found: list = []
+
+    def load() -> None:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            found.append((decisions.load(IDENTITY), [str(w.message) for w in record]))
+
+    reader = threading.Thread(target=load, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert found and found[0][0] is None and "not a regular file" in found[0][1][0]

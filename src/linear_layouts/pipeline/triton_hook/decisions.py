@@ -169,7 +169,7 @@ def decision_path(ident: dict[str, str], root: Path | None = None) -> Path:
 def load(ident: dict[str, str], root: Path | None = None) -> Decision | None:
     """The stored decision of ``ident``, or ``None`` where there is none or the entry is refused (with a
     ``CacheWarning`` naming the file and why) or the cache folder cannot be used."""
-    from linear_layouts.codegen.ptx import CacheWarning, CompileError, _unsafe
+    from linear_layouts.codegen.ptx import CacheWarning, CompileError, _open_cache, _read_entry
 
     try:
         path = decision_path(ident, root)
@@ -178,19 +178,25 @@ def load(ident: dict[str, str], root: Path | None = None) -> Decision | None:
         return None
     if not os.path.lexists(path):
         return None
-    problem = _unsafe(path)
-    if problem is None:
+    try:  # opened once through the checked folder, not through a link, checked on its descriptor, never blocking
+        folder = _open_cache(path.parent)
+    except (CompileError, OSError) as error:
+        problem = f"its folder cannot be used ({shorten(str(error), 160)})"
+    else:
         try:
-            with open(path, "rb") as file:
-                data = file.read(MAX_ENTRY_BYTES + 1)
-            if len(data) > MAX_ENTRY_BYTES:
-                raise ValueError(f"more than {MAX_ENTRY_BYTES} bytes")
-            problem, decision = _checked(json.loads(data.decode("utf-8")), ident)
-        except (OSError, ValueError, RecursionError) as error:  # RecursionError: JSON nested too deep
-            problem = f"unreadable ({type(error).__name__}: {shorten(str(error), 120)})"
-        else:
-            if problem is None:
-                return decision
+            data, problem = _read_entry(folder, path.name, MAX_ENTRY_BYTES)
+        finally:
+            os.close(folder)
+        if data is None and problem is None:  # gone since
+            return None
+        if problem is None:
+            try:
+                problem, decision = _checked(json.loads(data.decode("utf-8")), ident)
+            except (ValueError, RecursionError) as error:  # RecursionError: JSON nested too deep
+                problem = f"unreadable ({type(error).__name__}: {shorten(str(error), 120)})"
+            else:
+                if problem is None:
+                    return decision
     warnings.warn(f"decision cache: refused {path}: {problem}; measuring afresh", CacheWarning, stacklevel=2)
     return None
 
