@@ -233,9 +233,23 @@ def test_tiled_ctas_under_small_tiled_cta_bytes_give_way(monkeypatch):
         _kernel((167622, 2, 3, 63), (0, 3, 2, 1), 1)
 
 
+def test_blocks_up_to_32_kib_from_tiled_ctas_under_the_bar(monkeypatch):
+    """From a tiled kernel whose CTAs move under ``SMALL_TILED_CTA_BYTES``, blocks up to
+    ``SMALL_TILED_CTA_BLOCK_BYTES`` (one block a run); from other kernels 8 KiB as before."""
+    assert launches.SMALL_TILED_CTA_BLOCK_BYTES == 32 * 1024
+    item = permute_launches((1023, 3, 63, 63), (0, 3, 2, 1), 2, 0, 0, _H200)[0]  # 23 KiB blocks of 3 x 63 matrices
+    assert "small" in item.kernel.name and item.ctas == 1023 and item.kernel.run == 1
+    assert "small" not in _kernel((30, 3, 90, 63), (0, 3, 2, 1), 2).name  # 33 KiB blocks
+    assert "small" not in _kernel((100, 48, 48), (0, 2, 1), 4).name       # 9 KiB blocks of 4 KiB tiled CTAs
+    assert "small" not in _kernel((131, 3, 63, 63), (0, 3, 2, 1), 2).name  # fewer blocks than the 132 SMs
+    monkeypatch.setattr(launches, "SMALL_TILED_CTA_BLOCK_BYTES", 16 * 1024)
+    assert "small" not in _kernel((1023, 3, 63, 63), (0, 3, 2, 1), 2).name
+
+
 @needs_cxx
 @pytest.mark.parametrize("shape, dims, w", [((3000, 2, 3, 63), (0, 3, 2, 1), 1), ((700, 4, 11, 11), (0, 2, 3, 1), 1),
-                                            ((500, 3, 5, 9), (0, 3, 2, 1), 2)])
+                                            ((500, 3, 5, 9), (0, 3, 2, 1), 2), ((132, 3, 63, 63), (0, 3, 2, 1), 2),
+                                            ((140, 2, 40, 31), (0, 3, 2, 1), 8)])
 def test_blocks_taken_from_small_tiled_ctas_are_exact(shape, dims, w):
     assert "small" in _kernel(shape, dims, w).name
     a = _random(shape, w, seed=11)

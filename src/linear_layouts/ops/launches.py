@@ -44,7 +44,7 @@ __all__ = ["Launch", "Copy", "addressed", "transpose_candidates", "TUNING_TILES"
            "MISALIGNED_CAST", "MISALIGNED_CASTS", "chunked_fits", "MISALIGNED_TRANSPOSE", "MISALIGNED_TRANSPOSES",
            "chunked_transposes", "chunked_source_aligned", "strided_alignment", "view_launches", "framework_gathers",
            "gathers", "one_pass_work", "ONE_PASS_CTA_ELEMENTS", "ONE_PASS_FREE_WORK", "GATHER_MIN_WORK",
-           "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "SMALL_TILED_CTA_BYTES", "INTERLEAVE", "INTERLEAVE_MIN_CTAS_PER_SM", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_WIDE_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
+           "FRAMEWORK_GATHER_BYTES", "transpose_vectors", "interleaves", "small_blocks", "SMALL_BATCHES", "SMALL_BLOCK_BYTES", "SMALL_TILED_CTA_BYTES", "SMALL_TILED_CTA_BLOCK_BYTES", "INTERLEAVE", "INTERLEAVE_MIN_CTAS_PER_SM", "INTERLEAVE_ANY_MIN_BYTES", "INTERLEAVE_WIDE_MIN_BYTES", "INTERLEAVE_ROW_BYTES", "INTERLEAVE_VECTOR_RATIO", "tiled_arguments",
            "COPY_KERNEL_MIN_BYTES", "MAX_LAUNCH_EXTENT", "MAX_LAUNCH_CTAS", "MAX_BATCH_LAUNCHES", "Piece",
            "launch_pieces", "FOLD_BATCH", "FOLD_SIDES", "FOLD_MIN_SAVED", "fold_side", "REALIGNED_ROWS_BELOW",
            "REALIGNED_CHUNKS_BELOW", "REALIGNED_MIN_CTAS_PER_SM", "REALIGNED_TILE_USE", "realigned_rows",
@@ -172,6 +172,11 @@ SMALL_BLOCK_BYTES = 1024
 #: bytes) is bound by how fast CTAs start and retire, and the small-block kernel's runs of whole blocks move the same
 #: bytes in a CTA of ``MIN_TILE_BYTES``. Read at each call (``benchmarks/results/tiny_ctas.md``).
 SMALL_TILED_CTA_BYTES = 1024
+#: The largest block the small-block kernel takes from a tiled kernel whose CTAs move under ``SMALL_TILED_CTA_BYTES``
+#: (``small_blocks``' ``tiny_block_bytes``): a run of one block a CTA, its shared chunk under the 48 KiB any launch
+#: gets (from others, blocks up to ``MIN_TILE_BYTES``), where there are at least as many blocks as SMs (fewer: a
+#: CTA of 8 warps moves a whole block while most SMs idle; ``results/tiny_ctas.md``).
+SMALL_TILED_CTA_BLOCK_BYTES = 32 * 1024
 
 #: What a CTA of the one pass over a view without a stride-1 dim costs, in elements moved (``gathers``): on an H200
 #: a CTA of one-element rows took about 1.1 ns beyond its elements, which moved at about 130 a ns
@@ -419,7 +424,8 @@ def interleaves(problem: TiledProblem, src: int, dst: int, any_min_bytes: int | 
 
 def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKernel,
                  max_bytes: int = MIN_TILE_BYTES, least_cta_bytes: int = 0,
-                 fold: str = "") -> tuple[tuple, int] | None:
+                 fold: str = "", tiny_block_bytes: int = MIN_TILE_BYTES,
+                 multiprocessors: int = 0) -> tuple[tuple, int] | None:
     """``(block, count)`` where the small-block kernel (``codegen.permute_small``) takes ``problem`` at these
     addresses in place of ``kernel`` (the one it would take otherwise), else None: ``count`` blocks, each the
     problem's other dims ``block`` (``(size, src_stride, dst_stride)``: the matrix's rows ``(rows, lda, 1)`` and
@@ -430,7 +436,9 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
       block's elements: each of its indices is one dense block, contiguous in the input and in the output;
     - a block is at most ``max_bytes`` (``ops.permute``: ``SMALL_BLOCK_BYTES`` in place of the aligned interleave
       kernel, else ``MIN_TILE_BYTES``), and at most ``MIN_TILE_BYTES`` (8 KiB,
-      the tiled kernels' smallest DRAM tile, a run's bytes: a run then holds one block or more) and
+      the tiled kernels' smallest DRAM tile, a run's bytes: a run then holds one block or more); at most
+      ``tiny_block_bytes`` (``SMALL_TILED_CTA_BLOCK_BYTES``) where a CTA of ``kernel`` moves less than
+      ``least_cta_bytes`` (below) and there are ``multiprocessors`` blocks or more, and
     - fills less than ``MIN_TILE_USE`` of ``kernel``'s tile (``tile_rows x tile_cols``): every CTA of ``kernel``
       takes one block of one matrix (its batch dims index CTAs), so each of its tiles would leave more than a
       quarter of its area empty, the bar below which ``choose_tile`` passes a tile over; or a CTA of ``kernel``
@@ -453,10 +461,12 @@ def small_blocks(problem: TiledProblem, src: int, dst: int, kernel: PermuteKerne
     block = tuple(d for d in (*problem.batch[1:], rows, cols) if d[0] > 1)
     elements = math.prod(size for size, _, _ in block)
     count, src_stride, dst_stride = problem.batch[0]
-    if not (src_stride == dst_stride == elements) or elements * w > min(max_bytes, MIN_TILE_BYTES):
+    tiny = _cta_elements(problem, kernel, fold) * w < least_cta_bytes
+    largest = max(tiny_block_bytes, MIN_TILE_BYTES) if tiny and count >= multiprocessors else \
+        min(max_bytes, MIN_TILE_BYTES)
+    if not (src_stride == dst_stride == elements) or elements * w > largest:
         return None
-    if elements >= MIN_TILE_USE * kernel.tile_rows * kernel.tile_cols and (
-            _cta_elements(problem, kernel, fold) * w >= least_cta_bytes):
+    if elements >= MIN_TILE_USE * kernel.tile_rows * kernel.tile_cols and not tiny:
         return None
     return block, count
 
@@ -695,7 +705,8 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
         raise LayoutError(f"FOLD_MIN_SAVED: must map element bytes to a fraction in [0, 1), got {FOLD_MIN_SAVED!r}")
     for name, value in (("REALIGNED_ROWS_BELOW", REALIGNED_ROWS_BELOW), ("REALIGNED_CHUNKS_BELOW", REALIGNED_CHUNKS_BELOW),
                         ("REALIGNED_MIN_CTAS_PER_SM", REALIGNED_MIN_CTAS_PER_SM),
-                        ("SMALL_TILED_CTA_BYTES", SMALL_TILED_CTA_BYTES)):
+                        ("SMALL_TILED_CTA_BYTES", SMALL_TILED_CTA_BYTES),
+                        ("SMALL_TILED_CTA_BLOCK_BYTES", SMALL_TILED_CTA_BLOCK_BYTES)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise LayoutError(f"{name}: must be an int, 0 or more, got {value!r}")
     if isinstance(REALIGNED_TILE_USE, bool) or not isinstance(REALIGNED_TILE_USE, (int, float)) \
@@ -714,7 +725,7 @@ def permute_template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: in
                      (FOLD_SIDES, tuple(sorted(FOLD_MIN_SAVED.items()))) if FOLD_BATCH else None,
                      (REALIGNED_ROWS_BELOW, REALIGNED_CHUNKS_BELOW, REALIGNED_MIN_CTAS_PER_SM, REALIGNED_TILE_USE),
                      (tuple(CHUNKED_ELEMENT_BYTES), tuple(CHUNKED_BATCH_ELEMENT_BYTES)),
-                     SMALL_TILED_CTA_BYTES if SMALL_BATCHES else 0)
+                     (SMALL_TILED_CTA_BYTES if SMALL_BATCHES else 0, SMALL_TILED_CTA_BLOCK_BYTES))
 
 
 def _tile_count(kernel: PermuteKernel, problem: TiledProblem) -> int:
@@ -731,11 +742,12 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
               strides: tuple[int, ...] | None = None, out_strides: tuple[int, ...] | None = None,
               fold: tuple[tuple[str, ...], tuple[tuple[int, float], ...]] | None = None,
               realign_below: tuple[int, int, int, float] = (0, 0, 0, 0.0),
-              chunked: tuple[tuple[int, ...], tuple[int, ...]] = ((), ()), least_cta_bytes: int = 0):
+              chunked: tuple[tuple[int, ...], tuple[int, ...]] = ((), ()),
+              least_cta_bytes: tuple[int, int] = (0, MIN_TILE_BYTES)):
     """``permute_template``'s launches (``interleave``: ``INTERLEAVE_MIN_CTAS_PER_SM``, ``INTERLEAVE_ANY_MIN_BYTES``
     and ``INTERLEAVE_WIDE_MIN_BYTES``, None: no interleave kernel; ``fold``: ``fold_side``'s sides and
     ``FOLD_MIN_SAVED``'s items, None: no fold; ``realign_below``: ``REALIGNED_ROWS_BELOW``,
-    ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``, ``REALIGNED_TILE_USE``; ``chunked``: ``CHUNKED_ELEMENT_BYTES`` and ``CHUNKED_BATCH_ELEMENT_BYTES``; ``least_cta_bytes``: ``SMALL_TILED_CTA_BYTES``, so that the
+    ``REALIGNED_CHUNKS_BELOW``, ``REALIGNED_MIN_CTAS_PER_SM``, ``REALIGNED_TILE_USE``; ``chunked``: ``CHUNKED_ELEMENT_BYTES`` and ``CHUNKED_BATCH_ELEMENT_BYTES``; ``least_cta_bytes``: ``SMALL_TILED_CTA_BYTES`` and ``SMALL_TILED_CTA_BLOCK_BYTES``, so that the
     cached plans follow them too). An input or output with gaps (``strides``, ``out_strides``; row-major ones
     plan as none) takes the tiled kernel at the vectors every row and batch start allows (``strided_alignment``), or
     the byte transpose where ``_bytes_by_default`` takes the problem at those alignments (it finds each row's
@@ -813,7 +825,8 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
     if small and tile is None:  # the aligned interleave kernel keeps blocks over SMALL_BLOCK_BYTES
         tiled = config is not None and problem.kind is PermuteKind.TRANSPOSE
         blocks = small_blocks(problem, src, dst, kernel, small if narrow is not None and narrow[2] else MIN_TILE_BYTES,
-                              least_cta_bytes if tiled else 0, "" if side is None else side[0])
+                              least_cta_bytes[0] if tiled else 0, "" if side is None else side[0], least_cta_bytes[1],
+                              device.multiprocessors)
     if blocks is not None:  # runs of whole blocks: one launch of any grid, at most max_ctas CTAs
         kernel = small_kernel(problem.element_bytes, blocks[0])
         return ((kernel, min(kernel.runs(blocks[1]), max_ctas), (blocks[1],), 0, 0),), nbytes
