@@ -158,7 +158,7 @@ def test_the_register_lane_exchange_of_other_warps_has_no_plan():
         dst = LinearLayout(bases, src.out_dims)
         lanes = 1 << lane_bits
         hint = " (pass an AMD target for 64-lane layouts)" if lanes == 64 else ""
-        with pytest.raises(LayoutError) as refused:
+        with pytest.raises(LayoutError, match="needs a 'lane' in dim of size 32") as refused:
             cv.plan_conversion(src, dst, 32)
         assert str(refused.value) == ("src: needs a 'lane' in dim of size 32 (one sm_90 warp) to move data between "
                                       f"lanes; src and dst have {lanes} lanes a warp{hint}")

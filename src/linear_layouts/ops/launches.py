@@ -29,7 +29,7 @@ from linear_layouts.codegen.permute_interleave import MAX_NARROW, vector_bytes_f
 from linear_layouts.codegen import realign_rows
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.ops.kernels import (
-    CAST_NARROW_CTAS, CAST_SMALLER_OF_EQUALS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_EXTENT, BYTE_TRANSPOSE_TILE, ByteTile, ChunkedTile, GridShape, TileConfig,
+    CAST_NARROW_CTAS, CAST_SMALLER_OF_EQUALS, CHUNKED_MIN_ROWS, MIN_TILE_BYTES, MIN_TILE_USE, SKINNY_CTAS_PER_SM, SKINNY_EXTENT, BYTE_TRANSPOSE_TILE, ByteTile, ChunkedTile, GridShape, TileConfig,
     byte_transpose_kernel, cast_kernel, cast_tiles, flat_cast_kernel, small_kernel,
     copy_kernel, choose_narrow_tile, choose_tile, chunked_cast_kernel, shared_sector_tile, chunked_transpose_kernel, interleave_kernel, permute_kernel,
     REALIGNED_SPAN_CHUNKS, raster_order, realigned_cast_kernel, realigned_rows_kernel, rows_tile, scalar_cast_kernel, skinny_tile, dram_tile, transpose_raster,
@@ -170,7 +170,9 @@ SMALL_BLOCK_BYTES = 1024
 #: The least bytes a CTA of the tiled transpose kernel moves for it to keep a batch of small blocks that fill its tile
 #: (``small_blocks``' ``least_cta_bytes``): below, one small matrix a CTA (blocks of several, or a tile of a few hundred
 #: bytes) is bound by how fast CTAs start and retire, and the small-block kernel's runs of whole blocks move the same
-#: bytes in a CTA of ``MIN_TILE_BYTES``. Read at each call (``benchmarks/results/tiny_ctas.md``).
+#: bytes in a CTA of ``MIN_TILE_BYTES``. Only where the tiled grid holds ``SKINNY_CTAS_PER_SM`` CTAs an SM or more (a
+#: smaller problem's skinny tiles are short so as to spread it over the SMs). Read at each call
+#: (``benchmarks/results/tiny_ctas.md``).
 SMALL_TILED_CTA_BYTES = 1024
 #: The largest block the small-block kernel takes from a tiled kernel whose CTAs move under ``SMALL_TILED_CTA_BYTES``
 #: (``small_blocks``' ``tiny_block_bytes``): a run of one block a CTA, its shared chunk under the 48 KiB any launch
@@ -823,7 +825,8 @@ def _template(shape: tuple[int, ...], dims: tuple[int, ...], itemsize: int, src:
         side = fold_side(problem, config, fold[0], least)
     blocks = None
     if small and tile is None:  # the aligned interleave kernel keeps blocks over SMALL_BLOCK_BYTES
-        tiled = config is not None and problem.kind is PermuteKind.TRANSPOSE
+        tiled = config is not None and problem.kind is PermuteKind.TRANSPOSE and (
+            _tile_count(kernel, problem) >= SKINNY_CTAS_PER_SM * device.multiprocessors)
         blocks = small_blocks(problem, src, dst, kernel, small if narrow is not None and narrow[2] else MIN_TILE_BYTES,
                               least_cta_bytes[0] if tiled else 0, "" if side is None else side[0], least_cta_bytes[1],
                               device.multiprocessors)
