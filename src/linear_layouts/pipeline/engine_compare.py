@@ -35,7 +35,8 @@ from linear_layouts.pipeline.ttir_import import ImportedProgram, import_ttir
 from linear_layouts.target import Target
 
 __all__ = ["EngineComparison", "compare_with_engine", "MAX_ENGINE_OPS", "KernelCosts", "kernel_costs", "global_pointers",
-           "ttgir_costs", "cost_report"]
+           "ttgir_costs", "cost_report",
+           "comparison_target"]
 
 #: the most ops of an imported TTIR the engine propagates here: a larger program is not propagated in a
 #: report (``compare_with_engine``'s ``error`` says so) and ``rewrite.rewrite_kernel`` refuses it with a
@@ -91,15 +92,41 @@ def triton_side(report: KernelReport) -> tuple[int, int, int]:
     return conversions, stagings, wavefronts
 
 
-def plan_time_ns(plan, warps: int) -> float:
-    """A ``ConversionPlan`` in SM-ns per CTA, as the report prices our plans (``SharedOp.ours_time_ns``)."""
+def plan_time_ns(plan, warps: int, target: Target | None = None) -> float:
+    """A ``ConversionPlan`` in SM-ns per CTA on ``target``'s cost table (default: the default target's), as
+    the report prices our plans (``SharedOp.ours_time``): its wavefronts over ``warps`` warps through shared
+    memory, its shuffles, or 0 for a register permutation.
+
+    >>> from types import SimpleNamespace
+    >>> plan_time_ns(SimpleNamespace(kind="registers", shuffle=None), 4)
+    0.0
+    """
     from linear_layouts.analysis.cost_model import shared_time_ns, shuffle_time_ns
 
     if plan.kind == SHARED:
-        return shared_time_ns(plan.wavefronts, False, warps)
+        return shared_time_ns(plan.wavefronts, False, warps, target=target)
     if plan.shuffle is not None:
-        return shuffle_time_ns(plan.shuffle)
+        return shuffle_time_ns(plan.shuffle, target=target)
     return 0.0
+
+
+def comparison_target(report: KernelReport, cc: int | None = None, target: Target | None = None) -> Target:
+    """The one target a comparison lays out and prices for: ``target``, else the one compute capability
+    ``cc`` names (``sm_{cc}``), else the one ``report``'s TTGIR names (``target_for_module``): the op rows
+    of the report and both sides of the comparison read one cost table.
+
+    >>> from types import SimpleNamespace
+    >>> from linear_layouts.target import named_target
+    >>> comparison_target(SimpleNamespace(target="cuda:90"), target=named_target("sm_90", "H200")).device
+    'H200'
+    >>> comparison_target(SimpleNamespace(target="cuda:80")).arch
+    'sm_80'
+    """
+    from linear_layouts.target import named_target, target_for_module
+
+    if target is not None:
+        return target
+    return named_target(f"sm_{cc}") if cc is not None else target_for_module(report.target)
 
 
 @checked
@@ -107,11 +134,13 @@ def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str
                         cc: int | None = None, max_ops: int = MAX_ENGINE_OPS,
                         target: Target | None = None) -> EngineComparison:
     """Import ``ttir`` (the same compile as ``report``'s TTGIR), propagate it with our engine and compare
-    (module doc) on ``target`` (default: what ``cc`` or the TTIR names). Programs above ``max_ops`` ops
-    are imported but not propagated (``error`` says so)."""
+    (module doc) on one target, ``comparison_target(report, cc, target)``: the engine lays out and both
+    sides are priced on its cost table. Programs above ``max_ops`` ops are imported but not propagated
+    (``error`` says so)."""
     from linear_layouts.engine import propagate
 
     t_conv, t_stage, t_wave = triton_side(report)
+    target = comparison_target(report, cc, target)
     try:
         check_same_kernel(ttir, report.module)
     except LayoutError as error:
@@ -130,9 +159,9 @@ def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str
     kinds = tuple(c.plan.kind if c.plan is not None else "?" for c in result.conversions)
     wavefronts = sum(c.plan.wavefronts for c in result.conversions if c.plan is not None)
     seconds = round(time.time() - start, 2)
-    triton_ns = sum(op.triton_time_ns or 0.0 for op in filter(_counted, report.ops))
+    triton_ns = sum(op.triton_time(target) or 0.0 for op in filter(_counted, report.ops))
     ours_ns = None if any(c.plan is None for c in result.conversions) else \
-        sum(plan_time_ns(c.plan, report.num_warps) for c in result.conversions)
+        sum(plan_time_ns(c.plan, report.num_warps, target) for c in result.conversions)
     return EngineComparison(**base, ours_conversions=len(result.conversions), ours_wavefronts=wavefronts,
                             ours_kinds=kinds, seconds=seconds, program_text=result.to_text(),
                             triton_ns=triton_ns, ours_ns=ours_ns)

@@ -10,7 +10,8 @@ from pathlib import Path
 from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.pipeline.engine_compare import compare_with_engine
-from linear_layouts.pipeline.report import KernelReport, analyze_module
+from linear_layouts.core.limits import quote
+from linear_layouts.pipeline.report import KernelReport, analyze_module, check_has_layouts
 from linear_layouts.triton_model.encodings import Resolver
 from linear_layouts.triton_model.ir_text import last_module, parse_module
 from linear_layouts.triton_model.trips import grid_op_counts
@@ -59,7 +60,8 @@ def report_for_file(path: str, *, target: str | Target | None = None, device: st
       ``target`` (default ``sm_90``); its launch (grid, scalars) gives every op its execution count over the grid;
     * anything else: TTGIR text (``str(module)``, ``compiled.asm["ttgir"]``) or an
       ``MLIR_ENABLE_DUMP`` log (its last TTGIR module), analyzed for the target it names (``target``, when
-      given, must agree). No Triton needed.
+      given, must agree). No Triton needed. A layout-free TTIR (or a dump whose last module is one) is
+      refused (``report.check_has_layouts``).
 
     ``device``: the device of the target (``H200``: its cost table prices the plans, ``analysis_target``).
     ``with_engine``: also run our engine on the kernel's TTIR (the .py's compile, or the dump's last TTIR
@@ -88,6 +90,7 @@ def report_for_file(path: str, *, target: str | Target | None = None, device: st
         return report
     text = read_ir(p)
     module = parse_module(last_module(text))
+    check_has_layouts(module, f"KERNEL_OR_FILE: {quote(str(path))}")
     chosen = analysis_target(module.target, target, device)
     report = analyze_module(module, resolver=resolver, with_triton_estimate=with_triton_estimate, target=chosen)
     if with_engine and chosen.backend == "cuda":

@@ -64,7 +64,8 @@ from linear_layouts.layouts import PaddedSharedLayout
 from linear_layouts.layouts.registry import Descriptor, kind_of
 from linear_layouts.target import Target, named_target, target_for_module
 
-__all__ = ["LayoutEntry", "SharedOp", "UnmodeledOp", "KernelReport", "analyze_ttgir", "analyze_module"]
+__all__ = ["LayoutEntry", "SharedOp", "UnmodeledOp", "KernelReport", "analyze_ttgir", "analyze_module",
+           "check_has_layouts"]
 
 #: ops whose shared-memory traffic ncu's LSU counters (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``
 #: / ``_op_st``) do not count, and why: the async proxy (TMA, wgmma / tcgen05 operand reads, TMEM) and mbarriers
@@ -745,6 +746,27 @@ def check_cta_threads(module: Module) -> None:
         raise LayoutError(f"ttgir: {' x '.join(f'{k} = {v}' for k, v in counts)} is {threads} threads, above the "
                           f"{MAX_ELEMENTS} the report simulates (linear_layouts.limits.MAX_ELEMENTS; a GPU runs at "
                           "most 1024 threads per CTA)")
+
+
+def check_has_layouts(module: Module, argument: str = "ttgir") -> None:
+    """LayoutError naming ``argument`` when ``module`` is layout-free TTIR: no ``ttg.num-warps`` module
+    attribute and no tensor with a layout encoding (``#ttg.blocked<...>`` or an alias of one). The report
+    reads Triton's layouts, which only the TTGIR (after ``convert-triton-to-tritongpu``) carries; a TTIR
+    read as one would be a 4-warp kernel with no layout and no op.
+
+    >>> from linear_layouts.triton_model.ir_text import parse_module
+    >>> check_has_layouts(parse_module('module {\\n tt.func @k(%x: tensor<64xf32>) {\\n tt.return\\n }\\n}'), "f.ttir")
+    Traceback (most recent call last):
+    ...
+    linear_layouts.core.errors.LayoutError: f.ttir: layout-free TTIR (no ttg.num-warps, no #ttg. layout on its tensors): report needs the kernel's TTGIR (TRITON_KERNEL_DUMP's .ttgir file, or the compiled kernel's .asm["ttgir"]) or the kernel file (.py) itself
+    """
+    from linear_layouts.triton_model.encodings import module_types
+
+    if "ttg.num-warps" in module.attributes or module_types(module):
+        return
+    raise LayoutError(f"{argument}: layout-free TTIR (no ttg.num-warps, no #ttg. layout on its tensors): report needs "
+                      "the kernel's TTGIR (TRITON_KERNEL_DUMP's .ttgir file, or the compiled kernel's "
+                      '.asm["ttgir"]) or the kernel file (.py) itself')
 
 
 def _check_layouts_fit(module: Module) -> None:
