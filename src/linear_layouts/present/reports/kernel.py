@@ -192,9 +192,13 @@ def kernel_report_text(report: KernelReport, *, layouts: bool = True, width: int
             for shape, ll in entry.linear:
                 lines += _bases_lines(shape, ll, width)
         lines.append("")
-    lines.append(f"Shared-memory traffic and layout conversions ({len(report.ops)} ops; wavefronts per CTA per execution)")
+    rows = op_rows(report, target) if report.ops else []
+    merged = f" in {len(rows)} rows: ops that differ only in their executions share one, op ×n" if len(rows) < len(
+        report.ops) else ""
+    lines.append(f"Shared-memory traffic and layout conversions ({len(report.ops)} ops{merged}; wavefronts per CTA per "
+                 f"execution)")
     if report.ops:
-        lines.append(table_text(op_rows(report, target), _HEADER, max_width=width))
+        lines.append(table_text(rows, _HEADER, max_width=width))
     lines.append("")
     lines += _totals(report, target)
     changes = edit_lines(report, target)
