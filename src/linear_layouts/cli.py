@@ -28,13 +28,17 @@ import os
 import re
 import shutil
 import sys
-from typing import Callable, NoReturn, Sequence, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, NoReturn, Sequence, TypeVar
 
 from linear_layouts import __version__
 from linear_layouts.core.errors import QUOTE_CHARS, LayoutError, cut_long_runs, did_you_mean
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import (INT_RULE, MAX_ELEMENTS, MAX_INT_DIGITS, MAX_PICTURE_ELEMENTS, MAX_SPEC_CHARS,
                                         check_layout_size, parse_int, quote, shorten)
+
+if TYPE_CHECKING:
+    from linear_layouts.target import Target
 
 # --------------------------------------------------------------------------------------------------
 # Shared helpers of the subcommands
@@ -843,13 +847,15 @@ def cmd_permute(args: argparse.Namespace) -> int:
     _bitwidth(args.dtype)   # its errors named --dtype
     target = _target(args) or DEFAULT_TARGET
     if target.backend != "cuda" or target.capability < MIN_ARCH:
-        option = "--device" if args.device else "--target"
-        raise LayoutError(f"{option}: the layout ops run on NVIDIA GPUs of sm_{MIN_ARCH} and later "
-                          f"(linear_layouts.ops.launch.MIN_ARCH), got {target.name}")
+        option, named = ("--device", f"{args.device} ({target.arch})") if args.device else ("--target", target.arch)
+        raise LayoutError(f"{option}: the layout ops compile for NVIDIA GPUs of sm_{MIN_ARCH} and later "
+                          f"(linear_layouts.ops.launch.MIN_ARCH), not {named}")
     sms = target.sms if args.sms is None else parse_int(args.sms, "--sms", max_digits=4)
     l2_mib = target.l2_bytes >> 20 if args.l2_mib is None else parse_int(args.l2_mib, "--l2-mib", max_digits=5)
     if sms < 1:
         raise LayoutError(f"--sms: a device has 1 SM or more, got {sms}")
+    if l2_mib < 1:
+        raise LayoutError(f"--l2-mib: a device has 1 MiB of L2 or more, got {l2_mib}")
     device = GridShape(sms, l2_mib << 20, target.arch)
     offsets = (parse_int(args.src_offset, "--src-offset", max_digits=4),
                parse_int(args.dst_offset, "--dst-offset", max_digits=4))
@@ -861,8 +867,44 @@ def cmd_permute(args: argparse.Namespace) -> int:
             if message.startswith(name):
                 raise LayoutError(option + message[len(name):]) from None
         raise
-    _write(args, str(summary) + "\n")
+    note = _assumed_device(target, sms_given=args.sms is not None, l2_given=args.l2_mib is not None) \
+        if args.target is not None and args.device is None else ""
+    _write(args, str(summary) + "\n" + (f"  {note}\n" if note else ""))
     return 0
+
+
+def _article(name: str) -> str:
+    """``"an"`` before a device name read letter by letter from a vowel sound (an A100, an H100, an MI300X), else
+    ``"a"`` (a B200)."""
+    return "an" if name[:1].upper() in "AEFHILMNORSX" else "a"
+
+
+def _assumed_device(target: Target, *, sms_given: bool, l2_given: bool) -> str:
+    """The note naming the device whose SMs and L2 ``permute`` planned on, for ``--target`` without ``--device``
+    (the architecture's device, or a stand-in's: sm_86 plans as an A100), or ``""`` when ``--sms`` and
+    ``--l2-mib`` gave both."""
+    facts = ([] if sms_given else [(f"{target.sms} SMs", "--sms")]) + \
+        ([] if l2_given else [(f"{target.l2_bytes >> 20} MiB L2", "--l2-mib")])
+    if not facts:
+        return ""
+    options = "/".join(option for _, option in facts)
+    them = "them" if len(facts) > 1 else "it"
+    return (f"(as {_article(target.device)} {target.device}: {', '.join(fact for fact, _ in facts)}; "
+            f"{options} to set {them})")
+
+
+def _kernel_file_target(arch: str) -> None:
+    """``--target`` of ``report KERNEL.py``: an architecture Triton compiles kernel files for
+    (``triton_model.kernel_file.parse_target``), checked before the file runs; else a LayoutError naming
+    ``--target``."""
+    from linear_layouts.triton_model.kernel_file import parse_target
+
+    try:
+        parse_target(arch)
+    except LayoutError as error:
+        message = str(error)
+        message = message[len("target: "):] if message.startswith("target: ") else message
+        raise LayoutError(f"--target: {message}") from None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -872,6 +914,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if args.target is not None or args.device is not None:
         _target(args)  # a misspelt or mismatched --target / --device is refused before the compile
+    if args.target is not None and Path(args.kernel).suffix == ".py":
+        _kernel_file_target(args.target)
     report = report_for_file(args.kernel, target=args.target, device=args.device,
                              with_triton_estimate=not args.no_triton_estimate)
     target = analysis_target(report.target, args.target, args.device)

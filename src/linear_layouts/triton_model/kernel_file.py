@@ -18,8 +18,12 @@ name           meaning
                or ``("randint", low, high)`` (default: random normal / random bytes)
 ``GRID``       the launch grid (1 to 3 positive ints, a list or a tuple; or one int)
 ``OPTIONS``    compile options, e.g. ``{"num_warps": 8, "num_stages": 3}`` (``num_warps``: a power of two,
-               at most ``MAX_NUM_WARPS``)
+               at most ``MAX_NUM_WARPS``): Triton's (:func:`triton_option_names`)
 =============  ===========================================================================================
+
+Every key must name what its dict holds: a parameter (``SIGNATURE``, ``CONSTEXPRS``), a pointer parameter
+(``TENSORS``), a scalar one (``SCALARS``), a compile option of the installed Triton (``OPTIONS``); and every
+``SIGNATURE`` type must be one Triton reads (:func:`triton_type_problem`).
 
 Integer scalars are specialized as Triton's JIT specializes them: a value of 1 becomes a constexpr,
 a multiple of 16 gets ``tt.divisibility = 16``; pointers are 16-byte aligned (as PyTorch allocates).
@@ -32,21 +36,24 @@ a multiple of 16 gets ``tt.divisibility = 16``; pointers are 16-byte aligned (as
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import importlib
 import importlib.util
 import inspect
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from linear_layouts.core.arguments import checked
-from linear_layouts.core.errors import LayoutError
+from linear_layouts.core.errors import LayoutError, did_you_mean
 from linear_layouts.core.limits import parse_int, quote, shorten
 
 __all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS", "TRITON_NEEDED", "TRITON_INSTALL",
-           "FORMAT_DOC"]
+           "FORMAT_DOC", "triton_option_names", "triton_type_problem"]
 
 #: The targets the corpus is compiled for (Ampere, Hopper, MI300).
 TARGETS = ("sm_80", "sm_90", "gfx942")
@@ -75,7 +82,8 @@ MAX_NUM_WARPS = 32
 @checked
 def parse_target(target: str) -> tuple[str, int | str, int]:
     """``"sm_90"`` -> ``("cuda", 90, 32)``; ``"gfx942"`` -> ``("hip", "gfx942", 64)`` (the arguments of
-    Triton's ``GPUTarget``: backend, arch, threads per warp)."""
+    Triton's ``GPUTarget``: backend, arch, threads per warp). A ``gfx`` name with a letter in its number
+    (``gfx90a``) is not a known target: a LayoutError listing :data:`TARGETS`."""
     if not isinstance(target, str):
         raise LayoutError(f"target must be a string like sm_90 or gfx942, got {quote(target)}")
     m = re.fullmatch(r"sm_(\d{2,3})a?", target)
@@ -83,6 +91,9 @@ def parse_target(target: str) -> tuple[str, int | str, int]:
         return ("cuda", parse_int(m.group(1), f"target {quote(target)}: the compute capability"), 32)
     if re.fullmatch(r"gfx(9[0-9][0-9]|1[012][0-9][0-9])", target):
         return ("hip", target, 32 if target.startswith("gfx1") else 64)
+    if re.fullmatch(r"gfx[0-9a-f]{3,4}", target):
+        raise LayoutError(f"target: {quote(target)} is not a known target; known: {', '.join(TARGETS)} (and "
+                          "sm_<cc>, gfx<3 or 4 digits> for other architectures)")
     raise LayoutError(f"target must be sm_<cc> (e.g. sm_80, sm_90) or gfx<arch> (e.g. gfx942), got {quote(target)}")
 
 
@@ -135,6 +146,66 @@ class KernelSpec:
         return signature, constexprs, attrs
 
 
+#: Triton's option dataclasses of each backend (module, class): the keys ``backend.parse_options`` reads.
+_TRITON_OPTIONS = (("triton.backends.nvidia.compiler", "CUDAOptions"),
+                   ("triton.backends.amd.compiler", "HIPOptions"))
+
+
+@functools.lru_cache(maxsize=1)
+def triton_option_names() -> tuple[str, ...]:
+    """The compile options the installed Triton accepts, sorted: the fields of its backends' option dataclasses
+    (``CUDAOptions``, ``HIPOptions``), which ``compile_kernel`` hands to ``backend.parse_options`` (a kernel file
+    is compiled for either backend, so either's options are accepted). Empty when Triton has no backend here."""
+    names: set[str] = set()
+    for module_name, class_name in _TRITON_OPTIONS:
+        try:
+            options = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):  # a Triton built without this backend
+            continue
+        names.update(f.name for f in dataclasses.fields(options))
+    return tuple(sorted(names))
+
+
+def triton_type_problem(ty: str) -> str | None:
+    """Why Triton does not read ``ty`` as a parameter type (``"*fp16"``, ``"i32"``, ...), with the type it likely
+    means (``"*float16"``: ``'*fp16'``); None when Triton reads it, or when Triton is not importable (the compile
+    says so). Triton's own parser decides (``triton.language.str_to_ty``, what the compile calls)."""
+    try:
+        from triton.language import str_to_ty
+    except ImportError:
+        return None
+    try:
+        str_to_ty(ty, None)
+        return None
+    except Exception:  # Triton raises KeyError, IndexError, ValueError ... for a name it does not read
+        pass
+    prefix = re.match(r"(\*k?)?", ty)[0]
+    base = ty[len(prefix):]
+    try:
+        from triton._utils import type_canonicalisation_dict as canonical
+    except ImportError:
+        canonical = {}
+    if base in canonical:
+        return f"not a Triton type (did you mean {quote(prefix + canonical[base])}?)"
+    names = sorted({v for v in canonical.values() if v != "void"})
+    hint = did_you_mean(ty, [prefix + n for n in names]) if names else ""
+    return (f"not a Triton type{hint}; Triton's types: *T (a pointer) or T, for T in "
+            f"{', '.join(names) or 'fp16, i32, ...'}")
+
+
+def _check_keys(name: str, label: str, keys: Iterable[Any], valid: Iterable[str], what: str,
+                listed: str | None = None) -> None:
+    """A LayoutError for the first key of the dict ``label`` not among ``valid`` (``what`` says what a key
+    names): it names the file, the dict and the key, with the closest valid names and all of them (or
+    ``listed``, where they are too many for one line)."""
+    valid = list(valid)
+    for key in keys:
+        if key not in valid:
+            hint = did_you_mean(key, valid) if isinstance(key, str) else ""
+            listed = listed or f"they are: {', '.join(valid) if valid else 'none'}"
+            raise LayoutError(f"{name}: {label}[{quote(key)}] is not {what}{hint}; {listed}")
+
+
 def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
     sig, cx, sc, te = (getattr(module, k) for k in ("SIGNATURE", "CONSTEXPRS", "SCALARS", "TENSORS"))
     options = getattr(module, "OPTIONS", {})
@@ -146,6 +217,22 @@ def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
         if not isinstance(ty, str) or not ty:
             raise LayoutError(f"{name}: SIGNATURE[{quote(p)}] must be a Triton type such as \"*fp16\" or \"i32\", "
                               f"got {quote(ty)}")
+    for label, value in (("SIGNATURE", sig), ("CONSTEXPRS", cx)):
+        _check_keys(name, label, value, params, "a parameter of the kernel")
+    for p, ty in sig.items():
+        problem = triton_type_problem(ty)
+        if problem:
+            raise LayoutError(f"{name}: SIGNATURE[{quote(p)}] is {quote(ty)}, {problem}")
+    runtime = [p for p in params if p not in cx and p in sig]
+    _check_keys(name, "TENSORS", te, [p for p in runtime if sig[p].startswith("*")],
+                "a pointer parameter of the kernel")
+    _check_keys(name, "SCALARS", sc, [p for p in runtime if not sig[p].startswith("*")],
+                "a scalar parameter of the kernel")
+    accepted = triton_option_names()
+    if accepted:
+        _check_keys(name, "OPTIONS", options, accepted, "a compile option of Triton",
+                    f"they are the fields of {' and '.join('.'.join(pair) for pair in _TRITON_OPTIONS)} "
+                    f"({len(accepted)} names, num_warps and num_stages among them)")
     for p, value in sc.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise LayoutError(f"{name}: SCALARS[{quote(p)}] must be a number, got {quote(value)}")
@@ -164,9 +251,6 @@ def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
                 raise LayoutError(f"{name}: pointer parameter {quote(p)} needs a shape in TENSORS")
         elif p not in sc:
             raise LayoutError(f"{name}: scalar parameter {quote(p)} needs a value in SCALARS")
-    extra = [k for k in list(sig) + list(cx) if k not in params]
-    if extra:
-        raise LayoutError(f"{name}: {extra} are not parameters of the kernel {list(params)}")
     for p, t in te.items():
         if isinstance(t, list):
             shape, init = t, None
