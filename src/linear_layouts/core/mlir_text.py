@@ -15,6 +15,7 @@ for :mod:`linear_layouts.layouts.ttgir_text`, :mod:`linear_layouts.triton_model.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -104,17 +105,7 @@ def split_top(text: str, sep: str = ",") -> list[str]:
     >>> split_top("a<b, c>, (d, e) -> f, g")
     ['a<b, c>', '(d, e) -> f', 'g']
     """
-    parts, begin = [], 0
-    for a, b in _top_spans(text):
-        i = text.find(sep, max(a, begin), b - 1 + len(sep))  # a ``sep`` beginning in [a, b)
-        while i >= 0:
-            parts.append(text[begin:i].strip())
-            begin = i + len(sep)
-            i = text.find(sep, max(i + 1, begin), b - 1 + len(sep))
-    tail = text[begin:].strip()
-    if tail or parts:
-        parts.append(tail)
-    return parts
+    return list(_split_top(text, sep))
 
 
 @checked
@@ -128,6 +119,119 @@ def find_top(text: str, needle: str, *, last: bool = False, start: int = 0) -> i
     """
     if not 0 <= start <= len(text):
         raise LayoutError(f"find_top: start must be in 0..len(text) = {len(text)}, got {start}")
+    return _find_top(text, needle, bool(last), start)
+
+
+#: how many answers of the scans are kept, by their arguments (an IR's types and attributes repeat)
+_SCAN_CACHE = 1 << 14
+#: the opening brackets, and the closing ones (an arrow's ``>`` among them: ``_net_depth`` counts it back)
+_OPENERS = re.compile(r"[<({\[]")
+_CLOSERS = re.compile(r"[>)}\]]")
+
+
+def _net_depth(text: str, a: int, b: int, start: int) -> int:
+    """How much deeper the bracket scan begun at ``start`` is at ``b`` than at ``a`` (``start <= a <= b``),
+    for text without quotes: the openers in ``[a, b)`` less the closers, the ``>`` of an arrow ``->`` (its
+    ``-`` at or after ``start``) no closer.
+
+    >>> _net_depth("f<a, (b) -> c", 0, 13, 0)
+    1
+    """
+    arrows = text.count("->", max(a - 1, start), b)
+    return len(_OPENERS.findall(text, a, b)) - len(_CLOSERS.findall(text, a, b)) + arrows
+
+
+def _arrow_head(text: str, i: int, start: int) -> bool:
+    """Whether ``text[i]`` is the ``>`` of an arrow ``->`` for a scan begun at ``start`` (no index of its own).
+
+    >>> _arrow_head("a->b", 2, 0), _arrow_head("a->b", 2, 2)
+    (True, False)
+    """
+    return text[i] == ">" and i > start and text[i - 1] == "-"
+
+
+@functools.lru_cache(maxsize=_SCAN_CACHE)
+def _split_top(text: str, sep: str) -> tuple[str, ...]:
+    """``split_top``'s parts as a tuple (kept by ``(text, sep)``): where ``text`` has no quote, the depth at each
+    occurrence of ``sep`` counted from the last (``_net_depth``), else by the token scan (``_top_spans``).
+
+    >>> _split_top("tensor<4x8xf16, #a>, i32", ",")
+    ('tensor<4x8xf16, #a>', 'i32')
+    """
+    if not sep or '"' in text:
+        return _split_top_scanned(text, sep)
+    parts, begin, depth, at = [], 0, 0, 0
+    arrow = sep[0] == ">"
+    i = text.find(sep)
+    while i >= 0:
+        depth += _net_depth(text, at, i, 0)
+        at = i
+        if depth == 0 and not (arrow and _arrow_head(text, i, 0)):
+            parts.append(text[begin:i].strip())
+            begin = i + len(sep)
+            i = text.find(sep, begin)
+        else:
+            i = text.find(sep, i + 1)
+    tail = text[begin:].strip()
+    if tail or parts:
+        parts.append(tail)
+    return tuple(parts)
+
+
+def _split_top_scanned(text: str, sep: str) -> tuple[str, ...]:
+    """``_split_top`` by the token scan (``_top_spans``), any text and ``sep``.
+
+    >>> _split_top_scanned('a, "b, c", d', ",")
+    ('a', '"b, c"', 'd')
+    """
+    parts, begin = [], 0
+    for a, b in _top_spans(text):
+        i = text.find(sep, max(a, begin), b - 1 + len(sep))  # a ``sep`` beginning in [a, b)
+        while i >= 0:
+            parts.append(text[begin:i].strip())
+            begin = i + len(sep)
+            i = text.find(sep, max(i + 1, begin), b - 1 + len(sep))
+    tail = text[begin:].strip()
+    if tail or parts:
+        parts.append(tail)
+    return tuple(parts)
+
+
+@functools.lru_cache(maxsize=_SCAN_CACHE)
+def _find_top(text: str, needle: str, last: bool, start: int) -> int:
+    """``find_top`` of a valid ``start`` (kept by its arguments): where ``text[start:]`` has no quote, the
+    occurrences of ``needle`` tried in turn, the depth at each counted (``_net_depth``), else by the token scan.
+
+    >>> _find_top("f(a, b) : x : y", " : ", True, 0), _find_top("a<b>c>", ">", False, 2)
+    (11, 3)
+    """
+    if not needle or text.find('"', start) >= 0:
+        return _find_top_scanned(text, needle, last, start)
+    arrow = needle[0] == ">"
+    if last:
+        i = text.rfind(needle, start)
+        while i >= 0:
+            if _net_depth(text, start, i, start) == 0 and not (arrow and _arrow_head(text, i, start)):
+                return i
+            i = text.rfind(needle, start, i + len(needle) - 1)
+        return -1
+    depth, at = 0, start
+    i = text.find(needle, start)
+    while i >= 0:
+        depth += _net_depth(text, at, i, start)
+        at = i
+        if depth == 0 and not (arrow and _arrow_head(text, i, start)):
+            return i
+        i = text.find(needle, i + 1)
+    return -1
+
+
+def _find_top_scanned(text: str, needle: str, last: bool, start: int) -> int:
+    """``_find_top`` by the token scan (``_top_spans``), any text and ``needle``.
+
+    >>> _find_top_scanned('a "b" b', "b", False, 0)
+    6
+    """
     found = -1
     for a, b in _top_spans(text, start):
         end = b - 1 + len(needle)  # a ``needle`` beginning in [a, b)
@@ -151,7 +255,7 @@ def closing(text: str, start: int) -> int:
     opener = text[start]
     if opener not in _OPEN:
         raise LayoutError(f"start: text[{start}] is {opener!r}, not an opening bracket")
-    return find_top(text, _CLOSE[_OPEN.index(opener)], start=start + 1)
+    return _find_top(text, _CLOSE[_OPEN.index(opener)], False, start + 1)
 
 
 @checked

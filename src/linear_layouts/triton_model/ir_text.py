@@ -279,19 +279,43 @@ class Module:
 # --------------------------------------------------------------------------------------------------
 _LOC_TAIL = re.compile(r"\s+loc\((.*)\)\s*$")
 _RESULTS = re.compile(rf"^({RESULT_LIST})\s*=\s*(.*)$")
+#: ``_RESULTS`` without the rest of the line (a line has no line break: the rest is ``line[m.end():]``)
+_RESULT_HEAD = re.compile(rf"({RESULT_LIST})\s*=\s*")
+#: a ``loc(...)`` without parentheses inside: ``loc(#loc12)``
+_PLAIN_LOC = re.compile(r" loc\([^()]*\)")
+#: a parenthesis: what nests in a ``loc(...)`` (its strings are not read as strings)
+_PAREN = re.compile(r"[()]")
+
+
+def _paren_end(line: str, start: int) -> int:
+    """The index after the ``)`` that closes a ``(`` just before ``start`` (parentheses alone counted); -1
+    where none does.
+
+    >>> _paren_end("loc(callsite(#a at #b)) x", 4)
+    23
+    """
+    depth = 1
+    for m in _PAREN.finditer(line, start):
+        depth += 1 if m.group() == "(" else -1
+        if depth == 0:
+            return m.end()
+    return -1
 
 
 def _strip_loc(line: str) -> tuple[str, str]:
-    """(the line without its trailing ``loc(...)``, the loc's inner text)."""
+    """(the line without its trailing ``loc(...)``, the loc's inner text).
+
+    >>> _strip_loc("%y = math.exp %x : f32 loc(callsite(#loc1 at #loc9))")
+    ('%y = math.exp %x : f32', 'callsite(#loc1 at #loc9)')
+    """
     i = line.rfind(" loc(")
+    if i >= 0 and _PLAIN_LOC.fullmatch(line, i):  # the common loc(#loc12): no parenthesis inside, at the end
+        return line[:i].rstrip(), line[i + 5:-1]
     while i >= 0:
-        inner = line[i + 5:]
-        depth, j = 1, 0
-        while j < len(inner) and depth:
-            depth += {"(": 1, ")": -1}.get(inner[j], 0)
-            j += 1
-        if depth == 0 and not inner[j:].strip():
-            return line[:i].rstrip(), inner[:j - 1]
+        close = line.find(")", i + 5)  # closes the loc unless a "(" opens before it
+        end = -1 if close < 0 else close + 1 if line.find("(", i + 5, close) < 0 else _paren_end(line, i + 5)
+        if end >= 0 and not line[end:].strip():
+            return line[:i].rstrip(), line[i + 5:end - 1]
         i = line.rfind(" loc(", 0, i)
     return line, ""
 
@@ -343,8 +367,8 @@ def _results(names: str, most: int) -> tuple[str, ...]:
     """The result names of ``%a, %b:2 = ...`` (``%b:2``: ``%b#0, %b#1``), at most ``most`` of them (the op's
     line has a type or an operand for each: a count above its length is refused before it is enumerated)."""
     out: list[str] = []
-    for part in split_top(names):
-        m = re.fullmatch(rf"({VALUE_NAME})(?::({DIGITS}))?", part.strip())
+    for part in split_top(names) if "," in names else [names.strip()]:
+        m = _RESULT.fullmatch(part.strip())
         if not m:
             raise LayoutError(f"ir text: bad result list {quote(names)}")
         digits = m.group(2)
@@ -360,7 +384,17 @@ def _results(names: str, most: int) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: one result of an op's result list, with its count: ``%x``, ``%3:2``
+_RESULT = re.compile(rf"({VALUE_NAME})(?::({DIGITS}))?")
+
+
+@functools.lru_cache(maxsize=1 << 12)
 def _types(text: str) -> tuple[str, ...]:
+    """The types of a signature's side, its parentheses dropped (kept by ``text``: an IR's types repeat).
+
+    >>> _types("(tensor<4xf32, #a>, i32)")
+    ('tensor<4xf32, #a>', 'i32')
+    """
     text = text.strip()
     if text.startswith("(") and closing(text, 0) == len(text) - 1:
         text = text[1:-1]
@@ -376,25 +410,51 @@ def _tensor_element(text: str) -> str:
     return shape_and_element(parts[0] if parts else "")[1] or text
 
 
+#: text of no quote, its brackets in pairs without brackets inside (``%x {axis = 0 : i32}``, ``dense<0.0>``;
+#: no ``>`` of an arrow ``->``): it ends at depth 0, outside quotes
+_FLAT_HEAD = re.compile(r'[^"<>(){}\[\]]*(?:[<({\[][^"<>(){}\[\]]*(?:[)}\]]|(?<!-)>)[^"<>(){}\[\]]*)*')
+
+
 def _signature(body: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    """Split ``operands-and-attrs : types`` into (head, operand types, result types)."""
-    colon = _find_top(body, " : ", last=True)
+    """Split ``operands-and-attrs : types`` into (head, operand types, result types).
+
+    >>> _signature(" %x {axis = 0 : i32} : tensor<4xi32, #a> -> tensor<1x4xi32, #b>")
+    (' %x {axis = 0 : i32}', ('tensor<4xi32, #a>',), ('tensor<1x4xi32, #b>',))
+    """
+    colon = body.rfind(" : ")  # the last " : ", at depth 0 where no bracket but a flat {...} comes before it
+    if colon >= 0 and not _FLAT_HEAD.fullmatch(body, 0, colon):
+        colon = _find_top(body, " : ", last=True)
     if colon < 0:
         return body, (), ()
-    head, types = body[:colon], body[colon + 3:]
+    return (body[:colon], *_sides(body[colon + 3:]))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _sides(types: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The operand and result types of a signature's types (``T0, T1 -> R``, ``T1 to T2``, ``T``: no result
+    types), kept by ``types`` (an IR's signatures repeat).
+
+    >>> _sides("tensor<4xf32, #a> -> tensor<4xf32, #b>")
+    (('tensor<4xf32, #a>',), ('tensor<4xf32, #b>',))
+    """
     arrow = _find_top(types, "->")
     if arrow >= 0:
-        return head, _types(types[:arrow]), _types(types[arrow + 2:])
+        return _types(types[:arrow]), _types(types[arrow + 2:])
     to = _find_top(types, " to ")
     if to >= 0:  # casts: "%y = arith.truncf %x : T1 to T2"
-        return head, _types(types[:to]), _types(types[to + 4:])
-    return head, _types(types), ()
+        return _types(types[:to]), _types(types[to + 4:])
+    return _types(types), ()
+
+
+#: ``ATTR_DICT``, ``VALUE_USE`` and ``VALUE_NAME``, compiled
+_ATTR_DICT = re.compile(ATTR_DICT)
+_VALUE_USE = re.compile(VALUE_USE)
+_VALUE_NAME = re.compile(VALUE_NAME)
 
 
 def _operands(head: str) -> tuple[str, ...]:
     """SSA operand names in an op's head (attribute dictionaries and region signatures excluded)."""
-    cleaned = re.sub(ATTR_DICT, "", head)
-    return tuple(re.sub(r"#(\d+)$", r"#\1", m) for m in re.findall(VALUE_USE, cleaned))
+    return tuple(_VALUE_USE.findall(_ATTR_DICT.sub("", head) if "{" in head else head))
 
 
 def _declarations(text: str) -> list[tuple[str, str, str]]:
@@ -436,6 +496,35 @@ def block_arguments(line: str) -> list[tuple[str, str]]:
     return [(name, ty) for name, ty, _ in _declarations(_argument_list(line))]
 
 
+#: an alias's line: ``#blocked = #ttg.blocked<{...}>``, ``#loc3 = loc("k.py":9:11)``
+_ALIAS_LINE = re.compile(rf"^#({NAME_CHAR}+)\s*=\s*(.*)$")
+
+
+def _op_of(name: str, results: tuple[str, ...], operands: tuple[str, ...], operand_types: tuple[str, ...],
+           result_types: tuple[str, ...], attrs: str, regions: tuple[Region, ...], loc: Location, text: str) -> Op:
+    """``Op(name, ..., text)``, its fields set as its frozen dataclass ``__init__`` sets them but at once, not
+    by nine ``object.__setattr__`` (the parser makes an op a line): the same value.
+
+    >>> _op_of("tt.return", (), (), (), (), "", (), Location(), "tt.return") == Op("tt.return", (), (), (), (), "")
+    True
+    """
+    op = object.__new__(Op)
+    op.__dict__.update(name=name, results=results, operands=operands, operand_types=operand_types,
+                       result_types=result_types, attrs=attrs, regions=regions, loc=loc, text=text)
+    return op
+
+
+#: ops whose result types the head spells: ``scf.for ... -> (i32, f32) {``
+_SCF_RESULTS_IN_HEAD = frozenset({"scf.for", "scf.if", "scf.while"})
+#: the location of an op without one (``Location()``)
+_NOWHERE = Location()
+#: the start of an op's line: its results (``_RESULTS``' group, None where it has none), its name in the
+#: pretty form (``arith.addf``; "" before a generic op's ``"name"``), and the blanks after it
+_OP_START = re.compile(rf"(?:({RESULT_LIST})\s*=\s*)?({NAME_CHAR}*)\s*")
+#: an attribute dictionary, with dictionaries nested one deep: ``{a = 1, b = {c = 2}}``
+_ATTRS = re.compile(r"\{[^{}]*(?:" + ATTR_DICT + r"[^{}]*)*\}")
+
+
 class _Parser:
     def __init__(self, text: str, redefined: list[tuple[int, str, int, int]] = ()):
         self.lines = text.splitlines()
@@ -444,13 +533,14 @@ class _Parser:
         self.aliases: dict[str, str] = {}
         self.locs: dict[str, str] = {}
         self.loc_memo: dict[tuple[str, int], Location] = {}  # _resolve_loc's answers with these locs
+        self.op_locs: dict[str, Location] = {}  # the location of each op line's loc(...) text
         self.attributes: dict[str, str] = {}
         self.functions: list[Function] = []
         self.depth = 0  # regions open around the current line (at most MAX_SPEC_DEPTH)
 
     def run(self) -> Module:
         for line in self.lines:  # aliases may come after the module (locations do)
-            m = re.match(rf"^#({NAME_CHAR}+)\s*=\s*(.*)$", line)
+            m = _ALIAS_LINE.match(line) if line.startswith("#") else None
             if m:
                 if m.group(2).startswith("loc("):
                     self.locs[m.group(1)] = _strip_loc(" " + m.group(2))[1] or m.group(2)[4:-1]
@@ -494,17 +584,17 @@ class _Parser:
         self.closer = ""
         args: list[tuple[str, str]] = []  # kept here: parsing a nested region resets ``self.block_args``
         blocks: list[Block] = []  # and ``self.blocks``
-        while self.i < len(self.lines):
-            raw = self.lines[self.i]
-            line = raw.strip()
+        lines = self.lines
+        while self.i < len(lines):
+            line = lines[self.i].strip()
             self.i += 1
             if not line:
                 continue
-            if line.startswith("}"):
+            if line[0] == "}":
                 self.closer = line
                 self.block_args, self.blocks = args, blocks
                 return ops
-            if line.startswith("^"):  # a block label: its arguments belong to the region
+            if line[0] == "^":  # a block label: its arguments belong to the region
                 args = block_arguments(line)
                 blocks.append(Block(_LABEL.match(line).group(0), len(ops), tuple((n, t.strip()) for n, t in args)))
                 continue
@@ -514,13 +604,17 @@ class _Parser:
 
     def _op(self, line: str) -> Op:
         body, loc_text = _strip_loc(line)
-        loc = _resolve_loc(loc_text, self.locs, memo=self.loc_memo) if loc_text else Location()
+        loc = self.op_locs.get(loc_text) if loc_text else _NOWHERE
+        if loc is None:
+            loc = self.op_locs[loc_text] = _resolve_loc(loc_text, self.locs, memo=self.loc_memo)
         results: tuple[str, ...] = ()
-        m = _RESULTS.match(body)
-        if m:
-            results, body = _results(m.group(1), len(line)), m.group(2)
+        m = _OP_START.match(body)
+        listed, name = m.group(1, 2)
+        if listed is not None:  # one name (neither ',' nor ':') is the one result
+            results = (listed,) if "," not in listed and ":" not in listed else _results(listed, len(line))
         regions: list[Region] = []
-        if body.startswith('"'):  # generic form: "name"(operands) <{attrs}> ({ ... }) : types
+        if not name and body.startswith('"', m.start(2)):  # generic form: "name"(operands) <{attrs}> ...
+            body = body[m.start(2):]
             if body.find('"', 1) < 0:
                 raise LayoutError(f"ir text: unterminated op name in {quote(body)}")
             name = body[1:body.index('"', 1)]
@@ -537,12 +631,11 @@ class _Parser:
             attrs = " ".join(re.findall(r"<\{.*\}>", head))
             return Op(name, results, _operands(head.split("<{")[0]), operand_types, result_types, attrs,
                       tuple(regions), loc, line)
-        name = re.match(rf"{NAME_CHAR}*", body).group(0)
-        rest = " " + body[len(name):].lstrip()
+        rest = " " + body[m.end():]
         trailer_attrs = ""
-        opens_region = rest.rstrip().endswith("{") and not rest.rstrip().endswith("<{")
-        if opens_region:
-            rest = rest.rstrip()[:-1].rstrip()
+        tail = rest.rstrip()
+        if tail.endswith("{") and not tail.endswith("<{"):  # the op opens a region
+            rest = tail[:-1].rstrip()
             regions.append(self._region())
             while self.closer.startswith("} else {") or self.closer.startswith("} do {"):
                 regions.append(self._region())
@@ -551,19 +644,24 @@ class _Parser:
                 loc = _resolve_loc(trailer_loc, self.locs, memo=self.loc_memo)
             trailer_attrs = trailer[1:].strip()  # e.g. "} {tt.num_stages = 2 : i32}"
         head, operand_types, result_types = _signature(rest)
-        if results and operand_types and not result_types and _find_top(rest, "->") < 0:
+        if results and operand_types and not result_types and ("->" not in rest or _find_top(rest, "->") < 0):
             result_types = operand_types  # "arith.addf %a, %b : T": T is the operands' and the result's type
             if name == "tt.unsplat":  # "%s = tt.unsplat %t : tensor<1xT, #l>": T is the operand's element
                 result_types = (_tensor_element(operand_types[0]),)
-        if name == "scf.for" or name == "scf.if" or name == "scf.while":
+        if name in _SCF_RESULTS_IN_HEAD:
             arrow = _find_top(head, "->")
             if arrow >= 0:  # scf result types in the head: "-> (i32, tensor<..>)" (a type may hold '{')
                 tail = head[arrow + 2:]
                 brace = _find_top(tail, "{")
                 result_types = _types(tail[:brace] if brace >= 0 else tail)
                 head = head[:arrow]
-        attrs = " ".join(re.findall(r"\{[^{}]*(?:" + ATTR_DICT + r"[^{}]*)*\}", head) + [trailer_attrs]).strip()
-        return Op(name, results, _operands(head), operand_types, result_types, attrs, tuple(regions), loc, line)
+        if "{" in head:  # attribute dictionaries (a head without '{' has none)
+            found = _ATTRS.findall(head)
+            attrs = " ".join(found + [trailer_attrs]).strip() if trailer_attrs else " ".join(found).strip()
+        else:
+            attrs = trailer_attrs
+        return _op_of(name, results, _operands(head), operand_types, result_types, attrs,
+                      tuple(regions) if regions else (), loc, line)
 
     def _region(self) -> Region:
         if self.depth >= MAX_SPEC_DEPTH:  # every reader of the module walks regions recursively
@@ -585,7 +683,19 @@ _DECLARED = re.compile(rf"({VALUE_NAME})\s*:")
 
 
 def _opens_region(line: str) -> bool:
-    body = _strip_loc(line)[0].rstrip()
+    """Whether the op of ``line`` opens a region: its text before its ``loc(...)`` ends with ``{`` (not ``<{``).
+
+    >>> _opens_region("scf.for %i = %a to %b step %c : i32 { loc(#l)"), _opens_region("%x = tt.load %p loc(#l)")
+    (True, False)
+    """
+    body = line.rstrip()
+    if body.endswith(")"):  # maybe a loc(...) to drop (a line that does not end with ')' has none)
+        if "{" not in body:
+            return False
+        i = body.rfind(" loc(")
+        if i > 0 and _PLAIN_LOC.fullmatch(body, i) and not body[i - 1].isspace():  # _strip_loc's common case:
+            return body.endswith("{", 0, i) and not body.endswith("<{", 0, i)  # the text before it, read in place
+        body = _strip_loc(body)[0].rstrip()
     return body.endswith("{") and not body.endswith("<{")
 
 
@@ -598,14 +708,34 @@ class _Isolated(dict):
     """A scope of ``_renamed`` no name of an enclosing scope reaches (a ``tt.func``'s, a partition's)."""
 
 
+def _result_names(listed: str) -> list[str]:
+    """The names of an op's result list (``RESULT_LIST``), counts dropped.
+
+    >>> _result_names("%a"), _result_names("%a, %b:2")
+    (['%a'], ['%a', '%b'])
+    """
+    return [listed] if "," not in listed and ":" not in listed else _VALUE_NAME.findall(listed)
+
+
+def _head_defined(rest: str) -> set[str]:
+    """The names the head of a region op defines for its regions (``rest``: its text after its results).
+
+    >>> sorted(_head_defined("scf.for %i = %a to %b step %c iter_args(%acc = %init) -> (f32) {"))
+    ['%acc', '%i']
+    """
+    return set(_HEAD_DEFINED.findall(rest)) if not rest.startswith('"') else set()
+
+
 def _renamed(text: str) -> tuple[str, list[tuple[int, str, int, int]]]:
     """``unique_value_names(text)``, and each definition of a name where an earlier definition of it is
     visible (MLIR refuses it: "redefinition of SSA value"), as (function ordinal, name, its line, the
     visible definition's line), lines counted from 1: a name is visible after its definition in its
     region and the regions nested in it, not in sibling regions nor in isolated ones (a partition)."""
     lines = text.split("\n")
-    names = set(re.findall(VALUE_NAME, text))
+    names: set[str] = set()  # the text's value names and the new ones (read at the first new name)
     seen: set[str] = set()
+    #: names with a new name in an open scope (a count per definition, at least): any other name's uses keep it
+    renamed: dict[str, int] = {}
     scopes: list[dict[str, tuple[str, int]]] = [_Isolated()]  # name -> (its new name, its definition's line)
     redefined: list[tuple[int, str, int, int]] = []
     function = -1
@@ -619,60 +749,98 @@ def _renamed(text: str) -> tuple[str, list[tuple[int, str, int, int]]]:
         return None
 
     def define(name: str, scope: dict[str, tuple[str, int]], line: int) -> str:
+        if name not in seen:  # no definition of it in this function yet: none visible, no new name
+            seen.add(name)
+            scope[name] = (name, line)
+            return name
         earlier = visible(name, scope)
         if earlier is not None:
             redefined.append((function, name, line, earlier[1]))
-        new = name
-        if name in seen:
-            base, k = (name[1:] if not name[1:2].isdigit() else "v" + name[1:]), 1
-            while f"%{base}_{k}" in names:
-                k += 1
-            new = f"%{base}_{k}"
-            names.add(new)
-        seen.add(name)
+        if not names:
+            names.update(_VALUE_NAME.findall(text))
+        base, k = (name[1:] if not name[1:2].isdigit() else "v" + name[1:]), 1
+        while f"%{base}_{k}" in names:
+            k += 1
+        new = f"%{base}_{k}"
+        names.add(new)
+        renamed[name] = renamed.get(name, 0) + 1
         scope[name] = (new, line)
         return new
 
+    def closed(scope: dict[str, tuple[str, int]]) -> None:
+        """The names ``scope`` renamed are no longer renamed there (it is closed)."""
+        for name, (new, _) in scope.items():
+            if new != name and name in renamed:
+                renamed[name] -= 1
+                if not renamed[name]:
+                    del renamed[name]
+
     def lookup(name: str) -> str:
-        return next((scope[name][0] for scope in reversed(scopes) if name in scope), name)
+        for scope in reversed(scopes):
+            if name in scope:
+                return scope[name][0]
+        return name
+
+    def rewrite(k: int, new: dict[str, str]) -> None:
+        """Line ``k`` with each name of ``new`` (outside string literals) as ``new`` says, where one differs."""
+        if any(map(str.__ne__, new, new.values())):
+            lines[k] = _NAME_OR_STRING.sub(lambda t: new.get(t.group(0), t.group(0)), lines[k])
 
     for k, line in enumerate(lines):
         stripped = line.strip()
         if stripped.startswith("}"):  # closes a region; "} else {", "} do {", "}, {" open the next
             if len(scopes) > 1:
-                scopes.pop()
+                closed(scopes.pop())
             if _opens_region(stripped):
                 scopes.append({})
             continue
+        opens = "{" in stripped and _opens_region(stripped)  # (a line without '{' opens none)
+        if not opens and "%" in stripped and not stripped.startswith(("^", "tt.func")):  # an op (no region)
+            m = _RESULT_HEAD.match(stripped)
+            results = _result_names(m.group(1)) if m else []
+            hits = renamed.keys() & _VALUE_NAME.findall(stripped) if renamed else None
+            new = {token: lookup(token) for token in hits.difference(results)} if hits else {}
+            scope = scopes[-1]
+            for name in results:
+                if name in seen:
+                    new[name] = define(name, scope, k + 1)
+                else:  # its first definition in this function: it keeps its name (``define``'s first case)
+                    seen.add(name)
+                    scope[name] = (name, k + 1)
+            if new:
+                rewrite(k, new)
+            continue
         new: dict[str, str] = {}
         inner: dict[str, tuple[str, int]] = {}
-        opens = _opens_region(line)
         if stripped.startswith("tt.func"):
             seen.clear()
+            renamed.clear()
             function += 1
             scopes, inner = [_Isolated()], _Isolated()
             for name in _DECLARED.findall(stripped):
                 new[name] = define(name, inner, k + 1)
-        elif _PARTITION.match(stripped) and opens:  # a partition's arguments: its isolated region's
-            inner = _Isolated()
+        elif opens and stripped.startswith("partition") and _PARTITION.match(stripped):
+            inner = _Isolated()  # a partition's arguments: its isolated region's
             for name in _DECLARED.findall(stripped):
                 new[name] = define(name, inner, k + 1)
         elif stripped.startswith("^"):  # a block label: its arguments are the region's
             for name in _DECLARED.findall(stripped):
                 new[name] = define(name, scopes[-1], k + 1)
         elif "%" in stripped:
-            m = _RESULTS.match(stripped)
-            results = re.findall(VALUE_NAME, m.group(1)) if m else []
-            rest = m.group(2) if m else stripped
-            head = set(_HEAD_DEFINED.findall(rest)) if opens and not rest.startswith('"') else set()
-            for token in set(re.findall(VALUE_NAME, stripped)) - set(results) - head:
-                new[token] = lookup(token)
+            m = _RESULT_HEAD.match(stripped)
+            results = _result_names(m.group(1)) if m else []
+            head = _head_defined(stripped[m.end():] if m else stripped) if opens else set()
+            hits = renamed.keys() & _VALUE_NAME.findall(stripped) if renamed else None
+            if hits:  # uses of a renamed name: the name of the definition they see
+                for token in hits.difference(results, head):
+                    new[token] = lookup(token)
+            scope = scopes[-1]
             for name in results:
-                new[name] = define(name, scopes[-1], k + 1)
+                new[name] = define(name, scope, k + 1)
             for name in sorted(head):  # "scf.for %i = ... iter_args(%acc = %init)": the loop body's
                 new[name] = define(name, inner, k + 1)
-        if any(a != b for a, b in new.items()):
-            lines[k] = _NAME_OR_STRING.sub(lambda t: new.get(t.group(0), t.group(0)), line)
+        if new:
+            rewrite(k, new)
         if opens:
             scopes.append(inner)
     out = "\n".join(lines)
