@@ -21,6 +21,7 @@ import pytest
 from linear_layouts.core import mlir_text
 from linear_layouts.core.mlir_text import VALUE_NAME, closing, find_top, split_top
 from linear_layouts.triton_model import ir_text
+from tests.kernels.test_ir_text import _depth_zero_indices
 
 TESTS = Path(__file__).resolve().parents[1]
 #: every IR text of the repository's tests (Triton 3.6 and 3.9; sm_80, sm_90, gfx942; hand-written fixtures)
@@ -30,29 +31,7 @@ NEEDLES = (",", " : ", "->", " to ", ">", ")", "{", " * ", "-", '"')
 
 # --- references: one character at a time ---------------------------------------------------------------------
 
-def _top_indices(text: str, start: int = 0) -> list[int]:
-    """The indices ``i >= start`` at depth 0 outside quotes (depth counted from ``start``), the ``>`` of an arrow
-    ``->`` none: the scans' rule, one character at a time.
-
-    >>> _top_indices('a<b>"c"d->e')
-    [0, 1, 4, 7, 8, 10]
-    """
-    out, depth, quoted, i = [], 0, False, start
-    while i < len(text):
-        if depth == 0 and not quoted:
-            out.append(i)
-        c = text[i]
-        if c == '"':
-            quoted = not quoted
-        elif not quoted and text.startswith("->", i):
-            i += 2
-            continue
-        elif not quoted and c in "<({[":
-            depth += 1
-        elif not quoted and c in ">)}]":
-            depth -= 1
-        i += 1
-    return out
+_top_indices = _depth_zero_indices  # the bracket scan's rule, one character at a time
 
 
 def _reference_find_top(text: str, needle: str, *, last: bool = False, start: int = 0) -> int:
