@@ -196,7 +196,7 @@ def test_the_report_names_the_edit_for_an_operand_stored_the_wrong_way_round():
         in edit.change and "wgmma operand B" in edit.subject
     k_major = BlockedLayout([16, 1], [4, 8], [1, 4], [0, 1]).to_linear([64, 128])
     assert edit.after_wavefronts == suggest_shared_layout(k_major, Consumer.wgmma(1), "i8").best.store_wavefronts == 64
-    assert edit.before_ns == op.triton_time_ns and edit.after_ns < edit.before_ns / 10
+    assert edit.before_ns == op.triton_time() and edit.after_ns < edit.before_ns / 10
     text = " ".join(kernel_report_text(report).split())
     assert "What to change" in text and "2048 -> 64 wavefronts" in text
 

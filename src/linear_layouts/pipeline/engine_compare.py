@@ -170,7 +170,7 @@ def compare_with_engine(report: KernelReport, ttir: Module, *, scalars: dict[str
 @dataclass(frozen=True)
 class KernelCosts:
     """A TTGIR's predicted cost per CTA, each op once: ``conversions`` that move data, register -> shared
-    ``stagings``, their shared ``wavefronts`` and time (``shared_ns``, the report's ``triton_time_ns``),
+    ``stagings``, their shared ``wavefronts`` and time (``shared_ns``, the report's ``triton_time(target)``),
     and the global loads / stores' time (``global_ns``, ``engine.anchors.global_cost`` at the strides,
     element type and alignment the kernel's TTIR gives each pointer): the same units as the engine's;
     ``shared_bytes``: the shared memory Triton's allocation gives it (``shared_memory.shared_memory_need``)."""

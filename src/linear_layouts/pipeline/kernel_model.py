@@ -8,7 +8,7 @@ by how often it runs. What the layouts do not change
 Per CTA, in SM-nanoseconds (the time one SM is busy with it):
 
 * ``shared_ns``: the report's time of every conversion and staging that moves data
-  (``engine_compare``'s Triton side, ``SharedOp.triton_time_ns``) and of the partials of every reduction
+  (``engine_compare``'s Triton side, ``SharedOp.triton_time``) and of the partials of every reduction
   and scan across warps, times its executions;
 * ``warp_ns``: every ``tt.reduce`` / ``tt.scan``'s work inside the warps (``triton_model.warp_work``: its
   combines and ``shfl.sync``, as many as Triton 3.6's PTX has) at the device's measured cost of a shuffle

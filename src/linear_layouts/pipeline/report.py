@@ -141,16 +141,6 @@ class SharedOp:
         layout = self.src_layout if self.src_layout is not None and self.src_layout.has_in_dim("warp") else None
         return layout.in_dim_size("warp") if layout is not None else 1
 
-    @property
-    def triton_time_ns(self) -> float | None:
-        """``triton_time()`` on the default target's table."""
-        return self.triton_time()
-
-    @property
-    def ours_time_ns(self) -> float | None:
-        """``ours_time()`` on the default target's table."""
-        return self.ours_time()
-
     def triton_time(self, target: Target | None = None) -> float | None:
         """Triton's lowering in SM-nanoseconds per CTA by the calibrated cost model on ``target``'s table
         (``analysis.cost_model``: its wavefronts and a barrier after each store and between rounds); None
