@@ -98,3 +98,17 @@ def test_ops_import_no_framework():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'cupy')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_register_torch_ops_without_pytorch_says_what_it_needs(monkeypatch):
+    """Without PyTorch: an ImportError (a missing dependency) naming the entry and PyTorch, not Python's bare
+    ``No module named 'torch'``."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # ``import torch`` fails as where it is not installed
+    registered = ops.register_torch_ops.cache_info().currsize  # a real registration of this process is kept
+    entry = ops.register_torch_ops.__wrapped__ if registered else ops.register_torch_ops
+    for _ in range(2):  # a failure is not remembered
+        with pytest.raises(ImportError, match=r"register_torch_ops: needs PyTorch") as caught:
+            entry()
+        assert caught.value.name == "torch"

@@ -29,8 +29,13 @@ __all__ = ["register"]
 
 @functools.lru_cache(maxsize=1)
 def register() -> Any:
-    """Register the ops with PyTorch (once; later calls return at once): ``torch.ops.linear_layouts``."""
-    import torch  # noqa: PLC0415 - the point of this module
+    """Register the ops with PyTorch (once; later calls return at once): ``torch.ops.linear_layouts``.
+    ImportError naming ``register_torch_ops`` where PyTorch is not installed."""
+    try:
+        import torch  # noqa: PLC0415 - the point of this module
+    except ImportError as error:
+        raise ImportError("register_torch_ops: needs PyTorch, which is not installed (pip install torch); "
+                          "the ops themselves take CuPy arrays without it", name="torch") from error
 
     fp8 = (torch.float8_e4m3fn, torch.float8_e5m2)
 

@@ -18,7 +18,8 @@ from linear_layouts.core.arguments import checked
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.limits import parse_int
 from linear_layouts.core.mlir_text import DIGITS
-from linear_layouts.triton_model.kernel_file import TRITON_NEEDED, KernelSpec, parse_target, triton_needed
+from linear_layouts.triton_model.kernel_file import (TRITON_NEEDED, KernelSpec, check_target_options, parse_target,
+                                                     triton_needed)
 
 __all__ = ["CompiledIR", "compile_kernel", "strip_paths", "CompiledTTGIR", "compile_ttgir", "cubin_resources"]
 
@@ -58,6 +59,7 @@ def compile_kernel(spec: KernelSpec, target: str) -> CompiledIR:
     if found < TRITON_NEEDED:
         raise LayoutError(triton_needed(f"found Triton {triton.__version__}"))
     gpu_target = GPUTarget(*parse_target(target))
+    check_target_options(spec, target)  # Triton's parse_options drops another backend's option unread
     signature, constexprs, attrs = spec.specialization()
     if gpu_target.backend == "hip":
         from triton import knobs

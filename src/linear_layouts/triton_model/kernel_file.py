@@ -18,7 +18,8 @@ name           meaning
                or ``("randint", low, high)`` (default: random normal / random bytes)
 ``GRID``       the launch grid (1 to 3 positive ints, a list or a tuple; or one int)
 ``OPTIONS``    compile options, e.g. ``{"num_warps": 8, "num_stages": 3}`` (``num_warps``: a power of two,
-               at most ``MAX_NUM_WARPS``): Triton's (:func:`triton_option_names`)
+               at most ``MAX_NUM_WARPS``): Triton's (:func:`triton_option_names`); compiled for a target, an
+               option of its backend (:func:`check_target_options`)
 =============  ===========================================================================================
 
 Every key must name what its dict holds: a parameter (``SIGNATURE``, ``CONSTEXPRS``), a pointer parameter
@@ -53,7 +54,7 @@ from linear_layouts.core.errors import LayoutError, did_you_mean
 from linear_layouts.core.limits import parse_int, quote, shorten
 
 __all__ = ["KernelSpec", "load_kernel_file", "parse_target", "TARGETS", "TRITON_NEEDED", "TRITON_INSTALL",
-           "FORMAT_DOC", "triton_option_names", "triton_type_problem"]
+           "FORMAT_DOC", "triton_option_names", "triton_type_problem", "check_target_options"]
 
 #: The targets the corpus is compiled for (Ampere, Hopper, MI300).
 TARGETS = ("sm_80", "sm_90", "gfx942")
@@ -146,24 +147,51 @@ class KernelSpec:
         return signature, constexprs, attrs
 
 
-#: Triton's option dataclasses of each backend (module, class): the keys ``backend.parse_options`` reads.
-_TRITON_OPTIONS = (("triton.backends.nvidia.compiler", "CUDAOptions"),
-                   ("triton.backends.amd.compiler", "HIPOptions"))
+#: Triton's option dataclass of each backend (``GPUTarget.backend`` -> module, class): the keys its
+#: ``backend.parse_options`` reads (it drops any other key unread).
+_TRITON_OPTIONS = {"cuda": ("triton.backends.nvidia.compiler", "CUDAOptions"),
+                   "hip": ("triton.backends.amd.compiler", "HIPOptions")}
 
 
-@functools.lru_cache(maxsize=1)
-def triton_option_names() -> tuple[str, ...]:
-    """The compile options the installed Triton accepts, sorted: the fields of its backends' option dataclasses
-    (``CUDAOptions``, ``HIPOptions``), which ``compile_kernel`` hands to ``backend.parse_options`` (a kernel file
-    is compiled for either backend, so either's options are accepted). Empty when Triton has no backend here."""
+def _options_class(backend: str) -> str:
+    """The dotted name of ``backend``'s option dataclass, e.g. ``"hip"`` ->
+    ``triton.backends.amd.compiler.HIPOptions``."""
+    return ".".join(_TRITON_OPTIONS[backend])
+
+
+@functools.lru_cache(maxsize=len(_TRITON_OPTIONS) + 1)
+def triton_option_names(backend: str | None = None) -> tuple[str, ...]:
+    """The compile options the installed Triton accepts for ``backend`` (``"cuda"``, ``"hip"``; None: for either,
+    as a kernel file is read before its target is known), sorted: the fields of that backend's option
+    dataclass (``CUDAOptions``, ``HIPOptions``), which ``compile_kernel`` hands to ``backend.parse_options``.
+    Empty when Triton has no such backend here. E.g. ``"waves_per_eu"`` is among ``"hip"``'s only."""
     names: set[str] = set()
-    for module_name, class_name in _TRITON_OPTIONS:
+    for key, (module_name, class_name) in _TRITON_OPTIONS.items():
+        if backend is not None and key != backend:
+            continue
         try:
             options = getattr(importlib.import_module(module_name), class_name)
         except (ImportError, AttributeError):  # a Triton built without this backend
             continue
         names.update(f.name for f in dataclasses.fields(options))
     return tuple(sorted(names))
+
+
+def check_target_options(spec: KernelSpec, target: str) -> None:
+    """Every ``OPTIONS`` key of ``spec`` is an option of ``target``'s Triton backend (its ``parse_options``
+    would drop another unread): a LayoutError naming the file, the option and the backend otherwise. E.g.
+    ``{"waves_per_eu": 2}`` (``HIPOptions``) is refused for ``sm_90`` (the cuda backend)."""
+    backend = parse_target(target)[0]
+    accepted = triton_option_names(backend)
+    if not accepted:  # a Triton without this backend: the compile says so
+        return
+    for key in spec.options:
+        if key not in accepted:
+            owners = [other for other in _TRITON_OPTIONS if other != backend and key in triton_option_names(other)]
+            what = (f"an option of Triton's {owners[0]} backend only ({_options_class(owners[0])})" if owners
+                    else "not a compile option of Triton")
+            raise LayoutError(f"{Path(spec.path).name}: OPTIONS[{quote(key)}] is {what}; {target} compiles with "
+                              f"its {backend} backend, whose options ({_options_class(backend)}) do not include it")
 
 
 def triton_type_problem(ty: str) -> str | None:
@@ -231,7 +259,7 @@ def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
     accepted = triton_option_names()
     if accepted:
         _check_keys(name, "OPTIONS", options, accepted, "a compile option of Triton",
-                    f"they are the fields of {' and '.join('.'.join(pair) for pair in _TRITON_OPTIONS)} "
+                    f"they are the fields of {' and '.join(map(_options_class, _TRITON_OPTIONS))} "
                     f"({len(accepted)} names, num_warps and num_stages among them)")
     for p, value in sc.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -241,16 +241,22 @@ def parse_ttgir(text: str, context: Any) -> Any:
 @contextlib.contextmanager
 def _ttgir_file(text: str) -> Iterator[Path]:
     """A file holding ``text``: the kernel cache's ``triton-ttgir-<digest>.ttgir`` (written where missing,
-    foreign or different), else a temporary file."""
-    from linear_layouts.codegen.ptx import CompileError, _unsafe, _write_private, cache_dir
+    foreign or different), else a temporary file. The entry is read once through the checked cache folder,
+    not through a link, never blocking (``ptx._read_entry``): a link, a pipe or a foreign file is replaced."""
+    from linear_layouts.codegen.ptx import CompileError, _clear, _open_cache, _read_entry, _write_entry, cache_dir
 
     data = text.encode()
     try:
         path = cache_dir() / f"triton-ttgir-{text_digest(text)[:24]}.ttgir"
-        if not os.path.lexists(path) or _unsafe(path) or path.read_bytes() != data:
-            if os.path.lexists(path):
-                path.unlink()
-            _write_private(path, data)
+        folder = _open_cache(path.parent)
+        try:
+            current, _refused = _read_entry(folder, path.name, len(data))
+            if current != data:
+                _clear(folder, path.name)
+                if not _write_entry(folder, path.name, data):
+                    raise OSError(f"{path}: cannot be replaced")
+        finally:
+            os.close(folder)
     except (CompileError, OSError, RuntimeError):  # RuntimeError: e.g. no home folder to put the cache in
         handle, name = tempfile.mkstemp(prefix="linear_layouts_", suffix=".ttgir")
         try:
