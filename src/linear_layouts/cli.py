@@ -713,8 +713,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         try:
             result = verify_conversion(src, dst, bits, list(src.out_dims.values()), **on)
         except (ImportError, RuntimeError, OSError) as error:
-            print(f"linear-layouts: --run needs an NVIDIA GPU with CuPy: {error}", file=sys.stderr)
-            return 3
+            raise LayoutError(f"--run: needs an NVIDIA GPU with CuPy; {error}") from None
         verdict = "ok" if result.ok else "WRONG"
         print(f"ran {result.kernel} on the GPU: {result.checked} elements checked, {result.wrong} wrong: {verdict}")
         return 0 if result.ok else 1
@@ -973,7 +972,9 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
         description="Tensor layouts as linear maps over F2: see them, cost them, convert between them.",
         epilog="LAYOUT specs: Gluon syntax, e.g. 'BlockedLayout([1,4],[4,8],[4,1],[1,0])', JSON bases "
                "'{\"bases\": {\"register\": [[0,1]], ...}, \"out_dims\": {\"dim0\": 16, ...}}', or CuTe text "
-               "'Swizzle<3,4,3> o (8,64):(64,1)'; @FILE reads a file.",
+               "'Swizzle<3,4,3> o (8,64):(64,1)'; @FILE reads a file. Exit status: 0 done; 1 a kernel run by "
+               "convert --run gave a wrong result; 2 bad input or a missing requirement (such as a GPU for --run), "
+               "told in one line.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__} ({_core_description()})",
                         help="print the version and exit")
@@ -1104,9 +1105,10 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
     p.add_argument("--target", help="the GPU architecture: sm_80, sm_90, sm_100 (default sm_90, on an H100)")
     p.add_argument("--device", help="a known GPU, whose SMs, L2 and architecture are planned for: A100, H100, H200, "
                                     "B200 (default: --target's device, an H100 for sm_90)")
-    p.add_argument("--sms", help="the device's SMs, in place of the device's own (an H100 or an H200: 132)")
-    p.add_argument("--l2-mib", help="its L2 in MiB, which decides what is L2-resident, in place of the device's own "
-                                    "(an H100: 50; an H200: 60)")
+    p.add_argument("--sms", help="the device's SMs, 1 to 9999, in place of the device's own (an H100 or an H200: "
+                                 "132)")
+    p.add_argument("--l2-mib", help="its L2 in whole MiB, 1 to 99999, which decides what is L2-resident, in place of "
+                                    "the device's own (an H100: 50; an H200: 60)")
     p.add_argument("--src-offset", default="0", help="bytes past a 16-byte aligned address the input starts at "
                                                      "(narrower accesses follow from odd offsets; default 0)")
     p.add_argument("--dst-offset", default="0", help="the same of the output (default 0)")
@@ -1121,8 +1123,9 @@ def build_parser() -> tuple[_Parser, dict[str, Callable[[argparse.Namespace], in
                         "would run it -- to compile its kernel on the CPU; only this file, only because you name "
                         "it: pass only files you would run yourself) or a TTGIR / MLIR_ENABLE_DUMP text file "
                         "(read, never run)")
-    p.add_argument("--target", help=".py kernels: compile for sm_80, sm_90, gfx942, ... (default sm_90); an IR file is "
-                                    "analyzed for the target it names (--target, if given, must agree)")
+    p.add_argument("--target", help=".py kernels: compile for sm_80, sm_90, gfx942, ... (default: --device's "
+                                    "architecture, else sm_90); an IR file is analyzed for the target it names "
+                                    "(--target, if given, must agree)")
     device(p)
     p.add_argument("--format", choices=["text", "html"], default="text", help="text (default) or one HTML page")
     p.add_argument("-o", "--output", help=_OUTPUT_HELP)
@@ -1160,8 +1163,9 @@ def _undecodable(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line ``argv`` (default: ``sys.argv[1:]``). Exit status 0 on success; 2 with one line
-    ``linear-layouts: error: ...`` on stderr for any bad input; 3 when ``--run`` finds no GPU."""
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``). Exit status 0 on success; 1 when ``--run``'s
+    kernel gives a wrong result; 2 with one line ``linear-layouts: error: ...`` on stderr for any bad input or
+    a missing requirement (``--run`` without a GPU)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     problem = _undecodable(argv)
     if problem:

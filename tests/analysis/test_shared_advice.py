@@ -86,3 +86,20 @@ def test_errors():
         Consumer.wgmma(2)
     with pytest.raises(LayoutError, match="Consumer or a distributed"):
         suggest_shared_layout(store, "wgmma", "fp16")
+
+
+def test_no_ldmatrix_candidate_names_ldmatrix_not_the_tma_box():
+    """A LOAD whose lanes each hold 8 elements of a column is no ldmatrix fragment over any shared layout:
+    the refusal says so, and names no TMA box (only wgmma / TMA read NVMMA layouts)."""
+    columns = C.BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1]).to_linear([32, 64])
+    with pytest.raises(LayoutError) as raised:
+        suggest_shared_layout(STORE.to_linear([32, 64]), Consumer.ldmatrix(columns), "fp16")
+    message = str(raised.value)
+    assert message.startswith("consumer: no candidate shared layout is accepted by local_load (ldmatrix) for a "
+                              "[32, 64] tile of fp16: ldmatrix lowers no load into its layout")
+    assert "TMA" not in message and "4 contiguous bytes" in message
+    # the same LOAD without ldmatrix is accepted: it is the ldmatrix rule that refuses it
+    assert suggest_shared_layout(STORE.to_linear([32, 64]), Consumer.local_load(columns), "fp16").best.accepted
+    pairs = C.BlockedLayout([1, 2], [4, 8], [4, 1], [1, 0]).to_linear([32, 64])
+    with pytest.raises(LayoutError, match="ldmatrix moves 8-, 16- or 32-bit elements, not 64-bit ones"):
+        suggest_shared_layout(pairs, Consumer.ldmatrix(pairs), "fp64")

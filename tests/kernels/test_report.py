@@ -222,3 +222,15 @@ def test_the_engines_alternative_is_shown_only_when_predicted_faster():
     faster = EngineComparison(3, 1, 2704, ours_conversions=1, ours_wavefronts=512, triton_ns=2033.0, ours_ns=385.0)
     assert faster.faster(0.02) and any(l.startswith("Our engine") for l in comparison_lines(faster, 0.02))
     assert not EngineComparison(1, 0, 128, ours_wavefronts=128, triton_ns=100.0, ours_ns=99.0).faster(0.02)
+
+
+def test_counts_of_one_are_singular_in_the_text_and_the_page():
+    from linear_layouts.present.reports.kernel import kernel_report_html, kernel_report_text
+
+    report = _analyze("sm_90", "transpose")
+    assert len(report.ops) == 1 and report.num_warps == 4
+    text = kernel_report_text(report, layouts=False)
+    assert "4 warps x 32 threads" in text and "(1 op;" in text and "1 ops" not in text
+    one = dataclasses.replace(report, num_warps=1)
+    assert "1 warp x 32 threads" in kernel_report_text(one, layouts=False)
+    assert "1 warp × 32 threads" in kernel_report_html(one, pictures=False)

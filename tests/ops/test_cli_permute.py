@@ -85,3 +85,16 @@ def test_bad_arguments_exit_2_with_one_line(capsys, argv, message):
     code, out, err = _run(capsys, "permute", *argv)
     assert code == 2 and out == "" and err.count("\n") <= 2 and "Traceback" not in err, err
     assert re.search(message, err), err
+
+
+def test_the_help_states_the_range_of_sms_and_l2_and_its_edges_hold(capsys):
+    from linear_layouts.cli import build_parser
+
+    help_text = " ".join(build_parser()[0].subcommands["permute"].format_help().split())
+    assert "--sms SMS the device's SMs, 1 to 9999," in help_text
+    assert "--l2-mib L2_MIB its L2 in whole MiB, 1 to 99999," in help_text
+    base = ("permute", "4,4", "1,0", "--dtype", "bf16")
+    assert _run(capsys, *base, "--l2-mib", "99999", "--sms", "9999")[0] == 0
+    for option, value in (("--l2-mib", "0"), ("--l2-mib", "100000"), ("--sms", "0"), ("--sms", "10000")):
+        code, _, err = _run(capsys, *base, option, value)
+        assert code == 2 and err.startswith(f"linear-layouts: error: {option}: "), (option, value, err)

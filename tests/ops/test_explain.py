@@ -140,3 +140,13 @@ def test_a_grid_of_no_device_is_refused(args, message):
 
 def test_exported_from_ops():
     assert ops.explain is explain
+
+
+def test_sizes_read_without_an_exponent():
+    """A batch of 4096 transposes of 4096 x 256 bf16 moves 8 GiB each way: told in GiB, never ``8.19e+03 MiB``;
+    binary units up to TiB, three digits, bytes below a KiB."""
+    from linear_layouts.ops.explain import _size
+
+    assert "(8 GiB each way)" in str(explain((4096, 4096, 256), (0, 2, 1), "bf16"))
+    assert [_size(n) for n in (0, 1023, 1024, 1023 << 10, 3 << 29, 1023 << 30, 5 << 40)] == [
+        "0 bytes", "1023 bytes", "1 KiB", "1023 KiB", "1.5 GiB", "1023 GiB", "5 TiB"]

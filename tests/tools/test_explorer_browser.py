@@ -372,7 +372,7 @@ def test_served_page_reads_typed_gluon_text_with_the_clis_parser(page, capsys):
         pg.click("#apply-custom")
         pg.wait_for_function("document.getElementById('dist-caption').textContent.startsWith('BlockedLayout(')")
         assert pg.text_content("#custom-error") == ""
-        assert "16 registers × 32 lanes × 1 warps" in pg.text_content("#dist-caption")
+        assert "16 registers × 32 lanes × 1 warp ·" in pg.text_content("#dist-caption")
         shown = pg.evaluate("window.explorer.state.custom")
         assert LinearLayout(shown["bases"], shown["out_dims"]) == BlockedLayout([1, 4], [4, 8], [1, 1], [1, 0]).to_linear([16, 32])
         pg.fill("#custom-bases", "#ttg.blocked<{sizePerThread = [2, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], "

@@ -84,7 +84,7 @@ def _check_padding(padding: object, vector_elements: int) -> tuple[tuple[int, in
     return pairs
 
 
-def phase_costs(words: list[set[int]], *, target: Target | None = None) -> int:
+def phase_costs(words: list[set[int]], *, target: Target | str | None = None) -> int:
     """Wavefronts of one phase: the most distinct words any single bank (of the target's) is asked for."""
     banks = resolve(target).shared.banks
     per_bank: Counter[int] = Counter()
@@ -119,7 +119,7 @@ def _masks(starts: list[int], vector_bytes: int, active: list[bool] | None, op: 
 
 def phase_size(
     starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load",
-    target: Target | None = None,
+    target: Target | str | None = None,
 ) -> int:
     """Lanes per phase of one ``ld/st.shared`` of one warp (``instruction_wavefronts``' arguments): on
     NVIDIA ``32 / max(vector_bytes / 4, 1)`` consecutive lanes (128 bytes), twice that for an 8- or
@@ -133,7 +133,7 @@ def phase_size(
 
 def phase_lanes(
     starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load",
-    target: Target | None = None,
+    target: Target | str | None = None,
 ) -> list[list[int]]:
     """The lanes of each phase of one instruction, in lane order of their first lane: the translates of
     phase 0's span (``Target.shared.phase_lanes``); on NVIDIA, runs of ``phase_size`` consecutive lanes.
@@ -159,7 +159,7 @@ def _phases(masks: tuple[int, ...], lanes: int) -> tuple[tuple[int, ...], ...]:
 
 def instruction_wavefronts(
     starts: list[int], vector_bytes: int, *, active: list[bool] | None = None, op: str = "load",
-    target: Target | None = None,
+    target: Target | str | None = None,
 ) -> int:
     """Wavefronts of one ``ld.shared`` (``op="load"``) or ``st.shared`` (``op="store"``) of one warp:
     ``starts[l]`` is lane ``l``'s byte address (the aligned ``vector_bytes`` block it moves);
@@ -206,7 +206,7 @@ def lane_addresses(
     *,
     padding: tuple[tuple[int, int], ...] = (),
     max_elements: int = MAX_ELEMENTS,
-    target: Target | None = None,
+    target: Target | str | None = None,
 ) -> tuple[np.ndarray, int]:
     """Byte address of every lane's vector, per instruction: (array [warp, instruction, lane], vector bytes).
 
@@ -275,7 +275,7 @@ def simulate_wavefronts(
     padding: tuple[tuple[int, int], ...] = (),
     skip_duplicates: bool = False,
     max_elements: int = MAX_ELEMENTS,
-    target: Target | None = None,
+    target: Target | str | None = None,
 ) -> int:
     """Wavefronts to load (store) the whole tensor on ``target``, counted instruction by instruction, phase
     by phase (``instruction_wavefronts``: the hardware rule; only loads pair).

@@ -74,7 +74,7 @@ PHASE_BYTES = DEFAULT_TARGET.shared.phase_bytes
 _DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
 
 
-def check_distributed(layout: object, name: str, target: Target | None = None, *,
+def check_distributed(layout: object, name: str, target: Target | str | None = None, *,
                       any_lanes: bool = False) -> LinearLayout:
     """A distributed LinearLayout: in dims among register, lane, warp, block; the target's lanes (32 on
     NVIDIA, 64 on AMD CDNA; ``any_lanes``: a lane dim of any size, for a value checked against its
@@ -252,7 +252,7 @@ def shared_access(
     dtype: DTypeLike,
     *,
     max_vector_bits: int = 128,
-    target: Target | None = None,
+    target: Target | str | None = None,
 ) -> SharedAccess:
     """The access of ``distributed_layout`` to ``shared_layout`` on ``target`` (default: the default
     target; its lanes per warp): offsets and the widest vector.
@@ -283,7 +283,7 @@ def _shared_access(shared_layout: LinearLayout, distributed_layout: LinearLayout
 
 @checked
 def access_from_columns(columns: tuple[int, ...], distributed_layout: LinearLayout, dtype: DTypeLike = None,
-                        max_vector_bits: int = 128, *, target: Target | None = None,
+                        max_vector_bits: int = 128, *, target: Target | str | None = None,
                         bitwidth: int | None = None) -> SharedAccess:
     """:func:`shared_access` for the shared layout whose offset bit ``i`` holds the flattened tensor vector
     ``columns[i]`` (out dims in ``distributed_layout``'s order, the first least significant), elements of
@@ -347,7 +347,7 @@ def wavefronts(
     *,
     op: str = "load",
     skip_duplicates: bool = False,
-    target: Target | None = None,
+    target: Target | str | None = None,
 ) -> int:
     """Total shared-memory wavefronts to load (or store) the whole tensor over all warps on ``target``
     (default: the default target): what ncu's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld``
@@ -417,7 +417,7 @@ def _access_wavefronts(access: SharedAccess, op: str, skip: bool) -> int:
 
 @checked
 def bank_conflicts(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike, *,
-                   target: Target | None = None) -> int:
+                   target: Target | str | None = None) -> int:
     """Extra wavefronts per phase: wavefronts / (instructions * phases) - 1; 0 means conflict-free.
 
     This is the quantity Triton's ``bankConflictsMemDesc`` (Gluon ``get_shared_bank_conflicts``)

@@ -280,7 +280,7 @@ def _baselines(a: LinearLayout, b: LinearLayout, bits: int, max_elements: int, t
     return tuple(out)
 
 
-def shuffle_cost(shuffle: ShufflePlan, *, target: Target | None = None) -> Cost:
+def shuffle_cost(shuffle: ShufflePlan, *, target: Target | str | None = None) -> Cost:
     """Predicted SM-nanoseconds of a warp-shuffle conversion of one CTA as codegen emits it
     (``cost_model.shuffle_time_ns`` on ``target``'s table), with its ``shfl.sync`` per warp."""
     return Cost(cost_model.shuffle_time_ns(shuffle, target=target), shuffles=shuffle.shuffles_per_warp,
@@ -294,7 +294,7 @@ def _warp_local(src: LinearLayout, dst: LinearLayout) -> bool:
 
 
 def shared_memory_cost(store: SharedMemoryAccess, load: SharedMemoryAccess, src: LinearLayout,
-                       dst: LinearLayout, *, target: Target | None = None) -> Cost:
+                       dst: LinearLayout, *, target: Target | str | None = None) -> Cost:
     """Predicted SM-nanoseconds of a shared-memory conversion of one CTA: its store + load wavefronts
     (the loads of warps that hold the same data priced as copies, ``cost_model.copied_load_wavefronts``)
     and one barrier, a warp's when the conversion is warp-local (``cost_model.shared_time_ns``;
@@ -332,7 +332,7 @@ def _shared_plan(src: LinearLayout, dst: LinearLayout, element: ElementType, sha
 @checked
 def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
                        baselines: bool = False, max_elements: int = MAX_ELEMENTS,
-                       target: Target | None = None) -> ConversionPlan:
+                       target: Target | str | None = None) -> ConversionPlan:
     """The conversion through shared memory, even where a cheaper mechanism exists: the optimal swizzle
     (§5.4, §9.2; with one side's vector widened past the common one by its own registers where that
     costs less shared-pipe time, ``_pipe_time``, then fewer instructions) with the instruction choice of §5.3 (widest ld/st.shared or ldmatrix/stmatrix, fewest
@@ -385,7 +385,7 @@ def _pipe_time(access: SharedMemoryAccess) -> float:
 
 @checked
 def plan_through(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dtype: DTypeLike, *,
-                 max_elements: int = MAX_ELEMENTS, target: Target | None = None) -> ConversionPlan:
+                 max_elements: int = MAX_ELEMENTS, target: Target | str | None = None) -> ConversionPlan:
     """The conversion through the given ``shared`` layout (offset -> tensor) with the widest
     ld/st.shared each side allows (``banks.shared_access``): the legacy baselines' mechanism, e.g.
     through ``catalog.row_major_shared``.
@@ -410,7 +410,7 @@ def plan_through(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dty
 
 @checked
 def plan_through_matrix_trans(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
-                              max_elements: int = MAX_ELEMENTS, target: Target | None = None) -> ConversionPlan:
+                              max_elements: int = MAX_ELEMENTS, target: Target | str | None = None) -> ConversionPlan:
     """The 16-bit transposing conversion through ``swizzle.matrix_trans_swizzle``'s layout: 16-byte
     ``st.shared.v4`` stores of ``src``, ``ldmatrix.x4.trans`` loads of ``dst`` (Triton's ``tl.trans`` of 16-bit
     tiles), both conflict-free: ``tile_bytes / 128`` wavefronts a side. ``plan_shared_memory`` ranks by shared-pipe
@@ -436,7 +436,7 @@ def plan_through_matrix_trans(src: LinearLayout, dst: LinearLayout, dtype: DType
 @checked
 def plan_conversion(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
                     baselines: bool = False, max_elements: int = MAX_ELEMENTS,
-                    target: Target | None = None) -> ConversionPlan:
+                    target: Target | str | None = None) -> ConversionPlan:
     """The cheapest way to convert a tensor from distributed ``src`` to ``dst`` on ``target`` (module doc;
     default: the default target, sm_90 on an H100).
 

@@ -282,6 +282,24 @@ def _swizzled_grid(rank: int, bits: int) -> list[SwizzledSharedLayout]:
     return grid
 
 
+def _refusal(consumer: Consumer, candidates: Sequence[SharedCandidate], bits: int) -> str:
+    """Why ``consumer`` accepts none of ``candidates`` (elements of ``bits`` bits): an NVMMA-only reader (wgmma,
+    TMA) with no ``NVMMASharedLayout`` whose TMA box fits the tile; ldmatrix, of elements it does not move or
+    whose register layout is no ldmatrix fragment over any candidate; else each candidate's reason, e.g.
+    ``"wgmma reads 8-bit operands K-major only"``."""
+    if consumer.kind in (ConsumerKind.WGMMA, ConsumerKind.TMA) and not any(
+            isinstance(c.descriptor, NVMMASharedLayout) for c in candidates):
+        return "it reads NVMMASharedLayout only, and no NVMMA layout's TMA box fits the tile"
+    if consumer.kind == ConsumerKind.LDMATRIX and bits not in (8, 16, 32):
+        return (f"ldmatrix moves 8-, 16- or 32-bit elements, not {bits}-bit ones; a local_load without ldmatrix "
+                "reads them with ld.shared")
+    if consumer.kind == ConsumerKind.LDMATRIX:
+        return ("ldmatrix lowers no load into its layout from any of them: each lane must hold 4 contiguous bytes "
+                "of a matrix row and lanes 0 and 1 the rest of its 16 bytes (.trans, 16-bit elements: lanes 2 to 4 "
+                "the row's 8 elements); a local_load without ldmatrix reads it with ld.shared")
+    return "; ".join(dict.fromkeys(c.reason for c in candidates if c.reason))
+
+
 def _accepts(consumer: Consumer, descriptor: Descriptor, bits: int) -> tuple[bool, str]:
     if consumer.kind in (ConsumerKind.WGMMA, ConsumerKind.TMA):
         if not isinstance(descriptor, NVMMASharedLayout):
@@ -400,7 +418,7 @@ def _register_fix(store: LinearLayout, consumer: Consumer, etype: ElementType,
 
 
 def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer, dtype: DTypeLike, *,
-                          given: Descriptor | LinearLayout | None = None, target: Target | None = None) -> SharedAdvice:
+                          given: Descriptor | LinearLayout | None = None, target: Target | str | None = None) -> SharedAdvice:
     """Every shared layout a Gluon author can use for ``store`` -> shared -> ``consumer``, ranked (module doc).
 
     ``consumer`` is a ``Consumer`` or a distributed ``LinearLayout`` (a ``local_load`` into it). ``given``
@@ -498,5 +516,5 @@ def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer
         c.shared_bytes)))
     if not ranked[0].accepted:
         raise LayoutError(f"consumer: no candidate shared layout is accepted by {consumer.describe()} "
-                          f"for a {shape} tile of {etype.name} (the NVMMA TMA box does not fit)")
+                          f"for a {shape} tile of {etype.name}: {_refusal(consumer, ranked, bits)}")
     return SharedAdvice(store, consumer, etype, tuple(ranked), _register_fix(store, consumer, etype, ranked[0]))

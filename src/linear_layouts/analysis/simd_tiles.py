@@ -190,7 +190,7 @@ def _row_wavefronts(rows: list[int], bitwidth: int) -> int:
 
 @checked
 def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike,
-                 *, op: str = "load", target: Target | None = None) -> tuple[SimdChoice, ...]:
+                 *, op: str = "load", target: Target | str | None = None) -> tuple[SimdChoice, ...]:
     """Every instruction that can lower this access on ``target`` (widest ld/st.shared, ldmatrix/stmatrix
     x1/x2/x4, plain and .trans, where the target has them), each with its instruction count over all warps
     and predicted wavefronts; fewest wavefronts first (shared-memory bandwidth), then fewest instructions."""
@@ -241,14 +241,14 @@ def simd_choices(shared_layout: LinearLayout, distributed_layout: LinearLayout, 
 
 @checked
 def best_instruction(shared_layout: LinearLayout, distributed_layout: LinearLayout, dtype: DTypeLike,
-                     *, op: str = "load", target: Target | None = None) -> SimdChoice:
+                     *, op: str = "load", target: Target | str | None = None) -> SimdChoice:
     """The choice with the fewest wavefronts, then fewest instructions (ld/st.shared on a tie)."""
     return simd_choices(shared_layout, distributed_layout, dtype, op=op, target=target)[0]
 
 
 @checked
 def conversion_instructions(shared_layout: LinearLayout, store_layout: LinearLayout, load_layout: LinearLayout,
-                            dtype: DTypeLike, *, target: Target | None = None) -> tuple[SimdChoice, SimdChoice]:
+                            dtype: DTypeLike, *, target: Target | str | None = None) -> tuple[SimdChoice, SimdChoice]:
     """(store, load) instructions of a conversion through ``shared_layout``: best stmatrix/st.shared
     for the store side and best ldmatrix/ld.shared for the load side (on ``target``)."""
     return (best_instruction(shared_layout, store_layout, dtype, op="store", target=target),

@@ -286,7 +286,7 @@ def _scored_candidates(a: LinearLayout, b: LinearLayout, w: int, fill_from_store
 
 @checked
 def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
-                    *, extend_vectors: bool = False, target: Target | None = None) -> SwizzleResult:
+                    *, extend_vectors: bool = False, target: Target | str | None = None) -> SwizzleResult:
     """The shared layout maximizing vectorization (|V|), then minimizing store + load wavefronts on ``target``
     (default: the default target; its lanes, banks and phases).
 
@@ -322,7 +322,7 @@ def optimal_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype
 
 @checked
 def matrix_trans_swizzle(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
-                         *, target: Target | None = None) -> LinearLayout:
+                         *, target: Target | str | None = None) -> LinearLayout:
     """A shared layout for 16-byte ``st.shared.v4`` stores and ``ldmatrix.x4.trans`` loads of 16-bit elements:
     the transposing conversion §9.2's common vector cannot serve (no register bit on both sides).
 
@@ -400,7 +400,7 @@ def _baseline(name: str, layout: LinearLayout, padding: tuple[tuple[int, int], .
 @checked
 def padded_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike,
                     *, order: list[int] | None = None, max_elements: int = MAX_ELEMENTS,
-                    target: Target | None = None) -> SharedBaseline:
+                    target: Target | str | None = None) -> SharedBaseline:
     """Legacy conversion scratch: dims in ``order`` (default: the dim of the store's first lane basis,
     then the others from the last) laid out plainly, each row (the first dim's extent) padded by one
     access width (the wider of the two accesses' vectors on that layout, at least one element).
@@ -459,7 +459,7 @@ def legacy_swizzle_params(shape: list[int], order: list[int], dtype: DTypeLike, 
 def legacy_swizzle_baseline(store_layout: LinearLayout, load_layout: LinearLayout, dtype: DTypeLike, *,
                             vec: int, per_phase: int, max_phase: int,
                             order: list[int] | None = None, max_elements: int = MAX_ELEMENTS,
-                            target: Target | None = None) -> SharedBaseline:
+                            target: Target | str | None = None) -> SharedBaseline:
     """The store/load cost through Definition 4.11's swizzle with the given legacy parameters (the
     catalog's ``SwizzledSharedLayout(vec, per_phase, max_phase, order)``; ``order`` default ``[1, 0]``;
     simulated: layouts above ``max_elements`` are refused)."""

@@ -61,7 +61,7 @@ class LaunchSummary:
                 f", {self.rows} x {self.cols} tile" if self.rows and self.kind != "small blocks" else "")
         fold = f", a batch dim folded along {self.fold}" if self.fold else ""
         ctas = f"{self.ctas} CTA" + ("" if self.ctas == 1 else "s")
-        return f"{self.kernel}: {self.kind}{tile}, {self.warps} warps, {ctas}{fold}"
+        return f"{self.kernel}: {self.kind}{tile}, {self.warps} warp{'' if self.warps == 1 else 's'}, {ctas}{fold}"
 
 
 @dataclass(frozen=True)
@@ -95,10 +95,12 @@ class PermuteSummary:
 
 
 def _size(nbytes: int) -> str:
-    """``nbytes`` in bytes, KiB or MiB (three digits): ``_size(25690112) == "24.5 MiB"``."""
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+    """``nbytes`` in bytes or the largest binary unit it fills, three digits, no exponent:
+    ``_size(25690112) == "24.5 MiB"``, ``_size(8589934592) == "8 GiB"``."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
+            value = nbytes / scale
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
     return f"{nbytes} bytes"
 
 

@@ -57,7 +57,8 @@ def report_for_file(path: str, *, target: str | Target | None = None, device: st
     """The report of a kernel file or an IR text file:
 
     * ``*.py``: a kernel file (``kernels.spec``), compiled on the CPU by the installed Triton for
-      ``target`` (default ``sm_90``); its launch (grid, scalars) gives every op its execution count over the grid;
+      ``target`` (default: ``device``'s architecture, else ``sm_90``; ``device="MI300X"`` alone compiles for
+      gfx942); its launch (grid, scalars) gives every op its execution count over the grid;
     * anything else: TTGIR text (``str(module)``, ``compiled.asm["ttgir"]``) or an
       ``MLIR_ENABLE_DUMP`` log (its last TTGIR module), analyzed for the target it names (``target``, when
       given, must agree). No Triton needed. A layout-free TTIR (or a dump whose last module is one) is
@@ -75,13 +76,12 @@ def report_for_file(path: str, *, target: str | Target | None = None, device: st
         from linear_layouts.triton_model.compile import compile_kernel
         from linear_layouts.triton_model.kernel_file import load_kernel_file
 
-        arch = target.arch if isinstance(target, Target) else (target or "sm_90")
+        chosen = target if isinstance(target, Target) else named_target(target, device)
         spec = load_kernel_file(p)
-        ir = compile_kernel(spec, arch)
+        ir = compile_kernel(spec, target if isinstance(target, str) else chosen.arch)
         module = parse_module(ir.ttgir)
         scalars = {f"%{k}": v for k, v in spec.scalars.items() if isinstance(v, int)}
         counts = grid_op_counts(module.functions[0], scalars, spec.grid)
-        chosen = target if isinstance(target, Target) else named_target(arch, device)
         report = analyze_module(module, resolver=resolver, name=spec.name, counts=counts, target=chosen,
                                 with_triton_estimate=with_triton_estimate, triton_version=ir.triton_version)
         if with_engine and chosen.backend == "cuda":

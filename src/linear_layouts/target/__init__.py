@@ -1,7 +1,8 @@
 """The GPU an analysis, a plan or a kernel is for: the ``Target`` value and the known targets.
 
 Every analysis and codegen entry point takes ``target: Target | None = None`` (None: ``DEFAULT_TARGET``,
-sm_90 on an H100); one value is passed down, nothing below reads a module global for a fact of the GPU.
+sm_90 on an H100), the public analyses a name too (``"H200"``, ``"gfx942"``: ``resolve``); one value is passed
+down, nothing below reads a module global for a fact of the GPU.
 
 * :mod:`.target`: ``Target`` (lanes, ``SharedMemory`` with its bank / phase rule, capacity, L2, ISA features);
 * :mod:`.nvidia` (A100 sm_80, H100 and H200 sm_90, B200 sm_100), :mod:`.amd` (MI300X gfx942: 64 lanes, LDS);

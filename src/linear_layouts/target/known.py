@@ -4,7 +4,8 @@
   ``H200``, both, or neither: ``DEFAULT_TARGET``);
 * ``target_for_module("cuda:90")``: the target a TTGIR module names (``ttg.target``);
 * ``device_name("NVIDIA H200")``: a device's short name from what PyTorch or nvidia-smi print;
-* ``resolve(target)``: an entry point's ``target`` argument, ``None`` being ``DEFAULT_TARGET`` (H100).
+* ``resolve(target)``: an entry point's ``target`` argument: a ``Target``, a device or architecture name
+  (``"H200"``, ``"sm_90"``), or ``None``: ``DEFAULT_TARGET`` (H100).
 
 >>> named_target("sm_90", "H200").name, named_target(device="A100").arch, named_target("gfx942").lanes
 ('sm_90 (H200)', 'sm_80', 64)
@@ -82,14 +83,35 @@ def target_for_module(module_target: str | None) -> Target:
     return nvidia_target(int(m.group(1))) if m.group(1) else _arch_target(m.group(2))
 
 
-def resolve(target: Target | None) -> Target:
-    """An entry point's ``target``: itself, or ``DEFAULT_TARGET`` for None; anything else is a LayoutError."""
+def resolve(target: Target | str | None) -> Target:
+    """An entry point's ``target``: a ``Target`` itself; a name, as ``named_target`` reads it: a known device
+    (case-insensitive, ``TARGETS``) or an architecture (``parse_arch``); None: ``DEFAULT_TARGET``. Anything
+    else is a LayoutError naming ``target``.
+
+    >>> resolve("h200") is named_target(device="H200"), resolve("sm_80") is named_target("sm_80")
+    (True, True)
+    """
     if target is None:
         return DEFAULT_TARGET
-    if not isinstance(target, Target):
-        raise LayoutError(f"target must be a Target (linear_layouts.target.named_target('sm_90')) or None, "
-                          f"got {quote(target)}")
-    return target
+    if isinstance(target, Target):
+        return target
+    if not isinstance(target, str):
+        raise LayoutError(f"target must be a Target, a device name ({', '.join(TARGETS)}) or an architecture "
+                          f"(sm_<cc> or gfx<arch>, e.g. sm_90, gfx942), got {quote(target)}")
+    return _named(target)
+
+
+def _named(name: str) -> Target:
+    """The target a name selects: the device it names (``named_target(device=name)``), else its architecture
+    (``named_target(name)``); a name that is neither is a LayoutError naming ``target`` and what is accepted."""
+    if name.lower() in (device.lower() for device in TARGETS):
+        return named_target(device=name)
+    try:
+        return named_target(name)
+    except LayoutError:
+        raise LayoutError(f"target: unknown {quote(name)}{did_you_mean(name, (*TARGETS, *ARCHS))}; give a device "
+                          f"({', '.join(TARGETS)}) or an architecture (sm_<cc> or gfx<arch>, e.g. "
+                          f"{', '.join(ARCHS)})") from None
 
 
 def device_name(raw: str) -> str:

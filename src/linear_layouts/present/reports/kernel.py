@@ -12,7 +12,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.pipeline.report import KernelReport, SharedOp
 from linear_layouts.triton_model.lowering import SHARED
 from linear_layouts.core.layout import LinearLayout
-from linear_layouts.present.viz.text import table_text, wrap_text
+from linear_layouts.present.viz.text import counted, table_text, wrap_text
 from linear_layouts.target import Target, cost_table, target_for_module
 
 __all__ = ["kernel_report_text", "kernel_report_html", "op_rows", "edit_lines"]
@@ -124,7 +124,8 @@ def _totals(report: KernelReport, target: Target | None = None) -> list[str]:
         dld = report.total("load_wavefronts", dynamic=True)
         unknown = sum(1 for op in report.ops if op.count is None)
         lines.append(f"Per launch (each op times its executions over the grid): {dst} store + {dld} load wavefronts"
-                     + (f" ({unknown} ops with a data-dependent count left out)" if unknown else "") + ".")
+                     + (f" ({counted(unknown, 'op')} with a data-dependent count left out)" if unknown else "")
+                     + ".")
     conv = report.conversions
     shared = [op for op in conv if op.triton.kind == SHARED]
     better = [op for op in report.ops if any(f.startswith("cheaper") for f in op.flags)]
@@ -132,8 +133,8 @@ def _totals(report: KernelReport, target: Target | None = None) -> list[str]:
     worse = [op for op in conv if None not in times[id(op)] and times[id(op)][1] > 1.05 * times[id(op)][0]]
     conflicts = [op for op in report.ops if any(f.startswith("bank conflicts") for f in op.flags)]
     lines.append(f"convert_layout: {len(conv)} that move data ({len(shared)} through shared memory); "
-                 f"{len(conflicts)} ops with bank conflicts; our plan is cheaper on {len(better)} and costlier on "
-                 f"{len(worse)} (calibrated cost model, {_table(target)}).")
+                 f"{counted(len(conflicts), 'op')} with bank conflicts; our plan is cheaper on {len(better)} and "
+                 f"costlier on {len(worse)} (calibrated cost model, {_table(target)}).")
     return lines
 
 
@@ -177,7 +178,7 @@ def kernel_report_text(report: KernelReport, *, layouts: bool = True, width: int
     """The report as plain text (module doc), every line at most ``width`` characters (``None``: whole
     lines; a wider op table keeps its first columns and puts the others under each row); ``target``: the
     one it was made for (default: the one the kernel names), whose cost table prices the times."""
-    head = (f"Kernel {report.name}: target {report.target or '?'}, {report.num_warps} warps x "
+    head = (f"Kernel {report.name}: target {report.target or '?'}, {counted(report.num_warps, 'warp')} x "
             f"{report.threads_per_warp} threads" + (f", Triton {report.triton_version}" if report.triton_version else ""))
     lines = [head, ""]
     if layouts:
@@ -195,8 +196,8 @@ def kernel_report_text(report: KernelReport, *, layouts: bool = True, width: int
     rows = op_rows(report, target) if report.ops else []
     merged = f" in {len(rows)} rows: ops that differ only in their executions share one, op ×n" if len(rows) < len(
         report.ops) else ""
-    lines.append(f"Shared-memory traffic and layout conversions ({len(report.ops)} ops{merged}; wavefronts per CTA per "
-                 f"execution)")
+    lines.append(f"Shared-memory traffic and layout conversions ({counted(len(report.ops), 'op')}{merged}; "
+                 f"wavefronts per CTA per execution)")
     if report.ops:
         lines.append(table_text(rows, _HEADER, max_width=width))
     lines.append("")
@@ -254,7 +255,8 @@ def kernel_report_html(report: KernelReport, *, pictures: bool = True,
     out = ["<!doctype html><html><head><meta charset='utf-8'>",
            f"<title>{escape(report.name)}: layouts and shared memory</title><style>{_STYLE}</style></head><body>",
            f"<h1>{escape(report.name)}</h1>",
-           f"<p>target {escape(report.target or '?')}, {report.num_warps} warps × {report.threads_per_warp} threads"
+           f"<p>target {escape(report.target or '?')}, {counted(report.num_warps, 'warp')} × "
+           f"{report.threads_per_warp} threads"
            + (f", Triton {escape(report.triton_version)}" if report.triton_version else "") + "</p>",
            "<h2>Shared-memory traffic and layout conversions</h2>",
            "<p>Wavefronts per CTA for one execution of each op, from the ncu-validated bank model applied to the "

@@ -27,6 +27,7 @@ from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, quote
 from linear_layouts.present.viz.colors import EMPTY_COLOR, bank_color, thread_color
 from linear_layouts.present.viz.model import NUM_BANKS, grid_shape, ownership, placement
 from linear_layouts.present.viz.model import owners as owners_of
+from linear_layouts.present.viz.text import counted
 
 __all__ = ["GridPicture", "LegendEntry", "distributed_grid", "shared_grid", "LABELS", "VIEWS"]
 
@@ -153,7 +154,8 @@ def distributed_grid(layout: LinearLayout, *, label: str = "auto", title: str | 
     attributes = tuple({"lane": lane, "warp": warp, "register": reg, "thread": thread} if lane >= 0 else {}
                        for lane, warp, thread, reg, _, _ in owners)
     blocks = f" × {own.num_blocks} blocks" if own.num_blocks > 1 else ""
-    subtitle = (f"{own.num_registers} registers × {own.num_lanes} lanes × {own.num_warps} warps{blocks} · "
+    subtitle = (f"{counted(own.num_registers, 'register')} × {counted(own.num_lanes, 'lane')} × "
+                f"{counted(own.num_warps, 'warp')}{blocks} · "
                 + _LABEL_KEY[label].format(lanes=own.num_lanes))
     lanes_shown = min(own.num_lanes, 64)
     legend = [LegendEntry("swatches", "colour: lane (hue); odd warps darker",

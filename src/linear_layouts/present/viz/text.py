@@ -28,8 +28,13 @@ from linear_layouts.core.limits import MAX_PICTURE_ELEMENTS, check_layout_size, 
 DISTRIBUTED_IN_DIMS = ("register", "lane", "warp", "block")
 SHARED_IN_DIMS = ("offset", "block")
 
-__all__ = ["distributed_view", "shared_view", "layout_view", "matrix_text", "owner_table", "table_text",
+__all__ = ["counted", "distributed_view", "shared_view", "layout_view", "matrix_text", "owner_table", "table_text",
            "wrap_text", "vectors_text", "is_shared_layout", "DISTRIBUTED_IN_DIMS", "SHARED_IN_DIMS"]
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless the count is 1: ``counted(1, "warp") == "1 warp"``, ``"4 warps"``."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def is_shared_layout(layout: LinearLayout) -> bool:

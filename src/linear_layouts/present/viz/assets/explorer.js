@@ -52,6 +52,8 @@
 
   /* ------------------------------------------------------------- Layouts */
   function log2(n) { return 31 - Math.clz32(n); }
+  /* A count and its noun, plural unless the count is 1: counted(1, "warp") is "1 warp". */
+  function counted(n, noun) { return `${n} ${noun}${n === 1 ? "" : "s"}`; }
 
   class Layout {
     /* bases: {inDim: [[c0, c1, ...], ...]}, outDims: {name: size}; coordinates packed dim0 first. */
@@ -507,8 +509,8 @@
       return `(${r}, ${c}): T${o.lane + o.warp * T}:${o.register} (warp ${o.warp}, lane ${o.lane}, register ${o.register})` +
         (copies[e] > 1 ? `, ${copies[e]} copies` : "");
     });
-    $("dist-caption").textContent = `${spec.name}: ${R} registers × ${T} lanes × ${W} warps` +
-      `${B > 1 ? ` × ${B} blocks` : ""} · label: T = thread (lane + ${T}·warp) over r = register · colour: lane ` +
+    $("dist-caption").textContent = `${spec.name}: ${counted(R, "register")} × ${counted(T, "lane")} × ` +
+      `${counted(W, "warp")}${B > 1 ? ` × ${B} blocks` : ""} · label: T = thread (lane + ${T}·warp) over r = register · colour: lane ` +
       "(hue), odd warps darker · thick lines: warp boundaries · corner mark: replicated (held by several threads)";
   }
 
