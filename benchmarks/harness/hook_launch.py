@@ -72,7 +72,7 @@ def warm_one(path: str, arch: int) -> dict:
 
     import linear_layouts.triton as lt
     from linear_layouts.kernels.spec import load_kernel_file
-    from linear_layouts.pipeline.triton_hook.measure import compile_variant
+    from linear_layouts.pipeline.triton_hook.measure import MEASURE_FLOOR, compile_variant
     from linear_layouts.pipeline.triton_hook.settings import settings_for
     from linear_layouts.pipeline.triton_hook.stage import engine_ttgir, text_digest
 
@@ -92,7 +92,8 @@ def warm_one(path: str, arch: int) -> dict:
         start = time.time()
         settings = settings_for("measured")
         outcome = engine_ttgir(plain.asm["ttir"], plain.asm["ttgir"], timeout_s=settings.timeout_s,
-                               scalars=launch_scalars(spec))
+                               max_ops=settings.max_ops, scalars=launch_scalars(spec), min_gain=MEASURE_FLOOR,
+                               narrowing=True)  # measured mode's own call (triton_hook.measure)
         row["engine_s"] = round(time.time() - start, 2)
         row["measured_candidate"] = outcome.ttgir is not None
         if outcome.ttgir is not None:
