@@ -480,12 +480,14 @@ def _append_ones(out_ptr, count_ptr, BLOCK: tl.constexpr):
 
 @pytest.mark.gpu
 def test_a_measured_kernel_with_an_atomic_counter_is_launched_from_its_saved_tensors(monkeypatch):
-    """The engine forced to offer Triton's own TTGIR, so the launch is timed: every timed launch starts from the
-    saved tensors (one a sample), the guard right after the output stays untouched, the result is one launch's."""
+    """The engine forced to offer Triton's own TTGIR, and its code taken as other code, so the launch is timed:
+    every timed launch starts from the saved tensors (one a sample), the guard right after the output stays
+    untouched, the result is one launch's."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs PyTorch with a CUDA GPU")
     monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kw: stage.Outcome(ttgir, "forced", 0.0))
+    monkeypatch.setattr(measure, "same_code", lambda triton_asm, ours_asm: False)
     n, block = 1 << 20, 1024
     out, guard = torch.zeros(2 * n, dtype=torch.int32, device="cuda").split(n)
     count = torch.zeros(1, dtype=torch.int32, device="cuda")
@@ -883,3 +885,89 @@ def test_the_log_switch_gives_back_the_applications_level(monkeypatch):
     monkeypatch.setenv(hook_log.LOG_ENV, "0")
     hook_log.step("k", "off")
     assert logger.level == logging.WARNING
+
+
+@pytest.mark.gpu
+def test_a_variant_of_tritons_own_code_is_not_timed(monkeypatch):
+    """The engine forced to offer Triton's own TTGIR: the variant lowers to Triton's PTX, so the choice is
+    Triton's with no predicted gain, no launch timed (the counter shows the output check's and the call's)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs PyTorch with a CUDA GPU")
+    monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kw: stage.Outcome(ttgir, "forced", 0.0))
+    n, block = 1 << 16, 1024
+    out = torch.zeros(n, dtype=torch.int32, device="cuda")
+    count = torch.zeros(1, dtype=torch.int32, device="cuda")
+    with lt.enabled("measured"):
+        kernel = _append_ones[(n // block,)](out, count, BLOCK=block)
+    torch.cuda.synchronize()
+    decision = lt.decision(kernel)
+    assert decision.basis is Basis.NO_PREDICTED_GAIN and "Triton's own code" in decision.reason, decision
+    assert int(count) == n and bool((out == 1).all())  # one launch: nothing timed, no output check
+
+
+@pytest.mark.gpu
+def test_outputs_that_differ_say_when_tritons_own_reruns_differ():
+    """``_outputs_differ`` launches Triton's variant again where ours differs: a Triton that writes another
+    value each launch (a race, an atomic's order) is named in the reason; a deterministic one is not."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs PyTorch with a CUDA GPU")
+    x = torch.zeros(4, device="cuda")
+    saved = [x.clone()]
+    launches = []
+
+    def racy_triton():
+        launches.append("triton")
+        x.fill_(float(len(launches)))
+
+    def steady_triton():
+        x.fill_(1.0)
+
+    def ours():
+        x.fill_(5.0)
+
+    said = measure._outputs_differ([x], saved, racy_triton, ours)
+    assert said.startswith("tensor argument 0: largest difference 4") and "Triton's own kernel" in said
+    said = measure._outputs_differ([x], saved, steady_triton, ours)
+    assert said == "tensor argument 0: largest difference 4"
+    assert measure._outputs_differ([x], saved, steady_triton, steady_triton) == ""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# a variant that is Triton's own code is not timed
+# --------------------------------------------------------------------------------------------------------------
+def _renamed(ttgir: str) -> str:
+    """Triton's TTGIR with every SSA value renamed and each op's location dropped: what our stage gives when
+    the engine chooses Triton's own layouts (it rebuilds the ops it visits under new names)."""
+    import re
+
+    names = {}
+    out = re.sub(r"%([A-Za-z_][\w$.]*)", lambda m: "%" + names.setdefault(m.group(1), f"ll{len(names)}_{m.group(1)}")
+                 if not m.group(1)[0].isdigit() else m.group(0), ttgir)
+    return re.sub(r" loc\(#loc\d+\)$", "", out, flags=re.M)
+
+
+@pytest.mark.parametrize("name", ["fused_softmax", "matmul_fp16"])
+def test_triton_layouts_under_other_names_are_the_same_code(name):
+    plain = compile_file(name)
+    text = _renamed(plain.asm["ttgir"])
+    assert text != plain.asm["ttgir"]
+    settings = Settings(Mode.MEASURED, ttgir=text, ttgir_from=stage.text_digest(plain.asm["ttgir"]))
+    with lt.enabled("model"), hook_settings.overridden(settings):
+        ours = compile_file(name)
+    assert ours.metadata.linear_layouts["rewritten"] and ours.asm["ptx"] != plain.asm["ptx"]  # line numbers
+    assert measure.same_code(plain.asm, ours.asm)
+
+
+def test_a_rewrite_is_not_the_same_code(monkeypatch):
+    """int4_dequant_matmul's rewrite (the model made to choose it, as above) lowers to other code."""
+    import linear_layouts.pipeline.kernel_model as kernel_model
+
+    monkeypatch.setattr(kernel_model, "predicted_gain", lambda triton, ours: 0.5)
+    plain = compile_file("int4_dequant_matmul")
+    with lt.enabled("model"):
+        ours = compile_file("int4_dequant_matmul")
+    assert ours.metadata.linear_layouts["rewritten"]
+    assert not measure.same_code(plain.asm, ours.asm) and measure.same_code(plain.asm, plain.asm)
+    assert not measure.same_code({}, plain.asm) and not measure.same_code({"ptx": ""}, {"ptx": ""})

@@ -14,12 +14,15 @@ right after it, gives the kernel a first launcher of ours (``_FirstLaunch``); th
    predicted a few percent slower have run 25-45% faster), narrower global accesses included (model-only
    mode refuses those), else the choice is Triton's;
 2. our variant is compiled by ``triton.compile`` of the same ``ASTSource`` with the same options, the
-   engine's TTGIR given to our stage (``Settings.ttgir``): the same launcher, Triton's cache for it;
+   engine's TTGIR given to our stage (``Settings.ttgir``): the same launcher, Triton's cache for it. A
+   variant whose PTX is Triton's but for its line information (``same_code``: the engine chose Triton's own
+   layouts) is not timed: the choice is Triton's, with no predicted gain;
 3. the call's tensors (those inside tuple arguments too) are cloned (as ``triton.autotune``'s
    ``restore_value`` does) and written back once before anything is launched (a tensor that cannot be, e.g.
    an expanded one whose elements share memory, makes the call not measurable); each variant is launched
    once from that state and the tensors either wrote are compared (integers exactly, floats within
-   ``RTOL`` / ``ATOL``): a difference keeps Triton's, with a warning;
+   ``RTOL`` / ``ATOL``): a difference keeps Triton's, with a warning -- which says so where Triton's own
+   kernel, launched again from that state, differs from its first launch (a race or an atomic's order);
 4. the two are timed in ``pairs`` of samples, alternating which goes first, each sample ``inner`` launches
    between two CUDA events (``inner`` makes a sample last about ``SAMPLE_US``; the pairs fit ``BUDGET_S``).
    A kernel with atomics (``relaunch_unsafe``: a counter that places its writes, a queue, a lock) need not
@@ -59,7 +62,7 @@ import re
 import statistics
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from linear_layouts.limits import shorten
@@ -69,7 +72,7 @@ from linear_layouts.pipeline.triton_hook.log import step
 from linear_layouts.pipeline.triton_hook.settings import Mode, Settings, overridden
 from linear_layouts.pipeline.triton_hook.stage import METADATA_KEY, engine_ttgir, text_digest, warn_once
 
-__all__ = ["choose", "arm", "compile_variant", "decision_of", "relaunch_unsafe", "MIN_MEASURED_GAIN", "MEASURE_FLOOR",
+__all__ = ["choose", "arm", "compile_variant", "decision_of", "relaunch_unsafe", "same_code", "MIN_MEASURED_GAIN", "MEASURE_FLOOR",
            "SAMPLE_US", "BUDGET_S", "RTOL", "ATOL"]
 
 #: ours must be at least this much faster (median per launch) to be kept
@@ -296,6 +299,11 @@ class _FirstLaunch:
             refused = Decision("triton", Basis.ERROR, "our TTGIR does not compile",
                                predicted_gain=outcome.predicted_gain)
             return self.kept(refused), None
+        if same_code(kernel.asm, ours.asm):
+            step(name, "our variant's PTX is Triton's but for line information: not timed")
+            return self.kept(Decision("triton", Basis.NO_PREDICTED_GAIN,
+                                      "our layouts lower to Triton's own code (the same PTX but for line "
+                                      "information)", predicted_gain=outcome.predicted_gain)), None
         try:
             tensors = _tensors(args)
         except _NotMeasurable as why:
@@ -427,8 +435,24 @@ def _outputs_differ(tensors: list[Any], saved: list[Any], run_triton: Callable[[
     _restore(tensors, saved)
     run_ours()
     torch.cuda.synchronize()
-    for i, tensor in enumerate(tensors):
-        reference = expected.get(i, saved[i])
+    differs = _first_difference(tensors, [expected.get(i, s) for i, s in enumerate(saved)])
+    if not differs:
+        return ""
+    _restore(tensors, saved)
+    run_triton()
+    torch.cuda.synchronize()
+    again = _first_difference(tensors, [expected.get(i, s) for i, s in enumerate(saved)])
+    if again:
+        return f"{differs}; Triton's own kernel, launched again from the same state, differs too ({again})"
+    return differs
+
+
+def _first_difference(tensors: Sequence[Any], references: Sequence[Any]) -> str:
+    """The first tensor that differs from its reference (floats beyond ``ATOL + RTOL * |reference|``, other
+    types in any bit): its position and the largest difference, or ``""``."""
+    import torch
+
+    for i, (tensor, reference) in enumerate(zip(tensors, references)):
         if tensor.dtype.is_floating_point:
             a, b = tensor.double(), reference.double()
             same = (a == b) | (a.isnan() & b.isnan()) | ((a - b).abs() <= ATOL + RTOL * b.abs())
@@ -438,6 +462,34 @@ def _outputs_differ(tensors: list[Any], saved: list[Any], run_triton: Callable[[
         elif not _same_bits(tensor, reference):
             return f"tensor argument {i}: not equal"
     return ""
+
+
+#: PTX lines that carry only where the code came from: ``.loc`` / ``.file`` directives and the debug scopes'
+#: labels (``$L__tmp3:``, never a branch target: those are ``$L__BB``)
+_LINE_INFO = re.compile(r"^\s*(?:\.(?:loc|file)\b|\$L__tmp\d+:\s*$)")
+#: where a PTX's debug sections begin (DWARF of those lines, after the code)
+_DEBUG_SECTIONS = re.compile(r"^\s*\.section\s+\.debug_", re.M)
+
+
+def _code(ptx: str) -> list[str]:
+    """The lines of ``ptx`` that say what it does: before its debug sections, line information left out."""
+    found = _DEBUG_SECTIONS.search(ptx)
+    return [line for line in ptx[:found.start() if found else len(ptx)].splitlines() if not _LINE_INFO.match(line)]
+
+
+def same_code(triton_asm: Mapping[str, Any], ours_asm: Mapping[str, Any]) -> bool:
+    """Whether two compiles' PTX is the same but for line information (``.loc`` / ``.file`` lines, debug
+    scopes' labels and sections): our stage renames values and drops the source locations of ops it rebuilds,
+    so a TTGIR of Triton's own layouts lowers to Triton's code with other line numbers. False where either
+    has no PTX.
+
+    >>> same_code({"ptx": ".loc 1 27 16\\nmov.u32 %r1, 0;"}, {"ptx": ".loc 1 149 19\\nmov.u32 %r1, 0;"})
+    True
+    """
+    ptx = [asm.get("ptx") for asm in (triton_asm, ours_asm)]
+    if not all(isinstance(text, str) and text for text in ptx):
+        return False
+    return _code(ptx[0]) == _code(ptx[1])
 
 
 def _same_bits(a: Any, b: Any) -> bool:
