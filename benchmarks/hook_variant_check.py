@@ -52,12 +52,14 @@ def check(path: str) -> dict:
     import torch
 
     from linear_layouts.kernels.spec import load_kernel_file
-    from linear_layouts.pipeline.triton_hook.measure import MEASURE_FLOOR, compile_variant
+    from linear_layouts.pipeline.triton_hook.measure import MEASURE_FLOOR, compile_variant, same_code
     from linear_layouts.pipeline.triton_hook.settings import settings_for
     from linear_layouts.pipeline.triton_hook.stage import engine_ttgir, text_digest
 
     import triton
     from triton.backends.compiler import GPUTarget
+
+    import linear_layouts.triton as lt
     from triton.compiler.compiler import make_backend
 
     spec = load_kernel_file(path)
@@ -101,7 +103,8 @@ def check(path: str) -> dict:
     for name, text in variants.items():
         start = time.time()
         try:
-            ours = compile_variant(kernel, text, text_digest(ttgir), options, settings)
+            with lt.enabled("measured"):  # our stage in Triton's compile
+                ours = compile_variant(kernel, text, text_digest(ttgir), options, settings)
         except Exception as error:  # noqa: BLE001 - recorded
             row[name] = {"error": why(error)}
             continue
@@ -109,10 +112,49 @@ def check(path: str) -> dict:
             row[name] = {"error": "not taken (see the hook's warning)"}
             continue
         ours._init_handles()
-        row[name] = {"compile_s": round(time.time() - start, 2), "same_binary": ours.asm.get("cubin") == kernel.asm.get("cubin"),
-                     "same_ptx": ours.asm.get("ptx") == kernel.asm.get("ptx"),
+        row[name] = {"compile_s": round(time.time() - start, 2), "same_code": same_code(kernel.asm, ours.asm),
                      "runs": [compare(launch(ours)) for _ in range(2)]}
     return row
+
+
+def markdown(report: dict) -> str:
+    """The run as a table: per kernel, Triton's reruns and each variant against Triton's first run."""
+    env = report["environment"]
+
+    def said(runs: list) -> str:
+        differing = [run for run in runs if run]
+        if not differing:
+            return "bit-identical"
+        parts = []
+        for position, found in sorted(differing[0].items()):
+            detail = f"{found['elements']} elements"
+            if "relative" in found:
+                detail += f", largest {found['largest']:.3g} ({found['relative']:.2g} of the largest value)"
+            parts.append(f"argument {position}: {detail}")
+        return f"differs in {len(differing)} of {len(runs)}: " + "; ".join(parts)
+
+    lines = [f"# The hook's variants against Triton's kernel, bit for bit ({env.get('gpu', '?')}, {env.get('date', '?')})",
+             "", f"`benchmarks/hook_variant_check.py` (module doc); Triton {env.get('triton', '?')}, PyTorch "
+             f"{env.get('torch', '?')}. Each variant's cell: whether its PTX is Triton's but for line information "
+             "(`measure.same_code`), then its outputs against Triton's first launch from the same inputs.", "",
+             "| kernel | Triton again (3 launches) | round trip of Triton's TTGIR | engine's TTGIR |",
+             "|---|---|---|---|"]
+    for row in report["rows"]:
+        if "error" in row:
+            lines.append(f"| {row['kernel']} | error: {row['error']} | | |")
+            continue
+        cells = [said(row["triton_reruns"])]
+        for name in ("round trip of Triton's TTGIR", "engine's TTGIR"):
+            variant = row.get(name)
+            if variant is None:
+                cells.append("no candidate")
+            elif "error" in variant:
+                cells.append(variant["error"])
+            else:
+                code = "Triton's code" if variant["same_code"] else "other code"
+                cells.append(f"{code}: {said(variant['runs'])}")
+        lines.append(f"| {row['kernel']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -130,7 +172,9 @@ def main() -> int:
             row = {"kernel": Path(path).stem, "error": why(error)}
         print(json.dumps(row), flush=True)
         rows.append(row)
-    (out / "hook_variant_check.json").write_text(json.dumps({"environment": environment(), "rows": rows}, indent=1))
+    report = {"environment": environment(), "rows": rows}
+    (out / "hook_variant_check.json").write_text(json.dumps(report, indent=1))
+    (out / "hook_variant_check.md").write_text(markdown(report))
     return 0
 
 

@@ -895,7 +895,7 @@ def test_a_variant_of_tritons_own_code_is_not_timed(monkeypatch):
     if not torch.cuda.is_available():
         pytest.skip("needs PyTorch with a CUDA GPU")
     monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kw: stage.Outcome(ttgir, "forced", 0.0))
-    n, block = 1 << 16, 1024
+    n, block = 1 << 16, 512  # a BLOCK of its own: the JIT's in-memory kernel of another test is decided already
     out = torch.zeros(n, dtype=torch.int32, device="cuda")
     count = torch.zeros(1, dtype=torch.int32, device="cuda")
     with lt.enabled("measured"):
@@ -971,3 +971,15 @@ def test_a_rewrite_is_not_the_same_code(monkeypatch):
     assert ours.metadata.linear_layouts["rewritten"]
     assert not measure.same_code(plain.asm, ours.asm) and measure.same_code(plain.asm, plain.asm)
     assert not measure.same_code({}, plain.asm) and not measure.same_code({"ptx": ""}, {"ptx": ""})
+
+
+def test_measured_mode_through_the_jit_does_not_time_tritons_own_code(fake_jit_device, monkeypatch):
+    """The engine offering Triton's own TTGIR: the variant compiles to Triton's PTX (``same_code``), so nothing is
+    launched but the call itself, and the choice is Triton's with no predicted gain."""
+    launches = fake_jit_device["jit_launches"]
+    monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kwargs: stage.Outcome(ttgir, "forced", 0.0))
+    with lt.enabled("measured"):
+        kernel = jit_launch(fake_jit_device["load"]("vector_add"))
+    decision = lt.decision(kernel)
+    assert decision.basis is Basis.NO_PREDICTED_GAIN and "Triton's own code" in decision.reason, decision
+    assert decision.samples == 0 and len(launches) == 1
