@@ -958,6 +958,28 @@ def test_triton_layouts_under_other_names_are_the_same_code(name):
         ours = compile_file(name)
     assert ours.metadata.linear_layouts["rewritten"] and ours.asm["ptx"] != plain.asm["ptx"]  # line numbers
     assert measure.same_code(plain.asm, ours.asm)
+    assert stage.same_ttgir(text, plain.asm["ttgir"])
+
+
+def test_the_engine_offers_no_candidate_of_tritons_own_layouts(monkeypatch):
+    """A rewrite that is Triton's TTGIR under other names is no candidate (nothing to compile or time); one that
+    changes a layout is."""
+    from linear_layouts.pipeline import rewrite
+
+    plain = compile_file("fused_softmax")
+    ttir, ttgir = plain.asm["ttir"], plain.asm["ttgir"]
+
+    class Chosen:
+        def __init__(self, text):
+            self.text, self.gain = text, 0.0
+
+    monkeypatch.setattr(rewrite, "rewrite_kernel", lambda *a, **k: (Chosen(_renamed(ttgir)), None))
+    outcome = stage.engine_ttgir(ttir, ttgir, timeout_s=60.0, min_gain=-0.1)
+    assert outcome.ttgir is None and "Triton's own layouts" in outcome.reason and not outcome.failed
+    other = _renamed(ttgir).replace("sizePerThread = [1]", "sizePerThread = [2]", 1)
+    assert other != _renamed(ttgir)
+    monkeypatch.setattr(rewrite, "rewrite_kernel", lambda *a, **k: (Chosen(other), None))
+    assert stage.engine_ttgir(ttir, ttgir, timeout_s=60.0, min_gain=-0.1).ttgir == other
 
 
 def test_a_rewrite_is_not_the_same_code(monkeypatch):

@@ -28,6 +28,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -41,7 +42,7 @@ from linear_layouts.limits import shorten
 from linear_layouts.pipeline.triton_hook.settings import Settings
 
 __all__ = ["TritonHookWarning", "Outcome", "engine_ttgir", "parse_ttgir", "add_stages", "warn_once", "text_digest",
-           "METADATA_KEY", "compile_target", "keeps_broadcast_registers"]
+           "METADATA_KEY", "compile_target", "keeps_broadcast_registers", "same_ttgir"]
 
 #: the key of our record in a compile's metadata (``kernel.metadata.linear_layouts``)
 METADATA_KEY = "linear_layouts"
@@ -210,6 +211,8 @@ def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None
         if rewrite.text == ttgir:
             bar = f"faster by {floor:.0%}" if floor >= 0 else f"less than {-floor:.0%} slower"
             return Outcome(None, f"the model keeps Triton's layouts (no rewrite predicted {bar})")
+        if same_ttgir(rewrite.text, ttgir):
+            return Outcome(None, "our engine chose Triton's own layouts (the same TTGIR under other names)")
         gain = round(rewrite.gain, 4) if rewrite.gain is not None else None
         if gain is not None and gain < MIN_GAIN:
             return Outcome(rewrite.text, f"the model does not predict our layouts slower by more than "
@@ -220,6 +223,33 @@ def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None
         return _with_timeout(work, timeout_s)
     except Exception as error:  # noqa: BLE001 - any failure keeps Triton's TTGIR
         return Outcome(None, f"our engine failed: {type(error).__name__}: {shorten(str(error), 200)}", failed=True)
+
+
+#: an SSA value's name (``%0``, ``%arg3``, ``%out_60``, ``%ll3_out_59``); a location's definition line and reference
+_SSA_NAME = re.compile(r"%[\w$.-]+")
+_LOC_DEFINITION = re.compile(r"^#loc\d*\s*=.*$\n?", re.M)
+_LOC_REFERENCE = re.compile(r"\s*loc\(#loc\d*\)")
+
+
+def _canonical(ttgir: str) -> str:
+    """``ttgir`` with its locations left out and its SSA values renamed ``%v0``, ``%v1``, ... in order of first
+    appearance: two texts equal so are the same module but for names and source locations."""
+    text = _LOC_REFERENCE.sub("", _LOC_DEFINITION.sub("", ttgir))
+    names: dict[str, str] = {}
+    return _SSA_NAME.sub(lambda m: names.setdefault(m.group(0), f"%v{len(names)}"), text)
+
+
+def same_ttgir(ours: str, triton: str) -> bool:
+    """Whether ``ours`` is ``triton``'s TTGIR but for the names of its values and its source locations (the
+    engine, choosing Triton's layouts, rebuilds the ops it visits under new names): no rewrite at all.
+
+    >>> defined = "tt.func @f(%a: f32, %b: f32) {\\n"
+    >>> same_ttgir(defined + "%ll1_x = arith.subf %a, %b : f32", defined + "%x = arith.subf %a, %b : f32 loc(#loc3)")
+    True
+    >>> same_ttgir(defined + "%x = arith.subf %b, %a : f32", defined + "%x = arith.subf %a, %b : f32")
+    False
+    """
+    return _canonical(ours) == _canonical(triton)
 
 
 def parse_ttgir(text: str, context: Any) -> Any:
