@@ -47,6 +47,8 @@ Example: ``emit_chunked_cast_transpose_kernel("k", "bf16", "e4m3")``: 64 x 64 ti
 
 from __future__ import annotations
 
+import re
+
 from linear_layouts.codegen.elements import check_element_bytes
 from linear_layouts.codegen.intrinsics import OP_PRELUDE, OP_PROLOGUE
 from linear_layouts.codegen.permute import (
@@ -256,6 +258,31 @@ def _store_shared_lines(g: int, pitch: int, sts: str) -> list[str]:
             for e in range(g)]
 
 
+#: A line of declarations: its head (indent and type), its trailing comment, and its declarators, each
+#: (name, initializer, the names the initializer reads).
+Declarations = tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]
+
+
+def _declared_lines(lines: list[Declarations], uses: list[str]) -> list[str]:
+    """``lines`` as C++ with only the declarators ``uses`` (code lines; comments aside) reads, directly or through a kept initializer (a
+    line left without declarators is dropped); declarators come in dependency order.
+
+    Example: ``[("const unsigned ", "", [("rr", "x", ()), ("d", "y", ())])]`` for ``uses = ["f(rr)"]`` is
+    ``["const unsigned rr = x;"]``."""
+    text = "\n".join(line.split("//")[0] for line in uses)
+    needed = {name for _, _, declarators in lines for name, _, _ in declarators if re.search(rf"\b{name}\b", text)}
+    for _, _, declarators in reversed(lines):
+        for name, _, reads in reversed(declarators):
+            if name in needed:
+                needed.update(reads)
+    out = []
+    for head, comment, declarators in lines:
+        kept = [f"{name} = {value}" for name, value, _ in declarators if name in needed]
+        if kept:
+            out.append(f"{head}{', '.join(kept)};{comment}")
+    return out
+
+
 def _item_lines(i: int, threads: int, k_chunks: int, main: int, items: int) -> list[str]:
     """Lines naming item ``threadIdx.x + threads i``: ``rr`` (loaded row) and ``j`` (chunk); items below ``main``
     are chunks ``0 .. N / G - 1`` of row ``item / (N / G)``, the rest chunk ``N / G`` of row ``item - main``."""
@@ -319,26 +346,32 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
 
     step_rows = threads // k_chunks if threads % k_chunks == 0 else 0  # rows between a thread's main items
 
-    def interior_item(i: int, kind: str) -> list[str]:
-        """Lines naming item ``i`` of an interior tile (``kind``: a ``main`` item, chunk ``j < N / G``, or a
-        ``tail`` one, chunk ``N / G``): row ``rr``, shift ``d`` = ``(r n + c0) mod G``, the chunk's 32-bit offset
-        ``f`` from the tile's corner and its first byte's shared address ``a``; a main item ``step_rows i`` rows
-        below the thread's first one (same ``j`` and ``d``) by constants from it."""
+    def interior_item(i: int, kind: str, uses: list[str]) -> list[str]:
+        """Lines naming what ``uses`` reads of item ``i`` of an interior tile (``kind``: a ``main`` item, chunk
+        ``j < N / G``, or a ``tail`` one, chunk ``N / G``): row ``rr``, shift ``d`` = ``(r n + c0) mod G``, the
+        chunk's 32-bit offset ``f`` from the tile's corner, its first byte's shared address ``a`` and the pointers
+        ``xp`` (X) and ``cp`` (C); a main item ``step_rows i`` rows below the thread's first one (same ``j`` and
+        ``d``) by constants from it."""
         if kind == "main" and step_rows and (step_rows * i) % g == 0:
             at = f" + {step_rows * i} * (int)cols" if i else ""
-            return [f"      const unsigned rr = rr0 + {step_rows * i}u, d = d0, a = a0 + {step_rows * i}u;",
-                    f"      const {itype}* __restrict__ xp = x_thread{at};",
-                    f"      unsigned char* __restrict__ cp = c_thread{at};"]
+            return _declared_lines([
+                ("      const unsigned ", "", [("rr", f"rr0 + {step_rows * i}u", ()), ("d", "d0", ()),
+                                              ("a", f"a0 + {step_rows * i}u", ())]),
+                (f"      const {itype}* __restrict__ ", "", [("xp", f"x_thread{at}", ())]),
+                ("      unsigned char* __restrict__ ", "", [("cp", f"c_thread{at}", ())])], uses)
         item = f"threadIdx.x + {threads * i}u"
         rr, j = ((f"({item}) / {k_chunks}u", f"({item}) % {k_chunks}u") if kind == "main" else
                  (f"{item} - {main}u", f"{k_chunks}u"))
-        return [f"      const unsigned rr = {rr}, j = {j};",
-                f"      const int o = ((int)rr - {g - 1}) * (int)cols;  // row rr - (G - 1) from the corner",
-                f"      const unsigned d = (corner + (unsigned)o) & {g - 1}u;",
-                f"      const int f = o + (int)({g}u * j - d);",
-                f"      const {itype}* __restrict__ xp = x_tile + f;",
-                "      unsigned char* __restrict__ cp = c_tile + f;",
-                f"      const unsigned a = smem + {pitch * (g - 1)}u + rr + (({g}u * j - d) * {pitch}u);"]
+        return _declared_lines([
+            ("      const unsigned ", "", [("rr", rr, ()), ("j", j, ())]),
+            ("      const int ", "  // row rr - (G - 1) from the corner",
+             [("o", f"((int)rr - {g - 1}) * (int)cols", ("rr",))]),
+            ("      const unsigned ", "", [("d", f"(corner + (unsigned)o) & {g - 1}u", ("o",))]),
+            ("      const int ", "", [("f", f"o + (int)({g}u * j - d)", ("o", "j", "d"))]),
+            (f"      const {itype}* __restrict__ ", "", [("xp", "x_tile + f", ("f",))]),
+            ("      unsigned char* __restrict__ ", "", [("cp", "c_tile + f", ("f",))]),
+            ("      const unsigned ", "", [("a", f"smem + {pitch * (g - 1)}u + rr + (({g}u * j - d) * {pitch}u)",
+                                           ("rr", "j", "d"))])], uses)
 
     def interior_kinds(i: int) -> list[tuple[str, str]]:
         """(kind, condition) of the items ``threadIdx.x + threads i``: main below ``main``, tail below ``items``."""
@@ -372,19 +405,18 @@ def emit_chunked_cast_transpose_kernel(name: str, input_format: str, fp8: str, r
                     f"    const {itype}* __restrict__ x_thread = ll_opaque(x_tile + f0);  // one 64-bit add an item",
                     "    unsigned char* __restrict__ c_thread = ll_opaque(c_tile + f0);"]
         for i in range(per_thread):
-            parts = [(cond, [*interior_item(i, kind), f"      v[{i}] = ll_ldg128_nc(xp);"])
-                     for kind, cond in interior_kinds(i)]
+            load = [f"      v[{i}] = ll_ldg128_nc(xp);"]
+            parts = [(cond, [*interior_item(i, kind, load), *load]) for kind, cond in interior_kinds(i)]
             out += branches(parts)
         out += ["    // 2. amax, fp8 two elements per cvt, C's chunks, every chunk's bytes into its shared columns"]
         for i in range(per_thread):
             parts = []
             for kind, cond in interior_kinds(i):
-                lines = [*interior_item(i, kind), *convert_lines(input_format, fp8, wi, f"v[{i}]"),
-                         *_store_shared_lines(g, pitch, "ll_sts8")]
+                lines = [*convert_lines(input_format, fp8, wi, f"v[{i}]"), *_store_shared_lines(g, pitch, "ll_sts8")]
                 if kind == "main":
                     own = "" if step_rows and step_rows * i >= g - 1 and (step_rows * i) % g == 0 else f"if (rr >= {g - 1}u) "
                     lines.append(f"      {own}{stg}(cp, {chunk_words});  // a whole chunk of C")
-                parts.append((cond, lines))
+                parts.append((cond, [*interior_item(i, kind, lines), *lines]))
             out += branches(parts)
         return out
 

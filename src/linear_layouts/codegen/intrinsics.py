@@ -18,6 +18,10 @@ block around it, N in ``L2_PREFETCH_BYTES``) and ``ll_ldg128_na_l2p{N}`` (with `
 16 bytes from global ``p + OFFSET`` to shared ``a``), ``ll_cp_async_commit()``, ``ll_cp_async_wait<N>()`` (until at most ``N``
 of this thread's committed groups are pending).  ``__shfl_sync``, ``__shfl_xor_sync`` and ``__byte_perm`` (``prmt``) are CUDA's.
 
+The prelude is a header: ``LL_DEV`` helpers are inline functions (``__device__ __forceinline__``, external
+linkage), so a kernel that calls only some of them compiles without a warning about the others (a ``static``
+one would be reported "declared but never referenced"); each is inlined where it is called, as before.
+
 Example: ``DEVICE_PRELUDE + kernel_body`` is what nvcc / NVRTC compile.
 """
 
@@ -104,7 +108,7 @@ KERNEL_PROLOGUE = (
 DEVICE_PRELUDE = "\n".join([
     "#ifndef LL_PRELUDE",
     "#define LL_PRELUDE",
-    "#define LL_DEV static __device__ __forceinline__",
+    "#define LL_DEV __device__ __forceinline__",
     "LL_DEV unsigned ll_smem_base() { extern __shared__ __align__(16) unsigned char ll_smem[]; "
     "return (unsigned)__cvta_generic_to_shared(ll_smem); }",
     'LL_DEV void ll_sts8(unsigned a, unsigned x) { asm volatile("st.shared.u8 [%0], %1;" :: "r"(a), "r"(x) : "memory"); }',

@@ -143,9 +143,10 @@ def _divide(t: str, d: str, fast: bool) -> str:
 
 
 def tile_index_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", fast: bool = False,
-                     raster: str = "n") -> list[str]:
+                     raster: str = "n", batch_bases: bool = True) -> list[str]:
     """The tile ``tile``'s coordinates ``row0``, ``col0``, its valid part ``rows_left`` x ``cols_left``
-    (``full``: all of it) and batch offsets ``src_base``, ``dst_base`` (elements); ``fast``: each division by
+    (``full``: all of it) and batch offsets ``src_base``, ``dst_base`` (elements; left out where
+    ``batch_bases`` is False and ``batch_dims`` is 0: a kernel of one matrix that does not read them); ``fast``: each division by
     a ``fast_divider`` parameter (``tiles_n_div``, ...) instead of a division. ``raster`` (``RASTERS``): the
     order of the tile index within a matrix, ``"n"`` along ``A``'s rows of tiles (tile ``(t / T_n, t mod T_n)``),
     ``"m"`` down its columns of tiles (tile ``(t mod T_m, t / T_m)``)."""
@@ -159,7 +160,8 @@ def tile_index_lines(m: int, n: int, batch_dims: int, tile: str = "blockIdx.x", 
                   "  t = q;"]
     else:
         lines.append(f"  const unsigned {_TILE_OF[second]} = t;")
-    lines += ["  unsigned long long src_base = 0ull, dst_base = 0ull;"]
+    if batch_bases or batch_dims:
+        lines += ["  unsigned long long src_base = 0ull, dst_base = 0ull;"]
     for k in reversed(range(batch_dims)):  # the last batch dim is the innermost: it varies fastest
         if k:
             lines += [f"  q = {_divide('t', f'size{k}', fast)};", f"  const unsigned index{k} = t - q * size{k};"]
@@ -596,7 +598,7 @@ def emit_cast_transpose_kernel(
         f"//   block = {threads}, dynamic shared = {shared} bytes.",
         *_signature(name, threads, params),
         *OP_PROLOGUE,
-        *tile_index_lines(m, n, 0, raster=raster),
+        *tile_index_lines(m, n, 0, raster=raster, batch_bases=False),
         "  const float scale = scale_ptr != nullptr ? *scale_ptr : scale_value;",
         f"  const {ti}* src = src_all + (size_t)row0 * cols + col0;",
         "  unsigned char* cast = cast_all + (size_t)row0 * cols + col0;",

@@ -258,14 +258,20 @@ def _realign(own: list[str], out: list[str], w: int, vb: int, shift: str) -> lis
     by lane ``i + 1``'s (a ``shfl`` each), ``d = {shift} w`` (``{shift} < V``): selects by the bits of ``d / 4``,
     then a ``prmt`` a word by ``d mod 4`` (below 4-byte elements)."""
     words = vb // 4
+    # d / 4's bits that can be set: 2 for 16-byte vectors, 1 below 8-byte elements; each select stage keeps
+    # only the words the next one (or ``out``: one more for the prmt) reads
+    bits = [bit for bit in (2, 1) if bit < words and 4 * bit >= w]
+    kept = [words + (1 if w < 4 else 0)]
+    for bit in reversed(bits):
+        kept.insert(0, kept[0] + bit)
     lines = [f"    const unsigned d = {shift} * {w}u;"]
     names = list(own) + [f"n{j}" for j in range(words)]
-    lines += [f"    const unsigned n{j} = __shfl_sync(0xffffffffu, {own[j]}, lane + 1u);" for j in range(words)]
-    for bit in (2, 1):  # d / 4's bits that can be set: 2 for 16-byte vectors, 1 below 8-byte elements
-        if bit < words and 4 * bit >= w:
-            lines += [f"    const unsigned q{bit}_{i} = (d & {4 * bit}u) ? {names[i + bit]} : {names[i]};"
-                      for i in range(len(names) - bit)]
-            names = [f"q{bit}_{i}" for i in range(len(names) - bit)]
+    lines += [f"    const unsigned n{j} = __shfl_sync(0xffffffffu, {own[j]}, lane + 1u);" for j in range(words)
+              if words + j < kept[0]]
+    for bit, count in zip(bits, kept[1:]):
+        lines += [f"    const unsigned q{bit}_{i} = (d & {4 * bit}u) ? {names[i + bit]} : {names[i]};"
+                  for i in range(count)]
+        names = [f"q{bit}_{i}" for i in range(count)]
     if w < 4:
         lines.append("    const unsigned r = 0x3210u + 0x1111u * (d & 3u);")
         lines += [f"    const unsigned {out[j]} = __byte_perm({names[j]}, {names[j + 1]}, r);" for j in range(words)]

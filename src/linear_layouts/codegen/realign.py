@@ -232,8 +232,9 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
             "      // the row covers whole is stored whole (lo + 4 <= end: lo < end - 3, negative lo wrapping past it)",
             "      const unsigned ce = (unsigned)reinterpret_cast<size_t>(crow) & 3u, csel = 0x7654u - 0x1111u * ce;",
             f"      const unsigned prev = __shfl_sync(0xffffffffu, c{k - 1}, (lane + 31u) & 31u);",
-            f"      const int clo = (int)({4 * k}u * lane) - (int)ce;",
-            "      unsigned char* const cp = crow + clo;",
+            # the word stores' offset and base (a whole tile's 8-byte chunks are stored from crow)
+            *([f"      const int clo = (int)({4 * k}u * lane) - (int)ce;", "      unsigned char* const cp = crow + clo;"]
+              if not full or chunk_c == 4 else []),
             f"      const unsigned cw[{k + 1}] = {{{', '.join(f'll_prmt({stream[i]}, {stream[i + 1]}, csel)' for i in range(k))}, "
             f"ll_prmt(c{k - 1}, 0u, csel)}};",
         ]
@@ -270,11 +271,13 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
 
     cs_store = (f"      ll_sts64(smem + r * {n}u + 4u * (({k}u * lane) ^ {sigma}), c0, c1);" if k == 2 else
                 f"      ll_sts32(smem + r * {n}u + 4u * (lane ^ {sigma}), c0);")
-    funnel = ["      unsigned t0, t1, t2, t3, t4;  // words d / 4 .. d / 4 + 4 of (chunk l, chunk l + 1)",
+    taken = 5 if wi == 2 else 4  # the words the element conversion reads (one more to realign 2-byte ones)
+    funnel = [f"      unsigned {', '.join(f't{j}' for j in range(taken))};  // words d / 4 .. d / 4 + {taken - 1} of "
+              "(chunk l, chunk l + 1)",
               "      switch (d >> 2) {  // warp-uniform"]
     words = ["a[i].x", "a[i].y", "a[i].z", "a[i].w", "b.x", "b.y", "b.z", "b.w"]
     for q in range(4):
-        picks = "; ".join(f"t{j} = {words[q + j]}" for j in range(5))
+        picks = "; ".join(f"t{j} = {words[q + j]}" for j in range(taken))
         funnel.append(f"        {'default' if q == 3 else f'case {q}u'}: {picks}; break;")
     funnel.append("      }")
     if wi == 2:
@@ -282,7 +285,7 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
                    "      const unsigned e0 = ll_prmt(t0, t1, sel), e1 = ll_prmt(t1, t2, sel);",
                    "      const unsigned e2 = ll_prmt(t2, t3, sel), e3 = ll_prmt(t3, t4, sel);"]
     else:
-        funnel += ["      const unsigned e0 = t0, e1 = t1, e2 = t2, e3 = t3; (void)t4;"]
+        funnel += ["      const unsigned e0 = t0, e1 = t1, e2 = t2, e3 = t3;"]
 
     def row_loop(full: bool) -> list[str]:
         return [
@@ -371,8 +374,9 @@ def emit_realigned_cast_transpose_kernel(name: str, input_format: str, fp8: str,
             "      const unsigned w[5] = {ll_prmt(prev, tw[0][j], tsel), ll_prmt(tw[0][j], tw[1][j], tsel),",
             "                             ll_prmt(tw[1][j], tw[2][j], tsel), ll_prmt(tw[2][j], tw[3][j], tsel),",
             "                             ll_prmt(tw[3][j], 0u, tsel)};",
-            "      const int lo = (int)(16u * u) - (int)te;",
-            "      unsigned char* const p = trow + lo;",
+            # the word stores' offset and base (a whole tile's 16-byte chunks are stored from trow)
+            *(["      const int lo = (int)(16u * u) - (int)te;", "      unsigned char* const p = trow + lo;"]
+              if not (full and wide) else []),
             *stores,
             "      trow += rows;",
             "    }",
