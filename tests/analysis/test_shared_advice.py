@@ -92,7 +92,7 @@ def test_no_ldmatrix_candidate_names_ldmatrix_not_the_tma_box():
     """A LOAD whose lanes each hold 8 elements of a column is no ldmatrix fragment over any shared layout:
     the refusal says so, and names no TMA box (only wgmma / TMA read NVMMA layouts)."""
     columns = C.BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1]).to_linear([32, 64])
-    with pytest.raises(LayoutError) as raised:
+    with pytest.raises(LayoutError, match="ldmatrix lowers no load into its layout") as raised:
         suggest_shared_layout(STORE.to_linear([32, 64]), Consumer.ldmatrix(columns), "fp16")
     message = str(raised.value)
     assert message.startswith("consumer: no candidate shared layout is accepted by local_load (ldmatrix) for a "

@@ -91,7 +91,7 @@ def test_an_option_of_the_other_backend_is_refused_naming_the_option_the_file_an
     from linear_layouts.triton_model.kernel_file import check_target_options
 
     backend = "hip" if target.startswith("gfx") else "cuda"
-    with pytest.raises(LayoutError) as caught:
+    with pytest.raises(LayoutError, match=r"is an option of Triton.s") as caught:
         check_target_options(_spec({"num_warps": 4, option: 2}), target)
     message = str(caught.value)
     assert message.startswith(f"k.py: OPTIONS['{option}'] is an option of Triton's {owner} backend only")

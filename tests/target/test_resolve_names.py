@@ -30,7 +30,7 @@ def test_names_select_the_known_values():
 @pytest.mark.parametrize("name, hint", [("H300", "did you mean 'H200' or 'H100'?"), ("sm90", "did you mean 'sm_90'?"),
                                         ("", "unknown ''"), ("sm_90 ", "unknown 'sm_90 '")])
 def test_a_wrong_name_names_target_and_what_is_accepted(name, hint):
-    with pytest.raises(LayoutError) as raised:
+    with pytest.raises(LayoutError, match=r"^target: unknown") as raised:
         resolve(name)
     message = str(raised.value)
     assert message.startswith("target: unknown") and hint in message
