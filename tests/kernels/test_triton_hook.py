@@ -1005,3 +1005,19 @@ def test_measured_mode_through_the_jit_does_not_time_tritons_own_code(fake_jit_d
     decision = lt.decision(kernel)
     assert decision.basis is Basis.NO_PREDICTED_GAIN and "Triton's own code" in decision.reason, decision
     assert decision.samples == 0 and len(launches) == 1
+
+
+def test_decision_takes_the_jit_function_after_its_launch(fake_jit_device, monkeypatch):
+    """``decision(kernel)`` of the ``@triton.jit`` function: a LayoutError before any compile, then the choice of
+    its one compiled kernel; two compiled kernels with different choices ask for the compiled kernel."""
+    monkeypatch.setattr(measure, "engine_ttgir", lambda ttir, ttgir, **kwargs: stage.Outcome(None, "the model keeps"))
+    spec = fake_jit_device["load"]("vector_add")
+    with pytest.raises(LayoutError, match="has no compiled kernel yet"):
+        lt.decision(spec.kernel)
+    with lt.enabled("measured"):
+        compiled = jit_launch(spec)
+    assert lt.decision(spec.kernel) == lt.decision(compiled) and lt.decision(compiled).basis is Basis.NO_PREDICTED_GAIN
+    with lt.enabled("model"):
+        jit_launch(spec)  # another compile (the JIT's key names the hook's mode), another choice
+    with pytest.raises(LayoutError, match="2 compiled kernels with 2 different choices"):
+        lt.decision(spec.kernel)

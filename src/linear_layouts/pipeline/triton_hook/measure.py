@@ -65,6 +65,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from linear_layouts.core.errors import LayoutError
 from linear_layouts.limits import shorten
 from linear_layouts.pipeline.triton_hook import decisions
 from linear_layouts.pipeline.triton_hook.decisions import Basis, Decision
@@ -138,7 +139,35 @@ _SWAPPED = ("_run", "function", "packed_metadata", "metadata", "asm", "kernel", 
 def decision_of(kernel: Any) -> Decision | None:
     """The choice made for a compiled kernel: the measured one (``measured`` mode: also where it was not
     measured, saying why), else the one its compile's metadata records (``model`` mode), else ``None`` (not
-    compiled with the hook)."""
+    compiled with the hook). ``kernel`` may be the ``@triton.jit`` function (or ``triton.autotune`` /
+    ``triton.heuristics`` of one) once launched: the choice of its compiled kernels where they all have one,
+    else a LayoutError asking for the compiled kernel a launch returns (``k = kernel[grid](...)``)."""
+    if not hasattr(kernel, "metadata") and not hasattr(kernel, "_linear_layouts"):
+        jit = kernel
+        while not hasattr(jit, "device_caches") and hasattr(jit, "fn"):
+            jit = jit.fn
+        if hasattr(jit, "device_caches"):
+            return _decision_of_jit(jit)
+    return _decision_of_compiled(kernel)
+
+
+def _decision_of_jit(jit: Any) -> Decision | None:
+    """``decision_of`` a ``JITFunction``: the one choice its compiled kernels (every device's cache) share."""
+    compiled = [k for caches in list(jit.device_caches.values()) for k in list(caches[0].values())
+                if hasattr(k, "metadata")]
+    name = getattr(jit, "__name__", "kernel")
+    if not compiled:
+        raise LayoutError(f"kernel: {name} has no compiled kernel yet: decision() takes it after a launch, or the "
+                          "compiled kernel a launch returns (k = kernel[grid](...))")
+    choices = {_decision_of_compiled(k) for k in compiled}
+    if len(choices) > 1:
+        raise LayoutError(f"kernel: {name} has {len(compiled)} compiled kernels with {len(choices)} different "
+                          "choices (one per specialization): pass the compiled kernel a launch returns "
+                          "(k = kernel[grid](...))")
+    return choices.pop()
+
+
+def _decision_of_compiled(kernel: Any) -> Decision | None:
     found = getattr(kernel, "_linear_layouts", None)
     if found is not None:
         return found
