@@ -86,6 +86,11 @@ def test_a_kernel_file_missing_its_spec_is_refused(tmp_path):
         load_kernel_file(bad)
     with pytest.raises(LayoutError, match="existing .py kernel file"):
         load_kernel_file(tmp_path / "missing.py")
+    # a scalar left out of SIGNATURE: SIGNATURE is named, not SCALARS (whose key is a parameter of the kernel)
+    bad.write_text("import triton\n@triton.jit\ndef k(x, n):\n    pass\nKERNEL = k\nSIGNATURE = {'x': '*fp16'}\n"
+                   "CONSTEXPRS = {}\nSCALARS = {'n': 4}\nTENSORS = {'x': [4]}\nGRID = (1,)\n")
+    with pytest.raises(LayoutError, match="parameter 'n' is in neither SIGNATURE nor CONSTEXPRS"):
+        load_kernel_file(bad)
 
 
 @pytest.mark.parametrize("name,target", [("vector_add", "sm_90"), ("transpose", "sm_80"), ("matmul_fp16", "sm_90"),

@@ -251,7 +251,10 @@ def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
         problem = triton_type_problem(ty)
         if problem:
             raise LayoutError(f"{name}: SIGNATURE[{quote(p)}] is {quote(ty)}, {problem}")
-    runtime = [p for p in params if p not in cx and p in sig]
+    for p in params:  # before SCALARS / TENSORS, whose keys name the parameters SIGNATURE types
+        if p not in cx and p not in sig:
+            raise LayoutError(f"{name}: parameter {quote(p)} is in neither SIGNATURE nor CONSTEXPRS")
+    runtime = [p for p in params if p not in cx]
     _check_keys(name, "TENSORS", te, [p for p in runtime if sig[p].startswith("*")],
                 "a pointer parameter of the kernel")
     _check_keys(name, "SCALARS", sc, [p for p in runtime if not sig[p].startswith("*")],
@@ -272,8 +275,6 @@ def _check_spec(name: str, module: Any, params: tuple[str, ...]) -> None:
     for p in params:
         if p in cx:
             continue
-        if p not in sig:
-            raise LayoutError(f"{name}: parameter {quote(p)} is in neither SIGNATURE nor CONSTEXPRS")
         if sig[p].startswith("*"):
             if p not in te:
                 raise LayoutError(f"{name}: pointer parameter {quote(p)} needs a shape in TENSORS")
