@@ -153,3 +153,17 @@ def test_butterfly_form_with_broadcast_and_fallbacks():
             assert 0 in a.flat_bases("lane") + b.flat_bases("lane") and fwd.plan.butterfly_form is None, n
         kernel = emit_conversion_kernel(f"bfly_c{n}", a, b, bits // 8, fwd, bwd)
         assert emulate_check(kernel, tiles=2, iterations=1, seed=n) == 0, n
+
+
+def test_the_16_bit_transpose_plans_ldmatrix_trans_and_runs():
+    """Triton's tl.trans of a 64x64 fp16 tile: the planner takes st.shared.v4 + ldmatrix.x4.trans (128
+    wavefronts; the optimal swizzle's plan needs 192), and its kernel moves every element."""
+    from linear_layouts.analysis import plan_conversion
+
+    src = _blocked([8, 1], [8, 4], [1, 4], [0, 1], [64, 64])
+    dst = _blocked([1, 8], [4, 8], [4, 1], [1, 0], [64, 64])
+    plan = plan_conversion(src, dst, "fp16")
+    store, load = (step for step in plan.steps if hasattr(step, "trans"))
+    assert (load.trans, load.width, store.width) == (True, 4, 8)
+    assert store.wavefronts + load.wavefronts == 128
+    assert emulate_check(conversion_kernel(src, dst, 16), tiles=2, iterations=2) == 0

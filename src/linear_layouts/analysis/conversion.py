@@ -85,7 +85,7 @@ from linear_layouts.core.element_type import DTypeLike, ElementType, element_typ
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS, check_layout_size
-from linear_layouts.target import SHFL, TARGETS, Target, resolve
+from linear_layouts.target import LDMATRIX, SHFL, TARGETS, Target, resolve
 
 __all__ = [
     "NO_OP",
@@ -336,7 +336,9 @@ def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *
     """The conversion through shared memory, even where a cheaper mechanism exists: the optimal swizzle
     (§5.4, §9.2; with one side's vector widened past the common one by its own registers where that
     costs less shared-pipe time, ``_pipe_time``, then fewer instructions) with the instruction choice of §5.3 (widest ld/st.shared or ldmatrix/stmatrix, fewest
-    wavefronts then fewest instructions, ``simd_tiles.conversion_instructions``). Block bits (several
+    wavefronts then fewest instructions, ``simd_tiles.conversion_instructions``); for 16-bit elements
+    the transposing ``st.shared.v4`` + ``ldmatrix.x4.trans`` plan too (``plan_through_matrix_trans``), where
+    it applies and costs less shared-pipe time. Block bits (several
     CTAs) are folded into the warp bits: the counts are then over the whole cluster (a cross-CTA plan
     when data crosses CTAs). ``baselines=True`` also simulates the legacy shared layouts. Layouts above
     ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused. ``target``: module doc.
@@ -355,19 +357,22 @@ def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementTy
     a, b = _fold_blocks(src), _fold_blocks(dst)
     banks.check_distributed(a, "src", target)
     banks.check_distributed(b, "dst", target)
-    best, tried = None, None
+    plans, tried = [], None
     for extend in (False, True):  # one side's vector widened past V with its own registers (swizzle doc)
         layout = swizzle.optimal_swizzle(a, b, element.bits, extend_vectors=extend, target=target).layout
         if layout == tried:  # the same layout plans the same
             continue
         tried = layout
         choices = simd_tiles.conversion_instructions(layout, a, b, element.bits, target=target)
-        plan = _shared_plan(src, dst, element, layout, *choices, baselines, max_elements, target)
-        key = (_pipe_time(plan.store) + _pipe_time(plan.load), plan.store.wavefronts + plan.load.wavefronts,
-               plan.store.instructions + plan.load.instructions)
-        if best is None or key < best[0]:
-            best = (key, plan)
-    return best[1]
+        plans.append(_shared_plan(src, dst, element, layout, *choices, baselines, max_elements, target))
+    if element.bits == 16 and target.has(LDMATRIX):  # a transpose of 16-bit tiles: Triton's tl.trans lowering
+        try:
+            plans.append(_matrix_trans_plan(src, dst, element, baselines, max_elements, target))
+        except LayoutError:  # the layouts do not have its form
+            pass
+    return min(plans, key=lambda plan: (
+        _pipe_time(plan.store) + _pipe_time(plan.load), plan.store.wavefronts + plan.load.wavefronts,
+        plan.store.instructions + plan.load.instructions))
 
 
 #: Shared-pipe time of a wavefront by the wavefronts of its instruction (1, 2, 4 or more), relative to
@@ -418,8 +423,13 @@ def plan_through_matrix_trans(src: LinearLayout, dst: LinearLayout, dtype: DType
     LayoutError where the layouts do not have that form, the target has no ``ldmatrix`` or an access would
     conflict."""
     element = _check_request(src, dst, dtype, max_elements, "plan_through_matrix_trans")
-    dst = _aligned(src, dst)
-    target = resolve(target)
+    return _matrix_trans_plan(src, _aligned(src, dst), element, False, max_elements, resolve(target))
+
+
+def _matrix_trans_plan(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
+                       max_elements: int, target: Target) -> ConversionPlan:
+    """``plan_through_matrix_trans``'s plan of checked, aligned layouts; LayoutError where they do not have its
+    form."""
     a, b = _fold_blocks(src), _fold_blocks(dst)
     layout = swizzle.matrix_trans_swizzle(a, b, element.bits, target=target)
     least = (1 << a.total_out_dim_size_log2) * element.bits // (8 * 128)  # 128 bytes a wavefront
@@ -430,7 +440,7 @@ def plan_through_matrix_trans(src: LinearLayout, dst: LinearLayout, dtype: DType
     if not store or not load:
         raise LayoutError("src, dst: no conflict-free st.shared.v4 + ldmatrix.x4.trans pair on "
                           f"{target.arch} for these layouts")
-    return _shared_plan(src, dst, element, layout, store[0], load[0], False, max_elements, target)
+    return _shared_plan(src, dst, element, layout, store[0], load[0], baselines, max_elements, target)
 
 
 @checked

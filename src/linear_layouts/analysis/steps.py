@@ -272,6 +272,22 @@ class WarpShuffle:
                 f"{self.plan.words_per_shuffle} 32-bit word(s) per shuffle.")
 
 
+def least_wavefronts(access: SharedMemoryAccess, target: Target) -> int:
+    """The wavefronts of ``access``' instructions without bank conflicts: each moves its bytes (a lane's vector
+    times the target's lanes; 128 bytes a matrix) in ``phase_bytes`` a wavefront, at least one.
+
+    >>> from linear_layouts.target import DEFAULT_TARGET
+    >>> least_wavefronts(SharedMemoryAccess(MemoryOp.STORE, LinearLayout.identity_1d(256, "offset", "dim0"),
+    ...     SharedInstruction.VECTOR, 4, 32, ColumnAction((), "register", 0), 2, 8), DEFAULT_TARGET)
+    8
+    """
+    if access.instruction is SharedInstruction.MATRIX:
+        moved = access.width * 128
+    else:
+        moved = target.lanes * access.width * access.element_bits // 8
+    return access.instructions * max(1, -(-moved // target.shared.phase_bytes))
+
+
 @dataclass(frozen=True)
 class SharedMemoryAccess:
     """Every warp stores its registers to (``op=STORE``) or loads them from (``LOAD``) shared memory laid out
@@ -579,8 +595,15 @@ class ConversionPlan:
             # the canonical form (checked at construction): one store, one barrier, one load
             store, load = (s for s in self.steps if isinstance(s, SharedMemoryAccess))
             barrier = next(s for s in self.steps if isinstance(s, Barrier))
-            lines.append("1. Go through shared memory, laid out by the optimal swizzle (§5.4) so both accesses "
-                         "avoid conflicts.")
+            how = ("for st.shared.v4 stores and ldmatrix.x4.trans loads (Triton's tl.trans of 16-bit tiles)"
+                   if load.trans else "by the optimal swizzle (§5.4)")
+            least = [least_wavefronts(access, resolve(target)) for access in (store, load)]
+            if store.wavefronts <= least[0] and load.wavefronts <= least[1]:
+                lines.append(f"1. Go through shared memory, laid out {how} so both accesses avoid bank conflicts.")
+            else:
+                lines.append(f"1. Go through shared memory, laid out {how}: {store.wavefronts} store and "
+                             f"{load.wavefronts} load wavefronts, where {least[0]} and {least[1]} would be "
+                             "conflict-free (no layout of the tensor is both ways).")
             offsets = ", ".join("[" + ",".join(str(c) for c in v) + "]" for v in store.layout.bases["offset"])
             lines.append(f"   shared layout (offset -> tensor): [{offsets}]")
             lines.append(f"2. store from the source layout: {store.description}; {store.wavefronts} wavefronts")
