@@ -167,6 +167,20 @@ def _layout(text: str, shape: list[int] | None, what: str = "LAYOUT") -> LinearL
     return _from_spec(text, what, lambda source: parse_spec(source).to_linear(shape))
 
 
+def _padding(text: str, what: str) -> tuple[tuple[int, int], ...]:
+    """The ``(interval, padding)`` pairs of a ``PaddedSharedLayout`` spec (its linear layout leaves them out),
+    else ``()``."""
+    from linear_layouts.spec import parse_spec
+    from linear_layouts.triton_model.ir_types import TensorType
+
+    def read(source: str) -> tuple[tuple[int, int], ...]:
+        value = parse_spec(source).value
+        value = value.layout if isinstance(value, TensorType) else value
+        return tuple((int(i), int(p)) for i, p in getattr(value, "interval_padding_pairs", ()))
+
+    return _from_spec(text, what, read)
+
+
 def _descriptor(text: str, shape: list[int] | None, what: str = "LAYOUT", bitwidth: int | None = None) -> object:
     """The catalog descriptor a spec names (a TTGIR type's layout), else the simplest one that produces
     its LinearLayout (:func:`linear_layouts.layouts.recognize`)."""
@@ -495,15 +509,21 @@ def cmd_show(args: argparse.Namespace) -> int:
         _check_dtype(args.layout, width, args.dtype, "LAYOUT")
     title = args.title or args.layout.strip()
     limit = _limit(args)
+    padding = _padding(args.layout, "LAYOUT")
+    pads = ", ".join(f"{p} unused after every {i}" for i, p in padding)
+    if padding and args.format in ("json", "cute"):
+        raise LayoutError(f"LAYOUT: a PaddedSharedLayout ({pads} elements) is no linear layout: its {args.format} "
+                          "form would be the unpadded one; --format text, grid, svg, png or html show it")
+    note = f"\n(offsets of the linear part; the padding inserts {pads} elements)" if padding else ""
     if args.format == "text":
-        _write(args, layout_view(layout, args.hw, max_width=_width(args, views=True), **limit))
+        _write(args, layout_view(layout, args.hw, max_width=_width(args, views=True), **limit) + note)
     elif args.format == "grid":
         from linear_layouts.present.viz.grid import distributed_grid, shared_grid
         from linear_layouts.present.viz.grid_text import grid_text
 
         picture = (shared_grid(layout, width, view=args.view, title=title, **limit) if shared
                    else distributed_grid(layout, label=args.label, title=title, **limit))
-        _write(args, grid_text(picture, max_width=_width(args, views=True)))
+        _write(args, grid_text(picture, max_width=_width(args, views=True)) + note)
     elif args.format == "json":
         from linear_layouts.present.viz.text import wrap_code
 
@@ -567,6 +587,9 @@ def cmd_banks(args: argparse.Namespace) -> int:
     _check_lanes(dist, "DIST", target)
     _check_dtype(args.shared, bits, args.dtype, "SHARED")
     on = {} if target is None else {"target": target}
+    padding = _padding(args.shared, "SHARED")
+    if padding:
+        on["padding"] = padding
     if args.format == "svg":
         from linear_layouts.present.viz.bank_steps import bank_steps
         from linear_layouts.present.viz.svg import bank_hits_svg
@@ -588,7 +611,8 @@ def cmd_banks(args: argparse.Namespace) -> int:
         _check_lanes(other_layout, option, target)
         store, load = (other_layout, dist) if args.op == "load" else (dist, other_layout)
         given = _descriptor(args.shared, shape or list(dist.out_dims.values()), "SHARED", bits)
-        advice = suggest_shared_layout(store, load, args.dtype or bits, given=given, **on)
+        advice = suggest_shared_layout(store, load, args.dtype or bits, given=given,
+                                       **{k: v for k, v in on.items() if k != "padding"})
         from linear_layouts.present.reports import advice_report
 
         out += "\n\nSHARED is the 'given' row:\n" + advice_report(advice, width=_width(args))

@@ -19,10 +19,13 @@ __all__ = ["access_summary", "banks_report"]
 
 @checked
 def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, op: str, *,
-                   max_elements: int = MAX_ELEMENTS, target: Target | None = None) -> list[str]:
+                   max_elements: int = MAX_ELEMENTS, target: Target | None = None,
+                   padding: tuple[tuple[int, int], ...] = ()) -> list[str]:
     """Two lines: the wavefronts of ``distributed`` loading (``op="load"``) or storing ``shared``, as
     instructions × phases × wavefronts per phase, with the simulator's count; the vector width and
     Triton's bank-conflict measure. ``target``: whose lanes and bank model (default: the default target).
+    ``padding``: a padded layout's ``(interval, padding)`` pairs: its offsets are not linear, so the count is
+    the simulator's alone.
 
     >>> from linear_layouts.present.viz.scenarios import seed_transpose
     >>> s = seed_transpose()
@@ -34,6 +37,14 @@ def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DType
     from linear_layouts.analysis.banks import bank_conflicts, shared_access, wavefronts, wavefronts_per_phase
 
     access = shared_access(shared, distributed, bitwidth, target=target)
+    if padding:
+        simulated = simulate_wavefronts(shared, distributed, bitwidth, op=op, padding=padding,
+                                        max_elements=max_elements, target=target)
+        pads = ", ".join(f"{p} after every {i}" for i, p in padding)
+        return [f"{op}: {simulated} wavefronts (brute-force simulation of the padded offsets: {pads} elements; "
+                "Lemma 9.4 counts linear layouts only)",
+                f"  vector: {access.vector_elements} element{'s' if access.vector_elements > 1 else ''} = "
+                f"{access.vector_bits} bits per lane"]
     total = wavefronts(shared, distributed, bitwidth, op=op, target=target)
     simulated = simulate_wavefronts(shared, distributed, bitwidth, op=op, max_elements=max_elements, target=target)
     phases = access.phases_of(op)
@@ -50,21 +61,23 @@ def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DType
 @checked
 def banks_report(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, *, op: str = "load",
                  steps: int = 16, max_elements: int = MAX_ELEMENTS, width: int | None = 100,
-                 target: Target | None = None) -> str:
+                 target: Target | None = None, padding: tuple[tuple[int, int], ...] = ()) -> str:
     """:func:`access_summary`, then the first ``steps`` steps: each step's wavefronts and, per bank
     0..31, how many lanes hit it ('.' none, '+' ten or more, '*' the bank serves several words).
     ``steps`` >= 0; layouts above ``max_elements`` (``limits.MAX_ELEMENTS``) are refused. Prose lines
     are broken at ``width`` characters (``None``: never); a step's chart stays on one line, its label
     shortened (``w0 i3 p1``) where the whole one would not fit. ``target``: whose lanes, phases and banks
-    (default: the default target)."""
+    (default: the default target); ``padding``: a ``PaddedSharedLayout``'s ``(interval, padding)`` pairs."""
     bitwidth = element_type(dtype).bits
     from linear_layouts.present.viz.bank_steps import bank_steps
     from linear_layouts.present.viz.text import wrap_text
 
     if steps < 0:
         raise LayoutError(f"steps: the number of steps to list must be >= 0, got {steps}")
-    all_steps = bank_steps(shared, distributed, bitwidth, op=op, max_elements=max_elements, target=target)
-    lines = access_summary(shared, distributed, bitwidth, op, max_elements=max_elements, target=target)
+    all_steps = bank_steps(shared, distributed, bitwidth, op=op, max_elements=max_elements, target=target,
+                           padding=padding)
+    lines = access_summary(shared, distributed, bitwidth, op, max_elements=max_elements, target=target,
+                           padding=padding)
     lines.append("")
     labels = [s.label for s in all_steps[:steps]]
     label = max([len(s) for s in labels] + [4])

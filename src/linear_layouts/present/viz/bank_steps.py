@@ -22,9 +22,11 @@ __all__ = ["bank_steps"]
 
 @checked
 def bank_steps(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike, *, op: str = "load",
-               max_elements: int = MAX_ELEMENTS, target: Target | None = None) -> list[BankStep]:
+               max_elements: int = MAX_ELEMENTS, target: Target | None = None,
+               padding: tuple[tuple[int, int], ...] = ()) -> list[BankStep]:
     """One :class:`BankStep` per (warp, instruction, phase) of ``distributed`` loading (storing) ``shared``
-    on ``target`` (its phases and banks; default: the default target).
+    on ``target`` (its phases and banks; default: the default target); ``padding``: a padded layout's
+    ``(interval, padding)`` pairs (``PaddedSharedLayout``), which move the offsets.
 
     The sum of the steps' wavefronts is ``analysis.banks.wavefronts(shared, distributed, dtype, op=op)``.
     Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused.
@@ -35,7 +37,8 @@ def bank_steps(shared: LinearLayout, distributed: LinearLayout, dtype: DTypeLike
 
     target = resolve(target)
     banks, word_bytes = target.shared.banks, target.shared.bank_bytes
-    addresses, vector_bytes = lane_addresses(shared, distributed, dtype, max_elements=max_elements, target=target)
+    addresses, vector_bytes = lane_addresses(shared, distributed, dtype, padding=padding, max_elements=max_elements,
+                                             target=target)
     steps: list[BankStep] = []
     for warp in range(addresses.shape[0]):
         for instruction in range(addresses.shape[1]):
