@@ -67,3 +67,13 @@ def test_a_64_lane_target_by_name():
 def test_a_misspelt_name_is_refused_naming_target(entry):
     with pytest.raises(LayoutError, match=r"target.*'H300'.*did you mean"):
         CALLS[entry]("H300")
+
+
+def test_the_engine_takes_a_name():
+    from linear_layouts.engine import examples
+    from linear_layouts.engine.propagate import propagate
+
+    program = examples.row_softmax()
+    assert propagate(program, target="H200").conversions == propagate(program, target=named_target(device="H200")).conversions
+    with pytest.raises(LayoutError, match="target: unknown 'H300'"):
+        propagate(program, target="H300")

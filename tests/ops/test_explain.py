@@ -150,3 +150,12 @@ def test_sizes_read_without_an_exponent():
     assert "(8 GiB each way)" in str(explain((4096, 4096, 256), (0, 2, 1), "bf16"))
     assert [_size(n) for n in (0, 1023, 1024, 1023 << 10, 3 << 29, 1023 << 30, 5 << 40)] == [
         "0 bytes", "1023 bytes", "1 KiB", "1023 KiB", "1.5 GiB", "1023 GiB", "5 TiB"]
+
+
+def test_the_device_may_be_an_architecture():
+    """``device="sm_80"`` plans on its default device (an A100's SMs and L2), as ``permute --target sm_80`` does; a
+    misspelt name is a LayoutError naming ``device``."""
+    assert str(explain((4096, 11008), (1, 0), "bf16", device="sm_80")) == str(explain((4096, 11008), (1, 0), "bf16",
+                                                                                        device="A100"))
+    with pytest.raises(LayoutError, match=r"^device: unknown 'H300' \(did you mean"):
+        explain((4, 4), (1, 0), "bf16", device="H300")

@@ -1138,7 +1138,7 @@ def _score(state: _State) -> tuple[int, float]:
 
 
 def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True,
-              max_elements: int = MAX_ELEMENTS, start: str = "both", target: Target | None = None) -> EngineResult:
+              max_elements: int = MAX_ELEMENTS, start: str = "both", target: Target | str | None = None) -> EngineResult:
     """Assign a layout to every value of ``program`` and insert the fewest, cheapest conversions (module doc).
 
     A second run starts from the legacy solution (every value in the default blocked layout, as
@@ -1154,8 +1154,8 @@ def propagate(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: b
     ``descriptors`` are found on first access.
     ``start``: ``"anchored"`` or ``"legacy"`` keeps only that run (a caller that judges the candidates
     with a fuller model, as ``kernels.rewrite`` does, asks for each).
-    ``target``: the target the plans and the global-memory costs are for (default: the default target);
-    ``plan_cost`` then plans on it (``plan_cost_on``).
+    ``target``: the target the plans and the global-memory costs are for (a ``Target`` or a name, ``"H200"``,
+    ``"gfx942"``; default: the default target); ``plan_cost`` then plans on it (``plan_cost_on``).
     Requires: every value a tile of at most ``max_elements`` elements (``limits.MAX_ELEMENTS``).
     """
     return propagate_runs(program, cost_fn=cost_fn, rematerialize=rematerialize, max_elements=max_elements,
@@ -1167,7 +1167,7 @@ _STARTS = ("both", "anchored", "legacy")
 
 def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, rematerialize: bool = True,
                    max_elements: int = MAX_ELEMENTS, starts: tuple[str, ...] = _STARTS,
-                   target: Target | None = None) -> dict[str, EngineResult]:
+                   target: Target | str | None = None) -> dict[str, EngineResult]:
     """``{start: propagate(program, start=start)}`` for each of ``starts``, each run made once: the
     choice of ``"both"`` is one of the ``"anchored"`` and ``"legacy"`` runs, not a third (a caller that
     judges every candidate, as ``kernels.rewrite`` does, needs all three).
@@ -1187,8 +1187,8 @@ def propagate_runs(program: Program, *, cost_fn: CostFn = plan_cost, remateriali
     if "legacy" in starts and not rematerialize:
         raise LayoutError("start: the 'legacy' run improves the legacy solution by rematerialization; "
                           "it needs rematerialize=True")
-    if target is not None and not isinstance(target, Target):
-        raise LayoutError(f"target must be a Target or None, got {type(target).__name__}")
+    if target is not None:
+        target = resolve(target)  # a Target, or a device or architecture name
     if cost_fn is plan_cost:
         cost_fn = plan_cost_on(target)
     anchored = _run(program, cost_fn, rematerialize, target=target) if set(starts) - {"legacy"} else None

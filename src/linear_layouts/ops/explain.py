@@ -30,7 +30,7 @@ from linear_layouts.ops.kernels import KERNEL_KINDS, GridShape
 from linear_layouts.ops.launch import MIN_ARCH
 from linear_layouts.ops.launches import Copy, Launch, _plan, permute_launches, pointer_alignment
 from linear_layouts.ops.plan import PermuteKind, normalize_dims
-from linear_layouts.target import DEFAULT_TARGET, Target, named_target
+from linear_layouts.target import DEFAULT_TARGET, Target, named_target, resolve
 
 __all__ = ["KERNEL_KINDS", "MAX_BYTES", "LaunchSummary", "PermuteSummary", "explain"]
 
@@ -158,7 +158,10 @@ def _grid(device: Any) -> GridShape:
     """``explain``'s ``device`` as the grid the planner reads: a Target's (or a known device name's) SMs, L2 and
     architecture, or the GridShape."""
     if isinstance(device, str):
-        device = named_target(device=device)
+        try:
+            device = resolve(device)  # a known device, or an architecture on its default device
+        except LayoutError as error:
+            raise LayoutError(f"device: {str(error).removeprefix('target: ')}") from None
     if device is None or isinstance(device, Target):
         device = GridShape.of(DEFAULT_TARGET if device is None else device)
     if not isinstance(device, GridShape):
@@ -178,7 +181,8 @@ def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | Target | None
             dst_offset: int = 0) -> PermuteSummary:
     """What ``permute(x, dims)`` launches for a contiguous ``x`` of ``shape`` and element type ``dtype`` (anything
     ``core.element_type`` names: ``"bf16"``, ``torch.float32``, ...; or a complex type, by its size) on ``device``: a known GPU's ``Target`` or name
-    (``"H200"``: its SMs, L2 and architecture, ``target.TARGETS``), or a ``GridShape`` of any SMs, L2 bytes and
+    (``"H200"``: its SMs, L2 and architecture, ``target.TARGETS``; an architecture, ``"sm_80"``, is its default
+    device's), or a ``GridShape`` of any SMs, L2 bytes and
     architecture; default the ``DEFAULT_TARGET``'s (an H100's). ``src_offset`` / ``dst_offset``: the input's and
     output's bytes past 16-byte aligned addresses (narrower accesses follow from odd offsets). LayoutError naming
     the argument for a bad shape (or one over ``MAX_BYTES``), permutation, element type, device or offset."""
