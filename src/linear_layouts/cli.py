@@ -861,13 +861,20 @@ def cmd_permute(args: argparse.Namespace) -> int:
     """What ``ops.permute`` launches for a contiguous tensor of SHAPE permuted by DIMS (``ops.explain``), on the GPU
     ``--device`` / ``--target`` name (its SMs and L2, or ``--sms`` and ``--l2-mib``), told on the CPU."""
     from linear_layouts.ops import explain
+    from linear_layouts.ops.explain import moved_element
     from linear_layouts.ops.kernels import GridShape
     from linear_layouts.ops.launch import MIN_ARCH
     from linear_layouts.target import DEFAULT_TARGET
 
     shape = _ints(args.shape, "SHAPE")
     dims = _ints(args.dims, "DIMS", signed=True)
-    _bitwidth(args.dtype)   # its errors named --dtype
+    try:
+        _bitwidth(args.dtype)   # its errors named --dtype
+    except LayoutError as error:
+        try:  # the ops also move complex types, by their size
+            moved_element(args.dtype)
+        except LayoutError:
+            raise error from None
     target = _target(args) or DEFAULT_TARGET
     if target.backend != "cuda" or target.capability < MIN_ARCH:
         option, named = ("--device", f"{args.device} ({target.arch})") if args.device else ("--target", target.arch)

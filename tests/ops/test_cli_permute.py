@@ -98,3 +98,15 @@ def test_the_help_states_the_range_of_sms_and_l2_and_its_edges_hold(capsys):
     for option, value in (("--l2-mib", "0"), ("--l2-mib", "100000"), ("--sms", "0"), ("--sms", "10000")):
         code, _, err = _run(capsys, *base, option, value)
         assert code == 2 and err.startswith(f"linear-layouts: error: {option}: "), (option, value, err)
+
+
+def test_dtype_takes_what_the_ops_move(capsys):
+    """--dtype names what ops.explain takes, complex types included (moved by their size), errors named --dtype."""
+    from linear_layouts.cli import main
+    from linear_layouts.ops import explain
+
+    assert main(["permute", "4096,11008", "1,0", "--dtype", "complex64"]) == 0
+    out, _ = capsys.readouterr()
+    assert out == str(explain((4096, 11008), (1, 0), "complex64")) + "\n" and "(344 MiB each way)" in out
+    assert main(["permute", "4,4", "1,0", "--dtype", "complex65"]) == 2
+    assert capsys.readouterr().err.startswith("linear-layouts: error: --dtype: dtype 'complex65' is not a known")

@@ -159,3 +159,9 @@ def test_the_device_may_be_an_architecture():
                                                                                         device="A100"))
     with pytest.raises(LayoutError, match=r"^device: unknown 'H300' \(did you mean"):
         explain((4, 4), (1, 0), "bf16", device="H300")
+
+
+def test_a_dtype_numpy_cannot_parse_is_a_layout_error():
+    """NumPy's dtype parser raises SyntaxError on 5000 digits: explain says dtype, never NumPy's error."""
+    with pytest.raises(LayoutError, match="^dtype: "):
+        explain((4, 4), (1, 0), "9" * 5000)

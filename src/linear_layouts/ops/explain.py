@@ -32,7 +32,7 @@ from linear_layouts.ops.launches import Copy, Launch, _plan, permute_launches, p
 from linear_layouts.ops.plan import PermuteKind, normalize_dims
 from linear_layouts.target import DEFAULT_TARGET, Target, named_target, resolve
 
-__all__ = ["KERNEL_KINDS", "MAX_BYTES", "LaunchSummary", "PermuteSummary", "explain"]
+__all__ = ["KERNEL_KINDS", "MAX_BYTES", "LaunchSummary", "PermuteSummary", "explain", "moved_element"]
 
 #: The largest tensor ``explain`` plans (1 TiB, several times any GPU's memory): the launches of a larger one could
 #: number in the billions (one per piece a launch's parameters hold).
@@ -127,7 +127,7 @@ def _index(value: Any) -> int | None:
         return None
 
 
-def _element(dtype: Any) -> tuple[str, int]:
+def moved_element(dtype: Any) -> tuple[str, int]:
     """``dtype``'s name and bytes: an element type ``core.element_type`` names, or a complex type of NumPy or PyTorch
     (which the package does not name: ``permute`` moves it by its size). Example: ``"complex64"`` -> 8 bytes."""
     try:
@@ -149,7 +149,7 @@ def _complex(dtype: Any) -> tuple[str, int] | None:
         return str(dtype), dtype.itemsize
     try:
         found = np.dtype(dtype)
-    except (TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - NumPy's parser raises TypeError, ValueError, even SyntaxError on odd text
         return None
     return (found.name, found.itemsize) if found.kind == "c" else None
 
@@ -193,7 +193,7 @@ def explain(shape: Any, dims: Any, dtype: Any, device: GridShape | Target | None
     if any(s is None or s < 0 for s in shape):
         raise LayoutError(f"shape: sizes must be ints >= 0, got {quote(sizes)}")
     dims = normalize_dims(ordered(dims, "dims"), len(shape))
-    element, itemsize = _element(dtype)
+    element, itemsize = moved_element(dtype)
     if math.prod(shape) * itemsize > MAX_BYTES:
         raise LayoutError(f"shape: {shape} of {itemsize}-byte elements is {math.prod(shape) * itemsize} bytes, over "
                           f"the {MAX_BYTES} (1 TiB) explain plans; no GPU holds such a tensor")
