@@ -358,10 +358,27 @@ def _rank_of(bases: Any) -> int:
 
 
 def _signature_text(cls: type) -> str:
+    """A constructor's parameters as a user writes them, without type hints: ``(size_per_thread, ..., order,
+    cga_layout=...)`` (a default shown where it is a plain value, ``...`` otherwise)."""
     try:
-        return str(inspect.signature(cls))
+        parameters = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):
         return "(...)"
+    plain = (int, float, str, bool, type(None))
+
+    def shown(p: inspect.Parameter) -> str:
+        if p.kind is p.VAR_POSITIONAL:
+            return f"*{p.name}"
+        if p.kind is p.VAR_KEYWORD:
+            return f"**{p.name}"
+        if p.default is p.empty:
+            return p.name
+        value = p.default
+        simple = isinstance(value, plain) or (isinstance(value, tuple) and len(value) <= 4
+                                              and all(isinstance(v, plain) for v in value))
+        return f"{p.name}={value!r}" if simple else f"{p.name}=..."
+
+    return "(" + ", ".join(shown(p) for p in parameters) + ")"
 
 
 def _linear_layout_signature(bases, out_dims, require_surjective=True):  # pragma: no cover - signature only

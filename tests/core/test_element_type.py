@@ -37,7 +37,7 @@ from linear_layouts.core.element_type import (
     element_type,
 )
 from linear_layouts.engine import anchors, ir
-from linear_layouts.ops.explain import explain
+from linear_layouts.ops.explain import explain, moved_element
 from linear_layouts.core.errors import LayoutError
 from linear_layouts.present.reports import banks as banks_report
 from linear_layouts.present.reports import conversion as conversion_report
@@ -240,6 +240,7 @@ ENTRY_POINTS = {
     "cute.layout.element_swizzle": lambda d: str(element_swizzle(Swizzle(3, 4, 3), d)),
     "ops.explain.explain": lambda d: (lambda s: (s.problem, s.rows, s.cols, s.batch, s.nbytes, s.launches))(
         explain((4, 640, 480), (0, 2, 1), d)),
+    "ops.explain.moved_element": lambda d: moved_element(d)[1],
     "analysis.banks.access_from_columns": lambda d: banks.access_from_columns(
         tuple(SHARED.flat_bases("offset")), SEED.load, d),
     "analysis.shared_advice.k_major_store_layout": lambda d: shared_advice.k_major_store_layout([64, 128], 1, d, 4),
