@@ -215,7 +215,11 @@ def _from_json(text: str) -> LinearLayout:
     try:
         return LinearLayout.from_json(text)
     except LayoutError as error:
-        raise LayoutError(f"spec: {error}") from None
+        message = str(error)
+        if "require_surjective=False" in message:  # in JSON the switch is a key of the object
+            message = message.replace("pass explicit out-dim sizes and require_surjective=False to allow it",
+                                      'add "require_surjective": false to the JSON object to allow it')
+        raise LayoutError(f"spec: {message}") from None
 
 
 # --- Python-call syntax -----------------------------------------------------------------------------------

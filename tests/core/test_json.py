@@ -68,3 +68,12 @@ def test_non_surjective_layouts_say_so():
 def test_bad_json_raises_layout_error(text, message):
     with pytest.raises(LayoutError, match=message):
         LinearLayout.from_json(text)
+
+
+def test_a_json_spec_not_onto_its_out_dims_names_the_json_key():
+    """From JSON text (the CLI's layout arguments) the switch is the object's key, not a Python argument."""
+    from linear_layouts.spec import parse_spec
+
+    with pytest.raises(LayoutError, match='add "require_surjective": false to the JSON object'):
+        parse_spec('{"bases": {"register": [[1]]}, "out_dims": {"dim0": 4}}')
+    assert parse_spec('{"bases": {"register": [[1]]}, "out_dims": {"dim0": 4}, "require_surjective": false}').value
