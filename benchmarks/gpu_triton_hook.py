@@ -5,8 +5,8 @@ realistic size (the kernel file's TENSORS / SCALARS / GRID), each mode from a fr
 kernel file imported again: no in-memory kernel shared between modes, as in a user's new process). Per kernel:
 the outputs of both hooked runs against Triton's (every tensor argument: integers exactly, floats within
 ``RTOL`` / ``ATOL``; a hooked run of Triton's own binary computes what Triton's does and is not judged: Triton's
-own outputs may differ from launch to launch), each variant's decision (rewritten or not, the model's predicted gain; the measured
-choice's basis -- measured faster / not faster, no predicted gain, outputs differ, not measurable, error, or
+own outputs may differ from launch to launch), each variant's decision (rewritten or not, the model's predicted
+gain; the measured choice's basis -- measured faster / not faster, no predicted gain, outputs differ, not measurable, error, or
 no decision at all -- its reason, and the hook's own samples of both variants), the hook's trace of the
 measured launch (``trace``; with ``--log`` also the children's stderr in ``OUT/gpu_triton_hook.log``), the time
 of each variant's first call, and the time per launch of the three variants, all on the same buffers (the

@@ -133,7 +133,8 @@ def markdown(report: dict) -> str:
             parts.append(f"argument {position}: {detail}")
         return f"differs in {len(differing)} of {len(runs)}: " + "; ".join(parts)
 
-    lines = [f"# The hook's variants against Triton's kernel, bit for bit ({env.get('gpu', '?')}, {env.get('date', '?')})",
+    lines = [f"# The hook's variants against Triton's kernel, bit for bit ({env.get('gpu', '?')}, "
+             f"{env.get('date', '?')})",
              "", f"`benchmarks/hook_variant_check.py` (module doc); Triton {env.get('triton', '?')}, PyTorch "
              f"{env.get('torch', '?')}. Each variant's cell: whether its PTX is Triton's but for line information "
              "(`measure.same_code`), then its outputs against Triton's first launch from the same inputs.", "",

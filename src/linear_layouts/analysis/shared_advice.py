@@ -418,7 +418,8 @@ def _register_fix(store: LinearLayout, consumer: Consumer, etype: ElementType,
 
 
 def suggest_shared_layout(store: LinearLayout, consumer: LinearLayout | Consumer, dtype: DTypeLike, *,
-                          given: Descriptor | LinearLayout | None = None, target: Target | str | None = None) -> SharedAdvice:
+                          given: Descriptor | LinearLayout | None = None,
+                          target: Target | str | None = None) -> SharedAdvice:
     """Every shared layout a Gluon author can use for ``store`` -> shared -> ``consumer``, ranked (module doc).
 
     ``consumer`` is a ``Consumer`` or a distributed ``LinearLayout`` (a ``local_load`` into it). ``given``

@@ -264,8 +264,8 @@ Declarations = tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]
 
 
 def _declared_lines(lines: list[Declarations], uses: list[str]) -> list[str]:
-    """``lines`` as C++ with only the declarators ``uses`` (code lines; comments aside) reads, directly or through a kept initializer (a
-    line left without declarators is dropped); declarators come in dependency order.
+    """``lines`` as C++ with only the declarators ``uses`` (code lines; comments aside) reads, directly or
+    through a kept initializer (a line left without declarators is dropped); declarators come in dependency order.
 
     Example: ``[("const unsigned ", "", [("rr", "x", ()), ("d", "y", ())])]`` for ``uses = ["f(rr)"]`` is
     ``["const unsigned rr = x;"]``."""
