@@ -63,7 +63,7 @@ def test_bad_tiles():
 def test_fast_transposes_move_16_byte_vectors_through_shared_memory(element_bytes):
     config = transpose_tiles(element_bytes, 16 // element_bytes, 16 // element_bytes)[0]
     src, dst = tile_layouts(config)
-    step = conversion_step(src, dst, 8 * element_bytes)
+    step = conversion_step(src, dst, 8 * element_bytes, ldmatrix_trans=False)  # as permute_kernel plans the tiles
     assert isinstance(step, SharedConversion)
     counts = step.instruction_counts()
     if element_bytes == 1:
@@ -546,3 +546,17 @@ def test_row_moves_from_dram_take_eight_warps_of_sixteen_byte_accesses():
         assert (config.rows, config.cols) == (rows_tile(2, config.src_vector, problem.cols).rows,
                                               rows_tile(2, config.src_vector, problem.cols).cols)
     assert tile_for(big, 0, 0, GridShape(132, 128 * 2**20)).warps == 4  # an L2 that holds it
+
+
+def test_the_ops_tiles_keep_the_conversion_they_were_calibrated_on():
+    """The planner weighs ldmatrix.trans for a 16-bit transpose (its plan for these tile layouts), but the ops'
+    tiles keep the optimal swizzle's words-in, elements-out conversion; ``TileConfig.ldmatrix`` asks for the other."""
+    from linear_layouts.analysis import plan_conversion
+    from linear_layouts.ops.kernels import permute_kernel
+
+    config = transpose_tiles(2, 8, 8)[0]
+    assert any(getattr(step, "trans", False) for step in plan_conversion(*tile_layouts(config), 16).steps)
+    calls = "ll_ldsm_x4_t("  # the prelude defines it once; every further occurrence is a call
+    assert permute_kernel(config, 1).source.count(calls) == 1
+    ldmatrix = dataclasses.replace(config, ldmatrix=True, row_lanes=0)
+    assert permute_kernel(ldmatrix, 1).source.count(calls) > 1

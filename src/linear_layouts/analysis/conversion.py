@@ -332,13 +332,13 @@ def _shared_plan(src: LinearLayout, dst: LinearLayout, element: ElementType, sha
 @checked
 def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
                        baselines: bool = False, max_elements: int = MAX_ELEMENTS,
-                       target: Target | str | None = None) -> ConversionPlan:
+                       target: Target | str | None = None, ldmatrix_trans: bool = True) -> ConversionPlan:
     """The conversion through shared memory, even where a cheaper mechanism exists: the optimal swizzle
     (§5.4, §9.2; with one side's vector widened past the common one by its own registers where that
     costs less shared-pipe time, ``_pipe_time``, then fewer instructions) with the instruction choice of §5.3 (widest ld/st.shared or ldmatrix/stmatrix, fewest
     wavefronts then fewest instructions, ``simd_tiles.conversion_instructions``); for 16-bit elements
     the transposing ``st.shared.v4`` + ``ldmatrix.x4.trans`` plan too (``plan_through_matrix_trans``), where
-    it applies and costs less shared-pipe time. Block bits (several
+    it applies and costs less shared-pipe time (``ldmatrix_trans=False``: not weighed). Block bits (several
     CTAs) are folded into the warp bits: the counts are then over the whole cluster (a cross-CTA plan
     when data crosses CTAs). ``baselines=True`` also simulates the legacy shared layouts. Layouts above
     ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused. ``target``: module doc.
@@ -348,12 +348,12 @@ def plan_shared_memory(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *
     if element.bits == 128:
         return plan_shared_memory(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements,
                                   target=target)
-    return _plan_shared_memory(src, dst, element, baselines, max_elements, resolve(target))
+    return _plan_shared_memory(src, dst, element, baselines, max_elements, resolve(target), ldmatrix_trans)
 
 
 @functools.lru_cache(maxsize=4096)
 def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
-                        max_elements: int, target: Target) -> ConversionPlan:
+                        max_elements: int, target: Target, ldmatrix_trans: bool = True) -> ConversionPlan:
     a, b = _fold_blocks(src), _fold_blocks(dst)
     banks.check_distributed(a, "src", target)
     banks.check_distributed(b, "dst", target)
@@ -365,7 +365,7 @@ def _plan_shared_memory(src: LinearLayout, dst: LinearLayout, element: ElementTy
         tried = layout
         choices = simd_tiles.conversion_instructions(layout, a, b, element.bits, target=target)
         plans.append(_shared_plan(src, dst, element, layout, *choices, baselines, max_elements, target))
-    if element.bits == 16 and target.has(LDMATRIX):  # a transpose of 16-bit tiles: Triton's tl.trans lowering
+    if ldmatrix_trans and element.bits == 16 and target.has(LDMATRIX):  # Triton's tl.trans of 16-bit tiles
         try:
             plans.append(_matrix_trans_plan(src, dst, element, baselines, max_elements, target))
         except LayoutError:  # the layouts do not have its form
@@ -446,7 +446,7 @@ def _matrix_trans_plan(src: LinearLayout, dst: LinearLayout, element: ElementTyp
 @checked
 def plan_conversion(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
                     baselines: bool = False, max_elements: int = MAX_ELEMENTS,
-                    target: Target | str | None = None) -> ConversionPlan:
+                    target: Target | str | None = None, ldmatrix_trans: bool = True) -> ConversionPlan:
     """The cheapest way to convert a tensor from distributed ``src`` to ``dst`` on ``target`` (module doc;
     default: the default target, sm_90 on an H100).
 
@@ -454,16 +454,16 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *,
     (nothing moves between lanes); a conversion that moves data between lanes (warp shuffle, shared
     memory, cross-CTA) needs layouts of the target's lanes per warp (32 on NVIDIA, 64 on AMD CDNA), else
     ``LayoutError``: 64-lane layouts whose data crosses lanes have no plan on sm_90 (pass an AMD target).
-    ``baselines=True`` adds the legacy shared layouts' wavefronts (simulated; for comparison only).
-    Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused. A pure
-    function of immutable values: plans are cached.
+    ``baselines=True`` adds the legacy shared layouts' wavefronts (simulated; for comparison only);
+    ``ldmatrix_trans``: ``plan_shared_memory``'s. Layouts above ``max_elements`` inputs or elements
+    (``limits.MAX_ELEMENTS``) are refused. A pure function of immutable values: plans are cached.
     """
     element = _check_request(src, dst, dtype, max_elements, "plan_conversion")
     dst = _aligned(src, dst)
     if element.bits == 128:
         return plan_conversion(as_words(src), as_words(dst), 32, baselines=baselines, max_elements=max_elements,
                                target=target)
-    return _plan_conversion(src, dst, element, baselines, max_elements, resolve(target))
+    return _plan_conversion(src, dst, element, baselines, max_elements, resolve(target), ldmatrix_trans)
 
 
 def _aligned(src: LinearLayout, dst: LinearLayout) -> LinearLayout:
@@ -504,7 +504,7 @@ def _lanes_hint(lanes: int) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType, baselines: bool,
-                     max_elements: int, target: Target) -> ConversionPlan:
+                     max_elements: int, target: Target, ldmatrix_trans: bool = True) -> ConversionPlan:
     dims = conversion_dims(src, dst)
     if src == dst:
         return ConversionPlan(NO_OP, src, dst, element, (), Cost(0.0))
@@ -517,14 +517,14 @@ def _plan_conversion(src: LinearLayout, dst: LinearLayout, element: ElementType,
         return ConversionPlan(REGISTER_PERMUTATION, src, dst, element, (source,), Cost(0.0))
     _check_lanes(src, target)
     if BLOCK in dims:
-        return _plan_shared_memory(src, dst, element, baselines, max_elements, target)
+        return _plan_shared_memory(src, dst, element, baselines, max_elements, target, ldmatrix_trans)
     shuffle = plan_shuffle(src, dst, element.bits, max_elements=max_elements) \
         if WARP not in dims and same_warp_data(src, dst) and target.has(SHFL) else None
     if shuffle is None:
-        return _plan_shared_memory(src, dst, element, baselines, max_elements, target)
+        return _plan_shared_memory(src, dst, element, baselines, max_elements, target, ldmatrix_trans)
     shared: ConversionPlan | None
     try:
-        shared = _plan_shared_memory(src, dst, element, baselines, max_elements, target)
+        shared = _plan_shared_memory(src, dst, element, baselines, max_elements, target, ldmatrix_trans)
     except LayoutError:
         shared = None
     cost = shuffle_cost(shuffle, target=target)

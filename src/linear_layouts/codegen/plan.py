@@ -96,12 +96,14 @@ def _shared_conversion(plan: ConversionPlan) -> SharedConversion:
 
 @checked
 def conversion_step(src: LinearLayout, dst: LinearLayout, dtype: DTypeLike, *, force_shared: bool = False,
-                    max_elements: int = MAX_ELEMENTS, target: Target | None = None) -> Step:
+                    max_elements: int = MAX_ELEMENTS, target: Target | None = None,
+                    ldmatrix_trans: bool = True) -> Step:
     """The step executing ``plan_conversion(src, dst, dtype, target=target)``; ``force_shared``: the
-    shared-memory plan (``plan_shared_memory``) even where a cheaper mechanism exists. Layouts above
-    ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
+    shared-memory plan (``plan_shared_memory``) even where a cheaper mechanism exists; ``ldmatrix_trans``:
+    theirs. Layouts above ``max_elements`` inputs or elements (``limits.MAX_ELEMENTS``) are refused."""
     plan = plan_shared_memory if force_shared else plan_conversion
-    return step_from_plan(plan(src, dst, dtype, max_elements=max_elements, target=target))
+    return step_from_plan(plan(src, dst, dtype, max_elements=max_elements, target=target,
+                               ldmatrix_trans=ldmatrix_trans))
 
 
 def shared_step(src: LinearLayout, dst: LinearLayout, shared: LinearLayout, dtype: DTypeLike, *,

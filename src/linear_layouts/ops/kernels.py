@@ -566,8 +566,8 @@ def permute_kernel(config: TileConfig, batch_dims: int, arch: str = "sm_90", ras
     src, dst = tile_layouts(config)
     if config.ldmatrix:
         step = step_from_plan(plan_through_matrix_trans(src, dst, 8 * config.element_bytes, target=t))
-    else:
-        step = conversion_step(src, dst, 8 * config.element_bytes, target=t)
+    else:  # the optimal swizzle's plan, on which the tiles were calibrated (config.ldmatrix takes the other)
+        step = conversion_step(src, dst, 8 * config.element_bytes, target=t, ldmatrix_trans=False)
     name = kernel_name("ll_permute", config, batch_dims, *(("raster m",) if raster == "m" else ()),
                        *((f"fold {fold}",) if fold else ()))
     return emit_tiled_permute_kernel(name, src, dst, config.element_bytes, step, transposed=config.transposed,
