@@ -49,7 +49,7 @@ from linear_layouts.triton_model.ir_types import TensorType, parse_type
 __all__ = [
     "Op", "Block", "Region", "Function", "Module", "Location", "parse_module", "split_top", "last_module",
     "check_well_formed", "check_same_kernel", "unique_value_names", "check_types", "iter_args", "block_arguments",
-    "LoopBounds", "loop_bounds", "module_target", "op_key", "SAME_AS",
+    "LoopBounds", "loop_bounds", "module_target", "op_key", "SAME_AS", "without_locations",
 ]
 
 @dataclass(frozen=True)
@@ -318,6 +318,16 @@ def _strip_loc(line: str) -> tuple[str, str]:
             return line[:i].rstrip(), line[i + 5:end - 1]
         i = line.rfind(" loc(", 0, i)
     return line, ""
+
+
+def without_locations(text: str) -> str:
+    """``text`` without its source locations: each line's trailing ``loc(...)`` (``_strip_loc``) and the
+    ``#loc`` alias definitions.
+
+    >>> without_locations("#loc3 = loc(\\"k.py\\":4:2)\\n%y = math.exp %x : f32 loc(#loc3)")
+    '%y = math.exp %x : f32'
+    """
+    return "\n".join(_strip_loc(line)[0] for line in text.splitlines() if not line.startswith("#loc"))
 
 
 def _resolve_loc(inner: str, locs: dict[str, str], depth: int = 0,

@@ -225,16 +225,17 @@ def engine_ttgir(ttir: str, ttgir: str, *, timeout_s: float, max_ops: int | None
         return Outcome(None, f"our engine failed: {type(error).__name__}: {shorten(str(error), 200)}", failed=True)
 
 
-#: an SSA value's name (``%0``, ``%arg3``, ``%out_60``, ``%ll3_out_59``); a location's definition line and reference
+#: an SSA value's name (``%0``, ``%arg3``, ``%out_60``, ``%ll3_out_59``)
 _SSA_NAME = re.compile(r"%[\w$.-]+")
-_LOC_DEFINITION = re.compile(r"^#loc\d*\s*=.*$\n?", re.M)
-_LOC_REFERENCE = re.compile(r"\s*loc\(#loc\d*\)")
 
 
 def _canonical(ttgir: str) -> str:
-    """``ttgir`` with its locations left out and its SSA values renamed ``%v0``, ``%v1``, ... in order of first
-    appearance: two texts equal so are the same module but for names and source locations."""
-    text = _LOC_REFERENCE.sub("", _LOC_DEFINITION.sub("", ttgir))
+    """``ttgir`` with its locations left out (``ir_text.without_locations``) and its SSA values renamed ``%v0``,
+    ``%v1``, ... in order of first appearance: two texts equal so are the same module but for names and
+    source locations."""
+    from linear_layouts.triton_model.ir_text import without_locations
+
+    text = without_locations(ttgir)
     names: dict[str, str] = {}
     return _SSA_NAME.sub(lambda m: names.setdefault(m.group(0), f"%v{len(names)}"), text)
 

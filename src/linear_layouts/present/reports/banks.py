@@ -13,6 +13,7 @@ from linear_layouts.core.errors import LayoutError
 from linear_layouts.core.layout import LinearLayout
 from linear_layouts.core.limits import MAX_ELEMENTS
 from linear_layouts.target import Target
+from linear_layouts.present.viz.text import counted
 
 __all__ = ["access_summary", "banks_report"]
 
@@ -43,8 +44,7 @@ def access_summary(shared: LinearLayout, distributed: LinearLayout, dtype: DType
         pads = ", ".join(f"{p} after every {i}" for i, p in padding)
         return [f"{op}: {simulated} wavefronts (brute-force simulation of the padded offsets: {pads} elements; "
                 "Lemma 9.4 counts linear layouts only)",
-                f"  vector: {access.vector_elements} element{'s' if access.vector_elements > 1 else ''} = "
-                f"{access.vector_bits} bits per lane"]
+                f"  vector: {counted(access.vector_elements, 'element')} = {access.vector_bits} bits per lane"]
     total = wavefronts(shared, distributed, bitwidth, op=op, target=target)
     simulated = simulate_wavefronts(shared, distributed, bitwidth, op=op, max_elements=max_elements, target=target)
     phases = access.phases_of(op)
